@@ -1,0 +1,54 @@
+// edgelock: every capacity of the core, in one place, units last.
+//
+// The core allocates nothing; these constants size its fixed buffers and bound every loop.
+// Changing one changes sizeof(lock) and the wire limits, so each says what it bounds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgelock {
+
+// Lock names. The fence key is the name plus at most fence_suffix_bytes_max bytes
+// ("{" "}" ":fence"), so every key fits in key_bytes_max.
+inline constexpr std::size_t name_bytes_max = 128;
+inline constexpr std::size_t fence_suffix_bytes_max = 8;
+inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes_max;
+
+// Owner tokens: 128 random bits from the caller, sent as 32 lower-case hex characters.
+inline constexpr std::size_t token_bytes = 16;
+inline constexpr std::size_t token_hex_bytes = 2 * token_bytes;
+
+// Redis instances one lock spans: 1 (single/Sentinel) or an odd count (Redlock).
+inline constexpr std::size_t instances_max = 7;
+
+// Lease bounds. A day is far beyond any sane lease and keeps all arithmetic in int64.
+inline constexpr std::int64_t ttl_ms_max = 24 * 60 * 60 * 1000;
+inline constexpr std::int64_t wait_ms_max = 24 * 60 * 60 * 1000;
+
+// Nested acquire() calls one owner may stack on a held lock.
+inline constexpr std::uint16_t holds_max = 65535;
+
+// Requests one lock may have queued or in flight on one instance. A claiming request
+// (acquire, fence raise, renew) is only queued while two slots are free, so the release
+// that may have to follow it always fits.
+inline constexpr std::size_t requests_per_instance_max = 4;
+
+// Events waiting to be polled. One input call produces at most events_per_call_max events;
+// an input call finding fewer free slots than that refuses with errc::invalid_state.
+inline constexpr std::size_t events_max = 4;
+inline constexpr std::size_t events_per_call_max = 2;
+
+// The largest request the core encodes: EVAL with the longest script, both keys at
+// key_bytes_max, the token and two integer arguments, with RESP framing.
+inline constexpr std::size_t request_bytes_max = 1024;
+
+// Replies. The core's own replies are a few bytes; the limits leave room for the
+// transports' discovery and status commands while refusing hostile input early.
+inline constexpr std::size_t reply_bytes_max = 64 * 1024;
+inline constexpr std::size_t bulk_bytes_max = 16 * 1024;
+inline constexpr std::size_t array_elements_max = 64;
+inline constexpr std::size_t depth_max = 4;
+inline constexpr std::size_t nodes_max = 256;
+
+}  // namespace edgelock

@@ -1,0 +1,309 @@
+// edgelock: one distributed lock, as a sans-IO state machine.
+//
+// A `lock` is one lock name held by one owner over 1..instances_max Redis instances: one
+// instance is the ordinary case (a single Redis, or the master behind Sentinel); an odd
+// count N > 1 is Redlock, where the lock is held while a quorum of N/2+1 instances agree.
+//
+// The object never touches a socket, a clock or the heap. The caller drives it:
+//
+//   calls in    acquire(now, wait, token)   release(now)
+//               on_reply(instance, reply, now)   on_io_error(instance, now)   on_timer(now)
+//   pulls out   has_request(instance) / write_request(instance, buffer)   bytes to send
+//               next_deadline_ms()                                           when to call on_timer
+//               poll_event(event)                                            what happened
+//
+// `now` is the caller's monotonic clock in milliseconds (never the wall clock), passed on every
+// call; an earlier value than the previous call's is treated as the previous one. After every
+// call in, the caller drains poll_event(), sends what write_request() produces for each
+// instance in order, and arms a timer for next_deadline_ms(). Replies for an instance must be
+// handed over in the order the requests were written, as one pipelined connection delivers
+// them; when a connection fails, on_io_error() says so and the requests in flight on it are
+// given up.
+//
+// Lease arithmetic (all on the caller's monotonic clock):
+//   An attempt starts at t0, the instant before its requests are handed out. It holds the
+//   lock when a quorum answered OK and validity = ttl - (now - t0) - drift is still > 0, so
+//   the lock is held until valid_until = t0 + ttl - drift. Time spent waiting for replies
+//   (a paused process, a slow network) is subtracted, never ignored. drift defaults to
+//   ttl/100 + 2 ms, the allowance for Redis expiring keys on its own, slightly faster clock.
+//   A renewal started at t1 and confirmed by a quorum before valid_until extends it to
+//   t1 + ttl - drift. held(now) is false from valid_until on, whether or not on_timer ran.
+//
+// Fencing tokens with N > 1 (why the extra "raise" round trip is needed):
+//   Each instance has its own counter, INCRed by the acquire script where the SET succeeds.
+//   One instance's counter is not enough: the next holder may reach a quorum that does not
+//   include it. So a holder H computes t = max of the INCR results over its quorum Q, then
+//   raises the counter to >= t on the instances of Q where it still holds the key, and hands
+//   t out only after a quorum R (a subset of Q) confirmed the raise, still within validity.
+//   Claim: the next holder H' (which acquires only after H's keys are gone from a quorum)
+//   gets t' > t. Proof: R and H''s quorum Q' are both majorities, so they share an instance
+//   x. On x, H's key existed when the raise ran (the raise checks it), and H''s SET on x
+//   succeeded only after that key was gone, so H''s INCR on x ran after the raise and
+//   returns > t; t' is the max over Q', hence t' > t. Counters never decrease (INCR and
+//   raise only go up), so tokens increase over any sequence of holders, not only pairs.
+//   The argument needs what Redlock itself needs: keys do not vanish early (no wall-clock
+//   jump on a Redis node, no restart that forgets data). The simulator checks both sides.
+//   With N = 1 the single counter is already monotonic and no raise is sent.
+//
+// Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
+// 32 hex characters. The same token is kept across the retries of one acquire() and for the
+// whole hold; a new acquire() after a release or a loss must bring a new token.
+//
+// Reentrancy: acquire() on a held lock counts one more hold and queues `acquired` at once,
+// with no traffic; release() counts down and only the last one talks to Redis.
+//
+// sizeof(lock) is checked in lock.cpp: at most 512 bytes with instances_max = 7.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+#include "edgelock/errc.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/resp_reader.hpp"
+
+namespace edgelock {
+
+using owner_token = std::array<std::uint8_t, token_bytes>;
+
+inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>::max();
+
+struct lock_config {
+    std::string_view name;         // 1..name_bytes_max bytes, copied; the Redis key as is
+    std::int64_t ttl_ms = 30'000;  // lease length, 1..ttl_ms_max
+    std::uint8_t instances = 1;    // 1, or odd up to instances_max (Redlock)
+    bool fencing = false;          // maintain a fence counter and hand out its tokens
+    bool watchdog = true;          // renew while held; without it the lease simply ends
+
+    // Zero or negative means "the default", computed from ttl_ms.
+    std::int64_t renew_interval_ms = 0;   // default ttl/3; must end before validity would
+    std::int64_t drift_ms = -1;           // default ttl/100 + 2; must be < ttl
+    std::int64_t attempt_timeout_ms = 0;  // one round's reply budget; default max(ttl/10, 1)
+    std::int64_t retry_delay_ms_min = 0;  // backoff base, default 50 (capped to the max)
+    std::int64_t retry_delay_ms_max = 0;  // backoff cap, default 1000
+};
+
+enum class lock_state : std::uint8_t {
+    unconfigured,  // configure() has not succeeded yet
+    idle,          // not held, nothing running (background cleanup may still be in flight)
+    acquiring,     // an attempt's requests are out
+    backing_off,   // an attempt failed; the next starts at the backoff deadline
+    fencing,       // quorum reached; raising the fence counters (N > 1 with fencing)
+    held,          // held until valid_until_ms(); renewals run if the watchdog is on
+    releasing,     // the last release() is deleting the key everywhere
+    lost,          // the hold ended without release(): the next release() reports it
+};
+
+enum class event_type : std::uint8_t {
+    acquired,        // fence, valid_until_ms
+    acquire_failed,  // code (busy, no_quorum, validity_expired, wait_timeout, cancelled),
+                     // cause (with wait_timeout: the last attempt's failure)
+    renewed,         // valid_until_ms
+    lost,            // code: expired (no quorum confirmed in time) or token_gone
+    released,        // expired_before, instances_released
+};
+
+struct event {
+    event_type type = event_type::released;
+    errc code = errc::ok;
+    errc cause = errc::ok;
+    bool expired_before = false;  // released: the lease had already run out, or a quorum
+                                  // said the key no longer held our token
+    std::uint8_t instances_released = 0;  // released: instances that deleted our key
+    std::int64_t fence = 0;               // acquired: the fence token (0 without fencing)
+    std::int64_t valid_until_ms = 0;      // acquired, renewed: end of the lease
+};
+
+struct write_result {
+    errc code = errc::ok;
+    std::size_t size = 0;
+};
+
+class lock {
+public:
+    lock() noexcept = default;
+    lock(const lock&) = delete;
+    lock& operator=(const lock&) = delete;
+
+    // Validates and stores `config` (the name is copied). Allowed while unconfigured, idle or
+    // lost.
+    // Returns ok, invalid_name, invalid_ttl, invalid_instances, invalid_config,
+    // invalid_state. On error the lock keeps its previous configuration.
+    errc configure(const lock_config& config) noexcept;
+
+    // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts repeat, with
+    // exponential backoff and full jitter, while they can start by now + wait_ms. The result
+    // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
+    // and queues `acquired` at once (the token is then ignored).
+    // Returns ok, invalid_wait, invalid_state (unconfigured, or already acquiring, fencing or
+    // releasing, or the hold count is at holds_max, or the event queue lacks room).
+    errc acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept;
+
+    // Drops one hold. The last one deletes the key on every instance (compare-and-delete,
+    // so a late or retried release never deletes another owner's lock) and ends with a
+    // `released` event. After `lost`, it queues released{expired_before = true} at once
+    // (the cleanup was already sent when the loss was noticed). While acquiring, it cancels:
+    // cleans up and queues acquire_failed with code cancelled.
+    // Returns ok, not_held (idle: nothing acquired), invalid_state (unconfigured, already
+    // releasing, or the event queue lacks room).
+    errc release(std::int64_t now_ms) noexcept;
+
+    // Hands over the next reply from `instance`. Error replies other than NOSCRIPT count as
+    // a failure of that instance for the running round and return error_reply; NOSCRIPT
+    // re-sends the request as EVAL and returns ok.
+    // Returns ok, invalid_instance, unexpected_reply (nothing in flight on that instance, or
+    // a reply type the request cannot produce: the instance counts as failed), error_reply,
+    // invalid_state (unconfigured, or the event queue lacks room; the reply was not used).
+    errc on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept;
+
+    // The connection to `instance` failed: requests in flight on it are given up (a release
+    // of the running round is queued again), requests not yet written stay queued.
+    // Returns ok, invalid_instance, invalid_state (unconfigured, or no room for events).
+    errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
+
+    // Runs whatever is due by now_ms. Returns ok, or invalid_state (unconfigured, or the
+    // event queue lacks room).
+    errc on_timer(std::int64_t now_ms) noexcept;
+
+    // True when write_request(instance, ...) has a request to write.
+    bool has_request(std::uint8_t instance) const noexcept;
+
+    // Encodes the next queued request for `instance` into out[0, capacity) and marks it in
+    // flight. request_bytes_max always suffices.
+    // Returns ok, invalid_instance, invalid_state (nothing queued), buffer_too_small (nothing
+    // is marked in flight; call again with a larger buffer).
+    write_result write_request(std::uint8_t instance, char* out, std::size_t capacity) noexcept;
+
+    // The earliest instant on_timer() has work to do, or no_deadline_ms.
+    std::int64_t next_deadline_ms() const noexcept;
+
+    // Takes the oldest pending event. Returns false when there is none.
+    bool poll_event(event& out) noexcept;
+
+    lock_state state() const noexcept { return state_; }
+    // True only while held and before the lease ends: never after validity has passed.
+    bool held(std::int64_t now_ms) const noexcept;
+    std::int64_t valid_until_ms() const noexcept { return valid_until_ms_; }
+    std::int64_t fence() const noexcept { return fence_; }
+    std::uint16_t hold_count() const noexcept { return hold_count_; }
+    std::uint8_t instance_count() const noexcept { return instances_; }
+    std::uint8_t quorum() const noexcept { return static_cast<std::uint8_t>(instances_ / 2 + 1); }
+    std::string_view name() const noexcept { return {name_.data(), name_size_}; }
+    // The token of the current or last acquire(), as 32 hex characters sent to Redis.
+    std::array<char, token_hex_bytes> token_hex() const noexcept;
+
+private:
+    enum class request_kind : std::uint8_t { acquire, raise, renew, release };
+    enum class outcome : std::uint8_t { none, pending, ok, refused, failed };
+
+    // One queued or in-flight request. `current` marks the requests of the running,
+    // undecided round; it is cleared the moment the round is decided, so a late reply can
+    // never be mistaken for a fresh one. `token_slot` names the token it carries, so a
+    // cleanup release still unwritten when a new acquire() brings a new token keeps its own.
+    // Packed into one byte: the queues are most of a lock's size.
+    struct request {
+        std::uint8_t kind_bits : 2;
+        std::uint8_t eval : 1;
+        std::uint8_t current : 1;
+        std::uint8_t token_slot : 1;
+        request_kind kind() const noexcept { return static_cast<request_kind>(kind_bits); }
+    };
+
+    // Requests for one instance in FIFO order: the first `in_flight` are written and await
+    // replies, the rest wait to be written.
+    struct instance_queue {
+        std::array<request, requests_per_instance_max> ring{};  // zeroed: release, not current
+        std::uint8_t head = 0;
+        std::uint8_t count = 0;
+        std::uint8_t in_flight = 0;
+        outcome result = outcome::none;  // this instance's answer in the running round
+    };
+
+    struct round_tally {
+        std::uint8_t pending = 0;
+        std::uint8_t ok = 0;
+        std::uint8_t refused = 0;
+        std::uint8_t failed = 0;
+    };
+
+    errc check_input(std::int64_t now_ms) noexcept;
+    void advance(std::int64_t now_ms) noexcept;
+    bool run_due_timer() noexcept;
+
+    void start_round(request_kind kind) noexcept;
+    void retire_round() noexcept;
+    void start_attempt() noexcept;
+    void start_raise() noexcept;
+    void start_renewal() noexcept;
+    void start_release() noexcept;
+
+    void decide() noexcept;
+    void decide_attempt() noexcept;
+    void decide_raise() noexcept;
+    void decide_renewal() noexcept;
+    void fail_pending() noexcept;
+
+    void fail_attempt(errc cause) noexcept;
+    void become_held() noexcept;
+    void lose(errc why) noexcept;
+    void finish_release() noexcept;
+    void clean_up_everywhere() noexcept;
+
+    void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
+                      errc& code) noexcept;
+    void record(std::uint8_t instance, outcome result) noexcept;
+    bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
+                 std::size_t free_slots_needed) noexcept;
+    request pop_in_flight(std::uint8_t instance) noexcept;
+    void take_token(const owner_token& token) noexcept;
+    std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
+    void push_event(const event& e) noexcept;
+    std::int64_t backoff_delay_ms() noexcept;
+
+    // Configuration.
+    std::array<char, name_bytes_max> name_{};
+    std::uint8_t name_size_ = 0;
+    std::uint8_t instances_ = 0;
+    bool fencing_ = false;
+    bool watchdog_ = true;
+    std::int64_t ttl_ms_ = 0;
+    std::int64_t renew_interval_ms_ = 0;
+    std::int64_t drift_ms_ = 0;
+    std::int64_t attempt_timeout_ms_ = 0;
+    std::int64_t retry_delay_ms_min_ = 0;
+    std::int64_t retry_delay_ms_max_ = 0;
+
+    // The hold and the running round.
+    lock_state state_ = lock_state::unconfigured;
+    request_kind round_kind_ = request_kind::release;
+    bool round_decided_ = true;
+    bool retrying_ = false;  // acquire() was given a wait: failures back off and retry
+    bool expired_before_release_ = false;
+    round_tally tally_{};
+    std::uint16_t hold_count_ = 0;
+    std::uint16_t attempts_ = 0;
+    errc last_cause_ = errc::ok;
+    std::uint8_t token_slot_ = 0;
+    std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
+    std::int64_t now_ms_ = 0;
+    std::int64_t round_start_ms_ = 0;
+    std::int64_t lease_start_ms_ = 0;  // t0 of the attempt that won the hold
+    std::int64_t round_deadline_ms_ = no_deadline_ms;
+    std::int64_t timer_ms_ = no_deadline_ms;  // backoff end, or the next renewal
+    std::int64_t wait_deadline_ms_ = 0;
+    std::int64_t valid_until_ms_ = 0;
+    std::int64_t fence_ = 0;
+    std::int64_t fence_candidate_ = 0;  // max INCR result of the running attempt
+    std::uint64_t jitter_state_ = 0;
+
+    std::array<instance_queue, instances_max> queues_{};
+
+    std::array<event, events_max> events_{};
+    std::uint8_t event_head_ = 0;
+    std::uint8_t event_count_ = 0;
+};
+
+}  // namespace edgelock

@@ -1,0 +1,665 @@
+#include "edgelock/lock.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
+
+namespace edgelock {
+
+static_assert(sizeof(lock) <= 512, "one lock object must stay within 512 bytes");
+
+namespace {
+
+constexpr std::int64_t retry_delay_ms_min_default = 50;
+constexpr std::int64_t retry_delay_ms_max_default = 1000;
+// Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
+constexpr int due_timer_steps_max = 4;
+
+bool is_noscript(const reply_node& reply) {
+    constexpr std::string_view prefix = "NOSCRIPT";
+    return reply.type == reply_type::error && reply.text.substr(0, prefix.size()) == prefix;
+}
+
+const script& script_for(int kind) {
+    switch (kind) {
+        case 0: return acquire_script;
+        case 1: return raise_script;
+        case 2: return renew_script;
+        default: return release_script;
+    }
+}
+
+// splitmix64: spreads the caller's token bits into the jitter generator's state.
+std::uint64_t mix64(std::uint64_t value) {
+    value += 0x9e3779b97f4a7c15ULL;
+    value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
+    return value ^ (value >> 31);
+}
+
+}  // namespace
+
+// ---- configuration and calls in --------------------------------------------------------
+
+errc lock::configure(const lock_config& config) noexcept {
+    if (state_ != lock_state::unconfigured && state_ != lock_state::idle &&
+        state_ != lock_state::lost) {
+        return errc::invalid_state;
+    }
+    if (config.name.empty() || config.name.size() > name_bytes_max) return errc::invalid_name;
+    if (config.ttl_ms <= 0 || config.ttl_ms > ttl_ms_max) return errc::invalid_ttl;
+    if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
+        return errc::invalid_instances;
+    }
+    const std::int64_t ttl = config.ttl_ms;
+    const std::int64_t drift = config.drift_ms >= 0 ? config.drift_ms : ttl / 100 + 2;
+    const std::int64_t renew = config.renew_interval_ms > 0 ? config.renew_interval_ms : ttl / 3;
+    const std::int64_t attempt =
+        config.attempt_timeout_ms > 0 ? config.attempt_timeout_ms : std::max<std::int64_t>(ttl / 10, 1);
+    const std::int64_t delay_min =
+        config.retry_delay_ms_min > 0 ? config.retry_delay_ms_min : retry_delay_ms_min_default;
+    const std::int64_t delay_max = config.retry_delay_ms_max > 0
+                                       ? config.retry_delay_ms_max
+                                       : std::max(delay_min, retry_delay_ms_max_default);
+    if (drift >= ttl) return errc::invalid_config;
+    if (config.watchdog && (renew <= 0 || renew >= ttl - drift)) return errc::invalid_config;
+    if (attempt > ttl) return errc::invalid_config;
+    if (delay_min > delay_max || delay_max > wait_ms_max) return errc::invalid_config;
+
+    std::memcpy(name_.data(), config.name.data(), config.name.size());
+    name_size_ = static_cast<std::uint8_t>(config.name.size());
+    instances_ = config.instances;
+    fencing_ = config.fencing;
+    watchdog_ = config.watchdog;
+    ttl_ms_ = ttl;
+    drift_ms_ = drift;
+    renew_interval_ms_ = renew;
+    attempt_timeout_ms_ = attempt;
+    retry_delay_ms_min_ = delay_min;
+    retry_delay_ms_max_ = delay_max;
+    state_ = lock_state::idle;
+    return errc::ok;
+}
+
+errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    if (wait_ms < 0 || wait_ms > wait_ms_max) return errc::invalid_wait;
+    advance(now_ms);
+    if (state_ == lock_state::held) {
+        if (hold_count_ == holds_max) return errc::invalid_state;
+        ++hold_count_;
+        event e;
+        e.type = event_type::acquired;
+        e.fence = fence_;
+        e.valid_until_ms = valid_until_ms_;
+        push_event(e);
+        return errc::ok;
+    }
+    if (state_ != lock_state::idle && state_ != lock_state::lost) return errc::invalid_state;
+
+    take_token(token);
+    retrying_ = wait_ms > 0;
+    wait_deadline_ms_ = now_ms_ + wait_ms;
+    attempts_ = 0;
+    last_cause_ = errc::ok;
+    start_attempt();
+    return errc::ok;
+}
+
+errc lock::release(std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    advance(now_ms);
+    switch (state_) {
+        case lock_state::held:
+            if (hold_count_ > 1) {
+                --hold_count_;
+                return errc::ok;
+            }
+            start_release();
+            return errc::ok;
+        case lock_state::acquiring:
+        case lock_state::backing_off:
+        case lock_state::fencing: {
+            retire_round();
+            clean_up_everywhere();
+            state_ = lock_state::idle;
+            event e;
+            e.type = event_type::acquire_failed;
+            e.code = errc::cancelled;
+            e.cause = last_cause_;
+            push_event(e);
+            return errc::ok;
+        }
+        case lock_state::lost: {
+            state_ = lock_state::idle;
+            event e;
+            e.type = event_type::released;
+            e.expired_before = true;
+            push_event(e);
+            return errc::ok;
+        }
+        case lock_state::idle: return errc::not_held;
+        default: return errc::invalid_state;
+    }
+}
+
+errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    if (instance >= instances_) return errc::invalid_instance;
+    advance(now_ms);
+    if (queues_[instance].in_flight == 0) return errc::unexpected_reply;
+    const request sent = pop_in_flight(instance);
+    errc code = errc::ok;
+    handle_reply(instance, sent, reply, code);
+    return code;
+}
+
+errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    if (instance >= instances_) return errc::invalid_instance;
+    advance(now_ms);
+    while (queues_[instance].in_flight > 0) {
+        const request lost = pop_in_flight(instance);
+        if (!lost.current) continue;
+        // A release may be retried on the next connection: it only ever deletes our token.
+        if (lost.kind() == request_kind::release &&
+            enqueue(instance, request_kind::release, true, lost.eval, 1)) {
+            continue;
+        }
+        record(instance, outcome::failed);
+    }
+    return errc::ok;
+}
+
+errc lock::on_timer(std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    advance(now_ms);
+    return errc::ok;
+}
+
+// ---- calls out -------------------------------------------------------------------------
+
+bool lock::has_request(std::uint8_t instance) const noexcept {
+    if (instance >= instances_) return false;
+    const instance_queue& queue = queues_[instance];
+    return queue.count > queue.in_flight;
+}
+
+write_result lock::write_request(std::uint8_t instance, char* out, std::size_t capacity) noexcept {
+    if (instance >= instances_) return {errc::invalid_instance, 0};
+    instance_queue& queue = queues_[instance];
+    if (queue.count == queue.in_flight) return {errc::invalid_state, 0};
+    const request& next = queue.ring[(queue.head + queue.in_flight) % requests_per_instance_max];
+    const std::size_t size = encode(next, out, capacity);
+    if (size == 0) return {errc::buffer_too_small, 0};
+    ++queue.in_flight;
+    return {errc::ok, size};
+}
+
+std::int64_t lock::next_deadline_ms() const noexcept {
+    switch (state_) {
+        case lock_state::acquiring:
+        case lock_state::fencing:
+        case lock_state::releasing: return round_deadline_ms_;
+        case lock_state::backing_off: return timer_ms_;
+        case lock_state::held:
+            if (watchdog_ && round_decided_) return std::min(timer_ms_, valid_until_ms_);
+            return valid_until_ms_;
+        default: return no_deadline_ms;
+    }
+}
+
+bool lock::poll_event(event& out) noexcept {
+    if (event_count_ == 0) return false;
+    out = events_[event_head_];
+    event_head_ = static_cast<std::uint8_t>((event_head_ + 1) % events_max);
+    --event_count_;
+    return true;
+}
+
+bool lock::held(std::int64_t now_ms) const noexcept {
+    return state_ == lock_state::held && now_ms < valid_until_ms_;
+}
+
+std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
+    constexpr char digits[] = "0123456789abcdef";
+    std::array<char, token_hex_bytes> hex{};
+    const owner_token& token = tokens_[token_slot_];
+    for (std::size_t i = 0; i < token_bytes; ++i) {
+        hex[2 * i] = digits[token[i] >> 4];
+        hex[2 * i + 1] = digits[token[i] & 0xf];
+    }
+    return hex;
+}
+
+// ---- time ------------------------------------------------------------------------------
+
+errc lock::check_input(std::int64_t now_ms) noexcept {
+    if (state_ == lock_state::unconfigured) return errc::invalid_state;
+    if (events_max - event_count_ < events_per_call_max) return errc::invalid_state;
+    now_ms_ = std::max(now_ms_, now_ms);
+    return errc::ok;
+}
+
+void lock::advance(std::int64_t now_ms) noexcept {
+    now_ms_ = std::max(now_ms_, now_ms);
+    int steps = 0;
+    while (run_due_timer()) {
+        ++steps;
+        EDGELOCK_ASSERT(steps <= due_timer_steps_max);
+    }
+}
+
+// Runs the one piece of timer work that is due, if any; true when it did.
+bool lock::run_due_timer() noexcept {
+    switch (state_) {
+        case lock_state::acquiring:
+        case lock_state::fencing:
+        case lock_state::releasing:
+            if (now_ms_ < round_deadline_ms_) return false;
+            fail_pending();
+            return true;
+        case lock_state::backing_off:
+            if (now_ms_ < timer_ms_) return false;
+            start_attempt();
+            return true;
+        case lock_state::held:
+            if (now_ms_ >= valid_until_ms_) {
+                lose(errc::expired);
+                return true;
+            }
+            if (!watchdog_ || !round_decided_ || now_ms_ < timer_ms_) return false;
+            start_renewal();
+            return true;
+        default: return false;
+    }
+}
+
+// ---- rounds ----------------------------------------------------------------------------
+
+void lock::start_round(request_kind kind) noexcept {
+    retire_round();
+    round_kind_ = kind;
+    round_decided_ = false;
+    round_start_ms_ = now_ms_;
+    tally_ = round_tally{};
+    for (std::uint8_t i = 0; i < instances_; ++i) queues_[i].result = outcome::none;
+}
+
+// Ends the running round for good: its requests still in flight become stale.
+void lock::retire_round() noexcept {
+    round_decided_ = true;
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        instance_queue& queue = queues_[i];
+        for (std::uint8_t n = 0; n < queue.count; ++n) {
+            queue.ring[(queue.head + n) % requests_per_instance_max].current = 0;
+        }
+    }
+}
+
+void lock::start_attempt() noexcept {
+    ++attempts_;
+    start_round(request_kind::acquire);
+    state_ = lock_state::acquiring;
+    lease_start_ms_ = now_ms_;
+    fence_candidate_ = 0;
+    round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, now_ms_ + ttl_ms_ - drift_ms_);
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        // A claim needs room for the release that may have to follow it.
+        if (enqueue(i, request_kind::acquire, true, false, 2)) {
+            queues_[i].result = outcome::pending;
+            ++tally_.pending;
+        } else {
+            record(i, outcome::failed);
+        }
+    }
+    decide();
+}
+
+void lock::start_raise() noexcept {
+    std::array<bool, instances_max> holders{};
+    for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = queues_[i].result == outcome::ok;
+    start_round(request_kind::raise);
+    state_ = lock_state::fencing;
+    round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (!holders[i]) continue;
+        if (enqueue(i, request_kind::raise, true, false, 2)) {
+            queues_[i].result = outcome::pending;
+            ++tally_.pending;
+        } else {
+            record(i, outcome::failed);
+        }
+    }
+    decide();
+}
+
+void lock::start_renewal() noexcept {
+    start_round(request_kind::renew);
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (enqueue(i, request_kind::renew, true, false, 2)) {
+            queues_[i].result = outcome::pending;
+            ++tally_.pending;
+        } else {
+            record(i, outcome::failed);
+        }
+    }
+    decide();
+}
+
+void lock::start_release() noexcept {
+    expired_before_release_ = now_ms_ >= valid_until_ms_;
+    start_round(request_kind::release);
+    state_ = lock_state::releasing;
+    round_deadline_ms_ = now_ms_ + attempt_timeout_ms_;
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (enqueue(i, request_kind::release, true, false, 1)) {
+            queues_[i].result = outcome::pending;
+            ++tally_.pending;
+        } else {
+            record(i, outcome::failed);
+        }
+    }
+    decide();
+}
+
+// The round's deadline passed: whoever has not answered has failed.
+void lock::fail_pending() noexcept {
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (queues_[i].result == outcome::pending) record(i, outcome::failed);
+    }
+    EDGELOCK_ASSERT(tally_.pending == 0);
+    EDGELOCK_ASSERT(round_decided_);
+}
+
+void lock::decide() noexcept {
+    if (round_decided_) return;
+    switch (round_kind_) {
+        case request_kind::acquire: decide_attempt(); break;
+        case request_kind::raise: decide_raise(); break;
+        case request_kind::renew: decide_renewal(); break;
+        case request_kind::release:
+            if (tally_.pending == 0) finish_release();
+            break;
+    }
+}
+
+void lock::decide_attempt() noexcept {
+    const std::uint8_t needed = quorum();
+    const bool still_valid = now_ms_ < lease_start_ms_ + ttl_ms_ - drift_ms_;
+    if (tally_.ok >= needed) {
+        if (!still_valid) {
+            fail_attempt(errc::validity_expired);
+        } else if (fencing_ && instances_ > 1) {
+            start_raise();
+        } else {
+            become_held();
+        }
+        return;
+    }
+    const bool quorum_impossible = tally_.refused + tally_.failed > instances_ - needed;
+    if (quorum_impossible) {
+        if (tally_.refused > 0) {
+            fail_attempt(errc::busy);
+        } else {
+            fail_attempt(still_valid ? errc::no_quorum : errc::validity_expired);
+        }
+    }
+}
+
+void lock::decide_raise() noexcept {
+    const std::uint8_t needed = quorum();
+    if (tally_.ok >= needed) {
+        if (now_ms_ < lease_start_ms_ + ttl_ms_ - drift_ms_) {
+            become_held();
+        } else {
+            fail_attempt(errc::validity_expired);
+        }
+        return;
+    }
+    // Holders that took part are the only ones that can confirm.
+    const std::uint8_t possible = static_cast<std::uint8_t>(tally_.ok + tally_.pending);
+    if (possible < needed) {
+        fail_attempt(tally_.refused > 0 ? errc::token_gone : errc::no_quorum);
+    }
+}
+
+void lock::decide_renewal() noexcept {
+    const std::uint8_t needed = quorum();
+    if (tally_.ok >= needed) {
+        retire_round();
+        valid_until_ms_ = std::max(valid_until_ms_, round_start_ms_ + ttl_ms_ - drift_ms_);
+        timer_ms_ = round_start_ms_ + renew_interval_ms_;
+        event e;
+        e.type = event_type::renewed;
+        e.valid_until_ms = valid_until_ms_;
+        push_event(e);
+        return;
+    }
+    if (tally_.refused > instances_ - needed) {
+        lose(errc::token_gone);
+        return;
+    }
+    if (tally_.refused + tally_.failed > instances_ - needed) {
+        // Unreachable instances may come back: try again soon, while validity lasts.
+        retire_round();
+        timer_ms_ = now_ms_ + retry_delay_ms_min_;
+    }
+}
+
+// ---- transitions -----------------------------------------------------------------------
+
+void lock::fail_attempt(errc cause) noexcept {
+    retire_round();
+    last_cause_ = cause;
+    clean_up_everywhere();
+    if (retrying_ && now_ms_ < wait_deadline_ms_) {
+        state_ = lock_state::backing_off;
+        timer_ms_ = std::min(now_ms_ + backoff_delay_ms(), wait_deadline_ms_);
+        return;
+    }
+    state_ = lock_state::idle;
+    event e;
+    e.type = event_type::acquire_failed;
+    e.code = retrying_ ? errc::wait_timeout : cause;
+    e.cause = cause;
+    push_event(e);
+}
+
+void lock::become_held() noexcept {
+    retire_round();
+    state_ = lock_state::held;
+    hold_count_ = 1;
+    fence_ = fencing_ ? fence_candidate_ : 0;
+    valid_until_ms_ = lease_start_ms_ + ttl_ms_ - drift_ms_;
+    timer_ms_ = lease_start_ms_ + renew_interval_ms_;
+    event e;
+    e.type = event_type::acquired;
+    e.fence = fence_;
+    e.valid_until_ms = valid_until_ms_;
+    push_event(e);
+}
+
+void lock::lose(errc why) noexcept {
+    retire_round();
+    state_ = lock_state::lost;
+    hold_count_ = 0;
+    clean_up_everywhere();
+    event e;
+    e.type = event_type::lost;
+    e.code = why;
+    push_event(e);
+}
+
+void lock::finish_release() noexcept {
+    retire_round();
+    state_ = lock_state::idle;
+    hold_count_ = 0;
+    event e;
+    e.type = event_type::released;
+    e.expired_before = expired_before_release_ || tally_.refused >= quorum();
+    e.instances_released = tally_.ok;
+    push_event(e);
+}
+
+// Best-effort compare-and-delete wherever our token may be, including instances that
+// timed out (their SET may have happened). Instances that refused hold another token.
+void lock::clean_up_everywhere() noexcept {
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (queues_[i].result == outcome::refused) continue;
+        enqueue(i, request_kind::release, false, false, 1);
+    }
+}
+
+// ---- replies ---------------------------------------------------------------------------
+
+void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
+                        errc& code) noexcept {
+    if (is_noscript(reply)) {
+        // The server's script cache is empty (restart, SCRIPT FLUSH): send the text. Only the
+        // running round's requests are re-sent; a stale one re-sent now could land after a
+        // newer request of ours.
+        if (sent.current && enqueue(instance, sent.kind(), true, true, 1)) return;
+        if (sent.current) record(instance, outcome::failed);
+        return;
+    }
+    outcome result = outcome::failed;
+    if (reply.type == reply_type::error) {
+        code = errc::error_reply;
+    } else if (sent.kind() == request_kind::acquire) {
+        if (reply.type == reply_type::nil) {
+            result = outcome::refused;
+        } else if (reply.type == reply_type::integer && reply.integer >= (fencing_ ? 1 : 0)) {
+            result = outcome::ok;
+            if (sent.current) fence_candidate_ = std::max(fence_candidate_, reply.integer);
+        } else {
+            code = errc::unexpected_reply;
+        }
+    } else if (reply.type == reply_type::integer && (reply.integer == 0 || reply.integer == 1)) {
+        result = reply.integer == 1 ? outcome::ok : outcome::refused;
+    } else {
+        code = errc::unexpected_reply;
+    }
+    if (sent.current) record(instance, result);
+}
+
+void lock::record(std::uint8_t instance, outcome result) noexcept {
+    instance_queue& queue = queues_[instance];
+    if (queue.result == outcome::pending) {
+        EDGELOCK_ASSERT(tally_.pending > 0);
+        --tally_.pending;
+    }
+    queue.result = result;
+    switch (result) {
+        case outcome::ok: ++tally_.ok; break;
+        case outcome::refused: ++tally_.refused; break;
+        case outcome::failed: ++tally_.failed; break;
+        default: EDGELOCK_ASSERT(false);
+    }
+    decide();
+}
+
+// ---- queues, tokens, encoding, events ---------------------------------------------------
+
+bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
+                   std::size_t free_slots_needed) noexcept {
+    instance_queue& queue = queues_[instance];
+    if (requests_per_instance_max - queue.count < free_slots_needed) return false;
+    request& slot = queue.ring[(queue.head + queue.count) % requests_per_instance_max];
+    slot.kind_bits = static_cast<std::uint8_t>(kind) & 3u;
+    slot.eval = eval ? 1 : 0;
+    slot.current = current ? 1 : 0;
+    slot.token_slot = token_slot_ & 1u;
+    ++queue.count;
+    return true;
+}
+
+lock::request lock::pop_in_flight(std::uint8_t instance) noexcept {
+    instance_queue& queue = queues_[instance];
+    EDGELOCK_ASSERT(queue.in_flight > 0);
+    EDGELOCK_ASSERT(queue.count >= queue.in_flight);
+    const request first = queue.ring[queue.head];
+    queue.head = static_cast<std::uint8_t>((queue.head + 1) % requests_per_instance_max);
+    --queue.count;
+    --queue.in_flight;
+    return first;
+}
+
+// A new acquire() brings a new token. The previous token stays for cleanup releases still
+// waiting to be written; ones older than that (two acquire() calls ago, never written) are
+// dropped, and their keys expire by TTL.
+void lock::take_token(const owner_token& token) noexcept {
+    const std::uint8_t slot = static_cast<std::uint8_t>(1 - token_slot_);
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        instance_queue& queue = queues_[i];
+        std::uint8_t kept = queue.in_flight;
+        for (std::uint8_t n = queue.in_flight; n < queue.count; ++n) {
+            const request r = queue.ring[(queue.head + n) % requests_per_instance_max];
+            if (r.token_slot == slot) continue;
+            queue.ring[(queue.head + kept) % requests_per_instance_max] = r;
+            ++kept;
+        }
+        queue.count = kept;
+    }
+    token_slot_ = slot;
+    tokens_[slot] = token;
+    std::uint64_t seed = 0;
+    for (std::size_t i = 0; i < token_bytes; ++i) seed = (seed << 8 | seed >> 56) ^ token[i];
+    jitter_state_ = mix64(seed) | 1;
+}
+
+std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
+    const script& s = script_for(static_cast<int>(r.kind()));
+    std::array<char, key_bytes_max> fence_key{};
+    const bool two_keys = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
+    std::size_t fence_key_size = 0;
+    if (two_keys) {
+        fence_key_size = write_fence_key(name(), fence_key.data(), fence_key.size());
+        EDGELOCK_ASSERT(fence_key_size > 0);
+    }
+    constexpr char digits[] = "0123456789abcdef";
+    std::array<char, token_hex_bytes> token{};
+    const owner_token& bytes = tokens_[r.token_slot];
+    for (std::size_t i = 0; i < token_bytes; ++i) {
+        token[2 * i] = digits[bytes[i] >> 4];
+        token[2 * i + 1] = digits[bytes[i] & 0xf];
+    }
+    const bool has_number = r.kind() != request_kind::release;
+    resp_writer writer(out, capacity);
+    writer.array(3 + (two_keys ? 2u : 1u) + 1 + (has_number ? 1u : 0u));
+    writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
+    writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));
+    writer.bulk(std::int64_t{two_keys ? 2 : 1});
+    writer.bulk(name());
+    if (two_keys) writer.bulk(std::string_view(fence_key.data(), fence_key_size));
+    writer.bulk(std::string_view(token.data(), token.size()));
+    if (r.kind() == request_kind::raise) {
+        writer.bulk(fence_candidate_);
+    } else if (has_number) {
+        writer.bulk(ttl_ms_);
+    }
+    return writer.status() == errc::ok ? writer.size() : 0;
+}
+
+void lock::push_event(const event& e) noexcept {
+    EDGELOCK_ASSERT(event_count_ < events_max);
+    events_[(event_head_ + event_count_) % events_max] = e;
+    ++event_count_;
+}
+
+// Full jitter: uniform in [1, min(max, min * 2^(attempts-1))].
+std::int64_t lock::backoff_delay_ms() noexcept {
+    const int doublings = std::min<int>(attempts_ > 0 ? attempts_ - 1 : 0, 30);
+    const std::int64_t cap = std::min(retry_delay_ms_max_, retry_delay_ms_min_ << doublings);
+    jitter_state_ ^= jitter_state_ >> 12;
+    jitter_state_ ^= jitter_state_ << 25;
+    jitter_state_ ^= jitter_state_ >> 27;
+    const std::uint64_t draw = jitter_state_ * 0x2545f4914f6cdd1dULL;
+    return 1 + static_cast<std::int64_t>(draw % static_cast<std::uint64_t>(cap));
+}
+
+}  // namespace edgelock
