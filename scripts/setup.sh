@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs the Debian packages edgelock needs to build and test, only those missing.
+#
+# Silent and quick when everything is present (dpkg-query only). Otherwise runs
+# `apt-get update` once and installs the missing packages, non-interactively, as root or
+# through sudo. Services are kept from starting while packages install: the tests start
+# their own redis-server/redis-sentinel processes on free ports, and nothing should listen
+# by default.
+set -euo pipefail
+
+packages=(
+  build-essential  # g++ 12, make, binutils (nm, for the sans-IO check)
+  cmake
+  pkgconf          # pkg-config, the way in to hiredis (its CMake config is broken)
+  clang            # Clang 14: the second compiler the build must pass with -Werror
+  libgtest-dev
+  libgmock-dev
+  librapidcheck-dev
+  libhiredis-dev
+  libasio-dev
+  redis-server
+  redis-sentinel
+  redis-tools
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null || true)
+  if [[ "$status" != ii* ]]; then
+    missing+=("$package")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+if ((EUID == 0)); then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "setup.sh: missing packages (${missing[*]}) and neither root nor sudo is available" >&2
+  exit 1
+fi
+
+echo "setup.sh: installing ${missing[*]}"
+
+# Debian's maintainer scripts start services through invoke-rc.d, which asks policy-rc.d
+# first: exit 101 means "do not start". Only a policy this script created is removed again.
+policy=/usr/sbin/policy-rc.d
+created_policy=false
+remove_policy() {
+  if [[ "$created_policy" == true ]]; then
+    "${as_root[@]}" rm -f "$policy"
+  fi
+}
+trap remove_policy EXIT
+if [[ ! -e "$policy" ]]; then
+  printf '#!/bin/sh\nexit 101\n' | "${as_root[@]}" tee "$policy" >/dev/null
+  "${as_root[@]}" chmod 755 "$policy"
+  created_policy=true
+fi
+
+apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
+"${apt_get[@]}" update
+"${apt_get[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null
