@@ -1,0 +1,743 @@
+// Each state transition of the lock, driven by literal timestamps and scripted replies.
+#include "edgelock/lock.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/scripts.hpp"
+
+namespace {
+
+using edgelock::errc;
+using edgelock::event;
+using edgelock::event_type;
+using edgelock::lock;
+using edgelock::lock_config;
+using edgelock::lock_state;
+using edgelock::reply_node;
+using edgelock::reply_type;
+
+constexpr edgelock::owner_token token_a{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                                        0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77};
+constexpr edgelock::owner_token token_b{0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xaa, 0x99, 0x88,
+                                        0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0x00};
+constexpr const char* token_a_hex = "0123456789abcdef0011223344556677";
+constexpr const char* token_b_hex = "ffeeddccbbaa99887766554433221100";
+
+std::string sha(const edgelock::script& s) { return std::string(s.digest.data(), s.digest.size()); }
+
+reply_node integer(std::int64_t value) {
+    reply_node node;
+    node.type = reply_type::integer;
+    node.integer = value;
+    return node;
+}
+
+reply_node nil() { return reply_node{}; }
+
+reply_node error(std::string_view text) {
+    reply_node node;
+    node.type = reply_type::error;
+    node.text = text;
+    return node;
+}
+
+reply_node status(std::string_view text) {
+    reply_node node;
+    node.type = reply_type::simple_string;
+    node.text = text;
+    return node;
+}
+
+// Writes the next request for `instance` and decodes it into its arguments.
+std::vector<std::string> take_request(lock& l, std::uint8_t instance) {
+    std::array<char, edgelock::request_bytes_max> buffer{};
+    const edgelock::write_result written = l.write_request(instance, buffer.data(), buffer.size());
+    EXPECT_EQ(written.code, errc::ok);
+    std::array<reply_node, 16> nodes{};
+    const edgelock::parse_result parsed =
+        edgelock::parse_reply(buffer.data(), written.size, nodes.data(), nodes.size());
+    EXPECT_EQ(parsed.code, errc::ok);
+    EXPECT_EQ(parsed.consumed, written.size);
+    std::vector<std::string> args;
+    for (std::size_t i = 1; i < parsed.nodes; ++i) args.emplace_back(nodes[i].text);
+    return args;
+}
+
+std::vector<event> take_events(lock& l) {
+    std::vector<event> events;
+    event e;
+    while (l.poll_event(e)) events.push_back(e);
+    return events;
+}
+
+lock_config config_for(std::uint8_t instances, bool fencing = false) {
+    lock_config config;
+    config.name = "orders:42";
+    config.ttl_ms = 30'000;  // drift 302 ms, renewal every 10 s, attempt timeout 3 s
+    config.instances = instances;
+    config.fencing = fencing;
+    return config;
+}
+
+void configure(lock& l, std::uint8_t instances, bool fencing = false) {
+    ASSERT_EQ(l.configure(config_for(instances, fencing)), errc::ok);
+}
+
+// Acquires a single-instance lock at t=1000 with the reply at t=1010.
+void acquire_single(lock& l) {
+    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 1010), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    ASSERT_EQ(events[0].type, event_type::acquired);
+}
+
+// ---- configuration -----------------------------------------------------------------------
+
+TEST(lock_config_test, rejects_bad_input_and_keeps_the_previous_configuration) {
+    lock l;
+    lock_config config = config_for(1);
+    EXPECT_EQ(l.acquire(0, 0, token_a), errc::invalid_state) << "unconfigured";
+
+    config.name = "";
+    EXPECT_EQ(l.configure(config), errc::invalid_name);
+    const std::string long_name(edgelock::name_bytes_max + 1, 'x');
+    config.name = long_name;
+    EXPECT_EQ(l.configure(config), errc::invalid_name);
+    config = config_for(1);
+    for (std::int64_t ttl : {std::int64_t{0}, std::int64_t{-5}, edgelock::ttl_ms_max + 1}) {
+        config.ttl_ms = ttl;
+        EXPECT_EQ(l.configure(config), errc::invalid_ttl) << ttl;
+    }
+    config = config_for(1);
+    for (std::uint8_t n : {0, 2, 4, 9}) {
+        config.instances = n;
+        EXPECT_EQ(l.configure(config), errc::invalid_instances) << int{n};
+    }
+    config = config_for(1);
+    config.drift_ms = 30'000;
+    EXPECT_EQ(l.configure(config), errc::invalid_config) << "drift eats the whole lease";
+    config = config_for(1);
+    config.renew_interval_ms = 29'800;
+    EXPECT_EQ(l.configure(config), errc::invalid_config) << "renewal after validity ends";
+    EXPECT_EQ(l.state(), lock_state::unconfigured);
+
+    const std::string max_name(edgelock::name_bytes_max, 'n');
+    config = config_for(1);
+    config.name = max_name;
+    EXPECT_EQ(l.configure(config), errc::ok);
+    EXPECT_EQ(l.name(), max_name);
+    config.name = "";
+    EXPECT_EQ(l.configure(config), errc::invalid_name);
+    EXPECT_EQ(l.name(), max_name) << "a refused configure() changes nothing";
+}
+
+TEST(lock_config_test, configure_is_refused_while_busy) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    EXPECT_EQ(l.configure(config_for(3)), errc::invalid_state);
+    EXPECT_EQ(l.instance_count(), 1);
+}
+
+TEST(lock_config_test, quorum_is_a_majority) {
+    for (std::uint8_t n : {1, 3, 5, 7}) {
+        lock l;
+        configure(l, n);
+        EXPECT_EQ(l.quorum(), n / 2 + 1) << int{n};
+    }
+}
+
+// ---- acquire -----------------------------------------------------------------------------
+
+TEST(lock_acquire, single_instance_success) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
+    EXPECT_EQ(l.state(), lock_state::acquiring);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script),
+                                                             "1", "orders:42", token_a_hex, "30000"}));
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_EQ(l.next_deadline_ms(), 1000 + 3000) << "attempt timeout ttl/10";
+
+    ASSERT_EQ(l.on_reply(0, integer(0), 1040), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].fence, 0);
+    // Validity is measured from the instant before the request went out, not the reply.
+    EXPECT_EQ(events[0].valid_until_ms, 1000 + 30'000 - 302);
+    EXPECT_TRUE(l.held(1040));
+    EXPECT_TRUE(l.held(30'697));
+    EXPECT_FALSE(l.held(30'698));
+    EXPECT_EQ(l.hold_count(), 1);
+    EXPECT_EQ(l.next_deadline_ms(), 1000 + 10'000) << "first renewal at ttl/3";
+}
+
+TEST(lock_acquire, contention_fails_with_busy_and_sends_no_cleanup) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1002), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::busy);
+    EXPECT_EQ(l.state(), lock_state::idle);
+    EXPECT_FALSE(l.has_request(0)) << "the key holds another token: nothing to clean up";
+    EXPECT_FALSE(l.held(1002));
+}
+
+TEST(lock_acquire, redlock_holds_as_soon_as_a_quorum_agrees) {
+    lock l;
+    configure(l, 5);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 5; ++i) {
+        ASSERT_TRUE(l.has_request(i));
+        take_request(l, i);
+    }
+    ASSERT_EQ(l.on_reply(0, integer(0), 5), errc::ok);
+    ASSERT_EQ(l.on_reply(1, nil(), 6), errc::ok);
+    ASSERT_EQ(l.on_reply(2, integer(0), 7), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "2 of 5 is no quorum";
+    ASSERT_EQ(l.on_reply(3, integer(0), 9), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302);
+    // The straggler's late answer changes nothing.
+    ASSERT_EQ(l.on_reply(4, integer(0), 20), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_TRUE(l.held(20));
+}
+
+TEST(lock_acquire, redlock_without_quorum_releases_everywhere_it_may_have_written) {
+    lock l;
+    configure(l, 5);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 5; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(0), 5), errc::ok);
+    ASSERT_EQ(l.on_reply(1, nil(), 6), errc::ok);
+    ASSERT_EQ(l.on_reply(2, nil(), 7), errc::ok);
+    ASSERT_EQ(l.on_reply(3, nil(), 8), errc::ok);  // 3 refusals: quorum out of reach
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::busy);
+    // Instance 0 took our SET; instance 4 has not answered and may have. Both get a
+    // compare-and-delete; the refusing ones hold someone else's token and get nothing.
+    EXPECT_TRUE(l.has_request(0));
+    EXPECT_TRUE(l.has_request(4));
+    EXPECT_FALSE(l.has_request(1));
+    EXPECT_FALSE(l.has_request(2));
+    EXPECT_FALSE(l.has_request(3));
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42", token_a_hex}));
+}
+
+TEST(lock_acquire, timeout_fails_with_no_quorum_and_cleans_up_behind_the_request) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3999), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    ASSERT_EQ(l.on_timer(4000), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::no_quorum);
+    // The SET may still land: a release follows it on the same connection.
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    // The late acquire reply is stale: it is consumed and ignored.
+    ASSERT_EQ(l.on_reply(0, integer(0), 4100), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_FALSE(l.held(4100));
+    ASSERT_EQ(l.on_reply(0, integer(1), 4101), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+}
+
+TEST(lock_acquire, a_quorum_that_answers_after_validity_is_not_a_hold) {
+    lock_config config = config_for(1);
+    config.ttl_ms = 1000;  // drift 12 ms: validity ends at t0 + 988
+    config.attempt_timeout_ms = 1000;
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    EXPECT_EQ(l.next_deadline_ms(), 988) << "the attempt ends when validity would";
+    ASSERT_EQ(l.on_reply(0, integer(0), 988), errc::ok);
+    auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::validity_expired);
+    EXPECT_FALSE(l.held(988));
+
+    // One millisecond earlier, the same reply is a hold of one millisecond.
+    ASSERT_EQ(l.acquire(2000, 0, token_b), errc::ok);
+    take_request(l, 0);  // the cleanup release of the first attempt
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 2001), errc::ok);  // the release
+    ASSERT_EQ(l.on_reply(0, integer(0), 2987), errc::ok);
+    events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 2988);
+}
+
+TEST(lock_acquire, waiting_retries_with_jittered_backoff_until_the_deadline) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 500, token_a), errc::ok);
+    std::int64_t now = 0;
+    int attempts = 0;
+    for (; attempts < 100 && l.state() != lock_state::idle; ++attempts) {
+        ASSERT_TRUE(l.has_request(0));
+        take_request(l, 0);
+        now += 1;
+        ASSERT_EQ(l.on_reply(0, nil(), now), errc::ok);
+        if (l.state() != lock_state::backing_off) break;
+        const std::int64_t retry_at = l.next_deadline_ms();
+        EXPECT_GT(retry_at, now);
+        EXPECT_LE(retry_at, std::min<std::int64_t>(now + 1000, 500));
+        now = retry_at;
+        ASSERT_EQ(l.on_timer(now), errc::ok);
+    }
+    EXPECT_GT(attempts, 2) << "several attempts fit in 500 ms with a 50 ms base";
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::wait_timeout);
+    EXPECT_EQ(events[0].cause, errc::busy);
+    EXPECT_LE(now, 501);
+}
+
+TEST(lock_acquire, a_retry_that_wins_holds_the_lock) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    const std::int64_t retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_timer(retry_at), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "retries keep the token";
+    ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 3), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, retry_at + 30'000 - 302) << "validity from the winning attempt";
+}
+
+TEST(lock_acquire, noscript_resends_the_script_text) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 1), errc::ok);
+    ASSERT_TRUE(l.has_request(0));
+    const auto resent = take_request(l, 0);
+    EXPECT_EQ(resent[0], "EVAL");
+    EXPECT_EQ(resent[1], std::string(edgelock::acquire_script.text));
+    EXPECT_EQ(resent[3], "orders:42");
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    EXPECT_TRUE(l.held(2));
+}
+
+TEST(lock_acquire, io_error_counts_as_a_failed_instance) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_io_error(0, 1), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(0), 2), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    ASSERT_EQ(l.on_io_error(2, 3), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::no_quorum);
+    // The lost requests may have run: every instance but none gets a cleanup release.
+    for (std::uint8_t i = 0; i < 3; ++i) EXPECT_TRUE(l.has_request(i)) << int{i};
+}
+
+TEST(lock_acquire, release_while_acquiring_cancels) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 5000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.release(3), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::cancelled);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);  // the acquire did land
+    EXPECT_FALSE(l.held(4)) << "a cancelled acquire never becomes a hold";
+    EXPECT_EQ(l.state(), lock_state::idle);
+}
+
+// ---- fencing -----------------------------------------------------------------------------
+
+TEST(lock_fencing, single_instance_hands_out_the_counter) {
+    lock l;
+    configure(l, 1, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2",
+                                                             "orders:42", "{orders:42}:fence", token_a_hex,
+                                                             "30000"}));
+    ASSERT_EQ(l.on_reply(0, integer(7), 1), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].fence, 7);
+    EXPECT_EQ(l.fence(), 7);
+}
+
+TEST(lock_fencing, a_fenced_acquire_must_return_a_positive_counter) {
+    lock l;
+    configure(l, 1, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    EXPECT_EQ(l.on_reply(0, integer(0), 1), errc::unexpected_reply);
+    EXPECT_FALSE(l.held(1));
+}
+
+TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_out) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(5), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(2, integer(9), 3), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "no token before the raise";
+    EXPECT_EQ(l.state(), lock_state::fencing);
+    for (std::uint8_t i : {0, 2}) {
+        EXPECT_EQ(take_request(l, i), (std::vector<std::string>{"EVALSHA", sha(edgelock::raise_script), "2",
+                                                                 "orders:42", "{orders:42}:fence", token_a_hex,
+                                                                 "9"}));
+    }
+    EXPECT_FALSE(l.has_request(1)) << "instance 1 has not answered the acquire yet";
+    ASSERT_EQ(l.on_reply(0, integer(1), 5), errc::ok);
+    ASSERT_EQ(l.on_reply(2, integer(1), 6), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].fence, 9);
+    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302) << "the raise is paid from the same validity";
+}
+
+TEST(lock_fencing, a_raise_refused_by_the_quorum_fails_the_attempt) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(5), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(4), 3), errc::ok);
+    take_request(l, 0);
+    take_request(l, 1);
+    ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::token_gone);
+    EXPECT_FALSE(l.held(4));
+}
+
+TEST(lock_fencing, the_fence_key_shares_the_names_cluster_slot) {
+    lock_config config = config_for(1, true);
+    config.name = "jobs{eu}:nightly";
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[4], "jobs{eu}:nightly:fence");
+}
+
+// ---- renewal -----------------------------------------------------------------------------
+
+TEST(lock_renewal, a_confirmed_renewal_extends_validity_from_its_send_time) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    EXPECT_EQ(l.next_deadline_ms(), 11'000);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1",
+                                                             "orders:42", token_a_hex, "30000"}));
+    EXPECT_EQ(l.next_deadline_ms(), 30'698) << "while renewing, only the end of validity is due";
+    ASSERT_EQ(l.on_reply(0, integer(1), 11'050), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::renewed);
+    EXPECT_EQ(events[0].valid_until_ms, 11'000 + 30'000 - 302);
+    EXPECT_EQ(l.next_deadline_ms(), 21'000);
+}
+
+TEST(lock_renewal, no_confirmation_before_validity_ends_is_lost) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(30'697), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_TRUE(l.held(30'697));
+    ASSERT_EQ(l.on_timer(30'698), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+    EXPECT_EQ(events[0].code, errc::expired);
+    EXPECT_FALSE(l.held(30'698));
+    // A confirmation arriving after the end cannot bring the lock back.
+    ASSERT_EQ(l.on_reply(0, integer(1), 30'700), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_FALSE(l.held(30'700));
+    // The loss cleans up behind the late renewal.
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+}
+
+TEST(lock_renewal, held_is_false_after_validity_even_without_a_timer_call) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    EXPECT_TRUE(l.held(30'697));
+    EXPECT_FALSE(l.held(30'698));
+    EXPECT_FALSE(l.held(1'000'000));
+}
+
+TEST(lock_renewal, a_key_gone_on_the_quorum_is_lost_at_once) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 11'010), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+    EXPECT_EQ(events[0].code, errc::token_gone);
+    EXPECT_FALSE(l.has_request(0)) << "the key is someone else's: no cleanup";
+}
+
+TEST(lock_renewal, unreachable_instances_are_retried_while_validity_lasts) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 11'005), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.next_deadline_ms(), 11'005 + 50);
+    ASSERT_EQ(l.on_timer(11'055), errc::ok);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    ASSERT_EQ(l.on_reply(0, integer(1), 11'060), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].valid_until_ms, 11'055 + 30'000 - 302);
+}
+
+TEST(lock_renewal, without_the_watchdog_the_lease_just_ends) {
+    lock_config config = config_for(1);
+    config.watchdog = false;
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    acquire_single(l);
+    EXPECT_EQ(l.next_deadline_ms(), 30'698);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    EXPECT_FALSE(l.has_request(0));
+    ASSERT_EQ(l.on_timer(30'698), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+}
+
+// ---- release -----------------------------------------------------------------------------
+
+TEST(lock_release, compare_and_delete_everywhere) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    EXPECT_EQ(l.state(), lock_state::releasing);
+    EXPECT_FALSE(l.held(2000));
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42", token_a_hex}));
+    ASSERT_EQ(l.on_reply(0, integer(1), 2003), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::released);
+    EXPECT_FALSE(events[0].expired_before);
+    EXPECT_EQ(events[0].instances_released, 1);
+    EXPECT_EQ(l.state(), lock_state::idle);
+    EXPECT_EQ(l.release(2004), errc::not_held);
+}
+
+TEST(lock_release, a_key_that_is_no_longer_ours_is_reported_as_expired_before) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2003), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::released);
+    EXPECT_TRUE(events[0].expired_before);
+    EXPECT_EQ(events[0].instances_released, 0);
+}
+
+TEST(lock_release, release_after_the_lease_ran_out_is_its_own_result) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(40'000), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 2u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+    EXPECT_EQ(events[1].type, event_type::released);
+    EXPECT_TRUE(events[1].expired_before);
+    EXPECT_EQ(l.state(), lock_state::idle);
+    EXPECT_TRUE(l.has_request(0)) << "a compare-and-delete still goes out, harmless if the key moved on";
+}
+
+TEST(lock_release, a_release_lost_with_its_connection_is_retried_on_the_next) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 2001), errc::ok);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "the retry carries our token, never another";
+    ASSERT_EQ(l.on_reply(0, integer(1), 2010), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].instances_released, 1);
+}
+
+TEST(lock_release, unanswered_release_ends_at_the_attempt_timeout) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 1), errc::ok);
+    take_events(l);
+    ASSERT_EQ(l.release(100), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(1, integer(1), 101), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 3100);
+    ASSERT_EQ(l.on_timer(3100), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::released);
+    EXPECT_EQ(events[0].instances_released, 1);
+    EXPECT_FALSE(events[0].expired_before);
+}
+
+TEST(lock_release, a_cleanup_written_after_a_new_acquire_keeps_its_own_token) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(40'000), errc::ok);  // lost, then released; the cleanup is queued
+    take_events(l);
+    ASSERT_EQ(l.acquire(40'001, 0, token_b), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "cleanup of the old hold";
+    EXPECT_EQ(take_request(l, 0)[4], token_b_hex) << "the new attempt";
+}
+
+// ---- reentrancy ----------------------------------------------------------------------------
+
+TEST(lock_reentrancy, nested_holds_cost_no_traffic_and_only_the_last_release_talks) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.acquire(1500, 0, token_b), errc::ok);
+    auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 30'698);
+    EXPECT_EQ(l.hold_count(), 2);
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_EQ(std::string(l.token_hex().data(), l.token_hex().size()), token_a_hex) << "the hold keeps its token";
+
+    ASSERT_EQ(l.release(1600), errc::ok);
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_TRUE(l.held(1600));
+    EXPECT_EQ(l.hold_count(), 1);
+
+    ASSERT_EQ(l.release(1700), errc::ok);
+    EXPECT_TRUE(l.has_request(0));
+    EXPECT_FALSE(l.held(1700));
+}
+
+// ---- bad input -----------------------------------------------------------------------------
+
+TEST(lock_bad_input, is_refused_with_a_code_and_leaves_the_lock_usable) {
+    lock l;
+    configure(l, 3);
+    EXPECT_EQ(l.acquire(0, -1, token_a), errc::invalid_wait);
+    EXPECT_EQ(l.acquire(0, edgelock::wait_ms_max + 1, token_a), errc::invalid_wait);
+    EXPECT_EQ(l.release(0), errc::not_held);
+    EXPECT_EQ(l.on_reply(0, integer(0), 0), errc::unexpected_reply) << "nothing in flight";
+    EXPECT_EQ(l.on_reply(3, integer(0), 0), errc::invalid_instance);
+    EXPECT_EQ(l.on_io_error(7, 0), errc::invalid_instance);
+    EXPECT_EQ(l.write_request(0, nullptr, 0).code, errc::invalid_state) << "nothing queued";
+    EXPECT_EQ(l.state(), lock_state::idle);
+
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    EXPECT_EQ(l.acquire(0, 0, token_a), errc::invalid_state) << "already acquiring";
+    std::array<char, 16> tiny{};
+    EXPECT_EQ(l.write_request(0, tiny.data(), tiny.size()).code, errc::buffer_too_small);
+    EXPECT_TRUE(l.has_request(0)) << "a refused write keeps the request";
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+
+    reply_node array;
+    array.type = reply_type::array;
+    EXPECT_EQ(l.on_reply(0, array, 1), errc::unexpected_reply);
+    EXPECT_EQ(l.on_reply(1, status("OK"), 1), errc::unexpected_reply);
+    EXPECT_EQ(l.on_reply(2, error("READONLY You can't write against a read only replica."), 1),
+              errc::error_reply);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::no_quorum);
+
+    // Still usable: a fresh attempt succeeds.
+    ASSERT_EQ(l.acquire(10, 0, token_b), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) {
+        while (l.has_request(i)) take_request(l, i);
+    }
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 11), errc::ok);  // cleanups
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 12), errc::ok);  // acquires
+    EXPECT_TRUE(l.held(12));
+}
+
+TEST(lock_bad_input, a_full_event_queue_refuses_input_until_drained) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(l.acquire(1100, 0, token_a), errc::ok);  // 3 events queued
+    EXPECT_EQ(l.acquire(1100, 0, token_a), errc::invalid_state);
+    EXPECT_EQ(l.on_timer(1100), errc::invalid_state);
+    EXPECT_EQ(l.hold_count(), 4);
+    EXPECT_EQ(take_events(l).size(), 3u);
+    EXPECT_EQ(l.on_timer(1100), errc::ok);
+}
+
+TEST(lock_bad_input, a_clock_going_backwards_is_held_at_its_last_reading) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);  // valid until 30'698
+    ASSERT_EQ(l.on_timer(30'698), errc::ok);
+    ASSERT_EQ(take_events(l).size(), 1u);
+    EXPECT_EQ(l.on_timer(5), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_FALSE(l.held(5)) << "lost stays lost";
+}
+
+}  // namespace
