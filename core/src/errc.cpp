@@ -20,6 +20,7 @@ const char* to_string(errc code) noexcept {
         case errc::wait_timeout: return "wait_timeout";
         case errc::cancelled: return "cancelled";
         case errc::token_gone: return "token_gone";
+        case errc::not_replicated: return "not_replicated";
         case errc::expired: return "expired";
         case errc::need_more: return "need_more";
         case errc::protocol_error: return "protocol_error";

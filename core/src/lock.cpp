@@ -24,13 +24,14 @@ bool is_noscript(const reply_node& reply) {
     return reply.type == reply_type::error && reply.text.substr(0, prefix.size()) == prefix;
 }
 
-const script& script_for(int kind) {
-    switch (kind) {
-        case 0: return acquire_script;
-        case 1: return raise_script;
-        case 2: return renew_script;
-        default: return release_script;
+std::array<char, token_hex_bytes> to_hex(const owner_token& token) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::array<char, token_hex_bytes> hex{};
+    for (std::size_t i = 0; i < token_bytes; ++i) {
+        hex[2 * i] = digits[token[i] >> 4];
+        hex[2 * i + 1] = digits[token[i] & 0xf];
     }
+    return hex;
 }
 
 // splitmix64: spreads the caller's token bits into the jitter generator's state.
@@ -69,6 +70,10 @@ errc lock::configure(const lock_config& config) noexcept {
     if (config.watchdog && (renew <= 0 || renew >= ttl - drift)) return errc::invalid_config;
     if (attempt > ttl) return errc::invalid_config;
     if (delay_min > delay_max || delay_max > wait_ms_max) return errc::invalid_config;
+    const std::int64_t replica_wait = config.replica_wait_ms > 0 ? config.replica_wait_ms : attempt / 2;
+    if (config.replicas_to_wait > 0 && (replica_wait <= 0 || replica_wait >= attempt)) {
+        return errc::invalid_config;  // WAIT's answer must come back within the attempt
+    }
 
     std::memcpy(name_.data(), config.name.data(), config.name.size());
     name_size_ = static_cast<std::uint8_t>(config.name.size());
@@ -81,6 +86,8 @@ errc lock::configure(const lock_config& config) noexcept {
     attempt_timeout_ms_ = attempt;
     retry_delay_ms_min_ = delay_min;
     retry_delay_ms_max_ = delay_max;
+    replicas_to_wait_ = config.replicas_to_wait;
+    replica_wait_ms_ = replica_wait;
     state_ = lock_state::idle;
     return errc::ok;
 }
@@ -123,7 +130,7 @@ errc lock::release(std::int64_t now_ms) noexcept {
             return errc::ok;
         case lock_state::acquiring:
         case lock_state::backing_off:
-        case lock_state::fencing: {
+        case lock_state::confirming: {
             retire_round();
             clean_up_everywhere();
             state_ = lock_state::idle;
@@ -203,7 +210,7 @@ write_result lock::write_request(std::uint8_t instance, char* out, std::size_t c
 std::int64_t lock::next_deadline_ms() const noexcept {
     switch (state_) {
         case lock_state::acquiring:
-        case lock_state::fencing:
+        case lock_state::confirming:
         case lock_state::releasing: return round_deadline_ms_;
         case lock_state::backing_off: return timer_ms_;
         case lock_state::held:
@@ -226,14 +233,7 @@ bool lock::held(std::int64_t now_ms) const noexcept {
 }
 
 std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
-    constexpr char digits[] = "0123456789abcdef";
-    std::array<char, token_hex_bytes> hex{};
-    const owner_token& token = tokens_[token_slot_];
-    for (std::size_t i = 0; i < token_bytes; ++i) {
-        hex[2 * i] = digits[token[i] >> 4];
-        hex[2 * i + 1] = digits[token[i] & 0xf];
-    }
-    return hex;
+    return to_hex(tokens_[token_slot_]);
 }
 
 // ---- time ------------------------------------------------------------------------------
@@ -258,7 +258,7 @@ void lock::advance(std::int64_t now_ms) noexcept {
 bool lock::run_due_timer() noexcept {
     switch (state_) {
         case lock_state::acquiring:
-        case lock_state::fencing:
+        case lock_state::confirming:
         case lock_state::releasing:
             if (now_ms_ < round_deadline_ms_) return false;
             fail_pending();
@@ -320,15 +320,17 @@ void lock::start_attempt() noexcept {
     decide();
 }
 
-void lock::start_raise() noexcept {
+// A confirmation round (fence raise or WAIT) goes to the instances that succeeded in the
+// previous round: only they can confirm, and a quorum of them must.
+void lock::start_confirmation(request_kind kind) noexcept {
     std::array<bool, instances_max> holders{};
     for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = queues_[i].result == outcome::ok;
-    start_round(request_kind::raise);
-    state_ = lock_state::fencing;
+    start_round(kind);
+    state_ = lock_state::confirming;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (!holders[i]) continue;
-        if (enqueue(i, request_kind::raise, true, false, 2)) {
+        if (enqueue(i, kind, true, false, 2)) {
             queues_[i].result = outcome::pending;
             ++tally_.pending;
         } else {
@@ -336,6 +338,17 @@ void lock::start_raise() noexcept {
         }
     }
     decide();
+}
+
+// After a round the quorum passed: the next confirmation it needs, or the hold itself.
+void lock::confirm_or_hold(request_kind after) noexcept {
+    if (after == request_kind::acquire && fencing_ && instances_ > 1) {
+        start_confirmation(request_kind::raise);
+    } else if (after != request_kind::replicate && replicas_to_wait_ > 0) {
+        start_confirmation(request_kind::replicate);
+    } else {
+        become_held();
+    }
 }
 
 void lock::start_renewal() noexcept {
@@ -380,7 +393,8 @@ void lock::decide() noexcept {
     if (round_decided_) return;
     switch (round_kind_) {
         case request_kind::acquire: decide_attempt(); break;
-        case request_kind::raise: decide_raise(); break;
+        case request_kind::raise:
+        case request_kind::replicate: decide_confirmation(); break;
         case request_kind::renew: decide_renewal(); break;
         case request_kind::release:
             if (tally_.pending == 0) finish_release();
@@ -392,12 +406,10 @@ void lock::decide_attempt() noexcept {
     const std::uint8_t needed = quorum();
     const bool still_valid = now_ms_ < lease_start_ms_ + ttl_ms_ - drift_ms_;
     if (tally_.ok >= needed) {
-        if (!still_valid) {
-            fail_attempt(errc::validity_expired);
-        } else if (fencing_ && instances_ > 1) {
-            start_raise();
+        if (still_valid) {
+            confirm_or_hold(request_kind::acquire);
         } else {
-            become_held();
+            fail_attempt(errc::validity_expired);
         }
         return;
     }
@@ -411,11 +423,11 @@ void lock::decide_attempt() noexcept {
     }
 }
 
-void lock::decide_raise() noexcept {
+void lock::decide_confirmation() noexcept {
     const std::uint8_t needed = quorum();
     if (tally_.ok >= needed) {
         if (now_ms_ < lease_start_ms_ + ttl_ms_ - drift_ms_) {
-            become_held();
+            confirm_or_hold(round_kind_);
         } else {
             fail_attempt(errc::validity_expired);
         }
@@ -423,8 +435,11 @@ void lock::decide_raise() noexcept {
     }
     // Holders that took part are the only ones that can confirm.
     const std::uint8_t possible = static_cast<std::uint8_t>(tally_.ok + tally_.pending);
-    if (possible < needed) {
-        fail_attempt(tally_.refused > 0 ? errc::token_gone : errc::no_quorum);
+    if (possible >= needed) return;
+    if (tally_.refused == 0) {
+        fail_attempt(errc::no_quorum);
+    } else {
+        fail_attempt(round_kind_ == request_kind::raise ? errc::token_gone : errc::not_replicated);
     }
 }
 
@@ -507,10 +522,12 @@ void lock::finish_release() noexcept {
 }
 
 // Best-effort compare-and-delete wherever our token may be, including instances that
-// timed out (their SET may have happened). Instances that refused hold another token.
+// timed out (their SET may have happened). Instances that refused a script hold another
+// token; a WAIT "refusal" (too few replicas) still holds ours.
 void lock::clean_up_everywhere() noexcept {
+    const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (queues_[i].result == outcome::refused) continue;
+        if (refusal_means_other_token && queues_[i].result == outcome::refused) continue;
         enqueue(i, request_kind::release, false, false, 1);
     }
 }
@@ -536,6 +553,12 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
         } else if (reply.type == reply_type::integer && reply.integer >= (fencing_ ? 1 : 0)) {
             result = outcome::ok;
             if (sent.current) fence_candidate_ = std::max(fence_candidate_, reply.integer);
+        } else {
+            code = errc::unexpected_reply;
+        }
+    } else if (sent.kind() == request_kind::replicate) {
+        if (reply.type == reply_type::integer && reply.integer >= 0) {
+            result = reply.integer >= replicas_to_wait_ ? outcome::ok : outcome::refused;
         } else {
             code = errc::unexpected_reply;
         }
@@ -570,7 +593,7 @@ bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool 
     instance_queue& queue = queues_[instance];
     if (requests_per_instance_max - queue.count < free_slots_needed) return false;
     request& slot = queue.ring[(queue.head + queue.count) % requests_per_instance_max];
-    slot.kind_bits = static_cast<std::uint8_t>(kind) & 3u;
+    slot.kind_bits = static_cast<std::uint8_t>(kind) & 7u;
     slot.eval = eval ? 1 : 0;
     slot.current = current ? 1 : 0;
     slot.token_slot = token_slot_ & 1u;
@@ -613,7 +636,18 @@ void lock::take_token(const owner_token& token) noexcept {
 }
 
 std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
-    const script& s = script_for(static_cast<int>(r.kind()));
+    resp_writer writer(out, capacity);
+    if (r.kind() == request_kind::replicate) {
+        writer.array(3);
+        writer.bulk("WAIT");
+        writer.bulk(std::int64_t{replicas_to_wait_});
+        writer.bulk(replica_wait_ms_);
+        return writer.status() == errc::ok ? writer.size() : 0;
+    }
+    const script& s = r.kind() == request_kind::acquire ? acquire_script
+                      : r.kind() == request_kind::raise ? raise_script
+                      : r.kind() == request_kind::renew ? renew_script
+                                                        : release_script;
     std::array<char, key_bytes_max> fence_key{};
     const bool two_keys = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
     std::size_t fence_key_size = 0;
@@ -621,15 +655,8 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         fence_key_size = write_fence_key(name(), fence_key.data(), fence_key.size());
         EDGELOCK_ASSERT(fence_key_size > 0);
     }
-    constexpr char digits[] = "0123456789abcdef";
-    std::array<char, token_hex_bytes> token{};
-    const owner_token& bytes = tokens_[r.token_slot];
-    for (std::size_t i = 0; i < token_bytes; ++i) {
-        token[2 * i] = digits[bytes[i] >> 4];
-        token[2 * i + 1] = digits[bytes[i] & 0xf];
-    }
+    const std::array<char, token_hex_bytes> token = to_hex(tokens_[r.token_slot]);
     const bool has_number = r.kind() != request_kind::release;
-    resp_writer writer(out, capacity);
     writer.array(3 + (two_keys ? 2u : 1u) + 1 + (has_number ? 1u : 0u));
     writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
     writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));

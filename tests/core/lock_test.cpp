@@ -58,6 +58,8 @@ std::vector<std::string> take_request(lock& l, std::uint8_t instance) {
     std::array<char, edgelock::request_bytes_max> buffer{};
     const edgelock::write_result written = l.write_request(instance, buffer.data(), buffer.size());
     EXPECT_EQ(written.code, errc::ok);
+    // On failure, blanks keep the callers' indexing defined; the EXPECT above already failed.
+    if (written.code != errc::ok) return std::vector<std::string>(8);
     std::array<reply_node, 16> nodes{};
     const edgelock::parse_result parsed =
         edgelock::parse_reply(buffer.data(), written.size, nodes.data(), nodes.size());
@@ -417,7 +419,7 @@ TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_ou
     ASSERT_EQ(l.on_reply(0, integer(5), 2), errc::ok);
     ASSERT_EQ(l.on_reply(2, integer(9), 3), errc::ok);
     EXPECT_TRUE(take_events(l).empty()) << "no token before the raise";
-    EXPECT_EQ(l.state(), lock_state::fencing);
+    EXPECT_EQ(l.state(), lock_state::confirming);
     for (std::uint8_t i : {0, 2}) {
         EXPECT_EQ(take_request(l, i), (std::vector<std::string>{"EVALSHA", sha(edgelock::raise_script), "2",
                                                                  "orders:42", "{orders:42}:fence", token_a_hex,
@@ -456,6 +458,73 @@ TEST(lock_fencing, the_fence_key_shares_the_names_cluster_slot) {
     ASSERT_EQ(l.configure(config), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     EXPECT_EQ(take_request(l, 0)[4], "jobs{eu}:nightly:fence");
+}
+
+// ---- WAIT for replicas (Sentinel) -----------------------------------------------------------
+
+lock_config config_waiting_for(std::uint8_t replicas) {
+    lock_config config = config_for(1);
+    config.replicas_to_wait = replicas;  // attempt timeout 3 s, WAIT timeout 1.5 s by default
+    return config;
+}
+
+TEST(lock_replicas, the_hold_starts_only_after_wait_confirms_the_replicas) {
+    lock l;
+    ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::confirming);
+    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"WAIT", "1", "1500"}));
+    ASSERT_EQ(l.on_reply(0, integer(2), 5), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302) << "validity still counts from the first send";
+}
+
+TEST(lock_replicas, too_few_replicas_fail_the_attempt_and_release) {
+    lock l;
+    ASSERT_EQ(l.configure(config_waiting_for(2)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 1502), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::not_replicated);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "the unreplicated key is removed";
+}
+
+TEST(lock_replicas, fenced_redlock_raises_then_waits) {
+    lock_config config = config_for(3, true);
+    config.replicas_to_wait = 1;
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(3), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(2, integer(5), 1), errc::ok);
+    // Each confirmation round goes to the previous round's quorum: instances 0 and 2.
+    for (std::uint8_t i : {0, 2}) EXPECT_EQ(take_request(l, i)[1], sha(edgelock::raise_script));
+    for (std::uint8_t i : {0, 2}) ASSERT_EQ(l.on_reply(i, integer(1), 2), errc::ok);
+    for (std::uint8_t i : {0, 2}) EXPECT_EQ(take_request(l, i)[0], "WAIT");
+    EXPECT_TRUE(take_events(l).empty());
+    for (std::uint8_t i : {0, 2}) ASSERT_EQ(l.on_reply(i, integer(1), 3), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].fence, 5);
+}
+
+TEST(lock_replicas, a_wait_timeout_that_cannot_answer_in_time_is_refused) {
+    lock_config config = config_waiting_for(1);
+    config.replica_wait_ms = 3000;  // equal to the attempt timeout
+    lock l;
+    EXPECT_EQ(l.configure(config), errc::invalid_config);
 }
 
 // ---- renewal -----------------------------------------------------------------------------

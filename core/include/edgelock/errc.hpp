@@ -31,6 +31,7 @@ enum class errc : std::uint8_t {
     wait_timeout,      // the acquire wait ran out; the event also carries the last cause
     cancelled,         // release() was called while the acquire was still running
     token_gone,        // a quorum said the key no longer holds our token
+    not_replicated,    // WAIT: too few replicas confirmed the acquire in time
     expired,           // validity ran out before a quorum confirmed a renewal
 
     // Replies and the RESP protocol.

@@ -78,6 +78,12 @@ struct lock_config {
     bool fencing = false;          // maintain a fence counter and hand out its tokens
     bool watchdog = true;          // renew while held; without it the lease simply ends
 
+    // Sentinel deployments: after the acquire, send WAIT so the SET reached this many
+    // replicas before the lock counts as held (a failover then cannot promote a replica
+    // that never saw it). 0 sends no WAIT.
+    std::uint8_t replicas_to_wait = 0;
+    std::int64_t replica_wait_ms = 0;  // WAIT's timeout; default attempt timeout / 2
+
     // Zero or negative means "the default", computed from ttl_ms.
     std::int64_t renew_interval_ms = 0;   // default ttl/3; must end before validity would
     std::int64_t drift_ms = -1;           // default ttl/100 + 2; must be < ttl
@@ -91,7 +97,8 @@ enum class lock_state : std::uint8_t {
     idle,          // not held, nothing running (background cleanup may still be in flight)
     acquiring,     // an attempt's requests are out
     backing_off,   // an attempt failed; the next starts at the backoff deadline
-    fencing,       // quorum reached; raising the fence counters (N > 1 with fencing)
+    confirming,    // quorum reached; raising fence counters (N > 1 with fencing) and/or
+                   // waiting for replicas (WAIT), within the attempt's validity
     held,          // held until valid_until_ms(); renewals run if the watchdog is on
     releasing,     // the last release() is deleting the key everywhere
     lost,          // the hold ended without release(): the next release() reports it
@@ -99,8 +106,9 @@ enum class lock_state : std::uint8_t {
 
 enum class event_type : std::uint8_t {
     acquired,        // fence, valid_until_ms
-    acquire_failed,  // code (busy, no_quorum, validity_expired, wait_timeout, cancelled),
-                     // cause (with wait_timeout: the last attempt's failure)
+    acquire_failed,  // code (busy, no_quorum, validity_expired, token_gone, not_replicated,
+                     // wait_timeout, cancelled), cause (with wait_timeout: the last
+                     // attempt's failure)
     renewed,         // valid_until_ms
     lost,            // code: expired (no quorum confirmed in time) or token_gone
     released,        // expired_before, instances_released
@@ -138,7 +146,7 @@ public:
     // exponential backoff and full jitter, while they can start by now + wait_ms. The result
     // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
     // and queues `acquired` at once (the token is then ignored).
-    // Returns ok, invalid_wait, invalid_state (unconfigured, or already acquiring, fencing or
+    // Returns ok, invalid_wait, invalid_state (unconfigured, or already acquiring, confirming or
     // releasing, or the hold count is at holds_max, or the event queue lacks room).
     errc acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept;
 
@@ -196,7 +204,7 @@ public:
     std::array<char, token_hex_bytes> token_hex() const noexcept;
 
 private:
-    enum class request_kind : std::uint8_t { acquire, raise, renew, release };
+    enum class request_kind : std::uint8_t { acquire, raise, replicate, renew, release };
     enum class outcome : std::uint8_t { none, pending, ok, refused, failed };
 
     // One queued or in-flight request. `current` marks the requests of the running,
@@ -205,7 +213,7 @@ private:
     // cleanup release still unwritten when a new acquire() brings a new token keeps its own.
     // Packed into one byte: the queues are most of a lock's size.
     struct request {
-        std::uint8_t kind_bits : 2;
+        std::uint8_t kind_bits : 3;
         std::uint8_t eval : 1;
         std::uint8_t current : 1;
         std::uint8_t token_slot : 1;
@@ -236,13 +244,14 @@ private:
     void start_round(request_kind kind) noexcept;
     void retire_round() noexcept;
     void start_attempt() noexcept;
-    void start_raise() noexcept;
+    void start_confirmation(request_kind kind) noexcept;
+    void confirm_or_hold(request_kind after) noexcept;
     void start_renewal() noexcept;
     void start_release() noexcept;
 
     void decide() noexcept;
     void decide_attempt() noexcept;
-    void decide_raise() noexcept;
+    void decide_confirmation() noexcept;
     void decide_renewal() noexcept;
     void fail_pending() noexcept;
 
@@ -269,12 +278,14 @@ private:
     std::uint8_t instances_ = 0;
     bool fencing_ = false;
     bool watchdog_ = true;
+    std::uint8_t replicas_to_wait_ = 0;
     std::int64_t ttl_ms_ = 0;
     std::int64_t renew_interval_ms_ = 0;
     std::int64_t drift_ms_ = 0;
     std::int64_t attempt_timeout_ms_ = 0;
     std::int64_t retry_delay_ms_min_ = 0;
     std::int64_t retry_delay_ms_max_ = 0;
+    std::int64_t replica_wait_ms_ = 0;
 
     // The hold and the running round.
     lock_state state_ = lock_state::unconfigured;
