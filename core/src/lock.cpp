@@ -21,7 +21,9 @@ constexpr int due_timer_steps_max = 4;
 
 bool is_noscript(const reply_node& reply) {
     constexpr std::string_view prefix = "NOSCRIPT";
-    return reply.type == reply_type::error && reply.text.substr(0, prefix.size()) == prefix;
+    // Not substr(): its out-of-range check would link a throwing path into the core.
+    return reply.type == reply_type::error && reply.text.size() >= prefix.size() &&
+           std::string_view(reply.text.data(), prefix.size()) == prefix;
 }
 
 std::array<char, token_hex_bytes> to_hex(const owner_token& token) {

@@ -12,9 +12,10 @@
 // Limits are checked as soon as the header that breaks them is seen, before the payload
 // arrives: a hostile 1 GB bulk header is refused at once, not buffered.
 //
-// The parser is stricter than hiredis 0.14 where hiredis accepts nonsense: integers and
-// lengths must be an optional '-' and decimal digits that fit in int64, lengths below -1 are
-// refused, and a line must end in CRLF. Tests compare both on generated input.
+// Numbers must be canonical decimal that fits in int64 (no '+', no leading zeros, no "-0"),
+// lengths below -1 are refused, as hiredis 0.14.1 does. Stricter than hiredis: a bulk payload
+// must be followed by CRLF (hiredis skips any two bytes), and a simple or error line may not
+// contain a lone CR or LF. Tests compare both on generated and corrupted input.
 #pragma once
 
 #include <cstddef>
