@@ -1,0 +1,72 @@
+// The scripts' digests are the ones Redis computes, and an empty script cache (a restart,
+// SCRIPT FLUSH) only costs one NOSCRIPT round trip: EVALSHA falls back to EVAL.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::redis_tests::options_for;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_server;
+
+long long eval_calls(redis_client& client) {
+    const std::string stats = client.info_field("commandstats", "cmdstat_eval");
+    const std::size_t at = stats.find("calls=");
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
+}
+
+TEST(script_cache, digests_equal_what_redis_computes) {
+    redis_server server;
+    redis_client client(server.port());
+    for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::raise_script,
+                                      &edgelock::renew_script, &edgelock::release_script}) {
+        const auto reply = client.command({"SCRIPT", "LOAD", std::string(s->text)});
+        EXPECT_EQ(reply.text, std::string(s->digest.data(), s->digest.size()));
+    }
+}
+
+TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) {
+    redis_server server;
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
+    ASSERT_FALSE(lock.try_acquire());
+    ASSERT_FALSE(lock.release());
+
+    server.restart();
+    redis_client client(server.port());
+    ASSERT_EQ(eval_calls(client), 0);
+    ASSERT_FALSE(lock.try_acquire()) << "the stale connection is replaced, NOSCRIPT handled";
+    EXPECT_GE(eval_calls(client), 1) << "the fallback to EVAL was taken";
+    EXPECT_TRUE(client.exists("cache"));
+    EXPECT_FALSE(lock.release());
+    EXPECT_FALSE(client.exists("cache"));
+}
+
+TEST(script_cache, script_flush_during_a_hold_does_not_stop_renewal) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options_for("cache", {server.url()}, 300)));
+    ASSERT_FALSE(lock.try_acquire());
+    client.command({"SCRIPT", "FLUSH"});
+    client.command({"CONFIG", "RESETSTAT"});
+    std::this_thread::sleep_for(1000ms);  // three leases long
+    EXPECT_TRUE(lock.held());
+    EXPECT_FALSE(lock.lost());
+    EXPECT_GE(eval_calls(client), 1) << "the renewal fell back to EVAL";
+    client.command({"SCRIPT", "FLUSH"});
+    EXPECT_FALSE(lock.release());
+    EXPECT_FALSE(client.exists("cache"));
+}
+
+}  // namespace

@@ -1,0 +1,126 @@
+// The watchdog keeps a held key alive past its TTL; a holder paused beyond the TTL loses the
+// lock to another process, learns it when resumed, and its fenced write is refused.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <sstream>
+#include <thread>
+
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/testing/child_process.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::redis_tests::fenced_write;
+using edgelock::redis_tests::options_for;
+using edgelock::testing::child_process;
+using edgelock::testing::eventually;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_server;
+
+constexpr std::int64_t ttl_ms = 300;
+
+// Polls the key every 2 ms for `duration`; returns how many polls found it missing.
+int polls_missing(redis_client& client, const std::string& key, std::chrono::milliseconds duration) {
+    int missing = 0;
+    const auto until = std::chrono::steady_clock::now() + duration;
+    while (std::chrono::steady_clock::now() < until) {
+        if (!client.exists(key)) ++missing;
+        std::this_thread::sleep_for(2ms);
+    }
+    return missing;
+}
+
+TEST(watchdog, a_hold_of_three_ttls_keeps_the_key_alive) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options_for("job", {server.url()}, ttl_ms)));
+    edgelock::hiredis::hold hold;
+    ASSERT_FALSE(lock.try_acquire(&hold));
+
+    EXPECT_EQ(polls_missing(client, "job", std::chrono::milliseconds(3 * ttl_ms + 100)), 0);
+    EXPECT_TRUE(lock.held());
+    EXPECT_FALSE(lock.lost());
+    EXPECT_GT(client.pttl("job"), 0);
+    EXPECT_FALSE(lock.release());
+    EXPECT_FALSE(client.exists("job"));
+}
+
+TEST(watchdog, without_renewal_the_same_hold_loses_its_key) {
+    // The control for the test above: the polling would have seen a vanished key.
+    redis_server server;
+    redis_client client(server.port());
+    std::atomic<int> lost_calls{0};
+    edgelock::hiredis::lock lock;
+    auto options = options_for("job", {server.url()}, ttl_ms);
+    options.watchdog = false;
+    options.on_lost = [&lost_calls](std::error_code ec) {
+        if (ec == edgelock::errc::expired) ++lost_calls;
+    };
+    ASSERT_FALSE(lock.open(options));
+    ASSERT_FALSE(lock.try_acquire());
+    EXPECT_GT(polls_missing(client, "job", std::chrono::milliseconds(3 * ttl_ms + 100)), 0);
+    EXPECT_FALSE(lock.held());
+    EXPECT_TRUE(eventually([&] { return lost_calls.load() == 1; }, 2s));
+    EXPECT_EQ(lock.release(), edgelock::errc::expired);
+}
+
+// "write 0 lost 1 reason expired callback 1" -> fields
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;) out.push_back(w);
+    return out;
+}
+
+TEST(watchdog, a_holder_paused_beyond_the_ttl_loses_the_lock_and_its_fenced_write_is_refused) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::testing::spawn_options spawn;
+    spawn.pipe_stdio = true;
+    child_process holder({EDGELOCK_LOCK_WORKER, "holder", server.url(), "job", std::to_string(ttl_ms), "resource"},
+                         spawn);
+    const auto acquired = words(holder.read_line(10s).value_or(""));
+    ASSERT_EQ(acquired.size(), 3u);
+    ASSERT_EQ(acquired[0], "acquired");
+    const std::int64_t first_fence = std::stoll(acquired[1]);
+    ASSERT_EQ(acquired[2], "1") << "the holder's first write is accepted";
+
+    holder.freeze();
+    ASSERT_TRUE(eventually([&] { return !client.exists("job"); }, 3s)) << "the paused holder's key expires";
+
+    edgelock::hiredis::lock second;
+    auto options = options_for("job", {server.url()}, ttl_ms);
+    options.fencing = true;
+    ASSERT_FALSE(second.open(options));
+    edgelock::hiredis::hold hold;
+    ASSERT_FALSE(second.acquire(2s, &hold)) << "another process takes the lock";
+    EXPECT_GT(hold.fence, first_fence);
+    EXPECT_EQ(fenced_write(client, "resource", hold.fence, "second"), 1);
+
+    holder.thaw();
+    holder.write_line("write");
+    const auto result = words(holder.read_line(10s).value_or(""));
+    ASSERT_EQ(result.size(), 9u);
+    EXPECT_EQ(result[1], "0") << "the stale holder's fenced write is refused";
+    EXPECT_EQ(result[3], "1") << "the holder reports lost";
+    EXPECT_EQ(result[5], "expired");
+    EXPECT_EQ(result[8], "1") << "the lost callback ran";
+    EXPECT_EQ(client.get("resource"), "second");
+    EXPECT_TRUE(second.held()) << "the stale holder's cleanup did not delete the new owner's key";
+
+    holder.write_line("release");
+    EXPECT_EQ(holder.read_line(5s).value_or(""), "release expired");
+    EXPECT_TRUE(client.exists("job"));
+    EXPECT_FALSE(second.release());
+    holder.write_line("quit");
+    EXPECT_TRUE(holder.wait_exit(5s).has_value());
+}
+
+}  // namespace

@@ -1,0 +1,186 @@
+// edgelock::hiredis: a blocking lock client over hiredis 0.14, for tools and simple programs.
+//
+// One `hiredis::lock` is one lock name held by one owner, over one Redis, N independent
+// masters (Redlock, N odd), or the master a set of Sentinels points at. It drives the sans-IO
+// core (edgelock/lock.hpp) over one hiredis connection per instance:
+//
+//   - acquire() sends the request to every instance first, then collects replies (poll() over
+//     all connections) until the core decides; validity is measured from before the first
+//     request, so a slow network or a pause eats into the lease, never extends it.
+//   - While held, a helper thread renews the lease (compare-and-PEXPIRE every ttl/3 by
+//     default). When renewal cannot reach a quorum before validity ends, or Redis says the key
+//     is no longer ours, the lock is `lost`: lost() turns true and `on_lost` is called.
+//   - Connections are made on demand (connect timeout), AUTH (password, or ACL user and
+//     password) and SELECT come from the redis:// URL, each reply waits at most the command
+//     timeout. A broken connection is dropped and made again by the next request.
+//   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
+//
+// Threads: the calls below may come from any thread, one call at a time per object (they are
+// serialised by a mutex; held(), lost(), fence() never wait for I/O). The helper thread starts
+// in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
+// the object's locks held: it may call release().
+//
+// Errors are std::error_code values, never exceptions. They come from three categories:
+//   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:
+//     busy, no_quorum, validity_expired, token_gone, not_replicated, expired, not_held,
+//     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
+//     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
+//     too_deep, io_error
+//   edgelock::hiredis::connection_errc (connection_category()): unknown_host, auth_failed,
+//     select_failed, connection_closed, no_master, out_of_memory, thread_failed
+//   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
+//     std::errc::timed_out (connect timeout or command timeout), std::errc::connection_reset
+//
+// Example:
+//   edgelock::hiredis::lock_options options;
+//   options.name = "orders:42";
+//   options.instances = {"redis://127.0.0.1:6379"};
+//   options.ttl_ms = 10'000;
+//   edgelock::hiredis::lock lock;
+//   if (auto ec = lock.open(options)) return ec;
+//   edgelock::hiredis::hold hold;
+//   if (auto ec = lock.acquire(std::chrono::seconds(5), &hold)) return ec;  // busy, ...
+//   ... work, checking lock.lost(); write with hold.fence ...
+//   lock.release();
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "edgelock/error_code.hpp"
+
+namespace edgelock::hiredis {
+
+// Connection-level failures that have no errno.
+enum class connection_errc {
+    unknown_host = 1,   // the host name could not be resolved (or used) by hiredis
+    auth_failed,        // AUTH was refused (wrong password or user, or no password set)
+    select_failed,      // SELECT <db> was refused (db out of range)
+    connection_closed,  // the server closed the connection (end of file)
+    no_master,          // no Sentinel reported a reachable master that confirms its role
+    out_of_memory,      // hiredis could not allocate
+    thread_failed,      // the helper thread could not be started
+};
+
+const std::error_category& connection_category() noexcept;
+
+inline std::error_code make_error_code(connection_errc code) noexcept {
+    return {static_cast<int>(code), connection_category()};
+}
+
+struct lock_options {
+    std::string name;  // the Redis key, 1..128 bytes
+
+    // Either instances (1, or an odd N up to 7 for Redlock) as redis://[user:password@]host[:port][/db]
+    std::vector<std::string> instances;
+    // ... or Sentinel: sentinel addresses (redis:// URLs, credentials used for the sentinels
+    // themselves) and the monitored master's name. The master's credentials and db are
+    // master_user / master_password / master_db. The master is looked up again whenever its
+    // connection breaks or it answers READONLY (after a failover).
+    std::vector<std::string> sentinels;
+    std::string master_name;
+    std::string master_user;
+    std::string master_password;
+    std::uint16_t master_db = 0;
+
+    std::int64_t ttl_ms = 30'000;
+    bool fencing = false;   // hand out fence tokens (hold::fence), strictly increasing per name
+    bool watchdog = true;   // renew while held
+    // Sentinel deployments: require the SET to reach this many replicas (WAIT) before the lock
+    // counts as held. 0: no WAIT.
+    std::uint8_t replicas_to_wait = 0;
+    std::int64_t replica_wait_ms = 0;
+
+    // Core tuning; 0 (or -1 for drift) means the core's default (see edgelock::lock_config).
+    std::int64_t renew_interval_ms = 0;
+    std::int64_t drift_ms = -1;
+    std::int64_t attempt_timeout_ms = 0;
+    std::int64_t retry_delay_ms_min = 0;
+    std::int64_t retry_delay_ms_max = 0;
+
+    std::int64_t connect_timeout_ms = 1'000;  // one TCP connect (plus AUTH/SELECT)
+    std::int64_t command_timeout_ms = 1'000;  // the longest wait for one reply
+
+    // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
+    // renewed before validity ended) or edgelock::errc::token_gone (Redis no longer has our
+    // token).
+    std::function<void(std::error_code)> on_lost;
+};
+
+struct hold {
+    std::int64_t fence = 0;           // the fence token (0 without fencing)
+    std::int64_t valid_until_ms = 0;  // end of the lease on now_ms()'s clock
+};
+
+// The monotonic clock the lock runs on, in milliseconds (CLOCK_MONOTONIC).
+std::int64_t now_ms() noexcept;
+
+class lock {
+public:
+    lock() noexcept;
+    // Releases a held lock (best effort, bounded by the timeouts), stops the helper thread,
+    // closes the connections. Never throws.
+    ~lock();
+    lock(const lock&) = delete;
+    lock& operator=(const lock&) = delete;
+
+    // Checks the options (names, URLs, counts, timings), starts the helper thread. No network
+    // traffic: connections are made by the first acquire(). May be called once.
+    // Returns ok, or: invalid_config (a malformed URL, both or neither of instances and
+    // sentinels, a bad timeout, open() called twice), invalid_name, invalid_ttl,
+    // invalid_instances, connection_errc::thread_failed, connection_errc::out_of_memory.
+    std::error_code open(const lock_options& options) noexcept;
+
+    // One attempt, no waiting: acquire(0 ms, out).
+    std::error_code try_acquire(hold* out = nullptr) noexcept;
+
+    // Acquires, retrying with exponential backoff and full jitter while attempts can start
+    // within `wait`. On success fills `out` (when given) and returns ok. On a lock this object
+    // already holds, counts one more hold (reentrancy) and returns ok at once.
+    // Returns the reason the last attempt failed:
+    //   busy              another owner holds the lock (on too many instances)
+    //   validity_expired  a quorum agreed, but only after the lease had run out
+    //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
+    //   an instance error when instances failed (no quorum) and one of them said why: e.g.
+    //     std::errc::connection_refused, std::errc::timed_out, unknown_host, auth_failed,
+    //     select_failed, connection_closed, std::errc::connection_reset, no_master,
+    //     error_reply, unexpected_reply, protocol_error
+    //   no_quorum         instances failed to answer in time, with no more precise cause
+    //   invalid_state     not opened, or another call is releasing
+    // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
+    // within the command timeout.
+    std::error_code acquire(std::chrono::milliseconds wait, hold* out = nullptr) noexcept;
+
+    // Drops one hold; the last one deletes the key on every instance (only if it still holds
+    // our token). Returns ok (deleted on at least one instance, or an inner hold dropped),
+    // expired (the lease had run out or the lock was lost before this release: the protected
+    // work may have overlapped another owner's), not_held (nothing acquired), or, when no
+    // instance could be reached, the instance error as for acquire (the key then expires by
+    // its TTL). After `lost`, release() also returns expired and clears the lost state.
+    std::error_code release() noexcept;
+
+    // True while held and within validity (never after valid_until).
+    bool held() const noexcept;
+    // True once the current hold was lost (until the next acquire()).
+    bool lost() const noexcept;
+    // Why it was lost: expired or token_gone; empty when not lost.
+    std::error_code lost_reason() const noexcept;
+    // The fence token of the current or last hold.
+    std::int64_t fence() const noexcept;
+    // The last error instance `i` reported (empty when none); instances in options order.
+    std::error_code instance_error(std::size_t i) const noexcept;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace edgelock::hiredis
+
+template <>
+struct std::is_error_code_enum<edgelock::hiredis::connection_errc> : std::true_type {};
