@@ -1,0 +1,336 @@
+// edgelock: the production client, asynchronous, on the caller's asio::io_context.
+//
+// A `client` keeps one TCP connection per Redis instance and drives any number of locks (up to
+// the table size chosen at open()) over them: every lock's requests to an instance share that
+// instance's connection, pipelined. The lock logic is the sans-IO core (edgelock/lock.hpp);
+// this layer moves its bytes, reads the clock, supplies random tokens and calls handlers.
+//
+//   asio::io_context io{1};
+//   edgelock::async::client client(io);
+//   edgelock::async::client_config config;
+//   config.instances = {"redis://127.0.0.1:6379"};
+//   if (auto ec = client.open(config)) { ... }            // bad URL, bad sizes
+//   edgelock::lock_config lc;
+//   lc.name = "orders:42";
+//   lc.ttl_ms = 10'000;
+//   edgelock::async::lock_handle orders;
+//   client.add_lock(lc, orders);
+//   client.async_acquire(orders, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
+//       if (ec) return;                                    // busy, wait_timeout, no_quorum, ...
+//       edgelock::async::scoped_lock hold(client, orders); // released when `hold` goes
+//       ...                                                // work, passing `fence` to storage
+//   });
+//   io.run();
+//
+// Threading: single-threaded. Every member function must be called from the thread running
+// the io_context (or before it runs), and every handler runs on it. The client never calls a
+// handler from inside the function that started the operation: completions are delivered from
+// the client's own I/O and timer completions, or posted to the io_context.
+//
+// Handlers are stored in fixed slots (see asio_handler_slot.hpp): a handler must fit in
+// handler_bytes_max bytes, or the call does not compile. Once the connections are up, locking
+// and unlocking allocate no memory. Error paths (an operation refused at once) may allocate
+// to post their completion.
+//
+// Errors: handlers receive std::error_code values from three categories, compared as
+//   ec == edgelock::errc::busy                 the core's lock outcomes (edgelock/errc.hpp)
+//   ec == edgelock::async::client_error::...   this client's own conditions (below)
+//   ec == asio::error::connection_refused      the operating system's, via Asio
+// Each function lists which it can produce.
+//
+// Sentinel: with `sentinels` and `master_name` set, the client asks the sentinels for the
+// master, checks with ROLE that it is one, and asks again whenever the connection drops, a
+// write is refused with READONLY, the server turns out to be a replica, or a sentinel
+// announces +switch-master (the client keeps one sentinel connection subscribed to it).
+//
+// Lock and failover (Sentinel): a lock held when the master fails over is kept when the
+// promoted replica had received the key and the client reaches the new master before the
+// lease runs out (the renewal then succeeds there, with the same token); it is reported
+// `lost` with token_gone when the promoted replica never saw the key (asynchronous
+// replication: the renewal finds no key), and `lost` with expired when no master answers
+// before validity ends. Set lock_config::replicas_to_wait to make an acquire count only once
+// replicas confirmed it (WAIT); keep command_timeout above replica_wait_ms, since WAIT holds
+// the shared connection while it waits.
+#pragma once
+
+#include <asio/io_context.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "edgelock/asio_handler_slot.hpp"
+#include "edgelock/asio_no_exceptions.hpp"
+#include "edgelock/error_code.hpp"
+#include "edgelock/lock.hpp"
+
+namespace edgelock::async {
+
+// This client's own error conditions (category name "edgelock.asio").
+enum class client_error : std::uint8_t {
+    auth_failed = 1,        // AUTH refused: wrong password or ACL user, or no AUTH sent to a
+                            // server that requires it (NOAUTH)
+    select_failed,          // SELECT <db> refused
+    not_master,             // Sentinel: the server named as master says it is a replica
+    master_unknown,         // Sentinel: no sentinel reachable, or none knows master_name
+    master_changed,         // Sentinel: +switch-master announced another master
+    readonly,               // a lock write was refused by a replica (READONLY)
+    connect_timeout,        // resolve + connect + handshake took longer than connect_timeout
+    command_timeout,        // a reply took longer than command_timeout: connection dropped
+    not_open,               // the client is not open (never opened, or closed)
+    already_open,           // open() on an open client
+    table_full,             // add_lock(): every one of locks_max slots is in use
+    invalid_handle,         // a handle that is not (or no longer) in this client's table
+    operation_in_progress,  // an acquire (or release) is already running on that lock
+    lock_busy,              // remove_lock() of a lock that is held or has an operation running
+};
+
+const std::error_category& client_category() noexcept;
+
+inline std::error_code make_error_code(client_error code) noexcept {
+    return {static_cast<int>(code), client_category()};
+}
+
+struct client_config {
+    // Redis instances, as redis://[user:password@]host:port[/db] URLs: one for a single
+    // server, or an odd number up to edgelock::instances_max for Redlock. Every lock of this
+    // client spans all of them. Leave empty when using Sentinel.
+    std::vector<std::string> instances;
+
+    // Sentinel: the sentinels' URLs (a password in the URL authenticates to the sentinel)
+    // and the monitored master's name. The master itself is reached with master_user,
+    // master_password and master_db.
+    std::vector<std::string> sentinels;
+    std::string master_name;
+    std::string master_user;
+    std::string master_password;
+    std::uint16_t master_db = 0;
+
+    // Capacity of the lock table: add_lock() refuses beyond it. Memory is taken at open():
+    // about 1 KB per lock plus the connections' buffers.
+    std::size_t locks_max = 64;
+
+    // Resolve + connect + AUTH/SELECT/PING (and the Sentinel query) of one attempt.
+    std::chrono::milliseconds connect_timeout{2'000};
+    // The longest a request may wait for its reply before the connection is taken as dead,
+    // dropped and reconnected. Must exceed any lock's replica_wait_ms.
+    std::chrono::milliseconds command_timeout{2'000};
+    // Reconnect delays: exponential from min to max, each drawn with jitter in [d/2, d].
+    std::chrono::milliseconds reconnect_delay_min{100};
+    std::chrono::milliseconds reconnect_delay_max{5'000};
+
+    // TCP keepalive on every connection: first probe after idle, then every interval, the
+    // connection declared dead after `keepalive_probes` unanswered probes.
+    bool keepalive = true;
+    std::chrono::seconds keepalive_idle{10};
+    std::chrono::seconds keepalive_interval{5};
+    int keepalive_probes = 3;
+
+    // Each connection's write buffers (two of this size) and read buffer
+    // (edgelock::reply_bytes_max plus this). Bounds how many requests one write batches.
+    std::size_t buffer_bytes = 32 * 1024;
+};
+
+// Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close().
+struct lock_handle {
+    std::uint32_t index = 0xffffffff;
+    std::uint32_t generation = 0;
+};
+
+struct lock_status {
+    lock_state state = lock_state::unconfigured;
+    bool held = false;  // held now, and the lease has not run out
+    std::uint16_t hold_count = 0;
+    std::int64_t fence = 0;
+    std::chrono::steady_clock::time_point valid_until{};
+    std::uint32_t renewals = 0;  // renewals confirmed since the last acquire
+    errc last_cause = errc::ok;  // the last failed attempt's cause (with wait_timeout)
+};
+
+namespace detail {
+class client_impl;
+}
+
+class client {
+public:
+    explicit client(asio::io_context& io);
+    // Closes the connections. Handlers still pending are destroyed without being called.
+    // Keys of locks still held stay in Redis until their TTL ends.
+    ~client();
+    client(const client&) = delete;
+    client& operator=(const client&) = delete;
+
+    // Validates `config`, builds the lock table and starts connecting to every instance (in
+    // the background, with reconnects). Returns:
+    //   {}                      connecting has started
+    //   errc::invalid_config    a URL does not parse, both or neither of instances and
+    //                           sentinels given, master_name missing, a zero size or timeout
+    //   errc::invalid_instances an even count, or more than instances_max
+    //   errc::io_error          the OS has no random bytes for tokens
+    //   client_error::already_open
+    std::error_code open(const client_config& config);
+
+    // Stops: drops every connection and empties the lock table. Pending acquire, release
+    // and readiness handlers complete (posted) with asio::error::operation_aborted. open()
+    // may be called again afterwards.
+    void close();
+
+    // Completes when enough instances are connected for a lock to be taken (all of one, or a
+    // quorum of Redlock instances): handler(std::error_code). Error codes, when quorum is
+    // impossible after every instance not connected has finished one more attempt:
+    //   the failing attempt's error, e.g. asio::error::connection_refused,
+    //   asio::error::host_not_found, client_error::connect_timeout, auth_failed,
+    //   select_failed, master_unknown, not_master;
+    //   client_error::not_open; client_error::operation_in_progress (one waiter at a time);
+    //   asio::error::operation_aborted (close()).
+    // The client keeps reconnecting in the background either way.
+    template <typename Handler>
+    void async_wait_ready(Handler&& handler) {
+        detail::handler_slot slot;
+        slot.emplace_with_code(std::forward<Handler>(handler));
+        start_wait_ready(std::move(slot));
+    }
+
+    // Adds a lock to the table. `config.instances` is ignored: the lock spans all of this
+    // client's instances. Every other field is the core's (lock.hpp), including fencing,
+    // the watchdog, and replicas_to_wait / replica_wait_ms for WAIT after the acquire.
+    // Returns {}, client_error::not_open, client_error::table_full, or the core's
+    // errc::invalid_name, invalid_ttl, invalid_config.
+    std::error_code add_lock(const lock_config& config, lock_handle& out);
+
+    // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
+    // to acquire) or lost, with no operation running. Returns {}, invalid_handle, lock_busy.
+    std::error_code remove_lock(lock_handle handle);
+
+    // Called as handler(std::error_code why) when a held lock ends without release():
+    // errc::expired (no quorum confirmed a renewal before validity ran out) or
+    // errc::token_gone (a quorum said the key no longer holds our token). Called at most once
+    // per hold; after it, release() completes at once with errc::expired, and a new acquire
+    // is allowed. Replaces the previous one. Returns {} or invalid_handle.
+    template <typename Handler>
+    std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
+        detail::handler_slot slot;
+        slot.emplace_with_code(std::forward<Handler>(handler));
+        return store_lost_handler(handle, std::move(slot));
+    }
+
+    // Takes the lock: handler(std::error_code, std::int64_t fence). `wait` zero makes one
+    // attempt; otherwise attempts repeat with backoff while they can start within `wait`.
+    // A new random token is drawn for every acquire. On a lock this owner already holds, it
+    // counts one more hold and completes at once (posted) with the same fence.
+    // Error codes:
+    //   errc::busy               another owner holds it (wait zero)
+    //   errc::wait_timeout       the wait ran out; status().last_cause says why
+    //   errc::no_quorum          too few instances answered (connections down, timeouts)
+    //   errc::validity_expired   a quorum answered, too late for any validity to remain
+    //   errc::token_gone         (fencing, Redlock) the keys vanished while confirming
+    //   errc::not_replicated     (replicas_to_wait) too few replicas acknowledged in time
+    //   errc::cancelled          release() was called before the acquire finished
+    //   errc::invalid_wait       wait negative or over edgelock::wait_ms_max
+    //   errc::invalid_state      the core refused (hold count at its maximum)
+    //   client_error::invalid_handle, operation_in_progress, not_open
+    //   asio::error::operation_aborted (close())
+    // fence is the fence token when fencing is on and ec is {}; 0 otherwise.
+    template <typename Handler>
+    void async_acquire(lock_handle handle, std::chrono::milliseconds wait, Handler&& handler) {
+        detail::handler_slot slot;
+        slot.emplace_with_value(std::forward<Handler>(handler));
+        start_acquire(handle, wait, std::move(slot));
+    }
+
+    // Drops one hold; the last one deletes the key wherever it holds our token:
+    // handler(std::error_code). In every case the lock is no longer held when it completes.
+    //   {}                       released, the key deleted on a quorum
+    //   errc::expired            the lease had already ended, or the key no longer held our
+    //                            token (the lock may have been someone else's for a while)
+    //   errc::no_quorum          released locally, but too few instances confirmed the
+    //                            delete: the key ends at its TTL
+    //   errc::not_held           nothing was held (never acquired, or already released)
+    //   client_error::invalid_handle, operation_in_progress, not_open
+    //   asio::error::operation_aborted (close())
+    // While an acquire is running, this cancels it: the acquire completes with
+    // errc::cancelled, then this handler with {}.
+    template <typename Handler>
+    void async_release(lock_handle handle, Handler&& handler) {
+        detail::handler_slot slot;
+        slot.emplace_with_code(std::forward<Handler>(handler));
+        start_release(handle, std::move(slot));
+    }
+
+    // Releases without a handler (what scoped_lock does). Never fails loudly: an invalid
+    // handle or a release already running is ignored.
+    void release_detached(lock_handle handle) noexcept;
+
+    // The lock's state now ({} for an invalid handle).
+    lock_status status(lock_handle handle) const noexcept;
+    bool held(lock_handle handle) const noexcept { return status(handle).held; }
+
+    // Instances and their connections. `endpoint` is "host:port" of the server connected
+    // (or last tried); with Sentinel, of the master it found. `last_error` is the error that
+    // ended the last connection or attempt ({} if none yet).
+    std::size_t instance_count() const noexcept;
+    bool instance_connected(std::size_t instance) const noexcept;
+    std::string instance_endpoint(std::size_t instance) const;
+    std::error_code instance_last_error(std::size_t instance) const noexcept;
+
+    asio::io_context& context() const noexcept { return io_; }
+
+private:
+    void start_wait_ready(detail::handler_slot handler);
+    std::error_code store_lost_handler(lock_handle handle, detail::handler_slot handler);
+    void start_acquire(lock_handle handle, std::chrono::milliseconds wait,
+                       detail::handler_slot handler);
+    void start_release(lock_handle handle, detail::handler_slot handler);
+
+    asio::io_context& io_;
+    std::shared_ptr<detail::client_impl> impl_;
+};
+
+// Releases a held lock when it goes out of scope: the release runs in the background
+// (client::release_detached), errors are ignored, and nothing can throw. The guard must not
+// outlive its client.
+class scoped_lock {
+public:
+    scoped_lock() noexcept = default;
+    // Adopts a lock `owner` holds (after a successful acquire).
+    scoped_lock(client& owner, lock_handle handle) noexcept : client_(&owner), handle_(handle) {}
+    scoped_lock(scoped_lock&& other) noexcept
+        : client_(std::exchange(other.client_, nullptr)), handle_(other.handle_) {}
+    scoped_lock& operator=(scoped_lock&& other) noexcept {
+        if (this != &other) {
+            reset();
+            client_ = std::exchange(other.client_, nullptr);
+            handle_ = other.handle_;
+        }
+        return *this;
+    }
+    scoped_lock(const scoped_lock&) = delete;
+    scoped_lock& operator=(const scoped_lock&) = delete;
+    ~scoped_lock() { reset(); }
+
+    // Releases now (if still owned).
+    void reset() noexcept {
+        if (client_ != nullptr) std::exchange(client_, nullptr)->release_detached(handle_);
+    }
+    // Gives up ownership without releasing; returns the handle.
+    lock_handle dismiss() noexcept {
+        client_ = nullptr;
+        return handle_;
+    }
+    bool owns() const noexcept { return client_ != nullptr; }
+
+private:
+    client* client_ = nullptr;
+    lock_handle handle_{};
+};
+
+}  // namespace edgelock::async
+
+template <>
+struct std::is_error_code_enum<edgelock::async::client_error> : std::true_type {};

@@ -1,0 +1,738 @@
+// The asio client: the lock table, event delivery, deadlines, and the public API.
+#include <asio/post.hpp>
+
+#include <algorithm>
+#include <new>
+#include <utility>
+
+#include "client_impl.hpp"
+#include "edgelock/entropy.hpp"
+#include "edgelock/redis_url.hpp"
+
+namespace edgelock::async {
+namespace detail {
+namespace {
+
+// Bounds on how much one delivery pass may do before yielding to the io_context: a user
+// handler that starts an operation which completes at once (a reentrant acquire) must not
+// spin the client forever.
+constexpr int events_per_pass_max = 64;
+constexpr int io_passes_max = 8;
+constexpr int dispatch_passes_max = 4;
+constexpr std::size_t buffer_bytes_max = 16 * 1024 * 1024;
+constexpr std::size_t locks_max_limit = 1 << 20;
+
+std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(ms)));
+}
+
+bool parse_addresses(const std::vector<std::string>& urls, std::vector<server_address>& out) {
+    for (const std::string& text : urls) {
+        const redis_url_result parsed = parse_redis_url(text);
+        if (parsed.code != errc::ok) return false;
+        server_address address;
+        address.host.assign(parsed.url.host.data(), parsed.url.host.size());
+        address.port = parsed.url.port;
+        address.user.assign(parsed.url.user.data(), parsed.url.user.size());
+        address.password.assign(parsed.url.password.data(), parsed.url.password.size());
+        address.db = parsed.url.db;
+        out.push_back(std::move(address));
+    }
+    return true;
+}
+
+bool attempt_running(lock_state state) {
+    return state == lock_state::acquiring || state == lock_state::backing_off ||
+           state == lock_state::confirming;
+}
+
+}  // namespace
+
+std::int64_t now_ms() noexcept {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// ---- deadline heap ---------------------------------------------------------------------
+
+void deadline_heap::init(std::size_t capacity) {
+    heap_.reset(new item[capacity]);
+    position_.reset(new std::uint32_t[capacity]);
+    for (std::size_t i = 0; i < capacity; ++i) position_[i] = absent;
+    size_ = 0;
+}
+
+void deadline_heap::set(std::uint32_t index, std::int64_t deadline_ms) noexcept {
+    const std::uint32_t at = position_[index];
+    if (deadline_ms == no_deadline_ms) {
+        if (at == absent) return;
+        position_[index] = absent;
+        --size_;
+        if (at == size_) return;
+        const item moved = heap_[size_];
+        place(at, moved);
+        sift_up(at);
+        sift_down(position_[moved.index]);
+        return;
+    }
+    if (at == absent) {
+        place(size_, item{deadline_ms, index});
+        ++size_;
+        sift_up(size_ - 1);
+        return;
+    }
+    const std::int64_t previous = heap_[at].deadline_ms;
+    heap_[at].deadline_ms = deadline_ms;
+    if (deadline_ms < previous) {
+        sift_up(at);
+    } else {
+        sift_down(at);
+    }
+}
+
+void deadline_heap::place(std::size_t at, const item& value) noexcept {
+    heap_[at] = value;
+    position_[value.index] = static_cast<std::uint32_t>(at);
+}
+
+void deadline_heap::sift_up(std::size_t at) noexcept {
+    while (at > 0) {
+        const std::size_t parent = (at - 1) / 2;
+        if (heap_[parent].deadline_ms <= heap_[at].deadline_ms) return;
+        const item child = heap_[at];
+        place(at, heap_[parent]);
+        place(parent, child);
+        at = parent;
+    }
+}
+
+void deadline_heap::sift_down(std::size_t at) noexcept {
+    for (;;) {
+        const std::size_t left = 2 * at + 1;
+        if (left >= size_) return;
+        std::size_t smallest = left;
+        if (left + 1 < size_ && heap_[left + 1].deadline_ms < heap_[left].deadline_ms) smallest = left + 1;
+        if (heap_[at].deadline_ms <= heap_[smallest].deadline_ms) return;
+        const item parent = heap_[at];
+        place(at, heap_[smallest]);
+        place(smallest, parent);
+        at = smallest;
+    }
+}
+
+// ---- open and close --------------------------------------------------------------------
+
+client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
+
+client_impl::~client_impl() { close(false); }
+
+std::error_code client_impl::open(const client_config& config) {
+    if (open_) return make_error_code(client_error::already_open);
+    const bool by_sentinel = !config.sentinels.empty();
+    if (by_sentinel == !config.instances.empty()) return make_error_code(errc::invalid_config);
+    if (by_sentinel && config.master_name.empty()) return make_error_code(errc::invalid_config);
+    if (config.locks_max == 0 || config.locks_max > locks_max_limit) return make_error_code(errc::invalid_config);
+    if (config.connect_timeout.count() <= 0 || config.command_timeout.count() <= 0 ||
+        config.reconnect_delay_min.count() <= 0 ||
+        config.reconnect_delay_max < config.reconnect_delay_min) {
+        return make_error_code(errc::invalid_config);
+    }
+    if (config.keepalive && (config.keepalive_idle.count() <= 0 || config.keepalive_interval.count() <= 0 ||
+                             config.keepalive_probes <= 0)) {
+        return make_error_code(errc::invalid_config);
+    }
+    if (config.buffer_bytes < 2 * request_bytes_max || config.buffer_bytes > buffer_bytes_max) {
+        return make_error_code(errc::invalid_config);
+    }
+    const std::size_t count = by_sentinel ? 1 : config.instances.size();
+    if (count % 2 == 0 || count > instances_max) return make_error_code(errc::invalid_instances);
+
+    std::vector<server_address> instances;
+    std::vector<server_address> sentinels;
+    if (!parse_addresses(config.instances, instances) || !parse_addresses(config.sentinels, sentinels)) {
+        return make_error_code(errc::invalid_config);
+    }
+    owner_token seed{};
+    if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
+
+    if (depth_ == 0) {
+        retired_conns_.clear();
+        retired_locks_.clear();
+    }
+    config_ = config;
+    instances_ = std::move(instances);
+    sentinels_ = std::move(sentinels);
+    instance_count_ = count;
+
+    conns_.clear();
+    for (std::size_t i = 0; i < count; ++i) {
+        conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(i),
+                                                      connection_role::instance));
+        conns_.back()->init(config.locks_max * requests_per_instance_max, config.buffer_bytes, config.locks_max);
+    }
+    if (by_sentinel) {
+        conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(count),
+                                                      connection_role::watcher));
+        conns_.back()->init(0, 2 * request_bytes_max, 1);
+    }
+
+    locks_max_ = config.locks_max;
+    locks_.reset(new lock_entry[locks_max_]);
+    free_.clear();
+    free_.reserve(locks_max_);
+    for (std::size_t i = locks_max_; i > 0; --i) free_.push_back(static_cast<std::uint32_t>(i - 1));
+    dirty_.init(locks_max_);
+    deadlines_.init(locks_max_);
+    if (!nodes_) nodes_.reset(new reply_node[nodes_max]);
+    ready_marks_.assign(count, 0);
+    ready_check_ = false;
+    lock_timer_ms_ = no_deadline_ms;
+
+    std::uint64_t state = 0;
+    for (std::uint8_t byte : seed) state = (state << 8) | byte;
+    jitter_state_ = state | 1;
+
+    open_ = true;
+    ++open_epoch_;
+    for (auto& c : conns_) c->start();
+    return {};
+}
+
+void client_impl::close(bool call_handlers) {
+    if (!open_) return;
+    open_ = false;
+    ++open_epoch_;
+    for (auto& c : conns_) c->stop();
+    lock_timer_epoch_ = next_epoch();
+    lock_timer_.cancel();
+    lock_timer_ms_ = no_deadline_ms;
+    for (std::size_t i = 0; i < locks_max_; ++i) {
+        lock_entry& e = locks_[i];
+        if (call_handlers) {
+            post_completion(std::move(e.acquire_handler), asio::error::operation_aborted);
+            post_completion(std::move(e.release_handler), asio::error::operation_aborted);
+        }
+        e.acquire_handler.reset();
+        e.release_handler.reset();
+        e.lost_handler.reset();
+    }
+    if (call_handlers) post_completion(std::move(ready_handler_), asio::error::operation_aborted);
+    ready_handler_.reset();
+    // A handler of this client may be running below us: keep its storage until it returns.
+    for (auto& c : conns_) retired_conns_.push_back(std::move(c));
+    conns_.clear();
+    retired_locks_.push_back(std::move(locks_));
+    locks_max_ = 0;
+    instance_count_ = 0;
+    free_.clear();
+    dirty_.clear();
+    if (depth_ == 0) {
+        retired_conns_.clear();
+        retired_locks_.clear();
+    }
+}
+
+client_impl::dispatch_scope::~dispatch_scope() {
+    if (owner_.depth_ == 1) owner_.finish_dispatch();
+    if (--owner_.depth_ == 0) {
+        owner_.retired_conns_.clear();
+        owner_.retired_locks_.clear();
+    }
+}
+
+void client_impl::post_completion(handler_slot handler, std::error_code code) {
+    if (handler.empty()) return;
+    asio::post(io_, [handler = std::move(handler), code]() mutable { handler.complete(code); });
+}
+
+void client_impl::post_flush() {
+    if (flush_posted_) return;
+    flush_posted_ = true;
+    asio::post(io_, [self = shared_from_this()] {
+        self->flush_posted_ = false;
+        dispatch_scope scope(*self);
+    });
+}
+
+// ---- readiness -------------------------------------------------------------------------
+
+void client_impl::wait_ready(handler_slot handler) {
+    if (!open_) return post_completion(std::move(handler), client_error::not_open);
+    if (!ready_handler_.empty()) return post_completion(std::move(handler), client_error::operation_in_progress);
+    ready_handler_ = std::move(handler);
+    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = conns_[i]->attempts_finished();
+    ready_check_ = true;
+    if (depth_ == 0) post_flush();
+}
+
+void client_impl::check_ready() {
+    ready_check_ = false;
+    if (ready_handler_.empty() || !open_) return;
+    std::size_t ready = 0;
+    std::size_t trying = 0;
+    std::error_code first_error;
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        const connection& c = *conns_[i];
+        if (c.ready()) {
+            ++ready;
+        } else if (c.attempts_finished() == ready_marks_[i]) {
+            ++trying;
+        } else if (!first_error) {
+            first_error = c.last_error();
+        }
+    }
+    if (ready >= quorum()) {
+        ready_handler_.complete({});
+    } else if (ready + trying < quorum()) {
+        ready_handler_.complete(first_error ? first_error : make_error_code(errc::no_quorum));
+    }
+}
+
+// ---- the lock table --------------------------------------------------------------------
+
+client_impl::lock_entry* client_impl::find(lock_handle handle) noexcept {
+    if (!open_ || handle.index >= locks_max_) return nullptr;
+    lock_entry& e = locks_[handle.index];
+    return e.in_use && e.generation == handle.generation ? &e : nullptr;
+}
+
+const client_impl::lock_entry* client_impl::find(lock_handle handle) const noexcept {
+    if (!open_ || handle.index >= locks_max_) return nullptr;
+    const lock_entry& e = locks_[handle.index];
+    return e.in_use && e.generation == handle.generation ? &e : nullptr;
+}
+
+std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
+    if (!open_) return make_error_code(client_error::not_open);
+    if (free_.empty()) return make_error_code(client_error::table_full);
+    const std::uint32_t index = free_.back();
+    lock_entry& e = locks_[index];
+    lock_config adjusted = config;
+    adjusted.instances = static_cast<std::uint8_t>(instance_count_);
+    if (const errc code = e.core.configure(adjusted); code != errc::ok) return make_error_code(code);
+    free_.pop_back();
+    e.in_use = true;
+    e.renewals = 0;
+    e.last_cause = errc::ok;
+    out = lock_handle{index, e.generation};
+    return {};
+}
+
+std::error_code client_impl::remove_lock(lock_handle handle) {
+    lock_entry* e = find(handle);
+    if (e == nullptr) return make_error_code(client_error::invalid_handle);
+    const lock_state state = e->core.state();
+    const bool quiet = state == lock_state::idle || state == lock_state::lost;
+    if (!quiet || !e->acquire_handler.empty() || !e->release_handler.empty() || e->dirty) {
+        return make_error_code(client_error::lock_busy);
+    }
+    reset_entry(*e);
+    free_.push_back(handle.index);
+    return {};
+}
+
+void client_impl::reset_entry(lock_entry& e) noexcept {
+    const std::uint32_t index = static_cast<std::uint32_t>(&e - locks_.get());
+    deadlines_.set(index, no_deadline_ms);
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        conns_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
+    }
+    dirty_.erase_if([index](const lock_ref& ref) { return ref.index == index; });
+    ++e.generation;
+    e.in_use = false;
+    e.dirty = false;
+    e.waiting_mask = 0;
+    e.deferred_count = 0;
+    e.release_after_events = false;
+    e.acquire_handler.reset();
+    e.release_handler.reset();
+    e.lost_handler.reset();
+    e.core.~lock();
+    ::new (static_cast<void*>(&e.core)) lock();
+}
+
+std::error_code client_impl::set_lost_handler(lock_handle handle, handler_slot handler) {
+    lock_entry* e = find(handle);
+    if (e == nullptr) return make_error_code(client_error::invalid_handle);
+    e->lost_handler = std::move(handler);
+    return {};
+}
+
+void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler) {
+    if (!open_) return post_completion(std::move(handler), client_error::not_open);
+    lock_entry* e = find(handle);
+    if (e == nullptr) return post_completion(std::move(handler), client_error::invalid_handle);
+    if (!e->acquire_handler.empty()) {
+        return post_completion(std::move(handler), client_error::operation_in_progress);
+    }
+    owner_token token{};
+    if (random_token(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
+    const std::int64_t now = now_ms();
+    if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
+        return post_completion(std::move(handler), code);
+    }
+    e->acquire_handler = std::move(handler);
+    after_call(handle.index, now);
+}
+
+void client_impl::release(lock_handle handle, handler_slot handler, bool detached) {
+    if (!open_) {
+        if (!detached) post_completion(std::move(handler), client_error::not_open);
+        return;
+    }
+    lock_entry* e = find(handle);
+    if (e == nullptr) {
+        if (!detached) post_completion(std::move(handler), client_error::invalid_handle);
+        return;
+    }
+    if (!e->release_handler.empty()) {
+        if (!detached) post_completion(std::move(handler), client_error::operation_in_progress);
+        return;
+    }
+    const lock_state before = e->core.state();
+    const std::int64_t now = now_ms();
+    if (const errc code = e->core.release(now); code != errc::ok) {
+        if (!detached) post_completion(std::move(handler), code);
+        return;
+    }
+    e->release_handler = std::move(handler);
+    const lock_state after = e->core.state();
+    // No `released` event comes when one of several holds is dropped, or when the release
+    // cancelled a running acquire: the handler completes right after the pending events.
+    if ((before == lock_state::held && after == lock_state::held) || attempt_running(before)) {
+        e->release_after_events = true;
+    }
+    after_call(handle.index, now);
+}
+
+lock_status client_impl::status(lock_handle handle) const noexcept {
+    const lock_entry* e = find(handle);
+    lock_status s;
+    if (e == nullptr) return s;
+    s.state = e->core.state();
+    s.held = e->core.held(now_ms());
+    s.hold_count = e->core.hold_count();
+    s.fence = e->core.fence();
+    s.valid_until = to_time_point(e->core.valid_until_ms());
+    s.renewals = e->renewals;
+    s.last_cause = e->last_cause;
+    return s;
+}
+
+// ---- driving the core ------------------------------------------------------------------
+
+// After a call in from the user: events wait for the next delivery pass (never delivered
+// inside the caller's call); requests go out at once.
+void client_impl::after_call(std::uint32_t index, std::int64_t now) noexcept {
+    lock_entry& e = locks_[index];
+    event ev;
+    while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
+    if ((e.deferred_count > 0 || e.release_after_events) && !e.dirty) {
+        e.dirty = true;
+        const bool pushed = dirty_.push(lock_ref{index, e.generation});
+        EDGELOCK_ASSERT(pushed);
+    }
+    pump(index, now);
+    update_deadline(index);
+    if (depth_ == 0) {
+        finish_io();
+        if (e.dirty) post_flush();
+    }
+}
+
+// Delivers every pending event of a lock. False when a handler closed the client or
+// removed the lock (the caller must not touch it then).
+bool client_impl::deliver_pending(std::uint32_t index) {
+    lock_entry& e = locks_[index];
+    const std::uint32_t generation = e.generation;
+    const std::uint32_t open_epoch = open_epoch_;
+    for (int n = 0; n < events_per_pass_max; ++n) {
+        event ev;
+        if (e.deferred_count > 0) {
+            ev = e.deferred[0];
+            std::move(e.deferred.begin() + 1, e.deferred.begin() + e.deferred_count, e.deferred.begin());
+            --e.deferred_count;
+        } else if (!e.core.poll_event(ev)) {
+            break;
+        }
+        deliver(e, ev);
+        if (open_epoch_ != open_epoch || e.generation != generation) return false;
+    }
+    if (e.release_after_events && e.deferred_count == 0) {
+        e.release_after_events = false;
+        e.release_handler.complete({});
+        if (open_epoch_ != open_epoch || e.generation != generation) return false;
+    }
+    return true;
+}
+
+void client_impl::deliver(lock_entry& e, const event& ev) {
+    switch (ev.type) {
+        case event_type::acquired:
+            if (e.core.hold_count() <= 1) e.renewals = 0;
+            e.last_cause = errc::ok;
+            e.acquire_handler.complete({}, ev.fence);
+            break;
+        case event_type::acquire_failed:
+            e.last_cause = ev.cause;
+            e.acquire_handler.complete(make_error_code(ev.code), 0);
+            break;
+        case event_type::renewed: ++e.renewals; break;
+        case event_type::lost: e.lost_handler.complete_and_keep(make_error_code(ev.code)); break;
+        case event_type::released: {
+            std::error_code code;
+            if (ev.expired_before) {
+                code = make_error_code(errc::expired);
+            } else if (ev.instances_released < quorum()) {
+                code = make_error_code(errc::no_quorum);
+            }
+            e.release_handler.complete(code);
+            break;
+        }
+    }
+}
+
+// Inside a completion: deliver what is pending, then send and re-arm.
+void client_impl::service(std::uint32_t index, std::int64_t now) {
+    if (!deliver_pending(index)) return;
+    pump(index, now);
+    update_deadline(index);
+}
+
+void client_impl::pump(std::uint32_t index, std::int64_t now) noexcept {
+    lock_entry& e = locks_[index];
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        connection& c = *conns_[i];
+        const auto bit = static_cast<std::uint8_t>(1u << i);
+        if (!c.ready() || (e.waiting_mask & bit) != 0) continue;
+        const auto instance = static_cast<std::uint8_t>(i);
+        while (e.core.has_request(instance)) {
+            const write_result written = e.core.write_request(instance, c.write_cursor(), c.write_room());
+            if (written.code == errc::buffer_too_small) {
+                // One entry per lock and connection (the mask), so the ring always has room.
+                const bool added = c.add_waiter(lock_ref{index, e.generation});
+                EDGELOCK_ASSERT(added);
+                e.waiting_mask |= bit;
+                break;
+            }
+            EDGELOCK_ASSERT(written.code == errc::ok);
+            c.commit(written.size, in_flight{index, e.generation, now});
+        }
+    }
+}
+
+void client_impl::wake_waiters(std::uint8_t instance) {
+    connection& c = *conns_[instance];
+    fixed_ring<lock_ref>& waiters = c.waiters();
+    const auto bit = static_cast<std::uint8_t>(1u << instance);
+    const std::int64_t now = now_ms();
+    for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
+        if (c.write_room() < request_bytes_max) return;
+        const lock_ref ref = waiters.front();
+        waiters.pop();
+        lock_entry& e = locks_[ref.index];
+        if (!e.in_use || e.generation != ref.generation) continue;
+        e.waiting_mask = static_cast<std::uint8_t>(e.waiting_mask & ~bit);
+        pump(ref.index, now);
+    }
+}
+
+void client_impl::update_deadline(std::uint32_t index) noexcept {
+    const std::int64_t deadline = locks_[index].core.next_deadline_ms();
+    deadlines_.set(index, deadline);
+    if (deadline < lock_timer_ms_) arm_lock_timer(deadline);
+}
+
+void client_impl::arm_lock_timer(std::int64_t deadline_ms) {
+    lock_timer_ms_ = deadline_ms;
+    lock_timer_epoch_ = next_epoch();
+    lock_timer_.expires_at(to_time_point(deadline_ms));
+    lock_timer_.async_wait([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
+        self->on_lock_timer(epoch, ec);
+    });
+}
+
+void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
+    if (epoch != lock_timer_epoch_ || ec == asio::error::operation_aborted) return;
+    dispatch_scope scope(*this);
+    lock_timer_ms_ = no_deadline_ms;
+    const std::uint32_t open_epoch = open_epoch_;
+    const std::int64_t now = now_ms();
+    for (std::size_t n = 0; n < locks_max_ && !deadlines_.empty() && deadlines_.top_deadline_ms() <= now; ++n) {
+        const std::uint32_t index = deadlines_.top();
+        if (deliver_pending(index)) {
+            locks_[index].core.on_timer(now);
+            service(index, now);
+        }
+        if (open_epoch_ != open_epoch) return;
+        if (locks_[index].in_use && deadlines_.top() == index && deadlines_.top_deadline_ms() <= now) {
+            deadlines_.set(index, now + 1);  // never spin on one lock within a firing
+        }
+    }
+    if (!deadlines_.empty() && deadlines_.top_deadline_ms() < lock_timer_ms_) {
+        arm_lock_timer(std::max(deadlines_.top_deadline_ms(), now + 1));
+    }
+}
+
+// ---- connection callbacks ----------------------------------------------------------------
+
+void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply,
+                                std::int64_t now) {
+    if (entry.lock >= locks_max_) return;
+    lock_entry& e = locks_[entry.lock];
+    if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
+    if (!deliver_pending(entry.lock)) return;
+    const errc code = e.core.on_reply(instance, reply, now);
+    // The core refuses a reply only when its event queue is full, and it was just emptied.
+    EDGELOCK_ASSERT(code != errc::invalid_state);
+    service(entry.lock, now);
+}
+
+void client_impl::on_connection_ready(std::uint8_t instance) {
+    (void)instance;
+    const std::int64_t now = now_ms();
+    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+        if (locks_[index].in_use) pump(index, now);
+    }
+    ready_check_ = true;
+}
+
+void client_impl::on_connection_down(std::uint8_t instance) {
+    const std::int64_t now = now_ms();
+    const std::uint32_t open_epoch = open_epoch_;
+    const auto bit = static_cast<std::uint8_t>(1u << instance);
+    conns_[instance]->waiters().clear();
+    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+        locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
+    }
+    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+        if (!locks_[index].in_use) continue;
+        if (deliver_pending(index)) {
+            locks_[index].core.on_io_error(instance, now);
+            service(index, now);
+        }
+        if (open_epoch_ != open_epoch) return;
+    }
+    ready_check_ = true;
+}
+
+void client_impl::on_switch_master(const std::string& host, std::uint16_t port) {
+    if (!sentinel_mode() || instance_count_ != 1) return;
+    connection& c = *conns_[0];
+    if (c.ready() && c.targets(host, port)) return;
+    if (c.state() == connection_state::backing_off) {
+        c.start();
+    } else {
+        c.fail(make_error_code(client_error::master_changed), true);
+    }
+}
+
+std::int64_t client_impl::backoff_delay_ms(std::uint32_t failures) noexcept {
+    const std::int64_t delay_min = config_.reconnect_delay_min.count();
+    const std::int64_t delay_max = config_.reconnect_delay_max.count();
+    const std::uint32_t doublings = std::min<std::uint32_t>(failures > 0 ? failures - 1 : 0, 20);
+    const std::int64_t cap = std::min(delay_max, delay_min << doublings);
+    jitter_state_ ^= jitter_state_ >> 12;
+    jitter_state_ ^= jitter_state_ << 25;
+    jitter_state_ ^= jitter_state_ >> 27;
+    const std::uint64_t draw = jitter_state_ * 0x2545f4914f6cdd1dULL;
+    return cap / 2 + static_cast<std::int64_t>(draw % static_cast<std::uint64_t>(cap / 2 + 1));
+}
+
+// ---- delivery passes ---------------------------------------------------------------------
+
+void client_impl::finish_dispatch() {
+    for (int pass = 0; pass < dispatch_passes_max; ++pass) {
+        if (ready_check_) check_ready();
+        drain_dirty();
+        if (open_) finish_io();
+        if (!ready_check_ && dirty_.empty()) return;
+    }
+    if (open_) post_flush();  // more work than one pass should do: continue later
+}
+
+void client_impl::drain_dirty() {
+    const std::uint32_t open_epoch = open_epoch_;
+    for (std::size_t budget = locks_max_ + 1; budget > 0 && !dirty_.empty(); --budget) {
+        const lock_ref ref = dirty_.front();
+        dirty_.pop();
+        lock_entry& e = locks_[ref.index];
+        if (!e.in_use || e.generation != ref.generation) continue;
+        e.dirty = false;
+        service(ref.index, now_ms());
+        if (open_epoch_ != open_epoch) return;
+    }
+}
+
+void client_impl::finish_io() {
+    for (int pass = 0; pass < io_passes_max; ++pass) {
+        bool woke = false;
+        for (std::size_t i = 0; i < conns_.size(); ++i) {
+            connection& c = *conns_[i];
+            c.flush();
+            if (i < instance_count_ && c.ready() && !c.writing() && !c.waiters().empty()) {
+                wake_waiters(static_cast<std::uint8_t>(i));
+                woke = true;
+            }
+        }
+        if (!woke) return;
+    }
+    for (auto& c : conns_) c->flush();
+}
+
+}  // namespace detail
+
+// ---- the public face ---------------------------------------------------------------------
+
+client::client(asio::io_context& io) : io_(io), impl_(std::make_shared<detail::client_impl>(io)) {}
+
+client::~client() { impl_->close(false); }
+
+std::error_code client::open(const client_config& config) { return impl_->open(config); }
+
+void client::close() { impl_->close(true); }
+
+std::error_code client::add_lock(const lock_config& config, lock_handle& out) {
+    return impl_->add_lock(config, out);
+}
+
+std::error_code client::remove_lock(lock_handle handle) { return impl_->remove_lock(handle); }
+
+void client::release_detached(lock_handle handle) noexcept { impl_->release(handle, {}, true); }
+
+lock_status client::status(lock_handle handle) const noexcept { return impl_->status(handle); }
+
+std::size_t client::instance_count() const noexcept { return impl_->instance_count(); }
+
+bool client::instance_connected(std::size_t instance) const noexcept {
+    const detail::connection* c = impl_->instance(instance);
+    return c != nullptr && c->ready();
+}
+
+std::string client::instance_endpoint(std::size_t instance) const {
+    const detail::connection* c = impl_->instance(instance);
+    return c != nullptr ? c->endpoint() : std::string();
+}
+
+std::error_code client::instance_last_error(std::size_t instance) const noexcept {
+    const detail::connection* c = impl_->instance(instance);
+    return c != nullptr ? c->last_error() : std::error_code();
+}
+
+void client::start_wait_ready(detail::handler_slot handler) { impl_->wait_ready(std::move(handler)); }
+
+std::error_code client::store_lost_handler(lock_handle handle, detail::handler_slot handler) {
+    return impl_->set_lost_handler(handle, std::move(handler));
+}
+
+void client::start_acquire(lock_handle handle, std::chrono::milliseconds wait, detail::handler_slot handler) {
+    impl_->acquire(handle, wait, std::move(handler));
+}
+
+void client::start_release(lock_handle handle, detail::handler_slot handler) {
+    impl_->release(handle, std::move(handler), false);
+}
+
+}  // namespace edgelock::async
