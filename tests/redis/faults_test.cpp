@@ -171,6 +171,7 @@ TEST(faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
 // A fake Redis whose first answers are `bad`, then correct ones (0 for acquire, 1 otherwise).
 scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_reply bad) {
     return [&bad_left, bad](const std::vector<std::string>& args) {
+        if (args.at(0) == "SCRIPT") return scripted_reply{"+OK\r\n"};  // the client's preload
         if (bad_left.fetch_sub(1) > 0) return bad;
         const bool acquire = args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);
         return scripted_reply{acquire ? ":0\r\n" : ":1\r\n"};

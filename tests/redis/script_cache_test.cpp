@@ -44,11 +44,30 @@ TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) 
 
     server.restart();
     redis_client client(server.port());
-    ASSERT_EQ(eval_calls(client), 0);
-    ASSERT_FALSE(lock.try_acquire()) << "the stale connection is replaced, NOSCRIPT handled";
-    EXPECT_GE(eval_calls(client), 1) << "the fallback to EVAL was taken";
+    ASSERT_FALSE(lock.try_acquire()) << "the stale connection is replaced, the scripts loaded again";
+    EXPECT_TRUE(client.exists("cache"));
+    EXPECT_EQ(client.command({"SCRIPT", "EXISTS", std::string(edgelock::release_script.digest.data(), 40)})
+                  .elements.at(0)
+                  .integer,
+              1);
+    EXPECT_FALSE(lock.release());
+    EXPECT_FALSE(client.exists("cache"));
+}
+
+TEST(script_cache, after_script_flush_evalsha_falls_back_to_eval) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
+    ASSERT_FALSE(lock.try_acquire());
+    ASSERT_FALSE(lock.release());
+    client.command({"SCRIPT", "FLUSH"});
+    client.command({"CONFIG", "RESETSTAT"});
+    ASSERT_FALSE(lock.try_acquire()) << "same connection, empty cache: NOSCRIPT, then EVAL";
+    EXPECT_EQ(eval_calls(client), 1);
     EXPECT_TRUE(client.exists("cache"));
     EXPECT_FALSE(lock.release());
+    EXPECT_EQ(eval_calls(client), 2) << "the release script was not cached either";
     EXPECT_FALSE(client.exists("cache"));
 }
 

@@ -20,6 +20,7 @@
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/redis_url.hpp"
+#include "edgelock/scripts.hpp"
 
 namespace edgelock::hiredis {
 namespace {
@@ -57,7 +58,8 @@ struct endpoint {
 
 struct connection {
     redisContext* context = nullptr;
-    int pending = 0;  // requests written whose replies have not been read
+    int pending = 0;   // requests written whose replies have not been read
+    int preloads = 0;  // of those, the first `preloads` are SCRIPT LOADs, not the core's
     std::int64_t reply_deadline_ms = 0;
     std::int64_t connect_not_before_ms = 0;
     std::int64_t connect_backoff_ms = 0;
@@ -125,6 +127,22 @@ redisReply* run(redisContext* c, std::error_code& error, const char* format, ...
     va_end(args);
     if (reply == nullptr) error = error_of(c, saved_errno);
     return static_cast<redisReply*>(reply);
+}
+
+// Queues SCRIPT LOAD for the lock's scripts on a new connection; they go out with the first
+// request, and their replies are read (and dropped) before the core's. The core falls back to
+// EVAL when a request of the running round meets NOSCRIPT, but drops a background cleanup
+// release that does (re-sending it could overtake a newer request of ours): without the
+// scripts cached, the cleanup after a failed attempt on a fresh or restarted server would
+// leave the key to expire by its TTL. Error replies (an ACL user without SCRIPT) are ignored.
+// Returns how many were queued.
+int append_script_loads(redisContext* c) {
+    int queued = 0;
+    for (const script* s : {&acquire_script, &raise_script, &renew_script, &release_script}) {
+        if (redisAppendCommand(c, "SCRIPT LOAD %b", s->text.data(), s->text.size()) != REDIS_OK) break;
+        ++queued;
+    }
+    return queued;
 }
 
 // Connects, then AUTH and SELECT as the endpoint says. Returns the context or nullptr.
@@ -428,12 +446,13 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             }
             if (c.context == nullptr) {
                 if (pass == 0) continue;
-                if (now_ms() < c.connect_not_before_ms) continue;
-                if (!connect(i, held)) {
+                // Within the reconnect backoff the instance fails at once, with its last error:
+                // nothing waits in its queue to be sent much later.
+                if (now_ms() < c.connect_not_before_ms || !connect(i, held)) {
+                    call_error = c.last_error;
                     fail_unsent(i);
                     continue;
                 }
-                if (!core.has_request(i)) continue;  // the core moved on while we connected
             }
             const bool was_idle = c.pending == 0;
             while (core.has_request(i)) {
@@ -477,7 +496,9 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
         return false;
     }
     c.context = context;
-    c.pending = 0;
+    c.preloads = append_script_loads(context);
+    c.pending = c.preloads;
+    c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
     c.connect_backoff_ms = 0;
     c.connect_not_before_ms = 0;
     return true;
@@ -545,6 +566,13 @@ void lock::impl::read_replies(std::uint8_t i) {
         }
         if (raw == nullptr) break;
         auto* reply = static_cast<redisReply*>(raw);
+        if (c.preloads > 0) {
+            --c.preloads;
+            --c.pending;
+            c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+            freeReplyObject(reply);
+            continue;
+        }
         const reply_node node = to_node(reply);
         if (c.pending == 0) {
             // A reply nobody asked for: the stream cannot be trusted any more.
@@ -582,6 +610,7 @@ void lock::impl::fail(std::uint8_t i, std::error_code why) {
     if (c.context != nullptr) redisFree(c.context);
     c.context = nullptr;
     c.pending = 0;
+    c.preloads = 0;
     c.last_error = why;
     call_error = why;
     core.on_io_error(i, now_ms());
