@@ -71,6 +71,24 @@ TEST(watchdog, without_renewal_the_same_hold_loses_its_key) {
     EXPECT_EQ(lock.release(), edgelock::errc::expired);
 }
 
+TEST(watchdog, reentrant_holds_need_one_release_each_and_the_destructor_releases_the_rest) {
+    redis_server server;
+    redis_client client(server.port());
+    {
+        edgelock::hiredis::lock lock;
+        ASSERT_FALSE(lock.open(options_for("nested", {server.url()}, ttl_ms)));
+        ASSERT_FALSE(lock.try_acquire());
+        ASSERT_FALSE(lock.try_acquire()) << "the owner may acquire again";
+        ASSERT_FALSE(lock.try_acquire());
+        EXPECT_FALSE(lock.release());
+        EXPECT_TRUE(client.exists("nested")) << "two holds are left";
+        edgelock::hiredis::lock other;
+        ASSERT_FALSE(other.open(options_for("nested", {server.url()}, ttl_ms)));
+        EXPECT_EQ(other.try_acquire(), edgelock::errc::busy);
+    }
+    EXPECT_FALSE(client.exists("nested")) << "the destructor released the remaining holds";
+}
+
 // "write 0 lost 1 reason expired callback 1" -> fields
 std::vector<std::string> words(const std::string& line) {
     std::istringstream in(line);

@@ -15,6 +15,15 @@
 //     timeout. A broken connection is dropped and made again by the next request.
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
 //
+// Sentinel failover during a hold: the hold is kept when the promoted replica has our key and
+// a renewal reaches it before validity ends (the client finds the new master through the
+// sentinels and goes on renewing there); it is lost with `expired` when the failover outlasts
+// the remaining validity, and with `token_gone` when the new master does not hold our token.
+// A change of master alone is not a loss: the key on the master that now takes writes decides.
+// Replication is asynchronous, so a key acquired just before a failover may be missing on the
+// new master, and another owner may take it there before our next renewal notices: use
+// replicas_to_wait (WAIT) and fencing where that matters.
+//
 // Threads: the calls below may come from any thread, one call at a time per object (they are
 // serialised by a mutex; held(), lost(), fence() never wait for I/O). The helper thread starts
 // in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
@@ -151,7 +160,9 @@ public:
     //     select_failed, connection_closed, std::errc::connection_reset, no_master,
     //     error_reply, unexpected_reply, protocol_error
     //   no_quorum         instances failed to answer in time, with no more precise cause
+    //   invalid_wait      wait negative or above a day
     //   invalid_state     not opened, or another call is releasing
+    //   io_error          the OS could not supply random bytes for the token
     // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
     // within the command timeout.
     std::error_code acquire(std::chrono::milliseconds wait, hold* out = nullptr) noexcept;
