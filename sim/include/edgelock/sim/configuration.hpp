@@ -1,0 +1,83 @@
+// edgelock sim: the deployments under test and the parameters of one run.
+//
+// A configuration is what a user chooses: one Redis, one Redis behind Sentinel (with or
+// without WAIT), or Redlock over five independent masters; with or without fencing tokens;
+// for Redlock, whether crashed nodes are kept down longer than any lease before they
+// rejoin (antirez's "delayed restart"). world_params are the knobs of the simulated world:
+// lease length, how many clients and how they behave, network latencies, timeouts. Scripted
+// scenarios use fixed parameters; random schedules draw them from the seed.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "edgelock/sim/prng.hpp"
+
+namespace edgelock::sim {
+
+// Capacities of the simulated world (the containers are sized from them).
+inline constexpr std::size_t clients_max = 4;
+inline constexpr std::size_t nodes_max = 5;
+
+enum class topology : std::uint8_t {
+    single,    // one master, no replica
+    sentinel,  // one master and two asynchronous replicas, Sentinel fails over on a crash
+    redlock,   // independent masters, a lock needs a majority of them
+};
+
+struct configuration {
+    std::string_view name;
+    topology layout = topology::single;
+    std::uint8_t instances = 1;         // lock_config::instances
+    std::uint8_t nodes = 1;             // Redis processes in the world
+    bool fencing = false;               // fence tokens, and the resource checks them
+    std::uint8_t replicas_to_wait = 0;  // lock_config::replicas_to_wait (WAIT)
+    bool delayed_restart = false;       // crashed nodes stay down longer than any lease
+};
+
+// The seven configurations of the safety matrix, in matrix order.
+const std::array<configuration, 7>& configurations() noexcept;
+// The configuration named `name`, or null.
+const configuration* find_configuration(std::string_view name) noexcept;
+
+struct world_params {
+    std::int64_t ttl_ms = 1000;              // lease length (drift ttl/100 + 2 by default)
+    std::uint8_t clients = 3;                // workload clients contending for one lock
+    std::int64_t acquire_wait_ms = 2000;     // each acquire() may retry this long
+    std::int64_t retry_delay_ms_min = 10;    // lock backoff base
+    std::int64_t retry_delay_ms_max = 100;   // lock backoff cap
+    std::int64_t start_ms_max = 30;          // client c starts within [c * 7, ...] ms
+    std::int64_t think_ms_min = 20;          // pause between jobs
+    std::int64_t think_ms_max = 100;
+    std::int64_t work_ms_min = 400;          // time between the read and the write of a job
+    std::int64_t work_ms_max = 400;
+    std::int64_t job_timeout_ms = 500;       // a resource request unanswered this long is given up
+    std::int64_t io_timeout_ms = 150;        // an unanswered Redis request this old: connection dead
+    std::int64_t reconnect_ms_min = 10;      // wait before reconnecting after a failure
+    std::int64_t reconnect_ms_max = 40;
+    std::int64_t connect_timeout_ms = 100;   // a connect that gets no answer fails after this
+    std::int64_t link_us_min = 200;          // one-way latency of a link, drawn once per link
+    std::int64_t link_us_max = 1000;
+    std::uint32_t tail_per_million = 20'000; // chance a message meets a long-tail delay
+    std::int64_t tail_ms_max = 20;           // the long tail reaches this far
+    std::int64_t repl_us_min = 500;          // replication latency master -> replica
+    std::int64_t repl_us_max = 3000;
+    std::int64_t down_after_ms = 100;        // Sentinel: master down this long -> failover
+    std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
+    std::int64_t duration_ms = 2500;         // the workload runs at least this long
+    std::int64_t liveness_window_ms = 2500;  // after the last fault heals, the lock must be taken
+    std::int32_t clock_ppm_max = 200;        // every clock's rate error is within +-this
+    std::int64_t wall_skew_us_max = 1000;    // Redis wall clocks agree within this
+    std::int64_t stock = 1'000'000;          // initial value of the protected resource
+};
+
+// The fixed parameters of the scripted scenarios.
+world_params scripted_params() noexcept;
+// Parameters for a random schedule, drawn from `rng` around the scripted ones.
+world_params random_params(prng& rng) noexcept;
+// One line, "ttl=1000ms clients=3 ...", for the run header.
+std::string to_text(const world_params& params);
+
+}  // namespace edgelock::sim

@@ -1,0 +1,116 @@
+// edgelock sim: the simulated network.
+//
+// Endpoints are the clients, the Redis nodes and the resource. Every ordered pair of
+// endpoints is a link with its own latency (drawn once), jitter and occasional long-tail
+// delays. A link delivers in the order it was given messages, as one TCP connection does:
+// a message held up in the tail holds up the ones behind it.
+//
+// Between a client and a Redis node the network also keeps the state of the TCP connection:
+// an epoch (a new one per connect) and whether it is still open. A message carries the
+// epoch it was sent on and is dropped on arrival when that connection is gone, which is
+// how losses, partitions, resets and crashes reach the lock: as a connection failure, never
+// as silently missing replies on a live connection.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/prng.hpp"
+#include "edgelock/sim/redis_model.hpp"
+
+namespace edgelock::sim {
+
+enum class message_kind : std::uint8_t {
+    request,           // client -> node: RESP bytes
+    reply,             // node -> client: RESP bytes
+    resource_request,  // client -> resource
+    resource_reply,    // resource -> client
+    replication,       // master -> replica: one write
+    replication_ack,   // replica -> master: the offset applied
+};
+
+struct message {
+    message_kind kind = message_kind::request;
+    std::uint32_t epoch = 0;       // connection (client-node) or the master's incarnation
+    std::int64_t deliver_us = 0;
+    std::string bytes;             // request, reply
+    std::uint32_t request_id = 0;  // resource: matches a reply to its request
+    std::uint32_t hold = 0;        // resource: the sender's hold (for the checker only)
+    bool write = false;            // resource: write (else read)
+    bool fenced = false;           // resource: the token is to be checked
+    bool accepted = false;         // resource reply
+    std::int64_t token = 0;        // resource: fence token
+    std::int64_t value = 0;        // resource: value written, or the value read
+    repl_op op;                    // replication
+    std::int64_t offset = 0;       // replication, replication_ack
+};
+
+class network {
+public:
+    struct connection {
+        std::uint32_t epoch = 0;
+        bool open = false;
+    };
+
+    void init(std::uint8_t clients, std::uint8_t nodes, const world_params& params,
+              std::uint64_t seed);
+
+    std::uint8_t client_endpoint(std::uint8_t client) const noexcept { return client; }
+    std::uint8_t node_endpoint(std::uint8_t node) const noexcept {
+        return static_cast<std::uint8_t>(clients_ + node);
+    }
+    std::uint8_t resource_endpoint() const noexcept {
+        return static_cast<std::uint8_t>(clients_ + nodes_);
+    }
+    bool is_client(std::uint8_t endpoint) const noexcept { return endpoint < clients_; }
+    bool is_node(std::uint8_t endpoint) const noexcept {
+        return endpoint >= clients_ && endpoint < clients_ + nodes_;
+    }
+    std::uint8_t endpoint_count() const noexcept {
+        return static_cast<std::uint8_t>(clients_ + nodes_ + 1);
+    }
+    std::size_t link_id(std::uint8_t from, std::uint8_t to) const noexcept {
+        return static_cast<std::size_t>(from) * endpoint_count() + to;
+    }
+    std::uint8_t link_from(std::size_t link) const noexcept {
+        return static_cast<std::uint8_t>(link / endpoint_count());
+    }
+    std::uint8_t link_to(std::size_t link) const noexcept {
+        return static_cast<std::uint8_t>(link % endpoint_count());
+    }
+
+    // Queues `m` from -> to and returns its arrival time: the link's latency, jitter and
+    // tail, plus extra_us, and never before the message queued before it on that link.
+    std::int64_t send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
+                      std::int64_t extra_us);
+    // Removes and returns the oldest message on the link (the one arriving next).
+    message take(std::size_t link);
+    // The link's latency without jitter: what a reset takes to reach the other side.
+    std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
+
+    connection& conn(std::uint8_t client, std::uint8_t node) noexcept;
+    // A new connection between them; returns its epoch.
+    std::uint32_t open(std::uint8_t client, std::uint8_t node) noexcept;
+
+private:
+    struct link {
+        std::deque<message> queue;
+        std::int64_t last_deliver_us = 0;
+        std::int64_t latency_us = 0;
+        bool tail = true;  // replication links have latency but no long tail
+        prng jitter;
+    };
+
+    std::uint8_t clients_ = 0;
+    std::uint8_t nodes_ = 0;
+    std::uint32_t tail_per_million_ = 0;
+    std::int64_t tail_us_max_ = 0;
+    std::vector<link> links_;
+    std::vector<connection> connections_;
+    std::uint32_t next_epoch_ = 1;
+};
+
+}  // namespace edgelock::sim

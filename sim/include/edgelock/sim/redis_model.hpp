@@ -1,0 +1,174 @@
+// edgelock sim: a Redis server, modelled for exactly what edgelock sends.
+//
+// The model receives the bytes the real lock wrote (a RESP array of bulk strings), parses
+// them with edgelock::parse_reply, and executes:
+//   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
+//                                          recognised by digest; NOSCRIPT unless this process
+//                                          has seen the script's text since it started
+//   EVAL text numkeys key... arg...        the same, recognised by exact text; caches it
+//   WAIT numreplicas timeout_ms            blocks the connection until enough replicas
+//                                          acknowledged this connection's last write, or the
+//                                          timeout; replies with the count
+//   DEL key                                only sent by the deliberately broken client of the
+//                                          mutation tests (delete without comparing)
+// The scripts' semantics are implemented natively, as scripts.hpp documents them; there is
+// no Lua interpreter. Anything else is answered with an error.
+//
+// What real Redis does that matters for locks, and the model does too:
+// - Keys expire by this process's wall clock: a key set with PX ttl at wall time w is gone
+//   once the wall clock reads more than w + ttl (lazily, on access, as Redis does it).
+// - Writes are replicated asynchronously as effects with absolute expiry times (SET ...
+//   PXAT, PEXPIREAT, DEL), so a promoted replica judges expiry by its own wall clock.
+// - Persistence: none (a restart comes back empty), everysec (a restart comes back with
+//   the data of the last whole-second fsync: up to one second of writes is lost), always
+//   (nothing acknowledged is lost). Expiry times survive in the persisted data.
+// - The script cache is empty after a (re)start, and replicas never get scripts (effects
+//   replication), so a promoted replica answers NOSCRIPT too.
+// - A replica refuses writes (READONLY).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/schedule.hpp"
+
+namespace edgelock::sim {
+
+// One write as a replica or the persistence log receives it.
+struct repl_op {
+    bool del = false;                // DEL key; otherwise SET key value [PXAT expire]
+    std::string key;
+    std::string value;
+    std::int64_t expire_at_ms = -1;  // absolute wall-clock ms, -1 for none
+};
+
+struct redis_entry {
+    std::string key;
+    std::string value;
+    std::int64_t expire_at_ms = -1;
+};
+
+enum class script_id : std::uint8_t { acquire, raise, renew, release, none };
+script_id script_by_digest(std::string_view digest) noexcept;
+script_id script_by_text(std::string_view text) noexcept;
+const char* to_string(script_id id) noexcept;
+
+// A request as its argument strings (views into the request's bytes).
+inline constexpr std::size_t request_args_max = 16;
+struct request_view {
+    std::array<std::string_view, request_args_max> args{};
+    std::size_t count = 0;
+};
+// Parses one complete request (a RESP array of bulk strings) filling data[0, size).
+bool parse_request(const char* data, std::size_t size, request_view& out) noexcept;
+// What a request is, for traces and workload points: the script it runs, or none.
+script_id request_script(const request_view& request) noexcept;
+
+// What the node wants sent after a call: replies to clients and effects for replicas.
+struct node_output {
+    struct reply {
+        std::uint8_t client = 0;
+        std::uint32_t epoch = 0;
+        std::string bytes;
+    };
+    std::vector<reply> replies;
+    std::vector<repl_op> effects;         // in order; the last has offset() of the node
+    std::int64_t wait_deadline_us = -1;   // a WAIT began: wake the node then
+    void clear() {
+        replies.clear();
+        effects.clear();
+        wait_deadline_us = -1;
+    }
+};
+
+class redis_node {
+public:
+    redis_node() = default;
+    redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us);
+
+    // Bytes of one request from `client` on its connection `epoch` (a new epoch is a new
+    // connection: the old one's blocked state is dropped). wall_ms is this node's wall
+    // clock, now_us true time (for fsync ticks and WAIT timeouts).
+    void receive(std::uint8_t client, std::uint32_t epoch, std::string_view bytes,
+                 std::int64_t wall_ms, std::int64_t now_us, node_output& out);
+    // A replica acknowledged `offset` of this master's stream.
+    void on_ack(std::uint8_t replica, std::int64_t offset, std::int64_t wall_ms,
+                std::int64_t now_us, node_output& out);
+    // Answers the WAITs whose timeout has passed by now_us.
+    void on_wait_deadline(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
+    // A client's connection is gone: forget its blocked state and queued requests.
+    void drop_connection(std::uint8_t client);
+
+    void crash(std::int64_t now_us);
+    // Comes back with what persistence kept; a new replication history, empty script cache.
+    void restart(std::int64_t now_us);
+    // Becomes a master (Sentinel promotion): a new replication history.
+    void promote();
+    // Becomes a replica of `master` and copies its data (a full resynchronisation).
+    void follow(redis_node& master, std::int64_t now_us);
+    // Applies one replicated write numbered `offset` of its master's stream (ignores ones
+    // already applied).
+    void apply(const repl_op& op, std::int64_t offset, std::int64_t now_us);
+    void attach_replica(std::uint8_t replica) noexcept;
+    void detach_replica(std::uint8_t replica) noexcept;
+
+    std::uint8_t id() const noexcept { return id_; }
+    bool up() const noexcept { return up_; }
+    bool is_master() const noexcept { return master_id_ < 0; }
+    int master_id() const noexcept { return master_id_; }
+    std::int64_t offset() const noexcept { return offset_; }
+    std::uint32_t incarnation() const noexcept { return incarnation_; }
+    std::uint32_t master_incarnation() const noexcept { return master_incarnation_; }
+    const std::vector<redis_entry>& data() const noexcept { return data_; }
+    // The live value of `key` at wall_ms, or null (no side effects).
+    const redis_entry* peek(std::string_view key, std::int64_t wall_ms) const noexcept;
+
+private:
+    struct connection {
+        std::uint32_t epoch = 0;
+        std::int64_t last_write_offset = 0;
+        bool blocked = false;
+        std::int64_t wait_replicas = 0;
+        std::int64_t wait_deadline_us = 0;
+        std::deque<std::string> queued;  // requests that arrived while blocked
+    };
+
+    void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
+                 std::int64_t now_us, node_output& out);
+    void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
+                    std::string& reply, std::vector<repl_op>& effects);
+    void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
+              node_output& out);
+    void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
+    std::int64_t acked_replicas(std::int64_t offset) const noexcept;
+
+    redis_entry* find(std::string_view key, std::int64_t wall_ms, std::vector<repl_op>& effects);
+    void set(std::string_view key, std::string_view value, std::int64_t expire_at_ms,
+             std::vector<repl_op>& effects);
+    void erase(std::string_view key, std::vector<repl_op>& effects);
+    void apply_local(const repl_op& op);
+    void sync_durable(std::int64_t now_us);
+
+    std::uint8_t id_ = 0;
+    bool up_ = true;
+    int master_id_ = -1;
+    std::uint32_t incarnation_ = 1;         // changes with every new replication history
+    std::uint32_t master_incarnation_ = 0;  // replicas: the history they follow
+    std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
+    std::uint8_t scripts_cached_ = 0;       // bit per script_id
+    persistence persist_ = persistence::none;
+    std::int64_t fsync_phase_us_ = 0;
+    std::int64_t fsync_tick_ = -1;          // everysec: last fsync captured in durable_
+    std::vector<redis_entry> data_;
+    std::vector<redis_entry> durable_;      // what a restart comes back with
+    std::uint8_t replicas_ = 0;             // bit per attached replica node
+    std::array<std::int64_t, nodes_max> acked_{};
+    std::array<connection, clients_max> connections_{};
+};
+
+}  // namespace edgelock::sim

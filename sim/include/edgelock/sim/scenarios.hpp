@@ -1,0 +1,55 @@
+// edgelock sim: the scenario catalogue S1..S8.
+//
+// Each scenario is one fault of the Kleppmann/antirez debate, in two forms:
+//   scripted  a fixed schedule that lands the fault where it hurts most (run with a seed
+//             that only moves the network jitter, tokens and think times)
+//   random    a family of schedules drawn from a seed: where, when and how hard the fault
+//             hits varies, and so do the world's parameters
+// The same fault has to be shaped differently per configuration (a clock step hurts a
+// single Redis on its only node, but Redlock only when the stepped node is the one two
+// majorities share), so both forms take the configuration.
+//
+//   S1 pause after acquire, longer than the TTL (Kleppmann's GC pause)
+//   S2 the holder's write to the resource delayed in the network beyond the TTL
+//   S3 pause while acquire replies are in flight (antirez: caught by validity from T1)
+//   S4 wall-clock step on a Redis node
+//   S5 Redis crash + restart without persistence, with and without delayed restart
+//   S6 failover with async replication, with and without WAIT
+//   S7 client clock rate drift beyond the drift factor, and client wall-clock steps
+//   S8 lost reply to release/renew, retried after the lock moved on
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/prng.hpp"
+#include "edgelock/sim/schedule.hpp"
+
+namespace edgelock::sim {
+
+enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8 };
+inline constexpr std::size_t scenario_count = 8;
+
+struct scenario_info {
+    scenario_id id;
+    std::string_view code;   // "S1"
+    std::string_view title;
+};
+
+const std::array<scenario_info, scenario_count>& scenarios() noexcept;
+const scenario_info* find_scenario(std::string_view code) noexcept;
+
+// The world of the scripted run, and of a random run drawn from `rng`.
+world_params scripted_params(scenario_id id) noexcept;
+world_params random_params(scenario_id id, prng& rng) noexcept;
+
+schedule scripted_schedule(scenario_id id, const configuration& config, const world_params& params);
+schedule random_schedule(scenario_id id, const configuration& config, const world_params& params,
+                         prng& rng);
+
+// Any mix of the scenarios' faults (explore): one to three families drawn at random.
+schedule random_faults(const configuration& config, const world_params& params, prng& rng);
+
+}  // namespace edgelock::sim

@@ -1,0 +1,197 @@
+// edgelock sim: the world of one run, and the scheduler that moves it through true time.
+//
+// One thread, integer virtual time (microseconds), one event queue ordered by (time, the
+// order events were scheduled in), so that nothing depends on the host: the same run_spec
+// gives the same sequence of events, the same trace hash and the same verdict on every
+// machine. The world owns the clients (each with its real edgelock::lock), the Redis
+// nodes, the network, the resource and the recorded history, applies the schedule's faults
+// when their triggers fire, plays Sentinel (promote the most up-to-date replica when the
+// master stays down for down_after_ms), and hands the history to the checker at the end.
+//
+// run() is the whole interface for callers; the rest of this header is for the client
+// (workload.cpp), which calls back into the world to send, connect and record.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgelock/sim/checker.hpp"
+#include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/network.hpp"
+#include "edgelock/sim/redis_model.hpp"
+#include "edgelock/sim/resource.hpp"
+#include "edgelock/sim/schedule.hpp"
+#include "edgelock/sim/workload.hpp"
+
+namespace edgelock::sim {
+
+// A run may not process more events than this (a livelock guard; runs take thousands).
+inline constexpr std::uint64_t run_events_max = 20'000'000;
+
+struct run_spec {
+    const configuration* config = nullptr;
+    world_params params;
+    std::uint64_t seed = 0;
+    schedule faults;
+    behaviour clients = behaviour::correct;
+    bool record = false;  // keep the readable timeline (costs time; off for matrix runs)
+};
+
+// What happened to the world, for timelines and pictures.
+struct world_mark {
+    enum class kind : std::uint8_t { fault, crash, restart, promote, note };
+    kind what = kind::note;
+    std::int64_t start_us = 0;
+    std::int64_t end_us = 0;
+    bool on_node = false;
+    std::uint8_t target = 0;
+    std::string label;
+};
+
+struct run_result {
+    verdict checks;
+    std::uint64_t trace_hash = 0;
+    std::uint64_t events = 0;
+    std::int64_t simulated_us = 0;
+    std::uint32_t anomalies = 0;  // the lock refused a call or a reply it should have taken
+    history past;
+    std::vector<world_mark> marks;
+    std::string timeline;         // with run_spec::record
+};
+
+run_result run(const run_spec& spec);
+
+class scheduler {
+public:
+    enum class kind : std::uint8_t {
+        deliver,         // arg: link
+        client_timer,    // who: client, arg: generation
+        client_resume,   // who: client
+        node_restart,    // who: node
+        sentinel_check,  // who: node (the master that went down)
+        node_wake,       // who: node, arg: incarnation (WAIT timeouts)
+        fault_start,     // arg: fault index
+    };
+    struct event {
+        std::int64_t at_us = 0;
+        std::uint64_t seq = 0;
+        kind what = kind::deliver;
+        std::uint8_t who = 0;
+        std::uint32_t arg = 0;
+    };
+
+    void push(std::int64_t at_us, kind what, std::uint8_t who, std::uint32_t arg);
+    // The earliest event, ties in the order they were pushed. False when none is left.
+    bool pop(event& out);
+    bool empty() const noexcept { return heap_.empty(); }
+    std::int64_t next_at_us() const noexcept { return heap_.front().at_us; }
+
+private:
+    std::vector<event> heap_;
+    std::uint64_t next_seq_ = 0;
+};
+
+class world {
+public:
+    explicit world(const run_spec& spec);
+    ~world();
+    world(const world&) = delete;
+    world& operator=(const world&) = delete;
+
+    run_result run();
+
+    // ---- for the clients ----
+    std::int64_t now_us() const noexcept { return now_us_; }
+    const world_params& params() const noexcept { return params_; }
+    const configuration& config() const noexcept { return config_; }
+    bool recording() const noexcept { return spec_.record; }
+
+    enum class connect_outcome : std::uint8_t { ok, refused, timeout };
+    // The node instance `instance` of the lock reaches (Sentinel: the current master), and
+    // whether a connect to it now succeeds.
+    connect_outcome try_connect(std::uint8_t client, std::uint8_t instance, std::uint8_t& node);
+    std::uint32_t open_connection(std::uint8_t client, std::uint8_t node);
+    void close_connection(std::uint8_t client, std::uint8_t node, std::uint32_t epoch);
+    std::int64_t connect_us(std::uint8_t client, std::uint8_t node) const noexcept;
+
+    void send_request(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+                      std::string&& bytes);
+    void send_resource(std::uint8_t client, message&& m);
+    void schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation);
+    void schedule_resume(std::uint8_t client, std::int64_t at_us);
+    // The client reached `p` for the nth time: fire the faults waiting for it.
+    void reach_point(std::uint8_t client, point p, std::uint16_t nth);
+
+    // History.
+    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
+    hold_record& hold(std::size_t slot) noexcept { return history_.holds[slot]; }
+    void record_action(std::uint8_t client, std::uint32_t hold, std::int64_t check_us,
+                       std::int64_t send_us);
+
+    // Timeline (only when recording).
+    void note_client(std::uint8_t client, const std::string& text);
+    void note_node(std::uint8_t node, const std::string& text);
+    void mix(std::uint64_t value) noexcept;
+
+private:
+    struct active_fault {
+        std::size_t index = 0;
+        std::int64_t start_us = 0;
+        std::int64_t end_us = 0;
+        std::uint16_t remaining = 0;  // drop_reply
+    };
+
+    void dispatch(const scheduler::event& e);
+    void deliver(std::size_t link);
+    void deliver_request(std::uint8_t client, std::uint8_t node, message&& m);
+    void deliver_reply(std::uint8_t node, std::uint8_t client, message&& m);
+    void deliver_resource_request(std::uint8_t client, message&& m);
+    void deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m);
+    void deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m);
+    void flush(std::uint8_t node);
+    void send_reply(std::uint8_t node, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
+    void replicate(std::uint8_t master);
+    void break_connection(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
+
+    void activate(std::size_t index);
+    void heal_at(std::int64_t end_us);
+    bool partitioned(std::uint8_t client, std::uint8_t node) const noexcept;
+    bool lose_message(std::uint8_t client, std::uint8_t node, bool& reset);
+    std::int64_t link_extra_us(std::uint8_t client, std::uint8_t node, bool resource) const noexcept;
+    std::int64_t replication_extra_us(std::uint8_t replica) const noexcept;
+
+    void crash(std::uint8_t node, const fault& f);
+    void restart(std::uint8_t node);
+    void sentinel_check(std::uint8_t node);
+    std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
+    void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
+    void mark(world_mark::kind what, bool on_node, std::uint8_t target, std::int64_t end_us,
+              std::string label);
+
+    const run_spec& spec_;
+    configuration config_;
+    world_params params_;
+    scheduler events_;
+    network net_;
+    std::vector<redis_node> nodes_;
+    std::vector<process_clocks> node_clocks_;
+    std::vector<std::unique_ptr<client>> clients_;
+    fenced_resource resource_;
+    history history_;
+    std::vector<world_mark> marks_;
+    std::vector<bool> fired_;
+    std::vector<active_fault> active_;
+    node_output out_;
+    prng rng_;
+    int current_master_ = 0;
+    std::int64_t now_us_ = 0;
+    std::int64_t end_us_ = 0;
+    std::int64_t heal_us_ = 0;
+    std::uint64_t hash_ = 0;
+    std::uint64_t event_count_ = 0;
+    std::string timeline_;
+};
+
+}  // namespace edgelock::sim

@@ -1,0 +1,145 @@
+#include "edgelock/sim/checker.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "edgelock/sim/configuration.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+struct belief {
+    std::int64_t start_us;
+    std::int64_t end_us;
+    std::uint8_t client;
+    std::uint32_t hold;
+};
+
+std::string seconds(std::int64_t us) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%lld.%06llds", static_cast<long long>(us / 1'000'000),
+                  static_cast<long long>(us % 1'000'000));
+    return text;
+}
+
+check_outcome check_overlap(const history& h) {
+    std::vector<belief> beliefs;
+    beliefs.reserve(h.holds.size() + h.actions.size());
+    for (const hold_record& r : h.holds) {
+        if (r.end_us > r.start_us) beliefs.push_back({r.start_us, r.end_us, r.client, r.index});
+    }
+    for (const action_record& a : h.actions) {
+        if (a.send_us > a.check_us) beliefs.push_back({a.check_us, a.send_us, a.client, a.hold});
+    }
+    std::sort(beliefs.begin(), beliefs.end(), [](const belief& a, const belief& b) {
+        if (a.start_us != b.start_us) return a.start_us < b.start_us;
+        return a.client < b.client;
+    });
+    // Per client, the belief reaching furthest among those started so far.
+    std::array<const belief*, clients_max> furthest{};
+    for (const belief& b : beliefs) {
+        for (std::size_t c = 0; c < clients_max; ++c) {
+            const belief* other = furthest[c];
+            if (c == b.client || other == nullptr || other->end_us <= b.start_us) continue;
+            check_outcome out;
+            out.ok = false;
+            out.detail = "c" + std::to_string(other->client) + " (hold #" +
+                         std::to_string(other->hold) + ") believed it held the lock from " +
+                         seconds(other->start_us) + " to " + seconds(other->end_us) + "; c" +
+                         std::to_string(b.client) + " (hold #" + std::to_string(b.hold) +
+                         ") from " + seconds(b.start_us);
+            return out;
+        }
+        const belief*& mine = furthest[b.client];
+        if (mine == nullptr || mine->end_us < b.end_us) mine = &b;
+    }
+    return {};
+}
+
+check_outcome check_stale(const history& h) {
+    bool served_any = false;
+    std::uint32_t latest_hold = 0;  // the latest-acquired hold the resource served
+    for (const resource_record& op : h.resource_ops) {
+        if (!op.accepted) continue;
+        if (op.write && served_any && op.hold < latest_hold) {
+            check_outcome out;
+            out.ok = false;
+            out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
+                         ", token " + std::to_string(op.token) + ") from c" +
+                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) +
+                         " at " + seconds(op.at_us) + ", after serving hold #" +
+                         std::to_string(latest_hold);
+            return out;
+        }
+        latest_hold = served_any ? std::max(latest_hold, op.hold) : op.hold;
+        served_any = true;
+    }
+    return {};
+}
+
+check_outcome check_order(const history& h) {
+    if (!h.fencing) return {};
+    for (std::size_t i = 1; i < h.holds.size(); ++i) {
+        const hold_record& before = h.holds[i - 1];
+        const hold_record& after = h.holds[i];
+        if (after.fence > before.fence) continue;
+        check_outcome out;
+        out.ok = false;
+        out.detail = "hold #" + std::to_string(after.index) + " (c" + std::to_string(after.client) +
+                     ", " + seconds(after.start_us) + ") got token " + std::to_string(after.fence) +
+                     " after hold #" + std::to_string(before.index) + " (c" +
+                     std::to_string(before.client) + ") got " + std::to_string(before.fence);
+        return out;
+    }
+    return {};
+}
+
+check_outcome check_liveness(const history& h) {
+    for (const hold_record& r : h.holds) {
+        if (r.start_us >= h.heal_us) return {};
+    }
+    check_outcome out;
+    out.ok = false;
+    out.detail = "no client acquired the lock between the last fault healing at " +
+                 seconds(h.heal_us) + " and the end at " + seconds(h.end_us);
+    return out;
+}
+
+}  // namespace
+
+const char* to_string(hold_end e) noexcept {
+    switch (e) {
+        case hold_end::open: return "open";
+        case hold_end::released: return "released";
+        case hold_end::lost: return "lost";
+        case hold_end::expired: return "expired";
+        default: return "run_end";
+    }
+}
+
+const char* to_string(check_kind k) noexcept {
+    switch (k) {
+        case check_kind::overlap: return "overlap";
+        case check_kind::stale: return "stale";
+        case check_kind::order: return "order";
+        default: return "liveness";
+    }
+}
+
+bool verdict::all_ok() const noexcept {
+    for (const check_outcome& c : checks) {
+        if (!c.ok) return false;
+    }
+    return true;
+}
+
+verdict check_history(const history& h) {
+    verdict v;
+    v.checks[static_cast<std::size_t>(check_kind::overlap)] = check_overlap(h);
+    v.checks[static_cast<std::size_t>(check_kind::stale)] = check_stale(h);
+    v.checks[static_cast<std::size_t>(check_kind::order)] = check_order(h);
+    v.checks[static_cast<std::size_t>(check_kind::liveness)] = check_liveness(h);
+    return v;
+}
+
+}  // namespace edgelock::sim

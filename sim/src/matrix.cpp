@@ -1,0 +1,128 @@
+#include "edgelock/sim/matrix.hpp"
+
+#include "edgelock/assert.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+constexpr std::uint64_t params_stream = 7;
+constexpr std::uint64_t schedule_stream = 8;
+
+}  // namespace
+
+run_spec make_spec(const run_request& request) {
+    EDGELOCK_ASSERT(request.config != nullptr);
+    run_spec spec;
+    spec.config = request.config;
+    spec.seed = request.seed;
+    spec.clients = request.clients;
+    switch (request.mode) {
+        case run_mode::scripted:
+            EDGELOCK_ASSERT(request.scenario != nullptr);
+            spec.params = scripted_params(request.scenario->id);
+            spec.faults = scripted_schedule(request.scenario->id, *request.config, spec.params);
+            break;
+        case run_mode::random: {
+            EDGELOCK_ASSERT(request.scenario != nullptr);
+            prng params_rng = prng::stream(request.seed, params_stream);
+            prng schedule_rng = prng::stream(request.seed, schedule_stream);
+            spec.params = random_params(request.scenario->id, params_rng);
+            spec.faults = random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
+            break;
+        }
+        case run_mode::schedule: {
+            prng params_rng = prng::stream(request.seed, params_stream);
+            spec.params = random_params(params_rng);
+            spec.faults = request.faults;
+            break;
+        }
+    }
+    return spec;
+}
+
+std::string replay_command(const run_request& request) {
+    std::string out = "edgelock-sim run";
+    if (request.mode != run_mode::schedule && request.scenario != nullptr) {
+        out += " --scenario ";
+        out += request.scenario->code;
+    }
+    out += " --config ";
+    out += request.config->name;
+    out += " --seed " + std::to_string(request.seed);
+    if (request.mode == run_mode::random) out += " --random";
+    if (request.mode == run_mode::schedule) out += " --schedule '" + to_text(request.faults) + "'";
+    if (request.clients != behaviour::correct) {
+        out += " --behaviour ";
+        out += to_string(request.clients);
+    }
+    return out;
+}
+
+std::string checks_text(const verdict& v) {
+    std::string out;
+    for (std::size_t i = 0; i < check_count; ++i) {
+        if (i > 0) out += ' ';
+        out += to_string(static_cast<check_kind>(i));
+        out += v.checks[i].ok ? "=ok" : "=VIOLATED";
+    }
+    return out;
+}
+
+std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,
+                        std::size_t index) noexcept {
+    const std::uint64_t cell = static_cast<std::uint64_t>(scenario) * 16 + config_index;
+    return mix_seed(seed, cell * 1'000'003 + index + 1);
+}
+
+std::string cell_line(const matrix_cell& cell) {
+    return std::string(cell.scenario->code) + " " + std::string(cell.config->name) +
+           " runs=" + std::to_string(cell.runs) + " " + checks_text(cell.checks) +
+           " seed=" + std::to_string(cell.seed) + " replay=\"" + cell.replay + "\"";
+}
+
+matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
+                     std::size_t random_runs, std::uint64_t seed) {
+    matrix_cell cell;
+    cell.scenario = &scenario;
+    cell.config = &configurations()[config_index];
+    bool violated = false;
+    for (std::size_t i = 0; i <= random_runs; ++i) {
+        run_request request;
+        request.scenario = &scenario;
+        request.config = cell.config;
+        request.mode = i == 0 ? run_mode::scripted : run_mode::random;
+        request.seed = i == 0 ? seed : cell_seed(seed, scenario.id, config_index, i - 1);
+        const run_result r = run(make_spec(request));
+        ++cell.runs;
+        cell.events += r.events;
+        cell.simulated_us += r.simulated_us;
+        cell.anomalies += r.anomalies;
+        for (std::size_t k = 0; k < check_count; ++k) {
+            if (!r.checks.checks[k].ok && cell.checks.checks[k].ok) cell.checks.checks[k] = r.checks.checks[k];
+        }
+        if (i == 0 || (!violated && !r.checks.all_ok())) {
+            cell.seed = request.seed;
+            cell.replay = replay_command(request);
+        }
+        violated = violated || !r.checks.all_ok();
+    }
+    return cell;
+}
+
+matrix_totals run_matrix(std::size_t random_runs, std::uint64_t seed,
+                         const std::function<void(const matrix_cell&)>& on_cell) {
+    matrix_totals totals;
+    for (const scenario_info& scenario : scenarios()) {
+        for (std::size_t c = 0; c < configurations().size(); ++c) {
+            const matrix_cell cell = run_cell(scenario, c, random_runs, seed);
+            totals.runs += cell.runs;
+            totals.events += cell.events;
+            totals.simulated_us += cell.simulated_us;
+            totals.anomalies += cell.anomalies;
+            on_cell(cell);
+        }
+    }
+    return totals;
+}
+
+}  // namespace edgelock::sim

@@ -1,0 +1,69 @@
+#include "edgelock/sim/network.hpp"
+
+#include <algorithm>
+
+#include "edgelock/assert.hpp"
+
+namespace edgelock::sim {
+
+void network::init(std::uint8_t clients, std::uint8_t nodes, const world_params& params,
+                   std::uint64_t seed) {
+    EDGELOCK_ASSERT(clients <= clients_max);
+    EDGELOCK_ASSERT(nodes <= nodes_max);
+    clients_ = clients;
+    nodes_ = nodes;
+    tail_per_million_ = params.tail_per_million;
+    tail_us_max_ = params.tail_ms_max * 1000;
+    const std::size_t count = static_cast<std::size_t>(endpoint_count()) * endpoint_count();
+    links_.clear();
+    links_.resize(count);
+    for (std::size_t id = 0; id < count; ++id) {
+        link& l = links_[id];
+        l.jitter = prng::stream(seed, 1000 + id);
+        const bool replication = is_node(link_from(id)) && is_node(link_to(id));
+        l.tail = !replication;
+        l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
+                                   : l.jitter.between(params.link_us_min, params.link_us_max);
+    }
+    connections_.assign(static_cast<std::size_t>(clients) * nodes, connection{});
+}
+
+std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
+                           std::int64_t extra_us) {
+    link& l = links_[link_id(from, to)];
+    std::int64_t delay = l.latency_us + l.jitter.between(0, l.latency_us / 4) + extra_us;
+    if (l.tail && tail_per_million_ > 0 && l.jitter.chance(tail_per_million_)) {
+        delay += l.jitter.between(1000, std::max<std::int64_t>(1000, tail_us_max_));
+    }
+    const std::int64_t deliver = std::max(now_us + delay, l.last_deliver_us);
+    l.last_deliver_us = deliver;
+    m.deliver_us = deliver;
+    l.queue.push_back(std::move(m));
+    return deliver;
+}
+
+message network::take(std::size_t link_index) {
+    link& l = links_[link_index];
+    EDGELOCK_ASSERT(!l.queue.empty());
+    message m = std::move(l.queue.front());
+    l.queue.pop_front();
+    return m;
+}
+
+std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexcept {
+    return links_[link_id(from, to)].latency_us;
+}
+
+network::connection& network::conn(std::uint8_t client, std::uint8_t node) noexcept {
+    EDGELOCK_ASSERT(client < clients_ && node < nodes_);
+    return connections_[static_cast<std::size_t>(client) * nodes_ + node];
+}
+
+std::uint32_t network::open(std::uint8_t client, std::uint8_t node) noexcept {
+    connection& c = conn(client, node);
+    c.epoch = next_epoch_++;
+    c.open = true;
+    return c.epoch;
+}
+
+}  // namespace edgelock::sim

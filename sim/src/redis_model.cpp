@@ -1,0 +1,471 @@
+#include "edgelock/sim/redis_model.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "edgelock/assert.hpp"
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/sim/clock.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+constexpr std::int64_t fsync_interval_us = 1'000'000;
+constexpr std::string_view noscript_reply = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+constexpr std::string_view readonly_reply = "-READONLY You can't write against a read only replica.\r\n";
+constexpr std::string_view nil_reply = "$-1\r\n";
+
+std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
+
+bool equals_ignoring_case(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const char x = (a[i] >= 'a' && a[i] <= 'z') ? static_cast<char>(a[i] - 32) : a[i];
+        if (x != b[i]) return false;
+    }
+    return true;
+}
+
+// Redis's string2ll: an optional '-' and decimal digits that fit in int64.
+bool parse_integer(std::string_view text, std::int64_t& out) {
+    if (text.empty() || text.size() > 19) return false;
+    std::size_t i = 0;
+    const bool negative = text[0] == '-';
+    if (negative) i = 1;
+    if (i == text.size()) return false;
+    std::int64_t value = 0;
+    for (; i < text.size(); ++i) {
+        if (text[i] < '0' || text[i] > '9') return false;
+        value = value * 10 + (text[i] - '0');
+    }
+    out = negative ? -value : value;
+    return true;
+}
+
+void append_integer(std::string& reply, std::int64_t value) {
+    reply += ':';
+    reply += std::to_string(value);
+    reply += "\r\n";
+}
+
+void append_error(std::string& reply, std::string_view text) {
+    reply += '-';
+    reply += text;
+    reply += "\r\n";
+}
+
+}  // namespace
+
+script_id script_by_digest(std::string_view digest) noexcept {
+    if (digest == digest_of(acquire_script)) return script_id::acquire;
+    if (digest == digest_of(raise_script)) return script_id::raise;
+    if (digest == digest_of(renew_script)) return script_id::renew;
+    if (digest == digest_of(release_script)) return script_id::release;
+    return script_id::none;
+}
+
+script_id script_by_text(std::string_view text) noexcept {
+    if (text == acquire_script.text) return script_id::acquire;
+    if (text == raise_script.text) return script_id::raise;
+    if (text == renew_script.text) return script_id::renew;
+    if (text == release_script.text) return script_id::release;
+    return script_id::none;
+}
+
+const char* to_string(script_id id) noexcept {
+    switch (id) {
+        case script_id::acquire: return "acquire";
+        case script_id::raise: return "raise";
+        case script_id::renew: return "renew";
+        case script_id::release: return "release";
+        default: return "none";
+    }
+}
+
+bool parse_request(const char* data, std::size_t size, request_view& out) noexcept {
+    std::array<reply_node, request_args_max + 1> nodes{};
+    const parse_result parsed = parse_reply(data, size, nodes.data(), nodes.size());
+    if (parsed.code != errc::ok || parsed.consumed != size) return false;
+    if (nodes[0].type != reply_type::array || nodes[0].elements == 0) return false;
+    if (nodes[0].elements > request_args_max || parsed.nodes != nodes[0].elements + 1) return false;
+    out.count = nodes[0].elements;
+    for (std::size_t i = 0; i < out.count; ++i) {
+        if (nodes[i + 1].type != reply_type::bulk_string) return false;
+        out.args[i] = nodes[i + 1].text;
+    }
+    return true;
+}
+
+script_id request_script(const request_view& r) noexcept {
+    if (r.count < 2) return script_id::none;
+    if (equals_ignoring_case(r.args[0], "EVALSHA")) return script_by_digest(r.args[1]);
+    if (equals_ignoring_case(r.args[0], "EVAL")) return script_by_text(r.args[1]);
+    return script_id::none;
+}
+
+redis_node::redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us)
+    : id_(id), persist_(persist), fsync_phase_us_(fsync_phase_us) {}
+
+// ---- requests ---------------------------------------------------------------------------
+
+void redis_node::receive(std::uint8_t client, std::uint32_t epoch, std::string_view bytes,
+                         std::int64_t wall_ms, std::int64_t now_us, node_output& out) {
+    EDGELOCK_ASSERT(up_);
+    EDGELOCK_ASSERT(client < connections_.size());
+    connection& c = connections_[client];
+    if (c.epoch != epoch) {
+        c = connection{};
+        c.epoch = epoch;
+    }
+    if (c.blocked) {
+        c.queued.emplace_back(bytes);
+        return;
+    }
+    execute(client, bytes, wall_ms, now_us, out);
+}
+
+void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
+                         std::int64_t now_us, node_output& out) {
+    sync_durable(now_us);
+    connection& c = connections_[client];
+    out.replies.push_back(node_output::reply{client, c.epoch, {}});
+    std::string& reply = out.replies.back().bytes;
+    request_view r;
+    if (!parse_request(bytes.data(), bytes.size(), r)) {
+        append_error(reply, "ERR Protocol error");
+        return;
+    }
+    const std::size_t effects_before = out.effects.size();
+    const std::string_view command = r.args[0];
+    if (equals_ignoring_case(command, "WAIT")) {
+        wait(client, r, now_us, reply, out);
+        if (c.blocked) out.replies.pop_back();
+        return;
+    }
+    if (equals_ignoring_case(command, "EVALSHA") || equals_ignoring_case(command, "EVAL")) {
+        const bool by_text = equals_ignoring_case(command, "EVAL");
+        if (r.count < 3) {
+            append_error(reply, "ERR wrong number of arguments");
+            return;
+        }
+        const script_id id = by_text ? script_by_text(r.args[1]) : script_by_digest(r.args[1]);
+        const std::uint8_t bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(id));
+        if (id == script_id::none && by_text) {
+            append_error(reply, "ERR the model runs only edgelock's four scripts");
+            return;
+        }
+        if (id == script_id::none || (!by_text && (scripts_cached_ & bit) == 0)) {
+            reply += noscript_reply;
+            return;
+        }
+        scripts_cached_ = static_cast<std::uint8_t>(scripts_cached_ | bit);
+        if (!is_master()) {
+            reply += readonly_reply;
+            return;
+        }
+        run_script(id, r, 2, wall_ms, reply, out.effects);
+    } else if (equals_ignoring_case(command, "DEL") && r.count == 2) {
+        if (!is_master()) {
+            reply += readonly_reply;
+            return;
+        }
+        const bool existed = find(r.args[1], wall_ms, out.effects) != nullptr;
+        if (existed) erase(r.args[1], out.effects);
+        append_integer(reply, existed ? 1 : 0);
+    } else {
+        append_error(reply, "ERR unknown command");
+    }
+    if (out.effects.size() != effects_before) c.last_write_offset = offset_;
+}
+
+// numkeys at r.args[first]; keys then arguments follow.
+void redis_node::run_script(script_id id, const request_view& r, std::size_t first,
+                            std::int64_t wall_ms, std::string& reply,
+                            std::vector<repl_op>& effects) {
+    std::int64_t numkeys = 0;
+    if (!parse_integer(r.args[first], numkeys) || numkeys < 1 ||
+        first + 1 + static_cast<std::size_t>(numkeys) > r.count) {
+        append_error(reply, "ERR bad number of keys");
+        return;
+    }
+    const std::string_view* keys = &r.args[first + 1];
+    const std::string_view* argv = keys + numkeys;
+    const std::size_t argc = r.count - first - 1 - static_cast<std::size_t>(numkeys);
+    const std::size_t argc_needed = id == script_id::release ? 1 : 2;
+    const std::int64_t keys_needed = id == script_id::raise ? 2 : id == script_id::acquire ? numkeys : 1;
+    if (argc != argc_needed || numkeys != keys_needed || numkeys > 2) {
+        append_error(reply, "ERR wrong number of arguments for the script");
+        return;
+    }
+    std::int64_t number = 0;
+    if (argc == 2 && !parse_integer(argv[1], number)) {
+        append_error(reply, "ERR value is not an integer or out of range");
+        return;
+    }
+    redis_entry* lock = find(keys[0], wall_ms, effects);
+    switch (id) {
+        case script_id::acquire: {
+            if (number <= 0) {
+                append_error(reply, "ERR invalid expire time in 'set' command");
+                return;
+            }
+            if (lock != nullptr && lock->value != argv[0]) {
+                reply += nil_reply;
+                return;
+            }
+            set(keys[0], argv[0], wall_ms + number, effects);
+            if (numkeys == 1) {
+                append_integer(reply, 0);
+                return;
+            }
+            const redis_entry* fence = find(keys[1], wall_ms, effects);
+            std::int64_t value = 0;
+            if (fence != nullptr && !parse_integer(fence->value, value)) {
+                append_error(reply, "ERR value is not an integer or out of range");
+                return;
+            }
+            const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
+            set(keys[1], std::to_string(value + 1), expire, effects);
+            append_integer(reply, value + 1);
+            return;
+        }
+        case script_id::raise: {
+            if (lock == nullptr || lock->value != argv[0]) {
+                append_integer(reply, 0);
+                return;
+            }
+            const redis_entry* fence = find(keys[1], wall_ms, effects);
+            std::int64_t current = 0;
+            if (fence != nullptr && !parse_integer(fence->value, current)) {
+                append_error(reply, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (current < number) set(keys[1], argv[1], -1, effects);
+            append_integer(reply, 1);
+            return;
+        }
+        case script_id::renew:
+            if (lock == nullptr || lock->value != argv[0]) {
+                append_integer(reply, 0);
+                return;
+            }
+            set(keys[0], lock->value, wall_ms + number, effects);
+            append_integer(reply, 1);
+            return;
+        case script_id::release:
+            if (lock == nullptr || lock->value != argv[0]) {
+                append_integer(reply, 0);
+                return;
+            }
+            erase(keys[0], effects);
+            append_integer(reply, 1);
+            return;
+        default: EDGELOCK_ASSERT(false);
+    }
+}
+
+// ---- WAIT -------------------------------------------------------------------------------
+
+void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t now_us,
+                      std::string& reply, node_output& out) {
+    std::int64_t replicas = 0;
+    std::int64_t timeout_ms = 0;
+    if (r.count != 3 || !parse_integer(r.args[1], replicas) || !parse_integer(r.args[2], timeout_ms) ||
+        timeout_ms < 0) {
+        append_error(reply, "ERR wrong arguments for 'wait'");
+        return;
+    }
+    if (!is_master()) {
+        append_error(reply, "ERR WAIT cannot be used with replica instances.");
+        return;
+    }
+    connection& c = connections_[client];
+    const std::int64_t acked = acked_replicas(c.last_write_offset);
+    if (acked >= replicas) {
+        append_integer(reply, acked);
+        return;
+    }
+    c.blocked = true;
+    c.wait_replicas = replicas;
+    c.wait_deadline_us = timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max()
+                                         : now_us + timeout_ms * 1000;
+    if (timeout_ms > 0) {
+        out.wait_deadline_us = out.wait_deadline_us < 0 ? c.wait_deadline_us
+                                                        : std::min(out.wait_deadline_us, c.wait_deadline_us);
+    }
+}
+
+std::int64_t redis_node::acked_replicas(std::int64_t offset) const noexcept {
+    std::int64_t count = 0;
+    for (std::size_t r = 0; r < nodes_max; ++r) {
+        if (((replicas_ >> r) & 1u) != 0 && acked_[r] >= offset) ++count;
+    }
+    return count;
+}
+
+void redis_node::unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out) {
+    for (std::uint8_t client = 0; client < connections_.size(); ++client) {
+        connection& c = connections_[client];
+        if (!c.blocked) continue;
+        const std::int64_t acked = acked_replicas(c.last_write_offset);
+        if (acked < c.wait_replicas && now_us < c.wait_deadline_us) continue;
+        c.blocked = false;
+        out.replies.push_back(node_output::reply{client, c.epoch, {}});
+        append_integer(out.replies.back().bytes, acked);
+        while (!c.blocked && !c.queued.empty()) {
+            const std::string next = std::move(c.queued.front());
+            c.queued.pop_front();
+            execute(client, next, wall_ms, now_us, out);
+        }
+    }
+}
+
+void redis_node::on_ack(std::uint8_t replica, std::int64_t offset, std::int64_t wall_ms,
+                        std::int64_t now_us, node_output& out) {
+    EDGELOCK_ASSERT(replica < nodes_max);
+    acked_[replica] = std::max(acked_[replica], offset);
+    unblock_ready(wall_ms, now_us, out);
+}
+
+void redis_node::on_wait_deadline(std::int64_t wall_ms, std::int64_t now_us, node_output& out) {
+    unblock_ready(wall_ms, now_us, out);
+}
+
+void redis_node::drop_connection(std::uint8_t client) {
+    EDGELOCK_ASSERT(client < connections_.size());
+    const std::uint32_t epoch = connections_[client].epoch;
+    connections_[client] = connection{};
+    connections_[client].epoch = epoch;
+}
+
+// ---- lifecycle and replication -------------------------------------------------------------
+
+void redis_node::crash(std::int64_t now_us) {
+    EDGELOCK_ASSERT(up_);
+    switch (persist_) {
+        case persistence::none: durable_.clear(); break;
+        case persistence::everysec: sync_durable(now_us); break;
+        case persistence::always: durable_ = data_; break;
+    }
+    up_ = false;
+    data_.clear();
+    scripts_cached_ = 0;
+    for (connection& c : connections_) c = connection{};
+    acked_ = {};
+}
+
+void redis_node::restart(std::int64_t now_us) {
+    EDGELOCK_ASSERT(!up_);
+    up_ = true;
+    data_ = durable_;
+    master_id_ = -1;
+    ++incarnation_;
+    replicas_ = 0;
+    fsync_tick_ = floor_div(now_us - fsync_phase_us_, fsync_interval_us);
+}
+
+void redis_node::promote() {
+    master_id_ = -1;
+    ++incarnation_;
+    replicas_ = 0;
+    acked_ = {};
+}
+
+void redis_node::follow(redis_node& master, std::int64_t now_us) {
+    EDGELOCK_ASSERT(master.id_ != id_);
+    master_id_ = master.id_;
+    master_incarnation_ = master.incarnation_;
+    data_ = master.data_;
+    offset_ = master.offset_;
+    replicas_ = 0;
+    if (persist_ != persistence::none) durable_ = data_;
+    fsync_tick_ = floor_div(now_us - fsync_phase_us_, fsync_interval_us);
+    master.attach_replica(id_);
+    master.acked_[id_] = master.offset_;
+}
+
+void redis_node::apply(const repl_op& op, std::int64_t offset, std::int64_t now_us) {
+    if (offset <= offset_) return;
+    sync_durable(now_us);
+    apply_local(op);
+    offset_ = offset;
+}
+
+void redis_node::attach_replica(std::uint8_t replica) noexcept {
+    replicas_ = static_cast<std::uint8_t>(replicas_ | (1u << replica));
+}
+
+void redis_node::detach_replica(std::uint8_t replica) noexcept {
+    replicas_ = static_cast<std::uint8_t>(replicas_ & ~(1u << replica));
+}
+
+// ---- the keyspace -----------------------------------------------------------------------
+
+const redis_entry* redis_node::peek(std::string_view key, std::int64_t wall_ms) const noexcept {
+    for (const redis_entry& e : data_) {
+        if (e.key != key) continue;
+        if (e.expire_at_ms >= 0 && wall_ms > e.expire_at_ms) return nullptr;
+        return &e;
+    }
+    return nullptr;
+}
+
+redis_entry* redis_node::find(std::string_view key, std::int64_t wall_ms,
+                              std::vector<repl_op>& effects) {
+    for (redis_entry& e : data_) {
+        if (e.key != key) continue;
+        if (e.expire_at_ms >= 0 && wall_ms > e.expire_at_ms) {
+            erase(key, effects);  // expired: deleted on access, and the DEL replicated
+            return nullptr;
+        }
+        return &e;
+    }
+    return nullptr;
+}
+
+void redis_node::set(std::string_view key, std::string_view value, std::int64_t expire_at_ms,
+                     std::vector<repl_op>& effects) {
+    effects.emplace_back();
+    repl_op& op = effects.back();
+    op.key = key;
+    op.value = value;
+    op.expire_at_ms = expire_at_ms;
+    apply_local(op);
+    ++offset_;
+}
+
+void redis_node::erase(std::string_view key, std::vector<repl_op>& effects) {
+    effects.emplace_back();
+    repl_op& op = effects.back();
+    op.del = true;
+    op.key = key;
+    apply_local(op);
+    ++offset_;
+}
+
+void redis_node::apply_local(const repl_op& op) {
+    for (std::size_t i = 0; i < data_.size(); ++i) {
+        if (data_[i].key != op.key) continue;
+        if (op.del) {
+            data_.erase(data_.begin() + static_cast<std::ptrdiff_t>(i));
+        } else {
+            data_[i].value = op.value;
+            data_[i].expire_at_ms = op.expire_at_ms;
+        }
+        return;
+    }
+    if (!op.del) data_.push_back(redis_entry{op.key, op.value, op.expire_at_ms});
+}
+
+// everysec: a background fsync every second of true time (at the node's phase). Called
+// before any change at now_us, so data_ still equals the data at the last tick.
+void redis_node::sync_durable(std::int64_t now_us) {
+    if (persist_ != persistence::everysec) return;
+    const std::int64_t tick = floor_div(now_us - fsync_phase_us_, fsync_interval_us);
+    if (tick <= fsync_tick_) return;
+    durable_ = data_;
+    fsync_tick_ = tick;
+}
+
+}  // namespace edgelock::sim

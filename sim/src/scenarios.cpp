@@ -1,0 +1,332 @@
+#include "edgelock/sim/scenarios.hpp"
+
+#include <algorithm>
+
+namespace edgelock::sim {
+namespace {
+
+std::uint8_t all_nodes(const configuration& config) {
+    return static_cast<std::uint8_t>((1u << config.nodes) - 1);
+}
+
+std::uint8_t bit(int node) { return static_cast<std::uint8_t>(1u << node); }
+
+trigger at_time(std::int64_t ms) {
+    trigger t;
+    t.at_ms = ms;
+    return t;
+}
+
+trigger at_point(std::uint8_t client, point where, std::uint16_t nth, std::int64_t offset_ms) {
+    trigger t;
+    t.at_point = true;
+    t.client = client;
+    t.where = where;
+    t.nth = nth;
+    t.offset_ms = offset_ms;
+    return t;
+}
+
+fault pause(std::uint8_t client, trigger when, std::int64_t duration_ms) {
+    fault f;
+    f.kind = fault_kind::pause;
+    f.target = client;
+    f.when = when;
+    f.duration_ms = duration_ms;
+    return f;
+}
+
+fault client_fault(fault_kind kind, std::uint8_t client, trigger when, std::uint8_t nodes,
+                   std::int64_t duration_ms, std::int64_t amount) {
+    fault f;
+    f.kind = kind;
+    f.target = client;
+    f.when = when;
+    f.nodes = nodes;
+    f.duration_ms = duration_ms;
+    f.amount = amount;
+    return f;
+}
+
+fault node_fault(fault_kind kind, std::uint8_t node, trigger when, std::int64_t duration_ms,
+                 std::int64_t amount) {
+    fault f;
+    f.kind = kind;
+    f.on_node = true;
+    f.target = node;
+    f.when = when;
+    f.duration_ms = duration_ms;
+    f.amount = amount;
+    return f;
+}
+
+fault crash(std::uint8_t node, trigger when, std::int64_t down_ms, persistence p) {
+    fault f = node_fault(fault_kind::crash, node, when, down_ms, 0);
+    f.persist = p;
+    return f;
+}
+
+// Redlock's split: client a holds on a majority containing `shared`; client b can reach
+// only the other nodes and `shared`, so once `shared` forgets a's key, b gets a majority
+// of its own. Every other client is cut off for the window.
+void split_majorities(schedule& s, const configuration& config, std::uint8_t clients,
+                      std::uint8_t a, std::uint8_t b, std::uint8_t a_majority, int shared,
+                      std::int64_t window_ms) {
+    const std::uint8_t all = all_nodes(config);
+    const std::uint8_t b_majority = static_cast<std::uint8_t>((all & ~a_majority) | bit(shared));
+    s.push_back(client_fault(fault_kind::partition, a, at_time(0),
+                             static_cast<std::uint8_t>(all & ~a_majority), window_ms, 0));
+    s.push_back(client_fault(fault_kind::partition, b, at_time(0),
+                             static_cast<std::uint8_t>(all & ~b_majority), window_ms, 0));
+    for (std::uint8_t c = 0; c < clients; ++c) {
+        if (c != a && c != b) s.push_back(client_fault(fault_kind::partition, c, at_time(0), all, window_ms, 0));
+    }
+}
+
+std::uint8_t pick_client(const world_params& p, prng& rng) {
+    return static_cast<std::uint8_t>(rng.below(p.clients));
+}
+
+std::uint16_t pick_nth(prng& rng) { return static_cast<std::uint16_t>(rng.between(1, 3)); }
+
+// A random majority of the Redlock nodes that contains `shared`.
+std::uint8_t random_majority(const configuration& config, int shared, prng& rng) {
+    std::uint8_t mask = bit(shared);
+    int members = 1;
+    while (members < config.nodes / 2 + 1) {
+        const int n = static_cast<int>(rng.below(config.nodes));
+        if ((mask & bit(n)) != 0) continue;
+        mask = static_cast<std::uint8_t>(mask | bit(n));
+        ++members;
+    }
+    return mask;
+}
+
+}  // namespace
+
+const std::array<scenario_info, scenario_count>& scenarios() noexcept {
+    static const std::array<scenario_info, scenario_count> all = {{
+        {scenario_id::s1, "S1", "pause after acquire, longer than the TTL (GC pause)"},
+        {scenario_id::s2, "S2", "the holder's write delayed in the network beyond the TTL"},
+        {scenario_id::s3, "S3", "pause while acquire replies are in flight"},
+        {scenario_id::s4, "S4", "wall-clock step on a Redis node"},
+        {scenario_id::s5, "S5", "Redis crash and restart without persistence"},
+        {scenario_id::s6, "S6", "failover with asynchronous replication"},
+        {scenario_id::s7, "S7", "client clock drift beyond the drift factor, client wall steps"},
+        {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
+    }};
+    return all;
+}
+
+const scenario_info* find_scenario(std::string_view code) noexcept {
+    for (const scenario_info& s : scenarios()) {
+        if (s.code == code) return &s;
+    }
+    return nullptr;
+}
+
+world_params scripted_params(scenario_id id) noexcept {
+    world_params p = scripted_params();
+    if (id == scenario_id::s7) {
+        // The holder must still be working when Redis expires its key: a job longer than
+        // the lease, kept alive by renewals until the partition stops them.
+        p.work_ms_min = 3 * p.ttl_ms / 2;
+        p.work_ms_max = 3 * p.ttl_ms / 2;
+    }
+    return p;
+}
+
+world_params random_params(scenario_id id, prng& rng) noexcept {
+    world_params p = random_params(rng);
+    if (id == scenario_id::s7) {
+        p.work_ms_min = p.ttl_ms;
+        p.work_ms_max = 2 * p.ttl_ms;
+    }
+    return p;
+}
+
+schedule scripted_schedule(scenario_id id, const configuration& config, const world_params& p) {
+    schedule s;
+    const std::int64_t ttl = p.ttl_ms;
+    const bool redlock = config.layout == topology::redlock;
+    const std::uint8_t all = all_nodes(config);
+    switch (id) {
+        case scenario_id::s1:
+            s.push_back(pause(0, at_point(0, point::checked, 1, 0), 5 * ttl / 2));
+            break;
+        case scenario_id::s2: {
+            fault f = client_fault(fault_kind::slow_link, 0, at_point(0, point::checked, 1, 0), 0, 1,
+                                   5 * ttl / 2);
+            f.resource = true;
+            s.push_back(f);
+            break;
+        }
+        case scenario_id::s3:
+            s.push_back(pause(0, at_point(0, point::acquire_sent, 1, 0), 2 * ttl));
+            break;
+        case scenario_id::s4:
+            if (redlock) {
+                split_majorities(s, config, p.clients, 0, 1, 0b00111, 2, 3 * ttl);
+                s.push_back(node_fault(fault_kind::wall_step, 2, at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
+            } else {
+                s.push_back(node_fault(fault_kind::wall_step, 0, at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
+            }
+            break;
+        case scenario_id::s5:
+            if (redlock) {
+                split_majorities(s, config, p.clients, 0, 1, 0b00111, 2, 3 * ttl);
+                s.push_back(crash(2, at_point(0, point::acquired, 1, 20), 50, persistence::none));
+            } else {
+                s.push_back(crash(0, at_point(0, point::acquired, 1, 20), 50, persistence::none));
+            }
+            break;
+        case scenario_id::s6:
+            if (config.layout == topology::sentinel) {
+                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
+                s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
+            }
+            s.push_back(crash(0, at_point(0, point::acquired, 1, 10), 2 * ttl, persistence::none));
+            break;
+        case scenario_id::s7:
+            s.push_back(client_fault(fault_kind::clock_rate, 0, at_time(0), 0, 0, -80'000));
+            s.push_back(client_fault(fault_kind::wall_step, 0, at_time(100), 0, 0, -10'000));
+            s.push_back(client_fault(fault_kind::wall_step, 1, at_time(150), 0, 0, 5'000));
+            s.push_back(client_fault(fault_kind::partition, 0, at_point(0, point::acquired, 1, 10), all,
+                                     3 * ttl, 0));
+            break;
+        case scenario_id::s8:
+            s.push_back(client_fault(fault_kind::drop_reply, 0, at_point(0, point::release_called, 1, 0),
+                                     bit(0), 0, 0));
+            s.push_back(client_fault(fault_kind::drop_reply, 1, at_point(1, point::renew_sent, 1, 0),
+                                     bit(0), 0, 0));
+            break;
+    }
+    return s;
+}
+
+schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
+                         prng& rng) {
+    schedule s;
+    const std::int64_t ttl = p.ttl_ms;
+    const bool redlock = config.layout == topology::redlock;
+    const std::uint8_t all = all_nodes(config);
+    const std::uint8_t c = pick_client(p, rng);
+    switch (id) {
+        case scenario_id::s1: {
+            const std::int64_t count = rng.between(1, 2);
+            for (std::int64_t i = 0; i < count; ++i) {
+                const std::uint8_t who = pick_client(p, rng);
+                static constexpr point where[] = {point::checked, point::checked, point::acquired,
+                                                  point::read_done};
+                s.push_back(pause(who, at_point(who, where[rng.below(4)], pick_nth(rng), 0),
+                                  rng.between(ttl / 4, 3 * ttl)));
+            }
+            break;
+        }
+        case scenario_id::s2: {
+            fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, pick_nth(rng), 0), 0,
+                                   1, rng.between(ttl / 4, 3 * ttl));
+            f.resource = true;
+            s.push_back(f);
+            if (rng.chance(500'000)) {
+                fault g = client_fault(fault_kind::slow_link, pick_client(p, rng),
+                                       at_time(rng.between(0, p.duration_ms)), 0,
+                                       rng.between(10, 500), rng.between(10, 2 * ttl));
+                g.resource = true;
+                s.push_back(g);
+            }
+            break;
+        }
+        case scenario_id::s3:
+            s.push_back(pause(c, at_point(c, point::acquire_sent, static_cast<std::uint16_t>(rng.between(1, 4)), 0),
+                              rng.between(ttl / 2, 3 * ttl)));
+            if (rng.chance(500'000)) {
+                const std::uint8_t who = pick_client(p, rng);
+                s.push_back(client_fault(fault_kind::slow_link, who,
+                                         at_point(who, point::acquire_sent, pick_nth(rng), 0), all,
+                                         rng.between(1, 5), rng.between(ttl / 2, 2 * ttl)));
+            }
+            break;
+        case scenario_id::s4:
+        case scenario_id::s5: {
+            int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
+            if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
+            std::uint8_t holder = c;
+            if (redlock && p.clients >= 2 && rng.chance(700'000)) {
+                const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+                split_majorities(s, config, p.clients, c, other, random_majority(config, node, rng), node,
+                                 rng.between(2 * ttl, 4 * ttl));
+            }
+            const trigger when = at_point(holder, point::acquired, pick_nth(rng), rng.between(0, 300));
+            if (id == scenario_id::s4) {
+                const std::int64_t step = rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl)
+                                                              : -rng.between(ttl / 2, 3 * ttl);
+                s.push_back(node_fault(fault_kind::wall_step, static_cast<std::uint8_t>(node), when, 0, step));
+            } else {
+                s.push_back(crash(static_cast<std::uint8_t>(node), when, rng.between(0, 2 * ttl),
+                                  rng.chance(500'000) ? persistence::none : persistence::everysec));
+            }
+            break;
+        }
+        case scenario_id::s6:
+            if (config.layout == topology::sentinel) {
+                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl,
+                                       rng.between(0, 200)));
+                s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
+            }
+            s.push_back(crash(0, at_point(c, point::acquired, pick_nth(rng), rng.between(0, 100)),
+                              rng.between(ttl, 3 * ttl), persistence::none));
+            break;
+        case scenario_id::s7: {
+            const std::int64_t rate = rng.chance(800'000) ? -rng.between(20'000, 150'000)
+                                                          : rng.between(20'000, 150'000);
+            s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
+            const std::int64_t steps = rng.between(0, 2);
+            for (std::int64_t i = 0; i < steps; ++i) {
+                s.push_back(client_fault(fault_kind::wall_step, pick_client(p, rng),
+                                         at_time(rng.between(0, p.duration_ms)), 0, 0,
+                                         rng.between(-60'000, 60'000)));
+            }
+            s.push_back(client_fault(fault_kind::partition, c,
+                                     at_point(c, point::acquired, pick_nth(rng), rng.between(0, 100)), all,
+                                     rng.between(ttl, 3 * ttl), 0));
+            break;
+        }
+        case scenario_id::s8: {
+            const std::int64_t count = rng.between(1, 3);
+            for (std::int64_t i = 0; i < count; ++i) {
+                const std::uint8_t who = pick_client(p, rng);
+                fault f = client_fault(fault_kind::drop_reply, who,
+                                       at_point(who, rng.chance(500'000) ? point::release_called : point::renew_sent,
+                                                pick_nth(rng), 0),
+                                       static_cast<std::uint8_t>(bit(static_cast<int>(rng.below(config.nodes))) |
+                                                                 (rng.chance(300'000) ? all : 0)),
+                                       0, 0);
+                f.count = static_cast<std::uint16_t>(rng.between(1, 2));
+                f.reset = rng.chance(500'000);
+                s.push_back(f);
+            }
+            if (rng.chance(500'000)) {
+                fault f = client_fault(fault_kind::loss, pick_client(p, rng), at_time(rng.between(0, p.duration_ms)),
+                                       all, rng.between(50, 1000), rng.between(10'000, 200'000));
+                f.reset = rng.chance(500'000);
+                s.push_back(f);
+            }
+            break;
+        }
+    }
+    return s;
+}
+
+schedule random_faults(const configuration& config, const world_params& params, prng& rng) {
+    schedule s;
+    const std::int64_t families = rng.between(1, 3);
+    for (std::int64_t i = 0; i < families; ++i) {
+        const auto id = static_cast<scenario_id>(rng.below(scenario_count));
+        const schedule part = random_schedule(id, config, params, rng);
+        s.insert(s.end(), part.begin(), part.end());
+    }
+    return s;
+}
+
+}  // namespace edgelock::sim

@@ -1,0 +1,726 @@
+#include "edgelock/sim/world.hpp"
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+
+#include "edgelock/assert.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+// Wall clocks start near 2023-11-14 (Unix time 1'700'000'000 s), in microseconds.
+constexpr std::int64_t wall_epoch_us = 1'700'000'000'000'000;
+constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
+constexpr const char* lock_name = "stock:42";
+
+bool later(const scheduler::event& a, const scheduler::event& b) {
+    if (a.at_us != b.at_us) return a.at_us > b.at_us;
+    return a.seq > b.seq;
+}
+
+// Bytes folded in as little-endian 64-bit words, so the hash is the same on every host.
+std::uint64_t hash_bytes(std::string_view bytes) {
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ bytes.size();
+    std::size_t i = 0;
+    for (; i + 8 <= bytes.size(); i += 8) {
+        std::uint64_t word = 0;
+        for (int b = 7; b >= 0; --b) word = (word << 8) | static_cast<unsigned char>(bytes[i + b]);
+        h = (h ^ word) * 0x100000001b3ULL;
+        h ^= h >> 32;
+    }
+    for (; i < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
+    return h;
+}
+
+std::string format(const char* pattern, ...) {
+    char text[512];
+    va_list args;
+    va_start(args, pattern);
+    std::vsnprintf(text, sizeof text, pattern, args);
+    va_end(args);
+    return text;
+}
+
+std::string describe_request(std::string_view bytes) {
+    request_view r;
+    if (!parse_request(bytes.data(), bytes.size(), r)) return "(unparsable request)";
+    const script_id id = request_script(r);
+    if (id != script_id::none) {
+        return std::string(to_string(id)) + " (" + std::string(r.args[0]) + ")";
+    }
+    std::string out;
+    for (std::size_t i = 0; i < r.count; ++i) {
+        if (i > 0) out += ' ';
+        out += r.args[i];
+    }
+    return out;
+}
+
+std::string describe_reply(std::string_view bytes) {
+    std::string out(bytes.substr(0, std::min<std::size_t>(bytes.size(), 60)));
+    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+    return out == "$-1" ? "nil" : out;
+}
+
+}  // namespace
+
+// ---- scheduler ----------------------------------------------------------------------------
+
+void scheduler::push(std::int64_t at_us, kind what, std::uint8_t who, std::uint32_t arg) {
+    heap_.push_back(event{at_us, next_seq_++, what, who, arg});
+    std::push_heap(heap_.begin(), heap_.end(), later);
+}
+
+bool scheduler::pop(event& out) {
+    if (heap_.empty()) return false;
+    std::pop_heap(heap_.begin(), heap_.end(), later);
+    out = heap_.back();
+    heap_.pop_back();
+    return true;
+}
+
+// ---- set-up -------------------------------------------------------------------------------
+
+world::world(const run_spec& spec)
+    : spec_(spec), config_(*spec.config), params_(spec.params), rng_(prng::stream(spec.seed, 1)) {
+    EDGELOCK_ASSERT(params_.clients >= 1 && params_.clients <= clients_max);
+    EDGELOCK_ASSERT(config_.nodes >= 1 && config_.nodes <= nodes_max);
+    net_.init(params_.clients, config_.nodes, params_, spec.seed);
+    resource_ = fenced_resource(params_.stock);
+    history_.fencing = config_.fencing;
+    fired_.assign(spec.faults.size(), false);
+
+    prng setup = prng::stream(spec.seed, 2);
+    const std::int32_t ppm = params_.clock_ppm_max;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        persistence persist = persistence::none;
+        for (const fault& f : spec.faults) {
+            if (f.kind == fault_kind::crash && f.on_node && f.target == n) {
+                persist = f.persist;
+                break;
+            }
+        }
+        nodes_.emplace_back(n, persist, setup.between(0, 999'999));
+        process_clocks clocks;
+        clocks.mono = sim_clock(setup.between(1'000'000'000, 9'000'000'000),
+                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), true);
+        clocks.wall = sim_clock(wall_epoch_us + setup.between(-params_.wall_skew_us_max,
+                                                              params_.wall_skew_us_max),
+                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), false);
+        node_clocks_.push_back(clocks);
+    }
+    if (config_.layout == topology::sentinel) {
+        for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
+    }
+
+    lock_config lc;
+    lc.name = lock_name;
+    lc.ttl_ms = params_.ttl_ms;
+    lc.instances = config_.instances;
+    lc.fencing = config_.fencing;
+    lc.replicas_to_wait = config_.replicas_to_wait;
+    lc.retry_delay_ms_min = params_.retry_delay_ms_min;
+    lc.retry_delay_ms_max = params_.retry_delay_ms_max;
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        process_clocks clocks;
+        clocks.mono = sim_clock(setup.between(1'000'000'000, 9'000'000'000),
+                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), true);
+        // Client wall clocks are not kept in sync; the lock never reads them.
+        clocks.wall = sim_clock(wall_epoch_us + setup.between(-2'000'000, 2'000'000),
+                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), false);
+        clients_.push_back(std::make_unique<client>(*this, c, lc, clocks,
+                                                    prng::stream(spec.seed, 100 + c), spec.clients));
+    }
+
+    end_us_ = std::max(params_.duration_ms, params_.liveness_window_ms) * 1000;
+    for (std::size_t i = 0; i < spec.faults.size(); ++i) {
+        const fault& f = spec.faults[i];
+        if (f.when.at_point) continue;
+        events_.push(f.when.at_ms * 1000, scheduler::kind::fault_start, 0, static_cast<std::uint32_t>(i));
+        end_us_ = std::max(end_us_, (f.when.at_ms + params_.liveness_window_ms) * 1000);
+    }
+}
+
+world::~world() = default;
+
+run_result world::run() {
+    if (recording()) {
+        timeline_ += format("config %s, %u clients, %u Redis node(s), lock \"%s\"\n",
+                            std::string(config_.name).c_str(), unsigned{params_.clients},
+                            unsigned{config_.nodes}, lock_name);
+    }
+    prng starts = prng::stream(spec_.seed, 3);
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        clients_[c]->start(5 + 7 * c + starts.between(0, params_.start_ms_max / 10));
+    }
+    run_result result;
+    scheduler::event e;
+    while (events_.pop(e)) {
+        if (e.at_us > end_us_) break;
+        now_us_ = e.at_us;
+        ++event_count_;
+        mix(static_cast<std::uint64_t>(e.at_us));
+        mix((static_cast<std::uint64_t>(e.what) << 40) | (std::uint64_t{e.who} << 32) | e.arg);
+        if (event_count_ > run_events_max) {
+            ++result.anomalies;
+            note("world", nullptr, "event limit reached: the run is cut short");
+            break;
+        }
+        dispatch(e);
+    }
+    now_us_ = end_us_;
+    for (auto& c : clients_) {
+        c->finish(end_us_);
+        result.anomalies += c->anomalies();
+    }
+    history_.heal_us = heal_us_;
+    history_.end_us = end_us_;
+    result.checks = check_history(history_);
+    result.trace_hash = hash_;
+    result.events = event_count_;
+    result.simulated_us = end_us_;
+    result.past = std::move(history_);
+    result.marks = std::move(marks_);
+    result.timeline = std::move(timeline_);
+    return result;
+}
+
+run_result run(const run_spec& spec) {
+    EDGELOCK_ASSERT(spec.config != nullptr);
+    world w(spec);
+    return w.run();
+}
+
+// ---- events -------------------------------------------------------------------------------
+
+void world::dispatch(const scheduler::event& e) {
+    switch (e.what) {
+        case scheduler::kind::deliver: deliver(e.arg); break;
+        case scheduler::kind::client_timer: clients_[e.who]->on_timer(e.arg); break;
+        case scheduler::kind::client_resume: clients_[e.who]->on_resume(); break;
+        case scheduler::kind::node_restart: restart(e.who); break;
+        case scheduler::kind::sentinel_check: sentinel_check(e.who); break;
+        case scheduler::kind::node_wake:
+            if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
+                nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
+                flush(e.who);
+            }
+            break;
+        case scheduler::kind::fault_start: activate(e.arg); break;
+    }
+}
+
+void world::deliver(std::size_t link) {
+    const std::uint8_t from = net_.link_from(link);
+    const std::uint8_t to = net_.link_to(link);
+    message m = net_.take(link);
+    const std::uint8_t clients = params_.clients;
+    switch (m.kind) {
+        case message_kind::request:
+            deliver_request(from, static_cast<std::uint8_t>(to - clients), std::move(m));
+            break;
+        case message_kind::reply:
+            deliver_reply(static_cast<std::uint8_t>(from - clients), to, std::move(m));
+            break;
+        case message_kind::resource_request: deliver_resource_request(from, std::move(m)); break;
+        case message_kind::resource_reply: clients_[to]->on_resource_reply(std::move(m)); break;
+        case message_kind::replication:
+            deliver_replication(static_cast<std::uint8_t>(from - clients),
+                                static_cast<std::uint8_t>(to - clients), std::move(m));
+            break;
+        case message_kind::replication_ack:
+            deliver_ack(static_cast<std::uint8_t>(from - clients),
+                        static_cast<std::uint8_t>(to - clients), std::move(m));
+            break;
+    }
+}
+
+void world::deliver_request(std::uint8_t client, std::uint8_t node, message&& m) {
+    const network::connection& conn = net_.conn(client, node);
+    if (!conn.open || conn.epoch != m.epoch || !nodes_[node].up()) return;
+    if (partitioned(client, node)) {
+        break_connection(client, node, false, "partition");
+        return;
+    }
+    nodes_[node].receive(client, m.epoch, m.bytes, node_wall_ms(node), now_us_, out_);
+    if (recording()) {
+        std::string text = "c" + std::to_string(client) + " " + describe_request(m.bytes);
+        if (!out_.replies.empty() && out_.replies.front().client == client) {
+            text += " -> " + describe_reply(out_.replies.front().bytes);
+        } else {
+            text += " (blocked)";
+        }
+        note_node(node, text);
+    }
+    flush(node);
+}
+
+void world::deliver_reply(std::uint8_t node, std::uint8_t client, message&& m) {
+    const network::connection& conn = net_.conn(client, node);
+    if (!conn.open || conn.epoch != m.epoch) return;
+    if (partitioned(client, node)) {
+        break_connection(client, node, false, "partition");
+        return;
+    }
+    clients_[client]->on_reply(node, m.epoch, std::move(m.bytes));
+}
+
+void world::deliver_resource_request(std::uint8_t client, message&& m) {
+    const fenced_resource::result r = m.write ? resource_.write(m.fenced, m.token, m.value)
+                                              : resource_.read(m.fenced, m.token);
+    resource_record record;
+    record.at_us = now_us_;
+    record.client = client;
+    record.hold = m.hold;
+    record.write = m.write;
+    record.fenced = m.fenced;
+    record.accepted = r.accepted;
+    record.token = m.token;
+    record.value = m.write ? m.value : r.value;
+    history_.resource_ops.push_back(record);
+    mix((std::uint64_t{r.accepted} << 1) | m.write);
+    if (recording()) {
+        timeline_ += format("%8lld.%03lld R   %s from c%u hold #%u token %lld%s: %s (value %lld)\n",
+                            static_cast<long long>(now_us_ / 1000),
+                            static_cast<long long>(now_us_ % 1000), m.write ? "write" : "read",
+                            unsigned{client}, m.hold, static_cast<long long>(m.token),
+                            m.fenced ? "" : " (unfenced)", r.accepted ? "accepted" : "REJECTED",
+                            static_cast<long long>(record.value));
+    }
+    message reply;
+    reply.kind = message_kind::resource_reply;
+    reply.request_id = m.request_id;
+    reply.accepted = r.accepted;
+    reply.value = r.value;
+    const std::int64_t at = net_.send(net_.resource_endpoint(), net_.client_endpoint(client),
+                                      std::move(reply), now_us_, 0);
+    events_.push(at, scheduler::kind::deliver, 0,
+                 static_cast<std::uint32_t>(net_.link_id(net_.resource_endpoint(), client)));
+}
+
+void world::deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m) {
+    redis_node& r = nodes_[replica];
+    if (!nodes_[master].up() || !r.up() || r.master_id() != master ||
+        r.master_incarnation() != m.epoch) {
+        return;
+    }
+    r.apply(m.op, m.offset, now_us_);
+    message ack;
+    ack.kind = message_kind::replication_ack;
+    ack.epoch = m.epoch;
+    ack.offset = r.offset();
+    const std::uint8_t from = net_.node_endpoint(replica);
+    const std::uint8_t to = net_.node_endpoint(master);
+    const std::int64_t at = net_.send(from, to, std::move(ack), now_us_, 0);
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, to)));
+}
+
+void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) {
+    redis_node& n = nodes_[master];
+    if (!n.up() || !n.is_master() || n.incarnation() != m.epoch) return;
+    n.on_ack(replica, m.offset, node_wall_ms(master), now_us_, out_);
+    flush(master);
+}
+
+void world::flush(std::uint8_t node) {
+    if (!out_.effects.empty()) replicate(node);
+    for (node_output::reply& r : out_.replies) send_reply(node, r.client, r.epoch, std::move(r.bytes));
+    if (out_.wait_deadline_us >= 0) {
+        events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node, nodes_[node].incarnation());
+    }
+    out_.clear();
+}
+
+void world::replicate(std::uint8_t master) {
+    const redis_node& m = nodes_[master];
+    const std::int64_t first = m.offset() - static_cast<std::int64_t>(out_.effects.size()) + 1;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r == master || !nodes_[r].up() || nodes_[r].master_id() != master) continue;
+        const std::uint8_t from = net_.node_endpoint(master);
+        const std::uint8_t to = net_.node_endpoint(r);
+        for (std::size_t i = 0; i < out_.effects.size(); ++i) {
+            message msg;
+            msg.kind = message_kind::replication;
+            msg.epoch = m.incarnation();
+            msg.op = out_.effects[i];
+            msg.offset = first + static_cast<std::int64_t>(i);
+            const std::int64_t at = net_.send(from, to, std::move(msg), now_us_, replication_extra_us(r));
+            events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, to)));
+        }
+    }
+}
+
+void world::send_reply(std::uint8_t node, std::uint8_t client, std::uint32_t epoch,
+                       std::string&& bytes) {
+    const network::connection& conn = net_.conn(client, node);
+    if (!conn.open || conn.epoch != epoch) return;
+    if (partitioned(client, node)) {
+        break_connection(client, node, false, "partition");
+        return;
+    }
+    bool reset = false;
+    for (active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind != fault_kind::drop_reply || f.target != client || a.remaining == 0 ||
+            ((f.nodes >> node) & 1u) == 0) {
+            continue;
+        }
+        --a.remaining;
+        break_connection(client, node, f.reset, "reply lost");
+        return;
+    }
+    if (lose_message(client, node, reset)) {
+        break_connection(client, node, reset, "reply lost");
+        return;
+    }
+    mix(hash_bytes(bytes));
+    message m;
+    m.kind = message_kind::reply;
+    m.epoch = epoch;
+    m.bytes = std::move(bytes);
+    const std::uint8_t from = net_.node_endpoint(node);
+    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, link_extra_us(client, node, false));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, client)));
+}
+
+// ---- for the clients ------------------------------------------------------------------------
+
+world::connect_outcome world::try_connect(std::uint8_t client, std::uint8_t instance,
+                                          std::uint8_t& node) {
+    node = config_.layout == topology::sentinel ? static_cast<std::uint8_t>(current_master_) : instance;
+    if (!nodes_[node].up()) return connect_outcome::refused;
+    if (partitioned(client, node)) return connect_outcome::timeout;
+    return connect_outcome::ok;
+}
+
+std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t node) {
+    return net_.open(client, node);
+}
+
+void world::close_connection(std::uint8_t client, std::uint8_t node, std::uint32_t epoch) {
+    network::connection& conn = net_.conn(client, node);
+    if (!conn.open || conn.epoch != epoch) return;
+    conn.open = false;
+    nodes_[node].drop_connection(client);
+}
+
+std::int64_t world::connect_us(std::uint8_t client, std::uint8_t node) const noexcept {
+    return net_.latency_us(client, net_.node_endpoint(node)) +
+           net_.latency_us(net_.node_endpoint(node), client);
+}
+
+void world::send_request(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+                         std::string&& bytes) {
+    const network::connection& conn = net_.conn(client, node);
+    if (!conn.open || conn.epoch != epoch) return;  // written to a dead connection
+    if (partitioned(client, node)) {
+        break_connection(client, node, false, "partition");
+        return;
+    }
+    bool reset = false;
+    if (lose_message(client, node, reset)) {
+        break_connection(client, node, reset, "request lost");
+        return;
+    }
+    mix(hash_bytes(bytes));
+    message m;
+    m.kind = message_kind::request;
+    m.epoch = epoch;
+    m.bytes = std::move(bytes);
+    const std::uint8_t to = net_.node_endpoint(node);
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, node, false));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
+}
+
+void world::send_resource(std::uint8_t client, message&& m) {
+    const std::uint8_t to = net_.resource_endpoint();
+    mix((std::uint64_t{m.write} << 63) ^ static_cast<std::uint64_t>(m.value));
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, 0, true));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
+}
+
+void world::schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation) {
+    events_.push(at_us, scheduler::kind::client_timer, client, generation);
+}
+
+void world::schedule_resume(std::uint8_t client, std::int64_t at_us) {
+    events_.push(at_us, scheduler::kind::client_resume, client, 0);
+}
+
+void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
+    for (std::size_t i = 0; i < spec_.faults.size(); ++i) {
+        const trigger& t = spec_.faults[i].when;
+        if (fired_[i] || !t.at_point || t.client != client || t.where != p || t.nth != nth) continue;
+        if (t.offset_ms == 0) {
+            activate(i);
+        } else {
+            events_.push(now_us_ + t.offset_ms * 1000, scheduler::kind::fault_start, 0,
+                         static_cast<std::uint32_t>(i));
+        }
+    }
+}
+
+std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms) {
+    hold_record r;
+    r.client = client;
+    r.index = static_cast<std::uint32_t>(history_.holds.size());
+    r.start_us = now_us_;
+    r.end_us = now_us_;
+    r.fence = fence;
+    r.valid_until_ms = valid_until_ms;
+    history_.holds.push_back(r);
+    return history_.holds.size() - 1;
+}
+
+void world::record_action(std::uint8_t client, std::uint32_t hold, std::int64_t check_us,
+                          std::int64_t send_us) {
+    history_.actions.push_back(action_record{client, hold, check_us, send_us});
+}
+
+// ---- faults -------------------------------------------------------------------------------
+
+void world::activate(std::size_t index) {
+    if (fired_[index]) return;
+    fired_[index] = true;
+    const fault& f = spec_.faults[index];
+    mix(0xfa000000u + index);
+    const bool client_ok = !f.on_node && f.target < params_.clients;
+    const bool node_ok = f.on_node && f.target < config_.nodes;
+    const std::int64_t duration_us = f.duration_ms * 1000;
+    const std::int64_t amount_us = f.amount * 1000;
+    std::int64_t end_us = now_us_;
+    switch (f.kind) {
+        case fault_kind::pause:
+            if (!client_ok) return;
+            end_us = now_us_ + duration_us;
+            clients_[f.target]->pause(end_us);
+            events_.push(end_us, scheduler::kind::client_resume, f.target, 0);
+            break;
+        case fault_kind::slow_link:
+        case fault_kind::partition:
+        case fault_kind::loss:
+            if (!client_ok) return;
+            end_us = now_us_ + duration_us;
+            active_.push_back(active_fault{index, now_us_, end_us, 0});
+            if (f.kind == fault_kind::slow_link) end_us += amount_us;
+            break;
+        case fault_kind::drop_reply:
+            if (!client_ok) return;
+            active_.push_back(active_fault{index, now_us_, never_us, f.count});
+            break;
+        case fault_kind::repl_lag:
+            end_us = now_us_ + duration_us;
+            active_.push_back(active_fault{index, now_us_, end_us, 0});
+            end_us += amount_us;
+            break;
+        case fault_kind::crash:
+            if (!node_ok || !nodes_[f.target].up()) return;
+            crash(f.target, f);
+            return;
+        case fault_kind::wall_step:
+            if (node_ok) {
+                node_clocks_[f.target].wall.step(now_us_, amount_us);
+            } else if (client_ok) {
+                clients_[f.target]->clocks().wall.step(now_us_, amount_us);
+            } else {
+                return;
+            }
+            break;
+        case fault_kind::clock_rate: {
+            const auto ppm = static_cast<std::int32_t>(std::clamp<std::int64_t>(f.amount, -500'000, 500'000));
+            if (node_ok) {
+                sim_clock& c = f.wall ? node_clocks_[f.target].wall : node_clocks_[f.target].mono;
+                c.set_rate(now_us_, ppm);
+            } else if (client_ok) {
+                process_clocks& clocks = clients_[f.target]->clocks();
+                (f.wall ? clocks.wall : clocks.mono).set_rate(now_us_, ppm);
+                clients_[f.target]->clocks_changed();
+            } else {
+                return;
+            }
+            break;
+        }
+    }
+    mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
+    heal_at(end_us);
+}
+
+void world::heal_at(std::int64_t end_us) {
+    heal_us_ = std::max(heal_us_, end_us);
+    end_us_ = std::max(end_us_, heal_us_ + params_.liveness_window_ms * 1000);
+}
+
+bool world::partitioned(std::uint8_t client, std::uint8_t node) const noexcept {
+    for (const active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind == fault_kind::partition && f.target == client && ((f.nodes >> node) & 1u) != 0 &&
+            now_us_ >= a.start_us && now_us_ < a.end_us) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool world::lose_message(std::uint8_t client, std::uint8_t node, bool& reset) {
+    for (const active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind != fault_kind::loss || f.target != client || ((f.nodes >> node) & 1u) == 0 ||
+            now_us_ < a.start_us || now_us_ >= a.end_us) {
+            continue;
+        }
+        const auto rate = static_cast<std::uint32_t>(std::clamp<std::int64_t>(f.amount, 0, 1'000'000));
+        if (rng_.chance(rate)) {
+            reset = f.reset;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::int64_t world::link_extra_us(std::uint8_t client, std::uint8_t node, bool resource) const noexcept {
+    std::int64_t extra = 0;
+    for (const active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind != fault_kind::slow_link || f.target != client || now_us_ < a.start_us ||
+            now_us_ >= a.end_us) {
+            continue;
+        }
+        if (resource ? f.resource : ((f.nodes >> node) & 1u) != 0) extra += std::max<std::int64_t>(0, f.amount) * 1000;
+    }
+    return extra;
+}
+
+std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
+    std::int64_t extra = 0;
+    for (const active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind == fault_kind::repl_lag && ((f.nodes >> replica) & 1u) != 0 &&
+            now_us_ >= a.start_us && now_us_ < a.end_us) {
+            extra += std::max<std::int64_t>(0, f.amount) * 1000;
+        }
+    }
+    return extra;
+}
+
+void world::break_connection(std::uint8_t client, std::uint8_t node, bool reset, const char* why) {
+    network::connection& conn = net_.conn(client, node);
+    if (!conn.open) return;
+    conn.open = false;
+    nodes_[node].drop_connection(client);
+    mix(0xb0000000u + client * 16u + node);
+    if (reset) {
+        const std::int64_t at = now_us_ + net_.latency_us(net_.node_endpoint(node), client);
+        clients_[client]->connection_reset(node, conn.epoch, at);
+    }
+    if (recording()) {
+        note_client(client, format("connection to n%u broken: %s%s", unsigned{node}, why,
+                                   reset ? " (reset)" : " (silent)"));
+    }
+}
+
+// ---- Redis processes and Sentinel ----------------------------------------------------------
+
+void world::crash(std::uint8_t node, const fault& f) {
+    nodes_[node].crash(now_us_);
+    for (std::uint8_t c = 0; c < params_.clients; ++c) break_connection(c, node, true, "node crashed");
+    std::int64_t down_us = f.duration_ms * 1000;
+    if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
+    events_.push(now_us_ + down_us, scheduler::kind::node_restart, node, 0);
+    if (config_.layout == topology::sentinel && current_master_ == node) {
+        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
+    }
+    mark(world_mark::kind::crash, true, node, now_us_ + down_us,
+         format("crash (persistence %s, down %lld ms)", to_string(f.persist),
+                static_cast<long long>(down_us / 1000)));
+    if (recording()) note_node(node, "CRASH: " + to_text(f));
+    heal_at(now_us_ + down_us);
+}
+
+void world::restart(std::uint8_t node) {
+    redis_node& n = nodes_[node];
+    if (n.up()) return;
+    n.restart(now_us_);
+    std::string role = "master";
+    if (config_.layout == topology::sentinel) {
+        if (current_master_ != node && nodes_[current_master_].up()) {
+            n.follow(nodes_[current_master_], now_us_);
+            role = "replica of n" + std::to_string(current_master_);
+        } else {
+            for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+                if (r != node && nodes_[r].up() && nodes_[r].master_id() == node) {
+                    nodes_[r].follow(n, now_us_);
+                }
+            }
+        }
+    }
+    const std::string text = format("restart as %s with %zu key(s)", role.c_str(), n.data().size());
+    mark(world_mark::kind::restart, true, node, now_us_, text);
+    if (recording()) note_node(node, text);
+}
+
+void world::sentinel_check(std::uint8_t node) {
+    if (current_master_ != node || nodes_[node].up()) return;
+    int best = -1;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r == node || !nodes_[r].up() || nodes_[r].master_id() != node) continue;
+        if (best < 0 || nodes_[r].offset() > nodes_[static_cast<std::size_t>(best)].offset()) best = r;
+    }
+    if (best < 0) {
+        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
+        return;
+    }
+    redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
+    promoted.promote();
+    current_master_ = best;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r != best && nodes_[r].up() && nodes_[r].master_id() == node) nodes_[r].follow(promoted, now_us_);
+    }
+    const std::string text = format("promoted by Sentinel (offset %lld, %zu key(s))",
+                                    static_cast<long long>(promoted.offset()), promoted.data().size());
+    mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
+    if (recording()) note_node(promoted.id(), text);
+}
+
+std::int64_t world::node_wall_ms(std::uint8_t node) const noexcept {
+    return node_clocks_[node].wall.read_ms(now_us_);
+}
+
+// ---- recording ----------------------------------------------------------------------------
+
+void world::mix(std::uint64_t value) noexcept {
+    hash_ ^= value + 0x9e3779b97f4a7c15ULL + (hash_ << 6) + (hash_ >> 2);
+    hash_ *= 0xff51afd7ed558ccdULL;
+    hash_ ^= hash_ >> 33;
+}
+
+void world::note(const std::string& lane, const process_clocks* clocks, const std::string& text) {
+    if (!recording()) return;
+    std::string line = format("%8lld.%03lld %-3s ", static_cast<long long>(now_us_ / 1000),
+                              static_cast<long long>(now_us_ % 1000), lane.c_str());
+    if (clocks != nullptr) {
+        line += format("[mono %lld wall %lld] ", static_cast<long long>(clocks->mono.read_ms(now_us_)),
+                       static_cast<long long>(clocks->wall.read_ms(now_us_)));
+    }
+    timeline_ += line + text + "\n";
+}
+
+void world::note_client(std::uint8_t client, const std::string& text) {
+    note("c" + std::to_string(client), &clients_[client]->clocks(), text);
+}
+
+void world::note_node(std::uint8_t node, const std::string& text) {
+    std::string line = format("[wall %lld] ", static_cast<long long>(node_wall_ms(node)));
+    note("n" + std::to_string(node), nullptr, line + text);
+}
+
+void world::mark(world_mark::kind what, bool on_node, std::uint8_t target, std::int64_t end_us,
+                 std::string label) {
+    marks_.push_back(world_mark{what, now_us_, end_us, on_node, target, std::move(label)});
+    if (what == world_mark::kind::fault && recording()) {
+        note("!", nullptr, "FAULT " + marks_.back().label);
+    }
+}
+
+}  // namespace edgelock::sim
