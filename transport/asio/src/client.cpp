@@ -208,17 +208,18 @@ void client_impl::close(bool call_handlers) {
     lock_timer_epoch_ = next_epoch();
     lock_timer_.cancel();
     lock_timer_ms_ = no_deadline_ms;
+    const std::error_code aborted = std::make_error_code(std::errc::operation_canceled);
     for (std::size_t i = 0; i < locks_max_; ++i) {
         lock_entry& e = locks_[i];
         if (call_handlers) {
-            post_completion(std::move(e.acquire_handler), asio::error::operation_aborted);
-            post_completion(std::move(e.release_handler), asio::error::operation_aborted);
+            post_completion(std::move(e.acquire_handler), aborted);
+            post_completion(std::move(e.release_handler), aborted);
         }
         e.acquire_handler.reset();
         e.release_handler.reset();
         e.lost_handler.reset();
     }
-    if (call_handlers) post_completion(std::move(ready_handler_), asio::error::operation_aborted);
+    if (call_handlers) post_completion(std::move(ready_handler_), aborted);
     ready_handler_.reset();
     // A handler of this client may be running below us: keep its storage until it returns.
     for (auto& c : conns_) retired_conns_.push_back(std::move(c));
@@ -374,6 +375,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
         return post_completion(std::move(handler), code);
     }
     e->acquire_handler = std::move(handler);
+    e->failure.clear();
     after_call(handle.index, now);
 }
 
@@ -477,7 +479,7 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
             break;
         case event_type::acquire_failed:
             e.last_cause = ev.cause;
-            e.acquire_handler.complete(make_error_code(ev.code), 0);
+            e.acquire_handler.complete(failure_code(e, ev), 0);
             break;
         case event_type::renewed: ++e.renewals; break;
         case event_type::lost: e.lost_handler.complete_and_keep(make_error_code(ev.code)); break;
@@ -492,6 +494,15 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
             break;
         }
     }
+}
+
+// With one instance, "no quorum" means that instance failed: say how, when known.
+std::error_code client_impl::failure_code(const lock_entry& e, const event& ev) const {
+    if (ev.code != errc::no_quorum || instance_count_ != 1) return make_error_code(ev.code);
+    if (e.failure) return e.failure;
+    const connection& c = *conns_[0];
+    if (!c.ready() && c.last_error()) return c.last_error();
+    return make_error_code(ev.code);
 }
 
 // Inside a completion: deliver what is pending, then send and re-arm.
@@ -587,6 +598,7 @@ void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, c
     const errc code = e.core.on_reply(instance, reply, now);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::invalid_state);
+    if (code == errc::error_reply || code == errc::unexpected_reply) e.failure = make_error_code(code);
     service(entry.lock, now);
 }
 
@@ -608,9 +620,11 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
     }
     for (std::uint32_t index = 0; index < locks_max_; ++index) {
-        if (!locks_[index].in_use) continue;
+        lock_entry& e = locks_[index];
+        if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            locks_[index].core.on_io_error(instance, now);
+            if (attempt_running(e.core.state()) && !e.failure) e.failure = conns_[instance]->last_error();
+            e.core.on_io_error(instance, now);
             service(index, now);
         }
         if (open_epoch_ != open_epoch) return;

@@ -288,6 +288,7 @@ private:
         std::uint32_t generation = 0;
         std::uint32_t renewals = 0;
         errc last_cause = errc::ok;
+        std::error_code failure;  // the running acquire's last instance error, if any
         std::uint8_t waiting_mask = 0;  // instances on whose write buffer it waits
         bool in_use = false;
         bool dirty = false;             // has deferred events to deliver
@@ -300,6 +301,7 @@ private:
     void service(std::uint32_t index, std::int64_t now);
     bool deliver_pending(std::uint32_t index);
     void deliver(lock_entry& entry, const event& e);
+    std::error_code failure_code(const lock_entry& entry, const event& e) const;
     void pump(std::uint32_t index, std::int64_t now) noexcept;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);

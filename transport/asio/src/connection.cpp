@@ -31,6 +31,17 @@ std::uint16_t parse_port(std::string_view text) {
     return value > 0 && value <= 65535 ? static_cast<std::uint16_t>(value) : 0;
 }
 
+// Asio 1.22 reports socket errors in its own "asio.system" category, which maps to no
+// std::errc condition (the mapping sits behind a macro its configuration never defines), so
+// `ec == std::errc::connection_refused` would be false. The client hands them out in
+// std::system_category() instead, where it holds.
+std::error_code normalized(std::error_code code) {
+    if (code.category() == asio::error::get_system_category()) {
+        return {code.value(), std::system_category()};
+    }
+    return code;
+}
+
 // The handshake is at most AUTH, SELECT, PING, ROLE.
 constexpr std::size_t handshake_requests_max = 4;
 
@@ -423,7 +434,7 @@ void connection::fail(std::error_code code, bool reconnect_now) {
     const bool was_ready = state_ == connection_state::ready;
     const bool asked_sentinel = phase_ == phase::sentinel;
     close_socket();
-    last_error_ = code;
+    last_error_ = normalized(code);
     write_error_.clear();
     if (!was_ready) ++attempts_finished_;
     if (asked_sentinel && owner_.sentinel_count() > 0) {

@@ -32,10 +32,14 @@
 // and unlocking allocate no memory. Error paths (an operation refused at once) may allocate
 // to post their completion.
 //
-// Errors: handlers receive std::error_code values from three categories, compared as
+// Errors: handlers receive std::error_code values, compared as
 //   ec == edgelock::errc::busy                 the core's lock outcomes (edgelock/errc.hpp)
 //   ec == edgelock::async::client_error::...   this client's own conditions (below)
-//   ec == asio::error::connection_refused      the operating system's, via Asio
+//   ec == std::errc::connection_refused        the operating system's socket errors, in
+//                                              std::system_category() (the client converts
+//                                              Asio's "asio.system" codes, which compare
+//                                              equal to no std::errc condition in Asio 1.22)
+//   ec == asio::error::eof, host_not_found     Asio's misc and netdb categories, as they come
 // Each function lists which it can produce.
 //
 // Sentinel: with `sentinels` and `master_name` set, the client asks the sentinels for the
@@ -177,18 +181,18 @@ public:
     std::error_code open(const client_config& config);
 
     // Stops: drops every connection and empties the lock table. Pending acquire, release
-    // and readiness handlers complete (posted) with asio::error::operation_aborted. open()
+    // and readiness handlers complete (posted) with std::errc::operation_canceled. open()
     // may be called again afterwards.
     void close();
 
     // Completes when enough instances are connected for a lock to be taken (all of one, or a
     // quorum of Redlock instances): handler(std::error_code). Error codes, when quorum is
     // impossible after every instance not connected has finished one more attempt:
-    //   the failing attempt's error, e.g. asio::error::connection_refused,
+    //   the failing attempt's error, e.g. std::errc::connection_refused,
     //   asio::error::host_not_found, client_error::connect_timeout, auth_failed,
     //   select_failed, master_unknown, not_master;
     //   client_error::not_open; client_error::operation_in_progress (one waiter at a time);
-    //   asio::error::operation_aborted (close()).
+    //   std::errc::operation_canceled (close()).
     // The client keeps reconnecting in the background either way.
     template <typename Handler>
     void async_wait_ready(Handler&& handler) {
@@ -227,7 +231,12 @@ public:
     // Error codes:
     //   errc::busy               another owner holds it (wait zero)
     //   errc::wait_timeout       the wait ran out; status().last_cause says why
-    //   errc::no_quorum          too few instances answered (connections down, timeouts)
+    //   errc::no_quorum          too few instances answered (connections down, timeouts);
+    //                            with a single instance, replaced by that instance's failure
+    //                            when it is known: errc::error_reply, unexpected_reply,
+    //                            protocol_error, reply_too_large, client_error::auth_failed,
+    //                            command_timeout, connect_timeout, std::errc::connection_reset,
+    //                            connection_refused, asio::error::eof, host_not_found, ...
     //   errc::validity_expired   a quorum answered, too late for any validity to remain
     //   errc::token_gone         (fencing, Redlock) the keys vanished while confirming
     //   errc::not_replicated     (replicas_to_wait) too few replicas acknowledged in time
@@ -235,7 +244,7 @@ public:
     //   errc::invalid_wait       wait negative or over edgelock::wait_ms_max
     //   errc::invalid_state      the core refused (hold count at its maximum)
     //   client_error::invalid_handle, operation_in_progress, not_open
-    //   asio::error::operation_aborted (close())
+    //   std::errc::operation_canceled (close())
     // fence is the fence token when fencing is on and ec is {}; 0 otherwise.
     template <typename Handler>
     void async_acquire(lock_handle handle, std::chrono::milliseconds wait, Handler&& handler) {
@@ -253,7 +262,7 @@ public:
     //                            delete: the key ends at its TTL
     //   errc::not_held           nothing was held (never acquired, or already released)
     //   client_error::invalid_handle, operation_in_progress, not_open
-    //   asio::error::operation_aborted (close())
+    //   std::errc::operation_canceled (close())
     // While an acquire is running, this cancels it: the acquire completes with
     // errc::cancelled, then this handler with {}.
     template <typename Handler>

@@ -1,0 +1,187 @@
+// After connect, steady-state lock traffic allocates nothing: this binary replaces the global
+// operator new with a counting one and runs acquire/release cycles against a real Redis.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "asio_test_util.hpp"
+#include "edgelock/asio_client.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+
+namespace {
+
+std::atomic<bool> counting{false};
+std::atomic<std::size_t> allocations{0};
+
+void* counted_allocation(std::size_t size, std::size_t alignment) {
+    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+    if (size == 0) size = 1;
+    void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
+                                                      : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return counted_allocation(size, 0); }
+void* operator new[](std::size_t size) { return counted_allocation(size, 0); }
+void* operator new(std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return counted_allocation(size, 0);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return counted_allocation(size, 0);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+using namespace edgelock::asio_tests;
+using edgelock::async::client;
+using edgelock::async::lock_handle;
+using edgelock::testing::redis_server;
+
+// Drives `cycles` acquire+release cycles on each lock from inside the io_context (each
+// completion starts the next operation), counting allocations after `warm_up` cycles.
+struct cycler {
+    client* owner = nullptr;
+    lock_handle handle;
+    int warm_up = 0;
+    int cycles = 0;
+    int done = 0;
+    int* running = nullptr;
+    std::error_code error;
+
+    void next() {
+        owner->async_acquire(handle, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+            if (ec) return finish(ec);
+            owner->async_release(handle, [this](std::error_code ec2) {
+                if (ec2) return finish(ec2);
+                ++done;
+                if (done == warm_up) counting = true;
+                if (done == warm_up + cycles) return finish({});
+                next();
+            });
+        });
+    }
+    void finish(std::error_code ec) {
+        error = ec;
+        if (--*running == 0) owner->context().stop();
+    }
+};
+
+enum class driver { run, run_one };
+
+std::size_t run_cycles(client& owner, asio::io_context& io, std::vector<lock_handle>& handles, int warm_up,
+                       int cycles, driver how = driver::run) {
+    std::vector<cycler> cyclers(handles.size());
+    int running = static_cast<int>(handles.size());
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        cyclers[i].owner = &owner;
+        cyclers[i].handle = handles[i];
+        cyclers[i].warm_up = warm_up;
+        cyclers[i].cycles = cycles;
+        cyclers[i].running = &running;
+    }
+    allocations = 0;
+    for (cycler& c : cyclers) c.next();
+    // io_context::run(), as a program runs it. (A loop of run_one() calls would not do:
+    // Asio keeps its recycled handler memory in per-call thread state, so every run_one()
+    // starts with an empty cache and allocates.)
+    io.restart();
+    if (how == driver::run) {
+        io.run();
+    } else {
+        while (running > 0 && io.run_one() > 0) {
+        }
+    }
+    counting = false;
+    for (const cycler& c : cyclers) {
+        EXPECT_FALSE(c.error) << c.error.message();
+        EXPECT_EQ(c.done, warm_up + cycles);
+    }
+    return allocations.load();
+}
+
+TEST(asio_allocation, the_counter_counts) {
+    allocations = 0;
+    counting = true;
+    auto probe = std::make_unique<int>(7);
+    std::vector<char> buffer(100);
+    counting = false;
+    EXPECT_EQ(allocations.load(), 2u) << "the replaced operator new is the one in use";
+    EXPECT_EQ(*probe + buffer.size(), 107u);
+}
+
+TEST(asio_allocation, connecting_allocates_and_ten_thousand_cycles_allocate_nothing) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    allocations = 0;
+    counting = true;
+    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    counting = false;
+    EXPECT_GT(allocations.load(), 0u) << "open() builds the tables: the counter sees it";
+    ASSERT_FALSE(wait_ready(owner).ec);
+    std::vector<lock_handle> handles(1);
+    ASSERT_FALSE(owner.add_lock(lock_for("steady", 30'000), handles[0]));
+
+    const std::size_t counted = run_cycles(owner, io, handles, 1000, 10'000);
+    EXPECT_EQ(counted, 0u) << "allocations during 10,000 steady-state acquire+release cycles";
+}
+
+TEST(asio_allocation, the_same_cycles_under_run_one_do_allocate_and_are_counted) {
+    // The counter sees allocations made deep inside the client's completions: driven by
+    // run_one() calls, Asio's handler memory is not recycled and every completion allocates.
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    std::vector<lock_handle> handles(1);
+    ASSERT_FALSE(owner.add_lock(lock_for("counted", 30'000), handles[0]));
+    const std::size_t counted = run_cycles(owner, io, handles, 100, 1000, driver::run_one);
+    EXPECT_GE(counted, 1000u);
+}
+
+TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    auto config = config_for({server.url()});
+    config.locks_max = 100;
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    std::vector<std::string> names;
+    for (int i = 0; i < 100; ++i) names.push_back("pipelined:" + std::to_string(i));
+    std::vector<lock_handle> handles(100);
+    for (int i = 0; i < 100; ++i) ASSERT_FALSE(owner.add_lock(lock_for(names[i], 30'000), handles[i]));
+
+    const std::size_t counted = run_cycles(owner, io, handles, 100, 200);
+    EXPECT_EQ(counted, 0u) << "allocations during 100 x 200 pipelined cycles";
+}
+
+}  // namespace
