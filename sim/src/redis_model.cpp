@@ -104,6 +104,28 @@ script_id request_script(const request_view& r) noexcept {
     return script_id::none;
 }
 
+script_id classify_request(std::string_view bytes) noexcept {
+    constexpr std::string_view evalsha = "$7\r\nEVALSHA\r\n$40\r\n";
+    constexpr std::string_view eval = "$4\r\nEVAL\r\n$";
+    constexpr std::size_t header = 4;  // "*N\r\n" with N < 10
+    if (bytes.size() > header && bytes.substr(header, evalsha.size()) == evalsha) {
+        return script_by_digest(bytes.substr(header + evalsha.size(), 40));
+    }
+    if (bytes.size() > header && bytes.substr(header, eval.size()) == eval) {
+        const std::size_t length_start = header + eval.size();
+        const std::size_t length_end = bytes.find('\r', length_start);
+        if (length_end != std::string_view::npos) {
+            std::int64_t length = 0;
+            if (parse_integer(bytes.substr(length_start, length_end - length_start), length) &&
+                length >= 0) {
+                return script_by_text(bytes.substr(length_end + 2, static_cast<std::size_t>(length)));
+            }
+        }
+    }
+    request_view r;
+    return parse_request(bytes.data(), bytes.size(), r) ? request_script(r) : script_id::none;
+}
+
 redis_node::redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us)
     : id_(id), persist_(persist), fsync_phase_us_(fsync_phase_us) {}
 

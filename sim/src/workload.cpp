@@ -214,9 +214,7 @@ bool client::send_requests() {
                 break;
             }
             std::string bytes(buffer.data(), w.size);
-            request_view r;
-            const script_id kind = parse_request(bytes.data(), bytes.size(), r) ? request_script(r)
-                                                                                : script_id::none;
+            const script_id kind = classify_request(bytes);
             sent_acquire = sent_acquire || kind == script_id::acquire;
             sent_renew = sent_renew || kind == script_id::renew;
             if (kind == script_id::release && behaviour_ == behaviour::deletes_without_compare) {
@@ -240,20 +238,20 @@ bool client::send_requests() {
 void client::reschedule() {
     if (paused()) return;
     const std::int64_t now = now_us();
+    // Every deadline but a reset's is on the monotonic clock: take the earliest, convert once.
+    std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
     std::int64_t wake = never_us;
-    const std::int64_t lock_deadline = lock_.next_deadline_ms();
-    if (lock_deadline != no_deadline_ms) wake = std::min(wake, to_true_us(lock_deadline));
-    if (job_due_ms_ != no_deadline_ms) wake = std::min(wake, to_true_us(job_due_ms_));
     const std::int64_t io_timeout = world_.params().io_timeout_ms;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         const connection& c = conns_[i];
         if (c.st != connection::state::up) {
-            wake = std::min(wake, to_true_us(c.due_ms));
+            local_ms = std::min(local_ms, c.due_ms);
             continue;
         }
         if (c.reset_at_us >= 0 && c.reset_epoch == c.epoch) wake = std::min(wake, c.reset_at_us);
-        if (!c.sent_ms.empty()) wake = std::min(wake, to_true_us(c.sent_ms.front() + io_timeout));
+        if (!c.sent_ms.empty()) local_ms = std::min(local_ms, c.sent_ms.front() + io_timeout);
     }
+    if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
     wake = std::max(wake, now + 1);
     if (wake == timer_at_us_) return;

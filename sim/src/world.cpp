@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "edgelock/assert.hpp"
@@ -15,19 +16,29 @@ constexpr std::int64_t wall_epoch_us = 1'700'000'000'000'000;
 constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
 constexpr const char* lock_name = "stock:42";
 
-bool later(const scheduler::event& a, const scheduler::event& b) {
-    if (a.at_us != b.at_us) return a.at_us > b.at_us;
-    return a.seq > b.seq;
-}
+// Orders the heap so its front is the earliest event, ties broken by scheduling order.
+struct later {
+    bool operator()(const scheduler::event& a, const scheduler::event& b) const noexcept {
+        if (a.at_us != b.at_us) return a.at_us > b.at_us;
+        return a.seq > b.seq;
+    }
+};
 
 // Bytes folded in as little-endian 64-bit words, so the hash is the same on every host.
+std::uint64_t load_little_endian(const char* bytes) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, bytes, sizeof word);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    word = __builtin_bswap64(word);
+#endif
+    return word;
+}
+
 std::uint64_t hash_bytes(std::string_view bytes) {
     std::uint64_t h = 0xcbf29ce484222325ULL ^ bytes.size();
     std::size_t i = 0;
     for (; i + 8 <= bytes.size(); i += 8) {
-        std::uint64_t word = 0;
-        for (int b = 7; b >= 0; --b) word = (word << 8) | static_cast<unsigned char>(bytes[i + b]);
-        h = (h ^ word) * 0x100000001b3ULL;
+        h = (h ^ load_little_endian(bytes.data() + i)) * 0x100000001b3ULL;
         h ^= h >> 32;
     }
     for (; i < bytes.size(); ++i) h = (h ^ static_cast<unsigned char>(bytes[i])) * 0x100000001b3ULL;
@@ -70,12 +81,12 @@ std::string describe_reply(std::string_view bytes) {
 
 void scheduler::push(std::int64_t at_us, kind what, std::uint8_t who, std::uint32_t arg) {
     heap_.push_back(event{at_us, next_seq_++, what, who, arg});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), later{});
 }
 
 bool scheduler::pop(event& out) {
     if (heap_.empty()) return false;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), later{});
     out = heap_.back();
     heap_.pop_back();
     return true;

@@ -46,8 +46,8 @@ struct world_params {
     std::int64_t ttl_ms = 1000;              // lease length (drift ttl/100 + 2 by default)
     std::uint8_t clients = 3;                // workload clients contending for one lock
     std::int64_t acquire_wait_ms = 2000;     // each acquire() may retry this long
-    std::int64_t retry_delay_ms_min = 10;    // lock backoff base
-    std::int64_t retry_delay_ms_max = 100;   // lock backoff cap
+    std::int64_t retry_delay_ms_min = 20;    // lock backoff base
+    std::int64_t retry_delay_ms_max = 200;   // lock backoff cap
     std::int64_t start_ms_max = 30;          // client c starts within [c * 7, ...] ms
     std::int64_t think_ms_min = 20;          // pause between jobs
     std::int64_t think_ms_max = 100;
@@ -67,7 +67,7 @@ struct world_params {
     std::int64_t down_after_ms = 100;        // Sentinel: master down this long -> failover
     std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
     std::int64_t duration_ms = 2500;         // the workload runs at least this long
-    std::int64_t liveness_window_ms = 2500;  // after the last fault heals, the lock must be taken
+    std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken
     std::int32_t clock_ppm_max = 200;        // every clock's rate error is within +-this
     std::int64_t wall_skew_us_max = 1000;    // Redis wall clocks agree within this
     std::int64_t stock = 1'000'000;          // initial value of the protected resource

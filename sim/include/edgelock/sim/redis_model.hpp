@@ -68,6 +68,9 @@ struct request_view {
 bool parse_request(const char* data, std::size_t size, request_view& out) noexcept;
 // What a request is, for traces and workload points: the script it runs, or none.
 script_id request_script(const request_view& request) noexcept;
+// The same from the raw bytes, cheaply for the forms the lock writes ("*N $7 EVALSHA $40
+// digest ..." and "*N $4 EVAL $len text ..."), by a full parse otherwise.
+script_id classify_request(std::string_view bytes) noexcept;
 
 // What the node wants sent after a call: replies to clients and effects for replicas.
 struct node_output {

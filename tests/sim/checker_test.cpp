@@ -1,0 +1,108 @@
+// The four checks over hand-made histories: each passes a clean history and catches the
+// violation it exists for.
+#include "edgelock/sim/checker.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace edgelock::sim;
+
+hold_record hold(std::uint8_t client, std::uint32_t index, std::int64_t start, std::int64_t end,
+                 std::int64_t fence = 0) {
+    hold_record h;
+    h.client = client;
+    h.index = index;
+    h.start_us = start;
+    h.end_us = end;
+    h.fence = fence;
+    h.end = hold_end::released;
+    return h;
+}
+
+resource_record op(std::int64_t at, std::uint8_t client, std::uint32_t hold, bool write,
+                   bool accepted = true) {
+    resource_record r;
+    r.at_us = at;
+    r.client = client;
+    r.hold = hold;
+    r.write = write;
+    r.accepted = accepted;
+    return r;
+}
+
+history clean() {
+    history h;
+    h.fencing = true;
+    h.holds = {hold(0, 0, 100, 200, 1), hold(1, 1, 200, 300, 2), hold(0, 2, 350, 400, 3)};
+    h.resource_ops = {op(110, 0, 0, false), op(150, 0, 0, true), op(210, 1, 1, false),
+                      op(290, 1, 1, true)};
+    h.heal_us = 300;
+    h.end_us = 1000;
+    return h;
+}
+
+TEST(checker, a_clean_history_passes_every_check) {
+    const verdict v = check_history(clean());
+    EXPECT_TRUE(v.all_ok());
+}
+
+TEST(checker, overlap_of_two_clients_is_caught_but_touching_holds_are_fine) {
+    history h = clean();
+    h.holds[1].start_us = 199;
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::overlap));
+    EXPECT_NE(v.checks[0].detail.find("c1"), std::string::npos);
+    EXPECT_TRUE(v.ok(check_kind::stale));
+}
+
+TEST(checker, acting_on_an_old_check_counts_as_believing) {
+    history h = clean();
+    h.actions.push_back(action_record{0, 0, 150, 250});  // checked at 150, wrote at 250
+    EXPECT_FALSE(check_history(h).ok(check_kind::overlap));
+    h.actions.back().send_us = 150;  // wrote right after the check: no window
+    EXPECT_TRUE(check_history(h).ok(check_kind::overlap));
+}
+
+TEST(checker, the_same_client_may_hold_back_to_back) {
+    history h = clean();
+    h.holds[2].start_us = 150;  // client 0 again, overlapping its own earlier hold
+    h.holds[2].client = 0;
+    h.holds[1].start_us = 450;
+    h.holds[1].end_us = 500;
+    EXPECT_TRUE(check_history(h).ok(check_kind::overlap));
+}
+
+TEST(checker, a_write_after_a_later_holder_was_served_is_stale) {
+    history h = clean();
+    h.resource_ops.push_back(op(295, 0, 0, true));
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::stale));
+    EXPECT_NE(v.checks[1].detail.find("hold #0"), std::string::npos);
+    h.resource_ops.back().accepted = false;  // refused by fencing: fine
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale));
+}
+
+TEST(checker, a_late_write_before_the_next_holder_touches_the_resource_is_not_stale) {
+    history h = clean();
+    h.resource_ops.insert(h.resource_ops.begin() + 2, op(205, 0, 0, true));
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale));
+}
+
+TEST(checker, tokens_must_strictly_increase_with_fencing) {
+    history h = clean();
+    h.holds[2].fence = 2;
+    EXPECT_FALSE(check_history(h).ok(check_kind::order));
+    h.fencing = false;
+    EXPECT_TRUE(check_history(h).ok(check_kind::order)) << "without fencing there are no tokens";
+}
+
+TEST(checker, liveness_needs_an_acquisition_after_the_heal) {
+    history h = clean();
+    h.heal_us = 360;
+    EXPECT_FALSE(check_history(h).ok(check_kind::liveness));
+    h.heal_us = 350;
+    EXPECT_TRUE(check_history(h).ok(check_kind::liveness));
+}
+
+}  // namespace

@@ -1,0 +1,262 @@
+// The Redis model: the four scripts' documented semantics, NOSCRIPT, expiry by the node's
+// wall clock, persistence on crash and restart, replication and WAIT.
+#include "edgelock/sim/redis_model.hpp"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <string>
+
+#include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
+
+namespace {
+
+using namespace edgelock::sim;
+
+const std::string token_a(32, 'a');
+const std::string token_b(32, 'b');
+
+std::string command(std::initializer_list<std::string> args) {
+    char buffer[2048];
+    edgelock::resp_writer w(buffer, sizeof buffer);
+    w.array(args.size());
+    for (const std::string& a : args) w.bulk(a);
+    return std::string(buffer, w.size());
+}
+
+std::string digest(const edgelock::script& s) { return std::string(s.digest.data(), s.digest.size()); }
+
+struct node_fixture : ::testing::Test {
+    redis_node node{0, persistence::none, 0};
+    node_output out;
+    std::int64_t wall_ms = 1'000'000;
+    std::int64_t now_us = 5'000'000;
+    std::uint32_t epoch = 1;
+
+    // Sends one request from client 0 and returns the reply bytes ("" when blocked).
+    std::string send(const std::string& bytes, std::uint8_t client = 0) {
+        out.clear();
+        node.receive(client, epoch, bytes, wall_ms, now_us, out);
+        return out.replies.empty() ? std::string() : out.replies.front().bytes;
+    }
+    std::string eval(const edgelock::script& s, std::initializer_list<std::string> rest) {
+        std::initializer_list<std::string> head{"EVAL", std::string(s.text)};
+        std::vector<std::string> all(head);
+        all.insert(all.end(), rest);
+        char buffer[2048];
+        edgelock::resp_writer w(buffer, sizeof buffer);
+        w.array(all.size());
+        for (const std::string& a : all) w.bulk(a);
+        return send(std::string(buffer, w.size()));
+    }
+    std::string acquire(const std::string& token, std::int64_t ttl = 1000) {
+        return eval(edgelock::acquire_script, {"1", "lock", token, std::to_string(ttl)});
+    }
+};
+
+TEST_F(node_fixture, evalsha_needs_the_script_text_first) {
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    EXPECT_EQ(acquire(token_a), ":0\r\n");
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::release_script), "1", "lock", token_a})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n")
+        << "each script is cached on its own";
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})), ":0\r\n");
+}
+
+TEST_F(node_fixture, acquire_is_set_nx_px_and_refreshes_its_own_token) {
+    EXPECT_EQ(acquire(token_a), ":0\r\n");
+    EXPECT_EQ(acquire(token_b), "$-1\r\n");
+    wall_ms += 600;
+    EXPECT_EQ(acquire(token_a), ":0\r\n") << "a retried acquire of the same token refreshes the TTL";
+    wall_ms += 600;
+    ASSERT_NE(node.peek("lock", wall_ms), nullptr) << "the refresh moved the expiry";
+    EXPECT_EQ(node.peek("lock", wall_ms)->value, token_a);
+}
+
+TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
+    EXPECT_EQ(acquire(token_a, 1000), ":0\r\n");
+    wall_ms += 1000;
+    EXPECT_NE(node.peek("lock", wall_ms), nullptr) << "Redis expires when now > when";
+    wall_ms += 1;
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(acquire(token_b), ":0\r\n");
+}
+
+TEST_F(node_fixture, fence_counter_is_incremented_by_a_successful_acquire_only) {
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), ":1\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_b, "1000"}), "$-1\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), ":2\r\n");
+}
+
+TEST_F(node_fixture, raise_only_moves_the_counter_up_and_only_for_the_owner) {
+    acquire(token_a);
+    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "7"}), ":1\r\n");
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "7");
+    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "3"}), ":1\r\n");
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "7");
+    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_b, "9"}), ":0\r\n");
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "7");
+}
+
+TEST_F(node_fixture, renew_and_release_compare_the_token) {
+    acquire(token_a);
+    EXPECT_EQ(eval(edgelock::renew_script, {"1", "lock", token_b, "1000"}), ":0\r\n");
+    wall_ms += 900;
+    EXPECT_EQ(eval(edgelock::renew_script, {"1", "lock", token_a, "1000"}), ":1\r\n");
+    wall_ms += 900;
+    EXPECT_NE(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token_b}), ":0\r\n");
+    EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token_a}), ":1\r\n");
+    EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token_a}), ":0\r\n");
+    EXPECT_EQ(send(command({"DEL", "lock"})), ":0\r\n");
+}
+
+TEST_F(node_fixture, unknown_commands_and_scripts_are_errors) {
+    EXPECT_EQ(send(command({"GET", "lock"}))[0], '-');
+    EXPECT_EQ(send(command({"EVAL", "return 1", "0"}))[0], '-');
+    EXPECT_EQ(eval(edgelock::acquire_script, {"1", "lock", token_a, "soon"})[0], '-');
+}
+
+TEST_F(node_fixture, restart_without_persistence_forgets_everything_and_the_script_cache) {
+    acquire(token_a);
+    node.crash(now_us);
+    EXPECT_FALSE(node.up());
+    node.restart(now_us + 1000);
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_b, "1000"})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+}
+
+TEST(redis_model_persistence, everysec_loses_what_came_after_the_last_fsync) {
+    redis_node node(0, persistence::everysec, 0);
+    node_output out;
+    auto set = [&](const std::string& key, std::int64_t now_us) {
+        char buffer[2048];
+        edgelock::resp_writer w(buffer, sizeof buffer);
+        w.array(6);
+        w.bulk("EVAL");
+        w.bulk(edgelock::acquire_script.text);
+        w.bulk("1");
+        w.bulk(key);
+        w.bulk(token_a);
+        w.bulk("100000");
+        out.clear();
+        node.receive(0, 1, std::string(buffer, w.size()), 0, now_us, out);
+    };
+    set("a", 500'000);    // before the fsync at 1 s
+    set("b", 1'200'000);  // after it
+    node.crash(1'900'000);
+    node.restart(2'000'000);
+    EXPECT_NE(node.peek("a", 0), nullptr);
+    EXPECT_EQ(node.peek("b", 0), nullptr);
+
+    set("c", 2'100'000);
+    node.crash(3'000'000);  // the fsync at 3 s runs before the crash at the same instant
+    node.restart(3'500'000);
+    EXPECT_NE(node.peek("c", 0), nullptr);
+}
+
+TEST(redis_model_persistence, always_keeps_everything_with_its_expiry) {
+    redis_node node(0, persistence::always, 0);
+    node_output out;
+    char buffer[2048];
+    edgelock::resp_writer w(buffer, sizeof buffer);
+    w.array(6);
+    w.bulk("EVAL");
+    w.bulk(edgelock::acquire_script.text);
+    w.bulk("1");
+    w.bulk("lock");
+    w.bulk(token_a);
+    w.bulk("1000");
+    node.receive(0, 1, std::string(buffer, w.size()), 50'000, 1'000, out);
+    node.crash(2'000);
+    node.restart(3'000);
+    EXPECT_NE(node.peek("lock", 50'999), nullptr);
+    EXPECT_EQ(node.peek("lock", 51'001), nullptr) << "the absolute expiry survives the restart";
+}
+
+TEST(redis_model_replication, replicas_apply_effects_in_order_and_refuse_writes) {
+    redis_node master(0, persistence::none, 0);
+    redis_node replica(1, persistence::none, 0);
+    replica.follow(master, 0);
+    EXPECT_FALSE(replica.is_master());
+    node_output out;
+    char buffer[2048];
+    edgelock::resp_writer w(buffer, sizeof buffer);
+    w.array(6);
+    w.bulk("EVAL");
+    w.bulk(edgelock::acquire_script.text);
+    w.bulk("1");
+    w.bulk("lock");
+    w.bulk(token_a);
+    w.bulk("1000");
+    const std::string request(buffer, w.size());
+    master.receive(0, 1, request, 10'000, 0, out);
+    ASSERT_EQ(out.effects.size(), 1u);
+    EXPECT_EQ(out.effects[0].expire_at_ms, 11'000) << "replicated with its absolute expiry";
+    replica.apply(out.effects[0], master.offset(), 0);
+    replica.apply(out.effects[0], master.offset(), 0);  // a duplicate is ignored
+    ASSERT_NE(replica.peek("lock", 10'500), nullptr);
+    EXPECT_EQ(replica.peek("lock", 11'001), nullptr) << "judged by the replica's own wall clock";
+    out.clear();
+    replica.receive(0, 1, request, 10'000, 0, out);
+    EXPECT_EQ(out.replies[0].bytes.substr(0, 9), "-READONLY");
+}
+
+TEST(redis_model_wait, wait_counts_replicas_that_acknowledged_the_last_write) {
+    redis_node master(0, persistence::none, 0);
+    redis_node r1(1, persistence::none, 0);
+    redis_node r2(2, persistence::none, 0);
+    r1.follow(master, 0);
+    r2.follow(master, 0);
+    node_output out;
+    EXPECT_EQ((master.receive(0, 1, command({"WAIT", "1", "50"}), 0, 0, out), out.replies[0].bytes), ":2\r\n")
+        << "no write yet: every replica is up to date";
+    out.clear();
+    char buffer[2048];
+    edgelock::resp_writer w(buffer, sizeof buffer);
+    w.array(6);
+    w.bulk("EVAL");
+    w.bulk(edgelock::acquire_script.text);
+    w.bulk("1");
+    w.bulk("lock");
+    w.bulk(token_a);
+    w.bulk("1000");
+    master.receive(0, 1, std::string(buffer, w.size()), 0, 0, out);
+    out.clear();
+    master.receive(0, 1, command({"WAIT", "1", "50"}), 0, 1'000, out);
+    EXPECT_TRUE(out.replies.empty()) << "blocked until an ack or the timeout";
+    EXPECT_EQ(out.wait_deadline_us, 51'000);
+    out.clear();
+    master.receive(0, 1, command({"WAIT", "1", "50"}), 0, 2'000, out);
+    EXPECT_TRUE(out.replies.empty()) << "queued behind the blocked WAIT";
+    master.on_ack(1, master.offset(), 0, 3'000, out);
+    ASSERT_EQ(out.replies.size(), 2u);
+    EXPECT_EQ(out.replies[0].bytes, ":1\r\n");
+    EXPECT_EQ(out.replies[1].bytes, ":1\r\n");
+    out.clear();
+
+    master.receive(1, 1, command({"WAIT", "3", "50"}), 0, 10'000, out);
+    EXPECT_TRUE(out.replies.empty());
+    master.on_wait_deadline(0, 59'999, out);
+    EXPECT_TRUE(out.replies.empty());
+    master.on_wait_deadline(0, 60'000, out);
+    ASSERT_EQ(out.replies.size(), 1u);
+    EXPECT_EQ(out.replies[0].bytes, ":2\r\n") << "at the timeout, the count so far (client 1 wrote nothing)";
+}
+
+TEST(redis_model_requests, classify_matches_a_full_parse) {
+    const std::string sha = command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "9"});
+    const std::string text = command({"EVAL", std::string(edgelock::release_script.text), "1", "lock", token_a});
+    EXPECT_EQ(classify_request(sha), script_id::renew);
+    EXPECT_EQ(classify_request(text), script_id::release);
+    EXPECT_EQ(classify_request(command({"WAIT", "1", "5"})), script_id::none);
+    request_view r;
+    ASSERT_TRUE(parse_request(sha.data(), sha.size(), r));
+    EXPECT_EQ(request_script(r), script_id::renew);
+    EXPECT_FALSE(parse_request(sha.data(), sha.size() - 1, r)) << "incomplete";
+}
+
+}  // namespace
