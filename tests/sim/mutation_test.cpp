@@ -1,0 +1,84 @@
+// Every check must be able to fail: deliberately broken clients are caught, while correct
+// clients pass the same schedule.
+#include "edgelock/sim/workload.hpp"
+
+#include <gtest/gtest.h>
+
+#include "edgelock/sim/matrix.hpp"
+
+namespace {
+
+using namespace edgelock::sim;
+
+run_result run_with(const char* config, const char* schedule_text, behaviour clients,
+                    std::uint64_t seed = 1) {
+    run_request r;
+    r.config = find_configuration(config);
+    r.mode = run_mode::schedule;
+    r.seed = seed;
+    r.clients = clients;
+    std::string error;
+    EXPECT_TRUE(parse_schedule(schedule_text, r.faults, error)) << error;
+    run_spec spec = make_spec(r);
+    spec.params = scripted_params();
+    return run(spec);
+}
+
+run_result run_scripted(const char* scenario, const char* config, behaviour clients) {
+    run_request r;
+    r.scenario = find_scenario(scenario);
+    r.config = find_configuration(config);
+    r.seed = 1;
+    r.clients = clients;
+    return run(make_spec(r));
+}
+
+// A pause between the read and the held() check: a correct client finds the lease gone and
+// does not write; one that ignores validity writes anyway.
+constexpr const char* pause_before_check = "pause.c0@c0.read_done#1+0,d=2500";
+
+TEST(mutation, ignoring_validity_is_caught_by_overlap_and_stale) {
+    const run_result correct = run_with("single", pause_before_check, behaviour::correct);
+    EXPECT_TRUE(correct.checks.all_ok()) << checks_text(correct.checks);
+    const run_result broken = run_with("single", pause_before_check, behaviour::ignores_validity);
+    EXPECT_FALSE(broken.checks.ok(check_kind::overlap));
+    EXPECT_FALSE(broken.checks.ok(check_kind::stale));
+}
+
+TEST(mutation, skipping_fencing_is_caught_by_stale) {
+    const run_result correct = run_scripted("S1", "single+fencing", behaviour::correct);
+    EXPECT_TRUE(correct.checks.ok(check_kind::stale)) << checks_text(correct.checks);
+    const run_result broken = run_scripted("S1", "single+fencing", behaviour::skips_fencing);
+    EXPECT_FALSE(broken.checks.ok(check_kind::stale));
+    const run_result redlock = run_scripted("S2", "redlock-5+fencing", behaviour::skips_fencing);
+    EXPECT_FALSE(redlock.checks.ok(check_kind::stale));
+}
+
+TEST(mutation, deleting_without_comparing_is_caught_by_overlap) {
+    const run_result correct = run_scripted("S8", "single", behaviour::correct);
+    EXPECT_TRUE(correct.checks.all_ok()) << checks_text(correct.checks);
+    const run_result broken = run_scripted("S8", "single", behaviour::deletes_without_compare);
+    EXPECT_FALSE(broken.checks.ok(check_kind::overlap));
+}
+
+// A short partition of another client marks when the faults heal; after it, a client that
+// never releases keeps everyone else out.
+constexpr const char* late_heal = "partition.c1@t500,to=n0,d=100";
+
+TEST(mutation, never_releasing_is_caught_by_liveness) {
+    const run_result correct = run_with("single", late_heal, behaviour::correct);
+    EXPECT_TRUE(correct.checks.all_ok()) << checks_text(correct.checks);
+    const run_result broken = run_with("single", late_heal, behaviour::never_releases);
+    EXPECT_FALSE(broken.checks.ok(check_kind::liveness));
+    EXPECT_TRUE(broken.checks.ok(check_kind::overlap)) << "it keeps the lock legitimately";
+}
+
+// The order check: a Redis restart without persistence resets the fence counter.
+TEST(mutation, a_forgotten_fence_counter_is_caught_by_order) {
+    const run_result r = run_with("single+fencing", "crash.n0@c0.acquired#1+20,d=50,p=none", behaviour::correct);
+    EXPECT_FALSE(r.checks.ok(check_kind::order));
+    const run_result kept = run_with("single+fencing", "crash.n0@c0.acquired#1+20,d=50,p=always", behaviour::correct);
+    EXPECT_TRUE(kept.checks.all_ok()) << checks_text(kept.checks) << ": appendfsync always keeps the counter";
+}
+
+}  // namespace

@@ -1,0 +1,139 @@
+// The scenario catalogue against the configurations: where a configuration is known unsafe,
+// the simulator must find the counterexample (scripted, and within a bounded number of
+// random seeds); where it is claimed safe, the scripted run and a batch of random runs of
+// the scenario must pass. This file is the only place the expected cells are written down;
+// the matrix itself is printed by the simulator.
+#include "edgelock/sim/scenarios.hpp"
+
+#include <gtest/gtest.h>
+
+#include "edgelock/sim/matrix.hpp"
+
+namespace {
+
+using namespace edgelock::sim;
+
+constexpr std::uint64_t base_seed = 1;
+constexpr std::size_t seeds_to_find_max = 60;
+constexpr std::size_t safe_random_runs = 40;
+
+std::size_t config_index(std::string_view name) {
+    for (std::size_t i = 0; i < configurations().size(); ++i) {
+        if (configurations()[i].name == name) return i;
+    }
+    ADD_FAILURE() << "no configuration " << name;
+    return 0;
+}
+
+run_request request_for(std::string_view scenario, std::string_view config, run_mode mode,
+                        std::uint64_t seed) {
+    run_request r;
+    r.scenario = find_scenario(scenario);
+    r.config = &configurations()[config_index(config)];
+    r.mode = mode;
+    r.seed = seed;
+    return r;
+}
+
+struct cell {
+    const char* scenario;
+    const char* config;
+    check_kind check;
+};
+
+std::ostream& operator<<(std::ostream& out, const cell& c) {
+    return out << c.scenario << " " << c.config << " " << to_string(c.check);
+}
+
+class known_unsafe : public ::testing::TestWithParam<cell> {};
+
+TEST_P(known_unsafe, the_scripted_run_shows_the_violation) {
+    const cell c = GetParam();
+    const run_request r = request_for(c.scenario, c.config, run_mode::scripted, base_seed);
+    const run_result result = run(make_spec(r));
+    EXPECT_FALSE(result.checks.ok(c.check)) << replay_command(r);
+    EXPECT_EQ(result.anomalies, 0u) << replay_command(r);
+}
+
+TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) {
+    const cell c = GetParam();
+    const scenario_info* s = find_scenario(c.scenario);
+    for (std::size_t i = 0; i < seeds_to_find_max; ++i) {
+        const run_request r = request_for(c.scenario, c.config, run_mode::random,
+                                          cell_seed(base_seed, s->id, config_index(c.config), i));
+        if (!run(make_spec(r)).checks.ok(c.check)) {
+            RecordProperty("found_at", static_cast<int>(i));
+            return;
+        }
+    }
+    ADD_FAILURE() << "no " << to_string(c.check) << " violation in " << seeds_to_find_max << " seeds";
+}
+
+// The unsafe cells the issue and DESIGN.md name, and the ones that follow from them.
+INSTANTIATE_TEST_SUITE_P(
+    sim, known_unsafe,
+    ::testing::Values(cell{"S1", "single", check_kind::stale}, cell{"S1", "single", check_kind::overlap},
+                      cell{"S2", "single", check_kind::stale}, cell{"S2", "redlock-5", check_kind::stale},
+                      cell{"S4", "single", check_kind::overlap}, cell{"S4", "redlock-5", check_kind::overlap},
+                      cell{"S5", "single", check_kind::overlap}, cell{"S5", "redlock-5", check_kind::overlap},
+                      cell{"S5", "sentinel", check_kind::overlap},
+                      cell{"S5", "single+fencing", check_kind::order},
+                      cell{"S6", "sentinel", check_kind::overlap},
+                      cell{"S6", "single+fencing", check_kind::order},
+                      cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap}));
+
+struct safe_cell {
+    const char* scenario;
+    const char* config;
+    std::array<bool, check_count> claimed;  // overlap, stale, order, liveness
+};
+
+std::ostream& operator<<(std::ostream& out, const safe_cell& c) {
+    return out << c.scenario << " " << c.config;
+}
+
+class claimed_safe : public ::testing::TestWithParam<safe_cell> {};
+
+TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
+    const safe_cell c = GetParam();
+    const scenario_info* s = find_scenario(c.scenario);
+    for (std::size_t i = 0; i <= safe_random_runs; ++i) {
+        const run_request r =
+            i == 0 ? request_for(c.scenario, c.config, run_mode::scripted, base_seed)
+                   : request_for(c.scenario, c.config, run_mode::random,
+                                 cell_seed(base_seed, s->id, config_index(c.config), i - 1));
+        const run_result result = run(make_spec(r));
+        EXPECT_EQ(result.anomalies, 0u) << replay_command(r);
+        for (std::size_t k = 0; k < check_count; ++k) {
+            if (c.claimed[k]) {
+                ASSERT_TRUE(result.checks.checks[k].ok)
+                    << to_string(static_cast<check_kind>(k)) << ": " << result.checks.checks[k].detail
+                    << "\nreplay: " << replay_command(r);
+            }
+        }
+    }
+}
+
+constexpr std::array<bool, check_count> all_checks = {true, true, true, true};
+constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true};
+
+INSTANTIATE_TEST_SUITE_P(
+    sim, claimed_safe,
+    ::testing::Values(
+        // Validity from T1 catches a pause or delay while acquire replies are in flight.
+        safe_cell{"S3", "single", all_checks}, safe_cell{"S3", "sentinel+WAIT", all_checks},
+        safe_cell{"S3", "redlock-5", all_checks}, safe_cell{"S3", "redlock-5+fencing", all_checks},
+        // Compare-and-delete and compare-and-expire make retried releases and renewals harmless.
+        safe_cell{"S8", "single", all_checks}, safe_cell{"S8", "sentinel", all_checks},
+        safe_cell{"S8", "redlock-5", all_checks}, safe_cell{"S8", "redlock-5+fencing", all_checks},
+        // Fencing: pauses and slow writes still overlap, but no stale write is accepted.
+        safe_cell{"S1", "single+fencing", stale_order_liveness},
+        safe_cell{"S1", "redlock-5+fencing", stale_order_liveness},
+        safe_cell{"S2", "single+fencing", all_checks}, safe_cell{"S2", "redlock-5+fencing", all_checks},
+        // WAIT before the hold: a failover cannot promote a replica that lacks the key.
+        safe_cell{"S6", "sentinel+WAIT", all_checks},
+        // Redlock tolerates a minority of nodes losing the key, and delayed restart keeps a
+        // restarted node from voting before the keys it forgot would have expired.
+        safe_cell{"S6", "redlock-5", all_checks}, safe_cell{"S5", "redlock-5+delayed-restart", all_checks}));
+
+}  // namespace
