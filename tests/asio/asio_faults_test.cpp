@@ -223,7 +223,7 @@ TEST(asio_faults, a_server_that_never_answers_costs_at_most_the_timeouts) {
     const auto start = std::chrono::steady_clock::now();
     const outcome got = acquire(f.owner, f.handle, 0ms);
     EXPECT_EQ(got.ec, errc::no_quorum) << got.ec.message();
-    EXPECT_LT(elapsed_ms(start), 100 + 100) << "the attempt timeout (ttl/10)";
+    EXPECT_LT(elapsed_ms(start), 100 + 400) << "the attempt timeout (ttl/10), not the command timeout";
     // The connection itself is declared dead after the command timeout and replaced.
     EXPECT_TRUE(run_until(f.io, [&] { return f.owner.instance_last_error(0) == client_error::command_timeout; }, 1s));
     proxy.pass();

@@ -182,7 +182,6 @@ private:
     void close_socket() noexcept;
 
     client_impl& owner_;
-    asio::io_context& io_;
     std::uint8_t index_;
     connection_role role_;
     connection_state state_ = connection_state::closed;

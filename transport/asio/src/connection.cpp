@@ -49,7 +49,7 @@ constexpr std::size_t handshake_requests_max = 4;
 
 connection::connection(client_impl& owner, asio::io_context& io, std::uint8_t index,
                        connection_role role)
-    : owner_(owner), io_(io), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
+    : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
 
 void connection::init(std::size_t in_flight_max, std::size_t buffer_bytes, std::size_t waiters_max) {
     in_flight_.init(in_flight_max + handshake_requests_max);

@@ -1,0 +1,500 @@
+// lock_cycle: what the asio client costs over the physical limit of one Redis connection.
+//
+// Starts its own redis-server(s) (tests/support), pins every server thread and this process
+// to one CPU (cross-core wake-ups would otherwise dominate and vary), then measures in one run:
+//
+//   1. single lock, one connection: acquire + release cycles with edgelock::async::client,
+//      against raw hiredis doing `SET key token NX PX ttl` + `EVALSHA <compare-and-delete>`
+//      on its own connection (the same two round trips, nothing else): cycles/s, p50/p99 of
+//      one cycle, and `ratio edgelock/raw`. A second baseline sends through raw hiredis the
+//      very commands edgelock sends (EVALSHA of the core's acquire script instead of SET NX
+//      PX), so `ratio edgelock/raw-same-commands` is the transport's own cost. Rounds
+//      alternate; the median round of each is reported.
+//   2. many locks: 1000 locks on one connection, each acquiring and releasing in a loop;
+//      lock operations (acquires + releases) per second, beside raw hiredis pipelining
+//      batches of 1000 (SET NX PX, and the acquire script) with the compare-and-delete.
+//   3. Redlock: one lock over 5 local masters, acquire + release cycles/s.
+//
+// Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
+//                   [--no-pin] [--only single|many|redlock]
+#include <hiredis.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <asio/steady_timer.hpp>
+
+#include "edgelock/asio_client.hpp"
+#include "edgelock/entropy.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using edgelock::async::client;
+using edgelock::async::lock_handle;
+
+struct options {
+    int cycles = 20'000;  // per round, single-lock
+    int rounds = 5;
+    double seconds = 2.0;  // many-lock measuring window
+    int redlock_cycles = 5'000;
+    int cpu = 0;
+    bool pin = true;
+    std::string only;  // "single", "many" or "redlock": run that section alone
+};
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> const char* {
+            if (i + 1 >= argc) throw std::runtime_error("missing value after " + arg);
+            return argv[++i];
+        };
+        if (arg == "--cycles") {
+            o.cycles = std::atoi(value());
+        } else if (arg == "--rounds") {
+            o.rounds = std::atoi(value());
+        } else if (arg == "--seconds") {
+            o.seconds = std::atof(value());
+        } else if (arg == "--redlock-cycles") {
+            o.redlock_cycles = std::atoi(value());
+        } else if (arg == "--cpu") {
+            o.cpu = std::atoi(value());
+        } else if (arg == "--no-pin") {
+            o.pin = false;
+        } else if (arg == "--only") {
+            o.only = value();
+        } else {
+            throw std::runtime_error("unknown argument " + arg +
+                                     " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock)");
+        }
+    }
+    if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
+        throw std::runtime_error("counts and durations must be positive");
+    }
+    return o;
+}
+
+// Pins every thread of `pid` (0: this process) to `cpu`, as `taskset -a -p -c <cpu> <pid>`.
+void pin_threads(pid_t pid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    const std::string tasks = pid == 0 ? "/proc/self/task" : "/proc/" + std::to_string(pid) + "/task";
+    for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
+        const pid_t tid = static_cast<pid_t>(std::stol(entry.path().filename().string()));
+        if (sched_setaffinity(tid, sizeof set, &set) != 0) {
+            throw std::runtime_error("sched_setaffinity(" + std::to_string(tid) + ") failed: " +
+                                     std::strerror(errno));
+        }
+    }
+}
+
+double seconds_since(clock_type::time_point start) {
+    return std::chrono::duration<double>(clock_type::now() - start).count();
+}
+
+struct latencies {
+    std::vector<double> us;
+    void reserve(std::size_t n) { us.reserve(n); }
+    double percentile(double p) const {
+        std::vector<double> sorted = us;
+        std::sort(sorted.begin(), sorted.end());
+        if (sorted.empty()) return 0;
+        const std::size_t at = std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())));
+        return sorted[at];
+    }
+};
+
+struct round_result {
+    double cycles_per_s = 0;
+};
+
+std::string hex_token() {
+    edgelock::owner_token token{};
+    if (edgelock::random_token(token) != edgelock::errc::ok) throw std::runtime_error("getrandom failed");
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string hex(32, '0');
+    for (std::size_t i = 0; i < token.size(); ++i) {
+        hex[2 * i] = digits[token[i] >> 4];
+        hex[2 * i + 1] = digits[token[i] & 0xf];
+    }
+    return hex;
+}
+
+// ---- raw hiredis ----------------------------------------------------------------------------
+
+class raw_connection {
+public:
+    explicit raw_connection(std::uint16_t port) {
+        context_ = redisConnect("127.0.0.1", port);
+        if (context_ == nullptr || context_->err != 0) throw std::runtime_error("hiredis connect failed");
+        for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::release_script}) {
+            redisReply* reply =
+                static_cast<redisReply*>(redisCommand(context_, "SCRIPT LOAD %b", s->text.data(), s->text.size()));
+            if (reply == nullptr || reply->type != REDIS_REPLY_STRING) throw std::runtime_error("SCRIPT LOAD failed");
+            freeReplyObject(reply);
+        }
+    }
+    ~raw_connection() { redisFree(context_); }
+    raw_connection(const raw_connection&) = delete;
+    raw_connection& operator=(const raw_connection&) = delete;
+
+    // One lock cycle: SET NX PX, then the compare-and-delete script by digest.
+    void cycle(const std::string& key, const std::string& token) {
+        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        const char* set_argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
+        const std::size_t set_lens[] = {3, key.size(), token.size(), 2, 2, 5};
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 6, set_argv, set_lens)), REDIS_REPLY_STATUS);
+        const char* del_argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
+        const std::size_t del_lens[] = {7, sha.size(), 1, key.size(), token.size()};
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)), REDIS_REPLY_INTEGER);
+    }
+
+    // The commands edgelock itself sends: EVALSHA of the core's acquire script, then of the
+    // release script. The difference to cycle() is the server's script cost alone.
+    void script_cycle(const std::string& key, const std::string& token) {
+        append_acquire_script(key, token);
+        expect(take(), REDIS_REPLY_INTEGER, 0);
+        append_release_script(key, token);
+        expect(take(), REDIS_REPLY_INTEGER);
+    }
+
+    // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations.
+    // The claims are SET NX PX, or with `scripts` the core's acquire script.
+    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token, bool scripts) {
+        for (const std::string& key : keys) {
+            if (scripts) {
+                append_acquire_script(key, token);
+                continue;
+            }
+            const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
+            const std::size_t lens[] = {3, key.size(), token.size(), 2, 2, 5};
+            redisAppendCommandArgv(context_, 6, argv, lens);
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i) {
+            if (scripts) {
+                expect(take(), REDIS_REPLY_INTEGER, 0);
+            } else {
+                expect(take(), REDIS_REPLY_STATUS);
+            }
+        }
+        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        for (const std::string& key : keys) {
+            const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
+            const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
+            redisAppendCommandArgv(context_, 5, argv, lens);
+        }
+        for (std::size_t i = 0; i < keys.size(); ++i) expect(take(), REDIS_REPLY_INTEGER);
+    }
+
+private:
+    void append_acquire_script(const std::string& key, const std::string& token) {
+        const std::string sha(edgelock::acquire_script.digest.data(), edgelock::acquire_script.digest.size());
+        const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str(), "30000"};
+        const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size(), 5};
+        redisAppendCommandArgv(context_, 6, argv, lens);
+    }
+    void append_release_script(const std::string& key, const std::string& token) {
+        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
+        const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
+        redisAppendCommandArgv(context_, 5, argv, lens);
+    }
+    redisReply* take() {
+        void* reply = nullptr;
+        if (redisGetReply(context_, &reply) != REDIS_OK) throw std::runtime_error("hiredis read failed");
+        return static_cast<redisReply*>(reply);
+    }
+    static void expect(redisReply* reply, int type, long long integer = 1) {
+        if (reply == nullptr) throw std::runtime_error("hiredis: no reply");
+        const bool good = reply->type == type && (type != REDIS_REPLY_INTEGER || reply->integer == integer);
+        freeReplyObject(reply);
+        if (!good) throw std::runtime_error("hiredis: unexpected reply");
+    }
+
+    redisContext* context_ = nullptr;
+};
+
+round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool scripts = false) {
+    const std::string key = scripts ? "bench:rawscript" : "bench:raw";
+    std::vector<std::string> tokens;
+    tokens.reserve(static_cast<std::size_t>(cycles));
+    for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
+    const auto start = clock_type::now();
+    for (int i = 0; i < cycles; ++i) {
+        const auto t0 = clock_type::now();
+        if (scripts) {
+            raw.script_cycle(key, tokens[static_cast<std::size_t>(i)]);
+        } else {
+            raw.cycle(key, tokens[static_cast<std::size_t>(i)]);
+        }
+        lat.us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
+    }
+    return {cycles / seconds_since(start)};
+}
+
+// ---- edgelock::async::client -------------------------------------------------------------------
+
+// Acquire + release in a loop from inside the io_context, one cycle at a time.
+struct cycler {
+    client* owner = nullptr;
+    lock_handle handle;
+    int target = 0;
+    int done = 0;
+    latencies* lat = nullptr;
+    clock_type::time_point started;
+    std::error_code error;
+
+    void next() {
+        started = clock_type::now();
+        owner->async_acquire(handle, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+            if (ec) return fail(ec);
+            owner->async_release(handle, [this](std::error_code ec2) {
+                if (ec2) return fail(ec2);
+                if (lat != nullptr) {
+                    lat->us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - started).count());
+                }
+                if (++done == target) return owner->context().stop();
+                next();
+            });
+        });
+    }
+    void fail(std::error_code ec) {
+        error = ec;
+        owner->context().stop();
+    }
+};
+
+round_result edgelock_round(client& owner, lock_handle handle, int cycles, latencies& lat) {
+    cycler c;
+    c.owner = &owner;
+    c.handle = handle;
+    c.target = cycles;
+    c.lat = &lat;
+    const auto start = clock_type::now();
+    c.next();
+    owner.context().restart();
+    owner.context().run();
+    if (c.error) throw std::runtime_error("edgelock cycle failed: " + c.error.message());
+    return {cycles / seconds_since(start)};
+}
+
+void connect(client& owner, const edgelock::async::client_config& config) {
+    if (const std::error_code ec = owner.open(config)) throw std::runtime_error("open: " + ec.message());
+    std::error_code result = make_error_code(std::errc::timed_out);
+    bool done = false;
+    owner.async_wait_ready([&](std::error_code ec) {
+        result = ec;
+        done = true;
+    });
+    owner.context().restart();
+    owner.context().run_for(std::chrono::seconds(5));
+    if (!done || result) throw std::runtime_error("connect: " + result.message());
+}
+
+edgelock::lock_config lock_named(const std::string& name) {
+    edgelock::lock_config config;
+    config.name = name;
+    config.ttl_ms = 30'000;
+    return config;
+}
+
+// Many locks, each cycling acquire/release, for a measured window after a warm-up.
+struct many_locks {
+    client* owner = nullptr;
+    std::vector<lock_handle> handles;
+    std::size_t operations = 0;
+    bool stopping = false;
+    int running = 0;
+    std::error_code error;
+
+    void cycle(std::size_t i) {
+        owner->async_acquire(handles[i], std::chrono::milliseconds(0), [this, i](std::error_code ec, std::int64_t) {
+            if (ec) return finish(ec);
+            ++operations;
+            owner->async_release(handles[i], [this, i](std::error_code ec2) {
+                if (ec2) return finish(ec2);
+                ++operations;
+                if (stopping) return finish({});
+                cycle(i);
+            });
+        });
+    }
+    void finish(std::error_code ec) {
+        if (ec && !error) error = ec;
+        if (--running == 0) owner->context().stop();
+    }
+};
+
+double many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
+    many_locks m;
+    m.owner = &owner;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < locks; ++i) names.push_back("bench:many:" + std::to_string(i));
+    m.handles.resize(locks);
+    for (std::size_t i = 0; i < locks; ++i) {
+        if (owner.add_lock(lock_named(names[i]), m.handles[i])) throw std::runtime_error("add_lock failed");
+    }
+    asio::steady_timer warm(owner.context());
+    asio::steady_timer finish(owner.context());
+    std::size_t ops_at_start = 0;
+    std::size_t ops_at_end = 0;
+    clock_type::time_point window_start;
+    clock_type::time_point window_end;
+    warm.expires_after(std::chrono::milliseconds(300));
+    warm.async_wait([&](std::error_code) {
+        ops_at_start = m.operations;
+        window_start = clock_type::now();
+    });
+    finish.expires_after(std::chrono::milliseconds(300) + std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                           std::chrono::duration<double>(window_s)));
+    finish.async_wait([&](std::error_code) {
+        ops_at_end = m.operations;
+        window_end = clock_type::now();
+        m.stopping = true;
+    });
+    m.running = static_cast<int>(locks);
+    for (std::size_t i = 0; i < locks; ++i) m.cycle(i);
+    owner.context().restart();
+    owner.context().run();
+    if (m.error) throw std::runtime_error("many-lock cycle failed: " + m.error.message());
+    return static_cast<double>(ops_at_end - ops_at_start) /
+           std::chrono::duration<double>(window_end - window_start).count();
+}
+
+double raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool scripts) {
+    std::vector<std::string> keys;
+    for (std::size_t i = 0; i < locks; ++i) keys.push_back("bench:rawmany:" + std::to_string(i));
+    const std::string token = hex_token();
+    const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);
+    while (clock_type::now() < warm_until) raw.pipelined_batch(keys, token, scripts);
+    std::size_t operations = 0;
+    const auto start = clock_type::now();
+    while (seconds_since(start) < window_s) {
+        raw.pipelined_batch(keys, token, scripts);
+        operations += 2 * locks;
+    }
+    return static_cast<double>(operations) / seconds_since(start);
+}
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+int run(const options& o) {
+    if (o.pin) pin_threads(0, o.cpu);
+    edgelock::testing::redis_server server;
+    if (o.pin) pin_threads(server.pid(), o.cpu);
+    const std::string version = edgelock::testing::redis_client(server.port()).info_field("server", "redis_version");
+    std::printf("lock_cycle: redis-server %s on 127.0.0.1:%u; %s\n", version.c_str(), server.port(),
+                o.pin ? ("server and client pinned to CPU " + std::to_string(o.cpu)).c_str() : "not pinned");
+
+    asio::io_context io{1};
+    client owner(io);
+    edgelock::async::client_config config;
+    config.instances = {server.url()};
+    config.locks_max = 1001;  // 1000 for the many-lock run, one for the single lock
+    connect(owner, config);
+    lock_handle single;
+    if (owner.add_lock(lock_named("bench:edgelock"), single)) throw std::runtime_error("add_lock failed");
+    raw_connection raw(server.port());
+
+    const bool all = o.only.empty();
+    if (all || o.only == "single") {
+        // Warm every path (script caches, socket buffers, branch predictors), then alternate.
+        latencies warm;
+        warm.reserve(static_cast<std::size_t>(6000));
+        raw_round(raw, 2000, warm);
+        raw_round(raw, 2000, warm, true);
+        edgelock_round(owner, single, 2000, warm);
+        latencies raw_lat;
+        latencies script_lat;
+        latencies edge_lat;
+        for (latencies* l : {&raw_lat, &script_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+        std::vector<double> raw_rates;
+        std::vector<double> script_rates;
+        std::vector<double> edge_rates;
+        for (int r = 0; r < o.rounds; ++r) {
+            raw_rates.push_back(raw_round(raw, o.cycles, raw_lat).cycles_per_s);
+            edge_rates.push_back(edgelock_round(owner, single, o.cycles, edge_lat).cycles_per_s);
+            script_rates.push_back(raw_round(raw, o.cycles, script_lat, true).cycles_per_s);
+        }
+        const double raw_rate = median(raw_rates);
+        const double script_rate = median(script_rates);
+        const double edge_rate = median(edge_rates);
+        std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
+        std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                    raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
+        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                    script_rate, script_lat.percentile(0.50), script_lat.percentile(0.99));
+        std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                    edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
+        std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
+        std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / script_rate);
+    }
+
+    if (all || o.only == "many") {
+        constexpr std::size_t many = 1000;
+        const double raw_many = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
+        const double script_many = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
+        const double edge_many = many_lock_ops_per_s(owner, many, o.seconds);
+        std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
+        std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
+                    many, many, raw_many);
+        std::printf("  raw hiredis, batches of %zu EVALSHA acquire + %zu EVALSHA del      %9.0f lock operations/s\n",
+                    many, many, script_many);
+        std::printf("  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
+                    many, edge_many);
+        std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
+        std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / script_many);
+    }
+
+    if (all || o.only == "redlock") {
+        edgelock::testing::redis_masters masters(5);
+        if (o.pin) {
+            for (std::size_t i = 0; i < masters.size(); ++i) pin_threads(masters[i].pid(), o.cpu);
+        }
+        asio::io_context redlock_io{1};
+        client redlock(redlock_io);
+        edgelock::async::client_config redlock_config;
+        redlock_config.instances = masters.urls();
+        connect(redlock, redlock_config);
+        lock_handle spread;
+        if (redlock.add_lock(lock_named("bench:redlock"), spread)) throw std::runtime_error("add_lock failed");
+        latencies redlock_lat;
+        redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
+        edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
+        redlock_lat.us.clear();
+        const double redlock_rate = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat).cycles_per_s;
+        std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
+        std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                    redlock_rate, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(parse(argc, argv));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "lock_cycle: %s\n", e.what());
+        return 1;
+    }
+}
