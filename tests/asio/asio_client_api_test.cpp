@@ -116,6 +116,13 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     ASSERT_FALSE(owner.add_lock(lock_for("a"), a));
     ASSERT_FALSE(owner.add_lock(lock_for("b"), b));
     EXPECT_EQ(owner.add_lock(lock_for("c"), c), client_error::table_full);
+    ASSERT_FALSE(owner.remove_lock(b));
+    edgelock::lock_config waits = lock_for("b", 10'000);
+    waits.replicas_to_wait = 1;
+    waits.replica_wait_ms = 500;  // the command timeout of config_for()
+    EXPECT_EQ(owner.add_lock(waits, b), errc::invalid_config) << "WAIT would outlast the command timeout";
+    waits.replica_wait_ms = 400;
+    ASSERT_FALSE(owner.add_lock(waits, b));
     EXPECT_EQ(owner.status(a).state, edgelock::lock_state::idle);
 
     EXPECT_EQ(acquire(owner, nothing, 0ms).ec, client_error::invalid_handle);

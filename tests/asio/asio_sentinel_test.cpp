@@ -11,12 +11,14 @@
 // make the protected storage refuse the older one.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
 #include "asio_test_util.hpp"
 #include "edgelock/asio_client.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/scripted_server.hpp"
 
 namespace {
 
@@ -26,6 +28,9 @@ using edgelock::async::client;
 using edgelock::async::client_config;
 using edgelock::async::lock_handle;
 using edgelock::testing::redis_client;
+using edgelock::testing::redis_server;
+using edgelock::testing::scripted_reply;
+using edgelock::testing::scripted_server;
 using edgelock::testing::sentinel_topology;
 
 client_config sentinel_config(sentinel_topology& topology) {
@@ -113,6 +118,48 @@ TEST(asio_sentinel, finds_the_master_follows_a_failover_and_keeps_only_replicate
     const outcome ready = wait_ready(unknown);
     ASSERT_TRUE(ready.done);
     EXPECT_EQ(ready.ec, edgelock::async::client_error::master_unknown) << ready.ec.message();
+}
+
+TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sentinels) {
+    // A fake sentinel names server A; then A becomes a replica of B behind the client's back
+    // (REPLICAOF keeps client connections open), and the fake sentinel names B.
+    redis_server a;
+    redis_server b;
+    std::atomic<std::uint16_t> master_port{a.port()};
+    scripted_server sentinel([&](const std::vector<std::string>& args) {
+        if (args[0] == "SENTINEL") {
+            const std::string port = std::to_string(master_port.load());
+            return scripted_reply{"*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n"};
+        }
+        if (args[0] == "SUBSCRIBE") return scripted_reply{"*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n"};
+        return scripted_reply{"-ERR unknown\r\n"};
+    });
+    asio::io_context io{1};
+    client owner(io);
+    client_config config;
+    config.sentinels = {sentinel.url()};
+    config.master_name = "fake";
+    config.connect_timeout = 300ms;
+    config.command_timeout = 500ms;
+    config.reconnect_delay_min = 10ms;
+    config.reconnect_delay_max = 100ms;
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(a.port()));
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(lock_for("moving"), handle));
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    ASSERT_FALSE(release(owner, handle).ec);
+
+    redis_client(a.port()).command({"REPLICAOF", "127.0.0.1", std::to_string(b.port())});
+    master_port = b.port();
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, errc::error_reply) << "READONLY from the demoted server";
+    const outcome moved = acquire(owner, handle, 3s);
+    ASSERT_FALSE(moved.ec) << moved.ec.message();
+    EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(b.port()));
+    EXPECT_EQ(owner.instance_last_error(0), edgelock::async::client_error::readonly);
+    EXPECT_TRUE(redis_client(b.port()).exists("moving"));
+    EXPECT_FALSE(release(owner, handle).ec);
 }
 
 }  // namespace

@@ -308,6 +308,14 @@ const client_impl::lock_entry* client_impl::find(lock_handle handle) const noexc
 std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
     if (!open_) return make_error_code(client_error::not_open);
     if (free_.empty()) return make_error_code(client_error::table_full);
+    if (config.replicas_to_wait > 0) {
+        // WAIT holds the shared connection while it waits: a wait longer than the command
+        // timeout would get a healthy connection dropped. The defaults are the core's.
+        const std::int64_t attempt =
+            config.attempt_timeout_ms > 0 ? config.attempt_timeout_ms : std::max<std::int64_t>(config.ttl_ms / 10, 1);
+        const std::int64_t replica_wait = config.replica_wait_ms > 0 ? config.replica_wait_ms : attempt / 2;
+        if (replica_wait >= config_.command_timeout.count()) return make_error_code(errc::invalid_config);
+    }
     const std::uint32_t index = free_.back();
     lock_entry& e = locks_[index];
     lock_config adjusted = config;

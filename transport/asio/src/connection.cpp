@@ -405,7 +405,6 @@ void connection::phase_done() {
     state_ = connection_state::ready;
     failures_ = 0;
     ++attempts_finished_;
-    last_error_.clear();
     timer_epoch_ = owner_.next_epoch();
     timer_.cancel();
     command_timer_armed_ = false;

@@ -205,7 +205,9 @@ public:
     // client's instances. Every other field is the core's (lock.hpp), including fencing,
     // the watchdog, and replicas_to_wait / replica_wait_ms for WAIT after the acquire.
     // Returns {}, client_error::not_open, client_error::table_full, or the core's
-    // errc::invalid_name, invalid_ttl, invalid_config.
+    // errc::invalid_name, invalid_ttl, invalid_config; invalid_config also when
+    // replicas_to_wait is set and the WAIT timeout (replica_wait_ms, by default half the
+    // attempt timeout) is not below command_timeout.
     std::error_code add_lock(const lock_config& config, lock_handle& out);
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
