@@ -156,10 +156,12 @@ TEST(asio_faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
     EXPECT_FALSE(release(f.owner, f.handle).ec);
 }
 
-// A fake Redis whose first `bad_left` lock answers are `bad`, then correct ones.
+// A fake Redis whose first `bad_left` lock answers are `bad`, then correct ones. It refuses
+// the handshake's SCRIPT LOADs, which the client ignores (it then relies on EVAL fallback).
 scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_reply bad) {
     return [&bad_left, bad](const std::vector<std::string>& args) {
         if (args[0] == "PING") return scripted_reply{"+PONG\r\n"};
+        if (args[0] == "SCRIPT") return scripted_reply{"-ERR no scripts here\r\n"};  // ignored by the client
         if (bad_left.fetch_sub(1) > 0) return bad;
         const bool acquire =
             args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);

@@ -274,6 +274,7 @@ TEST_F(asio_lock, script_flush_falls_back_to_eval_and_locking_goes_on) {
 }
 
 TEST_F(asio_lock, a_restarted_server_is_reconnected_and_gets_the_scripts_again) {
+    admin.command({"CONFIG", "RESETSTAT"});
     const lock_handle handle = add("restarted");
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
     ASSERT_FALSE(release(owner, handle).ec);
@@ -283,6 +284,9 @@ TEST_F(asio_lock, a_restarted_server_is_reconnected_and_gets_the_scripts_again) 
     redis_client fresh(server.port());
     EXPECT_TRUE(fresh.exists("restarted"));
     EXPECT_FALSE(release(owner, handle).ec);
+    EXPECT_EQ(fresh.info_field("commandstats", "cmdstat_eval"), "")
+        << "the reconnect loaded the scripts: no NOSCRIPT, no EVAL";
+    EXPECT_NE(fresh.info_field("commandstats", "cmdstat_evalsha"), "");
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ struct server_address {
     std::uint16_t db = 0;
 };
 
-enum class internal_request : std::uint32_t { auth, select, ping, role, master_query, subscribe };
+enum class internal_request : std::uint32_t { auth, select, ping, role, script_load, master_query, subscribe };
 
 // What a reply on a connection answers: a lock's request, or one of the client's own.
 struct in_flight {

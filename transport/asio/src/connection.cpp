@@ -12,6 +12,7 @@
 
 #include "client_impl.hpp"
 #include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
 
 namespace edgelock::async::detail {
 namespace {
@@ -42,8 +43,8 @@ std::error_code normalized(std::error_code code) {
     return code;
 }
 
-// The handshake is at most AUTH, SELECT, PING, ROLE.
-constexpr std::size_t handshake_requests_max = 4;
+// The handshake is at most AUTH, SELECT, PING, ROLE and one SCRIPT LOAD per script.
+constexpr std::size_t handshake_requests_max = 8;
 
 }  // namespace
 
@@ -217,6 +218,16 @@ void connection::write_handshake() {
             writer.bulk(std::string_view("ROLE"));
             push_internal(internal_request::role);
         }
+        // Saves the NOSCRIPT round trip on a fresh or restarted server. Best effort: a
+        // refusal (an ACL without SCRIPT) is ignored, and the core still falls back to EVAL
+        // after a later SCRIPT FLUSH.
+        for (const script* s : {&acquire_script, &raise_script, &renew_script, &release_script}) {
+            writer.array(3);
+            writer.bulk(std::string_view("SCRIPT"));
+            writer.bulk(std::string_view("LOAD"));
+            writer.bulk(s->text);
+            push_internal(internal_request::script_load);
+        }
     }
     // Credentials and names are bounded by the buffer: a handshake that does not fit is a
     // configuration error found at the first connect.
@@ -370,6 +381,7 @@ void connection::handle_internal(internal_request kind, const reply_node* nodes,
                 return fail(make_error_code(client_error::not_master));
             }
             break;
+        case internal_request::script_load: break;
         case internal_request::master_query: {
             const std::uint16_t port = count == 3 && reply.type == reply_type::array && reply.elements == 2
                                            ? parse_port(nodes[2].text)
