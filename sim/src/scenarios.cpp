@@ -210,6 +210,8 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
     return s;
 }
 
+// Every draw below is a statement of its own: the order in which a call's arguments are
+// evaluated differs between compilers, and a seed must mean the same schedule everywhere.
 schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
                          prng& rng) {
     schedule s;
@@ -221,103 +223,123 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
         case scenario_id::s1: {
             const std::int64_t count = rng.between(1, 2);
             for (std::int64_t i = 0; i < count; ++i) {
-                const std::uint8_t who = pick_client(p, rng);
                 static constexpr point where[] = {point::checked, point::checked, point::acquired,
                                                   point::read_done};
-                s.push_back(pause(who, at_point(who, where[rng.below(4)], pick_nth(rng), 0),
-                                  rng.between(ttl / 4, 3 * ttl)));
+                const std::uint8_t who = pick_client(p, rng);
+                const point at = where[rng.below(4)];
+                const std::uint16_t nth = pick_nth(rng);
+                const std::int64_t duration = rng.between(ttl / 4, 3 * ttl);
+                s.push_back(pause(who, at_point(who, at, nth, 0), duration));
             }
             break;
         }
         case scenario_id::s2: {
-            fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, pick_nth(rng), 0), 0,
-                                   1, rng.between(ttl / 4, 3 * ttl));
+            const std::uint16_t nth = pick_nth(rng);
+            const std::int64_t delay = rng.between(ttl / 4, 3 * ttl);
+            fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, nth, 0), 0, 1, delay);
             f.resource = true;
             s.push_back(f);
             if (rng.chance(500'000)) {
-                fault g = client_fault(fault_kind::slow_link, pick_client(p, rng),
-                                       at_time(rng.between(0, p.duration_ms)), 0,
-                                       rng.between(10, 500), rng.between(10, 2 * ttl));
+                const std::uint8_t who = pick_client(p, rng);
+                const std::int64_t at = rng.between(0, p.duration_ms);
+                const std::int64_t window = rng.between(10, 500);
+                const std::int64_t extra = rng.between(10, 2 * ttl);
+                fault g = client_fault(fault_kind::slow_link, who, at_time(at), 0, window, extra);
                 g.resource = true;
                 s.push_back(g);
             }
             break;
         }
-        case scenario_id::s3:
-            s.push_back(pause(c, at_point(c, point::acquire_sent, static_cast<std::uint16_t>(rng.between(1, 4)), 0),
-                              rng.between(ttl / 2, 3 * ttl)));
+        case scenario_id::s3: {
+            const auto nth = static_cast<std::uint16_t>(rng.between(1, 4));
+            const std::int64_t duration = rng.between(ttl / 2, 3 * ttl);
+            s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));
             if (rng.chance(500'000)) {
                 const std::uint8_t who = pick_client(p, rng);
-                s.push_back(client_fault(fault_kind::slow_link, who,
-                                         at_point(who, point::acquire_sent, pick_nth(rng), 0), all,
-                                         rng.between(1, 5), rng.between(ttl / 2, 2 * ttl)));
+                const std::uint16_t which = pick_nth(rng);
+                const std::int64_t window = rng.between(1, 5);
+                const std::int64_t extra = rng.between(ttl / 2, 2 * ttl);
+                s.push_back(client_fault(fault_kind::slow_link, who, at_point(who, point::acquire_sent, which, 0),
+                                         all, window, extra));
             }
             break;
+        }
         case scenario_id::s4:
         case scenario_id::s5: {
             int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
             if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
-            std::uint8_t holder = c;
             if (redlock && p.clients >= 2 && rng.chance(700'000)) {
                 const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
-                split_majorities(s, config, p.clients, c, other, random_majority(config, node, rng), node,
-                                 rng.between(2 * ttl, 4 * ttl));
+                const std::uint8_t majority = random_majority(config, node, rng);
+                const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
+                split_majorities(s, config, p.clients, c, other, majority, node, window);
             }
+            const std::uint16_t nth = pick_nth(rng);
+            const auto target = static_cast<std::uint8_t>(node);
             if (id == scenario_id::s4) {
-                const trigger when = at_point(holder, point::acquired, pick_nth(rng), rng.between(0, 300));
+                const std::int64_t offset = rng.between(0, 300);
                 const std::int64_t step = rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl)
                                                               : -rng.between(ttl / 2, 3 * ttl);
-                s.push_back(node_fault(fault_kind::wall_step, static_cast<std::uint8_t>(node), when, 0, step));
+                s.push_back(node_fault(fault_kind::wall_step, target, at_point(c, point::acquired, nth, offset), 0, step));
             } else {
                 // Mostly quick restarts early in a hold (the dangerous case), sometimes not.
-                const trigger when = at_point(holder, point::acquired, pick_nth(rng), rng.between(0, 100));
+                const std::int64_t offset = rng.between(0, 100);
                 const std::int64_t down = rng.chance(700'000) ? rng.between(0, ttl / 5) : rng.between(0, 2 * ttl);
-                s.push_back(crash(static_cast<std::uint8_t>(node), when, down,
-                                  rng.chance(700'000) ? persistence::none : persistence::everysec));
+                const persistence persist = rng.chance(700'000) ? persistence::none : persistence::everysec;
+                s.push_back(crash(target, at_point(c, point::acquired, nth, offset), down, persist));
             }
             break;
         }
-        case scenario_id::s6:
+        case scenario_id::s6: {
             if (config.layout == topology::sentinel) {
-                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl,
-                                       rng.between(0, 200)));
+                const std::int64_t lag = rng.between(0, 200);
+                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
                 s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
             }
-            s.push_back(crash(0, at_point(c, point::acquired, pick_nth(rng), rng.between(0, 100)),
-                              rng.between(ttl, 3 * ttl), persistence::none));
+            const std::uint16_t nth = pick_nth(rng);
+            const std::int64_t offset = rng.between(0, 100);
+            const std::int64_t down = rng.between(ttl, 3 * ttl);
+            s.push_back(crash(0, at_point(c, point::acquired, nth, offset), down, persistence::none));
             break;
+        }
         case scenario_id::s7: {
             const std::int64_t rate = rng.chance(800'000) ? -rng.between(20'000, 150'000)
                                                           : rng.between(20'000, 150'000);
             s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
             const std::int64_t steps = rng.between(0, 2);
             for (std::int64_t i = 0; i < steps; ++i) {
-                s.push_back(client_fault(fault_kind::wall_step, pick_client(p, rng),
-                                         at_time(rng.between(0, p.duration_ms)), 0, 0,
-                                         rng.between(-60'000, 60'000)));
+                const std::uint8_t who = pick_client(p, rng);
+                const std::int64_t at = rng.between(0, p.duration_ms);
+                const std::int64_t jump = rng.between(-60'000, 60'000);
+                s.push_back(client_fault(fault_kind::wall_step, who, at_time(at), 0, 0, jump));
             }
-            s.push_back(client_fault(fault_kind::partition, c,
-                                     at_point(c, point::acquired, pick_nth(rng), rng.between(0, 100)), all,
-                                     rng.between(ttl, 3 * ttl), 0));
+            const std::uint16_t nth = pick_nth(rng);
+            const std::int64_t offset = rng.between(0, 100);
+            const std::int64_t window = rng.between(ttl, 3 * ttl);
+            s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::acquired, nth, offset), all,
+                                     window, 0));
             break;
         }
         case scenario_id::s8: {
             const std::int64_t count = rng.between(1, 3);
             for (std::int64_t i = 0; i < count; ++i) {
                 const std::uint8_t who = pick_client(p, rng);
-                fault f = client_fault(fault_kind::drop_reply, who,
-                                       at_point(who, rng.chance(500'000) ? point::release_called : point::renew_sent,
-                                                pick_nth(rng), 0),
-                                       static_cast<std::uint8_t>(bit(static_cast<int>(rng.below(config.nodes))) |
-                                                                 (rng.chance(300'000) ? all : 0)),
-                                       0, 0);
+                const point at = rng.chance(500'000) ? point::release_called : point::renew_sent;
+                const std::uint16_t nth = pick_nth(rng);
+                const int node = static_cast<int>(rng.below(config.nodes));
+                const bool everywhere = rng.chance(300'000);
+                fault f = client_fault(fault_kind::drop_reply, who, at_point(who, at, nth, 0),
+                                       everywhere ? all : bit(node), 0, 0);
                 f.count = static_cast<std::uint16_t>(rng.between(1, 2));
                 f.reset = rng.chance(500'000);
                 s.push_back(f);
             }
             if (rng.chance(500'000)) {
-                fault f = client_fault(fault_kind::loss, pick_client(p, rng), at_time(rng.between(0, p.duration_ms)),
-                                       all, rng.between(50, 1000), rng.between(10'000, 200'000));
+                const std::uint8_t who = pick_client(p, rng);
+                const std::int64_t at = rng.between(0, p.duration_ms);
+                const std::int64_t window = rng.between(50, 1000);
+                const std::int64_t rate = rng.between(10'000, 200'000);
+                fault f = client_fault(fault_kind::loss, who, at_time(at), all, window, rate);
                 f.reset = rng.chance(500'000);
                 s.push_back(f);
             }

@@ -54,6 +54,19 @@ std::string format(const char* pattern, ...) {
     return text;
 }
 
+// One process's clocks. Each draw is its own statement: the order in which a function's
+// arguments are evaluated differs between compilers, and with it the numbers drawn.
+process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t ppm) {
+    const std::int64_t boot_us = rng.between(1'000'000'000, 9'000'000'000);
+    const auto mono_ppm = static_cast<std::int32_t>(rng.between(-ppm, ppm));
+    const std::int64_t skew_us = rng.between(-wall_skew_us, wall_skew_us);
+    const auto wall_ppm = static_cast<std::int32_t>(rng.between(-ppm, ppm));
+    process_clocks clocks;
+    clocks.mono = sim_clock(boot_us, mono_ppm, true);
+    clocks.wall = sim_clock(wall_epoch_us + skew_us, wall_ppm, false);
+    return clocks;
+}
+
 std::string describe_request(std::string_view bytes) {
     request_view r;
     if (!parse_request(bytes.data(), bytes.size(), r)) return "(unparsable request)";
@@ -114,13 +127,7 @@ world::world(const run_spec& spec)
             }
         }
         nodes_.emplace_back(n, persist, setup.between(0, 999'999));
-        process_clocks clocks;
-        clocks.mono = sim_clock(setup.between(1'000'000'000, 9'000'000'000),
-                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), true);
-        clocks.wall = sim_clock(wall_epoch_us + setup.between(-params_.wall_skew_us_max,
-                                                              params_.wall_skew_us_max),
-                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), false);
-        node_clocks_.push_back(clocks);
+        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm));
     }
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
@@ -135,12 +142,8 @@ world::world(const run_spec& spec)
     lc.retry_delay_ms_min = params_.retry_delay_ms_min;
     lc.retry_delay_ms_max = params_.retry_delay_ms_max;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        process_clocks clocks;
-        clocks.mono = sim_clock(setup.between(1'000'000'000, 9'000'000'000),
-                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), true);
-        // Client wall clocks are not kept in sync; the lock never reads them.
-        clocks.wall = sim_clock(wall_epoch_us + setup.between(-2'000'000, 2'000'000),
-                                static_cast<std::int32_t>(setup.between(-ppm, ppm)), false);
+        // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
+        const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm);
         clients_.push_back(std::make_unique<client>(*this, c, lc, clocks,
                                                     prng::stream(spec.seed, 100 + c), spec.clients));
     }
