@@ -19,6 +19,8 @@
 //                   [--no-pin] [--only single|many|redlock]
 #include <hiredis.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -26,6 +28,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -107,6 +111,38 @@ double seconds_since(clock_type::time_point start) {
     return std::chrono::duration<double>(clock_type::now() - start).count();
 }
 
+// CPU time (user + system) of this process, in microseconds.
+double own_cpu_us() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+    return us(usage.ru_utime) + us(usage.ru_stime);
+}
+
+// CPU time (user + system) of another process, in microseconds (clock-tick resolution).
+double process_cpu_us(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string field;
+    double ticks = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {
+        if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
+    }
+    return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// CPU spent by this process and by the server over one measured stretch.
+struct cpu_meter {
+    pid_t server = 0;
+    double own_start = 0;
+    double server_start = 0;
+    explicit cpu_meter(pid_t server_pid) : server(server_pid), own_start(own_cpu_us()), server_start(process_cpu_us(server_pid)) {}
+    double own_us() const { return own_cpu_us() - own_start; }
+    double server_us() const { return process_cpu_us(server) - server_start; }
+};
+
 struct latencies {
     std::vector<double> us;
     void reserve(std::size_t n) { us.reserve(n); }
@@ -121,7 +157,11 @@ struct latencies {
 
 struct round_result {
     double cycles_per_s = 0;
+    double client_cpu_us = 0;  // per cycle
+    double server_cpu_us = 0;  // per cycle
 };
+
+pid_t measured_server = 0;  // the server whose CPU the rounds charge
 
 std::string hex_token() {
     edgelock::owner_token token{};
@@ -234,6 +274,7 @@ round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool scr
     std::vector<std::string> tokens;
     tokens.reserve(static_cast<std::size_t>(cycles));
     for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
+    const cpu_meter cpu(measured_server);
     const auto start = clock_type::now();
     for (int i = 0; i < cycles; ++i) {
         const auto t0 = clock_type::now();
@@ -244,7 +285,8 @@ round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool scr
         }
         lat.us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
     }
-    return {cycles / seconds_since(start)};
+    const double elapsed = seconds_since(start);
+    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles};
 }
 
 // ---- edgelock::async::client -------------------------------------------------------------------
@@ -285,12 +327,14 @@ round_result edgelock_round(client& owner, lock_handle handle, int cycles, laten
     c.handle = handle;
     c.target = cycles;
     c.lat = &lat;
+    const cpu_meter cpu(measured_server);
     const auto start = clock_type::now();
     c.next();
     owner.context().restart();
     owner.context().run();
     if (c.error) throw std::runtime_error("edgelock cycle failed: " + c.error.message());
-    return {cycles / seconds_since(start)};
+    const double elapsed = seconds_since(start);
+    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles};
 }
 
 void connect(client& owner, const edgelock::async::client_config& config) {
@@ -340,7 +384,7 @@ struct many_locks {
     }
 };
 
-double many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
+round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
     many_locks m;
     m.owner = &owner;
     std::vector<std::string> names;
@@ -355,16 +399,22 @@ double many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
     std::size_t ops_at_end = 0;
     clock_type::time_point window_start;
     clock_type::time_point window_end;
+    std::unique_ptr<cpu_meter> cpu;
+    double client_cpu = 0;
+    double server_cpu = 0;
     warm.expires_after(std::chrono::milliseconds(300));
     warm.async_wait([&](std::error_code) {
         ops_at_start = m.operations;
         window_start = clock_type::now();
+        cpu = std::make_unique<cpu_meter>(measured_server);
     });
     finish.expires_after(std::chrono::milliseconds(300) + std::chrono::duration_cast<std::chrono::milliseconds>(
                                                            std::chrono::duration<double>(window_s)));
     finish.async_wait([&](std::error_code) {
         ops_at_end = m.operations;
         window_end = clock_type::now();
+        client_cpu = cpu->own_us();
+        server_cpu = cpu->server_us();
         m.stopping = true;
     });
     m.running = static_cast<int>(locks);
@@ -372,34 +422,44 @@ double many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
     owner.context().restart();
     owner.context().run();
     if (m.error) throw std::runtime_error("many-lock cycle failed: " + m.error.message());
-    return static_cast<double>(ops_at_end - ops_at_start) /
-           std::chrono::duration<double>(window_end - window_start).count();
+    const double ops = static_cast<double>(ops_at_end - ops_at_start);
+    return {ops / std::chrono::duration<double>(window_end - window_start).count(), client_cpu / ops,
+            server_cpu / ops};
 }
 
-double raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool scripts) {
+round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool scripts) {
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < locks; ++i) keys.push_back("bench:rawmany:" + std::to_string(i));
     const std::string token = hex_token();
     const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);
     while (clock_type::now() < warm_until) raw.pipelined_batch(keys, token, scripts);
     std::size_t operations = 0;
+    const cpu_meter cpu(measured_server);
     const auto start = clock_type::now();
     while (seconds_since(start) < window_s) {
         raw.pipelined_batch(keys, token, scripts);
         operations += 2 * locks;
     }
-    return static_cast<double>(operations) / seconds_since(start);
+    const double ops = static_cast<double>(operations);
+    return {ops / seconds_since(start), cpu.own_us() / ops, cpu.server_us() / ops};
 }
 
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
+// Each figure's median over the rounds, taken separately.
+round_result median_of(const std::vector<round_result>& rounds) {
+    auto pick = [&](double round_result::*field) {
+        std::vector<double> values;
+        for (const round_result& r : rounds) values.push_back(r.*field);
+        std::sort(values.begin(), values.end());
+        return values[values.size() / 2];
+    };
+    return {pick(&round_result::cycles_per_s), pick(&round_result::client_cpu_us), pick(&round_result::server_cpu_us)};
 }
 
 int run(const options& o) {
     if (o.pin) pin_threads(0, o.cpu);
     edgelock::testing::redis_server server;
     if (o.pin) pin_threads(server.pid(), o.cpu);
+    measured_server = server.pid();
     const std::string version = edgelock::testing::redis_client(server.port()).info_field("server", "redis_version");
     std::printf("lock_cycle: redis-server %s on 127.0.0.1:%u; %s\n", version.c_str(), server.port(),
                 o.pin ? ("server and client pinned to CPU " + std::to_string(o.cpu)).c_str() : "not pinned");
@@ -426,17 +486,20 @@ int run(const options& o) {
         latencies script_lat;
         latencies edge_lat;
         for (latencies* l : {&raw_lat, &script_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
-        std::vector<double> raw_rates;
-        std::vector<double> script_rates;
-        std::vector<double> edge_rates;
+        std::vector<round_result> raw_rounds;
+        std::vector<round_result> script_rounds;
+        std::vector<round_result> edge_rounds;
         for (int r = 0; r < o.rounds; ++r) {
-            raw_rates.push_back(raw_round(raw, o.cycles, raw_lat).cycles_per_s);
-            edge_rates.push_back(edgelock_round(owner, single, o.cycles, edge_lat).cycles_per_s);
-            script_rates.push_back(raw_round(raw, o.cycles, script_lat, true).cycles_per_s);
+            raw_rounds.push_back(raw_round(raw, o.cycles, raw_lat));
+            edge_rounds.push_back(edgelock_round(owner, single, o.cycles, edge_lat));
+            script_rounds.push_back(raw_round(raw, o.cycles, script_lat, true));
         }
-        const double raw_rate = median(raw_rates);
-        const double script_rate = median(script_rates);
-        const double edge_rate = median(edge_rates);
+        const round_result raw_m = median_of(raw_rounds);
+        const round_result script_m = median_of(script_rounds);
+        const round_result edge_m = median_of(edge_rounds);
+        const double raw_rate = raw_m.cycles_per_s;
+        const double script_rate = script_m.cycles_per_s;
+        const double edge_rate = edge_m.cycles_per_s;
         std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
         std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
                     raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
@@ -446,13 +509,23 @@ int run(const options& o) {
                     edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
         std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
         std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / script_rate);
+        std::printf("CPU per cycle (median round), client + server:\n");
+        std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
+                    raw_m.client_cpu_us, raw_m.server_cpu_us);
+        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.1f us   server %5.1f us\n",
+                    script_m.client_cpu_us, script_m.server_cpu_us);
+        std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
+                    edge_m.client_cpu_us, edge_m.server_cpu_us);
     }
 
     if (all || o.only == "many") {
         constexpr std::size_t many = 1000;
-        const double raw_many = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
-        const double script_many = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
-        const double edge_many = many_lock_ops_per_s(owner, many, o.seconds);
+        const round_result raw_r = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
+        const round_result script_r = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
+        const round_result edge_r = many_lock_ops_per_s(owner, many, o.seconds);
+        const double raw_many = raw_r.cycles_per_s;
+        const double script_many = script_r.cycles_per_s;
+        const double edge_many = edge_r.cycles_per_s;
         std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
         std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
                     many, many, raw_many);
@@ -462,6 +535,13 @@ int run(const options& o) {
                     many, edge_many);
         std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
         std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / script_many);
+        std::printf("CPU per lock operation, client + server:\n");
+        std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
+                    raw_r.client_cpu_us, raw_r.server_cpu_us);
+        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.2f us   server %5.2f us\n",
+                    script_r.client_cpu_us, script_r.server_cpu_us);
+        std::printf("  edgelock asio                                client %5.2f us   server %5.2f us\n",
+                    edge_r.client_cpu_us, edge_r.server_cpu_us);
     }
 
     if (all || o.only == "redlock") {
@@ -480,10 +560,13 @@ int run(const options& o) {
         redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
         edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
         redlock_lat.us.clear();
-        const double redlock_rate = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat).cycles_per_s;
+        measured_server = masters[0].pid();
+        const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
         std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
         std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                    redlock_rate, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
+                    redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
+        std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n", redlock_r.client_cpu_us,
+                    redlock_r.server_cpu_us);
     }
     return 0;
 }

@@ -350,6 +350,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     }
     dirty_.erase_if([index](const lock_ref& ref) { return ref.index == index; });
     ++e.generation;
+    e.deadline_ms = no_deadline_ms;
     e.in_use = false;
     e.dirty = false;
     e.waiting_mask = 0;
@@ -558,9 +559,14 @@ void client_impl::wake_waiters(std::uint8_t instance) {
     }
 }
 
+// The heap key of a lock is a lower bound of its deadline: it is only moved when the
+// deadline comes earlier, which keeps the common case (every operation pushes the deadline
+// later) off the heap. A stale key fires early and is corrected then.
 void client_impl::update_deadline(std::uint32_t index) noexcept {
-    const std::int64_t deadline = locks_[index].core.next_deadline_ms();
-    deadlines_.set(index, deadline);
+    lock_entry& e = locks_[index];
+    const std::int64_t deadline = e.core.next_deadline_ms();
+    e.deadline_ms = deadline;
+    if (deadline < deadlines_.key(index)) deadlines_.set(index, deadline);
     if (deadline < lock_timer_ms_) arm_lock_timer(deadline);
 }
 
@@ -579,15 +585,21 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
     lock_timer_ms_ = no_deadline_ms;
     const std::uint32_t open_epoch = open_epoch_;
     const std::int64_t now = now_ms();
-    for (std::size_t n = 0; n < locks_max_ && !deadlines_.empty() && deadlines_.top_deadline_ms() <= now; ++n) {
+    for (std::size_t n = 0; n < 2 * locks_max_ && !deadlines_.empty() && deadlines_.top_deadline_ms() <= now; ++n) {
         const std::uint32_t index = deadlines_.top();
+        lock_entry& e = locks_[index];
+        if (e.deadline_ms > now) {
+            deadlines_.set(index, e.deadline_ms);  // a stale key: the deadline moved later
+            continue;
+        }
         if (deliver_pending(index)) {
-            locks_[index].core.on_timer(now);
+            e.core.on_timer(now);
             service(index, now);
         }
         if (open_epoch_ != open_epoch) return;
-        if (locks_[index].in_use && deadlines_.top() == index && deadlines_.top_deadline_ms() <= now) {
-            deadlines_.set(index, now + 1);  // never spin on one lock within a firing
+        if (e.in_use && deadlines_.key(index) <= now) {
+            // Re-key to the deadline the core now reports; never spin on one lock.
+            deadlines_.set(index, std::max(e.deadline_ms, now + 1));
         }
     }
     if (!deadlines_.empty() && deadlines_.top_deadline_ms() < lock_timer_ms_) {

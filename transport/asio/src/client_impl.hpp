@@ -78,6 +78,11 @@ public:
     void init(std::size_t capacity);
     // Inserts, moves or (with no_deadline_ms) removes `index`.
     void set(std::uint32_t index, std::int64_t deadline_ms) noexcept;
+    // The key of `index`, or no_deadline_ms when it is not in the heap.
+    std::int64_t key(std::uint32_t index) const noexcept {
+        const std::uint32_t at = position_[index];
+        return at == absent ? no_deadline_ms : heap_[at].deadline_ms;
+    }
     bool empty() const noexcept { return size_ == 0; }
     std::uint32_t top() const noexcept { return heap_[0].index; }
     std::int64_t top_deadline_ms() const noexcept {
@@ -285,6 +290,7 @@ private:
         std::array<event, events_max> deferred{};  // events taken out during a call-in
         std::uint8_t deferred_count = 0;
         std::uint32_t generation = 0;
+        std::int64_t deadline_ms = no_deadline_ms;  // the core's; the heap key may be earlier
         std::uint32_t renewals = 0;
         errc last_cause = errc::ok;
         std::error_code failure;  // the running acquire's last instance error, if any
