@@ -93,8 +93,30 @@ TEST(checker, tokens_must_strictly_increase_with_fencing) {
     history h = clean();
     h.holds[2].fence = 2;
     EXPECT_FALSE(check_history(h).ok(check_kind::order));
+    h.holds[2].fence = 1;
+    EXPECT_FALSE(check_history(h).ok(check_kind::order)) << "compared with every earlier holder";
     h.fencing = false;
     EXPECT_TRUE(check_history(h).ok(check_kind::order)) << "without fencing there are no tokens";
+}
+
+TEST(checker, overlapping_holders_promise_no_token_order) {
+    history h = clean();
+    h.holds[1].start_us = 150;  // began while hold #0 still held: an overlap, not an order issue
+    h.holds[1].fence = 1;
+    h.holds[0].fence = 2;
+    h.holds[2].fence = 3;
+    const verdict v = check_history(h);
+    EXPECT_TRUE(v.ok(check_kind::order));
+    EXPECT_FALSE(v.ok(check_kind::overlap));
+}
+
+TEST(checker, a_late_write_keeps_its_holder_going_for_the_order_check) {
+    history h = clean();
+    h.holds[1].fence = 1;
+    h.holds[0].fence = 1;
+    EXPECT_FALSE(check_history(h).ok(check_kind::order));
+    h.actions.push_back(action_record{0, 0, 190, 260});  // hold #0 still writing when #1 began
+    EXPECT_TRUE(check_history(h).ok(check_kind::order));
 }
 
 TEST(checker, liveness_needs_an_acquisition_after_the_heal) {

@@ -75,9 +75,9 @@ TEST(mutation, never_releasing_is_caught_by_liveness) {
 
 // The order check: a Redis restart without persistence resets the fence counter.
 TEST(mutation, a_forgotten_fence_counter_is_caught_by_order) {
-    const run_result r = run_with("single+fencing", "crash.n0@c0.acquired#1+20,d=50,p=none", behaviour::correct);
+    const run_result r = run_with("single+fencing", "crash.n0@c1.acquired#1+20,d=50,p=none", behaviour::correct);
     EXPECT_FALSE(r.checks.ok(check_kind::order));
-    const run_result kept = run_with("single+fencing", "crash.n0@c0.acquired#1+20,d=50,p=always", behaviour::correct);
+    const run_result kept = run_with("single+fencing", "crash.n0@c1.acquired#1+20,d=50,p=always", behaviour::correct);
     EXPECT_TRUE(kept.checks.all_ok()) << checks_text(kept.checks) << ": appendfsync always keeps the counter";
 }
 

@@ -8,8 +8,9 @@
 //   overlap   two clients believed they held the lock at one true instant
 //   stale     the resource accepted a write from a holder after it had already served a
 //             later holder (the lost update fencing exists to prevent)
-//   order     with fencing: the tokens of successive holders (in order of acquisition)
-//             strictly increase
+//   order     with fencing: tokens of successive holders strictly increase; a holder that
+//             began after another one had stopped (lease over, no write still to go out)
+//             carries the larger token (holders that overlap are already an overlap)
 //   liveness  after the last fault healed, some client acquired the lock again
 #pragma once
 
