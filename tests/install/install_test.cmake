@@ -53,13 +53,20 @@ foreach(package_file IN LISTS package_files)
   endforeach()
 endforeach()
 
+set(toolchain)
+if(TOOLCHAIN_FILE)
+  set(toolchain -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
+endif()
+string(REPLACE "|" ";" emulator "${EMULATOR}")
+
 run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${consumer_build} -G ${GENERATOR}
   -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
   -DCMAKE_BUILD_TYPE=${CONFIG}
   -DCMAKE_PREFIX_PATH=${prefix}
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
   -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
-  -DEDGELOCK_VERSION=${EDGELOCK_VERSION})
+  -DEDGELOCK_VERSION=${EDGELOCK_VERSION}
+  ${toolchain})
 
 file(STRINGS ${consumer_build}/CMakeCache.txt found REGEX "^edgelock_DIR:")
 string(REGEX REPLACE "^edgelock_DIR:[A-Z]+=" "" found "${found}")
@@ -75,6 +82,6 @@ if(NOT app)
   message(FATAL_ERROR "install_test: the consumer built no 'app'")
 endif()
 list(GET app 0 app)
-run(${app})
+run(${emulator} ${app})
 message("${run_output}")
 message("install_test: ok (package in ${prefix}, edgelock_DIR=${found})")
