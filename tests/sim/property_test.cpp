@@ -20,7 +20,7 @@ using edgelock::sim::testing::schedule_gen;
 
 // Runs before RapidCheck reads its configuration (on the first property).
 const bool rc_params_set = [] {
-    setenv("RC_PARAMS", "max_success=400 seed=20261121", 0);
+    setenv("RC_PARAMS", "max_success=1000 seed=20261121", 0);
     return true;
 }();
 
