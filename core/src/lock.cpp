@@ -216,7 +216,8 @@ std::int64_t lock::next_deadline_ms() const noexcept {
         case lock_state::releasing: return round_deadline_ms_;
         case lock_state::backing_off: return timer_ms_;
         case lock_state::held:
-            if (watchdog_ && round_decided_) return std::min(timer_ms_, valid_until_ms_);
+            if (!round_decided_) return round_deadline_ms_;  // never after valid_until
+            if (watchdog_) return std::min(timer_ms_, valid_until_ms_);
             return valid_until_ms_;
         default: return no_deadline_ms;
     }
@@ -274,7 +275,12 @@ bool lock::run_due_timer() noexcept {
                 lose(errc::expired);
                 return true;
             }
-            if (!watchdog_ || !round_decided_ || now_ms_ < timer_ms_) return false;
+            if (!round_decided_) {
+                if (now_ms_ < round_deadline_ms_) return false;
+                fail_pending();
+                return true;
+            }
+            if (!watchdog_ || now_ms_ < timer_ms_) return false;
             start_renewal();
             return true;
         default: return false;
@@ -303,6 +309,32 @@ void lock::retire_round() noexcept {
     }
 }
 
+// Queues the running round's `kind` request on every instance in `targets` and decides the
+// round once, after the loop. An instance without room fails at once; deciding inside the
+// loop would queue cleanup releases ahead of the claims of later instances, whose SETs would
+// then land after their own DEL and keep our key for a whole TTL.
+void lock::send_round(request_kind kind, const instance_set& targets) noexcept {
+    // A claim needs room for the release that may have to follow it.
+    const std::size_t free_slots_needed = kind == request_kind::release ? 1 : 2;
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (!targets[i]) continue;
+        if (enqueue(i, kind, true, false, free_slots_needed)) {
+            queues_[i].result = outcome::pending;
+            ++tally_.pending;
+        } else {
+            queues_[i].result = outcome::failed;
+            ++tally_.failed;
+        }
+    }
+    decide();
+}
+
+lock::instance_set lock::all_instances() const noexcept {
+    instance_set all{};
+    for (std::uint8_t i = 0; i < instances_; ++i) all[i] = true;
+    return all;
+}
+
 void lock::start_attempt() noexcept {
     ++attempts_;
     start_round(request_kind::acquire);
@@ -310,36 +342,18 @@ void lock::start_attempt() noexcept {
     lease_start_ms_ = now_ms_;
     fence_candidate_ = 0;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, now_ms_ + ttl_ms_ - drift_ms_);
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        // A claim needs room for the release that may have to follow it.
-        if (enqueue(i, request_kind::acquire, true, false, 2)) {
-            queues_[i].result = outcome::pending;
-            ++tally_.pending;
-        } else {
-            record(i, outcome::failed);
-        }
-    }
-    decide();
+    send_round(request_kind::acquire, all_instances());
 }
 
 // A confirmation round (fence raise or WAIT) goes to the instances that succeeded in the
 // previous round: only they can confirm, and a quorum of them must.
 void lock::start_confirmation(request_kind kind) noexcept {
-    std::array<bool, instances_max> holders{};
+    instance_set holders{};
     for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = queues_[i].result == outcome::ok;
     start_round(kind);
     state_ = lock_state::confirming;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (!holders[i]) continue;
-        if (enqueue(i, kind, true, false, 2)) {
-            queues_[i].result = outcome::pending;
-            ++tally_.pending;
-        } else {
-            record(i, outcome::failed);
-        }
-    }
-    decide();
+    send_round(kind, holders);
 }
 
 // After a round the quorum passed: the next confirmation it needs, or the hold itself.
@@ -353,17 +367,12 @@ void lock::confirm_or_hold(request_kind after) noexcept {
     }
 }
 
+// A renewal round gives up on silent instances after the attempt timeout, so a frozen
+// instance does not hold the watchdog until validity ends: the others may still confirm.
 void lock::start_renewal() noexcept {
     start_round(request_kind::renew);
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (enqueue(i, request_kind::renew, true, false, 2)) {
-            queues_[i].result = outcome::pending;
-            ++tally_.pending;
-        } else {
-            record(i, outcome::failed);
-        }
-    }
-    decide();
+    round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, valid_until_ms_);
+    send_round(request_kind::renew, all_instances());
 }
 
 void lock::start_release() noexcept {
@@ -371,15 +380,7 @@ void lock::start_release() noexcept {
     start_round(request_kind::release);
     state_ = lock_state::releasing;
     round_deadline_ms_ = now_ms_ + attempt_timeout_ms_;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (enqueue(i, request_kind::release, true, false, 1)) {
-            queues_[i].result = outcome::pending;
-            ++tally_.pending;
-        } else {
-            record(i, outcome::failed);
-        }
-    }
-    decide();
+    send_round(request_kind::release, all_instances());
 }
 
 // The round's deadline passed: whoever has not answered has failed.
@@ -539,10 +540,11 @@ void lock::clean_up_everywhere() noexcept {
 void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                         errc& code) noexcept {
     if (is_noscript(reply)) {
-        // The server's script cache is empty (restart, SCRIPT FLUSH): send the text. Only the
-        // running round's requests are re-sent; a stale one re-sent now could land after a
-        // newer request of ours.
-        if (sent.current && enqueue(instance, sent.kind(), true, true, 1)) return;
+        // The server's script cache is empty (first contact, restart, SCRIPT FLUSH): send
+        // the text. The running round's requests are always re-sent; a stale release only
+        // when re-sending it cannot delete a key we set later (see resendable()).
+        const bool resend = sent.current || resendable(instance, sent);
+        if (resend && enqueue(instance, sent.kind(), sent.current, true, 1)) return;
         if (sent.current) record(instance, outcome::failed);
         return;
     }
@@ -586,6 +588,22 @@ void lock::record(std::uint8_t instance, outcome result) noexcept {
         default: EDGELOCK_ASSERT(false);
     }
     decide();
+}
+
+// A stale release refused with NOSCRIPT may go again, as EVAL, at the back of the queue,
+// when that cannot delete a key we set after it: it must still carry the current token (a
+// reused token slot would send another token), and no request of ours that sets or extends
+// that token may follow it on this connection. Replies come in order, so any such request
+// sent after the release is still queued or in flight now; anything sent later is queued
+// behind the re-sent release and runs after it.
+bool lock::resendable(std::uint8_t instance, const request& sent) const noexcept {
+    if (sent.kind() != request_kind::release || sent.token_slot != token_slot_) return false;
+    const instance_queue& queue = queues_[instance];
+    for (std::uint8_t n = 0; n < queue.count; ++n) {
+        const request& later = queue.ring[(queue.head + n) % requests_per_instance_max];
+        if (later.kind() != request_kind::release && later.token_slot == sent.token_slot) return false;
+    }
+    return true;
 }
 
 // ---- queues, tokens, encoding, events ---------------------------------------------------

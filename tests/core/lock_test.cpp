@@ -537,7 +537,7 @@ TEST(lock_renewal, a_confirmed_renewal_extends_validity_from_its_send_time) {
     ASSERT_EQ(l.on_timer(11'000), errc::ok);
     EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1",
                                                              "orders:42", token_a_hex, "30000"}));
-    EXPECT_EQ(l.next_deadline_ms(), 30'698) << "while renewing, only the end of validity is due";
+    EXPECT_EQ(l.next_deadline_ms(), 14'000) << "while renewing, the round's attempt timeout is due";
     ASSERT_EQ(l.on_reply(0, integer(1), 11'050), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
@@ -608,6 +608,36 @@ TEST(lock_renewal, unreachable_instances_are_retried_while_validity_lasts) {
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].valid_until_ms, 11'055 + 30'000 - 302);
+}
+
+TEST(lock_renewal, a_silent_instance_is_given_up_after_the_attempt_timeout) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 1), errc::ok);
+    take_events(l);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'002), errc::ok);
+    ASSERT_EQ(l.on_reply(1, nil(), 10'003), errc::unexpected_reply);  // a broken answer
+    // Instance 2 is frozen. At the attempt timeout the round fails and is retried soon.
+    EXPECT_EQ(l.next_deadline_ms(), 13'000);
+    ASSERT_EQ(l.on_timer(13'000), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_TRUE(l.held(13'000));
+    EXPECT_EQ(l.next_deadline_ms(), 13'050);
+    ASSERT_EQ(l.on_timer(13'050), errc::ok);
+    ASSERT_TRUE(l.has_request(0));
+    ASSERT_TRUE(l.has_request(1));
+    ASSERT_TRUE(l.has_request(2)) << "queued behind the stuck one; sent if the instance wakes";
+    for (std::uint8_t i = 0; i < 2; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(1), 13'052), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(1), 13'053), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::renewed);
+    EXPECT_EQ(events[0].valid_until_ms, 13'050 + 30'000 - 302);
 }
 
 TEST(lock_renewal, without_the_watchdog_the_lease_just_ends) {
@@ -717,6 +747,40 @@ TEST(lock_release, a_cleanup_written_after_a_new_acquire_keeps_its_own_token) {
     ASSERT_EQ(l.acquire(40'001, 0, token_b), errc::ok);
     EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "cleanup of the old hold";
     EXPECT_EQ(take_request(l, 0)[4], token_b_hex) << "the new attempt";
+}
+
+TEST(lock_release, a_stale_cleanup_refused_with_noscript_is_resent_when_nothing_of_ours_follows) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // the attempt times out: cleanup queued
+    take_events(l);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 3001), errc::ok);  // the late acquire: our key is there
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 3002), errc::ok);
+    ASSERT_TRUE(l.has_request(0)) << "without a resend the key would outlive the attempt by a TTL";
+    const auto resent = take_request(l, 0);
+    EXPECT_EQ(resent[0], "EVAL");
+    EXPECT_EQ(resent[1], std::string(edgelock::release_script.text));
+    EXPECT_EQ(resent[4], token_a_hex);
+}
+
+TEST(lock_release, a_stale_cleanup_is_not_resent_behind_a_newer_claim_of_the_same_token) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 5000, token_a), errc::ok);  // waiting: the attempt is retried
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // attempt 1 times out: cleanup queued, backing off
+    take_request(l, 0);                     // the cleanup goes out
+    ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);
+    take_request(l, 0);                                    // attempt 2, same token, behind it
+    ASSERT_EQ(l.on_reply(0, integer(0), 3200), errc::ok);  // attempt 1's late acquire
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 3201), errc::ok);
+    // Re-sent now, the release would run after attempt 2's SET and delete our new key.
+    EXPECT_FALSE(l.has_request(0));
+    ASSERT_EQ(l.on_reply(0, integer(0), 3202), errc::ok);  // attempt 2 holds
+    EXPECT_TRUE(l.held(3202));
 }
 
 // ---- reentrancy ----------------------------------------------------------------------------

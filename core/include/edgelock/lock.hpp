@@ -241,7 +241,11 @@ private:
     void advance(std::int64_t now_ms) noexcept;
     bool run_due_timer() noexcept;
 
+    using instance_set = std::array<bool, instances_max>;
+
     void start_round(request_kind kind) noexcept;
+    void send_round(request_kind kind, const instance_set& targets) noexcept;
+    instance_set all_instances() const noexcept;
     void retire_round() noexcept;
     void start_attempt() noexcept;
     void start_confirmation(request_kind kind) noexcept;
@@ -264,6 +268,7 @@ private:
     void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                       errc& code) noexcept;
     void record(std::uint8_t instance, outcome result) noexcept;
+    bool resendable(std::uint8_t instance, const request& sent) const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                  std::size_t free_slots_needed) noexcept;
     request pop_in_flight(std::uint8_t instance) noexcept;
