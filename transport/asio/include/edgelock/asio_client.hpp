@@ -42,6 +42,10 @@
 //   ec == asio::error::eof, host_not_found     Asio's misc and netdb categories, as they come
 // Each function lists which it can produce.
 //
+// Scripts: every connection loads the core's lock scripts (SCRIPT LOAD) in its handshake, so
+// a fresh or restarted server answers EVALSHA at once; after a SCRIPT FLUSH the core falls
+// back to EVAL on NOSCRIPT. A server refusing SCRIPT LOAD (an ACL) is not an error.
+//
 // Sentinel: with `sentinels` and `master_name` set, the client asks the sentinels for the
 // master, checks with ROLE that it is one, and asks again whenever the connection drops, a
 // write is refused with READONLY, the server turns out to be a replica, or a sentinel
