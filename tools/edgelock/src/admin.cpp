@@ -1,0 +1,308 @@
+#include "admin.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/redis_url.hpp"
+#include "edgelock/scripts.hpp"
+#include "errors.hpp"
+#include "exit_codes.hpp"
+
+namespace edgelock::cli {
+namespace {
+
+using hiredis::connection_errc;
+
+struct endpoint {
+    std::string address;  // host:port, for messages
+    std::string host;
+    std::uint16_t port = 6379;
+    std::string user;
+    std::string password;
+    std::uint16_t db = 0;
+};
+
+struct failure {
+    std::error_code ec;
+    std::string detail;  // Redis's own error text, for error replies
+};
+
+std::string describe(const failure& f) {
+    return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + f.detail;
+}
+
+struct reply_deleter {
+    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+timeval to_timeval(std::int64_t ms) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(ms / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+    return tv;
+}
+
+endpoint endpoint_of(const std::string& url) {
+    const redis_url_result parsed = parse_redis_url(url);  // already checked by the parser
+    endpoint ep;
+    ep.address = display_address(url);
+    ep.host.assign(parsed.url.host);
+    ep.port = parsed.url.port;
+    ep.user.assign(parsed.url.user);
+    ep.password.assign(parsed.url.password);
+    ep.db = parsed.url.db;
+    return ep;
+}
+
+// One blocking connection, every reply bounded by the timeout.
+class connection {
+public:
+    connection() = default;
+    ~connection() {
+        if (context_ != nullptr) redisFree(context_);
+    }
+    connection(const connection&) = delete;
+    connection& operator=(const connection&) = delete;
+
+    bool open(const endpoint& ep, std::int64_t timeout_ms, failure& f) {
+        errno = 0;
+        context_ = redisConnectWithTimeout(ep.host.c_str(), ep.port, to_timeval(timeout_ms));
+        if (context_ == nullptr) {
+            f.ec = make_error_code(connection_errc::out_of_memory);
+            return false;
+        }
+        if (context_->err != 0) {
+            f.ec = context_->err == REDIS_ERR_OTHER ? make_error_code(connection_errc::unknown_host) : io_error(errno);
+            return false;
+        }
+        redisSetTimeout(context_, to_timeval(timeout_ms));
+        if (!ep.password.empty()) {
+            reply_ptr r = ep.user.empty() ? command({"AUTH", ep.password}, f) : command({"AUTH", ep.user, ep.password}, f);
+            if (!r) return false;
+            if (r->type == REDIS_REPLY_ERROR) {
+                f.ec = make_error_code(connection_errc::auth_failed);
+                f.detail = r->str;
+                return false;
+            }
+        }
+        if (ep.db != 0) {
+            reply_ptr r = command({"SELECT", std::to_string(ep.db)}, f);
+            if (!r) return false;
+            if (r->type == REDIS_REPLY_ERROR) {
+                f.ec = make_error_code(connection_errc::select_failed);
+                f.detail = r->str;
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // The reply, or null with `f` filled when the connection failed. Error replies are
+    // returned as replies.
+    reply_ptr command(const std::vector<std::string>& args, failure& f) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lengths;
+        for (const std::string& a : args) {
+            argv.push_back(a.data());
+            lengths.push_back(a.size());
+        }
+        errno = 0;
+        auto* r = static_cast<redisReply*>(
+            redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+        if (r == nullptr) f.ec = io_error(errno);
+        return reply_ptr(r);
+    }
+
+private:
+    std::error_code io_error(int saved_errno) const {
+        switch (context_->err) {
+            case REDIS_ERR_IO:
+                if (saved_errno == EAGAIN || saved_errno == EINPROGRESS) return std::make_error_code(std::errc::timed_out);
+                if (saved_errno != 0) return {saved_errno, std::generic_category()};
+                return make_error_code(errc::io_error);
+            case REDIS_ERR_EOF: return make_error_code(connection_errc::connection_closed);
+            case REDIS_ERR_PROTOCOL: return make_error_code(errc::protocol_error);
+            default: return make_error_code(errc::io_error);
+        }
+    }
+
+    redisContext* context_ = nullptr;
+};
+
+bool error_reply(const reply_ptr& r, failure& f) {
+    if (r->type != REDIS_REPLY_ERROR) return false;
+    f.ec = make_error_code(errc::error_reply);
+    f.detail = r->str;
+    return true;
+}
+
+// The endpoints to ask: the --redis instances, or the master a sentinel names.
+bool resolve(const options& o, std::vector<endpoint>& out, failure& f) {
+    if (o.sentinel_urls.empty()) {
+        for (const std::string& url : o.redis_urls) out.push_back(endpoint_of(url));
+        return true;
+    }
+    for (const std::string& url : o.sentinel_urls) {
+        connection c;
+        if (!c.open(endpoint_of(url), o.redis_timeout_ms, f)) continue;
+        reply_ptr r = c.command({"SENTINEL", "get-master-addr-by-name", o.master_name}, f);
+        if (!r || error_reply(r, f)) continue;
+        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) continue;
+        endpoint master;
+        master.host = r->element[0]->str;
+        master.port = static_cast<std::uint16_t>(std::atoi(r->element[1]->str));
+        master.address = master.host + ":" + r->element[1]->str;
+        out.push_back(master);
+        return true;
+    }
+    if (!f.ec) f.ec = make_error_code(connection_errc::no_master);
+    f.detail = "no sentinel named a master \"" + o.master_name + "\"";
+    return false;
+}
+
+std::string fence_key(const std::string& name) {
+    std::array<char, key_bytes_max> key{};
+    const std::size_t size = write_fence_key(name, key.data(), key.size());
+    return std::string(key.data(), size);
+}
+
+struct instance_status {
+    std::string address;
+    failure problem;
+    bool held = false;
+    std::string token;
+    long long ttl_ms = -2;
+    std::string fence = "0";
+};
+
+instance_status read_status(const endpoint& ep, const options& o) {
+    instance_status s;
+    s.address = ep.address;
+    connection c;
+    if (!c.open(ep, o.redis_timeout_ms, s.problem)) return s;
+    reply_ptr token = c.command({"GET", o.name}, s.problem);
+    if (!token || error_reply(token, s.problem)) return s;
+    reply_ptr ttl = c.command({"PTTL", o.name}, s.problem);
+    if (!ttl || error_reply(ttl, s.problem)) return s;
+    reply_ptr fence = c.command({"GET", fence_key(o.name)}, s.problem);
+    if (!fence || error_reply(fence, s.problem)) return s;
+    if (token->type == REDIS_REPLY_STRING) {
+        s.held = true;
+        s.token.assign(token->str, token->len);
+    }
+    if (ttl->type == REDIS_REPLY_INTEGER) s.ttl_ms = ttl->integer;
+    if (fence->type == REDIS_REPLY_STRING) s.fence.assign(fence->str, fence->len);
+    return s;
+}
+
+std::string ttl_text(long long ttl_ms) {
+    if (ttl_ms == -1) return "no expiry (not set by edgelock)";
+    if (ttl_ms < 0) return "-";
+    return format_duration(ttl_ms) + " left";
+}
+
+// The exit code and one-line message when fewer than a majority of instances answered.
+int report_unreachable(const char* verb, const options& o, const std::vector<const failure*>& failures,
+                       const std::vector<std::string>& addresses) {
+    std::string text;
+    for (std::size_t i = 0; i < failures.size(); ++i) {
+        if (!text.empty()) text += ", ";
+        text += addresses[i] + ": " + describe(*failures[i]);
+    }
+    std::fprintf(stderr, "edgelock: cannot %s lock \"%s\": %s\n", verb, o.name.c_str(), text.c_str());
+    return exit_code_for(failures.front()->ec);
+}
+
+}  // namespace
+
+int show_status(const options& o) {
+    std::vector<endpoint> endpoints;
+    failure f;
+    if (!resolve(o, endpoints, f)) {
+        return report_unreachable("read", o, {&f}, {"Sentinel"});
+    }
+    std::vector<instance_status> states;
+    std::vector<const failure*> failures;
+    std::vector<std::string> failed_addresses;
+    for (const endpoint& ep : endpoints) {
+        states.push_back(read_status(ep, o));
+    }
+    for (const instance_status& s : states) {
+        if (s.problem.ec) {
+            failures.push_back(&s.problem);
+            failed_addresses.push_back(s.address);
+        }
+    }
+    const std::size_t quorum = states.size() / 2 + 1;
+    if (states.size() - failures.size() < quorum) return report_unreachable("read", o, failures, failed_addresses);
+
+    std::size_t most_held = 0;
+    std::printf("lock     %s\n", o.name.c_str());
+    for (const instance_status& s : states) {
+        std::printf("\ninstance %s\n", s.address.c_str());
+        if (s.problem.ec) {
+            std::printf("error    %s\n", describe(s.problem).c_str());
+            continue;
+        }
+        std::size_t same = 0;
+        for (const instance_status& other : states) same += other.held && other.token == s.token ? 1 : 0;
+        if (s.held && same > most_held) most_held = same;
+        std::printf("holder   %s\n", s.held ? s.token.c_str() : "none");
+        std::printf("ttl      %s\n", ttl_text(s.ttl_ms).c_str());
+        std::printf("fence    %s\n", s.fence.c_str());
+    }
+    const bool held = most_held >= quorum;
+    std::printf("\n%s\n", held ? "held" : "free");
+    return held ? exit_ok : exit_negative;
+}
+
+int release_token(const options& o) {
+    std::vector<endpoint> endpoints;
+    failure f;
+    if (!resolve(o, endpoints, f)) return report_unreachable("release", o, {&f}, {"Sentinel"});
+
+    std::size_t deleted = 0;
+    std::vector<failure> problems(endpoints.size());
+    std::vector<const failure*> failures;
+    std::vector<std::string> failed_addresses;
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        connection c;
+        if (!c.open(endpoints[i], o.redis_timeout_ms, problems[i])) continue;
+        reply_ptr r = c.command({"EVAL", std::string(release_script.text), "1", o.name, o.token}, problems[i]);
+        if (!r || error_reply(r, problems[i])) continue;
+        if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) ++deleted;
+    }
+    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+        if (problems[i].ec) {
+            failures.push_back(&problems[i]);
+            failed_addresses.push_back(endpoints[i].address);
+        }
+    }
+    const std::size_t quorum = endpoints.size() / 2 + 1;
+    if (deleted < quorum && endpoints.size() - failures.size() < quorum) {
+        return report_unreachable("release", o, failures, failed_addresses);
+    }
+    if (deleted >= quorum) {
+        std::printf("released lock \"%s\" (deleted on %zu of %zu instances)\n", o.name.c_str(), deleted,
+                    endpoints.size());
+        return exit_ok;
+    }
+    std::printf("not released: token %s does not hold lock \"%s\"", o.token.c_str(), o.name.c_str());
+    if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, endpoints.size());
+    std::printf("\n");
+    return exit_negative;
+}
+
+}  // namespace edgelock::cli

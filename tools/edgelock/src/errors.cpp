@@ -1,0 +1,91 @@
+#include "errors.hpp"
+
+#include <cctype>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/redis_url.hpp"
+#include "exit_codes.hpp"
+
+namespace edgelock::cli {
+namespace {
+
+const char* describe_errc(errc code) {
+    switch (code) {
+        case errc::busy: return "held by another owner";
+        case errc::no_quorum: return "too few Redis instances answered";
+        case errc::validity_expired: return "Redis answered too late for any of the lease to remain";
+        case errc::wait_timeout: return "the wait ran out";
+        case errc::token_gone: return "the key no longer holds our token";
+        case errc::not_replicated: return "too few replicas confirmed the lock";
+        case errc::expired: return "renewal did not reach Redis before the lease ended";
+        case errc::protocol_error: return "the server does not speak RESP (protocol error)";
+        case errc::error_reply: return "Redis answered with an error";
+        case errc::unexpected_reply: return "Redis sent an unexpected reply";
+        case errc::reply_too_large:
+        case errc::too_many_elements:
+        case errc::too_deep: return "Redis sent a reply beyond the client's limits";
+        case errc::io_error: return "input/output error";
+        default: return to_string(code);
+    }
+}
+
+}  // namespace
+
+int exit_code_for(std::error_code ec) {
+    using hiredis::connection_errc;
+    if (ec.category() == error_category()) {
+        switch (static_cast<errc>(ec.value())) {
+            case errc::no_quorum:
+            case errc::validity_expired:
+            case errc::token_gone:
+            case errc::not_replicated:
+            case errc::expired:
+            case errc::io_error: return exit_unavailable;
+            case errc::protocol_error:
+            case errc::error_reply:
+            case errc::unexpected_reply:
+            case errc::reply_too_large:
+            case errc::too_many_elements:
+            case errc::too_deep: return exit_redis_refused;
+            case errc::invalid_name:
+            case errc::invalid_ttl:
+            case errc::invalid_wait:
+            case errc::invalid_instances:
+            case errc::invalid_config: return exit_usage;
+            default: return exit_internal;
+        }
+    }
+    if (ec.category() == hiredis::connection_category()) {
+        switch (static_cast<connection_errc>(ec.value())) {
+            case connection_errc::unknown_host:
+            case connection_errc::connection_closed:
+            case connection_errc::no_master: return exit_unavailable;
+            case connection_errc::auth_failed:
+            case connection_errc::select_failed: return exit_redis_refused;
+            default: return exit_internal;
+        }
+    }
+    if (ec.category() == std::generic_category() || ec.category() == std::system_category()) {
+        return exit_unavailable;
+    }
+    return exit_internal;
+}
+
+std::string describe(std::error_code ec) {
+    if (ec.category() == error_category()) return describe_errc(static_cast<errc>(ec.value()));
+    std::string text = ec.message();
+    if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    return text;
+}
+
+std::string display_address(std::string_view url) {
+    const redis_url_result parsed = parse_redis_url(url);
+    if (parsed.code != errc::ok) return std::string(url);
+    const bool ipv6 = parsed.url.host.find(':') != std::string_view::npos;
+    std::string host(parsed.url.host);
+    if (ipv6) host = "[" + host + "]";
+    return host + ":" + std::to_string(parsed.url.port);
+}
+
+}  // namespace edgelock::cli

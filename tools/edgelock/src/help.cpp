@@ -1,0 +1,109 @@
+#include "help.hpp"
+
+namespace edgelock::cli {
+namespace {
+
+constexpr std::string_view overview =
+    "edgelock: a distributed lock on Redis, from the shell (flock(1) across machines)\n"
+    "\n"
+    "usage:\n"
+    "  edgelock run --name N [flags] -- CMD [ARGS...]  run CMD while holding lock N\n"
+    "  edgelock status --name N [flags]                who holds N, for how long, its fence\n"
+    "  edgelock release --name N --token T [flags]     delete N if token T holds it\n"
+    "  edgelock sim ARGS...                            the simulator (edgelock-sim ARGS...)\n"
+    "  edgelock help [COMMAND] | COMMAND --help | --version\n"
+    "\n"
+    "Where Redis is (every command; flags win over the environment):\n"
+    "  --redis URL          redis://[user:password@]host[:port][/db]; repeat an odd number\n"
+    "                       of times (3, 5, 7) for Redlock over independent masters\n"
+    "  --sentinel HOST:PORT --master NAME\n"
+    "                       find the master through Sentinel (repeat --sentinel)\n"
+    "  --redis-timeout D    connect and reply timeout per request (default 1s)\n"
+    "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER\n"
+    "                       the same from the environment (lists split on commas or spaces)\n"
+    "  default: redis://127.0.0.1:6379\n"
+    "\n"
+    "Durations: 0, 500ms, 30s, 2m, 1h.\n";
+
+constexpr std::string_view exit_codes =
+    "Exit codes:\n"
+    "  0        success (run: CMD exited 0; status: the lock is held)\n"
+    "  1..255   run: CMD's own status, passed through (128+N when CMD died of signal N)\n"
+    "  1        status: the lock is free; release: that token does not hold the lock\n"
+    "  64       bad command line: unknown flag, bad duration or URL, missing --name or CMD\n"
+    "  69       Redis unreachable: connection refused or timed out, no quorum, no master\n"
+    "  70       internal error\n"
+    "  75       busy: --wait 0 and another owner holds the lock\n"
+    "  76       Redis refused: AUTH or SELECT failed, an error reply\n"
+    "  79       wait timeout: the lock stayed held by another owner for the whole --wait\n"
+    "  80       lost: the lock was lost while CMD ran; CMD got --on-lost (then SIGKILL)\n"
+    "  126      CMD could not be executed\n"
+    "  127      CMD (or edgelock-sim) not found\n";
+
+constexpr std::string_view run_help =
+    "usage: edgelock run --name N [flags] [--] CMD [ARGS...]\n"
+    "\n"
+    "Acquires lock N (waiting up to --wait), runs CMD, renews the lock while CMD runs\n"
+    "(every ttl/3), releases it when CMD exits, and exits with CMD's status. CMD gets the\n"
+    "lock's fence token in EDGELOCK_FENCE: a number that strictly increases from one holder\n"
+    "to the next, for storage that can refuse writes from a stale holder.\n"
+    "\n"
+    "If the lock is lost while CMD runs (renewal could not reach Redis before the lease\n"
+    "ended, or the key no longer holds our token), CMD gets --on-lost (default TERM), then\n"
+    "SIGKILL after --kill-after, and edgelock exits 80.\n"
+    "\n"
+    "  --name N             the lock name, used as the Redis key (1..128 bytes)\n"
+    "  --ttl D              lease length (default 30s); a crashed holder frees the lock after it\n"
+    "  --wait D             how long to wait for a held lock (default 10s); 0: fail at once (75)\n"
+    "  --fence-env VAR      pass the fence token in VAR instead of EDGELOCK_FENCE\n"
+    "  --on-lost SIGNAL     signal for CMD when the lock is lost (default TERM)\n"
+    "  --kill-after D       then SIGKILL after D (default 10s)\n"
+    "  --redis URL, --sentinel HOST:PORT --master NAME, --redis-timeout D  (see edgelock --help)\n"
+    "\n"
+    "While edgelock waits on a terminal it shows the time waited on stderr. SIGTERM and SIGHUP\n"
+    "sent to edgelock are passed on to CMD; SIGINT and SIGQUIT are left to CMD (the terminal\n"
+    "sends them to both), as system(3) does.\n"
+    "\n"
+    "examples:\n"
+    "  edgelock run --name backup --wait 0 -- /usr/local/bin/backup.sh\n"
+    "  edgelock run --name orders:42 --ttl 10s --redis redis://10.0.0.5:6379 -- ./grab-order\n";
+
+constexpr std::string_view status_help =
+    "usage: edgelock status --name N [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "\n"
+    "Prints, for every Redis instance: the holder's token (or \"none\"), the lease's\n"
+    "remaining time, and the fence counter. Exits 0 when the lock is held (on a majority of\n"
+    "instances), 1 when it is free, 69 when Redis cannot be reached.\n";
+
+constexpr std::string_view release_help =
+    "usage: edgelock release --name N --token T [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "\n"
+    "For operators: deletes lock N on every instance where it holds token T (the token\n"
+    "`edgelock status` shows), and nowhere else, so a mistyped or stale token never frees\n"
+    "another owner's lock. The owner learns of it at its next renewal (a lost lock).\n"
+    "Exits 0 when deleted on a majority of instances, 1 when T does not hold it, 69 when\n"
+    "Redis cannot be reached.\n";
+
+constexpr std::string_view sim_help =
+    "usage: edgelock sim run|matrix|explore [ARGS...]\n"
+    "\n"
+    "Runs the deterministic simulator, edgelock-sim, with ARGS (found next to the edgelock\n"
+    "binary, else on PATH). For example:\n"
+    "  edgelock sim matrix --runs 20\n"
+    "  edgelock sim run --scenario S1 --config single --seed 1 --svg s1.svg\n"
+    "  edgelock sim explore --config redlock-5 --runs 200\n"
+    "Its exit status is edgelock-sim's; 127 when edgelock-sim is not found.\n";
+
+}  // namespace
+
+std::string_view exit_code_table() { return exit_codes; }
+
+std::string_view help_text(std::string_view topic) {
+    if (topic == "run") return run_help;
+    if (topic == "status") return status_help;
+    if (topic == "release") return release_help;
+    if (topic == "sim") return sim_help;
+    return overview;
+}
+
+}  // namespace edgelock::cli

@@ -1,0 +1,107 @@
+// edgelock: a distributed lock from the shell. `edgelock --help` and docs/CLI.md say how.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "admin.hpp"
+#include "exit_codes.hpp"
+#include "help.hpp"
+#include "options.hpp"
+#include "run.hpp"
+
+#ifndef EDGELOCK_VERSION
+#define EDGELOCK_VERSION "unknown"
+#endif
+
+namespace {
+
+using namespace edgelock::cli;
+
+constexpr const char* simulator_name = "edgelock-sim";
+
+environment read_environment() {
+    environment env;
+    if (const char* value = std::getenv("EDGELOCK_REDIS")) env.redis = value;
+    if (const char* value = std::getenv("EDGELOCK_SENTINEL")) env.sentinel = value;
+    if (const char* value = std::getenv("EDGELOCK_MASTER")) env.master = value;
+    return env;
+}
+
+bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+// edgelock-sim next to this binary (as installed, and as the build tree links it), else on PATH.
+std::string find_simulator() {
+    std::vector<char> self(4096);
+    const ssize_t size = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+    if (size > 0) {
+        std::string dir(self.data(), static_cast<std::size_t>(size));
+        dir.erase(dir.rfind('/') + 1);
+        if (executable(dir + simulator_name)) return dir + simulator_name;
+    }
+    const char* path_variable = std::getenv("PATH");
+    const std::string path = path_variable != nullptr ? path_variable : "";
+    std::size_t start = 0;
+    while (start < path.size()) {
+        const std::size_t colon = std::min(path.find(':', start), path.size());
+        const std::string candidate = path.substr(start, colon - start) + "/" + simulator_name;
+        if (colon > start && executable(candidate)) return candidate;
+        start = colon + 1;
+    }
+    return "";
+}
+
+int forward_to_simulator(const options& o) {
+    const std::string path = find_simulator();
+    if (path.empty()) {
+        std::fprintf(stderr, "edgelock: %s not found next to edgelock or on PATH\n", simulator_name);
+        return exit_not_found;
+    }
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(simulator_name));
+    for (const std::string& arg : o.program) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    ::execv(path.c_str(), argv.data());
+    std::fprintf(stderr, "edgelock: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+    return exit_cannot_execute;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    note_inherited_fds();
+    // A Redis connection reset while writing must be an error code, not the end of edgelock.
+    ::signal(SIGPIPE, SIG_IGN);
+
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    const parse_result parsed = parse_command_line(args, read_environment());
+    if (parsed.exit_code != 0) {
+        std::fprintf(stderr, "edgelock: %s\n", parsed.error.c_str());
+        return parsed.exit_code;
+    }
+    const options& o = parsed.parsed;
+    switch (o.command) {
+        case command::help: {
+            const std::string_view text = help_text(o.help_topic);
+            std::fwrite(text.data(), 1, text.size(), stdout);
+            if (o.help_topic.empty() || o.help_topic == "run") {
+                const std::string_view codes = exit_code_table();
+                std::fputs("\n", stdout);
+                std::fwrite(codes.data(), 1, codes.size(), stdout);
+            }
+            return exit_ok;
+        }
+        case command::version: std::printf("edgelock %s\n", EDGELOCK_VERSION); return exit_ok;
+        case command::run: return run_locked(o);
+        case command::status: return show_status(o);
+        case command::release: return release_token(o);
+        case command::sim: return forward_to_simulator(o);
+    }
+    return exit_internal;
+}

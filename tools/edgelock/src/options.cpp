@@ -1,0 +1,355 @@
+#include "options.hpp"
+
+#include <array>
+#include <csignal>
+#include <limits>
+
+#include "edgelock/limits.hpp"
+#include "edgelock/redis_url.hpp"
+#include "exit_codes.hpp"
+
+namespace edgelock::cli {
+namespace {
+
+constexpr std::string_view default_redis_url = "redis://127.0.0.1:6379";
+
+// Which commands accept a flag, as a bit mask of command values.
+constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
+constexpr unsigned for_run = bit(command::run);
+constexpr unsigned for_lock_commands = bit(command::run) | bit(command::status) | bit(command::release);
+
+enum class flag_id {
+    help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token
+};
+
+struct flag_spec {
+    std::string_view text;
+    flag_id id;
+    bool takes_value;
+    unsigned commands;
+};
+
+constexpr std::array<flag_spec, 13> flags{{
+    {"--help", flag_id::help, false, for_lock_commands},
+    {"-h", flag_id::help, false, for_lock_commands},
+    {"--name", flag_id::name, true, for_lock_commands},
+    {"--ttl", flag_id::ttl, true, for_run},
+    {"--wait", flag_id::wait, true, for_run},
+    {"--redis", flag_id::redis, true, for_lock_commands},
+    {"--sentinel", flag_id::sentinel, true, for_lock_commands},
+    {"--master", flag_id::master, true, for_lock_commands},
+    {"--fence-env", flag_id::fence_env, true, for_run},
+    {"--on-lost", flag_id::on_lost, true, for_run},
+    {"--kill-after", flag_id::kill_after, true, for_run},
+    {"--redis-timeout", flag_id::redis_timeout, true, for_lock_commands},
+    {"--token", flag_id::token, true, bit(command::release)},
+}};
+
+const flag_spec* find_flag(std::string_view text) {
+    for (const flag_spec& f : flags) {
+        if (f.text == text) return &f;
+    }
+    return nullptr;
+}
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+std::string command_name(command c) {
+    switch (c) {
+        case command::run: return "run";
+        case command::status: return "status";
+        case command::release: return "release";
+        case command::sim: return "sim";
+        case command::help: return "help";
+        case command::version: return "version";
+    }
+    return "";
+}
+
+bool valid_env_name(std::string_view name) {
+    if (name.empty() || name.size() > env_name_bytes_max) return false;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        const char c = name[i];
+        const bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+        const bool digit = c >= '0' && c <= '9';
+        if (!letter && !(digit && i > 0)) return false;
+    }
+    return true;
+}
+
+parse_result usage_error(std::string message) {
+    parse_result r;
+    r.exit_code = exit_usage;
+    r.error = std::move(message);
+    return r;
+}
+
+parse_result help_for(command c) {
+    parse_result r;
+    r.parsed.command = command::help;
+    r.parsed.help_topic = command_name(c);
+    return r;
+}
+
+// Checks each URL; the first bad one becomes the error.
+std::string check_urls(const std::vector<std::string>& urls, std::string_view flag) {
+    for (const std::string& url : urls) {
+        const redis_url_result parsed = parse_redis_url(url);
+        if (parsed.code != errc::ok) {
+            return "bad " + std::string(flag) + " address " + quoted(url) + ": " + parsed.problem;
+        }
+    }
+    return "";
+}
+
+// Chooses the Redis deployment: flags, else the environment, else the local default.
+std::string resolve_servers(options& o, const environment& env) {
+    const bool flags_given = !o.redis_urls.empty() || !o.sentinel_urls.empty();
+    if (!flags_given) {
+        o.redis_urls = split_list(env.redis);
+        o.sentinel_urls = split_list(env.sentinel);
+        if (o.master_name.empty()) o.master_name = env.master;
+        if (!o.redis_urls.empty() && !o.sentinel_urls.empty()) {
+            return "EDGELOCK_REDIS and EDGELOCK_SENTINEL are both set: use one of them";
+        }
+    }
+    if (!o.redis_urls.empty() && !o.sentinel_urls.empty()) {
+        return "use either --redis or --sentinel, not both";
+    }
+    if (!o.sentinel_urls.empty()) {
+        if (o.master_name.empty()) return "--sentinel needs --master NAME (or EDGELOCK_MASTER)";
+        if (o.sentinel_urls.size() > redis_urls_max) return "too many --sentinel addresses (at most 7)";
+        return check_urls(o.sentinel_urls, "--sentinel");
+    }
+    if (flags_given && !o.master_name.empty()) return "--master needs --sentinel";
+    if (o.redis_urls.empty()) {
+        o.redis_urls.emplace_back(default_redis_url);
+        o.master_name.clear();
+    }
+    if (o.redis_urls.size() > redis_urls_max || o.redis_urls.size() % 2 == 0) {
+        return "Redlock needs an odd number of --redis addresses, up to 7 (got " +
+               std::to_string(o.redis_urls.size()) + ")";
+    }
+    o.master_name.clear();
+    return check_urls(o.redis_urls, "--redis");
+}
+
+std::string check_required(const options& o) {
+    if (o.name.empty()) return "missing --name";
+    if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
+    if (o.command == command::run && o.program.empty()) {
+        return "missing CMD: edgelock run --name N [flags] -- CMD [ARGS...]";
+    }
+    if (o.command == command::release && o.token.empty()) return "missing --token";
+    return "";
+}
+
+// Applies one flag's value. Returns an error message, or "" when accepted.
+std::string apply(options& o, const flag_spec& f, const std::string& value) {
+    std::int64_t ms = 0;
+    switch (f.id) {
+        case flag_id::help: return "";
+        case flag_id::name: o.name = value; return "";
+        case flag_id::redis: o.redis_urls.push_back(value); return "";
+        case flag_id::sentinel: o.sentinel_urls.push_back(value); return "";
+        case flag_id::master: o.master_name = value; return "";
+        case flag_id::token: o.token = value; return "";
+        case flag_id::fence_env:
+            if (!valid_env_name(value)) return "bad --fence-env " + quoted(value) + ": not a variable name";
+            o.fence_env = value;
+            return "";
+        case flag_id::on_lost:
+            if (!parse_signal(value, o.lost_signal)) return "bad --on-lost signal " + quoted(value) + " (use TERM, INT, HUP, KILL, ...)";
+            return "";
+        case flag_id::ttl:
+        case flag_id::wait:
+        case flag_id::kill_after:
+        case flag_id::redis_timeout: {
+            if (!parse_duration(value, ms)) {
+                return "bad duration " + quoted(value) + " for " + std::string(f.text) + " (use 500ms, 30s, 2m)";
+            }
+            if (f.id == flag_id::ttl) {
+                if (ms == 0) return "--ttl must be more than 0";
+                o.ttl_ms = ms;
+            } else if (f.id == flag_id::wait) {
+                o.wait_ms = ms;
+            } else if (f.id == flag_id::kill_after) {
+                o.kill_after_ms = ms;
+            } else {
+                if (ms == 0 || ms > redis_timeout_ms_max) return "--redis-timeout must be between 1ms and 1h";
+                o.redis_timeout_ms = ms;
+            }
+            return "";
+        }
+    }
+    return "";
+}
+
+parse_result parse_lock_command(command c, const std::vector<std::string>& args, const environment& env) {
+    parse_result r;
+    options& o = r.parsed;
+    o.command = c;
+    std::size_t i = 1;
+    for (; i < args.size(); ++i) {
+        const std::string& arg = args[i];
+        if (arg == "--") {
+            ++i;
+            break;
+        }
+        if (arg.empty() || arg[0] != '-' || arg == "-") {
+            if (c == command::run) break;  // CMD starts here, as with flock(1)
+            return usage_error("unexpected argument " + quoted(arg) + " (see edgelock " + command_name(c) + " --help)");
+        }
+        const std::size_t equals = arg.find('=');
+        const std::string_view flag_text = std::string_view(arg).substr(0, equals);
+        const flag_spec* f = find_flag(flag_text);
+        if (f == nullptr || (f->commands & bit(c)) == 0) {
+            return usage_error("unknown flag " + std::string(flag_text) + " (see edgelock " + command_name(c) + " --help)");
+        }
+        if (f->id == flag_id::help) return help_for(c);
+        std::string value;
+        if (!f->takes_value) {
+            if (equals != std::string::npos) return usage_error(std::string(flag_text) + " takes no value");
+        } else if (equals != std::string::npos) {
+            value = arg.substr(equals + 1);
+        } else if (i + 1 < args.size()) {
+            value = args[++i];
+        } else {
+            return usage_error(std::string(flag_text) + " needs a value");
+        }
+        if (std::string problem = apply(o, *f, value); !problem.empty()) return usage_error(std::move(problem));
+    }
+    if (c == command::run) o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+    else if (i < args.size()) return usage_error("unexpected argument " + quoted(args[i]));
+
+    if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
+    if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
+    return r;
+}
+
+}  // namespace
+
+parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
+    if (args.empty()) return usage_error("missing command (run, status, release, sim); see edgelock --help");
+    const std::string& first = args[0];
+    if (first == "--help" || first == "-h") return help_for(command::help);
+    if (first == "--version") {
+        parse_result r;
+        r.parsed.command = command::version;
+        return r;
+    }
+    if (first == "help") {
+        if (args.size() == 1) return help_for(command::help);
+        for (command c : {command::run, command::status, command::release, command::sim}) {
+            if (args[1] == command_name(c)) return help_for(c);
+        }
+        return usage_error("no help for " + quoted(args[1]) + " (commands: run, status, release, sim)");
+    }
+    if (first == "sim") {
+        if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
+        parse_result r;
+        r.parsed.command = command::sim;
+        r.parsed.program.assign(args.begin() + 1, args.end());
+        return r;
+    }
+    for (command c : {command::run, command::status, command::release}) {
+        if (first == command_name(c)) return parse_lock_command(c, args, env);
+    }
+    if (!first.empty() && first[0] == '-') {
+        return usage_error("unknown flag " + first + " before the command (see edgelock --help)");
+    }
+    return usage_error("unknown command " + quoted(first) + " (commands: run, status, release, sim)");
+}
+
+bool parse_duration(std::string_view text, std::int64_t& ms) {
+    std::size_t digits = 0;
+    std::int64_t value = 0;
+    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+        if (value > duration_ms_max) return false;  // keeps the multiplication below in range
+        value = value * 10 + (text[digits] - '0');
+        ++digits;
+    }
+    if (digits == 0) return false;
+    const std::string_view unit = text.substr(digits);
+    std::int64_t scale = 0;
+    if (unit == "ms") scale = 1;
+    else if (unit == "s") scale = 1'000;
+    else if (unit == "m") scale = 60'000;
+    else if (unit == "h") scale = 3'600'000;
+    else if (unit.empty() && value == 0) scale = 1;  // "0" needs no unit
+    else return false;
+    if (value > duration_ms_max / scale) return false;
+    ms = value * scale;
+    return true;
+}
+
+std::string format_duration(std::int64_t ms) {
+    if (ms != 0 && ms % 3'600'000 == 0) return std::to_string(ms / 3'600'000) + "h";
+    if (ms != 0 && ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
+    if (ms < 1'000) return std::to_string(ms) + "ms";
+    std::string text = std::to_string(ms / 1'000);
+    const std::int64_t rest = ms % 1'000;
+    if (rest != 0) {
+        std::string fraction = std::to_string(rest + 1'000).substr(1);  // 3 digits, leading zeros
+        while (fraction.back() == '0') fraction.pop_back();
+        text += "." + fraction;
+    }
+    return text + "s";
+}
+
+namespace {
+
+struct named_signal {
+    std::string_view name;
+    int number;
+};
+
+const std::array<named_signal, 8>& signal_names() {
+    static const std::array<named_signal, 8> names{{{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT},
+                                                     {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+                                                     {"ALRM", SIGALRM}, {"TERM", SIGTERM}}};
+    return names;
+}
+
+}  // namespace
+
+std::string signal_name(int signal) {
+    for (const named_signal& n : signal_names()) {
+        if (n.number == signal) return "SIG" + std::string(n.name);
+    }
+    return "signal " + std::to_string(signal);
+}
+
+bool parse_signal(std::string_view text, int& signal) {
+    const auto& names = signal_names();
+    if (text.substr(0, 3) == "SIG") text.remove_prefix(3);
+    for (const named_signal& n : names) {
+        if (n.name == text) {
+            signal = n.number;
+            return true;
+        }
+    }
+    if (text.empty() || text.size() > 2) return false;
+    int number = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return false;
+        number = number * 10 + (c - '0');
+    }
+    if (number < 1 || number > 64) return false;
+    signal = number;
+    return true;
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+    std::vector<std::string> parts;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        const bool separator = i == text.size() || text[i] == ',' || text[i] == ' ' || text[i] == '\t' || text[i] == '\n';
+        if (!separator) continue;
+        if (i > start) parts.emplace_back(text.substr(start, i - start));
+        start = i + 1;
+    }
+    return parts;
+}
+
+}  // namespace edgelock::cli

@@ -1,0 +1,75 @@
+// edgelock CLI: the command line, parsed into one struct or one error.
+//
+// Parsing is pure (no I/O, no getenv): the environment comes in as a struct, so every rule
+// is unit-tested (tests/cli/cli_options_test.cpp). An error is one line naming the problem
+// and the flag, with exit code exit_usage; main() prints it after "edgelock: ".
+#pragma once
+
+#include <csignal>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace edgelock::cli {
+
+enum class command { help, version, run, status, release, sim };
+
+// Limits of the values the CLI accepts.
+inline constexpr std::int64_t duration_ms_max = 24LL * 60 * 60 * 1000;  // the core's ttl and wait max
+inline constexpr std::int64_t redis_timeout_ms_max = 60LL * 60 * 1000;
+inline constexpr std::size_t redis_urls_max = 7;                        // edgelock::instances_max
+inline constexpr std::size_t env_name_bytes_max = 128;
+
+// What the environment may supply; flags win over it.
+struct environment {
+    std::string redis;     // EDGELOCK_REDIS: URLs separated by commas or spaces
+    std::string sentinel;  // EDGELOCK_SENTINEL: sentinel addresses, same separators
+    std::string master;    // EDGELOCK_MASTER: the master name the sentinels monitor
+};
+
+struct options {
+    enum command command = command::help;
+    std::string help_topic;  // command::help: "" for the overview, or "run", "status", ...
+
+    std::string name;                      // the lock name (the Redis key)
+    std::vector<std::string> redis_urls;   // 1, or an odd count up to 7 (Redlock)
+    std::vector<std::string> sentinel_urls;
+    std::string master_name;
+    std::int64_t ttl_ms = 30'000;
+    std::int64_t wait_ms = 10'000;
+    std::int64_t redis_timeout_ms = 1'000;  // connect and per-reply timeout
+    std::string fence_env = "EDGELOCK_FENCE";
+    int lost_signal = SIGTERM;
+    std::int64_t kill_after_ms = 10'000;    // then SIGKILL
+    std::string token;                      // release: the holder's token
+
+    std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments
+};
+
+struct parse_result {
+    int exit_code = 0;  // 0, or exit_usage
+    std::string error;  // one line, when exit_code != 0
+    options parsed;
+};
+
+// args: argv[1..] (without the program name).
+parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
+
+// "0", "500ms", "30s", "2m", "1h" -> milliseconds. False for anything else (no unit, a
+// negative or fractional number, an unknown unit, more than duration_ms_max).
+bool parse_duration(std::string_view text, std::int64_t& ms);
+
+// 1500 -> "1.5s", 120000 -> "2m", 250 -> "250ms": the shortest exact form for messages.
+std::string format_duration(std::int64_t ms);
+
+// "TERM", "SIGTERM", "15" -> 15. False for unknown names and numbers outside 1..64.
+bool parse_signal(std::string_view text, int& signal);
+
+// 15 -> "SIGTERM"; numbers without a name -> "signal 40".
+std::string signal_name(int signal);
+
+// Splits EDGELOCK_REDIS-style lists on commas and whitespace, dropping empty parts.
+std::vector<std::string> split_list(std::string_view text);
+
+}  // namespace edgelock::cli
