@@ -76,4 +76,17 @@ TEST(entropy, tokens_are_filled_and_differ) {
     EXPECT_EQ(seen.size(), 64u);
 }
 
+TEST(entropy, a_pool_hands_out_distinct_tokens_across_refills) {
+    edgelock::token_pool pool;
+    std::set<std::string> seen;
+    const std::size_t count = 5 * edgelock::token_pool::tokens_per_refill + 3;
+    for (std::size_t i = 0; i < count; ++i) {
+        edgelock::owner_token token{};
+        ASSERT_EQ(pool.next(token), errc::ok);
+        EXPECT_NE(token, edgelock::owner_token{}) << "an all-zero token means a slot was reused";
+        seen.emplace(reinterpret_cast<const char*>(token.data()), token.size());
+    }
+    EXPECT_EQ(seen.size(), count);
+}
+
 }  // namespace

@@ -378,7 +378,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
         return post_completion(std::move(handler), client_error::operation_in_progress);
     }
     owner_token token{};
-    if (random_token(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
+    if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
         return post_completion(std::move(handler), code);

@@ -14,6 +14,7 @@
 
 #include "edgelock/asio_client.hpp"
 #include "edgelock/assert.hpp"
+#include "edgelock/entropy.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 
@@ -327,6 +328,7 @@ private:
     std::vector<server_address> instances_;
     std::vector<server_address> sentinels_;
     std::size_t instance_count_ = 0;
+    token_pool tokens_;  // one getrandom per 16 acquires
     std::vector<std::unique_ptr<connection>> conns_;  // the instances, then the watcher
 
     std::unique_ptr<lock_entry[]> locks_;
