@@ -87,7 +87,7 @@ parse_result usage_error(std::string message) {
 parse_result help_for(command c) {
     parse_result r;
     r.parsed.command = command::help;
-    r.parsed.help_topic = command_name(c);
+    r.parsed.help_topic = c == command::help ? "" : command_name(c);
     return r;
 }
 
@@ -119,19 +119,18 @@ std::string resolve_servers(options& o, const environment& env) {
     if (!o.sentinel_urls.empty()) {
         if (o.master_name.empty()) return "--sentinel needs --master NAME (or EDGELOCK_MASTER)";
         if (o.sentinel_urls.size() > redis_urls_max) return "too many --sentinel addresses (at most 7)";
-        return check_urls(o.sentinel_urls, "--sentinel");
+        return check_urls(o.sentinel_urls, flags_given ? "--sentinel" : "EDGELOCK_SENTINEL");
     }
     if (flags_given && !o.master_name.empty()) return "--master needs --sentinel";
-    if (o.redis_urls.empty()) {
-        o.redis_urls.emplace_back(default_redis_url);
-        o.master_name.clear();
-    }
+    o.master_name.clear();
+    if (o.redis_urls.empty()) o.redis_urls.emplace_back(default_redis_url);
+    const std::string_view source = flags_given ? "--redis" : "EDGELOCK_REDIS";
+    if (std::string problem = check_urls(o.redis_urls, source); !problem.empty()) return problem;
     if (o.redis_urls.size() > redis_urls_max || o.redis_urls.size() % 2 == 0) {
-        return "Redlock needs an odd number of --redis addresses, up to 7 (got " +
+        return "Redlock needs an odd number of " + std::string(source) + " addresses, up to 7 (got " +
                std::to_string(o.redis_urls.size()) + ")";
     }
-    o.master_name.clear();
-    return check_urls(o.redis_urls, "--redis");
+    return "";
 }
 
 std::string check_required(const options& o) {
@@ -206,10 +205,10 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
         if (f == nullptr || (f->commands & bit(c)) == 0) {
             return usage_error("unknown flag " + std::string(flag_text) + " (see edgelock " + command_name(c) + " --help)");
         }
-        if (f->id == flag_id::help) return help_for(c);
         std::string value;
         if (!f->takes_value) {
             if (equals != std::string::npos) return usage_error(std::string(flag_text) + " takes no value");
+            if (f->id == flag_id::help) return help_for(c);
         } else if (equals != std::string::npos) {
             value = arg.substr(equals + 1);
         } else if (i + 1 < args.size()) {

@@ -1,0 +1,154 @@
+// The edgelock binary without Redis: help, bad input, unreachable servers, sim forwarding.
+// Every failure must be one line on stderr with its own exit code, and nothing may hang.
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "edgelock/testing/redis_process.hpp"
+#include "program_run.hpp"
+
+namespace {
+
+using edgelock::cli_tests::program_options;
+using edgelock::cli_tests::program_result;
+using edgelock::cli_tests::run_program;
+
+std::vector<std::string> edgelock(std::vector<std::string> args) {
+    args.insert(args.begin(), EDGELOCK_CLI);
+    return args;
+}
+
+// No EDGELOCK_* from the caller's shell.
+program_options clean_env() {
+    program_options o;
+    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_MASTER"};
+    o.timeout = std::chrono::seconds(20);
+    return o;
+}
+
+void expect_one_line_failure(const program_result& r, int code, const std::string& fragment) {
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("edgelock: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST(CliHelp, EveryCommandHasHelpWithExitCodes) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"--help"}, {"help"}, {"run", "--help"}, {"status", "--help"}, {"release", "--help"}, {"sim", "--help"},
+             {"help", "run"}}) {
+        const program_result r = run_program(edgelock(args), clean_env());
+        EXPECT_EQ(r.exit_code, 0) << args[0];
+        EXPECT_NE(r.out.find("usage"), std::string::npos) << args[0];
+        EXPECT_TRUE(r.err.empty()) << r.err;
+    }
+    const program_result overview = run_program(edgelock({"--help"}), clean_env());
+    EXPECT_NE(overview.out.find("Exit codes"), std::string::npos);
+    EXPECT_NE(overview.out.find("EDGELOCK_REDIS"), std::string::npos);
+    const program_result version = run_program(edgelock({"--version"}), clean_env());
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_EQ(version.out.rfind("edgelock ", 0), 0u);
+}
+
+TEST(CliBadInput, OneLineAndExit64) {
+    struct bad {
+        std::vector<std::string> args;
+        std::string fragment;
+    };
+    const std::vector<bad> cases = {
+        {{}, "missing command"},
+        {{"frobnicate"}, "unknown command"},
+        {{"run", "--name", "n", "--frob", "--", "true"}, "unknown flag --frob"},
+        {{"run", "--name", "n", "--ttl", "30", "--", "true"}, "bad duration \"30\" for --ttl"},
+        {{"run", "--name", "n", "--wait", "1.5s", "--", "true"}, "bad duration \"1.5s\" for --wait"},
+        {{"run", "--name", "n", "--redis", "redis://host:70000", "--", "true"}, "bad --redis address"},
+        {{"run", "--name", "n", "--redis", "localhost:6379", "--redis", "other:6379", "--", "true"}, "odd number"},
+        {{"run", "--name", "n"}, "missing CMD"},
+        {{"run", "--name", "n", "--"}, "missing CMD"},
+        {{"run", "--", "true"}, "missing --name"},
+        {{"status"}, "missing --name"},
+        {{"release", "--name", "n"}, "missing --token"},
+    };
+    for (const bad& c : cases) {
+        SCOPED_TRACE(c.fragment);
+        expect_one_line_failure(run_program(edgelock(c.args), clean_env()), 64, c.fragment);
+    }
+    program_options env = clean_env();
+    env.env.push_back("EDGELOCK_REDIS=redis://a:1,nonsense://b");
+    expect_one_line_failure(run_program(edgelock({"status", "--name", "n"}), env), 64, "EDGELOCK_REDIS");
+}
+
+TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
+    const std::string nobody = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"run", "--name", "n", "--wait", "10s", "--redis", nobody, "--", "true"},
+             {"status", "--name", "n", "--redis", nobody},
+             {"release", "--name", "n", "--token", "t", "--redis", nobody}}) {
+        SCOPED_TRACE(args[0]);
+        const program_result r = run_program(edgelock(args), clean_env());
+        expect_one_line_failure(r, 69, "connection refused");
+        EXPECT_LT(r.elapsed, std::chrono::seconds(5)) << "the --wait must not apply to an unreachable server";
+    }
+}
+
+// A server that accepts TCP connections and never answers: every wait is bounded by
+// --redis-timeout, not by --wait or the ttl.
+TEST(CliUnreachable, SilentServerIsBoundedByTheTimeout) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 16), 0);
+    socklen_t size = sizeof address;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size), 0);
+    const std::string silent = "redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"run", "--name", "n", "--wait", "1m", "--redis-timeout", "300ms", "--redis", silent, "--", "true"},
+             {"status", "--name", "n", "--redis-timeout", "300ms", "--redis", silent}}) {
+        SCOPED_TRACE(args[0]);
+        const program_result r = run_program(edgelock(args), clean_env());
+        expect_one_line_failure(r, 69, "timed out");
+        EXPECT_LT(r.elapsed, std::chrono::seconds(10));
+    }
+    ::close(listener);
+}
+
+TEST(CliSim, ForwardsArgumentsAndExitStatus) {
+    const program_result matrix = run_program(edgelock({"sim", "run", "--scenario", "S3", "--config", "single",
+                                                        "--seed", "1", "--quiet"}), clean_env());
+    EXPECT_EQ(matrix.exit_code, 0) << matrix.err;
+    EXPECT_NE(matrix.out.find("trace hash"), std::string::npos) << matrix.out;
+
+    const program_result unsafe = run_program(edgelock({"sim", "run", "--scenario", "S1", "--config", "single",
+                                                        "--seed", "1", "--quiet"}), clean_env());
+    EXPECT_EQ(unsafe.exit_code, 1) << "a violated check is the simulator's exit 1, passed through";
+    EXPECT_NE(unsafe.out.find("overlap=VIOLATED"), std::string::npos) << unsafe.out;
+}
+
+TEST(CliSim, MissingSimulatorIsExit127) {
+    // A copy of edgelock alone in a directory, with an empty PATH: nothing to forward to.
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("edgelock-cli-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::filesystem::path copy = dir / "edgelock";
+    std::filesystem::copy_file(EDGELOCK_CLI, copy, std::filesystem::copy_options::overwrite_existing);
+    program_options o = clean_env();
+    o.env.push_back("PATH=" + dir.string() + "/nothing-here");
+    const program_result r = run_program({copy.string(), "sim", "matrix"}, o);
+    std::filesystem::remove_all(dir);
+    expect_one_line_failure(r, 127, "edgelock-sim not found");
+}
+
+}  // namespace

@@ -1,0 +1,215 @@
+// The edgelock command line, parsed without running anything: every rule of options.hpp.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <string>
+#include <vector>
+
+#include "exit_codes.hpp"
+#include "help.hpp"
+#include "options.hpp"
+
+namespace {
+
+using namespace edgelock::cli;
+
+parse_result parse(std::vector<std::string> args, environment env = {}) { return parse_command_line(args, env); }
+
+void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment, environment env = {}) {
+    const parse_result r = parse(args, env);
+    EXPECT_EQ(r.exit_code, exit_usage) << fragment;
+    EXPECT_NE(r.error.find(fragment), std::string::npos) << "error: " << r.error;
+    EXPECT_EQ(r.error.find('\n'), std::string::npos) << "one line: " << r.error;
+}
+
+TEST(Duration, AcceptsTheDocumentedUnits) {
+    std::int64_t ms = -1;
+    ASSERT_TRUE(parse_duration("500ms", ms));
+    EXPECT_EQ(ms, 500);
+    ASSERT_TRUE(parse_duration("30s", ms));
+    EXPECT_EQ(ms, 30'000);
+    ASSERT_TRUE(parse_duration("2m", ms));
+    EXPECT_EQ(ms, 120'000);
+    ASSERT_TRUE(parse_duration("1h", ms));
+    EXPECT_EQ(ms, 3'600'000);
+    ASSERT_TRUE(parse_duration("0", ms));
+    EXPECT_EQ(ms, 0);
+    ASSERT_TRUE(parse_duration("24h", ms));
+    EXPECT_EQ(ms, duration_ms_max);
+}
+
+TEST(Duration, RefusesEverythingElse) {
+    std::int64_t ms = 0;
+    for (const char* bad : {"", "10", "s", "-1s", "1.5s", "10 s", "10sec", "3d", "25h", "99999999999999999999s", "1ms2",
+                            "0x10s"}) {
+        EXPECT_FALSE(parse_duration(bad, ms)) << bad;
+    }
+}
+
+TEST(Duration, FormatsShortestExactForm) {
+    EXPECT_EQ(format_duration(0), "0ms");
+    EXPECT_EQ(format_duration(250), "250ms");
+    EXPECT_EQ(format_duration(1'000), "1s");
+    EXPECT_EQ(format_duration(1'500), "1.5s");
+    EXPECT_EQ(format_duration(29'874), "29.874s");
+    EXPECT_EQ(format_duration(10'050), "10.05s");
+    EXPECT_EQ(format_duration(120'000), "2m");
+    EXPECT_EQ(format_duration(7'200'000), "2h");
+}
+
+TEST(Signal, NamesAndNumbers) {
+    int s = 0;
+    ASSERT_TRUE(parse_signal("TERM", s));
+    EXPECT_EQ(s, SIGTERM);
+    ASSERT_TRUE(parse_signal("SIGINT", s));
+    EXPECT_EQ(s, SIGINT);
+    ASSERT_TRUE(parse_signal("9", s));
+    EXPECT_EQ(s, 9);
+    for (const char* bad : {"", "TERMINATE", "0", "65", "-1", "SIG"}) EXPECT_FALSE(parse_signal(bad, s)) << bad;
+    EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
+    EXPECT_EQ(signal_name(40), "signal 40");
+}
+
+TEST(SplitList, CommasAndSpaces) {
+    EXPECT_EQ(split_list("a,b c\td,,"), (std::vector<std::string>{"a", "b", "c", "d"}));
+    EXPECT_TRUE(split_list("  ").empty());
+}
+
+TEST(Run, Defaults) {
+    const parse_result r = parse({"run", "--name", "job", "--", "echo", "hi"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    const options& o = r.parsed;
+    EXPECT_EQ(o.command, command::run);
+    EXPECT_EQ(o.name, "job");
+    EXPECT_EQ(o.ttl_ms, 30'000);
+    EXPECT_EQ(o.wait_ms, 10'000);
+    EXPECT_EQ(o.fence_env, "EDGELOCK_FENCE");
+    EXPECT_EQ(o.lost_signal, SIGTERM);
+    EXPECT_EQ(o.kill_after_ms, 10'000);
+    EXPECT_EQ(o.redis_urls, (std::vector<std::string>{"redis://127.0.0.1:6379"}));
+    EXPECT_EQ(o.program, (std::vector<std::string>{"echo", "hi"}));
+}
+
+TEST(Run, EveryFlagAndBothValueForms) {
+    const parse_result r = parse({"run", "--name=job", "--ttl", "5s", "--wait=0", "--redis", "redis://a:1",
+                                  "--redis", "b:2", "--redis", "redis://c", "--fence-env", "TOKEN", "--on-lost",
+                                  "INT", "--kill-after", "500ms", "--redis-timeout", "250ms", "--", "cmd", "--ttl"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    const options& o = r.parsed;
+    EXPECT_EQ(o.ttl_ms, 5'000);
+    EXPECT_EQ(o.wait_ms, 0);
+    EXPECT_EQ(o.redis_urls.size(), 3u);
+    EXPECT_EQ(o.fence_env, "TOKEN");
+    EXPECT_EQ(o.lost_signal, SIGINT);
+    EXPECT_EQ(o.kill_after_ms, 500);
+    EXPECT_EQ(o.redis_timeout_ms, 250);
+    EXPECT_EQ(o.program, (std::vector<std::string>{"cmd", "--ttl"})) << "flags after CMD are CMD's";
+}
+
+TEST(Run, CommandStartsAtFirstArgumentWithoutDoubleDash) {
+    const parse_result r = parse({"run", "--name", "job", "make", "-j2"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.program, (std::vector<std::string>{"make", "-j2"}));
+}
+
+TEST(Run, Sentinel) {
+    const parse_result r = parse({"run", "--name", "job", "--sentinel", "10.0.0.1:26379", "--sentinel",
+                                  "10.0.0.2:26379", "--master", "mymaster", "--", "true"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.sentinel_urls.size(), 2u);
+    EXPECT_TRUE(r.parsed.redis_urls.empty());
+    EXPECT_EQ(r.parsed.master_name, "mymaster");
+}
+
+TEST(Environment, SuppliesServersWhenNoFlagDoes) {
+    environment env;
+    env.redis = "redis://a:1, redis://b:2 redis://c:3";
+    parse_result r = parse({"status", "--name", "n"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.redis_urls, (std::vector<std::string>{"redis://a:1", "redis://b:2", "redis://c:3"}));
+
+    r = parse({"status", "--name", "n", "--redis", "redis://d:4"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.redis_urls, (std::vector<std::string>{"redis://d:4"})) << "flags win";
+
+    environment sentinel;
+    sentinel.sentinel = "s1:26379,s2:26379";
+    sentinel.master = "m";
+    r = parse({"status", "--name", "n"}, sentinel);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.sentinel_urls.size(), 2u);
+    EXPECT_EQ(r.parsed.master_name, "m");
+}
+
+TEST(Release, NeedsToken) {
+    const parse_result r = parse({"release", "--name", "n", "--token", "abc"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.command, command::release);
+    EXPECT_EQ(r.parsed.token, "abc");
+    expect_usage_error({"release", "--name", "n"}, "missing --token");
+}
+
+TEST(Help, EverywhereAndBeforeOtherChecks) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}, {"help", "run"}, {"run", "--help"},
+                                               {"run", "--name", "x", "-h"}, {"status", "--help"},
+                                               {"release", "--help"}, {"sim", "--help"}}) {
+        const parse_result r = parse(args);
+        EXPECT_EQ(r.exit_code, 0) << args[0];
+        EXPECT_EQ(r.parsed.command, command::help) << args[0];
+    }
+    EXPECT_EQ(parse({"run", "--help"}).parsed.help_topic, "run");
+    EXPECT_EQ(parse({"help", "status"}).parsed.help_topic, "status");
+    EXPECT_EQ(parse({"--version"}).parsed.command, command::version);
+}
+
+TEST(Help, EveryTopicHasText) {
+    for (const char* topic : {"", "run", "status", "release", "sim"}) {
+        EXPECT_NE(help_text(topic).find("usage"), std::string_view::npos) << topic;
+    }
+    for (const char* code : {"64", "69", "75", "79", "80", "126", "127"}) {
+        EXPECT_NE(exit_code_table().find(std::string("  ") + code), std::string_view::npos) << code;
+    }
+}
+
+TEST(Sim, ForwardsEverything) {
+    const parse_result r = parse({"sim", "run", "--scenario", "S1", "--bogus"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.command, command::sim);
+    EXPECT_EQ(r.parsed.program, (std::vector<std::string>{"run", "--scenario", "S1", "--bogus"}));
+}
+
+TEST(BadInput, OneLineNamingTheProblem) {
+    expect_usage_error({}, "missing command");
+    expect_usage_error({"lock"}, "unknown command \"lock\"");
+    expect_usage_error({"--bogus"}, "unknown flag --bogus");
+    expect_usage_error({"help", "nothing"}, "no help for");
+    expect_usage_error({"run", "--name", "n", "--bogus", "--", "true"}, "unknown flag --bogus");
+    expect_usage_error({"run", "--name", "n", "--token", "t", "--", "true"}, "unknown flag --token");
+    expect_usage_error({"status", "--name", "n", "--ttl", "1s"}, "unknown flag --ttl");
+    expect_usage_error({"run", "--name", "n", "--ttl", "10", "--", "true"}, "bad duration \"10\" for --ttl");
+    expect_usage_error({"run", "--name", "n", "--wait", "soon", "--", "true"}, "bad duration \"soon\" for --wait");
+    expect_usage_error({"run", "--name", "n", "--ttl", "0", "--", "true"}, "--ttl must be more than 0");
+    expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"}, "--redis-timeout");
+    expect_usage_error({"run", "--name", "n", "--ttl"}, "--ttl needs a value");
+    expect_usage_error({"run", "--name", "n", "--help=yes"}, "takes no value");
+    expect_usage_error({"run", "--name", "n"}, "missing CMD");
+    expect_usage_error({"run", "--name", "n", "--"}, "missing CMD");
+    expect_usage_error({"run", "--", "true"}, "missing --name");
+    expect_usage_error({"run", "--name", std::string(129, 'x'), "--", "true"}, "longer than 128 bytes");
+    expect_usage_error({"run", "--name", "n", "--redis", "http://x", "--", "true"}, "bad --redis address \"http://x\"");
+    expect_usage_error({"run", "--name", "n", "--redis", "redis://h:0", "--", "true"}, "bad port");
+    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--redis", "b:2", "--", "true"}, "odd number");
+    expect_usage_error({"run", "--name", "n", "--sentinel", "s:1", "--", "true"}, "--sentinel needs --master");
+    expect_usage_error({"run", "--name", "n", "--master", "m", "--redis", "a:1", "--", "true"}, "--master needs --sentinel");
+    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--sentinel", "s:1", "--master", "m", "--", "true"},
+                       "either --redis or --sentinel");
+    expect_usage_error({"run", "--name", "n", "--fence-env", "1X", "--", "true"}, "bad --fence-env");
+    expect_usage_error({"run", "--name", "n", "--on-lost", "NICE", "--", "true"}, "bad --on-lost signal");
+    expect_usage_error({"status", "--name", "n", "extra"}, "unexpected argument \"extra\"");
+    environment env;
+    env.redis = "redis://ok:1,ftp://bad";
+    expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://bad\"", env);
+}
+
+}  // namespace

@@ -1,0 +1,327 @@
+// `edgelock run`, `status` and `release` against real redis-server processes (tests/support):
+// the flock-like contract, the exit codes, and what happens when the lock is lost.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "program_run.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::cli_tests::program;
+using edgelock::cli_tests::program_options;
+using edgelock::cli_tests::program_result;
+using edgelock::cli_tests::run_program;
+using edgelock::testing::eventually;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_server;
+
+// A CMD that reports the signal it gets and exits 3, polling so the trap runs promptly.
+const std::string term_reporting_cmd = "trap 'echo got TERM; exit 3' TERM; while :; do sleep 0.05; done";
+
+class CliRun : public ::testing::Test {
+protected:
+    std::vector<std::string> edgelock(const std::string& command, std::vector<std::string> args) {
+        args.insert(args.begin(), {EDGELOCK_CLI, command, "--redis", server.url()});
+        return args;
+    }
+    static program_options env() {
+        program_options o;
+        o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_MASTER", "EDGELOCK_FENCE"};
+        o.timeout = 30s;
+        return o;
+    }
+    bool key_exists(const std::string& key) { return admin.exists(key); }
+    void wait_for_holder(const std::string& name) {
+        ASSERT_TRUE(eventually([&] { return key_exists(name); }, 10s)) << "the holder never took " << name;
+    }
+
+    redis_server server;
+    redis_client admin{server.port()};
+};
+
+void expect_one_line(const program_result& r, const std::string& fragment) {
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("edgelock: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+}
+
+TEST_F(CliRun, PassesCmdStatusAndOutputThrough) {
+    program_result r = run_program(edgelock("run", {"--name", "job", "--", "sh", "-c", "echo hello; exit 7"}), env());
+    EXPECT_EQ(r.exit_code, 7);
+    EXPECT_EQ(r.out, "hello\n");
+    EXPECT_TRUE(r.err.empty()) << r.err;
+
+    r = run_program(edgelock("run", {"--name", "job", "true"}), env());
+    EXPECT_EQ(r.exit_code, 0);
+
+    r = run_program(edgelock("run", {"--name", "job", "--", "sh", "-c", "kill -KILL $$"}), env());
+    EXPECT_EQ(r.exit_code, 128 + SIGKILL) << "death by signal N reads as 128+N, as in a shell";
+    EXPECT_FALSE(key_exists("job")) << "released after CMD";
+}
+
+TEST_F(CliRun, FenceTokensIncreaseFromRunToRun) {
+    std::vector<long long> fences;
+    for (int i = 0; i < 3; ++i) {
+        const program_result r = run_program(edgelock("run", {"--name", "fenced", "--", "sh", "-c", "echo $EDGELOCK_FENCE"}), env());
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        fences.push_back(std::stoll(r.out));
+    }
+    EXPECT_LT(fences[0], fences[1]);
+    EXPECT_LT(fences[1], fences[2]);
+
+    const program_result custom = run_program(
+        edgelock("run", {"--name", "fenced", "--fence-env", "MY_FENCE", "--", "sh", "-c",
+                         "echo \"$MY_FENCE ${EDGELOCK_FENCE:-unset}\""}),
+        env());
+    ASSERT_EQ(custom.exit_code, 0) << custom.err;
+    EXPECT_EQ(custom.out, std::to_string(fences[2] + 1) + " unset\n");
+}
+
+// Two runs of a CMD that writes "start" and "end" around a pause: with the lock the pairs never
+// interleave. The same CMDs without edgelock do, which shows the check can fail.
+TEST_F(CliRun, TwoRacingRunsNeverOverlap) {
+    const std::filesystem::path log = std::filesystem::temp_directory_path() /
+                                      ("edgelock-race-" + std::to_string(::getpid()) + ".log");
+    const std::string cmd = "echo start >> " + log.string() + "; sleep 0.3; echo end >> " + log.string();
+    auto read_log = [&] {
+        std::ifstream in(log);
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        std::filesystem::remove(log);
+        return lines;
+    };
+    const std::vector<std::string> paired = {"start", "end", "start", "end"};
+
+    {
+        program first(edgelock("run", {"--name", "race", "--", "sh", "-c", cmd}), env());
+        program second(edgelock("run", {"--name", "race", "--", "sh", "-c", cmd}), env());
+        EXPECT_EQ(first.wait().exit_code, 0);
+        EXPECT_EQ(second.wait().exit_code, 0);
+    }
+    EXPECT_EQ(read_log(), paired);
+
+    {
+        program first({"sh", "-c", cmd}, env());
+        program second({"sh", "-c", cmd}, env());
+        first.wait();
+        second.wait();
+    }
+    EXPECT_NE(read_log(), paired) << "without the lock the two runs overlap";
+}
+
+TEST_F(CliRun, WaitZeroOnAHeldLockIsBusy) {
+    program holder(edgelock("run", {"--name", "busy", "--", "sleep", "2"}), env());
+    wait_for_holder("busy");
+    const program_result r = run_program(edgelock("run", {"--name", "busy", "--wait", "0", "--", "echo", "ran"}), env());
+    EXPECT_EQ(r.exit_code, 75);
+    EXPECT_TRUE(r.out.empty()) << "CMD must not run";
+    expect_one_line(r, "held by another owner");
+    EXPECT_LT(r.elapsed, 2s);
+    EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+TEST_F(CliRun, WaitThatRunsOutHasItsOwnCode) {
+    program holder(edgelock("run", {"--name", "slow", "--", "sleep", "3"}), env());
+    wait_for_holder("slow");
+    const program_result r = run_program(edgelock("run", {"--name", "slow", "--wait", "700ms", "--", "echo", "ran"}), env());
+    EXPECT_EQ(r.exit_code, 79);
+    EXPECT_TRUE(r.out.empty());
+    expect_one_line(r, "gave up waiting for lock \"slow\" after 700ms");
+    EXPECT_GE(r.elapsed, 600ms);
+    EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+TEST_F(CliRun, WaitEndsWhenTheHolderReleases) {
+    program holder(edgelock("run", {"--name", "handoff", "--", "sleep", "1"}), env());
+    wait_for_holder("handoff");
+    const program_result r = run_program(edgelock("run", {"--name", "handoff", "--wait", "20s", "--", "echo", "ran"}), env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_TRUE(r.err.empty()) << "no progress on a pipe: " << r.err;
+    EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+TEST_F(CliRun, ProgressOnATerminalOnly) {
+    program holder(edgelock("run", {"--name", "tty", "--", "sleep", "2"}), env());
+    wait_for_holder("tty");
+    program_options on_terminal = env();
+    on_terminal.stderr_on_terminal = true;
+    const program_result r = run_program(edgelock("run", {"--name", "tty", "--wait", "20s", "--", "true"}), on_terminal);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("waiting for lock \"tty\": 1"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" / 20s"), std::string::npos) << r.err;
+    EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+TEST_F(CliRun, KeyDeletedBehindItsBackSignalsCmdAndExits80) {
+    program run(edgelock("run", {"--name", "stolen", "--ttl", "900ms", "--", "sh", "-c", term_reporting_cmd}), env());
+    wait_for_holder("stolen");
+    admin.command({"DEL", "stolen"});
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 80);
+    EXPECT_EQ(r.out, "got TERM\n");
+    expect_one_line(r, "lost lock \"stolen\" while CMD ran (the key no longer holds our token); sending SIGTERM");
+}
+
+TEST_F(CliRun, CmdIgnoringTheSignalIsKilledAfterTheGrace) {
+    program run(edgelock("run", {"--name", "stubborn", "--ttl", "900ms", "--kill-after", "300ms", "--", "sh", "-c",
+                                 "trap '' TERM; while :; do sleep 0.05; done"}),
+                env());
+    wait_for_holder("stubborn");
+    admin.command({"DEL", "stubborn"});
+    const program_result r = run.wait();
+    EXPECT_FALSE(r.timed_out) << "SIGKILL must follow the ignored SIGTERM";
+    EXPECT_EQ(r.exit_code, 80);
+    expect_one_line(r, "lost lock");
+}
+
+TEST_F(CliRun, OnLostSignalIsConfigurable) {
+    program run(edgelock("run", {"--name", "usr1", "--ttl", "900ms", "--on-lost", "USR1", "--", "sh", "-c",
+                                 "trap 'echo got USR1; exit 4' USR1; while :; do sleep 0.05; done"}),
+                env());
+    wait_for_holder("usr1");
+    admin.command({"DEL", "usr1"});
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 80);
+    EXPECT_EQ(r.out, "got USR1\n");
+    expect_one_line(r, "sending SIGUSR1");
+}
+
+TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
+    program run(edgelock("run", {"--name", "frozen", "--ttl", "1500ms", "--redis-timeout", "300ms", "--", "sh", "-c",
+                                 term_reporting_cmd}),
+                env());
+    wait_for_holder("frozen");
+    server.freeze();
+    const program_result r = run.wait();
+    server.thaw();
+    EXPECT_EQ(r.exit_code, 80);
+    EXPECT_EQ(r.out, "got TERM\n");
+    expect_one_line(r, "renewal did not reach Redis before the lease ended");
+}
+
+TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
+    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", term_reporting_cmd}), env());
+    wait_for_holder("stop");
+    ::kill(run.pid(), SIGTERM);
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 3) << "CMD's own status after the forwarded signal";
+    EXPECT_EQ(r.out, "got TERM\n");
+    EXPECT_FALSE(key_exists("stop"));
+}
+
+TEST_F(CliRun, CmdThatCannotStartReleasesTheLock) {
+    program_result r = run_program(edgelock("run", {"--name", "nocmd", "--", "/no/such/program"}), env());
+    EXPECT_EQ(r.exit_code, 127);
+    expect_one_line(r, "cannot run /no/such/program");
+    EXPECT_FALSE(key_exists("nocmd"));
+
+    r = run_program(edgelock("run", {"--name", "nocmd", "--", "/etc/hostname"}), env());
+    EXPECT_EQ(r.exit_code, 126);
+    expect_one_line(r, "cannot run /etc/hostname");
+    EXPECT_FALSE(key_exists("nocmd"));
+}
+
+TEST_F(CliRun, StatusAndOperatorRelease) {
+    program_result status = run_program(edgelock("status", {"--name", "ops"}), env());
+    EXPECT_EQ(status.exit_code, 1) << "free";
+    EXPECT_NE(status.out.find("holder   none"), std::string::npos) << status.out;
+
+    program holder(edgelock("run", {"--name", "ops", "--ttl", "1500ms", "--", "sh", "-c", term_reporting_cmd}), env());
+    wait_for_holder("ops");
+    const std::string token = admin.get("ops");
+    status = run_program(edgelock("status", {"--name", "ops"}), env());
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_NE(status.out.find("holder   " + token), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("fence    1\n"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find(" left"), std::string::npos) << status.out;
+
+    program_result release = run_program(edgelock("release", {"--name", "ops", "--token", "not-the-token"}), env());
+    EXPECT_EQ(release.exit_code, 1);
+    EXPECT_NE(release.out.find("does not hold"), std::string::npos) << release.out;
+    EXPECT_TRUE(key_exists("ops")) << "a wrong token deletes nothing";
+
+    release = run_program(edgelock("release", {"--name", "ops", "--token", token}), env());
+    EXPECT_EQ(release.exit_code, 0) << release.err;
+    EXPECT_NE(release.out.find("released lock \"ops\""), std::string::npos) << release.out;
+
+    const program_result r = holder.wait();
+    EXPECT_EQ(r.exit_code, 80) << "the holder learns of it at its next renewal";
+    EXPECT_EQ(r.out, "got TERM\n");
+}
+
+TEST_F(CliRun, EnvironmentNamesTheServerAndFlagsWin) {
+    program_options o = env();
+    o.env.push_back("EDGELOCK_REDIS=" + server.url());
+    program_result r = run_program({EDGELOCK_CLI, "run", "--name", "env", "--", "echo", "ok"}, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ok\n");
+
+    o.env.back() = "EDGELOCK_REDIS=redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    r = run_program({EDGELOCK_CLI, "run", "--name", "env", "--redis", server.url(), "--", "echo", "ok"}, o);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(CliRedlock, ThreeMastersOneDown) {
+    edgelock::testing::redis_masters masters(3);
+    std::vector<std::string> args = {EDGELOCK_CLI, "run", "--name", "red"};
+    for (const std::string& url : masters.urls()) args.insert(args.end(), {"--redis", url});
+    std::vector<std::string> status_args = args;
+    status_args[1] = "status";
+
+    std::vector<std::string> run_args = args;
+    run_args.insert(run_args.end(), {"--", "sh", "-c", "echo $EDGELOCK_FENCE"});
+    program_result r = run_program(run_args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "1\n");
+
+    masters[2].stop();
+    r = run_program(run_args);
+    EXPECT_EQ(r.exit_code, 0) << "a quorum of 2 of 3 suffices: " << r.err;
+    const program_result status = run_program(status_args);
+    EXPECT_EQ(status.exit_code, 1) << "free, read from the 2 that answer";
+    EXPECT_NE(status.out.find("error    connection refused"), std::string::npos) << status.out;
+
+    masters[1].stop();
+    r = run_program(run_args);
+    EXPECT_EQ(r.exit_code, 69);
+    expect_one_line(r, "too few Redis instances answered");
+}
+
+TEST(CliSentinel, FindsTheMasterThroughSentinels) {
+    edgelock::testing::sentinel_topology topology;
+    std::vector<std::string> where;
+    for (const std::string& url : topology.sentinel_urls()) where.insert(where.end(), {"--sentinel", url});
+    where.insert(where.end(), {"--master", edgelock::testing::sentinel_topology::master_name});
+
+    std::vector<std::string> run_args = {EDGELOCK_CLI, "run", "--name", "sen"};
+    run_args.insert(run_args.end(), where.begin(), where.end());
+    run_args.insert(run_args.end(), {"--", "sh", "-c", "echo $EDGELOCK_FENCE"});
+    const program_result r = run_program(run_args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "1\n");
+
+    std::vector<std::string> status_args = {EDGELOCK_CLI, "status", "--name", "sen"};
+    status_args.insert(status_args.end(), where.begin(), where.end());
+    const program_result status = run_program(status_args);
+    EXPECT_EQ(status.exit_code, 1) << status.err;
+    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(topology.master_port())), std::string::npos)
+        << status.out;
+    EXPECT_NE(status.out.find("fence    1"), std::string::npos) << status.out;
+}
+
+}  // namespace
