@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Installs what cross-building edgelock for ARM needs, only what is missing.
+#
+#   scripts/setup-cross.sh aarch64|armhf
+#
+# The cross compiler, qemu-user (the tests run under it), and the target's libraries through
+# Debian multiarch: the architecture is added to dpkg, then the `:arm64`/`:armhf` dev
+# packages and pkgconf:<arch> (its <triplet>-pkg-config finds the target's .pc files).
+# Silent and quick when everything is present (dpkg-query only). The native packages
+# (cmake, redis-server, ...) are scripts/setup.sh's.
+set -euo pipefail
+
+usage() {
+  echo "usage: setup-cross.sh aarch64|armhf" >&2
+  exit 2
+}
+(($# == 1)) || usage
+case "$1" in
+  aarch64) debian_arch=arm64; triplet=aarch64-linux-gnu ;;
+  armhf) debian_arch=armhf; triplet=arm-linux-gnueabihf ;;
+  *) usage ;;
+esac
+
+packages=(
+  "g++-$triplet"     # GCC 12 for the target, its libstdc++ and the cross glibc
+  "binutils-$triplet"  # <triplet>-size and -nm for the size report and the sans-IO check
+  qemu-user          # qemu-aarch64 / qemu-arm: ctest runs the target's binaries with it
+  libc6-dev          # libc.a for the native static build of bench/footprint_min
+  "libgtest-dev:$debian_arch"
+  "libgmock-dev:$debian_arch"
+  "librapidcheck-dev:$debian_arch"
+  "libhiredis-dev:$debian_arch"
+  "pkgconf:$debian_arch"
+  libasio-dev        # header-only (Architecture: all): the native package serves every target
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null || true)
+  if [[ "$status" != ii* ]]; then
+    missing+=("$package")
+  fi
+done
+foreign=$(dpkg --print-foreign-architectures)
+has_arch=false
+if grep -qx "$debian_arch" <<<"$foreign"; then
+  has_arch=true
+fi
+
+if ((${#missing[@]} == 0)) && [[ "$has_arch" == true ]]; then
+  exit 0
+fi
+
+if ((EUID == 0)); then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "setup-cross.sh: missing ${missing[*]:-the $debian_arch architecture}, and neither root nor sudo is available" >&2
+  exit 1
+fi
+
+if [[ "$has_arch" != true ]]; then
+  echo "setup-cross.sh: adding the $debian_arch architecture to dpkg"
+  "${as_root[@]}" dpkg --add-architecture "$debian_arch"
+fi
+apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
+# A mirror caught mid-sync fails one index ("File has unexpected size") while the rest are
+# fine; retry once, then let the install decide whether what is there suffices.
+if ! "${apt_get[@]}" update; then
+  sleep 10
+  "${apt_get[@]}" update || echo "setup-cross.sh: apt-get update reported errors; trying the install anyway" >&2
+fi
+if ((${#missing[@]} > 0)); then
+  echo "setup-cross.sh: installing ${missing[*]}"
+  "${apt_get[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null
+fi
