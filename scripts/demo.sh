@@ -139,13 +139,15 @@ awk '
   }
   /^total / { total = $0 }
   END {
-    printf "%-27s", "configuration"
-    for (j = 1; j <= m; j++) printf "%-5s", scenarios[j]
-    printf "\n"
+    line = sprintf("%-27s", "configuration")
+    for (j = 1; j <= m; j++) line = line sprintf("%-5s", scenarios[j])
+    sub(/ +$/, "", line)
+    print line
     for (i = 1; i <= n; i++) {
-      printf "%-27s", configs[i]
-      for (j = 1; j <= m; j++) printf "%-5s", table[configs[i], scenarios[j]]
-      printf "\n"
+      line = sprintf("%-27s", configs[i])
+      for (j = 1; j <= m; j++) line = line sprintf("%-5s", table[configs[i], scenarios[j]])
+      sub(/ +$/, "", line)
+      print line
     }
     print total
   }' "$out/matrix.txt"
