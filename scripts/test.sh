@@ -7,6 +7,9 @@
 #   3. build-clang/ with Clang 14: the same -Wall -Wextra -Wpedantic -Werror build, then the
 #      tests labelled `core` (the core's unit tests and its sans-IO and flag checks on the
 #      Clang-built library); the other labels already ran against the GCC build
+#   4. scripts/cross.sh aarch64 --quick: the core and the simulator cross-built for aarch64,
+#      their tests under qemu, and the simulator's runs compared with build/'s
+#      (docs/EMBEDDED.md; the full cross build and armhf: scripts/cross.sh aarch64|armhf)
 #
 # Exits non-zero on the first failure. Runs from any directory.
 set -euo pipefail
@@ -40,3 +43,6 @@ cmake --build build-clang -j "$jobs"
 
 step "ctest build-clang/ -L core"
 (cd build-clang && ctest --output-on-failure --no-tests=error -L core)
+
+step "cross: aarch64 under qemu, core and sim tests, simulator determinism"
+./scripts/cross.sh aarch64 --quick
