@@ -215,8 +215,15 @@ TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
 }
 
 TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
-    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", term_reporting_cmd}), env());
-    wait_for_holder("stop");
+    // Signal once CMD runs: a signal that comes while edgelock is still acquiring ends it, as
+    // for any program (the key then ends with its ttl).
+    const std::filesystem::path started = std::filesystem::temp_directory_path() /
+                                          ("edgelock-started-" + std::to_string(::getpid()));
+    std::filesystem::remove(started);
+    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", "touch " + started.string() + "; " + term_reporting_cmd}),
+                env());
+    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }, 10s));
+    std::filesystem::remove(started);
     ::kill(run.pid(), SIGTERM);
     const program_result r = run.wait();
     EXPECT_EQ(r.exit_code, 3) << "CMD's own status after the forwarded signal";
@@ -225,6 +232,9 @@ TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
 }
 
 TEST_F(CliRun, CmdThatCannotStartReleasesTheLock) {
+    if (std::string(EDGELOCK_CLI) != EDGELOCK_CLI_FILE) {
+        GTEST_SKIP() << "qemu-user runs posix_spawn's child as a plain fork: exec errors become its exit 127";
+    }
     program_result r = run_program(edgelock("run", {"--name", "nocmd", "--", "/no/such/program"}), env());
     EXPECT_EQ(r.exit_code, 127);
     expect_one_line(r, "cannot run /no/such/program");
