@@ -27,7 +27,7 @@ constexpr std::string_view overview =
 
 constexpr std::string_view exit_codes =
     "Exit codes:\n"
-    "  0        success (run: CMD exited 0; status: the lock is held)\n"
+    "  0        success (run: CMD exited 0; status: the lock is held; release: deleted)\n"
     "  1..255   run: CMD's own status, passed through (128+N when CMD died of signal N)\n"
     "  1        status: the lock is free; release: that token does not hold the lock\n"
     "  64       bad command line: unknown flag, bad duration or URL, missing --name or CMD\n"
