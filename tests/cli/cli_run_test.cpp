@@ -29,8 +29,8 @@ using edgelock::testing::eventually;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
-// A CMD that reports the signal it gets and exits 3, polling so the trap runs promptly.
-const std::string term_reporting_cmd = "trap 'echo got TERM; exit 3' TERM; while :; do sleep 0.05; done";
+// What a trapping CMD does on SIGTERM: report it and exit 3.
+const std::string report_term = "trap 'echo got TERM; exit 3' TERM";
 
 class CliRun : public ::testing::Test {
 protected:
@@ -48,6 +48,19 @@ protected:
     void wait_for_holder(const std::string& name) {
         ASSERT_TRUE(eventually([&] { return key_exists(name); }, 10s)) << "the holder never took " << name;
     }
+    // A CMD that sets up `trap`, then says it runs (a marker file) and polls, so the trap
+    // runs promptly. Tests that signal it wait_for_cmd() first: a signal before the trap
+    // is set would end the shell instead.
+    std::string trapping_cmd(const std::string& trap) {
+        return trap + "; touch " + marker.string() + "; while :; do sleep 0.05; done";
+    }
+    void wait_for_cmd() {
+        ASSERT_TRUE(eventually([&] { return std::filesystem::exists(marker); }, 10s)) << "CMD never started";
+    }
+    void TearDown() override { std::filesystem::remove(marker); }
+
+    const std::filesystem::path marker = std::filesystem::temp_directory_path() /
+                                         ("edgelock-cmd-started-" + std::to_string(::getpid()));
 
     redis_server server;
     redis_client admin{server.port()};
@@ -168,8 +181,9 @@ TEST_F(CliRun, ProgressOnATerminalOnly) {
 }
 
 TEST_F(CliRun, KeyDeletedBehindItsBackSignalsCmdAndExits80) {
-    program run(edgelock("run", {"--name", "stolen", "--ttl", "900ms", "--", "sh", "-c", term_reporting_cmd}), env());
-    wait_for_holder("stolen");
+    program run(edgelock("run", {"--name", "stolen", "--ttl", "900ms", "--", "sh", "-c", trapping_cmd(report_term)}),
+                env());
+    wait_for_cmd();
     admin.command({"DEL", "stolen"});
     const program_result r = run.wait();
     EXPECT_EQ(r.exit_code, 80);
@@ -179,9 +193,9 @@ TEST_F(CliRun, KeyDeletedBehindItsBackSignalsCmdAndExits80) {
 
 TEST_F(CliRun, CmdIgnoringTheSignalIsKilledAfterTheGrace) {
     program run(edgelock("run", {"--name", "stubborn", "--ttl", "900ms", "--kill-after", "300ms", "--", "sh", "-c",
-                                 "trap '' TERM; while :; do sleep 0.05; done"}),
+                                 trapping_cmd("trap '' TERM")}),
                 env());
-    wait_for_holder("stubborn");
+    wait_for_cmd();
     admin.command({"DEL", "stubborn"});
     const program_result r = run.wait();
     EXPECT_FALSE(r.timed_out) << "SIGKILL must follow the ignored SIGTERM";
@@ -191,9 +205,9 @@ TEST_F(CliRun, CmdIgnoringTheSignalIsKilledAfterTheGrace) {
 
 TEST_F(CliRun, OnLostSignalIsConfigurable) {
     program run(edgelock("run", {"--name", "usr1", "--ttl", "900ms", "--on-lost", "USR1", "--", "sh", "-c",
-                                 "trap 'echo got USR1; exit 4' USR1; while :; do sleep 0.05; done"}),
+                                 trapping_cmd("trap 'echo got USR1; exit 4' USR1")}),
                 env());
-    wait_for_holder("usr1");
+    wait_for_cmd();
     admin.command({"DEL", "usr1"});
     const program_result r = run.wait();
     EXPECT_EQ(r.exit_code, 80);
@@ -203,9 +217,9 @@ TEST_F(CliRun, OnLostSignalIsConfigurable) {
 
 TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
     program run(edgelock("run", {"--name", "frozen", "--ttl", "1500ms", "--redis-timeout", "300ms", "--", "sh", "-c",
-                                 term_reporting_cmd}),
+                                 trapping_cmd(report_term)}),
                 env());
-    wait_for_holder("frozen");
+    wait_for_cmd();
     server.freeze();
     const program_result r = run.wait();
     server.thaw();
@@ -215,15 +229,8 @@ TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
 }
 
 TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
-    // Signal once CMD runs: a signal that comes while edgelock is still acquiring ends it, as
-    // for any program (the key then ends with its ttl).
-    const std::filesystem::path started = std::filesystem::temp_directory_path() /
-                                          ("edgelock-started-" + std::to_string(::getpid()));
-    std::filesystem::remove(started);
-    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", "touch " + started.string() + "; " + term_reporting_cmd}),
-                env());
-    ASSERT_TRUE(eventually([&] { return std::filesystem::exists(started); }, 10s));
-    std::filesystem::remove(started);
+    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", trapping_cmd(report_term)}), env());
+    wait_for_cmd();  // a signal while edgelock still acquires ends it, as any program
     ::kill(run.pid(), SIGTERM);
     const program_result r = run.wait();
     EXPECT_EQ(r.exit_code, 3) << "CMD's own status after the forwarded signal";
@@ -251,8 +258,9 @@ TEST_F(CliRun, StatusAndOperatorRelease) {
     EXPECT_EQ(status.exit_code, 1) << "free";
     EXPECT_NE(status.out.find("holder   none"), std::string::npos) << status.out;
 
-    program holder(edgelock("run", {"--name", "ops", "--ttl", "1500ms", "--", "sh", "-c", term_reporting_cmd}), env());
-    wait_for_holder("ops");
+    program holder(edgelock("run", {"--name", "ops", "--ttl", "1500ms", "--", "sh", "-c", trapping_cmd(report_term)}),
+                   env());
+    wait_for_cmd();
     const std::string token = admin.get("ops");
     status = run_program(edgelock("status", {"--name", "ops"}), env());
     EXPECT_EQ(status.exit_code, 0) << status.err;
