@@ -11,7 +11,7 @@
 #
 # It starts its own redis-server on a free loopback port and stops it (by PID) on exit. Output
 # files go to build/demo/ (EDGELOCK_BUILD_DIR picks another build directory than build/).
-# About a minute once built; the first build takes a few minutes more.
+# About 15 s once built; the first build adds a minute or two on two cores.
 # (examples/core_walkthrough, the core driven by hand, is built too but not run here: its
 # byte-level output is for readers of the core, see README.md.)
 set -euo pipefail
