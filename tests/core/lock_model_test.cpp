@@ -1,0 +1,2100 @@
+// Property tests of the lock, driven by RapidCheck.
+//
+// lock_model: random sequences of calls (acquire with and without a wait, release, a reply
+// of every plausible kind to the oldest request in flight on an instance, connection
+// failures, clock steps, timer ticks) run against the real lock and against a model of the
+// contract in lock.hpp, for N = 1, 3 and 5 with fencing, the watchdog, WAIT for replicas and
+// a ttl-long attempt budget switched on and off at random. After every call the harness
+// writes out every queued request, decodes it, and checks:
+//   - the safety properties directly, from what went over the wire and what came out:
+//     (a) held(t) is never true at or after valid_until_ms(); acquired and renewed events
+//         never carry a validity already over when emitted; a held lock never asks to be
+//         woken after its lease ends;
+//     (b) `acquired` comes only after a quorum of distinct instances answered success to
+//         the winning attempt's acquire requests (and to its raise requests when fenced
+//         with N > 1, and to its WAITs), with valid_until = attempt start + ttl - drift;
+//         `renewed` only after a quorum confirmed, with renewal start + ttl - drift;
+//     (c) reentrant hold counts; a reentrant acquire keeps fence and validity; only the
+//         last release() sends releases;
+//     (d) every request carries a token acquire() started with; raise and renew carry the
+//         current token (acquire too, but for a retry that timer work started and failed
+//         inside the acquire() call that brought the next token); renewals start only in a
+//         call that began with the lock held;
+//     (e) every call returns a code its comment documents, every event carries one;
+//     (f) the fence handed out is the largest counter among the winning attempt's
+//         successful acquire replies, and its raise requests carry exactly that value;
+//   - then that the return code, the events, the requests (kind, EVAL or EVALSHA, token,
+//     order per instance), state(), hold_count(), held(), valid_until_ms(), fence(),
+//     token_hex() and next_deadline_ms() are exactly what the model predicts. The backoff
+//     delay is the one value the model cannot predict: it is read from next_deadline_ms()
+//     and checked against the full-jitter range.
+//
+// lock_model_race: two locks compete over an in-test Redis (a map per instance, keys expiring
+// exactly on time, the four scripts executed by the semantics scripts.hpp documents,
+// NOSCRIPT after a script flush) with random clock steps, delivery orders and dropped
+// connections. The two must never both be held at one instant; a held lock's validity must
+// never outlast its token on a quorum of instances; fence tokens must strictly increase
+// from one holder to the next. A scripted family adds what random schedules rarely reach:
+// a second lock trying just before the first one's unrenewed lease ends.
+#include "edgelock/lock.hpp"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+#include <rapidcheck/state.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <exception>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "edgelock/assert.hpp"
+#include "edgelock/errc.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/scripts.hpp"
+
+namespace {
+
+using edgelock::errc;
+using edgelock::event;
+using edgelock::event_type;
+using edgelock::lock_state;
+using edgelock::reply_node;
+using edgelock::reply_type;
+
+constexpr std::string_view lock_name = "orders:42";
+constexpr std::int64_t retry_delay_ms_min = 10;
+constexpr std::int64_t retry_delay_ms_max = 200;
+// limits.hpp: a claim (acquire, raise, renew) is queued only while two slots are free, so
+// the release that may follow it always fits; a release needs one.
+constexpr std::size_t claim_slots = 2;
+constexpr std::size_t release_slots = 1;
+constexpr std::size_t trace_lines_max = 40;
+
+// ---- configurations ----------------------------------------------------------------------
+
+struct setup {
+    std::uint8_t instances = 1;
+    bool fencing = false;
+    bool watchdog = true;
+    std::int64_t ttl_ms = 1000;
+    std::uint8_t replicas_to_wait = 0;  // WAIT after the acquire (and the raise)
+    bool long_attempt = false;          // attempt timeout = ttl: the deadline is validity's end
+
+    int quorum() const { return instances / 2 + 1; }
+    // The defaults lock_config documents, computed here rather than read from the lock.
+    std::int64_t drift_ms() const { return ttl_ms / 100 + 2; }
+    std::int64_t renew_interval_ms() const { return ttl_ms / 3; }
+    std::int64_t attempt_timeout_ms() const {
+        return long_attempt ? ttl_ms : std::max<std::int64_t>(ttl_ms / 10, 1);
+    }
+    std::int64_t lease_ms() const { return ttl_ms - drift_ms(); }
+    std::int64_t replica_wait_ms() const { return attempt_timeout_ms() / 2; }
+
+    edgelock::lock_config config() const {
+        edgelock::lock_config config;
+        config.name = lock_name;
+        config.ttl_ms = ttl_ms;
+        config.instances = instances;
+        config.fencing = fencing;
+        config.watchdog = watchdog;
+        config.replicas_to_wait = replicas_to_wait;
+        if (long_attempt) config.attempt_timeout_ms = ttl_ms;
+        config.retry_delay_ms_min = retry_delay_ms_min;
+        config.retry_delay_ms_max = retry_delay_ms_max;
+        return config;
+    }
+};
+
+std::ostream& operator<<(std::ostream& os, const setup& s) {
+    return os << "N=" << int{s.instances} << " fencing=" << s.fencing << " watchdog=" << s.watchdog
+              << " ttl_ms=" << s.ttl_ms << " replicas_to_wait=" << int{s.replicas_to_wait}
+              << " long_attempt=" << s.long_attempt;
+}
+
+// watchdog_off_weight in 5: leases that are not renewed end exactly at valid_until, where
+// the race looks for a second holder.
+rc::Gen<setup> gen_setup(std::uint8_t instances, std::size_t watchdog_off_weight) {
+    return rc::gen::exec([instances, watchdog_off_weight] {
+        setup s;
+        s.instances = instances;
+        s.fencing = *rc::gen::arbitrary<bool>();
+        s.watchdog = *rc::gen::weightedElement<bool>({{5 - watchdog_off_weight, true}, {watchdog_off_weight, false}});
+        s.ttl_ms = *rc::gen::element<std::int64_t>(1000, 300);
+        s.replicas_to_wait = *rc::gen::weightedElement<std::uint8_t>({{4, 0}, {1, 1}, {1, 2}});
+        s.long_attempt = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+        return s;
+    });
+}
+
+std::string fence_key_for(std::string_view name) {
+    std::array<char, edgelock::key_bytes_max> key{};
+    const std::size_t size = edgelock::write_fence_key(name, key.data(), key.size());
+    return std::string(key.data(), size);
+}
+
+// ---- tokens and the wire -----------------------------------------------------------------
+
+// Unique by construction: random bits from the generator, then a serial number.
+edgelock::owner_token make_token(std::uint64_t salt, std::uint64_t serial) {
+    edgelock::owner_token token{};
+    for (std::size_t i = 0; i < 8; ++i) {
+        token[i] = static_cast<std::uint8_t>(salt >> (8 * i));
+        token[8 + i] = static_cast<std::uint8_t>(serial >> (8 * i));
+    }
+    return token;
+}
+
+std::string hex_of(const edgelock::owner_token& token) {
+    constexpr char digits[] = "0123456789abcdef";
+    std::string hex;
+    for (const std::uint8_t byte : token) {
+        hex += digits[byte >> 4];
+        hex += digits[byte & 0xf];
+    }
+    return hex;
+}
+
+// replicate: WAIT numreplicas timeout, the one request that is not a script.
+enum class req_kind : std::uint8_t { acquire, raise, replicate, renew, release };
+constexpr std::size_t req_kinds = 5;
+
+const char* kind_name(req_kind kind) {
+    switch (kind) {
+        case req_kind::acquire: return "acquire";
+        case req_kind::raise: return "raise";
+        case req_kind::replicate: return "replicate";
+        case req_kind::renew: return "renew";
+        case req_kind::release: return "release";
+    }
+    return "?";
+}
+
+const edgelock::script& script_of(req_kind kind) {
+    switch (kind) {
+        case req_kind::acquire: return edgelock::acquire_script;
+        case req_kind::raise: return edgelock::raise_script;
+        case req_kind::renew: return edgelock::renew_script;
+        case req_kind::replicate:
+        case req_kind::release: break;
+    }
+    return edgelock::release_script;
+}
+
+struct wire_request {
+    req_kind kind = req_kind::acquire;
+    bool eval = false;
+    std::vector<std::string> keys;
+    std::string token;
+    bool has_number = false;
+    std::int64_t number = 0;
+    std::int64_t timeout_ms = 0;  // replicate only
+};
+
+std::string describe(const wire_request& r) {
+    std::ostringstream os;
+    os << kind_name(r.kind) << (r.eval ? "/EVAL" : "");
+    if (!r.token.empty()) os << " token=" << r.token.substr(0, 6) << "..";
+    if (r.has_number) os << " arg=" << r.number;
+    if (r.kind == req_kind::replicate) os << " timeout=" << r.timeout_ms;
+    return os.str();
+}
+
+bool parse_int(std::string_view text, std::int64_t& value) {
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size();
+}
+
+// Decodes one request (a RESP array of bulk strings: EVALSHA|EVAL, digest|text, numkeys,
+// keys, token, optional number; or WAIT numreplicas timeout). Returns what is wrong with it,
+// or an empty string.
+std::string decode_request(const char* bytes, std::size_t size, wire_request& out) {
+    std::array<reply_node, 16> nodes{};
+    const edgelock::parse_result parsed = edgelock::parse_reply(bytes, size, nodes.data(), nodes.size());
+    if (parsed.code != errc::ok) return std::string("not RESP: ") + edgelock::to_string(parsed.code);
+    if (parsed.consumed != size) return "trailing bytes after the request";
+    if (nodes[0].type != reply_type::array || nodes[0].elements + 1 != parsed.nodes) {
+        return "not a flat array";
+    }
+    std::vector<std::string> args;
+    for (std::size_t i = 1; i < parsed.nodes; ++i) {
+        if (nodes[i].type != reply_type::bulk_string) return "an argument is not a bulk string";
+        args.emplace_back(nodes[i].text);
+    }
+    if (!args.empty() && args[0] == "WAIT") {
+        out.kind = req_kind::replicate;
+        out.has_number = true;
+        if (args.size() != 3 || !parse_int(args[1], out.number) || !parse_int(args[2], out.timeout_ms)) {
+            return "malformed WAIT";
+        }
+        return {};
+    }
+    if (args.size() < 5) return "too few arguments";
+    if (args[0] == "EVALSHA") {
+        out.eval = false;
+    } else if (args[0] == "EVAL") {
+        out.eval = true;
+    } else {
+        return "not EVAL/EVALSHA: " + args[0];
+    }
+    bool known = false;
+    for (const req_kind kind : {req_kind::acquire, req_kind::raise, req_kind::renew, req_kind::release}) {
+        const edgelock::script& s = script_of(kind);
+        const std::string_view wanted =
+            out.eval ? s.text : std::string_view(s.digest.data(), s.digest.size());
+        if (args[1] == wanted) {
+            out.kind = kind;
+            known = true;
+        }
+    }
+    if (!known) return "unknown script";
+    std::int64_t key_count = 0;
+    if (!parse_int(args[2], key_count) || key_count < 1 || key_count > 2) return "bad numkeys";
+    const std::size_t rest = 3 + static_cast<std::size_t>(key_count);
+    if (args.size() < rest + 1 || args.size() > rest + 2) return "wrong argument count";
+    out.keys.assign(args.begin() + 3, args.begin() + static_cast<std::ptrdiff_t>(rest));
+    out.token = args[rest];
+    out.has_number = args.size() == rest + 2;
+    if (out.has_number && !parse_int(args[rest + 1], out.number)) return "bad number argument";
+    return {};
+}
+
+// ---- events and codes ----------------------------------------------------------------------
+
+const char* event_name(event_type type) {
+    switch (type) {
+        case event_type::acquired: return "acquired";
+        case event_type::acquire_failed: return "acquire_failed";
+        case event_type::renewed: return "renewed";
+        case event_type::lost: return "lost";
+        case event_type::released: return "released";
+    }
+    return "?";
+}
+
+std::string describe(const event& e) {
+    std::ostringstream os;
+    os << event_name(e.type) << "{code=" << edgelock::to_string(e.code)
+       << " cause=" << edgelock::to_string(e.cause) << " fence=" << e.fence
+       << " valid_until=" << e.valid_until_ms << " expired_before=" << e.expired_before
+       << " instances_released=" << int{e.instances_released} << "}";
+    return os.str();
+}
+
+bool same_event(const event& a, const event& b) {
+    return a.type == b.type && a.code == b.code && a.cause == b.cause &&
+           a.expired_before == b.expired_before && a.instances_released == b.instances_released &&
+           a.fence == b.fence && a.valid_until_ms == b.valid_until_ms;
+}
+
+bool one_of(errc code, std::initializer_list<errc> codes) {
+    return std::find(codes.begin(), codes.end(), code) != codes.end();
+}
+
+const char* state_name(lock_state state) {
+    switch (state) {
+        case lock_state::unconfigured: return "unconfigured";
+        case lock_state::idle: return "idle";
+        case lock_state::acquiring: return "acquiring";
+        case lock_state::backing_off: return "backing_off";
+        case lock_state::confirming: return "confirming";
+        case lock_state::held: return "held";
+        case lock_state::releasing: return "releasing";
+        case lock_state::lost: return "lost";
+    }
+    return "?";
+}
+
+int count_true(const std::vector<bool>& flags) {
+    return static_cast<int>(std::count(flags.begin(), flags.end(), true));
+}
+
+// Replies whose text must outlive the call: string literals only.
+constexpr std::string_view error_text = "ERR x";
+constexpr std::string_view noscript_text = "NOSCRIPT No matching script. Please use EVAL.";
+
+reply_node integer_reply(std::int64_t value) {
+    reply_node node;
+    node.type = reply_type::integer;
+    node.integer = value;
+    return node;
+}
+
+reply_node error_reply(std::string_view text) {
+    reply_node node;
+    node.type = reply_type::error;
+    node.text = text;
+    return node;
+}
+
+// ---- the model of the contract ---------------------------------------------------------------
+
+enum class outcome : std::uint8_t { none, pending, ok, refused, failed };
+
+// A request in one instance's queue as the model expects it. The first `written` ones are in
+// flight. attempt_id and round_id tag the attempt and round that queued it, for the checks.
+struct queued_request {
+    req_kind kind = req_kind::acquire;
+    bool eval = false;
+    bool current = false;  // belongs to the running, undecided round
+    bool written = false;
+    int token_id = -1;
+    int attempt_id = 0;
+    int round_id = 0;
+};
+
+class model_broken : public std::exception {
+public:
+    explicit model_broken(std::string what) : what_(std::move(what)) {}
+    const char* what() const noexcept override { return what_.c_str(); }
+
+private:
+    std::string what_;
+};
+
+// What lock.hpp promises, written from its comments and lock_config's defaults: one round at
+// a time (acquire, raise, renew or release), a quorum of N/2+1, validity from the attempt's
+// start, a compare-and-delete cleanup wherever a failed attempt may have written, rounds
+// decided only once every instance's request was queued or found no room.
+class contract_model {
+public:
+    explicit contract_model(const setup& s) : s_(s) {}
+
+    errc acquire(std::int64_t now_ms, std::int64_t wait_ms, int token_id) {
+        touch(now_ms);
+        if (wait_ms < 0 || wait_ms > edgelock::wait_ms_max) return errc::invalid_wait;
+        advance();
+        if (state_ == lock_state::held) {
+            if (holds_ == edgelock::holds_max) return errc::invalid_state;
+            ++holds_;
+            event e;
+            e.type = event_type::acquired;
+            e.fence = fence_;
+            e.valid_until_ms = valid_until_ms_;
+            events_.push_back(e);
+            return errc::ok;
+        }
+        if (state_ != lock_state::idle && state_ != lock_state::lost) return errc::invalid_state;
+        take_token(token_id);
+        retrying_ = wait_ms > 0;
+        wait_deadline_ms_ = now_ms_ + wait_ms;
+        attempts_ = 0;
+        last_cause_ = errc::ok;
+        start_attempt();
+        return errc::ok;
+    }
+
+    errc release(std::int64_t now_ms) {
+        touch(now_ms);
+        advance();
+        switch (state_) {
+            case lock_state::held:
+                if (holds_ > 1) {
+                    --holds_;
+                } else {
+                    start_release();
+                }
+                return errc::ok;
+            case lock_state::acquiring:
+            case lock_state::backing_off:
+            case lock_state::confirming: {
+                retire();
+                clean_up();
+                state_ = lock_state::idle;
+                event e;
+                e.type = event_type::acquire_failed;
+                e.code = errc::cancelled;
+                e.cause = last_cause_;
+                events_.push_back(e);
+                return errc::ok;
+            }
+            case lock_state::lost: {
+                state_ = lock_state::idle;
+                event e;
+                e.type = event_type::released;
+                e.expired_before = true;
+                events_.push_back(e);
+                return errc::ok;
+            }
+            case lock_state::idle: return errc::not_held;
+            default: return errc::invalid_state;
+        }
+    }
+
+    errc reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) {
+        touch(now_ms);
+        if (instance >= s_.instances) return errc::invalid_instance;
+        advance();
+        std::deque<queued_request>& queue = queues_[instance];
+        if (queue.empty() || !queue.front().written) return errc::unexpected_reply;
+        const queued_request sent = queue.front();
+        queue.pop_front();
+        return handle_reply(instance, sent, reply);
+    }
+
+    errc io_error(std::uint8_t instance, std::int64_t now_ms) {
+        touch(now_ms);
+        if (instance >= s_.instances) return errc::invalid_instance;
+        advance();
+        std::deque<queued_request>& queue = queues_[instance];
+        const std::size_t in_flight = written_count(instance);
+        for (std::size_t n = 0; n < in_flight; ++n) {
+            const queued_request lost = queue.front();
+            queue.pop_front();
+            if (!lost.current) continue;
+            // A release of the running round is retried on the next connection.
+            if (lost.kind == req_kind::release &&
+                enqueue(instance, req_kind::release, true, lost.eval, release_slots)) {
+                continue;
+            }
+            record(instance, outcome::failed);
+        }
+        return errc::ok;
+    }
+
+    errc timer(std::int64_t now_ms) {
+        touch(now_ms);
+        advance();
+        return errc::ok;
+    }
+
+    // Observations.
+    lock_state state() const { return state_; }
+    std::uint16_t holds() const { return holds_; }
+    std::int64_t valid_until_ms() const { return valid_until_ms_; }
+    std::int64_t fence() const { return fence_; }
+    int token_id() const { return token_current_; }
+    bool held(std::int64_t now_ms) const { return state_ == lock_state::held && now_ms < valid_until_ms_; }
+
+    std::int64_t next_deadline_ms() const {
+        switch (state_) {
+            case lock_state::acquiring:
+            case lock_state::confirming:
+            case lock_state::releasing: return round_deadline_ms_;
+            case lock_state::backing_off: return timer_ms_;
+            case lock_state::held:
+                if (round_open_) return round_deadline_ms_;
+                if (s_.watchdog) return std::min(timer_ms_, valid_until_ms_);
+                return valid_until_ms_;
+            default: return edgelock::no_deadline_ms;
+        }
+    }
+
+    std::vector<event> take_events() {
+        std::vector<event> taken;
+        taken.swap(events_);
+        return taken;
+    }
+
+    std::size_t written_count(std::uint8_t instance) const {
+        const std::deque<queued_request>& queue = queues_[instance];
+        return static_cast<std::size_t>(std::count_if(
+            queue.begin(), queue.end(), [](const queued_request& r) { return r.written; }));
+    }
+
+    const queued_request* oldest_in_flight(std::uint8_t instance) const {
+        const std::deque<queued_request>& queue = queues_[instance];
+        if (queue.empty() || !queue.front().written) return nullptr;
+        return &queue.front();
+    }
+
+    queued_request* next_unwritten(std::uint8_t instance) {
+        for (queued_request& r : queues_[instance]) {
+            if (!r.written) return &r;
+        }
+        return nullptr;
+    }
+
+    // Backoff: the lock draws the delay (full jitter) from the token; the model learns the
+    // draw from next_deadline_ms() after the call and checks it against the documented range.
+    bool backoff_unknown() const { return state_ == lock_state::backing_off && !backoff_known_; }
+    std::int64_t backoff_earliest_ms() const { return backoff_earliest_ms_; }
+    std::int64_t backoff_latest_ms() const { return backoff_latest_ms_; }
+    void learn_backoff(std::int64_t timer_ms) {
+        timer_ms_ = timer_ms;
+        backoff_known_ = true;
+    }
+
+private:
+    struct tally {
+        int pending = 0;
+        int ok = 0;
+        int refused = 0;
+        int failed = 0;
+    };
+
+    void touch(std::int64_t now_ms) { now_ms_ = std::max(now_ms_, now_ms); }
+
+    void advance() {
+        constexpr int timer_steps_max = 8;
+        for (int step = 0; step < timer_steps_max; ++step) {
+            if (!run_due_timer()) return;
+        }
+        throw model_broken("model: timer work does not settle");
+    }
+
+    bool run_due_timer() {
+        switch (state_) {
+            case lock_state::acquiring:
+            case lock_state::confirming:
+            case lock_state::releasing:
+                if (now_ms_ < round_deadline_ms_) return false;
+                fail_pending();
+                return true;
+            case lock_state::backing_off:
+                // A backoff that began in this call ends after it: its delay is at least 1 ms.
+                if (!backoff_known_ || now_ms_ < timer_ms_) return false;
+                start_attempt();
+                return true;
+            case lock_state::held:
+                if (now_ms_ >= valid_until_ms_) {
+                    lose(errc::expired);
+                    return true;
+                }
+                if (round_open_) {
+                    // A renewal gives up on silent instances after one reply budget.
+                    if (now_ms_ < round_deadline_ms_) return false;
+                    fail_pending();
+                    return true;
+                }
+                if (!s_.watchdog || now_ms_ < timer_ms_) return false;
+                start_renewal();
+                return true;
+            default: return false;
+        }
+    }
+
+    bool enqueue(std::uint8_t instance, req_kind kind, bool current, bool eval, std::size_t slots) {
+        std::deque<queued_request>& queue = queues_[instance];
+        if (edgelock::requests_per_instance_max - queue.size() < slots) return false;
+        queued_request r;
+        r.kind = kind;
+        r.eval = eval;
+        r.current = current;
+        r.token_id = token_current_;
+        r.attempt_id = attempt_id_;
+        r.round_id = round_id_;
+        queue.push_back(r);
+        return true;
+    }
+
+    // The lock keeps two token slots, used in turn: a new token overwrites the one of two
+    // acquire() calls ago, whose unwritten requests are dropped.
+    void take_token(int token_id) {
+        const int slot = 1 - slot_;
+        for (std::deque<queued_request>& queue : queues_) {
+            queue.erase(std::remove_if(queue.begin(), queue.end(),
+                                       [this, slot](const queued_request& r) {
+                                           return !r.written && slot_of(r.token_id) == slot;
+                                       }),
+                        queue.end());
+        }
+        slot_ = slot;
+        slot_of_[token_id] = slot;
+        token_current_ = token_id;
+    }
+
+    int slot_of(int token_id) const {
+        const auto found = slot_of_.find(token_id);
+        return found == slot_of_.end() ? -1 : found->second;
+    }
+
+    // A stale release refused with NOSCRIPT goes again (as EVAL, with whatever token its slot
+    // holds now) only when it cannot delete a key we set later: its slot is the current one
+    // and nothing but releases of that slot follows it on this connection.
+    bool resendable(std::uint8_t instance, const queued_request& sent) const {
+        if (sent.kind != req_kind::release || slot_of(sent.token_id) != slot_) return false;
+        for (const queued_request& later : queues_[instance]) {
+            if (later.kind != req_kind::release && slot_of(later.token_id) == slot_) return false;
+        }
+        return true;
+    }
+
+    void start_round(req_kind kind) {
+        retire();
+        round_kind_ = kind;
+        round_open_ = true;
+        round_start_ms_ = now_ms_;
+        ++round_id_;
+        tally_ = tally{};
+        results_.fill(outcome::none);
+    }
+
+    void retire() {
+        round_open_ = false;
+        for (std::deque<queued_request>& queue : queues_) {
+            for (queued_request& r : queue) r.current = false;
+        }
+    }
+
+    // Queues one request of the round per chosen instance; an instance without room has
+    // failed. The round is decided once, after every instance was tried.
+    void claim(const std::array<bool, edgelock::instances_max>& chosen, req_kind kind,
+               std::size_t slots) {
+        for (std::uint8_t i = 0; i < s_.instances; ++i) {
+            if (!chosen[i]) continue;
+            if (enqueue(i, kind, true, false, slots)) {
+                results_[i] = outcome::pending;
+                ++tally_.pending;
+            } else {
+                results_[i] = outcome::failed;
+                ++tally_.failed;
+            }
+        }
+        decide();
+    }
+
+    static std::array<bool, edgelock::instances_max> everywhere() {
+        std::array<bool, edgelock::instances_max> all{};
+        all.fill(true);
+        return all;
+    }
+
+    void start_attempt() {
+        ++attempts_;
+        ++attempt_id_;
+        start_round(req_kind::acquire);
+        state_ = lock_state::acquiring;
+        lease_start_ms_ = now_ms_;
+        candidate_ = 0;
+        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), now_ms_ + s_.lease_ms());
+        claim(everywhere(), req_kind::acquire, claim_slots);
+    }
+
+    // A fence raise or a WAIT goes to the instances that passed the previous round.
+    void start_confirmation(req_kind kind) {
+        std::array<bool, edgelock::instances_max> holders{};
+        for (std::uint8_t i = 0; i < s_.instances; ++i) holders[i] = results_[i] == outcome::ok;
+        start_round(kind);
+        state_ = lock_state::confirming;
+        round_deadline_ms_ =
+            std::min(now_ms_ + s_.attempt_timeout_ms(), lease_start_ms_ + s_.lease_ms());
+        claim(holders, kind, claim_slots);
+    }
+
+    // After a round a quorum passed: the raise (fenced Redlock), then WAIT, then the hold.
+    void confirm_or_hold(req_kind after) {
+        if (after == req_kind::acquire && s_.fencing && s_.instances > 1) {
+            start_confirmation(req_kind::raise);
+        } else if (after != req_kind::replicate && s_.replicas_to_wait > 0) {
+            start_confirmation(req_kind::replicate);
+        } else {
+            become_held();
+        }
+    }
+
+    void start_renewal() {
+        start_round(req_kind::renew);
+        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), valid_until_ms_);
+        claim(everywhere(), req_kind::renew, claim_slots);
+    }
+
+    void start_release() {
+        expired_before_release_ = now_ms_ >= valid_until_ms_;
+        start_round(req_kind::release);
+        state_ = lock_state::releasing;
+        round_deadline_ms_ = now_ms_ + s_.attempt_timeout_ms();
+        claim(everywhere(), req_kind::release, release_slots);
+    }
+
+    void fail_pending() {
+        for (std::uint8_t i = 0; i < s_.instances; ++i) {
+            if (results_[i] != outcome::pending) continue;
+            results_[i] = outcome::failed;
+            --tally_.pending;
+            ++tally_.failed;
+        }
+        decide();
+    }
+
+    void record(std::uint8_t instance, outcome result) {
+        if (results_[instance] == outcome::pending) --tally_.pending;
+        results_[instance] = result;
+        switch (result) {
+            case outcome::ok: ++tally_.ok; break;
+            case outcome::refused: ++tally_.refused; break;
+            default: ++tally_.failed; break;
+        }
+        decide();
+    }
+
+    void decide() {
+        if (!round_open_) return;
+        switch (round_kind_) {
+            case req_kind::acquire: decide_attempt(); break;
+            case req_kind::raise:
+            case req_kind::replicate: decide_confirmation(); break;
+            case req_kind::renew: decide_renewal(); break;
+            case req_kind::release:
+                if (tally_.pending == 0) finish_release();
+                break;
+        }
+    }
+
+    void decide_attempt() {
+        const int q = s_.quorum();
+        const bool valid = now_ms_ < lease_start_ms_ + s_.lease_ms();
+        if (tally_.ok >= q) {
+            if (valid) {
+                confirm_or_hold(req_kind::acquire);
+            } else {
+                fail_attempt(errc::validity_expired);
+            }
+            return;
+        }
+        if (tally_.refused + tally_.failed > s_.instances - q) {
+            if (tally_.refused > 0) {
+                fail_attempt(errc::busy);
+            } else {
+                fail_attempt(valid ? errc::no_quorum : errc::validity_expired);
+            }
+        }
+    }
+
+    void decide_confirmation() {
+        const int q = s_.quorum();
+        if (tally_.ok >= q) {
+            if (now_ms_ < lease_start_ms_ + s_.lease_ms()) {
+                confirm_or_hold(round_kind_);
+            } else {
+                fail_attempt(errc::validity_expired);
+            }
+            return;
+        }
+        if (tally_.ok + tally_.pending >= q) return;
+        if (tally_.refused == 0) {
+            fail_attempt(errc::no_quorum);
+        } else {
+            fail_attempt(round_kind_ == req_kind::raise ? errc::token_gone : errc::not_replicated);
+        }
+    }
+
+    void decide_renewal() {
+        const int q = s_.quorum();
+        if (tally_.ok >= q) {
+            retire();
+            valid_until_ms_ = std::max(valid_until_ms_, round_start_ms_ + s_.lease_ms());
+            timer_ms_ = round_start_ms_ + s_.renew_interval_ms();
+            event e;
+            e.type = event_type::renewed;
+            e.valid_until_ms = valid_until_ms_;
+            events_.push_back(e);
+            return;
+        }
+        if (tally_.refused > s_.instances - q) {
+            lose(errc::token_gone);
+            return;
+        }
+        if (tally_.refused + tally_.failed > s_.instances - q) {
+            retire();
+            timer_ms_ = now_ms_ + retry_delay_ms_min;
+        }
+    }
+
+    void fail_attempt(errc cause) {
+        retire();
+        last_cause_ = cause;
+        clean_up();
+        if (retrying_ && now_ms_ < wait_deadline_ms_) {
+            state_ = lock_state::backing_off;
+            backoff_known_ = false;
+            const int doublings = std::clamp(attempts_ - 1, 0, 30);
+            const std::int64_t cap = std::min(retry_delay_ms_max, retry_delay_ms_min << doublings);
+            backoff_earliest_ms_ = now_ms_ + 1;
+            backoff_latest_ms_ = std::min(now_ms_ + cap, wait_deadline_ms_);
+            return;
+        }
+        state_ = lock_state::idle;
+        event e;
+        e.type = event_type::acquire_failed;
+        e.code = retrying_ ? errc::wait_timeout : cause;
+        e.cause = cause;
+        events_.push_back(e);
+    }
+
+    void become_held() {
+        retire();
+        state_ = lock_state::held;
+        holds_ = 1;
+        fence_ = s_.fencing ? candidate_ : 0;
+        valid_until_ms_ = lease_start_ms_ + s_.lease_ms();
+        timer_ms_ = lease_start_ms_ + s_.renew_interval_ms();
+        event e;
+        e.type = event_type::acquired;
+        e.fence = fence_;
+        e.valid_until_ms = valid_until_ms_;
+        events_.push_back(e);
+    }
+
+    void lose(errc why) {
+        retire();
+        state_ = lock_state::lost;
+        holds_ = 0;
+        clean_up();
+        event e;
+        e.type = event_type::lost;
+        e.code = why;
+        events_.push_back(e);
+    }
+
+    void finish_release() {
+        retire();
+        state_ = lock_state::idle;
+        holds_ = 0;
+        event e;
+        e.type = event_type::released;
+        e.expired_before = expired_before_release_ || tally_.refused >= s_.quorum();
+        e.instances_released = static_cast<std::uint8_t>(tally_.ok);
+        events_.push_back(e);
+    }
+
+    // Compare-and-delete wherever the token may be; an instance that refused a script holds
+    // another token, one that refused a WAIT (too few replicas) still holds ours.
+    void clean_up() {
+        const bool refusal_means_other_token = round_kind_ != req_kind::replicate;
+        for (std::uint8_t i = 0; i < s_.instances; ++i) {
+            if (refusal_means_other_token && results_[i] == outcome::refused) continue;
+            enqueue(i, req_kind::release, false, false, release_slots);
+        }
+    }
+
+    errc handle_reply(std::uint8_t instance, const queued_request& sent, const reply_node& reply) {
+        constexpr std::string_view noscript = "NOSCRIPT";
+        if (reply.type == reply_type::error && reply.text.substr(0, noscript.size()) == noscript) {
+            // The running round's requests are sent again as EVAL; a stale release only when
+            // that is safe.
+            const bool resend = sent.current || resendable(instance, sent);
+            if (resend && enqueue(instance, sent.kind, sent.current, true, release_slots)) return errc::ok;
+            if (sent.current) record(instance, outcome::failed);
+            return errc::ok;
+        }
+        outcome result = outcome::failed;
+        errc code = errc::ok;
+        if (reply.type == reply_type::error) {
+            code = errc::error_reply;
+        } else if (sent.kind == req_kind::acquire) {
+            if (reply.type == reply_type::nil) {
+                result = outcome::refused;
+            } else if (reply.type == reply_type::integer && reply.integer >= (s_.fencing ? 1 : 0)) {
+                result = outcome::ok;
+                if (sent.current) candidate_ = std::max(candidate_, reply.integer);
+            } else {
+                code = errc::unexpected_reply;
+            }
+        } else if (sent.kind == req_kind::replicate) {
+            // WAIT answers how many replicas acknowledged.
+            if (reply.type == reply_type::integer && reply.integer >= 0) {
+                result = reply.integer >= s_.replicas_to_wait ? outcome::ok : outcome::refused;
+            } else {
+                code = errc::unexpected_reply;
+            }
+        } else if (reply.type == reply_type::integer && (reply.integer == 0 || reply.integer == 1)) {
+            result = reply.integer == 1 ? outcome::ok : outcome::refused;
+        } else {
+            code = errc::unexpected_reply;
+        }
+        if (sent.current) record(instance, result);
+        return code;
+    }
+
+    setup s_;
+    lock_state state_ = lock_state::idle;
+    std::int64_t now_ms_ = 0;
+    std::uint16_t holds_ = 0;
+    std::int64_t valid_until_ms_ = 0;
+    std::int64_t fence_ = 0;
+    std::int64_t candidate_ = 0;
+    std::int64_t lease_start_ms_ = 0;
+    std::int64_t round_start_ms_ = 0;
+    std::int64_t round_deadline_ms_ = edgelock::no_deadline_ms;
+    std::int64_t timer_ms_ = edgelock::no_deadline_ms;
+    std::int64_t wait_deadline_ms_ = 0;
+    std::int64_t backoff_earliest_ms_ = 0;
+    std::int64_t backoff_latest_ms_ = 0;
+    bool backoff_known_ = false;
+    bool retrying_ = false;
+    bool expired_before_release_ = false;
+    int attempts_ = 0;
+    errc last_cause_ = errc::ok;
+    req_kind round_kind_ = req_kind::release;
+    bool round_open_ = false;
+    tally tally_{};
+    std::array<outcome, edgelock::instances_max> results_{};
+    int attempt_id_ = 0;
+    int round_id_ = 0;
+    int token_current_ = -1;
+    int slot_ = 0;
+    std::map<int, int> slot_of_;
+    std::array<std::deque<queued_request>, edgelock::instances_max> queues_{};
+    std::vector<event> events_;
+};
+
+// ---- the harness: the real lock, the model, and the direct checks --------------------------
+
+enum class reply_class : std::uint8_t { success, refusal, error, noscript, wrong_type };
+
+const char* class_name(reply_class c) {
+    switch (c) {
+        case reply_class::success: return "success";
+        case reply_class::refusal: return "refusal";
+        case reply_class::error: return "error";
+        case reply_class::noscript: return "noscript";
+        case reply_class::wrong_type: return "wrong_type";
+    }
+    return "?";
+}
+
+enum class clock_step : std::uint8_t { by_amount, to_deadline, just_before_deadline };
+
+// What the harness knew before a call, for the checks after it.
+struct call_facts {
+    bool was_held = false;  // held(now) before the call: the lease cannot end inside it
+    std::uint16_t holds_before = 0;
+    std::int64_t fence_before = 0;
+    std::int64_t valid_until_before = 0;
+    bool reentrant_acquire = false;
+    bool fresh_acquire = false;  // an acquire() that started a new attempt with a new token
+    bool inner_release = false;  // a release() that drops a hold but not the last
+};
+
+class model_harness {
+public:
+    explicit model_harness(const setup& s)
+        : s_(s), model_(s), fence_key_(fence_key_for(lock_name)) {
+        const errc code = lock_.configure(s.config());
+        if (code != errc::ok) fail(std::string("configure: ") + edgelock::to_string(code));
+    }
+
+    model_harness(const model_harness&) = delete;
+    model_harness& operator=(const model_harness&) = delete;
+
+    void acquire(std::int64_t wait_ms, std::uint64_t salt) {
+        call_facts facts = facts_before();
+        const int id = static_cast<int>(tokens_.size());
+        const edgelock::owner_token token = make_token(salt, static_cast<std::uint64_t>(id));
+        tokens_.push_back(hex_of(token));
+        const errc got = lock_.acquire(now_ms_, wait_ms, token);
+        const errc want = run_model([&] { return model_.acquire(now_ms_, wait_ms, id); });
+        if (got == errc::ok && facts.was_held) facts.reentrant_acquire = true;
+        started_.push_back(got == errc::ok && !facts.was_held);
+        facts.fresh_acquire = started_.back();
+        if (started_.back()) {
+            previous_token_ = latest_token_;
+            latest_token_ = id;
+        }
+        std::ostringstream call;
+        call << "acquire(wait_ms=" << wait_ms << ", token #" << id << ")";
+        finish(facts, call.str(), got, want, {errc::ok, errc::invalid_wait, errc::invalid_state});
+    }
+
+    void release() {
+        call_facts facts = facts_before();
+        const errc got = lock_.release(now_ms_);
+        const errc want = run_model([&] { return model_.release(now_ms_); });
+        facts.inner_release = got == errc::ok && facts.was_held && facts.holds_before > 1;
+        if (facts.inner_release) --holds_seen_;
+        finish(facts, "release()", got, want, {errc::ok, errc::not_held, errc::invalid_state});
+    }
+
+    void deliver(std::uint8_t pick, reply_class kind_of_reply, std::int64_t counter,
+                 int variant, bool bad_instance) {
+        const call_facts facts = facts_before();
+        std::uint8_t instance = bad_instance ? s_.instances : pick;
+        if (!bad_instance) {
+            for (std::uint8_t k = 0; k < s_.instances; ++k) {
+                const auto candidate = static_cast<std::uint8_t>((pick + k) % s_.instances);
+                if (model_.oldest_in_flight(candidate) != nullptr) {
+                    instance = candidate;
+                    break;
+                }
+            }
+        }
+        const queued_request* head =
+            instance < s_.instances ? model_.oldest_in_flight(instance) : nullptr;
+        const queued_request answered = head != nullptr ? *head : queued_request{};
+        const reply_node reply =
+            head != nullptr ? make_reply(answered.kind, kind_of_reply, counter, variant)
+                            : integer_reply(1);
+        const errc got = lock_.on_reply(instance, reply, now_ms_);
+        const errc want = run_model([&] { return model_.reply(instance, reply, now_ms_); });
+        if (head != nullptr) observe_reply(instance, answered, reply);
+        std::ostringstream call;
+        call << "on_reply(" << int{instance} << ", ";
+        if (head != nullptr) {
+            call << class_name(kind_of_reply) << " to " << kind_name(answered.kind);
+        } else {
+            call << "nothing in flight";
+        }
+        if (reply.type == reply_type::integer) call << " :" << reply.integer;
+        call << ")";
+        finish(facts, call.str(), got, want,
+               {errc::ok, errc::invalid_instance, errc::unexpected_reply, errc::error_reply,
+                errc::invalid_state});
+    }
+
+    bool in_flight(std::uint8_t instance) const { return model_.oldest_in_flight(instance) != nullptr; }
+
+    void io_error(std::uint8_t instance) {
+        const call_facts facts = facts_before();
+        const errc got = lock_.on_io_error(instance, now_ms_);
+        const errc want = run_model([&] { return model_.io_error(instance, now_ms_); });
+        finish(facts, "on_io_error(" + std::to_string(instance) + ")", got, want,
+               {errc::ok, errc::invalid_instance, errc::invalid_state});
+    }
+
+    void timer() {
+        const call_facts facts = facts_before();
+        const errc got = lock_.on_timer(now_ms_);
+        const errc want = run_model([&] { return model_.timer(now_ms_); });
+        finish(facts, "on_timer()", got, want, {errc::ok, errc::invalid_state});
+    }
+
+    void step_clock(clock_step how, std::int64_t amount_ms) {
+        const call_facts facts = facts_before();
+        const std::int64_t deadline = lock_.next_deadline_ms();
+        const bool finite = deadline != edgelock::no_deadline_ms;
+        if (how == clock_step::to_deadline && finite && deadline > now_ms_) {
+            now_ms_ = deadline;
+        } else if (how == clock_step::just_before_deadline && finite && deadline - 1 > now_ms_) {
+            now_ms_ = deadline - 1;
+        } else {
+            now_ms_ += amount_ms;
+        }
+        finish(facts, "clock", errc::ok, errc::ok, {errc::ok});
+    }
+
+private:
+    template <typename Call>
+    errc run_model(Call&& call) {
+        try {
+            return call();
+        } catch (const model_broken& broken) {
+            line_.str({});
+            line_ << "t=" << now_ms_ << ", the call after the last step shown";
+            fail(broken.what());
+        }
+        return errc::ok;
+    }
+
+    call_facts facts_before() const {
+        call_facts facts;
+        facts.was_held = lock_.held(now_ms_);
+        facts.holds_before = lock_.hold_count();
+        facts.fence_before = lock_.fence();
+        facts.valid_until_before = lock_.valid_until_ms();
+        return facts;
+    }
+
+    reply_node make_reply(req_kind kind, reply_class c, std::int64_t counter, int variant) const {
+        switch (c) {
+            case reply_class::success:
+                if (kind == req_kind::acquire) return integer_reply(s_.fencing ? counter : 0);
+                if (kind == req_kind::replicate) return integer_reply(s_.replicas_to_wait + counter % 2);
+                return integer_reply(1);
+            case reply_class::refusal:
+                if (kind == req_kind::acquire) return reply_node{};
+                if (kind == req_kind::replicate) return integer_reply(counter % s_.replicas_to_wait);
+                return integer_reply(0);
+            case reply_class::error: return error_reply(error_text);
+            case reply_class::noscript: return error_reply(noscript_text);
+            case reply_class::wrong_type: break;
+        }
+        reply_node node;
+        switch (variant % 4) {
+            case 0:
+                node.type = reply_type::simple_string;
+                node.text = "OK";
+                return node;
+            case 1:
+                node.type = reply_type::bulk_string;
+                node.text = "1";
+                return node;
+            case 2: node.type = reply_type::array; return node;
+            default:
+                // An integer no script returns: a zero or negative counter, or 2 for a 0/1 script.
+                if (kind == req_kind::acquire) return integer_reply(s_.fencing ? 0 : -1);
+                if (kind == req_kind::replicate) return integer_reply(-1);
+                return integer_reply(2);
+        }
+    }
+
+    // ---- one call's aftermath ----
+
+    void finish(const call_facts& facts, const std::string& call, errc got, errc want,
+                std::initializer_list<errc> documented) {
+        line_.str({});
+        line_ << "t=" << now_ms_ << " " << call << " -> " << edgelock::to_string(got);
+        if (!one_of(got, documented)) {
+            fail(std::string("(e) undocumented return code ") + edgelock::to_string(got));
+        }
+        if (got != want) {
+            fail(std::string("returned ") + edgelock::to_string(got) + ", the model says " +
+                 edgelock::to_string(want));
+        }
+        check_events(facts);
+        write_requests(facts);
+        if (model_.backoff_unknown()) learn_backoff();
+        compare_state();
+        check_lease_invariants();
+        push_trace(line_.str());
+    }
+
+    void check_events(const call_facts& facts) {
+        std::vector<event> actual;
+        event e;
+        while (lock_.poll_event(e)) actual.push_back(e);
+        std::vector<event> expected = model_.take_events();
+        for (const event& got : actual) line_ << " | " << describe(got);
+        if (actual.size() > edgelock::events_per_call_max) {
+            fail("one call produced more than events_per_call_max events");
+        }
+        for (const event& got : actual) check_event(facts, got);
+        bool match = actual.size() == expected.size();
+        for (std::size_t i = 0; match && i < actual.size(); ++i) {
+            match = same_event(actual[i], expected[i]);
+        }
+        if (!match) {
+            std::string text = "events differ from the model; the model expected:";
+            for (const event& want : expected) text += "\n  " + describe(want);
+            if (expected.empty()) text += " none";
+            fail(text);
+        }
+    }
+
+    void check_event(const call_facts& facts, const event& e) {
+        switch (e.type) {
+            case event_type::acquired:
+                if (e.valid_until_ms <= now_ms_) fail("(a) acquired with a validity already over");
+                if (facts.reentrant_acquire) {
+                    if (e.fence != facts.fence_before || e.valid_until_ms != facts.valid_until_before) {
+                        fail("(c) a reentrant acquire changed the fence or the validity");
+                    }
+                    ++holds_seen_;
+                } else {
+                    check_won(e);
+                    holds_seen_ = 1;
+                }
+                valid_until_seen_ = e.valid_until_ms;
+                return;
+            case event_type::renewed: {
+                if (e.valid_until_ms <= now_ms_) fail("(a) renewed with a validity already over");
+                const round_record& round = this->round(latest_renewal_round_);
+                if (count_true(round.ok_on) < s_.quorum()) {
+                    fail("(b) renewed after " + std::to_string(count_true(round.ok_on)) +
+                         " confirmations");
+                }
+                if (e.valid_until_ms != std::max(valid_until_seen_, round.start_ms + s_.lease_ms())) {
+                    fail("(b) renewed validity is not renewal start + ttl - drift");
+                }
+                valid_until_seen_ = e.valid_until_ms;
+                return;
+            }
+            case event_type::lost:
+                if (!one_of(e.code, {errc::expired, errc::token_gone})) fail("(e) lost with an undocumented code");
+                if (e.code == errc::expired && now_ms_ < valid_until_seen_) {
+                    fail("(a) lost as expired before the validity ran out");
+                }
+                if (e.code == errc::token_gone &&
+                    count_true(round(latest_renewal_round_).refused_on) < s_.quorum()) {
+                    fail("lost as token_gone without a quorum saying so");
+                }
+                holds_seen_ = 0;
+                return;
+            case event_type::released:
+                if (e.instances_released > s_.instances) fail("released on more instances than exist");
+                holds_seen_ = 0;
+                return;
+            case event_type::acquire_failed:
+                if (!one_of(e.code, {errc::busy, errc::no_quorum, errc::validity_expired,
+                                     errc::token_gone, errc::not_replicated, errc::wait_timeout,
+                                     errc::cancelled})) {
+                    fail("(e) acquire_failed with an undocumented code");
+                }
+                if (!one_of(e.cause, {errc::ok, errc::busy, errc::no_quorum, errc::validity_expired,
+                                      errc::token_gone, errc::not_replicated})) {
+                    fail("(e) acquire_failed with an undocumented cause");
+                }
+                holds_seen_ = 0;
+                return;
+        }
+        fail("(e) an event of no known type");
+    }
+
+    // (b) and (f) for an `acquired` that ends an attempt.
+    void check_won(const event& e) {
+        attempt_record& attempt = attempts_[latest_attempt_];
+        if (!attempt.frozen) freeze(attempt);
+        const int confirmed = count_true(attempt.acquired_on);
+        if (confirmed < s_.quorum()) {
+            fail("(b) acquired after " + std::to_string(confirmed) + " successful acquire replies");
+        }
+        if (s_.fencing && s_.instances > 1) {
+            const int raised = count_true(attempt.raised_on);
+            if (raised < s_.quorum()) {
+                fail("(b) acquired after " + std::to_string(raised) + " confirmed raises");
+            }
+            for (std::uint8_t i = 0; i < s_.instances; ++i) {
+                if (attempt.raised_on[i] && !attempt.acquired_on[i]) {
+                    fail("(b) a raise confirmed where the attempt holds no key");
+                }
+            }
+        }
+        if (s_.replicas_to_wait > 0 && count_true(attempt.waited_on) < s_.quorum()) {
+            fail("(b) acquired after " + std::to_string(count_true(attempt.waited_on)) +
+                 " instances confirmed the replicas");
+        }
+        if (e.valid_until_ms != attempt.t0_ms + s_.lease_ms()) {
+            fail("(b) valid_until " + std::to_string(e.valid_until_ms) + " is not attempt start " +
+                 std::to_string(attempt.t0_ms) + " + ttl - drift");
+        }
+        const std::int64_t fence = s_.fencing ? attempt.fence : 0;
+        if (e.fence != fence) {
+            fail("(f) fence " + std::to_string(e.fence) + ", the largest counter of the winning "
+                 "attempt is " + std::to_string(fence));
+        }
+    }
+
+    void write_requests(const call_facts& facts) {
+        std::array<char, edgelock::request_bytes_max> buffer{};
+        const bool held_now = lock_.state() == lock_state::held;
+        for (std::uint8_t i = 0; i < s_.instances; ++i) {
+            std::size_t written = 0;
+            std::string renew_awaiting_release;  // token of a renew sent while not held
+            while (lock_.has_request(i)) {
+                if (++written > edgelock::requests_per_instance_max) fail("more requests than a queue holds");
+                const edgelock::write_result small = lock_.write_request(i, buffer.data(), 16);
+                if (small.code != errc::buffer_too_small || small.size != 0) {
+                    fail("(e) a 16-byte buffer was not refused with buffer_too_small");
+                }
+                const edgelock::write_result full = lock_.write_request(i, buffer.data(), buffer.size());
+                if (!one_of(full.code, {errc::ok, errc::invalid_instance, errc::invalid_state,
+                                        errc::buffer_too_small})) {
+                    fail("(e) write_request returned an undocumented code");
+                }
+                if (full.code != errc::ok) fail(std::string("write_request: ") + edgelock::to_string(full.code));
+                wire_request request;
+                const std::string problem = decode_request(buffer.data(), full.size, request);
+                if (!problem.empty()) fail("undecodable request: " + problem);
+                line_ << " | >" << int{i} << " " << describe(request);
+                queued_request* expected = model_.next_unwritten(i);
+                check_request(facts, request);
+                // (d) A renewal that release()'s own timer work started just before it goes
+                // out while releasing; harmless only because the release of its token follows
+                // it on the same connection.
+                if (request.kind == req_kind::renew && !held_now) renew_awaiting_release = request.token;
+                if (request.kind == req_kind::release && request.token == renew_awaiting_release) {
+                    renew_awaiting_release.clear();
+                }
+                if (expected == nullptr) fail("the lock wrote a request the model does not expect");
+                // WAIT is no script: the lock's NOSCRIPT fallback sends it again unchanged.
+                const bool eval_differs = request.kind != req_kind::replicate && expected->eval != request.eval;
+                if (expected->kind != request.kind || eval_differs ||
+                    (request.kind != req_kind::replicate &&
+                     tokens_[static_cast<std::size_t>(expected->token_id)] != request.token)) {
+                    fail(std::string("the model expected ") + kind_name(expected->kind) +
+                         (expected->eval ? "/EVAL" : "") + " with token #" +
+                         std::to_string(expected->token_id));
+                }
+                expected->written = true;
+                observe_written(*expected, request);
+            }
+            if (!renew_awaiting_release.empty()) {
+                fail("(d) a renew sent while the lock is not held, with no release of its token after it");
+            }
+            if (model_.next_unwritten(i) != nullptr) {
+                fail(std::string("the model expected a ") + kind_name(model_.next_unwritten(i)->kind) +
+                     " request on instance " + std::to_string(i) + " that the lock did not queue");
+            }
+            if (lock_.write_request(i, buffer.data(), buffer.size()).code != errc::invalid_state) {
+                fail("write_request with nothing queued is not invalid_state");
+            }
+        }
+        if (lock_.has_request(s_.instances) ||
+            lock_.write_request(s_.instances, buffer.data(), buffer.size()).code != errc::invalid_instance) {
+            fail("an instance past the count is not invalid_instance");
+        }
+    }
+
+    // (c) and (d) on one request, from the wire alone.
+    void check_request(const call_facts& facts, const wire_request& r) {
+        if (r.kind == req_kind::replicate) {
+            if (s_.replicas_to_wait == 0 || r.number != s_.replicas_to_wait ||
+                r.timeout_ms != s_.replica_wait_ms()) {
+                fail("a WAIT with the wrong arguments, or without replicas to wait for");
+            }
+            return;
+        }
+        const auto given = std::find(tokens_.begin(), tokens_.end(), r.token);
+        if (given == tokens_.end() || !started_[static_cast<std::size_t>(given - tokens_.begin())]) {
+            fail("(d) a request carries a token no acquire() started with");
+        }
+        if (latest_token_ < 0) fail("(d) a request before any acquire()");
+        const std::string& latest = tokens_[static_cast<std::size_t>(latest_token_)];
+        const bool previous = previous_token_ >= 0 && r.token == tokens_[static_cast<std::size_t>(previous_token_)];
+        // The one way a claim goes out with the previous token: timer work at the start of the
+        // acquire() call that brought the new one started a retry of the old attempt, which
+        // found no room on a quorum and failed at once (its cleanup release follows it).
+        const bool queued_before_new_token = r.kind == req_kind::acquire && facts.fresh_acquire && previous;
+        if (r.kind != req_kind::release && r.token != latest && !queued_before_new_token) {
+            fail(std::string("(d) a ") + kind_name(r.kind) + " carries a token other than the current one");
+        }
+        if (r.kind == req_kind::release && r.token != latest && !previous) {
+            fail("(d) a release carries a token older than the previous acquire()");
+        }
+        if (r.kind == req_kind::renew && !facts.was_held) {
+            fail("(d) a renewal started by a call that began with the lock not held");
+        }
+        if (r.kind == req_kind::release && facts.inner_release) {
+            fail("(c) a release() that was not the last one sent a release");
+        }
+        const bool two_keys = r.kind == req_kind::raise || (r.kind == req_kind::acquire && s_.fencing);
+        if (r.keys.size() != (two_keys ? 2u : 1u) || r.keys[0] != lock_name ||
+            (two_keys && r.keys[1] != fence_key_)) {
+            fail("a request names the wrong keys");
+        }
+        const bool ttl_argument = r.kind == req_kind::acquire || r.kind == req_kind::renew;
+        if (r.has_number != (r.kind != req_kind::release) || (ttl_argument && r.number != s_.ttl_ms)) {
+            fail("a request carries the wrong numeric argument");
+        }
+    }
+
+    // ---- what went over the wire, for (b) and (f) ----
+
+    struct attempt_record {
+        std::int64_t t0_ms = -1;  // the call after which its first request went out
+        std::vector<bool> acquired_on;
+        std::vector<bool> raised_on;
+        std::vector<bool> waited_on;
+        std::vector<std::int64_t> counters;  // successful acquire replies until the fence froze
+        bool frozen = false;
+        std::int64_t fence = 0;
+    };
+
+    struct round_record {
+        std::int64_t start_ms = -1;
+        std::vector<bool> ok_on;
+        std::vector<bool> refused_on;
+    };
+
+    attempt_record& attempt(int id) {
+        attempt_record& a = attempts_[id];
+        if (a.acquired_on.empty()) {
+            a.acquired_on.assign(s_.instances, false);
+            a.raised_on.assign(s_.instances, false);
+            a.waited_on.assign(s_.instances, false);
+        }
+        return a;
+    }
+
+    round_record& round(int id) {
+        round_record& r = rounds_[id];
+        if (r.ok_on.empty()) {
+            r.ok_on.assign(s_.instances, false);
+            r.refused_on.assign(s_.instances, false);
+        }
+        return r;
+    }
+
+    static void freeze(attempt_record& a) {
+        a.frozen = true;
+        a.fence = a.counters.empty() ? 0 : *std::max_element(a.counters.begin(), a.counters.end());
+    }
+
+    void observe_written(const queued_request& slot, const wire_request& r) {
+        round_record& rr = round(slot.round_id);
+        if (rr.start_ms < 0) rr.start_ms = now_ms_;
+        if (r.kind == req_kind::renew) latest_renewal_round_ = slot.round_id;
+        if (r.kind == req_kind::acquire) {
+            attempt_record& a = attempt(slot.attempt_id);
+            if (a.t0_ms < 0) a.t0_ms = now_ms_;
+            latest_attempt_ = slot.attempt_id;
+        }
+        if (r.kind == req_kind::raise || r.kind == req_kind::replicate) {
+            // The acquire round is over: its counters make the fence.
+            attempt_record& a = attempt(slot.attempt_id);
+            if (!a.frozen) freeze(a);
+        }
+        if (r.kind == req_kind::raise) {
+            const attempt_record& a = attempt(slot.attempt_id);
+            if (r.number != a.fence) {
+                fail("(f) a raise carries " + std::to_string(r.number) +
+                     ", the largest counter of its attempt is " + std::to_string(a.fence));
+            }
+        }
+    }
+
+    void observe_reply(std::uint8_t instance, const queued_request& slot, const reply_node& reply) {
+        const bool integer = reply.type == reply_type::integer;
+        round_record& rr = round(slot.round_id);
+        switch (slot.kind) {
+            case req_kind::acquire: {
+                attempt_record& a = attempt(slot.attempt_id);
+                if (integer && reply.integer >= (s_.fencing ? 1 : 0) && !a.frozen) {
+                    a.acquired_on[instance] = true;
+                    a.counters.push_back(reply.integer);
+                }
+                return;
+            }
+            case req_kind::raise:
+                if (integer && reply.integer == 1) attempt(slot.attempt_id).raised_on[instance] = true;
+                return;
+            case req_kind::replicate:
+                if (integer && reply.integer >= s_.replicas_to_wait) {
+                    attempt(slot.attempt_id).waited_on[instance] = true;
+                }
+                return;
+            case req_kind::renew:
+            case req_kind::release:
+                if (integer && reply.integer == 1) rr.ok_on[instance] = true;
+                if (integer && reply.integer == 0) rr.refused_on[instance] = true;
+                return;
+        }
+    }
+
+    // ---- state ----
+
+    void learn_backoff() {
+        const std::int64_t timer = lock_.next_deadline_ms();
+        if (timer < model_.backoff_earliest_ms() || timer > model_.backoff_latest_ms()) {
+            fail("backoff deadline " + std::to_string(timer) + " outside the full-jitter range [" +
+                 std::to_string(model_.backoff_earliest_ms()) + ", " +
+                 std::to_string(model_.backoff_latest_ms()) + "]");
+        }
+        model_.learn_backoff(timer);
+    }
+
+    void compare_state() {
+        if (lock_.hold_count() != holds_seen_) {
+            fail("(c) hold_count " + std::to_string(lock_.hold_count()) + ", acquire/release calls say " +
+                 std::to_string(holds_seen_));
+        }
+        if (lock_.state() != model_.state()) {
+            fail(std::string("state ") + state_name(lock_.state()) + ", the model says " +
+                 state_name(model_.state()));
+        }
+        if (lock_.hold_count() != model_.holds()) fail("hold_count differs from the model");
+        if (lock_.held(now_ms_) != model_.held(now_ms_)) fail("held(now) differs from the model");
+        if (lock_.valid_until_ms() != model_.valid_until_ms()) fail("valid_until_ms differs from the model");
+        if (lock_.fence() != model_.fence()) fail("fence differs from the model");
+        if (lock_.next_deadline_ms() != model_.next_deadline_ms()) {
+            fail("next_deadline_ms " + std::to_string(lock_.next_deadline_ms()) + ", the model says " +
+                 std::to_string(model_.next_deadline_ms()));
+        }
+        if (model_.token_id() >= 0) {
+            const auto hex = lock_.token_hex();
+            if (std::string(hex.data(), hex.size()) != tokens_[static_cast<std::size_t>(model_.token_id())]) {
+                fail("token_hex is not the current token");
+            }
+        }
+    }
+
+    // (a): whatever happened, the lease is never reported held at or past its end.
+    void check_lease_invariants() {
+        const std::int64_t end = lock_.valid_until_ms();
+        if (lock_.held(now_ms_) && now_ms_ >= end) fail("(a) held(now) at or after valid_until_ms()");
+        if (lock_.held(end) || lock_.held(end + 1)) fail("(a) held() true at valid_until_ms()");
+        if (lock_.state() == lock_state::held && lock_.next_deadline_ms() > end) {
+            fail("(a) a held lock asks to be woken after its lease ends");
+        }
+    }
+
+    // ---- failure reports ----
+
+    void push_trace(std::string line) {
+        trace_.push_back(std::move(line));
+        if (trace_.size() > trace_lines_max) trace_.pop_front();
+    }
+
+    [[noreturn]] void fail(const std::string& what) {
+        std::ostringstream os;
+        os << what << "\n  setup: " << s_ << "\n  failing step: " << line_.str() << "\n  steps before it:";
+        for (const std::string& line : trace_) os << "\n    " << line;
+        RC_FAIL(os.str());
+        throw model_broken(what);  // not reached: RC_FAIL throws
+    }
+
+    setup s_;
+    edgelock::lock lock_;
+    contract_model model_;
+    std::string fence_key_;
+    std::int64_t now_ms_ = 1'000;
+    std::vector<std::string> tokens_;  // by id: every token handed to acquire()
+    std::vector<bool> started_;        // by id: the token started an attempt
+    int latest_token_ = -1;
+    int previous_token_ = -1;
+    std::uint16_t holds_seen_ = 0;
+    std::int64_t valid_until_seen_ = 0;
+    int latest_attempt_ = 0;
+    int latest_renewal_round_ = 0;
+    std::map<int, attempt_record> attempts_;
+    std::map<int, round_record> rounds_;
+    std::ostringstream line_;
+    std::deque<std::string> trace_;
+};
+
+// ---- the commands -------------------------------------------------------------------------
+
+struct model_state {
+    setup s;
+};
+
+using model_command = rc::state::Command<model_state, model_harness>;
+
+struct acquire_command final : model_command {
+    std::int64_t wait_ms;
+    std::uint64_t salt;
+    explicit acquire_command(const model_state& m)
+        : wait_ms(*rc::gen::weightedOneOf<std::int64_t>(
+              {{5, rc::gen::just<std::int64_t>(0)},
+               {4, rc::gen::inRange<std::int64_t>(1, 3 * m.s.ttl_ms)},
+               {1, rc::gen::element<std::int64_t>(-1, edgelock::wait_ms_max + 1)}})),
+          salt(*rc::gen::arbitrary<std::uint64_t>()) {}
+    void run(const model_state&, model_harness& h) const override { h.acquire(wait_ms, salt); }
+    void show(std::ostream& os) const override { os << "acquire(wait_ms=" << wait_ms << ")"; }
+};
+
+struct release_command final : model_command {
+    void run(const model_state&, model_harness& h) const override { h.release(); }
+    void show(std::ostream& os) const override { os << "release()"; }
+};
+
+struct deliver_command final : model_command {
+    std::uint8_t pick;
+    reply_class kind;
+    std::int64_t counter;
+    int variant;
+    bool bad_instance;
+    explicit deliver_command(const model_state& m)
+        : pick(*rc::gen::inRange<std::uint8_t>(0, m.s.instances)),
+          kind(*rc::gen::weightedElement<reply_class>({{8, reply_class::success},
+                                                       {3, reply_class::refusal},
+                                                       {1, reply_class::error},
+                                                       {1, reply_class::noscript},
+                                                       {1, reply_class::wrong_type}})),
+          counter(*rc::gen::inRange<std::int64_t>(1, 1'000'000)),
+          variant(*rc::gen::inRange(0, 4)),
+          bad_instance(*rc::gen::weightedElement<bool>({{39, false}, {1, true}})) {}
+    void run(const model_state&, model_harness& h) const override {
+        h.deliver(pick, kind, counter, variant, bad_instance);
+    }
+    void show(std::ostream& os) const override {
+        os << "deliver(pick=" << int{pick} << ", " << class_name(kind) << ", counter=" << counter
+           << ", variant=" << variant << (bad_instance ? ", bad instance" : "") << ")";
+    }
+};
+
+// One reply of the same class to the oldest request on every instance: a round answered
+// at once, so that N = 5 reaches holds, renewals and refusals by a quorum often enough.
+struct burst_command final : model_command {
+    reply_class kind;
+    std::int64_t counter;
+    explicit burst_command(const model_state&)
+        : kind(*rc::gen::weightedElement<reply_class>(
+              {{6, reply_class::success}, {2, reply_class::refusal}, {1, reply_class::error}})),
+          counter(*rc::gen::inRange<std::int64_t>(1, 1'000'000)) {}
+    void run(const model_state& m, model_harness& h) const override {
+        for (std::uint8_t i = 0; i < m.s.instances; ++i) {
+            if (h.in_flight(i)) h.deliver(i, kind, counter + i, 0, false);
+        }
+    }
+    void show(std::ostream& os) const override {
+        os << "burst(" << class_name(kind) << ", counter=" << counter << "+i)";
+    }
+};
+
+struct io_error_command final : model_command {
+    std::uint8_t instance;
+    explicit io_error_command(const model_state& m)
+        : instance(*rc::gen::weightedOneOf<std::uint8_t>(
+              {{12, rc::gen::inRange<std::uint8_t>(0, m.s.instances)},
+               {1, rc::gen::just(std::uint8_t{m.s.instances})}})) {}
+    void run(const model_state&, model_harness& h) const override { h.io_error(instance); }
+    void show(std::ostream& os) const override { os << "io_error(" << int{instance} << ")"; }
+};
+
+struct clock_command final : model_command {
+    clock_step how;
+    std::int64_t amount_ms;
+    explicit clock_command(const model_state& m)
+        : how(*rc::gen::weightedElement<clock_step>({{6, clock_step::by_amount},
+                                                     {2, clock_step::to_deadline},
+                                                     {1, clock_step::just_before_deadline}})),
+          // Mostly within one round's reply budget, sometimes up to a whole lease.
+          amount_ms(*rc::gen::weightedOneOf<std::int64_t>(
+              {{3, rc::gen::inRange<std::int64_t>(0, m.s.attempt_timeout_ms())},
+               {1, rc::gen::inRange<std::int64_t>(0, m.s.ttl_ms + 1)}})) {}
+    void run(const model_state&, model_harness& h) const override { h.step_clock(how, amount_ms); }
+    void show(std::ostream& os) const override {
+        switch (how) {
+            case clock_step::by_amount: os << "clock(+" << amount_ms << " ms)"; return;
+            case clock_step::to_deadline: os << "clock(to the deadline)"; return;
+            case clock_step::just_before_deadline: os << "clock(1 ms before the deadline)"; return;
+        }
+    }
+};
+
+struct timer_command final : model_command {
+    void run(const model_state&, model_harness& h) const override { h.timer(); }
+    void show(std::ostream& os) const override { os << "on_timer()"; }
+};
+
+rc::Gen<std::shared_ptr<const model_command>> next_command(const model_state& m) {
+    using rc::state::gen::execOneOfWithArgs;
+    return rc::gen::weightedOneOf<std::shared_ptr<const model_command>>({
+        {20, execOneOfWithArgs<deliver_command>()(m)},
+        {8, execOneOfWithArgs<burst_command>()(m)},
+        {6, execOneOfWithArgs<acquire_command>()(m)},
+        {3, execOneOfWithArgs<release_command>()(m)},
+        {2, execOneOfWithArgs<io_error_command>()(m)},
+        {8, execOneOfWithArgs<clock_command>()(m)},
+        {4, execOneOfWithArgs<timer_command>()(m)},
+    });
+}
+
+void print_assertion(const char* expression, const char* file, int line) {
+    std::fprintf(stderr, "EDGELOCK_ASSERT(%s) failed at %s:%d\n", expression, file, line);
+}
+
+void run_model(std::uint8_t instances) {
+    // (e) "never aborts": an internal assertion names itself before the abort fails the test.
+    edgelock::set_assert_handler(&print_assertion);
+    const setup s = *gen_setup(instances, 1);
+    const model_state initial{s};
+    const auto commands = *rc::gen::scale(20.0, rc::state::gen::commands(initial, &next_command));
+    model_harness harness(s);
+    rc::state::runAll(commands, initial, harness);
+}
+
+RC_GTEST_PROP(lock_model, one_instance_follows_the_contract, ()) { run_model(1); }
+RC_GTEST_PROP(lock_model, three_instances_follow_the_contract, ()) { run_model(3); }
+RC_GTEST_PROP(lock_model, five_instances_follow_the_contract, ()) { run_model(5); }
+
+// ---- two locks over a punctual in-test Redis -------------------------------------------------
+
+struct stored_reply {
+    reply_type type = reply_type::nil;
+    std::int64_t integer = 0;
+    std::string_view text;  // string literals only
+};
+
+stored_reply stored_integer(std::int64_t value) {
+    stored_reply r;
+    r.type = reply_type::integer;
+    r.integer = value;
+    return r;
+}
+
+// One Redis instance: keys expire exactly on time (present while now < expiry), the four
+// scripts run by the semantics scripts.hpp documents, and EVALSHA of a script it has not seen
+// as EVAL since the last flush gets NOSCRIPT.
+class punctual_redis {
+public:
+    stored_reply execute(const wire_request& r, std::int64_t now_ms) {
+        // Replication is not modelled: both replicas always have everything.
+        if (r.kind == req_kind::replicate) return stored_integer(2);
+        const auto kind = static_cast<std::size_t>(r.kind);
+        if (!r.eval && !loaded_[kind]) {
+            stored_reply noscript;
+            noscript.type = reply_type::error;
+            noscript.text = noscript_text;
+            return noscript;
+        }
+        loaded_[kind] = true;
+        entry* lock = live(r.keys[0], now_ms);
+        const bool ours = lock != nullptr && lock->value == r.token;
+        switch (r.kind) {
+            case req_kind::acquire:
+                if (lock == nullptr) {
+                    keys_[r.keys[0]] = entry{r.token, now_ms + r.number};
+                } else if (!ours) {
+                    return stored_reply{};
+                } else {
+                    lock->expires_at_ms = now_ms + r.number;
+                }
+                if (r.keys.size() > 1) return stored_integer(++counters_[r.keys[1]]);
+                return stored_integer(0);
+            case req_kind::raise:
+                if (!ours) return stored_integer(0);
+                counters_[r.keys[1]] = std::max(counters_[r.keys[1]], r.number);
+                return stored_integer(1);
+            case req_kind::renew:
+                if (!ours) return stored_integer(0);
+                lock->expires_at_ms = now_ms + r.number;
+                return stored_integer(1);
+            case req_kind::release:
+                if (!ours) return stored_integer(0);
+                keys_.erase(r.keys[0]);
+                return stored_integer(1);
+            case req_kind::replicate: break;
+        }
+        return stored_reply{};
+    }
+
+    void flush_scripts() { loaded_.fill(false); }
+    void load_scripts() { loaded_.fill(true); }
+
+    // When `key` stops holding `token`, if nothing else touches it; now_ms when it does not.
+    std::int64_t holds_until_ms(std::string_view key, const std::string& token, std::int64_t now_ms) {
+        const entry* e = live(std::string(key), now_ms);
+        return e != nullptr && e->value == token ? e->expires_at_ms : now_ms;
+    }
+
+private:
+    struct entry {
+        std::string value;
+        std::int64_t expires_at_ms = 0;
+    };
+
+    entry* live(const std::string& key, std::int64_t now_ms) {
+        const auto found = keys_.find(key);
+        if (found == keys_.end()) return nullptr;
+        if (now_ms >= found->second.expires_at_ms) {
+            keys_.erase(found);
+            return nullptr;
+        }
+        return &found->second;
+    }
+
+    std::map<std::string, entry> keys_;
+    std::map<std::string, std::int64_t> counters_;
+    std::array<bool, req_kinds> loaded_{};
+};
+
+enum class race_action : std::uint8_t {
+    acquire, release, execute, deliver, settle, disconnect, advance, approach, timer, flush_scripts
+};
+
+struct race_step {
+    race_action action = race_action::timer;
+    std::uint8_t who = 0;
+    std::uint8_t instance = 0;
+    std::int64_t amount = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const race_step& step) {
+    static constexpr const char* names[] = {"acquire",    "release", "execute",  "deliver",
+                                            "settle",     "disconnect", "advance", "approach",
+                                            "timer",      "flush_scripts"};
+    return os << names[static_cast<int>(step.action)] << "(lock " << int{step.who} << ", instance "
+              << int{step.instance} << ", " << step.amount << ")";
+}
+
+rc::Gen<race_step> gen_race_step(const setup& s) {
+    return rc::gen::exec([s] {
+        race_step step;
+        step.action = *rc::gen::weightedElement<race_action>(
+            {{3, race_action::acquire}, {2, race_action::release}, {8, race_action::execute},
+             {8, race_action::deliver}, {3, race_action::settle}, {1, race_action::disconnect},
+             {5, race_action::advance}, {3, race_action::approach}, {1, race_action::timer},
+             {1, race_action::flush_scripts}});
+        step.who = *rc::gen::inRange<std::uint8_t>(0, 2);
+        step.instance = *rc::gen::inRange<std::uint8_t>(0, s.instances);
+        // Clock steps: mostly a fraction of one round's reply budget, sometimes up to two
+        // leases. The amount also picks the acquire wait and how much of a dropped
+        // connection's traffic reached Redis.
+        step.amount = *rc::gen::weightedOneOf<std::int64_t>(
+            {{6, rc::gen::inRange<std::int64_t>(0, s.attempt_timeout_ms() / 3 + 1)},
+             {1, rc::gen::inRange<std::int64_t>(0, 2 * s.ttl_ms)}});
+        return step;
+    });
+}
+
+class race {
+public:
+    explicit race(const setup& s) : s_(s) {
+        for (contender& c : contenders_) {
+            if (c.lock.configure(s.config()) != errc::ok) fail("configure failed");
+        }
+        for (punctual_redis& redis : redis_) redis.load_scripts();
+    }
+
+    race(const race&) = delete;
+    race& operator=(const race&) = delete;
+
+    void apply(const race_step& step) {
+        trace_.push_back({now_ms_, step});  // formatted only when a check fails
+        if (trace_.size() > trace_lines_max) trace_.pop_front();
+        contender& c = contenders_[step.who];
+        switch (step.action) {
+            case race_action::acquire: {
+                if (c.lock.state() != lock_state::idle && c.lock.state() != lock_state::lost) return;
+                const std::int64_t wait = step.amount % 3 == 0 ? 0 : step.amount;
+                const auto token = make_token(static_cast<std::uint64_t>(step.amount), ++serial_);
+                expect(c.lock.acquire(now_ms_, wait, token) == errc::ok, "acquire refused");
+                break;
+            }
+            case race_action::release: {
+                // Mostly releases of a hold; a quarter cancel whatever is running.
+                const bool holding = c.lock.state() == lock_state::held || c.lock.state() == lock_state::lost;
+                if (!holding && step.amount % 4 != 0) return;
+                const errc code = c.lock.release(now_ms_);
+                expect(one_of(code, {errc::ok, errc::not_held, errc::invalid_state}), "release code");
+                break;
+            }
+            case race_action::execute: execute_one(step); break;
+            case race_action::deliver: deliver_one(step); break;
+            case race_action::settle: settle(c); break;
+            case race_action::disconnect: disconnect(step); break;
+            case race_action::advance: now_ms_ += step.amount; break;
+            case race_action::approach: {
+                // To just before the earliest deadline: where one lease ends and the other
+                // lock may already win.
+                const std::int64_t next = std::min(contenders_[0].lock.next_deadline_ms(),
+                                                   contenders_[1].lock.next_deadline_ms());
+                if (next != edgelock::no_deadline_ms) now_ms_ = std::max(now_ms_, next - 1 - step.amount);
+                break;
+            }
+            case race_action::timer: {
+                const std::int64_t next = std::min(contenders_[0].lock.next_deadline_ms(),
+                                                   contenders_[1].lock.next_deadline_ms());
+                if (next != edgelock::no_deadline_ms) now_ms_ = std::max(now_ms_, next);
+                for (contender& each : contenders_) {
+                    expect(each.lock.on_timer(now_ms_) == errc::ok, "on_timer refused");
+                }
+                break;
+            }
+            case race_action::flush_scripts: redis_[step.instance].flush_scripts(); break;
+        }
+        pump();
+        check();
+    }
+
+private:
+    struct link {
+        std::deque<wire_request> to_server;
+        std::deque<stored_reply> to_client;
+    };
+
+    struct contender {
+        edgelock::lock lock;
+        std::array<link, edgelock::instances_max> links;
+    };
+
+    // Runs the oldest request of the first non-empty link from (who, instance) on.
+    void execute_one(const race_step& step) {
+        for (int k = 0; k < 2 * s_.instances; ++k) {
+            const int slot = (step.who * s_.instances + step.instance + k) % (2 * s_.instances);
+            contender& c = contenders_[static_cast<std::size_t>(slot / s_.instances)];
+            const auto instance = static_cast<std::size_t>(slot % s_.instances);
+            link& l = c.links[instance];
+            if (l.to_server.empty()) continue;
+            l.to_client.push_back(redis_[instance].execute(l.to_server.front(), now_ms_));
+            l.to_server.pop_front();
+            return;
+        }
+    }
+
+    void deliver_one(const race_step& step) {
+        for (int k = 0; k < 2 * s_.instances; ++k) {
+            const int slot = (step.who * s_.instances + step.instance + k) % (2 * s_.instances);
+            contender& c = contenders_[static_cast<std::size_t>(slot / s_.instances)];
+            const auto instance = static_cast<std::uint8_t>(slot % s_.instances);
+            link& l = c.links[instance];
+            if (l.to_client.empty()) continue;
+            const stored_reply stored = l.to_client.front();
+            l.to_client.pop_front();
+            reply_node node;
+            node.type = stored.type;
+            node.integer = stored.integer;
+            node.text = stored.text;
+            expect(c.lock.on_reply(instance, node, now_ms_) == errc::ok, "a reply from Redis refused");
+            return;
+        }
+    }
+
+    // A fast network for one lock: every request it has out runs, every reply comes back.
+    void settle(contender& c) {
+        for (std::uint8_t i = 0; i < s_.instances; ++i) {
+            link& l = c.links[i];
+            while (!l.to_server.empty()) {
+                l.to_client.push_back(redis_[i].execute(l.to_server.front(), now_ms_));
+                l.to_server.pop_front();
+            }
+            while (!l.to_client.empty()) {
+                const stored_reply stored = l.to_client.front();
+                l.to_client.pop_front();
+                reply_node node;
+                node.type = stored.type;
+                node.integer = stored.integer;
+                node.text = stored.text;
+                expect(c.lock.on_reply(i, node, now_ms_) == errc::ok, "a reply from Redis refused");
+            }
+        }
+    }
+
+    // The connection drops: some of the requests sent reach Redis first, the rest and every
+    // unread reply are gone.
+    void disconnect(const race_step& step) {
+        contender& c = contenders_[step.who];
+        link& l = c.links[step.instance];
+        const std::size_t reached = static_cast<std::size_t>(step.amount) % (l.to_server.size() + 1);
+        for (std::size_t n = 0; n < reached; ++n) {
+            redis_[step.instance].execute(l.to_server.front(), now_ms_);
+            l.to_server.pop_front();
+        }
+        l.to_server.clear();
+        l.to_client.clear();
+        expect(c.lock.on_io_error(step.instance, now_ms_) == errc::ok, "on_io_error refused");
+    }
+
+    void pump() {
+        std::array<char, edgelock::request_bytes_max> buffer{};
+        for (contender& c : contenders_) {
+            event e;
+            while (c.lock.poll_event(e)) {
+                if (e.type != event_type::acquired) continue;
+                expect(e.valid_until_ms > now_ms_, "acquired with its validity already over");
+                if (!s_.fencing) continue;
+                if (e.fence <= last_fence_) {
+                    fail("fence " + std::to_string(e.fence) + " handed out after " +
+                         std::to_string(last_fence_));
+                }
+                last_fence_ = e.fence;
+            }
+            for (std::uint8_t i = 0; i < s_.instances; ++i) {
+                while (c.lock.has_request(i)) {
+                    const auto written = c.lock.write_request(i, buffer.data(), buffer.size());
+                    expect(written.code == errc::ok, "write_request failed");
+                    wire_request request;
+                    const std::string problem = decode_request(buffer.data(), written.size, request);
+                    if (!problem.empty()) fail("undecodable request: " + problem);
+                    c.links[i].to_server.push_back(request);
+                }
+            }
+        }
+    }
+
+    void check() {
+        const bool first = contenders_[0].lock.held(now_ms_);
+        const bool second = contenders_[1].lock.held(now_ms_);
+        if (first && second) fail("both locks are held at once");
+        // Stronger, and independent of when the clock steps land: a held lock's lease never
+        // outlasts its token on a quorum. Keys only expire until the next step, so the
+        // token stays on a quorum until the quorum-th latest of its expiry instants.
+        for (contender& c : contenders_) {
+            if (!c.lock.held(now_ms_)) continue;
+            const auto hex = c.lock.token_hex();
+            const std::string token(hex.data(), hex.size());
+            std::vector<std::int64_t> until;
+            for (std::uint8_t i = 0; i < s_.instances; ++i) {
+                until.push_back(redis_[i].holds_until_ms(lock_name, token, now_ms_));
+            }
+            std::sort(until.begin(), until.end(), std::greater<>());
+            const std::int64_t quorum_until = until[static_cast<std::size_t>(s_.quorum() - 1)];
+            if (c.lock.valid_until_ms() > quorum_until) {
+                fail("held until " + std::to_string(c.lock.valid_until_ms()) +
+                     " but the token is on a quorum only until " + std::to_string(quorum_until));
+            }
+        }
+    }
+
+    void expect(bool ok, const std::string& what) {
+        if (!ok) fail(what);
+    }
+
+    [[noreturn]] void fail(const std::string& what) {
+        std::ostringstream os;
+        os << what << " at t=" << now_ms_ << "\n  setup: " << s_ << "\n  steps:";
+        for (const auto& [at_ms, step] : trace_) os << "\n    t=" << at_ms << " " << step;
+        RC_FAIL(os.str());
+        throw model_broken(what);  // not reached: RC_FAIL throws
+    }
+
+    setup s_;
+    std::array<contender, 2> contenders_{};
+    std::array<punctual_redis, edgelock::instances_max> redis_{};
+    std::int64_t now_ms_ = 1'000;
+    std::uint64_t serial_ = 0;
+    std::int64_t last_fence_ = 0;
+    std::deque<std::pair<std::int64_t, race_step>> trace_;
+};
+
+void run_race(std::uint8_t instances) {
+    edgelock::set_assert_handler(&print_assertion);
+    const setup s = *gen_setup(instances, 3);
+    const auto steps = *rc::gen::scale(15.0, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
+    race r(s);
+    for (const race_step& step : steps) r.apply(step);
+}
+
+RC_GTEST_PROP(lock_model_race, one_instance_never_holds_twice, ()) { run_race(1); }
+RC_GTEST_PROP(lock_model_race, three_instances_never_hold_twice, ()) { run_race(3); }
+RC_GTEST_PROP(lock_model_race, five_instances_never_hold_twice, ()) { run_race(5); }
+
+// A scripted family at the lease boundary, where random schedules rarely go: lock 0 acquires
+// while each instance runs its request and answers after random delays (so its SETs happen
+// well before it decides), is not renewed, and lock 1 tries at a random instant shortly
+// before lock 0's lease ends, over a fast network. Then a few random steps.
+std::vector<race_step> boundary_steps(const setup& s) {
+    std::vector<race_step> steps;
+    race_step step;
+    step.action = race_action::acquire;  // amount 0: no wait
+    steps.push_back(step);
+    struct timed {
+        std::int64_t at_ms;
+        race_action action;
+        std::uint8_t instance;
+    };
+    std::vector<timed> schedule;
+    const std::int64_t budget = s.attempt_timeout_ms();
+    for (std::uint8_t i = 0; i < s.instances; ++i) {
+        // Both within the attempt's budget, so the attempt can still succeed.
+        const std::int64_t run_at = *rc::gen::inRange<std::int64_t>(0, budget / 4);
+        const std::int64_t reply_at = run_at + *rc::gen::inRange<std::int64_t>(0, budget - budget / 4);
+        schedule.push_back({run_at, race_action::execute, i});
+        schedule.push_back({reply_at, race_action::deliver, i});
+    }
+    std::stable_sort(schedule.begin(), schedule.end(),
+                     [](const timed& a, const timed& b) { return a.at_ms < b.at_ms; });
+    std::int64_t clock = 0;
+    for (const timed& t : schedule) {
+        step = race_step{};
+        step.action = race_action::advance;
+        step.amount = t.at_ms - clock;
+        steps.push_back(step);
+        clock = t.at_ms;
+        step = race_step{};
+        step.action = t.action;
+        step.instance = t.instance;
+        steps.push_back(step);
+    }
+    step = race_step{};
+    step.action = race_action::approach;
+    step.amount = *rc::gen::inRange<std::int64_t>(0, budget / 4);
+    steps.push_back(step);
+    step = race_step{};
+    step.action = race_action::acquire;
+    step.who = 1;
+    steps.push_back(step);
+    step.action = race_action::settle;
+    steps.push_back(step);
+    const auto tail = *rc::gen::resize(10, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
+    steps.insert(steps.end(), tail.begin(), tail.end());
+    return steps;
+}
+
+RC_GTEST_PROP(lock_model_race, a_second_lock_never_wins_inside_the_first_ones_lease, ()) {
+    edgelock::set_assert_handler(&print_assertion);
+    setup s = *gen_setup(*rc::gen::element<std::uint8_t>(1, 3, 5), 0);
+    s.watchdog = false;
+    const std::vector<race_step> steps = boundary_steps(s);
+    race r(s);
+    for (const race_step& step : steps) r.apply(step);
+}
+
+}  // namespace
