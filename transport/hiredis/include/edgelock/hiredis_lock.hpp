@@ -29,6 +29,10 @@
 // in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
 // the object's locks held: it may call release().
 //
+// Signals: hiredis writes with write(2), so a write to a connection Redis has reset can raise
+// SIGPIPE, whose default action ends the process. Like any program using hiredis, ignore it
+// (signal(SIGPIPE, SIG_IGN)) at start-up; the `edgelock` command does.
+//
 // Errors are std::error_code values, never exceptions. They come from three categories:
 //   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:
 //     busy, no_quorum, validity_expired, token_gone, not_replicated, expired, not_held,
