@@ -15,6 +15,7 @@
 //
 // Exits 0 when sales + stock left == the initial stock and nothing was oversold, 1 otherwise.
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -75,6 +76,7 @@ shop_result run_shop(const std::string& url, bool use_lock) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);  // a reset Redis connection is an error code, not the end
     std::string url = "redis://127.0.0.1:6379";
     bool use_lock = true;
     for (int i = 1; i < argc; ++i) {

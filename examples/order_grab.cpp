@@ -16,6 +16,7 @@
 //
 // Exits 0 when exactly one driver won and the late write was refused, 1 otherwise.
 #include <chrono>
+#include <csignal>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -147,6 +148,7 @@ bool fencing(const std::string& url, bool check_fence) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    std::signal(SIGPIPE, SIG_IGN);  // a reset Redis connection is an error code, not the end
     std::string url = "redis://127.0.0.1:6379";
     bool use_lock = true;
     bool check_fence = true;
