@@ -32,8 +32,8 @@ usage() {
 arch=$1
 shift
 case "$arch" in
-  aarch64) triplet=aarch64-linux-gnu; qemu=qemu-aarch64 ;;
-  armhf) triplet=arm-linux-gnueabihf; qemu=qemu-arm ;;
+  aarch64) triplet=aarch64-linux-gnu; qemu="qemu-aarch64" ;;
+  armhf) triplet=arm-linux-gnueabihf; qemu="qemu-arm" ;;
   *) usage ;;
 esac
 quick=false
