@@ -396,8 +396,14 @@ void lock::decide() noexcept {
     if (round_decided_) return;
     switch (round_kind_) {
         case request_kind::acquire: decide_attempt(); break;
-        case request_kind::raise:
-        case request_kind::replicate: decide_confirmation(); break;
+        case request_kind::raise: decide_confirmation(); break;
+        case request_kind::replicate:
+            if (state_ == lock_state::held) {
+                decide_renewal();
+            } else {
+                decide_confirmation();
+            }
+            break;
         case request_kind::renew: decide_renewal(); break;
         case request_kind::release:
             if (tally_.pending == 0) finish_release();
@@ -446,9 +452,17 @@ void lock::decide_confirmation() noexcept {
     }
 }
 
+// A renewal, and with replicas_to_wait > 0 the WAIT that must follow it before validity is
+// extended (lock.hpp: a replica that never saw the renewal may be promoted). round_start_ms_
+// stays the renewal's start through its WAIT: validity counts from there.
 void lock::decide_renewal() noexcept {
     const std::uint8_t needed = quorum();
+    const bool waiting = round_kind_ == request_kind::replicate;
     if (tally_.ok >= needed) {
+        if (!waiting && replicas_to_wait_ > 0) {
+            start_renewal_confirmation();
+            return;
+        }
         retire_round();
         valid_until_ms_ = std::max(valid_until_ms_, round_start_ms_ + ttl_ms_ - drift_ms_);
         timer_ms_ = round_start_ms_ + renew_interval_ms_;
@@ -458,15 +472,28 @@ void lock::decide_renewal() noexcept {
         push_event(e);
         return;
     }
-    if (tally_.refused > instances_ - needed) {
+    if (!waiting && tally_.refused > instances_ - needed) {
         lose(errc::token_gone);
         return;
     }
-    if (tally_.refused + tally_.failed > instances_ - needed) {
-        // Unreachable instances may come back: try again soon, while validity lasts.
+    // Unreachable instances may come back, and replicas may catch up: try again soon,
+    // while validity lasts. Only the instances that renewed take part in the WAIT round.
+    const bool impossible = waiting ? tally_.ok + tally_.pending < needed
+                                    : tally_.refused + tally_.failed > instances_ - needed;
+    if (impossible) {
         retire_round();
         timer_ms_ = now_ms_ + retry_delay_ms_min_;
     }
+}
+
+void lock::start_renewal_confirmation() noexcept {
+    instance_set renewed{};
+    for (std::uint8_t i = 0; i < instances_; ++i) renewed[i] = queues_[i].result == outcome::ok;
+    const std::int64_t renewal_start_ms = round_start_ms_;
+    start_round(request_kind::replicate);
+    round_start_ms_ = renewal_start_ms;
+    round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, valid_until_ms_);
+    send_round(request_kind::replicate, renewed);
 }
 
 // ---- transitions -----------------------------------------------------------------------

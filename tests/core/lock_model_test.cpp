@@ -13,7 +13,8 @@
 //     (b) `acquired` comes only after a quorum of distinct instances answered success to
 //         the winning attempt's acquire requests (and to its raise requests when fenced
 //         with N > 1, and to its WAITs), with valid_until = attempt start + ttl - drift;
-//         `renewed` only after a quorum confirmed, with renewal start + ttl - drift;
+//         `renewed` only after a quorum confirmed (and, with replicas_to_wait, after the
+//         WAIT that follows the renewal confirmed on a quorum), with renewal start + ttl - drift;
 //     (c) reentrant hold counts; a reentrant acquire keeps fence and validity; only the
 //         last release() sends releases;
 //     (d) every request carries a token acquire() started with; raise and renew carry the
@@ -737,8 +738,14 @@ private:
         if (!round_open_) return;
         switch (round_kind_) {
             case req_kind::acquire: decide_attempt(); break;
-            case req_kind::raise:
-            case req_kind::replicate: decide_confirmation(); break;
+            case req_kind::raise: decide_confirmation(); break;
+            case req_kind::replicate:
+                if (state_ == lock_state::held) {
+                    decide_renewal();
+                } else {
+                    decide_confirmation();
+                }
+                break;
             case req_kind::renew: decide_renewal(); break;
             case req_kind::release:
                 if (tally_.pending == 0) finish_release();
@@ -784,9 +791,16 @@ private:
         }
     }
 
+    // With replicas_to_wait > 0 a renewal's OK is followed by WAIT on the instances that
+    // renewed; validity moves (from the renewal's start) only once that confirms.
     void decide_renewal() {
         const int q = s_.quorum();
+        const bool waiting = round_kind_ == req_kind::replicate;
         if (tally_.ok >= q) {
+            if (!waiting && s_.replicas_to_wait > 0) {
+                confirm_renewal();
+                return;
+            }
             retire();
             valid_until_ms_ = std::max(valid_until_ms_, round_start_ms_ + s_.lease_ms());
             timer_ms_ = round_start_ms_ + s_.renew_interval_ms();
@@ -796,14 +810,26 @@ private:
             events_.push_back(e);
             return;
         }
-        if (tally_.refused > s_.instances - q) {
+        if (!waiting && tally_.refused > s_.instances - q) {
             lose(errc::token_gone);
             return;
         }
-        if (tally_.refused + tally_.failed > s_.instances - q) {
+        const bool hopeless = waiting ? tally_.ok + tally_.pending < q
+                                      : tally_.refused + tally_.failed > s_.instances - q;
+        if (hopeless) {
             retire();
             timer_ms_ = now_ms_ + retry_delay_ms_min;
         }
+    }
+
+    void confirm_renewal() {
+        std::array<bool, edgelock::instances_max> renewed{};
+        for (std::uint8_t i = 0; i < s_.instances; ++i) renewed[i] = results_[i] == outcome::ok;
+        const std::int64_t renewal_start_ms = round_start_ms_;
+        start_round(req_kind::replicate);
+        round_start_ms_ = renewal_start_ms;
+        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), valid_until_ms_);
+        claim(renewed, req_kind::replicate, claim_slots);
     }
 
     void fail_attempt(errc cause) {
@@ -1201,6 +1227,10 @@ private:
                 if (e.valid_until_ms != std::max(valid_until_seen_, round.start_ms + s_.lease_ms())) {
                     fail("(b) renewed validity is not renewal start + ttl - drift");
                 }
+                if (s_.replicas_to_wait > 0 && (latest_wait_round_ < latest_renewal_round_ ||
+                                                count_true(this->round(latest_wait_round_).ok_on) < s_.quorum())) {
+                    fail("(b) renewed before WAIT confirmed the renewal on a quorum");
+                }
                 valid_until_seen_ = e.valid_until_ms;
                 return;
             }
@@ -1419,6 +1449,7 @@ private:
         round_record& rr = round(slot.round_id);
         if (rr.start_ms < 0) rr.start_ms = now_ms_;
         if (r.kind == req_kind::renew) latest_renewal_round_ = slot.round_id;
+        if (r.kind == req_kind::replicate) latest_wait_round_ = slot.round_id;
         if (r.kind == req_kind::acquire) {
             attempt_record& a = attempt(slot.attempt_id);
             if (a.t0_ms < 0) a.t0_ms = now_ms_;
@@ -1456,6 +1487,7 @@ private:
             case req_kind::replicate:
                 if (integer && reply.integer >= s_.replicas_to_wait) {
                     attempt(slot.attempt_id).waited_on[instance] = true;
+                    rr.ok_on[instance] = true;
                 }
                 return;
             case req_kind::renew:
@@ -1541,6 +1573,7 @@ private:
     std::int64_t valid_until_seen_ = 0;
     int latest_attempt_ = 0;
     int latest_renewal_round_ = 0;
+    int latest_wait_round_ = 0;  // the latest WAIT written (after an acquire or a renewal)
     std::map<int, attempt_record> attempts_;
     std::map<int, round_record> rounds_;
     std::ostringstream line_;

@@ -527,6 +527,55 @@ TEST(lock_replicas, a_wait_timeout_that_cannot_answer_in_time_is_refused) {
     EXPECT_EQ(l.configure(config), errc::invalid_config);
 }
 
+// Holds a single-instance lock acquired at t=0 with WAIT for `replicas` (validity 29'698).
+void acquire_waiting_for(lock& l, std::uint8_t replicas) {
+    ASSERT_EQ(l.configure(config_waiting_for(replicas)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(replicas), 5), errc::ok);
+    ASSERT_EQ(take_events(l).size(), 1u);
+}
+
+// A renewal the replicas have not confirmed must not extend the belief: a failover may
+// promote a replica that still carries the acquire's expiry.
+TEST(lock_replicas, a_renewal_extends_validity_only_after_wait_confirms_it) {
+    lock l;
+    acquire_waiting_for(l, 1);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'010), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "the master's OK alone is not a renewal";
+    EXPECT_EQ(l.valid_until_ms(), 30'000 - 302);
+    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"WAIT", "1", "1500"}));
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'020), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::renewed);
+    EXPECT_EQ(events[0].valid_until_ms, 10'000 + 30'000 - 302) << "from the renewal's start";
+}
+
+TEST(lock_replicas, a_renewal_the_replicas_miss_is_retried_and_the_lease_runs_out) {
+    lock l;
+    acquire_waiting_for(l, 2);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'010), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 11'510), errc::ok);  // one replica of two
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::held);
+    EXPECT_EQ(l.next_deadline_ms(), 11'510 + 50) << "retried like a failed renewal";
+    ASSERT_EQ(l.on_timer(11'560), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    ASSERT_EQ(l.on_timer(29'698), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+    EXPECT_EQ(events[0].code, errc::expired);
+}
+
 // ---- renewal -----------------------------------------------------------------------------
 
 TEST(lock_renewal, a_confirmed_renewal_extends_validity_from_its_send_time) {

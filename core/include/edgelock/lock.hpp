@@ -29,6 +29,19 @@
 //   A renewal started at t1 and confirmed by a quorum before valid_until extends it to
 //   t1 + ttl - drift. held(now) is false from valid_until on, whether or not on_timer ran.
 //
+// Renewals with replicas_to_wait > 0 (Sentinel + WAIT):
+//   The acquire counts only once WAIT confirmed that replicas have the key, so a failover
+//   cannot promote a replica that lacks it. A renewal needs the same: the master's OK alone
+//   moves the key's expiry there, while the replicas may still carry the previous one. If
+//   validity grew on that OK and the master then failed, Sentinel could promote a replica
+//   whose copy expires at the old time, and another client would take the lock there while
+//   this holder still believed. So a renewal's OK is followed by WAIT on the instances that
+//   renewed, and valid_until moves to t1 + ttl - drift only once a quorum of them confirmed
+//   (t1 still the renewal's start). Until then validity stays what the last confirmed round
+//   gave; a WAIT that falls short or times out is retried like a failed renewal, and the
+//   hold is lost at valid_until if no confirmation comes. (Extending only up to the expiry
+//   replicas last confirmed would be the same bound, reached with the same round trip.)
+//
 // Fencing tokens with N > 1 (why the extra "raise" round trip is needed):
 //   Each instance has its own counter, INCRed by the acquire script where the SET succeeds.
 //   One instance's counter is not enough: the next holder may reach a quorum that does not
@@ -251,6 +264,7 @@ private:
     void start_confirmation(request_kind kind) noexcept;
     void confirm_or_hold(request_kind after) noexcept;
     void start_renewal() noexcept;
+    void start_renewal_confirmation() noexcept;
     void start_release() noexcept;
 
     void decide() noexcept;
