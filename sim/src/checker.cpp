@@ -128,6 +128,14 @@ check_outcome check_liveness(const history& h) {
     return out;
 }
 
+check_outcome check_oracle(const history& h) {
+    if (h.oracle.violations == 0) return {};
+    check_outcome out;
+    out.ok = false;
+    out.detail = h.oracle.first + " (" + std::to_string(h.oracle.violations) + " sampled instant(s) failed)";
+    return out;
+}
+
 }  // namespace
 
 const char* to_string(hold_end e) noexcept {
@@ -145,8 +153,19 @@ const char* to_string(check_kind k) noexcept {
         case check_kind::overlap: return "overlap";
         case check_kind::stale: return "stale";
         case check_kind::order: return "order";
-        default: return "liveness";
+        case check_kind::liveness: return "liveness";
+        default: return "oracle";
     }
+}
+
+bool parse_check(std::string_view name, check_kind& out) noexcept {
+    for (std::size_t k = 0; k < check_count; ++k) {
+        if (name == to_string(static_cast<check_kind>(k))) {
+            out = static_cast<check_kind>(k);
+            return true;
+        }
+    }
+    return false;
 }
 
 bool verdict::all_ok() const noexcept {
@@ -162,6 +181,7 @@ verdict check_history(const history& h) {
     v.checks[static_cast<std::size_t>(check_kind::stale)] = check_stale(h);
     v.checks[static_cast<std::size_t>(check_kind::order)] = check_order(h);
     v.checks[static_cast<std::size_t>(check_kind::liveness)] = check_liveness(h);
+    v.checks[static_cast<std::size_t>(check_kind::oracle)] = check_oracle(h);
     return v;
 }
 

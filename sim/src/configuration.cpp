@@ -1,6 +1,5 @@
 #include "edgelock/sim/configuration.hpp"
 
-#include <cstdio>
 
 namespace edgelock::sim {
 
@@ -26,44 +25,121 @@ const configuration* find_configuration(std::string_view name) noexcept {
 
 world_params scripted_params() noexcept { return world_params{}; }
 
-world_params random_params(prng& rng) noexcept {
-    world_params p;
-    p.clients = static_cast<std::uint8_t>(rng.between(2, 4));
+namespace {
+
+// The drift allowance the lock uses for `drift_ms` (-1: its default).
+std::int64_t effective_drift_ms(std::int64_t ttl_ms, std::int64_t drift_ms) {
+    return drift_ms >= 0 ? drift_ms : ttl_ms / 100 + 2;
+}
+
+// The lock's knobs. Half the runs take each default (the mutants of a default must be
+// reachable); the rest draw within what lock::configure() accepts and never below the
+// drift the clock noise needs, so a violation is the lock's, not the deployment's.
+void draw_lock_knobs(world_params& p, prng& rng) {
+    p.ttl_ms = rng.between(300, 2000);
+    p.drift_ms = rng.chance(500'000) ? -1 : rng.between(p.ttl_ms / 100 + 2, p.ttl_ms / 10);
+    const std::int64_t drift = effective_drift_ms(p.ttl_ms, p.drift_ms);
+    p.watchdog = rng.chance(850'000);
+    p.renew_interval_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
+    p.attempt_timeout_ms = rng.chance(500'000) ? 0 : rng.between(30, p.ttl_ms);
+    p.acquire_wait_ms = rng.between(p.ttl_ms / 2, 3 * p.ttl_ms);
+    p.retry_delay_ms_min = rng.between(5, 50);
+    p.retry_delay_ms_max = p.retry_delay_ms_min + rng.between(0, 450);
+}
+
+// Jobs from far below a lease to several leases, so renewals and watchdog losses are common.
+void draw_workload(world_params& p, prng& rng) {
+    p.clients = static_cast<std::uint8_t>(rng.chance(100'000) ? 1 : rng.between(2, 4));
     p.think_ms_min = rng.between(5, 40);
     p.think_ms_max = p.think_ms_min + rng.between(10, 200);
-    p.work_ms_min = rng.between(5, 100);
-    p.work_ms_max = p.work_ms_min + rng.between(0, 350);
+    const std::int64_t shape = rng.between(0, 2);
+    p.work_ms_min = shape == 0 ? rng.between(5, p.ttl_ms / 4)
+                  : shape == 1 ? rng.between(p.ttl_ms / 2, p.ttl_ms)
+                               : rng.between(p.ttl_ms, 3 * p.ttl_ms);
+    p.work_ms_max = p.work_ms_min + rng.between(0, p.ttl_ms / 2);
+    p.job_timeout_ms = rng.between(200, 1000);
+}
+
+void draw_network(world_params& p, prng& rng) {
+    p.io_timeout_ms = rng.between(50, 400);
     p.link_us_min = rng.between(100, 500);
     p.link_us_max = p.link_us_min + rng.between(0, 2000);
     p.tail_per_million = static_cast<std::uint32_t>(rng.between(0, 50'000));
+    p.tail_ms_max = rng.between(1, 40);
     p.repl_us_min = rng.between(200, 2000);
     p.repl_us_max = p.repl_us_min + rng.between(0, 5000);
-    p.duration_ms = rng.between(1500, 3000);
+}
+
+// Clocks within the tolerated noise; Sentinel's detection and failover from a quick local
+// failover to one slower than the lease.
+void draw_servers(world_params& p, prng& rng) {
+    p.clock_ppm_max = static_cast<std::int32_t>(rng.between(0, tolerated_clock_ppm));
+    p.down_after_ms = rng.between(p.ttl_ms / 20, 2 * p.ttl_ms);
+    p.failover_ms = rng.between(0, p.ttl_ms);
+    p.delayed_restart_ms = p.ttl_ms + p.ttl_ms / 2;
+}
+
+}  // namespace
+
+world_params random_params(prng& rng) noexcept {
+    world_params p;
+    draw_lock_knobs(p, rng);
+    draw_workload(p, rng);
+    draw_network(p, rng);
+    draw_servers(p, rng);
+    p.duration_ms = rng.between(2 * p.ttl_ms, 4 * p.ttl_ms) + p.work_ms_max;
+    // Long enough for a forgotten key to expire, a job to end, a failover to finish and
+    // the waiters' backoff to come round.
+    p.liveness_window_ms = 2 * p.ttl_ms + p.work_ms_max + 2 * p.job_timeout_ms + p.down_after_ms +
+                           p.failover_ms + p.retry_delay_ms_max + 500;
     return p;
 }
 
 std::string to_text(const world_params& p) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "ttl=%lldms clients=%u wait=%lldms retry=%lld..%lldms think=%lld..%lldms "
-                  "work=%lld..%lldms job_timeout=%lldms io_timeout=%lldms link=%lld..%lldus "
-                  "tail=%u/1e6..%lldms repl=%lld..%lldus down_after=%lldms "
-                  "delayed_restart=%lldms duration=%lldms liveness_window=%lldms clock_ppm=+-%d",
-                  static_cast<long long>(p.ttl_ms), unsigned{p.clients},
-                  static_cast<long long>(p.acquire_wait_ms),
-                  static_cast<long long>(p.retry_delay_ms_min),
-                  static_cast<long long>(p.retry_delay_ms_max),
-                  static_cast<long long>(p.think_ms_min), static_cast<long long>(p.think_ms_max),
-                  static_cast<long long>(p.work_ms_min), static_cast<long long>(p.work_ms_max),
-                  static_cast<long long>(p.job_timeout_ms), static_cast<long long>(p.io_timeout_ms),
-                  static_cast<long long>(p.link_us_min), static_cast<long long>(p.link_us_max),
-                  p.tail_per_million, static_cast<long long>(p.tail_ms_max),
-                  static_cast<long long>(p.repl_us_min), static_cast<long long>(p.repl_us_max),
-                  static_cast<long long>(p.down_after_ms),
-                  static_cast<long long>(p.delayed_restart_ms),
-                  static_cast<long long>(p.duration_ms),
-                  static_cast<long long>(p.liveness_window_ms), p.clock_ppm_max);
-    return line;
+    std::string out;
+    const auto add = [&out](const char* name, std::int64_t value, const char* unit) {
+        if (!out.empty()) out += ' ';
+        out += name;
+        out += '=';
+        out += std::to_string(value);
+        out += unit;
+    };
+    const auto add_default = [&](const char* name, std::int64_t value, bool is_default) {
+        if (is_default) {
+            out += std::string(" ") + name + "=default";
+        } else {
+            add(name, value, "ms");
+        }
+    };
+    add("ttl", p.ttl_ms, "ms");
+    add_default("drift", p.drift_ms, p.drift_ms < 0);
+    add_default("renew", p.renew_interval_ms, p.renew_interval_ms <= 0);
+    add_default("attempt", p.attempt_timeout_ms, p.attempt_timeout_ms <= 0);
+    out += p.watchdog ? " watchdog=on" : " watchdog=off";
+    add("clients", p.clients, "");
+    add("wait", p.acquire_wait_ms, "ms");
+    add("retry", p.retry_delay_ms_min, "");
+    out += ".." + std::to_string(p.retry_delay_ms_max) + "ms";
+    add("think", p.think_ms_min, "");
+    out += ".." + std::to_string(p.think_ms_max) + "ms";
+    add("work", p.work_ms_min, "");
+    out += ".." + std::to_string(p.work_ms_max) + "ms";
+    add("job_timeout", p.job_timeout_ms, "ms");
+    add("io_timeout", p.io_timeout_ms, "ms");
+    add("link", p.link_us_min, "");
+    out += ".." + std::to_string(p.link_us_max) + "us";
+    add("tail", p.tail_per_million, "/1e6");
+    out += ".." + std::to_string(p.tail_ms_max) + "ms";
+    add("repl", p.repl_us_min, "");
+    out += ".." + std::to_string(p.repl_us_max) + "us";
+    add("down_after", p.down_after_ms, "ms");
+    add("failover", p.failover_ms, "ms");
+    add("delayed_restart", p.delayed_restart_ms, "ms");
+    add("duration", p.duration_ms, "ms");
+    add("liveness_window", p.liveness_window_ms, "ms");
+    add("clock_ppm", p.clock_ppm_max, "");
+    add("wall_skew", p.wall_skew_us_max, "us");
+    return out;
 }
 
 }  // namespace edgelock::sim

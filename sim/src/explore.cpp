@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/sim/parallel.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -133,28 +134,68 @@ explore_result shrink(const run_request& failing, check_kind target) {
     return result;
 }
 
-explore_result explore(const configuration& config, std::size_t runs, std::uint64_t seed) {
+namespace {
+
+// Random run `index` (from 0) of an exploration: its seed, parameters and schedule.
+run_request exploration_run(const explore_options& options, std::size_t index) {
+    run_request request;
+    request.config = options.config;
+    request.mode = run_mode::schedule;
+    request.seed = mix_seed(options.seed, index + 1);
+    // make_spec draws the parameters from the seed the same way; the faults need them.
+    const world_params params = make_spec(request).params;
+    prng rng = prng::stream(request.seed, explore_schedule_stream);
+    request.faults = options.family != nullptr
+                         ? random_schedule(options.family->id, *options.config, params, rng)
+                         : random_faults(*options.config, params, rng);
+    return request;
+}
+
+bool violates(const explore_options& options, const verdict& v) {
+    return options.any_check ? !v.all_ok() : !v.ok(options.check);
+}
+
+struct explored_run {
+    run_request request;
+    verdict checks;
+};
+
+}  // namespace
+
+explore_result explore(const explore_options& options) {
+    EDGELOCK_ASSERT(options.config != nullptr);
     explore_result result;
-    for (std::size_t i = 0; i < runs; ++i) {
-        run_request request;
-        request.config = &config;
-        request.mode = run_mode::schedule;
-        request.seed = mix_seed(seed, i + 1);
-        // make_spec draws the parameters from the seed the same way; the faults need them.
-        const world_params params = make_spec(request).params;
-        prng rng = prng::stream(request.seed, explore_schedule_stream);
-        request.faults = random_faults(config, params, rng);
-        const run_result r = run(make_spec(request));
-        result.runs = i + 1;
-        if (r.checks.all_ok()) continue;
+    run_in_order<explored_run>(
+        options.runs, options.jobs,
+        [&](std::size_t i) {
+            explored_run r{exploration_run(options, i), {}};
+            r.checks = run(make_spec(r.request)).checks;
+            return r;
+        },
+        [&](std::size_t i, explored_run&& r) {
+            result.runs = i + 1;
+            if (!violates(options, r.checks)) return true;
+            ++result.violating_runs;
+            if (result.violating_runs == 1) {
+                result.first_run = i + 1;
+                result.original = std::move(r.request);
+                result.original_checks = r.checks;
+            }
+            return true;
+        });
+    if (result.violating_runs == 0) return result;
+    check_kind target = options.check;
+    if (options.any_check) {
         std::size_t first = 0;
-        while (r.checks.checks[first].ok) ++first;
-        explore_result shrunk = shrink(request, static_cast<check_kind>(first));
-        shrunk.runs = result.runs;
-        shrunk.original_checks = r.checks;
-        return shrunk;
+        while (result.original_checks.checks[first].ok) ++first;
+        target = static_cast<check_kind>(first);
     }
-    return result;
+    explore_result shrunk = shrink(result.original, target);
+    shrunk.runs = result.runs;
+    shrunk.violating_runs = result.violating_runs;
+    shrunk.first_run = result.first_run;
+    shrunk.original_checks = result.original_checks;
+    return shrunk;
 }
 
 }  // namespace edgelock::sim

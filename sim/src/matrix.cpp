@@ -1,6 +1,9 @@
 #include "edgelock/sim/matrix.hpp"
 
+#include <vector>
+
 #include "edgelock/assert.hpp"
+#include "edgelock/sim/parallel.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -76,7 +79,8 @@ std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t co
 
 std::string cell_line(const matrix_cell& cell) {
     return std::string(cell.scenario->code) + " " + std::string(cell.config->name) +
-           " runs=" + std::to_string(cell.runs) + " " + checks_text(cell.checks) +
+           " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs) +
+           " " + checks_text(cell.checks) +
            " seed=" + std::to_string(cell.seed) + " replay=\"" + cell.replay + "\"";
 }
 
@@ -100,6 +104,7 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
         for (std::size_t k = 0; k < check_count; ++k) {
             if (!r.checks.checks[k].ok && cell.checks.checks[k].ok) cell.checks.checks[k] = r.checks.checks[k];
         }
+        if (!r.checks.all_ok()) ++cell.violating_runs;
         if (i == 0 || (!violated && !r.checks.all_ok())) {
             cell.seed = request.seed;
             cell.replay = replay_command(request);
@@ -109,19 +114,34 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
     return cell;
 }
 
-matrix_totals run_matrix(std::size_t random_runs, std::uint64_t seed,
+matrix_totals run_matrix(const matrix_options& options,
                          const std::function<void(const matrix_cell&)>& on_cell) {
-    matrix_totals totals;
+    struct cell_ref {
+        const scenario_info* scenario;
+        std::size_t config_index;
+    };
+    std::vector<cell_ref> cells;
     for (const scenario_info& scenario : scenarios()) {
+        if (options.scenario != nullptr && options.scenario != &scenario) continue;
         for (std::size_t c = 0; c < configurations().size(); ++c) {
-            const matrix_cell cell = run_cell(scenario, c, random_runs, seed);
+            if (options.config != nullptr && options.config != &configurations()[c]) continue;
+            cells.push_back(cell_ref{&scenario, c});
+        }
+    }
+    matrix_totals totals;
+    run_in_order<matrix_cell>(
+        cells.size(), options.jobs,
+        [&](std::size_t i) {
+            return run_cell(*cells[i].scenario, cells[i].config_index, options.random_runs, options.seed);
+        },
+        [&](std::size_t, matrix_cell&& cell) {
             totals.runs += cell.runs;
             totals.events += cell.events;
             totals.simulated_us += cell.simulated_us;
             totals.anomalies += cell.anomalies;
             on_cell(cell);
-        }
-    }
+            return true;
+        });
     return totals;
 }
 

@@ -139,6 +139,15 @@ world_params scripted_params(scenario_id id) noexcept {
 
 world_params random_params(scenario_id id, prng& rng) noexcept {
     world_params p = random_params(rng);
+    if (id == scenario_id::s6) {
+        // Holds that renew, and failovers that finish around the end of the lease the
+        // replicas last heard of: where a renewal the replicas never saw matters.
+        p.work_ms_min = rng.between(p.ttl_ms / 2, 2 * p.ttl_ms);
+        p.work_ms_max = p.work_ms_min + rng.between(0, p.ttl_ms);
+        p.down_after_ms = rng.between(p.ttl_ms / 20, p.ttl_ms);
+        p.failover_ms = rng.between(0, p.ttl_ms / 2);
+        p.liveness_window_ms += p.work_ms_max;
+    }
     if (id == scenario_id::s7) {
         p.work_ms_min = p.ttl_ms;
         p.work_ms_max = 2 * p.ttl_ms;
@@ -298,10 +307,17 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
                 s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
                 s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
             }
+            // Anywhere in a hold: early, just after a renewal went out (its replication
+            // still lagging), or late in a long job.
             const std::uint16_t nth = pick_nth(rng);
-            const std::int64_t offset = rng.between(0, 100);
+            // 0: early in a hold, 1: late in a long job, 2 and 3: just after a renewal.
+            const std::int64_t shape = rng.between(0, 3);
+            const point where = shape >= 2 ? point::renew_sent : point::acquired;
+            const std::int64_t offset = shape == 0   ? rng.between(0, 100)
+                                        : shape == 1 ? rng.between(0, p.work_ms_max)
+                                                     : rng.between(0, 30);
             const std::int64_t down = rng.between(ttl, 3 * ttl);
-            s.push_back(crash(0, at_point(c, point::acquired, nth, offset), down, persistence::none));
+            s.push_back(crash(0, at_point(c, where, nth, offset), down, persistence::none));
             break;
         }
         case scenario_id::s7: {

@@ -101,6 +101,7 @@ void client::on_reply(std::uint8_t node, std::uint32_t epoch, std::string&& byte
     handle_reply(node, epoch, bytes);
     pump();
     reschedule();
+    observe();
 }
 
 void client::on_resource_reply(message&& m) {
@@ -113,12 +114,33 @@ void client::on_resource_reply(message&& m) {
     handle_resource_reply(m);
     pump();
     reschedule();
+    observe();
 }
 
 void client::on_timer(std::uint32_t generation) {
     if (generation != timer_generation_) return;
     timer_at_us_ = -1;
     run();
+}
+
+void client::on_probe(std::uint32_t generation) {
+    if (generation == probe_generation_) observe();
+}
+
+void client::observe() {
+    if (paused() || !lock_.held(now_ms())) return;
+    const std::array<char, token_hex_bytes> token = lock_.token_hex();
+    world_.check_lease(id_, hold_index_, std::string_view(token.data(), token.size()), now_ms(),
+                       lock_.valid_until_ms());
+}
+
+// The last true instant at which held() is still true: where a lease whose renewals stopped
+// is most likely to have outlived its key.
+void client::schedule_probe() {
+    if (lock_.state() != lock_state::held) return;
+    const std::int64_t at = to_true_us(lock_.valid_until_ms()) - 1;
+    if (at <= now_us()) return;
+    world_.schedule_probe(id_, at, ++probe_generation_);
 }
 
 void client::pause(std::int64_t until_us) {
@@ -160,6 +182,7 @@ void client::connection_reset(std::uint8_t node, std::uint32_t epoch, std::int64
 void client::clocks_changed() {
     timer_at_us_ = -1;
     if (!paused()) reschedule();
+    schedule_probe();
 }
 
 void client::finish(std::int64_t end_us) {
@@ -184,6 +207,7 @@ void client::run() {
     run_job_timer();
     pump();
     reschedule();
+    observe();
 }
 
 void client::pump() {
@@ -350,6 +374,10 @@ void client::react(const event& e) {
             text += " instances=" + number(e.instances_released) + (e.expired_before ? " (expired before)" : "");
         }
         world_.note_client(id_, text);
+    }
+    if (e.type == event_type::acquired || e.type == event_type::renewed) {
+        world_.check_event_validity(id_, event_name(e.type), now_ms(), e.valid_until_ms);
+        schedule_probe();
     }
     switch (e.type) {
         case event_type::acquired: on_acquired(e); break;

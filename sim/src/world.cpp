@@ -56,11 +56,15 @@ std::string format(const char* pattern, ...) {
 
 // One process's clocks. Each draw is its own statement: the order in which a function's
 // arguments are evaluated differs between compilers, and with it the numbers drawn.
-process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t ppm) {
+// wall_ppm bounds the wall clock's rate error: Redis servers keep their wall clocks in step
+// with NTP (within wall_skew of true time, so a replica judges an expiry as its master
+// would), while the clients' clocks are free-running; a wall clock that wanders is a fault
+// (clock_rate with wall=1, wall_step), not noise.
+process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t ppm, std::int32_t wall_ppm_max) {
     const std::int64_t boot_us = rng.between(1'000'000'000, 9'000'000'000);
     const auto mono_ppm = static_cast<std::int32_t>(rng.between(-ppm, ppm));
     const std::int64_t skew_us = rng.between(-wall_skew_us, wall_skew_us);
-    const auto wall_ppm = static_cast<std::int32_t>(rng.between(-ppm, ppm));
+    const auto wall_ppm = static_cast<std::int32_t>(rng.between(-wall_ppm_max, wall_ppm_max));
     process_clocks clocks;
     clocks.mono = sim_clock(boot_us, mono_ppm, true);
     clocks.wall = sim_clock(wall_epoch_us + skew_us, wall_ppm, false);
@@ -127,7 +131,7 @@ world::world(const run_spec& spec)
             }
         }
         nodes_.emplace_back(n, persist, setup.between(0, 999'999));
-        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm));
+        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
     }
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
@@ -139,11 +143,15 @@ world::world(const run_spec& spec)
     lc.instances = config_.instances;
     lc.fencing = config_.fencing;
     lc.replicas_to_wait = config_.replicas_to_wait;
+    lc.drift_ms = params_.drift_ms;
+    lc.renew_interval_ms = params_.renew_interval_ms;
+    lc.attempt_timeout_ms = params_.attempt_timeout_ms;
+    lc.watchdog = params_.watchdog;
     lc.retry_delay_ms_min = params_.retry_delay_ms_min;
     lc.retry_delay_ms_max = params_.retry_delay_ms_max;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
-        const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm);
+        const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
         clients_.push_back(std::make_unique<client>(*this, c, lc, clocks,
                                                     prng::stream(spec.seed, 100 + c), spec.clients));
     }
@@ -214,8 +222,10 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::deliver: deliver(e.arg); break;
         case scheduler::kind::client_timer: clients_[e.who]->on_timer(e.arg); break;
         case scheduler::kind::client_resume: clients_[e.who]->on_resume(); break;
+        case scheduler::kind::client_probe: clients_[e.who]->on_probe(e.arg); break;
         case scheduler::kind::node_restart: restart(e.who); break;
         case scheduler::kind::sentinel_check: sentinel_check(e.who); break;
+        case scheduler::kind::sentinel_promote: sentinel_promote(e.who); break;
         case scheduler::kind::node_wake:
             if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
                 nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
@@ -463,6 +473,10 @@ void world::schedule_resume(std::uint8_t client, std::int64_t at_us) {
     events_.push(at_us, scheduler::kind::client_resume, client, 0);
 }
 
+void world::schedule_probe(std::uint8_t client, std::int64_t at_us, std::uint32_t generation) {
+    events_.push(at_us, scheduler::kind::client_probe, client, generation);
+}
+
 void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     for (std::size_t i = 0; i < spec_.faults.size(); ++i) {
         const trigger& t = spec_.faults[i].when;
@@ -650,6 +664,7 @@ void world::crash(std::uint8_t node, const fault& f) {
                 static_cast<long long>(down_us / 1000)));
     if (recording()) note_node(node, "CRASH: " + to_text(f));
     heal_at(now_us_ + down_us);
+    observe_all_clients();
 }
 
 void world::restart(std::uint8_t node) {
@@ -672,9 +687,19 @@ void world::restart(std::uint8_t node) {
     const std::string text = format("restart as %s with %zu key(s)", role.c_str(), n.data().size());
     mark(world_mark::kind::restart, true, node, now_us_, text);
     if (recording()) note_node(node, text);
+    observe_all_clients();
 }
 
+// The master has been down for down_after: Sentinel agrees it is down and starts a
+// failover, which promotes a replica failover_ms later.
 void world::sentinel_check(std::uint8_t node) {
+    if (current_master_ != node || nodes_[node].up()) return;
+    events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node, 0);
+}
+
+// Promotes the up replica with the highest offset; without one, checks again later. A
+// master that came back meanwhile stays master.
+void world::sentinel_promote(std::uint8_t node) {
     if (current_master_ != node || nodes_[node].up()) return;
     int best = -1;
     for (std::uint8_t r = 0; r < config_.nodes; ++r) {
@@ -695,10 +720,70 @@ void world::sentinel_check(std::uint8_t node) {
                                     static_cast<long long>(promoted.offset()), promoted.data().size());
     mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
     if (recording()) note_node(promoted.id(), text);
+    observe_all_clients();
 }
 
 std::int64_t world::node_wall_ms(std::uint8_t node) const noexcept {
     return node_clocks_[node].wall.read_ms(now_us_);
+}
+
+// ---- the lease oracle ---------------------------------------------------------------------
+
+bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noexcept {
+    const redis_entry* e = nodes_[node].peek(lock_name, node_wall_ms(node));
+    return e != nullptr && e->value == token_hex;
+}
+
+// Nodes that are down count for the holder: nobody can take the lock from them until they
+// come back, and then they are judged by what they came back with.
+void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
+                        std::int64_t mono_ms, std::int64_t valid_until_ms) {
+    std::uint8_t backed = 0;
+    std::uint8_t needed = 1;
+    std::string where;
+    if (config_.layout == topology::redlock) {
+        needed = static_cast<std::uint8_t>(config_.instances / 2 + 1);
+        for (std::uint8_t n = 0; n < config_.instances; ++n) {
+            const bool ok = !nodes_[n].up() || holds_token(n, token_hex);
+            backed = static_cast<std::uint8_t>(backed + (ok ? 1 : 0));
+            where += format(" n%u:%s", unsigned{n}, !nodes_[n].up() ? "down" : ok ? "live" : "gone");
+        }
+    } else {
+        const auto master = static_cast<std::uint8_t>(current_master_);
+        backed = !nodes_[master].up() || holds_token(master, token_hex) ? 1 : 0;
+        where = format(" master n%u:%s", unsigned{master}, backed != 0 ? "live" : "gone");
+    }
+    if (backed >= needed) return;
+    oracle_failure(format("c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
+                          "backs %u of the %u node(s) needed:%s",
+                          unsigned{client}, hold, static_cast<long long>(mono_ms),
+                          static_cast<long long>(valid_until_ms), unsigned{backed}, unsigned{needed},
+                          where.c_str()));
+}
+
+void world::check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
+                                 std::int64_t valid_until_ms) {
+    if (valid_until_ms > mono_ms) return;
+    oracle_failure(format("c%u got `%s` at mono %lld with validity already over (valid until %lld)",
+                          unsigned{client}, event_name, static_cast<long long>(mono_ms),
+                          static_cast<long long>(valid_until_ms)));
+}
+
+void world::oracle_failure(std::string text) {
+    oracle_record& o = history_.oracle;
+    ++o.violations;
+    mix(0x0dac1e00u + o.violations);
+    if (o.first_us < 0) {
+        o.first_us = now_us_;
+        o.first = "at " + format("%lld.%06llds", static_cast<long long>(now_us_ / 1'000'000),
+                                 static_cast<long long>(now_us_ % 1'000'000)) + ": " + text;
+    }
+    if (recording()) note("!", nullptr, "ORACLE: " + text);
+}
+
+// A node changed (crashed, restarted, was promoted): what every holder believes is sampled.
+void world::observe_all_clients() {
+    for (auto& c : clients_) c->observe();
 }
 
 // ---- recording ----------------------------------------------------------------------------

@@ -2,15 +2,17 @@
 //
 //   edgelock-sim run --scenario S1 --config single --seed 7 [--random] [--svg FILE]
 //   edgelock-sim run --config C --seed S --schedule 'TEXT' [--svg FILE]
-//   edgelock-sim matrix [--runs N] [--seed S]
-//   edgelock-sim explore --config C --runs N [--seed S]
+//   edgelock-sim matrix [--runs N] [--seed S] [--scenario S] [--config C] [--jobs N]
+//   edgelock-sim explore --config C --runs N [--seed S] [--check K] [--family S] [--jobs N]
+//   edgelock-sim soak --runs N [--seed S] [--jobs N]
 //
 // `run` prints the run's seed, parameters and schedule, a timeline (true time, each
 // process's own clocks, lock events, faults, resource writes accepted or rejected), the
 // holds, the four checks and the trace hash. `--behaviour B` runs deliberately broken
 // clients (ignores-validity, skips-fencing, deletes-without-compare, never-releases).
-// Output for a given seed is identical between runs, except the matrix's last line (wall and
-// CPU time, and the rates per CPU second).
+// Output for a given seed is identical between runs and for any --jobs (runs are computed
+// in parallel, reported in order), except the last line of matrix and soak (wall and CPU
+// time, and the rates per CPU second).
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -22,6 +24,8 @@
 
 #include "edgelock/sim/explore.hpp"
 #include "edgelock/sim/matrix.hpp"
+#include "edgelock/sim/parallel.hpp"
+#include "edgelock/sim/soak.hpp"
 #include "edgelock/sim/svg.hpp"
 
 namespace {
@@ -35,6 +39,9 @@ struct options {
     std::string schedule_text;
     std::string svg;
     std::string behaviour_name = "correct";
+    std::string check;
+    std::string family;
+    unsigned jobs = default_jobs();
     std::uint64_t seed = 1;
     bool seed_given = false;
     std::size_t runs = 50;
@@ -43,19 +50,29 @@ struct options {
     bool quiet = false;
 };
 
+constexpr const char* usage_text =
+    "usage:\n"
+    "  edgelock-sim run --scenario S1..S8 --config NAME --seed N [--random] [--svg FILE]\n"
+    "  edgelock-sim run --config NAME --seed N --schedule 'TEXT' [--svg FILE]\n"
+    "                   [--behaviour correct|ignores-validity|skips-fencing|\n"
+    "                                deletes-without-compare|never-releases] [--quiet]\n"
+    "  edgelock-sim matrix [--runs N] [--seed N] [--scenario S] [--config NAME] [--jobs N]\n"
+    "  edgelock-sim explore --config NAME --runs N [--seed N] [--check CHECK] [--family S]\n"
+    "                   [--jobs N]\n"
+    "  edgelock-sim soak --runs N [--seed N] [--jobs N]\n"
+    "  edgelock-sim --help\n"
+    "checks: overlap stale order liveness oracle; families (--family): S1..S8\n"
+    "--jobs: runs computed in parallel (default: the CPU count); the output is the same\n"
+    "configurations:";
+
+void print_usage(std::FILE* out) {
+    std::fputs(usage_text, out);
+    for (const configuration& c : configurations()) std::fprintf(out, " %s", std::string(c.name).c_str());
+    std::fputs("\n", out);
+}
+
 int usage() {
-    std::fputs(
-        "usage:\n"
-        "  edgelock-sim run --scenario S1..S8 --config NAME --seed N [--random] [--svg FILE]\n"
-        "  edgelock-sim run --config NAME --seed N --schedule 'TEXT' [--svg FILE]\n"
-        "                   [--behaviour correct|ignores-validity|skips-fencing|\n"
-        "                                deletes-without-compare|never-releases] [--quiet]\n"
-        "  edgelock-sim matrix [--runs N] [--seed N]\n"
-        "  edgelock-sim explore --config NAME --runs N [--seed N]\n"
-        "configurations:",
-        stderr);
-    for (const configuration& c : configurations()) std::fprintf(stderr, " %s", std::string(c.name).c_str());
-    std::fputs("\n", stderr);
+    print_usage(stderr);
     return 2;
 }
 
@@ -97,6 +114,14 @@ bool parse_options(int argc, char** argv, options& o) {
         } else if (arg == "--runs") {
             if (!parse_number(value, number)) return false;
             o.runs = static_cast<std::size_t>(number);
+            ++i;
+        } else if (arg == "--check") {
+            if (!take(o.check)) return false;
+        } else if (arg == "--family") {
+            if (!take(o.family)) return false;
+        } else if (arg == "--jobs") {
+            if (!parse_number(value, number) || number == 0 || number > 256) return false;
+            o.jobs = static_cast<unsigned>(number);
             ++i;
         } else if (arg == "--random") {
             o.random = true;
@@ -190,42 +215,89 @@ int command_run(const options& o) {
     return r.checks.all_ok() ? 0 : 1;
 }
 
+// The only real clocks the simulator reads: wall and CPU time of a whole matrix or soak,
+// for its last line. Rates are per CPU second of the whole process (all --jobs threads).
+class stopwatch {
+public:
+    std::string line(std::uint64_t events, std::size_t runs) const {
+        const double wall_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        const double cpu_s = static_cast<double>(std::clock() - cpu_started_) / CLOCKS_PER_SEC;
+        const double seconds = cpu_s > 0 ? cpu_s : wall_s;
+        char text[200];
+        std::snprintf(text, sizeof text, "wall=%.2fs cpu=%.2fs events/s=%.0f runs/s=%.0f", wall_s, cpu_s,
+                      seconds > 0 ? static_cast<double>(events) / seconds : 0,
+                      seconds > 0 ? static_cast<double>(runs) / seconds : 0);
+        return text;
+    }
+
+private:
+    std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+    std::clock_t cpu_started_ = std::clock();
+};
+
 int command_matrix(const options& o) {
-    // The only real clocks the simulator reads: wall and CPU time of the whole matrix, for
-    // its last line. Rates are per CPU second (this machine's cores may be shared).
-    const auto started = std::chrono::steady_clock::now();
-    const std::clock_t cpu_started = std::clock();
-    const matrix_totals totals = run_matrix(o.runs, o.seed, [](const matrix_cell& cell) {
+    matrix_options m;
+    m.random_runs = o.runs;
+    m.seed = o.seed;
+    m.jobs = o.jobs;
+    if (!o.scenario.empty() && (m.scenario = find_scenario(o.scenario)) == nullptr) {
+        std::fprintf(stderr, "unknown scenario \"%s\"\n", o.scenario.c_str());
+        return usage();
+    }
+    if (!o.config.empty() && (m.config = find_configuration(o.config)) == nullptr) {
+        std::fprintf(stderr, "unknown configuration \"%s\"\n", o.config.c_str());
+        return usage();
+    }
+    const stopwatch clock;
+    const matrix_totals totals = run_matrix(m, [](const matrix_cell& cell) {
         std::printf("%s\n", cell_line(cell).c_str());
         std::fflush(stdout);
     });
-    const double wall_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const double cpu_s = static_cast<double>(std::clock() - cpu_started) / CLOCKS_PER_SEC;
-    const double seconds = cpu_s > 0 ? cpu_s : wall_s;
-    const double events_per_s = seconds > 0 ? static_cast<double>(totals.events) / seconds : 0;
-    const double runs_per_s = seconds > 0 ? static_cast<double>(totals.runs) / seconds : 0;
-    std::printf("total runs=%zu events=%llu simulated=%.1fs wall=%.2fs cpu=%.2fs events/s=%.0f runs/s=%.0f\n",
-                totals.runs, static_cast<unsigned long long>(totals.events),
-                static_cast<double>(totals.simulated_us) / 1e6, wall_s, cpu_s, events_per_s, runs_per_s);
+    std::printf("total runs=%zu events=%llu simulated=%.1fs %s\n", totals.runs,
+                static_cast<unsigned long long>(totals.events),
+                static_cast<double>(totals.simulated_us) / 1e6, clock.line(totals.events, totals.runs).c_str());
     if (totals.anomalies != 0) std::printf("anomalies=%u (the lock refused calls it should take)\n", totals.anomalies);
     return 0;
 }
 
-int command_explore(const options& o) {
-    const configuration* config = find_configuration(o.config);
-    if (config == nullptr) {
+bool explore_target(const options& o, explore_options& e) {
+    e.config = find_configuration(o.config);
+    if (e.config == nullptr) {
         std::fprintf(stderr, "unknown configuration \"%s\"\n", o.config.c_str());
-        return usage();
+        return false;
     }
-    const explore_result e = explore(*config, o.runs, o.seed);
-    std::printf("explore %s: %zu random schedule(s) from seed %llu\n", std::string(config->name).c_str(),
-                e.runs, static_cast<unsigned long long>(o.seed));
+    if (!o.check.empty()) {
+        e.any_check = false;
+        if (!parse_check(o.check, e.check)) {
+            std::fprintf(stderr, "unknown check \"%s\"\n", o.check.c_str());
+            return false;
+        }
+    }
+    if (!o.family.empty() && (e.family = find_scenario(o.family)) == nullptr) {
+        std::fprintf(stderr, "unknown family \"%s\"\n", o.family.c_str());
+        return false;
+    }
+    return true;
+}
+
+int command_explore(const options& o) {
+    explore_options eo;
+    if (!explore_target(o, eo)) return usage();
+    eo.runs = o.runs;
+    eo.seed = o.seed;
+    eo.jobs = o.jobs;
+    const explore_result e = explore(eo);
+    std::printf("explore %s: %zu random schedule(s) from seed %llu, faults %s, target %s\n",
+                std::string(eo.config->name).c_str(), e.runs, static_cast<unsigned long long>(o.seed),
+                eo.family != nullptr ? std::string(eo.family->code).c_str() : "any family",
+                eo.any_check ? "any check" : to_string(eo.check));
+    std::printf("violating runs: %zu of %zu\n", e.violating_runs, e.runs);
     if (!e.found) {
         std::printf("no violation found\n");
         return 0;
     }
-    std::printf("violation at run %zu: %s\n", e.runs, checks_text(e.original_checks).c_str());
+    std::printf("first violation at run %zu: %s\n", e.first_run, checks_text(e.original_checks).c_str());
     std::printf("  schedule (%zu fault(s)): %s\n", e.original.faults.size(), to_text(e.original.faults).c_str());
     std::printf("shrunk in %zu step(s) to %zu fault(s): %s\n", e.shrink_steps, e.shrunk.faults.size(),
                 to_text(e.shrunk.faults).c_str());
@@ -239,13 +311,47 @@ int command_explore(const options& o) {
     return 1;
 }
 
+int command_soak(const options& o) {
+    soak_options so;
+    so.runs = o.runs;
+    so.seed = o.seed;
+    so.jobs = o.jobs;
+    const stopwatch clock;
+    const soak_result r = run_soak(so);
+    std::printf("soak: %zu swarm run(s) from seed %llu over %zu configurations; runs violating each check\n",
+                r.runs, static_cast<unsigned long long>(o.seed), configurations().size());
+    for (std::size_t c = 0; c < configurations().size(); ++c) {
+        std::printf("%-27s", std::string(configurations()[c].name).c_str());
+        for (std::size_t k = 0; k < check_count; ++k) {
+            std::printf(" %s=%zu", to_string(static_cast<check_kind>(k)), r.violations[c][k]);
+        }
+        std::printf("\n");
+    }
+    std::printf("violations in cells the matrix (--runs %zu) reports as holding: %zu\n", so.matrix_runs,
+                r.surprises.size());
+    for (const soak_surprise& s : r.surprises) {
+        std::printf("UNEXPECTED %s %s %s runs=%zu first: %s\n", std::string(s.scenario->code).c_str(),
+                    std::string(s.config->name).c_str(), to_string(s.check), s.runs, s.replay.c_str());
+    }
+    std::printf("total runs=%zu events=%llu %s\n", r.runs, static_cast<unsigned long long>(r.events),
+                clock.line(r.events, r.runs).c_str());
+    if (r.anomalies != 0) std::printf("anomalies=%u (the lock refused calls it should take)\n", r.anomalies);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
+                      std::strcmp(argv[1], "help") == 0)) {
+        print_usage(stdout);
+        return 0;
+    }
     options o;
     if (!parse_options(argc, argv, o)) return usage();
     if (o.command == "run") return command_run(o);
     if (o.command == "matrix") return command_matrix(o);
+    if (o.command == "soak") return command_soak(o);
     if (o.command == "explore") {
         if (o.config.empty()) return usage();
         return command_explore(o);

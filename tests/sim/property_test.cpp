@@ -24,13 +24,21 @@ const bool rc_params_set = [] {
     return true;
 }();
 
-// Runs one schedule on `config_name` with a drawn seed; returns the result and logs the
-// replay command for RapidCheck's report.
-run_result run_schedule(const char* config_name, const schedule& faults) {
+// A schedule run on `config_name` with a drawn seed. Its world parameters come from the
+// seed (swarm): the fault generators need them (Sentinel's timing, the TTL), so the seed is
+// drawn first.
+run_request draw_request(const char* config_name) {
     run_request r;
     r.config = find_configuration(config_name);
     r.mode = run_mode::schedule;
     r.seed = *rc::gen::inRange<std::uint64_t>(1, 1'000'000'000);
+    return r;
+}
+
+world_params params_of(const run_request& r) { return make_spec(r).params; }
+
+// Runs `r` with `faults`; logs the replay command for RapidCheck's report.
+run_result run_schedule(run_request r, const schedule& faults) {
     r.faults = faults;
     RC_LOG() << "replay: " << replay_command(r) << "\n";
     const run_result result = run(make_spec(r));
@@ -42,21 +50,14 @@ run_result run_schedule(const char* config_name, const schedule& faults) {
     return result;
 }
 
-world_params params_for(std::uint64_t seed) {
-    prng rng = prng::stream(seed, 7);
-    return random_params(rng);
-}
-
-
 // Network faults, pauses (anywhere but between the check and the write), clock noise within
 // the drift allowance: every configuration keeps every check.
 RC_GTEST_PROP(sim_properties, every_configuration_survives_network_faults_pauses_and_clock_noise, ()) {
     const char* config = *rc::gen::element("single", "single+fencing", "sentinel", "sentinel+WAIT", "redlock-5",
                                            "redlock-5+fencing", "redlock-5+delayed-restart");
-    // The world parameters of schedule runs come from the seed; the generators only need
-    // the bounds, which every seed shares.
-    const schedule faults = *schedule_gen(*find_configuration(config), params_for(0), fault_menu{});
-    RC_ASSERT(run_schedule(config, faults).checks.all_ok());
+    const run_request r = draw_request(config);
+    const schedule faults = *schedule_gen(*r.config, params_of(r), fault_menu{});
+    RC_ASSERT(run_schedule(r, faults).checks.all_ok());
 }
 
 // Fencing: even Kleppmann's pause after the check and writes delayed past the TTL never get
@@ -66,8 +67,9 @@ RC_GTEST_PROP(sim_properties, fenced_configurations_never_accept_a_stale_write, 
     fault_menu menu;
     menu.pauses_after_check = true;
     menu.resource_delays = true;
-    const schedule faults = *schedule_gen(*find_configuration(config), params_for(0), menu);
-    const run_result r = run_schedule(config, faults);
+    const run_request request = draw_request(config);
+    const schedule faults = *schedule_gen(*request.config, params_of(request), menu);
+    const run_result r = run_schedule(request, faults);
     RC_ASSERT(r.checks.ok(check_kind::stale));
     RC_ASSERT(r.checks.ok(check_kind::order));
     RC_ASSERT(r.checks.ok(check_kind::liveness));
@@ -78,8 +80,9 @@ RC_GTEST_PROP(sim_properties, fenced_configurations_never_accept_a_stale_write, 
 RC_GTEST_PROP(sim_properties, sentinel_with_wait_survives_failover, ()) {
     fault_menu menu;
     menu.failover = true;
-    const schedule faults = *schedule_gen(*find_configuration("sentinel+WAIT"), params_for(0), menu);
-    RC_ASSERT(run_schedule("sentinel+WAIT", faults).checks.all_ok());
+    const run_request r = draw_request("sentinel+WAIT");
+    const schedule faults = *schedule_gen(*r.config, params_of(r), menu);
+    RC_ASSERT(run_schedule(r, faults).checks.all_ok());
 }
 
 // Delayed restart: nodes that crash and lose everything stay down past any lease, so
@@ -88,8 +91,9 @@ RC_GTEST_PROP(sim_properties, redlock_with_delayed_restart_survives_crashes, ())
     fault_menu menu;
     menu.crashes = true;
     menu.persist = *rc::gen::element(persistence::none, persistence::everysec);
-    const schedule faults = *schedule_gen(*find_configuration("redlock-5+delayed-restart"), params_for(0), menu);
-    RC_ASSERT(run_schedule("redlock-5+delayed-restart", faults).checks.all_ok());
+    const run_request r = draw_request("redlock-5+delayed-restart");
+    const schedule faults = *schedule_gen(*r.config, params_of(r), menu);
+    RC_ASSERT(run_schedule(r, faults).checks.all_ok());
 }
 
 // appendfsync always: a restart forgets nothing, keys keep their absolute expiry.
@@ -98,8 +102,9 @@ RC_GTEST_PROP(sim_properties, appendfsync_always_survives_crash_and_restart, ())
     fault_menu menu;
     menu.crashes = true;
     menu.persist = persistence::always;
-    const schedule faults = *schedule_gen(*find_configuration(config), params_for(0), menu);
-    RC_ASSERT(run_schedule(config, faults).checks.all_ok());
+    const run_request r = draw_request(config);
+    const schedule faults = *schedule_gen(*r.config, params_of(r), menu);
+    RC_ASSERT(run_schedule(r, faults).checks.all_ok());
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
 struct safe_cell {
     const char* scenario;
     const char* config;
-    std::array<bool, check_count> claimed;  // overlap, stale, order, liveness
+    std::array<bool, check_count> claimed;  // overlap, stale, order, liveness, oracle
 };
 
 std::ostream& operator<<(std::ostream& out, const safe_cell& c) {
@@ -114,8 +114,8 @@ TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
     }
 }
 
-constexpr std::array<bool, check_count> all_checks = {true, true, true, true};
-constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true};
+constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true};
+constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true, true};
 
 INSTANTIATE_TEST_SUITE_P(
     sim, claimed_safe,

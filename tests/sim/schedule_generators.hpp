@@ -27,9 +27,8 @@ struct fault_menu {
     bool failover = false;        // Sentinel: the master down past down_after, replication lag
 };
 
-// Rate errors the lease arithmetic absorbs: drift ttl/100 + 2 ms covers a client clock 0.4%
-// slow against a Redis clock 0.4% fast.
-inline constexpr std::int32_t tolerated_ppm = 4'000;
+// Rate errors the lease arithmetic absorbs (configuration.hpp).
+inline constexpr std::int32_t tolerated_ppm = tolerated_clock_ppm;
 
 inline std::uint8_t mask_of(const configuration& config) {
     return static_cast<std::uint8_t>((1u << config.nodes) - 1);
@@ -137,7 +136,8 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                     // that, or a second crash of the promoted one, loses the key with or
                     // without WAIT: scenario S5.)
                     f.target = 0;
-                    f.duration_ms = *rc::gen::inRange<std::int64_t>(p.down_after_ms + 50, 3 * ttl);
+                    const std::int64_t failover_ms = p.down_after_ms + p.failover_ms;
+                    f.duration_ms = *rc::gen::inRange<std::int64_t>(failover_ms + 50, failover_ms + 3 * ttl);
                 }
                 break;
             case fault_kind::repl_lag:

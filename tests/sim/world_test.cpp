@@ -74,7 +74,7 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
             request.seed = seed;
             const run_result r = run(make_spec(request));
             EXPECT_TRUE(r.checks.all_ok()) << c.name << " seed " << seed << ": " << checks_text(r.checks);
-            EXPECT_GT(r.past.holds.size(), 3u) << c.name;
+            EXPECT_GE(r.past.holds.size(), 2u) << c.name << " seed " << seed;
             EXPECT_EQ(r.anomalies, 0u) << c.name;
         }
     }

@@ -12,11 +12,19 @@
 //             began after another one had stopped (lease over, no write still to go out)
 //             carries the larger token (holders that overlap are already an overlap)
 //   liveness  after the last fault healed, some client acquired the lock again
+//   oracle    the lease oracle: whenever a client's held() is true, its token is live (by
+//             each node's own clock) where it must be: on a quorum of the Redlock nodes, or
+//             on the node that is master (a node that is down counts, as nobody can take
+//             the lock from it while it is down); and `acquired`/`renewed` never arrive
+//             with their validity already over. The world samples it at every client
+//             step, at every node crash, restart and promotion, and at the last instant
+//             of each validity; the checker only reports what the world recorded.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace edgelock::sim {
@@ -54,18 +62,28 @@ struct resource_record {
     std::int64_t value = 0;
 };
 
+// What the lease oracle saw: how many sampled instants failed, and the first one in words.
+struct oracle_record {
+    std::uint32_t violations = 0;
+    std::int64_t first_us = -1;
+    std::string first;
+};
+
 struct history {
     std::vector<hold_record> holds;
     std::vector<action_record> actions;
     std::vector<resource_record> resource_ops;
+    oracle_record oracle;
     bool fencing = false;
     std::int64_t heal_us = 0;  // the last fault's effects ended
     std::int64_t end_us = 0;   // the run ended
 };
 
-enum class check_kind : std::uint8_t { overlap, stale, order, liveness };
-inline constexpr std::size_t check_count = 4;
+enum class check_kind : std::uint8_t { overlap, stale, order, liveness, oracle };
+inline constexpr std::size_t check_count = 5;
 const char* to_string(check_kind k) noexcept;
+// The check named `name` ("overlap", ...). False when there is none.
+bool parse_check(std::string_view name, check_kind& out) noexcept;
 
 struct check_outcome {
     bool ok = true;

@@ -46,6 +46,7 @@ struct matrix_cell {
     const scenario_info* scenario = nullptr;
     const configuration* config = nullptr;
     std::size_t runs = 0;
+    std::size_t violating_runs = 0;  // runs that violated at least one check
     verdict checks;                 // a check is VIOLATED if any run violated it
     std::uint64_t seed = 0;         // the first violating run's seed, else the scripted one
     std::string replay;             // the command replaying that run
@@ -54,7 +55,7 @@ struct matrix_cell {
     std::int64_t simulated_us = 0;
 };
 
-// "S1 single runs=51 overlap=VIOLATED stale=VIOLATED order=ok liveness=ok seed=7 replay=\"...\""
+// "S1 single runs=51 violating=12 overlap=VIOLATED ... oracle=ok seed=7 replay=\"...\""
 std::string cell_line(const matrix_cell& cell);
 
 struct matrix_totals {
@@ -64,9 +65,18 @@ struct matrix_totals {
     std::uint32_t anomalies = 0;
 };
 
-// Every scenario on every configuration, the scripted run and random_runs random ones;
-// on_cell is called as each cell is done, in matrix order.
-matrix_totals run_matrix(std::size_t random_runs, std::uint64_t seed,
+struct matrix_options {
+    std::size_t random_runs = 50;
+    std::uint64_t seed = 1;
+    unsigned jobs = 1;                          // cells computed in parallel
+    const scenario_info* scenario = nullptr;    // only this scenario's row, if set
+    const configuration* config = nullptr;      // only this configuration's column, if set
+};
+
+// Every scenario on every configuration (or the ones selected), the scripted run and
+// random_runs random ones; on_cell is called on the calling thread for each cell, in
+// matrix order, whatever `jobs` is.
+matrix_totals run_matrix(const matrix_options& options,
                          const std::function<void(const matrix_cell&)>& on_cell);
 
 // One cell of the matrix (used by run_matrix, and by tests that check single cells).

@@ -57,6 +57,10 @@ public:
     void on_resource_reply(message&& m);
     void on_timer(std::uint32_t generation);
     void on_resume();
+    void on_probe(std::uint32_t generation);
+    // Samples the lease oracle: when held() is true now, the world checks the lease is
+    // backed. A paused process observes nothing.
+    void observe();
     void pause(std::int64_t until_us);
     // The connection to `node` with `epoch` was reset; the client notices at at_us.
     void connection_reset(std::uint8_t node, std::uint32_t epoch, std::int64_t at_us);
@@ -121,6 +125,7 @@ private:
     void close_hold(std::int64_t end_us, hold_end why);
     std::int64_t validity_end_us() const noexcept;
     void reach(point p);
+    void schedule_probe();
 
     world& world_;
     std::uint8_t id_;
@@ -148,6 +153,7 @@ private:
 
     std::array<std::uint16_t, point_count> points_{};
     std::uint32_t timer_generation_ = 0;
+    std::uint32_t probe_generation_ = 0;
     std::int64_t timer_at_us_ = -1;
     std::uint32_t anomalies_ = 0;
 };

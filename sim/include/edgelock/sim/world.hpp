@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "edgelock/sim/checker.hpp"
@@ -69,8 +70,10 @@ public:
         deliver,         // arg: link
         client_timer,    // who: client, arg: generation
         client_resume,   // who: client
+        client_probe,    // who: client, arg: generation (the last instant of a validity)
         node_restart,    // who: node
         sentinel_check,  // who: node (the master that went down)
+        sentinel_promote,  // who: node (the master being failed over)
         node_wake,       // who: node, arg: incarnation (WAIT timeouts)
         fault_start,     // arg: fault index
     };
@@ -121,8 +124,17 @@ public:
     void send_resource(std::uint8_t client, message&& m);
     void schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation);
     void schedule_resume(std::uint8_t client, std::int64_t at_us);
+    void schedule_probe(std::uint8_t client, std::int64_t at_us, std::uint32_t generation);
     // The client reached `p` for the nth time: fire the faults waiting for it.
     void reach_point(std::uint8_t client, point p, std::uint16_t nth);
+
+    // The lease oracle. The client's held() is true now with `token_hex`: is the lease
+    // backed where it must be? And an `acquired`/`renewed` event must not arrive with its
+    // validity over. Failures are recorded in the history.
+    void check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
+                     std::int64_t mono_ms, std::int64_t valid_until_ms);
+    void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
+                              std::int64_t valid_until_ms);
 
     // History.
     std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
@@ -165,7 +177,11 @@ private:
     void crash(std::uint8_t node, const fault& f);
     void restart(std::uint8_t node);
     void sentinel_check(std::uint8_t node);
+    void sentinel_promote(std::uint8_t node);
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
+    bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
+    void observe_all_clients();
+    void oracle_failure(std::string text);
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
     void mark(world_mark::kind what, bool on_node, std::uint8_t target, std::int64_t end_us,
               std::string label);
