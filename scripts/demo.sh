@@ -132,6 +132,7 @@ awk '
       if (kv[1] == "stale") cell = cell "S"
       if (kv[1] == "order") cell = cell "F"
       if (kv[1] == "liveness") cell = cell "L"
+      if (kv[1] == "oracle") cell = cell "H"
     }
     if (!($2 in seen)) { seen[$2] = 1; configs[++n] = $2 }
     if (!($1 in scenario_seen)) { scenario_seen[$1] = 1; scenarios[++m] = $1 }
@@ -153,7 +154,8 @@ awk '
   }' "$out/matrix.txt"
 cat <<'EOF'
 ok: every run kept every promise. Violated: O two holders at once, S a stale write reached
-the protected storage, F fence tokens out of order, L the lock never came back.
+the protected storage, F fence tokens out of order, L the lock never came back, H held()
+said yes while Redis no longer kept the holder's key where it had to.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 failover, async replication
 S7 client clock drift      S8 lost release/renew reply

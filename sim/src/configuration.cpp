@@ -41,7 +41,9 @@ void draw_lock_knobs(world_params& p, prng& rng) {
     const std::int64_t drift = effective_drift_ms(p.ttl_ms, p.drift_ms);
     p.watchdog = rng.chance(850'000);
     p.renew_interval_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
-    p.attempt_timeout_ms = rng.chance(500'000) ? 0 : rng.between(30, p.ttl_ms);
+    // Some attempts may take the whole lease: then only the validity check bounds them.
+    const std::int64_t attempt_shape = rng.between(0, 3);
+    p.attempt_timeout_ms = attempt_shape <= 1 ? 0 : attempt_shape == 2 ? rng.between(30, p.ttl_ms) : p.ttl_ms;
     p.acquire_wait_ms = rng.between(p.ttl_ms / 2, 3 * p.ttl_ms);
     p.retry_delay_ms_min = rng.between(5, 50);
     p.retry_delay_ms_max = p.retry_delay_ms_min + rng.between(0, 450);

@@ -102,13 +102,32 @@ std::uint8_t random_majority(const configuration& config, int shared, prng& rng)
     return mask;
 }
 
+// S3 for a renewal: the holder pauses while a renewal's reply is in flight (shorter than the
+// round's timeout, so the reply still counts), then is cut off from every node for longer
+// than the lease, so that renewal is its last and its validity runs out. Its clock runs
+// slow within the tolerated noise: the lease ends later in true time, which the drift
+// allowance must still cover.
+void paused_renewal(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+                    prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::int64_t attempt = p.attempt_timeout_ms > 0 ? p.attempt_timeout_ms : std::max<std::int64_t>(ttl / 10, 1);
+    const std::uint16_t nth = pick_nth(rng);
+    const std::int64_t pause_ms = rng.between(1, std::max<std::int64_t>(1, attempt - 5));
+    const std::int64_t slow_ppm = rng.between(tolerated_clock_ppm / 2, tolerated_clock_ppm);
+    const std::int64_t cut_ms = rng.between(2 * ttl, 3 * ttl);
+    s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, -slow_ppm));
+    s.push_back(pause(c, at_point(c, point::renew_sent, nth, 0), pause_ms));
+    s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::renew_sent, nth, pause_ms + 1),
+                             all_nodes(config), cut_ms, 0));
+}
+
 }  // namespace
 
 const std::array<scenario_info, scenario_count>& scenarios() noexcept {
     static const std::array<scenario_info, scenario_count> all = {{
         {scenario_id::s1, "S1", "pause after acquire, longer than the TTL (GC pause)"},
         {scenario_id::s2, "S2", "the holder's write delayed in the network beyond the TTL"},
-        {scenario_id::s3, "S3", "pause while acquire replies are in flight"},
+        {scenario_id::s3, "S3", "pause while acquire (or renew) replies are in flight"},
         {scenario_id::s4, "S4", "wall-clock step on a Redis node"},
         {scenario_id::s5, "S5", "Redis crash and restart without persistence"},
         {scenario_id::s6, "S6", "failover with asynchronous replication"},
@@ -262,8 +281,16 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
             break;
         }
         case scenario_id::s3: {
+            if (rng.chance(333'333)) {
+                paused_renewal(s, config, p, c, rng);
+                break;
+            }
             const auto nth = static_cast<std::uint16_t>(rng.between(1, 4));
-            const std::int64_t duration = rng.between(ttl / 2, 3 * ttl);
+            // A third of the pauses end right around the end of validity: the boundary the
+            // lease arithmetic must get exactly right.
+            const std::int64_t edge = ttl - ttl / 100 - 2;
+            const std::int64_t duration = rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl)
+                                                              : rng.between(ttl / 2, 3 * ttl);
             s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));
             if (rng.chance(500'000)) {
                 const std::uint8_t who = pick_client(p, rng);

@@ -128,10 +128,16 @@ void client::on_probe(std::uint32_t generation) {
 }
 
 void client::observe() {
-    if (paused() || !lock_.held(now_ms())) return;
+    if (!paused()) held_now();
+}
+
+// held() as the job asks it; every yes is handed to the lease oracle.
+bool client::held_now() {
+    if (!lock_.held(now_ms())) return false;
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
     world_.check_lease(id_, hold_index_, std::string_view(token.data(), token.size()), now_ms(),
                        lock_.valid_until_ms());
+    return true;
 }
 
 // The last true instant at which held() is still true: where a lease whose renewals stopped
@@ -197,14 +203,17 @@ void client::finish(std::int64_t end_us) {
 
 // ---- the loop -----------------------------------------------------------------------------
 
+// The job runs before the lock's timer work: an application asks held() on its own
+// schedule, not after the lock has been told the time, and held() must be right then too.
 void client::run() {
     if (paused()) return;
     service_connections();
     if (paused()) return;
+    run_job_timer();
+    if (paused()) return;
     const errc code = lock_.on_timer(now_ms());
     if (code != errc::ok) anomaly("on_timer", code);
     drain();
-    run_job_timer();
     pump();
     reschedule();
     observe();
@@ -492,7 +501,7 @@ void client::start_work() {
 }
 
 void client::check_and_write() {
-    const bool believes = behaviour_ == behaviour::ignores_validity || lock_.held(now_ms());
+    const bool believes = held_now() || behaviour_ == behaviour::ignores_validity;
     if (!believes) {
         world_.note_client(id_, "held() is false: the write is not sent");
         finish_job();

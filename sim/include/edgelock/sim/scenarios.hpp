@@ -11,7 +11,8 @@
 //
 //   S1 pause after acquire, longer than the TTL (Kleppmann's GC pause)
 //   S2 the holder's write to the resource delayed in the network beyond the TTL
-//   S3 pause while acquire replies are in flight (antirez: caught by validity from T1)
+//   S3 pause while acquire replies are in flight (antirez: caught by validity from T1), or
+//      renew replies, the renewal then being the last before the lease runs out
 //   S4 wall-clock step on a Redis node
 //   S5 Redis crash + restart without persistence, with and without delayed restart
 //   S6 failover with async replication, with and without WAIT

@@ -126,6 +126,7 @@ private:
     std::int64_t validity_end_us() const noexcept;
     void reach(point p);
     void schedule_probe();
+    bool held_now();
 
     world& world_;
     std::uint8_t id_;

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The simulator's power, measured: applies each mutant of scripts/mutants.txt (a small,
+# plausible bug in core/) to a copy of the tree, rebuilds, and asks whether the simulator
+# alone notices it:
+#   1. `edgelock-sim matrix` (the same seed as the baseline): any cell whose verdict differs
+#      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
+#   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
+# The core's own unit tests (lock_test, lock_model_test) are run too and reported
+# separately: the score counts the simulator alone.
+#
+#   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME]
+#
+# Prints one line per mutant and last `mutants killed K/N`; exits 1 when any survived.
+# Works in build-mutants/ (a copy of the working tree and its build), never in the tree.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+catalogue="$root/scripts/mutants.txt"
+work="$root/build-mutants"
+runs=50
+jobs=$(nproc)
+only=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--jobs N] [--only NAME]" >&2; exit 2 ;;
+  esac
+done
+
+src="$work/src"
+build="$work/build"
+targets=(edgelock-sim sim_test sim_property_test lock_test lock_model_test)
+command_timeout=600  # a mutant that loops forever is killed by this, as a hang
+
+copy_tree() {
+  mkdir -p "$src"
+  (cd "$root" && git ls-files -co --exclude-standard -z | grep -zv '^build' |
+    tar --null -T - -cf -) | (cd "$src" && tar -m -xf -)  # -m: fresh mtimes, so all rebuilds
+}
+
+build_targets() {
+  cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>&1
+}
+
+# The verdict columns of a matrix run: "S1 single overlap=... oracle=..." per cell.
+matrix_verdicts() {
+  timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$runs" --seed 1 --jobs "$jobs" \
+    >"$work/matrix.txt" 2>&1 || return 1
+  grep -q '^anomalies=' "$work/matrix.txt" && return 1
+  awk '/^S[0-9] / { line = $1 " " $2; for (i = 3; i <= NF; i++) if ($i ~ /=(ok|VIOLATED)$/) line = line " " $i; print line }' \
+    "$work/matrix.txt"
+}
+
+# Checks whose verdict changed, as "S6 sentinel+WAIT oracle=VIOLATED" (one per line). Both
+# lists have the same cells in the same order.
+changed_cells() {
+  paste -d '|' <(echo "$1") <(echo "$2") | awk -F '|' '{
+    n = split($1, before, " "); split($2, after, " ")
+    for (i = 3; i <= n; i++) if (before[i] != after[i]) print before[1] " " before[2] " " after[i]
+  }'
+}
+
+core_tests_catch() {
+  local t
+  for t in tests/core/lock_test tests/core/lock_model_test; do
+    timeout "$command_timeout" "$build/$t" >/dev/null 2>&1 || return 0
+  done
+  return 1
+}
+
+# Applies mutant $1's replacements to the copy; fails when a fragment is not found exactly
+# once (the catalogue no longer matches the code).
+apply_mutant() {
+  local file=$1; shift
+  local content from to count
+  content=$(<"$src/$file")
+  while [ $# -gt 0 ]; do
+    from=$1 to=$2; shift 2
+    count=$(grep -cF -- "$from" "$src/$file" || true)
+    if [ "$count" != 1 ]; then
+      echo "fragment found $count times in $file: $from" >&2
+      return 1
+    fi
+    content=${content/"$from"/"$to"}
+  done
+  printf '%s\n' "$content" >"$src/$file"
+}
+
+echo "== mutation score: copying the tree to $work, building ${targets[*]}"
+rm -rf "$src"
+copy_tree
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_BUILD_EXAMPLES=OFF >"$work/configure.log" 2>&1
+build_targets || { cat "$work/build.log"; exit 1; }
+baseline=$(matrix_verdicts) || { echo "the unmutated matrix failed" >&2; cat "$work/matrix.txt"; exit 1; }
+if core_tests_catch; then echo "the unmutated core tests fail" >&2; exit 1; fi
+echo "baseline: matrix --runs $runs --seed 1, $(echo "$baseline" | wc -l) cells"
+
+total=0
+killed=0
+core_caught=0
+name="" what="" file="" pairs=()
+
+run_mutant() {
+  [ -z "$name" ] && return 0
+  if [ -n "$only" ] && [ "$only" != "$name" ]; then return 0; fi
+  total=$((total + 1))
+  cp "$root/$file" "$src/$file"
+  apply_mutant "$file" "${pairs[@]}" || exit 1
+  local verdict="" core="missed"
+  if ! build_targets; then
+    echo "mutant $name does not compile:" >&2
+    tail -20 "$work/build.log" >&2
+    exit 1
+  fi
+  local now
+  if ! now=$(matrix_verdicts); then
+    verdict="killed by the matrix run ($(grep -m1 -E 'anomalies|Assertion|assert|event limit' "$work/matrix.txt" || echo 'it failed'))"
+  else
+    local cells
+    cells=$(changed_cells "$baseline" "$now")
+    if [ -n "$cells" ]; then
+      verdict="killed by matrix: $(echo "$cells" | head -3 | paste -sd ',' | sed 's/,/, /g')"
+      [ "$(echo "$cells" | wc -l)" -gt 3 ] && verdict="$verdict, ..."
+    elif ! (cd "$build" && timeout "$command_timeout" ctest -L sim >"$work/ctest.txt" 2>&1); then
+      verdict="killed by ctest -L sim: $(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 | sed 's/^ *[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')"
+    else
+      verdict="SURVIVED"
+    fi
+  fi
+  [ "$verdict" != "SURVIVED" ] && killed=$((killed + 1))
+  if core_tests_catch; then core="caught"; core_caught=$((core_caught + 1)); fi
+  printf '%-34s %s | core unit tests: %s\n' "$name" "$verdict" "$core"
+  cp "$root/$file" "$src/$file"
+}
+
+while IFS= read -r line || [ -n "$line" ]; do
+  case "$line" in
+    '#'*) continue ;;
+    '') run_mutant; name="" what="" file="" pairs=() ;;
+    name:*) name=${line#name: } ;;
+    what:*) what=${line#what: } ;;
+    file:*) file=${line#file: } ;;
+    from:*) pairs+=("${line#from: }") ;;
+    to:*) pairs+=("${line#to: }") ;;
+    *) echo "bad catalogue line: $line" >&2; exit 2 ;;
+  esac
+done <"$catalogue"
+run_mutant
+
+build_targets  # leave the copy unmutated
+echo "core unit tests caught $core_caught/$total"
+echo "mutants killed $killed/$total"
+[ "$killed" = "$total" ]
