@@ -338,8 +338,25 @@ std::error_code client_impl::remove_lock(lock_handle handle) {
         return make_error_code(client_error::lock_busy);
     }
     reset_entry(*e);
-    free_.push_back(handle.index);
+    // Replies still due (a cancelled acquire's clean-up) would land in a new lock's share
+    // of the connection's in-flight queue: the slot waits for them.
+    if (e->requests_in_flight == 0) {
+        free_.push_back(handle.index);
+    } else {
+        e->draining = true;
+    }
     return {};
+}
+
+void client_impl::on_request_done(std::uint32_t index) noexcept {
+    if (index >= locks_max_) return;
+    lock_entry& e = locks_[index];
+    EDGELOCK_ASSERT(e.requests_in_flight > 0);
+    --e.requests_in_flight;
+    if (e.requests_in_flight == 0 && e.draining) {
+        e.draining = false;
+        free_.push_back(index);
+    }
 }
 
 void client_impl::reset_entry(lock_entry& e) noexcept {
@@ -539,6 +556,7 @@ void client_impl::pump(std::uint32_t index, std::int64_t now) noexcept {
             }
             EDGELOCK_ASSERT(written.code == errc::ok);
             c.commit(written.size, in_flight{index, e.generation, now});
+            ++e.requests_in_flight;
         }
     }
 }
@@ -612,6 +630,7 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
 void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply,
                                 std::int64_t now) {
     if (entry.lock >= locks_max_) return;
+    on_request_done(entry.lock);
     lock_entry& e = locks_[entry.lock];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
     if (!deliver_pending(entry.lock)) return;

@@ -186,6 +186,7 @@ private:
     void handle_message(const reply_node* nodes, std::size_t count);
     void phase_done();
     void close_socket() noexcept;
+    void drop_in_flight() noexcept;
 
     client_impl& owner_;
     std::uint8_t index_;
@@ -266,6 +267,8 @@ public:
     void on_attempt_finished() noexcept { ready_check_ = true; }
     void on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply,
                        std::int64_t now);
+    // A request of the lock at `index` was answered, or given up with its connection.
+    void on_request_done(std::uint32_t index) noexcept;
     void on_switch_master(const std::string& host, std::uint16_t port);
     void wake_waiters(std::uint8_t instance);
 
@@ -296,6 +299,11 @@ private:
         errc last_cause = errc::ok;
         std::error_code failure;  // the running acquire's last instance error, if any
         std::uint8_t waiting_mask = 0;  // instances on whose write buffer it waits
+        // Written on a connection, reply not yet read. Each connection's in-flight queue
+        // has room for requests_per_instance_max per slot, which the core bounds for a live
+        // lock; a removed lock's requests keep their share until answered or dropped.
+        std::uint16_t requests_in_flight = 0;
+        bool draining = false;  // removed, the slot freed once requests_in_flight is 0
         bool in_use = false;
         bool dirty = false;             // has deferred events to deliver
         bool release_after_events = false;

@@ -99,11 +99,20 @@ void connection::close_socket() noexcept {
     socket_.close(ignored);
     timer_.cancel();
     command_timer_armed_ = false;
-    in_flight_.clear();
+    drop_in_flight();
     read_size_ = 0;
     pending_size_ = 0;
     writing_ = false;
     rediscover_ = false;
+}
+
+// The replies to these will never be read: their locks' slots stop counting them.
+void connection::drop_in_flight() noexcept {
+    while (!in_flight_.empty()) {
+        const in_flight entry = in_flight_.front();
+        in_flight_.pop();
+        if (entry.lock != in_flight::internal) owner_.on_request_done(entry.lock);
+    }
 }
 
 void connection::begin_attempt() {

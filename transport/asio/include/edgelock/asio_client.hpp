@@ -93,7 +93,8 @@ enum class client_error : std::uint8_t {
     command_timeout,        // a reply took longer than command_timeout: connection dropped
     not_open,               // the client is not open (never opened, or closed)
     already_open,           // open() on an open client
-    table_full,             // add_lock(): every one of locks_max slots is in use
+    table_full,             // add_lock(): every one of locks_max slots is in use, or held
+                            // by a removed lock until its last requests are answered
     invalid_handle,         // a handle that is not (or no longer) in this client's table
     operation_in_progress,  // an acquire (or release) is already running on that lock
     lock_busy,              // remove_lock() of a lock that is held or has an operation running
@@ -216,6 +217,10 @@ public:
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
     // to acquire) or lost, with no operation running. Returns {}, invalid_handle, lock_busy.
+    // The handle is stale at once; the slot itself is taken by add_lock() again only once
+    // the requests the lock still has in flight (the clean-up of a cancelled acquire or of a
+    // loss) are answered or their connection drops, so a slow server holds it up to
+    // command_timeout, and add_lock() may meanwhile return table_full.
     std::error_code remove_lock(lock_handle handle);
 
     // Called as handler(std::error_code why) when a held lock ends without release():

@@ -1,0 +1,77 @@
+// The asio client's lock table against a real redis-server: what a slot carries over when a
+// lock is removed and another added, and what a handle names across close() and open().
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include "asio_test_util.hpp"
+#include "edgelock/asio_client.hpp"
+#include "edgelock/assert.hpp"
+#include "edgelock/testing/redis_process.hpp"
+
+namespace {
+
+using namespace edgelock::asio_tests;
+using edgelock::async::client;
+using edgelock::async::client_error;
+using edgelock::async::lock_handle;
+using edgelock::testing::redis_server;
+
+// Ends a death-test child: gtest assertions do not report from there, an exit code does.
+[[noreturn]] void child_exit(int code, const char* why) {
+    std::fprintf(stderr, "%s\n", why);
+    std::fflush(stderr);
+    std::_Exit(code);
+}
+
+// Says which invariant broke before aborting, so the death test shows it.
+void print_and_abort(const char* expression, const char* file, int line) {
+    std::fprintf(stderr, "EDGELOCK_ASSERT(%s) failed at %s:%d\n", expression, file, line);
+    std::fflush(stderr);
+    std::abort();
+}
+
+// Ten add / acquire / release (cancelling it) / remove cycles on a one-slot table while the
+// server answers nothing: every cancelled acquire leaves its SET and clean-up in flight.
+[[noreturn]] void cycle_one_slot_against_a_frozen_server(redis_server& server) {
+    edgelock::set_assert_handler(print_and_abort);
+    asio::io_context io{1};
+    client owner(io);
+    auto config = config_for({server.url()});
+    config.locks_max = 1;
+    config.command_timeout = 5s;
+    if (owner.open(config) || wait_ready(owner).ec) child_exit(2, "not connected");
+    server.freeze();
+    int refused = 0;
+    for (int cycle = 0; cycle < 10; ++cycle) {
+        lock_handle handle;
+        const std::error_code added = owner.add_lock(lock_for("slow"), handle);
+        if (added == client_error::table_full) {
+            ++refused;
+            run_for(io, 10ms);
+            continue;
+        }
+        if (added) child_exit(3, "add_lock failed otherwise than table_full");
+        owner.async_acquire(handle, 0ms, [](std::error_code, std::int64_t) {});
+        owner.async_release(handle, [](std::error_code) {});
+        run_for(io, 10ms);
+        if (owner.remove_lock(handle)) child_exit(4, "remove_lock refused an idle lock");
+        std::fprintf(stderr, "cycle %d: added and removed\n", cycle + 1);
+    }
+    if (refused == 0) child_exit(5, "the slot was reused while its requests were in flight");
+    server.thaw();
+    lock_handle handle;
+    if (!run_until(io, [&] { return !owner.add_lock(lock_for("slow"), handle); }, 5s)) {
+        child_exit(6, "the slot never came back after the server answered");
+    }
+    if (acquire(owner, handle, 0ms).ec || release(owner, handle).ec) child_exit(7, "no lock afterwards");
+    child_exit(0, "ok");
+}
+
+TEST(asio_lock_table_slow_server, a_slow_server_never_overflows_the_requests_in_flight) {
+    redis_server server;
+    EXPECT_EXIT(cycle_one_slot_against_a_frozen_server(server), ::testing::ExitedWithCode(0), "");
+    server.thaw();  // in case the child died while the server was frozen
+}
+
+}  // namespace
