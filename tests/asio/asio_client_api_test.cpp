@@ -68,21 +68,17 @@ TEST(handler_slot, a_handler_may_refill_its_own_slot_while_running) {
     EXPECT_EQ(log, "first:7;second:8");
 }
 
-TEST(handler_slot, complete_and_keep_keeps_unless_replaced) {
+TEST(handler_slot, call_leaves_the_handler_in_place) {
     handler_slot slot;
     int calls = 0;
-    slot.emplace_with_code([&](std::error_code) { ++calls; });
-    slot.complete_and_keep({});
-    slot.complete_and_keep({});
-    EXPECT_EQ(calls, 2);
-    int replaced = 0;
-    slot.emplace_with_code([&](std::error_code) {
-        slot.emplace_with_code([&](std::error_code) { replaced += 10; });
-        ++replaced;
-    });
-    slot.complete_and_keep({});
-    slot.complete_and_keep({});
-    EXPECT_EQ(replaced, 11);
+    slot.emplace_with_value([&](std::error_code, std::int64_t value) { calls += static_cast<int>(value); });
+    slot.call({}, 1);
+    slot.call({}, 10);
+    EXPECT_EQ(calls, 11);
+    EXPECT_FALSE(slot.empty());
+    handler_slot empty;
+    empty.call({});  // calls nothing
+    EXPECT_TRUE(empty.empty());
 }
 
 TEST(client_error, has_its_own_category_and_messages) {

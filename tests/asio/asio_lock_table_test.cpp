@@ -4,17 +4,23 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+
 #include "asio_test_util.hpp"
 #include "edgelock/asio_client.hpp"
 #include "edgelock/assert.hpp"
+#include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 
 namespace {
 
 using namespace edgelock::asio_tests;
+using edgelock::errc;
+using edgelock::lock_state;
 using edgelock::async::client;
 using edgelock::async::client_error;
 using edgelock::async::lock_handle;
+using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
 // Ends a death-test child: gtest assertions do not report from there, an exit code does.
@@ -72,6 +78,50 @@ TEST(asio_lock_table_slow_server, a_slow_server_never_overflows_the_requests_in_
     redis_server server;
     EXPECT_EXIT(cycle_one_slot_against_a_frozen_server(server), ::testing::ExitedWithCode(0), "");
     server.thaw();  // in case the child died while the server was frozen
+}
+
+class asio_lock_table : public ::testing::Test {
+protected:
+    void SetUp() override {
+        config.locks_max = 1;  // every lock takes the same slot
+        ASSERT_FALSE(owner.open(config));
+        ASSERT_FALSE(wait_ready(owner).ec);
+    }
+
+    lock_handle add(std::string_view name) {
+        lock_handle handle;
+        EXPECT_TRUE(run_until(io, [&] { return !owner.add_lock(lock_for(name, 900), handle); }, 2s))
+            << "the slot is free once the replies to its last requests arrived";
+        return handle;
+    }
+
+    redis_server server;
+    redis_client admin{server.port()};
+    asio::io_context io{1};
+    client owner{io};
+    edgelock::async::client_config config = config_for({server.url()});
+};
+
+TEST_F(asio_lock_table, a_lost_handler_that_removes_its_lock_is_not_inherited_by_the_next) {
+    const lock_handle first = add("table:first");
+    int first_calls = 0;
+    std::error_code removed = client_error::lock_busy;
+    ASSERT_FALSE(owner.set_lost_handler(first, [&, first](std::error_code) {
+        ++first_calls;
+        removed = owner.remove_lock(first);
+    }));
+    ASSERT_FALSE(acquire(owner, first, 0ms).ec);
+    admin.command({"DEL", "table:first"});
+    ASSERT_TRUE(run_until(io, [&] { return first_calls == 1; }, 2s));
+    EXPECT_FALSE(removed) << removed.message();
+
+    const lock_handle second = add("table:second");  // no lost handler of its own
+    EXPECT_EQ(second.index, first.index) << "the same slot";
+    ASSERT_FALSE(acquire(owner, second, 0ms).ec);
+    admin.command({"DEL", "table:second"});
+    ASSERT_TRUE(run_until(io, [&] { return owner.status(second).state == lock_state::lost; }, 2s));
+    run_for(io, 50ms);
+    EXPECT_EQ(first_calls, 1) << "the first lock's handler ran for the second lock";
 }
 
 }  // namespace

@@ -322,6 +322,10 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     adjusted.instances = static_cast<std::uint8_t>(instance_count_);
     if (const errc code = e.core.configure(adjusted); code != errc::ok) return make_error_code(code);
     free_.pop_back();
+    // Nothing of the slot's previous lock carries over, whatever its handlers did.
+    e.acquire_handler.reset();
+    e.release_handler.reset();
+    e.lost_handler.reset();
     e.in_use = true;
     e.renewals = 0;
     e.last_cause = errc::ok;
@@ -508,7 +512,7 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
             e.acquire_handler.complete(failure_code(e, ev), 0);
             break;
         case event_type::renewed: ++e.renewals; break;
-        case event_type::lost: e.lost_handler.complete_and_keep(make_error_code(ev.code)); break;
+        case event_type::lost: deliver_lost(e, ev.code); break;
         case event_type::released: {
             std::error_code code;
             if (ev.expired_before) {
@@ -519,6 +523,18 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
             e.release_handler.complete(code);
             break;
         }
+    }
+}
+
+// The handler stays installed for the next hold, unless it installed another, removed its
+// lock (the slot may already hold a new lock) or closed the client.
+void client_impl::deliver_lost(lock_entry& e, errc why) {
+    handler_slot running(std::move(e.lost_handler));
+    const std::uint32_t generation = e.generation;
+    const std::uint32_t open_epoch = open_epoch_;
+    running.call(make_error_code(why));
+    if (open_epoch_ == open_epoch && e.generation == generation && e.lost_handler.empty()) {
+        e.lost_handler = std::move(running);
     }
 }
 

@@ -315,6 +315,7 @@ private:
     void service(std::uint32_t index, std::int64_t now);
     bool deliver_pending(std::uint32_t index);
     void deliver(lock_entry& entry, const event& e);
+    void deliver_lost(lock_entry& entry, errc why);
     std::error_code failure_code(const lock_entry& entry, const event& e) const;
     void pump(std::uint32_t index, std::int64_t now) noexcept;
     void update_deadline(std::uint32_t index) noexcept;

@@ -227,7 +227,9 @@ public:
     // errc::expired (no quorum confirmed a renewal before validity ran out) or
     // errc::token_gone (a quorum said the key no longer holds our token). Called at most once
     // per hold; after it, release() completes at once with errc::expired, and a new acquire
-    // is allowed. Replaces the previous one. Returns {} or invalid_handle.
+    // is allowed. Replaces the previous one. The handler stays installed across holds until
+    // replaced, or until its lock is removed (also from inside the handler itself: a lock
+    // added later in the same slot starts without one). Returns {} or invalid_handle.
     template <typename Handler>
     std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
         detail::handler_slot slot;

@@ -58,12 +58,11 @@ public:
         local.ops_->call(local.storage_, code, value);
     }
 
-    // Calls the handler and keeps it for the next time, unless the call stored another.
-    void complete_and_keep(std::error_code code, std::int64_t value = 0) {
-        if (ops_ == nullptr) return;
-        handler_slot local(std::move(*this));
-        local.ops_->call(local.storage_, code, value);
-        if (ops_ == nullptr) *this = std::move(local);
+    // Calls the handler (if any) and leaves it in the slot. The handler must not store into
+    // or reset the slot it runs from: call it from a slot of its own, moved out of the shared
+    // one, and decide afterwards whether it goes back.
+    void call(std::error_code code, std::int64_t value = 0) {
+        if (ops_ != nullptr) ops_->call(storage_, code, value);
     }
 
     void reset() noexcept {
