@@ -20,6 +20,7 @@ using edgelock::lock_state;
 using edgelock::async::client;
 using edgelock::async::client_error;
 using edgelock::async::lock_handle;
+using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
@@ -122,6 +123,25 @@ TEST_F(asio_lock_table, a_lost_handler_that_removes_its_lock_is_not_inherited_by
     ASSERT_TRUE(run_until(io, [&] { return owner.status(second).state == lock_state::lost; }, 2s));
     run_for(io, 50ms);
     EXPECT_EQ(first_calls, 1) << "the first lock's handler ran for the second lock";
+}
+
+TEST_F(asio_lock_table, handles_from_before_close_name_nothing_after_open) {
+    const lock_handle old_lock = add("old:lock");
+    ASSERT_FALSE(acquire(owner, old_lock, 0ms).ec);
+    lock_handle new_lock;
+    {
+        scoped_lock guard(owner, old_lock);
+        owner.close();
+        ASSERT_FALSE(owner.open(config));
+        ASSERT_FALSE(wait_ready(owner).ec);
+        new_lock = add("new:lock");
+        ASSERT_FALSE(acquire(owner, new_lock, 0ms).ec);
+        EXPECT_EQ(owner.status(old_lock).state, lock_state::unconfigured) << "a stale handle";
+    }  // the guard releases the old handle
+    run_for(io, 100ms);
+    EXPECT_TRUE(owner.held(new_lock)) << "the old guard released the new lock";
+    EXPECT_TRUE(admin.exists("new:lock"));
+    EXPECT_FALSE(release(owner, new_lock).ec);
 }
 
 }  // namespace

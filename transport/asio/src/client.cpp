@@ -327,6 +327,7 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.release_handler.reset();
     e.lost_handler.reset();
     e.in_use = true;
+    e.generation = ++generation_counter_;
     e.renewals = 0;
     e.last_cause = errc::ok;
     out = lock_handle{index, e.generation};

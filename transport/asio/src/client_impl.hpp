@@ -356,6 +356,9 @@ private:
 
     std::uint64_t jitter_state_ = 0;
     std::uint32_t epoch_counter_ = 0;
+    // Every lock added takes the next generation, over the client's life and across close()
+    // and open() (which build a new table): a handle names one lock, never a later one.
+    std::uint32_t generation_counter_ = 0;
     int depth_ = 0;
     bool flush_posted_ = false;
 

@@ -146,7 +146,8 @@ struct client_config {
     std::size_t buffer_bytes = 32 * 1024;
 };
 
-// Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close().
+// Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close(),
+// and stays stale: a lock added later (after open() again, too) never gets an equal handle.
 struct lock_handle {
     std::uint32_t index = 0xffffffff;
     std::uint32_t generation = 0;
