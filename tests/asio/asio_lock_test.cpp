@@ -1,8 +1,10 @@
 // The asio client against one real redis-server: locking, contention, many locks on one
-// connection, the watchdog, the lost callback, the RAII guard, and the script cache.
+// connection, the watchdog, the lost callback, the RAII guard, the script cache, and time
+// spent in handlers.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "asio_test_util.hpp"
@@ -291,6 +293,61 @@ TEST_F(asio_lock, a_restarted_server_is_reconnected_and_gets_the_scripts_again) 
     EXPECT_EQ(fresh.info_field("commandstats", "cmdstat_eval"), "")
         << "the reconnect loaded the scripts: no NOSCRIPT, no EVAL";
     EXPECT_NE(fresh.info_field("commandstats", "cmdstat_evalsha"), "");
+}
+
+// ---- time spent in handlers ---------------------------------
+
+edgelock::lock_config unwatched(std::string_view name) {
+    edgelock::lock_config config = lock_for(name, 300);
+    config.watchdog = false;
+    config.attempt_timeout_ms = 150;
+    return config;
+}
+
+// What a handler saw when it ran.
+struct seen {
+    bool done = false;
+    std::error_code ec;
+    bool held = false;
+};
+
+TEST_F(asio_lock, a_reply_read_with_others_counts_the_time_their_handlers_took) {
+    lock_handle first;
+    lock_handle second;
+    ASSERT_FALSE(owner.add_lock(unwatched("batch:first"), first));
+    ASSERT_FALSE(owner.add_lock(unwatched("batch:second"), second));
+    seen a;
+    seen b;
+    // Both requests wait in the frozen server's socket, so both replies come in one read.
+    server.freeze();
+    owner.async_acquire(first, 0ms, [&](std::error_code ec, std::int64_t) {
+        a = {true, ec, owner.held(first)};
+        std::this_thread::sleep_for(400ms);  // longer than the 300 ms lease
+    });
+    owner.async_acquire(second, 0ms, [&](std::error_code ec, std::int64_t) { b = {true, ec, owner.held(second)}; });
+    server.thaw();
+    ASSERT_TRUE(run_until(io, [&] { return b.done; }, 3s));
+    ASSERT_FALSE(a.ec) << a.ec.message();
+    EXPECT_TRUE(a.held);
+    EXPECT_TRUE(b.ec || b.held) << "success reported for a lease that had already ended";
+    EXPECT_EQ(b.ec, errc::validity_expired) << b.ec.message();
+}
+
+TEST_F(asio_lock, a_reentrant_acquire_delivered_after_the_lease_ended_fails) {
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(unwatched("reentrant:late"), handle));
+    std::vector<std::error_code> lost;
+    ASSERT_FALSE(owner.set_lost_handler(handle, [&](std::error_code ec) { lost.push_back(ec); }));
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    seen again;
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) { again = {true, ec, owner.held(handle)}; });
+    std::this_thread::sleep_for(400ms);  // the io_context does not run: the lease ends first
+    ASSERT_TRUE(run_until(io, [&] { return again.done; }, 2s));
+    EXPECT_TRUE(again.ec || again.held) << "success reported for a lease that had already ended";
+    EXPECT_EQ(again.ec, errc::validity_expired) << again.ec.message();
+    ASSERT_TRUE(run_until(io, [&] { return !lost.empty(); }, 2s)) << "the first hold ended: lost";
+    EXPECT_EQ(lost[0], errc::expired);
+    EXPECT_EQ(release(owner, handle).ec, errc::expired);
 }
 
 }  // namespace

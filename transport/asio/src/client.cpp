@@ -375,6 +375,8 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     e.deadline_ms = no_deadline_ms;
     e.in_use = false;
     e.dirty = false;
+    e.hold_reported = false;
+    e.lost_unreported = false;
     e.waiting_mask = 0;
     e.deferred_count = 0;
     e.release_after_events = false;
@@ -407,7 +409,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();
-    after_call(handle.index, now);
+    after_call(handle.index);
 }
 
 void client_impl::release(lock_handle handle, handler_slot handler, bool detached) {
@@ -437,7 +439,7 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
     if ((before == lock_state::held && after == lock_state::held) || attempt_running(before)) {
         e->release_after_events = true;
     }
-    after_call(handle.index, now);
+    after_call(handle.index);
 }
 
 lock_status client_impl::status(lock_handle handle) const noexcept {
@@ -458,7 +460,7 @@ lock_status client_impl::status(lock_handle handle) const noexcept {
 
 // After a call in from the user: events wait for the next delivery pass (never delivered
 // inside the caller's call); requests go out at once.
-void client_impl::after_call(std::uint32_t index, std::int64_t now) noexcept {
+void client_impl::after_call(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     event ev;
     while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
@@ -467,7 +469,7 @@ void client_impl::after_call(std::uint32_t index, std::int64_t now) noexcept {
         const bool pushed = dirty_.push(lock_ref{index, e.generation});
         EDGELOCK_ASSERT(pushed);
     }
-    pump(index, now);
+    pump(index);
     update_deadline(index);
     if (depth_ == 0) {
         finish_io();
@@ -503,11 +505,7 @@ bool client_impl::deliver_pending(std::uint32_t index) {
 
 void client_impl::deliver(lock_entry& e, const event& ev) {
     switch (ev.type) {
-        case event_type::acquired:
-            if (e.core.hold_count() <= 1) e.renewals = 0;
-            e.last_cause = errc::ok;
-            e.acquire_handler.complete({}, ev.fence);
-            break;
+        case event_type::acquired: deliver_acquired(e, ev); break;
         case event_type::acquire_failed:
             e.last_cause = ev.cause;
             e.acquire_handler.complete(failure_code(e, ev), 0);
@@ -521,15 +519,47 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
             } else if (ev.instances_released < quorum()) {
                 code = make_error_code(errc::no_quorum);
             }
+            e.hold_reported = false;
             e.release_handler.complete(code);
             break;
         }
     }
 }
 
+// The core decided at its last input, and handlers may have run since (those of earlier
+// replies in the same read, or whatever ran before a reentrant acquire's posted delivery):
+// success is told only while the lease still runs.
+void client_impl::deliver_acquired(lock_entry& e, const event& ev) {
+    const std::int64_t now = now_ms();
+    if (!e.core.held(now)) return fail_late_acquire(e, now);
+    if (e.core.hold_count() <= 1) e.renewals = 0;
+    e.last_cause = errc::ok;
+    e.hold_reported = true;
+    e.acquire_handler.complete({}, ev.fence);
+}
+
+void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {
+    // Lets the core see the lease's end now (lost, clean-up queued) rather than at the lock
+    // timer, so status() and the next acquire find the lock lost, not held.
+    e.core.on_timer(now);
+    // A hold the user was never told of ends without a lost call; its `lost` is queued
+    // (or comes with the next input, when the core had no room for it yet).
+    const lock_state state = e.core.state();
+    if (!e.hold_reported && (state == lock_state::lost || state == lock_state::held)) {
+        e.lost_unreported = true;
+    }
+    e.last_cause = errc::validity_expired;
+    e.acquire_handler.complete(make_error_code(errc::validity_expired), 0);
+}
+
 // The handler stays installed for the next hold, unless it installed another, removed its
 // lock (the slot may already hold a new lock) or closed the client.
 void client_impl::deliver_lost(lock_entry& e, errc why) {
+    e.hold_reported = false;
+    if (e.lost_unreported) {
+        e.lost_unreported = false;
+        return;
+    }
     handler_slot running(std::move(e.lost_handler));
     const std::uint32_t generation = e.generation;
     const std::uint32_t open_epoch = open_epoch_;
@@ -549,14 +579,15 @@ std::error_code client_impl::failure_code(const lock_entry& e, const event& ev) 
 }
 
 // Inside a completion: deliver what is pending, then send and re-arm.
-void client_impl::service(std::uint32_t index, std::int64_t now) {
+void client_impl::service(std::uint32_t index) {
     if (!deliver_pending(index)) return;
-    pump(index, now);
+    pump(index);
     update_deadline(index);
 }
 
-void client_impl::pump(std::uint32_t index, std::int64_t now) noexcept {
+void client_impl::pump(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
+    const std::int64_t now = now_ms();  // when the requests go out: their command timeout
     for (std::size_t i = 0; i < instance_count_; ++i) {
         connection& c = *conns_[i];
         const auto bit = static_cast<std::uint8_t>(1u << i);
@@ -582,7 +613,6 @@ void client_impl::wake_waiters(std::uint8_t instance) {
     connection& c = *conns_[instance];
     fixed_ring<lock_ref>& waiters = c.waiters();
     const auto bit = static_cast<std::uint8_t>(1u << instance);
-    const std::int64_t now = now_ms();
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
         if (c.write_room() < request_bytes_max) return;
         const lock_ref ref = waiters.front();
@@ -590,7 +620,7 @@ void client_impl::wake_waiters(std::uint8_t instance) {
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
         e.waiting_mask = static_cast<std::uint8_t>(e.waiting_mask & ~bit);
-        pump(ref.index, now);
+        pump(ref.index);
     }
 }
 
@@ -619,8 +649,9 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
     dispatch_scope scope(*this);
     lock_timer_ms_ = no_deadline_ms;
     const std::uint32_t open_epoch = open_epoch_;
-    const std::int64_t now = now_ms();
-    for (std::size_t n = 0; n < 2 * locks_max_ && !deadlines_.empty() && deadlines_.top_deadline_ms() <= now; ++n) {
+    for (std::size_t n = 0; n < 2 * locks_max_ && !deadlines_.empty(); ++n) {
+        const std::int64_t now = now_ms();  // again for every lock: handlers ran meanwhile
+        if (deadlines_.top_deadline_ms() > now) break;
         const std::uint32_t index = deadlines_.top();
         lock_entry& e = locks_[index];
         if (e.deadline_ms > now) {
@@ -628,8 +659,8 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
             continue;
         }
         if (deliver_pending(index)) {
-            e.core.on_timer(now);
-            service(index, now);
+            e.core.on_timer(now_ms());
+            service(index);
         }
         if (open_epoch_ != open_epoch) return;
         if (e.in_use && deadlines_.key(index) <= now) {
@@ -638,37 +669,36 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
         }
     }
     if (!deadlines_.empty() && deadlines_.top_deadline_ms() < lock_timer_ms_) {
-        arm_lock_timer(std::max(deadlines_.top_deadline_ms(), now + 1));
+        arm_lock_timer(std::max(deadlines_.top_deadline_ms(), now_ms() + 1));
     }
 }
 
 // ---- connection callbacks ----------------------------------------------------------------
 
-void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply,
-                                std::int64_t now) {
+void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply) {
     if (entry.lock >= locks_max_) return;
     on_request_done(entry.lock);
     lock_entry& e = locks_[entry.lock];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
     if (!deliver_pending(entry.lock)) return;
-    const errc code = e.core.on_reply(instance, reply, now);
+    // Read after the handlers above, and after those of earlier replies in the same read:
+    // the time they took is subtracted from the lease like any other wait.
+    const errc code = e.core.on_reply(instance, reply, now_ms());
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::invalid_state);
     if (code == errc::error_reply || code == errc::unexpected_reply) e.failure = make_error_code(code);
-    service(entry.lock, now);
+    service(entry.lock);
 }
 
 void client_impl::on_connection_ready(std::uint8_t instance) {
     (void)instance;
-    const std::int64_t now = now_ms();
     for (std::uint32_t index = 0; index < locks_max_; ++index) {
-        if (locks_[index].in_use) pump(index, now);
+        if (locks_[index].in_use) pump(index);
     }
     ready_check_ = true;
 }
 
 void client_impl::on_connection_down(std::uint8_t instance) {
-    const std::int64_t now = now_ms();
     const std::uint32_t open_epoch = open_epoch_;
     const auto bit = static_cast<std::uint8_t>(1u << instance);
     conns_[instance]->waiters().clear();
@@ -680,8 +710,8 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
             if (attempt_running(e.core.state()) && !e.failure) e.failure = conns_[instance]->last_error();
-            e.core.on_io_error(instance, now);
-            service(index, now);
+            e.core.on_io_error(instance, now_ms());
+            service(index);
         }
         if (open_epoch_ != open_epoch) return;
     }
@@ -731,7 +761,7 @@ void client_impl::drain_dirty() {
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
         e.dirty = false;
-        service(ref.index, now_ms());
+        service(ref.index);
         if (open_epoch_ != open_epoch) return;
     }
 }

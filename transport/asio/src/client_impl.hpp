@@ -181,7 +181,7 @@ private:
     void arm_timer(std::int64_t delay_ms);
     void on_timer(std::uint32_t timer_epoch, std::error_code ec);
     void check_command_timeout();
-    void handle_reply(const reply_node* nodes, std::size_t count, std::int64_t now);
+    void handle_reply(const reply_node* nodes, std::size_t count);
     void handle_internal(internal_request kind, const reply_node* nodes, std::size_t count);
     void handle_message(const reply_node* nodes, std::size_t count);
     void phase_done();
@@ -265,8 +265,7 @@ public:
     void on_connection_ready(std::uint8_t instance);
     void on_connection_down(std::uint8_t instance);
     void on_attempt_finished() noexcept { ready_check_ = true; }
-    void on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply,
-                       std::int64_t now);
+    void on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
     void on_request_done(std::uint32_t index) noexcept;
     void on_switch_master(const std::string& host, std::uint16_t port);
@@ -306,18 +305,22 @@ private:
         bool draining = false;  // removed, the slot freed once requests_in_flight is 0
         bool in_use = false;
         bool dirty = false;             // has deferred events to deliver
+        bool hold_reported = false;     // the running hold's acquire completed with success
+        bool lost_unreported = false;   // skip the next `lost`: its hold was never reported
         bool release_after_events = false;
     };
 
     lock_entry* find(lock_handle handle) noexcept;
     const lock_entry* find(lock_handle handle) const noexcept;
-    void after_call(std::uint32_t index, std::int64_t now) noexcept;
-    void service(std::uint32_t index, std::int64_t now);
+    void after_call(std::uint32_t index) noexcept;
+    void service(std::uint32_t index);
     bool deliver_pending(std::uint32_t index);
     void deliver(lock_entry& entry, const event& e);
+    void deliver_acquired(lock_entry& entry, const event& e);
+    void fail_late_acquire(lock_entry& entry, std::int64_t now);
     void deliver_lost(lock_entry& entry, errc why);
     std::error_code failure_code(const lock_entry& entry, const event& e) const;
-    void pump(std::uint32_t index, std::int64_t now) noexcept;
+    void pump(std::uint32_t index) noexcept;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);
     void on_lock_timer(std::uint32_t epoch, std::error_code ec);

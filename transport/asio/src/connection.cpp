@@ -322,7 +322,6 @@ void connection::on_read(std::uint32_t epoch, std::error_code ec, std::size_t si
         return;
     }
     read_size_ += size;
-    const std::int64_t now = now_ms();
     reply_node* nodes = owner_.nodes();
     std::size_t offset = 0;
     for (;;) {
@@ -333,7 +332,7 @@ void connection::on_read(std::uint32_t epoch, std::error_code ec, std::size_t si
             fail(make_error_code(parsed.code));
             return;
         }
-        handle_reply(nodes, parsed.nodes, now);
+        handle_reply(nodes, parsed.nodes);
         if (epoch != epoch_) return;  // dropped, or moved on to another server
         offset += parsed.consumed;
     }
@@ -348,7 +347,7 @@ void connection::on_read(std::uint32_t epoch, std::error_code ec, std::size_t si
     start_read();
 }
 
-void connection::handle_reply(const reply_node* nodes, std::size_t count, std::int64_t now) {
+void connection::handle_reply(const reply_node* nodes, std::size_t count) {
     if (role_ == connection_role::watcher && state_ == connection_state::ready) {
         handle_message(nodes, count);
         return;
@@ -367,7 +366,7 @@ void connection::handle_reply(const reply_node* nodes, std::size_t count, std::i
         owner_.sentinel_mode()) {
         rediscover_ = true;
     }
-    owner_.on_lock_reply(index_, entry, nodes[0], now);
+    owner_.on_lock_reply(index_, entry, nodes[0]);
 }
 
 void connection::handle_internal(internal_request kind, const reply_node* nodes, std::size_t count) {

@@ -251,7 +251,12 @@ public:
     //                            protocol_error, reply_too_large, client_error::auth_failed,
     //                            command_timeout, connect_timeout, std::errc::connection_reset,
     //                            connection_refused, asio::error::eof, host_not_found, ...
-    //   errc::validity_expired   a quorum answered, too late for any validity to remain
+    //   errc::validity_expired   a quorum answered, too late for any validity to remain;
+    //                            or the lease ran out before this handler could be called
+    //                            (other handlers took the time): success is never reported
+    //                            for a lease that has ended. The lock is then lost; the lost
+    //                            handler is called only for a hold already reported (this
+    //                            acquire was a reentrant one)
     //   errc::token_gone         (fencing, Redlock) the keys vanished while confirming
     //   errc::not_replicated     (replicas_to_wait) too few replicas acknowledged in time
     //   errc::cancelled          release() was called before the acquire finished
