@@ -18,6 +18,7 @@ using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::lock_state;
 using edgelock::async::client;
+using edgelock::async::client_error;
 using edgelock::async::lock_handle;
 using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
@@ -295,7 +296,7 @@ TEST_F(asio_lock, a_restarted_server_is_reconnected_and_gets_the_scripts_again) 
     EXPECT_NE(fresh.info_field("commandstats", "cmdstat_evalsha"), "");
 }
 
-// ---- time spent in handlers ---------------------------------
+// ---- time spent in handlers, and operations that meet ---------------------------------
 
 edgelock::lock_config unwatched(std::string_view name) {
     edgelock::lock_config config = lock_for(name, 300);
@@ -348,6 +349,19 @@ TEST_F(asio_lock, a_reentrant_acquire_delivered_after_the_lease_ended_fails) {
     ASSERT_TRUE(run_until(io, [&] { return !lost.empty(); }, 2s)) << "the first hold ended: lost";
     EXPECT_EQ(lost[0], errc::expired);
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
+}
+
+TEST_F(asio_lock, an_acquire_while_the_release_runs_is_an_operation_in_progress) {
+    const lock_handle handle = add("mid-release");
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    outcome released;
+    owner.async_release(handle, [&](std::error_code ec) { released = {true, ec, 0}; });
+    EXPECT_EQ(owner.status(handle).state, lock_state::releasing);
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, client_error::operation_in_progress);
+    ASSERT_TRUE(run_until(io, [&] { return released.done; }, 2s));
+    EXPECT_FALSE(released.ec);
+    EXPECT_FALSE(acquire(owner, handle, 0ms).ec) << "allowed again once released";
+    EXPECT_FALSE(release(owner, handle).ec);
 }
 
 }  // namespace

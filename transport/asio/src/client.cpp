@@ -405,7 +405,11 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
-        return post_completion(std::move(handler), code);
+        // The core refuses while the last hold's release runs: to the caller that is an
+        // operation in progress, like a running acquire, and ends by itself.
+        const bool releasing = code == errc::invalid_state && e->core.state() == lock_state::releasing;
+        return post_completion(std::move(handler),
+                               releasing ? make_error_code(client_error::operation_in_progress) : make_error_code(code));
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();

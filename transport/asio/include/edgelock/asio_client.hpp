@@ -96,7 +96,8 @@ enum class client_error : std::uint8_t {
     table_full,             // add_lock(): every one of locks_max slots is in use, or held
                             // by a removed lock until its last requests are answered
     invalid_handle,         // a handle that is not (or no longer) in this client's table
-    operation_in_progress,  // an acquire (or release) is already running on that lock
+    operation_in_progress,  // an acquire (or release) is already running on that lock; for
+                            // an acquire, also the release of the last hold
     lock_busy,              // remove_lock() of a lock that is held or has an operation running
 };
 
@@ -262,7 +263,9 @@ public:
     //   errc::cancelled          release() was called before the acquire finished
     //   errc::invalid_wait       wait negative or over edgelock::wait_ms_max
     //   errc::invalid_state      the core refused (hold count at its maximum)
-    //   client_error::invalid_handle, operation_in_progress, not_open
+    //   client_error::operation_in_progress  an acquire is running, or the release of
+    //                            the last hold is still deleting the key (state releasing)
+    //   client_error::invalid_handle, not_open
     //   std::errc::operation_canceled (close())
     // fence is the fence token when fencing is on and ec is {}; 0 otherwise.
     template <typename Handler>
