@@ -364,4 +364,28 @@ TEST_F(asio_lock, an_acquire_while_the_release_runs_is_an_operation_in_progress)
     EXPECT_FALSE(release(owner, handle).ec);
 }
 
+TEST_F(asio_lock, a_release_after_the_attempt_ran_out_completes_after_the_acquire) {
+    const lock_handle handle = add("ran-out");  // attempts time out after 100 ms
+    std::vector<std::string> order;
+    std::error_code acquired;
+    std::error_code released;
+    server.freeze();
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) {
+        order.push_back("acquire");
+        acquired = ec;
+    });
+    std::this_thread::sleep_for(300ms);  // the attempt's deadline passes before its timer runs
+    owner.async_release(handle, [&](std::error_code ec) {
+        order.push_back("release");
+        released = ec;
+    });
+    const bool both = run_until(io, [&] { return order.size() == 2; }, 2s);
+    server.thaw();
+    ASSERT_TRUE(both);
+    EXPECT_EQ(order, (std::vector<std::string>{"acquire", "release"}));
+    EXPECT_TRUE(acquired) << "no reply came";
+    EXPECT_NE(acquired, errc::cancelled) << "the attempt had ended before the release";
+    EXPECT_EQ(released, errc::not_held);
+}
+
 }  // namespace

@@ -405,11 +405,13 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
+        after_call(handle.index);  // the refusal may follow events the call produced
         // The core refuses while the last hold's release runs: to the caller that is an
         // operation in progress, like a running acquire, and ends by itself.
         const bool releasing = code == errc::invalid_state && e->core.state() == lock_state::releasing;
-        return post_completion(std::move(handler),
-                               releasing ? make_error_code(client_error::operation_in_progress) : make_error_code(code));
+        const std::error_code refused =
+            releasing ? make_error_code(client_error::operation_in_progress) : make_error_code(code);
+        return post_completion(std::move(handler), refused);
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();
@@ -433,6 +435,9 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
     const lock_state before = e->core.state();
     const std::int64_t now = now_ms();
     if (const errc code = e->core.release(now); code != errc::ok) {
+        // The call may have moved the lock on before refusing (an attempt whose deadline had
+        // passed ends with not_held): its events are delivered first, then this completion.
+        after_call(handle.index);
         if (!detached) post_completion(std::move(handler), code);
         return;
     }
@@ -462,8 +467,9 @@ lock_status client_impl::status(lock_handle handle) const noexcept {
 
 // ---- driving the core ------------------------------------------------------------------
 
-// After a call in from the user: events wait for the next delivery pass (never delivered
-// inside the caller's call); requests go out at once.
+// After a call in from the user, whether the core accepted it or not: events wait for the
+// next delivery pass (never delivered inside the caller's call), which comes before any
+// completion the call posts; requests go out at once.
 void client_impl::after_call(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     event ev;

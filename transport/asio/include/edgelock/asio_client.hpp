@@ -286,7 +286,9 @@ public:
     //   client_error::invalid_handle, operation_in_progress, not_open
     //   std::errc::operation_canceled (close())
     // While an acquire is running, this cancels it: the acquire completes with
-    // errc::cancelled, then this handler with {}.
+    // errc::cancelled, then this handler with {}. An acquire whose deadline had already
+    // passed, its handler not yet called, completes first with its own outcome (e.g.
+    // no_quorum); this handler follows with errc::not_held.
     template <typename Handler>
     void async_release(lock_handle handle, Handler&& handler) {
         detail::handler_slot slot;
