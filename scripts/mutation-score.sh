@@ -131,7 +131,7 @@ run_mutant() {
   fi
   [ "$verdict" != "SURVIVED" ] && killed=$((killed + 1))
   if core_tests_catch; then core="caught"; core_caught=$((core_caught + 1)); fi
-  printf '%-34s %s | core unit tests: %s\n' "$name" "$verdict" "$core"
+  printf '%-38s %s | core unit tests: %s\n' "$name" "$verdict" "$core"
   cp "$root/$file" "$src/$file"
 }
 

@@ -4,10 +4,13 @@
 #   1. scripts/setup.sh (silent when the Debian packages are already there)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, run all of
 #      ctest (unit, property, install and sans-IO checks)
-#   3. build-clang/ with Clang 14: the same -Wall -Wextra -Wpedantic -Werror build, then the
+#   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
+#      must be killed by the simulator alone) and a soak of 20,000 swarm runs
+#      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe)
+#   4. build-clang/ with Clang 14: the same -Wall -Wextra -Wpedantic -Werror build, then the
 #      tests labelled `core` (the core's unit tests and its sans-IO and flag checks on the
 #      Clang-built library); the other labels already ran against the GCC build
-#   4. scripts/cross.sh aarch64 --quick: the core and the simulator cross-built for aarch64,
+#   5. scripts/cross.sh aarch64 --quick: the core and the simulator cross-built for aarch64,
 #      their tests under qemu, and the simulator's runs compared with build/'s
 #      (docs/EMBEDDED.md; the full cross build and armhf: scripts/cross.sh aarch64|armhf)
 #
@@ -34,6 +37,12 @@ cmake --build build -j "$jobs"
 
 step "ctest build/"
 (cd build && ctest --output-on-failure --no-tests=error)
+
+step "simulator: mutation score"
+./scripts/mutation-score.sh --jobs "$jobs"
+
+step "simulator: soak of 20,000 swarm runs"
+build/sim/edgelock-sim soak --runs 20000 --seed 1 --jobs "$jobs"
 
 step "configure build-clang/ (Clang 14, RelWithDebInfo)"
 cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++

@@ -15,72 +15,100 @@ struct soak_run_result {
     std::uint32_t anomalies = 0;
 };
 
-// claimed[scenario][config][check]: the matrix saw the check hold in that cell.
-using claims = std::array<std::array<std::array<bool, check_count>, 7>, scenario_count>;
-
-claims matrix_claims(const soak_options& options) {
-    claims claimed{};
+void run_matrix_first(const soak_options& options, soak_result& result) {
     matrix_options m;
     m.random_runs = options.matrix_runs;
     m.seed = options.seed;
     m.jobs = options.jobs;
-    std::size_t cell = 0;
+    std::size_t index = 0;
     run_matrix(m, [&](const matrix_cell& c) {
-        for (std::size_t k = 0; k < check_count; ++k) {
-            claimed[cell / 7][cell % 7][k] = c.checks.checks[k].ok;
-        }
-        ++cell;
+        soak_cell& cell = result.cells[index / configuration_count][index % configuration_count];
+        cell.matrix = c.checks;
+        cell.runs = c.runs;
+        cell.violating_runs = c.violating_runs;
+        ++index;
     });
-    return claimed;
+}
+
+void count(const soak_options& options, std::size_t index, const soak_run_result& r, soak_result& result) {
+    ++result.runs;
+    result.events += r.events;
+    result.anomalies += r.anomalies;
+    soak_cell& cell = result.cells[r.scenario_index][r.config_index];
+    ++cell.runs;
+    if (!r.checks.all_ok()) ++cell.violating_runs;
+    for (std::size_t k = 0; k < check_count; ++k) {
+        if (r.checks.checks[k].ok) continue;
+        ++result.violations[r.config_index][k];
+        if (cell.soak_violations[k]++ == 0) cell.first_replay[k] = replay_command(soak_run(options.seed, index));
+    }
+}
+
+void find_surprises(soak_result& result) {
+    for (std::size_t s = 0; s < scenario_count; ++s) {
+        for (std::size_t c = 0; c < configuration_count; ++c) {
+            const soak_cell& cell = result.cells[s][c];
+            for (std::size_t k = 0; k < check_count; ++k) {
+                if (cell.soak_violations[k] == 0 || !cell.matrix.checks[k].ok) continue;
+                soak_surprise surprise;
+                surprise.scenario = &scenarios()[s];
+                surprise.config = &configurations()[c];
+                surprise.check = static_cast<check_kind>(k);
+                surprise.cell_claimed_safe = cell.matrix.all_ok();
+                surprise.runs = cell.soak_violations[k];
+                surprise.replay = cell.first_replay[k];
+                result.surprises.push_back(surprise);
+            }
+        }
+    }
 }
 
 }  // namespace
 
+bool soak_result::claims_broken() const noexcept {
+    for (const soak_surprise& s : surprises) {
+        if (s.cell_claimed_safe) return true;
+    }
+    return false;
+}
+
 run_request soak_run(std::uint64_t seed, std::size_t index) {
     run_request request;
-    request.config = &configurations()[index % 7];
-    request.scenario = &scenarios()[(index / 7) % scenario_count];
+    request.config = &configurations()[index % configuration_count];
+    request.scenario = &scenarios()[(index / configuration_count) % scenario_count];
     request.mode = run_mode::random;
     request.seed = mix_seed(seed ^ soak_salt, index + 1);
     return request;
 }
 
 soak_result run_soak(const soak_options& options) {
-    const claims claimed = matrix_claims(options);
+    static_assert(configuration_count == std::tuple_size<std::decay_t<decltype(configurations())>>::value);
     soak_result result;
-    std::array<std::array<std::array<soak_surprise, check_count>, 7>, scenario_count> found{};
+    run_matrix_first(options, result);
     run_in_order<soak_run_result>(
         options.runs, options.jobs,
         [&](std::size_t i) {
             const run_result r = run(make_spec(soak_run(options.seed, i)));
-            return soak_run_result{i % 7, (i / 7) % scenario_count, r.checks, r.events, r.anomalies};
+            return soak_run_result{i % configuration_count, (i / configuration_count) % scenario_count,
+                                   r.checks, r.events, r.anomalies};
         },
         [&](std::size_t i, soak_run_result&& r) {
-            ++result.runs;
-            result.events += r.events;
-            result.anomalies += r.anomalies;
-            for (std::size_t k = 0; k < check_count; ++k) {
-                if (r.checks.checks[k].ok) continue;
-                ++result.violations[r.config_index][k];
-                if (!claimed[r.scenario_index][r.config_index][k]) continue;
-                soak_surprise& s = found[r.scenario_index][r.config_index][k];
-                if (s.runs++ == 0) s.replay = replay_command(soak_run(options.seed, i));
-            }
+            count(options, i, r, result);
             return true;
         });
-    for (std::size_t s = 0; s < scenario_count; ++s) {
-        for (std::size_t c = 0; c < 7; ++c) {
-            for (std::size_t k = 0; k < check_count; ++k) {
-                soak_surprise surprise = found[s][c][k];
-                if (surprise.runs == 0) continue;
-                surprise.scenario = &scenarios()[s];
-                surprise.config = &configurations()[c];
-                surprise.check = static_cast<check_kind>(k);
-                result.surprises.push_back(surprise);
-            }
-        }
-    }
+    find_surprises(result);
     return result;
+}
+
+std::string soak_cell_line(const soak_result& result, std::size_t scenario, std::size_t config) {
+    const soak_cell& cell = result.cells[scenario][config];
+    std::string line = std::string(scenarios()[scenario].code) + " " + std::string(configurations()[config].name) +
+                       " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs);
+    for (std::size_t k = 0; k < check_count; ++k) {
+        const bool ok = cell.matrix.checks[k].ok && cell.soak_violations[k] == 0;
+        line += std::string(" ") + to_string(static_cast<check_kind>(k)) + (ok ? "=ok" : "=VIOLATED");
+    }
+    return line;
 }
 
 }  // namespace edgelock::sim

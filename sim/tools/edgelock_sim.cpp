@@ -6,6 +6,9 @@
 //   edgelock-sim explore --config C --runs N [--seed S] [--check K] [--family S] [--jobs N]
 //   edgelock-sim soak --runs N [--seed S] [--jobs N]
 //
+// soak exits 1 when a run violated a check in a cell the matrix reports as safe (ok in
+// every check: the claim would be wrong) or the lock refused a call; explore exits 1 when it found
+// a violation; run exits 1 when its run violated a check.
 // `run` prints the run's seed, parameters and schedule, a timeline (true time, each
 // process's own clocks, lock events, faults, resource writes accepted or rejected), the
 // holds, the four checks and the trace hash. `--behaviour B` runs deliberately broken
@@ -318,25 +321,30 @@ int command_soak(const options& o) {
     so.jobs = o.jobs;
     const stopwatch clock;
     const soak_result r = run_soak(so);
-    std::printf("soak: %zu swarm run(s) from seed %llu over %zu configurations; runs violating each check\n",
-                r.runs, static_cast<unsigned long long>(o.seed), configurations().size());
-    for (std::size_t c = 0; c < configurations().size(); ++c) {
-        std::printf("%-27s", std::string(configurations()[c].name).c_str());
+    std::printf("soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs %zu)\n",
+                r.runs, static_cast<unsigned long long>(o.seed), configuration_count, so.matrix_runs);
+    std::printf("soak runs violating each check, per configuration:\n");
+    for (std::size_t c = 0; c < configuration_count; ++c) {
+        std::printf("  %-27s", std::string(configurations()[c].name).c_str());
         for (std::size_t k = 0; k < check_count; ++k) {
             std::printf(" %s=%zu", to_string(static_cast<check_kind>(k)), r.violations[c][k]);
         }
         std::printf("\n");
     }
-    std::printf("violations in cells the matrix (--runs %zu) reports as holding: %zu\n", so.matrix_runs,
-                r.surprises.size());
+    std::printf("cells, the matrix and the soak together:\n");
+    for (std::size_t s = 0; s < scenario_count; ++s) {
+        for (std::size_t c = 0; c < configuration_count; ++c) std::printf("%s\n", soak_cell_line(r, s, c).c_str());
+    }
+    std::printf("violations of checks the matrix saw hold: %zu\n", r.surprises.size());
     for (const soak_surprise& s : r.surprises) {
-        std::printf("UNEXPECTED %s %s %s runs=%zu first: %s\n", std::string(s.scenario->code).c_str(),
-                    std::string(s.config->name).c_str(), to_string(s.check), s.runs, s.replay.c_str());
+        std::printf("%s %s %s %s runs=%zu first: %s\n", s.cell_claimed_safe ? "UNEXPECTED" : "MISSED",
+                    std::string(s.scenario->code).c_str(), std::string(s.config->name).c_str(), to_string(s.check),
+                    s.runs, s.replay.c_str());
     }
     std::printf("total runs=%zu events=%llu %s\n", r.runs, static_cast<unsigned long long>(r.events),
                 clock.line(r.events, r.runs).c_str());
     if (r.anomalies != 0) std::printf("anomalies=%u (the lock refused calls it should take)\n", r.anomalies);
-    return 0;
+    return !r.claims_broken() && r.anomalies == 0 ? 0 : 1;
 }
 
 }  // namespace

@@ -93,7 +93,8 @@ struct lock_config {
 
     // Sentinel deployments: after the acquire, send WAIT so the SET reached this many
     // replicas before the lock counts as held (a failover then cannot promote a replica
-    // that never saw it). 0 sends no WAIT.
+    // that never saw it), and after each renewal before it extends validity (see the lease
+    // arithmetic above). 0 sends no WAIT.
     std::uint8_t replicas_to_wait = 0;
     std::int64_t replica_wait_ms = 0;  // WAIT's timeout; default attempt timeout / 2
 

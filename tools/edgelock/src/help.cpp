@@ -85,13 +85,15 @@ constexpr std::string_view release_help =
     "Redis cannot be reached.\n";
 
 constexpr std::string_view sim_help =
-    "usage: edgelock sim run|matrix|explore [ARGS...]\n"
+    "usage: edgelock sim run|matrix|explore|soak [ARGS...]\n"
     "\n"
     "Runs the deterministic simulator, edgelock-sim, with ARGS (found next to the edgelock\n"
     "binary, else on PATH). For example:\n"
     "  edgelock sim matrix --runs 20\n"
     "  edgelock sim run --scenario S1 --config single --seed 1 --svg s1.svg\n"
-    "  edgelock sim explore --config redlock-5 --runs 200\n"
+    "  edgelock sim explore --config redlock-5 --runs 200 --check oracle\n"
+    "  edgelock sim soak --runs 10000\n"
+    "  edgelock sim --help\n"
     "Its exit status is edgelock-sim's; 127 when edgelock-sim is not found.\n";
 
 }  // namespace

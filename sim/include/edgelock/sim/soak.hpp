@@ -2,15 +2,16 @@
 //
 // Run i takes configuration i mod 7 and scenario family (i / 7) mod 8, draws every world
 // knob and its fault schedule from its own seed (the matrix's random runs, many more of
-// them), and is judged by every check. The soak counts, per configuration and check, the
-// runs that violated it, and flags each violation in a cell (scenario, configuration) whose
-// check the matrix, run first with the same seed, reported as held: those are what the
-// matrix's sample missed. Every flagged cell carries the replay line of its first run.
+// them), and is judged by every check. The matrix runs first with the same seed; the soak
+// then reports, per configuration and check, the runs that violated it, and per cell
+// (scenario, configuration) what the matrix and the soak saw together. A violation of a
+// check the matrix saw hold is flagged: UNEXPECTED when the matrix called the whole cell
+// ok (a safety claim the soak broke), MISSED when the cell was already known unsafe (the
+// matrix's sample was too small to see every way it fails).
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,33 +19,50 @@
 
 namespace edgelock::sim {
 
+inline constexpr std::size_t configuration_count = 7;
+
 struct soak_options {
     std::size_t runs = 1000;
     std::uint64_t seed = 1;
     unsigned jobs = 1;
-    std::size_t matrix_runs = 50;  // random runs per matrix cell that decide "claimed ok"
+    std::size_t matrix_runs = 50;  // random runs per matrix cell, run first
+};
+
+struct soak_cell {
+    std::size_t runs = 0;                           // matrix and soak runs of this cell
+    std::size_t violating_runs = 0;
+    verdict matrix;                                 // the matrix's verdict alone
+    std::array<std::size_t, check_count> soak_violations{};
+    std::array<std::string, check_count> first_replay{};  // of the soak's first violation
 };
 
 struct soak_surprise {
     const scenario_info* scenario = nullptr;
     const configuration* config = nullptr;
     check_kind check = check_kind::overlap;
-    std::size_t runs = 0;  // violating runs in this cell for this check
-    std::string replay;    // the first one
+    bool cell_claimed_safe = false;  // the matrix saw every check hold in this cell
+    std::size_t runs = 0;            // soak runs of this cell violating this check
+    std::string replay;              // the first of them
 };
 
 struct soak_result {
     std::size_t runs = 0;
     std::uint64_t events = 0;
     std::uint32_t anomalies = 0;
-    // violations[config][check]: runs on that configuration that violated that check.
-    std::array<std::array<std::size_t, check_count>, 7> violations{};
+    // violations[config][check]: soak runs on that configuration that violated that check.
+    std::array<std::array<std::size_t, check_count>, configuration_count> violations{};
+    std::array<std::array<soak_cell, configuration_count>, scenario_count> cells{};
     std::vector<soak_surprise> surprises;  // in matrix order
+    bool claims_broken() const noexcept;   // some surprise is in a cell claimed safe
 };
 
 // The request of soak run `index` (from 0).
 run_request soak_run(std::uint64_t seed, std::size_t index);
 
 soak_result run_soak(const soak_options& options);
+
+// "S1 single runs=1837 violating=52 overlap=VIOLATED ... oracle=ok": the cell as the matrix
+// and the soak saw it together, in the matrix's line format.
+std::string soak_cell_line(const soak_result& result, std::size_t scenario, std::size_t config);
 
 }  // namespace edgelock::sim

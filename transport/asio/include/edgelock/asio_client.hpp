@@ -56,9 +56,12 @@
 // lease runs out (the renewal then succeeds there, with the same token); it is reported
 // `lost` with token_gone when the promoted replica never saw the key (asynchronous
 // replication: the renewal finds no key), and `lost` with expired when no master answers
-// before validity ends. Set lock_config::replicas_to_wait to make an acquire count only once
-// replicas confirmed it (WAIT); keep command_timeout above replica_wait_ms, since WAIT holds
-// the shared connection while it waits.
+// before validity ends. Set lock_config::replicas_to_wait to make an acquire, and each
+// renewal, count only once replicas confirmed it (WAIT); keep command_timeout above
+// replica_wait_ms, since WAIT holds the shared connection while it waits. A master left
+// with fewer replicas than that (after a failover, until the old master rejoins as a
+// replica) confirms nothing: no acquire succeeds there, and holds are not extended, so they
+// end with `lost` (expired) unless a replica comes back before their validity runs out.
 #pragma once
 
 #include <asio/io_context.hpp>

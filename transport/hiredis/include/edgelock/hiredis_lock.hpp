@@ -105,7 +105,9 @@ struct lock_options {
     bool fencing = false;   // hand out fence tokens (hold::fence), strictly increasing per name
     bool watchdog = true;   // renew while held
     // Sentinel deployments: require the SET to reach this many replicas (WAIT) before the lock
-    // counts as held. 0: no WAIT.
+    // counts as held, and each renewal before it extends the lease. A master with fewer
+    // replicas (after a failover, until the old master rejoins) confirms neither: the hold
+    // then ends as expired at its validity. 0: no WAIT.
     std::uint8_t replicas_to_wait = 0;
     std::int64_t replica_wait_ms = 0;
 
