@@ -124,7 +124,7 @@ run_mutant() {
       verdict="killed by matrix: $(echo "$cells" | head -3 | paste -sd ',' | sed 's/,/, /g')"
       [ "$(echo "$cells" | wc -l)" -gt 3 ] && verdict="$verdict, ..."
     elif ! (cd "$build" && timeout "$command_timeout" ctest -L sim >"$work/ctest.txt" 2>&1); then
-      verdict="killed by ctest -L sim: $(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 | sed 's/^ *[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')"
+      verdict="killed by ctest -L sim: $(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 | sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')"
     else
       verdict="SURVIVED"
     fi
