@@ -30,6 +30,9 @@ const char* to_string(errc code) noexcept {
         case errc::unexpected_reply: return "unexpected_reply";
         case errc::error_reply: return "error_reply";
         case errc::io_error: return "io_error";
+        case errc::events_pending: return "events_pending";
+        case errc::invalid_time: return "invalid_time";
+        case errc::clock_stepped_back: return "clock_stepped_back";
     }
     return "unknown";
 }

@@ -53,6 +53,9 @@ errc lock::configure(const lock_config& config) noexcept {
         state_ != lock_state::lost) {
         return errc::invalid_state;
     }
+    // Queued and in-flight requests were encoded for the old name, TTL and instances: new
+    // ones would re-encode them, and a changed instance count would strand their replies.
+    if (has_requests()) return errc::invalid_state;
     if (config.name.empty() || config.name.size() > name_bytes_max) return errc::invalid_name;
     if (config.ttl_ms <= 0 || config.ttl_ms > ttl_ms_max) return errc::invalid_ttl;
     if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
@@ -69,6 +72,8 @@ errc lock::configure(const lock_config& config) noexcept {
                                        ? config.retry_delay_ms_max
                                        : std::max(delay_min, retry_delay_ms_max_default);
     if (drift >= ttl) return errc::invalid_config;
+    // Every duration is bounded whatever the flags say: each is added to now_ms somewhere.
+    if (renew > ttl_ms_max || config.replica_wait_ms > ttl_ms_max) return errc::invalid_config;
     if (config.watchdog && (renew <= 0 || renew >= ttl - drift)) return errc::invalid_config;
     if (attempt > ttl) return errc::invalid_config;
     if (delay_min > delay_max || delay_max > wait_ms_max) return errc::invalid_config;
@@ -97,7 +102,7 @@ errc lock::configure(const lock_config& config) noexcept {
 errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (wait_ms < 0 || wait_ms > wait_ms_max) return errc::invalid_wait;
-    advance(now_ms);
+    advance();
     if (state_ == lock_state::held) {
         if (hold_count_ == holds_max) return errc::invalid_state;
         ++hold_count_;
@@ -121,7 +126,7 @@ errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token&
 
 errc lock::release(std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
-    advance(now_ms);
+    advance();
     switch (state_) {
         case lock_state::held:
             if (hold_count_ > 1) {
@@ -132,17 +137,9 @@ errc lock::release(std::int64_t now_ms) noexcept {
             return errc::ok;
         case lock_state::acquiring:
         case lock_state::backing_off:
-        case lock_state::confirming: {
-            retire_round();
-            clean_up_everywhere();
-            state_ = lock_state::idle;
-            event e;
-            e.type = event_type::acquire_failed;
-            e.code = errc::cancelled;
-            e.cause = last_cause_;
-            push_event(e);
+        case lock_state::confirming:
+            abandon_attempt(errc::cancelled);
             return errc::ok;
-        }
         case lock_state::lost: {
             state_ = lock_state::idle;
             event e;
@@ -159,7 +156,7 @@ errc lock::release(std::int64_t now_ms) noexcept {
 errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
-    advance(now_ms);
+    advance();
     if (queues_[instance].in_flight == 0) return errc::unexpected_reply;
     const request sent = pop_in_flight(instance);
     errc code = errc::ok;
@@ -170,7 +167,7 @@ errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t
 errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
-    advance(now_ms);
+    advance();
     while (queues_[instance].in_flight > 0) {
         const request lost = pop_in_flight(instance);
         if (!lost.current) continue;
@@ -186,11 +183,18 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
 
 errc lock::on_timer(std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
-    advance(now_ms);
+    advance();
     return errc::ok;
 }
 
 // ---- calls out -------------------------------------------------------------------------
+
+bool lock::has_requests() const noexcept {
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (queues_[i].count > 0) return true;
+    }
+    return false;
+}
 
 bool lock::has_request(std::uint8_t instance) const noexcept {
     if (instance >= instances_) return false;
@@ -231,8 +235,9 @@ bool lock::poll_event(event& out) noexcept {
     return true;
 }
 
+// A reading earlier than the last input's is a clock gone backwards: not held (fail closed).
 bool lock::held(std::int64_t now_ms) const noexcept {
-    return state_ == lock_state::held && now_ms < valid_until_ms_;
+    return state_ == lock_state::held && now_ms >= now_ms_ && now_ms < valid_until_ms_;
 }
 
 std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
@@ -243,13 +248,29 @@ std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
 
 errc lock::check_input(std::int64_t now_ms) noexcept {
     if (state_ == lock_state::unconfigured) return errc::invalid_state;
-    if (events_max - event_count_ < events_per_call_max) return errc::invalid_state;
-    now_ms_ = std::max(now_ms_, now_ms);
+    if (now_ms < -now_ms_limit || now_ms > now_ms_limit) return errc::invalid_time;
+    if (events_max - event_count_ < events_per_call_max) return errc::events_pending;
+    if (now_ms_ != no_reading_ms && now_ms < now_ms_) step_back(now_ms);
+    now_ms_ = now_ms;
     return errc::ok;
 }
 
-void lock::advance(std::int64_t now_ms) noexcept {
-    now_ms_ = std::max(now_ms_, now_ms);
+// The caller's clock went backwards (a reset, a wrapped 32-bit tick): every instant the lock
+// keeps belongs to the old timeline, so none can be trusted. It fails closed: a hold ends at
+// once (lost), a running acquire ends (acquire_failed), a release goes on (it only ever
+// deletes our token) under a deadline the next line re-arms on the new timeline.
+void lock::step_back(std::int64_t now_ms) noexcept {
+    switch (state_) {
+        case lock_state::held: lose(errc::clock_stepped_back); break;
+        case lock_state::acquiring:
+        case lock_state::backing_off:
+        case lock_state::confirming: abandon_attempt(errc::clock_stepped_back); break;
+        case lock_state::releasing: round_deadline_ms_ = now_ms + attempt_timeout_ms_; break;
+        default: break;
+    }
+}
+
+void lock::advance() noexcept {
     int steps = 0;
     while (run_due_timer()) {
         ++steps;
@@ -376,7 +397,6 @@ void lock::start_renewal() noexcept {
 }
 
 void lock::start_release() noexcept {
-    expired_before_release_ = now_ms_ >= valid_until_ms_;
     start_round(request_kind::release);
     state_ = lock_state::releasing;
     round_deadline_ms_ = now_ms_ + attempt_timeout_ms_;
@@ -515,6 +535,21 @@ void lock::fail_attempt(errc cause) noexcept {
     push_event(e);
 }
 
+// Ends the running acquire() for good (cancelled, or the clock stepped back). An attempt in
+// flight may have written: clean up behind it. One that failed already (backing off) queued
+// its cleanup then.
+void lock::abandon_attempt(errc why) noexcept {
+    const bool in_flight = state_ != lock_state::backing_off;
+    retire_round();
+    if (in_flight) clean_up_everywhere();
+    state_ = lock_state::idle;
+    event e;
+    e.type = event_type::acquire_failed;
+    e.code = why;
+    e.cause = last_cause_;
+    push_event(e);
+}
+
 void lock::become_held() noexcept {
     retire_round();
     state_ = lock_state::held;
@@ -546,7 +581,7 @@ void lock::finish_release() noexcept {
     hold_count_ = 0;
     event e;
     e.type = event_type::released;
-    e.expired_before = expired_before_release_ || tally_.refused >= quorum();
+    e.expired_before = tally_.refused >= quorum();
     e.instances_released = tally_.ok;
     push_event(e);
 }

@@ -414,8 +414,10 @@ public:
             case lock_state::acquiring:
             case lock_state::backing_off:
             case lock_state::confirming: {
+                // An attempt that failed already (backing off) queued its cleanup then.
+                const bool in_flight = state_ != lock_state::backing_off;
                 retire();
-                clean_up();
+                if (in_flight) clean_up();
                 state_ = lock_state::idle;
                 event e;
                 e.type = event_type::acquire_failed;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <array>
 #include <string>
 #include <vector>
@@ -904,22 +906,169 @@ TEST(lock_bad_input, a_full_event_queue_refuses_input_until_drained) {
     configure(l, 1);
     acquire_single(l);
     for (int i = 0; i < 3; ++i) ASSERT_EQ(l.acquire(1100, 0, token_a), errc::ok);  // 3 events queued
-    EXPECT_EQ(l.acquire(1100, 0, token_a), errc::invalid_state);
-    EXPECT_EQ(l.on_timer(1100), errc::invalid_state);
+    EXPECT_EQ(l.acquire(1100, 0, token_a), errc::events_pending) << "its own code, not invalid_state";
+    EXPECT_EQ(l.on_timer(1100), errc::events_pending);
+    EXPECT_EQ(l.on_io_error(0, 1100), errc::events_pending);
     EXPECT_EQ(l.hold_count(), 4);
     EXPECT_EQ(take_events(l).size(), 3u);
     EXPECT_EQ(l.on_timer(1100), errc::ok);
 }
 
-TEST(lock_bad_input, a_clock_going_backwards_is_held_at_its_last_reading) {
+// ---- the caller's clock ----------------------------------------------------------------------
+
+TEST(lock_clock, a_negative_start_counts_validity_from_that_start) {
     lock l;
     configure(l, 1);
-    acquire_single(l);  // valid until 30'698
-    ASSERT_EQ(l.on_timer(30'698), errc::ok);
-    ASSERT_EQ(take_events(l).size(), 1u);
-    EXPECT_EQ(l.on_timer(5), errc::ok);
-    EXPECT_TRUE(take_events(l).empty());
-    EXPECT_FALSE(l.held(5)) << "lost stays lost";
+    ASSERT_EQ(l.acquire(-100'000, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), -99'990), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].valid_until_ms, -100'000 + 30'000 - 302);
+    EXPECT_FALSE(l.held(-60'000)) << "Redis expired the key near -70'000";
+    EXPECT_TRUE(l.held(-70'303));
+}
+
+TEST(lock_clock, a_clock_going_backwards_ends_the_hold_at_once) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);  // t=1000, valid until 30'698
+    EXPECT_TRUE(l.held(2000));
+    EXPECT_FALSE(l.held(999)) << "a reading below the last input's is not trusted";
+    ASSERT_EQ(l.on_timer(500), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::lost);
+    EXPECT_EQ(events[0].code, errc::clock_stepped_back);
+    EXPECT_FALSE(l.held(501));
+    EXPECT_FALSE(l.held(20'000)) << "never a longer lease";
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "the key is cleaned up";
+    EXPECT_EQ(l.next_deadline_ms(), edgelock::no_deadline_ms);
+}
+
+TEST(lock_clock, a_wrapped_32_bit_tick_ends_a_running_acquire) {
+    lock l;
+    configure(l, 1);
+    const std::int64_t before_wrap = 4'294'967'000;
+    ASSERT_EQ(l.acquire(before_wrap, 5000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 200), errc::ok);  // the tick wrapped to 200
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::clock_stepped_back);
+    EXPECT_FALSE(l.held(200));
+    EXPECT_EQ(l.state(), lock_state::idle);
+    ASSERT_EQ(l.acquire(300, 0, token_b), errc::ok) << "usable on the new timeline";
+    while (l.has_request(0)) take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 301), errc::ok);  // the cleanup
+    ASSERT_EQ(l.on_reply(0, integer(0), 302), errc::ok);  // the new acquire
+    EXPECT_TRUE(l.held(302));
+    EXPECT_EQ(l.valid_until_ms(), 300 + 30'000 - 302);
+}
+
+TEST(lock_clock, a_release_goes_on_after_the_clock_steps_back) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(100), errc::ok);
+    EXPECT_EQ(l.state(), lock_state::releasing);
+    EXPECT_EQ(l.next_deadline_ms(), 100 + 3000) << "its deadline on the new timeline";
+    ASSERT_EQ(l.on_reply(0, integer(1), 150), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::released);
+}
+
+TEST(lock_clock, readings_beyond_the_limit_are_refused_and_the_extremes_do_not_overflow) {
+    lock l;
+    configure(l, 1);
+    EXPECT_EQ(l.acquire(edgelock::now_ms_limit + 1, 0, token_a), errc::invalid_time);
+    EXPECT_EQ(l.acquire(-edgelock::now_ms_limit - 1, 0, token_a), errc::invalid_time);
+    EXPECT_EQ(l.on_timer(std::numeric_limits<std::int64_t>::max()), errc::invalid_time);
+    EXPECT_EQ(l.state(), lock_state::idle);
+    const std::int64_t late = edgelock::now_ms_limit - 1000;
+    ASSERT_EQ(l.acquire(late, edgelock::wait_ms_max, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), late + 1), errc::ok);
+    EXPECT_EQ(l.valid_until_ms(), late + 30'000 - 302);
+    EXPECT_GT(l.next_deadline_ms(), late);
+    ASSERT_EQ(l.on_timer(edgelock::now_ms_limit), errc::ok);
+}
+
+// ---- configure() ---------------------------------------------------------------------------
+
+TEST(lock_config_test, configure_is_refused_while_requests_are_queued_or_in_flight) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);  // in flight on instance 0; queued on 1 and 2
+    ASSERT_EQ(l.release(1), errc::ok);  // cancelled: idle, with cleanups queued
+    take_events(l);
+    EXPECT_EQ(l.state(), lock_state::idle);
+    lock_config other = config_for(5);
+    other.name = "orders:43";
+    EXPECT_EQ(l.configure(other), errc::invalid_state) << "queued requests would change name and instances";
+    for (std::uint8_t i = 0; i < 3; ++i) {
+        while (l.has_request(i)) take_request(l, i);
+    }
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_io_error(i, 2), errc::ok);
+    EXPECT_EQ(l.configure(other), errc::ok) << "nothing left in flight";
+    EXPECT_EQ(l.instance_count(), 5);
+}
+
+TEST(lock_config_test, every_duration_is_bounded_whatever_the_flags) {
+    lock l;
+    lock_config config = config_for(1);
+    config.watchdog = false;
+    config.renew_interval_ms = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(l.configure(config), errc::invalid_config);
+    config.renew_interval_ms = 0;
+    config.replica_wait_ms = std::numeric_limits<std::int64_t>::max();
+    EXPECT_EQ(l.configure(config), errc::invalid_config) << "even without replicas_to_wait";
+    config.replica_wait_ms = 0;
+    config.drift_ms = 0;
+    ASSERT_EQ(l.configure(config), errc::ok) << "drift 0 is no allowance, not the default";
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
+    EXPECT_EQ(l.valid_until_ms(), 30'000);
+}
+
+// ---- cancelling ------------------------------------------------------------------------------
+
+TEST(lock_acquire, cancelling_during_backoff_queues_no_second_cleanup) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);  // the claim stays unwritten
+    ASSERT_EQ(l.on_timer(3000), errc::ok);                // the attempt times out: cleanup queued
+    EXPECT_EQ(l.state(), lock_state::backing_off);
+    ASSERT_EQ(l.release(3001), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::cancelled);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::acquire_script));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    EXPECT_FALSE(l.has_request(0)) << "one cleanup per attempt";
+}
+
+TEST(lock_acquire, a_fresh_acquire_after_a_cancel_behaves_like_one_from_idle) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);
+    ASSERT_EQ(l.release(3001), errc::ok);
+    take_events(l);
+    ASSERT_EQ(l.acquire(3002, 0, token_b), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "not failed at once for want of queue room";
+    EXPECT_EQ(l.state(), lock_state::acquiring);
+    take_request(l, 0);
+    take_request(l, 0);
+    const std::vector<std::string> claim = take_request(l, 0);
+    EXPECT_EQ(claim[1], sha(edgelock::acquire_script));
+    EXPECT_EQ(claim[4], token_b_hex);
 }
 
 }  // namespace

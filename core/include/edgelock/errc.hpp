@@ -43,6 +43,11 @@ enum class errc : std::uint8_t {
     unexpected_reply,     // a reply of a type the request cannot produce, or no request pending
     error_reply,          // Redis answered with an error (other than NOSCRIPT)
     io_error,             // the transport reported a failed connection
+
+    // The caller's clock and the event queue (added last: earlier values stay stable).
+    events_pending,      // the event queue lacks room: drain poll_event() and call again
+    invalid_time,        // now_ms outside [-now_ms_limit, now_ms_limit]
+    clock_stepped_back,  // now_ms went below an earlier call's: the hold or attempt ended
 };
 
 // A short, stable, lower-case name for logs and CLI messages ("busy", "no_quorum", ...).

@@ -25,6 +25,9 @@ inline constexpr std::size_t instances_max = 7;
 // Lease bounds. A day is far beyond any sane lease and keeps all arithmetic in int64.
 inline constexpr std::int64_t ttl_ms_max = 24 * 60 * 60 * 1000;
 inline constexpr std::int64_t wait_ms_max = 24 * 60 * 60 * 1000;
+// Every now_ms passed to the lock lies within +-now_ms_limit: with each duration at most a
+// day, no sum the lease arithmetic forms can overflow int64. (2^62 ms is 146 million years.)
+inline constexpr std::int64_t now_ms_limit = std::int64_t{1} << 62;
 
 // Nested acquire() calls one owner may stack on a held lock.
 inline constexpr std::uint16_t holds_max = 65535;

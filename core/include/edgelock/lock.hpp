@@ -13,7 +13,17 @@
 //               poll_event(event)                                            what happened
 //
 // `now` is the caller's monotonic clock in milliseconds (never the wall clock), passed on every
-// call; an earlier value than the previous call's is treated as the previous one. After every
+// call. The clock contract:
+//   - every now_ms lies within [-now_ms_limit, now_ms_limit] (limits.hpp: 2^62 ms); a call
+//     outside returns invalid_time and changes nothing. Inside, no lease computation can
+//     overflow, whatever the start (negative readings are fine).
+//   - it never goes backwards. A call whose now_ms is below the previous call's (a clock
+//     reset, a 32-bit tick that wrapped) fails closed, before the call does its own work: a
+//     hold ends with `lost` (clock_stepped_back), a running acquire() ends with
+//     `acquire_failed` (clock_stepped_back) and cleans up, a release goes on with its
+//     deadline moved to the new timeline. The new reading is the lock's time from then on.
+//     held(now) is false for any reading below the last call's, told or not.
+// The events such a step queues count within the call's events_per_call_max. After every
 // call in, the caller drains poll_event(), sends what write_request() produces for each
 // instance in order, and arms a timer for next_deadline_ms(). Replies for an instance must be
 // handed over in the order the requests were written, as one pipelined connection delivers
@@ -98,7 +108,9 @@ struct lock_config {
     std::uint8_t replicas_to_wait = 0;
     std::int64_t replica_wait_ms = 0;  // WAIT's timeout; default attempt timeout / 2
 
-    // Zero or negative means "the default", computed from ttl_ms.
+    // Zero or negative means "the default", computed from ttl_ms; for drift_ms only a
+    // negative value does (0 is no allowance at all). Each must be at most ttl_ms_max, with
+    // the watchdog or without.
     std::int64_t renew_interval_ms = 0;   // default ttl/3; must end before validity would
     std::int64_t drift_ms = -1;           // default ttl/100 + 2; must be < ttl
     std::int64_t attempt_timeout_ms = 0;  // one round's reply budget; default max(ttl/10, 1)
@@ -121,10 +133,11 @@ enum class lock_state : std::uint8_t {
 enum class event_type : std::uint8_t {
     acquired,        // fence, valid_until_ms
     acquire_failed,  // code (busy, no_quorum, validity_expired, token_gone, not_replicated,
-                     // wait_timeout, cancelled), cause (with wait_timeout: the last
-                     // attempt's failure)
+                     // wait_timeout, cancelled, clock_stepped_back), cause (with
+                     // wait_timeout: the last attempt's failure)
     renewed,         // valid_until_ms
-    lost,            // code: expired (no quorum confirmed in time) or token_gone
+    lost,            // code: expired (no quorum confirmed in time), token_gone, or
+                     // clock_stepped_back (the caller's clock went backwards)
     released,        // expired_before, instances_released
 };
 
@@ -151,7 +164,8 @@ public:
     lock& operator=(const lock&) = delete;
 
     // Validates and stores `config` (the name is copied). Allowed while unconfigured, idle or
-    // lost.
+    // lost, with no request queued or in flight (cleanups after a loss or a failed attempt
+    // included: their replies or io errors must come first).
     // Returns ok, invalid_name, invalid_ttl, invalid_instances, invalid_config,
     // invalid_state. On error the lock keeps its previous configuration.
     errc configure(const lock_config& config) noexcept;
@@ -160,17 +174,19 @@ public:
     // exponential backoff and full jitter, while they can start by now + wait_ms. The result
     // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
     // and queues `acquired` at once (the token is then ignored).
-    // Returns ok, invalid_wait, invalid_state (unconfigured, or already acquiring, confirming or
-    // releasing, or the hold count is at holds_max, or the event queue lacks room).
+    // Returns ok, invalid_wait, invalid_time, events_pending (the event queue lacks room),
+    // invalid_state (unconfigured, or already acquiring, confirming or releasing, or the
+    // hold count is at holds_max).
     errc acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept;
 
     // Drops one hold. The last one deletes the key on every instance (compare-and-delete,
     // so a late or retried release never deletes another owner's lock) and ends with a
     // `released` event. After `lost`, it queues released{expired_before = true} at once
     // (the cleanup was already sent when the loss was noticed). While acquiring, it cancels:
-    // cleans up and queues acquire_failed with code cancelled.
-    // Returns ok, not_held (idle: nothing acquired), invalid_state (unconfigured, already
-    // releasing, or the event queue lacks room).
+    // queues acquire_failed with code cancelled, and cleans up behind an attempt in flight
+    // (one that failed already, now backing off, queued its cleanup when it failed).
+    // Returns ok, not_held (idle: nothing acquired), invalid_time, events_pending,
+    // invalid_state (unconfigured, already releasing).
     errc release(std::int64_t now_ms) noexcept;
 
     // Hands over the next reply from `instance`. Error replies other than NOSCRIPT count as
@@ -178,16 +194,18 @@ public:
     // re-sends the request as EVAL and returns ok.
     // Returns ok, invalid_instance, unexpected_reply (nothing in flight on that instance, or
     // a reply type the request cannot produce: the instance counts as failed), error_reply,
-    // invalid_state (unconfigured, or the event queue lacks room; the reply was not used).
+    // invalid_state (unconfigured), invalid_time or events_pending (the reply was not used:
+    // hand it over again).
     errc on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept;
 
     // The connection to `instance` failed: requests in flight on it are given up (a release
     // of the running round is queued again), requests not yet written stay queued.
-    // Returns ok, invalid_instance, invalid_state (unconfigured, or no room for events).
+    // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
+    // events_pending (nothing was given up: call again after draining).
     errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
 
-    // Runs whatever is due by now_ms. Returns ok, or invalid_state (unconfigured, or the
-    // event queue lacks room).
+    // Runs whatever is due by now_ms. Returns ok, invalid_state (unconfigured), invalid_time
+    // or events_pending.
     errc on_timer(std::int64_t now_ms) noexcept;
 
     // True when write_request(instance, ...) has a request to write.
@@ -206,7 +224,8 @@ public:
     bool poll_event(event& out) noexcept;
 
     lock_state state() const noexcept { return state_; }
-    // True only while held and before the lease ends: never after validity has passed.
+    // True only while held and before the lease ends: never after validity has passed, and
+    // never for a reading below the last call's (a clock gone backwards).
     bool held(std::int64_t now_ms) const noexcept;
     std::int64_t valid_until_ms() const noexcept { return valid_until_ms_; }
     std::int64_t fence() const noexcept { return fence_; }
@@ -252,7 +271,8 @@ private:
     };
 
     errc check_input(std::int64_t now_ms) noexcept;
-    void advance(std::int64_t now_ms) noexcept;
+    void step_back(std::int64_t now_ms) noexcept;
+    void advance() noexcept;
     bool run_due_timer() noexcept;
 
     using instance_set = std::array<bool, instances_max>;
@@ -275,6 +295,7 @@ private:
     void fail_pending() noexcept;
 
     void fail_attempt(errc cause) noexcept;
+    void abandon_attempt(errc why) noexcept;
     void become_held() noexcept;
     void lose(errc why) noexcept;
     void finish_release() noexcept;
@@ -284,6 +305,7 @@ private:
                       errc& code) noexcept;
     void record(std::uint8_t instance, outcome result) noexcept;
     bool resendable(std::uint8_t instance, const request& sent) const noexcept;
+    bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                  std::size_t free_slots_needed) noexcept;
     request pop_in_flight(std::uint8_t instance) noexcept;
@@ -312,14 +334,14 @@ private:
     request_kind round_kind_ = request_kind::release;
     bool round_decided_ = true;
     bool retrying_ = false;  // acquire() was given a wait: failures back off and retry
-    bool expired_before_release_ = false;
     round_tally tally_{};
     std::uint16_t hold_count_ = 0;
     std::uint16_t attempts_ = 0;
     errc last_cause_ = errc::ok;
     std::uint8_t token_slot_ = 0;
     std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
-    std::int64_t now_ms_ = 0;
+    static constexpr std::int64_t no_reading_ms = std::numeric_limits<std::int64_t>::min();
+    std::int64_t now_ms_ = no_reading_ms;  // the last input's reading of the caller's clock
     std::int64_t round_start_ms_ = 0;
     std::int64_t lease_start_ms_ = 0;  // t0 of the attempt that won the hold
     std::int64_t round_deadline_ms_ = no_deadline_ms;

@@ -695,7 +695,7 @@ void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, c
     // the time they took is subtracted from the lease like any other wait.
     const errc code = e.core.on_reply(instance, reply, now_ms());
     // The core refuses a reply only when its event queue is full, and it was just emptied.
-    EDGELOCK_ASSERT(code != errc::invalid_state);
+    EDGELOCK_ASSERT(code != errc::events_pending);
     if (code == errc::error_reply || code == errc::unexpected_reply) e.failure = make_error_code(code);
     service(entry.lock);
 }
