@@ -11,7 +11,7 @@
 // a violation; run exits 1 when its run violated a check.
 // `run` prints the run's seed, parameters and schedule, a timeline (true time, each
 // process's own clocks, lock events, faults, resource writes accepted or rejected), the
-// holds, the four checks and the trace hash. `--behaviour B` runs deliberately broken
+// holds, the five checks and the trace hash. `--behaviour B` runs deliberately broken
 // clients (ignores-validity, skips-fencing, deletes-without-compare, never-releases).
 // Output for a given seed is identical between runs and for any --jobs (runs are computed
 // in parallel, reported in order), except the last line of matrix and soak (wall and CPU

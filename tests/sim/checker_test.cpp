@@ -1,4 +1,4 @@
-// The four checks over hand-made histories: each passes a clean history and catches the
+// The history checks over hand-made histories: each passes a clean history and catches the
 // violation it exists for.
 #include "edgelock/sim/checker.hpp"
 
