@@ -1,13 +1,18 @@
 #include "edgelock/keys.hpp"
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include <array>
 #include <string>
 
 #include "edgelock/limits.hpp"
+#include "edgelock/testing/key_slot.hpp"
 
 namespace {
+
+using edgelock::testing::key_slot;
 
 std::string fence_key(std::string_view name) {
     std::array<char, edgelock::key_bytes_max> out{};
@@ -28,15 +33,53 @@ TEST(keys, a_name_with_a_hash_tag_keeps_it) {
 TEST(keys, empty_braces_are_not_a_hash_tag) {
     // Redis Cluster hashes the whole key when the first '{' is followed directly by '}'.
     EXPECT_FALSE(edgelock::has_hash_tag("a{}b"));
-    EXPECT_EQ(fence_key("a{}b"), "{a{}b}:fence");
+    EXPECT_EQ(fence_key("a{}b"), "{AG@C}a{}b:fence");
     EXPECT_FALSE(edgelock::has_hash_tag("a{b"));
     EXPECT_FALSE(edgelock::has_hash_tag("a}b{"));
     EXPECT_TRUE(edgelock::has_hash_tag("a{b}c{}"));
 }
 
+// Names of 1..name_bytes_max bytes, mostly braces: hash tags, empty tags ("{}"), nested and
+// unbalanced braces, with some ordinary and arbitrary (binary) bytes between them.
+rc::Gen<std::string> name_gen() {
+    const rc::Gen<char> byte = rc::gen::weightedOneOf<char>({
+        {4, rc::gen::element('{', '}')},
+        {2, rc::gen::element('a', 'b', ':')},
+        {1, rc::gen::arbitrary<char>()},
+    });
+    return rc::gen::mapcat(rc::gen::inRange<std::size_t>(1, edgelock::name_bytes_max + 1),
+                           [byte](std::size_t size) { return rc::gen::container<std::string>(size, byte); });
+}
+
+TEST(keys, the_slot_oracle_agrees_with_redis) {
+    // The check value of CRC16-XMODEM, and slots CLUSTER KEYSLOT of redis-server 7.0 returns.
+    EXPECT_EQ(edgelock::testing::crc16_xmodem("123456789"), 0x31C3);
+    EXPECT_EQ(key_slot("x}y"), 8210);
+    EXPECT_EQ(key_slot("{x}y}:fence"), 16287);
+    EXPECT_EQ(key_slot("{x}y}:fence"), key_slot("x"));
+}
+
+TEST(keys, a_name_with_a_closing_brace_but_no_hash_tag_keeps_its_slot) {
+    // As a tag, "x}y" would end at its '}': a computed tag of the name's slot comes first.
+    EXPECT_EQ(fence_key("x}y"), "{BN@B}x}y:fence");
+    EXPECT_EQ(key_slot("BN@B"), key_slot("x}y"));
+    for (const std::string_view name : {"x}y", "a{}b", "}", "}}", "{}", "{}}", "a}b{c", "{}x}y", "a{}b}c"}) {
+        EXPECT_EQ(key_slot(fence_key(name)), key_slot(name)) << name << " -> " << fence_key(name);
+    }
+}
+
+RC_GTEST_PROP(keys, the_fence_key_hashes_to_the_names_slot, ()) {
+    const std::string name = *name_gen();
+    const std::string key = fence_key(name);
+    RC_ASSERT(!key.empty());
+    RC_ASSERT(key_slot(key) == key_slot(name));
+}
+
 TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     const std::string name(edgelock::name_bytes_max, 'n');
     EXPECT_EQ(fence_key(name).size(), name.size() + 8);
+    const std::string braces(edgelock::name_bytes_max, '}');
+    EXPECT_EQ(fence_key(braces).size(), braces.size() + edgelock::fence_suffix_bytes_max);
     std::array<char, 10> small{};
     EXPECT_EQ(edgelock::write_fence_key("orders:42", small.data(), small.size()), 0u);
 }

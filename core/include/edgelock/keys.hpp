@@ -3,8 +3,16 @@
 // The lock key is the lock name exactly as given, holding the plain token string, so any
 // Redlock-style client (redis-py, node-redlock, redsync) excludes us on the same key.
 // The fence counter lives beside it in the same Redis Cluster slot, because a script may only
-// touch keys of one slot: "{name}:fence" hashes like "name" when the name has no hash tag;
-// a name that already carries one ("job{7}") keeps it ("job{7}:fence").
+// touch keys of one slot. Redis hashes a key's hash tag, the bytes between its first '{' and
+// the first '}' after that when there is at least one byte between them, or else the whole
+// key. So the fence key is, for a name
+//   - with a hash tag: the name and ":fence"                "job{7}"    -> "job{7}:fence"
+//   - without one, and without a '}': the name as the tag   "orders:42" -> "{orders:42}:fence"
+//   - without one but with a '}' ("x}y", "a{}b"): as a tag the name would end at its '}', so
+//     a 4-byte tag of '@'..'O' computed to hash to the name's slot comes first
+//                                                           "x}y"       -> "{BN@B}x}y:fence"
+// (The first two are the keys edgelock has always used; the third replaced "{x}y}:fence",
+// which Redis Cluster put in another slot.)
 #pragma once
 
 #include <cstddef>
@@ -17,7 +25,8 @@ namespace edgelock {
 bool has_hash_tag(std::string_view name) noexcept;
 
 // Writes the fence key for `name` into out[0, capacity) and returns its length, or 0 when it
-// does not fit. With capacity >= name.size() + fence_suffix_bytes_max it always fits.
+// does not fit. With capacity >= name.size() + fence_suffix_bytes_max it always fits. The key
+// is in the Redis Cluster slot of `name`, whatever bytes `name` holds.
 std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept;
 
 }  // namespace edgelock

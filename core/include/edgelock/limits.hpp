@@ -9,10 +9,11 @@
 
 namespace edgelock {
 
-// Lock names. The fence key is the name plus at most fence_suffix_bytes_max bytes
-// ("{" "}" ":fence"), so every key fits in key_bytes_max.
+// Lock names. The fence key is the name plus at most fence_suffix_bytes_max bytes (":fence"
+// after it, and before it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key
+// fits in key_bytes_max.
 inline constexpr std::size_t name_bytes_max = 128;
-inline constexpr std::size_t fence_suffix_bytes_max = 8;
+inline constexpr std::size_t fence_suffix_bytes_max = 12;
 inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes_max;
 
 // Owner tokens: 128 random bits from the caller, sent as 32 lower-case hex characters.
