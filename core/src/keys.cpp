@@ -106,4 +106,12 @@ std::size_t write_fence_key(std::string_view name, char* out, std::size_t capaci
     return write_parts(out, capacity, {"{", std::string_view(tag.data(), tag.size()), "}", name, fence_suffix});
 }
 
+bool is_fence_key(std::string_view name) noexcept {
+    if (name.size() <= fence_suffix.size()) return false;
+    const std::size_t stem_size = name.size() - fence_suffix.size();
+    // Not substr(): its out-of-range check would link a throwing path into the core.
+    const std::string_view suffix(name.data() + stem_size, fence_suffix.size());
+    return suffix == fence_suffix && has_hash_tag(std::string_view(name.data(), stem_size));
+}
+
 }  // namespace edgelock

@@ -57,6 +57,7 @@ errc lock::configure(const lock_config& config) noexcept {
     // ones would re-encode them, and a changed instance count would strand their replies.
     if (has_requests()) return errc::invalid_state;
     if (config.name.empty() || config.name.size() > name_bytes_max) return errc::invalid_name;
+    if (is_fence_key(config.name)) return errc::invalid_name;
     if (config.ttl_ms <= 0 || config.ttl_ms > ttl_ms_max) return errc::invalid_ttl;
     if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
         return errc::invalid_instances;

@@ -75,6 +75,30 @@ RC_GTEST_PROP(keys, the_fence_key_hashes_to_the_names_slot, ()) {
     RC_ASSERT(key_slot(key) == key_slot(name));
 }
 
+TEST(keys, the_fence_key_of_any_name_is_recognised) {
+    for (const std::string_view name : {"x", "orders:42", "jobs{eu}:nightly", "{x}", "x}y", "a{}b", "}"}) {
+        EXPECT_TRUE(edgelock::is_fence_key(fence_key(name))) << fence_key(name);
+        EXPECT_FALSE(edgelock::is_fence_key(name)) << name;
+    }
+    // Ending in ":fence" is not enough: what comes before must have a hash tag.
+    for (const std::string_view name : {"x:fence", "db:fence", "{}:fence", "x}:fence", ":fence", "{x}:fence:2",
+                                        "{x}:Fence", "{x}fence", "a{:fence}"}) {
+        EXPECT_FALSE(edgelock::is_fence_key(name)) << name;
+    }
+}
+
+// The lock names refused for being fence keys are exactly the fence keys of lock names.
+RC_GTEST_PROP(keys, a_name_is_a_fence_key_exactly_when_some_name_has_it_as_fence_key, ()) {
+    const std::string stem = *name_gen();
+    const std::string name = *rc::gen::element(stem, stem + ":fence");
+    RC_ASSERT(edgelock::is_fence_key(fence_key(stem)));
+    const std::string_view suffix = ":fence";
+    const bool ends_in_suffix =
+        name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+    const bool is_some_fence_key = ends_in_suffix && fence_key(name.substr(0, name.size() - suffix.size())) == name;
+    RC_ASSERT(edgelock::is_fence_key(name) == is_some_fence_key);
+}
+
 TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     const std::string name(edgelock::name_bytes_max, 'n');
     EXPECT_EQ(fence_key(name).size(), name.size() + 8);

@@ -142,6 +142,22 @@ TEST(lock_config_test, rejects_bad_input_and_keeps_the_previous_configuration) {
     EXPECT_EQ(l.name(), max_name) << "a refused configure() changes nothing";
 }
 
+TEST(lock_config_test, a_name_that_is_another_locks_fence_key_is_refused) {
+    // "{x}:fence" is lock "x"'s fence counter, a key with no TTL: as a lock it would look held
+    // forever, and lock "x" with fencing could never take its counter again.
+    lock l;
+    lock_config config = config_for(1);
+    for (const std::string_view name : {"{x}:fence", "jobs{eu}:nightly:fence", "{BN@B}x}y:fence"}) {
+        config.name = name;
+        EXPECT_EQ(l.configure(config), errc::invalid_name) << name;
+    }
+    EXPECT_EQ(l.state(), lock_state::unconfigured);
+    for (const std::string_view name : {"x:fence", "db:fence", "{}:fence", "{x}:fence:2", ":fence"}) {
+        config.name = name;
+        EXPECT_EQ(l.configure(config), errc::ok) << name << " is no lock's fence key";
+    }
+}
+
 TEST(lock_config_test, configure_is_refused_while_busy) {
     lock l;
     configure(l, 1);

@@ -14,7 +14,7 @@ enum class errc : std::uint8_t {
     ok = 0,
 
     // Bad input from the caller. The object is unchanged and stays usable.
-    invalid_name,       // lock name empty, or longer than name_bytes_max
+    invalid_name,       // lock name empty, longer than name_bytes_max, or a fence key (keys.hpp)
     invalid_ttl,        // ttl_ms <= 0 or > ttl_ms_max
     invalid_wait,       // wait_ms < 0 or > wait_ms_max
     invalid_instances,  // instance count even, zero, or > instances_max

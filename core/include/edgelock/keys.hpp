@@ -12,7 +12,14 @@
 //     a 4-byte tag of '@'..'O' computed to hash to the name's slot comes first
 //                                                           "x}y"       -> "{BN@B}x}y:fence"
 // (The first two are the keys edgelock has always used; the third replaced "{x}y}:fence",
-// which Redis Cluster put in another slot.)
+// which Redis Cluster put in another slot.) Two names may share a counter ("x" and "{x}"):
+// INCR and the raise only move it up, so the tokens of each lock still increase.
+//
+// Lock names and fence keys never meet: every fence key is some P + ":fence" where P has a
+// hash tag, and every such string is the fence key of the lock named P. So a name of that
+// form is refused (lock::configure returns invalid_name): "{x}:fence" is lock x's counter, a
+// key without TTL, which as a lock would look held forever, while lock x with fencing would
+// fail every attempt on it. Other names ending in ":fence" ("db:fence", "{}:fence") are fine.
 #pragma once
 
 #include <cstddef>
@@ -28,5 +35,9 @@ bool has_hash_tag(std::string_view name) noexcept;
 // does not fit. With capacity >= name.size() + fence_suffix_bytes_max it always fits. The key
 // is in the Redis Cluster slot of `name`, whatever bytes `name` holds.
 std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept;
+
+// True when `name` is the fence key of some lock name: it ends in ":fence" and the bytes
+// before that have a hash tag. lock::configure refuses such names (invalid_name).
+bool is_fence_key(std::string_view name) noexcept;
 
 }  // namespace edgelock

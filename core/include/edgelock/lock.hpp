@@ -95,7 +95,9 @@ using owner_token = std::array<std::uint8_t, token_bytes>;
 inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>::max();
 
 struct lock_config {
-    std::string_view name;         // 1..name_bytes_max bytes, copied; the Redis key as is
+    // 1..name_bytes_max bytes, copied; the Redis key as is. Not another lock's fence key
+    // (is_fence_key() in keys.hpp: ":fence" after a part with a hash tag, as "{x}:fence").
+    std::string_view name;
     std::int64_t ttl_ms = 30'000;  // lease length, 1..ttl_ms_max
     std::uint8_t instances = 1;    // 1, or odd up to instances_max (Redlock)
     bool fencing = false;          // maintain a fence counter and hand out its tokens
@@ -166,8 +168,9 @@ public:
     // Validates and stores `config` (the name is copied). Allowed while unconfigured, idle or
     // lost, with no request queued or in flight (cleanups after a loss or a failed attempt
     // included: their replies or io errors must come first).
-    // Returns ok, invalid_name, invalid_ttl, invalid_instances, invalid_config,
-    // invalid_state. On error the lock keeps its previous configuration.
+    // Returns ok, invalid_name (empty, too long, or another lock's fence key), invalid_ttl,
+    // invalid_instances, invalid_config, invalid_state. On error the lock keeps its previous
+    // configuration.
     errc configure(const lock_config& config) noexcept;
 
     // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts repeat, with
