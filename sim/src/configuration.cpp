@@ -1,5 +1,7 @@
 #include "edgelock/sim/configuration.hpp"
 
+#include <algorithm>
+
 
 namespace edgelock::sim {
 
@@ -27,18 +29,13 @@ world_params scripted_params() noexcept { return world_params{}; }
 
 namespace {
 
-// The drift allowance the lock uses for `drift_ms` (-1: its default).
-std::int64_t effective_drift_ms(std::int64_t ttl_ms, std::int64_t drift_ms) {
-    return drift_ms >= 0 ? drift_ms : ttl_ms / 100 + 2;
-}
-
 // The lock's knobs. Half the runs take each default (the mutants of a default must be
 // reachable); the rest draw within what lock::configure() accepts and never below the
 // drift the clock noise needs, so a violation is the lock's, not the deployment's.
 void draw_lock_knobs(world_params& p, prng& rng) {
     p.ttl_ms = rng.between(300, 2000);
     p.drift_ms = rng.chance(500'000) ? -1 : rng.between(p.ttl_ms / 100 + 2, p.ttl_ms / 10);
-    const std::int64_t drift = effective_drift_ms(p.ttl_ms, p.drift_ms);
+    const std::int64_t drift = lock_drift_ms(p);
     p.watchdog = rng.chance(850'000);
     p.renew_interval_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
     // Some attempts may take the whole lease: then only the validity check bounds them.
@@ -83,6 +80,14 @@ void draw_servers(world_params& p, prng& rng) {
 
 }  // namespace
 
+std::int64_t lock_drift_ms(const world_params& p) noexcept {
+    return p.drift_ms >= 0 ? p.drift_ms : p.ttl_ms / 100 + 2;
+}
+
+std::int64_t lock_attempt_timeout_ms(const world_params& p) noexcept {
+    return p.attempt_timeout_ms > 0 ? p.attempt_timeout_ms : std::max<std::int64_t>(p.ttl_ms / 10, 1);
+}
+
 world_params random_params(prng& rng) noexcept {
     world_params p;
     draw_lock_knobs(p, rng);
@@ -106,6 +111,10 @@ std::string to_text(const world_params& p) {
         out += std::to_string(value);
         out += unit;
     };
+    const auto add_range = [&](const char* name, std::int64_t low, std::int64_t high, const char* unit) {
+        add(name, low, "");
+        out += ".." + std::to_string(high) + unit;
+    };
     const auto add_default = [&](const char* name, std::int64_t value, bool is_default) {
         if (is_default) {
             out += std::string(" ") + name + "=default";
@@ -120,20 +129,15 @@ std::string to_text(const world_params& p) {
     out += p.watchdog ? " watchdog=on" : " watchdog=off";
     add("clients", p.clients, "");
     add("wait", p.acquire_wait_ms, "ms");
-    add("retry", p.retry_delay_ms_min, "");
-    out += ".." + std::to_string(p.retry_delay_ms_max) + "ms";
-    add("think", p.think_ms_min, "");
-    out += ".." + std::to_string(p.think_ms_max) + "ms";
-    add("work", p.work_ms_min, "");
-    out += ".." + std::to_string(p.work_ms_max) + "ms";
+    add_range("retry", p.retry_delay_ms_min, p.retry_delay_ms_max, "ms");
+    add_range("think", p.think_ms_min, p.think_ms_max, "ms");
+    add_range("work", p.work_ms_min, p.work_ms_max, "ms");
     add("job_timeout", p.job_timeout_ms, "ms");
     add("io_timeout", p.io_timeout_ms, "ms");
-    add("link", p.link_us_min, "");
-    out += ".." + std::to_string(p.link_us_max) + "us";
+    add_range("link", p.link_us_min, p.link_us_max, "us");
     add("tail", p.tail_per_million, "/1e6");
-    out += ".." + std::to_string(p.tail_ms_max) + "ms";
-    add("repl", p.repl_us_min, "");
-    out += ".." + std::to_string(p.repl_us_max) + "us";
+    out += ".." + std::to_string(p.tail_ms_max) + "ms";  // a rate, then how far the tail reaches
+    add_range("repl", p.repl_us_min, p.repl_us_max, "us");
     add("down_after", p.down_after_ms, "ms");
     add("failover", p.failover_ms, "ms");
     add("delayed_restart", p.delayed_restart_ms, "ms");

@@ -110,7 +110,7 @@ std::uint8_t random_majority(const configuration& config, int shared, prng& rng)
 void paused_renewal(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                     prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const std::int64_t attempt = p.attempt_timeout_ms > 0 ? p.attempt_timeout_ms : std::max<std::int64_t>(ttl / 10, 1);
+    const std::int64_t attempt = lock_attempt_timeout_ms(p);
     const std::uint16_t nth = pick_nth(rng);
     const std::int64_t pause_ms = rng.between(1, std::max<std::int64_t>(1, attempt - 5));
     const std::int64_t slow_ppm = rng.between(tolerated_clock_ppm / 2, tolerated_clock_ppm);
@@ -288,7 +288,7 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
             const auto nth = static_cast<std::uint16_t>(rng.between(1, 4));
             // A third of the pauses end right around the end of validity: the boundary the
             // lease arithmetic must get exactly right.
-            const std::int64_t edge = ttl - ttl / 100 - 2;
+            const std::int64_t edge = ttl - lock_drift_ms(p);
             const std::int64_t duration = rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl)
                                                               : rng.between(ttl / 2, 3 * ttl);
             s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));

@@ -734,26 +734,24 @@ bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noe
     return e != nullptr && e->value == token_hex;
 }
 
-// Nodes that are down count for the holder: nobody can take the lock from them until they
-// come back, and then they are judged by what they came back with.
+// The nodes a lease must be live on (a Redlock quorum of the instances, or the master), and
+// how many of them. Nodes that are down count for the holder: nobody can take the lock from
+// them until they come back, and then they are judged by what they came back with.
 void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                         std::int64_t mono_ms, std::int64_t valid_until_ms) {
+    const bool redlock = config_.layout == topology::redlock;
+    const std::uint8_t first = redlock ? 0 : static_cast<std::uint8_t>(current_master_);
+    const std::uint8_t count = redlock ? config_.instances : 1;
+    const std::uint8_t needed = redlock ? static_cast<std::uint8_t>(config_.instances / 2 + 1) : 1;
+    const auto backs = [&](std::uint8_t n) { return !nodes_[n].up() || holds_token(n, token_hex); };
     std::uint8_t backed = 0;
-    std::uint8_t needed = 1;
-    std::string where;
-    if (config_.layout == topology::redlock) {
-        needed = static_cast<std::uint8_t>(config_.instances / 2 + 1);
-        for (std::uint8_t n = 0; n < config_.instances; ++n) {
-            const bool ok = !nodes_[n].up() || holds_token(n, token_hex);
-            backed = static_cast<std::uint8_t>(backed + (ok ? 1 : 0));
-            where += format(" n%u:%s", unsigned{n}, !nodes_[n].up() ? "down" : ok ? "live" : "gone");
-        }
-    } else {
-        const auto master = static_cast<std::uint8_t>(current_master_);
-        backed = !nodes_[master].up() || holds_token(master, token_hex) ? 1 : 0;
-        where = format(" master n%u:%s", unsigned{master}, backed != 0 ? "live" : "gone");
-    }
+    for (std::uint8_t n = first; n < first + count; ++n) backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
     if (backed >= needed) return;
+    std::string where;  // built only for a failure: the check runs at every sample
+    for (std::uint8_t n = first; n < first + count; ++n) {
+        where += format(" %sn%u:%s", redlock ? "" : "master ", unsigned{n},
+                        !nodes_[n].up() ? "down" : backs(n) ? "live" : "gone");
+    }
     oracle_failure(format("c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
                           "backs %u of the %u node(s) needed:%s",
                           unsigned{client}, hold, static_cast<long long>(mono_ms),

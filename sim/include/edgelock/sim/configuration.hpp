@@ -83,6 +83,13 @@ struct world_params {
 // this slow against a Redis clock this fast loses 0.8% of a lease, within the 1%.
 inline constexpr std::int32_t tolerated_clock_ppm = 4'000;
 
+// The drift allowance and attempt timeout the lock runs with under `params` (its defaults
+// where the params leave them to it). The simulator restates lock.hpp's default formulas on
+// purpose rather than calling into the core: a mutant of a core default must not move the
+// judge's own draws with it.
+std::int64_t lock_drift_ms(const world_params& params) noexcept;
+std::int64_t lock_attempt_timeout_ms(const world_params& params) noexcept;
+
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;
 // Parameters of a random run, every knob drawn from `rng` (swarm testing): the lock's
