@@ -77,6 +77,8 @@ TEST(CliBadInput, OneLineAndExit64) {
         {{"run", "--", "true"}, "missing --name"},
         {{"status"}, "missing --name"},
         {{"release", "--name", "n"}, "missing --token"},
+        {{"run", "--name", "n", "--ttl", "3ms", "--", "true"}, "--ttl must be between"},
+        {{"run", "--name", "{n}:fence", "--", "true"}, "is the fence key of lock"},
     };
     for (const bad& c : cases) {
         SCOPED_TRACE(c.fragment);

@@ -1,10 +1,14 @@
 // The edgelock command line, parsed without running anything: every rule of options.hpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "edgelock/limits.hpp"
+#include "edgelock/lock.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
@@ -43,6 +47,16 @@ TEST(Duration, RefusesEverythingElse) {
     for (const char* bad : {"", "10", "s", "-1s", "1.5s", "10 s", "10sec", "3d", "25h", "99999999999999999999s", "1ms2",
                             "0x10s"}) {
         EXPECT_FALSE(parse_duration(bad, ms)) << bad;
+    }
+}
+
+TEST(Duration, UnboundedParsesPastADayButNotPastInt64) {
+    std::int64_t ms = 0;
+    ASSERT_TRUE(parse_duration_unbounded("25h", ms));
+    EXPECT_EQ(ms, 25 * 3'600'000LL);
+    EXPECT_FALSE(parse_duration("25h", ms));
+    for (const char* bad : {"", "10", "1.5s", "99999999999999999999s", "9223372036854775807h"}) {
+        EXPECT_FALSE(parse_duration_unbounded(bad, ms)) << bad;
     }
 }
 
@@ -179,6 +193,96 @@ TEST(Sim, ForwardsEverything) {
     EXPECT_EQ(r.parsed.program, (std::vector<std::string>{"run", "--scenario", "S1", "--bogus"}));
 }
 
+// The smallest TTL lock::configure accepts with its documented defaults (lock.hpp): the drift
+// ttl/100 + 2 ms below the ttl, the renewal interval ttl/3 above 0 and below ttl - drift, the
+// attempt timeout max(ttl/10, 1) at most the ttl. Derived here from those rules alone.
+std::int64_t documented_ttl_ms_min() {
+    constexpr std::int64_t search_ms_max = 1'000;
+    for (std::int64_t ttl = 1; ttl <= search_ms_max; ++ttl) {
+        const std::int64_t drift = ttl / 100 + 2;
+        const std::int64_t renew = ttl / 3;
+        const std::int64_t attempt = std::max<std::int64_t>(ttl / 10, 1);
+        if (drift < ttl && renew > 0 && renew < ttl - drift && attempt <= ttl) return ttl;
+    }
+    ADD_FAILURE() << "no TTL up to 1s satisfies the lock's rules";
+    return 0;
+}
+
+std::string ttl_range() { return format_duration(documented_ttl_ms_min()) + " and 24h"; }
+
+TEST(Ttl, TooShortForTheLockIsAUsageErrorNamingTheRange) {
+    const std::int64_t ttl_ms_min = documented_ttl_ms_min();
+    ASSERT_GT(ttl_ms_min, 1);
+    for (std::int64_t ttl = 0; ttl < ttl_ms_min; ++ttl) {
+        const std::string value = std::to_string(ttl) + "ms";
+        expect_usage_error({"run", "--name", "n", "--ttl", value, "--", "true"},
+                           "--ttl must be between " + ttl_range() + " (got " + value + ")");
+    }
+    for (const std::string& ok : {format_duration(ttl_ms_min), std::string("24h")}) {
+        const parse_result r = parse({"run", "--name", "n", "--ttl", ok, "--", "true"});
+        EXPECT_EQ(r.exit_code, 0) << ok << ": " << r.error;
+    }
+    expect_usage_error({"run", "--name", "n", "--ttl", "25h", "--", "true"},
+                       "--ttl must be between " + ttl_range() + " (got 25h)");
+}
+
+// Whatever the deployment, the parser accepts exactly the TTLs the lock accepts: a TTL never
+// passes the command line only to fail once edgelock runs.
+TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
+    std::vector<std::int64_t> ttls;
+    for (std::int64_t ttl = 1; ttl <= 2'000; ++ttl) ttls.push_back(ttl);
+    for (std::int64_t ttl : {std::int64_t{9'999}, std::int64_t{30'000}, edgelock::ttl_ms_max - 1, edgelock::ttl_ms_max}) ttls.push_back(ttl);
+    for (const std::vector<std::string>& servers : std::vector<std::vector<std::string>>{
+             {"--redis", "a:1"}, {"--redis", "a:1", "--redis", "b:1", "--redis", "c:1"}, {"--sentinel", "s:1", "--master", "m"}}) {
+        const std::uint8_t instances = servers[0] == "--redis" ? static_cast<std::uint8_t>(servers.size() / 2) : 1;
+        for (std::int64_t ttl : ttls) {
+            edgelock::lock_config config;
+            config.name = "n";
+            config.ttl_ms = ttl;
+            config.instances = instances;
+            config.fencing = true;
+            edgelock::lock scratch;
+            const bool lock_accepts = scratch.configure(config) == edgelock::errc::ok;
+            std::vector<std::string> args = {"run", "--name", "n", "--ttl", std::to_string(ttl) + "ms"};
+            args.insert(args.end(), servers.begin(), servers.end());
+            args.insert(args.end(), {"--", "true"});
+            const parse_result r = parse(args);
+            ASSERT_EQ(r.exit_code == 0, lock_accepts) << ttl << "ms over " << servers[0] << ": " << r.error;
+        }
+    }
+}
+
+TEST(Name, AnotherLocksFenceKeyIsAUsageError) {
+    expect_usage_error({"run", "--name", "{x}:fence", "--", "true"},
+                       "--name \"{x}:fence\" is the fence key of lock \"{x}\"");
+    expect_usage_error({"run", "--name", "job{7}:fence", "--", "true"}, "fence key of lock \"job{7}\"");
+    for (const char* fine : {"db:fence", "{}:fence", "x:fence:y"}) {
+        const parse_result r = parse({"run", "--name", fine, "--", "true"});
+        EXPECT_EQ(r.exit_code, 0) << fine << ": " << r.error;
+    }
+}
+
+TEST(Durations, OutOfRangeNamesTheRange) {
+    expect_usage_error({"run", "--name", "n", "--wait", "25h", "--", "true"}, "--wait must be between 0ms and 24h (got 25h)");
+    expect_usage_error({"run", "--name", "n", "--kill-after", "1441m", "--", "true"},
+                       "--kill-after must be between 0ms and 24h (got 1441m)");
+    expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"},
+                       "--redis-timeout must be between 1ms and 1h (got 0ms)");
+    expect_usage_error({"status", "--name", "n", "--redis-timeout", "61m"},
+                       "--redis-timeout must be between 1ms and 1h (got 61m)");
+    for (const char* edge : {"0", "24h"}) {
+        const parse_result r = parse({"run", "--name", "n", "--wait", edge, "--kill-after", edge, "--", "true"});
+        EXPECT_EQ(r.exit_code, 0) << edge << ": " << r.error;
+    }
+    const parse_result r = parse({"run", "--name", "n", "--redis-timeout", "1h", "--", "true"});
+    EXPECT_EQ(r.exit_code, 0) << r.error;
+}
+
+TEST(Help, StatesTheAcceptedTtlRange) {
+    const std::string range = format_duration(documented_ttl_ms_min()) + "..24h";
+    EXPECT_NE(help_text("run").find(range), std::string_view::npos) << "run help should say " << range;
+}
+
 TEST(BadInput, OneLineNamingTheProblem) {
     expect_usage_error({}, "missing command");
     expect_usage_error({"lock"}, "unknown command \"lock\"");
@@ -189,7 +293,7 @@ TEST(BadInput, OneLineNamingTheProblem) {
     expect_usage_error({"status", "--name", "n", "--ttl", "1s"}, "unknown flag --ttl");
     expect_usage_error({"run", "--name", "n", "--ttl", "10", "--", "true"}, "bad duration \"10\" for --ttl");
     expect_usage_error({"run", "--name", "n", "--wait", "soon", "--", "true"}, "bad duration \"soon\" for --wait");
-    expect_usage_error({"run", "--name", "n", "--ttl", "0", "--", "true"}, "--ttl must be more than 0");
+    expect_usage_error({"run", "--name", "n", "--ttl", "0", "--", "true"}, "--ttl must be between");
     expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"}, "--redis-timeout");
     expect_usage_error({"run", "--name", "n", "--ttl"}, "--ttl needs a value");
     expect_usage_error({"run", "--name", "n", "--help=yes"}, "takes no value");

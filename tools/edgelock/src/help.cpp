@@ -18,12 +18,12 @@ constexpr std::string_view overview =
     "                       of times (3, 5, 7) for Redlock over independent masters\n"
     "  --sentinel HOST:PORT --master NAME\n"
     "                       find the master through Sentinel (repeat --sentinel)\n"
-    "  --redis-timeout D    connect and reply timeout per request (default 1s)\n"
+    "  --redis-timeout D    connect and reply timeout per request, 1ms..1h (default 1s)\n"
     "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER\n"
     "                       the same from the environment (lists split on commas or spaces)\n"
     "  default: redis://127.0.0.1:6379\n"
     "\n"
-    "Durations: 0, 500ms, 30s, 2m, 1h.\n";
+    "Durations: 0, 500ms, 30s, 2m, 1h; up to 24h.\n";
 
 constexpr std::string_view exit_codes =
     "Exit codes:\n"
@@ -53,7 +53,8 @@ constexpr std::string_view run_help =
     "SIGKILL after --kill-after, and edgelock exits 80.\n"
     "\n"
     "  --name N             the lock name, used as the Redis key (1..128 bytes)\n"
-    "  --ttl D              lease length (default 30s); a crashed holder frees the lock after it\n"
+    "  --ttl D              lease length, 4ms..24h (default 30s); a crashed holder frees the\n"
+    "                       lock after it\n"
     "  --wait D             how long to wait for a held lock (default 10s); 0: fail at once (75)\n"
     "  --fence-env VAR      pass the fence token in VAR instead of EDGELOCK_FENCE\n"
     "  --on-lost SIGNAL     signal for CMD when the lock is lost (default TERM)\n"

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <limits>
 
+#include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/redis_url.hpp"
 #include "exit_codes.hpp"
@@ -11,7 +12,22 @@
 namespace edgelock::cli {
 namespace {
 
+static_assert(duration_ms_max == ttl_ms_max && duration_ms_max == wait_ms_max,
+              "durations parse up to the core's ttl and wait bounds");
+
 constexpr std::string_view default_redis_url = "redis://127.0.0.1:6379";
+
+// How far up the parser looks for the smallest TTL the lock accepts (a few ms today).
+constexpr std::int64_t ttl_search_ms_max = 1'000;
+
+struct duration_range {
+    std::int64_t min_ms;
+    std::int64_t max_ms;
+};
+
+constexpr duration_range wait_range{0, wait_ms_max};
+constexpr duration_range kill_after_range{0, duration_ms_max};
+constexpr duration_range redis_timeout_range{1, redis_timeout_ms_max};
 
 // Which commands accept a flag, as a bit mask of command values.
 constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
@@ -143,6 +159,55 @@ std::string check_required(const options& o) {
     return "";
 }
 
+std::string out_of_range(std::string_view flag, duration_range range, std::int64_t ms) {
+    return std::string(flag) + " must be between " + format_duration(range.min_ms) + " and " +
+           format_duration(range.max_ms) + " (got " + format_duration(ms) + ")";
+}
+
+// Stores a duration flag's value, within its range. Returns an error message, or "".
+std::string apply_duration(std::int64_t& out_ms, std::string_view flag, duration_range range, std::int64_t ms) {
+    if (ms < range.min_ms || ms > range.max_ms) return out_of_range(flag, range, ms);
+    out_ms = ms;
+    return "";
+}
+
+// What lock::configure says to `edgelock run`'s lock with this TTL; nothing else is touched.
+errc configure_scratch(const options& o, std::int64_t ttl_ms) {
+    lock_config config = run_lock_config(o);
+    config.ttl_ms = ttl_ms;
+    lock scratch;
+    return scratch.configure(config);
+}
+
+// The TTLs the lock accepts for this deployment, found by asking it; min_ms is 0 when none
+// up to ttl_search_ms_max is.
+duration_range accepted_ttls(const options& o) {
+    duration_range range{0, ttl_ms_max};
+    for (std::int64_t ttl = 1; ttl <= ttl_search_ms_max && range.min_ms == 0; ++ttl) {
+        if (configure_scratch(o, ttl) == errc::ok) range.min_ms = ttl;
+    }
+    return range;
+}
+
+// Refuses here, as a usage error, what `edgelock run` would otherwise learn only from
+// lock::configure once started: a TTL too short for the lease arithmetic, a fence key as name.
+std::string check_lock(const options& o) {
+    const errc code = configure_scratch(o, o.ttl_ms);
+    if (code == errc::ok) return "";
+    if (code == errc::invalid_name && is_fence_key(o.name)) {
+        const std::string_view owner = std::string_view(o.name).substr(0, o.name.rfind(':'));
+        return "--name " + quoted(o.name) + " is the fence key of lock " + quoted(owner) + "; use another name";
+    }
+    if (code == errc::invalid_ttl || code == errc::invalid_config) {
+        const duration_range range = accepted_ttls(o);
+        if (range.min_ms > 0 && (o.ttl_ms < range.min_ms || o.ttl_ms > range.max_ms)) {
+            return out_of_range("--ttl", range, o.ttl_ms);
+        }
+    }
+    return "the lock refuses --name " + quoted(o.name) + " with --ttl " + format_duration(o.ttl_ms) + " (" +
+           to_string(code) + ")";
+}
+
 // Applies one flag's value. Returns an error message, or "" when accepted.
 std::string apply(options& o, const flag_spec& f, const std::string& value) {
     std::int64_t ms = 0;
@@ -164,21 +229,15 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::wait:
         case flag_id::kill_after:
         case flag_id::redis_timeout: {
-            if (!parse_duration(value, ms)) {
+            if (!parse_duration_unbounded(value, ms)) {
                 return "bad duration " + quoted(value) + " for " + std::string(f.text) + " (use 500ms, 30s, 2m)";
             }
-            if (f.id == flag_id::ttl) {
-                if (ms == 0) return "--ttl must be more than 0";
-                o.ttl_ms = ms;
-            } else if (f.id == flag_id::wait) {
-                o.wait_ms = ms;
-            } else if (f.id == flag_id::kill_after) {
-                o.kill_after_ms = ms;
-            } else {
-                if (ms == 0 || ms > redis_timeout_ms_max) return "--redis-timeout must be between 1ms and 1h";
-                o.redis_timeout_ms = ms;
+            switch (f.id) {
+                case flag_id::ttl: o.ttl_ms = ms; return "";  // check_lock() asks the lock
+                case flag_id::wait: return apply_duration(o.wait_ms, f.text, wait_range, ms);
+                case flag_id::kill_after: return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
+                default: return apply_duration(o.redis_timeout_ms, f.text, redis_timeout_range, ms);
             }
-            return "";
         }
     }
     return "";
@@ -223,6 +282,9 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 
     if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
+    if (c == command::run) {
+        if (std::string problem = check_lock(o); !problem.empty()) return usage_error(std::move(problem));
+    }
     return r;
 }
 
@@ -260,11 +322,29 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     return usage_error("unknown command " + quoted(first) + " (commands: run, status, release, sim)");
 }
 
+lock_config run_lock_config(const options& o) {
+    lock_config config;
+    config.name = o.name;
+    config.ttl_ms = o.ttl_ms;
+    config.instances = static_cast<std::uint8_t>(o.sentinel_urls.empty() ? o.redis_urls.size() : 1);
+    config.fencing = true;
+    config.watchdog = true;
+    return config;
+}
+
 bool parse_duration(std::string_view text, std::int64_t& ms) {
+    std::int64_t value = 0;
+    if (!parse_duration_unbounded(text, value) || value > duration_ms_max) return false;
+    ms = value;
+    return true;
+}
+
+bool parse_duration_unbounded(std::string_view text, std::int64_t& ms) {
+    constexpr std::int64_t value_max = std::numeric_limits<std::int64_t>::max() / 10;
     std::size_t digits = 0;
     std::int64_t value = 0;
     while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-        if (value > duration_ms_max) return false;  // keeps the multiplication below in range
+        if (value >= value_max) return false;  // keeps value * 10 + 9 in range
         value = value * 10 + (text[digits] - '0');
         ++digits;
     }
@@ -277,7 +357,7 @@ bool parse_duration(std::string_view text, std::int64_t& ms) {
     else if (unit == "h") scale = 3'600'000;
     else if (unit.empty() && value == 0) scale = 1;  // "0" needs no unit
     else return false;
-    if (value > duration_ms_max / scale) return false;
+    if (value > std::numeric_limits<std::int64_t>::max() / scale) return false;
     ms = value * scale;
     return true;
 }

@@ -11,11 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "edgelock/lock.hpp"
+
 namespace edgelock::cli {
 
 enum class command { help, version, run, status, release, sim };
 
-// Limits of the values the CLI accepts.
+// Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
+// exactly the TTLs lock::configure accepts (see run_lock_config).
 inline constexpr std::int64_t duration_ms_max = 24LL * 60 * 60 * 1000;  // the core's ttl and wait max
 inline constexpr std::int64_t redis_timeout_ms_max = 60LL * 60 * 1000;
 inline constexpr std::size_t redis_urls_max = 7;                        // edgelock::instances_max
@@ -53,12 +56,24 @@ struct parse_result {
     options parsed;
 };
 
-// args: argv[1..] (without the program name).
+// args: argv[1..] (without the program name). For `run`, the lock the options describe
+// must pass lock::configure (run_lock_config below), or it is a usage error naming the flag
+// and, for --ttl, the range the lock accepts.
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
+
+// The core configuration of `edgelock run`'s lock: the name, TTL and deployment of `o`, fence
+// tokens on, the watchdog on, every other field the core's default. run.cpp hands exactly
+// these to the hiredis transport, and the parser checks them with lock::configure on a
+// scratch lock, so the command line and the lock cannot disagree. `name` points into `o`.
+lock_config run_lock_config(const options& o);
 
 // "0", "500ms", "30s", "2m", "1h" -> milliseconds. False for anything else (no unit, a
 // negative or fractional number, an unknown unit, more than duration_ms_max).
 bool parse_duration(std::string_view text, std::int64_t& ms);
+
+// parse_duration without the duration_ms_max bound (false only when the milliseconds would
+// not fit an int64), so a flag can say its own range.
+bool parse_duration_unbounded(std::string_view text, std::int64_t& ms);
 
 // 1500 -> "1.5s", 120000 -> "2m", 250 -> "250ms": the shortest exact form for messages.
 std::string format_duration(std::int64_t ms);

@@ -146,14 +146,24 @@ private:
     std::thread thread_;
 };
 
+// The lock the parser already checked (run_lock_config), handed to the transport field by field.
 hiredis::lock_options lock_options_for(const options& o) {
+    const lock_config config = run_lock_config(o);
     hiredis::lock_options lo;
     lo.name = o.name;
     lo.instances = o.redis_urls;
     lo.sentinels = o.sentinel_urls;
     lo.master_name = o.master_name;
-    lo.ttl_ms = o.ttl_ms;
-    lo.fencing = true;
+    lo.ttl_ms = config.ttl_ms;
+    lo.fencing = config.fencing;
+    lo.watchdog = config.watchdog;
+    lo.replicas_to_wait = config.replicas_to_wait;
+    lo.replica_wait_ms = config.replica_wait_ms;
+    lo.renew_interval_ms = config.renew_interval_ms;
+    lo.drift_ms = config.drift_ms;
+    lo.attempt_timeout_ms = config.attempt_timeout_ms;
+    lo.retry_delay_ms_min = config.retry_delay_ms_min;
+    lo.retry_delay_ms_max = config.retry_delay_ms_max;
     lo.connect_timeout_ms = o.redis_timeout_ms;
     lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };
