@@ -102,6 +102,28 @@ TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
     }
 }
 
+// Names, addresses and master names reach the messages of a failed run, status or release
+// escaped: still one line.
+TEST(CliUnreachable, EchoedInputStaysOnOneLine) {
+    const std::string nobody = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    struct echoed {
+        std::vector<std::string> args;
+        std::string fragment;
+    };
+    const std::vector<echoed> cases = {
+        {{"run", "--name", "a\nb", "--redis", nobody, "--", "true"}, "cannot acquire lock \"a\\nb\""},
+        {{"status", "--name", "a\nb", "--redis", nobody}, "cannot read lock \"a\\nb\""},
+        {{"release", "--name", "a\rb", "--token", "t", "--redis", nobody}, "cannot release lock \"a\\rb\""},
+        {{"run", "--name", "n", "--redis", "no-such\x01host.invalid:1", "--", "true"}, "no-such\\x01host.invalid:1"},
+        {{"run", "--name", "n", "--sentinel", nobody, "--master", "m\ny", "--", "true"}, "master \"m\\ny\""},
+        {{"status", "--name", "n", "--sentinel", nobody, "--master", "m\ny"}, "master \"m\\ny\""},
+    };
+    for (const echoed& c : cases) {
+        SCOPED_TRACE(c.fragment);
+        expect_one_line_failure(run_program(edgelock(c.args), clean_env()), 69, c.fragment);
+    }
+}
+
 // A server that accepts TCP connections and never answers: every wait is bounded by
 // --redis-timeout, not by --wait or the ttl.
 TEST(CliUnreachable, SilentServerIsBoundedByTheTimeout) {

@@ -23,7 +23,10 @@ void expect_usage_error(const std::vector<std::string>& args, const std::string&
     const parse_result r = parse(args, env);
     EXPECT_EQ(r.exit_code, exit_usage) << fragment;
     EXPECT_NE(r.error.find(fragment), std::string::npos) << "error: " << r.error;
-    EXPECT_EQ(r.error.find('\n'), std::string::npos) << "one line: " << r.error;
+    for (char c : r.error) {
+        const auto byte = static_cast<unsigned char>(c);
+        EXPECT_TRUE(byte >= 0x20 && byte != 0x7f) << "one line without control bytes: " << r.error;
+    }
 }
 
 TEST(Duration, AcceptsTheDocumentedUnits) {
@@ -231,9 +234,13 @@ TEST(Ttl, TooShortForTheLockIsAUsageErrorNamingTheRange) {
 TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
     std::vector<std::int64_t> ttls;
     for (std::int64_t ttl = 1; ttl <= 2'000; ++ttl) ttls.push_back(ttl);
-    for (std::int64_t ttl : {std::int64_t{9'999}, std::int64_t{30'000}, edgelock::ttl_ms_max - 1, edgelock::ttl_ms_max}) ttls.push_back(ttl);
-    for (const std::vector<std::string>& servers : std::vector<std::vector<std::string>>{
-             {"--redis", "a:1"}, {"--redis", "a:1", "--redis", "b:1", "--redis", "c:1"}, {"--sentinel", "s:1", "--master", "m"}}) {
+    for (std::int64_t ttl : {std::int64_t{9'999}, std::int64_t{30'000}, edgelock::ttl_ms_max - 1, edgelock::ttl_ms_max}) {
+        ttls.push_back(ttl);
+    }
+    for (const std::vector<std::string>& servers :
+         std::vector<std::vector<std::string>>{{"--redis", "a:1"},
+                                               {"--redis", "a:1", "--redis", "b:1", "--redis", "c:1"},
+                                               {"--sentinel", "s:1", "--master", "m"}}) {
         const std::uint8_t instances = servers[0] == "--redis" ? static_cast<std::uint8_t>(servers.size() / 2) : 1;
         for (std::int64_t ttl : ttls) {
             edgelock::lock_config config;
@@ -263,7 +270,8 @@ TEST(Name, AnotherLocksFenceKeyIsAUsageError) {
 }
 
 TEST(Durations, OutOfRangeNamesTheRange) {
-    expect_usage_error({"run", "--name", "n", "--wait", "25h", "--", "true"}, "--wait must be between 0ms and 24h (got 25h)");
+    expect_usage_error({"run", "--name", "n", "--wait", "25h", "--", "true"},
+                       "--wait must be between 0ms and 24h (got 25h)");
     expect_usage_error({"run", "--name", "n", "--kill-after", "1441m", "--", "true"},
                        "--kill-after must be between 0ms and 24h (got 1441m)");
     expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"},
@@ -314,6 +322,38 @@ TEST(BadInput, OneLineNamingTheProblem) {
     environment env;
     env.redis = "redis://ok:1,ftp://bad";
     expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://bad\"", env);
+}
+
+// Whatever an argument holds, the message stays one line: the argument is quoted with its
+// control bytes, and bytes that are not UTF-8, escaped.
+TEST(BadInput, EchoedArgumentsAreEscaped) {
+    expect_usage_error({"lo\x01" "ck"}, "unknown command \"lo\\x01ck\"");
+    expect_usage_error({"a\"b\\c"}, "unknown command \"a\\\"b\\\\c\"");
+    expect_usage_error({"--x\ny"}, "unknown flag \"--x\\ny\" before the command");
+    expect_usage_error({"help", "ru\nn"}, "no help for \"ru\\nn\"");
+    expect_usage_error({"run", "--name", "n", "--bo\ngus", "--", "true"}, "unknown flag \"--bo\\ngus\" (see");
+    expect_usage_error({"run", "--name", "n", "--ttl\r=5s", "--", "true"}, "unknown flag \"--ttl\\r\" (see");
+    expect_usage_error({"run", "--name", "n", "--ttl", "1\ns", "--", "true"}, "bad duration \"1\\ns\" for --ttl");
+    expect_usage_error({"run", "--name", "n", "--redis", "http://a\nb", "--", "true"},
+                       "bad --redis address \"http://a\\nb\"");
+    expect_usage_error({"run", "--name", "n", "--fence-env", "A\tB", "--", "true"}, "bad --fence-env \"A\\tB\"");
+    expect_usage_error({"run", "--name", "n", "--on-lost", "TE\x7fRM", "--", "true"},
+                       "bad --on-lost signal \"TE\\x7fRM\"");
+    expect_usage_error({"status", "--name", "n", "ex\x1btra"}, "unexpected argument \"ex\\x1btra\"");
+    expect_usage_error({"run", "--name", "{x\n}:fence", "--", "true"},
+                       "--name \"{x\\n}:fence\" is the fence key of lock \"{x\\n}\"");
+    environment env;
+    env.redis = "ftp://a\rb";
+    expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://a\\rb\"", env);
+}
+
+TEST(BadInput, Utf8PassesAndWhatIsNotTextIsEscaped) {
+    expect_usage_error({"z\xc3\xbcrich"}, "unknown command \"z\xc3\xbcrich\"");      // ü, as typed
+    expect_usage_error({"a\xff" "b"}, "unknown command \"a\\xffb\"");                  // not UTF-8
+    expect_usage_error({"a\xc3"}, "unknown command \"a\\xc3\"");                    // cut short
+    expect_usage_error({"a\xc2\x85" "b"}, "unknown command \"a\\xc2\\x85b\"");          // U+0085, a C1 newline
+    expect_usage_error({"a\xe2\x80\xa8" "b"}, "unknown command \"a\\xe2\\x80\\xa8b\"");  // U+2028 line separator
+    expect_usage_error({"a\xc0\x8a" "b"}, "unknown command \"a\\xc0\\x8ab\"");          // an overlong newline
 }
 
 }  // namespace

@@ -282,6 +282,23 @@ TEST_F(CliRun, StatusAndOperatorRelease) {
     EXPECT_EQ(r.out, "got TERM\n");
 }
 
+// A name, token or CMD holding a newline is echoed escaped: every message stays one line.
+TEST_F(CliRun, EchoedInputStaysOnOneLine) {
+    const program_result status = run_program(edgelock("status", {"--name", "a\nb"}), env());
+    EXPECT_EQ(status.exit_code, 1) << status.err;
+    EXPECT_EQ(status.out.rfind("lock     \"a\\nb\"\n", 0), 0u) << status.out;
+
+    const program_result release = run_program(edgelock("release", {"--name", "a\nb", "--token", "t\r1"}), env());
+    EXPECT_EQ(release.exit_code, 1) << release.err;
+    EXPECT_EQ(release.out, "not released: token \"t\\r1\" does not hold lock \"a\\nb\"\n");
+
+    if (std::string(EDGELOCK_CLI) == EDGELOCK_CLI_FILE) {  // qemu-user: see CmdThatCannotStartReleasesTheLock
+        const program_result r = run_program(edgelock("run", {"--name", "a\nb", "--", "/no/such\nprogram"}), env());
+        EXPECT_EQ(r.exit_code, 127);
+        expect_one_line(r, "cannot run \"/no/such\\nprogram\"");
+    }
+}
+
 TEST_F(CliRun, EnvironmentNamesTheServerAndFlagsWin) {
     program_options o = env();
     o.env.push_back("EDGELOCK_REDIS=" + server.url());

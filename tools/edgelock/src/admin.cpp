@@ -18,6 +18,7 @@
 #include "edgelock/scripts.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "quote.hpp"
 
 namespace edgelock::cli {
 namespace {
@@ -39,7 +40,7 @@ struct failure {
 };
 
 std::string describe(const failure& f) {
-    return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + f.detail;
+    return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + shown(f.detail);
 }
 
 struct reply_deleter {
@@ -163,12 +164,12 @@ bool resolve(const options& o, std::vector<endpoint>& out, failure& f) {
         endpoint master;
         master.host = r->element[0]->str;
         master.port = static_cast<std::uint16_t>(std::atoi(r->element[1]->str));
-        master.address = master.host + ":" + r->element[1]->str;
+        master.address = shown(master.host + ":" + r->element[1]->str);
         out.push_back(master);
         return true;
     }
     if (!f.ec) f.ec = make_error_code(connection_errc::no_master);
-    f.detail = "no sentinel named a master \"" + o.master_name + "\"";
+    f.detail = "no sentinel named a master " + quote(o.master_name);
     return false;
 }
 
@@ -221,7 +222,7 @@ int report_unreachable(const char* verb, const options& o, const std::vector<con
         if (!text.empty()) text += ", ";
         text += addresses[i] + ": " + describe(*failures[i]);
     }
-    std::fprintf(stderr, "edgelock: cannot %s lock \"%s\": %s\n", verb, o.name.c_str(), text.c_str());
+    std::fprintf(stderr, "edgelock: cannot %s lock %s: %s\n", verb, quote(o.name).c_str(), text.c_str());
     return exit_code_for(failures.front()->ec);
 }
 
@@ -249,7 +250,7 @@ int show_status(const options& o) {
     if (states.size() - failures.size() < quorum) return report_unreachable("read", o, failures, failed_addresses);
 
     std::size_t most_held = 0;
-    std::printf("lock     %s\n", o.name.c_str());
+    std::printf("lock     %s\n", shown(o.name).c_str());
     for (const instance_status& s : states) {
         std::printf("\ninstance %s\n", s.address.c_str());
         if (s.problem.ec) {
@@ -259,9 +260,9 @@ int show_status(const options& o) {
         std::size_t same = 0;
         for (const instance_status& other : states) same += other.held && other.token == s.token ? 1 : 0;
         if (s.held && same > most_held) most_held = same;
-        std::printf("holder   %s\n", s.held ? s.token.c_str() : "none");
+        std::printf("holder   %s\n", s.held ? shown(s.token).c_str() : "none");
         std::printf("ttl      %s\n", ttl_text(s.ttl_ms).c_str());
-        std::printf("fence    %s\n", s.fence.c_str());
+        std::printf("fence    %s\n", shown(s.fence).c_str());
     }
     const bool held = most_held >= quorum;
     std::printf("\n%s\n", held ? "held" : "free");
@@ -295,11 +296,11 @@ int release_token(const options& o) {
         return report_unreachable("release", o, failures, failed_addresses);
     }
     if (deleted >= quorum) {
-        std::printf("released lock \"%s\" (deleted on %zu of %zu instances)\n", o.name.c_str(), deleted,
+        std::printf("released lock %s (deleted on %zu of %zu instances)\n", quote(o.name).c_str(), deleted,
                     endpoints.size());
         return exit_ok;
     }
-    std::printf("not released: token %s does not hold lock \"%s\"", o.token.c_str(), o.name.c_str());
+    std::printf("not released: token %s does not hold lock %s", shown(o.token).c_str(), quote(o.name).c_str());
     if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, endpoints.size());
     std::printf("\n");
     return exit_negative;

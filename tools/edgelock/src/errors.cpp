@@ -6,6 +6,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/redis_url.hpp"
 #include "exit_codes.hpp"
+#include "quote.hpp"
 
 namespace edgelock::cli {
 namespace {
@@ -81,11 +82,11 @@ std::string describe(std::error_code ec) {
 
 std::string display_address(std::string_view url) {
     const redis_url_result parsed = parse_redis_url(url);
-    if (parsed.code != errc::ok) return std::string(url);
+    if (parsed.code != errc::ok) return shown(url);
     const bool ipv6 = parsed.url.host.find(':') != std::string_view::npos;
     std::string host(parsed.url.host);
     if (ipv6) host = "[" + host + "]";
-    return host + ":" + std::to_string(parsed.url.port);
+    return shown(host + ":" + std::to_string(parsed.url.port));
 }
 
 }  // namespace edgelock::cli

@@ -15,7 +15,7 @@ int exit_code_for(std::error_code ec);
 // A short lower-case phrase: "connection refused", "the key no longer holds our token".
 std::string describe(std::error_code ec);
 
-// "host:port" of a redis:// URL, without credentials, for messages.
+// "host:port" of a redis:// URL, without credentials, for messages (escaped: quote.hpp).
 std::string display_address(std::string_view url);
 
 }  // namespace edgelock::cli

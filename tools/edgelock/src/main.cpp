@@ -14,6 +14,7 @@
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
+#include "quote.hpp"
 #include "run.hpp"
 
 #ifndef EDGELOCK_VERSION
@@ -68,7 +69,7 @@ int forward_to_simulator(const options& o) {
     for (const std::string& arg : o.program) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execv(path.c_str(), argv.data());
-    std::fprintf(stderr, "edgelock: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(path).c_str(), std::strerror(errno));
     return exit_cannot_execute;
 }
 

@@ -8,6 +8,7 @@
 #include "edgelock/limits.hpp"
 #include "edgelock/redis_url.hpp"
 #include "exit_codes.hpp"
+#include "quote.hpp"
 
 namespace edgelock::cli {
 namespace {
@@ -68,8 +69,6 @@ const flag_spec* find_flag(std::string_view text) {
     return nullptr;
 }
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
-
 std::string command_name(command c) {
     switch (c) {
         case command::run: return "run";
@@ -112,7 +111,7 @@ std::string check_urls(const std::vector<std::string>& urls, std::string_view fl
     for (const std::string& url : urls) {
         const redis_url_result parsed = parse_redis_url(url);
         if (parsed.code != errc::ok) {
-            return "bad " + std::string(flag) + " address " + quoted(url) + ": " + parsed.problem;
+            return "bad " + std::string(flag) + " address " + quote(url) + ": " + parsed.problem;
         }
     }
     return "";
@@ -196,7 +195,7 @@ std::string check_lock(const options& o) {
     if (code == errc::ok) return "";
     if (code == errc::invalid_name && is_fence_key(o.name)) {
         const std::string_view owner = std::string_view(o.name).substr(0, o.name.rfind(':'));
-        return "--name " + quoted(o.name) + " is the fence key of lock " + quoted(owner) + "; use another name";
+        return "--name " + quote(o.name) + " is the fence key of lock " + quote(owner) + "; use another name";
     }
     if (code == errc::invalid_ttl || code == errc::invalid_config) {
         const duration_range range = accepted_ttls(o);
@@ -204,7 +203,7 @@ std::string check_lock(const options& o) {
             return out_of_range("--ttl", range, o.ttl_ms);
         }
     }
-    return "the lock refuses --name " + quoted(o.name) + " with --ttl " + format_duration(o.ttl_ms) + " (" +
+    return "the lock refuses --name " + quote(o.name) + " with --ttl " + format_duration(o.ttl_ms) + " (" +
            to_string(code) + ")";
 }
 
@@ -219,18 +218,18 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::master: o.master_name = value; return "";
         case flag_id::token: o.token = value; return "";
         case flag_id::fence_env:
-            if (!valid_env_name(value)) return "bad --fence-env " + quoted(value) + ": not a variable name";
+            if (!valid_env_name(value)) return "bad --fence-env " + quote(value) + ": not a variable name";
             o.fence_env = value;
             return "";
         case flag_id::on_lost:
-            if (!parse_signal(value, o.lost_signal)) return "bad --on-lost signal " + quoted(value) + " (use TERM, INT, HUP, KILL, ...)";
+            if (!parse_signal(value, o.lost_signal)) return "bad --on-lost signal " + quote(value) + " (use TERM, INT, HUP, KILL, ...)";
             return "";
         case flag_id::ttl:
         case flag_id::wait:
         case flag_id::kill_after:
         case flag_id::redis_timeout: {
             if (!parse_duration_unbounded(value, ms)) {
-                return "bad duration " + quoted(value) + " for " + std::string(f.text) + " (use 500ms, 30s, 2m)";
+                return "bad duration " + quote(value) + " for " + std::string(f.text) + " (use 500ms, 30s, 2m)";
             }
             switch (f.id) {
                 case flag_id::ttl: o.ttl_ms = ms; return "";  // check_lock() asks the lock
@@ -256,13 +255,13 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
         }
         if (arg.empty() || arg[0] != '-' || arg == "-") {
             if (c == command::run) break;  // CMD starts here, as with flock(1)
-            return usage_error("unexpected argument " + quoted(arg) + " (see edgelock " + command_name(c) + " --help)");
+            return usage_error("unexpected argument " + quote(arg) + " (see edgelock " + command_name(c) + " --help)");
         }
         const std::size_t equals = arg.find('=');
         const std::string_view flag_text = std::string_view(arg).substr(0, equals);
         const flag_spec* f = find_flag(flag_text);
         if (f == nullptr || (f->commands & bit(c)) == 0) {
-            return usage_error("unknown flag " + std::string(flag_text) + " (see edgelock " + command_name(c) + " --help)");
+            return usage_error("unknown flag " + shown(flag_text) + " (see edgelock " + command_name(c) + " --help)");
         }
         std::string value;
         if (!f->takes_value) {
@@ -278,7 +277,7 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
         if (std::string problem = apply(o, *f, value); !problem.empty()) return usage_error(std::move(problem));
     }
     if (c == command::run) o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-    else if (i < args.size()) return usage_error("unexpected argument " + quoted(args[i]));
+    else if (i < args.size()) return usage_error("unexpected argument " + quote(args[i]));
 
     if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
@@ -304,7 +303,7 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         for (command c : {command::run, command::status, command::release, command::sim}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
-        return usage_error("no help for " + quoted(args[1]) + " (commands: run, status, release, sim)");
+        return usage_error("no help for " + quote(args[1]) + " (commands: run, status, release, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -317,9 +316,9 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
-        return usage_error("unknown flag " + first + " before the command (see edgelock --help)");
+        return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
-    return usage_error("unknown command " + quoted(first) + " (commands: run, status, release, sim)");
+    return usage_error("unknown command " + quote(first) + " (commands: run, status, release, sim)");
 }
 
 lock_config run_lock_config(const options& o) {

@@ -25,6 +25,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "quote.hpp"
 
 extern char** environ;
 
@@ -108,7 +109,7 @@ void close_own_fds_on_exec() {
 class wait_progress {
 public:
     wait_progress(const std::string& name, std::int64_t started_ms, std::int64_t wait_ms)
-        : name_(name), started_ms_(started_ms), wait_ms_(wait_ms) {
+        : name_(quote(name)), started_ms_(started_ms), wait_ms_(wait_ms) {
         if (::isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { loop(); });
     }
     ~wait_progress() {
@@ -129,14 +130,14 @@ private:
         while (!changed_.wait_for(held, std::chrono::milliseconds(progress_period_ms), [this] { return stopping_; })) {
             const std::int64_t waited_ms = now_ms() - started_ms_;
             if (waited_ms < progress_delay_ms) continue;
-            std::fprintf(stderr, "\redgelock: waiting for lock \"%s\": %s / %s\033[K", name_.c_str(),
+            std::fprintf(stderr, "\redgelock: waiting for lock %s: %s / %s\033[K", name_.c_str(),
                          format_duration(waited_ms / 100 * 100).c_str(), format_duration(wait_ms_).c_str());
             std::fflush(stderr);
             shown_ = true;
         }
     }
 
-    std::string name_;
+    std::string name_;  // quoted, for the message
     std::int64_t started_ms_;
     std::int64_t wait_ms_;
     std::mutex mutex_;
@@ -172,7 +173,7 @@ hiredis::lock_options lock_options_for(const options& o) {
 
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
-    if (!o.sentinel_urls.empty()) return "master \"" + o.master_name + "\" via Sentinel: " + describe(ec);
+    if (!o.sentinel_urls.empty()) return "master " + quote(o.master_name) + " via Sentinel: " + describe(ec);
     std::string text;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
         const std::error_code instance_ec = lock.instance_error(i);
@@ -200,14 +201,14 @@ int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     if (!ec) return exit_ok;
     if (ec == errc::busy) {
         if (o.wait_ms == 0) {
-            std::fprintf(stderr, "edgelock: lock \"%s\" is held by another owner (--wait 0)\n", o.name.c_str());
+            std::fprintf(stderr, "edgelock: lock %s is held by another owner (--wait 0)\n", quote(o.name).c_str());
             return exit_busy;
         }
-        std::fprintf(stderr, "edgelock: gave up waiting for lock \"%s\" after %s: still held by another owner\n",
-                     o.name.c_str(), format_duration(o.wait_ms).c_str());
+        std::fprintf(stderr, "edgelock: gave up waiting for lock %s after %s: still held by another owner\n",
+                     quote(o.name).c_str(), format_duration(o.wait_ms).c_str());
         return exit_wait_timeout;
     }
-    std::fprintf(stderr, "edgelock: cannot acquire lock \"%s\": %s\n", o.name.c_str(),
+    std::fprintf(stderr, "edgelock: cannot acquire lock %s: %s\n", quote(o.name).c_str(),
                  instance_failures(lock, o, ec).c_str());
     return exit_code_for(ec);
 }
@@ -277,8 +278,9 @@ int supervise(hiredis::lock& lock, const options& o, pid_t pid, bool& signalled_
         }
         const std::int64_t now = now_ms();
         if (!signalled_for_loss && lock.lost()) {
-            std::fprintf(stderr, "edgelock: lost lock \"%s\" while CMD ran (%s); sending %s to CMD\n", o.name.c_str(),
-                         lost_why(lock.lost_reason()).c_str(), signal_name(o.lost_signal).c_str());
+            std::fprintf(stderr, "edgelock: lost lock %s while CMD ran (%s); sending %s to CMD\n",
+                         quote(o.name).c_str(), lost_why(lock.lost_reason()).c_str(),
+                         signal_name(o.lost_signal).c_str());
             ::kill(pid, o.lost_signal);
             signalled_for_loss = true;
             kill_at_ms = now + o.kill_after_ms;
@@ -317,7 +319,7 @@ int run_locked(const options& o) {
 
     hiredis::lock lock;
     if (const std::error_code ec = lock.open(lock_options_for(o))) {
-        std::fprintf(stderr, "edgelock: cannot set up lock \"%s\": %s\n", o.name.c_str(), describe(ec).c_str());
+        std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(), describe(ec).c_str());
         return exit_code_for(ec);
     }
     hiredis::hold hold;
@@ -327,7 +329,7 @@ int run_locked(const options& o) {
     pid_t pid = -1;
     if (const int error = spawn(o, hold.fence, pid); error != 0) {
         lock.release();
-        std::fprintf(stderr, "edgelock: cannot run %s: %s\n", o.program[0].c_str(), std::strerror(error));
+        std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(o.program[0]).c_str(), std::strerror(error));
         return error == ENOENT ? exit_not_found : exit_cannot_execute;
     }
 
@@ -338,14 +340,14 @@ int run_locked(const options& o) {
     const std::error_code released = lock.release();
     if (lost || released == errc::expired) {
         if (!signalled_for_loss) {
-            std::fprintf(stderr, "edgelock: lost lock \"%s\" before CMD finished (%s)\n", o.name.c_str(),
+            std::fprintf(stderr, "edgelock: lost lock %s before CMD finished (%s)\n", quote(o.name).c_str(),
                          lost_why(reason).c_str());
         }
         return exit_lost;
     }
     if (released && released != errc::not_held) {
-        std::fprintf(stderr, "edgelock: could not release lock \"%s\" (%s); it ends by its ttl, %s\n", o.name.c_str(),
-                     describe(released).c_str(), format_duration(o.ttl_ms).c_str());
+        std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
+                     quote(o.name).c_str(), describe(released).c_str(), format_duration(o.ttl_ms).c_str());
     }
     return exit_code_of(status);
 }
