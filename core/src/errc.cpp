@@ -33,6 +33,7 @@ const char* to_string(errc code) noexcept {
         case errc::events_pending: return "events_pending";
         case errc::invalid_time: return "invalid_time";
         case errc::clock_stepped_back: return "clock_stepped_back";
+        case errc::fence_exhausted: return "fence_exhausted";
     }
     return "unknown";
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
@@ -19,11 +20,33 @@ constexpr std::int64_t retry_delay_ms_max_default = 1000;
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
-bool is_noscript(const reply_node& reply) {
-    constexpr std::string_view prefix = "NOSCRIPT";
+bool is_error_with_code(const reply_node& reply, std::string_view code) {
     // Not substr(): its out-of-range check would link a throwing path into the core.
-    return reply.type == reply_type::error && reply.text.size() >= prefix.size() &&
-           std::string_view(reply.text.data(), prefix.size()) == prefix;
+    return reply.type == reply_type::error && reply.text.size() >= code.size() &&
+           std::string_view(reply.text.data(), code.size()) == code;
+}
+
+bool is_noscript(const reply_node& reply) { return is_error_with_code(reply, "NOSCRIPT"); }
+
+// The acquire script's answer when the fence counter is at 2^63-1 (scripts.hpp).
+bool is_fence_exhausted(const reply_node& reply) {
+    return is_error_with_code(reply, "FENCE_EXHAUSTED");
+}
+
+// A fence value as the acquire script returns it: GET's decimal string of a counter in
+// [1, 2^63-1]. Anything else (a sign, a leading zero, more than 2^63-1) is not a fence.
+bool parse_fence(const reply_node& reply, std::int64_t& fence) {
+    const std::string_view text = reply.text;
+    if (reply.type != reply_type::bulk_string || text.empty() || text.size() > 19) return false;
+    if (text[0] == '0') return false;
+    std::uint64_t value = 0;  // 19 digits stay below 10^19 < 2^64
+    for (const char digit : text) {
+        if (digit < '0' || digit > '9') return false;
+        value = value * 10 + static_cast<std::uint64_t>(digit - '0');
+    }
+    if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
+    fence = static_cast<std::int64_t>(value);
+    return true;
 }
 
 std::array<char, token_hex_bytes> to_hex(const owner_token& token) {
@@ -445,7 +468,10 @@ void lock::decide_attempt() noexcept {
     }
     const bool quorum_impossible = tally_.refused + tally_.failed > instances_ - needed;
     if (quorum_impossible) {
-        if (tally_.refused > 0) {
+        // An exhausted fence counter needs an operator: say so before "busy".
+        if (tally_.exhausted > 0) {
+            fail_attempt(errc::fence_exhausted);
+        } else if (tally_.refused > 0) {
             fail_attempt(errc::busy);
         } else {
             fail_attempt(still_valid ? errc::no_quorum : errc::validity_expired);
@@ -523,7 +549,9 @@ void lock::fail_attempt(errc cause) noexcept {
     retire_round();
     last_cause_ = cause;
     clean_up_everywhere();
-    if (retrying_ && now_ms_ < wait_deadline_ms_) {
+    // An exhausted fence counter stays exhausted: waiting cannot help.
+    const bool waiting_helps = retrying_ && cause != errc::fence_exhausted;
+    if (waiting_helps && now_ms_ < wait_deadline_ms_) {
         state_ = lock_state::backing_off;
         timer_ms_ = std::min(now_ms_ + backoff_delay_ms(), wait_deadline_ms_);
         return;
@@ -531,7 +559,7 @@ void lock::fail_attempt(errc cause) noexcept {
     state_ = lock_state::idle;
     event e;
     e.type = event_type::acquire_failed;
-    e.code = retrying_ ? errc::wait_timeout : cause;
+    e.code = waiting_helps ? errc::wait_timeout : cause;
     e.cause = cause;
     push_event(e);
 }
@@ -612,14 +640,19 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
         return;
     }
     outcome result = outcome::failed;
+    std::int64_t fence = 0;
     if (reply.type == reply_type::error) {
         code = errc::error_reply;
+        if (sent.current && sent.kind() == request_kind::acquire && is_fence_exhausted(reply)) {
+            ++tally_.exhausted;
+        }
     } else if (sent.kind() == request_kind::acquire) {
         if (reply.type == reply_type::nil) {
             result = outcome::refused;
-        } else if (reply.type == reply_type::integer && reply.integer >= (fencing_ ? 1 : 0)) {
+        } else if (fencing_ ? parse_fence(reply, fence)
+                            : reply.type == reply_type::integer && reply.integer == 0) {
             result = outcome::ok;
-            if (sent.current) fence_candidate_ = std::max(fence_candidate_, reply.integer);
+            if (sent.current) fence_candidate_ = std::max(fence_candidate_, fence);
         } else {
             code = errc::unexpected_reply;
         }

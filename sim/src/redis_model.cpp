@@ -27,20 +27,30 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) {
     return true;
 }
 
-// Redis's string2ll: an optional '-' and decimal digits that fit in int64.
+// Redis's string2ll: an optional '-' and decimal digits without leading zeros that fit in
+// int64.
 bool parse_integer(std::string_view text, std::int64_t& out) {
-    if (text.empty() || text.size() > 19) return false;
-    std::size_t i = 0;
-    const bool negative = text[0] == '-';
-    if (negative) i = 1;
-    if (i == text.size()) return false;
-    std::int64_t value = 0;
-    for (; i < text.size(); ++i) {
-        if (text[i] < '0' || text[i] > '9') return false;
-        value = value * 10 + (text[i] - '0');
+    const bool negative = !text.empty() && text[0] == '-';
+    const std::string_view digits = negative ? text.substr(1) : text;
+    if (digits.empty() || digits.size() > 19) return false;
+    if (digits[0] == '0' && (digits.size() > 1 || negative)) return false;
+    std::uint64_t magnitude = 0;  // 19 digits stay below 10^19 < 2^64
+    for (const char digit : digits) {
+        if (digit < '0' || digit > '9') return false;
+        magnitude = magnitude * 10 + static_cast<std::uint64_t>(digit - '0');
     }
-    out = negative ? -value : value;
+    const auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (magnitude > max + (negative ? 1 : 0)) return false;
+    out = negative ? -static_cast<std::int64_t>(magnitude - 1) - 1 : static_cast<std::int64_t>(magnitude);
     return true;
+}
+
+void append_bulk(std::string& reply, std::string_view text) {
+    reply += '$';
+    reply += std::to_string(text.size());
+    reply += "\r\n";
+    reply += text;
+    reply += "\r\n";
 }
 
 void append_integer(std::string& reply, std::int64_t value) {
@@ -225,6 +235,14 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
+    if (id == script_id::acquire && numkeys == 2) {
+        // Checked first, as the script does: an exhausted counter leaves the lock untouched.
+        const redis_entry* fence = find(keys[1], wall_ms, effects);
+        if (fence != nullptr && fence->value == "9223372036854775807") {
+            append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
+            return;
+        }
+    }
     redis_entry* lock = find(keys[0], wall_ms, effects);
     switch (id) {
         case script_id::acquire: {
@@ -248,8 +266,9 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
                 return;
             }
             const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
-            set(keys[1], std::to_string(value + 1), expire, effects);
-            append_integer(reply, value + 1);
+            const std::string incremented = std::to_string(value + 1);
+            set(keys[1], incremented, expire, effects);
+            append_bulk(reply, incremented);
             return;
         }
         case script_id::raise: {

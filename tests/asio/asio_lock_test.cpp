@@ -153,6 +153,22 @@ TEST_F(asio_lock, reentrant_acquires_count_holds_and_only_the_last_release_delet
     EXPECT_FALSE(release(owner, handle).ec);
 }
 
+// The exact token near the counter's end, then a refusal that names the cause at once.
+TEST_F(asio_lock, the_fence_counter_ends_at_2_pow_63_minus_1_with_fence_exhausted) {
+    edgelock::lock_config config = lock_for("last", 2000);
+    config.fencing = true;
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(config, handle));
+    admin.set("{last}:fence", "9223372036854775806");
+    const outcome last = acquire(owner, handle, 0ms);
+    ASSERT_FALSE(last.ec);
+    EXPECT_EQ(last.fence, 9223372036854775807);
+    EXPECT_FALSE(release(owner, handle).ec);
+    const outcome refused = acquire(owner, handle, 5s);
+    EXPECT_EQ(refused.ec, errc::fence_exhausted) << refused.ec.message();
+    EXPECT_FALSE(admin.exists("last"));
+}
+
 TEST_F(asio_lock, a_thousand_locks_share_one_pipelined_connection) {
     client many(io);
     auto config = config_for({server.url()});

@@ -53,6 +53,7 @@
 #include <functional>
 #include <exception>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <memory>
 #include <ostream>
@@ -328,6 +329,19 @@ int count_true(const std::vector<bool>& flags) {
 // Replies whose text must outlive the call: string literals only.
 constexpr std::string_view error_text = "ERR x";
 constexpr std::string_view noscript_text = "NOSCRIPT No matching script. Please use EVAL.";
+constexpr std::string_view exhausted_text = "FENCE_EXHAUSTED the fence counter is at 2^63-1";
+
+// The acquire script's fence value: GET's decimal string of a counter in [1, 2^63-1].
+bool fence_of(const reply_node& reply, std::int64_t& fence) {
+    if (reply.type != reply_type::bulk_string || reply.text.empty() || reply.text[0] == '0') return false;
+    const char* end = reply.text.data() + reply.text.size();
+    const auto parsed = std::from_chars(reply.text.data(), end, fence);
+    return parsed.ec == std::errc{} && parsed.ptr == end && fence > 0;
+}
+
+bool is_exhausted(const reply_node& reply) {
+    return reply.type == reply_type::error && reply.text.substr(0, 15) == "FENCE_EXHAUSTED";
+}
 
 reply_node integer_reply(std::int64_t value) {
     reply_node node;
@@ -539,6 +553,7 @@ private:
         int ok = 0;
         int refused = 0;
         int failed = 0;
+        int exhausted = 0;
     };
 
     void touch(std::int64_t now_ms) { now_ms_ = std::max(now_ms_, now_ms); }
@@ -767,7 +782,9 @@ private:
             return;
         }
         if (tally_.refused + tally_.failed > s_.instances - q) {
-            if (tally_.refused > 0) {
+            if (tally_.exhausted > 0) {
+                fail_attempt(errc::fence_exhausted);
+            } else if (tally_.refused > 0) {
                 fail_attempt(errc::busy);
             } else {
                 fail_attempt(valid ? errc::no_quorum : errc::validity_expired);
@@ -838,7 +855,8 @@ private:
         retire();
         last_cause_ = cause;
         clean_up();
-        if (retrying_ && now_ms_ < wait_deadline_ms_) {
+        const bool waiting_helps = retrying_ && cause != errc::fence_exhausted;
+        if (waiting_helps && now_ms_ < wait_deadline_ms_) {
             state_ = lock_state::backing_off;
             backoff_known_ = false;
             const int doublings = std::clamp(attempts_ - 1, 0, 30);
@@ -850,7 +868,7 @@ private:
         state_ = lock_state::idle;
         event e;
         e.type = event_type::acquire_failed;
-        e.code = retrying_ ? errc::wait_timeout : cause;
+        e.code = waiting_helps ? errc::wait_timeout : cause;
         e.cause = cause;
         events_.push_back(e);
     }
@@ -913,14 +931,17 @@ private:
         }
         outcome result = outcome::failed;
         errc code = errc::ok;
+        std::int64_t fence = 0;
         if (reply.type == reply_type::error) {
             code = errc::error_reply;
+            if (sent.current && sent.kind == req_kind::acquire && is_exhausted(reply)) ++tally_.exhausted;
         } else if (sent.kind == req_kind::acquire) {
             if (reply.type == reply_type::nil) {
                 result = outcome::refused;
-            } else if (reply.type == reply_type::integer && reply.integer >= (s_.fencing ? 1 : 0)) {
+            } else if (s_.fencing ? fence_of(reply, fence)
+                                  : reply.type == reply_type::integer && reply.integer == 0) {
                 result = outcome::ok;
-                if (sent.current) candidate_ = std::max(candidate_, reply.integer);
+                if (sent.current) candidate_ = std::max(candidate_, fence);
             } else {
                 code = errc::unexpected_reply;
             }
@@ -1055,8 +1076,9 @@ public:
         const queued_request* head =
             instance < s_.instances ? model_.oldest_in_flight(instance) : nullptr;
         const queued_request answered = head != nullptr ? *head : queued_request{};
+        std::string text;  // a fence value's digits live here through the call
         const reply_node reply =
-            head != nullptr ? make_reply(answered.kind, kind_of_reply, counter, variant)
+            head != nullptr ? make_reply(answered.kind, kind_of_reply, counter, variant, text)
                             : integer_reply(1);
         const errc got = lock_.on_reply(instance, reply, now_ms_);
         const errc want = run_model([&] { return model_.reply(instance, reply, now_ms_); });
@@ -1069,6 +1091,8 @@ public:
             call << "nothing in flight";
         }
         if (reply.type == reply_type::integer) call << " :" << reply.integer;
+        if (reply.type == reply_type::bulk_string) call << " $" << reply.text;
+        if (reply.type == reply_type::error) call << " -" << reply.text;
         call << ")";
         finish(facts, call.str(), got, want,
                {errc::ok, errc::invalid_instance, errc::unexpected_reply, errc::error_reply,
@@ -1128,17 +1152,28 @@ private:
         return facts;
     }
 
-    reply_node make_reply(req_kind kind, reply_class c, std::int64_t counter, int variant) const {
+    // `text` holds a fenced acquire's digits, so it must outlive the reply.
+    reply_node make_reply(req_kind kind, reply_class c, std::int64_t counter, int variant,
+                          std::string& text) const {
+        const bool fenced_acquire = kind == req_kind::acquire && s_.fencing;
         switch (c) {
             case reply_class::success:
-                if (kind == req_kind::acquire) return integer_reply(s_.fencing ? counter : 0);
+                if (fenced_acquire) {
+                    text = std::to_string(counter);
+                    reply_node node;
+                    node.type = reply_type::bulk_string;
+                    node.text = text;
+                    return node;
+                }
+                if (kind == req_kind::acquire) return integer_reply(0);
                 if (kind == req_kind::replicate) return integer_reply(s_.replicas_to_wait + counter % 2);
                 return integer_reply(1);
             case reply_class::refusal:
                 if (kind == req_kind::acquire) return reply_node{};
                 if (kind == req_kind::replicate) return integer_reply(counter % s_.replicas_to_wait);
                 return integer_reply(0);
-            case reply_class::error: return error_reply(error_text);
+            case reply_class::error:
+                return error_reply(fenced_acquire && variant % 2 == 1 ? exhausted_text : error_text);
             case reply_class::noscript: return error_reply(noscript_text);
             case reply_class::wrong_type: break;
         }
@@ -1149,13 +1184,20 @@ private:
                 node.text = "OK";
                 return node;
             case 1:
+                // A fenced acquire answers a string: an integer is the wrong type there.
+                if (fenced_acquire) return integer_reply(counter);
                 node.type = reply_type::bulk_string;
                 node.text = "1";
                 return node;
             case 2: node.type = reply_type::array; return node;
             default:
-                // An integer no script returns: a zero or negative counter, or 2 for a 0/1 script.
-                if (kind == req_kind::acquire) return integer_reply(s_.fencing ? 0 : -1);
+                // A value no script returns: a zero counter, or 2 for a 0/1 script.
+                if (fenced_acquire) {
+                    node.type = reply_type::bulk_string;
+                    node.text = "0";
+                    return node;
+                }
+                if (kind == req_kind::acquire) return integer_reply(-1);
                 if (kind == req_kind::replicate) return integer_reply(-1);
                 return integer_reply(2);
         }
@@ -1253,12 +1295,12 @@ private:
                 return;
             case event_type::acquire_failed:
                 if (!one_of(e.code, {errc::busy, errc::no_quorum, errc::validity_expired,
-                                     errc::token_gone, errc::not_replicated, errc::wait_timeout,
-                                     errc::cancelled})) {
+                                     errc::token_gone, errc::not_replicated, errc::fence_exhausted,
+                                     errc::wait_timeout, errc::cancelled})) {
                     fail("(e) acquire_failed with an undocumented code");
                 }
                 if (!one_of(e.cause, {errc::ok, errc::busy, errc::no_quorum, errc::validity_expired,
-                                      errc::token_gone, errc::not_replicated})) {
+                                      errc::token_gone, errc::not_replicated, errc::fence_exhausted})) {
                     fail("(e) acquire_failed with an undocumented cause");
                 }
                 holds_seen_ = 0;
@@ -1477,9 +1519,11 @@ private:
         switch (slot.kind) {
             case req_kind::acquire: {
                 attempt_record& a = attempt(slot.attempt_id);
-                if (integer && reply.integer >= (s_.fencing ? 1 : 0) && !a.frozen) {
+                std::int64_t fence = 0;
+                const bool ok = s_.fencing ? fence_of(reply, fence) : integer && reply.integer == 0;
+                if (ok && !a.frozen) {
                     a.acquired_on[instance] = true;
-                    a.counters.push_back(reply.integer);
+                    a.counters.push_back(fence);
                 }
                 return;
             }
@@ -1608,6 +1652,18 @@ struct release_command final : model_command {
     void show(std::ostream& os) const override { os << "release()"; }
 };
 
+// Fence counters as Redis hands them out: mostly small, some around 2^53 (where a double
+// stops being exact) and some among the counter's last values before 2^63-1. The top stays
+// instances_max short of it: a burst adds the instance's index.
+rc::Gen<std::int64_t> fence_counter() {
+    constexpr std::int64_t two_to_53 = std::int64_t{1} << 53;
+    constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max() - edgelock::instances_max;
+    return rc::gen::weightedOneOf<std::int64_t>(
+        {{8, rc::gen::inRange<std::int64_t>(1, 1'000'000)},
+         {1, rc::gen::inRange<std::int64_t>(two_to_53 - 8, two_to_53 + 8)},
+         {1, rc::gen::inRange<std::int64_t>(top - 16, top + 1)}});
+}
+
 struct deliver_command final : model_command {
     std::uint8_t pick;
     reply_class kind;
@@ -1621,7 +1677,7 @@ struct deliver_command final : model_command {
                                                        {1, reply_class::error},
                                                        {1, reply_class::noscript},
                                                        {1, reply_class::wrong_type}})),
-          counter(*rc::gen::inRange<std::int64_t>(1, 1'000'000)),
+          counter(*fence_counter()),
           variant(*rc::gen::inRange(0, 4)),
           bad_instance(*rc::gen::weightedElement<bool>({{39, false}, {1, true}})) {}
     void run(const model_state&, model_harness& h) const override {
@@ -1641,7 +1697,7 @@ struct burst_command final : model_command {
     explicit burst_command(const model_state&)
         : kind(*rc::gen::weightedElement<reply_class>(
               {{6, reply_class::success}, {2, reply_class::refusal}, {1, reply_class::error}})),
-          counter(*rc::gen::inRange<std::int64_t>(1, 1'000'000)) {}
+          counter(*fence_counter()) {}
     void run(const model_state& m, model_harness& h) const override {
         for (std::uint8_t i = 0; i < m.s.instances; ++i) {
             if (h.in_flight(i)) h.deliver(i, kind, counter + i, 0, false);
@@ -1724,7 +1780,7 @@ RC_GTEST_PROP(lock_model, five_instances_follow_the_contract, ()) { run_model(5)
 struct stored_reply {
     reply_type type = reply_type::nil;
     std::int64_t integer = 0;
-    std::string_view text;  // string literals only
+    std::string text;
 };
 
 stored_reply stored_integer(std::int64_t value) {
@@ -1761,7 +1817,13 @@ public:
                 } else {
                     lock->expires_at_ms = now_ms + r.number;
                 }
-                if (r.keys.size() > 1) return stored_integer(++counters_[r.keys[1]]);
+                if (r.keys.size() > 1) {
+                    // The counter comes back as GET's string.
+                    stored_reply fence;
+                    fence.type = reply_type::bulk_string;
+                    fence.text = std::to_string(++counters_[r.keys[1]]);
+                    return fence;
+                }
                 return stored_integer(0);
             case req_kind::raise:
                 if (!ours) return stored_integer(0);

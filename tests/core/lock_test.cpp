@@ -7,6 +7,8 @@
 
 #include <array>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "edgelock/resp_reader.hpp"
@@ -40,6 +42,14 @@ reply_node integer(std::int64_t value) {
 }
 
 reply_node nil() { return reply_node{}; }
+
+// A fenced acquire's answer: the counter as GET's decimal string (scripts.hpp).
+reply_node bulk(std::string_view text) {
+    reply_node node;
+    node.type = reply_type::bulk_string;
+    node.text = text;
+    return node;
+}
 
 reply_node error(std::string_view text) {
     reply_node node;
@@ -413,20 +423,93 @@ TEST(lock_fencing, single_instance_hands_out_the_counter) {
     EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2",
                                                              "orders:42", "{orders:42}:fence", token_a_hex,
                                                              "30000"}));
-    ASSERT_EQ(l.on_reply(0, integer(7), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(0, bulk("7"), 1), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].fence, 7);
     EXPECT_EQ(l.fence(), 7);
 }
 
-TEST(lock_fencing, a_fenced_acquire_must_return_a_positive_counter) {
+TEST(lock_fencing, a_fenced_acquire_must_return_a_counter_in_1_to_2_pow_63_minus_1) {
+    for (const std::string_view bad : {"0", "-3", "007", "+7", "7x", "", "9223372036854775808",
+                                       "18446744073709551623", "99999999999999999999"}) {
+        lock l;
+        configure(l, 1, true);
+        ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+        take_request(l, 0);
+        EXPECT_EQ(l.on_reply(0, bulk(bad), 1), errc::unexpected_reply) << '"' << bad << '"';
+        EXPECT_FALSE(l.held(1)) << '"' << bad << '"';
+    }
     lock l;
     configure(l, 1, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    EXPECT_EQ(l.on_reply(0, integer(0), 1), errc::unexpected_reply);
+    EXPECT_EQ(l.on_reply(0, integer(7), 1), errc::unexpected_reply)
+        << "a counter that went through a Lua number may have been rounded";
+}
+
+// Lua numbers are doubles: a counter past 2^53 that took that path came back rounded, and
+// two holders could get the same token. The string keeps every digit, up to 2^63-1.
+TEST(lock_fencing, fence_values_stay_exact_up_to_2_pow_63_minus_1) {
+    for (const auto& [text, value] : {std::pair<std::string_view, std::int64_t>{"9007199254740993", 9007199254740993},
+                                      {"9007199254740995", 9007199254740995},
+                                      {"9223372036854775807", std::numeric_limits<std::int64_t>::max()}}) {
+        lock l;
+        configure(l, 1, true);
+        ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+        take_request(l, 0);
+        ASSERT_EQ(l.on_reply(0, bulk(text), 1), errc::ok);
+        EXPECT_EQ(l.fence(), value) << text;
+    }
+}
+
+TEST(lock_fencing, redlock_raises_exact_values_past_2_pow_53) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, bulk("9007199254740993"), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(1, bulk("9007199254740992"), 1), errc::ok);
+    EXPECT_EQ(take_request(l, 0).back(), "9007199254740993") << "the raise carries every digit";
+}
+
+TEST(lock_fencing, an_exhausted_counter_fails_the_attempt_with_its_own_code) {
+    lock l;
+    configure(l, 1, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::fence_exhausted);
     EXPECT_FALSE(l.held(1));
+}
+
+TEST(lock_fencing, an_exhausted_counter_ends_a_waiting_acquire_at_once) {
+    lock l;
+    configure(l, 1, true);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "no retry can succeed: no wait_timeout later";
+    EXPECT_EQ(l.state(), lock_state::idle);
+}
+
+TEST(lock_fencing, redlock_reports_an_exhausted_counter_once_no_quorum_can_form) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, bulk("41"), 1), errc::ok);
+    EXPECT_EQ(l.on_reply(1, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    EXPECT_TRUE(take_events(l).empty()) << "instance 2 can still make a quorum";
+    ASSERT_EQ(l.on_reply(2, nil(), 1), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "an operator must act: said before busy";
 }
 
 TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_out) {
@@ -434,8 +517,8 @@ TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_ou
     configure(l, 3, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, integer(5), 2), errc::ok);
-    ASSERT_EQ(l.on_reply(2, integer(9), 3), errc::ok);
+    ASSERT_EQ(l.on_reply(0, bulk("5"), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(2, bulk("9"), 3), errc::ok);
     EXPECT_TRUE(take_events(l).empty()) << "no token before the raise";
     EXPECT_EQ(l.state(), lock_state::confirming);
     for (std::uint8_t i : {0, 2}) {
@@ -458,8 +541,8 @@ TEST(lock_fencing, a_raise_refused_by_the_quorum_fails_the_attempt) {
     configure(l, 3, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, integer(5), 2), errc::ok);
-    ASSERT_EQ(l.on_reply(1, integer(4), 3), errc::ok);
+    ASSERT_EQ(l.on_reply(0, bulk("5"), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(1, bulk("4"), 3), errc::ok);
     take_request(l, 0);
     take_request(l, 1);
     ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);
@@ -524,8 +607,8 @@ TEST(lock_replicas, fenced_redlock_raises_then_waits) {
     ASSERT_EQ(l.configure(config), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, integer(3), 1), errc::ok);
-    ASSERT_EQ(l.on_reply(2, integer(5), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(0, bulk("3"), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(2, bulk("5"), 1), errc::ok);
     // Each confirmation round goes to the previous round's quorum: instances 0 and 2.
     for (std::uint8_t i : {0, 2}) EXPECT_EQ(take_request(l, i)[1], sha(edgelock::raise_script));
     for (std::uint8_t i : {0, 2}) ASSERT_EQ(l.on_reply(i, integer(1), 2), errc::ok);

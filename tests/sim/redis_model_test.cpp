@@ -85,9 +85,41 @@ TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
 }
 
 TEST_F(node_fixture, fence_counter_is_incremented_by_a_successful_acquire_only) {
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), ":1\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$1\r\n1\r\n");
     EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_b, "1000"}), "$-1\r\n");
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), ":2\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$1\r\n2\r\n");
+}
+
+// The real scripts hand fence values back as GET's string (scripts.hpp); so does the model,
+// exactly, up to the counter's last value.
+TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acquire_is_refused) {
+    const auto acquire_fenced = [&](const std::string& token) {
+        return eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token, "1000"});
+    };
+    const auto raise_and_release = [&](const std::string& token, const std::string& value) {
+        EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token, value}), ":1\r\n");
+        EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token}), ":1\r\n");
+    };
+    acquire_fenced(token_a);
+    raise_and_release(token_a, "9007199254740993");
+    EXPECT_EQ(acquire_fenced(token_b), "$16\r\n9007199254740994\r\n");
+    raise_and_release(token_b, "9223372036854775806");
+    EXPECT_EQ(acquire_fenced(token_a), "$19\r\n9223372036854775807\r\n");
+    EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token_a}), ":1\r\n");
+    EXPECT_EQ(acquire_fenced(token_b), "-FENCE_EXHAUSTED the fence counter is at 2^63-1\r\n");
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr) << "an exhausted counter leaves the lock key alone";
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "9223372036854775807");
+}
+
+TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {
+    acquire(token_a);
+    for (const char* bad : {"9223372036854775808", "99999999999999999999", "-0", "007", "+7", ""}) {
+        EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, bad}),
+                  "-ERR value is not an integer or out of range\r\n")
+            << bad;
+    }
+    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "9223372036854775807"}),
+              ":1\r\n");
 }
 
 TEST_F(node_fixture, raise_only_moves_the_counter_up_and_only_for_the_owner) {

@@ -48,6 +48,9 @@ enum class errc : std::uint8_t {
     events_pending,      // the event queue lacks room: drain poll_event() and call again
     invalid_time,        // now_ms outside [-now_ms_limit, now_ms_limit]
     clock_stepped_back,  // now_ms went below an earlier call's: the hold or attempt ended
+
+    // Added last: earlier values stay stable.
+    fence_exhausted,  // a fence counter is at 2^63-1: no higher token can be handed out
 };
 
 // A short, stable, lower-case name for logs and CLI messages ("busy", "no_quorum", ...).

@@ -100,7 +100,10 @@ struct lock_config {
     std::string_view name;
     std::int64_t ttl_ms = 30'000;  // lease length, 1..ttl_ms_max
     std::uint8_t instances = 1;    // 1, or odd up to instances_max (Redlock)
-    bool fencing = false;          // maintain a fence counter and hand out its tokens
+    bool fencing = false;          // maintain a fence counter and hand out its tokens:
+                                   // exact integers 1..2^63-1; once a counter reaches
+                                   // 2^63-1, acquires fail at once with fence_exhausted,
+                                   // whatever their wait (an operator must reset it)
     bool watchdog = true;          // renew while held; without it the lease simply ends
 
     // Sentinel deployments: after the acquire, send WAIT so the SET reached this many
@@ -135,8 +138,8 @@ enum class lock_state : std::uint8_t {
 enum class event_type : std::uint8_t {
     acquired,        // fence, valid_until_ms
     acquire_failed,  // code (busy, no_quorum, validity_expired, token_gone, not_replicated,
-                     // wait_timeout, cancelled, clock_stepped_back), cause (with
-                     // wait_timeout: the last attempt's failure)
+                     // fence_exhausted, wait_timeout, cancelled, clock_stepped_back),
+                     // cause (with wait_timeout: the last attempt's failure)
     renewed,         // valid_until_ms
     lost,            // code: expired (no quorum confirmed in time), token_gone, or
                      // clock_stepped_back (the caller's clock went backwards)
@@ -173,8 +176,9 @@ public:
     // configuration.
     errc configure(const lock_config& config) noexcept;
 
-    // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts repeat, with
-    // exponential backoff and full jitter, while they can start by now + wait_ms. The result
+    // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts
+    // repeat, with exponential backoff and full jitter, while they can start by now + wait_ms
+    // (not after fence_exhausted, which no retry can mend). The result
     // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
     // and queues `acquired` at once (the token is then ignored).
     // Returns ok, invalid_wait, invalid_time, events_pending (the event queue lacks room),
@@ -271,6 +275,7 @@ private:
         std::uint8_t ok = 0;
         std::uint8_t refused = 0;
         std::uint8_t failed = 0;
+        std::uint8_t exhausted = 0;  // failed acquires whose fence counter is at 2^63-1
     };
 
     errc check_input(std::int64_t now_ms) noexcept;
@@ -352,7 +357,7 @@ private:
     std::int64_t wait_deadline_ms_ = 0;
     std::int64_t valid_until_ms_ = 0;
     std::int64_t fence_ = 0;
-    std::int64_t fence_candidate_ = 0;  // max INCR result of the running attempt
+    std::int64_t fence_candidate_ = 0;  // highest fence value of the running attempt
     std::uint64_t jitter_state_ = 0;
 
     std::array<instance_queue, instances_max> queues_{};

@@ -7,11 +7,17 @@
 //   acquire  KEYS: lock [fence]   ARGV: token ttl_ms
 //            SET lock token NX PX ttl. If the key already holds our own token (a retried
 //            acquire whose reply was lost), its TTL is refreshed instead. With a fence key,
-//            INCR it. Returns the fence value, 0 without a fence key, nil when another token
-//            holds the lock.
+//            INCR it. Returns the fence value as a decimal bulk string, 0 without a fence
+//            key, nil when another token holds the lock. A fence counter already at
+//            2^63-1 (INCR would fail) answers the error "FENCE_EXHAUSTED ..." before the SET,
+//            so the key is left untouched.
 //   raise    KEYS: lock fence     ARGV: token fence_value
 //            If the lock still holds our token, raise the fence counter to at least
 //            fence_value. Returns 1, or 0 when the lock is no longer ours.
+//
+// Fence values never pass through a Lua number: Redis 7.0's Lua numbers are doubles, exact
+// only to 2^53. The counter goes back as GET's string, and the raise compares decimal
+// strings (shorter is smaller; equal lengths compare digit by digit, without the locale).
 //   renew    KEYS: lock           ARGV: token ttl_ms
 //            PEXPIRE only if the lock holds our token. Returns 1, or 0.
 //   release  KEYS: lock           ARGV: token
@@ -30,17 +36,28 @@ struct script {
 };
 
 inline constexpr std::string_view acquire_script_text =
+    "if #KEYS > 1 and redis.call('GET', KEYS[2]) == '9223372036854775807' then\n"
+    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
+    "end\n"
     "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
     "  if redis.call('GET', KEYS[1]) ~= ARGV[1] then return false end\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "end\n"
-    "if #KEYS > 1 then return redis.call('INCR', KEYS[2]) end\n"
-    "return 0\n";
+    "if #KEYS == 1 then return 0 end\n"
+    "redis.call('INCR', KEYS[2])\n"
+    "return redis.call('GET', KEYS[2])\n";
 
 inline constexpr std::string_view raise_script_text =
     "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end\n"
-    "local current = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
-    "if current < tonumber(ARGV[2]) then redis.call('SET', KEYS[2], ARGV[2]) end\n"
+    "local current, wanted = redis.call('GET', KEYS[2]) or '0', ARGV[2]\n"
+    "local below = #current < #wanted\n"
+    "if #current == #wanted then\n"
+    "  for i = 1, #wanted do\n"
+    "    local c, w = string.byte(current, i), string.byte(wanted, i)\n"
+    "    if c ~= w then below = c < w break end\n"
+    "  end\n"
+    "end\n"
+    "if below then redis.call('SET', KEYS[2], wanted) end\n"
     "return 1\n";
 
 inline constexpr std::string_view renew_script_text =

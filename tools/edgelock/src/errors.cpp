@@ -20,6 +20,7 @@ const char* describe_errc(errc code) {
         case errc::token_gone: return "the key no longer holds our token";
         case errc::not_replicated: return "too few replicas confirmed the lock";
         case errc::expired: return "renewal did not reach Redis before the lease ended";
+        case errc::fence_exhausted: return "the fence counter is at 2^63-1: no higher token exists";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";
         case errc::unexpected_reply: return "Redis sent an unexpected reply";
@@ -44,6 +45,7 @@ int exit_code_for(std::error_code ec) {
             case errc::expired:
             case errc::io_error: return exit_unavailable;
             case errc::protocol_error:
+            case errc::fence_exhausted:
             case errc::error_reply:
             case errc::unexpected_reply:
             case errc::reply_too_large:

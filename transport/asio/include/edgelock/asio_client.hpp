@@ -249,6 +249,7 @@ public:
     // Error codes:
     //   errc::busy               another owner holds it (wait zero)
     //   errc::wait_timeout       the wait ran out; status().last_cause says why
+    //   errc::fence_exhausted    the fence counter is at 2^63-1 (ends any wait at once)
     //   errc::no_quorum          too few instances answered (connections down, timeouts);
     //                            with a single instance, replaced by that instance's failure
     //                            when it is known: errc::error_reply, unexpected_reply,

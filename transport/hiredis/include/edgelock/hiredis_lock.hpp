@@ -36,6 +36,7 @@
 // Errors are std::error_code values, never exceptions. They come from three categories:
 //   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:
 //     busy, no_quorum, validity_expired, token_gone, not_replicated, expired, not_held,
+//     fence_exhausted (the fence counter is at 2^63-1; an operator must reset it),
 //     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
 //     too_deep, io_error

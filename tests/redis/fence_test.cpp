@@ -1,0 +1,97 @@
+// Fence tokens against a real redis-server, with the counter seeded where a Lua number (a
+// double) stops being exact: past 2^53 every holder still gets its own, strictly higher
+// token, a Redlock raise moves every counter to the exact maximum, and a counter at 2^63-1
+// refuses the next acquire with a clear error instead of repeating or wrapping a token.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::redis_tests::options_for;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_server;
+
+constexpr const char* fence_key = "{job}:fence";
+
+edgelock::hiredis::lock_options fenced_options(std::vector<std::string> urls) {
+    auto options = options_for("job", std::move(urls), 5000);
+    options.fencing = true;
+    return options;
+}
+
+// Takes and drops the lock once; returns the fence token the hold carried.
+std::int64_t take_and_drop(edgelock::hiredis::lock& lock) {
+    edgelock::hiredis::hold hold;
+    const std::error_code acquired = lock.acquire(2s, &hold);
+    EXPECT_FALSE(acquired) << acquired.message();
+    EXPECT_FALSE(lock.release());
+    return hold.fence;
+}
+
+TEST(fence, holders_past_2_pow_53_get_distinct_exact_tokens) {
+    redis_server server;
+    redis_client client(server.port());
+    client.set(fence_key, "9007199254740994");  // 2^53 + 2: 2^53 + 3 is no double
+    edgelock::hiredis::lock first;
+    edgelock::hiredis::lock second;
+    ASSERT_FALSE(first.open(fenced_options({server.url()})));
+    ASSERT_FALSE(second.open(fenced_options({server.url()})));
+    EXPECT_EQ(take_and_drop(first), 9007199254740995);
+    EXPECT_EQ(take_and_drop(second), 9007199254740996);
+    EXPECT_EQ(client.get(fence_key), "9007199254740996");
+}
+
+TEST(fence, a_redlock_raise_sets_the_quorums_counters_to_the_exact_maximum) {
+    redis_server a;
+    redis_server b;
+    redis_server down;
+    down.stop();  // the quorum is a and b, so both take part in the raise
+    redis_client client_a(a.port());
+    redis_client client_b(b.port());
+    // The INCRs answer 2^53 and 2^53 + 1: the raise to 2^53 + 1, compared as doubles, looks
+    // like no raise at all on a.
+    client_a.set(fence_key, "9007199254740991");
+    client_b.set(fence_key, "9007199254740992");
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(fenced_options({a.url(), b.url(), down.url()})));
+    edgelock::hiredis::hold hold;
+    ASSERT_FALSE(lock.acquire(2s, &hold));
+    EXPECT_EQ(hold.fence, 9007199254740993);
+    EXPECT_EQ(client_a.get(fence_key), "9007199254740993");
+    EXPECT_EQ(client_b.get(fence_key), "9007199254740993");
+    EXPECT_FALSE(lock.release());
+}
+
+TEST(fence, the_last_token_is_2_pow_63_minus_1_then_acquire_fails_with_fence_exhausted) {
+    redis_server server;
+    redis_client client(server.port());
+    client.set(fence_key, "9223372036854775806");
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(fenced_options({server.url()})));
+    EXPECT_EQ(take_and_drop(lock), 9223372036854775807);
+
+    edgelock::hiredis::hold hold;
+    const std::error_code refused = lock.try_acquire(&hold);
+    EXPECT_EQ(refused, edgelock::errc::fence_exhausted) << refused.message();
+    EXPECT_FALSE(lock.held());
+    EXPECT_FALSE(client.exists("job")) << "the exhausted counter left the lock key alone";
+    EXPECT_EQ(client.get(fence_key), "9223372036854775807") << "never wrapped";
+
+    const auto start = std::chrono::steady_clock::now();
+    const std::error_code waited = lock.acquire(60s, &hold);
+    EXPECT_EQ(waited, edgelock::errc::fence_exhausted) << waited.message();
+    EXPECT_LT(edgelock::redis_tests::elapsed_ms(start), 30'000) << "no retry can help: no waiting";
+    EXPECT_FALSE(client.exists("job"));
+}
+
+}  // namespace
