@@ -194,7 +194,14 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     advance();
     while (queues_[instance].in_flight > 0) {
         const request lost = pop_in_flight(instance);
-        if (!lost.current) continue;
+        if (!lost.current) {
+            // A cleanup lost with the connection (its SET may have run): it goes again on the
+            // next one while a key it must delete can still be there.
+            if (stale_release_worth_resending(instance, lost)) {
+                enqueue(instance, request_kind::release, false, lost.eval, 1);
+            }
+            continue;
+        }
         // A release may be retried on the next connection: it only ever deletes our token.
         if (lost.kind() == request_kind::release &&
             enqueue(instance, request_kind::release, true, lost.eval, 1)) {
@@ -284,6 +291,8 @@ errc lock::check_input(std::int64_t now_ms) noexcept {
 // once (lost), a running acquire ends (acquire_failed), a release goes on (it only ever
 // deletes our token) under a deadline the next line re-arms on the new timeline.
 void lock::step_back(std::int64_t now_ms) noexcept {
+    // Cleanups may go on for a TTL at most (stale_release_worth_resending): from now.
+    claims_settled_ms_ = std::min(claims_settled_ms_, now_ms);
     switch (state_) {
         case lock_state::held: lose(errc::clock_stepped_back); break;
         case lock_state::acquiring:
@@ -702,6 +711,14 @@ bool lock::resendable(std::uint8_t instance, const request& sent) const noexcept
     return true;
 }
 
+// A stale release lost with its connection goes again when re-sending is safe (resendable())
+// and still useful: every claim of the token ran before it left flight (its reply came or
+// its connection dropped), so no key of ours outlives the last of them by more than a TTL
+// (and the drift allowance, for Redis's clock running slow).
+bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept {
+    return resendable(instance, lost) && now_ms_ < claims_settled_ms_ + ttl_ms_ + drift_ms_;
+}
+
 // ---- queues, tokens, encoding, events ---------------------------------------------------
 
 bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
@@ -722,6 +739,8 @@ lock::request lock::pop_in_flight(std::uint8_t instance) noexcept {
     EDGELOCK_ASSERT(queue.in_flight > 0);
     EDGELOCK_ASSERT(queue.count >= queue.in_flight);
     const request first = queue.ring[queue.head];
+    const bool claim = first.kind() == request_kind::acquire || first.kind() == request_kind::renew;
+    if (claim && first.token_slot == token_slot_) claims_settled_ms_ = now_ms_;
     queue.head = static_cast<std::uint8_t>((queue.head + 1) % requests_per_instance_max);
     --queue.count;
     --queue.in_flight;

@@ -461,6 +461,7 @@ public:
         if (queue.empty() || !queue.front().written) return errc::unexpected_reply;
         const queued_request sent = queue.front();
         queue.pop_front();
+        note_settled(sent);
         return handle_reply(instance, sent, reply);
     }
 
@@ -473,7 +474,16 @@ public:
         for (std::size_t n = 0; n < in_flight; ++n) {
             const queued_request lost = queue.front();
             queue.pop_front();
-            if (!lost.current) continue;
+            note_settled(lost);
+            if (!lost.current) {
+                // A cleanup lost with its connection goes again while its key may be there:
+                // a TTL (and the drift allowance) after the token's last claim settled.
+                const bool useful = now_ms_ < claims_settled_ms_ + s_.ttl_ms + s_.drift_ms();
+                if (useful && resendable(instance, lost)) {
+                    enqueue(instance, req_kind::release, false, lost.eval, release_slots);
+                }
+                continue;
+            }
             // A release of the running round is retried on the next connection.
             if (lost.kind == req_kind::release &&
                 enqueue(instance, req_kind::release, true, lost.eval, release_slots)) {
@@ -557,6 +567,12 @@ private:
     };
 
     void touch(std::int64_t now_ms) { now_ms_ = std::max(now_ms_, now_ms); }
+
+    // A claim of the current token has left flight: it ran, if ever, by now.
+    void note_settled(const queued_request& r) {
+        const bool claim = r.kind == req_kind::acquire || r.kind == req_kind::renew;
+        if (claim && slot_of(r.token_id) == slot_) claims_settled_ms_ = now_ms_;
+    }
 
     void advance() {
         constexpr int timer_steps_max = 8;
@@ -983,6 +999,7 @@ private:
     req_kind round_kind_ = req_kind::release;
     bool round_open_ = false;
     tally tally_{};
+    std::int64_t claims_settled_ms_ = std::numeric_limits<std::int64_t>::min() / 2;  // none yet
     std::array<outcome, edgelock::instances_max> results_{};
     int attempt_id_ = 0;
     int round_id_ = 0;

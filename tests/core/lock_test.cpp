@@ -933,6 +933,59 @@ TEST(lock_release, a_stale_cleanup_is_not_resent_behind_a_newer_claim_of_the_sam
     EXPECT_TRUE(l.held(3202));
 }
 
+// An attempt timed out, its cleanup went out, and the connection dropped before the answer:
+// the SET may have run, so the release goes again on the next connection.
+TEST(lock_release, a_stale_cleanup_lost_with_its_connection_is_resent) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // acquire_failed(no_quorum): cleanup queued
+    ASSERT_EQ(take_events(l).at(0).code, errc::no_quorum);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    ASSERT_EQ(l.on_io_error(0, 3100), errc::ok);
+    ASSERT_TRUE(l.has_request(0)) << "without a resend the key would outlive the attempt by a TTL";
+    const auto resent = take_request(l, 0);
+    EXPECT_EQ(resent[1], sha(edgelock::release_script));
+    EXPECT_EQ(resent[4], token_a_hex);
+    ASSERT_EQ(l.on_io_error(0, 3100 + 30'000 + 302 - 1), errc::ok);
+    EXPECT_TRUE(l.has_request(0)) << "lost again within a TTL of the claim's end: again";
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 3100 + 30'000 + 302), errc::ok);
+    EXPECT_FALSE(l.has_request(0));
+}
+
+// The claim left flight at the connection's drop: a TTL (and the drift allowance) later no
+// key of ours can be there, and an unreachable instance must not keep the cleanup forever.
+TEST(lock_release, a_stale_cleanup_stops_once_no_key_of_ours_can_be_left) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 3100), errc::ok);  // the acquire left flight here
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 3100 + 30'000 + 302), errc::ok);
+    EXPECT_FALSE(l.has_request(0));
+}
+
+TEST(lock_release, a_stale_cleanup_lost_with_its_connection_is_not_resent_behind_a_newer_claim) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 5000, token_a), errc::ok);  // waiting: the attempt is retried
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // attempt 1 times out: cleanup queued, backing off
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);
+    take_request(l, 0);  // attempt 2, same token, behind the cleanup
+    ASSERT_EQ(l.on_io_error(0, 3300), errc::ok);
+    // Attempt 2 failed with the connection, and its own cleanup follows it: that one only.
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    EXPECT_FALSE(l.has_request(0)) << "the first cleanup was not queued again";
+}
+
 // ---- reentrancy ----------------------------------------------------------------------------
 
 TEST(lock_reentrancy, nested_holds_cost_no_traffic_and_only_the_last_release_talks) {
@@ -1113,7 +1166,10 @@ TEST(lock_config_test, configure_is_refused_while_requests_are_queued_or_in_flig
     for (std::uint8_t i = 0; i < 3; ++i) {
         while (l.has_request(i)) take_request(l, i);
     }
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_io_error(i, 2), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) {
+        while (l.on_reply(i, integer(0), 2) == errc::ok) {
+        }
+    }
     EXPECT_EQ(l.configure(other), errc::ok) << "nothing left in flight";
     EXPECT_EQ(l.instance_count(), 5);
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/scripts.hpp"
@@ -73,6 +74,49 @@ TEST(faults, a_delay_within_the_ttl_still_acquires_with_the_delay_taken_off_the_
     EXPECT_GE(after - before, 200);
     EXPECT_GE(hold.valid_until_ms, before + 2000 - 22);
     EXPECT_LT(hold.valid_until_ms, after + 2000 - 22 - 150) << "the round trip was not ignored";
+    EXPECT_FALSE(lock.release());
+}
+
+// An attempt timed out and its cleanup release was on the wire when the connection dropped,
+// after the late SET had run: the release goes again on the next connection, and the key is
+// gone at once instead of blocking every other owner for the whole TTL.
+TEST(faults, a_cleanup_lost_with_a_dropped_connection_is_sent_again_on_the_next) {
+    redis_server server;
+    tcp_proxy proxy(server.port());
+    edgelock::hiredis::lock lock;
+    auto options = options_for("orphan", {proxy.url()}, 20'000);
+    options.attempt_timeout_ms = 300;
+    options.command_timeout_ms = 5000;
+    ASSERT_FALSE(lock.open(options));
+    ASSERT_FALSE(lock.try_acquire());  // connect first, so only the round trip is delayed
+    ASSERT_FALSE(lock.release());
+
+    // The SET runs at ~1.5 s; the cleanup, written when the attempt timed out at ~0.3 s,
+    // would run at ~1.8 s. The connection drops in between.
+    proxy.delay(1500ms);
+    std::atomic<bool> set_ran{false};
+    std::atomic<bool> still_there_after_drop{false};
+    std::size_t connections_at_drop = 0;
+    std::thread dropper([&] {
+        redis_client watcher(server.port());
+        set_ran = eventually([&] { return watcher.exists("orphan"); }, 5s);
+        connections_at_drop = proxy.connections_accepted();
+        proxy.close_all();
+        proxy.pass();
+        still_there_after_drop = watcher.exists("orphan");
+    });
+    // A failed try_acquire cleans up before it returns (up to the command timeout).
+    EXPECT_EQ(lock.try_acquire(), edgelock::errc::no_quorum);
+    dropper.join();
+    ASSERT_TRUE(set_ran) << "the late SET ran";
+    ASSERT_TRUE(still_there_after_drop) << "the first cleanup had not run when the connection dropped";
+
+    redis_client client(server.port());
+    EXPECT_TRUE(eventually([&] { return !client.exists("orphan"); }, 5s))
+        << "the key would stay " << client.pttl("orphan") << " ms more";
+    EXPECT_GT(proxy.connections_accepted(), connections_at_drop) << "deleted over a new connection";
+    edgelock::hiredis::hold hold;
+    EXPECT_FALSE(lock.try_acquire(&hold)) << "the lock works afterwards";
     EXPECT_FALSE(lock.release());
 }
 

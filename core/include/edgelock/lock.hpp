@@ -205,8 +205,11 @@ public:
     // hand it over again).
     errc on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept;
 
-    // The connection to `instance` failed: requests in flight on it are given up (a release
-    // of the running round is queued again), requests not yet written stay queued.
+    // The connection to `instance` failed: requests in flight on it are given up, requests not
+    // yet written stay queued. Releases are queued again for the next connection: the running
+    // round's, and a cleanup after a failed attempt or a lost hold while a key it must delete
+    // can still be there (up to a TTL plus drift after the token's last claim left flight)
+    // and no later claim of the same token would run before it.
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
     // events_pending (nothing was given up: call again after draining).
     errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
@@ -313,6 +316,7 @@ private:
                       errc& code) noexcept;
     void record(std::uint8_t instance, outcome result) noexcept;
     bool resendable(std::uint8_t instance, const request& sent) const noexcept;
+    bool stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept;
     bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                  std::size_t free_slots_needed) noexcept;
@@ -358,6 +362,7 @@ private:
     std::int64_t valid_until_ms_ = 0;
     std::int64_t fence_ = 0;
     std::int64_t fence_candidate_ = 0;  // highest fence value of the running attempt
+    std::int64_t claims_settled_ms_ = no_reading_ms;  // the current token's last claim left flight
     std::uint64_t jitter_state_ = 0;
 
     std::array<instance_queue, instances_max> queues_{};

@@ -618,7 +618,8 @@ void lock::impl::fail(std::uint8_t i, std::error_code why) {
 }
 
 // Instance i cannot be reached: its queued requests fail now instead of at the round's
-// deadline (releases of the running round are queued again by the core, for the next try).
+// deadline (the core queues releases again for the next try: the running round's, and
+// cleanups while their key may still be there; lock.hpp, on_io_error).
 void lock::impl::fail_unsent(std::uint8_t i) {
     std::array<char, request_bytes_max> scratch{};
     for (std::size_t n = 0; n < requests_per_instance_max && core.has_request(i); ++n) {
