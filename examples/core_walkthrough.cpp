@@ -25,6 +25,14 @@ edgelock::reply_node integer_reply(std::int64_t value) {
 
 edgelock::reply_node nil_reply() { return edgelock::reply_node{}; }
 
+// A fenced acquire answers its counter as a string: exact past 2^53, where a Lua number is not.
+edgelock::reply_node bulk_reply(std::string_view text) {
+    edgelock::reply_node node;
+    node.type = edgelock::reply_type::bulk_string;
+    node.text = text;
+    return node;
+}
+
 // Writes the next request for `instance` and prints it as a command line.
 void send(edgelock::lock& lock, std::uint8_t instance, std::int64_t now_ms) {
     std::array<char, edgelock::request_bytes_max> bytes{};
@@ -57,6 +65,9 @@ void reply(edgelock::lock& lock, std::uint8_t instance, const edgelock::reply_no
     if (node.type == edgelock::reply_type::integer) {
         std::printf("  t=%6" PRId64 "  <- redis[%u]: (integer) %" PRId64 "\n", now_ms, unsigned{instance},
                     node.integer);
+    } else if (node.type == edgelock::reply_type::bulk_string) {
+        std::printf("  t=%6" PRId64 "  <- redis[%u]: \"%.*s\"\n", now_ms, unsigned{instance},
+                    static_cast<int>(node.text.size()), node.text.data());
     } else {
         std::printf("  t=%6" PRId64 "  <- redis[%u]: %s\n", now_ms, unsigned{instance}, shown);
     }
@@ -114,7 +125,7 @@ void single_instance_with_fencing() {
     if (!configure(lock, 1, true)) return;
     lock.acquire(1'000, 0, token_of(1));
     send_all(lock, 1'000);
-    reply(lock, 0, integer_reply(41), 1'004);
+    reply(lock, 0, bulk_reply("41"), 1'004);
     print_events(lock, 1'004);
     std::printf("  next deadline: t=%" PRId64 " (the renewal, every ttl/3)\n", lock.next_deadline_ms());
     lock.on_timer(lock.next_deadline_ms());

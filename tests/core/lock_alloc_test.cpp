@@ -18,10 +18,12 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <string_view>
 
 #include "edgelock/errc.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/resp_reader.hpp"
+#include "edgelock/scripts.hpp"
 
 namespace {
 
@@ -227,12 +229,23 @@ struct tally {
     int unsettled = 0;  // a pump that did not finish within pump_rounds_max
 };
 
-// Writes every queued request into a stack buffer, then answers each with the reply parsed
-// from ":1\r\n" (a success for every request kind: a counter of 1, a confirmation, one
-// replica), until nothing is queued or in flight.
+// The success reply for a written request: an acquire answers its fence counter ("1" as a
+// bulk string) with a fence key, 0 without; every other script and WAIT answer 1 (a
+// confirmation, one replica).
+std::string_view success_reply_for(const char* request, std::size_t size) {
+    std::array<edgelock::reply_node, 16> args;
+    const edgelock::parse_result parsed = edgelock::parse_reply(request, size, args.data(), args.size());
+    const std::string_view digest(edgelock::acquire_script.digest.data(), edgelock::acquire_script.digest.size());
+    const bool acquire = parsed.code == errc::ok && parsed.nodes > 3 && args[2].text == digest;
+    if (!acquire) return ":1\r\n";
+    return args[3].text == "2" ? "$1\r\n1\r\n" : ":0\r\n";
+}
+
+// Writes every queued request into a stack buffer, then answers each with its success reply
+// (success_reply_for), until nothing is queued or in flight.
 void pump(edgelock::lock& l, std::int64_t now_ms, tally& t) {
-    static constexpr char reply_bytes[] = ":1\r\n";
     std::array<char, edgelock::request_bytes_max> buffer;
+    std::array<std::array<std::string_view, edgelock::requests_per_instance_max>, edgelock::instances_max> replies{};
     std::array<int, edgelock::instances_max> in_flight{};
     for (int round = 0; round < pump_rounds_max; ++round) {
         bool wrote = false;
@@ -243,18 +256,20 @@ void pump(edgelock::lock& l, std::int64_t now_ms, tally& t) {
                     ++t.bad_codes;
                     return;
                 }
-                ++in_flight[i];
+                replies[i][static_cast<std::size_t>(in_flight[i]++)] = success_reply_for(buffer.data(), written.size);
                 wrote = true;
             }
         }
         if (!wrote) return;
         for (std::uint8_t i = 0; i < l.instance_count(); ++i) {
-            for (; in_flight[i] > 0; --in_flight[i]) {
+            for (int n = 0; n < in_flight[i]; ++n) {
+                const std::string_view bytes = replies[i][static_cast<std::size_t>(n)];
                 std::array<edgelock::reply_node, 4> nodes;
                 const edgelock::parse_result parsed =
-                    edgelock::parse_reply(reply_bytes, sizeof reply_bytes - 1, nodes.data(), nodes.size());
+                    edgelock::parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
                 if (parsed.code != errc::ok || l.on_reply(i, nodes[0], now_ms) != errc::ok) ++t.bad_codes;
             }
+            in_flight[i] = 0;
         }
     }
     ++t.unsettled;
