@@ -324,6 +324,28 @@ TEST(BadInput, OneLineNamingTheProblem) {
     expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://bad\"", env);
 }
 
+// A mistyped address must not print its password: logs keep what commands print.
+TEST(BadInput, AddressesAreShownWithoutCredentials) {
+    const auto refused = [](const std::vector<std::string>& args, environment env = {}) {
+        const parse_result r = parse(args, env);
+        EXPECT_EQ(r.exit_code, exit_usage);
+        EXPECT_EQ(r.error.find("s3cret"), std::string::npos) << r.error;
+        return r.error;
+    };
+    EXPECT_NE(refused({"run", "--name", "n", "--redis", "redis://u:s3cret@h:99999", "--", "true"})
+                  .find("\"redis://***@h:99999\": bad port"),
+              std::string::npos);
+    EXPECT_NE(refused({"status", "--name", "n", "--redis", ":s3cret@h:0"}).find("\"***@h:0\""), std::string::npos);
+    EXPECT_NE(refused({"status", "--name", "n", "--sentinel", "redis://s3cret@s@x:0", "--master", "m"})
+                  .find("\"redis://***@x:0\""),
+              std::string::npos)
+        << "up to the last '@', as the parser reads it";
+    environment env;
+    env.redis = "redis://u:s3cret@h:0";
+    EXPECT_NE(refused({"status", "--name", "n"}, env).find("EDGELOCK_REDIS address \"redis://***@h:0\""),
+              std::string::npos);
+}
+
 // Whatever an argument holds, the message stays one line: the argument is quoted with its
 // control bytes, and bytes that are not UTF-8, escaped.
 TEST(BadInput, EchoedArgumentsAreEscaped) {

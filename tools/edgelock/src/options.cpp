@@ -107,11 +107,23 @@ parse_result help_for(command c) {
 }
 
 // Checks each URL; the first bad one becomes the error.
+// An address as a message shows it: whatever parse_redis_url would take for credentials
+// (after the scheme, up to the last '@') becomes "***", so a mistyped address does not put
+// its password in a log.
+std::string without_credentials(std::string_view url) {
+    const std::size_t scheme_end = url.find("://");
+    const std::size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+    const std::size_t at = url.rfind('@');
+    if (at == std::string_view::npos || at < start) return std::string(url);
+    return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
+}
+
 std::string check_urls(const std::vector<std::string>& urls, std::string_view flag) {
     for (const std::string& url : urls) {
         const redis_url_result parsed = parse_redis_url(url);
         if (parsed.code != errc::ok) {
-            return "bad " + std::string(flag) + " address " + quote(url) + ": " + parsed.problem;
+            return "bad " + std::string(flag) + " address " + quote(without_credentials(url)) + ": " +
+                   parsed.problem;
         }
     }
     return "";
