@@ -10,9 +10,10 @@
 #   4. build-clang/ with Clang 14: the same -Wall -Wextra -Wpedantic -Werror build, then the
 #      tests labelled `core` (the core's unit tests and its sans-IO and flag checks on the
 #      Clang-built library); the other labels already ran against the GCC build
-#   5. scripts/cross.sh aarch64 --quick: the core and the simulator cross-built for aarch64,
-#      their tests under qemu, and the simulator's runs compared with build/'s
-#      (docs/EMBEDDED.md; the full cross build and armhf: scripts/cross.sh aarch64|armhf)
+#   5. scripts/cross.sh aarch64 --quick, then armhf --quick: the core and the simulator
+#      cross-built for each (64-bit and 32-bit ARM), their tests under qemu, and the
+#      simulator's runs compared with build/'s (docs/EMBEDDED.md; the full cross builds:
+#      scripts/cross.sh aarch64|armhf)
 #
 # Exits non-zero on the first failure. Runs from any directory.
 set -euo pipefail
@@ -55,3 +56,6 @@ step "ctest build-clang/ -L core"
 
 step "cross: aarch64 under qemu, core and sim tests, simulator determinism"
 ./scripts/cross.sh aarch64 --quick
+
+step "cross: armhf under qemu, core and sim tests, simulator determinism"
+./scripts/cross.sh armhf --quick
