@@ -13,6 +13,7 @@ packages=(
   cmake
   pkgconf          # pkg-config, the way in to hiredis (its CMake config is broken)
   clang            # Clang 14: the second compiler the build must pass with -Werror
+  libclang-rt-14-dev  # its sanitizer runtimes and libFuzzer (build-asan/, build-tsan/)
   libgtest-dev
   libgmock-dev
   librapidcheck-dev

@@ -10,7 +10,13 @@
 #   4. build-clang/ with Clang 14: the same -Wall -Wextra -Wpedantic -Werror build, then the
 #      tests labelled `core` (the core's unit tests and its sans-IO and flag checks on the
 #      Clang-built library); the other labels already ran against the GCC build
-#   5. scripts/cross.sh aarch64 --quick, then armhf --quick: the core and the simulator
+#   5. build-asan/ with Clang, ASan and UBSan (EDGELOCK_SANITIZE=address,undefined) and the
+#      libFuzzer targets (EDGELOCK_FUZZ=ON): every ctest label but the sans-IO symbol checks
+#      (label `symbols`: the sanitizer runtime is called from every object), then
+#      scripts/fuzz.sh: each fuzz target for 30 s from its seed corpus (tests/fuzz)
+#   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
+#      renewal thread runs beside the caller's), `ctest -L redis` on what was built
+#   7. scripts/cross.sh aarch64 --quick, then armhf --quick: the core and the simulator
 #      cross-built for each (64-bit and 32-bit ARM), their tests under qemu, and the
 #      simulator's runs compared with build/'s (docs/EMBEDDED.md; the full cross builds:
 #      scripts/cross.sh aarch64|armhf)
@@ -53,6 +59,32 @@ cmake --build build-clang -j "$jobs"
 
 step "ctest build-clang/ -L core"
 (cd build-clang && ctest --output-on-failure --no-tests=error -L core)
+
+step "configure build-asan/ (Clang 14, ASan + UBSan, fuzz targets)"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DEDGELOCK_SANITIZE=address,undefined -DEDGELOCK_FUZZ=ON
+
+step "build build-asan/"
+cmake --build build-asan -j "$jobs"
+
+step "ctest build-asan/ -LE symbols (every test under ASan and UBSan)"
+(cd build-asan && ctest --output-on-failure --no-tests=error -LE 'symbols|redis' -j "$jobs" &&
+  ctest --output-on-failure --no-tests=error -L redis)
+
+step "fuzz: each target 30 s under ASan and UBSan"
+./scripts/fuzz.sh build-asan 30
+
+step "configure build-tsan/ (Clang 14, TSan)"
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+  -DEDGELOCK_SANITIZE=thread
+
+step "build build-tsan/: the hiredis client's tests"
+hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test redis_redlock_test
+  redis_sentinel_test redis_script_cache_test redis_fence_test)
+cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
+
+step "ctest build-tsan/ -L redis (only the tests built above exist there)"
+(cd build-tsan && ctest --output-on-failure --no-tests=error -L redis)
 
 step "cross: aarch64 under qemu, core and sim tests, simulator determinism"
 ./scripts/cross.sh aarch64 --quick
