@@ -12,7 +12,9 @@
 #      Clang-built library); the other labels already ran against the GCC build
 #   5. build-asan/ with Clang, ASan and UBSan (EDGELOCK_SANITIZE=address,undefined) and the
 #      libFuzzer targets (EDGELOCK_FUZZ=ON): every ctest label but the sans-IO symbol checks
-#      (label `symbols`: the sanitizer runtime is called from every object), then
+#      (label `symbols`: the sanitizer runtime is called from every object) and the install
+#      test (its consumer project links the installed, instrumented library without the
+#      runtime; the plain build runs it), then
 #      scripts/fuzz.sh: each fuzz target for 30 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built
@@ -67,8 +69,8 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 step "build build-asan/"
 cmake --build build-asan -j "$jobs"
 
-step "ctest build-asan/ -LE symbols (every test under ASan and UBSan)"
-(cd build-asan && ctest --output-on-failure --no-tests=error -LE 'symbols|redis' -j "$jobs" &&
+step "ctest build-asan/ -LE 'symbols|install' (the tests under ASan and UBSan)"
+(cd build-asan && ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L redis)
 
 step "fuzz: each target 30 s under ASan and UBSan"

@@ -209,7 +209,42 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
         }
         record(instance, outcome::failed);
     }
+    forget_unconfirmable(instance);
     return errc::ok;
+}
+
+// WAIT counts the replicas that acknowledged its own connection's writes, so on a new
+// connection it confirms nothing. When the connection to `instance` fails, a claim it took
+// in the running round can no longer be confirmed: the instance counts as failed, and a WAIT
+// still queued for it (never written) is dropped with it.
+void lock::forget_unconfirmable(std::uint8_t instance) noexcept {
+    if (replicas_to_wait_ == 0 || round_decided_) return;
+    instance_queue& queue = queues_[instance];
+    if (round_kind_ == request_kind::replicate) {
+        if (drop_queued_current(instance)) record(instance, outcome::failed);
+        return;
+    }
+    if (queue.result != outcome::ok) return;
+    EDGELOCK_ASSERT(tally_.ok > 0);
+    --tally_.ok;
+    queue.result = outcome::pending;
+    ++tally_.pending;
+    record(instance, outcome::failed);
+}
+
+// Removes the running round's unwritten requests from an instance's queue; true if any.
+bool lock::drop_queued_current(std::uint8_t instance) noexcept {
+    instance_queue& queue = queues_[instance];
+    std::uint8_t kept = queue.in_flight;
+    for (std::uint8_t n = queue.in_flight; n < queue.count; ++n) {
+        const request r = queue.ring[(queue.head + n) % requests_per_instance_max];
+        if (r.current) continue;
+        queue.ring[(queue.head + kept) % requests_per_instance_max] = r;
+        ++kept;
+    }
+    const bool dropped = kept != queue.count;
+    queue.count = kept;
+    return dropped;
 }
 
 errc lock::on_timer(std::int64_t now_ms) noexcept {
@@ -477,8 +512,9 @@ void lock::decide_attempt() noexcept {
     }
     const bool quorum_impossible = tally_.refused + tally_.failed > instances_ - needed;
     if (quorum_impossible) {
-        // An exhausted fence counter needs an operator: say so before "busy".
-        if (tally_.exhausted > 0) {
+        // Exhausted counters that leave no possible quorum need an operator (no retry can
+        // help): say so before "busy". A minority of them fails like any other instance.
+        if (tally_.exhausted > instances_ - needed) {
             fail_attempt(errc::fence_exhausted);
         } else if (tally_.refused > 0) {
             fail_attempt(errc::busy);

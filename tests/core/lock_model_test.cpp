@@ -491,7 +491,27 @@ public:
             }
             record(instance, outcome::failed);
         }
+        forget_unconfirmable(instance);
         return errc::ok;
+    }
+
+    // WAIT on a new connection confirms nothing: with replicas to wait for, a claim this
+    // instance confirmed in the open round no longer counts, and its unwritten WAIT goes.
+    void forget_unconfirmable(std::uint8_t instance) {
+        if (s_.replicas_to_wait == 0 || !round_open_) return;
+        std::deque<queued_request>& queue = queues_[instance];
+        if (round_kind_ == req_kind::replicate) {
+            const auto unwritten_wait = [](const queued_request& r) { return r.current && !r.written; };
+            const auto before = queue.size();
+            queue.erase(std::remove_if(queue.begin(), queue.end(), unwritten_wait), queue.end());
+            if (queue.size() != before) record(instance, outcome::failed);
+            return;
+        }
+        if (results_[instance] != outcome::ok) return;
+        --tally_.ok;
+        results_[instance] = outcome::pending;
+        ++tally_.pending;
+        record(instance, outcome::failed);
     }
 
     errc timer(std::int64_t now_ms) {
@@ -798,7 +818,7 @@ private:
             return;
         }
         if (tally_.refused + tally_.failed > s_.instances - q) {
-            if (tally_.exhausted > 0) {
+            if (tally_.exhausted > s_.instances - q) {
                 fail_attempt(errc::fence_exhausted);
             } else if (tally_.refused > 0) {
                 fail_attempt(errc::busy);

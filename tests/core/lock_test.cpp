@@ -498,18 +498,31 @@ TEST(lock_fencing, an_exhausted_counter_ends_a_waiting_acquire_at_once) {
     EXPECT_EQ(l.state(), lock_state::idle);
 }
 
-TEST(lock_fencing, redlock_reports_an_exhausted_counter_once_no_quorum_can_form) {
+TEST(lock_fencing, redlock_reports_exhausted_counters_once_they_leave_no_quorum) {
     lock l;
     configure(l, 3, true);
-    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, bulk("41"), 1), errc::ok);
-    EXPECT_EQ(l.on_reply(1, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
-    EXPECT_TRUE(take_events(l).empty()) << "instance 2 can still make a quorum";
-    ASSERT_EQ(l.on_reply(2, nil(), 1), errc::ok);
+    const reply_node exhausted = error("FENCE_EXHAUSTED the fence counter is at 2^63-1");
+    EXPECT_EQ(l.on_reply(0, exhausted, 1), errc::error_reply);
+    EXPECT_TRUE(take_events(l).empty()) << "instances 1 and 2 can still make a quorum";
+    EXPECT_EQ(l.on_reply(1, exhausted, 1), errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "an operator must act: said before busy";
+    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "an operator must act: said before busy, no retry";
+}
+
+// One exhausted counter among three leaves a quorum of the others possible: once the owner
+// lets go, a retry can win. It fails like a busy attempt and backs off.
+TEST(lock_fencing, a_minority_of_exhausted_counters_does_not_end_a_wait) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    ASSERT_EQ(l.on_reply(1, nil(), 1), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::backing_off);
 }
 
 TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_out) {
@@ -675,6 +688,64 @@ TEST(lock_replicas, a_renewal_the_replicas_miss_is_retried_and_the_lease_runs_ou
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::lost);
     EXPECT_EQ(events[0].code, errc::expired);
+}
+
+// WAIT confirms only its own connection's writes: a renewal whose connection dropped before
+// its WAIT was written is not confirmed by a WAIT on the next connection.
+TEST(lock_replicas, a_wait_left_unwritten_when_its_connection_drops_confirms_nothing) {
+    lock l;
+    acquire_waiting_for(l, 1);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'010), errc::ok);  // renewed; the WAIT is queued
+    ASSERT_EQ(l.on_io_error(0, 10'011), errc::ok);            // before it was written
+    EXPECT_FALSE(l.has_request(0)) << "the WAIT would go out on a connection that wrote nothing";
+    EXPECT_EQ(l.valid_until_ms(), 30'000 - 302);
+    EXPECT_EQ(l.next_deadline_ms(), 10'011 + 50) << "retried like a failed renewal";
+    EXPECT_TRUE(take_events(l).empty());
+}
+
+TEST(lock_replicas, a_redlock_renewal_confirmed_on_a_connection_that_then_dropped_is_not_waited_elsewhere) {
+    lock_config config = config_for(3);
+    config.replicas_to_wait = 1;
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(0), 1), errc::ok);
+    for (std::uint8_t i : {0, 1}) take_request(l, i);  // WAIT
+    for (std::uint8_t i : {0, 1}) ASSERT_EQ(l.on_reply(i, integer(1), 2), errc::ok);
+    ASSERT_EQ(take_events(l).size(), 1u);  // acquired, valid until 29'698
+    ASSERT_EQ(l.on_reply(2, integer(0), 3), errc::ok);
+    while (l.has_request(2)) {
+        take_request(l, 2);
+        ASSERT_EQ(l.on_reply(2, integer(1), 4), errc::ok);
+    }
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);  // the renewal
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, integer(1), 10'005), errc::ok);  // instance 0 renewed...
+    ASSERT_EQ(l.on_io_error(0, 10'006), errc::ok);           // ...then its connection dropped
+    ASSERT_EQ(l.on_io_error(2, 10'007), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(1), 10'010), errc::ok);
+    EXPECT_FALSE(l.has_request(0)) << "no WAIT for instance 0 on its new connection";
+    EXPECT_EQ(l.valid_until_ms(), 30'000 - 302);
+    EXPECT_EQ(l.state(), lock_state::held);
+    EXPECT_TRUE(take_events(l).empty());
+}
+
+TEST(lock_replicas, an_acquire_whose_connection_drops_before_its_wait_fails) {
+    lock l;
+    ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);  // SET done; WAIT queued
+    ASSERT_EQ(l.on_io_error(0, 3), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::no_quorum);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "the unconfirmed key is removed";
 }
 
 // ---- renewal -----------------------------------------------------------------------------

@@ -209,7 +209,10 @@ public:
     // yet written stay queued. Releases are queued again for the next connection: the running
     // round's, and a cleanup after a failed attempt or a lost hold while a key it must delete
     // can still be there (up to a TTL plus drift after the token's last claim left flight)
-    // and no later claim of the same token would run before it.
+    // and no later claim of the same token would run before it. With replicas_to_wait > 0,
+    // a claim the instance confirmed in the running round counts as failed, and its unwritten
+    // WAIT is dropped: WAIT on a new connection confirms nothing. Call it whenever the
+    // connection changes, even with nothing in flight (e.g. an idle one the server closed).
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
     // events_pending (nothing was given up: call again after draining).
     errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
@@ -317,6 +320,8 @@ private:
     void record(std::uint8_t instance, outcome result) noexcept;
     bool resendable(std::uint8_t instance, const request& sent) const noexcept;
     bool stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept;
+    void forget_unconfirmable(std::uint8_t instance) noexcept;
+    bool drop_queued_current(std::uint8_t instance) noexcept;
     bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                  std::size_t free_slots_needed) noexcept;

@@ -63,6 +63,7 @@ struct connection {
     std::int64_t reply_deadline_ms = 0;
     std::int64_t connect_not_before_ms = 0;
     std::int64_t connect_backoff_ms = 0;
+    bool answered = true;  // a lock request was answered since the connect (fail() backs off if not)
     std::error_code last_error;
 };
 
@@ -437,11 +438,15 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             connection& c = connections[i];
             if (c.context != nullptr && c.pending == 0) {
                 // An idle connection the server closed (a restart) reads as ready: make it again
-                // rather than lose the request on it.
+                // rather than lose the request on it, and tell the core, whose WAITs confirm
+                // only what their own connection wrote.
                 pollfd p{c.context->fd, POLLIN, 0};
                 if (::poll(&p, 1, 0) > 0) {
                     redisFree(c.context);
                     c.context = nullptr;
+                    core.on_io_error(i, now_ms());
+                    drain_events();
+                    if (!core.has_request(i)) continue;
                 }
             }
             if (c.context == nullptr) {
@@ -499,8 +504,7 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
     c.preloads = append_script_loads(context);
     c.pending = c.preloads;
     c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
-    c.connect_backoff_ms = 0;
-    c.connect_not_before_ms = 0;
+    c.answered = false;  // the backoff is reset by the first answer, not by the connect
     return true;
 }
 
@@ -583,6 +587,9 @@ void lock::impl::read_replies(std::uint8_t i) {
         }
         --c.pending;
         c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+        c.answered = true;
+        c.connect_backoff_ms = 0;
+        c.connect_not_before_ms = 0;
         const errc code = core.on_reply(i, node, now_ms());
         const bool wrong_server = means_wrong_server(node);
         freeReplyObject(reply);
@@ -612,6 +619,13 @@ void lock::impl::fail(std::uint8_t i, std::error_code why) {
     c.pending = 0;
     c.preloads = 0;
     c.last_error = why;
+    if (!c.answered) {
+        // Dropped before answering any lock request (a server that accepts and closes, at
+        // maxclients, behind a proxy whose backend is down): back off as after a failed
+        // connect, or the cleanups the core sends again would reconnect in a tight loop.
+        c.connect_backoff_ms = std::clamp(c.connect_backoff_ms * 2, connect_backoff_ms_min, connect_backoff_ms_max);
+        c.connect_not_before_ms = now_ms() + c.connect_backoff_ms;
+    }
     call_error = why;
     core.on_io_error(i, now_ms());
     drain_events();
