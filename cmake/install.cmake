@@ -3,12 +3,12 @@ include(CMakePackageConfigHelpers)
 
 set(EDGELOCK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgelock)
 
-install(TARGETS edgelock_core edgelock_transport_common edgelock_hiredis edgelock_asio edgelock_sim
+install(TARGETS edgelock_core edgelock_session edgelock_transport_common edgelock_hiredis edgelock_asio edgelock_sim
   EXPORT edgelockTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY core/include/edgelock transport/common/include/edgelock
+install(DIRECTORY core/include/edgelock session/include/edgelock transport/common/include/edgelock
   transport/hiredis/include/edgelock transport/asio/include/edgelock sim/include/edgelock
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT edgelockTargets NAMESPACE edgelock:: DESTINATION ${EDGELOCK_CMAKE_DIR})

@@ -10,16 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 
 class app_store {
 public:
     explicit app_store(const std::string& url) {
-        const edgelock::redis_url_result parsed = edgelock::parse_redis_url(url);
-        const std::string host(parsed.url.host);
-        context_ = redisConnect(host.c_str(), parsed.url.port);
+        edgelock::session::server_address address;
+        if (edgelock::session::parse_server_url(url, address).code != edgelock::errc::ok) die("bad address " + url);
+        const std::string host(address.host.view());
+        context_ = redisConnect(host.c_str(), address.port);
         if (context_ == nullptr || context_->err != 0) die("cannot connect to " + url);
-        const std::string password(parsed.url.password);
+        const std::string password(address.password.view());
         if (!password.empty()) command({"AUTH", password});
     }
     ~app_store() { redisFree(context_); }

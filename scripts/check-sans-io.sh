@@ -3,6 +3,10 @@
 # short allowlist, and nothing it defines is RTTI.
 #
 #   scripts/check-sans-io.sh path/to/libedgelock_core.a
+#   scripts/check-sans-io.sh path/to/libedgelock_session.a path/to/libedgelock_core.a
+#
+# Only the first library is checked; what the others define (sans-IO libraries it builds on,
+# checked on their own) counts as inside it.
 #
 # The core must not allocate, throw, use RTTI, do I/O or syscalls, read clocks or touch
 # threads (DESIGN.md, "core/"). Those would show up as undefined symbols resolved by libc,
@@ -31,9 +35,12 @@ usage_error() {
   exit 2
 }
 
-(($# == 1)) || usage_error "usage: check-sans-io.sh LIBRARY.a"
+(($# >= 1)) || usage_error "usage: check-sans-io.sh LIBRARY.a [SANS_IO_DEPENDENCY.a ...]"
 library=$1
-[[ -f "$library" ]] || usage_error "no such file: $library"
+shift
+for file in "$library" "$@"; do
+  [[ -f "$file" ]] || usage_error "no such file: $file"
+done
 nm_tool=${NM:-nm}
 command -v "$nm_tool" >/dev/null 2>&1 || usage_error "nm not found: $nm_tool"
 
@@ -44,9 +51,14 @@ symbols=$("$nm_tool" -A -P -g "$library") || usage_error "$nm_tool failed on $li
 defined=$(awk '$3 !~ /^[Uwv]$/ { print $2 }' <<<"$symbols" | sort -u)
 undefined=$(awk '$3 ~ /^[Uwv]$/ { print $2 }' <<<"$symbols" | sort -u)
 [[ -n "$defined" ]] || usage_error "$library defines no external symbol: wrong file, or empty"
+provided=$defined
+for dependency in "$@"; do
+  more=$("$nm_tool" -A -P -g "$dependency") || usage_error "$nm_tool failed on $dependency"
+  provided=$(printf '%s\n%s\n' "$provided" "$(awk '$3 !~ /^[Uwv]$/ { print $2 }' <<<"$more")" | sort -u)
+done
 
-# Symbols a member needs and another member provides stay inside the library.
-external=$(comm -23 <(printf '%s\n' "$undefined" | sed '/^$/d') <(printf '%s\n' "$defined"))
+# Symbols a member needs and another member (or a dependency) provides stay inside.
+external=$(comm -23 <(printf '%s\n' "$undefined" | sed '/^$/d') <(printf '%s\n' "$provided" | sed '/^$/d'))
 
 category_of() {
   local symbol=$1

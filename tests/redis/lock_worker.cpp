@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "edgelock/hiredis_lock.hpp"
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "redis_test_util.hpp"
 
@@ -28,7 +28,11 @@ using edgelock::redis_tests::fenced_write;
 using edgelock::redis_tests::options_for;
 using edgelock::testing::redis_client;
 
-std::uint16_t port_of(const std::string& url) { return edgelock::parse_redis_url(url).url.port; }
+std::uint16_t port_of(const std::string& url) {
+    edgelock::session::server_address address;
+    edgelock::session::parse_server_url(url, address);
+    return address.port;
+}
 
 int increment(const std::string& url, const std::string& name, int count, bool locked) {
     redis_client client(port_of(url));

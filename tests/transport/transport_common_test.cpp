@@ -5,56 +5,10 @@
 
 #include "edgelock/entropy.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/redis_url.hpp"
 
 namespace {
 
 using edgelock::errc;
-using edgelock::parse_redis_url;
-
-TEST(redis_url, parses_every_documented_form) {
-    auto r = parse_redis_url("redis://127.0.0.1");
-    ASSERT_EQ(r.code, errc::ok);
-    EXPECT_EQ(r.url.host, "127.0.0.1");
-    EXPECT_EQ(r.url.port, 6379);
-
-    r = parse_redis_url("redis://user:s3cret@cache.local:6380/2");
-    ASSERT_EQ(r.code, errc::ok);
-    EXPECT_EQ(r.url.user, "user");
-    EXPECT_EQ(r.url.password, "s3cret");
-    EXPECT_EQ(r.url.host, "cache.local");
-    EXPECT_EQ(r.url.port, 6380);
-    EXPECT_EQ(r.url.db, 2);
-
-    r = parse_redis_url("redis://:only-password@h:1");
-    ASSERT_EQ(r.code, errc::ok);
-    EXPECT_EQ(r.url.user, "");
-    EXPECT_EQ(r.url.password, "only-password");
-
-    r = parse_redis_url("redis://[::1]:7000");
-    ASSERT_EQ(r.code, errc::ok);
-    EXPECT_EQ(r.url.host, "::1");
-    EXPECT_EQ(r.url.port, 7000);
-
-    r = parse_redis_url("localhost:6390");
-    ASSERT_EQ(r.code, errc::ok);
-    EXPECT_EQ(r.url.host, "localhost");
-    EXPECT_EQ(r.url.port, 6390);
-
-    r = parse_redis_url("redis://u:p@ss@h:2");
-    ASSERT_EQ(r.code, errc::ok) << "the last @ ends the credentials";
-    EXPECT_EQ(r.url.password, "p@ss");
-}
-
-TEST(redis_url, refuses_malformed_addresses_with_a_reason) {
-    for (const char* bad : {"", "redis://", "http://h:1", "redis://h:", "redis://h:0", "redis://h:65536",
-                            "redis://h:12x", "redis://h:1/x", "redis://h:1/70000", "redis://[::1",
-                            "redis://[::1]x", "redis://:p@", "redis://h h:1"}) {
-        const auto r = parse_redis_url(bad);
-        EXPECT_EQ(r.code, errc::invalid_config) << bad;
-        EXPECT_STRNE(r.problem, "") << bad;
-    }
-}
 
 TEST(error_code, wraps_errc_with_its_name) {
     const std::error_code ec = errc::busy;

@@ -5,7 +5,6 @@
 #include <array>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,7 +13,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 #include "edgelock/scripts.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -27,11 +26,7 @@ using hiredis::connection_errc;
 
 struct endpoint {
     std::string address;  // host:port, for messages
-    std::string host;
-    std::uint16_t port = 6379;
-    std::string user;
-    std::string password;
-    std::uint16_t db = 0;
+    session::server_address server;
 };
 
 struct failure {
@@ -56,14 +51,9 @@ timeval to_timeval(std::int64_t ms) {
 }
 
 endpoint endpoint_of(const std::string& url) {
-    const redis_url_result parsed = parse_redis_url(url);  // already checked by the parser
     endpoint ep;
     ep.address = display_address(url);
-    ep.host.assign(parsed.url.host);
-    ep.port = parsed.url.port;
-    ep.user.assign(parsed.url.user);
-    ep.password.assign(parsed.url.password);
-    ep.db = parsed.url.db;
+    session::parse_server_url(url, ep.server);  // already checked by the option parser
     return ep;
 }
 
@@ -79,7 +69,8 @@ public:
 
     bool open(const endpoint& ep, std::int64_t timeout_ms, failure& f) {
         errno = 0;
-        context_ = redisConnectWithTimeout(ep.host.c_str(), ep.port, to_timeval(timeout_ms));
+        context_ = redisConnectWithTimeout(std::string(ep.server.host.view()).c_str(), ep.server.port,
+                                           to_timeval(timeout_ms));
         if (context_ == nullptr) {
             f.ec = make_error_code(connection_errc::out_of_memory);
             return false;
@@ -89,8 +80,10 @@ public:
             return false;
         }
         redisSetTimeout(context_, to_timeval(timeout_ms));
-        if (!ep.password.empty()) {
-            reply_ptr r = ep.user.empty() ? command({"AUTH", ep.password}, f) : command({"AUTH", ep.user, ep.password}, f);
+        const std::string user(ep.server.user.view());
+        const std::string password(ep.server.password.view());
+        if (!password.empty()) {
+            reply_ptr r = user.empty() ? command({"AUTH", password}, f) : command({"AUTH", user, password}, f);
             if (!r) return false;
             if (r->type == REDIS_REPLY_ERROR) {
                 f.ec = make_error_code(connection_errc::auth_failed);
@@ -98,8 +91,8 @@ public:
                 return false;
             }
         }
-        if (ep.db != 0) {
-            reply_ptr r = command({"SELECT", std::to_string(ep.db)}, f);
+        if (ep.server.db != 0) {
+            reply_ptr r = command({"SELECT", std::to_string(ep.server.db)}, f);
             if (!r) return false;
             if (r->type == REDIS_REPLY_ERROR) {
                 f.ec = make_error_code(connection_errc::select_failed);
@@ -161,10 +154,14 @@ bool resolve(const options& o, std::vector<endpoint>& out, failure& f) {
         reply_ptr r = c.command({"SENTINEL", "get-master-addr-by-name", o.master_name}, f);
         if (!r || error_reply(r, f)) continue;
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) continue;
+        const std::string_view host(r->element[0]->str, r->element[0]->len);
+        const std::string_view port_text(r->element[1]->str, r->element[1]->len);
         endpoint master;
-        master.host = r->element[0]->str;
-        master.port = static_cast<std::uint16_t>(std::atoi(r->element[1]->str));
-        master.address = shown(master.host + ":" + r->element[1]->str);
+        std::uint16_t port = 0;
+        if (!session::parse_port(port_text, port) || session::set_endpoint(master.server, host, port).code != errc::ok) {
+            continue;
+        }
+        master.address = shown(std::string(session::format_endpoint(master.server).view()));
         out.push_back(master);
         return true;
     }

@@ -4,7 +4,7 @@
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
 
@@ -83,12 +83,9 @@ std::string describe(std::error_code ec) {
 }
 
 std::string display_address(std::string_view url) {
-    const redis_url_result parsed = parse_redis_url(url);
-    if (parsed.code != errc::ok) return shown(url);
-    const bool ipv6 = parsed.url.host.find(':') != std::string_view::npos;
-    std::string host(parsed.url.host);
-    if (ipv6) host = "[" + host + "]";
-    return shown(host + ":" + std::to_string(parsed.url.port));
+    session::server_address address;
+    if (session::parse_server_url(url, address).code != errc::ok) return shown(url);
+    return shown(std::string(session::format_endpoint(address).view()));
 }
 
 }  // namespace edgelock::cli

@@ -6,7 +6,7 @@
 
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
 
@@ -107,7 +107,7 @@ parse_result help_for(command c) {
 }
 
 // Checks each URL; the first bad one becomes the error.
-// An address as a message shows it: whatever parse_redis_url would take for credentials
+// An address as a message shows it: whatever parse_server_url would take for credentials
 // (after the scheme, up to the last '@') becomes "***", so a mistyped address does not put
 // its password in a log.
 std::string without_credentials(std::string_view url) {
@@ -120,7 +120,8 @@ std::string without_credentials(std::string_view url) {
 
 std::string check_urls(const std::vector<std::string>& urls, std::string_view flag) {
     for (const std::string& url : urls) {
-        const redis_url_result parsed = parse_redis_url(url);
+        session::server_address address;
+        const session::address_result parsed = session::parse_server_url(url, address);
         if (parsed.code != errc::ok) {
             return "bad " + std::string(flag) + " address " + quote(without_credentials(url)) + ": " +
                    parsed.problem;

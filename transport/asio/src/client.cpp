@@ -7,7 +7,6 @@
 
 #include "client_impl.hpp"
 #include "edgelock/entropy.hpp"
-#include "edgelock/redis_url.hpp"
 
 namespace edgelock::async {
 namespace detail {
@@ -29,15 +28,9 @@ std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
 
 bool parse_addresses(const std::vector<std::string>& urls, std::vector<server_address>& out) {
     for (const std::string& text : urls) {
-        const redis_url_result parsed = parse_redis_url(text);
-        if (parsed.code != errc::ok) return false;
         server_address address;
-        address.host.assign(parsed.url.host.data(), parsed.url.host.size());
-        address.port = parsed.url.port;
-        address.user.assign(parsed.url.user.data(), parsed.url.user.size());
-        address.password.assign(parsed.url.password.data(), parsed.url.password.size());
-        address.db = parsed.url.db;
-        out.push_back(std::move(address));
+        if (session::parse_server_url(text, address).code != errc::ok) return false;
+        out.push_back(address);
     }
     return true;
 }
@@ -154,6 +147,11 @@ std::error_code client_impl::open(const client_config& config) {
     if (!parse_addresses(config.instances, instances) || !parse_addresses(config.sentinels, sentinels)) {
         return make_error_code(errc::invalid_config);
     }
+    server_address master;
+    if (!master.user.assign(config.master_user) || !master.password.assign(config.master_password)) {
+        return make_error_code(errc::invalid_config);
+    }
+    master.db = config.master_db;
     owner_token seed{};
     if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
 
@@ -164,6 +162,7 @@ std::error_code client_impl::open(const client_config& config) {
     config_ = config;
     instances_ = std::move(instances);
     sentinels_ = std::move(sentinels);
+    master_ = master;
     instance_count_ = count;
 
     conns_.clear();

@@ -17,6 +17,7 @@
 #include "edgelock/entropy.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
+#include "edgelock/session/address.hpp"
 
 namespace edgelock::async::detail {
 
@@ -111,14 +112,7 @@ struct lock_ref {
     std::uint32_t generation = 0;
 };
 
-// A server to talk to, with the credentials for it.
-struct server_address {
-    std::string host;
-    std::uint16_t port = 0;
-    std::string user;
-    std::string password;
-    std::uint16_t db = 0;
-};
+using session::server_address;
 
 enum class internal_request : std::uint32_t { auth, select, ping, role, script_load, master_query, subscribe };
 
@@ -250,6 +244,8 @@ public:
     bool sentinel_mode() const noexcept { return !sentinels_.empty(); }
     const server_address& instance_address(std::size_t i) const { return instances_[i]; }
     const server_address& sentinel_address(std::size_t i) const { return sentinels_[i]; }
+    // Sentinel: the master's user, password and db; host and port come from the sentinels.
+    const server_address& master_credentials() const noexcept { return master_; }
     std::size_t sentinel_count() const noexcept { return sentinels_.size(); }
     reply_node* nodes() noexcept { return nodes_.get(); }
     std::shared_ptr<client_impl> self() { return shared_from_this(); }
@@ -339,6 +335,7 @@ private:
     client_config config_;
     std::vector<server_address> instances_;
     std::vector<server_address> sentinels_;
+    server_address master_;
     std::size_t instance_count_ = 0;
     token_pool tokens_;  // one getrandom per 16 acquires
     std::vector<std::unique_ptr<connection>> conns_;  // the instances, then the watcher

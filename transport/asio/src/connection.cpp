@@ -21,17 +21,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
-// Decimal TCP port; 0 when the text is not one.
-std::uint16_t parse_port(std::string_view text) {
-    if (text.empty() || text.size() > 5) return 0;
-    std::uint32_t value = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return 0;
-        value = value * 10 + static_cast<std::uint32_t>(c - '0');
-    }
-    return value > 0 && value <= 65535 ? static_cast<std::uint16_t>(value) : 0;
-}
-
 // Asio 1.22 reports socket errors in its own "asio.system" category, which maps to no
 // std::errc condition (the mapping sits behind a macro its configuration never defines), so
 // `ec == std::errc::connection_refused` would be false. The client hands them out in
@@ -63,11 +52,11 @@ void connection::init(std::size_t in_flight_max, std::size_t buffer_bytes, std::
 
 std::string connection::endpoint() const {
     if (target_ == nullptr) return {};
-    return target_->host + ":" + std::to_string(target_->port);
+    return std::string(session::format_endpoint(*target_).view());
 }
 
 bool connection::targets(const std::string& host, std::uint16_t port) const noexcept {
-    return target_ != nullptr && phase_ == phase::server && target_->host == host &&
+    return target_ != nullptr && phase_ == phase::server && target_->host.view() == host &&
            target_->port == port;
 }
 
@@ -121,7 +110,7 @@ void connection::begin_attempt() {
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     std::error_code ec;
-    const asio::ip::address address = asio::ip::make_address(target_->host, ec);
+    const asio::ip::address address = asio::ip::make_address(std::string(target_->host.view()), ec);
     if (!ec) {
         socket_.async_connect(asio::ip::tcp::endpoint(address, target_->port),
                               [self, i, epoch](std::error_code result) {
@@ -130,7 +119,7 @@ void connection::begin_attempt() {
         return;
     }
     resolver_.async_resolve(
-        target_->host, std::to_string(target_->port),
+        std::string(target_->host.view()), std::to_string(target_->port),
         [self, i, epoch](std::error_code result, const asio::ip::tcp::resolver::results_type& found) {
             if (connection* c = self->connection_at(i)) c->on_resolved(epoch, result, found);
         });
@@ -196,8 +185,8 @@ void connection::write_handshake() {
             writer.array(3);
         }
         writer.bulk(std::string_view("AUTH"));
-        if (!target.user.empty()) writer.bulk(std::string_view(target.user));
-        writer.bulk(std::string_view(target.password));
+        if (!target.user.empty()) writer.bulk(target.user.view());
+        writer.bulk(target.password.view());
         push_internal(internal_request::auth);
     }
     const bool sentinel_query = phase_ == phase::sentinel && role_ == connection_role::instance;
@@ -391,18 +380,13 @@ void connection::handle_internal(internal_request kind, const reply_node* nodes,
             break;
         case internal_request::script_load: break;
         case internal_request::master_query: {
-            const std::uint16_t port = count == 3 && reply.type == reply_type::array && reply.elements == 2
-                                           ? parse_port(nodes[2].text)
-                                           : 0;
-            if (port == 0 || nodes[1].text.empty()) {
+            std::uint16_t port = 0;
+            const bool named = count == 3 && reply.type == reply_type::array && reply.elements == 2 &&
+                               session::parse_port(nodes[2].text, port);
+            discovered_ = owner_.master_credentials();
+            if (!named || session::set_endpoint(discovered_, nodes[1].text, port).code != errc::ok) {
                 return fail(make_error_code(client_error::master_unknown));
             }
-            const client_config& config = owner_.config();
-            discovered_.host.assign(nodes[1].text.data(), nodes[1].text.size());
-            discovered_.port = port;
-            discovered_.user = config.master_user;
-            discovered_.password = config.master_password;
-            discovered_.db = config.master_db;
             break;
         }
         case internal_request::subscribe:
@@ -443,8 +427,8 @@ void connection::handle_message(const reply_node* nodes, std::size_t count) {
         payload = space == std::string_view::npos ? std::string_view() : payload.substr(space + 1);
     }
     if (fields[0] != owner_.config().master_name) return;
-    const std::uint16_t port = parse_port(fields[4]);
-    if (port == 0) return;
+    std::uint16_t port = 0;
+    if (!session::parse_port(fields[4], port)) return;
     owner_.on_switch_master(std::string(fields[3]), port);
 }
 

@@ -19,7 +19,7 @@
 #include "edgelock/entropy.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
-#include "edgelock/redis_url.hpp"
+#include "edgelock/session/address.hpp"
 #include "edgelock/scripts.hpp"
 
 namespace edgelock::hiredis {
@@ -48,13 +48,7 @@ public:
     }
 };
 
-struct endpoint {
-    std::string host;
-    std::uint16_t port = 6379;
-    std::string user;
-    std::string password;
-    std::uint16_t db = 0;
-};
+using endpoint = session::server_address;
 
 struct connection {
     redisContext* context = nullptr;
@@ -150,7 +144,7 @@ int append_script_loads(redisContext* c) {
 redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_ms,
                               std::int64_t command_timeout_ms, std::error_code& error) {
     errno = 0;
-    redisContext* c = redisConnectWithTimeout(ep.host.c_str(), ep.port, to_timeval(connect_timeout_ms));
+    redisContext* c = redisConnectWithTimeout(std::string(ep.host.view()).c_str(), ep.port, to_timeval(connect_timeout_ms));
     const int saved_errno = errno;
     if (c == nullptr) {
         error = make_error_code(connection_errc::out_of_memory);
@@ -167,9 +161,9 @@ redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_m
     redisEnableKeepAlive(c);
     if (!ep.password.empty()) {
         redisReply* r = ep.user.empty()
-                            ? run(c, error, "AUTH %b", ep.password.data(), ep.password.size())
-                            : run(c, error, "AUTH %b %b", ep.user.data(), ep.user.size(),
-                                  ep.password.data(), ep.password.size());
+                            ? run(c, error, "AUTH %b", ep.password.view().data(), ep.password.size())
+                            : run(c, error, "AUTH %b %b", ep.user.view().data(), ep.user.size(),
+                                  ep.password.view().data(), ep.password.size());
         if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
             if (r != nullptr) error = make_error_code(connection_errc::auth_failed);
             if (r != nullptr) freeReplyObject(r);
@@ -192,14 +186,7 @@ redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_m
 }
 
 std::error_code parse_endpoint(const std::string& url, endpoint& out) {
-    const redis_url_result parsed = parse_redis_url(url);
-    if (parsed.code != errc::ok) return make_error_code(parsed.code);
-    out.host.assign(parsed.url.host.data(), parsed.url.host.size());
-    out.port = parsed.url.port;
-    out.user.assign(parsed.url.user.data(), parsed.url.user.size());
-    out.password.assign(parsed.url.password.data(), parsed.url.password.size());
-    out.db = parsed.url.db;
-    return {};
+    return make_error_code(session::parse_server_url(url, out).code);
 }
 
 }  // namespace
@@ -523,13 +510,9 @@ redisContext* lock::impl::discover_master(std::error_code& error) {
         bool found = false;
         if (r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
             r->element[0]->type == REDIS_REPLY_STRING && r->element[1]->type == REDIS_REPLY_STRING) {
-            candidate.host.assign(r->element[0]->str, r->element[0]->len);
-            const std::string port(r->element[1]->str, r->element[1]->len);
-            const redis_url_result parsed = parse_redis_url(candidate.host + ":" + port);
-            if (parsed.code == errc::ok) {
-                candidate.port = parsed.url.port;
-                found = true;
-            }
+            std::uint16_t port = 0;
+            found = session::parse_port({r->element[1]->str, r->element[1]->len}, port) &&
+                    session::set_endpoint(candidate, {r->element[0]->str, r->element[0]->len}, port).code == errc::ok;
         }
         if (r != nullptr) freeReplyObject(r);
         redisFree(s);
@@ -723,8 +706,9 @@ std::error_code lock::open(const lock_options& options) noexcept {
     }
     if (self.sentinel_mode) {
         if (options.master_name.empty()) return make_error_code(errc::invalid_config);
-        self.master.user = options.master_user;
-        self.master.password = options.master_password;
+        if (!self.master.user.assign(options.master_user) || !self.master.password.assign(options.master_password)) {
+            return make_error_code(errc::invalid_config);
+        }
         self.master.db = options.master_db;
     }
     self.instances = static_cast<std::uint8_t>(self.sentinel_mode ? 1 : options.instances.size());

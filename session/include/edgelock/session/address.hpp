@@ -1,0 +1,60 @@
+// edgelock session: the address of a Redis server or Sentinel, and the one parser of
+// redis:// URLs.
+//
+// Every place that names a server (the asio and blocking clients' instances and sentinels,
+// the CLI's --redis and --sentinel, the master a Sentinel names) holds a server_address. It
+// owns its bytes in fixed storage (limits.hpp), so it can be copied, kept and compared
+// without a heap.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "edgelock/errc.hpp"
+#include "edgelock/session/fixed_text.hpp"
+#include "edgelock/session/limits.hpp"
+
+namespace edgelock::session {
+
+inline constexpr std::uint16_t default_port = 6379;
+
+struct server_address {
+    fixed_text<host_bytes_max> host;  // a name, an IPv4 address, or an IPv6 address without brackets
+    std::uint16_t port = default_port;
+    fixed_text<user_bytes_max> user;          // empty: no ACL user (AUTH with the password alone)
+    fixed_text<password_bytes_max> password;  // empty: no AUTH
+    std::uint16_t db = 0;                     // SELECT this database after AUTH (0: none sent)
+
+    // Same server (host and port); credentials and db are not part of the identity.
+    bool same_server(const server_address& other) const noexcept {
+        return host == other.host && port == other.port;
+    }
+};
+
+struct address_result {
+    errc code = errc::ok;     // ok, or invalid_config with `problem` saying what is wrong
+    const char* problem = "";  // one line, never containing the input (it may hold a password)
+};
+
+// Parses "redis://host", "redis://host:6380", "redis://:secret@host", "redis://secret@host",
+// "redis://user:secret@host:6380/2", "redis://[::1]:6379", and a bare "host:port", into `out`.
+// The last '@' ends the credentials, so a password may contain '@'.
+// Returns invalid_config (leaving `out` unspecified) for: an unknown scheme, an empty host, a
+// host with a space, '/', '@', '[' or ']' in it, a port outside 1..65535, a database outside
+// 0..65535, stray bytes, or a URL, host, user or password longer than its limit (limits.hpp).
+address_result parse_server_url(std::string_view text, server_address& out) noexcept;
+
+// Sets host and port, keeping credentials and db (a master a Sentinel named inherits the
+// master credentials the user configured). Returns invalid_config for an empty or too long
+// host, or a port of 0.
+address_result set_endpoint(server_address& address, std::string_view host, std::uint16_t port) noexcept;
+
+// "host:port", or "[v6]:port" for an IPv6 host: how messages name a server. Never shows
+// credentials.
+using endpoint_text = fixed_text<host_bytes_max + 8>;
+endpoint_text format_endpoint(const server_address& address) noexcept;
+
+// Parses a decimal port, 1..65535, nothing but digits; returns false otherwise.
+bool parse_port(std::string_view digits, std::uint16_t& out) noexcept;
+
+}  // namespace edgelock::session

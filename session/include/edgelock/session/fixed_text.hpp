@@ -1,0 +1,37 @@
+// edgelock session: text of at most N bytes in fixed storage.
+//
+// Addresses and names that a session keeps for its whole life are copied into these once,
+// when parsed, so nothing a session holds points into a caller's buffer or the heap.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace edgelock::session {
+
+template <std::size_t N>
+class fixed_text {
+public:
+    static constexpr std::size_t capacity_bytes = N;
+
+    // Copies `text` when it fits; returns false (leaving this unchanged) when it does not.
+    bool assign(std::string_view text) noexcept {
+        if (text.size() > N) return false;
+        for (std::size_t i = 0; i < text.size(); ++i) bytes_[i] = text[i];
+        size_ = text.size();
+        return true;
+    }
+    std::string_view view() const noexcept { return {bytes_.data(), size_}; }
+    bool empty() const noexcept { return size_ == 0; }
+    std::size_t size() const noexcept { return size_; }
+
+    friend bool operator==(const fixed_text& a, const fixed_text& b) noexcept { return a.view() == b.view(); }
+    friend bool operator!=(const fixed_text& a, const fixed_text& b) noexcept { return !(a == b); }
+
+private:
+    std::array<char, N> bytes_{};
+    std::size_t size_ = 0;
+};
+
+}  // namespace edgelock::session

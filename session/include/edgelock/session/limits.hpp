@@ -1,0 +1,30 @@
+// edgelock session: every capacity and bound of the Redis session, in one place, units last.
+//
+// The session allocates nothing; these constants size its fixed buffers (addresses live in
+// fixed storage, so a session object's size is known at compile time) and bound what the
+// transports accept from users and from servers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace edgelock::session {
+
+// Addresses. A DNS name is at most 253 bytes; an IPv6 literal (without brackets) fits too.
+// Redis ACL user names and passwords have no limit of their own; these bound what a URL or a
+// Sentinel reply may carry into the session.
+inline constexpr std::size_t host_bytes_max = 253;
+inline constexpr std::size_t user_bytes_max = 128;
+inline constexpr std::size_t password_bytes_max = 256;
+inline constexpr std::size_t url_bytes_max = 1024;
+// The name a Sentinel deployment monitors the master under.
+inline constexpr std::size_t master_name_bytes_max = 128;
+// Sentinels one deployment may list.
+inline constexpr std::size_t sentinels_max = 9;
+
+// Timeouts a user may configure: from 1 ms to a minute. A longer connect or command timeout
+// only hides a dead server from the lock for longer than any lease it could still protect.
+inline constexpr std::int64_t timeout_ms_min = 1;
+inline constexpr std::int64_t timeout_ms_max = 60 * 1000;
+
+}  // namespace edgelock::session
