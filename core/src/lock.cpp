@@ -59,14 +59,6 @@ std::array<char, token_hex_bytes> to_hex(const owner_token& token) {
     return hex;
 }
 
-// splitmix64: spreads the caller's token bits into the jitter generator's state.
-std::uint64_t mix64(std::uint64_t value) {
-    value += 0x9e3779b97f4a7c15ULL;
-    value = (value ^ (value >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    value = (value ^ (value >> 27)) * 0x94d049bb133111ebULL;
-    return value ^ (value >> 31);
-}
-
 }  // namespace
 
 // ---- configuration and calls in --------------------------------------------------------
@@ -598,7 +590,7 @@ void lock::fail_attempt(errc cause) noexcept {
     const bool waiting_helps = retrying_ && cause != errc::fence_exhausted;
     if (waiting_helps && now_ms_ < wait_deadline_ms_) {
         state_ = lock_state::backing_off;
-        timer_ms_ = std::min(now_ms_ + backoff_delay_ms(), wait_deadline_ms_);
+        timer_ms_ = std::min(now_ms_ + backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_), wait_deadline_ms_);
         return;
     }
     state_ = lock_state::idle;
@@ -803,7 +795,7 @@ void lock::take_token(const owner_token& token) noexcept {
     tokens_[slot] = token;
     std::uint64_t seed = 0;
     for (std::size_t i = 0; i < token_bytes; ++i) seed = (seed << 8 | seed >> 56) ^ token[i];
-    jitter_state_ = mix64(seed) | 1;
+    backoff_.seed(seed);
 }
 
 std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
@@ -847,17 +839,6 @@ void lock::push_event(const event& e) noexcept {
     EDGELOCK_ASSERT(event_count_ < events_max);
     events_[(event_head_ + event_count_) % events_max] = e;
     ++event_count_;
-}
-
-// Full jitter: uniform in [1, min(max, min * 2^(attempts-1))].
-std::int64_t lock::backoff_delay_ms() noexcept {
-    const int doublings = std::min<int>(attempts_ > 0 ? attempts_ - 1 : 0, 30);
-    const std::int64_t cap = std::min(retry_delay_ms_max_, retry_delay_ms_min_ << doublings);
-    jitter_state_ ^= jitter_state_ >> 12;
-    jitter_state_ ^= jitter_state_ << 25;
-    jitter_state_ ^= jitter_state_ >> 27;
-    const std::uint64_t draw = jitter_state_ * 0x2545f4914f6cdd1dULL;
-    return 1 + static_cast<std::int64_t>(draw % static_cast<std::uint64_t>(cap));
 }
 
 }  // namespace edgelock

@@ -275,14 +275,14 @@ TEST(Durations, OutOfRangeNamesTheRange) {
     expect_usage_error({"run", "--name", "n", "--kill-after", "1441m", "--", "true"},
                        "--kill-after must be between 0ms and 24h (got 1441m)");
     expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"},
-                       "--redis-timeout must be between 1ms and 1h (got 0ms)");
-    expect_usage_error({"status", "--name", "n", "--redis-timeout", "61m"},
-                       "--redis-timeout must be between 1ms and 1h (got 61m)");
+                       "--redis-timeout must be between 1ms and 1m (got 0ms)");
+    expect_usage_error({"status", "--name", "n", "--redis-timeout", "61s"},
+                       "--redis-timeout must be between 1ms and 1m (got 61s)");
     for (const char* edge : {"0", "24h"}) {
         const parse_result r = parse({"run", "--name", "n", "--wait", edge, "--kill-after", edge, "--", "true"});
         EXPECT_EQ(r.exit_code, 0) << edge << ": " << r.error;
     }
-    const parse_result r = parse({"run", "--name", "n", "--redis-timeout", "1h", "--", "true"});
+    const parse_result r = parse({"run", "--name", "n", "--redis-timeout", "1m", "--", "true"});
     EXPECT_EQ(r.exit_code, 0) << r.error;
 }
 

@@ -84,6 +84,7 @@
 #include <limits>
 #include <string_view>
 
+#include "edgelock/backoff.hpp"
 #include "edgelock/errc.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/resp_reader.hpp"
@@ -329,7 +330,6 @@ private:
     void take_token(const owner_token& token) noexcept;
     std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
     void push_event(const event& e) noexcept;
-    std::int64_t backoff_delay_ms() noexcept;
 
     // Configuration.
     std::array<char, name_bytes_max> name_{};
@@ -368,7 +368,7 @@ private:
     std::int64_t fence_ = 0;
     std::int64_t fence_candidate_ = 0;  // highest fence value of the running attempt
     std::int64_t claims_settled_ms_ = no_reading_ms;  // the current token's last claim left flight
-    std::uint64_t jitter_state_ = 0;
+    full_jitter_backoff backoff_;
 
     std::array<instance_queue, instances_max> queues_{};
 

@@ -18,7 +18,7 @@ constexpr std::string_view overview =
     "                       of times (3, 5, 7) for Redlock over independent masters\n"
     "  --sentinel HOST:PORT --master NAME\n"
     "                       find the master through Sentinel (repeat --sentinel)\n"
-    "  --redis-timeout D    connect and reply timeout per request, 1ms..1h (default 1s)\n"
+    "  --redis-timeout D    connect and reply timeout per request, 1ms..1m (default 2s)\n"
     "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER\n"
     "                       the same from the environment (lists split on commas or spaces)\n"
     "  default: redis://127.0.0.1:6379\n"

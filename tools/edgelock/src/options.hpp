@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "edgelock/lock.hpp"
+#include "edgelock/session/reconnect.hpp"
 
 namespace edgelock::cli {
 
@@ -20,7 +21,7 @@ enum class command { help, version, run, status, release, sim };
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
 inline constexpr std::int64_t duration_ms_max = 24LL * 60 * 60 * 1000;  // the core's ttl and wait max
-inline constexpr std::int64_t redis_timeout_ms_max = 60LL * 60 * 1000;
+inline constexpr std::int64_t redis_timeout_ms_max = session::timeout_ms_max;
 inline constexpr std::size_t redis_urls_max = 7;                        // edgelock::instances_max
 inline constexpr std::size_t env_name_bytes_max = 128;
 
@@ -41,7 +42,7 @@ struct options {
     std::string master_name;
     std::int64_t ttl_ms = 30'000;
     std::int64_t wait_ms = 10'000;
-    std::int64_t redis_timeout_ms = 1'000;  // connect and per-reply timeout
+    std::int64_t redis_timeout_ms = session::timing{}.command_timeout_ms;  // connect and per-reply timeout
     std::string fence_env = "EDGELOCK_FENCE";
     int lost_signal = SIGTERM;
     std::int64_t kill_after_ms = 10'000;    // then SIGKILL

@@ -35,6 +35,15 @@ bool parse_addresses(const std::vector<std::string>& urls, std::vector<server_ad
     return true;
 }
 
+session::timing timing_of(const client_config& config) {
+    session::timing t;
+    t.connect_timeout_ms = config.connect_timeout.count();
+    t.command_timeout_ms = config.command_timeout.count();
+    t.reconnect_delay_ms_min = config.reconnect_delay_min.count();
+    t.reconnect_delay_ms_max = config.reconnect_delay_max.count();
+    return t;
+}
+
 bool attempt_running(lock_state state) {
     return state == lock_state::acquiring || state == lock_state::backing_off ||
            state == lock_state::confirming;
@@ -127,11 +136,8 @@ std::error_code client_impl::open(const client_config& config) {
     if (by_sentinel == !config.instances.empty()) return make_error_code(errc::invalid_config);
     if (by_sentinel && config.master_name.empty()) return make_error_code(errc::invalid_config);
     if (config.locks_max == 0 || config.locks_max > locks_max_limit) return make_error_code(errc::invalid_config);
-    if (config.connect_timeout.count() <= 0 || config.command_timeout.count() <= 0 ||
-        config.reconnect_delay_min.count() <= 0 ||
-        config.reconnect_delay_max < config.reconnect_delay_min) {
-        return make_error_code(errc::invalid_config);
-    }
+    const session::timing timing = timing_of(config);
+    if (session::check_timing(timing) != errc::ok) return make_error_code(errc::invalid_config);
     if (config.keepalive && (config.keepalive_idle.count() <= 0 || config.keepalive_interval.count() <= 0 ||
                              config.keepalive_probes <= 0)) {
         return make_error_code(errc::invalid_config);
@@ -154,6 +160,8 @@ std::error_code client_impl::open(const client_config& config) {
     master.db = config.master_db;
     owner_token seed{};
     if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
+    std::uint64_t seed_bits = 0;
+    for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
 
     if (depth_ == 0) {
         retired_conns_.clear();
@@ -163,18 +171,20 @@ std::error_code client_impl::open(const client_config& config) {
     instances_ = std::move(instances);
     sentinels_ = std::move(sentinels);
     master_ = master;
+    timing_ = timing;
     instance_count_ = count;
 
     conns_.clear();
     for (std::size_t i = 0; i < count; ++i) {
         conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(i),
                                                       connection_role::instance));
-        conns_.back()->init(config.locks_max * requests_per_instance_max, config.buffer_bytes, config.locks_max);
+        conns_.back()->init(config.locks_max * requests_per_instance_max, config.buffer_bytes, config.locks_max,
+                            seed_bits + i);
     }
     if (by_sentinel) {
         conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(count),
                                                       connection_role::watcher));
-        conns_.back()->init(0, 2 * request_bytes_max, 1);
+        conns_.back()->init(0, 2 * request_bytes_max, 1, seed_bits + count);
     }
 
     locks_max_ = config.locks_max;
@@ -189,9 +199,6 @@ std::error_code client_impl::open(const client_config& config) {
     ready_check_ = false;
     lock_timer_ms_ = no_deadline_ms;
 
-    std::uint64_t state = 0;
-    for (std::uint8_t byte : seed) state = (state << 8) | byte;
-    jitter_state_ = state | 1;
 
     open_ = true;
     ++open_epoch_;
@@ -738,17 +745,6 @@ void client_impl::on_switch_master(const std::string& host, std::uint16_t port) 
     }
 }
 
-std::int64_t client_impl::backoff_delay_ms(std::uint32_t failures) noexcept {
-    const std::int64_t delay_min = config_.reconnect_delay_min.count();
-    const std::int64_t delay_max = config_.reconnect_delay_max.count();
-    const std::uint32_t doublings = std::min<std::uint32_t>(failures > 0 ? failures - 1 : 0, 20);
-    const std::int64_t cap = std::min(delay_max, delay_min << doublings);
-    jitter_state_ ^= jitter_state_ >> 12;
-    jitter_state_ ^= jitter_state_ << 25;
-    jitter_state_ ^= jitter_state_ >> 27;
-    const std::uint64_t draw = jitter_state_ * 0x2545f4914f6cdd1dULL;
-    return cap / 2 + static_cast<std::int64_t>(draw % static_cast<std::uint64_t>(cap / 2 + 1));
-}
 
 // ---- delivery passes ---------------------------------------------------------------------
 

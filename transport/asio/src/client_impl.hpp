@@ -18,6 +18,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/reconnect.hpp"
 
 namespace edgelock::async::detail {
 
@@ -136,7 +137,8 @@ class connection {
 public:
     connection(client_impl& owner, asio::io_context& io, std::uint8_t index, connection_role role);
 
-    void init(std::size_t in_flight_max, std::size_t buffer_bytes, std::size_t waiters_max);
+    void init(std::size_t in_flight_max, std::size_t buffer_bytes, std::size_t waiters_max,
+              std::uint64_t backoff_seed);
     void start();  // connect now (from closed or backing_off)
     void stop();   // drop everything, no reconnect, no notifications
 
@@ -214,7 +216,7 @@ private:
     fixed_ring<lock_ref> waiters_;  // locks waiting for room in the write buffer
 
     std::error_code last_error_;
-    std::uint32_t failures_ = 0;  // consecutive failed attempts (backoff exponent)
+    session::reconnect_backoff backoff_;
     std::uint32_t attempts_finished_ = 0;
 };
 
@@ -256,7 +258,7 @@ public:
     // Epochs are unique over the client's life, so a handler of a dropped socket or of a
     // replaced connection can never pass for a current one.
     std::uint32_t next_epoch() noexcept { return ++epoch_counter_; }
-    std::int64_t backoff_delay_ms(std::uint32_t failures) noexcept;
+    const session::timing& timing() const noexcept { return timing_; }
 
     void on_connection_ready(std::uint8_t instance);
     void on_connection_down(std::uint8_t instance);
@@ -354,7 +356,7 @@ private:
     std::vector<std::uint32_t> ready_marks_;  // attempts_finished per instance at wait start
     bool ready_check_ = false;
 
-    std::uint64_t jitter_state_ = 0;
+    session::timing timing_;
     std::uint32_t epoch_counter_ = 0;
     // Every lock added takes the next generation, over the client's life and across close()
     // and open() (which build a new table): a handle names one lock, never a later one.

@@ -41,7 +41,9 @@ connection::connection(client_impl& owner, asio::io_context& io, std::uint8_t in
                        connection_role role)
     : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
 
-void connection::init(std::size_t in_flight_max, std::size_t buffer_bytes, std::size_t waiters_max) {
+void connection::init(std::size_t in_flight_max, std::size_t buffer_bytes, std::size_t waiters_max,
+                      std::uint64_t backoff_seed) {
+    backoff_.seed(backoff_seed);
     in_flight_.init(in_flight_max + handshake_requests_max);
     waiters_.init(std::max<std::size_t>(waiters_max, 1));
     buffer_bytes_ = buffer_bytes;
@@ -407,7 +409,7 @@ void connection::phase_done() {
         return;
     }
     state_ = connection_state::ready;
-    failures_ = 0;
+    backoff_.reset();
     ++attempts_finished_;
     timer_epoch_ = owner_.next_epoch();
     timer_.cancel();
@@ -444,8 +446,13 @@ void connection::fail(std::error_code code, bool reconnect_now) {
         sentinel_index_ = (sentinel_index_ + 1) % owner_.sentinel_count();
     }
     state_ = connection_state::backing_off;
-    ++failures_;
-    arm_timer(reconnect_now ? 0 : owner_.backoff_delay_ms(failures_));
+    if (reconnect_now) {
+        arm_timer(0);
+    } else {
+        const std::int64_t now = now_ms();
+        backoff_.failed(now, owner_.timing());
+        arm_timer(backoff_.not_before_ms() - now);
+    }
     owner_.on_attempt_finished();
     if (was_ready && role_ == connection_role::instance) owner_.on_connection_down(index_);
 }

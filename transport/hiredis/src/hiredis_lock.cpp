@@ -20,16 +20,14 @@
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/reconnect.hpp"
 #include "edgelock/scripts.hpp"
 
 namespace edgelock::hiredis {
 namespace {
 
-constexpr std::int64_t connect_backoff_ms_min = 10;
-constexpr std::int64_t connect_backoff_ms_max = 500;
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
-constexpr std::int64_t timeout_ms_max = 60 * 60 * 1000;
 
 class connection_category_impl final : public std::error_category {
 public:
@@ -55,8 +53,7 @@ struct connection {
     int pending = 0;   // requests written whose replies have not been read
     int preloads = 0;  // of those, the first `preloads` are SCRIPT LOADs, not the core's
     std::int64_t reply_deadline_ms = 0;
-    std::int64_t connect_not_before_ms = 0;
-    std::int64_t connect_backoff_ms = 0;
+    session::reconnect_backoff backoff;
     bool answered = true;  // a lock request was answered since the connect (fail() backs off if not)
     std::error_code last_error;
 };
@@ -210,6 +207,7 @@ std::int64_t now_ms() noexcept {
 struct lock::impl {
     lock_options options;
     bool sentinel_mode = false;
+    session::timing timing;
     std::vector<endpoint> endpoints;  // the instances, or the sentinels
     endpoint master;                  // Sentinel mode: credentials and db of the master
     std::uint8_t instances = 0;
@@ -303,10 +301,7 @@ void lock::impl::end_io() {
 }
 
 void lock::impl::reset_backoff() {
-    for (connection& c : connections) {
-        c.connect_not_before_ms = 0;
-        c.connect_backoff_ms = 0;
-    }
+    for (connection& c : connections) c.backoff.reset();
 }
 
 // The helper: renewals, the lost callback, and I/O left over by user calls (late replies,
@@ -347,7 +342,7 @@ void lock::impl::helper_loop() {
 bool lock::impl::quiet(std::int64_t now) const {
     for (std::uint8_t i = 0; i < instances; ++i) {
         if (connections[i].pending > 0) return false;
-        if (core.has_request(i) && now >= connections[i].connect_not_before_ms) return false;
+        if (core.has_request(i) && connections[i].backoff.may_connect(now)) return false;
     }
     return true;
 }
@@ -356,7 +351,7 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     std::int64_t wake = core.next_deadline_ms();
     for (std::uint8_t i = 0; i < instances; ++i) {
         if (connections[i].pending > 0) return now;
-        if (core.has_request(i)) wake = std::min(wake, connections[i].connect_not_before_ms);
+        if (core.has_request(i)) wake = std::min(wake, connections[i].backoff.not_before_ms());
     }
     return wake;
 }
@@ -386,7 +381,7 @@ void lock::impl::pump(std::unique_lock<std::mutex>& held, Done done, std::int64_
                 fds[count++] = pollfd{c.context->fd, POLLIN, 0};
                 wake = std::min(wake, c.reply_deadline_ms);
             } else if (core.has_request(i)) {
-                wake = std::min(wake, c.connect_not_before_ms);
+                wake = std::min(wake, c.backoff.not_before_ms());
             }
         }
         const nfds_t instance_fds = count;
@@ -440,7 +435,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 if (pass == 0) continue;
                 // Within the reconnect backoff the instance fails at once, with its last error:
                 // nothing waits in its queue to be sent much later.
-                if (now_ms() < c.connect_not_before_ms || !connect(i, held)) {
+                if (!c.backoff.may_connect(now_ms()) || !connect(i, held)) {
                     call_error = c.last_error;
                     fail_unsent(i);
                     continue;
@@ -458,7 +453,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 ++c.pending;
             }
             if (c.context == nullptr) continue;
-            if (was_idle) c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+            if (was_idle) c.reply_deadline_ms = now_ms() + timing.command_timeout_ms;
             int done = 0;
             while (!done) {
                 errno = 0;
@@ -477,20 +472,19 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
     held.unlock();
     redisContext* context = sentinel_mode
                                 ? discover_master(error)
-                                : open_connection(endpoints[i], options.connect_timeout_ms,
-                                                  options.command_timeout_ms, error);
+                                : open_connection(endpoints[i], timing.connect_timeout_ms,
+                                                  timing.command_timeout_ms, error);
     held.lock();
     if (context == nullptr) {
         c.last_error = error;
         call_error = error;
-        c.connect_backoff_ms = std::clamp(c.connect_backoff_ms * 2, connect_backoff_ms_min, connect_backoff_ms_max);
-        c.connect_not_before_ms = now_ms() + c.connect_backoff_ms;
+        c.backoff.failed(now_ms(), timing);
         return false;
     }
     c.context = context;
     c.preloads = append_script_loads(context);
     c.pending = c.preloads;
-    c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+    c.reply_deadline_ms = now_ms() + timing.command_timeout_ms;
     c.answered = false;  // the backoff is reset by the first answer, not by the connect
     return true;
 }
@@ -501,7 +495,7 @@ redisContext* lock::impl::discover_master(std::error_code& error) {
     error = make_error_code(connection_errc::no_master);
     for (const endpoint& sentinel : endpoints) {
         std::error_code sentinel_error;
-        redisContext* s = open_connection(sentinel, options.connect_timeout_ms, options.command_timeout_ms,
+        redisContext* s = open_connection(sentinel, timing.connect_timeout_ms, timing.command_timeout_ms,
                                           sentinel_error);
         if (s == nullptr) continue;
         redisReply* r = run(s, sentinel_error, "SENTINEL get-master-addr-by-name %b",
@@ -519,7 +513,7 @@ redisContext* lock::impl::discover_master(std::error_code& error) {
         if (!found) continue;
 
         std::error_code master_error;
-        redisContext* m = open_connection(candidate, options.connect_timeout_ms, options.command_timeout_ms,
+        redisContext* m = open_connection(candidate, timing.connect_timeout_ms, timing.command_timeout_ms,
                                           master_error);
         if (m == nullptr) {
             error = master_error;
@@ -556,7 +550,7 @@ void lock::impl::read_replies(std::uint8_t i) {
         if (c.preloads > 0) {
             --c.preloads;
             --c.pending;
-            c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+            c.reply_deadline_ms = now_ms() + timing.command_timeout_ms;
             freeReplyObject(reply);
             continue;
         }
@@ -569,10 +563,9 @@ void lock::impl::read_replies(std::uint8_t i) {
             break;
         }
         --c.pending;
-        c.reply_deadline_ms = now_ms() + options.command_timeout_ms;
+        c.reply_deadline_ms = now_ms() + timing.command_timeout_ms;
         c.answered = true;
-        c.connect_backoff_ms = 0;
-        c.connect_not_before_ms = 0;
+        c.backoff.reset();
         const errc code = core.on_reply(i, node, now_ms());
         const bool wrong_server = means_wrong_server(node);
         freeReplyObject(reply);
@@ -606,8 +599,7 @@ void lock::impl::fail(std::uint8_t i, std::error_code why) {
         // Dropped before answering any lock request (a server that accepts and closes, at
         // maxclients, behind a proxy whose backend is down): back off as after a failed
         // connect, or the cleanups the core sends again would reconnect in a tight loop.
-        c.connect_backoff_ms = std::clamp(c.connect_backoff_ms * 2, connect_backoff_ms_min, connect_backoff_ms_max);
-        c.connect_not_before_ms = now_ms() + c.connect_backoff_ms;
+        c.backoff.failed(now_ms(), timing);
     }
     call_error = why;
     core.on_io_error(i, now_ms());
@@ -687,16 +679,19 @@ lock::~lock() {
 std::error_code lock::open(const lock_options& options) noexcept {
     if (impl_) return make_error_code(errc::invalid_config);
     if (options.instances.empty() == options.sentinels.empty()) return make_error_code(errc::invalid_config);
-    if (options.connect_timeout_ms <= 0 || options.connect_timeout_ms > timeout_ms_max ||
-        options.command_timeout_ms <= 0 || options.command_timeout_ms > timeout_ms_max) {
-        return make_error_code(errc::invalid_config);
-    }
+    session::timing timing;
+    timing.connect_timeout_ms = options.connect_timeout_ms;
+    timing.command_timeout_ms = options.command_timeout_ms;
+    timing.reconnect_delay_ms_min = options.reconnect_delay_min_ms;
+    timing.reconnect_delay_ms_max = options.reconnect_delay_max_ms;
+    if (session::check_timing(timing) != errc::ok) return make_error_code(errc::invalid_config);
     if (options.instances.size() > instances_max) return make_error_code(errc::invalid_instances);
 
     std::unique_ptr<impl> created(new (std::nothrow) impl);
     if (!created) return make_error_code(connection_errc::out_of_memory);
     impl& self = *created;
     self.options = options;
+    self.timing = timing;
     self.sentinel_mode = !options.sentinels.empty();
     const std::vector<std::string>& urls = self.sentinel_mode ? options.sentinels : options.instances;
     for (const std::string& url : urls) {
@@ -728,6 +723,12 @@ std::error_code lock::open(const lock_options& options) noexcept {
     config.retry_delay_ms_max = options.retry_delay_ms_max;
     if (const errc code = self.core.configure(config); code != errc::ok) return make_error_code(code);
 
+    owner_token seed{};
+    if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
+    std::uint64_t seed_bits = 0;
+    for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
+    for (std::size_t i = 0; i < self.connections.size(); ++i) self.connections[i].backoff.seed(seed_bits + i);
+
     if (const std::error_code ec = self.start()) return ec;
     impl_ = std::move(created);
     return {};
@@ -755,7 +756,7 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     const std::error_code result = self.acquire_result;
     if (result) {
         // Delete what the failed attempt may have written before reporting.
-        const std::int64_t until = now_ms() + self.options.command_timeout_ms;
+        const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
         self.pump(held, [&self] { return self.quiet(now_ms()); }, until, false);
     } else if (out != nullptr) {
         *out = self.last_hold;

@@ -26,5 +26,7 @@ inline constexpr std::size_t sentinels_max = 9;
 // only hides a dead server from the lock for longer than any lease it could still protect.
 inline constexpr std::int64_t timeout_ms_min = 1;
 inline constexpr std::int64_t timeout_ms_max = 60 * 1000;
+// Reconnect delays: at most ten minutes between attempts.
+inline constexpr std::int64_t reconnect_delay_ms_limit = 10 * 60 * 1000;
 
 }  // namespace edgelock::session

@@ -129,12 +129,15 @@ struct client_config {
     // about 1 KB per lock plus the connections' buffers.
     std::size_t locks_max = 64;
 
-    // Resolve + connect + AUTH/SELECT/PING (and the Sentinel query) of one attempt.
+    // Resolve + connect + AUTH/SELECT/PING (and the Sentinel query) of one attempt, 1 ms to
+    // 60 s (edgelock/session/limits.hpp).
     std::chrono::milliseconds connect_timeout{2'000};
     // The longest a request may wait for its reply before the connection is taken as dead,
-    // dropped and reconnected. Must exceed any lock's replica_wait_ms.
+    // dropped and reconnected, 1 ms to 60 s. Must exceed any lock's replica_wait_ms.
     std::chrono::milliseconds command_timeout{2'000};
-    // Reconnect delays: exponential from min to max, each drawn with jitter in [d/2, d].
+    // Reconnect delays (edgelock/session/reconnect.hpp, shared with the blocking client): the
+    // cap doubles from min to max (at most 10 minutes) with each failed attempt, and each delay
+    // is drawn with full jitter, uniformly in [1 ms, cap].
     std::chrono::milliseconds reconnect_delay_min{100};
     std::chrono::milliseconds reconnect_delay_max{5'000};
 
@@ -184,7 +187,9 @@ public:
     // the background, with reconnects). Returns:
     //   {}                      connecting has started
     //   errc::invalid_config    a URL does not parse, both or neither of instances and
-    //                           sentinels given, master_name missing, a zero size or timeout
+    //                           sentinels given, master_name missing, a zero size, a timeout
+    //                           or reconnect delay outside its range, master credentials
+    //                           longer than edgelock/session/limits.hpp allows
     //   errc::invalid_instances an even count, or more than instances_max
     //   errc::io_error          the OS has no random bytes for tokens
     //   client_error::already_open

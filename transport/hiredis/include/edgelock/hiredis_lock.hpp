@@ -119,8 +119,13 @@ struct lock_options {
     std::int64_t retry_delay_ms_min = 0;
     std::int64_t retry_delay_ms_max = 0;
 
-    std::int64_t connect_timeout_ms = 1'000;  // one TCP connect (plus AUTH/SELECT)
-    std::int64_t command_timeout_ms = 1'000;  // the longest wait for one reply
+    // Timing, with the asio client's defaults (edgelock/session/reconnect.hpp). Timeouts are
+    // 1 ms to 60 s; after a failed connect the next waits a delay drawn with full jitter below
+    // a cap that doubles from reconnect_delay_min_ms to reconnect_delay_max_ms (10 min at most).
+    std::int64_t connect_timeout_ms = 2'000;  // one TCP connect (plus AUTH/SELECT)
+    std::int64_t command_timeout_ms = 2'000;  // the longest wait for one reply
+    std::int64_t reconnect_delay_min_ms = 100;
+    std::int64_t reconnect_delay_max_ms = 5'000;
 
     // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
     // renewed before validity ended) or edgelock::errc::token_gone (Redis no longer has our
@@ -148,8 +153,10 @@ public:
     // Checks the options (names, URLs, counts, timings), starts the helper thread. No network
     // traffic: connections are made by the first acquire(). May be called once.
     // Returns ok, or: invalid_config (a malformed URL, both or neither of instances and
-    // sentinels, a bad timeout, open() called twice), invalid_name, invalid_ttl,
-    // invalid_instances, connection_errc::thread_failed, connection_errc::out_of_memory.
+    // sentinels, a timeout or reconnect delay out of range, master credentials too long,
+    // open() called twice), invalid_name, invalid_ttl,
+    // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
+    // connection_errc::thread_failed, connection_errc::out_of_memory.
     std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
