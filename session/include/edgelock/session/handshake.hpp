@@ -1,0 +1,67 @@
+// edgelock session: what a new connection says first, and how each answer is checked.
+//
+// Three kinds of connection, one handshake each:
+//   server     to the Redis that carries lock traffic: [AUTH] [SELECT] PING [ROLE] SCRIPT LOAD x4
+//              (ROLE only when the server was named by a sentinel: a sentinel may not have
+//              noticed a failover yet, and writes to a replica would only come back READONLY)
+//   sentinel   to a sentinel, to learn the master: [AUTH] SENTINEL get-master-addr-by-name
+//   watch      to a sentinel, to hear of failovers: [AUTH] SUBSCRIBE +switch-master
+// The requests are written at once (pipelined) and checked in order as replies arrive.
+// SCRIPT LOAD saves the NOSCRIPT round trip on a fresh or restarted server; it is best effort
+// (an ACL without SCRIPT only costs that round trip: the lock falls back to EVAL itself).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/session/address.hpp"
+#include "edgelock/session/transport_errc.hpp"
+
+namespace edgelock::session {
+
+enum class connection_kind : std::uint8_t { server, sentinel, watch };
+
+enum class handshake_step : std::uint8_t { auth, select, ping, role, script_load, master_query, subscribe };
+
+inline constexpr std::size_t handshake_steps_max = 8;
+
+struct handshake_plan {
+    std::array<handshake_step, handshake_steps_max> steps{};
+    std::uint8_t count = 0;
+};
+
+struct handshake_request {
+    connection_kind kind = connection_kind::server;
+    const server_address* to = nullptr;  // credentials and db come from here
+    std::string_view master_name;        // sentinel, watch
+    bool check_role = false;             // server: a sentinel named it
+};
+
+struct handshake_write {
+    errc code = errc::ok;  // ok, or buffer_too_small (nothing usable was written)
+    std::size_t size = 0;
+    handshake_plan plan;
+};
+
+// Writes every request of the handshake into out[0..capacity).
+handshake_write write_handshake(const handshake_request& request, char* out, std::size_t capacity) noexcept;
+
+// The reply to one step. Returns an empty failure to go on, or why the connection must be
+// dropped: auth_failed (AUTH refused, or NOAUTH/WRONGPASS to PING), select_failed, loading or
+// master_down (to PING), not_master (ROLE says replica), no_master (the sentinel knows no such
+// master, or named an unusable address), errc::error_reply (any other refusal of PING or
+// SUBSCRIBE), errc::unexpected_reply (a reply of the wrong shape).
+// master_query: on success sets `master`'s host and port (its credentials stay as given).
+failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
+                              server_address& master) noexcept;
+
+// A message on a watch connection: ["message", "+switch-master", "<name> <old-ip> <old-port>
+// <new-ip> <new-port>"]. True, with `master`'s host and port set, when it announces a new
+// master for `master_name`; false for anything else (other masters, other messages).
+bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
+                         server_address& master) noexcept;
+
+}  // namespace edgelock::session

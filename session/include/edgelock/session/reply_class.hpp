@@ -1,0 +1,36 @@
+// edgelock session: what a reply says about the server that sent it.
+//
+// One rule set for every transport. Most replies are answers for whoever asked; a few error
+// replies say the connection is to the wrong server, or to one that cannot serve writes now.
+// Those still reach the lock as the answer to its request (the write did not happen, which
+// is a definite outcome), and then the connection is dropped and made again: through the
+// sentinels, in a Sentinel deployment, so a failover is followed; after the reconnect delay
+// otherwise.
+//
+//   READONLY    a replica refused a write       -> not_master
+//   MASTERDOWN  a replica lost its master        -> master_down
+//   LOADING     a restarted server is loading    -> loading
+//   NOAUTH      the server wants AUTH            -> auth_failed
+//   WRONGPASS   credentials refused              -> auth_failed
+// NOSCRIPT (a flushed or restarted server's script cache) is an answer: the lock falls back to
+// EVAL itself. Every other error reply is an answer too.
+#pragma once
+
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/session/transport_errc.hpp"
+
+namespace edgelock::session {
+
+enum class reply_class : std::uint8_t {
+    answer,      // deliver; the connection stays
+    wrong_server,  // deliver, then drop the connection with `reason` and reconnect (re-discover)
+};
+
+struct reply_verdict {
+    reply_class what = reply_class::answer;
+    transport_errc reason = transport_errc::connection_closed;  // wrong_server only
+};
+
+reply_verdict classify(const reply_node& reply) noexcept;
+
+}  // namespace edgelock::session

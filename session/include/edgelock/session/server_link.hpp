@@ -1,0 +1,179 @@
+// edgelock session: one connection to one Redis server, as a sans-IO state machine.
+//
+// A link is what a transport keeps per Redis instance (and, for failover notices, per
+// Sentinel watch). It decides where to connect (the server itself, or the master the
+// sentinels name, asking them in turn), what to say first (handshake.hpp), whether each
+// reply is an answer for a lock or a sign of the wrong server (reply_class.hpp), when a
+// connect or a reply has taken too long, and when to connect again (reconnect.hpp). The
+// transport only moves bytes and reads a clock:
+//
+//   start(now)            -> an address: resolve it, connect           state: connecting
+//   on_connected(now,buf) -> handshake bytes to write                  state: handshaking
+//   on_reply(nodes,now)   -> an answer for (owner, tag), a master switch, or nothing
+//                            (handshake replies are the link's own)    state: ready at the end
+//   track(owner,tag,now)  after writing a lock request while ready
+//   on_io_error / on_timer / close  -> state closing: close the socket, then
+//   on_closed(now,dropped)-> every request in flight handed to `dropped`; state idle
+//   next_deadline_ms()    when to call on_timer (connect or reply timeout, reconnect delay)
+//
+// Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
+// its own), then connects to the master named and checks with ROLE that it is one. Any
+// failure moves on to the next sentinel and asks again: a failover is followed on the next
+// connection, and a READONLY, MASTERDOWN or LOADING reply ends the connection that got it.
+//
+// No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "edgelock/lock.hpp"
+#include "edgelock/session/address.hpp"
+#include "edgelock/session/handshake.hpp"
+#include "edgelock/session/reconnect.hpp"
+#include "edgelock/session/transport_errc.hpp"
+
+namespace edgelock::session {
+
+// What a reply on the connection will answer.
+struct in_flight {
+    static constexpr std::uint32_t internal = 0xffffffff;
+    std::uint32_t owner = internal;  // the transport's (a lock slot), or internal: a handshake step
+    std::uint32_t tag = 0;           // the transport's (a lock generation), or the handshake step
+    std::int64_t sent_ms = 0;
+};
+
+enum class link_state : std::uint8_t {
+    idle,         // no connection: start() makes one once the reconnect delay has passed
+    connecting,   // the transport resolves and connects to target()
+    handshaking,  // connected; the handshake's replies are awaited
+    ready,        // lock requests may be written
+    closing,      // the transport must close the socket and call on_closed()
+};
+
+struct link_setup {
+    connection_kind kind = connection_kind::server;  // server (lock traffic) or watch
+    const server_address* server = nullptr;          // without sentinels: the server
+    const server_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
+    std::size_t sentinel_count = 0;
+    std::string_view master_name;                    // Sentinel: the monitored master's name
+    const server_address* master = nullptr;          // Sentinel: the master's user, password, db
+    timing times;
+    in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the link
+    std::size_t in_flight_capacity = 0;              // >= handshake_steps_max + lock requests
+    std::uint64_t seed = 0;                          // reconnect jitter
+};
+
+struct link_reply {
+    enum class kind : std::uint8_t {
+        none,             // the link's own (handshake), or nothing to deliver
+        answer,           // deliver nodes to entry.owner: the answer to its request
+        master_switched,  // watch: a sentinel announced a new master (switched_to())
+    };
+    kind what = kind::none;
+    in_flight entry;
+};
+
+struct link_closed {
+    bool was_ready = false;  // lock traffic was flowing: every lock on it must hear of it
+    failure why;             // empty when the link only moved on (sentinel to master)
+};
+
+class server_link {
+public:
+    // Returns invalid_config for a setup that names no server, sentinels without a master
+    // name or credentials, a watch without sentinels, too little in-flight storage, or bad
+    // timing. The pointed-to addresses must outlive the link.
+    errc setup(const link_setup& s) noexcept;
+
+    link_state state() const noexcept { return state_; }
+    bool ready() const noexcept { return state_ == link_state::ready; }
+    const server_address& target() const noexcept { return *target_; }
+    // At the sentinel step of a Sentinel deployment (not yet at the master).
+    bool asking_sentinel() const noexcept { return asking_sentinel_; }
+    const failure& last_error() const noexcept { return last_error_; }
+    // Attempts that ended (ready, or failed before it): lets a caller wait for every
+    // instance to have tried once.
+    std::uint32_t attempts_finished() const noexcept { return attempts_finished_; }
+    // A watch link's last master_switched: the new master's host and port.
+    const server_address& switched_to() const noexcept { return switched_; }
+    std::size_t requests_in_flight() const noexcept { return count_; }
+
+    // Begins an attempt when idle and the reconnect delay has passed: returns the address to
+    // connect to (state connecting), or null (see next_deadline_ms()).
+    const server_address* start(std::int64_t now) noexcept;
+    // The socket is connected: writes the handshake into out and returns its size (state
+    // handshaking). Returns 0 when it does not fit (state closing, invalid_config).
+    std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
+    // A lock request was written while ready. Returns false when the in-flight storage is
+    // full (the caller sized it: a bug).
+    bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
+    // One reply (nodes as parse_reply gave them). Not to be called once closing.
+    link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
+    // The socket failed (read, write, connect, resolve): state closing.
+    void on_io_error(failure why, std::int64_t now) noexcept;
+    // Connect and reply timeouts: state closing when one passed.
+    void on_timer(std::int64_t now) noexcept;
+    // The owner drops the connection (e.g. a new master was announced). reconnect_now skips
+    // the reconnect delay.
+    void close(failure why, std::int64_t now, bool reconnect_now = false) noexcept;
+    // The socket is closed. Hands every lock request in flight to dropped(const in_flight&)
+    // (their replies will never come), then goes idle.
+    template <typename Dropped>
+    link_closed on_closed(std::int64_t now, Dropped&& dropped) noexcept {
+        while (count_ > 0) {
+            const in_flight entry = pop();
+            if (entry.owner != in_flight::internal) dropped(entry);
+        }
+        return finish_close(now);
+    }
+    // Forgets the connection without reconnecting (the owner is closing): idle, no delay,
+    // nothing in flight.
+    void reset() noexcept;
+
+    // When on_timer must run: the connect or oldest reply's deadline, or the end of the
+    // reconnect delay; no_deadline_ms when nothing is timed.
+    std::int64_t next_deadline_ms() const noexcept;
+
+private:
+    void push(const in_flight& entry) noexcept;
+    in_flight pop() noexcept;
+    const in_flight& front() const noexcept { return storage_[head_]; }
+    void begin_closing(failure why, std::int64_t now) noexcept;
+    link_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
+                                  std::int64_t now) noexcept;
+    void handshake_done(std::int64_t now) noexcept;
+    link_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
+    link_closed finish_close(std::int64_t now) noexcept;
+    bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
+
+    connection_kind kind_ = connection_kind::server;
+    const server_address* server_ = nullptr;
+    const server_address* sentinels_ = nullptr;
+    std::size_t sentinel_count_ = 0;
+    std::size_t sentinel_index_ = 0;
+    fixed_text<master_name_bytes_max> master_name_;
+    timing times_;
+    reconnect_backoff backoff_;
+
+    link_state state_ = link_state::idle;
+    link_state closing_from_ = link_state::idle;
+    const server_address* target_ = nullptr;
+    server_address discovered_;  // Sentinel: the master named (credentials from setup)
+    server_address switched_;    // watch: the master announced
+    bool asking_sentinel_ = false;
+    bool go_to_master_ = false;    // closing only to connect to the master just named
+    bool reconnect_now_ = false;
+    std::int64_t attempt_deadline_ms_ = no_deadline_ms;
+    failure closing_why_;
+    failure last_error_;
+    std::uint32_t attempts_finished_ = 0;
+
+    in_flight* storage_ = nullptr;
+    std::size_t capacity_ = 0;
+    std::size_t head_ = 0;
+    std::size_t count_ = 0;
+};
+
+}  // namespace edgelock::session

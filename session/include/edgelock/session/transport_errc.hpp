@@ -1,0 +1,59 @@
+// edgelock session: the clients' own error conditions, one enum for both transports.
+//
+// The lock's verdicts are edgelock::errc (core); socket errors are errno values
+// (std::generic_category()); everything else a client can report is one of these. The
+// std::error_code adapter (category "edgelock.transport") is in transport/common's
+// edgelock/error_code.hpp, outside the sans-IO session.
+#pragma once
+
+#include <cstdint>
+
+#include "edgelock/errc.hpp"
+
+namespace edgelock {
+
+enum class transport_errc : std::uint8_t {
+    unknown_host = 1,       // the host name could not be resolved
+    connect_timeout,        // resolve + connect + handshake took longer than connect_timeout
+    command_timeout,        // a reply took longer than command_timeout: the connection is dropped
+    connection_closed,      // the server closed the connection
+    auth_failed,            // AUTH refused (wrong password or ACL user), or the server wants AUTH
+                            // that was not configured (NOAUTH)
+    select_failed,          // SELECT <db> refused
+    not_master,             // the server is a replica: ROLE says so, or a write got READONLY
+    master_down,            // MASTERDOWN: a replica whose link to its master is down
+    loading,                // LOADING: the server is loading its dataset after a restart
+    no_master,              // Sentinel: no sentinel reachable, or none named a master
+    master_changed,         // Sentinel: +switch-master announced another master
+    out_of_memory,          // a transport could not allocate (hiredis)
+    thread_failed,          // the blocking client's helper thread could not start
+    not_open,               // asio client: not open (never opened, or closed)
+    already_open,           // asio client: open() on an open client
+    table_full,             // asio client: every lock slot is in use
+    invalid_handle,         // asio client: a handle that is not (or no longer) in the table
+    operation_in_progress,  // an acquire or release is already running on that lock
+    lock_busy,              // asio client: remove_lock() of a lock held or busy
+};
+
+// A short, one-line, lower-case description ("reply timed out").
+const char* describe(transport_errc code) noexcept;
+
+// An error as the session keeps it, without std::error_code's category objects (which
+// live in the C++ runtime, outside a sans-IO library): the lock's errc, a transport_errc, or
+// an errno value from the operating system. The transports convert (edgelock/error_code.hpp).
+struct failure {
+    enum class domain : std::uint8_t { none, lock, transport, system };
+    domain from = domain::none;
+    int value = 0;
+
+    static failure of(errc code) noexcept;
+    static failure of(transport_errc code) noexcept { return {domain::transport, static_cast<int>(code)}; }
+    static failure system(int errno_value) noexcept { return {domain::system, errno_value}; }
+    explicit operator bool() const noexcept { return from != domain::none; }
+    friend bool operator==(const failure& a, const failure& b) noexcept {
+        return a.from == b.from && a.value == b.value;
+    }
+    friend bool operator!=(const failure& a, const failure& b) noexcept { return !(a == b); }
+};
+
+}  // namespace edgelock

@@ -1,0 +1,214 @@
+#include "edgelock/session/server_link.hpp"
+
+#include "edgelock/assert.hpp"
+#include "edgelock/session/reply_class.hpp"
+
+namespace edgelock::session {
+
+errc server_link::setup(const link_setup& s) noexcept {
+    const bool sentinel = s.sentinel_count > 0;
+    if (s.kind == connection_kind::sentinel) return errc::invalid_config;  // a step, not a kind of link
+    if (!sentinel && (s.server == nullptr || s.kind == connection_kind::watch)) return errc::invalid_config;
+    if (sentinel && (s.sentinels == nullptr || s.sentinel_count > sentinels_max || s.master_name.empty())) {
+        return errc::invalid_config;
+    }
+    if (sentinel && s.kind == connection_kind::server && s.master == nullptr) return errc::invalid_config;
+    if (s.in_flight_storage == nullptr || s.in_flight_capacity < handshake_steps_max) return errc::invalid_config;
+    if (check_timing(s.times) != errc::ok) return errc::invalid_config;
+    if (!master_name_.assign(s.master_name)) return errc::invalid_config;
+    kind_ = s.kind;
+    server_ = s.server;
+    sentinels_ = s.sentinels;
+    sentinel_count_ = s.sentinel_count;
+    sentinel_index_ = 0;
+    if (s.master != nullptr) discovered_ = *s.master;
+    times_ = s.times;
+    backoff_.seed(s.seed);
+    storage_ = s.in_flight_storage;
+    capacity_ = s.in_flight_capacity;
+    last_error_ = failure{};
+    attempts_finished_ = 0;
+    reset();
+    return errc::ok;
+}
+
+void server_link::reset() noexcept {
+    state_ = link_state::idle;
+    head_ = 0;
+    count_ = 0;
+    go_to_master_ = false;
+    reconnect_now_ = false;
+    asking_sentinel_ = false;
+    attempt_deadline_ms_ = no_deadline_ms;
+    backoff_.reset();
+}
+
+const server_address* server_link::start(std::int64_t now) noexcept {
+    if (state_ != link_state::idle) return nullptr;
+    if (go_to_master_) {
+        go_to_master_ = false;
+        asking_sentinel_ = false;
+        target_ = &discovered_;
+    } else {
+        if (!backoff_.may_connect(now)) return nullptr;
+        asking_sentinel_ = via_sentinels();
+        target_ = asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : server_;
+    }
+    state_ = link_state::connecting;
+    attempt_deadline_ms_ = now + times_.connect_timeout_ms;
+    return target_;
+}
+
+std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept {
+    EDGELOCK_ASSERT(state_ == link_state::connecting);
+    handshake_request request;
+    request.kind = asking_sentinel_ && kind_ == connection_kind::server ? connection_kind::sentinel : kind_;
+    request.to = target_;
+    request.master_name = master_name_.view();
+    request.check_role = via_sentinels();
+    const handshake_write written = write_handshake(request, out, capacity);
+    if (written.code != errc::ok) {
+        begin_closing(failure::of(errc::invalid_config), now);
+        return 0;
+    }
+    for (std::uint8_t i = 0; i < written.plan.count; ++i) {
+        push(in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
+    }
+    state_ = link_state::handshaking;
+    return written.size;
+}
+
+bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(state_ == link_state::ready);
+    EDGELOCK_ASSERT(owner != in_flight::internal);
+    if (count_ == capacity_) return false;
+    push(in_flight{owner, tag, now});
+    return true;
+}
+
+link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(state_ == link_state::handshaking || state_ == link_state::ready);
+    EDGELOCK_ASSERT(count >= 1);
+    if (count_ == 0) {
+        if (kind_ == connection_kind::watch && state_ == link_state::ready) return on_message(nodes, count);
+        begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
+        return {};
+    }
+    const in_flight entry = pop();
+    if (entry.owner == in_flight::internal) return on_handshake_reply(entry, nodes, count, now);
+    const reply_verdict verdict = classify(nodes[0]);
+    if (verdict.what == reply_class::wrong_server) begin_closing(failure::of(verdict.reason), now);
+    return {link_reply::kind::answer, entry};
+}
+
+link_reply server_link::on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
+                                    std::int64_t now) noexcept {
+    const auto step = static_cast<handshake_step>(entry.tag);
+    const failure refused = check_handshake_reply(step, nodes, count, discovered_);
+    if (refused) {
+        begin_closing(refused, now);
+        return {};
+    }
+    const bool last = count_ == 0 || front().owner != in_flight::internal;
+    if (last && state_ == link_state::handshaking) handshake_done(now);
+    return {};
+}
+
+void server_link::handshake_done(std::int64_t now) noexcept {
+    if (asking_sentinel_ && kind_ == connection_kind::server) {
+        // The sentinel named the master: close this connection and connect to it at once,
+        // within a connect timeout of its own.
+        go_to_master_ = true;
+        begin_closing(failure{}, now);
+        return;
+    }
+    state_ = link_state::ready;
+    attempt_deadline_ms_ = no_deadline_ms;
+    last_error_ = failure{};
+    ++attempts_finished_;
+    backoff_.reset();
+}
+
+link_reply server_link::on_message(const reply_node* nodes, std::size_t count) noexcept {
+    switched_ = discovered_;
+    if (!parse_switch_master(nodes, count, master_name_.view(), switched_)) return {};
+    return {link_reply::kind::master_switched, {}};
+}
+
+void server_link::on_io_error(failure why, std::int64_t now) noexcept {
+    if (state_ == link_state::idle || state_ == link_state::closing) return;
+    begin_closing(why, now);
+}
+
+void server_link::on_timer(std::int64_t now) noexcept {
+    const bool attempting = state_ == link_state::connecting || state_ == link_state::handshaking;
+    if (attempting && now >= attempt_deadline_ms_) {
+        begin_closing(failure::of(transport_errc::connect_timeout), now);
+    } else if (state_ == link_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
+        begin_closing(failure::of(transport_errc::command_timeout), now);
+    }
+}
+
+void server_link::close(failure why, std::int64_t now, bool reconnect_now) noexcept {
+    if (state_ == link_state::idle || state_ == link_state::closing) return;
+    begin_closing(why, now);
+    reconnect_now_ = reconnect_now;
+}
+
+void server_link::begin_closing(failure why, std::int64_t now) noexcept {
+    (void)now;
+    EDGELOCK_ASSERT(state_ != link_state::idle && state_ != link_state::closing);
+    closing_from_ = state_;
+    closing_why_ = why;
+    state_ = link_state::closing;
+    attempt_deadline_ms_ = no_deadline_ms;
+}
+
+link_closed server_link::finish_close(std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(state_ == link_state::closing);
+    state_ = link_state::idle;
+    head_ = 0;
+    const bool was_ready = closing_from_ == link_state::ready;
+    if (go_to_master_) return {false, failure{}};
+    // A sentinel that could not be asked, or named no usable master, is reported as such:
+    // the user configured sentinels, not the address of one of them.
+    last_error_ = asking_sentinel_ ? failure::of(transport_errc::no_master) : closing_why_;
+    if (!was_ready) ++attempts_finished_;
+    if (via_sentinels()) ++sentinel_index_;  // ask the next sentinel: this one may be stale
+    if (reconnect_now_) {
+        reconnect_now_ = false;
+        backoff_.reset();
+    } else {
+        backoff_.failed(now, times_);
+    }
+    return {was_ready, closing_why_};
+}
+
+std::int64_t server_link::next_deadline_ms() const noexcept {
+    switch (state_) {
+        case link_state::connecting:
+        case link_state::handshaking: return attempt_deadline_ms_;
+        case link_state::ready: return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
+        case link_state::idle:
+            if (go_to_master_) return no_deadline_ms;
+            return backoff_.failures() > 0 ? backoff_.not_before_ms() : no_deadline_ms;
+        case link_state::closing: return no_deadline_ms;
+    }
+    return no_deadline_ms;
+}
+
+void server_link::push(const in_flight& entry) noexcept {
+    EDGELOCK_ASSERT(count_ < capacity_);
+    storage_[(head_ + count_) % capacity_] = entry;
+    ++count_;
+}
+
+in_flight server_link::pop() noexcept {
+    EDGELOCK_ASSERT(count_ > 0);
+    const in_flight entry = storage_[head_];
+    head_ = (head_ + 1) % capacity_;
+    --count_;
+    return entry;
+}
+
+}  // namespace edgelock::session

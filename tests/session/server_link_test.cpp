@@ -1,0 +1,347 @@
+// The link driven by hand: literal timestamps, replies written as RESP text.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "edgelock/session/server_link.hpp"
+
+namespace {
+
+using namespace edgelock;
+using namespace edgelock::session;
+
+std::vector<reply_node> nodes_of(const std::string& resp, std::vector<reply_node>& out) {
+    out.assign(nodes_max, reply_node{});
+    const parse_result r = parse_reply(resp.data(), resp.size(), out.data(), out.size());
+    EXPECT_EQ(r.code, errc::ok) << resp;
+    EXPECT_EQ(r.consumed, resp.size()) << resp;
+    out.resize(r.nodes);
+    return out;
+}
+
+server_address address(const std::string& url) {
+    server_address a;
+    EXPECT_EQ(parse_server_url(url, a).code, errc::ok);
+    return a;
+}
+
+const std::string ok = "+OK\r\n";
+const std::string pong = "+PONG\r\n";
+const std::string sha = "$40\r\n0123456789012345678901234567890123456789\r\n";
+
+class server_link_test : public ::testing::Test {
+protected:
+    void set_up_direct(const std::string& url) {
+        server = address(url);
+        link_setup s;
+        s.server = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.seed = 1;
+        ASSERT_EQ(l.setup(s), errc::ok);
+    }
+    void set_up_sentinel(connection_kind kind = connection_kind::server) {
+        sentinels = {address("redis://:spw@s1:26379"), address("s2:26379")};
+        master = address("redis://app:mpw@unused/2");
+        link_setup s;
+        s.kind = kind;
+        s.sentinels = sentinels.data();
+        s.sentinel_count = sentinels.size();
+        s.master_name = "mymaster";
+        s.master = &master;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.seed = 2;
+        ASSERT_EQ(l.setup(s), errc::ok);
+    }
+    // Connects and returns the handshake bytes.
+    std::string connect(std::int64_t now) {
+        const server_address* to = l.start(now);
+        EXPECT_NE(to, nullptr);
+        std::array<char, 4096> out{};
+        const std::size_t size = l.on_connected(now, out.data(), out.size());
+        EXPECT_GT(size, 0u);
+        return std::string(out.data(), size);
+    }
+    link_reply reply(const std::string& resp, std::int64_t now) {
+        std::vector<reply_node> n;
+        nodes_of(resp, n);
+        return l.on_reply(n.data(), n.size(), now);
+    }
+    void finish_server_handshake(std::int64_t now, bool with_select, bool with_role) {
+        if (with_select) reply(ok, now);
+        reply(pong, now);
+        if (with_role) reply("*3\r\n$6\r\nmaster\r\n:100\r\n*0\r\n", now);
+        for (int i = 0; i < 4; ++i) reply(sha, now);
+    }
+    link_closed closed(std::int64_t now) {
+        return l.on_closed(now, [this](const in_flight& e) { dropped.push_back(e); });
+    }
+
+    server_link l;
+    server_address server;
+    std::vector<server_address> sentinels;
+    server_address master;
+    std::array<in_flight, 32> storage{};
+    std::vector<in_flight> dropped;
+};
+
+TEST_F(server_link_test, a_direct_server_gets_auth_select_ping_and_the_scripts_then_is_ready) {
+    set_up_direct("redis://user:pw@h:7000/3");
+    const std::string hello = connect(10);
+    EXPECT_EQ(l.target().port, 7000);
+    EXPECT_EQ(l.state(), link_state::handshaking);
+    EXPECT_EQ(hello.find("*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$2\r\npw\r\n"), 0u) << hello;
+    EXPECT_NE(hello.find("$6\r\nSELECT\r\n$1\r\n3\r\n"), std::string::npos);
+    EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
+    EXPECT_EQ(hello.find("ROLE"), std::string::npos) << "a directly named server is not asked its role";
+    EXPECT_NE(hello.find("SCRIPT"), std::string::npos);
+    reply(ok, 11);  // AUTH
+    finish_server_handshake(12, true, false);
+    EXPECT_TRUE(l.ready());
+    EXPECT_EQ(l.attempts_finished(), 1u);
+    EXPECT_FALSE(l.last_error());
+    EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight, nothing timed";
+}
+
+TEST_F(server_link_test, refusals_in_the_handshake_close_with_their_reason) {
+    struct refusal {
+        std::string url;
+        int replies_before;  // accepted replies before the refused one
+        std::string refused;
+        failure expected;
+    };
+    const std::vector<refusal> cases = {
+        {"redis://:bad@h:1", 0, "-WRONGPASS invalid username-password pair\r\n", failure::of(transport_errc::auth_failed)},
+        {"redis://h:1/9", 0, "-ERR DB index is out of range\r\n", failure::of(transport_errc::select_failed)},
+        {"redis://h:1", 0, "-NOAUTH Authentication required.\r\n", failure::of(transport_errc::auth_failed)},
+        {"redis://h:1", 0, "-LOADING Redis is loading the dataset in memory\r\n", failure::of(transport_errc::loading)},
+        {"redis://h:1", 0, "-MASTERDOWN Link with MASTER is down\r\n", failure::of(transport_errc::master_down)},
+        {"redis://h:1", 0, "-ERR unknown command\r\n", failure::of(errc::error_reply)},
+    };
+    for (const refusal& c : cases) {
+        set_up_direct(c.url);
+        connect(0);
+        reply(c.refused, 5);
+        ASSERT_EQ(l.state(), link_state::closing) << c.refused;
+        const link_closed done = closed(6);
+        EXPECT_FALSE(done.was_ready);
+        EXPECT_EQ(done.why, c.expected) << c.refused;
+        EXPECT_EQ(l.last_error(), c.expected) << c.refused;
+        EXPECT_EQ(l.state(), link_state::idle);
+        EXPECT_EQ(l.attempts_finished(), 1u);
+    }
+}
+
+TEST_F(server_link_test, a_refused_script_load_is_no_failure) {
+    set_up_direct("h:1");
+    connect(0);
+    reply(pong, 1);
+    for (int i = 0; i < 4; ++i) reply("-NOPERM this user has no permissions to run the 'script' command\r\n", 1);
+    EXPECT_TRUE(l.ready());
+}
+
+TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_delay) {
+    set_up_direct("h:1");
+    connect(0);
+    l.on_io_error(failure::system(111), 3);
+    closed(3);
+    const std::int64_t due = l.next_deadline_ms();
+    EXPECT_GE(due, 4);
+    EXPECT_LE(due, 3 + timing{}.reconnect_delay_ms_min);
+    EXPECT_EQ(l.start(due - 1), nullptr);
+    EXPECT_NE(l.start(due), nullptr);
+    EXPECT_EQ(l.last_error(), failure::system(111));
+}
+
+TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeout_fails) {
+    set_up_direct("h:1");
+    ASSERT_NE(l.start(100), nullptr);
+    EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.connect_timeout_ms);
+    l.on_timer(100 + timing{}.connect_timeout_ms - 1);
+    EXPECT_EQ(l.state(), link_state::connecting);
+    l.on_timer(100 + timing{}.connect_timeout_ms);
+    EXPECT_EQ(l.state(), link_state::closing);
+    EXPECT_EQ(closed(2200).why, failure::of(transport_errc::connect_timeout));
+}
+
+TEST_F(server_link_test, lock_replies_are_routed_in_order_and_a_late_one_times_the_connection_out) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    ASSERT_TRUE(l.track(7, 70, 100));
+    ASSERT_TRUE(l.track(8, 80, 150));
+    EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.command_timeout_ms);
+    const link_reply first = reply(":1\r\n", 120);
+    EXPECT_EQ(first.what, link_reply::kind::answer);
+    EXPECT_EQ(first.entry.owner, 7u);
+    EXPECT_EQ(first.entry.tag, 70u);
+    EXPECT_EQ(l.next_deadline_ms(), 150 + timing{}.command_timeout_ms);
+    l.on_timer(150 + timing{}.command_timeout_ms);
+    ASSERT_EQ(l.state(), link_state::closing);
+    const link_closed done = closed(2200);
+    EXPECT_TRUE(done.was_ready);
+    EXPECT_EQ(done.why, failure::of(transport_errc::command_timeout));
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].owner, 8u);
+}
+
+TEST_F(server_link_test, a_wrong_server_reply_is_delivered_then_the_connection_ends) {
+    for (const auto& [text, reason] : std::vector<std::pair<std::string, transport_errc>>{
+             {"-READONLY You can't write against a read only replica.\r\n", transport_errc::not_master},
+             {"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n",
+              transport_errc::master_down},
+             {"-LOADING Redis is loading the dataset in memory\r\n", transport_errc::loading},
+             {"-NOAUTH Authentication required.\r\n", transport_errc::auth_failed}}) {
+        set_up_direct("h:1");
+        connect(0);
+        finish_server_handshake(1, false, false);
+        l.track(1, 1, 10);
+        l.track(2, 2, 10);
+        const link_reply r = reply(text, 11);
+        EXPECT_EQ(r.what, link_reply::kind::answer) << text;
+        EXPECT_EQ(r.entry.owner, 1u);
+        ASSERT_EQ(l.state(), link_state::closing) << text;
+        dropped.clear();
+        EXPECT_EQ(closed(12).why, failure::of(reason));
+        EXPECT_EQ(dropped.size(), 1u) << "the request behind it is given up";
+    }
+}
+
+TEST_F(server_link_test, ordinary_error_replies_and_noscript_keep_the_connection) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    l.track(1, 1, 10);
+    l.track(1, 2, 10);
+    EXPECT_EQ(reply("-NOSCRIPT No matching script.\r\n", 11).what, link_reply::kind::answer);
+    EXPECT_EQ(reply("-ERR something\r\n", 11).what, link_reply::kind::answer);
+    EXPECT_TRUE(l.ready());
+}
+
+TEST_F(server_link_test, a_reply_nobody_asked_for_ends_the_connection) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    EXPECT_EQ(reply(":1\r\n", 2).what, link_reply::kind::none);
+    EXPECT_EQ(closed(3).why, failure::of(errc::unexpected_reply));
+}
+
+TEST_F(server_link_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_role) {
+    set_up_sentinel();
+    const std::string ask = connect(0);
+    EXPECT_EQ(l.target().host.view(), "s1");
+    EXPECT_TRUE(l.asking_sentinel());
+    EXPECT_EQ(ask.find("*2\r\n$4\r\nAUTH\r\n$3\r\nspw\r\n"), 0u) << "the sentinel's own credentials";
+    EXPECT_NE(ask.find("$23\r\nget-master-addr-by-name\r\n$8\r\nmymaster\r\n"), std::string::npos);
+    reply(ok, 1);
+    reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 2);
+    ASSERT_EQ(l.state(), link_state::closing);
+    const link_closed moved = closed(2);
+    EXPECT_FALSE(moved.why) << "moving on to the master is no failure";
+    const server_address* to = l.start(2);
+    ASSERT_NE(to, nullptr) << "the master is connected to at once";
+    EXPECT_EQ(to->host.view(), "10.0.0.9");
+    EXPECT_EQ(to->port, 6380);
+    EXPECT_EQ(to->user.view(), "app");
+    EXPECT_EQ(to->db, 2);
+    std::array<char, 4096> out{};
+    const std::string hello(out.data(), l.on_connected(3, out.data(), out.size()));
+    EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos);
+    reply(ok, 4);  // AUTH
+    finish_server_handshake(5, true, true);
+    EXPECT_TRUE(l.ready());
+    EXPECT_FALSE(l.asking_sentinel());
+}
+
+TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
+    set_up_sentinel();
+    connect(0);
+    reply(ok, 1);
+    reply("*2\r\n$1\r\nm\r\n$4\r\n6380\r\n", 1);
+    closed(1);
+    l.start(1);
+    std::array<char, 4096> out{};
+    l.on_connected(2, out.data(), out.size());
+    reply(ok, 3);
+    reply(ok, 3);
+    reply(pong, 3);
+    reply("*5\r\n$5\r\nslave\r\n$1\r\nx\r\n:1\r\n$9\r\nconnected\r\n:1\r\n", 3);
+    ASSERT_EQ(l.state(), link_state::closing);
+    EXPECT_EQ(closed(4).why, failure::of(transport_errc::not_master));
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::not_master));
+    const server_address* next = l.start(l.next_deadline_ms());
+    ASSERT_NE(next, nullptr);
+    EXPECT_EQ(next->host.view(), "s2");
+}
+
+TEST_F(server_link_test, a_sentinel_that_knows_no_master_is_reported_as_no_master) {
+    set_up_sentinel();
+    connect(0);
+    reply(ok, 1);
+    reply("*-1\r\n", 1);
+    EXPECT_EQ(closed(2).why, failure::of(transport_errc::no_master));
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master));
+    set_up_sentinel();
+    l.start(0);
+    l.on_io_error(failure::system(111), 1);
+    closed(1);
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master)) << "an unreachable sentinel too";
+}
+
+TEST_F(server_link_test, a_watch_subscribes_and_reports_switches_of_its_master_only) {
+    set_up_sentinel(connection_kind::watch);
+    const std::string hello = connect(0);
+    EXPECT_NE(hello.find("$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n"), std::string::npos);
+    reply(ok, 1);  // AUTH
+    reply("*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n", 1);
+    ASSERT_TRUE(l.ready());
+    const std::string other = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 2\r\n";
+    EXPECT_EQ(reply(other, 2).what, link_reply::kind::none);
+    const std::string ours = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 26380\r\n";
+    EXPECT_EQ(reply(ours, 3).what, link_reply::kind::master_switched);
+    EXPECT_EQ(l.switched_to().host.view(), "2.2.2.2");
+    EXPECT_EQ(l.switched_to().port, 26380);
+    EXPECT_TRUE(l.ready());
+}
+
+TEST_F(server_link_test, a_close_with_reconnect_now_skips_the_delay) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    l.close(failure::of(transport_errc::master_changed), 5, true);
+    EXPECT_TRUE(closed(5).was_ready);
+    EXPECT_NE(l.start(5), nullptr);
+}
+
+TEST_F(server_link_test, a_handshake_that_does_not_fit_is_a_configuration_error) {
+    set_up_direct("redis://:" + std::string(200, 'p') + "@h:1");
+    ASSERT_NE(l.start(0), nullptr);
+    std::array<char, 64> tiny{};
+    EXPECT_EQ(l.on_connected(0, tiny.data(), tiny.size()), 0u);
+    EXPECT_EQ(closed(0).why, failure::of(errc::invalid_config));
+}
+
+TEST_F(server_link_test, setup_refuses_what_cannot_work) {
+    std::array<in_flight, 32> s{};
+    server_address a = address("h:1");
+    link_setup bad;
+    bad.in_flight_storage = s.data();
+    bad.in_flight_capacity = s.size();
+    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "no server";
+    bad.server = &a;
+    bad.in_flight_capacity = handshake_steps_max - 1;
+    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "no room for the handshake";
+    bad.in_flight_capacity = s.size();
+    bad.times.command_timeout_ms = 0;
+    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "bad timing";
+    bad.times = timing{};
+    bad.kind = connection_kind::watch;
+    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a watch needs sentinels";
+    bad.kind = connection_kind::server;
+    EXPECT_EQ(l.setup(bad), errc::ok);
+}
+
+}  // namespace
