@@ -13,7 +13,7 @@ namespace {
 using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::async::client;
-using edgelock::async::client_error;
+using edgelock::transport_errc;
 using edgelock::async::lock_handle;
 using edgelock::async::detail::handler_slot;
 
@@ -81,14 +81,6 @@ TEST(handler_slot, call_leaves_the_handler_in_place) {
     EXPECT_TRUE(empty.empty());
 }
 
-TEST(client_error, has_its_own_category_and_messages) {
-    const std::error_code ec = client_error::auth_failed;
-    EXPECT_STREQ(ec.category().name(), "edgelock.asio");
-    EXPECT_EQ(ec.message(), "authentication refused");
-    EXPECT_NE(ec, std::error_code(edgelock::errc::invalid_name));
-    EXPECT_EQ(std::error_code(client_error::table_full).message(), "lock table full");
-}
-
 TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_call) {
     asio::io_context io{1};
     client owner(io);
@@ -99,8 +91,8 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     called_inside = bool(not_open);
     EXPECT_FALSE(called_inside) << "completions are posted, never run inside the initiating call";
     run_until(io, [&] { return bool(not_open); }, 1s);
-    EXPECT_EQ(not_open, client_error::not_open);
-    EXPECT_EQ(wait_ready(owner).ec, client_error::not_open);
+    EXPECT_EQ(not_open, transport_errc::not_open);
+    EXPECT_EQ(wait_ready(owner).ec, transport_errc::not_open);
 
     // A port nothing listens on: the client works, connections just fail.
     auto config = config_for({"redis://127.0.0.1:1"});
@@ -111,7 +103,7 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     lock_handle c;
     ASSERT_FALSE(owner.add_lock(lock_for("a"), a));
     ASSERT_FALSE(owner.add_lock(lock_for("b"), b));
-    EXPECT_EQ(owner.add_lock(lock_for("c"), c), client_error::table_full);
+    EXPECT_EQ(owner.add_lock(lock_for("c"), c), transport_errc::table_full);
     ASSERT_FALSE(owner.remove_lock(b));
     edgelock::lock_config waits = lock_for("b", 10'000);
     waits.replicas_to_wait = 1;
@@ -121,7 +113,7 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     ASSERT_FALSE(owner.add_lock(waits, b));
     EXPECT_EQ(owner.status(a).state, edgelock::lock_state::idle);
 
-    EXPECT_EQ(acquire(owner, nothing, 0ms).ec, client_error::invalid_handle);
+    EXPECT_EQ(acquire(owner, nothing, 0ms).ec, transport_errc::invalid_handle);
     EXPECT_EQ(release(owner, a).ec, errc::not_held);
     EXPECT_EQ(acquire(owner, a, -1ms).ec, errc::invalid_wait);
 
@@ -129,15 +121,15 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     std::error_code second;
     owner.async_acquire(a, 200ms, [&](std::error_code ec, std::int64_t) { first = ec; });
     owner.async_acquire(a, 0ms, [&](std::error_code ec, std::int64_t) { second = ec; });
-    EXPECT_EQ(owner.remove_lock(a), client_error::lock_busy);
+    EXPECT_EQ(owner.remove_lock(a), transport_errc::lock_busy);
     run_until(io, [&] { return first && second; }, 2s);
-    EXPECT_EQ(second, client_error::operation_in_progress);
+    EXPECT_EQ(second, transport_errc::operation_in_progress);
     EXPECT_EQ(first, errc::wait_timeout) << first.message();
     EXPECT_EQ(owner.status(a).last_cause, errc::no_quorum);
 
     ASSERT_FALSE(owner.remove_lock(a));
-    EXPECT_EQ(owner.remove_lock(a), client_error::invalid_handle) << "stale handle";
-    EXPECT_EQ(acquire(owner, a, 0ms).ec, client_error::invalid_handle);
+    EXPECT_EQ(owner.remove_lock(a), transport_errc::invalid_handle) << "stale handle";
+    EXPECT_EQ(acquire(owner, a, 0ms).ec, transport_errc::invalid_handle);
     ASSERT_FALSE(owner.add_lock(lock_for("c"), c)) << "the freed slot is reused";
     EXPECT_EQ(c.index, a.index);
     EXPECT_NE(c.generation, a.generation);

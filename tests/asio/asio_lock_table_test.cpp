@@ -18,7 +18,7 @@ using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::lock_state;
 using edgelock::async::client;
-using edgelock::async::client_error;
+using edgelock::transport_errc;
 using edgelock::async::lock_handle;
 using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
@@ -53,7 +53,7 @@ void print_and_abort(const char* expression, const char* file, int line) {
     for (int cycle = 0; cycle < 10; ++cycle) {
         lock_handle handle;
         const std::error_code added = owner.add_lock(lock_for("slow"), handle);
-        if (added == client_error::table_full) {
+        if (added == transport_errc::table_full) {
             ++refused;
             run_for(io, 10ms);
             continue;
@@ -106,7 +106,7 @@ protected:
 TEST_F(asio_lock_table, a_lost_handler_that_removes_its_lock_is_not_inherited_by_the_next) {
     const lock_handle first = add("table:first");
     int first_calls = 0;
-    std::error_code removed = client_error::lock_busy;
+    std::error_code removed = transport_errc::lock_busy;
     ASSERT_FALSE(owner.set_lost_handler(first, [&, first](std::error_code) {
         ++first_calls;
         removed = owner.remove_lock(first);

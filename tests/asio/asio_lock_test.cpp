@@ -18,7 +18,7 @@ using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::lock_state;
 using edgelock::async::client;
-using edgelock::async::client_error;
+using edgelock::transport_errc;
 using edgelock::async::lock_handle;
 using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
@@ -183,7 +183,7 @@ TEST_F(asio_lock, a_thousand_locks_share_one_pipelined_connection) {
     for (int i = 0; i < 1000; ++i) names.push_back("many:" + std::to_string(i));
     for (int i = 0; i < 1000; ++i) ASSERT_FALSE(many.add_lock(lock_for(names[i], 10'000), handles[i])) << i;
     lock_handle extra;
-    EXPECT_EQ(many.add_lock(lock_for("one-too-many"), extra), edgelock::async::client_error::table_full);
+    EXPECT_EQ(many.add_lock(lock_for("one-too-many"), extra), edgelock::transport_errc::table_full);
 
     int acquired = 0;
     int failed = 0;
@@ -373,7 +373,7 @@ TEST_F(asio_lock, an_acquire_while_the_release_runs_is_an_operation_in_progress)
     outcome released;
     owner.async_release(handle, [&](std::error_code ec) { released = {true, ec, 0}; });
     EXPECT_EQ(owner.status(handle).state, lock_state::releasing);
-    EXPECT_EQ(acquire(owner, handle, 0ms).ec, client_error::operation_in_progress);
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, transport_errc::operation_in_progress);
     ASSERT_TRUE(run_until(io, [&] { return released.done; }, 2s));
     EXPECT_FALSE(released.ec);
     EXPECT_FALSE(acquire(owner, handle, 0ms).ec) << "allowed again once released";

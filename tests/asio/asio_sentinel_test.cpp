@@ -122,7 +122,7 @@ TEST(asio_sentinel, finds_the_master_follows_a_failover_and_keeps_only_replicate
     ASSERT_FALSE(unknown.open(config));
     const outcome ready = wait_ready(unknown);
     ASSERT_TRUE(ready.done);
-    EXPECT_EQ(ready.ec, edgelock::async::client_error::master_unknown) << ready.ec.message();
+    EXPECT_EQ(ready.ec, edgelock::transport_errc::no_master) << ready.ec.message();
 }
 
 TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sentinels) {
@@ -162,7 +162,7 @@ TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sen
     const outcome moved = acquire(owner, handle, 3s);
     ASSERT_FALSE(moved.ec) << moved.ec.message();
     EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(b.port()));
-    EXPECT_EQ(owner.instance_last_error(0), edgelock::async::client_error::readonly);
+    EXPECT_EQ(owner.instance_last_error(0), edgelock::transport_errc::not_master);
     EXPECT_TRUE(redis_client(b.port()).exists("moving"));
     EXPECT_FALSE(release(owner, handle).ec);
 }

@@ -22,7 +22,6 @@
 namespace edgelock::cli {
 namespace {
 
-using hiredis::connection_errc;
 
 struct endpoint {
     std::string address;  // host:port, for messages
@@ -72,11 +71,11 @@ public:
         context_ = redisConnectWithTimeout(std::string(ep.server.host.view()).c_str(), ep.server.port,
                                            to_timeval(timeout_ms));
         if (context_ == nullptr) {
-            f.ec = make_error_code(connection_errc::out_of_memory);
+            f.ec = make_error_code(transport_errc::out_of_memory);
             return false;
         }
         if (context_->err != 0) {
-            f.ec = context_->err == REDIS_ERR_OTHER ? make_error_code(connection_errc::unknown_host) : io_error(errno);
+            f.ec = context_->err == REDIS_ERR_OTHER ? make_error_code(transport_errc::unknown_host) : io_error(errno);
             return false;
         }
         redisSetTimeout(context_, to_timeval(timeout_ms));
@@ -86,7 +85,7 @@ public:
             reply_ptr r = user.empty() ? command({"AUTH", password}, f) : command({"AUTH", user, password}, f);
             if (!r) return false;
             if (r->type == REDIS_REPLY_ERROR) {
-                f.ec = make_error_code(connection_errc::auth_failed);
+                f.ec = make_error_code(transport_errc::auth_failed);
                 f.detail = r->str;
                 return false;
             }
@@ -95,7 +94,7 @@ public:
             reply_ptr r = command({"SELECT", std::to_string(ep.server.db)}, f);
             if (!r) return false;
             if (r->type == REDIS_REPLY_ERROR) {
-                f.ec = make_error_code(connection_errc::select_failed);
+                f.ec = make_error_code(transport_errc::select_failed);
                 f.detail = r->str;
                 return false;
             }
@@ -123,10 +122,12 @@ private:
     std::error_code io_error(int saved_errno) const {
         switch (context_->err) {
             case REDIS_ERR_IO:
-                if (saved_errno == EAGAIN || saved_errno == EINPROGRESS) return std::make_error_code(std::errc::timed_out);
+                if (saved_errno == EAGAIN || saved_errno == EINPROGRESS || saved_errno == ETIMEDOUT) {
+                    return make_error_code(transport_errc::command_timeout);
+                }
                 if (saved_errno != 0) return {saved_errno, std::generic_category()};
                 return make_error_code(errc::io_error);
-            case REDIS_ERR_EOF: return make_error_code(connection_errc::connection_closed);
+            case REDIS_ERR_EOF: return make_error_code(transport_errc::connection_closed);
             case REDIS_ERR_PROTOCOL: return make_error_code(errc::protocol_error);
             default: return make_error_code(errc::io_error);
         }
@@ -165,7 +166,7 @@ bool resolve(const options& o, std::vector<endpoint>& out, failure& f) {
         out.push_back(master);
         return true;
     }
-    if (!f.ec) f.ec = make_error_code(connection_errc::no_master);
+    if (!f.ec) f.ec = make_error_code(transport_errc::no_master);
     f.detail = "no sentinel named a master " + quote(o.master_name);
     return false;
 }

@@ -35,7 +35,6 @@ const char* describe_errc(errc code) {
 }  // namespace
 
 int exit_code_for(std::error_code ec) {
-    using hiredis::connection_errc;
     if (ec.category() == error_category()) {
         switch (static_cast<errc>(ec.value())) {
             case errc::no_quorum:
@@ -59,13 +58,19 @@ int exit_code_for(std::error_code ec) {
             default: return exit_internal;
         }
     }
-    if (ec.category() == hiredis::connection_category()) {
-        switch (static_cast<connection_errc>(ec.value())) {
-            case connection_errc::unknown_host:
-            case connection_errc::connection_closed:
-            case connection_errc::no_master: return exit_unavailable;
-            case connection_errc::auth_failed:
-            case connection_errc::select_failed: return exit_redis_refused;
+    if (ec.category() == transport_category()) {
+        switch (static_cast<transport_errc>(ec.value())) {
+            case transport_errc::unknown_host:
+            case transport_errc::connect_timeout:
+            case transport_errc::command_timeout:
+            case transport_errc::connection_closed:
+            case transport_errc::not_master:
+            case transport_errc::master_down:
+            case transport_errc::loading:
+            case transport_errc::no_master:
+            case transport_errc::master_changed: return exit_unavailable;
+            case transport_errc::auth_failed:
+            case transport_errc::select_failed: return exit_redis_refused;
             default: return exit_internal;
         }
     }

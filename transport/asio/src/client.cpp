@@ -131,7 +131,7 @@ client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
 client_impl::~client_impl() { close(false); }
 
 std::error_code client_impl::open(const client_config& config) {
-    if (open_) return make_error_code(client_error::already_open);
+    if (open_) return make_error_code(transport_errc::already_open);
     const bool by_sentinel = !config.sentinels.empty();
     if (by_sentinel == !config.instances.empty()) return make_error_code(errc::invalid_config);
     if (by_sentinel && config.master_name.empty()) return make_error_code(errc::invalid_config);
@@ -266,8 +266,8 @@ void client_impl::post_flush() {
 // ---- readiness -------------------------------------------------------------------------
 
 void client_impl::wait_ready(handler_slot handler) {
-    if (!open_) return post_completion(std::move(handler), client_error::not_open);
-    if (!ready_handler_.empty()) return post_completion(std::move(handler), client_error::operation_in_progress);
+    if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
+    if (!ready_handler_.empty()) return post_completion(std::move(handler), transport_errc::operation_in_progress);
     ready_handler_ = std::move(handler);
     for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = conns_[i]->attempts_finished();
     ready_check_ = true;
@@ -312,8 +312,8 @@ const client_impl::lock_entry* client_impl::find(lock_handle handle) const noexc
 }
 
 std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
-    if (!open_) return make_error_code(client_error::not_open);
-    if (free_.empty()) return make_error_code(client_error::table_full);
+    if (!open_) return make_error_code(transport_errc::not_open);
+    if (free_.empty()) return make_error_code(transport_errc::table_full);
     if (config.replicas_to_wait > 0) {
         // WAIT holds the shared connection while it waits: a wait longer than the command
         // timeout would get a healthy connection dropped. The defaults are the core's.
@@ -342,11 +342,11 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
 
 std::error_code client_impl::remove_lock(lock_handle handle) {
     lock_entry* e = find(handle);
-    if (e == nullptr) return make_error_code(client_error::invalid_handle);
+    if (e == nullptr) return make_error_code(transport_errc::invalid_handle);
     const lock_state state = e->core.state();
     const bool quiet = state == lock_state::idle || state == lock_state::lost;
     if (!quiet || !e->acquire_handler.empty() || !e->release_handler.empty() || e->dirty) {
-        return make_error_code(client_error::lock_busy);
+        return make_error_code(transport_errc::lock_busy);
     }
     reset_entry(*e);
     // Replies still due (a cancelled acquire's clean-up) would land in a new lock's share
@@ -395,17 +395,17 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
 
 std::error_code client_impl::set_lost_handler(lock_handle handle, handler_slot handler) {
     lock_entry* e = find(handle);
-    if (e == nullptr) return make_error_code(client_error::invalid_handle);
+    if (e == nullptr) return make_error_code(transport_errc::invalid_handle);
     e->lost_handler = std::move(handler);
     return {};
 }
 
 void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler) {
-    if (!open_) return post_completion(std::move(handler), client_error::not_open);
+    if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
     lock_entry* e = find(handle);
-    if (e == nullptr) return post_completion(std::move(handler), client_error::invalid_handle);
+    if (e == nullptr) return post_completion(std::move(handler), transport_errc::invalid_handle);
     if (!e->acquire_handler.empty()) {
-        return post_completion(std::move(handler), client_error::operation_in_progress);
+        return post_completion(std::move(handler), transport_errc::operation_in_progress);
     }
     owner_token token{};
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
@@ -416,7 +416,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
         // operation in progress, like a running acquire, and ends by itself.
         const bool releasing = code == errc::invalid_state && e->core.state() == lock_state::releasing;
         const std::error_code refused =
-            releasing ? make_error_code(client_error::operation_in_progress) : make_error_code(code);
+            releasing ? make_error_code(transport_errc::operation_in_progress) : make_error_code(code);
         return post_completion(std::move(handler), refused);
     }
     e->acquire_handler = std::move(handler);
@@ -426,16 +426,16 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
 
 void client_impl::release(lock_handle handle, handler_slot handler, bool detached) {
     if (!open_) {
-        if (!detached) post_completion(std::move(handler), client_error::not_open);
+        if (!detached) post_completion(std::move(handler), transport_errc::not_open);
         return;
     }
     lock_entry* e = find(handle);
     if (e == nullptr) {
-        if (!detached) post_completion(std::move(handler), client_error::invalid_handle);
+        if (!detached) post_completion(std::move(handler), transport_errc::invalid_handle);
         return;
     }
     if (!e->release_handler.empty()) {
-        if (!detached) post_completion(std::move(handler), client_error::operation_in_progress);
+        if (!detached) post_completion(std::move(handler), transport_errc::operation_in_progress);
         return;
     }
     const lock_state before = e->core.state();
@@ -741,7 +741,7 @@ void client_impl::on_switch_master(const std::string& host, std::uint16_t port) 
     if (c.state() == connection_state::backing_off) {
         c.start();
     } else {
-        c.fail(make_error_code(client_error::master_changed), true);
+        c.fail(make_error_code(transport_errc::master_changed), true);
     }
 }
 

@@ -21,16 +21,9 @@ bool starts_with(std::string_view text, std::string_view prefix) {
     return text.substr(0, prefix.size()) == prefix;
 }
 
-// Asio 1.22 reports socket errors in its own "asio.system" category, which maps to no
-// std::errc condition (the mapping sits behind a macro its configuration never defines), so
-// `ec == std::errc::connection_refused` would be false. The client hands them out in
-// std::system_category() instead, where it holds.
-std::error_code normalized(std::error_code code) {
-    if (code.category() == asio::error::get_system_category()) {
-        return {code.value(), std::system_category()};
-    }
-    return code;
-}
+// One mapping for every error a socket gives (edgelock/error_code.hpp): errno values in the
+// generic category, end of stream as connection_closed, a failed lookup as unknown_host.
+std::error_code normalized(std::error_code code) { return to_error_code(to_failure(code)); }
 
 // The handshake is at most AUTH, SELECT, PING, ROLE and one SCRIPT LOAD per script.
 constexpr std::size_t handshake_requests_max = 8;
@@ -332,7 +325,7 @@ void connection::on_read(std::uint32_t epoch, std::error_code ec, std::size_t si
         read_size_ -= offset;
     }
     if (rediscover_) {
-        fail(make_error_code(client_error::readonly), true);
+        fail(make_error_code(transport_errc::not_master), true);
         return;
     }
     start_read();
@@ -364,20 +357,20 @@ void connection::handle_internal(internal_request kind, const reply_node* nodes,
     const reply_node& reply = nodes[0];
     switch (kind) {
         case internal_request::auth:
-            if (reply.type == reply_type::error) return fail(make_error_code(client_error::auth_failed));
+            if (reply.type == reply_type::error) return fail(make_error_code(transport_errc::auth_failed));
             break;
         case internal_request::select:
-            if (reply.type == reply_type::error) return fail(make_error_code(client_error::select_failed));
+            if (reply.type == reply_type::error) return fail(make_error_code(transport_errc::select_failed));
             break;
         case internal_request::ping:
             if (reply.type == reply_type::error) {
                 const bool auth = starts_with(reply.text, "NOAUTH") || starts_with(reply.text, "WRONGPASS");
-                return fail(auth ? make_error_code(client_error::auth_failed) : make_error_code(errc::error_reply));
+                return fail(auth ? make_error_code(transport_errc::auth_failed) : make_error_code(errc::error_reply));
             }
             break;
         case internal_request::role:
             if (reply.type != reply_type::array || count < 2 || nodes[1].text != "master") {
-                return fail(make_error_code(client_error::not_master));
+                return fail(make_error_code(transport_errc::not_master));
             }
             break;
         case internal_request::script_load: break;
@@ -387,7 +380,7 @@ void connection::handle_internal(internal_request kind, const reply_node* nodes,
                                session::parse_port(nodes[2].text, port);
             discovered_ = owner_.master_credentials();
             if (!named || session::set_endpoint(discovered_, nodes[1].text, port).code != errc::ok) {
-                return fail(make_error_code(client_error::master_unknown));
+                return fail(make_error_code(transport_errc::no_master));
             }
             break;
         }
@@ -473,7 +466,7 @@ void connection::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
     client_impl::dispatch_scope scope(owner_);
     switch (state_) {
         case connection_state::connecting:
-        case connection_state::handshaking: fail(make_error_code(client_error::connect_timeout)); break;
+        case connection_state::handshaking: fail(make_error_code(transport_errc::connect_timeout)); break;
         case connection_state::backing_off: start(); break;
         case connection_state::ready: check_command_timeout(); break;
         case connection_state::closed: break;
@@ -486,7 +479,7 @@ void connection::check_command_timeout() {
     const std::int64_t now = now_ms();
     const std::int64_t deadline = in_flight_.front().sent_ms + owner_.config().command_timeout.count();
     if (now >= deadline) {
-        fail(make_error_code(client_error::command_timeout));
+        fail(make_error_code(transport_errc::command_timeout));
         return;
     }
     command_timer_armed_ = true;

@@ -29,23 +29,6 @@ namespace {
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
 
-class connection_category_impl final : public std::error_category {
-public:
-    const char* name() const noexcept override { return "edgelock.hiredis"; }
-    std::string message(int value) const override {
-        switch (static_cast<connection_errc>(value)) {
-            case connection_errc::unknown_host: return "unknown host";
-            case connection_errc::auth_failed: return "authentication failed";
-            case connection_errc::select_failed: return "SELECT failed";
-            case connection_errc::connection_closed: return "connection closed by the server";
-            case connection_errc::no_master: return "no master found through Sentinel";
-            case connection_errc::out_of_memory: return "out of memory";
-            case connection_errc::thread_failed: return "helper thread could not start";
-        }
-        return "unknown";
-    }
-};
-
 using endpoint = session::server_address;
 
 struct connection {
@@ -66,17 +49,20 @@ timeval to_timeval(std::int64_t ms) {
 }
 
 // What a failed hiredis call on `c` means, with errno as it was right after the call.
-std::error_code error_of(const redisContext* c, int saved_errno) {
+// hiredis's timeouts end a blocking call with EAGAIN (redisSetTimeout) or ETIMEDOUT and
+// EINPROGRESS (connect): they become `timeout`, the one the caller was waiting under.
+std::error_code error_of(const redisContext* c, int saved_errno, transport_errc timeout) {
     switch (c->err) {
         case REDIS_ERR_IO:
-            if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == EINPROGRESS) {
-                return std::make_error_code(std::errc::timed_out);
+            if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT ||
+                saved_errno == EINPROGRESS) {
+                return make_error_code(timeout);
             }
             if (saved_errno != 0) return {saved_errno, std::generic_category()};
             return make_error_code(errc::io_error);
-        case REDIS_ERR_EOF: return make_error_code(connection_errc::connection_closed);
+        case REDIS_ERR_EOF: return make_error_code(transport_errc::connection_closed);
         case REDIS_ERR_PROTOCOL: return make_error_code(errc::protocol_error);
-        case REDIS_ERR_OOM: return make_error_code(connection_errc::out_of_memory);
+        case REDIS_ERR_OOM: return make_error_code(transport_errc::out_of_memory);
         default: return make_error_code(errc::io_error);
     }
 }
@@ -117,7 +103,7 @@ redisReply* run(redisContext* c, std::error_code& error, const char* format, ...
     void* reply = redisvCommand(c, format, args);
     const int saved_errno = errno;
     va_end(args);
-    if (reply == nullptr) error = error_of(c, saved_errno);
+    if (reply == nullptr) error = error_of(c, saved_errno, transport_errc::connect_timeout);
     return static_cast<redisReply*>(reply);
 }
 
@@ -144,13 +130,13 @@ redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_m
     redisContext* c = redisConnectWithTimeout(std::string(ep.host.view()).c_str(), ep.port, to_timeval(connect_timeout_ms));
     const int saved_errno = errno;
     if (c == nullptr) {
-        error = make_error_code(connection_errc::out_of_memory);
+        error = make_error_code(transport_errc::out_of_memory);
         return nullptr;
     }
     if (c->err != 0) {
         // hiredis reports a failed name lookup as REDIS_ERR_OTHER with getaddrinfo's message.
-        error = c->err == REDIS_ERR_OTHER ? make_error_code(connection_errc::unknown_host)
-                                          : error_of(c, saved_errno);
+        error = c->err == REDIS_ERR_OTHER ? make_error_code(transport_errc::unknown_host)
+                                          : error_of(c, saved_errno, transport_errc::connect_timeout);
         redisFree(c);
         return nullptr;
     }
@@ -162,7 +148,7 @@ redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_m
                             : run(c, error, "AUTH %b %b", ep.user.view().data(), ep.user.size(),
                                   ep.password.view().data(), ep.password.size());
         if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-            if (r != nullptr) error = make_error_code(connection_errc::auth_failed);
+            if (r != nullptr) error = make_error_code(transport_errc::auth_failed);
             if (r != nullptr) freeReplyObject(r);
             redisFree(c);
             return nullptr;
@@ -172,7 +158,7 @@ redisContext* open_connection(const endpoint& ep, std::int64_t connect_timeout_m
     if (ep.db != 0) {
         redisReply* r = run(c, error, "SELECT %d", static_cast<int>(ep.db));
         if (r == nullptr || r->type == REDIS_REPLY_ERROR) {
-            if (r != nullptr) error = make_error_code(connection_errc::select_failed);
+            if (r != nullptr) error = make_error_code(transport_errc::select_failed);
             if (r != nullptr) freeReplyObject(r);
             redisFree(c);
             return nullptr;
@@ -188,10 +174,6 @@ std::error_code parse_endpoint(const std::string& url, endpoint& out) {
 
 }  // namespace
 
-const std::error_category& connection_category() noexcept {
-    static const connection_category_impl category;
-    return category;
-}
 
 std::int64_t now_ms() noexcept {
     timespec ts{};
@@ -266,7 +248,7 @@ lock::impl::~impl() {
 
 std::error_code lock::impl::start() {
     wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0) return make_error_code(connection_errc::thread_failed);
+    if (wake_fd < 0) return make_error_code(transport_errc::thread_failed);
     const int rc = pthread_create(
         &helper, nullptr,
         [](void* self) -> void* {
@@ -274,7 +256,7 @@ std::error_code lock::impl::start() {
             return nullptr;
         },
         this);
-    if (rc != 0) return make_error_code(connection_errc::thread_failed);
+    if (rc != 0) return make_error_code(transport_errc::thread_failed);
     helper_started = true;
     return {};
 }
@@ -405,7 +387,7 @@ void lock::impl::pump(std::unique_lock<std::mutex>& held, Done done, std::int64_
         now = now_ms();
         for (std::uint8_t i = 0; i < instances; ++i) {
             const connection& c = connections[i];
-            if (c.pending > 0 && now >= c.reply_deadline_ms) fail(i, std::make_error_code(std::errc::timed_out));
+            if (c.pending > 0 && now >= c.reply_deadline_ms) fail(i, make_error_code(transport_errc::command_timeout));
         }
     }
 }
@@ -447,7 +429,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 if (written.code != errc::ok) break;
                 if (redisAppendFormattedCommand(c.context, buffer.data(), written.size) != REDIS_OK) {
                     ++c.pending;  // the core has it in flight: fail() gives it up
-                    fail(i, make_error_code(connection_errc::out_of_memory));
+                    fail(i, make_error_code(transport_errc::out_of_memory));
                     break;
                 }
                 ++c.pending;
@@ -458,7 +440,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             while (!done) {
                 errno = 0;
                 if (redisBufferWrite(c.context, &done) != REDIS_OK) {
-                    fail(i, error_of(c.context, errno));
+                    fail(i, error_of(c.context, errno, transport_errc::command_timeout));
                     break;
                 }
             }
@@ -492,7 +474,7 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
 // Asks each sentinel for the master's address, connects, and keeps the connection only when
 // the server confirms it is a master (a sentinel may not have noticed a failover yet).
 redisContext* lock::impl::discover_master(std::error_code& error) {
-    error = make_error_code(connection_errc::no_master);
+    error = make_error_code(transport_errc::no_master);
     for (const endpoint& sentinel : endpoints) {
         std::error_code sentinel_error;
         redisContext* s = open_connection(sentinel, timing.connect_timeout_ms, timing.command_timeout_ms,
@@ -534,7 +516,7 @@ void lock::impl::read_replies(std::uint8_t i) {
     connection& c = connections[i];
     errno = 0;
     const bool read_ok = redisBufferRead(c.context) == REDIS_OK;
-    const std::error_code read_error = read_ok ? std::error_code{} : error_of(c.context, errno);
+    const std::error_code read_error = read_ok ? std::error_code{} : error_of(c.context, errno, transport_errc::command_timeout);
     // Complete replies that arrived before a failure still count.
     bool drop = false;
     std::error_code drop_reason;
@@ -688,7 +670,7 @@ std::error_code lock::open(const lock_options& options) noexcept {
     if (options.instances.size() > instances_max) return make_error_code(errc::invalid_instances);
 
     std::unique_ptr<impl> created(new (std::nothrow) impl);
-    if (!created) return make_error_code(connection_errc::out_of_memory);
+    if (!created) return make_error_code(transport_errc::out_of_memory);
     impl& self = *created;
     self.options = options;
     self.timing = timing;

@@ -34,12 +34,15 @@
 //
 // Errors: handlers receive std::error_code values, compared as
 //   ec == edgelock::errc::busy                 the core's lock outcomes (edgelock/errc.hpp)
-//   ec == edgelock::async::client_error::...   this client's own conditions (below)
-//   ec == std::errc::connection_refused        the operating system's socket errors, in
-//                                              std::system_category() (the client converts
-//                                              Asio's "asio.system" codes, which compare
-//                                              equal to no std::errc condition in Asio 1.22)
-//   ec == asio::error::eof, host_not_found     Asio's misc and netdb categories, as they come
+//   ec == edgelock::transport_errc::...        the transports' own conditions, shared with the
+//                                              blocking client (unknown_host, connection_closed,
+//                                              connect_timeout, auth_failed, not_master, ...)
+//   ec == std::errc::connection_refused        the operating system's socket errors, errno
+//                                              values in std::generic_category() (the client
+//                                              converts Asio's "asio.system" codes, which
+//                                              compare equal to no std::errc condition in
+//                                              Asio 1.22; end of stream becomes
+//                                              connection_closed, a failed lookup unknown_host)
 // Each function lists which it can produce.
 //
 // Scripts: every connection loads the core's lock scripts (SCRIPT LOAD) in its handshake, so
@@ -82,33 +85,6 @@
 #include "edgelock/lock.hpp"
 
 namespace edgelock::async {
-
-// This client's own error conditions (category name "edgelock.asio").
-enum class client_error : std::uint8_t {
-    auth_failed = 1,        // AUTH refused: wrong password or ACL user, or no AUTH sent to a
-                            // server that requires it (NOAUTH)
-    select_failed,          // SELECT <db> refused
-    not_master,             // Sentinel: the server named as master says it is a replica
-    master_unknown,         // Sentinel: no sentinel reachable, or none knows master_name
-    master_changed,         // Sentinel: +switch-master announced another master
-    readonly,               // a lock write was refused by a replica (READONLY)
-    connect_timeout,        // resolve + connect + handshake took longer than connect_timeout
-    command_timeout,        // a reply took longer than command_timeout: connection dropped
-    not_open,               // the client is not open (never opened, or closed)
-    already_open,           // open() on an open client
-    table_full,             // add_lock(): every one of locks_max slots is in use, or held
-                            // by a removed lock until its last requests are answered
-    invalid_handle,         // a handle that is not (or no longer) in this client's table
-    operation_in_progress,  // an acquire (or release) is already running on that lock; for
-                            // an acquire, also the release of the last hold
-    lock_busy,              // remove_lock() of a lock that is held or has an operation running
-};
-
-const std::error_category& client_category() noexcept;
-
-inline std::error_code make_error_code(client_error code) noexcept {
-    return {static_cast<int>(code), client_category()};
-}
 
 struct client_config {
     // Redis instances, as redis://[user:password@]host:port[/db] URLs: one for a single
@@ -192,7 +168,7 @@ public:
     //                           longer than edgelock/session/limits.hpp allows
     //   errc::invalid_instances an even count, or more than instances_max
     //   errc::io_error          the OS has no random bytes for tokens
-    //   client_error::already_open
+    //   transport_errc::already_open
     std::error_code open(const client_config& config);
 
     // Stops: drops every connection and empties the lock table. Pending acquire, release
@@ -204,9 +180,9 @@ public:
     // quorum of Redlock instances): handler(std::error_code). Error codes, when quorum is
     // impossible after every instance not connected has finished one more attempt:
     //   the failing attempt's error, e.g. std::errc::connection_refused,
-    //   asio::error::host_not_found, client_error::connect_timeout, auth_failed,
-    //   select_failed, master_unknown, not_master;
-    //   client_error::not_open; client_error::operation_in_progress (one waiter at a time);
+    //   transport_errc::unknown_host, connect_timeout, auth_failed, select_failed, no_master
+    //   (no sentinel reachable, or none named a master), not_master, loading, master_down;
+    //   transport_errc::not_open; transport_errc::operation_in_progress (one waiter at a time);
     //   std::errc::operation_canceled (close()).
     // The client keeps reconnecting in the background either way.
     template <typename Handler>
@@ -219,7 +195,7 @@ public:
     // Adds a lock to the table. `config.instances` is ignored: the lock spans all of this
     // client's instances. Every other field is the core's (lock.hpp), including fencing,
     // the watchdog, and replicas_to_wait / replica_wait_ms for WAIT after the acquire.
-    // Returns {}, client_error::not_open, client_error::table_full, or the core's
+    // Returns {}, transport_errc::not_open, transport_errc::table_full, or the core's
     // errc::invalid_name, invalid_ttl, invalid_config; invalid_config also when
     // replicas_to_wait is set and the WAIT timeout (replica_wait_ms, by default half the
     // attempt timeout) is not below command_timeout.
@@ -258,9 +234,9 @@ public:
     //   errc::no_quorum          too few instances answered (connections down, timeouts);
     //                            with a single instance, replaced by that instance's failure
     //                            when it is known: errc::error_reply, unexpected_reply,
-    //                            protocol_error, reply_too_large, client_error::auth_failed,
-    //                            command_timeout, connect_timeout, std::errc::connection_reset,
-    //                            connection_refused, asio::error::eof, host_not_found, ...
+    //                            protocol_error, reply_too_large, transport_errc::auth_failed,
+    //                            command_timeout, connect_timeout, connection_closed,
+    //                            unknown_host, std::errc::connection_reset, connection_refused, ...
     //   errc::validity_expired   a quorum answered, too late for any validity to remain;
     //                            or the lease ran out before this handler could be called
     //                            (other handlers took the time): success is never reported
@@ -272,9 +248,9 @@ public:
     //   errc::cancelled          release() was called before the acquire finished
     //   errc::invalid_wait       wait negative or over edgelock::wait_ms_max
     //   errc::invalid_state      the core refused (hold count at its maximum)
-    //   client_error::operation_in_progress  an acquire is running, or the release of
+    //   transport_errc::operation_in_progress  an acquire is running, or the release of
     //                            the last hold is still deleting the key (state releasing)
-    //   client_error::invalid_handle, not_open
+    //   transport_errc::invalid_handle, not_open
     //   std::errc::operation_canceled (close())
     // fence is the fence token when fencing is on and ec is {}; 0 otherwise.
     template <typename Handler>
@@ -292,7 +268,7 @@ public:
     //   errc::no_quorum          released locally, but too few instances confirmed the
     //                            delete: the key ends at its TTL
     //   errc::not_held           nothing was held (never acquired, or already released)
-    //   client_error::invalid_handle, operation_in_progress, not_open
+    //   transport_errc::invalid_handle, operation_in_progress, not_open
     //   std::errc::operation_canceled (close())
     // While an acquire is running, this cancels it: the acquire completes with
     // errc::cancelled, then this handler with {}. An acquire whose deadline had already
@@ -373,6 +349,3 @@ private:
 };
 
 }  // namespace edgelock::async
-
-template <>
-struct std::is_error_code_enum<edgelock::async::client_error> : std::true_type {};

@@ -40,10 +40,12 @@
 //     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
 //     too_deep, io_error
-//   edgelock::hiredis::connection_errc (connection_category()): unknown_host, auth_failed,
-//     select_failed, connection_closed, no_master, out_of_memory, thread_failed
+//   edgelock::transport_errc (transport_category(), shared with the asio client):
+//     unknown_host, connect_timeout, command_timeout, auth_failed, select_failed,
+//     connection_closed, not_master, master_down, loading, no_master, out_of_memory,
+//     thread_failed
 //   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
-//     std::errc::timed_out (connect timeout or command timeout), std::errc::connection_reset
+//     std::errc::connection_reset
 //
 // Example:
 //   edgelock::hiredis::lock_options options;
@@ -69,23 +71,6 @@
 #include "edgelock/error_code.hpp"
 
 namespace edgelock::hiredis {
-
-// Connection-level failures that have no errno.
-enum class connection_errc {
-    unknown_host = 1,   // the host name could not be resolved (or used) by hiredis
-    auth_failed,        // AUTH was refused (wrong password or user, or no password set)
-    select_failed,      // SELECT <db> was refused (db out of range)
-    connection_closed,  // the server closed the connection (end of file)
-    no_master,          // no Sentinel reported a reachable master that confirms its role
-    out_of_memory,      // hiredis could not allocate
-    thread_failed,      // the helper thread could not be started
-};
-
-const std::error_category& connection_category() noexcept;
-
-inline std::error_code make_error_code(connection_errc code) noexcept {
-    return {static_cast<int>(code), connection_category()};
-}
 
 struct lock_options {
     std::string name;  // the Redis key, 1..128 bytes
@@ -156,7 +141,7 @@ public:
     // sentinels, a timeout or reconnect delay out of range, master credentials too long,
     // open() called twice), invalid_name, invalid_ttl,
     // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
-    // connection_errc::thread_failed, connection_errc::out_of_memory.
+    // transport_errc::thread_failed, transport_errc::out_of_memory.
     std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
@@ -170,9 +155,9 @@ public:
     //   validity_expired  a quorum agreed, but only after the lease had run out
     //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
     //   an instance error when instances failed (no quorum) and one of them said why: e.g.
-    //     std::errc::connection_refused, std::errc::timed_out, unknown_host, auth_failed,
-    //     select_failed, connection_closed, std::errc::connection_reset, no_master,
-    //     error_reply, unexpected_reply, protocol_error
+    //     std::errc::connection_refused, std::errc::connection_reset, and the
+    //     transport_errc values above (connect_timeout, command_timeout, unknown_host,
+    //     auth_failed, no_master, ...), error_reply, unexpected_reply, protocol_error
     //   no_quorum         instances failed to answer in time, with no more precise cause
     //   invalid_wait      wait negative or above a day
     //   invalid_state     not opened, or another call is releasing
@@ -206,6 +191,3 @@ private:
 };
 
 }  // namespace edgelock::hiredis
-
-template <>
-struct std::is_error_code_enum<edgelock::hiredis::connection_errc> : std::true_type {};
