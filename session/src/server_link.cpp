@@ -43,6 +43,10 @@ void server_link::reset() noexcept {
     backoff_.reset();
 }
 
+void server_link::retry_now() noexcept {
+    if (state_ == link_state::idle) backoff_.reset();
+}
+
 const server_address* server_link::start(std::int64_t now) noexcept {
     if (state_ != link_state::idle) return nullptr;
     if (go_to_master_) {
@@ -124,7 +128,6 @@ void server_link::handshake_done(std::int64_t now) noexcept {
     }
     state_ = link_state::ready;
     attempt_deadline_ms_ = no_deadline_ms;
-    last_error_ = failure{};
     ++attempts_finished_;
     backoff_.reset();
 }

@@ -133,7 +133,8 @@ TEST_F(asio_lock_table, handles_from_before_close_name_nothing_after_open) {
         scoped_lock guard(owner, old_lock);
         owner.close();
         ASSERT_FALSE(owner.open(config));
-        ASSERT_FALSE(wait_ready(owner).ec);
+        const outcome ready = wait_ready(owner);
+        ASSERT_FALSE(ready.ec) << ready.ec.message();
         new_lock = add("new:lock");
         ASSERT_FALSE(acquire(owner, new_lock, 0ms).ec);
         EXPECT_EQ(owner.status(old_lock).state, lock_state::unconfigured) << "a stale handle";

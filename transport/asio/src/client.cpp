@@ -57,87 +57,47 @@ std::int64_t now_ms() noexcept {
         .count();
 }
 
-// ---- deadline heap ---------------------------------------------------------------------
-
-void deadline_heap::init(std::size_t capacity) {
-    heap_.reset(new item[capacity]);
-    position_.reset(new std::uint32_t[capacity]);
-    for (std::size_t i = 0; i < capacity; ++i) position_[i] = absent;
-    size_ = 0;
-}
-
-void deadline_heap::set(std::uint32_t index, std::int64_t deadline_ms) noexcept {
-    const std::uint32_t at = position_[index];
-    if (deadline_ms == no_deadline_ms) {
-        if (at == absent) return;
-        position_[index] = absent;
-        --size_;
-        if (at == size_) return;
-        const item moved = heap_[size_];
-        place(at, moved);
-        sift_up(at);
-        sift_down(position_[moved.index]);
-        return;
+// One socket per instance, and in Sentinel mode the watcher. The links point into
+// instances_, sentinels_ and master_, which stay put until the next open().
+void client_impl::build_sockets(std::uint64_t seed_bits) {
+    session::link_setup setup;
+    setup.times = timing_of(config_);
+    setup.sentinels = sentinels_.data();
+    setup.sentinel_count = sentinels_.size();
+    setup.master_name = config_.master_name;
+    setup.master = &master_;
+    sockets_.clear();
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
+        setup.seed = seed_bits + i;
+        sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(i), link_role::instance));
+        const errc built = sockets_.back()->init(setup, config_.locks_max * requests_per_instance_max,
+                                                 config_.buffer_bytes, config_.locks_max);
+        EDGELOCK_ASSERT(built == errc::ok);  // check_config() refused what could fail here
     }
-    if (at == absent) {
-        place(size_, item{deadline_ms, index});
-        ++size_;
-        sift_up(size_ - 1);
-        return;
-    }
-    const std::int64_t previous = heap_[at].deadline_ms;
-    heap_[at].deadline_ms = deadline_ms;
-    if (deadline_ms < previous) {
-        sift_up(at);
-    } else {
-        sift_down(at);
-    }
+    if (sentinels_.empty()) return;
+    setup.kind = session::connection_kind::watch;
+    setup.server = nullptr;
+    setup.seed = seed_bits + instance_count_;
+    sockets_.push_back(
+        std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
+    const errc built = sockets_.back()->init(setup, 0, 2 * request_bytes_max, 1);
+    EDGELOCK_ASSERT(built == errc::ok);
 }
-
-void deadline_heap::place(std::size_t at, const item& value) noexcept {
-    heap_[at] = value;
-    position_[value.index] = static_cast<std::uint32_t>(at);
-}
-
-void deadline_heap::sift_up(std::size_t at) noexcept {
-    while (at > 0) {
-        const std::size_t parent = (at - 1) / 2;
-        if (heap_[parent].deadline_ms <= heap_[at].deadline_ms) return;
-        const item child = heap_[at];
-        place(at, heap_[parent]);
-        place(parent, child);
-        at = parent;
-    }
-}
-
-void deadline_heap::sift_down(std::size_t at) noexcept {
-    for (;;) {
-        const std::size_t left = 2 * at + 1;
-        if (left >= size_) return;
-        std::size_t smallest = left;
-        if (left + 1 < size_ && heap_[left + 1].deadline_ms < heap_[left].deadline_ms) smallest = left + 1;
-        if (heap_[at].deadline_ms <= heap_[smallest].deadline_ms) return;
-        const item parent = heap_[at];
-        place(at, heap_[smallest]);
-        place(smallest, parent);
-        at = smallest;
-    }
-}
-
-// ---- open and close --------------------------------------------------------------------
 
 client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
 
 client_impl::~client_impl() { close(false); }
 
-std::error_code client_impl::open(const client_config& config) {
-    if (open_) return make_error_code(transport_errc::already_open);
+// Everything open() refuses, before anything is changed.
+std::error_code check_config(const client_config& config) {
     const bool by_sentinel = !config.sentinels.empty();
     if (by_sentinel == !config.instances.empty()) return make_error_code(errc::invalid_config);
-    if (by_sentinel && config.master_name.empty()) return make_error_code(errc::invalid_config);
+    if (by_sentinel && (config.master_name.empty() || config.sentinels.size() > session::sentinels_max)) {
+        return make_error_code(errc::invalid_config);
+    }
     if (config.locks_max == 0 || config.locks_max > locks_max_limit) return make_error_code(errc::invalid_config);
-    const session::timing timing = timing_of(config);
-    if (session::check_timing(timing) != errc::ok) return make_error_code(errc::invalid_config);
+    if (session::check_timing(timing_of(config)) != errc::ok) return make_error_code(errc::invalid_config);
     if (config.keepalive && (config.keepalive_idle.count() <= 0 || config.keepalive_interval.count() <= 0 ||
                              config.keepalive_probes <= 0)) {
         return make_error_code(errc::invalid_config);
@@ -147,7 +107,12 @@ std::error_code client_impl::open(const client_config& config) {
     }
     const std::size_t count = by_sentinel ? 1 : config.instances.size();
     if (count % 2 == 0 || count > instances_max) return make_error_code(errc::invalid_instances);
+    return {};
+}
 
+std::error_code client_impl::open(const client_config& config) {
+    if (open_) return make_error_code(transport_errc::already_open);
+    if (const std::error_code refused = check_config(config)) return refused;
     std::vector<server_address> instances;
     std::vector<server_address> sentinels;
     if (!parse_addresses(config.instances, instances) || !parse_addresses(config.sentinels, sentinels)) {
@@ -164,28 +129,15 @@ std::error_code client_impl::open(const client_config& config) {
     for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
 
     if (depth_ == 0) {
-        retired_conns_.clear();
+        retired_sockets_.clear();
         retired_locks_.clear();
     }
     config_ = config;
     instances_ = std::move(instances);
     sentinels_ = std::move(sentinels);
     master_ = master;
-    timing_ = timing;
-    instance_count_ = count;
-
-    conns_.clear();
-    for (std::size_t i = 0; i < count; ++i) {
-        conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(i),
-                                                      connection_role::instance));
-        conns_.back()->init(config.locks_max * requests_per_instance_max, config.buffer_bytes, config.locks_max,
-                            seed_bits + i);
-    }
-    if (by_sentinel) {
-        conns_.push_back(std::make_unique<connection>(*this, io_, static_cast<std::uint8_t>(count),
-                                                      connection_role::watcher));
-        conns_.back()->init(0, 2 * request_bytes_max, 1, seed_bits + count);
-    }
+    instance_count_ = sentinels_.empty() ? instances_.size() : 1;
+    build_sockets(seed_bits);
 
     locks_max_ = config.locks_max;
     locks_.reset(new lock_entry[locks_max_]);
@@ -195,14 +147,13 @@ std::error_code client_impl::open(const client_config& config) {
     dirty_.init(locks_max_);
     deadlines_.init(locks_max_);
     if (!nodes_) nodes_.reset(new reply_node[nodes_max]);
-    ready_marks_.assign(count, 0);
+    ready_marks_.assign(instance_count_, 0);
     ready_check_ = false;
     lock_timer_ms_ = no_deadline_ms;
 
-
     open_ = true;
     ++open_epoch_;
-    for (auto& c : conns_) c->start();
+    for (auto& c : sockets_) c->start();
     return {};
 }
 
@@ -210,7 +161,7 @@ void client_impl::close(bool call_handlers) {
     if (!open_) return;
     open_ = false;
     ++open_epoch_;
-    for (auto& c : conns_) c->stop();
+    for (auto& c : sockets_) c->stop();
     lock_timer_epoch_ = next_epoch();
     lock_timer_.cancel();
     lock_timer_ms_ = no_deadline_ms;
@@ -228,15 +179,15 @@ void client_impl::close(bool call_handlers) {
     if (call_handlers) post_completion(std::move(ready_handler_), aborted);
     ready_handler_.reset();
     // A handler of this client may be running below us: keep its storage until it returns.
-    for (auto& c : conns_) retired_conns_.push_back(std::move(c));
-    conns_.clear();
+    for (auto& c : sockets_) retired_sockets_.push_back(std::move(c));
+    sockets_.clear();
     retired_locks_.push_back(std::move(locks_));
     locks_max_ = 0;
     instance_count_ = 0;
     free_.clear();
     dirty_.clear();
     if (depth_ == 0) {
-        retired_conns_.clear();
+        retired_sockets_.clear();
         retired_locks_.clear();
     }
 }
@@ -244,7 +195,7 @@ void client_impl::close(bool call_handlers) {
 client_impl::dispatch_scope::~dispatch_scope() {
     if (owner_.depth_ == 1) owner_.finish_dispatch();
     if (--owner_.depth_ == 0) {
-        owner_.retired_conns_.clear();
+        owner_.retired_sockets_.clear();
         owner_.retired_locks_.clear();
     }
 }
@@ -269,7 +220,7 @@ void client_impl::wait_ready(handler_slot handler) {
     if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
     if (!ready_handler_.empty()) return post_completion(std::move(handler), transport_errc::operation_in_progress);
     ready_handler_ = std::move(handler);
-    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = conns_[i]->attempts_finished();
+    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = sockets_[i]->attempts_finished();
     ready_check_ = true;
     if (depth_ == 0) post_flush();
 }
@@ -281,7 +232,7 @@ void client_impl::check_ready() {
     std::size_t trying = 0;
     std::error_code first_error;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        const connection& c = *conns_[i];
+        const link_socket& c = *sockets_[i];
         if (c.ready()) {
             ++ready;
         } else if (c.attempts_finished() == ready_marks_[i]) {
@@ -374,7 +325,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     const std::uint32_t index = static_cast<std::uint32_t>(&e - locks_.get());
     deadlines_.set(index, no_deadline_ms);
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        conns_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
+        sockets_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
     }
     dirty_.erase_if([index](const lock_ref& ref) { return ref.index == index; });
     ++e.generation;
@@ -589,7 +540,7 @@ void client_impl::deliver_lost(lock_entry& e, errc why) {
 std::error_code client_impl::failure_code(const lock_entry& e, const event& ev) const {
     if (ev.code != errc::no_quorum || instance_count_ != 1) return make_error_code(ev.code);
     if (e.failure) return e.failure;
-    const connection& c = *conns_[0];
+    const link_socket& c = *sockets_[0];
     if (!c.ready() && c.last_error()) return c.last_error();
     return make_error_code(ev.code);
 }
@@ -605,7 +556,7 @@ void client_impl::pump(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     const std::int64_t now = now_ms();  // when the requests go out: their command timeout
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        connection& c = *conns_[i];
+        link_socket& c = *sockets_[i];
         const auto bit = static_cast<std::uint8_t>(1u << i);
         if (!c.ready() || (e.waiting_mask & bit) != 0) continue;
         const auto instance = static_cast<std::uint8_t>(i);
@@ -619,14 +570,14 @@ void client_impl::pump(std::uint32_t index) noexcept {
                 break;
             }
             EDGELOCK_ASSERT(written.code == errc::ok);
-            c.commit(written.size, in_flight{index, e.generation, now});
+            c.commit(written.size, index, e.generation, now);
             ++e.requests_in_flight;
         }
     }
 }
 
 void client_impl::wake_waiters(std::uint8_t instance) {
-    connection& c = *conns_[instance];
+    link_socket& c = *sockets_[instance];
     fixed_ring<lock_ref>& waiters = c.waiters();
     const auto bit = static_cast<std::uint8_t>(1u << instance);
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
@@ -691,19 +642,19 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
 
 // ---- connection callbacks ----------------------------------------------------------------
 
-void client_impl::on_lock_reply(std::uint8_t instance, const in_flight& entry, const reply_node& reply) {
-    if (entry.lock >= locks_max_) return;
-    on_request_done(entry.lock);
-    lock_entry& e = locks_[entry.lock];
+void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply) {
+    if (entry.owner >= locks_max_) return;
+    on_request_done(entry.owner);
+    lock_entry& e = locks_[entry.owner];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
-    if (!deliver_pending(entry.lock)) return;
+    if (!deliver_pending(entry.owner)) return;
     // Read after the handlers above, and after those of earlier replies in the same read:
     // the time they took is subtracted from the lease like any other wait.
     const errc code = e.core.on_reply(instance, reply, now_ms());
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (code == errc::error_reply || code == errc::unexpected_reply) e.failure = make_error_code(code);
-    service(entry.lock);
+    service(entry.owner);
 }
 
 void client_impl::on_connection_ready(std::uint8_t instance) {
@@ -717,7 +668,7 @@ void client_impl::on_connection_ready(std::uint8_t instance) {
 void client_impl::on_connection_down(std::uint8_t instance) {
     const std::uint32_t open_epoch = open_epoch_;
     const auto bit = static_cast<std::uint8_t>(1u << instance);
-    conns_[instance]->waiters().clear();
+    sockets_[instance]->waiters().clear();
     for (std::uint32_t index = 0; index < locks_max_; ++index) {
         locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
     }
@@ -725,7 +676,7 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            if (attempt_running(e.core.state()) && !e.failure) e.failure = conns_[instance]->last_error();
+            if (attempt_running(e.core.state()) && !e.failure) e.failure = sockets_[instance]->last_error();
             e.core.on_io_error(instance, now_ms());
             service(index);
         }
@@ -734,17 +685,11 @@ void client_impl::on_connection_down(std::uint8_t instance) {
     ready_check_ = true;
 }
 
-void client_impl::on_switch_master(const std::string& host, std::uint16_t port) {
+void client_impl::on_switch_master(const server_address& master) {
     if (!sentinel_mode() || instance_count_ != 1) return;
-    connection& c = *conns_[0];
-    if (c.ready() && c.targets(host, port)) return;
-    if (c.state() == connection_state::backing_off) {
-        c.start();
-    } else {
-        c.fail(make_error_code(transport_errc::master_changed), true);
-    }
+    link_socket& c = *sockets_[0];
+    if (!c.serves(master)) c.follow_new_master();
 }
-
 
 // ---- delivery passes ---------------------------------------------------------------------
 
@@ -774,8 +719,8 @@ void client_impl::drain_dirty() {
 void client_impl::finish_io() {
     for (int pass = 0; pass < io_passes_max; ++pass) {
         bool woke = false;
-        for (std::size_t i = 0; i < conns_.size(); ++i) {
-            connection& c = *conns_[i];
+        for (std::size_t i = 0; i < sockets_.size(); ++i) {
+            link_socket& c = *sockets_[i];
             c.flush();
             if (i < instance_count_ && c.ready() && !c.writing() && !c.waiters().empty()) {
                 wake_waiters(static_cast<std::uint8_t>(i));
@@ -784,7 +729,7 @@ void client_impl::finish_io() {
         }
         if (!woke) return;
     }
-    for (auto& c : conns_) c->flush();
+    for (auto& c : sockets_) c->flush();
 }
 
 }  // namespace detail
@@ -812,17 +757,17 @@ lock_status client::status(lock_handle handle) const noexcept { return impl_->st
 std::size_t client::instance_count() const noexcept { return impl_->instance_count(); }
 
 bool client::instance_connected(std::size_t instance) const noexcept {
-    const detail::connection* c = impl_->instance(instance);
+    const detail::link_socket* c = impl_->instance(instance);
     return c != nullptr && c->ready();
 }
 
 std::string client::instance_endpoint(std::size_t instance) const {
-    const detail::connection* c = impl_->instance(instance);
+    const detail::link_socket* c = impl_->instance(instance);
     return c != nullptr ? c->endpoint() : std::string();
 }
 
 std::error_code client::instance_last_error(std::size_t instance) const noexcept {
-    const detail::connection* c = impl_->instance(instance);
+    const detail::link_socket* c = impl_->instance(instance);
     return c != nullptr ? c->last_error() : std::error_code();
 }
 

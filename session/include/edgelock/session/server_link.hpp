@@ -92,6 +92,7 @@ public:
     const server_address& target() const noexcept { return *target_; }
     // At the sentinel step of a Sentinel deployment (not yet at the master).
     bool asking_sentinel() const noexcept { return asking_sentinel_; }
+    // Why the last connection or attempt ended (kept after a reconnect succeeds).
     const failure& last_error() const noexcept { return last_error_; }
     // Attempts that ended (ready, or failed before it): lets a caller wait for every
     // instance to have tried once.
@@ -128,6 +129,9 @@ public:
         }
         return finish_close(now);
     }
+    // Skips the reconnect delay: the next start() connects at once (a new master was
+    // announced, so the reason to wait has gone).
+    void retry_now() noexcept;
     // Forgets the connection without reconnecting (the owner is closing): idle, no delay,
     // nothing in flight.
     void reset() noexcept;

@@ -49,10 +49,14 @@
 // a fresh or restarted server answers EVALSHA at once; after a SCRIPT FLUSH the core falls
 // back to EVAL on NOSCRIPT. A server refusing SCRIPT LOAD (an ACL) is not an error.
 //
+// Connections follow the session's one policy (edgelock/session/server_link.hpp), shared with
+// the blocking client: a reply of READONLY, MASTERDOWN, LOADING or NOAUTH is delivered as the
+// answer and then ends its connection, which is made again after the reconnect delay.
+//
 // Sentinel: with `sentinels` and `master_name` set, the client asks the sentinels for the
-// master, checks with ROLE that it is one, and asks again whenever the connection drops, a
-// write is refused with READONLY, the server turns out to be a replica, or a sentinel
-// announces +switch-master (the client keeps one sentinel connection subscribed to it).
+// master, checks with ROLE that it is one, and asks again (the next sentinel) whenever the
+// connection ends for any reason, or a sentinel announces +switch-master (the client keeps
+// one sentinel connection subscribed to it).
 //
 // Lock and failover (Sentinel): a lock held when the master fails over is kept when the
 // promoted replica had received the key and the client reaches the new master before the

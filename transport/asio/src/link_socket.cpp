@@ -1,0 +1,294 @@
+// One socket carrying one session link: resolve, connect, bytes in and out, one timer.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <asio/connect.hpp>
+#include <asio/write.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include "client_impl.hpp"
+
+namespace edgelock::async::detail {
+
+link_socket::link_socket(client_impl& owner, asio::io_context& io, std::uint8_t index, link_role role)
+    : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
+
+errc link_socket::init(session::link_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
+                       std::size_t waiters_max) {
+    const std::size_t capacity = lock_requests_max + session::handshake_steps_max;
+    in_flight_.reset(new session::in_flight[capacity]);
+    setup.in_flight_storage = in_flight_.get();
+    setup.in_flight_capacity = capacity;
+    if (link_.setup(setup) != errc::ok) return errc::invalid_config;
+    waiters_.init(std::max<std::size_t>(waiters_max, 1));
+    buffer_bytes_ = buffer_bytes;
+    for (auto& buffer : buffers_) buffer.reset(new char[buffer_bytes]);
+    read_capacity_ = reply_bytes_max + buffer_bytes;
+    read_buffer_.reset(new char[read_capacity_]);
+    return errc::ok;
+}
+
+std::string link_socket::endpoint() const {
+    if (link_.state() == session::link_state::idle && link_.attempts_finished() == 0) return {};
+    return std::string(session::format_endpoint(link_.target()).view());
+}
+
+bool link_socket::serves(const server_address& master) const noexcept {
+    return link_.ready() && !link_.asking_sentinel() && link_.target().same_server(master);
+}
+
+void link_socket::start() {
+    stopped_ = false;
+    settle();
+}
+
+void link_socket::stop() {
+    stopped_ = true;
+    close_socket();
+    link_.reset();
+    waiters_.clear();
+    ready_reported_ = false;
+}
+
+void link_socket::follow_new_master() {
+    link_.close(failure::of(transport_errc::master_changed), now_ms(), true);
+    link_.retry_now();
+    settle();
+}
+
+void link_socket::close_socket() noexcept {
+    epoch_ = owner_.next_epoch();
+    timer_epoch_ = owner_.next_epoch();
+    timer_ms_ = no_deadline_ms;
+    std::error_code ignored;
+    resolver_.cancel();
+    socket_.close(ignored);
+    timer_.cancel();
+    read_size_ = 0;
+    pending_size_ = 0;
+    writing_ = false;
+    write_error_.clear();
+}
+
+void link_socket::settle() {
+    if (stopped_) return;
+    const std::int64_t now = now_ms();
+    if (link_.state() == session::link_state::closing) {
+        close_socket();
+        const session::link_closed closed =
+            link_.on_closed(now, [this](const session::in_flight& entry) { owner_.on_request_done(entry.owner); });
+        ready_reported_ = false;
+        owner_.on_attempt_finished();
+        if (closed.was_ready && role_ == link_role::instance) {
+            waiters_.clear();
+            owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
+            if (stopped_) return;
+        }
+    }
+    if (link_.ready() && !ready_reported_) {
+        ready_reported_ = true;
+        owner_.on_attempt_finished();
+        if (role_ == link_role::instance) owner_.on_connection_ready(index_);
+    }
+    if (link_.state() == session::link_state::idle) {
+        if (const server_address* target = link_.start(now)) connect_to(*target);
+    }
+    arm_timer(link_.next_deadline_ms());
+}
+
+void link_socket::connect_to(const server_address& target) {
+    // A fresh epoch per attempt: handlers of an earlier socket at this index (one closed and
+    // replaced by open()) can never pass for this one's.
+    epoch_ = owner_.next_epoch();
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    const std::uint32_t epoch = epoch_;
+    const std::string host(target.host.view());
+    std::error_code ec;
+    const asio::ip::address address = asio::ip::make_address(host, ec);
+    if (!ec) {
+        socket_.async_connect(asio::ip::tcp::endpoint(address, target.port), [self, i, epoch](std::error_code result) {
+            if (link_socket* s = self->socket_at(i)) s->on_connected(epoch, result);
+        });
+        return;
+    }
+    resolver_.async_resolve(
+        host, std::to_string(target.port),
+        [self, i, epoch](std::error_code result, const asio::ip::tcp::resolver::results_type& found) {
+            if (link_socket* s = self->socket_at(i)) s->on_resolved(epoch, result, found);
+        });
+}
+
+void link_socket::on_resolved(std::uint32_t epoch, std::error_code ec,
+                              const asio::ip::tcp::resolver::results_type& results) {
+    if (epoch != epoch_) return;
+    client_impl::dispatch_scope scope(owner_);
+    if (ec) return fail(ec);
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    asio::async_connect(socket_, results, [self, i, epoch](std::error_code result, const asio::ip::tcp::endpoint&) {
+        if (link_socket* s = self->socket_at(i)) s->on_connected(epoch, result);
+    });
+}
+
+void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
+    if (epoch != epoch_) return;
+    client_impl::dispatch_scope scope(owner_);
+    if (ec) return fail(ec);
+    set_socket_options();
+    pending_size_ += link_.on_connected(now_ms(), write_cursor(), write_room());
+    if (link_.state() == session::link_state::handshaking) start_read();
+    settle();
+}
+
+void link_socket::set_socket_options() {
+    const client_config& config = owner_.config();
+    std::error_code ignored;
+    socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+    if (config.keepalive) {
+        using keep_idle = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPIDLE>;
+        using keep_interval = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPINTVL>;
+        using keep_count = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPCNT>;
+        socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+        socket_.set_option(keep_idle(static_cast<int>(config.keepalive_idle.count())), ignored);
+        socket_.set_option(keep_interval(static_cast<int>(config.keepalive_interval.count())), ignored);
+        socket_.set_option(keep_count(config.keepalive_probes), ignored);
+    }
+    // Writes are tried synchronously first; a full socket buffer falls back to async_write.
+    socket_.non_blocking(true, ignored);
+}
+
+void link_socket::commit(std::size_t size, std::uint32_t lock, std::uint32_t generation, std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(size <= write_room());
+    pending_size_ += size;
+    const bool tracked = link_.track(lock, generation, now);
+    EDGELOCK_ASSERT(tracked);
+    arm_timer(link_.next_deadline_ms());
+}
+
+void link_socket::flush() noexcept {
+    if (writing_ || pending_size_ == 0) return;
+    const session::link_state state = link_.state();
+    if (state != session::link_state::handshaking && state != session::link_state::ready) return;
+    char* data = buffers_[pending_].get();
+    std::error_code ec;
+    std::size_t written = socket_.write_some(asio::buffer(data, pending_size_), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        ec.clear();
+        written = 0;
+    }
+    if (ec) {
+        // Reported through the read side, which fails at once on a shut-down socket: the
+        // failure is then handled inside a completion, never inside the caller's call.
+        write_error_ = ec;
+        pending_size_ = 0;
+        std::error_code ignored;
+        socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        return;
+    }
+    if (written == pending_size_) {
+        pending_size_ = 0;
+        return;
+    }
+    const std::size_t remaining = pending_size_ - written;
+    pending_ = 1 - pending_;
+    pending_size_ = 0;
+    writing_ = true;
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    const std::uint32_t epoch = epoch_;
+    asio::async_write(socket_, asio::buffer(data + written, remaining), [self, i, epoch](std::error_code result, std::size_t) {
+        if (link_socket* s = self->socket_at(i)) s->on_write(epoch, result);
+    });
+}
+
+void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
+    if (epoch != epoch_) return;
+    client_impl::dispatch_scope scope(owner_);
+    writing_ = false;
+    if (ec) fail(ec);
+    // Otherwise the scope's end sends what accumulated meanwhile and wakes waiting locks.
+}
+
+void link_socket::start_read() {
+    EDGELOCK_ASSERT(read_size_ < read_capacity_);
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    const std::uint32_t epoch = epoch_;
+    socket_.async_read_some(asio::buffer(read_buffer_.get() + read_size_, read_capacity_ - read_size_),
+                            [self, i, epoch](std::error_code result, std::size_t size) {
+                                if (link_socket* s = self->socket_at(i)) s->on_read(epoch, result, size);
+                            });
+}
+
+void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t size) {
+    if (epoch != epoch_) return;
+    client_impl::dispatch_scope scope(owner_);
+    if (ec) return fail(write_error_ ? write_error_ : ec);
+    read_size_ += size;
+    if (!route_replies(epoch)) return;  // the socket was dropped meanwhile
+    const session::link_state state = link_.state();
+    const bool reading = state == session::link_state::handshaking || state == session::link_state::ready;
+    settle();
+    if (reading && epoch == epoch_) start_read();
+}
+
+// Hands each complete reply to the link, and the lock replies it routes to their locks.
+// Returns false when the socket was dropped while doing so (a handler closed the client).
+bool link_socket::route_replies(std::uint32_t epoch) {
+    reply_node* nodes = owner_.nodes();
+    std::size_t offset = 0;
+    while (link_.state() == session::link_state::handshaking || link_.ready()) {
+        const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes, nodes_max);
+        if (parsed.code == errc::need_more) break;
+        if (parsed.code != errc::ok) {
+            link_.on_io_error(failure::of(parsed.code), now_ms());
+            break;
+        }
+        offset += parsed.consumed;
+        const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now_ms());
+        if (routed.what == session::link_reply::kind::answer) {
+            owner_.on_lock_reply(index_, routed.entry, nodes[0]);
+        } else if (routed.what == session::link_reply::kind::master_switched) {
+            owner_.on_switch_master(link_.switched_to());
+        }
+        if (epoch != epoch_) return false;
+    }
+    if (offset > 0) {
+        std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
+        read_size_ -= offset;
+    }
+    return true;
+}
+
+// The timer is only ever moved earlier: an early firing just re-arms for the link's next
+// deadline. Replies thus cost no timer operation.
+void link_socket::arm_timer(std::int64_t deadline_ms) {
+    if (deadline_ms >= timer_ms_) return;
+    timer_ms_ = deadline_ms;
+    timer_epoch_ = owner_.next_epoch();
+    timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(deadline_ms)));
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    const std::uint32_t timer_epoch = timer_epoch_;
+    timer_.async_wait([self, i, timer_epoch](std::error_code result) {
+        if (link_socket* s = self->socket_at(i)) s->on_timer(timer_epoch, result);
+    });
+}
+
+void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
+    if (timer_epoch != timer_epoch_ || ec == asio::error::operation_aborted) return;
+    client_impl::dispatch_scope scope(owner_);
+    timer_ms_ = no_deadline_ms;
+    link_.on_timer(now_ms());
+    settle();
+}
+
+void link_socket::fail(std::error_code code) {
+    link_.on_io_error(to_failure(code), now_ms());
+    settle();
+}
+
+}  // namespace edgelock::async::detail
