@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
     client.add_lock(daily, lock);
 
     client.async_acquire(lock, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
-        if (ec) {  // busy, wait_timeout, connection_refused, ...
+        if (ec) {  // busy, no_quorum, connection_refused, ...
             std::printf("not acquired: %s\n", ec.message().c_str());
             return client.close();
         }

@@ -21,6 +21,7 @@ errc server_link::setup(const link_setup& s) noexcept {
     sentinels_ = s.sentinels;
     sentinel_count_ = s.sentinel_count;
     sentinel_index_ = 0;
+    sentinels_tried_ = 0;
     if (s.master != nullptr) discovered_ = *s.master;
     times_ = s.times;
     backoff_.seed(s.seed);
@@ -129,6 +130,7 @@ void server_link::handshake_done(std::int64_t now) noexcept {
     state_ = link_state::ready;
     attempt_deadline_ms_ = no_deadline_ms;
     ++attempts_finished_;
+    sentinels_tried_ = 0;
     backoff_.reset();
 }
 
@@ -177,8 +179,15 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
     // the user configured sentinels, not the address of one of them.
     last_error_ = asking_sentinel_ ? failure::of(transport_errc::no_master) : closing_why_;
     if (!was_ready) ++attempts_finished_;
-    if (via_sentinels()) ++sentinel_index_;  // ask the next sentinel: this one may be stale
-    if (reconnect_now_) {
+    bool next_sentinel_now = false;
+    if (via_sentinels()) {
+        // Ask the next sentinel, at once while this round has one left untried: one dead or
+        // stale sentinel must not cost a reconnect delay while another can answer.
+        ++sentinel_index_;
+        next_sentinel_now = !was_ready && ++sentinels_tried_ < sentinel_count_;
+        if (!next_sentinel_now) sentinels_tried_ = 0;
+    }
+    if (reconnect_now_ || next_sentinel_now) {
         reconnect_now_ = false;
         backoff_.reset();
     } else {

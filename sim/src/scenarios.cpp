@@ -1,5 +1,7 @@
 #include "edgelock/sim/scenarios.hpp"
 
+#include "edgelock/limits.hpp"
+
 #include <algorithm>
 
 namespace edgelock::sim {
@@ -93,7 +95,7 @@ std::uint16_t pick_nth(prng& rng) { return static_cast<std::uint16_t>(rng.betwee
 std::uint8_t random_majority(const configuration& config, int shared, prng& rng) {
     std::uint8_t mask = bit(shared);
     int members = 1;
-    while (members < config.nodes / 2 + 1) {
+    while (members < quorum_of(config.nodes)) {
         const int n = static_cast<int>(rng.below(config.nodes));
         if ((mask & bit(n)) != 0) continue;
         mask = static_cast<std::uint8_t>(mask | bit(n));

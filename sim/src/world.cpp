@@ -742,7 +742,7 @@ void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_vie
     const bool redlock = config_.layout == topology::redlock;
     const std::uint8_t first = redlock ? 0 : static_cast<std::uint8_t>(current_master_);
     const std::uint8_t count = redlock ? config_.instances : 1;
-    const std::uint8_t needed = redlock ? static_cast<std::uint8_t>(config_.instances / 2 + 1) : 1;
+    const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
     const auto backs = [&](std::uint8_t n) { return !nodes_[n].up() || holds_token(n, token_hex); };
     std::uint8_t backed = 0;
     for (std::uint8_t n = first; n < first + count; ++n) backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));

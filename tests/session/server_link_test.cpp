@@ -272,9 +272,27 @@ TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attem
     ASSERT_EQ(l.state(), link_state::closing);
     EXPECT_EQ(closed(4).why, failure::of(transport_errc::not_master));
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::not_master));
-    const server_address* next = l.start(l.next_deadline_ms());
-    ASSERT_NE(next, nullptr);
+    const server_address* next = l.start(4);
+    ASSERT_NE(next, nullptr) << "the next sentinel is asked at once";
     EXPECT_EQ(next->host.view(), "s2");
+}
+
+TEST_F(server_link_test, every_sentinel_is_tried_once_before_a_reconnect_delay) {
+    set_up_sentinel();
+    for (int round = 0; round < 2; ++round) {
+        const server_address* first = l.start(round * 1000);
+        ASSERT_NE(first, nullptr);
+        EXPECT_EQ(first->host.view(), "s1");
+        l.on_io_error(failure::system(111), round * 1000);
+        closed(round * 1000);
+        const server_address* second = l.start(round * 1000);
+        ASSERT_NE(second, nullptr) << "no delay before the second sentinel";
+        EXPECT_EQ(second->host.view(), "s2");
+        l.on_io_error(failure::system(111), round * 1000);
+        closed(round * 1000);
+        EXPECT_EQ(l.start(round * 1000), nullptr) << "a whole round failed: now the delay";
+        EXPECT_GT(l.next_deadline_ms(), round * 1000);
+    }
 }
 
 TEST_F(server_link_test, a_sentinel_that_knows_no_master_is_reported_as_no_master) {

@@ -22,6 +22,11 @@ inline constexpr std::size_t token_hex_bytes = 2 * token_bytes;
 
 // Redis instances one lock spans: 1 (single/Sentinel) or an odd count (Redlock).
 inline constexpr std::size_t instances_max = 7;
+// A majority of them: what an acquire, a renewal and a release must reach. The one formula,
+// used by the lock, the clients, the CLI and the simulator.
+inline constexpr std::uint8_t quorum_of(std::size_t instances) noexcept {
+    return static_cast<std::uint8_t>(instances / 2 + 1);
+}
 
 // Lease bounds. A day is far beyond any sane lease and keeps all arithmetic in int64.
 inline constexpr std::int64_t ttl_ms_max = 24 * 60 * 60 * 1000;

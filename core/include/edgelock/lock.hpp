@@ -245,7 +245,7 @@ public:
     std::int64_t fence() const noexcept { return fence_; }
     std::uint16_t hold_count() const noexcept { return hold_count_; }
     std::uint8_t instance_count() const noexcept { return instances_; }
-    std::uint8_t quorum() const noexcept { return static_cast<std::uint8_t>(instances_ / 2 + 1); }
+    std::uint8_t quorum() const noexcept { return quorum_of(instances_); }
     std::string_view name() const noexcept { return {name_.data(), name_size_}; }
     // The token of the current or last acquire(), as 32 hex characters sent to Redis.
     std::array<char, token_hex_bytes> token_hex() const noexcept;

@@ -244,7 +244,7 @@ int show_status(const options& o) {
             failed_addresses.push_back(s.address);
         }
     }
-    const std::size_t quorum = states.size() / 2 + 1;
+    const std::size_t quorum = quorum_of(states.size());
     if (states.size() - failures.size() < quorum) return report_unreachable("read", o, failures, failed_addresses);
 
     std::size_t most_held = 0;
@@ -289,7 +289,7 @@ int release_token(const options& o) {
             failed_addresses.push_back(endpoints[i].address);
         }
     }
-    const std::size_t quorum = endpoints.size() / 2 + 1;
+    const std::size_t quorum = quorum_of(endpoints.size());
     if (deleted < quorum && endpoints.size() - failures.size() < quorum) {
         return report_unreachable("release", o, failures, failed_addresses);
     }

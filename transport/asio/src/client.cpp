@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "client_impl.hpp"
+#include "edgelock/session/outcome.hpp"
 #include "edgelock/entropy.hpp"
 
 namespace edgelock::async {
@@ -474,22 +475,15 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
     switch (ev.type) {
         case event_type::acquired: deliver_acquired(e, ev); break;
         case event_type::acquire_failed:
-            e.last_cause = ev.cause;
-            e.acquire_handler.complete(failure_code(e, ev), 0);
+            e.last_cause = ev.code == errc::wait_timeout ? ev.cause : ev.code;
+            e.acquire_handler.complete(to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e))), 0);
             break;
         case event_type::renewed: ++e.renewals; break;
         case event_type::lost: deliver_lost(e, ev.code); break;
-        case event_type::released: {
-            std::error_code code;
-            if (ev.expired_before) {
-                code = make_error_code(errc::expired);
-            } else if (ev.instances_released < quorum()) {
-                code = make_error_code(errc::no_quorum);
-            }
+        case event_type::released:
             e.hold_reported = false;
-            e.release_handler.complete(code);
+            e.release_handler.complete(to_error_code(session::release_result(ev, instance_count_, instance_failure(e))));
             break;
-        }
     }
 }
 
@@ -536,13 +530,13 @@ void client_impl::deliver_lost(lock_entry& e, errc why) {
     }
 }
 
-// With one instance, "no quorum" means that instance failed: say how, when known.
-std::error_code client_impl::failure_code(const lock_entry& e, const event& ev) const {
-    if (ev.code != errc::no_quorum || instance_count_ != 1) return make_error_code(ev.code);
-    if (e.failure) return e.failure;
+// What the single instance said about the running operation: its reply's error, or why its
+// connection is down (session::acquire_result decides whether it is reported).
+failure client_impl::instance_failure(const lock_entry& e) const {
+    if (e.failure) return to_failure(e.failure);
     const link_socket& c = *sockets_[0];
-    if (!c.ready() && c.last_error()) return c.last_error();
-    return make_error_code(ev.code);
+    if (!c.ready() && c.last_error()) return to_failure(c.last_error());
+    return {};
 }
 
 // Inside a completion: deliver what is pending, then send and re-arm.

@@ -211,7 +211,7 @@ private:
     void deliver_acquired(lock_entry& entry, const event& e);
     void fail_late_acquire(lock_entry& entry, std::int64_t now);
     void deliver_lost(lock_entry& entry, errc why);
-    std::error_code failure_code(const lock_entry& entry, const event& e) const;
+    failure instance_failure(const lock_entry& entry) const;
     void pump(std::uint32_t index) noexcept;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);
@@ -223,7 +223,7 @@ private:
     void post_flush();
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
-    std::uint8_t quorum() const noexcept { return static_cast<std::uint8_t>(instance_count_ / 2 + 1); }
+    std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
 
     asio::io_context& io_;
     bool open_ = false;

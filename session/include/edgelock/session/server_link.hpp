@@ -18,7 +18,8 @@
 //
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
-// failure moves on to the next sentinel and asks again: a failover is followed on the next
+// failure moves on to the next sentinel and asks again, at once until every sentinel has
+// failed once in a row, then after the reconnect delay: a failover is followed on the next
 // connection, and a READONLY, MASTERDOWN or LOADING reply ends the connection that got it.
 //
 // No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
@@ -157,6 +158,7 @@ private:
     const server_address* sentinels_ = nullptr;
     std::size_t sentinel_count_ = 0;
     std::size_t sentinel_index_ = 0;
+    std::size_t sentinels_tried_ = 0;  // failed in a row this round, before a reconnect delay
     fixed_text<master_name_bytes_max> master_name_;
     timing times_;
     reconnect_backoff backoff_;

@@ -16,7 +16,7 @@
 //   edgelock::async::lock_handle orders;
 //   client.add_lock(lc, orders);
 //   client.async_acquire(orders, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
-//       if (ec) return;                                    // busy, wait_timeout, no_quorum, ...
+//       if (ec) return;                                    // busy, no_quorum, connection_refused, ...
 //       edgelock::async::scoped_lock hold(client, orders); // released when `hold` goes
 //       ...                                                // work, passing `fence` to storage
 //   });
@@ -147,7 +147,7 @@ struct lock_status {
     std::int64_t fence = 0;
     std::chrono::steady_clock::time_point valid_until{};
     std::uint32_t renewals = 0;  // renewals confirmed since the last acquire
-    errc last_cause = errc::ok;  // the last failed attempt's cause (with wait_timeout)
+    errc last_cause = errc::ok;  // the last failed attempt's cause
 };
 
 namespace detail {
@@ -231,9 +231,10 @@ public:
     // attempt; otherwise attempts repeat with backoff while they can start within `wait`.
     // A new random token is drawn for every acquire. On a lock this owner already holds, it
     // counts one more hold and completes at once (posted) with the same fence.
-    // Error codes:
-    //   errc::busy               another owner holds it (wait zero)
-    //   errc::wait_timeout       the wait ran out; status().last_cause says why
+    // Error codes (edgelock/session/outcome.hpp: the rules both clients share): the reason
+    // the last attempt failed, also when a wait ran out (never wait_timeout, unless no
+    // attempt finished at all):
+    //   errc::busy               another owner holds it
     //   errc::fence_exhausted    the fence counter is at 2^63-1 (ends any wait at once)
     //   errc::no_quorum          too few instances answered (connections down, timeouts);
     //                            with a single instance, replaced by that instance's failure
@@ -270,7 +271,8 @@ public:
     //   errc::expired            the lease had already ended, or the key no longer held our
     //                            token (the lock may have been someone else's for a while)
     //   errc::no_quorum          released locally, but too few instances confirmed the
-    //                            delete: the key ends at its TTL
+    //                            delete: the key ends at its TTL; with a single instance,
+    //                            that instance's failure when it is known (as for acquire)
     //   errc::not_held           nothing was held (never acquired, or already released)
     //   transport_errc::invalid_handle, operation_in_progress, not_open
     //   std::errc::operation_canceled (close())
