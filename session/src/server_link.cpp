@@ -84,7 +84,7 @@ std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t c
 }
 
 bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept {
-    EDGELOCK_ASSERT(state_ == link_state::ready);
+    EDGELOCK_ASSERT(accepts_requests());
     EDGELOCK_ASSERT(owner != in_flight::internal);
     if (count_ == capacity_) return false;
     push(in_flight{owner, tag, now});
@@ -187,7 +187,10 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
         next_sentinel_now = !was_ready && ++sentinels_tried_ < sentinel_count_;
         if (!next_sentinel_now) sentinels_tried_ = 0;
     }
-    if (reconnect_now_ || next_sentinel_now) {
+    // A connection that was up is made again at once: the server answered a handshake, so
+    // it was no dead end. Attempts that fail before that wait the reconnect delay, which
+    // grows with each.
+    if (reconnect_now_ || next_sentinel_now || was_ready) {
         reconnect_now_ = false;
         backoff_.reset();
     } else {

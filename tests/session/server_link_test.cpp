@@ -156,6 +156,18 @@ TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_de
     EXPECT_EQ(l.last_error(), failure::system(111));
 }
 
+TEST_F(server_link_test, a_connection_lost_after_its_handshake_is_made_again_at_once) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    l.on_io_error(failure::of(transport_errc::connection_closed), 50);
+    EXPECT_TRUE(closed(50).was_ready);
+    ASSERT_NE(l.start(50), nullptr) << "no reconnect delay after a connection that was up";
+    l.on_io_error(failure::system(111), 51);
+    closed(51);
+    EXPECT_EQ(l.start(51), nullptr) << "but a failed attempt waits";
+}
+
 TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeout_fails) {
     set_up_direct("h:1");
     ASSERT_NE(l.start(100), nullptr);
@@ -186,6 +198,34 @@ TEST_F(server_link_test, lock_replies_are_routed_in_order_and_a_late_one_times_t
     EXPECT_EQ(done.why, failure::of(transport_errc::command_timeout));
     ASSERT_EQ(dropped.size(), 1u);
     EXPECT_EQ(dropped[0].owner, 8u);
+}
+
+TEST_F(server_link_test, lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
+    set_up_direct("h:1");
+    connect(0);
+    ASSERT_TRUE(l.accepts_requests()) << "behind the server's own handshake";
+    ASSERT_TRUE(l.track(4, 40, 1));
+    reply(pong, 2);
+    for (int i = 0; i < 3; ++i) reply(sha, 2);
+    EXPECT_EQ(l.state(), link_state::handshaking);
+    reply(sha, 3);
+    EXPECT_TRUE(l.ready());
+    const link_reply r = reply(":1\r\n", 4);
+    EXPECT_EQ(r.what, link_reply::kind::answer);
+    EXPECT_EQ(r.entry.owner, 4u);
+
+    set_up_direct("redis://:bad@h:1");
+    connect(0);
+    l.track(5, 50, 1);
+    reply("-WRONGPASS invalid username-password pair\r\n", 2);
+    dropped.clear();
+    EXPECT_EQ(closed(3).why, failure::of(transport_errc::auth_failed));
+    ASSERT_EQ(dropped.size(), 1u) << "a request behind a failed handshake is dropped with it";
+    EXPECT_EQ(dropped[0].owner, 5u);
+
+    set_up_sentinel();
+    connect(0);
+    EXPECT_FALSE(l.accepts_requests()) << "a sentinel is not the server";
 }
 
 TEST_F(server_link_test, a_wrong_server_reply_is_delivered_then_the_connection_ends) {

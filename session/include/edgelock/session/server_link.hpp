@@ -11,7 +11,7 @@
 //   on_connected(now,buf) -> handshake bytes to write                  state: handshaking
 //   on_reply(nodes,now)   -> an answer for (owner, tag), a master switch, or nothing
 //                            (handshake replies are the link's own)    state: ready at the end
-//   track(owner,tag,now)  after writing a lock request while ready
+//   track(owner,tag,now)  after writing a lock request (ready, or behind the handshake)
 //   on_io_error / on_timer / close  -> state closing: close the socket, then
 //   on_closed(now,dropped)-> every request in flight handed to `dropped`; state idle
 //   next_deadline_ms()    when to call on_timer (connect or reply timeout, reconnect delay)
@@ -91,6 +91,7 @@ public:
     link_state state() const noexcept { return state_; }
     bool ready() const noexcept { return state_ == link_state::ready; }
     const server_address& target() const noexcept { return *target_; }
+    const timing& times() const noexcept { return times_; }
     // At the sentinel step of a Sentinel deployment (not yet at the master).
     bool asking_sentinel() const noexcept { return asking_sentinel_; }
     // Why the last connection or attempt ended (kept after a reconnect succeeds).
@@ -102,14 +103,27 @@ public:
     const server_address& switched_to() const noexcept { return switched_; }
     std::size_t requests_in_flight() const noexcept { return count_; }
 
+    // Idle, and start() would connect now (a transport that connects on demand asks first).
+    bool may_start(std::int64_t now) const noexcept {
+        return state_ == link_state::idle && (go_to_master_ || backoff_.may_connect(now));
+    }
+    // Idle: when start() may connect (the end of the reconnect delay).
+    std::int64_t start_not_before_ms() const noexcept { return go_to_master_ ? 0 : backoff_.not_before_ms(); }
+
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
     // connect to (state connecting), or null (see next_deadline_ms()).
     const server_address* start(std::int64_t now) noexcept;
     // The socket is connected: writes the handshake into out and returns its size (state
     // handshaking). Returns 0 when it does not fit (state closing, invalid_config).
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
-    // A lock request was written while ready. Returns false when the in-flight storage is
-    // full (the caller sized it: a bug).
+    // Lock requests may be written: ready, or handshaking with the server itself (they are
+    // pipelined behind the handshake, and dropped with it when it fails; never behind a
+    // Sentinel query, which is not the server).
+    bool accepts_requests() const noexcept {
+        return state_ == link_state::ready || (state_ == link_state::handshaking && !asking_sentinel_);
+    }
+    // A lock request was written while accepts_requests(). Returns false when the in-flight
+    // storage is full (the caller sized it: a bug).
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
     // One reply (nodes as parse_reply gave them). Not to be called once closing.
     link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;

@@ -2,7 +2,9 @@
 //
 // One `hiredis::lock` is one lock name held by one owner, over one Redis, N independent
 // masters (Redlock, N odd), or the master a set of Sentinels points at. It drives the sans-IO
-// core (edgelock/lock.hpp) over one hiredis connection per instance:
+// core (edgelock/lock.hpp) over one connection per instance, each driven by the session's
+// server_link (edgelock/session/server_link.hpp) exactly as the asio client's are; hiredis
+// only makes the TCP connection (name lookup, connect timeout, keepalive):
 //
 //   - acquire() sends the request to every instance first, then collects replies (poll() over
 //     all connections) until the core decides; validity is measured from before the first
@@ -10,9 +12,12 @@
 //   - While held, a helper thread renews the lease (compare-and-PEXPIRE every ttl/3 by
 //     default). When renewal cannot reach a quorum before validity ends, or Redis says the key
 //     is no longer ours, the lock is `lost`: lost() turns true and `on_lost` is called.
-//   - Connections are made on demand (connect timeout), AUTH (password, or ACL user and
-//     password) and SELECT come from the redis:// URL, each reply waits at most the command
-//     timeout. A broken connection is dropped and made again by the next request.
+//   - Connections are made on demand. The handshake (AUTH with the password or ACL user from
+//     the redis:// URL, SELECT, PING, ROLE behind Sentinel, SCRIPT LOAD) is pipelined with the
+//     first requests, and must finish within the connect timeout; each reply waits at most
+//     the command timeout. A connection that ends (or answers READONLY, MASTERDOWN, LOADING,
+//     NOAUTH) is made again by the next request: at once when it had been up, after the
+//     reconnect delay when an attempt failed; through the sentinels, the next one first.
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
 //
 // Sentinel failover during a hold: the hold is kept when the promoted replica has our key and
@@ -29,9 +34,8 @@
 // in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
 // the object's locks held: it may call release().
 //
-// Signals: hiredis writes with write(2), so a write to a connection Redis has reset can raise
-// SIGPIPE, whose default action ends the process. Like any program using hiredis, ignore it
-// (signal(SIGPIPE, SIG_IGN)) at start-up; the `edgelock` command does.
+// Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
+// raises SIGPIPE from the lock.
 //
 // Errors are std::error_code values, never exceptions. They come from three categories:
 //   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:

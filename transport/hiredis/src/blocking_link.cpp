@@ -1,0 +1,128 @@
+#include "blocking_link.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <new>
+#include <string>
+
+#include "edgelock/assert.hpp"
+
+namespace edgelock::hiredis {
+namespace {
+
+// The handshake: AUTH, SELECT, PING, ROLE and the four scripts fit with room to spare.
+constexpr std::size_t handshake_bytes_max = 8 * 1024;
+constexpr std::size_t read_buffer_bytes = reply_bytes_max + request_bytes_max;
+
+timeval to_timeval(std::int64_t ms) {
+    timeval tv{};
+    tv.tv_sec = static_cast<time_t>(ms / 1000);
+    tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
+    return tv;
+}
+
+// A failed redisConnectWithTimeout: hiredis reports a failed name lookup as REDIS_ERR_OTHER
+// (getaddrinfo's message), a connect timeout as ETIMEDOUT or EINPROGRESS.
+failure connect_failure(const redisContext* c, int saved_errno) {
+    if (c == nullptr) return failure::of(transport_errc::out_of_memory);
+    if (c->err == REDIS_ERR_OTHER) return failure::of(transport_errc::unknown_host);
+    if (saved_errno == ETIMEDOUT || saved_errno == EINPROGRESS) return failure::of(transport_errc::connect_timeout);
+    return saved_errno != 0 ? failure::system(saved_errno) : failure::of(errc::io_error);
+}
+
+}  // namespace
+
+errc blocking_link::setup(session::link_setup setup) {
+    setup.in_flight_storage = in_flight_.data();
+    setup.in_flight_capacity = in_flight_.size();
+    if (link_.setup(setup) != errc::ok) return errc::invalid_config;
+    read_buffer_.reset(new (std::nothrow) char[read_buffer_bytes]);
+    return read_buffer_ ? errc::ok : errc::invalid_config;
+}
+
+bool blocking_link::start_connect(std::int64_t now) {
+    const session::server_address* to = link_.start(now);
+    if (to == nullptr) return false;
+    errno = 0;
+    context_ = redisConnectWithTimeout(std::string(to->host.view()).c_str(), to->port,
+                                       to_timeval(link_.times().connect_timeout_ms));
+    const int saved_errno = errno;
+    if (context_ == nullptr || context_->err != 0) {
+        link_.on_io_error(connect_failure(context_, saved_errno), now);
+    } else {
+        redisEnableKeepAlive(context_);
+        std::array<char, handshake_bytes_max> hello{};
+        const std::size_t size = link_.on_connected(now, hello.data(), hello.size());
+        if (size > 0) write_all(hello.data(), size, now);
+    }
+    if (link_.state() != session::link_state::closing) return true;
+    std::size_t dropped = 0;
+    finish(now, dropped);
+    return false;
+}
+
+bool blocking_link::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
+    if (!write_all(bytes, size, now)) return false;
+    const bool tracked = link_.track(0, tag, now);
+    EDGELOCK_ASSERT(tracked);
+    return true;
+}
+
+bool blocking_link::write_all(const char* bytes, std::size_t size, std::int64_t now) {
+    std::size_t sent = 0;
+    while (sent < size) {
+        // MSG_NOSIGNAL: a peer that reset the connection gives EPIPE, not a SIGPIPE.
+        const ssize_t n = ::send(fd(), bytes + sent, size - sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else {
+            const bool timed_out = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+            link_.on_io_error(timed_out ? failure::of(transport_errc::command_timeout) : failure::system(errno), now);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool blocking_link::read_some(std::int64_t now) {
+    if (read_size_ == read_buffer_bytes) {
+        link_.on_io_error(failure::of(errc::reply_too_large), now);
+        return false;
+    }
+    const ssize_t n = ::recv(fd(), read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, 0);
+    if (n > 0) {
+        read_size_ += static_cast<std::size_t>(n);
+        return true;
+    }
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+    link_.on_io_error(n == 0 ? failure::of(transport_errc::connection_closed) : failure::system(errno), now);
+    return false;
+}
+
+bool blocking_link::closed_while_idle(std::int64_t now) {
+    if (!link_.ready() || busy()) return false;
+    pollfd p{fd(), POLLIN, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    // Nothing is owed to us: readable means closed (end of stream), reset, or a stray reply.
+    if (read_some(now)) link_.on_io_error(failure::of(errc::unexpected_reply), now);
+    return link_.state() == session::link_state::closing;
+}
+
+session::link_closed blocking_link::finish(std::int64_t now, std::size_t& dropped) {
+    close_socket();
+    dropped = 0;
+    return link_.on_closed(now, [&dropped](const session::in_flight&) { ++dropped; });
+}
+
+void blocking_link::close_socket() noexcept {
+    if (context_ != nullptr) redisFree(context_);
+    context_ = nullptr;
+    read_size_ = 0;
+}
+
+}  // namespace edgelock::hiredis

@@ -1,0 +1,102 @@
+// One connection of the blocking client: a session::server_link over a socket that hiredis
+// connects (name lookup, connect timeout, TCP keepalive). Everything after the connect (the
+// handshake, the Sentinel step, reply routing, timeouts, reconnect delays) is the link's;
+// this class moves the bytes, blocking, with poll(2) and the link's deadlines.
+#pragma once
+
+#include <hiredis/hiredis.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+
+#include "edgelock/limits.hpp"
+#include "edgelock/session/server_link.hpp"
+
+namespace edgelock::hiredis {
+
+class blocking_link {
+public:
+    blocking_link() = default;
+    ~blocking_link() { close_socket(); }
+    blocking_link(const blocking_link&) = delete;
+    blocking_link& operator=(const blocking_link&) = delete;
+
+    // Sizes the read buffer (the only allocation) and sets up the link (storage is ours).
+    // Returns invalid_config for a setup the link refuses.
+    errc setup(session::link_setup setup);
+
+    const session::server_link& link() const noexcept { return link_; }
+    bool ready() const noexcept { return link_.ready(); }
+    bool busy() const noexcept { return link_.requests_in_flight() > 0; }
+    int fd() const noexcept { return context_ != nullptr ? context_->fd : -1; }
+
+    // Lock requests may be written now (ready, or pipelined behind the server's handshake).
+    bool accepts_requests() const noexcept { return link_.accepts_requests(); }
+    // Starts a connection when none is up and the reconnect delay allows: connects (blocking,
+    // at most the connect timeout: a TCP connect, no round trip to Redis) and writes the
+    // handshake, whose replies come through receive() like any other. Returns true when the
+    // link now connects (handshaking); otherwise link().last_error() says why.
+    bool start_connect(std::int64_t now);
+    // Writes one lock request (tracked under `tag`); false when the connection failed
+    // (link closing: call finish()).
+    bool send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now);
+    // Reads what the socket has and hands each answer to on_answer(const in_flight&, const
+    // reply_node&). Stops when the link closes (call finish()).
+    template <typename OnAnswer>
+    void receive(std::int64_t now, OnAnswer&& on_answer);
+    // Skips the reconnect delay (a user call wants a fresh try).
+    void retry_now() noexcept { link_.retry_now(); }
+    // A reply took longer than the command timeout: true, with the link closing.
+    bool timed_out(std::int64_t now) {
+        link_.on_timer(now);
+        return link_.state() == session::link_state::closing;
+    }
+    // The server closed an idle connection (a restart): true, with the link closing.
+    bool closed_while_idle(std::int64_t now);
+    // Ends the connection the link gave up (state closing): closes the socket. `dropped`
+    // counts the lock requests that were in flight on it.
+    session::link_closed finish(std::int64_t now, std::size_t& dropped);
+
+private:
+    bool write_all(const char* bytes, std::size_t size, std::int64_t now);
+    bool read_some(std::int64_t now);
+    // Hands every complete reply in the buffer to the link; answers go to on_answer.
+    template <typename OnAnswer>
+    void route(std::int64_t now, OnAnswer&& on_answer);
+    void close_socket() noexcept;
+
+    session::server_link link_;
+    std::array<session::in_flight, session::handshake_steps_max + requests_per_instance_max> in_flight_{};
+    redisContext* context_ = nullptr;
+    std::unique_ptr<char[]> read_buffer_;
+    std::size_t read_size_ = 0;
+    std::array<reply_node, nodes_max> nodes_{};
+};
+
+template <typename OnAnswer>
+void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer) {
+    if (read_some(now)) route(now, on_answer);
+}
+
+template <typename OnAnswer>
+void blocking_link::route(std::int64_t now, OnAnswer&& on_answer) {
+    std::size_t offset = 0;
+    while (link_.state() == session::link_state::handshaking || link_.ready()) {
+        const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes_.data(), nodes_.size());
+        if (parsed.code == errc::need_more) break;
+        if (parsed.code != errc::ok) {
+            link_.on_io_error(failure::of(parsed.code), now);
+            break;
+        }
+        offset += parsed.consumed;
+        const session::link_reply routed = link_.on_reply(nodes_.data(), parsed.nodes, now);
+        if (routed.what == session::link_reply::kind::answer) on_answer(routed.entry, nodes_[0]);
+    }
+    std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
+    read_size_ -= offset;
+}
+
+}  // namespace edgelock::hiredis
