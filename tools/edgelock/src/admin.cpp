@@ -1,19 +1,15 @@
 #include "admin.hpp"
 
-#include <hiredis/hiredis.h>
-
 #include <array>
-#include <cerrno>
 #include <cstdio>
-#include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/hiredis_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
-#include "edgelock/session/address.hpp"
 #include "edgelock/scripts.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -22,10 +18,13 @@
 namespace edgelock::cli {
 namespace {
 
+using hiredis::command_connection;
+using hiredis::command_reply;
 
+// An instance to ask: the URL (or the sentinels, which name it), and how messages show it.
 struct endpoint {
     std::string address;  // host:port, for messages
-    session::server_address server;
+    hiredis::command_target target;
 };
 
 struct failure {
@@ -37,137 +36,46 @@ std::string describe(const failure& f) {
     return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + shown(f.detail);
 }
 
-struct reply_deleter {
-    void operator()(redisReply* r) const noexcept { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
-
-timeval to_timeval(std::int64_t ms) {
-    timeval tv{};
-    tv.tv_sec = static_cast<time_t>(ms / 1000);
-    tv.tv_usec = static_cast<suseconds_t>((ms % 1000) * 1000);
-    return tv;
-}
-
-endpoint endpoint_of(const std::string& url) {
-    endpoint ep;
-    ep.address = display_address(url);
-    session::parse_server_url(url, ep.server);  // already checked by the option parser
-    return ep;
-}
-
-// One blocking connection, every reply bounded by the timeout.
-class connection {
-public:
-    connection() = default;
-    ~connection() {
-        if (context_ != nullptr) redisFree(context_);
-    }
-    connection(const connection&) = delete;
-    connection& operator=(const connection&) = delete;
-
-    bool open(const endpoint& ep, std::int64_t timeout_ms, failure& f) {
-        errno = 0;
-        context_ = redisConnectWithTimeout(std::string(ep.server.host.view()).c_str(), ep.server.port,
-                                           to_timeval(timeout_ms));
-        if (context_ == nullptr) {
-            f.ec = make_error_code(transport_errc::out_of_memory);
-            return false;
-        }
-        if (context_->err != 0) {
-            f.ec = context_->err == REDIS_ERR_OTHER ? make_error_code(transport_errc::unknown_host) : io_error(errno);
-            return false;
-        }
-        redisSetTimeout(context_, to_timeval(timeout_ms));
-        const std::string user(ep.server.user.view());
-        const std::string password(ep.server.password.view());
-        if (!password.empty()) {
-            reply_ptr r = user.empty() ? command({"AUTH", password}, f) : command({"AUTH", user, password}, f);
-            if (!r) return false;
-            if (r->type == REDIS_REPLY_ERROR) {
-                f.ec = make_error_code(transport_errc::auth_failed);
-                f.detail = r->str;
-                return false;
-            }
-        }
-        if (ep.server.db != 0) {
-            reply_ptr r = command({"SELECT", std::to_string(ep.server.db)}, f);
-            if (!r) return false;
-            if (r->type == REDIS_REPLY_ERROR) {
-                f.ec = make_error_code(transport_errc::select_failed);
-                f.detail = r->str;
-                return false;
-            }
-        }
-        return true;
-    }
-
-    // The reply, or null with `f` filled when the connection failed. Error replies are
-    // returned as replies.
-    reply_ptr command(const std::vector<std::string>& args, failure& f) {
-        std::vector<const char*> argv;
-        std::vector<std::size_t> lengths;
-        for (const std::string& a : args) {
-            argv.push_back(a.data());
-            lengths.push_back(a.size());
-        }
-        errno = 0;
-        auto* r = static_cast<redisReply*>(
-            redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
-        if (r == nullptr) f.ec = io_error(errno);
-        return reply_ptr(r);
-    }
-
-private:
-    std::error_code io_error(int saved_errno) const {
-        switch (context_->err) {
-            case REDIS_ERR_IO:
-                if (saved_errno == EAGAIN || saved_errno == EINPROGRESS || saved_errno == ETIMEDOUT) {
-                    return make_error_code(transport_errc::command_timeout);
-                }
-                if (saved_errno != 0) return {saved_errno, std::generic_category()};
-                return make_error_code(errc::io_error);
-            case REDIS_ERR_EOF: return make_error_code(transport_errc::connection_closed);
-            case REDIS_ERR_PROTOCOL: return make_error_code(errc::protocol_error);
-            default: return make_error_code(errc::io_error);
-        }
-    }
-
-    redisContext* context_ = nullptr;
-};
-
-bool error_reply(const reply_ptr& r, failure& f) {
-    if (r->type != REDIS_REPLY_ERROR) return false;
+bool error_reply(const command_reply& r, failure& f) {
+    if (r.type != reply_type::error) return false;
     f.ec = make_error_code(errc::error_reply);
-    f.detail = r->str;
+    f.detail = r.text;
     return true;
 }
 
-// The endpoints to ask: the --redis instances, or the master a sentinel names.
-bool resolve(const options& o, std::vector<endpoint>& out, failure& f) {
+// The instances to ask: the --redis URLs, or the master the sentinels name (one endpoint,
+// opened through them).
+std::vector<endpoint> endpoints_of(const options& o) {
+    std::vector<endpoint> out;
     if (o.sentinel_urls.empty()) {
-        for (const std::string& url : o.redis_urls) out.push_back(endpoint_of(url));
-        return true;
-    }
-    for (const std::string& url : o.sentinel_urls) {
-        connection c;
-        if (!c.open(endpoint_of(url), o.redis_timeout_ms, f)) continue;
-        reply_ptr r = c.command({"SENTINEL", "get-master-addr-by-name", o.master_name}, f);
-        if (!r || error_reply(r, f)) continue;
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) continue;
-        const std::string_view host(r->element[0]->str, r->element[0]->len);
-        const std::string_view port_text(r->element[1]->str, r->element[1]->len);
-        endpoint master;
-        std::uint16_t port = 0;
-        if (!session::parse_port(port_text, port) || session::set_endpoint(master.server, host, port).code != errc::ok) {
-            continue;
+        for (const std::string& url : o.redis_urls) {
+            endpoint ep;
+            ep.address = display_address(url);
+            ep.target.url = url;
+            ep.target.timeout_ms = o.redis_timeout_ms;
+            out.push_back(ep);
         }
-        master.address = shown(std::string(session::format_endpoint(master.server).view()));
-        out.push_back(master);
+        return out;
+    }
+    endpoint ep;
+    ep.address = "Sentinel";
+    ep.target.sentinels = o.sentinel_urls;
+    ep.target.master_name = o.master_name;
+    ep.target.timeout_ms = o.redis_timeout_ms;
+    out.push_back(ep);
+    return out;
+}
+
+// Opens a connection to `ep`; on failure fills `f` (with what Sentinel said, when asked).
+bool open(command_connection& c, endpoint& ep, const options& o, failure& f) {
+    f.ec = c.open(ep.target);
+    if (!f.ec) {
+        ep.address = shown(c.endpoint());
         return true;
     }
-    if (!f.ec) f.ec = make_error_code(transport_errc::no_master);
-    f.detail = "no sentinel named a master " + quote(o.master_name);
+    if (!ep.target.sentinels.empty() && f.ec == transport_errc::no_master) {
+        f.detail = "no sentinel named a master " + quote(o.master_name);
+    }
     return false;
 }
 
@@ -186,23 +94,27 @@ struct instance_status {
     std::string fence = "0";
 };
 
-instance_status read_status(const endpoint& ep, const options& o) {
+instance_status read_status(endpoint ep, const options& o) {
     instance_status s;
+    command_connection c;
+    const bool opened = open(c, ep, o, s.problem);
     s.address = ep.address;
-    connection c;
-    if (!c.open(ep, o.redis_timeout_ms, s.problem)) return s;
-    reply_ptr token = c.command({"GET", o.name}, s.problem);
-    if (!token || error_reply(token, s.problem)) return s;
-    reply_ptr ttl = c.command({"PTTL", o.name}, s.problem);
-    if (!ttl || error_reply(ttl, s.problem)) return s;
-    reply_ptr fence = c.command({"GET", fence_key(o.name)}, s.problem);
-    if (!fence || error_reply(fence, s.problem)) return s;
-    if (token->type == REDIS_REPLY_STRING) {
-        s.held = true;
-        s.token.assign(token->str, token->len);
+    if (!opened) return s;
+    command_reply token;
+    command_reply ttl;
+    command_reply fence;
+    for (auto [args, out] : {std::pair{std::vector<std::string>{"GET", o.name}, &token},
+                             std::pair{std::vector<std::string>{"PTTL", o.name}, &ttl},
+                             std::pair{std::vector<std::string>{"GET", fence_key(o.name)}, &fence}}) {
+        s.problem.ec = c.call(args, *out);
+        if (s.problem.ec || error_reply(*out, s.problem)) return s;
     }
-    if (ttl->type == REDIS_REPLY_INTEGER) s.ttl_ms = ttl->integer;
-    if (fence->type == REDIS_REPLY_STRING) s.fence.assign(fence->str, fence->len);
+    if (token.type == reply_type::bulk_string) {
+        s.held = true;
+        s.token = token.text;
+    }
+    if (ttl.type == reply_type::integer) s.ttl_ms = ttl.integer;
+    if (fence.type == reply_type::bulk_string) s.fence = fence.text;
     return s;
 }
 
@@ -227,11 +139,7 @@ int report_unreachable(const char* verb, const options& o, const std::vector<con
 }  // namespace
 
 int show_status(const options& o) {
-    std::vector<endpoint> endpoints;
-    failure f;
-    if (!resolve(o, endpoints, f)) {
-        return report_unreachable("read", o, {&f}, {"Sentinel"});
-    }
+    const std::vector<endpoint> endpoints = endpoints_of(o);
     std::vector<instance_status> states;
     std::vector<const failure*> failures;
     std::vector<std::string> failed_addresses;
@@ -268,20 +176,18 @@ int show_status(const options& o) {
 }
 
 int release_token(const options& o) {
-    std::vector<endpoint> endpoints;
-    failure f;
-    if (!resolve(o, endpoints, f)) return report_unreachable("release", o, {&f}, {"Sentinel"});
-
+    std::vector<endpoint> endpoints = endpoints_of(o);
     std::size_t deleted = 0;
     std::vector<failure> problems(endpoints.size());
     std::vector<const failure*> failures;
     std::vector<std::string> failed_addresses;
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
-        connection c;
-        if (!c.open(endpoints[i], o.redis_timeout_ms, problems[i])) continue;
-        reply_ptr r = c.command({"EVAL", std::string(release_script.text), "1", o.name, o.token}, problems[i]);
-        if (!r || error_reply(r, problems[i])) continue;
-        if (r->type == REDIS_REPLY_INTEGER && r->integer == 1) ++deleted;
+        command_connection c;
+        if (!open(c, endpoints[i], o, problems[i])) continue;
+        command_reply r;
+        problems[i].ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
+        if (problems[i].ec || error_reply(r, problems[i])) continue;
+        if (r.type == reply_type::integer && r.integer == 1) ++deleted;
     }
     for (std::size_t i = 0; i < endpoints.size(); ++i) {
         if (problems[i].ec) {

@@ -1,0 +1,59 @@
+// edgelock::hiredis: plain Redis commands over the lock's own session, for tools.
+//
+// The CLI's `status` and `release` read and delete keys on behalf of other owners, so they do
+// not take a lock; they still reach Redis exactly as the lock does: the same redis:// URLs,
+// handshake (AUTH, SELECT, PING, ROLE behind Sentinel), Sentinel lookup (each sentinel once
+// before giving up), timeouts and error codes (edgelock/session/server_link.hpp). Blocking,
+// one call at a time, not thread-safe. Replies are copied out (tools, not a hot path).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/resp_reader.hpp"
+
+namespace edgelock::hiredis {
+
+struct command_target {
+    std::string url;                     // a redis:// URL ...
+    std::vector<std::string> sentinels;  // ... or sentinels (redis:// URLs) and the master's name
+    std::string master_name;
+    std::int64_t timeout_ms = 2'000;     // connect (with handshake) and each reply, 1 ms to 60 s
+};
+
+struct command_reply {
+    reply_type type = reply_type::nil;
+    std::string text;                     // simple, error and bulk strings
+    std::int64_t integer = 0;             // integers
+    std::vector<command_reply> elements;  // arrays
+};
+
+class command_connection {
+public:
+    command_connection();
+    ~command_connection();
+    command_connection(const command_connection&) = delete;
+    command_connection& operator=(const command_connection&) = delete;
+
+    // Connects and completes the handshake (through the sentinels when given). Returns {} or:
+    // errc::invalid_config (a bad URL or timeout, open() twice), and the transports' errors:
+    // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
+    // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
+    std::error_code open(const command_target& target);
+    // Sends one command and waits for its reply. An error reply is a reply (type error), not
+    // a failure. Returns {} or: transport_errc::command_timeout, connection_closed, the
+    // socket's errno, errc::protocol_error, reply_too_large, invalid_state (not open), ...
+    std::error_code call(const std::vector<std::string>& args, command_reply& out);
+    // "host:port" of the server the commands go to (the master a sentinel named).
+    std::string endpoint() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace edgelock::hiredis
