@@ -239,16 +239,19 @@ void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t s
 // Returns false when the socket was dropped while doing so (a handler closed the client).
 bool link_socket::route_replies(std::uint32_t epoch) {
     reply_node* nodes = owner_.nodes();
+    // The link's clock for this read (its handshake and close times); each lock reads the
+    // clock again when its reply reaches it, after the handlers before it ran.
+    const std::int64_t now = now_ms();
     std::size_t offset = 0;
     while (link_.state() == session::link_state::handshaking || link_.ready()) {
         const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes, nodes_max);
         if (parsed.code == errc::need_more) break;
         if (parsed.code != errc::ok) {
-            link_.on_io_error(failure::of(parsed.code), now_ms());
+            link_.on_io_error(failure::of(parsed.code), now);
             break;
         }
         offset += parsed.consumed;
-        const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now_ms());
+        const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now);
         if (routed.what == session::link_reply::kind::answer) {
             owner_.on_lock_reply(index_, routed.entry, nodes[0]);
         } else if (routed.what == session::link_reply::kind::master_switched) {
