@@ -437,7 +437,7 @@ void client_impl::after_call(std::uint32_t index) noexcept {
         const bool pushed = dirty_.push(lock_ref{index, e.generation});
         EDGELOCK_ASSERT(pushed);
     }
-    pump(index);
+    write_requests(index);
     update_deadline(index);
     if (depth_ == 0) {
         finish_io();
@@ -542,11 +542,13 @@ failure client_impl::instance_failure(const lock_entry& e) const {
 // Inside a completion: deliver what is pending, then send and re-arm.
 void client_impl::service(std::uint32_t index) {
     if (!deliver_pending(index)) return;
-    pump(index);
+    write_requests(index);
     update_deadline(index);
 }
 
-void client_impl::pump(std::uint32_t index) noexcept {
+// Encodes the lock's queued requests into the write buffers of the sockets that are ready;
+// a full buffer puts the lock on that socket's waiters.
+void client_impl::write_requests(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     const std::int64_t now = now_ms();  // when the requests go out: their command timeout
     for (std::size_t i = 0; i < instance_count_; ++i) {
@@ -581,7 +583,7 @@ void client_impl::wake_waiters(std::uint8_t instance) {
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
         e.waiting_mask = static_cast<std::uint8_t>(e.waiting_mask & ~bit);
-        pump(ref.index);
+        write_requests(ref.index);
     }
 }
 
@@ -654,7 +656,7 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
 void client_impl::on_connection_ready(std::uint8_t instance) {
     (void)instance;
     for (std::uint32_t index = 0; index < locks_max_; ++index) {
-        if (locks_[index].in_use) pump(index);
+        if (locks_[index].in_use) write_requests(index);
     }
     ready_check_ = true;
 }

@@ -212,7 +212,7 @@ private:
     void fail_late_acquire(lock_entry& entry, std::int64_t now);
     void deliver_lost(lock_entry& entry, errc why);
     failure instance_failure(const lock_entry& entry) const;
-    void pump(std::uint32_t index) noexcept;
+    void write_requests(std::uint32_t index) noexcept;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);
     void on_lock_timer(std::uint32_t epoch, std::error_code ec);

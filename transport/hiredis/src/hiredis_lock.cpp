@@ -83,7 +83,7 @@ struct lock::impl {
     void helper_loop();
 
     template <typename Done>
-    void pump(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
+    void run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
     bool connect(std::uint8_t i, std::unique_lock<std::mutex>& held);
     void write_requests(std::uint8_t i);
@@ -164,7 +164,7 @@ void lock::impl::helper_loop() {
         const std::int64_t wake = background_wake(now);
         if (wake <= now) {
             io_busy = true;
-            pump(held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
+            run_io(held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
             end_io();
             continue;
         }
@@ -195,9 +195,11 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     return wake;
 }
 
+// Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
+// deadline (or, in the background, until a user call wants the links).
 template <typename Done>
-void lock::impl::pump(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
-                      bool background) {
+void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                        bool background) {
     for (;;) {
         core.on_timer(now_ms());
         drain_events();
@@ -518,12 +520,12 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
         self.end_io();
         return make_error_code(code);
     }
-    self.pump(held, [&self] { return self.acquire_done; }, no_deadline_ms, false);
+    self.run_io(held, [&self] { return self.acquire_done; }, no_deadline_ms, false);
     const std::error_code result = self.acquire_result;
     if (result) {
         // Delete what the failed attempt may have written before reporting.
         const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
-        self.pump(held, [&self] { return self.quiet(now_ms()); }, until, false);
+        self.run_io(held, [&self] { return self.quiet(now_ms()); }, until, false);
     } else if (out != nullptr) {
         *out = self.last_hold;
     }
@@ -549,7 +551,7 @@ std::error_code lock::release() noexcept {
         self.end_io();
         return {};  // an inner hold of a reentrant acquire
     }
-    self.pump(held, [&self] { return self.release_done; }, no_deadline_ms, false);
+    self.run_io(held, [&self] { return self.release_done; }, no_deadline_ms, false);
     self.end_io();
     self.lost_flag = false;
     self.lost_code = errc::ok;

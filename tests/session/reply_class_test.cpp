@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "edgelock/session/reply_class.hpp"
+
+namespace {
+
+using namespace edgelock;
+using edgelock::session::classify;
+using edgelock::session::reply_class;
+
+reply_node error(const char* text) {
+    reply_node n;
+    n.type = reply_type::error;
+    n.text = text;
+    return n;
+}
+
+TEST(reply_class, the_wrong_server_errors_end_the_connection_with_their_reason) {
+    const std::pair<const char*, transport_errc> cases[] = {
+        {"READONLY You can't write against a read only replica.", transport_errc::not_master},
+        {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", transport_errc::master_down},
+        {"LOADING Redis is loading the dataset in memory", transport_errc::loading},
+        {"NOAUTH Authentication required.", transport_errc::auth_failed},
+        {"WRONGPASS invalid username-password pair or user is disabled.", transport_errc::auth_failed},
+        {"READONLY", transport_errc::not_master},
+    };
+    for (const auto& [text, reason] : cases) {
+        const auto verdict = classify(error(text));
+        EXPECT_EQ(verdict.what, reply_class::wrong_server) << text;
+        EXPECT_EQ(verdict.reason, reason) << text;
+    }
+}
+
+TEST(reply_class, every_other_reply_is_an_answer) {
+    for (const char* text : {"NOSCRIPT No matching script.", "ERR unknown command", "BUSY Redis is busy",
+                             "READONLYX not the word", "readonly lower case", "TOKEN_GONE", "LOADINGS", ""}) {
+        EXPECT_EQ(classify(error(text)).what, reply_class::answer) << text;
+    }
+    reply_node bulk;
+    bulk.type = reply_type::bulk_string;
+    bulk.text = "READONLY";
+    EXPECT_EQ(classify(bulk).what, reply_class::answer) << "only error replies are classified";
+    reply_node integer;
+    integer.type = reply_type::integer;
+    EXPECT_EQ(classify(integer).what, reply_class::answer);
+}
+
+}  // namespace
