@@ -45,7 +45,7 @@ void server_link::reset() noexcept {
 }
 
 void server_link::retry_now() noexcept {
-    if (state_ == link_state::idle) backoff_.reset();
+    if (state_ == link_state::idle) backoff_.skip_delay();
 }
 
 const server_address* server_link::start(std::int64_t now) noexcept {
@@ -102,7 +102,12 @@ link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std
     const in_flight entry = pop();
     if (entry.owner == in_flight::internal) return on_handshake_reply(entry, nodes, count, now);
     const reply_verdict verdict = classify(nodes[0]);
-    if (verdict.what == reply_class::wrong_server) begin_closing(failure::of(verdict.reason), now);
+    if (verdict.what == reply_class::wrong_server) {
+        begin_closing(failure::of(verdict.reason), now);
+    } else if (!answered_) {
+        answered_ = true;  // a server that serves requests: its next failure starts afresh
+        backoff_.reset();
+    }
     return {link_reply::kind::answer, entry};
 }
 
@@ -131,10 +136,11 @@ void server_link::handshake_done(std::int64_t now) noexcept {
     attempt_deadline_ms_ = no_deadline_ms;
     ++attempts_finished_;
     sentinels_tried_ = 0;
-    backoff_.reset();
+    answered_ = false;
 }
 
 link_reply server_link::on_message(const reply_node* nodes, std::size_t count) noexcept {
+    answered_ = true;
     switched_ = discovered_;
     if (!parse_switch_master(nodes, count, master_name_.view(), switched_)) return {};
     return {link_reply::kind::master_switched, {}};
@@ -187,11 +193,16 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
         next_sentinel_now = !was_ready && ++sentinels_tried_ < sentinel_count_;
         if (!next_sentinel_now) sentinels_tried_ = 0;
     }
-    // A connection that was up is made again at once: the server answered a handshake, so
-    // it was no dead end. Attempts that fail before that wait the reconnect delay, which
-    // grows with each.
-    if (reconnect_now_ || next_sentinel_now || was_ready) {
+    // A connection that served requests is made again at once. Anything else that ends (a
+    // failed attempt, or a server that completes the handshake and then drops us without
+    // answering anything) waits the reconnect delay, which grows with each; between the
+    // sentinels of one round the delay is skipped, but not forgotten.
+    if (reconnect_now_) {
         reconnect_now_ = false;
+        backoff_.reset();
+    } else if (next_sentinel_now) {
+        backoff_.skip_delay();
+    } else if (was_ready && answered_) {
         backoff_.reset();
     } else {
         backoff_.failed(now, times_);

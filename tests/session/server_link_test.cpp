@@ -156,16 +156,51 @@ TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_de
     EXPECT_EQ(l.last_error(), failure::system(111));
 }
 
-TEST_F(server_link_test, a_connection_lost_after_its_handshake_is_made_again_at_once) {
+TEST_F(server_link_test, a_connection_that_served_requests_is_made_again_at_once) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
+    l.track(1, 1, 2);
+    reply(":1\r\n", 3);
     l.on_io_error(failure::of(transport_errc::connection_closed), 50);
     EXPECT_TRUE(closed(50).was_ready);
-    ASSERT_NE(l.start(50), nullptr) << "no reconnect delay after a connection that was up";
+    ASSERT_NE(l.start(50), nullptr) << "no reconnect delay after a connection that served requests";
     l.on_io_error(failure::system(111), 51);
     closed(51);
     EXPECT_EQ(l.start(51), nullptr) << "but a failed attempt waits";
+}
+
+TEST_F(server_link_test, a_server_that_drops_every_connection_after_its_handshake_is_backed_off) {
+    set_up_direct("h:1");
+    std::int64_t now = 0;
+    std::int64_t last_delay = 0;
+    for (int i = 0; i < 8; ++i) {
+        connect(now);
+        finish_server_handshake(now, false, false);
+        l.on_io_error(failure::of(transport_errc::connection_closed), now);
+        closed(now);
+        EXPECT_EQ(l.start(now), nullptr) << "round " << i << ": no reconnect loop";
+        last_delay = l.next_deadline_ms() - now;
+        now = l.next_deadline_ms();
+    }
+    EXPECT_GT(last_delay, 0);
+    EXPECT_EQ(l.attempts_finished(), 8u);
+}
+
+TEST_F(server_link_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) {
+    set_up_sentinel();
+    std::int64_t now = 0;
+    std::int64_t longest = 0;
+    for (int round = 0; round < 12; ++round) {
+        for (int s = 0; s < 2; ++s) {
+            ASSERT_NE(l.start(now), nullptr);
+            l.on_io_error(failure::system(111), now);
+            closed(now);
+        }
+        longest = std::max(longest, l.next_deadline_ms() - now);
+        now = l.next_deadline_ms();
+    }
+    EXPECT_GT(longest, timing{}.reconnect_delay_ms_min * 4) << "the cap grew: rounds do not start from the first cap";
 }
 
 TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeout_fails) {

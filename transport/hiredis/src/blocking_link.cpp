@@ -54,6 +54,9 @@ bool blocking_link::start_connect(std::int64_t now) {
         link_.on_io_error(connect_failure(context_, saved_errno), now);
     } else {
         redisEnableKeepAlive(context_);
+        // Blocking writes end after the command timeout (EAGAIN): a peer that stops reading
+        // cannot hold the caller longer than a reply could.
+        redisSetTimeout(context_, to_timeval(link_.times().command_timeout_ms));
         std::array<char, handshake_bytes_max> hello{};
         const std::size_t size = link_.on_connected(now, hello.data(), hello.size());
         if (size > 0) write_all(hello.data(), size, now);

@@ -104,7 +104,11 @@ std::error_code command_connection::call(const std::vector<std::string>& args, c
     writer.array(args.size());
     for (const std::string& a : args) writer.bulk(std::string_view(a));
     if (writer.status() != errc::ok) return make_error_code(errc::invalid_config);
-    if (!link.send(request.data(), writer.size(), 0, now_ms())) return impl_->failed();
+    if (!link.send(request.data(), writer.size(), 0, now_ms())) {
+        std::size_t dropped = 0;
+        link.finish(now_ms(), dropped);  // the link's last error is set when it closes
+        return impl_->failed();
+    }
     bool answered = false;
     while (!answered && link.ready()) {
         if (!readable(link.fd(), link.link().next_deadline_ms())) {

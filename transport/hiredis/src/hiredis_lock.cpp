@@ -89,7 +89,7 @@ struct lock::impl {
     void write_requests(std::uint8_t i);
     void read_replies(std::uint8_t i);
     void check_timeouts();
-    void closed(std::uint8_t i);
+    void closed(std::uint8_t i, bool lock_request_lost = false);
     void fail_unsent(std::uint8_t i);
     std::error_code configure(const lock_options& given);
     void drain_events();
@@ -304,7 +304,7 @@ void lock::impl::write_requests(std::uint8_t i) {
         if (written.code != errc::ok) break;
         // The core has it in flight from here: a failed write is its connection's failure.
         if (!l.send(buffer.data(), written.size, 0, now_ms())) {
-            closed(i);
+            closed(i, true);
             return;
         }
     }
@@ -332,13 +332,16 @@ void lock::impl::check_timeouts() {
     }
 }
 
-// Instance i's connection ended: its requests in flight are given up. The core hears of it
-// unless nothing of its own was lost: a sentinel that named the master (or failed, with
+// Instance i's connection ended: its requests in flight are given up (and one the core handed
+// out whose write failed: lock_request_lost). The core hears of it unless nothing of its own
+// was lost: a sentinel that named the master (or failed, with
 // another to ask at once) carried no lock traffic, and the next pass connects again.
-void lock::impl::closed(std::uint8_t i) {
-    std::size_t dropped = 0;
+void lock::impl::closed(std::uint8_t i, bool lock_request_lost) {
+    std::size_t dropped = lock_request_lost ? 1 : 0;
     const std::int64_t now = now_ms();
-    const session::link_closed ended = links[i].finish(now, dropped);
+    std::size_t in_flight_dropped = 0;
+    const session::link_closed ended = links[i].finish(now, in_flight_dropped);
+    dropped += in_flight_dropped;
     if (ended.why) {
         last_errors[i] = to_error_code(ended.why);
         call_error = last_errors[i];

@@ -39,6 +39,9 @@ public:
     // from the shortest delay.
     void reset() noexcept;
 
+    // The next attempt may start now, but the delays keep growing (another sentinel to ask).
+    void skip_delay() noexcept { not_before_ms_ = -now_ms_limit; }
+
     bool may_connect(std::int64_t now_ms) const noexcept { return now_ms >= not_before_ms_; }
     std::int64_t not_before_ms() const noexcept { return not_before_ms_; }
     std::uint32_t failures() const noexcept { return failures_; }

@@ -185,6 +185,7 @@ private:
     bool asking_sentinel_ = false;
     bool go_to_master_ = false;    // closing only to connect to the master just named
     bool reconnect_now_ = false;
+    bool answered_ = false;        // this connection answered a lock request (or a watch message)
     std::int64_t attempt_deadline_ms_ = no_deadline_ms;
     failure closing_why_;
     failure last_error_;

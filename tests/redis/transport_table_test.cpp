@@ -1,0 +1,420 @@
+// One table of faults, each run through both clients: the asio client
+// (edgelock::async::client) and the blocking client (edgelock::hiredis::lock). Both drive the
+// same session layer (session/), so for the same fault they must report the same
+// std::error_code: from a single-instance acquire with zero wait, and from the instance's
+// last error (asio client::instance_last_error(0), blocking lock::instance_error(0)).
+//
+// Every row builds its fault from real redis-server / redis-sentinel processes on loopback
+// (tests/support), the fault proxy or the scripted fake server, once for each client: each
+// client meets a fresh copy of the same fault, so nothing one client did (a key left by a cut
+// attempt, a reconnect) is seen by the other. A row's `verify` checks afterwards that the
+// fault was still in place when the client ran (still loading, still no failover, ...), so a
+// row cannot pass or fail on a fault that had gone away.
+//
+// Each row is one test (transport_table/fault.<row>): its servers start in well under a
+// second and the clients use 500 ms connect and command timeouts, so no row takes ~5 s.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "../asio/asio_test_util.hpp"
+#include "edgelock/asio_client.hpp"
+#include "edgelock/error_code.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/testing/child_process.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/scripted_server.hpp"
+#include "edgelock/testing/tcp_proxy.hpp"
+#include "redis_test_util.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::errc;
+using edgelock::transport_errc;
+using edgelock::testing::child_process;
+using edgelock::testing::eventually;
+using edgelock::testing::free_port;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_sentinel;
+using edgelock::testing::redis_server;
+using edgelock::testing::scripted_reply;
+using edgelock::testing::scripted_server;
+using edgelock::testing::spawn_options;
+using edgelock::testing::tcp_proxy;
+
+constexpr const char* lock_name = "table";
+constexpr const char* master_name = "mymaster";
+
+// ---- the table's types ---------------------------------------------------------------------
+
+// One fault, built for one client. Either `instances` (one URL) or `sentinels` + master_name.
+struct fault_env {
+    std::vector<std::string> instances;
+    std::vector<std::string> sentinels;
+    // Connect and take and release the lock once before the fault (for faults that must hit
+    // an established connection); then `inject` makes the fault.
+    bool prime = false;
+    std::function<void()> inject = [] {};
+    // After the client ran: the fault was still there (EXPECTs).
+    std::function<void()> verify = [] {};
+    // The servers, proxies and fakes, stopped when the environment goes.
+    std::vector<std::shared_ptr<void>> keep;
+};
+
+struct fault_row {
+    std::string name;
+    std::function<fault_env()> setup;  // throws when the fault cannot be built
+    std::error_code acquire;           // expected from acquire(0 ms); {} is success
+    std::error_code last_error;        // expected instance error of instance 0; {} is none
+};
+
+// gtest prints a failing test's parameter: its name.
+void PrintTo(const fault_row& row, std::ostream* out) { *out << row.name; }
+
+// What one client reported.
+struct observed {
+    bool completed = false;  // the acquire returned (asio: its handler ran)
+    std::error_code acquire;
+    std::error_code last_error;
+    std::int64_t acquire_ms = 0;
+};
+
+std::string describe(const std::error_code& ec) {
+    if (!ec) return "ok";
+    std::ostringstream out;
+    out << ec.category().name() << ":" << ec.value() << " (" << ec.message() << ")";
+    return out.str();
+}
+
+// ---- building blocks for the faults ----------------------------------------------------------
+
+// 1 when PING on `port` answers LOADING now.
+bool answers_loading(std::uint16_t port) {
+    try {
+        redis_client probe("127.0.0.1", port, "", "", 200ms);
+        const auto reply = probe.command({"PING"});
+        return reply.is_error() && reply.text.rfind("LOADING", 0) == 0;
+    } catch (const std::exception&) {
+        return false;  // not listening yet
+    }
+}
+
+long long eval_calls(redis_client& admin) {
+    const std::string stats = admin.info_field("commandstats", "cmdstat_eval");
+    const std::size_t at = stats.find("calls=");
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
+}
+
+// 1. Nothing listens on the port: the TCP connect is refused.
+fault_env refused_port() {
+    fault_env env;
+    env.instances = {"redis://127.0.0.1:" + std::to_string(free_port())};
+    return env;
+}
+
+// 2. A reset (RST) in the middle of a reply: through the fault proxy, on a connection that
+// is up (primed), the acquire's reply ":0\r\n" arrives as ":0", then the proxy resets the
+// client's connection. The socket reports ECONNRESET: std::errc::connection_reset.
+fault_env reset_mid_reply() {
+    fault_env env;
+    auto server = std::make_shared<redis_server>();
+    auto proxy = std::make_shared<tcp_proxy>(server->port());
+    env.instances = {proxy->url()};
+    env.prime = true;
+    env.inject = [p = proxy.get()] { p->reset_after(2); };
+    env.keep = {server, proxy};
+    return env;
+}
+
+// 2b. The same cut made by an orderly close (FIN) instead: the scripted fake answers the
+// handshake, then sends ":12" of a reply and closes. End of stream:
+// transport_errc::connection_closed.
+fault_env close_mid_reply() {
+    fault_env env;
+    auto fake = std::make_shared<scripted_server>([](const std::vector<std::string>& args) {
+        if (args.at(0) == "PING") return scripted_reply{"+PONG\r\n"};
+        if (args.at(0) == "SCRIPT") return scripted_reply{"+OK\r\n"};  // the preload: not checked
+        return scripted_reply{":12", true};
+    });
+    env.instances = {fake->url()};
+    env.keep = {fake};
+    return env;
+}
+
+// 3. A server with --requirepass, given the wrong password: AUTH is refused.
+fault_env wrong_password() {
+    fault_env env;
+    auto server = std::make_shared<redis_server>(std::vector<std::string>{"--requirepass", "secret"});
+    env.instances = {server->url("wrong")};
+    env.keep = {server};
+    return env;
+}
+
+// 4. The only instance is a replica (REPLICAOF another, live server): the handshake passes
+// (no ROLE check without Sentinel), the acquire script's write is refused with READONLY.
+// That reply is the lock's answer (errc::error_reply); the connection is then dropped with
+// transport_errc::not_master.
+fault_env readonly_replica() {
+    fault_env env;
+    auto master = std::make_shared<redis_server>();
+    auto replica = std::make_shared<redis_server>(
+        std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master->port())});
+    env.instances = {replica->url()};
+    env.verify = [port = replica->port()] { EXPECT_EQ(redis_client(port).role(), "slave"); };
+    env.keep = {master, replica};
+    return env;
+}
+
+// 5. A replica with replica-serve-stale-data no whose master is down: it answers MASTERDOWN
+// to everything but INFO and the like, PING included, so the handshake fails with
+// transport_errc::master_down before the acquire's request is answered.
+fault_env masterdown_replica() {
+    fault_env env;
+    auto master = std::make_shared<redis_server>();
+    auto replica = std::make_shared<redis_server>(
+        std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master->port())});
+    redis_client admin(replica->port());
+    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "up"; }, 5s)) {
+        throw std::runtime_error("the replica never linked to its master");
+    }
+    // Set only now: with it from the start the replica answers MASTERDOWN until its first
+    // sync, and its start (which waits for PONG) would race that sync.
+    admin.command({"CONFIG", "SET", "replica-serve-stale-data", "no"});
+    master->stop();
+    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "down"; }, 5s)) {
+        throw std::runtime_error("the replica did not notice its master stopping");
+    }
+    env.instances = {replica->url()};
+    env.verify = [port = replica->port()] {
+        redis_client probe(port);
+        EXPECT_EQ(probe.info_field("replication", "master_link_status"), "down");
+        EXPECT_EQ(probe.command({"PING"}).text.rfind("MASTERDOWN", 0), 0u) << "still MASTERDOWN";
+    };
+    env.keep = {master, replica};
+    return env;
+}
+
+// 6. A real server loading its dataset: 20,000 keys saved to an RDB, loaded again with
+// key-load-delay 100 µs a key (over 2 s of LOADING; the client's turn takes milliseconds).
+// Started here rather than by redis_server, whose start waits for PONG, i.e. for the load
+// to end. PING gets LOADING, so the handshake fails with transport_errc::loading.
+fault_env loading_server() {
+    fault_env env;
+    auto seed = std::make_shared<redis_server>();
+    {
+        redis_client admin(seed->port());
+        admin.command({"DEBUG", "POPULATE", "20000"});
+        if (admin.command({"SAVE"}).is_error()) throw std::runtime_error("SAVE failed");
+    }
+    seed->stop();  // its directory (and dump.rdb) stays until `seed` goes
+    spawn_options output;
+    output.output_path = seed->dir() + "/loading.log";
+    auto loader = std::make_shared<child_process>(
+        std::vector<std::string>{"redis-server", "--port", std::to_string(seed->port()), "--bind", "127.0.0.1",
+                                 "--dir", seed->dir(), "--save", "", "--appendonly", "no",
+                                 "--key-load-delay", "100", "--loading-process-events-interval-bytes", "1024"},
+        output);
+    const std::uint16_t port = seed->port();
+    env.keep = {loader, seed};
+    if (!eventually([&] { return answers_loading(port); }, 5s)) {
+        throw std::runtime_error("the server never answered LOADING");
+    }
+    env.instances = {seed->url()};
+    env.verify = [port] { EXPECT_TRUE(answers_loading(port)) << "the load ended before the client was done"; };
+    return env;
+}
+
+// 7. NOSCRIPT: SCRIPT FLUSH on a connection that is up (primed). The handshake of a new
+// connection loads the scripts again, so a restart never gets to NOSCRIPT: the flush on a
+// live connection is the case. The core falls back to EVAL: the acquire succeeds, and a
+// NOSCRIPT handled that way is no instance error.
+fault_env flushed_scripts() {
+    fault_env env;
+    auto server = std::make_shared<redis_server>();
+    auto admin = std::make_shared<redis_client>(server->port());
+    env.instances = {server->url()};
+    env.prime = true;
+    env.inject = [a = admin.get()] {
+        a->command({"SCRIPT", "FLUSH"});
+        a->command({"CONFIG", "RESETSTAT"});
+    };
+    env.verify = [a = admin.get()] { EXPECT_GE(eval_calls(*a), 1) << "the acquire fell back to EVAL"; };
+    env.keep = {server, admin};
+    return env;
+}
+
+// 8. A sentinel monitoring a master that is then stopped, before any failover (there is no
+// replica to promote, and down-after is a minute): the sentinel still names the dead master,
+// and connecting to it is refused.
+fault_env sentinel_dead_master() {
+    fault_env env;
+    auto master = std::make_shared<redis_server>();
+    redis_sentinel::settings s;
+    s.master_name = master_name;
+    s.master_port = master->port();
+    s.quorum = 1;
+    s.down_after_ms = 60'000;
+    s.failover_timeout_ms = 60'000;
+    auto sentinel = std::make_shared<redis_sentinel>(s);
+    master->stop();
+    env.sentinels = {sentinel->url()};
+    env.verify = [sentinel_port = sentinel->port(), port = master->port()] {
+        const auto named =
+            redis_client(sentinel_port).command({"SENTINEL", "get-master-addr-by-name", master_name});
+        ASSERT_EQ(named.elements.size(), 2u);
+        EXPECT_EQ(named.elements[1].text, std::to_string(port)) << "no failover happened";
+    };
+    env.keep = {master, sentinel};
+    return env;
+}
+
+// ---- the table -------------------------------------------------------------------------------
+
+std::error_code none() { return {}; }
+
+const std::vector<fault_row>& rows() {
+    static const std::vector<fault_row> table = {
+        // name                   setup                 acquire(0 ms)                                         instance last error
+        {"connection_refused",   refused_port,         std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
+        {"reset_mid_reply",      reset_mid_reply,      std::make_error_code(std::errc::connection_reset),    std::make_error_code(std::errc::connection_reset)},
+        {"close_mid_reply",      close_mid_reply,      make_error_code(transport_errc::connection_closed),   make_error_code(transport_errc::connection_closed)},
+        {"wrong_password",       wrong_password,       make_error_code(transport_errc::auth_failed),         make_error_code(transport_errc::auth_failed)},
+        {"readonly_replica",     readonly_replica,     make_error_code(errc::error_reply),                   make_error_code(transport_errc::not_master)},
+        {"masterdown_replica",   masterdown_replica,   make_error_code(transport_errc::master_down),         make_error_code(transport_errc::master_down)},
+        {"loading",              loading_server,       make_error_code(transport_errc::loading),             make_error_code(transport_errc::loading)},
+        {"noscript_after_flush", flushed_scripts,      none(),                                               none()},
+        {"sentinel_dead_master", sentinel_dead_master, std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
+    };
+    return table;
+}
+
+// ---- the two clients, one helper each ---------------------------------------------------------
+
+// The asio client: open, (prime), fault, one acquire with zero wait, then its instance's last
+// error (waited for up to 1 s to become the expected one: the connection may be dropped
+// just after the acquire's answer was delivered).
+observed run_asio(const fault_row& row, fault_env& env) {
+    namespace at = edgelock::asio_tests;
+    observed seen;
+    asio::io_context io{1};
+    edgelock::async::client owner(io);
+    edgelock::async::client_config config = at::config_for(env.instances);
+    if (!env.sentinels.empty()) {
+        config.sentinels = env.sentinels;
+        config.master_name = master_name;
+    }
+    const std::error_code opened = owner.open(config);
+    EXPECT_FALSE(opened) << "asio open: " << describe(opened);
+    if (opened) return seen;
+    edgelock::async::lock_handle handle;
+    const std::error_code added = owner.add_lock(at::lock_for(lock_name), handle);
+    EXPECT_FALSE(added) << "asio add_lock: " << describe(added);
+    if (added) return seen;
+    if (env.prime) {
+        const at::outcome primed = at::acquire(owner, handle, 1s);
+        EXPECT_TRUE(primed.done && !primed.ec) << "asio priming acquire: " << describe(primed.ec);
+        EXPECT_FALSE(at::release(owner, handle).ec) << "asio priming release";
+    }
+    env.inject();
+    const auto start = std::chrono::steady_clock::now();
+    const at::outcome got = at::acquire(owner, handle, 0ms, 3s);
+    seen.acquire_ms = at::elapsed_ms(start);
+    seen.completed = got.done;
+    seen.acquire = got.ec;
+    at::run_until(io, [&] { return owner.instance_last_error(0) == row.last_error; }, 1s);
+    seen.last_error = owner.instance_last_error(0);
+    if (got.done && !got.ec) {
+        EXPECT_FALSE(at::release(owner, handle).ec) << "asio release";
+    }
+    return seen;
+}
+
+// The blocking client, the same steps.
+observed run_blocking(const fault_row& row, fault_env& env) {
+    observed seen;
+    edgelock::hiredis::lock_options options = edgelock::redis_tests::options_for(lock_name, env.instances);
+    if (!env.sentinels.empty()) {
+        options.sentinels = env.sentinels;
+        options.master_name = master_name;
+    }
+    edgelock::hiredis::lock lock;
+    const std::error_code opened = lock.open(options);
+    EXPECT_FALSE(opened) << "blocking open: " << describe(opened);
+    if (opened) return seen;
+    if (env.prime) {
+        const std::error_code primed = lock.acquire(1s);
+        EXPECT_FALSE(primed) << "blocking priming acquire: " << describe(primed);
+        EXPECT_FALSE(lock.release()) << "blocking priming release";
+    }
+    env.inject();
+    const auto start = std::chrono::steady_clock::now();
+    seen.acquire = lock.acquire(0ms);
+    seen.acquire_ms = edgelock::redis_tests::elapsed_ms(start);
+    seen.completed = true;
+    eventually([&] { return lock.instance_error(0) == row.last_error; }, 1s);
+    seen.last_error = lock.instance_error(0);
+    if (!seen.acquire) {
+        EXPECT_FALSE(lock.release()) << "blocking release";
+    }
+    return seen;
+}
+
+// ---- the test ---------------------------------------------------------------------------------
+
+class transport_table : public ::testing::TestWithParam<fault_row> {};
+
+TEST_P(transport_table, both_clients_report_the_same_code) {
+    const fault_row& row = GetParam();
+    observed asio_seen;
+    observed blocking_seen;
+    {
+        fault_env env = row.setup();
+        asio_seen = run_asio(row, env);
+        env.verify();
+    }
+    {
+        fault_env env = row.setup();
+        blocking_seen = run_blocking(row, env);
+        env.verify();
+    }
+    std::cout << "[ row      ] " << row.name << "\n"
+              << "    acquire:    asio " << describe(asio_seen.acquire) << " in " << asio_seen.acquire_ms
+              << " ms | blocking " << describe(blocking_seen.acquire) << " in " << blocking_seen.acquire_ms
+              << " ms | expected " << describe(row.acquire) << "\n"
+              << "    last error: asio " << describe(asio_seen.last_error) << " | blocking "
+              << describe(blocking_seen.last_error) << " | expected " << describe(row.last_error) << std::endl;
+
+    ASSERT_TRUE(asio_seen.completed) << "the asio acquire never completed";
+    ASSERT_TRUE(blocking_seen.completed);
+    EXPECT_LT(asio_seen.acquire_ms, 2000);
+    EXPECT_LT(blocking_seen.acquire_ms, 2000);
+
+    EXPECT_EQ(asio_seen.acquire, blocking_seen.acquire)
+        << "acquire: asio " << describe(asio_seen.acquire) << ", blocking " << describe(blocking_seen.acquire);
+    EXPECT_EQ(asio_seen.acquire, row.acquire) << "asio acquire: " << describe(asio_seen.acquire);
+    EXPECT_EQ(blocking_seen.acquire, row.acquire) << "blocking acquire: " << describe(blocking_seen.acquire);
+
+    EXPECT_EQ(asio_seen.last_error, blocking_seen.last_error)
+        << "last error: asio " << describe(asio_seen.last_error) << ", blocking "
+        << describe(blocking_seen.last_error);
+    EXPECT_EQ(asio_seen.last_error, row.last_error) << "asio last error: " << describe(asio_seen.last_error);
+    EXPECT_EQ(blocking_seen.last_error, row.last_error)
+        << "blocking last error: " << describe(blocking_seen.last_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(fault, transport_table, ::testing::ValuesIn(rows()),
+                         [](const ::testing::TestParamInfo<fault_row>& info) { return info.param.name; });
+
+}  // namespace
