@@ -6,6 +6,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/scripts.hpp"
+#include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/clock.hpp"
 
 namespace edgelock::sim {
@@ -18,14 +19,7 @@ constexpr std::string_view nil_reply = "$-1\r\n";
 
 std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
 
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const char x = (a[i] >= 'a' && a[i] <= 'z') ? static_cast<char>(a[i] - 32) : a[i];
-        if (x != b[i]) return false;
-    }
-    return true;
-}
+char upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; }
 
 // Redis's string2ll: an optional '-' and decimal digits without leading zeros that fit in
 // int64.
@@ -67,6 +61,14 @@ void append_error(std::string& reply, std::string_view text) {
 
 }  // namespace
 
+bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (upper(a[i]) != upper(b[i])) return false;
+    }
+    return true;
+}
+
 script_id script_by_digest(std::string_view digest) noexcept {
     if (digest == digest_of(acquire_script)) return script_id::acquire;
     if (digest == digest_of(raise_script)) return script_id::raise;
@@ -81,6 +83,16 @@ script_id script_by_text(std::string_view text) noexcept {
     if (text == renew_script.text) return script_id::renew;
     if (text == release_script.text) return script_id::release;
     return script_id::none;
+}
+
+std::string_view script_digest(script_id id) noexcept {
+    switch (id) {
+        case script_id::acquire: return digest_of(acquire_script);
+        case script_id::raise: return digest_of(raise_script);
+        case script_id::renew: return digest_of(renew_script);
+        case script_id::release: return digest_of(release_script);
+        default: return {};
+    }
 }
 
 const char* to_string(script_id id) noexcept {
@@ -105,6 +117,18 @@ bool parse_request(const char* data, std::size_t size, request_view& out) noexce
         out.args[i] = nodes[i + 1].text;
     }
     return true;
+}
+
+bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out) {
+    std::array<reply_node, request_args_max + 1> nodes{};
+    std::size_t offset = 0;
+    while (offset < bytes.size()) {
+        const parse_result parsed = parse_reply(bytes.data() + offset, bytes.size() - offset, nodes.data(), nodes.size());
+        if (parsed.code != errc::ok) return false;
+        out.push_back(bytes.substr(offset, parsed.consumed));
+        offset += parsed.consumed;
+    }
+    return !out.empty();
 }
 
 script_id request_script(const request_view& r) noexcept {
@@ -175,6 +199,7 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         if (c.blocked) out.replies.pop_back();
         return;
     }
+    if (answer_handshake(r, reply)) return;
     if (equals_ignoring_case(command, "EVALSHA") || equals_ignoring_case(command, "EVAL")) {
         const bool by_text = equals_ignoring_case(command, "EVAL");
         if (r.count < 3) {
@@ -209,6 +234,58 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         append_error(reply, "ERR unknown command");
     }
     if (out.effects.size() != effects_before) c.last_write_offset = offset_;
+}
+
+// ---- what a new connection says first ----------------------------------------------------
+
+// PING, ROLE and SCRIPT LOAD: the session's handshake (session/handshake.hpp). None writes,
+// so a replica answers them too. Returns false for any other command.
+bool redis_node::answer_handshake(const request_view& r, std::string& reply) {
+    const std::string_view command = r.args[0];
+    if (equals_ignoring_case(command, "PING") && r.count == 1) {
+        reply += "+PONG\r\n";
+    } else if (equals_ignoring_case(command, "ROLE") && r.count == 1) {
+        append_role(reply);
+    } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 && equals_ignoring_case(r.args[1], "LOAD")) {
+        const script_id id = script_by_text(r.args[2]);
+        if (id == script_id::none) {
+            append_error(reply, "ERR the model runs only edgelock's four scripts");
+            return true;
+        }
+        scripts_cached_ = static_cast<std::uint8_t>(scripts_cached_ | (1u << static_cast<unsigned>(id)));
+        append_bulk(reply, script_digest(id));
+    } else {
+        return false;
+    }
+    return true;
+}
+
+// Redis 7's ROLE: ["master", offset, [[host, port, offset] per replica]] (a replica's port
+// and offset as bulk strings, as Redis writes them), or ["slave", master host, master port,
+// state, offset].
+void redis_node::append_role(std::string& reply) const {
+    if (!is_master()) {
+        reply += "*5\r\n";
+        append_bulk(reply, "slave");
+        append_bulk(reply, node_host(static_cast<std::uint8_t>(master_id_)));
+        append_integer(reply, redis_port);
+        append_bulk(reply, "connected");
+        append_integer(reply, offset_);
+        return;
+    }
+    std::size_t replicas = 0;
+    for (std::size_t r = 0; r < nodes_max; ++r) replicas += (replicas_ >> r) & 1u;
+    reply += "*3\r\n";
+    append_bulk(reply, "master");
+    append_integer(reply, offset_);
+    reply += "*" + std::to_string(replicas) + "\r\n";
+    for (std::uint8_t r = 0; r < nodes_max; ++r) {
+        if (((replicas_ >> r) & 1u) == 0) continue;
+        reply += "*3\r\n";
+        append_bulk(reply, node_host(r));
+        append_bulk(reply, std::to_string(redis_port));
+        append_bulk(reply, std::to_string(acked_[r]));
+    }
 }
 
 // numkeys at r.args[first]; keys then arguments follow.

@@ -1,14 +1,20 @@
 // The Redis model: the four scripts' documented semantics, NOSCRIPT, expiry by the node's
-// wall clock, persistence on crash and restart, replication and WAIT.
+// wall clock, persistence on crash and restart, replication and WAIT, and the session's
+// handshake (PING, ROLE, SCRIPT LOAD) as the real session writes and checks it.
 #include "edgelock/sim/redis_model.hpp"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <initializer_list>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "edgelock/resp_reader.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
+#include "edgelock/session/handshake.hpp"
 
 namespace {
 
@@ -289,6 +295,91 @@ TEST(redis_model_requests, classify_matches_a_full_parse) {
     ASSERT_TRUE(parse_request(sha.data(), sha.size(), r));
     EXPECT_EQ(request_script(r), script_id::renew);
     EXPECT_FALSE(parse_request(sha.data(), sha.size() - 1, r)) << "incomplete";
+}
+
+TEST(redis_model_requests, a_pipelined_write_splits_into_its_requests_in_order) {
+    const std::string ping = command({"PING"});
+    const std::string wait = command({"WAIT", "1", "5"});
+    const std::string written = ping + wait + ping;  // the views point into it
+    std::vector<std::string_view> parts;
+    ASSERT_TRUE(split_pipeline(written, parts));
+    ASSERT_EQ(parts.size(), 3u);
+    EXPECT_EQ(parts[0], ping);
+    EXPECT_EQ(parts[1], wait);
+    EXPECT_EQ(parts[2], ping);
+    parts.clear();
+    const std::string cut = ping + wait.substr(0, wait.size() - 1);
+    EXPECT_FALSE(split_pipeline(cut, parts)) << "a request cut short is no request";
+}
+
+TEST_F(node_fixture, script_load_caches_the_script_and_answers_its_digest) {
+    EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::renew_script.text)})),
+              "$40\r\n" + digest(edgelock::renew_script) + "\r\n");
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "1000"})), ":0\r\n")
+        << "runs by digest at once: no NOSCRIPT";
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n")
+        << "only the script loaded";
+    EXPECT_EQ(send(command({"SCRIPT", "LOAD", "return 1"})).substr(0, 4), "-ERR");
+    EXPECT_EQ(send(command({"PING"})), "+PONG\r\n");
+}
+
+// Parses one reply and hands it to the session's check of handshake step `step`.
+edgelock::failure check_step(edgelock::session::handshake_step step, const std::string& reply) {
+    std::array<edgelock::reply_node, 32> nodes{};
+    const edgelock::parse_result parsed = edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
+    EXPECT_EQ(parsed.code, edgelock::errc::ok) << reply;
+    edgelock::session::server_address master;
+    return edgelock::session::check_handshake_reply(step, nodes.data(), parsed.nodes, master);
+}
+
+// The handshake exactly as a link writes it to a server a sentinel named (PING, ROLE, four
+// SCRIPT LOADs, in one write): every answer passes the session's checks on a master, and ROLE
+// fails them on a replica.
+TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fails_on_a_replica) {
+    using namespace edgelock::session;
+    redis_node master(0, persistence::none, 0);
+    redis_node replica(1, persistence::none, 0);
+    replica.follow(master, 0);
+    server_address to;
+    ASSERT_EQ(set_endpoint(to, "n0", 6379).code, edgelock::errc::ok);
+    handshake_request request;
+    request.kind = connection_kind::server;
+    request.to = &to;
+    request.check_role = true;
+    char buffer[8192];
+    const handshake_write written = write_handshake(request, buffer, sizeof buffer);
+    ASSERT_EQ(written.code, edgelock::errc::ok);
+    std::vector<std::string_view> requests;
+    ASSERT_TRUE(split_pipeline(std::string_view(buffer, written.size), requests));
+    ASSERT_EQ(requests.size(), written.plan.count);
+    for (redis_node* node : {&master, &replica}) {
+        node_output out;
+        for (const std::string_view r : requests) node->receive(0, 1, r, 0, 0, out);
+        ASSERT_EQ(out.replies.size(), requests.size());
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const handshake_step step = written.plan.steps[i];
+            const bool refused = static_cast<bool>(check_step(step, out.replies[i].bytes));
+            EXPECT_EQ(refused, node == &replica && step == handshake_step::role) << out.replies[i].bytes;
+        }
+    }
+}
+
+TEST(redis_model_handshake, role_has_redis_7_shape) {
+    redis_node master(0, persistence::none, 0);
+    redis_node r1(1, persistence::none, 0);
+    r1.follow(master, 0);
+    node_output out;
+    master.receive(0, 1, command({"ROLE"}), 0, 0, out);
+    r1.receive(0, 1, command({"ROLE"}), 0, 0, out);
+    redis_node alone(2, persistence::none, 0);
+    alone.receive(0, 1, command({"ROLE"}), 0, 0, out);
+    ASSERT_EQ(out.replies.size(), 3u);
+    EXPECT_EQ(out.replies[2].bytes, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
+    EXPECT_FALSE(check_step(edgelock::session::handshake_step::role, out.replies[2].bytes))
+        << "a master without replicas is a master too";
+    EXPECT_EQ(out.replies[0].bytes, "*3\r\n$6\r\nmaster\r\n:0\r\n*1\r\n*3\r\n$2\r\nn1\r\n$4\r\n6379\r\n$1\r\n0\r\n");
+    EXPECT_EQ(out.replies[1].bytes, "*5\r\n$5\r\nslave\r\n$2\r\nn0\r\n:6379\r\n$9\r\nconnected\r\n:0\r\n");
 }
 
 }  // namespace

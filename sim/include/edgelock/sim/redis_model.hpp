@@ -1,7 +1,12 @@
 // edgelock sim: a Redis server, modelled for exactly what edgelock sends.
 //
-// The model receives the bytes the real lock wrote (a RESP array of bulk strings), parses
-// them with edgelock::parse_reply, and executes:
+// The model receives the bytes the real lock and session wrote (RESP arrays of bulk strings;
+// the world hands it one request at a time, split_pipeline() cutting a write of several apart
+// as Redis's query buffer does), parses them with edgelock::parse_reply, and executes:
+//   PING                                   +PONG (the session's handshake, session/
+//   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
+//   SCRIPT LOAD text                       one of the four scripts: cached, its digest
+//                                          returned; a replica answers all three)
 //   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
 //                                          recognised by digest; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
@@ -23,7 +28,8 @@
 //   the data of the last whole-second fsync: up to one second of writes is lost), always
 //   (nothing acknowledged is lost). Expiry times survive in the persisted data.
 // - The script cache is empty after a (re)start, and replicas never get scripts (effects
-//   replication), so a promoted replica answers NOSCRIPT too.
+//   replication), so a promoted replica answers NOSCRIPT too, until a connection's
+//   handshake loads them.
 // - A replica refuses writes (READONLY).
 #pragma once
 
@@ -66,6 +72,13 @@ struct request_view {
 };
 // Parses one complete request (a RESP array of bulk strings) filling data[0, size).
 bool parse_request(const char* data, std::size_t size, request_view& out) noexcept;
+// Cuts bytes holding complete requests written back to back (a pipelined write, such as the
+// handshake) into one view per request, in order. False when they are not whole requests.
+bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out);
+// ASCII case-insensitive comparison, as Redis matches command and subcommand names.
+bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept;
+// The SHA1 digest of a script, as SCRIPT LOAD answers it (empty for none).
+std::string_view script_digest(script_id id) noexcept;
 // What a request is, for traces and workload points: the script it runs, or none.
 script_id request_script(const request_view& request) noexcept;
 // The same from the raw bytes, cheaply for the forms the lock writes ("*N $7 EVALSHA $40
@@ -143,6 +156,8 @@ private:
 
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                  std::int64_t now_us, node_output& out);
+    bool answer_handshake(const request_view& r, std::string& reply);
+    void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, std::vector<repl_op>& effects);
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,

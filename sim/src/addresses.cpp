@@ -1,0 +1,45 @@
+#include "edgelock/sim/addresses.hpp"
+
+#include "edgelock/assert.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+session::server_address address_of(const std::string& host, std::uint16_t port) {
+    session::server_address out;
+    const session::address_result set = session::set_endpoint(out, host, port);
+    EDGELOCK_ASSERT(set.code == errc::ok);
+    return out;
+}
+
+// "<prefix><digits>" -> the number, or -1.
+int numbered(std::string_view host, char prefix) noexcept {
+    if (host.size() < 2 || host.size() > 3 || host[0] != prefix) return -1;
+    int value = 0;
+    for (std::size_t i = 1; i < host.size(); ++i) {
+        if (host[i] < '0' || host[i] > '9') return -1;
+        value = value * 10 + (host[i] - '0');
+    }
+    return value;
+}
+
+}  // namespace
+
+std::string node_host(std::uint8_t node) { return "n" + std::to_string(node); }
+std::string sentinel_host(std::uint8_t sentinel) { return "s" + std::to_string(sentinel); }
+
+session::server_address node_address(std::uint8_t node) { return address_of(node_host(node), redis_port); }
+
+session::server_address sentinel_address(std::uint8_t sentinel) {
+    return address_of(sentinel_host(sentinel), sentinel_port);
+}
+
+int resolve(const session::server_address& address, std::uint8_t nodes, std::uint8_t sentinels) noexcept {
+    const int node = numbered(address.host.view(), 'n');
+    if (node >= 0 && node < nodes) return address.port == redis_port ? node : no_server;
+    const int sentinel = numbered(address.host.view(), 's');
+    if (sentinel >= 0 && sentinel < sentinels) return address.port == sentinel_port ? nodes + sentinel : no_server;
+    return no_server;
+}
+
+}  // namespace edgelock::sim
