@@ -1,0 +1,43 @@
+// edgelock sim: a Redis Sentinel process, modelled for what a client asks it.
+//
+// In the Sentinel configurations a lock's link does not know the master: it asks a sentinel
+// `SENTINEL get-master-addr-by-name <name>`, connects to the node named and checks with ROLE
+// that it is a master (session/server_link.hpp). This model answers that question (and
+// PING) from its own view of which node is master, as a real sentinel answers from its own
+// state: the node it names may be down, or no longer the master, and the client's link then
+// goes back to the sentinels. Everything else is refused, as Sentinel refuses data commands.
+//
+// The views are set by the world, which plays Sentinel's failover (world::sentinel_promote):
+// for now every sentinel learns of a promotion at the instant it happens, so they agree with
+// each other; a sentinel that lags behind is a fault model of its own, not modelled yet.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace edgelock::sim {
+
+class sentinel_node {
+public:
+    sentinel_node(std::uint8_t id, std::string_view master_name, std::uint8_t master) noexcept;
+
+    // The reply to one request (a RESP array of bulk strings):
+    //   SENTINEL get-master-addr-by-name <name>   [host, port] of the master it believes in,
+    //                                              a nil array for a name it does not monitor
+    //   PING                                       +PONG
+    // anything else an error reply.
+    std::string answer(std::string_view request) const;
+
+    // A failover promoted `node`: this sentinel names it from now on.
+    void believe(std::uint8_t node) noexcept { master_ = node; }
+    std::uint8_t believed_master() const noexcept { return master_; }
+    std::uint8_t id() const noexcept { return id_; }
+
+private:
+    std::uint8_t id_ = 0;
+    std::string master_name_;
+    std::uint8_t master_ = 0;
+};
+
+}  // namespace edgelock::sim

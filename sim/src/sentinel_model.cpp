@@ -1,0 +1,37 @@
+#include "edgelock/sim/sentinel_model.hpp"
+
+#include "edgelock/sim/addresses.hpp"
+#include "edgelock/sim/redis_model.hpp"
+
+namespace edgelock::sim {
+namespace {
+
+void append_bulk(std::string& out, std::string_view text) {
+    out += '$';
+    out += std::to_string(text.size());
+    out += "\r\n";
+    out += text;
+    out += "\r\n";
+}
+
+}  // namespace
+
+sentinel_node::sentinel_node(std::uint8_t id, std::string_view master_name, std::uint8_t master) noexcept
+    : id_(id), master_name_(master_name), master_(master) {}
+
+std::string sentinel_node::answer(std::string_view request) const {
+    request_view r;
+    if (!parse_request(request.data(), request.size(), r)) return "-ERR Protocol error\r\n";
+    if (r.count == 1 && equals_ignoring_case(r.args[0], "PING")) return "+PONG\r\n";
+    if (r.count != 3 || !equals_ignoring_case(r.args[0], "SENTINEL") ||
+        !equals_ignoring_case(r.args[1], "get-master-addr-by-name")) {
+        return "-ERR unknown command\r\n";
+    }
+    if (r.args[2] != master_name_) return "*-1\r\n";  // Sentinel's reply for an unmonitored name
+    std::string out = "*2\r\n";
+    append_bulk(out, node_host(master_));
+    append_bulk(out, std::to_string(redis_port));
+    return out;
+}
+
+}  // namespace edgelock::sim
