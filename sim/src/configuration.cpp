@@ -9,8 +9,8 @@ const std::array<configuration, 7>& configurations() noexcept {
     static const std::array<configuration, 7> all = {{
         {"single", topology::single, 1, 1, false, 0, false},
         {"single+fencing", topology::single, 1, 1, true, 0, false},
-        {"sentinel", topology::sentinel, 1, 3, false, 0, false},
-        {"sentinel+WAIT", topology::sentinel, 1, 3, false, 1, false},
+        {"sentinel", topology::sentinel, 1, 3, false, 0, false, 3},
+        {"sentinel+WAIT", topology::sentinel, 1, 3, false, 1, false, 3},
         {"redlock-5", topology::redlock, 5, 5, false, 0, false},
         {"redlock-5+fencing", topology::redlock, 5, 5, true, 0, false},
         {"redlock-5+delayed-restart", topology::redlock, 5, 5, false, 0, true},

@@ -6,12 +6,14 @@
 
 namespace edgelock::sim {
 
-void network::init(std::uint8_t clients, std::uint8_t nodes, const world_params& params,
+void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels, const world_params& params,
                    std::uint64_t seed) {
     EDGELOCK_ASSERT(clients <= clients_max);
     EDGELOCK_ASSERT(nodes <= nodes_max);
+    EDGELOCK_ASSERT(sentinels <= sentinel_processes_max);
     clients_ = clients;
     nodes_ = nodes;
+    sentinels_ = sentinels;
     tail_per_million_ = params.tail_per_million;
     tail_us_max_ = params.tail_ms_max * 1000;
     const std::size_t count = static_cast<std::size_t>(endpoint_count()) * endpoint_count();
@@ -25,7 +27,7 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, const world_params&
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
                                    : l.jitter.between(params.link_us_min, params.link_us_max);
     }
-    connections_.assign(static_cast<std::size_t>(clients) * nodes, connection{});
+    connections_.assign(static_cast<std::size_t>(clients) * servers(), connection{});
 }
 
 std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
@@ -54,13 +56,13 @@ std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexc
     return links_[link_id(from, to)].latency_us;
 }
 
-network::connection& network::conn(std::uint8_t client, std::uint8_t node) noexcept {
-    EDGELOCK_ASSERT(client < clients_ && node < nodes_);
-    return connections_[static_cast<std::size_t>(client) * nodes_ + node];
+network::connection& network::conn(std::uint8_t client, std::uint8_t server) noexcept {
+    EDGELOCK_ASSERT(client < clients_ && server < servers());
+    return connections_[static_cast<std::size_t>(client) * servers() + server];
 }
 
-std::uint32_t network::open(std::uint8_t client, std::uint8_t node) noexcept {
-    connection& c = conn(client, node);
+std::uint32_t network::open(std::uint8_t client, std::uint8_t server) noexcept {
+    connection& c = conn(client, server);
     c.epoch = next_epoch_++;
     c.open = true;
     return c.epoch;

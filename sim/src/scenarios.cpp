@@ -229,14 +229,15 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
                                      3 * ttl, 0));
             break;
         case scenario_id::s8:
-            // A reset is noticed at once, so the release is queued again and retried on the
-            // next connection, after another client took the lock; the lost renewal reply is
-            // silent and noticed by the timeout.
+            // The lost release reply is silent: noticed by the reply timeout, so the release is
+            // queued again and retried on the next connection after another client took the
+            // lock (after a reset the session reconnects at once, and the retry would beat the
+            // next holder). The lost renewal reply comes with a reset: renewed again at once.
             s.push_back(client_fault(fault_kind::drop_reply, 0, at_point(0, point::release_called, 1, 0),
                                      bit(0), 0, 0));
-            s.back().reset = true;
             s.push_back(client_fault(fault_kind::drop_reply, 1, at_point(1, point::renew_sent, 1, 0),
                                      bit(0), 0, 0));
+            s.back().reset = true;
             break;
     }
     return s;

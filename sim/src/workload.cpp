@@ -6,6 +6,7 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
+#include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
 
 namespace edgelock::sim {
@@ -15,6 +16,11 @@ constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
 // Rounds of "drain events, write requests" one call may take; each round either makes
 // progress or ends the loop, and the lock's queues are bounded, so a few suffice.
 constexpr int pump_rounds_max = 16;
+// Rounds of "close, connect again" one settle may take: a sentinel that fails at once is
+// followed by the next at once, and after every sentinel failed once the link waits.
+constexpr std::size_t settle_rounds_max = session::sentinels_max + 2;
+// Reply nodes the client parses a reply into: ROLE with two replicas takes 12.
+constexpr std::size_t reply_nodes_max = 32;
 
 const char* event_name(event_type t) {
     switch (t) {
@@ -27,6 +33,17 @@ const char* event_name(event_type t) {
 }
 
 std::string number(std::int64_t value) { return std::to_string(value); }
+
+// The link timing the world's parameters give; the session's bounds must accept it.
+session::timing link_timing(const world_params& p) {
+    session::timing t;
+    t.connect_timeout_ms = p.connect_timeout_ms;
+    t.command_timeout_ms = p.io_timeout_ms;
+    t.reconnect_delay_ms_min = p.reconnect_ms_min;
+    t.reconnect_delay_ms_max = p.reconnect_ms_max;
+    EDGELOCK_ASSERT(session::check_timing(t) == errc::ok);
+    return t;
+}
 
 }  // namespace
 
@@ -57,6 +74,31 @@ client::client(world& w, std::uint8_t id, const lock_config& config, const proce
       rng_(rng), behaviour_(b) {
     const errc code = lock_.configure(config);
     EDGELOCK_ASSERT(code == errc::ok);
+    setup_links();
+}
+
+// As the transports set up their links: each instance's node, or (Sentinel) the sentinels
+// and the name of the master they monitor. Each link's reconnect jitter is seeded from the
+// client's generator, so a run replays from its seed.
+void client::setup_links() {
+    const configuration& config = world_.config();
+    session::link_setup s;
+    s.times = link_timing(world_.params());
+    if (config.sentinels > 0) {
+        for (std::uint8_t j = 0; j < config.sentinels; ++j) sentinels_[j] = sentinel_address(j);
+        s.sentinels = sentinels_.data();
+        s.sentinel_count = config.sentinels;
+        s.master_name = monitored_master_name;
+        s.master = &master_;
+    }
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (config.sentinels == 0) {
+            servers_[i] = node_address(i);  // without Sentinel, instance i is node i
+            s.server = &servers_[i];
+        }
+        s.seed = rng_.next();
+        links_[i].setup(world_, id_, i, s);
+    }
 }
 
 std::int64_t client::now_us() const noexcept { return world_.now_us(); }
@@ -74,31 +116,23 @@ void client::anomaly(const char* what, errc code) {
 // ---- entry points -------------------------------------------------------------------------
 
 void client::start(std::int64_t first_job_ms) {
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        connection& c = conns_[i];
-        std::uint8_t node = 0;
-        const world::connect_outcome outcome = world_.try_connect(id_, i, node);
-        EDGELOCK_ASSERT(outcome == world::connect_outcome::ok);
-        c.node = node;
-        c.epoch = world_.open_connection(id_, node);
-        c.st = connection::state::up;
-    }
+    for (std::uint8_t i = 0; i < instances_; ++i) settle(i);
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
 }
 
-void client::on_reply(std::uint8_t node, std::uint32_t epoch, std::string&& bytes) {
+void client::on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes) {
     if (paused()) {
         delivery d;
-        d.node = node;
+        d.server = server;
         d.m.kind = message_kind::reply;
         d.m.epoch = epoch;
         d.m.bytes = std::move(bytes);
         inbox_.push_back(std::move(d));
         return;
     }
-    handle_reply(node, epoch, bytes);
+    handle_reply(server, epoch, bytes);
     pump();
     reschedule();
     observe();
@@ -166,7 +200,7 @@ void client::on_resume() {
         delivery d = std::move(inbox_.front());
         inbox_.pop_front();
         if (d.m.kind == message_kind::reply) {
-            handle_reply(d.node, d.m.epoch, d.m.bytes);
+            handle_reply(d.server, d.m.epoch, d.m.bytes);
         } else {
             handle_resource_reply(d.m);
         }
@@ -175,13 +209,8 @@ void client::on_resume() {
     run();
 }
 
-void client::connection_reset(std::uint8_t node, std::uint32_t epoch, std::int64_t at_us) {
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        connection& c = conns_[i];
-        if (c.st != connection::state::up || c.node != node || c.epoch != epoch) continue;
-        c.reset_at_us = at_us;
-        c.reset_epoch = epoch;
-    }
+void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
+    for (std::uint8_t i = 0; i < instances_; ++i) links_[i].reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
 
@@ -207,7 +236,7 @@ void client::finish(std::int64_t end_us) {
 // schedule, not after the lock has been told the time, and held() must be right then too.
 void client::run() {
     if (paused()) return;
-    service_connections();
+    service_links();
     if (paused()) return;
     run_job_timer();
     if (paused()) return;
@@ -233,14 +262,16 @@ void client::drain() {
     while (!paused() && lock_.poll_event(e)) react(e);
 }
 
+// Writes the lock's queued requests on every link that accepts them: ready, or handshaking
+// with the server itself (pipelined behind the handshake, as the blocking client does).
 bool client::send_requests() {
     bool sent_any = false;
     bool sent_acquire = false;
     bool sent_renew = false;
     std::array<char, request_bytes_max> buffer{};
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        connection& c = conns_[i];
-        while (c.st == connection::state::up && lock_.has_request(i)) {
+        instance_link& l = links_[i];
+        while (l.accepts_requests() && lock_.has_request(i)) {
             const write_result w = lock_.write_request(i, buffer.data(), buffer.size());
             if (w.code != errc::ok) {
                 anomaly("write_request", w.code);
@@ -258,8 +289,7 @@ bool client::send_requests() {
                 writer.bulk(lock_name_);
                 bytes.assign(del.data(), writer.size());
             }
-            c.sent_ms.push_back(now_ms());
-            world_.send_request(id_, c.node, c.epoch, std::move(bytes));
+            l.write(std::move(bytes), now_ms());
             sent_any = true;
         }
     }
@@ -271,18 +301,13 @@ bool client::send_requests() {
 void client::reschedule() {
     if (paused()) return;
     const std::int64_t now = now_us();
+    const std::int64_t local_now = now_ms();
     // Every deadline but a reset's is on the monotonic clock: take the earliest, convert once.
     std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
     std::int64_t wake = never_us;
-    const std::int64_t io_timeout = world_.params().io_timeout_ms;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        const connection& c = conns_[i];
-        if (c.st != connection::state::up) {
-            local_ms = std::min(local_ms, c.due_ms);
-            continue;
-        }
-        if (c.reset_at_us >= 0 && c.reset_epoch == c.epoch) wake = std::min(wake, c.reset_at_us);
-        if (!c.sent_ms.empty()) local_ms = std::min(local_ms, c.sent_ms.front() + io_timeout);
+        local_ms = std::min(local_ms, links_[i].wake_ms(local_now));
+        if (links_[i].reset_at_us() >= 0) wake = std::min(wake, links_[i].reset_at_us());
     }
     if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
@@ -292,80 +317,61 @@ void client::reschedule() {
     world_.schedule_client(id_, wake, ++timer_generation_);
 }
 
-// ---- connections --------------------------------------------------------------------------
+// ---- links --------------------------------------------------------------------------------
 
-void client::service_connections() {
-    const std::int64_t now = now_ms();
+// Each link's due work: a reset that arrived, a connect that completed, its timeouts.
+void client::service_links() {
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        connection& c = conns_[i];
-        switch (c.st) {
-            case connection::state::up:
-                if (c.reset_at_us >= 0 && c.reset_epoch == c.epoch && now_us() >= c.reset_at_us) {
-                    fail_connection(i, "reset");
-                } else if (!c.sent_ms.empty() && now >= c.sent_ms.front() + world_.params().io_timeout_ms) {
-                    fail_connection(i, "timeout");
-                }
-                break;
-            case connection::state::down:
-                if (now < c.due_ms) break;
-                c.st = connection::state::connecting;
-                c.due_ms = now + 1 + world_.connect_us(id_, c.node) / 1000;
-                break;
-            case connection::state::connecting: {
-                if (now < c.due_ms) break;
-                std::uint8_t node = 0;
-                const world::connect_outcome outcome = world_.try_connect(id_, i, node);
-                const std::int64_t backoff =
-                    rng_.between(world_.params().reconnect_ms_min, world_.params().reconnect_ms_max);
-                if (outcome == world::connect_outcome::ok) {
-                    c.st = connection::state::up;
-                    c.node = node;
-                    c.epoch = world_.open_connection(id_, node);
-                    c.reset_at_us = -1;
-                    world_.note_client(id_, "connected to n" + number(node) + " (instance " + number(i) + ")");
-                } else {
-                    c.st = connection::state::down;
-                    c.due_ms = now + backoff +
-                               (outcome == world::connect_outcome::timeout ? world_.params().connect_timeout_ms : 0);
-                }
-                break;
-            }
-        }
+        links_[i].on_timer(now_ms(), now_us());
+        settle(i);
         if (paused()) return;
     }
 }
 
-void client::fail_connection(std::uint8_t instance, const char* why) {
-    connection& c = conns_[instance];
-    world_.close_connection(id_, c.node, c.epoch);
-    c.st = connection::state::down;
-    c.sent_ms.clear();
-    c.reset_at_us = -1;
-    c.due_ms = now_ms() + rng_.between(world_.params().reconnect_ms_min, world_.params().reconnect_ms_max);
-    world_.note_client(id_, std::string("connection to n") + number(c.node) + " failed (" + why + ")");
-    const errc code = lock_.on_io_error(instance, now_ms());
-    if (code != errc::ok) anomaly("on_io_error", code);
-    drain();
+// What a transport does after every call into a link (link_socket::settle, hiredis_lock's
+// closed()): a closing link's connection is closed and the lock hears of it, unless the
+// link only moved on (a sentinel named the master, or failed with another one left to ask,
+// and nothing of the lock's was in flight); an idle link connects again once it may.
+void client::settle(std::uint8_t instance) {
+    instance_link& l = links_[instance];
+    for (std::size_t round = 0; round < settle_rounds_max; ++round) {
+        if (l.state() == session::link_state::closing) {
+            std::size_t dropped = 0;
+            const session::link_closed closed = l.close(now_ms(), dropped);
+            const bool moved_on = !closed.was_ready && dropped == 0 && l.link().may_start(now_ms());
+            if (!moved_on) {
+                drain();  // events a pause left behind first: on_io_error refuses while they wait
+                const errc code = lock_.on_io_error(instance, now_ms());
+                if (code != errc::ok) anomaly("on_io_error", code);
+                drain();
+            }
+        }
+        if (paused() || !l.start(now_ms())) return;
+    }
 }
 
-void client::handle_reply(std::uint8_t node, std::uint32_t epoch, const std::string& bytes) {
+void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes) {
     std::uint8_t instance = instances_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        const connection& c = conns_[i];
-        if (c.st == connection::state::up && c.node == node && c.epoch == epoch) instance = i;
+        if (links_[i].carries(server, epoch)) instance = i;
     }
     if (instance == instances_) return;  // a reply on a connection given up already
-    connection& c = conns_[instance];
-    std::array<reply_node, 8> nodes{};
+    instance_link& l = links_[instance];
+    std::array<reply_node, reply_nodes_max> nodes{};
     const parse_result parsed = parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
     if (parsed.code != errc::ok || parsed.consumed != bytes.size()) {
         anomaly("parse_reply", parsed.code);
-        return;
+        l.on_garbage(parsed.code == errc::ok ? errc::protocol_error : parsed.code, now_ms());
+    } else {
+        const session::link_reply routed = l.on_reply(nodes.data(), parsed.nodes, now_ms());
+        if (routed.what == session::link_reply::kind::answer) {
+            const errc code = lock_.on_reply(instance, nodes[0], now_ms());
+            if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
+            drain();
+        }
     }
-    if (!c.sent_ms.empty()) c.sent_ms.pop_front();
-    const errc code = lock_.on_reply(instance, nodes[0], now_ms());
-    if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
-    drain();
+    // A pause the answer led to leaves a closing link for the resume (run() settles it).
+    if (!paused()) settle(instance);
 }
 
 // ---- the job ------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 #include "edgelock/sim/world.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <limits>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/resp_reader.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -78,6 +80,9 @@ std::string describe_request(std::string_view bytes) {
     if (id != script_id::none) {
         return std::string(to_string(id)) + " (" + std::string(r.args[0]) + ")";
     }
+    if (r.count == 3 && equals_ignoring_case(r.args[0], "SCRIPT")) {
+        return "SCRIPT LOAD " + std::string(to_string(script_by_text(r.args[2])));  // not the script's text
+    }
     std::string out;
     for (std::size_t i = 0; i < r.count; ++i) {
         if (i > 0) out += ' ';
@@ -86,10 +91,30 @@ std::string describe_request(std::string_view bytes) {
     return out;
 }
 
+// One reply node and its elements, on one line: +PONG, :1, nil, "text", [..., ...].
+std::string render_reply(const reply_node* nodes, std::size_t count, std::size_t& at) {
+    const reply_node& n = nodes[at++];
+    switch (n.type) {
+        case reply_type::simple_string: return "+" + std::string(n.text);
+        case reply_type::error: return "-" + std::string(n.text);
+        case reply_type::integer: return ":" + std::to_string(n.integer);
+        case reply_type::nil: return "nil";
+        case reply_type::bulk_string: return "\"" + std::string(n.text) + "\"";
+        case reply_type::array: break;
+    }
+    std::string out = "[";
+    for (std::uint32_t i = 0; i < n.elements && at < count; ++i) out += (i > 0 ? ", " : "") + render_reply(nodes, count, at);
+    return out + "]";
+}
+
 std::string describe_reply(std::string_view bytes) {
-    std::string out(bytes.substr(0, std::min<std::size_t>(bytes.size(), 60)));
-    while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-    return out == "$-1" ? "nil" : out;
+    std::array<reply_node, 32> nodes{};
+    const parse_result parsed = parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
+    if (parsed.code != errc::ok) return "(unparsable reply)";
+    std::size_t at = 0;
+    std::string out = render_reply(nodes.data(), parsed.nodes, at);
+    if (out.size() > 80) out = out.substr(0, 77) + "...";
+    return out;
 }
 
 }  // namespace
@@ -115,7 +140,8 @@ world::world(const run_spec& spec)
     : spec_(spec), config_(*spec.config), params_(spec.params), rng_(prng::stream(spec.seed, 1)) {
     EDGELOCK_ASSERT(params_.clients >= 1 && params_.clients <= clients_max);
     EDGELOCK_ASSERT(config_.nodes >= 1 && config_.nodes <= nodes_max);
-    net_.init(params_.clients, config_.nodes, params_, spec.seed);
+    EDGELOCK_ASSERT(config_.sentinels <= sentinel_processes_max);
+    net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
     resource_ = fenced_resource(params_.stock);
     history_.fencing = config_.fencing;
     fired_.assign(spec.faults.size(), false);
@@ -136,6 +162,7 @@ world::world(const run_spec& spec)
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
     }
+    for (std::uint8_t j = 0; j < config_.sentinels; ++j) sentinels_.emplace_back(j, monitored_master_name, 0);
 
     lock_config lc;
     lc.name = lock_name;
@@ -261,34 +288,59 @@ void world::deliver(std::size_t link) {
     }
 }
 
-void world::deliver_request(std::uint8_t client, std::uint8_t node, message&& m) {
-    const network::connection& conn = net_.conn(client, node);
-    if (!conn.open || conn.epoch != m.epoch || !nodes_[node].up()) return;
+// A write may hold several requests (the handshake is pipelined in one); Redis executes each
+// complete command of its query buffer in turn, and so does the node, queueing those behind
+// a WAIT that blocks.
+std::vector<std::string_view>& world::split(std::string_view bytes) {
+    pipeline_.clear();
+    if (!split_pipeline(bytes, pipeline_)) {
+        pipeline_.clear();
+        pipeline_.push_back(bytes);  // executed as one: the node answers a protocol error
+    }
+    return pipeline_;
+}
+
+void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& m) {
+    const network::connection& conn = net_.conn(client, server);
+    if (!conn.open || conn.epoch != m.epoch) return;
+    if (!net_.is_node_server(server)) {
+        deliver_sentinel_request(client, server, std::move(m));
+        return;
+    }
+    const std::uint8_t node = server;
+    if (!nodes_[node].up()) return;
     if (partitioned(client, node)) {
         break_connection(client, node, false, "partition");
         return;
     }
-    nodes_[node].receive(client, m.epoch, m.bytes, node_wall_ms(node), now_us_, out_);
-    if (recording()) {
-        std::string text = "c" + std::to_string(client) + " " + describe_request(m.bytes);
-        if (!out_.replies.empty() && out_.replies.front().client == client) {
-            text += " -> " + describe_reply(out_.replies.front().bytes);
-        } else {
-            text += " (blocked)";
+    for (const std::string_view request : split(m.bytes)) {
+        const std::size_t replies_before = out_.replies.size();
+        nodes_[node].receive(client, m.epoch, request, node_wall_ms(node), now_us_, out_);
+        if (recording()) {
+            const bool answered = out_.replies.size() > replies_before;
+            note_request(node, client, request, answered ? &out_.replies[replies_before].bytes : nullptr);
         }
-        note_node(node, text);
     }
     flush(node);
 }
 
-void world::deliver_reply(std::uint8_t node, std::uint8_t client, message&& m) {
-    const network::connection& conn = net_.conn(client, node);
+void world::deliver_sentinel_request(std::uint8_t client, std::uint8_t server, message&& m) {
+    const sentinel_node& sentinel = sentinels_[server - config_.nodes];
+    for (const std::string_view request : split(m.bytes)) {
+        std::string reply = sentinel.answer(request);
+        if (recording()) note_request(server, client, request, &reply);
+        send_reply(server, client, m.epoch, std::move(reply));
+    }
+}
+
+void world::deliver_reply(std::uint8_t server, std::uint8_t client, message&& m) {
+    const network::connection& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != m.epoch) return;
-    if (partitioned(client, node)) {
-        break_connection(client, node, false, "partition");
+    if (partitioned(client, server)) {
+        break_connection(client, server, false, "partition");
         return;
     }
-    clients_[client]->on_reply(node, m.epoch, std::move(m.bytes));
+    clients_[client]->on_reply(server, m.epoch, std::move(m.bytes));
 }
 
 void world::deliver_resource_request(std::uint8_t client, message&& m) {
@@ -376,76 +428,90 @@ void world::replicate(std::uint8_t master) {
     }
 }
 
-void world::send_reply(std::uint8_t node, std::uint8_t client, std::uint32_t epoch,
+void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch,
                        std::string&& bytes) {
-    const network::connection& conn = net_.conn(client, node);
+    const network::connection& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;
-    if (partitioned(client, node)) {
-        break_connection(client, node, false, "partition");
+    if (partitioned(client, server)) {
+        break_connection(client, server, false, "partition");
         return;
     }
-    bool reset = false;
-    for (active_fault& a : active_) {
-        const fault& f = spec_.faults[a.index];
-        if (f.kind != fault_kind::drop_reply || f.target != client || a.remaining == 0 ||
-            ((f.nodes >> node) & 1u) == 0) {
-            continue;
-        }
-        --a.remaining;
-        break_connection(client, node, f.reset, "reply lost");
-        return;
-    }
-    if (lose_message(client, node, reset)) {
-        break_connection(client, node, reset, "reply lost");
-        return;
-    }
+    if (reply_lost(server, client)) return;
     mix(hash_bytes(bytes));
     message m;
     m.kind = message_kind::reply;
     m.epoch = epoch;
     m.bytes = std::move(bytes);
-    const std::uint8_t from = net_.node_endpoint(node);
-    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, link_extra_us(client, node, false));
+    const std::uint8_t from = net_.server_endpoint(server);
+    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, link_extra_us(client, server, false));
     events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, client)));
+}
+
+// drop_reply and loss faults on the way back: the reply is lost and its connection broken.
+bool world::reply_lost(std::uint8_t server, std::uint8_t client) {
+    if (!net_.is_node_server(server)) return false;
+    for (active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind != fault_kind::drop_reply || f.target != client || a.remaining == 0 ||
+            ((f.nodes >> server) & 1u) == 0) {
+            continue;
+        }
+        --a.remaining;
+        break_connection(client, server, f.reset, "reply lost");
+        return true;
+    }
+    bool reset = false;
+    if (lose_message(client, server, reset)) {
+        break_connection(client, server, reset, "reply lost");
+        return true;
+    }
+    return false;
 }
 
 // ---- for the clients ------------------------------------------------------------------------
 
-world::connect_outcome world::try_connect(std::uint8_t client, std::uint8_t instance,
-                                          std::uint8_t& node) {
-    node = config_.layout == topology::sentinel ? static_cast<std::uint8_t>(current_master_) : instance;
-    if (!nodes_[node].up()) return connect_outcome::refused;
-    if (partitioned(client, node)) return connect_outcome::timeout;
+int world::resolve(const session::server_address& address) const noexcept {
+    return sim::resolve(address, config_.nodes, config_.sentinels);
+}
+
+world::connect_outcome world::try_connect(std::uint8_t client, const session::server_address& to,
+                                          std::uint8_t& server) {
+    const int found = resolve(to);
+    if (found == no_server) return connect_outcome::unknown_host;
+    server = static_cast<std::uint8_t>(found);
+    if (!net_.is_node_server(server)) return connect_outcome::ok;  // sentinels never fail (yet)
+    if (!nodes_[server].up()) return connect_outcome::refused;
+    if (partitioned(client, server)) return connect_outcome::timeout;
     return connect_outcome::ok;
 }
 
-std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t node) {
-    return net_.open(client, node);
+std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t server) {
+    return net_.open(client, server);
 }
 
-void world::close_connection(std::uint8_t client, std::uint8_t node, std::uint32_t epoch) {
-    network::connection& conn = net_.conn(client, node);
+void world::close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch) {
+    network::connection& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;
     conn.open = false;
-    nodes_[node].drop_connection(client);
+    if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
 }
 
-std::int64_t world::connect_us(std::uint8_t client, std::uint8_t node) const noexcept {
-    return net_.latency_us(client, net_.node_endpoint(node)) +
-           net_.latency_us(net_.node_endpoint(node), client);
+std::int64_t world::connect_us(std::uint8_t client, std::uint8_t server) const noexcept {
+    return net_.latency_us(client, net_.server_endpoint(server)) +
+           net_.latency_us(net_.server_endpoint(server), client);
 }
 
-void world::send_request(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
                          std::string&& bytes) {
-    const network::connection& conn = net_.conn(client, node);
+    const network::connection& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;  // written to a dead connection
-    if (partitioned(client, node)) {
-        break_connection(client, node, false, "partition");
+    if (partitioned(client, server)) {
+        break_connection(client, server, false, "partition");
         return;
     }
     bool reset = false;
-    if (lose_message(client, node, reset)) {
-        break_connection(client, node, reset, "request lost");
+    if (lose_message(client, server, reset)) {
+        break_connection(client, server, reset, "request lost");
         return;
     }
     mix(hash_bytes(bytes));
@@ -453,8 +519,8 @@ void world::send_request(std::uint8_t client, std::uint8_t node, std::uint32_t e
     m.kind = message_kind::request;
     m.epoch = epoch;
     m.bytes = std::move(bytes);
-    const std::uint8_t to = net_.node_endpoint(node);
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, node, false));
+    const std::uint8_t to = net_.server_endpoint(server);
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, server, false));
     events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
 }
 
@@ -580,10 +646,11 @@ void world::heal_at(std::int64_t end_us) {
     end_us_ = std::max(end_us_, heal_us_ + params_.liveness_window_ms * 1000);
 }
 
-bool world::partitioned(std::uint8_t client, std::uint8_t node) const noexcept {
+bool world::partitioned(std::uint8_t client, std::uint8_t server) const noexcept {
+    if (!net_.is_node_server(server)) return false;
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
-        if (f.kind == fault_kind::partition && f.target == client && ((f.nodes >> node) & 1u) != 0 &&
+        if (f.kind == fault_kind::partition && f.target == client && ((f.nodes >> server) & 1u) != 0 &&
             now_us_ >= a.start_us && now_us_ < a.end_us) {
             return true;
         }
@@ -591,10 +658,11 @@ bool world::partitioned(std::uint8_t client, std::uint8_t node) const noexcept {
     return false;
 }
 
-bool world::lose_message(std::uint8_t client, std::uint8_t node, bool& reset) {
+bool world::lose_message(std::uint8_t client, std::uint8_t server, bool& reset) {
+    if (!net_.is_node_server(server)) return false;
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
-        if (f.kind != fault_kind::loss || f.target != client || ((f.nodes >> node) & 1u) == 0 ||
+        if (f.kind != fault_kind::loss || f.target != client || ((f.nodes >> server) & 1u) == 0 ||
             now_us_ < a.start_us || now_us_ >= a.end_us) {
             continue;
         }
@@ -607,7 +675,8 @@ bool world::lose_message(std::uint8_t client, std::uint8_t node, bool& reset) {
     return false;
 }
 
-std::int64_t world::link_extra_us(std::uint8_t client, std::uint8_t node, bool resource) const noexcept {
+std::int64_t world::link_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept {
+    if (!resource && !net_.is_node_server(server)) return 0;
     std::int64_t extra = 0;
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
@@ -615,7 +684,7 @@ std::int64_t world::link_extra_us(std::uint8_t client, std::uint8_t node, bool r
             now_us_ >= a.end_us) {
             continue;
         }
-        if (resource ? f.resource : ((f.nodes >> node) & 1u) != 0) extra += std::max<std::int64_t>(0, f.amount) * 1000;
+        if (resource ? f.resource : ((f.nodes >> server) & 1u) != 0) extra += std::max<std::int64_t>(0, f.amount) * 1000;
     }
     return extra;
 }
@@ -632,18 +701,18 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
     return extra;
 }
 
-void world::break_connection(std::uint8_t client, std::uint8_t node, bool reset, const char* why) {
-    network::connection& conn = net_.conn(client, node);
+void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why) {
+    network::connection& conn = net_.conn(client, server);
     if (!conn.open) return;
     conn.open = false;
-    nodes_[node].drop_connection(client);
-    mix(0xb0000000u + client * 16u + node);
+    if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
+    mix(0xb0000000u + client * 16u + server);
     if (reset) {
-        const std::int64_t at = now_us_ + net_.latency_us(net_.node_endpoint(node), client);
-        clients_[client]->connection_reset(node, conn.epoch, at);
+        const std::int64_t at = now_us_ + net_.latency_us(net_.server_endpoint(server), client);
+        clients_[client]->connection_reset(server, conn.epoch, at);
     }
     if (recording()) {
-        note_client(client, format("connection to n%u broken: %s%s", unsigned{node}, why,
+        note_client(client, format("connection to %s broken: %s%s", server_name(server).c_str(), why,
                                    reset ? " (reset)" : " (silent)"));
     }
 }
@@ -713,6 +782,7 @@ void world::sentinel_promote(std::uint8_t node) {
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
     promoted.promote();
     current_master_ = best;
+    for (sentinel_node& sentinel : sentinels_) sentinel.believe(promoted.id());
     for (std::uint8_t r = 0; r < config_.nodes; ++r) {
         if (r != best && nodes_[r].up() && nodes_[r].master_id() == node) nodes_[r].follow(promoted, now_us_);
     }
@@ -805,6 +875,22 @@ void world::note(const std::string& lane, const process_clocks* clocks, const st
 
 void world::note_client(std::uint8_t client, const std::string& text) {
     note("c" + std::to_string(client), &clients_[client]->clocks(), text);
+}
+
+std::string world::server_name(std::uint8_t server) const {
+    return net_.is_node_server(server) ? node_host(server) : sentinel_host(static_cast<std::uint8_t>(server - config_.nodes));
+}
+
+// "c0 PING -> +PONG" in the server's lane (a node's with its wall clock); "(blocked)" for a
+// request that waits behind a WAIT.
+void world::note_request(std::uint8_t server, std::uint8_t client, std::string_view request, const std::string* reply) {
+    std::string text = "c" + std::to_string(client) + " " + describe_request(request);
+    text += reply != nullptr ? " -> " + describe_reply(*reply) : std::string(" (blocked)");
+    if (net_.is_node_server(server)) {
+        note_node(server, text);
+    } else {
+        note(server_name(server), nullptr, text);
+    }
 }
 
 void world::note_node(std::uint8_t node, const std::string& text) {

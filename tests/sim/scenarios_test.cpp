@@ -55,18 +55,21 @@ TEST_P(known_unsafe, the_scripted_run_shows_the_violation) {
     EXPECT_EQ(result.anomalies, 0u) << replay_command(r);
 }
 
-TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) {
-    const cell c = GetParam();
+void expect_found_in_random_runs(const cell& c) {
     const scenario_info* s = find_scenario(c.scenario);
     for (std::size_t i = 0; i < seeds_to_find_max; ++i) {
         const run_request r = request_for(c.scenario, c.config, run_mode::random,
                                           cell_seed(base_seed, s->id, config_index(c.config), i));
         if (!run(make_spec(r)).checks.ok(c.check)) {
-            RecordProperty("found_at", static_cast<int>(i));
+            ::testing::Test::RecordProperty("found_at", static_cast<int>(i));
             return;
         }
     }
     ADD_FAILURE() << "no " << to_string(c.check) << " violation in " << seeds_to_find_max << " seeds";
+}
+
+TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) {
+    expect_found_in_random_runs(GetParam());
 }
 
 // The unsafe cells the issue and DESIGN.md name, and the ones that follow from them.
@@ -79,8 +82,21 @@ INSTANTIATE_TEST_SUITE_P(
                       cell{"S5", "sentinel", check_kind::overlap},
                       cell{"S5", "single+fencing", check_kind::order},
                       cell{"S6", "sentinel", check_kind::overlap},
-                      cell{"S6", "single+fencing", check_kind::order},
                       cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap}));
+
+// Unsafe cells only the random family shows. S6 on a single node is a crash 2 s long: the
+// waiting clients' acquires that timed out unwritten stay queued in their locks, which write
+// them (each with its cleanup release) on the next connection, so the restarted fence counter
+// is already past the lost token when the next holder takes it. Shorter outages, or a crash
+// when fewer clients wait, show the counter going back (S5 shows it in its scripted run).
+class known_unsafe_in_random_runs : public ::testing::TestWithParam<cell> {};
+
+TEST_P(known_unsafe_in_random_runs, random_schedules_find_it_within_a_bounded_number_of_seeds) {
+    expect_found_in_random_runs(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(sim, known_unsafe_in_random_runs,
+                         ::testing::Values(cell{"S6", "single+fencing", check_kind::order}));
 
 struct safe_cell {
     const char* scenario;

@@ -80,4 +80,32 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
     }
 }
 
+// Sentinel: the clients know only the sentinels' addresses. Each link asks one for the
+// master and connects to the node it names; after the failover the sentinels name the
+// promoted replica, and the clients hold the lock there.
+TEST(world_run, sentinel_clients_find_the_master_through_the_sentinels) {
+    run_request request;
+    request.scenario = find_scenario("S6");
+    request.config = find_configuration("sentinel");
+    request.seed = 1;
+    run_spec spec = make_spec(request);
+    spec.record = true;
+    const run_result r = run(spec);
+    EXPECT_EQ(r.anomalies, 0u);
+    std::int64_t promoted_us = -1;
+    std::string promoted;
+    for (const world_mark& m : r.marks) {
+        if (m.what != world_mark::kind::promote) continue;
+        promoted_us = m.start_us;
+        promoted = "n" + std::to_string(m.target);
+    }
+    ASSERT_GE(promoted_us, 0) << "the scripted crash of the master is failed over";
+    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"n0\""), std::string::npos);
+    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"" + promoted + "\""), std::string::npos);
+    EXPECT_NE(r.timeline.find("connected to " + promoted + ":6379"), std::string::npos);
+    std::size_t holds_after = 0;
+    for (const hold_record& h : r.past.holds) holds_after += h.start_us > promoted_us ? 1 : 0;
+    EXPECT_GE(holds_after, 2u) << "the lock is taken on the promoted master";
+}
+
 }  // namespace

@@ -20,10 +20,14 @@ namespace edgelock::sim {
 // Capacities of the simulated world (the containers are sized from them).
 inline constexpr std::size_t clients_max = 4;
 inline constexpr std::size_t nodes_max = 5;
+inline constexpr std::size_t sentinel_processes_max = 3;
+// Everything a client may connect to: the Redis nodes, then the sentinels (addresses.hpp).
+inline constexpr std::size_t servers_max = nodes_max + sentinel_processes_max;
 
 enum class topology : std::uint8_t {
     single,    // one master, no replica
-    sentinel,  // one master and two asynchronous replicas, Sentinel fails over on a crash
+    sentinel,  // one master and two asynchronous replicas, Sentinel fails over on a crash; the
+               // lock asks the sentinels where the master is
     redlock,   // independent masters, a lock needs a majority of them
 };
 
@@ -35,6 +39,7 @@ struct configuration {
     bool fencing = false;               // fence tokens, and the resource checks them
     std::uint8_t replicas_to_wait = 0;  // lock_config::replicas_to_wait (WAIT)
     bool delayed_restart = false;       // crashed nodes stay down longer than any lease
+    std::uint8_t sentinels = 0;         // Sentinel processes the lock asks for the master
 };
 
 // The seven configurations of the safety matrix, in matrix order.
@@ -59,10 +64,13 @@ struct world_params {
     std::int64_t work_ms_min = 400;          // time between the read and the write of a job
     std::int64_t work_ms_max = 400;
     std::int64_t job_timeout_ms = 500;       // a resource request unanswered this long is given up
-    std::int64_t io_timeout_ms = 150;        // an unanswered Redis request this old: connection dead
-    std::int64_t reconnect_ms_min = 10;      // wait before reconnecting after a failure
+    std::int64_t io_timeout_ms = 150;        // the session's command timeout: a reply this late drops the connection
+    // The session's reconnect delay (session/reconnect.hpp): full jitter below a cap that
+    // starts at reconnect_ms_min and doubles with each failed attempt up to reconnect_ms_max.
+    // A connection that was up is made again at once, as in the real clients.
+    std::int64_t reconnect_ms_min = 10;
     std::int64_t reconnect_ms_max = 40;
-    std::int64_t connect_timeout_ms = 100;   // a connect that gets no answer fails after this
+    std::int64_t connect_timeout_ms = 100;   // connect and handshake of one attempt (or one sentinel's answer)
     std::int64_t link_us_min = 200;          // one-way latency of a link, drawn once per link
     std::int64_t link_us_max = 1000;
     std::uint32_t tail_per_million = 20'000; // chance a message meets a long-tail delay

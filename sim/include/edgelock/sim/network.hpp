@@ -1,15 +1,16 @@
 // edgelock sim: the simulated network.
 //
-// Endpoints are the clients, the Redis nodes and the resource. Every ordered pair of
-// endpoints is a link with its own latency (drawn once), jitter and occasional long-tail
-// delays. A link delivers in the order it was given messages, as one TCP connection does:
-// a message held up in the tail holds up the ones behind it.
+// Endpoints are the clients, the servers (the Redis nodes, then the sentinels, numbered as
+// addresses.hpp does) and the resource. Every ordered pair of endpoints is a link with its
+// own latency (drawn once), jitter and occasional long-tail delays. A link delivers in the
+// order it was given messages, as one TCP connection does: a message held up in the tail
+// holds up the ones behind it.
 //
-// Between a client and a Redis node the network also keeps the state of the TCP connection:
-// an epoch (a new one per connect) and whether it is still open. A message carries the
-// epoch it was sent on and is dropped on arrival when that connection is gone, which is
-// how losses, partitions, resets and crashes reach the lock: as a connection failure, never
-// as silently missing replies on a live connection.
+// Between a client and a server the network also keeps the state of the TCP connection: an
+// epoch (a new one per connect) and whether it is still open. A message carries the epoch
+// it was sent on and is dropped on arrival when that connection is gone, which is how
+// losses, partitions, resets and crashes reach the lock: as a connection failure, never as
+// silently missing replies on a live connection.
 #pragma once
 
 #include <cstdint>
@@ -24,8 +25,8 @@
 namespace edgelock::sim {
 
 enum class message_kind : std::uint8_t {
-    request,           // client -> node: RESP bytes
-    reply,             // node -> client: RESP bytes
+    request,           // client -> server: RESP bytes (one or more requests)
+    reply,             // server -> client: RESP bytes (one reply)
     resource_request,  // client -> resource
     resource_reply,    // resource -> client
     replication,       // master -> replica: one write
@@ -34,7 +35,7 @@ enum class message_kind : std::uint8_t {
 
 struct message {
     message_kind kind = message_kind::request;
-    std::uint32_t epoch = 0;       // connection (client-node) or the master's incarnation
+    std::uint32_t epoch = 0;       // connection (client-server) or the master's incarnation
     std::int64_t deliver_us = 0;
     std::string bytes;             // request, reply
     std::uint32_t request_id = 0;  // resource: matches a reply to its request
@@ -55,23 +56,23 @@ public:
         bool open = false;
     };
 
-    void init(std::uint8_t clients, std::uint8_t nodes, const world_params& params,
+    void init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels, const world_params& params,
               std::uint64_t seed);
 
+    std::uint8_t servers() const noexcept { return static_cast<std::uint8_t>(nodes_ + sentinels_); }
     std::uint8_t client_endpoint(std::uint8_t client) const noexcept { return client; }
-    std::uint8_t node_endpoint(std::uint8_t node) const noexcept {
-        return static_cast<std::uint8_t>(clients_ + node);
+    std::uint8_t server_endpoint(std::uint8_t server) const noexcept {
+        return static_cast<std::uint8_t>(clients_ + server);
     }
-    std::uint8_t resource_endpoint() const noexcept {
-        return static_cast<std::uint8_t>(clients_ + nodes_);
-    }
+    std::uint8_t node_endpoint(std::uint8_t node) const noexcept { return server_endpoint(node); }
+    std::uint8_t resource_endpoint() const noexcept { return static_cast<std::uint8_t>(clients_ + servers()); }
     bool is_client(std::uint8_t endpoint) const noexcept { return endpoint < clients_; }
     bool is_node(std::uint8_t endpoint) const noexcept {
         return endpoint >= clients_ && endpoint < clients_ + nodes_;
     }
-    std::uint8_t endpoint_count() const noexcept {
-        return static_cast<std::uint8_t>(clients_ + nodes_ + 1);
-    }
+    // A server index is a node's index when below the node count, else a sentinel's.
+    bool is_node_server(std::uint8_t server) const noexcept { return server < nodes_; }
+    std::uint8_t endpoint_count() const noexcept { return static_cast<std::uint8_t>(clients_ + servers() + 1); }
     std::size_t link_id(std::uint8_t from, std::uint8_t to) const noexcept {
         return static_cast<std::size_t>(from) * endpoint_count() + to;
     }
@@ -91,9 +92,9 @@ public:
     // The link's latency without jitter: what a reset takes to reach the other side.
     std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
 
-    connection& conn(std::uint8_t client, std::uint8_t node) noexcept;
+    connection& conn(std::uint8_t client, std::uint8_t server) noexcept;
     // A new connection between them; returns its epoch.
-    std::uint32_t open(std::uint8_t client, std::uint8_t node) noexcept;
+    std::uint32_t open(std::uint8_t client, std::uint8_t server) noexcept;
 
 private:
     struct link {
@@ -106,6 +107,7 @@ private:
 
     std::uint8_t clients_ = 0;
     std::uint8_t nodes_ = 0;
+    std::uint8_t sentinels_ = 0;
     std::uint32_t tail_per_million_ = 0;
     std::int64_t tail_us_max_ = 0;
     std::vector<link> links_;

@@ -1,12 +1,18 @@
 // edgelock sim: a client process, the real edgelock::lock and the job it protects.
 //
-// Each client drives one edgelock::lock exactly as a transport does: it writes the bytes
-// write_request() produces onto its simulated connections, hands each reply back through
-// on_reply() in order, reports a failed connection with on_io_error(), and arms one timer
-// for the earliest of next_deadline_ms() and its own deadlines. All lock time is the
-// client's monotonic clock. Connections fail by reset (noticed one link latency later) or by
-// silence (noticed when a request has waited io_timeout_ms); the client then reconnects with
-// a small backoff, to the current master when the configuration uses Sentinel.
+// Each client drives one edgelock::lock and, per lock instance, one session::server_link
+// exactly as the real transports do (FoundationDB's rule: the real code runs, only the
+// network is simulated). The link says where to connect (the node; with Sentinel, a sentinel
+// first, then the master it names), writes the handshake (PING, ROLE behind Sentinel, SCRIPT
+// LOAD of the four scripts), takes its own replies, and times out connects and replies; the
+// client writes the bytes write_request() produces once the link accepts them (pipelined
+// behind the handshake), hands the lock every answer in order, tells the lock of a closed
+// connection with on_io_error() (unless the link only moved on from a sentinel), and arms
+// one timer for the earliest of the lock's, the links' and the job's deadlines. All lock and
+// link time is the client's monotonic clock. Connections fail by reset (noticed one link
+// latency later), by silence (a reply later than io_timeout_ms), by a refused connect, or by
+// the link itself (a READONLY reply, ROLE naming a replica); the link then reconnects after
+// the session's reconnect delay (at once after a connection that was up).
 //
 // The job (the seeds' order grab / stock deduction) runs in a loop:
 //   think -> acquire(wait) -> read the resource -> work -> check held(now) -> write value-1
@@ -27,6 +33,8 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/clock.hpp"
+#include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/instance_link.hpp"
 #include "edgelock/sim/network.hpp"
 #include "edgelock/sim/prng.hpp"
 #include "edgelock/sim/schedule.hpp"
@@ -53,7 +61,8 @@ public:
     client& operator=(const client&) = delete;
 
     void start(std::int64_t first_job_ms);
-    void on_reply(std::uint8_t node, std::uint32_t epoch, std::string&& bytes);
+    // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
+    void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
     void on_timer(std::uint32_t generation);
     void on_resume();
@@ -62,8 +71,8 @@ public:
     // backed. A paused process observes nothing.
     void observe();
     void pause(std::int64_t until_us);
-    // The connection to `node` with `epoch` was reset; the client notices at at_us.
-    void connection_reset(std::uint8_t node, std::uint32_t epoch, std::int64_t at_us);
+    // The connection to `server` with `epoch` was reset; the client notices at at_us.
+    void connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us);
     // A clock rate or step changed: timers must be converted again.
     void clocks_changed();
     // The run ends: close the open hold, if any.
@@ -78,19 +87,8 @@ private:
     enum class job : std::uint8_t { thinking, acquiring, reading, working, writing, releasing, keeping };
     enum class step : std::uint8_t { none, send_read, start_work, send_write };
 
-    struct connection {
-        enum class state : std::uint8_t { up, connecting, down };
-        state st = state::down;
-        std::uint8_t node = 0;
-        std::uint32_t epoch = 0;
-        std::int64_t due_ms = 0;             // connecting: done; down: next attempt
-        std::int64_t reset_at_us = -1;       // a reset of `reset_epoch` arrives then
-        std::uint32_t reset_epoch = 0;
-        std::deque<std::int64_t> sent_ms;    // requests in flight, oldest first
-    };
-
     struct delivery {
-        std::uint8_t node = 0;  // reply: the sender; resource replies ignore it
+        std::uint8_t server = 0;  // reply: the sender; resource replies ignore it
         message m;
     };
 
@@ -106,9 +104,10 @@ private:
     void reschedule();
     void anomaly(const char* what, errc code);
 
-    void service_connections();
-    void fail_connection(std::uint8_t instance, const char* why);
-    void handle_reply(std::uint8_t node, std::uint32_t epoch, const std::string& bytes);
+    void setup_links();
+    void service_links();
+    void settle(std::uint8_t instance);
+    void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
     void handle_resource_reply(const message& m);
 
     void run_job_timer();
@@ -137,7 +136,11 @@ private:
     prng rng_;
     behaviour behaviour_;
 
-    std::array<connection, instances_max> conns_{};
+    // The addresses the links were set up with (they must outlive them).
+    std::array<session::server_address, instances_max> servers_{};
+    std::array<session::server_address, sentinel_processes_max> sentinels_{};
+    session::server_address master_;  // the master's credentials and db: none in the sim
+    std::array<instance_link, instances_max> links_{};
     std::int64_t paused_until_us_ = 0;
     std::deque<delivery> inbox_;
     step pending_ = step::none;

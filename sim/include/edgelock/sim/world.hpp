@@ -3,10 +3,12 @@
 // One thread, integer virtual time (microseconds), one event queue ordered by (time, the
 // order events were scheduled in), so that nothing depends on the host: the same run_spec
 // gives the same sequence of events, the same trace hash and the same verdict on every
-// machine. The world owns the clients (each with its real edgelock::lock), the Redis
-// nodes, the network, the resource and the recorded history, applies the schedule's faults
-// when their triggers fire, plays Sentinel (promote the most up-to-date replica when the
-// master stays down for down_after_ms), and hands the history to the checker at the end.
+// machine. The world owns the clients (each with its real edgelock::lock and one real
+// session::server_link per lock instance), the Redis nodes, the sentinels, the network, the
+// resource and the recorded history, applies the schedule's faults when their triggers
+// fire, plays Sentinel's failover (promote the most up-to-date replica when the master
+// stays down for down_after_ms, and tell the sentinels), and hands the history to the
+// checker at the end.
 //
 // run() is the whole interface for callers; the rest of this header is for the client
 // (workload.cpp), which calls back into the world to send, connect and record.
@@ -18,11 +20,13 @@
 #include <string_view>
 #include <vector>
 
+#include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/sim/network.hpp"
 #include "edgelock/sim/redis_model.hpp"
 #include "edgelock/sim/resource.hpp"
+#include "edgelock/sim/sentinel_model.hpp"
 #include "edgelock/sim/schedule.hpp"
 #include "edgelock/sim/workload.hpp"
 
@@ -111,15 +115,19 @@ public:
     const configuration& config() const noexcept { return config_; }
     bool recording() const noexcept { return spec_.record; }
 
-    enum class connect_outcome : std::uint8_t { ok, refused, timeout };
-    // The node instance `instance` of the lock reaches (Sentinel: the current master), and
-    // whether a connect to it now succeeds.
-    connect_outcome try_connect(std::uint8_t client, std::uint8_t instance, std::uint8_t& node);
-    std::uint32_t open_connection(std::uint8_t client, std::uint8_t node);
-    void close_connection(std::uint8_t client, std::uint8_t node, std::uint32_t epoch);
-    std::int64_t connect_us(std::uint8_t client, std::uint8_t node) const noexcept;
+    // The server an address reaches (addresses.hpp), or no_server: the simulated name lookup.
+    int resolve(const session::server_address& address) const noexcept;
+    enum class connect_outcome : std::uint8_t { ok, refused, timeout, unknown_host };
+    // Whether a connect from `client` to `to` succeeds now, and the server it reaches. A node
+    // that is down refuses; a partition leaves the connect unanswered (timeout).
+    connect_outcome try_connect(std::uint8_t client, const session::server_address& to, std::uint8_t& server);
+    std::uint32_t open_connection(std::uint8_t client, std::uint8_t server);
+    void close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch);
+    // A connect's round trip between them.
+    std::int64_t connect_us(std::uint8_t client, std::uint8_t server) const noexcept;
 
-    void send_request(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+    // Bytes written on the connection (one request, or several pipelined).
+    void send_request(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
                       std::string&& bytes);
     void send_resource(std::uint8_t client, message&& m);
     void schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation);
@@ -157,21 +165,25 @@ private:
 
     void dispatch(const scheduler::event& e);
     void deliver(std::size_t link);
-    void deliver_request(std::uint8_t client, std::uint8_t node, message&& m);
-    void deliver_reply(std::uint8_t node, std::uint8_t client, message&& m);
+    void deliver_request(std::uint8_t client, std::uint8_t server, message&& m);
+    void deliver_sentinel_request(std::uint8_t client, std::uint8_t server, message&& m);
+    void deliver_reply(std::uint8_t server, std::uint8_t client, message&& m);
     void deliver_resource_request(std::uint8_t client, message&& m);
     void deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m);
     void deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m);
     void flush(std::uint8_t node);
-    void send_reply(std::uint8_t node, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
+    void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
+    bool reply_lost(std::uint8_t server, std::uint8_t client);
     void replicate(std::uint8_t master);
-    void break_connection(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
+    void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
+    std::vector<std::string_view>& split(std::string_view bytes);
 
     void activate(std::size_t index);
     void heal_at(std::int64_t end_us);
-    bool partitioned(std::uint8_t client, std::uint8_t node) const noexcept;
-    bool lose_message(std::uint8_t client, std::uint8_t node, bool& reset);
-    std::int64_t link_extra_us(std::uint8_t client, std::uint8_t node, bool resource) const noexcept;
+    // Network faults name Redis nodes: a server that is a sentinel meets none of them.
+    bool partitioned(std::uint8_t client, std::uint8_t server) const noexcept;
+    bool lose_message(std::uint8_t client, std::uint8_t server, bool& reset);
+    std::int64_t link_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept;
     std::int64_t replication_extra_us(std::uint8_t replica) const noexcept;
 
     void crash(std::uint8_t node, const fault& f);
@@ -183,6 +195,8 @@ private:
     void observe_all_clients();
     void oracle_failure(std::string text);
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
+    void note_request(std::uint8_t server, std::uint8_t client, std::string_view request, const std::string* reply);
+    std::string server_name(std::uint8_t server) const;
     void mark(world_mark::kind what, bool on_node, std::uint8_t target, std::int64_t end_us,
               std::string label);
 
@@ -193,6 +207,8 @@ private:
     network net_;
     std::vector<redis_node> nodes_;
     std::vector<process_clocks> node_clocks_;
+    std::vector<sentinel_node> sentinels_;
+    std::vector<std::string_view> pipeline_;  // split(): the requests of the message being delivered
     std::vector<std::unique_ptr<client>> clients_;
     fenced_resource resource_;
     history history_;

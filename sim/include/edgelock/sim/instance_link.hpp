@@ -1,0 +1,93 @@
+// edgelock sim: one lock instance's connection, made the way the real clients make it.
+//
+// The real transports keep one session::server_link per Redis instance and move its bytes
+// over a socket (transport/asio/src/link_socket.cpp, transport/hiredis/src/blocking_link.cpp);
+// this is that socket side over the simulated network. The link decides where to connect (the
+// node, or the master a simulated sentinel names), what to say first, which replies are its
+// own, when a connect or a reply has taken too long and when to connect again. This class
+// only resolves the link's target to a simulated server, opens, writes to and closes the
+// simulated connection, and notices resets. What a closed connection means for the lock is
+// the client's to decide (workload.cpp, as hiredis_lock.cpp's closed() decides it).
+//
+// A connect completes one round trip after start(): refused when the node is down, silent
+// when a partition cuts the client off (the link's connect timeout then ends the attempt).
+// All time here is the client's monotonic clock in ms, as the lock's is; only a reset's
+// arrival is a true instant (the world schedules it).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "edgelock/limits.hpp"
+#include "edgelock/session/server_link.hpp"
+
+namespace edgelock::sim {
+
+class world;
+
+// "reply timed out", "connection reset", ...: a link's failure for the timeline.
+std::string describe(const failure& why);
+
+class instance_link {
+public:
+    // The handshake's steps and every request one lock may have on an instance at once.
+    static constexpr std::size_t in_flight_max = session::handshake_steps_max + requests_per_instance_max;
+    // A whole handshake (PING, ROLE and the four scripts) fits with room to spare.
+    static constexpr std::size_t handshake_bytes_max = 8 * 1024;
+
+    instance_link() = default;
+    instance_link(const instance_link&) = delete;
+    instance_link& operator=(const instance_link&) = delete;
+
+    // The link of `client`'s lock instance `instance`; `s` as the transports fill it (the
+    // in-flight storage is this object's). The addresses it points to must outlive it.
+    void setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s);
+
+    const session::server_link& link() const noexcept { return link_; }
+    session::link_state state() const noexcept { return link_.state(); }
+    bool accepts_requests() const noexcept { return link_.accepts_requests(); }
+
+    // Begins a connect when the link is idle and its reconnect delay has passed. True when
+    // the link left idle (connecting, or closing at once for a target that resolves to nothing).
+    bool start(std::int64_t now_ms);
+    // What is due by now: a reset that reached the client, a connect that completed (its
+    // handshake written), the link's connect and reply timeouts.
+    void on_timer(std::int64_t now_ms, std::int64_t now_us);
+    // Writes one lock request (accepts_requests() must hold) and tracks it.
+    void write(std::string&& bytes, std::int64_t now_ms);
+    // A reply sent on (server, epoch) belongs to this link's open connection.
+    bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
+    // One reply on this link's connection (carries() held): the link's verdict.
+    session::link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now_ms) noexcept;
+    // Bytes on the connection that are no reply: the stream is lost.
+    void on_garbage(errc code, std::int64_t now_ms) noexcept;
+    // The connection (server, epoch) was reset; the client notices at at_us (true time).
+    void reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept;
+    // state() is closing: closes the simulated connection and tells the link; `dropped`
+    // counts the lock requests that were in flight on it.
+    session::link_closed close(std::int64_t now_ms, std::size_t& dropped);
+
+    // The earliest instant on the client's clock this link needs on_timer (no_deadline_ms
+    // for none): a connect completing, a timeout, the end of a reconnect delay.
+    std::int64_t wake_ms(std::int64_t now_ms) const noexcept;
+    // The true instant a reset reaches the client, or -1.
+    std::int64_t reset_at_us() const noexcept { return reset_at_us_; }
+
+private:
+    void finish_connect(std::int64_t now_ms);
+    std::string where() const;
+
+    world* world_ = nullptr;
+    std::uint8_t client_ = 0;
+    std::uint8_t instance_ = 0;
+    session::server_link link_;
+    std::array<session::in_flight, in_flight_max> in_flight_{};
+    std::uint8_t server_ = 0;
+    std::uint32_t epoch_ = 0;                       // the open simulated connection; 0: none
+    std::int64_t connect_due_ms_ = no_deadline_ms;  // connecting: the connect completes then
+    std::int64_t reset_at_us_ = -1;                 // a reset of epoch_ reaches the client then
+};
+
+}  // namespace edgelock::sim
