@@ -99,6 +99,9 @@ world_params random_params(prng& rng) noexcept {
     // the waiters' backoff to come round.
     p.liveness_window_ms = 2 * p.ttl_ms + p.work_ms_max + 2 * p.job_timeout_ms + p.down_after_ms +
                            p.failover_ms + p.retry_delay_ms_max + 500;
+    // Drawn last, so the draws above keep their values. A third of the runs keep the lock's
+    // NOSCRIPT fallback busy: with SCRIPT LOAD in every handshake it is otherwise never needed.
+    p.script_load_allowed = !rng.chance(333'333);
     return p;
 }
 
@@ -145,6 +148,7 @@ std::string to_text(const world_params& p) {
     add("liveness_window", p.liveness_window_ms, "ms");
     add("clock_ppm", p.clock_ppm_max, "");
     add("wall_skew", p.wall_skew_us_max, "us");
+    out += p.script_load_allowed ? " script_load=allowed" : " script_load=refused";
     return out;
 }
 

@@ -247,6 +247,10 @@ bool redis_node::answer_handshake(const request_view& r, std::string& reply) {
     } else if (equals_ignoring_case(command, "ROLE") && r.count == 1) {
         append_role(reply);
     } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 && equals_ignoring_case(r.args[1], "LOAD")) {
+        if (script_load_refused_) {
+            append_error(reply, "NOPERM User default has no permissions to run the 'script|load' command");
+            return true;
+        }
         const script_id id = script_by_text(r.args[2]);
         if (id == script_id::none) {
             append_error(reply, "ERR the model runs only edgelock's four scripts");

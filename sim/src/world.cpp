@@ -157,6 +157,7 @@ world::world(const run_spec& spec)
             }
         }
         nodes_.emplace_back(n, persist, setup.between(0, 999'999));
+        if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
     }
     if (config_.layout == topology::sentinel) {

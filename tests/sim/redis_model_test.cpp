@@ -324,6 +324,15 @@ TEST_F(node_fixture, script_load_caches_the_script_and_answers_its_digest) {
     EXPECT_EQ(send(command({"PING"})), "+PONG\r\n");
 }
 
+TEST_F(node_fixture, an_acl_without_script_load_leaves_the_lock_to_fall_back_to_eval) {
+    node.refuse_script_load();
+    EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::acquire_script.text)})).substr(0, 7), "-NOPERM");
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    EXPECT_EQ(acquire(token_a), ":0\r\n") << "EVAL stays allowed, and caches the script";
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})), ":0\r\n");
+}
+
 // Parses one reply and hands it to the session's check of handshake step `step`.
 edgelock::failure check_step(edgelock::session::handshake_step step, const std::string& reply) {
     std::array<edgelock::reply_node, 32> nodes{};
@@ -334,8 +343,8 @@ edgelock::failure check_step(edgelock::session::handshake_step step, const std::
 }
 
 // The handshake exactly as a link writes it to a server a sentinel named (PING, ROLE, four
-// SCRIPT LOADs, in one write): every answer passes the session's checks on a master, and ROLE
-// fails them on a replica.
+// SCRIPT LOADs, in one write): every answer passes the session's checks on a master (also
+// when an ACL refuses SCRIPT LOAD: that step is best effort), and ROLE fails them on a replica.
 TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fails_on_a_replica) {
     using namespace edgelock::session;
     redis_node master(0, persistence::none, 0);
@@ -353,7 +362,9 @@ TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fa
     std::vector<std::string_view> requests;
     ASSERT_TRUE(split_pipeline(std::string_view(buffer, written.size), requests));
     ASSERT_EQ(requests.size(), written.plan.count);
-    for (redis_node* node : {&master, &replica}) {
+    redis_node refusing(2, persistence::none, 0);
+    refusing.refuse_script_load();
+    for (redis_node* node : {&master, &replica, &refusing}) {
         node_output out;
         for (const std::string_view r : requests) node->receive(0, 1, r, 0, 0, out);
         ASSERT_EQ(out.replies.size(), requests.size());

@@ -84,6 +84,10 @@ struct world_params {
     std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken
     std::int32_t clock_ppm_max = 200;        // every clock's rate error is within +-this
     std::int64_t wall_skew_us_max = 1000;    // Redis wall clocks agree within this
+    // false: the nodes' ACL refuses SCRIPT LOAD (NOPERM), as some managed Redis services do.
+    // The handshake goes on without it (session/handshake.hpp), so every fresh connection
+    // meets NOSCRIPT and the lock falls back to EVAL itself.
+    bool script_load_allowed = true;
     std::int64_t stock = 1'000'000;          // initial value of the protected resource
 };
 

@@ -6,7 +6,8 @@
 //   PING                                   +PONG (the session's handshake, session/
 //   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
 //   SCRIPT LOAD text                       one of the four scripts: cached, its digest
-//                                          returned; a replica answers all three)
+//                                          returned (NOPERM when an ACL refuses it); a
+//                                          replica answers all three)
 //   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
 //                                          recognised by digest; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
@@ -133,6 +134,9 @@ public:
     void attach_replica(std::uint8_t replica) noexcept;
     void detach_replica(std::uint8_t replica) noexcept;
 
+    // An ACL that refuses SCRIPT LOAD (NOPERM); EVAL and EVALSHA stay allowed.
+    void refuse_script_load() noexcept { script_load_refused_ = true; }
+
     std::uint8_t id() const noexcept { return id_; }
     bool up() const noexcept { return up_; }
     bool is_master() const noexcept { return master_id_ < 0; }
@@ -179,6 +183,7 @@ private:
     std::uint32_t master_incarnation_ = 0;  // replicas: the history they follow
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
     std::uint8_t scripts_cached_ = 0;       // bit per script_id
+    bool script_load_refused_ = false;
     persistence persist_ = persistence::none;
     std::int64_t fsync_phase_us_ = 0;
     std::int64_t fsync_tick_ = -1;          // everysec: last fsync captured in durable_
