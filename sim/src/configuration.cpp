@@ -102,6 +102,7 @@ world_params random_params(prng& rng) noexcept {
     // Drawn last, so the draws above keep their values. A third of the runs keep the lock's
     // NOSCRIPT fallback busy: with SCRIPT LOAD in every handshake it is otherwise never needed.
     p.script_load_allowed = !rng.chance(333'333);
+    p.write_window = rng.chance(333'333) ? 1 : 0;
     return p;
 }
 
@@ -149,6 +150,7 @@ std::string to_text(const world_params& p) {
     add("clock_ppm", p.clock_ppm_max, "");
     add("wall_skew", p.wall_skew_us_max, "us");
     out += p.script_load_allowed ? " script_load=allowed" : " script_load=refused";
+    out += p.write_window == 0 ? " writes=pipelined" : " writes=one_at_a_time";
     return out;
 }
 

@@ -23,10 +23,12 @@ std::string describe(const failure& why) {
     return "unknown error";
 }
 
-void instance_link::setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s) {
+void instance_link::setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s,
+                          std::uint8_t write_window) {
     world_ = &w;
     client_ = client;
     instance_ = instance;
+    write_window_ = write_window;
     s.in_flight_storage = in_flight_.data();
     s.in_flight_capacity = in_flight_.size();
     const errc code = link_.setup(s);
@@ -80,7 +82,7 @@ void instance_link::finish_connect(std::int64_t now_ms) {
 }
 
 void instance_link::write(std::string&& bytes, std::int64_t now_ms) {
-    EDGELOCK_ASSERT(link_.accepts_requests());
+    EDGELOCK_ASSERT(accepts_requests());
     world_->send_request(client_, server_, epoch_, std::move(bytes));
     // One lock per client: the owner and tag only have to differ from the handshake's.
     const bool tracked = link_.track(0, 0, now_ms);

@@ -97,7 +97,7 @@ void client::setup_links() {
             s.server = &servers_[i];
         }
         s.seed = rng_.next();
-        links_[i].setup(world_, id_, i, s);
+        links_[i].setup(world_, id_, i, s, world_.params().write_window);
     }
 }
 

@@ -88,6 +88,12 @@ struct world_params {
     // The handshake goes on without it (session/handshake.hpp), so every fresh connection
     // meets NOSCRIPT and the lock falls back to EVAL itself.
     bool script_load_allowed = true;
+    // Lock requests a client keeps unanswered on one connection. 0: no limit, every request
+    // written as soon as it is queued (both real clients pipeline). 1: one at a time, as a
+    // transport whose socket buffer is full holds the next request back (the asio client's
+    // waiters): a connection can then be lost with requests still queued unwritten behind
+    // one in flight, which pipelining never shows.
+    std::uint8_t write_window = 0;
     std::int64_t stock = 1'000'000;          // initial value of the protected resource
 };
 

@@ -43,11 +43,17 @@ public:
 
     // The link of `client`'s lock instance `instance`; `s` as the transports fill it (the
     // in-flight storage is this object's). The addresses it points to must outlive it.
-    void setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s);
+    // `write_window`: world_params::write_window.
+    void setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s,
+               std::uint8_t write_window);
 
     const session::server_link& link() const noexcept { return link_; }
     session::link_state state() const noexcept { return link_.state(); }
-    bool accepts_requests() const noexcept { return link_.accepts_requests(); }
+    // The link takes lock requests and the write window has room (the handshake's steps
+    // count: with a window, requests wait for the handshake, as the asio client's do).
+    bool accepts_requests() const noexcept {
+        return link_.accepts_requests() && (write_window_ == 0 || link_.requests_in_flight() < write_window_);
+    }
 
     // Begins a connect when the link is idle and its reconnect delay has passed. True when
     // the link left idle (connecting, or closing at once for a target that resolves to nothing).
@@ -82,6 +88,7 @@ private:
     world* world_ = nullptr;
     std::uint8_t client_ = 0;
     std::uint8_t instance_ = 0;
+    std::uint8_t write_window_ = 0;
     session::server_link link_;
     std::array<session::in_flight, in_flight_max> in_flight_{};
     std::uint8_t server_ = 0;
