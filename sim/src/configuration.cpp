@@ -103,6 +103,9 @@ world_params random_params(prng& rng) noexcept {
     // NOSCRIPT fallback busy: with SCRIPT LOAD in every handshake it is otherwise never needed.
     p.script_load_allowed = !rng.chance(333'333);
     p.write_window = rng.chance(333'333) ? 1 : 0;
+    p.info_period_ms = rng.between(std::max<std::int64_t>(1, p.down_after_ms / 10), std::max<std::int64_t>(1, p.down_after_ms));
+    p.reconfigure_ms = rng.between(0, p.ttl_ms);
+    p.liveness_window_ms += p.info_period_ms + p.reconfigure_ms;
     return p;
 }
 
@@ -144,6 +147,8 @@ std::string to_text(const world_params& p) {
     add_range("repl", p.repl_us_min, p.repl_us_max, "us");
     add("down_after", p.down_after_ms, "ms");
     add("failover", p.failover_ms, "ms");
+    add("info_period", p.info_period_ms, "ms");
+    add("reconfigure", p.reconfigure_ms, "ms");
     add("delayed_restart", p.delayed_restart_ms, "ms");
     add("duration", p.duration_ms, "ms");
     add("liveness_window", p.liveness_window_ms, "ms");

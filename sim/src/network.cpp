@@ -27,7 +27,7 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
                                    : l.jitter.between(params.link_us_min, params.link_us_max);
     }
-    connections_.assign(static_cast<std::size_t>(clients) * servers(), connection{});
+    connections_.assign(static_cast<std::size_t>(clients) * servers(), tcp_state{});
 }
 
 std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
@@ -56,13 +56,13 @@ std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexc
     return links_[link_id(from, to)].latency_us;
 }
 
-network::connection& network::conn(std::uint8_t client, std::uint8_t server) noexcept {
+network::tcp_state& network::conn(std::uint8_t client, std::uint8_t server) noexcept {
     EDGELOCK_ASSERT(client < clients_ && server < servers());
     return connections_[static_cast<std::size_t>(client) * servers() + server];
 }
 
 std::uint32_t network::open(std::uint8_t client, std::uint8_t server) noexcept {
-    connection& c = conn(client, server);
+    tcp_state& c = conn(client, server);
     c.epoch = next_epoch_++;
     c.open = true;
     return c.epoch;

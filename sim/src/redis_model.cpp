@@ -168,10 +168,10 @@ redis_node::redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_
 void redis_node::receive(std::uint8_t client, std::uint32_t epoch, std::string_view bytes,
                          std::int64_t wall_ms, std::int64_t now_us, node_output& out) {
     EDGELOCK_ASSERT(up_);
-    EDGELOCK_ASSERT(client < connections_.size());
-    connection& c = connections_[client];
+    EDGELOCK_ASSERT(client < clients_.size());
+    client_state& c = clients_[client];
     if (c.epoch != epoch) {
-        c = connection{};
+        c = client_state{};
         c.epoch = epoch;
     }
     if (c.blocked) {
@@ -184,7 +184,7 @@ void redis_node::receive(std::uint8_t client, std::uint32_t epoch, std::string_v
 void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                          std::int64_t now_us, node_output& out) {
     sync_durable(now_us);
-    connection& c = connections_[client];
+    client_state& c = clients_[client];
     out.replies.push_back(node_output::reply{client, c.epoch, {}});
     std::string& reply = out.replies.back().bytes;
     request_view r;
@@ -402,7 +402,7 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
         append_error(reply, "ERR WAIT cannot be used with replica instances.");
         return;
     }
-    connection& c = connections_[client];
+    client_state& c = clients_[client];
     const std::int64_t acked = acked_replicas(c.last_write_offset);
     if (acked >= replicas) {
         append_integer(reply, acked);
@@ -427,8 +427,8 @@ std::int64_t redis_node::acked_replicas(std::int64_t offset) const noexcept {
 }
 
 void redis_node::unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out) {
-    for (std::uint8_t client = 0; client < connections_.size(); ++client) {
-        connection& c = connections_[client];
+    for (std::uint8_t client = 0; client < clients_.size(); ++client) {
+        client_state& c = clients_[client];
         if (!c.blocked) continue;
         const std::int64_t acked = acked_replicas(c.last_write_offset);
         if (acked < c.wait_replicas && now_us < c.wait_deadline_us) continue;
@@ -455,10 +455,10 @@ void redis_node::on_wait_deadline(std::int64_t wall_ms, std::int64_t now_us, nod
 }
 
 void redis_node::drop_connection(std::uint8_t client) {
-    EDGELOCK_ASSERT(client < connections_.size());
-    const std::uint32_t epoch = connections_[client].epoch;
-    connections_[client] = connection{};
-    connections_[client].epoch = epoch;
+    EDGELOCK_ASSERT(client < clients_.size());
+    const std::uint32_t epoch = clients_[client].epoch;
+    clients_[client] = client_state{};
+    clients_[client].epoch = epoch;
 }
 
 // ---- lifecycle and replication -------------------------------------------------------------
@@ -473,7 +473,7 @@ void redis_node::crash(std::int64_t now_us) {
     up_ = false;
     data_.clear();
     scripts_cached_ = 0;
-    for (connection& c : connections_) c = connection{};
+    for (client_state& c : clients_) c = client_state{};
     acked_ = {};
 }
 

@@ -123,6 +123,31 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
                              all_nodes(config), cut_ms, 0));
 }
 
+// S6's master (node 0) goes away: it crashes, its host powers off (no reset: clients wait
+// for their timeouts), its process pauses (and then reads what waited, and with Sentinel
+// may come back a master nobody names), or, with Sentinel, it is cut off from the sentinels
+// and replicas while some clients still reach it and the others do not (split brain until
+// it is reconfigured).
+void master_goes_away(schedule& s, const configuration& config, const world_params& p, trigger when, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const bool sentinel = config.layout == topology::sentinel;
+    const std::int64_t shape = rng.between(0, sentinel ? 9 : 7);
+    const std::int64_t away = shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);
+    if (shape <= 5) {
+        s.push_back(crash(0, when, away, persistence::none));
+        if (shape >= 4) s.back().kind = fault_kind::power_off;
+        return;
+    }
+    if (shape <= 7) {
+        s.push_back(node_fault(fault_kind::pause, 0, when, away, 0));
+        return;
+    }
+    s.push_back(node_fault(fault_kind::isolate, 0, when, away, 0));
+    for (std::uint8_t c = 0; c < p.clients; ++c) {
+        if (rng.chance(500'000)) s.push_back(client_fault(fault_kind::partition, c, when, bit(0), away, 0));
+    }
+}
+
 }  // namespace
 
 const std::array<scenario_info, scenario_count>& scenarios() noexcept {
@@ -132,7 +157,7 @@ const std::array<scenario_info, scenario_count>& scenarios() noexcept {
         {scenario_id::s3, "S3", "pause while acquire (or renew) replies are in flight"},
         {scenario_id::s4, "S4", "wall-clock step on a Redis node"},
         {scenario_id::s5, "S5", "Redis crash and restart without persistence"},
-        {scenario_id::s6, "S6", "failover with asynchronous replication"},
+        {scenario_id::s6, "S6", "the master goes away (crash, power-off, pause, cut off); Sentinel fails over"},
         {scenario_id::s7, "S7", "client clock drift beyond the drift factor, client wall steps"},
         {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
     }};
@@ -167,6 +192,7 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
         p.work_ms_max = p.work_ms_min + rng.between(0, p.ttl_ms);
         p.down_after_ms = rng.between(p.ttl_ms / 20, p.ttl_ms);
         p.failover_ms = rng.between(0, p.ttl_ms / 2);
+        p.info_period_ms = std::min(p.info_period_ms, p.down_after_ms);
         p.liveness_window_ms += p.work_ms_max;
     }
     if (id == scenario_id::s7) {
@@ -346,8 +372,7 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
             const std::int64_t offset = shape == 0   ? rng.between(0, 100)
                                         : shape == 1 ? rng.between(0, p.work_ms_max)
                                                      : rng.between(0, 30);
-            const std::int64_t down = rng.between(ttl, 3 * ttl);
-            s.push_back(crash(0, at_point(c, where, nth, offset), down, persistence::none));
+            master_goes_away(s, config, p, at_point(c, where, nth, offset), rng);
             break;
         }
         case scenario_id::s7: {

@@ -10,16 +10,19 @@ constexpr std::array<const char*, point_count> point_names = {
     "acquire_sent", "acquired", "read_done", "checked", "write_sent", "release_called",
     "renew_sent"};
 
-constexpr std::array<const char*, 9> kind_names = {
+constexpr std::array<const char*, 11> kind_names = {
     "pause", "slow_link", "partition", "drop_reply", "loss", "crash", "wall_step", "clock_rate",
-    "repl_lag"};
+    "repl_lag", "power_off", "isolate"};
 
 constexpr std::array<const char*, 3> persistence_names = {"none", "everysec", "always"};
 
 bool has_duration(fault_kind k) {
     return k == fault_kind::pause || k == fault_kind::slow_link || k == fault_kind::partition ||
-           k == fault_kind::loss || k == fault_kind::crash || k == fault_kind::repl_lag;
+           k == fault_kind::loss || k == fault_kind::crash || k == fault_kind::repl_lag ||
+           k == fault_kind::power_off || k == fault_kind::isolate;
 }
+
+bool has_persistence(fault_kind k) { return k == fault_kind::crash || k == fault_kind::power_off; }
 
 bool has_amount(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::loss || k == fault_kind::wall_step ||
@@ -84,10 +87,7 @@ bool lookup(const std::array<const char*, N>& names, std::string_view name, Enum
     return false;
 }
 
-bool parse_fault(std::string_view text, fault& f, std::string& error) {
-    reader r{text};
-    if (!lookup(kind_names, r.word(), f.kind)) return fail(error, "unknown fault kind");
-    if (!r.eat('.')) return fail(error, "expected '.' after the kind");
+bool parse_target(reader& r, fault& f, std::string& error) {
     std::int64_t target = 0;
     if (r.eat('c')) {
         f.on_node = false;
@@ -98,65 +98,77 @@ bool parse_fault(std::string_view text, fault& f, std::string& error) {
     }
     if (!r.number(target) || target < 0 || target > 15) return fail(error, "bad target");
     f.target = static_cast<std::uint8_t>(target);
-    if (!r.eat('@')) return fail(error, "expected '@' before the trigger");
+    return true;
+}
+
+bool parse_trigger(reader& r, trigger& when, std::string& error) {
     if (r.eat('t')) {
-        if (!r.number(f.when.at_ms) || f.when.at_ms < 0) return fail(error, "bad trigger time");
-    } else if (r.eat('c')) {
-        std::int64_t client = 0;
-        std::int64_t nth = 0;
-        if (!r.number(client) || client < 0 || client > 15 || !r.eat('.')) {
-            return fail(error, "bad trigger client");
-        }
-        f.when.at_point = true;
-        f.when.client = static_cast<std::uint8_t>(client);
-        if (!lookup(point_names, r.word(), f.when.where)) return fail(error, "unknown point");
-        if (!r.eat('#') || !r.number(nth) || nth < 1 || nth > 65535) {
-            return fail(error, "bad occurrence (#n)");
-        }
-        f.when.nth = static_cast<std::uint16_t>(nth);
-        if (!r.number(f.when.offset_ms) || f.when.offset_ms < 0) {
-            return fail(error, "bad trigger offset (+ms)");
-        }
-    } else {
-        return fail(error, "trigger must be tMS or cN.point#n+ms");
+        if (!r.number(when.at_ms) || when.at_ms < 0) return fail(error, "bad trigger time");
+        return true;
     }
-    while (r.eat(',')) {
-        const std::string_view key = r.word();
-        if (!r.eat('=')) return fail(error, "expected key=value");
-        std::int64_t value = 0;
-        if (key == "to") {
-            f.nodes = 0;
-            f.resource = false;
-            for (;;) {
-                if (r.eat('R')) {
-                    f.resource = true;
-                } else if (r.eat('n')) {
-                    if (!r.number(value) || value < 0 || value > 7) return fail(error, "bad peer");
-                    f.nodes = static_cast<std::uint8_t>(f.nodes | (1u << value));
-                } else {
-                    break;
-                }
-            }
-        } else if (key == "p") {
-            if (!lookup(persistence_names, r.word(), f.persist)) {
-                return fail(error, "unknown persistence");
-            }
-        } else if (!r.number(value)) {
-            return fail(error, "bad number");
-        } else if (key == "d") {
-            f.duration_ms = value;
-        } else if (key == "x") {
-            f.amount = value;
-        } else if (key == "k") {
-            if (value < 1 || value > 65535) return fail(error, "bad count");
-            f.count = static_cast<std::uint16_t>(value);
-        } else if (key == "wall") {
-            f.wall = value != 0;
-        } else if (key == "rst") {
-            f.reset = value != 0;
+    if (!r.eat('c')) return fail(error, "trigger must be tMS or cN.point#n+ms");
+    std::int64_t client = 0;
+    std::int64_t nth = 0;
+    if (!r.number(client) || client < 0 || client > 15 || !r.eat('.')) return fail(error, "bad trigger client");
+    when.at_point = true;
+    when.client = static_cast<std::uint8_t>(client);
+    if (!lookup(point_names, r.word(), when.where)) return fail(error, "unknown point");
+    if (!r.eat('#') || !r.number(nth) || nth < 1 || nth > 65535) return fail(error, "bad occurrence (#n)");
+    when.nth = static_cast<std::uint16_t>(nth);
+    if (!r.number(when.offset_ms) || when.offset_ms < 0) return fail(error, "bad trigger offset (+ms)");
+    return true;
+}
+
+// "n0n3" or "R" after to=.
+bool parse_peers(reader& r, fault& f, std::string& error) {
+    f.nodes = 0;
+    f.resource = false;
+    for (;;) {
+        std::int64_t node = 0;
+        if (r.eat('R')) {
+            f.resource = true;
+        } else if (r.eat('n')) {
+            if (!r.number(node) || node < 0 || node > 7) return fail(error, "bad peer");
+            f.nodes = static_cast<std::uint8_t>(f.nodes | (1u << node));
         } else {
-            return fail(error, "unknown key");
+            return true;
         }
+    }
+}
+
+bool parse_option(reader& r, fault& f, std::string& error) {
+    const std::string_view key = r.word();
+    if (!r.eat('=')) return fail(error, "expected key=value");
+    if (key == "to") return parse_peers(r, f, error);
+    if (key == "p") return lookup(persistence_names, r.word(), f.persist) || fail(error, "unknown persistence");
+    std::int64_t value = 0;
+    if (!r.number(value)) return fail(error, "bad number");
+    if (key == "d") {
+        f.duration_ms = value;
+    } else if (key == "x") {
+        f.amount = value;
+    } else if (key == "k") {
+        if (value < 1 || value > 65535) return fail(error, "bad count");
+        f.count = static_cast<std::uint16_t>(value);
+    } else if (key == "wall") {
+        f.wall = value != 0;
+    } else if (key == "rst") {
+        f.reset = value != 0;
+    } else {
+        return fail(error, "unknown key");
+    }
+    return true;
+}
+
+bool parse_fault(std::string_view text, fault& f, std::string& error) {
+    reader r{text};
+    if (!lookup(kind_names, r.word(), f.kind)) return fail(error, "unknown fault kind");
+    if (!r.eat('.')) return fail(error, "expected '.' after the kind");
+    if (!parse_target(r, f, error)) return false;
+    if (!r.eat('@')) return fail(error, "expected '@' before the trigger");
+    if (!parse_trigger(r, f.when, error)) return false;
+    while (r.eat(',')) {
+        if (!parse_option(r, f, error)) return false;
     }
     if (!r.done()) return fail(error, "unexpected text");
     if (f.duration_ms < 0) return fail(error, "negative duration");
@@ -216,7 +228,7 @@ std::string to_text(const fault& f) {
         out += ",x=";
         append_number(out, f.amount);
     }
-    if (f.kind == fault_kind::crash) {
+    if (has_persistence(f.kind)) {
         out += ",p=";
         out += to_string(f.persist);
     }

@@ -15,7 +15,7 @@ namespace {
 constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
 // Rounds of "drain events, write requests" one call may take; each round either makes
 // progress or ends the loop, and the lock's queues are bounded, so a few suffice.
-constexpr int pump_rounds_max = 16;
+constexpr int drain_and_write_rounds_max = 16;
 // Rounds of "close, connect again" one settle may take: a sentinel that fails at once is
 // followed by the next at once, and after every sentinel failed once the link waits.
 constexpr std::size_t settle_rounds_max = session::sentinels_max + 2;
@@ -133,7 +133,7 @@ void client::on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& by
         return;
     }
     handle_reply(server, epoch, bytes);
-    pump();
+    drain_and_write();
     reschedule();
     observe();
 }
@@ -146,7 +146,7 @@ void client::on_resource_reply(message&& m) {
         return;
     }
     handle_resource_reply(m);
-    pump();
+    drain_and_write();
     reschedule();
     observe();
 }
@@ -243,13 +243,13 @@ void client::run() {
     const errc code = lock_.on_timer(now_ms());
     if (code != errc::ok) anomaly("on_timer", code);
     drain();
-    pump();
+    drain_and_write();
     reschedule();
     observe();
 }
 
-void client::pump() {
-    for (int round = 0; round < pump_rounds_max; ++round) {
+void client::drain_and_write() {
+    for (int round = 0; round < drain_and_write_rounds_max; ++round) {
         if (paused()) return;
         drain();
         if (paused()) return;

@@ -151,7 +151,7 @@ world::world(const run_spec& spec)
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         persistence persist = persistence::none;
         for (const fault& f : spec.faults) {
-            if (f.kind == fault_kind::crash && f.on_node && f.target == n) {
+            if ((f.kind == fault_kind::crash || f.kind == fault_kind::power_off) && f.on_node && f.target == n) {
                 persist = f.persist;
                 break;
             }
@@ -164,6 +164,12 @@ world::world(const run_spec& spec)
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
     }
     for (std::uint8_t j = 0; j < config_.sentinels; ++j) sentinels_.emplace_back(j, monitored_master_name, 0);
+    paused_until_us_.assign(config_.nodes, 0);
+    isolated_until_us_.assign(config_.nodes, 0);
+    held_.resize(config_.nodes);
+    seen_offset_.assign(config_.nodes, 0);
+    demoted_.assign(config_.nodes, false);
+    if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
     lock_config lc;
     lc.name = lock_name;
@@ -254,8 +260,14 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::node_restart: restart(e.who); break;
         case scheduler::kind::sentinel_check: sentinel_check(e.who); break;
         case scheduler::kind::sentinel_promote: sentinel_promote(e.who); break;
+        case scheduler::kind::sentinel_info: sentinel_info(); break;
+        case scheduler::kind::sentinel_reconfigure: sentinel_reconfigure(e.who); break;
+        case scheduler::kind::node_resume: resume_node(e.who); break;
+        case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:
-            if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
+            if (paused(e.who)) {
+                events_.push(paused_until_us_[e.who], scheduler::kind::node_wake, e.who, e.arg);
+            } else if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
                 nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
                 flush(e.who);
             }
@@ -269,6 +281,15 @@ void world::deliver(std::size_t link) {
     const std::uint8_t to = net_.link_to(link);
     message m = net_.take(link);
     const std::uint8_t clients = params_.clients;
+    const bool to_node = m.kind == message_kind::request || m.kind == message_kind::replication ||
+                         m.kind == message_kind::replication_ack;
+    if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
+        const auto node = static_cast<std::uint8_t>(to - clients);
+        if (paused(node) && nodes_[node].up()) {
+            held_[node].push_back(held_message{from, to, std::move(m)});
+            return;
+        }
+    }
     switch (m.kind) {
         case message_kind::request:
             deliver_request(from, static_cast<std::uint8_t>(to - clients), std::move(m));
@@ -301,16 +322,16 @@ std::vector<std::string_view>& world::split(std::string_view bytes) {
     return pipeline_;
 }
 
-void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& m) {
-    const network::connection& conn = net_.conn(client, server);
-    if (!conn.open || conn.epoch != m.epoch) return;
+void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& m, bool read_late) {
+    const network::tcp_state& conn = net_.conn(client, server);
+    if (!read_late && (!conn.open || conn.epoch != m.epoch)) return;
     if (!net_.is_node_server(server)) {
         deliver_sentinel_request(client, server, std::move(m));
         return;
     }
     const std::uint8_t node = server;
     if (!nodes_[node].up()) return;
-    if (partitioned(client, node)) {
+    if (!read_late && partitioned(client, node)) {
         break_connection(client, node, false, "partition");
         return;
     }
@@ -335,7 +356,7 @@ void world::deliver_sentinel_request(std::uint8_t client, std::uint8_t server, m
 }
 
 void world::deliver_reply(std::uint8_t server, std::uint8_t client, message&& m) {
-    const network::connection& conn = net_.conn(client, server);
+    const network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != m.epoch) return;
     if (partitioned(client, server)) {
         break_connection(client, server, false, "partition");
@@ -380,7 +401,7 @@ void world::deliver_resource_request(std::uint8_t client, message&& m) {
 void world::deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m) {
     redis_node& r = nodes_[replica];
     if (!nodes_[master].up() || !r.up() || r.master_id() != master ||
-        r.master_incarnation() != m.epoch) {
+        r.master_incarnation() != m.epoch || isolated(master) || isolated(replica)) {
         return;
     }
     r.apply(m.op, m.offset, now_us_);
@@ -396,7 +417,7 @@ void world::deliver_replication(std::uint8_t master, std::uint8_t replica, messa
 
 void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) {
     redis_node& n = nodes_[master];
-    if (!n.up() || !n.is_master() || n.incarnation() != m.epoch) return;
+    if (!n.up() || !n.is_master() || n.incarnation() != m.epoch || isolated(master) || isolated(replica)) return;
     n.on_ack(replica, m.offset, node_wall_ms(master), now_us_, out_);
     flush(master);
 }
@@ -431,7 +452,7 @@ void world::replicate(std::uint8_t master) {
 
 void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch,
                        std::string&& bytes) {
-    const network::connection& conn = net_.conn(client, server);
+    const network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;
     if (partitioned(client, server)) {
         break_connection(client, server, false, "partition");
@@ -491,7 +512,7 @@ std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t server) {
 }
 
 void world::close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch) {
-    network::connection& conn = net_.conn(client, server);
+    network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;
     conn.open = false;
     if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
@@ -504,7 +525,7 @@ std::int64_t world::connect_us(std::uint8_t client, std::uint8_t server) const n
 
 void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
                          std::string&& bytes) {
-    const network::connection& conn = net_.conn(client, server);
+    const network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open || conn.epoch != epoch) return;  // written to a dead connection
     if (partitioned(client, server)) {
         break_connection(client, server, false, "partition");
@@ -586,6 +607,11 @@ void world::activate(std::size_t index) {
     const std::int64_t duration_us = f.duration_ms * 1000;
     const std::int64_t amount_us = f.amount * 1000;
     std::int64_t end_us = now_us_;
+    if (f.on_node && (f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
+                      f.kind == fault_kind::pause || f.kind == fault_kind::isolate)) {
+        if (node_ok) activate_node_fault(f);
+        return;
+    }
     switch (f.kind) {
         case fault_kind::pause:
             if (!client_ok) return;
@@ -611,9 +637,9 @@ void world::activate(std::size_t index) {
             end_us += amount_us;
             break;
         case fault_kind::crash:
-            if (!node_ok || !nodes_[f.target].up()) return;
-            crash(f.target, f);
-            return;
+        case fault_kind::power_off:
+        case fault_kind::isolate:
+            return;  // on a client: nothing to do
         case fault_kind::wall_step:
             if (node_ok) {
                 node_clocks_[f.target].wall.step(now_us_, amount_us);
@@ -703,7 +729,7 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
 }
 
 void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why) {
-    network::connection& conn = net_.conn(client, server);
+    network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open) return;
     conn.open = false;
     if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
@@ -716,82 +742,6 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
         note_client(client, format("connection to %s broken: %s%s", server_name(server).c_str(), why,
                                    reset ? " (reset)" : " (silent)"));
     }
-}
-
-// ---- Redis processes and Sentinel ----------------------------------------------------------
-
-void world::crash(std::uint8_t node, const fault& f) {
-    nodes_[node].crash(now_us_);
-    for (std::uint8_t c = 0; c < params_.clients; ++c) break_connection(c, node, true, "node crashed");
-    std::int64_t down_us = f.duration_ms * 1000;
-    if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
-    events_.push(now_us_ + down_us, scheduler::kind::node_restart, node, 0);
-    if (config_.layout == topology::sentinel && current_master_ == node) {
-        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
-    }
-    mark(world_mark::kind::crash, true, node, now_us_ + down_us,
-         format("crash (persistence %s, down %lld ms)", to_string(f.persist),
-                static_cast<long long>(down_us / 1000)));
-    if (recording()) note_node(node, "CRASH: " + to_text(f));
-    heal_at(now_us_ + down_us);
-    observe_all_clients();
-}
-
-void world::restart(std::uint8_t node) {
-    redis_node& n = nodes_[node];
-    if (n.up()) return;
-    n.restart(now_us_);
-    std::string role = "master";
-    if (config_.layout == topology::sentinel) {
-        if (current_master_ != node && nodes_[current_master_].up()) {
-            n.follow(nodes_[current_master_], now_us_);
-            role = "replica of n" + std::to_string(current_master_);
-        } else {
-            for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-                if (r != node && nodes_[r].up() && nodes_[r].master_id() == node) {
-                    nodes_[r].follow(n, now_us_);
-                }
-            }
-        }
-    }
-    const std::string text = format("restart as %s with %zu key(s)", role.c_str(), n.data().size());
-    mark(world_mark::kind::restart, true, node, now_us_, text);
-    if (recording()) note_node(node, text);
-    observe_all_clients();
-}
-
-// The master has been down for down_after: Sentinel agrees it is down and starts a
-// failover, which promotes a replica failover_ms later.
-void world::sentinel_check(std::uint8_t node) {
-    if (current_master_ != node || nodes_[node].up()) return;
-    events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node, 0);
-}
-
-// Promotes the up replica with the highest offset; without one, checks again later. A
-// master that came back meanwhile stays master.
-void world::sentinel_promote(std::uint8_t node) {
-    if (current_master_ != node || nodes_[node].up()) return;
-    int best = -1;
-    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-        if (r == node || !nodes_[r].up() || nodes_[r].master_id() != node) continue;
-        if (best < 0 || nodes_[r].offset() > nodes_[static_cast<std::size_t>(best)].offset()) best = r;
-    }
-    if (best < 0) {
-        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
-        return;
-    }
-    redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
-    promoted.promote();
-    current_master_ = best;
-    for (sentinel_node& sentinel : sentinels_) sentinel.believe(promoted.id());
-    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-        if (r != best && nodes_[r].up() && nodes_[r].master_id() == node) nodes_[r].follow(promoted, now_us_);
-    }
-    const std::string text = format("promoted by Sentinel (offset %lld, %zu key(s))",
-                                    static_cast<long long>(promoted.offset()), promoted.data().size());
-    mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
-    if (recording()) note_node(promoted.id(), text);
-    observe_all_clients();
 }
 
 std::int64_t world::node_wall_ms(std::uint8_t node) const noexcept {

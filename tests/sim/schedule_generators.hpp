@@ -22,9 +22,9 @@ struct fault_menu {
     bool pauses_after_check = false;  // Kleppmann's pause between held() and the write
     bool resource_delays = false; // the write to the resource delayed beyond the TTL
     bool clock_noise = true;      // client wall steps, rates within the drift allowance
-    bool crashes = false;         // node crash and restart with `persist`
+    bool crashes = false;         // node crash or power-off and restart with `persist`, Redis pauses
     persistence persist = persistence::none;
-    bool failover = false;        // Sentinel: the master down past down_after, replication lag
+    bool failover = false;        // Sentinel: the master down, paused or cut off past down_after, replication lag
 };
 
 // Rate errors the lease arithmetic absorbs (configuration.hpp).
@@ -60,8 +60,8 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
         if (menu.pauses || menu.pauses_after_check) kinds.push_back(fault_kind::pause);
         if (menu.resource_delays) kinds.push_back(fault_kind::slow_link);
         if (menu.clock_noise) kinds.insert(kinds.end(), {fault_kind::wall_step, fault_kind::clock_rate});
-        if (menu.crashes || menu.failover) kinds.push_back(fault_kind::crash);
-        if (menu.failover) kinds.push_back(fault_kind::repl_lag);
+        if (menu.crashes || menu.failover) kinds.insert(kinds.end(), {fault_kind::crash, fault_kind::power_off});
+        if (menu.failover) kinds.insert(kinds.end(), {fault_kind::repl_lag, fault_kind::isolate});
         const std::int64_t ttl = p.ttl_ms;
         const std::uint8_t all = mask_of(config);
         fault f;
@@ -69,6 +69,14 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
         f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, p.clients));
         switch (f.kind) {
             case fault_kind::pause: {
+                if ((menu.crashes || menu.failover) && *rc::gen::arbitrary<bool>()) {
+                    // A Redis process pause: with Sentinel, the master's, as long as a failover.
+                    f.on_node = true;
+                    f.target = menu.failover ? 0 : static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
+                    f.when = *trigger_gen(p, {point::acquired, point::renew_sent});
+                    f.duration_ms = *rc::gen::inRange<std::int64_t>(1, p.down_after_ms + p.failover_ms + 3 * ttl);
+                    break;
+                }
                 std::vector<point> points;
                 if (menu.pauses) {
                     points = {point::acquire_sent, point::acquired, point::read_done, point::write_sent,
@@ -125,6 +133,7 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.amount = *rc::gen::inRange<std::int64_t>(-tolerated_ppm, tolerated_ppm + 1);
                 break;
             case fault_kind::crash:
+            case fault_kind::power_off:
                 f.when = *trigger_gen(p, {point::acquired, point::renew_sent, point::release_called});
                 f.on_node = true;
                 f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
@@ -140,6 +149,16 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                     f.duration_ms = *rc::gen::inRange<std::int64_t>(failover_ms + 50, failover_ms + 3 * ttl);
                 }
                 break;
+            case fault_kind::isolate: {
+                // The master cut off from the sentinels and replicas (clients still reach it)
+                // long enough to be failed over: split brain until it is reconfigured.
+                f.when = *trigger_gen(p, {point::acquired, point::renew_sent});
+                f.on_node = true;
+                f.target = 0;
+                const std::int64_t failover_ms = p.down_after_ms + p.info_period_ms + p.failover_ms;
+                f.duration_ms = *rc::gen::inRange<std::int64_t>(1, failover_ms + 3 * ttl);
+                break;
+            }
             case fault_kind::repl_lag:
                 f.when = *trigger_gen(p, {});
                 f.on_node = true;

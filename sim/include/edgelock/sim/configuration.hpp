@@ -79,6 +79,15 @@ struct world_params {
     std::int64_t repl_us_max = 3000;
     std::int64_t down_after_ms = 100;        // Sentinel: master down this long -> failover
     std::int64_t failover_ms = 0;            // Sentinel: from detection to the promotion
+    // Sentinel: how often the sentinels look at the nodes (PING, INFO). Detection takes
+    // down_after plus up to one period; a promotion ranks replicas by the offsets their last
+    // INFO showed. At most down_after (real Sentinel: 1 s while a master is down, against a
+    // down-after of seconds), so the offsets a promotion sees were read after the master
+    // stopped answering.
+    std::int64_t info_period_ms = 50;
+    // Sentinel: an old master that is back (restarted, resumed, reachable again) stays a
+    // master, accepting writes, until the sentinels reconfigure it as a replica this long later.
+    std::int64_t reconfigure_ms = 100;
     std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
     std::int64_t duration_ms = 2500;         // the workload runs at least this long
     std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken

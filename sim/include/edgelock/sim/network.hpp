@@ -51,7 +51,7 @@ struct message {
 
 class network {
 public:
-    struct connection {
+    struct tcp_state {  // a client-server connection as the network sees it
         std::uint32_t epoch = 0;
         bool open = false;
     };
@@ -92,7 +92,7 @@ public:
     // The link's latency without jitter: what a reset takes to reach the other side.
     std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
 
-    connection& conn(std::uint8_t client, std::uint8_t server) noexcept;
+    tcp_state& conn(std::uint8_t client, std::uint8_t server) noexcept;
     // A new connection between them; returns its epoch.
     std::uint32_t open(std::uint8_t client, std::uint8_t server) noexcept;
 
@@ -111,7 +111,7 @@ private:
     std::uint32_t tail_per_million_ = 0;
     std::int64_t tail_us_max_ = 0;
     std::vector<link> links_;
-    std::vector<connection> connections_;
+    std::vector<tcp_state> connections_;
     std::uint32_t next_epoch_ = 1;
 };
 

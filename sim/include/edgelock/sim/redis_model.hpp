@@ -149,7 +149,7 @@ public:
     const redis_entry* peek(std::string_view key, std::int64_t wall_ms) const noexcept;
 
 private:
-    struct connection {
+    struct client_state {  // one client connection's: its epoch, WAIT and what queued behind it
         std::uint32_t epoch = 0;
         std::int64_t last_write_offset = 0;
         bool blocked = false;
@@ -191,7 +191,7 @@ private:
     std::vector<redis_entry> durable_;      // what a restart comes back with
     std::uint8_t replicas_ = 0;             // bit per attached replica node
     std::array<std::int64_t, nodes_max> acked_{};
-    std::array<connection, clients_max> connections_{};
+    std::array<client_state, clients_max> clients_{};
 };
 
 }  // namespace edgelock::sim

@@ -10,6 +10,8 @@
 //
 //   pause.c0@c0.checked#1+0,d=2500;partition.c0@t0,to=n3n4,d=4000;crash.n2@t1200,d=50,p=none
 //
+//   isolate.n0@c1.acquired#1+0,d=900;power_off.n2@t300,d=100,p=none;pause.n1@t50,d=400
+//
 // kind.target@trigger then key=value pairs: d duration (ms), x amount (ms, ppm or per
 // million, by kind), to the peers (nodes "n0n1", or "R" for the resource), p persistence,
 // k count, wall=1 (clock_rate of the wall clock), rst=1 (loss seen as a reset, not a timeout).
@@ -36,7 +38,7 @@ inline constexpr std::size_t point_count = 7;
 const char* to_string(point p) noexcept;
 
 enum class fault_kind : std::uint8_t {
-    pause,       // client: stops for d ms (GC, SIGSTOP); its messages wait in the socket
+    pause,       // client or node: stops for d ms (GC, SIGSTOP); its messages wait in the socket
     slow_link,   // client: its messages to `to` sent within d ms get x ms more delay
     partition,   // client: messages between it and `to` are lost for d ms; connects fail
     drop_reply,  // client: the next k replies from `to` are lost (the connection breaks)
@@ -45,6 +47,8 @@ enum class fault_kind : std::uint8_t {
     wall_step,   // client or node: the wall clock jumps by x ms
     clock_rate,  // client or node: the monotonic (or wall) clock runs at x ppm from now on
     repl_lag,    // node mask `to`: replication to those replicas gets x ms more delay for d ms
+    power_off,   // node: its host dies without a word (no RST reaches anyone), back after d ms
+    isolate,     // node: cut off from the sentinels and the other nodes for d ms; clients reach it
 };
 const char* to_string(fault_kind kind) noexcept;
 

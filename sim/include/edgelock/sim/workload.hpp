@@ -97,7 +97,7 @@ private:
     std::int64_t to_true_us(std::int64_t local_ms) const noexcept;
 
     void run();
-    void pump();
+    void drain_and_write();
     void drain();
     bool send_requests();
     void react(const event& e);

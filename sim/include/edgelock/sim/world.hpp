@@ -76,9 +76,13 @@ public:
         client_resume,   // who: client
         client_probe,    // who: client, arg: generation (the last instant of a validity)
         node_restart,    // who: node
-        sentinel_check,  // who: node (the master that went down)
+        sentinel_check,  // who: node (the master the sentinels stopped reaching)
         sentinel_promote,  // who: node (the master being failed over)
+        sentinel_info,   // the sentinels' periodic look at the replicas' offsets
+        sentinel_reconfigure,  // who: node (an old master that is back)
         node_wake,       // who: node, arg: incarnation (WAIT timeouts)
+        node_resume,     // who: node (a pause may have ended)
+        node_rejoin,     // who: node (a cut-off may have ended)
         fault_start,     // arg: fault index
     };
     struct event {
@@ -165,7 +169,9 @@ private:
 
     void dispatch(const scheduler::event& e);
     void deliver(std::size_t link);
-    void deliver_request(std::uint8_t client, std::uint8_t server, message&& m);
+    // read_late: the bytes reached the node's socket while it was paused, so they are read
+    // even if the client has closed that connection (or opened another) since.
+    void deliver_request(std::uint8_t client, std::uint8_t server, message&& m, bool read_late = false);
     void deliver_sentinel_request(std::uint8_t client, std::uint8_t server, message&& m);
     void deliver_reply(std::uint8_t server, std::uint8_t client, message&& m);
     void deliver_resource_request(std::uint8_t client, message&& m);
@@ -186,10 +192,33 @@ private:
     std::int64_t link_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept;
     std::int64_t replication_extra_us(std::uint8_t replica) const noexcept;
 
+    // Redis processes and Sentinel (world_nodes.cpp).
+    struct held_message {       // reached a paused node: read when it resumes
+        std::uint8_t from = 0;  // endpoints, as the link had them
+        std::uint8_t to = 0;
+        message m;
+    };
+    void activate_node_fault(const fault& f);
     void crash(std::uint8_t node, const fault& f);
     void restart(std::uint8_t node);
+    void pause_node(std::uint8_t node, std::int64_t until_us);
+    void resume_node(std::uint8_t node);
+    void isolate_node(std::uint8_t node, std::int64_t until_us);
+    void rejoin_node(std::uint8_t node);
+    void deliver_held(std::uint8_t node, held_message&& h);
+    bool paused(std::uint8_t node) const noexcept { return now_us_ < paused_until_us_[node]; }
+    bool isolated(std::uint8_t node) const noexcept { return now_us_ < isolated_until_us_[node]; }
+    // Whether the sentinels (and the other nodes) get answers from the node now.
+    bool reachable(std::uint8_t node) const noexcept;
+    // The master stopped answering the sentinels (or may have): start their down-after.
+    void master_unreachable();
+    // A node that was unreachable answers again: a master the sentinels replaced is reconfigured.
+    void node_back(std::uint8_t node);
     void sentinel_check(std::uint8_t node);
     void sentinel_promote(std::uint8_t node);
+    void sentinel_info();
+    void sentinel_reconfigure(std::uint8_t node);
+    int best_replica_seen(std::uint8_t master) const noexcept;
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
     bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
     void observe_all_clients();
@@ -217,7 +246,13 @@ private:
     std::vector<active_fault> active_;
     node_output out_;
     prng rng_;
-    int current_master_ = 0;
+    int current_master_ = 0;                    // the master the sentinels name
+    std::vector<std::int64_t> paused_until_us_;     // per node (true time)
+    std::vector<std::int64_t> isolated_until_us_;   // per node (true time)
+    std::vector<std::vector<held_message>> held_;   // per node: what reached it while paused
+    std::vector<std::int64_t> seen_offset_;         // per node: its offset at the last INFO
+    std::vector<bool> demoted_;                     // per node: replaced while away, still a master
+    std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
     std::int64_t heal_us_ = 0;

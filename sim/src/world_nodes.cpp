@@ -1,0 +1,229 @@
+// The world's Redis processes and the Sentinel failover it plays: crashes and power-offs,
+// restarts, process pauses, a node cut off from the sentinels and the other nodes, and what
+// the sentinels do about a master they stop reaching.
+//
+// Sentinel, as modelled: the sentinels look at the nodes every info_period (PING, INFO). A
+// master that stops answering them (down, paused, or cut off) is failed over once it stayed
+// silent for down_after, noticed at their next look, and failover_ms later: the replica they
+// promote is the one whose offset their last INFO showed highest, which is not necessarily
+// the one holding most. The old master is not told: while it is paused or cut off it still
+// believes it is the master and takes writes from any client still connected to it (split
+// brain), and once it is back (resumed, reachable, restarted) it stays a master until the
+// sentinels reconfigure it as a replica reconfigure_ms later, when it drops what it had.
+#include <algorithm>
+#include <string>
+
+#include "edgelock/sim/world.hpp"
+
+namespace edgelock::sim {
+
+void world::activate_node_fault(const fault& f) {
+    const std::int64_t end_us = now_us_ + f.duration_ms * 1000;
+    switch (f.kind) {
+        case fault_kind::crash:
+        case fault_kind::power_off:
+            if (nodes_[f.target].up()) crash(f.target, f);
+            return;
+        case fault_kind::pause:
+            if (!nodes_[f.target].up()) return;
+            pause_node(f.target, end_us);
+            break;
+        case fault_kind::isolate:
+            isolate_node(f.target, end_us);
+            break;
+        default: return;
+    }
+    mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
+    heal_at(end_us + params_.reconfigure_ms * 1000);
+}
+
+// A crash closes every connection with a reset (the kernel survives the process); a host
+// that loses power says nothing, and its clients learn it from their timeouts.
+void world::crash(std::uint8_t node, const fault& f) {
+    const bool power_off = f.kind == fault_kind::power_off;
+    nodes_[node].crash(now_us_);
+    held_[node].clear();
+    paused_until_us_[node] = 0;
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        break_connection(c, node, !power_off, power_off ? "host powered off" : "node crashed");
+    }
+    std::int64_t down_us = f.duration_ms * 1000;
+    if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
+    events_.push(now_us_ + down_us, scheduler::kind::node_restart, node, 0);
+    mark(world_mark::kind::crash, true, node, now_us_ + down_us,
+         std::string(power_off ? "power off" : "crash") + " (persistence " + to_string(f.persist) + ", down " +
+             std::to_string(down_us / 1000) + " ms)");
+    if (recording()) note_node(node, (power_off ? "POWER OFF: " : "CRASH: ") + to_text(f));
+    heal_at(now_us_ + down_us + params_.reconfigure_ms * 1000);
+    master_unreachable();
+    observe_all_clients();
+}
+
+// Redis comes back with what persistence kept, as a master: an old master its replicas
+// followed, a replica re-synchronised from the current master, an old master the sentinels
+// replaced still believing it is one (node_back()).
+void world::restart(std::uint8_t node) {
+    redis_node& n = nodes_[node];
+    if (n.up()) return;
+    n.restart(now_us_);
+    const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
+    mark(world_mark::kind::restart, true, node, now_us_, text);
+    if (recording()) note_node(node, text);
+    node_back(node);
+    observe_all_clients();
+}
+
+// The process stops: whatever reaches it waits in its sockets (held_), its WAIT timers
+// with it; the kernel still accepts connections. Keys go on expiring by the wall clock.
+void world::pause_node(std::uint8_t node, std::int64_t until_us) {
+    if (until_us <= paused_until_us_[node]) return;
+    paused_until_us_[node] = until_us;
+    events_.push(until_us, scheduler::kind::node_resume, node, 0);
+    if (recording()) note_node(node, "PAUSED until " + std::to_string(until_us / 1000) + " ms");
+    master_unreachable();
+}
+
+// Reads what arrived while it was stopped, in order, as Redis reads its sockets: requests
+// on connections their clients have since given up are still executed (the bytes were in
+// the socket), their replies go nowhere.
+void world::resume_node(std::uint8_t node) {
+    if (paused(node) || !nodes_[node].up()) return;
+    if (recording()) note_node(node, "resumed");
+    std::vector<held_message> waiting = std::move(held_[node]);
+    held_[node].clear();
+    for (held_message& h : waiting) deliver_held(node, std::move(h));
+    node_back(node);
+}
+
+void world::deliver_held(std::uint8_t node, held_message&& h) {
+    const auto peer = static_cast<std::uint8_t>(h.from - params_.clients);
+    switch (h.m.kind) {
+        case message_kind::request: deliver_request(h.from, node, std::move(h.m), true); break;
+        case message_kind::replication: deliver_replication(peer, node, std::move(h.m)); break;
+        case message_kind::replication_ack: deliver_ack(peer, node, std::move(h.m)); break;
+        default: break;
+    }
+}
+
+// Cut off from the sentinels and the other nodes (replication and its acks are lost both
+// ways); clients still reach it.
+void world::isolate_node(std::uint8_t node, std::int64_t until_us) {
+    if (until_us <= isolated_until_us_[node]) return;
+    isolated_until_us_[node] = until_us;
+    events_.push(until_us, scheduler::kind::node_rejoin, node, 0);
+    if (recording()) note_node(node, "CUT OFF from the sentinels and nodes until " + std::to_string(until_us / 1000) + " ms");
+    master_unreachable();
+}
+
+void world::rejoin_node(std::uint8_t node) {
+    if (isolated(node)) return;
+    if (recording()) note_node(node, "reachable again");
+    if (nodes_[node].up()) node_back(node);
+}
+
+bool world::reachable(std::uint8_t node) const noexcept {
+    return nodes_[node].up() && !paused(node) && !isolated(node);
+}
+
+// ---- Sentinel -------------------------------------------------------------------------------
+
+void world::master_unreachable() {
+    if (config_.layout != topology::sentinel || unreachable_since_us_ >= 0) return;
+    const auto master = static_cast<std::uint8_t>(current_master_);
+    if (reachable(master)) return;
+    unreachable_since_us_ = now_us_;
+    const std::int64_t noticed_ms = params_.down_after_ms + rng_.between(0, params_.info_period_ms);
+    events_.push(now_us_ + noticed_ms * 1000, scheduler::kind::sentinel_check, master, 0);
+}
+
+// A node answers again. A master the sentinels replaced meanwhile is reconfigured later;
+// the current master is watched afresh, and its replicas (whose replication it lost while
+// away) re-synchronise; a replica re-synchronises from the current master.
+void world::node_back(std::uint8_t node) {
+    if (config_.layout != topology::sentinel || !reachable(node)) return;
+    if (demoted_[node]) {
+        events_.push(now_us_ + params_.reconfigure_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
+        return;
+    }
+    redis_node& n = nodes_[node];
+    if (node == current_master_) {
+        unreachable_since_us_ = -1;
+        for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+            if (r != node && reachable(r) && nodes_[r].master_id() == node) nodes_[r].follow(n, now_us_);
+        }
+        return;
+    }
+    const auto master = static_cast<std::uint8_t>(current_master_);
+    if (reachable(master)) n.follow(nodes_[master], now_us_);
+}
+
+// The master stayed silent for down_after: a failover starts, promoting failover_ms later.
+void world::sentinel_check(std::uint8_t node) {
+    if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
+    if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) return;  // it came and went
+    events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node, 0);
+}
+
+// The reachable replica of `master` whose last INFO showed the highest offset (the lowest
+// id among equals), or -1.
+int world::best_replica_seen(std::uint8_t master) const noexcept {
+    int best = -1;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r == master || !reachable(r) || nodes_[r].master_id() != master) continue;
+        if (best < 0 || seen_offset_[r] > seen_offset_[static_cast<std::size_t>(best)]) best = r;
+    }
+    return best;
+}
+
+// Promotes the best replica as the sentinels saw it; without one, tries again a down_after
+// later. A master that answers again meanwhile stays master.
+void world::sentinel_promote(std::uint8_t node) {
+    if (current_master_ != node || reachable(node)) return;
+    const int best = best_replica_seen(node);
+    if (best < 0) {
+        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
+        return;
+    }
+    redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
+    promoted.promote();
+    current_master_ = best;
+    unreachable_since_us_ = -1;
+    demoted_[node] = true;
+    for (sentinel_node& sentinel : sentinels_) sentinel.believe(promoted.id());
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r != best && reachable(r) && nodes_[r].master_id() == node) nodes_[r].follow(promoted, now_us_);
+    }
+    const std::string text = "promoted by Sentinel (offset " + std::to_string(promoted.offset()) + ", seen " +
+                             std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
+                             std::to_string(promoted.data().size()) + " key(s))";
+    mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
+    if (recording()) note_node(promoted.id(), text);
+    observe_all_clients();
+}
+
+// The sentinels' periodic INFO: the offsets a promotion will rank replicas by.
+void world::sentinel_info() {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (reachable(n)) seen_offset_[n] = nodes_[n].offset();
+    }
+    events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::sentinel_info, 0, 0);
+}
+
+// An old master that is back is made a replica of the current master: it drops its data
+// (and with it any lock it granted while it was cut off); its clients' writes meet READONLY.
+void world::sentinel_reconfigure(std::uint8_t node) {
+    if (!demoted_[node] || !reachable(node)) return;  // away again: node_back() comes later
+    const auto master = static_cast<std::uint8_t>(current_master_);
+    if (!reachable(master)) {
+        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
+        return;
+    }
+    demoted_[node] = false;
+    nodes_[node].follow(nodes_[master], now_us_);
+    const std::string text = "reconfigured by Sentinel as a replica of n" + std::to_string(master);
+    mark(world_mark::kind::note, true, node, now_us_, text);
+    if (recording()) note_node(node, text);
+    observe_all_clients();
+}
+
+}  // namespace edgelock::sim
