@@ -455,6 +455,103 @@ round_result median_of(const std::vector<round_result>& rounds) {
     return {pick(&round_result::cycles_per_s), pick(&round_result::client_cpu_us), pick(&round_result::server_cpu_us)};
 }
 
+// One lock acquired and released in a loop, against raw hiredis doing the same commands.
+void bench_single(const options& o, client& owner, lock_handle single, raw_connection& raw) {
+    // Warm every path (script caches, socket buffers, branch predictors), then alternate.
+    latencies warm;
+    warm.reserve(static_cast<std::size_t>(6000));
+    raw_round(raw, 2000, warm);
+    raw_round(raw, 2000, warm, true);
+    edgelock_round(owner, single, 2000, warm);
+    latencies raw_lat;
+    latencies script_lat;
+    latencies edge_lat;
+    for (latencies* l : {&raw_lat, &script_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    std::vector<round_result> raw_rounds;
+    std::vector<round_result> script_rounds;
+    std::vector<round_result> edge_rounds;
+    for (int r = 0; r < o.rounds; ++r) {
+        raw_rounds.push_back(raw_round(raw, o.cycles, raw_lat));
+        edge_rounds.push_back(edgelock_round(owner, single, o.cycles, edge_lat));
+        script_rounds.push_back(raw_round(raw, o.cycles, script_lat, true));
+    }
+    const round_result raw_m = median_of(raw_rounds);
+    const round_result script_m = median_of(script_rounds);
+    const round_result edge_m = median_of(edge_rounds);
+    const double raw_rate = raw_m.cycles_per_s;
+    const double script_rate = script_m.cycles_per_s;
+    const double edge_rate = edge_m.cycles_per_s;
+    std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
+    std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
+    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                script_rate, script_lat.percentile(0.50), script_lat.percentile(0.99));
+    std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
+    std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
+    std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / script_rate);
+    std::printf("CPU per cycle (median round), client + server:\n");
+    std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
+                raw_m.client_cpu_us, raw_m.server_cpu_us);
+    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.1f us   server %5.1f us\n",
+                script_m.client_cpu_us, script_m.server_cpu_us);
+    std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
+                edge_m.client_cpu_us, edge_m.server_cpu_us);
+}
+
+// 1000 locks on one connection, against raw hiredis pipelining batches of the same commands.
+void bench_many(const options& o, client& owner, raw_connection& raw) {
+    constexpr std::size_t many = 1000;
+    const round_result raw_r = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
+    const round_result script_r = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
+    const round_result edge_r = many_lock_ops_per_s(owner, many, o.seconds);
+    const double raw_many = raw_r.cycles_per_s;
+    const double script_many = script_r.cycles_per_s;
+    const double edge_many = edge_r.cycles_per_s;
+    std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
+    std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
+                many, many, raw_many);
+    std::printf("  raw hiredis, batches of %zu EVALSHA acquire + %zu EVALSHA del      %9.0f lock operations/s\n",
+                many, many, script_many);
+    std::printf("  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
+                many, edge_many);
+    std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
+    std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / script_many);
+    std::printf("CPU per lock operation, client + server:\n");
+    std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
+                raw_r.client_cpu_us, raw_r.server_cpu_us);
+    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.2f us   server %5.2f us\n",
+                script_r.client_cpu_us, script_r.server_cpu_us);
+    std::printf("  edgelock asio                                client %5.2f us   server %5.2f us\n",
+                edge_r.client_cpu_us, edge_r.server_cpu_us);
+}
+
+// One lock over five local masters (Redlock).
+void bench_redlock(const options& o) {
+    edgelock::testing::redis_masters masters(5);
+    if (o.pin) {
+        for (std::size_t i = 0; i < masters.size(); ++i) pin_threads(masters[i].pid(), o.cpu);
+    }
+    asio::io_context redlock_io{1};
+    client redlock(redlock_io);
+    edgelock::async::client_config redlock_config;
+    redlock_config.instances = masters.urls();
+    connect(redlock, redlock_config);
+    lock_handle spread;
+    if (redlock.add_lock(lock_named("bench:redlock"), spread)) throw std::runtime_error("add_lock failed");
+    latencies redlock_lat;
+    redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
+    edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
+    redlock_lat.us.clear();
+    measured_server = masters[0].pid();
+    const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
+    std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
+    std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
+    std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n", redlock_r.client_cpu_us,
+                redlock_r.server_cpu_us);
+}
+
 int run(const options& o) {
     if (o.pin) pin_threads(0, o.cpu);
     edgelock::testing::redis_server server;
@@ -475,99 +572,9 @@ int run(const options& o) {
     raw_connection raw(server.port());
 
     const bool all = o.only.empty();
-    if (all || o.only == "single") {
-        // Warm every path (script caches, socket buffers, branch predictors), then alternate.
-        latencies warm;
-        warm.reserve(static_cast<std::size_t>(6000));
-        raw_round(raw, 2000, warm);
-        raw_round(raw, 2000, warm, true);
-        edgelock_round(owner, single, 2000, warm);
-        latencies raw_lat;
-        latencies script_lat;
-        latencies edge_lat;
-        for (latencies* l : {&raw_lat, &script_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
-        std::vector<round_result> raw_rounds;
-        std::vector<round_result> script_rounds;
-        std::vector<round_result> edge_rounds;
-        for (int r = 0; r < o.rounds; ++r) {
-            raw_rounds.push_back(raw_round(raw, o.cycles, raw_lat));
-            edge_rounds.push_back(edgelock_round(owner, single, o.cycles, edge_lat));
-            script_rounds.push_back(raw_round(raw, o.cycles, script_lat, true));
-        }
-        const round_result raw_m = median_of(raw_rounds);
-        const round_result script_m = median_of(script_rounds);
-        const round_result edge_m = median_of(edge_rounds);
-        const double raw_rate = raw_m.cycles_per_s;
-        const double script_rate = script_m.cycles_per_s;
-        const double edge_rate = edge_m.cycles_per_s;
-        std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
-        std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                    raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
-        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                    script_rate, script_lat.percentile(0.50), script_lat.percentile(0.99));
-        std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                    edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
-        std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
-        std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / script_rate);
-        std::printf("CPU per cycle (median round), client + server:\n");
-        std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
-                    raw_m.client_cpu_us, raw_m.server_cpu_us);
-        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.1f us   server %5.1f us\n",
-                    script_m.client_cpu_us, script_m.server_cpu_us);
-        std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
-                    edge_m.client_cpu_us, edge_m.server_cpu_us);
-    }
-
-    if (all || o.only == "many") {
-        constexpr std::size_t many = 1000;
-        const round_result raw_r = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
-        const round_result script_r = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
-        const round_result edge_r = many_lock_ops_per_s(owner, many, o.seconds);
-        const double raw_many = raw_r.cycles_per_s;
-        const double script_many = script_r.cycles_per_s;
-        const double edge_many = edge_r.cycles_per_s;
-        std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
-        std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
-                    many, many, raw_many);
-        std::printf("  raw hiredis, batches of %zu EVALSHA acquire + %zu EVALSHA del      %9.0f lock operations/s\n",
-                    many, many, script_many);
-        std::printf("  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
-                    many, edge_many);
-        std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
-        std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / script_many);
-        std::printf("CPU per lock operation, client + server:\n");
-        std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
-                    raw_r.client_cpu_us, raw_r.server_cpu_us);
-        std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.2f us   server %5.2f us\n",
-                    script_r.client_cpu_us, script_r.server_cpu_us);
-        std::printf("  edgelock asio                                client %5.2f us   server %5.2f us\n",
-                    edge_r.client_cpu_us, edge_r.server_cpu_us);
-    }
-
-    if (all || o.only == "redlock") {
-        edgelock::testing::redis_masters masters(5);
-        if (o.pin) {
-            for (std::size_t i = 0; i < masters.size(); ++i) pin_threads(masters[i].pid(), o.cpu);
-        }
-        asio::io_context redlock_io{1};
-        client redlock(redlock_io);
-        edgelock::async::client_config redlock_config;
-        redlock_config.instances = masters.urls();
-        connect(redlock, redlock_config);
-        lock_handle spread;
-        if (redlock.add_lock(lock_named("bench:redlock"), spread)) throw std::runtime_error("add_lock failed");
-        latencies redlock_lat;
-        redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
-        edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
-        redlock_lat.us.clear();
-        measured_server = masters[0].pid();
-        const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
-        std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
-        std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                    redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
-        std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n", redlock_r.client_cpu_us,
-                    redlock_r.server_cpu_us);
-    }
+    if (all || o.only == "single") bench_single(o, owner, single, raw);
+    if (all || o.only == "many") bench_many(o, owner, raw);
+    if (all || o.only == "redlock") bench_redlock(o);
     return 0;
 }
 

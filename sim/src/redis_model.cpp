@@ -326,32 +326,9 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
     }
     redis_entry* lock = find(keys[0], wall_ms, effects);
     switch (id) {
-        case script_id::acquire: {
-            if (number <= 0) {
-                append_error(reply, "ERR invalid expire time in 'set' command");
-                return;
-            }
-            if (lock != nullptr && lock->value != argv[0]) {
-                reply += nil_reply;
-                return;
-            }
-            set(keys[0], argv[0], wall_ms + number, effects);
-            if (numkeys == 1) {
-                append_integer(reply, 0);
-                return;
-            }
-            const redis_entry* fence = find(keys[1], wall_ms, effects);
-            std::int64_t value = 0;
-            if (fence != nullptr && !parse_integer(fence->value, value)) {
-                append_error(reply, "ERR value is not an integer or out of range");
-                return;
-            }
-            const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
-            const std::string incremented = std::to_string(value + 1);
-            set(keys[1], incremented, expire, effects);
-            append_bulk(reply, incremented);
+        case script_id::acquire:
+            acquire_script(keys, numkeys == 2, argv[0], number, lock, wall_ms, reply, effects);
             return;
-        }
         case script_id::raise: {
             if (lock == nullptr || lock->value != argv[0]) {
                 append_integer(reply, 0);
@@ -385,6 +362,36 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
             return;
         default: EDGELOCK_ASSERT(false);
     }
+}
+
+// The acquire script once its arguments are checked: SET NX PX (the same token may set it
+// again), then with fencing the counter's INCR, keeping the counter's own expiry.
+void redis_node::acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
+                                std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
+                                std::string& reply, std::vector<repl_op>& effects) {
+    if (ttl_ms <= 0) {
+        append_error(reply, "ERR invalid expire time in 'set' command");
+        return;
+    }
+    if (lock != nullptr && lock->value != token) {
+        reply += nil_reply;
+        return;
+    }
+    set(keys[0], token, wall_ms + ttl_ms, effects);
+    if (!fencing) {
+        append_integer(reply, 0);
+        return;
+    }
+    const redis_entry* fence = find(keys[1], wall_ms, effects);
+    std::int64_t value = 0;
+    if (fence != nullptr && !parse_integer(fence->value, value)) {
+        append_error(reply, "ERR value is not an integer or out of range");
+        return;
+    }
+    const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
+    const std::string incremented = std::to_string(value + 1);
+    set(keys[1], incremented, expire, effects);
+    append_bulk(reply, incremented);
 }
 
 // ---- WAIT -------------------------------------------------------------------------------

@@ -269,155 +269,175 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
     return s;
 }
 
-// Every draw below is a statement of its own: the order in which a call's arguments are
-// evaluated differs between compilers, and a seed must mean the same schedule everywhere.
+namespace {
+
+// One scenario family's random faults, most of them around client c. Every draw is a
+// statement of its own: the order in which a call's arguments are evaluated differs between
+// compilers, and a seed must mean the same schedule everywhere.
+void random_s1(schedule& s, const configuration& /*config*/, const world_params& p, std::uint8_t /*c*/, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::int64_t count = rng.between(1, 2);
+    for (std::int64_t i = 0; i < count; ++i) {
+        static constexpr point where[] = {point::checked, point::checked, point::acquired,
+                                          point::read_done};
+        const std::uint8_t who = pick_client(p, rng);
+        const point at = where[rng.below(4)];
+        const std::uint16_t nth = pick_nth(rng);
+        const std::int64_t duration = rng.between(ttl / 4, 3 * ttl);
+        s.push_back(pause(who, at_point(who, at, nth, 0), duration));
+    }
+}
+
+void random_s2(schedule& s, const configuration& /*config*/, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::uint16_t nth = pick_nth(rng);
+    const std::int64_t delay = rng.between(ttl / 4, 3 * ttl);
+    fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, nth, 0), 0, 1, delay);
+    f.resource = true;
+    s.push_back(f);
+    if (rng.chance(500'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        const std::int64_t at = rng.between(0, p.duration_ms);
+        const std::int64_t window = rng.between(10, 500);
+        const std::int64_t extra = rng.between(10, 2 * ttl);
+        fault g = client_fault(fault_kind::slow_link, who, at_time(at), 0, window, extra);
+        g.resource = true;
+        s.push_back(g);
+    }
+}
+
+void random_s3(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::uint8_t all = all_nodes(config);
+    if (rng.chance(333'333)) {
+        paused_renewal(s, config, p, c, rng);
+        return;
+    }
+    const auto nth = static_cast<std::uint16_t>(rng.between(1, 4));
+    // A third of the pauses end right around the end of validity: the boundary the
+    // lease arithmetic must get exactly right.
+    const std::int64_t edge = ttl - lock_drift_ms(p);
+    const std::int64_t duration = rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl)
+                                                      : rng.between(ttl / 2, 3 * ttl);
+    s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));
+    if (rng.chance(500'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        const std::uint16_t which = pick_nth(rng);
+        const std::int64_t window = rng.between(1, 5);
+        const std::int64_t extra = rng.between(ttl / 2, 2 * ttl);
+        s.push_back(client_fault(fault_kind::slow_link, who, at_point(who, point::acquire_sent, which, 0),
+                                 all, window, extra));
+    }
+}
+
+void random_s4_s5(scenario_id id, schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const bool redlock = config.layout == topology::redlock;
+    int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
+    if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
+    if (redlock && p.clients >= 2 && rng.chance(700'000)) {
+        const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+        const std::uint8_t majority = random_majority(config, node, rng);
+        const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
+        split_majorities(s, config, p.clients, c, other, majority, node, window);
+    }
+    const std::uint16_t nth = pick_nth(rng);
+    const auto target = static_cast<std::uint8_t>(node);
+    if (id == scenario_id::s4) {
+        const std::int64_t offset = rng.between(0, 300);
+        const std::int64_t step = rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl)
+                                                      : -rng.between(ttl / 2, 3 * ttl);
+        s.push_back(node_fault(fault_kind::wall_step, target, at_point(c, point::acquired, nth, offset), 0, step));
+    } else {
+        // Mostly quick restarts early in a hold (the dangerous case), sometimes not.
+        const std::int64_t offset = rng.between(0, 100);
+        const std::int64_t down = rng.chance(700'000) ? rng.between(0, ttl / 5) : rng.between(0, 2 * ttl);
+        const persistence persist = rng.chance(700'000) ? persistence::none : persistence::everysec;
+        s.push_back(crash(target, at_point(c, point::acquired, nth, offset), down, persist));
+    }
+}
+
+void random_s6(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::uint8_t all = all_nodes(config);
+    if (config.layout == topology::sentinel) {
+        const std::int64_t lag = rng.between(0, 200);
+        s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
+        s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
+    }
+    // Anywhere in a hold: early, just after a renewal went out (its replication
+    // still lagging), or late in a long job.
+    const std::uint16_t nth = pick_nth(rng);
+    // 0: early in a hold, 1: late in a long job, 2 and 3: just after a renewal.
+    const std::int64_t shape = rng.between(0, 3);
+    const point where = shape >= 2 ? point::renew_sent : point::acquired;
+    const std::int64_t offset = shape == 0   ? rng.between(0, 100)
+                                : shape == 1 ? rng.between(0, p.work_ms_max)
+                                             : rng.between(0, 30);
+    master_goes_away(s, config, p, at_point(c, where, nth, offset), rng);
+}
+
+void random_s7(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::uint8_t all = all_nodes(config);
+    const std::int64_t rate = rng.chance(800'000) ? -rng.between(20'000, 150'000)
+                                                  : rng.between(20'000, 150'000);
+    s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
+    const std::int64_t steps = rng.between(0, 2);
+    for (std::int64_t i = 0; i < steps; ++i) {
+        const std::uint8_t who = pick_client(p, rng);
+        const std::int64_t at = rng.between(0, p.duration_ms);
+        const std::int64_t jump = rng.between(-60'000, 60'000);
+        s.push_back(client_fault(fault_kind::wall_step, who, at_time(at), 0, 0, jump));
+    }
+    const std::uint16_t nth = pick_nth(rng);
+    const std::int64_t offset = rng.between(0, 100);
+    const std::int64_t window = rng.between(ttl, 3 * ttl);
+    s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::acquired, nth, offset), all,
+                             window, 0));
+}
+
+void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t /*c*/, prng& rng) {
+    const std::uint8_t all = all_nodes(config);
+    const std::int64_t count = rng.between(1, 3);
+    for (std::int64_t i = 0; i < count; ++i) {
+        const std::uint8_t who = pick_client(p, rng);
+        const point at = rng.chance(500'000) ? point::release_called : point::renew_sent;
+        const std::uint16_t nth = pick_nth(rng);
+        const int node = static_cast<int>(rng.below(config.nodes));
+        const bool everywhere = rng.chance(300'000);
+        fault f = client_fault(fault_kind::drop_reply, who, at_point(who, at, nth, 0),
+                               everywhere ? all : bit(node), 0, 0);
+        f.count = static_cast<std::uint16_t>(rng.between(1, 2));
+        f.reset = rng.chance(500'000);
+        s.push_back(f);
+    }
+    if (rng.chance(500'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        const std::int64_t at = rng.between(0, p.duration_ms);
+        const std::int64_t window = rng.between(50, 1000);
+        const std::int64_t rate = rng.between(10'000, 200'000);
+        fault f = client_fault(fault_kind::loss, who, at_time(at), all, window, rate);
+        f.reset = rng.chance(500'000);
+        s.push_back(f);
+    }
+}
+
+}  // namespace
+
 schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
                          prng& rng) {
     schedule s;
-    const std::int64_t ttl = p.ttl_ms;
-    const bool redlock = config.layout == topology::redlock;
-    const std::uint8_t all = all_nodes(config);
     const std::uint8_t c = pick_client(p, rng);
     switch (id) {
-        case scenario_id::s1: {
-            const std::int64_t count = rng.between(1, 2);
-            for (std::int64_t i = 0; i < count; ++i) {
-                static constexpr point where[] = {point::checked, point::checked, point::acquired,
-                                                  point::read_done};
-                const std::uint8_t who = pick_client(p, rng);
-                const point at = where[rng.below(4)];
-                const std::uint16_t nth = pick_nth(rng);
-                const std::int64_t duration = rng.between(ttl / 4, 3 * ttl);
-                s.push_back(pause(who, at_point(who, at, nth, 0), duration));
-            }
-            break;
-        }
-        case scenario_id::s2: {
-            const std::uint16_t nth = pick_nth(rng);
-            const std::int64_t delay = rng.between(ttl / 4, 3 * ttl);
-            fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, nth, 0), 0, 1, delay);
-            f.resource = true;
-            s.push_back(f);
-            if (rng.chance(500'000)) {
-                const std::uint8_t who = pick_client(p, rng);
-                const std::int64_t at = rng.between(0, p.duration_ms);
-                const std::int64_t window = rng.between(10, 500);
-                const std::int64_t extra = rng.between(10, 2 * ttl);
-                fault g = client_fault(fault_kind::slow_link, who, at_time(at), 0, window, extra);
-                g.resource = true;
-                s.push_back(g);
-            }
-            break;
-        }
-        case scenario_id::s3: {
-            if (rng.chance(333'333)) {
-                paused_renewal(s, config, p, c, rng);
-                break;
-            }
-            const auto nth = static_cast<std::uint16_t>(rng.between(1, 4));
-            // A third of the pauses end right around the end of validity: the boundary the
-            // lease arithmetic must get exactly right.
-            const std::int64_t edge = ttl - lock_drift_ms(p);
-            const std::int64_t duration = rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl)
-                                                              : rng.between(ttl / 2, 3 * ttl);
-            s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));
-            if (rng.chance(500'000)) {
-                const std::uint8_t who = pick_client(p, rng);
-                const std::uint16_t which = pick_nth(rng);
-                const std::int64_t window = rng.between(1, 5);
-                const std::int64_t extra = rng.between(ttl / 2, 2 * ttl);
-                s.push_back(client_fault(fault_kind::slow_link, who, at_point(who, point::acquire_sent, which, 0),
-                                         all, window, extra));
-            }
-            break;
-        }
-        case scenario_id::s4:
-        case scenario_id::s5: {
-            int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
-            if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
-            if (redlock && p.clients >= 2 && rng.chance(700'000)) {
-                const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
-                const std::uint8_t majority = random_majority(config, node, rng);
-                const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
-                split_majorities(s, config, p.clients, c, other, majority, node, window);
-            }
-            const std::uint16_t nth = pick_nth(rng);
-            const auto target = static_cast<std::uint8_t>(node);
-            if (id == scenario_id::s4) {
-                const std::int64_t offset = rng.between(0, 300);
-                const std::int64_t step = rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl)
-                                                              : -rng.between(ttl / 2, 3 * ttl);
-                s.push_back(node_fault(fault_kind::wall_step, target, at_point(c, point::acquired, nth, offset), 0, step));
-            } else {
-                // Mostly quick restarts early in a hold (the dangerous case), sometimes not.
-                const std::int64_t offset = rng.between(0, 100);
-                const std::int64_t down = rng.chance(700'000) ? rng.between(0, ttl / 5) : rng.between(0, 2 * ttl);
-                const persistence persist = rng.chance(700'000) ? persistence::none : persistence::everysec;
-                s.push_back(crash(target, at_point(c, point::acquired, nth, offset), down, persist));
-            }
-            break;
-        }
-        case scenario_id::s6: {
-            if (config.layout == topology::sentinel) {
-                const std::int64_t lag = rng.between(0, 200);
-                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
-                s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
-            }
-            // Anywhere in a hold: early, just after a renewal went out (its replication
-            // still lagging), or late in a long job.
-            const std::uint16_t nth = pick_nth(rng);
-            // 0: early in a hold, 1: late in a long job, 2 and 3: just after a renewal.
-            const std::int64_t shape = rng.between(0, 3);
-            const point where = shape >= 2 ? point::renew_sent : point::acquired;
-            const std::int64_t offset = shape == 0   ? rng.between(0, 100)
-                                        : shape == 1 ? rng.between(0, p.work_ms_max)
-                                                     : rng.between(0, 30);
-            master_goes_away(s, config, p, at_point(c, where, nth, offset), rng);
-            break;
-        }
-        case scenario_id::s7: {
-            const std::int64_t rate = rng.chance(800'000) ? -rng.between(20'000, 150'000)
-                                                          : rng.between(20'000, 150'000);
-            s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
-            const std::int64_t steps = rng.between(0, 2);
-            for (std::int64_t i = 0; i < steps; ++i) {
-                const std::uint8_t who = pick_client(p, rng);
-                const std::int64_t at = rng.between(0, p.duration_ms);
-                const std::int64_t jump = rng.between(-60'000, 60'000);
-                s.push_back(client_fault(fault_kind::wall_step, who, at_time(at), 0, 0, jump));
-            }
-            const std::uint16_t nth = pick_nth(rng);
-            const std::int64_t offset = rng.between(0, 100);
-            const std::int64_t window = rng.between(ttl, 3 * ttl);
-            s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::acquired, nth, offset), all,
-                                     window, 0));
-            break;
-        }
-        case scenario_id::s8: {
-            const std::int64_t count = rng.between(1, 3);
-            for (std::int64_t i = 0; i < count; ++i) {
-                const std::uint8_t who = pick_client(p, rng);
-                const point at = rng.chance(500'000) ? point::release_called : point::renew_sent;
-                const std::uint16_t nth = pick_nth(rng);
-                const int node = static_cast<int>(rng.below(config.nodes));
-                const bool everywhere = rng.chance(300'000);
-                fault f = client_fault(fault_kind::drop_reply, who, at_point(who, at, nth, 0),
-                                       everywhere ? all : bit(node), 0, 0);
-                f.count = static_cast<std::uint16_t>(rng.between(1, 2));
-                f.reset = rng.chance(500'000);
-                s.push_back(f);
-            }
-            if (rng.chance(500'000)) {
-                const std::uint8_t who = pick_client(p, rng);
-                const std::int64_t at = rng.between(0, p.duration_ms);
-                const std::int64_t window = rng.between(50, 1000);
-                const std::int64_t rate = rng.between(10'000, 200'000);
-                fault f = client_fault(fault_kind::loss, who, at_time(at), all, window, rate);
-                f.reset = rng.chance(500'000);
-                s.push_back(f);
-            }
-            break;
-        }
+        case scenario_id::s1: random_s1(s, config, p, c, rng); break;
+        case scenario_id::s2: random_s2(s, config, p, c, rng); break;
+        case scenario_id::s3: random_s3(s, config, p, c, rng); break;
+        case scenario_id::s4: random_s4_s5(id, s, config, p, c, rng); break;
+        case scenario_id::s5: random_s4_s5(id, s, config, p, c, rng); break;
+        case scenario_id::s6: random_s6(s, config, p, c, rng); break;
+        case scenario_id::s7: random_s7(s, config, p, c, rng); break;
+        case scenario_id::s8: random_s8(s, config, p, c, rng); break;
     }
     return s;
 }

@@ -56,16 +56,7 @@ struct belief {
     std::int64_t end_us;
 };
 
-}  // namespace
-
-std::string render_svg(const run_spec& spec, const run_result& result) {
-    canvas c;
-    c.end_us = result.simulated_us;
-    const std::size_t clients = spec.params.clients;
-    const std::size_t nodes = spec.config->nodes;
-    const std::size_t resource_lane = clients + nodes;
-    const double height = canvas::y(resource_lane + 1) + 40;
-
+void draw_header(canvas& c, const run_spec& spec, const run_result& result, double height) {
     char head[512];
     std::snprintf(head, sizeof head,
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -81,8 +72,10 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
         checks += std::string(to_string(static_cast<check_kind>(k))) + (result.checks.checks[k].ok ? "=ok  " : "=VIOLATED  ");
     }
     c.label(10, 36, checks);
+}
 
-    // Lanes and the time axis.
+// Lanes (clients, Redis nodes, the resource) and the time axis.
+void draw_lanes(canvas& c, std::size_t clients, std::size_t resource_lane) {
     for (std::size_t lane = 0; lane <= resource_lane; ++lane) {
         c.rect(label_px, canvas::y(lane), width_px - label_px - 10, lane_px, lane % 2 == 0 ? "#f6f6f6" : "#ececec");
         std::string name = lane < clients ? "client c" + std::to_string(lane)
@@ -98,49 +91,48 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
         c.out += line;
         c.label(x - 10, canvas::y(resource_lane + 1) + 14, std::to_string(t / 1000) + "ms");
     }
+}
 
-    // Faults and Redis process events.
-    for (const world_mark& m : result.marks) {
-        const std::size_t lane = m.on_node ? clients + m.target : m.target;
-        if ((m.on_node && m.target >= nodes) || (!m.on_node && m.target >= clients)) continue;
-        switch (m.what) {
-            case world_mark::kind::crash:
-                c.span(lane, m.start_us, m.end_us, 4, "#555555", "opacity=\"0.8\"");
-                c.label(c.x(m.start_us) + 2, canvas::y(lane) + 12, "crash", "fill=\"white\"");
-                break;
-            case world_mark::kind::restart:
-            case world_mark::kind::promote:
-                c.rect(c.x(m.start_us) - 2, canvas::y(lane) + 2, 4, lane_px - 4,
-                       m.what == world_mark::kind::promote ? "#2a9d2a" : "#333333");
-                c.label(c.x(m.start_us) + 4, canvas::y(lane) + lane_px - 4,
-                        m.what == world_mark::kind::promote ? "promoted" : "restart");
-                break;
-            case world_mark::kind::fault: {
-                const bool instant = m.end_us <= m.start_us;
-                if (instant) {
-                    c.rect(c.x(m.start_us) - 1, canvas::y(lane), 2, lane_px, "#8e44ad");
-                } else {
-                    c.span(lane, m.start_us, m.end_us, 1, "#8e44ad", "opacity=\"0.15\"");
-                }
-                c.out += "<title>" + canvas::escape(m.label) + "</title>\n";
-                c.label(c.x(m.start_us) + 3, canvas::y(lane) + 10, m.label.substr(0, m.label.find('@')),
-                        "fill=\"#8e44ad\" font-size=\"9\"");
-                break;
+void draw_mark(canvas& c, const world_mark& m, std::size_t lane) {
+    switch (m.what) {
+        case world_mark::kind::crash:
+            c.span(lane, m.start_us, m.end_us, 4, "#555555", "opacity=\"0.8\"");
+            c.label(c.x(m.start_us) + 2, canvas::y(lane) + 12, "crash", "fill=\"white\"");
+            break;
+        case world_mark::kind::restart:
+        case world_mark::kind::promote:
+            c.rect(c.x(m.start_us) - 2, canvas::y(lane) + 2, 4, lane_px - 4,
+                   m.what == world_mark::kind::promote ? "#2a9d2a" : "#333333");
+            c.label(c.x(m.start_us) + 4, canvas::y(lane) + lane_px - 4,
+                    m.what == world_mark::kind::promote ? "promoted" : "restart");
+            break;
+        case world_mark::kind::fault: {
+            const bool instant = m.end_us <= m.start_us;
+            if (instant) {
+                c.rect(c.x(m.start_us) - 1, canvas::y(lane), 2, lane_px, "#8e44ad");
+            } else {
+                c.span(lane, m.start_us, m.end_us, 1, "#8e44ad", "opacity=\"0.15\"");
             }
-            default: break;
+            c.out += "<title>" + canvas::escape(m.label) + "</title>\n";
+            c.label(c.x(m.start_us) + 3, canvas::y(lane) + 10, m.label.substr(0, m.label.find('@')),
+                    "fill=\"#8e44ad\" font-size=\"9\"");
+            break;
         }
+        default: break;
     }
+}
 
-    // Holds and acted-on checks, then where beliefs of different clients overlap.
+// Holds and acted-on checks, then where beliefs of different clients overlap.
+void draw_beliefs(canvas& c, const history& past) {
     std::vector<belief> beliefs;
-    for (const hold_record& h : result.past.holds) {
+    for (const hold_record& h : past.holds) {
         c.span(h.client, h.start_us, h.end_us, 9, "#3b7dd8", "opacity=\"0.85\"");
         c.label(c.x(h.start_us) + 2, canvas::y(h.client) + lane_px / 2 + 4,
-                "#" + std::to_string(h.index) + (result.past.fencing ? " t" + std::to_string(h.fence) : ""),
+                "#" + std::to_string(h.index) + (past.fencing ? " t" + std::to_string(h.fence) : ""),
                 "fill=\"white\" font-size=\"9\"");
         beliefs.push_back({h.client, h.start_us, h.end_us});
     }
-    for (const action_record& a : result.past.actions) {
+    for (const action_record& a : past.actions) {
         c.span(a.client, a.check_us, a.send_us, 12, "#f39c12", "opacity=\"0.9\"");
         beliefs.push_back({a.client, a.check_us, a.send_us});
     }
@@ -155,11 +147,13 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
             for (std::uint8_t lane : {a.client, b.client}) c.span(lane, from, to, 0, "#e02020", "opacity=\"0.35\"");
         }
     }
+}
 
-    // The resource: reads as squares, writes as circles; refused in red, stale in a red ring.
+// The resource: reads as squares, writes as circles; refused in red, stale in a red ring.
+void draw_resource(canvas& c, const history& past, std::size_t resource_lane) {
     bool served_any = false;
     std::uint32_t latest_hold = 0;
-    for (const resource_record& op : result.past.resource_ops) {
+    for (const resource_record& op : past.resource_ops) {
         const double x = c.x(op.at_us);
         const double y = canvas::y(resource_lane) + lane_px / 2;
         const char* fill = op.accepted ? "#2a9d2a" : "#e02020";
@@ -178,9 +172,26 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
             served_any = true;
         }
     }
+}
 
-    const double legend_y = height - 10;
-    c.label(10, legend_y,
+}  // namespace
+
+std::string render_svg(const run_spec& spec, const run_result& result) {
+    canvas c;
+    c.end_us = result.simulated_us;
+    const std::size_t clients = spec.params.clients;
+    const std::size_t nodes = spec.config->nodes;
+    const std::size_t resource_lane = clients + nodes;
+    const double height = canvas::y(resource_lane + 1) + 40;
+    draw_header(c, spec, result, height);
+    draw_lanes(c, clients, resource_lane);
+    for (const world_mark& m : result.marks) {
+        if ((m.on_node && m.target >= nodes) || (!m.on_node && m.target >= clients)) continue;
+        draw_mark(c, m, m.on_node ? clients + m.target : m.target);
+    }
+    draw_beliefs(c, result.past);
+    draw_resource(c, result.past, resource_lane);
+    c.label(10, height - 10,
             "blue: hold (held() true)   orange: acting on an earlier check   red band: two clients believe "
             "they hold   purple: fault   grey: node down   circle: write (green accepted, red refused, "
             "ringed: stale)",

@@ -145,33 +145,57 @@ std::string seconds(std::int64_t us) {
     return text;
 }
 
-int command_run(const options& o) {
-    run_request request;
+// The run `o` asks for, or a usage error's exit status in `status`.
+bool request_of(const options& o, run_request& request, int& status) {
     request.config = find_configuration(o.config);
     if (request.config == nullptr) {
         std::fprintf(stderr, "unknown configuration \"%s\"\n", o.config.c_str());
-        return usage();
+        status = usage();
+        return false;
     }
     if (!parse_behaviour(o.behaviour_name, request.clients)) {
         std::fprintf(stderr, "unknown behaviour \"%s\"\n", o.behaviour_name.c_str());
-        return usage();
+        status = usage();
+        return false;
     }
     request.seed = o.seed;
     if (o.has_schedule) {
         std::string error;
         if (!parse_schedule(o.schedule_text, request.faults, error)) {
             std::fprintf(stderr, "bad schedule: %s\n", error.c_str());
-            return 2;
+            status = 2;
+            return false;
         }
         request.mode = run_mode::schedule;
     } else {
         request.scenario = find_scenario(o.scenario);
         if (request.scenario == nullptr) {
             std::fprintf(stderr, "unknown scenario \"%s\"\n", o.scenario.c_str());
-            return usage();
+            status = usage();
+            return false;
         }
         request.mode = o.random ? run_mode::random : run_mode::scripted;
     }
+    return true;
+}
+
+// The timeline and the holds, as the run recorded them.
+void print_story(const run_result& r) {
+    std::printf("\ntimeline (true ms, process, [its monotonic and wall clocks in ms])\n%s",
+                r.timeline.c_str());
+    std::printf("\nholds (true time; the belief ends when held() turned false, at release or loss)\n");
+    for (const hold_record& h : r.past.holds) {
+        std::printf("  #%u c%u fence=%lld  %s .. %s  %s, valid until mono %lld\n", h.index,
+                    unsigned{h.client}, static_cast<long long>(h.fence), seconds(h.start_us).c_str(),
+                    seconds(h.end_us).c_str(), to_string(h.end),
+                    static_cast<long long>(h.valid_until_ms));
+    }
+}
+
+int command_run(const options& o) {
+    run_request request;
+    int status = 0;
+    if (!request_of(o, request, status)) return status;
     run_spec spec = make_spec(request);
     spec.record = !o.quiet;
     const run_result r = run(spec);
@@ -185,17 +209,7 @@ int command_run(const options& o) {
                 static_cast<unsigned long long>(request.seed), to_string(request.clients));
     std::printf("params %s\n", to_text(spec.params).c_str());
     std::printf("schedule %s\n", spec.faults.empty() ? "(no faults)" : to_text(spec.faults).c_str());
-    if (!o.quiet) {
-        std::printf("\ntimeline (true ms, process, [its monotonic and wall clocks in ms])\n%s",
-                    r.timeline.c_str());
-        std::printf("\nholds (true time; the belief ends when held() turned false, at release or loss)\n");
-        for (const hold_record& h : r.past.holds) {
-            std::printf("  #%u c%u fence=%lld  %s .. %s  %s, valid until mono %lld\n", h.index,
-                        unsigned{h.client}, static_cast<long long>(h.fence), seconds(h.start_us).c_str(),
-                        seconds(h.end_us).c_str(), to_string(h.end),
-                        static_cast<long long>(h.valid_until_ms));
-        }
-    }
+    if (!o.quiet) print_story(r);
     std::printf("\nchecks %s\n", checks_text(r.checks).c_str());
     for (std::size_t k = 0; k < check_count; ++k) {
         if (!r.checks.checks[k].ok) {

@@ -164,6 +164,9 @@ private:
     void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, std::vector<repl_op>& effects);
+    void acquire_script(const std::string_view* keys, bool fencing, std::string_view token, std::int64_t ttl_ms,
+                        const redis_entry* lock, std::int64_t wall_ms, std::string& reply,
+                        std::vector<repl_op>& effects);
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
