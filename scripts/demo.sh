@@ -157,8 +157,8 @@ ok: every run kept every promise. Violated: O two holders at once, S a stale wri
 the protected storage, F fence tokens out of order, L the lock never came back, H held()
 said yes while Redis no longer kept the holder's key where it had to.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
-S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 failover, async replication
-S7 client clock drift      S8 lost release/renew reply
+S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover
+S7 client clock drift      S8 lost release/renew reply       S9 network partition
 EOF
 echo "(every line, with the command that replays it: $out/matrix.txt)"
 echo

@@ -494,6 +494,14 @@ void redis_node::restart(std::int64_t now_us) {
     fsync_tick_ = floor_div(now_us - fsync_phase_us_, fsync_interval_us);
 }
 
+void redis_node::await_master(std::uint8_t master) noexcept {
+    EDGELOCK_ASSERT(master != id_);
+    master_id_ = master;
+    master_incarnation_ = 0;  // no stream of it matches until follow()
+    offset_ = 0;
+    replicas_ = 0;
+}
+
 void redis_node::promote() {
     master_id_ = -1;
     ++incarnation_;

@@ -123,6 +123,26 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
                              all_nodes(config), cut_ms, 0));
 }
 
+// S9: the network splits in two for `window_ms` from `when`. With Sentinel, the master and
+// one replica (n1) are on one side, cut off from the sentinels and the other replica; with
+// Redlock, nodes n0 and n1 (a minority); a single master's side is just itself. Client
+// `holder` is on the minority side, every client in `with_holder` (a bit mask) with it,
+// the others on the other side: each client reaches only the nodes on its side.
+void split_network(schedule& s, const configuration& config, const world_params& p, std::uint8_t holder,
+                   trigger when, std::int64_t window_ms, std::uint8_t with_holder) {
+    const std::uint8_t all = all_nodes(config);
+    const std::uint8_t side = config.layout == topology::single ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
+    if (config.layout == topology::sentinel) {
+        s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
+        s.back().nodes = bit(1);
+    }
+    for (std::uint8_t c = 0; c < p.clients; ++c) {
+        const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
+        const auto unreachable = static_cast<std::uint8_t>(minority ? all & ~side : side);
+        if (unreachable != 0) s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
+    }
+}
+
 // S6's master (node 0) goes away: it crashes, its host powers off (no reset: clients wait
 // for their timeouts), its process pauses (and then reads what waited, and with Sentinel
 // may come back a master nobody names), or, with Sentinel, it is cut off from the sentinels
@@ -160,6 +180,7 @@ const std::array<scenario_info, scenario_count>& scenarios() noexcept {
         {scenario_id::s6, "S6", "the master goes away (crash, power-off, pause, cut off); Sentinel fails over"},
         {scenario_id::s7, "S7", "client clock drift beyond the drift factor, client wall steps"},
         {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
+        {scenario_id::s9, "S9", "network partition, clients on both sides (Sentinel: a replica with the old master)"},
     }};
     return all;
 }
@@ -185,7 +206,7 @@ world_params scripted_params(scenario_id id) noexcept {
 
 world_params random_params(scenario_id id, prng& rng) noexcept {
     world_params p = random_params(rng);
-    if (id == scenario_id::s6) {
+    if (id == scenario_id::s6 || id == scenario_id::s9) {
         // Holds that renew, and failovers that finish around the end of the lease the
         // replicas last heard of: where a renewal the replicas never saw matters.
         p.work_ms_min = rng.between(p.ttl_ms / 2, 2 * p.ttl_ms);
@@ -253,6 +274,9 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             s.push_back(client_fault(fault_kind::wall_step, 1, at_time(150), 0, 0, 5'000));
             s.push_back(client_fault(fault_kind::partition, 0, at_point(0, point::acquired, 1, 10), all,
                                      3 * ttl, 0));
+            break;
+        case scenario_id::s9:
+            split_network(s, config, p, 0, at_point(0, point::acquired, 1, 0), 5 * ttl / 2, 0b001);
             break;
         case scenario_id::s8:
             // The lost release reply is silent: noticed by the reply timeout, so the release is
@@ -423,6 +447,17 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
     }
 }
 
+// S9 anywhere in a hold: early, late, or just after a renewal; each other client on either side.
+void random_s9(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const std::uint16_t nth = pick_nth(rng);
+    const point where = rng.chance(500'000) ? point::renew_sent : point::acquired;
+    const std::int64_t offset = rng.between(0, 100);
+    const std::int64_t window = rng.between(ttl / 2, 3 * ttl);
+    const auto with_holder = static_cast<std::uint8_t>(rng.below(1u << p.clients));
+    split_network(s, config, p, c, at_point(c, where, nth, offset), window, with_holder);
+}
+
 }  // namespace
 
 schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
@@ -438,6 +473,7 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
         case scenario_id::s6: random_s6(s, config, p, c, rng); break;
         case scenario_id::s7: random_s7(s, config, p, c, rng); break;
         case scenario_id::s8: random_s8(s, config, p, c, rng); break;
+        case scenario_id::s9: random_s9(s, config, p, c, rng); break;
     }
     return s;
 }

@@ -30,8 +30,8 @@ bool has_amount(fault_kind k) {
 }
 
 bool has_peers(fault_kind k) {
-    return k == fault_kind::slow_link || k == fault_kind::partition ||
-           k == fault_kind::drop_reply || k == fault_kind::loss || k == fault_kind::repl_lag;
+    return k == fault_kind::slow_link || k == fault_kind::partition || k == fault_kind::drop_reply ||
+           k == fault_kind::loss || k == fault_kind::repl_lag || k == fault_kind::isolate;
 }
 
 bool has_reset(fault_kind k) {
@@ -210,7 +210,7 @@ std::string to_text(const fault& f) {
         out += 't';
         append_number(out, f.when.at_ms);
     }
-    if (has_peers(f.kind)) {
+    if (has_peers(f.kind) && (f.kind != fault_kind::isolate || f.nodes != 0)) {  // isolate: its side, if any
         out += ",to=";
         for (int n = 0; n < 8; ++n) {
             if ((f.nodes >> n) & 1u) {

@@ -169,6 +169,7 @@ world::world(const run_spec& spec)
     held_.resize(config_.nodes);
     seen_offset_.assign(config_.nodes, 0);
     demoted_.assign(config_.nodes, false);
+    powered_off_.assign(config_.nodes, false);
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
     lock_config lc;
@@ -269,6 +270,7 @@ void world::dispatch(const scheduler::event& e) {
                 events_.push(paused_until_us_[e.who], scheduler::kind::node_wake, e.who, e.arg);
             } else if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
                 nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
+                note_unblocked(e.who);
                 flush(e.who);
             }
             break;
@@ -285,7 +287,10 @@ void world::deliver(std::size_t link) {
                          m.kind == message_kind::replication_ack;
     if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
         const auto node = static_cast<std::uint8_t>(to - clients);
-        if (paused(node) && nodes_[node].up()) {
+        const bool between_nodes = m.kind != message_kind::request;
+        if (between_nodes && cut(static_cast<std::uint8_t>(from - clients), node)) return;  // lost on the way
+        // Held while paused, and behind what is still held: the socket keeps its order.
+        if ((paused(node) || !held_[node].empty()) && nodes_[node].up()) {
             held_[node].push_back(held_message{from, to, std::move(m)});
             return;
         }
@@ -401,7 +406,7 @@ void world::deliver_resource_request(std::uint8_t client, message&& m) {
 void world::deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m) {
     redis_node& r = nodes_[replica];
     if (!nodes_[master].up() || !r.up() || r.master_id() != master ||
-        r.master_incarnation() != m.epoch || isolated(master) || isolated(replica)) {
+        r.master_incarnation() != m.epoch || cut(master, replica)) {
         return;
     }
     r.apply(m.op, m.offset, now_us_);
@@ -417,9 +422,18 @@ void world::deliver_replication(std::uint8_t master, std::uint8_t replica, messa
 
 void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) {
     redis_node& n = nodes_[master];
-    if (!n.up() || !n.is_master() || n.incarnation() != m.epoch || isolated(master) || isolated(replica)) return;
+    if (!n.up() || !n.is_master() || n.incarnation() != m.epoch || cut(master, replica)) return;
     n.on_ack(replica, m.offset, node_wall_ms(master), now_us_, out_);
+    note_unblocked(master);
     flush(master);
+}
+
+// Replies a WAIT's end released (the WAIT, and requests queued behind it), in the node's lane.
+void world::note_unblocked(std::uint8_t node) {
+    if (!recording()) return;
+    for (const node_output::reply& r : out_.replies) {
+        note_node(node, "c" + std::to_string(r.client) + " (unblocked) -> " + describe_reply(r.bytes));
+    }
 }
 
 void world::flush(std::uint8_t node) {
@@ -502,7 +516,8 @@ world::connect_outcome world::try_connect(std::uint8_t client, const session::se
     if (found == no_server) return connect_outcome::unknown_host;
     server = static_cast<std::uint8_t>(found);
     if (!net_.is_node_server(server)) return connect_outcome::ok;  // sentinels never fail (yet)
-    if (!nodes_[server].up()) return connect_outcome::refused;
+    // A crashed process's host answers with a refusal; a host without power, not at all.
+    if (!nodes_[server].up()) return powered_off_[server] ? connect_outcome::timeout : connect_outcome::refused;
     if (partitioned(client, server)) return connect_outcome::timeout;
     return connect_outcome::ok;
 }

@@ -29,7 +29,7 @@ void world::activate_node_fault(const fault& f) {
             pause_node(f.target, end_us);
             break;
         case fault_kind::isolate:
-            isolate_node(f.target, end_us);
+            isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
             break;
         default: return;
     }
@@ -44,6 +44,7 @@ void world::crash(std::uint8_t node, const fault& f) {
     nodes_[node].crash(now_us_);
     held_[node].clear();
     paused_until_us_[node] = 0;
+    powered_off_[node] = power_off;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         break_connection(c, node, !power_off, power_off ? "host powered off" : "node crashed");
     }
@@ -66,6 +67,7 @@ void world::restart(std::uint8_t node) {
     redis_node& n = nodes_[node];
     if (n.up()) return;
     n.restart(now_us_);
+    powered_off_[node] = false;
     const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
     mark(world_mark::kind::restart, true, node, now_us_, text);
     if (recording()) note_node(node, text);
@@ -105,13 +107,16 @@ void world::deliver_held(std::uint8_t node, held_message&& h) {
     }
 }
 
-// Cut off from the sentinels and the other nodes (replication and its acks are lost both
-// ways); clients still reach it.
-void world::isolate_node(std::uint8_t node, std::int64_t until_us) {
-    if (until_us <= isolated_until_us_[node]) return;
-    isolated_until_us_[node] = until_us;
-    events_.push(until_us, scheduler::kind::node_rejoin, node, 0);
-    if (recording()) note_node(node, "CUT OFF from the sentinels and nodes until " + std::to_string(until_us / 1000) + " ms");
+// The nodes of `side` (a bit mask) are cut off from the sentinels and from the nodes outside
+// it: replication and its acks across the cut are lost both ways, within the side they pass.
+// Clients still reach every node.
+void world::isolate_side(std::uint8_t side, std::int64_t until_us) {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (((side >> n) & 1u) == 0 || until_us <= isolated_until_us_[n]) continue;
+        isolated_until_us_[n] = until_us;
+        events_.push(until_us, scheduler::kind::node_rejoin, n, 0);
+        if (recording()) note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) + " ms");
+    }
     master_unreachable();
 }
 
@@ -154,7 +159,12 @@ void world::node_back(std::uint8_t node) {
         return;
     }
     const auto master = static_cast<std::uint8_t>(current_master_);
-    if (reachable(master)) n.follow(nodes_[master], now_us_);
+    if (reachable(master)) {
+        n.follow(nodes_[master], now_us_);
+        if (recording()) note_node(node, "resynchronised from n" + std::to_string(master));
+    } else if (n.is_master()) {
+        n.await_master(master);  // a replica restarted while its master is away
+    }
 }
 
 // The master stayed silent for down_after: a failover starts, promoting failover_ms later.
@@ -178,7 +188,8 @@ int world::best_replica_seen(std::uint8_t master) const noexcept {
 // Promotes the best replica as the sentinels saw it; without one, tries again a down_after
 // later. A master that answers again meanwhile stays master.
 void world::sentinel_promote(std::uint8_t node) {
-    if (current_master_ != node || reachable(node)) return;
+    if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
+    if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) return;  // an earlier episode's
     const int best = best_replica_seen(node);
     if (best < 0) {
         events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
@@ -220,7 +231,9 @@ void world::sentinel_reconfigure(std::uint8_t node) {
     }
     demoted_[node] = false;
     nodes_[node].follow(nodes_[master], now_us_);
-    const std::string text = "reconfigured by Sentinel as a replica of n" + std::to_string(master);
+    const int now_following = nodes_[node].master_id();
+    const std::string text = "reconfigured by Sentinel: a replica of n" + std::to_string(now_following) + " with " +
+                             std::to_string(nodes_[node].data().size()) + " key(s)";
     mark(world_mark::kind::note, true, node, now_us_, text);
     if (recording()) note_node(node, text);
     observe_all_clients();

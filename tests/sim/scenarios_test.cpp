@@ -82,7 +82,10 @@ INSTANTIATE_TEST_SUITE_P(
                       cell{"S5", "sentinel", check_kind::overlap},
                       cell{"S5", "single+fencing", check_kind::order},
                       cell{"S6", "sentinel", check_kind::overlap},
-                      cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap}));
+                      cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap},
+                      // A partition that leaves Sentinel's old master a replica: WAIT is
+                      // acknowledged on both sides.
+                      cell{"S9", "sentinel+WAIT", check_kind::overlap}));
 
 // Unsafe cells only the random family shows. S6 on a single node is a crash 2 s long: the
 // waiting clients' acquires that timed out unwritten stay queued in their locks, which write
@@ -150,6 +153,8 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S6", "sentinel+WAIT", all_checks},
         // Redlock tolerates a minority of nodes losing the key, and delayed restart keeps a
         // restarted node from voting before the keys it forgot would have expired.
-        safe_cell{"S6", "redlock-5", all_checks}, safe_cell{"S5", "redlock-5+delayed-restart", all_checks}));
+        safe_cell{"S6", "redlock-5", all_checks}, safe_cell{"S5", "redlock-5+delayed-restart", all_checks},
+        // A partition: only one side can hold a Redlock majority (or reach the single master).
+        safe_cell{"S9", "redlock-5", all_checks}, safe_cell{"S9", "single", all_checks}));
 
 }  // namespace

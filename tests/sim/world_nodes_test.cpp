@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "edgelock/sim/matrix.hpp"
 
@@ -65,48 +66,69 @@ TEST(world_nodes, a_paused_redis_runs_what_waited_in_its_sockets_when_it_resumes
     EXPECT_EQ(r.anomalies, 0u);
 }
 
-// A crash resets the clients' connections; a host that loses power does not, and clients
-// notice only through their timeouts.
-TEST(world_nodes, a_host_that_powers_off_sends_no_reset) {
-    const run_result crashed = run_recorded("single", "crash.n0@c0.acquired#1+0,d=300,p=none", 1);
-    const run_result powered_off = run_recorded("single", "power_off.n0@c0.acquired#1+0,d=300,p=none", 1);
+// A crash resets the clients' connections and its host refuses new ones; a host that loses
+// power does neither, and clients notice only through their timeouts.
+TEST(world_nodes, a_host_that_powers_off_sends_no_reset_and_refuses_nothing) {
+    const run_result crashed = run_recorded("single", "crash.n0@c0.acquired#1+0,d=1000,p=none", 1);
+    const run_result powered_off = run_recorded("single", "power_off.n0@c0.acquired#1+0,d=1000,p=none", 1);
     EXPECT_GE(count_lines(crashed.timeline, {"node crashed (reset)"}), 1u);
     EXPECT_EQ(count_lines(crashed.timeline, {"(silent)"}), 0u);
+    EXPECT_GE(count_lines(crashed.timeline, {"failed: connection refused"}), 1u);
     EXPECT_GE(count_lines(powered_off.timeline, {"host powered off (silent)"}), 1u);
     EXPECT_EQ(count_lines(powered_off.timeline, {"(reset)"}), 0u);
+    EXPECT_EQ(count_lines(powered_off.timeline, {"connection refused"}), 0u);
     EXPECT_GE(count_lines(powered_off.timeline, {"c0", "closed: reply timed out"}), 1u);
+    EXPECT_GE(count_lines(powered_off.timeline, {"c0", "failed: connect timed out"}), 1u);
 }
 
 // Split brain: the master is cut off from the sentinels and replicas for 2.5 s while the
 // holder (c0) still reaches it and the other clients do not. The sentinels promote a
-// replica; c0 keeps renewing on the old master, the others take the lock on the new one.
+// replica; c0 keeps renewing on the old master, the others take the lock on the new one,
+// until the old master is reconfigured and answers c0 with READONLY.
 constexpr const char* split_brain =
     "isolate.n0@c0.acquired#1+0,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
     "partition.c2@c0.acquired#1+0,to=n0,d=2500";
 
 TEST(world_nodes, a_master_cut_off_from_the_sentinels_keeps_taking_writes_until_reconfigured) {
     const run_result r = run_recorded("sentinel", split_brain);
-    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
-    ASSERT_NE(promoted, nullptr) << r.timeline;
+    ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
     const std::string promotion = r.timeline.substr(r.timeline.find("promoted by Sentinel") - 40);
     EXPECT_GE(count_lines(r.timeline, {"n0", "c0 renew", "-> :1"}, promotion), 1u)
         << "the old master renews c0's lease after the promotion";
-    EXPECT_GE(count_lines(r.timeline, {"reconfigured by Sentinel as a replica of n"}), 1u);
+    EXPECT_GE(count_lines(r.timeline, {"n0", "reconfigured by Sentinel: a replica of n"}), 1u);
+    EXPECT_GE(count_lines(r.timeline, {"n0", "-READONLY"}, r.timeline.substr(r.timeline.find("reconfigured by Sentinel"))), 1u)
+        << "the reconfigured old master refuses its clients' writes";
     EXPECT_FALSE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks);
     EXPECT_EQ(r.anomalies, 0u);
 }
 
-// WAIT makes the same split brain harmless: the old master cannot reach a replica, so its
-// renewals are refused and c0 loses the lock before anyone can take it on the new master.
-TEST(world_nodes, wait_refuses_renewals_on_a_master_cut_off_from_its_replicas) {
+// With WAIT, the same split brain is harmless: a renewal on the cut-off master gets no
+// replica's acknowledgement (the WAIT answers 0), so nothing it grants or renews counts.
+TEST(world_nodes, wait_gets_no_acknowledgement_on_a_master_cut_off_from_its_replicas) {
+    const run_result brief = run_recorded("sentinel+WAIT", "isolate.n0@c0.renew_sent#1+0,d=80");
+    EXPECT_EQ(find_mark(brief, world_mark::kind::promote), nullptr) << "shorter than down_after: no failover";
+    EXPECT_GE(count_lines(brief.timeline, {"n0", "c0 (unblocked) -> :0"}), 1u) << brief.timeline;
     const run_result r = run_recorded("sentinel+WAIT", split_brain);
     ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr);
     EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << r.timeline;
     EXPECT_GE(r.past.holds.size(), 2u) << "the lock is taken again on the new master";
 }
 
+// But not when a replica is cut off on the old master's side: it acknowledges the WAIT, the
+// old master keeps c0's lease alive while the others take the lock on the promoted replica.
+TEST(world_nodes, wait_does_not_help_when_a_replica_is_cut_off_with_the_old_master) {
+    const run_result r = run_recorded("sentinel+WAIT",
+                                      "isolate.n0@c0.acquired#1+0,to=n1,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
+                                      "partition.c2@c0.acquired#1+0,to=n0,d=2500");
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr);
+    EXPECT_EQ(promoted->target, 2u) << "n1 is on the cut-off side";
+    EXPECT_FALSE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks);
+    EXPECT_FALSE(r.checks.ok(check_kind::oracle));
+}
+
 // The old master crashes, the sentinels fail over, and it restarts (empty) before they
-// reconfigure it: for reconfigure_ms it answers ROLE as a master.
+// reconfigure it: for reconfigure_ms it stays a master, then becomes the new one's replica.
 TEST(world_nodes, a_restarted_old_master_stays_a_master_until_reconfigured) {
     const run_result r = run_recorded("sentinel", "crash.n0@c0.acquired#1+0,d=400,p=none");
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
@@ -121,6 +143,45 @@ TEST(world_nodes, a_restarted_old_master_stays_a_master_until_reconfigured) {
     ASSERT_NE(reconfigured, nullptr) << r.timeline;
     EXPECT_EQ(reconfigured->start_us - restarted->start_us, scripted_params().reconfigure_ms * 1000);
     EXPECT_EQ(reconfigured->target, 0u);
+    EXPECT_NE(reconfigured->label.find("a replica of n" + std::to_string(promoted->target)), std::string::npos)
+        << reconfigured->label;
+}
+
+// A master paused longer than down_after is failed over, and reconfigured once it resumes;
+// one paused for less is not.
+TEST(world_nodes, a_paused_master_is_failed_over_only_past_down_after) {
+    const run_result long_pause = run_recorded("sentinel", "pause.n0@c0.acquired#1+0,d=600");
+    const world_mark* promoted = find_mark(long_pause, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr);
+    EXPECT_LT(promoted->start_us, 600'000 + 10'000);
+    EXPECT_GE(count_lines(long_pause.timeline, {"n0", "reconfigured by Sentinel: a replica of n"}), 1u);
+    const run_result short_pause = run_recorded("sentinel", "pause.n0@c0.acquired#1+0,d=50");
+    EXPECT_EQ(find_mark(short_pause, world_mark::kind::promote), nullptr);
+    EXPECT_TRUE(short_pause.checks.all_ok()) << checks_text(short_pause.checks);
+}
+
+// A replica cut off for a while resynchronises when it is back; one that restarts while its
+// master is away waits for it, follows the promoted replica, and can be promoted itself.
+TEST(world_nodes, replicas_that_were_away_follow_the_current_master_again) {
+    const run_result cut = run_recorded("sentinel", "isolate.n1@t300,d=200");
+    EXPECT_GE(count_lines(cut.timeline, {"n1", "resynchronised from n0"}), 1u) << cut.timeline;
+    const run_result r = run_recorded(
+        "sentinel", "pause.n0@t300,d=10000;crash.n1@t350,d=50,p=none;crash.n2@t2000,d=8000,p=none");
+    std::vector<std::uint8_t> promoted;
+    for (const world_mark& m : r.marks) {
+        if (m.what == world_mark::kind::promote) promoted.push_back(m.target);
+    }
+    EXPECT_EQ(promoted, (std::vector<std::uint8_t>{2, 1})) << r.timeline;
+}
+
+// The sentinels promote the replica whose last INFO showed the highest offset: not n1, whose
+// replication lags 3 s behind.
+TEST(world_nodes, the_promoted_replica_is_the_one_the_sentinels_saw_furthest_ahead) {
+    const run_result r =
+        run_recorded("sentinel", "repl_lag.n0@t0,to=n1,d=5000,x=3000;crash.n0@c0.acquired#1+50,d=2000,p=none");
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr);
+    EXPECT_EQ(promoted->target, 2u) << promoted->label;
 }
 
 }  // namespace

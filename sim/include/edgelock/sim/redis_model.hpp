@@ -128,6 +128,9 @@ public:
     void promote();
     // Becomes a replica of `master` and copies its data (a full resynchronisation).
     void follow(redis_node& master, std::int64_t now_us);
+    // A replica that restarted while `master` could not be reached: configured to follow it,
+    // nothing synchronised yet (offset 0, so the sentinels rank it last), refusing writes.
+    void await_master(std::uint8_t master) noexcept;
     // Applies one replicated write numbered `offset` of its master's stream (ignores ones
     // already applied).
     void apply(const repl_op& op, std::int64_t offset, std::int64_t now_us);

@@ -1,4 +1,4 @@
-// edgelock sim: the scenario catalogue S1..S8.
+// edgelock sim: the scenario catalogue S1..S9.
 //
 // Each scenario is one fault of the Kleppmann/antirez debate, in two forms:
 //   scripted  a fixed schedule that lands the fault where it hurts most (run with a seed
@@ -15,9 +15,12 @@
 //      renew replies, the renewal then being the last before the lease runs out
 //   S4 wall-clock step on a Redis node
 //   S5 Redis crash + restart without persistence, with and without delayed restart
-//   S6 failover with async replication, with and without WAIT
+//   S6 the master goes away (crash, power-off, pause, cut off alone); Sentinel fails over
+//      with async replication, with and without WAIT
 //   S7 client clock rate drift beyond the drift factor, and client wall-clock steps
 //   S8 lost reply to release/renew, retried after the lock moved on
+//   S9 a network partition with clients on both sides: Sentinel's old master keeps a replica
+//      on its side; Redlock's nodes split into a minority and a majority
 #pragma once
 
 #include <array>
@@ -30,8 +33,8 @@
 
 namespace edgelock::sim {
 
-enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8 };
-inline constexpr std::size_t scenario_count = 8;
+enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8, s9 };
+inline constexpr std::size_t scenario_count = 9;
 
 struct scenario_info {
     scenario_id id;

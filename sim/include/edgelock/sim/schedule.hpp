@@ -48,7 +48,8 @@ enum class fault_kind : std::uint8_t {
     clock_rate,  // client or node: the monotonic (or wall) clock runs at x ppm from now on
     repl_lag,    // node mask `to`: replication to those replicas gets x ms more delay for d ms
     power_off,   // node: its host dies without a word (no RST reaches anyone), back after d ms
-    isolate,     // node: cut off from the sentinels and the other nodes for d ms; clients reach it
+    isolate,     // node (and the nodes in `to`, its side): cut off from the sentinels and the
+                 // other nodes for d ms; clients reach it
 };
 const char* to_string(fault_kind kind) noexcept;
 

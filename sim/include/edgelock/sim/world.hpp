@@ -178,6 +178,7 @@ private:
     void deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m);
     void deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m);
     void flush(std::uint8_t node);
+    void note_unblocked(std::uint8_t node);
     void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
     bool reply_lost(std::uint8_t server, std::uint8_t client);
     void replicate(std::uint8_t master);
@@ -203,11 +204,13 @@ private:
     void restart(std::uint8_t node);
     void pause_node(std::uint8_t node, std::int64_t until_us);
     void resume_node(std::uint8_t node);
-    void isolate_node(std::uint8_t node, std::int64_t until_us);
+    void isolate_side(std::uint8_t side, std::int64_t until_us);
     void rejoin_node(std::uint8_t node);
     void deliver_held(std::uint8_t node, held_message&& h);
     bool paused(std::uint8_t node) const noexcept { return now_us_ < paused_until_us_[node]; }
     bool isolated(std::uint8_t node) const noexcept { return now_us_ < isolated_until_us_[node]; }
+    // Replication between the two cannot pass: one is on the cut-off side, the other not.
+    bool cut(std::uint8_t a, std::uint8_t b) const noexcept { return isolated(a) != isolated(b); }
     // Whether the sentinels (and the other nodes) get answers from the node now.
     bool reachable(std::uint8_t node) const noexcept;
     // The master stopped answering the sentinels (or may have): start their down-after.
@@ -252,6 +255,7 @@ private:
     std::vector<std::vector<held_message>> held_;   // per node: what reached it while paused
     std::vector<std::int64_t> seen_offset_;         // per node: its offset at the last INFO
     std::vector<bool> demoted_;                     // per node: replaced while away, still a master
+    std::vector<bool> powered_off_;                 // per node: down without a word (connects time out)
     std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
