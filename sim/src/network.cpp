@@ -23,7 +23,10 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
         link& l = links_[id];
         l.jitter = prng::stream(seed, 1000 + id);
         const bool replication = is_node(link_from(id)) && is_node(link_to(id));
-        l.tail = !replication;
+        // No long tail to or from the protected resource: a write delayed past the lease is
+        // S2's fault, drawn there, not noise that every unfenced cell would have to survive.
+        const bool resource = link_from(id) == resource_endpoint() || link_to(id) == resource_endpoint();
+        l.tail = !replication && !resource;
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
                                    : l.jitter.between(params.link_us_min, params.link_us_max);
     }
