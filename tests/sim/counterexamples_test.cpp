@@ -74,4 +74,22 @@ TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) 
     }
 }
 
+// confirmation-past-validity. The acquire's confirmation (WAIT, or the fence raise) must end
+// within the attempt's validity: a holder paused while its acquire is in flight resumes to
+// a confirmation that came after the lease it was for had ended. Counting it reports
+// `acquired` with the validity already over (oracle); with Redlock's fence raise, a token is
+// handed out twice (order).
+TEST(counterexamples, a_confirmation_after_the_validity_does_not_make_a_hold) {
+    const kept_run runs[] = {
+        {"sentinel+WAIT", 17896133456926913539ULL, "pause.c0@c0.acquire_sent#1+0,d=1591"},
+        {"redlock-5+fencing", 11856052500550349998ULL, "pause.c0@c0.acquire_sent#1+0,d=270"},
+    };
+    for (const kept_run& k : runs) {
+        const run_request request = request_of(k.config, k.seed, k.schedule);
+        const run_result r = replay(request);
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request);
+        EXPECT_EQ(r.anomalies, 0u);
+    }
+}
+
 }  // namespace
