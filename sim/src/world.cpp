@@ -166,6 +166,7 @@ world::world(const run_spec& spec)
     for (std::uint8_t j = 0; j < config_.sentinels; ++j) sentinels_.emplace_back(j, monitored_master_name, 0);
     paused_until_us_.assign(config_.nodes, 0);
     isolated_until_us_.assign(config_.nodes, 0);
+    side_of_.assign(config_.nodes, 0);
     held_.resize(config_.nodes);
     seen_offset_.assign(config_.nodes, 0);
     demoted_.assign(config_.nodes, false);
@@ -266,8 +267,9 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::node_resume: resume_node(e.who); break;
         case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:
-            if (paused(e.who)) {
-                events_.push(paused_until_us_[e.who], scheduler::kind::node_wake, e.who, e.arg);
+            if (paused(e.who) || !held_[e.who].empty()) {
+                // After the resume has read what waited: acks held in the pause count first.
+                events_.push(std::max(paused_until_us_[e.who], now_us_), scheduler::kind::node_wake, e.who, e.arg);
             } else if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
                 nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
                 note_unblocked(e.who);

@@ -72,6 +72,8 @@ void world::restart(std::uint8_t node) {
     mark(world_mark::kind::restart, true, node, now_us_, text);
     if (recording()) note_node(node, text);
     node_back(node);
+    // A restarted node is a new instance to the sentinels: they read its INFO as they connect.
+    seen_offset_[node] = n.offset();
     observe_all_clients();
 }
 
@@ -89,7 +91,9 @@ void world::pause_node(std::uint8_t node, std::int64_t until_us) {
 // on connections their clients have since given up are still executed (the bytes were in
 // the socket), their replies go nowhere.
 void world::resume_node(std::uint8_t node) {
-    if (paused(node) || !nodes_[node].up()) return;
+    // Only the event of the pause that ends now: one a crash cut short, or a longer pause
+    // replaced, does nothing.
+    if (paused_until_us_[node] != now_us_ || !nodes_[node].up()) return;
     if (recording()) note_node(node, "resumed");
     std::vector<held_message> waiting = std::move(held_[node]);
     held_[node].clear();
@@ -114,6 +118,7 @@ void world::isolate_side(std::uint8_t side, std::int64_t until_us) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (((side >> n) & 1u) == 0 || until_us <= isolated_until_us_[n]) continue;
         isolated_until_us_[n] = until_us;
+        side_of_[n] = side;
         events_.push(until_us, scheduler::kind::node_rejoin, n, 0);
         if (recording()) note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) + " ms");
     }

@@ -14,27 +14,33 @@ namespace {
 
 using namespace edgelock::sim;
 
-run_request request_of(const char* config, std::uint64_t seed, const char* schedule_text) {
-    run_request r;
-    r.config = find_configuration(config);
-    r.mode = run_mode::schedule;
-    r.seed = seed;
-    std::string error;
-    EXPECT_TRUE(parse_schedule(schedule_text, r.faults, error)) << error;
-    return r;
-}
-
-run_result replay(const run_request& r) {
-    run_spec spec = make_spec(r);
-    spec.record = true;
-    return run(spec);
-}
-
 struct kept_run {
     const char* config;
     std::uint64_t seed;
     const char* schedule;
+    const char* reached;  // timeline text showing the run still reaches the case it was kept for
 };
+
+run_request request_of(const kept_run& k) {
+    run_request r;
+    r.config = find_configuration(k.config);
+    r.mode = run_mode::schedule;
+    r.seed = k.seed;
+    std::string error;
+    EXPECT_TRUE(parse_schedule(k.schedule, r.faults, error)) << error;
+    return r;
+}
+
+// Replays a kept run, recorded, and checks it still reaches its case without anomalies.
+run_result replay(const kept_run& k) {
+    run_spec spec = make_spec(request_of(k));
+    spec.record = true;
+    run_result r = run(spec);
+    EXPECT_NE(r.timeline.find(k.reached), std::string::npos)
+        << "the run no longer reaches the case: " << replay_command(request_of(k));
+    EXPECT_EQ(r.anomalies, 0u);
+    return r;
+}
 
 // io-error-resends-stale-release-always. The client writes one request at a time. A release
 // of its token is lost with its connection (in flight when the link was lost or the reply
@@ -44,15 +50,13 @@ struct kept_run {
 // not be re-sent behind a newer claim of its token, nor once another token is current.
 TEST(counterexamples, a_lost_release_is_not_resent_behind_a_newer_claim_of_its_token) {
     const kept_run runs[] = {
-        {"single", 16195699167990257498ULL, "loss.c0@t324,to=n0,d=230,x=116772"},
-        {"single", 8395422440366521353ULL, "drop_reply.c0@c0.release_called#1+0,to=n0,k=1"},
+        {"single", 16195699167990257498ULL, "loss.c0@t324,to=n0,d=230,x=116772", "request lost"},
+        {"single", 8395422440366521353ULL, "drop_reply.c0@c0.release_called#1+0,to=n0,k=1", "reply lost"},
     };
     for (const kept_run& k : runs) {
-        const run_request request = request_of(k.config, k.seed, k.schedule);
-        EXPECT_EQ(make_spec(request).params.write_window, 1u) << "the run no longer writes one request at a time";
-        const run_result r = replay(request);
-        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request);
-        EXPECT_EQ(r.anomalies, 0u);
+        EXPECT_EQ(make_spec(request_of(k)).params.write_window, 1u) << "the run no longer writes one request at a time";
+        const run_result r = replay(k);
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
     }
 }
 
@@ -63,14 +67,12 @@ TEST(counterexamples, a_lost_release_is_not_resent_behind_a_newer_claim_of_its_t
 // breaks in these runs anyway (the split brain before the renewal).
 TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) {
     const kept_run runs[] = {
-        {"sentinel", 10751695614421304388ULL, "isolate.n0@c0.acquired#1+0,d=1288"},
-        {"sentinel", 17742084865001078514ULL, "isolate.n0@c2.acquired#1+0,d=1196"},
+        {"sentinel", 10751695614421304388ULL, "isolate.n0@c0.acquired#1+0,d=1288", "lock: lost token_gone"},
+        {"sentinel", 17742084865001078514ULL, "isolate.n0@c2.acquired#1+0,d=1196", "lock: lost token_gone"},
     };
     for (const kept_run& k : runs) {
-        const run_request request = request_of(k.config, k.seed, k.schedule);
-        const run_result r = replay(request);
-        EXPECT_TRUE(r.checks.ok(check_kind::stale)) << checks_text(r.checks) << "\n" << replay_command(request);
-        EXPECT_NE(r.timeline.find("lock: lost token_gone"), std::string::npos) << "the run no longer reaches the case";
+        const run_result r = replay(k);
+        EXPECT_TRUE(r.checks.ok(check_kind::stale)) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
     }
 }
 
@@ -81,14 +83,12 @@ TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) 
 // handed out twice (order).
 TEST(counterexamples, a_confirmation_after_the_validity_does_not_make_a_hold) {
     const kept_run runs[] = {
-        {"sentinel+WAIT", 17896133456926913539ULL, "pause.c0@c0.acquire_sent#1+0,d=1591"},
-        {"redlock-5+fencing", 11856052500550349998ULL, "pause.c0@c0.acquire_sent#1+0,d=270"},
+        {"sentinel+WAIT", 17896133456926913539ULL, "pause.c0@c0.acquire_sent#1+0,d=1591", "c0 (unblocked) -> :1"},
+        {"redlock-5+fencing", 11856052500550349998ULL, "pause.c0@c0.acquire_sent#1+0,d=270", "c0 raise (EVALSHA)"},
     };
     for (const kept_run& k : runs) {
-        const run_request request = request_of(k.config, k.seed, k.schedule);
-        const run_result r = replay(request);
-        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request);
-        EXPECT_EQ(r.anomalies, 0u);
+        const run_result r = replay(k);
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
     }
 }
 

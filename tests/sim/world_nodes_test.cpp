@@ -13,7 +13,10 @@ namespace {
 
 using namespace edgelock::sim;
 
-run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients = 3) {
+// A recorded run of `schedule_text` with the scripted parameters, `clients` clients, and
+// whatever `tweak` changes in them.
+template <typename Tweak>
+run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients, Tweak tweak) {
     run_request r;
     r.config = find_configuration(config);
     r.mode = run_mode::schedule;
@@ -23,8 +26,13 @@ run_result run_recorded(const char* config, const char* schedule_text, std::uint
     run_spec spec = make_spec(r);
     spec.params = scripted_params();
     spec.params.clients = clients;
+    tweak(spec.params);
     spec.record = true;
     return run(spec);
+}
+
+run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients = 3) {
+    return run_recorded(config, schedule_text, clients, [](world_params&) {});
 }
 
 // The timeline's lines that contain every one of `parts`, from the line with `after` on.
@@ -182,6 +190,46 @@ TEST(world_nodes, the_promoted_replica_is_the_one_the_sentinels_saw_furthest_ahe
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_EQ(promoted->target, 2u) << promoted->label;
+}
+
+// The sentinels decide on a failover only for the silence that is still going on: a
+// promotion decided while the master was away the first time is dropped when it has come
+// back and gone silent again for less than down_after (failover_ms long, so the decision
+// falls inside the second silence).
+TEST(world_nodes, a_failover_decided_for_an_earlier_silence_is_dropped) {
+    const run_result r = run_recorded("sentinel", "pause.n0@t300,d=150;pause.n0@t650,d=300", 3,
+                                      [](world_params& p) { p.failover_ms = 300; });
+    EXPECT_EQ(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
+    EXPECT_EQ(count_lines(r.timeline, {"n0", "resumed"}), 2u);
+}
+
+// A replica that restarts empty while the master is away is a new instance to the
+// sentinels, offset 0: the other replica, which holds the key, is promoted.
+TEST(world_nodes, a_replica_that_restarted_empty_is_not_promoted_over_one_holding_the_key) {
+    // The sentinels look every 250 ms (0, 250, 500, 750 ms): n1 restarts at 550 ms, between
+    // their looks, and the failover (616 ms) comes before the next one.
+    const run_result r = run_recorded("sentinel+WAIT", "pause.n0@t300,d=10000;crash.n1@t350,d=200,p=none", 3,
+                                      [](world_params& p) {
+                                          p.down_after_ms = 250;
+                                          p.info_period_ms = 250;
+                                      });
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr);
+    EXPECT_EQ(promoted->target, 2u) << promoted->label;
+    EXPECT_TRUE(r.checks.ok(check_kind::oracle)) << checks_text(r.checks);
+}
+
+// Two nodes cut off each on its own are two sides: replication does not pass between them,
+// so the old master's WAIT is not acknowledged by the other cut-off replica.
+TEST(world_nodes, nodes_cut_off_separately_do_not_replicate_to_each_other) {
+    const run_result r = run_recorded("sentinel+WAIT", "isolate.n0@c0.renew_sent#1+0,d=80;isolate.n1@c0.renew_sent#1+0,d=80");
+    EXPECT_GE(count_lines(r.timeline, {"n0", "c0 (unblocked) -> :0"}), 1u) << r.timeline;
+}
+
+// A crash during a pause ends the pause: the pause's own end, later, does nothing.
+TEST(world_nodes, a_pause_cut_short_by_a_crash_does_not_resume_later) {
+    const run_result r = run_recorded("sentinel", "pause.n0@t300,d=2000;crash.n0@t500,d=100,p=none");
+    EXPECT_EQ(count_lines(r.timeline, {"n0", "resumed"}), 0u) << r.timeline;
 }
 
 }  // namespace

@@ -209,8 +209,10 @@ private:
     void deliver_held(std::uint8_t node, held_message&& h);
     bool paused(std::uint8_t node) const noexcept { return now_us_ < paused_until_us_[node]; }
     bool isolated(std::uint8_t node) const noexcept { return now_us_ < isolated_until_us_[node]; }
-    // Replication between the two cannot pass: one is on the cut-off side, the other not.
-    bool cut(std::uint8_t a, std::uint8_t b) const noexcept { return isolated(a) != isolated(b); }
+    // Replication between the two cannot pass: they are not on the same side of a cut-off.
+    bool cut(std::uint8_t a, std::uint8_t b) const noexcept {
+        return isolated(a) != isolated(b) || (isolated(a) && side_of_[a] != side_of_[b]);
+    }
     // Whether the sentinels (and the other nodes) get answers from the node now.
     bool reachable(std::uint8_t node) const noexcept;
     // The master stopped answering the sentinels (or may have): start their down-after.
@@ -252,6 +254,7 @@ private:
     int current_master_ = 0;                    // the master the sentinels name
     std::vector<std::int64_t> paused_until_us_;     // per node (true time)
     std::vector<std::int64_t> isolated_until_us_;   // per node (true time)
+    std::vector<std::uint8_t> side_of_;             // per node: the side (mask) of its latest cut-off
     std::vector<std::vector<held_message>> held_;   // per node: what reached it while paused
     std::vector<std::int64_t> seen_offset_;         // per node: its offset at the last INFO
     std::vector<bool> demoted_;                     // per node: replaced while away, still a master
