@@ -34,6 +34,8 @@ const char* to_string(errc code) noexcept {
         case errc::invalid_time: return "invalid_time";
         case errc::clock_stepped_back: return "clock_stepped_back";
         case errc::fence_exhausted: return "fence_exhausted";
+        case errc::restart_guard: return "restart_guard";
+        case errc::node_restarted: return "node_restarted";
     }
     return "unknown";
 }

@@ -11,7 +11,7 @@
 
 namespace edgelock {
 
-static_assert(sizeof(lock) <= 512, "one lock object must stay within 512 bytes");
+static_assert(sizeof(lock) <= 640, "one lock object must stay within 640 bytes");
 
 namespace {
 
@@ -97,7 +97,11 @@ errc lock::configure(const lock_config& config) noexcept {
     if (config.replicas_to_wait > 0 && (replica_wait <= 0 || replica_wait >= attempt)) {
         return errc::invalid_config;  // WAIT's answer must come back within the attempt
     }
+    if (config.restart_guard_ms > ttl_ms_max) return errc::invalid_config;
+    const std::int64_t guard = config.restart_guard_ms < 0 ? ttl + drift : config.restart_guard_ms;
 
+    // What was learned of the instances belongs to their indices: a new count renumbers them.
+    if (config.instances != instances_) node_started_ms_.fill(no_reading_ms);
     std::memcpy(name_.data(), config.name.data(), config.name.size());
     name_size_ = static_cast<std::uint8_t>(config.name.size());
     instances_ = config.instances;
@@ -111,6 +115,7 @@ errc lock::configure(const lock_config& config) noexcept {
     retry_delay_ms_max_ = delay_max;
     replicas_to_wait_ = config.replicas_to_wait;
     replica_wait_ms_ = replica_wait;
+    restart_guard_ms_ = guard;
     state_ = lock_state::idle;
     return errc::ok;
 }
@@ -239,6 +244,23 @@ bool lock::drop_queued_current(std::uint8_t instance) noexcept {
     return dropped;
 }
 
+errc lock::on_node_started(std::uint8_t instance, const node_start& start, std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    if (instance >= instances_) return errc::invalid_instance;
+    if (start.started_ms < -now_ms_limit || start.started_ms > now_ms_limit) return errc::invalid_time;
+    advance();
+    if (restart_guard_ms_ == 0) return errc::ok;
+    node_started_ms_[instance] = start.durable ? no_reading_ms : std::min(start.started_ms, now_ms_);
+    const bool running = state_ == lock_state::acquiring || state_ == lock_state::confirming ||
+                         state_ == lock_state::held;
+    const bool restarted = start.restarted && !start.durable;
+    if (running && !excluded(instance) &&
+        (restarted || counts_from_ms(instance) > lease_start_ms_)) {
+        exclude(instance);
+    }
+    return errc::ok;
+}
+
 errc lock::on_timer(std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     advance();
@@ -320,6 +342,10 @@ errc lock::check_input(std::int64_t now_ms) noexcept {
 void lock::step_back(std::int64_t now_ms) noexcept {
     // Cleanups may go on for a TTL at most (stale_release_worth_resending): from now.
     claims_settled_ms_ = std::min(claims_settled_ms_, now_ms);
+    // A start read on the old timeline may lie far ahead on the new one: count it as now.
+    for (std::int64_t& started : node_started_ms_) {
+        if (started != no_reading_ms) started = std::min(started, now_ms);
+    }
     switch (state_) {
         case lock_state::held: lose(errc::clock_stepped_back); break;
         case lock_state::acquiring:
@@ -416,6 +442,14 @@ lock::instance_set lock::all_instances() const noexcept {
     return all;
 }
 
+lock::instance_set lock::counting_instances() const noexcept {
+    instance_set counting{};
+    for (std::uint8_t i = 0; i < instances_; ++i) counting[i] = !excluded(i);
+    return counting;
+}
+
+// Instances the restart guard keeps out of this lease are not asked; with fewer than a
+// quorum left none is, and the attempt fails with restart_guard at once.
 void lock::start_attempt() noexcept {
     ++attempts_;
     start_round(request_kind::acquire);
@@ -423,7 +457,11 @@ void lock::start_attempt() noexcept {
     lease_start_ms_ = now_ms_;
     fence_candidate_ = 0;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, now_ms_ + ttl_ms_ - drift_ms_);
-    send_round(request_kind::acquire, all_instances());
+    excluded_ = 0;
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (counts_from_ms(i) > lease_start_ms_) excluded_ |= static_cast<std::uint8_t>(1u << i);
+    }
+    send_round(request_kind::acquire, countable() >= quorum() ? counting_instances() : instance_set{});
 }
 
 // A confirmation round (fence raise or WAIT) goes to the instances that succeeded in the
@@ -453,7 +491,7 @@ void lock::confirm_or_hold(request_kind after) noexcept {
 void lock::start_renewal() noexcept {
     start_round(request_kind::renew);
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, valid_until_ms_);
-    send_round(request_kind::renew, all_instances());
+    send_round(request_kind::renew, counting_instances());
 }
 
 void lock::start_release() noexcept {
@@ -502,7 +540,7 @@ void lock::decide_attempt() noexcept {
         }
         return;
     }
-    const bool quorum_impossible = tally_.refused + tally_.failed > instances_ - needed;
+    const bool quorum_impossible = tally_.ok + tally_.pending < needed;
     if (quorum_impossible) {
         // Exhausted counters that leave no possible quorum need an operator (no retry can
         // help): say so before "busy". A minority of them fails like any other instance.
@@ -510,6 +548,8 @@ void lock::decide_attempt() noexcept {
             fail_attempt(errc::fence_exhausted);
         } else if (tally_.refused > 0) {
             fail_attempt(errc::busy);
+        } else if (guard_until_ms() > now_ms_) {
+            fail_attempt(errc::restart_guard);  // too few instances count yet to be asked
         } else {
             fail_attempt(still_valid ? errc::no_quorum : errc::validity_expired);
         }
@@ -556,15 +596,13 @@ void lock::decide_renewal() noexcept {
         push_event(e);
         return;
     }
-    if (!waiting && tally_.refused > instances_ - needed) {
+    if (!waiting && tally_.refused > countable() - needed) {
         lose(errc::token_gone);
         return;
     }
     // Unreachable instances may come back, and replicas may catch up: try again soon,
     // while validity lasts. Only the instances that renewed take part in the WAIT round.
-    const bool impossible = waiting ? tally_.ok + tally_.pending < needed
-                                    : tally_.refused + tally_.failed > instances_ - needed;
-    if (impossible) {
+    if (tally_.ok + tally_.pending < needed) {
         retire_round();
         timer_ms_ = now_ms_ + retry_delay_ms_min_;
     }
@@ -582,15 +620,22 @@ void lock::start_renewal_confirmation() noexcept {
 
 // ---- transitions -----------------------------------------------------------------------
 
+// An exhausted fence counter stays exhausted: waiting cannot help. The restart guard ends at
+// guard_until_ms(): waiting helps when the wait reaches it, and the next attempt starts no
+// earlier.
 void lock::fail_attempt(errc cause) noexcept {
     retire_round();
     last_cause_ = cause;
     clean_up_everywhere();
-    // An exhausted fence counter stays exhausted: waiting cannot help.
-    const bool waiting_helps = retrying_ && cause != errc::fence_exhausted;
+    const bool guarded = cause == errc::restart_guard;
+    const std::int64_t guard_until = guard_until_ms();
+    const bool waiting_helps = retrying_ && cause != errc::fence_exhausted &&
+                               !(guarded && guard_until > wait_deadline_ms_);
     if (waiting_helps && now_ms_ < wait_deadline_ms_) {
         state_ = lock_state::backing_off;
-        timer_ms_ = std::min(now_ms_ + backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_), wait_deadline_ms_);
+        std::int64_t resume = now_ms_ + backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
+        if (guarded) resume = std::max(resume, guard_until);
+        timer_ms_ = std::min(resume, wait_deadline_ms_);
         return;
     }
     state_ = lock_state::idle;
@@ -598,6 +643,7 @@ void lock::fail_attempt(errc cause) noexcept {
     e.type = event_type::acquire_failed;
     e.code = waiting_helps ? errc::wait_timeout : cause;
     e.cause = cause;
+    if (guarded) e.guard_until_ms = guard_until;
     push_event(e);
 }
 
@@ -654,13 +700,60 @@ void lock::finish_release() noexcept {
 
 // Best-effort compare-and-delete wherever our token may be, including instances that
 // timed out (their SET may have happened). Instances that refused a script hold another
-// token; a WAIT "refusal" (too few replicas) still holds ours.
+// token; a WAIT "refusal" (too few replicas) still holds ours. Instances an attempt did not
+// ask (the restart guard kept them out) hold nothing of it.
 void lock::clean_up_everywhere() noexcept {
     const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (refusal_means_other_token && queues_[i].result == outcome::refused) continue;
+        if (round_kind_ == request_kind::acquire && queues_[i].result == outcome::none) continue;
         enqueue(i, request_kind::release, false, false, 1);
     }
+}
+
+// ---- the restart guard -----------------------------------------------------------------
+
+// The first instant of the caller's clock from which leases may count `instance`.
+std::int64_t lock::counts_from_ms(std::uint8_t instance) const noexcept {
+    const std::int64_t started = node_started_ms_[instance];
+    return started == no_reading_ms ? no_reading_ms : started + restart_guard_ms_;
+}
+
+// The earliest instant a quorum of instances counts: the quorum-th smallest counts_from_ms(),
+// or now when that is past (a restart noticed during the attempt kept it out of this one only).
+std::int64_t lock::guard_until_ms() const noexcept {
+    std::array<std::int64_t, instances_max> from{};
+    for (std::uint8_t i = 0; i < instances_; ++i) {
+        std::uint8_t at = i;  // insertion sort: at most instances_max entries
+        for (; at > 0 && from[at - 1] > counts_from_ms(i); --at) from[at] = from[at - 1];
+        from[at] = counts_from_ms(i);
+    }
+    return std::max(from[quorum() - 1], now_ms_);
+}
+
+std::uint8_t lock::countable() const noexcept {
+    std::uint8_t count = 0;
+    for (std::uint8_t i = 0; i < instances_; ++i) count += excluded(i) ? 0 : 1;
+    return count;
+}
+
+// Takes a restarted instance out of the running attempt or hold: an OK it gave no longer
+// counts, a request of the round not yet written is not sent, and a hold left with fewer
+// than a quorum is lost.
+void lock::exclude(std::uint8_t instance) noexcept {
+    excluded_ |= static_cast<std::uint8_t>(1u << instance);
+    instance_queue& queue = queues_[instance];
+    if (!round_decided_ && round_kind_ != request_kind::release) {
+        if (queue.result == outcome::ok) {
+            --tally_.ok;
+            queue.result = outcome::pending;
+            ++tally_.pending;
+            record(instance, outcome::failed);
+        } else if (queue.result == outcome::pending && drop_queued_current(instance)) {
+            record(instance, outcome::failed);
+        }
+    }
+    if (state_ == lock_state::held && countable() < quorum()) lose(errc::node_restarted);
 }
 
 // ---- replies ---------------------------------------------------------------------------
@@ -709,6 +802,9 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
 
 void lock::record(std::uint8_t instance, outcome result) noexcept {
     instance_queue& queue = queues_[instance];
+    if (result == outcome::ok && excluded(instance) && round_kind_ != request_kind::release) {
+        result = outcome::failed;  // it restarted since: its key may be gone
+    }
     if (queue.result == outcome::pending) {
         EDGELOCK_ASSERT(tally_.pending > 0);
         --tally_.pending;

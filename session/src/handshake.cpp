@@ -100,6 +100,10 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
             if (request.to->db != 0) w.select(request.to->db);
             w.command(handshake_step::ping, {"PING"});
             if (request.check_role) w.command(handshake_step::role, {"ROLE"});
+            if (request.read_node) {
+                w.command(handshake_step::node_info, {"INFO", "server", "persistence", "memory"});
+                w.command(handshake_step::fsync_policy, {"CONFIG", "GET", "appendfsync"});
+            }
             for (const script* s : {&acquire_script, &raise_script, &renew_script, &release_script}) {
                 w.command(handshake_step::script_load, {"SCRIPT", "LOAD", s->text});
             }
@@ -120,6 +124,10 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
         case handshake_step::role:
             return is_master_role(nodes, count) ? failure{} : failure::of(transport_errc::not_master);
         case handshake_step::script_load: return {};
+        case handshake_step::node_info:
+            if (refused) return failure::of(transport_errc::node_info_refused);
+            return reply.type == reply_type::bulk_string ? failure{} : failure::of(errc::unexpected_reply);
+        case handshake_step::fsync_policy: return {};  // refused: unknown, so not durable
         case handshake_step::master_query: return named_master(nodes, count, master);
         case handshake_step::subscribe:
             if (refused) return failure::of(errc::error_reply);

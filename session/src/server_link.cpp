@@ -29,6 +29,11 @@ errc server_link::setup(const link_setup& s) noexcept {
     capacity_ = s.in_flight_capacity;
     last_error_ = failure{};
     attempts_finished_ = 0;
+    read_node_ = s.read_node && s.kind == connection_kind::server;
+    node_ = node_facts{};
+    last_host_ = fixed_text<host_bytes_max>{};
+    last_port_ = 0;
+    last_run_id_ = fixed_text<run_id_bytes>{};
     reset();
     return errc::ok;
 }
@@ -71,6 +76,7 @@ std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t c
     request.to = target_;
     request.master_name = master_name_.view();
     request.check_role = via_sentinels();
+    request.read_node = read_node_ && request.kind == connection_kind::server;
     const handshake_write written = write_handshake(request, out, capacity);
     if (written.code != errc::ok) {
         begin_closing(failure::of(errc::invalid_config), now);
@@ -119,24 +125,49 @@ link_reply server_link::on_handshake_reply(const in_flight& entry, const reply_n
         begin_closing(refused, now);
         return {};
     }
+    read_node_reply(step, nodes, count, now);
     const bool last = count_ == 0 || front().owner != in_flight::internal;
-    if (last && state_ == link_state::handshaking) handshake_done(now);
+    if (last && state_ == link_state::handshaking) return handshake_done(now);
     return {};
 }
 
-void server_link::handshake_done(std::int64_t now) noexcept {
+link_reply server_link::handshake_done(std::int64_t now) noexcept {
     if (asking_sentinel_ && kind_ == connection_kind::server) {
         // The sentinel named the master: close this connection and connect to it at once,
         // within a connect timeout of its own.
         go_to_master_ = true;
         begin_closing(failure{}, now);
-        return;
+        return {};
     }
     state_ = link_state::ready;
     attempt_deadline_ms_ = no_deadline_ms;
     ++attempts_finished_;
     sentinels_tried_ = 0;
     answered_ = false;
+    if (!read_node_) return {};
+    node_read();
+    return {link_reply::kind::node_started, {}};
+}
+
+void server_link::read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
+                                  std::int64_t now) noexcept {
+    if (step == handshake_step::node_info) {
+        node_ = parse_info(nodes[0].text);
+        node_read_ms_ = now;
+    } else if (step == handshake_step::fsync_policy) {
+        node_.fsync = parse_fsync_policy(nodes, count);
+    }
+}
+
+// The node's start as the locks are told it. A run_id that changed since the last reading
+// from the same host and port is a restart (a failover's new master is another node).
+void server_link::node_read() noexcept {
+    const bool same_node = last_host_ == target_->host && last_port_ == target_->port;
+    const bool restarted = same_node && !last_run_id_.empty() && !node_.run_id.empty() && last_run_id_ != node_.run_id;
+    started_ = node_start_of(node_, node_read_ms_, restarted);
+    last_host_ = target_->host;
+    last_port_ = target_->port;
+    last_run_id_ = node_.run_id;
 }
 
 link_reply server_link::on_message(const reply_node* nodes, std::size_t count) noexcept {

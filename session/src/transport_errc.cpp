@@ -23,6 +23,7 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::invalid_handle: return "invalid lock handle";
         case transport_errc::operation_in_progress: return "operation already in progress";
         case transport_errc::lock_busy: return "lock held or busy";
+        case transport_errc::node_info_refused: return "INFO refused: the restart guard needs it";
     }
     return "unknown transport error";
 }

@@ -10,7 +10,7 @@ namespace {
 
 TEST(errc, every_code_has_a_distinct_name) {
     std::set<std::string> names;
-    const int last = static_cast<int>(edgelock::errc::fence_exhausted);
+    const int last = static_cast<int>(edgelock::errc::node_restarted);
     for (int value = 0; value <= last; ++value) {
         const char* name = edgelock::to_string(static_cast<edgelock::errc>(value));
         ASSERT_NE(name, nullptr);

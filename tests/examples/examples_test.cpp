@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "program_run.hpp"
 
@@ -32,7 +33,8 @@ std::string summary(const program_result& r) {
 TEST_F(Examples, QuickstartTakesTheLockWithAFenceToken) {
     const program_result r = run(EXAMPLE_QUICKSTART);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(r.out, "holding reports:daily, fence token 1\n");
+    edgelock::testing::redis_client redis(server.port());
+    EXPECT_EQ(r.out, "holding reports:daily, fence token " + redis.get("{reports:daily}:fence") + "\n");
 }
 
 TEST_F(Examples, OrderGrabOneWinnerAndTheLateWriteRefused) {

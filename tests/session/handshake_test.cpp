@@ -52,10 +52,28 @@ TEST(handshake, a_server_plan_follows_the_address) {
     r.to = &full;
     r.check_role = true;
     w = write_handshake(r, out.data(), out.size());
-    ASSERT_EQ(w.plan.count, 8) << "AUTH, SELECT, PING, ROLE and the four scripts: handshake_steps_max";
+    ASSERT_EQ(w.plan.count, 8) << "AUTH, SELECT, PING, ROLE and the four scripts";
     EXPECT_EQ(w.plan.steps[0], handshake_step::auth);
     EXPECT_EQ(w.plan.steps[1], handshake_step::select);
     EXPECT_EQ(w.plan.steps[3], handshake_step::role);
+
+    r.read_node = true;
+    w = write_handshake(r, out.data(), out.size());
+    ASSERT_EQ(w.plan.count, 10) << "and INFO and CONFIG GET: handshake_steps_max";
+    EXPECT_EQ(w.plan.steps[4], handshake_step::node_info);
+    EXPECT_EQ(w.plan.steps[5], handshake_step::fsync_policy);
+    const std::string with_info(out.data(), w.size);
+    EXPECT_NE(with_info.find("$4\r\nINFO\r\n$6\r\nserver\r\n$11\r\npersistence\r\n$6\r\nmemory"), std::string::npos);
+    EXPECT_NE(with_info.find("$6\r\nCONFIG\r\n$3\r\nGET\r\n$11\r\nappendfsync"), std::string::npos);
+}
+
+TEST(handshake, a_refused_info_ends_the_connection_and_a_refused_config_get_does_not) {
+    server_address master;
+    EXPECT_EQ(check(handshake_step::node_info, "-NOPERM this user has no permissions to run the 'info' command\r\n", master),
+              failure::of(transport_errc::node_info_refused));
+    EXPECT_EQ(check(handshake_step::node_info, ":1\r\n", master), failure::of(errc::unexpected_reply));
+    EXPECT_FALSE(check(handshake_step::node_info, "$13\r\nuptime:1\r\nx:y\r\n", master));
+    EXPECT_FALSE(check(handshake_step::fsync_policy, "-NOPERM no config\r\n", master));
 }
 
 TEST(handshake, a_buffer_too_small_writes_nothing_usable) {

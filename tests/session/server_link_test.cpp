@@ -42,6 +42,15 @@ protected:
         s.seed = 1;
         ASSERT_EQ(l.setup(s), errc::ok);
     }
+    void set_up_reading_node(const std::string& url) {
+        server = address(url);
+        link_setup s;
+        s.server = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.read_node = true;
+        ASSERT_EQ(l.setup(s), errc::ok);
+    }
     void set_up_sentinel(connection_kind kind = connection_kind::server) {
         sentinels = {address("redis://:spw@s1:26379"), address("s2:26379")};
         master = address("redis://app:mpw@unused/2");
@@ -75,6 +84,19 @@ protected:
         reply(pong, now);
         if (with_role) reply("*3\r\n$6\r\nmaster\r\n:100\r\n*0\r\n", now);
         for (int i = 0; i < 4; ++i) reply(sha, now);
+    }
+    // PING, INFO (uptime, run_id, AOF), CONFIG GET appendfsync, the scripts; returns the
+    // last reply's verdict.
+    link_reply finish_reading_handshake(std::int64_t now, int uptime_s, char run_id_digit, bool aof,
+                                        const std::string& fsync) {
+        reply(pong, now);
+        const std::string info = "# Server\r\nrun_id:" + std::string(40, run_id_digit) +
+                                 "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
+                                 "\r\n# Persistence\r\naof_enabled:" + (aof ? "1" : "0") + "\r\n";
+        reply("$" + std::to_string(info.size()) + "\r\n" + info + "\r\n", now);
+        reply("*2\r\n$11\r\nappendfsync\r\n$" + std::to_string(fsync.size()) + "\r\n" + fsync + "\r\n", now);
+        for (int i = 0; i < 3; ++i) reply(sha, now);
+        return reply(sha, now);
     }
     link_closed closed(std::int64_t now) {
         return l.on_closed(now, [this](const in_flight& e) { dropped.push_back(e); });
@@ -302,6 +324,55 @@ TEST_F(server_link_test, a_reply_nobody_asked_for_ends_the_connection) {
     finish_server_handshake(1, false, false);
     EXPECT_EQ(reply(":1\r\n", 2).what, link_reply::kind::none);
     EXPECT_EQ(closed(3).why, failure::of(errc::unexpected_reply));
+}
+
+TEST_F(server_link_test, reading_the_node_holds_lock_requests_until_the_start_is_known) {
+    set_up_reading_node("h:1");
+    const std::string hello = connect(1'000);
+    EXPECT_NE(hello.find("$4\r\nINFO\r\n"), std::string::npos);
+    EXPECT_NE(hello.find("$11\r\nappendfsync\r\n"), std::string::npos);
+    EXPECT_FALSE(l.accepts_requests()) << "a claim must not reach the node before the lock knows its start";
+    const link_reply done = finish_reading_handshake(1'200, 30, 'a', false, "everysec");
+    EXPECT_EQ(done.what, link_reply::kind::node_started);
+    EXPECT_TRUE(l.ready());
+    EXPECT_EQ(l.started().started_ms, 1'200 - 29'000) << "uptime less a second of rounding";
+    EXPECT_FALSE(l.started().durable);
+    EXPECT_FALSE(l.started().restarted) << "nothing was read before";
+    EXPECT_EQ(l.node().uptime_s, 30);
+}
+
+TEST_F(server_link_test, aof_with_fsync_always_is_durable) {
+    set_up_reading_node("h:1");
+    connect(0);
+    finish_reading_handshake(5, 2, 'a', true, "always");
+    EXPECT_TRUE(l.started().durable);
+}
+
+TEST_F(server_link_test, a_new_run_id_on_the_same_server_is_a_restart) {
+    set_up_reading_node("h:1");
+    connect(0);
+    finish_reading_handshake(5, 100, 'a', false, "no");
+    l.on_io_error(failure::of(transport_errc::connection_closed), 10);
+    closed(10);
+    std::int64_t now = l.start_not_before_ms();  // it served nothing: a reconnect delay
+    connect(now);
+    finish_reading_handshake(now, 100, 'a', false, "no");
+    EXPECT_FALSE(l.started().restarted) << "the same process again";
+    l.on_io_error(failure::of(transport_errc::connection_closed), now);
+    closed(now);
+    now = l.start_not_before_ms();
+    connect(now);
+    finish_reading_handshake(now, 100, 'b', false, "no");
+    EXPECT_TRUE(l.started().restarted);
+}
+
+TEST_F(server_link_test, a_refused_info_ends_the_connection_with_node_info_refused) {
+    set_up_reading_node("h:1");
+    connect(0);
+    reply(pong, 1);
+    reply("-NOPERM this user has no permissions to run the 'info' command\r\n", 2);
+    ASSERT_EQ(l.state(), link_state::closing);
+    EXPECT_EQ(closed(3).why, failure::of(transport_errc::node_info_refused));
 }
 
 TEST_F(server_link_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_role) {

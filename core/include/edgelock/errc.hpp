@@ -51,6 +51,11 @@ enum class errc : std::uint8_t {
 
     // Added last: earlier values stay stable.
     fence_exhausted,  // a fence counter is at 2^63-1: no higher token can be handed out
+
+    // The restart guard (lock.hpp, "Restarts"). Added last: earlier values stay stable.
+    restart_guard,   // too few instances count yet: one restarted without durable data less
+                     // than the guard ago (the event's guard_until_ms says until when)
+    node_restarted,  // an instance restarted during the hold, and too few are left to hold it
 };
 
 // A short, stable, lower-case name for logs and CLI messages ("busy", "no_quorum", ...).

@@ -65,8 +65,36 @@
 //   returns > t; t' is the max over Q', hence t' > t. Counters never decrease (INCR and
 //   raise only go up), so tokens increase over any sequence of holders, not only pairs.
 //   The argument needs what Redlock itself needs: keys do not vanish early (no wall-clock
-//   jump on a Redis node, no restart that forgets data). The simulator checks both sides.
+//   jump on a Redis node, no restart that forgets data unless the restart guard below keeps
+//   the node out until that cannot matter). The simulator checks both sides.
 //   With N = 1 the single counter is already monotonic and no raise is sent.
+//
+// Restarts (the restart guard):
+//   Redlock, and a single Redis, assume a key lasts its TTL. A Redis that restarts without
+//   durable data (no AOF with appendfsync always) forgets keys early: another owner may still
+//   hold a lease that relied on the forgotten key, and SET NX succeeds under it. So an
+//   instance whose process started less than restart_guard_ms ago does not count toward a
+//   quorum: an attempt whose lease starts at t0 counts the instance only when
+//   started + guard <= t0. Every lease that relied on a key it forgot began before the
+//   restart and ended within the longest TTL after it, so the guard must cover the longest
+//   TTL (plus drift) any client of this name uses; the default is this lock's ttl + drift.
+//   The caller reads the start from the node (INFO uptime) on every connection and tells
+//   on_node_started(); without that call an instance always counts. Instances kept out are
+//   not asked at all; with fewer than a quorum left, none is, and the attempt fails with
+//   restart_guard (a refusal says busy first), carrying guard_until_ms, the instant a
+//   quorum of instances counts; with a wait that reaches it
+//   the attempt is retried then, otherwise acquire_failed{restart_guard} comes at once.
+//   A restart noticed during an attempt or a hold (a node started after t0, or its run_id
+//   changed) takes the instance out of that attempt or hold: its OK no longer counts, and a
+//   hold left with fewer than a quorum of instances is lost with node_restarted.
+//
+// Fencing across restarts: a restart without durable data forgets the fence counter too, and
+// an INCR from zero would hand out tokens below those already given. So the acquire script
+// seeds a missing counter from the node's clock (TIME in microseconds, scripts.hpp), above
+// any count it could have reached since an earlier seed at under 10^6 acquires a second. The
+// guard makes the seed sufficient: a restarted node counts only once every lease from before
+// the restart is over, so the first token it takes part in comes from the new seed, above
+// every earlier one (as long as the node's clock did not step back across the restart).
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
@@ -75,7 +103,7 @@
 // Reentrancy: acquire() on a held lock counts one more hold and queues `acquired` at once,
 // with no traffic; release() counts down and only the last one talks to Redis.
 //
-// sizeof(lock) is checked in lock.cpp: at most 512 bytes with instances_max = 7.
+// sizeof(lock) is checked in lock.cpp: at most 576 bytes with instances_max = 7.
 #pragma once
 
 #include <array>
@@ -122,6 +150,17 @@ struct lock_config {
     std::int64_t attempt_timeout_ms = 0;  // one round's reply budget; default max(ttl/10, 1)
     std::int64_t retry_delay_ms_min = 0;  // backoff base, default 50 (capped to the max)
     std::int64_t retry_delay_ms_max = 0;  // backoff cap, default 1000
+
+    // How long an instance restarted without durable data stays out of the quorum (see
+    // "Restarts" above): negative means ttl + drift, 0 turns the guard off, at most ttl_ms_max.
+    std::int64_t restart_guard_ms = -1;
+};
+
+// What the caller learned of an instance's Redis process when it connected.
+struct node_start {
+    std::int64_t started_ms = 0;  // on the caller's clock: the latest instant it can have started
+    bool durable = false;         // AOF with appendfsync always: a restart forgets no write
+    bool restarted = false;       // its run_id differs from the previous connection's
 };
 
 enum class lock_state : std::uint8_t {
@@ -139,10 +178,12 @@ enum class lock_state : std::uint8_t {
 enum class event_type : std::uint8_t {
     acquired,        // fence, valid_until_ms
     acquire_failed,  // code (busy, no_quorum, validity_expired, token_gone, not_replicated,
-                     // fence_exhausted, wait_timeout, cancelled, clock_stepped_back),
+                     // fence_exhausted, restart_guard (with guard_until_ms), wait_timeout,
+                     // cancelled, clock_stepped_back),
                      // cause (with wait_timeout: the last attempt's failure)
     renewed,         // valid_until_ms
-    lost,            // code: expired (no quorum confirmed in time), token_gone, or
+    lost,            // code: expired (no quorum confirmed in time), token_gone,
+                     // node_restarted (too few instances left that did not restart), or
                      // clock_stepped_back (the caller's clock went backwards)
     released,        // expired_before, instances_released
 };
@@ -156,6 +197,8 @@ struct event {
     std::uint8_t instances_released = 0;  // released: instances that deleted our key
     std::int64_t fence = 0;               // acquired: the fence token (0 without fencing)
     std::int64_t valid_until_ms = 0;      // acquired, renewed: end of the lease
+    std::int64_t guard_until_ms = 0;      // acquire_failed with restart_guard (as code or
+                                          // cause): when a quorum of instances counts again
 };
 
 struct write_result {
@@ -217,6 +260,14 @@ public:
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
     // events_pending (nothing was given up: call again after draining).
     errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
+
+    // Tells what the caller learned of `instance`'s process on connecting (see "Restarts"):
+    // call it after on_io_error() for the old connection and before writing on the new one.
+    // With the guard off it changes nothing. A restart noticed during an attempt or a hold
+    // takes the instance out of it, which may end the attempt or lose the hold at once.
+    // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time (now_ms or
+    // started_ms outside [-now_ms_limit, now_ms_limit]), events_pending.
+    errc on_node_started(std::uint8_t instance, const node_start& start, std::int64_t now_ms) noexcept;
 
     // Runs whatever is due by now_ms. Returns ok, invalid_state (unconfigured), invalid_time
     // or events_pending.
@@ -295,6 +346,7 @@ private:
     void start_round(request_kind kind) noexcept;
     void send_round(request_kind kind, const instance_set& targets) noexcept;
     instance_set all_instances() const noexcept;
+    instance_set counting_instances() const noexcept;
     void retire_round() noexcept;
     void start_attempt() noexcept;
     void start_confirmation(request_kind kind) noexcept;
@@ -308,6 +360,12 @@ private:
     void decide_confirmation() noexcept;
     void decide_renewal() noexcept;
     void fail_pending() noexcept;
+
+    std::int64_t counts_from_ms(std::uint8_t instance) const noexcept;
+    std::int64_t guard_until_ms() const noexcept;
+    bool excluded(std::uint8_t instance) const noexcept { return (excluded_ >> instance) & 1u; }
+    std::uint8_t countable() const noexcept;
+    void exclude(std::uint8_t instance) noexcept;
 
     void fail_attempt(errc cause) noexcept;
     void abandon_attempt(errc why) noexcept;
@@ -345,6 +403,7 @@ private:
     std::int64_t retry_delay_ms_min_ = 0;
     std::int64_t retry_delay_ms_max_ = 0;
     std::int64_t replica_wait_ms_ = 0;
+    std::int64_t restart_guard_ms_ = 0;
 
     // The hold and the running round.
     lock_state state_ = lock_state::unconfigured;
@@ -356,6 +415,7 @@ private:
     std::uint16_t attempts_ = 0;
     errc last_cause_ = errc::ok;
     std::uint8_t token_slot_ = 0;
+    std::uint8_t excluded_ = 0;  // instances out of the running attempt or hold (bit i: i)
     std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
     static constexpr std::int64_t no_reading_ms = std::numeric_limits<std::int64_t>::min();
     std::int64_t now_ms_ = no_reading_ms;  // the last input's reading of the caller's clock
@@ -369,6 +429,10 @@ private:
     std::int64_t fence_candidate_ = 0;  // highest fence value of the running attempt
     std::int64_t claims_settled_ms_ = no_reading_ms;  // the current token's last claim left flight
     full_jitter_backoff backoff_;
+
+    // The restart guard: when each instance's process started (no_reading_ms: it counts
+    // always; configure() sets that, as the instance count changes from 0).
+    std::array<std::int64_t, instances_max> node_started_ms_{};
 
     std::array<instance_queue, instances_max> queues_{};
 

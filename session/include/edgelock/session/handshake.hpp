@@ -1,9 +1,11 @@
 // edgelock session: what a new connection says first, and how each answer is checked.
 //
 // Three kinds of connection, one handshake each:
-//   server     to the Redis that carries lock traffic: [AUTH] [SELECT] PING [ROLE] SCRIPT LOAD x4
+//   server     to the Redis that carries lock traffic:
+//              [AUTH] [SELECT] PING [ROLE] [INFO, CONFIG GET appendfsync] SCRIPT LOAD x4
 //              (ROLE only when the server was named by a sentinel: a sentinel may not have
-//              noticed a failover yet, and writes to a replica would only come back READONLY)
+//              noticed a failover yet, and writes to a replica would only come back READONLY;
+//              INFO and CONFIG GET only with read_node, for the restart guard: node_facts.hpp)
 //   sentinel   to a sentinel, to learn the master: [AUTH] SENTINEL get-master-addr-by-name
 //   watch      to a sentinel, to hear of failovers: [AUTH] SUBSCRIBE +switch-master
 // The requests are written at once (pipelined) and checked in order as replies arrive.
@@ -24,9 +26,11 @@ namespace edgelock::session {
 
 enum class connection_kind : std::uint8_t { server, sentinel, watch };
 
-enum class handshake_step : std::uint8_t { auth, select, ping, role, script_load, master_query, subscribe };
+enum class handshake_step : std::uint8_t {
+    auth, select, ping, role, script_load, master_query, subscribe, node_info, fsync_policy
+};
 
-inline constexpr std::size_t handshake_steps_max = 8;
+inline constexpr std::size_t handshake_steps_max = 10;
 
 struct handshake_plan {
     std::array<handshake_step, handshake_steps_max> steps{};
@@ -38,6 +42,7 @@ struct handshake_request {
     const server_address* to = nullptr;  // credentials and db come from here
     std::string_view master_name;        // sentinel, watch
     bool check_role = false;             // server: a sentinel named it
+    bool read_node = false;              // server: ask INFO and CONFIG GET appendfsync
 };
 
 struct handshake_write {
@@ -52,8 +57,9 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
 // The reply to one step. Returns an empty failure to go on, or why the connection must be
 // dropped: auth_failed (AUTH refused, or NOAUTH/WRONGPASS to PING), select_failed, loading or
 // master_down (to PING), not_master (ROLE says replica), no_master (the sentinel knows no such
-// master, or named an unusable address), errc::error_reply (any other refusal of PING or
-// SUBSCRIBE), errc::unexpected_reply (a reply of the wrong shape).
+// master, or named an unusable address), node_info_refused (INFO refused), errc::error_reply
+// (any other refusal of PING or SUBSCRIBE), errc::unexpected_reply (a reply of the wrong
+// shape). The answers of node_info and fsync_policy are read by node_facts.hpp.
 // master_query: on success sets `master`'s host and port (its credentials stay as given).
 failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                               server_address& master) noexcept;

@@ -16,6 +16,12 @@
 //   on_closed(now,dropped)-> every request in flight handed to `dropped`; state idle
 //   next_deadline_ms()    when to call on_timer (connect or reply timeout, reconnect delay)
 //
+// The restart guard: with read_node, a server connection also reads what the node says of its
+// process (node_facts.hpp) and holds lock requests until the handshake is done; its last
+// reply then comes out as node_started, and the transport tells every lock on this instance
+// (lock::on_node_started(started())) before writing for any of them. A run_id that differs
+// from the last one read from the same host and port is a restart.
+//
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
 // failure moves on to the next sentinel and asks again, at once until every sentinel has
@@ -32,6 +38,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/handshake.hpp"
+#include "edgelock/session/node_facts.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "edgelock/session/transport_errc.hpp"
 
@@ -64,6 +71,7 @@ struct link_setup {
     in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the link
     std::size_t in_flight_capacity = 0;              // >= handshake_steps_max + lock requests
     std::uint64_t seed = 0;                          // reconnect jitter
+    bool read_node = false;                          // server: read node facts (restart guard)
 };
 
 struct link_reply {
@@ -71,6 +79,7 @@ struct link_reply {
         none,             // the link's own (handshake), or nothing to deliver
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
+        node_started,     // read_node: the handshake is done; tell the locks started()
     };
     kind what = kind::none;
     in_flight entry;
@@ -102,6 +111,10 @@ public:
     // A watch link's last master_switched: the new master's host and port.
     const server_address& switched_to() const noexcept { return switched_; }
     std::size_t requests_in_flight() const noexcept { return count_; }
+    // read_node: what the node said on the current (or last) connection, and the start the
+    // locks are told, valid from node_started on.
+    const node_facts& node() const noexcept { return node_; }
+    const node_start& started() const noexcept { return started_; }
 
     // Idle, and start() would connect now (a transport that connects on demand asks first).
     bool may_start(std::int64_t now) const noexcept {
@@ -118,9 +131,10 @@ public:
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
     // Lock requests may be written: ready, or handshaking with the server itself (they are
     // pipelined behind the handshake, and dropped with it when it fails; never behind a
-    // Sentinel query, which is not the server).
+    // Sentinel query, which is not the server, nor before the locks heard node_started).
     bool accepts_requests() const noexcept {
-        return state_ == link_state::ready || (state_ == link_state::handshaking && !asking_sentinel_);
+        return state_ == link_state::ready ||
+               (state_ == link_state::handshaking && !asking_sentinel_ && !read_node_);
     }
     // A lock request was written while accepts_requests(). Returns false when the in-flight
     // storage is full (the caller sized it: a bug).
@@ -162,7 +176,10 @@ private:
     void begin_closing(failure why, std::int64_t now) noexcept;
     link_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
                                   std::int64_t now) noexcept;
-    void handshake_done(std::int64_t now) noexcept;
+    link_reply handshake_done(std::int64_t now) noexcept;
+    void read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
+                         std::int64_t now) noexcept;
+    void node_read() noexcept;
     link_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
     link_closed finish_close(std::int64_t now) noexcept;
     bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
@@ -190,6 +207,14 @@ private:
     failure closing_why_;
     failure last_error_;
     std::uint32_t attempts_finished_ = 0;
+
+    bool read_node_ = false;
+    node_facts node_;
+    std::int64_t node_read_ms_ = 0;  // when INFO's answer came
+    node_start started_;
+    fixed_text<host_bytes_max> last_host_;  // where node_ was last read: host, port, run_id
+    std::uint16_t last_port_ = 0;
+    fixed_text<run_id_bytes> last_run_id_;
 
     in_flight* storage_ = nullptr;
     std::size_t capacity_ = 0;

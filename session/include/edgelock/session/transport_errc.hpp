@@ -33,6 +33,8 @@ enum class transport_errc : std::uint8_t {
     invalid_handle,         // asio client: a handle that is not (or no longer) in the table
     operation_in_progress,  // an acquire or release is already running on that lock
     lock_busy,              // asio client: remove_lock() of a lock held or busy
+    node_info_refused,      // INFO refused (an ACL without +info): the restart guard cannot
+                            // tell when the node started; grant it, or turn the guard off
 };
 
 // A short, one-line, lower-case description ("reply timed out").

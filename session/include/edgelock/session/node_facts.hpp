@@ -1,0 +1,65 @@
+// edgelock session: what a Redis node says of its own process, read in the handshake.
+//
+// The restart guard (lock.hpp, "Restarts") needs to know when a node's process started and
+// whether a restart keeps its data; the eviction check needs its memory limit and policy.
+// A server connection asks (handshake.hpp, when read_node is set):
+//   INFO server persistence memory   uptime_in_seconds, run_id, redis_version, aof_enabled,
+//                                    maxmemory, maxmemory_policy
+//   CONFIG GET appendfsync           always / everysec / no (ACLs may refuse it)
+// Decisions where Redis leaves room:
+//   - uptime_in_seconds is whole seconds of a wall clock cached by the server, so it may be up
+//     to a second more than the process has run: the start is taken a second later than it
+//     says (node_start_of), the safe side for the guard. A missing uptime counts as 0: the
+//     node is taken as just started.
+//   - a refused or unreadable CONFIG GET leaves the fsync policy unknown, and unknown is not
+//     durable: the node is guarded like one without AOF.
+//   - a refused INFO ends the connection (transport_errc::node_info_refused): the guard cannot
+//     work without it, and silently counting the node would hide that.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "edgelock/lock.hpp"
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/session/fixed_text.hpp"
+
+namespace edgelock::session {
+
+enum class fsync_policy : std::uint8_t { unknown, always, everysec, no };
+
+inline constexpr std::size_t run_id_bytes = 40;
+inline constexpr std::size_t version_bytes_max = 32;
+inline constexpr std::size_t policy_bytes_max = 32;
+
+struct node_facts {
+    std::int64_t uptime_s = 0;
+    fixed_text<run_id_bytes> run_id;  // empty when not reported
+    fixed_text<version_bytes_max> version;
+    bool aof_enabled = false;
+    fsync_policy fsync = fsync_policy::unknown;
+    std::int64_t maxmemory_bytes = 0;  // 0: no limit
+    fixed_text<policy_bytes_max> maxmemory_policy;
+
+    // AOF with appendfsync always: a restart loses no acknowledged write.
+    bool durable() const noexcept { return aof_enabled && fsync == fsync_policy::always; }
+    // A memory limit with a policy that may evict keys (anything but noeviction).
+    bool may_evict() const noexcept {
+        return maxmemory_bytes > 0 && !maxmemory_policy.empty() && maxmemory_policy.view() != "noeviction";
+    }
+};
+
+// Reads the fields above from INFO's text ("field:value" lines, CRLF or LF). Fields it does
+// not know are skipped; a value out of range (a negative uptime, a run_id not 40 hex
+// digits, a text too long) is ignored, leaving the default. Never fails.
+node_facts parse_info(std::string_view text) noexcept;
+
+// The policy from CONFIG GET appendfsync's reply (nodes as parse_reply gave them): unknown
+// for an error, an empty array, or a value it does not know.
+fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noexcept;
+
+// The start the lock is told (lock::on_node_started): the latest instant on the caller's
+// clock the process can have started, from the uptime read at received_ms.
+node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept;
+
+}  // namespace edgelock::session

@@ -1,0 +1,85 @@
+#include "edgelock/session/node_facts.hpp"
+
+#include <algorithm>
+
+namespace edgelock::session {
+namespace {
+
+// Uptimes beyond a century are not believed: the bound keeps the arithmetic far from overflow.
+constexpr std::int64_t uptime_s_max = std::int64_t{100} * 366 * 24 * 3600;
+
+bool parse_count(std::string_view text, std::int64_t limit, std::int64_t& out) noexcept {
+    if (text.empty() || text.size() > 19) return false;
+    std::int64_t value = 0;
+    for (const char digit : text) {
+        if (digit < '0' || digit > '9') return false;
+        value = value * 10 + (digit - '0');
+        if (value > limit) return false;
+    }
+    out = value;
+    return true;
+}
+
+bool is_run_id(std::string_view text) noexcept {
+    if (text.size() != run_id_bytes) return false;
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+    });
+}
+
+void take_field(std::string_view name, std::string_view value, node_facts& facts) noexcept {
+    std::int64_t number = 0;
+    if (name == "uptime_in_seconds") {
+        if (parse_count(value, uptime_s_max, number)) facts.uptime_s = number;
+    } else if (name == "run_id") {
+        if (is_run_id(value)) facts.run_id.assign(value);
+    } else if (name == "redis_version") {
+        facts.version.assign(value);
+    } else if (name == "aof_enabled") {
+        facts.aof_enabled = value == "1";
+    } else if (name == "maxmemory") {
+        if (parse_count(value, std::int64_t{1} << 62, number)) facts.maxmemory_bytes = number;
+    } else if (name == "maxmemory_policy") {
+        facts.maxmemory_policy.assign(value);
+    }
+}
+
+}  // namespace
+
+node_facts parse_info(std::string_view text) noexcept {
+    node_facts facts;
+    while (!text.empty()) {
+        // Not substr(): its out-of-range check would link a throwing path into the session.
+        const std::size_t end = std::min(text.find('\n'), text.size());
+        std::string_view line(text.data(), end);
+        text.remove_prefix(std::min(end + 1, text.size()));
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        const std::size_t colon = line.find(':');
+        if (line.empty() || line.front() == '#' || colon == std::string_view::npos) continue;
+        const std::string_view name(line.data(), colon);
+        const std::string_view value(line.data() + colon + 1, line.size() - colon - 1);
+        take_field(name, value, facts);
+    }
+    return facts;
+}
+
+fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noexcept {
+    if (count != 3 || nodes[0].type != reply_type::array || nodes[0].elements != 2) return fsync_policy::unknown;
+    const std::string_view value = nodes[2].text;
+    if (value == "always") return fsync_policy::always;
+    if (value == "everysec") return fsync_policy::everysec;
+    if (value == "no") return fsync_policy::no;
+    return fsync_policy::unknown;
+}
+
+node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept {
+    // Redis may round its uptime up by most of a second (node_facts.hpp): take a second off.
+    const std::int64_t ran_ms = std::max<std::int64_t>(facts.uptime_s - 1, 0) * 1000;
+    node_start start;
+    start.started_ms = std::max(received_ms - ran_ms, -now_ms_limit);
+    start.durable = facts.durable();
+    start.restarted = restarted;
+    return start;
+}
+
+}  // namespace edgelock::session
