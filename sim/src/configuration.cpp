@@ -5,8 +5,8 @@
 
 namespace edgelock::sim {
 
-const std::array<configuration, 7>& configurations() noexcept {
-    static const std::array<configuration, 7> all = {{
+const std::array<configuration, configuration_count>& configurations() noexcept {
+    static const std::array<configuration, configuration_count> all = {{
         {"single", topology::single, 1, 1, false, 0, false},
         {"single+fencing", topology::single, 1, 1, true, 0, false},
         {"sentinel", topology::sentinel, 1, 3, false, 0, false, 3},
@@ -14,6 +14,11 @@ const std::array<configuration, 7>& configurations() noexcept {
         {"redlock-5", topology::redlock, 5, 5, false, 0, false},
         {"redlock-5+fencing", topology::redlock, 5, 5, true, 0, false},
         {"redlock-5+delayed-restart", topology::redlock, 5, 5, false, 0, true},
+        {"single+guard", topology::single, 1, 1, false, 0, false, 0, true},
+        {"single+fencing+guard", topology::single, 1, 1, true, 0, false, 0, true},
+        {"sentinel+WAIT+guard", topology::sentinel, 1, 3, false, 1, false, 3, true},
+        {"redlock-5+guard", topology::redlock, 5, 5, false, 0, false, 0, true},
+        {"redlock-5+fencing+guard", topology::redlock, 5, 5, true, 0, false, 0, true},
     }};
     return all;
 }
@@ -156,6 +161,8 @@ std::string to_text(const world_params& p) {
     add("wall_skew", p.wall_skew_us_max, "us");
     out += p.script_load_allowed ? " script_load=allowed" : " script_load=refused";
     out += p.write_window == 0 ? " writes=pipelined" : " writes=one_at_a_time";
+    out += p.config_get_allowed ? " config_get=allowed" : " config_get=refused";
+    add("node_uptime", p.node_uptime_ms, "ms");
     return out;
 }
 

@@ -1,6 +1,7 @@
 #include "edgelock/sim/redis_model.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 
 #include "edgelock/assert.hpp"
@@ -199,7 +200,7 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         if (c.blocked) out.replies.pop_back();
         return;
     }
-    if (answer_handshake(r, reply)) return;
+    if (answer_handshake(r, wall_ms, reply)) return;
     if (equals_ignoring_case(command, "EVALSHA") || equals_ignoring_case(command, "EVAL")) {
         const bool by_text = equals_ignoring_case(command, "EVAL");
         if (r.count < 3) {
@@ -238,14 +239,23 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
 
 // ---- what a new connection says first ----------------------------------------------------
 
-// PING, ROLE and SCRIPT LOAD: the session's handshake (session/handshake.hpp). None writes,
-// so a replica answers them too. Returns false for any other command.
-bool redis_node::answer_handshake(const request_view& r, std::string& reply) {
+// PING, ROLE, INFO, CONFIG GET and SCRIPT LOAD: the session's handshake (session/
+// handshake.hpp). None writes, so a replica answers them too. Returns false for any other
+// command.
+bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply) {
     const std::string_view command = r.args[0];
     if (equals_ignoring_case(command, "PING") && r.count == 1) {
         reply += "+PONG\r\n";
     } else if (equals_ignoring_case(command, "ROLE") && r.count == 1) {
         append_role(reply);
+    } else if (equals_ignoring_case(command, "INFO")) {
+        append_info(wall_ms, reply);
+    } else if (equals_ignoring_case(command, "CONFIG") && r.count == 3 && equals_ignoring_case(r.args[1], "GET")) {
+        if (config_get_refused_) {
+            append_error(reply, "NOPERM User default has no permissions to run the 'config|get' command");
+        } else {
+            append_fsync_policy(reply);
+        }
     } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 && equals_ignoring_case(r.args[1], "LOAD")) {
         if (script_load_refused_) {
             append_error(reply, "NOPERM User default has no permissions to run the 'script|load' command");
@@ -267,6 +277,26 @@ bool redis_node::answer_handshake(const request_view& r, std::string& reply) {
 // Redis 7's ROLE: ["master", offset, [[host, port, offset] per replica]] (a replica's port
 // and offset as bulk strings, as Redis writes them), or ["slave", master host, master port,
 // state, offset].
+// The fields the session reads (session/node_facts.hpp). Redis counts uptime as whole seconds
+// of its wall clock since the start (so it may say a second more than ran, and less after
+// its clock stepped back); the run_id is new with every start of the process.
+void redis_node::append_info(std::int64_t wall_ms, std::string& reply) const {
+    const std::int64_t uptime_s = floor_div(wall_ms, 1000) - floor_div(started_wall_ms_, 1000);
+    char run_id[41];
+    std::snprintf(run_id, sizeof run_id, "%08x%032x", static_cast<unsigned>(id_), static_cast<unsigned>(runs_));
+    append_bulk(reply, "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(run_id) +
+                           "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
+                           "\r\n\r\n# Persistence\r\naof_enabled:" + (persist_ == persistence::none ? "0" : "1") +
+                           "\r\n\r\n# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n");
+}
+
+// CONFIG GET appendfsync: "everysec" is also Redis's default when AOF is off.
+void redis_node::append_fsync_policy(std::string& reply) const {
+    reply += "*2\r\n";
+    append_bulk(reply, "appendfsync");
+    append_bulk(reply, persist_ == persistence::always ? "always" : "everysec");
+}
+
 void redis_node::append_role(std::string& reply) const {
     if (!is_master()) {
         reply += "*5\r\n";
@@ -389,7 +419,9 @@ void redis_node::acquire_script(const std::string_view* keys, bool fencing, std:
         return;
     }
     const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
-    const std::string incremented = std::to_string(value + 1);
+    // The counter never falls behind the clock in microseconds, as the real script's TIME
+    // (scripts.hpp): a restart that set it back cannot hand out tokens given before.
+    const std::string incremented = std::to_string(std::max(value + 1, wall_ms * 1000));
     set(keys[1], incremented, expire, effects);
     append_bulk(reply, incremented);
 }
@@ -484,9 +516,11 @@ void redis_node::crash(std::int64_t now_us) {
     acked_ = {};
 }
 
-void redis_node::restart(std::int64_t now_us) {
+void redis_node::restart(std::int64_t now_us, std::int64_t wall_ms) {
     EDGELOCK_ASSERT(!up_);
     up_ = true;
+    ++runs_;
+    started_wall_ms_ = wall_ms;
     data_ = durable_;
     master_id_ = -1;
     ++incarnation_;

@@ -221,6 +221,9 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
         p.work_ms_max = 2 * p.ttl_ms;
         p.liveness_window_ms += p.work_ms_max;
     }
+    // Drawn last, so every draw above keeps its value: a third of the runs refuse CONFIG GET,
+    // and the restart guard must take every node for one without durable data.
+    p.config_get_allowed = !rng.chance(333'333);
     return p;
 }
 

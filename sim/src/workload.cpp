@@ -97,6 +97,7 @@ void client::setup_links() {
             s.server = &servers_[i];
         }
         s.seed = rng_.next();
+        s.read_node = config.restart_guard;
         links_[i].setup(world_, id_, i, s, world_.params().write_window);
     }
 }
@@ -367,6 +368,11 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
         if (routed.what == session::link_reply::kind::answer) {
             const errc code = lock_.on_reply(instance, nodes[0], now_ms());
             if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
+            drain();
+        } else if (routed.what == session::link_reply::kind::node_started) {
+            drain();  // the lock refuses input while events wait
+            const errc code = lock_.on_node_started(instance, l.link().started(), now_ms());
+            if (code != errc::ok) anomaly("on_node_started", code);
             drain();
         }
     }

@@ -141,6 +141,9 @@ world::world(const run_spec& spec)
     EDGELOCK_ASSERT(params_.clients >= 1 && params_.clients <= clients_max);
     EDGELOCK_ASSERT(config_.nodes >= 1 && config_.nodes <= nodes_max);
     EDGELOCK_ASSERT(config_.sentinels <= sentinel_processes_max);
+    // A restarted node counts again only after the guard (ttl + drift): the lock may be
+    // unavailable that much longer after a fault, and still be live.
+    if (config_.restart_guard) params_.liveness_window_ms += params_.ttl_ms + lock_drift_ms(params_);
     net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
     resource_ = fenced_resource(params_.stock);
     history_.fencing = config_.fencing;
@@ -158,7 +161,9 @@ world::world(const run_spec& spec)
         }
         nodes_.emplace_back(n, persist, setup.between(0, 999'999));
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
+        if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
         node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
+        nodes_.back().set_started(node_clocks_.back().wall.read_ms(0) - params_.node_uptime_ms);
     }
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
@@ -171,6 +176,7 @@ world::world(const run_spec& spec)
     seen_offset_.assign(config_.nodes, 0);
     demoted_.assign(config_.nodes, false);
     powered_off_.assign(config_.nodes, false);
+    restarted_us_.assign(config_.nodes, -1);
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
     lock_config lc;
@@ -185,6 +191,7 @@ world::world(const run_spec& spec)
     lc.watchdog = params_.watchdog;
     lc.retry_delay_ms_min = params_.retry_delay_ms_min;
     lc.retry_delay_ms_max = params_.retry_delay_ms_max;
+    lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
@@ -772,23 +779,37 @@ bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noe
     return e != nullptr && e->value == token_hex;
 }
 
+// A guarded lock counts a node that restarted without durable data (AOF always) only from its start plus
+// ttl + drift on the client's clock (lock.hpp, "Restarts"), which the client reads late (the
+// safe side) and may run fast: until then no client can take the lock with it, as if down.
+bool world::guard_keeps_out(std::uint8_t node) const noexcept {
+    if (!config_.restart_guard || restarted_us_[node] < 0) return false;
+    if (nodes_[node].persist() == persistence::always) return false;  // durable: counted at once
+    const std::int64_t guard_ms = params_.ttl_ms + lock_drift_ms(params_);
+    const std::int64_t window_us = guard_ms * (1'000'000 - params_.clock_ppm_max) / 1'000;
+    return now_us_ < restarted_us_[node] + window_us;
+}
+
 // The nodes a lease must be live on (a Redlock quorum of the instances, or the master), and
 // how many of them. Nodes that are down count for the holder: nobody can take the lock from
-// them until they come back, and then they are judged by what they came back with.
+// them until they come back, and then they are judged by what they came back with (or, with
+// the restart guard, once the guard lets clients count them again).
 void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                         std::int64_t mono_ms, std::int64_t valid_until_ms) {
     const bool redlock = config_.layout == topology::redlock;
     const std::uint8_t first = redlock ? 0 : static_cast<std::uint8_t>(current_master_);
     const std::uint8_t count = redlock ? config_.instances : 1;
     const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
-    const auto backs = [&](std::uint8_t n) { return !nodes_[n].up() || holds_token(n, token_hex); };
+    const auto backs = [&](std::uint8_t n) {
+        return !nodes_[n].up() || guard_keeps_out(n) || holds_token(n, token_hex);
+    };
     std::uint8_t backed = 0;
     for (std::uint8_t n = first; n < first + count; ++n) backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
     if (backed >= needed) return;
     std::string where;  // built only for a failure: the check runs at every sample
     for (std::uint8_t n = first; n < first + count; ++n) {
         where += format(" %sn%u:%s", redlock ? "" : "master ", unsigned{n},
-                        !nodes_[n].up() ? "down" : backs(n) ? "live" : "gone");
+                        !nodes_[n].up() ? "down" : guard_keeps_out(n) ? "guarded" : backs(n) ? "live" : "gone");
     }
     oracle_failure(format("c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
                           "backs %u of the %u node(s) needed:%s",

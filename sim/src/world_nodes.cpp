@@ -66,8 +66,9 @@ void world::crash(std::uint8_t node, const fault& f) {
 void world::restart(std::uint8_t node) {
     redis_node& n = nodes_[node];
     if (n.up()) return;
-    n.restart(now_us_);
+    n.restart(now_us_, node_wall_ms(node));
     powered_off_[node] = false;
+    restarted_us_[node] = now_us_;
     const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
     mark(world_mark::kind::restart, true, node, now_us_, text);
     if (recording()) note_node(node, text);

@@ -90,10 +90,31 @@ TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
     EXPECT_EQ(acquire(token_b), ":0\r\n");
 }
 
+// The counter starts from the node's clock in microseconds and never falls behind it
+// (scripts.hpp); within one millisecond it counts on by one.
 TEST_F(node_fixture, fence_counter_is_incremented_by_a_successful_acquire_only) {
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$1\r\n1\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000000000\r\n");
     EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_b, "1000"}), "$-1\r\n");
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$1\r\n2\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000000001\r\n");
+    wall_ms += 5;
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000005000\r\n");
+}
+
+TEST_F(node_fixture, info_tells_a_new_run_id_and_the_uptime_after_a_restart_and_config_get_the_fsync_policy) {
+    node.set_started(wall_ms - 90'500);
+    const std::string before = send(command({"INFO", "server", "persistence", "memory"}));
+    EXPECT_NE(before.find("uptime_in_seconds:91\r\n"), std::string::npos) << "whole seconds, as Redis counts: " << before;
+    EXPECT_NE(before.find("aof_enabled:0\r\n"), std::string::npos);
+    node.crash(now_us);
+    node.restart(now_us + 1000, wall_ms + 3'000);
+    wall_ms += 5'200;
+    const std::string after = send(command({"INFO", "server", "persistence", "memory"}));
+    EXPECT_NE(after.find("uptime_in_seconds:2\r\n"), std::string::npos) << after;
+    const auto run_id = [](const std::string& info) { return info.substr(info.find("run_id:"), 47); };
+    EXPECT_NE(run_id(before), run_id(after));
+    EXPECT_EQ(send(command({"CONFIG", "GET", "appendfsync"})), "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n");
+    node.refuse_config_get();
+    EXPECT_EQ(send(command({"CONFIG", "GET", "appendfsync"})).rfind("-NOPERM", 0), 0u);
 }
 
 // The real scripts hand fence values back as GET's string (scripts.hpp); so does the model,
@@ -161,7 +182,7 @@ TEST_F(node_fixture, restart_without_persistence_forgets_everything_and_the_scri
     acquire(token_a);
     node.crash(now_us);
     EXPECT_FALSE(node.up());
-    node.restart(now_us + 1000);
+    node.restart(now_us + 1000, 0);
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
     EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_b, "1000"})),
               "-NOSCRIPT No matching script. Please use EVAL.\r\n");
@@ -186,13 +207,13 @@ TEST(redis_model_persistence, everysec_loses_what_came_after_the_last_fsync) {
     set("a", 500'000);    // before the fsync at 1 s
     set("b", 1'200'000);  // after it
     node.crash(1'900'000);
-    node.restart(2'000'000);
+    node.restart(2'000'000, 0);
     EXPECT_NE(node.peek("a", 0), nullptr);
     EXPECT_EQ(node.peek("b", 0), nullptr);
 
     set("c", 2'100'000);
     node.crash(3'000'000);  // the fsync at 3 s runs before the crash at the same instant
-    node.restart(3'500'000);
+    node.restart(3'500'000, 0);
     EXPECT_NE(node.peek("c", 0), nullptr);
 }
 
@@ -210,7 +231,7 @@ TEST(redis_model_persistence, always_keeps_everything_with_its_expiry) {
     w.bulk("1000");
     node.receive(0, 1, std::string(buffer, w.size()), 50'000, 1'000, out);
     node.crash(2'000);
-    node.restart(3'000);
+    node.restart(3'000, 0);
     EXPECT_NE(node.peek("lock", 50'999), nullptr);
     EXPECT_EQ(node.peek("lock", 51'001), nullptr) << "the absolute expiry survives the restart";
 }

@@ -88,13 +88,14 @@
 //   changed) takes the instance out of that attempt or hold: its OK no longer counts, and a
 //   hold left with fewer than a quorum of instances is lost with node_restarted.
 //
-// Fencing across restarts: a restart without durable data forgets the fence counter too, and
-// an INCR from zero would hand out tokens below those already given. So the acquire script
-// seeds a missing counter from the node's clock (TIME in microseconds, scripts.hpp), above
-// any count it could have reached since an earlier seed at under 10^6 acquires a second. The
-// guard makes the seed sufficient: a restarted node counts only once every lease from before
-// the restart is over, so the first token it takes part in comes from the new seed, above
-// every earlier one (as long as the node's clock did not step back across the restart).
+// Fencing across restarts: a restart without durable data forgets the fence counter too, or
+// sets it back to an older snapshot, and an INCR from there would hand out tokens already
+// given. So the acquire script keeps the counter at or above the node's clock in microseconds
+// (TIME, scripts.hpp): every token is at least the clock reading of its acquire, and above it
+// only by the acquires of the last moments (fewer than 10^6 a second). The guard makes that
+// sufficient: a restarted node counts only once every lease from before the restart is over,
+// a TTL after its last token, so the first token it hands out after is above every earlier
+// one (as long as the node's clock did not step back across the restart).
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the

@@ -7,11 +7,14 @@
 //   acquire  KEYS: lock [fence]   ARGV: token ttl_ms
 //            SET lock token NX PX ttl. If the key already holds our own token (a retried
 //            acquire whose reply was lost), its TTL is refreshed instead. With a fence key,
-//            INCR it; a missing counter (never used, or forgotten by a restart) is first
-//            seeded from the server's clock, TIME in microseconds (seconds, then 6 digits of
-//            microseconds). That stays above any counter seeded earlier unless it was INCRed
-//            more than 10^6 times a second since, and below 2^53 (exact in a double, as a
-//            fenced resource in Lua or JavaScript may compare tokens) until the year 2255.
+//            INCR it, and raise it to the server's clock in microseconds (TIME: seconds, then
+//            6 digits of microseconds) when it is below that. So the counter never falls
+//            behind the clock: one that a restart set back (lost, or restored from a snapshot
+//            a second old) resumes above every token handed out before, as long as fewer
+//            than 10^6 tokens a second were handed out and the node's clock did not step
+//            back. Tokens stay below 2^53 (exact in a double, as a fenced resource in Lua or
+//            JavaScript may compare them) until the year 2255; the comparison in the script
+//            is of doubles, exact below 2^53, and a counter above that is above the clock.
 //            Returns the fence value as a decimal bulk string, 0 without a fence
 //            key, nil when another token holds the lock. A fence counter already at
 //            2^63-1 (INCR would fail) answers the error "FENCE_EXHAUSTED ..." before the SET,
@@ -49,11 +52,9 @@ inline constexpr std::string_view acquire_script_text =
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
     "end\n"
     "if #KEYS == 1 then return 0 end\n"
-    "if redis.call('EXISTS', KEYS[2]) == 0 then\n"
-    "  local now = redis.call('TIME')\n"
-    "  redis.call('SET', KEYS[2], now[1] .. string.format('%06d', tonumber(now[2])))\n"
-    "end\n"
-    "redis.call('INCR', KEYS[2])\n"
+    "local now = redis.call('TIME')\n"
+    "local clock = now[1] .. string.format('%06d', tonumber(now[2]))\n"
+    "if redis.call('INCR', KEYS[2]) < tonumber(clock) then redis.call('SET', KEYS[2], clock) end\n"
     "return redis.call('GET', KEYS[2])\n";
 
 inline constexpr std::string_view raise_script_text =

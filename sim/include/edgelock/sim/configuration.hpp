@@ -3,7 +3,9 @@
 // A configuration is what a user chooses: one Redis, one Redis behind Sentinel (with or
 // without WAIT), or Redlock over five independent masters; with or without fencing tokens;
 // for Redlock, whether crashed nodes are kept down longer than any lease before they
-// rejoin (antirez's "delayed restart"). world_params are the knobs of the simulated world:
+// rejoin (antirez's "delayed restart"); and whether the lock runs its restart guard (the
+// client reads each node's uptime and persistence and keeps a node that restarted without
+// durable data out of the quorum for a TTL plus drift: lock.hpp, "Restarts"). world_params are the knobs of the simulated world:
 // lease length, how many clients and how they behave, network latencies, timeouts. Scripted
 // scenarios use fixed parameters; random schedules draw them from the seed.
 #pragma once
@@ -40,10 +42,13 @@ struct configuration {
     std::uint8_t replicas_to_wait = 0;  // lock_config::replicas_to_wait (WAIT)
     bool delayed_restart = false;       // crashed nodes stay down longer than any lease
     std::uint8_t sentinels = 0;         // Sentinel processes the lock asks for the master
+    bool restart_guard = false;         // lock_config::restart_guard_ms default (else 0: off)
 };
 
-// The seven configurations of the safety matrix, in matrix order.
-const std::array<configuration, 7>& configurations() noexcept;
+inline constexpr std::size_t configuration_count = 12;
+
+// The configurations of the safety matrix, in matrix order.
+const std::array<configuration, configuration_count>& configurations() noexcept;
 // The configuration named `name`, or null.
 const configuration* find_configuration(std::string_view name) noexcept;
 
@@ -103,6 +108,11 @@ struct world_params {
     // waiters): a connection can then be lost with requests still queued unwritten behind
     // one in flight, which pipelining never shows.
     std::uint8_t write_window = 0;
+    // false: the nodes' ACL refuses CONFIG GET (NOPERM), as managed Redis services often do:
+    // the guard cannot learn the fsync policy and treats every node as not durable.
+    bool config_get_allowed = true;
+    // How long each node has run when the world starts: guarded clients find them counting.
+    std::int64_t node_uptime_ms = 24 * 3600 * 1000;
     std::int64_t stock = 1'000'000;          // initial value of the protected resource
 };
 

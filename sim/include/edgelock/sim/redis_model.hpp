@@ -8,6 +8,11 @@
 //   SCRIPT LOAD text                       one of the four scripts: cached, its digest
 //                                          returned (NOPERM when an ACL refuses it); a
 //                                          replica answers all three)
+//   INFO server persistence memory         run_id (new with every start), uptime_in_seconds
+//                                          (whole seconds of its wall clock, as Redis counts
+//                                          them), aof_enabled, no memory limit
+//   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
+//                                          refuses it)
 //   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
 //                                          recognised by digest; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
@@ -122,8 +127,11 @@ public:
     void drop_connection(std::uint8_t client);
 
     void crash(std::int64_t now_us);
-    // Comes back with what persistence kept; a new replication history, empty script cache.
-    void restart(std::int64_t now_us);
+    // Comes back with what persistence kept; a new replication history, empty script cache,
+    // a new run_id, its uptime counted from wall_ms (its wall clock now).
+    void restart(std::int64_t now_us, std::int64_t wall_ms);
+    // The wall-clock instant the process started (INFO's uptime counts from it).
+    void set_started(std::int64_t wall_ms) noexcept { started_wall_ms_ = wall_ms; }
     // Becomes a master (Sentinel promotion): a new replication history.
     void promote();
     // Becomes a replica of `master` and copies its data (a full resynchronisation).
@@ -139,6 +147,8 @@ public:
 
     // An ACL that refuses SCRIPT LOAD (NOPERM); EVAL and EVALSHA stay allowed.
     void refuse_script_load() noexcept { script_load_refused_ = true; }
+    // An ACL that refuses CONFIG GET (NOPERM).
+    void refuse_config_get() noexcept { config_get_refused_ = true; }
 
     std::uint8_t id() const noexcept { return id_; }
     bool up() const noexcept { return up_; }
@@ -146,6 +156,7 @@ public:
     int master_id() const noexcept { return master_id_; }
     std::int64_t offset() const noexcept { return offset_; }
     std::uint32_t incarnation() const noexcept { return incarnation_; }
+    persistence persist() const noexcept { return persist_; }
     std::uint32_t master_incarnation() const noexcept { return master_incarnation_; }
     const std::vector<redis_entry>& data() const noexcept { return data_; }
     // The live value of `key` at wall_ms, or null (no side effects).
@@ -163,7 +174,9 @@ private:
 
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                  std::int64_t now_us, node_output& out);
-    bool answer_handshake(const request_view& r, std::string& reply);
+    bool answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply);
+    void append_info(std::int64_t wall_ms, std::string& reply) const;
+    void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, std::vector<repl_op>& effects);
@@ -190,6 +203,9 @@ private:
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
     std::uint8_t scripts_cached_ = 0;       // bit per script_id
     bool script_load_refused_ = false;
+    bool config_get_refused_ = false;
+    std::uint32_t runs_ = 1;                // starts of the process: its run_id
+    std::int64_t started_wall_ms_ = 0;
     persistence persist_ = persistence::none;
     std::int64_t fsync_phase_us_ = 0;
     std::int64_t fsync_tick_ = -1;          // everysec: last fsync captured in durable_

@@ -1,6 +1,6 @@
 // edgelock sim: the soak, many swarm runs over every configuration.
 //
-// Run i takes configuration i mod 7 and scenario family (i / 7) mod 8, draws every world
+// Run i takes configuration i mod 12 and scenario family (i / 12) mod 9, draws every world
 // knob and its fault schedule from its own seed (the matrix's random runs, many more of
 // them), and is judged by every check. The matrix runs first with the same seed; the soak
 // then reports, per configuration and check, the runs that violated it, and per cell
@@ -18,8 +18,6 @@
 #include "edgelock/sim/matrix.hpp"
 
 namespace edgelock::sim {
-
-inline constexpr std::size_t configuration_count = 7;
 
 struct soak_options {
     std::size_t runs = 1000;

@@ -226,6 +226,7 @@ private:
     int best_replica_seen(std::uint8_t master) const noexcept;
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
     bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
+    bool guard_keeps_out(std::uint8_t node) const noexcept;
     void observe_all_clients();
     void oracle_failure(std::string text);
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
@@ -259,6 +260,7 @@ private:
     std::vector<std::int64_t> seen_offset_;         // per node: its offset at the last INFO
     std::vector<bool> demoted_;                     // per node: replaced while away, still a master
     std::vector<bool> powered_off_;                 // per node: down without a word (connects time out)
+    std::vector<std::int64_t> restarted_us_;        // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
