@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The simulator's power, measured: applies each mutant of scripts/mutants.txt (a small,
-# plausible bug in core/) to a copy of the tree, rebuilds, and asks whether the simulator
+# plausible bug in core/ or session/) to a copy of the tree, rebuilds, and asks whether the simulator
 # alone notices it:
 #   1. `edgelock-sim matrix` (the same seed as the baseline): any cell whose verdict differs
 #      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
-# The core's own unit tests (lock_test, lock_model_test) are run too and reported
-# separately: the score counts the simulator alone.
+# The core's and session's own unit tests (lock_test, lock_model_test, restart_guard_test,
+# node_facts_test) are run too and reported separately: the score counts the simulator alone.
 #
-#   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME]
+#   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME[,NAME...]]
 #
 # Prints one line per mutant and last `mutants killed K/N`; exits 1 when any survived.
 # Works in build-mutants/ (a copy of the working tree and its build), never in the tree.
@@ -25,13 +25,13 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--jobs N] [--only NAME]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--runs N] [--jobs N] [--only NAME[,NAME...]]" >&2; exit 2 ;;
   esac
 done
 
 src="$work/src"
 build="$work/build"
-targets=(edgelock-sim sim_test sim_property_test lock_test lock_model_test)
+targets=(edgelock-sim sim_test sim_property_test lock_test lock_model_test restart_guard_test node_facts_test)
 command_timeout=600  # a mutant that loops forever is killed by this, as a hang
 
 copy_tree() {
@@ -64,7 +64,7 @@ changed_cells() {
 
 core_tests_catch() {
   local t
-  for t in tests/core/lock_test tests/core/lock_model_test; do
+  for t in tests/core/lock_test tests/core/lock_model_test tests/core/restart_guard_test tests/session/node_facts_test; do
     timeout "$command_timeout" "$build/$t" >/dev/null 2>&1 || return 0
   done
   return 1
@@ -104,7 +104,7 @@ name="" what="" file="" pairs=()
 
 run_mutant() {
   [ -z "$name" ] && return 0
-  if [ -n "$only" ] && [ "$only" != "$name" ]; then return 0; fi
+  if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
   total=$((total + 1))
   cp "$root/$file" "$src/$file"
   apply_mutant "$file" "${pairs[@]}" || exit 1

@@ -204,7 +204,7 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
             enqueue(instance, request_kind::release, true, lost.eval, 1)) {
             continue;
         }
-        record(instance, outcome::failed);
+        record(instance, outcome::failed);  // given up with its connection
     }
     forget_unconfirmable(instance);
     return errc::ok;
