@@ -528,7 +528,7 @@ void bench_many(const options& o, client& owner, raw_connection& raw) {
 
 // One lock over five local masters (Redlock).
 void bench_redlock(const options& o) {
-    edgelock::testing::redis_masters masters(5);
+    edgelock::testing::redis_masters masters(5, {}, edgelock::testing::persistence::volatile_);
     if (o.pin) {
         for (std::size_t i = 0; i < masters.size(); ++i) pin_threads(masters[i].pid(), o.cpu);
     }
@@ -536,6 +536,7 @@ void bench_redlock(const options& o) {
     client redlock(redlock_io);
     edgelock::async::client_config redlock_config;
     redlock_config.instances = masters.urls();
+    redlock_config.restart_guard = false;  // fresh volatile servers: see run()
     connect(redlock, redlock_config);
     lock_handle spread;
     if (redlock.add_lock(lock_named("bench:redlock"), spread)) throw std::runtime_error("add_lock failed");
@@ -554,7 +555,10 @@ void bench_redlock(const options& o) {
 
 int run(const options& o) {
     if (o.pin) pin_threads(0, o.cpu);
-    edgelock::testing::redis_server server;
+    // Servers without persistence (raw hiredis and the client then pay no fsync), and the
+    // client's restart guard off: it would keep these fresh servers out for a TTL. The guard
+    // costs one INFO and one CONFIG GET per connection, nothing per lock operation.
+    edgelock::testing::redis_server server({}, edgelock::testing::persistence::volatile_);
     if (o.pin) pin_threads(server.pid(), o.cpu);
     measured_server = server.pid();
     const std::string version = edgelock::testing::redis_client(server.port()).info_field("server", "redis_version");
@@ -565,6 +569,7 @@ int run(const options& o) {
     client owner(io);
     edgelock::async::client_config config;
     config.instances = {server.url()};
+    config.restart_guard = false;
     config.locks_max = 1001;  // 1000 for the many-lock run, one for the single lock
     connect(owner, config);
     lock_handle single;

@@ -742,6 +742,10 @@ std::uint8_t lock::countable() const noexcept {
 // than a quorum is lost.
 void lock::exclude(std::uint8_t instance) noexcept {
     excluded_ |= static_cast<std::uint8_t>(1u << instance);
+    if (state_ == lock_state::held && countable() < quorum()) {
+        lose(errc::node_restarted);  // before a running renewal can read it as refusals
+        return;
+    }
     instance_queue& queue = queues_[instance];
     if (!round_decided_ && round_kind_ != request_kind::release) {
         if (queue.result == outcome::ok) {
@@ -753,7 +757,6 @@ void lock::exclude(std::uint8_t instance) noexcept {
             record(instance, outcome::failed);
         }
     }
-    if (state_ == lock_state::held && countable() < quorum()) lose(errc::node_restarted);
 }
 
 // ---- replies ---------------------------------------------------------------------------

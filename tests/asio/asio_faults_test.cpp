@@ -161,6 +161,7 @@ scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_re
     return [&bad_left, bad](const std::vector<std::string>& args) {
         if (args[0] == "PING") return scripted_reply{"+PONG\r\n"};
         if (args[0] == "SCRIPT") return scripted_reply{"-ERR no scripts here\r\n"};  // ignored by the client
+        if (args[0] == "INFO" || args[0] == "CONFIG") return edgelock::testing::long_running_node_reply(args);
         if (bad_left.fetch_sub(1) > 0) return bad;
         const bool acquire =
             args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);

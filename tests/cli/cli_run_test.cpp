@@ -341,6 +341,41 @@ TEST(CliRedlock, ThreeMastersOneDown) {
     expect_one_line(r, "too few Redis instances answered");
 }
 
+// A Redis started without AOF appendfsync always counts only a TTL (plus drift) after its
+// start: --wait 0 fails at once and says why and for how long, a wait that reaches it says it
+// waits and then runs, and --restart-guard off takes the lock at once.
+TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
+    redis_server fresh({}, edgelock::testing::persistence::volatile_);
+    const auto run_args = [&](std::vector<std::string> flags) {
+        std::vector<std::string> args = {EDGELOCK_CLI, "run", "--name", "guarded", "--ttl", "2s", "--redis", fresh.url()};
+        args.insert(args.end(), flags.begin(), flags.end());
+        args.insert(args.end(), {"--", "echo", "ran"});
+        return args;
+    };
+    const program_result refused = run_program(run_args({"--wait", "0"}));
+    EXPECT_EQ(refused.exit_code, 69);
+    expect_one_line(refused, "counts only in");
+    EXPECT_NE(refused.err.find("restart guard"), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.out, "");
+
+    const program_result waited = run_program(run_args({"--wait", "10s"}));
+    EXPECT_EQ(waited.exit_code, 0) << waited.err;
+    EXPECT_EQ(waited.out, "ran\n");
+    expect_one_line(waited, "edgelock: waiting ");
+
+    redis_server other({}, edgelock::testing::persistence::volatile_);
+    std::vector<std::string> off = {EDGELOCK_CLI, "run", "--name", "unguarded", "--wait", "0", "--restart-guard",
+                                    "off", "--redis", other.url(), "--", "echo", "ran"};
+    const program_result unguarded = run_program(off);
+    EXPECT_EQ(unguarded.exit_code, 0) << unguarded.err;
+    EXPECT_EQ(unguarded.err, "");
+
+    off[7] = "maybe";
+    const program_result bad = run_program(off);
+    EXPECT_EQ(bad.exit_code, 64);
+    expect_one_line(bad, "bad --restart-guard");
+}
+
 TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     edgelock::testing::sentinel_topology topology;
     std::vector<std::string> where;

@@ -202,6 +202,18 @@ TEST(restart_guard, a_restart_during_a_single_instance_hold_loses_it_with_node_r
     EXPECT_FALSE(l.held(5'100));
 }
 
+TEST(restart_guard, a_restart_noticed_while_a_renewal_waits_is_node_restarted_not_token_gone) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);  // the renewal is queued for the new connection
+    ASSERT_TRUE(l.has_request(0));
+    ASSERT_EQ(l.on_node_started(0, restarted_at(10'900), 11'010), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::node_restarted);
+}
+
 TEST(restart_guard, a_start_after_the_lease_began_is_a_restart_even_with_the_same_run_id) {
     lock l;
     configure(l, 1);

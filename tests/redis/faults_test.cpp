@@ -24,6 +24,7 @@ using edgelock::redis_tests::options_for;
 using edgelock::testing::eventually;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
+using edgelock::testing::long_running_node_reply;
 using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
 using edgelock::testing::tcp_proxy;
@@ -217,6 +218,7 @@ scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_re
     return [&bad_left, bad](const std::vector<std::string>& args) {
         if (args.at(0) == "PING") return scripted_reply{"+PONG\r\n"};  // the handshake
         if (args.at(0) == "SCRIPT") return scripted_reply{"+OK\r\n"};  // the client's preload
+        if (args.at(0) == "INFO" || args.at(0) == "CONFIG") return long_running_node_reply(args);
         if (bad_left.fetch_sub(1) > 0) return bad;
         const bool acquire = args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);
         return scripted_reply{acquire ? ":0\r\n" : ":1\r\n"};

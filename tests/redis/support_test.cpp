@@ -25,7 +25,7 @@ bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0; }
 TEST(redis_server_test, starts_restarts_on_the_same_port_and_is_gone_after_destruction) {
     pid_t pid = 0;
     {
-        redis_server server;
+        redis_server server({}, edgelock::testing::persistence::volatile_);
         pid = server.pid();
         redis_client client(server.port());
         client.set("k", "v");

@@ -49,6 +49,7 @@ using edgelock::testing::free_port;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_sentinel;
 using edgelock::testing::redis_server;
+using edgelock::testing::long_running_node_reply;
 using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
 using edgelock::testing::spawn_options;
@@ -146,6 +147,7 @@ fault_env close_mid_reply() {
     auto fake = std::make_shared<scripted_server>([](const std::vector<std::string>& args) {
         if (args.at(0) == "PING") return scripted_reply{"+PONG\r\n"};
         if (args.at(0) == "SCRIPT") return scripted_reply{"+OK\r\n"};  // the preload: not checked
+        if (args.at(0) == "INFO" || args.at(0) == "CONFIG") return long_running_node_reply(args);
         return scripted_reply{":12", true};
     });
     env.instances = {fake->url()};

@@ -102,7 +102,8 @@ std::uint16_t free_port() {
 
 // ---- redis_server ------------------------------------------------------------------------
 
-redis_server::redis_server(std::vector<std::string> extra_args) : extra_args_(std::move(extra_args)) {
+redis_server::redis_server(std::vector<std::string> extra_args, persistence kept)
+    : extra_args_(std::move(extra_args)), kept_(kept) {
     dir_ = make_temp_dir();
     for (int attempt = 1;; ++attempt) {
         port_ = free_port();
@@ -131,7 +132,8 @@ void redis_server::launch() {
                                      "--logfile", dir_ + "/redis.log",
                                      "--daemonize", "no",
                                      "--save", "",
-                                     "--appendonly", "no",
+                                     "--appendonly", kept_ == persistence::durable ? "yes" : "no",
+                                     "--appendfsync", "always",
                                      "--enable-debug-command", "local",
                                      "--repl-diskless-sync-delay", "0"};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
@@ -222,8 +224,8 @@ std::string redis_sentinel::log_tail(std::size_t lines) const {
 
 // ---- redis_masters -----------------------------------------------------------------------
 
-redis_masters::redis_masters(std::size_t count, const std::vector<std::string>& extra_args) {
-    for (std::size_t i = 0; i < count; ++i) servers_.push_back(std::make_unique<redis_server>(extra_args));
+redis_masters::redis_masters(std::size_t count, const std::vector<std::string>& extra_args, persistence kept) {
+    for (std::size_t i = 0; i < count; ++i) servers_.push_back(std::make_unique<redis_server>(extra_args, kept));
 }
 
 std::vector<std::string> redis_masters::urls() const {

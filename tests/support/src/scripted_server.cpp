@@ -25,6 +25,17 @@ scripted_server::~scripted_server() {
     ::close(listen_fd_);
 }
 
+scripted_reply long_running_node_reply(const std::vector<std::string>& args) {
+    if (args.empty()) return {};
+    if (args[0] == "INFO") {
+        const std::string info = "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(40, 'a') +
+                                 "\r\nuptime_in_seconds:86400\r\n# Persistence\r\naof_enabled:0\r\n";
+        return scripted_reply{"$" + std::to_string(info.size()) + "\r\n" + info + "\r\n"};
+    }
+    if (args[0] == "CONFIG") return scripted_reply{"*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"};
+    return {};
+}
+
 std::string scripted_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
 void scripted_server::accept_loop() {

@@ -21,6 +21,8 @@ const char* describe_errc(errc code) {
         case errc::not_replicated: return "too few replicas confirmed the lock";
         case errc::expired: return "renewal did not reach Redis before the lease ended";
         case errc::fence_exhausted: return "the fence counter is at 2^63-1: no higher token exists";
+        case errc::restart_guard: return "a Redis node restarted without durable data too recently to count";
+        case errc::node_restarted: return "a Redis node restarted during the hold";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";
         case errc::unexpected_reply: return "Redis sent an unexpected reply";
@@ -42,6 +44,8 @@ int exit_code_for(std::error_code ec) {
             case errc::token_gone:
             case errc::not_replicated:
             case errc::expired:
+            case errc::restart_guard:
+            case errc::node_restarted:
             case errc::io_error: return exit_unavailable;
             case errc::protocol_error:
             case errc::fence_exhausted:
@@ -70,6 +74,7 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::no_master:
             case transport_errc::master_changed: return exit_unavailable;
             case transport_errc::auth_failed:
+            case transport_errc::node_info_refused:
             case transport_errc::select_failed: return exit_redis_refused;
             default: return exit_internal;
         }

@@ -36,7 +36,8 @@ constexpr unsigned for_run = bit(command::run);
 constexpr unsigned for_lock_commands = bit(command::run) | bit(command::status) | bit(command::release);
 
 enum class flag_id {
-    help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token
+    help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
+    restart_guard
 };
 
 struct flag_spec {
@@ -46,7 +47,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 13> flags{{
+constexpr std::array<flag_spec, 14> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands},
@@ -60,6 +61,7 @@ constexpr std::array<flag_spec, 13> flags{{
     {"--kill-after", flag_id::kill_after, true, for_run},
     {"--redis-timeout", flag_id::redis_timeout, true, for_lock_commands},
     {"--token", flag_id::token, true, bit(command::release)},
+    {"--restart-guard", flag_id::restart_guard, true, for_run},
 }};
 
 const flag_spec* find_flag(std::string_view text) {
@@ -230,6 +232,10 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::sentinel: o.sentinel_urls.push_back(value); return "";
         case flag_id::master: o.master_name = value; return "";
         case flag_id::token: o.token = value; return "";
+        case flag_id::restart_guard:
+            if (value != "on" && value != "off") return "bad --restart-guard " + quote(value) + " (use on or off)";
+            o.restart_guard = value == "on";
+            return "";
         case flag_id::fence_env:
             if (!valid_env_name(value)) return "bad --fence-env " + quote(value) + ": not a variable name";
             o.fence_env = value;
@@ -341,6 +347,7 @@ lock_config run_lock_config(const options& o) {
     config.instances = static_cast<std::uint8_t>(o.sentinel_urls.empty() ? o.redis_urls.size() : 1);
     config.fencing = true;
     config.watchdog = true;
+    config.restart_guard_ms = o.restart_guard ? -1 : 0;
     return config;
 }
 

@@ -47,6 +47,7 @@ struct options {
     int lost_signal = SIGTERM;
     std::int64_t kill_after_ms = 10'000;    // then SIGKILL
     std::string token;                      // release: the holder's token
+    bool restart_guard = true;              // run: --restart-guard on|off (lock.hpp, "Restarts")
 
     std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments
 };
@@ -63,7 +64,8 @@ struct parse_result {
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
 
 // The core configuration of `edgelock run`'s lock: the name, TTL and deployment of `o`, fence
-// tokens on, the watchdog on, every other field the core's default. run.cpp hands exactly
+// tokens on, the watchdog on, the restart guard as --restart-guard says, every other field the
+// core's default. run.cpp hands exactly
 // these to the hiredis transport, and the parser checks them with lock::configure on a
 // scratch lock, so the command line and the lock cannot disagree. `name` points into `o`.
 lock_config run_lock_config(const options& o);

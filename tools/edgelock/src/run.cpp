@@ -165,6 +165,8 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.attempt_timeout_ms = config.attempt_timeout_ms;
     lo.retry_delay_ms_min = config.retry_delay_ms_min;
     lo.retry_delay_ms_max = config.retry_delay_ms_max;
+    lo.restart_guard = o.restart_guard;
+    lo.restart_guard_ms = config.restart_guard_ms;
     lo.connect_timeout_ms = o.redis_timeout_ms;
     lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };
@@ -186,11 +188,27 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
     return text;
 }
 
+// The restart guard keeps a node that restarted without durable data out for a while: when
+// --wait reaches its end, says so (a wait of a whole TTL must not look like a hang) and waits.
+std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+                                       std::int64_t started_ms) {
+    const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
+    const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
+    if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
+    std::fprintf(stderr,
+                 "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
+                 "counts only then (restart guard: a lease the restart forgot may still run)\n",
+                 format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
+    wait_progress progress(o.name, started_ms, o.wait_ms);
+    return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
+}
+
 // Acquires within --wait. Returns exit_ok, or the exit code after printing why not.
 int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     const std::int64_t started_ms = now_ms();
     // One attempt first: an unreachable Redis fails at once instead of after the whole wait.
     std::error_code ec = lock.try_acquire(&hold);
+    if (ec == errc::restart_guard) ec = wait_out_restart_guard(lock, o, hold, started_ms);
     if (ec == errc::busy && o.wait_ms > 0) {
         const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
         if (left_ms > 0) {
@@ -207,6 +225,16 @@ int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
         std::fprintf(stderr, "edgelock: gave up waiting for lock %s after %s: still held by another owner\n",
                      quote(o.name).c_str(), format_duration(o.wait_ms).c_str());
         return exit_wait_timeout;
+    }
+    if (ec == errc::restart_guard) {
+        const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
+        std::fprintf(stderr,
+                     "edgelock: cannot acquire lock %s yet: a Redis node (re)started without AOF appendfsync always "
+                     "counts only in %s, beyond --wait %s (restart guard: a lease the restart forgot may still run; "
+                     "--restart-guard off skips it, unsafely)\n",
+                     quote(o.name).c_str(), format_duration(guard_left_ms / 100 * 100).c_str(),
+                     format_duration(o.wait_ms).c_str());
+        return exit_code_for(ec);
     }
     std::fprintf(stderr, "edgelock: cannot acquire lock %s: %s\n", quote(o.name).c_str(),
                  instance_failures(lock, o, ec).c_str());

@@ -67,6 +67,7 @@ void client_impl::build_sockets(std::uint64_t seed_bits) {
     setup.sentinel_count = sentinels_.size();
     setup.master_name = config_.master_name;
     setup.master = &master_;
+    setup.read_node = config_.restart_guard;
     sockets_.clear();
     for (std::size_t i = 0; i < instance_count_; ++i) {
         setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
@@ -79,6 +80,7 @@ void client_impl::build_sockets(std::uint64_t seed_bits) {
     if (sentinels_.empty()) return;
     setup.kind = session::connection_kind::watch;
     setup.server = nullptr;
+    setup.read_node = false;
     setup.seed = seed_bits + instance_count_;
     sockets_.push_back(
         std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
@@ -420,6 +422,7 @@ lock_status client_impl::status(lock_handle handle) const noexcept {
     s.valid_until = to_time_point(e->core.valid_until_ms());
     s.renewals = e->renewals;
     s.last_cause = e->last_cause;
+    if (e->last_cause == errc::restart_guard) s.guard_until = to_time_point(e->guard_until_ms);
     return s;
 }
 
@@ -476,6 +479,7 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
         case event_type::acquired: deliver_acquired(e, ev); break;
         case event_type::acquire_failed:
             e.last_cause = ev.code == errc::wait_timeout ? ev.cause : ev.code;
+            e.guard_until_ms = ev.guard_until_ms;
             e.acquire_handler.complete(to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e))), 0);
             break;
         case event_type::renewed: ++e.renewals; break;
@@ -679,6 +683,21 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         if (open_epoch_ != open_epoch) return;
     }
     ready_check_ = true;
+}
+
+// A connection to `instance` read the node's start (the restart guard): every lock hears it
+// before its requests are written there (the link holds them until now).
+void client_impl::on_node_started(std::uint8_t instance, const node_start& start) {
+    const std::uint32_t open_epoch = open_epoch_;
+    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+        lock_entry& e = locks_[index];
+        if (!e.in_use) continue;
+        if (deliver_pending(index)) {
+            e.core.on_node_started(instance, start, now_ms());
+            service(index);
+        }
+        if (open_epoch_ != open_epoch) return;
+    }
 }
 
 void client_impl::on_switch_master(const server_address& master) {

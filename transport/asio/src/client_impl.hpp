@@ -155,6 +155,7 @@ public:
 
     void on_connection_ready(std::uint8_t instance);
     void on_connection_down(std::uint8_t instance);
+    void on_node_started(std::uint8_t instance, const node_start& start);
     void on_attempt_finished() noexcept { ready_check_ = true; }
     void on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
@@ -187,6 +188,7 @@ private:
         std::int64_t deadline_ms = no_deadline_ms;  // the core's; the heap key may be earlier
         std::uint32_t renewals = 0;
         errc last_cause = errc::ok;
+        std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
         std::error_code failure;  // the running acquire's last instance error, if any
         std::uint8_t waiting_mask = 0;  // instances on whose write buffer it waits
         // Written on a connection, reply not yet read. Each connection's in-flight queue

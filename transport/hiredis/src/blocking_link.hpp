@@ -44,9 +44,15 @@ public:
     // (link closing: call finish()).
     bool send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now);
     // Reads what the socket has and hands each answer to on_answer(const in_flight&, const
-    // reply_node&). Stops when the link closes (call finish()).
+    // reply_node&), and the node's start (read_node) to on_started(const node_start&) at the
+    // end of the handshake. Stops when the link closes (call finish()).
+    template <typename OnAnswer, typename OnStarted>
+    void receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started);
+    // The same for a link that does not read its node (no read_node).
     template <typename OnAnswer>
-    void receive(std::int64_t now, OnAnswer&& on_answer);
+    void receive(std::int64_t now, OnAnswer&& on_answer) {
+        receive(now, on_answer, [](const node_start&) {});
+    }
     // Skips the reconnect delay (a user call wants a fresh try).
     void retry_now() noexcept { link_.retry_now(); }
     // A reply took longer than the command timeout: true, with the link closing.
@@ -64,8 +70,8 @@ private:
     bool write_all(const char* bytes, std::size_t size, std::int64_t now);
     bool read_some(std::int64_t now);
     // Hands every complete reply in the buffer to the link; answers go to on_answer.
-    template <typename OnAnswer>
-    void route(std::int64_t now, OnAnswer&& on_answer);
+    template <typename OnAnswer, typename OnStarted>
+    void route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started);
     void close_socket() noexcept;
 
     session::server_link link_;
@@ -76,13 +82,13 @@ private:
     std::array<reply_node, nodes_max> nodes_{};
 };
 
-template <typename OnAnswer>
-void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer) {
-    if (read_some(now)) route(now, on_answer);
+template <typename OnAnswer, typename OnStarted>
+void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
+    if (read_some(now)) route(now, on_answer, on_started);
 }
 
-template <typename OnAnswer>
-void blocking_link::route(std::int64_t now, OnAnswer&& on_answer) {
+template <typename OnAnswer, typename OnStarted>
+void blocking_link::route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
     std::size_t offset = 0;
     while (link_.state() == session::link_state::handshaking || link_.ready()) {
         const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes_.data(), nodes_.size());
@@ -94,6 +100,7 @@ void blocking_link::route(std::int64_t now, OnAnswer&& on_answer) {
         offset += parsed.consumed;
         const session::link_reply routed = link_.on_reply(nodes_.data(), parsed.nodes, now);
         if (routed.what == session::link_reply::kind::answer) on_answer(routed.entry, nodes_[0]);
+        if (routed.what == session::link_reply::kind::node_started) on_started(link_.started());
     }
     std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
     read_size_ -= offset;

@@ -73,6 +73,7 @@ struct lock::impl {
     errc lost_code = errc::ok;
     bool callback_due = false;
     std::error_code call_error;  // the latest instance error during the running call
+    std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
     ~impl();
     std::error_code start();
@@ -312,14 +313,21 @@ void lock::impl::write_requests(std::uint8_t i) {
 
 void lock::impl::read_replies(std::uint8_t i) {
     blocking_link& l = links[i];
-    l.receive(now_ms(), [this, i](const session::in_flight&, const reply_node& node) {
+    const auto on_answer = [this, i](const session::in_flight&, const reply_node& node) {
         const errc code = core.on_reply(i, node, now_ms());
         if (code == errc::error_reply || code == errc::unexpected_reply) {
             last_errors[i] = make_error_code(code);
             call_error = last_errors[i];
         }
         drain_events();
-    });
+    };
+    // The restart guard: the core hears the node's start before any request is written on
+    // the new connection (the link holds them until now).
+    const auto on_started = [this, i](const node_start& start) {
+        core.on_node_started(i, start, now_ms());
+        drain_events();
+    };
+    l.receive(now_ms(), on_answer, on_started);
     if (l.link().state() == session::link_state::closing) closed(i);
 }
 
@@ -378,6 +386,7 @@ void lock::impl::drain_events() {
                 break;
             case event_type::acquire_failed:
                 acquire_done = true;
+                guard_until_ms = e.guard_until_ms;
                 acquire_result = to_error_code(session::acquire_result(e, instances, to_failure(call_error)));
                 break;
             case event_type::renewed: break;
@@ -445,6 +454,7 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
     config.attempt_timeout_ms = options.attempt_timeout_ms;
     config.retry_delay_ms_min = options.retry_delay_ms_min;
     config.retry_delay_ms_max = options.retry_delay_ms_max;
+    config.restart_guard_ms = options.restart_guard ? options.restart_guard_ms : 0;
     return config;
 }
 
@@ -482,6 +492,7 @@ std::error_code lock::impl::configure(const lock_options& given) {
         setup.sentinel_count = endpoints.size();
         setup.master_name = options.master_name;
     }
+    setup.read_node = options.restart_guard;
     for (std::uint8_t i = 0; i < instances; ++i) {
         setup.server = by_sentinel ? nullptr : &endpoints[i];
         setup.seed = seed_bits + i;
@@ -577,6 +588,12 @@ std::error_code lock::lost_reason() const noexcept {
     if (!impl_) return {};
     std::lock_guard<std::mutex> guard(impl_->mutex);
     return impl_->lost_flag ? make_error_code(impl_->lost_code) : std::error_code{};
+}
+
+std::int64_t lock::guard_until_ms() const noexcept {
+    if (!impl_) return 0;
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    return impl_->guard_until_ms;
 }
 
 std::int64_t lock::fence() const noexcept {

@@ -131,6 +131,16 @@ struct client_config {
     // Each connection's write buffers (two of this size) and read buffer
     // (edgelock::reply_bytes_max plus this). Bounds how many requests one write batches.
     std::size_t buffer_bytes = 32 * 1024;
+
+    // The restart guard (lock.hpp, "Restarts"): every connection reads the node's uptime,
+    // run_id and persistence (INFO, CONFIG GET appendfsync) and tells the locks, which keep
+    // a node that restarted without AOF appendfsync always out of their quorums until
+    // lock_config::restart_guard_ms (default ttl + drift) after its start. A lock request is
+    // written on a connection only once that is read. An ACL refusing INFO makes every
+    // connection fail with transport_errc::node_info_refused; one refusing CONFIG GET makes
+    // every node count as not durable. false: no node is read, no lock is guarded (whatever
+    // restart_guard_ms says).
+    bool restart_guard = true;
 };
 
 // Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close(),
@@ -148,6 +158,9 @@ struct lock_status {
     std::chrono::steady_clock::time_point valid_until{};
     std::uint32_t renewals = 0;  // renewals confirmed since the last acquire
     errc last_cause = errc::ok;  // the last failed attempt's cause
+    // With last_cause restart_guard: when enough instances count again (the acquire may be
+    // retried then; a wait that reached it would have waited).
+    std::chrono::steady_clock::time_point guard_until{};
 };
 
 namespace detail {
@@ -185,7 +198,8 @@ public:
     // impossible after every instance not connected has finished one more attempt:
     //   the failing attempt's error, e.g. std::errc::connection_refused,
     //   transport_errc::unknown_host, connect_timeout, auth_failed, select_failed, no_master
-    //   (no sentinel reachable, or none named a master), not_master, loading, master_down;
+    //   (no sentinel reachable, or none named a master), not_master, loading, master_down,
+    //   node_info_refused (INFO refused while client_config::restart_guard is on);
     //   transport_errc::not_open; transport_errc::operation_in_progress (one waiter at a time);
     //   std::errc::operation_canceled (close()).
     // The client keeps reconnecting in the background either way.
@@ -214,8 +228,10 @@ public:
     std::error_code remove_lock(lock_handle handle);
 
     // Called as handler(std::error_code why) when a held lock ends without release():
-    // errc::expired (no quorum confirmed a renewal before validity ran out) or
-    // errc::token_gone (a quorum said the key no longer holds our token). Called at most once
+    // errc::expired (no quorum confirmed a renewal before validity ran out),
+    // errc::token_gone (a quorum said the key no longer holds our token) or
+    // errc::node_restarted (instances restarted during the hold, fewer than a quorum are
+    // left: client_config::restart_guard). Called at most once
     // per hold; after it, release() completes at once with errc::expired, and a new acquire
     // is allowed. Replaces the previous one. The handler stays installed across holds until
     // replaced, or until its lock is removed (also from inside the handler itself: a lock
@@ -236,6 +252,10 @@ public:
     // attempt finished at all):
     //   errc::busy               another owner holds it
     //   errc::fence_exhausted    the fence counter is at 2^63-1 (ends any wait at once)
+    //   errc::restart_guard      too few instances count yet: one restarted without durable
+    //                            data less than its guard ago (client_config::restart_guard);
+    //                            status().guard_until says until when. A wait that reaches
+    //                            that instant waits it out; a shorter one ends at once
     //   errc::no_quorum          too few instances answered (connections down, timeouts);
     //                            with a single instance, replaced by that instance's failure
     //                            when it is known: errc::error_reply, unexpected_reply,

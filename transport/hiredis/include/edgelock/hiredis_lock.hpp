@@ -41,13 +41,14 @@
 //   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:
 //     busy, no_quorum, validity_expired, token_gone, not_replicated, expired, not_held,
 //     fence_exhausted (the fence counter is at 2^63-1; an operator must reset it),
+//     restart_guard (too few nodes count yet, see restart_guard below), node_restarted,
 //     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
 //     too_deep, io_error
 //   edgelock::transport_errc (transport_category(), shared with the asio client):
 //     unknown_host, connect_timeout, command_timeout, auth_failed, select_failed,
 //     connection_closed, not_master, master_down, loading, no_master, out_of_memory,
-//     thread_failed
+//     thread_failed, node_info_refused (INFO refused while restart_guard is on)
 //   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
 //     std::errc::connection_reset
 //
@@ -116,9 +117,19 @@ struct lock_options {
     std::int64_t reconnect_delay_min_ms = 100;
     std::int64_t reconnect_delay_max_ms = 5'000;
 
+    // The restart guard (edgelock/lock.hpp, "Restarts"; the asio client's restart_guard): each
+    // connection reads the node's uptime, run_id and persistence, and a node that restarted
+    // without AOF appendfsync always counts toward a quorum only restart_guard_ms after its
+    // start (-1: ttl + drift; it must cover the longest TTL any client of this name uses).
+    // acquire() then fails with restart_guard, or waits it out when `wait` reaches it; a
+    // restart during a hold takes the node out of it (lost with node_restarted when fewer
+    // than a quorum are left). false: no node is read, nothing is guarded.
+    bool restart_guard = true;
+    std::int64_t restart_guard_ms = -1;
+
     // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
-    // renewed before validity ended) or edgelock::errc::token_gone (Redis no longer has our
-    // token).
+    // renewed before validity ended), edgelock::errc::token_gone (Redis no longer has our
+    // token) or edgelock::errc::node_restarted (see restart_guard).
     std::function<void(std::error_code)> on_lost;
 };
 
@@ -156,6 +167,8 @@ public:
     // already holds, counts one more hold (reentrancy) and returns ok at once.
     // Returns the reason the last attempt failed:
     //   busy              another owner holds the lock (on too many instances)
+    //   restart_guard     too few instances count yet (restart_guard): guard_until_ms() says
+    //                     until when; a wait that reaches it waits instead
     //   validity_expired  a quorum agreed, but only after the lease had run out
     //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
     //   an instance error when instances failed (no quorum) and one of them said why: e.g.
@@ -186,6 +199,9 @@ public:
     std::error_code lost_reason() const noexcept;
     // The fence token of the current or last hold.
     std::int64_t fence() const noexcept;
+    // After acquire() failed with restart_guard: when (on now_ms()'s clock) enough instances
+    // count again.
+    std::int64_t guard_until_ms() const noexcept;
     // The last error instance `i` reported (empty when none); instances in options order.
     std::error_code instance_error(std::size_t i) const noexcept;
 

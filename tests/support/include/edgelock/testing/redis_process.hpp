@@ -2,7 +2,8 @@
 //
 // Every process binds 127.0.0.1 on a free port, runs in its own temporary directory (its
 // config, log and any dump live there; the directory is removed with the object) and starts
-// with `--save '' --appendonly no --enable-debug-command local --repl-diskless-sync-delay 0`.
+// with `--save '' --enable-debug-command local --repl-diskless-sync-delay 0`, and AOF with
+// appendfsync always unless started volatile (see `persistence` below).
 // The binaries are found in PATH. Constructors return once the process answers PING; they
 // throw std::runtime_error (with the tail of the process's log) when it does not within
 // start_timeout. Destructors SIGKILL the process and reap it, so a failing test leaves
@@ -32,11 +33,20 @@ inline constexpr std::chrono::milliseconds start_timeout{10'000};
 // process may take it before the caller binds it; redis_server retries with a new port then.
 std::uint16_t free_port();
 
+// What a redis_server keeps across a restart. The clients' restart guard (lock.hpp,
+// "Restarts") counts a durable node at once and keeps any other out for a TTL after its start,
+// so tests that are not about the guard start durable servers, the deployment the guard
+// recommends; the guard's own tests (and those about forgetting) start volatile ones.
+enum class persistence {
+    durable,   // AOF with appendfsync always: a restart keeps every acknowledged write
+    volatile_  // no RDB, no AOF: a restart comes back empty
+};
+
 class redis_server {
 public:
     // Starts a master. `extra_args` are appended to the command line, e.g.
     // {"--requirepass", "secret"} or {"--replicaof", "127.0.0.1", "6400"}.
-    explicit redis_server(std::vector<std::string> extra_args = {});
+    explicit redis_server(std::vector<std::string> extra_args = {}, persistence kept = persistence::durable);
     ~redis_server();
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
@@ -50,7 +60,7 @@ public:
     const std::string& dir() const noexcept { return dir_; }
 
     bool running() noexcept { return process_.running(); }
-    // SIGKILL and reap: the data set is lost, as in a crash without persistence.
+    // SIGKILL and reap: a crash (a volatile server loses its data set).
     void stop() noexcept;
     // Starts again on the same port with the same arguments and waits for PING. Throws if the
     // port cannot be bound again.
@@ -68,6 +78,7 @@ private:
     void launch();
 
     std::vector<std::string> extra_args_;
+    persistence kept_ = persistence::durable;
     std::string dir_;
     std::uint16_t port_ = 0;
     child_process process_;
@@ -106,7 +117,8 @@ private:
 // N independent masters, e.g. 5 for Redlock.
 class redis_masters {
 public:
-    explicit redis_masters(std::size_t count, const std::vector<std::string>& extra_args = {});
+    explicit redis_masters(std::size_t count, const std::vector<std::string>& extra_args = {},
+                           persistence kept = persistence::durable);
     std::size_t size() const noexcept { return servers_.size(); }
     redis_server& operator[](std::size_t i) { return *servers_.at(i); }
     std::vector<std::string> urls() const;

@@ -26,6 +26,10 @@ struct scripted_reply {
     bool close_after = false;  // then close the connection (a reset if more was sent to us)
 };
 
+// The handshake's node queries (INFO, CONFIG GET appendfsync: the restart guard) answered as
+// a node up for a day without AOF would: it counts at once. Empty bytes for anything else.
+scripted_reply long_running_node_reply(const std::vector<std::string>& args);
+
 class scripted_server {
 public:
     using responder = std::function<scripted_reply(const std::vector<std::string>& args)>;
