@@ -405,3 +405,49 @@ TEST_F(asio_lock, a_release_after_the_attempt_ran_out_completes_after_the_acquir
 }
 
 }  // namespace
+
+namespace {
+
+// The restart guard through the asio client: a fresh server without AOF keeps the lock out
+// until its start plus ttl + drift; the acquire says so and status() says until when, and a
+// wait that reaches it succeeds no earlier.
+TEST(asio_restart_guard, a_fresh_volatile_server_is_waited_out) {
+    redis_server fresh({}, edgelock::testing::persistence::volatile_);
+    asio::io_context io{1};
+    client owner{io};
+    ASSERT_FALSE(owner.open(config_for({fresh.url()})));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(lock_for("guarded", 1500), handle));
+    const auto before = std::chrono::steady_clock::now();
+    const outcome refused = acquire(owner, handle, 0ms);
+    ASSERT_TRUE(refused.done);
+    EXPECT_EQ(refused.ec, errc::restart_guard) << refused.ec.message();
+    const edgelock::async::lock_status status = owner.status(handle);
+    EXPECT_EQ(status.last_cause, errc::restart_guard);
+    EXPECT_GE(status.guard_until, before + 1500ms - 1000ms) << "the connect came before the acquire";
+    EXPECT_LE(status.guard_until, std::chrono::steady_clock::now() + 1517ms);
+
+    const outcome waited = acquire(owner, handle, 5s);
+    ASSERT_TRUE(waited.done);
+    EXPECT_FALSE(waited.ec) << waited.ec.message();
+    EXPECT_GE(std::chrono::steady_clock::now(), status.guard_until);
+    EXPECT_FALSE(release(owner, handle).ec);
+}
+
+TEST(asio_restart_guard, off_in_the_client_config_reads_nothing_and_guards_nothing) {
+    redis_server fresh({}, edgelock::testing::persistence::volatile_);
+    asio::io_context io{1};
+    client owner{io};
+    edgelock::async::client_config config = config_for({fresh.url()});
+    config.restart_guard = false;
+    ASSERT_FALSE(owner.open(config));
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(lock_for("unguarded", 1500), handle));
+    const outcome taken = acquire(owner, handle, 2s);
+    ASSERT_TRUE(taken.done);
+    EXPECT_FALSE(taken.ec) << taken.ec.message();
+    EXPECT_FALSE(release(owner, handle).ec);
+}
+
+}  // namespace

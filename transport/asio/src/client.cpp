@@ -140,6 +140,7 @@ std::error_code client_impl::open(const client_config& config) {
     sentinels_ = std::move(sentinels);
     master_ = master;
     instance_count_ = sentinels_.empty() ? instances_.size() : 1;
+    node_starts_known_ = 0;
     build_sockets(seed_bits);
 
     locks_max_ = config.locks_max;
@@ -290,6 +291,11 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.generation = ++generation_counter_;
     e.renewals = 0;
     e.last_cause = errc::ok;
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        if (((node_starts_known_ >> i) & 1u) == 0) continue;
+        const errc told = e.core.on_node_started(static_cast<std::uint8_t>(i), node_starts_[i], now_ms());
+        EDGELOCK_ASSERT(told == errc::ok);  // idle, no events: nothing to refuse
+    }
     out = lock_handle{index, e.generation};
     return {};
 }
@@ -688,12 +694,16 @@ void client_impl::on_connection_down(std::uint8_t instance) {
 // A connection to `instance` read the node's start (the restart guard): every lock hears it
 // before its requests are written there (the link holds them until now).
 void client_impl::on_node_started(std::uint8_t instance, const node_start& start) {
+    node_starts_[instance] = start;
+    node_starts_known_ = static_cast<std::uint8_t>(node_starts_known_ | (1u << instance));
     const std::uint32_t open_epoch = open_epoch_;
     for (std::uint32_t index = 0; index < locks_max_; ++index) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            e.core.on_node_started(instance, start, now_ms());
+            const errc told = e.core.on_node_started(instance, start, now_ms());
+            // Refused only when the event queue lacks room, and it was just emptied.
+            EDGELOCK_ASSERT(told == errc::ok);
             service(index);
         }
         if (open_epoch_ != open_epoch) return;

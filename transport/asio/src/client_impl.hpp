@@ -235,6 +235,10 @@ private:
     std::vector<server_address> sentinels_;
     server_address master_;
     std::size_t instance_count_ = 0;
+    // The restart guard: what each instance's connection last read of its node, told to
+    // every lock added later too (bit i of node_starts_known_: instance i was read).
+    std::array<node_start, instances_max> node_starts_{};
+    std::uint8_t node_starts_known_ = 0;
     token_pool tokens_;  // one getrandom per 16 acquires
     std::vector<std::unique_ptr<link_socket>> sockets_;  // the instances, then the watcher
 

@@ -13,6 +13,7 @@
 #include <new>
 
 #include "blocking_link.hpp"
+#include "edgelock/assert.hpp"
 #include "edgelock/entropy.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
@@ -324,7 +325,9 @@ void lock::impl::read_replies(std::uint8_t i) {
     // The restart guard: the core hears the node's start before any request is written on
     // the new connection (the link holds them until now).
     const auto on_started = [this, i](const node_start& start) {
-        core.on_node_started(i, start, now_ms());
+        drain_events();  // the core refuses input while its event queue lacks room
+        const errc told = core.on_node_started(i, start, now_ms());
+        EDGELOCK_ASSERT(told == errc::ok);
         drain_events();
     };
     l.receive(now_ms(), on_answer, on_started);
