@@ -5,13 +5,15 @@
 #      order; fencing refuses a paused holder's late write), examples/inventory (stock
 #      deduction never oversells, and does without the lock), examples/gateway_job (a job one
 #      gateway of a fleet runs; the lost handler aborts it)
-#   2. the edgelock command: two `edgelock run` racing for one lock, and a third that will not wait
+#   2. the edgelock command: two `edgelock run` racing for one lock, and a third that will not
+#      wait; then the restart guard: Redis restarted without AOF, and the lock waits a TTL
 #   3. the simulator: `edgelock sim matrix` as a table (which configuration keeps which promise
 #      under which fault), and the SVG timeline of one counterexample
 #
-# It starts its own redis-server on a free loopback port and stops it (by PID) on exit. Output
+# It starts its own redis-server (AOF, appendfsync always: the deployment the restart guard
+# counts at once) on a free loopback port and stops it (by PID) on exit. Output
 # files go to build/demo/ (EDGELOCK_BUILD_DIR picks another build directory than build/).
-# About 15 s once built; the first build adds a minute or two on two cores.
+# About 20 s once built; the first build adds a minute or two on two cores.
 # (examples/core_walkthrough, the core driven by hand, is built too but not run here: its
 # byte-level output is for readers of the core, see README.md.)
 set -euo pipefail
@@ -62,12 +64,13 @@ port_free() {
   ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# start_redis ARGS...: persistence flags, e.g. --appendonly yes --appendfsync always.
 start_redis() {
   local attempt port
   for attempt in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 20000))
     port_free "$port" || continue
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    redis-server --port "$port" --bind 127.0.0.1 --save '' "$@" \
       --dir "$redis_dir" --logfile "$redis_dir/redis.log" &
     redis_pid=$!
     for _ in $(seq 50); do
@@ -86,7 +89,7 @@ start_redis() {
   exit 1
 }
 
-start_redis
+start_redis --appendonly yes --appendfsync always
 url="redis://127.0.0.1:$redis_port"
 export EDGELOCK_REDIS=$url
 echo "redis-server pid $redis_pid on $url"
@@ -119,6 +122,18 @@ status=0
 echo "  [C] exit $status: $(cat "$out/c.err")"
 wait "$first" "$second"
 echo "(exit codes: $edgelock --help; docs/CLI.md)"
+echo
+echo "-- the restart guard: Redis restarts without AOF, so it may have forgotten a lease"
+stop_redis_process() { kill "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; redis_pid=""; }
+stop_redis_process
+start_redis --appendonly no
+export EDGELOCK_REDIS="redis://127.0.0.1:$redis_port"
+echo "\$ edgelock run --name demo:guard --ttl 3s --wait 0 -- true   (Redis restarted a moment ago)"
+status=0
+"$edgelock" run --name demo:guard --ttl 3s --wait 0 -- true 2>"$out/guard.err" || status=$?
+echo "  exit $status: $(cat "$out/guard.err")"
+echo "\$ edgelock run --name demo:guard --ttl 3s --wait 10s -- echo ran"
+"$edgelock" run --name demo:guard --ttl 3s --wait 10s -- echo "  ran" 2>&1 | sed 's/^edgelock/  edgelock/'
 
 part "3. The simulator: which configuration keeps which promise under which fault"
 "$edgelock" sim matrix --runs 30 --seed 1 >"$out/matrix.txt"
