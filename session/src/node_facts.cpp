@@ -1,6 +1,7 @@
 #include "edgelock/session/node_facts.hpp"
 
 #include <algorithm>
+#include <array>
 
 namespace edgelock::session {
 namespace {
@@ -44,6 +45,29 @@ void take_field(std::string_view name, std::string_view value, node_facts& facts
     }
 }
 
+class line_writer {
+public:
+    void text(std::string_view part) noexcept {
+        for (const char c : part) {
+            if (size_ < buffer_.size()) buffer_[size_++] = c;
+        }
+    }
+    void number(std::int64_t value) noexcept {
+        char digits[20];
+        std::size_t count = 0;
+        do {
+            digits[count++] = static_cast<char>('0' + value % 10);
+            value /= 10;
+        } while (value > 0 && count < sizeof digits);
+        while (count > 0) text(std::string_view(&digits[--count], 1));
+    }
+    std::string_view view() const noexcept { return {buffer_.data(), size_}; }
+
+private:
+    std::array<char, eviction_warning_bytes_max> buffer_{};
+    std::size_t size_ = 0;
+};
+
 }  // namespace
 
 node_facts parse_info(std::string_view text) noexcept {
@@ -70,6 +94,18 @@ fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noex
     if (value == "everysec") return fsync_policy::everysec;
     if (value == "no") return fsync_policy::no;
     return fsync_policy::unknown;
+}
+
+fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts) noexcept {
+    line_writer line;
+    line.text("maxmemory ");
+    line.number(facts.maxmemory_bytes);
+    line.text(" bytes with maxmemory-policy ");
+    line.text(facts.maxmemory_policy.view());
+    line.text(" may evict lock keys and fence counters; set maxmemory-policy noeviction");
+    fixed_text<eviction_warning_bytes_max> out;
+    out.assign(line.view());
+    return out;
 }
 
 node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept {

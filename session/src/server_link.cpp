@@ -30,6 +30,7 @@ errc server_link::setup(const link_setup& s) noexcept {
     last_error_ = failure{};
     attempts_finished_ = 0;
     read_node_ = s.read_node && s.kind == connection_kind::server;
+    refuse_evicting_ = s.refuse_evicting;
     node_ = node_facts{};
     last_host_ = fixed_text<host_bytes_max>{};
     last_port_ = 0;
@@ -137,6 +138,10 @@ link_reply server_link::handshake_done(std::int64_t now) noexcept {
         // within a connect timeout of its own.
         go_to_master_ = true;
         begin_closing(failure{}, now);
+        return {};
+    }
+    if (read_node_ && refuse_evicting_ && node_.may_evict()) {
+        begin_closing(failure::of(transport_errc::evicting_node), now);
         return {};
     }
     state_ = link_state::ready;

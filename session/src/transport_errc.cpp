@@ -24,6 +24,7 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::operation_in_progress: return "operation already in progress";
         case transport_errc::lock_busy: return "lock held or busy";
         case transport_errc::node_info_refused: return "INFO refused: the restart guard needs it";
+        case transport_errc::evicting_node: return "the node may evict keys (maxmemory-policy is not noeviction)";
     }
     return "unknown transport error";
 }

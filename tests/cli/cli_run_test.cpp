@@ -376,6 +376,18 @@ TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
     expect_one_line(bad, "bad --restart-guard");
 }
 
+// A Redis that may evict keys is named on stderr, and the lock is still taken.
+TEST(CliEviction, ANodeThatMayEvictIsWarnedAbout) {
+    redis_server evicting({"--maxmemory", "100mb", "--maxmemory-policy", "volatile-lru"});
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "run", "--name", "warned", "--redis", evicting.url(), "--", "echo", "ran"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_EQ(r.err, "edgelock: warning: 127.0.0.1:" + std::to_string(evicting.port()) +
+                         ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys and "
+                         "fence counters; set maxmemory-policy noeviction\n");
+}
+
 TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     edgelock::testing::sentinel_topology topology;
     std::vector<std::string> where;

@@ -366,6 +366,34 @@ TEST_F(server_link_test, a_new_run_id_on_the_same_server_is_a_restart) {
     EXPECT_TRUE(l.started().restarted);
 }
 
+TEST_F(server_link_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
+    const std::string info = "# Memory\r\nmaxmemory:1000\r\nmaxmemory_policy:allkeys-lru\r\n";
+    const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
+    for (const bool refuse : {false, true}) {
+        server = address("h:1");
+        link_setup s;
+        s.server = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.read_node = true;
+        s.refuse_evicting = refuse;
+        ASSERT_EQ(l.setup(s), errc::ok);
+        connect(0);
+        reply(pong, 1);
+        reply(info_reply, 1);
+        reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", 1);
+        for (int i = 0; i < 3; ++i) reply(sha, 1);
+        const link_reply last = reply(sha, 1);
+        if (refuse) {
+            ASSERT_EQ(l.state(), link_state::closing);
+            EXPECT_EQ(closed(2).why, failure::of(transport_errc::evicting_node));
+        } else {
+            EXPECT_EQ(last.what, link_reply::kind::node_started);
+            EXPECT_TRUE(l.node().may_evict());
+        }
+    }
+}
+
 TEST_F(server_link_test, a_refused_info_ends_the_connection_with_node_info_refused) {
     set_up_reading_node("h:1");
     connect(0);

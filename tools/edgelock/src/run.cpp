@@ -170,6 +170,13 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.connect_timeout_ms = o.redis_timeout_ms;
     lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };
+    // A node that may evict lock keys is worth a line on stderr, once per connection.
+    const std::vector<std::string> where = o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
+    lo.on_warning = [where, master = o.master_name](std::size_t instance, std::string_view warning) {
+        const std::string node = instance < where.size() ? display_address(where[instance]) : "master " + quote(master);
+        std::fprintf(stderr, "edgelock: warning: %s: %.*s\n", node.c_str(), static_cast<int>(warning.size()),
+                     warning.data());
+    };
     return lo;
 }
 

@@ -67,7 +67,8 @@ void client_impl::build_sockets(std::uint64_t seed_bits) {
     setup.sentinel_count = sentinels_.size();
     setup.master_name = config_.master_name;
     setup.master = &master_;
-    setup.read_node = config_.restart_guard;
+    setup.read_node = config_.restart_guard || config_.eviction != session::eviction_check::off;
+    setup.refuse_evicting = config_.eviction == session::eviction_check::refuse;
     sockets_.clear();
     for (std::size_t i = 0; i < instance_count_; ++i) {
         setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
@@ -691,8 +692,16 @@ void client_impl::on_connection_down(std::uint8_t instance) {
     ready_check_ = true;
 }
 
-// A connection to `instance` read the node's start (the restart guard): every lock hears it
-// before its requests are written there (the link holds them until now).
+// A connection to `instance` read its node: a node that may evict keys is reported, and with
+// the restart guard every lock hears the node's start before its requests are written there
+// (the link holds them until now).
+void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start) {
+    if (config_.eviction == session::eviction_check::warn && node.may_evict() && config_.on_warning) {
+        config_.on_warning(instance, session::eviction_warning(node).view());
+    }
+    if (config_.restart_guard) on_node_started(instance, start);
+}
+
 void client_impl::on_node_started(std::uint8_t instance, const node_start& start) {
     node_starts_[instance] = start;
     node_starts_known_ = static_cast<std::uint8_t>(node_starts_known_ | (1u << instance));

@@ -155,6 +155,7 @@ public:
 
     void on_connection_ready(std::uint8_t instance);
     void on_connection_down(std::uint8_t instance);
+    void on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start);
     void on_node_started(std::uint8_t instance, const node_start& start);
     void on_attempt_finished() noexcept { ready_check_ = true; }
     void on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply);

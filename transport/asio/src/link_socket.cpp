@@ -257,7 +257,7 @@ bool link_socket::route_replies(std::uint32_t epoch) {
         } else if (routed.what == session::link_reply::kind::master_switched) {
             owner_.on_switch_master(link_.switched_to());
         } else if (routed.what == session::link_reply::kind::node_started) {
-            owner_.on_node_started(index_, link_.started());
+            owner_.on_node_read(index_, link_.node(), link_.started());
         }
         if (epoch != epoch_) return false;
     }

@@ -324,7 +324,12 @@ void lock::impl::read_replies(std::uint8_t i) {
     };
     // The restart guard: the core hears the node's start before any request is written on
     // the new connection (the link holds them until now).
-    const auto on_started = [this, i](const node_start& start) {
+    const auto on_started = [this, i, &l](const node_start& start) {
+        const session::node_facts& node = l.link().node();
+        if (options.eviction == session::eviction_check::warn && node.may_evict() && options.on_warning) {
+            options.on_warning(i, session::eviction_warning(node).view());
+        }
+        if (!options.restart_guard) return;
         drain_events();  // the core refuses input while its event queue lacks room
         const errc told = core.on_node_started(i, start, now_ms());
         EDGELOCK_ASSERT(told == errc::ok);
@@ -495,7 +500,8 @@ std::error_code lock::impl::configure(const lock_options& given) {
         setup.sentinel_count = endpoints.size();
         setup.master_name = options.master_name;
     }
-    setup.read_node = options.restart_guard;
+    setup.read_node = options.restart_guard || options.eviction != session::eviction_check::off;
+    setup.refuse_evicting = options.eviction == session::eviction_check::refuse;
     for (std::uint8_t i = 0; i < instances; ++i) {
         setup.server = by_sentinel ? nullptr : &endpoints[i];
         setup.seed = seed_bits + i;

@@ -28,9 +28,18 @@ namespace edgelock::session {
 
 enum class fsync_policy : std::uint8_t { unknown, always, everysec, no };
 
+// What a client does with a node that may evict keys (node_facts::may_evict): under memory
+// pressure it can drop a lock key (another owner then takes the lock) or a fence counter.
+enum class eviction_check : std::uint8_t {
+    warn,    // connect, and tell the client's warning hook (one line, eviction_warning())
+    refuse,  // fail the connection with transport_errc::evicting_node
+    off,     // say nothing
+};
+
 inline constexpr std::size_t run_id_bytes = 40;
 inline constexpr std::size_t version_bytes_max = 32;
 inline constexpr std::size_t policy_bytes_max = 32;
+inline constexpr std::size_t eviction_warning_bytes_max = 192;
 
 struct node_facts {
     std::int64_t uptime_s = 0;
@@ -61,5 +70,9 @@ fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noex
 // The start the lock is told (lock::on_node_started): the latest instant on the caller's
 // clock the process can have started, from the uptime read at received_ms.
 node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept;
+
+// One line for a node that may evict keys: "maxmemory 1048576 bytes with maxmemory-policy
+// allkeys-lru may evict lock keys and fence counters; set maxmemory-policy noeviction".
+fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts) noexcept;
 
 }  // namespace edgelock::session

@@ -20,7 +20,8 @@
 // process (node_facts.hpp) and holds lock requests until the handshake is done; its last
 // reply then comes out as node_started, and the transport tells every lock on this instance
 // (lock::on_node_started(started())) before writing for any of them. A run_id that differs
-// from the last one read from the same host and port is a restart.
+// from the last one read from the same host and port is a restart. With refuse_evicting, a
+// node that may evict keys (node_facts::may_evict) ends the connection instead.
 //
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
@@ -71,7 +72,10 @@ struct link_setup {
     in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the link
     std::size_t in_flight_capacity = 0;              // >= handshake_steps_max + lock requests
     std::uint64_t seed = 0;                          // reconnect jitter
-    bool read_node = false;                          // server: read node facts (restart guard)
+    bool read_node = false;                          // server: read node facts (restart guard,
+                                                     // eviction check)
+    bool refuse_evicting = false;                    // read_node: a node that may evict keys
+                                                     // fails the connection (evicting_node)
 };
 
 struct link_reply {
@@ -209,6 +213,7 @@ private:
     std::uint32_t attempts_finished_ = 0;
 
     bool read_node_ = false;
+    bool refuse_evicting_ = false;
     node_facts node_;
     std::int64_t node_read_ms_ = 0;  // when INFO's answer came
     node_start started_;

@@ -35,6 +35,8 @@ enum class transport_errc : std::uint8_t {
     lock_busy,              // asio client: remove_lock() of a lock held or busy
     node_info_refused,      // INFO refused (an ACL without +info): the restart guard cannot
                             // tell when the node started; grant it, or turn the guard off
+    evicting_node,          // the node may evict keys (maxmemory with a policy other than
+                            // noeviction) and the client refuses such nodes (eviction_check)
 };
 
 // A short, one-line, lower-case description ("reply timed out").

@@ -76,6 +76,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -87,6 +88,7 @@
 #include "edgelock/asio_no_exceptions.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/node_facts.hpp"
 
 namespace edgelock::async {
 
@@ -141,6 +143,15 @@ struct client_config {
     // every node count as not durable. false: no node is read, no lock is guarded (whatever
     // restart_guard_ms says).
     bool restart_guard = true;
+
+    // Eviction: a node with maxmemory set and a policy other than noeviction may evict lock
+    // keys (another owner then takes the lock) and fence counters under memory pressure. The
+    // same connection read tells: warn (the default) calls on_warning(instance, one line) on
+    // the io_context's thread, refuse fails every connection to such a node with
+    // transport_errc::evicting_node, off says nothing. on_warning must not call into the
+    // client. Run Redis with maxmemory-policy noeviction.
+    session::eviction_check eviction = session::eviction_check::warn;
+    std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 };
 
 // Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close(),

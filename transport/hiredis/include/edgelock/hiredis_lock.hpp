@@ -70,10 +70,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "edgelock/error_code.hpp"
+#include "edgelock/session/node_facts.hpp"
 
 namespace edgelock::hiredis {
 
@@ -126,6 +128,14 @@ struct lock_options {
     // than a quorum are left). false: no node is read, nothing is guarded.
     bool restart_guard = true;
     std::int64_t restart_guard_ms = -1;
+
+    // Eviction (the asio client's `eviction`): a node with maxmemory set and a policy other
+    // than noeviction may evict lock keys and fence counters. warn (the default) calls
+    // on_warning(instance, one line) on the thread doing the I/O, with this lock's mutex
+    // held (it must not call this lock); refuse fails the connection with
+    // transport_errc::evicting_node; off says nothing.
+    session::eviction_check eviction = session::eviction_check::warn;
+    std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 
     // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
     // renewed before validity ended), edgelock::errc::token_gone (Redis no longer has our

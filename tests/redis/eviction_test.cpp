@@ -1,0 +1,98 @@
+// Nodes that may evict lock keys, against real redis-server processes: a memory limit with an
+// eviction policy is reported through the warning hook, refused when the client asks for
+// that, and noeviction says nothing.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
+
+namespace {
+
+using edgelock::redis_tests::options_for;
+using edgelock::session::eviction_check;
+using edgelock::testing::redis_server;
+
+// A limit far above what the test uses: nothing is evicted, but the policy allows it.
+const std::vector<std::string> evicting = {"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"};
+
+struct warnings {
+    std::vector<std::string> lines;
+    std::vector<std::size_t> instances;
+};
+
+edgelock::hiredis::lock_options watched(const redis_server& server, warnings& seen) {
+    auto options = options_for("job", {server.url()}, 2000);
+    options.on_warning = [&seen](std::size_t instance, std::string_view line) {
+        seen.instances.push_back(instance);
+        seen.lines.emplace_back(line);
+    };
+    return options;
+}
+
+TEST(eviction, a_node_that_may_evict_is_reported_once_per_connection_and_still_used) {
+    redis_server server(evicting);
+    warnings seen;
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(watched(server, seen)));
+    const std::error_code acquired = lock.try_acquire();
+    ASSERT_FALSE(acquired) << acquired.message();
+    const std::error_code released = lock.release();
+    EXPECT_FALSE(released) << released.message();
+    ASSERT_EQ(seen.lines.size(), 1u);
+    EXPECT_EQ(seen.instances.at(0), 0u);
+    EXPECT_EQ(seen.lines[0],
+              "maxmemory 104857600 bytes with maxmemory-policy allkeys-lru may evict lock keys and fence counters; "
+              "set maxmemory-policy noeviction");
+}
+
+// Why it is reported: once Redis needs memory, allkeys-lru evicts the least recently used key,
+// here the lock's (the holder learns at its release that the lock was not kept).
+TEST(eviction, under_memory_pressure_the_lock_key_is_evicted) {
+    redis_server server({"--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru"});
+    edgelock::testing::redis_client admin(server.port());
+    warnings seen;
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(watched(server, seen)));
+    const std::error_code acquired = lock.try_acquire();
+    ASSERT_FALSE(acquired) << acquired.message();
+    ASSERT_TRUE(admin.exists("job"));
+    const std::string block(256 * 1024, 'x');
+    for (int i = 0; i < 24; ++i) admin.set("filler:" + std::to_string(i), block);  // 6 MiB in all
+    EXPECT_FALSE(admin.exists("job")) << "the lock key went first";
+    EXPECT_EQ(lock.release(), edgelock::errc::expired) << "the holder finds it gone";
+    EXPECT_EQ(seen.lines.size(), 1u);
+}
+
+TEST(eviction, refuse_fails_the_connection_with_evicting_node) {
+    redis_server server(evicting);
+    warnings seen;
+    auto options = watched(server, seen);
+    options.eviction = eviction_check::refuse;
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options));
+    EXPECT_EQ(lock.try_acquire(), edgelock::transport_errc::evicting_node);
+    EXPECT_TRUE(seen.lines.empty()) << "refused, not warned";
+}
+
+TEST(eviction, noeviction_and_no_limit_say_nothing) {
+    redis_server limited({"--maxmemory", "1mb", "--maxmemory-policy", "noeviction"});
+    redis_server unlimited({"--maxmemory-policy", "allkeys-lru"});
+    for (const redis_server* server : {&limited, &unlimited}) {
+        warnings seen;
+        auto options = watched(*server, seen);
+        options.eviction = eviction_check::refuse;
+        edgelock::hiredis::lock lock;
+        ASSERT_FALSE(lock.open(options));
+        EXPECT_FALSE(lock.try_acquire());
+        EXPECT_FALSE(lock.release());
+        EXPECT_TRUE(seen.lines.empty());
+    }
+}
+
+}  // namespace
