@@ -69,6 +69,26 @@
 // with fewer replicas than that (after a failover, until the old master rejoins as a
 // replica) confirms nothing: no acquire succeeds there, and holds are not extended, so they
 // end with `lost` (expired) unless a replica comes back before their validity runs out.
+//
+// Changes in behaviour since the clients share the session (edgelock/session/), for callers
+// of earlier versions:
+//   - async::client_error and client_category() are gone: transport_errc (shared with the
+//     blocking client) replaces them (readonly is not_master, master_unknown is no_master).
+//   - socket errors are errno values in std::generic_category() (were system_category());
+//     end of stream is transport_errc::connection_closed, a failed lookup unknown_host.
+//   - async_acquire: a wait that runs out reports the last attempt's cause (busy, ...), and
+//     wait_timeout only when no attempt finished; busy is no longer for a zero wait only.
+//   - async_release: with a single instance, that instance's failure replaces no_quorum.
+//   - READONLY, MASTERDOWN, LOADING and NOAUTH answers end their connection (was READONLY
+//     only); with Sentinel, any ended connection asks the next sentinel.
+//   - reconnect delays are drawn with full jitter in [1 ms, cap] (were in [d/2, d]).
+//   - open(): timeouts must lie in 1 ms..60 s; invalid_config also for a reconnect delay out
+//     of range or master credentials too long. async_wait_ready may report loading and
+//     master_down.
+//   - the restart guard and the eviction check (client_config::restart_guard, eviction) are
+//     on by default: each connection reads INFO and CONFIG GET appendfsync before any lock
+//     request, and a node that (re)started without AOF appendfsync always makes acquires
+//     fail with restart_guard (or wait) for a TTL after its start.
 #pragma once
 
 #include <asio/io_context.hpp>

@@ -63,6 +63,24 @@
 //   if (auto ec = lock.acquire(std::chrono::seconds(5), &hold)) return ec;  // busy, ...
 //   ... work, checking lock.lost(); write with hold.fence ...
 //   lock.release();
+//
+// Changes in behaviour since the clients share the session (edgelock/session/), for callers
+// of earlier versions:
+//   - hiredis::connection_errc and connection_category() are gone: transport_errc (shared
+//     with the asio client) replaces them; timeouts are connect_timeout / command_timeout
+//     (were std::errc::timed_out), and both default to 2 s (were 1 s).
+//   - reconnect delays: reconnect_delay_min_ms / max_ms (100 ms / 5 s), full jitter (was a
+//     doubling 10-500 ms without jitter).
+//   - the handshake adds PING, ROLE behind Sentinel and SCRIPT LOAD, pipelined, within the
+//     connect timeout; MASTERDOWN, LOADING and NOAUTH answers end a connection like READONLY.
+//   - Redlock: acquire() and release() report no_quorum, not one instance's error; release()
+//     succeeds only when a quorum deleted the key (was: any instance).
+//   - open() may return io_error (no random bytes for the jitter) and invalid_config for
+//     timings out of range or credentials too long; SIGPIPE need not be ignored any more.
+//   - the restart guard and the eviction check (restart_guard, eviction) are on by default:
+//     each connection reads INFO and CONFIG GET appendfsync before any lock request, and a
+//     node that (re)started without AOF appendfsync always makes acquire() fail with
+//     restart_guard (or wait) for a TTL after its start.
 #pragma once
 
 #include <chrono>
@@ -87,7 +105,8 @@ struct lock_options {
     // ... or Sentinel: sentinel addresses (redis:// URLs, credentials used for the sentinels
     // themselves) and the monitored master's name. The master's credentials and db are
     // master_user / master_password / master_db. The master is looked up again whenever its
-    // connection breaks or it answers READONLY (after a failover).
+    // connection ends for any reason, including a READONLY, MASTERDOWN, LOADING or NOAUTH
+    // answer (edgelock/session/reply_class.hpp).
     std::vector<std::string> sentinels;
     std::string master_name;
     std::string master_user;
@@ -114,7 +133,7 @@ struct lock_options {
     // Timing, with the asio client's defaults (edgelock/session/reconnect.hpp). Timeouts are
     // 1 ms to 60 s; after a failed connect the next waits a delay drawn with full jitter below
     // a cap that doubles from reconnect_delay_min_ms to reconnect_delay_max_ms (10 min at most).
-    std::int64_t connect_timeout_ms = 2'000;  // one TCP connect (plus AUTH/SELECT)
+    std::int64_t connect_timeout_ms = 2'000;  // one connect and its whole handshake
     std::int64_t command_timeout_ms = 2'000;  // the longest wait for one reply
     std::int64_t reconnect_delay_min_ms = 100;
     std::int64_t reconnect_delay_max_ms = 5'000;
@@ -181,11 +200,12 @@ public:
     //                     until when; a wait that reaches it waits instead
     //   validity_expired  a quorum agreed, but only after the lease had run out
     //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
-    //   an instance error when instances failed (no quorum) and one of them said why: e.g.
-    //     std::errc::connection_refused, std::errc::connection_reset, and the
-    //     transport_errc values above (connect_timeout, command_timeout, unknown_host,
+    //   with a single instance (or Sentinel's master), that instance's error when it failed
+    //     and said why: e.g. std::errc::connection_refused, std::errc::connection_reset, and
+    //     the transport_errc values above (connect_timeout, command_timeout, unknown_host,
     //     auth_failed, no_master, ...), error_reply, unexpected_reply, protocol_error
-    //   no_quorum         instances failed to answer in time, with no more precise cause
+    //   no_quorum         too few instances answered in time (Redlock: always this; the
+    //                     instances' own errors are in instance_error())
     //   invalid_wait      wait negative or above a day
     //   invalid_state     not opened, or another call is releasing
     //   io_error          the OS could not supply random bytes for the token
@@ -194,11 +214,12 @@ public:
     std::error_code acquire(std::chrono::milliseconds wait, hold* out = nullptr) noexcept;
 
     // Drops one hold; the last one deletes the key on every instance (only if it still holds
-    // our token). Returns ok (deleted on at least one instance, or an inner hold dropped),
+    // our token). Returns ok (deleted on a quorum of instances, or an inner hold dropped),
     // expired (the lease had run out or the lock was lost before this release: the protected
-    // work may have overlapped another owner's), not_held (nothing acquired), or, when no
-    // instance could be reached, the instance error as for acquire (the key then expires by
-    // its TTL). After `lost`, release() also returns expired and clears the lost state.
+    // work may have overlapped another owner's), not_held (nothing acquired), or, when too
+    // few instances deleted it, no_quorum or (one instance) its error, as for acquire (the
+    // key then expires by its TTL). After `lost`, release() also returns expired and clears
+    // the lost state.
     std::error_code release() noexcept;
 
     // True while held and within validity (never after valid_until).
