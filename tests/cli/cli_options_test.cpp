@@ -379,3 +379,32 @@ TEST(BadInput, Utf8PassesAndWhatIsNotTextIsEscaped) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Check, NeedsNoNameAndTakesTheClientSettings) {
+    const parse_result r = parse({"check", "--fencing", "off", "--restart-guard", "off", "--wait-replicas", "1",
+                                  "--json", "--sentinel", "10.0.0.1:26379", "--master", "m"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.command, command::check);
+    EXPECT_FALSE(r.parsed.fencing);
+    EXPECT_FALSE(r.parsed.restart_guard);
+    EXPECT_EQ(r.parsed.replicas_to_wait, 1);
+    EXPECT_TRUE(r.parsed.json);
+    const parse_result defaults = parse({"check"});
+    ASSERT_EQ(defaults.exit_code, 0) << defaults.error;
+    EXPECT_TRUE(defaults.parsed.fencing);
+    EXPECT_TRUE(defaults.parsed.restart_guard);
+    EXPECT_FALSE(defaults.parsed.json);
+    EXPECT_EQ(defaults.parsed.redis_urls, std::vector<std::string>{"redis://127.0.0.1:6379"});
+}
+
+TEST(Check, RefusesBadSettingsAndFlagsOfOtherCommands) {
+    expect_usage_error({"check", "--fencing", "yes"}, "bad --fencing \"yes\" (use on or off)");
+    expect_usage_error({"check", "--wait-replicas", "12"}, "bad --wait-replicas");
+    expect_usage_error({"check", "--json=1"}, "--json takes no value");
+    expect_usage_error({"check", "--token", "t"}, "unknown flag --token");
+    expect_usage_error({"run", "--name", "n", "--json", "--", "true"}, "unknown flag --json");
+}
+
+}  // namespace

@@ -384,8 +384,8 @@ TEST(CliEviction, ANodeThatMayEvictIsWarnedAbout) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
     EXPECT_EQ(r.err, "edgelock: warning: 127.0.0.1:" + std::to_string(evicting.port()) +
-                         ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys and "
-                         "fence counters; set maxmemory-policy noeviction\n");
+                         ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys; "
+                         "set maxmemory-policy noeviction\n");
 }
 
 TEST(CliSentinel, FindsTheMasterThroughSentinels) {

@@ -77,7 +77,10 @@ TEST(node_facts, the_eviction_warning_names_the_limit_the_policy_and_the_fix) {
     const node_facts facts = parse_info(info_text("10", "0", "volatile-lru"));
     EXPECT_TRUE(facts.may_evict()) << "volatile-* evicts keys with a TTL: lock keys";
     EXPECT_EQ(eviction_warning(facts).view(),
-              "maxmemory 1048576 bytes with maxmemory-policy volatile-lru may evict lock keys and fence "
+              "maxmemory 1048576 bytes with maxmemory-policy volatile-lru may evict lock keys; set "
+              "maxmemory-policy noeviction");
+    EXPECT_EQ(eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
+              "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and fence "
               "counters; set maxmemory-policy noeviction");
 }
 

@@ -10,6 +10,7 @@ constexpr std::string_view overview =
     "  edgelock run --name N [flags] -- CMD [ARGS...]  run CMD while holding lock N\n"
     "  edgelock status --name N [flags]                who holds N, for how long, its fence\n"
     "  edgelock release --name N --token T [flags]     delete N if token T holds it\n"
+    "  edgelock check [flags]                          what this deployment survives, per node\n"
     "  edgelock sim ARGS...                            the simulator (edgelock-sim ARGS...)\n"
     "  edgelock help [COMMAND] | COMMAND --help | --version\n"
     "\n"
@@ -36,6 +37,7 @@ constexpr std::string_view exit_codes =
     "  70       internal error\n"
     "  75       busy: --wait 0 and another owner holds the lock\n"
     "  76       Redis refused: AUTH, SELECT or INFO (restart guard) failed, an error reply\n"
+    "  78       check: a node is worse than the simulator assumes (it may evict lock keys)\n"
     "  79       wait timeout: the lock stayed held by another owner for the whole --wait\n"
     "  80       lost: the lock was lost while CMD ran; CMD got --on-lost (then SIGKILL)\n"
     "  126      CMD could not be executed\n"
@@ -90,6 +92,19 @@ constexpr std::string_view release_help =
     "Exits 0 when deleted on a majority of instances, 1 when T does not hold it, 69 when\n"
     "Redis cannot be reached.\n";
 
+constexpr std::string_view check_help =
+    "usage: edgelock check [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "                      [--fencing on|off] [--restart-guard on|off] [--wait-replicas N]\n"
+    "                      [--ttl D] [--json]\n"
+    "\n"
+    "Reads every node: role, version, uptime, persistence, eviction policy, replicas and\n"
+    "their lag, and its clock against this host's. Then runs the simulator (edgelock-sim) on\n"
+    "the matrix row of this deployment and these client settings (defaults: those of\n"
+    "`edgelock run`: fencing on, restart guard on, no WAIT), and prints which fault\n"
+    "scenarios it survives, which it does not, and what to change. Exits 0 when nothing is\n"
+    "worse than the row's limits, 78 when a node is (it may evict lock keys), 69 or 76 when a\n"
+    "node cannot be read, 127 without edgelock-sim.\n";
+
 constexpr std::string_view sim_help =
     "usage: edgelock sim run|matrix|explore|soak [ARGS...]\n"
     "\n"
@@ -111,6 +126,7 @@ std::string_view help_text(std::string_view topic) {
     if (topic == "status") return status_help;
     if (topic == "release") return release_help;
     if (topic == "sim") return sim_help;
+    if (topic == "check") return check_help;
     return overview;
 }
 

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "admin.hpp"
+#include "check.hpp"
+#include "simulator.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
@@ -25,37 +27,12 @@ namespace {
 
 using namespace edgelock::cli;
 
-constexpr const char* simulator_name = "edgelock-sim";
-
 environment read_environment() {
     environment env;
     if (const char* value = std::getenv("EDGELOCK_REDIS")) env.redis = value;
     if (const char* value = std::getenv("EDGELOCK_SENTINEL")) env.sentinel = value;
     if (const char* value = std::getenv("EDGELOCK_MASTER")) env.master = value;
     return env;
-}
-
-bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
-
-// edgelock-sim next to this binary (as installed, and as the build tree links it), else on PATH.
-std::string find_simulator() {
-    std::vector<char> self(4096);
-    const ssize_t size = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-    if (size > 0) {
-        std::string dir(self.data(), static_cast<std::size_t>(size));
-        dir.erase(dir.rfind('/') + 1);
-        if (executable(dir + simulator_name)) return dir + simulator_name;
-    }
-    const char* path_variable = std::getenv("PATH");
-    const std::string path = path_variable != nullptr ? path_variable : "";
-    std::size_t start = 0;
-    while (start < path.size()) {
-        const std::size_t colon = std::min(path.find(':', start), path.size());
-        const std::string candidate = path.substr(start, colon - start) + "/" + simulator_name;
-        if (colon > start && executable(candidate)) return candidate;
-        start = colon + 1;
-    }
-    return "";
 }
 
 int forward_to_simulator(const options& o) {
@@ -103,6 +80,7 @@ int main(int argc, char** argv) {
         case command::status: return show_status(o);
         case command::release: return release_token(o);
         case command::sim: return forward_to_simulator(o);
+        case command::check: return check_deployment(o);
     }
     return exit_internal;
 }

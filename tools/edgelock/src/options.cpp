@@ -33,11 +33,13 @@ constexpr duration_range redis_timeout_range{1, redis_timeout_ms_max};
 // Which commands accept a flag, as a bit mask of command values.
 constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
 constexpr unsigned for_run = bit(command::run);
-constexpr unsigned for_lock_commands = bit(command::run) | bit(command::status) | bit(command::release);
+constexpr unsigned for_check = bit(command::check);
+constexpr unsigned for_lock_commands =
+    bit(command::run) | bit(command::status) | bit(command::release) | for_check;
 
 enum class flag_id {
     help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard
+    restart_guard, fencing, wait_replicas, json
 };
 
 struct flag_spec {
@@ -47,11 +49,11 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 14> flags{{
+constexpr std::array<flag_spec, 17> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands},
-    {"--ttl", flag_id::ttl, true, for_run},
+    {"--ttl", flag_id::ttl, true, for_run | for_check},
     {"--wait", flag_id::wait, true, for_run},
     {"--redis", flag_id::redis, true, for_lock_commands},
     {"--sentinel", flag_id::sentinel, true, for_lock_commands},
@@ -61,7 +63,10 @@ constexpr std::array<flag_spec, 14> flags{{
     {"--kill-after", flag_id::kill_after, true, for_run},
     {"--redis-timeout", flag_id::redis_timeout, true, for_lock_commands},
     {"--token", flag_id::token, true, bit(command::release)},
-    {"--restart-guard", flag_id::restart_guard, true, for_run},
+    {"--restart-guard", flag_id::restart_guard, true, for_run | for_check},
+    {"--fencing", flag_id::fencing, true, for_check},
+    {"--wait-replicas", flag_id::wait_replicas, true, for_check},
+    {"--json", flag_id::json, false, for_check},
 }};
 
 const flag_spec* find_flag(std::string_view text) {
@@ -77,6 +82,7 @@ std::string command_name(command c) {
         case command::status: return "status";
         case command::release: return "release";
         case command::sim: return "sim";
+        case command::check: return "check";
         case command::help: return "help";
         case command::version: return "version";
     }
@@ -164,6 +170,7 @@ std::string resolve_servers(options& o, const environment& env) {
 }
 
 std::string check_required(const options& o) {
+    if (o.command == command::check) return "";  // a deployment, not a lock
     if (o.name.empty()) return "missing --name";
     if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
     if (o.command == command::run && o.program.empty()) {
@@ -233,9 +240,18 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::master: o.master_name = value; return "";
         case flag_id::token: o.token = value; return "";
         case flag_id::restart_guard:
-            if (value != "on" && value != "off") return "bad --restart-guard " + quote(value) + " (use on or off)";
-            o.restart_guard = value == "on";
+        case flag_id::fencing: {
+            if (value != "on" && value != "off") return "bad " + std::string(f.text) + " " + quote(value) + " (use on or off)";
+            (f.id == flag_id::fencing ? o.fencing : o.restart_guard) = value == "on";
             return "";
+        }
+        case flag_id::wait_replicas:
+            if (value.size() != 1 || value[0] < '0' || value[0] > '9') {
+                return "bad --wait-replicas " + quote(value) + " (a count, 0 to 9)";
+            }
+            o.replicas_to_wait = static_cast<std::uint8_t>(value[0] - '0');
+            return "";
+        case flag_id::json: o.json = true; return "";
         case flag_id::fence_env:
             if (!valid_env_name(value)) return "bad --fence-env " + quote(value) + ": not a variable name";
             o.fence_env = value;
@@ -286,6 +302,7 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
         if (!f->takes_value) {
             if (equals != std::string::npos) return usage_error(std::string(flag_text) + " takes no value");
             if (f->id == flag_id::help) return help_for(c);
+            apply(o, *f, "");
         } else if (equals != std::string::npos) {
             value = arg.substr(equals + 1);
         } else if (i + 1 < args.size()) {
@@ -309,7 +326,7 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 }  // namespace
 
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
-    if (args.empty()) return usage_error("missing command (run, status, release, sim); see edgelock --help");
+    if (args.empty()) return usage_error("missing command (run, status, release, check, sim); see edgelock --help");
     const std::string& first = args[0];
     if (first == "--help" || first == "-h") return help_for(command::help);
     if (first == "--version") {
@@ -319,10 +336,10 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     }
     if (first == "help") {
         if (args.size() == 1) return help_for(command::help);
-        for (command c : {command::run, command::status, command::release, command::sim}) {
+        for (command c : {command::run, command::status, command::release, command::sim, command::check}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
-        return usage_error("no help for " + quote(args[1]) + " (commands: run, status, release, sim)");
+        return usage_error("no help for " + quote(args[1]) + " (commands: run, status, release, check, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -331,13 +348,13 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         r.parsed.program.assign(args.begin() + 1, args.end());
         return r;
     }
-    for (command c : {command::run, command::status, command::release}) {
+    for (command c : {command::run, command::status, command::release, command::check}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
         return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
-    return usage_error("unknown command " + quote(first) + " (commands: run, status, release, sim)");
+    return usage_error("unknown command " + quote(first) + " (commands: run, status, release, check, sim)");
 }
 
 lock_config run_lock_config(const options& o) {

@@ -16,7 +16,7 @@
 
 namespace edgelock::cli {
 
-enum class command { help, version, run, status, release, sim };
+enum class command { help, version, run, status, release, sim, check };
 
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
@@ -47,7 +47,10 @@ struct options {
     int lost_signal = SIGTERM;
     std::int64_t kill_after_ms = 10'000;    // then SIGKILL
     std::string token;                      // release: the holder's token
-    bool restart_guard = true;              // run: --restart-guard on|off (lock.hpp, "Restarts")
+    bool restart_guard = true;              // run, check: --restart-guard on|off (lock.hpp, "Restarts")
+    bool fencing = true;                    // check: --fencing on|off (run always fences)
+    std::uint8_t replicas_to_wait = 0;      // check: --wait-replicas N (Sentinel's WAIT)
+    bool json = false;                      // check: --json
 
     std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments
 };

@@ -72,7 +72,8 @@ fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noex
 node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept;
 
 // One line for a node that may evict keys: "maxmemory 1048576 bytes with maxmemory-policy
-// allkeys-lru may evict lock keys and fence counters; set maxmemory-policy noeviction".
+// allkeys-lru may evict lock keys and fence counters; set maxmemory-policy noeviction" (a
+// volatile-* policy only lock keys: fence counters have no TTL).
 fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts) noexcept;
 
 }  // namespace edgelock::session

@@ -1,0 +1,22 @@
+// edgelock CLI: `edgelock check`, a deployment linter.
+//
+// For the configured --redis instances (or the master the sentinels name) it reads, per node,
+// role, version, uptime, persistence (AOF and its fsync policy, RDB snapshots), eviction
+// policy, replicas and their lag, and the clock against this host's (TIME, with the round
+// trip as error bar). It picks the simulator's matrix row for the deployment and the client's
+// settings (--fencing, --restart-guard, --wait-replicas), runs edgelock-sim on that row, and
+// prints which fault scenarios the deployment survives, which it does not, and what to
+// change. --json prints the same as one JSON object.
+#pragma once
+
+#include "options.hpp"
+
+namespace edgelock::cli {
+
+// Returns exit_ok when nothing is worse than the row's limits in the simulator,
+// exit_deployment_worse when a node is (it may evict keys: the simulator assumes keys live
+// their TTL), exit_unavailable / exit_redis_refused when a node cannot be read, exit_not_found
+// when edgelock-sim is missing.
+int check_deployment(const options& o);
+
+}  // namespace edgelock::cli
