@@ -33,24 +33,17 @@ const std::string sha = "$40\r\n0123456789012345678901234567890123456789\r\n";
 
 class server_link_test : public ::testing::Test {
 protected:
-    void set_up_direct(const std::string& url) {
+    void set_up_direct(const std::string& url, bool read_node = false) {
         server = address(url);
         link_setup s;
         s.server = &server;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.seed = 1;
+        s.read_node = read_node;
         ASSERT_EQ(l.setup(s), errc::ok);
     }
-    void set_up_reading_node(const std::string& url) {
-        server = address(url);
-        link_setup s;
-        s.server = &server;
-        s.in_flight_storage = storage.data();
-        s.in_flight_capacity = storage.size();
-        s.read_node = true;
-        ASSERT_EQ(l.setup(s), errc::ok);
-    }
+    void set_up_reading_node(const std::string& url) { set_up_direct(url, true); }
     void set_up_sentinel(connection_kind kind = connection_kind::server) {
         sentinels = {address("redis://:spw@s1:26379"), address("s2:26379")};
         master = address("redis://app:mpw@unused/2");
