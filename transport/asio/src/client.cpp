@@ -134,7 +134,7 @@ std::error_code client_impl::open(const client_config& config) {
 
     if (depth_ == 0) {
         retired_sockets_.clear();
-        retired_locks_.clear();
+        locks_.drop_retired();
     }
     config_ = config;
     instances_ = std::move(instances);
@@ -144,13 +144,9 @@ std::error_code client_impl::open(const client_config& config) {
     node_starts_known_ = 0;
     build_sockets(seed_bits);
 
-    locks_max_ = config.locks_max;
-    locks_.reset(new lock_entry[locks_max_]);
-    free_.clear();
-    free_.reserve(locks_max_);
-    for (std::size_t i = locks_max_; i > 0; --i) free_.push_back(static_cast<std::uint32_t>(i - 1));
-    dirty_.init(locks_max_);
-    deadlines_.init(locks_max_);
+    locks_.open(config.locks_max);
+    dirty_.init(config.locks_max);
+    deadlines_.init(config.locks_max);
     if (!nodes_) nodes_.reset(new reply_node[nodes_max]);
     ready_marks_.assign(instance_count_, 0);
     ready_check_ = false;
@@ -171,7 +167,7 @@ void client_impl::close(bool call_handlers) {
     lock_timer_.cancel();
     lock_timer_ms_ = no_deadline_ms;
     const std::error_code aborted = std::make_error_code(std::errc::operation_canceled);
-    for (std::size_t i = 0; i < locks_max_; ++i) {
+    for (std::uint32_t i = 0; i < locks_.capacity(); ++i) {
         lock_entry& e = locks_[i];
         if (call_handlers) {
             post_completion(std::move(e.acquire_handler), aborted);
@@ -186,14 +182,12 @@ void client_impl::close(bool call_handlers) {
     // A handler of this client may be running below us: keep its storage until it returns.
     for (auto& c : sockets_) retired_sockets_.push_back(std::move(c));
     sockets_.clear();
-    retired_locks_.push_back(std::move(locks_));
-    locks_max_ = 0;
+    locks_.close();
     instance_count_ = 0;
-    free_.clear();
     dirty_.clear();
     if (depth_ == 0) {
         retired_sockets_.clear();
-        retired_locks_.clear();
+        locks_.drop_retired();
     }
 }
 
@@ -201,7 +195,7 @@ client_impl::dispatch_scope::~dispatch_scope() {
     if (owner_.depth_ == 1) owner_.finish_dispatch();
     if (--owner_.depth_ == 0) {
         owner_.retired_sockets_.clear();
-        owner_.retired_locks_.clear();
+        owner_.locks_.drop_retired();
     }
 }
 
@@ -255,21 +249,9 @@ void client_impl::check_ready() {
 
 // ---- the lock table --------------------------------------------------------------------
 
-client_impl::lock_entry* client_impl::find(lock_handle handle) noexcept {
-    if (!open_ || handle.index >= locks_max_) return nullptr;
-    lock_entry& e = locks_[handle.index];
-    return e.in_use && e.generation == handle.generation ? &e : nullptr;
-}
-
-const client_impl::lock_entry* client_impl::find(lock_handle handle) const noexcept {
-    if (!open_ || handle.index >= locks_max_) return nullptr;
-    const lock_entry& e = locks_[handle.index];
-    return e.in_use && e.generation == handle.generation ? &e : nullptr;
-}
-
 std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
     if (!open_) return make_error_code(transport_errc::not_open);
-    if (free_.empty()) return make_error_code(transport_errc::table_full);
+    if (locks_.full()) return make_error_code(transport_errc::table_full);
     if (config.replicas_to_wait > 0) {
         // WAIT holds the shared connection while it waits: a wait longer than the command
         // timeout would get a healthy connection dropped. The defaults are the core's.
@@ -278,18 +260,15 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
         const std::int64_t replica_wait = config.replica_wait_ms > 0 ? config.replica_wait_ms : attempt / 2;
         if (replica_wait >= config_.command_timeout.count()) return make_error_code(errc::invalid_config);
     }
-    const std::uint32_t index = free_.back();
-    lock_entry& e = locks_[index];
+    lock_entry& e = locks_.next_free();
     lock_config adjusted = config;
     adjusted.instances = static_cast<std::uint8_t>(instance_count_);
     if (const errc code = e.core.configure(adjusted); code != errc::ok) return make_error_code(code);
-    free_.pop_back();
     // Nothing of the slot's previous lock carries over, whatever its handlers did.
     e.acquire_handler.reset();
     e.release_handler.reset();
     e.lost_handler.reset();
-    e.in_use = true;
-    e.generation = ++generation_counter_;
+    out = locks_.take();
     e.renewals = 0;
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
@@ -297,12 +276,11 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
         const errc told = e.core.on_node_started(static_cast<std::uint8_t>(i), node_starts_[i], now_ms());
         EDGELOCK_ASSERT(told == errc::ok);  // idle, no events: nothing to refuse
     }
-    out = lock_handle{index, e.generation};
     return {};
 }
 
 std::error_code client_impl::remove_lock(lock_handle handle) {
-    lock_entry* e = find(handle);
+    lock_entry* e = locks_.find(handle);
     if (e == nullptr) return make_error_code(transport_errc::invalid_handle);
     const lock_state state = e->core.state();
     const bool quiet = state == lock_state::idle || state == lock_state::lost;
@@ -313,7 +291,7 @@ std::error_code client_impl::remove_lock(lock_handle handle) {
     // Replies still due (a cancelled acquire's clean-up) would land in a new lock's share
     // of the connection's in-flight queue: the slot waits for them.
     if (e->requests_in_flight == 0) {
-        free_.push_back(handle.index);
+        locks_.give_back(handle.index);
     } else {
         e->draining = true;
     }
@@ -321,18 +299,18 @@ std::error_code client_impl::remove_lock(lock_handle handle) {
 }
 
 void client_impl::on_request_done(std::uint32_t index) noexcept {
-    if (index >= locks_max_) return;
+    if (index >= locks_.capacity()) return;
     lock_entry& e = locks_[index];
     EDGELOCK_ASSERT(e.requests_in_flight > 0);
     --e.requests_in_flight;
     if (e.requests_in_flight == 0 && e.draining) {
         e.draining = false;
-        free_.push_back(index);
+        locks_.give_back(index);
     }
 }
 
 void client_impl::reset_entry(lock_entry& e) noexcept {
-    const std::uint32_t index = static_cast<std::uint32_t>(&e - locks_.get());
+    const std::uint32_t index = locks_.index_of(e);
     deadlines_.set(index, no_deadline_ms);
     for (std::size_t i = 0; i < instance_count_; ++i) {
         sockets_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
@@ -355,7 +333,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
 }
 
 std::error_code client_impl::set_lost_handler(lock_handle handle, handler_slot handler) {
-    lock_entry* e = find(handle);
+    lock_entry* e = locks_.find(handle);
     if (e == nullptr) return make_error_code(transport_errc::invalid_handle);
     e->lost_handler = std::move(handler);
     return {};
@@ -363,7 +341,7 @@ std::error_code client_impl::set_lost_handler(lock_handle handle, handler_slot h
 
 void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler) {
     if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
-    lock_entry* e = find(handle);
+    lock_entry* e = locks_.find(handle);
     if (e == nullptr) return post_completion(std::move(handler), transport_errc::invalid_handle);
     if (!e->acquire_handler.empty()) {
         return post_completion(std::move(handler), transport_errc::operation_in_progress);
@@ -390,7 +368,7 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
         if (!detached) post_completion(std::move(handler), transport_errc::not_open);
         return;
     }
-    lock_entry* e = find(handle);
+    lock_entry* e = locks_.find(handle);
     if (e == nullptr) {
         if (!detached) post_completion(std::move(handler), transport_errc::invalid_handle);
         return;
@@ -419,7 +397,7 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
 }
 
 lock_status client_impl::status(lock_handle handle) const noexcept {
-    const lock_entry* e = find(handle);
+    const lock_entry* e = locks_.find(handle);
     lock_status s;
     if (e == nullptr) return s;
     s.state = e->core.state();
@@ -623,7 +601,7 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
     dispatch_scope scope(*this);
     lock_timer_ms_ = no_deadline_ms;
     const std::uint32_t open_epoch = open_epoch_;
-    for (std::size_t n = 0; n < 2 * locks_max_ && !deadlines_.empty(); ++n) {
+    for (std::size_t n = 0; n < 2 * locks_.capacity() && !deadlines_.empty(); ++n) {
         const std::int64_t now = now_ms();  // again for every lock: handlers ran meanwhile
         if (deadlines_.top_deadline_ms() > now) break;
         const std::uint32_t index = deadlines_.top();
@@ -650,7 +628,7 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
 // ---- connection callbacks ----------------------------------------------------------------
 
 void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply) {
-    if (entry.owner >= locks_max_) return;
+    if (entry.owner >= locks_.capacity()) return;
     on_request_done(entry.owner);
     lock_entry& e = locks_[entry.owner];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
@@ -666,7 +644,7 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
 
 void client_impl::on_connection_ready(std::uint8_t instance) {
     (void)instance;
-    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         if (locks_[index].in_use) write_requests(index);
     }
     ready_check_ = true;
@@ -676,10 +654,10 @@ void client_impl::on_connection_down(std::uint8_t instance) {
     const std::uint32_t open_epoch = open_epoch_;
     const auto bit = static_cast<std::uint8_t>(1u << instance);
     sockets_[instance]->waiters().clear();
-    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
     }
-    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
@@ -706,7 +684,7 @@ void client_impl::on_node_started(std::uint8_t instance, const node_start& start
     node_starts_[instance] = start;
     node_starts_known_ = static_cast<std::uint8_t>(node_starts_known_ | (1u << instance));
     const std::uint32_t open_epoch = open_epoch_;
-    for (std::uint32_t index = 0; index < locks_max_; ++index) {
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
@@ -739,7 +717,7 @@ void client_impl::finish_dispatch() {
 
 void client_impl::drain_dirty() {
     const std::uint32_t open_epoch = open_epoch_;
-    for (std::size_t budget = locks_max_ + 1; budget > 0 && !dirty_.empty(); --budget) {
+    for (std::size_t budget = locks_.capacity() + 1; budget > 0 && !dirty_.empty(); --budget) {
         const lock_ref ref = dirty_.front();
         dirty_.pop();
         lock_entry& e = locks_[ref.index];

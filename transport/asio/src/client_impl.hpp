@@ -1,5 +1,5 @@
 // The asio client's insides: one socket per instance (each carrying a session link), and the
-// lock table that feeds the sans-IO core.
+// client that drives the locks of its lock table (lock_table.hpp) over them.
 #pragma once
 
 #include <asio/ip/tcp.hpp>
@@ -23,15 +23,11 @@
 #include "edgelock/session/server_link.hpp"
 #include "deadline_heap.hpp"
 #include "fixed_ring.hpp"
+#include "lock_table.hpp"
 
 namespace edgelock::async::detail {
 
 std::int64_t now_ms() noexcept;
-
-struct lock_ref {
-    std::uint32_t index = 0;
-    std::uint32_t generation = 0;
-};
 
 using session::server_address;
 
@@ -178,35 +174,8 @@ public:
     };
 
 private:
-    struct lock_entry {
-        lock core;
-        handler_slot acquire_handler;
-        handler_slot release_handler;
-        handler_slot lost_handler;
-        std::array<event, events_max> deferred{};  // events taken out during a call-in
-        std::uint8_t deferred_count = 0;
-        std::uint32_t generation = 0;
-        std::int64_t deadline_ms = no_deadline_ms;  // the core's; the heap key may be earlier
-        std::uint32_t renewals = 0;
-        errc last_cause = errc::ok;
-        std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
-        std::error_code failure;  // the running acquire's last instance error, if any
-        std::uint8_t waiting_mask = 0;  // instances on whose write buffer it waits
-        // Written on a connection, reply not yet read. Each connection's in-flight queue
-        // has room for requests_per_instance_max per slot, which the core bounds for a live
-        // lock; a removed lock's requests keep their share until answered or dropped.
-        std::uint16_t requests_in_flight = 0;
-        bool draining = false;  // removed, the slot freed once requests_in_flight is 0
-        bool in_use = false;
-        bool dirty = false;             // has deferred events to deliver
-        bool hold_reported = false;     // the running hold's acquire completed with success
-        bool lost_unreported = false;   // skip the next `lost`: its hold was never reported
-        bool release_after_events = false;
-    };
 
     void build_sockets(std::uint64_t seed_bits);
-    lock_entry* find(lock_handle handle) noexcept;
-    const lock_entry* find(lock_handle handle) const noexcept;
     void after_call(std::uint32_t index) noexcept;
     void service(std::uint32_t index);
     bool deliver_pending(std::uint32_t index);
@@ -243,9 +212,7 @@ private:
     token_pool tokens_;  // one getrandom per 16 acquires
     std::vector<std::unique_ptr<link_socket>> sockets_;  // the instances, then the watcher
 
-    std::unique_ptr<lock_entry[]> locks_;
-    std::size_t locks_max_ = 0;
-    std::vector<std::uint32_t> free_;  // reserved to locks_max_: push/pop never allocate
+    lock_table locks_;
     fixed_ring<lock_ref> dirty_;
     deadline_heap deadlines_;
     asio::steady_timer lock_timer_;
@@ -260,14 +227,12 @@ private:
     std::uint32_t epoch_counter_ = 0;
     // Every lock added takes the next generation, over the client's life and across close()
     // and open() (which build a new table): a handle names one lock, never a later one.
-    std::uint32_t generation_counter_ = 0;
     int depth_ = 0;
     bool flush_posted_ = false;
 
     // Storage released by close() while a handler may still be using it; freed when the
     // outermost dispatch ends (or with the client).
     std::vector<std::unique_ptr<link_socket>> retired_sockets_;
-    std::vector<std::unique_ptr<lock_entry[]>> retired_locks_;
 };
 
 }  // namespace edgelock::async::detail
