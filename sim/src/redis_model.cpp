@@ -280,6 +280,20 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
 // The fields the session reads (session/node_facts.hpp). Redis counts uptime as whole seconds
 // of its wall clock since the start (so it may say a second more than ran, and less after
 // its clock stepped back); the run_id is new with every start of the process.
+namespace {
+
+// INFO's memory fields for a policy: a limit of 64 MB for the evicting ones.
+std::string memory_section(eviction_policy policy) {
+    switch (policy) {
+        case eviction_policy::volatile_keys: return "maxmemory:67108864\r\nmaxmemory_policy:volatile-lru\r\n";
+        case eviction_policy::all_keys: return "maxmemory:67108864\r\nmaxmemory_policy:allkeys-lru\r\n";
+        case eviction_policy::noeviction: break;
+    }
+    return "maxmemory:0\r\nmaxmemory_policy:noeviction\r\n";
+}
+
+}  // namespace
+
 void redis_node::append_info(std::int64_t wall_ms, std::string& reply) const {
     const std::int64_t uptime_s = floor_div(wall_ms, 1000) - floor_div(started_wall_ms_, 1000);
     char run_id[41];
@@ -287,7 +301,7 @@ void redis_node::append_info(std::int64_t wall_ms, std::string& reply) const {
     append_bulk(reply, "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(run_id) +
                            "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
                            "\r\n\r\n# Persistence\r\naof_enabled:" + (persist_ == persistence::none ? "0" : "1") +
-                           "\r\n\r\n# Memory\r\nmaxmemory:0\r\nmaxmemory_policy:noeviction\r\n");
+                           "\r\n\r\n# Memory\r\n" + memory_section(eviction_));
 }
 
 // CONFIG GET appendfsync: "everysec" is also Redis's default when AOF is off.
@@ -501,6 +515,16 @@ void redis_node::drop_connection(std::uint8_t client) {
 }
 
 // ---- lifecycle and replication -------------------------------------------------------------
+
+void redis_node::evict(std::int64_t now_us, std::vector<repl_op>& effects) {
+    if (!up_ || !is_master() || eviction_ == eviction_policy::noeviction) return;
+    sync_durable(now_us);
+    std::vector<std::string> victims;
+    for (const redis_entry& e : data_) {
+        if (eviction_ == eviction_policy::all_keys || e.expire_at_ms >= 0) victims.push_back(e.key);
+    }
+    for (const std::string& key : victims) erase(key, effects);
+}
 
 void redis_node::crash(std::int64_t now_us) {
     EDGELOCK_ASSERT(up_);

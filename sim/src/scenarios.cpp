@@ -181,6 +181,7 @@ const std::array<scenario_info, scenario_count>& scenarios() noexcept {
         {scenario_id::s7, "S7", "client clock drift beyond the drift factor, client wall steps"},
         {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
         {scenario_id::s9, "S9", "network partition, clients on both sides (Sentinel: a replica with the old master)"},
+        {scenario_id::s10, "S10", "memory pressure evicts lock keys (maxmemory with an evicting policy)"},
     }};
     return all;
 }
@@ -280,6 +281,16 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             break;
         case scenario_id::s9:
             split_network(s, config, p, 0, at_point(0, point::acquired, 1, 0), 5 * ttl / 2, 0b001);
+            break;
+        case scenario_id::s10:
+            // Redlock: the node both majorities share evicts (volatile-*), as in S5. Otherwise the
+            // master evicts during the second hold with allkeys-*, the fence counter with the key.
+            if (redlock) {
+                split_majorities(s, config, p.clients, 0, 1, 0b00111, 2, 3 * ttl);
+                s.push_back(node_fault(fault_kind::evict, 2, at_point(0, point::acquired, 1, 20), 0, 0));
+            } else {
+                s.push_back(node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
+            }
             break;
         case scenario_id::s8:
             // The lost release reply is silent: noticed by the reply timeout, so the release is
@@ -461,6 +472,29 @@ void random_s9(schedule& s, const configuration& config, const world_params& p, 
     split_network(s, config, p, c, at_point(c, where, nth, offset), window, with_holder);
 }
 
+// S10: one node evicts under memory pressure, once or twice, early in a hold or just after a
+// renewal; with Redlock, as in S5, often while two clients' majorities share that node.
+void random_s10(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+    const std::int64_t ttl = p.ttl_ms;
+    const bool redlock = config.layout == topology::redlock;
+    const int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
+    if (redlock && p.clients >= 2 && rng.chance(700'000)) {
+        const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+        const std::uint8_t majority = random_majority(config, node, rng);
+        const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
+        split_majorities(s, config, p.clients, c, other, majority, node, window);
+    }
+    const std::int64_t all_keys = rng.chance(500'000) ? 1 : 0;
+    const std::int64_t count = rng.between(1, 2);
+    for (std::int64_t i = 0; i < count; ++i) {
+        const point where = rng.chance(700'000) ? point::acquired : point::renew_sent;
+        const std::uint16_t nth = pick_nth(rng);
+        const std::int64_t offset = rng.between(0, 100);
+        s.push_back(node_fault(fault_kind::evict, static_cast<std::uint8_t>(node), at_point(c, where, nth, offset), 0,
+                               all_keys));
+    }
+}
+
 }  // namespace
 
 schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
@@ -477,6 +511,7 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
         case scenario_id::s7: random_s7(s, config, p, c, rng); break;
         case scenario_id::s8: random_s8(s, config, p, c, rng); break;
         case scenario_id::s9: random_s9(s, config, p, c, rng); break;
+        case scenario_id::s10: random_s10(s, config, p, c, rng); break;
     }
     return s;
 }

@@ -10,9 +10,9 @@ constexpr std::array<const char*, point_count> point_names = {
     "acquire_sent", "acquired", "read_done", "checked", "write_sent", "release_called",
     "renew_sent"};
 
-constexpr std::array<const char*, 11> kind_names = {
+constexpr std::array<const char*, 12> kind_names = {
     "pause", "slow_link", "partition", "drop_reply", "loss", "crash", "wall_step", "clock_rate",
-    "repl_lag", "power_off", "isolate"};
+    "repl_lag", "power_off", "isolate", "evict"};
 
 constexpr std::array<const char*, 3> persistence_names = {"none", "everysec", "always"};
 
@@ -26,7 +26,7 @@ bool has_persistence(fault_kind k) { return k == fault_kind::crash || k == fault
 
 bool has_amount(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::loss || k == fault_kind::wall_step ||
-           k == fault_kind::clock_rate || k == fault_kind::repl_lag;
+           k == fault_kind::clock_rate || k == fault_kind::repl_lag || k == fault_kind::evict;
 }
 
 bool has_peers(fault_kind k) {
@@ -172,6 +172,9 @@ bool parse_fault(std::string_view text, fault& f, std::string& error) {
     }
     if (!r.done()) return fail(error, "unexpected text");
     if (f.duration_ms < 0) return fail(error, "negative duration");
+    if (f.kind == fault_kind::evict && (f.amount < 0 || f.amount > 1)) {
+        return fail(error, "evict takes x=0 (volatile-*) or x=1 (allkeys-*)");
+    }
     return true;
 }
 

@@ -18,6 +18,16 @@ constexpr std::int64_t wall_epoch_us = 1'700'000'000'000'000;
 constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
 constexpr const char* lock_name = "stock:42";
 
+// The maxmemory-policy node `n` runs: an evicting one when the schedule evicts on it.
+eviction_policy eviction_of(const schedule& faults, std::uint8_t n) {
+    for (const fault& f : faults) {
+        if (f.kind == fault_kind::evict && f.on_node && f.target == n) {
+            return f.amount == 1 ? eviction_policy::all_keys : eviction_policy::volatile_keys;
+        }
+    }
+    return eviction_policy::noeviction;
+}
+
 // Orders the heap so its front is the earliest event, ties broken by scheduling order.
 struct later {
     bool operator()(const scheduler::event& a, const scheduler::event& b) const noexcept {
@@ -160,6 +170,7 @@ world::world(const run_spec& spec)
             }
         }
         nodes_.emplace_back(n, persist, setup.between(0, 999'999));
+        nodes_.back().set_eviction(eviction_of(spec.faults, n));
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
         node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
@@ -632,7 +643,8 @@ void world::activate(std::size_t index) {
     const std::int64_t amount_us = f.amount * 1000;
     std::int64_t end_us = now_us_;
     if (f.on_node && (f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
-                      f.kind == fault_kind::pause || f.kind == fault_kind::isolate)) {
+                      f.kind == fault_kind::pause || f.kind == fault_kind::isolate ||
+                      f.kind == fault_kind::evict)) {
         if (node_ok) activate_node_fault(f);
         return;
     }
@@ -663,6 +675,7 @@ void world::activate(std::size_t index) {
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:
+        case fault_kind::evict:
             return;  // on a client: nothing to do
         case fault_kind::wall_step:
             if (node_ok) {

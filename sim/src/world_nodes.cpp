@@ -31,10 +31,22 @@ void world::activate_node_fault(const fault& f) {
         case fault_kind::isolate:
             isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
             break;
+        case fault_kind::evict:
+            evict(f.target);
+            break;
         default: return;
     }
     mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
     heal_at(end_us + params_.reconfigure_ms * 1000);
+}
+
+// Memory pressure: the node evicts what its policy allows, and its replicas follow.
+void world::evict(std::uint8_t node) {
+    if (paused(node)) return;  // a stopped process allocates nothing
+    redis_node& n = nodes_[node];
+    n.evict(now_us_, out_.effects);
+    if (recording()) note_node(node, "EVICT: " + std::to_string(out_.effects.size()) + " key(s)");
+    flush(node);
 }
 
 // A crash closes every connection with a reset (the kernel survives the process); a host

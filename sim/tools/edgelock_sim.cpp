@@ -55,7 +55,7 @@ struct options {
 
 constexpr const char* usage_text =
     "usage:\n"
-    "  edgelock-sim run --scenario S1..S9 --config NAME --seed N [--random] [--svg FILE]\n"
+    "  edgelock-sim run --scenario S1..S10 --config NAME --seed N [--random] [--svg FILE]\n"
     "  edgelock-sim run --config NAME --seed N --schedule 'TEXT' [--svg FILE]\n"
     "                   [--behaviour correct|ignores-validity|skips-fencing|\n"
     "                                deletes-without-compare|never-releases] [--quiet]\n"
@@ -64,7 +64,7 @@ constexpr const char* usage_text =
     "                   [--jobs N]\n"
     "  edgelock-sim soak --runs N [--seed N] [--jobs N]\n"
     "  edgelock-sim --help\n"
-    "checks: overlap stale order liveness oracle; families (--family): S1..S9\n"
+    "checks: overlap stale order liveness oracle; families (--family): S1..S10\n"
     "--jobs: runs computed in parallel (default: the CPU count); the output is the same\n"
     "configurations:";
 

@@ -41,6 +41,7 @@ TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
     // The verdicts are the simulator's for this row (README.md's grid).
     EXPECT_EQ(lines_starting(r.out, "survives")[0], "survives     S2 S3 S5 S6 S8 S9");
     EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:O S4:OH S7:OH");
+    EXPECT_EQ(lines_starting(r.out, "not exposed")[0], "not exposed  S10: no node may evict keys");
     EXPECT_TRUE(lines_starting(r.out, "advice").empty()) << r.out;
     EXPECT_EQ(lines_starting(r.out, "verdict")[0].substr(0, 15), "verdict      ok");
 }
@@ -53,6 +54,8 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     EXPECT_EQ(r.exit_code, 78) << r.err;
     EXPECT_NE(r.out.find("\"row\":\"redlock-5+fencing+guard\""), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\"]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"fails\":[\"S1:O\",\"S4:OH\",\"S7:OH\",\"S10:OH\"],\"not_exposed\":[]"), std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("\"advice\":[\"127.0.0.1:" + std::to_string(evicting.port()) +
                          ": set maxmemory-policy noeviction\"]"),
               std::string::npos)

@@ -60,13 +60,15 @@ RC_GTEST_PROP(sim_properties, every_configuration_survives_network_faults_pauses
     RC_ASSERT(run_schedule(r, faults).checks.all_ok());
 }
 
-// Fencing: even Kleppmann's pause after the check and writes delayed past the TTL never get
-// a stale write accepted, and tokens keep increasing.
+// Fencing: even Kleppmann's pause after the check, writes delayed past the TTL and nodes
+// evicting lock keys and fence counters never get a stale write accepted, and tokens keep
+// increasing (an evicted counter restarts from the node's clock).
 RC_GTEST_PROP(sim_properties, fenced_configurations_never_accept_a_stale_write, ()) {
     const char* config = *rc::gen::element("single+fencing", "redlock-5+fencing");
     fault_menu menu;
     menu.pauses_after_check = true;
     menu.resource_delays = true;
+    menu.evictions = true;
     const run_request request = draw_request(config);
     const schedule faults = *schedule_gen(*request.config, params_of(request), menu);
     const run_result r = run_schedule(request, faults);

@@ -33,6 +33,16 @@ std::string command(std::initializer_list<std::string> args) {
 
 std::string digest(const edgelock::script& s) { return std::string(s.digest.data(), s.digest.size()); }
 
+std::string eval_request(const edgelock::script& s, std::initializer_list<std::string> rest) {
+    std::vector<std::string> all{"EVAL", std::string(s.text)};
+    all.insert(all.end(), rest);
+    char buffer[2048];
+    edgelock::resp_writer w(buffer, sizeof buffer);
+    w.array(all.size());
+    for (const std::string& a : all) w.bulk(a);
+    return std::string(buffer, w.size());
+}
+
 struct node_fixture : ::testing::Test {
     redis_node node{0, persistence::none, 0};
     node_output out;
@@ -47,14 +57,7 @@ struct node_fixture : ::testing::Test {
         return out.replies.empty() ? std::string() : out.replies.front().bytes;
     }
     std::string eval(const edgelock::script& s, std::initializer_list<std::string> rest) {
-        std::initializer_list<std::string> head{"EVAL", std::string(s.text)};
-        std::vector<std::string> all(head);
-        all.insert(all.end(), rest);
-        char buffer[2048];
-        edgelock::resp_writer w(buffer, sizeof buffer);
-        w.array(all.size());
-        for (const std::string& a : all) w.bulk(a);
-        return send(std::string(buffer, w.size()));
+        return send(eval_request(s, rest));
     }
     std::string acquire(const std::string& token, std::int64_t ttl = 1000) {
         return eval(edgelock::acquire_script, {"1", "lock", token, std::to_string(ttl)});
@@ -234,6 +237,44 @@ TEST(redis_model_persistence, always_keeps_everything_with_its_expiry) {
     node.restart(3'000, 0);
     EXPECT_NE(node.peek("lock", 50'999), nullptr);
     EXPECT_EQ(node.peek("lock", 51'001), nullptr) << "the absolute expiry survives the restart";
+}
+
+// volatile-* takes keys with a TTL (the lock key, not the counter); allkeys-* takes both. A
+// master sends the evictions on as DELs; a replica does not evict by itself.
+TEST(redis_model_eviction, a_policy_evicts_its_keys_from_a_master_and_info_reports_it) {
+    for (const eviction_policy policy : {eviction_policy::volatile_keys, eviction_policy::all_keys}) {
+        redis_node master(0, persistence::none, 0);
+        redis_node replica(1, persistence::none, 0);
+        replica.follow(master, 0);
+        master.set_eviction(policy);
+        replica.set_eviction(policy);
+        node_output out;
+        master.receive(0, 1, eval_request(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
+                       10'000, 0, out);
+        for (const repl_op& op : out.effects) replica.apply(op, master.offset(), 0);
+        const bool all = policy == eviction_policy::all_keys;
+
+        std::vector<repl_op> evicted;
+        replica.evict(0, evicted);
+        EXPECT_TRUE(evicted.empty()) << "replicas leave eviction to their master";
+        master.evict(0, evicted);
+        ASSERT_EQ(evicted.size(), all ? 2u : 1u);
+        EXPECT_TRUE(evicted[0].del);
+        EXPECT_EQ(master.peek("lock", 10'000), nullptr);
+        EXPECT_EQ(master.peek("{lock}:fence", 10'000) == nullptr, all);
+        for (const repl_op& op : evicted) replica.apply(op, master.offset(), 0);
+        EXPECT_EQ(replica.peek("lock", 10'000), nullptr) << "the replica follows";
+
+        out.clear();
+        master.receive(0, 1, command({"INFO", "server", "persistence", "memory"}), 10'000, 0, out);
+        EXPECT_NE(out.replies[0].bytes.find(all ? "maxmemory_policy:allkeys-lru" : "maxmemory_policy:volatile-lru"),
+                  std::string::npos);
+        EXPECT_EQ(out.replies[0].bytes.find("maxmemory:0\r\n"), std::string::npos);
+    }
+    redis_node plain(0, persistence::none, 0);
+    std::vector<repl_op> evicted;
+    plain.evict(0, evicted);
+    EXPECT_TRUE(evicted.empty()) << "noeviction, the default";
 }
 
 TEST(redis_model_replication, replicas_apply_effects_in_order_and_refuse_writes) {

@@ -85,7 +85,11 @@ INSTANTIATE_TEST_SUITE_P(
                       cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap},
                       // A partition that leaves Sentinel's old master a replica: WAIT is
                       // acknowledged on both sides.
-                      cell{"S9", "sentinel+WAIT", check_kind::overlap}));
+                      cell{"S9", "sentinel+WAIT", check_kind::overlap},
+                      // Eviction takes keys whatever the lock does: no guard, WAIT or majority
+                      // brings them back.
+                      cell{"S10", "single", check_kind::overlap}, cell{"S10", "sentinel+WAIT+guard", check_kind::overlap},
+                      cell{"S10", "redlock-5+guard", check_kind::overlap}));
 
 struct safe_cell {
     const char* scenario;
@@ -150,6 +154,9 @@ INSTANTIATE_TEST_SUITE_P(
         // restarted node from voting before the keys it forgot would have expired.
         safe_cell{"S6", "redlock-5", all_checks}, safe_cell{"S5", "redlock-5+delayed-restart", all_checks},
         // A partition: only one side can hold a Redlock majority (or reach the single master).
-        safe_cell{"S9", "redlock-5", all_checks}, safe_cell{"S9", "single", all_checks}));
+        safe_cell{"S9", "redlock-5", all_checks}, safe_cell{"S9", "single", all_checks},
+        // Eviction overlaps holders, but an evicted fence counter restarts from the node's
+        // clock, above every token handed out: fencing still refuses the stale write.
+        safe_cell{"S10", "single+fencing", fencing_only}, safe_cell{"S10", "redlock-5+fencing", fencing_only}));
 
 }  // namespace

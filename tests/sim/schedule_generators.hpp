@@ -25,6 +25,7 @@ struct fault_menu {
     bool crashes = false;         // node crash or power-off and restart with `persist`, Redis pauses
     persistence persist = persistence::none;
     bool failover = false;        // Sentinel: the master down, paused or cut off past down_after, replication lag
+    bool evictions = false;       // a node evicts lock keys, or every key (fence counters too)
 };
 
 // Rate errors the lease arithmetic absorbs (configuration.hpp).
@@ -62,6 +63,7 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
         if (menu.clock_noise) kinds.insert(kinds.end(), {fault_kind::wall_step, fault_kind::clock_rate});
         if (menu.crashes || menu.failover) kinds.insert(kinds.end(), {fault_kind::crash, fault_kind::power_off});
         if (menu.failover) kinds.insert(kinds.end(), {fault_kind::repl_lag, fault_kind::isolate});
+        if (menu.evictions) kinds.push_back(fault_kind::evict);
         const std::int64_t ttl = p.ttl_ms;
         const std::uint8_t all = mask_of(config);
         fault f;
@@ -159,6 +161,12 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.duration_ms = *rc::gen::inRange<std::int64_t>(1, failover_ms + 3 * ttl);
                 break;
             }
+            case fault_kind::evict:
+                f.when = *trigger_gen(p, {point::acquired, point::renew_sent, point::checked});
+                f.on_node = true;
+                f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
+                f.amount = *rc::gen::inRange<std::int64_t>(0, 2);
+                break;
             case fault_kind::repl_lag:
                 f.when = *trigger_gen(p, {});
                 f.on_node = true;

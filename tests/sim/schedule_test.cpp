@@ -14,11 +14,12 @@ TEST(schedule, text_form_reads_back) {
         "pause.c0@c0.checked#1+0,d=2500;partition.c0@t0,to=n3n4,d=4000;"
         "crash.n2@c1.acquired#2+20,d=50,p=everysec;slow_link.c1@c1.checked#1+0,to=R,d=1,x=2500;"
         "drop_reply.c2@c2.release_called#1+0,to=n0,k=2,rst=1;clock_rate.c0@t0,x=-80000,wall=1;"
-        "wall_step.n1@t100,x=-3000;repl_lag.n0@t0,to=n1n2,d=100,x=40;loss.c0@t5,to=n0n1,d=10,x=5000";
+        "wall_step.n1@t100,x=-3000;repl_lag.n0@t0,to=n1n2,d=100,x=40;loss.c0@t5,to=n0n1,d=10,x=5000;"
+        "evict.n0@c1.acquired#2+30,x=1";
     schedule s;
     std::string error;
     ASSERT_TRUE(parse_schedule(text, s, error)) << error;
-    ASSERT_EQ(s.size(), 9u);
+    ASSERT_EQ(s.size(), 10u);
     EXPECT_EQ(to_text(s), text);
     EXPECT_EQ(s[0].kind, fault_kind::pause);
     EXPECT_TRUE(s[0].when.at_point);
@@ -30,6 +31,8 @@ TEST(schedule, text_form_reads_back) {
     EXPECT_TRUE(s[4].reset);
     EXPECT_TRUE(s[5].wall);
     EXPECT_EQ(s[6].amount, -3000);
+    EXPECT_EQ(s[9].kind, fault_kind::evict);
+    EXPECT_EQ(s[9].amount, 1);
 }
 
 TEST(schedule, empty_text_is_no_faults) {
@@ -42,7 +45,7 @@ TEST(schedule, empty_text_is_no_faults) {
 TEST(schedule, bad_text_is_refused_with_a_reason) {
     for (const char* text : {"nap.c0@t0", "pause.x0@t0", "pause.c0", "pause.c0@c0.lunch#1+0",
                              "pause.c0@c0.checked#0+0", "pause.c0@t0,d=", "pause.c0@t0,q=1",
-                             "crash.n0@t0,p=sometimes", "pause.c0@t0,d=-5"}) {
+                             "crash.n0@t0,p=sometimes", "pause.c0@t0,d=-5", "evict.n0@t0,x=2"}) {
         schedule s;
         std::string error;
         EXPECT_FALSE(parse_schedule(text, s, error)) << text;

@@ -23,6 +23,8 @@ using hiredis::command_reply;
 // The simulator's sample behind the verdicts: enough runs per cell that every known failure
 // shows (the matrix's unsafe cells fail in far more than 1 run in 20), quick enough to wait for.
 constexpr const char* matrix_runs = "20";
+// The scenario of nodes evicting keys under memory pressure (maxmemory-policy).
+constexpr const char* eviction_scenario = "S10";
 
 struct node_report {
     std::string address;
@@ -37,7 +39,7 @@ struct node_report {
 };
 
 struct verdict {
-    std::string scenario;  // S1..S9
+    std::string scenario;  // S1..S10
     std::string failed;    // "" when every run kept every check, else O, S, F, L, H letters
 };
 
@@ -227,9 +229,21 @@ struct report {
     std::string row;
     std::vector<node_report> nodes;
     std::vector<verdict> verdicts;
+    std::vector<std::string> not_exposed;  // scenarios this deployment cannot meet
     std::vector<std::string> advice;
     bool worse = false;
 };
+
+// Eviction (S10) hurts only a node that may evict: without one, it is not this deployment's.
+void set_aside_eviction(report& r) {
+    if (r.worse) return;
+    for (auto v = r.verdicts.begin(); v != r.verdicts.end(); ++v) {
+        if (v->scenario != eviction_scenario) continue;
+        r.not_exposed.push_back(v->scenario);
+        r.verdicts.erase(v);
+        return;
+    }
+}
 
 void print_text(const report& r) {
     std::printf("matrix row   %s (edgelock-sim matrix --config %s --runs %s --seed 1)\n", r.row.c_str(),
@@ -245,9 +259,10 @@ void print_text(const report& r) {
     }
     std::printf("\nsurvives     %s\nfails        %s\n", scenarios(r.verdicts, false).c_str(),
                 scenarios(r.verdicts, true).c_str());
+    for (const std::string& s : r.not_exposed) std::printf("not exposed  %s: no node may evict keys\n", s.c_str());
     for (const std::string& a : r.advice) std::printf("advice       %s\n", a.c_str());
-    std::printf("verdict      %s\n", r.worse ? "worse than the simulator's row: a node may evict lock keys"
-                                             : "ok: nothing worse than the row's limits in the simulator");
+    std::printf("verdict      %s\n", r.worse ? "worse than the row's other limits: a node may evict lock keys (S10)"
+                                             : "ok: exposed to nothing beyond the row's limits in the simulator");
 }
 
 void print_json(const report& r) {
@@ -266,8 +281,9 @@ void print_json(const report& r) {
     std::vector<std::string> survives;
     std::vector<std::string> fails;
     for (const verdict& v : r.verdicts) (v.failed.empty() ? survives : fails).push_back(v.scenario + (v.failed.empty() ? "" : ":" + v.failed));
-    std::printf("],\"survives\":%s,\"fails\":%s,\"advice\":%s,\"verdict\":%s}\n", json_list(survives).c_str(),
-                json_list(fails).c_str(), json_list(r.advice).c_str(), json_string(r.worse ? "worse" : "ok").c_str());
+    std::printf("],\"survives\":%s,\"fails\":%s,\"not_exposed\":%s,\"advice\":%s,\"verdict\":%s}\n",
+                json_list(survives).c_str(), json_list(fails).c_str(), json_list(r.not_exposed).c_str(),
+                json_list(r.advice).c_str(), json_string(r.worse ? "worse" : "ok").c_str());
 }
 
 }  // namespace
@@ -289,6 +305,7 @@ int check_deployment(const options& o) {
         std::fprintf(stderr, "edgelock: cannot check the deployment: %s\n", why.c_str());
         return exit_not_found;
     }
+    set_aside_eviction(r);
     r.advice = advice_for(r.nodes, o, r.verdicts);
     if (o.json) {
         print_json(r);

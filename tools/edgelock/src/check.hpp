@@ -6,16 +6,17 @@
 // trip as error bar). It picks the simulator's matrix row for the deployment and the client's
 // settings (--fencing, --restart-guard, --wait-replicas), runs edgelock-sim on that row, and
 // prints which fault scenarios the deployment survives, which it does not, and what to
-// change. --json prints the same as one JSON object.
+// change. S10 (eviction) applies only where a node may evict keys: without such a node it is
+// listed as not exposed. --json prints the same as one JSON object.
 #pragma once
 
 #include "options.hpp"
 
 namespace edgelock::cli {
 
-// Returns exit_ok when nothing is worse than the row's limits in the simulator,
-// exit_deployment_worse when a node is (it may evict keys: the simulator assumes keys live
-// their TTL), exit_unavailable / exit_redis_refused when a node cannot be read, exit_not_found
+// Returns exit_ok when the deployment is exposed to nothing beyond the row's other limits,
+// exit_deployment_worse when a node may evict keys (S10, which no configuration survives),
+// exit_unavailable / exit_redis_refused when a node cannot be read, exit_not_found
 // when edgelock-sim is missing.
 int check_deployment(const options& o);
 

@@ -17,7 +17,7 @@ enum exit_code : int {
     exit_internal = 70,         // an internal error (a bug, or the OS refused a resource)
     exit_busy = 75,             // --wait 0 and another owner holds the lock
     exit_redis_refused = 76,    // Redis answered with an error: AUTH, SELECT, a script error
-    exit_deployment_worse = 78,  // check: a node is worse than the simulator's row assumes
+    exit_deployment_worse = 78,  // check: a node may evict lock keys (S10)
     exit_wait_timeout = 79,     // the lock stayed held by another owner for the whole --wait
     exit_lost = 80,             // the lock was lost while CMD ran; CMD was signalled
     exit_cannot_execute = 126,  // CMD exists but could not be executed

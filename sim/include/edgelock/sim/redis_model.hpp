@@ -10,7 +10,7 @@
 //                                          replica answers all three)
 //   INFO server persistence memory         run_id (new with every start), uptime_in_seconds
 //                                          (whole seconds of its wall clock, as Redis counts
-//                                          them), aof_enabled, no memory limit
+//                                          them), aof_enabled, maxmemory and its policy
 //   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
 //                                          refuses it)
 //   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
@@ -37,6 +37,9 @@
 //   replication), so a promoted replica answers NOSCRIPT too, until a connection's
 //   handshake loads them.
 // - A replica refuses writes (READONLY).
+// - Eviction: a node with a memory limit and an evicting policy loses keys when memory runs
+//   short (evict()); a master sends the evictions to its replicas as DELs, and AOF logs
+//   them, as Redis does. Replicas do not evict on their own (replica-ignore-maxmemory).
 #pragma once
 
 #include <array>
@@ -63,6 +66,13 @@ struct redis_entry {
     std::string key;
     std::string value;
     std::int64_t expire_at_ms = -1;
+};
+
+// maxmemory-policy, as far as locks care: which keys memory pressure may take.
+enum class eviction_policy : std::uint8_t {
+    noeviction,     // writes fail instead (the model never runs short)
+    volatile_keys,  // volatile-lru and the like: keys with a TTL (lock keys)
+    all_keys,       // allkeys-lru and the like: any key (fence counters too)
 };
 
 enum class script_id : std::uint8_t { acquire, raise, renew, release, none };
@@ -149,6 +159,10 @@ public:
     void refuse_script_load() noexcept { script_load_refused_ = true; }
     // An ACL that refuses CONFIG GET (NOPERM).
     void refuse_config_get() noexcept { config_get_refused_ = true; }
+    // Runs with a memory limit and this policy (INFO memory reports both).
+    void set_eviction(eviction_policy policy) noexcept { eviction_ = policy; }
+    // Memory ran short: a master evicts every key its policy allows, as DELs in `effects`.
+    void evict(std::int64_t now_us, std::vector<repl_op>& effects);
 
     std::uint8_t id() const noexcept { return id_; }
     bool up() const noexcept { return up_; }
@@ -204,6 +218,7 @@ private:
     std::uint8_t scripts_cached_ = 0;       // bit per script_id
     bool script_load_refused_ = false;
     bool config_get_refused_ = false;
+    eviction_policy eviction_ = eviction_policy::noeviction;
     std::uint32_t runs_ = 1;                // starts of the process: its run_id
     std::int64_t started_wall_ms_ = 0;
     persistence persist_ = persistence::none;

@@ -1,4 +1,4 @@
-// edgelock sim: the scenario catalogue S1..S9.
+// edgelock sim: the scenario catalogue S1..S10.
 //
 // Each scenario is one fault of the Kleppmann/antirez debate, in two forms:
 //   scripted  a fixed schedule that lands the fault where it hurts most (run with a seed
@@ -21,6 +21,8 @@
 //   S8 lost reply to release/renew, retried after the lock moved on
 //   S9 a network partition with clients on both sides: Sentinel's old master keeps a replica
 //      on its side; Redlock's nodes split into a minority and a majority
+//   S10 memory pressure on a node with maxmemory and an evicting policy: volatile-* takes
+//      the lock keys, allkeys-* the fence counters too
 #pragma once
 
 #include <array>
@@ -33,8 +35,8 @@
 
 namespace edgelock::sim {
 
-enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8, s9 };
-inline constexpr std::size_t scenario_count = 9;
+enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 };
+inline constexpr std::size_t scenario_count = 10;
 
 struct scenario_info {
     scenario_id id;

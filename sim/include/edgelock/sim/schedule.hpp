@@ -12,6 +12,8 @@
 //
 //   isolate.n0@c1.acquired#1+0,d=900;power_off.n2@t300,d=100,p=none;pause.n1@t50,d=400
 //
+//   evict.n0@c1.acquired#2+30,x=1
+//
 // kind.target@trigger then key=value pairs: d duration (ms), x amount (ms, ppm or per
 // million, by kind), to the peers (nodes "n0n1", or "R" for the resource), p persistence,
 // k count, wall=1 (clock_rate of the wall clock), rst=1 (loss seen as a reset, not a timeout).
@@ -50,6 +52,9 @@ enum class fault_kind : std::uint8_t {
     power_off,   // node: its host dies without a word (no RST reaches anyone), back after d ms
     isolate,     // node (and the nodes in `to`, its side): cut off from the sentinels and the
                  // other nodes for d ms; clients reach it
+    evict,       // node: memory pressure, a master evicts every key its maxmemory-policy may:
+                 // x=0 a volatile-* policy (keys with a TTL: lock keys), x=1 allkeys-* (fence
+                 // counters too). The node runs that policy from the start (INFO says so)
 };
 const char* to_string(fault_kind kind) noexcept;
 

@@ -201,6 +201,7 @@ private:
     };
     void activate_node_fault(const fault& f);
     void crash(std::uint8_t node, const fault& f);
+    void evict(std::uint8_t node);
     void restart(std::uint8_t node);
     void pause_node(std::uint8_t node, std::int64_t until_us);
     void resume_node(std::uint8_t node);
