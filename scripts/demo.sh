@@ -138,7 +138,7 @@ echo "\$ edgelock run --name demo:guard --ttl 3s --wait 10s -- echo ran"
 part "3. The simulator: which configuration keeps which promise under which fault"
 "$edgelock" sim matrix --runs 30 --seed 1 >"$out/matrix.txt"
 awk '
-  /^S[0-9] / {
+  /^S[0-9]+ / {
     cell = ""
     for (i = 3; i <= NF; i++) {
       split($i, kv, "=")
@@ -174,6 +174,7 @@ said yes while Redis no longer kept the holder's key where it had to.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover
 S7 client clock drift      S8 lost release/renew reply       S9 network partition
+S10 a node evicts keys (maxmemory-policy volatile-* or allkeys-*)
 EOF
 echo "(every line, with the command that replays it: $out/matrix.txt)"
 echo

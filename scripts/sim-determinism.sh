@@ -6,7 +6,7 @@
 #   scripts/sim-determinism.sh build/sim/edgelock-sim -- \
 #       qemu-aarch64 -L /usr/aarch64-linux-gnu build-aarch64/sim/edgelock-sim
 #
-# Runs `edgelock-sim run` for every scenario (S1..S9) and configuration, once scripted and
+# Runs `edgelock-sim run` for every scenario (S1..S10) and configuration, once scripted and
 # once with a random schedule, each with its own seed, then `edgelock-sim matrix`. Every
 # output must be byte-identical between the two builds (the trace hash is printed per run as
 # the summary), except the matrix's last line, its wall and CPU time. Exit status: 0 all
@@ -28,7 +28,7 @@ target=("$@")
 
 matrix_runs=3
 matrix_seed=42
-scenarios=(S1 S2 S3 S4 S5 S6 S7 S8 S9)
+scenarios=(S1 S2 S3 S4 S5 S6 S7 S8 S9 S10)
 # The configurations are whatever this simulator offers: its usage text lists them.
 read -r -a configs < <("$native" 2>&1 | sed -n 's/^configurations: *//p')
 ((${#configs[@]} > 0)) || { echo "sim-determinism: $native lists no configurations" >&2; exit 2; }

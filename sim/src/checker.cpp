@@ -82,8 +82,12 @@ check_outcome check_stale(const history& h) {
 // overlap check's business; between them no order is promised.
 check_outcome check_order(const history& h) {
     if (!h.fencing) return {};
+    // A hold is over no sooner than just after it began: one the run's end cut off at its first
+    // instant is not over before itself.
     std::vector<std::int64_t> done_us(h.holds.size());
-    for (std::size_t i = 0; i < h.holds.size(); ++i) done_us[i] = h.holds[i].end_us;
+    for (std::size_t i = 0; i < h.holds.size(); ++i) {
+        done_us[i] = std::max(h.holds[i].end_us, h.holds[i].start_us + 1);
+    }
     for (const action_record& a : h.actions) {
         if (a.hold < done_us.size()) done_us[a.hold] = std::max(done_us[a.hold], a.send_us);
     }

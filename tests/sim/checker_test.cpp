@@ -119,6 +119,15 @@ TEST(checker, a_late_write_keeps_its_holder_going_for_the_order_check) {
     EXPECT_TRUE(check_history(h).ok(check_kind::order));
 }
 
+// The run can end at the instant a hold began: that hold is not over before itself.
+TEST(checker, a_hold_cut_off_at_its_first_instant_is_not_compared_with_itself) {
+    history h = clean();
+    h.holds.push_back(hold(1, 3, 500, 500, 4));
+    EXPECT_TRUE(check_history(h).ok(check_kind::order));
+    h.holds.push_back(hold(0, 4, 600, 650, 4));
+    EXPECT_FALSE(check_history(h).ok(check_kind::order)) << "still compared with the holds after it";
+}
+
 TEST(checker, liveness_needs_an_acquisition_after_the_heal) {
     history h = clean();
     h.heal_us = 360;
