@@ -101,7 +101,8 @@ TEST(asio_redlock, three_of_five_stopped_fails_within_the_wait_and_leaves_no_key
     ASSERT_TRUE(got.done);
     EXPECT_EQ(got.ec, errc::no_quorum) << "the last attempt's cause: " << got.ec.message();
     EXPECT_EQ(owner.status(handle).last_cause, errc::no_quorum);
-    EXPECT_LT(elapsed_ms(start), 800 + 100 + 200) << "the wait, one attempt timeout, slack";
+    // The wait, one attempt timeout, and slack for a loaded machine: the point is no hang.
+    EXPECT_LT(elapsed_ms(start), 800 + 100 + 600) << "the wait, one attempt timeout, slack";
     EXPECT_FALSE(owner.held(handle));
     EXPECT_TRUE(eventually(
         [&] {
