@@ -81,12 +81,9 @@ void instance_link::finish_connect(std::int64_t now_ms) {
     if (size > 0) world_->send_request(client_, server_, epoch_, std::string(hello.data(), size));
 }
 
-void instance_link::write(std::string&& bytes, std::int64_t now_ms) {
-    EDGELOCK_ASSERT(accepts_requests());
+void instance_link::send(std::string&& bytes) {
+    EDGELOCK_ASSERT(link_.accepts_requests());
     world_->send_request(client_, server_, epoch_, std::move(bytes));
-    // One lock per client: the owner and tag only have to differ from the handshake's.
-    const bool tracked = link_.track(0, 0, now_ms);
-    EDGELOCK_ASSERT(tracked);
 }
 
 bool instance_link::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {

@@ -6,6 +6,7 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
+#include "edgelock/session/lock_io.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
 
@@ -263,40 +264,57 @@ void client::drain() {
     while (!paused() && lock_.poll_event(e)) react(e);
 }
 
+namespace {
+
+// The simulated socket as session::write_requests' sink: each request is sent as a message of
+// its own, and what was sent is noted for the workload's points. The write window closed
+// reads as a full buffer. A client that deletes without comparing (the mutation tests'
+// broken one) sends a plain DEL for each release.
+struct request_sink {
+    instance_link* to = nullptr;
+    bool deletes_without_compare = false;
+    std::string_view lock_name;
+    bool sent_acquire = false;
+    bool sent_renew = false;
+    std::size_t sent = 0;
+    std::array<char, request_bytes_max> buffer{};
+
+    char* cursor() noexcept { return buffer.data(); }
+    std::size_t room() const noexcept { return to->window_open() ? buffer.size() : 0; }
+    bool commit(std::size_t size) {
+        std::string bytes(buffer.data(), size);
+        const script_id kind = classify_request(bytes);
+        sent_acquire = sent_acquire || kind == script_id::acquire;
+        sent_renew = sent_renew || kind == script_id::renew;
+        if (kind == script_id::release && deletes_without_compare) {
+            std::array<char, request_bytes_max> del{};
+            resp_writer writer(del.data(), del.size());
+            writer.array(2);
+            writer.bulk("DEL");
+            writer.bulk(lock_name);
+            bytes.assign(del.data(), writer.size());
+        }
+        to->send(std::move(bytes));
+        ++sent;
+        return true;
+    }
+};
+
+}  // namespace
+
 // Writes the lock's queued requests on every link that accepts them: ready, or handshaking
 // with the server itself (pipelined behind the handshake, as the blocking client does).
 bool client::send_requests() {
-    bool sent_any = false;
-    bool sent_acquire = false;
-    bool sent_renew = false;
-    std::array<char, request_bytes_max> buffer{};
+    request_sink sink;
+    sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
+    sink.lock_name = lock_name_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        instance_link& l = links_[i];
-        while (l.accepts_requests() && lock_.has_request(i)) {
-            const write_result w = lock_.write_request(i, buffer.data(), buffer.size());
-            if (w.code != errc::ok) {
-                anomaly("write_request", w.code);
-                break;
-            }
-            std::string bytes(buffer.data(), w.size);
-            const script_id kind = classify_request(bytes);
-            sent_acquire = sent_acquire || kind == script_id::acquire;
-            sent_renew = sent_renew || kind == script_id::renew;
-            if (kind == script_id::release && behaviour_ == behaviour::deletes_without_compare) {
-                std::array<char, request_bytes_max> del{};
-                resp_writer writer(del.data(), del.size());
-                writer.array(2);
-                writer.bulk("DEL");
-                writer.bulk(lock_name_);
-                bytes.assign(del.data(), writer.size());
-            }
-            l.write(std::move(bytes), now_ms());
-            sent_any = true;
-        }
+        sink.to = &links_[i];
+        session::write_requests(lock_, i, links_[i].link(), 0, 0, now_ms(), sink);
     }
-    if (sent_acquire) reach(point::acquire_sent);
-    if (sent_renew && !paused()) reach(point::renew_sent);
-    return sent_any;
+    if (sink.sent_acquire) reach(point::acquire_sent);
+    if (sink.sent_renew && !paused()) reach(point::renew_sent);
+    return sink.sent > 0;
 }
 
 void client::reschedule() {
@@ -339,10 +357,9 @@ void client::settle(std::uint8_t instance) {
         if (l.state() == session::link_state::closing) {
             std::size_t dropped = 0;
             const session::link_closed closed = l.close(now_ms(), dropped);
-            const bool moved_on = !closed.was_ready && dropped == 0 && l.link().may_start(now_ms());
-            if (!moved_on) {
+            if (session::lock_hears_close(closed, dropped, l.link(), now_ms())) {
                 drain();  // events a pause left behind first: on_io_error refuses while they wait
-                const errc code = lock_.on_io_error(instance, now_ms());
+                const errc code = session::hear_close(lock_, instance, l.link(), now_ms());
                 if (code != errc::ok) anomaly("on_io_error", code);
                 drain();
             }
@@ -366,12 +383,13 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
     } else {
         const session::link_reply routed = l.on_reply(nodes.data(), parsed.nodes, now_ms());
         if (routed.what == session::link_reply::kind::answer) {
-            const errc code = lock_.on_reply(instance, nodes[0], now_ms());
+            failure refused;  // the timeline shows the reply itself
+            const errc code = session::deliver_answer(lock_, instance, nodes[0], now_ms(), refused);
             if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
             drain();
         } else if (routed.what == session::link_reply::kind::node_started) {
             drain();  // the lock refuses input while events wait
-            const errc code = lock_.on_node_started(instance, l.link().started(), now_ms());
+            const errc code = session::tell_node_started(lock_, instance, l.link(), world_.config().restart_guard, now_ms());
             if (code != errc::ok) anomaly("on_node_started", code);
             drain();
         }

@@ -535,28 +535,23 @@ void client_impl::service(std::uint32_t index) {
     update_deadline(index);
 }
 
-// Encodes the lock's queued requests into the write buffers of the sockets that are ready;
-// a full buffer puts the lock on that socket's waiters.
+// Encodes the lock's queued requests into the write buffers of the sockets that take them
+// (session::write_requests); a full buffer puts the lock on that socket's waiters.
 void client_impl::write_requests(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     const std::int64_t now = now_ms();  // when the requests go out: their command timeout
     for (std::size_t i = 0; i < instance_count_; ++i) {
         link_socket& c = *sockets_[i];
         const auto bit = static_cast<std::uint8_t>(1u << i);
-        if (!c.ready() || (e.waiting_mask & bit) != 0) continue;
+        if ((e.waiting_mask & bit) != 0) continue;
         const auto instance = static_cast<std::uint8_t>(i);
-        while (e.core.has_request(instance)) {
-            const write_result written = e.core.write_request(instance, c.write_cursor(), c.write_room());
-            if (written.code == errc::buffer_too_small) {
-                // One entry per lock and connection (the mask), so the ring always has room.
-                const bool added = c.add_waiter(lock_ref{index, e.generation});
-                EDGELOCK_ASSERT(added);
-                e.waiting_mask |= bit;
-                break;
-            }
-            EDGELOCK_ASSERT(written.code == errc::ok);
-            c.commit(written.size, index, e.generation, now);
-            ++e.requests_in_flight;
+        const session::write_report sent = session::write_requests(e.core, instance, c.link(), index, e.generation, now, c);
+        e.requests_in_flight += static_cast<std::uint32_t>(sent.written);
+        if (sent.stop == session::write_stop::full) {
+            // One entry per lock and connection (the mask), so the ring always has room.
+            const bool added = c.add_waiter(lock_ref{index, e.generation});
+            EDGELOCK_ASSERT(added);
+            e.waiting_mask |= bit;
         }
     }
 }
@@ -566,7 +561,7 @@ void client_impl::wake_waiters(std::uint8_t instance) {
     fixed_ring<lock_ref>& waiters = c.waiters();
     const auto bit = static_cast<std::uint8_t>(1u << instance);
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
-        if (c.write_room() < request_bytes_max) return;
+        if (c.room() < request_bytes_max) return;
         const lock_ref ref = waiters.front();
         waiters.pop();
         lock_entry& e = locks_[ref.index];
@@ -635,10 +630,11 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
     if (!deliver_pending(entry.owner)) return;
     // Read after the handlers above, and after those of earlier replies in the same read:
     // the time they took is subtracted from the lease like any other wait.
-    const errc code = e.core.on_reply(instance, reply, now_ms());
+    failure refused;
+    const errc code = session::deliver_answer(e.core, instance, reply, now_ms(), refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
-    if (code == errc::error_reply || code == errc::unexpected_reply) e.failure = make_error_code(code);
+    if (refused) e.failure = to_error_code(refused);
     service(entry.owner);
 }
 
@@ -662,7 +658,7 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
             if (attempt_running(e.core.state()) && !e.failure) e.failure = sockets_[instance]->last_error();
-            e.core.on_io_error(instance, now_ms());
+            session::hear_close(e.core, instance, sockets_[instance]->link(), now_ms());
             service(index);
         }
         if (open_epoch_ != open_epoch) return;
@@ -674,7 +670,7 @@ void client_impl::on_connection_down(std::uint8_t instance) {
 // the restart guard every lock hears the node's start before its requests are written there
 // (the link holds them until now).
 void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start) {
-    if (config_.eviction == session::eviction_check::warn && node.may_evict() && config_.on_warning) {
+    if (session::warns_of_eviction(config_.eviction, sockets_[instance]->link()) && config_.on_warning) {
         config_.on_warning(instance, session::eviction_warning(node).view());
     }
     if (config_.restart_guard) on_node_started(instance, start);

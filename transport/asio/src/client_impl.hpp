@@ -18,6 +18,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/lock_io.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "edgelock/session/server_link.hpp"
@@ -51,6 +52,7 @@ public:
     void stop();   // drops everything, no reconnect, no notifications
 
     bool ready() const noexcept { return link_.ready(); }
+    session::server_link& link() noexcept { return link_; }
     std::error_code last_error() const noexcept { return to_error_code(link_.last_error()); }
     std::string endpoint() const;
     std::uint32_t attempts_finished() const noexcept { return link_.attempts_finished(); }
@@ -59,10 +61,11 @@ public:
     // A new master was announced: connect to it now, whatever the reconnect delay.
     void follow_new_master();
 
-    // Lock traffic, while ready: requests are encoded straight into the write buffer.
-    char* write_cursor() noexcept { return buffers_[pending_].get() + pending_size_; }
-    std::size_t write_room() const noexcept { return buffer_bytes_ - pending_size_; }
-    void commit(std::size_t size, std::uint32_t lock, std::uint32_t generation, std::int64_t now) noexcept;
+    // Lock traffic (session::write_requests' sink): requests are encoded straight into the
+    // write buffer, then committed to it, already tracked on link().
+    char* cursor() noexcept { return buffers_[pending_].get() + pending_size_; }
+    std::size_t room() const noexcept { return buffer_bytes_ - pending_size_; }
+    bool commit(std::size_t size) noexcept;
     // Sends what is buffered: synchronously when the socket takes it, else asynchronously.
     void flush() noexcept;
     bool writing() const noexcept { return writing_; }

@@ -77,11 +77,14 @@ void link_socket::settle() {
     const std::int64_t now = now_ms();
     if (link_.state() == session::link_state::closing) {
         close_socket();
-        const session::link_closed closed =
-            link_.on_closed(now, [this](const session::in_flight& entry) { owner_.on_request_done(entry.owner); });
+        std::size_t dropped = 0;
+        const session::link_closed closed = link_.on_closed(now, [this, &dropped](const session::in_flight& entry) {
+            owner_.on_request_done(entry.owner);
+            ++dropped;
+        });
         ready_reported_ = false;
         owner_.on_attempt_finished();
-        if (closed.was_ready && role_ == link_role::instance) {
+        if (role_ == link_role::instance && session::lock_hears_close(closed, dropped, link_, now)) {
             waiters_.clear();
             owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
             if (stopped_) return;
@@ -138,7 +141,7 @@ void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     set_socket_options();
-    pending_size_ += link_.on_connected(now_ms(), write_cursor(), write_room());
+    pending_size_ += link_.on_connected(now_ms(), cursor(), room());
     if (link_.state() == session::link_state::handshaking) start_read();
     settle();
 }
@@ -160,12 +163,11 @@ void link_socket::set_socket_options() {
     socket_.non_blocking(true, ignored);
 }
 
-void link_socket::commit(std::size_t size, std::uint32_t lock, std::uint32_t generation, std::int64_t now) noexcept {
-    EDGELOCK_ASSERT(size <= write_room());
+bool link_socket::commit(std::size_t size) noexcept {
+    EDGELOCK_ASSERT(size <= room());
     pending_size_ += size;
-    const bool tracked = link_.track(lock, generation, now);
-    EDGELOCK_ASSERT(tracked);
     arm_timer(link_.next_deadline_ms());
+    return true;  // written later, by flush(): a failure closes the link then
 }
 
 void link_socket::flush() noexcept {

@@ -29,6 +29,7 @@ public:
     errc setup(session::link_setup setup);
 
     const session::server_link& link() const noexcept { return link_; }
+    session::server_link& link() noexcept { return link_; }
     bool ready() const noexcept { return link_.ready(); }
     bool busy() const noexcept { return link_.requests_in_flight() > 0; }
     int fd() const noexcept { return context_ != nullptr ? context_->fd : -1; }
@@ -43,6 +44,9 @@ public:
     // Writes one lock request (tracked under `tag`); false when the connection failed
     // (link closing: call finish()).
     bool send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now);
+    // Writes bytes the caller tracked on link() already; false when the connection failed
+    // (link closing: call finish()).
+    bool write_all(const char* bytes, std::size_t size, std::int64_t now);
     // Reads what the socket has and hands each answer to on_answer(const in_flight&, const
     // reply_node&), and the node's start (read_node) to on_started(const node_start&) at the
     // end of the handshake. Stops when the link closes (call finish()).
@@ -67,7 +71,6 @@ public:
     session::link_closed finish(std::int64_t now, std::size_t& dropped);
 
 private:
-    bool write_all(const char* bytes, std::size_t size, std::int64_t now);
     bool read_some(std::int64_t now);
     // Hands every complete reply in the buffer to the link; answers go to on_answer.
     template <typename OnAnswer, typename OnStarted>

@@ -18,6 +18,7 @@
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/lock_io.hpp"
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/session/reconnect.hpp"
 
@@ -91,8 +92,9 @@ struct lock::impl {
     void write_requests(std::uint8_t i);
     void read_replies(std::uint8_t i);
     void check_timeouts();
-    void closed(std::uint8_t i, bool lock_request_lost = false);
+    void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
+    void note_error(std::uint8_t i, const failure& why);
     std::error_code configure(const lock_options& given);
     void drain_events();
     bool quiet(std::int64_t now) const;
@@ -192,7 +194,7 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     std::int64_t wake = core.next_deadline_ms();
     for (std::uint8_t i = 0; i < instances; ++i) {
         if (links[i].busy()) return now;
-        if (core.has_request(i)) wake = std::min(wake, links[i].link().start_not_before_ms());
+        wake = std::min(wake, session::wake_ms(links[i].link(), core.has_request(i), now));
     }
     return wake;
 }
@@ -222,10 +224,9 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
             if (l.busy()) {
                 owner[count] = i;
                 fds[count++] = pollfd{l.fd(), POLLIN, 0};
-                wake = std::min(wake, l.link().next_deadline_ms());
-            } else if (core.has_request(i)) {
-                wake = std::min(wake, l.link().start_not_before_ms());
             }
+            // Connections are made on demand: an idle link matters only with requests for it.
+            wake = std::min(wake, session::wake_ms(l.link(), core.has_request(i), now));
         }
         const nfds_t instance_fds = count;
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
@@ -272,9 +273,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                     continue;
                 }
             }
-            // Asking a sentinel: the requests wait for the master it names.
-            if (!l.accepts_requests()) continue;
-            write_requests(i);
+            write_requests(i);  // asking a sentinel: they wait for the master it names
         }
     }
 }
@@ -291,47 +290,49 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
         started = l.start_connect(now);
     }
     held.lock();
-    if (!started) {
-        last_errors[i] = to_error_code(l.link().last_error());
-        call_error = last_errors[i];
-    }
+    if (!started) note_error(i, l.link().last_error());
     return started;
 }
 
+namespace {
+
+// The blocking socket as session::write_requests' sink: each request is sent before the next
+// is encoded.
+struct socket_sink {
+    blocking_link& to;
+    std::int64_t now;
+    std::array<char, request_bytes_max> buffer{};
+
+    char* cursor() noexcept { return buffer.data(); }
+    std::size_t room() const noexcept { return buffer.size(); }
+    bool commit(std::size_t size) { return to.write_all(buffer.data(), size, now); }
+};
+
+}  // namespace
+
 void lock::impl::write_requests(std::uint8_t i) {
     blocking_link& l = links[i];
-    std::array<char, request_bytes_max> buffer{};
-    while (core.has_request(i)) {
-        const write_result written = core.write_request(i, buffer.data(), buffer.size());
-        if (written.code != errc::ok) break;
-        // The core has it in flight from here: a failed write is its connection's failure.
-        if (!l.send(buffer.data(), written.size, 0, now_ms())) {
-            closed(i, true);
-            return;
-        }
-    }
+    socket_sink sink{l, now_ms()};
+    const session::write_report sent = session::write_requests(core, i, l.link(), 0, 0, sink.now, sink);
+    if (sent.stop == session::write_stop::failed) closed(i);
 }
 
 void lock::impl::read_replies(std::uint8_t i) {
     blocking_link& l = links[i];
     const auto on_answer = [this, i](const session::in_flight&, const reply_node& node) {
-        const errc code = core.on_reply(i, node, now_ms());
-        if (code == errc::error_reply || code == errc::unexpected_reply) {
-            last_errors[i] = make_error_code(code);
-            call_error = last_errors[i];
-        }
+        failure refused;
+        session::deliver_answer(core, i, node, now_ms(), refused);
+        if (refused) note_error(i, refused);
         drain_events();
     };
     // The restart guard: the core hears the node's start before any request is written on
     // the new connection (the link holds them until now).
-    const auto on_started = [this, i, &l](const node_start& start) {
-        const session::node_facts& node = l.link().node();
-        if (options.eviction == session::eviction_check::warn && node.may_evict() && options.on_warning) {
-            options.on_warning(i, session::eviction_warning(node).view());
+    const auto on_started = [this, i, &l](const node_start&) {
+        if (session::warns_of_eviction(options.eviction, l.link()) && options.on_warning) {
+            options.on_warning(i, session::eviction_warning(l.link().node()).view());
         }
-        if (!options.restart_guard) return;
         drain_events();  // the core refuses input while its event queue lacks room
-        const errc told = core.on_node_started(i, start, now_ms());
+        const errc told = session::tell_node_started(core, i, l.link(), options.restart_guard, now_ms());
         EDGELOCK_ASSERT(told == errc::ok);
         drain_events();
     };
@@ -348,36 +349,28 @@ void lock::impl::check_timeouts() {
     }
 }
 
-// Instance i's connection ended: its requests in flight are given up (and one the core handed
-// out whose write failed: lock_request_lost). The core hears of it unless nothing of its own
-// was lost: a sentinel that named the master (or failed, with
-// another to ask at once) carried no lock traffic, and the next pass connects again.
-void lock::impl::closed(std::uint8_t i, bool lock_request_lost) {
-    std::size_t dropped = lock_request_lost ? 1 : 0;
+// Instance i's connection ended: its requests in flight are given up, and the core hears of
+// it unless the link only moved on (session::lock_hears_close).
+void lock::impl::closed(std::uint8_t i) {
     const std::int64_t now = now_ms();
-    std::size_t in_flight_dropped = 0;
-    const session::link_closed ended = links[i].finish(now, in_flight_dropped);
-    dropped += in_flight_dropped;
-    if (ended.why) {
-        last_errors[i] = to_error_code(ended.why);
-        call_error = last_errors[i];
-    }
-    const bool moved_on = !ended.was_ready && dropped == 0 && links[i].link().may_start(now);
-    if (moved_on) return;
+    std::size_t dropped = 0;
+    const session::link_closed ended = links[i].finish(now, dropped);
+    if (ended.why) note_error(i, ended.why);
+    if (!session::lock_hears_close(ended, dropped, links[i].link(), now)) return;
     core.on_io_error(i, now);
     drain_events();
 }
 
 // Instance i cannot be reached: its queued requests fail now instead of at the round's
-// deadline (the core queues releases again for the next try: the running round's, and
-// cleanups while their key may still be there; lock.hpp, on_io_error).
+// deadline (session::give_up_unsent).
 void lock::impl::fail_unsent(std::uint8_t i) {
-    std::array<char, request_bytes_max> scratch{};
-    for (std::size_t n = 0; n < requests_per_instance_max && core.has_request(i); ++n) {
-        if (core.write_request(i, scratch.data(), scratch.size()).code != errc::ok) break;
-    }
-    core.on_io_error(i, now_ms());
+    session::give_up_unsent(core, i, now_ms());
     drain_events();
+}
+
+void lock::impl::note_error(std::uint8_t i, const failure& why) {
+    last_errors[i] = to_error_code(why);
+    call_error = last_errors[i];
 }
 
 void lock::impl::drain_events() {

@@ -48,11 +48,12 @@ public:
                std::uint8_t write_window);
 
     const session::server_link& link() const noexcept { return link_; }
+    session::server_link& link() noexcept { return link_; }
     session::link_state state() const noexcept { return link_.state(); }
-    // The link takes lock requests and the write window has room (the handshake's steps
-    // count: with a window, requests wait for the handshake, as the asio client's do).
-    bool accepts_requests() const noexcept {
-        return link_.accepts_requests() && (write_window_ == 0 || link_.requests_in_flight() < write_window_);
+    // The write window has room for another request (the handshake's steps count: with a
+    // window, requests wait for the handshake, as the asio client's do).
+    bool window_open() const noexcept {
+        return write_window_ == 0 || link_.requests_in_flight() < write_window_;
     }
 
     // Begins a connect when the link is idle and its reconnect delay has passed. True when
@@ -61,8 +62,8 @@ public:
     // What is due by now: a reset that reached the client, a connect that completed (its
     // handshake written), the link's connect and reply timeouts.
     void on_timer(std::int64_t now_ms, std::int64_t now_us);
-    // Writes one lock request (accepts_requests() must hold) and tracks it.
-    void write(std::string&& bytes, std::int64_t now_ms);
+    // Sends one lock request's bytes, tracked on link() already (session::write_requests).
+    void send(std::string&& bytes);
     // A reply sent on (server, epoch) belongs to this link's open connection.
     bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
     // One reply on this link's connection (carries() held): the link's verdict.

@@ -89,6 +89,11 @@
 //     on by default: each connection reads INFO and CONFIG GET appendfsync before any lock
 //     request, and a node that (re)started without AOF appendfsync always makes acquires
 //     fail with restart_guard (or wait) for a TTL after its start.
+//   - a connection that ends, or a connect that fails, while the link then waits out its
+//     reconnect delay gives up the requests queued for that instance at once (they waited
+//     for the attempt's deadline), and every lock hears of it (a failed connect was not
+//     reported); with the restart guard off and no Sentinel, requests are pipelined behind
+//     the handshake, as the blocking client does (session/lock_io.hpp holds these rules).
 #pragma once
 
 #include <asio/io_context.hpp>

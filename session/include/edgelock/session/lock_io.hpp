@@ -1,0 +1,131 @@
+// edgelock session: the rules between one instance's connection (server_link) and the locks
+// that use it, written once for every transport (asio, hiredis, the simulator's clients).
+// The transport keeps its own loop shape (completion handlers, poll(2), simulated events);
+// every decision on the way from the lock to the socket and back is made here:
+//
+//   write_requests     a lock's queued requests onto the connection while it accepts them
+//                      (ready, or pipelined behind the server's handshake), each tracked so
+//                      its reply is routed back to (owner, tag)
+//   deliver_answer     a reply the link routed to a lock; Redis's error replies are kept as
+//                      the instance's last failure, which the lock's verdict may name
+//   tell_node_started  the restart guard: what the connection read of the node's process,
+//                      told before any request is written on it
+//   warns_of_eviction  whether the node read deserves the client's eviction warning
+//   lock_hears_close   whether the locks on the instance must hear that its connection
+//                      ended, or the link only moved on
+//   hear_close         what a lock hears then: on_io_error, and when the link may not connect
+//                      again before its reconnect delay ends, its queued requests given up too
+//   give_up_unsent     an instance that cannot be reached now: its queued requests fail at
+//                      once, not at the end of the round
+//   wake_ms            when the transport must look at the link again
+//
+// The lock refuses input while its event queue is full (events_pending): callers drain
+// poll_event() before each call that feeds it, as lock.hpp asks after every call in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgelock/assert.hpp"
+#include "edgelock/lock.hpp"
+#include "edgelock/session/node_facts.hpp"
+#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/transport_errc.hpp"
+
+namespace edgelock::session {
+
+enum class write_stop : std::uint8_t {
+    done,           // nothing queued any more for this instance
+    not_accepting,  // the connection takes no lock requests now (connecting, asking a sentinel,
+                    // reading the node, closing): they stay queued for the next one
+    full,           // the sink has no room for the next request: write again once it drained
+    failed,         // the sink's write failed: the link is closing, the request is in flight
+                    // on it and is given up with it (lock_hears_close)
+};
+
+struct write_report {
+    std::size_t written = 0;
+    write_stop stop = write_stop::done;
+};
+
+// Writes `core`'s queued requests for `instance` through `sink`, which offers
+//   char* cursor(); std::size_t room();   where the next request's bytes go, and how many fit
+//   bool commit(std::size_t size);        they are the connection's to send; false when that
+//                                         failed (the sink closed the link: on_io_error)
+// Each request is tracked on the link before it is committed, so a write that fails drops it
+// with the connection, as a request in flight.
+template <typename Sink>
+write_report write_requests(lock& core, std::uint8_t instance, server_link& link, std::uint32_t owner,
+                            std::uint32_t tag, std::int64_t now, Sink& sink) noexcept {
+    write_report report;
+    while (core.has_request(instance)) {
+        if (!link.accepts_requests()) {
+            report.stop = write_stop::not_accepting;
+            return report;
+        }
+        const write_result written = core.write_request(instance, sink.cursor(), sink.room());
+        if (written.code == errc::buffer_too_small) {
+            report.stop = write_stop::full;
+            return report;
+        }
+        EDGELOCK_ASSERT(written.code == errc::ok);
+        // The caller sized the link's in-flight storage for every request the lock can have out.
+        const bool tracked = link.track(owner, tag, now);
+        EDGELOCK_ASSERT(tracked);
+        ++report.written;
+        if (!sink.commit(written.size)) {
+            report.stop = write_stop::failed;
+            return report;
+        }
+    }
+    return report;
+}
+
+// Hands `reply` (the link's answer for this lock) to the lock. An error reply or a reply the
+// request cannot produce counts as the instance's failure for the running round, and is kept
+// in `last` for the caller's error report. Returns the lock's code.
+errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
+                    failure& last) noexcept;
+
+// After the link's node_started: with the restart guard on, the lock hears when the node's
+// process started and whether its data survives a restart (lock::on_node_started); with it
+// off, nothing. Returns the lock's code (ok when the guard is off).
+errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
+                       std::int64_t now) noexcept;
+
+// After node_started: true when the client's warning hook should hear eviction_warning() of
+// this node (the check is warn and the node may evict keys). refuse is the link's own
+// (link_setup::refuse_evicting): such a connection never gets this far.
+bool warns_of_eviction(eviction_check check, const server_link& link) noexcept;
+
+// The link's connection ended (on_closed gave `closed`; `dropped` lock requests were in
+// flight on it, counting one whose write failed). The locks on the instance must hear it
+// (lock::on_io_error), as lock.hpp asks whenever the connection changes, unless the link only
+// moved on: nothing of the locks' was on it (it never became ready and dropped no request)
+// and it connects again at once (a sentinel named the master, or failed with another to ask).
+bool lock_hears_close(const link_closed& closed, std::size_t dropped, const server_link& link,
+                      std::int64_t now) noexcept;
+
+// A connection the lock must hear of ended (lock_hears_close): requests in flight on it are
+// given up (lock::on_io_error), and so are the ones queued for the instance when the link is
+// in its reconnect delay (give_up_unsent); otherwise they wait for the next connection, made
+// at once. Returns the lock's code.
+errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std::int64_t now) noexcept;
+
+// The instance cannot be reached now: its link is idle and may not connect before the
+// reconnect delay ends. The requests queued for it are given up at once, with the
+// connection's failure (lock::on_io_error after taking them out of the queue), rather than
+// waiting for a connection until the round's deadline; releases are queued again, as
+// on_io_error does. Returns the lock's code.
+errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept;
+
+// True when the link is idle and may not connect now: requests for it should be given up.
+bool unreachable_now(const server_link& link, std::int64_t now) noexcept;
+
+// When the transport must look at the link again: its connect, handshake or reply deadline;
+// idle, when it may connect again (never before now) if it wants a connection (one that keeps
+// its connections up always does; one that connects on demand, when requests wait for it),
+// else no_deadline_ms.
+std::int64_t wake_ms(const server_link& link, bool wants_connection, std::int64_t now) noexcept;
+
+}  // namespace edgelock::session

@@ -1,0 +1,54 @@
+#include "edgelock/session/lock_io.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace edgelock::session {
+
+errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
+                    failure& last) noexcept {
+    const errc code = core.on_reply(instance, reply, now);
+    if (code == errc::error_reply || code == errc::unexpected_reply) last = failure::of(code);
+    return code;
+}
+
+errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
+                       std::int64_t now) noexcept {
+    if (!restart_guard) return errc::ok;
+    return core.on_node_started(instance, link.started(), now);
+}
+
+bool warns_of_eviction(eviction_check check, const server_link& link) noexcept {
+    return check == eviction_check::warn && link.node().may_evict();
+}
+
+bool lock_hears_close(const link_closed& closed, std::size_t dropped, const server_link& link,
+                      std::int64_t now) noexcept {
+    // Not when it only moved on: nothing of the locks' was on it, and it connects again at once.
+    return closed.was_ready || dropped > 0 || !link.may_start(now);
+}
+
+errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std::int64_t now) noexcept {
+    return unreachable_now(link, now) ? give_up_unsent(core, instance, now) : core.on_io_error(instance, now);
+}
+
+// The core has no call to drop what it queued; written out (nowhere) they are in flight, and
+// on_io_error gives them up like any request a failed connection took with it.
+errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
+    std::array<char, request_bytes_max> nowhere{};
+    for (std::size_t n = 0; n < requests_per_instance_max && core.has_request(instance); ++n) {
+        if (core.write_request(instance, nowhere.data(), nowhere.size()).code != errc::ok) break;
+    }
+    return core.on_io_error(instance, now);
+}
+
+bool unreachable_now(const server_link& link, std::int64_t now) noexcept {
+    return link.state() == link_state::idle && !link.may_start(now);
+}
+
+std::int64_t wake_ms(const server_link& link, bool wants_connection, std::int64_t now) noexcept {
+    if (link.state() != link_state::idle) return link.next_deadline_ms();
+    return wants_connection ? std::max(link.start_not_before_ms(), now) : no_deadline_ms;
+}
+
+}  // namespace edgelock::session

@@ -1,0 +1,233 @@
+// The rules between a link and the lock on it, with a real lock and a real link driven by
+// hand: literal timestamps, replies written as RESP text, a sink that records what it got.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "edgelock/session/lock_io.hpp"
+
+namespace {
+
+using namespace edgelock;
+using namespace edgelock::session;
+
+const std::string pong = "+PONG\r\n";
+const std::string sha = "$40\r\n0123456789012345678901234567890123456789\r\n";
+
+// A connection's write buffer: `capacity` bytes of room, commits that fail on demand.
+struct recording_sink {
+    std::array<char, 4096> buffer{};
+    std::size_t capacity = 4096;
+    std::size_t used = 0;
+    bool fail = false;
+    std::vector<std::string> committed;
+
+    char* cursor() { return buffer.data() + used; }
+    std::size_t room() const { return capacity - used; }
+    bool commit(std::size_t size) {
+        if (fail) return false;
+        committed.emplace_back(buffer.data() + used, size);
+        used += size;
+        return true;
+    }
+};
+
+std::string info_reply(int uptime_s, const std::string& memory) {
+    const std::string info = "# Server\r\nrun_id:" + std::string(40, 'a') + "\r\nuptime_in_seconds:" +
+                             std::to_string(uptime_s) + "\r\n# Persistence\r\naof_enabled:0\r\n# Memory\r\n" + memory;
+    return "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
+}
+
+class lock_io_test : public ::testing::Test {
+protected:
+    void SetUp() override { ASSERT_EQ(parse_server_url("h:1", server).code, errc::ok); }
+
+    void set_up(bool read_node) {
+        reading_node = read_node;
+        link_setup s;
+        s.server = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.seed = 1;
+        s.read_node = read_node;
+        ASSERT_EQ(link.setup(s), errc::ok);
+        lock_config c;
+        c.name = "job";
+        c.ttl_ms = 1000;
+        ASSERT_EQ(core.configure(c), errc::ok);
+    }
+    link_reply reply(const std::string& resp, std::int64_t now) {
+        std::array<reply_node, nodes_max> n{};
+        const parse_result r = parse_reply(resp.data(), resp.size(), n.data(), n.size());
+        EXPECT_EQ(r.code, errc::ok) << resp;
+        return link.on_reply(n.data(), r.nodes, now);
+    }
+    // Connects and answers the handshake: PING and the four scripts, or with read_node also
+    // INFO (uptime, `memory` lines) and CONFIG GET appendfsync. Returns the last reply's verdict.
+    link_reply connect(std::int64_t now, int uptime_s = 86400, const std::string& memory = "maxmemory:0\r\n") {
+        EXPECT_NE(link.start(now), nullptr);
+        std::array<char, 4096> hello{};
+        EXPECT_GT(link.on_connected(now, hello.data(), hello.size()), 0u);
+        link_reply last = reply(pong, now);
+        if (reading_node) {
+            reply(info_reply(uptime_s, memory), now);
+            reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", now);
+        }
+        for (int i = 0; i < 4; ++i) last = reply(sha, now);
+        return last;
+    }
+    std::vector<event> drain() {
+        std::vector<event> out;
+        event e;
+        while (core.poll_event(e)) out.push_back(e);
+        return out;
+    }
+
+    bool reading_node = false;
+    lock core;
+    server_link link;
+    server_address server;
+    std::array<in_flight, 16> storage{};
+    owner_token token{{1, 2, 3}};
+};
+
+TEST_F(lock_io_test, requests_go_out_while_the_link_accepts_them_each_tracked_for_its_reply) {
+    set_up(false);
+    ASSERT_EQ(core.acquire(0, 0, token), errc::ok);
+    recording_sink sink;
+    EXPECT_EQ(write_requests(core, 0, link, 7, 9, 0, sink).stop, write_stop::not_accepting)
+        << "no connection yet: the request stays queued";
+    EXPECT_TRUE(core.has_request(0));
+
+    connect(1);
+    const write_report r = write_requests(core, 0, link, 7, 9, 2, sink);
+    EXPECT_EQ(r.stop, write_stop::done);
+    EXPECT_EQ(r.written, 1u);
+    ASSERT_EQ(sink.committed.size(), 1u);
+    EXPECT_NE(sink.committed[0].find("EVALSHA"), std::string::npos);
+    EXPECT_EQ(link.requests_in_flight(), 1u);
+    const link_reply answer = reply(":0\r\n", 3);
+    EXPECT_EQ(answer.what, link_reply::kind::answer);
+    EXPECT_EQ(answer.entry.owner, 7u);
+    EXPECT_EQ(answer.entry.tag, 9u);
+}
+
+TEST_F(lock_io_test, a_full_sink_keeps_the_request_and_a_failed_write_drops_it_with_the_connection) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    sink.capacity = 10;
+    EXPECT_EQ(write_requests(core, 0, link, 0, 0, 1, sink).stop, write_stop::full);
+    EXPECT_TRUE(core.has_request(0));
+    EXPECT_EQ(link.requests_in_flight(), 0u);
+
+    sink.capacity = sink.buffer.size();
+    sink.fail = true;
+    const write_report r = write_requests(core, 0, link, 0, 0, 2, sink);
+    EXPECT_EQ(r.stop, write_stop::failed);
+    EXPECT_FALSE(core.has_request(0));
+    EXPECT_EQ(link.requests_in_flight(), 1u) << "in flight: the connection's close gives it up";
+}
+
+TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    write_requests(core, 0, link, 0, 0, 1, sink);
+    reply_node err{};
+    err.type = reply_type::error;
+    err.text = "ERR something";
+    failure last;
+    EXPECT_EQ(deliver_answer(core, 0, err, 2, last), errc::error_reply);
+    EXPECT_EQ(last, failure::of(errc::error_reply));
+
+}
+
+TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    write_requests(core, 0, link, 0, 0, 1, sink);
+    reply_node granted{};
+    granted.type = reply_type::integer;
+    failure last;
+    EXPECT_EQ(deliver_answer(core, 0, granted, 2, last), errc::ok);
+    EXPECT_FALSE(last);
+    EXPECT_EQ(drain().at(0).type, event_type::acquired);
+}
+
+TEST_F(lock_io_test, with_the_guard_the_lock_hears_a_fresh_node_started_and_keeps_it_out) {
+    set_up(true);
+    ASSERT_EQ(connect(0, 0).what, link_reply::kind::node_started);
+    EXPECT_EQ(tell_node_started(core, 0, link, true, 0), errc::ok);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    const std::vector<event> events = drain();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::restart_guard) << "a node that just started counts a TTL later";
+    EXPECT_FALSE(core.has_request(0));
+}
+
+TEST_F(lock_io_test, without_the_guard_the_lock_hears_nothing_of_the_node) {
+    set_up(true);
+    ASSERT_EQ(connect(0, 0).what, link_reply::kind::node_started);
+    EXPECT_EQ(tell_node_started(core, 0, link, false, 0), errc::ok);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    EXPECT_TRUE(drain().empty());
+    EXPECT_TRUE(core.has_request(0));
+}
+
+TEST_F(lock_io_test, a_node_that_may_evict_is_warned_of_when_the_check_is_warn) {
+    set_up(true);
+    connect(0, 86400, "maxmemory:1000000\r\nmaxmemory_policy:allkeys-lru\r\n");
+    EXPECT_TRUE(warns_of_eviction(eviction_check::warn, link));
+    EXPECT_FALSE(warns_of_eviction(eviction_check::off, link));
+    link.reset();
+    connect(1, 86400, "maxmemory:1000000\r\nmaxmemory_policy:noeviction\r\n");
+    EXPECT_FALSE(warns_of_eviction(eviction_check::warn, link));
+}
+
+TEST_F(lock_io_test, the_lock_hears_every_closed_connection_but_a_step_that_only_moved_on) {
+    set_up(false);
+    connect(0);
+    link.on_io_error(failure::system(104), 1);
+    link_closed closed = link.on_closed(1, [](const in_flight&) {});
+    EXPECT_TRUE(lock_hears_close(closed, 0, link, 1)) << "it was ready";
+
+    const std::int64_t t = std::max<std::int64_t>(link.start_not_before_ms(), 2);
+    ASSERT_NE(link.start(t), nullptr);
+    link.on_io_error(failure::system(111), t);  // refused
+    closed = link.on_closed(t, [](const in_flight&) {});
+    EXPECT_TRUE(unreachable_now(link, t)) << "the reconnect delay runs";
+    EXPECT_TRUE(lock_hears_close(closed, 0, link, t)) << "no connection before the delay ends";
+    EXPECT_FALSE(lock_hears_close(closed, 0, link, link.start_not_before_ms())) << "one is made at once";
+    EXPECT_TRUE(lock_hears_close(closed, 1, link, link.start_not_before_ms())) << "a request was lost";
+}
+
+TEST_F(lock_io_test, requests_for_an_unreachable_instance_fail_at_once_and_releases_wait_for_the_next_connection) {
+    set_up(false);
+    ASSERT_EQ(core.acquire(0, 0, token), errc::ok);
+    ASSERT_EQ(give_up_unsent(core, 0, 1), errc::ok);
+    const std::vector<event> events = drain();
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_TRUE(core.has_request(0)) << "the cleanup release of the failed attempt waits for a connection";
+}
+
+TEST_F(lock_io_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_connection) {
+    set_up(false);
+    EXPECT_EQ(wake_ms(link, false, 5), no_deadline_ms);
+    EXPECT_EQ(wake_ms(link, true, 5), 5) << "no delay yet: now";
+    ASSERT_NE(link.start(5), nullptr);
+    EXPECT_EQ(wake_ms(link, false, 5), link.next_deadline_ms()) << "connecting: its timeout";
+    link.on_io_error(failure::system(111), 6);
+    link.on_closed(6, [](const in_flight&) {});
+    EXPECT_EQ(wake_ms(link, true, 6), link.start_not_before_ms());
+    EXPECT_EQ(wake_ms(link, true, link.start_not_before_ms() + 50), link.start_not_before_ms() + 50);
+}
+
+}  // namespace
