@@ -115,7 +115,10 @@ node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool
     // Redis may round its uptime up by most of a second (node_facts.hpp): take a second off.
     const std::int64_t ran_ms = std::max<std::int64_t>(facts.uptime_s - 1, 0) * 1000;
     node_start start;
-    start.started_ms = std::max(received_ms - ran_ms, -now_ms_limit);
+    // A new run_id where another process answered: whatever its uptime says (a different
+    // server behind the same address may have run for days), it never had this client's keys,
+    // so it counts as started now.
+    start.started_ms = restarted ? received_ms : std::max(received_ms - ran_ms, -now_ms_limit);
     start.durable = facts.durable();
     start.restarted = restarted;
     return start;

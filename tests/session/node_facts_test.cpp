@@ -108,4 +108,13 @@ TEST(node_facts, the_start_is_the_reading_less_the_uptime_less_a_second_of_round
     EXPECT_GE(node_start_of(facts, -now_ms_limit + 5, false).started_ms, -now_ms_limit) << "clamped";
 }
 
+// A new run_id at the same address with a long uptime is another server (a moved VIP): it
+// never had our keys, so it starts now for the guard, not days ago.
+TEST(node_facts, a_changed_run_id_starts_at_the_reading_whatever_the_uptime) {
+    node_facts facts;
+    facts.uptime_s = 3 * 24 * 3600;
+    EXPECT_EQ(node_start_of(facts, 100'000, true).started_ms, 100'000);
+    EXPECT_LT(node_start_of(facts, 100'000, false).started_ms, 100'000 - 24 * 3600 * 1000);
+}
+
 }  // namespace

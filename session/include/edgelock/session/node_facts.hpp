@@ -11,6 +11,10 @@
 //     to a second more than the process has run: the start is taken a second later than it
 //     says (node_start_of), the safe side for the guard. A missing uptime counts as 0: the
 //     node is taken as just started.
+//   - a run_id that changed on the same host and port counts as a start at the reading,
+//     whatever the uptime: a long uptime there is another server behind the address (a
+//     moved VIP, DNS), which never had this client's keys. (Clients that never saw the old
+//     run_id cannot tell; the README says so.)
 //   - a refused or unreadable CONFIG GET leaves the fsync policy unknown, and unknown is not
 //     durable: the node is guarded like one without AOF.
 //   - a refused INFO ends the connection (transport_errc::node_info_refused): the guard cannot
