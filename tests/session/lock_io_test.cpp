@@ -78,6 +78,14 @@ protected:
         for (int i = 0; i < 4; ++i) last = reply(sha, now);
         return last;
     }
+    // A plain link, ready, with an acquire written on it.
+    void acquire_in_flight() {
+        set_up(false);
+        connect(0);
+        ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+        recording_sink sink;
+        ASSERT_EQ(write_requests(core, 0, link, 0, 0, 1, sink).written, 1u);
+    }
     std::vector<event> drain() {
         std::vector<event> out;
         event e;
@@ -133,26 +141,17 @@ TEST_F(lock_io_test, a_full_sink_keeps_the_request_and_a_failed_write_drops_it_w
 }
 
 TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
-    set_up(false);
-    connect(0);
-    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
-    recording_sink sink;
-    write_requests(core, 0, link, 0, 0, 1, sink);
+    acquire_in_flight();
     reply_node err{};
     err.type = reply_type::error;
     err.text = "ERR something";
     failure last;
     EXPECT_EQ(deliver_answer(core, 0, err, 2, last), errc::error_reply);
     EXPECT_EQ(last, failure::of(errc::error_reply));
-
 }
 
 TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
-    set_up(false);
-    connect(0);
-    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
-    recording_sink sink;
-    write_requests(core, 0, link, 0, 0, 1, sink);
+    acquire_in_flight();
     reply_node granted{};
     granted.type = reply_type::integer;
     failure last;
