@@ -47,11 +47,16 @@ TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
 }
 
 TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
-    redis_masters masters(3);
+    redis_masters masters(4);  // and one that may evict: five masters, Redlock's row
     redis_server evicting({"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"});
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--json", "--redis", masters[0].url(), "--redis",
-                                          masters[1].url(), "--redis", evicting.url()});
+    std::vector<std::string> args = {EDGELOCK_CLI, "check", "--json"};
+    for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
+    args.insert(args.end(), {"--redis", evicting.url()});
+    const program_result r = run_program(args);
     EXPECT_EQ(r.exit_code, 78) << r.err;
+    std::size_t nodes = 0;
+    for (std::size_t at = r.out.find("\"address\""); at != std::string::npos; at = r.out.find("\"address\"", at + 1)) ++nodes;
+    EXPECT_EQ(nodes, 5u) << r.out;
     EXPECT_NE(r.out.find("\"row\":\"redlock-5+fencing+guard\""), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\"]"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"fails\":[\"S1:O\",\"S4:OH\",\"S7:OH\",\"S10:OH\"],\"not_exposed\":[]"), std::string::npos)
