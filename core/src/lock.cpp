@@ -249,8 +249,8 @@ errc lock::on_node_started(std::uint8_t instance, const node_start& start, std::
     if (instance >= instances_) return errc::invalid_instance;
     if (start.started_ms < -now_ms_limit || start.started_ms > now_ms_limit) return errc::invalid_time;
     advance();
+    record_start(instance, start);
     if (restart_guard_ms_ == 0) return errc::ok;
-    node_started_ms_[instance] = start.durable ? no_reading_ms : std::min(start.started_ms, now_ms_);
     const bool running = state_ == lock_state::acquiring || state_ == lock_state::confirming ||
                          state_ == lock_state::held;
     const bool restarted = start.restarted && !start.durable;
@@ -712,6 +712,19 @@ void lock::clean_up_everywhere() noexcept {
 }
 
 // ---- the restart guard -----------------------------------------------------------------
+
+// Kept whether the guard is on or not (a later configure() may turn it on). A durable
+// process forgets nothing from now on, but one that was not when it last (re)started may
+// already have forgotten keys: only a durable process that restarted (and loaded its data)
+// clears what was known.
+void lock::record_start(std::uint8_t instance, const node_start& start) noexcept {
+    std::int64_t& known = node_started_ms_[instance];
+    if (!start.durable) {
+        known = std::min(start.started_ms, now_ms_);
+    } else if (start.restarted) {
+        known = no_reading_ms;
+    }
+}
 
 // The first instant of the caller's clock from which leases may count `instance`.
 std::int64_t lock::counts_from_ms(std::uint8_t instance) const noexcept {

@@ -116,6 +116,45 @@ TEST(restart_guard, a_durable_node_and_a_lock_with_the_guard_off_count_at_once) 
     EXPECT_EQ(take_events(off).at(0).type, event_type::acquired);
 }
 
+// What a lock learns with the guard off is kept: configured again with it on (same instance
+// count), the lock guards a node that restarted meanwhile without waiting for a reconnect.
+TEST(restart_guard, a_start_told_while_the_guard_was_off_counts_once_it_is_on) {
+    lock l;
+    lock_config config = config_for(3);
+    config.restart_guard_ms = 0;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.on_node_started(0, restarted_at(1'000), 1'000), errc::ok);
+    config.restart_guard_ms = 60'000;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(1'500, 0, token_a), errc::ok);
+    EXPECT_FALSE(l.has_request(0)) << "node 0 restarted 500 ms ago: not asked";
+    answer_acquires(l, {1, 2}, 1'505);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired) << "on the two that count";
+}
+
+// A node that restarted without durable data forgot keys; becoming durable afterwards (AOF
+// always switched on, same process) brings none back: its start still counts for the guard.
+TEST(restart_guard, a_node_made_durable_after_a_restart_stays_guarded_from_that_restart) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.on_node_started(0, restarted_at(1'000), 1'000), errc::ok);
+    ASSERT_EQ(l.on_node_started(0, durable_at(1'000), 1'500), errc::ok);
+    ASSERT_EQ(l.acquire(2'000, 0, token_a), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::restart_guard);
+    EXPECT_EQ(events[0].guard_until_ms, 1'000 + guard_ms);
+
+    lock fresh;  // a durable process that restarted loaded everything: it counts at once
+    configure(fresh, 1);
+    ASSERT_EQ(fresh.on_node_started(0, restarted_at(1'000), 1'000), errc::ok);
+    ASSERT_EQ(fresh.on_node_started(0, node_start{1'400, true, true}, 1'500), errc::ok);
+    ASSERT_EQ(fresh.acquire(2'000, 0, token_a), errc::ok);
+    EXPECT_TRUE(fresh.has_request(0));
+}
+
 TEST(restart_guard, an_explicit_guard_replaces_ttl_plus_drift) {
     lock l;
     lock_config config = config_for(1);

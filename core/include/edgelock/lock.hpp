@@ -79,7 +79,10 @@
 //   restart and ended within the longest TTL after it, so the guard must cover the longest
 //   TTL (plus drift) any client of this name uses; the default is this lock's ttl + drift.
 //   The caller reads the start from the node (INFO uptime) on every connection and tells
-//   on_node_started(); without that call an instance always counts. Instances kept out are
+//   on_node_started(); without that call an instance always counts. What it is told is kept
+//   with the guard off too (a later configure() may turn it on), and a durable reading does
+//   not erase a non-durable start of the same process (keys it forgot before AOF always was
+//   switched on stay forgotten): only a durable process that restarted clears it. Instances kept out are
 //   not asked at all; with fewer than a quorum left, none is, and the attempt fails with
 //   restart_guard (a refusal says busy first), carrying guard_until_ms, the instant a
 //   quorum of instances counts; with a wait that reaches it
@@ -362,6 +365,7 @@ private:
     void decide_renewal() noexcept;
     void fail_pending() noexcept;
 
+    void record_start(std::uint8_t instance, const node_start& start) noexcept;
     std::int64_t counts_from_ms(std::uint8_t instance) const noexcept;
     std::int64_t guard_until_ms() const noexcept;
     bool excluded(std::uint8_t instance) const noexcept { return (excluded_ >> instance) & 1u; }
