@@ -35,6 +35,9 @@ errc server_link::setup(const link_setup& s) noexcept {
     last_host_ = fixed_text<host_bytes_max>{};
     last_port_ = 0;
     last_run_id_ = fixed_text<run_id_bytes>{};
+    last_durable_ = false;
+    last_started_ms_ = 0;
+    start_floor_ms_ = -now_ms_limit;
     reset();
     return errc::ok;
 }
@@ -165,14 +168,30 @@ void server_link::read_node_reply(handshake_step step, const reply_node* nodes, 
 }
 
 // The node's start as the locks are told it. A run_id that changed since the last reading
-// from the same host and port is a restart (a failover's new master is another node).
+// from the same host and port is a restart (a failover's new master is another node):
+//   - what the restart kept is the old process's to say: durable only if that one was too;
+//   - the new process counts from this reading at the earliest, for as long as it runs (a
+//     long uptime there is another server behind the address, which never had our keys).
+// The same process read again gives an estimate at or after its true start, as every one
+// does (node_start_of): the earliest so far is kept, so a reconnect never moves it later.
 void server_link::node_read() noexcept {
     const bool same_node = last_host_ == target_->host && last_port_ == target_->port;
-    const bool restarted = same_node && !last_run_id_.empty() && !node_.run_id.empty() && last_run_id_ != node_.run_id;
+    const bool known = same_node && !last_run_id_.empty() && !node_.run_id.empty();
+    const bool restarted = known && last_run_id_ != node_.run_id;
     started_ = node_start_of(node_, node_read_ms_, restarted);
+    if (restarted) {
+        started_.durable = started_.durable && last_durable_;
+        start_floor_ms_ = started_.started_ms;
+    } else if (known) {
+        started_.started_ms = std::max(start_floor_ms_, std::min(started_.started_ms, last_started_ms_));
+    } else {
+        start_floor_ms_ = -now_ms_limit;
+    }
     last_host_ = target_->host;
     last_port_ = target_->port;
     last_run_id_ = node_.run_id;
+    last_durable_ = node_.durable();
+    last_started_ms_ = started_.started_ms;
 }
 
 link_reply server_link::on_message(const reply_node* nodes, std::size_t count) noexcept {

@@ -91,6 +91,16 @@ protected:
         for (int i = 0; i < 3; ++i) reply(sha, now);
         return reply(sha, now);
     }
+    // Closes the connection at `now`, and reads the node again on a new one made at `at` (or
+    // once the reconnect delay allows); `now` becomes that instant.
+    void reread(std::int64_t& now, std::int64_t at, int uptime_s, char run_id_digit, bool aof,
+                const std::string& fsync) {
+        l.on_io_error(failure::of(transport_errc::connection_closed), now);
+        closed(now);
+        now = std::max<std::int64_t>(l.start_not_before_ms(), at);
+        connect(now);
+        finish_reading_handshake(now, uptime_s, run_id_digit, aof, fsync);
+    }
     link_closed closed(std::int64_t now) {
         return l.on_closed(now, [this](const in_flight& e) { dropped.push_back(e); });
     }
@@ -357,6 +367,48 @@ TEST_F(server_link_test, a_new_run_id_on_the_same_server_is_a_restart) {
     connect(now);
     finish_reading_handshake(now, 100, 'b', false, "no");
     EXPECT_TRUE(l.started().restarted);
+}
+
+// A process without durable data restarted, and came back with AOF always: the restart lost
+// what the old one had, so the start is not durable.
+TEST_F(server_link_test, a_restart_is_durable_only_when_the_process_before_was) {
+    set_up_reading_node("h:1");
+    std::int64_t l_now = 0;
+    connect(l_now);
+    finish_reading_handshake(l_now, 100, 'a', false, "everysec");
+    reread(l_now, 1'000, 0, 'b', true, "always");
+    EXPECT_TRUE(l.started().restarted);
+    EXPECT_FALSE(l.started().durable) << "the process that restarted kept nothing";
+    reread(l_now, 2'000, 1, 'c', true, "always");
+    EXPECT_TRUE(l.started().durable) << "now the one before was durable";
+}
+
+// Another server behind the same address (a moved VIP) with days of uptime counts from the
+// reading that found it, on this and every later connection while it runs.
+TEST_F(server_link_test, a_replacement_counts_from_the_reading_that_found_it_while_it_runs) {
+    set_up_reading_node("h:1");
+    std::int64_t l_now = 0;
+    connect(l_now);
+    finish_reading_handshake(l_now, 100, 'a', false, "no");
+    const int days = 5 * 24 * 3600;
+    reread(l_now, 1'000, days, 'b', false, "no");
+    const std::int64_t found = l.started().started_ms;
+    EXPECT_GE(found, 1'000);
+    reread(l_now, 60'000, days + 59, 'b', false, "no");
+    EXPECT_FALSE(l.started().restarted);
+    EXPECT_EQ(l.started().started_ms, found) << "not its uptime: it never had our keys";
+}
+
+// Redis rounds its uptime: a later reading of the same process may put the start up to two
+// seconds later. The earliest estimate is kept, so a reconnect never looks like a restart.
+TEST_F(server_link_test, a_reconnect_to_the_same_process_never_moves_its_start_later) {
+    set_up_reading_node("h:1");
+    std::int64_t l_now = 0;
+    connect(l_now);
+    finish_reading_handshake(l_now, 2, 'a', false, "no");  // started at -1'000 by this reading
+    const std::int64_t first = l.started().started_ms;
+    reread(l_now, 40'500, 40, 'a', false, "no");     // 40'500 - 39'000 = 1'500 by this one
+    EXPECT_EQ(l.started().started_ms, first);
 }
 
 TEST_F(server_link_test, a_node_that_may_evict_is_refused_only_when_asked_to) {

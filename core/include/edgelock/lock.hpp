@@ -87,9 +87,10 @@
 //   restart_guard (a refusal says busy first), carrying guard_until_ms, the instant a
 //   quorum of instances counts; with a wait that reaches it
 //   the attempt is retried then, otherwise acquire_failed{restart_guard} comes at once.
-//   A restart noticed during an attempt or a hold (a node started after t0, or its run_id
-//   changed) takes the instance out of that attempt or hold: its OK no longer counts, and a
-//   hold left with fewer than a quorum of instances is lost with node_restarted.
+//   A restart noticed during an attempt or a hold (its run_id changed, or a start read then
+//   that would have kept it out at t0) takes the instance out of that attempt or hold: its
+//   OK no longer counts, and a hold left with fewer than a quorum of instances is lost with
+//   node_restarted.
 //
 // Fencing across restarts: a restart without durable data forgets the fence counter too, or
 // sets it back to an older snapshot, and an INCR from there would hand out tokens already
@@ -98,7 +99,11 @@
 // only by the acquires of the last moments (fewer than 10^6 a second). The guard makes that
 // sufficient: a restarted node counts only once every lease from before the restart is over,
 // a TTL after its last token, so the first token it hands out after is above every earlier
-// one (as long as the node's clock did not step back across the restart).
+// one (as long as the node's clock did not step back across the restart). With N > 1 the
+// raise copies the highest counter onto every instance of the quorum, and that counter may
+// come from a node whose clock runs ahead: a node that forgets it resumes from its own
+// clock, so the argument also needs the nodes' clocks to agree within the guard (a node
+// behind by more than ttl + drift could hand out a lower token after its restart).
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the

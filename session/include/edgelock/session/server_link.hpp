@@ -20,7 +20,8 @@
 // process (node_facts.hpp) and holds lock requests until the handshake is done; its last
 // reply then comes out as node_started, and the transport tells every lock on this instance
 // (lock::on_node_started(started())) before writing for any of them. A run_id that differs
-// from the last one read from the same host and port is a restart. With refuse_evicting, a
+// from the last one read from the same host and port is a restart: durable only if the
+// process before was, and counted from that reading at the earliest while it runs. With refuse_evicting, a
 // node that may evict keys (node_facts::may_evict) ends the connection instead.
 //
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
@@ -220,6 +221,9 @@ private:
     fixed_text<host_bytes_max> last_host_;  // where node_ was last read: host, port, run_id
     std::uint16_t last_port_ = 0;
     fixed_text<run_id_bytes> last_run_id_;
+    bool last_durable_ = false;                     // that process ran AOF appendfsync always
+    std::int64_t last_started_ms_ = 0;              // the start told for it
+    std::int64_t start_floor_ms_ = -now_ms_limit;   // it counts from here at the earliest
 
     in_flight* storage_ = nullptr;
     std::size_t capacity_ = 0;
