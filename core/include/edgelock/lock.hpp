@@ -82,11 +82,11 @@
 //   on_node_started(); without that call an instance always counts. What it is told is kept
 //   with the guard off too (a later configure() may turn it on), and a durable reading does
 //   not erase a non-durable start of the same process (keys it forgot before AOF always was
-//   switched on stay forgotten): only a durable process that restarted clears it. Instances kept out are
-//   not asked at all; with fewer than a quorum left, none is, and the attempt fails with
-//   restart_guard (a refusal says busy first), carrying guard_until_ms, the instant a
-//   quorum of instances counts; with a wait that reaches it
-//   the attempt is retried then, otherwise acquire_failed{restart_guard} comes at once.
+//   switched on stay forgotten): only a durable process that restarted clears it.
+//   Instances kept out are not asked at all; with fewer than a quorum left, none is, and the
+//   attempt fails with restart_guard (a refusal says busy first), carrying guard_until_ms,
+//   the instant a quorum of instances counts; with a wait that reaches it the attempt is
+//   retried then, otherwise acquire_failed{restart_guard} comes at once.
 //   A restart noticed during an attempt or a hold (its run_id changed, or a start read then
 //   that would have kept it out at t0) takes the instance out of that attempt or hold: its
 //   OK no longer counts, and a hold left with fewer than a quorum of instances is lost with
