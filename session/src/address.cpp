@@ -111,9 +111,12 @@ endpoint_text format_endpoint(const server_address& address) noexcept {
 address_result parse_server_url(std::string_view text, server_address& out) noexcept {
     out = server_address{};
     if (text.size() > url_bytes_max) return refuse("address too long");
-    constexpr std::string_view scheme = "redis://";
+    constexpr std::string_view plain = "redis://";
+    constexpr std::string_view secure = "rediss://";
     if (text.find("://") != std::string_view::npos) {
-        if (head(text, scheme.size()) != scheme) return refuse("unknown scheme (expected redis://)");
+        out.tls = head(text, secure.size()) == secure;
+        const std::string_view scheme = out.tls ? secure : plain;
+        if (head(text, scheme.size()) != scheme) return refuse("unknown scheme (expected redis:// or rediss://)");
         text.remove_prefix(scheme.size());
     }
     const std::size_t at = text.rfind('@');

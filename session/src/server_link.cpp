@@ -1,5 +1,7 @@
 #include "edgelock/session/server_link.hpp"
 
+#include <cerrno>
+
 #include "edgelock/assert.hpp"
 #include "edgelock/session/reply_class.hpp"
 
@@ -67,10 +69,19 @@ const server_address* server_link::start(std::int64_t now) noexcept {
         if (!backoff_.may_connect(now)) return nullptr;
         asking_sentinel_ = via_sentinels();
         target_ = asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : server_;
+        // The master a sentinel names is reached as that sentinel is: a deployment whose
+        // sentinels speak TLS runs its servers with TLS too (Redis's tls-replication).
+        if (asking_sentinel_) discovered_.tls = target_->tls;
     }
     state_ = link_state::connecting;
+    tls_handshaking_ = false;
     attempt_deadline_ms_ = now + times_.connect_timeout_ms;
     return target_;
+}
+
+void server_link::on_tls_handshake() noexcept {
+    EDGELOCK_ASSERT(state_ == link_state::connecting);
+    tls_handshaking_ = true;
 }
 
 std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept {
@@ -90,6 +101,7 @@ std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t c
         push(in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
     }
     state_ = link_state::handshaking;
+    replied_ = false;
     return written.size;
 }
 
@@ -104,6 +116,7 @@ bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now
 link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == link_state::handshaking || state_ == link_state::ready);
     EDGELOCK_ASSERT(count >= 1);
+    replied_ = true;
     if (count_ == 0) {
         if (kind_ == connection_kind::watch && state_ == link_state::ready) return on_message(nodes, count);
         begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
@@ -203,13 +216,18 @@ link_reply server_link::on_message(const reply_node* nodes, std::size_t count) n
 
 void server_link::on_io_error(failure why, std::int64_t now) noexcept {
     if (state_ == link_state::idle || state_ == link_state::closing) return;
+    const bool dropped = why == failure::of(transport_errc::connection_closed) || why == failure::system(ECONNRESET);
+    if (dropped && state_ == link_state::handshaking && !replied_ && !target_->tls) {
+        why = failure::of(transport_errc::closed_before_reply);
+    }
     begin_closing(why, now);
 }
 
 void server_link::on_timer(std::int64_t now) noexcept {
     const bool attempting = state_ == link_state::connecting || state_ == link_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
-        begin_closing(failure::of(transport_errc::connect_timeout), now);
+        const bool in_tls = state_ == link_state::connecting && tls_handshaking_;
+        begin_closing(failure::of(in_tls ? transport_errc::tls_handshake_timeout : transport_errc::connect_timeout), now);
     } else if (state_ == link_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
         begin_closing(failure::of(transport_errc::command_timeout), now);
     }

@@ -25,6 +25,18 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::lock_busy: return "lock held or busy";
         case transport_errc::node_info_refused: return "INFO refused: the restart guard needs it";
         case transport_errc::evicting_node: return "the node may evict keys (maxmemory-policy is not noeviction)";
+        case transport_errc::tls_files: return "TLS CA, certificate or key file could not be loaded";
+        case transport_errc::tls_untrusted: return "TLS: the server's certificate is not signed by a trusted CA";
+        case transport_errc::tls_name_mismatch: return "TLS: the server's certificate does not name this host";
+        case transport_errc::tls_expired: return "TLS: the server's certificate has expired or is not yet valid";
+        case transport_errc::tls_client_certificate_required:
+            return "TLS: the server requires a client certificate it accepts";
+        case transport_errc::tls_not_offered: return "TLS: the server did not answer in TLS (a plain port?)";
+        case transport_errc::tls_handshake_timeout:
+            return "TLS: no handshake within the connect timeout (a plain port, or a hung server)";
+        case transport_errc::tls_handshake_failed: return "TLS handshake failed";
+        case transport_errc::closed_before_reply:
+            return "the server closed the connection before its first reply (a TLS port? use rediss://)";
     }
     return "unknown transport error";
 }

@@ -49,10 +49,28 @@ TEST(address, parses_every_documented_form) {
 
     a = parsed("redis://u:p@ss@h:2");
     EXPECT_EQ(a.password.view(), "p@ss") << "the last @ ends the credentials";
+    EXPECT_FALSE(a.tls);
+}
+
+TEST(address, rediss_takes_every_form_of_redis_and_asks_for_tls) {
+    server_address a = parsed("rediss://user:s3cret@cache.local:6380/2");
+    EXPECT_TRUE(a.tls);
+    EXPECT_EQ(a.user.view(), "user");
+    EXPECT_EQ(a.password.view(), "s3cret");
+    EXPECT_EQ(a.host.view(), "cache.local");
+    EXPECT_EQ(a.port, 6380);
+    EXPECT_EQ(a.db, 2);
+
+    a = parsed("rediss://[::1]");
+    EXPECT_TRUE(a.tls);
+    EXPECT_EQ(a.host.view(), "::1");
+    EXPECT_EQ(a.port, 6379) << "TLS has no port of its own in Redis: the default stays 6379";
+
+    EXPECT_FALSE(parsed("h:1").tls) << "a bare host:port is plain";
 }
 
 TEST(address, refuses_malformed_addresses_with_a_reason) {
-    for (const char* bad : {"", "redis://", "http://h:1", "rediss://h:1", "redis://h:", "redis://h:0",
+    for (const char* bad : {"", "redis://", "http://h:1", "redisss://h:1", "rediss:/h:1", "redis://h:", "redis://h:0",
                             "redis://h:65536", "redis://h:12x", "redis://h:1/x", "redis://h:1/70000",
                             "redis://[::1", "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/"}) {
         server_address a;

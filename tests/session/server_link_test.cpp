@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -44,8 +45,8 @@ protected:
         ASSERT_EQ(l.setup(s), errc::ok);
     }
     void set_up_reading_node(const std::string& url) { set_up_direct(url, true); }
-    void set_up_sentinel(connection_kind kind = connection_kind::server) {
-        sentinels = {address("redis://:spw@s1:26379"), address("s2:26379")};
+    void set_up_sentinel(connection_kind kind = connection_kind::server, const std::string& scheme = "redis://") {
+        sentinels = {address(scheme + ":spw@s1:26379"), address(scheme + "s2:26379")};
         master = address("redis://app:mpw@unused/2");
         link_setup s;
         s.kind = kind;
@@ -237,6 +238,42 @@ TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeou
     l.on_timer(100 + timing{}.connect_timeout_ms);
     EXPECT_EQ(l.state(), link_state::closing);
     EXPECT_EQ(closed(2200).why, failure::of(transport_errc::connect_timeout));
+}
+
+TEST_F(server_link_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_so) {
+    set_up_direct("rediss://h:1");
+    ASSERT_NE(l.start(100), nullptr);
+    l.on_tls_handshake();
+    l.on_timer(100 + timing{}.connect_timeout_ms);
+    EXPECT_EQ(closed(2200).why, failure::of(transport_errc::tls_handshake_timeout));
+    // The next attempt that times out before its TLS handshake began is a connect timeout.
+    ASSERT_NE(l.start(l.start_not_before_ms()), nullptr);
+    l.on_timer(l.next_deadline_ms());
+    EXPECT_EQ(closed(l.next_deadline_ms()).why, failure::of(transport_errc::connect_timeout));
+}
+
+TEST_F(server_link_test, a_plain_connection_dropped_before_its_first_reply_hints_at_a_tls_port) {
+    const failure reset = failure::system(ECONNRESET);
+    const failure eof = failure::of(transport_errc::connection_closed);
+    for (const failure& drop : {reset, eof}) {
+        set_up_direct("redis://h:1");
+        connect(0);
+        l.on_io_error(drop, 1);
+        EXPECT_EQ(closed(1).why, failure::of(transport_errc::closed_before_reply));
+    }
+    set_up_direct("redis://h:1");
+    connect(0);
+    reply(pong, 1);
+    l.on_io_error(reset, 2);
+    EXPECT_EQ(closed(2).why, reset) << "a server that answered once speaks plain RESP";
+    set_up_direct("rediss://h:1");
+    connect(0);
+    l.on_io_error(reset, 1);
+    EXPECT_EQ(closed(1).why, reset) << "over TLS, the TLS layer says what went wrong";
+    set_up_direct("redis://h:1");
+    ASSERT_NE(l.start(0), nullptr);
+    l.on_io_error(failure::system(ECONNREFUSED), 1);
+    EXPECT_EQ(closed(1).why, failure::system(ECONNREFUSED));
 }
 
 TEST_F(server_link_test, lock_replies_are_routed_in_order_and_a_late_one_times_the_connection_out) {
@@ -473,6 +510,22 @@ TEST_F(server_link_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_ro
     finish_server_handshake(5, true, true);
     EXPECT_TRUE(l.ready());
     EXPECT_FALSE(l.asking_sentinel());
+}
+
+TEST_F(server_link_test, the_master_is_reached_with_tls_exactly_when_its_sentinel_was) {
+    for (const std::string scheme : {"redis://", "rediss://"}) {
+        set_up_sentinel(connection_kind::server, scheme);
+        EXPECT_FALSE(master.tls) << "the configured master credentials say nothing of TLS";
+        connect(0);
+        EXPECT_EQ(l.target().tls, scheme == "rediss://");
+        reply(ok, 1);
+        reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 2);
+        closed(2);
+        const server_address* to = l.start(2);
+        ASSERT_NE(to, nullptr);
+        EXPECT_EQ(to->host.view(), "10.0.0.9");
+        EXPECT_EQ(to->tls, scheme == "rediss://") << scheme;
+    }
 }
 
 TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {

@@ -127,6 +127,8 @@ std::error_code client_impl::open(const client_config& config) {
         return make_error_code(errc::invalid_config);
     }
     master.db = config.master_db;
+    const std::vector<server_address>& servers = sentinels.empty() ? instances : sentinels;
+    if (const std::error_code ec = load_for(tls_, config.tls, servers.data(), servers.size())) return ec;
     owner_token seed{};
     if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
     std::uint64_t seed_bits = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <asio/ip/tcp.hpp>
+#include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 
 #include <array>
@@ -22,6 +23,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "edgelock/session/server_link.hpp"
+#include "edgelock/tls_context.hpp"
 #include "deadline_heap.hpp"
 #include "fixed_ring.hpp"
 #include "lock_table.hpp"
@@ -40,6 +42,11 @@ enum class link_role : std::uint8_t { instance, watcher };
 // and the timer the link asks for. Where to connect, what to say first, what each reply
 // means, timeouts and reconnect delays are the link's (edgelock/session/server_link.hpp). An
 // instance socket carries lock traffic; the watcher listens to a sentinel's +switch-master.
+//
+// rediss://: once connected, the socket moves into a TLS stream of its own for that
+// connection. Every handler of the stream holds it (a shared_ptr), so an operation that
+// completes after the connection was dropped, or the link_socket retired, still finds its
+// stream and its socket, never the next connection's.
 class link_socket {
 public:
     link_socket(client_impl& owner, asio::io_context& io, std::uint8_t index, link_role role);
@@ -78,6 +85,10 @@ private:
                      const asio::ip::tcp::resolver::results_type& results);
     void on_connected(std::uint32_t epoch, std::error_code ec);
     void set_socket_options();
+    void start_tls(std::uint32_t epoch);
+    void on_tls_handshake(std::uint32_t epoch, std::error_code ec);
+    void start_session();
+    failure failure_of(std::error_code ec) const;
     void start_read();
     void on_read(std::uint32_t epoch, std::error_code ec, std::size_t size);
     bool route_replies(std::uint32_t epoch);
@@ -98,7 +109,10 @@ private:
     bool stopped_ = true;
     bool ready_reported_ = false;
 
+    using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
+
     asio::ip::tcp::socket socket_;
+    std::shared_ptr<tls_stream> tls_;  // rediss://: this connection's stream (it owns the socket)
     asio::ip::tcp::resolver resolver_;
     asio::steady_timer timer_;
     std::uint32_t epoch_ = 0;        // bumped whenever the socket is dropped
@@ -141,6 +155,7 @@ public:
 
     // For the sockets.
     const client_config& config() const noexcept { return config_; }
+    const tls_context& tls() const noexcept { return tls_; }
     bool sentinel_mode() const noexcept { return !sentinels_.empty(); }
     reply_node* nodes() noexcept { return nodes_.get(); }
     std::shared_ptr<client_impl> self() { return shared_from_this(); }
@@ -204,6 +219,7 @@ private:
     bool open_ = false;
     std::uint32_t open_epoch_ = 0;
     client_config config_;
+    tls_context tls_;  // loaded by open() when an address is rediss://
     std::vector<server_address> instances_;
     std::vector<server_address> sentinels_;
     server_address master_;

@@ -1,8 +1,10 @@
-// One socket carrying one session link: resolve, connect, bytes in and out, one timer.
+// One socket carrying one session link: resolve, connect, TLS, bytes in and out, one timer.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 
 #include <asio/connect.hpp>
+#include <asio/ssl/error.hpp>
 #include <asio/write.hpp>
 
 #include <algorithm>
@@ -65,6 +67,8 @@ void link_socket::close_socket() noexcept {
     std::error_code ignored;
     resolver_.cancel();
     socket_.close(ignored);
+    if (tls_) tls_->next_layer().close(ignored);
+    tls_.reset();  // its handlers still hold it until they have run
     timer_.cancel();
     read_size_ = 0;
     pending_size_ = 0;
@@ -141,6 +145,36 @@ void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     set_socket_options();
+    if (link_.target().tls) return start_tls(epoch);
+    start_session();
+}
+
+// The TLS handshake, within the attempt's connect deadline (the link's timer).
+void link_socket::start_tls(std::uint32_t epoch) {
+    ssl_st* ssl = owner_.tls().new_connection(link_.target().host.view());
+    if (ssl == nullptr) return fail(make_error_code(transport_errc::tls_handshake_failed));
+    // Buffers kept for the connection's life: no allocation per record (Asio asks OpenSSL
+    // to release them between records).
+    SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
+    tls_ = std::make_shared<tls_stream>(std::move(socket_), ssl);
+    link_.on_tls_handshake();
+    auto self = owner_.self();
+    const std::uint8_t i = index_;
+    tls_->async_handshake(asio::ssl::stream_base::client, [self, i, epoch, keep = tls_](std::error_code result) {
+        if (link_socket* s = self->socket_at(i)) s->on_tls_handshake(epoch, result);
+    });
+    settle();
+}
+
+void link_socket::on_tls_handshake(std::uint32_t epoch, std::error_code ec) {
+    if (epoch != epoch_) return;
+    client_impl::dispatch_scope scope(owner_);
+    if (ec) return fail(ec);
+    start_session();
+}
+
+// Connected (and secured): the link's handshake goes out first.
+void link_socket::start_session() {
     pending_size_ += link_.on_connected(now_ms(), cursor(), room());
     if (link_.state() == session::link_state::handshaking) start_read();
     settle();
@@ -176,7 +210,8 @@ void link_socket::flush() noexcept {
     if (state != session::link_state::handshaking && state != session::link_state::ready) return;
     char* data = buffers_[pending_].get();
     std::error_code ec;
-    std::size_t written = socket_.write_some(asio::buffer(data, pending_size_), ec);
+    // Over TLS every write is asynchronous: the stream encrypts and writes in one operation.
+    std::size_t written = tls_ ? 0 : socket_.write_some(asio::buffer(data, pending_size_), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
         ec.clear();
         written = 0;
@@ -201,9 +236,15 @@ void link_socket::flush() noexcept {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    asio::async_write(socket_, asio::buffer(data + written, remaining), [self, i, epoch](std::error_code result, std::size_t) {
+    const auto on_written = [self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
         if (link_socket* s = self->socket_at(i)) s->on_write(epoch, result);
-    });
+    };
+    const asio::const_buffer rest(data + written, remaining);
+    if (tls_) {
+        asio::async_write(*tls_, rest, on_written);
+    } else {
+        asio::async_write(socket_, rest, on_written);
+    }
 }
 
 void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
@@ -219,10 +260,15 @@ void link_socket::start_read() {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    socket_.async_read_some(asio::buffer(read_buffer_.get() + read_size_, read_capacity_ - read_size_),
-                            [self, i, epoch](std::error_code result, std::size_t size) {
-                                if (link_socket* s = self->socket_at(i)) s->on_read(epoch, result, size);
-                            });
+    const auto on_read = [self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
+        if (link_socket* s = self->socket_at(i)) s->on_read(epoch, result, size);
+    };
+    const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
+    if (tls_) {
+        tls_->async_read_some(room, on_read);
+    } else {
+        socket_.async_read_some(room, on_read);
+    }
 }
 
 void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t size) {
@@ -294,8 +340,16 @@ void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
 }
 
 void link_socket::fail(std::error_code code) {
-    link_.on_io_error(to_failure(code), now_ms());
+    link_.on_io_error(failure_of(code), now_ms());
     settle();
+}
+
+failure link_socket::failure_of(std::error_code ec) const {
+    if (tls_ && ec.category() == asio::error::get_ssl_category()) {
+        return tls_failure(SSL_get_verify_result(tls_->native_handle()), static_cast<unsigned long>(ec.value()));
+    }
+    if (ec == asio::ssl::error::stream_truncated) return failure::of(transport_errc::connection_closed);
+    return to_failure(ec);
 }
 
 }  // namespace edgelock::async::detail

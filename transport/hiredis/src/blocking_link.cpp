@@ -35,7 +35,8 @@ failure connect_failure(const redisContext* c, int saved_errno) {
 
 }  // namespace
 
-errc blocking_link::setup(session::link_setup setup) {
+errc blocking_link::setup(session::link_setup setup, const tls_context* tls) {
+    tls_context_ = tls;
     setup.in_flight_storage = in_flight_.data();
     setup.in_flight_capacity = in_flight_.size();
     if (link_.setup(setup) != errc::ok) return errc::invalid_config;
@@ -57,14 +58,60 @@ bool blocking_link::start_connect(std::int64_t now) {
         // Blocking writes end after the command timeout (EAGAIN): a peer that stops reading
         // cannot hold the caller longer than a reply could.
         redisSetTimeout(context_, to_timeval(link_.times().command_timeout_ms));
-        std::array<char, handshake_bytes_max> hello{};
-        const std::size_t size = link_.on_connected(now, hello.data(), hello.size());
-        if (size > 0) write_all(hello.data(), size, now);
+        if (to->tls) {
+            start_tls(*to, now);
+        } else {
+            say_hello(now);
+        }
     }
     if (link_.state() != session::link_state::closing) return true;
     std::size_t dropped = 0;
     finish(now, dropped);
     return false;
+}
+
+void blocking_link::start_tls(const session::server_address& to, std::int64_t now) {
+    if (tls_context_ == nullptr) {  // the client loads a context whenever it has a rediss:// address
+        link_.on_io_error(failure::of(transport_errc::tls_files), now);
+        return;
+    }
+    link_.on_tls_handshake();
+    if (const failure why = tls_.start(fd(), *tls_context_, to.host.view())) {
+        link_.on_io_error(why, now);
+        return;
+    }
+    continue_tls(now);  // the ClientHello goes out at once
+}
+
+void blocking_link::continue_tls(std::int64_t now) {
+    failure why;
+    if (tls_.handshake(why)) {
+        say_hello(now);
+    } else if (why) {
+        link_.on_io_error(why, now);
+    }
+}
+
+// Connected (and secured): the link's handshake goes out first.
+void blocking_link::say_hello(std::int64_t now) {
+    std::array<char, handshake_bytes_max> hello{};
+    const std::size_t size = link_.on_connected(now, hello.data(), hello.size());
+    if (size > 0) write_all(hello.data(), size, now);
+}
+
+ssize_t blocking_link::send_bytes(const char* bytes, std::size_t size, failure& why) {
+    if (tls_.active()) return tls_.send(bytes, size, why);
+    // MSG_NOSIGNAL: a peer that reset the connection gives EPIPE, not a SIGPIPE.
+    const ssize_t n = ::send(fd(), bytes, size, MSG_NOSIGNAL);
+    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK ? failure::system(errno) : failure{};
+    return n;
+}
+
+ssize_t blocking_link::receive_bytes(char* bytes, std::size_t size, failure& why) {
+    if (tls_.active()) return tls_.recv(bytes, size, why);
+    const ssize_t n = ::recv(fd(), bytes, size, 0);
+    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK ? failure::system(errno) : failure{};
+    return n;
 }
 
 bool blocking_link::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
@@ -77,15 +124,15 @@ bool blocking_link::send(const char* bytes, std::size_t size, std::uint32_t tag,
 bool blocking_link::write_all(const char* bytes, std::size_t size, std::int64_t now) {
     std::size_t sent = 0;
     while (sent < size) {
-        // MSG_NOSIGNAL: a peer that reset the connection gives EPIPE, not a SIGPIPE.
-        const ssize_t n = ::send(fd(), bytes + sent, size - sent, MSG_NOSIGNAL);
+        failure why;
+        const ssize_t n = send_bytes(bytes + sent, size - sent, why);
         if (n > 0) {
             sent += static_cast<std::size_t>(n);
-        } else if (n < 0 && errno == EINTR) {
+        } else if (n < 0 && !why && errno == EINTR && !tls_.active()) {
             continue;
         } else {
-            const bool timed_out = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-            link_.on_io_error(timed_out ? failure::of(transport_errc::command_timeout) : failure::system(errno), now);
+            // Not sent and no error: the socket's send timeout (SO_SNDTIMEO) ran out.
+            link_.on_io_error(why ? why : failure::of(transport_errc::command_timeout), now);
             return false;
         }
     }
@@ -97,13 +144,14 @@ bool blocking_link::read_some(std::int64_t now) {
         link_.on_io_error(failure::of(errc::reply_too_large), now);
         return false;
     }
-    const ssize_t n = ::recv(fd(), read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, 0);
+    failure why;
+    const ssize_t n = receive_bytes(read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, why);
     if (n > 0) {
         read_size_ += static_cast<std::size_t>(n);
         return true;
     }
-    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-    link_.on_io_error(n == 0 ? failure::of(transport_errc::connection_closed) : failure::system(errno), now);
+    if (n < 0 && !why) return false;  // nothing yet
+    link_.on_io_error(n == 0 ? failure::of(transport_errc::connection_closed) : why, now);
     return false;
 }
 
@@ -123,6 +171,7 @@ session::link_closed blocking_link::finish(std::int64_t now, std::size_t& droppe
 }
 
 void blocking_link::close_socket() noexcept {
+    tls_.close();
     if (context_ != nullptr) redisFree(context_);
     context_ = nullptr;
     read_size_ = 0;

@@ -1,10 +1,12 @@
 // One connection of the blocking client: a session::server_link over a socket that hiredis
-// connects (name lookup, connect timeout, TCP keepalive). Everything after the connect (the
-// handshake, the Sentinel step, reply routing, timeouts, reconnect delays) is the link's;
-// this class moves the bytes, blocking, with poll(2) and the link's deadlines.
+// connects (name lookup, connect timeout, TCP keepalive), with TLS on it for a rediss://
+// address (tls_channel). Everything after the connect (the handshake, the Sentinel step,
+// reply routing, timeouts, reconnect delays) is the link's; this class moves the bytes,
+// blocking, with poll(2) and the link's deadlines.
 #pragma once
 
 #include <hiredis/hiredis.h>
+#include <poll.h>
 
 #include <array>
 #include <cstddef>
@@ -14,6 +16,8 @@
 
 #include "edgelock/limits.hpp"
 #include "edgelock/session/server_link.hpp"
+#include "edgelock/tls_context.hpp"
+#include "tls_channel.hpp"
 
 namespace edgelock::hiredis {
 
@@ -25,21 +29,28 @@ public:
     blocking_link& operator=(const blocking_link&) = delete;
 
     // Sizes the read buffer (the only allocation) and sets up the link (storage is ours).
-    // Returns invalid_config for a setup the link refuses.
-    errc setup(session::link_setup setup);
+    // `tls` (kept, not owned) makes the connections to rediss:// addresses; null when the
+    // client has none. Returns invalid_config for a setup the link refuses.
+    errc setup(session::link_setup setup, const tls_context* tls = nullptr);
 
     const session::server_link& link() const noexcept { return link_; }
     session::server_link& link() noexcept { return link_; }
     bool ready() const noexcept { return link_.ready(); }
-    bool busy() const noexcept { return link_.requests_in_flight() > 0; }
+    // Something is owed to us: replies, or the rest of a TLS handshake (poll() it, with
+    // events(), and receive(); timed_out() ends either).
+    bool busy() const noexcept { return link_.requests_in_flight() > 0 || tls_.handshaking(); }
     int fd() const noexcept { return context_ != nullptr ? context_->fd : -1; }
+    short events() const noexcept { return tls_.handshaking() ? tls_.wanted_events() : POLLIN; }
+    // Bytes already read (and decrypted) that poll(2) on fd() cannot see: receive() at once.
+    bool has_buffered() const noexcept { return tls_.buffered() > 0; }
 
     // Lock requests may be written now (ready, or pipelined behind the server's handshake).
     bool accepts_requests() const noexcept { return link_.accepts_requests(); }
     // Starts a connection when none is up and the reconnect delay allows: connects (blocking,
     // at most the connect timeout: a TCP connect, no round trip to Redis) and writes the
-    // handshake, whose replies come through receive() like any other. Returns true when the
-    // link now connects (handshaking); otherwise link().last_error() says why.
+    // handshake, whose replies come through receive() like any other. For rediss:// the TLS
+    // handshake comes first, through receive() too (busy() while it lasts). Returns true
+    // when the link now connects (TLS, or handshaking); otherwise link().last_error() says why.
     bool start_connect(std::int64_t now);
     // Writes one lock request (tracked under `tag`); false when the connection failed
     // (link closing: call finish()).
@@ -47,7 +58,7 @@ public:
     // Writes bytes the caller tracked on link() already; false when the connection failed
     // (link closing: call finish()).
     bool write_all(const char* bytes, std::size_t size, std::int64_t now);
-    // Reads what the socket has and hands each answer to on_answer(const in_flight&, const
+    // Takes a TLS handshake a step further, or reads what the socket has and hands each answer to on_answer(const in_flight&, const
     // reply_node&), and the node's start (read_node) to on_started(const node_start&) at the
     // end of the handshake. Stops when the link closes (call finish()).
     template <typename OnAnswer, typename OnStarted>
@@ -71,6 +82,11 @@ public:
     session::link_closed finish(std::int64_t now, std::size_t& dropped);
 
 private:
+    void start_tls(const session::server_address& to, std::int64_t now);
+    void continue_tls(std::int64_t now);
+    void say_hello(std::int64_t now);
+    ssize_t send_bytes(const char* bytes, std::size_t size, failure& why);
+    ssize_t receive_bytes(char* bytes, std::size_t size, failure& why);
     bool read_some(std::int64_t now);
     // Hands every complete reply in the buffer to the link; answers go to on_answer.
     template <typename OnAnswer, typename OnStarted>
@@ -80,6 +96,8 @@ private:
     session::server_link link_;
     std::array<session::in_flight, session::handshake_steps_max + requests_per_instance_max> in_flight_{};
     redisContext* context_ = nullptr;
+    const tls_context* tls_context_ = nullptr;
+    tls_channel tls_;
     std::unique_ptr<char[]> read_buffer_;
     std::size_t read_size_ = 0;
     std::array<reply_node, nodes_max> nodes_{};
@@ -87,6 +105,7 @@ private:
 
 template <typename OnAnswer, typename OnStarted>
 void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
+    if (tls_.handshaking()) return continue_tls(now);
     if (read_some(now)) route(now, on_answer, on_started);
 }
 

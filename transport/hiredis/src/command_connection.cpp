@@ -23,10 +23,12 @@ command_reply copy_reply(const reply_node* nodes, std::size_t& at) {
     return out;
 }
 
-// Waits for fd to be readable until deadline_ms (or a second at most, to look again).
-bool readable(int fd, std::int64_t deadline_ms) {
+// Waits for the link to have bytes to read (or, in a TLS handshake, to take its next step) until deadline_ms (or a second at most, to look
+// again).
+bool readable(const blocking_link& link, std::int64_t deadline_ms) {
+    if (link.has_buffered()) return true;
     const std::int64_t left = std::clamp<std::int64_t>(deadline_ms - now_ms(), 0, 1000);
-    pollfd p{fd, POLLIN, 0};
+    pollfd p{link.fd(), link.events(), 0};
     return ::poll(&p, 1, static_cast<int>(left)) > 0;
 }
 
@@ -35,6 +37,7 @@ bool readable(int fd, std::int64_t deadline_ms) {
 struct command_connection::impl {
     std::vector<session::server_address> servers;  // the server, or the sentinels
     session::server_address master;
+    tls_context tls;  // before the link, which keeps a pointer to it
     blocking_link link;
 
     std::error_code wait_ready();
@@ -50,8 +53,8 @@ std::error_code command_connection::impl::wait_ready() {
                 return failed();
             }
         }
-        while (link.link().state() == session::link_state::handshaking) {
-            if (readable(link.fd(), link.link().next_deadline_ms())) {
+        while (link.busy() && link.link().state() != session::link_state::closing) {
+            if (readable(link, link.link().next_deadline_ms())) {
                 link.receive(now_ms(), [](const session::in_flight&, const reply_node&) {});
             } else {
                 link.timed_out(now_ms());
@@ -89,7 +92,10 @@ std::error_code command_connection::open(const command_target& target) {
     } else {
         setup.server = &created->servers.front();
     }
-    if (created->link.setup(setup) != errc::ok) return make_error_code(errc::invalid_config);
+    if (const std::error_code ec = load_for(created->tls, target.tls, created->servers.data(), created->servers.size())) {
+        return ec;
+    }
+    if (created->link.setup(setup, &created->tls) != errc::ok) return make_error_code(errc::invalid_config);
     if (const std::error_code ec = created->wait_ready()) return ec;
     impl_ = std::move(created);
     return {};
@@ -111,7 +117,7 @@ std::error_code command_connection::call(const std::vector<std::string>& args, c
     }
     bool answered = false;
     while (!answered && link.ready()) {
-        if (!readable(link.fd(), link.link().next_deadline_ms())) {
+        if (!readable(link, link.link().next_deadline_ms())) {
             link.timed_out(now_ms());
             continue;
         }

@@ -52,6 +52,7 @@ struct lock::impl {
     std::vector<session::server_address> endpoints;  // the instances, or the sentinels
     session::server_address master;                  // Sentinel: credentials and db of the master
     std::uint8_t instances = 0;
+    tls_context tls;  // before the links, which keep a pointer to it
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
 
@@ -223,7 +224,8 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
             const blocking_link& l = links[i];
             if (l.busy()) {
                 owner[count] = i;
-                fds[count++] = pollfd{l.fd(), POLLIN, 0};
+                fds[count++] = pollfd{l.fd(), l.events(), 0};
+                if (l.has_buffered()) wake = now;  // TLS bytes already read: no poll can see them
             }
             // Connections are made on demand: an idle link matters only with requests for it.
             wake = std::min(wake, session::wake_ms(l.link(), core.has_request(i), now));
@@ -237,10 +239,10 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
         const int ready = ::poll(fds.data(), count, static_cast<int>(timeout));
         held.lock();
 
+        for (nfds_t k = 0; k < instance_fds; ++k) {
+            if (fds[k].revents != 0 || links[owner[k]].has_buffered()) read_replies(owner[k]);
+        }
         if (ready > 0) {
-            for (nfds_t k = 0; k < instance_fds; ++k) {
-                if (fds[k].revents != 0) read_replies(owner[k]);
-            }
             if (background && fds[instance_fds].revents != 0) {
                 std::uint64_t value = 0;
                 [[maybe_unused]] const ssize_t ignored = ::read(wake_fd, &value, sizeof value);
@@ -473,6 +475,7 @@ std::error_code lock::impl::configure(const lock_options& given) {
         endpoints.push_back(address);
     }
     if (by_sentinel && options.master_name.empty()) return make_error_code(errc::invalid_config);
+    if (const std::error_code ec = load_for(tls, options.tls, endpoints.data(), endpoints.size())) return ec;
     if (!master.user.assign(options.master_user) || !master.password.assign(options.master_password)) {
         return make_error_code(errc::invalid_config);
     }
@@ -498,7 +501,7 @@ std::error_code lock::impl::configure(const lock_options& given) {
     for (std::uint8_t i = 0; i < instances; ++i) {
         setup.server = by_sentinel ? nullptr : &endpoints[i];
         setup.seed = seed_bits + i;
-        if (links[i].setup(setup) != errc::ok) return make_error_code(errc::invalid_config);
+        if (links[i].setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
     }
     return {};
 }

@@ -1,5 +1,5 @@
 // edgelock session: the address of a Redis server or Sentinel, and the one parser of
-// redis:// URLs.
+// redis:// and rediss:// URLs.
 //
 // Every place that names a server (the asio and blocking clients' instances and sentinels,
 // the CLI's --redis and --sentinel, the master a Sentinel names) holds a server_address. It
@@ -24,6 +24,7 @@ struct server_address {
     fixed_text<user_bytes_max> user;          // empty: no ACL user (AUTH with the password alone)
     fixed_text<password_bytes_max> password;  // empty: no AUTH
     std::uint16_t db = 0;                     // SELECT this database after AUTH (0: none sent)
+    bool tls = false;                         // rediss://: the transport speaks TLS on this connection
 
     // Same server (host and port); credentials and db are not part of the identity.
     bool same_server(const server_address& other) const noexcept {
@@ -38,13 +39,15 @@ struct address_result {
 
 // Parses "redis://host", "redis://host:6380", "redis://:secret@host", "redis://secret@host",
 // "redis://user:secret@host:6380/2", "redis://[::1]:6379", and a bare "host:port", into `out`.
+// "rediss://" takes the same forms and sets `tls` (the transport's TLS options say what is
+// verified; the host is the name the certificate must carry unless they name another).
 // The last '@' ends the credentials, so a password may contain '@'.
 // Returns invalid_config (leaving `out` unspecified) for: an unknown scheme, an empty host, a
 // host with a space, '/', '@', '[' or ']' in it, a port outside 1..65535, a database outside
 // 0..65535, stray bytes, or a URL, host, user or password longer than its limit (limits.hpp).
 address_result parse_server_url(std::string_view text, server_address& out) noexcept;
 
-// Sets host and port, keeping credentials and db (a master a Sentinel named inherits the
+// Sets host and port, keeping credentials, db and tls (a master a Sentinel named inherits the
 // master credentials the user configured). Returns invalid_config for an empty or too long
 // host, or a port of 0.
 address_result set_endpoint(server_address& address, std::string_view host, std::uint16_t port) noexcept;

@@ -29,6 +29,7 @@
 // failure moves on to the next sentinel and asks again, at once until every sentinel has
 // failed once in a row, then after the reconnect delay: a failover is followed on the next
 // connection, and a READONLY, MASTERDOWN or LOADING reply ends the connection that got it.
+// The master named is reached with TLS exactly when the sentinel that named it was (rediss://).
 //
 // No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
 #pragma once
@@ -131,8 +132,12 @@ public:
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
     // connect to (state connecting), or null (see next_deadline_ms()).
     const server_address* start(std::int64_t now) noexcept;
-    // The socket is connected: writes the handshake into out and returns its size (state
-    // handshaking). Returns 0 when it does not fit (state closing, invalid_config).
+    // rediss://: the socket is connected and the TLS handshake began. The attempt's deadline
+    // passing before on_connected() is then tls_handshake_timeout, not connect_timeout.
+    void on_tls_handshake() noexcept;
+    // The socket is connected (and, for rediss://, its TLS handshake done): writes the
+    // handshake into out and returns its size (state handshaking). Returns 0 when it does not
+    // fit (state closing, invalid_config).
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
     // Lock requests may be written: ready, or handshaking with the server itself (they are
     // pipelined behind the handshake, and dropped with it when it fails; never behind a
@@ -146,7 +151,8 @@ public:
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
     // One reply (nodes as parse_reply gave them). Not to be called once closing.
     link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
-    // The socket failed (read, write, connect, resolve): state closing.
+    // The socket failed (read, write, connect, resolve): state closing. A plain connection
+    // closed or reset before any reply is closed_before_reply (a TLS-only port does that).
     void on_io_error(failure why, std::int64_t now) noexcept;
     // Connect and reply timeouts: state closing when one passed.
     void on_timer(std::int64_t now) noexcept;
@@ -208,6 +214,8 @@ private:
     bool go_to_master_ = false;    // closing only to connect to the master just named
     bool reconnect_now_ = false;
     bool answered_ = false;        // this connection answered a lock request (or a watch message)
+    bool replied_ = false;         // this connection sent any reply
+    bool tls_handshaking_ = false; // this attempt is in its TLS handshake
     std::int64_t attempt_deadline_ms_ = no_deadline_ms;
     failure closing_why_;
     failure last_error_;

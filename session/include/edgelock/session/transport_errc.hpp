@@ -37,6 +37,22 @@ enum class transport_errc : std::uint8_t {
                             // tell when the node started; grant it, or turn the guard off
     evicting_node,          // the node may evict keys (maxmemory with a policy other than
                             // noeviction) and the client refuses such nodes (eviction_check)
+    // TLS (rediss://). Each ends the connection; the next attempt follows the reconnect delay.
+    tls_files,              // a CA file or directory, client certificate or key could not be
+                            // loaded (or the key does not match the certificate): at open()
+    tls_untrusted,          // the server's certificate chain does not lead to a trusted CA
+    tls_name_mismatch,      // the server's certificate does not name the host (or server_name)
+    tls_expired,            // the server's certificate has expired or is not yet valid
+    tls_client_certificate_required,  // the server asks for a client certificate (tls-auth-clients)
+                                      // and none was configured, or it refused the one given
+    tls_not_offered,        // the server answered the TLS handshake with something that is
+                            // not TLS (a plain port of a server that answers at once)
+    tls_handshake_timeout,  // connected, but the TLS handshake did not end within
+                            // connect_timeout: a plain Redis port (Redis waits for a command
+                            // line), or a server that hung
+    tls_handshake_failed,   // any other TLS failure (no common protocol or cipher, a bad record)
+    closed_before_reply,    // a plain (redis://) connection was closed or reset before the first
+                            // reply: what a TLS-only Redis port does to a client without TLS
 };
 
 // A short, one-line, lower-case description ("reply timed out").

@@ -114,11 +114,12 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
+#include "edgelock/tls_options.hpp"
 
 namespace edgelock::async {
 
 struct client_config {
-    // Redis instances, as redis://[user:password@]host:port[/db] URLs: one for a single
+    // Redis instances, as redis://[user:password@]host:port[/db] URLs (rediss:// for TLS): one for a single
     // server, or an odd number up to edgelock::instances_max for Redlock. Every lock of this
     // client spans all of them. Leave empty when using Sentinel.
     std::vector<std::string> instances;
@@ -131,6 +132,15 @@ struct client_config {
     std::string master_user;
     std::string master_password;
     std::uint16_t master_db = 0;
+
+    // rediss:// URLs (instances or sentinels; the masters TLS sentinels name are reached over
+    // TLS too): the CA to trust, the client certificate to show, the name to verify
+    // (edgelock/tls_options.hpp). open() reads the files and fails with
+    // transport_errc::tls_files when it cannot. The TLS handshake counts toward
+    // connect_timeout (tls_handshake_timeout when it is what ran out); a failed one ends the
+    // connection with the tls_* code that says why, and is tried again after the reconnect
+    // delay like any failed connect.
+    tls_options tls;
 
     // Capacity of the lock table: add_lock() refuses beyond it. Memory is taken at open():
     // about 1 KB per lock plus the connections' buffers.

@@ -15,14 +15,16 @@
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/resp_reader.hpp"
+#include "edgelock/tls_options.hpp"
 
 namespace edgelock::hiredis {
 
 struct command_target {
-    std::string url;                     // a redis:// URL ...
-    std::vector<std::string> sentinels;  // ... or sentinels (redis:// URLs) and the master's name
+    std::string url;                     // a redis:// or rediss:// URL ...
+    std::vector<std::string> sentinels;  // ... or sentinels (URLs) and the master's name
     std::string master_name;
     std::int64_t timeout_ms = 2'000;     // connect (with handshake) and each reply, 1 ms to 60 s
+    tls_options tls;                     // for rediss:// URLs (edgelock/tls_options.hpp)
 };
 
 struct command_reply {
@@ -40,7 +42,8 @@ public:
     command_connection& operator=(const command_connection&) = delete;
 
     // Connects and completes the handshake (through the sentinels when given). Returns {} or:
-    // errc::invalid_config (a bad URL or timeout, open() twice), and the transports' errors:
+    // errc::invalid_config (a bad URL or timeout, open() twice), transport_errc::tls_files,
+    // and the transports' errors (the TLS ones for rediss://):
     // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
     // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
     std::error_code open(const command_target& target);

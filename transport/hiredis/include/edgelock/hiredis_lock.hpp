@@ -94,6 +94,7 @@
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/node_facts.hpp"
+#include "edgelock/tls_options.hpp"
 
 namespace edgelock::hiredis {
 
@@ -101,6 +102,7 @@ struct lock_options {
     std::string name;  // the Redis key, 1..128 bytes
 
     // Either instances (1, or an odd N up to 7 for Redlock) as redis://[user:password@]host[:port][/db]
+    // (rediss:// for TLS)
     std::vector<std::string> instances;
     // ... or Sentinel: sentinel addresses (redis:// URLs, credentials used for the sentinels
     // themselves) and the monitored master's name. The master's credentials and db are
@@ -112,6 +114,10 @@ struct lock_options {
     std::string master_user;
     std::string master_password;
     std::uint16_t master_db = 0;
+    // rediss:// addresses (instances, sentinels, and the masters TLS sentinels name): what is
+    // verified and which client certificate is shown (edgelock/tls_options.hpp). The files
+    // are read by open(), which fails with transport_errc::tls_files when they cannot be.
+    tls_options tls;
 
     std::int64_t ttl_ms = 30'000;
     bool fencing = false;   // hand out fence tokens (hold::fence), strictly increasing per name

@@ -1,0 +1,116 @@
+#include "edgelock/tls_context.hpp"
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+namespace edgelock {
+namespace {
+
+bool is_ip_address(const std::string& host) {
+    unsigned char bytes[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, host.c_str(), bytes) == 1 || ::inet_pton(AF_INET6, host.c_str(), bytes) == 1;
+}
+
+const char* or_null(const std::string& path) { return path.empty() ? nullptr : path.c_str(); }
+
+bool load_trust(SSL_CTX* context, const tls_options& options) {
+    if (options.ca_file.empty() && options.ca_dir.empty()) return SSL_CTX_set_default_verify_paths(context) == 1;
+    return SSL_CTX_load_verify_locations(context, or_null(options.ca_file), or_null(options.ca_dir)) == 1;
+}
+
+bool load_identity(SSL_CTX* context, const tls_options& options) {
+    if (options.cert_file.empty() && options.key_file.empty()) return true;
+    if (options.cert_file.empty() || options.key_file.empty()) return false;
+    return SSL_CTX_use_certificate_chain_file(context, options.cert_file.c_str()) == 1 &&
+           SSL_CTX_use_PrivateKey_file(context, options.key_file.c_str(), SSL_FILETYPE_PEM) == 1 &&
+           SSL_CTX_check_private_key(context) == 1;
+}
+
+// The verification result of a handshake that failed on the server's certificate.
+transport_errc certificate_failure(long verify_result) noexcept {
+    switch (verify_result) {
+        case X509_V_ERR_HOSTNAME_MISMATCH:
+        case X509_V_ERR_IP_ADDRESS_MISMATCH: return transport_errc::tls_name_mismatch;
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+        case X509_V_ERR_CERT_NOT_YET_VALID: return transport_errc::tls_expired;
+        default: return transport_errc::tls_untrusted;  // no chain to a trusted CA, or a bad one
+    }
+}
+
+}  // namespace
+
+tls_context::~tls_context() { SSL_CTX_free(context_); }
+
+std::error_code tls_context::load(const tls_options& options) {
+    SSL_CTX_free(context_);
+    context_ = nullptr;
+    SSL_CTX* context = SSL_CTX_new(TLS_client_method());
+    if (context == nullptr) return make_error_code(transport_errc::out_of_memory);
+    SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    verify_ = !options.insecure_skip_verification_for_tests_only;
+    SSL_CTX_set_verify(context, verify_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
+    const bool loaded = (!verify_ || load_trust(context, options)) && load_identity(context, options);
+    ERR_clear_error();  // what went wrong is the code below; nothing is left for later calls
+    if (!loaded) {
+        SSL_CTX_free(context);
+        return make_error_code(transport_errc::tls_files);
+    }
+    context_ = context;
+    server_name_ = options.server_name;
+    return {};
+}
+
+ssl_st* tls_context::new_connection(std::string_view host) const {
+    if (context_ == nullptr) return nullptr;
+    SSL* ssl = SSL_new(context_);
+    if (ssl == nullptr) return nullptr;
+    const std::string name = server_name_.empty() ? std::string(host) : server_name_;
+    const bool ip = is_ip_address(name);
+    bool prepared = ip || SSL_set_tlsext_host_name(ssl, name.c_str()) == 1;
+    if (prepared && verify_) {
+        X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+        X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+        prepared = ip ? X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) == 1
+                      : X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size()) == 1;
+    }
+    ERR_clear_error();
+    if (prepared) return ssl;
+    SSL_free(ssl);
+    return nullptr;
+}
+
+std::error_code load_for(tls_context& context, const tls_options& options, const session::server_address* addresses,
+                         std::size_t count) {
+    for (std::size_t i = 0; i < count; ++i) {
+        if (addresses[i].tls) return context.load(options);
+    }
+    return {};
+}
+
+failure tls_failure(long verify_result, unsigned long openssl_error) noexcept {
+    if (ERR_GET_LIB(openssl_error) != ERR_LIB_SSL) return failure::of(transport_errc::tls_handshake_failed);
+    switch (ERR_GET_REASON(openssl_error)) {
+        // OpenSSL 3 reports a peer that closed without close_notify as an error.
+        case SSL_R_UNEXPECTED_EOF_WHILE_READING: return failure::of(transport_errc::connection_closed);
+        case SSL_R_CERTIFICATE_VERIFY_FAILED: return failure::of(certificate_failure(verify_result));
+        // A server that does not speak TLS answers the ClientHello with something that is not
+        // a TLS record (Redis: an -ERR line), or with an HTTP-looking one.
+        case SSL_R_WRONG_VERSION_NUMBER:
+        case SSL_R_PACKET_LENGTH_TOO_LONG:
+        case SSL_R_RECORD_LENGTH_MISMATCH:
+        case SSL_R_HTTP_REQUEST:
+        case SSL_R_HTTPS_PROXY_REQUEST: return failure::of(transport_errc::tls_not_offered);
+        // TLS 1.3 servers send certificate_required when the client sent none; a server that
+        // does not trust the client's certificate sends one of the others.
+        case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+        case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+        case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+        case SSL_R_TLSV1_ALERT_ACCESS_DENIED: return failure::of(transport_errc::tls_client_certificate_required);
+        default: return failure::of(transport_errc::tls_handshake_failed);
+    }
+}
+
+}  // namespace edgelock
