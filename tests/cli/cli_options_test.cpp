@@ -408,3 +408,56 @@ TEST(Check, RefusesBadSettingsAndFlagsOfOtherCommands) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Tls, FlagsFillTheOptionsForEveryLockCommand) {
+    for (const char* command : {"status", "check"}) {
+        std::vector<std::string> args = {command, "--redis", "rediss://cache.example:6380", "--tls-ca", "/etc/ca.pem",
+                                         "--tls-ca-dir=/etc/ca.d", "--tls-cert", "c.pem", "--tls-key", "k.pem",
+                                         "--tls-server-name", "redis.internal"};
+        if (std::string(command) == "status") args.insert(args.end(), {"--name", "x"});
+        const parse_result r = parse(args);
+        ASSERT_EQ(r.exit_code, 0) << r.error;
+        EXPECT_EQ(r.parsed.tls.ca_file, "/etc/ca.pem");
+        EXPECT_EQ(r.parsed.tls.ca_dir, "/etc/ca.d");
+        EXPECT_EQ(r.parsed.tls.cert_file, "c.pem");
+        EXPECT_EQ(r.parsed.tls.key_file, "k.pem");
+        EXPECT_EQ(r.parsed.tls.server_name, "redis.internal");
+        EXPECT_FALSE(r.parsed.tls.insecure_skip_verification_for_tests_only) << "the CLI never skips verification";
+    }
+}
+
+TEST(Tls, TheEnvironmentFillsWhatNoFlagSays) {
+    environment env;
+    env.sentinel = "rediss://s1:26379,rediss://s2:26379";
+    env.master = "mymaster";
+    env.tls.ca_file = "/env/ca.pem";
+    env.tls.server_name = "from-env";
+    const parse_result r = parse({"status", "--name", "x", "--tls-server-name", "from-flag"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.tls.ca_file, "/env/ca.pem");
+    EXPECT_EQ(r.parsed.tls.server_name, "from-flag") << "a flag wins over its variable";
+
+    environment unused;
+    unused.tls.ca_file = "/env/ca.pem";
+    EXPECT_EQ(parse({"status", "--name", "x"}, unused).exit_code, 0)
+        << "a variable for other deployments is no error on a plain one";
+}
+
+TEST(Tls, MistakesAreUsageErrors) {
+    expect_usage_error({"status", "--name", "x", "--tls-ca", "ca.pem"}, "apply to rediss:// addresses");
+    expect_usage_error({"status", "--name", "x", "--redis", "rediss://h", "--tls-cert", "c.pem"},
+                       "--tls-cert and --tls-key go together");
+    expect_usage_error({"status", "--name", "x", "--redis", "rediss://h", "--tls-ca="}, "--tls-ca needs a value");
+}
+
+TEST(Tls, HelpNamesTheFlagsAndTheExitCode) {
+    for (const char* text : {"--tls-ca FILE", "--tls-ca-dir DIR", "--tls-cert FILE --tls-key FILE", "--tls-server-name",
+                             "EDGELOCK_TLS_CA", "rediss://"}) {
+        EXPECT_NE(help_text("").find(text), std::string_view::npos) << text;
+    }
+    EXPECT_NE(exit_code_table().find("  77 "), std::string_view::npos);
+}
+
+}  // namespace

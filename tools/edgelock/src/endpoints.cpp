@@ -29,6 +29,7 @@ std::vector<endpoint> endpoints_of(const options& o) {
             ep.address = display_address(url);
             ep.target.url = url;
             ep.target.timeout_ms = o.redis_timeout_ms;
+            ep.target.tls = o.tls;
             out.push_back(ep);
         }
         return out;
@@ -38,6 +39,7 @@ std::vector<endpoint> endpoints_of(const options& o) {
     ep.target.sentinels = o.sentinel_urls;
     ep.target.master_name = o.master_name;
     ep.target.timeout_ms = o.redis_timeout_ms;
+    ep.target.tls = o.tls;
     out.push_back(ep);
     return out;
 }

@@ -76,6 +76,15 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::auth_failed:
             case transport_errc::node_info_refused:
             case transport_errc::select_failed: return exit_redis_refused;
+            case transport_errc::tls_files: return exit_usage;
+            case transport_errc::tls_untrusted:
+            case transport_errc::tls_name_mismatch:
+            case transport_errc::tls_expired:
+            case transport_errc::tls_client_certificate_required:
+            case transport_errc::tls_not_offered:
+            case transport_errc::tls_handshake_timeout:
+            case transport_errc::tls_handshake_failed:
+            case transport_errc::closed_before_reply: return exit_tls;
             default: return exit_internal;
         }
     }
@@ -88,7 +97,9 @@ int exit_code_for(std::error_code ec) {
 std::string describe(std::error_code ec) {
     if (ec.category() == error_category()) return describe_errc(static_cast<errc>(ec.value()));
     std::string text = ec.message();
-    if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    // "Connection refused" reads "connection refused" inside a sentence; "TLS: ..." stays.
+    const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+    if (text.size() > 1 && lower(text[1])) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
     return text;
 }
 

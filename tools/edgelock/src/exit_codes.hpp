@@ -3,7 +3,7 @@
 // `edgelock run` passes CMD's own status through (0..255, or 128+N when CMD died of signal
 // N, as shells report it); every code below is then the CLI's own verdict. The numbers follow
 // sysexits(3) where one fits (64 usage, 69 unavailable, 70 software, 75 tempfail, 76
-// protocol), and the shells' 126/127 for a CMD that cannot be started. docs/CLI.md and
+// protocol, 77 no permission), and the shells' 126/127 for a CMD that cannot be started. docs/CLI.md and
 // `edgelock --help` print the same table (help.cpp).
 #pragma once
 
@@ -17,6 +17,9 @@ enum exit_code : int {
     exit_internal = 70,         // an internal error (a bug, or the OS refused a resource)
     exit_busy = 75,             // --wait 0 and another owner holds the lock
     exit_redis_refused = 76,    // Redis answered with an error: AUTH, SELECT, a script error
+    exit_tls = 77,              // TLS: the server's certificate was refused (untrusted CA, wrong
+                                // name, expired), the server refused ours, or the two sides do not
+                                // agree on TLS (rediss:// against a plain port, redis:// against TLS)
     exit_deployment_worse = 78,  // check: a node may evict lock keys (S10)
     exit_wait_timeout = 79,     // the lock stayed held by another owner for the whole --wait
     exit_lost = 80,             // the lock was lost while CMD ran; CMD was signalled

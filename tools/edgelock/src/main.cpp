@@ -32,6 +32,11 @@ environment read_environment() {
     if (const char* value = std::getenv("EDGELOCK_REDIS")) env.redis = value;
     if (const char* value = std::getenv("EDGELOCK_SENTINEL")) env.sentinel = value;
     if (const char* value = std::getenv("EDGELOCK_MASTER")) env.master = value;
+    if (const char* value = std::getenv("EDGELOCK_TLS_CA")) env.tls.ca_file = value;
+    if (const char* value = std::getenv("EDGELOCK_TLS_CA_DIR")) env.tls.ca_dir = value;
+    if (const char* value = std::getenv("EDGELOCK_TLS_CERT")) env.tls.cert_file = value;
+    if (const char* value = std::getenv("EDGELOCK_TLS_KEY")) env.tls.key_file = value;
+    if (const char* value = std::getenv("EDGELOCK_TLS_SERVER_NAME")) env.tls.server_name = value;
     return env;
 }
 

@@ -39,7 +39,7 @@ constexpr unsigned for_lock_commands =
 
 enum class flag_id {
     help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard, fencing, wait_replicas, json
+    restart_guard, fencing, wait_replicas, json, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name
 };
 
 struct flag_spec {
@@ -49,7 +49,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 17> flags{{
+constexpr std::array<flag_spec, 22> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands},
@@ -67,6 +67,11 @@ constexpr std::array<flag_spec, 17> flags{{
     {"--fencing", flag_id::fencing, true, for_check},
     {"--wait-replicas", flag_id::wait_replicas, true, for_check},
     {"--json", flag_id::json, false, for_check},
+    {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
+    {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
+    {"--tls-cert", flag_id::tls_cert, true, for_lock_commands},
+    {"--tls-key", flag_id::tls_key, true, for_lock_commands},
+    {"--tls-server-name", flag_id::tls_server_name, true, for_lock_commands},
 }};
 
 const flag_spec* find_flag(std::string_view text) {
@@ -169,6 +174,45 @@ std::string resolve_servers(options& o, const environment& env) {
     return "";
 }
 
+std::string& tls_field(tls_options& tls, flag_id id) {
+    switch (id) {
+        case flag_id::tls_ca: return tls.ca_file;
+        case flag_id::tls_ca_dir: return tls.ca_dir;
+        case flag_id::tls_cert: return tls.cert_file;
+        case flag_id::tls_key: return tls.key_file;
+        default: return tls.server_name;
+    }
+}
+
+bool any_tls_address(const options& o) {
+    for (const std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls}) {
+        for (const std::string& url : *urls) {
+            session::server_address address;
+            if (session::parse_server_url(url, address).code == errc::ok && address.tls) return true;
+        }
+    }
+    return false;
+}
+
+// The TLS options: each flag, else its variable. A flag without a rediss:// address to apply
+// to is a mistake worth saying (the connection would be plain); a variable may be set for
+// other deployments, and is then left unused.
+std::string resolve_tls(options& o, const environment& env) {
+    const bool flags_given = !o.tls.ca_file.empty() || !o.tls.ca_dir.empty() || !o.tls.cert_file.empty() ||
+                             !o.tls.key_file.empty() || !o.tls.server_name.empty();
+    if (flags_given && !any_tls_address(o)) return "--tls-* flags apply to rediss:// addresses, and none is given";
+    tls_options from_env = env.tls;
+    for (const flag_id id : {flag_id::tls_ca, flag_id::tls_ca_dir, flag_id::tls_cert, flag_id::tls_key,
+                             flag_id::tls_server_name}) {
+        std::string& field = tls_field(o.tls, id);
+        if (field.empty()) field = tls_field(from_env, id);
+    }
+    if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
+        return "--tls-cert and --tls-key go together (or EDGELOCK_TLS_CERT and EDGELOCK_TLS_KEY)";
+    }
+    return "";
+}
+
 std::string check_required(const options& o) {
     if (o.command == command::check) return "";  // a deployment, not a lock
     if (o.name.empty()) return "missing --name";
@@ -252,6 +296,14 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             o.replicas_to_wait = static_cast<std::uint8_t>(value[0] - '0');
             return "";
         case flag_id::json: o.json = true; return "";
+        case flag_id::tls_ca:
+        case flag_id::tls_ca_dir:
+        case flag_id::tls_cert:
+        case flag_id::tls_key:
+        case flag_id::tls_server_name:
+            if (value.empty()) return std::string(f.text) + " needs a value";
+            tls_field(o.tls, f.id) = value;
+            return "";
         case flag_id::fence_env:
             if (!valid_env_name(value)) return "bad --fence-env " + quote(value) + ": not a variable name";
             o.fence_env = value;
@@ -317,6 +369,7 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 
     if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
+    if (std::string problem = resolve_tls(o, env); !problem.empty()) return usage_error(std::move(problem));
     if (c == command::run) {
         if (std::string problem = check_lock(o); !problem.empty()) return usage_error(std::move(problem));
     }

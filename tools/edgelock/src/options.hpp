@@ -13,6 +13,7 @@
 
 #include "edgelock/lock.hpp"
 #include "edgelock/session/reconnect.hpp"
+#include "edgelock/tls_options.hpp"
 
 namespace edgelock::cli {
 
@@ -30,6 +31,9 @@ struct environment {
     std::string redis;     // EDGELOCK_REDIS: URLs separated by commas or spaces
     std::string sentinel;  // EDGELOCK_SENTINEL: sentinel addresses, same separators
     std::string master;    // EDGELOCK_MASTER: the master name the sentinels monitor
+    // EDGELOCK_TLS_CA, EDGELOCK_TLS_CA_DIR, EDGELOCK_TLS_CERT, EDGELOCK_TLS_KEY,
+    // EDGELOCK_TLS_SERVER_NAME: for rediss:// addresses, each overridden by its flag.
+    tls_options tls;
 };
 
 struct options {
@@ -40,6 +44,7 @@ struct options {
     std::vector<std::string> redis_urls;   // 1, or an odd count up to 7 (Redlock)
     std::vector<std::string> sentinel_urls;
     std::string master_name;
+    tls_options tls;                       // --tls-ca, --tls-ca-dir, --tls-cert, --tls-key, --tls-server-name
     std::int64_t ttl_ms = 30'000;
     std::int64_t wait_ms = 10'000;
     std::int64_t redis_timeout_ms = session::timing{}.command_timeout_ms;  // connect and per-reply timeout

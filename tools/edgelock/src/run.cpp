@@ -155,6 +155,7 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.instances = o.redis_urls;
     lo.sentinels = o.sentinel_urls;
     lo.master_name = o.master_name;
+    lo.tls = o.tls;
     lo.ttl_ms = config.ttl_ms;
     lo.fencing = config.fencing;
     lo.watchdog = config.watchdog;
