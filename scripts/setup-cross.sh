@@ -30,6 +30,7 @@ packages=(
   "libgmock-dev:$debian_arch"
   "librapidcheck-dev:$debian_arch"
   "libhiredis-dev:$debian_arch"
+  "libssl-dev:$debian_arch"  # OpenSSL: TLS in both transports (rediss://)
   "pkgconf:$debian_arch"
   libasio-dev        # header-only (Architecture: all): the native package serves every target
 )

@@ -18,6 +18,7 @@ packages=(
   libgmock-dev
   librapidcheck-dev
   libhiredis-dev
+  libssl-dev       # OpenSSL 3: TLS in both transports (rediss://), and the tests' certificates
   libasio-dev
   redis-server
   redis-sentinel

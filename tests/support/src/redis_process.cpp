@@ -3,39 +3,28 @@
 #include <arpa/inet.h>
 #include <hiredis/hiredis.h>
 #include <netinet/in.h>
-#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <deque>
-#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/tls_material.hpp"
+#include "temp_dir.hpp"
 
 namespace edgelock::testing {
 namespace {
 
+using detail::make_temp_dir;
+using detail::remove_dir;
+
 constexpr int start_attempts_max = 5;
-
-std::string make_temp_dir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/edgelock-redis-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) {
-        throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
-    }
-    return pattern;
-}
-
-void remove_dir(const std::string& dir) noexcept {
-    if (dir.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-}
+constexpr std::chrono::milliseconds probe_timeout{200};
 
 std::string tail_of(const std::string& path, std::size_t lines) {
     std::ifstream in(path);
@@ -48,6 +37,29 @@ std::string tail_of(const std::string& path, std::size_t lines) {
     std::string out;
     for (const std::string& l : last) out += l + "\n";
     return out;
+}
+
+bool is_up(const redis_reply& reply) {
+    return (reply.type == redis_reply::kind::status && reply.text == "PONG") ||
+           (reply.is_error() && reply.text.rfind("NOAUTH", 0) == 0);
+}
+
+// How a readiness probe talks TLS: with the client certificate (tls-auth-clients yes wants
+// one), and trusting any server certificate, since it only asks whether the process is up.
+client_tls probe_tls(const tls_material& material) {
+    client_tls options = client_tls::with_client_cert(material);
+    options.verify_server = false;
+    return options;
+}
+
+// One PING over TLS; as answers_ping() below.
+bool answers_tls_ping(std::uint16_t port, const client_tls& probe) {
+    try {
+        redis_client client(loopback_host, port, probe, "", "", probe_timeout);
+        return is_up(client.command({"PING"}));
+    } catch (const std::exception&) {
+        return false;  // not listening yet, or still starting
+    }
 }
 
 // One PING. True for PONG, and for NOAUTH (a password-protected server that is up).
@@ -70,15 +82,43 @@ bool answers_ping(std::uint16_t port) {
     return up;
 }
 
-// Waits for PING; false when the process exited first or the time ran out.
-bool wait_ready(child_process& process, std::uint16_t port) {
+// Waits for PING (over TLS when `tls` is set); false when the process exited first or the
+// time ran out.
+bool wait_ready(child_process& process, std::uint16_t port, const tls_material* tls) {
+    const std::optional<client_tls> probe = tls ? std::optional(probe_tls(*tls)) : std::nullopt;
     const auto until = std::chrono::steady_clock::now() + start_timeout;
     while (std::chrono::steady_clock::now() < until) {
         if (!process.running()) return false;
-        if (answers_ping(port)) return true;
+        if (probe ? answers_tls_ping(port, *probe) : answers_ping(port)) return true;
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return false;
+}
+
+std::string scheme(bool tls) { return tls ? "rediss://" : "redis://"; }
+
+// The certificate and key a TLS server presents.
+std::pair<std::string, std::string> presented(const tls_setup& tls) {
+    const tls_material& m = *tls.material;
+    switch (tls.presents) {
+        case tls_setup::certificate::expired: return {m.expired_cert(), m.expired_key()};
+        case tls_setup::certificate::wrong_name: return {m.wrong_name_cert(), m.wrong_name_key()};
+        case tls_setup::certificate::valid: break;
+    }
+    return {m.server_cert(), m.server_key()};
+}
+
+// Where a sentinel listens: `port` plain, or `port` for TLS only, presenting the material's
+// server certificate to its clients and to the servers and sentinels it connects to.
+std::string sentinel_listening(std::uint16_t port, const tls_material* tls) {
+    if (tls == nullptr) return "port " + std::to_string(port) + "\n";
+    return "port 0\n"
+           "tls-port " + std::to_string(port) + "\n"
+           "tls-cert-file " + tls->server_cert() + "\n"
+           "tls-key-file " + tls->server_key() + "\n"
+           "tls-ca-cert-file " + tls->ca_file() + "\n"
+           "tls-replication yes\n"
+           "tls-auth-clients no\n";
 }
 
 }  // namespace
@@ -104,11 +144,20 @@ std::uint16_t free_port() {
 
 redis_server::redis_server(std::vector<std::string> extra_args, persistence kept)
     : extra_args_(std::move(extra_args)), kept_(kept) {
-    dir_ = make_temp_dir();
+    start_on_a_free_port();
+}
+
+redis_server::redis_server(const tls_setup& tls, std::vector<std::string> extra_args, persistence kept)
+    : extra_args_(std::move(extra_args)), kept_(kept), tls_(tls) {
+    start_on_a_free_port();
+}
+
+void redis_server::start_on_a_free_port() {
+    dir_ = make_temp_dir("redis");
     for (int attempt = 1;; ++attempt) {
         port_ = free_port();
         launch();
-        if (wait_ready(process_, port_)) return;
+        if (wait_ready(process_, port_, tls_ ? tls_->material : nullptr)) return;
         const std::string log = log_tail();
         process_.kill();
         if (attempt == start_attempts_max || log.find("Address already in use") == std::string::npos) {
@@ -124,18 +173,32 @@ redis_server::~redis_server() {
     remove_dir(dir_);
 }
 
+// A plain server listens on port_; a TLS one on port_ for TLS and nowhere else.
+std::vector<std::string> redis_server::listening_args() const {
+    if (!tls_) return {"--port", std::to_string(port_)};
+    const auto [cert, key] = presented(*tls_);
+    return {"--port", "0",
+            "--tls-port", std::to_string(port_),
+            "--tls-cert-file", cert,
+            "--tls-key-file", key,
+            "--tls-ca-cert-file", tls_->material->ca_file(),
+            "--tls-auth-clients", tls_->require_client_cert ? "yes" : "no",
+            "--tls-replication", "yes"};
+}
+
 void redis_server::launch() {
-    std::vector<std::string> argv = {"redis-server",
-                                     "--port", std::to_string(port_),
-                                     "--bind", loopback_host,
-                                     "--dir", dir_,
-                                     "--logfile", dir_ + "/redis.log",
-                                     "--daemonize", "no",
-                                     "--save", "",
-                                     "--appendonly", kept_ == persistence::durable ? "yes" : "no",
-                                     "--appendfsync", "always",
-                                     "--enable-debug-command", "local",
-                                     "--repl-diskless-sync-delay", "0"};
+    std::vector<std::string> argv = {"redis-server"};
+    const std::vector<std::string> listening = listening_args();
+    argv.insert(argv.end(), listening.begin(), listening.end());
+    argv.insert(argv.end(), {"--bind", loopback_host,
+                             "--dir", dir_,
+                             "--logfile", dir_ + "/redis.log",
+                             "--daemonize", "no",
+                             "--save", "",
+                             "--appendonly", kept_ == persistence::durable ? "yes" : "no",
+                             "--appendfsync", "always",
+                             "--enable-debug-command", "local",
+                             "--repl-diskless-sync-delay", "0"});
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     spawn_options options;
     options.output_path = dir_ + "/stdout.log";
@@ -145,7 +208,7 @@ void redis_server::launch() {
 std::string redis_server::url(const std::string& password, const std::string& user) const {
     std::string credentials;
     if (!password.empty()) credentials = user + ":" + password + "@";
-    return "redis://" + credentials + loopback_host + ":" + std::to_string(port_);
+    return scheme(tls_.has_value()) + credentials + loopback_host + ":" + std::to_string(port_);
 }
 
 void redis_server::stop() noexcept { process_.kill(); }
@@ -153,7 +216,7 @@ void redis_server::stop() noexcept { process_.kill(); }
 void redis_server::start() {
     if (process_.running()) return;
     launch();
-    if (!wait_ready(process_, port_)) {
+    if (!wait_ready(process_, port_, tls_ ? tls_->material : nullptr)) {
         const std::string log = log_tail();
         process_.kill();
         throw std::runtime_error("redis-server did not restart on port " + std::to_string(port_) +
@@ -177,13 +240,13 @@ std::string redis_server::log_tail(std::size_t lines) const {
 // ---- redis_sentinel ----------------------------------------------------------------------
 
 redis_sentinel::redis_sentinel(const settings& s) : settings_(s) {
-    dir_ = make_temp_dir();
+    dir_ = make_temp_dir("redis");
     for (int attempt = 1;; ++attempt) {
         port_ = free_port();
         const std::string config_path = dir_ + "/sentinel.conf";
         {
             std::ofstream config(config_path, std::ios::trunc);
-            config << "port " << port_ << "\n"
+            config << sentinel_listening(port_, s.tls)
                    << "bind " << loopback_host << "\n"
                    << "dir " << dir_ << "\n"
                    << "logfile " << dir_ << "/sentinel.log\n"
@@ -199,7 +262,7 @@ redis_sentinel::redis_sentinel(const settings& s) : settings_(s) {
         spawn_options options;
         options.output_path = dir_ + "/stdout.log";
         process_ = child_process({"redis-sentinel", config_path}, options);
-        if (wait_ready(process_, port_)) return;
+        if (wait_ready(process_, port_, s.tls)) return;
         const std::string log = log_tail();
         process_.kill();
         if (attempt == start_attempts_max || log.find("Address already in use") == std::string::npos) {
@@ -215,7 +278,7 @@ redis_sentinel::~redis_sentinel() {
 }
 
 std::string redis_sentinel::url() const {
-    return std::string("redis://") + loopback_host + ":" + std::to_string(port_);
+    return scheme(settings_.tls != nullptr) + loopback_host + ":" + std::to_string(port_);
 }
 
 std::string redis_sentinel::log_tail(std::size_t lines) const {
@@ -239,20 +302,34 @@ std::vector<std::string> redis_masters::urls() const {
 sentinel_topology::sentinel_topology(const std::vector<std::string>& server_args,
                                      const std::string& auth_pass)
     : auth_pass_(auth_pass) {
-    std::vector<std::string> args = server_args;
-    if (!auth_pass.empty()) {
-        args.push_back("--masterauth");
-        args.push_back(auth_pass);
+    build(server_args);
+}
+
+sentinel_topology::sentinel_topology(const tls_setup& tls, const std::vector<std::string>& server_args,
+                                     const std::string& auth_pass)
+    : auth_pass_(auth_pass), tls_(tls) {
+    if (tls.presents != tls_setup::certificate::valid) {
+        throw std::invalid_argument("sentinel_topology: the replica and the sentinels verify the servers' "
+                                    "certificates; present the valid one");
     }
-    primary_ = std::make_unique<redis_server>(args);
+    build(server_args);
+}
+
+void sentinel_topology::build(const std::vector<std::string>& server_args) {
+    std::vector<std::string> args = server_args;
+    if (!auth_pass_.empty()) {
+        args.push_back("--masterauth");
+        args.push_back(auth_pass_);
+    }
+    primary_ = make_server(args);
     std::vector<std::string> replica_args = args;
     replica_args.insert(replica_args.end(),
                         {"--replicaof", loopback_host, std::to_string(primary_->port())});
-    replica_ = std::make_unique<redis_server>(replica_args);
+    replica_ = make_server(replica_args);
 
     const bool linked = eventually(
         [&] {
-            redis_client c(loopback_host, replica_->port(), auth_pass);
+            redis_client c = admin(replica_->port(), auth_pass_, std::chrono::seconds(10));
             return c.info_field("replication", "master_link_status") == "up";
         },
         start_timeout);
@@ -261,7 +338,8 @@ sentinel_topology::sentinel_topology(const std::vector<std::string>& server_args
     redis_sentinel::settings s;
     s.master_name = master_name;
     s.master_port = primary_->port();
-    s.auth_pass = auth_pass;
+    s.auth_pass = auth_pass_;
+    s.tls = tls_ ? tls_->material : nullptr;
     for (int i = 0; i < 3; ++i) sentinels_.push_back(std::make_unique<redis_sentinel>(s));
 
     // Sentinels find each other through hello messages every 2 s, and the replica through the
@@ -269,7 +347,7 @@ sentinel_topology::sentinel_topology(const std::vector<std::string>& server_args
     const bool acquainted = eventually(
         [&] {
             for (const auto& sentinel : sentinels_) {
-                redis_client c(sentinel->port());
+                redis_client c = admin(sentinel->port(), "", std::chrono::seconds(10));
                 const redis_reply replicas = c.command({"SENTINEL", "replicas", master_name});
                 const redis_reply peers = c.command({"SENTINEL", "sentinels", master_name});
                 if (replicas.elements.size() != 1 || peers.elements.size() != 2) return false;
@@ -281,6 +359,17 @@ sentinel_topology::sentinel_topology(const std::vector<std::string>& server_args
                                               sentinels_[0]->log_tail());
 }
 
+std::unique_ptr<redis_server> sentinel_topology::make_server(const std::vector<std::string>& args) const {
+    return tls_ ? std::make_unique<redis_server>(*tls_, args) : std::make_unique<redis_server>(args);
+}
+
+redis_client sentinel_topology::admin(std::uint16_t port, const std::string& password,
+                                      std::chrono::milliseconds timeout) const {
+    if (!tls_) return redis_client(loopback_host, port, password, "", timeout);
+    const client_tls options = client_tls::with_client_cert(*tls_->material);
+    return redis_client(loopback_host, port, options, password, "", timeout);
+}
+
 std::vector<std::string> sentinel_topology::sentinel_urls() const {
     std::vector<std::string> out;
     for (const auto& s : sentinels_) out.push_back(s->url());
@@ -290,7 +379,7 @@ std::vector<std::string> sentinel_topology::sentinel_urls() const {
 std::uint16_t sentinel_topology::master_port() {
     for (const auto& sentinel : sentinels_) {
         try {
-            redis_client c(loopback_host, sentinel->port(), "", "", std::chrono::milliseconds(500));
+            redis_client c = admin(sentinel->port(), "", std::chrono::milliseconds(500));
             const redis_reply r = c.command({"SENTINEL", "get-master-addr-by-name", master_name});
             if (r.elements.size() == 2) return static_cast<std::uint16_t>(std::stoi(r.elements[1].text));
         } catch (const std::exception&) {
@@ -307,7 +396,7 @@ std::uint16_t sentinel_topology::wait_for_failover(std::uint16_t old_port, std::
             const std::uint16_t port = master_port();
             if (port == old_port) return false;
             try {
-                redis_client c(loopback_host, port, auth_pass_, "", std::chrono::milliseconds(500));
+                redis_client c = admin(port, auth_pass_, std::chrono::milliseconds(500));
                 if (c.role() != "master") return false;
             } catch (const std::exception&) {
                 return false;

@@ -74,7 +74,7 @@ void tcp_proxy::accept_loop() {
         ++accepted_;
         const int one = 1;
         ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        const int server = detail::connect_loopback(upstream_port_);
+        const int server = detail::connect_loopback(upstream_port_.load());
         if (server < 0) {
             detail::close_with_reset(client);  // upstream down: the client sees a reset
             continue;

@@ -13,11 +13,17 @@
 //   redis_sentinel    one redis-sentinel monitoring a master
 //   redis_masters     N independent masters (Redlock)
 //   sentinel_topology primary + replica + 3 sentinels (quorum 2), fast failover settings
+//
+// Servers, sentinels and topologies also run TLS-only (`--port 0`, a `--tls-port`), with the
+// certificates of a tls_material (tls_material.hpp): see tls_setup. Their readiness PING then
+// goes over TLS with the material's client certificate and checks nothing of the server's
+// (a server presenting an expired certificate is up all the same).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +31,9 @@
 #include "edgelock/testing/child_process.hpp"
 
 namespace edgelock::testing {
+
+class redis_client;
+class tls_material;
 
 inline constexpr const char* loopback_host = "127.0.0.1";
 inline constexpr std::chrono::milliseconds start_timeout{10'000};
@@ -42,11 +51,36 @@ enum class persistence {
     volatile_  // no RDB, no AOF: a restart comes back empty
 };
 
+// How a redis_server runs TLS-only: `--port 0 --tls-port <free port>`, the certificate chosen
+// below and its key, the material's CA for the certificates of clients (and of the servers it
+// replicates from), `--tls-auth-clients yes|no --tls-replication yes`. Made implicitly from a
+// tls_material for the usual case: `redis_server server(material);`.
+struct tls_setup {
+    // The certificate the server presents; a client that verifies accepts only `valid`.
+    enum class certificate {
+        valid,      // server_cert(): for IP:127.0.0.1, IP:::1, DNS:localhost
+        expired,    // expired_cert(): "certificate has expired"
+        wrong_name  // wrong_name_cert(): for DNS:other.invalid only, a name mismatch
+    };
+
+    tls_setup(const tls_material& tls) : material(&tls) {}  // implicit on purpose, see above
+
+    const tls_material* material;  // must outlive the server
+    certificate presents = certificate::valid;
+    // tls-auth-clients yes: a client without a certificate from the material's CA is refused
+    // (under TLS 1.3 after its handshake, on its first read).
+    bool require_client_cert = false;
+};
+
 class redis_server {
 public:
     // Starts a master. `extra_args` are appended to the command line, e.g.
     // {"--requirepass", "secret"} or {"--replicaof", "127.0.0.1", "6400"}.
     explicit redis_server(std::vector<std::string> extra_args = {}, persistence kept = persistence::durable);
+    // The same, TLS-only: port() is the TLS port, url() is "rediss://...". Stop, start,
+    // restart and freeze work as for a plain server.
+    explicit redis_server(const tls_setup& tls, std::vector<std::string> extra_args = {},
+                          persistence kept = persistence::durable);
     ~redis_server();
     redis_server(const redis_server&) = delete;
     redis_server& operator=(const redis_server&) = delete;
@@ -54,8 +88,11 @@ public:
     std::uint16_t port() const noexcept { return port_; }
     pid_t pid() const noexcept { return process_.pid(); }
     std::string host() const { return loopback_host; }
-    // "redis://127.0.0.1:<port>"; with credentials when given (they are not checked).
+    // "redis://127.0.0.1:<port>" ("rediss://" over TLS); with credentials when given (they are
+    // not checked).
     std::string url(const std::string& password = "", const std::string& user = "") const;
+    // How it runs TLS; nullopt for a plain server.
+    const std::optional<tls_setup>& tls() const noexcept { return tls_; }
     // The temporary directory of this process.
     const std::string& dir() const noexcept { return dir_; }
 
@@ -75,10 +112,13 @@ public:
     std::string log_tail(std::size_t lines = 20) const;
 
 private:
+    void start_on_a_free_port();
     void launch();
+    std::vector<std::string> listening_args() const;
 
     std::vector<std::string> extra_args_;
     persistence kept_ = persistence::durable;
+    std::optional<tls_setup> tls_;
     std::string dir_;
     std::uint16_t port_ = 0;
     child_process process_;
@@ -93,6 +133,10 @@ public:
         int down_after_ms = 1000;
         int failover_timeout_ms = 3000;
         std::string auth_pass;  // the masters' password, when they have one
+        // TLS-only when set: `port 0`, `tls-port`, the material's server certificate (also
+        // presented to the servers and sentinels it connects to, over TLS), its CA,
+        // `tls-replication yes`, `tls-auth-clients no`. Must outlive the sentinel.
+        const tls_material* tls = nullptr;
     };
     explicit redis_sentinel(const settings& s);
     ~redis_sentinel();
@@ -101,6 +145,7 @@ public:
 
     std::uint16_t port() const noexcept { return port_; }
     pid_t pid() const noexcept { return process_.pid(); }
+    // "redis://127.0.0.1:<port>", or "rediss://" over TLS.
     std::string url() const;
     void stop() noexcept { process_.kill(); }
     void freeze() { process_.freeze(); }
@@ -139,6 +184,12 @@ public:
     // as `auth_pass` so the sentinels and the replica can log in).
     explicit sentinel_topology(const std::vector<std::string>& server_args = {},
                                const std::string& auth_pass = "");
+    // The same, all TLS-only: both servers as `tls` says (they must present the valid
+    // certificate: their peers verify it), the replica replicating over TLS, the sentinels as
+    // redis_sentinel::settings::tls says. sentinel_urls() are rediss://, and master_port() and
+    // wait_for_failover() ask over TLS with the material's client certificate.
+    explicit sentinel_topology(const tls_setup& tls, const std::vector<std::string>& server_args = {},
+                               const std::string& auth_pass = "");
     sentinel_topology(const sentinel_topology&) = delete;
     sentinel_topology& operator=(const sentinel_topology&) = delete;
 
@@ -157,7 +208,14 @@ public:
     redis_server& server_on(std::uint16_t port);
 
 private:
+    void build(const std::vector<std::string>& server_args);
+    std::unique_ptr<redis_server> make_server(const std::vector<std::string>& args) const;
+    // An admin client for a server or sentinel of this topology, over TLS when it runs TLS.
+    redis_client admin(std::uint16_t port, const std::string& password,
+                       std::chrono::milliseconds timeout) const;
+
     std::string auth_pass_;
+    std::optional<tls_setup> tls_;
     std::unique_ptr<redis_server> primary_;
     std::unique_ptr<redis_server> replica_;
     std::vector<std::unique_ptr<redis_sentinel>> sentinels_;

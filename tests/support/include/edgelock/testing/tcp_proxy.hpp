@@ -13,7 +13,9 @@
 //   reset_after(bytes)   forward at most `bytes` more bytes from the server on each connection,
 //                        then reset the client connection (RST): a reply cut in the middle
 //
-// close_all() resets every open connection now. The destructor stops the threads and closes
+// close_all() resets every open connection now. retarget(port) sends the connections accepted
+// from then on to another upstream port (a fault replaced by a healthy server behind the same
+// address); those already open keep theirs. The destructor stops the threads and closes
 // every socket. Throws std::runtime_error only when it cannot listen.
 #pragma once
 
@@ -44,6 +46,7 @@ public:
     void blackhole();
     void reset_after(std::size_t bytes);
     void close_all();
+    void retarget(std::uint16_t upstream_port) noexcept { upstream_port_.store(upstream_port); }
 
     // Connections accepted since construction.
     std::size_t connections_accepted() const noexcept { return accepted_.load(); }
@@ -56,7 +59,7 @@ private:
     void forward_loop(connection& c);
     void set_mode(mode m, std::int64_t delay_ms, std::size_t bytes);
 
-    std::uint16_t upstream_port_;
+    std::atomic<std::uint16_t> upstream_port_;
     std::uint16_t port_ = 0;
     int listen_fd_ = -1;
     std::atomic<bool> stopping_{false};
