@@ -14,10 +14,17 @@
 //      lock operations (acquires + releases) per second, beside raw hiredis pipelining
 //      batches of 1000 (SET NX PX, and the acquire script) with the compare-and-delete.
 //   3. Redlock: one lock over 5 local masters, acquire + release cycles/s.
+//   4. TLS: the single-lock cycle over rediss:// (verified against a test CA) beside the same
+//      cycle over plain TCP, each against its own server, rounds alternating: cycles/s and
+//      `ratio tls/plain`; then what one connection costs, TLS against plain: the time to
+//      open a client and have it connected (TCP, TLS and the Redis handshake), and the heap
+//      each connected client holds (mallinfo2, every allocator in the process: edgelock's,
+//      Asio's and OpenSSL's).
 //
 // Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
-//                   [--no-pin] [--only single|many|redlock]
+//                   [--no-pin] [--only single|many|redlock|tls]
 #include <hiredis.h>
+#include <malloc.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -42,6 +49,8 @@
 #include "edgelock/scripts.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tls_material.hpp"
+#include "edgelock/tls_context.hpp"
 
 namespace {
 
@@ -56,7 +65,7 @@ struct options {
     int redlock_cycles = 5'000;
     int cpu = 0;
     bool pin = true;
-    std::string only;  // "single", "many" or "redlock": run that section alone
+    std::string only;  // "single", "many", "redlock" or "tls": run that section alone
 };
 
 options parse(int argc, char** argv) {
@@ -83,7 +92,7 @@ options parse(int argc, char** argv) {
             o.only = value();
         } else {
             throw std::runtime_error("unknown argument " + arg +
-                                     " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock)");
+                                     " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock|tls)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -553,6 +562,115 @@ void bench_redlock(const options& o) {
                 redlock_r.server_cpu_us);
 }
 
+// A client of one instance at `url`, TLS verified against `ca_file` when it is rediss://.
+edgelock::async::client_config one_instance(const std::string& url, const std::string& ca_file) {
+    edgelock::async::client_config config;
+    config.instances = {url};
+    config.restart_guard = false;  // fresh volatile servers: see run()
+    config.tls.ca_file = ca_file;
+    return config;
+}
+
+struct connection_cost {
+    double connect_us = 0;  // open() until ready, per client (median)
+    double heap_bytes = 0;  // heap in use per connected client
+};
+
+// Opens `owner` and runs its io_context until it is connected (other clients on the same
+// io_context keep it busy, so run_for would not return early).
+void connect_among_others(client& owner, const edgelock::async::client_config& config) {
+    if (const std::error_code ec = owner.open(config)) throw std::runtime_error("open: " + ec.message());
+    bool done = false;
+    std::error_code result;
+    owner.async_wait_ready([&](std::error_code ec) {
+        result = ec;
+        done = true;
+    });
+    const auto until = clock_type::now() + std::chrono::seconds(5);
+    owner.context().restart();
+    while (!done && clock_type::now() < until) owner.context().run_one_for(std::chrono::milliseconds(100));
+    if (!done || result) throw std::runtime_error("connect: " + result.message());
+}
+
+// Opens `count` clients of `config` on one io_context, one after the other, and keeps them
+// connected: the time each took, and the heap they hold together.
+connection_cost cost_of_connections(const edgelock::async::client_config& config, int count) {
+    asio::io_context io{1};
+    std::vector<std::unique_ptr<client>> clients;
+    clients.reserve(static_cast<std::size_t>(count));
+    latencies connect_lat;
+    const std::size_t heap_before = mallinfo2().uordblks;
+    for (int i = 0; i < count; ++i) {
+        clients.push_back(std::make_unique<client>(io));
+        const auto start = clock_type::now();
+        connect_among_others(*clients.back(), config);
+        connect_lat.us.push_back(seconds_since(start) * 1e6);
+    }
+    const std::size_t heap_after = mallinfo2().uordblks;
+    for (auto& c : clients) c->close();
+    io.restart();
+    io.run_for(std::chrono::seconds(1));
+    return {connect_lat.percentile(0.5), static_cast<double>(heap_after - heap_before) / count};
+}
+
+// The heap one TLS context holds (one per client: the CA store it loaded, the settings).
+double tls_context_bytes(const std::string& ca_file) {
+    const std::size_t before = mallinfo2().uordblks;
+    edgelock::tls_context context;
+    edgelock::tls_options options;
+    options.ca_file = ca_file;
+    if (context.load(options)) throw std::runtime_error("tls_context: cannot load " + ca_file);
+    return static_cast<double>(mallinfo2().uordblks - before);
+}
+
+// The single-lock cycle over TLS beside plain TCP (see the header), then a connection's cost.
+void bench_tls(const options& o, client& plain, lock_handle plain_lock, const edgelock::testing::redis_server& plain_server) {
+    edgelock::testing::tls_material material;
+    edgelock::testing::redis_server tls_server(material, {}, edgelock::testing::persistence::volatile_);
+    if (o.pin) pin_threads(tls_server.pid(), o.cpu);
+    asio::io_context io{1};
+    client secure(io);
+    connect(secure, one_instance(tls_server.url(), material.ca_file()));
+    lock_handle secure_lock;
+    if (secure.add_lock(lock_named("bench:tls"), secure_lock)) throw std::runtime_error("add_lock failed");
+    latencies warm;
+    edgelock_round(secure, secure_lock, 2000, warm);
+    edgelock_round(plain, plain_lock, 2000, warm);
+    latencies plain_lat;
+    latencies tls_lat;
+    std::vector<round_result> plain_rounds;
+    std::vector<round_result> tls_rounds;
+    for (int r = 0; r < o.rounds; ++r) {
+        measured_server = plain_server.pid();
+        plain_rounds.push_back(edgelock_round(plain, plain_lock, o.cycles, plain_lat));
+        measured_server = tls_server.pid();
+        tls_rounds.push_back(edgelock_round(secure, secure_lock, o.cycles, tls_lat));
+    }
+    const round_result plain_m = median_of(plain_rounds);
+    const round_result tls_m = median_of(tls_rounds);
+    std::printf("TLS, single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
+    std::printf("  edgelock asio over plain TCP                 %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                plain_m.cycles_per_s, plain_lat.percentile(0.50), plain_lat.percentile(0.99));
+    std::printf("  edgelock asio over TLS (rediss://)           %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                tls_m.cycles_per_s, tls_lat.percentile(0.50), tls_lat.percentile(0.99));
+    std::printf("ratio tls/plain = %.2f\n", tls_m.cycles_per_s / plain_m.cycles_per_s);
+    std::printf("CPU per cycle (median round): plain client %.1f us server %.1f us; TLS client %.1f us server %.1f us\n",
+                plain_m.client_cpu_us, plain_m.server_cpu_us, tls_m.client_cpu_us, tls_m.server_cpu_us);
+    constexpr int clients = 20;
+    const connection_cost plain_cost = cost_of_connections(one_instance(plain_server.url(), ""), clients);
+    const connection_cost tls_cost = cost_of_connections(one_instance(tls_server.url(), material.ca_file()), clients);
+    std::printf("one connected client (median of %d opened one after the other):\n", clients);
+    std::printf("  plain TCP    open to ready %7.0f us   heap held %8.0f bytes\n", plain_cost.connect_us,
+                plain_cost.heap_bytes);
+    std::printf("  TLS          open to ready %7.0f us   heap held %8.0f bytes\n", tls_cost.connect_us,
+                tls_cost.heap_bytes);
+    const double context_bytes = tls_context_bytes(material.ca_file());
+    std::printf("TLS: %.0f more heap bytes per client, of which %.0f its TLS context (one per client) and\n"
+                "  %.0f the connection; ratio connect tls/plain = %.2f\n",
+                tls_cost.heap_bytes - plain_cost.heap_bytes, context_bytes,
+                tls_cost.heap_bytes - plain_cost.heap_bytes - context_bytes, tls_cost.connect_us / plain_cost.connect_us);
+}
+
 int run(const options& o) {
     if (o.pin) pin_threads(0, o.cpu);
     // Servers without persistence (raw hiredis and the client then pay no fsync), and the
@@ -580,6 +698,7 @@ int run(const options& o) {
     if (all || o.only == "single") bench_single(o, owner, single, raw);
     if (all || o.only == "many") bench_many(o, owner, raw);
     if (all || o.only == "redlock") bench_redlock(o);
+    if (all || o.only == "tls") bench_tls(o, owner, single, server);
     return 0;
 }
 

@@ -5,7 +5,14 @@
 #
 # For each architecture, in build-size-<arch>/ (MinSizeRel, no tests, no examples):
 #   core           text/data/bss of libedgelock_core.a (`size -t`, all members)
-#   asio           the same for libedgelock_asio.a, when the asio transport exists
+#   asio           the same for libedgelock_asio.a, when the asio transport exists: the
+#                  client, TLS included (Asio's SSL stream over OpenSSL)
+#   common         libedgelock_transport_common.a, which both transports link: error codes,
+#                  random tokens and the TLS context (certificate loading, verification,
+#                  the mapping of TLS failures)
+#   libssl         the text of the system's shared libssl.so.3 for the architecture: what a
+#                  gateway image adds for TLS unless it already ships OpenSSL (libcrypto,
+#                  which Debian's images already need, is not counted)
 #   footprint_min  bench/footprint_min.cpp: one real lock over POSIX sockets, linked
 #                  statically with --gc-sections; "edgelock" is the part of its text that
 #                  is edgelock's own functions and constants (the rest is libc and libstdc++)
@@ -76,17 +83,20 @@ for arch in "${archs[@]}"; do
   targets=(edgelock_core footprint_min)
   has_asio=false
   if grep -qx '\.\.\. edgelock_asio' <<<"$(cmake --build "$build" --target help)"; then
-    targets+=(edgelock_asio)
+    targets+=(edgelock_asio edgelock_transport_common)
     has_asio=true
   fi
   cmake --build "$build" -j "$jobs" --target "${targets[@]}" >/dev/null
 
   read -r core_text core_data core_bss < <(sizes_of "${tool_prefix}size" "$build/core/libedgelock_core.a")
-  asio_cells="| n/a | n/a | n/a"
+  asio_cells="| n/a | n/a | n/a | n/a | n/a"
   if [[ "$has_asio" == true ]]; then
     read -r asio_text asio_data asio_bss < <(sizes_of "${tool_prefix}size" \
       "$build/transport/asio/libedgelock_asio.a")
-    asio_cells="| $asio_text | $asio_data | $asio_bss"
+    read -r common_text _ _ < <(sizes_of "${tool_prefix}size" "$build/transport/common/libedgelock_transport_common.a")
+    libssl=/usr/lib/${triplet:-x86_64-linux-gnu}/libssl.so.3
+    read -r ssl_text _ _ < <(sizes_of "${tool_prefix}size" "$libssl")
+    asio_cells="| $asio_text | $asio_data | $asio_bss | $common_text | $ssl_text"
   fi
   program=$build/bench/footprint_min
   read -r min_text min_data min_bss < <(sizes_of "${tool_prefix}size" "$program")
@@ -108,8 +118,8 @@ done
 echo
 echo "MinSizeRel (-Os), GCC $(gcc -dumpfullversion); bytes. footprint_min is static, --gc-sections."
 echo
-echo "| arch | core text | core data | core bss | asio text | asio data | asio bss | footprint_min text | data | bss | of which edgelock | sizeof(lock) | 64 locks |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| arch | core text | core data | core bss | asio text | asio data | asio bss | common text | libssl text | footprint_min text | data | bss | of which edgelock | sizeof(lock) | 64 locks |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${rows[@]}"
 echo
 echo "targets: core text <= $core_text_bytes_max_armhf bytes on armhf, sizeof(lock) <= $lock_bytes_max bytes"

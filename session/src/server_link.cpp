@@ -101,7 +101,7 @@ std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t c
         push(in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
     }
     state_ = link_state::handshaking;
-    replied_ = false;
+    heard_ = false;
     return written.size;
 }
 
@@ -116,7 +116,7 @@ bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now
 link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == link_state::handshaking || state_ == link_state::ready);
     EDGELOCK_ASSERT(count >= 1);
-    replied_ = true;
+    heard_ = true;
     if (count_ == 0) {
         if (kind_ == connection_kind::watch && state_ == link_state::ready) return on_message(nodes, count);
         begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
@@ -217,7 +217,7 @@ link_reply server_link::on_message(const reply_node* nodes, std::size_t count) n
 void server_link::on_io_error(failure why, std::int64_t now) noexcept {
     if (state_ == link_state::idle || state_ == link_state::closing) return;
     const bool dropped = why == failure::of(transport_errc::connection_closed) || why == failure::system(ECONNRESET);
-    if (dropped && state_ == link_state::handshaking && !replied_ && !target_->tls) {
+    if (dropped && state_ == link_state::handshaking && !heard_ && !target_->tls) {
         why = failure::of(transport_errc::closed_before_reply);
     }
     begin_closing(why, now);

@@ -13,6 +13,10 @@
 //
 // Each row is one test (transport_table/fault.<row>): its servers start in well under a
 // second and the clients use 500 ms connect and command timeouts, so no row takes ~5 s.
+//
+// The TLS rows (rediss://, tests/support's tls_material) also show each client usable after
+// the failure: where the fault is the server's, `heal` puts a healthy server behind the same
+// address (the fault proxy's retarget) and the same client object must then take the lock.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -36,6 +40,8 @@
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/scripted_server.hpp"
 #include "edgelock/testing/tcp_proxy.hpp"
+#include "edgelock/testing/tls_material.hpp"
+#include "edgelock/tls_options.hpp"
 #include "redis_test_util.hpp"
 
 namespace {
@@ -54,6 +60,8 @@ using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
 using edgelock::testing::spawn_options;
 using edgelock::testing::tcp_proxy;
+using edgelock::testing::tls_material;
+using edgelock::testing::tls_setup;
 
 constexpr const char* lock_name = "table";
 constexpr const char* master_name = "mymaster";
@@ -70,6 +78,10 @@ struct fault_env {
     std::function<void()> inject = [] {};
     // After the client ran: the fault was still there (EXPECTs).
     std::function<void()> verify = [] {};
+    // The clients' TLS options (for rediss:// rows).
+    edgelock::tls_options tls;
+    // When set: ends the fault after the failed acquire; the same client must then acquire.
+    std::function<void()> heal;
     // The servers, proxies and fakes, stopped when the environment goes.
     std::vector<std::shared_ptr<void>> keep;
 };
@@ -90,6 +102,7 @@ struct observed {
     std::error_code acquire;
     std::error_code last_error;
     std::int64_t acquire_ms = 0;
+    bool healed = false;  // with a `heal`: the same client acquired afterwards
 };
 
 std::string describe(const std::error_code& ec) {
@@ -282,6 +295,104 @@ fault_env sentinel_dead_master() {
     return env;
 }
 
+// ---- TLS ---------------------------------------------------------------------------------------
+
+// A TLS fault behind the fault proxy: clients connect to the proxy (rediss:// unless `plain`
+// says otherwise), which forwards to `faulty` until heal() retargets it to a healthy server.
+struct tls_fault {
+    std::shared_ptr<tls_material> material = std::make_shared<tls_material>();
+    fault_env env;
+
+    tls_fault() { env.tls.ca_file = material->ca_file(); }
+    void behind_proxy(std::shared_ptr<redis_server> faulty, std::shared_ptr<redis_server> healthy, bool plain = false) {
+        auto proxy = std::make_shared<tcp_proxy>(faulty->port());
+        env.instances = {(plain ? "redis://127.0.0.1:" : "rediss://127.0.0.1:") + std::to_string(proxy->port())};
+        env.heal = [p = proxy.get(), port = healthy->port()] { p->retarget(port); };
+        env.keep = {material, faulty, healthy, proxy};
+    }
+    std::shared_ptr<redis_server> server(tls_setup::certificate presents, bool require_client_cert = false) const {
+        tls_setup setup(*material);
+        setup.presents = presents;
+        setup.require_client_cert = require_client_cert;
+        return std::make_shared<redis_server>(setup);
+    }
+    std::shared_ptr<redis_server> valid() const { return server(tls_setup::certificate::valid); }
+};
+
+// 9. The client trusts another CA than the one that signed the server's certificate. Its own
+// configuration is the fault, so there is nothing to heal.
+fault_env tls_unknown_ca() {
+    tls_fault f;
+    auto server = f.valid();
+    f.env.instances = {server->url()};
+    f.env.tls.ca_file = f.material->other_ca_file();
+    f.env.keep = {f.material, server};
+    return f.env;
+}
+
+// 10. The server's certificate names another host (DNS:other.invalid, not IP:127.0.0.1).
+fault_env tls_name_mismatch() {
+    tls_fault f;
+    f.behind_proxy(f.server(tls_setup::certificate::wrong_name), f.valid());
+    return f.env;
+}
+
+// 11. The server's certificate expired nine days ago.
+fault_env tls_expired() {
+    tls_fault f;
+    f.behind_proxy(f.server(tls_setup::certificate::expired), f.valid());
+    return f.env;
+}
+
+// 12. The server asks for a client certificate (tls-auth-clients yes); the client has none.
+// Under TLS 1.3 the client's handshake ends first and the server's alert comes on the first
+// read (or a reset on the first write, before it): either way the alert says why.
+fault_env tls_client_certificate_missing() {
+    tls_fault f;
+    f.behind_proxy(f.server(tls_setup::certificate::valid, true), f.valid());
+    return f.env;
+}
+
+// 13. rediss:// against a plain Redis port: Redis reads the ClientHello as the start of an
+// inline command and waits for its end, so the handshake runs out at the connect timeout
+// (500 ms). The acquire (ttl 1 s: a 100 ms attempt) has given up by then.
+fault_env tls_client_plain_port() {
+    tls_fault f;
+    f.behind_proxy(std::make_shared<redis_server>(), f.valid());
+    return f.env;
+}
+
+// 14. redis:// against a TLS port: Redis finds no TLS record and closes without a word.
+fault_env plain_client_tls_port() {
+    tls_fault f;
+    f.behind_proxy(f.valid(), std::make_shared<redis_server>(), true);
+    return f.env;
+}
+
+// 15. A reset in the middle of the TLS handshake: the proxy passes the first 100 bytes of the
+// server's answer (part of its ServerHello), then resets the client's connection.
+fault_env tls_reset_mid_handshake() {
+    tls_fault f;
+    auto server = f.valid();
+    auto proxy = std::make_shared<tcp_proxy>(server->port());
+    proxy->reset_after(100);
+    f.env.instances = {"rediss://127.0.0.1:" + std::to_string(proxy->port())};
+    f.env.heal = [p = proxy.get()] { p->pass(); };
+    f.env.keep = {f.material, server, proxy};
+    return f.env;
+}
+
+// 16. Mutual TLS that works: the server asks for a client certificate and gets one.
+fault_env tls_mutual() {
+    tls_fault f;
+    auto server = f.server(tls_setup::certificate::valid, true);
+    f.env.instances = {server->url()};
+    f.env.tls.cert_file = f.material->client_cert();
+    f.env.tls.key_file = f.material->client_key();
+    f.env.keep = {f.material, server};
+    return f.env;
+}
+
 // ---- the table -------------------------------------------------------------------------------
 
 std::error_code none() { return {}; }
@@ -298,6 +409,16 @@ const std::vector<fault_row>& rows() {
         {"loading",              loading_server,       make_error_code(transport_errc::loading),             make_error_code(transport_errc::loading)},
         {"noscript_after_flush", flushed_scripts,      none(),                                               none()},
         {"sentinel_dead_master", sentinel_dead_master, std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
+        {"tls_unknown_ca",       tls_unknown_ca,       make_error_code(transport_errc::tls_untrusted),       make_error_code(transport_errc::tls_untrusted)},
+        {"tls_name_mismatch",    tls_name_mismatch,    make_error_code(transport_errc::tls_name_mismatch),   make_error_code(transport_errc::tls_name_mismatch)},
+        {"tls_expired",          tls_expired,          make_error_code(transport_errc::tls_expired),         make_error_code(transport_errc::tls_expired)},
+        {"tls_client_certificate_missing", tls_client_certificate_missing,
+                                 make_error_code(transport_errc::tls_client_certificate_required),
+                                 make_error_code(transport_errc::tls_client_certificate_required)},
+        {"tls_client_plain_port", tls_client_plain_port, make_error_code(errc::no_quorum),                   make_error_code(transport_errc::tls_handshake_timeout)},
+        {"plain_client_tls_port", plain_client_tls_port, make_error_code(transport_errc::closed_before_reply), make_error_code(transport_errc::closed_before_reply)},
+        {"tls_reset_mid_handshake", tls_reset_mid_handshake, std::make_error_code(std::errc::connection_reset), std::make_error_code(std::errc::connection_reset)},
+        {"tls_mutual",           tls_mutual,           none(),                                               none()},
     };
     return table;
 }
@@ -313,6 +434,7 @@ observed run_asio(const fault_row& row, fault_env& env) {
     asio::io_context io{1};
     edgelock::async::client owner(io);
     edgelock::async::client_config config = at::config_for(env.instances);
+    config.tls = env.tls;
     if (!env.sentinels.empty()) {
         config.sentinels = env.sentinels;
         config.master_name = master_name;
@@ -340,6 +462,15 @@ observed run_asio(const fault_row& row, fault_env& env) {
     if (got.done && !got.ec) {
         EXPECT_FALSE(at::release(owner, handle).ec) << "asio release";
     }
+    if (env.heal) {
+        env.heal();
+        const at::outcome healed = at::acquire(owner, handle, 3s, 5s);
+        seen.healed = healed.done && !healed.ec;
+        EXPECT_TRUE(seen.healed) << "asio acquire after heal: " << describe(healed.ec);
+        if (seen.healed) {
+            EXPECT_FALSE(at::release(owner, handle).ec) << "asio release after heal";
+        }
+    }
     return seen;
 }
 
@@ -347,6 +478,7 @@ observed run_asio(const fault_row& row, fault_env& env) {
 observed run_blocking(const fault_row& row, fault_env& env) {
     observed seen;
     edgelock::hiredis::lock_options options = edgelock::redis_tests::options_for(lock_name, env.instances);
+    options.tls = env.tls;
     if (!env.sentinels.empty()) {
         options.sentinels = env.sentinels;
         options.master_name = master_name;
@@ -369,6 +501,15 @@ observed run_blocking(const fault_row& row, fault_env& env) {
     seen.last_error = lock.instance_error(0);
     if (!seen.acquire) {
         EXPECT_FALSE(lock.release()) << "blocking release";
+    }
+    if (env.heal) {
+        env.heal();
+        const std::error_code healed = lock.acquire(3s);
+        seen.healed = !healed;
+        EXPECT_FALSE(healed) << "blocking acquire after heal: " << describe(healed);
+        if (seen.healed) {
+            EXPECT_FALSE(lock.release()) << "blocking release after heal";
+        }
     }
     return seen;
 }
@@ -396,7 +537,9 @@ TEST_P(transport_table, both_clients_report_the_same_code) {
               << " ms | blocking " << describe(blocking_seen.acquire) << " in " << blocking_seen.acquire_ms
               << " ms | expected " << describe(row.acquire) << "\n"
               << "    last error: asio " << describe(asio_seen.last_error) << " | blocking "
-              << describe(blocking_seen.last_error) << " | expected " << describe(row.last_error) << std::endl;
+              << describe(blocking_seen.last_error) << " | expected " << describe(row.last_error) << "\n"
+              << "    usable afterwards: asio " << asio_seen.healed << " | blocking " << blocking_seen.healed
+              << std::endl;
 
     ASSERT_TRUE(asio_seen.completed) << "the asio acquire never completed";
     ASSERT_TRUE(blocking_seen.completed);

@@ -266,6 +266,11 @@ TEST_F(server_link_test, a_plain_connection_dropped_before_its_first_reply_hints
     reply(pong, 1);
     l.on_io_error(reset, 2);
     EXPECT_EQ(closed(2).why, reset) << "a server that answered once speaks plain RESP";
+    set_up_direct("redis://h:1");
+    connect(0);
+    l.on_bytes_received();
+    l.on_io_error(reset, 1);
+    EXPECT_EQ(closed(1).why, reset) << "part of a reply came: a reset mid-reply is just that";
     set_up_direct("rediss://h:1");
     connect(0);
     l.on_io_error(reset, 1);

@@ -153,10 +153,10 @@ void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
 void link_socket::start_tls(std::uint32_t epoch) {
     ssl_st* ssl = owner_.tls().new_connection(link_.target().host.view());
     if (ssl == nullptr) return fail(make_error_code(transport_errc::tls_handshake_failed));
-    // Buffers kept for the connection's life: no allocation per record (Asio asks OpenSSL
-    // to release them between records).
-    SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
     tls_ = std::make_shared<tls_stream>(std::move(socket_), ssl);
+    // Buffers kept for the connection's life: no allocation per record (Asio's stream asks
+    // OpenSSL to release them between records).
+    SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
     link_.on_tls_handshake();
     auto self = owner_.self();
     const std::uint8_t i = index_;
@@ -251,7 +251,16 @@ void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     writing_ = false;
-    if (ec) fail(ec);
+    if (ec && tls_) {
+        // A TLS server that refuses this client (no certificate, or one it does not trust)
+        // sends its alert and resets: the write may see the reset before the read sees the
+        // alert, which says why. The read, always pending, ends the connection.
+        write_error_ = ec;
+        std::error_code ignored;
+        tls_->next_layer().shutdown(asio::socket_base::shutdown_send, ignored);
+    } else if (ec) {
+        fail(ec);
+    }
     // Otherwise the scope's end sends what accumulated meanwhile and wakes waiting locks.
 }
 
@@ -274,8 +283,12 @@ void link_socket::start_read() {
 void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t size) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
-    if (ec) return fail(write_error_ ? write_error_ : ec);
+    if (ec) {
+        const bool tls_said_why = tls_ && ec.category() == asio::error::get_ssl_category();
+        return fail(write_error_ && !tls_said_why ? write_error_ : ec);
+    }
     read_size_ += size;
+    if (size > 0) link_.on_bytes_received();
     if (!route_replies(epoch)) return;  // the socket was dropped meanwhile
     const session::link_state state = link_.state();
     const bool reading = state == session::link_state::handshaking || state == session::link_state::ready;

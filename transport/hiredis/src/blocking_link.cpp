@@ -148,6 +148,7 @@ bool blocking_link::read_some(std::int64_t now) {
     const ssize_t n = receive_bytes(read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, why);
     if (n > 0) {
         read_size_ += static_cast<std::size_t>(n);
+        link_.on_bytes_received();
         return true;
     }
     if (n < 0 && !why) return false;  // nothing yet

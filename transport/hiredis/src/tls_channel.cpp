@@ -100,6 +100,16 @@ ssize_t tls_channel::send(const char* bytes, std::size_t size, failure& why) {
     const int result = SSL_write(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
     if (result > 0) return result;
     why = failed(result);
+    // A TLS server that refuses this client sends its alert and resets: the write may see
+    // the reset first. The alert, already received, says why (a dead socket never blocks).
+    if (why == failure::system(ECONNRESET) || why == failure::system(EPIPE)) {
+        char ignored = 0;
+        const int read = SSL_read(ssl_, &ignored, 1);
+        const failure alert = read <= 0 ? failed(read) : failure{};
+        if (alert.from == failure::domain::transport && alert != failure::of(transport_errc::connection_closed)) {
+            why = alert;
+        }
+    }
     return -1;
 }
 

@@ -151,8 +151,12 @@ public:
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
     // One reply (nodes as parse_reply gave them). Not to be called once closing.
     link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
+    // The transport read bytes on this connection (a byte stream's transports call it with
+    // each read; a reply handed to on_reply counts too).
+    void on_bytes_received() noexcept { heard_ = true; }
     // The socket failed (read, write, connect, resolve): state closing. A plain connection
-    // closed or reset before any reply is closed_before_reply (a TLS-only port does that).
+    // closed or reset before it received a byte is closed_before_reply (what a TLS-only
+    // Redis port does to a client without TLS).
     void on_io_error(failure why, std::int64_t now) noexcept;
     // Connect and reply timeouts: state closing when one passed.
     void on_timer(std::int64_t now) noexcept;
@@ -214,7 +218,7 @@ private:
     bool go_to_master_ = false;    // closing only to connect to the master just named
     bool reconnect_now_ = false;
     bool answered_ = false;        // this connection answered a lock request (or a watch message)
-    bool replied_ = false;         // this connection sent any reply
+    bool heard_ = false;           // this connection received any byte
     bool tls_handshaking_ = false; // this attempt is in its TLS handshake
     std::int64_t attempt_deadline_ms_ = no_deadline_ms;
     failure closing_why_;
