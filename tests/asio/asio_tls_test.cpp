@@ -1,0 +1,118 @@
+// The asio client over TLS (rediss://) against real TLS-only redis-server and redis-sentinel
+// processes: a lock held, renewed and released; Redlock over TLS masters; a Sentinel
+// deployment whose sentinels and servers speak only TLS, followed through a failover. The
+// failures (untrusted, wrong name, expired, no client certificate, the wrong port) are rows
+// of tests/redis/transport_table_test.cpp, run through both clients.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "asio_test_util.hpp"
+#include "edgelock/asio_client.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tls_material.hpp"
+
+namespace {
+
+using namespace edgelock::asio_tests;
+using edgelock::async::client;
+using edgelock::async::client_config;
+using edgelock::async::lock_handle;
+using edgelock::testing::client_tls;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_masters;
+using edgelock::testing::redis_server;
+using edgelock::testing::sentinel_topology;
+using edgelock::testing::tls_material;
+
+client_config verified_by(const tls_material& material, std::vector<std::string> urls) {
+    client_config config = config_for(std::move(urls));
+    config.tls.ca_file = material.ca_file();
+    return config;
+}
+
+TEST(asio_tls, a_lock_is_held_renewed_and_released_over_tls) {
+    tls_material material;
+    redis_server server(material);
+    ASSERT_EQ(server.url().rfind("rediss://", 0), 0u);
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(verified_by(material, {server.url()})));
+    lock_handle handle;
+    edgelock::lock_config config = lock_for("tls:job", 600);
+    config.fencing = true;
+    ASSERT_FALSE(owner.add_lock(config, handle));
+    const outcome got = acquire(owner, handle, 1s);
+    ASSERT_FALSE(got.ec) << got.ec.message();
+    EXPECT_GT(got.fence, 0);
+
+    redis_client admin(server.port(), client_tls::with_client_cert(material));
+    EXPECT_TRUE(admin.exists("tls:job"));
+    run_for(io, 1500ms);  // 2.5 leases: only renewals over TLS keep it
+    EXPECT_TRUE(owner.held(handle));
+    EXPECT_GT(admin.pttl("tls:job"), 0);
+    EXPECT_FALSE(release(owner, handle).ec);
+    EXPECT_FALSE(admin.exists("tls:job"));
+    EXPECT_FALSE(owner.instance_last_error(0)) << owner.instance_last_error(0).message();
+}
+
+TEST(asio_tls, redlock_over_three_tls_masters) {
+    tls_material material;
+    std::vector<std::unique_ptr<redis_server>> masters;
+    std::vector<std::string> urls;
+    for (int i = 0; i < 3; ++i) {
+        masters.push_back(std::make_unique<redis_server>(material));
+        urls.push_back(masters.back()->url());
+    }
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(verified_by(material, urls)));
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(lock_for("tls:redlock", 2000), handle));
+    ASSERT_FALSE(acquire(owner, handle, 1s).ec);
+    for (const auto& master : masters) {
+        EXPECT_TRUE(redis_client(master->port(), client_tls::with_client_cert(material)).exists("tls:redlock"));
+    }
+    EXPECT_FALSE(release(owner, handle).ec);
+}
+
+TEST(asio_tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
+    tls_material material;
+    sentinel_topology topology(material);
+    const std::uint16_t old_master = topology.master_port();
+    asio::io_context io{1};
+    client owner(io);
+    client_config config;
+    config.sentinels = topology.sentinel_urls();
+    config.master_name = sentinel_topology::master_name;
+    config.tls.ca_file = material.ca_file();
+    config.connect_timeout = 300ms;
+    config.command_timeout = 500ms;
+    config.reconnect_delay_min = 20ms;
+    config.reconnect_delay_max = 200ms;
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(old_master)) << "the master, over TLS";
+    lock_handle before;
+    ASSERT_FALSE(owner.add_lock(lock_for("tls:before", 2000), before));
+    ASSERT_FALSE(acquire(owner, before, 0ms).ec);
+    EXPECT_TRUE(redis_client(old_master, client_tls::with_client_cert(material)).exists("tls:before"));
+    EXPECT_FALSE(release(owner, before).ec);
+
+    topology.primary().freeze();
+    const std::uint16_t new_master = topology.wait_for_failover(old_master);
+    const std::string new_endpoint = "127.0.0.1:" + std::to_string(new_master);
+    EXPECT_TRUE(run_until(io, [&] { return owner.instance_connected(0) && owner.instance_endpoint(0) == new_endpoint; }, 8s))
+        << "the client found the new master: " << owner.instance_endpoint(0);
+    lock_handle after;
+    ASSERT_FALSE(owner.add_lock(lock_for("tls:after", 2000), after));
+    const outcome got = acquire(owner, after, 3s);
+    ASSERT_FALSE(got.ec) << got.ec.message();
+    EXPECT_TRUE(redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
+    EXPECT_FALSE(release(owner, after).ec);
+    topology.primary().thaw();
+}
+
+}  // namespace
