@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "client_impl.hpp"
+#include "handler_memory.hpp"
 
 namespace edgelock::async::detail {
 
@@ -160,9 +162,10 @@ void link_socket::start_tls(std::uint32_t epoch) {
     link_.on_tls_handshake();
     auto self = owner_.self();
     const std::uint8_t i = index_;
-    tls_->async_handshake(asio::ssl::stream_base::client, [self, i, epoch, keep = tls_](std::error_code result) {
-        if (link_socket* s = self->socket_at(i)) s->on_tls_handshake(epoch, result);
-    });
+    tls_->async_handshake(asio::ssl::stream_base::client,
+                          with_handler_memory([self, i, epoch, keep = tls_](std::error_code result) {
+                              if (link_socket* s = self->socket_at(i)) s->on_tls_handshake(epoch, result);
+                          }));
     settle();
 }
 
@@ -236,14 +239,14 @@ void link_socket::flush() noexcept {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    const auto on_written = [self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
+    auto on_written = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
         if (link_socket* s = self->socket_at(i)) s->on_write(epoch, result);
-    };
+    });
     const asio::const_buffer rest(data + written, remaining);
     if (tls_) {
-        asio::async_write(*tls_, rest, on_written);
+        asio::async_write(*tls_, rest, std::move(on_written));
     } else {
-        asio::async_write(socket_, rest, on_written);
+        asio::async_write(socket_, rest, std::move(on_written));
     }
 }
 
@@ -269,14 +272,14 @@ void link_socket::start_read() {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    const auto on_read = [self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
+    auto on_read = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
         if (link_socket* s = self->socket_at(i)) s->on_read(epoch, result, size);
-    };
+    });
     const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
-        tls_->async_read_some(room, on_read);
+        tls_->async_read_some(room, std::move(on_read));
     } else {
-        socket_.async_read_some(room, on_read);
+        socket_.async_read_some(room, std::move(on_read));
     }
 }
 
