@@ -255,8 +255,11 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
     const bool was_ready = closing_from_ == link_state::ready;
     if (go_to_master_) return {false, failure{}};
     // A sentinel that could not be asked, or named no usable master, is reported as such:
-    // the user configured sentinels, not the address of one of them.
-    last_error_ = asking_sentinel_ ? failure::of(transport_errc::no_master) : closing_why_;
+    // the user configured sentinels, not the address of one of them. A TLS refusal keeps its
+    // cause: it is the client's settings against the sentinels' certificates.
+    const bool tls_refused = closing_why_.from == failure::domain::transport &&
+                             is_tls(static_cast<transport_errc>(closing_why_.value));
+    last_error_ = asking_sentinel_ && !tls_refused ? failure::of(transport_errc::no_master) : closing_why_;
     if (!was_ready) ++attempts_finished_;
     bool next_sentinel_now = false;
     if (via_sentinels()) {

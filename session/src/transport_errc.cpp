@@ -41,6 +41,10 @@ const char* describe(transport_errc code) noexcept {
     return "unknown transport error";
 }
 
+bool is_tls(transport_errc code) noexcept {
+    return code >= transport_errc::tls_files && code <= transport_errc::tls_handshake_failed;
+}
+
 failure failure::of(errc code) noexcept {
     if (code == errc::ok) return {};
     return {domain::lock, static_cast<int>(code)};

@@ -439,6 +439,14 @@ TEST(Tls, TheEnvironmentFillsWhatNoFlagSays) {
     EXPECT_EQ(r.parsed.tls.ca_file, "/env/ca.pem");
     EXPECT_EQ(r.parsed.tls.server_name, "from-flag") << "a flag wins over its variable";
 
+    environment pair;
+    pair.redis = "rediss://h";
+    pair.tls.cert_file = "env.crt";
+    pair.tls.key_file = "env.key";
+    EXPECT_EQ(parse({"status", "--name", "x"}, pair).parsed.tls.cert_file, "env.crt");
+    const parse_result mixed = parse({"status", "--name", "x", "--tls-cert", "flag.crt"}, pair);
+    EXPECT_EQ(mixed.exit_code, exit_usage) << "a flag's certificate never takes the environment's key";
+
     environment unused;
     unused.tls.ca_file = "/env/ca.pem";
     EXPECT_EQ(parse({"status", "--name", "x"}, unused).exit_code, 0)

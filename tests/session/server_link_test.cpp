@@ -533,6 +533,19 @@ TEST_F(server_link_test, the_master_is_reached_with_tls_exactly_when_its_sentine
     }
 }
 
+TEST_F(server_link_test, a_sentinel_refused_by_tls_keeps_the_cause_others_read_as_no_master) {
+    set_up_sentinel(connection_kind::server, "rediss://");
+    ASSERT_NE(l.start(0), nullptr);
+    l.on_tls_handshake();
+    l.on_io_error(failure::of(transport_errc::tls_untrusted), 1);
+    EXPECT_EQ(closed(1).why, failure::of(transport_errc::tls_untrusted));
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::tls_untrusted));
+    ASSERT_NE(l.start(1), nullptr) << "the next sentinel, at once";
+    l.on_io_error(failure::system(ECONNREFUSED), 2);
+    closed(2);
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master));
+}
+
 TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
     set_up_sentinel();
     connect(0);

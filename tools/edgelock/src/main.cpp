@@ -1,5 +1,6 @@
 // edgelock: a distributed lock from the shell. `edgelock --help` and docs/CLI.md say how.
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,6 +56,30 @@ int forward_to_simulator(const options& o) {
     return exit_cannot_execute;
 }
 
+// The TLS files the options name, each readable (and --tls-ca-dir a directory): otherwise the
+// one-line reason, naming the flag (or variable) and the file. The parser does no I/O, and
+// the transports only say that some TLS file could not be loaded.
+std::string unreadable_tls_file(const options& o) {
+    const struct {
+        const char* source;
+        const std::string& path;
+        bool directory;
+    } files[] = {{"--tls-ca (EDGELOCK_TLS_CA)", o.tls.ca_file, false},
+                 {"--tls-ca-dir (EDGELOCK_TLS_CA_DIR)", o.tls.ca_dir, true},
+                 {"--tls-cert (EDGELOCK_TLS_CERT)", o.tls.cert_file, false},
+                 {"--tls-key (EDGELOCK_TLS_KEY)", o.tls.key_file, false}};
+    for (const auto& file : files) {
+        if (file.path.empty()) continue;
+        struct stat info {};
+        const bool readable = ::stat(file.path.c_str(), &info) == 0 && ::access(file.path.c_str(), R_OK) == 0;
+        const char* why = !readable ? std::strerror(errno)
+                          : file.directory != S_ISDIR(info.st_mode) ? (file.directory ? "not a directory" : "a directory")
+                                                                     : nullptr;
+        if (why != nullptr) return std::string("cannot use ") + file.source + " " + shown(file.path) + ": " + why;
+    }
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,6 +94,10 @@ int main(int argc, char** argv) {
         return parsed.exit_code;
     }
     const options& o = parsed.parsed;
+    if (const std::string problem = unreadable_tls_file(o); !problem.empty()) {
+        std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
+        return exit_usage;
+    }
     switch (o.command) {
         case command::help: {
             const std::string_view text = help_text(o.help_topic);

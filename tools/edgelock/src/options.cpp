@@ -200,12 +200,21 @@ bool any_tls_address(const options& o) {
 std::string resolve_tls(options& o, const environment& env) {
     const bool flags_given = !o.tls.ca_file.empty() || !o.tls.ca_dir.empty() || !o.tls.cert_file.empty() ||
                              !o.tls.key_file.empty() || !o.tls.server_name.empty();
-    if (flags_given && !any_tls_address(o)) return "--tls-* flags apply to rediss:// addresses, and none is given";
+    if (!any_tls_address(o)) {
+        if (flags_given) return "--tls-* flags apply to rediss:// addresses, and none is given";
+        o.tls = tls_options{};  // variables meant for another deployment: unused here
+        return "";
+    }
     tls_options from_env = env.tls;
-    for (const flag_id id : {flag_id::tls_ca, flag_id::tls_ca_dir, flag_id::tls_cert, flag_id::tls_key,
-                             flag_id::tls_server_name}) {
+    for (const flag_id id : {flag_id::tls_ca, flag_id::tls_ca_dir, flag_id::tls_server_name}) {
         std::string& field = tls_field(o.tls, id);
         if (field.empty()) field = tls_field(from_env, id);
+    }
+    // The certificate and its key come together, from the flags or from the environment,
+    // never one from each (that would pair a certificate with another deployment's key).
+    if (o.tls.cert_file.empty() && o.tls.key_file.empty()) {
+        o.tls.cert_file = from_env.cert_file;
+        o.tls.key_file = from_env.key_file;
     }
     if (o.tls.cert_file.empty() != o.tls.key_file.empty()) {
         return "--tls-cert and --tls-key go together (or EDGELOCK_TLS_CERT and EDGELOCK_TLS_KEY)";

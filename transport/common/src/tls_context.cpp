@@ -1,6 +1,7 @@
 #include "edgelock/tls_context.hpp"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -15,8 +16,15 @@ bool is_ip_address(const std::string& host) {
 
 const char* or_null(const std::string& path) { return path.empty() ? nullptr : path.c_str(); }
 
+bool is_directory(const std::string& path) {
+    struct stat info {};
+    return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
 bool load_trust(SSL_CTX* context, const tls_options& options) {
     if (options.ca_file.empty() && options.ca_dir.empty()) return SSL_CTX_set_default_verify_paths(context) == 1;
+    // OpenSSL takes any path as a directory and looks in it only when verifying.
+    if (!options.ca_dir.empty() && !is_directory(options.ca_dir)) return false;
     return SSL_CTX_load_verify_locations(context, or_null(options.ca_file), or_null(options.ca_dir)) == 1;
 }
 

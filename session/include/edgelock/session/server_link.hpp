@@ -30,6 +30,7 @@
 // failed once in a row, then after the reconnect delay: a failover is followed on the next
 // connection, and a READONLY, MASTERDOWN or LOADING reply ends the connection that got it.
 // The master named is reached with TLS exactly when the sentinel that named it was (rediss://).
+// A failed sentinel is reported as no_master, except a TLS refusal, which keeps its code.
 //
 // No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
 #pragma once

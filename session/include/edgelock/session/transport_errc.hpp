@@ -55,6 +55,10 @@ enum class transport_errc : std::uint8_t {
                             // reply: what a TLS-only Redis port does to a client without TLS
 };
 
+// True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client
+// and that server, which no other server or sentinel would change.
+bool is_tls(transport_errc code) noexcept;
+
 // A short, one-line, lower-case description ("reply timed out").
 const char* describe(transport_errc code) noexcept;
 

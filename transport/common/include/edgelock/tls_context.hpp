@@ -31,8 +31,9 @@ public:
 
     // Builds the context: TLS 1.2 or later, peer verification on (unless the options skip it
     // for tests), the CA store, and the client certificate when given. Returns {} or
-    // transport_errc::tls_files (a file that cannot be read or parsed, a key that does not
-    // match its certificate, a certificate without its key), out_of_memory. Loading again
+    // transport_errc::tls_files (a file that cannot be read or parsed, a CA directory that
+    // is not one, a key that does not match its certificate, a certificate without its key),
+    // out_of_memory. Loading again
     // replaces the context.
     std::error_code load(const tls_options& options);
     bool loaded() const noexcept { return context_ != nullptr; }
