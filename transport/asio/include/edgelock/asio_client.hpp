@@ -43,7 +43,15 @@
 //                                              compare equal to no std::errc condition in
 //                                              Asio 1.22; end of stream becomes
 //                                              connection_closed, a failed lookup unknown_host)
-// Each function lists which it can produce.
+// Each function lists which it can produce. Over TLS (rediss://) any of them may also be a TLS
+// refusal: transport_errc::tls_untrusted, tls_name_mismatch, tls_expired,
+// tls_client_certificate_required, tls_not_offered, tls_handshake_timeout,
+// tls_handshake_failed; and a plain connection that a TLS port drops, closed_before_reply.
+//
+// TLS: edgelock/tls_options.hpp says what is verified. Each connection's TLS state (OpenSSL's
+// and Asio's SSL stream, about 130 KiB) is allocated when it connects; lock traffic over it
+// allocates nothing in edgelock or Asio (OpenSSL 3.0 allocates and frees small blocks inside
+// each SSL_write).
 //
 // Scripts: every connection loads the core's lock scripts (SCRIPT LOAD) in its handshake, so
 // a fresh or restarted server answers EVALSHA at once; after a SCRIPT FLUSH the core falls
@@ -232,6 +240,9 @@ public:
     //   errc::invalid_instances an even count, or more than instances_max
     //   errc::io_error          the OS has no random bytes for tokens
     //   transport_errc::already_open
+    //   transport_errc::tls_files  an address is rediss:// and a file of config.tls cannot be
+    //                           loaded (missing, unreadable, no certificate in it, a key that
+    //                           does not match its certificate)
     std::error_code open(const client_config& config);
 
     // Stops: drops every connection and empties the lock table. Pending acquire, release

@@ -191,7 +191,8 @@ public:
     // sentinels, a timeout or reconnect delay out of range, master credentials too long,
     // open() called twice), invalid_name, invalid_ttl,
     // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
-    // transport_errc::thread_failed, transport_errc::out_of_memory.
+    // transport_errc::thread_failed, transport_errc::out_of_memory, transport_errc::tls_files
+    // (an address is rediss:// and a file of options.tls cannot be loaded).
     std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
@@ -209,7 +210,9 @@ public:
     //   with a single instance (or Sentinel's master), that instance's error when it failed
     //     and said why: e.g. std::errc::connection_refused, std::errc::connection_reset, and
     //     the transport_errc values above (connect_timeout, command_timeout, unknown_host,
-    //     auth_failed, no_master, ...), error_reply, unexpected_reply, protocol_error
+    //     auth_failed, no_master, ...; over TLS tls_untrusted, tls_name_mismatch,
+    //     tls_expired, tls_client_certificate_required, tls_handshake_timeout, ...),
+    //     error_reply, unexpected_reply, protocol_error
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
     //   invalid_wait      wait negative or above a day
