@@ -3,14 +3,19 @@ include(CMakePackageConfigHelpers)
 
 set(EDGELOCK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgelock)
 
-install(TARGETS edgelock_core edgelock_session edgelock_transport_common edgelock_hiredis edgelock_asio edgelock_sim
+set(edgelock_installed edgelock_core edgelock_session edgelock_sim)
+set(edgelock_headers core/include/edgelock session/include/edgelock sim/include/edgelock)
+if(EDGELOCK_BUILD_CLIENTS)
+  list(APPEND edgelock_installed edgelock_transport_common edgelock_hiredis edgelock_asio)
+  list(APPEND edgelock_headers transport/common/include/edgelock transport/hiredis/include/edgelock
+    transport/asio/include/edgelock)
+endif()
+install(TARGETS ${edgelock_installed}
   EXPORT edgelockTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY core/include/edgelock session/include/edgelock transport/common/include/edgelock
-  transport/hiredis/include/edgelock transport/asio/include/edgelock sim/include/edgelock
-  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${edgelock_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT edgelockTargets NAMESPACE edgelock:: DESTINATION ${EDGELOCK_CMAKE_DIR})
 
 configure_package_config_file(cmake/edgelockConfig.cmake.in

@@ -80,7 +80,11 @@ build_directories() {
 
 step "setup ($arch)"
 ./scripts/setup.sh
-./scripts/setup-cross.sh "$arch"
+if [[ "$quick" == true ]]; then
+  ./scripts/setup-cross.sh "$arch" --core-only
+else
+  ./scripts/setup-cross.sh "$arch"
+fi
 
 build_type=RelWithDebInfo
 if [[ "$quick" == true ]]; then
@@ -88,8 +92,11 @@ if [[ "$quick" == true ]]; then
   export RC_PARAMS=${RC_PARAMS:-"max_success=100 seed=20261121"}
 fi
 
+# --quick builds no client: the target's Asio and OpenSSL are not needed.
+clients=ON
+[[ "$quick" == true ]] && clients=OFF
 step "configure $build/ ($triplet, $build_type)"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="$build_type" \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="$build_type" -DEDGELOCK_BUILD_CLIENTS="$clients" \
   -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake"
 
 if [[ "$quick" == true ]]; then

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Installs what cross-building edgelock for ARM needs, only what is missing.
 #
-#   scripts/setup-cross.sh aarch64|armhf
+#   scripts/setup-cross.sh aarch64|armhf [--core-only]
+#
+# --core-only leaves out the target's OpenSSL and Asio, which only the clients need (what
+# scripts/cross.sh --quick builds has none; hiredis stays: the RESP reader's tests compare
+# against it). A multiarch -dev package must be the very version of the native one, and
+# OpenSSL's security updates reach a mirror's architectures at different times: one caught
+# between them refuses the install.
 #
 # The cross compiler, qemu-user (the tests run under it), and the target's libraries through
 # Debian multiarch: the architecture is added to dpkg, then the `:arm64`/`:armhf` dev
@@ -11,10 +17,15 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: setup-cross.sh aarch64|armhf" >&2
+  echo "usage: setup-cross.sh aarch64|armhf [--core-only]" >&2
   exit 2
 }
-(($# == 1)) || usage
+(($# == 1 || $# == 2)) || usage
+core_only=false
+if (($# == 2)); then
+  [[ "$2" == --core-only ]] || usage
+  core_only=true
+fi
 case "$1" in
   aarch64) debian_arch=arm64; triplet=aarch64-linux-gnu ;;
   armhf) debian_arch=armhf; triplet=arm-linux-gnueabihf ;;
@@ -30,10 +41,14 @@ packages=(
   "libgmock-dev:$debian_arch"
   "librapidcheck-dev:$debian_arch"
   "libhiredis-dev:$debian_arch"
-  "libssl-dev:$debian_arch"  # OpenSSL: TLS in both transports (rediss://)
   "pkgconf:$debian_arch"
-  libasio-dev        # header-only (Architecture: all): the native package serves every target
 )
+if [[ "$core_only" != true ]]; then
+  packages+=(
+    "libssl-dev:$debian_arch"  # OpenSSL: TLS in both transports (rediss://)
+    libasio-dev        # header-only (Architecture: all): the native package serves every target
+  )
+fi
 
 missing=()
 for package in "${packages[@]}"; do

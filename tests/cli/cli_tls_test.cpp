@@ -308,7 +308,7 @@ TEST_F(CliTls, RedissAgainstAPlainPortEndsAtTheRedisTimeout) {
         edgelock({"run", "--name", "t", "--wait", "0", "--redis-timeout", "500ms", "--redis", url, "--tls-ca",
                   material.ca_file(), "--", "echo", "ran"}),
         clean_env());
-    expect_one_line_failure(r, 77, "TLS: no handshake within the connect timeout");
+    expect_one_line_failure(r, 69, "TLS: no handshake within the connect timeout");
     EXPECT_GE(r.elapsed, 450ms);
     EXPECT_LT(r.elapsed, 3s) << "bounded by --redis-timeout 500ms";
 }
@@ -319,13 +319,13 @@ TEST_F(CliTls, RedisAgainstATlsPortIsNamed) {
     const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
     const program_result r = run_program(
         edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--", "echo", "ran"}), clean_env());
-    expect_one_line_failure(r, 77,
+    expect_one_line_failure(r, 69,
                             "the server closed the connection before its first reply (a TLS port? use rediss://)");
     EXPECT_LT(r.elapsed, refusal_bound);
 
     const program_result status =
         run_program(edgelock({"status", "--name", "t", "--redis", url}), clean_env());
-    expect_one_line_failure(status, 77, "the server closed the connection before its first reply");
+    expect_one_line_failure(status, 69, "the server closed the connection before its first reply");
 }
 
 TEST_F(CliTls, TlsFilesThatCannotBeReadAndFlagsWithoutRedissAreUsageErrors) {

@@ -82,9 +82,11 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::tls_expired:
             case transport_errc::tls_client_certificate_required:
             case transport_errc::tls_not_offered:
+            case transport_errc::tls_handshake_failed: return exit_tls;
+            // Most likely TLS on one side only, but a hung server or a proxy whose backend is
+            // down look the same: unavailable (a scheduler retries 69), the message says more.
             case transport_errc::tls_handshake_timeout:
-            case transport_errc::tls_handshake_failed:
-            case transport_errc::closed_before_reply: return exit_tls;
+            case transport_errc::closed_before_reply: return exit_unavailable;
             default: return exit_internal;
         }
     }

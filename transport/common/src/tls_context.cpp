@@ -57,6 +57,8 @@ std::error_code tls_context::load(const tls_options& options) {
     SSL_CTX* context = SSL_CTX_new(TLS_client_method());
     if (context == nullptr) return make_error_code(transport_errc::out_of_memory);
     SSL_CTX_set_min_proto_version(context, TLS1_2_VERSION);
+    // A TLS 1.2 server's renegotiation would make a write wait for a read: refused.
+    SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION);
     verify_ = !options.insecure_skip_verification_for_tests_only;
     SSL_CTX_set_verify(context, verify_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
     const bool loaded = (!verify_ || load_trust(context, options)) && load_identity(context, options);
@@ -74,7 +76,9 @@ ssl_st* tls_context::new_connection(std::string_view host) const {
     if (context_ == nullptr) return nullptr;
     SSL* ssl = SSL_new(context_);
     if (ssl == nullptr) return nullptr;
-    const std::string name = server_name_.empty() ? std::string(host) : server_name_;
+    std::string name = server_name_.empty() ? std::string(host) : server_name_;
+    // "host." is the same DNS name; SNI must not carry the dot, nor does the certificate.
+    if (name.size() > 1 && name.back() == '.') name.pop_back();
     const bool ip = is_ip_address(name);
     bool prepared = ip || SSL_set_tlsext_host_name(ssl, name.c_str()) == 1;
     if (prepared && verify_) {
@@ -116,6 +120,9 @@ failure tls_failure(long verify_result, unsigned long openssl_error) noexcept {
         case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
         case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
         case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+        case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+        case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
         case SSL_R_TLSV1_ALERT_ACCESS_DENIED: return failure::of(transport_errc::tls_client_certificate_required);
         default: return failure::of(transport_errc::tls_handshake_failed);
     }

@@ -27,9 +27,12 @@ int bio_write(BIO* bio, const char* data, int size) {
     return static_cast<int>(n);
 }
 
+// Never waits: the caller polls before reading. A record that is not data (a TLS 1.3 key
+// update or session ticket, or part of a record) must not block it until SO_RCVTIMEO while it
+// holds the client's mutex; OpenSSL keeps what it read and wants more (SSL_ERROR_WANT_READ).
 int bio_read(BIO* bio, char* data, int size) {
     BIO_clear_retry_flags(bio);
-    const ssize_t n = ::recv(socket_of(bio), data, static_cast<std::size_t>(size), 0);
+    const ssize_t n = ::recv(socket_of(bio), data, static_cast<std::size_t>(size), MSG_DONTWAIT);
     if (would_block(n)) BIO_set_retry_read(bio);
     return static_cast<int>(n);
 }
@@ -78,6 +81,7 @@ failure tls_channel::start(int fd, const tls_context& context, std::string_view 
 
 bool tls_channel::handshake(failure& why) {
     why = {};
+    ERR_clear_error();  // another library's leftovers on this thread would read as our failure
     errno = 0;
     const int result = SSL_connect(ssl_);
     if (result == 1) {
@@ -96,6 +100,7 @@ bool tls_channel::handshake(failure& why) {
 
 ssize_t tls_channel::send(const char* bytes, std::size_t size, failure& why) {
     why = {};
+    ERR_clear_error();
     errno = 0;
     const int result = SSL_write(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
     if (result > 0) return result;
@@ -115,6 +120,7 @@ ssize_t tls_channel::send(const char* bytes, std::size_t size, failure& why) {
 
 ssize_t tls_channel::recv(char* bytes, std::size_t size, failure& why) {
     why = {};
+    ERR_clear_error();
     errno = 0;
     const int result = SSL_read(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
     if (result > 0) return result;

@@ -1,7 +1,8 @@
 // TLS over one connected socket of the blocking client. The handshake is taken a step at a
 // time on the non-blocking socket, so the caller's poll(2) loop and the link's deadlines
-// bound it like any other wait; the socket is blocking again once it is done, for reads and
-// writes with the socket's own timeouts, as the plain client uses it.
+// bound it like any other wait; the socket is blocking again once it is done, for writes with
+// the socket's own timeout, as the plain client uses it. Reads never wait (the caller polls
+// first): records that carry no data, or arrive in parts, only make recv() say "not yet".
 //
 // OpenSSL reaches the socket through a BIO of our own that sends with MSG_NOSIGNAL (a peer
 // that resets the connection gives EPIPE, never a SIGPIPE that would kill the user's process)
