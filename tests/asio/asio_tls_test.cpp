@@ -1,17 +1,21 @@
 // The asio client over TLS (rediss://) against real TLS-only redis-server and redis-sentinel
 // processes: a lock held, renewed and released; Redlock over TLS masters; a Sentinel
-// deployment whose sentinels and servers speak only TLS, followed through a failover. The
-// failures (untrusted, wrong name, expired, no client certificate, the wrong port) are rows
+// deployment whose sentinels and servers speak only TLS, followed through a failover;
+// records without data (TLS 1.3 key updates, session tickets) from the server, through a TLS
+// front for a plain server. The failures (untrusted, wrong name, expired, no client certificate, the wrong port) are rows
 // of tests/redis/transport_table_test.cpp, run through both clients.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "asio_test_util.hpp"
 #include "edgelock/asio_client.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tls_front.hpp"
 #include "edgelock/testing/tls_material.hpp"
 
 namespace {
@@ -25,6 +29,7 @@ using edgelock::testing::redis_client;
 using edgelock::testing::redis_masters;
 using edgelock::testing::redis_server;
 using edgelock::testing::sentinel_topology;
+using edgelock::testing::tls_front;
 using edgelock::testing::tls_material;
 
 client_config verified_by(const tls_material& material, std::vector<std::string> urls) {
@@ -113,6 +118,52 @@ TEST(asio_tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     EXPECT_TRUE(redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
     EXPECT_FALSE(release(owner, after).ec);
     topology.primary().thaw();
+}
+
+// A TLS server may send records that carry no data for the client at any time after the
+// handshake (a TLS 1.3 KeyUpdate or NewSessionTicket; tests/redis/tls_test.cpp has the
+// blocking client's case): the client reads them as they come and goes on, its renewals on
+// time and a new acquire at once.
+TEST(asio_tls, records_without_data_from_the_server_stall_nothing) {
+    tls_material material;
+    redis_server server;  // plain: the front speaks TLS for it
+    tls_front front(material, server.port());
+    asio::io_context io{1};
+    client owner(io);
+    client_config config = verified_by(material, {front.url()});
+    config.command_timeout = 2000ms;
+    ASSERT_FALSE(owner.open(config));
+    lock_handle holder;
+    ASSERT_FALSE(owner.add_lock(lock_for("tls:records", 2500), holder));
+    bool lost = false;
+    ASSERT_FALSE(owner.set_lost_handler(holder, [&lost](std::error_code) { lost = true; }));
+    ASSERT_FALSE(acquire(owner, holder, 1s).ec);
+    ASSERT_EQ(front.connections_established(), 1u);
+
+    // About 3 s, more than the TTL: a key update and a session ticket in turn every 500 ms.
+    for (int i = 0; i < 6; ++i) {
+        EXPECT_EQ(i % 2 == 0 ? front.send_key_update() : front.send_session_ticket(), 1u) << "record " << i;
+        run_for(io, 500ms);
+        EXPECT_TRUE(owner.held(holder)) << "after record " << i;
+    }
+    EXPECT_FALSE(lost);
+    EXPECT_GE(owner.status(holder).renewals, 2u);
+
+    lock_handle second;
+    ASSERT_FALSE(owner.add_lock(lock_for("tls:records:second", 2500), second));
+    EXPECT_EQ(front.send_key_update(), 1u);
+    EXPECT_EQ(front.send_session_ticket(), 1u);
+    const auto start = std::chrono::steady_clock::now();
+    const outcome got = acquire(owner, second, 0ms);
+    EXPECT_FALSE(got.ec) << got.ec.message();
+    EXPECT_LT(elapsed_ms(start), 300) << "acquire took, in ms";
+    redis_client admin(server.port());
+    EXPECT_TRUE(admin.exists("tls:records"));
+    EXPECT_TRUE(admin.exists("tls:records:second"));
+    EXPECT_FALSE(release(owner, second).ec);
+    EXPECT_FALSE(release(owner, holder).ec);
+    EXPECT_FALSE(owner.instance_last_error(0)) << owner.instance_last_error(0).message();
+    EXPECT_EQ(front.connections_accepted(), 1u) << "no connection was lost and made again";
 }
 
 }  // namespace

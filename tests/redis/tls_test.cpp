@@ -1,10 +1,14 @@
 // The blocking client over TLS (rediss://) against real TLS-only redis-server and
 // redis-sentinel processes: a lock held, renewed by the helper thread and released; mutual
 // TLS; a Sentinel deployment whose sentinels and servers speak only TLS, followed through a
-// failover. The failures are rows of transport_table_test.cpp, run through both clients.
+// failover; records without data (TLS 1.3 key updates, session tickets) sent by the server
+// while connections are idle, through a TLS front for a plain server. The failures are rows
+// of transport_table_test.cpp, run through both clients.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +17,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tls_front.hpp"
 #include "edgelock/testing/tls_material.hpp"
 #include "redis_test_util.hpp"
 
@@ -25,6 +30,7 @@ using edgelock::testing::eventually;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 using edgelock::testing::sentinel_topology;
+using edgelock::testing::tls_front;
 using edgelock::testing::tls_material;
 using edgelock::testing::tls_setup;
 
@@ -113,6 +119,88 @@ TEST(tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     EXPECT_FALSE(before.acquire(5s)) << "the first lock follows the failover too";
     EXPECT_FALSE(before.release());
     topology.primary().thaw();
+}
+
+// A TLS server may send, at any time after the handshake, records that carry no data for
+// the client: a TLS 1.3 KeyUpdate or NewSessionTicket. Arriving on an idle connection, such a
+// record makes the socket readable with nothing to read after it. The client must take it in
+// and go on at once: a read that waited for data there would hold the client's mutex for the
+// command timeout, stalling held(), the renewals (the lock lost, expired, on a healthy server)
+// and any call on another idle connection (no_quorum after the command timeout).
+using inject_record = std::size_t (tls_front::*)();
+
+void records_without_data_stall_nothing(inject_record inject, const std::string& name) {
+    using clock_type = std::chrono::steady_clock;
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    tls_material material;
+    redis_server server;  // plain: the front speaks TLS for it
+    tls_front front(material, server.port());
+    auto options = verified_by(material, name, {front.url()}, 2500);
+    options.command_timeout_ms = 2000;  // how long a read that waits for data would stall
+    edgelock::hiredis::lock holder;
+    ASSERT_FALSE(holder.open(options));
+    ASSERT_FALSE(holder.acquire(1s));
+    options.name = name + ":other";
+    edgelock::hiredis::lock other;
+    ASSERT_FALSE(other.open(options));
+    ASSERT_FALSE(other.try_acquire());
+    ASSERT_FALSE(other.release());  // its connection stays open, idle from now on
+    ASSERT_EQ(front.connections_established(), 2u);
+
+    // About 3 s, more than the TTL and three renewal intervals (ttl/3), with a record on both
+    // connections every 500 ms; held() is asked every 10 ms all along.
+    const auto start = clock_type::now();
+    auto next_record = start;
+    int records = 0;
+    int calls = 0;
+    int not_held = 0;
+    milliseconds slowest{0};
+    while (clock_type::now() - start < 3s) {
+        if (clock_type::now() >= next_record) {
+            EXPECT_EQ((front.*inject)(), 2u) << "record " << records << " reaches both connections";
+            ++records;
+            next_record += 500ms;
+        }
+        const auto before = clock_type::now();
+        if (!holder.held()) ++not_held;
+        slowest = std::max(slowest, duration_cast<milliseconds>(clock_type::now() - before));
+        ++calls;
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_GE(records, 6);
+    EXPECT_EQ(not_held, 0) << "of " << calls << " held() calls";
+    EXPECT_LT(slowest.count(), 200) << "the slowest of " << calls << " held() calls, in ms";
+    EXPECT_FALSE(holder.lost()) << holder.lost_reason().message();
+    redis_client admin(server.port());
+    EXPECT_GT(admin.pttl(name), 0) << "renewed all along";
+
+    // A new attempt on the other lock, whose idle connection just got a record (and the six
+    // before it, never read yet).
+    ASSERT_EQ((front.*inject)(), 2u);
+    std::this_thread::sleep_for(20ms);  // in the client's socket
+    const auto before = clock_type::now();
+    const std::error_code got = other.try_acquire();
+    const auto took = duration_cast<milliseconds>(clock_type::now() - before);
+    EXPECT_FALSE(got) << got.message();
+    EXPECT_LT(took.count(), 300) << "try_acquire() took, in ms";
+    EXPECT_TRUE(admin.exists(name + ":other"));
+    EXPECT_FALSE(other.release());
+
+    EXPECT_TRUE(holder.held());
+    EXPECT_FALSE(holder.release());
+    EXPECT_FALSE(admin.exists(name));
+    EXPECT_FALSE(holder.instance_error(0)) << holder.instance_error(0).message();
+    EXPECT_FALSE(other.instance_error(0)) << other.instance_error(0).message();
+    EXPECT_EQ(front.connections_accepted(), 2u) << "no connection was lost and made again";
+}
+
+TEST(tls, a_key_update_from_the_server_stalls_neither_a_held_lock_nor_a_new_acquire) {
+    records_without_data_stall_nothing(&tls_front::send_key_update, "tls:key-update");
+}
+
+TEST(tls, a_session_ticket_from_the_server_stalls_neither_a_held_lock_nor_a_new_acquire) {
+    records_without_data_stall_nothing(&tls_front::send_session_ticket, "tls:session-ticket");
 }
 
 }  // namespace
