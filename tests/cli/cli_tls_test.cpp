@@ -19,6 +19,7 @@
 
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tcp_proxy.hpp"
 #include "edgelock/testing/tls_material.hpp"
 #include "program_run.hpp"
 
@@ -34,6 +35,7 @@ using edgelock::testing::eventually;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 using edgelock::testing::sentinel_topology;
+using edgelock::testing::tcp_proxy;
 using edgelock::testing::tls_material;
 using edgelock::testing::tls_setup;
 
@@ -326,6 +328,25 @@ TEST_F(CliTls, RedisAgainstATlsPortIsNamed) {
     const program_result status =
         run_program(edgelock({"status", "--name", "t", "--redis", url}), clean_env());
     expect_one_line_failure(status, 69, "the server closed the connection before its first reply");
+}
+
+// A reset in the middle of the TLS handshake (the fault proxy passes 100 bytes of the
+// server's answer, then resets): the socket's error, exit 69, one line; then, the network
+// healed, the same command takes the lock.
+TEST_F(CliTls, AResetInTheMiddleOfTheHandshakeIsAnOutage) {
+    redis_server server(material);
+    tcp_proxy proxy(server.port());
+    proxy.reset_after(100);
+    const std::string url = "rediss://127.0.0.1:" + std::to_string(proxy.port());
+    const std::vector<std::string> args =
+        edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--tls-ca", material.ca_file(), "--", "echo", "ran"});
+    const program_result r = run_program(args, clean_env());
+    expect_one_line_failure(r, 69, "onnection reset by peer");
+    EXPECT_LT(r.elapsed, refusal_bound);
+    proxy.pass();
+    const program_result healed = run_program(args, clean_env());
+    expect_success(healed);
+    EXPECT_EQ(healed.out, "ran\n");
 }
 
 TEST_F(CliTls, TlsFilesThatCannotBeReadAndFlagsWithoutRedissAreUsageErrors) {
