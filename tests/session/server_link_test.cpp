@@ -248,8 +248,9 @@ TEST_F(server_link_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_
     EXPECT_EQ(closed(2200).why, failure::of(transport_errc::tls_handshake_timeout));
     // The next attempt that times out before its TLS handshake began is a connect timeout.
     ASSERT_NE(l.start(l.start_not_before_ms()), nullptr);
-    l.on_timer(l.next_deadline_ms());
-    EXPECT_EQ(closed(l.next_deadline_ms()).why, failure::of(transport_errc::connect_timeout));
+    const std::int64_t deadline = l.next_deadline_ms();
+    l.on_timer(deadline);
+    EXPECT_EQ(closed(deadline).why, failure::of(transport_errc::connect_timeout));
 }
 
 TEST_F(server_link_test, a_plain_connection_dropped_before_its_first_reply_hints_at_a_tls_port) {
