@@ -78,6 +78,25 @@ TEST(tls, mutual_tls_shows_the_client_certificate) {
     EXPECT_FALSE(with.release());
 }
 
+// The test-only opt-out does what its name says, and nothing less is needed to get past a
+// certificate that names another host: verification is on unless it is set.
+TEST(tls, only_the_test_switch_skips_verification) {
+    tls_material material;
+    tls_setup wrong_name(material);
+    wrong_name.presents = tls_setup::certificate::wrong_name;
+    redis_server server(wrong_name);
+    auto options = verified_by(material, "tls:insecure", {server.url()});
+    edgelock::hiredis::lock verifying;
+    ASSERT_FALSE(verifying.open(options));
+    EXPECT_EQ(verifying.try_acquire(), edgelock::transport_errc::tls_name_mismatch);
+    options.tls.ca_file.clear();
+    options.tls.insecure_skip_verification_for_tests_only = true;
+    edgelock::hiredis::lock skipping;
+    ASSERT_FALSE(skipping.open(options));
+    EXPECT_FALSE(skipping.try_acquire()) << "neither the name nor the (system store's) trust is checked";
+    EXPECT_FALSE(skipping.release());
+}
+
 TEST(tls, files_that_cannot_be_loaded_fail_open) {
     tls_material material;
     redis_server server(material);

@@ -49,9 +49,9 @@
 // tls_handshake_failed; and a plain connection that a TLS port drops, closed_before_reply.
 //
 // TLS: edgelock/tls_options.hpp says what is verified. Each connection's TLS state (OpenSSL's
-// and Asio's SSL stream, about 128 KiB, measured by bench/lock_cycle --only tls) is allocated when it connects; lock traffic over it
-// allocates nothing in edgelock or Asio (OpenSSL 3.0 allocates and frees small blocks inside
-// each SSL_write).
+// and Asio's SSL stream, about 128 KiB as bench/lock_cycle --only tls measures it) is
+// allocated when it connects; lock traffic over it allocates nothing in edgelock or Asio
+// (OpenSSL 3.0 allocates and frees small blocks inside each SSL_write).
 //
 // Scripts: every connection loads the core's lock scripts (SCRIPT LOAD) in its handshake, so
 // a fresh or restarted server answers EVALSHA at once; after a SCRIPT FLUSH the core falls
