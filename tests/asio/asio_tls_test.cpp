@@ -77,9 +77,12 @@ TEST(asio_tls, redlock_over_three_tls_masters) {
     lock_handle handle;
     ASSERT_FALSE(owner.add_lock(lock_for("tls:redlock", 2000), handle));
     ASSERT_FALSE(acquire(owner, handle, 1s).ec);
+    // The acquire completes at a quorum: the third master's answer may still be on its way.
+    int holding = 0;
     for (const auto& master : masters) {
-        EXPECT_TRUE(redis_client(master->port(), client_tls::with_client_cert(material)).exists("tls:redlock"));
+        holding += redis_client(master->port(), client_tls::with_client_cert(material)).exists("tls:redlock") ? 1 : 0;
     }
+    EXPECT_GE(holding, 2) << "a quorum of the three TLS masters holds the key";
     EXPECT_FALSE(release(owner, handle).ec);
 }
 
