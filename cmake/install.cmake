@@ -1,4 +1,7 @@
-# `cmake --install` yields a package: find_package(edgelock) then edgelock::core.
+# `cmake --install` yields a package: find_package(edgelock) then edgelock::core, and
+# pkg-config files (cmake/pkgconfig.cmake). Everything here is the `dev` component (headers,
+# static archives, CMake and pkg-config files); the commands are `runtime` (tools/edgelock).
+# scripts/package.sh turns the two into Debian packages (cmake/package.cmake).
 include(CMakePackageConfigHelpers)
 
 set(EDGELOCK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgelock)
@@ -12,11 +15,22 @@ if(EDGELOCK_BUILD_CLIENTS)
 endif()
 install(TARGETS ${edgelock_installed}
   EXPORT edgelockTargets
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${edgelock_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(EXPORT edgelockTargets NAMESPACE edgelock:: DESTINATION ${EDGELOCK_CMAKE_DIR})
+# `cmake --install --strip` (and cpack, cmake/package.cmake) strips the commands; the same
+# request drops the archives' debug information, which is most of their size, and keeps
+# their symbols.
+foreach(target IN LISTS edgelock_installed)
+  install(CODE "if(CMAKE_INSTALL_DO_STRIP)
+    execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug --remove-section=.comment
+      --enable-deterministic-archives
+      \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:${target}>\"
+      COMMAND_ERROR_IS_FATAL ANY)
+  endif()" COMPONENT dev)
+endforeach()
+install(DIRECTORY ${edgelock_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+install(EXPORT edgelockTargets NAMESPACE edgelock:: DESTINATION ${EDGELOCK_CMAKE_DIR}
+  COMPONENT dev)
 
 configure_package_config_file(cmake/edgelockConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/edgelockConfig.cmake
@@ -26,4 +40,7 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/edgelockConfigVersi
 install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/edgelockConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/edgelockConfigVersion.cmake
-  DESTINATION ${EDGELOCK_CMAKE_DIR})
+  DESTINATION ${EDGELOCK_CMAKE_DIR} COMPONENT dev)
+
+include(cmake/pkgconfig.cmake)
+include(cmake/package.cmake)

@@ -22,6 +22,10 @@
 #      cross-built for each (64-bit and 32-bit ARM), their tests under qemu, and the
 #      simulator's runs compared with build/'s (docs/EMBEDDED.md; the full cross builds:
 #      scripts/cross.sh aarch64|armhf)
+#   8. packages: scripts/package.sh amd64, then tests/package/package_test.sh on them (the
+#      .debs unpacked into a temporary root, consumer programs built with CMake and with
+#      pkg-config and run against a real Redis); scripts/package.sh arm64 and armhf, their
+#      .debs checked for architecture and contents
 #
 # Exits non-zero on the first failure. Runs from any directory.
 set -euo pipefail
@@ -93,3 +97,15 @@ step "cross: aarch64 under qemu, core and sim tests, simulator determinism"
 
 step "cross: armhf under qemu, core and sim tests, simulator determinism"
 ./scripts/cross.sh armhf --quick
+
+step "packages: amd64 .debs built, unpacked and consumed with CMake and pkg-config"
+debs=$(./scripts/package.sh amd64)
+mapfile -t debs <<<"$debs"
+tests/package/package_test.sh amd64 "${debs[@]}"
+
+for arch in arm64 armhf; do
+  step "packages: $arch .debs built and checked"
+  debs=$(./scripts/package.sh "$arch")
+  mapfile -t debs <<<"$debs"
+  tests/package/package_test.sh "$arch" "${debs[@]}"
+done

@@ -1,0 +1,82 @@
+# Debian packages with CPack (scripts/package.sh ARCH runs it on a build configured for /usr):
+#
+#   edgelock         the `edgelock` and `edgelock-sim` commands (the `runtime` component)
+#   libedgelock-dev  headers, static archives, CMake and pkg-config files (`dev`)
+#
+# The version is the project's (CMakeLists.txt, project()), like everything else's. The
+# architecture is the target's, asked of dpkg-architecture for the compiler's multiarch
+# triplet, so a cross build yields arm64 or armhf packages. The runtime dependencies are
+# declared rather than computed: dpkg-shlibdeps needs the target's libraries registered with
+# dpkg, which a cross build does not always have; the native package test compares this list
+# with what dpkg-shlibdeps computes for the native commands.
+if(NOT EDGELOCK_BUILD_CLIENTS)
+  return()  # no commands to package
+endif()
+find_program(EDGELOCK_DPKG_ARCHITECTURE dpkg-architecture)
+if(NOT EDGELOCK_DPKG_ARCHITECTURE OR NOT CMAKE_LIBRARY_ARCHITECTURE)
+  return()  # not a Debian-style toolchain: no .deb
+endif()
+execute_process(
+  COMMAND ${EDGELOCK_DPKG_ARCHITECTURE} -t ${CMAKE_LIBRARY_ARCHITECTURE} -qDEB_HOST_ARCH
+  OUTPUT_VARIABLE EDGELOCK_DEB_ARCH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+
+set(EDGELOCK_PACKAGE_MAINTAINER "edgelock maintainers <maintainers@edgelock.invalid>"
+  CACHE STRING "The Maintainer field of the Debian packages")
+
+# Each package carries the copyright file and changelog Debian policy asks for; the
+# changelog takes the project's version and is gzipped reproducibly (-n: no name or time
+# stamp inside).
+set(changelog ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
+configure_file(${PROJECT_SOURCE_DIR}/packaging/changelog.in ${PROJECT_BINARY_DIR}/packaging/changelog
+  @ONLY)
+execute_process(COMMAND gzip -9nc ${PROJECT_BINARY_DIR}/packaging/changelog
+  OUTPUT_FILE ${changelog} COMMAND_ERROR_IS_FATAL ANY)
+foreach(package_and_component edgelock:runtime libedgelock-dev:dev)
+  string(REPLACE ":" ";" package_and_component ${package_and_component})
+  list(GET package_and_component 0 package)
+  list(GET package_and_component 1 component)
+  install(FILES ${PROJECT_SOURCE_DIR}/packaging/copyright ${changelog}
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component})
+endforeach()
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME edgelock)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT ${EDGELOCK_PACKAGE_MAINTAINER})
+set(CPACK_DEB_COMPONENT_INSTALL ON)
+set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <name>_<version>_<arch>.deb
+set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${EDGELOCK_DEB_ARCH})
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+set(CPACK_STRIP_FILES ON)  # the commands, and the archives' debug information (below)
+
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME edgelock)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
+# The minimum versions are bookworm's, where the packages are built and tested.
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS
+  "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12), libhiredis0.14 (>= 0.14.1), libssl3 (>= 3.0.0)")
+set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "distributed lock for shell jobs, over Redis
+The edgelock command runs a command while holding a lock that processes on
+other machines share through Redis (one server, Sentinel, or Redlock over
+independent masters): flock(1) across a fleet of gateways, with a renewing
+lease, fencing tokens and TLS. edgelock-sim is its deterministic simulator of
+clock skew, pauses, network faults and failover.")
+
+set(CPACK_DEBIAN_DEV_PACKAGE_NAME libedgelock-dev)
+set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
+# What the installed headers include and the pkg-config files require.
+set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
+  "libssl-dev (>= 3.0.0), libhiredis-dev (>= 0.14.1), libasio-dev (>= 1:1.22)")
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
+set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)
+edgelock is a distributed lock client for constrained hardware: acquire,
+renewal, release and fencing tokens over one Redis, Redis behind Sentinel, or
+Redlock. Its core is a sans-IO state machine with no exceptions and no heap;
+an Asio client and a blocking hiredis client drive it.
+.
+This package holds the headers, the static libraries, and the CMake and
+pkg-config files (edgelock-core, edgelock-session, edgelock-asio,
+edgelock-hiredis, edgelock-sim).")
+
+include(CPack)

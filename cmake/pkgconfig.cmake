@@ -1,0 +1,59 @@
+# pkg-config files for the installed libraries, for builds that do not use CMake (Makefiles,
+# Buildroot and Yocto recipes): `pkg-config --cflags --libs edgelock-asio`.
+#
+# edgelock installs static archives only, so a consumer's link needs every dependency of
+# every archive it pulls in, with or without --static: dependencies go in Requires and Libs,
+# never in the .private fields (those are for what a shared library already carries).
+# `pkg-config --static` adds the dependencies' own private libraries, for a fully static link.
+#
+# The prefix is the install prefix, absolute, as distributions' .pc files are: a staged tree
+# or an SDK's sysroot (Yocto, Buildroot, a .deb unpacked with dpkg -x) is found through
+# PKG_CONFIG_SYSROOT_DIR, which pkg-config and pkgconf both prepend to absolute -I and -L
+# paths. (A prefix relative to ${pcfiledir} would be relocatable without it, but
+# freedesktop pkg-config prepends the sysroot to that already-rooted path a second time.)
+
+set(EDGELOCK_PKGCONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# edgelock_pkg_config(<name> <library> <description> [REQUIRES ...] [CFLAGS ...] [LIBS ...])
+# writes <name>.pc for the archive lib<library>.a and installs it with the dev component.
+function(edgelock_pkg_config PC_NAME PC_LIBRARY PC_DESCRIPTION)
+  cmake_parse_arguments(PARSE_ARGV 3 arg "" "" "REQUIRES;CFLAGS;LIBS")
+  list(JOIN arg_REQUIRES ", " PC_REQUIRES)
+  set(PC_CFLAGS "")
+  foreach(flag IN LISTS arg_CFLAGS)
+    string(APPEND PC_CFLAGS " ${flag}")
+  endforeach()
+  set(PC_LIBS "")
+  foreach(flag IN LISTS arg_LIBS)
+    string(APPEND PC_LIBS " ${flag}")
+  endforeach()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/edgelock.pc.in
+    ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc
+    DESTINATION ${EDGELOCK_PKGCONFIG_DIR} COMPONENT dev)
+endfunction()
+
+edgelock_pkg_config(edgelock-core edgelock_core
+  "edgelock's sans-IO lock state machine and RESP codec")
+edgelock_pkg_config(edgelock-session edgelock_session
+  "edgelock's sans-IO Redis session: addresses, handshake, Sentinel, reconnection"
+  REQUIRES edgelock-core)
+edgelock_pkg_config(edgelock-sim edgelock_sim
+  "edgelock's deterministic simulator of Redis, Sentinel and the network"
+  REQUIRES edgelock-session LIBS -pthread)
+if(EDGELOCK_BUILD_CLIENTS)
+  edgelock_pkg_config(edgelock-transport-common edgelock_transport_common
+    "What edgelock's two clients share: TLS (OpenSSL), entropy, error codes"
+    REQUIRES edgelock-session openssl)
+  # The asio client is compiled without exceptions and RTTI, and its headers are Asio's
+  # standalone ones: a consumer must see Asio configured the same way (these are the
+  # CMake target's public definitions).
+  get_target_property(asio_definitions edgelock_asio INTERFACE_COMPILE_DEFINITIONS)
+  list(TRANSFORM asio_definitions PREPEND -D)
+  edgelock_pkg_config(edgelock-asio edgelock_asio
+    "edgelock's asynchronous lock client on standalone Asio"
+    REQUIRES edgelock-transport-common CFLAGS ${asio_definitions} LIBS -pthread)
+  edgelock_pkg_config(edgelock-hiredis edgelock_hiredis
+    "edgelock's blocking lock client on hiredis"
+    REQUIRES edgelock-transport-common hiredis LIBS -pthread)
+endif()

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+# The packages' test: are scripts/package.sh's .debs what a gateway image or a user's build
+# can consume?
+#
+#   tests/package/package_test.sh ARCH RUNTIME_DEB DEV_DEB
+#
+# Every architecture (amd64, arm64, armhf), read with dpkg-deb -I/-c and readelf only:
+#   - Package, Version (the project's, from CMakeLists.txt) and Architecture fields; the
+#     runtime package depends on libhiredis0.14 and libssl3
+#   - the files: both commands, copyright and changelog, the headers, the six static
+#     archives, the CMake package and the six pkg-config files (each of the project's version)
+#   - the commands and the archives are built for ARCH (ELF machine)
+# The machine's own architecture, in addition:
+#   - the declared dependencies cover what dpkg-shlibdeps computes for the commands
+#   - both packages unpacked with dpkg -x into a temporary root (never into the machine's
+#     own); `edgelock --version` prints the version
+#   - the consumer project (tests/package/consumer: a program on each client) copied outside
+#     the tree and built against that root twice: with CMake find_package(edgelock), and with
+#     its plain Makefile and `pkg-config --cflags --libs edgelock-hiredis|edgelock-asio`
+#     (PKG_CONFIG_SYSROOT_DIR naming the root, as for an SDK's sysroot);
+#     all four programs run against a real redis-server (fsynced AOF, so the restart guard
+#     lets it count at once) started on loopback and stopped by PID
+# Prints what it checked; exits non-zero at the first failure, saying what differed.
+set -euo pipefail
+
+(($# == 3)) || { echo "usage: package_test.sh ARCH RUNTIME_DEB DEV_DEB" >&2; exit 2; }
+arch=$1
+runtime_deb=$(realpath "$2")
+dev_deb=$(realpath "$3")
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source_root=$(cd "$here/../.." && pwd)
+
+case "$arch" in
+  amd64) triplet=x86_64-linux-gnu; machine="Advanced Micro Devices X86-64" ;;
+  arm64) triplet=aarch64-linux-gnu; machine="AArch64" ;;
+  armhf) triplet=arm-linux-gnueabihf; machine="ARM" ;;
+  *) echo "package_test: unknown architecture $arch" >&2; exit 2 ;;
+esac
+
+fail() {
+  echo "package_test: FAIL: $*" >&2
+  exit 1
+}
+checked() {
+  echo "package_test: ok: $*"
+}
+
+version=$(sed -n 's/^project(edgelock VERSION \([0-9.]*\).*/\1/p' "$source_root/CMakeLists.txt")
+[[ -n "$version" ]] || fail "no version in CMakeLists.txt's project()"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/edgelock-package-test.XXXXXX")
+redis_pid=
+cleanup() {
+  if [[ -n "$redis_pid" ]]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# --- fields ---------------------------------------------------------------------------------
+expect_field() {
+  local deb=$1 field=$2 expected=$3 actual
+  actual=$(dpkg-deb -f "$deb" "$field")
+  [[ "$actual" == "$expected" ]] || fail "$(basename "$deb"): $field is '$actual', not '$expected'"
+}
+expect_field "$runtime_deb" Package edgelock
+expect_field "$dev_deb" Package libedgelock-dev
+for deb in "$runtime_deb" "$dev_deb"; do
+  expect_field "$deb" Version "$version"
+  expect_field "$deb" Architecture "$arch"
+done
+depends=$(dpkg-deb -f "$runtime_deb" Depends)
+for needed in libhiredis0.14 libssl3; do
+  grep -q "\(^\|, \)$needed\( \|,\|$\)" <<<"$depends" || fail "edgelock does not depend on $needed: $depends"
+done
+checked "fields: edgelock and libedgelock-dev $version, $arch; Depends: $depends"
+
+# --- files ----------------------------------------------------------------------------------
+expect_files() {
+  local deb=$1 listing
+  shift
+  listing=$(dpkg-deb -c "$deb" | awk '{ print $6 }')
+  for file in "$@"; do
+    grep -qx "\./$file" <<<"$listing" || fail "$(basename "$deb") has no /$file"
+  done
+}
+libraries=(core session sim transport_common asio hiredis)
+pc_names=(edgelock-core edgelock-session edgelock-sim edgelock-transport-common edgelock-asio
+  edgelock-hiredis)
+expect_files "$runtime_deb" usr/bin/edgelock usr/bin/edgelock-sim \
+  usr/share/doc/edgelock/copyright usr/share/doc/edgelock/changelog.gz
+dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/server_link.hpp
+  usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
+  usr/include/edgelock/sim/world.hpp usr/lib/$triplet/cmake/edgelock/edgelockConfig.cmake
+  usr/share/doc/libedgelock-dev/copyright usr/share/doc/libedgelock-dev/changelog.gz)
+for library in "${libraries[@]}"; do
+  dev_files+=("usr/lib/$triplet/libedgelock_$library.a")
+done
+for pc in "${pc_names[@]}"; do
+  dev_files+=("usr/lib/$triplet/pkgconfig/$pc.pc")
+done
+expect_files "$dev_deb" "${dev_files[@]}"
+checked "files: the commands, ${#dev_files[@]} development files"
+
+# --- what the files are built for -----------------------------------------------------------
+unpacked=$work/root
+mkdir -p "$unpacked"
+dpkg -x "$runtime_deb" "$unpacked"
+dpkg -x "$dev_deb" "$unpacked"
+expect_machine() {
+  local file=$1 machines
+  machines=$(readelf -h "$file" | sed -n 's/^ *Machine: *//p' | sort -u)
+  [[ "$machines" == "$machine" ]] || fail "${file#"$unpacked"/} is built for '$machines', not '$machine'"
+}
+for command in edgelock edgelock-sim; do
+  expect_machine "$unpacked/usr/bin/$command"
+done
+for library in "${libraries[@]}"; do
+  expect_machine "$unpacked/usr/lib/$triplet/libedgelock_$library.a"
+done
+for pc in "${pc_names[@]}"; do
+  pc_version=$(sed -n 's/^Version: //p' "$unpacked/usr/lib/$triplet/pkgconfig/$pc.pc")
+  [[ "$pc_version" == "$version" ]] || fail "$pc.pc says version '$pc_version', not '$version'"
+done
+checked "the commands and archives are $machine; every .pc is version $version"
+
+if [[ "$arch" != "$(dpkg --print-architecture)" ]]; then
+  echo "package_test: $arch packages checked (not this machine's: no consumer builds)"
+  exit 0
+fi
+
+# --- declared dependencies against dpkg-shlibdeps -------------------------------------------
+mkdir -p "$work/shlibdeps/debian"
+touch "$work/shlibdeps/debian/control"
+computed=$(cd "$work/shlibdeps" && dpkg-shlibdeps -O "$unpacked/usr/bin/edgelock" \
+  "$unpacked/usr/bin/edgelock-sim" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+[[ -n "$computed" ]] || fail "dpkg-shlibdeps computed nothing"
+IFS=',' read -ra requirements <<<"$computed"
+for requirement in "${requirements[@]}"; do
+  requirement=$(xargs <<<"$requirement")  # trimmed: "libc6 (>= 2.34)"
+  package=${requirement%% *}
+  declared=$(tr ',' '\n' <<<"$depends" | xargs -I{} echo {} | grep "^$package\( \|$\)" || true)
+  [[ -n "$declared" ]] || fail "dpkg-shlibdeps requires '$requirement'; Depends has no $package"
+  if [[ "$requirement" == *">="* ]]; then
+    needed_version=$(sed 's/.*>= *\([^)]*\)).*/\1/' <<<"$requirement")
+    declared_version=$(sed -n 's/.*>= *\([^)]*\)).*/\1/p' <<<"$declared")
+    [[ -n "$declared_version" ]] && dpkg --compare-versions "$declared_version" ge "$needed_version" ||
+      fail "dpkg-shlibdeps requires '$requirement'; Depends declares '$declared'"
+  fi
+done
+checked "Depends covers dpkg-shlibdeps' $computed"
+
+# --- the unpacked commands ------------------------------------------------------------------
+printed=$("$unpacked/usr/bin/edgelock" --version)
+[[ "$printed" == *"$version"* ]] || fail "edgelock --version printed '$printed', not $version"
+checked "edgelock --version: $printed"
+
+# --- a real Redis ---------------------------------------------------------------------------
+start_redis() {
+  local attempt port
+  for attempt in 1 2 3 4 5 6 7 8; do
+    port=$((20000 + RANDOM % 30000))
+    # Fsynced AOF: a server that cannot forget a lock on restart counts at once, where one
+    # without it would hold locks back for a TTL after its start (the restart guard).
+    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
+      --dir "$work" --logfile "$work/redis.log" &
+    redis_pid=$!
+    for _ in $(seq 100); do
+      if [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]]; then
+        redis_port=$port
+        return 0
+      fi
+      kill -0 "$redis_pid" 2>/dev/null || break  # the port was taken: try another
+      sleep 0.1
+    done
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+    redis_pid=
+  done
+  fail "could not start redis-server on a free loopback port"
+}
+start_redis
+url=redis://127.0.0.1:$redis_port
+checked "redis-server (pid $redis_pid) on $url"
+
+# --- the consumers through CMake find_package ----------------------------------------------
+run_consumers() {
+  local directory=$1 client
+  for client in blocking asio; do
+    timeout 60 "$directory/$client" "$url" || fail "the $client consumer built in $directory failed"
+  done
+}
+cmake_build=$work/cmake/build
+cp -r "$here/consumer" "$work/cmake"
+cmake -S "$work/cmake" -B "$cmake_build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$unpacked/usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
+  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF -DEDGELOCK_VERSION="$version" >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log" >&2; fail "the CMake consumer does not configure"; }
+found=$(sed -n 's/^edgelock_DIR:[A-Z]*=//p' "$cmake_build/CMakeCache.txt")
+[[ "$found" == "$unpacked/usr/lib/$triplet/cmake/edgelock" ]] ||
+  fail "find_package(edgelock) found '$found', not the unpacked package"
+cmake --build "$cmake_build" -j "$(nproc)" >"$work/cmake-build.log" 2>&1 ||
+  { cat "$work/cmake-build.log" >&2; fail "the CMake consumer does not build"; }
+run_consumers "$cmake_build"
+checked "CMake consumer, both clients (edgelock_DIR=$found)"
+
+# --- the consumers through a Makefile and pkg-config ----------------------------------------
+# The unpacked root as a sysroot, as an SDK's staged packages are (cmake/pkgconfig.cmake).
+export PKG_CONFIG_PATH=$unpacked/usr/lib/$triplet/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=$unpacked
+cflags=$(pkg-config --cflags edgelock-asio)
+[[ "$cflags" == "-I$unpacked/usr/include "* ]] ||
+  fail "pkg-config --cflags edgelock-asio is '$cflags': not the unpacked headers first"
+cp -r "$here/consumer" "$work/make"
+make -C "$work/make" -j "$(nproc)" >"$work/make.log" 2>&1 ||
+  { cat "$work/make.log" >&2; fail "the Makefile consumer does not build"; }
+run_consumers "$work/make"
+checked "Makefile consumer, both clients: pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio)"
+
+echo "package_test: $arch packages ok"
