@@ -23,14 +23,19 @@ execute_process(
 set(EDGELOCK_PACKAGE_MAINTAINER "edgelock maintainers <maintainers@edgelock.invalid>"
   CACHE STRING "The Maintainer field of the Debian packages")
 
-# Each package carries the copyright file and changelog Debian policy asks for; the
-# changelog takes the project's version and is gzipped reproducibly (-n: no name or time
-# stamp inside).
+# Each package carries the copyright file and changelog Debian policy asks for. The
+# changelog records each version; its newest entry must be the project's version (a release
+# adds one), and it is gzipped reproducibly (-n: no name or time stamp inside).
+file(STRINGS ${PROJECT_SOURCE_DIR}/packaging/changelog changelog_top LIMIT_COUNT 1)
+if(NOT changelog_top MATCHES "^edgelock \\(${PROJECT_VERSION}\\) ")
+  message(FATAL_ERROR "packaging/changelog: the newest entry is '${changelog_top}', "
+    "not edgelock (${PROJECT_VERSION}): add an entry for this version")
+endif()
 set(changelog ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
-configure_file(${PROJECT_SOURCE_DIR}/packaging/changelog.in ${PROJECT_BINARY_DIR}/packaging/changelog
-  @ONLY)
-execute_process(COMMAND gzip -9nc ${PROJECT_BINARY_DIR}/packaging/changelog
+file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/packaging)
+execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog
   OUTPUT_FILE ${changelog} COMMAND_ERROR_IS_FATAL ANY)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
 foreach(package_and_component edgelock:runtime libedgelock-dev:dev)
   string(REPLACE ":" ";" package_and_component ${package_and_component})
   list(GET package_and_component 0 package)
@@ -66,8 +71,9 @@ clock skew, pauses, network faults and failover.")
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libedgelock-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # What the installed headers include and the pkg-config files require.
+# hiredis 1.x changed redisContext's layout under the same symbols: the archive needs 0.14.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libssl-dev (>= 3.0.0), libhiredis-dev (>= 0.14.1), libasio-dev (>= 1:1.22)")
+  "libssl-dev (>= 3.0.0), libhiredis-dev (>= 0.14.1), libhiredis-dev (<< 1.0), libasio-dev (>= 1:1.22)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)
 edgelock is a distributed lock client for constrained hardware: acquire,
@@ -76,7 +82,7 @@ Redlock. Its core is a sans-IO state machine with no exceptions and no heap;
 an Asio client and a blocking hiredis client drive it.
 .
 This package holds the headers, the static libraries, and the CMake and
-pkg-config files (edgelock-core, edgelock-session, edgelock-asio,
-edgelock-hiredis, edgelock-sim).")
+pkg-config files (edgelock-core, edgelock-session, edgelock-transport-common,
+edgelock-asio, edgelock-hiredis, edgelock-sim).")
 
 include(CPack)

@@ -27,10 +27,16 @@ function(edgelock_pkg_config PC_NAME PC_LIBRARY PC_DESCRIPTION)
   foreach(flag IN LISTS arg_LIBS)
     string(APPEND PC_LIBS " ${flag}")
   endforeach()
-  configure_file(${PROJECT_SOURCE_DIR}/cmake/edgelock.pc.in
-    ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc @ONLY)
-  install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc
-    DESTINATION ${EDGELOCK_PKGCONFIG_DIR} COMPONENT dev)
+  # Two steps, so the prefix is the one `cmake --install --prefix` installs to, not the one
+  # configured: everything else now, @PC_PREFIX@ kept for the install step, which fills it in
+  # just before the file is copied.
+  set(PC_PREFIX "@PC_PREFIX@")
+  set(template ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc.in)
+  set(generated ${PROJECT_BINARY_DIR}/pkgconfig/${PC_NAME}.pc)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/edgelock.pc.in ${template} @ONLY)
+  install(CODE "set(PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    configure_file(\"${template}\" \"${generated}\" @ONLY)" COMPONENT dev)
+  install(FILES ${generated} DESTINATION ${EDGELOCK_PKGCONFIG_DIR} COMPONENT dev)
 endfunction()
 
 edgelock_pkg_config(edgelock-core edgelock_core
@@ -53,7 +59,9 @@ if(EDGELOCK_BUILD_CLIENTS)
   edgelock_pkg_config(edgelock-asio edgelock_asio
     "edgelock's asynchronous lock client on standalone Asio"
     REQUIRES edgelock-transport-common CFLAGS ${asio_definitions} LIBS -pthread)
+  # hiredis 1.x laid out redisContext differently (its `err` moved): an archive built
+  # against 0.14's headers must not meet it at link time.
   edgelock_pkg_config(edgelock-hiredis edgelock_hiredis
     "edgelock's blocking lock client on hiredis"
-    REQUIRES edgelock-transport-common hiredis LIBS -pthread)
+    REQUIRES edgelock-transport-common "hiredis >= 0.14" "hiredis < 1.0" LIBS -pthread)
 endif()

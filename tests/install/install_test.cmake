@@ -2,7 +2,8 @@
 #
 #   1. install BUILD_DIR into WORK_DIR/staged, then move it to WORK_DIR/prefix: a path baked
 #      into the package (instead of one relative to it) then points nowhere
-#   2. refuse an export file that names the source or build tree
+#   2. refuse an export file that names the source or build tree; the pkg-config files must
+#      name the prefix installed to
 #   3. configure CONSUMER_DIR against the prefix alone (no package registries) and check that
 #      edgelock_DIR resolved inside it
 #   4. build the consumer and run it: it checks real behaviour of the installed library
@@ -37,6 +38,19 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${staged} --config ${CONFIG})
+
+# The pkg-config files name the prefix installed to (absolute, as distributions' do), not
+# the one the build was configured with.
+file(GLOB_RECURSE pc_files ${staged}/*/pkgconfig/edgelock-*.pc)
+if(NOT pc_files)
+  message(FATAL_ERROR "install_test: no pkg-config files under ${staged}")
+endif()
+foreach(pc_file IN LISTS pc_files)
+  file(STRINGS ${pc_file} pc_prefix REGEX "^prefix=")
+  if(NOT pc_prefix STREQUAL "prefix=${staged}")
+    message(FATAL_ERROR "install_test: ${pc_file} says '${pc_prefix}', not prefix=${staged}")
+  endif()
+endforeach()
 file(RENAME ${staged} ${prefix})
 
 file(GLOB_RECURSE package_files ${prefix}/*/cmake/edgelock/*.cmake)

@@ -168,11 +168,12 @@ start_redis() {
       --dir "$work" --logfile "$work/redis.log" &
     redis_pid=$!
     for _ in $(seq 100); do
-      if [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]]; then
+      kill -0 "$redis_pid" 2>/dev/null || break  # the port was taken: try another
+      # Ours, not another server that already had the port.
+      if redis-cli -p "$port" info server 2>/dev/null | grep -q "^process_id:$redis_pid"$'\r'; then
         redis_port=$port
         return 0
       fi
-      kill -0 "$redis_pid" 2>/dev/null || break  # the port was taken: try another
       sleep 0.1
     done
     kill "$redis_pid" 2>/dev/null || true
