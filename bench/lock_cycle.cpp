@@ -7,12 +7,13 @@
 //      against raw hiredis doing `SET key token NX PX ttl` + `EVALSHA <compare-and-delete>`
 //      on its own connection (the same two round trips, nothing else): cycles/s, p50/p99 of
 //      one cycle, and `ratio edgelock/raw`. A second baseline sends through raw hiredis the
-//      very commands edgelock sends (EVALSHA of the core's acquire script instead of SET NX
-//      PX), so `ratio edgelock/raw-same-commands` is the transport's own cost. Rounds
+//      very commands edgelock sends (SET NX PX GET, whose GET the lock reads to tell its own
+//      key from another's), so `ratio edgelock/raw-same-commands` is the transport's own
+//      cost. Rounds
 //      alternate; the median round of each is reported.
 //   2. many locks: 1000 locks on one connection, each acquiring and releasing in a loop;
 //      lock operations (acquires + releases) per second, beside raw hiredis pipelining
-//      batches of 1000 (SET NX PX, and the acquire script) with the compare-and-delete.
+//      batches of 1000 (SET NX PX, and SET NX PX GET) with the compare-and-delete.
 //   3. Redlock: one lock over 5 local masters, acquire + release cycles/s.
 //   4. TLS: the single-lock cycle over rediss:// (verified against a test CA) beside the same
 //      cycle over plain TCP, each against its own server, rounds alternating: cycles/s and
@@ -213,21 +214,21 @@ public:
         expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)), REDIS_REPLY_INTEGER);
     }
 
-    // The commands edgelock itself sends: EVALSHA of the core's acquire script, then of the
-    // release script. The difference to cycle() is the server's script cost alone.
-    void script_cycle(const std::string& key, const std::string& token) {
-        append_acquire_script(key, token);
-        expect(take(), REDIS_REPLY_INTEGER, 0);
+    // The commands edgelock itself sends: SET NX PX GET, then the release script. The
+    // difference to cycle() is GET's cost alone.
+    void same_commands_cycle(const std::string& key, const std::string& token) {
+        append_acquire(key, token);
+        expect(take(), REDIS_REPLY_NIL);
         append_release_script(key, token);
         expect(take(), REDIS_REPLY_INTEGER);
     }
 
     // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations.
-    // The claims are SET NX PX, or with `scripts` the core's acquire script.
-    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token, bool scripts) {
+    // The claims are SET NX PX, or with `same_commands` edgelock's SET NX PX GET.
+    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token, bool same_commands) {
         for (const std::string& key : keys) {
-            if (scripts) {
-                append_acquire_script(key, token);
+            if (same_commands) {
+                append_acquire(key, token);
                 continue;
             }
             const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
@@ -235,8 +236,8 @@ public:
             redisAppendCommandArgv(context_, 6, argv, lens);
         }
         for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (scripts) {
-                expect(take(), REDIS_REPLY_INTEGER, 0);
+            if (same_commands) {
+                expect(take(), REDIS_REPLY_NIL);
             } else {
                 expect(take(), REDIS_REPLY_STATUS);
             }
@@ -251,11 +252,10 @@ public:
     }
 
 private:
-    void append_acquire_script(const std::string& key, const std::string& token) {
-        const std::string sha(edgelock::acquire_script.digest.data(), edgelock::acquire_script.digest.size());
-        const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str(), "30000"};
-        const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size(), 5};
-        redisAppendCommandArgv(context_, 6, argv, lens);
+    void append_acquire(const std::string& key, const std::string& token) {
+        const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000", "GET"};
+        const std::size_t lens[] = {3, key.size(), token.size(), 2, 2, 5, 3};
+        redisAppendCommandArgv(context_, 7, argv, lens);
     }
     void append_release_script(const std::string& key, const std::string& token) {
         const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
@@ -278,8 +278,8 @@ private:
     redisContext* context_ = nullptr;
 };
 
-round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool scripts = false) {
-    const std::string key = scripts ? "bench:rawscript" : "bench:raw";
+round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool same_commands = false) {
+    const std::string key = same_commands ? "bench:rawsame" : "bench:raw";
     std::vector<std::string> tokens;
     tokens.reserve(static_cast<std::size_t>(cycles));
     for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
@@ -287,8 +287,8 @@ round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool scr
     const auto start = clock_type::now();
     for (int i = 0; i < cycles; ++i) {
         const auto t0 = clock_type::now();
-        if (scripts) {
-            raw.script_cycle(key, tokens[static_cast<std::size_t>(i)]);
+        if (same_commands) {
+            raw.same_commands_cycle(key, tokens[static_cast<std::size_t>(i)]);
         } else {
             raw.cycle(key, tokens[static_cast<std::size_t>(i)]);
         }
@@ -436,17 +436,17 @@ round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window
             server_cpu / ops};
 }
 
-round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool scripts) {
+round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool same_commands) {
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < locks; ++i) keys.push_back("bench:rawmany:" + std::to_string(i));
     const std::string token = hex_token();
     const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);
-    while (clock_type::now() < warm_until) raw.pipelined_batch(keys, token, scripts);
+    while (clock_type::now() < warm_until) raw.pipelined_batch(keys, token, same_commands);
     std::size_t operations = 0;
     const cpu_meter cpu(measured_server);
     const auto start = clock_type::now();
     while (seconds_since(start) < window_s) {
-        raw.pipelined_batch(keys, token, scripts);
+        raw.pipelined_batch(keys, token, same_commands);
         operations += 2 * locks;
     }
     const double ops = static_cast<double>(operations);
@@ -473,37 +473,37 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     raw_round(raw, 2000, warm, true);
     edgelock_round(owner, single, 2000, warm);
     latencies raw_lat;
-    latencies script_lat;
+    latencies same_lat;
     latencies edge_lat;
-    for (latencies* l : {&raw_lat, &script_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    for (latencies* l : {&raw_lat, &same_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
     std::vector<round_result> raw_rounds;
-    std::vector<round_result> script_rounds;
+    std::vector<round_result> same_rounds;
     std::vector<round_result> edge_rounds;
     for (int r = 0; r < o.rounds; ++r) {
         raw_rounds.push_back(raw_round(raw, o.cycles, raw_lat));
         edge_rounds.push_back(edgelock_round(owner, single, o.cycles, edge_lat));
-        script_rounds.push_back(raw_round(raw, o.cycles, script_lat, true));
+        same_rounds.push_back(raw_round(raw, o.cycles, same_lat, true));
     }
     const round_result raw_m = median_of(raw_rounds);
-    const round_result script_m = median_of(script_rounds);
+    const round_result same_m = median_of(same_rounds);
     const round_result edge_m = median_of(edge_rounds);
     const double raw_rate = raw_m.cycles_per_s;
-    const double script_rate = script_m.cycles_per_s;
+    const double same_rate = same_m.cycles_per_s;
     const double edge_rate = edge_m.cycles_per_s;
     std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
     std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
                 raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
-    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                script_rate, script_lat.percentile(0.50), script_lat.percentile(0.99));
+    std::printf("  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+                same_rate, same_lat.percentile(0.50), same_lat.percentile(0.99));
     std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
                 edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
     std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
-    std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / script_rate);
+    std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / same_rate);
     std::printf("CPU per cycle (median round), client + server:\n");
     std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
                 raw_m.client_cpu_us, raw_m.server_cpu_us);
-    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.1f us   server %5.1f us\n",
-                script_m.client_cpu_us, script_m.server_cpu_us);
+    std::printf("  raw hiredis SET NX PX GET + EVALSHA del     client %5.1f us   server %5.1f us\n",
+                same_m.client_cpu_us, same_m.server_cpu_us);
     std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
                 edge_m.client_cpu_us, edge_m.server_cpu_us);
 }
@@ -512,25 +512,25 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
 void bench_many(const options& o, client& owner, raw_connection& raw) {
     constexpr std::size_t many = 1000;
     const round_result raw_r = raw_pipelined_ops_per_s(raw, many, o.seconds, false);
-    const round_result script_r = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
+    const round_result same_r = raw_pipelined_ops_per_s(raw, many, o.seconds, true);
     const round_result edge_r = many_lock_ops_per_s(owner, many, o.seconds);
     const double raw_many = raw_r.cycles_per_s;
-    const double script_many = script_r.cycles_per_s;
+    const double same_many = same_r.cycles_per_s;
     const double edge_many = edge_r.cycles_per_s;
     std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
     std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
                 many, many, raw_many);
-    std::printf("  raw hiredis, batches of %zu EVALSHA acquire + %zu EVALSHA del      %9.0f lock operations/s\n",
-                many, many, script_many);
+    std::printf("  raw hiredis, batches of %zu SET NX PX GET + %zu EVALSHA del        %9.0f lock operations/s\n",
+                many, many, same_many);
     std::printf("  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
                 many, edge_many);
     std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
-    std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / script_many);
+    std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / same_many);
     std::printf("CPU per lock operation, client + server:\n");
     std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
                 raw_r.client_cpu_us, raw_r.server_cpu_us);
-    std::printf("  raw hiredis EVALSHA acquire + EVALSHA del    client %5.2f us   server %5.2f us\n",
-                script_r.client_cpu_us, script_r.server_cpu_us);
+    std::printf("  raw hiredis SET NX PX GET + EVALSHA del     client %5.2f us   server %5.2f us\n",
+                same_r.client_cpu_us, same_r.server_cpu_us);
     std::printf("  edgelock asio                                client %5.2f us   server %5.2f us\n",
                 edge_r.client_cpu_us, edge_r.server_cpu_us);
 }
@@ -553,8 +553,10 @@ void bench_redlock(const options& o) {
     redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
     edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
     redlock_lat.us.clear();
+    const pid_t single_server = measured_server;
     measured_server = masters[0].pid();
     const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
+    measured_server = single_server;  // the masters stop with this function
     std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
     std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
                 redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
@@ -634,7 +636,9 @@ void bench_tls(const options& o, client& plain, lock_handle plain_lock, const ed
     lock_handle secure_lock;
     if (secure.add_lock(lock_named("bench:tls"), secure_lock)) throw std::runtime_error("add_lock failed");
     latencies warm;
+    measured_server = tls_server.pid();
     edgelock_round(secure, secure_lock, 2000, warm);
+    measured_server = plain_server.pid();
     edgelock_round(plain, plain_lock, 2000, warm);
     latencies plain_lat;
     latencies tls_lat;

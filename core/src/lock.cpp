@@ -28,6 +28,11 @@ bool is_error_with_code(const reply_node& reply, std::string_view code) {
 
 bool is_noscript(const reply_node& reply) { return is_error_with_code(reply, "NOSCRIPT"); }
 
+// Redis before 7.0 refuses SET with both NX and GET this way, before running anything.
+bool is_syntax_error(const reply_node& reply) {
+    return is_error_with_code(reply, "ERR syntax error");
+}
+
 // The acquire script's answer when the fence counter is at 2^63-1 (scripts.hpp).
 bool is_fence_exhausted(const reply_node& reply) {
     return is_error_with_code(reply, "FENCE_EXHAUSTED");
@@ -101,7 +106,10 @@ errc lock::configure(const lock_config& config) noexcept {
     const std::int64_t guard = config.restart_guard_ms < 0 ? ttl + drift : config.restart_guard_ms;
 
     // What was learned of the instances belongs to their indices: a new count renumbers them.
-    if (config.instances != instances_) node_started_ms_.fill(no_reading_ms);
+    if (config.instances != instances_) {
+        node_started_ms_.fill(no_reading_ms);
+        scripted_acquire_ = 0;
+    }
     std::memcpy(name_.data(), config.name.data(), config.name.size());
     name_size_ = static_cast<std::uint8_t>(config.name.size());
     instances_ = config.instances;
@@ -207,6 +215,8 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
         record(instance, outcome::failed);  // given up with its connection
     }
     forget_unconfirmable(instance);
+    // The next connection may reach another server (a failover, an upgrade): ask it anew.
+    scripted_acquire_ = static_cast<std::uint8_t>(scripted_acquire_ & ~(1u << instance));
     return errc::ok;
 }
 
@@ -286,7 +296,8 @@ write_result lock::write_request(std::uint8_t instance, char* out, std::size_t c
     if (instance >= instances_) return {errc::invalid_instance, 0};
     instance_queue& queue = queues_[instance];
     if (queue.count == queue.in_flight) return {errc::invalid_state, 0};
-    const request& next = queue.ring[(queue.head + queue.in_flight) % requests_per_instance_max];
+    request& next = queue.ring[(queue.head + queue.in_flight) % requests_per_instance_max];
+    next.native = next.kind() == request_kind::acquire && !next.eval && native_acquire(instance);
     const std::size_t size = encode(next, out, capacity);
     if (size == 0) return {errc::buffer_too_small, 0};
     ++queue.in_flight;
@@ -776,6 +787,10 @@ void lock::exclude(std::uint8_t instance) noexcept {
 
 void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                         errc& code) noexcept {
+    if (sent.native) {
+        handle_native_acquire_reply(instance, sent, reply, code);
+        return;
+    }
     if (is_noscript(reply)) {
         // The server's script cache is empty (first contact, restart, SCRIPT FLUSH): send
         // the text. The running round's requests are always re-sent; a stale release only
@@ -814,6 +829,41 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
         code = errc::unexpected_reply;
     }
     if (sent.current) record(instance, result);
+}
+
+// SET key token NX PX ttl GET's answer (lock.hpp, "The acquire on the wire").
+void lock::handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
+                                       errc& code) noexcept {
+    if (is_syntax_error(reply)) {  // a server before 7.0: the script, on this connection
+        scripted_acquire_ = static_cast<std::uint8_t>(scripted_acquire_ | 1u << instance);
+        if (sent.current) follow_up(instance, request_kind::acquire);
+        return;
+    }
+    const bool key_was_free = reply.type == reply_type::nil;
+    const bool key_held = reply.type == reply_type::bulk_string;
+    const std::array<char, token_hex_bytes> token = to_hex(tokens_[sent.token_slot]);
+    const bool held_by_us = key_held && reply.text == std::string_view(token.data(), token.size());
+    if (held_by_us) {
+        // Our earlier attempt's key, expiring a TTL after that attempt: it counts once a
+        // renew has extended it from this one.
+        if (sent.current) follow_up(instance, request_kind::renew);
+        return;
+    }
+    if (!key_was_free && !key_held) {
+        code = reply.type == reply_type::error ? errc::error_reply : errc::unexpected_reply;
+    }
+    if (!sent.current) return;
+    record(instance, key_was_free ? outcome::ok : key_held ? outcome::refused : outcome::failed);
+}
+
+// Queues the running round's next request on an instance that answered but does not count
+// yet; without room for it (and for the release that may follow) the instance fails.
+void lock::follow_up(std::uint8_t instance, request_kind kind) noexcept {
+    if (!enqueue(instance, kind, true, false, 2)) record(instance, outcome::failed);
+}
+
+bool lock::native_acquire(std::uint8_t instance) const noexcept {
+    return !fencing_ && ((scripted_acquire_ >> instance) & 1u) == 0;
 }
 
 void lock::record(std::uint8_t instance, outcome result) noexcept {
@@ -870,6 +920,7 @@ bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool 
     slot.eval = eval ? 1 : 0;
     slot.current = current ? 1 : 0;
     slot.token_slot = token_slot_ & 1u;
+    slot.native = 0;  // chosen when written (write_request)
     ++queue.count;
     return true;
 }
@@ -912,6 +963,18 @@ void lock::take_token(const owner_token& token) noexcept {
 
 std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
     resp_writer writer(out, capacity);
+    const std::array<char, token_hex_bytes> token = to_hex(tokens_[r.token_slot]);
+    if (r.native) {
+        writer.array(7);
+        writer.bulk("SET");
+        writer.bulk(name());
+        writer.bulk(std::string_view(token.data(), token.size()));
+        writer.bulk("NX");
+        writer.bulk("PX");
+        writer.bulk(ttl_ms_);
+        writer.bulk("GET");
+        return writer.status() == errc::ok ? writer.size() : 0;
+    }
     if (r.kind() == request_kind::replicate) {
         writer.array(3);
         writer.bulk("WAIT");
@@ -930,7 +993,6 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         fence_key_size = write_fence_key(name(), fence_key.data(), fence_key.size());
         EDGELOCK_ASSERT(fence_key_size > 0);
     }
-    const std::array<char, token_hex_bytes> token = to_hex(tokens_[r.token_slot]);
     const bool has_number = r.kind() != request_kind::release;
     writer.array(3 + (two_keys ? 2u : 1u) + 1 + (has_number ? 1u : 0u));
     writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));

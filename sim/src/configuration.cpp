@@ -111,6 +111,11 @@ world_params random_params(prng& rng) noexcept {
     p.info_period_ms = rng.between(std::max<std::int64_t>(1, p.down_after_ms / 10), std::max<std::int64_t>(1, p.down_after_ms));
     p.reconfigure_ms = rng.between(0, p.ttl_ms);
     p.liveness_window_ms += p.info_period_ms + p.reconfigure_ms;
+    // A quarter of the runs meet servers before 7.0: every node or half of them.
+    if (rng.chance(250'000)) {
+        const bool every_node = rng.chance(500'000);
+        p.old_server_per_million = every_node ? 1'000'000 : 500'000;
+    }
     return p;
 }
 
@@ -163,6 +168,7 @@ std::string to_text(const world_params& p) {
     out += p.write_window == 0 ? " writes=pipelined" : " writes=one_at_a_time";
     out += p.config_get_allowed ? " config_get=allowed" : " config_get=refused";
     add("node_uptime", p.node_uptime_ms, "ms");
+    add("old_servers", p.old_server_per_million, "/1e6");
     return out;
 }
 

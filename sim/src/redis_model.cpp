@@ -134,6 +134,7 @@ bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out) 
 
 script_id request_script(const request_view& r) noexcept {
     if (r.count < 2) return script_id::none;
+    if (equals_ignoring_case(r.args[0], "SET")) return script_id::acquire;  // the native form
     if (equals_ignoring_case(r.args[0], "EVALSHA")) return script_by_digest(r.args[1]);
     if (equals_ignoring_case(r.args[0], "EVAL")) return script_by_text(r.args[1]);
     return script_id::none;
@@ -223,6 +224,8 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
             return;
         }
         run_script(id, r, 2, wall_ms, reply, out.effects);
+    } else if (equals_ignoring_case(command, "SET")) {
+        set_command(r, wall_ms, reply, out.effects);
     } else if (equals_ignoring_case(command, "DEL") && r.count == 2) {
         if (!is_master()) {
             reply += readonly_reply;
@@ -405,6 +408,45 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
             append_integer(reply, 1);
             return;
         default: EDGELOCK_ASSERT(false);
+    }
+}
+
+// SET key value [NX] [PX ms] [GET], as far as the lock's acquire uses it: with GET the reply
+// is the value the key had (nil for none), and with NX an existing key is left alone.
+void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                             std::vector<repl_op>& effects) {
+    bool nx = false;
+    bool get = false;
+    std::int64_t px = -1;
+    bool valid = r.count >= 3;
+    for (std::size_t i = 3; valid && i < r.count; ++i) {
+        if (equals_ignoring_case(r.args[i], "NX")) {
+            nx = true;
+        } else if (equals_ignoring_case(r.args[i], "GET")) {
+            get = true;
+        } else if (equals_ignoring_case(r.args[i], "PX") && i + 1 < r.count) {
+            valid = parse_integer(r.args[++i], px) && px > 0;
+        } else {
+            valid = false;
+        }
+    }
+    if (!valid || (nx && get && set_nx_get_refused_)) {
+        append_error(reply, "ERR syntax error");
+        return;
+    }
+    if (!is_master()) {
+        reply += readonly_reply;
+        return;
+    }
+    const redis_entry* existing = find(r.args[1], wall_ms, effects);
+    const std::string before = existing != nullptr ? existing->value : std::string();
+    if (existing == nullptr || !nx) set(r.args[1], r.args[2], px > 0 ? wall_ms + px : -1, effects);
+    if (!get) {
+        reply += existing != nullptr && nx ? nil_reply : std::string_view("+OK\r\n");
+    } else if (existing != nullptr) {
+        append_bulk(reply, before);
+    } else {
+        reply += nil_reply;
     }
 }
 

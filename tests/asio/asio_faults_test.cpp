@@ -163,6 +163,8 @@ scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_re
         if (args[0] == "SCRIPT") return scripted_reply{"-ERR no scripts here\r\n"};  // ignored by the client
         if (args[0] == "INFO" || args[0] == "CONFIG") return edgelock::testing::long_running_node_reply(args);
         if (bad_left.fetch_sub(1) > 0) return bad;
+        // The lock's acquire is SET NX PX GET (nil: the key was free) or, fenced, the script.
+        if (args[0] == "SET") return scripted_reply{"$-1\r\n"};
         const bool acquire =
             args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);
         return scripted_reply{acquire ? ":0\r\n" : ":1\r\n"};
@@ -204,7 +206,7 @@ TEST(asio_faults, a_reset_in_the_middle_of_a_reply) {
     tcp_proxy proxy(server.port());
     fixture f(proxy.url(), 1000, "cut");
     ASSERT_FALSE(wait_ready(f.owner).ec);
-    proxy.reset_after(2);  // ":0\r\n" arrives as ":0", then RST
+    proxy.reset_after(2);  // "$-1\r\n" arrives as "$-", then RST
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(acquire(f.owner, f.handle, 0ms).ec, std::errc::connection_reset);
     EXPECT_LT(elapsed_ms(start), 1000);

@@ -229,12 +229,13 @@ struct tally {
     int unsettled = 0;  // a pump that did not finish within pump_rounds_max
 };
 
-// The success reply for a written request: an acquire answers its fence counter ("1" as a
-// bulk string) with a fence key, 0 without; every other script and WAIT answer 1 (a
-// confirmation, one replica).
+// The success reply for a written request: SET NX PX GET (the acquire without fencing)
+// answers nil; the acquire script answers its fence counter ("1" as a bulk string) with a
+// fence key, 0 without; every other script and WAIT answer 1 (a confirmation, one replica).
 std::string_view success_reply_for(const char* request, std::size_t size) {
     std::array<edgelock::reply_node, 16> args;
     const edgelock::parse_result parsed = edgelock::parse_reply(request, size, args.data(), args.size());
+    if (parsed.code == errc::ok && parsed.nodes > 1 && args[1].text == "SET") return "$-1\r\n";
     const std::string_view digest(edgelock::acquire_script.digest.data(), edgelock::acquire_script.digest.size());
     const bool acquire = parsed.code == errc::ok && parsed.nodes > 3 && args[2].text == digest;
     if (!acquire) return ":1\r\n";

@@ -42,7 +42,8 @@ inline reply_node integer(std::int64_t value) {
 
 inline reply_node nil() { return reply_node{}; }
 
-// A fenced acquire's answer: the counter as GET's decimal string (scripts.hpp).
+// A bulk string: a fenced acquire's counter as GET's decimal string (scripts.hpp), or the
+// value SET ... GET found under the key.
 inline reply_node bulk(std::string_view text) {
     reply_node node;
     node.type = reply_type::bulk_string;
@@ -63,6 +64,17 @@ inline reply_node status(std::string_view text) {
     node.text = text;
     return node;
 }
+
+// The acquire without fencing, SET key token NX PX ttl GET (lock.hpp, "The acquire on the
+// wire"), for config_for()'s name and TTL, and its answers: nil when the key was free and
+// is now ours, else the token the key already holds.
+inline std::vector<std::string> set_nx_request(std::string_view token_hex) {
+    return {"SET", "orders:42", std::string(token_hex), "NX", "PX", "30000", "GET"};
+}
+
+inline reply_node key_was_free() { return nil(); }
+
+inline reply_node key_held_by(std::string_view token_hex) { return bulk(token_hex); }
 
 // Writes the next request for `instance` and decodes it into its arguments.
 inline std::vector<std::string> take_request(lock& l, std::uint8_t instance) {
@@ -105,7 +117,7 @@ inline void configure(lock& l, std::uint8_t instances, bool fencing = false) {
 inline void acquire_single(lock& l) {
     ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 1010), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 1010), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     ASSERT_EQ(events[0].type, event_type::acquired);

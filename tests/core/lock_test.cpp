@@ -99,12 +99,11 @@ TEST(lock_acquire, single_instance_success) {
     ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
     EXPECT_EQ(l.state(), lock_state::acquiring);
     ASSERT_TRUE(l.has_request(0));
-    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script),
-                                                             "1", "orders:42", token_a_hex, "30000"}));
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
     EXPECT_FALSE(l.has_request(0));
     EXPECT_EQ(l.next_deadline_ms(), 1000 + 3000) << "attempt timeout ttl/10";
 
-    ASSERT_EQ(l.on_reply(0, integer(0), 1040), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 1040), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
@@ -123,7 +122,7 @@ TEST(lock_acquire, contention_fails_with_busy_and_sends_no_cleanup) {
     configure(l, 1);
     ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, nil(), 1002), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_b_hex), 1002), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -141,17 +140,17 @@ TEST(lock_acquire, redlock_holds_as_soon_as_a_quorum_agrees) {
         ASSERT_TRUE(l.has_request(i));
         take_request(l, i);
     }
-    ASSERT_EQ(l.on_reply(0, integer(0), 5), errc::ok);
-    ASSERT_EQ(l.on_reply(1, nil(), 6), errc::ok);
-    ASSERT_EQ(l.on_reply(2, integer(0), 7), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 5), errc::ok);
+    ASSERT_EQ(l.on_reply(1, key_held_by(token_b_hex), 6), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 7), errc::ok);
     EXPECT_TRUE(take_events(l).empty()) << "2 of 5 is no quorum";
-    ASSERT_EQ(l.on_reply(3, integer(0), 9), errc::ok);
+    ASSERT_EQ(l.on_reply(3, key_was_free(), 9), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
     EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302);
     // The straggler's late answer changes nothing.
-    ASSERT_EQ(l.on_reply(4, integer(0), 20), errc::ok);
+    ASSERT_EQ(l.on_reply(4, key_was_free(), 20), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_TRUE(l.held(20));
 }
@@ -161,10 +160,10 @@ TEST(lock_acquire, redlock_without_quorum_releases_everywhere_it_may_have_writte
     configure(l, 5);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 5; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, integer(0), 5), errc::ok);
-    ASSERT_EQ(l.on_reply(1, nil(), 6), errc::ok);
-    ASSERT_EQ(l.on_reply(2, nil(), 7), errc::ok);
-    ASSERT_EQ(l.on_reply(3, nil(), 8), errc::ok);  // 3 refusals: quorum out of reach
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 5), errc::ok);
+    ASSERT_EQ(l.on_reply(1, key_held_by(token_b_hex), 6), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_held_by(token_b_hex), 7), errc::ok);
+    ASSERT_EQ(l.on_reply(3, key_held_by(token_b_hex), 8), errc::ok);  // 3 refusals: quorum out of reach
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::busy);
@@ -195,7 +194,7 @@ TEST(lock_acquire, timeout_fails_with_no_quorum_and_cleans_up_behind_the_request
     ASSERT_TRUE(l.has_request(0));
     EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
     // The late acquire reply is stale: it is consumed and ignored.
-    ASSERT_EQ(l.on_reply(0, integer(0), 4100), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 4100), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_FALSE(l.held(4100));
     ASSERT_EQ(l.on_reply(0, integer(1), 4101), errc::ok);
@@ -211,7 +210,7 @@ TEST(lock_acquire, a_quorum_that_answers_after_validity_is_not_a_hold) {
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
     EXPECT_EQ(l.next_deadline_ms(), 988) << "the attempt ends when validity would";
-    ASSERT_EQ(l.on_reply(0, integer(0), 988), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 988), errc::ok);
     auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -223,7 +222,7 @@ TEST(lock_acquire, a_quorum_that_answers_after_validity_is_not_a_hold) {
     take_request(l, 0);  // the cleanup release of the first attempt
     take_request(l, 0);
     ASSERT_EQ(l.on_reply(0, integer(1), 2001), errc::ok);  // the release
-    ASSERT_EQ(l.on_reply(0, integer(0), 2987), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2987), errc::ok);
     events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
@@ -240,7 +239,7 @@ TEST(lock_acquire, waiting_retries_with_jittered_backoff_until_the_deadline) {
         ASSERT_TRUE(l.has_request(0));
         take_request(l, 0);
         now += 1;
-        ASSERT_EQ(l.on_reply(0, nil(), now), errc::ok);
+        ASSERT_EQ(l.on_reply(0, key_held_by(token_b_hex), now), errc::ok);
         if (l.state() != lock_state::backing_off) break;
         const std::int64_t retry_at = l.next_deadline_ms();
         EXPECT_GT(retry_at, now);
@@ -262,30 +261,31 @@ TEST(lock_acquire, a_retry_that_wins_holds_the_lock) {
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_b_hex), 2), errc::ok);
     ASSERT_EQ(l.state(), lock_state::backing_off);
     const std::int64_t retry_at = l.next_deadline_ms();
     ASSERT_EQ(l.on_timer(retry_at), errc::ok);
-    EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "retries keep the token";
-    ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 3), errc::ok);
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_a_hex)) << "retries keep the token";
+    ASSERT_EQ(l.on_reply(0, key_was_free(), retry_at + 3), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
     EXPECT_EQ(events[0].valid_until_ms, retry_at + 30'000 - 302) << "validity from the winning attempt";
 }
 
+// With fencing the acquire is always the script (lock.hpp, "The acquire on the wire").
 TEST(lock_acquire, noscript_resends_the_script_text) {
     lock l;
-    configure(l, 1);
+    configure(l, 1, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
-    take_request(l, 0);
+    ASSERT_EQ(take_request(l, 0)[1], sha(edgelock::acquire_script));
     ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 1), errc::ok);
     ASSERT_TRUE(l.has_request(0));
     const auto resent = take_request(l, 0);
     EXPECT_EQ(resent[0], "EVAL");
     EXPECT_EQ(resent[1], std::string(edgelock::acquire_script.text));
     EXPECT_EQ(resent[3], "orders:42");
-    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, bulk("1"), 2), errc::ok);
     EXPECT_TRUE(l.held(2));
 }
 
@@ -295,7 +295,7 @@ TEST(lock_acquire, io_error_counts_as_a_failed_instance) {
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
     ASSERT_EQ(l.on_io_error(0, 1), errc::ok);
-    ASSERT_EQ(l.on_reply(1, integer(0), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(1, key_was_free(), 2), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     ASSERT_EQ(l.on_io_error(2, 3), errc::ok);
     const auto events = take_events(l);
@@ -316,9 +316,297 @@ TEST(lock_acquire, release_while_acquiring_cancels) {
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
     EXPECT_EQ(events[0].code, errc::cancelled);
     EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
-    ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);  // the acquire did land
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 4), errc::ok);  // the acquire did land
     EXPECT_FALSE(l.held(4)) << "a cancelled acquire never becomes a hold";
     EXPECT_EQ(l.state(), lock_state::idle);
+}
+
+// ---- the acquire on the wire (lock.hpp, "The acquire on the wire") ---------------------------
+
+// An EVALSHA of a one-key script carrying the token and the TTL: the acquire script without
+// fencing (a server before 7.0), or the renew script.
+std::vector<std::string> script_request(const edgelock::script& s, std::string_view token_hex) {
+    return {"EVALSHA", sha(s), "1", "orders:42", std::string(token_hex), "30000"};
+}
+
+// How Redis before 7.0 refuses SET with both NX and GET.
+reply_node syntax_error() { return error("ERR syntax error"); }
+
+// A retry whose first attempt's reply was lost: attempt 1's SET went out and its connection
+// dropped; on the next connection its cleanup found nothing (that SET, still in the server's
+// input, ran later). Attempt 2 starts at `retry_at` with its SET written. Waits 100 ms.
+void start_a_retry_after_a_lost_reply(lock& l, std::int64_t& retry_at) {
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 100, token_a), errc::ok);
+    ASSERT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
+    ASSERT_EQ(l.on_io_error(0, 5), errc::ok);
+    ASSERT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    ASSERT_EQ(l.on_reply(0, integer(0), 6), errc::ok);
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_timer(retry_at), errc::ok);
+    ASSERT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
+    ASSERT_TRUE(take_events(l).empty());
+}
+
+TEST(lock_native_acquire, without_fencing_every_instance_gets_set_nx_px_get_with_the_configured_ttl) {
+    lock_config config = config_for(3);
+    config.name = "jobs{eu}:nightly";
+    config.ttl_ms = 1234;
+    lock l;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(take_request(l, i),
+                  (std::vector<std::string>{"SET", "jobs{eu}:nightly", token_a_hex, "NX", "PX", "1234", "GET"}))
+            << int{i};
+    }
+}
+
+TEST(lock_native_acquire, nil_is_the_key_taken_and_counts_at_once) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(100, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 110), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 120), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 100 + 30'000 - 302);
+    EXPECT_FALSE(l.has_request(0)) << "nothing follows a nil";
+    EXPECT_FALSE(l.has_request(2));
+}
+
+TEST(lock_native_acquire, another_value_under_the_key_is_busy_and_nothing_more_is_sent) {
+    // Another owner's token, and values that only look like ours.
+    for (const std::string_view found : {std::string_view(token_b_hex),
+                                         std::string_view("0123456789abcdef0011223344556678"),
+                                         std::string_view("0123456789abcdef001122334455667"),
+                                         std::string_view("")}) {
+        lock l;
+        configure(l, 1);
+        ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+        take_request(l, 0);
+        ASSERT_EQ(l.on_reply(0, key_held_by(found), 1), errc::ok) << '"' << found << '"';
+        const auto events = take_events(l);
+        ASSERT_EQ(events.size(), 1u) << '"' << found << '"';
+        EXPECT_EQ(events[0].type, event_type::acquire_failed) << '"' << found << '"';
+        EXPECT_EQ(events[0].code, errc::busy) << '"' << found << '"';
+        EXPECT_FALSE(l.has_request(0)) << '"' << found << "\": neither a renew nor a cleanup";
+    }
+}
+
+// Our own token back: the key is the first attempt's, expiring a TTL after that attempt.
+// It counts once a renew has extended it from this one.
+TEST(lock_native_acquire, our_own_token_back_is_renewed_and_counts_when_the_renew_answers_1) {
+    lock l;
+    std::int64_t retry_at = 0;
+    ASSERT_NO_FATAL_FAILURE(start_a_retry_after_a_lost_reply(l, retry_at));
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), retry_at + 2), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "not counted before the renew";
+    EXPECT_EQ(l.state(), lock_state::acquiring);
+    EXPECT_EQ(take_request(l, 0), script_request(edgelock::renew_script, token_a_hex));
+    EXPECT_FALSE(l.has_request(0));
+    ASSERT_EQ(l.on_reply(0, integer(1), retry_at + 4), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, retry_at + 30'000 - 302) << "from this attempt's start";
+}
+
+TEST(lock_native_acquire, our_own_token_back_is_refused_when_the_renew_answers_0) {
+    lock l;
+    std::int64_t retry_at = 0;
+    ASSERT_NO_FATAL_FAILURE(start_a_retry_after_a_lost_reply(l, retry_at));
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), retry_at + 2), errc::ok);
+    ASSERT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    // The key expired in between, or moved on: it is not ours. The wait (100 ms) is over.
+    ASSERT_EQ(l.on_reply(0, integer(0), 200), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::wait_timeout);
+    EXPECT_EQ(events[0].cause, errc::busy);
+    EXPECT_FALSE(l.has_request(0)) << "the key is not ours: no cleanup";
+}
+
+// While the renew is out, the key is ours: an attempt that ends then must delete it.
+TEST(lock_native_acquire, our_own_key_whose_renew_goes_unanswered_is_cleaned_up) {
+    lock l;
+    std::int64_t retry_at = 0;
+    ASSERT_NO_FATAL_FAILURE(start_a_retry_after_a_lost_reply(l, retry_at));
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), retry_at + 2), errc::ok);
+    take_request(l, 0);  // the renew
+    ASSERT_EQ(l.on_timer(retry_at + 3000), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::wait_timeout);
+    EXPECT_EQ(events[0].cause, errc::no_quorum);
+    const auto cleanup = take_request(l, 0);
+    EXPECT_EQ(cleanup[1], sha(edgelock::release_script));
+    EXPECT_EQ(cleanup[4], token_a_hex);
+}
+
+TEST(lock_native_acquire, our_own_token_in_a_late_answer_sends_no_renew) {
+    lock l;
+    std::int64_t retry_at = 0;
+    ASSERT_NO_FATAL_FAILURE(start_a_retry_after_a_lost_reply(l, retry_at));
+    ASSERT_EQ(l.on_timer(retry_at + 3000), errc::ok);  // attempt 2 times out: its cleanup is queued
+    ASSERT_EQ(take_events(l).size(), 1u);               // the wait is over
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), retry_at + 3001), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::idle);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    EXPECT_FALSE(l.has_request(0)) << "the round is retired: the cleanup only, no renew";
+}
+
+TEST(lock_native_acquire, a_syntax_error_sends_the_script_now_and_for_the_next_attempts) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    ASSERT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
+    EXPECT_EQ(l.on_reply(0, syntax_error(), 2), errc::ok) << "an answer about the form, not a failure";
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::acquiring) << "the same attempt goes on";
+    EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), 3), errc::ok);  // the script's refusal: another owner
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_FALSE(l.has_request(0)) << "refused: no cleanup";
+
+    const std::int64_t retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_timer(retry_at), errc::ok);
+    EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex))
+        << "the next attempt does not ask again";
+    ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 1), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::acquired);
+    ASSERT_EQ(l.release(retry_at + 2), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(1), retry_at + 3), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::released);
+
+    ASSERT_EQ(l.acquire(retry_at + 4, 0, token_b), errc::ok);
+    EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_b_hex))
+        << "nor does the next acquire() on the same connection";
+}
+
+// The mark belongs to one instance's connection: another instance keeps SET NX PX GET, and
+// only a change of that instance's own connection asks again.
+TEST(lock_native_acquire, a_new_connection_is_asked_set_nx_px_get_again) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    ASSERT_EQ(l.on_reply(1, syntax_error(), 1), errc::ok);
+    EXPECT_EQ(take_request(l, 1), script_request(edgelock::acquire_script, token_a_hex));
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 2), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::acquired);
+    ASSERT_EQ(l.on_reply(1, integer(0), 3), errc::ok);  // late: the quorum was there already
+    ASSERT_EQ(l.release(4), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(1), 5), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::released);
+
+    ASSERT_EQ(l.on_io_error(0, 6), errc::ok);  // instance 0's connection changes, idle
+    ASSERT_EQ(l.acquire(7, 0, token_b), errc::ok);
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_b_hex));
+    EXPECT_EQ(take_request(l, 1), script_request(edgelock::acquire_script, token_b_hex))
+        << "instance 1 is still on the connection that refused the form";
+    EXPECT_EQ(take_request(l, 2), set_nx_request(token_b_hex));
+    for (std::uint8_t i : {0, 2}) ASSERT_EQ(l.on_reply(i, key_was_free(), 8), errc::ok);
+    ASSERT_EQ(l.on_reply(1, integer(0), 8), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::acquired);
+    ASSERT_EQ(l.release(9), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(1), 10), errc::ok);
+    ASSERT_EQ(take_events(l).at(0).type, event_type::released);
+
+    ASSERT_EQ(l.on_io_error(1, 11), errc::ok);  // now instance 1's connection changes
+    ASSERT_EQ(l.acquire(12, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) EXPECT_EQ(take_request(l, i), set_nx_request(token_a_hex)) << int{i};
+}
+
+// A slow server: attempt 1 timed out and attempt 2 is queued behind its cleanup, unwritten,
+// when attempt 1's syntax error comes. The form is chosen when a request is written.
+TEST(lock_native_acquire, a_late_syntax_error_queues_no_claim_and_the_next_claim_written_is_the_script) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // the attempt times out: its cleanup is queued
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    const std::int64_t retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_timer(retry_at), errc::ok);  // attempt 2's claim is queued
+    ASSERT_EQ(l.state(), lock_state::acquiring);
+    ASSERT_EQ(l.on_reply(0, syntax_error(), retry_at + 1), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
+    EXPECT_FALSE(l.has_request(0)) << "attempt 1 is over: its claim is not queued again";
+}
+
+TEST(lock_native_acquire, a_script_only_instance_without_the_script_cached_gets_its_text) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, syntax_error(), 1), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2), errc::ok);
+    const auto resent = take_request(l, 0);
+    EXPECT_EQ(resent[0], "EVAL");
+    EXPECT_EQ(resent[1], std::string(edgelock::acquire_script.text));
+    EXPECT_EQ(resent[4], token_a_hex);
+    ASSERT_EQ(l.on_reply(0, integer(0), 3), errc::ok);
+    EXPECT_TRUE(l.held(3));
+}
+
+// The form is chosen when a request is written, but an EVAL re-send is the script's text
+// whatever the connection it goes out on.
+TEST(lock_native_acquire, an_eval_resend_stays_the_script_on_the_next_connection) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, syntax_error(), 1), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2), errc::ok);
+    ASSERT_EQ(l.on_io_error(0, 3), errc::ok);  // before the EVAL was written
+    EXPECT_EQ(take_request(l, 0)[0], "EVAL");
+    ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);
+    EXPECT_TRUE(l.held(4));
+}
+
+TEST(lock_native_acquire, with_fencing_the_acquire_is_always_the_script) {
+    lock l;
+    configure(l, 3, true);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(take_request(l, i), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2",
+                                                                 "orders:42", "{orders:42}:fence", token_a_hex,
+                                                                 "30000"}))
+            << int{i};
+    }
+}
+
+// Only nil, a bulk string and the syntax error are SET NX PX GET's answers. Anything else
+// fails the instance; NOSCRIPT included (SET is no script: nothing to re-send).
+TEST(lock_native_acquire, any_other_answer_fails_the_instance) {
+    lock l;
+    configure(l, 7);  // quorum 4: the fourth failure ends the attempt
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    for (std::uint8_t i = 0; i < 7; ++i) take_request(l, i);
+    EXPECT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 1), errc::error_reply);
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_EQ(l.on_reply(1, integer(0), 1), errc::unexpected_reply) << "the script's OK is not SET's";
+    EXPECT_EQ(l.on_reply(2, status("OK"), 1), errc::unexpected_reply) << "SET without GET's answer";
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.on_reply(3, error("ERR wrong number of arguments for 'set' command"), 1), errc::error_reply);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::no_quorum) << "failures, not refusals";
 }
 
 // ---- fencing -----------------------------------------------------------------------------
@@ -494,7 +782,7 @@ TEST(lock_replicas, the_hold_starts_only_after_wait_confirms_the_replicas) {
     ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::confirming);
     EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"WAIT", "1", "1500"}));
@@ -510,7 +798,7 @@ TEST(lock_replicas, too_few_replicas_fail_the_attempt_and_release) {
     ASSERT_EQ(l.configure(config_waiting_for(2)), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);
     take_request(l, 0);
     ASSERT_EQ(l.on_reply(0, integer(1), 1502), errc::ok);
     const auto events = take_events(l);
@@ -553,7 +841,7 @@ void acquire_waiting_for(lock& l, std::uint8_t replicas) {
     ASSERT_EQ(l.configure(config_waiting_for(replicas)), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);
     take_request(l, 0);
     ASSERT_EQ(l.on_reply(0, integer(replicas), 5), errc::ok);
     ASSERT_EQ(take_events(l).size(), 1u);
@@ -619,12 +907,12 @@ TEST(lock_replicas, a_redlock_renewal_confirmed_on_a_connection_that_then_droppe
     ASSERT_EQ(l.configure(config), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
-    ASSERT_EQ(l.on_reply(1, integer(0), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(1, key_was_free(), 1), errc::ok);
     for (std::uint8_t i : {0, 1}) take_request(l, i);  // WAIT
     for (std::uint8_t i : {0, 1}) ASSERT_EQ(l.on_reply(i, integer(1), 2), errc::ok);
     ASSERT_EQ(take_events(l).size(), 1u);  // acquired, valid until 29'698
-    ASSERT_EQ(l.on_reply(2, integer(0), 3), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 3), errc::ok);
     while (l.has_request(2)) {
         take_request(l, 2);
         ASSERT_EQ(l.on_reply(2, integer(1), 4), errc::ok);
@@ -646,7 +934,7 @@ TEST(lock_replicas, an_acquire_whose_connection_drops_before_its_wait_fails) {
     ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);  // SET done; WAIT queued
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);  // SET done; WAIT queued
     ASSERT_EQ(l.on_io_error(0, 3), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
@@ -743,7 +1031,7 @@ TEST(lock_renewal, a_silent_instance_is_given_up_after_the_attempt_timeout) {
     configure(l, 3);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 1), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, key_was_free(), 1), errc::ok);
     take_events(l);
     ASSERT_EQ(l.on_timer(10'000), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
@@ -852,7 +1140,7 @@ TEST(lock_release, unanswered_release_ends_at_the_attempt_timeout) {
     configure(l, 3);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 1), errc::ok);
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, key_was_free(), 1), errc::ok);
     take_events(l);
     ASSERT_EQ(l.release(100), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
@@ -874,7 +1162,7 @@ TEST(lock_release, a_cleanup_written_after_a_new_acquire_keeps_its_own_token) {
     take_events(l);
     ASSERT_EQ(l.acquire(40'001, 0, token_b), errc::ok);
     EXPECT_EQ(take_request(l, 0)[4], token_a_hex) << "cleanup of the old hold";
-    EXPECT_EQ(take_request(l, 0)[4], token_b_hex) << "the new attempt";
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_b_hex)) << "the new attempt";
 }
 
 TEST(lock_release, a_stale_cleanup_refused_with_noscript_is_resent_when_nothing_of_ours_follows) {
@@ -885,7 +1173,7 @@ TEST(lock_release, a_stale_cleanup_refused_with_noscript_is_resent_when_nothing_
     ASSERT_EQ(l.on_timer(3000), errc::ok);  // the attempt times out: cleanup queued
     take_events(l);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 3001), errc::ok);  // the late acquire: our key is there
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 3001), errc::ok);  // the late acquire: our key is there
     ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 3002), errc::ok);
     ASSERT_TRUE(l.has_request(0)) << "without a resend the key would outlive the attempt by a TTL";
     const auto resent = take_request(l, 0);
@@ -902,13 +1190,16 @@ TEST(lock_release, a_stale_cleanup_is_not_resent_behind_a_newer_claim_of_the_sam
     ASSERT_EQ(l.on_timer(3000), errc::ok);  // attempt 1 times out: cleanup queued, backing off
     take_request(l, 0);                     // the cleanup goes out
     ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);
-    take_request(l, 0);                                    // attempt 2, same token, behind it
-    ASSERT_EQ(l.on_reply(0, integer(0), 3200), errc::ok);  // attempt 1's late acquire
+    take_request(l, 0);                                          // attempt 2, same token, behind it
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 3200), errc::ok);  // attempt 1's late acquire
     ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 3201), errc::ok);
     // Re-sent now, the release would run after attempt 2's SET and delete our new key.
     EXPECT_FALSE(l.has_request(0));
-    ASSERT_EQ(l.on_reply(0, integer(0), 3202), errc::ok);  // attempt 2 holds
-    EXPECT_TRUE(l.held(3202));
+    // Attempt 2 finds attempt 1's key, ours: renewed from attempt 2, it holds.
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), 3202), errc::ok);
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    ASSERT_EQ(l.on_reply(0, integer(1), 3203), errc::ok);
+    EXPECT_TRUE(l.held(3203));
 }
 
 // An attempt timed out, its cleanup went out, and the connection dropped before the answer:
@@ -1027,7 +1318,7 @@ TEST(lock_bad_input, is_refused_with_a_code_and_leaves_the_lock_usable) {
         while (l.has_request(i)) take_request(l, i);
     }
     for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 11), errc::ok);  // cleanups
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 12), errc::ok);  // acquires
+    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, key_was_free(), 12), errc::ok);  // acquires
     EXPECT_TRUE(l.held(12));
 }
 
@@ -1051,7 +1342,7 @@ TEST(lock_clock, a_negative_start_counts_validity_from_that_start) {
     configure(l, 1);
     ASSERT_EQ(l.acquire(-100'000, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), -99'990), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), -99'990), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].valid_until_ms, -100'000 + 30'000 - 302);
@@ -1082,7 +1373,7 @@ TEST(lock_clock, a_wrapped_32_bit_tick_ends_a_running_acquire) {
     const std::int64_t before_wrap = 4'294'967'000;
     ASSERT_EQ(l.acquire(before_wrap, 5000, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 200), errc::ok);  // the tick wrapped to 200
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 200), errc::ok);  // the tick wrapped to 200
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -1091,8 +1382,8 @@ TEST(lock_clock, a_wrapped_32_bit_tick_ends_a_running_acquire) {
     EXPECT_EQ(l.state(), lock_state::idle);
     ASSERT_EQ(l.acquire(300, 0, token_b), errc::ok) << "usable on the new timeline";
     while (l.has_request(0)) take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 301), errc::ok);  // the cleanup
-    ASSERT_EQ(l.on_reply(0, integer(0), 302), errc::ok);  // the new acquire
+    ASSERT_EQ(l.on_reply(0, integer(0), 301), errc::ok);      // the cleanup
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 302), errc::ok);  // the new acquire
     EXPECT_TRUE(l.held(302));
     EXPECT_EQ(l.valid_until_ms(), 300 + 30'000 - 302);
 }
@@ -1122,7 +1413,7 @@ TEST(lock_clock, readings_beyond_the_limit_are_refused_and_the_extremes_do_not_o
     const std::int64_t late = edgelock::now_ms_limit - 1000;
     ASSERT_EQ(l.acquire(late, edgelock::wait_ms_max, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), late + 1), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), late + 1), errc::ok);
     EXPECT_EQ(l.valid_until_ms(), late + 30'000 - 302);
     EXPECT_GT(l.next_deadline_ms(), late);
     ASSERT_EQ(l.on_timer(edgelock::now_ms_limit), errc::ok);
@@ -1141,12 +1432,17 @@ TEST(lock_config_test, configure_is_refused_while_requests_are_queued_or_in_flig
     lock_config other = config_for(5);
     other.name = "orders:43";
     EXPECT_EQ(l.configure(other), errc::invalid_state) << "queued requests would change name and instances";
+    // Each request gets its own kind of answer: the claims nil (SET NX GET), the cleanups 1.
+    std::array<std::vector<reply_node>, 3> answers;
+    answers[0].push_back(key_was_free());  // the claim already in flight
     for (std::uint8_t i = 0; i < 3; ++i) {
-        while (l.has_request(i)) take_request(l, i);
+        while (l.has_request(i)) {
+            const bool claim = take_request(l, i)[0] == "SET";
+            answers[i].push_back(claim ? key_was_free() : integer(1));
+        }
     }
     for (std::uint8_t i = 0; i < 3; ++i) {
-        while (l.on_reply(i, integer(0), 2) == errc::ok) {
-        }
+        for (const reply_node& answer : answers[i]) ASSERT_EQ(l.on_reply(i, answer, 2), errc::ok);
     }
     EXPECT_EQ(l.configure(other), errc::ok) << "nothing left in flight";
     EXPECT_EQ(l.instance_count(), 5);
@@ -1166,7 +1462,7 @@ TEST(lock_config_test, every_duration_is_bounded_whatever_the_flags) {
     ASSERT_EQ(l.configure(config), errc::ok) << "drift 0 is no allowance, not the default";
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 1), errc::ok);
     EXPECT_EQ(l.valid_until_ms(), 30'000);
 }
 
@@ -1182,7 +1478,7 @@ TEST(lock_acquire, cancelling_during_backoff_queues_no_second_cleanup) {
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::cancelled);
-    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::acquire_script));
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
     EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
     EXPECT_FALSE(l.has_request(0)) << "one cleanup per attempt";
 }
@@ -1199,9 +1495,7 @@ TEST(lock_acquire, a_fresh_acquire_after_a_cancel_behaves_like_one_from_idle) {
     EXPECT_EQ(l.state(), lock_state::acquiring);
     take_request(l, 0);
     take_request(l, 0);
-    const std::vector<std::string> claim = take_request(l, 0);
-    EXPECT_EQ(claim[1], sha(edgelock::acquire_script));
-    EXPECT_EQ(claim[4], token_b_hex);
+    EXPECT_EQ(take_request(l, 0), set_nx_request(token_b_hex));
 }
 
 }  // namespace

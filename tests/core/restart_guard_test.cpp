@@ -20,18 +20,22 @@ node_start started_at(std::int64_t started_ms) { return node_start{started_ms, f
 node_start durable_at(std::int64_t started_ms) { return node_start{started_ms, true, false}; }
 node_start restarted_at(std::int64_t started_ms) { return node_start{started_ms, false, true}; }
 
-// Writes every queued request of `instance`; returns the script digests (or commands) sent.
+// Writes every queued request of `instance`; returns what each was: the script digest of an
+// EVALSHA, else the command (SET for an acquire, WAIT).
 std::vector<std::string> drain_requests(lock& l, std::uint8_t instance) {
     std::vector<std::string> sent;
-    while (l.has_request(instance)) sent.push_back(take_request(l, instance)[1]);
+    while (l.has_request(instance)) {
+        const std::vector<std::string> args = take_request(l, instance);
+        sent.push_back(args[0] == "EVALSHA" ? args[1] : args[0]);
+    }
     return sent;
 }
 
 // Answers each instance's acquire in `ok` with OK at `now`.
 void answer_acquires(lock& l, const std::vector<std::uint8_t>& ok, std::int64_t now) {
     for (const std::uint8_t i : ok) {
-        ASSERT_EQ(take_request(l, i)[1], sha(edgelock::acquire_script)) << int{i};
-        ASSERT_EQ(l.on_reply(i, integer(0), now), errc::ok) << int{i};
+        ASSERT_EQ(take_request(l, i), set_nx_request(token_a_hex)) << int{i};
+        ASSERT_EQ(l.on_reply(i, key_was_free(), now), errc::ok) << int{i};
     }
 }
 
@@ -207,7 +211,7 @@ TEST(restart_guard, a_refusal_beside_a_guarded_instance_says_busy) {
     EXPECT_FALSE(l.has_request(0));
     answer_acquires(l, {1}, 11'010);
     take_request(l, 2);
-    ASSERT_EQ(l.on_reply(2, nil(), 11'010), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_held_by(token_b_hex), 11'010), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::busy) << "another owner holds it: that is said first";
@@ -312,7 +316,7 @@ TEST(restart_guard, an_ok_taken_before_a_restart_noticed_mid_attempt_no_longer_c
     answer_acquires(l, {1}, 1'040);
     EXPECT_TRUE(take_events(l).empty()) << "one counting OK is not a quorum of 3";
     take_request(l, 2);
-    ASSERT_EQ(l.on_reply(2, nil(), 1'050), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_held_by(token_b_hex), 1'050), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -326,6 +330,7 @@ TEST(restart_guard, an_ok_from_a_node_that_started_after_the_lease_began_does_no
     // The request waits while the connection's handshake reads a start after t0.
     ASSERT_EQ(l.on_node_started(0, started_at(1'002), 1'005), errc::ok);
     for (const std::string& sent : drain_requests(l, 0)) {
+        EXPECT_NE(sent, "SET") << "its unwritten claim is not sent";
         EXPECT_NE(sent, sha(edgelock::acquire_script)) << "its unwritten claim is not sent";
     }
     const auto events = take_events(l);
@@ -340,10 +345,10 @@ TEST(restart_guard, a_reply_in_flight_from_a_restarted_node_is_not_counted) {
     ASSERT_EQ(l.acquire(1'000, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
     ASSERT_EQ(l.on_node_started(2, restarted_at(900), 1'005), errc::ok);  // a restart told late
-    ASSERT_EQ(l.on_reply(0, integer(0), 1'010), errc::ok);
-    ASSERT_EQ(l.on_reply(2, integer(0), 1'010), errc::ok);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 1'010), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 1'010), errc::ok);
     EXPECT_TRUE(take_events(l).empty()) << "instance 2's OK is not the second of a quorum";
-    ASSERT_EQ(l.on_reply(1, integer(0), 1'020), errc::ok);
+    ASSERT_EQ(l.on_reply(1, key_was_free(), 1'020), errc::ok);
     EXPECT_EQ(take_events(l).at(0).type, event_type::acquired);
 }
 

@@ -213,14 +213,18 @@ TEST(faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
     EXPECT_FALSE(lock.release());
 }
 
-// A fake Redis whose first answers are `bad`, then correct ones (0 for acquire, 1 otherwise).
+// A fake Redis whose first answers are `bad`, then correct ones (nil for SET NX PX GET, 0 for
+// the acquire script, 1 otherwise).
 scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_reply bad) {
     return [&bad_left, bad](const std::vector<std::string>& args) {
         if (args.at(0) == "PING") return scripted_reply{"+PONG\r\n"};  // the handshake
         if (args.at(0) == "SCRIPT") return scripted_reply{"+OK\r\n"};  // the client's preload
         if (args.at(0) == "INFO" || args.at(0) == "CONFIG") return long_running_node_reply(args);
         if (bad_left.fetch_sub(1) > 0) return bad;
-        const bool acquire = args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);
+        // The lock's acquire is SET NX PX GET (nil: the key was free) or, fenced, the script.
+        if (args[0] == "SET") return scripted_reply{"$-1\r\n"};
+        const bool acquire =
+            args.size() > 1 && args[1] == std::string(edgelock::acquire_script.digest.data(), 40);
         return scripted_reply{acquire ? ":0\r\n" : ":1\r\n"};
     };
 }
@@ -260,7 +264,7 @@ TEST(faults, a_reset_in_the_middle_of_a_reply) {
     tcp_proxy proxy(server.port());
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options_for("cut", {proxy.url()})));
-    proxy.reset_after(2);  // ":0\r\n" arrives as ":0", then RST
+    proxy.reset_after(2);  // "$-1\r\n" arrives as "$-", then RST
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(lock.try_acquire(), std::errc::connection_reset);
     EXPECT_LT(elapsed_ms(start), 2000);

@@ -19,11 +19,8 @@ using edgelock::redis_tests::options_for;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
-long long eval_calls(redis_client& client) {
-    const std::string stats = client.info_field("commandstats", "cmdstat_eval");
-    const std::size_t at = stats.find("calls=");
-    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
-}
+long long calls_of(redis_client& client, const std::string& command);
+long long eval_calls(redis_client& client) { return calls_of(client, "eval"); }
 
 TEST(script_cache, digests_equal_what_redis_computes) {
     redis_server server;
@@ -54,11 +51,39 @@ TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) 
     EXPECT_FALSE(client.exists("cache"));
 }
 
+long long calls_of(redis_client& client, const std::string& command) {
+    const std::string stats = client.info_field("commandstats", "cmdstat_" + command);
+    const std::size_t at = stats.find("calls=");
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
+}
+
+// Without fencing the acquire is SET NX PX GET and needs no script; the release does.
 TEST(script_cache, after_script_flush_evalsha_falls_back_to_eval) {
     redis_server server;
     redis_client client(server.port());
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
+    ASSERT_FALSE(lock.try_acquire());
+    ASSERT_FALSE(lock.release());
+    client.command({"SCRIPT", "FLUSH"});
+    client.command({"CONFIG", "RESETSTAT"});
+    ASSERT_FALSE(lock.try_acquire()) << "same connection, empty cache: the acquire is no script";
+    EXPECT_EQ(calls_of(client, "set"), 1);
+    EXPECT_EQ(eval_calls(client), 0);
+    EXPECT_TRUE(client.exists("cache"));
+    EXPECT_FALSE(lock.release());
+    EXPECT_EQ(eval_calls(client), 1) << "the release script was not cached: NOSCRIPT, then EVAL";
+    EXPECT_FALSE(client.exists("cache"));
+}
+
+// With fencing the acquire is the script, and falls back to EVAL like the release.
+TEST(script_cache, after_script_flush_a_fenced_acquire_falls_back_to_eval) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::hiredis::lock lock;
+    edgelock::hiredis::lock_options options = options_for("cache", {server.url()});
+    options.fencing = true;
+    ASSERT_FALSE(lock.open(options));
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_FALSE(lock.release());
     client.command({"SCRIPT", "FLUSH"});

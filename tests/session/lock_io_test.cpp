@@ -114,9 +114,9 @@ TEST_F(lock_io_test, requests_go_out_while_the_link_accepts_them_each_tracked_fo
     EXPECT_EQ(r.stop, write_stop::done);
     EXPECT_EQ(r.written, 1u);
     ASSERT_EQ(sink.committed.size(), 1u);
-    EXPECT_NE(sink.committed[0].find("EVALSHA"), std::string::npos);
+    EXPECT_EQ(sink.committed[0].rfind("*7\r\n$3\r\nSET\r\n", 0), 0u) << "SET job token NX PX 1000 GET";
     EXPECT_EQ(link.requests_in_flight(), 1u);
-    const link_reply answer = reply(":0\r\n", 3);
+    const link_reply answer = reply("$-1\r\n", 3);
     EXPECT_EQ(answer.what, link_reply::kind::answer);
     EXPECT_EQ(answer.entry.owner, 7u);
     EXPECT_EQ(answer.entry.tag, 9u);
@@ -152,11 +152,33 @@ TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
 
 TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
     acquire_in_flight();
-    reply_node granted{};
-    granted.type = reply_type::integer;
+    reply_node granted{};  // nil: SET NX GET found the key free
     failure last;
     EXPECT_EQ(deliver_answer(core, 0, granted, 2, last), errc::ok);
     EXPECT_FALSE(last);
+    EXPECT_EQ(drain().at(0).type, event_type::acquired);
+}
+
+// A server before 7.0 refuses SET NX GET with a syntax error: an answer on a connection that
+// stays, not the instance's failure; the lock's next request on it is the acquire script.
+TEST_F(lock_io_test, a_syntax_error_for_set_nx_get_keeps_the_connection_and_brings_the_script) {
+    acquire_in_flight();
+    const std::string resp = "-ERR syntax error\r\n";
+    std::array<reply_node, nodes_max> nodes{};
+    const parse_result parsed = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
+    ASSERT_EQ(parsed.code, errc::ok);
+    EXPECT_EQ(link.on_reply(nodes.data(), parsed.nodes, 2).what, link_reply::kind::answer);
+    failure last;
+    EXPECT_EQ(deliver_answer(core, 0, nodes[0], 2, last), errc::ok);
+    EXPECT_FALSE(last);
+    EXPECT_TRUE(link.ready());
+    recording_sink sink;
+    ASSERT_EQ(write_requests(core, 0, link, 0, 0, 2, sink).written, 1u);
+    EXPECT_EQ(sink.committed[0].rfind("*6\r\n$7\r\nEVALSHA\r\n", 0), 0u);
+    EXPECT_EQ(reply(":0\r\n", 3).what, link_reply::kind::answer);
+    reply_node granted{};  // the script's 0: the key was free
+    granted.type = reply_type::integer;
+    EXPECT_EQ(deliver_answer(core, 0, granted, 3, last), errc::ok);
     EXPECT_EQ(drain().at(0).type, event_type::acquired);
 }
 

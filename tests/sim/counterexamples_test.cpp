@@ -92,4 +92,19 @@ TEST(counterexamples, a_confirmation_after_the_validity_does_not_make_a_hold) {
     }
 }
 
+// late-quorum-accepted. Client 0 pauses right after writing a Redlock acquire, for nearly
+// the whole TTL; when it resumes, a quorum of SET NX PX GET answers is waiting, but the
+// lease they would start is already over (valid_until is the instant they are read). The
+// lock must fail that attempt and clean up, not report `acquired` with its validity spent
+// (oracle).
+TEST(counterexamples, a_quorum_that_answers_after_the_validity_is_not_a_hold) {
+    const kept_run runs[] = {
+        {"redlock-5", 3968323199459445444ULL, "pause.c0@c0.acquire_sent#1+0,d=980", "PAUSED until 984 ms"},
+    };
+    for (const kept_run& k : runs) {
+        const run_result r = replay(k);
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
+    }
+}
+
 }  // namespace

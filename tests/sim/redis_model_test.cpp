@@ -1,4 +1,5 @@
-// The Redis model: the four scripts' documented semantics, NOSCRIPT, expiry by the node's
+// The Redis model: the four scripts' documented semantics, SET NX PX GET (and its refusal by
+// a server before 7.0), NOSCRIPT, expiry by the node's
 // wall clock, persistence on crash and restart, replication and WAIT, and the session's
 // handshake (PING, ROLE, SCRIPT LOAD) as the real session writes and checks it.
 #include "edgelock/sim/redis_model.hpp"
@@ -82,6 +83,28 @@ TEST_F(node_fixture, acquire_is_set_nx_px_and_refreshes_its_own_token) {
     wall_ms += 600;
     ASSERT_NE(node.peek("lock", wall_ms), nullptr) << "the refresh moved the expiry";
     EXPECT_EQ(node.peek("lock", wall_ms)->value, token_a);
+}
+
+// The lock's native acquire (lock.hpp, "The acquire on the wire"): the old value comes back,
+// and NX leaves an existing key, its value and its expiry alone, ours included.
+TEST_F(node_fixture, set_nx_px_get_answers_the_old_value_and_sets_only_a_free_key) {
+    const std::string set_a = command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"});
+    EXPECT_EQ(send(set_a), "$-1\r\n") << "free: set, and nil for the old value";
+    EXPECT_EQ(send(command({"SET", "lock", token_b, "NX", "PX", "1000", "GET"})), "$32\r\n" + token_a + "\r\n");
+    wall_ms += 600;
+    EXPECT_EQ(send(set_a), "$32\r\n" + token_a + "\r\n") << "our own key: answered, not refreshed";
+    wall_ms += 401;
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr) << "the expiry is still the first SET's";
+    EXPECT_EQ(send(command({"SET", "lock", token_b, "NX", "PX", "1000"})), "+OK\r\n");
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000"})), "$-1\r\n");
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "0", "GET"})), "-ERR syntax error\r\n");
+}
+
+TEST_F(node_fixture, a_server_before_7_refuses_set_with_nx_and_get_and_changes_nothing) {
+    node.refuse_set_nx_get();
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"})), "-ERR syntax error\r\n");
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(acquire(token_a), ":0\r\n") << "the script still runs";
 }
 
 TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
@@ -353,6 +376,8 @@ TEST(redis_model_requests, classify_matches_a_full_parse) {
     EXPECT_EQ(classify_request(sha), script_id::renew);
     EXPECT_EQ(classify_request(text), script_id::release);
     EXPECT_EQ(classify_request(command({"WAIT", "1", "5"})), script_id::none);
+    EXPECT_EQ(classify_request(command({"SET", "lock", token_a, "NX", "PX", "9", "GET"})), script_id::acquire)
+        << "the native form is the lock's acquire too";
     request_view r;
     ASSERT_TRUE(parse_request(sha.data(), sha.size(), r));
     EXPECT_EQ(request_script(r), script_id::renew);

@@ -80,6 +80,38 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
     }
 }
 
+// Without fencing the lock acquires with SET NX PX GET; a server before 7.0 refuses that with
+// a syntax error and gets the acquire script instead, on every configuration, and the runs
+// stay as safe and live as on new servers. With half the nodes old, a Sentinel failover or
+// Redlock's quorum mixes both forms.
+TEST(world_run, servers_before_7_get_the_acquire_script_and_the_lock_stays_safe_and_live) {
+    for (const std::uint32_t old_per_million : {0u, 500'000u, 1'000'000u}) {
+        for (const configuration& c : configurations()) {
+            run_request request;
+            request.config = &c;
+            request.mode = run_mode::schedule;
+            request.seed = 3;
+            run_spec spec = make_spec(request);
+            spec.params.old_server_per_million = old_per_million;
+            spec.record = true;
+            const run_result r = run(spec);
+            const std::string where = std::string(c.name) + " old=" + std::to_string(old_per_million);
+            EXPECT_TRUE(r.checks.all_ok()) << where << ": " << checks_text(r.checks);
+            EXPECT_GE(r.past.holds.size(), 2u) << where;
+            EXPECT_EQ(r.anomalies, 0u) << where;
+            const bool native_sent = r.timeline.find("acquire (SET)") != std::string::npos;
+            const bool refused = r.timeline.find("acquire (SET) -> -ERR syntax error") != std::string::npos;
+            const bool scripted = r.timeline.find("acquire (EVALSHA)") != std::string::npos ||
+                                  r.timeline.find("acquire (EVAL)") != std::string::npos;
+            if (old_per_million == 500'000u) continue;  // which nodes are old is drawn
+            const bool all_old = old_per_million == 1'000'000u;
+            EXPECT_EQ(native_sent, !c.fencing) << where << ": tried first on every connection";
+            EXPECT_EQ(refused, !c.fencing && all_old) << where;
+            EXPECT_EQ(scripted, c.fencing || all_old) << where;
+        }
+    }
+}
+
 // Sentinel: the clients know only the sentinels' addresses. Each link asks one for the
 // master and connects to the node it names; after the failover the sentinels name the
 // promoted replica, and the clients hold the lock there.

@@ -105,6 +105,16 @@
 // clock, so the argument also needs the nodes' clocks to agree within the guard (a node
 // behind by more than ttl + drift could hand out a lower token after its restart).
 //
+// The acquire on the wire: without fencing it is Redis's own SET key token NX PX ttl GET
+// (Redis 7.0 and later), cheaper for the server than the script. Nil means the key was
+// free and is now ours. Our own token back means an earlier attempt of this acquire() set
+// the key and its reply was lost: that key's expiry counts from the earlier attempt, so it
+// is extended from this one by a renew (the renew script) before the instance counts. Any
+// other value is another owner's. An instance that answers the form with a syntax error (a
+// server before 7.0) gets the acquire script instead (scripts.hpp), which does all of that
+// in one step, from then on until its connection changes (on_io_error). With fencing the
+// acquire is always the script: the counter must move in the same atomic step.
+//
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
 // whole hold; a new acquire() after a release or a loss must bring a new token.
@@ -112,7 +122,7 @@
 // Reentrancy: acquire() on a held lock counts one more hold and queues `acquired` at once,
 // with no traffic; release() counts down and only the last one talks to Redis.
 //
-// sizeof(lock) is checked in lock.cpp: at most 576 bytes with instances_max = 7.
+// sizeof(lock) is checked in lock.cpp: at most 640 bytes with instances_max = 7.
 #pragma once
 
 #include <array>
@@ -249,9 +259,11 @@ public:
     // invalid_state (unconfigured, already releasing).
     errc release(std::int64_t now_ms) noexcept;
 
-    // Hands over the next reply from `instance`. Error replies other than NOSCRIPT count as
-    // a failure of that instance for the running round and return error_reply; NOSCRIPT
-    // re-sends the request as EVAL and returns ok.
+    // Hands over the next reply from `instance`. Error replies count as a failure of that
+    // instance for the running round and return error_reply, but for two that return ok:
+    // NOSCRIPT to a script (the request is sent again as EVAL), and a syntax error to the
+    // native acquire (remembered; the running round's acquire is sent again as the script,
+    // see "The acquire on the wire").
     // Returns ok, invalid_instance, unexpected_reply (nothing in flight on that instance, or
     // a reply type the request cannot produce: the instance counts as failed), error_reply,
     // invalid_state (unconfigured), invalid_time or events_pending (the reply was not used:
@@ -319,11 +331,14 @@ private:
     // never be mistaken for a fresh one. `token_slot` names the token it carries, so a
     // cleanup release still unwritten when a new acquire() brings a new token keeps its own.
     // Packed into one byte: the queues are most of a lock's size.
+    // `native`: an acquire written as SET NX PX GET rather than the script (set when it is
+    // written: the form depends on what the instance's connection accepts by then).
     struct request {
         std::uint8_t kind_bits : 3;
         std::uint8_t eval : 1;
         std::uint8_t current : 1;
         std::uint8_t token_slot : 1;
+        std::uint8_t native : 1;
         request_kind kind() const noexcept { return static_cast<request_kind>(kind_bits); }
     };
 
@@ -386,6 +401,10 @@ private:
 
     void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                       errc& code) noexcept;
+    void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
+                                     errc& code) noexcept;
+    void follow_up(std::uint8_t instance, request_kind kind) noexcept;
+    bool native_acquire(std::uint8_t instance) const noexcept;
     void record(std::uint8_t instance, outcome result) noexcept;
     bool resendable(std::uint8_t instance, const request& sent) const noexcept;
     bool stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept;
@@ -426,6 +445,9 @@ private:
     errc last_cause_ = errc::ok;
     std::uint8_t token_slot_ = 0;
     std::uint8_t excluded_ = 0;  // instances out of the running attempt or hold (bit i: i)
+    // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there
+    // as the script until the connection changes (bit i: i).
+    std::uint8_t scripted_acquire_ = 0;
     std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
     static constexpr std::int64_t no_reading_ms = std::numeric_limits<std::int64_t>::min();
     std::int64_t now_ms_ = no_reading_ms;  // the last input's reading of the caller's clock

@@ -1,8 +1,10 @@
 // edgelock: the Lua scripts the lock sends, with their SHA-1 digests.
 //
 // Every lock operation is one script so that the check and the change happen atomically on
-// the server. The core sends EVALSHA with the digest below and falls back to EVAL with the
-// text when Redis answers NOSCRIPT (a restarted or flushed server has an empty script cache).
+// the server, but the acquire without fencing on Redis 7.0 and later, which is Redis's own
+// SET NX PX GET (lock.hpp, "The acquire on the wire"). The core sends EVALSHA with the digest
+// below and falls back to EVAL with the text when Redis answers NOSCRIPT (a restarted or
+// flushed server has an empty script cache).
 //
 //   acquire  KEYS: lock [fence]   ARGV: token ttl_ms
 //            SET lock token NX PX ttl. If the key already holds our own token (a retried

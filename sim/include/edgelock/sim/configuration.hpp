@@ -111,6 +111,11 @@ struct world_params {
     // false: the nodes' ACL refuses CONFIG GET (NOPERM), as managed Redis services often do:
     // the guard cannot learn the fsync policy and treats every node as not durable.
     bool config_get_allowed = true;
+    // The chance, per million, that a node is a Redis before 7.0, which refuses SET with both
+    // NX and GET (a syntax error): the lock falls back to the acquire script on that node's
+    // connection (lock.hpp, "The acquire on the wire"). Drawn for each node, so a Sentinel
+    // failover may move the lock between an old and a new server, as a rolling upgrade does.
+    std::uint32_t old_server_per_million = 0;
     // How long each node has run when the world starts: guarded clients find them counting.
     std::int64_t node_uptime_ms = 24 * 3600 * 1000;
     std::int64_t stock = 1'000'000;          // initial value of the protected resource

@@ -95,7 +95,8 @@ bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out);
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept;
 // The SHA1 digest of a script, as SCRIPT LOAD answers it (empty for none).
 std::string_view script_digest(script_id id) noexcept;
-// What a request is, for traces and workload points: the script it runs, or none.
+// What a request is, for traces and workload points: the script it runs (SET NX PX GET is
+// the lock's acquire too), or none.
 script_id request_script(const request_view& request) noexcept;
 // The same from the raw bytes, cheaply for the forms the lock writes ("*N $7 EVALSHA $40
 // digest ..." and "*N $4 EVAL $len text ..."), by a full parse otherwise.
@@ -157,6 +158,8 @@ public:
 
     // An ACL that refuses SCRIPT LOAD (NOPERM); EVAL and EVALSHA stay allowed.
     void refuse_script_load() noexcept { script_load_refused_ = true; }
+    // A Redis before 7.0: SET with both NX and GET is a syntax error.
+    void refuse_set_nx_get() noexcept { set_nx_get_refused_ = true; }
     // An ACL that refuses CONFIG GET (NOPERM).
     void refuse_config_get() noexcept { config_get_refused_ = true; }
     // Runs with a memory limit and this policy (INFO memory reports both).
@@ -194,6 +197,8 @@ private:
     void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, std::vector<repl_op>& effects);
+    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     std::vector<repl_op>& effects);
     void acquire_script(const std::string_view* keys, bool fencing, std::string_view token, std::int64_t ttl_ms,
                         const redis_entry* lock, std::int64_t wall_ms, std::string& reply,
                         std::vector<repl_op>& effects);
@@ -217,6 +222,7 @@ private:
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
     std::uint8_t scripts_cached_ = 0;       // bit per script_id
     bool script_load_refused_ = false;
+    bool set_nx_get_refused_ = false;
     bool config_get_refused_ = false;
     eviction_policy eviction_ = eviction_policy::noeviction;
     std::uint32_t runs_ = 1;                // starts of the process: its run_id
