@@ -49,45 +49,13 @@ edgelock=$build/tools/edgelock/edgelock
 echo "built in $((SECONDS - started)) s"
 
 # A redis-server of our own on a free loopback port, stopped by PID whatever happens.
-redis_pid=""
+source scripts/redis-on-loopback.sh
 redis_dir=$(mktemp -d)
 stop_redis() {
-  if [[ -n "$redis_pid" ]]; then
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-  fi
+  stop_redis_process
   rm -rf "$redis_dir"
 }
 trap stop_redis EXIT
-
-port_free() {
-  ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# start_redis ARGS...: persistence flags, e.g. --appendonly yes --appendfsync always.
-start_redis() {
-  local attempt port
-  for attempt in 1 2 3 4 5; do
-    port=$((20000 + RANDOM % 20000))
-    port_free "$port" || continue
-    redis-server --port "$port" --bind 127.0.0.1 --save '' "$@" \
-      --dir "$redis_dir" --logfile "$redis_dir/redis.log" &
-    redis_pid=$!
-    for _ in $(seq 50); do
-      if [[ "$(redis-cli -p "$port" ping 2>/dev/null)" == PONG ]]; then
-        redis_port=$port
-        return 0
-      fi
-      kill -0 "$redis_pid" 2>/dev/null || break  # lost the port to someone else: try another
-      sleep 0.1
-    done
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-    redis_pid=""
-  done
-  echo "demo.sh: could not start redis-server on a free port" >&2
-  exit 1
-}
 
 start_redis --appendonly yes --appendfsync always
 url="redis://127.0.0.1:$redis_port"
@@ -124,7 +92,6 @@ wait "$first" "$second"
 echo "(exit codes: $edgelock --help; docs/CLI.md)"
 echo
 echo "-- the restart guard: Redis restarts without AOF, so it may have forgotten a lease"
-stop_redis_process() { kill "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; redis_pid=""; }
 stop_redis_process
 start_redis --appendonly no
 export EDGELOCK_REDIS="redis://127.0.0.1:$redis_port"

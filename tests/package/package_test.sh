@@ -49,12 +49,10 @@ version=$(sed -n 's/^project(edgelock VERSION \([0-9.]*\).*/\1/p' "$source_root/
 [[ -n "$version" ]] || fail "no version in CMakeLists.txt's project()"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/edgelock-package-test.XXXXXX")
-redis_pid=
+source "$source_root/scripts/redis-on-loopback.sh"
+redis_dir=$work
 cleanup() {
-  if [[ -n "$redis_pid" ]]; then
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-  fi
+  stop_redis_process
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -157,32 +155,8 @@ printed=$("$unpacked/usr/bin/edgelock" --version)
 [[ "$printed" == *"$version"* ]] || fail "edgelock --version printed '$printed', not $version"
 checked "edgelock --version: $printed"
 
-# --- a real Redis ---------------------------------------------------------------------------
-start_redis() {
-  local attempt port
-  for attempt in 1 2 3 4 5 6 7 8; do
-    port=$((20000 + RANDOM % 30000))
-    # Fsynced AOF: a server that cannot forget a lock on restart counts at once, where one
-    # without it would hold locks back for a TTL after its start (the restart guard).
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly yes --appendfsync always \
-      --dir "$work" --logfile "$work/redis.log" &
-    redis_pid=$!
-    for _ in $(seq 100); do
-      kill -0 "$redis_pid" 2>/dev/null || break  # the port was taken: try another
-      # Ours, not another server that already had the port.
-      if redis-cli -p "$port" info server 2>/dev/null | grep -q "^process_id:$redis_pid"$'\r'; then
-        redis_port=$port
-        return 0
-      fi
-      sleep 0.1
-    done
-    kill "$redis_pid" 2>/dev/null || true
-    wait "$redis_pid" 2>/dev/null || true
-    redis_pid=
-  done
-  fail "could not start redis-server on a free loopback port"
-}
-start_redis
+# --- a real Redis (fsynced AOF: the restart guard lets it count at once) -------------------
+start_redis --appendonly yes --appendfsync always
 url=redis://127.0.0.1:$redis_port
 checked "redis-server (pid $redis_pid) on $url"
 

@@ -19,8 +19,22 @@ using edgelock::redis_tests::options_for;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
-long long calls_of(redis_client& client, const std::string& command);
+// How often the server ran `command` since the last CONFIG RESETSTAT.
+long long calls_of(redis_client& client, const std::string& command) {
+    const std::string stats = client.info_field("commandstats", "cmdstat_" + command);
+    const std::size_t at = stats.find("calls=");
+    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
+}
+
 long long eval_calls(redis_client& client) { return calls_of(client, "eval"); }
+
+// One acquire and release, then the server's script cache emptied and its counts reset.
+void cycle_then_flush(edgelock::hiredis::lock& lock, redis_client& client) {
+    ASSERT_FALSE(lock.try_acquire());
+    ASSERT_FALSE(lock.release());
+    client.command({"SCRIPT", "FLUSH"});
+    client.command({"CONFIG", "RESETSTAT"});
+}
 
 TEST(script_cache, digests_equal_what_redis_computes) {
     redis_server server;
@@ -51,22 +65,13 @@ TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) 
     EXPECT_FALSE(client.exists("cache"));
 }
 
-long long calls_of(redis_client& client, const std::string& command) {
-    const std::string stats = client.info_field("commandstats", "cmdstat_" + command);
-    const std::size_t at = stats.find("calls=");
-    return at == std::string::npos ? 0 : std::stoll(stats.substr(at + 6));
-}
-
 // Without fencing the acquire is SET NX PX GET and needs no script; the release does.
 TEST(script_cache, after_script_flush_evalsha_falls_back_to_eval) {
     redis_server server;
     redis_client client(server.port());
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
-    ASSERT_FALSE(lock.try_acquire());
-    ASSERT_FALSE(lock.release());
-    client.command({"SCRIPT", "FLUSH"});
-    client.command({"CONFIG", "RESETSTAT"});
+    ASSERT_NO_FATAL_FAILURE(cycle_then_flush(lock, client));
     ASSERT_FALSE(lock.try_acquire()) << "same connection, empty cache: the acquire is no script";
     EXPECT_EQ(calls_of(client, "set"), 1);
     EXPECT_EQ(eval_calls(client), 0);
@@ -84,10 +89,7 @@ TEST(script_cache, after_script_flush_a_fenced_acquire_falls_back_to_eval) {
     edgelock::hiredis::lock_options options = options_for("cache", {server.url()});
     options.fencing = true;
     ASSERT_FALSE(lock.open(options));
-    ASSERT_FALSE(lock.try_acquire());
-    ASSERT_FALSE(lock.release());
-    client.command({"SCRIPT", "FLUSH"});
-    client.command({"CONFIG", "RESETSTAT"});
+    ASSERT_NO_FATAL_FAILURE(cycle_then_flush(lock, client));
     ASSERT_FALSE(lock.try_acquire()) << "same connection, empty cache: NOSCRIPT, then EVAL";
     EXPECT_EQ(eval_calls(client), 1);
     EXPECT_TRUE(client.exists("cache"));

@@ -9,21 +9,12 @@
 #include <cstdio>
 #include <system_error>
 
+#include "check.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
 
-namespace {
-
-int failures = 0;
-
-void expect(bool held, const char* what, std::error_code ec = {}) {
-    if (!held) {
-        std::printf("FAIL %s (%s)\n", what, ec.message().c_str());
-        ++failures;
-    }
-}
-
-}  // namespace
+using consumer::expect;
+using consumer::failures;
 
 int main(int argc, char** argv) {
     if (argc != 2) {
