@@ -9,7 +9,7 @@ namespace edgelock {
 
 namespace {
 
-constexpr std::string_view fence_suffix = ":fence";
+constexpr std::array<std::string_view, 3> companion_suffixes = {":fence", ":queue", ":qttl"};
 constexpr std::uint16_t slot_count = 16384;
 
 // CRC16-XMODEM (polynomial 0x1021, initial value 0), the hash of Redis Cluster.
@@ -94,24 +94,42 @@ bool has_hash_tag(std::string_view name) noexcept {
     return close != std::string_view::npos && close > open + 1;
 }
 
-std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept {
-    if (has_hash_tag(name)) return write_parts(out, capacity, {name, fence_suffix});
+std::size_t write_companion_key(std::string_view name, companion which, char* out,
+                                std::size_t capacity) noexcept {
+    const std::string_view suffix = companion_suffixes[static_cast<std::size_t>(which)];
+    if (has_hash_tag(name)) return write_parts(out, capacity, {name, suffix});
     // Redis hashes all of `name`. As a tag it hashes the same, unless a '}' in it would end
     // the tag early (or it is empty, and "{}" is no tag).
     if (!name.empty() && name.find('}') == std::string_view::npos) {
-        return write_parts(out, capacity, {"{", name, "}", fence_suffix});
+        return write_parts(out, capacity, {"{", name, "}", suffix});
     }
     const auto slot = static_cast<std::uint16_t>(crc16(name.data(), name.size()) % slot_count);
     const std::array<char, slot_tag_bytes> tag = tag_for_slot(slot);
-    return write_parts(out, capacity, {"{", std::string_view(tag.data(), tag.size()), "}", name, fence_suffix});
+    return write_parts(out, capacity, {"{", std::string_view(tag.data(), tag.size()), "}", name, suffix});
 }
 
-bool is_fence_key(std::string_view name) noexcept {
-    if (name.size() <= fence_suffix.size()) return false;
-    const std::size_t stem_size = name.size() - fence_suffix.size();
+std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept {
+    return write_companion_key(name, companion::fence, out, capacity);
+}
+
+namespace {
+
+bool is_companion_key_of(std::string_view name, companion which) noexcept {
+    const std::string_view wanted = companion_suffixes[static_cast<std::size_t>(which)];
+    if (name.size() <= wanted.size()) return false;
+    const std::size_t stem_size = name.size() - wanted.size();
     // Not substr(): its out-of-range check would link a throwing path into the core.
-    const std::string_view suffix(name.data() + stem_size, fence_suffix.size());
-    return suffix == fence_suffix && has_hash_tag(std::string_view(name.data(), stem_size));
+    const std::string_view suffix(name.data() + stem_size, wanted.size());
+    return suffix == wanted && has_hash_tag(std::string_view(name.data(), stem_size));
+}
+
+}  // namespace
+
+bool is_fence_key(std::string_view name) noexcept { return is_companion_key_of(name, companion::fence); }
+
+bool is_companion_key(std::string_view name) noexcept {
+    return is_companion_key_of(name, companion::fence) || is_companion_key_of(name, companion::queue) ||
+           is_companion_key_of(name, companion::queue_ttl);
 }
 
 }  // namespace edgelock

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::int64_t retry_delay_ms_min_default = 50;
 constexpr std::int64_t retry_delay_ms_max_default = 1000;
+constexpr std::int64_t recheck_ms_default = 1000;
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
@@ -77,7 +78,7 @@ errc lock::configure(const lock_config& config) noexcept {
     // ones would re-encode them, and a changed instance count would strand their replies.
     if (has_requests()) return errc::invalid_state;
     if (config.name.empty() || config.name.size() > name_bytes_max) return errc::invalid_name;
-    if (is_fence_key(config.name)) return errc::invalid_name;
+    if (is_companion_key(config.name)) return errc::invalid_name;
     if (config.ttl_ms <= 0 || config.ttl_ms > ttl_ms_max) return errc::invalid_ttl;
     if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
         return errc::invalid_instances;
@@ -104,6 +105,14 @@ errc lock::configure(const lock_config& config) noexcept {
     }
     if (config.restart_guard_ms > ttl_ms_max) return errc::invalid_config;
     const std::int64_t guard = config.restart_guard_ms < 0 ? ttl + drift : config.restart_guard_ms;
+    const std::int64_t recheck = config.recheck_ms > 0 ? config.recheck_ms : recheck_ms_default;
+    const std::int64_t entry_ttl =
+        config.queue_entry_ttl_ms > 0 ? config.queue_entry_ttl_ms : 2 * (recheck + attempt);
+    if (config.fair && config.instances != 1) return errc::invalid_config;
+    if (recheck > wait_ms_max || entry_ttl > ttl_ms_max) return errc::invalid_config;
+    // A waiter's entry must outlive the gap between two of its attempts, or it drops out of
+    // the line while it still waits.
+    if (entry_ttl <= recheck + attempt) return errc::invalid_config;
 
     // What was learned of the instances belongs to their indices: a new count renumbers them.
     if (config.instances != instances_) {
@@ -124,6 +133,9 @@ errc lock::configure(const lock_config& config) noexcept {
     replicas_to_wait_ = config.replicas_to_wait;
     replica_wait_ms_ = replica_wait;
     restart_guard_ms_ = guard;
+    fair_ = config.fair;
+    recheck_ms_ = recheck;
+    queue_entry_ttl_ms_ = entry_ttl;
     state_ = lock_state::idle;
     return errc::ok;
 }
@@ -278,6 +290,25 @@ errc lock::on_timer(std::int64_t now_ms) noexcept {
 }
 
 // ---- calls out -------------------------------------------------------------------------
+
+errc lock::on_wake(std::int64_t now_ms, std::string_view message) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    advance();
+    const std::array<char, token_hex_bytes> token = token_hex();
+    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    if (!wants_wake_ups() || !for_us) return errc::ok;
+    if (state_ == lock_state::backing_off) {
+        timer_ms_ = now_ms_;
+        advance();
+    } else {
+        wake_pending_ = true;  // the attempt in flight may have been refused just before
+    }
+    return errc::ok;
+}
+
+bool lock::wants_wake_ups() const noexcept {
+    return fair_ && retrying_ && (state_ == lock_state::acquiring || state_ == lock_state::backing_off);
+}
 
 bool lock::has_requests() const noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) {
@@ -463,6 +494,7 @@ lock::instance_set lock::counting_instances() const noexcept {
 // quorum left none is, and the attempt fails with restart_guard at once.
 void lock::start_attempt() noexcept {
     ++attempts_;
+    wake_pending_ = false;
     start_round(request_kind::acquire);
     state_ = lock_state::acquiring;
     lease_start_ms_ = now_ms_;
@@ -637,16 +669,15 @@ void lock::start_renewal_confirmation() noexcept {
 void lock::fail_attempt(errc cause) noexcept {
     retire_round();
     last_cause_ = cause;
-    clean_up_everywhere();
     const bool guarded = cause == errc::restart_guard;
     const std::int64_t guard_until = guard_until_ms();
     const bool waiting_helps = retrying_ && cause != errc::fence_exhausted &&
                                !(guarded && guard_until > wait_deadline_ms_);
-    if (waiting_helps && now_ms_ < wait_deadline_ms_) {
+    const bool backing_off = waiting_helps && now_ms_ < wait_deadline_ms_;
+    clean_up_everywhere(!backing_off);
+    if (backing_off) {
         state_ = lock_state::backing_off;
-        std::int64_t resume = now_ms_ + backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
-        if (guarded) resume = std::max(resume, guard_until);
-        timer_ms_ = std::min(resume, wait_deadline_ms_);
+        timer_ms_ = std::min(resume_ms(guarded, guard_until), wait_deadline_ms_);
         return;
     }
     state_ = lock_state::idle;
@@ -658,13 +689,23 @@ void lock::fail_attempt(errc cause) noexcept {
     push_event(e);
 }
 
+// When the next attempt starts after a failed one. A fair waiter looks again at once after a
+// wake-up that came during the attempt, and otherwise at the latest after recheck_ms (its
+// wake-up may be lost); others back off.
+std::int64_t lock::resume_ms(bool guarded, std::int64_t guard_until) noexcept {
+    std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
+    if (fair_) delay = wake_pending_ ? 0 : std::min(delay, recheck_ms_);
+    const std::int64_t resume = now_ms_ + delay;
+    return guarded ? std::max(resume, guard_until) : resume;
+}
+
 // Ends the running acquire() for good (cancelled, or the clock stepped back). An attempt in
 // flight may have written: clean up behind it. One that failed already (backing off) queued
-// its cleanup then.
+// its cleanup then, but a fair waiter must still leave the line.
 void lock::abandon_attempt(errc why) noexcept {
     const bool in_flight = state_ != lock_state::backing_off;
     retire_round();
-    if (in_flight) clean_up_everywhere();
+    if (in_flight || fair_) clean_up_everywhere(true);
     state_ = lock_state::idle;
     event e;
     e.type = event_type::acquire_failed;
@@ -691,7 +732,7 @@ void lock::lose(errc why) noexcept {
     retire_round();
     state_ = lock_state::lost;
     hold_count_ = 0;
-    clean_up_everywhere();
+    clean_up_everywhere(false);
     event e;
     e.type = event_type::lost;
     e.code = why;
@@ -712,11 +753,15 @@ void lock::finish_release() noexcept {
 // Best-effort compare-and-delete wherever our token may be, including instances that
 // timed out (their SET may have happened). Instances that refused a script hold another
 // token; a WAIT "refusal" (too few replicas) still holds ours. Instances an attempt did not
-// ask (the restart guard kept them out) hold nothing of it.
-void lock::clean_up_everywhere() noexcept {
+// ask (the restart guard kept them out) hold nothing of it. A fair waiter that gives up
+// (`leaving_queue`) also has its token in the line of an instance that refused: the fair
+// release takes it out.
+void lock::clean_up_everywhere(bool leaving_queue) noexcept {
     const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
+    const bool refusal_leaves_us_queued = fair_ && leaving_queue && round_kind_ == request_kind::acquire;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (refusal_means_other_token && queues_[i].result == outcome::refused) continue;
+        const bool refused = queues_[i].result == outcome::refused;
+        if (refused && refusal_means_other_token && !refusal_leaves_us_queued) continue;
         if (round_kind_ == request_kind::acquire && queues_[i].result == outcome::none) continue;
         enqueue(i, request_kind::release, false, false, 1);
     }
@@ -863,7 +908,7 @@ void lock::follow_up(std::uint8_t instance, request_kind kind) noexcept {
 }
 
 bool lock::native_acquire(std::uint8_t instance) const noexcept {
-    return !fencing_ && ((scripted_acquire_ >> instance) & 1u) == 0;
+    return !fencing_ && !fair_ && ((scripted_acquire_ >> instance) & 1u) == 0;
 }
 
 void lock::record(std::uint8_t instance, outcome result) noexcept {
@@ -982,31 +1027,49 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         writer.bulk(replica_wait_ms_);
         return writer.status() == errc::ok ? writer.size() : 0;
     }
-    const script& s = r.kind() == request_kind::acquire ? acquire_script
-                      : r.kind() == request_kind::raise ? raise_script
-                      : r.kind() == request_kind::renew ? renew_script
-                                                        : release_script;
-    std::array<char, key_bytes_max> fence_key{};
-    const bool two_keys = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
-    std::size_t fence_key_size = 0;
-    if (two_keys) {
-        fence_key_size = write_fence_key(name(), fence_key.data(), fence_key.size());
-        EDGELOCK_ASSERT(fence_key_size > 0);
+    const script& s = script_for(r.kind());
+    // KEYS: the lock, a fair lock's queue keys (for its acquire and release), the fence key
+    // (for the raise, and an acquire with fencing).
+    const bool queued = fair_ && (r.kind() == request_kind::acquire || r.kind() == request_kind::release);
+    const bool fenced = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
+    std::array<companion, 3> companions{};
+    std::size_t companion_count = 0;
+    if (queued) {
+        companions[companion_count++] = companion::queue;
+        companions[companion_count++] = companion::queue_ttl;
     }
-    const bool has_number = r.kind() != request_kind::release;
-    writer.array(3 + (two_keys ? 2u : 1u) + 1 + (has_number ? 1u : 0u));
+    if (fenced) companions[companion_count++] = companion::fence;
+    // ARGV: the token, and the number(s) the script needs.
+    std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
+    if (queued && r.kind() == request_kind::acquire) ++number_count;
+    writer.array(3 + 1 + companion_count + 1 + number_count);
     writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
     writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));
-    writer.bulk(std::int64_t{two_keys ? 2 : 1});
+    writer.bulk(static_cast<std::int64_t>(1 + companion_count));
     writer.bulk(name());
-    if (two_keys) writer.bulk(std::string_view(fence_key.data(), fence_key_size));
+    for (std::size_t i = 0; i < companion_count; ++i) {
+        std::array<char, key_bytes_max> key{};
+        const std::size_t key_size = write_companion_key(name(), companions[i], key.data(), key.size());
+        EDGELOCK_ASSERT(key_size > 0);
+        writer.bulk(std::string_view(key.data(), key_size));
+    }
     writer.bulk(std::string_view(token.data(), token.size()));
     if (r.kind() == request_kind::raise) {
         writer.bulk(fence_candidate_);
-    } else if (has_number) {
+    } else if (r.kind() != request_kind::release) {
         writer.bulk(ttl_ms_);
     }
+    if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
     return writer.status() == errc::ok ? writer.size() : 0;
+}
+
+const script& lock::script_for(request_kind kind) const noexcept {
+    switch (kind) {
+        case request_kind::acquire: return fair_ ? fair_acquire_script : acquire_script;
+        case request_kind::raise: return raise_script;
+        case request_kind::renew: return renew_script;
+        default: return fair_ ? fair_release_script : release_script;
+    }
 }
 
 void lock::push_event(const event& e) noexcept {

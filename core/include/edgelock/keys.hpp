@@ -15,14 +15,21 @@
 // which Redis Cluster put in another slot.) Two names may share a counter ("x" and "{x}"):
 // INCR and the raise only move it up, so the tokens of each lock still increase.
 //
+// A fair lock (lock_config::fair) keeps its waiters in two more keys of the same slot, made
+// the same way with the suffixes ":queue" (a sorted set: the waiters' tokens in arrival order;
+// also the pub/sub channel its wake-ups go to) and ":qttl" (a sorted set: each waiter's
+// expiry, so a waiter that died drops out of the line). "orders:42" -> "{orders:42}:queue".
+//
 // Lock names and fence keys never meet: every fence key is some P + ":fence" where P has a
 // hash tag, and every such string is the fence key of the lock named P. So a name of that
 // form is refused (lock::configure returns invalid_name): "{x}:fence" is lock x's counter, a
 // key without TTL, which as a lock would look held forever, while lock x with fencing would
 // fail every attempt on it. Other names ending in ":fence" ("db:fence", "{}:fence") are fine.
+// The queue keys are refused alike: "{x}:queue" is lock x's line of waiters.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace edgelock {
@@ -31,13 +38,23 @@ namespace edgelock {
 // with at least one byte between them (the first such '{' decides, as in Redis).
 bool has_hash_tag(std::string_view name) noexcept;
 
-// Writes the fence key for `name` into out[0, capacity) and returns its length, or 0 when it
+// The keys that live beside a lock: its fence counter, and a fair lock's queue and the
+// queue entries' expiries.
+enum class companion : std::uint8_t { fence, queue, queue_ttl };
+
+// Writes `which` key for `name` into out[0, capacity) and returns its length, or 0 when it
 // does not fit. With capacity >= name.size() + fence_suffix_bytes_max it always fits. The key
 // is in the Redis Cluster slot of `name`, whatever bytes `name` holds.
+std::size_t write_companion_key(std::string_view name, companion which, char* out,
+                                std::size_t capacity) noexcept;
 std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept;
 
 // True when `name` is the fence key of some lock name: it ends in ":fence" and the bytes
 // before that have a hash tag. lock::configure refuses such names (invalid_name).
 bool is_fence_key(std::string_view name) noexcept;
+
+// True when `name` is a companion key of some lock name (fence, queue or queue_ttl): lock::
+// configure refuses such names (invalid_name).
+bool is_companion_key(std::string_view name) noexcept;
 
 }  // namespace edgelock

@@ -9,9 +9,9 @@
 
 namespace edgelock {
 
-// Lock names. The fence key is the name plus at most fence_suffix_bytes_max bytes (":fence"
-// after it, and before it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key
-// fits in key_bytes_max.
+// Lock names. A companion key (the fence counter, a fair lock's queue keys) is the name plus
+// at most fence_suffix_bytes_max bytes (":fence", ":queue" or ":qttl" after it, and before
+// it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key fits in key_bytes_max.
 inline constexpr std::size_t name_bytes_max = 128;
 inline constexpr std::size_t fence_suffix_bytes_max = 12;
 inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes_max;

@@ -115,6 +115,32 @@
 // in one step, from then on until its connection changes (on_io_error). With fencing the
 // acquire is always the script: the counter must move in the same atomic step.
 //
+// Fair waiting (lock_config::fair, one instance: a single Redis or Sentinel's master):
+//   Waiters line up in Redis in arrival order and are woken when the lock is freed, instead
+//   of polling with backoff, where the releaser (or the waiter whose backoff happens to end
+//   first) wins and a waiter can starve. Every acquire attempt is the fair_acquire script
+//   (scripts.hpp): a free lock goes only to the head of the line (or to anyone when the line
+//   is empty); a refused attempt leaves our token in the line, whose entry expires
+//   queue_entry_ttl_ms after the attempt, so a waiter that died drops out of the line by
+//   itself. A fair release (and the cleanup of an acquire() that gave up) removes our token
+//   and publishes the new head's token on the channel named like the queue key
+//   (write_companion_key(name, companion::queue)).
+//   The caller subscribes to that channel while wants_wake_ups() is true and passes each
+//   message to on_wake(); a message naming our token starts the next attempt at once. So
+//   that a lost message (a dropped subscriber connection, or a release published before the
+//   subscription took effect) never strands a waiter, the caller also calls on_wake() with
+//   an empty message whenever its subscription is (re)confirmed, and attempts repeat at
+//   least every recheck_ms while waiting, which also keeps our entry from expiring. A wake-up
+//   that arrives while an attempt is in flight is kept: if that attempt is refused, the next
+//   starts at once.
+//   Clients of the same key that do not use the line (plain edgelock locks, SET NX from
+//   other libraries) still exclude and are excluded, as the lock key is the same; they may
+//   take a free lock ahead of the line, and their releases wake nobody, so fair waiters then
+//   find the lock free at their next re-check.
+//   Over several independent masters (Redlock) an order would have to be agreed by a quorum
+//   of queues that can each see waiters arrive in another order; edgelock does not attempt
+//   it: fair needs instances = 1.
+//
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
 // whole hold; a new acquire() after a release or a loss must bring a new token.
@@ -138,13 +164,16 @@
 
 namespace edgelock {
 
+struct script;
+
 using owner_token = std::array<std::uint8_t, token_bytes>;
 
 inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>::max();
 
 struct lock_config {
-    // 1..name_bytes_max bytes, copied; the Redis key as is. Not another lock's fence key
-    // (is_fence_key() in keys.hpp: ":fence" after a part with a hash tag, as "{x}:fence").
+    // 1..name_bytes_max bytes, copied; the Redis key as is. Not another lock's fence or queue
+    // key (is_companion_key() in keys.hpp: ":fence", ":queue" or ":qttl" after a part with a
+    // hash tag, as "{x}:fence").
     std::string_view name;
     std::int64_t ttl_ms = 30'000;  // lease length, 1..ttl_ms_max
     std::uint8_t instances = 1;    // 1, or odd up to instances_max (Redlock)
@@ -173,6 +202,14 @@ struct lock_config {
     // How long an instance restarted without durable data stays out of the quorum (see
     // "Restarts" above): negative means ttl + drift, 0 turns the guard off, at most ttl_ms_max.
     std::int64_t restart_guard_ms = -1;
+
+    // Fair waiting (see "Fair waiting" above); needs instances = 1. While waiting, attempts
+    // repeat at the latest every recheck_ms (default 1000, at most wait_ms_max); our line
+    // entry expires queue_entry_ttl_ms after each (default 2 * (recheck + attempt timeout)),
+    // which must exceed recheck_ms + the attempt timeout, and be at most ttl_ms_max.
+    bool fair = false;
+    std::int64_t recheck_ms = 0;
+    std::int64_t queue_entry_ttl_ms = 0;
 };
 
 // What the caller learned of an instance's Redis process when it connected.
@@ -294,6 +331,18 @@ public:
     // or events_pending.
     errc on_timer(std::int64_t now_ms) noexcept;
 
+    // A message on a fair lock's channel (see "Fair waiting"): the token (32 hex characters)
+    // of the waiter whose turn it is, or empty for "look now" (the caller's subscription was
+    // just confirmed, so messages before it may be lost). Our token or an empty message
+    // starts the next attempt at once when backing off, or marks the running attempt so that
+    // a refusal is retried at once. Anything else, and any message when not waiting fairly,
+    // changes nothing. Returns ok, invalid_state (unconfigured), invalid_time, events_pending.
+    errc on_wake(std::int64_t now_ms, std::string_view message) noexcept;
+
+    // True while a fair acquire() with a wait is running: the caller should be subscribed to
+    // the lock's channel and pass its messages to on_wake().
+    bool wants_wake_ups() const noexcept;
+
     // True when write_request(instance, ...) has a request to write.
     bool has_request(std::uint8_t instance) const noexcept;
 
@@ -393,11 +442,12 @@ private:
     void exclude(std::uint8_t instance) noexcept;
 
     void fail_attempt(errc cause) noexcept;
+    std::int64_t resume_ms(bool guarded, std::int64_t guard_until) noexcept;
     void abandon_attempt(errc why) noexcept;
     void become_held() noexcept;
     void lose(errc why) noexcept;
     void finish_release() noexcept;
-    void clean_up_everywhere() noexcept;
+    void clean_up_everywhere(bool leaving_queue) noexcept;
 
     void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                       errc& code) noexcept;
@@ -416,6 +466,7 @@ private:
     request pop_in_flight(std::uint8_t instance) noexcept;
     void take_token(const owner_token& token) noexcept;
     std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
+    const script& script_for(request_kind kind) const noexcept;
     void push_event(const event& e) noexcept;
 
     // Configuration.
@@ -445,6 +496,11 @@ private:
     errc last_cause_ = errc::ok;
     std::uint8_t token_slot_ = 0;
     std::uint8_t excluded_ = 0;  // instances out of the running attempt or hold (bit i: i)
+    // Fair waiting: configuration, and a wake-up that came while an attempt was in flight.
+    bool fair_ = false;
+    bool wake_pending_ = false;
+    std::int64_t recheck_ms_ = 0;
+    std::int64_t queue_entry_ttl_ms_ = 0;
     // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there
     // as the script until the connection changes (bit i: i).
     std::uint8_t scripted_acquire_ = 0;

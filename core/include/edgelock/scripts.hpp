@@ -32,6 +32,23 @@
 //            PEXPIRE only if the lock holds our token. Returns 1, or 0.
 //   release  KEYS: lock           ARGV: token
 //            DEL only if the lock holds our token. Returns 1, or 0.
+//
+// A fair lock (lock.hpp, "Fair waiting") acquires and releases with two more scripts that
+// keep its line of waiters: KEYS[2] (queue) holds the waiters' tokens scored by arrival, and
+// KEYS[3] (qttl) each one's expiry on the server's clock in milliseconds. Both first drop
+// the waiters whose expiry has passed (a waiter that died or gave up without a word).
+//   fair_acquire  KEYS: lock queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms
+//            Takes the lock as acquire does, but only when it is free and the queue is empty
+//            or has our token at its head; then removes our token from the queue. Otherwise
+//            puts our token at the tail (once: a waiter keeps its place) and sets its expiry
+//            to now + entry_ttl_ms, keeps both queue keys alive at least that long, and
+//            answers nil, as acquire does for a busy lock. When the lock is free but another
+//            waiter heads the queue, it publishes that waiter's token on the queue's channel
+//            (its wake-up may have been lost). Fence handling and answers as acquire's.
+//   fair_release  KEYS: lock queue qttl           ARGV: token
+//            Removes our token from the queue, deletes the lock if it holds our token, and
+//            then, when the lock is free, publishes the head waiter's token on the channel
+//            named like the queue key. Returns 1 when it deleted the lock, or 0.
 #pragma once
 
 #include <string_view>
@@ -84,9 +101,66 @@ inline constexpr std::string_view release_script_text =
     "end\n"
     "return 0\n";
 
+// The queue's housekeeping, shared by both fair scripts: `now` on the server's clock in ms,
+// and the waiters whose entry expired dropped from both keys.
+#define EDGELOCK_FAIR_PROLOGUE                                                              \
+    "local time = redis.call('TIME')\n"                                                     \
+    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n"         \
+    "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do\n"        \
+    "  redis.call('ZREM', KEYS[2], gone)\n"                                                 \
+    "end\n"                                                                                 \
+    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"
+
+inline constexpr std::string_view fair_acquire_script_text =
+    "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
+    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
+    "end\n"
+    EDGELOCK_FAIR_PROLOGUE
+    "local holder = redis.call('GET', KEYS[1])\n"
+    "local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]\n"
+    "if holder == ARGV[1] then\n"
+    "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+    "elseif holder or (head and head ~= ARGV[1]) then\n"
+    "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
+    "    local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]\n"
+    "    redis.call('ZADD', KEYS[2], math.max(now, (tonumber(last) or 0) + 1), ARGV[1])\n"
+    "  end\n"
+    "  local entry_ttl = tonumber(ARGV[3])\n"
+    "  redis.call('ZADD', KEYS[3], now + entry_ttl, ARGV[1])\n"
+    "  for i = 2, 3 do\n"
+    "    if redis.call('PTTL', KEYS[i]) < entry_ttl then redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"
+    "  end\n"
+    "  if not holder then redis.call('PUBLISH', KEYS[2], head) end\n"
+    "  return false\n"
+    "else\n"
+    "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "end\n"
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "if #KEYS == 3 then return 0 end\n"
+    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
+    "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
+    "return redis.call('GET', KEYS[4])\n";
+
+inline constexpr std::string_view fair_release_script_text =
+    EDGELOCK_FAIR_PROLOGUE
+    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "local released = 0\n"
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then released = redis.call('DEL', KEYS[1]) end\n"
+    "if redis.call('EXISTS', KEYS[1]) == 0 then\n"
+    "  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]\n"
+    "  if head then redis.call('PUBLISH', KEYS[2], head) end\n"
+    "end\n"
+    "return released\n";
+
+#undef EDGELOCK_FAIR_PROLOGUE
+
 inline constexpr script acquire_script{acquire_script_text, sha1(acquire_script_text)};
 inline constexpr script raise_script{raise_script_text, sha1(raise_script_text)};
 inline constexpr script renew_script{renew_script_text, sha1(renew_script_text)};
 inline constexpr script release_script{release_script_text, sha1(release_script_text)};
+inline constexpr script fair_acquire_script{fair_acquire_script_text, sha1(fair_acquire_script_text)};
+inline constexpr script fair_release_script{fair_release_script_text, sha1(fair_release_script_text)};
 
 }  // namespace edgelock
