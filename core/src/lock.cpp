@@ -677,7 +677,7 @@ void lock::fail_attempt(errc cause) noexcept {
     clean_up_everywhere(!backing_off);
     if (backing_off) {
         state_ = lock_state::backing_off;
-        timer_ms_ = std::min(resume_ms(guarded, guard_until), wait_deadline_ms_);
+        timer_ms_ = std::min(resume_ms(cause, guard_until), wait_deadline_ms_);
         return;
     }
     state_ = lock_state::idle;
@@ -690,11 +690,13 @@ void lock::fail_attempt(errc cause) noexcept {
 }
 
 // When the next attempt starts after a failed one. A fair waiter looks again at once after a
-// wake-up that came during the attempt, and otherwise at the latest after recheck_ms (its
-// wake-up may be lost); others back off.
-std::int64_t lock::resume_ms(bool guarded, std::int64_t guard_until) noexcept {
+// wake-up that came during the attempt; refused, it waits in line for its wake-up, looking
+// again after recheck_ms (the wake-up may be lost); after other failures it backs off, but
+// never longer than recheck_ms. Others back off.
+std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
     std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
-    if (fair_) delay = wake_pending_ ? 0 : std::min(delay, recheck_ms_);
+    if (fair_) delay = wake_pending_ ? 0 : cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
+    const bool guarded = cause == errc::restart_guard;
     const std::int64_t resume = now_ms_ + delay;
     return guarded ? std::max(resume, guard_until) : resume;
 }

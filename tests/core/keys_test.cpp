@@ -6,6 +6,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "edgelock/limits.hpp"
 #include "edgelock/testing/key_slot.hpp"
@@ -97,6 +98,37 @@ RC_GTEST_PROP(keys, a_name_is_a_fence_key_exactly_when_some_name_has_it_as_fence
         name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix;
     const bool is_some_fence_key = ends_in_suffix && fence_key(name.substr(0, name.size() - suffix.size())) == name;
     RC_ASSERT(edgelock::is_fence_key(name) == is_some_fence_key);
+}
+
+std::string companion_key(std::string_view name, edgelock::companion which) {
+    std::array<char, edgelock::key_bytes_max> out{};
+    const std::size_t size = edgelock::write_companion_key(name, which, out.data(), out.size());
+    return std::string(out.data(), size);
+}
+
+// A fair lock's queue keys sit beside its fence key: the same slot, another suffix.
+RC_GTEST_PROP(keys, the_queue_keys_hash_to_the_names_slot_and_are_refused_as_names, ()) {
+    const std::string name = *name_gen();
+    const std::string fence = fence_key(name);
+    const std::string stem = fence.substr(0, fence.size() - 6);  // without ":fence"
+    for (const auto& [which, suffix] : {std::pair{edgelock::companion::queue, ":queue"},
+                                       std::pair{edgelock::companion::queue_ttl, ":qttl"}}) {
+        const std::string key = companion_key(name, which);
+        RC_ASSERT(key == stem + suffix);
+        RC_ASSERT(key_slot(key) == key_slot(name));
+        RC_ASSERT(edgelock::is_companion_key(key));
+        RC_ASSERT(!edgelock::is_fence_key(key));
+    }
+    RC_ASSERT(edgelock::is_companion_key(fence));
+}
+
+TEST(keys, only_the_three_suffixes_after_a_hash_tag_make_a_companion_key) {
+    for (const std::string_view name : {"{x}:queue", "{x}:qttl", "{x}:fence", "job{7}:queue"}) {
+        EXPECT_TRUE(edgelock::is_companion_key(name)) << name;
+    }
+    for (const std::string_view name : {"x:queue", "{}:qttl", "{x}:queues", "{x}:Queue", "{x}qttl", "queue"}) {
+        EXPECT_FALSE(edgelock::is_companion_key(name)) << name;
+    }
 }
 
 TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {

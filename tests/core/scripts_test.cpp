@@ -27,8 +27,9 @@ TEST(sha1, is_computed_at_compile_time) {
 }
 
 TEST(scripts, digests_are_those_of_their_texts_and_all_differ) {
-    const edgelock::script* all[] = {&edgelock::acquire_script, &edgelock::raise_script,
-                                     &edgelock::renew_script, &edgelock::release_script};
+    const edgelock::script* all[] = {&edgelock::acquire_script,      &edgelock::raise_script,
+                                     &edgelock::renew_script,        &edgelock::release_script,
+                                     &edgelock::fair_acquire_script, &edgelock::fair_release_script};
     for (const edgelock::script* s : all) {
         EXPECT_EQ(hex(s->digest), hex(edgelock::sha1(std::string(s->text))));
     }

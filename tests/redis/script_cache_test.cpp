@@ -40,7 +40,8 @@ TEST(script_cache, digests_equal_what_redis_computes) {
     redis_server server;
     redis_client client(server.port());
     for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::raise_script,
-                                      &edgelock::renew_script, &edgelock::release_script}) {
+                                      &edgelock::renew_script, &edgelock::release_script,
+                                      &edgelock::fair_acquire_script, &edgelock::fair_release_script}) {
         const auto reply = client.command({"SCRIPT", "LOAD", std::string(s->text)});
         EXPECT_EQ(reply.text, std::string(s->digest.data(), s->digest.size()));
     }

@@ -442,7 +442,7 @@ private:
     void exclude(std::uint8_t instance) noexcept;
 
     void fail_attempt(errc cause) noexcept;
-    std::int64_t resume_ms(bool guarded, std::int64_t guard_until) noexcept;
+    std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
     void abandon_attempt(errc why) noexcept;
     void become_held() noexcept;
     void lose(errc why) noexcept;

@@ -264,13 +264,16 @@ duration_range accepted_ttls(const options& o) {
 }
 
 // Refuses here, as a usage error, what `edgelock run` would otherwise learn only from
-// lock::configure once started: a TTL too short for the lease arithmetic, a fence key as name.
+// lock::configure once started: a TTL too short for the lease arithmetic, a fence or queue key as name.
 std::string check_lock(const options& o) {
     const errc code = configure_scratch(o, o.ttl_ms);
     if (code == errc::ok) return "";
-    if (code == errc::invalid_name && is_fence_key(o.name)) {
-        const std::string_view owner = std::string_view(o.name).substr(0, o.name.rfind(':'));
-        return "--name " + quote(o.name) + " is the fence key of lock " + quote(owner) + "; use another name";
+    if (code == errc::invalid_name && is_companion_key(o.name)) {
+        const std::size_t colon = o.name.rfind(':');
+        const std::string_view owner = std::string_view(o.name).substr(0, colon);
+        const std::string_view role = is_fence_key(o.name) ? "fence key" : "queue key";
+        return "--name " + quote(o.name) + " is the " + std::string(role) + " of lock " + quote(owner) +
+               "; use another name";
     }
     if (code == errc::invalid_ttl || code == errc::invalid_config) {
         const duration_range range = accepted_ttls(o);

@@ -1,0 +1,264 @@
+// Fair waiting (lock.hpp, "Fair waiting"): the requests a fair lock sends, how it waits for a
+// wake-up and re-checks, and how it leaves the line, driven by literal timestamps.
+#include "edgelock/lock.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "edgelock/scripts.hpp"
+#include "lock_driving.hpp"
+
+namespace {
+
+using namespace lock_driving;
+
+constexpr std::int64_t recheck = 400;
+constexpr std::int64_t entry_ttl = 5000;
+
+lock_config fair_config(bool fencing = false) {
+    lock_config config = config_for(1, fencing);
+    config.fair = true;
+    config.recheck_ms = recheck;
+    config.queue_entry_ttl_ms = entry_ttl;
+    config.retry_delay_ms_min = 2000;  // far above the re-check: the re-check must cap it
+    config.retry_delay_ms_max = 4000;
+    return config;
+}
+
+std::vector<std::string> fair_acquire_request(std::string_view token_hex) {
+    return {"EVALSHA", sha(edgelock::fair_acquire_script), "3", "orders:42", "{orders:42}:queue",
+            "{orders:42}:qttl", std::string(token_hex), "30000", std::to_string(entry_ttl)};
+}
+
+std::vector<std::string> fair_release_request(std::string_view token_hex) {
+    return {"EVALSHA", sha(edgelock::fair_release_script), "3", "orders:42", "{orders:42}:queue",
+            "{orders:42}:qttl", std::string(token_hex)};
+}
+
+// A fair acquire() with a wait of 10 s at t=0 whose first attempt the line refuses at t=2:
+// the lock is backing off until the re-check.
+void wait_in_line(lock& l) {
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    ASSERT_TRUE(take_events(l).empty());
+}
+
+TEST(lock_fair_config, needs_one_instance_and_an_entry_that_outlives_a_recheck) {
+    lock l;
+    lock_config config = fair_config();
+    config.instances = 3;
+    EXPECT_EQ(l.configure(config), errc::invalid_config) << "no fair order over independent masters";
+    config = fair_config();
+    config.queue_entry_ttl_ms = recheck + 3000;  // the attempt timeout is 3 s
+    EXPECT_EQ(l.configure(config), errc::invalid_config);
+    config.queue_entry_ttl_ms = recheck + 3001;
+    EXPECT_EQ(l.configure(config), errc::ok);
+    config = fair_config();
+    config.recheck_ms = edgelock::wait_ms_max + 1;
+    EXPECT_EQ(l.configure(config), errc::invalid_config);
+}
+
+TEST(lock_fair_config, the_defaults_recheck_every_second_and_keep_an_entry_two_gaps_long) {
+    lock l;
+    lock_config config = config_for(1);
+    config.fair = true;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 60'000, token_a), errc::ok);
+    const std::vector<std::string> request = take_request(l, 0);
+    ASSERT_EQ(request.size(), 9u);
+    EXPECT_EQ(request[8], "8000") << "2 * (1000 ms re-check + 3000 ms attempt timeout)";
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);
+    EXPECT_LE(l.next_deadline_ms(), 1 + 1000);
+}
+
+TEST(lock_fair_config, names_of_another_locks_queue_keys_are_refused) {
+    lock l;
+    for (const char* name : {"{orders:42}:queue", "{orders:42}:qttl", "job{7}:queue", "{x}:fence"}) {
+        lock_config config = fair_config();
+        config.name = name;
+        EXPECT_EQ(l.configure(config), errc::invalid_name) << name;
+    }
+    for (const char* name : {"db:queue", "{}:qttl", "queue", "{x}:queues"}) {
+        lock_config config = fair_config();
+        config.name = name;
+        EXPECT_EQ(l.configure(config), errc::ok) << name;
+    }
+}
+
+TEST(lock_fair_wire, acquires_with_the_queue_keys_and_releases_out_of_the_line) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "never SET NX PX GET";
+    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
+    ASSERT_TRUE(l.held(1));
+    EXPECT_FALSE(l.wants_wake_ups()) << "held: nothing to wait for";
+    take_events(l);
+    ASSERT_EQ(l.release(2), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+}
+
+TEST(lock_fair_wire, renews_with_the_plain_renew_script) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    const std::vector<std::string> renew = take_request(l, 0);
+    EXPECT_EQ(renew, (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1", "orders:42",
+                                               token_a_hex, "30000"}));
+}
+
+TEST(lock_fair_wire, with_fencing_the_fence_key_comes_fourth_and_its_counter_is_the_token) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config(true)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    const std::vector<std::string> request = take_request(l, 0);
+    EXPECT_EQ(request, (std::vector<std::string>{"EVALSHA", sha(edgelock::fair_acquire_script), "4",
+                                                 "orders:42", "{orders:42}:queue", "{orders:42}:qttl",
+                                                 "{orders:42}:fence", token_a_hex, "30000",
+                                                 std::to_string(entry_ttl)}));
+    ASSERT_EQ(l.on_reply(0, bulk("1700000000000007"), 1), errc::ok);
+    EXPECT_EQ(l.fence(), 1700000000000007);
+}
+
+TEST(lock_fair_wire, noscript_resends_the_fair_script_text) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 1), errc::ok);
+    const std::vector<std::string> again = take_request(l, 0);
+    EXPECT_EQ(again[0], "EVAL");
+    EXPECT_EQ(again[1], std::string(edgelock::fair_acquire_script.text));
+}
+
+TEST(lock_fair_waiting, a_refusal_waits_in_line_until_the_recheck_and_sends_no_cleanup) {
+    lock l;
+    wait_in_line(l);
+    EXPECT_FALSE(l.has_request(0)) << "a cleanup release would take us out of the line";
+    EXPECT_TRUE(l.wants_wake_ups());
+    EXPECT_EQ(l.next_deadline_ms(), 2 + recheck) << "the re-check caps the backoff";
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "the same token keeps its place";
+}
+
+TEST(lock_fair_waiting, a_wake_up_with_our_token_attempts_at_once) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_wake(50, token_a_hex), errc::ok);
+    EXPECT_EQ(l.state(), lock_state::acquiring);
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, integer(0), 51), errc::ok);
+    EXPECT_TRUE(l.held(51));
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 50 + 30'000 - 302) << "the lease counts from the woken attempt";
+}
+
+TEST(lock_fair_waiting, an_empty_wake_up_looks_at_once) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_wake(60, ""), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+}
+
+TEST(lock_fair_waiting, a_wake_up_for_another_waiter_changes_nothing) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_wake(50, token_b_hex), errc::ok);
+    ASSERT_EQ(l.on_wake(51, "0123456789abcdef001122334455667"), errc::ok);  // ours, one short
+    EXPECT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_EQ(l.next_deadline_ms(), 2 + recheck);
+}
+
+TEST(lock_fair_waiting, a_wake_up_during_an_attempt_retries_at_once_after_a_refusal) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
+    take_request(l, 0);
+    // The release published between our script's run and its reply reaching us.
+    ASSERT_EQ(l.on_wake(2 + recheck + 1, token_a_hex), errc::ok);
+    EXPECT_FALSE(l.has_request(0)) << "one attempt at a time";
+    ASSERT_EQ(l.on_reply(0, nil(), 2 + recheck + 2), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 2 + recheck + 2) << "the kept wake-up: look again now";
+    ASSERT_EQ(l.on_timer(2 + recheck + 2), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), 2 + recheck + 3), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 2 + recheck + 3 + recheck) << "the wake-up was used once";
+}
+
+TEST(lock_fair_waiting, giving_up_at_the_deadline_leaves_the_line) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 300, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+    ASSERT_EQ(l.next_deadline_ms(), 300);
+    ASSERT_EQ(l.on_timer(300), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 301), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::wait_timeout);
+    EXPECT_FALSE(l.wants_wake_ups());
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+}
+
+TEST(lock_fair_waiting, cancelling_while_waiting_leaves_the_line) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.release(100), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::cancelled);
+    EXPECT_FALSE(l.wants_wake_ups());
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+}
+
+TEST(lock_fair_waiting, one_attempt_without_a_wait_that_is_refused_leaves_the_line) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    EXPECT_FALSE(l.wants_wake_ups()) << "nothing will wait for a wake-up";
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::busy);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+}
+
+TEST(lock_fair_waiting, wake_ups_mean_nothing_to_an_unfair_lock) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, key_held_by(token_b_hex), 2), errc::ok);
+    EXPECT_FALSE(l.wants_wake_ups());
+    const std::int64_t retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_wake(3, token_a_hex), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), retry_at);
+    EXPECT_FALSE(l.has_request(0));
+}
+
+TEST(lock_fair_waiting, a_wake_up_with_bad_input_is_refused_and_changes_nothing) {
+    lock l;
+    wait_in_line(l);
+    EXPECT_EQ(l.on_wake(-edgelock::now_ms_limit - 1, token_a_hex), errc::invalid_time);
+    EXPECT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_FALSE(l.has_request(0));
+    lock unconfigured;
+    EXPECT_EQ(unconfigured.on_wake(0, ""), errc::invalid_state);
+}
+
+}  // namespace
