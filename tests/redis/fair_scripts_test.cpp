@@ -1,0 +1,217 @@
+// The fair scripts (scripts.hpp) run by a real redis-server, called by hand: who may take the
+// lock, the line's order and expiry, leaving it, and the wake-ups published on its channel.
+// The simulator's Redis model implements the same scripts; this is what it must agree with.
+#include <gtest/gtest.h>
+#include <hiredis.h>
+#include <poll.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "edgelock/keys.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_reply;
+using edgelock::testing::redis_server;
+
+const std::string lock_key = "orders:42";
+
+std::string companion_key(edgelock::companion which) {
+    std::array<char, edgelock::key_bytes_max> out{};
+    const std::size_t size = edgelock::write_companion_key(lock_key, which, out.data(), out.size());
+    return std::string(out.data(), size);
+}
+
+const std::string queue_key = companion_key(edgelock::companion::queue);
+const std::string qttl_key = companion_key(edgelock::companion::queue_ttl);
+const std::string fence_key = companion_key(edgelock::companion::fence);
+
+std::string token(char c) { return std::string(32, c); }
+
+redis_reply fair_acquire(redis_client& c, const std::string& who, long long entry_ttl_ms = 10'000,
+                         bool fenced = false) {
+    std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_acquire_script.text),
+                                     fenced ? "4" : "3", lock_key, queue_key, qttl_key};
+    if (fenced) args.push_back(fence_key);
+    for (const std::string& a : {who, std::string("30000"), std::to_string(entry_ttl_ms)}) args.push_back(a);
+    return c.command(args);
+}
+
+redis_reply fair_release(redis_client& c, const std::string& who) {
+    return c.command({"EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key, queue_key,
+                      qttl_key, who});
+}
+
+bool took_it(const redis_reply& r) { return r.type == redis_reply::kind::integer && r.integer == 0; }
+
+std::vector<std::string> line(redis_client& c) {
+    std::vector<std::string> members;
+    for (const redis_reply& e : c.command({"ZRANGE", queue_key, "0", "-1"}).elements) members.push_back(e.text);
+    return members;
+}
+
+// A second connection subscribed to the lock's channel (the queue key's name).
+class channel_listener {
+public:
+    explicit channel_listener(std::uint16_t port) {
+        const timeval connect_timeout{2, 0};
+        context_.reset(redisConnectWithTimeout("127.0.0.1", port, connect_timeout));
+        if (!context_ || context_->err) throw std::runtime_error("cannot connect the listener");
+        auto* reply = static_cast<redisReply*>(redisCommand(context_.get(), "SUBSCRIBE %b", queue_key.data(),
+                                                            queue_key.size()));
+        if (reply == nullptr) throw std::runtime_error("SUBSCRIBE failed");
+        freeReplyObject(reply);
+    }
+
+    // The payload of the next message, or "" when none comes within 300 ms. (A hiredis read
+    // timeout would break the connection for good: poll first.)
+    std::string next() {
+        void* raw = nullptr;
+        if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return "";
+        if (raw == nullptr) {
+            pollfd readable{context_->fd, POLLIN, 0};
+            if (poll(&readable, 1, 300) != 1) return "";
+            if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return "";
+        }
+        const std::unique_ptr<redisReply, decltype(&freeReplyObject)> reply(static_cast<redisReply*>(raw),
+                                                                            freeReplyObject);
+        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return "";
+        return std::string(reply->element[2]->str, reply->element[2]->len);
+    }
+
+private:
+    struct free_context {
+        void operator()(redisContext* c) const { redisFree(c); }
+    };
+    std::unique_ptr<redisContext, free_context> context_;
+};
+
+TEST(fair_scripts, a_free_lock_with_an_empty_line_is_taken_and_leaves_no_queue_keys) {
+    redis_server server;
+    redis_client c(server.port());
+    EXPECT_TRUE(took_it(fair_acquire(c, token('a'))));
+    EXPECT_EQ(c.get(lock_key), token('a'));
+    EXPECT_FALSE(c.exists(queue_key));
+    EXPECT_FALSE(c.exists(qttl_key));
+    EXPECT_EQ(fair_release(c, token('a')).integer, 1);
+    EXPECT_FALSE(c.exists(lock_key));
+}
+
+TEST(fair_scripts, waiters_line_up_in_arrival_order_and_keep_their_place) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    for (const char w : {'c', 'b', 'd'}) EXPECT_TRUE(fair_acquire(c, token(w)).is_nil()) << w;
+    EXPECT_TRUE(fair_acquire(c, token('c')).is_nil()) << "looking again";
+    EXPECT_TRUE(fair_acquire(c, token('b')).is_nil());
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('c'), token('b'), token('d')}))
+        << "arrival order, not token order, and a re-check keeps the place";
+    const long long queue_ttl = c.pttl(queue_key);
+    EXPECT_GT(queue_ttl, 9'000);
+    EXPECT_LE(queue_ttl, 10'000) << "the line lives as long as its longest entry";
+    EXPECT_GT(c.pttl(qttl_key), 9'000);
+}
+
+TEST(fair_scripts, a_release_wakes_the_head_and_only_the_head_may_take_the_free_lock) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
+    EXPECT_EQ(listener.next(), "") << "nothing is published while the lock is held";
+
+    EXPECT_EQ(fair_release(c, token('a')).integer, 1);
+    EXPECT_EQ(listener.next(), token('b')) << "the release names the head";
+    EXPECT_TRUE(fair_acquire(c, token('c')).is_nil()) << "the free lock is the head's";
+    EXPECT_TRUE(fair_acquire(c, token('a')).is_nil()) << "and the releaser goes to the back";
+    EXPECT_EQ(listener.next(), token('b')) << "a waiter that finds the head's turn unused wakes it again";
+    EXPECT_EQ(listener.next(), token('b'));
+    EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('c'), token('a')}));
+    EXPECT_EQ(c.command({"ZSCORE", qttl_key, token('b')}).type, redis_reply::kind::nil);
+}
+
+TEST(fair_scripts, a_waiter_whose_entry_expired_drops_out_and_the_next_is_served) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    ASSERT_TRUE(fair_acquire(c, token('b'), 100).is_nil());  // dies after this
+    ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
+    std::this_thread::sleep_for(150ms);
+    EXPECT_EQ(fair_release(c, token('a')).integer, 1);
+    EXPECT_EQ(listener.next(), token('c')) << "the expired head is skipped";
+    EXPECT_TRUE(took_it(fair_acquire(c, token('c'))));
+    EXPECT_TRUE(line(c).empty());
+}
+
+TEST(fair_scripts, leaving_the_line_wakes_the_next_when_the_lock_is_free) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
+    EXPECT_EQ(fair_release(c, token('c')).integer, 0) << "a waiter giving up deletes nothing";
+    EXPECT_EQ(listener.next(), "") << "the lock is held: nobody to wake";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('b')}));
+    ASSERT_EQ(fair_release(c, token('a')).integer, 1);
+    EXPECT_EQ(listener.next(), token('b'));
+    EXPECT_EQ(fair_release(c, token('b')).integer, 0) << "the head gives up its turn";
+    EXPECT_EQ(listener.next(), "") << "and the line is empty";
+    EXPECT_FALSE(c.exists(queue_key));
+    EXPECT_TRUE(took_it(fair_acquire(c, token('d'))));
+}
+
+TEST(fair_scripts, our_own_key_is_extended_and_we_leave_the_line) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    c.command({"PEXPIRE", lock_key, "1000"});
+    EXPECT_TRUE(took_it(fair_acquire(c, token('a')))) << "a retry whose first reply was lost";
+    EXPECT_GT(c.pttl(lock_key), 29'000);
+}
+
+TEST(fair_scripts, a_foreign_client_may_take_a_free_lock_ahead_of_the_line_and_waiters_stay) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    c.command({"DEL", lock_key});  // a plain client's release: nobody is woken
+    EXPECT_EQ(c.command({"SET", lock_key, "foreign", "NX", "PX", "30000"}).text, "OK");
+    EXPECT_TRUE(fair_acquire(c, token('b')).is_nil()) << "the lock key excludes everyone alike";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('b')}));
+}
+
+TEST(fair_scripts, with_a_fence_key_the_counter_moves_when_the_lock_is_taken) {
+    redis_server server;
+    redis_client c(server.port());
+    const redis_reply first = fair_acquire(c, token('a'), 10'000, true);
+    ASSERT_EQ(first.type, redis_reply::kind::string) << first.text;
+    EXPECT_TRUE(fair_acquire(c, token('b'), 10'000, true).is_nil());
+    EXPECT_EQ(c.get(fence_key), first.text) << "a refused waiter moves no counter";
+    ASSERT_EQ(fair_release(c, token('a')).integer, 1);
+    const redis_reply second = fair_acquire(c, token('b'), 10'000, true);
+    ASSERT_EQ(second.type, redis_reply::kind::string) << second.text;
+    EXPECT_GT(std::stoll(second.text), std::stoll(first.text));
+    c.set(fence_key, "9223372036854775807");
+    ASSERT_EQ(fair_release(c, token('b')).integer, 1);
+    const redis_reply exhausted = fair_acquire(c, token('c'), 10'000, true);
+    EXPECT_TRUE(exhausted.is_error());
+    EXPECT_EQ(exhausted.text.rfind("FENCE_EXHAUSTED", 0), 0u) << exhausted.text;
+    EXPECT_FALSE(c.exists(lock_key));
+    EXPECT_FALSE(c.exists(queue_key)) << "refused before anything changed";
+}
+
+}  // namespace
