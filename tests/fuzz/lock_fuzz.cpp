@@ -1,7 +1,7 @@
 // Fuzzes the lock state machine with a sequence of calls and replies read from the input:
-// configure once, then acquire, release, write_request, on_reply (any reply a server or a
-// broken one could send), on_io_error, on_timer and the caller's clock moving (sometimes
-// backwards). After every call it checks the contract's hard rules:
+// configure once (fair or not), then acquire, release, write_request, on_reply (any reply a
+// server or a broken one could send), on_io_error, on_timer, on_wake and the caller's clock
+// moving (sometimes backwards). After every call it checks the contract's hard rules:
 //   - no call produces more than two events (events_per_call_max);
 //   - held(now) is never true at or after the last valid_until an acquired or renewed event
 //     reported, nor without a hold, nor after a reading the clock already passed back over;
@@ -76,6 +76,7 @@ bool configure(edgelock::lock& l, input& in) {
     config.watchdog = (flags & 8) != 0;
     config.replicas_to_wait = static_cast<std::uint8_t>((flags >> 4) % 3);
     config.ttl_ms = 10 + in.next16();
+    config.fair = config.instances == 1 && (in.next() & 1) != 0;
     return l.configure(config) == errc::ok;
 }
 
@@ -125,7 +126,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (int step = 0; step < 4096 && !in.empty(); ++step) {
         const std::uint8_t op = in.next();
         const auto instance = static_cast<std::uint8_t>(in.next() % (l.instance_count() + 1));
-        switch (op % 9) {
+        switch (op % 10) {
             case 0: {
                 edgelock::owner_token token{};
                 token[0] = ++token_seed;
@@ -145,6 +146,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 7: {
                 const std::int64_t deadline = l.next_deadline_ms();
                 if (deadline > now && deadline < now + 100'000) now = deadline - (in.next() % 2);
+                break;
+            }
+            case 8: {  // a wake-up: for us, for another waiter, or "look now"
+                const std::array<char, edgelock::token_hex_bytes> ours = l.token_hex();
+                const std::uint8_t which = in.next() % 3;
+                const std::string_view message = which == 0   ? std::string_view(ours.data(), ours.size())
+                                                 : which == 1 ? std::string_view("0123456789abcdef0123456789abcdef")
+                                                              : std::string_view();
+                l.on_wake(now, message);
                 break;
             }
             default:
