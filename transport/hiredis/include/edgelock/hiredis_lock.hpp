@@ -136,6 +136,20 @@ struct lock_options {
     std::int64_t retry_delay_ms_min = 0;
     std::int64_t retry_delay_ms_max = 0;
 
+    // Fair waiting (edgelock/lock.hpp, "Fair waiting"): waiters line up in Redis in arrival
+    // order and each release wakes the next in line, instead of every waiter polling with
+    // backoff. Needs one instance (a single Redis or Sentinel's master): open() returns
+    // invalid_config with several. While an acquire() with a wait has to wait, the lock holds
+    // a second connection to the same server (same address, credentials, db and TLS),
+    // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
+    // until the lock is destroyed (a loop that acquires again reuses it). A subscriber
+    // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
+    // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
+    // waiter that died leaves the line after it) are the core's lock_config fields.
+    bool fair = false;
+    std::int64_t recheck_ms = 0;
+    std::int64_t queue_entry_ttl_ms = 0;
+
     // Timing, with the asio client's defaults (edgelock/session/reconnect.hpp). Timeouts are
     // 1 ms to 60 s; after a failed connect the next waits a delay drawn with full jitter below
     // a cap that doubles from reconnect_delay_min_ms to reconnect_delay_max_ms (10 min at most).
