@@ -149,4 +149,41 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
     EXPECT_LE(third_ms - second_ms, recheck_ms + liveness_margin_ms);
 }
 
+// A subscriber that cannot subscribe (SUBSCRIBE renamed away) or is dropped while waiting never
+// fails the acquire: the waiter falls back to its re-checks, and takes the lock once it is free.
+void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {
+    redis_client client(server.port());
+    auto holder = hold_lock(server);
+    edgelock::hiredis::lock waiter;
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = recheck_ms;
+    options.queue_entry_ttl_ms = entry_ttl_ms;
+    ASSERT_FALSE(waiter.open(options));
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(10)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // in line (and subscribed, if it can be)
+    if (kill_subscriber) {
+        EXPECT_EQ(client.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1) << "the waiter's subscriber";
+    }
+    const std::int64_t released_ms = edgelock::hiredis::now_ms();
+    EXPECT_FALSE(holder->release());
+    waiting.join();
+    std::cout << "the waiter took the lock " << edgelock::hiredis::now_ms() - released_ms << " ms after the release"
+              << std::endl;
+    EXPECT_FALSE(result) << result.message();
+    EXPECT_TRUE(waiter.held());
+    EXPECT_FALSE(waiter.release());
+}
+
+TEST(fair_waiting, a_server_that_refuses_subscribe_only_delays_the_waiter_to_its_recheck) {
+    redis_server server({"--rename-command", "SUBSCRIBE", ""});
+    expect_acquired_without_wake_ups(server, false);
+}
+
+TEST(fair_waiting, a_subscriber_dropped_while_waiting_only_delays_the_waiter) {
+    redis_server server;
+    expect_acquired_without_wake_ups(server, true);
+}
+
 }  // namespace
