@@ -19,6 +19,10 @@
 //     NOAUTH) is made again by the next request: at once when it had been up, after the
 //     reconnect delay when an attempt failed; through the sentinels, the next one first.
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
+//   - Fair waiting (lock_options::fair, one instance): a waiting acquire() stands in line in
+//     Redis and, rather than sleeping until its next attempt, polls a second connection
+//     subscribed to the lock's channel beside the first, so the release before it wakes it at
+//     once (see lock_options::fair for what it costs and how it falls back).
 //
 // Sentinel failover during a hold: the hold is kept when the promoted replica has our key and
 // a renewal reaches it before validity ends (the client finds the new master through the
@@ -203,7 +207,7 @@ public:
     // traffic: connections are made by the first acquire(). May be called once.
     // Returns ok, or: invalid_config (a malformed URL, both or neither of instances and
     // sentinels, a timeout or reconnect delay out of range, master credentials too long,
-    // open() called twice), invalid_name, invalid_ttl,
+    // open() called twice, fair with several instances), invalid_name, invalid_ttl,
     // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
     // transport_errc::thread_failed, transport_errc::out_of_memory, transport_errc::tls_files
     // (an address is rediss:// and a file of options.tls cannot be loaded).
