@@ -10,14 +10,21 @@
 //     acquire() returning (the key is deleted somewhere within the release call, so this
 //     includes up to one round trip of the release itself);
 //   per-worker min/max acquisitions, and max/min.
-// Waiters poll: a busy acquire backs off (the lock's retry_delay) and tries again, so who gets
-// the lock next and how soon depends on backoff, not on when it became free. These figures
-// are the baseline a notified, in-order handover is measured against.
+// It runs twice, with the same W, H and S, on the same server (each run on a name of its own):
+//   polling mode: a busy acquire backs off (the lock's retry_delay) and tries again, so who
+//     gets the lock next and how soon depends on backoff, not on when it became free. This is
+//     the baseline.
+//   fair mode (lock_options::fair, edgelock/lock.hpp "Fair waiting"): waiters line up in Redis
+//     and each release wakes the head of the line through its subscriber connection, so the
+//     next holder is the longest waiter and starts one wake-up and one attempt after the key
+//     is gone.
+// Then the fair figures as ratios of the polling ones.
 //
-// Usage: contention [--workers W] [--hold-ms H] [--seconds S]
+// Usage: contention [--workers W] [--hold-ms H] [--seconds S] [--only polling|fair]
 #include <hiredis.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -37,6 +44,18 @@ struct options {
     int workers = 8;
     int hold_ms = 10;
     double seconds = 5.0;
+    std::string only;  // "", "polling" or "fair"
+};
+
+struct figures {
+    double rate = 0;        // acquisitions/s within the window
+    double ideal = 0;       // 1 / (hold + round trip)
+    double wait_p50_ms = 0;
+    double wait_p99_ms = 0;
+    double gap_p50_ms = 0;
+    double gap_p99_ms = 0;
+    std::size_t fewest = 0;
+    std::size_t most = 0;
 };
 
 struct acquisition {
@@ -59,6 +78,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.hold_ms = std::atoi(value);
         } else if (flag == "--seconds") {
             o.seconds = std::atof(value);
+        } else if (flag == "--only" && (std::string(value) == "polling" || std::string(value) == "fair")) {
+            o.only = value;
         } else {
             return false;
         }
@@ -83,12 +104,13 @@ double round_trip_us(const edgelock::testing::redis_server& server) {
 }
 
 // One worker's loop; false when its lock could not be opened or failed other than busy.
-bool work(const std::string& url, const options& o, std::int64_t end_us, std::vector<acquisition>& out) {
+bool work(const std::string& url, const options& o, bool fair, std::int64_t end_us, std::vector<acquisition>& out) {
     edgelock::hiredis::lock_options lo;
-    lo.name = "bench:contention";
+    lo.name = fair ? "bench:contention:fair" : "bench:contention";
     lo.instances = {url};
     lo.ttl_ms = 10'000;
     lo.restart_guard = false;
+    lo.fair = fair;
     edgelock::hiredis::lock lock;
     if (lock.open(lo)) return false;
     while (now_us() < end_us) {
@@ -114,8 +136,8 @@ double percentile(std::vector<std::int64_t> values, double p) {
 
 // Counts what was acquired within the window [start_us, end_us): workers still waiting at
 // its end finish their turn, and that tail is not part of the rate.
-void report(const options& o, const std::vector<std::vector<acquisition>>& per_worker, double rtt_us,
-            std::int64_t end_us) {
+figures measure(const options& o, const std::vector<std::vector<acquisition>>& per_worker, double rtt_us,
+                std::int64_t end_us) {
     std::vector<acquisition> all;
     std::size_t fewest = SIZE_MAX;
     std::size_t most = 0;
@@ -134,19 +156,54 @@ void report(const options& o, const std::vector<std::vector<acquisition>>& per_w
     const auto in_window = std::count_if(all.begin(), all.end(), [end_us](const acquisition& a) {
         return a.acquired_us < end_us;
     });
-    const double rate = static_cast<double>(in_window) / o.seconds;
-    const double ideal = 1e6 / (o.hold_ms * 1000.0 + rtt_us);
-    std::printf("polling mode: %d workers, hold %d ms, %.1f s, round trip %.0f us\n", o.workers, o.hold_ms,
-                o.seconds, rtt_us);
-    std::printf("  acquisitions/s            %8.1f   (ideal 1/(hold + round trip) %.1f, ratio %.2f)\n", rate,
-                ideal, rate / ideal);
-    std::printf("  acquire wait p50/p99      %8.2f / %.2f ms\n", percentile(waits, 0.50) / 1000,
-                percentile(waits, 0.99) / 1000);
-    std::printf("  handover gap p50/p99      %8.2f / %.2f ms\n", percentile(gaps, 0.50) / 1000,
-                percentile(gaps, 0.99) / 1000);
-    char spread[32] = "inf";
-    if (fewest > 0) std::snprintf(spread, sizeof spread, "%.1f", static_cast<double>(most) / static_cast<double>(fewest));
-    std::printf("  per worker min/max        %8zu / %zu   (max/min %s)\n", fewest, most, spread);
+    figures f;
+    f.rate = static_cast<double>(in_window) / o.seconds;
+    f.ideal = 1e6 / (o.hold_ms * 1000.0 + rtt_us);
+    f.wait_p50_ms = percentile(waits, 0.50) / 1000;
+    f.wait_p99_ms = percentile(waits, 0.99) / 1000;
+    f.gap_p50_ms = percentile(gaps, 0.50) / 1000;
+    f.gap_p99_ms = percentile(gaps, 0.99) / 1000;
+    f.fewest = fewest;
+    f.most = most;
+    return f;
+}
+
+double spread(const figures& f) {
+    return f.fewest > 0 ? static_cast<double>(f.most) / static_cast<double>(f.fewest) : HUGE_VAL;
+}
+
+void print(const char* mode, const figures& f) {
+    std::printf("%s mode\n", mode);
+    std::printf("  acquisitions/s            %8.1f   (ideal 1/(hold + round trip) %.1f, ratio %.2f)\n", f.rate,
+                f.ideal, f.rate / f.ideal);
+    std::printf("  acquire wait p50/p99      %8.2f / %.2f ms\n", f.wait_p50_ms, f.wait_p99_ms);
+    std::printf("  handover gap p50/p99      %8.2f / %.2f ms\n", f.gap_p50_ms, f.gap_p99_ms);
+    std::printf("  per worker min/max        %8zu / %zu   (max/min %.2f)\n", f.fewest, f.most, spread(f));
+}
+
+void print_ratios(const figures& fair, const figures& polling) {
+    std::printf("fair / polling\n");
+    std::printf("  acquisitions/s            %8.2f\n", fair.rate / polling.rate);
+    std::printf("  acquire wait p50 / p99    %8.2f / %.2f\n", fair.wait_p50_ms / polling.wait_p50_ms,
+                fair.wait_p99_ms / polling.wait_p99_ms);
+    std::printf("  handover gap p50 / p99    %8.2f / %.2f\n", fair.gap_p50_ms / polling.gap_p50_ms,
+                fair.gap_p99_ms / polling.gap_p99_ms);
+    std::printf("  per worker max/min        %8.3f\n", spread(fair) / spread(polling));
+}
+
+// One mode's run: W workers for S seconds. False when a worker's lock failed.
+bool run(const edgelock::testing::redis_server& server, const options& o, bool fair, double rtt_us, figures& out) {
+    const std::int64_t end_us = now_us() + static_cast<std::int64_t>(o.seconds * 1e6);
+    std::vector<std::vector<acquisition>> per_worker(static_cast<std::size_t>(o.workers));
+    std::vector<char> ok(per_worker.size(), 0);
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < per_worker.size(); ++w) {
+        threads.emplace_back([&, w] { ok[w] = work(server.url(), o, fair, end_us, per_worker[w]) ? 1 : 0; });
+    }
+    for (std::thread& t : threads) t.join();
+    if (std::count(ok.begin(), ok.end(), 0) > 0) return false;
+    out = measure(o, per_worker, rtt_us, end_us);
+    return true;
 }
 
 }  // namespace
@@ -154,23 +211,24 @@ void report(const options& o, const std::vector<std::vector<acquisition>>& per_w
 int main(int argc, char** argv) {
     options o;
     if (!parse_options(argc, argv, o)) {
-        std::fprintf(stderr, "usage: contention [--workers W] [--hold-ms H] [--seconds S]\n");
+        std::fprintf(stderr, "usage: contention [--workers W] [--hold-ms H] [--seconds S] [--only polling|fair]\n");
         return 2;
     }
     const edgelock::testing::redis_server server({}, edgelock::testing::persistence::volatile_);
     const double rtt_us = round_trip_us(server);
-    const std::int64_t end_us = now_us() + static_cast<std::int64_t>(o.seconds * 1e6);
-    std::vector<std::vector<acquisition>> per_worker(static_cast<std::size_t>(o.workers));
-    std::vector<char> ok(per_worker.size(), 0);
-    std::vector<std::thread> threads;
-    for (std::size_t w = 0; w < per_worker.size(); ++w) {
-        threads.emplace_back([&, w] { ok[w] = work(server.url(), o, end_us, per_worker[w]) ? 1 : 0; });
+    std::printf("%d workers, hold %d ms, %.1f s per mode, round trip %.0f us\n", o.workers, o.hold_ms, o.seconds,
+                rtt_us);
+    figures polling;
+    figures fair;
+    for (const bool fair_mode : {false, true}) {
+        if (!o.only.empty() && (o.only == "fair") != fair_mode) continue;
+        figures& f = fair_mode ? fair : polling;
+        if (!run(server, o, fair_mode, rtt_us, f)) {
+            std::fprintf(stderr, "contention: a worker's lock failed (%s mode)\n", fair_mode ? "fair" : "polling");
+            return 1;
+        }
+        print(fair_mode ? "fair" : "polling", f);
     }
-    for (std::thread& t : threads) t.join();
-    if (std::count(ok.begin(), ok.end(), 0) > 0) {
-        std::fprintf(stderr, "contention: a worker's lock failed\n");
-        return 1;
-    }
-    report(o, per_worker, rtt_us, end_us);
+    if (o.only.empty()) print_ratios(fair, polling);
     return 0;
 }

@@ -138,6 +138,24 @@ TEST(Run, Sentinel) {
     EXPECT_EQ(r.parsed.master_name, "mymaster");
 }
 
+TEST(Run, WaitsInLineWithOneInstanceUnlessUnfair) {
+    const parse_result one = parse({"run", "--name", "x", "--", "true"});
+    ASSERT_EQ(one.exit_code, 0) << one.error;
+    EXPECT_TRUE(run_lock_config(one.parsed).fair);
+    const parse_result sentinel = parse({"run", "--name", "x", "--sentinel", "10.0.0.1:26379", "--master", "m", "true"});
+    ASSERT_EQ(sentinel.exit_code, 0) << sentinel.error;
+    EXPECT_TRUE(run_lock_config(sentinel.parsed).fair);
+    const parse_result unfair = parse({"run", "--name", "x", "--unfair", "--", "true"});
+    ASSERT_EQ(unfair.exit_code, 0) << unfair.error;
+    EXPECT_FALSE(run_lock_config(unfair.parsed).fair);
+    const parse_result redlock = parse({"run", "--name", "x", "--redis", "redis://a", "--redis", "redis://b",
+                                        "--redis", "redis://c", "--", "true"});
+    ASSERT_EQ(redlock.exit_code, 0) << redlock.error;
+    EXPECT_FALSE(run_lock_config(redlock.parsed).fair) << "Redlock cannot keep a line";
+    expect_usage_error({"status", "--name", "x", "--unfair"}, "--unfair");
+    EXPECT_NE(help_text("run").find("--unfair"), std::string::npos);
+}
+
 TEST(Environment, SuppliesServersWhenNoFlagDoes) {
     environment env;
     env.redis = "redis://a:1, redis://b:2 redis://c:3";

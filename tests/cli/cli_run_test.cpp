@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,7 +34,7 @@ using edgelock::testing::redis_server;
 const std::string report_term = "trap 'echo got TERM; exit 3' TERM";
 
 class CliRun : public ::testing::Test {
-protected:
+public:
     std::vector<std::string> edgelock(const std::string& command, std::vector<std::string> args) {
         args.insert(args.begin(), {EDGELOCK_CLI, command, "--redis", server.url()});
         return args;
@@ -167,6 +168,46 @@ TEST_F(CliRun, WaitEndsWhenTheHolderReleases) {
     EXPECT_EQ(r.out, "ran\n");
     EXPECT_TRUE(r.err.empty()) << "no progress on a pipe: " << r.err;
     EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+// Runs a holder, then four waiters started one after another (each once it stands in line, or
+// after a fixed gap when it polls), each appending its number to the list "order" as CMD.
+std::vector<std::string> waiter_order(CliRun& t, redis_server& server, redis_client& admin, bool unfair) {
+    program holder(t.edgelock("run", {"--name", "line", "--", "sleep", "1"}), CliRun::env());
+    t.wait_for_holder("line");
+    std::vector<std::unique_ptr<program>> waiters;
+    for (int i = 1; i <= 4; ++i) {
+        std::vector<std::string> args = {"--name", "line", "--wait", "30s"};
+        if (unfair) args.push_back("--unfair");
+        for (const std::string& word : {std::string("--"), std::string("redis-cli"), std::string("-p"),
+                                        std::to_string(server.port()), std::string("RPUSH"), std::string("order"),
+                                        std::to_string(i)}) {
+            args.push_back(word);
+        }
+        waiters.push_back(std::make_unique<program>(t.edgelock("run", args), CliRun::env()));
+        eventually([&] { return !unfair && admin.command({"ZCARD", "{line}:queue"}).integer == i; }, 150ms);
+    }
+    EXPECT_EQ(holder.wait().exit_code, 0);
+    for (auto& w : waiters) EXPECT_EQ(w->wait().exit_code, 0);
+    std::vector<std::string> order;
+    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements) order.push_back(e.text);
+    admin.command({"DEL", "order"});
+    return order;
+}
+
+// With one Redis, `run --wait` waits in line: the waiters run in arrival order. Polling
+// (--unfair) runs them in whatever order their backoff allows, which shows the check can fail
+// (it is expected to, not required to: four pollers may happen to win in order).
+TEST_F(CliRun, WaitersRunInArrivalOrderUnlessUnfair) {
+    const std::vector<std::string> arrival = {"1", "2", "3", "4"};
+    EXPECT_EQ(waiter_order(*this, server, admin, false), arrival);
+    const std::vector<std::string> polled = waiter_order(*this, server, admin, true);
+    std::vector<std::string> sorted = polled;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, arrival) << "every poller ran once";
+    std::string shown;
+    for (const std::string& id : polled) shown += " " + id;
+    std::printf("--unfair waiters ran in the order%s%s\n", shown.c_str(), polled == arrival ? " (arrival order, by chance)" : "");
 }
 
 TEST_F(CliRun, ProgressOnATerminalOnly) {

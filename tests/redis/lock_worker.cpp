@@ -9,6 +9,9 @@
 //       know it was paused), waits up to 5 s for `lost`, prints
 //       "write <accepted 0|1> lost <0|1> reason <reason> callback <0|1>"; "release" -> prints
 //       "release <error message or ok>"; "quit" -> exits.
+//   redis_lock_worker waiter <url> <lock name> <fair 0|1> <recheck ms> <entry ttl ms> <id>
+//       Acquires (waiting up to 60 s), prints "acquired <id> <now_ms()>", appends <id> to the
+//       list "order" while holding the lock, releases, prints "released".
 #include <unistd.h>
 
 #include <atomic>
@@ -107,6 +110,33 @@ int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
     return 0;
 }
 
+int waiter(const std::string& url, const std::string& name, bool fair, std::int64_t recheck_ms,
+           std::int64_t entry_ttl_ms, const std::string& id) {
+    redis_client client(port_of(url));
+    edgelock::hiredis::lock lock;
+    auto options = options_for(name, {url}, 5000);
+    options.fair = fair;
+    options.recheck_ms = recheck_ms;
+    options.queue_entry_ttl_ms = entry_ttl_ms;
+    if (const auto ec = lock.open(options)) {
+        std::cout << "open failed " << ec.message() << std::endl;
+        return 2;
+    }
+    if (const auto ec = lock.acquire(std::chrono::seconds(60))) {
+        std::cout << "acquire failed " << ec.message() << std::endl;
+        return 3;
+    }
+    std::cout << "acquired " << id << " " << edgelock::hiredis::now_ms() << std::endl;
+    client.command({"RPUSH", "order", id});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (const auto ec = lock.release()) {
+        std::cout << "release failed " << ec.message() << std::endl;
+        return 4;
+    }
+    std::cout << "released" << std::endl;
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,6 +145,9 @@ int main(int argc, char** argv) {
         return increment(argv[2], argv[3], std::stoi(argv[4]), std::string(argv[5]) == "1");
     }
     if (mode == "holder" && argc == 6) return holder(argv[2], argv[3], std::stoll(argv[4]), argv[5]);
-    std::cerr << "usage: redis_lock_worker increment|holder ..." << std::endl;
+    if (mode == "waiter" && argc == 8) {
+        return waiter(argv[2], argv[3], std::string(argv[4]) == "1", std::stoll(argv[5]), std::stoll(argv[6]), argv[7]);
+    }
+    std::cerr << "usage: redis_lock_worker increment|holder|waiter ..." << std::endl;
     return 64;
 }

@@ -61,6 +61,44 @@ TEST(tls, a_lock_is_held_renewed_and_released_over_tls) {
     EXPECT_FALSE(lock.instance_error(0)) << lock.instance_error(0).message();
 }
 
+// Fair waiting over TLS: the waiter's subscriber connection is made with the same TLS settings,
+// and the release wakes it (its own backoff and re-check are a minute, so polling cannot).
+TEST(tls, a_fair_waiter_subscribes_over_tls_and_is_woken_by_the_release) {
+    tls_material material;
+    redis_server server(material);
+    auto fair = [&](std::int64_t recheck) {
+        auto options = verified_by(material, "tls:line", {server.url()}, 5000);
+        options.fair = true;
+        options.recheck_ms = recheck;
+        options.queue_entry_ttl_ms = 2 * (recheck + 500);
+        options.retry_delay_ms_min = recheck;
+        options.retry_delay_ms_max = recheck;
+        return options;
+    };
+    edgelock::hiredis::lock holder;
+    ASSERT_FALSE(holder.open(fair(200)));
+    ASSERT_FALSE(holder.try_acquire());
+    edgelock::hiredis::lock waiter;
+    ASSERT_FALSE(waiter.open(fair(60'000)));
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = waiter.acquire(8s); });
+    redis_client admin(server.port(), client_tls::with_client_cert(material));
+    EXPECT_TRUE(eventually(
+        [&] {
+            const auto numsub = admin.command({"PUBSUB", "NUMSUB", "{tls:line}:queue"});
+            return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
+        },
+        5s))
+        << "the waiter's subscriber";
+    EXPECT_FALSE(holder.release());
+    EXPECT_TRUE(eventually([&] { return waiter.held(); }, 3s)) << "woken by the release";
+    waiting.join();
+    EXPECT_FALSE(result) << result.message();
+    if (!result) {
+        EXPECT_FALSE(waiter.release());
+    }
+}
+
 TEST(tls, mutual_tls_shows_the_client_certificate) {
     tls_material material;
     tls_setup asks(material);

@@ -39,7 +39,7 @@ constexpr unsigned for_lock_commands =
 
 enum class flag_id {
     help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard, fencing, wait_replicas, json, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name
+    restart_guard, fencing, wait_replicas, json, unfair, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name
 };
 
 struct flag_spec {
@@ -49,7 +49,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 22> flags{{
+constexpr std::array<flag_spec, 23> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands},
@@ -67,6 +67,7 @@ constexpr std::array<flag_spec, 22> flags{{
     {"--fencing", flag_id::fencing, true, for_check},
     {"--wait-replicas", flag_id::wait_replicas, true, for_check},
     {"--json", flag_id::json, false, for_check},
+    {"--unfair", flag_id::unfair, false, for_run},
     {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
     {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
     {"--tls-cert", flag_id::tls_cert, true, for_lock_commands},
@@ -308,6 +309,7 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             o.replicas_to_wait = static_cast<std::uint8_t>(value[0] - '0');
             return "";
         case flag_id::json: o.json = true; return "";
+        case flag_id::unfair: o.fair = false; return "";
         case flag_id::tls_ca:
         case flag_id::tls_ca_dir:
         case flag_id::tls_cert:
@@ -430,6 +432,8 @@ lock_config run_lock_config(const options& o) {
     config.fencing = true;
     config.watchdog = true;
     config.restart_guard_ms = o.restart_guard ? -1 : 0;
+    // Waiters line up (lock.hpp, "Fair waiting") unless --unfair; Redlock cannot keep a line.
+    config.fair = o.fair && config.instances == 1;
     return config;
 }
 

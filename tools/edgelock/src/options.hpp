@@ -56,6 +56,7 @@ struct options {
     bool fencing = true;                    // check: --fencing on|off (run always fences)
     std::uint8_t replicas_to_wait = 0;      // check: --wait-replicas N (Sentinel's WAIT)
     bool json = false;                      // check: --json
+    bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
 
     std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments
 };
@@ -72,7 +73,8 @@ struct parse_result {
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
 
 // The core configuration of `edgelock run`'s lock: the name, TTL and deployment of `o`, fence
-// tokens on, the watchdog on, the restart guard as --restart-guard says, every other field the
+// tokens on, the watchdog on, the restart guard as --restart-guard says, fair waiting with one
+// instance unless --unfair, every other field the
 // core's default. run.cpp hands exactly
 // these to the hiredis transport, and the parser checks them with lock::configure on a
 // scratch lock, so the command line and the lock cannot disagree. `name` points into `o`.

@@ -168,6 +168,9 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.retry_delay_ms_max = config.retry_delay_ms_max;
     lo.restart_guard = o.restart_guard;
     lo.restart_guard_ms = config.restart_guard_ms;
+    lo.fair = config.fair;
+    lo.recheck_ms = config.recheck_ms;
+    lo.queue_entry_ttl_ms = config.queue_entry_ttl_ms;
     lo.connect_timeout_ms = o.redis_timeout_ms;
     lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };

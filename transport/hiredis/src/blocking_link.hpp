@@ -62,12 +62,18 @@ public:
     // reply_node&), and the node's start (read_node) to on_started(const node_start&) at the
     // end of the handshake. Stops when the link closes (call finish()).
     template <typename OnAnswer, typename OnStarted>
-    void receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started);
+    void receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
+        receive(now, on_answer, on_started, [](const session::link_reply&, const reply_node*, std::size_t) {});
+    }
     // The same for a link that does not read its node (no read_node).
     template <typename OnAnswer>
     void receive(std::int64_t now, OnAnswer&& on_answer) {
         receive(now, on_answer, [](const node_start&) {});
     }
+    // The same with on_push(const link_reply&, const reply_node* nodes, std::size_t count) for
+    // what a subscriber link delivers unasked: subscribed, and each message.
+    template <typename OnAnswer, typename OnStarted, typename OnPush>
+    void receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started, OnPush&& on_push);
     // Skips the reconnect delay (a user call wants a fresh try).
     void retry_now() noexcept { link_.retry_now(); }
     // A reply took longer than the command timeout: true, with the link closing.
@@ -89,8 +95,8 @@ private:
     ssize_t receive_bytes(char* bytes, std::size_t size, failure& why);
     bool read_some(std::int64_t now);
     // Hands every complete reply in the buffer to the link; answers go to on_answer.
-    template <typename OnAnswer, typename OnStarted>
-    void route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started);
+    template <typename OnAnswer, typename OnStarted, typename OnPush>
+    void route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started, OnPush&& on_push);
     void close_socket() noexcept;
 
     session::server_link link_;
@@ -103,14 +109,14 @@ private:
     std::array<reply_node, nodes_max> nodes_{};
 };
 
-template <typename OnAnswer, typename OnStarted>
-void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
+template <typename OnAnswer, typename OnStarted, typename OnPush>
+void blocking_link::receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started, OnPush&& on_push) {
     if (tls_.handshaking()) return continue_tls(now);
-    if (read_some(now)) route(now, on_answer, on_started);
+    if (read_some(now)) route(now, on_answer, on_started, on_push);
 }
 
-template <typename OnAnswer, typename OnStarted>
-void blocking_link::route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started) {
+template <typename OnAnswer, typename OnStarted, typename OnPush>
+void blocking_link::route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started, OnPush&& on_push) {
     std::size_t offset = 0;
     while (link_.state() == session::link_state::handshaking || link_.ready()) {
         const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes_.data(), nodes_.size());
@@ -123,6 +129,9 @@ void blocking_link::route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on
         const session::link_reply routed = link_.on_reply(nodes_.data(), parsed.nodes, now);
         if (routed.what == session::link_reply::kind::answer) on_answer(routed.entry, nodes_[0]);
         if (routed.what == session::link_reply::kind::node_started) on_started(link_.started());
+        if (routed.what == session::link_reply::kind::subscribed || routed.what == session::link_reply::kind::message) {
+            on_push(routed, nodes_.data(), parsed.nodes);
+        }
     }
     std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
     read_size_ -= offset;

@@ -15,6 +15,7 @@
 #include "blocking_link.hpp"
 #include "edgelock/assert.hpp"
 #include "edgelock/entropy.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
@@ -55,6 +56,12 @@ struct lock::impl {
     tls_context tls;  // before the links, which keep a pointer to it
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
+    // Fair waiting: the connection subscribed to the lock's channel (set up only when fair),
+    // made the first time an acquire() waits and kept until the lock is destroyed.
+    bool fair = false;
+    blocking_link subscriber;
+    std::array<char, key_bytes_max> channel_bytes{};
+    std::size_t channel_size = 0;
 
     mutable std::mutex mutex;
     std::condition_variable changed;
@@ -93,10 +100,17 @@ struct lock::impl {
     void write_requests(std::uint8_t i);
     void read_replies(std::uint8_t i);
     void check_timeouts();
+    std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
+    bool listening(bool background) const;
+    bool must_wait() const;
+    void tend_subscriber(std::unique_lock<std::mutex>& held);
+    void read_wake_ups();
+    void end_subscriber_if_closing();
     void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why);
     std::error_code configure(const lock_options& given);
+    std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
     void drain_events();
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
@@ -214,6 +228,7 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
         send_requests(held);
         drain_events();
         if (done()) return;
+        if (listening(background)) tend_subscriber(held);
 
         const std::int64_t now = now_ms();
         std::int64_t wake = std::min(core.next_deadline_ms(), hard_deadline_ms);
@@ -232,6 +247,14 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
         }
         const nfds_t instance_fds = count;
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
+        // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
+        const bool listen = listening(background);
+        const nfds_t subscriber_fd = count;
+        if (listen) {
+            if (subscriber.fd() >= 0) fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
+            if (subscriber.has_buffered()) wake = now;
+            wake = std::min(wake, session::wake_ms(subscriber.link(), must_wait(), now));
+        }
         if (instance_fds == 0 && wake == no_deadline_ms) return;  // nothing can happen any more
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
@@ -247,6 +270,9 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
                 std::uint64_t value = 0;
                 [[maybe_unused]] const ssize_t ignored = ::read(wake_fd, &value, sizeof value);
             }
+        }
+        if (listen && subscriber_fd < count && (fds[subscriber_fd].revents != 0 || subscriber.has_buffered())) {
+            read_wake_ups();
         }
         check_timeouts();
     }
@@ -303,7 +329,7 @@ namespace {
 struct socket_sink {
     blocking_link& to;
     std::int64_t now;
-    std::array<char, request_bytes_max> buffer{};
+    std::array<char, session::lock_request_bytes_max> buffer{};
 
     char* cursor() noexcept { return buffer.data(); }
     std::size_t room() const noexcept { return buffer.size(); }
@@ -349,6 +375,58 @@ void lock::impl::check_timeouts() {
         if (!l.busy()) continue;
         if (l.timed_out(now)) closed(i);
     }
+    if (fair && subscriber.busy() && subscriber.timed_out(now)) end_subscriber_if_closing();
+}
+
+// ---- fair waiting: the subscriber connection -----------------------------------------------
+//
+// Nothing on it can fail an acquire(): a connection that fails is made again after the
+// reconnect delay, and meanwhile the core's re-checks (every recheck_ms) stand in for the
+// wake-ups it would have brought.
+
+// A user's acquire() is waiting fairly (the helper's background I/O never listens).
+bool lock::impl::listening(bool background) const {
+    return fair && !background && core.wants_wake_ups();
+}
+
+// The acquire has to wait: its attempt was refused (nothing is owed on the command connection,
+// nothing queued). Only then is the subscriber made, so an uncontended acquire never makes it.
+bool lock::impl::must_wait() const {
+    return !links[0].busy() && !core.has_request(0);
+}
+
+// Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
+void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
+    if (!must_wait() || !subscriber.link().may_start(now_ms())) return;
+    held.unlock();
+    for (std::size_t tries = 0; tries <= session::sentinels_max; ++tries) {
+        const std::int64_t now = now_ms();
+        if (!subscriber.link().may_start(now) || subscriber.start_connect(now)) break;
+    }
+    held.lock();
+}
+
+// Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
+// published before it is lost), the payload of each message on the channel.
+void lock::impl::read_wake_ups() {
+    const auto on_push = [this](const session::link_reply& what, const reply_node* nodes, std::size_t count) {
+        std::string_view payload;
+        if (what.what == session::link_reply::kind::message &&
+            !session::parse_channel_message(nodes, count, channel(), payload)) {
+            return;
+        }
+        drain_events();
+        [[maybe_unused]] const errc told = core.on_wake(now_ms(), payload);
+        drain_events();
+    };
+    subscriber.receive(now_ms(), [](const session::in_flight&, const reply_node&) {}, [](const node_start&) {}, on_push);
+    end_subscriber_if_closing();
+}
+
+void lock::impl::end_subscriber_if_closing() {
+    if (subscriber.link().state() != session::link_state::closing) return;
+    std::size_t dropped = 0;
+    subscriber.finish(now_ms(), dropped);
 }
 
 // Instance i's connection ended: its requests in flight are given up, and the core hears of
@@ -458,6 +536,9 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
     config.retry_delay_ms_min = options.retry_delay_ms_min;
     config.retry_delay_ms_max = options.retry_delay_ms_max;
     config.restart_guard_ms = options.restart_guard ? options.restart_guard_ms : 0;
+    config.fair = options.fair;
+    config.recheck_ms = options.recheck_ms;
+    config.queue_entry_ttl_ms = options.queue_entry_ttl_ms;
     return config;
 }
 
@@ -503,6 +584,22 @@ std::error_code lock::impl::configure(const lock_options& given) {
         setup.seed = seed_bits + i;
         if (links[i].setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
     }
+    return options.fair ? set_up_subscriber(setup, seed_bits + instances) : std::error_code{};
+}
+
+// The subscriber reaches the server (or Sentinel's master) as the command connection does:
+// the same address, credentials, db, TLS and timing; it reads no node facts.
+std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::uint64_t seed) {
+    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(), channel_bytes.size());
+    if (channel_size == 0) return make_error_code(errc::invalid_name);
+    fair = true;
+    setup.kind = session::connection_kind::subscriber;
+    setup.server = options.sentinels.empty() ? &endpoints[0] : nullptr;
+    setup.seed = seed;
+    setup.read_node = false;
+    setup.refuse_evicting = false;
+    setup.channel = channel();
+    if (subscriber.setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
     return {};
 }
 

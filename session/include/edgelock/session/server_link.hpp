@@ -24,6 +24,13 @@
 // process before was, and counted from that reading at the earliest while it runs. With refuse_evicting, a
 // node that may evict keys (node_facts::may_evict) ends the connection instead.
 //
+// A subscriber link (a fair lock's wake-ups, lock.hpp "Fair waiting") is a server link whose
+// handshake ends with SUBSCRIBE <channel> instead of loading scripts: it reaches the same
+// server (or the master the sentinels name, checked with ROLE) with the same credentials and
+// db. Its handshake's end comes out as subscribed (the subscription is confirmed: messages
+// published before it are lost), and each message after it as message (parse_channel_message
+// reads its payload from the nodes); nothing is tracked on it, so it has no reply timeout.
+//
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
 // failure moves on to the next sentinel and asks again, at once until every sentinel has
@@ -79,6 +86,7 @@ struct link_setup {
                                                      // eviction check)
     bool refuse_evicting = false;                    // read_node: a node that may evict keys
                                                      // fails the connection (evicting_node)
+    std::string_view channel;                        // subscriber: 1..key_bytes_max bytes
 };
 
 struct link_reply {
@@ -87,6 +95,8 @@ struct link_reply {
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
         node_started,     // read_node: the handshake is done; tell the locks started()
+        subscribed,       // subscriber: the subscription is confirmed (after every connect)
+        message,          // subscriber: a message (parse_channel_message on the nodes)
     };
     kind what = kind::none;
     in_flight entry;
@@ -101,7 +111,7 @@ class server_link {
 public:
     // Returns invalid_config for a setup that names no server, sentinels without a master
     // name or credentials, a watch without sentinels, too little in-flight storage, or bad
-    // timing. The pointed-to addresses must outlive the link.
+    // timing, a subscriber without a channel. The pointed-to addresses must outlive the link.
     errc setup(const link_setup& s) noexcept;
 
     link_state state() const noexcept { return state_; }
@@ -207,6 +217,7 @@ private:
     std::size_t sentinel_index_ = 0;
     std::size_t sentinels_tried_ = 0;  // failed in a row this round, before a reconnect delay
     fixed_text<master_name_bytes_max> master_name_;
+    fixed_text<key_bytes_max> channel_;
     timing times_;
     reconnect_backoff backoff_;
 

@@ -19,6 +19,10 @@
 //     NOAUTH) is made again by the next request: at once when it had been up, after the
 //     reconnect delay when an attempt failed; through the sentinels, the next one first.
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
+//   - Fair waiting (lock_options::fair, one instance): a waiting acquire() stands in line in
+//     Redis and, rather than sleeping until its next attempt, polls a second connection
+//     subscribed to the lock's channel beside the first, so the release before it wakes it at
+//     once (see lock_options::fair for what it costs and how it falls back).
 //
 // Sentinel failover during a hold: the hold is kept when the promoted replica has our key and
 // a renewal reaches it before validity ends (the client finds the new master through the
@@ -136,6 +140,20 @@ struct lock_options {
     std::int64_t retry_delay_ms_min = 0;
     std::int64_t retry_delay_ms_max = 0;
 
+    // Fair waiting (edgelock/lock.hpp, "Fair waiting"): waiters line up in Redis in arrival
+    // order and each release wakes the next in line, instead of every waiter polling with
+    // backoff. Needs one instance (a single Redis or Sentinel's master): open() returns
+    // invalid_config with several. While an acquire() with a wait has to wait, the lock holds
+    // a second connection to the same server (same address, credentials, db and TLS),
+    // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
+    // until the lock is destroyed (a loop that acquires again reuses it). A subscriber
+    // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
+    // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
+    // waiter that died leaves the line after it) are the core's lock_config fields.
+    bool fair = false;
+    std::int64_t recheck_ms = 0;
+    std::int64_t queue_entry_ttl_ms = 0;
+
     // Timing, with the asio client's defaults (edgelock/session/reconnect.hpp). Timeouts are
     // 1 ms to 60 s; after a failed connect the next waits a delay drawn with full jitter below
     // a cap that doubles from reconnect_delay_min_ms to reconnect_delay_max_ms (10 min at most).
@@ -189,7 +207,7 @@ public:
     // traffic: connections are made by the first acquire(). May be called once.
     // Returns ok, or: invalid_config (a malformed URL, both or neither of instances and
     // sentinels, a timeout or reconnect delay out of range, master credentials too long,
-    // open() called twice), invalid_name, invalid_ttl,
+    // open() called twice, fair with several instances), invalid_name, invalid_ttl,
     // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
     // transport_errc::thread_failed, transport_errc::out_of_memory, transport_errc::tls_files
     // (an address is rediss:// and a file of options.tls cannot be loaded).
