@@ -12,6 +12,10 @@
 namespace edgelock {
 
 static_assert(sizeof(lock) <= 640, "one lock object must stay within 640 bytes");
+// The longest request: EVAL with the fair acquire script's text, four keys of the longest
+// name, the token and two numbers, with room for RESP's framing.
+static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
+              "request_bytes_max must hold EVAL with the fair acquire script");
 
 namespace {
 
@@ -108,11 +112,14 @@ errc lock::configure(const lock_config& config) noexcept {
     const std::int64_t recheck = config.recheck_ms > 0 ? config.recheck_ms : recheck_ms_default;
     const std::int64_t entry_ttl =
         config.queue_entry_ttl_ms > 0 ? config.queue_entry_ttl_ms : 2 * (recheck + attempt);
-    if (config.fair && config.instances != 1) return errc::invalid_config;
-    if (recheck > wait_ms_max || entry_ttl > ttl_ms_max) return errc::invalid_config;
-    // A waiter's entry must outlive the gap between two of its attempts, or it drops out of
-    // the line while it still waits.
-    if (entry_ttl <= recheck + attempt) return errc::invalid_config;
+    if (config.fair) {
+        if (config.instances != 1) return errc::invalid_config;
+        if (recheck > wait_ms_max || entry_ttl > ttl_ms_max) return errc::invalid_config;
+        // A waiter's entry must outlive the gap between two of its scripts' runs: up to an
+        // attempt timeout for the reply, recheck_ms, and an attempt timeout for the next
+        // request to arrive. Otherwise it drops out of the line while it still waits.
+        if (entry_ttl <= recheck + 2 * attempt) return errc::invalid_config;
+    }
 
     // What was learned of the instances belongs to their indices: a new count renumbers them.
     if (config.instances != instances_) {
@@ -215,7 +222,7 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
             // A cleanup lost with the connection (its SET may have run): it goes again on the
             // next one while a key it must delete can still be there.
             if (stale_release_worth_resending(instance, lost)) {
-                enqueue(instance, request_kind::release, false, lost.eval, 1);
+                enqueue(instance, request_kind::release, false, lost.eval, 1, lost.keep_place);
             }
             continue;
         }
@@ -674,7 +681,7 @@ void lock::fail_attempt(errc cause) noexcept {
     const bool waiting_helps = retrying_ && cause != errc::fence_exhausted &&
                                !(guarded && guard_until > wait_deadline_ms_);
     const bool backing_off = waiting_helps && now_ms_ < wait_deadline_ms_;
-    clean_up_everywhere(!backing_off);
+    clean_up_everywhere(backing_off ? line::keep_place : line::leave);
     if (backing_off) {
         state_ = lock_state::backing_off;
         timer_ms_ = std::min(resume_ms(cause, guard_until), wait_deadline_ms_);
@@ -707,7 +714,7 @@ std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
 void lock::abandon_attempt(errc why) noexcept {
     const bool in_flight = state_ != lock_state::backing_off;
     retire_round();
-    if (in_flight || fair_) clean_up_everywhere(true);
+    if (in_flight || fair_) clean_up_everywhere(line::leave);
     state_ = lock_state::idle;
     event e;
     e.type = event_type::acquire_failed;
@@ -734,7 +741,7 @@ void lock::lose(errc why) noexcept {
     retire_round();
     state_ = lock_state::lost;
     hold_count_ = 0;
-    clean_up_everywhere(false);
+    clean_up_everywhere(line::leave);
     event e;
     e.type = event_type::lost;
     e.code = why;
@@ -756,16 +763,17 @@ void lock::finish_release() noexcept {
 // timed out (their SET may have happened). Instances that refused a script hold another
 // token; a WAIT "refusal" (too few replicas) still holds ours. Instances an attempt did not
 // ask (the restart guard kept them out) hold nothing of it. A fair waiter that gives up
-// (`leaving_queue`) also has its token in the line of an instance that refused: the fair
-// release takes it out.
-void lock::clean_up_everywhere(bool leaving_queue) noexcept {
+// (line::leave) also has its token in the line of an instance that refused: the fair
+// release takes it out. One that goes on waiting (line::keep_place) keeps its place: its
+// cleanup deletes only the lock key.
+void lock::clean_up_everywhere(line place) noexcept {
     const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
-    const bool refusal_leaves_us_queued = fair_ && leaving_queue && round_kind_ == request_kind::acquire;
+    const bool refusal_leaves_us_queued = fair_ && place == line::leave && round_kind_ == request_kind::acquire;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         const bool refused = queues_[i].result == outcome::refused;
         if (refused && refusal_means_other_token && !refusal_leaves_us_queued) continue;
         if (round_kind_ == request_kind::acquire && queues_[i].result == outcome::none) continue;
-        enqueue(i, request_kind::release, false, false, 1);
+        enqueue(i, request_kind::release, false, false, 1, place == line::keep_place);
     }
 }
 
@@ -843,7 +851,7 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
         // the text. The running round's requests are always re-sent; a stale release only
         // when re-sending it cannot delete a key we set later (see resendable()).
         const bool resend = sent.current || resendable(instance, sent);
-        if (resend && enqueue(instance, sent.kind(), sent.current, true, 1)) return;
+        if (resend && enqueue(instance, sent.kind(), sent.current, true, 1, sent.keep_place)) return;
         if (sent.current) record(instance, outcome::failed);
         return;
     }
@@ -953,13 +961,15 @@ bool lock::resendable(std::uint8_t instance, const request& sent) const noexcept
 // its connection dropped), so no key of ours outlives the last of them by more than a TTL
 // (and the drift allowance, for Redis's clock running slow).
 bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept {
-    return resendable(instance, lost) && now_ms_ < claims_settled_ms_ + ttl_ms_ + drift_ms_;
+    // A fair lock's cleanup also takes our entry out of the line, which may outlive the key.
+    const std::int64_t useful_ms = fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
+    return resendable(instance, lost) && now_ms_ < claims_settled_ms_ + useful_ms;
 }
 
 // ---- queues, tokens, encoding, events ---------------------------------------------------
 
 bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
-                   std::size_t free_slots_needed) noexcept {
+                   std::size_t free_slots_needed, bool keep_place) noexcept {
     instance_queue& queue = queues_[instance];
     if (requests_per_instance_max - queue.count < free_slots_needed) return false;
     request& slot = queue.ring[(queue.head + queue.count) % requests_per_instance_max];
@@ -968,6 +978,7 @@ bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool 
     slot.current = current ? 1 : 0;
     slot.token_slot = token_slot_ & 1u;
     slot.native = 0;  // chosen when written (write_request)
+    slot.keep_place = keep_place ? 1 : 0;
     ++queue.count;
     return true;
 }
@@ -1044,6 +1055,8 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     // ARGV: the token, and the number(s) the script needs.
     std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
     if (queued && r.kind() == request_kind::acquire) ++number_count;
+    const bool stay = queued && r.kind() == request_kind::release && r.keep_place;
+    if (stay) ++number_count;
     writer.array(3 + 1 + companion_count + 1 + number_count);
     writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
     writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));
@@ -1062,6 +1075,7 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         writer.bulk(ttl_ms_);
     }
     if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
+    if (stay) writer.bulk("stay");
     return writer.status() == errc::ok ? writer.size() : 0;
 }
 

@@ -3,14 +3,7 @@
 #include <algorithm>
 #include <array>
 
-#include "edgelock/scripts.hpp"
-#include "edgelock/session/limits.hpp"
-
 namespace edgelock::session {
-
-static_assert(lock_request_bytes_max >= request_bytes_max, "the core's bound must fit");
-static_assert(lock_request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
-              "EVAL with the fair acquire script must fit");
 
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
                     failure& last) noexcept {
@@ -42,7 +35,7 @@ errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std:
 // The core has no call to drop what it queued; written out (nowhere) they are in flight, and
 // on_io_error gives them up like any request a failed connection took with it.
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
-    std::array<char, lock_request_bytes_max> nowhere{};
+    std::array<char, request_bytes_max> nowhere{};
     for (std::size_t n = 0; n < requests_per_instance_max && core.has_request(instance); ++n) {
         if (core.write_request(instance, nowhere.data(), nowhere.size()).code != errc::ok) break;
     }

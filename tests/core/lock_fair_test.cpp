@@ -16,7 +16,7 @@ namespace {
 using namespace lock_driving;
 
 constexpr std::int64_t recheck = 400;
-constexpr std::int64_t entry_ttl = 5000;
+constexpr std::int64_t entry_ttl = 8000;
 
 lock_config fair_config(bool fencing = false) {
     lock_config config = config_for(1, fencing);
@@ -38,6 +38,13 @@ std::vector<std::string> fair_release_request(std::string_view token_hex) {
             "{orders:42}:qttl", std::string(token_hex)};
 }
 
+// The cleanup of a failed attempt by a waiter that goes on waiting: it keeps its place.
+std::vector<std::string> staying_cleanup_request(std::string_view token_hex) {
+    std::vector<std::string> request = fair_release_request(token_hex);
+    request.push_back("stay");
+    return request;
+}
+
 // A fair acquire() with a wait of 10 s at t=0 whose first attempt the line refuses at t=2:
 // the lock is backing off until the re-check.
 void wait_in_line(lock& l) {
@@ -55,12 +62,24 @@ TEST(lock_fair_config, needs_one_instance_and_an_entry_that_outlives_a_recheck) 
     config.instances = 3;
     EXPECT_EQ(l.configure(config), errc::invalid_config) << "no fair order over independent masters";
     config = fair_config();
-    config.queue_entry_ttl_ms = recheck + 3000;  // the attempt timeout is 3 s
+    // The attempt timeout is 3 s: a reply may take that long, and so may the next request.
+    config.queue_entry_ttl_ms = recheck + 2 * 3000;
     EXPECT_EQ(l.configure(config), errc::invalid_config);
-    config.queue_entry_ttl_ms = recheck + 3001;
+    config.queue_entry_ttl_ms = recheck + 2 * 3000 + 1;
     EXPECT_EQ(l.configure(config), errc::ok);
     config = fair_config();
     config.recheck_ms = edgelock::wait_ms_max + 1;
+    EXPECT_EQ(l.configure(config), errc::invalid_config);
+}
+
+TEST(lock_fair_config, an_unfair_lock_is_not_held_to_the_fair_bounds) {
+    lock l;
+    lock_config config = config_for(1);
+    config.ttl_ms = edgelock::ttl_ms_max;
+    config.attempt_timeout_ms = edgelock::ttl_ms_max / 2 + 1;  // the default entry would be too long
+    config.recheck_ms = edgelock::wait_ms_max + 1;
+    EXPECT_EQ(l.configure(config), errc::ok);
+    config.fair = true;
     EXPECT_EQ(l.configure(config), errc::invalid_config);
 }
 
@@ -140,6 +159,21 @@ TEST(lock_fair_wire, noscript_resends_the_fair_script_text) {
     EXPECT_EQ(again[1], std::string(edgelock::fair_acquire_script.text));
 }
 
+TEST(lock_fair_wire, eval_of_the_fair_script_with_the_longest_name_fits_request_bytes_max) {
+    lock l;
+    lock_config config = fair_config(true);
+    const std::string name(edgelock::name_bytes_max, '}');  // the longest companion keys too
+    config.name = name;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 1), errc::ok);
+    const std::vector<std::string> again = take_request(l, 0);
+    EXPECT_EQ(again[0], "EVAL");
+    EXPECT_EQ(again[2], "4");
+    EXPECT_EQ(again[7], token_a_hex) << "every key and argument made it";
+}
+
 TEST(lock_fair_waiting, a_refusal_waits_in_line_until_the_recheck_and_sends_no_cleanup) {
     lock l;
     wait_in_line(l);
@@ -195,6 +229,48 @@ TEST(lock_fair_waiting, a_wake_up_during_an_attempt_retries_at_once_after_a_refu
     EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
     ASSERT_EQ(l.on_reply(0, nil(), 2 + recheck + 3), errc::ok);
     EXPECT_EQ(l.next_deadline_ms(), 2 + recheck + 3 + recheck) << "the wake-up was used once";
+}
+
+TEST(lock_fair_waiting, an_attempt_lost_with_its_connection_is_cleaned_up_keeping_our_place) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 2 + recheck + 5), errc::ok);  // the script may have run
+    EXPECT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_EQ(take_request(l, 0), staying_cleanup_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2 + recheck + 6), errc::ok);
+    const std::vector<std::string> again = take_request(l, 0);
+    EXPECT_EQ(again[0], "EVAL");
+    EXPECT_EQ(again.back(), "stay") << "the text form keeps the place too";
+}
+
+TEST(lock_fair_waiting, an_attempt_that_times_out_is_cleaned_up_keeping_our_place) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(2 + recheck + 3000), errc::ok);  // the attempt timeout
+    EXPECT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_EQ(take_request(l, 0), staying_cleanup_request(token_a_hex));
+}
+
+TEST(lock_fair_waiting, a_cancel_lost_with_its_connection_is_sent_again_while_the_entry_may_live) {
+    lock l;
+    lock_config config = fair_config();
+    config.ttl_ms = 1000;  // a key lasts 1012 ms; the entry 8000 ms
+    config.attempt_timeout_ms = 100;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.acquire(0, 60'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);
+    ASSERT_EQ(l.release(5), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+    ASSERT_EQ(l.on_io_error(0, 1100), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex))
+        << "past the key's TTL, but our entry in the line may still be there";
+    ASSERT_EQ(l.on_io_error(0, 8002), errc::ok);
+    EXPECT_FALSE(l.has_request(0)) << "past the entry's TTL: nothing of ours is left";
 }
 
 TEST(lock_fair_waiting, giving_up_at_the_deadline_leaves_the_line) {

@@ -47,9 +47,11 @@ redis_reply fair_acquire(redis_client& c, const std::string& who, long long entr
     return c.command(args);
 }
 
-redis_reply fair_release(redis_client& c, const std::string& who) {
-    return c.command({"EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key, queue_key,
-                      qttl_key, who});
+redis_reply fair_release(redis_client& c, const std::string& who, bool stay = false) {
+    std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key,
+                                     queue_key, qttl_key, who};
+    if (stay) args.push_back("stay");
+    return c.command(args);
 }
 
 bool took_it(const redis_reply& r) { return r.type == redis_reply::kind::integer && r.integer == 0; }
@@ -172,6 +174,35 @@ TEST(fair_scripts, leaving_the_line_wakes_the_next_when_the_lock_is_free) {
     EXPECT_EQ(listener.next(), "") << "and the line is empty";
     EXPECT_FALSE(c.exists(queue_key));
     EXPECT_TRUE(took_it(fair_acquire(c, token('d'))));
+}
+
+TEST(fair_scripts, a_waiters_cleanup_that_stays_keeps_its_place_and_frees_a_key_it_set) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
+    EXPECT_EQ(fair_release(c, token('b'), true).integer, 0);
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c')})) << "b still heads the line";
+    EXPECT_EQ(listener.next(), "");
+    // b's attempt that timed out had in fact taken the lock after a's release: its cleanup
+    // frees it and wakes b itself, still the head.
+    ASSERT_EQ(fair_release(c, token('a')).integer, 1);
+    EXPECT_EQ(listener.next(), token('b'));
+    c.set(lock_key, token('b'));
+    EXPECT_EQ(fair_release(c, token('b'), true).integer, 1);
+    EXPECT_EQ(listener.next(), token('b'));
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c')}));
+}
+
+TEST(fair_scripts, a_queue_key_of_another_type_does_not_keep_the_holder_from_releasing) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
+    c.set(qttl_key, "not a sorted set");
+    EXPECT_TRUE(fair_release(c, token('a')).is_error()) << "WRONGTYPE from the line's upkeep";
+    EXPECT_FALSE(c.exists(lock_key)) << "but the lock was released first";
 }
 
 TEST(fair_scripts, our_own_key_is_extended_and_we_leave_the_line) {

@@ -39,7 +39,7 @@ using edgelock::testing::redis_server;
 constexpr const char* lock_name = "fair-lock";
 constexpr const char* queue_key = "{fair-lock}:queue";
 constexpr std::int64_t recheck_ms = 200;
-constexpr std::int64_t entry_ttl_ms = 1000;
+constexpr std::int64_t entry_ttl_ms = 1300;  // above recheck + 2 attempt timeouts (500 ms each)
 // How long a waiter may take, beyond the dead head's entry expiring and one re-check, to take
 // the lock: process scheduling on a loaded 2-core machine, not the protocol.
 constexpr std::int64_t liveness_margin_ms = 1500;

@@ -49,8 +49,9 @@ inline constexpr std::size_t events_max = 4;
 inline constexpr std::size_t events_per_call_max = 2;
 
 // The largest request the core encodes: EVAL with the longest script (fair_acquire, about
-// 1.3 KB), four keys at key_bytes_max, the token and two integer arguments, with RESP framing.
-inline constexpr std::size_t request_bytes_max = 2048;
+// 1.5 KB), four keys at key_bytes_max, the token and two integer arguments, with RESP framing
+// (lock.cpp checks the sum).
+inline constexpr std::size_t request_bytes_max = 3072;
 
 // Replies. The core's own replies are a few bytes; the limits leave room for the
 // transports' discovery and status commands while refusing hostile input early.

@@ -132,7 +132,16 @@
 //   an empty message whenever its subscription is (re)confirmed, and attempts repeat at
 //   least every recheck_ms while waiting, which also keeps our entry from expiring. A wake-up
 //   that arrives while an attempt is in flight is kept: if that attempt is refused, the next
-//   starts at once.
+//   starts at once. An attempt that fails otherwise (no answer in time, a dropped
+//   connection) is cleaned up with the fair release's "stay" form: the lock key is deleted
+//   if the attempt set it, and the waiter keeps its place. While the restart guard keeps
+//   the instance out, no attempt is made, and our entry may expire meanwhile.
+//   Bounds: a release wakes the head at once; a lost wake-up costs at most recheck_ms (plus
+//   the attempt's round trip); a head that died holds the free lock for at most its
+//   entry's remaining time plus one re-check of another waiter (with the defaults about
+//   10 s). Entries expire on the Redis server's clock (TIME), like keys: a server clock
+//   that steps forward drops every waiter's entry at once (they rejoin in the order of
+//   their next re-checks), one that steps back keeps dead entries longer.
 //   Clients of the same key that do not use the line (plain edgelock locks, SET NX from
 //   other libraries) still exclude and are excluded, as the lock key is the same; they may
 //   take a free lock ahead of the line, and their releases wake nobody, so fair waiters then
@@ -206,7 +215,8 @@ struct lock_config {
     // Fair waiting (see "Fair waiting" above); needs instances = 1. While waiting, attempts
     // repeat at the latest every recheck_ms (default 1000, at most wait_ms_max); our line
     // entry expires queue_entry_ttl_ms after each (default 2 * (recheck + attempt timeout)),
-    // which must exceed recheck_ms + the attempt timeout, and be at most ttl_ms_max.
+    // which must exceed recheck_ms + 2 * the attempt timeout (the longest gap between two
+    // attempts reaching Redis), and be at most ttl_ms_max. Checked only with fair set.
     bool fair = false;
     std::int64_t recheck_ms = 0;
     std::int64_t queue_entry_ttl_ms = 0;
@@ -271,9 +281,9 @@ public:
     // Validates and stores `config` (the name is copied). Allowed while unconfigured, idle or
     // lost, with no request queued or in flight (cleanups after a loss or a failed attempt
     // included: their replies or io errors must come first).
-    // Returns ok, invalid_name (empty, too long, or another lock's fence key), invalid_ttl,
-    // invalid_instances, invalid_config, invalid_state. On error the lock keeps its previous
-    // configuration.
+    // Returns ok, invalid_name (empty, too long, or another lock's fence or queue key),
+    // invalid_ttl, invalid_instances, invalid_config, invalid_state. On error the lock keeps
+    // its previous configuration.
     errc configure(const lock_config& config) noexcept;
 
     // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts
@@ -388,6 +398,7 @@ private:
         std::uint8_t current : 1;
         std::uint8_t token_slot : 1;
         std::uint8_t native : 1;
+        std::uint8_t keep_place : 1;  // a fair waiter's cleanup that keeps its place in line
         request_kind kind() const noexcept { return static_cast<request_kind>(kind_bits); }
     };
 
@@ -447,7 +458,9 @@ private:
     void become_held() noexcept;
     void lose(errc why) noexcept;
     void finish_release() noexcept;
-    void clean_up_everywhere(bool leaving_queue) noexcept;
+    // What a fair waiter's cleanup does with its entry in the line.
+    enum class line : std::uint8_t { leave, keep_place };
+    void clean_up_everywhere(line place) noexcept;
 
     void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
                       errc& code) noexcept;
@@ -462,7 +475,7 @@ private:
     bool drop_queued_current(std::uint8_t instance) noexcept;
     bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
-                 std::size_t free_slots_needed) noexcept;
+                 std::size_t free_slots_needed, bool keep_place = false) noexcept;
     request pop_in_flight(std::uint8_t instance) noexcept;
     void take_token(const owner_token& token) noexcept;
     std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;

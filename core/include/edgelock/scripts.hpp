@@ -45,10 +45,12 @@
 //            answers nil, as acquire does for a busy lock. When the lock is free but another
 //            waiter heads the queue, it publishes that waiter's token on the queue's channel
 //            (its wake-up may have been lost). Fence handling and answers as acquire's.
-//   fair_release  KEYS: lock queue qttl           ARGV: token
-//            Removes our token from the queue, deletes the lock if it holds our token, and
-//            then, when the lock is free, publishes the head waiter's token on the channel
-//            named like the queue key. Returns 1 when it deleted the lock, or 0.
+//   fair_release  KEYS: lock queue qttl           ARGV: token ["stay"]
+//            Deletes the lock if it holds our token (first, so that a queue key of the wrong
+//            type cannot keep the lock), removes our token from the queue unless "stay" is
+//            given (the cleanup of a failed attempt by a waiter that goes on waiting keeps
+//            its place), and then, when the lock is free, publishes the head waiter's token
+//            on the channel named like the queue key. Returns 1 when it deleted the lock, or 0.
 #pragma once
 
 #include <string_view>
@@ -143,11 +145,13 @@ inline constexpr std::string_view fair_acquire_script_text =
     "return redis.call('GET', KEYS[4])\n";
 
 inline constexpr std::string_view fair_release_script_text =
-    EDGELOCK_FAIR_PROLOGUE
-    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
     "local released = 0\n"
     "if redis.call('GET', KEYS[1]) == ARGV[1] then released = redis.call('DEL', KEYS[1]) end\n"
+    EDGELOCK_FAIR_PROLOGUE
+    "if ARGV[2] ~= 'stay' then\n"
+    "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "end\n"
     "if redis.call('EXISTS', KEYS[1]) == 0 then\n"
     "  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]\n"
     "  if head then redis.call('PUBLISH', KEYS[2], head) end\n"

@@ -329,7 +329,7 @@ namespace {
 struct socket_sink {
     blocking_link& to;
     std::int64_t now;
-    std::array<char, session::lock_request_bytes_max> buffer{};
+    std::array<char, request_bytes_max> buffer{};
 
     char* cursor() noexcept { return buffer.data(); }
     std::size_t room() const noexcept { return buffer.size(); }

@@ -22,12 +22,6 @@ inline constexpr std::size_t master_name_bytes_max = 128;
 // Sentinels one deployment may list.
 inline constexpr std::size_t sentinels_max = 9;
 
-// The buffer a transport gives lock::write_request(). The core's request_bytes_max (1024)
-// does not hold EVAL with the fair acquire script (about 1,650 bytes, sent after a NOSCRIPT):
-// with that buffer the request could never be written. Four times the core's bound holds every
-// script the core sends.
-inline constexpr std::size_t lock_request_bytes_max = 4096;
-
 // Timeouts a user may configure: from 1 ms to a minute. A longer connect or command timeout
 // only hides a dead server from the lock for longer than any lease it could still protect.
 inline constexpr std::int64_t timeout_ms_min = 1;
