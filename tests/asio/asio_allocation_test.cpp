@@ -215,6 +215,79 @@ TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
     EXPECT_EQ(counted, 0u) << "allocations during 100 x 200 pipelined cycles";
 }
 
+// Two fair locks of one name hand the lock over, again and again: the waiter's acquire goes
+// out before the holder's release on the shared connection, so it is refused and joins the
+// line, its channel is subscribed, the release's message (or the subscription's confirmation)
+// wakes it, and its channel is unsubscribed once it holds the lock. None of it allocates.
+// How often the server ran `command` (INFO commandstats: "calls=N,usec=...").
+long long calls_of(edgelock::testing::redis_client& admin, const std::string& command) {
+    const std::string stats = admin.info_field("commandstats", "cmdstat_" + command);
+    return stats.rfind("calls=", 0) == 0 ? std::stoll(stats.substr(6)) : 0;
+}
+
+struct fair_handover {
+    client* owner = nullptr;
+    lock_handle holder;
+    lock_handle waiter;
+    int warm_up = 0;
+    int cycles = 0;
+    int done = 0;
+    std::error_code error;
+
+    void next() {
+        owner->async_acquire(holder, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+            if (ec) return finish(ec);
+            owner->async_acquire(waiter, std::chrono::seconds(10), [this](std::error_code ec2, std::int64_t) {
+                if (ec2) return finish(ec2);
+                owner->async_release(waiter, [this](std::error_code ec3) {
+                    if (ec3) return finish(ec3);
+                    ++done;
+                    if (done == warm_up) counting = true;
+                    if (done == warm_up + cycles) return finish({});
+                    next();
+                });
+            });
+            owner->async_release(holder, [this](std::error_code ec2) {
+                if (ec2) finish(ec2);
+            });
+        });
+    }
+    void finish(std::error_code ec) {
+        error = ec;
+        owner->context().stop();
+    }
+};
+
+TEST(asio_allocation, fair_handovers_through_the_subscriber_allocate_nothing) {
+    redis_server server;
+    edgelock::testing::redis_client admin(server.port());
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    edgelock::lock_config fair = lock_for("steady:fair", 30'000);
+    fair.fair = true;
+    fair.recheck_ms = 5000;
+    fair_handover run;
+    run.owner = &owner;
+    ASSERT_FALSE(owner.add_lock(fair, run.holder));
+    ASSERT_FALSE(owner.add_lock(fair, run.waiter));
+    run.warm_up = 100;
+    run.cycles = 1000;
+    const long long subscribed_before = calls_of(admin, "subscribe");
+
+    allocations = 0;
+    run.next();
+    io.restart();
+    io.run();
+    counting = false;
+    EXPECT_FALSE(run.error) << run.error.message();
+    EXPECT_EQ(run.done, run.warm_up + run.cycles);
+    EXPECT_EQ(allocations.load(), 0u) << "allocations during 1,000 fair handovers";
+    EXPECT_GE(calls_of(admin, "subscribe") - subscribed_before, run.warm_up + run.cycles)
+        << "every handover went through a subscription";
+}
+
 // OpenSSL 3.0's record layer allocates small blocks for each record it writes (its WPACKET
 // sub-packets) and frees them before SSL_write returns: counted apart, bounded per record, and
 // none left behind.

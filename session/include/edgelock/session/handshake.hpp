@@ -1,6 +1,6 @@
 // edgelock session: what a new connection says first, and how each answer is checked.
 //
-// Three kinds of connection, one handshake each:
+// Four kinds of connection, one handshake each:
 //   server     to the Redis that carries lock traffic:
 //              [AUTH] [SELECT] PING [ROLE] [INFO, CONFIG GET appendfsync] SCRIPT LOAD x4
 //              (ROLE only when the server was named by a sentinel: a sentinel may not have
@@ -8,6 +8,9 @@
 //              INFO and CONFIG GET only with read_node, for the restart guard: node_facts.hpp)
 //   sentinel   to a sentinel, to learn the master: [AUTH] SENTINEL get-master-addr-by-name
 //   watch      to a sentinel, to hear of failovers: [AUTH] SUBSCRIBE +switch-master
+//   subscriber to the Redis that carries lock traffic, for fair locks' wake-ups (pubsub.hpp):
+//              [AUTH] PING [ROLE]; its channels are subscribed once it is ready (a RESP2
+//              connection in subscribed mode carries no lock commands, hence its own)
 // The requests are written at once (pipelined) and checked in order as replies arrive.
 // SCRIPT LOAD saves the NOSCRIPT round trip on a fresh or restarted server; it is best effort
 // (an ACL without SCRIPT only costs that round trip: the lock falls back to EVAL itself).
@@ -24,7 +27,7 @@
 
 namespace edgelock::session {
 
-enum class connection_kind : std::uint8_t { server, sentinel, watch };
+enum class connection_kind : std::uint8_t { server, sentinel, watch, subscriber };
 
 enum class handshake_step : std::uint8_t {
     auth, select, ping, role, script_load, master_query, subscribe, node_info, fsync_policy
@@ -41,7 +44,7 @@ struct handshake_request {
     connection_kind kind = connection_kind::server;
     const server_address* to = nullptr;  // credentials and db come from here
     std::string_view master_name;        // sentinel, watch
-    bool check_role = false;             // server: a sentinel named it
+    bool check_role = false;             // server, subscriber: a sentinel named it
     bool read_node = false;              // server: ask INFO and CONFIG GET appendfsync
 };
 

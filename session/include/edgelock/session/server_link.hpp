@@ -32,6 +32,12 @@
 // The master named is reached with TLS exactly when the sentinel that named it was (rediss://).
 // A failed sentinel is reported as no_master, except a TLS refusal, which keeps its code.
 //
+// Fair locks' wake-ups (kind subscriber): a connection to the same server (or the master the
+// sentinels name, checked with ROLE), with [AUTH] PING as its handshake. Once ready, the
+// transport writes SUBSCRIBE and UNSUBSCRIBE of one channel each and tracks each one like a
+// lock request: its confirmation (or error) comes back as its answer, within the command
+// timeout; a published message answers nothing and comes back as `message` (pubsub.hpp).
+//
 // No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
 #pragma once
 
@@ -65,7 +71,7 @@ enum class link_state : std::uint8_t {
 };
 
 struct link_setup {
-    connection_kind kind = connection_kind::server;  // server (lock traffic) or watch
+    connection_kind kind = connection_kind::server;  // server (lock traffic), subscriber or watch
     const server_address* server = nullptr;          // without sentinels: the server
     const server_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
     std::size_t sentinel_count = 0;
@@ -87,6 +93,7 @@ struct link_reply {
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
         node_started,     // read_node: the handshake is done; tell the locks started()
+        message,          // subscriber: a published message (parse_pubsub of the nodes)
     };
     kind what = kind::none;
     in_flight entry;
@@ -199,6 +206,10 @@ private:
     link_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
     link_closed finish_close(std::int64_t now) noexcept;
     bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
+    // Connects to the server itself (or the master the sentinels name), not to a sentinel.
+    bool reaches_master() const noexcept {
+        return kind_ == connection_kind::server || kind_ == connection_kind::subscriber;
+    }
 
     connection_kind kind_ = connection_kind::server;
     const server_address* server_ = nullptr;
