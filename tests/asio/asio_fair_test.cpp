@@ -130,7 +130,7 @@ TEST_F(asio_fair, waiters_in_one_client_are_served_in_arrival_order_each_woken_b
         const auto took = hand_over(first, locks[i - 1], waiters[i]);
         ASSERT_TRUE(waiters[i].result->done) << "waiter " << i;
         EXPECT_FALSE(waiters[i].result->ec) << waiters[i].result->ec.message();
-        EXPECT_LT(took, handover_bound) << "waiter " << i << " woken by the release, not its re-check";
+        EXPECT_LT(took.count(), handover_bound.count()) << "waiter " << i << " woken by the release, not its re-check";
     }
     EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "3", "4"}));
     EXPECT_FALSE(release(first, locks[4]).ec);
@@ -163,7 +163,7 @@ TEST_F(asio_fair, waiters_across_two_clients_are_served_in_arrival_order) {
         const auto took = hand_over(*owner, held, waiters[i]);
         ASSERT_TRUE(waiters[i].result->done) << "waiter " << i;
         EXPECT_FALSE(waiters[i].result->ec) << waiters[i].result->ec.message();
-        EXPECT_LT(took, handover_bound) << "waiter " << i << " woken by the release, not its re-check";
+        EXPECT_LT(took.count(), handover_bound.count()) << "waiter " << i << " woken by the release, not its re-check";
         owner = line[i].first;
         held = line[i].second;
     }
@@ -188,7 +188,7 @@ TEST_F(asio_fair, a_killed_subscriber_connection_is_made_again_and_wake_ups_resu
     const auto took = hand_over(first, holder, w);
     ASSERT_TRUE(w.result->done);
     EXPECT_FALSE(w.result->ec) << w.result->ec.message();
-    EXPECT_LT(took, handover_bound) << "woken through the new subscription";
+    EXPECT_LT(took.count(), handover_bound.count()) << "woken through the new subscription";
     EXPECT_FALSE(release(second, next).ec);
 }
 
@@ -237,7 +237,7 @@ TEST_F(asio_fair, a_waiter_whose_wait_runs_out_leaves_the_line_and_the_next_gets
     const auto took = hand_over(first, holder, stays);
     ASSERT_TRUE(stays.result->done);
     EXPECT_FALSE(stays.result->ec) << stays.result->ec.message();
-    EXPECT_LT(took, handover_bound) << "not held up by the entry of the waiter that gave up";
+    EXPECT_LT(took.count(), handover_bound.count()) << "not held up by the entry of the waiter that gave up";
     EXPECT_FALSE(release(first, patient).ec);
 }
 
@@ -260,7 +260,7 @@ TEST_F(asio_fair, a_cancelled_waiter_leaves_the_line_and_the_next_gets_the_lock_
     const auto took = hand_over(first, holder, stays);
     ASSERT_TRUE(stays.result->done);
     EXPECT_FALSE(stays.result->ec) << stays.result->ec.message();
-    EXPECT_LT(took, handover_bound) << "not held up by the cancelled waiter's entry";
+    EXPECT_LT(took.count(), handover_bound.count()) << "not held up by the cancelled waiter's entry";
     EXPECT_FALSE(release(first, patient).ec);
 }
 
@@ -280,7 +280,7 @@ TEST_F(asio_fair, the_subscriber_connects_only_once_a_fair_lock_waits) {
     EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")), connections_before + 1);
     const auto took = hand_over(first, holder, w);
     EXPECT_FALSE(w.result->ec) << w.result->ec.message();
-    EXPECT_LT(took, handover_bound);
+    EXPECT_LT(took.count(), handover_bound.count());
     EXPECT_FALSE(release(first, next).ec);
 }
 

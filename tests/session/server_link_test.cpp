@@ -616,6 +616,65 @@ TEST_F(server_link_test, a_watch_subscribes_and_reports_switches_of_its_master_o
     EXPECT_TRUE(l.ready());
 }
 
+TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
+    server = address("redis://:pw@h:1/3");
+    link_setup s;
+    s.kind = connection_kind::subscriber;
+    s.server = &server;
+    s.in_flight_storage = storage.data();
+    s.in_flight_capacity = storage.size();
+    ASSERT_EQ(l.setup(s), errc::ok);
+    const std::string hello = connect(0);
+    EXPECT_EQ(hello, "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n") << "no SELECT, scripts or INFO";
+    reply(ok, 1);
+    reply(pong, 1);
+    ASSERT_TRUE(l.ready());
+    ASSERT_TRUE(l.track(7, 70, 2));  // SUBSCRIBE {a}:queue
+    ASSERT_TRUE(l.track(8, 80, 2));  // SUBSCRIBE {b}:queue
+    const std::string message = "*3\r\n$7\r\nmessage\r\n$9\r\n{a}:queue\r\n$1\r\nt\r\n";
+    EXPECT_EQ(reply(message, 3).what, link_reply::kind::message) << "a message before any confirmation";
+    EXPECT_EQ(l.requests_in_flight(), 2u) << "answers nothing";
+    const link_reply first = reply("*3\r\n$9\r\nsubscribe\r\n$9\r\n{a}:queue\r\n:1\r\n", 4);
+    EXPECT_EQ(first.what, link_reply::kind::answer);
+    EXPECT_EQ(first.entry.owner, 7u);
+    EXPECT_EQ(first.entry.tag, 70u);
+    EXPECT_EQ(reply(message, 5).what, link_reply::kind::message);
+    const link_reply refused = reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
+    EXPECT_EQ(refused.what, link_reply::kind::answer) << "an error answers the next command";
+    EXPECT_EQ(refused.entry.owner, 8u);
+    EXPECT_TRUE(l.ready());
+    EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight: no timeout";
+
+    ASSERT_TRUE(l.track(7, 70, 10));
+    EXPECT_EQ(l.next_deadline_ms(), 10 + l.times().command_timeout_ms) << "a confirmation that never comes";
+    l.on_timer(10 + l.times().command_timeout_ms);
+    EXPECT_EQ(l.state(), link_state::closing);
+    const link_closed c = closed(10 + l.times().command_timeout_ms);
+    EXPECT_TRUE(c.was_ready);
+    EXPECT_EQ(c.why, failure::of(transport_errc::command_timeout));
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].owner, 7u);
+    EXPECT_NE(l.start(10 + l.times().command_timeout_ms), nullptr) << "one that answered reconnects at once";
+}
+
+TEST_F(server_link_test, a_subscriber_behind_sentinels_reaches_the_master_and_checks_its_role) {
+    set_up_sentinel(connection_kind::subscriber);
+    const std::string ask = connect(0);
+    EXPECT_NE(ask.find("get-master-addr-by-name"), std::string::npos);
+    reply(ok, 1);  // AUTH to the sentinel
+    reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6379\r\n", 1);
+    closed(1);
+    const std::string hello = connect(2);
+    EXPECT_EQ(l.target().host.view(), "10.0.0.9");
+    EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
+    EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos);
+    EXPECT_EQ(hello.find("SELECT"), std::string::npos);
+    reply(ok, 3);  // AUTH as app
+    reply(pong, 3);
+    reply("*3\r\n$5\r\nslave\r\n$8\r\n10.0.0.1\r\n:6379\r\n", 3);
+    EXPECT_EQ(l.state(), link_state::closing) << "a replica is no master";
+}
+
 TEST_F(server_link_test, a_close_with_reconnect_now_skips_the_delay) {
     set_up_direct("h:1");
     connect(0);
