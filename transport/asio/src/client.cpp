@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "client_impl.hpp"
+#include "handler_memory.hpp"
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/session/pubsub.hpp"
 #include "edgelock/entropy.hpp"
@@ -627,9 +628,9 @@ void client_impl::arm_lock_timer(std::int64_t deadline_ms) {
     lock_timer_ms_ = deadline_ms;
     lock_timer_epoch_ = next_epoch();
     lock_timer_.expires_at(to_time_point(deadline_ms));
-    lock_timer_.async_wait([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
+    lock_timer_.async_wait(with_handler_memory([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
         self->on_lock_timer(epoch, ec);
-    });
+    }));
 }
 
 void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {

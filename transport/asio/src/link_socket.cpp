@@ -349,9 +349,9 @@ void link_socket::arm_timer(std::int64_t deadline_ms) {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t timer_epoch = timer_epoch_;
-    timer_.async_wait([self, i, timer_epoch](std::error_code result) {
+    timer_.async_wait(with_handler_memory([self, i, timer_epoch](std::error_code result) {
         if (link_socket* s = self->socket_at(i)) s->on_timer(timer_epoch, result);
-    });
+    }));
 }
 
 void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
