@@ -1,4 +1,5 @@
-// The asio client: the lock table, event delivery, deadlines, and the public API.
+// The asio client: the lock table, event delivery, deadlines, and the public API (fair
+// locks' wake-ups: wake_ups.cpp).
 #include <asio/post.hpp>
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include "client_impl.hpp"
 #include "handler_memory.hpp"
 #include "edgelock/session/outcome.hpp"
-#include "edgelock/session/pubsub.hpp"
 #include "edgelock/entropy.hpp"
 
 namespace edgelock::async {
@@ -97,23 +97,6 @@ void client_impl::build_sockets() {
         std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
     const errc built = sockets_.back()->init(setup, 0, 2 * request_bytes_max, 1);
     EDGELOCK_ASSERT(built == errc::ok);
-}
-
-// The first fair lock of this open(): the channel table and the subscriber socket, sized for
-// one channel per lock (a command of each in flight at most) and small buffers (a command is
-// at most session::subscription_request_bytes_max). It connects while a channel wants it.
-void client_impl::build_subscriber() {
-    if (subscriber_index_ != no_socket) return;
-    channels_.set_up(config_.locks_max);
-    session::link_setup setup = server_setup(0);
-    setup.kind = session::connection_kind::subscriber;
-    setup.seed = seed_bits_ + sockets_.size();
-    subscriber_index_ = sockets_.size();
-    sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
-                                                     link_role::subscriber));
-    const errc built = sockets_.back()->init(setup, config_.locks_max, 2 * request_bytes_max, 1);
-    EDGELOCK_ASSERT(built == errc::ok);
-    sockets_.back()->start();
 }
 
 client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
@@ -741,61 +724,6 @@ void client_impl::on_switch_master(const server_address& master) {
     if (!c.serves(master)) c.follow_new_master();
     link_socket* s = subscriber();
     if (s != nullptr && s->link().state() != session::link_state::idle && !s->serves(master)) s->follow_new_master();
-}
-
-// ---- fair locks' wake-ups ----------------------------------------------------------------
-
-// After every call into a fair lock: whether it wants wake-ups decides its channel's
-// subscription (written at the end of the dispatch, drive_subscriber).
-void client_impl::note_wake_interest(std::uint32_t index) noexcept {
-    if (!channels_.ready() || !channels_.attached(index)) return;
-    channels_.set_wants(index, locks_[index].core.wants_wake_ups());
-}
-
-void client_impl::drive_subscriber() {
-    link_socket* s = subscriber();
-    if (s == nullptr) return;
-    if (channels_.wanted() && s->link().state() == session::link_state::idle) s->start();
-    if (channels_.has_work() && s->ready()) channels_.write_commands(s->link(), now_ms(), *s);
-}
-
-void client_impl::on_subscriber_down() { channels_.on_connection_lost(); }
-
-// A confirmed SUBSCRIBE: releases published before it are lost, so its locks look now.
-void client_impl::on_subscription_answer(const session::in_flight& entry, const reply_node* nodes,
-                                         std::size_t count) {
-    const fair_channels::answer answered = channels_.on_answer(entry, nodes, count);
-    if (answered.violation) {
-        subscriber()->link().close(failure::of(errc::unexpected_reply), now_ms());
-        return;
-    }
-    if (answered.subscribed) wake_channel(answered.channel, {});
-}
-
-void client_impl::on_wake_message(const reply_node* nodes, std::size_t count) {
-    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-    const std::uint32_t channel = channels_.find(frame.channel);
-    if (channel != fair_channels::none) wake_channel(channel, frame.payload);
-}
-
-// Hands `message` to the channel's waiting locks. No handler runs here (their events wait
-// for the end of the dispatch, as after a user's call), so the channel's list stays as it is.
-void client_impl::wake_channel(std::uint32_t channel, std::string_view message) {
-    const std::int64_t now = now_ms();
-    std::uint32_t index = channels_.first_lock(channel);
-    for (std::size_t n = 0; n < locks_.capacity() && index != fair_channels::none; ++n) {
-        const std::uint32_t next = channels_.next_lock(index);
-        lock_entry& e = locks_[index];
-        if (e.core.wants_wake_ups()) {
-            event ev;
-            while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
-            // Refused only while the lock's events fill both of its queues (their handlers
-            // not yet run): this wake-up is then lost, and the lock's re-check stands in.
-            (void)e.core.on_wake(now, message);
-            after_call(index);
-        }
-        index = next;
-    }
 }
 
 // ---- delivery passes ---------------------------------------------------------------------
