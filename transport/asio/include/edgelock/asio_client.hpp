@@ -96,9 +96,9 @@
 // lost it is made again with the reconnect delays above, and meanwhile, or when Redis refuses
 // the subscription (an ACL without the channel), waiters find a freed lock at their next
 // re-check, recheck_ms at the latest. Memory: the first add_lock() with fair = true allocates
-// the subscriber's buffers (about 70 KiB, mostly one reply's worth of read buffer) and a
-// channel table of about 230 bytes per lock of locks_max; waiting, waking and handing over
-// allocate nothing. Plain and fair locks of one name exclude each other (same key), but only
+// the subscriber connection (about 80 KiB, mostly one reply's worth of read buffer) and a
+// channel table of about 220 bytes per lock of locks_max (94,600 bytes in all with 64);
+// waiting, waking and handing over allocate nothing. Plain and fair locks of one name exclude each other (same key), but only
 // fair ones wait in line. A zero wait makes one attempt and leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
