@@ -21,18 +21,23 @@ pubsub_frame frame_of(const std::string& resp, std::vector<reply_node>& nodes) {
 
 TEST(pubsub, reads_messages_and_confirmations) {
     std::vector<reply_node> n;
-    const pubsub_frame message = frame_of("*3\r\n$7\r\nmessage\r\n$9\r\n{x}:queue\r\n$3\r\nabc\r\n", n);
+    // The frames' views point into the RESP text: each is kept alive while its frame is read.
+    const std::string message_resp = "*3\r\n$7\r\nmessage\r\n$9\r\n{x}:queue\r\n$3\r\nabc\r\n";
+    const pubsub_frame message = frame_of(message_resp, n);
     EXPECT_EQ(message.kind, pubsub_kind::message);
     EXPECT_EQ(message.channel, "{x}:queue");
     EXPECT_EQ(message.payload, "abc");
-    const pubsub_frame subscribed = frame_of("*3\r\n$9\r\nsubscribe\r\n$9\r\n{x}:queue\r\n:2\r\n", n);
+    const std::string subscribed_resp = "*3\r\n$9\r\nsubscribe\r\n$9\r\n{x}:queue\r\n:2\r\n";
+    const pubsub_frame subscribed = frame_of(subscribed_resp, n);
     EXPECT_EQ(subscribed.kind, pubsub_kind::subscribe);
     EXPECT_EQ(subscribed.channel, "{x}:queue");
     EXPECT_EQ(subscribed.subscriptions, 2);
-    const pubsub_frame unsubscribed = frame_of("*3\r\n$11\r\nunsubscribe\r\n$9\r\n{x}:queue\r\n:0\r\n", n);
+    const std::string unsubscribed_resp = "*3\r\n$11\r\nunsubscribe\r\n$9\r\n{x}:queue\r\n:0\r\n";
+    const pubsub_frame unsubscribed = frame_of(unsubscribed_resp, n);
     EXPECT_EQ(unsubscribed.kind, pubsub_kind::unsubscribe);
     EXPECT_EQ(unsubscribed.subscriptions, 0);
-    const pubsub_frame empty = frame_of("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n", n);
+    const std::string empty_resp = "*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$0\r\n\r\n";
+    const pubsub_frame empty = frame_of(empty_resp, n);
     EXPECT_EQ(empty.kind, pubsub_kind::message);
     EXPECT_EQ(empty.payload, "");
 }
