@@ -8,10 +8,18 @@
 #include "edgelock/session/pubsub.hpp"
 
 namespace edgelock::async::detail {
+namespace {
+
+// Each of the subscriber's two write buffers: several SUBSCRIBE or UNSUBSCRIBE commands (the
+// rest wait for the next flush). Its read buffer is every link's: one whole reply and more.
+constexpr std::size_t subscriber_buffer_bytes = 2 * request_bytes_max;
+static_assert(subscriber_buffer_bytes >= 4 * session::subscription_request_bytes_max);
+
+}  // namespace
 
 // The first fair lock of this open(): the channel table and the subscriber socket, sized for
-// one channel per lock (a command of each in flight at most) and small buffers (a command is
-// at most session::subscription_request_bytes_max). It connects while a channel wants it.
+// one channel per lock (a command of each in flight at most) and small write buffers. It
+// connects while a channel wants it.
 void client_impl::build_subscriber() {
     if (subscriber_index_ != no_socket) return;
     channels_.set_up(config_.locks_max);
@@ -21,7 +29,7 @@ void client_impl::build_subscriber() {
     subscriber_index_ = sockets_.size();
     sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
                                                      link_role::subscriber));
-    const errc built = sockets_.back()->init(setup, config_.locks_max, 2 * request_bytes_max, 1);
+    const errc built = sockets_.back()->init(setup, config_.locks_max, subscriber_buffer_bytes, 1);
     EDGELOCK_ASSERT(built == errc::ok);
     sockets_.back()->start();
 }
