@@ -5,6 +5,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
+#include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/reply_class.hpp"
 
 namespace edgelock::session {
@@ -97,10 +98,8 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
             w.command(handshake_step::subscribe, {"SUBSCRIBE", "+switch-master"});
             break;
         case connection_kind::subscriber:
-            if (request.to->db != 0) w.select(request.to->db);
             w.command(handshake_step::ping, {"PING"});
             if (request.check_role) w.command(handshake_step::role, {"ROLE"});
-            w.command(handshake_step::subscribe, {"SUBSCRIBE", request.channel});
             break;
         case connection_kind::server:
             if (request.to->db != 0) w.select(request.to->db);
@@ -142,24 +141,11 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
     return failure::of(errc::unexpected_reply);
 }
 
-bool parse_channel_message(const reply_node* nodes, std::size_t count, std::string_view channel,
-                           std::string_view& payload) noexcept {
-    const bool shaped = count == 4 && nodes[0].type == reply_type::array && nodes[0].elements == 3 &&
-                        nodes[1].type == reply_type::bulk_string && nodes[1].text == "message" &&
-                        nodes[2].type == reply_type::bulk_string && nodes[2].text == channel &&
-                        nodes[3].type == reply_type::bulk_string;
-    if (!shaped) return false;
-    payload = nodes[3].text;
-    return true;
-}
-
 bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
                          server_address& master) noexcept {
-    if (count != 4 || nodes[0].type != reply_type::array || nodes[1].text != "message" ||
-        nodes[2].text != "+switch-master") {
-        return false;
-    }
-    std::string_view payload = nodes[3].text;
+    const pubsub_frame frame = parse_pubsub(nodes, count);
+    if (frame.kind != pubsub_kind::message || frame.channel != "+switch-master") return false;
+    std::string_view payload = frame.payload;
     const std::string_view name = next_word(payload);
     next_word(payload);  // old host
     next_word(payload);  // old port

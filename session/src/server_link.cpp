@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/reply_class.hpp"
 
 namespace edgelock::session {
@@ -15,10 +16,9 @@ errc server_link::setup(const link_setup& s) noexcept {
         return errc::invalid_config;
     }
     if (sentinel && s.kind != connection_kind::watch && s.master == nullptr) return errc::invalid_config;
-    if ((s.kind == connection_kind::subscriber) == s.channel.empty()) return errc::invalid_config;
     if (s.in_flight_storage == nullptr || s.in_flight_capacity < handshake_steps_max) return errc::invalid_config;
     if (check_timing(s.times) != errc::ok) return errc::invalid_config;
-    if (!master_name_.assign(s.master_name) || !channel_.assign(s.channel)) return errc::invalid_config;
+    if (!master_name_.assign(s.master_name)) return errc::invalid_config;
     kind_ = s.kind;
     server_ = s.server;
     sentinels_ = s.sentinels;
@@ -88,8 +88,7 @@ void server_link::on_tls_handshake() noexcept {
 std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept {
     EDGELOCK_ASSERT(state_ == link_state::connecting);
     handshake_request request;
-    request.kind = asking_sentinel_ && kind_ != connection_kind::watch ? connection_kind::sentinel : kind_;
-    request.channel = channel_.view();
+    request.kind = asking_sentinel_ && reaches_master() ? connection_kind::sentinel : kind_;
     request.to = target_;
     request.master_name = master_name_.view();
     request.check_role = via_sentinels();
@@ -119,13 +118,13 @@ link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std
     EDGELOCK_ASSERT(state_ == link_state::handshaking || state_ == link_state::ready);
     EDGELOCK_ASSERT(count >= 1);
     heard_ = true;
+    if (kind_ == connection_kind::subscriber && state_ == link_state::ready &&
+        parse_pubsub(nodes, count).kind == pubsub_kind::message) {
+        answered_ = true;
+        return {link_reply::kind::message, {}};  // answers no command: nothing is popped
+    }
     if (count_ == 0) {
         if (kind_ == connection_kind::watch && state_ == link_state::ready) return on_message(nodes, count);
-        if (kind_ == connection_kind::subscriber && state_ == link_state::ready) {
-            answered_ = true;  // a server that serves us: its next failure starts afresh
-            backoff_.reset();
-            return {link_reply::kind::message, {}};
-        }
         begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
         return {};
     }
@@ -156,7 +155,7 @@ link_reply server_link::on_handshake_reply(const in_flight& entry, const reply_n
 }
 
 link_reply server_link::handshake_done(std::int64_t now) noexcept {
-    if (asking_sentinel_ && kind_ != connection_kind::watch) {
+    if (asking_sentinel_ && reaches_master()) {
         // The sentinel named the master: close this connection and connect to it at once,
         // within a connect timeout of its own.
         go_to_master_ = true;
@@ -172,7 +171,6 @@ link_reply server_link::handshake_done(std::int64_t now) noexcept {
     ++attempts_finished_;
     sentinels_tried_ = 0;
     answered_ = false;
-    if (kind_ == connection_kind::subscriber) return {link_reply::kind::subscribed, {}};
     if (!read_node_) return {};
     node_read();
     return {link_reply::kind::node_started, {}};

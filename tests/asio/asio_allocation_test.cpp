@@ -26,6 +26,7 @@ namespace {
 
 std::atomic<bool> counting{false};
 std::atomic<std::size_t> allocations{0};
+std::atomic<std::size_t> allocated_bytes{0};  // operator new's, while counting
 std::atomic<std::size_t> openssl_allocations{0};  // malloc and realloc by OpenSSL, while counting
 std::atomic<std::int64_t> openssl_blocks_live{0};  // OpenSSL's blocks not freed yet, always
 
@@ -50,7 +51,10 @@ void openssl_free(void* p, const char*, int) {
 const bool openssl_counted = CRYPTO_set_mem_functions(openssl_malloc, openssl_realloc, openssl_free) == 1;
 
 void* counted_allocation(std::size_t size, std::size_t alignment) {
-    if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+    if (counting.load(std::memory_order_relaxed)) {
+        allocations.fetch_add(1, std::memory_order_relaxed);
+        allocated_bytes.fetch_add(size, std::memory_order_relaxed);
+    }
     if (size == 0) size = 1;
     void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
                                                       : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
@@ -213,6 +217,122 @@ TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
 
     const std::size_t counted = run_cycles(owner, io, handles, 100, 200);
     EXPECT_EQ(counted, 0u) << "allocations during 100 x 200 pipelined cycles";
+}
+
+// What asio_client.hpp says a fair lock costs: the first one of a client allocates the
+// subscriber's connection and the channel table (about 73 KiB plus about 220 bytes per lock
+// of locks_max: 87,208 bytes with 64 when measured), and nothing is
+// allocated for the next ones.
+TEST(asio_allocation, the_first_fair_lock_allocates_the_subscriber_and_the_next_ones_nothing) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    auto config = config_for({server.url()});
+    config.locks_max = 64;
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    edgelock::lock_config fair = lock_for("cost:fair", 30'000);
+    fair.fair = true;
+    lock_handle plain;
+    lock_handle first;
+    lock_handle second;
+
+    allocations = 0;
+    counting = true;
+    ASSERT_FALSE(owner.add_lock(lock_for("cost:plain", 30'000), plain));
+    counting = false;
+    EXPECT_EQ(allocations.load(), 0u) << "a plain lock takes a slot of the table";
+
+    allocations = 0;
+    allocated_bytes = 0;
+    counting = true;
+    ASSERT_FALSE(owner.add_lock(fair, first));
+    counting = false;
+    const std::size_t first_bytes = allocated_bytes.load();
+    std::printf("[ measured ] the first fair lock (locks_max 64): %zu bytes in %zu allocations\n", first_bytes,
+                allocations.load());
+    EXPECT_GT(first_bytes, 64u * 1024) << "the subscriber's read buffer holds a whole reply";
+    EXPECT_LE(first_bytes, 75u * 1024 + 64u * 230);
+
+    allocations = 0;
+    counting = true;
+    fair.name = "cost:other";
+    ASSERT_FALSE(owner.add_lock(fair, second));
+    counting = false;
+    EXPECT_EQ(allocations.load(), 0u) << "the next fair locks share the subscriber";
+}
+
+// Two fair locks of one name hand the lock over, again and again: the waiter's acquire goes
+// out before the holder's release on the shared connection, so it is refused and joins the
+// line, its channel is subscribed, the release's message (or the subscription's confirmation)
+// wakes it, and its channel is unsubscribed once it holds the lock. None of it allocates.
+// How often the server ran `command` (INFO commandstats: "calls=N,usec=...").
+long long calls_of(edgelock::testing::redis_client& admin, const std::string& command) {
+    const std::string stats = admin.info_field("commandstats", "cmdstat_" + command);
+    return stats.rfind("calls=", 0) == 0 ? std::stoll(stats.substr(6)) : 0;
+}
+
+struct fair_handover {
+    client* owner = nullptr;
+    lock_handle holder;
+    lock_handle waiter;
+    int warm_up = 0;
+    int cycles = 0;
+    int done = 0;
+    std::error_code error;
+
+    void next() {
+        owner->async_acquire(holder, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+            if (ec) return finish(ec);
+            owner->async_acquire(waiter, std::chrono::seconds(10), [this](std::error_code ec2, std::int64_t) {
+                if (ec2) return finish(ec2);
+                owner->async_release(waiter, [this](std::error_code ec3) {
+                    if (ec3) return finish(ec3);
+                    ++done;
+                    if (done == warm_up) counting = true;
+                    if (done == warm_up + cycles) return finish({});
+                    next();
+                });
+            });
+            owner->async_release(holder, [this](std::error_code ec2) {
+                if (ec2) finish(ec2);
+            });
+        });
+    }
+    void finish(std::error_code ec) {
+        error = ec;
+        owner->context().stop();
+    }
+};
+
+TEST(asio_allocation, fair_handovers_through_the_subscriber_allocate_nothing) {
+    redis_server server;
+    edgelock::testing::redis_client admin(server.port());
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    edgelock::lock_config fair = lock_for("steady:fair", 30'000);
+    fair.fair = true;
+    fair.recheck_ms = 5000;
+    fair_handover run;
+    run.owner = &owner;
+    ASSERT_FALSE(owner.add_lock(fair, run.holder));
+    ASSERT_FALSE(owner.add_lock(fair, run.waiter));
+    run.warm_up = 100;
+    run.cycles = 1000;
+    const long long subscribed_before = calls_of(admin, "subscribe");
+
+    allocations = 0;
+    run.next();
+    io.restart();
+    io.run();
+    counting = false;
+    EXPECT_FALSE(run.error) << run.error.message();
+    EXPECT_EQ(run.done, run.warm_up + run.cycles);
+    EXPECT_EQ(allocations.load(), 0u) << "allocations during 1,000 fair handovers";
+    EXPECT_GE(calls_of(admin, "subscribe") - subscribed_before, run.warm_up + run.cycles)
+        << "every handover went through a subscription";
 }
 
 // OpenSSL 3.0's record layer allocates small blocks for each record it writes (its WPACKET

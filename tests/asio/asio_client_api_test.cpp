@@ -145,4 +145,34 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     EXPECT_FALSE(owner.open(config));
 }
 
+// Fair waiting lines up in one Redis: a Redlock client refuses a fair lock with its own code.
+TEST(asio_client_api, a_fair_lock_needs_a_single_instance) {
+    asio::io_context io{1};
+    client redlock(io);
+    ASSERT_FALSE(redlock.open(config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"})));
+    edgelock::lock_config fair = lock_for("fair", 10'000);
+    fair.fair = true;
+    lock_handle handle;
+    EXPECT_EQ(redlock.add_lock(fair, handle), errc::invalid_instances);
+    EXPECT_FALSE(redlock.add_lock(lock_for("plain", 10'000), handle)) << "the same lock without fair";
+
+    client single(io);
+    auto config = config_for({"redis://127.0.0.1:1"});
+    ASSERT_FALSE(single.open(config));
+    edgelock::lock_config short_entries = fair;
+    short_entries.recheck_ms = 1000;
+    short_entries.queue_entry_ttl_ms = 1500;  // not above recheck + the attempt timeout (1 s)
+    EXPECT_EQ(single.add_lock(short_entries, handle), errc::invalid_config);
+    ASSERT_FALSE(single.add_lock(fair, handle));
+
+    // Nothing to connect to: the wait ends with the instance's failure, the subscriber's
+    // attempts meanwhile fail nothing; closed and opened again, a fair lock is added anew.
+    EXPECT_EQ(acquire(single, handle, 300ms).ec, std::errc::connection_refused);
+    single.close();
+    ASSERT_FALSE(single.open(config));
+    ASSERT_FALSE(single.add_lock(fair, handle));
+    ASSERT_FALSE(single.add_lock(fair, handle)) << "two fair locks of one name share a channel";
+    EXPECT_EQ(acquire(single, handle, 100ms).ec, std::errc::connection_refused);
+}
+
 }  // namespace

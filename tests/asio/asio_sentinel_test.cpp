@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
 #include <string>
 
 #include "asio_test_util.hpp"
@@ -165,6 +166,79 @@ TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sen
     EXPECT_EQ(owner.instance_last_error(0), edgelock::transport_errc::not_master);
     EXPECT_TRUE(redis_client(b.port()).exists("moving"));
     EXPECT_FALSE(release(owner, handle).ec);
+}
+
+// Fair waiting behind Sentinel: the subscriber finds the master the way the lock connection
+// does, and follows a failover (+switch-master) to the new one, where the next release wakes
+// the waiter again. recheck 5 s, each handover asserted within 1 s: it came from a wake-up.
+TEST(asio_sentinel, fair_waiters_are_woken_on_the_master_and_after_a_failover_on_the_new_one) {
+    sentinel_topology topology;
+    const std::uint16_t old_master = topology.master_port();
+    asio::io_context io{1};
+    client first(io);
+    client second(io);
+    ASSERT_FALSE(first.open(sentinel_config(topology)));
+    ASSERT_FALSE(second.open(sentinel_config(topology)));
+    ASSERT_FALSE(wait_ready(first).ec);
+    ASSERT_FALSE(wait_ready(second).ec);
+    edgelock::lock_config fair = lock_for("fair:sentinel", 20'000);
+    fair.fair = true;
+    fair.recheck_ms = 5000;
+    lock_handle a;
+    lock_handle b;
+    ASSERT_FALSE(first.add_lock(fair, a));
+    ASSERT_FALSE(second.add_lock(fair, b));
+    const auto subscribed_on = [](std::uint16_t port) {
+        redis_client server(port);
+        const auto reply = server.command({"PUBSUB", "NUMSUB", "{fair:sentinel}:queue"});
+        return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+    };
+    const auto wait_for = [&](client& owner, lock_handle handle) {
+        auto result = std::make_shared<outcome>();
+        owner.async_acquire(handle, 60s, [result](std::error_code ec, std::int64_t) {
+            result->done = true;
+            result->ec = ec;
+        });
+        return result;
+    };
+    const auto hand_over = [&](client& owner, lock_handle held, const std::shared_ptr<outcome>& next) {
+        const auto start = std::chrono::steady_clock::now();
+        owner.async_release(held, [](std::error_code) {});
+        run_until(io, [&] { return next->done; }, 10s);
+        return elapsed_ms(start);
+    };
+
+    ASSERT_FALSE(acquire(first, a, 0ms).ec);
+    auto waiter = wait_for(second, b);
+    ASSERT_TRUE(run_until(io, [&] { return subscribed_on(old_master) == 1; }, 5s));
+    std::int64_t took = hand_over(first, a, waiter);
+    ASSERT_TRUE(waiter->done);
+    EXPECT_FALSE(waiter->ec) << waiter->ec.message();
+    EXPECT_LT(took, 1000) << "woken through the subscriber on the master";
+
+    auto back = wait_for(first, a);
+    ASSERT_TRUE(run_until(io, [&] { return subscribed_on(old_master) == 1; }, 5s));
+    {
+        redis_client primary(old_master);
+        primary.command({"WAIT", "1", "2000"});  // the holder's key is on the replica
+    }
+    topology.primary().freeze();
+    const std::uint16_t new_master = topology.wait_for_failover(old_master);
+    ASSERT_NE(new_master, old_master);
+    EXPECT_TRUE(run_until(io, [&] { return subscribed_on(new_master) == 1; }, 10s))
+        << "the subscriber followed the failover";
+    const std::string new_endpoint = "127.0.0.1:" + std::to_string(new_master);
+    ASSERT_TRUE(run_until(io, [&] {
+        return first.instance_connected(0) && first.instance_endpoint(0) == new_endpoint &&
+               second.instance_connected(0) && second.instance_endpoint(0) == new_endpoint;
+    }, 10s)) << "both lock connections on the new master";
+    EXPECT_FALSE(back->done) << "still held by the second client";
+    took = hand_over(second, b, back);
+    ASSERT_TRUE(back->done);
+    EXPECT_FALSE(back->ec) << back->ec.message();
+    EXPECT_LT(took, 1000) << "woken through the subscriber on the new master";
+    topology.primary().thaw();
+    EXPECT_FALSE(release(first, a).ec);
 }
 
 }  // namespace

@@ -616,71 +616,63 @@ TEST_F(server_link_test, a_watch_subscribes_and_reports_switches_of_its_master_o
     EXPECT_TRUE(l.ready());
 }
 
-// A fair lock's subscriber: the server connection's checks, then SUBSCRIBE; its end comes out
-// as subscribed (after every connect), each message after it as message.
-TEST_F(server_link_test, a_subscriber_subscribes_after_the_server_checks_and_passes_messages_on) {
-    server = address("redis://app:pw@h:7000/3");
+TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
+    server = address("redis://:pw@h:1/3");
     link_setup s;
     s.kind = connection_kind::subscriber;
     s.server = &server;
-    s.channel = "{job}:queue";
     s.in_flight_storage = storage.data();
     s.in_flight_capacity = storage.size();
     ASSERT_EQ(l.setup(s), errc::ok);
     const std::string hello = connect(0);
-    EXPECT_EQ(hello, "*3\r\n$4\r\nAUTH\r\n$3\r\napp\r\n$2\r\npw\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n"
-                     "*1\r\n$4\r\nPING\r\n*2\r\n$9\r\nSUBSCRIBE\r\n$11\r\n{job}:queue\r\n");
-    reply(ok, 1);
+    EXPECT_EQ(hello, "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n") << "no SELECT, scripts or INFO";
     reply(ok, 1);
     reply(pong, 1);
-    EXPECT_FALSE(l.ready());
-    EXPECT_EQ(reply("*3\r\n$9\r\nsubscribe\r\n$11\r\n{job}:queue\r\n:1\r\n", 2).what, link_reply::kind::subscribed);
     ASSERT_TRUE(l.ready());
-    EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "no reply is owed: no timeout while it waits";
-
-    const std::string message = "*3\r\n$7\r\nmessage\r\n$11\r\n{job}:queue\r\n$4\r\nabcd\r\n";
-    std::vector<reply_node> n;
-    nodes_of(message, n);  // the nodes point into `message`
-    EXPECT_EQ(l.on_reply(n.data(), n.size(), 3).what, link_reply::kind::message);
-    std::string_view payload;
-    ASSERT_TRUE(parse_channel_message(n.data(), n.size(), "{job}:queue", payload));
-    EXPECT_EQ(payload, "abcd");
-    EXPECT_FALSE(parse_channel_message(n.data(), n.size(), "{other}:queue", payload)) << "another channel";
+    ASSERT_TRUE(l.track(7, 70, 2));  // SUBSCRIBE {a}:queue
+    ASSERT_TRUE(l.track(8, 80, 2));  // SUBSCRIBE {b}:queue
+    const std::string message = "*3\r\n$7\r\nmessage\r\n$9\r\n{a}:queue\r\n$1\r\nt\r\n";
+    EXPECT_EQ(reply(message, 3).what, link_reply::kind::message) << "a message before any confirmation";
+    EXPECT_EQ(l.requests_in_flight(), 2u) << "answers nothing";
+    const link_reply first = reply("*3\r\n$9\r\nsubscribe\r\n$9\r\n{a}:queue\r\n:1\r\n", 4);
+    EXPECT_EQ(first.what, link_reply::kind::answer);
+    EXPECT_EQ(first.entry.owner, 7u);
+    EXPECT_EQ(first.entry.tag, 70u);
+    EXPECT_EQ(reply(message, 5).what, link_reply::kind::message);
+    const link_reply refused = reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
+    EXPECT_EQ(refused.what, link_reply::kind::answer) << "an error answers the next command";
+    EXPECT_EQ(refused.entry.owner, 8u);
     EXPECT_TRUE(l.ready());
+    EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight: no timeout";
 
-    l.on_io_error(failure::of(transport_errc::connection_closed), 4);
-    EXPECT_TRUE(closed(4).was_ready);
-    connect(l.start_not_before_ms());
-    for (int i = 0; i < 3; ++i) reply(i == 2 ? pong : ok, 5);
-    EXPECT_EQ(reply("*3\r\n$9\r\nsubscribe\r\n$11\r\n{job}:queue\r\n:1\r\n", 5).what, link_reply::kind::subscribed)
-        << "confirmed again after a reconnect";
+    ASSERT_TRUE(l.track(7, 70, 10));
+    EXPECT_EQ(l.next_deadline_ms(), 10 + l.times().command_timeout_ms) << "a confirmation that never comes";
+    l.on_timer(10 + l.times().command_timeout_ms);
+    EXPECT_EQ(l.state(), link_state::closing);
+    const link_closed c = closed(10 + l.times().command_timeout_ms);
+    EXPECT_TRUE(c.was_ready);
+    EXPECT_EQ(c.why, failure::of(transport_errc::command_timeout));
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].owner, 7u);
+    EXPECT_NE(l.start(10 + l.times().command_timeout_ms), nullptr) << "one that answered reconnects at once";
 }
 
-TEST_F(server_link_test, a_subscriber_behind_sentinel_asks_for_the_master_and_checks_its_role) {
-    sentinels = {address("redis://:spw@s1:26379")};
-    master = address("redis://app:mpw@unused");
-    link_setup s;
-    s.kind = connection_kind::subscriber;
-    s.sentinels = sentinels.data();
-    s.sentinel_count = sentinels.size();
-    s.master_name = "mymaster";
-    s.master = &master;
-    s.channel = "{job}:queue";
-    s.in_flight_storage = storage.data();
-    s.in_flight_capacity = storage.size();
-    ASSERT_EQ(l.setup(s), errc::ok);
-    EXPECT_NE(connect(0).find("get-master-addr-by-name"), std::string::npos);
-    reply(ok, 1);
-    reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6390\r\n", 1);
+TEST_F(server_link_test, a_subscriber_behind_sentinels_reaches_the_master_and_checks_its_role) {
+    set_up_sentinel(connection_kind::subscriber);
+    const std::string ask = connect(0);
+    EXPECT_NE(ask.find("get-master-addr-by-name"), std::string::npos);
+    reply(ok, 1);  // AUTH to the sentinel
+    reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6379\r\n", 1);
     closed(1);
-    const std::string hello = connect(1);
+    const std::string hello = connect(2);
     EXPECT_EQ(l.target().host.view(), "10.0.0.9");
-    EXPECT_NE(hello.find("ROLE"), std::string::npos);
-    EXPECT_NE(hello.find("SUBSCRIBE"), std::string::npos);
-    reply(ok, 2);
-    reply(pong, 2);
-    reply("*3\r\n$6\r\nmaster\r\n:100\r\n*0\r\n", 2);
-    EXPECT_EQ(reply("*3\r\n$9\r\nsubscribe\r\n$11\r\n{job}:queue\r\n:1\r\n", 2).what, link_reply::kind::subscribed);
+    EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
+    EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos);
+    EXPECT_EQ(hello.find("SELECT"), std::string::npos);
+    reply(ok, 3);  // AUTH as app
+    reply(pong, 3);
+    reply("*3\r\n$5\r\nslave\r\n$8\r\n10.0.0.1\r\n:6379\r\n", 3);
+    EXPECT_EQ(l.state(), link_state::closing) << "a replica is no master";
 }
 
 TEST_F(server_link_test, a_close_with_reconnect_now_skips_the_delay) {
@@ -716,14 +708,7 @@ TEST_F(server_link_test, setup_refuses_what_cannot_work) {
     bad.times = timing{};
     bad.kind = connection_kind::watch;
     EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a watch needs sentinels";
-    bad.kind = connection_kind::subscriber;
-    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a subscriber needs a channel";
-    const std::string too_long(key_bytes_max + 1, 'x');
-    bad.channel = too_long;
-    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a channel longer than any key";
     bad.kind = connection_kind::server;
-    EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a server link subscribes to nothing";
-    bad.channel = {};
     EXPECT_EQ(l.setup(bad), errc::ok);
 }
 

@@ -1,4 +1,5 @@
-// The asio client: the lock table, event delivery, deadlines, and the public API.
+// The asio client: the lock table, event delivery, deadlines, and the public API (fair
+// locks' wake-ups: wake_ups.cpp).
 #include <asio/post.hpp>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <utility>
 
 #include "client_impl.hpp"
+#include "handler_memory.hpp"
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/entropy.hpp"
 
@@ -58,31 +60,39 @@ std::int64_t now_ms() noexcept {
         .count();
 }
 
-// One socket per instance, and in Sentinel mode the watcher. The links point into
-// instances_, sentinels_ and master_, which stay put until the next open().
-void client_impl::build_sockets(std::uint64_t seed_bits) {
+// How a link reaches instance `i`: the server itself, or the master the sentinels name. The
+// links point into instances_, sentinels_ and master_, which stay put until the next open().
+session::link_setup client_impl::server_setup(std::size_t i) const {
     session::link_setup setup;
     setup.times = timing_of(config_);
     setup.sentinels = sentinels_.data();
     setup.sentinel_count = sentinels_.size();
     setup.master_name = config_.master_name;
     setup.master = &master_;
-    setup.read_node = config_.restart_guard || config_.eviction != session::eviction_check::off;
-    setup.refuse_evicting = config_.eviction == session::eviction_check::refuse;
+    setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
+    setup.seed = seed_bits_ + i;
+    return setup;
+}
+
+// One socket per instance, and in Sentinel mode the watcher (the subscriber comes later,
+// with the first fair lock).
+void client_impl::build_sockets() {
     sockets_.clear();
+    subscriber_index_ = no_socket;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
-        setup.seed = seed_bits + i;
+        session::link_setup setup = server_setup(i);
+        setup.read_node = config_.restart_guard || config_.eviction != session::eviction_check::off;
+        setup.refuse_evicting = config_.eviction == session::eviction_check::refuse;
         sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(i), link_role::instance));
         const errc built = sockets_.back()->init(setup, config_.locks_max * requests_per_instance_max,
                                                  config_.buffer_bytes, config_.locks_max);
         EDGELOCK_ASSERT(built == errc::ok);  // check_config() refused what could fail here
     }
     if (sentinels_.empty()) return;
+    session::link_setup setup = server_setup(0);
     setup.kind = session::connection_kind::watch;
     setup.server = nullptr;
-    setup.read_node = false;
-    setup.seed = seed_bits + instance_count_;
+    setup.seed = seed_bits_ + instance_count_;
     sockets_.push_back(
         std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
     const errc built = sockets_.back()->init(setup, 0, 2 * request_bytes_max, 1);
@@ -133,6 +143,7 @@ std::error_code client_impl::open(const client_config& config) {
     if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
     std::uint64_t seed_bits = 0;
     for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
+    seed_bits_ = seed_bits;
 
     if (depth_ == 0) {
         retired_sockets_.clear();
@@ -144,7 +155,7 @@ std::error_code client_impl::open(const client_config& config) {
     master_ = master;
     instance_count_ = sentinels_.empty() ? instances_.size() : 1;
     node_starts_known_ = 0;
-    build_sockets(seed_bits);
+    build_sockets();
 
     locks_.open(config.locks_max);
     dirty_.init(config.locks_max);
@@ -184,6 +195,8 @@ void client_impl::close(bool call_handlers) {
     // A handler of this client may be running below us: keep its storage until it returns.
     for (auto& c : sockets_) retired_sockets_.push_back(std::move(c));
     sockets_.clear();
+    subscriber_index_ = no_socket;
+    if (channels_.ready()) channels_.clear();
     locks_.close();
     instance_count_ = 0;
     dirty_.clear();
@@ -254,6 +267,8 @@ void client_impl::check_ready() {
 std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
     if (!open_) return make_error_code(transport_errc::not_open);
     if (locks_.full()) return make_error_code(transport_errc::table_full);
+    // Fair waiting lines up in one Redis: a Redlock client has no single line to wait in.
+    if (config.fair && instance_count_ != 1) return make_error_code(errc::invalid_instances);
     if (config.replicas_to_wait > 0) {
         // WAIT holds the shared connection while it waits: a wait longer than the command
         // timeout would get a healthy connection dropped. The defaults are the core's.
@@ -270,7 +285,12 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.acquire_handler.reset();
     e.release_handler.reset();
     e.lost_handler.reset();
+    if (config.fair) build_subscriber();
     out = locks_.take();
+    if (config.fair) {
+        const bool attached = channels_.attach(out.index, e.core.name());
+        EDGELOCK_ASSERT(attached);  // the core accepted the name, so its queue key fits
+    }
     e.renewals = 0;
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
@@ -314,6 +334,7 @@ void client_impl::on_request_done(std::uint32_t index) noexcept {
 void client_impl::reset_entry(lock_entry& e) noexcept {
     const std::uint32_t index = locks_.index_of(e);
     deadlines_.set(index, no_deadline_ms);
+    if (channels_.ready()) channels_.detach(index);
     for (std::size_t i = 0; i < instance_count_; ++i) {
         sockets_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
     }
@@ -429,6 +450,7 @@ void client_impl::after_call(std::uint32_t index) noexcept {
     }
     write_requests(index);
     update_deadline(index);
+    note_wake_interest(index);
     if (depth_ == 0) {
         finish_io();
         if (e.dirty) post_flush();
@@ -535,6 +557,7 @@ void client_impl::service(std::uint32_t index) {
     if (!deliver_pending(index)) return;
     write_requests(index);
     update_deadline(index);
+    note_wake_interest(index);
 }
 
 // Encodes the lock's queued requests into the write buffers of the sockets that take them
@@ -588,9 +611,9 @@ void client_impl::arm_lock_timer(std::int64_t deadline_ms) {
     lock_timer_ms_ = deadline_ms;
     lock_timer_epoch_ = next_epoch();
     lock_timer_.expires_at(to_time_point(deadline_ms));
-    lock_timer_.async_wait([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
+    lock_timer_.async_wait(with_handler_memory([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
         self->on_lock_timer(epoch, ec);
-    });
+    }));
 }
 
 void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
@@ -699,6 +722,8 @@ void client_impl::on_switch_master(const server_address& master) {
     if (!sentinel_mode() || instance_count_ != 1) return;
     link_socket& c = *sockets_[0];
     if (!c.serves(master)) c.follow_new_master();
+    link_socket* s = subscriber();
+    if (s != nullptr && s->link().state() != session::link_state::idle && !s->serves(master)) s->follow_new_master();
 }
 
 // ---- delivery passes ---------------------------------------------------------------------
@@ -727,6 +752,7 @@ void client_impl::drain_dirty() {
 }
 
 void client_impl::finish_io() {
+    drive_subscriber();
     for (int pass = 0; pass < io_passes_max; ++pass) {
         bool woke = false;
         for (std::size_t i = 0; i < sockets_.size(); ++i) {

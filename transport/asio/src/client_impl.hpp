@@ -25,6 +25,7 @@
 #include "edgelock/session/server_link.hpp"
 #include "edgelock/tls_context.hpp"
 #include "deadline_heap.hpp"
+#include "fair_channels.hpp"
 #include "fixed_ring.hpp"
 #include "lock_table.hpp"
 
@@ -36,12 +37,14 @@ using session::server_address;
 
 class client_impl;
 
-enum class link_role : std::uint8_t { instance, watcher };
+enum class link_role : std::uint8_t { instance, watcher, subscriber };
 
 // One socket carrying one session::server_link: resolving, connecting, the bytes in and out,
 // and the timer the link asks for. Where to connect, what to say first, what each reply
 // means, timeouts and reconnect delays are the link's (edgelock/session/server_link.hpp). An
-// instance socket carries lock traffic; the watcher listens to a sentinel's +switch-master.
+// instance socket carries lock traffic; the watcher listens to a sentinel's +switch-master;
+// the subscriber carries fair locks' wake-ups (fair_channels.hpp), and connects only while
+// a channel wants a subscription.
 //
 // rediss://: once connected, the socket moves into a TLS stream of its own for that
 // connection. Every handler of the stream holds it (a shared_ptr), so an operation that
@@ -177,6 +180,11 @@ public:
     void on_request_done(std::uint32_t index) noexcept;
     void on_switch_master(const server_address& master);
     void wake_waiters(std::uint8_t instance);
+    // Fair locks' wake-ups, from the subscriber socket.
+    bool subscriber_wanted() const noexcept { return channels_.wanted(); }
+    void on_subscriber_down();
+    void on_subscription_answer(const session::in_flight& entry, const reply_node* nodes, std::size_t count);
+    void on_wake_message(const reply_node* nodes, std::size_t count);
 
     // Every completion handler of the client runs inside one: when the outermost ends,
     // the events it left are delivered and the buffered requests are sent.
@@ -193,7 +201,8 @@ public:
 
 private:
 
-    void build_sockets(std::uint64_t seed_bits);
+    session::link_setup server_setup(std::size_t instance) const;
+    void build_sockets();
     void after_call(std::uint32_t index) noexcept;
     void service(std::uint32_t index);
     bool deliver_pending(std::uint32_t index);
@@ -213,6 +222,11 @@ private:
     void post_flush();
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
+    void build_subscriber();
+    link_socket* subscriber() noexcept { return socket_at(subscriber_index_); }
+    void note_wake_interest(std::uint32_t index) noexcept;
+    void wake_channel(std::uint32_t channel, std::string_view message);
+    void drive_subscriber();
     std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
 
     asio::io_context& io_;
@@ -229,7 +243,13 @@ private:
     std::array<node_start, instances_max> node_starts_{};
     std::uint8_t node_starts_known_ = 0;
     token_pool tokens_;  // one getrandom per 16 acquires
-    std::vector<std::unique_ptr<link_socket>> sockets_;  // the instances, then the watcher
+    std::uint64_t seed_bits_ = 0;  // the links' reconnect jitter, drawn at open()
+    // The instances, then the watcher (Sentinel), then the subscriber (once a fair lock is
+    // added: built by add_lock, at subscriber_index_).
+    std::vector<std::unique_ptr<link_socket>> sockets_;
+    static constexpr std::size_t no_socket = static_cast<std::size_t>(-1);
+    std::size_t subscriber_index_ = no_socket;
+    fair_channels channels_;  // set up with the subscriber
 
     lock_table locks_;
     fixed_ring<lock_ref> dirty_;

@@ -1,5 +1,6 @@
-// Memory for the asio client's socket operations, so that lock traffic allocates nothing once
-// connected, over TLS too.
+// Memory for the asio client's socket and timer operations, so that lock traffic allocates
+// nothing once connected, over TLS too, and with a fair lock's subscriber connection, whose
+// timer and reads are outstanding beside the lock connection's.
 //
 // Asio recycles operation memory per thread in a cache of two blocks of any size. Over TLS a
 // read's completion can start a write while the SSL stream's read and write, and the socket

@@ -85,7 +85,7 @@ void link_socket::settle() {
         close_socket();
         std::size_t dropped = 0;
         const session::link_closed closed = link_.on_closed(now, [this, &dropped](const session::in_flight& entry) {
-            owner_.on_request_done(entry.owner);
+            if (role_ == link_role::instance) owner_.on_request_done(entry.owner);
             ++dropped;
         });
         ready_reported_ = false;
@@ -95,16 +95,19 @@ void link_socket::settle() {
             owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
             if (stopped_) return;
         }
+        // No lock hears of it: a lost subscription only delays (the locks re-check by themselves).
+        if (role_ == link_role::subscriber) owner_.on_subscriber_down();
     }
     if (link_.ready() && !ready_reported_) {
         ready_reported_ = true;
         owner_.on_attempt_finished();
         if (role_ == link_role::instance) owner_.on_connection_ready(index_);
     }
-    if (link_.state() == session::link_state::idle) {
+    const bool wants_connection = role_ != link_role::subscriber || owner_.subscriber_wanted();
+    if (link_.state() == session::link_state::idle && wants_connection) {
         if (const server_address* target = link_.start(now)) connect_to(*target);
     }
-    arm_timer(link_.next_deadline_ms());
+    arm_timer(session::wake_ms(link_, wants_connection, now));
 }
 
 void link_socket::connect_to(const server_address& target) {
@@ -316,8 +319,12 @@ bool link_socket::route_replies(std::uint32_t epoch) {
         }
         offset += parsed.consumed;
         const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now);
-        if (routed.what == session::link_reply::kind::answer) {
+        if (routed.what == session::link_reply::kind::answer && role_ == link_role::subscriber) {
+            owner_.on_subscription_answer(routed.entry, nodes, parsed.nodes);
+        } else if (routed.what == session::link_reply::kind::answer) {
             owner_.on_lock_reply(index_, routed.entry, nodes[0]);
+        } else if (routed.what == session::link_reply::kind::message) {
+            owner_.on_wake_message(nodes, parsed.nodes);
         } else if (routed.what == session::link_reply::kind::master_switched) {
             owner_.on_switch_master(link_.switched_to());
         } else if (routed.what == session::link_reply::kind::node_started) {
@@ -342,9 +349,9 @@ void link_socket::arm_timer(std::int64_t deadline_ms) {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t timer_epoch = timer_epoch_;
-    timer_.async_wait([self, i, timer_epoch](std::error_code result) {
+    timer_.async_wait(with_handler_memory([self, i, timer_epoch](std::error_code result) {
         if (link_socket* s = self->socket_at(i)) s->on_timer(timer_epoch, result);
-    });
+    }));
 }
 
 void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {

@@ -71,7 +71,8 @@ public:
         receive(now, on_answer, [](const node_start&) {});
     }
     // The same with on_push(const link_reply&, const reply_node* nodes, std::size_t count) for
-    // what a subscriber link delivers unasked: subscribed, and each message.
+    // what a subscriber link delivers unasked: each message. (The answer to its SUBSCRIBE
+    // goes to on_answer, whose node is the first of the reply's nodes, in order.)
     template <typename OnAnswer, typename OnStarted, typename OnPush>
     void receive(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on_started, OnPush&& on_push);
     // Skips the reconnect delay (a user call wants a fresh try).
@@ -129,9 +130,7 @@ void blocking_link::route(std::int64_t now, OnAnswer&& on_answer, OnStarted&& on
         const session::link_reply routed = link_.on_reply(nodes_.data(), parsed.nodes, now);
         if (routed.what == session::link_reply::kind::answer) on_answer(routed.entry, nodes_[0]);
         if (routed.what == session::link_reply::kind::node_started) on_started(link_.started());
-        if (routed.what == session::link_reply::kind::subscribed || routed.what == session::link_reply::kind::message) {
-            on_push(routed, nodes_.data(), parsed.nodes);
-        }
+        if (routed.what == session::link_reply::kind::message) on_push(routed, nodes_.data(), parsed.nodes);
     }
     std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
     read_size_ -= offset;

@@ -21,6 +21,7 @@
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/lock_io.hpp"
 #include "edgelock/session/outcome.hpp"
+#include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/reconnect.hpp"
 
 namespace edgelock::hiredis {
@@ -60,6 +61,7 @@ struct lock::impl {
     // made the first time an acquire() waits and kept until the lock is destroyed.
     bool fair = false;
     blocking_link subscriber;
+    bool subscribed_on_this_connection = false;
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
 
@@ -106,6 +108,8 @@ struct lock::impl {
     void tend_subscriber(std::unique_lock<std::mutex>& held);
     void read_wake_ups();
     void end_subscriber_if_closing();
+    void subscribe_when_ready();
+    void wake_core(std::string_view message);
     void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why);
@@ -407,26 +411,45 @@ void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
 }
 
 // Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
-// published before it is lost), the payload of each message on the channel.
+// published before it is lost), the payload of each message on the channel. A refused
+// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in.
 void lock::impl::read_wake_ups() {
-    const auto on_push = [this](const session::link_reply& what, const reply_node* nodes, std::size_t count) {
-        std::string_view payload;
-        if (what.what == session::link_reply::kind::message &&
-            !session::parse_channel_message(nodes, count, channel(), payload)) {
-            return;
-        }
-        drain_events();
-        [[maybe_unused]] const errc told = core.on_wake(now_ms(), payload);
-        drain_events();
+    const auto on_confirmation = [this](const session::in_flight&, const reply_node& first) {
+        // A pub/sub frame is a flat array: its elements follow its first node.
+        const std::size_t count = first.type == reply_type::array ? 1 + first.elements : 1;
+        const session::pubsub_frame frame = session::parse_pubsub(&first, count);
+        if (frame.kind == session::pubsub_kind::subscribe && frame.channel == channel()) wake_core({});
     };
-    subscriber.receive(now_ms(), [](const session::in_flight&, const reply_node&) {}, [](const node_start&) {}, on_push);
+    const auto on_message = [this](const session::link_reply&, const reply_node* nodes, std::size_t count) {
+        const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
+        if (frame.kind == session::pubsub_kind::message && frame.channel == channel()) wake_core(frame.payload);
+    };
+    subscriber.receive(now_ms(), on_confirmation, [](const node_start&) {}, on_message);
+    subscribe_when_ready();
     end_subscriber_if_closing();
+}
+
+void lock::impl::wake_core(std::string_view message) {
+    drain_events();
+    [[maybe_unused]] const errc told = core.on_wake(now_ms(), message);
+    drain_events();
+}
+
+// A subscriber connection subscribes once it is ready: once per connection.
+void lock::impl::subscribe_when_ready() {
+    if (!subscriber.link().ready() || subscribed_on_this_connection) return;
+    std::array<char, session::subscription_request_bytes_max> command{};
+    const std::size_t size = session::write_subscription(true, channel(), command.data(), command.size());
+    EDGELOCK_ASSERT(size > 0);
+    subscribed_on_this_connection = true;
+    subscriber.send(command.data(), size, 0, now_ms());
 }
 
 void lock::impl::end_subscriber_if_closing() {
     if (subscriber.link().state() != session::link_state::closing) return;
     std::size_t dropped = 0;
     subscriber.finish(now_ms(), dropped);
+    subscribed_on_this_connection = false;
 }
 
 // Instance i's connection ended: its requests in flight are given up, and the core hears of
@@ -598,7 +621,6 @@ std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::ui
     setup.seed = seed;
     setup.read_node = false;
     setup.refuse_evicting = false;
-    setup.channel = channel();
     if (subscriber.setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
     return {};
 }

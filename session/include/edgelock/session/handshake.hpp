@@ -8,9 +8,9 @@
 //              INFO and CONFIG GET only with read_node, for the restart guard: node_facts.hpp)
 //   sentinel   to a sentinel, to learn the master: [AUTH] SENTINEL get-master-addr-by-name
 //   watch      to a sentinel, to hear of failovers: [AUTH] SUBSCRIBE +switch-master
-//   subscriber to the Redis that carries lock traffic, to hear a fair lock's wake-ups
-//              (lock.hpp, "Fair waiting"): [AUTH] [SELECT] PING [ROLE] SUBSCRIBE <channel>
-//              (the server connection's checks, so it reaches the same master; no scripts)
+//   subscriber to the Redis that carries lock traffic, for fair locks' wake-ups (pubsub.hpp):
+//              [AUTH] PING [ROLE]; its channels are subscribed once it is ready (a RESP2
+//              connection in subscribed mode carries no lock commands, hence its own)
 // The requests are written at once (pipelined) and checked in order as replies arrive.
 // SCRIPT LOAD saves the NOSCRIPT round trip on a fresh or restarted server; it is best effort
 // (an ACL without SCRIPT only costs that round trip: the lock falls back to EVAL itself).
@@ -44,8 +44,7 @@ struct handshake_request {
     connection_kind kind = connection_kind::server;
     const server_address* to = nullptr;  // credentials and db come from here
     std::string_view master_name;        // sentinel, watch
-    std::string_view channel;            // subscriber: the channel to subscribe to
-    bool check_role = false;             // server: a sentinel named it
+    bool check_role = false;             // server, subscriber: a sentinel named it
     bool read_node = false;              // server: ask INFO and CONFIG GET appendfsync
 };
 
@@ -67,11 +66,6 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
 // master_query: on success sets `master`'s host and port (its credentials stay as given).
 failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                               server_address& master) noexcept;
-
-// A message on a subscriber connection: ["message", <channel>, <payload>]. True, with
-// `payload` pointing into nodes, when it is one for `channel`; false for anything else.
-bool parse_channel_message(const reply_node* nodes, std::size_t count, std::string_view channel,
-                           std::string_view& payload) noexcept;
 
 // A message on a watch connection: ["message", "+switch-master", "<name> <old-ip> <old-port>
 // <new-ip> <new-port>"]. True, with `master`'s host and port set, when it announces a new

@@ -24,13 +24,6 @@
 // process before was, and counted from that reading at the earliest while it runs. With refuse_evicting, a
 // node that may evict keys (node_facts::may_evict) ends the connection instead.
 //
-// A subscriber link (a fair lock's wake-ups, lock.hpp "Fair waiting") is a server link whose
-// handshake ends with SUBSCRIBE <channel> instead of loading scripts: it reaches the same
-// server (or the master the sentinels name, checked with ROLE) with the same credentials and
-// db. Its handshake's end comes out as subscribed (the subscription is confirmed: messages
-// published before it are lost), and each message after it as message (parse_channel_message
-// reads its payload from the nodes); nothing is tracked on it, so it has no reply timeout.
-//
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
 // failure moves on to the next sentinel and asks again, at once until every sentinel has
@@ -38,6 +31,12 @@
 // connection, and a READONLY, MASTERDOWN or LOADING reply ends the connection that got it.
 // The master named is reached with TLS exactly when the sentinel that named it was (rediss://).
 // A failed sentinel is reported as no_master, except a TLS refusal, which keeps its code.
+//
+// Fair locks' wake-ups (kind subscriber): a connection to the same server (or the master the
+// sentinels name, checked with ROLE), with [AUTH] PING as its handshake. Once ready, the
+// transport writes SUBSCRIBE and UNSUBSCRIBE of one channel each and tracks each one like a
+// lock request: its confirmation (or error) comes back as its answer, within the command
+// timeout; a published message answers nothing and comes back as `message` (pubsub.hpp).
 //
 // No allocation: the in-flight queue lives in storage the caller owns (sized when opened).
 #pragma once
@@ -72,7 +71,7 @@ enum class link_state : std::uint8_t {
 };
 
 struct link_setup {
-    connection_kind kind = connection_kind::server;  // server (lock traffic) or watch
+    connection_kind kind = connection_kind::server;  // server (lock traffic), subscriber or watch
     const server_address* server = nullptr;          // without sentinels: the server
     const server_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
     std::size_t sentinel_count = 0;
@@ -86,7 +85,6 @@ struct link_setup {
                                                      // eviction check)
     bool refuse_evicting = false;                    // read_node: a node that may evict keys
                                                      // fails the connection (evicting_node)
-    std::string_view channel;                        // subscriber: 1..key_bytes_max bytes
 };
 
 struct link_reply {
@@ -95,8 +93,7 @@ struct link_reply {
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
         node_started,     // read_node: the handshake is done; tell the locks started()
-        subscribed,       // subscriber: the subscription is confirmed (after every connect)
-        message,          // subscriber: a message (parse_channel_message on the nodes)
+        message,          // subscriber: a published message (parse_pubsub of the nodes)
     };
     kind what = kind::none;
     in_flight entry;
@@ -111,7 +108,7 @@ class server_link {
 public:
     // Returns invalid_config for a setup that names no server, sentinels without a master
     // name or credentials, a watch without sentinels, too little in-flight storage, or bad
-    // timing, a subscriber without a channel. The pointed-to addresses must outlive the link.
+    // timing. The pointed-to addresses must outlive the link.
     errc setup(const link_setup& s) noexcept;
 
     link_state state() const noexcept { return state_; }
@@ -209,6 +206,10 @@ private:
     link_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
     link_closed finish_close(std::int64_t now) noexcept;
     bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
+    // Connects to the server itself (or the master the sentinels name), not to a sentinel.
+    bool reaches_master() const noexcept {
+        return kind_ == connection_kind::server || kind_ == connection_kind::subscriber;
+    }
 
     connection_kind kind_ = connection_kind::server;
     const server_address* server_ = nullptr;
@@ -217,7 +218,6 @@ private:
     std::size_t sentinel_index_ = 0;
     std::size_t sentinels_tried_ = 0;  // failed in a row this round, before a reconnect delay
     fixed_text<master_name_bytes_max> master_name_;
-    fixed_text<key_bytes_max> channel_;
     timing times_;
     reconnect_backoff backoff_;
 

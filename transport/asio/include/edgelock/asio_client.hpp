@@ -1,7 +1,8 @@
 // edgelock: the production client, asynchronous, on the caller's asio::io_context.
 //
-// A `client` keeps one TCP connection per Redis instance and drives any number of locks (up to
-// the table size chosen at open()) over them: every lock's requests to an instance share that
+// A `client` keeps one TCP connection per Redis instance (and, once a fair lock waits, one
+// subscriber connection: "Fair waiting" below) and drives any number of locks (up to the table
+// size chosen at open()) over them: every lock's requests to an instance share that
 // instance's connection, pipelined. The lock logic is the sans-IO core (edgelock/lock.hpp);
 // this layer moves its bytes, reads the clock, supplies random tokens and calls handlers.
 //
@@ -77,6 +78,28 @@
 // with fewer replicas than that (after a failover, until the old master rejoins as a
 // replica) confirms nothing: no acquire succeeds there, and holds are not extended, so they
 // end with `lost` (expired) unless a replica comes back before their validity runs out.
+//
+// Fair waiting (lock_config::fair; edgelock/lock.hpp, "Fair waiting"): waiters of one name
+// line up in Redis and are served in arrival order, and a release wakes the head of the line
+// at once instead of every waiter polling with backoff. Set it per lock:
+//   lc.fair = true;          // needs a single instance (one Redis, or Sentinel's master)
+//   lc.recheck_ms = 1000;    // while waiting, try again at least this often (default 1 s)
+//   client.async_acquire(orders, std::chrono::seconds(30), handler);  // waits its turn
+// The wake-ups come over pub/sub, which a RESP2 connection carrying commands cannot do, so
+// the client keeps one more connection to the server: the subscriber, one per client whatever
+// the number of fair locks, made (with the same address, AUTH, TLS and Sentinel lookup as the
+// lock connection) only once a fair lock first waits, and kept open from then on. Its
+// channel for a name (the line's key, "{name}:queue") is subscribed while a lock of that name
+// waits and unsubscribed when none does, so Redis sends a client only the releases it waits
+// for. A confirmed subscription makes the name's waiters look at once (a release published
+// before it was missed). Nothing about the subscriber fails a lock: when its connection is
+// lost it is made again with the reconnect delays above, and meanwhile, or when Redis refuses
+// the subscription (an ACL without the channel), waiters find a freed lock at their next
+// re-check, recheck_ms at the latest. Memory: the first add_lock() with fair = true allocates
+// the subscriber connection (about 73 KiB, mostly one reply's worth of read buffer) and a
+// channel table of about 220 bytes per lock of locks_max (87,208 bytes in all with 64);
+// waiting, waking and handing over allocate nothing. Plain and fair locks of one name
+// exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
 // of earlier versions:
@@ -269,11 +292,14 @@ public:
 
     // Adds a lock to the table. `config.instances` is ignored: the lock spans all of this
     // client's instances. Every other field is the core's (lock.hpp), including fencing,
-    // the watchdog, and replicas_to_wait / replica_wait_ms for WAIT after the acquire.
+    // the watchdog, replicas_to_wait / replica_wait_ms for WAIT after the acquire, and fair /
+    // recheck_ms / queue_entry_ttl_ms for fair waiting (see "Fair waiting" above).
     // Returns {}, transport_errc::not_open, transport_errc::table_full, or the core's
     // errc::invalid_name, invalid_ttl, invalid_config; invalid_config also when
     // replicas_to_wait is set and the WAIT timeout (replica_wait_ms, by default half the
-    // attempt timeout) is not below command_timeout.
+    // attempt timeout) is not below command_timeout, or when queue_entry_ttl_ms is not above
+    // recheck_ms plus the attempt timeout; errc::invalid_instances when fair is set on a
+    // client of several instances (Redlock has no single line to wait in).
     std::error_code add_lock(const lock_config& config, lock_handle& out);
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
@@ -301,7 +327,8 @@ public:
     }
 
     // Takes the lock: handler(std::error_code, std::int64_t fence). `wait` zero makes one
-    // attempt; otherwise attempts repeat with backoff while they can start within `wait`.
+    // attempt; otherwise attempts repeat with backoff while they can start within `wait` (a
+    // fair lock waits in line instead: it tries again when woken, and every recheck_ms).
     // A new random token is drawn for every acquire. On a lock this owner already holds, it
     // counts one more hold and completes at once (posted) with the same fence.
     // Error codes (edgelock/session/outcome.hpp: the rules both clients share): the reason

@@ -1,0 +1,148 @@
+// The asio client's wake-up channels for fair locks (edgelock/lock.hpp, "Fair waiting").
+//
+// One channel per lock name that a fair lock of the table uses: the name's queue key, which
+// is also the pub/sub channel its releases publish on. A channel knows its locks (a list
+// through per-lock links), how many of them want wake-ups now, and where its subscription on
+// the client's subscriber connection stands. Sized once (set_up: as many channels as the
+// table has locks); attaching, detaching, subscribing and routing allocate nothing.
+//
+// The subscription policy: a channel is subscribed exactly while one of its locks wants
+// wake-ups (a fair acquire with a wait is running), and unsubscribed when none does. So
+// Redis only sends a client the releases it waits for, and a client holding many fair locks
+// that rarely contend keeps no subscriptions. At most one SUBSCRIBE or UNSUBSCRIBE per
+// channel is in flight: the next is decided when its confirmation comes, from what is
+// wanted then. A lost connection forgets every subscription (Redis does too); the wanted ones
+// are subscribed again on the next connection, whose confirmations wake their locks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "edgelock/limits.hpp"
+#include "edgelock/session/fixed_text.hpp"
+#include "edgelock/session/pubsub.hpp"
+#include "edgelock/session/server_link.hpp"
+#include "fixed_ring.hpp"
+
+namespace edgelock::async::detail {
+
+class fair_channels {
+public:
+    static constexpr std::uint32_t none = 0xffffffff;
+
+    enum class subscription : std::uint8_t {
+        off,            // not subscribed on the current connection (or no connection)
+        subscribing,    // SUBSCRIBE written, not confirmed
+        on,             // confirmed
+        unsubscribing,  // UNSUBSCRIBE written, not confirmed
+        refused,        // Redis refused SUBSCRIBE (an ACL): not asked again on this connection
+    };
+
+    // What a confirmation on the subscriber connection meant.
+    struct answer {
+        std::uint32_t channel = none;
+        bool subscribed = false;  // SUBSCRIBE confirmed: wake the channel's locks ("look now")
+        bool violation = false;   // not the confirmation expected: drop the connection
+    };
+
+    bool ready() const noexcept { return capacity_ > 0; }
+    // Room for `locks_max` locks (lock indices below it) and as many channels; allocates.
+    void set_up(std::size_t locks_max);
+    // Forgets everything (the client closed); keeps the storage.
+    void clear() noexcept;
+
+    // A fair lock `lock` named `lock_name` joins its name's channel (made when new). False
+    // when the name's queue key cannot be formed (a name the core would refuse).
+    bool attach(std::uint32_t lock, std::string_view lock_name) noexcept;
+    // The lock leaves its channel (no-op for a lock never attached); the channel goes when
+    // its last lock left and no command of it is in flight.
+    void detach(std::uint32_t lock) noexcept;
+    bool attached(std::uint32_t lock) const noexcept { return lock < locks_max_ && channel_of_[lock] != none; }
+    // Whether `lock` wants wake-ups now (lock::wants_wake_ups after each call into it).
+    void set_wants(std::uint32_t lock, bool wants) noexcept;
+
+    // Some channel wants a subscription: the subscriber connection should be up.
+    bool wanted() const noexcept { return channels_wanting_ > 0; }
+    // Some channel has a command to write (a subscription to make or to drop).
+    bool has_work() const noexcept { return !work_.empty(); }
+
+    // Writes the SUBSCRIBE and UNSUBSCRIBE commands due while the sink (link_socket's
+    // cursor/room/commit) has room, each tracked on `link` (ready) with the channel as owner.
+    template <typename Sink>
+    void write_commands(session::server_link& link, std::int64_t now, Sink& sink) noexcept;
+
+    // The confirmation (or error) answering the command tracked as `entry`.
+    answer on_answer(const session::in_flight& entry, const reply_node* nodes, std::size_t count) noexcept;
+    // The subscriber connection ended: every subscription is gone.
+    void on_connection_lost() noexcept;
+
+    // The channel named `name`, or none.
+    std::uint32_t find(std::string_view name) const noexcept;
+    // The locks of a channel, in no particular order: first_lock(c), then next_lock(l).
+    std::uint32_t first_lock(std::uint32_t channel) const noexcept { return slots_[channel].first_lock; }
+    std::uint32_t next_lock(std::uint32_t lock) const noexcept { return next_lock_[lock]; }
+    subscription state(std::uint32_t channel) const noexcept { return slots_[channel].state; }
+    std::size_t channels() const noexcept { return channel_count_; }
+
+private:
+    struct slot {
+        session::fixed_text<key_bytes_max> name;  // the queue key: the pub/sub channel
+        std::uint32_t first_lock = none;
+        std::uint32_t locks = 0;    // attached
+        std::uint32_t wanting = 0;  // of them, wanting wake-ups
+        std::uint32_t generation = 0;  // tags its commands: a freed and reused slot's differ
+        subscription state = subscription::off;
+        bool in_use = false;
+        bool queued = false;  // on work_
+    };
+
+    std::uint32_t make(std::string_view name) noexcept;
+    void free_if_unused(std::uint32_t channel) noexcept;
+    void queue(std::uint32_t channel) noexcept;
+    bool wants(const slot& s) const noexcept { return s.wanting > 0; }
+    std::size_t home_of(std::string_view name) const noexcept;
+    void unindex(std::uint32_t channel) noexcept;
+
+    std::size_t capacity_ = 0;  // channels
+    std::size_t locks_max_ = 0;
+    std::unique_ptr<slot[]> slots_;
+    std::unique_ptr<std::uint32_t[]> free_;  // a stack of free channel slots
+    std::size_t free_count_ = 0;
+    std::size_t channel_count_ = 0;
+    std::size_t channels_wanting_ = 0;
+    // Open addressing with linear probing over channel names: channel + 1, 0 when empty.
+    std::unique_ptr<std::uint32_t[]> index_;
+    std::size_t index_mask_ = 0;
+    // Per lock: its channel, the next lock of that channel, whether it wants wake-ups.
+    std::unique_ptr<std::uint32_t[]> channel_of_;
+    std::unique_ptr<std::uint32_t[]> next_lock_;
+    std::unique_ptr<bool[]> lock_wants_;
+    fixed_ring<std::uint32_t> work_;  // channels whose subscription may need a command
+};
+
+template <typename Sink>
+void fair_channels::write_commands(session::server_link& link, std::int64_t now, Sink& sink) noexcept {
+    for (std::size_t budget = work_.size(); budget > 0 && !work_.empty(); --budget) {
+        if (!link.ready() || sink.room() < session::subscription_request_bytes_max) return;
+        const std::uint32_t channel = work_.front();
+        work_.pop();
+        slot& s = slots_[channel];
+        s.queued = false;
+        const bool subscribe = wants(s) && s.state == subscription::off;
+        const bool unsubscribe = !wants(s) && s.state == subscription::on;
+        if (!subscribe && !unsubscribe) {
+            free_if_unused(channel);
+            continue;  // in flight (its confirmation decides again), refused, or as wanted
+        }
+        const std::size_t size = session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
+        EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by key_bytes_max
+        const bool tracked = link.track(channel, s.generation, now);
+        EDGELOCK_ASSERT(tracked);  // one command per channel, storage sized for every channel
+        s.state = subscribe ? subscription::subscribing : subscription::unsubscribing;
+        if (!sink.commit(size)) return;
+    }
+}
+
+}  // namespace edgelock::async::detail

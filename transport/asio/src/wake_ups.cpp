@@ -1,0 +1,90 @@
+// The asio client's part in fair waiting (edgelock/lock.hpp, "Fair waiting"): the subscriber
+// socket, which lock wants wake-ups (fair_channels.hpp decides the subscriptions), and the
+// routing of messages and confirmed subscriptions to the waiting locks.
+#include <memory>
+#include <string_view>
+
+#include "client_impl.hpp"
+#include "edgelock/session/pubsub.hpp"
+
+namespace edgelock::async::detail {
+namespace {
+
+// Each of the subscriber's two write buffers: eight SUBSCRIBE or UNSUBSCRIBE commands of the
+// longest channel (the rest wait for the next flush); lock requests never go there. Its read
+// buffer is every link's: one whole reply and more.
+constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_request_bytes_max;
+
+}  // namespace
+
+// The first fair lock of this open(): the channel table and the subscriber socket, sized for
+// one channel per lock (a command of each in flight at most) and small write buffers. It
+// connects while a channel wants it.
+void client_impl::build_subscriber() {
+    if (subscriber_index_ != no_socket) return;
+    channels_.set_up(config_.locks_max);
+    session::link_setup setup = server_setup(0);
+    setup.kind = session::connection_kind::subscriber;
+    setup.seed = seed_bits_ + sockets_.size();
+    subscriber_index_ = sockets_.size();
+    sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
+                                                     link_role::subscriber));
+    const errc built = sockets_.back()->init(setup, config_.locks_max, subscriber_buffer_bytes, 1);
+    EDGELOCK_ASSERT(built == errc::ok);
+    sockets_.back()->start();
+}
+
+// After every call into a fair lock: whether it wants wake-ups decides its channel's
+// subscription (written at the end of the dispatch, drive_subscriber).
+void client_impl::note_wake_interest(std::uint32_t index) noexcept {
+    if (!channels_.ready() || !channels_.attached(index)) return;
+    channels_.set_wants(index, locks_[index].core.wants_wake_ups());
+}
+
+void client_impl::drive_subscriber() {
+    link_socket* s = subscriber();
+    if (s == nullptr) return;
+    if (channels_.wanted() && s->link().state() == session::link_state::idle) s->start();
+    if (channels_.has_work() && s->ready()) channels_.write_commands(s->link(), now_ms(), *s);
+}
+
+void client_impl::on_subscriber_down() { channels_.on_connection_lost(); }
+
+// A confirmed SUBSCRIBE: releases published before it are lost, so its locks look now.
+void client_impl::on_subscription_answer(const session::in_flight& entry, const reply_node* nodes,
+                                         std::size_t count) {
+    const fair_channels::answer answered = channels_.on_answer(entry, nodes, count);
+    if (answered.violation) {
+        subscriber()->link().close(failure::of(errc::unexpected_reply), now_ms());
+        return;
+    }
+    if (answered.subscribed) wake_channel(answered.channel, {});
+}
+
+void client_impl::on_wake_message(const reply_node* nodes, std::size_t count) {
+    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
+    const std::uint32_t channel = channels_.find(frame.channel);
+    if (channel != fair_channels::none) wake_channel(channel, frame.payload);
+}
+
+// Hands `message` to the channel's waiting locks. No handler runs here (their events wait
+// for the end of the dispatch, as after a user's call), so the channel's list stays as it is.
+void client_impl::wake_channel(std::uint32_t channel, std::string_view message) {
+    const std::int64_t now = now_ms();
+    std::uint32_t index = channels_.first_lock(channel);
+    for (std::size_t n = 0; n < locks_.capacity() && index != fair_channels::none; ++n) {
+        const std::uint32_t next = channels_.next_lock(index);
+        lock_entry& e = locks_[index];
+        if (e.core.wants_wake_ups()) {
+            event ev;
+            while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
+            // Refused only while the lock's events fill both of its queues (their handlers
+            // not yet run): this wake-up is then lost, and the lock's re-check stands in.
+            (void)e.core.on_wake(now, message);
+            after_call(index);
+        }
+        index = next;
+    }
+}
+
+}  // namespace edgelock::async::detail
