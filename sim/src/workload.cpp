@@ -203,6 +203,9 @@ void client::on_resume() {
         inbox_.pop_front();
         if (d.m.kind == message_kind::reply) {
             handle_reply(d.server, d.m.epoch, d.m.bytes);
+        } else if (d.m.kind == message_kind::published) {
+            handle_wake(d.m.bytes);
+            drain();
         } else {
             handle_resource_reply(d.m);
         }
@@ -262,6 +265,35 @@ void client::drain_and_write() {
 void client::drain() {
     event e;
     while (!paused() && lock_.poll_event(e)) react(e);
+    if (!subscribed_ && !paused() && lock_.wants_wake_ups()) {
+        subscribed_ = true;
+        world_.start_subscribers(id_);
+    }
+}
+
+void client::on_wake_message(std::string&& message) {
+    if (paused()) {
+        delivery d;
+        d.m.kind = message_kind::published;
+        d.m.bytes = std::move(message);
+        inbox_.push_back(std::move(d));
+        return;
+    }
+    handle_wake(message);
+    drain_and_write();
+    reschedule();
+    observe();
+}
+
+void client::handle_wake(const std::string& message) {
+    const std::array<char, token_hex_bytes> token = lock_.token_hex();
+    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    if (for_us && lock_.wants_wake_ups()) world_.told(id_);
+    if (world_.recording()) {
+        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")") : "on_wake(" + message.substr(0, 8) + "...)");
+    }
+    const errc code = lock_.on_wake(now_ms(), message);
+    if (code != errc::ok) anomaly("on_wake", code);
 }
 
 namespace {
@@ -414,6 +446,7 @@ void client::react(const event& e) {
         }
         world_.note_client(id_, text);
     }
+    if (e.type == event_type::acquired || e.type == event_type::acquire_failed) world_.end_wait(id_);
     if (e.type == event_type::acquired || e.type == event_type::renewed) {
         world_.check_event_validity(id_, event_name(e.type), now_ms(), e.valid_until_ms);
         schedule_probe();
@@ -468,6 +501,8 @@ void client::start_job() {
         return;
     }
     job_ = job::acquiring;
+    const std::array<char, token_hex_bytes> hex = lock_.token_hex();
+    world_.begin_wait(id_, std::string_view(hex.data(), hex.size()));
     drain();
 }
 

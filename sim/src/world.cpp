@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/resp_reader.hpp"
 
 namespace edgelock::sim {
@@ -206,6 +207,15 @@ world::world(const run_spec& spec)
     lc.retry_delay_ms_min = params_.retry_delay_ms_min;
     lc.retry_delay_ms_max = params_.retry_delay_ms_max;
     lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
+    lc.fair = config_.fair;
+    lc.recheck_ms = params_.recheck_ms;
+    if (config_.fair) {
+        std::array<char, 256> key{};
+        queue_key_.assign(key.data(), write_companion_key(lock_name, companion::queue, key.data(), key.size()));
+        qttl_key_.assign(key.data(), write_companion_key(lock_name, companion::queue_ttl, key.data(), key.size()));
+        lock_key_ = lock_name;
+        init_fair_checks();
+    }
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
@@ -248,6 +258,7 @@ run_result world::run() {
             break;
         }
         dispatch(e);
+        if (config_.fair) judge_waiters();
     }
     now_us_ = end_us_;
     for (auto& c : clients_) {
@@ -298,6 +309,7 @@ void world::dispatch(const scheduler::event& e) {
             }
             break;
         case scheduler::kind::fault_start: activate(e.arg); break;
+        case scheduler::kind::subscriber_retry: subscriber_retry(e.who, e.arg); break;
     }
 }
 
@@ -307,10 +319,10 @@ void world::deliver(std::size_t link) {
     message m = net_.take(link);
     const std::uint8_t clients = params_.clients;
     const bool to_node = m.kind == message_kind::request || m.kind == message_kind::replication ||
-                         m.kind == message_kind::replication_ack;
+                         m.kind == message_kind::replication_ack || m.kind == message_kind::subscribe;
     if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
         const auto node = static_cast<std::uint8_t>(to - clients);
-        const bool between_nodes = m.kind != message_kind::request;
+        const bool between_nodes = m.kind == message_kind::replication || m.kind == message_kind::replication_ack;
         if (between_nodes && cut(static_cast<std::uint8_t>(from - clients), node)) return;  // lost on the way
         // Held while paused, and behind what is still held: the socket keeps its order.
         if ((paused(node) || !held_[node].empty()) && nodes_[node].up()) {
@@ -334,6 +346,13 @@ void world::deliver(std::size_t link) {
         case message_kind::replication_ack:
             deliver_ack(static_cast<std::uint8_t>(from - clients),
                         static_cast<std::uint8_t>(to - clients), std::move(m));
+            break;
+        case message_kind::subscribe:
+            deliver_subscribe(from, static_cast<std::uint8_t>(to - clients), std::move(m));
+            break;
+        case message_kind::subscribed:
+        case message_kind::published:
+            deliver_to_subscriber(static_cast<std::uint8_t>(from - clients), to, std::move(m));
             break;
     }
 }
@@ -461,6 +480,8 @@ void world::note_unblocked(std::uint8_t node) {
 
 void world::flush(std::uint8_t node) {
     if (!out_.effects.empty()) replicate(node);
+    if (!out_.grants.empty()) judge_grants(node);
+    if (!out_.published.empty()) publish(node);
     for (node_output::reply& r : out_.replies) send_reply(node, r.client, r.epoch, std::move(r.bytes));
     if (out_.wait_deadline_us >= 0) {
         events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node, nodes_[node].incarnation());
@@ -675,6 +696,12 @@ void world::activate(std::size_t index) {
             active_.push_back(active_fault{index, now_us_, end_us, 0});
             end_us += amount_us;
             break;
+        case fault_kind::slow_subscribe:
+            // What the lock must survive without help: no healing to wait for.
+            if (!client_ok) return;
+            active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
+            mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us, to_text(f));
+            return;
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:

@@ -64,6 +64,9 @@ public:
     // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
     void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
+    // Fair locks: a message on the lock's channel (a token), or "" when a subscription was
+    // confirmed; passed to lock::on_wake() (a paused client reads it when it resumes).
+    void on_wake_message(std::string&& message);
     void on_timer(std::uint32_t generation);
     void on_resume();
     void on_probe(std::uint32_t generation);
@@ -109,6 +112,7 @@ private:
     void settle(std::uint8_t instance);
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
     void handle_resource_reply(const message& m);
+    void handle_wake(const std::string& message);
 
     void run_job_timer();
     void run_step(step s);
@@ -160,6 +164,7 @@ private:
     std::uint32_t probe_generation_ = 0;
     std::int64_t timer_at_us_ = -1;
     std::uint32_t anomalies_ = 0;
+    bool subscribed_ = false;  // fair: the subscriber connections were opened
 };
 
 }  // namespace edgelock::sim
