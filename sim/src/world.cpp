@@ -310,6 +310,7 @@ void world::dispatch(const scheduler::event& e) {
             break;
         case scheduler::kind::fault_start: activate(e.arg); break;
         case scheduler::kind::subscriber_retry: subscriber_retry(e.who, e.arg); break;
+        case scheduler::kind::subscriber_deliver: deliver_subscriber_message(e.arg); break;
     }
 }
 
@@ -319,7 +320,7 @@ void world::deliver(std::size_t link) {
     message m = net_.take(link);
     const std::uint8_t clients = params_.clients;
     const bool to_node = m.kind == message_kind::request || m.kind == message_kind::replication ||
-                         m.kind == message_kind::replication_ack || m.kind == message_kind::subscribe;
+                         m.kind == message_kind::replication_ack;
     if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
         const auto node = static_cast<std::uint8_t>(to - clients);
         const bool between_nodes = m.kind == message_kind::replication || m.kind == message_kind::replication_ack;
@@ -348,12 +349,9 @@ void world::deliver(std::size_t link) {
                         static_cast<std::uint8_t>(to - clients), std::move(m));
             break;
         case message_kind::subscribe:
-            deliver_subscribe(from, static_cast<std::uint8_t>(to - clients), std::move(m));
-            break;
         case message_kind::subscribed:
         case message_kind::published:
-            deliver_to_subscriber(static_cast<std::uint8_t>(from - clients), to, std::move(m));
-            break;
+            break;  // subscriber connections travel apart (world_pubsub.cpp)
     }
 }
 

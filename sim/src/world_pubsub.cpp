@@ -2,7 +2,9 @@
 // to every node (the lock's channel), and the two checks of fair waiting (checker.hpp:
 // wakeup, fifo) are judged here, as the run goes on, from what the nodes hold.
 //
-// A subscriber connection is modelled as the command connections are, on the same links:
+// A subscriber connection is modelled as the command connections are, on the same links
+// (their latency, jitter and tail; slow_link delays the command connection only, and
+// slow_subscribe the SUBSCRIBE only):
 // SUBSCRIBE goes to the node, the node registers it and confirms; a PUBLISH reaches the
 // clients registered on that node at that instant, and nobody else (not the ones whose
 // SUBSCRIBE is still on the way, not a replica's). A crash breaks it with a reset (a power-off
@@ -62,10 +64,42 @@ void world::open_subscriber(std::uint8_t client, std::uint8_t node) {
     message m;
     m.kind = message_kind::subscribe;
     m.epoch = s.epoch;
-    const std::uint8_t to = net_.node_endpoint(node);
-    const std::int64_t extra = link_extra_us(client, node, false) + subscribe_extra_us(client, node);
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, extra);
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
+    send_on_subscriber(client, node, true, std::move(m), subscribe_extra_us(client, node));
+}
+
+// A subscriber connection is a connection of its own: the link's latency and the network's
+// tail, in order, but not queued behind the command connection's messages.
+void world::send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m,
+                               std::int64_t extra_us) {
+    subscriber& s = sub(client, node);
+    const std::uint8_t from = to_node ? client : net_.node_endpoint(node);
+    const std::uint8_t to = to_node ? net_.node_endpoint(node) : client;
+    std::int64_t delay_us = net_.latency_us(from, to) + extra_us;
+    if (rng_.chance(params_.tail_per_million)) delay_us += rng_.between(0, params_.tail_ms_max * 1000);
+    const std::int64_t at = std::max(now_us_ + delay_us, s.last_arrival_us);
+    s.last_arrival_us = at;
+    std::uint32_t slot = 0;
+    if (free_subscriber_slots_.empty()) {
+        slot = static_cast<std::uint32_t>(subscriber_slots_.size());
+        subscriber_slots_.emplace_back();
+    } else {
+        slot = free_subscriber_slots_.back();
+        free_subscriber_slots_.pop_back();
+    }
+    subscriber_slots_[slot] = subscriber_message{client, node, to_node, std::move(m)};
+    events_.push(at, scheduler::kind::subscriber_deliver, 0, slot);
+}
+
+void world::deliver_subscriber_message(std::uint32_t slot) {
+    subscriber_message d = std::move(subscriber_slots_[slot]);
+    free_subscriber_slots_.push_back(slot);
+    if (!d.to_node) {
+        deliver_to_subscriber(d.node, d.client, std::move(d.m));
+    } else if (paused(d.node) || !held_[d.node].empty()) {
+        if (nodes_[d.node].up()) held_[d.node].push_back(held_message{d.client, net_.node_endpoint(d.node), std::move(d.m)});
+    } else {
+        deliver_subscribe(d.client, d.node, std::move(d.m));
+    }
 }
 
 // The client finds out (a reset one latency later, silence after its I/O timeout) and
@@ -134,10 +168,7 @@ void world::send_to_subscriber(std::uint8_t node, std::uint8_t client, message_k
     m.kind = kind;
     m.epoch = s.epoch;
     m.bytes = std::move(bytes);
-    const std::uint8_t from = net_.node_endpoint(node);
-    const std::int64_t extra = link_extra_us(client, node, false) + subscribe_extra_us(client, node);
-    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, extra);
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, client)));
+    send_on_subscriber(client, node, false, std::move(m), 0);
 }
 
 void world::deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m) {

@@ -94,7 +94,7 @@ INSTANTIATE_TEST_SUITE_P(
 struct safe_cell {
     const char* scenario;
     const char* config;
-    std::array<bool, check_count> claimed;  // overlap, stale, order, liveness, oracle
+    std::array<bool, check_count> claimed;  // overlap, stale, order, liveness, oracle, wakeup, fifo
 };
 
 std::ostream& operator<<(std::ostream& out, const safe_cell& c) {
@@ -124,6 +124,8 @@ TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
 }
 
 constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true};
+constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true, true, true, true};
+constexpr std::array<bool, check_count> fair_only = {false, false, false, false, false, true, true};
 constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true, true};
 constexpr std::array<bool, check_count> fencing_only = {false, true, true, true, false};
 
@@ -157,6 +159,16 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S9", "redlock-5", all_checks}, safe_cell{"S9", "single", all_checks},
         // Eviction overlaps holders, but an evicted fence counter restarts from the node's
         // clock, above every token handed out: fencing still refuses the stale write.
-        safe_cell{"S10", "single+fencing", fencing_only}, safe_cell{"S10", "redlock-5+fencing", fencing_only}));
+        safe_cell{"S10", "single+fencing", fencing_only}, safe_cell{"S10", "redlock-5+fencing", fencing_only},
+        // Fair waiting: a wake-up lost before the subscription took effect (S11) or with a
+        // subscriber connection is made up by the confirmation's look and the re-check; the
+        // line is served in order whatever else goes wrong.
+        safe_cell{"S11", "single+fair", all_checks_with_fair},
+        safe_cell{"S11", "sentinel+WAIT+guard+fair", all_checks_with_fair},
+        safe_cell{"S3", "single+fair", all_checks_with_fair}, safe_cell{"S8", "single+fair", all_checks_with_fair},
+        safe_cell{"S6", "sentinel+WAIT+guard+fair", all_checks_with_fair},
+        safe_cell{"S1", "single+fair", fair_only}, safe_cell{"S5", "single+fair", fair_only},
+        safe_cell{"S9", "sentinel+WAIT+guard+fair", fair_only},
+        safe_cell{"S10", "sentinel+WAIT+guard+fair", fair_only}));
 
 }  // namespace

@@ -85,6 +85,7 @@ public:
         node_rejoin,     // who: node (a cut-off may have ended)
         fault_start,     // arg: fault index
         subscriber_retry,  // who: client, arg: node + 8 * the broken subscription's epoch
+        subscriber_deliver,  // arg: the slot of a subscriber connection's message in flight
     };
     struct event {
         std::int64_t at_us = 0;
@@ -197,6 +198,13 @@ private:
         std::uint32_t epoch = 0;  // the connection's; 0: none yet
         bool open = false;        // as the network sees it
         bool registered = false;  // the node counts it among the channel's subscribers
+        std::int64_t last_arrival_us = 0;  // its messages arrive in order
+    };
+    struct subscriber_message {  // in flight on a subscriber connection
+        std::uint8_t client = 0;
+        std::uint8_t node = 0;
+        bool to_node = false;
+        message m;
     };
     subscriber& sub(std::uint8_t client, std::uint8_t node) noexcept {
         return subscribers_[static_cast<std::size_t>(client) * config_.nodes + node];
@@ -204,6 +212,8 @@ private:
     void open_subscriber(std::uint8_t client, std::uint8_t node);
     void break_subscriber(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
     void send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind, std::string bytes);
+    void send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m, std::int64_t extra_us);
+    void deliver_subscriber_message(std::uint32_t slot);
     void deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& m);
     void deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m);
     void subscriber_retry(std::uint8_t client, std::uint32_t arg);
@@ -300,6 +310,8 @@ private:
     std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
     std::vector<subscriber> subscribers_;           // clients x nodes
     std::uint32_t next_subscriber_epoch_ = 1;
+    std::vector<subscriber_message> subscriber_slots_;  // messages in flight, by slot
+    std::vector<std::uint32_t> free_subscriber_slots_;
     std::vector<std::string> waiting_token_;        // per client: its acquire()'s token, "" when none
     std::vector<std::int64_t> due_since_us_;        // per client: due since (true time), -1 when not
     std::vector<std::int64_t> told_us_;             // per client: told while due, -1 when not
