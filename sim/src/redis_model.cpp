@@ -349,23 +349,22 @@ void redis_node::append_role(std::string& reply) const {
 
 namespace {
 
-// What each script takes: its key counts (the fence key optional for the acquires) and
-// ARGV count.
+// What each script reads: KEYS and ARGV up to these counts. More are ignored, as Lua ignores
+// them (the acquires count KEYS to know whether to fence: `#KEYS > 1`, `#KEYS > 3`).
 struct script_shape {
     std::int64_t keys_min;
-    std::int64_t keys_max;
     std::size_t argc;
 };
 
 script_shape shape_of(script_id id) noexcept {
     switch (id) {
-        case script_id::acquire: return {1, 2, 2};
-        case script_id::raise: return {2, 2, 2};
-        case script_id::renew: return {1, 1, 2};
-        case script_id::release: return {1, 1, 1};
-        case script_id::fair_acquire: return {3, 4, 3};
-        case script_id::fair_release: return {3, 3, 1};
-        default: return {0, 0, 0};
+        case script_id::acquire: return {1, 2};
+        case script_id::raise: return {2, 2};
+        case script_id::renew: return {1, 2};
+        case script_id::release: return {1, 1};
+        case script_id::fair_acquire: return {3, 3};
+        case script_id::fair_release: return {3, 1};
+        default: return {0, 0};
     }
 }
 
@@ -385,31 +384,31 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
     const std::string_view* argv = keys + numkeys;
     const std::size_t argc = r.count - first - 1 - static_cast<std::size_t>(numkeys);
     const script_shape shape = shape_of(id);
-    if (argc != shape.argc || numkeys < shape.keys_min || numkeys > shape.keys_max) {
+    if (argc < shape.argc || numkeys < shape.keys_min) {
         append_error(reply, "ERR wrong number of arguments for the script");
         return;
     }
     std::int64_t number = 0;
     std::int64_t entry_ttl_ms = 0;
-    if (argc >= 2 && !parse_integer(argv[1], number)) {
+    if (shape.argc >= 2 && !parse_integer(argv[1], number)) {
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
-    if (argc >= 3 && !parse_integer(argv[2], entry_ttl_ms)) {
+    if (shape.argc >= 3 && !parse_integer(argv[2], entry_ttl_ms)) {
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
-    const bool fenced_acquire = (id == script_id::acquire && numkeys == 2) || (id == script_id::fair_acquire && numkeys == 4);
+    const bool fenced_acquire = (id == script_id::acquire && numkeys > 1) || (id == script_id::fair_acquire && numkeys > 3);
     if (fenced_acquire) {
         // Checked first, as the script does: an exhausted counter leaves the lock untouched.
-        const redis_entry* fence = find(keys[numkeys - 1], wall_ms, effects);
+        const redis_entry* fence = find(keys[id == script_id::acquire ? 1 : 3], wall_ms, effects);
         if (fence != nullptr && fence->value == "9223372036854775807") {
             append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
             return;
         }
     }
     if (id == script_id::fair_acquire) {
-        fair_acquire_script(keys, numkeys == 4, argv[0], number, entry_ttl_ms, wall_ms, reply, out);
+        fair_acquire_script(keys, numkeys > 3, argv[0], number, entry_ttl_ms, wall_ms, reply, out);
         return;
     }
     if (id == script_id::fair_release) {
@@ -419,7 +418,7 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
     redis_entry* lock = find(keys[0], wall_ms, effects);
     switch (id) {
         case script_id::acquire:
-            acquire_script(keys, numkeys == 2, argv[0], number, lock, wall_ms, reply, out);
+            acquire_script(keys, numkeys > 1, argv[0], number, lock, wall_ms, reply, out);
             return;
         case script_id::raise: {
             if (lock == nullptr || lock->value != argv[0]) {
