@@ -6,6 +6,7 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
 #include "edgelock/session/lock_io.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
@@ -54,13 +55,16 @@ const char* to_string(behaviour b) noexcept {
         case behaviour::ignores_validity: return "ignores-validity";
         case behaviour::skips_fencing: return "skips-fencing";
         case behaviour::deletes_without_compare: return "deletes-without-compare";
+        case behaviour::jumps_the_line: return "jumps-the-line";
+        case behaviour::ignores_confirmation: return "ignores-confirmation";
         default: return "never-releases";
     }
 }
 
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept {
     for (behaviour b : {behaviour::correct, behaviour::ignores_validity, behaviour::skips_fencing,
-                        behaviour::deletes_without_compare, behaviour::never_releases}) {
+                        behaviour::deletes_without_compare, behaviour::never_releases,
+                        behaviour::jumps_the_line, behaviour::ignores_confirmation}) {
         if (text == to_string(b)) {
             out = b;
             return true;
@@ -292,6 +296,7 @@ void client::handle_wake(const std::string& message) {
     if (world_.recording()) {
         world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")") : "on_wake(" + message.substr(0, 8) + "...)");
     }
+    if (message.empty() && behaviour_ == behaviour::ignores_confirmation) return;
     const errc code = lock_.on_wake(now_ms(), message);
     if (code != errc::ok) anomaly("on_wake", code);
 }
@@ -301,10 +306,12 @@ namespace {
 // The simulated socket as session::write_requests' sink: each request is sent as a message of
 // its own, and what was sent is noted for the workload's points. The write window closed
 // reads as a full buffer. A client that deletes without comparing (the mutation tests'
-// broken one) sends a plain DEL for each release.
+// broken one) sends a plain DEL for each release; one that jumps the line sends the plain
+// acquire script for each fair acquire (same answers: 0 or nil).
 struct request_sink {
     instance_link* to = nullptr;
     bool deletes_without_compare = false;
+    bool jumps_the_line = false;
     std::string_view lock_name;
     bool sent_acquire = false;
     bool sent_renew = false;
@@ -316,8 +323,9 @@ struct request_sink {
     bool commit(std::size_t size) {
         std::string bytes(buffer.data(), size);
         const script_id kind = classify_request(bytes);
-        sent_acquire = sent_acquire || kind == script_id::acquire;
+        sent_acquire = sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
         sent_renew = sent_renew || kind == script_id::renew;
+        if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
         if (kind == script_id::release && deletes_without_compare) {
             std::array<char, request_bytes_max> del{};
             resp_writer writer(del.data(), del.size());
@@ -330,6 +338,23 @@ struct request_sink {
         ++sent;
         return true;
     }
+
+    // EVAL(SHA) fair_acquire 3 lock queue qttl token ttl entry_ttl -> EVAL acquire 1 lock token ttl
+    static std::string plain_acquire(const std::string& fair) {
+        request_view r;
+        EDGELOCK_ASSERT(parse_request(fair.data(), fair.size(), r) && r.count >= 9);
+        const std::size_t argv = 3 + static_cast<std::size_t>(r.args[2][0] - '0');
+        std::array<char, request_bytes_max> out{};
+        resp_writer writer(out.data(), out.size());
+        writer.array(6);
+        writer.bulk("EVAL");
+        writer.bulk(acquire_script.text);
+        writer.bulk("1");
+        writer.bulk(r.args[3]);
+        writer.bulk(r.args[argv]);
+        writer.bulk(r.args[argv + 1]);
+        return std::string(out.data(), writer.size());
+    }
 };
 
 }  // namespace
@@ -339,6 +364,7 @@ struct request_sink {
 bool client::send_requests() {
     request_sink sink;
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
+    sink.jumps_the_line = behaviour_ == behaviour::jumps_the_line && id_ == 0;
     sink.lock_name = lock_name_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         sink.to = &links_[i];

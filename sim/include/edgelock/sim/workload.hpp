@@ -49,6 +49,8 @@ enum class behaviour : std::uint8_t {
     skips_fencing,            // sends its resource requests without the fence token
     deletes_without_compare,  // releases with a plain DEL instead of compare-and-delete
     never_releases,           // keeps the lock (and renews it) forever after its first job
+    jumps_the_line,           // fair: client 0 acquires with the plain acquire script, ahead of the line
+    ignores_confirmation,     // fair: a confirmed subscription is not passed to on_wake("")
 };
 const char* to_string(behaviour b) noexcept;
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept;
