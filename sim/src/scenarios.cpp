@@ -517,14 +517,22 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
 
 // Subscriptions confirmed late (every client's, by up to two re-checks), and now and then
 // a burst of lost messages that breaks subscriber connections, whose SUBSCRIBE is then late
-// again: wake-ups published in between are lost.
+// again: wake-ups published in between are lost. Half the clients' command connections are
+// slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
+// while an attempt refused just before is still on its way back.
 void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
     const std::uint8_t all = all_nodes(config);
     const std::int64_t recheck_ms = lock_recheck_ms(p);
+    const std::int64_t timeout_ms = std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
+    const std::int64_t slow_ms_max = std::max<std::int64_t>(2, timeout_ms / 6);
     for (std::uint8_t c = 0; c < p.clients; ++c) {
-        if (!rng.chance(750'000)) continue;
-        const std::int64_t late_ms = rng.between(0, 2 * recheck_ms);
-        s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms, late_ms));
+        if (rng.chance(750'000)) {
+            const std::int64_t late_ms = rng.between(0, 2 * recheck_ms);
+            s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms, late_ms));
+        }
+        if (rng.chance(500'000)) {
+            s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms, rng.between(1, slow_ms_max)));
+        }
     }
     if (rng.chance(300'000)) {
         const std::uint8_t who = pick_client(p, rng);

@@ -730,11 +730,15 @@ void world::activate(std::size_t index) {
         }
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
+    // A slow link only delays: the fair checks stretch their bounds by it instead (world_pubsub.cpp).
+    const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
+    if (f.kind == fault_kind::slow_link) fair_heal_us_ = fair_heal_before;
 }
 
 void world::heal_at(std::int64_t end_us) {
     heal_us_ = std::max(heal_us_, end_us);
+    fair_heal_us_ = std::max(fair_heal_us_, end_us);
     end_us_ = std::max(end_us_, heal_us_ + params_.liveness_window_ms * 1000);
 }
 

@@ -221,12 +221,27 @@ void world::init_fair_checks() {
 // line sheds the entries of waiters that gave up unheard (an entry's expiry); with the
 // restart guard, a restarted node counts again after ttl + drift.
 std::int64_t world::judged_from_us() const noexcept {
-    if (heal_us_ == 0) return 0;
+    if (fair_heal_us_ == 0) return 0;
     const std::int64_t recheck_ms = lock_recheck_ms(params_);
     const std::int64_t entry_ttl_ms = 2 * (recheck_ms + lock_attempt_timeout_ms(params_));
     std::int64_t settle_ms = params_.io_timeout_ms + params_.connect_timeout_ms + params_.reconnect_ms_max + entry_ttl_ms;
     if (config_.restart_guard) settle_ms += params_.ttl_ms + lock_drift_ms(params_);
-    return heal_us_ + settle_ms * 1000;
+    return fair_heal_us_ + settle_ms * 1000;
+}
+
+std::int64_t world::slow_round_trip_us(std::uint8_t client) const noexcept {
+    std::int64_t extra_us = 0;
+    for (const active_fault& a : active_) {
+        const fault& f = spec_.faults[a.index];
+        if (f.kind != fault_kind::slow_link || f.target != client || f.nodes == 0) continue;
+        const std::int64_t amount_us = std::max<std::int64_t>(0, f.amount) * 1000;
+        if (now_us_ >= a.start_us && now_us_ < a.end_us + 2 * amount_us) extra_us += 2 * amount_us;
+    }
+    if (extra_us == 0) return 0;
+    // Beyond half a timeout (the attempt's, a reply's, a connect's with its handshake) the
+    // connection or the attempt may time out over and over: the waiter is not judged.
+    const std::int64_t timeout_ms = std::min({lock_attempt_timeout_ms(params_), params_.io_timeout_ms, params_.connect_timeout_ms});
+    return 2 * extra_us >= timeout_ms * 1000 ? -1 : extra_us;
 }
 
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
@@ -291,14 +306,18 @@ void world::judge_waiters() {
     const bool judged = now_us_ >= judged_from_us();
     fair_record& record = history_.fair;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        if (!judged || !due(c)) {
+        // A slow link stretches both bounds by two of its round trips (the attempt, and the
+        // refused one in flight before it) and one retry delay.
+        const std::int64_t slow_us = slow_round_trip_us(c);
+        if (!judged || slow_us < 0 || !due(c)) {
             due_since_us_[c] = -1;
             told_us_[c] = -1;
             continue;
         }
         if (due_since_us_[c] < 0) due_since_us_[c] = now_us_;
-        const bool told_too_long = told_us_[c] >= 0 && now_us_ - told_us_[c] > record.told_bound_us;
-        const bool due_too_long = now_us_ - due_since_us_[c] > record.due_bound_us;
+        const std::int64_t stretch_us = slow_us == 0 ? 0 : 2 * slow_us + lock_attempt_timeout_ms(params_) * 1000;
+        const bool told_too_long = told_us_[c] >= 0 && now_us_ - told_us_[c] > record.told_bound_us + stretch_us;
+        const bool due_too_long = now_us_ - due_since_us_[c] > record.due_bound_us + stretch_us;
         if (!told_too_long && !due_too_long) continue;
         if (record.wakeup_violations++ == 0) {
             record.first_wakeup = "c" + std::to_string(c) + " waited for a free lock at its turn from " +

@@ -225,6 +225,9 @@ private:
     bool entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member, std::int64_t wall_ms) const;
     int waiter_of(std::string_view token) const noexcept;
     std::int64_t judged_from_us() const noexcept;
+    // What the client's slow links (to nodes) add to a round trip now; -1 when they make an
+    // attempt outlast its timeout (the waiter is not judged then).
+    std::int64_t slow_round_trip_us(std::uint8_t client) const noexcept;
     void init_fair_checks();
     void replicate(std::uint8_t master);
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
@@ -321,6 +324,7 @@ private:
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
     std::int64_t heal_us_ = 0;
+    std::int64_t fair_heal_us_ = 0;  // heal_us_ without the slow links (the fair checks' start)
     std::uint64_t hash_ = 0;
     std::uint64_t event_count_ = 0;
     std::string timeline_;
