@@ -236,6 +236,12 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
         p.retry_delay_ms_min = rng.between(p.ttl_ms, 3 * p.ttl_ms);
         p.retry_delay_ms_max = p.retry_delay_ms_min;
         p.liveness_window_ms += p.retry_delay_ms_max;
+        // Half the runs think long between jobs: a releaser that comes back soon re-publishes
+        // the head's wake-up with its own refused attempt, and would make up for a lost one.
+        if (rng.chance(500'000)) {
+            p.think_ms_min = rng.between(p.ttl_ms, 2 * p.ttl_ms);
+            p.think_ms_max = p.think_ms_min + rng.between(0, p.ttl_ms);
+        }
     }
     // Drawn last, so every draw above keeps its value: a third of the runs refuse CONFIG GET,
     // and the restart guard must take every node for one without durable data.
@@ -311,6 +317,9 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             // Client 1's SUBSCRIBE takes 600 ms: client 0's release (its job is 400 ms)
             // publishes before client 1 is subscribed, so that message is lost.
             s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, p.duration_ms, 600));
+            // Then client 1, holding, pauses past its lease: its key expires unannounced, and
+            // client 0, refused just before, must find the lock free by its re-check.
+            s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
             break;
         case scenario_id::s8:
             // The lost release reply is silent: noticed by the reply timeout, so the release is
@@ -517,7 +526,8 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
 
 // Subscriptions confirmed late (every client's, by up to two re-checks), and now and then
 // a burst of lost messages that breaks subscriber connections, whose SUBSCRIBE is then late
-// again: wake-ups published in between are lost. Half the clients' command connections are
+// again: wake-ups published in between are lost. Sometimes a holder pauses past its lease (its
+// key expires unannounced: the waiters' re-check finds it). Half the clients' command connections are
 // slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
 // while an attempt refused just before is still on its way back.
 void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
@@ -533,6 +543,13 @@ void random_s11(schedule& s, const configuration& config, const world_params& p,
         if (rng.chance(500'000)) {
             s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms, rng.between(1, slow_ms_max)));
         }
+    }
+    // A holder paused well past its lease: its key expires, nothing is published, and it is
+    // not back soon to publish with its release.
+    if (rng.chance(400'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        s.push_back(pause(who, at_point(who, point::acquired, pick_nth(rng), rng.between(0, p.ttl_ms / 2)),
+                          rng.between(2 * p.ttl_ms, 4 * p.ttl_ms)));
     }
     if (rng.chance(300'000)) {
         const std::uint8_t who = pick_client(p, rng);

@@ -730,10 +730,12 @@ void world::activate(std::size_t index) {
         }
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
-    // A slow link only delays: the fair checks stretch their bounds by it instead (world_pubsub.cpp).
+    // A slow link only delays: the fair checks stretch their bounds by it instead; a paused
+    // client is not judged while paused, and its lease running out is what the others'
+    // re-checks are for (world_pubsub.cpp).
     const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
-    if (f.kind == fault_kind::slow_link) fair_heal_us_ = fair_heal_before;
+    if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
 }
 
 void world::heal_at(std::int64_t end_us) {
