@@ -242,6 +242,8 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
             p.think_ms_min = rng.between(p.ttl_ms, 2 * p.ttl_ms);
             p.think_ms_max = p.think_ms_min + rng.between(0, p.ttl_ms);
         }
+        // And half the runs have two clients, so nobody else's refused attempt re-publishes it.
+        if (rng.chance(500'000)) p.clients = 2;
     }
     // Drawn last, so every draw above keeps its value: a third of the runs refuse CONFIG GET,
     // and the restart guard must take every node for one without durable data.
