@@ -115,6 +115,8 @@ awk '
       if (kv[1] == "order") cell = cell "F"
       if (kv[1] == "liveness") cell = cell "L"
       if (kv[1] == "oracle") cell = cell "H"
+      if (kv[1] == "wakeup") cell = cell "W"
+      if (kv[1] == "fifo") cell = cell "Q"
     }
     if (!($2 in seen)) { seen[$2] = 1; configs[++n] = $2 }
     if (!($1 in scenario_seen)) { scenario_seen[$1] = 1; scenarios[++m] = $1 }
@@ -137,11 +139,13 @@ awk '
 cat <<'EOF'
 ok: every run kept every promise. Violated: O two holders at once, S a stale write reached
 the protected storage, F fence tokens out of order, L the lock never came back, H held()
-said yes while Redis no longer kept the holder's key where it had to.
+said yes while Redis no longer kept the holder's key where it had to; fair locks only: W a
+waiter missed its wake-up at a free lock, Q the line was not served in order.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover
 S7 client clock drift      S8 lost release/renew reply       S9 network partition
 S10 a node evicts keys (maxmemory-policy volatile-* or allkeys-*)
+S11 a waiter subscribes after the release published its wake-up (fair waiting)
 EOF
 echo "(every line, with the command that replays it: $out/matrix.txt)"
 echo

@@ -140,6 +140,14 @@ check_outcome check_oracle(const history& h) {
     return out;
 }
 
+check_outcome check_fair(std::uint32_t violations, const std::string& first) {
+    if (violations == 0) return {};
+    check_outcome out;
+    out.ok = false;
+    out.detail = first + " (" + std::to_string(violations) + " time(s))";
+    return out;
+}
+
 }  // namespace
 
 const char* to_string(hold_end e) noexcept {
@@ -158,6 +166,8 @@ const char* to_string(check_kind k) noexcept {
         case check_kind::stale: return "stale";
         case check_kind::order: return "order";
         case check_kind::liveness: return "liveness";
+        case check_kind::wakeup: return "wakeup";
+        case check_kind::fifo: return "fifo";
         default: return "oracle";
     }
 }
@@ -186,6 +196,8 @@ verdict check_history(const history& h) {
     v.checks[static_cast<std::size_t>(check_kind::order)] = check_order(h);
     v.checks[static_cast<std::size_t>(check_kind::liveness)] = check_liveness(h);
     v.checks[static_cast<std::size_t>(check_kind::oracle)] = check_oracle(h);
+    v.checks[static_cast<std::size_t>(check_kind::wakeup)] = check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
+    v.checks[static_cast<std::size_t>(check_kind::fifo)] = check_fair(h.fair.fifo_violations, h.fair.first_fifo);
     return v;
 }
 

@@ -19,6 +19,8 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
         {"sentinel+WAIT+guard", topology::sentinel, 1, 3, false, 1, false, 3, true},
         {"redlock-5+guard", topology::redlock, 5, 5, false, 0, false, 0, true},
         {"redlock-5+fencing+guard", topology::redlock, 5, 5, true, 0, false, 0, true},
+        {"single+fair", topology::single, 1, 1, false, 0, false, 0, false, true},
+        {"sentinel+WAIT+guard+fair", topology::sentinel, 1, 3, false, 1, false, 3, true, true},
     }};
     return all;
 }
@@ -91,6 +93,14 @@ std::int64_t lock_drift_ms(const world_params& p) noexcept {
 
 std::int64_t lock_attempt_timeout_ms(const world_params& p) noexcept {
     return p.attempt_timeout_ms > 0 ? p.attempt_timeout_ms : std::max<std::int64_t>(p.ttl_ms / 10, 1);
+}
+
+std::int64_t lock_recheck_ms(const world_params& p) noexcept {
+    return p.recheck_ms > 0 ? p.recheck_ms : 1000;
+}
+
+void draw_fair_knobs(world_params& p, prng& rng) noexcept {
+    p.recheck_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10 + 10, p.ttl_ms);
 }
 
 world_params random_params(prng& rng) noexcept {
@@ -169,6 +179,7 @@ std::string to_text(const world_params& p) {
     out += p.config_get_allowed ? " config_get=allowed" : " config_get=refused";
     add("node_uptime", p.node_uptime_ms, "ms");
     add("old_servers", p.old_server_per_million, "/1e6");
+    if (p.recheck_ms > 0) add("recheck", p.recheck_ms, "ms");
     return out;
 }
 

@@ -10,6 +10,7 @@ namespace {
 
 constexpr std::uint64_t params_stream = 7;
 constexpr std::uint64_t schedule_stream = 8;
+constexpr std::uint64_t fair_stream = 9;
 
 }  // namespace
 
@@ -29,13 +30,19 @@ run_spec make_spec(const run_request& request) {
             EDGELOCK_ASSERT(request.scenario != nullptr);
             prng params_rng = prng::stream(request.seed, params_stream);
             prng schedule_rng = prng::stream(request.seed, schedule_stream);
+            prng fair_rng = prng::stream(request.seed, fair_stream);
             spec.params = random_params(request.scenario->id, params_rng);
+            if (request.config->fair) draw_fair_knobs(spec.params, fair_rng);
             spec.faults = random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
             break;
         }
         case run_mode::schedule: {
             prng params_rng = prng::stream(request.seed, params_stream);
             spec.params = random_params(params_rng);
+            if (request.config->fair) {
+                prng fair_rng = prng::stream(request.seed, fair_stream);
+                draw_fair_knobs(spec.params, fair_rng);
+            }
             spec.faults = request.faults;
             break;
         }
@@ -61,9 +68,9 @@ std::string replay_command(const run_request& request) {
     return out;
 }
 
-std::string checks_text(const verdict& v) {
+std::string checks_text(const verdict& v, bool fair) {
     std::string out;
-    for (std::size_t i = 0; i < check_count; ++i) {
+    for (std::size_t i = 0; i < (fair ? check_count : common_check_count); ++i) {
         if (i > 0) out += ' ';
         out += to_string(static_cast<check_kind>(i));
         out += v.checks[i].ok ? "=ok" : "=VIOLATED";
@@ -80,7 +87,7 @@ std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t co
 std::string cell_line(const matrix_cell& cell) {
     return std::string(cell.scenario->code) + " " + std::string(cell.config->name) +
            " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs) +
-           " " + checks_text(cell.checks) +
+           " " + checks_text(cell.checks, cell.config->fair) +
            " seed=" + std::to_string(cell.seed) + " replay=\"" + cell.replay + "\"";
 }
 

@@ -75,6 +75,8 @@ script_id script_by_digest(std::string_view digest) noexcept {
     if (digest == digest_of(raise_script)) return script_id::raise;
     if (digest == digest_of(renew_script)) return script_id::renew;
     if (digest == digest_of(release_script)) return script_id::release;
+    if (digest == digest_of(fair_acquire_script)) return script_id::fair_acquire;
+    if (digest == digest_of(fair_release_script)) return script_id::fair_release;
     return script_id::none;
 }
 
@@ -83,6 +85,8 @@ script_id script_by_text(std::string_view text) noexcept {
     if (text == raise_script.text) return script_id::raise;
     if (text == renew_script.text) return script_id::renew;
     if (text == release_script.text) return script_id::release;
+    if (text == fair_acquire_script.text) return script_id::fair_acquire;
+    if (text == fair_release_script.text) return script_id::fair_release;
     return script_id::none;
 }
 
@@ -92,6 +96,8 @@ std::string_view script_digest(script_id id) noexcept {
         case script_id::raise: return digest_of(raise_script);
         case script_id::renew: return digest_of(renew_script);
         case script_id::release: return digest_of(release_script);
+        case script_id::fair_acquire: return digest_of(fair_acquire_script);
+        case script_id::fair_release: return digest_of(fair_release_script);
         default: return {};
     }
 }
@@ -102,6 +108,8 @@ const char* to_string(script_id id) noexcept {
         case script_id::raise: return "raise";
         case script_id::renew: return "renew";
         case script_id::release: return "release";
+        case script_id::fair_acquire: return "fair_acquire";
+        case script_id::fair_release: return "fair_release";
         default: return "none";
     }
 }
@@ -211,7 +219,7 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         const script_id id = by_text ? script_by_text(r.args[1]) : script_by_digest(r.args[1]);
         const std::uint8_t bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(id));
         if (id == script_id::none && by_text) {
-            append_error(reply, "ERR the model runs only edgelock's four scripts");
+            append_error(reply, "ERR the model runs only edgelock's six scripts");
             return;
         }
         if (id == script_id::none || (!by_text && (scripts_cached_ & bit) == 0)) {
@@ -223,9 +231,9 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
             reply += readonly_reply;
             return;
         }
-        run_script(id, r, 2, wall_ms, reply, out.effects);
+        run_script(id, r, 2, wall_ms, reply, out);
     } else if (equals_ignoring_case(command, "SET")) {
-        set_command(r, wall_ms, reply, out.effects);
+        set_command(r, wall_ms, reply, out);
     } else if (equals_ignoring_case(command, "DEL") && r.count == 2) {
         if (!is_master()) {
             reply += readonly_reply;
@@ -266,7 +274,7 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
         }
         const script_id id = script_by_text(r.args[2]);
         if (id == script_id::none) {
-            append_error(reply, "ERR the model runs only edgelock's four scripts");
+            append_error(reply, "ERR the model runs only edgelock's six scripts");
             return true;
         }
         scripts_cached_ = static_cast<std::uint8_t>(scripts_cached_ | (1u << static_cast<unsigned>(id)));
@@ -339,10 +347,33 @@ void redis_node::append_role(std::string& reply) const {
     }
 }
 
+namespace {
+
+// What each script reads: KEYS and ARGV up to these counts. More are ignored, as Lua ignores
+// them (the acquires count KEYS to know whether to fence: `#KEYS > 1`, `#KEYS > 3`).
+struct script_shape {
+    std::int64_t keys_min;
+    std::size_t argc;
+};
+
+script_shape shape_of(script_id id) noexcept {
+    switch (id) {
+        case script_id::acquire: return {1, 2};
+        case script_id::raise: return {2, 2};
+        case script_id::renew: return {1, 2};
+        case script_id::release: return {1, 1};
+        case script_id::fair_acquire: return {3, 3};
+        case script_id::fair_release: return {3, 1};
+        default: return {0, 0};
+    }
+}
+
+}  // namespace
+
 // numkeys at r.args[first]; keys then arguments follow.
 void redis_node::run_script(script_id id, const request_view& r, std::size_t first,
-                            std::int64_t wall_ms, std::string& reply,
-                            std::vector<repl_op>& effects) {
+                            std::int64_t wall_ms, std::string& reply, node_output& out) {
+    std::vector<repl_op>& effects = out.effects;
     std::int64_t numkeys = 0;
     if (!parse_integer(r.args[first], numkeys) || numkeys < 1 ||
         first + 1 + static_cast<std::size_t>(numkeys) > r.count) {
@@ -352,29 +383,42 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
     const std::string_view* keys = &r.args[first + 1];
     const std::string_view* argv = keys + numkeys;
     const std::size_t argc = r.count - first - 1 - static_cast<std::size_t>(numkeys);
-    const std::size_t argc_needed = id == script_id::release ? 1 : 2;
-    const std::int64_t keys_needed = id == script_id::raise ? 2 : id == script_id::acquire ? numkeys : 1;
-    if (argc != argc_needed || numkeys != keys_needed || numkeys > 2) {
+    const script_shape shape = shape_of(id);
+    if (argc < shape.argc || numkeys < shape.keys_min) {
         append_error(reply, "ERR wrong number of arguments for the script");
         return;
     }
     std::int64_t number = 0;
-    if (argc == 2 && !parse_integer(argv[1], number)) {
+    std::int64_t entry_ttl_ms = 0;
+    if (shape.argc >= 2 && !parse_integer(argv[1], number)) {
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
-    if (id == script_id::acquire && numkeys == 2) {
+    if (shape.argc >= 3 && !parse_integer(argv[2], entry_ttl_ms)) {
+        append_error(reply, "ERR value is not an integer or out of range");
+        return;
+    }
+    const bool fenced_acquire = (id == script_id::acquire && numkeys > 1) || (id == script_id::fair_acquire && numkeys > 3);
+    if (fenced_acquire) {
         // Checked first, as the script does: an exhausted counter leaves the lock untouched.
-        const redis_entry* fence = find(keys[1], wall_ms, effects);
+        const redis_entry* fence = find(keys[id == script_id::acquire ? 1 : 3], wall_ms, effects);
         if (fence != nullptr && fence->value == "9223372036854775807") {
             append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
             return;
         }
     }
+    if (id == script_id::fair_acquire) {
+        fair_acquire_script(keys, numkeys > 3, argv[0], number, entry_ttl_ms, wall_ms, reply, out);
+        return;
+    }
+    if (id == script_id::fair_release) {
+        fair_release_script(keys, argv[0], wall_ms, reply, out);
+        return;
+    }
     redis_entry* lock = find(keys[0], wall_ms, effects);
     switch (id) {
         case script_id::acquire:
-            acquire_script(keys, numkeys == 2, argv[0], number, lock, wall_ms, reply, effects);
+            acquire_script(keys, numkeys > 1, argv[0], number, lock, wall_ms, reply, out);
             return;
         case script_id::raise: {
             if (lock == nullptr || lock->value != argv[0]) {
@@ -414,7 +458,8 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
 // SET key value [NX] [PX ms] [GET], as far as the lock's acquire uses it: with GET the reply
 // is the value the key had (nil for none), and with NX an existing key is left alone.
 void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
-                             std::vector<repl_op>& effects) {
+                             node_output& out) {
+    std::vector<repl_op>& effects = out.effects;
     bool nx = false;
     bool get = false;
     std::int64_t px = -1;
@@ -440,7 +485,9 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
     }
     const redis_entry* existing = find(r.args[1], wall_ms, effects);
     const std::string before = existing != nullptr ? existing->value : std::string();
+    const bool granted = existing == nullptr || (!nx && before != r.args[2]);
     if (existing == nullptr || !nx) set(r.args[1], r.args[2], px > 0 ? wall_ms + px : -1, effects);
+    if (granted) out.grants.push_back(node_output::grant{std::string(r.args[1]), std::string(r.args[2]), false, -1});
     if (!get) {
         reply += existing != nullptr && nx ? nil_reply : std::string_view("+OK\r\n");
     } else if (existing != nullptr) {
@@ -454,7 +501,7 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
 // again), then with fencing the counter's INCR, keeping the counter's own expiry.
 void redis_node::acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
                                 std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
-                                std::string& reply, std::vector<repl_op>& effects) {
+                                std::string& reply, node_output& out) {
     if (ttl_ms <= 0) {
         append_error(reply, "ERR invalid expire time in 'set' command");
         return;
@@ -463,12 +510,20 @@ void redis_node::acquire_script(const std::string_view* keys, bool fencing, std:
         reply += nil_reply;
         return;
     }
-    set(keys[0], token, wall_ms + ttl_ms, effects);
+    if (lock == nullptr) out.grants.push_back(node_output::grant{std::string(keys[0]), std::string(token), false, -1});
+    set(keys[0], token, wall_ms + ttl_ms, out.effects);
     if (!fencing) {
         append_integer(reply, 0);
         return;
     }
-    const redis_entry* fence = find(keys[1], wall_ms, effects);
+    raise_fence(keys[1], wall_ms, reply, out.effects);
+}
+
+// INCR of the fence counter, raised to the clock in microseconds when below it (the
+// scripts' TIME), keeping the counter's own expiry; the reply is the new value.
+void redis_node::raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
+                             std::vector<repl_op>& effects) {
+    const redis_entry* fence = find(key, wall_ms, effects);
     std::int64_t value = 0;
     if (fence != nullptr && !parse_integer(fence->value, value)) {
         append_error(reply, "ERR value is not an integer or out of range");
@@ -478,8 +533,166 @@ void redis_node::acquire_script(const std::string_view* keys, bool fencing, std:
     // The counter never falls behind the clock in microseconds, as the real script's TIME
     // (scripts.hpp): a restart that set it back cannot hand out tokens given before.
     const std::string incremented = std::to_string(std::max(value + 1, wall_ms * 1000));
-    set(keys[1], incremented, expire, effects);
+    set(key, incremented, expire, effects);
     append_bulk(reply, incremented);
+}
+
+// ---- the fair scripts (scripts.hpp: fair_acquire, fair_release) ---------------------------
+
+namespace {
+
+std::vector<zset_member>::iterator find_member(std::vector<zset_member>& set, std::string_view member) {
+    return std::find_if(set.begin(), set.end(), [&](const zset_member& m) { return m.member == member; });
+}
+
+// ZADD: a new member, or a new score for one already there; Redis's order kept.
+void zadd(std::vector<zset_member>& set, std::int64_t score, std::string_view member) {
+    const auto found = find_member(set, member);
+    if (found != set.end()) set.erase(found);
+    const zset_member added{score, std::string(member)};
+    const auto at = std::lower_bound(set.begin(), set.end(), added, [](const zset_member& a, const zset_member& b) {
+        return a.score != b.score ? a.score < b.score : a.member < b.member;
+    });
+    set.insert(at, added);
+}
+
+bool zrem(std::vector<zset_member>& set, std::string_view member) {
+    const auto found = find_member(set, member);
+    if (found == set.end()) return false;
+    set.erase(found);
+    return true;
+}
+
+}  // namespace
+
+std::vector<zset_member> decode_zset(std::string_view value) {
+    std::vector<zset_member> out;
+    std::size_t at = 0;
+    while (at < value.size()) {
+        const std::size_t space = value.find(' ', at);
+        const std::size_t end = value.find('\n', at);
+        if (space == std::string_view::npos || end == std::string_view::npos || space > end) break;
+        zset_member m;
+        if (!parse_integer(value.substr(at, space - at), m.score)) break;
+        m.member = std::string(value.substr(space + 1, end - space - 1));
+        out.push_back(std::move(m));
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string encode_zset(const std::vector<zset_member>& members) {
+    std::string out;
+    for (const zset_member& m : members) {
+        out += std::to_string(m.score);
+        out += ' ';
+        out += m.member;
+        out += '\n';
+    }
+    return out;
+}
+
+std::vector<zset_member> redis_node::load_zset(std::string_view key, std::int64_t wall_ms,
+                                               std::vector<repl_op>& effects) {
+    const redis_entry* e = find(key, wall_ms, effects);
+    return e != nullptr ? decode_zset(e->value) : std::vector<zset_member>{};
+}
+
+void redis_node::store_zset(std::string_view key, const std::vector<zset_member>& members,
+                            std::int64_t wall_ms, std::vector<repl_op>& effects) {
+    const redis_entry* e = find(key, wall_ms, effects);
+    if (members.empty()) {
+        if (e != nullptr) erase(key, effects);
+        return;
+    }
+    set(key, encode_zset(members), e != nullptr ? e->expire_at_ms : -1, effects);
+}
+
+void redis_node::purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
+                             std::vector<repl_op>& effects) {
+    std::vector<zset_member> expiries = load_zset(qttl, now_ms, effects);
+    std::vector<zset_member> line = load_zset(queue, now_ms, effects);
+    bool line_changed = false;
+    std::size_t gone = 0;
+    while (gone < expiries.size() && expiries[gone].score <= now_ms) {
+        line_changed = zrem(line, expiries[gone].member) || line_changed;
+        ++gone;
+    }
+    if (line_changed) store_zset(queue, line, now_ms, effects);
+    if (gone > 0) {
+        expiries.erase(expiries.begin(), expiries.begin() + static_cast<std::ptrdiff_t>(gone));
+        store_zset(qttl, expiries, now_ms, effects);
+    }
+}
+
+// KEYS lock queue qttl [fence], ARGV token ttl_ms entry_ttl_ms. `now` is the script's TIME
+// in ms, the node's wall clock, as the script computes it.
+void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
+                                     std::int64_t ttl_ms, std::int64_t entry_ttl_ms, std::int64_t wall_ms,
+                                     std::string& reply, node_output& out) {
+    std::vector<repl_op>& effects = out.effects;
+    if (ttl_ms <= 0 || entry_ttl_ms <= 0) {
+        append_error(reply, "ERR invalid expire time in 'pexpire' command");
+        return;
+    }
+    const std::int64_t now = wall_ms;
+    purge_queue(keys[1], keys[2], now, effects);
+    const redis_entry* lock = find(keys[0], wall_ms, effects);
+    const std::string holder = lock != nullptr ? lock->value : std::string();
+    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
+    const std::string head = line.empty() ? std::string() : line.front().member;
+    const auto ours = find_member(line, token);
+    const std::int64_t our_score = ours != line.end() ? ours->score : -1;
+    if (lock != nullptr && holder == token) {
+        set(keys[0], token, wall_ms + ttl_ms, effects);  // PEXPIRE
+    } else if (lock != nullptr || (!head.empty() && head != token)) {
+        if (ours == line.end()) {
+            const std::int64_t last = line.empty() ? 0 : line.back().score;
+            zadd(line, std::max(now, last + 1), token);
+            store_zset(keys[1], line, wall_ms, effects);
+        }
+        std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
+        zadd(expiries, now + entry_ttl_ms, token);
+        store_zset(keys[2], expiries, wall_ms, effects);
+        for (std::size_t i = 1; i <= 2; ++i) {
+            const redis_entry* e = find(keys[i], wall_ms, effects);
+            if (e == nullptr) continue;  // PEXPIRE of a missing key does nothing
+            const std::int64_t pttl = e->expire_at_ms < 0 ? -1 : e->expire_at_ms - wall_ms;
+            if (pttl < entry_ttl_ms) set(keys[i], e->value, wall_ms + entry_ttl_ms, effects);
+        }
+        if (lock == nullptr) out.published.push_back(node_output::publication{std::string(keys[1]), head});
+        reply += nil_reply;
+        return;
+    } else {
+        set(keys[0], token, wall_ms + ttl_ms, effects);
+        out.grants.push_back(node_output::grant{std::string(keys[0]), std::string(token), true, our_score});
+    }
+    if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
+    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
+    if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
+    if (!fencing) {
+        append_integer(reply, 0);
+        return;
+    }
+    raise_fence(keys[3], wall_ms, reply, effects);
+}
+
+// KEYS lock queue qttl, ARGV token.
+void redis_node::fair_release_script(const std::string_view* keys, std::string_view token,
+                                     std::int64_t wall_ms, std::string& reply, node_output& out) {
+    std::vector<repl_op>& effects = out.effects;
+    purge_queue(keys[1], keys[2], wall_ms, effects);
+    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
+    if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
+    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
+    if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
+    const redis_entry* lock = find(keys[0], wall_ms, effects);
+    const bool ours = lock != nullptr && lock->value == token;
+    if (ours) erase(keys[0], effects);
+    if (find(keys[0], wall_ms, effects) == nullptr && !line.empty()) {
+        out.published.push_back(node_output::publication{std::string(keys[1]), line.front().member});
+    }
+    append_integer(reply, ours ? 1 : 0);
 }
 
 // ---- WAIT -------------------------------------------------------------------------------

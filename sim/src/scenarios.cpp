@@ -182,6 +182,7 @@ const std::array<scenario_info, scenario_count>& scenarios() noexcept {
         {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
         {scenario_id::s9, "S9", "network partition, clients on both sides (Sentinel: a replica with the old master)"},
         {scenario_id::s10, "S10", "memory pressure evicts lock keys (maxmemory with an evicting policy)"},
+        {scenario_id::s11, "S11", "missed wake-up: the waiter subscribes after the release published (fair)"},
     }};
     return all;
 }
@@ -202,6 +203,14 @@ world_params scripted_params(scenario_id id) noexcept {
         p.work_ms_max = 3 * p.ttl_ms / 2;
         p.liveness_window_ms += p.work_ms_max;  // a job may legitimately hold that long
     }
+    if (id == scenario_id::s11) {
+        // Two clients; a backoff far above the re-check, so a waiter that misses its wake-up
+        // waits for its re-check (1 s), not for a lucky retry.
+        p.clients = 2;
+        p.retry_delay_ms_min = 10'000;
+        p.retry_delay_ms_max = 10'000;
+        p.acquire_wait_ms = 4000;
+    }
     return p;
 }
 
@@ -221,6 +230,20 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
         p.work_ms_min = p.ttl_ms;
         p.work_ms_max = 2 * p.ttl_ms;
         p.liveness_window_ms += p.work_ms_max;
+    }
+    if (id == scenario_id::s11) {
+        // A backoff above a lease: fair waiters then move at their re-check or when woken.
+        p.retry_delay_ms_min = rng.between(p.ttl_ms, 3 * p.ttl_ms);
+        p.retry_delay_ms_max = p.retry_delay_ms_min;
+        p.liveness_window_ms += p.retry_delay_ms_max;
+        // Half the runs think long between jobs: a releaser that comes back soon re-publishes
+        // the head's wake-up with its own refused attempt, and would make up for a lost one.
+        if (rng.chance(500'000)) {
+            p.think_ms_min = rng.between(p.ttl_ms, 2 * p.ttl_ms);
+            p.think_ms_max = p.think_ms_min + rng.between(0, p.ttl_ms);
+        }
+        // And half the runs have two clients, so nobody else's refused attempt re-publishes it.
+        if (rng.chance(500'000)) p.clients = 2;
     }
     // Drawn last, so every draw above keeps its value: a third of the runs refuse CONFIG GET,
     // and the restart guard must take every node for one without durable data.
@@ -291,6 +314,14 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             } else {
                 s.push_back(node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
             }
+            break;
+        case scenario_id::s11:
+            // Client 1's SUBSCRIBE takes 600 ms: client 0's release (its job is 400 ms)
+            // publishes before client 1 is subscribed, so that message is lost.
+            s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, p.duration_ms, 600));
+            // Then client 1, holding, pauses past its lease: its key expires unannounced, and
+            // client 0, refused just before, must find the lock free by its re-check.
+            s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
             break;
         case scenario_id::s8:
             // The lost release reply is silent: noticed by the reply timeout, so the release is
@@ -495,6 +526,42 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
     }
 }
 
+// Subscriptions confirmed late (every client's, by up to two re-checks), and now and then
+// a burst of lost messages that breaks subscriber connections, whose SUBSCRIBE is then late
+// again: wake-ups published in between are lost. Sometimes a holder pauses past its lease (its
+// key expires unannounced: the waiters' re-check finds it). Half the clients' command connections are
+// slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
+// while an attempt refused just before is still on its way back.
+void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
+    const std::uint8_t all = all_nodes(config);
+    const std::int64_t recheck_ms = lock_recheck_ms(p);
+    const std::int64_t timeout_ms = std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
+    const std::int64_t slow_ms_max = std::max<std::int64_t>(2, timeout_ms / 6);
+    for (std::uint8_t c = 0; c < p.clients; ++c) {
+        if (rng.chance(750'000)) {
+            const std::int64_t late_ms = rng.between(0, 2 * recheck_ms);
+            s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms, late_ms));
+        }
+        if (rng.chance(500'000)) {
+            s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms, rng.between(1, slow_ms_max)));
+        }
+    }
+    // A holder paused well past its lease: its key expires, nothing is published, and it is
+    // not back soon to publish with its release.
+    if (rng.chance(400'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        s.push_back(pause(who, at_point(who, point::acquired, pick_nth(rng), rng.between(0, p.ttl_ms / 2)),
+                          rng.between(2 * p.ttl_ms, 4 * p.ttl_ms)));
+    }
+    if (rng.chance(300'000)) {
+        const std::uint8_t who = pick_client(p, rng);
+        const std::int64_t at = rng.between(0, p.duration_ms);
+        fault f = client_fault(fault_kind::loss, who, at_time(at), all, rng.between(10, 200), rng.between(100'000, 500'000));
+        f.reset = rng.chance(500'000);
+        s.push_back(f);
+    }
+}
+
 }  // namespace
 
 schedule random_schedule(scenario_id id, const configuration& config, const world_params& p,
@@ -512,6 +579,7 @@ schedule random_schedule(scenario_id id, const configuration& config, const worl
         case scenario_id::s8: random_s8(s, config, p, c, rng); break;
         case scenario_id::s9: random_s9(s, config, p, c, rng); break;
         case scenario_id::s10: random_s10(s, config, p, c, rng); break;
+        case scenario_id::s11: random_s11(s, config, p, rng); break;
     }
     return s;
 }
@@ -520,7 +588,7 @@ schedule random_faults(const configuration& config, const world_params& params, 
     schedule s;
     const std::int64_t families = rng.between(1, 3);
     for (std::int64_t i = 0; i < families; ++i) {
-        const auto id = static_cast<scenario_id>(rng.below(scenario_count));
+        const auto id = static_cast<scenario_id>(rng.below(config.fair ? scenario_count : debate_scenario_count));
         const schedule part = random_schedule(id, config, params, rng);
         s.insert(s.end(), part.begin(), part.end());
     }

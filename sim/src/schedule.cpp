@@ -10,28 +10,30 @@ constexpr std::array<const char*, point_count> point_names = {
     "acquire_sent", "acquired", "read_done", "checked", "write_sent", "release_called",
     "renew_sent"};
 
-constexpr std::array<const char*, 12> kind_names = {
+constexpr std::array<const char*, 13> kind_names = {
     "pause", "slow_link", "partition", "drop_reply", "loss", "crash", "wall_step", "clock_rate",
-    "repl_lag", "power_off", "isolate", "evict"};
+    "repl_lag", "power_off", "isolate", "evict", "slow_subscribe"};
 
 constexpr std::array<const char*, 3> persistence_names = {"none", "everysec", "always"};
 
 bool has_duration(fault_kind k) {
     return k == fault_kind::pause || k == fault_kind::slow_link || k == fault_kind::partition ||
            k == fault_kind::loss || k == fault_kind::crash || k == fault_kind::repl_lag ||
-           k == fault_kind::power_off || k == fault_kind::isolate;
+           k == fault_kind::power_off || k == fault_kind::isolate || k == fault_kind::slow_subscribe;
 }
 
 bool has_persistence(fault_kind k) { return k == fault_kind::crash || k == fault_kind::power_off; }
 
 bool has_amount(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::loss || k == fault_kind::wall_step ||
-           k == fault_kind::clock_rate || k == fault_kind::repl_lag || k == fault_kind::evict;
+           k == fault_kind::clock_rate || k == fault_kind::repl_lag || k == fault_kind::evict ||
+           k == fault_kind::slow_subscribe;
 }
 
 bool has_peers(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::partition || k == fault_kind::drop_reply ||
-           k == fault_kind::loss || k == fault_kind::repl_lag || k == fault_kind::isolate;
+           k == fault_kind::loss || k == fault_kind::repl_lag || k == fault_kind::isolate ||
+           k == fault_kind::slow_subscribe;
 }
 
 bool has_reset(fault_kind k) {

@@ -6,6 +6,7 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
 #include "edgelock/session/lock_io.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
@@ -54,13 +55,16 @@ const char* to_string(behaviour b) noexcept {
         case behaviour::ignores_validity: return "ignores-validity";
         case behaviour::skips_fencing: return "skips-fencing";
         case behaviour::deletes_without_compare: return "deletes-without-compare";
+        case behaviour::jumps_the_line: return "jumps-the-line";
+        case behaviour::ignores_confirmation: return "ignores-confirmation";
         default: return "never-releases";
     }
 }
 
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept {
     for (behaviour b : {behaviour::correct, behaviour::ignores_validity, behaviour::skips_fencing,
-                        behaviour::deletes_without_compare, behaviour::never_releases}) {
+                        behaviour::deletes_without_compare, behaviour::never_releases,
+                        behaviour::jumps_the_line, behaviour::ignores_confirmation}) {
         if (text == to_string(b)) {
             out = b;
             return true;
@@ -203,6 +207,9 @@ void client::on_resume() {
         inbox_.pop_front();
         if (d.m.kind == message_kind::reply) {
             handle_reply(d.server, d.m.epoch, d.m.bytes);
+        } else if (d.m.kind == message_kind::published) {
+            handle_wake(d.m.bytes);
+            drain();
         } else {
             handle_resource_reply(d.m);
         }
@@ -262,6 +269,36 @@ void client::drain_and_write() {
 void client::drain() {
     event e;
     while (!paused() && lock_.poll_event(e)) react(e);
+    if (!subscribed_ && !paused() && lock_.wants_wake_ups()) {
+        subscribed_ = true;
+        world_.start_subscribers(id_);
+    }
+}
+
+void client::on_wake_message(std::string&& message) {
+    if (paused()) {
+        delivery d;
+        d.m.kind = message_kind::published;
+        d.m.bytes = std::move(message);
+        inbox_.push_back(std::move(d));
+        return;
+    }
+    handle_wake(message);
+    drain_and_write();
+    reschedule();
+    observe();
+}
+
+void client::handle_wake(const std::string& message) {
+    const std::array<char, token_hex_bytes> token = lock_.token_hex();
+    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    if (for_us && lock_.wants_wake_ups()) world_.told(id_);
+    if (world_.recording()) {
+        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")") : "on_wake(" + message.substr(0, 8) + "...)");
+    }
+    if (message.empty() && behaviour_ == behaviour::ignores_confirmation) return;
+    const errc code = lock_.on_wake(now_ms(), message);
+    if (code != errc::ok) anomaly("on_wake", code);
 }
 
 namespace {
@@ -269,10 +306,12 @@ namespace {
 // The simulated socket as session::write_requests' sink: each request is sent as a message of
 // its own, and what was sent is noted for the workload's points. The write window closed
 // reads as a full buffer. A client that deletes without comparing (the mutation tests'
-// broken one) sends a plain DEL for each release.
+// broken one) sends a plain DEL for each release; one that jumps the line sends the plain
+// acquire script for each fair acquire (same answers: 0 or nil).
 struct request_sink {
     instance_link* to = nullptr;
     bool deletes_without_compare = false;
+    bool jumps_the_line = false;
     std::string_view lock_name;
     bool sent_acquire = false;
     bool sent_renew = false;
@@ -284,8 +323,9 @@ struct request_sink {
     bool commit(std::size_t size) {
         std::string bytes(buffer.data(), size);
         const script_id kind = classify_request(bytes);
-        sent_acquire = sent_acquire || kind == script_id::acquire;
+        sent_acquire = sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
         sent_renew = sent_renew || kind == script_id::renew;
+        if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
         if (kind == script_id::release && deletes_without_compare) {
             std::array<char, request_bytes_max> del{};
             resp_writer writer(del.data(), del.size());
@@ -298,6 +338,23 @@ struct request_sink {
         ++sent;
         return true;
     }
+
+    // EVAL(SHA) fair_acquire 3 lock queue qttl token ttl entry_ttl -> EVAL acquire 1 lock token ttl
+    static std::string plain_acquire(const std::string& fair) {
+        request_view r;
+        EDGELOCK_ASSERT(parse_request(fair.data(), fair.size(), r) && r.count >= 9);
+        const std::size_t argv = 3 + static_cast<std::size_t>(r.args[2][0] - '0');
+        std::array<char, request_bytes_max> out{};
+        resp_writer writer(out.data(), out.size());
+        writer.array(6);
+        writer.bulk("EVAL");
+        writer.bulk(acquire_script.text);
+        writer.bulk("1");
+        writer.bulk(r.args[3]);
+        writer.bulk(r.args[argv]);
+        writer.bulk(r.args[argv + 1]);
+        return std::string(out.data(), writer.size());
+    }
 };
 
 }  // namespace
@@ -307,6 +364,7 @@ struct request_sink {
 bool client::send_requests() {
     request_sink sink;
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
+    sink.jumps_the_line = behaviour_ == behaviour::jumps_the_line && id_ == 0;
     sink.lock_name = lock_name_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         sink.to = &links_[i];
@@ -414,6 +472,7 @@ void client::react(const event& e) {
         }
         world_.note_client(id_, text);
     }
+    if (e.type == event_type::acquired || e.type == event_type::acquire_failed) world_.end_wait(id_);
     if (e.type == event_type::acquired || e.type == event_type::renewed) {
         world_.check_event_validity(id_, event_name(e.type), now_ms(), e.valid_until_ms);
         schedule_probe();
@@ -468,6 +527,8 @@ void client::start_job() {
         return;
     }
     job_ = job::acquiring;
+    const std::array<char, token_hex_bytes> hex = lock_.token_hex();
+    world_.begin_wait(id_, std::string_view(hex.data(), hex.size()));
     drain();
 }
 

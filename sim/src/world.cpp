@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/resp_reader.hpp"
 
 namespace edgelock::sim {
@@ -206,6 +207,15 @@ world::world(const run_spec& spec)
     lc.retry_delay_ms_min = params_.retry_delay_ms_min;
     lc.retry_delay_ms_max = params_.retry_delay_ms_max;
     lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
+    lc.fair = config_.fair;
+    lc.recheck_ms = params_.recheck_ms;
+    if (config_.fair) {
+        std::array<char, 256> key{};
+        queue_key_.assign(key.data(), write_companion_key(lock_name, companion::queue, key.data(), key.size()));
+        qttl_key_.assign(key.data(), write_companion_key(lock_name, companion::queue_ttl, key.data(), key.size()));
+        lock_key_ = lock_name;
+        init_fair_checks();
+    }
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
@@ -248,6 +258,7 @@ run_result world::run() {
             break;
         }
         dispatch(e);
+        if (config_.fair) judge_waiters();
     }
     now_us_ = end_us_;
     for (auto& c : clients_) {
@@ -298,6 +309,8 @@ void world::dispatch(const scheduler::event& e) {
             }
             break;
         case scheduler::kind::fault_start: activate(e.arg); break;
+        case scheduler::kind::subscriber_retry: subscriber_retry(e.who, e.arg); break;
+        case scheduler::kind::subscriber_deliver: deliver_subscriber_message(e.arg); break;
     }
 }
 
@@ -310,7 +323,7 @@ void world::deliver(std::size_t link) {
                          m.kind == message_kind::replication_ack;
     if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
         const auto node = static_cast<std::uint8_t>(to - clients);
-        const bool between_nodes = m.kind != message_kind::request;
+        const bool between_nodes = m.kind == message_kind::replication || m.kind == message_kind::replication_ack;
         if (between_nodes && cut(static_cast<std::uint8_t>(from - clients), node)) return;  // lost on the way
         // Held while paused, and behind what is still held: the socket keeps its order.
         if ((paused(node) || !held_[node].empty()) && nodes_[node].up()) {
@@ -335,6 +348,10 @@ void world::deliver(std::size_t link) {
             deliver_ack(static_cast<std::uint8_t>(from - clients),
                         static_cast<std::uint8_t>(to - clients), std::move(m));
             break;
+        case message_kind::subscribe:
+        case message_kind::subscribed:
+        case message_kind::published:
+            break;  // subscriber connections travel apart (world_pubsub.cpp)
     }
 }
 
@@ -461,6 +478,8 @@ void world::note_unblocked(std::uint8_t node) {
 
 void world::flush(std::uint8_t node) {
     if (!out_.effects.empty()) replicate(node);
+    if (!out_.grants.empty()) judge_grants(node);
+    if (!out_.published.empty()) publish(node);
     for (node_output::reply& r : out_.replies) send_reply(node, r.client, r.epoch, std::move(r.bytes));
     if (out_.wait_deadline_us >= 0) {
         events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node, nodes_[node].incarnation());
@@ -675,6 +694,12 @@ void world::activate(std::size_t index) {
             active_.push_back(active_fault{index, now_us_, end_us, 0});
             end_us += amount_us;
             break;
+        case fault_kind::slow_subscribe:
+            // What the lock must survive without help: no healing to wait for.
+            if (!client_ok) return;
+            active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
+            mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us, to_text(f));
+            return;
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:
@@ -705,11 +730,17 @@ void world::activate(std::size_t index) {
         }
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
+    // A slow link only delays: the fair checks stretch their bounds by it instead; a paused
+    // client is not judged while paused, and its lease running out is what the others'
+    // re-checks are for (world_pubsub.cpp).
+    const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
+    if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
 }
 
 void world::heal_at(std::int64_t end_us) {
     heal_us_ = std::max(heal_us_, end_us);
+    fair_heal_us_ = std::max(fair_heal_us_, end_us);
     end_us_ = std::max(end_us_, heal_us_ + params_.liveness_window_ms * 1000);
 }
 

@@ -210,7 +210,11 @@ int command_run(const options& o) {
     std::printf("params %s\n", to_text(spec.params).c_str());
     std::printf("schedule %s\n", spec.faults.empty() ? "(no faults)" : to_text(spec.faults).c_str());
     if (!o.quiet) print_story(r);
-    std::printf("\nchecks %s\n", checks_text(r.checks).c_str());
+    std::printf("\nchecks %s\n", checks_text(r.checks, request.config->fair).c_str());
+    if (request.config->fair) {
+        std::printf("wake-up bounds told=%lldms due=%lldms\n", static_cast<long long>(r.past.fair.told_bound_us / 1000),
+                    static_cast<long long>(r.past.fair.due_bound_us / 1000));
+    }
     for (std::size_t k = 0; k < check_count; ++k) {
         if (!r.checks.checks[k].ok) {
             std::printf("  %s: %s\n", to_string(static_cast<check_kind>(k)), r.checks.checks[k].detail.c_str());

@@ -88,4 +88,37 @@ TEST(mutation, a_forgotten_fence_counter_on_a_clock_gone_back_is_caught_by_order
                                                            << ": appendfsync always keeps the counter";
 }
 
+// Fair waiting. S11: client 1's subscription is confirmed after client 0's release published
+// its wake-up. A client that does not pass the confirmation to on_wake("") waits for its
+// re-check (1 s) with the lock free at its turn: the wakeup check's told bound catches it.
+TEST(mutation, a_confirmation_not_passed_to_the_lock_is_caught_by_wakeup) {
+    for (const char* config : {"single+fair", "sentinel+WAIT+guard+fair"}) {
+        const run_result correct = run_scripted("S11", config, behaviour::correct);
+        EXPECT_TRUE(correct.checks.all_ok()) << config << ": " << checks_text(correct.checks);
+        const run_result broken = run_scripted("S11", config, behaviour::ignores_confirmation);
+        EXPECT_FALSE(broken.checks.ok(check_kind::wakeup)) << config;
+        EXPECT_TRUE(broken.checks.ok(check_kind::overlap)) << config;
+    }
+}
+
+// A client that acquires with the plain acquire script takes a free lock ahead of the fair
+// waiters (as lock.hpp says a client outside the line may): the fifo check sees it.
+TEST(mutation, a_client_jumping_the_line_is_caught_by_fifo) {
+    bool caught = false;
+    for (std::uint64_t seed = 1; seed <= 20 && !caught; ++seed) {
+        run_request r;
+        r.scenario = find_scenario("S11");
+        r.config = find_configuration("single+fair");
+        r.mode = run_mode::random;
+        r.seed = seed;
+        const run_result correct = run(make_spec(r));
+        EXPECT_TRUE(correct.checks.ok(check_kind::fifo)) << replay_command(r);
+        r.clients = behaviour::jumps_the_line;
+        const run_result broken = run(make_spec(r));
+        EXPECT_TRUE(broken.checks.ok(check_kind::overlap)) << replay_command(r);
+        caught = !broken.checks.ok(check_kind::fifo);
+    }
+    EXPECT_TRUE(caught);
+}
+
 }  // namespace

@@ -1,4 +1,5 @@
-// The Redis model: the four scripts' documented semantics, SET NX PX GET (and its refusal by
+// The Redis model: the six scripts' documented semantics (the fair ones with their line of
+// waiters, its expiry by the node's clock and their PUBLISH), SET NX PX GET (and its refusal by
 // a server before 7.0), NOSCRIPT, expiry by the node's
 // wall clock, persistence on crash and restart, replication and WAIT, and the session's
 // handshake (PING, ROLE, SCRIPT LOAD) as the real session writes and checks it.
@@ -23,6 +24,7 @@ using namespace edgelock::sim;
 
 const std::string token_a(32, 'a');
 const std::string token_b(32, 'b');
+const std::string token_c(32, 'c');
 
 std::string command(std::initializer_list<std::string> args) {
     char buffer[2048];
@@ -202,6 +204,129 @@ TEST_F(node_fixture, unknown_commands_and_scripts_are_errors) {
     EXPECT_EQ(send(command({"GET", "lock"}))[0], '-');
     EXPECT_EQ(send(command({"EVAL", "return 1", "0"}))[0], '-');
     EXPECT_EQ(eval(edgelock::acquire_script, {"1", "lock", token_a, "soon"})[0], '-');
+}
+
+struct fair_fixture : node_fixture {
+    // The lock's fair acquire and release as the core sends them: KEYS lock queue qttl.
+    std::string fair_acquire(const std::string& token, std::int64_t ttl = 1000, std::int64_t entry_ttl = 500) {
+        return eval(edgelock::fair_acquire_script,
+                    {"3", "lock", "{lock}:queue", "{lock}:qttl", token, std::to_string(ttl), std::to_string(entry_ttl)});
+    }
+    std::string fair_release(const std::string& token) {
+        return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token});
+    }
+    std::vector<std::string> line() const {
+        std::vector<std::string> members;
+        const redis_entry* e = node.peek("{lock}:queue", wall_ms);
+        if (e == nullptr) return members;
+        for (const zset_member& m : decode_zset(e->value)) members.push_back(m.member);
+        return members;
+    }
+    std::vector<std::string> published() const {
+        std::vector<std::string> messages;
+        for (const node_output::publication& p : out.published) {
+            EXPECT_EQ(p.channel, "{lock}:queue");
+            messages.push_back(p.message);
+        }
+        return messages;
+    }
+};
+
+TEST_F(fair_fixture, a_free_lock_with_an_empty_line_is_taken_and_a_busy_one_queues_in_arrival_order) {
+    EXPECT_EQ(fair_acquire(token_a), ":0\r\n");
+    ASSERT_EQ(out.grants.size(), 1u);
+    EXPECT_TRUE(out.grants[0].fair);
+    EXPECT_EQ(out.grants[0].queued_score, -1);
+    EXPECT_EQ(fair_acquire(token_b), "$-1\r\n");
+    EXPECT_TRUE(published().empty()) << "the lock is held: nobody to wake";
+    EXPECT_TRUE(out.grants.empty());
+    ++wall_ms;
+    EXPECT_EQ(fair_acquire(token_c), "$-1\r\n");
+    EXPECT_EQ(fair_acquire(token_b), "$-1\r\n") << "b keeps its place";
+    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
+    EXPECT_EQ(fair_acquire(token_a, 2000), ":0\r\n") << "the holder's own token renews";
+    EXPECT_EQ(node.peek("lock", wall_ms)->expire_at_ms, wall_ms + 2000);
+}
+
+TEST_F(fair_fixture, a_release_wakes_the_head_and_only_the_head_takes_the_free_lock) {
+    fair_acquire(token_a);
+    fair_acquire(token_b);
+    fair_acquire(token_c);
+    EXPECT_EQ(fair_release(token_a), ":1\r\n");
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(fair_acquire(token_c), "$-1\r\n") << "c is not at the head";
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b})) << "the head's wake-up is sent again";
+    EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
+    ASSERT_EQ(out.grants.size(), 1u);
+    EXPECT_GE(out.grants[0].queued_score, wall_ms);
+    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(node.peek("{lock}:qttl", wall_ms)->value.find(token_b), std::string::npos);
+    EXPECT_EQ(fair_release(token_a), ":0\r\n") << "not the holder: the lock stays";
+    EXPECT_TRUE(published().empty()) << "the lock is held";
+}
+
+TEST_F(fair_fixture, waiters_whose_entry_expired_leave_the_line_by_the_nodes_clock) {
+    fair_acquire(token_a);
+    fair_acquire(token_b, 1000, 100);
+    wall_ms += 50;
+    fair_acquire(token_c, 1000, 500);
+    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
+    wall_ms += 50;  // b's entry expires at this very instant: the purge takes score <= now
+    EXPECT_EQ(fair_release(token_a), ":1\r\n");
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
+    wall_ms += 1000;  // both queue keys expire with the last entry
+    EXPECT_EQ(node.peek("{lock}:queue", wall_ms), nullptr);
+    EXPECT_EQ(node.peek("{lock}:qttl", wall_ms), nullptr);
+    EXPECT_EQ(fair_acquire(token_b), ":0\r\n") << "an empty line: anyone takes the free lock";
+}
+
+TEST_F(fair_fixture, the_queue_keys_live_at_least_an_entry_ttl_and_a_later_arrival_is_behind) {
+    fair_acquire(token_a);
+    fair_acquire(token_b, 1000, 300);
+    EXPECT_EQ(node.peek("{lock}:queue", wall_ms)->expire_at_ms, wall_ms + 300);
+    fair_acquire(token_c, 1000, 100);
+    EXPECT_EQ(node.peek("{lock}:queue", wall_ms)->expire_at_ms, wall_ms + 300) << "never shortened";
+    const std::vector<zset_member> members = decode_zset(node.peek("{lock}:queue", wall_ms)->value);
+    ASSERT_EQ(members.size(), 2u);
+    EXPECT_EQ(members[0].score, wall_ms);
+    EXPECT_EQ(members[1].score, wall_ms + 1) << "same millisecond: one after the last";
+}
+
+TEST_F(fair_fixture, a_release_by_a_waiter_leaving_the_line_wakes_the_next_one) {
+    fair_acquire(token_a);
+    fair_acquire(token_b);
+    fair_acquire(token_c);
+    EXPECT_EQ(fair_release(token_b), ":0\r\n");
+    EXPECT_TRUE(published().empty()) << "the lock is still held";
+    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(fair_release(token_a), ":1\r\n");
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+}
+
+TEST_F(fair_fixture, fair_scripts_run_by_digest_once_loaded_and_fence_as_the_acquire_does) {
+    EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::fair_acquire_script.text)})),
+              "$40\r\n" + digest(edgelock::fair_acquire_script) + "\r\n");
+    const std::string reply = send(command({"EVALSHA", digest(edgelock::fair_acquire_script), "4", "lock",
+                                            "{lock}:queue", "{lock}:qttl", "{lock}:fence", token_a, "1000", "500"}));
+    EXPECT_EQ(reply, "$10\r\n" + std::to_string(wall_ms * 1000) + "\r\n");
+    EXPECT_EQ(classify_request(eval_request(edgelock::fair_release_script, {"3", "a", "b", "c", token_a})),
+              script_id::fair_release);
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::fair_release_script), "3", "lock", "q", "t", token_a})),
+              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+}
+
+TEST_F(fair_fixture, the_line_replicates_and_survives_a_restart_as_any_key) {
+    redis_node replica{1, persistence::none, 0};
+    replica.follow(node, now_us);
+    fair_acquire(token_a);
+    fair_acquire(token_b);
+    std::int64_t offset = node.offset() - static_cast<std::int64_t>(out.effects.size());
+    for (const repl_op& op : out.effects) replica.apply(op, ++offset, now_us);
+    const redis_entry* copy = replica.peek("{lock}:queue", wall_ms);
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(decode_zset(copy->value).front().member, token_b);
 }
 
 TEST_F(node_fixture, restart_without_persistence_forgets_everything_and_the_script_cache) {

@@ -167,6 +167,12 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
                 f.amount = *rc::gen::inRange<std::int64_t>(0, 2);
                 break;
+            case fault_kind::slow_subscribe:  // not on the menu: the lock survives it unhelped
+                f.when = *trigger_gen(p, {});
+                f.nodes = all;
+                f.duration_ms = *rc::gen::inRange<std::int64_t>(1, p.duration_ms);
+                f.amount = *rc::gen::inRange<std::int64_t>(0, 2 * ttl);
+                break;
             case fault_kind::repl_lag:
                 f.when = *trigger_gen(p, {});
                 f.on_node = true;

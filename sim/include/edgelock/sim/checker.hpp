@@ -19,6 +19,17 @@
 //             with their validity already over. The world samples it at every client
 //             step, at every node crash, restart and promotion, and at the last instant
 //             of each validity; the checker only reports what the world recorded.
+//   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
+//             acquire() runs, the lock key is free on every master that is up, and no other
+//             live waiter (one whose acquire() runs) is ahead of it in the master's line.
+//             Once told (a PUBLISH of its token reached it, or its subscription was
+//             confirmed, while due) it must stop being due within fair_bounds::told_us; in
+//             any case within fair_bounds::due_us (its re-check). Judged from the last
+//             fault's healing on (and, with the restart guard, a guard later), on clients
+//             that are not paused; the world records the violations.
+//   fifo      fair configurations: the lock never goes to a token while a live waiter's
+//             unexpired entry is ahead of it in the line (or in it at all, when the token
+//             was not queued); recorded by the world at every grant.
 #pragma once
 
 #include <array>
@@ -69,18 +80,32 @@ struct oracle_record {
     std::string first;
 };
 
+// The two checks of fair waiting, as the world judged them while the run went on.
+struct fair_record {
+    bool judged = false;            // a fair configuration
+    std::int64_t told_bound_us = 0; // told -> no longer due
+    std::int64_t due_bound_us = 0;  // due -> no longer due
+    std::uint32_t wakeup_violations = 0;
+    std::string first_wakeup;
+    std::uint32_t fifo_violations = 0;
+    std::string first_fifo;
+};
+
 struct history {
     std::vector<hold_record> holds;
     std::vector<action_record> actions;
     std::vector<resource_record> resource_ops;
     oracle_record oracle;
+    fair_record fair;
     bool fencing = false;
     std::int64_t heal_us = 0;  // the last fault's effects ended
     std::int64_t end_us = 0;   // the run ended
 };
 
-enum class check_kind : std::uint8_t { overlap, stale, order, liveness, oracle };
-inline constexpr std::size_t check_count = 5;
+enum class check_kind : std::uint8_t { overlap, stale, order, liveness, oracle, wakeup, fifo };
+inline constexpr std::size_t check_count = 7;
+// The checks every configuration is judged by; the rest (wakeup, fifo) judge fair ones only.
+inline constexpr std::size_t common_check_count = 5;
 const char* to_string(check_kind k) noexcept;
 // The check named `name` ("overlap", ...). False when there is none.
 bool parse_check(std::string_view name, check_kind& out) noexcept;

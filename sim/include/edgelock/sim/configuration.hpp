@@ -43,9 +43,12 @@ struct configuration {
     bool delayed_restart = false;       // crashed nodes stay down longer than any lease
     std::uint8_t sentinels = 0;         // Sentinel processes the lock asks for the master
     bool restart_guard = false;         // lock_config::restart_guard_ms default (else 0: off)
+    // lock_config::fair: waiters line up in Redis and are woken by PUBLISH; every client
+    // keeps a subscriber connection to every node (world_pubsub.cpp). One instance only.
+    bool fair = false;
 };
 
-inline constexpr std::size_t configuration_count = 12;
+inline constexpr std::size_t configuration_count = 14;
 
 // The configurations of the safety matrix, in matrix order.
 const std::array<configuration, configuration_count>& configurations() noexcept;
@@ -119,6 +122,9 @@ struct world_params {
     // How long each node has run when the world starts: guarded clients find them counting.
     std::int64_t node_uptime_ms = 24 * 3600 * 1000;
     std::int64_t stock = 1'000'000;          // initial value of the protected resource
+    // Fair locks: lock_config::recheck_ms (0: the lock's default). The line entry's expiry
+    // is the lock's default, 2 * (recheck + attempt timeout).
+    std::int64_t recheck_ms = 0;
 };
 
 // Clock rate errors the default drift allowance (ttl/100 + 2 ms) absorbs: a client clock
@@ -131,6 +137,11 @@ inline constexpr std::int32_t tolerated_clock_ppm = 4'000;
 // judge's own draws with it.
 std::int64_t lock_drift_ms(const world_params& params) noexcept;
 std::int64_t lock_attempt_timeout_ms(const world_params& params) noexcept;
+std::int64_t lock_recheck_ms(const world_params& params) noexcept;
+// A fair configuration's own knob, drawn apart from random_params (which every
+// configuration shares, so the others' draws stay as they were): recheck_ms, the lock's
+// default in half the runs, else ttl/10 + 10 .. ttl.
+void draw_fair_knobs(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;

@@ -36,7 +36,8 @@ struct run_request {
 run_spec make_spec(const run_request& request);
 std::string replay_command(const run_request& request);
 // "overlap=ok stale=VIOLATED order=ok liveness=ok"
-std::string checks_text(const verdict& v);
+// (and "wakeup=... fifo=..." with `fair`: the checks only fair configurations are judged by)
+std::string checks_text(const verdict& v, bool fair = true);
 
 // The seed of random run `index` (from 0) of a matrix cell.
 std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,

@@ -31,6 +31,10 @@ enum class message_kind : std::uint8_t {
     resource_reply,    // resource -> client
     replication,       // master -> replica: one write
     replication_ack,   // replica -> master: the offset applied
+    // A fair lock's subscriber connection (world_pubsub.cpp); epoch: the subscription's.
+    subscribe,         // client -> node: SUBSCRIBE to the lock's channel
+    subscribed,        // node -> client: SUBSCRIBE's reply, the subscription is in effect
+    published,         // node -> client: a message on the channel (bytes: the token)
 };
 
 struct message {

@@ -5,7 +5,7 @@
 // as Redis's query buffer does), parses them with edgelock::parse_reply, and executes:
 //   PING                                   +PONG (the session's handshake, session/
 //   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
-//   SCRIPT LOAD text                       one of the four scripts: cached, its digest
+//   SCRIPT LOAD text                       one of the six scripts: cached, its digest
 //                                          returned (NOPERM when an ACL refuses it); a
 //                                          replica answers all three)
 //   INFO server persistence memory         run_id (new with every start), uptime_in_seconds
@@ -13,7 +13,7 @@
 //                                          them), aof_enabled, maxmemory and its policy
 //   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
 //                                          refuses it)
-//   EVALSHA digest numkeys key... arg...   one of the four scripts of edgelock/scripts.hpp,
+//   EVALSHA digest numkeys key... arg...   one of the six scripts of edgelock/scripts.hpp,
 //                                          recognised by digest; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
 //   EVAL text numkeys key... arg...        the same, recognised by exact text; caches it
@@ -23,7 +23,11 @@
 //   DEL key                                only sent by the deliberately broken client of the
 //                                          mutation tests (delete without comparing)
 // The scripts' semantics are implemented natively, as scripts.hpp documents them; there is
-// no Lua interpreter. Anything else is answered with an error.
+// no Lua interpreter. Anything else is answered with an error. The fair scripts' sorted sets
+// (a lock's line of waiters and their expiries) are stored as the value of their key
+// (encode_zset), so expiry, replication, persistence and eviction treat them as any other
+// key; their PUBLISH goes out in node_output::published, to this node's subscribers only
+// (the world delivers it; a replica's subscribers hear nothing).
 //
 // What real Redis does that matters for locks, and the model does too:
 // - Keys expire by this process's wall clock: a key set with PX ttl at wall time w is gone
@@ -62,6 +66,15 @@ struct repl_op {
     std::int64_t expire_at_ms = -1;  // absolute wall-clock ms, -1 for none
 };
 
+// A sorted set as the model keeps it: the members in Redis's order (score, then member
+// bytes), stored as the value of its key, one "score member\n" line per member.
+struct zset_member {
+    std::int64_t score = 0;
+    std::string member;
+};
+std::vector<zset_member> decode_zset(std::string_view value);
+std::string encode_zset(const std::vector<zset_member>& members);
+
 struct redis_entry {
     std::string key;
     std::string value;
@@ -75,7 +88,7 @@ enum class eviction_policy : std::uint8_t {
     all_keys,       // allkeys-lru and the like: any key (fence counters too)
 };
 
-enum class script_id : std::uint8_t { acquire, raise, renew, release, none };
+enum class script_id : std::uint8_t { acquire, raise, renew, release, fair_acquire, fair_release, none };
 script_id script_by_digest(std::string_view digest) noexcept;
 script_id script_by_text(std::string_view text) noexcept;
 const char* to_string(script_id id) noexcept;
@@ -112,9 +125,26 @@ struct node_output {
     std::vector<reply> replies;
     std::vector<repl_op> effects;         // in order; the last has offset() of the node
     std::int64_t wait_deadline_us = -1;   // a WAIT began: wake the node then
+    struct publication {                  // PUBLISH channel message
+        std::string channel;
+        std::string message;
+    };
+    std::vector<publication> published;
+    // A lock key given to a token that did not hold it (for the FIFO check): by the fair
+    // acquire (queued_score: the token's place in the line it just left, -1 when it was not
+    // in it) or by a plain one (SET NX, the acquire script), which leaves the line alone.
+    struct grant {
+        std::string key;
+        std::string token;
+        bool fair = false;
+        std::int64_t queued_score = -1;
+    };
+    std::vector<grant> grants;
     void clear() {
         replies.clear();
         effects.clear();
+        published.clear();
+        grants.clear();
         wait_deadline_us = -1;
     }
 };
@@ -196,12 +226,27 @@ private:
     void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
-                    std::string& reply, std::vector<repl_op>& effects);
-    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                    std::string& reply, node_output& out);
+    void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
+                             std::int64_t ttl_ms, std::int64_t entry_ttl_ms, std::int64_t wall_ms,
+                             std::string& reply, node_output& out);
+    void fair_release_script(const std::string_view* keys, std::string_view token, std::int64_t wall_ms,
+                             std::string& reply, node_output& out);
+    void raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
                      std::vector<repl_op>& effects);
+    // The fair scripts' prologue: waiters whose expiry (in qttl) is at or before now_ms leave
+    // both sets.
+    void purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
+                     std::vector<repl_op>& effects);
+    std::vector<zset_member> load_zset(std::string_view key, std::int64_t wall_ms, std::vector<repl_op>& effects);
+    // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
+    void store_zset(std::string_view key, const std::vector<zset_member>& members, std::int64_t wall_ms,
+                    std::vector<repl_op>& effects);
+    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
     void acquire_script(const std::string_view* keys, bool fencing, std::string_view token, std::int64_t ttl_ms,
                         const redis_entry* lock, std::int64_t wall_ms, std::string& reply,
-                        std::vector<repl_op>& effects);
+                        node_output& out);
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);

@@ -23,6 +23,9 @@
 //      on its side; Redlock's nodes split into a minority and a majority
 //   S10 memory pressure on a node with maxmemory and an evicting policy: volatile-* takes
 //      the lock keys, allkeys-* the fence counters too
+//   S11 a missed wake-up (fair waiting): the waiter's subscription is confirmed only after
+//      the holder's release published; the confirmation (on_wake with "") must start its
+//      next attempt at once, long before its re-check
 #pragma once
 
 #include <array>
@@ -35,8 +38,10 @@
 
 namespace edgelock::sim {
 
-enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10 };
-inline constexpr std::size_t scenario_count = 10;
+enum class scenario_id : std::uint8_t { s1, s2, s3, s4, s5, s6, s7, s8, s9, s10, s11 };
+inline constexpr std::size_t scenario_count = 11;
+// S1..S10, the faults of the debate: what explore mixes on a configuration without fair waiting.
+inline constexpr std::size_t debate_scenario_count = 10;
 
 struct scenario_info {
     scenario_id id;

@@ -55,6 +55,10 @@ enum class fault_kind : std::uint8_t {
     evict,       // node: memory pressure, a master evicts every key its maxmemory-policy may:
                  // x=0 a volatile-* policy (keys with a TTL: lock keys), x=1 allkeys-* (fence
                  // counters too). The node runs that policy from the start (INFO says so)
+    slow_subscribe,  // client: its SUBSCRIBEs to `to` sent within d ms get x ms more delay
+                     // (a subscription confirmed late: what was published before is lost).
+                     // Not a fault to heal from: every check, wakeup included, is judged
+                     // across it
 };
 const char* to_string(fault_kind kind) noexcept;
 

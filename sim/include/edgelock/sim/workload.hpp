@@ -49,6 +49,8 @@ enum class behaviour : std::uint8_t {
     skips_fencing,            // sends its resource requests without the fence token
     deletes_without_compare,  // releases with a plain DEL instead of compare-and-delete
     never_releases,           // keeps the lock (and renews it) forever after its first job
+    jumps_the_line,           // fair: client 0 acquires with the plain acquire script, ahead of the line
+    ignores_confirmation,     // fair: a confirmed subscription is not passed to on_wake("")
 };
 const char* to_string(behaviour b) noexcept;
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept;
@@ -64,6 +66,9 @@ public:
     // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
     void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
+    // Fair locks: a message on the lock's channel (a token), or "" when a subscription was
+    // confirmed; passed to lock::on_wake() (a paused client reads it when it resumes).
+    void on_wake_message(std::string&& message);
     void on_timer(std::uint32_t generation);
     void on_resume();
     void on_probe(std::uint32_t generation);
@@ -109,6 +114,7 @@ private:
     void settle(std::uint8_t instance);
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
     void handle_resource_reply(const message& m);
+    void handle_wake(const std::string& message);
 
     void run_job_timer();
     void run_step(step s);
@@ -160,6 +166,7 @@ private:
     std::uint32_t probe_generation_ = 0;
     std::int64_t timer_at_us_ = -1;
     std::uint32_t anomalies_ = 0;
+    bool subscribed_ = false;  // fair: the subscriber connections were opened
 };
 
 }  // namespace edgelock::sim

@@ -84,6 +84,8 @@ public:
         node_resume,     // who: node (a pause may have ended)
         node_rejoin,     // who: node (a cut-off may have ended)
         fault_start,     // arg: fault index
+        subscriber_retry,  // who: client, arg: node + 8 * the broken subscription's epoch
+        subscriber_deliver,  // arg: the slot of a subscriber connection's message in flight
     };
     struct event {
         std::int64_t at_us = 0;
@@ -148,6 +150,15 @@ public:
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
                               std::int64_t valid_until_ms);
 
+    // Fair locks (world_pubsub.cpp). The client wants wake-ups: it opens a subscriber
+    // connection to every node and keeps it, reconnecting, for the rest of the run.
+    void start_subscribers(std::uint8_t client);
+    // For the wakeup and fifo checks: the client's acquire() runs with `token_hex` (or
+    // ended), and it passed a wake-up meant for it (its token, or a confirmation) to the lock.
+    void begin_wait(std::uint8_t client, std::string_view token_hex);
+    void end_wait(std::uint8_t client);
+    void told(std::uint8_t client);
+
     // History.
     std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
     hold_record& hold(std::size_t slot) noexcept { return history_.holds[slot]; }
@@ -181,6 +192,43 @@ private:
     void note_unblocked(std::uint8_t node);
     void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
     bool reply_lost(std::uint8_t server, std::uint8_t client);
+
+    // Subscriber connections and the fair checks (world_pubsub.cpp).
+    struct subscriber {  // one client's subscriber connection to one node
+        std::uint32_t epoch = 0;  // the connection's; 0: none yet
+        bool open = false;        // as the network sees it
+        bool registered = false;  // the node counts it among the channel's subscribers
+        std::int64_t last_arrival_us = 0;  // its messages arrive in order
+    };
+    struct subscriber_message {  // in flight on a subscriber connection
+        std::uint8_t client = 0;
+        std::uint8_t node = 0;
+        bool to_node = false;
+        message m;
+    };
+    subscriber& sub(std::uint8_t client, std::uint8_t node) noexcept {
+        return subscribers_[static_cast<std::size_t>(client) * config_.nodes + node];
+    }
+    void open_subscriber(std::uint8_t client, std::uint8_t node);
+    void break_subscriber(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
+    void send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind, std::string bytes);
+    void send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m, std::int64_t extra_us);
+    void deliver_subscriber_message(std::uint32_t slot);
+    void deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& m);
+    void deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m);
+    void subscriber_retry(std::uint8_t client, std::uint32_t arg);
+    std::int64_t subscribe_extra_us(std::uint8_t client, std::uint8_t node) const noexcept;
+    void publish(std::uint8_t node);
+    void judge_grants(std::uint8_t node);
+    void judge_waiters();
+    bool due(std::uint8_t client) const;
+    bool entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member, std::int64_t wall_ms) const;
+    int waiter_of(std::string_view token) const noexcept;
+    std::int64_t judged_from_us() const noexcept;
+    // What the client's slow links (to nodes) add to a round trip now; -1 when they make an
+    // attempt outlast its timeout (the waiter is not judged then).
+    std::int64_t slow_round_trip_us(std::uint8_t client) const noexcept;
+    void init_fair_checks();
     void replicate(std::uint8_t master);
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
     std::vector<std::string_view>& split(std::string_view bytes);
@@ -263,9 +311,20 @@ private:
     std::vector<bool> powered_off_;                 // per node: down without a word (connects time out)
     std::vector<std::int64_t> restarted_us_;        // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
+    std::vector<subscriber> subscribers_;           // clients x nodes
+    std::uint32_t next_subscriber_epoch_ = 1;
+    std::vector<subscriber_message> subscriber_slots_;  // messages in flight, by slot
+    std::vector<std::uint32_t> free_subscriber_slots_;
+    std::vector<std::string> waiting_token_;        // per client: its acquire()'s token, "" when none
+    std::vector<std::int64_t> due_since_us_;        // per client: due since (true time), -1 when not
+    std::vector<std::int64_t> told_us_;             // per client: told while due, -1 when not
+    std::string lock_key_;
+    std::string queue_key_;                         // the lock's line and its expiries
+    std::string qttl_key_;
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
     std::int64_t heal_us_ = 0;
+    std::int64_t fair_heal_us_ = 0;  // heal_us_ without the slow links (the fair checks' start)
     std::uint64_t hash_ = 0;
     std::uint64_t event_count_ = 0;
     std::string timeline_;
