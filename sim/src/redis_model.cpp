@@ -412,7 +412,7 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
         return;
     }
     if (id == script_id::fair_release) {
-        fair_release_script(keys, argv[0], wall_ms, reply, out);
+        fair_release_script(keys, argv[0], argc > 1 && argv[1] == "stay", wall_ms, reply, out);
         return;
     }
     redis_entry* lock = find(keys[0], wall_ms, effects);
@@ -677,18 +677,21 @@ void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
     raise_fence(keys[3], wall_ms, reply, effects);
 }
 
-// KEYS lock queue qttl, ARGV token.
-void redis_node::fair_release_script(const std::string_view* keys, std::string_view token,
+// KEYS lock queue qttl, ARGV token ["stay"]: the compare-and-delete first, then the line's
+// upkeep (a waiter that stays keeps its entry).
+void redis_node::fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
                                      std::int64_t wall_ms, std::string& reply, node_output& out) {
     std::vector<repl_op>& effects = out.effects;
-    purge_queue(keys[1], keys[2], wall_ms, effects);
-    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
-    if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
-    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
-    if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
     const redis_entry* lock = find(keys[0], wall_ms, effects);
     const bool ours = lock != nullptr && lock->value == token;
     if (ours) erase(keys[0], effects);
+    purge_queue(keys[1], keys[2], wall_ms, effects);
+    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
+    if (!stay) {
+        if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
+        std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
+        if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
+    }
     if (find(keys[0], wall_ms, effects) == nullptr && !line.empty()) {
         out.published.push_back(node_output::publication{std::string(keys[1]), line.front().member});
     }

@@ -212,7 +212,8 @@ struct fair_fixture : node_fixture {
         return eval(edgelock::fair_acquire_script,
                     {"3", "lock", "{lock}:queue", "{lock}:qttl", token, std::to_string(ttl), std::to_string(entry_ttl)});
     }
-    std::string fair_release(const std::string& token) {
+    std::string fair_release(const std::string& token, bool stay = false) {
+        if (stay) return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "stay"});
         return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token});
     }
     std::vector<std::string> line() const {
@@ -303,6 +304,20 @@ TEST_F(fair_fixture, a_release_by_a_waiter_leaving_the_line_wakes_the_next_one) 
     EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
     EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+}
+
+TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_place) {
+    fair_acquire(token_a);
+    fair_acquire(token_b);
+    fair_acquire(token_c);
+    EXPECT_EQ(fair_release(token_b, true), ":0\r\n");
+    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c})) << "b keeps its place";
+    EXPECT_EQ(fair_release(token_a), ":1\r\n");
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
+    EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
+    EXPECT_EQ(fair_release(token_b, true), ":1\r\n") << "a key the attempt set is deleted";
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
 }
 
 TEST_F(fair_fixture, fair_scripts_run_by_digest_once_loaded_and_fence_as_the_acquire_does) {

@@ -230,8 +230,8 @@ private:
     void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
                              std::int64_t ttl_ms, std::int64_t entry_ttl_ms, std::int64_t wall_ms,
                              std::string& reply, node_output& out);
-    void fair_release_script(const std::string_view* keys, std::string_view token, std::int64_t wall_ms,
-                             std::string& reply, node_output& out);
+    void fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
+                             std::int64_t wall_ms, std::string& reply, node_output& out);
     void raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
                      std::vector<repl_op>& effects);
     // The fair scripts' prologue: waiters whose expiry (in qttl) is at or before now_ms leave
