@@ -12,6 +12,7 @@
 namespace edgelock {
 
 static_assert(sizeof(lock) <= 640, "one lock object must stay within 640 bytes");
+static_assert(instances_max * requests_per_instance_max <= 32, "lock::token_replaced_ has a bit per ring slot");
 // The longest request: EVAL with the fair acquire script's text, four keys of the longest
 // name, the token and two numbers, with room for RESP's framing.
 static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
@@ -206,9 +207,10 @@ errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t
     if (instance >= instances_) return errc::invalid_instance;
     advance();
     if (queues_[instance].in_flight == 0) return errc::unexpected_reply;
-    const request sent = pop_in_flight(instance);
+    bool token_replaced = false;
+    const request sent = pop_in_flight(instance, token_replaced);
     errc code = errc::ok;
-    handle_reply(instance, sent, reply, code);
+    handle_reply(instance, sent, token_replaced, reply, code);
     return code;
 }
 
@@ -217,20 +219,16 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     if (instance >= instances_) return errc::invalid_instance;
     advance();
     while (queues_[instance].in_flight > 0) {
-        const request lost = pop_in_flight(instance);
+        bool token_replaced = false;
+        const request lost = pop_in_flight(instance, token_replaced);
         if (!lost.current) {
             // A cleanup lost with the connection (its SET may have run): it goes again on the
             // next one while a key it must delete can still be there.
-            if (stale_release_worth_resending(instance, lost)) {
-                enqueue(instance, request_kind::release, false, lost.eval, 1, lost.keep_place);
-            }
+            if (stale_release_worth_resending(instance, lost, token_replaced)) requeue(instance, lost, lost.eval);
             continue;
         }
         // A release may be retried on the next connection: it only ever deletes our token.
-        if (lost.kind() == request_kind::release &&
-            enqueue(instance, request_kind::release, true, lost.eval, 1)) {
-            continue;
-        }
+        if (lost.kind() == request_kind::release && requeue(instance, lost, lost.eval)) continue;
         record(instance, outcome::failed);  // given up with its connection
     }
     forget_unconfirmable(instance);
@@ -840,7 +838,7 @@ void lock::exclude(std::uint8_t instance) noexcept {
 
 // ---- replies ---------------------------------------------------------------------------
 
-void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
+void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
                         errc& code) noexcept {
     if (sent.native) {
         handle_native_acquire_reply(instance, sent, reply, code);
@@ -850,8 +848,8 @@ void lock::handle_reply(std::uint8_t instance, request sent, const reply_node& r
         // The server's script cache is empty (first contact, restart, SCRIPT FLUSH): send
         // the text. The running round's requests are always re-sent; a stale release only
         // when re-sending it cannot delete a key we set later (see resendable()).
-        const bool resend = sent.current || resendable(instance, sent);
-        if (resend && enqueue(instance, sent.kind(), sent.current, true, 1, sent.keep_place)) return;
+        const bool resend = sent.current || resendable(instance, sent, token_replaced);
+        if (resend && requeue(instance, sent, true)) return;
         if (sent.current) record(instance, outcome::failed);
         return;
     }
@@ -941,13 +939,15 @@ void lock::record(std::uint8_t instance, outcome result) noexcept {
 }
 
 // A stale release refused with NOSCRIPT may go again, as EVAL, at the back of the queue,
-// when that cannot delete a key we set after it: it must still carry the current token (a
-// reused token slot would send another token), and no request of ours that sets or extends
-// that token may follow it on this connection. Replies come in order, so any such request
-// sent after the release is still queued or in flight now; anything sent later is queued
-// behind the re-sent release and runs after it.
-bool lock::resendable(std::uint8_t instance, const request& sent) const noexcept {
-    if (sent.kind() != request_kind::release || sent.token_slot != token_slot_) return false;
+// when that cannot delete a key we set after it: its token slot must still hold the token it
+// was written with (no later acquire() reused the slot while it was in flight), and no
+// request of ours that sets or extends that token may follow it on this connection. Replies
+// come in order, so any such request sent after the release is still queued or in flight
+// now; anything sent later is queued behind the re-sent release and runs after it. (The
+// release of the previous acquire()'s token goes too: a fair waiter that gave up must still
+// leave the line.)
+bool lock::resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept {
+    if (sent.kind() != request_kind::release || token_replaced) return false;
     const instance_queue& queue = queues_[instance];
     for (std::uint8_t n = 0; n < queue.count; ++n) {
         const request& later = queue.ring[(queue.head + n) % requests_per_instance_max];
@@ -960,10 +960,13 @@ bool lock::resendable(std::uint8_t instance, const request& sent) const noexcept
 // and still useful: every claim of the token ran before it left flight (its reply came or
 // its connection dropped), so no key of ours outlives the last of them by more than a TTL
 // (and the drift allowance, for Redis's clock running slow).
-bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept {
+bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost,
+                                          bool token_replaced) const noexcept {
     // A fair lock's cleanup also takes our entry out of the line, which may outlive the key.
     const std::int64_t useful_ms = fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
-    return resendable(instance, lost) && now_ms_ < claims_settled_ms_ + useful_ms;
+    // The window counts from the current token's claims: an older token's release is not sent again.
+    return lost.token_slot == token_slot_ && resendable(instance, lost, token_replaced) &&
+           now_ms_ < claims_settled_ms_ + useful_ms;
 }
 
 // ---- queues, tokens, encoding, events ---------------------------------------------------
@@ -983,11 +986,28 @@ bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool 
     return true;
 }
 
-lock::request lock::pop_in_flight(std::uint8_t instance) noexcept {
+// Queues `sent` again (refused with NOSCRIPT, or lost with its connection) as it was: the same
+// kind, token and round, in the form `eval` asks.
+bool lock::requeue(std::uint8_t instance, request sent, bool eval) noexcept {
+    instance_queue& queue = queues_[instance];
+    if (queue.count == requests_per_instance_max) return false;
+    sent.eval = eval ? 1 : 0;
+    sent.native = 0;
+    queue.ring[(queue.head + queue.count) % requests_per_instance_max] = sent;
+    ++queue.count;
+    return true;
+}
+
+// The oldest request in flight on `instance`; token_replaced says whether a later acquire()
+// reused its token slot meanwhile (the slot no longer holds the token it was written with).
+lock::request lock::pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept {
     instance_queue& queue = queues_[instance];
     EDGELOCK_ASSERT(queue.in_flight > 0);
     EDGELOCK_ASSERT(queue.count >= queue.in_flight);
     const request first = queue.ring[queue.head];
+    const std::uint32_t bit = replaced_bit(instance, queue.head);
+    token_replaced = (token_replaced_ & bit) != 0;
+    token_replaced_ &= ~bit;
     const bool claim = first.kind() == request_kind::acquire || first.kind() == request_kind::renew;
     if (claim && first.token_slot == token_slot_) claims_settled_ms_ = now_ms_;
     queue.head = static_cast<std::uint8_t>((queue.head + 1) % requests_per_instance_max);
@@ -1003,6 +1023,10 @@ void lock::take_token(const owner_token& token) noexcept {
     const std::uint8_t slot = static_cast<std::uint8_t>(1 - token_slot_);
     for (std::uint8_t i = 0; i < instances_; ++i) {
         instance_queue& queue = queues_[i];
+        for (std::uint8_t n = 0; n < queue.in_flight; ++n) {
+            const std::uint8_t at = static_cast<std::uint8_t>((queue.head + n) % requests_per_instance_max);
+            if (queue.ring[at].token_slot == slot) token_replaced_ |= replaced_bit(i, at);
+        }
         std::uint8_t kept = queue.in_flight;
         for (std::uint8_t n = queue.in_flight; n < queue.count; ++n) {
             const request r = queue.ring[(queue.head + n) % requests_per_instance_max];

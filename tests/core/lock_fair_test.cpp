@@ -273,6 +273,53 @@ TEST(lock_fair_waiting, a_cancel_lost_with_its_connection_is_sent_again_while_th
     EXPECT_FALSE(l.has_request(0)) << "past the entry's TTL: nothing of ours is left";
 }
 
+// The leave-the-line release of a refused acquire() meets NOSCRIPT (the connection never ran
+// the fair release) after the next acquire() took a new token: it goes again as EVAL with
+// the old token, or the old entry would head the line until it expires.
+TEST(lock_fair_waiting, a_leaving_release_refused_with_noscript_after_the_next_acquire_goes_again) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);
+    take_events(l);
+    ASSERT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+    ASSERT_EQ(l.acquire(2, 10'000, token_b), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_acquire_request(token_b_hex));
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 3), errc::ok);
+    ASSERT_EQ(l.on_reply(0, nil(), 4), errc::ok);  // b waits in line
+    const std::vector<std::string> again = take_request(l, 0);
+    ASSERT_EQ(again.size(), 7u);
+    EXPECT_EQ(again[0], "EVAL");
+    EXPECT_EQ(again[1], std::string(edgelock::fair_release_script.text));
+    EXPECT_EQ(again[6], token_a_hex) << "the old token leaves the line";
+}
+
+// Two acquire() calls later the slot holds another token: the release cannot go again (it
+// would carry that token), and its entry expires by itself.
+TEST(lock_fair_waiting, a_release_whose_token_slot_was_reused_is_not_sent_again) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_release_request(token_a_hex));  // in flight from here
+    ASSERT_EQ(l.acquire(2, 0, token_b), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_acquire_request(token_b_hex));
+    ASSERT_EQ(l.on_timer(2 + 3000), errc::ok);  // b's attempt times out: its cleanup is queued
+    take_events(l);
+    edgelock::owner_token token_c = token_a;
+    token_c[0] = 0x99;
+    ASSERT_EQ(l.acquire(3100, 0, token_c), errc::ok);  // token a's slot now holds c
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 3101), errc::ok);
+    std::vector<std::vector<std::string>> written;
+    while (l.has_request(0)) written.push_back(take_request(l, 0));
+    ASSERT_EQ(written.size(), 2u) << "b's cleanup and c's attempt, nothing for a";
+    EXPECT_EQ(written[0], fair_release_request(token_b_hex));
+    EXPECT_EQ(written[1][0], "EVALSHA");
+    EXPECT_EQ(written[1][6], "99" + std::string(token_a_hex).substr(2));
+}
+
 TEST(lock_fair_waiting, giving_up_at_the_deadline_leaves_the_line) {
     lock l;
     ASSERT_EQ(l.configure(fair_config()), errc::ok);

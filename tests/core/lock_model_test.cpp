@@ -514,9 +514,10 @@ public:
             if (!lost.current) {
                 // A cleanup lost with its connection goes again while its key may be there:
                 // a TTL (and the drift allowance) after the token's last claim settled.
+                // Only the current token's: the window counts from its claims.
                 const bool useful = now_ms_ < claims_settled_ms_ + s_.ttl_ms + s_.drift_ms();
-                if (useful && resendable(instance, lost)) {
-                    enqueue(instance, req_kind::release, false, lost.eval, release_slots);
+                if (useful && lost.token_id == token_current_ && resendable(instance, lost)) {
+                    requeue(instance, lost, false, lost.eval);
                 }
                 continue;
             }
@@ -708,7 +709,14 @@ private:
         }
         slot_ = slot;
         slot_of_[token_id] = slot;
+        slot_holder_[static_cast<std::size_t>(slot)] = token_id;
         token_current_ = token_id;
+    }
+
+    // True while the slot `token_id` was given still holds it (no later acquire() reused it).
+    bool token_held(int token_id) const {
+        const int slot = slot_of(token_id);
+        return slot >= 0 && slot_holder_[static_cast<std::size_t>(slot)] == token_id;
     }
 
     int slot_of(int token_id) const {
@@ -716,14 +724,21 @@ private:
         return found == slot_of_.end() ? -1 : found->second;
     }
 
-    // A stale release refused with NOSCRIPT goes again (as EVAL, with whatever token its slot
-    // holds now) only when it cannot delete a key we set later: its slot is the current one
-    // and nothing but releases of that slot follows it on this connection.
+    // A stale release refused with NOSCRIPT goes again (as EVAL, with its own token) only
+    // when it cannot delete a key we set later: its token's slot still holds that token, and
+    // nothing but releases of that token follows it on this connection.
     bool resendable(std::uint8_t instance, const queued_request& sent) const {
-        if (sent.kind != req_kind::release || slot_of(sent.token_id) != slot_) return false;
+        if (sent.kind != req_kind::release || !token_held(sent.token_id)) return false;
         for (const queued_request& later : queues_[instance]) {
-            if (later.kind != req_kind::release && slot_of(later.token_id) == slot_) return false;
+            if (later.kind != req_kind::release && later.token_id == sent.token_id) return false;
         }
+        return true;
+    }
+
+    // Queues `sent` again, with its own token.
+    bool requeue(std::uint8_t instance, const queued_request& sent, bool current, bool eval) {
+        if (!enqueue(instance, sent.kind, current, eval, release_slots)) return false;
+        queues_[instance].back().token_id = sent.token_id;
         return true;
     }
 
@@ -1010,7 +1025,7 @@ private:
             // The running round's requests are sent again as EVAL; a stale release only when
             // that is safe.
             const bool resend = sent.current || resendable(instance, sent);
-            if (resend && enqueue(instance, sent.kind, sent.current, true, release_slots)) {
+            if (resend && requeue(instance, sent, sent.current, true)) {
                 queues_[instance].back().follow_up = sent.follow_up;
                 return errc::ok;
             }
@@ -1109,6 +1124,7 @@ private:
     bool round_open_ = false;
     tally tally_{};
     std::int64_t claims_settled_ms_ = std::numeric_limits<std::int64_t>::min() / 2;  // none yet
+    std::array<int, 2> slot_holder_{-1, -1};  // the token id each slot holds
     std::array<outcome, edgelock::instances_max> results_{};
     int attempt_id_ = 0;
     int round_id_ = 0;

@@ -462,21 +462,26 @@ private:
     enum class line : std::uint8_t { leave, keep_place };
     void clean_up_everywhere(line place) noexcept;
 
-    void handle_reply(std::uint8_t instance, request sent, const reply_node& reply,
+    void handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
                       errc& code) noexcept;
     void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
                                      errc& code) noexcept;
     void follow_up(std::uint8_t instance, request_kind kind) noexcept;
     bool native_acquire(std::uint8_t instance) const noexcept;
     void record(std::uint8_t instance, outcome result) noexcept;
-    bool resendable(std::uint8_t instance, const request& sent) const noexcept;
-    bool stale_release_worth_resending(std::uint8_t instance, const request& lost) const noexcept;
+    bool resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept;
+    bool stale_release_worth_resending(std::uint8_t instance, const request& lost,
+                                       bool token_replaced) const noexcept;
+    bool requeue(std::uint8_t instance, request sent, bool eval) noexcept;
     void forget_unconfirmable(std::uint8_t instance) noexcept;
     bool drop_queued_current(std::uint8_t instance) noexcept;
     bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                  std::size_t free_slots_needed, bool keep_place = false) noexcept;
-    request pop_in_flight(std::uint8_t instance) noexcept;
+    request pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept;
+    static std::uint32_t replaced_bit(std::uint8_t instance, std::uint8_t ring_index) noexcept {
+        return 1u << (instance * requests_per_instance_max + ring_index);
+    }
     void take_token(const owner_token& token) noexcept;
     std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
     const script& script_for(request_kind kind) const noexcept;
@@ -518,6 +523,8 @@ private:
     // as the script until the connection changes (bit i: i).
     std::uint8_t scripted_acquire_ = 0;
     std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
+    // Requests in flight whose token slot a later acquire() reused (bit: replaced_bit()).
+    std::uint32_t token_replaced_ = 0;
     static constexpr std::int64_t no_reading_ms = std::numeric_limits<std::int64_t>::min();
     std::int64_t now_ms_ = no_reading_ms;  // the last input's reading of the caller's clock
     std::int64_t round_start_ms_ = 0;
