@@ -39,7 +39,7 @@ TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
     EXPECT_EQ(lines_starting(r.out, "persistence")[0], "persistence  AOF, appendfsync always");
     EXPECT_EQ(lines_starting(r.out, "eviction")[0], "eviction     no memory limit");
     // The verdicts are the simulator's for this row (README.md's grid).
-    EXPECT_EQ(lines_starting(r.out, "survives")[0], "survives     S2 S3 S5 S6 S8 S9");
+    EXPECT_EQ(lines_starting(r.out, "survives")[0], "survives     S2 S3 S5 S6 S8 S9 S11");
     EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:O S4:OH S7:OH");
     EXPECT_EQ(lines_starting(r.out, "not exposed")[0], "not exposed  S10: no node may evict keys");
     EXPECT_TRUE(lines_starting(r.out, "advice").empty()) << r.out;
@@ -58,7 +58,7 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     for (std::size_t at = r.out.find("\"address\""); at != std::string::npos; at = r.out.find("\"address\"", at + 1)) ++nodes;
     EXPECT_EQ(nodes, 5u) << r.out;
     EXPECT_NE(r.out.find("\"row\":\"redlock-5+fencing+guard\""), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\"]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\",\"S11\"]"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("\"fails\":[\"S1:O\",\"S4:OH\",\"S7:OH\",\"S10:OH\"],\"not_exposed\":[]"), std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("\"advice\":[\"127.0.0.1:" + std::to_string(evicting.port()) +

@@ -460,7 +460,7 @@ TEST_F(CliTls, CheckReadsADurableNodeOverTls) {
     EXPECT_EQ(line_starting(r.out, "role "), "role         master");
     EXPECT_EQ(line_starting(r.out, "version ").substr(0, 13), "version      ");
     EXPECT_EQ(line_starting(r.out, "persistence"), "persistence  AOF, appendfsync always");
-    EXPECT_EQ(line_starting(r.out, "survives"), "survives     S2 S3 S5 S6 S8 S9");
+    EXPECT_EQ(line_starting(r.out, "survives"), "survives     S2 S3 S5 S6 S8 S9 S11");
     EXPECT_EQ(line_starting(r.out, "verdict").substr(0, 15), "verdict      ok");
 
     const program_result refused =
