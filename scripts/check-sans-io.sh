@@ -17,7 +17,7 @@
 #
 # Allowed (pure functions that touch no state outside their arguments, or abort):
 #   abort                                   EDGELOCK_ASSERT's default handler
-#   memcpy memmove memset memcmp memchr strlen strnlen
+#   memcpy memmove memset memcmp bcmp memchr strlen strnlen  (bcmp: Clang's memcmp when only equality matters)
 #   __memcpy_chk __memmove_chk __memset_chk  the same under _FORTIFY_SOURCE
 #   __stack_chk_fail                        inserted by -fstack-protector (Ubuntu's default)
 #   _GLOBAL_OFFSET_TABLE_                   PIC addressing on some targets
@@ -91,7 +91,7 @@ category_of() {
     pthread_* | __pthread_* | __cxa_guard_* | __tls_get_addr | __cxa_thread_atexit* | \
       sem_* | thrd_* | mtx_* | cnd_* | _ZNSt6thread*)
       echo threads ;;
-    abort | memcpy | memmove | memset | memcmp | memchr | strlen | strnlen | \
+    abort | memcpy | memmove | memset | memcmp | bcmp | memchr | strlen | strnlen | \
       __memcpy_chk | __memmove_chk | __memset_chk | __stack_chk_fail | _GLOBAL_OFFSET_TABLE_)
       echo allowed ;;
     __aeabi_* | __udivdi3 | __divdi3 | __umoddi3 | __moddi3 | __udivmoddi4 | __divmoddi4 | \
