@@ -85,27 +85,54 @@ std::size_t write_parts(char* out, std::size_t capacity,
     return at;
 }
 
+// Where the hash tag of `name` lies (between name[open] and name[close]), if it has one.
+bool find_hash_tag(std::string_view name, std::size_t& open, std::size_t& close) noexcept {
+    open = name.find('{');
+    if (open == std::string_view::npos) return false;
+    close = name.find('}', open + 1);
+    return close != std::string_view::npos && close > open + 1;
+}
+
+// The slot Redis Cluster puts `name` in: that of its hash tag, or of the whole name.
+std::uint16_t slot_of(std::string_view name) noexcept {
+    std::size_t open = 0;
+    std::size_t close = 0;
+    const std::string_view hashed =
+        find_hash_tag(name, open, close) ? std::string_view(name.data() + open + 1, close - open - 1) : name;
+    return static_cast<std::uint16_t>(crc16(hashed.data(), hashed.size()) % slot_count);
+}
+
+// "{" + a computed tag of the name's slot + "}" + name + suffix.
+std::size_t write_with_slot_tag(std::string_view name, std::string_view suffix, char* out,
+                                std::size_t capacity) noexcept {
+    const std::array<char, slot_tag_bytes> tag = tag_for_slot(slot_of(name));
+    const std::string_view tag_view(tag.data(), tag.size());
+    return write_parts(out, capacity, {"{", tag_view, "}", name, suffix});
+}
+
 }  // namespace
 
 bool has_hash_tag(std::string_view name) noexcept {
-    const std::size_t open = name.find('{');
-    if (open == std::string_view::npos) return false;
-    const std::size_t close = name.find('}', open + 1);
-    return close != std::string_view::npos && close > open + 1;
+    std::size_t open = 0;
+    std::size_t close = 0;
+    return find_hash_tag(name, open, close);
 }
 
 std::size_t write_companion_key(std::string_view name, companion which, char* out,
                                 std::size_t capacity) noexcept {
     const std::string_view suffix = companion_suffixes[static_cast<std::size_t>(which)];
-    if (has_hash_tag(name)) return write_parts(out, capacity, {name, suffix});
+    if (has_hash_tag(name)) {
+        // The fence counter keeps its historic key, which "{x}" shares with "x" (harmless:
+        // it only moves up). A line must be one name's alone (keys.hpp).
+        if (which == companion::fence) return write_parts(out, capacity, {name, suffix});
+        return write_with_slot_tag(name, suffix, out, capacity);
+    }
     // Redis hashes all of `name`. As a tag it hashes the same, unless a '}' in it would end
     // the tag early (or it is empty, and "{}" is no tag).
     if (!name.empty() && name.find('}') == std::string_view::npos) {
         return write_parts(out, capacity, {"{", name, "}", suffix});
     }
-    const auto slot = static_cast<std::uint16_t>(crc16(name.data(), name.size()) % slot_count);
-    const std::array<char, slot_tag_bytes> tag = tag_for_slot(slot);
-    return write_parts(out, capacity, {"{", std::string_view(tag.data(), tag.size()), "}", name, suffix});
+    return write_with_slot_tag(name, suffix, out, capacity);
 }
 
 std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept {

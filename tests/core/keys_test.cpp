@@ -7,6 +7,7 @@
 #include <array>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "edgelock/limits.hpp"
 #include "edgelock/testing/key_slot.hpp"
@@ -106,20 +107,60 @@ std::string companion_key(std::string_view name, edgelock::companion which) {
     return std::string(out.data(), size);
 }
 
-// A fair lock's queue keys sit beside its fence key: the same slot, another suffix.
+// A fair lock's queue keys lie in the name's slot and are refused as lock names.
 RC_GTEST_PROP(keys, the_queue_keys_hash_to_the_names_slot_and_are_refused_as_names, ()) {
     const std::string name = *name_gen();
-    const std::string fence = fence_key(name);
-    const std::string stem = fence.substr(0, fence.size() - 6);  // without ":fence"
-    for (const auto& [which, suffix] : {std::pair{edgelock::companion::queue, ":queue"},
-                                       std::pair{edgelock::companion::queue_ttl, ":qttl"}}) {
+    for (const auto which : {edgelock::companion::queue, edgelock::companion::queue_ttl}) {
         const std::string key = companion_key(name, which);
-        RC_ASSERT(key == stem + suffix);
+        RC_ASSERT(!key.empty());
         RC_ASSERT(key_slot(key) == key_slot(name));
         RC_ASSERT(edgelock::is_companion_key(key));
         RC_ASSERT(!edgelock::is_fence_key(key));
     }
-    RC_ASSERT(edgelock::is_companion_key(fence));
+    RC_ASSERT(edgelock::is_companion_key(fence_key(name)));
+}
+
+// The lock name a line key belongs to, read back as keys.hpp describes: after the suffix is
+// cut, the first tag is the name when nothing follows it, and otherwise what follows it is.
+std::string name_of_line_key(std::string_view key, std::string_view suffix) {
+    if (key.size() <= suffix.size() || key.substr(key.size() - suffix.size()) != suffix) return {};
+    const std::string_view stem = key.substr(0, key.size() - suffix.size());
+    const std::size_t close = stem.find('}');
+    if (stem.empty() || stem[0] != '{' || close == std::string_view::npos) return {};
+    const std::string_view rest = stem.substr(close + 1);
+    return std::string(rest.empty() ? stem.substr(1, close - 1) : rest);
+}
+
+// No two names share a line: the key gives back its name, so different names have different
+// keys. Generated names and each one's would-be twins ("x" and "{x}", "x}y" and the form with
+// its computed tag) are checked.
+RC_GTEST_PROP(keys, each_line_key_belongs_to_one_name, ()) {
+    const std::string name = *name_gen();
+    const std::string queue = companion_key(name, edgelock::companion::queue);
+    std::vector<std::string> twins = {"{" + name + "}", queue.substr(0, queue.size() - 6)};
+    twins.push_back(name_of_line_key(queue, ":queue"));
+    for (const std::string& candidate : twins) {
+        if (candidate.empty() || candidate.size() > edgelock::name_bytes_max) continue;
+        if (edgelock::is_companion_key(candidate)) continue;  // refused as a lock name
+        const bool same_name = candidate == name;
+        RC_ASSERT((companion_key(candidate, edgelock::companion::queue) == queue) == same_name);
+        RC_ASSERT((companion_key(candidate, edgelock::companion::queue_ttl) ==
+                   companion_key(name, edgelock::companion::queue_ttl)) == same_name);
+    }
+    RC_ASSERT(name_of_line_key(queue, ":queue") == name);
+    RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::queue_ttl), ":qttl") == name);
+}
+
+TEST(keys, a_name_and_its_hash_tag_form_have_lines_of_their_own) {
+    EXPECT_EQ(companion_key("orders:42", edgelock::companion::queue), "{orders:42}:queue");
+    EXPECT_EQ(companion_key("x", edgelock::companion::queue), "{x}:queue");
+    const std::string tagged = companion_key("{x}", edgelock::companion::queue);
+    EXPECT_NE(tagged, "{x}:queue");
+    EXPECT_EQ(key_slot(tagged), key_slot("x"));
+    EXPECT_EQ(companion_key("x}y", edgelock::companion::queue), "{BN@B}x}y:queue");
+    EXPECT_NE(companion_key("{BN@B}x}y", edgelock::companion::queue), "{BN@B}x}y:queue");
+    // The fence counter keeps its key, shared by "x" and "{x}" (it only moves up).
+    EXPECT_EQ(fence_key("{x}"), fence_key("x"));
 }
 
 TEST(keys, only_the_three_suffixes_after_a_hash_tag_make_a_companion_key) {
@@ -136,6 +177,9 @@ TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     EXPECT_EQ(fence_key(name).size(), name.size() + 8);
     const std::string braces(edgelock::name_bytes_max, '}');
     EXPECT_EQ(fence_key(braces).size(), braces.size() + edgelock::fence_suffix_bytes_max);
+    const std::string tagged = "{t}" + std::string(edgelock::name_bytes_max - 3, 'n');
+    EXPECT_EQ(companion_key(tagged, edgelock::companion::queue).size(),
+              tagged.size() + edgelock::fence_suffix_bytes_max);
     std::array<char, 10> small{};
     EXPECT_EQ(edgelock::write_fence_key("orders:42", small.data(), small.size()), 0u);
 }

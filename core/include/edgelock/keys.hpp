@@ -15,10 +15,17 @@
 // which Redis Cluster put in another slot.) Two names may share a counter ("x" and "{x}"):
 // INCR and the raise only move it up, so the tokens of each lock still increase.
 //
-// A fair lock (lock_config::fair) keeps its waiters in two more keys of the same slot, made
-// the same way with the suffixes ":queue" (a sorted set: the waiters' tokens in arrival order;
-// also the pub/sub channel its wake-ups go to) and ":qttl" (a sorted set: each waiter's
-// expiry, so a waiter that died drops out of the line). "orders:42" -> "{orders:42}:queue".
+// A fair lock (lock_config::fair) keeps its waiters in two more keys of the same slot, with
+// the suffixes ":queue" (a sorted set: the waiters' tokens in arrival order; also the pub/sub
+// channel its wake-ups go to) and ":qttl" (a sorted set: each waiter's expiry, so a waiter
+// that died drops out of the line). Unlike a counter, a line must belong to one name alone:
+// "x" and "{x}" sharing one would keep each other's waiters out of a free lock. So a name
+// without a '}' has the tag form ("orders:42" -> "{orders:42}:queue"), and every other name,
+// a name with a hash tag included, comes after the computed 4-byte tag of its slot:
+//                                                           "{x}"       -> "{BJN@}{x}:queue"
+//                                                           "x}y"       -> "{BN@B}x}y:queue"
+// Each line key names its lock: after the first tag comes nothing (the tag is the name), a
+// name without a hash tag, or a name with one; so no two names share a line.
 //
 // Lock names and fence keys never meet: every fence key is some P + ":fence" where P has a
 // hash tag, and every such string is the fence key of the lock named P. So a name of that
