@@ -169,6 +169,7 @@ errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token&
     wait_deadline_ms_ = now_ms_ + wait_ms;
     attempts_ = 0;
     last_cause_ = errc::ok;
+    may_be_in_line_ = false;
     start_attempt();
     return errc::ok;
 }
@@ -302,6 +303,8 @@ errc lock::on_wake(std::int64_t now_ms, std::string_view message) noexcept {
     const std::array<char, token_hex_bytes> token = token_hex();
     const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
     if (!wants_wake_ups() || !for_us) return errc::ok;
+    // In line under the restart guard: the lock may not be taken before it ends.
+    if (joining_) return errc::ok;
     if (state_ == lock_state::backing_off) {
         timer_ms_ = now_ms_;
         advance();
@@ -472,7 +475,8 @@ void lock::send_round(request_kind kind, const instance_set& targets) noexcept {
     const std::size_t free_slots_needed = kind == request_kind::release ? 1 : 2;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (!targets[i]) continue;
-        if (enqueue(i, kind, true, false, free_slots_needed)) {
+        const bool in_line_only = kind == request_kind::acquire && joining_;
+        if (enqueue(i, kind, true, false, free_slots_needed, in_line_only)) {
             queues_[i].result = outcome::pending;
             ++tally_.pending;
         } else {
@@ -496,7 +500,9 @@ lock::instance_set lock::counting_instances() const noexcept {
 }
 
 // Instances the restart guard keeps out of this lease are not asked; with fewer than a
-// quorum left none is, and the attempt fails with restart_guard at once.
+// quorum left none is, and the attempt fails with restart_guard at once. But a fair waiter
+// whose wait reaches the guard's end joins the line meanwhile (and keeps its entry alive),
+// so the guard delays its take without losing its place.
 void lock::start_attempt() noexcept {
     ++attempts_;
     wake_pending_ = false;
@@ -509,7 +515,10 @@ void lock::start_attempt() noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (counts_from_ms(i) > lease_start_ms_) excluded_ |= static_cast<std::uint8_t>(1u << i);
     }
-    send_round(request_kind::acquire, countable() >= quorum() ? counting_instances() : instance_set{});
+    const bool quorum_counts = countable() >= quorum();
+    joining_ = fair_ && !quorum_counts && retrying_ && guard_until_ms() <= wait_deadline_ms_;
+    const instance_set asked = quorum_counts ? counting_instances() : joining_ ? all_instances() : instance_set{};
+    send_round(request_kind::acquire, asked);
 }
 
 // A confirmation round (fence raise or WAIT) goes to the instances that succeeded in the
@@ -578,6 +587,11 @@ void lock::decide() noexcept {
 }
 
 void lock::decide_attempt() noexcept {
+    if (joining_) {
+        // Joined (or not): the lock may not be taken before the guard ends either way.
+        if (tally_.pending == 0) fail_attempt(errc::restart_guard);
+        return;
+    }
     const std::uint8_t needed = quorum();
     const bool still_valid = now_ms_ < lease_start_ms_ + ttl_ms_ - drift_ms_;
     if (tally_.ok >= needed) {
@@ -702,6 +716,8 @@ std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
     std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
     if (fair_) delay = wake_pending_ ? 0 : cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
     const bool guarded = cause == errc::restart_guard;
+    // A fair waiter in line under the guard renews its entry every recheck_ms until it ends.
+    if (guarded && joining_) return std::min(guard_until, now_ms_ + recheck_ms_);
     const std::int64_t resume = now_ms_ + delay;
     return guarded ? std::max(resume, guard_until) : resume;
 }
@@ -770,7 +786,9 @@ void lock::clean_up_everywhere(line place) noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) {
         const bool refused = queues_[i].result == outcome::refused;
         if (refused && refusal_means_other_token && !refusal_leaves_us_queued) continue;
-        if (round_kind_ == request_kind::acquire && queues_[i].result == outcome::none) continue;
+        // Not asked this time, an earlier attempt of this acquire() may still have queued us.
+        const bool not_asked = round_kind_ == request_kind::acquire && queues_[i].result == outcome::none;
+        if (not_asked && !(refusal_leaves_us_queued && may_be_in_line_)) continue;
         enqueue(i, request_kind::release, false, false, 1, place == line::keep_place);
     }
 }
@@ -972,7 +990,7 @@ bool lock::stale_release_worth_resending(std::uint8_t instance, const request& l
 // ---- queues, tokens, encoding, events ---------------------------------------------------
 
 bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
-                   std::size_t free_slots_needed, bool keep_place) noexcept {
+                   std::size_t free_slots_needed, bool in_line_only) noexcept {
     instance_queue& queue = queues_[instance];
     if (requests_per_instance_max - queue.count < free_slots_needed) return false;
     request& slot = queue.ring[(queue.head + queue.count) % requests_per_instance_max];
@@ -981,7 +999,8 @@ bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool 
     slot.current = current ? 1 : 0;
     slot.token_slot = token_slot_ & 1u;
     slot.native = 0;  // chosen when written (write_request)
-    slot.keep_place = keep_place ? 1 : 0;
+    slot.in_line_only = in_line_only ? 1 : 0;
+    if (fair_ && kind == request_kind::acquire) may_be_in_line_ = true;
     ++queue.count;
     return true;
 }
@@ -1079,8 +1098,9 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     // ARGV: the token, and the number(s) the script needs.
     std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
     if (queued && r.kind() == request_kind::acquire) ++number_count;
-    const bool stay = queued && r.kind() == request_kind::release && r.keep_place;
-    if (stay) ++number_count;
+    // The fair scripts' optional last argument: "stay" for a release, "join" for an acquire.
+    const bool in_line_only = queued && r.in_line_only;
+    if (in_line_only) ++number_count;
     writer.array(3 + 1 + companion_count + 1 + number_count);
     writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
     writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));
@@ -1099,7 +1119,7 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         writer.bulk(ttl_ms_);
     }
     if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
-    if (stay) writer.bulk("stay");
+    if (in_line_only) writer.bulk(r.kind() == request_kind::acquire ? "join" : "stay");
     return writer.status() == errc::ok ? writer.size() : 0;
 }
 

@@ -106,7 +106,9 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
             w.command(handshake_step::ping, {"PING"});
             if (request.check_role) w.command(handshake_step::role, {"ROLE"});
             if (request.read_node) {
-                w.command(handshake_step::node_info, {"INFO", "server", "persistence", "memory"});
+                // INFO with its default sections (server, memory and persistence among them):
+                // several sections in one INFO are a syntax error before Redis 7.0.
+                w.command(handshake_step::node_info, {"INFO"});
                 w.command(handshake_step::fsync_policy, {"CONFIG", "GET", "appendfsync"});
             }
             for (const script* s : {&acquire_script, &raise_script, &renew_script, &release_script}) {

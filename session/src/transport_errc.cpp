@@ -23,7 +23,7 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::invalid_handle: return "invalid lock handle";
         case transport_errc::operation_in_progress: return "operation already in progress";
         case transport_errc::lock_busy: return "lock held or busy";
-        case transport_errc::node_info_refused: return "INFO refused: the restart guard needs it";
+        case transport_errc::node_info_refused: return "INFO refused: the restart guard and the eviction check read it";
         case transport_errc::evicting_node: return "the node may evict keys (maxmemory-policy is not noeviction)";
         case transport_errc::tls_files: return "TLS CA, certificate or key file could not be loaded";
         case transport_errc::tls_untrusted: return "TLS: the server's certificate is not signed by a trusted CA";

@@ -260,7 +260,11 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
     } else if (equals_ignoring_case(command, "ROLE") && r.count == 1) {
         append_role(reply);
     } else if (equals_ignoring_case(command, "INFO")) {
-        append_info(wall_ms, reply);
+        if (redis_6_ && r.count > 2) {
+            append_error(reply, "ERR syntax error");
+        } else {
+            append_info(wall_ms, reply);
+        }
     } else if (equals_ignoring_case(command, "CONFIG") && r.count == 3 && equals_ignoring_case(r.args[1], "GET")) {
         if (config_get_refused_) {
             append_error(reply, "NOPERM User default has no permissions to run the 'config|get' command");
@@ -309,7 +313,8 @@ void redis_node::append_info(std::int64_t wall_ms, std::string& reply) const {
     const std::int64_t uptime_s = floor_div(wall_ms, 1000) - floor_div(started_wall_ms_, 1000);
     char run_id[41];
     std::snprintf(run_id, sizeof run_id, "%08x%032x", static_cast<unsigned>(id_), static_cast<unsigned>(runs_));
-    append_bulk(reply, "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(run_id) +
+    const std::string version = redis_6_ ? "6.2.14" : "7.0.15";
+    append_bulk(reply, "# Server\r\nredis_version:" + version + "\r\nrun_id:" + std::string(run_id) +
                            "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
                            "\r\n\r\n# Persistence\r\naof_enabled:" + (persist_ == persistence::none ? "0" : "1") +
                            "\r\n\r\n# Memory\r\n" + memory_section(eviction_));
@@ -408,7 +413,8 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
         }
     }
     if (id == script_id::fair_acquire) {
-        fair_acquire_script(keys, numkeys > 3, argv[0], number, entry_ttl_ms, wall_ms, reply, out);
+        const bool join = argc > 3 && argv[3] == "join";
+        fair_acquire_script(keys, numkeys > 3, argv[0], number, entry_ttl_ms, join, wall_ms, reply, out);
         return;
     }
     if (id == script_id::fair_release) {
@@ -475,7 +481,7 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
             valid = false;
         }
     }
-    if (!valid || (nx && get && set_nx_get_refused_)) {
+    if (!valid || (nx && get && redis_6_)) {
         append_error(reply, "ERR syntax error");
         return;
     }
@@ -618,18 +624,39 @@ void redis_node::purge_queue(std::string_view queue, std::string_view qttl, std:
         line_changed = zrem(line, expiries[gone].member) || line_changed;
         ++gone;
     }
-    if (line_changed) store_zset(queue, line, now_ms, effects);
     if (gone > 0) {
         expiries.erase(expiries.begin(), expiries.begin() + static_cast<std::ptrdiff_t>(gone));
         store_zset(qttl, expiries, now_ms, effects);
     }
+    // Heads without an expiry entry could never expire: they go too.
+    while (!line.empty() && find_member(expiries, line.front().member) == expiries.end()) {
+        line.erase(line.begin());
+        line_changed = true;
+    }
+    if (line_changed) store_zset(queue, line, now_ms, effects);
 }
 
-// KEYS lock queue qttl [fence], ARGV token ttl_ms entry_ttl_ms. `now` is the script's TIME
-// in ms, the node's wall clock, as the script computes it.
+// Sets `token`'s expiry in the line to now + entry_ttl_ms and keeps both line keys alive at
+// least that long.
+void redis_node::refresh_line_entry(const std::string_view* keys, std::string_view token,
+                                    std::int64_t entry_ttl_ms, std::int64_t wall_ms,
+                                    std::vector<repl_op>& effects) {
+    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
+    zadd(expiries, wall_ms + entry_ttl_ms, token);
+    store_zset(keys[2], expiries, wall_ms, effects);
+    for (std::size_t i = 1; i <= 2; ++i) {
+        const redis_entry* e = find(keys[i], wall_ms, effects);
+        if (e == nullptr) continue;  // PEXPIRE of a missing key does nothing
+        const std::int64_t pttl = e->expire_at_ms < 0 ? -1 : e->expire_at_ms - wall_ms;
+        if (pttl < entry_ttl_ms) set(keys[i], e->value, wall_ms + entry_ttl_ms, effects);
+    }
+}
+
+// KEYS lock queue qttl [fence], ARGV token ttl_ms entry_ttl_ms ["join"]. `now` is the
+// script's TIME in ms, the node's wall clock, as the script computes it.
 void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                                     std::int64_t ttl_ms, std::int64_t entry_ttl_ms, std::int64_t wall_ms,
-                                     std::string& reply, node_output& out) {
+                                     std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
+                                     std::int64_t wall_ms, std::string& reply, node_output& out) {
     std::vector<repl_op>& effects = out.effects;
     if (ttl_ms <= 0 || entry_ttl_ms <= 0) {
         append_error(reply, "ERR invalid expire time in 'pexpire' command");
@@ -641,35 +668,33 @@ void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
     const std::string holder = lock != nullptr ? lock->value : std::string();
     std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
     const std::string head = line.empty() ? std::string() : line.front().member;
+    const std::int64_t head_score = line.empty() ? now + 1 : line.front().score;
     const auto ours = find_member(line, token);
     const std::int64_t our_score = ours != line.end() ? ours->score : -1;
-    if (lock != nullptr && holder == token) {
+    const bool ours_held = lock != nullptr && holder == token;
+    const bool took = !join && (ours_held || (lock == nullptr && (head.empty() || head == token)));
+    if (took && ours_held) {
         set(keys[0], token, wall_ms + ttl_ms, effects);  // PEXPIRE
-    } else if (lock != nullptr || (!head.empty() && head != token)) {
-        if (ours == line.end()) {
-            const std::int64_t last = line.empty() ? 0 : line.back().score;
-            zadd(line, std::max(now, last + 1), token);
-            store_zset(keys[1], line, wall_ms, effects);
-        }
-        std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
-        zadd(expiries, now + entry_ttl_ms, token);
-        store_zset(keys[2], expiries, wall_ms, effects);
-        for (std::size_t i = 1; i <= 2; ++i) {
-            const redis_entry* e = find(keys[i], wall_ms, effects);
-            if (e == nullptr) continue;  // PEXPIRE of a missing key does nothing
-            const std::int64_t pttl = e->expire_at_ms < 0 ? -1 : e->expire_at_ms - wall_ms;
-            if (pttl < entry_ttl_ms) set(keys[i], e->value, wall_ms + entry_ttl_ms, effects);
-        }
-        if (lock == nullptr) out.published.push_back(node_output::publication{std::string(keys[1]), head});
-        reply += nil_reply;
-        return;
-    } else {
+    } else if (took) {
         set(keys[0], token, wall_ms + ttl_ms, effects);
         out.grants.push_back(node_output::grant{std::string(keys[0]), std::string(token), true, our_score});
+    } else if (ours == line.end()) {
+        const std::int64_t last = line.empty() ? 0 : line.back().score;
+        zadd(line, std::max(now, last + 1), token);
+        store_zset(keys[1], line, wall_ms, effects);
     }
-    if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
-    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
-    if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
+    if (took && head != token) {  // the taker stands at the head until its release
+        zadd(line, head_score - 1, token);
+        store_zset(keys[1], line, wall_ms, effects);
+    }
+    refresh_line_entry(keys, token, entry_ttl_ms, wall_ms, effects);
+    if (!took) {
+        if (lock == nullptr && !head.empty() && head != token) {
+            out.published.push_back(node_output::publication{std::string(keys[1]), head});
+        }
+        reply += nil_reply;
+        return;
+    }
     if (!fencing) {
         append_integer(reply, 0);
         return;
@@ -685,14 +710,15 @@ void redis_node::fair_release_script(const std::string_view* keys, std::string_v
     const redis_entry* lock = find(keys[0], wall_ms, effects);
     const bool ours = lock != nullptr && lock->value == token;
     if (ours) erase(keys[0], effects);
-    purge_queue(keys[1], keys[2], wall_ms, effects);
-    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
     if (!stay) {
+        std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
         if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
         std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
         if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
     }
-    if (find(keys[0], wall_ms, effects) == nullptr && !line.empty()) {
+    purge_queue(keys[1], keys[2], wall_ms, effects);
+    const std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
+    if (!line.empty() && find(keys[0], wall_ms, effects) == nullptr) {
         out.published.push_back(node_output::publication{std::string(keys[1]), line.front().member});
     }
     append_integer(reply, ours ? 1 : 0);

@@ -472,7 +472,10 @@ void client::react(const event& e) {
         }
         world_.note_client(id_, text);
     }
-    if (e.type == event_type::acquired || e.type == event_type::acquire_failed) world_.end_wait(id_);
+    if (e.type == event_type::acquired || e.type == event_type::acquire_failed) {
+        world_.end_wait(id_, e.type == event_type::acquired);
+    }
+    if (e.type == event_type::released) world_.end_hold(id_);
     if (e.type == event_type::acquired || e.type == event_type::renewed) {
         world_.check_event_validity(id_, event_name(e.type), now_ms(), e.valid_until_ms);
         schedule_probe();

@@ -175,7 +175,7 @@ world::world(const run_spec& spec)
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
         if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
-            nodes_.back().refuse_set_nx_get();
+            nodes_.back().behave_as_redis_6();
         }
         node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
         nodes_.back().set_started(node_clocks_.back().wall.read_ms(0) - params_.node_uptime_ms);

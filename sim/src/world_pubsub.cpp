@@ -201,6 +201,7 @@ void world::publish(std::uint8_t node) {
 void world::init_fair_checks() {
     subscribers_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, subscriber{});
     waiting_token_.assign(params_.clients, std::string());
+    holding_token_.assign(params_.clients, std::string());
     due_since_us_.assign(params_.clients, -1);
     told_us_.assign(params_.clients, -1);
     const std::int64_t attempt_us = lock_attempt_timeout_ms(params_) * 1000;
@@ -247,18 +248,32 @@ std::int64_t world::slow_round_trip_us(std::uint8_t client) const noexcept {
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
     if (!config_.fair) return;
     waiting_token_[client] = std::string(token_hex);
+    holding_token_[client].clear();
 }
 
-void world::end_wait(std::uint8_t client) {
+void world::end_wait(std::uint8_t client, bool acquired) {
     if (!config_.fair) return;
+    if (acquired) holding_token_[client] = waiting_token_[client];
     waiting_token_[client].clear();
     due_since_us_[client] = -1;
     told_us_[client] = -1;
 }
 
+void world::end_hold(std::uint8_t client) {
+    if (!config_.fair) return;
+    holding_token_[client].clear();
+}
+
 void world::told(std::uint8_t client) {
     if (!config_.fair || due_since_us_[client] < 0 || told_us_[client] >= 0) return;
     told_us_[client] = now_us_;
+}
+
+int world::holder_of(std::string_view token) const noexcept {
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        if (!holding_token_[c].empty() && holding_token_[c] == token) return c;
+    }
+    return -1;
 }
 
 int world::waiter_of(std::string_view token) const noexcept {
@@ -268,19 +283,21 @@ int world::waiter_of(std::string_view token) const noexcept {
     return -1;
 }
 
-// An entry the scripts' purge would keep: no expiry recorded for it, or one still ahead.
+// An entry the scripts' purge would keep: one whose expiry is still ahead (an entry without
+// an expiry is dropped once it heads the line, so it never keeps anyone out).
 bool world::entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member,
                        std::int64_t wall_ms) const {
     const redis_entry* expiries = n.peek(qttl_key, wall_ms);
-    if (expiries == nullptr) return true;
+    if (expiries == nullptr) return false;
     for (const zset_member& m : decode_zset(expiries->value)) {
         if (m.member == member) return m.score > wall_ms;
     }
-    return true;
+    return false;
 }
 
 // The lock is free on every master that is up (and there is one), and no other live waiter
-// is ahead of the client in the line of the master the sentinels name.
+// (nor a holder, who stands at the head until its release) is ahead of the client in the
+// line of the master the sentinels name.
 bool world::due(std::uint8_t client) const {
     if (waiting_token_[client].empty() || clients_[client]->paused()) return false;
     bool any_master = false;
@@ -297,7 +314,7 @@ bool world::due(std::uint8_t client) const {
     for (const zset_member& m : decode_zset(line->value)) {
         if (!entry_live(nodes_[master], qttl_key_, m.member, wall_ms)) continue;
         if (m.member == waiting_token_[client]) return true;
-        if (waiter_of(m.member) >= 0) return false;
+        if (waiter_of(m.member) >= 0 || holder_of(m.member) >= 0) return false;
     }
     return true;
 }

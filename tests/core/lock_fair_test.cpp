@@ -361,6 +361,76 @@ TEST(lock_fair_waiting, one_attempt_without_a_wait_that_is_refused_leaves_the_li
     EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
 }
 
+// The restart guard (lock.hpp, "Restarts") delays the take, not the place in line.
+constexpr std::int64_t guard = 2000;
+
+lock_config guarded_fair_config(std::int64_t guard_ms = guard) {
+    lock_config config = fair_config();
+    config.restart_guard_ms = guard_ms;
+    return config;
+}
+
+std::vector<std::string> joining_request(std::string_view token_hex) {
+    std::vector<std::string> request = fair_acquire_request(token_hex);
+    request.push_back("join");
+    return request;
+}
+
+TEST(lock_fair_guard, a_waiter_joins_the_line_at_once_and_takes_the_lock_when_the_guard_ends) {
+    lock l;
+    ASSERT_EQ(l.configure(guarded_fair_config()), errc::ok);
+    ASSERT_EQ(l.on_node_started(0, edgelock::node_start{0, false, false}, 0), errc::ok);
+    ASSERT_EQ(l.acquire(10, 10'000, token_a), errc::ok);
+    EXPECT_EQ(take_request(l, 0), joining_request(token_a_hex)) << "in line from the start";
+    ASSERT_EQ(l.on_reply(0, nil(), 12), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "waiting";
+    EXPECT_FALSE(l.has_request(0)) << "a refused join needs no cleanup";
+    EXPECT_EQ(l.next_deadline_ms(), 12 + recheck) << "the entry is kept alive every re-check";
+    ASSERT_EQ(l.on_wake(100, token_a_hex), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 12 + recheck) << "a wake-up cannot help before the guard ends";
+    std::int64_t now = 12 + recheck;
+    while (now < guard) {
+        ASSERT_EQ(l.on_timer(now), errc::ok);
+        ASSERT_EQ(take_request(l, 0), joining_request(token_a_hex)) << "at " << now;
+        ASSERT_EQ(l.on_reply(0, nil(), now + 1), errc::ok);
+        now = std::min(now + 1 + recheck, guard);
+        ASSERT_EQ(l.next_deadline_ms(), now);
+    }
+    ASSERT_EQ(l.on_timer(guard), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "the guard is over: a real attempt";
+    ASSERT_EQ(l.on_reply(0, integer(0), guard + 1), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+}
+
+TEST(lock_fair_guard, a_wait_that_ends_before_the_guard_fails_at_once_and_joins_nothing) {
+    lock l;
+    ASSERT_EQ(l.configure(guarded_fair_config()), errc::ok);
+    ASSERT_EQ(l.on_node_started(0, edgelock::node_start{0, false, false}, 0), errc::ok);
+    ASSERT_EQ(l.acquire(10, 1000, token_a), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::restart_guard);
+    EXPECT_EQ(events[0].guard_until_ms, guard);
+    EXPECT_FALSE(l.has_request(0)) << "never in line: nothing to leave";
+}
+
+TEST(lock_fair_guard, a_waiter_in_line_that_the_guard_outlasts_leaves_the_line) {
+    lock m;
+    ASSERT_EQ(m.configure(guarded_fair_config(60'000)), errc::ok);
+    ASSERT_EQ(m.acquire(0, 10'000, token_a), errc::ok);
+    take_request(m, 0);
+    ASSERT_EQ(m.on_reply(0, nil(), 2), errc::ok);  // refused: in line
+    // The node restarts without persistence: it counts again only after the wait has ended.
+    ASSERT_EQ(m.on_node_started(0, edgelock::node_start{50, false, true}, 50), errc::ok);
+    ASSERT_EQ(m.on_timer(2 + recheck), errc::ok);
+    const auto events = take_events(m);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::restart_guard);
+    EXPECT_EQ(take_request(m, 0), fair_release_request(token_a_hex)) << "its entry does not linger";
+}
+
 TEST(lock_fair_waiting, wake_ups_mean_nothing_to_an_unfair_lock) {
     lock l;
     configure(l, 1);

@@ -39,13 +39,16 @@ const std::string fence_key = companion_key(edgelock::companion::fence);
 std::string token(char c) { return std::string(32, c); }
 
 redis_reply fair_acquire(redis_client& c, const std::string& who, long long entry_ttl_ms = 10'000,
-                         bool fenced = false) {
+                         bool fenced = false, bool join = false) {
     std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_acquire_script.text),
                                      fenced ? "4" : "3", lock_key, queue_key, qttl_key};
     if (fenced) args.push_back(fence_key);
     for (const std::string& a : {who, std::string("30000"), std::to_string(entry_ttl_ms)}) args.push_back(a);
+    if (join) args.push_back("join");
     return c.command(args);
 }
+
+redis_reply join_line(redis_client& c, const std::string& who) { return fair_acquire(c, who, 10'000, false, true); }
 
 redis_reply fair_release(redis_client& c, const std::string& who, bool stay = false) {
     std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key,
@@ -98,15 +101,68 @@ private:
     std::unique_ptr<redisContext, free_context> context_;
 };
 
-TEST(fair_scripts, a_free_lock_with_an_empty_line_is_taken_and_leaves_no_queue_keys) {
+TEST(fair_scripts, the_taker_of_a_free_lock_stands_at_the_head_until_its_release) {
     redis_server server;
     redis_client c(server.port());
     EXPECT_TRUE(took_it(fair_acquire(c, token('a'))));
     EXPECT_EQ(c.get(lock_key), token('a'));
-    EXPECT_FALSE(c.exists(queue_key));
-    EXPECT_FALSE(c.exists(qttl_key));
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a')}));
+    EXPECT_GT(c.pttl(qttl_key), 9'000) << "its entry expires like a waiter's";
     EXPECT_EQ(fair_release(c, token('a')).integer, 1);
     EXPECT_FALSE(c.exists(lock_key));
+    EXPECT_FALSE(c.exists(queue_key)) << "the release leaves nothing behind";
+    EXPECT_FALSE(c.exists(qttl_key));
+}
+
+// A taker whose answer is lost cleans up with "stay": the key goes, its place at the head
+// stays, and its next attempt takes the lock before anyone behind it.
+TEST(fair_scripts, a_taker_whose_answer_was_lost_keeps_the_head_through_its_cleanup) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('h'))));
+    ASSERT_TRUE(fair_acquire(c, token('a')).is_nil());
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    ASSERT_EQ(fair_release(c, token('h')).integer, 1);
+    ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));  // its answer never reaches a
+    EXPECT_EQ(fair_release(c, token('a'), true).integer, 1) << "the cleanup deletes the key";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')})) << "a is still first";
+    EXPECT_TRUE(fair_acquire(c, token('b')).is_nil()) << "b may not take a's turn";
+    EXPECT_TRUE(took_it(fair_acquire(c, token('a'))));
+}
+
+// A head whose expiry entry is gone (deleted, evicted by a volatile-* policy) could never
+// expire: it drops out instead of blocking the line for good.
+TEST(fair_scripts, a_head_without_an_expiry_entry_drops_out) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    ASSERT_TRUE(took_it(fair_acquire(c, token('h'))));
+    ASSERT_TRUE(fair_acquire(c, token('a')).is_nil());
+    ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
+    ASSERT_EQ(c.command({"ZREM", qttl_key, token('a')}).integer, 1);
+    ASSERT_EQ(fair_release(c, token('h')).integer, 1);
+    EXPECT_EQ(listener.next(), token('b')) << "the release wakes the first live waiter";
+    EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
+    c.command({"DEL", qttl_key});
+    EXPECT_EQ(fair_release(c, token('b')).integer, 1);
+    EXPECT_FALSE(c.exists(queue_key)) << "nothing without an entry is left in line";
+}
+
+// A waiter the restart guard keeps from taking the lock still takes its place ("join").
+TEST(fair_scripts, a_waiter_that_only_joins_takes_its_place_but_never_the_lock) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    EXPECT_TRUE(join_line(c, token('a')).is_nil()) << "a free lock and an empty line";
+    EXPECT_FALSE(c.exists(lock_key));
+    EXPECT_EQ(listener.next(), "") << "nobody else to wake";
+    EXPECT_TRUE(join_line(c, token('b')).is_nil());
+    EXPECT_EQ(listener.next(), token('a')) << "the free lock is the head's";
+    EXPECT_TRUE(join_line(c, token('a')).is_nil()) << "the head joining again does not take it";
+    EXPECT_EQ(listener.next(), "") << "nor wakes itself";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')}));
+    EXPECT_TRUE(fair_acquire(c, token('b')).is_nil()) << "the order holds once the guard lifts";
+    EXPECT_TRUE(took_it(fair_acquire(c, token('a'))));
 }
 
 TEST(fair_scripts, waiters_line_up_in_arrival_order_and_keep_their_place) {
@@ -116,8 +172,8 @@ TEST(fair_scripts, waiters_line_up_in_arrival_order_and_keep_their_place) {
     for (const char w : {'c', 'b', 'd'}) EXPECT_TRUE(fair_acquire(c, token(w)).is_nil()) << w;
     EXPECT_TRUE(fair_acquire(c, token('c')).is_nil()) << "looking again";
     EXPECT_TRUE(fair_acquire(c, token('b')).is_nil());
-    EXPECT_EQ(line(c), (std::vector<std::string>{token('c'), token('b'), token('d')}))
-        << "arrival order, not token order, and a re-check keeps the place";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('c'), token('b'), token('d')}))
+        << "the holder first, then arrival order, not token order; a re-check keeps the place";
     const long long queue_ttl = c.pttl(queue_key);
     EXPECT_GT(queue_ttl, 9'000);
     EXPECT_LE(queue_ttl, 10'000) << "the line lives as long as its longest entry";
@@ -140,8 +196,9 @@ TEST(fair_scripts, a_release_wakes_the_head_and_only_the_head_may_take_the_free_
     EXPECT_EQ(listener.next(), token('b')) << "a waiter that finds the head's turn unused wakes it again";
     EXPECT_EQ(listener.next(), token('b'));
     EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
-    EXPECT_EQ(line(c), (std::vector<std::string>{token('c'), token('a')}));
-    EXPECT_EQ(c.command({"ZSCORE", qttl_key, token('b')}).type, redis_reply::kind::nil);
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c'), token('a')}))
+        << "the taker heads the line until its release";
+    EXPECT_NE(c.command({"ZSCORE", qttl_key, token('b')}).type, redis_reply::kind::nil);
 }
 
 TEST(fair_scripts, a_waiter_whose_entry_expired_drops_out_and_the_next_is_served) {
@@ -155,7 +212,7 @@ TEST(fair_scripts, a_waiter_whose_entry_expired_drops_out_and_the_next_is_served
     EXPECT_EQ(fair_release(c, token('a')).integer, 1);
     EXPECT_EQ(listener.next(), token('c')) << "the expired head is skipped";
     EXPECT_TRUE(took_it(fair_acquire(c, token('c'))));
-    EXPECT_TRUE(line(c).empty());
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('c')}));
 }
 
 TEST(fair_scripts, leaving_the_line_wakes_the_next_when_the_lock_is_free) {
@@ -167,7 +224,7 @@ TEST(fair_scripts, leaving_the_line_wakes_the_next_when_the_lock_is_free) {
     ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
     EXPECT_EQ(fair_release(c, token('c')).integer, 0) << "a waiter giving up deletes nothing";
     EXPECT_EQ(listener.next(), "") << "the lock is held: nobody to wake";
-    EXPECT_EQ(line(c), (std::vector<std::string>{token('b')}));
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')}));
     ASSERT_EQ(fair_release(c, token('a')).integer, 1);
     EXPECT_EQ(listener.next(), token('b'));
     EXPECT_EQ(fair_release(c, token('b')).integer, 0) << "the head gives up its turn";
@@ -184,7 +241,8 @@ TEST(fair_scripts, a_waiters_cleanup_that_stays_keeps_its_place_and_frees_a_key_
     ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
     ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
     EXPECT_EQ(fair_release(c, token('b'), true).integer, 0);
-    EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c')})) << "b still heads the line";
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b'), token('c')}))
+        << "b keeps its place behind the holder";
     EXPECT_EQ(listener.next(), "");
     // b's attempt that timed out had in fact taken the lock after a's release: its cleanup
     // frees it and wakes b itself, still the head.
@@ -222,7 +280,8 @@ TEST(fair_scripts, a_foreign_client_may_take_a_free_lock_ahead_of_the_line_and_w
     c.command({"DEL", lock_key});  // a plain client's release: nobody is woken
     EXPECT_EQ(c.command({"SET", lock_key, "foreign", "NX", "PX", "30000"}).text, "OK");
     EXPECT_TRUE(fair_acquire(c, token('b')).is_nil()) << "the lock key excludes everyone alike";
-    EXPECT_EQ(line(c), (std::vector<std::string>{token('b')}));
+    EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')}))
+        << "a, whose key a plain client deleted, stays first until its release or its entry's expiry";
 }
 
 TEST(fair_scripts, with_a_fence_key_the_counter_moves_when_the_lock_is_taken) {

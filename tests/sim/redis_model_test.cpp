@@ -103,10 +103,18 @@ TEST_F(node_fixture, set_nx_px_get_answers_the_old_value_and_sets_only_a_free_ke
 }
 
 TEST_F(node_fixture, a_server_before_7_refuses_set_with_nx_and_get_and_changes_nothing) {
-    node.refuse_set_nx_get();
+    node.behave_as_redis_6();
     EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"})), "-ERR syntax error\r\n");
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
     EXPECT_EQ(acquire(token_a), ":0\r\n") << "the script still runs";
+}
+
+TEST_F(node_fixture, a_server_before_7_refuses_info_with_several_sections_but_answers_info) {
+    node.behave_as_redis_6();
+    EXPECT_EQ(send(command({"INFO", "server", "persistence"})), "-ERR syntax error\r\n");
+    const std::string info = send(command({"INFO"}));
+    EXPECT_NE(info.find("redis_version:6."), std::string::npos) << info;
+    EXPECT_NE(info.find("uptime_in_seconds:"), std::string::npos) << info;
 }
 
 TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
@@ -212,6 +220,10 @@ struct fair_fixture : node_fixture {
         return eval(edgelock::fair_acquire_script,
                     {"3", "lock", "{lock}:queue", "{lock}:qttl", token, std::to_string(ttl), std::to_string(entry_ttl)});
     }
+    std::string join_line(const std::string& token) {
+        return eval(edgelock::fair_acquire_script,
+                    {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "1000", "500", "join"});
+    }
     std::string fair_release(const std::string& token, bool stay = false) {
         if (stay) return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "stay"});
         return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token});
@@ -244,7 +256,7 @@ TEST_F(fair_fixture, a_free_lock_with_an_empty_line_is_taken_and_a_busy_one_queu
     ++wall_ms;
     EXPECT_EQ(fair_acquire(token_c), "$-1\r\n");
     EXPECT_EQ(fair_acquire(token_b), "$-1\r\n") << "b keeps its place";
-    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
+    EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_b, token_c})) << "the holder first";
     EXPECT_EQ(fair_acquire(token_a, 2000), ":0\r\n") << "the holder's own token renews";
     EXPECT_EQ(node.peek("lock", wall_ms)->expire_at_ms, wall_ms + 2000);
 }
@@ -261,8 +273,8 @@ TEST_F(fair_fixture, a_release_wakes_the_head_and_only_the_head_takes_the_free_l
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
     ASSERT_EQ(out.grants.size(), 1u);
     EXPECT_GE(out.grants[0].queued_score, wall_ms);
-    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
-    EXPECT_EQ(node.peek("{lock}:qttl", wall_ms)->value.find(token_b), std::string::npos);
+    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c})) << "the taker heads the line";
+    EXPECT_NE(node.peek("{lock}:qttl", wall_ms)->value.find(token_b), std::string::npos);
     EXPECT_EQ(fair_release(token_a), ":0\r\n") << "not the holder: the lock stays";
     EXPECT_TRUE(published().empty()) << "the lock is held";
 }
@@ -272,7 +284,7 @@ TEST_F(fair_fixture, waiters_whose_entry_expired_leave_the_line_by_the_nodes_clo
     fair_acquire(token_b, 1000, 100);
     wall_ms += 50;
     fair_acquire(token_c, 1000, 500);
-    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
+    EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_b, token_c}));
     wall_ms += 50;  // b's entry expires at this very instant: the purge takes score <= now
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
     EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
@@ -284,15 +296,16 @@ TEST_F(fair_fixture, waiters_whose_entry_expired_leave_the_line_by_the_nodes_clo
 }
 
 TEST_F(fair_fixture, the_queue_keys_live_at_least_an_entry_ttl_and_a_later_arrival_is_behind) {
-    fair_acquire(token_a);
+    fair_acquire(token_a, 1000, 50);
     fair_acquire(token_b, 1000, 300);
     EXPECT_EQ(node.peek("{lock}:queue", wall_ms)->expire_at_ms, wall_ms + 300);
     fair_acquire(token_c, 1000, 100);
     EXPECT_EQ(node.peek("{lock}:queue", wall_ms)->expire_at_ms, wall_ms + 300) << "never shortened";
     const std::vector<zset_member> members = decode_zset(node.peek("{lock}:queue", wall_ms)->value);
-    ASSERT_EQ(members.size(), 2u);
-    EXPECT_EQ(members[0].score, wall_ms);
+    ASSERT_EQ(members.size(), 3u);
+    EXPECT_EQ(members[0].score, wall_ms) << "the holder, who found the line empty";
     EXPECT_EQ(members[1].score, wall_ms + 1) << "same millisecond: one after the last";
+    EXPECT_EQ(members[2].score, wall_ms + 2);
 }
 
 TEST_F(fair_fixture, a_release_by_a_waiter_leaving_the_line_wakes_the_next_one) {
@@ -301,7 +314,7 @@ TEST_F(fair_fixture, a_release_by_a_waiter_leaving_the_line_wakes_the_next_one) 
     fair_acquire(token_c);
     EXPECT_EQ(fair_release(token_b), ":0\r\n");
     EXPECT_TRUE(published().empty()) << "the lock is still held";
-    EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_c}));
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
     EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
 }
@@ -311,13 +324,39 @@ TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_p
     fair_acquire(token_b);
     fair_acquire(token_c);
     EXPECT_EQ(fair_release(token_b, true), ":0\r\n");
-    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c})) << "b keeps its place";
+    EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_b, token_c})) << "b keeps its place";
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
     EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
     EXPECT_EQ(fair_release(token_b, true), ":1\r\n") << "a key the attempt set is deleted";
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b})) << "b, whose answer was lost, is still first";
+    EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
+    EXPECT_EQ(fair_acquire(token_c), "$-1\r\n");
+    EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
+}
+
+TEST_F(fair_fixture, a_head_without_an_expiry_entry_drops_out) {
+    fair_acquire(token_a);
+    fair_acquire(token_b);
+    fair_acquire(token_c);
+    std::vector<zset_member> expiries = decode_zset(node.peek("{lock}:qttl", wall_ms)->value);
+    expiries.erase(expiries.begin() + 1);  // b's, as an eviction or a DEL would
+    send(command({"SET", "{lock}:qttl", encode_zset(expiries)}));
+    EXPECT_EQ(fair_release(token_a), ":1\r\n");
     EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
     EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
+}
+
+TEST_F(fair_fixture, a_waiter_that_only_joins_takes_its_place_but_never_the_lock) {
+    EXPECT_EQ(join_line(token_a), "$-1\r\n");
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_TRUE(published().empty());
+    EXPECT_EQ(join_line(token_b), "$-1\r\n");
+    EXPECT_EQ(published(), (std::vector<std::string>{token_a}));
+    EXPECT_EQ(join_line(token_a), "$-1\r\n");
+    EXPECT_TRUE(published().empty()) << "the head does not wake itself";
+    EXPECT_EQ(fair_acquire(token_b), "$-1\r\n");
+    EXPECT_EQ(fair_acquire(token_a), ":0\r\n");
 }
 
 TEST_F(fair_fixture, fair_scripts_run_by_digest_once_loaded_and_fence_as_the_acquire_does) {
@@ -341,7 +380,7 @@ TEST_F(fair_fixture, the_line_replicates_and_survives_a_restart_as_any_key) {
     for (const repl_op& op : out.effects) replica.apply(op, ++offset, now_us);
     const redis_entry* copy = replica.peek("{lock}:queue", wall_ms);
     ASSERT_NE(copy, nullptr);
-    EXPECT_EQ(decode_zset(copy->value).front().member, token_b);
+    EXPECT_EQ(decode_zset(copy->value).back().member, token_b);
 }
 
 TEST_F(node_fixture, restart_without_persistence_forgets_everything_and_the_script_cache) {

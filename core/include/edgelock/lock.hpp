@@ -122,8 +122,12 @@
 //   (scripts.hpp): a free lock goes only to the head of the line (or to anyone when the line
 //   is empty); a refused attempt leaves our token in the line, whose entry expires
 //   queue_entry_ttl_ms after the attempt, so a waiter that died drops out of the line by
-//   itself. A fair release (and the cleanup of an acquire() that gave up) removes our token
-//   and publishes the new head's token on the channel named like the queue key
+//   itself. The line is the name's own (keys.hpp: no two names share one).
+//   The taker stays at the head of the line until its release, with its entry's expiry
+//   renewed by the take: if the answer is lost, the cleanup that deletes the key leaves it
+//   first in line, and its next attempt takes the lock again. A fair release (and the
+//   cleanup of an acquire() that gave up, or of a hold that was lost) removes our token and
+//   publishes the new head's token on the channel named like the queue key
 //   (write_companion_key(name, companion::queue)).
 //   The caller subscribes to that channel while wants_wake_ups() is true and passes each
 //   message to on_wake(); a message naming our token starts the next attempt at once. So
@@ -134,14 +138,23 @@
 //   that arrives while an attempt is in flight is kept: if that attempt is refused, the next
 //   starts at once. An attempt that fails otherwise (no answer in time, a dropped
 //   connection) is cleaned up with the fair release's "stay" form: the lock key is deleted
-//   if the attempt set it, and the waiter keeps its place. While the restart guard keeps
-//   the instance out, no attempt is made, and our entry may expire meanwhile.
+//   if the attempt set it, and the waiter keeps its place.
+//   The restart guard (below) delays the take, not the place: while it keeps the instance
+//   out and the wait reaches its end, each attempt only joins the line (the script's "join":
+//   it never takes the lock) and is repeated every recheck_ms to keep the entry alive, so
+//   waiters that arrive during the guard are served in arrival order once it ends. A wait
+//   that ends before the guard does fails at once with restart_guard and joins nothing.
 //   Bounds: a release wakes the head at once; a lost wake-up costs at most recheck_ms (plus
 //   the attempt's round trip); a head that died holds the free lock for at most its
 //   entry's remaining time plus one re-check of another waiter (with the defaults about
-//   10 s). Entries expire on the Redis server's clock (TIME), like keys: a server clock
-//   that steps forward drops every waiter's entry at once (they rejoin in the order of
-//   their next re-checks), one that steps back keeps dead entries longer.
+//   10 s), and so does a holder that died (its entry counts from its take). A head whose
+//   entry is gone altogether (deleted, evicted) is dropped by the next script. A waiter's
+//   leaving release that cannot be sent (its connection is gone for good, or its request
+//   queue is full of requests still in flight) leaves the entry to expire within
+//   queue_entry_ttl_ms of its last attempt, the bound of a waiter that died. Entries expire
+//   on the Redis server's clock (TIME), like keys: a server clock that steps forward drops
+//   every waiter's entry at once (they rejoin in the order of their next re-checks), one
+//   that steps back keeps dead entries longer.
 //   Clients of the same key that do not use the line (plain edgelock locks, SET NX from
 //   other libraries) still exclude and are excluded, as the lock key is the same; they may
 //   take a free lock ahead of the line, and their releases wake nobody, so fair waiters then
@@ -398,7 +411,10 @@ private:
         std::uint8_t current : 1;
         std::uint8_t token_slot : 1;
         std::uint8_t native : 1;
-        std::uint8_t keep_place : 1;  // a fair waiter's cleanup that keeps its place in line
+        // A fair waiter's request that leaves it in line without the lock: a release that
+        // keeps its place (the cleanup of a failed attempt), or an acquire that only joins
+        // (the restart guard keeps the instance out; the script answers "join").
+        std::uint8_t in_line_only : 1;
         request_kind kind() const noexcept { return static_cast<request_kind>(kind_bits); }
     };
 
@@ -477,7 +493,7 @@ private:
     bool drop_queued_current(std::uint8_t instance) noexcept;
     bool has_requests() const noexcept;
     bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
-                 std::size_t free_slots_needed, bool keep_place = false) noexcept;
+                 std::size_t free_slots_needed, bool in_line_only = false) noexcept;
     request pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept;
     static std::uint32_t replaced_bit(std::uint8_t instance, std::uint8_t ring_index) noexcept {
         return 1u << (instance * requests_per_instance_max + ring_index);
@@ -517,6 +533,8 @@ private:
     // Fair waiting: configuration, and a wake-up that came while an attempt was in flight.
     bool fair_ = false;
     bool wake_pending_ = false;
+    bool joining_ = false;       // the running attempt only joins the line (restart guard)
+    bool may_be_in_line_ = false;  // this acquire() sent a fair acquire: its token may be queued
     std::int64_t recheck_ms_ = 0;
     std::int64_t queue_entry_ttl_ms_ = 0;
     // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there

@@ -36,15 +36,22 @@
 // A fair lock (lock.hpp, "Fair waiting") acquires and releases with two more scripts that
 // keep its line of waiters: KEYS[2] (queue) holds the waiters' tokens scored by arrival, and
 // KEYS[3] (qttl) each one's expiry on the server's clock in milliseconds. Both first drop
-// the waiters whose expiry has passed (a waiter that died or gave up without a word).
-//   fair_acquire  KEYS: lock queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms
+// the waiters whose expiry has passed (a waiter that died or gave up without a word), and
+// then any head of the line without an expiry (its entry deleted or evicted: it could never
+// expire and would block the line for good).
+//   fair_acquire  KEYS: lock queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms ["join"]
 //            Takes the lock as acquire does, but only when it is free and the queue is empty
-//            or has our token at its head; then removes our token from the queue. Otherwise
-//            puts our token at the tail (once: a waiter keeps its place) and sets its expiry
-//            to now + entry_ttl_ms, keeps both queue keys alive at least that long, and
-//            answers nil, as acquire does for a busy lock. When the lock is free but another
-//            waiter heads the queue, it publishes that waiter's token on the queue's channel
-//            (its wake-up may have been lost). Fence handling and answers as acquire's.
+//            or has our token at its head, and "join" is not given (a waiter the restart
+//            guard keeps from taking the lock still takes its place in line). Otherwise puts
+//            our token at the tail (once: a waiter keeps its place) and answers nil, as
+//            acquire does for a busy lock; when
+//            the lock is free but another waiter heads the queue, it publishes that waiter's
+//            token on the queue's channel (its wake-up may have been lost). Either way our
+//            token's expiry is set to now + entry_ttl_ms and both queue keys live at least
+//            that long. The taker stays at the head of the line (put there if it was not in
+//            it) until its release: if the answer is lost, the cleanup that deletes the key
+//            leaves it first in line, and it takes the lock again at its next attempt.
+//            Fence handling and answers as acquire's.
 //   fair_release  KEYS: lock queue qttl           ARGV: token ["stay"]
 //            Deletes the lock if it holds our token (first, so that a queue key of the wrong
 //            type cannot keep the lock), removes our token from the queue unless "stay" is
@@ -104,14 +111,20 @@ inline constexpr std::string_view release_script_text =
     "return 0\n";
 
 // The queue's housekeeping, shared by both fair scripts: `now` on the server's clock in ms,
-// and the waiters whose entry expired dropped from both keys.
+// the waiters whose entry expired dropped from both keys, and then heads that have no entry
+// at all (deleted, or evicted by a volatile-* policy) dropped too, as they could never expire.
 #define EDGELOCK_FAIR_PROLOGUE                                                              \
     "local time = redis.call('TIME')\n"                                                     \
     "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n"         \
     "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do\n"        \
     "  redis.call('ZREM', KEYS[2], gone)\n"                                                 \
     "end\n"                                                                                 \
-    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"
+    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"                                \
+    "local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                     \
+    "while first[1] and not redis.call('ZSCORE', KEYS[3], first[1]) do\n"                  \
+    "  redis.call('ZREM', KEYS[2], first[1])\n"                                             \
+    "  first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                         \
+    "end\n"
 
 inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
@@ -119,26 +132,28 @@ inline constexpr std::string_view fair_acquire_script_text =
     "end\n"
     EDGELOCK_FAIR_PROLOGUE
     "local holder = redis.call('GET', KEYS[1])\n"
-    "local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]\n"
-    "if holder == ARGV[1] then\n"
+    "local head = first[1]\n"
+    "local took = ARGV[4] ~= 'join' and (holder == ARGV[1] or not (holder or (head and head ~= ARGV[1])))\n"
+    "if took and holder == ARGV[1] then\n"
     "  redis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
-    "elseif holder or (head and head ~= ARGV[1]) then\n"
-    "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
-    "    local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]\n"
-    "    redis.call('ZADD', KEYS[2], math.max(now, (tonumber(last) or 0) + 1), ARGV[1])\n"
-    "  end\n"
-    "  local entry_ttl = tonumber(ARGV[3])\n"
-    "  redis.call('ZADD', KEYS[3], now + entry_ttl, ARGV[1])\n"
-    "  for i = 2, 3 do\n"
-    "    if redis.call('PTTL', KEYS[i]) < entry_ttl then redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"
-    "  end\n"
-    "  if not holder then redis.call('PUBLISH', KEYS[2], head) end\n"
-    "  return false\n"
-    "else\n"
+    "elseif took then\n"
     "  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])\n"
+    "elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
+    "  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]\n"
+    "  redis.call('ZADD', KEYS[2], math.max(now, (tonumber(last) or 0) + 1), ARGV[1])\n"
     "end\n"
-    "redis.call('ZREM', KEYS[2], ARGV[1])\n"
-    "redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "if took and head ~= ARGV[1] then\n"
+    "  redis.call('ZADD', KEYS[2], (tonumber(first[2]) or now + 1) - 1, ARGV[1])\n"
+    "end\n"
+    "local entry_ttl = tonumber(ARGV[3])\n"
+    "redis.call('ZADD', KEYS[3], now + entry_ttl, ARGV[1])\n"
+    "for i = 2, 3 do\n"
+    "  if redis.call('PTTL', KEYS[i]) < entry_ttl then redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"
+    "end\n"
+    "if not took then\n"
+    "  if not holder and head and head ~= ARGV[1] then redis.call('PUBLISH', KEYS[2], head) end\n"
+    "  return false\n"
+    "end\n"
     "if #KEYS == 3 then return 0 end\n"
     "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
     "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
@@ -147,14 +162,13 @@ inline constexpr std::string_view fair_acquire_script_text =
 inline constexpr std::string_view fair_release_script_text =
     "local released = 0\n"
     "if redis.call('GET', KEYS[1]) == ARGV[1] then released = redis.call('DEL', KEYS[1]) end\n"
-    EDGELOCK_FAIR_PROLOGUE
     "if ARGV[2] ~= 'stay' then\n"
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
     "end\n"
-    "if redis.call('EXISTS', KEYS[1]) == 0 then\n"
-    "  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]\n"
-    "  if head then redis.call('PUBLISH', KEYS[2], head) end\n"
+    EDGELOCK_FAIR_PROLOGUE
+    "if first[1] and redis.call('EXISTS', KEYS[1]) == 0 then\n"
+    "  redis.call('PUBLISH', KEYS[2], first[1])\n"
     "end\n"
     "return released\n";
 

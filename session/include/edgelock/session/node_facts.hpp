@@ -3,9 +3,10 @@
 // The restart guard (lock.hpp, "Restarts") needs to know when a node's process started and
 // whether a restart keeps its data; the eviction check needs its memory limit and policy.
 // A server connection asks (handshake.hpp, when read_node is set):
-//   INFO server persistence memory   uptime_in_seconds, run_id, redis_version, aof_enabled,
-//                                    maxmemory, maxmemory_policy
-//   CONFIG GET appendfsync           always / everysec / no (ACLs may refuse it)
+//   INFO                    uptime_in_seconds, run_id, redis_version, aof_enabled, maxmemory,
+//                           maxmemory_policy (the default sections; naming several sections
+//                           in one INFO is a syntax error before Redis 7.0)
+//   CONFIG GET appendfsync  always / everysec / no (ACLs may refuse it)
 // Decisions where Redis leaves room:
 //   - uptime_in_seconds is whole seconds of a wall clock cached by the server, so it may be up
 //     to a second more than the process has run: the start is taken a second later than it
@@ -17,8 +18,9 @@
 //     run_id cannot tell; the README says so.)
 //   - a refused or unreadable CONFIG GET leaves the fsync policy unknown, and unknown is not
 //     durable: the node is guarded like one without AOF.
-//   - a refused INFO ends the connection (transport_errc::node_info_refused): the guard cannot
-//     work without it, and silently counting the node would hide that.
+//   - a refused INFO ends the connection (transport_errc::node_info_refused): the guard and
+//     the eviction check cannot work without it, and silently counting the node would hide
+//     that (turning both off stops the reading).
 #pragma once
 
 #include <cstdint>

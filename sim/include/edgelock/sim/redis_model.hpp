@@ -188,8 +188,9 @@ public:
 
     // An ACL that refuses SCRIPT LOAD (NOPERM); EVAL and EVALSHA stay allowed.
     void refuse_script_load() noexcept { script_load_refused_ = true; }
-    // A Redis before 7.0: SET with both NX and GET is a syntax error.
-    void refuse_set_nx_get() noexcept { set_nx_get_refused_ = true; }
+    // A Redis before 7.0 (6.2): SET with both NX and GET is a syntax error, and so is INFO
+    // with several sections.
+    void behave_as_redis_6() noexcept { redis_6_ = true; }
     // An ACL that refuses CONFIG GET (NOPERM).
     void refuse_config_get() noexcept { config_get_refused_ = true; }
     // Runs with a memory limit and this policy (INFO memory reports both).
@@ -228,8 +229,11 @@ private:
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, node_output& out);
     void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                             std::int64_t ttl_ms, std::int64_t entry_ttl_ms, std::int64_t wall_ms,
-                             std::string& reply, node_output& out);
+                             std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
+                             std::int64_t wall_ms, std::string& reply, node_output& out);
+    void refresh_line_entry(const std::string_view* keys, std::string_view token,
+                            std::int64_t entry_ttl_ms, std::int64_t wall_ms,
+                            std::vector<repl_op>& effects);
     void fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
                              std::int64_t wall_ms, std::string& reply, node_output& out);
     void raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
@@ -267,7 +271,7 @@ private:
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
     std::uint8_t scripts_cached_ = 0;       // bit per script_id
     bool script_load_refused_ = false;
-    bool set_nx_get_refused_ = false;
+    bool redis_6_ = false;
     bool config_get_refused_ = false;
     eviction_policy eviction_ = eviction_policy::noeviction;
     std::uint32_t runs_ = 1;                // starts of the process: its run_id

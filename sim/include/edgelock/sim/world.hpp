@@ -156,7 +156,9 @@ public:
     // For the wakeup and fifo checks: the client's acquire() runs with `token_hex` (or
     // ended), and it passed a wake-up meant for it (its token, or a confirmation) to the lock.
     void begin_wait(std::uint8_t client, std::string_view token_hex);
-    void end_wait(std::uint8_t client);
+    // The wait ended; a fair holder's token stays at the head of the line until its release.
+    void end_wait(std::uint8_t client, bool acquired);
+    void end_hold(std::uint8_t client);
     void told(std::uint8_t client);
 
     // History.
@@ -224,6 +226,7 @@ private:
     bool due(std::uint8_t client) const;
     bool entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member, std::int64_t wall_ms) const;
     int waiter_of(std::string_view token) const noexcept;
+    int holder_of(std::string_view token) const noexcept;
     std::int64_t judged_from_us() const noexcept;
     // What the client's slow links (to nodes) add to a round trip now; -1 when they make an
     // attempt outlast its timeout (the waiter is not judged then).
@@ -316,6 +319,7 @@ private:
     std::vector<subscriber_message> subscriber_slots_;  // messages in flight, by slot
     std::vector<std::uint32_t> free_subscriber_slots_;
     std::vector<std::string> waiting_token_;        // per client: its acquire()'s token, "" when none
+    std::vector<std::string> holding_token_;        // per client: its fair hold's token until released
     std::vector<std::int64_t> due_since_us_;        // per client: due since (true time), -1 when not
     std::vector<std::int64_t> told_us_;             // per client: told while due, -1 when not
     std::string lock_key_;
