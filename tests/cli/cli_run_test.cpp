@@ -210,6 +210,48 @@ TEST_F(CliRun, WaitersRunInArrivalOrderUnlessUnfair) {
     std::printf("--unfair waiters ran in the order%s%s\n", shown.c_str(), polled == arrival ? " (arrival order, by chance)" : "");
 }
 
+// "x" and "{x}" are different locks with different lines: a waiter in the line of "{x}"
+// (held) must not keep anyone from the free lock "x".
+TEST_F(CliRun, ANameAndItsHashTagFormWaitInLinesOfTheirOwn) {
+    program holder(edgelock("run", {"--name", "{x}", "--", "sleep", "8"}), env());
+    wait_for_holder("{x}");
+    program waiter(edgelock("run", {"--name", "{x}", "--wait", "30s", "--", "true"}), env());
+    const auto queued = [&] {  // a token other than the holder's stands in a line
+        const std::string holder_token = admin.get("{x}");
+        for (const auto& key : admin.command({"KEYS", "*:queue"}).elements) {
+            for (const auto& member : admin.command({"ZRANGE", key.text, "0", "-1"}).elements) {
+                if (member.text != holder_token) return true;
+            }
+        }
+        return false;
+    };
+    ASSERT_TRUE(eventually(queued, 10s)) << "the waiter for {x} never stood in line";
+    const program_result r = run_program(edgelock("run", {"--name", "x", "--wait", "4s", "--", "echo", "ran"}), env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_TRUE(key_exists("{x}")) << "taken while {x} was still held";
+}
+
+// Waiters that arrive while the restart guard keeps a fresh Redis out still stand in line in
+// arrival order (the guard delays the take, not the place), and are served in that order.
+TEST(CliRestartGuard, WaitersArrivingDuringTheGuardAreServedInArrivalOrder) {
+    redis_server fresh({}, edgelock::testing::persistence::volatile_);
+    redis_client admin(fresh.port());
+    std::vector<std::unique_ptr<program>> waiters;
+    for (int i = 1; i <= 4; ++i) {
+        waiters.push_back(std::make_unique<program>(std::vector<std::string>{
+            EDGELOCK_CLI, "run", "--name", "line", "--ttl", "3s", "--wait", "30s", "--redis", fresh.url(), "--",
+            "redis-cli", "-p", std::to_string(fresh.port()), "RPUSH", "order", std::to_string(i)}));
+        EXPECT_TRUE(eventually([&] { return admin.command({"ZCARD", "{line}:queue"}).integer == i; }, 2s))
+            << "waiter " << i << " did not join the line during the guard";
+    }
+    EXPECT_FALSE(admin.exists("line")) << "nobody took it during the guard";
+    for (auto& w : waiters) EXPECT_EQ(w->wait().exit_code, 0);
+    std::vector<std::string> order;
+    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements) order.push_back(e.text);
+    EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "3", "4"}));
+}
+
 TEST_F(CliRun, ProgressOnATerminalOnly) {
     program holder(edgelock("run", {"--name", "tty", "--", "sleep", "2"}), env());
     wait_for_holder("tty");
