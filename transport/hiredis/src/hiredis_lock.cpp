@@ -74,16 +74,37 @@ struct lock::impl {
     int wake_fd = -1;
     pthread_t helper{};
     bool helper_started = false;
+    // on_lost runs on a thread of its own, so a slow callback never holds up the renewals
+    // of the next hold (the helper's I/O).
+    pthread_t notifier{};
+    bool notifier_started = false;
+    std::condition_variable notice_changed;
 
-    // What the events said.
-    bool acquire_done = false;
-    std::error_code acquire_result;
+    // What the events said. The outcomes are reset by each call that waits for one, so a
+    // call can never report another call's outcome.
+    struct acquire_outcome {
+        bool decided = false;
+        std::error_code code;
+    };
+    struct release_outcome {
+        bool decided = false;
+        event released;
+    };
+    acquire_outcome acquired;
     hold last_hold;
-    bool release_done = false;
-    event release_event;
+    release_outcome released;
     bool lost_flag = false;
     errc lost_code = errc::ok;
-    bool callback_due = false;
+    // Holds are numbered: a non-reentrant acquire() and the release() that ends a hold each
+    // move to the next number, so a loss names its hold, and a notice whose hold has ended
+    // (released, or replaced by a new acquire()) is stale.
+    std::uint64_t hold_serial = 0;
+    struct lost_notice {
+        bool due = false;
+        std::uint64_t hold_serial = 0;
+        errc code = errc::ok;  // captured at the loss: a later acquire() resets lost_code
+    };
+    lost_notice notice;
     std::error_code call_error;  // the latest instance error during the running call
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
@@ -94,9 +115,12 @@ struct lock::impl {
     void end_io();
     void wake_helper();
     void helper_loop();
+    void notifier_loop();
+    std::error_code start_notifier();
+    void stop_threads();
 
     template <typename Done>
-    void run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
+    bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
     bool connect(std::uint8_t i, std::unique_lock<std::mutex>& held);
     void write_requests(std::uint8_t i);
@@ -119,6 +143,7 @@ struct lock::impl {
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
+    std::error_code abandon_acquire();
 };
 
 lock::impl::~impl() {
@@ -137,7 +162,39 @@ std::error_code lock::impl::start() {
         this);
     if (rc != 0) return make_error_code(transport_errc::thread_failed);
     helper_started = true;
+    if (const std::error_code ec = start_notifier()) {
+        stop_threads();
+        return ec;
+    }
     return {};
+}
+
+// Only a lock with an on_lost callback has the thread that calls it.
+std::error_code lock::impl::start_notifier() {
+    if (!options.on_lost) return {};
+    const int rc = pthread_create(
+        &notifier, nullptr,
+        [](void* self) -> void* {
+            static_cast<impl*>(self)->notifier_loop();
+            return nullptr;
+        },
+        this);
+    if (rc != 0) return make_error_code(transport_errc::thread_failed);
+    notifier_started = true;
+    return {};
+}
+
+void lock::impl::stop_threads() {
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        stopping = true;
+        wake_helper();
+        notice_changed.notify_all();
+    }
+    if (helper_started) pthread_join(helper, nullptr);
+    if (notifier_started) pthread_join(notifier, nullptr);
+    helper_started = false;
+    notifier_started = false;
 }
 
 void lock::impl::wake_helper() {
@@ -165,20 +222,11 @@ void lock::impl::reset_backoff() {
     for (blocking_link& l : links) l.retry_now();
 }
 
-// The helper: renewals, the lost callback, and I/O left over by user calls (late replies,
-// cleanup after a failed acquire).
+// The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed
+// acquire).
 void lock::impl::helper_loop() {
     std::unique_lock<std::mutex> held(mutex);
     while (!stopping) {
-        if (callback_due) {
-            callback_due = false;
-            const std::error_code why = make_error_code(lost_code);
-            const std::function<void(std::error_code)> callback = options.on_lost;
-            held.unlock();
-            if (callback) callback(why);
-            held.lock();
-            continue;
-        }
         if (io_busy || users_waiting > 0) {
             changed.wait(held);
             continue;
@@ -196,6 +244,25 @@ void lock::impl::helper_loop() {
         } else {
             changed.wait_for(held, std::chrono::milliseconds(wake - now));
         }
+    }
+}
+
+// The notifier: calls on_lost for the latest loss, with the code captured when it happened,
+// unless its hold has ended meanwhile. The check and the start of the call are one step under
+// the mutex, so a release() that returned before it is never followed by a call for its hold.
+// Only the latest notice is kept: an older one not yet delivered is stale by then (a hold is
+// lost once, and the next loss needs a new hold).
+void lock::impl::notifier_loop() {
+    std::unique_lock<std::mutex> held(mutex);
+    for (;;) {
+        notice_changed.wait(held, [this] { return stopping || notice.due; });
+        if (stopping) return;
+        const lost_notice due = notice;
+        notice.due = false;
+        if (due.hold_serial != hold_serial) continue;
+        held.unlock();
+        options.on_lost(make_error_code(due.code));
+        held.lock();
     }
 }
 
@@ -219,19 +286,20 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
 }
 
 // Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
-// deadline (or, in the background, until a user call wants the links).
+// deadline (or, in the background, until a user call wants the links). Returns done().
 template <typename Done>
-void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                         bool background) {
     for (;;) {
         core.on_timer(now_ms());
         drain_events();
-        if (done() || now_ms() >= hard_deadline_ms) return;
-        if (background && (users_waiting > 0 || stopping)) return;
+        if (done()) return true;
+        if (now_ms() >= hard_deadline_ms) return false;
+        if (background && (users_waiting > 0 || stopping)) return false;
 
         send_requests(held);
         drain_events();
-        if (done()) return;
+        if (done()) return true;
         if (listening(background)) tend_subscriber(held);
 
         const std::int64_t now = now_ms();
@@ -259,7 +327,7 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
             if (subscriber.has_buffered()) wake = now;
             wake = std::min(wake, session::wake_ms(subscriber.link(), must_wait(), now));
         }
-        if (instance_fds == 0 && wake == no_deadline_ms) return;  // nothing can happen any more
+        if (instance_fds == 0 && wake == no_deadline_ms) return false;  // nothing can happen any more
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         held.unlock();
@@ -481,28 +549,25 @@ void lock::impl::drain_events() {
     while (core.poll_event(e)) {
         switch (e.type) {
             case event_type::acquired:
-                acquire_done = true;
-                acquire_result = {};
+                acquired = {true, {}};
                 last_hold.fence = e.fence;
                 last_hold.valid_until_ms = e.valid_until_ms;
                 lost_flag = false;
                 lost_code = errc::ok;
                 break;
             case event_type::acquire_failed:
-                acquire_done = true;
                 guard_until_ms = e.guard_until_ms;
-                acquire_result = to_error_code(session::acquire_result(e, instances, to_failure(call_error)));
+                acquired = {true, to_error_code(session::acquire_result(e, instances, to_failure(call_error)))};
                 break;
             case event_type::renewed: break;
             case event_type::lost:
                 lost_flag = true;
                 lost_code = e.code;
-                callback_due = true;
-                wake_helper();
+                notice = {true, hold_serial, e.code};
+                notice_changed.notify_all();
                 break;
             case event_type::released:
-                release_done = true;
-                release_event = e;
+                released = {true, e};
                 break;
         }
     }
@@ -523,14 +588,7 @@ lock::~lock() {
             for (std::uint16_t n = 0; n < holds; ++n) release();
         }
     }
-    if (impl_->helper_started) {
-        {
-            std::lock_guard<std::mutex> guard(impl_->mutex);
-            impl_->stopping = true;
-            impl_->wake_helper();
-        }
-        pthread_join(impl_->helper, nullptr);
-    }
+    impl_->stop_threads();
 }
 
 namespace {
@@ -652,14 +710,17 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.begin_io(held, true);
     self.reset_backoff();
     self.call_error = {};
-    self.acquire_done = false;
+    self.acquired = {};
+    const bool new_hold = self.core.state() != lock_state::held;
     const errc code = self.core.acquire(now_ms(), static_cast<std::int64_t>(wait.count()), token);
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
-    self.run_io(held, [&self] { return self.acquire_done; }, no_deadline_ms, false);
-    const std::error_code result = self.acquire_result;
+    if (new_hold) ++self.hold_serial;  // the previous hold, lost or not, is over
+    const auto decided_now = [&self] { return self.acquired.decided; };
+    const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
+    const std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
     if (result) {
         // Delete what the failed attempt may have written before reporting.
         const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
@@ -671,6 +732,16 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     return result;
 }
 
+// The I/O loop ended without the core deciding the attempt. The core always has a deadline
+// while acquiring, so this cannot happen; should it, the attempt is cancelled (its keys are
+// cleaned up like any cancelled attempt's) and the call says so with invalid_state rather
+// than with anything another call left behind.
+std::error_code lock::impl::abandon_acquire() {
+    [[maybe_unused]] const errc cancelled = core.release(now_ms());
+    drain_events();
+    return make_error_code(errc::invalid_state);
+}
+
 std::error_code lock::release() noexcept {
     if (!impl_) return make_error_code(errc::invalid_state);
     impl& self = *impl_;
@@ -678,22 +749,27 @@ std::error_code lock::release() noexcept {
     self.begin_io(held, true);
     self.reset_backoff();
     self.call_error = {};
-    self.release_done = false;
+    self.released = {};
     const errc code = self.core.release(now_ms());
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
     self.drain_events();
-    if (!self.release_done && self.core.state() == lock_state::held) {
+    if (!self.released.decided && self.core.state() == lock_state::held) {
         self.end_io();
         return {};  // an inner hold of a reentrant acquire
     }
-    self.run_io(held, [&self] { return self.release_done; }, no_deadline_ms, false);
+    ++self.hold_serial;  // from here on, a notice of this hold's loss is stale
+    const auto decided_now = [&self] { return self.released.decided; };
+    const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
     self.end_io();
     self.lost_flag = false;
     self.lost_code = errc::ok;
-    return to_error_code(session::release_result(self.release_event, self.instances, to_failure(self.call_error)));
+    // As for acquire: the core always has a deadline while releasing.
+    if (!decided) return make_error_code(errc::invalid_state);
+    const failure why = to_failure(self.call_error);
+    return to_error_code(session::release_result(self.released.released, self.instances, why));
 }
 
 bool lock::held() const noexcept {

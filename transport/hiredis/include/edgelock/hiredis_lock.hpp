@@ -35,8 +35,10 @@
 //
 // Threads: the calls below may come from any thread, one call at a time per object (they are
 // serialised by a mutex; held(), lost(), fence() never wait for I/O). The helper thread starts
-// in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
-// the object's locks held: it may call release().
+// in open() and stops in the destructor. `on_lost` runs on a thread of its own (started by
+// open() when on_lost is set, stopped by the destructor, which waits for a running call),
+// without any of the object's locks held: it may call release() and acquire(), and however
+// long it takes, the helper goes on renewing the next hold meanwhile.
 //
 // Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
 // raises SIGPIPE from the lock.
@@ -180,9 +182,14 @@ struct lock_options {
     session::eviction_check eviction = session::eviction_check::warn;
     std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 
-    // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
+    // Called (on the lock's callback thread, see "Threads" above) when a hold is lost, with
+    // the code of that loss, captured when it happened: edgelock::errc::expired (no quorum
     // renewed before validity ended), edgelock::errc::token_gone (Redis no longer has our
-    // token) or edgelock::errc::node_restarted (see restart_guard).
+    // token) or edgelock::errc::node_restarted (see restart_guard). A call is always about
+    // the current hold: a loss whose hold has ended before its call could start (release()
+    // returned, or a new acquire() began) is not reported (release() reports it: expired),
+    // and only the latest loss waits while an earlier call still runs. A call that started
+    // runs to its end even if another thread releases meanwhile.
     std::function<void(std::error_code)> on_lost;
 };
 
@@ -234,7 +241,9 @@ public:
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
     //   invalid_wait      wait negative or above a day
-    //   invalid_state     not opened, or another call is releasing
+    //   invalid_state     not opened, or another call is releasing (also, never expected, an
+    //                     attempt the lock's I/O ended without a verdict: it is cancelled;
+    //                     a call never returns an earlier call's result)
     //   io_error          the OS could not supply random bytes for the token
     // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
     // within the command timeout.
