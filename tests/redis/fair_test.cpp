@@ -151,6 +151,63 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
     EXPECT_LE(third_ms - second_ms, recheck_ms + liveness_margin_ms);
 }
 
+// The subscriber is subscribed only while an acquire() waits: a holder (or an idle lock) is
+// sent nothing, so the channel's traffic neither piles up in Redis's output buffer for it nor
+// comes back as stale wake-ups on the next wait, which subscribes again and is woken as fast.
+long long channel_subscribers(redis_client& client) {
+    const auto numsub = client.command({"PUBSUB", "NUMSUB", queue_key});
+    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
+}
+
+// One waiter, woken only by the release: its re-checks and backoff are a minute apart.
+void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder, redis_client& client) {
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(20)); });
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 1; },
+                                              std::chrono::seconds(5)))
+        << "the waiter subscribes while it waits";
+    EXPECT_FALSE(holder.release());
+    waiting.join();
+    EXPECT_FALSE(result) << result.message();
+}
+
+TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle) {
+    redis_server server;
+    redis_client client(server.port());
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 60'000;
+    options.queue_entry_ttl_ms = 130'000;
+    options.retry_delay_ms_min = 60'000;
+    options.retry_delay_ms_max = 60'000;
+    edgelock::hiredis::lock holder;
+    edgelock::hiredis::lock waiter;
+    ASSERT_FALSE(holder.open(options));
+    ASSERT_FALSE(waiter.open(options));
+    ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
+    wait_until_woken(waiter, holder, client);
+    ASSERT_TRUE(waiter.held());
+
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
+                                              std::chrono::seconds(5)))
+        << "a holder is not subscribed";
+    const std::string payload(1024, 'x');
+    for (int i = 0; i < 2000; ++i) client.command({"PUBLISH", queue_key, payload});
+    const std::string clients = client.command({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
+    EXPECT_EQ(clients.find(" sub=1 "), std::string::npos) << clients;
+    EXPECT_EQ(clients.find("omem=0"), clients.find("omem=")) << "nothing waits for the subscriber: " << clients;
+
+    // The next wait, the other way round: the subscriber kept its connection and subscribes
+    // again, and only the release wakes the new waiter.
+    ASSERT_FALSE(waiter.release());
+    ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
+    wait_until_woken(waiter, holder, client);
+    EXPECT_TRUE(waiter.held());
+    EXPECT_FALSE(waiter.release());
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
+                                              std::chrono::seconds(5)));
+}
+
 // A subscriber that cannot subscribe (SUBSCRIBE renamed away) or is dropped while waiting never
 // fails the acquire: the waiter falls back to its re-checks, and takes the lock once it is free.
 void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {

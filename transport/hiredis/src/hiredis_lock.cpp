@@ -29,6 +29,9 @@ namespace {
 
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
+// SUBSCRIBE and UNSUBSCRIBE requests unanswered on the subscriber connection (each wait sends
+// one of each), within the link's in-flight room.
+constexpr std::size_t subscription_requests_in_flight_max = requests_per_instance_max;
 
 std::error_code parse_endpoint(const std::string& url, session::server_address& out) {
     return make_error_code(session::parse_server_url(url, out).code);
@@ -57,11 +60,14 @@ struct lock::impl {
     tls_context tls;  // before the links, which keep a pointer to it
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
-    // Fair waiting: the connection subscribed to the lock's channel (set up only when fair),
-    // made the first time an acquire() waits and kept until the lock is destroyed.
+    // Fair waiting: the connection to the lock's channel (set up only when fair), made the
+    // first time an acquire() waits and kept until the lock is destroyed, subscribed only
+    // while an acquire() waits (see "fair waiting" below).
     bool fair = false;
     blocking_link subscriber;
-    bool subscribed_on_this_connection = false;
+    bool subscribe_sent = false;     // this connection's latest request was SUBSCRIBE
+    bool subscription_live = false;  // ... and Redis confirmed it: its messages are current
+    std::uint8_t unsubscribes_unconfirmed = 0;
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
 
@@ -133,6 +139,8 @@ struct lock::impl {
     void read_wake_ups();
     void end_subscriber_if_closing();
     void subscribe_when_ready();
+    void unsubscribe();
+    bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
     void wake_core(std::string_view message);
     void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
@@ -273,7 +281,7 @@ bool lock::impl::quiet(std::int64_t now) const {
         if (l.busy()) return false;
         if (core.has_request(i) && (l.accepts_requests() || l.link().may_start(now))) return false;
     }
-    return true;
+    return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
 }
 
 std::int64_t lock::impl::background_wake(std::int64_t now) const {
@@ -282,7 +290,7 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
         if (links[i].busy()) return now;
         wake = std::min(wake, session::wake_ms(links[i].link(), core.has_request(i), now));
     }
-    return wake;
+    return fair && subscriber.busy() ? now : wake;
 }
 
 // Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
@@ -321,11 +329,12 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
         // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
         const bool listen = listening(background);
+        const bool read_subscriber = reads_subscriber(listen);
         const nfds_t subscriber_fd = count;
-        if (listen) {
+        if (read_subscriber) {
             if (subscriber.fd() >= 0) fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
             if (subscriber.has_buffered()) wake = now;
-            wake = std::min(wake, session::wake_ms(subscriber.link(), must_wait(), now));
+            wake = std::min(wake, session::wake_ms(subscriber.link(), listen && must_wait(), now));
         }
         if (instance_fds == 0 && wake == no_deadline_ms) return false;  // nothing can happen any more
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
@@ -343,7 +352,8 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
                 [[maybe_unused]] const ssize_t ignored = ::read(wake_fd, &value, sizeof value);
             }
         }
-        if (listen && subscriber_fd < count && (fds[subscriber_fd].revents != 0 || subscriber.has_buffered())) {
+        const bool subscriber_ready = subscriber_fd < count && fds[subscriber_fd].revents != 0;
+        if (read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
             read_wake_ups();
         }
         check_timeouts();
@@ -468,8 +478,11 @@ bool lock::impl::must_wait() const {
 }
 
 // Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
+// A connection kept from an earlier wait is ready already: it subscribes again at once.
 void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
-    if (!must_wait() || !subscriber.link().may_start(now_ms())) return;
+    if (!must_wait()) return;
+    subscribe_when_ready();
+    if (!subscriber.link().may_start(now_ms())) return;
     held.unlock();
     for (std::size_t tries = 0; tries <= session::sentinels_max; ++tries) {
         const std::int64_t now = now_ms();
@@ -480,20 +493,31 @@ void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
 
 // Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
 // published before it is lost), the payload of each message on the channel. A refused
-// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in.
+// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in. Messages that come before
+// the confirmation of the running subscription were published for an earlier wait (Redis
+// sent them before it heard our UNSUBSCRIBE): they are dropped, never taken as wake-ups.
 void lock::impl::read_wake_ups() {
     const auto on_confirmation = [this](const session::in_flight&, const reply_node& first) {
         // A pub/sub frame is a flat array: its elements follow its first node.
         const std::size_t count = first.type == reply_type::array ? 1 + first.elements : 1;
         const session::pubsub_frame frame = session::parse_pubsub(&first, count);
-        if (frame.kind == session::pubsub_kind::subscribe && frame.channel == channel()) wake_core({});
+        if (frame.channel != channel()) return;
+        if (frame.kind == session::pubsub_kind::unsubscribe && unsubscribes_unconfirmed > 0) {
+            --unsubscribes_unconfirmed;
+        }
+        // A SUBSCRIBE an UNSUBSCRIBE followed confirms nothing current.
+        if (frame.kind != session::pubsub_kind::subscribe || !subscribe_sent) return;
+        if (unsubscribes_unconfirmed > 0) return;
+        subscription_live = true;
+        wake_core({});
     };
     const auto on_message = [this](const session::link_reply&, const reply_node* nodes, std::size_t count) {
         const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-        if (frame.kind == session::pubsub_kind::message && frame.channel == channel()) wake_core(frame.payload);
+        if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
+        if (subscription_live) wake_core(frame.payload);
     };
     subscriber.receive(now_ms(), on_confirmation, [](const node_start&) {}, on_message);
-    subscribe_when_ready();
+    if (core.wants_wake_ups()) subscribe_when_ready();
     end_subscriber_if_closing();
 }
 
@@ -503,21 +527,47 @@ void lock::impl::wake_core(std::string_view message) {
     drain_events();
 }
 
-// A subscriber connection subscribes once it is ready: once per connection.
+// A waiting acquire() subscribes once the connection is ready: once per wait.
 void lock::impl::subscribe_when_ready() {
-    if (!subscriber.link().ready() || subscribed_on_this_connection) return;
+    if (!subscriber.link().ready() || subscribe_sent) return;
+    // A server that answers none of them (a pause): the re-checks stand in meanwhile.
+    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) return;
     std::array<char, session::subscription_request_bytes_max> command{};
     const std::size_t size = session::write_subscription(true, channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
-    subscribed_on_this_connection = true;
+    subscribe_sent = true;
     subscriber.send(command.data(), size, 0, now_ms());
+}
+
+// The wait is over: Redis stops sending the channel's messages to us, so nothing piles up in
+// its output buffer while the lock is held or idle. The connection stays for the next wait,
+// which subscribes again (one round trip on an open connection, and its confirmation is the
+// wake-up that makes the first attempt). The confirmation is read by whichever thread does the
+// lock's I/O next (the helper at once), within the command timeout like any reply.
+void lock::impl::unsubscribe() {
+    if (!fair || !subscribe_sent) return;
+    subscribe_sent = false;
+    subscription_live = false;
+    if (!subscriber.link().ready()) return;  // a connection on its way out: nothing to undo
+    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) {
+        // Too many unanswered: dropping the connection ends the subscription as surely.
+        subscriber.link().on_io_error(failure::of(transport_errc::command_timeout), now_ms());
+        return end_subscriber_if_closing();
+    }
+    std::array<char, session::subscription_request_bytes_max> command{};
+    const std::size_t size = session::write_subscription(false, channel(), command.data(), command.size());
+    EDGELOCK_ASSERT(size > 0);
+    if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
+    ++unsubscribes_unconfirmed;
 }
 
 void lock::impl::end_subscriber_if_closing() {
     if (subscriber.link().state() != session::link_state::closing) return;
     std::size_t dropped = 0;
     subscriber.finish(now_ms(), dropped);
-    subscribed_on_this_connection = false;
+    subscribe_sent = false;
+    subscription_live = false;
+    unsubscribes_unconfirmed = 0;
 }
 
 // Instance i's connection ended: its requests in flight are given up, and the core hears of
@@ -728,7 +778,9 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     } else if (out != nullptr) {
         *out = self.last_hold;
     }
+    self.unsubscribe();
     self.end_io();
+    self.wake_helper();  // it reads the UNSUBSCRIBE's confirmation
     return result;
 }
 

@@ -148,7 +148,11 @@ struct lock_options {
     // invalid_config with several. While an acquire() with a wait has to wait, the lock holds
     // a second connection to the same server (same address, credentials, db and TLS),
     // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
-    // until the lock is destroyed (a loop that acquires again reuses it). A subscriber
+    // until the lock is destroyed (a loop that acquires again reuses it). It is subscribed
+    // only while an acquire() waits: UNSUBSCRIBE when the acquire() returns (the helper reads
+    // the confirmation), SUBSCRIBE again on the kept connection at the next wait, whose
+    // confirmation starts an attempt. So a held or idle lock is sent nothing, and a message
+    // published for an earlier wait is never taken as a wake-up. A subscriber
     // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
     // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
     // waiter that died leaves the line after it) are the core's lock_config fields.
