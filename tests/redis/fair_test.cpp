@@ -208,6 +208,49 @@ TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle
                                               std::chrono::seconds(5)));
 }
 
+// A waiter whose acquire() gives up and whose lock is destroyed at once leaves the line
+// before the destructor returns: the waiter behind it is woken by the holder's release,
+// long before the abandoned entry could have expired (its TTL is longer than the wait).
+TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_once) {
+    redis_server server;
+    redis_client client(server.port());
+    auto holder = hold_lock(server);
+    constexpr std::int64_t long_entry_ttl_ms = 20'000;
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 8'000;
+    options.queue_entry_ttl_ms = long_entry_ttl_ms;
+    options.retry_delay_ms_min = 8'000;
+    options.retry_delay_ms_max = 8'000;
+
+    auto leaving = std::make_unique<edgelock::hiredis::lock>();
+    ASSERT_FALSE(leaving->open(options));
+    std::error_code left = make_error_code(edgelock::errc::ok);
+    std::thread leaving_wait([&] {
+        left = leaving->acquire(std::chrono::milliseconds(1500));
+        leaving.reset();  // destroyed the moment it gives up
+    });
+    ASSERT_TRUE(edgelock::testing::eventually(
+        [&] { return client.command({"ZCARD", queue_key}).integer == 1; }, std::chrono::seconds(5)));
+
+    edgelock::hiredis::lock behind;
+    ASSERT_FALSE(behind.open(options));
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = behind.acquire(std::chrono::seconds(10)); });
+    EXPECT_TRUE(edgelock::testing::eventually(
+        [&] { return client.command({"ZCARD", queue_key}).integer == 2; }, std::chrono::seconds(5)))
+        << "the second waiter is in line behind the first";
+    leaving_wait.join();
+    EXPECT_EQ(left, edgelock::errc::busy) << "it gave up: the lock was still held";
+    EXPECT_EQ(client.command({"ZCARD", queue_key}).integer, 1) << "the destroyed waiter left the line";
+
+    EXPECT_FALSE(holder->release());
+    waiting.join();  // within its 10 s wait, half the abandoned entry's TTL
+    EXPECT_FALSE(result) << result.message();
+    EXPECT_TRUE(behind.held());
+    EXPECT_FALSE(behind.release());
+}
+
 // A subscriber that cannot subscribe (SUBSCRIBE renamed away) or is dropped while waiting never
 // fails the acquire: the waiter falls back to its re-checks, and takes the lock once it is free.
 void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {

@@ -152,6 +152,7 @@ struct lock::impl {
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
     std::error_code abandon_acquire();
+    void finish_cleanups();
 };
 
 lock::impl::~impl() {
@@ -638,7 +639,22 @@ lock::~lock() {
             for (std::uint16_t n = 0; n < holds; ++n) release();
         }
     }
+    impl_->finish_cleanups();
     impl_->stop_threads();
+}
+
+// Before the connections close: a cleanup still queued or unanswered (a fair waiter's leave
+// of the line after an acquire() whose own cleanup ran out of time, a release after a loss)
+// is taken as far as the connections allow within the command timeout, rather than dropped
+// with them: a fair waiter's entry would otherwise hold up the waiters behind it until it
+// expires (queue_entry_ttl_ms).
+void lock::impl::finish_cleanups() {
+    std::unique_lock<std::mutex> held(mutex);
+    begin_io(held, true);
+    reset_backoff();
+    const std::int64_t until = now_ms() + timing.command_timeout_ms;
+    run_io(held, [this] { return quiet(now_ms()); }, until, false);
+    end_io();
 }
 
 namespace {

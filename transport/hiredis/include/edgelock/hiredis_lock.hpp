@@ -208,8 +208,12 @@ std::int64_t now_ms() noexcept;
 class lock {
 public:
     lock() noexcept;
-    // Releases a held lock (best effort, bounded by the timeouts), stops the helper thread,
-    // closes the connections. Never throws.
+    // Releases a held lock (best effort, bounded by the timeouts), then finishes any cleanup
+    // still queued or unanswered, within the command timeout (plus a connect when the
+    // connection must be made again): notably a fair waiter's leave of the line after an
+    // acquire() that gave up, so the waiters behind it need not wait for its entry to expire.
+    // Then stops the helper and callback threads (waiting for a running on_lost) and closes
+    // the connections. Never throws.
     ~lock();
     lock(const lock&) = delete;
     lock& operator=(const lock&) = delete;
