@@ -160,7 +160,8 @@ long long channel_subscribers(redis_client& client) {
 }
 
 // One waiter, woken only by the release: its re-checks and backoff are a minute apart.
-void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder, redis_client& client) {
+void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder,
+                      redis_client& client) {
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(20)); });
     EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 1; },
@@ -195,7 +196,8 @@ TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle
     for (int i = 0; i < 2000; ++i) client.command({"PUBLISH", queue_key, payload});
     const std::string clients = client.command({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
     EXPECT_EQ(clients.find(" sub=1 "), std::string::npos) << clients;
-    EXPECT_EQ(clients.find("omem=0"), clients.find("omem=")) << "nothing waits for the subscriber: " << clients;
+    EXPECT_EQ(clients.find("omem=0"), clients.find("omem="))
+        << "nothing waits for the subscriber: " << clients;
 
     // The next wait, the other way round: the subscriber kept its connection and subscribes
     // again, and only the release wakes the new waiter.
@@ -231,18 +233,21 @@ TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_on
         leaving.reset();  // destroyed the moment it gives up
     });
     ASSERT_TRUE(edgelock::testing::eventually(
-        [&] { return client.command({"ZCARD", queue_key}).integer == 1; }, std::chrono::seconds(5)));
+        [&] { return client.command({"ZCARD", queue_key}).integer == 1; },
+        std::chrono::seconds(5)));
 
     edgelock::hiredis::lock behind;
     ASSERT_FALSE(behind.open(options));
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = behind.acquire(std::chrono::seconds(10)); });
     EXPECT_TRUE(edgelock::testing::eventually(
-        [&] { return client.command({"ZCARD", queue_key}).integer == 2; }, std::chrono::seconds(5)))
+        [&] { return client.command({"ZCARD", queue_key}).integer == 2; },
+        std::chrono::seconds(5)))
         << "the second waiter is in line behind the first";
     leaving_wait.join();
     EXPECT_EQ(left, edgelock::errc::busy) << "it gave up: the lock was still held";
-    EXPECT_EQ(client.command({"ZCARD", queue_key}).integer, 1) << "the destroyed waiter left the line";
+    EXPECT_EQ(client.command({"ZCARD", queue_key}).integer, 1)
+        << "the destroyed waiter left the line";
 
     EXPECT_FALSE(holder->release());
     waiting.join();  // within its 10 s wait, half the abandoned entry's TTL

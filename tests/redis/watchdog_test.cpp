@@ -118,7 +118,8 @@ struct slow_lost_handler {
     }
 };
 
-edgelock::hiredis::lock_options slow_handler_options(const redis_server& server, slow_lost_handler& handler) {
+edgelock::hiredis::lock_options slow_handler_options(const redis_server& server,
+                                                     slow_lost_handler& handler) {
     auto options = options_for("job", {server.url()}, ttl_ms);
     options.on_lost = [&handler](std::error_code ec) { handler(ec); };
     return options;
@@ -133,7 +134,8 @@ TEST(watchdog, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) 
         ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});  // the first hold is lost to an outside delete
-        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s)) << "the first loss is reported";
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
+            << "the first loss is reported";
         EXPECT_EQ(lock.release(), edgelock::errc::expired);
 
         ASSERT_FALSE(lock.try_acquire()) << "a new hold while the callback still runs";
@@ -158,14 +160,16 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
         ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});
-        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s)) << "the first loss is reported";
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
+            << "the first loss is reported";
         EXPECT_EQ(lock.release(), edgelock::errc::expired);
 
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});  // the second hold is lost while the first callback runs
         ASSERT_TRUE(eventually([&] { return lock.lost(); }, 5s)) << "the second loss is noticed";
         EXPECT_EQ(lock.lost_reason(), edgelock::errc::token_gone);
-        EXPECT_EQ(lock.release(), edgelock::errc::expired) << "the caller learns of it from release()";
+        EXPECT_EQ(lock.release(), edgelock::errc::expired)
+            << "the caller learns of it from release()";
         handler.open_gate();
     }
     std::lock_guard<std::mutex> held(handler.mutex);

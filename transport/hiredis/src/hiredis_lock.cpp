@@ -126,7 +126,8 @@ struct lock::impl {
     void stop_threads();
 
     template <typename Done>
-    bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
+    bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
     bool connect(std::uint8_t i, std::unique_lock<std::mutex>& held);
     void write_requests(std::uint8_t i);
@@ -297,8 +298,8 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
 // Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
 // deadline (or, in the background, until a user call wants the links). Returns done().
 template <typename Done>
-bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
-                        bool background) {
+bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
+                        std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
         core.on_timer(now_ms());
         drain_events();
@@ -337,7 +338,8 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
             if (subscriber.has_buffered()) wake = now;
             wake = std::min(wake, session::wake_ms(subscriber.link(), listen && must_wait(), now));
         }
-        if (instance_fds == 0 && wake == no_deadline_ms) return false;  // nothing can happen any more
+        // Nothing can happen any more.
+        if (instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         held.unlock();
@@ -556,7 +558,8 @@ void lock::impl::unsubscribe() {
         return end_subscriber_if_closing();
     }
     std::array<char, session::subscription_request_bytes_max> command{};
-    const std::size_t size = session::write_subscription(false, channel(), command.data(), command.size());
+    const std::size_t size =
+        session::write_subscription(false, channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
     if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
     ++unsubscribes_unconfirmed;
@@ -608,7 +611,8 @@ void lock::impl::drain_events() {
                 break;
             case event_type::acquire_failed:
                 guard_until_ms = e.guard_until_ms;
-                acquired = {true, to_error_code(session::acquire_result(e, instances, to_failure(call_error)))};
+                acquired = {true, to_error_code(session::acquire_result(e, instances,
+                                                                        to_failure(call_error)))};
                 break;
             case event_type::renewed: break;
             case event_type::lost:
