@@ -151,6 +151,111 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
     EXPECT_LE(third_ms - second_ms, recheck_ms + liveness_margin_ms);
 }
 
+// The subscriber is subscribed only while an acquire() waits: a holder (or an idle lock) is
+// sent nothing, so the channel's traffic neither piles up in Redis's output buffer for it nor
+// comes back as stale wake-ups on the next wait, which subscribes again and is woken as fast.
+long long channel_subscribers(redis_client& client) {
+    const auto numsub = client.command({"PUBSUB", "NUMSUB", queue_key});
+    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
+}
+
+// One waiter, woken only by the release: its re-checks and backoff are a minute apart.
+void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder,
+                      redis_client& client) {
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(20)); });
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 1; },
+                                              std::chrono::seconds(5)))
+        << "the waiter subscribes while it waits";
+    EXPECT_FALSE(holder.release());
+    waiting.join();
+    EXPECT_FALSE(result) << result.message();
+}
+
+TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle) {
+    redis_server server;
+    redis_client client(server.port());
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 60'000;
+    options.queue_entry_ttl_ms = 130'000;
+    options.retry_delay_ms_min = 60'000;
+    options.retry_delay_ms_max = 60'000;
+    edgelock::hiredis::lock holder;
+    edgelock::hiredis::lock waiter;
+    ASSERT_FALSE(holder.open(options));
+    ASSERT_FALSE(waiter.open(options));
+    ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
+    wait_until_woken(waiter, holder, client);
+    ASSERT_TRUE(waiter.held());
+
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
+                                              std::chrono::seconds(5)))
+        << "a holder is not subscribed";
+    const std::string payload(1024, 'x');
+    for (int i = 0; i < 2000; ++i) client.command({"PUBLISH", queue_key, payload});
+    const std::string clients = client.command({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
+    EXPECT_EQ(clients.find(" sub=1 "), std::string::npos) << clients;
+    EXPECT_EQ(clients.find("omem=0"), clients.find("omem="))
+        << "nothing waits for the subscriber: " << clients;
+
+    // The next wait, the other way round: the subscriber kept its connection and subscribes
+    // again, and only the release wakes the new waiter.
+    ASSERT_FALSE(waiter.release());
+    ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
+    wait_until_woken(waiter, holder, client);
+    EXPECT_TRUE(waiter.held());
+    EXPECT_FALSE(waiter.release());
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
+                                              std::chrono::seconds(5)));
+}
+
+// A waiter whose acquire() gives up and whose lock is destroyed at once leaves the line
+// before the destructor returns: the waiter behind it is woken by the holder's release,
+// long before the abandoned entry could have expired (its TTL is longer than the wait).
+TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_once) {
+    redis_server server;
+    redis_client client(server.port());
+    auto holder = hold_lock(server);
+    constexpr std::int64_t long_entry_ttl_ms = 20'000;
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 8'000;
+    options.queue_entry_ttl_ms = long_entry_ttl_ms;
+    options.retry_delay_ms_min = 8'000;
+    options.retry_delay_ms_max = 8'000;
+
+    auto leaving = std::make_unique<edgelock::hiredis::lock>();
+    ASSERT_FALSE(leaving->open(options));
+    std::error_code left = make_error_code(edgelock::errc::ok);
+    std::thread leaving_wait([&] {
+        left = leaving->acquire(std::chrono::milliseconds(1500));
+        leaving.reset();  // destroyed the moment it gives up
+    });
+    ASSERT_TRUE(edgelock::testing::eventually(
+        [&] { return client.command({"ZCARD", queue_key}).integer == 1; },
+        std::chrono::seconds(5)));
+
+    edgelock::hiredis::lock behind;
+    ASSERT_FALSE(behind.open(options));
+    std::error_code result = make_error_code(edgelock::errc::busy);
+    std::thread waiting([&] { result = behind.acquire(std::chrono::seconds(10)); });
+    EXPECT_TRUE(edgelock::testing::eventually(
+        [&] { return client.command({"ZCARD", queue_key}).integer == 2; },
+        std::chrono::seconds(5)))
+        << "the second waiter is in line behind the first";
+    leaving_wait.join();
+    EXPECT_EQ(left, edgelock::errc::busy) << "it gave up: the lock was still held";
+    EXPECT_EQ(client.command({"ZCARD", queue_key}).integer, 1)
+        << "the destroyed waiter left the line";
+
+    EXPECT_FALSE(holder->release());
+    waiting.join();  // within its 10 s wait, half the abandoned entry's TTL
+    EXPECT_FALSE(result) << result.message();
+    EXPECT_TRUE(behind.held());
+    EXPECT_FALSE(behind.release());
+}
+
 // A subscriber that cannot subscribe (SUBSCRIBE renamed away) or is dropped while waiting never
 // fails the acquire: the waiter falls back to its re-checks, and takes the lock once it is free.
 void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {

@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/testing/child_process.hpp"
@@ -89,6 +92,89 @@ TEST(watchdog, reentrant_holds_need_one_release_each_and_the_destructor_releases
         EXPECT_EQ(other.try_acquire(), edgelock::errc::busy);
     }
     EXPECT_FALSE(client.exists("nested")) << "the destructor released the remaining holds";
+}
+
+// An on_lost that takes its time: it records each code it is called with, then waits until
+// the test lets it go (bounded, so a broken client cannot hang the test).
+struct slow_lost_handler {
+    std::mutex mutex;
+    std::condition_variable opened;
+    std::vector<std::error_code> codes;
+    bool gate_open = false;
+
+    void operator()(std::error_code ec) {
+        std::unique_lock<std::mutex> held(mutex);
+        codes.push_back(ec);
+        opened.wait_for(held, 20s, [this] { return gate_open; });
+    }
+    std::size_t calls() {
+        std::lock_guard<std::mutex> held(mutex);
+        return codes.size();
+    }
+    void open_gate() {
+        std::lock_guard<std::mutex> held(mutex);
+        gate_open = true;
+        opened.notify_all();
+    }
+};
+
+edgelock::hiredis::lock_options slow_handler_options(const redis_server& server,
+                                                     slow_lost_handler& handler) {
+    auto options = options_for("job", {server.url()}, ttl_ms);
+    options.on_lost = [&handler](std::error_code ec) { handler(ec); };
+    return options;
+}
+
+TEST(watchdog, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) {
+    redis_server server;
+    redis_client client(server.port());
+    slow_lost_handler handler;
+    {
+        edgelock::hiredis::lock lock;
+        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});  // the first hold is lost to an outside delete
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
+            << "the first loss is reported";
+        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+
+        ASSERT_FALSE(lock.try_acquire()) << "a new hold while the callback still runs";
+        EXPECT_EQ(polls_missing(client, "job", std::chrono::milliseconds(3 * ttl_ms + 100)), 0)
+            << "the new hold is renewed while the callback runs";
+        EXPECT_TRUE(lock.held());
+        EXPECT_FALSE(lock.lost());
+        handler.open_gate();
+        EXPECT_FALSE(lock.release());
+    }  // the destructor waits for the callback thread: every call has been made by now
+    std::lock_guard<std::mutex> held(handler.mutex);
+    ASSERT_EQ(handler.codes.size(), 1u) << "one call, for the one hold that was lost";
+    EXPECT_EQ(handler.codes[0], edgelock::errc::token_gone);
+}
+
+TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_not_reported) {
+    redis_server server;
+    redis_client client(server.port());
+    slow_lost_handler handler;
+    {
+        edgelock::hiredis::lock lock;
+        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
+            << "the first loss is reported";
+        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});  // the second hold is lost while the first callback runs
+        ASSERT_TRUE(eventually([&] { return lock.lost(); }, 5s)) << "the second loss is noticed";
+        EXPECT_EQ(lock.lost_reason(), edgelock::errc::token_gone);
+        EXPECT_EQ(lock.release(), edgelock::errc::expired)
+            << "the caller learns of it from release()";
+        handler.open_gate();
+    }
+    std::lock_guard<std::mutex> held(handler.mutex);
+    ASSERT_EQ(handler.codes.size(), 1u) << "no callback for the hold released before its turn";
+    EXPECT_EQ(handler.codes[0], edgelock::errc::token_gone);
 }
 
 // "write 0 lost 1 reason expired callback 1" -> fields

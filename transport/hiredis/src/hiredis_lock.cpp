@@ -29,6 +29,9 @@ namespace {
 
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
+// SUBSCRIBE and UNSUBSCRIBE requests unanswered on the subscriber connection (each wait sends
+// one of each), within the link's in-flight room.
+constexpr std::size_t subscription_requests_in_flight_max = requests_per_instance_max;
 
 std::error_code parse_endpoint(const std::string& url, session::server_address& out) {
     return make_error_code(session::parse_server_url(url, out).code);
@@ -57,11 +60,14 @@ struct lock::impl {
     tls_context tls;  // before the links, which keep a pointer to it
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
-    // Fair waiting: the connection subscribed to the lock's channel (set up only when fair),
-    // made the first time an acquire() waits and kept until the lock is destroyed.
+    // Fair waiting: the connection to the lock's channel (set up only when fair), made the
+    // first time an acquire() waits and kept until the lock is destroyed, subscribed only
+    // while an acquire() waits (see "fair waiting" below).
     bool fair = false;
     blocking_link subscriber;
-    bool subscribed_on_this_connection = false;
+    bool subscribe_sent = false;     // this connection's latest request was SUBSCRIBE
+    bool subscription_live = false;  // ... and Redis confirmed it: its messages are current
+    std::uint8_t unsubscribes_unconfirmed = 0;
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
 
@@ -74,16 +80,37 @@ struct lock::impl {
     int wake_fd = -1;
     pthread_t helper{};
     bool helper_started = false;
+    // on_lost runs on a thread of its own, so a slow callback never holds up the renewals
+    // of the next hold (the helper's I/O).
+    pthread_t notifier{};
+    bool notifier_started = false;
+    std::condition_variable notice_changed;
 
-    // What the events said.
-    bool acquire_done = false;
-    std::error_code acquire_result;
+    // What the events said. The outcomes are reset by each call that waits for one, so a
+    // call can never report another call's outcome.
+    struct acquire_outcome {
+        bool decided = false;
+        std::error_code code;
+    };
+    struct release_outcome {
+        bool decided = false;
+        event released;
+    };
+    acquire_outcome acquired;
     hold last_hold;
-    bool release_done = false;
-    event release_event;
+    release_outcome released;
     bool lost_flag = false;
     errc lost_code = errc::ok;
-    bool callback_due = false;
+    // Holds are numbered: a non-reentrant acquire() and the release() that ends a hold each
+    // move to the next number, so a loss names its hold, and a notice whose hold has ended
+    // (released, or replaced by a new acquire()) is stale.
+    std::uint64_t hold_serial = 0;
+    struct lost_notice {
+        bool due = false;
+        std::uint64_t hold_serial = 0;
+        errc code = errc::ok;  // captured at the loss: a later acquire() resets lost_code
+    };
+    lost_notice notice;
     std::error_code call_error;  // the latest instance error during the running call
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
@@ -94,9 +121,13 @@ struct lock::impl {
     void end_io();
     void wake_helper();
     void helper_loop();
+    void notifier_loop();
+    std::error_code start_notifier();
+    void stop_threads();
 
     template <typename Done>
-    void run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms, bool background);
+    bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
     bool connect(std::uint8_t i, std::unique_lock<std::mutex>& held);
     void write_requests(std::uint8_t i);
@@ -109,6 +140,8 @@ struct lock::impl {
     void read_wake_ups();
     void end_subscriber_if_closing();
     void subscribe_when_ready();
+    void unsubscribe();
+    bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
     void wake_core(std::string_view message);
     void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
@@ -119,6 +152,8 @@ struct lock::impl {
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
+    std::error_code abandon_acquire();
+    void finish_cleanups();
 };
 
 lock::impl::~impl() {
@@ -137,7 +172,39 @@ std::error_code lock::impl::start() {
         this);
     if (rc != 0) return make_error_code(transport_errc::thread_failed);
     helper_started = true;
+    if (const std::error_code ec = start_notifier()) {
+        stop_threads();
+        return ec;
+    }
     return {};
+}
+
+// Only a lock with an on_lost callback has the thread that calls it.
+std::error_code lock::impl::start_notifier() {
+    if (!options.on_lost) return {};
+    const int rc = pthread_create(
+        &notifier, nullptr,
+        [](void* self) -> void* {
+            static_cast<impl*>(self)->notifier_loop();
+            return nullptr;
+        },
+        this);
+    if (rc != 0) return make_error_code(transport_errc::thread_failed);
+    notifier_started = true;
+    return {};
+}
+
+void lock::impl::stop_threads() {
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        stopping = true;
+        wake_helper();
+        notice_changed.notify_all();
+    }
+    if (helper_started) pthread_join(helper, nullptr);
+    if (notifier_started) pthread_join(notifier, nullptr);
+    helper_started = false;
+    notifier_started = false;
 }
 
 void lock::impl::wake_helper() {
@@ -165,20 +232,11 @@ void lock::impl::reset_backoff() {
     for (blocking_link& l : links) l.retry_now();
 }
 
-// The helper: renewals, the lost callback, and I/O left over by user calls (late replies,
-// cleanup after a failed acquire).
+// The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed
+// acquire).
 void lock::impl::helper_loop() {
     std::unique_lock<std::mutex> held(mutex);
     while (!stopping) {
-        if (callback_due) {
-            callback_due = false;
-            const std::error_code why = make_error_code(lost_code);
-            const std::function<void(std::error_code)> callback = options.on_lost;
-            held.unlock();
-            if (callback) callback(why);
-            held.lock();
-            continue;
-        }
         if (io_busy || users_waiting > 0) {
             changed.wait(held);
             continue;
@@ -199,6 +257,25 @@ void lock::impl::helper_loop() {
     }
 }
 
+// The notifier: calls on_lost for the latest loss, with the code captured when it happened,
+// unless its hold has ended meanwhile. The check and the start of the call are one step under
+// the mutex, so a release() that returned before it is never followed by a call for its hold.
+// Only the latest notice is kept: an older one not yet delivered is stale by then (a hold is
+// lost once, and the next loss needs a new hold).
+void lock::impl::notifier_loop() {
+    std::unique_lock<std::mutex> held(mutex);
+    for (;;) {
+        notice_changed.wait(held, [this] { return stopping || notice.due; });
+        if (stopping) return;
+        const lost_notice due = notice;
+        notice.due = false;
+        if (due.hold_serial != hold_serial) continue;
+        held.unlock();
+        options.on_lost(make_error_code(due.code));
+        held.lock();
+    }
+}
+
 // Nothing in flight, and nothing queued that could be sent now.
 bool lock::impl::quiet(std::int64_t now) const {
     for (std::uint8_t i = 0; i < instances; ++i) {
@@ -206,7 +283,7 @@ bool lock::impl::quiet(std::int64_t now) const {
         if (l.busy()) return false;
         if (core.has_request(i) && (l.accepts_requests() || l.link().may_start(now))) return false;
     }
-    return true;
+    return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
 }
 
 std::int64_t lock::impl::background_wake(std::int64_t now) const {
@@ -215,23 +292,24 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
         if (links[i].busy()) return now;
         wake = std::min(wake, session::wake_ms(links[i].link(), core.has_request(i), now));
     }
-    return wake;
+    return fair && subscriber.busy() ? now : wake;
 }
 
 // Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
-// deadline (or, in the background, until a user call wants the links).
+// deadline (or, in the background, until a user call wants the links). Returns done().
 template <typename Done>
-void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
-                        bool background) {
+bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
+                        std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
         core.on_timer(now_ms());
         drain_events();
-        if (done() || now_ms() >= hard_deadline_ms) return;
-        if (background && (users_waiting > 0 || stopping)) return;
+        if (done()) return true;
+        if (now_ms() >= hard_deadline_ms) return false;
+        if (background && (users_waiting > 0 || stopping)) return false;
 
         send_requests(held);
         drain_events();
-        if (done()) return;
+        if (done()) return true;
         if (listening(background)) tend_subscriber(held);
 
         const std::int64_t now = now_ms();
@@ -253,13 +331,15 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
         // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
         const bool listen = listening(background);
+        const bool read_subscriber = reads_subscriber(listen);
         const nfds_t subscriber_fd = count;
-        if (listen) {
+        if (read_subscriber) {
             if (subscriber.fd() >= 0) fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
             if (subscriber.has_buffered()) wake = now;
-            wake = std::min(wake, session::wake_ms(subscriber.link(), must_wait(), now));
+            wake = std::min(wake, session::wake_ms(subscriber.link(), listen && must_wait(), now));
         }
-        if (instance_fds == 0 && wake == no_deadline_ms) return;  // nothing can happen any more
+        // Nothing can happen any more.
+        if (instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         held.unlock();
@@ -275,7 +355,8 @@ void lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done, std::int6
                 [[maybe_unused]] const ssize_t ignored = ::read(wake_fd, &value, sizeof value);
             }
         }
-        if (listen && subscriber_fd < count && (fds[subscriber_fd].revents != 0 || subscriber.has_buffered())) {
+        const bool subscriber_ready = subscriber_fd < count && fds[subscriber_fd].revents != 0;
+        if (read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
             read_wake_ups();
         }
         check_timeouts();
@@ -400,8 +481,11 @@ bool lock::impl::must_wait() const {
 }
 
 // Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
+// A connection kept from an earlier wait is ready already: it subscribes again at once.
 void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
-    if (!must_wait() || !subscriber.link().may_start(now_ms())) return;
+    if (!must_wait()) return;
+    subscribe_when_ready();
+    if (!subscriber.link().may_start(now_ms())) return;
     held.unlock();
     for (std::size_t tries = 0; tries <= session::sentinels_max; ++tries) {
         const std::int64_t now = now_ms();
@@ -412,20 +496,31 @@ void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
 
 // Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
 // published before it is lost), the payload of each message on the channel. A refused
-// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in.
+// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in. Messages that come before
+// the confirmation of the running subscription were published for an earlier wait (Redis
+// sent them before it heard our UNSUBSCRIBE): they are dropped, never taken as wake-ups.
 void lock::impl::read_wake_ups() {
     const auto on_confirmation = [this](const session::in_flight&, const reply_node& first) {
         // A pub/sub frame is a flat array: its elements follow its first node.
         const std::size_t count = first.type == reply_type::array ? 1 + first.elements : 1;
         const session::pubsub_frame frame = session::parse_pubsub(&first, count);
-        if (frame.kind == session::pubsub_kind::subscribe && frame.channel == channel()) wake_core({});
+        if (frame.channel != channel()) return;
+        if (frame.kind == session::pubsub_kind::unsubscribe && unsubscribes_unconfirmed > 0) {
+            --unsubscribes_unconfirmed;
+        }
+        // A SUBSCRIBE an UNSUBSCRIBE followed confirms nothing current.
+        if (frame.kind != session::pubsub_kind::subscribe || !subscribe_sent) return;
+        if (unsubscribes_unconfirmed > 0) return;
+        subscription_live = true;
+        wake_core({});
     };
     const auto on_message = [this](const session::link_reply&, const reply_node* nodes, std::size_t count) {
         const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-        if (frame.kind == session::pubsub_kind::message && frame.channel == channel()) wake_core(frame.payload);
+        if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
+        if (subscription_live) wake_core(frame.payload);
     };
     subscriber.receive(now_ms(), on_confirmation, [](const node_start&) {}, on_message);
-    subscribe_when_ready();
+    if (core.wants_wake_ups()) subscribe_when_ready();
     end_subscriber_if_closing();
 }
 
@@ -435,21 +530,48 @@ void lock::impl::wake_core(std::string_view message) {
     drain_events();
 }
 
-// A subscriber connection subscribes once it is ready: once per connection.
+// A waiting acquire() subscribes once the connection is ready: once per wait.
 void lock::impl::subscribe_when_ready() {
-    if (!subscriber.link().ready() || subscribed_on_this_connection) return;
+    if (!subscriber.link().ready() || subscribe_sent) return;
+    // A server that answers none of them (a pause): the re-checks stand in meanwhile.
+    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) return;
     std::array<char, session::subscription_request_bytes_max> command{};
     const std::size_t size = session::write_subscription(true, channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
-    subscribed_on_this_connection = true;
+    subscribe_sent = true;
     subscriber.send(command.data(), size, 0, now_ms());
+}
+
+// The wait is over: Redis stops sending the channel's messages to us, so nothing piles up in
+// its output buffer while the lock is held or idle. The connection stays for the next wait,
+// which subscribes again (one round trip on an open connection, and its confirmation is the
+// wake-up that makes the first attempt). The confirmation is read by whichever thread does the
+// lock's I/O next (the helper at once), within the command timeout like any reply.
+void lock::impl::unsubscribe() {
+    if (!fair || !subscribe_sent) return;
+    subscribe_sent = false;
+    subscription_live = false;
+    if (!subscriber.link().ready()) return;  // a connection on its way out: nothing to undo
+    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) {
+        // Too many unanswered: dropping the connection ends the subscription as surely.
+        subscriber.link().on_io_error(failure::of(transport_errc::command_timeout), now_ms());
+        return end_subscriber_if_closing();
+    }
+    std::array<char, session::subscription_request_bytes_max> command{};
+    const std::size_t size =
+        session::write_subscription(false, channel(), command.data(), command.size());
+    EDGELOCK_ASSERT(size > 0);
+    if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
+    ++unsubscribes_unconfirmed;
 }
 
 void lock::impl::end_subscriber_if_closing() {
     if (subscriber.link().state() != session::link_state::closing) return;
     std::size_t dropped = 0;
     subscriber.finish(now_ms(), dropped);
-    subscribed_on_this_connection = false;
+    subscribe_sent = false;
+    subscription_live = false;
+    unsubscribes_unconfirmed = 0;
 }
 
 // Instance i's connection ended: its requests in flight are given up, and the core hears of
@@ -481,28 +603,26 @@ void lock::impl::drain_events() {
     while (core.poll_event(e)) {
         switch (e.type) {
             case event_type::acquired:
-                acquire_done = true;
-                acquire_result = {};
+                acquired = {true, {}};
                 last_hold.fence = e.fence;
                 last_hold.valid_until_ms = e.valid_until_ms;
                 lost_flag = false;
                 lost_code = errc::ok;
                 break;
             case event_type::acquire_failed:
-                acquire_done = true;
                 guard_until_ms = e.guard_until_ms;
-                acquire_result = to_error_code(session::acquire_result(e, instances, to_failure(call_error)));
+                acquired = {true, to_error_code(session::acquire_result(e, instances,
+                                                                        to_failure(call_error)))};
                 break;
             case event_type::renewed: break;
             case event_type::lost:
                 lost_flag = true;
                 lost_code = e.code;
-                callback_due = true;
-                wake_helper();
+                notice = {true, hold_serial, e.code};
+                notice_changed.notify_all();
                 break;
             case event_type::released:
-                release_done = true;
-                release_event = e;
+                released = {true, e};
                 break;
         }
     }
@@ -523,14 +643,22 @@ lock::~lock() {
             for (std::uint16_t n = 0; n < holds; ++n) release();
         }
     }
-    if (impl_->helper_started) {
-        {
-            std::lock_guard<std::mutex> guard(impl_->mutex);
-            impl_->stopping = true;
-            impl_->wake_helper();
-        }
-        pthread_join(impl_->helper, nullptr);
-    }
+    impl_->finish_cleanups();
+    impl_->stop_threads();
+}
+
+// Before the connections close: a cleanup still queued or unanswered (a fair waiter's leave
+// of the line after an acquire() whose own cleanup ran out of time, a release after a loss)
+// is taken as far as the connections allow within the command timeout, rather than dropped
+// with them: a fair waiter's entry would otherwise hold up the waiters behind it until it
+// expires (queue_entry_ttl_ms).
+void lock::impl::finish_cleanups() {
+    std::unique_lock<std::mutex> held(mutex);
+    begin_io(held, true);
+    reset_backoff();
+    const std::int64_t until = now_ms() + timing.command_timeout_ms;
+    run_io(held, [this] { return quiet(now_ms()); }, until, false);
+    end_io();
 }
 
 namespace {
@@ -652,14 +780,17 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.begin_io(held, true);
     self.reset_backoff();
     self.call_error = {};
-    self.acquire_done = false;
+    self.acquired = {};
+    const bool new_hold = self.core.state() != lock_state::held;
     const errc code = self.core.acquire(now_ms(), static_cast<std::int64_t>(wait.count()), token);
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
-    self.run_io(held, [&self] { return self.acquire_done; }, no_deadline_ms, false);
-    const std::error_code result = self.acquire_result;
+    if (new_hold) ++self.hold_serial;  // the previous hold, lost or not, is over
+    const auto decided_now = [&self] { return self.acquired.decided; };
+    const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
+    const std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
     if (result) {
         // Delete what the failed attempt may have written before reporting.
         const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
@@ -667,8 +798,20 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     } else if (out != nullptr) {
         *out = self.last_hold;
     }
+    self.unsubscribe();
     self.end_io();
+    self.wake_helper();  // it reads the UNSUBSCRIBE's confirmation
     return result;
+}
+
+// The I/O loop ended without the core deciding the attempt. The core always has a deadline
+// while acquiring, so this cannot happen; should it, the attempt is cancelled (its keys are
+// cleaned up like any cancelled attempt's) and the call says so with invalid_state rather
+// than with anything another call left behind.
+std::error_code lock::impl::abandon_acquire() {
+    [[maybe_unused]] const errc cancelled = core.release(now_ms());
+    drain_events();
+    return make_error_code(errc::invalid_state);
 }
 
 std::error_code lock::release() noexcept {
@@ -678,22 +821,27 @@ std::error_code lock::release() noexcept {
     self.begin_io(held, true);
     self.reset_backoff();
     self.call_error = {};
-    self.release_done = false;
+    self.released = {};
     const errc code = self.core.release(now_ms());
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
     self.drain_events();
-    if (!self.release_done && self.core.state() == lock_state::held) {
+    if (!self.released.decided && self.core.state() == lock_state::held) {
         self.end_io();
         return {};  // an inner hold of a reentrant acquire
     }
-    self.run_io(held, [&self] { return self.release_done; }, no_deadline_ms, false);
+    ++self.hold_serial;  // from here on, a notice of this hold's loss is stale
+    const auto decided_now = [&self] { return self.released.decided; };
+    const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
     self.end_io();
     self.lost_flag = false;
     self.lost_code = errc::ok;
-    return to_error_code(session::release_result(self.release_event, self.instances, to_failure(self.call_error)));
+    // As for acquire: the core always has a deadline while releasing.
+    if (!decided) return make_error_code(errc::invalid_state);
+    const failure why = to_failure(self.call_error);
+    return to_error_code(session::release_result(self.released.released, self.instances, why));
 }
 
 bool lock::held() const noexcept {

@@ -35,8 +35,10 @@
 //
 // Threads: the calls below may come from any thread, one call at a time per object (they are
 // serialised by a mutex; held(), lost(), fence() never wait for I/O). The helper thread starts
-// in open() and stops in the destructor. `on_lost` runs on the helper thread, without any of
-// the object's locks held: it may call release().
+// in open() and stops in the destructor. `on_lost` runs on a thread of its own (started by
+// open() when on_lost is set, stopped by the destructor, which waits for a running call),
+// without any of the object's locks held: it may call release() and acquire(), and however
+// long it takes, the helper goes on renewing the next hold meanwhile.
 //
 // Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
 // raises SIGPIPE from the lock.
@@ -146,7 +148,11 @@ struct lock_options {
     // invalid_config with several. While an acquire() with a wait has to wait, the lock holds
     // a second connection to the same server (same address, credentials, db and TLS),
     // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
-    // until the lock is destroyed (a loop that acquires again reuses it). A subscriber
+    // until the lock is destroyed (a loop that acquires again reuses it). It is subscribed
+    // only while an acquire() waits: UNSUBSCRIBE when the acquire() returns (the helper reads
+    // the confirmation), SUBSCRIBE again on the kept connection at the next wait, whose
+    // confirmation starts an attempt. So a held or idle lock is sent nothing, and a message
+    // published for an earlier wait is never taken as a wake-up. A subscriber
     // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
     // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
     // waiter that died leaves the line after it) are the core's lock_config fields.
@@ -180,9 +186,14 @@ struct lock_options {
     session::eviction_check eviction = session::eviction_check::warn;
     std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 
-    // Called (on the helper thread) when a hold is lost: edgelock::errc::expired (no quorum
+    // Called (on the lock's callback thread, see "Threads" above) when a hold is lost, with
+    // the code of that loss, captured when it happened: edgelock::errc::expired (no quorum
     // renewed before validity ended), edgelock::errc::token_gone (Redis no longer has our
-    // token) or edgelock::errc::node_restarted (see restart_guard).
+    // token) or edgelock::errc::node_restarted (see restart_guard). A call is always about
+    // the current hold: a loss whose hold has ended before its call could start (release()
+    // returned, or a new acquire() began) is not reported (release() reports it: expired),
+    // and only the latest loss waits while an earlier call still runs. A call that started
+    // runs to its end even if another thread releases meanwhile.
     std::function<void(std::error_code)> on_lost;
 };
 
@@ -197,8 +208,12 @@ std::int64_t now_ms() noexcept;
 class lock {
 public:
     lock() noexcept;
-    // Releases a held lock (best effort, bounded by the timeouts), stops the helper thread,
-    // closes the connections. Never throws.
+    // Releases a held lock (best effort, bounded by the timeouts), then finishes any cleanup
+    // still queued or unanswered, within the command timeout (plus a connect when the
+    // connection must be made again): notably a fair waiter's leave of the line after an
+    // acquire() that gave up, so the waiters behind it need not wait for its entry to expire.
+    // Then stops the helper and callback threads (waiting for a running on_lost) and closes
+    // the connections. Never throws.
     ~lock();
     lock(const lock&) = delete;
     lock& operator=(const lock&) = delete;
@@ -234,7 +249,9 @@ public:
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
     //   invalid_wait      wait negative or above a day
-    //   invalid_state     not opened, or another call is releasing
+    //   invalid_state     not opened, or another call is releasing (also, never expected, an
+    //                     attempt the lock's I/O ended without a verdict: it is cancelled;
+    //                     a call never returns an earlier call's result)
     //   io_error          the OS could not supply random bytes for the token
     // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
     // within the command timeout.
