@@ -8,9 +8,10 @@
 //   SCRIPT LOAD text                       one of the six scripts: cached, its digest
 //                                          returned (NOPERM when an ACL refuses it); a
 //                                          replica answers all three)
-//   INFO server persistence memory         run_id (new with every start), uptime_in_seconds
+//   INFO                                   run_id (new with every start), uptime_in_seconds
 //                                          (whole seconds of its wall clock, as Redis counts
-//                                          them), aof_enabled, maxmemory and its policy
+//                                          them), aof_enabled, maxmemory and its policy;
+//                                          several sections are a syntax error on a 6.2 node
 //   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
 //                                          refuses it)
 //   EVALSHA digest numkeys key... arg...   one of the six scripts of edgelock/scripts.hpp,
