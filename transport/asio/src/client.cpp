@@ -287,10 +287,10 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.lost_handler.reset();
     if (config.fair) build_subscriber();
     out = locks_.take();
-    if (config.fair) {
-        const bool attached = channels_.attach(out.index, e.core.name());
-        EDGELOCK_ASSERT(attached);  // the core accepted the name, so its queue key fits
-    }
+    e.fair = config.fair;
+    // The core accepted the name, so its queue key fits: a refusal means every channel is
+    // taken, and note_wake_interest() attaches the lock once one is free.
+    if (config.fair) (void)channels_.attach(out.index, e.core.name());
     e.renewals = 0;
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
@@ -342,6 +342,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     ++e.generation;
     e.deadline_ms = no_deadline_ms;
     e.in_use = false;
+    e.fair = false;
     e.dirty = false;
     e.hold_reported = false;
     e.lost_unreported = false;

@@ -97,8 +97,14 @@
 // the subscription (an ACL without the channel), waiters find a freed lock at their next
 // re-check, recheck_ms at the latest. Memory: the first add_lock() with fair = true allocates
 // the subscriber connection (about 73 KiB, mostly one reply's worth of read buffer) and a
-// channel table of about 220 bytes per lock of locks_max (87,208 bytes in all with 64);
-// waiting, waking and handing over allocate nothing. Plain and fair locks of one name
+// channel table of about 410 bytes per lock of locks_max (100,520 bytes in all with 64);
+// waiting, waking and handing over allocate nothing. The table has two channels per lock: a
+// removed lock's channel stays until Redis confirms its UNSUBSCRIBE, while the lock's slot is
+// free at once, so a fair lock of a new name added meanwhile (remove_lock() then add_lock(),
+// e.g. in a release handler) still gets its channel. Only when more channels are leaving than
+// the table has locks (names swapped faster than a round trip) does a new lock find none:
+// add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
+// free, then takes it at its next attempt. Plain and fair locks of one name
 // exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
