@@ -330,4 +330,40 @@ TEST_F(asio_fair, a_fair_lock_removed_and_replaced_by_another_name_in_its_releas
     EXPECT_EQ(swapped, rounds);
 }
 
+// A waiter in line whose client is closed leaves the line then: the waiter behind it gets
+// the lock at the holder's release, within a wait far shorter than the closed waiter's entry
+// would have held the line (its queue_entry_ttl_ms). close() still completes the closed
+// waiter's acquire with operation_canceled.
+TEST_F(asio_fair, a_waiter_whose_client_is_closed_leaves_the_line) {
+    const std::string name = "fair:closed";
+    constexpr std::int64_t entry_ttl_ms = 20'000;
+    constexpr auto wait_behind = 5s;
+    static_assert(std::chrono::milliseconds(wait_behind).count() < entry_ttl_ms);
+    client third(io);
+    ASSERT_FALSE(third.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(third).ec);
+    const lock_handle holder = add(first, name);
+    edgelock::lock_config long_entry = fair_lock(name);
+    long_entry.queue_entry_ttl_ms = entry_ttl_ms;
+    lock_handle closed_waiter;
+    ASSERT_FALSE(second.add_lock(long_entry, closed_waiter));
+    const lock_handle behind = add(third, name, 1000);
+    ASSERT_FALSE(acquire(first, holder, 0ms).ec);
+
+    const waiter closed = start_waiting(second, closed_waiter, 30s);
+    ASSERT_TRUE(until_queued(name, 1));
+    const waiter next = start_waiting(third, behind, wait_behind);
+    ASSERT_TRUE(until_queued(name, 2));
+    second.close();
+    ASSERT_TRUE(run_until(io, [&] { return closed.result->done; }, 2s));
+    EXPECT_EQ(closed.result->ec, std::errc::operation_canceled) << closed.result->ec.message();
+
+    EXPECT_FALSE(release(first, holder).ec);
+    ASSERT_TRUE(run_until(io, [&] { return next.result->done; }, 10s));
+    EXPECT_FALSE(next.result->ec) << "the closed waiter's entry held the line: "
+                                  << next.result->ec.message();
+    EXPECT_EQ(queued(name), 0) << "nobody left in line";
+    EXPECT_FALSE(release(third, behind).ec);
+}
+
 }  // namespace

@@ -253,8 +253,10 @@ class client_impl;
 class client {
 public:
     explicit client(asio::io_context& io);
-    // Closes the connections. Handlers still pending are destroyed without being called.
-    // Keys of locks still held stay in Redis until their TTL ends.
+    // Closes as close() does, but handlers still pending are destroyed without being called.
+    // Keys of locks still held stay in Redis until their TTL ends. Fair waiters leave their
+    // lines as with close(): the connection carrying that lingers after the client is gone,
+    // as long as the io_context runs, command_timeout at most.
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;
@@ -274,9 +276,22 @@ public:
     //                           does not match its certificate)
     std::error_code open(const client_config& config);
 
-    // Stops: drops every connection and empties the lock table. Pending acquire, release
-    // and readiness handlers complete (posted) with std::errc::operation_canceled. open()
-    // may be called again afterwards.
+    // Stops: empties the lock table and drops every connection, except what lets fair waiters
+    // leave their lines. Pending acquire, release and readiness handlers complete (posted)
+    // with std::errc::operation_canceled. Calls see not_open from then on, and open() may
+    // be called again at once.
+    // Fair waiters (a fair lock whose acquire runs): each is cancelled as release() would
+    // cancel it, and its fair release, which takes its token out of the line in Redis (and
+    // wakes the next waiter when the lock is free), is written at once on the instance
+    // connection when that is ready; the fair release script is loaded ahead of it. That
+    // connection then lingers in the background, apart from the client (no reconnect, its
+    // replies and its end reported to nobody), until every request on it is answered, or
+    // until one is overdue by command_timeout: close() itself returns at once, and the
+    // lingering connection is closed within command_timeout of it. A connection not ready
+    // (down, or still connecting) takes nothing: the waiter's entry stays in the line until
+    // it expires (lock_config::queue_entry_ttl_ms after its last attempt), as it did before.
+    // Plain locks are not released: keys of locks still held, or being acquired, stay until
+    // their TTL ends.
     void close();
 
     // Completes when enough instances are connected for a lock to be taken (all of one, or a
