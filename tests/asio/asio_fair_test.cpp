@@ -312,7 +312,8 @@ TEST_F(asio_fair, a_fair_lock_removed_and_replaced_by_another_name_in_its_releas
                 if (const std::error_code removed = swapper.remove_lock(current)) {
                     return void(first_error = removed);
                 }
-                const edgelock::lock_config next = fair_lock(name_of(round + 1));
+                const std::string next_name = name_of(round + 1);  // the config views it
+                const edgelock::lock_config next = fair_lock(next_name);
                 const std::error_code added = swapper.add_lock(next, waiting);
                 if (added) return void(first_error = added);
                 ++swapped;
