@@ -220,8 +220,8 @@ TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
 }
 
 // What asio_client.hpp says a fair lock costs: the first one of a client allocates the
-// subscriber's connection and the channel table (about 73 KiB plus about 220 bytes per lock
-// of locks_max: 87,208 bytes with 64 when measured), and nothing is
+// subscriber's connection and the channel table (about 73 KiB plus about 410 bytes per lock
+// of locks_max, two channels each: 100,520 bytes with 64 when measured), and nothing is
 // allocated for the next ones.
 TEST(asio_allocation, the_first_fair_lock_allocates_the_subscriber_and_the_next_ones_nothing) {
     redis_server server;
@@ -252,7 +252,7 @@ TEST(asio_allocation, the_first_fair_lock_allocates_the_subscriber_and_the_next_
     std::printf("[ measured ] the first fair lock (locks_max 64): %zu bytes in %zu allocations\n", first_bytes,
                 allocations.load());
     EXPECT_GT(first_bytes, 64u * 1024) << "the subscriber's read buffer holds a whole reply";
-    EXPECT_LE(first_bytes, 75u * 1024 + 64u * 230);
+    EXPECT_LE(first_bytes, 75u * 1024 + 64u * 420);
 
     allocations = 0;
     counting = true;

@@ -45,7 +45,8 @@ struct buffer_sink {
 // The table, a ready subscriber link, and what Redis would have subscribed.
 class harness {
 public:
-    harness() {
+    explicit harness(std::size_t locks = locks_max)
+        : storage_(2 * locks + session::handshake_steps_max) {
         EXPECT_EQ(session::parse_server_url("redis://127.0.0.1:6379", server_).code, edgelock::errc::ok);
         session::link_setup setup;
         setup.kind = session::connection_kind::subscriber;
@@ -53,9 +54,10 @@ public:
         setup.in_flight_storage = storage_.data();
         setup.in_flight_capacity = storage_.size();
         EXPECT_EQ(link_.setup(setup), edgelock::errc::ok);
-        channels_.set_up(locks_max);
+        channels_.set_up(locks);
         connect();
     }
+    fair_channels& table() noexcept { return channels_; }
 
     void attach(std::uint32_t lock, const std::string& name) {
         if (lock_name_.count(lock) != 0) return;
@@ -83,6 +85,7 @@ public:
         parse_commands(std::string(sink.bytes.data(), sink.size));
         for (std::size_t n = 0; n < answers && !unanswered_.empty(); ++n) answer_one();
     }
+    std::size_t unanswered() const noexcept { return unanswered_.size(); }
     void settle() {
         for (int n = 0; n < 64 && (channels_.has_work() || !unanswered_.empty()); ++n) exchange(locks_max);
         RC_ASSERT(!channels_.has_work());
@@ -173,7 +176,7 @@ private:
     }
 
     session::server_address server_;
-    std::array<session::in_flight, locks_max + session::handshake_steps_max> storage_{};
+    std::vector<session::in_flight> storage_;  // a command per channel: two channels per lock
     session::server_link link_;
     fair_channels channels_;
     std::int64_t now_ = 0;
@@ -225,6 +228,43 @@ TEST(asio_fair_channels, the_subscriber_message_kinds_reach_the_right_channel) {
     channels.detach(2);
     EXPECT_EQ(channels.channels(), 0u) << "nothing was subscribed: the channels go at once";
     EXPECT_FALSE(channels.has_work());
+}
+
+// A channel whose last lock left stays until Redis confirms its UNSUBSCRIBE, while the
+// lock's slot in the client's table is free at once: a lock of another name added meanwhile
+// must still find a channel (the client's add_lock() did abort here). Only channels leaving
+// beyond one per lock make a new name wait for a free one, and it gets it once one leaves.
+TEST(asio_fair_channels, a_channel_still_leaving_leaves_room_for_a_new_name) {
+    harness h(1);
+    fair_channels& table = h.table();
+    ASSERT_TRUE(table.attach(0, "a"));
+    table.set_wants(0, true);
+    h.exchange(1);
+    ASSERT_EQ(table.state(table.find("{a}:queue")), fair_channels::subscription::on);
+    table.set_wants(0, false);
+    table.detach(0);
+    h.exchange(0);
+    ASSERT_EQ(table.state(table.find("{a}:queue")), fair_channels::subscription::unsubscribing);
+
+    ASSERT_TRUE(table.attach(0, "b")) << "the table's one lock gets a channel for its new name";
+    EXPECT_EQ(table.channels(), 2u);
+    table.set_wants(0, true);
+    h.exchange(0);
+    EXPECT_EQ(table.state(table.find("{b}:queue")), fair_channels::subscription::subscribing);
+    table.set_wants(0, false);
+    table.detach(0);
+    EXPECT_EQ(h.unanswered(), 2u) << "both channels leave, their commands unanswered";
+
+    EXPECT_FALSE(table.attach(0, "c")) << "a second channel leaving for the one lock: no room";
+    EXPECT_FALSE(table.attached(0));
+    h.exchange(1);  // the UNSUBSCRIBE of {a}:queue confirmed: its channel goes
+    EXPECT_EQ(table.find("{a}:queue"), fair_channels::none);
+    ASSERT_TRUE(table.attach(0, "c"));
+    table.set_wants(0, true);
+    for (int n = 0; n < 8 && (table.has_work() || h.unanswered() > 0); ++n) h.exchange(1);
+    EXPECT_EQ(table.find("{b}:queue"), fair_channels::none) << "subscribed, then dropped: gone";
+    EXPECT_EQ(table.state(table.find("{c}:queue")), fair_channels::subscription::on);
+    EXPECT_EQ(table.channels(), 1u);
 }
 
 }  // namespace

@@ -284,4 +284,87 @@ TEST_F(asio_fair, the_subscriber_connects_only_once_a_fair_lock_waits) {
     EXPECT_FALSE(release(first, next).ec);
 }
 
+// locks_max 1: a fair lock waits (its channel subscribed), is woken, acquires, releases, and
+// its release handler swaps it for a lock of the next name. The removed lock's channel may
+// still wait for its UNSUBSCRIBE's confirmation while the lock's slot is free again: the
+// new name must find a channel all the same (this did abort the process within a few dozen
+// rounds), and every round's waiter is served.
+TEST_F(asio_fair, a_fair_lock_removed_and_replaced_by_another_name_in_its_release_handler) {
+    client swapper(io);
+    auto config = config_for({server.url()});
+    config.locks_max = 1;
+    ASSERT_FALSE(swapper.open(config));
+    ASSERT_FALSE(wait_ready(swapper).ec);
+    constexpr int rounds = 200;
+    const auto name_of = [](int round) { return "fair:swap:" + std::to_string(round); };
+    lock_handle waiting = add(swapper, name_of(0));
+    int swapped = 0;
+    std::error_code first_error;
+    for (int round = 0; round < rounds && !first_error; ++round) {
+        const std::string name = name_of(round);
+        const lock_handle holder = add(first, name);
+        ASSERT_FALSE(acquire(first, holder, 0ms).ec) << "round " << round;
+        const lock_handle current = waiting;
+        swapper.async_acquire(current, 30s, [&, current, round](std::error_code ec, std::int64_t) {
+            if (ec) return void(first_error = ec);
+            swapper.async_release(current, [&, current, round](std::error_code released) {
+                if (released) return void(first_error = released);
+                if (const std::error_code removed = swapper.remove_lock(current)) {
+                    return void(first_error = removed);
+                }
+                const std::string next_name = name_of(round + 1);  // the config views it
+                const edgelock::lock_config next = fair_lock(next_name);
+                const std::error_code added = swapper.add_lock(next, waiting);
+                if (added) return void(first_error = added);
+                ++swapped;
+            });
+        });
+        ASSERT_TRUE(until_queued(name, 1)) << "round " << round << ": the waiter joins the line";
+        ASSERT_TRUE(until_subscribed(name, 1)) << "round " << round << ": its channel subscribed";
+        EXPECT_FALSE(release(first, holder).ec) << "round " << round;
+        const bool swapped_or_failed =
+            run_until(io, [&] { return swapped == round + 1 || first_error; }, 10s);
+        ASSERT_TRUE(swapped_or_failed) << "round " << round;
+        ASSERT_FALSE(first.remove_lock(holder));
+    }
+    EXPECT_FALSE(first_error) << first_error.message();
+    EXPECT_EQ(swapped, rounds);
+}
+
+// A waiter in line whose client is closed leaves the line then: the waiter behind it gets
+// the lock at the holder's release, within a wait far shorter than the closed waiter's entry
+// would have held the line (its queue_entry_ttl_ms). close() still completes the closed
+// waiter's acquire with operation_canceled.
+TEST_F(asio_fair, a_waiter_whose_client_is_closed_leaves_the_line) {
+    const std::string name = "fair:closed";
+    constexpr std::int64_t entry_ttl_ms = 20'000;
+    constexpr auto wait_behind = 5s;
+    static_assert(std::chrono::milliseconds(wait_behind).count() < entry_ttl_ms);
+    client third(io);
+    ASSERT_FALSE(third.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(third).ec);
+    const lock_handle holder = add(first, name);
+    edgelock::lock_config long_entry = fair_lock(name);
+    long_entry.queue_entry_ttl_ms = entry_ttl_ms;
+    lock_handle closed_waiter;
+    ASSERT_FALSE(second.add_lock(long_entry, closed_waiter));
+    const lock_handle behind = add(third, name, 1000);
+    ASSERT_FALSE(acquire(first, holder, 0ms).ec);
+
+    const waiter closed = start_waiting(second, closed_waiter, 30s);
+    ASSERT_TRUE(until_queued(name, 1));
+    const waiter next = start_waiting(third, behind, wait_behind);
+    ASSERT_TRUE(until_queued(name, 2));
+    second.close();
+    ASSERT_TRUE(run_until(io, [&] { return closed.result->done; }, 2s));
+    EXPECT_EQ(closed.result->ec, std::errc::operation_canceled) << closed.result->ec.message();
+
+    EXPECT_FALSE(release(first, holder).ec);
+    ASSERT_TRUE(run_until(io, [&] { return next.result->done; }, 10s));
+    EXPECT_FALSE(next.result->ec) << "the closed waiter's entry held the line: "
+                                  << next.result->ec.message();
+    EXPECT_EQ(queued(name), 0) << "nobody left in line";
+    EXPECT_FALSE(release(third, behind).ec);
+}
+
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include "client_impl.hpp"
 #include "handler_memory.hpp"
+#include "edgelock/resp_writer.hpp"
+#include "edgelock/scripts.hpp"
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/entropy.hpp"
 
@@ -101,7 +103,10 @@ void client_impl::build_sockets() {
 
 client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
 
-client_impl::~client_impl() { close(false); }
+client_impl::~client_impl() {
+    close(false, false);
+    for (auto& c : leaving_sockets_) c->stop();
+}
 
 // Everything open() refuses, before anything is changed.
 std::error_code check_config(const client_config& config) {
@@ -171,11 +176,19 @@ std::error_code client_impl::open(const client_config& config) {
     return {};
 }
 
-void client_impl::close(bool call_handlers) {
+void client_impl::close(bool call_handlers, bool leave_lines_first) {
     if (!open_) return;
+    const std::uint8_t lingering = leave_lines_first ? leave_lines() : 0;
     open_ = false;
     ++open_epoch_;
-    for (auto& c : sockets_) c->stop();
+    for (std::size_t i = 0; i < sockets_.size(); ++i) {
+        if (i < instance_count_ && ((lingering >> i) & 1u) != 0) {
+            sockets_[i]->linger();
+            if (!sockets_[i]->stopped()) leaving_sockets_.push_back(std::move(sockets_[i]));
+        } else {
+            sockets_[i]->stop();
+        }
+    }
     lock_timer_epoch_ = next_epoch();
     lock_timer_.cancel();
     lock_timer_ms_ = no_deadline_ms;
@@ -193,7 +206,9 @@ void client_impl::close(bool call_handlers) {
     if (call_handlers) post_completion(std::move(ready_handler_), aborted);
     ready_handler_.reset();
     // A handler of this client may be running below us: keep its storage until it returns.
-    for (auto& c : sockets_) retired_sockets_.push_back(std::move(c));
+    for (auto& c : sockets_) {
+        if (c) retired_sockets_.push_back(std::move(c));
+    }
     sockets_.clear();
     subscriber_index_ = no_socket;
     if (channels_.ready()) channels_.clear();
@@ -206,11 +221,75 @@ void client_impl::close(bool call_handlers) {
     }
 }
 
+// A fair waiter (a fair lock whose acquire runs) is cancelled as release() would cancel it,
+// which queues the fair release that takes its token out of the line, and that is written
+// now. Returns the instances it was written to: their connections linger until answered.
+std::uint8_t client_impl::leave_lines() noexcept {
+    const auto fair_waiter = [](const lock_entry& e) {
+        return e.in_use && e.fair && attempt_running(e.core.state());
+    };
+    bool any_waiter = false;
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        any_waiter = any_waiter || fair_waiter(locks_[index]);
+    }
+    if (!any_waiter) return 0;
+    std::array<std::size_t, instances_max> in_flight_before{};
+    const std::int64_t now = now_ms();
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        in_flight_before[i] = sockets_[i]->link().requests_in_flight();
+        load_fair_release(*sockets_[i], now);
+    }
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        lock_entry& e = locks_[index];
+        if (!fair_waiter(e)) continue;
+        // Its events are nobody's now (close() completes its handler), and room for the
+        // cancellation's event lets the core accept it.
+        event ignored;
+        while (e.core.poll_event(ignored)) {}
+        if (e.core.release(now) == errc::ok) write_requests(index);
+    }
+    std::uint8_t written = 0;
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        if (sockets_[i]->link().requests_in_flight() > in_flight_before[i]) written |= 1u << i;
+    }
+    return written;
+}
+
+// The core sends the fair release as EVALSHA and, on NOSCRIPT (a server that never ran it;
+// the handshake loads only the plain scripts), again as EVAL. A lingering connection hands
+// no reply back to the core, so the script is loaded ahead of the releases instead. Its
+// reply goes to no lock: the owner is beyond every slot.
+void client_impl::load_fair_release(link_socket& c, std::int64_t now) noexcept {
+    if (!c.link().accepts_requests()) return;
+    resp_writer writer(c.cursor(), c.room());
+    writer.array(3);
+    writer.bulk("SCRIPT");
+    writer.bulk("LOAD");
+    writer.bulk(fair_release_script.text);
+    if (writer.status() != errc::ok || !c.link().track(script_load_owner, 0, now)) return;
+    (void)c.commit(writer.size());  // always true: the write happens at flush()
+}
+
+link_socket* client_impl::socket_at(std::size_t i, std::uint32_t epoch) noexcept {
+    if (i < sockets_.size() && sockets_[i]->owns(epoch)) return sockets_[i].get();
+    for (auto& c : leaving_sockets_) {
+        if (c->owns(epoch)) return c.get();
+    }
+    return nullptr;
+}
+
+void client_impl::drop_finished_leaving() noexcept {
+    const auto finished = [](const std::unique_ptr<link_socket>& c) { return c->stopped(); };
+    const auto end = std::remove_if(leaving_sockets_.begin(), leaving_sockets_.end(), finished);
+    leaving_sockets_.erase(end, leaving_sockets_.end());
+}
+
 client_impl::dispatch_scope::~dispatch_scope() {
     if (owner_.depth_ == 1) owner_.finish_dispatch();
     if (--owner_.depth_ == 0) {
         owner_.retired_sockets_.clear();
         owner_.locks_.drop_retired();
+        owner_.drop_finished_leaving();
     }
 }
 
@@ -287,10 +366,10 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.lost_handler.reset();
     if (config.fair) build_subscriber();
     out = locks_.take();
-    if (config.fair) {
-        const bool attached = channels_.attach(out.index, e.core.name());
-        EDGELOCK_ASSERT(attached);  // the core accepted the name, so its queue key fits
-    }
+    e.fair = config.fair;
+    // The core accepted the name, so its queue key fits: a refusal means every channel is
+    // taken, and note_wake_interest() attaches the lock once one is free.
+    if (config.fair) (void)channels_.attach(out.index, e.core.name());
     e.renewals = 0;
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
@@ -342,6 +421,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     ++e.generation;
     e.deadline_ms = no_deadline_ms;
     e.in_use = false;
+    e.fair = false;
     e.dirty = false;
     e.hold_reported = false;
     e.lost_unreported = false;

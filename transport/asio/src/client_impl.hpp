@@ -37,7 +37,8 @@ using session::server_address;
 
 class client_impl;
 
-enum class link_role : std::uint8_t { instance, watcher, subscriber };
+// leaving: an instance socket that close() left to finish its requests (link_socket::linger).
+enum class link_role : std::uint8_t { instance, watcher, subscriber, leaving };
 
 // One socket carrying one session::server_link: resolving, connecting, the bytes in and out,
 // and the timer the link asks for. Where to connect, what to say first, what each reply
@@ -60,6 +61,14 @@ public:
               std::size_t waiters_max);
     void start();  // connects when the link allows (now, or when its reconnect delay ends)
     void stop();   // drops everything, no reconnect, no notifications
+    // close(): stays until its requests are answered or time out, then closes (no reconnect,
+    // no notifications); stopped() then.
+    void linger();
+    bool stopped() const noexcept { return stopped_; }
+    // A handler started with `epoch` (a socket or a timer epoch) is this socket's current one.
+    bool owns(std::uint32_t epoch) const noexcept {
+        return epoch == epoch_ || epoch == timer_epoch_;
+    }
 
     bool ready() const noexcept { return link_.ready(); }
     session::server_link& link() noexcept { return link_; }
@@ -102,6 +111,7 @@ private:
     // After every input to the link: close what it closed, report what changed, connect
     // again when it may, and re-arm the timer.
     void settle();
+    void settle_leaving();
     void close_socket() noexcept;
 
     client_impl& owner_;
@@ -141,7 +151,10 @@ public:
     ~client_impl();
 
     std::error_code open(const client_config& config);
-    void close(bool call_handlers);
+    // call_handlers: close() (handlers complete with operation_canceled), else the
+    // destructor's. leave_lines: fair waiters leave their lines on connections that linger
+    // (not from ~client_impl, whose handlers can no longer hold it).
+    void close(bool call_handlers, bool leave_lines = true);
 
     void wait_ready(handler_slot handler);
     std::error_code add_lock(const lock_config& config, lock_handle& out);
@@ -166,6 +179,9 @@ public:
     link_socket* socket_at(std::size_t i) noexcept {
         return i < sockets_.size() ? sockets_[i].get() : nullptr;
     }
+    // The socket a read, write or timer handler started with `epoch` belongs to: the one at
+    // `i`, or one close() left lingering; null when neither owns it any more.
+    link_socket* socket_at(std::size_t i, std::uint32_t epoch) noexcept;
     // Epochs are unique over the client's life, so a handler of a dropped socket or of a
     // replaced one can never pass for a current one.
     std::uint32_t next_epoch() noexcept { return ++epoch_counter_; }
@@ -222,6 +238,12 @@ private:
     void post_flush();
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
+    std::uint8_t leave_lines() noexcept;
+    void load_fair_release(link_socket& c, std::int64_t now) noexcept;
+    // The in-flight owner of close()'s SCRIPT LOAD: above every lock slot (locks_max_limit),
+    // so no reply or dropped request of it reaches a lock.
+    static constexpr std::uint32_t script_load_owner = session::in_flight::internal - 1;
+    void drop_finished_leaving() noexcept;
     void build_subscriber();
     link_socket* subscriber() noexcept { return socket_at(subscriber_index_); }
     void note_wake_interest(std::uint32_t index) noexcept;
@@ -272,6 +294,9 @@ private:
     // Storage released by close() while a handler may still be using it; freed when the
     // outermost dispatch ends (or with the client).
     std::vector<std::unique_ptr<link_socket>> retired_sockets_;
+    // Instance sockets close() left to finish a fair waiter's leaving release: each stops
+    // within the command timeout, and is freed once stopped and outside its own handlers.
+    std::vector<std::unique_ptr<link_socket>> leaving_sockets_;
 };
 
 }  // namespace edgelock::async::detail

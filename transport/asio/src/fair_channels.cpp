@@ -18,7 +18,7 @@ std::uint64_t fnv1a(std::string_view bytes) noexcept {
 }  // namespace
 
 void fair_channels::set_up(std::size_t locks_max) {
-    capacity_ = locks_max;
+    capacity_ = channels_per_lock * locks_max;
     locks_max_ = locks_max;
     slots_.reset(new slot[capacity_]);
     free_.reset(new std::uint32_t[capacity_]);
@@ -65,7 +65,7 @@ std::uint32_t fair_channels::find(std::string_view name) const noexcept {
 }
 
 std::uint32_t fair_channels::make(std::string_view name) noexcept {
-    EDGELOCK_ASSERT(free_count_ > 0);  // a channel per lock at most
+    if (free_count_ == 0) return none;  // more channels leaving than locks: attach() says so
     const std::uint32_t channel = free_[--free_count_];
     slot& s = slots_[channel];
     const std::uint32_t generation = s.generation + 1;
@@ -90,6 +90,7 @@ bool fair_channels::attach(std::uint32_t lock, std::string_view lock_name) noexc
     const std::string_view name(key, size);
     std::uint32_t channel = find(name);
     if (channel == none) channel = make(name);
+    if (channel == none) return false;
     slot& s = slots_[channel];
     channel_of_[lock] = channel;
     next_lock_[lock] = s.first_lock;
@@ -197,8 +198,10 @@ fair_channels::answer fair_channels::on_answer(const session::in_flight& entry, 
         result.subscribed = frame.kind == session::pubsub_kind::subscribe;
         s.state = result.subscribed ? subscription::on : subscription::off;
     }
-    // Decide again: what is wanted may have changed while the command was out.
-    queue(entry.owner);
+    // Decide again: what is wanted may have changed while the command was out. A channel
+    // its locks have left goes at once, making room for another name.
+    free_if_unused(entry.owner);
+    if (s.in_use) queue(entry.owner);
     return result;
 }
 

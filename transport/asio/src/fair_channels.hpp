@@ -13,6 +13,13 @@
 // channel is in flight: the next is decided when its confirmation comes, from what is
 // wanted then. A lost connection forgets every subscription (Redis does too); the wanted ones
 // are subscribed again on the next connection, whose confirmations wake their locks.
+//
+// A channel whose last lock left stays until its UNSUBSCRIBE is confirmed (or the connection
+// drops), while the lock's slot in the client's table is free again at once: a lock of
+// another name may be added before that. So the table has two channels per lock: every lock's
+// own, and one more leaving per lock. A name that finds no free channel even so (more channels
+// leaving than locks: names swapped faster than the subscriber's round trip) is not attached:
+// attach() says so, the lock waits with its re-checks alone, and its caller tries again later.
 #pragma once
 
 #include <cstddef>
@@ -47,14 +54,22 @@ public:
         bool violation = false;   // not the confirmation expected: drop the connection
     };
 
+    // Channels per lock of the table: its own, and one still leaving (see above).
+    static constexpr std::size_t channels_per_lock = 2;
+
     bool ready() const noexcept { return capacity_ > 0; }
-    // Room for `locks_max` locks (lock indices below it) and as many channels; allocates.
+    // Room for `locks_max` locks (lock indices below it) and channels_per_lock channels for
+    // each; allocates.
     void set_up(std::size_t locks_max);
+    // How many channels: the most commands that can be in flight on the subscriber.
+    std::size_t capacity() const noexcept { return capacity_; }
     // Forgets everything (the client closed); keeps the storage.
     void clear() noexcept;
 
-    // A fair lock `lock` named `lock_name` joins its name's channel (made when new). False
-    // when the name's queue key cannot be formed (a name the core would refuse).
+    // A fair lock `lock` named `lock_name` joins its name's channel (made when new). False,
+    // leaving it unattached, when the name's queue key cannot be formed (a name the core
+    // would refuse) or when the channel is new and every channel is taken (by locks and
+    // channels still leaving): a call once a channel has left succeeds.
     bool attach(std::uint32_t lock, std::string_view lock_name) noexcept;
     // The lock leaves its channel (no-op for a lock never attached); the channel goes when
     // its last lock left and no command of it is in flight.

@@ -56,6 +56,17 @@ void link_socket::stop() {
     ready_reported_ = false;
 }
 
+// close(): the requests written on this connection (a fair waiter's leaving release among
+// them) are answered, or the command timeout drops it, before it closes. Nothing of it reaches
+// the client any more: not its replies, its end, nor a reconnect. A connection not ready
+// takes nothing: it closes at once.
+void link_socket::linger() {
+    role_ = link_role::leaving;
+    waiters_.clear();
+    flush();
+    settle();
+}
+
 void link_socket::follow_new_master() {
     link_.close(failure::of(transport_errc::master_changed), now_ms(), true);
     link_.retry_now();
@@ -80,6 +91,7 @@ void link_socket::close_socket() noexcept {
 
 void link_socket::settle() {
     if (stopped_) return;
+    if (role_ == link_role::leaving) return settle_leaving();
     const std::int64_t now = now_ms();
     if (link_.state() == session::link_state::closing) {
         close_socket();
@@ -108,6 +120,14 @@ void link_socket::settle() {
         if (const server_address* target = link_.start(now)) connect_to(*target);
     }
     arm_timer(session::wake_ms(link_, wants_connection, now));
+}
+
+// A lingering connection ends once nothing is in flight, or when the link gave up on it (a
+// reply overdue by the command timeout, an error): the bound is the last request's timeout.
+void link_socket::settle_leaving() {
+    const bool answered = link_.ready() && link_.requests_in_flight() == 0;
+    if (!link_.ready() || answered) return stop();
+    arm_timer(link_.next_deadline_ms());
 }
 
 void link_socket::connect_to(const server_address& target) {
@@ -243,7 +263,7 @@ void link_socket::flush() noexcept {
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     auto on_written = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
-        if (link_socket* s = self->socket_at(i)) s->on_write(epoch, result);
+        if (link_socket* s = self->socket_at(i, epoch)) s->on_write(epoch, result);
     });
     const asio::const_buffer rest(data + written, remaining);
     if (tls_) {
@@ -266,6 +286,8 @@ void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
         tls_->next_layer().shutdown(asio::socket_base::shutdown_send, ignored);
     } else if (ec) {
         fail(ec);
+    } else if (role_ == link_role::leaving) {
+        flush();  // the client's dispatch only flushes its current sockets
     }
     // Otherwise the scope's end sends what accumulated meanwhile and wakes waiting locks.
 }
@@ -276,7 +298,7 @@ void link_socket::start_read() {
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     auto on_read = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
-        if (link_socket* s = self->socket_at(i)) s->on_read(epoch, result, size);
+        if (link_socket* s = self->socket_at(i, epoch)) s->on_read(epoch, result, size);
     });
     const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
@@ -319,6 +341,7 @@ bool link_socket::route_replies(std::uint32_t epoch) {
         }
         offset += parsed.consumed;
         const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now);
+        if (role_ == link_role::leaving) continue;  // the client has moved on: nobody to tell
         if (routed.what == session::link_reply::kind::answer && role_ == link_role::subscriber) {
             owner_.on_subscription_answer(routed.entry, nodes, parsed.nodes);
         } else if (routed.what == session::link_reply::kind::answer) {
@@ -350,7 +373,7 @@ void link_socket::arm_timer(std::int64_t deadline_ms) {
     const std::uint8_t i = index_;
     const std::uint32_t timer_epoch = timer_epoch_;
     timer_.async_wait(with_handler_memory([self, i, timer_epoch](std::error_code result) {
-        if (link_socket* s = self->socket_at(i)) s->on_timer(timer_epoch, result);
+        if (link_socket* s = self->socket_at(i, timer_epoch)) s->on_timer(timer_epoch, result);
     }));
 }
 

@@ -42,6 +42,7 @@ struct lock_entry {
     // lock; a removed lock's requests keep their share until answered or dropped.
     std::uint16_t requests_in_flight = 0;
     bool draining = false;  // removed, the slot freed once requests_in_flight is 0
+    bool fair = false;      // lock_config::fair: has (or waits for) a wake-up channel
     bool in_use = false;
     bool dirty = false;             // has deferred events to deliver
     bool hold_reported = false;     // the running hold's acquire completed with success

@@ -18,8 +18,8 @@ constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_reques
 }  // namespace
 
 // The first fair lock of this open(): the channel table and the subscriber socket, sized for
-// one channel per lock (a command of each in flight at most) and small write buffers. It
-// connects while a channel wants it.
+// every channel of the table (a command of each in flight at most) and small write buffers.
+// It connects while a channel wants it.
 void client_impl::build_subscriber() {
     if (subscriber_index_ != no_socket) return;
     channels_.set_up(config_.locks_max);
@@ -29,16 +29,21 @@ void client_impl::build_subscriber() {
     subscriber_index_ = sockets_.size();
     sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
                                                      link_role::subscriber));
-    const errc built = sockets_.back()->init(setup, config_.locks_max, subscriber_buffer_bytes, 1);
+    const errc built =
+        sockets_.back()->init(setup, channels_.capacity(), subscriber_buffer_bytes, 1);
     EDGELOCK_ASSERT(built == errc::ok);
     sockets_.back()->start();
 }
 
 // After every call into a fair lock: whether it wants wake-ups decides its channel's
-// subscription (written at the end of the dispatch, drive_subscriber).
+// subscription (written at the end of the dispatch, drive_subscriber). A lock that found no
+// free channel when added (fair_channels.hpp) joins one here once one is free; until then
+// its re-checks alone find the lock freed.
 void client_impl::note_wake_interest(std::uint32_t index) noexcept {
-    if (!channels_.ready() || !channels_.attached(index)) return;
-    channels_.set_wants(index, locks_[index].core.wants_wake_ups());
+    lock_entry& e = locks_[index];
+    if (!e.fair || !channels_.ready()) return;
+    if (!channels_.attached(index) && !channels_.attach(index, e.core.name())) return;
+    channels_.set_wants(index, e.core.wants_wake_ups());
 }
 
 void client_impl::drive_subscriber() {

@@ -97,8 +97,14 @@
 // the subscription (an ACL without the channel), waiters find a freed lock at their next
 // re-check, recheck_ms at the latest. Memory: the first add_lock() with fair = true allocates
 // the subscriber connection (about 73 KiB, mostly one reply's worth of read buffer) and a
-// channel table of about 220 bytes per lock of locks_max (87,208 bytes in all with 64);
-// waiting, waking and handing over allocate nothing. Plain and fair locks of one name
+// channel table of about 410 bytes per lock of locks_max (100,520 bytes in all with 64);
+// waiting, waking and handing over allocate nothing. The table has two channels per lock: a
+// removed lock's channel stays until Redis confirms its UNSUBSCRIBE, while the lock's slot is
+// free at once, so a fair lock of a new name added meanwhile (remove_lock() then add_lock(),
+// e.g. in a release handler) still gets its channel. Only when more channels are leaving than
+// the table has locks (names swapped faster than a round trip) does a new lock find none:
+// add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
+// free, then takes it at its next attempt. Plain and fair locks of one name
 // exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
@@ -247,8 +253,10 @@ class client_impl;
 class client {
 public:
     explicit client(asio::io_context& io);
-    // Closes the connections. Handlers still pending are destroyed without being called.
-    // Keys of locks still held stay in Redis until their TTL ends.
+    // Closes as close() does, but handlers still pending are destroyed without being called.
+    // Keys of locks still held stay in Redis until their TTL ends. Fair waiters leave their
+    // lines as with close(): the connection carrying that lingers after the client is gone,
+    // as long as the io_context runs, command_timeout at most.
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;
@@ -268,9 +276,22 @@ public:
     //                           does not match its certificate)
     std::error_code open(const client_config& config);
 
-    // Stops: drops every connection and empties the lock table. Pending acquire, release
-    // and readiness handlers complete (posted) with std::errc::operation_canceled. open()
-    // may be called again afterwards.
+    // Stops: empties the lock table and drops every connection, except what lets fair waiters
+    // leave their lines. Pending acquire, release and readiness handlers complete (posted)
+    // with std::errc::operation_canceled. Calls see not_open from then on, and open() may
+    // be called again at once.
+    // Fair waiters (a fair lock whose acquire runs): each is cancelled as release() would
+    // cancel it, and its fair release, which takes its token out of the line in Redis (and
+    // wakes the next waiter when the lock is free), is written at once on the instance
+    // connection when that is ready; the fair release script is loaded ahead of it. That
+    // connection then lingers in the background, apart from the client (no reconnect, its
+    // replies and its end reported to nobody), until every request on it is answered, or
+    // until one is overdue by command_timeout: close() itself returns at once, and the
+    // lingering connection is closed within command_timeout of it. A connection not ready
+    // (down, or still connecting) takes nothing: the waiter's entry stays in the line until
+    // it expires (lock_config::queue_entry_ttl_ms after its last attempt), as it did before.
+    // Plain locks are not released: keys of locks still held, or being acquired, stay until
+    // their TTL ends.
     void close();
 
     // Completes when enough instances are connected for a lock to be taken (all of one, or a
