@@ -72,7 +72,16 @@ protected:
         return w;
     }
 
-    long long queued(const std::string& name) { return admin.command({"ZCARD", queue_key(name)}).integer; }
+    // The waiters in line: the queue's tokens but the holder's (it stands at the head until
+    // its release).
+    long long queued(const std::string& name) {
+        const std::string holder = admin.exists(name) ? admin.get(name) : std::string();
+        long long waiters = 0;
+        for (const auto& member : admin.command({"ZRANGE", queue_key(name), "0", "-1"}).elements) {
+            if (member.text != holder) ++waiters;
+        }
+        return waiters;
+    }
     long long subscribers(const std::string& name) {
         const auto reply = admin.command({"PUBSUB", "NUMSUB", queue_key(name)});
         return reply.elements.size() == 2 ? reply.elements[1].integer : -1;

@@ -185,7 +185,8 @@ std::vector<std::string> waiter_order(CliRun& t, redis_server& server, redis_cli
             args.push_back(word);
         }
         waiters.push_back(std::make_unique<program>(t.edgelock("run", args), CliRun::env()));
-        eventually([&] { return !unfair && admin.command({"ZCARD", "{line}:queue"}).integer == i; }, 150ms);
+        // In line: the holder (at the head until its release) and i waiters.
+        eventually([&] { return !unfair && admin.command({"ZCARD", "{line}:queue"}).integer == i + 1; }, 150ms);
     }
     EXPECT_EQ(holder.wait().exit_code, 0);
     for (auto& w : waiters) EXPECT_EQ(w->wait().exit_code, 0);
