@@ -588,8 +588,11 @@ void lock::decide() noexcept {
 
 void lock::decide_attempt() noexcept {
     if (joining_) {
-        // Joined (or not): the lock may not be taken before the guard ends either way.
-        if (tally_.pending == 0) fail_attempt(errc::restart_guard);
+        // Joined (or not): the lock may not be taken before the guard ends either way. An
+        // exhausted fence counter refuses before the script joins, and waiting cannot help.
+        if (tally_.pending > 0) return;
+        const bool exhausted = tally_.exhausted > instances_ - quorum();
+        fail_attempt(exhausted ? errc::fence_exhausted : errc::restart_guard);
         return;
     }
     const std::uint8_t needed = quorum();
@@ -716,10 +719,11 @@ std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
     std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
     if (fair_) delay = wake_pending_ ? 0 : cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
     const bool guarded = cause == errc::restart_guard;
-    // A fair waiter in line under the guard renews its entry every recheck_ms until it ends.
-    if (guarded && joining_) return std::min(guard_until, now_ms_ + recheck_ms_);
-    const std::int64_t resume = now_ms_ + delay;
-    return guarded ? std::max(resume, guard_until) : resume;
+    if (!guarded) return now_ms_ + delay;
+    // A fair waiter stands in line under the guard: its next attempt joins (or, once in line,
+    // renews its entry) within recheck_ms, until the guard ends. Others wait the guard out.
+    if (fair_) return std::min(guard_until, now_ms_ + (joining_ ? recheck_ms_ : delay));
+    return std::max(now_ms_ + delay, guard_until);
 }
 
 // Ends the running acquire() for good (cancelled, or the clock stepped back). An attempt in
@@ -782,13 +786,14 @@ void lock::finish_release() noexcept {
 // cleanup deletes only the lock key.
 void lock::clean_up_everywhere(line place) noexcept {
     const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
-    const bool refusal_leaves_us_queued = fair_ && place == line::leave && round_kind_ == request_kind::acquire;
+    // Our token may stand in the line wherever a fair acquire of this acquire() went: as a
+    // waiter, or as the taker until it leaves (also after a hold lost with token_gone).
+    const bool leave_line = fair_ && place == line::leave && may_be_in_line_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        const bool refused = queues_[i].result == outcome::refused;
-        if (refused && refusal_means_other_token && !refusal_leaves_us_queued) continue;
-        // Not asked this time, an earlier attempt of this acquire() may still have queued us.
-        const bool not_asked = round_kind_ == request_kind::acquire && queues_[i].result == outcome::none;
-        if (not_asked && !(refusal_leaves_us_queued && may_be_in_line_)) continue;
+        const outcome result = queues_[i].result;
+        const bool other_token = result == outcome::refused && refusal_means_other_token;
+        const bool not_asked = round_kind_ == request_kind::acquire && result == outcome::none;
+        if ((other_token || not_asked) && !leave_line) continue;
         enqueue(i, request_kind::release, false, false, 1, place == line::keep_place);
     }
 }
@@ -980,11 +985,14 @@ bool lock::resendable(std::uint8_t instance, const request& sent, bool token_rep
 // (and the drift allowance, for Redis's clock running slow).
 bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost,
                                           bool token_replaced) const noexcept {
+    if (!resendable(instance, lost, token_replaced)) return false;
+    // The previous acquire()'s release goes again only for a fair lock, as after NOSCRIPT:
+    // that token may still stand in the line (a waiter's leave, a holder's release). It goes
+    // until answered, or until a second acquire() reuses its slot (resendable()).
+    if (lost.token_slot != token_slot_) return fair_;
     // A fair lock's cleanup also takes our entry out of the line, which may outlive the key.
     const std::int64_t useful_ms = fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
-    // The window counts from the current token's claims: an older token's release is not sent again.
-    return lost.token_slot == token_slot_ && resendable(instance, lost, token_replaced) &&
-           now_ms_ < claims_settled_ms_ + useful_ms;
+    return now_ms_ < claims_settled_ms_ + useful_ms;
 }
 
 // ---- queues, tokens, encoding, events ---------------------------------------------------

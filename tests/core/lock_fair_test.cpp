@@ -431,6 +431,80 @@ TEST(lock_fair_guard, a_waiter_in_line_that_the_guard_outlasts_leaves_the_line) 
     EXPECT_EQ(take_request(m, 0), fair_release_request(token_a_hex)) << "its entry does not linger";
 }
 
+// A restart noticed while an attempt waits to be written fails that attempt with
+// restart_guard; the waiter still stands in line: its next attempt, within recheck_ms, joins.
+TEST(lock_fair_guard, a_restart_noticed_during_an_attempt_joins_the_line_within_a_recheck) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);  // guard: ttl + drift, 30302 ms
+    ASSERT_EQ(l.acquire(0, 100'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);  // in line
+    ASSERT_EQ(l.on_io_error(0, 100), errc::ok);    // Redis goes away
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);  // the re-check's attempt waits for a connection
+    ASSERT_TRUE(l.has_request(0));
+    // The new connection finds the node restarted without persistence at t=900.
+    ASSERT_EQ(l.on_node_started(0, edgelock::node_start{900, false, true}, 1000), errc::ok);
+    EXPECT_TRUE(take_events(l).empty()) << "still waiting: the guard ends within the wait";
+    EXPECT_LE(l.next_deadline_ms(), 1000 + recheck) << "not the guard's end, 31202";
+    ASSERT_EQ(take_request(l, 0), staying_cleanup_request(token_a_hex)) << "the failed attempt's";
+    ASSERT_EQ(l.on_reply(0, integer(0), 1001), errc::ok);
+    ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);
+    EXPECT_EQ(take_request(l, 0), joining_request(token_a_hex));
+}
+
+TEST(lock_fair_guard, an_exhausted_fence_counter_fails_a_join_at_once) {
+    lock l;
+    lock_config config = guarded_fair_config();
+    config.fencing = true;
+    ASSERT_EQ(l.configure(config), errc::ok);
+    ASSERT_EQ(l.on_node_started(0, edgelock::node_start{0, false, false}, 0), errc::ok);
+    ASSERT_EQ(l.acquire(0, 60'000, token_a), errc::ok);
+    const std::vector<std::string> join = take_request(l, 0);
+    ASSERT_EQ(join.back(), "join");
+    ASSERT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 2), errc::error_reply);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "waiting cannot help";
+    EXPECT_EQ(l.state(), lock_state::idle);
+}
+
+// The taker stands at the head of the line until its release: a hold lost because Redis no
+// longer has our key still takes our token out of the line.
+TEST(lock_fair_waiting, a_hold_lost_with_token_gone_leaves_the_line) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
+    take_events(l);
+    ASSERT_EQ(l.on_timer(10'000), errc::ok);
+    take_request(l, 0);                                     // the renewal
+    ASSERT_EQ(l.on_reply(0, integer(0), 10'002), errc::ok);  // the key is gone
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::token_gone);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+}
+
+// A waiter that gave up has its leave in flight when its next acquire() starts, and the
+// connection drops: the leave goes again (as after NOSCRIPT), or its entry would head the line
+// for up to queue_entry_ttl_ms.
+TEST(lock_fair_waiting, a_leave_lost_with_its_connection_after_the_next_acquire_goes_again) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config()), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 1), errc::ok);  // in line
+    ASSERT_EQ(l.release(5), errc::ok);             // cancelled: the leave is written
+    take_events(l);
+    ASSERT_EQ(take_request(l, 0), fair_release_request(token_a_hex));
+    ASSERT_EQ(l.acquire(6, 10'000, token_b), errc::ok);
+    ASSERT_EQ(l.on_io_error(0, 7), errc::ok);
+    ASSERT_EQ(take_request(l, 0), fair_acquire_request(token_b_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), 8), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex)) << "a's leave goes again";
+}
+
 TEST(lock_fair_waiting, wake_ups_mean_nothing_to_an_unfair_lock) {
     lock l;
     configure(l, 1);

@@ -151,7 +151,14 @@
 //   entry is gone altogether (deleted, evicted) is dropped by the next script. A waiter's
 //   leaving release that cannot be sent (its connection is gone for good, or its request
 //   queue is full of requests still in flight) leaves the entry to expire within
-//   queue_entry_ttl_ms of its last attempt, the bound of a waiter that died. Entries expire
+//   queue_entry_ttl_ms of its last attempt, the bound of a waiter that died. A waiter keeps
+//   its place while one of its scripts reaches Redis at least every queue_entry_ttl_ms: the
+//   minimum allowed covers one refused attempt after another (recheck_ms + 2 x the attempt
+//   timeout), not an attempt lost in between (with the defaults, 8 s against up to 2 x (1 s
+//   + 3 s) + 3 s); a waiter whose requests are lost that long rejoins at the tail. A head
+//   that joins under its restart guard keeps the free lock from the waiters behind it until
+//   its guard ends: clients of one name must share one guard (restart_guard_ms covering the
+//   longest TTL any of them uses), as the guard's own argument already needs. Entries expire
 //   on the Redis server's clock (TIME), like keys: a server clock that steps forward drops
 //   every waiter's entry at once (they rejoin in the order of their next re-checks), one
 //   that steps back keeps dead entries longer.
