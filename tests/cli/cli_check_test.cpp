@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "edgelock/testing/redis6_front.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "program_run.hpp"
 
@@ -84,6 +85,16 @@ TEST(CliCheck, SentinelWithoutWaitGetsTheSentinelRowAndAdviceToUseWait) {
     r = run_program(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:OS S2:S S4:OSH S7:OH S9:OSH");
+}
+
+// A Redis before 7.0 refuses INFO with several sections: check reads INFO whole.
+TEST(CliCheck, ARedis6NodeIsRead) {
+    redis_server server;
+    edgelock::testing::redis6_front front(server.port());
+    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", front.url()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(lines_starting(r.out, "persistence")[0], "persistence  AOF, appendfsync always");
+    EXPECT_EQ(lines_starting(r.out, "role ")[0], "role         master");
 }
 
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
