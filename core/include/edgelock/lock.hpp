@@ -91,6 +91,18 @@
 //   that would have kept it out at t0) takes the instance out of that attempt or hold: its
 //   OK no longer counts, and a hold left with fewer than a quorum of instances is lost with
 //   node_restarted.
+//   Why a node's first start is guarded too: nothing a client can read tells a first start
+//   from a restart that lost everything. Both begin with an empty data set and a new run_id;
+//   a marker key written into the node (which a restart without persistence would lose) is
+//   missing after both; and a marker proves only that this process did not restart since it
+//   was written, which its uptime already says. What the guard must cover is the leases of
+//   the process before, which only that process knew. Mixed TTLs make it worse, not better:
+//   a marker recording the guard some client already waited out (30 s for its 30 s leases)
+//   says nothing about a 1 h lease that a client of the same name held before the start. So
+//   the guard stays a TTL after every start of a node without durable data, and the ways out
+//   are the operator's: AOF with appendfsync always (durable: no guard), or a guard sized by
+//   hand (restart_guard_ms; 0 turns it off) by someone who knows which leases the node can
+//   have carried before it started.
 //
 // Fencing across restarts: a restart without durable data forgets the fence counter too, or
 // sets it back to an older snapshot, and an INCR from there would hand out tokens already
