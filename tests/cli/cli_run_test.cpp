@@ -495,4 +495,28 @@ TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     EXPECT_NE(status.out.find("fence    " + fence + "\n"), std::string::npos) << status.out;
 }
 
+// --sentinel takes a comma list as EDGELOCK_SENTINEL does, or the flag repeated: both reach
+// the master (a list was once taken as one unreachable address).
+TEST(CliSentinel, ACommaListOfSentinelsIsTheSameAsTheFlagRepeated) {
+    edgelock::testing::sentinel_topology topology;
+    std::string list;
+    std::vector<std::string> repeated;
+    for (const std::string& url : topology.sentinel_urls()) {
+        list += (list.empty() ? "" : ",") + url;
+        repeated.insert(repeated.end(), {"--sentinel", url});
+    }
+    for (std::vector<std::string> where :
+         {std::vector<std::string>{"--sentinel", list}, repeated}) {
+        SCOPED_TRACE(where.size());
+        std::vector<std::string> args = {
+            EDGELOCK_CLI, "run",      "--name",
+            "listed",     "--master", edgelock::testing::sentinel_topology::master_name};
+        args.insert(args.end(), where.begin(), where.end());
+        args.insert(args.end(), {"--", "echo", "ran"});
+        const program_result r = run_program(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, "ran\n");
+    }
+}
+
 }  // namespace
