@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "edgelock/assert.hpp"
 
 namespace edgelock::sim {
 
@@ -25,11 +26,49 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
     return all;
 }
 
+const std::array<configuration, one_off_configuration_count>& one_off_configurations() noexcept {
+    static const std::array<configuration, one_off_configuration_count> all = {{
+        {"redlock-3", topology::redlock, 3, 3, false, 0, false},
+        {"redlock-3+fencing", topology::redlock, 3, 3, true, 0, false},
+        {"redlock-3+guard", topology::redlock, 3, 3, false, 0, false, 0, true},
+        {"redlock-3+fencing+guard", topology::redlock, 3, 3, true, 0, false, 0, true},
+        {"redlock-7", topology::redlock, 7, 7, false, 0, false},
+        {"redlock-7+fencing", topology::redlock, 7, 7, true, 0, false},
+        {"redlock-7+guard", topology::redlock, 7, 7, false, 0, false, 0, true},
+        {"redlock-7+fencing+guard", topology::redlock, 7, 7, true, 0, false, 0, true},
+        {"sentinel+fencing", topology::sentinel, 1, 3, true, 0, false, 3},
+        {"sentinel+guard", topology::sentinel, 1, 3, false, 0, false, 3, true},
+        {"sentinel+fencing+guard", topology::sentinel, 1, 3, true, 0, false, 3, true},
+        {"sentinel+WAIT+fencing", topology::sentinel, 1, 3, true, 1, false, 3},
+        {"sentinel+WAIT+fencing+guard", topology::sentinel, 1, 3, true, 1, false, 3, true},
+    }};
+    return all;
+}
+
 const configuration* find_configuration(std::string_view name) noexcept {
     for (const configuration& c : configurations()) {
         if (c.name == name) return &c;
     }
+    for (const configuration& c : one_off_configurations()) {
+        if (c.name == name) return &c;
+    }
     return nullptr;
+}
+
+std::size_t configuration_index(const configuration& config) noexcept {
+    const configuration* const matrix = configurations().data();
+    if (&config >= matrix && &config < matrix + configuration_count) {
+        return static_cast<std::size_t>(&config - matrix);
+    }
+    const configuration* const one_off = one_off_configurations().data();
+    EDGELOCK_ASSERT(&config >= one_off && &config < one_off + one_off_configuration_count);
+    return configuration_count + static_cast<std::size_t>(&config - one_off);
+}
+
+const configuration& configuration_at(std::size_t index) noexcept {
+    if (index < configuration_count) return configurations()[index];
+    EDGELOCK_ASSERT(index < configuration_count + one_off_configuration_count);
+    return one_off_configurations()[index - configuration_count];
 }
 
 world_params scripted_params() noexcept { return world_params{}; }

@@ -80,7 +80,13 @@ std::string checks_text(const verdict& v, bool fair) {
 
 std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,
                         std::size_t index) noexcept {
-    const std::uint64_t cell = static_cast<std::uint64_t>(scenario) * 16 + config_index;
+    // The matrix's cells keep the seeds they always had; a one-off configuration's cells get
+    // numbers past every matrix cell's, so no two cells share a seed.
+    constexpr std::uint64_t matrix_cells_max = 16 * 16;
+    const std::uint64_t cell =
+        config_index < 16
+            ? static_cast<std::uint64_t>(scenario) * 16 + config_index
+            : matrix_cells_max + static_cast<std::uint64_t>(scenario) * 64 + config_index;
     return mix_seed(seed, cell * 1'000'003 + index + 1);
 }
 
@@ -95,7 +101,7 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
                      std::size_t random_runs, std::uint64_t seed) {
     matrix_cell cell;
     cell.scenario = &scenario;
-    cell.config = &configurations()[config_index];
+    cell.config = &configuration_at(config_index);
     bool violated = false;
     for (std::size_t i = 0; i <= random_runs; ++i) {
         run_request request;
@@ -130,6 +136,12 @@ matrix_totals run_matrix(const matrix_options& options,
     std::vector<cell_ref> cells;
     for (const scenario_info& scenario : scenarios()) {
         if (options.scenario != nullptr && options.scenario != &scenario) continue;
+        // A one-off configuration is in no matrix row: only asked for by name.
+        if (options.config != nullptr &&
+            configuration_index(*options.config) >= configuration_count) {
+            cells.push_back(cell_ref{&scenario, configuration_index(*options.config)});
+            continue;
+        }
         for (std::size_t c = 0; c < configurations().size(); ++c) {
             if (options.config != nullptr && options.config != &configurations()[c]) continue;
             cells.push_back(cell_ref{&scenario, c});

@@ -8,7 +8,9 @@
 //
 // soak exits 1 when a run violated a check in a cell the matrix reports as safe (ok in
 // every check: the claim would be wrong) or the lock refused a call; explore exits 1 when it found
-// a violation; run exits 1 when its run violated a check.
+// a violation; run exits 1 when its run violated a check. A usage error (an unknown command,
+// option, configuration, scenario, check or family, a missing value, a bad schedule) exits 2,
+// with the usage on stderr.
 // `run` prints the run's seed, parameters and schedule, a timeline (true time, each
 // process's own clocks, lock events, faults, resource writes accepted or rejected), the
 // holds, the five checks and the trace hash. `--behaviour B` runs deliberately broken
@@ -55,7 +57,7 @@ struct options {
 
 constexpr const char* usage_text =
     "usage:\n"
-    "  edgelock-sim run --scenario S1..S10 --config NAME --seed N [--random] [--svg FILE]\n"
+    "  edgelock-sim run --scenario S1..S11 --config NAME --seed N [--random] [--svg FILE]\n"
     "  edgelock-sim run --config NAME --seed N --schedule 'TEXT' [--svg FILE]\n"
     "                   [--behaviour correct|ignores-validity|skips-fencing|\n"
     "                                deletes-without-compare|never-releases] [--quiet]\n"
@@ -64,13 +66,21 @@ constexpr const char* usage_text =
     "                   [--jobs N]\n"
     "  edgelock-sim soak --runs N [--seed N] [--jobs N]\n"
     "  edgelock-sim --help\n"
-    "checks: overlap stale order liveness oracle; families (--family): S1..S10\n"
+    "checks: overlap stale order liveness oracle; scenarios and families (--family):\n"
+    "S1..S11\n"
     "--jobs: runs computed in parallel (default: the CPU count); the output is the same\n"
-    "configurations:";
+    "exit status: 0 every check held, 1 a check was violated (run, explore) or a cell the\n"
+    "matrix calls safe broke (soak), 2 a usage error\n"
+    "configurations (the matrix):";
 
 void print_usage(std::FILE* out) {
     std::fputs(usage_text, out);
     for (const configuration& c : configurations()) std::fprintf(out, " %s", std::string(c.name).c_str());
+    // Simulated only when named: not in the matrix, the soak or the README's grid.
+    std::fputs("\nconfigurations run only when named (run, explore, matrix --config):", out);
+    for (const configuration& c : one_off_configurations()) {
+        std::fprintf(out, " %s", std::string(c.name).c_str());
+    }
     std::fputs("\n", out);
 }
 

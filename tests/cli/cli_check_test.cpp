@@ -1,7 +1,10 @@
 // `edgelock check` against real redis-server and redis-sentinel processes: per-node facts, the
 // simulator's verdict lines for the deployment's matrix row, advice, --json and exit codes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -29,22 +32,50 @@ std::vector<std::string> lines_starting(const std::string& out, const std::strin
     return found;
 }
 
+// The first line of `out` that starts with `prefix`, or "" (a missing line fails an EXPECT).
+std::string first_line(const std::string& out, const std::string& prefix) {
+    const std::vector<std::string> found = lines_starting(out, prefix);
+    return found.empty() ? "" : found[0];
+}
+
 TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
     redis_server server;  // AOF, appendfsync always
     const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", server.url()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
-    EXPECT_EQ(lines_starting(r.out, "matrix row")[0].substr(0, 33), "matrix row   single+fencing+guard");
-    EXPECT_EQ(lines_starting(r.out, "node ")[0], "node         127.0.0.1:" + std::to_string(server.port()));
-    EXPECT_EQ(lines_starting(r.out, "role ")[0], "role         master");
-    EXPECT_EQ(lines_starting(r.out, "persistence")[0], "persistence  AOF, appendfsync always");
-    EXPECT_EQ(lines_starting(r.out, "eviction")[0], "eviction     no memory limit");
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 33), "matrix row   single+fencing+guard");
+    EXPECT_EQ(first_line(r.out, "node "),
+              "node         127.0.0.1:" + std::to_string(server.port()));
+    EXPECT_EQ(first_line(r.out, "role "), "role         master");
+    EXPECT_EQ(first_line(r.out, "persistence"), "persistence  AOF, appendfsync always");
+    EXPECT_EQ(first_line(r.out, "eviction"), "eviction     no memory limit");
     // The verdicts are the simulator's for this row (README.md's grid).
-    EXPECT_EQ(lines_starting(r.out, "survives")[0], "survives     S2 S3 S5 S6 S8 S9 S11");
-    EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:O S4:OH S7:OH");
-    EXPECT_EQ(lines_starting(r.out, "not exposed")[0], "not exposed  S10: no node may evict keys");
+    EXPECT_EQ(first_line(r.out, "survives"), "survives     S2 S3 S5 S6 S8 S9 S11");
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S7:OH");
+    EXPECT_EQ(first_line(r.out, "not exposed"), "not exposed  S10: no node may evict keys");
     EXPECT_TRUE(lines_starting(r.out, "advice").empty()) << r.out;
-    EXPECT_EQ(lines_starting(r.out, "verdict")[0].substr(0, 15), "verdict      ok");
+    // The letters and scenarios of `fails` in words, and a verdict that reads with them.
+    EXPECT_EQ(first_line(r.out, "legend"),
+              "legend       O two clients held the lock at once; H held() said yes after Redis "
+              "lost the key");
+    EXPECT_EQ(first_line(r.out, "scenarios"),
+              "scenarios    S1 a holder pauses past its lease; S4 a Redis clock jumps forward; "
+              "S7 a client clock runs slow");
+    EXPECT_EQ(first_line(r.out, "verdict"),
+              "verdict      safe against S2 S3 S5 S6 S8 S9 S11; not safe against S1 S4 S7; "
+              "protect with storage that refuses a stale fence token for S1 S4 S7");
+}
+
+TEST(CliCheck, WithoutFencingTheVerdictAsksForIt) {
+    redis_server server;
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", server.url(), "--fencing", "off"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 26), "matrix row   single+guard ");
+    EXPECT_EQ(
+        first_line(r.out, "verdict"),
+        "verdict      safe against S3 S5 S6 S8 S9 S11; not safe against S1 S2 S4 S7; "
+        "protect with fencing (--fencing on) and storage that checks the token for S1 S2 S4 S7");
 }
 
 TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
@@ -67,24 +98,164 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
               std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("\"verdict\":\"worse\""), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("protect with storage that refuses a stale fence token for S1 S4 S7, "
+                         "maxmemory-policy noeviction for S10\"}"),
+              std::string::npos)
+        << r.out;
 }
 
-TEST(CliCheck, SentinelWithoutWaitGetsTheSentinelRowAndAdviceToUseWait) {
+// The row follows --fencing, --restart-guard and --wait-replicas with Sentinel too; where the
+// deployment is not what the row models, the report says how.
+TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
     edgelock::testing::sentinel_topology topology;
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--master",
                                      edgelock::testing::sentinel_topology::master_name};
     for (const std::string& url : topology.sentinel_urls()) args.insert(args.end(), {"--sentinel", url});
-    program_result r = run_program(args);
+    std::vector<std::string> plain = args;
+    plain.insert(plain.end(), {"--fencing", "off", "--restart-guard", "off"});
+    program_result r = run_program(plain);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:OS S2:S S4:OSH S5:OSH S6:OSH S7:OH S9:OSH");
-    EXPECT_EQ(lines_starting(r.out, "replication")[0].substr(0, 26), "replication  1 replica(s),");
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 22), "matrix row   sentinel ");
+    EXPECT_EQ(first_line(r.out, "fails"),
+              "fails        S1:OS S2:S S4:OSH S5:OSH S6:OSH S7:OH S9:OSH");
+    EXPECT_EQ(first_line(r.out, "row differs"),
+              "row differs  the row's master has 2 replicas behind 3 sentinels; this one has 1");
+    EXPECT_EQ(first_line(r.out, "replication").substr(0, 26), "replication  1 replica(s),");
     EXPECT_EQ(lines_starting(r.out, "advice").back(),
               "advice       use WAIT (replicas_to_wait 1): a failover loses keys without it");
+    EXPECT_NE(first_line(r.out, "verdict").find("WAIT (--wait-replicas 1) for S6"),
+              std::string::npos)
+        << r.out;
 
-    args.insert(args.end(), {"--wait-replicas", "1"});
+    r = run_program(args);  // run's defaults: fencing and the guard on, no WAIT
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 36),
+              "matrix row   sentinel+fencing+guard ");
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S6:OH S7:OH S9:OH");
+
+    args.insert(args.end(), {"--wait-replicas", "2"});
     r = run_program(args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:OS S2:S S4:OSH S7:OH S9:OSH");
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 41),
+              "matrix row   sentinel+WAIT+fencing+guard ");
+    EXPECT_EQ(first_line(r.out, "row differs"), "row differs  the row waits for 1 replica, not 2");
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S7:OH S9:OH");
+}
+
+// `run` refuses a replica (it is read-only): check says the node cannot hold locks, exit 69.
+TEST(CliCheck, AReplicaCannotHoldLocks) {
+    redis_server master;
+    redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
+    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", replica.url()});
+    EXPECT_EQ(r.exit_code, 69) << r.out;
+    const std::string master_address = "127.0.0.1:" + std::to_string(master.port());
+    const std::string replica_address = "127.0.0.1:" + std::to_string(replica.port());
+    EXPECT_EQ(first_line(r.out, "role "), "role         slave: a read-only replica of " +
+                                              master_address + ", it cannot hold locks");
+    EXPECT_EQ(
+        first_line(r.out, "verdict"),
+        "verdict      cannot hold locks: 0 of 1 node(s) can hold locks, 1 needed: no quorum (" +
+            replica_address + " is a replica of " + master_address + ")");
+    EXPECT_TRUE(lines_starting(r.out, "survives").empty()) << r.out;
+    EXPECT_EQ(
+        r.err,
+        "edgelock: the deployment cannot hold locks: 0 of 1 node(s) can hold locks, 1 needed: "
+        "no quorum (" +
+            replica_address + " is a replica of " + master_address + ")\n");
+}
+
+// Every node is reported, the one down with its error; with a quorum left the row is simulated.
+TEST(CliCheck, ARedlockMasterDownIsReportedBesideTheOthers) {
+    redis_masters masters(4);
+    const std::string down = "127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    std::vector<std::string> args = {EDGELOCK_CLI, "check", "--redis", "redis://" + down};
+    for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
+    const program_result r = run_program(args);
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.err, "edgelock: cannot check " + down + ": connection refused\n");
+    EXPECT_EQ(lines_starting(r.out, "node ").size(), 5u) << r.out;
+    EXPECT_EQ(first_line(r.out, "error"), "error        connection refused");
+    EXPECT_EQ(lines_starting(r.out, "role ").size(), 4u) << r.out;
+    EXPECT_EQ(first_line(r.out, "quorum"),
+              "quorum       4 of 5 node(s) can hold locks, 3 needed: a quorum is left");
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S7:OH");
+    EXPECT_EQ(first_line(r.out, "verdict")
+                  .rfind("verdict      degraded, 4 of 5 nodes hold locks (" + down +
+                             ": connection refused); safe against",
+                         0),
+              0u)
+        << r.out;
+}
+
+TEST(CliCheck, RedlockWithoutAQuorumIsNotSimulated) {
+    redis_masters masters(1);
+    std::vector<std::string> args = {EDGELOCK_CLI, "check", "--redis", masters[0].url()};
+    for (int i = 0; i < 2; ++i) {
+        args.insert(args.end(), {"--redis", "redis://127.0.0.1:" +
+                                                std::to_string(edgelock::testing::free_port())});
+    }
+    const program_result r = run_program(args);
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("(and 1 more node(s): see the report)"), std::string::npos) << r.err;
+    EXPECT_EQ(
+        first_line(r.out, "matrix row"),
+        "matrix row   redlock-3+fencing+guard: not simulated, the deployment cannot hold locks");
+    EXPECT_EQ(lines_starting(r.out, "error").size(), 2u) << r.out;
+    EXPECT_EQ(first_line(r.out, "verdict")
+                  .rfind("verdict      cannot hold locks: 1 of 3 node(s) can hold locks, 2 needed: "
+                         "no quorum (",
+                         0),
+              0u)
+        << r.out;
+}
+
+// Three masters are simulated as three (redlock-3), seven as seven, not as the matrix's five.
+TEST(CliCheck, RedlockIsSimulatedWithTheMastersGiven) {
+    redis_masters masters(3);
+    std::vector<std::string> args = {EDGELOCK_CLI, "check"};
+    for (std::size_t i = 0; i < 3; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
+    program_result r = run_program(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row"),
+              "matrix row   redlock-3+fencing+guard (edgelock-sim matrix --config "
+              "redlock-3+fencing+guard "
+              "--runs 20 --seed 1)");
+    EXPECT_TRUE(lines_starting(r.out, "row differs").empty()) << r.out;
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S7:OH");
+
+    args.insert(args.end(), {"--restart-guard", "off"});
+    r = run_program(args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 37),
+              "matrix row   redlock-3+fencing (edgel");
+}
+
+// An edgelock-sim that does not know the deployment's row (one older than its one-off
+// configurations) simulates the nearest matrix row, and the report says how it differs.
+TEST(CliCheck, AnOlderSimulatorGetsTheNearestRowAndTheDifferenceIsSaid) {
+    if (std::string(EDGELOCK_CLI) != EDGELOCK_CLI_FILE) GTEST_SKIP() << "runs a copy of the binary";
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("edgelock-check-test-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(EDGELOCK_CLI_FILE, dir / "edgelock",
+                               std::filesystem::copy_options::overwrite_existing);
+    {
+        std::ofstream sim(dir / "edgelock-sim");
+        sim << "#!/bin/sh\ncase \" $* \" in *\" redlock-3\"*) echo unknown >&2; exit 2;; esac\n"
+            << "exec '" << EDGELOCK_SIM_FILE << "' \"$@\"\n";
+    }
+    std::filesystem::permissions(dir / "edgelock-sim", std::filesystem::perms::owner_all);
+    redis_masters masters(3);
+    std::vector<std::string> args = {(dir / "edgelock").string(), "check"};
+    for (std::size_t i = 0; i < 3; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
+    const program_result r = run_program(args);
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 37),
+              "matrix row   redlock-5+fencing+guard ");
+    EXPECT_EQ(first_line(r.out, "row differs"),
+              "row differs  simulated as redlock-5, not redlock-3");
 }
 
 // A Redis before 7.0 refuses INFO with several sections: check reads INFO whole.
@@ -93,8 +264,8 @@ TEST(CliCheck, ARedis6NodeIsRead) {
     edgelock::testing::redis6_front front(server.port());
     const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", front.url()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(lines_starting(r.out, "persistence")[0], "persistence  AOF, appendfsync always");
-    EXPECT_EQ(lines_starting(r.out, "role ")[0], "role         master");
+    EXPECT_EQ(first_line(r.out, "persistence"), "persistence  AOF, appendfsync always");
+    EXPECT_EQ(first_line(r.out, "role "), "role         master");
 }
 
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
@@ -102,7 +273,8 @@ TEST(CliCheck, AnUnreachableNodeIsAnError) {
         {EDGELOCK_CLI, "check", "--redis", "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())});
     EXPECT_EQ(r.exit_code, 69);
     EXPECT_EQ(r.err.rfind("edgelock: cannot check 127.0.0.1:", 0), 0u) << r.err;
-    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(first_line(r.out, "error"), "error        connection refused") << r.out;
 }
 
 }  // namespace

@@ -166,6 +166,47 @@ TEST(CliSim, ForwardsArgumentsAndExitStatus) {
     EXPECT_NE(unsafe.out.find("overlap=VIOLATED"), std::string::npos) << unsafe.out;
 }
 
+TEST(CliSim, HelpListsEveryScenarioAndUsageErrorsExit2) {
+    if (emulated()) GTEST_SKIP() << "edgelock cannot exec edgelock-sim under qemu-user";
+    const program_result help = run_program(edgelock({"sim", "--help"}), clean_env());
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    const program_result usage = run_program({EDGELOCK_SIM_FILE, "--help"}, clean_env());
+    EXPECT_EQ(usage.exit_code, 0) << usage.err;
+    EXPECT_NE(usage.out.find("S1..S11"), std::string::npos) << usage.out;
+    EXPECT_NE(usage.out.find("2 a usage error"), std::string::npos) << usage.out;
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"sim", "frobnicate"},
+             {"sim", "matrix", "--config", "redlock-4"},
+             {"sim", "run", "--scenario", "S12", "--config", "single"},
+             {"sim", "matrix", "--runs"}}) {
+        SCOPED_TRACE(args[1]);
+        const program_result r = run_program(edgelock(args), clean_env());
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find("usage:"), std::string::npos) << r.err;
+    }
+}
+
+// Redlock over 3 and 7 masters and Sentinel with fencing are simulated when named, and are
+// in no row of the default matrix (the README's grid).
+TEST(CliSim, OneOffConfigurationsRunByNameOnly) {
+    if (emulated()) GTEST_SKIP() << "edgelock cannot exec edgelock-sim under qemu-user";
+    for (const char* config :
+         {"redlock-3+fencing+guard", "redlock-7", "sentinel+WAIT+fencing+guard"}) {
+        SCOPED_TRACE(config);
+        const program_result r = run_program(
+            edgelock({"sim", "matrix", "--config", config, "--scenario", "S3", "--runs", "1"}),
+            clean_env());
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out.rfind(std::string("S3 ") + config + " runs=2 violating=0", 0), 0u) << r.out;
+    }
+    const program_result matrix =
+        run_program(edgelock({"sim", "matrix", "--scenario", "S3", "--runs", "0"}), clean_env());
+    EXPECT_EQ(matrix.exit_code, 0) << matrix.err;
+    EXPECT_EQ(matrix.out.find("redlock-3"), std::string::npos) << matrix.out;
+    EXPECT_NE(matrix.out.find("S3 sentinel+WAIT+guard+fair runs=1"), std::string::npos)
+        << matrix.out;
+}
+
 TEST(CliSim, MissingSimulatorIsExit127) {
     if (emulated()) GTEST_SKIP() << "runs a copy of the binary itself";
     // A copy of edgelock alone in a directory, with an empty PATH: nothing to forward to.

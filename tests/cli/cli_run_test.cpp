@@ -495,4 +495,43 @@ TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     EXPECT_NE(status.out.find("fence    " + fence + "\n"), std::string::npos) << status.out;
 }
 
+// A Redis that refuses us (no password, or a wrong one) is exit 76, before CMD runs.
+TEST(CliRefused, AMissingOrWrongPasswordIsExit76) {
+    redis_server server({"--requirepass", "secret"});
+    const std::string port = std::to_string(server.port());
+    for (const std::string& url :
+         {"redis://127.0.0.1:" + port, "redis://:wrong@127.0.0.1:" + port}) {
+        SCOPED_TRACE(url);
+        const program_result r = run_program(
+            {EDGELOCK_CLI, "run", "--name", "refused", "--redis", url, "--", "echo", "ran"});
+        EXPECT_EQ(r.exit_code, 76) << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_NE(r.err.find("authentication refused"), std::string::npos) << r.err;
+    }
+}
+
+// --sentinel takes a comma list as EDGELOCK_SENTINEL does, or the flag repeated: both reach
+// the master (a list was once taken as one unreachable address).
+TEST(CliSentinel, ACommaListOfSentinelsIsTheSameAsTheFlagRepeated) {
+    edgelock::testing::sentinel_topology topology;
+    std::string list;
+    std::vector<std::string> repeated;
+    for (const std::string& url : topology.sentinel_urls()) {
+        list += (list.empty() ? "" : ",") + url;
+        repeated.insert(repeated.end(), {"--sentinel", url});
+    }
+    for (std::vector<std::string> where :
+         {std::vector<std::string>{"--sentinel", list}, repeated}) {
+        SCOPED_TRACE(where.size());
+        std::vector<std::string> args = {
+            EDGELOCK_CLI, "run",      "--name",
+            "listed",     "--master", edgelock::testing::sentinel_topology::master_name};
+        args.insert(args.end(), where.begin(), where.end());
+        args.insert(args.end(), {"--", "echo", "ran"});
+        const program_result r = run_program(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, "ran\n");
+    }
+}
+
 }  // namespace

@@ -8,6 +8,10 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -315,6 +319,42 @@ TEST_F(CliTls, RedissAgainstAPlainPortEndsAtTheRedisTimeout) {
     EXPECT_LT(r.elapsed, 3s) << "bounded by --redis-timeout 500ms";
 }
 
+// A plain server that answers the ClientHello with a plain error, as Redis does when the
+// hello's random bytes hold a newline (an inline command ends there): TLS on one side only,
+// the same outage as a plain port that stays silent (69), not a certificate refusal (77).
+TEST_F(CliTls, RedissAgainstAPlainServerThatAnswersIsAnOutageToo) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 8), 0);
+    socklen_t size = sizeof address;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &size), 0);
+    // Answers every connection the way Redis answers a line it cannot parse.
+    std::thread server([listener] {
+        for (int served = 0; served < 2; ++served) {
+            const int fd = ::accept(listener, nullptr, nullptr);
+            if (fd < 0) return;
+            char hello[512];
+            if (::read(fd, hello, sizeof hello) > 0) {
+                const char reply[] = "-ERR unknown command\r\n";
+                (void)!::write(fd, reply, sizeof reply - 1);
+            }
+            ::close(fd);
+        }
+    });
+    const std::string url = "rediss://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    const program_result r = run_program(
+        edgelock({"status", "--name", "t", "--redis", url, "--tls-ca", material.ca_file()}),
+        clean_env());
+    ::shutdown(listener, SHUT_RDWR);
+    ::close(listener);
+    server.join();
+    expect_one_line_failure(r, 69, "TLS: the server did not answer in TLS (a plain port?)");
+}
+
 // A plain client's first command to a TLS port is no TLS record: Redis closes without a word.
 TEST_F(CliTls, RedisAgainstATlsPortIsNamed) {
     redis_server server(material);
@@ -461,11 +501,15 @@ TEST_F(CliTls, CheckReadsADurableNodeOverTls) {
     EXPECT_EQ(line_starting(r.out, "version ").substr(0, 13), "version      ");
     EXPECT_EQ(line_starting(r.out, "persistence"), "persistence  AOF, appendfsync always");
     EXPECT_EQ(line_starting(r.out, "survives"), "survives     S2 S3 S5 S6 S8 S9 S11");
-    EXPECT_EQ(line_starting(r.out, "verdict").substr(0, 15), "verdict      ok");
+    EXPECT_EQ(line_starting(r.out, "verdict").substr(0, 25), "verdict      safe against");
 
     const program_result refused =
         run_program(edgelock({"check", "--redis", server.url(), "--tls-ca", material.other_ca_file()}), clean_env());
-    expect_one_line_failure(refused, 77, "not signed by a trusted CA");
+    // One line on stderr; the report on stdout names the node with its error.
+    EXPECT_EQ(refused.exit_code, 77) << refused.err;
+    EXPECT_EQ(refused.err_lines().size(), 1u) << refused.err;
+    EXPECT_EQ(line_starting(refused.out, "error"),
+              "error        TLS: the server's certificate is not signed by a trusted CA");
     EXPECT_EQ(refused.err.rfind("edgelock: cannot check 127.0.0.1:" + std::to_string(server.port()), 0), 0u)
         << refused.err;
 }

@@ -2,6 +2,7 @@
 
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -25,12 +26,17 @@ using hiredis::command_reply;
 constexpr const char* matrix_runs = "20";
 // The scenario of nodes evicting keys under memory pressure (maxmemory-policy).
 constexpr const char* eviction_scenario = "S10";
+// edgelock-sim's exit status for a usage error (an unknown configuration among them).
+constexpr int usage_error_status = 2;
+// The replicas behind the master in the simulator's Sentinel rows.
+constexpr int simulated_replicas = 2;
 
 struct node_report {
     std::string address;
     failure problem;
     session::node_facts facts;
     std::string role;             // master, slave
+    std::string master;           // a replica's master, host:port
     std::string rdb;              // CONFIG GET save: "" for no snapshots
     int replicas = 0;
     long long max_lag_s = 0;      // the largest lag INFO replication shows
@@ -107,6 +113,10 @@ node_report read_node(endpoint ep, const options& o) {
     if (!ask(c, {"INFO"}, info, r)) return r;
     r.facts = session::parse_info(info.text);
     r.role = info_field(info.text, "role");
+    if (r.role == "slave") {
+        r.master =
+            info_field(info.text, "master_host") + ":" + info_field(info.text, "master_port");
+    }
     r.replicas = std::atoi(info_field(info.text, "connected_slaves").c_str());
     r.max_lag_s = max_lag(info.text, r.replicas);
     const std::string fsync = config_value(c, "appendfsync", r);
@@ -119,46 +129,141 @@ node_report read_node(endpoint ep, const options& o) {
     return r;
 }
 
-// The simulator's configuration closest to this deployment and client settings.
-std::string matrix_row(const options& o) {
-    const std::string guard = o.restart_guard ? "+guard" : "";
+// The simulator's configuration of this deployment and these client settings: its name
+// ("redlock-3+fencing+guard"), and where the deployment differs from what it simulates.
+struct row_choice {
+    std::string name;
+    std::vector<std::string> differences;
+};
+
+// The row named from the flags: every such name is a configuration of edgelock-sim (the
+// matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
+std::string exact_row(const options& o) {
+    std::string row;
     if (!o.sentinel_urls.empty()) {
-        if (o.replicas_to_wait == 0) return "sentinel";  // the only row without WAIT
-        return "sentinel+WAIT" + guard;
+        row = std::string("sentinel") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
+    } else if (o.redis_urls.size() == 1) {
+        row = "single";
+    } else {
+        row = "redlock-" + std::to_string(o.redis_urls.size());
     }
-    const std::string fencing = o.fencing ? "+fencing" : "";
-    if (o.redis_urls.size() == 1) return "single" + fencing + guard;
-    return "redlock-5" + fencing + guard;
+    return row + (o.fencing ? "+fencing" : "") + (o.restart_guard ? "+guard" : "");
 }
 
-// Runs edgelock-sim on the row; false when it cannot.
-bool run_row(const std::string& row, std::vector<verdict>& out, std::string& why) {
+// Where the deployment read is not what the row models (Sentinel's replica count, a WAIT
+// count beyond the row's one), so a reader weighs the verdict knowing it.
+std::vector<std::string> row_differences(const options& o, const std::vector<node_report>& nodes) {
+    std::vector<std::string> out;
+    if (o.sentinel_urls.empty()) {
+        if (o.replicas_to_wait > 0) {
+            out.push_back("--wait-replicas " + std::to_string(o.replicas_to_wait) +
+                          " is simulated with Sentinel only: this row has no WAIT");
+        }
+        return out;
+    }
+    if (o.replicas_to_wait > 1) {
+        out.push_back("the row waits for 1 replica, not " + std::to_string(o.replicas_to_wait));
+    }
+    if (!nodes.empty() && !nodes[0].problem.ec && nodes[0].replicas != simulated_replicas) {
+        out.push_back("the row's master has " + std::to_string(simulated_replicas) +
+                      " replicas behind 3 sentinels; this one has " +
+                      std::to_string(nodes[0].replicas));
+    }
+    return out;
+}
+
+// The matrix row closest to the deployment's own, for an edgelock-sim that does not know
+// the latter (one older than its one-off configurations).
+std::string nearest_matrix_row(const options& o) {
+    if (!o.sentinel_urls.empty()) {
+        if (o.replicas_to_wait == 0) return "sentinel";
+        return o.restart_guard ? "sentinel+WAIT+guard" : "sentinel+WAIT";
+    }
+    if (o.redis_urls.size() == 1) return exact_row(o);
+    return std::string("redlock-5") + (o.fencing ? "+fencing" : "") +
+           (o.restart_guard ? "+guard" : "");
+}
+
+// A row's name in its "+"-separated parts, the first the topology ("redlock-3").
+std::vector<std::string> row_parts(const std::string& name) {
+    std::vector<std::string> out;
+    for (std::size_t start = 0; start <= name.size();) {
+        const std::size_t plus = std::min(name.find('+', start), name.size());
+        out.push_back(name.substr(start, plus - start));
+        start = plus + 1;
+    }
+    return out;
+}
+
+// How the row `simulated` differs from the row `wanted`.
+std::vector<std::string> name_differences(const std::string& wanted, const std::string& simulated) {
+    const std::vector<std::string> want = row_parts(wanted);
+    const std::vector<std::string> got = row_parts(simulated);
+    const auto has = [](const std::vector<std::string>& parts, const std::string& part) {
+        return std::find(parts.begin() + 1, parts.end(), part) != parts.end();
+    };
+    std::vector<std::string> out;
+    if (want[0] != got[0]) out.push_back("simulated as " + got[0] + ", not " + want[0]);
+    for (std::size_t i = 1; i < want.size(); ++i) {
+        if (!has(got, want[i])) out.push_back("simulated without " + want[i]);
+    }
+    for (std::size_t i = 1; i < got.size(); ++i) {
+        if (!has(want, got[i])) out.push_back("simulated with " + got[i]);
+    }
+    return out;
+}
+
+// The verdicts of one line of `edgelock-sim matrix` ("S4 row runs=21 ... oracle=VIOLATED").
+bool parse_cell(const std::string& line, verdict& v) {
+    if (line.size() < 2 || line[0] != 'S') return false;
+    v.scenario = line.substr(0, line.find(' '));
+    for (const auto& [check, letter] :
+         {std::pair{"overlap=VIOLATED", 'O'}, std::pair{"stale=VIOLATED", 'S'},
+          std::pair{"order=VIOLATED", 'F'}, std::pair{"liveness=VIOLATED", 'L'},
+          std::pair{"oracle=VIOLATED", 'H'}}) {
+        if (line.find(check) != std::string::npos) v.failed += letter;
+    }
+    return true;
+}
+
+// Runs edgelock-sim on `row`: 0 with `out` filled, else the simulator's exit status (2: it
+// does not know the row) or -1, with `why` set.
+int run_row(const std::string& row, std::vector<verdict>& out, std::string& why) {
     const std::string path = find_simulator();
     if (path.empty()) {
         why = std::string(simulator_name) + " not found next to edgelock or on PATH";
-        return false;
+        return -1;
     }
     std::string text;
-    if (capture_simulator(path, {"matrix", "--config", row, "--runs", matrix_runs, "--seed", "1"}, text) != 0) {
-        why = std::string(simulator_name) + " matrix failed";
-        return false;
+    const int status = capture_simulator(
+        path, {"matrix", "--config", row, "--runs", matrix_runs, "--seed", "1"}, text);
+    if (status != 0) {
+        why = std::string(simulator_name) + " matrix --config " + row + " failed";
+        return status;
     }
     std::size_t start = 0;
     while (start < text.size()) {
         const std::size_t end = std::min(text.find('\n', start), text.size());
-        const std::string line = text.substr(start, end - start);
-        start = end + 1;
-        if (line.size() < 2 || line[0] != 'S') continue;
         verdict v;
-        v.scenario = line.substr(0, line.find(' '));
-        for (const auto& [check, letter] : {std::pair{"overlap=VIOLATED", 'O'}, std::pair{"stale=VIOLATED", 'S'},
-                                            std::pair{"order=VIOLATED", 'F'}, std::pair{"liveness=VIOLATED", 'L'},
-                                            std::pair{"oracle=VIOLATED", 'H'}}) {
-            if (line.find(check) != std::string::npos) v.failed += letter;
-        }
-        out.push_back(v);
+        if (parse_cell(text.substr(start, end - start), v)) out.push_back(v);
+        start = end + 1;
     }
-    return !out.empty();
+    if (out.empty()) why = std::string(simulator_name) + " printed no cell for " + row;
+    return out.empty() ? -1 : 0;
+}
+
+// Simulates the deployment's own row; an edgelock-sim that does not know it (exit 2, a usage
+// error) gets the nearest matrix row, and the report says how that one differs.
+bool simulate(const options& o, row_choice& row, std::vector<verdict>& out, std::string& why) {
+    const int status = run_row(row.name, out, why);
+    if (status != usage_error_status) return status == 0;
+    const std::string nearest = nearest_matrix_row(o);
+    if (nearest == row.name) return false;
+    for (std::string& difference : name_differences(row.name, nearest)) {
+        row.differences.push_back(std::move(difference));
+    }
+    row.name = nearest;
+    return run_row(row.name, out, why) == 0;
 }
 
 std::string persistence_text(const node_report& r) {
@@ -166,11 +271,14 @@ std::string persistence_text(const node_report& r) {
     if (r.facts.aof_enabled) {
         const char* policy = r.facts.fsync == session::fsync_policy::always     ? "always"
                              : r.facts.fsync == session::fsync_policy::everysec ? "everysec"
-                             : r.facts.fsync == session::fsync_policy::no       ? "no"
-                                                                                : "unknown (CONFIG GET refused)";
+                             : r.facts.fsync == session::fsync_policy::no
+                                 ? "no"
+                                 : "unknown (CONFIG GET refused)";
         text = std::string("AOF, appendfsync ") + policy;
     }
-    if (!r.rdb.empty() && r.rdb != "?") text += (text.empty() ? "" : ", ") + std::string("RDB snapshots (save ") + r.rdb + ")";
+    if (!r.rdb.empty() && r.rdb != "?") {
+        text += (text.empty() ? "" : ", ") + std::string("RDB snapshots (save ") + r.rdb + ")";
+    }
     if (text.empty()) text = "none: a restart forgets every key";
     return text;
 }
@@ -182,22 +290,45 @@ std::string eviction_text(const node_report& r) {
            std::string(r.facts.maxmemory_policy.view());
 }
 
+// A replica is read-only: `run` refuses it (not_master), so it counts toward no quorum.
+bool holds_locks(const node_report& r) {
+    return !r.problem.ec && r.role == "master";
+}
+
+std::string role_text(const node_report& r) {
+    if (r.role != "slave") return r.role;
+    return "slave: a read-only replica of " + r.master + ", it cannot hold locks";
+}
+
 // What to change, per node and for the client, beyond the row's own limits.
 std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const options& o,
                                     const std::vector<verdict>& verdicts) {
     std::vector<std::string> advice;
     for (const node_report& r : nodes) {
+        if (r.problem.ec) continue;
+        if (r.role == "slave") {
+            advice.push_back(r.address + ": point edgelock at the master, " + r.master);
+            continue;
+        }
         if (r.facts.may_evict()) advice.push_back(r.address + ": set maxmemory-policy noeviction");
         if (!r.facts.durable() && !o.restart_guard) {
-            advice.push_back(r.address + ": a restart forgets keys: turn the restart guard on, or AOF appendfsync always");
+            advice.push_back(r.address +
+                             ": a restart forgets keys: turn the restart guard on, "
+                             "or AOF appendfsync always");
         } else if (!r.facts.durable()) {
-            advice.push_back(r.address + ": after a restart locks wait a TTL (restart guard); AOF appendfsync always avoids it");
+            advice.push_back(r.address +
+                             ": after a restart locks wait a TTL (restart guard); "
+                             "AOF appendfsync always avoids it");
         }
     }
     bool stale = false;
     for (const verdict& v : verdicts) stale = stale || v.failed.find('S') != std::string::npos;
-    if (stale && o.sentinel_urls.empty()) advice.push_back("enable fencing, and have the storage check the token");
-    if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) advice.push_back("use WAIT (replicas_to_wait 1): a failover loses keys without it");
+    if (stale && !o.fencing) {
+        advice.push_back("enable fencing, and have the storage check the token");
+    }
+    if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) {
+        advice.push_back("use WAIT (replicas_to_wait 1): a failover loses keys without it");
+    }
     return advice;
 }
 
@@ -208,6 +339,51 @@ std::string scenarios(const std::vector<verdict>& verdicts, bool failed) {
         text += (text.empty() ? "" : " ") + v.scenario + (failed ? ":" + v.failed : "");
     }
     return text.empty() ? "-" : text;
+}
+
+// The README's letters and scenarios, short, for the legend under `fails`.
+const char* letter_meaning(char letter) {
+    switch (letter) {
+        case 'O': return "O two clients held the lock at once";
+        case 'S': return "S the storage accepted a stale holder's write";
+        case 'F': return "F a later holder got a lower fence token";
+        case 'L': return "L the lock was never acquired again";
+        default: return "H held() said yes after Redis lost the key";
+    }
+}
+
+const char* scenario_title(const std::string& scenario) {
+    static const std::pair<const char*, const char*> titles[] = {
+        {"S1", "a holder pauses past its lease"},
+        {"S2", "a holder's write is delayed past it"},
+        {"S3", "a pause while replies are in flight"},
+        {"S4", "a Redis clock jumps forward"},
+        {"S5", "Redis restarts without persistence"},
+        {"S6", "the master goes, Sentinel fails over"},
+        {"S7", "a client clock runs slow"},
+        {"S8", "release and renew replies are lost"},
+        {"S9", "the network splits"},
+        {"S10", "a node evicts keys"},
+        {"S11", "a waiter misses its wake-up"}};
+    for (const auto& [code, title] : titles) {
+        if (scenario == code) return title;
+    }
+    return "";
+}
+
+// What protects against a scenario this row fails, given the settings and the deployment.
+std::string protection(const verdict& v, const options& o) {
+    const bool sentinel = !o.sentinel_urls.empty();
+    if (v.scenario == eviction_scenario) return "maxmemory-policy noeviction";
+    if (v.scenario == "S6" && sentinel && o.replicas_to_wait == 0)
+        return "WAIT (--wait-replicas 1)";
+    if (v.scenario == "S5" && !o.restart_guard)
+        return "the restart guard or AOF appendfsync always";
+    if (v.scenario == "S9" && sentinel) return "Redlock over independent masters";
+    // The overlap itself (O) no Redis deployment avoids: only the storage can refuse the
+    // stale holder's write, with a fence token.
+    return o.fencing ? "storage that refuses a stale fence token"
+                     : "fencing (--fencing on) and storage that checks the token";
 }
 
 std::string json_string(const std::string& text) {
@@ -227,13 +403,20 @@ std::string json_list(const std::vector<std::string>& items) {
 }
 
 struct report {
-    std::string row;
+    row_choice row;
     std::vector<node_report> nodes;
     std::vector<verdict> verdicts;
     std::vector<std::string> not_exposed;  // scenarios this deployment cannot meet
     std::vector<std::string> advice;
+    std::size_t holding = 0;  // nodes that can hold locks: answered, and masters
+    std::size_t needed = 1;   // of them, for a lock: a majority of the instances
+    bool simulated = false;
     bool worse = false;
 };
+
+bool quorum_left(const report& r) {
+    return r.holding >= r.needed;
+}
 
 // Eviction (S10) hurts only a node that may evict: without one, it is not this deployment's.
 void set_aside_eviction(report& r) {
@@ -246,74 +429,219 @@ void set_aside_eviction(report& r) {
     }
 }
 
-void print_text(const report& r) {
-    std::printf("matrix row   %s (edgelock-sim matrix --config %s --runs %s --seed 1)\n", r.row.c_str(),
-                r.row.c_str(), matrix_runs);
-    for (const node_report& n : r.nodes) {
-        std::printf("\nnode         %s\nrole         %s\nversion      %s\nuptime       %s\n", n.address.c_str(),
-                    n.role.c_str(), std::string(n.facts.version.view()).c_str(),
-                    format_duration(n.facts.uptime_s * 1000).c_str());
-        std::printf("persistence  %s\neviction     %s\nreplication  %d replica(s), lag up to %llds\n",
-                    persistence_text(n).c_str(), eviction_text(n).c_str(), n.replicas, n.max_lag_s);
-        std::printf("clock        %+lld ms against this host (round trip %lld ms)\n", n.clock_offset_ms,
-                    n.round_trip_ms);
-    }
-    std::printf("\nsurvives     %s\nfails        %s\n", scenarios(r.verdicts, false).c_str(),
-                scenarios(r.verdicts, true).c_str());
-    for (const std::string& s : r.not_exposed) std::printf("not exposed  %s: no node may evict keys\n", s.c_str());
-    for (const std::string& a : r.advice) std::printf("advice       %s\n", a.c_str());
-    std::printf("verdict      %s\n", r.worse ? "worse than the row's other limits: a node may evict lock keys (S10)"
-                                             : "ok: exposed to nothing beyond the row's limits in the simulator");
+std::string quorum_text(const report& r) {
+    return std::to_string(r.holding) + " of " + std::to_string(r.nodes.size()) +
+           " node(s) can hold locks, " + std::to_string(r.needed) +
+           " needed: " + (quorum_left(r) ? "a quorum is left" : "no quorum");
 }
 
-void print_json(const report& r) {
-    std::printf("{\"row\":%s,\"nodes\":[", json_string(r.row).c_str());
-    for (std::size_t i = 0; i < r.nodes.size(); ++i) {
-        const node_report& n = r.nodes[i];
-        std::printf("%s{\"address\":%s,\"role\":%s,\"version\":%s,\"uptime_s\":%lld,\"persistence\":%s,"
-                    "\"durable\":%s,\"may_evict\":%s,\"eviction\":%s,\"replicas\":%d,\"max_lag_s\":%lld,"
-                    "\"clock_offset_ms\":%lld,\"round_trip_ms\":%lld}",
-                    i > 0 ? "," : "", json_string(n.address).c_str(), json_string(n.role).c_str(),
-                    json_string(std::string(n.facts.version.view())).c_str(), static_cast<long long>(n.facts.uptime_s),
-                    json_string(persistence_text(n)).c_str(), n.facts.durable() ? "true" : "false",
-                    n.facts.may_evict() ? "true" : "false", json_string(eviction_text(n)).c_str(), n.replicas,
-                    n.max_lag_s, n.clock_offset_ms, n.round_trip_ms);
+// Why each node that cannot hold locks cannot: "127.0.0.1:6380 is a replica of ...".
+std::string missing_text(const report& r) {
+    std::string text;
+    for (const node_report& n : r.nodes) {
+        if (holds_locks(n)) continue;
+        text += text.empty() ? "" : "; ";
+        if (n.problem.ec)
+            text += n.address + ": " + describe(n.problem);
+        else
+            text += n.address + " is a replica of " + n.master;
     }
+    return text;
+}
+
+// "safe against ...; not safe against ...; protect with X (S1 S4), Y (S10)", or why the
+// deployment cannot hold locks at all.
+std::string verdict_text(const report& r, const options& o) {
+    if (!quorum_left(r))
+        return "cannot hold locks: " + quorum_text(r) + " (" + missing_text(r) + ")";
+    std::string text = "safe against " + scenarios(r.verdicts, false);
+    if (r.holding < r.nodes.size()) {
+        text = "degraded, " + std::to_string(r.holding) + " of " + std::to_string(r.nodes.size()) +
+               " nodes hold locks (" + missing_text(r) + "); " + text;
+    }
+    std::string unsafe;
+    std::vector<std::pair<std::string, std::string>> remedies;  // remedy, its scenarios
+    for (const verdict& v : r.verdicts) {
+        if (v.failed.empty()) continue;
+        unsafe += (unsafe.empty() ? "" : " ") + v.scenario;
+        const std::string remedy = protection(v, o);
+        auto at = std::find_if(remedies.begin(), remedies.end(),
+                               [&](const auto& entry) { return entry.first == remedy; });
+        if (at == remedies.end()) at = remedies.insert(remedies.end(), {remedy, ""});
+        at->second += (at->second.empty() ? "" : " ") + v.scenario;
+    }
+    if (unsafe.empty()) return text;
+    text += "; not safe against " + unsafe + "; protect with ";
+    for (std::size_t i = 0; i < remedies.size(); ++i) {
+        text += (i > 0 ? ", " : "") + remedies[i].first + " for " + remedies[i].second;
+    }
+    return text;
+}
+
+// The letters and the scenarios the `fails` line shows, in words.
+void print_legend(const report& r) {
+    std::string letters;
+    std::string titles;
+    for (const verdict& v : r.verdicts) {
+        if (v.failed.empty()) continue;
+        titles += (titles.empty() ? "" : "; ") + v.scenario + " " + scenario_title(v.scenario);
+        for (const char letter : v.failed) {
+            if (letters.find(letter) == std::string::npos) letters += letter;
+        }
+    }
+    if (titles.empty()) return;
+    std::string meanings;
+    for (const char letter : std::string("OSFLH")) {
+        if (letters.find(letter) == std::string::npos) continue;
+        meanings += (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter));
+    }
+    std::printf("legend       %s\nscenarios    %s\n", meanings.c_str(), titles.c_str());
+}
+
+void print_node(const node_report& n) {
+    std::printf("\nnode         %s\n", n.address.c_str());
+    if (n.problem.ec) {
+        std::printf("error        %s\n", describe(n.problem).c_str());
+        return;
+    }
+    std::printf("role         %s\nversion      %s\nuptime       %s\n", role_text(n).c_str(),
+                std::string(n.facts.version.view()).c_str(),
+                format_duration(n.facts.uptime_s * 1000).c_str());
+    std::printf("persistence  %s\neviction     %s\nreplication  %d replica(s), lag up to %llds\n",
+                persistence_text(n).c_str(), eviction_text(n).c_str(), n.replicas, n.max_lag_s);
+    std::printf("clock        %+lld ms against this host (round trip %lld ms)\n", n.clock_offset_ms,
+                n.round_trip_ms);
+}
+
+void print_text(const report& r, const options& o) {
+    if (r.simulated) {
+        std::printf("matrix row   %s (edgelock-sim matrix --config %s --runs %s --seed 1)\n",
+                    r.row.name.c_str(), r.row.name.c_str(), matrix_runs);
+    } else {
+        std::printf("matrix row   %s: not simulated, the deployment cannot hold locks\n",
+                    r.row.name.c_str());
+    }
+    for (const std::string& d : r.row.differences) std::printf("row differs  %s\n", d.c_str());
+    for (const node_report& n : r.nodes) print_node(n);
+    std::printf("\n");
+    if (r.nodes.size() > 1 || !quorum_left(r))
+        std::printf("quorum       %s\n", quorum_text(r).c_str());
+    if (r.simulated) {
+        std::printf("survives     %s\nfails        %s\n", scenarios(r.verdicts, false).c_str(),
+                    scenarios(r.verdicts, true).c_str());
+        print_legend(r);
+    }
+    for (const std::string& s : r.not_exposed) {
+        std::printf("not exposed  %s: no node may evict keys\n", s.c_str());
+    }
+    for (const std::string& a : r.advice) std::printf("advice       %s\n", a.c_str());
+    std::printf("verdict      %s\n", verdict_text(r, o).c_str());
+}
+
+std::string node_json(const node_report& n) {
+    if (n.problem.ec) {
+        return "{\"address\":" + json_string(n.address) +
+               ",\"error\":" + json_string(describe(n.problem)) + "}";
+    }
+    const auto number = [](long long value) { return std::to_string(value); };
+    return "{\"address\":" + json_string(n.address) + ",\"role\":" + json_string(n.role) +
+           (n.master.empty() ? "" : ",\"master\":" + json_string(n.master)) +
+           ",\"version\":" + json_string(std::string(n.facts.version.view())) +
+           ",\"uptime_s\":" + number(n.facts.uptime_s) +
+           ",\"persistence\":" + json_string(persistence_text(n)) +
+           ",\"durable\":" + (n.facts.durable() ? "true" : "false") +
+           ",\"may_evict\":" + (n.facts.may_evict() ? "true" : "false") +
+           ",\"eviction\":" + json_string(eviction_text(n)) +
+           ",\"replicas\":" + number(n.replicas) + ",\"max_lag_s\":" + number(n.max_lag_s) +
+           ",\"clock_offset_ms\":" + number(n.clock_offset_ms) +
+           ",\"round_trip_ms\":" + number(n.round_trip_ms) + "}";
+}
+
+void print_json(const report& r, const options& o) {
+    std::string nodes;
+    for (const node_report& n : r.nodes) nodes += (nodes.empty() ? "" : ",") + node_json(n);
     std::vector<std::string> survives;
     std::vector<std::string> fails;
-    for (const verdict& v : r.verdicts) (v.failed.empty() ? survives : fails).push_back(v.scenario + (v.failed.empty() ? "" : ":" + v.failed));
-    std::printf("],\"survives\":%s,\"fails\":%s,\"not_exposed\":%s,\"advice\":%s,\"verdict\":%s}\n",
-                json_list(survives).c_str(), json_list(fails).c_str(), json_list(r.not_exposed).c_str(),
-                json_list(r.advice).c_str(), json_string(r.worse ? "worse" : "ok").c_str());
+    for (const verdict& v : r.verdicts) {
+        if (v.failed.empty())
+            survives.push_back(v.scenario);
+        else
+            fails.push_back(v.scenario + ":" + v.failed);
+    }
+    const char* verdict = !quorum_left(r) ? "cannot_hold_locks" : r.worse ? "worse" : "ok";
+    std::printf(
+        "{\"row\":%s,\"simulated\":%s,\"row_differences\":%s,\"nodes\":[%s],"
+        "\"holding\":%zu,\"needed\":%zu,\"survives\":%s,\"fails\":%s,\"not_exposed\":%s,"
+        "\"advice\":%s,\"verdict\":%s,\"verdict_text\":%s}\n",
+        json_string(r.row.name).c_str(), r.simulated ? "true" : "false",
+        json_list(r.row.differences).c_str(), nodes.c_str(), r.holding, r.needed,
+        json_list(survives).c_str(), json_list(fails).c_str(), json_list(r.not_exposed).c_str(),
+        json_list(r.advice).c_str(), json_string(verdict).c_str(),
+        json_string(verdict_text(r, o)).c_str());
+}
+
+// Reads every node, reporting each one that cannot be read on stderr's one line.
+void read_nodes(const options& o, report& r) {
+    for (const endpoint& ep : endpoints_of(o)) {
+        r.nodes.push_back(read_node(ep, o));
+        const node_report& n = r.nodes.back();
+        r.worse = r.worse || (!n.problem.ec && n.facts.may_evict());
+        if (holds_locks(n)) ++r.holding;
+    }
+    r.needed = r.nodes.size() / 2 + 1;
+}
+
+// The exit code: a node that cannot be read first (the report shows the rest), then a
+// deployment that cannot hold locks (a replica pointed at: `run` fails there with 69), then
+// a node that may evict keys.
+int exit_code_of(const report& r) {
+    std::size_t unreadable = 0;
+    const node_report* first = nullptr;
+    for (const node_report& n : r.nodes) {
+        if (!n.problem.ec) continue;
+        if (first == nullptr) first = &n;
+        ++unreadable;
+    }
+    if (first != nullptr) {
+        std::fprintf(stderr, "edgelock: cannot check %s: %s%s\n", first->address.c_str(),
+                     describe(first->problem).c_str(),
+                     unreadable > 1 ? (" (and " + std::to_string(unreadable - 1) +
+                                       " more node(s): see the report)")
+                                          .c_str()
+                                    : "");
+        return exit_code_for(first->problem.ec);
+    }
+    if (!quorum_left(r)) {
+        std::fprintf(stderr, "edgelock: the deployment cannot hold locks: %s (%s)\n",
+                     quorum_text(r).c_str(), missing_text(r).c_str());
+        return exit_unavailable;
+    }
+    return r.worse ? exit_deployment_worse : exit_ok;
 }
 
 }  // namespace
 
 int check_deployment(const options& o) {
     report r;
-    r.row = matrix_row(o);
-    for (const endpoint& ep : endpoints_of(o)) {
-        r.nodes.push_back(read_node(ep, o));
-        const node_report& n = r.nodes.back();
-        if (n.problem.ec) {
-            std::fprintf(stderr, "edgelock: cannot check %s: %s\n", n.address.c_str(), describe(n.problem).c_str());
-            return exit_code_for(n.problem.ec);
+    r.row.name = exact_row(o);
+    read_nodes(o, r);
+    r.row.differences = row_differences(o, r.nodes);
+    if (quorum_left(r)) {
+        std::string why;
+        if (!simulate(o, r.row, r.verdicts, why)) {
+            std::fprintf(stderr, "edgelock: cannot check the deployment: %s\n", why.c_str());
+            return exit_not_found;
         }
-        r.worse = r.worse || n.facts.may_evict();
+        r.simulated = true;
+        set_aside_eviction(r);
     }
-    std::string why;
-    if (!run_row(r.row, r.verdicts, why)) {
-        std::fprintf(stderr, "edgelock: cannot check the deployment: %s\n", why.c_str());
-        return exit_not_found;
-    }
-    set_aside_eviction(r);
     r.advice = advice_for(r.nodes, o, r.verdicts);
     if (o.json) {
-        print_json(r);
+        print_json(r, o);
     } else {
-        print_text(r);
+        print_text(r, o);
     }
-    return r.worse ? exit_deployment_worse : exit_ok;
+    return exit_code_of(r);
 }
 
 }  // namespace edgelock::cli

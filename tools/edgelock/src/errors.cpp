@@ -81,10 +81,12 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::tls_name_mismatch:
             case transport_errc::tls_expired:
             case transport_errc::tls_client_certificate_required:
-            case transport_errc::tls_not_offered:
             case transport_errc::tls_handshake_failed: return exit_tls;
             // Most likely TLS on one side only, but a hung server or a proxy whose backend is
             // down look the same: unavailable (a scheduler retries 69), the message says more.
+            // A plain Redis answers a ClientHello (not_offered) when its random bytes hold a
+            // newline, and stays silent (handshake_timeout) otherwise: one cause, one code.
+            case transport_errc::tls_not_offered:
             case transport_errc::tls_handshake_timeout:
             case transport_errc::closed_before_reply: return exit_unavailable;
             default: return exit_internal;

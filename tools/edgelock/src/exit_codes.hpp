@@ -18,8 +18,7 @@ enum exit_code : int {
     exit_busy = 75,             // --wait 0 and another owner holds the lock
     exit_redis_refused = 76,    // Redis answered with an error: AUTH, SELECT, a script error
     exit_tls = 77,              // TLS refused: the server's certificate (untrusted CA, wrong
-                                // name, expired), or ours; or a server that answers TLS with
-                                // something else
+                                // name, expired), or ours
     exit_deployment_worse = 78,  // check: a node may evict lock keys (S10)
     exit_wait_timeout = 79,     // the lock stayed held by another owner for the whole --wait
     exit_lost = 80,             // the lock was lost while CMD ran; CMD was signalled

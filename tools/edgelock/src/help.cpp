@@ -18,7 +18,8 @@ constexpr std::string_view overview =
     "  --redis URL          redis://[user:password@]host[:port][/db] (rediss:// for TLS);\n"
     "                       repeat an odd number of times (3, 5, 7) for Redlock\n"
     "  --sentinel HOST:PORT --master NAME\n"
-    "                       find the master through Sentinel (repeat --sentinel)\n"
+    "                       find the master through Sentinel (repeat --sentinel, or give\n"
+    "                       a list: --sentinel a:26379,b:26379)\n"
     "  --redis-timeout D    connect and reply timeout per request, 1ms..1m (default 2s)\n"
     "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER\n"
     "                       the same from the environment (lists split on commas or spaces)\n"
@@ -42,12 +43,15 @@ constexpr std::string_view exit_codes =
     "Exit codes:\n"
     "  0        success (run: CMD exited 0; status: the lock is held; release: deleted)\n"
     "  1..255   run: CMD's own status, passed through (128+N when CMD died of signal N)\n"
-    "  1        status: the lock is free; release: that token does not hold the lock\n"
+    "  1        status: the lock is free; release: that token does not hold the lock;\n"
+    "           sim: a check was violated\n"
+    "  2        sim: a usage error of edgelock-sim\n"
     "  64       bad command line: unknown flag, bad duration or URL, missing --name or CMD,\n"
     "           a TLS file that cannot be read\n"
     "  69       Redis unreachable: connection refused or timed out, no quorum, no master,\n"
     "           a node restarted too recently to count (restart guard), or closed before any\n"
-    "           reply, or no TLS handshake in time (often redis:// and rediss:// mixed up)\n"
+    "           reply, or no TLS handshake in time (often redis:// and rediss:// mixed up);\n"
+    "           check: a node cannot be read, or no quorum of masters (a replica)\n"
     "  70       internal error\n"
     "  75       busy: --wait 0 and another owner holds the lock\n"
     "  76       Redis refused: AUTH, SELECT or INFO (restart guard) failed, an error reply\n"
@@ -121,12 +125,17 @@ constexpr std::string_view check_help =
     "                      [--ttl D] [--json]\n"
     "\n"
     "Reads every node: role, version, uptime, persistence, eviction policy, replicas and\n"
-    "their lag, and its clock against this host's. Then runs the simulator (edgelock-sim) on\n"
-    "the matrix row of this deployment and these client settings (defaults: those of\n"
-    "`edgelock run`: fencing on, restart guard on, no WAIT), and prints which fault\n"
-    "scenarios it survives, which it does not, and what to change. Exits 0 when nothing is\n"
-    "worse than the row's limits, 78 when a node is (it may evict lock keys), 69 or 76 when a\n"
-    "node cannot be read, 127 without edgelock-sim.\n";
+    "their lag, and its clock against this host's; a node that cannot be read is reported\n"
+    "with its error, a replica as one that cannot hold locks. With a quorum of masters left,\n"
+    "runs the simulator (edgelock-sim) on this deployment's row (single, redlock-N or\n"
+    "sentinel[+WAIT], with +fencing and +guard as the flags say; defaults: those of\n"
+    "`edgelock run`: fencing on, restart guard on, no WAIT), says where the deployment\n"
+    "differs from the row, and prints the scenarios it survives and fails, a legend of\n"
+    "their letters, what to change, and a verdict: safe against ...; not safe against ...;\n"
+    "protect with ....\n"
+    "Exits 69, 76 or 77 when a node cannot be read, 69 when the deployment cannot hold\n"
+    "locks (a replica, too few masters), 78 when a node may evict lock keys, 0 otherwise;\n"
+    "127 without edgelock-sim.\n";
 
 constexpr std::string_view sim_help =
     "usage: edgelock sim run|matrix|explore|soak [ARGS...]\n"
@@ -138,7 +147,8 @@ constexpr std::string_view sim_help =
     "  edgelock sim explore --config redlock-5 --runs 200 --check oracle\n"
     "  edgelock sim soak --runs 10000\n"
     "  edgelock sim --help\n"
-    "Its exit status is edgelock-sim's; 127 when edgelock-sim is not found.\n";
+    "Its exit status is edgelock-sim's (0 every check held, 1 one was violated, 2 a usage\n"
+    "error); 127 when edgelock-sim is not found.\n";
 
 }  // namespace
 

@@ -293,7 +293,9 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::help: return "";
         case flag_id::name: o.name = value; return "";
         case flag_id::redis: o.redis_urls.push_back(value); return "";
-        case flag_id::sentinel: o.sentinel_urls.push_back(value); return "";
+        case flag_id::sentinel:  // a list, as EDGELOCK_SENTINEL takes it: no address has a comma
+            for (std::string& url : split_list(value)) o.sentinel_urls.push_back(std::move(url));
+            return "";
         case flag_id::master: o.master_name = value; return "";
         case flag_id::token: o.token = value; return "";
         case flag_id::restart_guard:

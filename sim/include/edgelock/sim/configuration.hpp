@@ -21,7 +21,7 @@ namespace edgelock::sim {
 
 // Capacities of the simulated world (the containers are sized from them).
 inline constexpr std::size_t clients_max = 4;
-inline constexpr std::size_t nodes_max = 5;
+inline constexpr std::size_t nodes_max = 7;  // redlock-7, a one-off configuration
 inline constexpr std::size_t sentinel_processes_max = 3;
 // Everything a client may connect to: the Redis nodes, then the sentinels (addresses.hpp).
 inline constexpr std::size_t servers_max = nodes_max + sentinel_processes_max;
@@ -52,8 +52,21 @@ inline constexpr std::size_t configuration_count = 14;
 
 // The configurations of the safety matrix, in matrix order.
 const std::array<configuration, configuration_count>& configurations() noexcept;
-// The configuration named `name`, or null.
+
+// Deployments the matrix leaves out, each run only when asked for by name (`run`, `explore`,
+// `matrix --config`): Redlock over 3 or 7 masters, and Sentinel with fencing, or the guard
+// without WAIT. `edgelock check` simulates the row of the deployment it read, and the
+// matrix (and the README's grid, and soak) stays the fourteen rows it always was.
+inline constexpr std::size_t one_off_configuration_count = 13;
+const std::array<configuration, one_off_configuration_count>& one_off_configurations() noexcept;
+
+// The configuration named `name` (in the matrix or one-off), or null.
 const configuration* find_configuration(std::string_view name) noexcept;
+// Its index: 0..configuration_count-1 in the matrix, then the one-off ones in their order;
+// the random runs of a cell draw their seeds from it (matrix.hpp, cell_seed).
+std::size_t configuration_index(const configuration& config) noexcept;
+// The configuration at configuration_index `index`.
+const configuration& configuration_at(std::size_t index) noexcept;
 
 struct world_params {
     // The lock's own knobs (lock_config); zero or -1 mean the lock's default, as there.
