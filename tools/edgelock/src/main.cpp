@@ -14,12 +14,12 @@
 
 #include "admin.hpp"
 #include "check.hpp"
-#include "simulator.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
 #include "quote.hpp"
 #include "run.hpp"
+#include "simulator.hpp"
 
 #ifndef EDGELOCK_VERSION
 #define EDGELOCK_VERSION "unknown"
@@ -40,7 +40,8 @@ environment read_environment() {
     if (const char* value = std::getenv("EDGELOCK_TLS_KEY")) env.tls.key_file = value;
     if (const char* value = std::getenv("EDGELOCK_TLS_SERVER_NAME")) env.tls.server_name = value;
     if (const char* value = std::getenv("EDGELOCK_WAIT_REPLICAS")) env.wait_replicas = value;
-    if (const char* value = std::getenv("EDGELOCK_WAIT_REPLICAS_TIMEOUT")) env.wait_replicas_timeout = value;
+    if (const char* value = std::getenv("EDGELOCK_WAIT_REPLICAS_TIMEOUT"))
+        env.wait_replicas_timeout = value;
     if (const char* value = std::getenv("EDGELOCK_PASSWORD")) env.password = value;
     return env;
 }
@@ -98,10 +99,14 @@ std::string read_password_file(const std::string& path, std::string& password) {
     std::string problem;
     char bytes[password_file_bytes_max];
     ssize_t size = -1;
-    if (::fstat(fd, &info) != 0) problem = std::strerror(errno);
-    else if (!S_ISREG(info.st_mode)) problem = "not a regular file";
-    else if ((info.st_mode & S_IROTH) != 0) problem = "every user may read it (chmod o-r)";
-    else if ((size = ::read(fd, bytes, sizeof bytes)) < 0) problem = std::strerror(errno);
+    if (::fstat(fd, &info) != 0)
+        problem = std::strerror(errno);
+    else if (!S_ISREG(info.st_mode))
+        problem = "not a regular file";
+    else if ((info.st_mode & S_IROTH) != 0)
+        problem = "every user may read it (chmod o-r)";
+    else if ((size = ::read(fd, bytes, sizeof bytes)) < 0)
+        problem = std::strerror(errno);
     ::close(fd);
     if (!problem.empty()) return "cannot use " + source + ": " + problem;
     const std::string_view text(bytes, static_cast<std::size_t>(size));
@@ -130,7 +135,8 @@ int main(int argc, char** argv) {
         return exit_usage;
     }
     if (!o.password_file.empty()) {
-        if (const std::string problem = read_password_file(o.password_file, o.password); !problem.empty()) {
+        if (const std::string problem = read_password_file(o.password_file, o.password);
+            !problem.empty()) {
             std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
             return exit_usage;
         }

@@ -31,21 +31,48 @@ struct duration_range {
 constexpr duration_range wait_range{0, wait_ms_max};
 constexpr duration_range kill_after_range{0, duration_ms_max};
 constexpr duration_range redis_timeout_range{1, redis_timeout_ms_max};
-constexpr duration_range replica_wait_range{1, duration_ms_max};  // then below the attempt (check_replica_wait)
+constexpr duration_range replica_wait_range{
+    1, duration_ms_max};  // then below the attempt (check_replica_wait)
 constexpr int exit_code_max = 255;
 
 // Which commands accept a flag, as a bit mask of command values.
 constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
 constexpr unsigned for_run = bit(command::run);
-constexpr unsigned for_acquire = bit(command::run) | bit(command::hold);  // the commands that take the lock
+constexpr unsigned for_acquire =
+    bit(command::run) | bit(command::hold);  // the commands that take the lock
 constexpr unsigned for_check = bit(command::check);
 constexpr unsigned for_lock_commands =
     for_acquire | bit(command::status) | bit(command::release) | for_check;
 
 enum class flag_id {
-    help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard, fencing, wait_replicas, json, unfair, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name,
-    wait_replicas_timeout, no_wait, conflict_exit_code, shell_command, password_file, verbose
+    help,
+    name,
+    ttl,
+    wait,
+    redis,
+    sentinel,
+    master,
+    fence_env,
+    on_lost,
+    kill_after,
+    redis_timeout,
+    token,
+    restart_guard,
+    fencing,
+    wait_replicas,
+    json,
+    unfair,
+    tls_ca,
+    tls_ca_dir,
+    tls_cert,
+    tls_key,
+    tls_server_name,
+    wait_replicas_timeout,
+    no_wait,
+    conflict_exit_code,
+    shell_command,
+    password_file,
+    verbose
 };
 
 struct flag_spec {
@@ -244,7 +271,8 @@ std::string check_required(const options& o) {
     if (o.name.empty()) return "missing --name";
     if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
     if (o.command == command::run && o.program.empty()) {
-        return "missing CMD: edgelock run --name N [flags] -- CMD [ARGS...] (or -c 'shell command')";
+        return "missing CMD: edgelock run --name N [flags] -- CMD [ARGS...] (or -c 'shell "
+               "command')";
     }
     if (o.command == command::release && o.token.empty()) return "missing --token";
     return "";
@@ -319,7 +347,8 @@ std::string check_replica_wait(const options& o) {
                                          " (half of --ttl/10; set --wait-replicas-timeout)";
     if (wait_ms < 1) return what + " is below 1ms: raise --ttl or set --wait-replicas-timeout";
     if (wait_ms >= attempt_ms) {
-        return what + " must be below the attempt timeout, --ttl/10 = " + format_duration(attempt_ms);
+        return what +
+               " must be below the attempt timeout, --ttl/10 = " + format_duration(attempt_ms);
     }
     if (wait_ms >= o.redis_timeout_ms) {
         return what + " must be below --redis-timeout " + format_duration(o.redis_timeout_ms);
@@ -331,7 +360,8 @@ std::string check_replica_wait(const options& o) {
 std::string apply_exit_code(options& o, std::string_view text) {
     int code = -1;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), code);
-    if (error != std::errc{} || end != text.data() + text.size() || code < 0 || code > exit_code_max) {
+    if (error != std::errc{} || end != text.data() + text.size() || code < 0 ||
+        code > exit_code_max) {
         return "bad --conflict-exit-code " + quote(text) + " (an exit code, 0 to 255)";
     }
     o.conflict_exit_code = code;
@@ -417,11 +447,14 @@ std::string apply_environment(options& o, const environment& env) {
         const std::string& value;
         std::string_view variable;
         std::string_view flag;
-    } variables[] = {{env.wait_replicas, "EDGELOCK_WAIT_REPLICAS", "--wait-replicas"},
-                     {env.wait_replicas_timeout, "EDGELOCK_WAIT_REPLICAS_TIMEOUT", "--wait-replicas-timeout"}};
+    } variables[] = {
+        {env.wait_replicas, "EDGELOCK_WAIT_REPLICAS", "--wait-replicas"},
+        {env.wait_replicas_timeout, "EDGELOCK_WAIT_REPLICAS_TIMEOUT", "--wait-replicas-timeout"}};
     for (const auto& variable : variables) {
-        if (variable.value.empty() || (find_flag(variable.flag)->commands & bit(o.command)) == 0) continue;
-        if (std::string problem = apply(o, *find_flag(variable.flag), variable.value); !problem.empty()) {
+        if (variable.value.empty() || (find_flag(variable.flag)->commands & bit(o.command)) == 0)
+            continue;
+        if (std::string problem = apply(o, *find_flag(variable.flag), variable.value);
+            !problem.empty()) {
             return std::string(variable.variable) + ": " + problem;
         }
     }
@@ -430,7 +463,8 @@ std::string apply_environment(options& o, const environment& env) {
 }
 
 // The flags up to CMD (run) or the end. Returns the index of CMD's first word, or sets `error`.
-std::size_t parse_flags(options& o, const std::vector<std::string>& args, std::string& error, bool& help) {
+std::size_t parse_flags(options& o, const std::vector<std::string>& args, std::string& error,
+                        bool& help) {
     const command c = o.command;
     std::size_t i = 1;
     for (; i < args.size(); ++i) {
@@ -438,14 +472,16 @@ std::size_t parse_flags(options& o, const std::vector<std::string>& args, std::s
         if (arg == "--") return i + 1;
         if (arg.empty() || arg[0] != '-' || arg == "-") {
             if (c == command::run) break;  // CMD starts here, as with flock(1)
-            error = "unexpected argument " + quote(arg) + " (see edgelock " + command_name(c) + " --help)";
+            error = "unexpected argument " + quote(arg) + " (see edgelock " + command_name(c) +
+                    " --help)";
             return i;
         }
         const std::size_t equals = arg.find('=');
         const std::string_view flag_text = std::string_view(arg).substr(0, equals);
         const flag_spec* f = find_flag(flag_text);
         if (f == nullptr || (f->commands & bit(c)) == 0) {
-            error = "unknown flag " + shown(flag_text) + " (see edgelock " + command_name(c) + " --help)";
+            error = "unknown flag " + shown(flag_text) + " (see edgelock " + command_name(c) +
+                    " --help)";
             return i;
         }
         std::string value;
@@ -467,18 +503,21 @@ std::size_t parse_flags(options& o, const std::vector<std::string>& args, std::s
     return i;
 }
 
-parse_result parse_lock_command(command c, const std::vector<std::string>& args, const environment& env) {
+parse_result parse_lock_command(command c, const std::vector<std::string>& args,
+                                const environment& env) {
     parse_result r;
     options& o = r.parsed;
     o.command = c;
-    if (std::string problem = apply_environment(o, env); !problem.empty()) return usage_error(std::move(problem));
+    if (std::string problem = apply_environment(o, env); !problem.empty())
+        return usage_error(std::move(problem));
     std::string error;
     bool help = false;
     const std::size_t i = parse_flags(o, args, error, help);
     if (help) return help_for(c);
     if (!error.empty()) return usage_error(std::move(error));
     if (c == command::run && i < args.size()) {
-        if (!o.program.empty()) return usage_error("use either -c 'shell command' or CMD [ARGS...], not both");
+        if (!o.program.empty())
+            return usage_error("use either -c 'shell command' or CMD [ARGS...], not both");
         o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
     } else if (i < args.size()) {
         return usage_error("unexpected argument " + quote(args[i]));
@@ -488,7 +527,8 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
     if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_tls(o, env); !problem.empty()) return usage_error(std::move(problem));
-    if (std::string problem = check_replica_wait(o); !problem.empty()) return usage_error(std::move(problem));
+    if (std::string problem = check_replica_wait(o); !problem.empty())
+        return usage_error(std::move(problem));
     if (c == command::run || c == command::hold) {
         if (std::string problem = check_lock(o); !problem.empty()) return usage_error(std::move(problem));
     }
@@ -499,7 +539,9 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 }  // namespace
 
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
-    if (args.empty()) return usage_error("missing command (run, hold, status, release, check, sim); see edgelock --help");
+    if (args.empty())
+        return usage_error(
+            "missing command (run, hold, status, release, check, sim); see edgelock --help");
     const std::string& first = args[0];
     if (first == "--help" || first == "-h") return help_for(command::help);
     if (first == "--version") {
@@ -509,11 +551,12 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     }
     if (first == "help") {
         if (args.size() == 1) return help_for(command::help);
-        for (command c : {command::run, command::hold, command::status, command::release, command::sim,
-                          command::check}) {
+        for (command c : {command::run, command::hold, command::status, command::release,
+                          command::sim, command::check}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
-        return usage_error("no help for " + quote(args[1]) + " (commands: run, hold, status, release, check, sim)");
+        return usage_error("no help for " + quote(args[1]) +
+                           " (commands: run, hold, status, release, check, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -522,13 +565,15 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         r.parsed.program.assign(args.begin() + 1, args.end());
         return r;
     }
-    for (command c : {command::run, command::hold, command::status, command::release, command::check}) {
+    for (command c :
+         {command::run, command::hold, command::status, command::release, command::check}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
         return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
-    return usage_error("unknown command " + quote(first) + " (commands: run, hold, status, release, check, sim)");
+    return usage_error("unknown command " + quote(first) +
+                       " (commands: run, hold, status, release, check, sim)");
 }
 
 lock_config run_lock_config(const options& o) {
@@ -562,10 +607,14 @@ bool parse_duration_part(std::string_view& text, std::int64_t& ms, std::int64_t&
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc{} || end == text.data() || value < 0) return false;
     text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-    if (text.substr(0, 2) == "ms") scale = 1;
-    else if (text.substr(0, 1) == "h") scale = 3'600'000;
-    else if (text.substr(0, 1) == "m") scale = 60'000;
-    else if (text.substr(0, 1) == "s") scale = 1'000;
+    if (text.substr(0, 2) == "ms")
+        scale = 1;
+    else if (text.substr(0, 1) == "h")
+        scale = 3'600'000;
+    else if (text.substr(0, 1) == "m")
+        scale = 60'000;
+    else if (text.substr(0, 1) == "s")
+        scale = 1'000;
     else return false;
     text.remove_prefix(scale == 1 ? 2 : 1);
     if (value > std::numeric_limits<std::int64_t>::max() / scale) return false;
@@ -657,9 +706,11 @@ bool parse_signal(std::string_view text, int& signal) {
 std::string with_password(std::string_view url, std::string_view password) {
     if (password.empty() || url.find('@') != std::string_view::npos) return std::string(url);
     const std::size_t scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos) return "redis://:" + std::string(password) + "@" + std::string(url);
+    if (scheme_end == std::string_view::npos)
+        return "redis://:" + std::string(password) + "@" + std::string(url);
     const std::size_t host = scheme_end + 3;
-    return std::string(url.substr(0, host)) + ":" + std::string(password) + "@" + std::string(url.substr(host));
+    return std::string(url.substr(0, host)) + ":" + std::string(password) + "@" +
+           std::string(url.substr(host));
 }
 
 void apply_password(options& o) {

@@ -35,7 +35,7 @@ struct environment {
     // EDGELOCK_TLS_SERVER_NAME: for rediss:// addresses, each overridden by its flag.
     tls_options tls;
     std::string wait_replicas;          // EDGELOCK_WAIT_REPLICAS: as --wait-replicas
-    std::string wait_replicas_timeout;  // EDGELOCK_WAIT_REPLICAS_TIMEOUT: as --wait-replicas-timeout
+    std::string wait_replicas_timeout;  // EDGELOCK_WAIT_REPLICAS_TIMEOUT: as its flag
     std::string password;               // EDGELOCK_PASSWORD: as the content of --password-file
 };
 
@@ -65,7 +65,7 @@ struct options {
     bool json = false;                      // check: --json
     bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
     int conflict_exit_code = conflict_exit_code_unset;  // run, hold: -E / --conflict-exit-code
-    bool verbose = false;                   // run, hold: -v / --verbose
+    bool verbose = false;                               // run, hold: -v / --verbose
     // --password-file FILE (read by main(), which the parser leaves I/O to) or EDGELOCK_PASSWORD:
     // fills every address without credentials (with_password). The flag wins.
     std::string password_file;

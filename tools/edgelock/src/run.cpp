@@ -79,7 +79,7 @@ void on_stopping_signal(int signal) {
 }
 
 void install_stopping_handlers() {
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = on_stopping_signal;
     sigemptyset(&action.sa_mask);
     for (int s : stopping_signals) sigaction(s, &action, nullptr);
@@ -160,11 +160,11 @@ private:
             if (waited_ms < progress_delay_ms) continue;
             const std::string waited = format_duration(waited_ms / 100 * 100);
             if (reason_.empty()) {
-                std::fprintf(stderr, "\redgelock: waiting for lock %s: %s / %s\033[K", name_.c_str(),
-                             waited.c_str(), format_duration(wait_ms_).c_str());
+                std::fprintf(stderr, "\redgelock: waiting for lock %s: %s / %s\033[K",
+                             name_.c_str(), waited.c_str(), format_duration(wait_ms_).c_str());
             } else {
-                std::fprintf(stderr, "\redgelock: %s: %s / %s\033[K", reason_.c_str(), waited.c_str(),
-                             format_duration(wait_ms_).c_str());
+                std::fprintf(stderr, "\redgelock: %s: %s / %s\033[K", reason_.c_str(),
+                             waited.c_str(), format_duration(wait_ms_).c_str());
             }
             std::fflush(stderr);
             shown_ = true;
@@ -241,10 +241,11 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
     if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
-    std::fprintf(stderr,
-                 "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
-                 "counts only then (restart guard: a lease the restart forgot may still run)\n",
-                 format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
+    std::fprintf(
+        stderr,
+        "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
+        "counts only then (restart guard: a lease the restart forgot may still run)\n",
+        format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
@@ -259,9 +260,11 @@ bool outage(std::error_code ec) {
 std::string outage_reason(const hiredis::lock& lock, const options& o, std::error_code ec) {
     if (o.sentinel_urls.empty() && o.redis_urls.size() == 1) {
         const std::error_code cause = lock.instance_error(0) ? lock.instance_error(0) : ec;
-        return "Redis " + display_address(o.redis_urls[0]) + " unreachable (" + describe(cause) + "), retrying";
+        return "Redis " + display_address(o.redis_urls[0]) + " unreachable (" + describe(cause) +
+               "), retrying";
     }
-    return "Redis unreachable for lock " + quote(o.name) + " (" + instance_failures(lock, o, ec) + "), retrying";
+    return "Redis unreachable for lock " + quote(o.name) + " (" + instance_failures(lock, o, ec) +
+           "), retrying";
 }
 
 // Waits out the client's reconnect delay after an outage (full jitter below a cap that
@@ -314,12 +317,15 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
     const std::int64_t started_ms = now_ms();
     const std::int64_t deadline_ms = started_ms + o.wait_ms;
     std::error_code ec = lock.try_acquire(&hold);
-    if (!ec || o.wait_ms == 0 || !(ec == errc::busy || ec == errc::restart_guard || outage(ec))) return ec;
+    if (!ec || o.wait_ms == 0 || !(ec == errc::busy || ec == errc::restart_guard || outage(ec)))
+        return ec;
     session::reconnect_backoff backoff;
     backoff.seed(static_cast<std::uint64_t>(::getpid()) ^ static_cast<std::uint64_t>(started_ms));
     wait_progress progress(o.name, started_ms, o.wait_ms);
     while (ec && pending_signal == 0 && now_ms() < deadline_ms) {
-        if (o.verbose) std::fprintf(stderr, "edgelock: attempt failed: %s\n", instance_failures(lock, o, ec).c_str());
+        if (o.verbose)
+            std::fprintf(stderr, "edgelock: attempt failed: %s\n",
+                         instance_failures(lock, o, ec).c_str());
         if (ec == errc::restart_guard) {
             ec = wait_out_restart_guard(lock, o, hold, started_ms);
             if (ec == errc::restart_guard) return ec;  // beyond --wait: say so at once
@@ -346,7 +352,8 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
 int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     const std::error_code ec = acquire_within_wait(lock, o, hold);
     if (!ec) return exit_ok;
-    if (ec == errc::cancelled || pending_signal != 0) return exit_internal;  // the caller ends by the signal
+    if (ec == errc::cancelled || pending_signal != 0)
+        return exit_internal;  // the caller ends by the signal
     return report_failure(lock, o, ec);
 }
 
@@ -495,12 +502,14 @@ int hold_locked(const options& o) {
     const std::error_code reason = lock.lost_reason();
     const std::error_code released = lock.release();
     if (lost || released == errc::expired) {
-        std::fprintf(stderr, "edgelock: lost lock %s (%s)\n", quote(o.name).c_str(), lost_why(reason).c_str());
+        std::fprintf(stderr, "edgelock: lost lock %s (%s)\n", quote(o.name).c_str(),
+                     lost_why(reason).c_str());
         return exit_lost;
     }
     if (released && released != errc::not_held) {
         std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
-                     quote(o.name).c_str(), describe(released).c_str(), format_duration(o.ttl_ms).c_str());
+                     quote(o.name).c_str(), describe(released).c_str(),
+                     format_duration(o.ttl_ms).c_str());
     }
     return exit_ok;
 }

@@ -367,7 +367,8 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
         }
         if (ready > 0 && (background || cancellable) && fds[instance_fds].revents != 0) {
             std::uint64_t value = 0;
-            [[maybe_unused]] const ssize_t ignored = ::read(background ? wake_fd : cancel_fd, &value, sizeof value);
+            [[maybe_unused]] const ssize_t ignored =
+                ::read(background ? wake_fd : cancel_fd, &value, sizeof value);
         }
         const bool subscriber_ready = subscriber_fd < count && fds[subscriber_fd].revents != 0;
         if (read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
@@ -840,7 +841,9 @@ void lock::impl::take_cancel() {
     std::uint64_t value = 0;
     [[maybe_unused]] const ssize_t ignored = ::read(cancel_fd, &value, sizeof value);
     const lock_state state = core.state();
-    if (state != lock_state::acquiring && state != lock_state::backing_off && state != lock_state::confirming) return;
+    if (state != lock_state::acquiring && state != lock_state::backing_off &&
+        state != lock_state::confirming)
+        return;
     [[maybe_unused]] const errc code = core.release(now_ms());
     drain_events();
 }
