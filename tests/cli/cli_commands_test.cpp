@@ -92,13 +92,14 @@ TEST(CliBadInput, OneLineAndExit64) {
 TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
     const std::string nobody = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"run", "--name", "n", "--wait", "10s", "--redis", nobody, "--", "true"},
+             {"run", "--name", "n", "--wait", "0", "--redis", nobody, "--", "true"},
              {"status", "--name", "n", "--redis", nobody},
              {"release", "--name", "n", "--token", "t", "--redis", nobody}}) {
         SCOPED_TRACE(args[0]);
         const program_result r = run_program(edgelock(args), clean_env());
         expect_one_line_failure(r, 69, "connection refused");
-        EXPECT_LT(r.elapsed, std::chrono::seconds(5)) << "the --wait must not apply to an unreachable server";
+        EXPECT_LT(r.elapsed, std::chrono::seconds(5))
+            << "--wait 0 does not retry an unreachable server";
     }
 }
 
@@ -111,11 +112,15 @@ TEST(CliUnreachable, EchoedInputStaysOnOneLine) {
         std::string fragment;
     };
     const std::vector<echoed> cases = {
-        {{"run", "--name", "a\nb", "--redis", nobody, "--", "true"}, "cannot acquire lock \"a\\nb\""},
+        {{"run", "--name", "a\nb", "-n", "--redis", nobody, "--", "true"},
+         "cannot acquire lock \"a\\nb\""},
         {{"status", "--name", "a\nb", "--redis", nobody}, "cannot read lock \"a\\nb\""},
-        {{"release", "--name", "a\rb", "--token", "t", "--redis", nobody}, "cannot release lock \"a\\rb\""},
-        {{"run", "--name", "n", "--redis", "no-such\x01host.invalid:1", "--", "true"}, "no-such\\x01host.invalid:1"},
-        {{"run", "--name", "n", "--sentinel", nobody, "--master", "m\ny", "--", "true"}, "master \"m\\ny\""},
+        {{"release", "--name", "a\rb", "--token", "t", "--redis", nobody},
+         "cannot release lock \"a\\rb\""},
+        {{"run", "--name", "n", "-n", "--redis", "no-such\x01host.invalid:1", "--", "true"},
+         "no-such\\x01host.invalid:1"},
+        {{"run", "--name", "n", "-n", "--sentinel", nobody, "--master", "m\ny", "--", "true"},
+         "master \"m\\ny\""},
         {{"status", "--name", "n", "--sentinel", nobody, "--master", "m\ny"}, "master \"m\\ny\""},
     };
     for (const echoed& c : cases) {
@@ -124,8 +129,8 @@ TEST(CliUnreachable, EchoedInputStaysOnOneLine) {
     }
 }
 
-// A server that accepts TCP connections and never answers: every wait is bounded by
-// --redis-timeout, not by --wait or the ttl.
+// A server that accepts TCP connections and never answers: an attempt is bounded by
+// --redis-timeout, not by the ttl; a run retries within --wait, and no longer.
 TEST(CliUnreachable, SilentServerIsBoundedByTheTimeout) {
     const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ASSERT_GE(listener, 0);
@@ -139,7 +144,10 @@ TEST(CliUnreachable, SilentServerIsBoundedByTheTimeout) {
     const std::string silent = "redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port));
 
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"run", "--name", "n", "--wait", "1m", "--redis-timeout", "300ms", "--redis", silent, "--", "true"},
+             {"run", "--name", "n", "--wait", "0", "--redis-timeout", "300ms", "--redis", silent,
+              "--", "true"},
+             {"run", "--name", "n", "--wait", "2s", "--redis-timeout", "300ms", "--redis", silent,
+              "--", "true"},
              {"status", "--name", "n", "--redis-timeout", "300ms", "--redis", silent}}) {
         SCOPED_TRACE(args[0]);
         const program_result r = run_program(edgelock(args), clean_env());

@@ -488,3 +488,146 @@ TEST(Tls, HelpNamesTheFlagsAndTheExitCode) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Duration, UnitsCombineLargestFirst) {
+    std::int64_t ms = 0;
+    ASSERT_TRUE(parse_duration("1m30s", ms));
+    EXPECT_EQ(ms, 90'000);
+    ASSERT_TRUE(parse_duration("1h2m3s", ms));
+    EXPECT_EQ(ms, 3'723'000);
+    ASSERT_TRUE(parse_duration("1s500ms", ms));
+    EXPECT_EQ(ms, 1'500);
+    ASSERT_TRUE(parse_duration("500ms", ms));
+    EXPECT_EQ(ms, 500);
+    for (const char* bad :
+         {"30s1m", "1s1s", "1m30", "m", "1.5s", "1m 30s", "-1m30s", "1m+30s", "1h-2m"}) {
+        EXPECT_FALSE(parse_duration(bad, ms)) << bad;
+    }
+    expect_usage_error({"run", "--name", "n", "--wait", "1m30x", "--", "true"},
+                       "bad duration \"1m30x\" for --wait (use 500ms, 30s, 2m, 1m30s)");
+    const parse_result r = parse({"run", "--name", "n", "--wait", "1m30s", "--", "true"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.wait_ms, 90'000);
+}
+
+TEST(Run, FlockShortFlags) {
+    const parse_result r =
+        parse({"run", "--name", "n", "-w", "5s", "-E", "0", "-v", "-c", "echo $X"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.wait_ms, 5'000);
+    EXPECT_EQ(r.parsed.conflict_exit_code, 0);
+    EXPECT_TRUE(r.parsed.verbose);
+    EXPECT_EQ(r.parsed.program, (std::vector<std::string>{"/bin/sh", "-c", "echo $X"}));
+    const parse_result n =
+        parse({"run", "--name", "n", "-n", "--conflict-exit-code=3", "--", "true"});
+    ASSERT_EQ(n.exit_code, 0) << n.error;
+    EXPECT_EQ(n.parsed.wait_ms, 0);
+    EXPECT_EQ(n.parsed.conflict_exit_code, 3);
+    EXPECT_EQ(parse({"run", "--name", "n", "true"}).parsed.conflict_exit_code,
+              conflict_exit_code_unset);
+    expect_usage_error({"run", "--name", "n", "-c", "echo", "--", "true"}, "either -c");
+    expect_usage_error({"run", "--name", "n", "-E", "256", "true"},
+                       "bad --conflict-exit-code \"256\" (an exit code, 0 to 255)");
+    expect_usage_error({"run", "--name", "n", "-E", "x", "true"}, "bad --conflict-exit-code");
+    expect_usage_error({"status", "--name", "n", "-n"}, "unknown flag -n");
+    expect_usage_error({"hold", "--name", "n", "-c", "true"}, "unknown flag -c");
+}
+
+TEST(WaitReplicas, RunHoldAndCheckShareTheFlagsAndTheirVariables) {
+    for (const char* c : {"run", "hold", "check"}) {
+        std::vector<std::string> args = {
+            c, "--name", "n", "--wait-replicas", "1", "--wait-replicas-timeout", "1s"};
+        if (std::string(c) == "run") args.emplace_back("true");
+        const parse_result r = parse(args);
+        ASSERT_EQ(r.exit_code, 0) << c << ": " << r.error;
+        EXPECT_EQ(r.parsed.replicas_to_wait, 1) << c;
+        EXPECT_EQ(r.parsed.replica_wait_ms, 1'000) << c;
+    }
+    const parse_result r = parse({"run", "--name", "n", "--wait-replicas", "2", "true"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(run_lock_config(r.parsed).replicas_to_wait, 2);
+    EXPECT_EQ(run_lock_config(r.parsed).replica_wait_ms, 0) << "the core's default";
+
+    environment env;
+    env.wait_replicas = "1";
+    env.wait_replicas_timeout = "700ms";
+    const parse_result from_env = parse({"hold", "--name", "n"}, env);
+    ASSERT_EQ(from_env.exit_code, 0) << from_env.error;
+    EXPECT_EQ(from_env.parsed.replicas_to_wait, 1);
+    EXPECT_EQ(from_env.parsed.replica_wait_ms, 700);
+    const parse_result flag_wins = parse({"hold", "--name", "n", "--wait-replicas", "2"}, env);
+    EXPECT_EQ(flag_wins.parsed.replicas_to_wait, 2);
+    env.wait_replicas = "x";
+    expect_usage_error({"hold", "--name", "n"}, "EDGELOCK_WAIT_REPLICAS: bad --wait-replicas \"x\"",
+                       env);
+}
+
+TEST(WaitReplicas, ATimeoutTheClientCannotWaitForNamesTheFlag) {
+    expect_usage_error(
+        {"run", "--name", "n", "--wait-replicas", "1", "--wait-replicas-timeout", "3s", "true"},
+        "--wait-replicas-timeout 3s must be below the attempt timeout, --ttl/10 = 3s");
+    expect_usage_error({"run", "--name", "n", "--ttl", "1m", "--wait-replicas", "1",
+                        "--wait-replicas-timeout", "2s", "true"},
+                       "--wait-replicas-timeout 2s must be below --redis-timeout 2s");
+    expect_usage_error(
+        {"run", "--name", "n", "--ttl", "1m", "--wait-replicas", "1", "--redis-timeout", "1s",
+         "true"},
+        "the WAIT timeout 3s (half of --ttl/10; set --wait-replicas-timeout) must be below "
+        "--redis-timeout 1s");
+    expect_usage_error({"run", "--name", "n", "--wait-replicas-timeout", "1s", "true"},
+                       "--wait-replicas-timeout needs --wait-replicas N");
+    expect_usage_error({"check", "--wait-replicas", "1", "--wait-replicas-timeout", "1m30"},
+                       "bad duration");
+}
+
+TEST(Password, FillsEveryAddressWithoutCredentials) {
+    EXPECT_EQ(with_password("redis://h:1", "pw"), "redis://:pw@h:1");
+    EXPECT_EQ(with_password("h:1", "p@w:x"), "redis://:p@w:x@h:1");
+    EXPECT_EQ(with_password("rediss://h:1/2", "pw"), "rediss://:pw@h:1/2");
+    EXPECT_EQ(with_password("redis://u:other@h:1", "pw"), "redis://u:other@h:1")
+        << "its own credentials win";
+    EXPECT_EQ(with_password("redis://h:1", ""), "redis://h:1");
+
+    environment env;
+    env.password = "secret";
+    const parse_result r = parse({"status", "--name", "n", "--redis", "redis://a:1", "--redis",
+                                  "redis://u:x@b:2", "--redis", "c:3"},
+                                 env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.redis_urls,
+              (std::vector<std::string>{"redis://:secret@a:1", "redis://u:x@b:2",
+                                        "redis://:secret@c:3"}));
+    const parse_result by_default = parse({"hold", "--name", "n"}, env);
+    EXPECT_EQ(by_default.parsed.redis_urls,
+              std::vector<std::string>{"redis://:secret@127.0.0.1:6379"});
+    const parse_result sentinel = parse({"check", "--sentinel", "s:1", "--master", "m"}, env);
+    EXPECT_EQ(sentinel.parsed.sentinel_urls, std::vector<std::string>{"redis://:secret@s:1"});
+
+    const parse_result file =
+        parse({"run", "--name", "n", "--password-file", "/run/pw", "true"}, env);
+    ASSERT_EQ(file.exit_code, 0) << file.error;
+    EXPECT_EQ(file.parsed.password_file, "/run/pw");
+    EXPECT_EQ(file.parsed.redis_urls, std::vector<std::string>{"redis://127.0.0.1:6379"})
+        << "the flag wins over EDGELOCK_PASSWORD; main() reads the file";
+}
+
+TEST(Hold, TakesTheLockFlagsAndNoCommand) {
+    const parse_result r =
+        parse({"hold", "--name", "n", "--ttl", "2m", "-w", "1m30s", "--unfair", "-E", "9"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.command, command::hold);
+    EXPECT_EQ(r.parsed.ttl_ms, 120'000);
+    EXPECT_EQ(r.parsed.wait_ms, 90'000);
+    EXPECT_FALSE(r.parsed.fair);
+    EXPECT_EQ(r.parsed.conflict_exit_code, 9);
+    expect_usage_error({"hold", "--name", "n", "true"}, "unexpected argument \"true\"");
+    expect_usage_error({"hold"}, "missing --name");
+    expect_usage_error({"hold", "--name", "n", "--on-lost", "INT"}, "unknown flag --on-lost");
+    EXPECT_EQ(parse({"help", "hold"}).parsed.help_topic, "hold");
+    EXPECT_NE(help_text("hold").find("token="), std::string::npos);
+    EXPECT_NE(help_text("").find("edgelock hold"), std::string::npos);
+}
+
+}  // namespace

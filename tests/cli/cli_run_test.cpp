@@ -1,15 +1,15 @@
 // `edgelock run`, `status` and `release` against real redis-server processes (tests/support):
 // the flock-like contract, the exit codes, and what happens when the lock is lost.
 #include <gtest/gtest.h>
-
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -532,6 +532,234 @@ TEST(CliSentinel, ACommaListOfSentinelsIsTheSameAsTheFlagRepeated) {
         EXPECT_EQ(r.exit_code, 0) << r.err;
         EXPECT_EQ(r.out, "ran\n");
     }
+}
+
+// --- riding out outages within --wait, leaving the line on a signal, hold, flock's flags ----
+
+program_options plain_env() {
+    program_options o;
+    o.env = {"EDGELOCK_REDIS",
+             "EDGELOCK_SENTINEL",
+             "EDGELOCK_MASTER",
+             "EDGELOCK_FENCE",
+             "EDGELOCK_PASSWORD",
+             "EDGELOCK_WAIT_REPLICAS",
+             "EDGELOCK_WAIT_REPLICAS_TIMEOUT"};
+    o.timeout = 60s;
+    return o;
+}
+
+// Seen failing before --wait rode out outages: exit 69 at once, "connection refused".
+TEST(CliOutage, ARunStartedWhileRedisIsDownGetsTheLockOnceItStarts) {
+    redis_server server;
+    server.stop();
+    program run({EDGELOCK_CLI, "run", "--name", "late", "--redis", server.url(), "--wait", "30s",
+                 "--", "echo", "ran"},
+                plain_env());
+    server.start();
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_TRUE(r.err.empty()) << "nothing on a pipe: " << r.err;
+}
+
+// The verdict after a wait that ran out is the last cause's: the code and message an
+// immediate failure has (the test above shows the retrying).
+TEST(CliOutage, AWaitThatRunsOutOnADeadServerExits69WithTheLastCause) {
+    const std::string url = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const program_result r = run_program({EDGELOCK_CLI, "run", "--name", "dead", "--redis", url,
+                                          "--wait", "1500ms", "-v", "--", "true"},
+                                         plain_env());
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    const std::vector<std::string> lines = r.err_lines();
+    ASSERT_GE(lines.size(), 2u) << "the first attempt's failure (-v), and the verdict: " << r.err;
+    EXPECT_EQ(lines.front(), "edgelock: attempt failed: " + url.substr(8) + ": connection refused");
+    EXPECT_EQ(lines.back(),
+              "edgelock: cannot acquire lock \"dead\": " + url.substr(8) + ": connection refused");
+    const program_result at_once = run_program(
+        {EDGELOCK_CLI, "run", "--name", "dead", "--redis", url, "-n", "-v", "--", "true"},
+        plain_env());
+    EXPECT_EQ(at_once.exit_code, 69);
+    EXPECT_EQ(at_once.err_lines().size(), 1u) << "--wait 0 fails at once: " << at_once.err;
+}
+
+TEST(CliOutage, ProgressSaysWhyOnATerminal) {
+    const std::string url = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    program_options o = plain_env();
+    o.stderr_on_terminal = true;
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "run", "--name", "dead", "--redis", url, "--wait", "2s", "--", "true"}, o);
+    EXPECT_EQ(r.exit_code, 69);
+    EXPECT_NE(r.err.find("edgelock: Redis " + url.substr(8) +
+                         " unreachable (connection refused), retrying: "),
+              std::string::npos)
+        << r.err;
+}
+
+// Seen failing before the waiter left the line on SIGTERM: B exited 79 (A's entry, 26 s at
+// --ttl 2m, kept B behind it for B's whole 10 s wait).
+TEST_F(CliRun, AWaiterEndedBySigtermLeavesTheLine) {
+    const std::string release_file = marker.string() + "-release";
+    program holder(edgelock("run", {"--name", "q", "--ttl", "2m", "--", "sh", "-c",
+                                    "while [ ! -e " + release_file + " ]; do sleep 0.05; done"}),
+                   env());
+    wait_for_holder("q");
+    const auto in_line = [&](long long n) {
+        return eventually(
+            [&] {
+                return admin.command({"ZCARD", "{q}:queue"}).integer == n + 1;
+            },
+            10s);
+    };
+    program a(edgelock("run", {"--name", "q", "--ttl", "2m", "--wait", "1m", "--", "echo", "A"}),
+              env());
+    ASSERT_TRUE(in_line(1));
+    program b(edgelock("run", {"--name", "q", "--ttl", "2m", "--wait", "10s", "--", "echo", "B"}),
+              env());
+    ASSERT_TRUE(in_line(2));
+    ::kill(a.pid(), SIGTERM);
+    const program_result ra = a.wait();
+    EXPECT_EQ(ra.exit_code, 128 + SIGTERM) << "ended by the signal: " << ra.err;
+    EXPECT_TRUE(ra.out.empty());
+    EXPECT_TRUE(in_line(1)) << "A left the line";
+    std::ofstream(release_file).put('x');
+    EXPECT_EQ(holder.wait().exit_code, 0);
+    const program_result rb = b.wait();
+    std::filesystem::remove(release_file);
+    EXPECT_EQ(rb.exit_code, 0) << rb.err;
+    EXPECT_EQ(rb.out, "B\n");
+}
+
+TEST_F(CliRun, HoldPrintsTheLockAndReleasesOnSigterm) {
+    program hold(edgelock("hold", {"--name", "held", "--ttl", "3s"}), env());
+    wait_for_holder("held");
+    const std::string token = admin.get("held");
+    const program_result busy =
+        run_program(edgelock("run", {"--name", "held", "-n", "-E", "3", "true"}), env());
+    EXPECT_EQ(busy.exit_code, 3) << "-E replaces 75: " << busy.err;
+    ::kill(hold.pid(), SIGTERM);
+    const program_result r = hold.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "name=held\ntoken=" + token + "\nfence=" + admin.get("{held}:fence") + "\n");
+    EXPECT_FALSE(key_exists("held"));
+    const program_result timed_out = run_program(
+        edgelock("run", {"--name", "held", "-w", "1s", "-E", "4", "-c", "echo $EDGELOCK_FENCE"}),
+        env());
+    EXPECT_EQ(timed_out.exit_code, 0) << "free again: " << timed_out.err;
+    EXPECT_GT(std::stoll("0" + timed_out.out), 0) << "-c runs the string with /bin/sh -c";
+}
+
+TEST_F(CliRun, HoldExits80WhenTheLockIsLost) {
+    program hold(edgelock("hold", {"--name", "gone", "--ttl", "3s"}), env());
+    wait_for_holder("gone");
+    admin.command({"DEL", "gone"});
+    const program_result r = hold.wait();
+    EXPECT_EQ(r.exit_code, 80);
+    expect_one_line(r, "lost lock \"gone\" (the key no longer holds our token)");
+}
+
+TEST_F(CliRun, AConflictExitCodeAlsoReplacesTheWaitTimeout) {
+    program holder(edgelock("run", {"--name", "e", "--", "sleep", "3"}), env());
+    wait_for_holder("e");
+    const program_result r =
+        run_program(edgelock("run", {"--name", "e", "-w", "500ms", "-E", "0", "true"}), env());
+    EXPECT_EQ(r.exit_code, 0);
+    expect_one_line(r, "gave up waiting for lock \"e\" after 500ms");
+    EXPECT_EQ(holder.wait().exit_code, 0);
+}
+
+TEST(CliPassword, FromAFileOnlyItsOwnerMayReadOrTheEnvironment) {
+    redis_server server({"--requirepass", "s3cret"});
+    const std::string file = (std::filesystem::temp_directory_path() /
+                              ("edgelock-password-" + std::to_string(::getpid())))
+                                 .string();
+    std::ofstream(file) << "s3cret\n";
+    ::chmod(file.c_str(), 0600);
+    const std::vector<std::string> run = {
+        EDGELOCK_CLI,      "run", "--name", "pw",   "--redis", server.url(),
+        "--password-file", file,  "--",     "echo", "ok"};
+    program_result r = run_program(run, plain_env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ok\n");
+    ::chmod(file.c_str(), 0644);
+    r = run_program(run, plain_env());
+    EXPECT_EQ(r.exit_code, 64);
+    expect_one_line(r,
+                    "cannot use --password-file " + file + ": every user may read it (chmod o-r)");
+    std::filesystem::remove(file);
+
+    program_options o = plain_env();
+    o.env.push_back("EDGELOCK_PASSWORD=s3cret");
+    r = run_program({EDGELOCK_CLI, "status", "--name", "pw", "--redis", server.url()}, o);
+    EXPECT_EQ(r.exit_code, 1) << "free, read with the password: " << r.err;
+    r = run_program({EDGELOCK_CLI, "status", "--name", "pw", "--redis", server.url()}, plain_env());
+    EXPECT_EQ(r.exit_code, 76) << "without it, AUTH is refused: " << r.err;
+}
+
+std::vector<std::string> sentinel_run(edgelock::testing::sentinel_topology& topology,
+                                      std::vector<std::string> args) {
+    std::vector<std::string> argv = {EDGELOCK_CLI, "run"};
+    for (const std::string& url : topology.sentinel_urls())
+        argv.insert(argv.end(), {"--sentinel", url});
+    argv.insert(argv.end(), {"--master", edgelock::testing::sentinel_topology::master_name});
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+}
+
+TEST(CliSentinel, WaitReplicasHoldsWithOneReplicaAndFailsWithTwo) {
+    edgelock::testing::sentinel_topology topology;
+    program_result r = run_program(
+        sentinel_run(topology, {"--name", "w", "--wait-replicas", "1", "--", "echo", "ran"}),
+        plain_env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    r = run_program(
+        sentinel_run(topology, {"--name", "w", "--wait-replicas", "2", "-n", "--", "echo", "ran"}),
+        plain_env());
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_TRUE(r.out.empty());
+    expect_one_line(
+        r,
+        "cannot acquire lock \"w\": master \"mymaster\" via Sentinel: too few replicas confirmed "
+        "the lock");
+}
+
+// A waiter already waiting on a held lock rides out a failover inside the client's wait (this
+// passed before --wait rode out outages too); the next test starts one during the failover.
+TEST(CliSentinel, AWaiterRidesOutAFailoverAndGetsTheLock) {
+    edgelock::testing::sentinel_topology topology;
+    const std::uint16_t old_port = topology.master_port();
+    program holder(sentinel_run(topology, {"--name", "f", "--", "sleep", "2"}), plain_env());
+    redis_client primary(old_port);
+    ASSERT_TRUE(eventually([&] { return primary.exists("f"); }, 10s));
+    program waiter(sentinel_run(topology, {"--name", "f", "--wait", "40s", "--", "echo", "got it"}),
+                   plain_env());
+    ASSERT_TRUE(eventually(
+        [&] {
+            return primary.command({"ZCARD", "{f}:queue"}).integer == 2;
+        },
+        10s));
+    redis_client sentinel(topology.sentinel(0).port());
+    sentinel.command({"SENTINEL", "FAILOVER", edgelock::testing::sentinel_topology::master_name});
+    topology.wait_for_failover(old_port);
+    holder.wait();
+    const program_result r = waiter.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "got it\n");
+}
+
+// Seen failing before --wait rode out outages: exit 69 at once, "no sentinel named a reachable
+// master", as the primary was down and no replica promoted yet.
+TEST(CliSentinel, ARunStartedWhileThePrimaryIsDownGetsTheLockAfterTheFailover) {
+    edgelock::testing::sentinel_topology topology;
+    const std::uint16_t old_port = topology.master_port();
+    topology.server_on(old_port).stop();
+    program waiter(sentinel_run(topology, {"--name", "d", "--wait", "40s", "--", "echo", "got it"}),
+                   plain_env());
+    topology.wait_for_failover(old_port);
+    const program_result r = waiter.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "got it\n");
 }
 
 }  // namespace

@@ -267,6 +267,50 @@ TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_on
     EXPECT_FALSE(behind.release());
 }
 
+// cancel() from another thread ends a waiting acquire() with cancelled, and the waiter leaves
+// the line as it ends: the waiter behind it takes the lock at the holder's release, well within
+// the cancelled entry's 20 s TTL. The same lock then acquires normally (the cancel was taken),
+// and a cancel that comes between two calls ends the next acquire() at once.
+TEST(fair_waiting, a_cancelled_waiter_leaves_the_line_at_once) {
+    redis_server server;
+    redis_client client(server.port());
+    auto holder = hold_lock(server);
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 8'000;
+    options.queue_entry_ttl_ms = 20'000;
+
+    edgelock::hiredis::lock cancelled;
+    ASSERT_FALSE(cancelled.open(options));
+    std::error_code first = make_error_code(edgelock::errc::ok);
+    std::thread first_wait([&] { first = cancelled.acquire(std::chrono::seconds(60)); });
+    ASSERT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 1; },
+                                              std::chrono::seconds(5)));
+    edgelock::hiredis::lock behind;
+    ASSERT_FALSE(behind.open(options));
+    std::error_code second = make_error_code(edgelock::errc::busy);
+    std::thread second_wait([&] { second = behind.acquire(std::chrono::seconds(10)); });
+    ASSERT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 2; },
+                                              std::chrono::seconds(5)));
+
+    cancelled.cancel();
+    first_wait.join();  // the test's own timeout bounds it: without the cancel, 60 s
+    EXPECT_EQ(first, edgelock::errc::cancelled) << first.message();
+    EXPECT_EQ(waiters_in_line(client), 1) << "the cancelled waiter left the line";
+    EXPECT_FALSE(holder->release());
+    second_wait.join();
+    EXPECT_FALSE(second) << second.message();
+    EXPECT_FALSE(behind.release());
+
+    edgelock::hiredis::hold hold;
+    EXPECT_FALSE(cancelled.acquire(std::chrono::seconds(5), &hold)) << "the cancel was taken";
+    EXPECT_EQ(hold.token, client.get(lock_name)) << "the hold names the token in the key";
+    EXPECT_FALSE(cancelled.release());
+    cancelled.cancel();
+    EXPECT_EQ(cancelled.acquire(std::chrono::seconds(5)), edgelock::errc::cancelled)
+        << "a cancel between two calls ends the next one";
+}
+
 // A subscriber that cannot subscribe (SUBSCRIBE renamed away) or is dropped while waiting never
 // fails the acquire: the waiter falls back to its re-checks, and takes the lock once it is free.
 void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {

@@ -8,6 +8,8 @@ constexpr std::string_view overview =
     "\n"
     "usage:\n"
     "  edgelock run --name N [flags] -- CMD [ARGS...]  run CMD while holding lock N\n"
+    "  edgelock run --name N [flags] -c 'SHELL CMD'    the same, CMD run by /bin/sh -c\n"
+    "  edgelock hold --name N [flags]                  hold N until SIGINT or SIGTERM\n"
     "  edgelock status --name N [flags]                who holds N, for how long, its fence\n"
     "  edgelock release --name N --token T [flags]     delete N if token T holds it\n"
     "  edgelock check [flags]                          what this deployment survives, per node\n"
@@ -21,7 +23,9 @@ constexpr std::string_view overview =
     "                       find the master through Sentinel (repeat --sentinel, or give\n"
     "                       a list: --sentinel a:26379,b:26379)\n"
     "  --redis-timeout D    connect and reply timeout per request, 1ms..1m (default 2s)\n"
-    "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER\n"
+    "  --password-file FILE the password for every address without credentials: the file's\n"
+    "                       first line (refused when every user may read it); not in ps\n"
+    "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER, EDGELOCK_PASSWORD\n"
     "                       the same from the environment (lists split on commas or spaces)\n"
     "  default: redis://127.0.0.1:6379\n"
     "\n"
@@ -37,7 +41,7 @@ constexpr std::string_view overview =
     "  EDGELOCK_TLS_SERVER_NAME\n"
     "                       the same from the environment\n"
     "\n"
-    "Durations: 0, 500ms, 30s, 2m, 1h; up to 24h.\n";
+    "Durations: 0, 500ms, 30s, 2m, 1h, 1m30s, 1h2m3s; up to 24h.\n";
 
 constexpr std::string_view exit_codes =
     "Exit codes:\n"
@@ -53,18 +57,23 @@ constexpr std::string_view exit_codes =
     "           reply, or no TLS handshake in time (often redis:// and rediss:// mixed up);\n"
     "           check: a node cannot be read, or no quorum of masters (a replica)\n"
     "  70       internal error\n"
-    "  75       busy: --wait 0 and another owner holds the lock\n"
+    "  75       busy: --wait 0 (-n) and another owner holds the lock (or -E CODE)\n"
     "  76       Redis refused: AUTH, SELECT or INFO (restart guard) failed, an error reply\n"
     "  77       TLS refused: the server's certificate (untrusted, wrong name, expired), or\n"
     "           ours (69 when TLS gets no answer: check redis:// against rediss://)\n"
     "  78       check: a node is worse than the simulator assumes (it may evict lock keys)\n"
     "  79       wait timeout: the lock stayed held by another owner for the whole --wait\n"
-    "  80       lost: the lock was lost while CMD ran; CMD got --on-lost (then SIGKILL)\n"
+    "           (or -E CODE)\n"
+    "  80       lost: the lock was lost while CMD ran (hold: while held); CMD got --on-lost\n"
+    "           (then SIGKILL)\n"
+    "  128+N    run, hold: ended by signal N (SIGINT, SIGTERM, SIGHUP) while waiting, after\n"
+    "           leaving the line\n"
     "  126      CMD could not be executed\n"
     "  127      CMD (or edgelock-sim) not found\n";
 
 constexpr std::string_view run_help =
     "usage: edgelock run --name N [flags] [--] CMD [ARGS...]\n"
+    "       edgelock run --name N [flags] -c 'SHELL COMMAND'\n"
     "\n"
     "Acquires lock N (waiting up to --wait), runs CMD, renews the lock while CMD runs\n"
     "(every ttl/3), releases it when CMD exits, and exits with CMD's status. CMD gets the\n"
@@ -78,7 +87,19 @@ constexpr std::string_view run_help =
     "  --name N             the lock name, used as the Redis key (1..128 bytes)\n"
     "  --ttl D              lease length, 4ms..24h (default 30s); a crashed holder frees the\n"
     "                       lock after it\n"
-    "  --wait D             how long to wait for a held lock (default 10s); 0: fail at once (75)\n"
+    "  --wait D, -w D       how long to wait for a held lock (default 10s); 0: fail at once (75);\n"
+    "                       also rides out Redis being unreachable meanwhile (a restart, a\n"
+    "                       failover), retrying with backoff; when it ends, the last cause's code\n"
+    "  -n                   --wait 0\n"
+    "  -E CODE, --conflict-exit-code CODE\n"
+    "                       exit CODE (0..255) instead of 75 or 79 when the lock stays held\n"
+    "  -c 'SHELL COMMAND'   run it with /bin/sh -c instead of CMD [ARGS...]\n"
+    "  --wait-replicas N    Sentinel: the lock counts only once N replicas have it (WAIT), and\n"
+    "                       so does each renewal; 69 when fewer confirm\n"
+    "  --wait-replicas-timeout D\n"
+    "                       WAIT's timeout (default half of ttl/10); below ttl/10 and\n"
+    "                       --redis-timeout. EDGELOCK_WAIT_REPLICAS(_TIMEOUT) set both\n"
+    "  -v, --verbose        one line on stderr per attempt, acquire, outage and loss\n"
     "  --unfair             poll with backoff instead of waiting in line. By default, with one\n"
     "                       Redis (or Sentinel), waiters line up in Redis and get the lock in\n"
     "                       arrival order, each woken by the release before it (a second\n"
@@ -95,13 +116,27 @@ constexpr std::string_view run_help =
     "  --redis URL, --sentinel HOST:PORT --master NAME, --redis-timeout D, --tls-*\n"
     "                       where Redis is, and TLS (see edgelock --help)\n"
     "\n"
-    "While edgelock waits on a terminal it shows the time waited on stderr. SIGTERM and SIGHUP\n"
-    "sent to edgelock are passed on to CMD; SIGINT and SIGQUIT are left to CMD (the terminal\n"
-    "sends them to both), as system(3) does.\n"
+    "While edgelock waits on a terminal it shows the time waited (and why, when Redis cannot be\n"
+    "reached) on stderr. SIGINT, SIGTERM or SIGHUP while it waits makes it leave the line (within\n"
+    "--redis-timeout) and end by that signal. While CMD runs, SIGTERM and SIGHUP sent to edgelock\n"
+    "are passed on to CMD; SIGINT and SIGQUIT are left to CMD (the terminal sends them to both),\n"
+    "as system(3) does.\n"
     "\n"
     "examples:\n"
     "  edgelock run --name backup --wait 0 -- /usr/local/bin/backup.sh\n"
     "  edgelock run --name orders:42 --ttl 10s --redis redis://10.0.0.5:6379 -- ./grab-order\n";
+
+constexpr std::string_view hold_help =
+    "usage: edgelock hold --name N [flags]\n"
+    "\n"
+    "Acquires lock N as run does (--ttl, --wait/-w, -n, -E, --unfair, --wait-replicas, ...),\n"
+    "prints three lines on stdout:\n"
+    "  name=N\n"
+    "  token=32 hex characters (what `edgelock release --token` takes)\n"
+    "  fence=the fence token\n"
+    "then renews the lock until SIGINT, SIGTERM or SIGHUP, releases it and exits 0; exits 80\n"
+    "when the lock is lost meanwhile. For scripts that hold a lock around several steps:\n"
+    "  edgelock hold --name deploy > lock.env & ... ; kill $!; wait $!\n";
 
 constexpr std::string_view status_help =
     "usage: edgelock status --name N [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
@@ -122,6 +157,7 @@ constexpr std::string_view release_help =
 constexpr std::string_view check_help =
     "usage: edgelock check [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
     "                      [--fencing on|off] [--restart-guard on|off] [--wait-replicas N]\n"
+    "                      [--wait-replicas-timeout D]\n"
     "                      [--ttl D] [--json]\n"
     "\n"
     "Reads every node: role, version, uptime, persistence, eviction policy, replicas and\n"
@@ -156,6 +192,7 @@ std::string_view exit_code_table() { return exit_codes; }
 
 std::string_view help_text(std::string_view topic) {
     if (topic == "run") return run_help;
+    if (topic == "hold") return hold_help;
     if (topic == "status") return status_help;
     if (topic == "release") return release_help;
     if (topic == "sim") return sim_help;

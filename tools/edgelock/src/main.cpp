@@ -1,4 +1,5 @@
 // edgelock: a distributed lock from the shell. `edgelock --help` and docs/CLI.md say how.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,12 +14,12 @@
 
 #include "admin.hpp"
 #include "check.hpp"
-#include "simulator.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
 #include "quote.hpp"
 #include "run.hpp"
+#include "simulator.hpp"
 
 #ifndef EDGELOCK_VERSION
 #define EDGELOCK_VERSION "unknown"
@@ -38,6 +39,10 @@ environment read_environment() {
     if (const char* value = std::getenv("EDGELOCK_TLS_CERT")) env.tls.cert_file = value;
     if (const char* value = std::getenv("EDGELOCK_TLS_KEY")) env.tls.key_file = value;
     if (const char* value = std::getenv("EDGELOCK_TLS_SERVER_NAME")) env.tls.server_name = value;
+    if (const char* value = std::getenv("EDGELOCK_WAIT_REPLICAS")) env.wait_replicas = value;
+    if (const char* value = std::getenv("EDGELOCK_WAIT_REPLICAS_TIMEOUT"))
+        env.wait_replicas_timeout = value;
+    if (const char* value = std::getenv("EDGELOCK_PASSWORD")) env.password = value;
     return env;
 }
 
@@ -80,6 +85,37 @@ std::string unreadable_tls_file(const options& o) {
     return "";
 }
 
+// A password is a line, far below this; the rest of a larger file is not read.
+constexpr std::size_t password_file_bytes_max = 4'096;
+
+// --password-file: the file's first line (without its newline). A file every user may read
+// is refused: the password would be no better kept than on the command line. A group may
+// share it (a deployment's secrets group).
+std::string read_password_file(const std::string& path, std::string& password) {
+    const std::string source = "--password-file " + shown(path);
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return "cannot use " + source + ": " + std::strerror(errno);
+    struct stat info {};
+    std::string problem;
+    char bytes[password_file_bytes_max];
+    ssize_t size = -1;
+    if (::fstat(fd, &info) != 0)
+        problem = std::strerror(errno);
+    else if (!S_ISREG(info.st_mode))
+        problem = "not a regular file";
+    else if ((info.st_mode & S_IROTH) != 0)
+        problem = "every user may read it (chmod o-r)";
+    else if ((size = ::read(fd, bytes, sizeof bytes)) < 0)
+        problem = std::strerror(errno);
+    ::close(fd);
+    if (!problem.empty()) return "cannot use " + source + ": " + problem;
+    const std::string_view text(bytes, static_cast<std::size_t>(size));
+    password = std::string(text.substr(0, text.find('\n')));
+    if (!password.empty() && password.back() == '\r') password.pop_back();
+    if (password.empty()) return "cannot use " + source + ": its first line is empty";
+    return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,16 +129,24 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "edgelock: %s\n", parsed.error.c_str());
         return parsed.exit_code;
     }
-    const options& o = parsed.parsed;
+    options o = parsed.parsed;
     if (const std::string problem = unreadable_tls_file(o); !problem.empty()) {
         std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
         return exit_usage;
+    }
+    if (!o.password_file.empty()) {
+        if (const std::string problem = read_password_file(o.password_file, o.password);
+            !problem.empty()) {
+            std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
+            return exit_usage;
+        }
+        apply_password(o);
     }
     switch (o.command) {
         case command::help: {
             const std::string_view text = help_text(o.help_topic);
             std::fwrite(text.data(), 1, text.size(), stdout);
-            if (o.help_topic.empty() || o.help_topic == "run") {
+            if (o.help_topic.empty() || o.help_topic == "run" || o.help_topic == "hold") {
                 const std::string_view codes = exit_code_table();
                 std::fputs("\n", stdout);
                 std::fwrite(codes.data(), 1, codes.size(), stdout);
@@ -110,7 +154,15 @@ int main(int argc, char** argv) {
             return exit_ok;
         }
         case command::version: std::printf("edgelock %s\n", EDGELOCK_VERSION); return exit_ok;
-        case command::run: return run_locked(o);
+        case command::run:
+        case command::hold: {
+            const int code = o.command == command::run ? run_locked(o) : hold_locked(o);
+            if (const int s = signal_to_end_by(); s != 0) {
+                ::signal(s, SIG_DFL);
+                ::raise(s);
+            }
+            return code;
+        }
         case command::status: return show_status(o);
         case command::release: return release_token(o);
         case command::sim: return forward_to_simulator(o);

@@ -1,6 +1,8 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <csignal>
 #include <limits>
 
@@ -29,17 +31,48 @@ struct duration_range {
 constexpr duration_range wait_range{0, wait_ms_max};
 constexpr duration_range kill_after_range{0, duration_ms_max};
 constexpr duration_range redis_timeout_range{1, redis_timeout_ms_max};
+constexpr duration_range replica_wait_range{
+    1, duration_ms_max};  // then below the attempt (check_replica_wait)
+constexpr int exit_code_max = 255;
 
 // Which commands accept a flag, as a bit mask of command values.
 constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
 constexpr unsigned for_run = bit(command::run);
+constexpr unsigned for_acquire =
+    bit(command::run) | bit(command::hold);  // the commands that take the lock
 constexpr unsigned for_check = bit(command::check);
 constexpr unsigned for_lock_commands =
-    bit(command::run) | bit(command::status) | bit(command::release) | for_check;
+    for_acquire | bit(command::status) | bit(command::release) | for_check;
 
 enum class flag_id {
-    help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard, fencing, wait_replicas, json, unfair, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name
+    help,
+    name,
+    ttl,
+    wait,
+    redis,
+    sentinel,
+    master,
+    fence_env,
+    on_lost,
+    kill_after,
+    redis_timeout,
+    token,
+    restart_guard,
+    fencing,
+    wait_replicas,
+    json,
+    unfair,
+    tls_ca,
+    tls_ca_dir,
+    tls_cert,
+    tls_key,
+    tls_server_name,
+    wait_replicas_timeout,
+    no_wait,
+    conflict_exit_code,
+    shell_command,
+    password_file,
+    verbose
 };
 
 struct flag_spec {
@@ -49,12 +82,21 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 23> flags{{
+constexpr std::array<flag_spec, 33> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands},
-    {"--ttl", flag_id::ttl, true, for_run | for_check},
-    {"--wait", flag_id::wait, true, for_run},
+    {"--ttl", flag_id::ttl, true, for_acquire | for_check},
+    {"--wait", flag_id::wait, true, for_acquire},
+    {"-w", flag_id::wait, true, for_acquire},
+    {"-n", flag_id::no_wait, false, for_acquire},
+    {"--conflict-exit-code", flag_id::conflict_exit_code, true, for_acquire},
+    {"-E", flag_id::conflict_exit_code, true, for_acquire},
+    {"-c", flag_id::shell_command, true, for_run},
+    {"--password-file", flag_id::password_file, true, for_lock_commands},
+    {"--verbose", flag_id::verbose, false, for_acquire},
+    {"-v", flag_id::verbose, false, for_acquire},
+    {"--wait-replicas-timeout", flag_id::wait_replicas_timeout, true, for_acquire | for_check},
     {"--redis", flag_id::redis, true, for_lock_commands},
     {"--sentinel", flag_id::sentinel, true, for_lock_commands},
     {"--master", flag_id::master, true, for_lock_commands},
@@ -63,11 +105,11 @@ constexpr std::array<flag_spec, 23> flags{{
     {"--kill-after", flag_id::kill_after, true, for_run},
     {"--redis-timeout", flag_id::redis_timeout, true, for_lock_commands},
     {"--token", flag_id::token, true, bit(command::release)},
-    {"--restart-guard", flag_id::restart_guard, true, for_run | for_check},
+    {"--restart-guard", flag_id::restart_guard, true, for_acquire | for_check},
     {"--fencing", flag_id::fencing, true, for_check},
-    {"--wait-replicas", flag_id::wait_replicas, true, for_check},
+    {"--wait-replicas", flag_id::wait_replicas, true, for_acquire | for_check},
     {"--json", flag_id::json, false, for_check},
-    {"--unfair", flag_id::unfair, false, for_run},
+    {"--unfair", flag_id::unfair, false, for_acquire},
     {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
     {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
     {"--tls-cert", flag_id::tls_cert, true, for_lock_commands},
@@ -89,6 +131,7 @@ std::string command_name(command c) {
         case command::release: return "release";
         case command::sim: return "sim";
         case command::check: return "check";
+        case command::hold: return "hold";
         case command::help: return "help";
         case command::version: return "version";
     }
@@ -228,7 +271,8 @@ std::string check_required(const options& o) {
     if (o.name.empty()) return "missing --name";
     if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
     if (o.command == command::run && o.program.empty()) {
-        return "missing CMD: edgelock run --name N [flags] -- CMD [ARGS...]";
+        return "missing CMD: edgelock run --name N [flags] -- CMD [ARGS...] (or -c 'shell "
+               "command')";
     }
     if (o.command == command::release && o.token.empty()) return "missing --token";
     return "";
@@ -286,10 +330,59 @@ std::string check_lock(const options& o) {
            to_string(code) + ")";
 }
 
+// WAIT's timeout must end within the attempt's reply budget (lock.hpp: the attempt timeout,
+// ttl/10 by default, which the CLI does not change) and within one reply's wait, --redis-timeout
+// (the blocking client waits that long for any reply, WAIT's included). The core checks the
+// first, nothing the second; the message names the flag to change either way.
+std::string check_replica_wait(const options& o) {
+    if (o.replicas_to_wait == 0) {
+        if (o.replica_wait_ms == 0) return "";
+        return "--wait-replicas-timeout needs --wait-replicas N (N > 0)";
+    }
+    const std::int64_t attempt_ms = std::max<std::int64_t>(o.ttl_ms / 10, 1);
+    const bool given = o.replica_wait_ms > 0;
+    const std::int64_t wait_ms = given ? o.replica_wait_ms : attempt_ms / 2;
+    const std::string what = given ? "--wait-replicas-timeout " + format_duration(wait_ms)
+                                   : "the WAIT timeout " + format_duration(wait_ms) +
+                                         " (half of --ttl/10; set --wait-replicas-timeout)";
+    if (wait_ms < 1) return what + " is below 1ms: raise --ttl or set --wait-replicas-timeout";
+    if (wait_ms >= attempt_ms) {
+        return what +
+               " must be below the attempt timeout, --ttl/10 = " + format_duration(attempt_ms);
+    }
+    if (wait_ms >= o.redis_timeout_ms) {
+        return what + " must be below --redis-timeout " + format_duration(o.redis_timeout_ms);
+    }
+    return "";
+}
+
+// -E CODE: 0..255, the range of an exit status.
+std::string apply_exit_code(options& o, std::string_view text) {
+    int code = -1;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), code);
+    if (error != std::errc{} || end != text.data() + text.size() || code < 0 ||
+        code > exit_code_max) {
+        return "bad --conflict-exit-code " + quote(text) + " (an exit code, 0 to 255)";
+    }
+    o.conflict_exit_code = code;
+    return "";
+}
+
 // Applies one flag's value. Returns an error message, or "" when accepted.
 std::string apply(options& o, const flag_spec& f, const std::string& value) {
     std::int64_t ms = 0;
     switch (f.id) {
+        case flag_id::no_wait: o.wait_ms = 0; return "";
+        case flag_id::verbose: o.verbose = true; return "";
+        case flag_id::conflict_exit_code: return apply_exit_code(o, value);
+        case flag_id::shell_command:
+            if (value.empty()) return "-c needs a shell command";
+            o.program = {"/bin/sh", "-c", value};
+            return "";
+        case flag_id::password_file:
+            if (value.empty()) return "--password-file needs a file";
+            o.password_file = value;
+            return "";
         case flag_id::help: return "";
         case flag_id::name: o.name = value; return "";
         case flag_id::redis: o.redis_urls.push_back(value); return "";
@@ -330,13 +423,17 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::ttl:
         case flag_id::wait:
         case flag_id::kill_after:
+        case flag_id::wait_replicas_timeout:
         case flag_id::redis_timeout: {
             if (!parse_duration_unbounded(value, ms)) {
-                return "bad duration " + quote(value) + " for " + std::string(f.text) + " (use 500ms, 30s, 2m)";
+                return "bad duration " + quote(value) + " for " + std::string(f.text) +
+                       " (use 500ms, 30s, 2m, 1m30s)";
             }
             switch (f.id) {
                 case flag_id::ttl: o.ttl_ms = ms; return "";  // check_lock() asks the lock
                 case flag_id::wait: return apply_duration(o.wait_ms, f.text, wait_range, ms);
+                case flag_id::wait_replicas_timeout:
+                    return apply_duration(o.replica_wait_ms, f.text, replica_wait_range, ms);
                 case flag_id::kill_after: return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
                 default: return apply_duration(o.redis_timeout_ms, f.text, redis_timeout_range, ms);
             }
@@ -345,57 +442,108 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
     return "";
 }
 
-parse_result parse_lock_command(command c, const std::vector<std::string>& args, const environment& env) {
-    parse_result r;
-    options& o = r.parsed;
-    o.command = c;
+// EDGELOCK_WAIT_REPLICAS and EDGELOCK_WAIT_REPLICAS_TIMEOUT, read as their flags are, before
+// the flags (which win); EDGELOCK_PASSWORD, unless --password-file is given.
+std::string apply_environment(options& o, const environment& env) {
+    const struct {
+        const std::string& value;
+        std::string_view variable;
+        std::string_view flag;
+    } variables[] = {
+        {env.wait_replicas, "EDGELOCK_WAIT_REPLICAS", "--wait-replicas"},
+        {env.wait_replicas_timeout, "EDGELOCK_WAIT_REPLICAS_TIMEOUT", "--wait-replicas-timeout"}};
+    for (const auto& variable : variables) {
+        if (variable.value.empty() || (find_flag(variable.flag)->commands & bit(o.command)) == 0)
+            continue;
+        if (std::string problem = apply(o, *find_flag(variable.flag), variable.value);
+            !problem.empty()) {
+            return std::string(variable.variable) + ": " + problem;
+        }
+    }
+    o.password = env.password;
+    return "";
+}
+
+// The flags up to CMD (run) or the end. Returns the index of CMD's first word, or sets `error`.
+std::size_t parse_flags(options& o, const std::vector<std::string>& args, std::string& error,
+                        bool& help) {
+    const command c = o.command;
     std::size_t i = 1;
     for (; i < args.size(); ++i) {
         const std::string& arg = args[i];
-        if (arg == "--") {
-            ++i;
-            break;
-        }
+        if (arg == "--") return i + 1;
         if (arg.empty() || arg[0] != '-' || arg == "-") {
             if (c == command::run) break;  // CMD starts here, as with flock(1)
-            return usage_error("unexpected argument " + quote(arg) + " (see edgelock " + command_name(c) + " --help)");
+            error = "unexpected argument " + quote(arg) + " (see edgelock " + command_name(c) +
+                    " --help)";
+            return i;
         }
         const std::size_t equals = arg.find('=');
         const std::string_view flag_text = std::string_view(arg).substr(0, equals);
         const flag_spec* f = find_flag(flag_text);
         if (f == nullptr || (f->commands & bit(c)) == 0) {
-            return usage_error("unknown flag " + shown(flag_text) + " (see edgelock " + command_name(c) + " --help)");
+            error = "unknown flag " + shown(flag_text) + " (see edgelock " + command_name(c) +
+                    " --help)";
+            return i;
         }
         std::string value;
         if (!f->takes_value) {
-            if (equals != std::string::npos) return usage_error(std::string(flag_text) + " takes no value");
-            if (f->id == flag_id::help) return help_for(c);
-            apply(o, *f, "");
+            if (equals != std::string::npos) error = std::string(flag_text) + " takes no value";
+            help = error.empty() && f->id == flag_id::help;
+            if (!error.empty() || help) return i;
         } else if (equals != std::string::npos) {
             value = arg.substr(equals + 1);
         } else if (i + 1 < args.size()) {
             value = args[++i];
         } else {
-            return usage_error(std::string(flag_text) + " needs a value");
+            error = std::string(flag_text) + " needs a value";
+            return i;
         }
-        if (std::string problem = apply(o, *f, value); !problem.empty()) return usage_error(std::move(problem));
+        error = apply(o, *f, value);
+        if (!error.empty()) return i;
     }
-    if (c == command::run) o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-    else if (i < args.size()) return usage_error("unexpected argument " + quote(args[i]));
+    return i;
+}
+
+parse_result parse_lock_command(command c, const std::vector<std::string>& args,
+                                const environment& env) {
+    parse_result r;
+    options& o = r.parsed;
+    o.command = c;
+    if (std::string problem = apply_environment(o, env); !problem.empty())
+        return usage_error(std::move(problem));
+    std::string error;
+    bool help = false;
+    const std::size_t i = parse_flags(o, args, error, help);
+    if (help) return help_for(c);
+    if (!error.empty()) return usage_error(std::move(error));
+    if (c == command::run && i < args.size()) {
+        if (!o.program.empty())
+            return usage_error("use either -c 'shell command' or CMD [ARGS...], not both");
+        o.program.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+    } else if (i < args.size()) {
+        return usage_error("unexpected argument " + quote(args[i]));
+    }
+    if (!o.password_file.empty()) o.password.clear();  // main() reads the file; the flag wins
 
     if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
     if (std::string problem = resolve_tls(o, env); !problem.empty()) return usage_error(std::move(problem));
-    if (c == command::run) {
+    if (std::string problem = check_replica_wait(o); !problem.empty())
+        return usage_error(std::move(problem));
+    if (c == command::run || c == command::hold) {
         if (std::string problem = check_lock(o); !problem.empty()) return usage_error(std::move(problem));
     }
+    apply_password(o);
     return r;
 }
 
 }  // namespace
 
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
-    if (args.empty()) return usage_error("missing command (run, status, release, check, sim); see edgelock --help");
+    if (args.empty())
+        return usage_error(
+            "missing command (run, hold, status, release, check, sim); see edgelock --help");
     const std::string& first = args[0];
     if (first == "--help" || first == "-h") return help_for(command::help);
     if (first == "--version") {
@@ -405,10 +553,12 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     }
     if (first == "help") {
         if (args.size() == 1) return help_for(command::help);
-        for (command c : {command::run, command::status, command::release, command::sim, command::check}) {
+        for (command c : {command::run, command::hold, command::status, command::release,
+                          command::sim, command::check}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
-        return usage_error("no help for " + quote(args[1]) + " (commands: run, status, release, check, sim)");
+        return usage_error("no help for " + quote(args[1]) +
+                           " (commands: run, hold, status, release, check, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -417,13 +567,15 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         r.parsed.program.assign(args.begin() + 1, args.end());
         return r;
     }
-    for (command c : {command::run, command::status, command::release, command::check}) {
+    for (command c :
+         {command::run, command::hold, command::status, command::release, command::check}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
         return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
-    return usage_error("unknown command " + quote(first) + " (commands: run, status, release, check, sim)");
+    return usage_error("unknown command " + quote(first) +
+                       " (commands: run, hold, status, release, check, sim)");
 }
 
 lock_config run_lock_config(const options& o) {
@@ -434,6 +586,8 @@ lock_config run_lock_config(const options& o) {
     config.fencing = true;
     config.watchdog = true;
     config.restart_guard_ms = o.restart_guard ? -1 : 0;
+    config.replicas_to_wait = o.replicas_to_wait;
+    config.replica_wait_ms = o.replica_wait_ms;
     // Waiters line up (lock.hpp, "Fair waiting") unless --unfair; Redlock cannot keep a line.
     config.fair = o.fair && config.instances == 1;
     return config;
@@ -446,26 +600,51 @@ bool parse_duration(std::string_view text, std::int64_t& ms) {
     return true;
 }
 
-bool parse_duration_unbounded(std::string_view text, std::int64_t& ms) {
-    constexpr std::int64_t value_max = std::numeric_limits<std::int64_t>::max() / 10;
-    std::size_t digits = 0;
+namespace {
+
+// One "<integer><unit>" part of a duration at the front of `text`: its value in milliseconds
+// and its unit's scale. False when `text` does not start with one, or it overflows.
+bool parse_duration_part(std::string_view& text, std::int64_t& ms, std::int64_t& scale) {
     std::int64_t value = 0;
-    while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
-        if (value >= value_max) return false;  // keeps value * 10 + 9 in range
-        value = value * 10 + (text[digits] - '0');
-        ++digits;
-    }
-    if (digits == 0) return false;
-    const std::string_view unit = text.substr(digits);
-    std::int64_t scale = 0;
-    if (unit == "ms") scale = 1;
-    else if (unit == "s") scale = 1'000;
-    else if (unit == "m") scale = 60'000;
-    else if (unit == "h") scale = 3'600'000;
-    else if (unit.empty() && value == 0) scale = 1;  // "0" needs no unit
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc{} || end == text.data() || value < 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(end - text.data()));
+    if (text.substr(0, 2) == "ms")
+        scale = 1;
+    else if (text.substr(0, 1) == "h")
+        scale = 3'600'000;
+    else if (text.substr(0, 1) == "m")
+        scale = 60'000;
+    else if (text.substr(0, 1) == "s")
+        scale = 1'000;
     else return false;
+    text.remove_prefix(scale == 1 ? 2 : 1);
     if (value > std::numeric_limits<std::int64_t>::max() / scale) return false;
     ms = value * scale;
+    return true;
+}
+
+}  // namespace
+
+bool parse_duration_unbounded(std::string_view text, std::int64_t& ms) {
+    if (text == "0") {  // "0" needs no unit
+        ms = 0;
+        return true;
+    }
+    if (text.empty() || text[0] < '0' || text[0] > '9') return false;  // no sign, no space
+    std::int64_t total = 0;
+    std::int64_t previous_scale = std::numeric_limits<std::int64_t>::max();
+    while (!text.empty()) {
+        std::int64_t part = 0;
+        std::int64_t scale = 0;
+        if (!parse_duration_part(text, part, scale)) return false;
+        // Each unit once, largest first: "1m30s", never "30s1m" or "1s1s".
+        if (scale >= previous_scale) return false;
+        previous_scale = scale;
+        if (part > std::numeric_limits<std::int64_t>::max() - total) return false;
+        total += part;
+    }
+    ms = total;
     return true;
 }
 
@@ -524,6 +703,22 @@ bool parse_signal(std::string_view text, int& signal) {
     if (number < 1 || number > 64) return false;
     signal = number;
     return true;
+}
+
+std::string with_password(std::string_view url, std::string_view password) {
+    if (password.empty() || url.find('@') != std::string_view::npos) return std::string(url);
+    const std::size_t scheme_end = url.find("://");
+    if (scheme_end == std::string_view::npos)
+        return "redis://:" + std::string(password) + "@" + std::string(url);
+    const std::size_t host = scheme_end + 3;
+    return std::string(url.substr(0, host)) + ":" + std::string(password) + "@" +
+           std::string(url.substr(host));
+}
+
+void apply_password(options& o) {
+    for (std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls}) {
+        for (std::string& url : *urls) url = with_password(url, o.password);
+    }
 }
 
 std::vector<std::string> split_list(std::string_view text) {

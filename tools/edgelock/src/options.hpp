@@ -17,7 +17,7 @@
 
 namespace edgelock::cli {
 
-enum class command { help, version, run, status, release, sim, check };
+enum class command { help, version, run, status, release, sim, check, hold };
 
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
@@ -34,7 +34,13 @@ struct environment {
     // EDGELOCK_TLS_CA, EDGELOCK_TLS_CA_DIR, EDGELOCK_TLS_CERT, EDGELOCK_TLS_KEY,
     // EDGELOCK_TLS_SERVER_NAME: for rediss:// addresses, each overridden by its flag.
     tls_options tls;
+    std::string wait_replicas;          // EDGELOCK_WAIT_REPLICAS: as --wait-replicas
+    std::string wait_replicas_timeout;  // EDGELOCK_WAIT_REPLICAS_TIMEOUT: as its flag
+    std::string password;               // EDGELOCK_PASSWORD: as the content of --password-file
 };
+
+// flock(1)'s -E: the code of a busy lock (75) and of a wait that ran out (79) when set.
+inline constexpr int conflict_exit_code_unset = -1;
 
 struct options {
     enum command command = command::help;
@@ -54,9 +60,16 @@ struct options {
     std::string token;                      // release: the holder's token
     bool restart_guard = true;              // run, check: --restart-guard on|off (lock.hpp, "Restarts")
     bool fencing = true;                    // check: --fencing on|off (run always fences)
-    std::uint8_t replicas_to_wait = 0;      // check: --wait-replicas N (Sentinel's WAIT)
+    std::uint8_t replicas_to_wait = 0;      // run, hold, check: --wait-replicas N (Sentinel's WAIT)
+    std::int64_t replica_wait_ms = 0;       // --wait-replicas-timeout; 0: the core's default
     bool json = false;                      // check: --json
     bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
+    int conflict_exit_code = conflict_exit_code_unset;  // run, hold: -E / --conflict-exit-code
+    bool verbose = false;                               // run, hold: -v / --verbose
+    // --password-file FILE (read by main(), which the parser leaves I/O to) or EDGELOCK_PASSWORD:
+    // fills every address without credentials (with_password). The flag wins.
+    std::string password_file;
+    std::string password;
 
     std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments
 };
@@ -80,8 +93,9 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
 // scratch lock, so the command line and the lock cannot disagree. `name` points into `o`.
 lock_config run_lock_config(const options& o);
 
-// "0", "500ms", "30s", "2m", "1h" -> milliseconds. False for anything else (no unit, a
-// negative or fractional number, an unknown unit, more than duration_ms_max).
+// "0", "500ms", "30s", "2m", "1h", "1m30s", "1h2m3s" -> milliseconds: integers with units, the
+// units in decreasing order (h, m, s, ms), each at most once. False for anything else (no
+// unit, a negative or fractional number, an unknown unit, more than duration_ms_max).
 bool parse_duration(std::string_view text, std::int64_t& ms);
 
 // parse_duration without the duration_ms_max bound (false only when the milliseconds would
@@ -96,6 +110,13 @@ bool parse_signal(std::string_view text, int& signal);
 
 // 15 -> "SIGTERM"; numbers without a name -> "signal 40".
 std::string signal_name(int signal);
+
+// `url` with `password` as its password when it carries no credentials (no '@'); as it is
+// otherwise. "host:port" becomes "redis://:password@host:port".
+std::string with_password(std::string_view url, std::string_view password);
+
+// Fills o.password into every --redis and --sentinel address without credentials.
+void apply_password(options& o);
 
 // Splits EDGELOCK_REDIS-style lists on commas and whitespace, dropping empty parts.
 std::vector<std::string> split_list(std::string_view text);

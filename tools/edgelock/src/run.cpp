@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -23,6 +24,7 @@
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
+#include "edgelock/session/reconnect.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
@@ -42,6 +44,9 @@ constexpr std::size_t inherited_fds_max = 1'024;
 // Signals edgelock handles while CMD runs. CMD starts with all of them at their defaults.
 constexpr int forwarded_signals[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
 constexpr int left_to_cmd_signals[] = {SIGINT, SIGQUIT};
+// Signals that end edgelock while it waits (and `hold` while it holds): a waiter leaves the line
+// first, so those behind it need not wait for its entry to expire.
+constexpr int stopping_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 std::vector<int> inherited;
 
@@ -50,6 +55,10 @@ std::vector<int> inherited;
 int wake_read_fd = -1;
 int wake_write_fd = -1;
 volatile std::sig_atomic_t pending_signal = 0;
+// The lock whose acquire a stopping signal cancels (hiredis::lock::cancel is async-signal-safe).
+std::atomic<hiredis::lock*> cancel_on_signal{nullptr};
+// The signal edgelock ended by, for main() to raise once every object is destroyed.
+int ending_signal = 0;
 
 void wake() noexcept {
     const int saved_errno = errno;
@@ -61,6 +70,19 @@ void wake() noexcept {
 void on_signal(int signal) {
     if (signal != SIGCHLD) pending_signal = signal;
     wake();
+}
+
+void on_stopping_signal(int signal) {
+    pending_signal = signal;
+    if (hiredis::lock* waiting = cancel_on_signal.load(); waiting != nullptr) waiting->cancel();
+    wake();
+}
+
+void install_stopping_handlers() {
+    struct sigaction action {};
+    action.sa_handler = on_stopping_signal;
+    sigemptyset(&action.sa_mask);
+    for (int s : stopping_signals) sigaction(s, &action, nullptr);
 }
 
 void drain_wake_pipe() {
@@ -124,14 +146,26 @@ public:
     wait_progress(const wait_progress&) = delete;
     wait_progress& operator=(const wait_progress&) = delete;
 
+    // Why edgelock waits, when not for the lock: "Redis 127.0.0.1:6379 unreachable, retrying".
+    void set_reason(std::string reason) {
+        std::lock_guard<std::mutex> guard(mutex_);
+        reason_ = std::move(reason);
+    }
+
 private:
     void loop() {
         std::unique_lock<std::mutex> held(mutex_);
         while (!changed_.wait_for(held, std::chrono::milliseconds(progress_period_ms), [this] { return stopping_; })) {
             const std::int64_t waited_ms = now_ms() - started_ms_;
             if (waited_ms < progress_delay_ms) continue;
-            std::fprintf(stderr, "\redgelock: waiting for lock %s: %s / %s\033[K", name_.c_str(),
-                         format_duration(waited_ms / 100 * 100).c_str(), format_duration(wait_ms_).c_str());
+            const std::string waited = format_duration(waited_ms / 100 * 100);
+            if (reason_.empty()) {
+                std::fprintf(stderr, "\redgelock: waiting for lock %s: %s / %s\033[K",
+                             name_.c_str(), waited.c_str(), format_duration(wait_ms_).c_str());
+            } else {
+                std::fprintf(stderr, "\redgelock: %s: %s / %s\033[K", reason_.c_str(),
+                             waited.c_str(), format_duration(wait_ms_).c_str());
+            }
             std::fflush(stderr);
             shown_ = true;
         }
@@ -142,6 +176,7 @@ private:
     std::int64_t wait_ms_;
     std::mutex mutex_;
     std::condition_variable changed_;
+    std::string reason_;
     bool stopping_ = false;
     bool shown_ = false;
     std::thread thread_;
@@ -206,36 +241,59 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
     if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
-    std::fprintf(stderr,
-                 "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
-                 "counts only then (restart guard: a lease the restart forgot may still run)\n",
-                 format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
-    wait_progress progress(o.name, started_ms, o.wait_ms);
+    std::fprintf(
+        stderr,
+        "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
+        "counts only then (restart guard: a lease the restart forgot may still run)\n",
+        format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
-// Acquires within --wait. Returns exit_ok, or the exit code after printing why not.
-int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
-    const std::int64_t started_ms = now_ms();
-    // One attempt first: an unreachable Redis fails at once instead of after the whole wait.
-    std::error_code ec = lock.try_acquire(&hold);
-    if (ec == errc::restart_guard) ec = wait_out_restart_guard(lock, o, hold, started_ms);
-    if (ec == errc::busy && o.wait_ms > 0) {
-        const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
-        if (left_ms > 0) {
-            wait_progress progress(o.name, started_ms, o.wait_ms);
-            ec = lock.acquire(std::chrono::milliseconds(left_ms), &hold);
-        }
+// Failures worth another try within --wait: Redis could not be reached or could not serve
+// yet (refused, timed out, closed, LOADING, MASTERDOWN, no master or too few instances during
+// a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once.
+bool outage(std::error_code ec) {
+    return ec != errc::busy && ec != errc::restart_guard && exit_code_for(ec) == exit_unavailable;
+}
+
+// "Redis 127.0.0.1:6379 unreachable (connection refused), retrying", for the progress line.
+std::string outage_reason(const hiredis::lock& lock, const options& o, std::error_code ec) {
+    if (o.sentinel_urls.empty() && o.redis_urls.size() == 1) {
+        const std::error_code cause = lock.instance_error(0) ? lock.instance_error(0) : ec;
+        return "Redis " + display_address(o.redis_urls[0]) + " unreachable (" + describe(cause) +
+               "), retrying";
     }
-    if (!ec) return exit_ok;
+    return "Redis unreachable for lock " + quote(o.name) + " (" + instance_failures(lock, o, ec) +
+           "), retrying";
+}
+
+// Waits out the client's reconnect delay after an outage (full jitter below a cap that
+// doubles), or less when --wait ends first; a stopping signal ends it early.
+void pause_after_outage(session::reconnect_backoff& backoff, std::int64_t deadline_ms) {
+    const std::int64_t now = now_ms();
+    backoff.failed(now, session::timing{});
+    const std::int64_t until = std::min(backoff.not_before_ms(), deadline_ms);
+    pollfd p{wake_read_fd, POLLIN, 0};
+    while (pending_signal == 0 && now_ms() < until) {
+        ::poll(&p, 1, static_cast<int>(until - now_ms()));
+        drain_wake_pipe();
+    }
+}
+
+int conflict_code(const options& o, int code) {
+    return o.conflict_exit_code == conflict_exit_code_unset ? code : o.conflict_exit_code;
+}
+
+// The one line a failed acquire prints; returns its exit code.
+int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
     if (ec == errc::busy) {
         if (o.wait_ms == 0) {
             std::fprintf(stderr, "edgelock: lock %s is held by another owner (--wait 0)\n", quote(o.name).c_str());
-            return exit_busy;
+            return conflict_code(o, exit_busy);
         }
         std::fprintf(stderr, "edgelock: gave up waiting for lock %s after %s: still held by another owner\n",
                      quote(o.name).c_str(), format_duration(o.wait_ms).c_str());
-        return exit_wait_timeout;
+        return conflict_code(o, exit_wait_timeout);
     }
     if (ec == errc::restart_guard) {
         const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
@@ -250,6 +308,53 @@ int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     std::fprintf(stderr, "edgelock: cannot acquire lock %s: %s\n", quote(o.name).c_str(),
                  instance_failures(lock, o, ec).c_str());
     return exit_code_for(ec);
+}
+
+// Acquires within --wait: one attempt first, then, while --wait lasts, the client's wait on a
+// held lock, the restart guard's wait, and new attempts after an outage (the client's reconnect
+// delays between them). Returns the last attempt's error, or ok.
+std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+    const std::int64_t started_ms = now_ms();
+    const std::int64_t deadline_ms = started_ms + o.wait_ms;
+    std::error_code ec = lock.try_acquire(&hold);
+    if (!ec || o.wait_ms == 0 || !(ec == errc::busy || ec == errc::restart_guard || outage(ec)))
+        return ec;
+    session::reconnect_backoff backoff;
+    backoff.seed(static_cast<std::uint64_t>(::getpid()) ^ static_cast<std::uint64_t>(started_ms));
+    wait_progress progress(o.name, started_ms, o.wait_ms);
+    while (ec && pending_signal == 0 && now_ms() < deadline_ms) {
+        if (o.verbose)
+            std::fprintf(stderr, "edgelock: attempt failed: %s\n",
+                         instance_failures(lock, o, ec).c_str());
+        if (ec == errc::restart_guard) {
+            ec = wait_out_restart_guard(lock, o, hold, started_ms);
+            if (ec == errc::restart_guard) return ec;  // beyond --wait: say so at once
+            continue;
+        }
+        if (outage(ec)) {
+            progress.set_reason(outage_reason(lock, o, ec));
+            pause_after_outage(backoff, deadline_ms);
+        } else if (ec != errc::busy) {
+            return ec;
+        }
+        const std::int64_t left_ms = deadline_ms - now_ms();
+        if (left_ms <= 0 || pending_signal != 0) break;
+        ec = lock.acquire(std::chrono::milliseconds(left_ms), &hold);
+        if (!outage(ec)) {
+            progress.set_reason("");
+            backoff.reset();  // Redis answered: the next outage starts from the shortest delay
+        }
+    }
+    return ec;
+}
+
+// Acquires within --wait. Returns exit_ok, or the exit code after printing why not.
+int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+    const std::error_code ec = acquire_within_wait(lock, o, hold);
+    if (!ec) return exit_ok;
+    if (ec == errc::cancelled || pending_signal != 0)
+        return exit_internal;  // the caller ends by the signal
+    return report_failure(lock, o, ec);
 }
 
 std::vector<std::string> child_environment(const options& o, std::int64_t fence) {
@@ -347,7 +452,14 @@ int exit_code_of(int status) {
 
 void note_inherited_fds() { inherited = open_fds(); }
 
-int run_locked(const options& o) {
+int signal_to_end_by() { return ending_signal; }
+
+namespace {
+
+// Opens the lock and acquires it within --wait, a stopping signal cancelling the wait (the
+// client then leaves the line). Returns exit_ok with the lock held, or the code to exit with
+// (after a signal, ending_signal is set and the lock is released).
+int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         std::fprintf(stderr, "edgelock: cannot create a pipe: %s\n", std::strerror(errno));
@@ -355,14 +467,57 @@ int run_locked(const options& o) {
     }
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
-
-    hiredis::lock lock;
     if (const std::error_code ec = lock.open(lock_options_for(o))) {
         std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(), describe(ec).c_str());
         return exit_code_for(ec);
     }
+    cancel_on_signal = &lock;
+    install_stopping_handlers();
+    const int code = acquire(lock, o, hold);
+    cancel_on_signal = nullptr;  // before the lock can be destroyed
+    if (const int s = pending_signal; s != 0) {
+        if (code == exit_ok) static_cast<void>(lock.release());  // acquired as the signal came
+        ending_signal = s;
+        return 128 + s;
+    }
+    return code;
+}
+
+}  // namespace
+
+int hold_locked(const options& o) {
+    hiredis::lock lock;
     hiredis::hold hold;
-    if (const int code = acquire(lock, o, hold); code != exit_ok) return code;
+    if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
+    std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
+                static_cast<long long>(hold.fence));
+    std::fflush(stdout);
+    // The stopping handlers stay: SIGINT, SIGTERM or SIGHUP ends the hold with a release.
+    while (pending_signal == 0 && !lock.lost()) {
+        pollfd p{wake_read_fd, POLLIN, 0};
+        ::poll(&p, 1, static_cast<int>(supervise_poll_ms_max));
+        drain_wake_pipe();
+    }
+    const bool lost = lock.lost();
+    const std::error_code reason = lock.lost_reason();
+    const std::error_code released = lock.release();
+    if (lost || released == errc::expired) {
+        std::fprintf(stderr, "edgelock: lost lock %s (%s)\n", quote(o.name).c_str(),
+                     lost_why(reason).c_str());
+        return exit_lost;
+    }
+    if (released && released != errc::not_held) {
+        std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
+                     quote(o.name).c_str(), describe(released).c_str(),
+                     format_duration(o.ttl_ms).c_str());
+    }
+    return exit_ok;
+}
+
+int run_locked(const options& o) {
+    hiredis::lock lock;
+    hiredis::hold hold;
+    if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
 
     install_handlers();
     pid_t pid = -1;

@@ -15,6 +15,17 @@ namespace edgelock::cli {
 void note_inherited_fds();
 
 // Runs `o.program` under lock `o.name`; returns the process's exit code (exit_codes.hpp).
+// SIGINT, SIGTERM or SIGHUP while it waits cancels the wait (a fair waiter leaves the line,
+// within --redis-timeout) and ends it by that signal: see signal_to_end_by().
 int run_locked(const options& o);
+
+// `edgelock hold`: acquires lock `o.name`, prints name=, token= and fence= lines on stdout,
+// renews until SIGINT, SIGTERM or SIGHUP, then releases and returns exit_ok; exit_lost when
+// the lock is lost meanwhile. While it waits, a signal ends it as it ends run_locked.
+int hold_locked(const options& o);
+
+// The signal that ended the wait of run_locked or hold_locked, or 0: main() raises it, with
+// its default action, once the lock is destroyed, so the parent sees the death it caused.
+int signal_to_end_by();
 
 }  // namespace edgelock::cli

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <new>
@@ -78,6 +79,11 @@ struct lock::impl {
     int users_waiting = 0;
     bool stopping = false;
     int wake_fd = -1;
+    // cancel(): a flag and an eventfd, both safe to touch from a signal handler. The flag stays
+    // set until an acquire() takes it, so a cancel that comes between two calls is not lost.
+    std::atomic<bool> cancel_pending{false};
+    int cancel_fd = -1;
+    bool cancellable = false;  // an acquire()'s decision loop runs: cancel_pending ends it
     pthread_t helper{};
     bool helper_started = false;
     // on_lost runs on a thread of its own, so a slow callback never holds up the renewals
@@ -153,16 +159,20 @@ struct lock::impl {
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
     std::error_code abandon_acquire();
+    void take_cancel();
     void finish_cleanups();
 };
 
 lock::impl::~impl() {
     if (wake_fd >= 0) ::close(wake_fd);
+    if (cancel_fd >= 0) ::close(cancel_fd);
 }
 
 std::error_code lock::impl::start() {
+    static_assert(std::atomic<bool>::is_always_lock_free, "cancel() must be async-signal-safe");
     wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (wake_fd < 0) return make_error_code(transport_errc::thread_failed);
+    cancel_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (wake_fd < 0 || cancel_fd < 0) return make_error_code(transport_errc::thread_failed);
     const int rc = pthread_create(
         &helper, nullptr,
         [](void* self) -> void* {
@@ -304,6 +314,10 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
         core.on_timer(now_ms());
         drain_events();
         if (done()) return true;
+        if (cancellable && cancel_pending.load()) {
+            take_cancel();
+            if (done()) return true;
+        }
         if (now_ms() >= hard_deadline_ms) return false;
         if (background && (users_waiting > 0 || stopping)) return false;
 
@@ -314,7 +328,8 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
 
         const std::int64_t now = now_ms();
         std::int64_t wake = std::min(core.next_deadline_ms(), hard_deadline_ms);
-        std::array<pollfd, instances_max + 1> fds{};
+        // The instances, then the helper's wake-up or a cancel, then the subscriber.
+        std::array<pollfd, instances_max + 2> fds{};
         std::array<std::uint8_t, instances_max> owner{};
         nfds_t count = 0;
         for (std::uint8_t i = 0; i < instances; ++i) {
@@ -329,6 +344,7 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
         }
         const nfds_t instance_fds = count;
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
+        if (cancellable) fds[count++] = pollfd{cancel_fd, POLLIN, 0};
         // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
         const bool listen = listening(background);
         const bool read_subscriber = reads_subscriber(listen);
@@ -349,11 +365,10 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
         for (nfds_t k = 0; k < instance_fds; ++k) {
             if (fds[k].revents != 0 || links[owner[k]].has_buffered()) read_replies(owner[k]);
         }
-        if (ready > 0) {
-            if (background && fds[instance_fds].revents != 0) {
-                std::uint64_t value = 0;
-                [[maybe_unused]] const ssize_t ignored = ::read(wake_fd, &value, sizeof value);
-            }
+        if (ready > 0 && (background || cancellable) && fds[instance_fds].revents != 0) {
+            std::uint64_t value = 0;
+            [[maybe_unused]] const ssize_t ignored =
+                ::read(background ? wake_fd : cancel_fd, &value, sizeof value);
         }
         const bool subscriber_ready = subscriber_fd < count && fds[subscriber_fd].revents != 0;
         if (read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
@@ -789,14 +804,19 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     }
     if (new_hold) ++self.hold_serial;  // the previous hold, lost or not, is over
     const auto decided_now = [&self] { return self.acquired.decided; };
+    self.cancellable = true;
     const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
+    self.cancellable = false;
     const std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
     if (result) {
-        // Delete what the failed attempt may have written before reporting.
+        // Delete what the failed attempt may have written before reporting (after a cancel
+        // too: a fair waiter's leave of the line goes out here).
         const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
         self.run_io(held, [&self] { return self.quiet(now_ms()); }, until, false);
     } else if (out != nullptr) {
         *out = self.last_hold;
+        const std::array<char, token_hex_bytes> token = self.core.token_hex();
+        out->token.assign(token.data(), token.size());
     }
     self.unsubscribe();
     self.end_io();
@@ -812,6 +832,27 @@ std::error_code lock::impl::abandon_acquire() {
     [[maybe_unused]] const errc cancelled = core.release(now_ms());
     drain_events();
     return make_error_code(errc::invalid_state);
+}
+
+// cancel() was called: the core gives up the attempt (acquire_failed with cancelled) and
+// queues its cleanup, which acquire() then sends like any failed attempt's.
+void lock::impl::take_cancel() {
+    cancel_pending.store(false);
+    std::uint64_t value = 0;
+    [[maybe_unused]] const ssize_t ignored = ::read(cancel_fd, &value, sizeof value);
+    const lock_state state = core.state();
+    if (state != lock_state::acquiring && state != lock_state::backing_off &&
+        state != lock_state::confirming)
+        return;
+    [[maybe_unused]] const errc code = core.release(now_ms());
+    drain_events();
+}
+
+void lock::cancel() noexcept {
+    if (!impl_) return;
+    impl_->cancel_pending.store(true);
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t ignored = ::write(impl_->cancel_fd, &one, sizeof one);
 }
 
 std::error_code lock::release() noexcept {

@@ -200,6 +200,9 @@ struct lock_options {
 struct hold {
     std::int64_t fence = 0;           // the fence token (0 without fencing)
     std::int64_t valid_until_ms = 0;  // end of the lease on now_ms()'s clock
+    // The owner token in the key, 32 lower-case hex characters: what an operator passes to
+    // `edgelock release --token`.
+    std::string token;
 };
 
 // The monotonic clock the lock runs on, in milliseconds (CLOCK_MONOTONIC).
@@ -248,6 +251,7 @@ public:
     //     error_reply, unexpected_reply, protocol_error
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
+    //   cancelled         cancel() was called (see there)
     //   invalid_wait      wait negative or above a day
     //   invalid_state     not opened, or another call is releasing (also, never expected, an
     //                     attempt the lock's I/O ended without a verdict: it is cancelled;
@@ -256,6 +260,18 @@ public:
     // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
     // within the command timeout.
     std::error_code acquire(std::chrono::milliseconds wait, hold* out = nullptr) noexcept;
+
+    // Ends the acquire() that is running, from another thread or a signal handler: the only
+    // call here that is async-signal-safe (it sets an atomic flag and writes an eventfd). The
+    // acquire() gives up its attempt as soon as its I/O loop wakes (at once, unless it is in
+    // the middle of a connect, bounded by the connect timeout), sends the cleanup a failed
+    // attempt sends (a fair waiter's leave of the line, so the waiters behind it move up at
+    // once instead of after its entry's expiry), within the command timeout, and returns
+    // cancelled. A cancel that finds no acquire() running stays pending until the next one,
+    // which then returns cancelled at once: a signal between two calls is not lost. An
+    // acquire() that had decided before the cancel was seen returns its verdict (a hold the
+    // caller then releases). Needs a successful open(); otherwise does nothing.
+    void cancel() noexcept;
 
     // Drops one hold; the last one deletes the key on every instance (only if it still holds
     // our token). Returns ok (deleted on a quorum of instances, or an inner hold dropped),
