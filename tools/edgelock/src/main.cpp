@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
         case command::version: std::printf("edgelock %s\n", EDGELOCK_VERSION); return exit_ok;
         case command::run: return run_locked(o);
         case command::status: return show_status(o);
+        case command::list: return list_locks(o);
         case command::release: return release_token(o);
         case command::sim: return forward_to_simulator(o);
         case command::check: return check_deployment(o);

@@ -34,12 +34,14 @@ constexpr duration_range redis_timeout_range{1, redis_timeout_ms_max};
 constexpr unsigned bit(command c) { return 1U << static_cast<unsigned>(c); }
 constexpr unsigned for_run = bit(command::run);
 constexpr unsigned for_check = bit(command::check);
+constexpr unsigned for_list = bit(command::list);
 constexpr unsigned for_lock_commands =
-    bit(command::run) | bit(command::status) | bit(command::release) | for_check;
+    bit(command::run) | bit(command::status) | bit(command::release) | for_check | for_list;
 
 enum class flag_id {
     help, name, ttl, wait, redis, sentinel, master, fence_env, on_lost, kill_after, redis_timeout, token,
-    restart_guard, fencing, wait_replicas, json, unfair, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name
+    restart_guard, fencing, wait_replicas, json, unfair, tls_ca, tls_ca_dir, tls_cert, tls_key, tls_server_name,
+    prefix
 };
 
 struct flag_spec {
@@ -49,10 +51,10 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 23> flags{{
+constexpr std::array<flag_spec, 24> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
-    {"--name", flag_id::name, true, for_lock_commands},
+    {"--name", flag_id::name, true, for_lock_commands & ~for_list},
     {"--ttl", flag_id::ttl, true, for_run | for_check},
     {"--wait", flag_id::wait, true, for_run},
     {"--redis", flag_id::redis, true, for_lock_commands},
@@ -66,7 +68,8 @@ constexpr std::array<flag_spec, 23> flags{{
     {"--restart-guard", flag_id::restart_guard, true, for_run | for_check},
     {"--fencing", flag_id::fencing, true, for_check},
     {"--wait-replicas", flag_id::wait_replicas, true, for_check},
-    {"--json", flag_id::json, false, for_check},
+    {"--json", flag_id::json, false, for_check | bit(command::status)},
+    {"--prefix", flag_id::prefix, true, for_list},
     {"--unfair", flag_id::unfair, false, for_run},
     {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
     {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
@@ -89,6 +92,7 @@ std::string command_name(command c) {
         case command::release: return "release";
         case command::sim: return "sim";
         case command::check: return "check";
+        case command::list: return "list";
         case command::help: return "help";
         case command::version: return "version";
     }
@@ -224,7 +228,7 @@ std::string resolve_tls(options& o, const environment& env) {
 }
 
 std::string check_required(const options& o) {
-    if (o.command == command::check) return "";  // a deployment, not a lock
+    if (o.command == command::check || o.command == command::list) return "";  // not one lock
     if (o.name.empty()) return "missing --name";
     if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
     if (o.command == command::run && o.program.empty()) {
@@ -272,7 +276,10 @@ std::string check_lock(const options& o) {
     if (code == errc::invalid_name && is_companion_key(o.name)) {
         const std::size_t colon = o.name.rfind(':');
         const std::string_view owner = std::string_view(o.name).substr(0, colon);
-        const std::string_view role = is_fence_key(o.name) ? "fence key" : "queue key";
+        const std::string_view suffix = std::string_view(o.name).substr(colon);
+        std::string_view role = "queue key";
+        if (is_fence_key(o.name)) role = "fence key";
+        if (suffix == ":owner") role = "owner key";
         return "--name " + quote(o.name) + " is the " + std::string(role) + " of lock " + quote(owner) +
                "; use another name";
     }
@@ -309,6 +316,7 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             o.replicas_to_wait = static_cast<std::uint8_t>(value[0] - '0');
             return "";
         case flag_id::json: o.json = true; return "";
+        case flag_id::prefix: o.prefix = value; return "";
         case flag_id::unfair: o.fair = false; return "";
         case flag_id::tls_ca:
         case flag_id::tls_ca_dir:
@@ -393,7 +401,9 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 }  // namespace
 
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
-    if (args.empty()) return usage_error("missing command (run, status, release, check, sim); see edgelock --help");
+    if (args.empty()) {
+        return usage_error("missing command (run, status, list, release, check, sim); see edgelock --help");
+    }
     const std::string& first = args[0];
     if (first == "--help" || first == "-h") return help_for(command::help);
     if (first == "--version") {
@@ -403,10 +413,12 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     }
     if (first == "help") {
         if (args.size() == 1) return help_for(command::help);
-        for (command c : {command::run, command::status, command::release, command::sim, command::check}) {
+        for (command c : {command::run, command::status, command::release, command::sim,
+                          command::check, command::list}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
-        return usage_error("no help for " + quote(args[1]) + " (commands: run, status, release, check, sim)");
+        return usage_error("no help for " + quote(args[1]) +
+                           " (commands: run, status, list, release, check, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -415,13 +427,15 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         r.parsed.program.assign(args.begin() + 1, args.end());
         return r;
     }
-    for (command c : {command::run, command::status, command::release, command::check}) {
+    for (command c :
+         {command::run, command::status, command::release, command::check, command::list}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
         return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
-    return usage_error("unknown command " + quote(first) + " (commands: run, status, release, check, sim)");
+    return usage_error("unknown command " + quote(first) +
+                       " (commands: run, status, list, release, check, sim)");
 }
 
 lock_config run_lock_config(const options& o) {

@@ -17,7 +17,7 @@
 
 namespace edgelock::cli {
 
-enum class command { help, version, run, status, release, sim, check };
+enum class command { help, version, run, status, release, sim, check, list };
 
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
@@ -55,7 +55,8 @@ struct options {
     bool restart_guard = true;              // run, check: --restart-guard on|off (lock.hpp, "Restarts")
     bool fencing = true;                    // check: --fencing on|off (run always fences)
     std::uint8_t replicas_to_wait = 0;      // check: --wait-replicas N (Sentinel's WAIT)
-    bool json = false;                      // check: --json
+    bool json = false;                      // check, status: --json
+    std::string prefix;                     // list: --prefix P, the keys examined (MATCH P*)
     bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
 
     std::vector<std::string> program;  // run: CMD and its arguments; sim: edgelock-sim's arguments

@@ -25,6 +25,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "owner.hpp"
 #include "quote.hpp"
 
 extern char** environ;
@@ -363,6 +364,7 @@ int run_locked(const options& o) {
     }
     hiredis::hold hold;
     if (const int code = acquire(lock, o, hold); code != exit_ok) return code;
+    describe_holder(o, hold.fence);
 
     install_handlers();
     pid_t pid = -1;
