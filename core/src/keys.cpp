@@ -9,7 +9,8 @@ namespace edgelock {
 
 namespace {
 
-constexpr std::array<std::string_view, 3> companion_suffixes = {":fence", ":queue", ":qttl"};
+constexpr std::array<std::string_view, 4> companion_suffixes = {":fence", ":queue", ":qttl",
+                                                                 ":owner"};
 constexpr std::uint16_t slot_count = 16384;
 
 // CRC16-XMODEM (polynomial 0x1021, initial value 0), the hash of Redis Cluster.
@@ -155,8 +156,11 @@ bool is_companion_key_of(std::string_view name, companion which) noexcept {
 bool is_fence_key(std::string_view name) noexcept { return is_companion_key_of(name, companion::fence); }
 
 bool is_companion_key(std::string_view name) noexcept {
-    return is_companion_key_of(name, companion::fence) || is_companion_key_of(name, companion::queue) ||
-           is_companion_key_of(name, companion::queue_ttl);
+    for (const companion which :
+         {companion::fence, companion::queue, companion::queue_ttl, companion::owner}) {
+        if (is_companion_key_of(name, which)) return true;
+    }
+    return false;
 }
 
 }  // namespace edgelock

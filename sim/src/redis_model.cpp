@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/limits.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/sim/addresses.hpp"
@@ -437,7 +438,13 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
                 append_error(reply, "ERR value is not an integer or out of range");
                 return;
             }
-            if (current < number) set(keys[1], argv[1], -1, effects);
+            // SET clears the expiry and the script's PEXPIRE sets it again, moved or not (on a
+            // key that exists: a raise to 0 of no counter leaves none).
+            if (current < number) {
+                set(keys[1], argv[1], wall_ms + fence_ttl_ms, effects);
+            } else if (fence != nullptr) {
+                set(keys[1], fence->value, wall_ms + fence_ttl_ms, effects);
+            }
             append_integer(reply, 1);
             return;
         }
@@ -526,7 +533,7 @@ void redis_node::acquire_script(const std::string_view* keys, bool fencing, std:
 }
 
 // INCR of the fence counter, raised to the clock in microseconds when below it (the
-// scripts' TIME), keeping the counter's own expiry; the reply is the new value.
+// scripts' TIME), with the expiry fence_ttl_ms; the reply is the new value.
 void redis_node::raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
                              std::vector<repl_op>& effects) {
     const redis_entry* fence = find(key, wall_ms, effects);
@@ -535,11 +542,11 @@ void redis_node::raise_fence(std::string_view key, std::int64_t wall_ms, std::st
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
-    const std::int64_t expire = fence != nullptr ? fence->expire_at_ms : -1;
     // The counter never falls behind the clock in microseconds, as the real script's TIME
-    // (scripts.hpp): a restart that set it back cannot hand out tokens given before.
+    // (scripts.hpp): a restart that set it back cannot hand out tokens given before. Then
+    // the script's PEXPIRE: the counter lives fence_ttl_ms from this write.
     const std::string incremented = std::to_string(std::max(value + 1, wall_ms * 1000));
-    set(key, incremented, expire, effects);
+    set(key, incremented, wall_ms + fence_ttl_ms, effects);
     append_bulk(reply, incremented);
 }
 

@@ -107,10 +107,12 @@ std::string companion_key(std::string_view name, edgelock::companion which) {
     return std::string(out.data(), size);
 }
 
-// A fair lock's queue keys lie in the name's slot and are refused as lock names.
+// A fair lock's queue keys and the owner key lie in the name's slot and are refused as lock
+// names.
 RC_GTEST_PROP(keys, the_queue_keys_hash_to_the_names_slot_and_are_refused_as_names, ()) {
     const std::string name = *name_gen();
-    for (const auto which : {edgelock::companion::queue, edgelock::companion::queue_ttl}) {
+    for (const auto which : {edgelock::companion::queue, edgelock::companion::queue_ttl,
+                             edgelock::companion::owner}) {
         const std::string key = companion_key(name, which);
         RC_ASSERT(!key.empty());
         RC_ASSERT(key_slot(key) == key_slot(name));
@@ -131,7 +133,8 @@ std::string name_of_line_key(std::string_view key, std::string_view suffix) {
     return std::string(rest.empty() ? stem.substr(1, close - 1) : rest);
 }
 
-// No two names share a line: the key gives back its name, so different names have different
+// No two names share a line (nor an owner key, which has the same form): the key gives back
+// its name, so different names have different
 // keys. Generated names and each one's would-be twins ("x" and "{x}", "x}y" and the form with
 // its computed tag) are checked.
 RC_GTEST_PROP(keys, each_line_key_belongs_to_one_name, ()) {
@@ -146,7 +149,10 @@ RC_GTEST_PROP(keys, each_line_key_belongs_to_one_name, ()) {
         RC_ASSERT((companion_key(candidate, edgelock::companion::queue) == queue) == same_name);
         RC_ASSERT((companion_key(candidate, edgelock::companion::queue_ttl) ==
                    companion_key(name, edgelock::companion::queue_ttl)) == same_name);
+        RC_ASSERT((companion_key(candidate, edgelock::companion::owner) ==
+                   companion_key(name, edgelock::companion::owner)) == same_name);
     }
+    RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::owner), ":owner") == name);
     RC_ASSERT(name_of_line_key(queue, ":queue") == name);
     RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::queue_ttl), ":qttl") == name);
 }
@@ -159,15 +165,19 @@ TEST(keys, a_name_and_its_hash_tag_form_have_lines_of_their_own) {
     EXPECT_EQ(key_slot(tagged), key_slot("x"));
     EXPECT_EQ(companion_key("x}y", edgelock::companion::queue), "{BN@B}x}y:queue");
     EXPECT_NE(companion_key("{BN@B}x}y", edgelock::companion::queue), "{BN@B}x}y:queue");
+    EXPECT_EQ(companion_key("orders:42", edgelock::companion::owner), "{orders:42}:owner");
+    EXPECT_NE(companion_key("{x}", edgelock::companion::owner), "{x}:owner");
     // The fence counter keeps its key, shared by "x" and "{x}" (it only moves up).
     EXPECT_EQ(fence_key("{x}"), fence_key("x"));
 }
 
-TEST(keys, only_the_three_suffixes_after_a_hash_tag_make_a_companion_key) {
-    for (const std::string_view name : {"{x}:queue", "{x}:qttl", "{x}:fence", "job{7}:queue"}) {
+TEST(keys, only_the_four_suffixes_after_a_hash_tag_make_a_companion_key) {
+    for (const std::string_view name :
+         {"{x}:queue", "{x}:qttl", "{x}:fence", "job{7}:queue", "{x}:owner"}) {
         EXPECT_TRUE(edgelock::is_companion_key(name)) << name;
     }
-    for (const std::string_view name : {"x:queue", "{}:qttl", "{x}:queues", "{x}:Queue", "{x}qttl", "queue"}) {
+    for (const std::string_view name : {"x:queue", "{}:qttl", "{x}:queues", "{x}:Queue", "{x}qttl",
+                                        "queue", "x:owner", "{x}:owners"}) {
         EXPECT_FALSE(edgelock::is_companion_key(name)) << name;
     }
 }
@@ -179,6 +189,8 @@ TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     EXPECT_EQ(fence_key(braces).size(), braces.size() + edgelock::fence_suffix_bytes_max);
     const std::string tagged = "{t}" + std::string(edgelock::name_bytes_max - 3, 'n');
     EXPECT_EQ(companion_key(tagged, edgelock::companion::queue).size(),
+              tagged.size() + edgelock::fence_suffix_bytes_max);
+    EXPECT_EQ(companion_key(tagged, edgelock::companion::owner).size(),
               tagged.size() + edgelock::fence_suffix_bytes_max);
     std::array<char, 10> small{};
     EXPECT_EQ(edgelock::write_fence_key("orders:42", small.data(), small.size()), 0u);

@@ -2,14 +2,19 @@
 // double) stops being exact: past 2^53 every holder still gets its own, strictly higher
 // token, a Redlock raise moves every counter to the exact maximum, and a counter at 2^63-1
 // refuses the next acquire with a clear error instead of repeating or wrapping a token.
+// The counter expires fence_ttl_ms after the last acquire or raise wrote it (limits.hpp), so
+// an idle name leaves nothing behind for good, and one that expired restarts from the clock.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/scripts.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "redis_test_util.hpp"
@@ -92,6 +97,71 @@ TEST(fence, the_last_token_is_2_pow_63_minus_1_then_acquire_fails_with_fence_exh
     EXPECT_EQ(waited, edgelock::errc::fence_exhausted) << waited.message();
     EXPECT_LT(edgelock::redis_tests::elapsed_ms(start), 30'000) << "no retry can help: no waiting";
     EXPECT_FALSE(client.exists("job"));
+}
+
+// The counter's remaining time, in ms: -1 without an expiry, -2 without the key.
+long long fence_pttl(redis_client& client) { return client.command({"PTTL", fence_key}).integer; }
+
+// Set by the script a moment ago: within a minute of the full expiry (a generous bound for a
+// slow machine, not a timing assertion: the expiry is a week).
+void expect_fresh_expiry(redis_client& client) {
+    const long long pttl = fence_pttl(client);
+    EXPECT_LE(pttl, edgelock::fence_ttl_ms);
+    EXPECT_GT(pttl, edgelock::fence_ttl_ms - 60'000);
+}
+
+TEST(fence, an_acquire_gives_the_counter_the_fence_expiry) {
+    redis_server server;
+    redis_client client(server.port());
+    client.set(fence_key, "5");  // a counter from before, without expiry
+    ASSERT_EQ(fence_pttl(client), -1);
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(fenced_options({server.url()})));
+    take_and_drop(lock);
+    expect_fresh_expiry(client);
+}
+
+TEST(fence, a_fair_acquire_gives_the_counter_the_fence_expiry) {
+    redis_server server;
+    redis_client client(server.port());
+    auto options = fenced_options({server.url()});
+    options.fair = true;
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options));
+    take_and_drop(lock);
+    expect_fresh_expiry(client);
+}
+
+TEST(fence, a_raise_gives_the_counter_the_fence_expiry_whether_it_moves_it_or_not) {
+    redis_server server;
+    redis_client client(server.port());
+    const std::string token(32, 'a');
+    client.set("job", token);
+    const auto raise = [&](const std::string& value) {
+        return client.command(
+            {"EVAL", std::string(edgelock::raise_script.text), "2", "job", fence_key, token, value});
+    };
+    client.set(fence_key, "7");  // SET clears any expiry
+    EXPECT_EQ(raise("9").integer, 1);
+    EXPECT_EQ(client.get(fence_key), "9");
+    expect_fresh_expiry(client);
+    client.set(fence_key, "7");
+    EXPECT_EQ(raise("3").integer, 1);
+    EXPECT_EQ(client.get(fence_key), "7");
+    expect_fresh_expiry(client);
+}
+
+// What the expiry relies on: a counter that is gone (expired, or never written) restarts at
+// the node's clock in microseconds, above every token handed out before.
+TEST(fence, a_counter_that_expired_restarts_above_every_earlier_token) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(fenced_options({server.url()})));
+    std::int64_t highest = 0;
+    for (int i = 0; i < 3; ++i) highest = std::max(highest, take_and_drop(lock));
+    client.command({"DEL", fence_key});
+    EXPECT_GT(take_and_drop(lock), highest);
 }
 
 }  // namespace

@@ -9,9 +9,10 @@
 
 namespace edgelock {
 
-// Lock names. A companion key (the fence counter, a fair lock's queue keys) is the name plus
-// at most fence_suffix_bytes_max bytes (":fence", ":queue" or ":qttl" after it, and before
-// it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key fits in key_bytes_max.
+// Lock names. A companion key (the fence counter, a fair lock's queue keys, the owner key) is
+// the name plus at most fence_suffix_bytes_max bytes (":fence", ":queue", ":qttl" or ":owner"
+// after it, and before it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key
+// fits in key_bytes_max.
 inline constexpr std::size_t name_bytes_max = 128;
 inline constexpr std::size_t fence_suffix_bytes_max = 12;
 inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes_max;
@@ -31,6 +32,14 @@ inline constexpr std::uint8_t quorum_of(std::size_t instances) noexcept {
 // Lease bounds. A day is far beyond any sane lease and keeps all arithmetic in int64.
 inline constexpr std::int64_t ttl_ms_max = 24 * 60 * 60 * 1000;
 inline constexpr std::int64_t wait_ms_max = 24 * 60 * 60 * 1000;
+// How long a fence counter outlives the last acquire or raise that wrote it (scripts.hpp sets
+// it with PEXPIRE): without an expiry every name ever locked ("orders:42") would leave its
+// counter in Redis for good. A counter that expired restarts from the node's clock in
+// microseconds, above every earlier token (lock.hpp, "Fence counters expire"). A week is far
+// beyond the longest lease, so a name in use keeps its counter from one holder to the next,
+// and it is also how far the node's clock may step back without a repeated token.
+inline constexpr std::int64_t fence_ttl_ms = 7LL * 24 * 60 * 60 * 1000;
+static_assert(fence_ttl_ms >= 2 * ttl_ms_max, "a counter outlives the longest lease by a margin");
 // Every now_ms passed to the lock lies within +-now_ms_limit: with each duration at most a
 // day, no sum the lease arithmetic forms can overflow int64. (2^62 ms is 146 million years.)
 inline constexpr std::int64_t now_ms_limit = std::int64_t{1} << 62;

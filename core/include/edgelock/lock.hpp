@@ -117,6 +117,19 @@
 // clock, so the argument also needs the nodes' clocks to agree within the guard (a node
 // behind by more than ttl + drift could hand out a lower token after its restart).
 //
+// Fence counters expire: every name ever locked ("orders:42", one per entity) would otherwise
+// leave its counter in Redis for good. So each write of a counter (the acquire scripts, the
+// raise) gives it the expiry fence_ttl_ms (limits.hpp, a week), and an idle name's counter
+// goes a week after its last holder. The floor above makes that safe, by the same argument
+// as a restart that forgot it: say the last write left the counter at v, at clock reading c
+// (microseconds). v exceeds c only by the tokens handed out faster than the clock ran (fewer
+// than 10^6 a second keeps v - c small), and the counter is gone only after c + a week, so
+// the first token after that is at least the clock then, above v, unless the counter ran a
+// week ahead of the clock or the node's clock stepped back by a week. A name in use keeps its
+// counter: a week is far beyond the longest lease (ttl_ms_max), and every acquire refreshes
+// it. With N > 1 each instance's counter expires on its own; the raise refreshes those of the
+// quorum, and one that expired restarts from its node's clock, as after a restart (above).
+//
 // The acquire on the wire: without fencing it is Redis's own SET key token NX PX ttl GET
 // (Redis 7.0 and later), cheaper for the server than the script. Nil means the key was
 // free and is now ours. Our own token back means an earlier attempt of this acquire() set
@@ -213,8 +226,8 @@ inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>
 
 struct lock_config {
     // 1..name_bytes_max bytes, copied; the Redis key as is. Not another lock's fence or queue
-    // key (is_companion_key() in keys.hpp: ":fence", ":queue" or ":qttl" after a part with a
-    // hash tag, as "{x}:fence").
+    // key (is_companion_key() in keys.hpp: ":fence", ":queue", ":qttl" or ":owner" after a
+    // part with a hash tag, as "{x}:fence").
     std::string_view name;
     std::int64_t ttl_ms = 30'000;  // lease length, 1..ttl_ms_max
     std::uint8_t instances = 1;    // 1, or odd up to instances_max (Redlock)

@@ -17,13 +17,21 @@
 //            back. Tokens stay below 2^53 (exact in a double, as a fenced resource in Lua or
 //            JavaScript may compare them) until the year 2255; the comparison in the script
 //            is of doubles, exact below 2^53, and a counter above that is above the clock.
+//            The counter then expires fence_ttl_ms (limits.hpp) later: PEXPIRE after the
+//            write, as SET clears a key's TTL and SET KEEPTTL needs Redis 6.0. The same
+//            floor makes the expiry safe: a counter that expired (a week after the last
+//            acquire or raise of its name) restarts from the clock, which ran on by that
+//            week meanwhile, so it resumes above every earlier token as long as the counter
+//            was never that far ahead of the clock (fewer than 10^6 tokens a second) and
+//            the clock did not step back by that much (lock.hpp, "Fence counters expire").
 //            Returns the fence value as a decimal bulk string, 0 without a fence
 //            key, nil when another token holds the lock. A fence counter already at
 //            2^63-1 (INCR would fail) answers the error "FENCE_EXHAUSTED ..." before the SET,
 //            so the key is left untouched.
 //   raise    KEYS: lock fence     ARGV: token fence_value
 //            If the lock still holds our token, raise the fence counter to at least
-//            fence_value. Returns 1, or 0 when the lock is no longer ours.
+//            fence_value, and give it the fence expiry as acquire does (also when it was
+//            high enough already). Returns 1, or 0 when the lock is no longer ours.
 //
 // Fence values never pass through a Lua number: Redis 7.0's Lua numbers are doubles, exact
 // only to 2^53. The counter goes back as GET's string, and the raise compares decimal
@@ -60,11 +68,26 @@
 //            on the channel named like the queue key. Returns 1 when it deleted the lock, or 0.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
+#include "edgelock/limits.hpp"
 #include "edgelock/sha1.hpp"
 
+// fence_ttl_ms (limits.hpp) as the scripts' text spells it; checked equal below.
+#define EDGELOCK_FENCE_TTL_MS "604800000"
+
 namespace edgelock {
+
+namespace detail {
+constexpr std::int64_t decimal_value(std::string_view digits) noexcept {
+    std::int64_t value = 0;
+    for (const char c : digits) value = value * 10 + (c - '0');
+    return value;
+}
+}  // namespace detail
+static_assert(detail::decimal_value(EDGELOCK_FENCE_TTL_MS) == fence_ttl_ms,
+              "the scripts set the fence counter's expiry to fence_ttl_ms");
 
 struct script {
     std::string_view text;
@@ -83,6 +106,7 @@ inline constexpr std::string_view acquire_script_text =
     "local now = redis.call('TIME')\n"
     "local clock = now[1] .. string.format('%06d', tonumber(now[2]))\n"
     "if redis.call('INCR', KEYS[2]) < tonumber(clock) then redis.call('SET', KEYS[2], clock) end\n"
+    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS "')\n"
     "return redis.call('GET', KEYS[2])\n";
 
 inline constexpr std::string_view raise_script_text =
@@ -96,6 +120,7 @@ inline constexpr std::string_view raise_script_text =
     "  end\n"
     "end\n"
     "if below then redis.call('SET', KEYS[2], wanted) end\n"
+    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS "')\n"
     "return 1\n";
 
 inline constexpr std::string_view renew_script_text =
@@ -157,6 +182,7 @@ inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS == 3 then return 0 end\n"
     "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
     "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
+    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS "')\n"
     "return redis.call('GET', KEYS[4])\n";
 
 inline constexpr std::string_view fair_release_script_text =
@@ -173,6 +199,7 @@ inline constexpr std::string_view fair_release_script_text =
     "return released\n";
 
 #undef EDGELOCK_FAIR_PROLOGUE
+#undef EDGELOCK_FENCE_TTL_MS
 
 inline constexpr script acquire_script{acquire_script_text, sha1(acquire_script_text)};
 inline constexpr script raise_script{raise_script_text, sha1(raise_script_text)};

@@ -11,6 +11,7 @@ constexpr std::string_view overview =
     "  edgelock run --name N [flags] -c 'SHELL CMD'    the same, CMD run by /bin/sh -c\n"
     "  edgelock hold --name N [flags]                  hold N until SIGINT or SIGTERM\n"
     "  edgelock status --name N [flags]                who holds N, for how long, its fence\n"
+    "  edgelock list [--prefix P] [flags]              the locks held, with their holders\n"
     "  edgelock release --name N --token T [flags]     delete N if token T holds it\n"
     "  edgelock check [flags]                          what this deployment survives, per node\n"
     "  edgelock sim ARGS...                            the simulator (edgelock-sim ARGS...)\n"
@@ -45,10 +46,11 @@ constexpr std::string_view overview =
 
 constexpr std::string_view exit_codes =
     "Exit codes:\n"
-    "  0        success (run: CMD exited 0; status: the lock is held; release: deleted)\n"
+    "  0        success (run: CMD exited 0; status: the lock is held; list: a lock found;\n"
+    "           release: deleted)\n"
     "  1..255   run: CMD's own status, passed through (128+N when CMD died of signal N)\n"
-    "  1        status: the lock is free; release: that token does not hold the lock;\n"
-    "           sim: a check was violated\n"
+    "  1        status: the lock is free; list: none held; release: that token does not\n"
+    "           hold the lock; sim: a check was violated\n"
     "  2        sim: a usage error of edgelock-sim\n"
     "  64       bad command line: unknown flag, bad duration or URL, missing --name or CMD,\n"
     "           a TLS file that cannot be read\n"
@@ -139,11 +141,25 @@ constexpr std::string_view hold_help =
     "  edgelock hold --name deploy > lock.env & ... ; kill $!; wait $!\n";
 
 constexpr std::string_view status_help =
-    "usage: edgelock status --name N [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "usage: edgelock status --name N [--json]\n"
+    "                       [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
     "\n"
-    "Prints, for every Redis instance: the holder's token (or \"none\"), the lease's\n"
-    "remaining time, and the fence counter. Exits 0 when the lock is held (on a majority of\n"
-    "instances), 1 when it is free, 69 when Redis cannot be reached.\n";
+    "Prints, for every Redis instance: the holder's token (or \"none\"), and when an\n"
+    "`edgelock run` holds it, its host, pid, command and since when; the lease's remaining\n"
+    "time, the fence counter, and the waiters in line (fair waiting) with their positions\n"
+    "and when each one's place expires. --json prints the same as one JSON object.\n"
+    "Exits 0 when the lock is held (on a majority of instances), 1 when it is free, 69 when\n"
+    "Redis cannot be reached, 76 when it refuses.\n";
+
+constexpr std::string_view list_help =
+    "usage: edgelock list [--prefix P] [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "\n"
+    "Lists the locks held on every Redis instance: the keys named P... (all with no --prefix)\n"
+    "holding a token (32 lowercase hex characters), other than edgelock's companion keys,\n"
+    "with their remaining time and, when an `edgelock run` holds them, host, pid and\n"
+    "command. It looks at 10000 keys per instance at most (SCAN), and says so when it\n"
+    "stopped there: narrow it with --prefix. Exits 0 when it found a lock, 1 when none,\n"
+    "69 when Redis cannot be reached, 76 when it refuses.\n";
 
 constexpr std::string_view release_help =
     "usage: edgelock release --name N --token T [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
@@ -197,6 +213,7 @@ std::string_view help_text(std::string_view topic) {
     if (topic == "release") return release_help;
     if (topic == "sim") return sim_help;
     if (topic == "check") return check_help;
+    if (topic == "list") return list_help;
     return overview;
 }
 

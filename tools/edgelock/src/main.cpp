@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
             return code;
         }
         case command::status: return show_status(o);
+        case command::list: return list_locks(o);
         case command::release: return release_token(o);
         case command::sim: return forward_to_simulator(o);
         case command::check: return check_deployment(o);

@@ -41,8 +41,9 @@ constexpr unsigned for_run = bit(command::run);
 constexpr unsigned for_acquire =
     bit(command::run) | bit(command::hold);  // the commands that take the lock
 constexpr unsigned for_check = bit(command::check);
+constexpr unsigned for_list = bit(command::list);
 constexpr unsigned for_lock_commands =
-    for_acquire | bit(command::status) | bit(command::release) | for_check;
+    for_acquire | bit(command::status) | bit(command::release) | for_check | for_list;
 
 enum class flag_id {
     help,
@@ -72,7 +73,8 @@ enum class flag_id {
     conflict_exit_code,
     shell_command,
     password_file,
-    verbose
+    verbose,
+    prefix
 };
 
 struct flag_spec {
@@ -82,10 +84,10 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 33> flags{{
+constexpr std::array<flag_spec, 34> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
-    {"--name", flag_id::name, true, for_lock_commands},
+    {"--name", flag_id::name, true, for_lock_commands & ~for_list},
     {"--ttl", flag_id::ttl, true, for_acquire | for_check},
     {"--wait", flag_id::wait, true, for_acquire},
     {"-w", flag_id::wait, true, for_acquire},
@@ -108,7 +110,8 @@ constexpr std::array<flag_spec, 33> flags{{
     {"--restart-guard", flag_id::restart_guard, true, for_acquire | for_check},
     {"--fencing", flag_id::fencing, true, for_check},
     {"--wait-replicas", flag_id::wait_replicas, true, for_acquire | for_check},
-    {"--json", flag_id::json, false, for_check},
+    {"--json", flag_id::json, false, for_check | bit(command::status)},
+    {"--prefix", flag_id::prefix, true, for_list},
     {"--unfair", flag_id::unfair, false, for_acquire},
     {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
     {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
@@ -132,6 +135,7 @@ std::string command_name(command c) {
         case command::sim: return "sim";
         case command::check: return "check";
         case command::hold: return "hold";
+        case command::list: return "list";
         case command::help: return "help";
         case command::version: return "version";
     }
@@ -267,7 +271,7 @@ std::string resolve_tls(options& o, const environment& env) {
 }
 
 std::string check_required(const options& o) {
-    if (o.command == command::check) return "";  // a deployment, not a lock
+    if (o.command == command::check || o.command == command::list) return "";  // not one lock
     if (o.name.empty()) return "missing --name";
     if (o.name.size() > name_bytes_max) return "--name is longer than 128 bytes";
     if (o.command == command::run && o.program.empty()) {
@@ -316,7 +320,10 @@ std::string check_lock(const options& o) {
     if (code == errc::invalid_name && is_companion_key(o.name)) {
         const std::size_t colon = o.name.rfind(':');
         const std::string_view owner = std::string_view(o.name).substr(0, colon);
-        const std::string_view role = is_fence_key(o.name) ? "fence key" : "queue key";
+        const std::string_view suffix = std::string_view(o.name).substr(colon);
+        std::string_view role = "queue key";
+        if (is_fence_key(o.name)) role = "fence key";
+        if (suffix == ":owner") role = "owner key";
         return "--name " + quote(o.name) + " is the " + std::string(role) + " of lock " + quote(owner) +
                "; use another name";
     }
@@ -404,6 +411,7 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             o.replicas_to_wait = static_cast<std::uint8_t>(value[0] - '0');
             return "";
         case flag_id::json: o.json = true; return "";
+        case flag_id::prefix: o.prefix = value; return "";
         case flag_id::unfair: o.fair = false; return "";
         case flag_id::tls_ca:
         case flag_id::tls_ca_dir:
@@ -541,9 +549,10 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
 }  // namespace
 
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env) {
-    if (args.empty())
+    if (args.empty()) {
         return usage_error(
-            "missing command (run, hold, status, release, check, sim); see edgelock --help");
+            "missing command (run, hold, status, list, release, check, sim); see edgelock --help");
+    }
     const std::string& first = args[0];
     if (first == "--help" || first == "-h") return help_for(command::help);
     if (first == "--version") {
@@ -553,12 +562,12 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
     }
     if (first == "help") {
         if (args.size() == 1) return help_for(command::help);
-        for (command c : {command::run, command::hold, command::status, command::release,
-                          command::sim, command::check}) {
+        for (command c : {command::run, command::hold, command::status, command::list,
+                          command::release, command::sim, command::check}) {
             if (args[1] == command_name(c)) return help_for(c);
         }
         return usage_error("no help for " + quote(args[1]) +
-                           " (commands: run, hold, status, release, check, sim)");
+                           " (commands: run, hold, status, list, release, check, sim)");
     }
     if (first == "sim") {
         if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
@@ -568,14 +577,15 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
         return r;
     }
     for (command c :
-         {command::run, command::hold, command::status, command::release, command::check}) {
+         {command::run, command::hold, command::status, command::list, command::release,
+          command::check}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
         return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
     }
     return usage_error("unknown command " + quote(first) +
-                       " (commands: run, hold, status, release, check, sim)");
+                       " (commands: run, hold, status, list, release, check, sim)");
 }
 
 lock_config run_lock_config(const options& o) {

@@ -17,7 +17,7 @@
 
 namespace edgelock::cli {
 
-enum class command { help, version, run, status, release, sim, check, hold };
+enum class command { help, version, run, status, release, sim, check, hold, list };
 
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
@@ -62,7 +62,8 @@ struct options {
     bool fencing = true;                    // check: --fencing on|off (run always fences)
     std::uint8_t replicas_to_wait = 0;      // run, hold, check: --wait-replicas N (Sentinel's WAIT)
     std::int64_t replica_wait_ms = 0;       // --wait-replicas-timeout; 0: the core's default
-    bool json = false;                      // check: --json
+    bool json = false;                      // check, status: --json
+    std::string prefix;                     // list: --prefix P, the keys examined (MATCH P*)
     bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
     int conflict_exit_code = conflict_exit_code_unset;  // run, hold: -E / --conflict-exit-code
     bool verbose = false;                               // run, hold: -v / --verbose

@@ -85,8 +85,8 @@ struct redis_entry {
 // maxmemory-policy, as far as locks care: which keys memory pressure may take.
 enum class eviction_policy : std::uint8_t {
     noeviction,     // writes fail instead (the model never runs short)
-    volatile_keys,  // volatile-lru and the like: keys with a TTL (lock keys)
-    all_keys,       // allkeys-lru and the like: any key (fence counters too)
+    volatile_keys,  // volatile-lru and the like: keys with a TTL (lock keys, fence counters)
+    all_keys,       // allkeys-lru and the like: any key
 };
 
 enum class script_id : std::uint8_t { acquire, raise, renew, release, fair_acquire, fair_release, none };

@@ -1,0 +1,33 @@
+// edgelock CLI: the owner key, where `edgelock run` says who holds a lock.
+//
+// The lock key holds the plain token (keys.hpp), so other clients (redis-py, node-redlock,
+// redsync) still exclude us and are excluded. Who holds it (host, pid, command, since) goes
+// into a hash beside it, the owner key `{N}:owner` in the name's slot, written by `edgelock
+// run` right after its acquire, never by the library. The hash names the token it describes,
+// and `status` and `list` show it only while that token still holds the lock, so a
+// description left by a run that ended (or crashed) is never shown for another holder.
+//
+// The token is not handed out by the library, so the write is a script that reads it from
+// the lock key, and only while the fence counter still has this run's fence token: every
+// edgelock acquire moves the counter, so a counter still at our token means no other
+// edgelock took the lock since. The key expires fence_ttl_ms (a week) after the write, as the
+// counter does: names used once leave nothing for good, and a hold longer than a week shows
+// no description after that.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "options.hpp"
+
+namespace edgelock::cli {
+
+// The owner key of lock `name`.
+std::string owner_key(const std::string& name);
+
+// Writes the owner key of o.name on every instance (a connection of its own each, bounded by
+// --redis-timeout), for the hold whose fence token is `fence`. Best effort: a failure only
+// leaves the holder undescribed, and is not reported.
+void describe_holder(const options& o, std::int64_t fence);
+
+}  // namespace edgelock::cli
