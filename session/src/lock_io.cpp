@@ -6,9 +6,16 @@
 namespace edgelock::session {
 
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
-                    failure& last) noexcept {
+                    failure& last, error_text* text) noexcept {
     const errc code = core.on_reply(instance, reply, now);
-    if (code == errc::error_reply || code == errc::unexpected_reply) last = failure::of(code);
+    if (code != errc::error_reply && code != errc::unexpected_reply) return code;
+    last = failure::of(code);
+    if (text == nullptr) return code;
+    if (code == errc::error_reply && reply.type == reply_type::error) {
+        text->assign_prefix(reply.text);
+    } else {
+        text->clear();
+    }
     return code;
 }
 

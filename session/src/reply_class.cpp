@@ -21,7 +21,7 @@ reply_verdict classify(const reply_node& reply) noexcept {
     };
     static constexpr rule rules[] = {
         {"READONLY", transport_errc::not_master},   {"MASTERDOWN", transport_errc::master_down},
-        {"LOADING", transport_errc::loading},       {"NOAUTH", transport_errc::auth_failed},
+        {"LOADING", transport_errc::loading},       {"NOAUTH", transport_errc::auth_required},
         {"WRONGPASS", transport_errc::auth_failed},
     };
     for (const rule& r : rules) {

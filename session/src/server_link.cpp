@@ -232,11 +232,18 @@ void server_link::on_io_error(failure why, std::int64_t now) noexcept {
 void server_link::on_timer(std::int64_t now) noexcept {
     const bool attempting = state_ == link_state::connecting || state_ == link_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
-        const bool in_tls = state_ == link_state::connecting && tls_handshaking_;
-        begin_closing(failure::of(in_tls ? transport_errc::tls_handshake_timeout : transport_errc::connect_timeout), now);
+        begin_closing(failure::of(attempt_timeout()), now);
     } else if (state_ == link_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
         begin_closing(failure::of(transport_errc::command_timeout), now);
     }
+}
+
+// Which step the attempt's deadline caught: a connection that is up but silent is not an
+// unreachable server, and reads differently to whoever looks for the fault.
+transport_errc server_link::attempt_timeout() const noexcept {
+    if (state_ == link_state::handshaking) return transport_errc::handshake_timeout;
+    return tls_handshaking_ ? transport_errc::tls_handshake_timeout
+                            : transport_errc::connect_timeout;
 }
 
 void server_link::close(failure why, std::int64_t now, bool reconnect_now) noexcept {

@@ -8,7 +8,8 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::connect_timeout: return "connect timed out";
         case transport_errc::command_timeout: return "reply timed out";
         case transport_errc::connection_closed: return "connection closed by the server";
-        case transport_errc::auth_failed: return "authentication refused";
+        case transport_errc::auth_failed:
+            return "authentication refused: wrong password or user";
         case transport_errc::select_failed: return "SELECT of the database refused";
         case transport_errc::not_master: return "the server is a replica, not the master";
         case transport_errc::master_down: return "the replica's master is down (MASTERDOWN)";
@@ -37,6 +38,10 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::tls_handshake_failed: return "TLS handshake failed";
         case transport_errc::closed_before_reply:
             return "the server closed the connection before its first reply (a TLS port? use rediss://)";
+        case transport_errc::handshake_timeout:
+            return "connected, but the server did not answer within the connect timeout";
+        case transport_errc::auth_required:
+            return "authentication required: the server wants a password and none was given";
     }
     return "unknown transport error";
 }

@@ -13,10 +13,12 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/scripted_server.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -495,19 +497,52 @@ TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     EXPECT_NE(status.out.find("fence    " + fence + "\n"), std::string::npos) << status.out;
 }
 
-// A Redis that refuses us (no password, or a wrong one) is exit 76, before CMD runs.
-TEST(CliRefused, AMissingOrWrongPasswordIsExit76) {
+// A Redis that refuses us (no password, or a wrong one) is exit 76, before CMD runs; the
+// message says which of the two it was.
+TEST(CliRefused, AMissingOrWrongPasswordIsExit76AndSaysWhich) {
     redis_server server({"--requirepass", "secret"});
     const std::string port = std::to_string(server.port());
-    for (const std::string& url :
-         {"redis://127.0.0.1:" + port, "redis://:wrong@127.0.0.1:" + port}) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"redis://127.0.0.1:" + port,
+         "authentication required: the server wants a password and none was given"},
+        {"redis://:wrong@127.0.0.1:" + port, "authentication refused: wrong password or user"},
+    };
+    for (const auto& [url, message] : cases) {
         SCOPED_TRACE(url);
         const program_result r = run_program(
             {EDGELOCK_CLI, "run", "--name", "refused", "--redis", url, "--", "echo", "ran"});
         EXPECT_EQ(r.exit_code, 76) << r.err;
         EXPECT_EQ(r.out, "");
-        EXPECT_NE(r.err.find("authentication refused"), std::string::npos) << r.err;
+        expect_one_line(r, message);
     }
+}
+
+// An error reply to the lock's own request: the message carries Redis's text (here an ACL
+// that lets the default user run scripts but no write command in them), not only that there
+// was an error.
+TEST(CliRefused, AnErrorReplyIsShownWithTheServersText) {
+    redis_server server({"--user", "default", "on", "nopass", "~*", "&*", "+@all", "-@write"});
+    const program_result r = run_program({EDGELOCK_CLI, "run", "--name", "oom", "--wait", "0",
+                                          "--redis", server.url(), "--", "echo", "ran"});
+    EXPECT_EQ(r.exit_code, 76) << r.err;
+    EXPECT_EQ(r.out, "");
+    expect_one_line(
+        r,
+        "Redis answered with an error: ERR The user executing the script can't run this command");
+}
+
+// A server that takes the connection and never answers is up but silent: exit 69 as any
+// outage, with a message that does not send the operator after the network.
+TEST(CliUnavailable, AServerThatConnectsButNeverAnswersSaysSo) {
+    edgelock::testing::scripted_server silent(
+        [](const std::vector<std::string>&) { return edgelock::testing::scripted_reply{}; });
+    const program_result r =
+        run_program({EDGELOCK_CLI, "run", "--name", "silent", "--wait", "0", "--redis-timeout",
+                     "300ms", "--redis", silent.url(), "--", "echo", "ran"});
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.out, "");
+    expect_one_line(r, "connected, but the server did not answer within the connect timeout");
+    EXPECT_GT(silent.commands_received(), 0u) << "the connection was up";
 }
 
 // --sentinel takes a comma list as EDGELOCK_SENTINEL does, or the flag repeated: both reach

@@ -233,6 +233,30 @@ TEST_F(CliTls, AServerCertificateFromAnotherCaIsRefused) {
     EXPECT_FALSE(admin_of(server).exists("t"));
 }
 
+// A directory of PEM files without the hash links OpenSSL looks CAs up by loads without a word
+// and trusts nothing: the refusal says how to hash it, for run and status alike.
+TEST_F(CliTls, AnUnhashedCaDirectoryIsRefusedWithHowToHashIt) {
+    redis_server server(material);
+    const std::filesystem::path dir = std::filesystem::path(material.dir()) / "unhashed";
+    std::filesystem::create_directory(dir);
+    std::filesystem::copy_file(material.ca_file(), dir / "ca.crt",
+                               std::filesystem::copy_options::overwrite_existing);
+    const std::string hint =
+        "(is " + dir.string() + " hashed? run: openssl rehash " + dir.string() + ")";
+
+    program_result r = run_program(run_echo(server, {"--tls-ca-dir", dir.string()}), clean_env());
+    expect_one_line_failure(r, 77,
+                            "TLS: the server's certificate is not signed by a trusted CA " + hint);
+    r = run_program(
+        edgelock({"status", "--name", "t", "--redis", server.url(), "--tls-ca-dir", dir.string()}),
+        clean_env());
+    expect_one_line_failure(r, 77, hint);
+
+    r = run_program(run_echo(server, {"--tls-ca", material.other_ca_file()}), clean_env());
+    expect_one_line_failure(r, 77, "not signed by a trusted CA");
+    EXPECT_EQ(r.err.find("rehash"), std::string::npos) << "no directory, no hint: " << r.err;
+}
+
 // --tls-ca-dir: a directory hashed as c_rehash(1) leaves it, from the flag or the variable;
 // the CA's file in a directory without its hash link is not found there.
 TEST_F(CliTls, ACaDirectoryHashedAsCRehashLeavesItIsTrusted) {
@@ -411,9 +435,23 @@ TEST_F(CliTls, TlsFilesThatCannotBeReadAndFlagsWithoutRedissAreUsageErrors) {
     expect_one_line_failure(r, 64, "cannot use --tls-ca-dir (EDGELOCK_TLS_CA_DIR)");
     EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
 
-    // A file that can be read but holds no certificate: OpenSSL refuses it when the client opens.
+    // A file that can be read but holds no certificate, or a key of another certificate:
+    // OpenSSL refuses it, and the message names the flag, the file and OpenSSL's reason.
     r = run_program(run_echo(server, {"--tls-ca", material.client_key()}), clean_env());
-    expect_one_line_failure(r, 64, "TLS CA, certificate or key file could not be loaded");
+    expect_one_line_failure(
+        r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA) " + material.client_key() + ": ");
+    EXPECT_NE(r.err.find("certificate"), std::string::npos) << "OpenSSL's reason: " << r.err;
+    r = run_program(run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert",
+                                      material.client_cert(), "--tls-key", material.server_key()}),
+                    clean_env());
+    expect_one_line_failure(
+        r, 64, "cannot use --tls-key (EDGELOCK_TLS_KEY) " + material.server_key() + ": ");
+    EXPECT_NE(r.err.find("mismatch"), std::string::npos) << "OpenSSL's reason: " << r.err;
+    r = run_program(edgelock({"status", "--name", "t", "--redis", server.url(), "--tls-ca",
+                              material.client_key()}),
+                    clean_env());
+    expect_one_line_failure(
+        r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA) " + material.client_key() + ": ");
 
     // --tls-* with only redis:// addresses would be ignored: refused instead.
     r = run_program(edgelock({"run", "--name", "t", "--redis", "redis://127.0.0.1:" + std::to_string(server.port()),

@@ -177,6 +177,33 @@ fault_env wrong_password() {
     return env;
 }
 
+// 3b. The same server given no password: PING is refused with NOAUTH, which is not a wrong
+// password but a missing one (transport_errc::auth_required).
+fault_env missing_password() {
+    fault_env env;
+    auto server =
+        std::make_shared<redis_server>(std::vector<std::string>{"--requirepass", "secret"});
+    env.instances = {server->url()};
+    env.keep = {server};
+    return env;
+}
+
+// 3c. A server that takes the connection and never answers (a hung process, or a proxy whose
+// backend is gone): the scripted fake reads every command and sends nothing. The handshake
+// runs out at the connect timeout (500 ms) with the connection up: handshake_timeout, not
+// connect_timeout. The acquire (ttl 1 s: a 100 ms attempt) has given up by then.
+fault_env silent_server() {
+    fault_env env;
+    auto fake = std::make_shared<scripted_server>(
+        [](const std::vector<std::string>&) { return scripted_reply{}; });
+    env.instances = {fake->url()};
+    env.verify = [f = fake.get()] {
+        EXPECT_GT(f->commands_received(), 0u) << "the connection was up";
+    };
+    env.keep = {fake};
+    return env;
+}
+
 // 4. The only instance is a replica (REPLICAOF another, live server): the handshake passes
 // (no ROLE check without Sentinel), the acquire script's write is refused with READONLY.
 // That reply is the lock's answer (errc::error_reply); the connection is then dropped with
@@ -404,6 +431,11 @@ const std::vector<fault_row>& rows() {
         {"reset_mid_reply",      reset_mid_reply,      std::make_error_code(std::errc::connection_reset),    std::make_error_code(std::errc::connection_reset)},
         {"close_mid_reply",      close_mid_reply,      make_error_code(transport_errc::connection_closed),   make_error_code(transport_errc::connection_closed)},
         {"wrong_password",       wrong_password,       make_error_code(transport_errc::auth_failed),         make_error_code(transport_errc::auth_failed)},
+        {"missing_password",     missing_password,
+                                 make_error_code(transport_errc::auth_required),
+                                 make_error_code(transport_errc::auth_required)},
+        {"silent_server",        silent_server,        make_error_code(errc::no_quorum),
+                                 make_error_code(transport_errc::handshake_timeout)},
         {"readonly_replica",     readonly_replica,     make_error_code(errc::error_reply),                   make_error_code(transport_errc::not_master)},
         {"masterdown_replica",   masterdown_replica,   make_error_code(transport_errc::master_down),         make_error_code(transport_errc::master_down)},
         {"loading",              loading_server,       make_error_code(transport_errc::loading),             make_error_code(transport_errc::loading)},
@@ -557,6 +589,66 @@ TEST_P(transport_table, both_clients_report_the_same_code) {
     EXPECT_EQ(asio_seen.last_error, row.last_error) << "asio last error: " << describe(asio_seen.last_error);
     EXPECT_EQ(blocking_seen.last_error, row.last_error)
         << "blocking last error: " << describe(blocking_seen.last_error);
+}
+
+// A TLS file refused at open(): the code cannot carry which, so each client's tls_error()
+// names the file, its path and OpenSSL's (or the system's) reason, the same in both.
+TEST(transport_tls_files, both_clients_name_the_file_they_could_not_load_and_why) {
+    tls_material material;
+    struct refusal {
+        std::string what;
+        edgelock::tls_options tls;
+        edgelock::tls_file file;
+        std::string path;
+        std::string reason_part;  // a word of the reason, which is OpenSSL's own text
+    };
+    edgelock::tls_options key_as_ca;
+    key_as_ca.ca_file = material.client_key();
+    edgelock::tls_options ca_dir_file;
+    ca_dir_file.ca_dir = material.ca_file();
+    edgelock::tls_options mismatched;
+    mismatched.ca_file = material.ca_file();
+    mismatched.cert_file = material.client_cert();
+    mismatched.key_file = material.server_key();
+    edgelock::tls_options key_as_cert = mismatched;
+    key_as_cert.cert_file = material.client_key();
+    const std::vector<refusal> cases = {
+        {"a key given as the CA file", key_as_ca, edgelock::tls_file::ca_file, key_as_ca.ca_file,
+         "certificate"},
+        {"a file given as the CA directory", ca_dir_file, edgelock::tls_file::ca_dir,
+         ca_dir_file.ca_dir, "not a directory"},
+        {"a key given as the certificate", key_as_cert, edgelock::tls_file::cert_file,
+         key_as_cert.cert_file, ""},
+        {"another certificate's key", mismatched, edgelock::tls_file::key_file, mismatched.key_file,
+         "mismatch"},
+    };
+    const std::vector<std::string> instances = {"rediss://127.0.0.1:" +
+                                                std::to_string(free_port())};
+    for (const refusal& c : cases) {
+        SCOPED_TRACE(c.what);
+        asio::io_context io{1};
+        edgelock::async::client async_client(io);
+        edgelock::async::client_config config = edgelock::asio_tests::config_for(instances);
+        config.tls = c.tls;
+        EXPECT_EQ(async_client.open(config), transport_errc::tls_files);
+        edgelock::hiredis::lock_options options =
+            edgelock::redis_tests::options_for(lock_name, instances);
+        options.tls = c.tls;
+        edgelock::hiredis::lock blocking;
+        EXPECT_EQ(blocking.open(options), transport_errc::tls_files);
+
+        for (const edgelock::tls_load_error* seen :
+             {&async_client.tls_error(), &blocking.tls_error()}) {
+            EXPECT_EQ(seen->file, c.file);
+            EXPECT_EQ(seen->path, c.path);
+            EXPECT_FALSE(seen->reason.empty());
+            EXPECT_NE(seen->reason.find(c.reason_part), std::string::npos) << seen->reason;
+            EXPECT_EQ(seen->reason.find('\n'), std::string::npos) << "one line";
+        }
+        EXPECT_EQ(async_client.tls_error().reason, blocking.tls_error().reason);
+        EXPECT_EQ(describe(blocking.tls_error()), "TLS " + std::string(describe(c.file)) + " " +
+                                                      c.path + ": " + blocking.tls_error().reason);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(fault, transport_table, ::testing::ValuesIn(rows()),

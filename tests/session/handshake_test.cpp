@@ -112,6 +112,11 @@ TEST(handshake, replies_are_checked_step_by_step) {
     EXPECT_EQ(check(handshake_step::select, "-ERR DB index is out of range\r\n", master),
               failure::of(transport_errc::select_failed));
     EXPECT_EQ(check(handshake_step::ping, "-LOADING x\r\n", master), failure::of(transport_errc::loading));
+    // No password sent (NOAUTH) and a wrong one (WRONGPASS) are told apart.
+    EXPECT_EQ(check(handshake_step::ping, "-NOAUTH Authentication required.\r\n", master),
+              failure::of(transport_errc::auth_required));
+    EXPECT_EQ(check(handshake_step::ping, "-WRONGPASS invalid username-password pair\r\n", master),
+              failure::of(transport_errc::auth_failed));
     EXPECT_EQ(check(handshake_step::ping, "-ERR x\r\n", master), failure::of(errc::error_reply));
     EXPECT_FALSE(check(handshake_step::script_load, "-NOPERM x\r\n", master)) << "best effort";
     EXPECT_FALSE(check(handshake_step::role, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n", master));

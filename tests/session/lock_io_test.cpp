@@ -150,6 +150,44 @@ TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
     EXPECT_EQ(last, failure::of(errc::error_reply));
 }
 
+// Redis's text goes with the error reply, so a message can say what the server said.
+TEST_F(lock_io_test, an_error_replys_text_is_kept_with_it) {
+    acquire_in_flight();
+    reply_node err{};
+    err.type = reply_type::error;
+    err.text = "OOM command not allowed when used memory > 'maxmemory'.";
+    failure last;
+    error_text text;
+    EXPECT_EQ(deliver_answer(core, 0, err, 2, last, &text), errc::error_reply);
+    EXPECT_EQ(text.view(), err.text);
+}
+
+// However long the server's text, the copy stays within its fixed storage.
+TEST_F(lock_io_test, a_long_error_text_is_cut_to_its_bound) {
+    acquire_in_flight();
+    const std::string long_text = "ERR " + std::string(2 * error_text_bytes_max, 'x');
+    reply_node err{};
+    err.type = reply_type::error;
+    err.text = long_text;
+    failure last;
+    error_text text;
+    EXPECT_EQ(deliver_answer(core, 0, err, 2, last, &text), errc::error_reply);
+    EXPECT_EQ(text.size(), error_text_bytes_max);
+    EXPECT_EQ(text.view(), std::string_view(long_text).substr(0, error_text_bytes_max));
+}
+
+// A reply of the wrong shape has no text of its own: an earlier error's text goes.
+TEST_F(lock_io_test, an_unexpected_reply_leaves_no_error_text) {
+    acquire_in_flight();
+    reply_node odd{};
+    odd.type = reply_type::integer;  // SET NX GET never answers with an integer
+    failure last;
+    error_text text;
+    text.assign_prefix("ERR from before");
+    EXPECT_EQ(deliver_answer(core, 0, odd, 2, last, &text), errc::unexpected_reply);
+    EXPECT_TRUE(text.empty());
+}
+
 TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
     acquire_in_flight();
     reply_node granted{};  // nil: SET NX GET found the key free

@@ -20,10 +20,12 @@ reply_node error(const char* text) {
 TEST(reply_class, the_wrong_server_errors_end_the_connection_with_their_reason) {
     const std::pair<const char*, transport_errc> cases[] = {
         {"READONLY You can't write against a read only replica.", transport_errc::not_master},
-        {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", transport_errc::master_down},
+        {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+         transport_errc::master_down},
         {"LOADING Redis is loading the dataset in memory", transport_errc::loading},
-        {"NOAUTH Authentication required.", transport_errc::auth_failed},
-        {"WRONGPASS invalid username-password pair or user is disabled.", transport_errc::auth_failed},
+        {"NOAUTH Authentication required.", transport_errc::auth_required},
+        {"WRONGPASS invalid username-password pair or user is disabled.",
+         transport_errc::auth_failed},
         {"READONLY", transport_errc::not_master},
     };
     for (const auto& [text, reason] : cases) {

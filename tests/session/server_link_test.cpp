@@ -140,11 +140,16 @@ TEST_F(server_link_test, refusals_in_the_handshake_close_with_their_reason) {
         failure expected;
     };
     const std::vector<refusal> cases = {
-        {"redis://:bad@h:1", 0, "-WRONGPASS invalid username-password pair\r\n", failure::of(transport_errc::auth_failed)},
-        {"redis://h:1/9", 0, "-ERR DB index is out of range\r\n", failure::of(transport_errc::select_failed)},
-        {"redis://h:1", 0, "-NOAUTH Authentication required.\r\n", failure::of(transport_errc::auth_failed)},
-        {"redis://h:1", 0, "-LOADING Redis is loading the dataset in memory\r\n", failure::of(transport_errc::loading)},
-        {"redis://h:1", 0, "-MASTERDOWN Link with MASTER is down\r\n", failure::of(transport_errc::master_down)},
+        {"redis://:bad@h:1", 0, "-WRONGPASS invalid username-password pair\r\n",
+         failure::of(transport_errc::auth_failed)},
+        {"redis://h:1/9", 0, "-ERR DB index is out of range\r\n",
+         failure::of(transport_errc::select_failed)},
+        {"redis://h:1", 0, "-NOAUTH Authentication required.\r\n",
+         failure::of(transport_errc::auth_required)},
+        {"redis://h:1", 0, "-LOADING Redis is loading the dataset in memory\r\n",
+         failure::of(transport_errc::loading)},
+        {"redis://h:1", 0, "-MASTERDOWN Link with MASTER is down\r\n",
+         failure::of(transport_errc::master_down)},
         {"redis://h:1", 0, "-ERR unknown command\r\n", failure::of(errc::error_reply)},
     };
     for (const refusal& c : cases) {
@@ -229,7 +234,7 @@ TEST_F(server_link_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) 
     EXPECT_GT(longest, timing{}.reconnect_delay_ms_min * 4) << "the cap grew: rounds do not start from the first cap";
 }
 
-TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeout_fails) {
+TEST_F(server_link_test, a_connect_that_outlasts_the_connect_timeout_fails) {
     set_up_direct("h:1");
     ASSERT_NE(l.start(100), nullptr);
     EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.connect_timeout_ms);
@@ -238,6 +243,29 @@ TEST_F(server_link_test, a_connect_or_handshake_that_outlasts_the_connect_timeou
     l.on_timer(100 + timing{}.connect_timeout_ms);
     EXPECT_EQ(l.state(), link_state::closing);
     EXPECT_EQ(closed(2200).why, failure::of(transport_errc::connect_timeout));
+}
+
+// A server that took the connection but never answered is up and silent (hung, or a proxy
+// whose backend is gone), which is not a server that cannot be reached.
+TEST_F(server_link_test, a_connected_server_that_never_answers_is_a_handshake_timeout) {
+    set_up_direct("h:1");
+    connect(100);
+    ASSERT_EQ(l.state(), link_state::handshaking);
+    EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.connect_timeout_ms)
+        << "one deadline for the attempt";
+    l.on_timer(100 + timing{}.connect_timeout_ms);
+    ASSERT_EQ(l.state(), link_state::closing);
+    EXPECT_EQ(closed(2200).why, failure::of(transport_errc::handshake_timeout));
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::handshake_timeout));
+
+    set_up_direct("rediss://h:1");
+    ASSERT_NE(l.start(100), nullptr);
+    l.on_tls_handshake();
+    std::array<char, 4096> out{};
+    ASSERT_GT(l.on_connected(150, out.data(), out.size()), 0u);
+    l.on_timer(100 + timing{}.connect_timeout_ms);
+    EXPECT_EQ(closed(2200).why, failure::of(transport_errc::handshake_timeout))
+        << "the TLS handshake ended: what is missing is Redis's answer";
 }
 
 TEST_F(server_link_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_so) {
@@ -333,11 +361,13 @@ TEST_F(server_link_test, lock_requests_are_pipelined_behind_a_server_handshake_n
 
 TEST_F(server_link_test, a_wrong_server_reply_is_delivered_then_the_connection_ends) {
     for (const auto& [text, reason] : std::vector<std::pair<std::string, transport_errc>>{
-             {"-READONLY You can't write against a read only replica.\r\n", transport_errc::not_master},
-             {"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n",
+             {"-READONLY You can't write against a read only replica.\r\n",
+              transport_errc::not_master},
+             {"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+              "'no'.\r\n",
               transport_errc::master_down},
              {"-LOADING Redis is loading the dataset in memory\r\n", transport_errc::loading},
-             {"-NOAUTH Authentication required.\r\n", transport_errc::auth_failed}}) {
+             {"-NOAUTH Authentication required.\r\n", transport_errc::auth_required}}) {
         set_up_direct("h:1");
         connect(0);
         finish_server_handshake(1, false, false);

@@ -11,6 +11,9 @@
 namespace edgelock::cli {
 namespace {
 
+// The TLS options of this run (note_tls_options), for the hints a refusal deserves.
+tls_options noted_tls;
+
 const char* describe_errc(errc code) {
     switch (code) {
         case errc::busy: return "held by another owner";
@@ -66,6 +69,7 @@ int exit_code_for(std::error_code ec) {
         switch (static_cast<transport_errc>(ec.value())) {
             case transport_errc::unknown_host:
             case transport_errc::connect_timeout:
+            case transport_errc::handshake_timeout:
             case transport_errc::command_timeout:
             case transport_errc::connection_closed:
             case transport_errc::not_master:
@@ -74,6 +78,7 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::no_master:
             case transport_errc::master_changed: return exit_unavailable;
             case transport_errc::auth_failed:
+            case transport_errc::auth_required:
             case transport_errc::node_info_refused:
             case transport_errc::select_failed: return exit_redis_refused;
             case transport_errc::tls_files: return exit_usage;
@@ -98,13 +103,27 @@ int exit_code_for(std::error_code ec) {
     return exit_internal;
 }
 
+void note_tls_options(const tls_options& tls) { noted_tls = tls; }
+
 std::string describe(std::error_code ec) {
     if (ec.category() == error_category()) return describe_errc(static_cast<errc>(ec.value()));
     std::string text = ec.message();
     // "Connection refused" reads "connection refused" inside a sentence; "TLS: ..." stays.
     const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
     if (text.size() > 1 && lower(text[1])) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    // OpenSSL finds a CA in a directory only by its hash link (what `openssl rehash` makes):
+    // a directory of plain PEM files loads without a word and trusts nothing.
+    if (ec == transport_errc::tls_untrusted && !noted_tls.ca_dir.empty()) {
+        const std::string dir = shown(noted_tls.ca_dir);
+        text += " (is " + dir + " hashed? run: openssl rehash " + dir + ")";
+    }
     return text;
+}
+
+std::string describe(std::error_code ec, const hiredis::lock& lock, std::size_t instance) {
+    const std::string text =
+        ec == errc::error_reply ? lock.instance_error_text(instance) : std::string();
+    return text.empty() ? describe(ec) : describe(ec) + ": " + shown(text);
 }
 
 std::string display_address(std::string_view url) {

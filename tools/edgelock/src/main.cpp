@@ -14,6 +14,8 @@
 
 #include "admin.hpp"
 #include "check.hpp"
+#include "edgelock/tls_context.hpp"
+#include "errors.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
@@ -61,20 +63,26 @@ int forward_to_simulator(const options& o) {
     return exit_cannot_execute;
 }
 
-// The TLS files the options name, each readable (and --tls-ca-dir a directory): otherwise the
-// one-line reason, naming the flag (or variable) and the file. The parser does no I/O, and
-// the transports only say that some TLS file could not be loaded.
-std::string unreadable_tls_file(const options& o) {
+// The TLS files the options name, each readable (and --tls-ca-dir a directory), and each
+// accepted by OpenSSL: otherwise the one-line reason, naming the flag (or variable), the file
+// and what is wrong with it. The parser does no I/O, and a client's open() error only says
+// that some TLS file could not be loaded: the load it makes is made here first, and its
+// tls_load_error names the file.
+std::string unusable_tls_file(const options& o) {
     const struct {
         const char* source;
         const std::string& path;
         bool directory;
-    } files[] = {{"--tls-ca (EDGELOCK_TLS_CA)", o.tls.ca_file, false},
-                 {"--tls-ca-dir (EDGELOCK_TLS_CA_DIR)", o.tls.ca_dir, true},
-                 {"--tls-cert (EDGELOCK_TLS_CERT)", o.tls.cert_file, false},
-                 {"--tls-key (EDGELOCK_TLS_KEY)", o.tls.key_file, false}};
+        edgelock::tls_file field;
+    } files[] = {
+        {"--tls-ca (EDGELOCK_TLS_CA)", o.tls.ca_file, false, edgelock::tls_file::ca_file},
+        {"--tls-ca-dir (EDGELOCK_TLS_CA_DIR)", o.tls.ca_dir, true, edgelock::tls_file::ca_dir},
+        {"--tls-cert (EDGELOCK_TLS_CERT)", o.tls.cert_file, false, edgelock::tls_file::cert_file},
+        {"--tls-key (EDGELOCK_TLS_KEY)", o.tls.key_file, false, edgelock::tls_file::key_file}};
+    bool any = false;
     for (const auto& file : files) {
         if (file.path.empty()) continue;
+        any = true;
         struct stat info {};
         const bool readable = ::stat(file.path.c_str(), &info) == 0 && ::access(file.path.c_str(), R_OK) == 0;
         const char* why = !readable ? std::strerror(errno)
@@ -82,7 +90,16 @@ std::string unreadable_tls_file(const options& o) {
                                                                      : nullptr;
         if (why != nullptr) return std::string("cannot use ") + file.source + " " + shown(file.path) + ": " + why;
     }
-    return "";
+    edgelock::tls_context context;
+    if (!any || context.load(o.tls) != edgelock::transport_errc::tls_files) return "";
+    const edgelock::tls_load_error& refused = context.load_error();
+    for (const auto& file : files) {
+        if (file.field == refused.file) {
+            return std::string("cannot use ") + file.source + " " + shown(file.path) + ": " +
+                   shown(refused.reason);
+        }
+    }
+    return shown(describe(refused));
 }
 
 // A password is a line, far below this; the rest of a larger file is not read.
@@ -130,7 +147,8 @@ int main(int argc, char** argv) {
         return parsed.exit_code;
     }
     options o = parsed.parsed;
-    if (const std::string problem = unreadable_tls_file(o); !problem.empty()) {
+    note_tls_options(o.tls);
+    if (const std::string problem = unusable_tls_file(o); !problem.empty()) {
         std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
         return exit_usage;
     }

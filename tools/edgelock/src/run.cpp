@@ -222,13 +222,15 @@ hiredis::lock_options lock_options_for(const options& o) {
 
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
-    if (!o.sentinel_urls.empty()) return "master " + quote(o.master_name) + " via Sentinel: " + describe(ec);
+    if (!o.sentinel_urls.empty()) {
+        return "master " + quote(o.master_name) + " via Sentinel: " + describe(ec, lock, 0);
+    }
     std::string text;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
         const std::error_code instance_ec = lock.instance_error(i);
         if (!instance_ec) continue;
         if (!text.empty()) text += ", ";
-        text += display_address(o.redis_urls[i]) + ": " + describe(instance_ec);
+        text += display_address(o.redis_urls[i]) + ": " + describe(instance_ec, lock, i);
     }
     if (text.empty()) return describe(ec);
     if (o.redis_urls.size() > 1) return describe(make_error_code(errc::no_quorum)) + " (" + text + ")";

@@ -858,6 +858,8 @@ client::~client() { impl_->close(false); }
 
 std::error_code client::open(const client_config& config) { return impl_->open(config); }
 
+const tls_load_error& client::tls_error() const noexcept { return impl_->tls().load_error(); }
+
 void client::close() { impl_->close(true); }
 
 std::error_code client::add_lock(const lock_config& config, lock_handle& out) {

@@ -1,10 +1,14 @@
 #include "edgelock/tls_context.hpp"
 
 #include <arpa/inet.h>
-#include <sys/stat.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
 
 namespace edgelock {
 namespace {
@@ -14,26 +18,70 @@ bool is_ip_address(const std::string& host) {
     return ::inet_pton(AF_INET, host.c_str(), bytes) == 1 || ::inet_pton(AF_INET6, host.c_str(), bytes) == 1;
 }
 
-const char* or_null(const std::string& path) { return path.empty() ? nullptr : path.c_str(); }
+// OpenSSL's reason for the oldest error queued, on one line ("no start line (PEM routines)"):
+// the first is the most specific (the PEM parser's, before the SSL layer's "PEM lib").
+std::string openssl_reason() {
+    const unsigned long first = ERR_peek_error();
+    if (first == 0) return "not loaded";
+    const char* reason = ERR_reason_error_string(first);
+    const char* library = ERR_lib_error_string(first);
+    if (reason == nullptr) {
+        char text[256];
+        ERR_error_string_n(first, text, sizeof text);
+        return text;
+    }
+    return library != nullptr ? std::string(reason) + " (" + library + ")" : std::string(reason);
+}
 
-bool is_directory(const std::string& path) {
+bool refuse(tls_load_error& error, tls_file file, const std::string& path, std::string reason) {
+    error = {file, path, std::move(reason)};
+    return false;
+}
+
+// OpenSSL takes any path as a directory and looks in it only when verifying: checked here.
+bool check_directory(const std::string& path, tls_load_error& error) {
     struct stat info {};
-    return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    if (::stat(path.c_str(), &info) != 0) {
+        return refuse(error, tls_file::ca_dir, path, std::strerror(errno));
+    }
+    if (!S_ISDIR(info.st_mode)) return refuse(error, tls_file::ca_dir, path, "not a directory");
+    return true;
 }
 
-bool load_trust(SSL_CTX* context, const tls_options& options) {
-    if (options.ca_file.empty() && options.ca_dir.empty()) return SSL_CTX_set_default_verify_paths(context) == 1;
-    // OpenSSL takes any path as a directory and looks in it only when verifying.
-    if (!options.ca_dir.empty() && !is_directory(options.ca_dir)) return false;
-    return SSL_CTX_load_verify_locations(context, or_null(options.ca_file), or_null(options.ca_dir)) == 1;
+// The file and the directory are loaded one at a time, so a failure names the one refused.
+bool load_trust(SSL_CTX* context, const tls_options& options, tls_load_error& error) {
+    if (options.ca_file.empty() && options.ca_dir.empty()) {
+        if (SSL_CTX_set_default_verify_paths(context) == 1) return true;
+        return refuse(error, tls_file::ca_dir, "(the system's store)", openssl_reason());
+    }
+    if (!options.ca_file.empty() &&
+        SSL_CTX_load_verify_locations(context, options.ca_file.c_str(), nullptr) != 1) {
+        return refuse(error, tls_file::ca_file, options.ca_file, openssl_reason());
+    }
+    if (options.ca_dir.empty()) return true;
+    if (!check_directory(options.ca_dir, error)) return false;
+    if (SSL_CTX_load_verify_locations(context, nullptr, options.ca_dir.c_str()) == 1) return true;
+    return refuse(error, tls_file::ca_dir, options.ca_dir, openssl_reason());
 }
 
-bool load_identity(SSL_CTX* context, const tls_options& options) {
-    if (options.cert_file.empty() && options.key_file.empty()) return true;
-    if (options.cert_file.empty() || options.key_file.empty()) return false;
-    return SSL_CTX_use_certificate_chain_file(context, options.cert_file.c_str()) == 1 &&
-           SSL_CTX_use_PrivateKey_file(context, options.key_file.c_str(), SSL_FILETYPE_PEM) == 1 &&
-           SSL_CTX_check_private_key(context) == 1;
+bool load_identity(SSL_CTX* context, const tls_options& options, tls_load_error& error) {
+    const std::string& cert = options.cert_file;
+    const std::string& key = options.key_file;
+    if (cert.empty() && key.empty()) return true;
+    if (cert.empty()) {
+        return refuse(error, tls_file::key_file, key, "a key without its certificate");
+    }
+    if (key.empty()) {
+        return refuse(error, tls_file::cert_file, cert, "a certificate without its key");
+    }
+    if (SSL_CTX_use_certificate_chain_file(context, cert.c_str()) != 1) {
+        return refuse(error, tls_file::cert_file, cert, openssl_reason());
+    }
+    if (SSL_CTX_use_PrivateKey_file(context, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(context) != 1) {
+        return refuse(error, tls_file::key_file, key, openssl_reason());
+    }
+    return true;
 }
 
 // The verification result of a handshake that failed on the server's certificate.
@@ -61,8 +109,10 @@ std::error_code tls_context::load(const tls_options& options) {
     SSL_CTX_set_options(context, SSL_OP_NO_RENEGOTIATION);
     verify_ = !options.insecure_skip_verification_for_tests_only;
     SSL_CTX_set_verify(context, verify_ ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, nullptr);
-    const bool loaded = (!verify_ || load_trust(context, options)) && load_identity(context, options);
-    ERR_clear_error();  // what went wrong is the code below; nothing is left for later calls
+    error_ = tls_load_error{};
+    const bool loaded = (!verify_ || load_trust(context, options, error_)) &&
+                        load_identity(context, options, error_);
+    ERR_clear_error();  // what went wrong is in error_; nothing is left for later calls
     if (!loaded) {
         SSL_CTX_free(context);
         return make_error_code(transport_errc::tls_files);
@@ -91,6 +141,27 @@ ssl_st* tls_context::new_connection(std::string_view host) const {
     if (prepared) return ssl;
     SSL_free(ssl);
     return nullptr;
+}
+
+const char* describe(tls_file file) noexcept {
+    switch (file) {
+        case tls_file::none:
+            return "";
+        case tls_file::ca_file:
+            return "CA file";
+        case tls_file::ca_dir:
+            return "CA directory";
+        case tls_file::cert_file:
+            return "certificate";
+        case tls_file::key_file:
+            return "key";
+    }
+    return "";
+}
+
+std::string describe(const tls_load_error& error) {
+    if (error.file == tls_file::none) return "";
+    return std::string("TLS ") + describe(error.file) + " " + error.path + ": " + error.reason;
 }
 
 std::error_code load_for(tls_context& context, const tls_options& options, const session::server_address* addresses,

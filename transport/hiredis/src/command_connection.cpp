@@ -93,6 +93,7 @@ std::error_code command_connection::open(const command_target& target) {
         setup.server = &created->servers.front();
     }
     if (const std::error_code ec = load_for(created->tls, target.tls, created->servers.data(), created->servers.size())) {
+        tls_error_ = created->tls.load_error();
         return ec;
     }
     if (created->link.setup(setup, &created->tls) != errc::ok) return make_error_code(errc::invalid_config);

@@ -61,6 +61,8 @@ struct lock::impl {
     tls_context tls;  // before the links, which keep a pointer to it
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
+    // The text of each instance's last error reply, while last_errors holds error_reply.
+    std::array<session::error_text, instances_max> last_error_texts{};
     // Fair waiting: the connection to the lock's channel (set up only when fair), made the
     // first time an acquire() waits and kept until the lock is destroyed, subscribed only
     // while an acquire() waits (see "fair waiting" below).
@@ -151,7 +153,7 @@ struct lock::impl {
     void wake_core(std::string_view message);
     void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
-    void note_error(std::uint8_t i, const failure& why);
+    void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     std::error_code configure(const lock_options& given);
     std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
     void drain_events();
@@ -449,8 +451,9 @@ void lock::impl::read_replies(std::uint8_t i) {
     blocking_link& l = links[i];
     const auto on_answer = [this, i](const session::in_flight&, const reply_node& node) {
         failure refused;
-        session::deliver_answer(core, i, node, now_ms(), refused);
-        if (refused) note_error(i, refused);
+        session::error_text text;
+        session::deliver_answer(core, i, node, now_ms(), refused, &text);
+        if (refused) note_error(i, refused, &text);
         drain_events();
     };
     // The restart guard: the core hears the node's start before any request is written on
@@ -608,8 +611,13 @@ void lock::impl::fail_unsent(std::uint8_t i) {
     drain_events();
 }
 
-void lock::impl::note_error(std::uint8_t i, const failure& why) {
+void lock::impl::note_error(std::uint8_t i, const failure& why, const session::error_text* text) {
     last_errors[i] = to_error_code(why);
+    if (text != nullptr) {
+        last_error_texts[i] = *text;
+    } else {
+        last_error_texts[i].clear();  // the text went with the error reply it came with
+    }
     call_error = last_errors[i];
 }
 
@@ -770,6 +778,7 @@ std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::ui
 
 std::error_code lock::open(const lock_options& options) noexcept {
     if (impl_) return make_error_code(errc::invalid_config);
+    tls_error_ = tls_load_error{};
     if (options.instances.empty() == options.sentinels.empty()) return make_error_code(errc::invalid_config);
     if (session::check_timing(timing_of(options)) != errc::ok) return make_error_code(errc::invalid_config);
     if (options.instances.size() > instances_max || options.sentinels.size() > session::sentinels_max) {
@@ -777,7 +786,10 @@ std::error_code lock::open(const lock_options& options) noexcept {
     }
     std::unique_ptr<impl> created(new (std::nothrow) impl);
     if (!created) return make_error_code(transport_errc::out_of_memory);
-    if (const std::error_code ec = created->configure(options)) return ec;
+    if (const std::error_code ec = created->configure(options)) {
+        tls_error_ = created->tls.load_error();
+        return ec;
+    }
     if (const std::error_code ec = created->start()) return ec;
     impl_ = std::move(created);
     return {};
@@ -919,6 +931,12 @@ std::error_code lock::instance_error(std::size_t i) const noexcept {
     if (!impl_ || i >= impl_->instances) return {};
     std::lock_guard<std::mutex> guard(impl_->mutex);
     return impl_->last_errors[i];
+}
+
+std::string lock::instance_error_text(std::size_t i) const {
+    if (!impl_ || i >= impl_->instances) return {};
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    return std::string(impl_->last_error_texts[i].view());
 }
 
 }  // namespace edgelock::hiredis

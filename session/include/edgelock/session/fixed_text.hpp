@@ -22,6 +22,13 @@ public:
         size_ = text.size();
         return true;
     }
+    // Copies the first N bytes of `text` at most: for text kept only to be shown (a server's
+    // error message), where a cut end beats nothing.
+    void assign_prefix(std::string_view text) noexcept {
+        const bool fits = assign(text.substr(0, text.size() < N ? text.size() : N));
+        (void)fits;  // always: the prefix is at most N bytes
+    }
+    void clear() noexcept { size_ = 0; }
     std::string_view view() const noexcept { return {bytes_.data(), size_}; }
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }

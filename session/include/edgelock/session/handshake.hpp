@@ -58,12 +58,13 @@ struct handshake_write {
 handshake_write write_handshake(const handshake_request& request, char* out, std::size_t capacity) noexcept;
 
 // The reply to one step. Returns an empty failure to go on, or why the connection must be
-// dropped: auth_failed (AUTH refused, or NOAUTH/WRONGPASS to PING), select_failed, loading or
-// master_down (to PING), not_master (ROLE says replica), no_master (the sentinel knows no such
-// master, or named an unusable address), node_info_refused (INFO refused), errc::error_reply
-// (any other refusal of PING or SUBSCRIBE), errc::unexpected_reply (a reply of the wrong
-// shape). The answers of node_info and fsync_policy are read by node_facts.hpp.
-// master_query: on success sets `master`'s host and port (its credentials stay as given).
+// dropped: auth_failed (AUTH refused, or WRONGPASS to PING), auth_required (NOAUTH to PING:
+// no password was sent), select_failed, loading or master_down (to PING), not_master (ROLE
+// says replica), no_master (the sentinel knows no such master, or named an unusable address),
+// node_info_refused (INFO refused), errc::error_reply (any other refusal of PING or SUBSCRIBE),
+// errc::unexpected_reply (a reply of the wrong shape). The answers of node_info and fsync_policy
+// are read by node_facts.hpp. master_query: on success sets `master`'s host and port (its
+// credentials stay as given).
 failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                               server_address& master) noexcept;
 

@@ -22,6 +22,10 @@ inline constexpr std::size_t master_name_bytes_max = 128;
 // Sentinels one deployment may list.
 inline constexpr std::size_t sentinels_max = 9;
 
+// An error reply's text kept for messages ("ERR ...", "OOM ..."): enough for Redis's own
+// sentences, cut there so a reply cannot make a client's record of it grow.
+inline constexpr std::size_t error_text_bytes_max = 160;
+
 // Timeouts a user may configure: from 1 ms to a minute. A longer connect or command timeout
 // only hides a dead server from the lock for longer than any lease it could still protect.
 inline constexpr std::int64_t timeout_ms_min = 1;

@@ -28,6 +28,8 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/fixed_text.hpp"
+#include "edgelock/session/limits.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/session/server_link.hpp"
 #include "edgelock/session/transport_errc.hpp"
@@ -81,11 +83,17 @@ write_report write_requests(lock& core, std::uint8_t instance, server_link& link
     return report;
 }
 
+// The text of an instance's last error reply, as Redis sent it ("ERR ..."), cut to
+// error_text_bytes_max: what a message shows after the code error_reply.
+using error_text = fixed_text<error_text_bytes_max>;
+
 // Hands `reply` (the link's answer for this lock) to the lock. An error reply or a reply the
 // request cannot produce counts as the instance's failure for the running round, and is kept
-// in `last` for the caller's error report. Returns the lock's code.
+// in `last` for the caller's error report; with `text`, an error reply's text is kept there
+// too (and emptied for unexpected_reply), so the report can say what Redis said. Returns the
+// lock's code.
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
-                    failure& last) noexcept;
+                    failure& last, error_text* text = nullptr) noexcept;
 
 // After the link's node_started: with the restart guard on, the lock hears when the node's
 // process started and whether its data survives a restart (lock::on_node_started); with it

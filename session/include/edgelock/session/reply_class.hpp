@@ -10,7 +10,7 @@
 //   READONLY    a replica refused a write       -> not_master
 //   MASTERDOWN  a replica lost its master        -> master_down
 //   LOADING     a restarted server is loading    -> loading
-//   NOAUTH      the server wants AUTH            -> auth_failed
+//   NOAUTH      the server wants AUTH            -> auth_required
 //   WRONGPASS   credentials refused              -> auth_failed
 // NOSCRIPT (a flushed or restarted server's script cache) is an answer: the lock falls back to
 // EVAL itself. Every other error reply is an answer too.

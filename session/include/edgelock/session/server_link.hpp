@@ -166,7 +166,11 @@ public:
     // closed or reset before it received a byte is closed_before_reply (what a TLS-only
     // Redis port does to a client without TLS).
     void on_io_error(failure why, std::int64_t now) noexcept;
-    // Connect and reply timeouts: state closing when one passed.
+    // Connect and reply timeouts: state closing when one passed. The attempt's deadline
+    // (connect_timeout_ms from start()) ends it with connect_timeout while connecting,
+    // tls_handshake_timeout during the TLS handshake, and handshake_timeout once connected
+    // (the server took the connection but did not answer the handshake); a late reply to a
+    // request is command_timeout.
     void on_timer(std::int64_t now) noexcept;
     // The owner drops the connection (e.g. a new master was announced). reconnect_now skips
     // the reconnect delay.
@@ -197,6 +201,7 @@ private:
     in_flight pop() noexcept;
     const in_flight& front() const noexcept { return storage_[head_]; }
     void begin_closing(failure why, std::int64_t now) noexcept;
+    transport_errc attempt_timeout() const noexcept;
     link_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
                                   std::int64_t now) noexcept;
     link_reply handshake_done(std::int64_t now) noexcept;

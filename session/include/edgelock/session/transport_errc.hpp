@@ -14,11 +14,11 @@ namespace edgelock {
 
 enum class transport_errc : std::uint8_t {
     unknown_host = 1,       // the host name could not be resolved
-    connect_timeout,        // resolve + connect + handshake took longer than connect_timeout
+    connect_timeout,        // resolve + connect took longer than connect_timeout: no connection
     command_timeout,        // a reply took longer than command_timeout: the connection is dropped
     connection_closed,      // the server closed the connection
-    auth_failed,            // AUTH refused (wrong password or ACL user), or the server wants AUTH
-                            // that was not configured (NOAUTH)
+    auth_failed,            // AUTH refused: a wrong password or ACL user (WRONGPASS), or a
+                            // password for a server that has none
     select_failed,          // SELECT <db> refused
     not_master,             // the server is a replica: ROLE says so, or a write got READONLY
     master_down,            // MASTERDOWN: a replica whose link to its master is down
@@ -38,11 +38,11 @@ enum class transport_errc : std::uint8_t {
     evicting_node,          // the node may evict keys (maxmemory with a policy other than
                             // noeviction) and the client refuses such nodes (eviction_check)
     // TLS (rediss://). Each ends the connection; the next attempt follows the reconnect delay.
-    tls_files,              // a CA file or directory, client certificate or key could not be
-                            // loaded (or the key does not match the certificate): at open()
-    tls_untrusted,          // the server's certificate chain does not lead to a trusted CA
-    tls_name_mismatch,      // the server's certificate does not name the host (or server_name)
-    tls_expired,            // the server's certificate has expired or is not yet valid
+    tls_files,          // a CA file or directory, client certificate or key could not be
+                        // loaded (or the key does not match the certificate): at open()
+    tls_untrusted,      // the server's certificate chain does not lead to a trusted CA
+    tls_name_mismatch,  // the server's certificate does not name the host (or server_name)
+    tls_expired,        // the server's certificate has expired or is not yet valid
     tls_client_certificate_required,  // the server asks for a client certificate (tls-auth-clients)
                                       // and none was configured, or it refused the one given
     tls_not_offered,        // the server answered the TLS handshake with something that is
@@ -53,6 +53,10 @@ enum class transport_errc : std::uint8_t {
     tls_handshake_failed,   // any other TLS failure (no common protocol or cipher, a bad record)
     closed_before_reply,    // a plain (redis://) connection was closed or reset before the first
                             // reply: what a TLS-only Redis port does to a client without TLS
+    handshake_timeout,      // connected (and, for rediss://, the TLS handshake done), but the
+                            // server did not answer the first commands within connect_timeout:
+                            // a hung server, or a proxy whose backend is gone
+    auth_required,          // the server wants a password and none was sent (NOAUTH)
 };
 
 // True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client

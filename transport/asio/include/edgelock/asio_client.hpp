@@ -273,8 +273,11 @@ public:
     //   transport_errc::already_open
     //   transport_errc::tls_files  an address is rediss:// and a file of config.tls cannot be
     //                           loaded (missing, unreadable, no certificate in it, a key that
-    //                           does not match its certificate)
+    //                           does not match its certificate): tls_error() says which
     std::error_code open(const client_config& config);
+    // After open() returned transport_errc::tls_files: which file of config.tls was refused,
+    // and why (edgelock/tls_options.hpp); empty otherwise.
+    const tls_load_error& tls_error() const noexcept;
 
     // Stops: empties the lock table and drops every connection, except what lets fair waiters
     // leave their lines. Pending acquire, release and readiness handlers complete (posted)

@@ -37,6 +37,8 @@ public:
     // replaces the context.
     std::error_code load(const tls_options& options);
     bool loaded() const noexcept { return context_ != nullptr; }
+    // After load() returned tls_files: the file refused and why (empty otherwise).
+    const tls_load_error& load_error() const noexcept { return error_; }
 
     // A new SSL object for one connection to `host`: it sends SNI (for a DNS name; an IP
     // address is never sent as SNI) and verifies that the certificate names server_name, or
@@ -48,6 +50,7 @@ private:
     ssl_ctx_st* context_ = nullptr;
     std::string server_name_;
     bool verify_ = true;
+    tls_load_error error_;
 };
 
 // Loads `context` from `options` when any of the `count` addresses is rediss:// (a client

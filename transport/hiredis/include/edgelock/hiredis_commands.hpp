@@ -42,11 +42,14 @@ public:
     command_connection& operator=(const command_connection&) = delete;
 
     // Connects and completes the handshake (through the sentinels when given). Returns {} or:
-    // errc::invalid_config (a bad URL or timeout, open() twice), transport_errc::tls_files,
+    // errc::invalid_config (a bad URL or timeout, open() twice), transport_errc::tls_files
+    // (tls_error() says which file),
     // and the transports' errors (the TLS ones for rediss://):
     // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
     // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
     std::error_code open(const command_target& target);
+    // After open() returned tls_files: which file of target.tls was refused, and why.
+    const tls_load_error& tls_error() const noexcept { return tls_error_; }
     // Sends one command and waits for its reply. An error reply is a reply (type error), not
     // a failure. Returns {} or: transport_errc::command_timeout, connection_closed, the
     // socket's errno, errc::protocol_error, reply_too_large, invalid_state (not open), ...
@@ -57,6 +60,7 @@ public:
 private:
     struct impl;
     std::unique_ptr<impl> impl_;
+    tls_load_error tls_error_;
 };
 
 }  // namespace edgelock::hiredis

@@ -52,9 +52,11 @@
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
 //     too_deep, io_error
 //   edgelock::transport_errc (transport_category(), shared with the asio client):
-//     unknown_host, connect_timeout, command_timeout, auth_failed, select_failed,
-//     connection_closed, not_master, master_down, loading, no_master, out_of_memory,
-//     thread_failed, node_info_refused (INFO refused while restart_guard is on)
+//     unknown_host, connect_timeout (no connection), handshake_timeout (connected, but the
+//     server did not answer), command_timeout, auth_required (NOAUTH: no password sent),
+//     auth_failed (a wrong password or user), select_failed, connection_closed, not_master,
+//     master_down, loading, no_master, out_of_memory, thread_failed, node_info_refused
+//     (INFO refused while restart_guard is on)
 //   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
 //     std::errc::connection_reset
 //
@@ -228,7 +230,8 @@ public:
     // open() called twice, fair with several instances), invalid_name, invalid_ttl,
     // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
     // transport_errc::thread_failed, transport_errc::out_of_memory, transport_errc::tls_files
-    // (an address is rediss:// and a file of options.tls cannot be loaded).
+    // (an address is rediss:// and a file of options.tls cannot be loaded: tls_error() says
+    // which, and why).
     std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
@@ -245,10 +248,11 @@ public:
     //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
     //   with a single instance (or Sentinel's master), that instance's error when it failed
     //     and said why: e.g. std::errc::connection_refused, std::errc::connection_reset, and
-    //     the transport_errc values above (connect_timeout, command_timeout, unknown_host,
-    //     auth_failed, no_master, ...; over TLS tls_untrusted, tls_name_mismatch,
-    //     tls_expired, tls_client_certificate_required, tls_handshake_timeout, ...),
-    //     error_reply, unexpected_reply, protocol_error
+    //     the transport_errc values above (connect_timeout, handshake_timeout,
+    //     command_timeout, unknown_host, auth_required, auth_failed, no_master, ...; over TLS
+    //     tls_untrusted, tls_name_mismatch, tls_expired, tls_client_certificate_required,
+    //     tls_handshake_timeout, ...), error_reply (instance_error_text() has Redis's text),
+    //     unexpected_reply, protocol_error
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
     //   cancelled         cancel() was called (see there)
@@ -295,10 +299,18 @@ public:
     std::int64_t guard_until_ms() const noexcept;
     // The last error instance `i` reported (empty when none); instances in options order.
     std::error_code instance_error(std::size_t i) const noexcept;
+    // While instance_error(i) is errc::error_reply: Redis's own text of that reply ("ERR ...",
+    // "OOM command not allowed ...", without the leading '-'), cut to
+    // session::error_text_bytes_max bytes; empty otherwise.
+    std::string instance_error_text(std::size_t i) const;
+    // After open() returned transport_errc::tls_files: which file of options.tls was refused,
+    // and why (edgelock/tls_options.hpp); empty otherwise.
+    const tls_load_error& tls_error() const noexcept { return tls_error_; }
 
 private:
     struct impl;
     std::unique_ptr<impl> impl_;
+    tls_load_error tls_error_;
 };
 
 }  // namespace edgelock::hiredis
