@@ -107,7 +107,7 @@ for deb in "${debs[@]}"; do
 done
 
 step "lintian"
-kept=$(grep -v '^#' packaging/lintian-kept | awk 'NF { print $1 }' | paste -sd, -)
-lintian --fail-on error,warning --suppress-tags "$kept" "${debs[@]}" >&2
+kept=$(awk '!/^#/ && NF { print $1 }' packaging/lintian-kept | paste -sd, -)
+lintian --fail-on error,warning ${kept:+--suppress-tags "$kept"} "${debs[@]}" >&2
 
 printf '%s\n' "${debs[@]}"

@@ -23,6 +23,8 @@ packages=(
   redis-server
   redis-sentinel
   redis-tools
+  man-db           # man and lexgrog: tests/cli/man_pages_test.sh renders the pages as lintian does
+  systemd          # systemd-analyze verify: tests/examples/systemd_units_test.sh
 )
 
 missing=()

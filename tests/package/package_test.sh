@@ -8,7 +8,12 @@
 #   - Package, Version (the project's, from CMakeLists.txt) and Architecture fields; the
 #     runtime package depends on libhiredis0.14 and libssl3
 #   - the files: both commands, copyright and changelog, the headers, the six static
-#     archives, the CMake package and the six pkg-config files (each of the project's version)
+#     archives, the CMake package and the six pkg-config files (each of the project's version);
+#     in edgelock, the manual pages (gzipped, nothing uncompressed under /usr/share/man), the
+#     bash completion, README.md and CLI.md (gzipped) and the systemd example under
+#     /usr/share/doc/edgelock, each the same bytes as its source
+#   - both copyright files: machine-readable (DEP-5), Apache-2.0, and LICENSE is the text
+#     they refer to (/usr/share/common-licenses/Apache-2.0, where the machine has it)
 #   - the commands and the archives are built for ARCH (ELF machine)
 # The machine's own architecture, in addition:
 #   - the declared dependencies cover what dpkg-shlibdeps computes for the commands
@@ -87,8 +92,17 @@ expect_files() {
 libraries=(core session sim transport_common asio hiredis)
 pc_names=(edgelock-core edgelock-session edgelock-sim edgelock-transport-common edgelock-asio
   edgelock-hiredis)
-expect_files "$runtime_deb" usr/bin/edgelock usr/bin/edgelock-sim \
-  usr/share/doc/edgelock/copyright usr/share/doc/edgelock/changelog.gz
+doc=usr/share/doc/edgelock
+systemd_example=(README.md edgelock-nightly.service edgelock-nightly.timer edgelock-nightly.env)
+runtime_files=(usr/bin/edgelock usr/bin/edgelock-sim "$doc/copyright" "$doc/changelog.gz"
+  usr/share/man/man1/edgelock.1.gz usr/share/man/man1/edgelock-sim.1.gz
+  usr/share/bash-completion/completions/edgelock "$doc/README.md.gz" "$doc/CLI.md.gz")
+for file in "${systemd_example[@]}"; do
+  runtime_files+=("$doc/examples/systemd/$file")
+done
+expect_files "$runtime_deb" "${runtime_files[@]}"
+uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' | grep '^\./usr/share/man/.*[^/]$' | grep -v '\.gz$' || true)
+[[ -z "$uncompressed" ]] || fail "edgelock has uncompressed manual pages: $uncompressed"
 dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/server_link.hpp
   usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
   usr/include/edgelock/sim/world.hpp usr/lib/$triplet/cmake/edgelock/edgelockConfig.cmake
@@ -123,6 +137,47 @@ for pc in "${pc_names[@]}"; do
   [[ "$pc_version" == "$version" ]] || fail "$pc.pc says version '$pc_version', not '$version'"
 done
 checked "the commands and archives are $machine; every .pc is version $version"
+
+# --- what edgelock carries beside the commands: the same bytes as the sources ----------------
+same_as_source() {
+  local packaged=$1 source=$2
+  if [[ "$packaged" == *.gz ]]; then
+    gzip -t "$unpacked/$packaged" || fail "/$packaged is not gzip"
+    cmp -s <(gzip -dc "$unpacked/$packaged") "$source_root/$source" || fail "/$packaged is not $source"
+  else
+    cmp -s "$unpacked/$packaged" "$source_root/$source" || fail "/$packaged is not $source"
+  fi
+}
+same_as_source "$doc/README.md.gz" README.md
+same_as_source "$doc/CLI.md.gz" docs/CLI.md
+same_as_source usr/share/bash-completion/completions/edgelock tools/edgelock/completion/edgelock
+for file in "${systemd_example[@]}"; do
+  same_as_source "$doc/examples/systemd/$file" "examples/systemd/$file"
+done
+for page in edgelock edgelock-sim; do
+  # The configured page: the source with the version and the changelog's date filled in.
+  gzip -dc "$unpacked/usr/share/man/man1/$page.1.gz" | grep -v '^\.TH ' >"$work/$page.1"
+  grep -v '^\.TH ' "$source_root/docs/man/$page.1.in" | cmp -s - "$work/$page.1" ||
+    fail "/usr/share/man/man1/$page.1.gz is not docs/man/$page.1.in"
+  th=$(gzip -dc "$unpacked/usr/share/man/man1/$page.1.gz" | grep '^\.TH ')
+  [[ "$th" == *"\"edgelock $version\""* ]] || fail "$page.1's .TH line names no version $version: $th"
+done
+checked "man pages (version $version), bash completion, README.md, CLI.md and the systemd example, as in the sources"
+
+for deb in "$runtime_deb" "$dev_deb"; do
+  package=$(dpkg-deb -f "$deb" Package)
+  copyright=$unpacked/usr/share/doc/$package/copyright
+  head -n 1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    fail "$package's copyright is not machine-readable (DEP-5): $(head -n 1 "$copyright")"
+  grep -qx 'License: Apache-2.0' "$copyright" || fail "$package's copyright names no License: Apache-2.0"
+  grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright" ||
+    fail "$package's copyright does not refer to /usr/share/common-licenses/Apache-2.0"
+done
+if [[ -f /usr/share/common-licenses/Apache-2.0 ]]; then
+  cmp -s "$source_root/LICENSE" /usr/share/common-licenses/Apache-2.0 ||
+    fail "LICENSE is not the Apache License 2.0 of /usr/share/common-licenses/Apache-2.0"
+fi
+checked "copyright: DEP-5, Apache-2.0 (LICENSE is its text)"
 
 if [[ "$arch" != "$(dpkg --print-architecture)" ]]; then
   echo "package_test: $arch packages checked (not this machine's: no consumer builds)"
