@@ -214,13 +214,26 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
+// The first attempt also makes the connections, within its budget (a tenth of the TTL). A
+// slow CPU (a TLS handshake on a small ARM core) can take longer than that: the attempt then
+// ends as no_quorum while no instance failed. The connections stay up, and the next attempts
+// wait only for replies, so that is no reason to give up while --wait lasts.
+bool only_slow_to_connect(const hiredis::lock& lock, const options& o, std::error_code ec) {
+    if (ec != errc::no_quorum) return false;
+    const std::size_t instances = std::max<std::size_t>(o.redis_urls.size(), 1);
+    for (std::size_t i = 0; i < instances; ++i) {
+        if (lock.instance_error(i)) return false;
+    }
+    return true;
+}
+
 // Acquires within --wait. Returns exit_ok, or the exit code after printing why not.
 int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     const std::int64_t started_ms = now_ms();
     // One attempt first: an unreachable Redis fails at once instead of after the whole wait.
     std::error_code ec = lock.try_acquire(&hold);
     if (ec == errc::restart_guard) ec = wait_out_restart_guard(lock, o, hold, started_ms);
-    if (ec == errc::busy && o.wait_ms > 0) {
+    if ((ec == errc::busy || only_slow_to_connect(lock, o, ec)) && o.wait_ms > 0) {
         const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
         if (left_ms > 0) {
             wait_progress progress(o.name, started_ms, o.wait_ms);
