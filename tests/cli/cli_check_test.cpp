@@ -2,6 +2,7 @@
 // simulator's verdict lines for the deployment's matrix row, advice, --json and exit codes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -10,10 +11,20 @@
 
 namespace {
 
+using edgelock::cli_tests::program_options;
 using edgelock::cli_tests::program_result;
 using edgelock::cli_tests::run_program;
 using edgelock::testing::redis_masters;
 using edgelock::testing::redis_server;
+
+// `check` runs the simulator's matrix for its row: a few seconds natively, but far longer
+// when both run emulated (qemu-arm on a loaded machine passed 30 s). The bound only ends a
+// hung run; nothing here is about speed.
+program_options check_options() {
+    program_options o;
+    o.timeout = std::chrono::minutes(3);
+    return o;
+}
 
 // The lines of `out` that start with `prefix`.
 std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
@@ -30,7 +41,8 @@ std::vector<std::string> lines_starting(const std::string& out, const std::strin
 
 TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
     redis_server server;  // AOF, appendfsync always
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", server.url()});
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", server.url()}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(lines_starting(r.out, "matrix row")[0].substr(0, 33), "matrix row   single+fencing+guard");
@@ -52,7 +64,7 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--json"};
     for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
     args.insert(args.end(), {"--redis", evicting.url()});
-    const program_result r = run_program(args);
+    const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 78) << r.err;
     std::size_t nodes = 0;
     for (std::size_t at = r.out.find("\"address\""); at != std::string::npos; at = r.out.find("\"address\"", at + 1)) ++nodes;
@@ -73,7 +85,7 @@ TEST(CliCheck, SentinelWithoutWaitGetsTheSentinelRowAndAdviceToUseWait) {
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--master",
                                      edgelock::testing::sentinel_topology::master_name};
     for (const std::string& url : topology.sentinel_urls()) args.insert(args.end(), {"--sentinel", url});
-    program_result r = run_program(args);
+    program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:OS S2:S S4:OSH S5:OSH S6:OSH S7:OH S9:OSH");
     EXPECT_EQ(lines_starting(r.out, "replication")[0].substr(0, 26), "replication  1 replica(s),");
@@ -81,7 +93,7 @@ TEST(CliCheck, SentinelWithoutWaitGetsTheSentinelRowAndAdviceToUseWait) {
               "advice       use WAIT (replicas_to_wait 1): a failover loses keys without it");
 
     args.insert(args.end(), {"--wait-replicas", "1"});
-    r = run_program(args);
+    r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(lines_starting(r.out, "fails")[0], "fails        S1:OS S2:S S4:OSH S7:OH S9:OSH");
 }
