@@ -5,7 +5,8 @@
 #
 #   1. scripts/setup.sh and scripts/setup-cross.sh ARCH (silent when all is present)
 #   2. configure build-ARCH/ with toolchains/<triplet>.cmake (RelWithDebInfo; Release with
-#      --quick, which compiles faster without debug information)
+#      --quick, which compiles faster without debug information); without --quick, with the
+#      target's OpenSSL unpacked into build-ARCH/openssl/ (scripts/target-openssl.sh)
 #   3. build everything the top-level CMake builds (core, transports, sim, tools, tests,
 #      examples, bench); with --quick only the core, the simulator and their tests
 #   4. ctest under qemu (CMAKE_CROSSCOMPILING_EMULATOR): every test, the Redis integration
@@ -32,8 +33,8 @@ usage() {
 arch=$1
 shift
 case "$arch" in
-  aarch64) triplet=aarch64-linux-gnu; qemu="qemu-aarch64" ;;
-  armhf) triplet=arm-linux-gnueabihf; qemu="qemu-arm" ;;
+  aarch64) triplet=aarch64-linux-gnu; debian_arch=arm64; qemu="qemu-aarch64" ;;
+  armhf) triplet=arm-linux-gnueabihf; debian_arch=armhf; qemu="qemu-arm" ;;
   *) usage ;;
 esac
 quick=false
@@ -94,10 +95,17 @@ fi
 
 # --quick builds no client: the target's Asio and OpenSSL are not needed.
 clients=ON
-[[ "$quick" == true ]] && clients=OFF
+openssl_args=()
+if [[ "$quick" == true ]]; then
+  clients=OFF
+else
+  step "the target's OpenSSL, unpacked into $build/openssl/"
+  openssl_lines=$(./scripts/target-openssl.sh "$debian_arch" "$build/openssl")
+  mapfile -t openssl_args <<<"$openssl_lines"
+fi
 step "configure $build/ ($triplet, $build_type)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="$build_type" -DEDGELOCK_BUILD_CLIENTS="$clients" \
-  -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake"
+  -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${openssl_args[@]}"
 
 if [[ "$quick" == true ]]; then
   step "build $build/ (--quick: ${quick_directories[*]})"

@@ -72,18 +72,9 @@ configure_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
   -DEDGELOCK_BUILD_TESTS=OFF -DEDGELOCK_BUILD_EXAMPLES=OFF)
 if [[ -n "$cross" ]]; then
   step "the target's OpenSSL, unpacked into $build/openssl/"
-  openssl=$root/$build/openssl
-  rm -rf "$openssl"
-  mkdir -p "$openssl/debs"
-  (cd "$openssl/debs" && apt-get download -q "libssl-dev:$arch" "libssl3:$arch" >&2)
-  for deb in "$openssl"/debs/*.deb; do
-    dpkg -x "$deb" "$openssl"
-  done
-  # opensslconf.h and configuration.h are per architecture, under the triplet's directory.
-  configure_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake"
-    "-DOPENSSL_INCLUDE_DIR=$openssl/usr/include;$openssl/usr/include/$triplet"
-    "-DOPENSSL_SSL_LIBRARY=$openssl/usr/lib/$triplet/libssl.so"
-    "-DOPENSSL_CRYPTO_LIBRARY=$openssl/usr/lib/$triplet/libcrypto.so")
+  openssl_args=$(./scripts/target-openssl.sh "$arch" "$build/openssl")
+  mapfile -t openssl_args <<<"$openssl_args"
+  configure_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${openssl_args[@]}")
 fi
 
 step "configure $build/"

@@ -3,11 +3,12 @@
 #
 #   scripts/setup-cross.sh aarch64|armhf [--core-only]
 #
-# --core-only leaves out the target's OpenSSL and Asio, which only the clients need (what
-# scripts/cross.sh --quick builds has none; hiredis stays: the RESP reader's tests compare
-# against it). A multiarch -dev package must be the very version of the native one, and
-# OpenSSL's security updates reach a mirror's architectures at different times: one caught
-# between them refuses the install.
+# --core-only leaves out Asio, which only the clients need (what scripts/cross.sh --quick
+# builds has none; hiredis stays: the RESP reader's tests compare against it). The target's
+# OpenSSL is not installed here at all: a multiarch -dev package must be the very version of
+# the native one, and OpenSSL's security updates reach a mirror's architectures at different
+# times, so one caught between them refuses the install. scripts/cross.sh unpacks it into the
+# build directory instead (scripts/target-openssl.sh).
 #
 # The cross compiler, qemu-user (the tests run under it), and the target's libraries through
 # Debian multiarch: the architecture is added to dpkg, then the `:arm64`/`:armhf` dev
@@ -45,7 +46,6 @@ packages=(
 )
 if [[ "$core_only" != true ]]; then
   packages+=(
-    "libssl-dev:$debian_arch"  # OpenSSL: TLS in both transports (rediss://)
     libasio-dev        # header-only (Architecture: all): the native package serves every target
   )
 fi

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -14,10 +15,20 @@
 
 namespace {
 
+using edgelock::cli_tests::program_options;
 using edgelock::cli_tests::program_result;
 using edgelock::cli_tests::run_program;
 using edgelock::testing::redis_masters;
 using edgelock::testing::redis_server;
+
+// `check` runs the simulator's matrix for its row: a few seconds natively, but far longer
+// when both run emulated (qemu-arm on a loaded machine passed 30 s). The bound only ends a
+// hung run; nothing here is about speed.
+program_options check_options() {
+    program_options o;
+    o.timeout = std::chrono::minutes(3);
+    return o;
+}
 
 // The lines of `out` that start with `prefix`.
 std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
@@ -40,7 +51,8 @@ std::string first_line(const std::string& out, const std::string& prefix) {
 
 TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
     redis_server server;  // AOF, appendfsync always
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", server.url()});
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", server.url()}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 33), "matrix row   single+fencing+guard");
@@ -69,7 +81,7 @@ TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
 TEST(CliCheck, WithoutFencingTheVerdictAsksForIt) {
     redis_server server;
     const program_result r =
-        run_program({EDGELOCK_CLI, "check", "--redis", server.url(), "--fencing", "off"});
+        run_program({EDGELOCK_CLI, "check", "--redis", server.url(), "--fencing", "off"}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 26), "matrix row   single+guard ");
     EXPECT_EQ(
@@ -84,7 +96,7 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--json"};
     for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
     args.insert(args.end(), {"--redis", evicting.url()});
-    const program_result r = run_program(args);
+    const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 78) << r.err;
     std::size_t nodes = 0;
     for (std::size_t at = r.out.find("\"address\""); at != std::string::npos; at = r.out.find("\"address\"", at + 1)) ++nodes;
@@ -113,7 +125,7 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
     for (const std::string& url : topology.sentinel_urls()) args.insert(args.end(), {"--sentinel", url});
     std::vector<std::string> plain = args;
     plain.insert(plain.end(), {"--fencing", "off", "--restart-guard", "off"});
-    program_result r = run_program(plain);
+    program_result r = run_program(plain, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 22), "matrix row   sentinel ");
     EXPECT_EQ(first_line(r.out, "fails"),
@@ -127,14 +139,14 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
               std::string::npos)
         << r.out;
 
-    r = run_program(args);  // run's defaults: fencing and the guard on, no WAIT
+    r = run_program(args, check_options());  // run's defaults: fencing and the guard on, no WAIT
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 36),
               "matrix row   sentinel+fencing+guard ");
     EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S6:OH S7:OH S9:OH");
 
     args.insert(args.end(), {"--wait-replicas", "2"});
-    r = run_program(args);
+    r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 41),
               "matrix row   sentinel+WAIT+fencing+guard ");
@@ -146,7 +158,7 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
 TEST(CliCheck, AReplicaCannotHoldLocks) {
     redis_server master;
     redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", replica.url()});
+    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", replica.url()}, check_options());
     EXPECT_EQ(r.exit_code, 69) << r.out;
     const std::string master_address = "127.0.0.1:" + std::to_string(master.port());
     const std::string replica_address = "127.0.0.1:" + std::to_string(replica.port());
@@ -170,7 +182,7 @@ TEST(CliCheck, ARedlockMasterDownIsReportedBesideTheOthers) {
     const std::string down = "127.0.0.1:" + std::to_string(edgelock::testing::free_port());
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--redis", "redis://" + down};
     for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
-    const program_result r = run_program(args);
+    const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 69) << r.err;
     EXPECT_EQ(r.err, "edgelock: cannot check " + down + ": connection refused\n");
     EXPECT_EQ(lines_starting(r.out, "node ").size(), 5u) << r.out;
@@ -194,7 +206,7 @@ TEST(CliCheck, RedlockWithoutAQuorumIsNotSimulated) {
         args.insert(args.end(), {"--redis", "redis://127.0.0.1:" +
                                                 std::to_string(edgelock::testing::free_port())});
     }
-    const program_result r = run_program(args);
+    const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 69) << r.err;
     EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
     EXPECT_NE(r.err.find("(and 1 more node(s): see the report)"), std::string::npos) << r.err;
@@ -215,7 +227,7 @@ TEST(CliCheck, RedlockIsSimulatedWithTheMastersGiven) {
     redis_masters masters(3);
     std::vector<std::string> args = {EDGELOCK_CLI, "check"};
     for (std::size_t i = 0; i < 3; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
-    program_result r = run_program(args);
+    program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row"),
               "matrix row   redlock-3+fencing+guard (edgelock-sim matrix --config "
@@ -225,7 +237,7 @@ TEST(CliCheck, RedlockIsSimulatedWithTheMastersGiven) {
     EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S7:OH");
 
     args.insert(args.end(), {"--restart-guard", "off"});
-    r = run_program(args);
+    r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 37),
               "matrix row   redlock-3+fencing (edgel");
@@ -249,7 +261,7 @@ TEST(CliCheck, AnOlderSimulatorGetsTheNearestRowAndTheDifferenceIsSaid) {
     redis_masters masters(3);
     std::vector<std::string> args = {(dir / "edgelock").string(), "check"};
     for (std::size_t i = 0; i < 3; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
-    const program_result r = run_program(args);
+    const program_result r = run_program(args, check_options());
     std::filesystem::remove_all(dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 37),
@@ -262,7 +274,7 @@ TEST(CliCheck, AnOlderSimulatorGetsTheNearestRowAndTheDifferenceIsSaid) {
 TEST(CliCheck, ARedis6NodeIsRead) {
     redis_server server;
     edgelock::testing::redis6_front front(server.port());
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", front.url()});
+    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", front.url()}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "persistence"), "persistence  AOF, appendfsync always");
     EXPECT_EQ(first_line(r.out, "role "), "role         master");
@@ -270,7 +282,8 @@ TEST(CliCheck, ARedis6NodeIsRead) {
 
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
     const program_result r = run_program(
-        {EDGELOCK_CLI, "check", "--redis", "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())});
+        {EDGELOCK_CLI, "check", "--redis", "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())},
+        check_options());
     EXPECT_EQ(r.exit_code, 69);
     EXPECT_EQ(r.err.rfind("edgelock: cannot check 127.0.0.1:", 0), 0u) << r.err;
     EXPECT_EQ(r.err_lines().size(), 1u) << r.err;

@@ -162,6 +162,20 @@ TEST_F(CliRun, WaitThatRunsOutHasItsOwnCode) {
     EXPECT_EQ(holder.wait().exit_code, 0);
 }
 
+// A connection that takes longer to make than the first attempt lasts (a TTL of 1 s: 100 ms
+// attempts), as a TLS handshake does on a slow gateway CPU: the run keeps trying within
+// --wait on the connection it made, rather than giving up after that attempt. CLIENT PAUSE
+// holds every client's commands for 1 s, the handshake's included.
+TEST_F(CliRun, AConnectionSlowerThanTheFirstAttemptIsWaitedFor) {
+    admin.command({"CLIENT", "PAUSE", "1000", "ALL"});
+    const std::vector<std::string> args = {"--name",          "slow-start", "--ttl", "1s",
+                                           "--redis-timeout", "5s",         "--",    "echo", "ran"};
+    const program_result r = run_program(edgelock("run", args), env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_FALSE(key_exists("slow-start")) << "released after CMD";
+}
+
 TEST_F(CliRun, WaitEndsWhenTheHolderReleases) {
     program holder(edgelock("run", {"--name", "handoff", "--", "sleep", "1"}), env());
     wait_for_holder("handoff");

@@ -72,6 +72,11 @@ if(TOOLCHAIN_FILE)
   set(toolchain -DCMAKE_TOOLCHAIN_FILE=${TOOLCHAIN_FILE})
 endif()
 string(REPLACE "|" ";" emulator "${EMULATOR}")
+set(openssl)
+if(OPENSSL_INCLUDE)
+  set(openssl -DOPENSSL_INCLUDE_DIR=${OPENSSL_INCLUDE} -DOPENSSL_SSL_LIBRARY=${OPENSSL_SSL}
+    -DOPENSSL_CRYPTO_LIBRARY=${OPENSSL_CRYPTO})
+endif()
 
 run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${consumer_build} -G ${GENERATOR}
   -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
@@ -80,7 +85,8 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${consumer_build} -G ${GENERATOR}
   -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
   -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF
   -DEDGELOCK_VERSION=${EDGELOCK_VERSION}
-  ${toolchain})
+  ${toolchain}
+  ${openssl})
 
 file(STRINGS ${consumer_build}/CMakeCache.txt found REGEX "^edgelock_DIR:")
 string(REGEX REPLACE "^edgelock_DIR:[A-Z]+=" "" found "${found}")

@@ -13,6 +13,8 @@
 //
 // Each row is one test (transport_table/fault.<row>): its servers start in well under a
 // second and the clients use 500 ms connect and command timeouts, so no row takes ~5 s.
+// The lock's TTL is 1 s (an attempt of 100 ms, the core's default tenth), except where the
+// acquire makes a TLS connection (tls_ttl_ms below).
 //
 // The TLS rows (rediss://, tests/support's tls_material) also show each client usable after
 // the failure: where the fault is the server's, `heal` puts a healthy server behind the same
@@ -80,6 +82,8 @@ struct fault_env {
     std::function<void()> verify = [] {};
     // The clients' TLS options (for rediss:// rows).
     edgelock::tls_options tls;
+    // The lock's TTL; each attempt of the acquire may take a tenth of it (the core's default).
+    std::int64_t ttl_ms = 1000;
     // When set: ends the fault after the failed acquire; the same client must then acquire.
     std::function<void()> heal;
     // The servers, proxies and fakes, stopped when the environment goes.
@@ -326,11 +330,23 @@ fault_env sentinel_dead_master() {
 
 // A TLS fault behind the fault proxy: clients connect to the proxy (rediss:// unless `plain`
 // says otherwise), which forwards to `faulty` until heal() retargets it to a healthy server.
+// The TTL of the rows whose acquire makes a TLS connection: its attempt (1 s) must cover
+// the TCP connect, the TLS handshake (verifying the server's chain, signing with the client's
+// key under mutual TLS) and Redis's handshake before the lock request can go out. That takes
+// a few milliseconds natively, but about 100 ms on an emulated ARM CPU (qemu-user translates
+// all of OpenSSL's code again once a process starts its first thread, as the blocking client
+// does in open()), and more under valgrind: a 100 ms attempt would make a slow handshake
+// read as no_quorum, and hide the alert of a refused client certificate behind it.
+constexpr std::int64_t tls_ttl_ms = 10'000;
+
 struct tls_fault {
     std::shared_ptr<tls_material> material = std::make_shared<tls_material>();
     fault_env env;
 
-    tls_fault() { env.tls.ca_file = material->ca_file(); }
+    tls_fault() {
+        env.tls.ca_file = material->ca_file();
+        env.ttl_ms = tls_ttl_ms;
+    }
     void behind_proxy(std::shared_ptr<redis_server> faulty, std::shared_ptr<redis_server> healthy, bool plain = false) {
         auto proxy = std::make_shared<tcp_proxy>(faulty->port());
         env.instances = {(plain ? "redis://127.0.0.1:" : "rediss://127.0.0.1:") + std::to_string(proxy->port())};
@@ -382,9 +398,11 @@ fault_env tls_client_certificate_missing() {
 
 // 13. rediss:// against a plain Redis port: Redis reads the ClientHello as the start of an
 // inline command and waits for its end, so the handshake runs out at the connect timeout
-// (500 ms). The acquire (ttl 1 s: a 100 ms attempt) has given up by then.
+// (500 ms). The acquire (ttl 1 s: a 100 ms attempt) has given up by then: this row keeps
+// the short attempt, as nothing here needs a handshake to finish.
 fault_env tls_client_plain_port() {
     tls_fault f;
+    f.env.ttl_ms = 1000;
     f.behind_proxy(std::make_shared<redis_server>(), f.valid());
     return f.env;
 }
@@ -475,7 +493,7 @@ observed run_asio(const fault_row& row, fault_env& env) {
     EXPECT_FALSE(opened) << "asio open: " << describe(opened);
     if (opened) return seen;
     edgelock::async::lock_handle handle;
-    const std::error_code added = owner.add_lock(at::lock_for(lock_name), handle);
+    const std::error_code added = owner.add_lock(at::lock_for(lock_name, env.ttl_ms), handle);
     EXPECT_FALSE(added) << "asio add_lock: " << describe(added);
     if (added) return seen;
     if (env.prime) {
@@ -509,7 +527,8 @@ observed run_asio(const fault_row& row, fault_env& env) {
 // The blocking client, the same steps.
 observed run_blocking(const fault_row& row, fault_env& env) {
     observed seen;
-    edgelock::hiredis::lock_options options = edgelock::redis_tests::options_for(lock_name, env.instances);
+    edgelock::hiredis::lock_options options =
+        edgelock::redis_tests::options_for(lock_name, env.instances, env.ttl_ms);
     options.tls = env.tls;
     if (!env.sentinels.empty()) {
         options.sentinels = env.sentinels;

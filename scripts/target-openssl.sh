@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Unpacks the target's OpenSSL (the mirror's libssl-dev:ARCH and libssl3:ARCH) into DIR, and
+# prints the CMake arguments that name it, one per line.
+#
+#   scripts/target-openssl.sh arm64|armhf DIR
+#
+# Used by scripts/cross.sh and scripts/package.sh instead of installing libssl-dev:ARCH:
+# a multiarch libssl-dev must be the very version of the native one, and a mirror's
+# architectures receive OpenSSL's security updates at different times (or one of its indexes
+# fails to download), so that install is refused for days at a time. The unpacked files are
+# found through the arguments printed here; the binaries linked against them find libssl.so.3
+# there too (the build tree's RUNPATH).
+set -euo pipefail
+
+usage() {
+  echo "usage: target-openssl.sh arm64|armhf DIR" >&2
+  exit 2
+}
+(($# == 2)) || usage
+case "$1" in
+  arm64) triplet=aarch64-linux-gnu ;;
+  armhf) triplet=arm-linux-gnueabihf ;;
+  *) usage ;;
+esac
+arch=$1
+dir=$(mkdir -p "$2" && cd "$2" && pwd)
+
+rm -rf "$dir/usr" "$dir/debs"
+mkdir -p "$dir/debs"
+(cd "$dir/debs" && apt-get download -q "libssl-dev:$arch" "libssl3:$arch" >&2)
+for deb in "$dir"/debs/*.deb; do
+  dpkg -x "$deb" "$dir"
+done
+# opensslconf.h and configuration.h are per architecture, under the triplet's directory.
+echo "-DOPENSSL_INCLUDE_DIR=$dir/usr/include;$dir/usr/include/$triplet"
+echo "-DOPENSSL_SSL_LIBRARY=$dir/usr/lib/$triplet/libssl.so"
+echo "-DOPENSSL_CRYPTO_LIBRARY=$dir/usr/lib/$triplet/libcrypto.so"
