@@ -280,6 +280,23 @@ TEST(CliCheck, ARedis6NodeIsRead) {
     EXPECT_EQ(first_line(r.out, "role "), "role         master");
 }
 
+// How long the restart guard holds right now, for the --ttl given: not at all on a durable
+// node, a TTL after its start on one without durable data.
+TEST(CliCheck, SaysHowLongTheRestartGuardHolds) {
+    redis_server durable;
+    program_result r = run_program({EDGELOCK_CLI, "check", "--redis", durable.url()}, check_options());
+    EXPECT_EQ(first_line(r.out, "guard").substr(0, 18), "guard        none:") << r.out;
+    redis_server fresh({}, edgelock::testing::persistence::volatile_);
+    r = run_program({EDGELOCK_CLI, "check", "--redis", fresh.url(), "--ttl", "1h"}, check_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string guard = first_line(r.out, "guard");
+    EXPECT_EQ(guard.rfind("guard        counts only in 36", 0), 0u) << guard;  // 1h + drift, in s
+    EXPECT_NE(guard.find("for leases of 1h"), std::string::npos) << guard;
+    r = run_program({EDGELOCK_CLI, "check", "--redis", fresh.url(), "--restart-guard", "off"},
+                    check_options());
+    EXPECT_EQ(first_line(r.out, "guard"), "guard        off (--restart-guard off)") << r.out;
+}
+
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
     const program_result r = run_program(
         {EDGELOCK_CLI, "check", "--redis", "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())},

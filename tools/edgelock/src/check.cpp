@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "edgelock/hiredis_commands.hpp"
+#include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "endpoints.hpp"
 #include "errors.hpp"
@@ -498,7 +499,45 @@ void print_legend(const report& r) {
     std::printf("legend       %s\nscenarios    %s\n", meanings.c_str(), titles.c_str());
 }
 
-void print_node(const node_report& n) {
+// How long from now the restart guard keeps this node out of a lease of --ttl, as the core
+// decides it: a scratch lock told the node's start answers an acquire, so no default (ttl +
+// drift) is restated here. 0 when the node counts now.
+std::int64_t guard_left_ms(const node_report& n, const options& o) {
+    lock_config config = run_lock_config(o);
+    config.name = "check";
+    config.instances = 1;
+    config.fair = false;
+    config.replicas_to_wait = 0;
+    config.replica_wait_ms = 0;
+    edgelock::lock scratch;
+    constexpr std::int64_t now_ms = 1'000'000'000;  // any instant: only differences count
+    const node_start start = session::node_start_of(n.facts, now_ms, false);
+    if (scratch.configure(config) != errc::ok || scratch.on_node_started(0, start, now_ms) != errc::ok ||
+        scratch.acquire(now_ms, 0, owner_token{}) != errc::ok) {
+        return 0;
+    }
+    event e;
+    while (scratch.poll_event(e)) {
+        if (e.type == event_type::acquire_failed && e.code == errc::restart_guard) {
+            return e.guard_until_ms - now_ms;
+        }
+    }
+    return 0;
+}
+
+// "counts now", or how long the restart guard still keeps the node out of a lease of --ttl.
+std::string guard_text(const node_report& n, const options& o) {
+    if (!o.restart_guard) return "off (--restart-guard off)";
+    if (n.facts.durable()) return "none: AOF appendfsync always keeps every key across a restart";
+    const std::int64_t left_ms = guard_left_ms(n, o);
+    const std::string lease = "for leases of " + format_duration(o.ttl_ms);
+    if (left_ms <= 0) return "counts now " + lease;
+    return "counts only in " + format_duration((left_ms + 99) / 100 * 100) + " " + lease +
+           " (up " + format_duration(n.facts.uptime_s * 1000) +
+           " without durable data: a lease from before its start may still run)";
+}
+
+void print_node(const node_report& n, const options& o) {
     std::printf("\nnode         %s\n", n.address.c_str());
     if (n.problem.ec) {
         std::printf("error        %s\n", describe(n.problem).c_str());
@@ -511,6 +550,7 @@ void print_node(const node_report& n) {
                 persistence_text(n).c_str(), eviction_text(n).c_str(), n.replicas, n.max_lag_s);
     std::printf("clock        %+lld ms against this host (round trip %lld ms)\n", n.clock_offset_ms,
                 n.round_trip_ms);
+    if (n.role == "master") std::printf("guard        %s\n", guard_text(n, o).c_str());
 }
 
 void print_text(const report& r, const options& o) {
@@ -522,7 +562,7 @@ void print_text(const report& r, const options& o) {
                     r.row.name.c_str());
     }
     for (const std::string& d : r.row.differences) std::printf("row differs  %s\n", d.c_str());
-    for (const node_report& n : r.nodes) print_node(n);
+    for (const node_report& n : r.nodes) print_node(n, o);
     std::printf("\n");
     if (r.nodes.size() > 1 || !quorum_left(r))
         std::printf("quorum       %s\n", quorum_text(r).c_str());
@@ -538,7 +578,7 @@ void print_text(const report& r, const options& o) {
     std::printf("verdict      %s\n", verdict_text(r, o).c_str());
 }
 
-std::string node_json(const node_report& n) {
+std::string node_json(const node_report& n, const options& o) {
     if (n.problem.ec) {
         return "{\"address\":" + json_string(n.address) +
                ",\"error\":" + json_string(describe(n.problem)) + "}";
@@ -554,12 +594,13 @@ std::string node_json(const node_report& n) {
            ",\"eviction\":" + json_string(eviction_text(n)) +
            ",\"replicas\":" + number(n.replicas) + ",\"max_lag_s\":" + number(n.max_lag_s) +
            ",\"clock_offset_ms\":" + number(n.clock_offset_ms) +
-           ",\"round_trip_ms\":" + number(n.round_trip_ms) + "}";
+           ",\"round_trip_ms\":" + number(n.round_trip_ms) +
+           ",\"guard_left_ms\":" + number(o.restart_guard ? guard_left_ms(n, o) : 0) + "}";
 }
 
 void print_json(const report& r, const options& o) {
     std::string nodes;
-    for (const node_report& n : r.nodes) nodes += (nodes.empty() ? "" : ",") + node_json(n);
+    for (const node_report& n : r.nodes) nodes += (nodes.empty() ? "" : ",") + node_json(n, o);
     std::vector<std::string> survives;
     std::vector<std::string> fails;
     for (const verdict& v : r.verdicts) {

@@ -24,7 +24,7 @@ const char* describe_errc(errc code) {
         case errc::not_replicated: return "too few replicas confirmed the lock";
         case errc::expired: return "renewal did not reach Redis before the lease ended";
         case errc::fence_exhausted: return "the fence counter is at 2^63-1: no higher token exists";
-        case errc::restart_guard: return "a Redis node restarted without durable data too recently to count";
+        case errc::restart_guard: return "a Redis node started without durable data too recently to count (restart guard)";
         case errc::node_restarted: return "a Redis node restarted during the hold";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";
@@ -47,7 +47,7 @@ int exit_code_for(std::error_code ec) {
             case errc::token_gone:
             case errc::not_replicated:
             case errc::expired:
-            case errc::restart_guard:
+            case errc::restart_guard: return exit_restart_guard;
             case errc::node_restarted:
             case errc::io_error: return exit_unavailable;
             case errc::protocol_error:

@@ -22,6 +22,8 @@ enum exit_code : int {
     exit_deployment_worse = 78,  // check: a node may evict lock keys (S10)
     exit_wait_timeout = 79,     // the lock stayed held by another owner for the whole --wait
     exit_lost = 80,             // the lock was lost while CMD ran; CMD was signalled
+    exit_restart_guard = 81,    // a Redis node started without durable data too recently to
+                                // count (restart guard), beyond --wait: it is reachable
     exit_cannot_execute = 126,  // CMD exists but could not be executed
     exit_not_found = 127,       // CMD (or edgelock-sim) was not found
 };
