@@ -162,6 +162,19 @@ TEST(CliUnreachable, SilentServerIsBoundedByTheTimeout) {
 // next to a script that starts edgelock-sim under qemu too (cmake/runnable.cmake).
 bool emulated() { return std::string(EDGELOCK_CLI) != EDGELOCK_CLI_FILE; }
 
+// The OS refusing a resource edgelock needs (here: file descriptors, so no pipe for its
+// signal handling) is an internal error, exit 70, said on one line.
+TEST(CliInternal, AResourceTheOsRefusesIsExit70) {
+    const program_result r = run_program(
+        {"/bin/sh", "-c",
+         "for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; ulimit -n 4; exec \"$0\" \"$@\"",
+         EDGELOCK_CLI, "run", "--name", "x",
+         "--redis", "redis://127.0.0.1:1", "--", "true"});
+    EXPECT_EQ(r.exit_code, 70) << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_EQ(r.err.rfind("edgelock: cannot create a pipe: ", 0), 0u) << r.err;
+}
+
 TEST(CliSim, ForwardsArgumentsAndExitStatus) {
     const program_result matrix = run_program(edgelock({"sim", "run", "--scenario", "S3", "--config", "single",
                                                         "--seed", "1", "--quiet"}), clean_env());
