@@ -13,8 +13,10 @@
 #     directories after --tls-ca-dir, a command after `run ... --`, then files; the simulator's
 #     commands, flags and configurations after `edgelock sim`
 #   - against the help texts: `edgelock TAB` offers every command of `edgelock --help`, and
-#     `edgelock COMMAND --TAB` --help and every long flag of `edgelock help COMMAND` and of the
-#     overview's sections between its usage and its exit codes (where Redis is, TLS, ...);
+#     `edgelock COMMAND --TAB` --help and every long flag of `edgelock help COMMAND` above its
+#     exit codes (the table every command shares), less those of another command it quotes
+#     (`edgelock release --token`), and of the overview's sections between its usage and its
+#     exit codes (where Redis is, TLS, ...);
 #     `edgelock sim C --TAB` every flag of
 #     `edgelock-sim --help`'s usage lines for C
 # Prints each failure and exits 1, or 0 when every completion held.
@@ -102,7 +104,10 @@ expect "edgelock run --name x --on-lost " ALRM HUP INT KILL QUIT TERM USR1 USR2
 expect "edgelock run --on-lost=K" KILL
 expect "edgelock run --restart-guard o" off on
 expect "edgelock status --w"
-expect "edgelock check --wait" --wait-replicas
+expect "edgelock check --wait" --wait-replicas --wait-replicas-timeout
+expect "edgelock hold --w" --wait --wait-replicas --wait-replicas-timeout
+expect "edgelock list --p" --password-file --prefix
+expect "edgelock run --password-file $work/files/ca" "$work/files/ca.pem"
 expect "edgelock release --to" --token
 expect "edgelock run --tls-ca $work/files/c" "$work/files/ca.pem" "$work/files/certs" "$work/files/client.key"
 expect "edgelock run --tls-ca-dir $work/files/c" "$work/files/certs"
@@ -125,6 +130,12 @@ common_flags() {
   perl -ne '$usage = 1 if /^usage:/; $past = 1 if $usage && /^$/; exit if /^Exit codes:/;
     print if $past' "$work/overview"
 }
+# The flags of `edgelock help COMMAND` ($1) itself: the text above its exit codes (the table
+# every command shares names flags of run), without what it quotes of another command.
+command_flags() {
+  "$edgelock" help "$1" | COMMAND=$1 perl -ne '$past = 1 if /^Exit codes:/; next if $past;
+    s/\x60edgelock (?!\Q$ENV{COMMAND}\E\b)[a-z]+[^\x60]*\x60//g; print'
+}
 expect_among "edgelock " "${commands[@]}"
 missing=()
 for command in "${commands[@]}"; do
@@ -133,7 +144,7 @@ for command in "${commands[@]}"; do
   while read -r flag; do
     [[ "$flag" == --* && "$flag" != --version ]] || continue
     grep -Fxq -- "$flag" <<<"$offered" || missing+=("$command:$flag")
-  done < <({ echo --help; common_flags; "$edgelock" help "$command"; } | help_flags)
+  done < <({ echo --help; common_flags; command_flags "$command"; } | help_flags)
 done
 # The simulator's usage lines: "  edgelock-sim COMMAND flags" and lines that continue them.
 "$edgelock_sim" --help >"$work/sim-help"

@@ -89,6 +89,11 @@ check_page() {
   local page=$1 program=$2 help=$3 text=$work/$1.txt missing word
   [[ -f "$man_dir/$page" ]] || { report "$page" "the page is" "$man_dir/$page"; return; }
   normalize "$man_dir/$page" >"$text"
+  # Each section in a file of its own: `section | grep -q` would fail under pipefail once grep
+  # quits early on a section longer than a pipe write.
+  section "$text" COMMANDS >"$text.commands"
+  section "$text" "EXIT STATUS" >"$text.exit-status"
+  section "$text" ENVIRONMENT >"$text.environment"
 
   missing=()
   while read -r word; do
@@ -99,19 +104,19 @@ check_page() {
 
   missing=()
   while read -r word; do
-    section "$text" COMMANDS | grep -Eq "^\.(SS|B) \"?$word\"?$" || missing+=("$word")
+    grep -Eq "^\.(SS|B) \"?$word\"?$" "$text.commands" || missing+=("$word")
   done < <(help_commands "$program" <"$help")
   report "$page" "commands (an .SS or .B entry under COMMANDS)" "${missing[@]}"
 
   missing=()
   while read -r word; do
-    section "$text" "EXIT STATUS" | grep -Fxq ".B $word" || missing+=("$word")
+    grep -Fxq ".B $word" "$text.exit-status" || missing+=("$word")
   done < <(help_exit_codes <"$help")
   report "$page" "exit codes (a .B entry under EXIT STATUS)" "${missing[@]}"
 
   missing=()
   while read -r word; do
-    section "$text" ENVIRONMENT | grep -Fxq ".B $word" || missing+=("$word")
+    grep -Fxq ".B $word" "$text.environment" || missing+=("$word")
   done < <(help_variables <"$help")
   report "$page" "variables (a .B entry under ENVIRONMENT)" "${missing[@]}"
 
