@@ -1,6 +1,7 @@
 // `edgelock run`, `status` and `release` against real redis-server processes (tests/support):
 // the flock-like contract, the exit codes, and what happens when the lock is lost.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -749,6 +750,18 @@ TEST_F(CliRun, VerboseShowsConnectionsAttemptsRenewalsAndTheLoss) {
     EXPECT_EQ(lines.back(), "edgelock: lost lock \"told\" (the key no longer holds our token)");
 }
 
+// Marks this process's sockets close-on-exec, so a program a test starts holds none of the
+// test's Redis connections open.
+void keep_sockets_from_children() {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+        if (ec || target.rfind("socket:", 0) != 0) continue;
+        const int fd = std::stoi(entry.path().filename().string());
+        ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    }
+}
+
 // Seen failing before a full server counted as an outage: exit 76 at once, "Redis answered
 // with an error". Redis at maxclients refuses each new connection; the run retries within
 // --wait and takes the lock once the one connection there (the admin's) closes. The admin
@@ -769,6 +782,8 @@ TEST(CliOutage, AFullServerIsRiddenOutWithinTheWait) {
         },
         10s))
         << "the start-up probe's slot never freed";
+    // The run must not inherit the admin's socket: its copy would keep the slot taken.
+    keep_sockets_from_children();
     const auto rejected = [&] {
         return std::stoll("0" + admin->info_field("stats", "rejected_connections"));
     };
@@ -788,7 +803,7 @@ TEST(CliOutage, AFullServerIsRiddenOutWithinTheWait) {
     redis_client holder(server.port());
     ASSERT_FALSE(holder.command({"PING"}).is_error());
     const program_result at_once = run_program(
-        {EDGELOCK_CLI, "run", "--name", "full", "--redis", server.url(), "--", "true"},
+        {EDGELOCK_CLI, "run", "--name", "full", "--redis", server.url(), "-n", "--", "true"},
         plain_env());
     EXPECT_EQ(at_once.exit_code, 69) << at_once.err;
     expect_one_line(at_once, "127.0.0.1:" + std::to_string(server.port()) +

@@ -56,7 +56,8 @@
 //     server did not answer), command_timeout, auth_required (NOAUTH: no password sent),
 //     auth_failed (a wrong password or user), select_failed, connection_closed, not_master,
 //     master_down, loading, no_master, out_of_memory, thread_failed, node_info_refused
-//     (INFO refused while restart_guard is on)
+//     (INFO refused while restart_guard is on), max_clients (the server is at maxclients:
+//     retried, like any failed connect, after the reconnect delay)
 //   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
 //     std::errc::connection_reset
 //
