@@ -743,7 +743,7 @@ TEST_F(CliRun, VerboseShowsConnectionsAttemptsRenewalsAndTheLoss) {
                              [&](const std::string& l) { return l.rfind(start, 0) == 0; });
     };
     EXPECT_EQ(count("edgelock: connected to " + where), 1) << r.err;
-    EXPECT_EQ(count("edgelock: acquired lock \"told\" (fence "), 1) << r.err;
+    EXPECT_EQ(count("edgelock: acquired lock \"told\" (valid for "), 1) << r.err;
     EXPECT_GE(count("edgelock: renewed lock \"told\": valid for "), 2) << r.err;
     EXPECT_EQ(count("edgelock: lock \"told\" lost: the key no longer holds our token"), 1)
         << r.err;
