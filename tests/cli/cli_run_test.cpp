@@ -641,9 +641,10 @@ TEST(CliOutage, AWaitThatRunsOutOnADeadServerExits69WithTheLastCause) {
         plain_env());
     EXPECT_EQ(at_once.exit_code, 69);
     const std::vector<std::string> once = at_once.err_lines();
-    EXPECT_EQ(std::count_if(once.begin(), once.end(),
-                            [](const std::string& l) { return l.rfind("edgelock: attempt", 0) == 0; }),
-              1)
+    const auto attempt_line = [](const std::string& l) {
+        return l.rfind("edgelock: attempt", 0) == 0;
+    };
+    EXPECT_EQ(std::count_if(once.begin(), once.end(), attempt_line), 1)
         << "--wait 0 makes one attempt: " << at_once.err;
 }
 

@@ -77,7 +77,8 @@ TEST(watchdog, the_event_hook_sees_the_connection_attempt_renewals_and_loss) {
     };
     const auto count = [&](kind k) {
         std::lock_guard<std::mutex> guard(mutex);
-        return std::count_if(seen.begin(), seen.end(), [k](const lock_event& e) { return e.kind == k; });
+        return std::count_if(seen.begin(), seen.end(),
+                             [k](const lock_event& e) { return e.kind == k; });
     };
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options));

@@ -132,9 +132,9 @@ TEST(handshake, replies_are_checked_step_by_step) {
 TEST(handshake, a_full_server_refuses_the_connection_at_any_step) {
     server_address master = address("redis://app:pw@unused/2");
     const std::string full = "-ERR max number of clients reached\r\n";
-    for (const handshake_step step : {handshake_step::auth, handshake_step::select, handshake_step::ping,
-                                      handshake_step::master_query, handshake_step::subscribe,
-                                      handshake_step::node_info}) {
+    for (const handshake_step step :
+         {handshake_step::auth, handshake_step::select, handshake_step::ping,
+          handshake_step::master_query, handshake_step::subscribe, handshake_step::node_info}) {
         EXPECT_EQ(check(step, full, master), failure::of(transport_errc::max_clients))
             << static_cast<int>(step);
     }

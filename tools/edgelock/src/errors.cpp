@@ -113,7 +113,9 @@ std::string describe(std::error_code ec) {
     const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
     // "Redis refused ..." keeps its name.
     const bool names_redis = text.rfind("Redis ", 0) == 0;
-    if (text.size() > 1 && lower(text[1]) && !names_redis) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    if (text.size() > 1 && lower(text[1]) && !names_redis) {
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    }
     // OpenSSL finds a CA in a directory only by its hash link (what `openssl rehash` makes):
     // a directory of plain PEM files loads without a word and trusts nothing.
     if (ec == transport_errc::tls_untrusted && !noted_tls.ca_dir.empty()) {

@@ -186,7 +186,8 @@ private:
 // "127.0.0.1:6379", or "master \"mymaster\"" behind Sentinel: instance i as messages name it.
 std::string instance_name(const options& o, std::size_t i) {
     if (!o.sentinel_urls.empty()) return "master " + quote(o.master_name);
-    return i < o.redis_urls.size() ? display_address(o.redis_urls[i]) : "instance " + std::to_string(i);
+    if (i < o.redis_urls.size()) return display_address(o.redis_urls[i]);
+    return "instance " + std::to_string(i);
 }
 
 std::string valid_for(std::int64_t valid_until_ms) {
@@ -227,8 +228,9 @@ void verbose_printer::connection(const hiredis::lock_event& e) {
         return;
     }
     const std::string why = e.code ? describe(e.code) : std::string("closed");
-    std::fprintf(stderr, up_[i] ? "edgelock: connection to %s lost: %s\n" : "edgelock: cannot connect to %s: %s\n",
-                 node.c_str(), why.c_str());
+    const char* format = up_[i] ? "edgelock: connection to %s lost: %s\n"
+                                : "edgelock: cannot connect to %s: %s\n";
+    std::fprintf(stderr, format, node.c_str(), why.c_str());
     up_[i] = false;
 }
 
@@ -243,7 +245,8 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
                 std::fprintf(stderr, "edgelock: acquired lock %s (valid for %s)\n", name.c_str(),
                              valid_for(e.valid_until_ms).c_str());
             } else {
-                std::fprintf(stderr, "edgelock: attempt failed: %s\n", attempt_failure(o_, e.code).c_str());
+                std::fprintf(stderr, "edgelock: attempt failed: %s\n",
+                             attempt_failure(o_, e.code).c_str());
             }
             return;
         case hiredis::lock_event_kind::renewed:
@@ -251,12 +254,14 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
                          valid_for(e.valid_until_ms).c_str());
             return;
         case hiredis::lock_event_kind::renewal_failed:
-            std::fprintf(stderr, "edgelock: renewal of lock %s failed on %s: %s; valid for another %s\n",
-                         name.c_str(), instance_name(o_, e.instance).c_str(), describe(e.code).c_str(),
-                         valid_for(e.valid_until_ms).c_str());
+            std::fprintf(stderr,
+                         "edgelock: renewal of lock %s failed on %s: %s; valid for another %s\n",
+                         name.c_str(), instance_name(o_, e.instance).c_str(),
+                         describe(e.code).c_str(), valid_for(e.valid_until_ms).c_str());
             return;
         case hiredis::lock_event_kind::lost:
-            std::fprintf(stderr, "edgelock: lock %s lost: %s\n", name.c_str(), describe(e.code).c_str());
+            std::fprintf(stderr, "edgelock: lock %s lost: %s\n", name.c_str(),
+                         describe(e.code).c_str());
             return;
     }
 }
@@ -311,7 +316,8 @@ std::string single_instance_failure(const hiredis::lock& lock, std::error_code e
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
     if (!o.sentinel_urls.empty()) {
-        return "master " + quote(o.master_name) + " via Sentinel: " + single_instance_failure(lock, ec);
+        return "master " + quote(o.master_name) +
+               " via Sentinel: " + single_instance_failure(lock, ec);
     }
     if (o.redis_urls.size() == 1) {
         return display_address(o.redis_urls[0]) + ": " + single_instance_failure(lock, ec);
@@ -347,8 +353,8 @@ std::string guarded_start(const hiredis::lock& lock, const options& o) {
     if (which == count) return "a Redis node started";
     const std::int64_t ago_ms = std::max<std::int64_t>(now_ms() - latest.started_ms, 0);
     const std::string ago = ago_ms < 1'000 ? "under 1s" : format_duration(ago_ms / 100 * 100);
-    return "Redis node " + instance_name(o, which) + (latest.restarted ? " restarted " : " started ") +
-           ago + " ago";
+    const char* how = latest.restarted ? " restarted " : " started ";
+    return "Redis node " + instance_name(o, which) + how + ago + " ago";
 }
 
 // The restart guard keeps a node that restarted without durable data out for a while: when
@@ -359,8 +365,9 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
     if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
     std::fprintf(stderr,
-                 "edgelock: waiting %s for lock %s: %s without AOF appendfsync always, so it counts "
-                 "only then (restart guard: a lease from before that start may still run)\n",
+                 "edgelock: waiting %s for lock %s: %s without AOF appendfsync always, so it "
+                 "counts only then (restart guard: a lease from before that start may still "
+                 "run)\n",
                  format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str(),
                  guarded_start(lock, o).c_str());
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
@@ -415,11 +422,12 @@ int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
     if (ec == errc::restart_guard) {
         const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
         std::fprintf(stderr,
-                     "edgelock: cannot acquire lock %s yet: %s without AOF appendfsync always, so it "
-                     "counts only in %s, beyond --wait %s (restart guard: a lease from before that start "
-                     "may still run; --restart-guard off skips it, unsafely)\n",
+                     "edgelock: cannot acquire lock %s yet: %s without AOF appendfsync always, "
+                     "so it counts only in %s, beyond --wait %s (restart guard: a lease from "
+                     "before that start may still run; --restart-guard off skips it, unsafely)\n",
                      quote(o.name).c_str(), guarded_start(lock, o).c_str(),
-                     format_duration(guard_left_ms / 100 * 100).c_str(), format_duration(o.wait_ms).c_str());
+                     format_duration(guard_left_ms / 100 * 100).c_str(),
+                     format_duration(o.wait_ms).c_str());
         return exit_code_for(ec);
     }
     std::fprintf(stderr, "edgelock: cannot acquire lock %s: %s\n", quote(o.name).c_str(),

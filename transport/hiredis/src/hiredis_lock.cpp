@@ -390,10 +390,8 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         if (instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
-        std::array<lock_event, lock_events_pending_max> due;
-        const std::size_t due_count = take_events(due);
+        deliver_events(held);  // before the wait, so what happened is told promptly
         held.unlock();
-        call_on_event(due, due_count);  // before the wait: what happened is told promptly
         const int ready = ::poll(fds.data(), count, static_cast<int>(timeout));
         held.lock();
 
@@ -748,8 +746,8 @@ void lock::impl::note_disconnected(std::uint8_t i, std::error_code why, bool ren
     if (!was_up && !why) return;  // a sentinel's answer: the link only moved on
     emit(lock_event_kind::disconnected, i, why, 0);
     if (renewal_dropped && core.state() == lock_state::held) {
-        emit(lock_event_kind::renewal_failed, i, why ? why : make_error_code(transport_errc::connection_closed),
-             core.valid_until_ms());
+        const std::error_code code = why ? why : make_error_code(transport_errc::connection_closed);
+        emit(lock_event_kind::renewal_failed, i, code, core.valid_until_ms());
     }
 }
 
