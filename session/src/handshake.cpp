@@ -124,6 +124,8 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
     EDGELOCK_ASSERT(count >= 1);
     const reply_node& reply = nodes[0];
     const bool refused = reply.type == reply_type::error;
+    const reply_verdict verdict = classify(reply);
+    if (verdict.what == reply_class::refused_connection) return failure::of(verdict.reason);
     switch (step) {
         case handshake_step::auth: return refused ? failure::of(transport_errc::auth_failed) : failure{};
         case handshake_step::select: return refused ? failure::of(transport_errc::select_failed) : failure{};

@@ -15,6 +15,10 @@ bool has_prefix(std::string_view text, std::string_view word) noexcept {
 
 reply_verdict classify(const reply_node& reply) noexcept {
     if (reply.type != reply_type::error) return {};
+    // Redis's whole text, not a prefix: "ERR" starts every generic error.
+    if (reply.text == "ERR max number of clients reached") {
+        return {reply_class::refused_connection, transport_errc::max_clients};
+    }
     struct rule {
         std::string_view prefix;
         transport_errc reason;

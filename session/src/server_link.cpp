@@ -131,7 +131,7 @@ link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std
     const in_flight entry = pop();
     if (entry.owner == in_flight::internal) return on_handshake_reply(entry, nodes, count, now);
     const reply_verdict verdict = classify(nodes[0]);
-    if (verdict.what == reply_class::wrong_server) {
+    if (verdict.what != reply_class::answer) {
         begin_closing(failure::of(verdict.reason), now);
     } else if (!answered_) {
         answered_ = true;  // a server that serves requests: its next failure starts afresh

@@ -42,6 +42,8 @@ const char* describe(transport_errc code) noexcept {
             return "connected, but the server did not answer within the connect timeout";
         case transport_errc::auth_required:
             return "authentication required: the server wants a password and none was given";
+        case transport_errc::max_clients:
+            return "Redis refused the connection: max number of clients reached";
     }
     return "unknown transport error";
 }

@@ -1,6 +1,7 @@
 // `edgelock run`, `status` and `release` against real redis-server processes (tests/support):
 // the flock-like contract, the exit codes, and what happens when the lock is lost.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -456,12 +457,19 @@ TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
     EXPECT_EQ(refused.exit_code, 81) << "the guard's own code: the node is reachable";
     expect_one_line(refused, "counts only in");
     EXPECT_NE(refused.err.find("restart guard"), std::string::npos) << refused.err;
+    // A first start: nothing told this client of a process before it (lock.hpp, "Restarts").
+    const std::string node = "Redis node 127.0.0.1:" + std::to_string(fresh.port()) + " started ";
+    EXPECT_NE(refused.err.find(node), std::string::npos) << refused.err;
+    EXPECT_NE(refused.err.find(" ago without AOF"), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.err.find("restarted"), std::string::npos) << refused.err;
     EXPECT_EQ(refused.out, "");
 
     const program_result waited = run_program(run_args({"--wait", "10s"}));
     EXPECT_EQ(waited.exit_code, 0) << waited.err;
     EXPECT_EQ(waited.out, "ran\n");
     expect_one_line(waited, "edgelock: waiting ");
+    EXPECT_NE(waited.err.find(node), std::string::npos) << waited.err;
+    EXPECT_EQ(waited.err.find("restarted"), std::string::npos) << waited.err;
 
     redis_server other({}, edgelock::testing::persistence::volatile_);
     std::vector<std::string> off = {EDGELOCK_CLI, "run", "--name", "unguarded", "--wait", "0", "--restart-guard",
@@ -622,14 +630,22 @@ TEST(CliOutage, AWaitThatRunsOutOnADeadServerExits69WithTheLastCause) {
     EXPECT_EQ(r.exit_code, 69) << r.err;
     const std::vector<std::string> lines = r.err_lines();
     ASSERT_GE(lines.size(), 2u) << "the first attempt's failure (-v), and the verdict: " << r.err;
-    EXPECT_EQ(lines.front(), "edgelock: attempt failed: " + url.substr(8) + ": connection refused");
+    EXPECT_NE(std::find(lines.begin(), lines.end(),
+                        "edgelock: attempt failed: " + url.substr(8) + ": connection refused"),
+              lines.end())
+        << r.err;
     EXPECT_EQ(lines.back(),
               "edgelock: cannot acquire lock \"dead\": " + url.substr(8) + ": connection refused");
     const program_result at_once = run_program(
         {EDGELOCK_CLI, "run", "--name", "dead", "--redis", url, "-n", "-v", "--", "true"},
         plain_env());
     EXPECT_EQ(at_once.exit_code, 69);
-    EXPECT_EQ(at_once.err_lines().size(), 1u) << "--wait 0 fails at once: " << at_once.err;
+    const std::vector<std::string> once = at_once.err_lines();
+    const auto attempt_line = [](const std::string& l) {
+        return l.rfind("edgelock: attempt", 0) == 0;
+    };
+    EXPECT_EQ(std::count_if(once.begin(), once.end(), attempt_line), 1)
+        << "--wait 0 makes one attempt: " << at_once.err;
 }
 
 TEST(CliOutage, ProgressSaysWhyOnATerminal) {
@@ -705,6 +721,110 @@ TEST_F(CliRun, HoldExits80WhenTheLockIsLost) {
     const program_result r = hold.wait();
     EXPECT_EQ(r.exit_code, 80);
     expect_one_line(r, "lost lock \"gone\" (the key no longer holds our token)");
+}
+
+// Seen failing before -v followed the client's I/O: it printed only failed attempts within a
+// wait, so a hold showed nothing until the loss. Renewals are watched from outside: the key's
+// PTTL falls below 700 ms, then rises above 800 ms again (a renewal reset it to 900 ms).
+TEST_F(CliRun, VerboseShowsConnectionsAttemptsRenewalsAndTheLoss) {
+    program hold(edgelock("hold", {"--name", "told", "--ttl", "900ms", "-v"}), env());
+    wait_for_holder("told");
+    for (int renewal = 0; renewal < 2; ++renewal) {
+        ASSERT_TRUE(eventually([&] { return admin.command({"PTTL", "told"}).integer < 700; }, 10s));
+        ASSERT_TRUE(eventually([&] { return admin.command({"PTTL", "told"}).integer > 800; }, 10s))
+            << "renewal " << renewal;
+    }
+    admin.command({"DEL", "told"});
+    const program_result r = hold.wait();
+    EXPECT_EQ(r.exit_code, 80) << r.err;
+    const std::string where = "127.0.0.1:" + std::to_string(server.port());
+    const std::vector<std::string> lines = r.err_lines();
+    const auto count = [&](const std::string& start) {
+        return std::count_if(lines.begin(), lines.end(),
+                             [&](const std::string& l) { return l.rfind(start, 0) == 0; });
+    };
+    EXPECT_EQ(count("edgelock: connected to " + where), 1) << r.err;
+    EXPECT_EQ(count("edgelock: acquired lock \"told\" (valid for "), 1) << r.err;
+    EXPECT_GE(count("edgelock: renewed lock \"told\": valid for "), 2) << r.err;
+    EXPECT_EQ(count("edgelock: lock \"told\" lost: the key no longer holds our token"), 1)
+        << r.err;
+    EXPECT_EQ(lines.back(), "edgelock: lost lock \"told\" (the key no longer holds our token)");
+}
+
+// Marks this process's sockets close-on-exec, so a program a test starts holds none of the
+// test's Redis connections open.
+void keep_sockets_from_children() {
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        std::error_code ec;
+        const std::string target = std::filesystem::read_symlink(entry.path(), ec).string();
+        if (ec || target.rfind("socket:", 0) != 0) continue;
+        const int fd = std::stoi(entry.path().filename().string());
+        ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+    }
+}
+
+// Seen failing before a full server counted as an outage: exit 76 at once, "Redis answered
+// with an error". Redis at maxclients refuses each new connection; the run retries within
+// --wait and takes the lock once the one connection there (the admin's) closes. The admin
+// sees the run's refusals in rejected_connections before it leaves.
+TEST(CliOutage, AFullServerIsRiddenOutWithinTheWait) {
+    redis_server server({"--maxclients", "1"});
+    std::unique_ptr<redis_client> admin;
+    ASSERT_TRUE(eventually(
+        [&] {
+            try {
+                auto candidate = std::make_unique<redis_client>(server.port());
+                if (candidate->command({"PING"}).is_error()) return false;
+                admin = std::move(candidate);
+                return true;
+            } catch (const std::exception&) {
+                return false;
+            }
+        },
+        10s))
+        << "the start-up probe's slot never freed";
+    // The run must not inherit the admin's socket: its copy would keep the slot taken.
+    keep_sockets_from_children();
+    const auto rejected = [&] {
+        return std::stoll("0" + admin->info_field("stats", "rejected_connections"));
+    };
+    const long long before = rejected();
+    program run({EDGELOCK_CLI, "run", "--name", "full", "--redis", server.url(), "--wait", "5s",
+                 "-v", "--", "echo", "ran"},
+                plain_env());
+    ASSERT_TRUE(eventually([&] { return rejected() > before; }, 10s)) << "the run never tried";
+    admin.reset();
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "ran\n");
+    EXPECT_NE(r.err.find("Redis refused the connection: max number of clients reached"),
+              std::string::npos)
+        << r.err;
+
+    redis_client holder(server.port());
+    ASSERT_FALSE(holder.command({"PING"}).is_error());
+    const program_result at_once = run_program(
+        {EDGELOCK_CLI, "run", "--name", "full", "--redis", server.url(), "-n", "--", "true"},
+        plain_env());
+    EXPECT_EQ(at_once.exit_code, 69) << at_once.err;
+    expect_one_line(at_once, "127.0.0.1:" + std::to_string(server.port()) +
+                                 ": Redis refused the connection: max number of clients reached");
+}
+
+// Seen failing before: "too few Redis instances answered", for a single Redis that was only
+// slow (its handshake paused past the attempt, which lasts a tenth of a 1 s TTL). One Redis is
+// named, with what it did.
+TEST_F(CliRun, ASingleRedisThatAnswersTooLateIsNamed) {
+    admin.command({"CLIENT", "PAUSE", "1500", "ALL"});
+    const program_result r = run_program(
+        edgelock("run", {"--name", "late", "--ttl", "1s", "--wait", "0", "--redis-timeout", "5s",
+                         "--", "echo", "ran"}),
+        env());
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.out, "");
+    expect_one_line(r, "edgelock: cannot acquire lock \"late\": 127.0.0.1:" +
+                           std::to_string(server.port()) + ": no reply before the attempt ended");
+    EXPECT_EQ(r.err.find("too few Redis instances"), std::string::npos) << r.err;
 }
 
 TEST_F(CliRun, AConflictExitCodeAlsoReplacesTheWaitTimeout) {

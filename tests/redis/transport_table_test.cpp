@@ -326,6 +326,36 @@ fault_env sentinel_dead_master() {
     return env;
 }
 
+// 8b. A server at maxclients (--maxclients 1, its one connection held by an admin client):
+// Redis answers a new connection with "-ERR max number of clients reached" before reading
+// anything, and closes it. The refusal reaches the client as the reply to its first handshake
+// command: a full server, retried after the reconnect delay, not an error reply to a command.
+fault_env full_server() {
+    fault_env env;
+    auto server = std::make_shared<redis_server>(std::vector<std::string>{"--maxclients", "1"});
+    std::shared_ptr<redis_client> admin;
+    // The server's own start-up probe may not be gone yet: its slot frees as Redis reads EOF.
+    const bool connected = eventually(
+        [&] {
+            try {
+                auto candidate = std::make_shared<redis_client>(server->port());
+                if (candidate->command({"PING"}).is_error()) return false;
+                admin = candidate;
+                return true;
+            } catch (const std::exception&) {
+                return false;
+            }
+        },
+        5s);
+    if (!connected) throw std::runtime_error("no admin connection to the full server");
+    env.instances = {server->url()};
+    env.verify = [a = admin.get()] {
+        EXPECT_EQ(a->info_field("clients", "connected_clients"), "1") << "still full";
+    };
+    env.keep = {server, admin};
+    return env;
+}
+
 // ---- TLS ---------------------------------------------------------------------------------------
 
 // A TLS fault behind the fault proxy: clients connect to the proxy (rediss:// unless `plain`
@@ -459,6 +489,9 @@ const std::vector<fault_row>& rows() {
         {"loading",              loading_server,       make_error_code(transport_errc::loading),             make_error_code(transport_errc::loading)},
         {"noscript_after_flush", flushed_scripts,      none(),                                               none()},
         {"sentinel_dead_master", sentinel_dead_master, std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
+        {"max_clients",          full_server,
+                                 make_error_code(transport_errc::max_clients),
+                                 make_error_code(transport_errc::max_clients)},
         {"tls_unknown_ca",       tls_unknown_ca,       make_error_code(transport_errc::tls_untrusted),       make_error_code(transport_errc::tls_untrusted)},
         {"tls_name_mismatch",    tls_name_mismatch,    make_error_code(transport_errc::tls_name_mismatch),   make_error_code(transport_errc::tls_name_mismatch)},
         {"tls_expired",          tls_expired,          make_error_code(transport_errc::tls_expired),         make_error_code(transport_errc::tls_expired)},

@@ -2,6 +2,7 @@
 // lock to another process, learns it when resumed, and its fenced write is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -55,6 +56,61 @@ TEST(watchdog, a_hold_of_three_ttls_keeps_the_key_alive) {
     EXPECT_GT(client.pttl("job"), 0);
     EXPECT_FALSE(lock.release());
     EXPECT_FALSE(client.exists("job"));
+}
+
+// The observation hook (lock_options::on_event) of a short hold: the connection, the
+// attempt, the renewals (each extending validity) and the loss after an outside DEL, in that
+// order. The attempt is reported on the acquiring thread, the renewals on the helper's.
+TEST(watchdog, the_event_hook_sees_the_connection_attempt_renewals_and_loss) {
+    using edgelock::hiredis::lock_event;
+    using kind = edgelock::hiredis::lock_event_kind;
+    redis_server server;
+    redis_client client(server.port());
+    std::mutex mutex;
+    std::vector<lock_event> seen;
+    std::vector<std::thread::id> threads;
+    edgelock::hiredis::lock_options options = options_for("hooked", {server.url()}, ttl_ms);
+    options.on_event = [&](const lock_event& e) {
+        std::lock_guard<std::mutex> guard(mutex);
+        seen.push_back(e);
+        threads.push_back(std::this_thread::get_id());
+    };
+    const auto count = [&](kind k) {
+        std::lock_guard<std::mutex> guard(mutex);
+        return std::count_if(seen.begin(), seen.end(),
+                             [k](const lock_event& e) { return e.kind == k; });
+    };
+    edgelock::hiredis::lock lock;
+    ASSERT_FALSE(lock.open(options));
+    edgelock::hiredis::hold hold;
+    ASSERT_FALSE(lock.try_acquire(&hold));
+    ASSERT_TRUE(eventually([&] { return count(kind::renewed) >= 2; }, 10s));
+    client.command({"DEL", "hooked"});
+    ASSERT_TRUE(eventually([&] { return count(kind::lost) == 1; }, 10s));
+    EXPECT_TRUE(lock.lost());
+    EXPECT_EQ(lock.release(), edgelock::errc::expired);
+
+    std::lock_guard<std::mutex> guard(mutex);
+    ASSERT_GE(seen.size(), 5u);
+    EXPECT_EQ(seen[0].kind, kind::connected);
+    EXPECT_EQ(seen[0].instance, 0u);
+    EXPECT_FALSE(seen[0].code);
+    EXPECT_EQ(seen[1].kind, kind::attempt);
+    EXPECT_FALSE(seen[1].code);
+    EXPECT_EQ(seen[1].valid_until_ms, hold.valid_until_ms);
+    EXPECT_EQ(threads[0], std::this_thread::get_id()) << "the acquiring thread does its I/O";
+    EXPECT_EQ(threads[1], std::this_thread::get_id());
+    std::int64_t valid_until_ms = hold.valid_until_ms;
+    std::size_t i = 2;
+    for (; i < seen.size() && seen[i].kind == kind::renewed; ++i) {
+        EXPECT_GT(seen[i].valid_until_ms, valid_until_ms) << "each renewal extends the lease";
+        valid_until_ms = seen[i].valid_until_ms;
+        EXPECT_NE(threads[i], std::this_thread::get_id()) << "renewals are the helper's";
+    }
+    EXPECT_GE(i, 4u) << "two renewals before the loss";
+    ASSERT_LT(i, seen.size());
+    EXPECT_EQ(seen[i].kind, kind::lost);
+    EXPECT_EQ(seen[i].code, edgelock::errc::token_gone);
 }
 
 TEST(watchdog, without_renewal_the_same_hold_loses_its_key) {

@@ -127,6 +127,19 @@ TEST(handshake, replies_are_checked_step_by_step) {
     EXPECT_EQ(check(handshake_step::subscribe, "+OK\r\n", master), failure::of(errc::unexpected_reply));
 }
 
+// A full server answers whatever came first (AUTH, SELECT, PING, the sentinel query) with its
+// refusal of the connection: that is neither a wrong password nor a refused database.
+TEST(handshake, a_full_server_refuses_the_connection_at_any_step) {
+    server_address master = address("redis://app:pw@unused/2");
+    const std::string full = "-ERR max number of clients reached\r\n";
+    for (const handshake_step step :
+         {handshake_step::auth, handshake_step::select, handshake_step::ping,
+          handshake_step::master_query, handshake_step::subscribe, handshake_step::node_info}) {
+        EXPECT_EQ(check(step, full, master), failure::of(transport_errc::max_clients))
+            << static_cast<int>(step);
+    }
+}
+
 TEST(handshake, the_master_a_sentinel_names_keeps_the_configured_credentials) {
     server_address master = address("redis://app:pw@unused/2");
     EXPECT_FALSE(check(handshake_step::master_query, "*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", master));

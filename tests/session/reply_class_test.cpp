@@ -35,6 +35,16 @@ TEST(reply_class, the_wrong_server_errors_end_the_connection_with_their_reason) 
     }
 }
 
+// Redis sends this on connect when maxclients is reached, then closes: the connection never
+// served, and another try (after the reconnect delay) may find a free slot.
+TEST(reply_class, a_full_server_refuses_the_connection_itself) {
+    const auto verdict = classify(error("ERR max number of clients reached"));
+    EXPECT_EQ(verdict.what, reply_class::refused_connection);
+    EXPECT_EQ(verdict.reason, transport_errc::max_clients);
+    EXPECT_EQ(classify(error("ERR max number of clients reachedX")).what, reply_class::answer);
+    EXPECT_EQ(classify(error("ERR unknown command")).what, reply_class::answer);
+}
+
 TEST(reply_class, every_other_reply_is_an_answer) {
     for (const char* text : {"NOSCRIPT No matching script.", "ERR unknown command", "BUSY Redis is busy",
                              "READONLYX not the word", "readonly lower case", "TOKEN_GONE", "LOADINGS", ""}) {

@@ -420,6 +420,11 @@ public:
     std::int64_t valid_until_ms() const noexcept { return valid_until_ms_; }
     std::int64_t fence() const noexcept { return fence_; }
     std::uint16_t hold_count() const noexcept { return hold_count_; }
+    // Attempts the running (or last) acquire() started, and why the latest one that failed
+    // did (ok when none failed): a caller that reports each attempt reads them after a move to
+    // backing_off, which has no event of its own.
+    std::uint16_t attempts() const noexcept { return attempts_; }
+    errc last_cause() const noexcept { return last_cause_; }
     std::uint8_t instance_count() const noexcept { return instances_; }
     std::uint8_t quorum() const noexcept { return quorum_of(instances_); }
     std::string_view name() const noexcept { return {name_.data(), name_size_}; }

@@ -76,7 +76,8 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::master_down:
             case transport_errc::loading:
             case transport_errc::no_master:
-            case transport_errc::master_changed: return exit_unavailable;
+            case transport_errc::master_changed:
+            case transport_errc::max_clients: return exit_unavailable;
             case transport_errc::auth_failed:
             case transport_errc::auth_required:
             case transport_errc::node_info_refused:
@@ -110,7 +111,11 @@ std::string describe(std::error_code ec) {
     std::string text = ec.message();
     // "Connection refused" reads "connection refused" inside a sentence; "TLS: ..." stays.
     const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
-    if (text.size() > 1 && lower(text[1])) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    // "Redis refused ..." keeps its name.
+    const bool names_redis = text.rfind("Redis ", 0) == 0;
+    if (text.size() > 1 && lower(text[1]) && !names_redis) {
+        text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+    }
     // OpenSSL finds a CA in a directory only by its hash link (what `openssl rehash` makes):
     // a directory of plain PEM files loads without a word and trusts nothing.
     if (ec == transport_errc::tls_untrusted && !noted_tls.ca_dir.empty()) {

@@ -183,6 +183,89 @@ private:
     std::thread thread_;
 };
 
+// "127.0.0.1:6379", or "master \"mymaster\"" behind Sentinel: instance i as messages name it.
+std::string instance_name(const options& o, std::size_t i) {
+    if (!o.sentinel_urls.empty()) return "master " + quote(o.master_name);
+    if (i < o.redis_urls.size()) return display_address(o.redis_urls[i]);
+    return "instance " + std::to_string(i);
+}
+
+std::string valid_for(std::int64_t valid_until_ms) {
+    return format_duration(std::max<std::int64_t>(valid_until_ms - now_ms(), 0));
+}
+
+// A failed attempt: a lock verdict (busy, too few instances) as it is; one instance's own
+// error (a single Redis, or Sentinel's master) with the instance named.
+std::string attempt_failure(const options& o, std::error_code ec) {
+    if (ec.category() == error_category() && ec != errc::error_reply) return describe(ec);
+    return instance_name(o, 0) + ": " + describe(ec);
+}
+
+// Set once the verdict is printed: the cleanup the lock's destructor still sends (deleting
+// what a failed attempt may have written) is not news to whoever reads the verdict last.
+std::atomic<bool> verbose_silenced{false};
+
+// -v: one line per connection, attempt, renewal and loss, from the client's I/O thread
+// (lock_options::on_event: it must not block, and stderr lines are short writes).
+class verbose_printer {
+public:
+    explicit verbose_printer(const options& o)
+        : o_(o), up_(std::max<std::size_t>(o.redis_urls.size(), 1), false) {}
+    void operator()(const hiredis::lock_event& e);
+
+private:
+    void connection(const hiredis::lock_event& e);
+    options o_;
+    std::vector<bool> up_;  // connected, as told
+};
+
+void verbose_printer::connection(const hiredis::lock_event& e) {
+    const std::size_t i = std::min(e.instance, up_.size() - 1);
+    const std::string node = instance_name(o_, i);
+    if (e.kind == hiredis::lock_event_kind::connected) {
+        up_[i] = true;
+        std::fprintf(stderr, "edgelock: connected to %s\n", node.c_str());
+        return;
+    }
+    const std::string why = e.code ? describe(e.code) : std::string("closed");
+    const char* format = up_[i] ? "edgelock: connection to %s lost: %s\n"
+                                : "edgelock: cannot connect to %s: %s\n";
+    std::fprintf(stderr, format, node.c_str(), why.c_str());
+    up_[i] = false;
+}
+
+void verbose_printer::operator()(const hiredis::lock_event& e) {
+    if (verbose_silenced.load()) return;
+    const std::string name = quote(o_.name);
+    switch (e.kind) {
+        case hiredis::lock_event_kind::connected:
+        case hiredis::lock_event_kind::disconnected: return connection(e);
+        case hiredis::lock_event_kind::attempt:
+            if (!e.code) {
+                std::fprintf(stderr, "edgelock: acquired lock %s (valid for %s)\n", name.c_str(),
+                             valid_for(e.valid_until_ms).c_str());
+            } else {
+                std::fprintf(stderr, "edgelock: attempt failed: %s\n",
+                             attempt_failure(o_, e.code).c_str());
+            }
+            return;
+        case hiredis::lock_event_kind::renewed:
+            std::fprintf(stderr, "edgelock: renewed lock %s: valid for %s\n", name.c_str(),
+                         valid_for(e.valid_until_ms).c_str());
+            return;
+        case hiredis::lock_event_kind::renewal_failed:
+            std::fprintf(stderr,
+                         "edgelock: renewal of lock %s failed on %s: %s; valid for another %s\n",
+                         name.c_str(), instance_name(o_, e.instance).c_str(),
+                         describe(e.code).c_str(), valid_for(e.valid_until_ms).c_str());
+            return;
+        case hiredis::lock_event_kind::lost:
+            std::fprintf(stderr, "edgelock: lock %s lost: %s\n", name.c_str(),
+                         describe(e.code).c_str());
+            return;
+    }
+}
+
 // The lock the parser already checked (run_lock_config), handed to the transport field by field.
 hiredis::lock_options lock_options_for(const options& o) {
     const lock_config config = run_lock_config(o);
@@ -210,6 +293,7 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.connect_timeout_ms = o.redis_timeout_ms;
     lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };
+    if (o.verbose) lo.on_event = verbose_printer(o);
     // A node that may evict lock keys is worth a line on stderr, once per connection.
     const std::vector<std::string> where = o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
     lo.on_warning = [where, master = o.master_name](std::size_t instance, std::string_view warning) {
@@ -220,10 +304,23 @@ hiredis::lock_options lock_options_for(const options& o) {
     return lo;
 }
 
+// One Redis (or Sentinel's master) that did not answer in time: a short --ttl gives each
+// attempt little time (a slow connect, a failover under way), which "too few instances
+// answered" would hide.
+std::string single_instance_failure(const hiredis::lock& lock, std::error_code ec) {
+    const std::error_code cause = ec == errc::no_quorum ? lock.instance_error(0) : ec;
+    if (cause) return describe(cause, lock, 0);
+    return "no reply before the attempt ended (each attempt may take a tenth of --ttl)";
+}
+
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
     if (!o.sentinel_urls.empty()) {
-        return "master " + quote(o.master_name) + " via Sentinel: " + describe(ec, lock, 0);
+        return "master " + quote(o.master_name) +
+               " via Sentinel: " + single_instance_failure(lock, ec);
+    }
+    if (o.redis_urls.size() == 1) {
+        return display_address(o.redis_urls[0]) + ": " + single_instance_failure(lock, ec);
     }
     std::string text;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
@@ -237,6 +334,29 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
     return text;
 }
 
+// "Redis node 127.0.0.1:6379 started 4.2s ago": the latest start without durable data the
+// client read. Neither the client nor the core can tell a first start from a restart that
+// lost everything (lock.hpp, "Restarts"), and the guard applies to both: "restarted" only when
+// this client saw the node's run_id change.
+std::string guarded_start(const hiredis::lock& lock, const options& o) {
+    const std::size_t count = o.sentinel_urls.empty() ? o.redis_urls.size() : 1;
+    node_start latest;
+    std::size_t which = count;
+    for (std::size_t i = 0; i < count; ++i) {
+        node_start start;
+        if (!lock.instance_start(i, start) || start.durable) continue;
+        if (which == count || start.started_ms > latest.started_ms) {
+            latest = start;
+            which = i;
+        }
+    }
+    if (which == count) return "a Redis node started";
+    const std::int64_t ago_ms = std::max<std::int64_t>(now_ms() - latest.started_ms, 0);
+    const std::string ago = ago_ms < 1'000 ? "under 1s" : format_duration(ago_ms / 100 * 100);
+    const char* how = latest.restarted ? " restarted " : " started ";
+    return "Redis node " + instance_name(o, which) + how + ago + " ago";
+}
+
 // The restart guard keeps a node that restarted without durable data out for a while: when
 // --wait reaches its end, says so (a wait of a whole TTL must not look like a hang) and waits.
 std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hiredis::hold& hold,
@@ -244,11 +364,12 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
     if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
-    std::fprintf(
-        stderr,
-        "edgelock: waiting %s for lock %s: a Redis node (re)started without AOF appendfsync always "
-        "counts only then (restart guard: a lease the restart forgot may still run)\n",
-        format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str());
+    std::fprintf(stderr,
+                 "edgelock: waiting %s for lock %s: %s without AOF appendfsync always, so it "
+                 "counts only then (restart guard: a lease from before that start may still "
+                 "run)\n",
+                 format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str(),
+                 guarded_start(lock, o).c_str());
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
@@ -301,10 +422,11 @@ int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
     if (ec == errc::restart_guard) {
         const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
         std::fprintf(stderr,
-                     "edgelock: cannot acquire lock %s yet: a Redis node (re)started without AOF appendfsync always "
-                     "counts only in %s, beyond --wait %s (restart guard: a lease the restart forgot may still run; "
-                     "--restart-guard off skips it, unsafely)\n",
-                     quote(o.name).c_str(), format_duration(guard_left_ms / 100 * 100).c_str(),
+                     "edgelock: cannot acquire lock %s yet: %s without AOF appendfsync always, "
+                     "so it counts only in %s, beyond --wait %s (restart guard: a lease from "
+                     "before that start may still run; --restart-guard off skips it, unsafely)\n",
+                     quote(o.name).c_str(), guarded_start(lock, o).c_str(),
+                     format_duration(guard_left_ms / 100 * 100).c_str(),
                      format_duration(o.wait_ms).c_str());
         return exit_code_for(ec);
     }
@@ -326,9 +448,6 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
     backoff.seed(static_cast<std::uint64_t>(::getpid()) ^ static_cast<std::uint64_t>(started_ms));
     wait_progress progress(o.name, started_ms, o.wait_ms);
     while (ec && pending_signal == 0 && now_ms() < deadline_ms) {
-        if (o.verbose)
-            std::fprintf(stderr, "edgelock: attempt failed: %s\n",
-                         instance_failures(lock, o, ec).c_str());
         if (ec == errc::restart_guard) {
             ec = wait_out_restart_guard(lock, o, hold, started_ms);
             if (ec == errc::restart_guard) return ec;  // beyond --wait: say so at once
@@ -357,6 +476,7 @@ int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     if (!ec) return exit_ok;
     if (ec == errc::cancelled || pending_signal != 0)
         return exit_internal;  // the caller ends by the signal
+    verbose_silenced = true;
     return report_failure(lock, o, ec);
 }
 

@@ -120,6 +120,14 @@ struct lock::impl {
     };
     lost_notice notice;
     std::error_code call_error;  // the latest instance error during the running call
+    // on_event: gathered under the mutex, handed over without it by the I/O thread.
+    std::array<lock_event, lock_events_pending_max> pending_events{};
+    std::size_t pending_count = 0;
+    std::uint64_t events_dropped = 0;
+    std::uint16_t attempts_reported = 0;  // the running acquire()'s attempts already told
+    std::array<bool, instances_max> link_up{};  // told `connected`, not yet `disconnected`
+    std::array<node_start, instances_max> starts{};
+    std::array<bool, instances_max> start_known{};
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
     ~impl();
@@ -157,6 +165,18 @@ struct lock::impl {
     std::error_code configure(const lock_options& given);
     std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
     void drain_events();
+    void note_attempt(const event* ended);
+    void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
+              std::int64_t valid_until_ms);
+    void note_connected(std::uint8_t i);
+    void note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped);
+    std::size_t take_events(std::array<lock_event, lock_events_pending_max>& out);
+    void call_on_event(const std::array<lock_event, lock_events_pending_max>& events,
+                       std::size_t count) const;
+    void deliver_events(std::unique_lock<std::mutex>& held);
+    template <typename Done>
+    bool run_rounds(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                    bool background);
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
@@ -307,11 +327,21 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     return fair && subscriber.busy() ? now : wake;
 }
 
-// Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
-// deadline (or, in the background, until a user call wants the links). Returns done().
+// The I/O rounds, then the events they gathered for on_event, handed over while this thread
+// still owns the I/O (io_busy), so no other thread's events can come between.
 template <typename Done>
 bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
                         std::int64_t hard_deadline_ms, bool background) {
+    const bool finished = run_rounds(held, done, hard_deadline_ms, background);
+    deliver_events(held);
+    return finished;
+}
+
+// Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
+// deadline (or, in the background, until a user call wants the links). Returns done().
+template <typename Done>
+bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
+                            std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
         core.on_timer(now_ms());
         drain_events();
@@ -360,6 +390,7 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
         if (instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
+        deliver_events(held);  // before the wait, so what happened is told promptly
         held.unlock();
         const int ready = ::poll(fds.data(), count, static_cast<int>(timeout));
         held.lock();
@@ -420,7 +451,10 @@ bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
         started = l.start_connect(now);
     }
     held.lock();
-    if (!started) note_error(i, l.link().last_error());
+    if (!started) {
+        note_error(i, l.link().last_error());
+        note_disconnected(i, last_errors[i], false);
+    }
     return started;
 }
 
@@ -450,15 +484,23 @@ void lock::impl::write_requests(std::uint8_t i) {
 void lock::impl::read_replies(std::uint8_t i) {
     blocking_link& l = links[i];
     const auto on_answer = [this, i](const session::in_flight&, const reply_node& node) {
+        note_connected(i);
+        const bool renewing = core.state() == lock_state::held;
         failure refused;
         session::error_text text;
         session::deliver_answer(core, i, node, now_ms(), refused, &text);
         if (refused) note_error(i, refused, &text);
+        if (refused && renewing) {
+            emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
+        }
         drain_events();
     };
     // The restart guard: the core hears the node's start before any request is written on
     // the new connection (the link holds them until now).
     const auto on_started = [this, i, &l](const node_start&) {
+        note_connected(i);
+        starts[i] = l.link().started();
+        start_known[i] = true;
         if (session::warns_of_eviction(options.eviction, l.link()) && options.on_warning) {
             options.on_warning(i, session::eviction_warning(l.link().node()).view());
         }
@@ -468,6 +510,7 @@ void lock::impl::read_replies(std::uint8_t i) {
         drain_events();
     };
     l.receive(now_ms(), on_answer, on_started);
+    note_connected(i);
     if (l.link().state() == session::link_state::closing) closed(i);
 }
 
@@ -599,6 +642,7 @@ void lock::impl::closed(std::uint8_t i) {
     std::size_t dropped = 0;
     const session::link_closed ended = links[i].finish(now, dropped);
     if (ended.why) note_error(i, ended.why);
+    note_disconnected(i, to_error_code(ended.why), dropped > 0);
     if (!session::lock_hears_close(ended, dropped, links[i].link(), now)) return;
     core.on_io_error(i, now);
     drain_events();
@@ -607,6 +651,9 @@ void lock::impl::closed(std::uint8_t i) {
 // Instance i cannot be reached: its queued requests fail now instead of at the round's
 // deadline (session::give_up_unsent).
 void lock::impl::fail_unsent(std::uint8_t i) {
+    if (core.state() == lock_state::held && core.has_request(i)) {
+        emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
+    }
     session::give_up_unsent(core, i, now_ms());
     drain_events();
 }
@@ -626,6 +673,7 @@ void lock::impl::drain_events() {
     while (core.poll_event(e)) {
         switch (e.type) {
             case event_type::acquired:
+                note_attempt(&e);
                 acquired = {true, {}};
                 last_hold.fence = e.fence;
                 last_hold.valid_until_ms = e.valid_until_ms;
@@ -633,12 +681,17 @@ void lock::impl::drain_events() {
                 lost_code = errc::ok;
                 break;
             case event_type::acquire_failed:
+                note_attempt(&e);
                 guard_until_ms = e.guard_until_ms;
                 acquired = {true, to_error_code(session::acquire_result(e, instances,
                                                                         to_failure(call_error)))};
                 break;
-            case event_type::renewed: break;
+            case event_type::renewed:
+                emit(lock_event_kind::renewed, lock_event::any_instance, {}, e.valid_until_ms);
+                break;
             case event_type::lost:
+                emit(lock_event_kind::lost, lock_event::any_instance, make_error_code(e.code),
+                     core.valid_until_ms());
                 lost_flag = true;
                 lost_code = e.code;
                 notice = {true, hold_serial, e.code};
@@ -649,6 +702,76 @@ void lock::impl::drain_events() {
                 break;
         }
     }
+    note_attempt(nullptr);
+}
+
+// An attempt ended: with an event (the acquire's verdict), or by a move to backing_off,
+// which has none. Each is told once: a verdict after the backoff (the wait ran out, a
+// cancel) ends no attempt of its own.
+void lock::impl::note_attempt(const event* ended) {
+    if (!options.on_event || core.attempts() == attempts_reported) return;
+    if (ended == nullptr && core.state() != lock_state::backing_off) return;
+    attempts_reported = core.attempts();
+    if (ended != nullptr && ended->type == event_type::acquired) {
+        return emit(lock_event_kind::attempt, lock_event::any_instance, {}, ended->valid_until_ms);
+    }
+    event failed;
+    failed.type = event_type::acquire_failed;
+    failed.code = ended != nullptr ? ended->code : core.last_cause();
+    failed.cause = ended != nullptr ? ended->cause : core.last_cause();
+    const failure why = session::acquire_result(failed, instances, to_failure(call_error));
+    emit(lock_event_kind::attempt, lock_event::any_instance, to_error_code(why), 0);
+}
+
+void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_code code,
+                      std::int64_t valid_until_ms) {
+    if (!options.on_event) return;  // no observer: nothing gathered
+    if (pending_count == pending_events.size()) {
+        ++events_dropped;
+        return;
+    }
+    pending_events[pending_count++] = lock_event{kind, instance, code, valid_until_ms};
+}
+
+void lock::impl::note_connected(std::uint8_t i) {
+    if (link_up[i] || !links[i].link().ready()) return;
+    link_up[i] = true;
+    emit(lock_event_kind::connected, i, {}, 0);
+}
+
+// A connection that ended, or one that could not be made (never up: `why` says so).
+void lock::impl::note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped) {
+    const bool was_up = link_up[i];
+    link_up[i] = false;
+    if (!was_up && !why) return;  // a sentinel's answer: the link only moved on
+    emit(lock_event_kind::disconnected, i, why, 0);
+    if (renewal_dropped && core.state() == lock_state::held) {
+        const std::error_code code = why ? why : make_error_code(transport_errc::connection_closed);
+        emit(lock_event_kind::renewal_failed, i, code, core.valid_until_ms());
+    }
+}
+
+std::size_t lock::impl::take_events(std::array<lock_event, lock_events_pending_max>& out) {
+    const std::size_t count = pending_count;
+    std::copy_n(pending_events.begin(), count, out.begin());
+    pending_count = 0;
+    return count;
+}
+
+// Without the mutex: the observer may take as long as it must (it holds up only this lock's
+// I/O, which is this thread's), and accessors on other threads go on meanwhile.
+void lock::impl::call_on_event(const std::array<lock_event, lock_events_pending_max>& events,
+                               std::size_t count) const {
+    for (std::size_t k = 0; k < count; ++k) options.on_event(events[k]);
+}
+
+void lock::impl::deliver_events(std::unique_lock<std::mutex>& held) {
+    if (pending_count == 0) return;
+    std::array<lock_event, lock_events_pending_max> due;
+    const std::size_t count = take_events(due);
+    held.unlock();
+    call_on_event(due, count);
+    held.lock();
 }
 
 // ---- the public object -------------------------------------------------------------------
@@ -809,6 +932,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.call_error = {};
     self.acquired = {};
     const bool new_hold = self.core.state() != lock_state::held;
+    // A reentrant acquire makes no attempt: its `acquired` is not told as one.
+    self.attempts_reported = new_hold ? 0 : self.core.attempts();
     const errc code = self.core.acquire(now_ms(), static_cast<std::int64_t>(wait.count()), token);
     if (code != errc::ok) {
         self.end_io();
@@ -931,6 +1056,20 @@ std::error_code lock::instance_error(std::size_t i) const noexcept {
     if (!impl_ || i >= impl_->instances) return {};
     std::lock_guard<std::mutex> guard(impl_->mutex);
     return impl_->last_errors[i];
+}
+
+bool lock::instance_start(std::size_t i, node_start& out) const noexcept {
+    if (!impl_ || i >= impl_->instances) return false;
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    if (!impl_->start_known[i]) return false;
+    out = impl_->starts[i];
+    return true;
+}
+
+std::uint64_t lock::events_dropped() const noexcept {
+    if (!impl_) return 0;
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    return impl_->events_dropped;
 }
 
 std::string lock::instance_error_text(std::size_t i) const {

@@ -61,7 +61,8 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
 // dropped: auth_failed (AUTH refused, or WRONGPASS to PING), auth_required (NOAUTH to PING:
 // no password was sent), select_failed, loading or master_down (to PING), not_master (ROLE
 // says replica), no_master (the sentinel knows no such master, or named an unusable address),
-// node_info_refused (INFO refused), errc::error_reply (any other refusal of PING or SUBSCRIBE),
+// node_info_refused (INFO refused), max_clients (a full server's refusal, at any step:
+// reply_class.hpp), errc::error_reply (any other refusal of PING or SUBSCRIBE),
 // errc::unexpected_reply (a reply of the wrong shape). The answers of node_info and fsync_policy
 // are read by node_facts.hpp. master_query: on success sets `master`'s host and port (its
 // credentials stay as given).

@@ -12,6 +12,11 @@
 //   LOADING     a restarted server is loading    -> loading
 //   NOAUTH      the server wants AUTH            -> auth_required
 //   WRONGPASS   credentials refused              -> auth_failed
+// One refuses the connection itself: Redis sends it on connect, before reading a command, and
+// closes. It answers whatever the client sent first (AUTH, SELECT, PING, a sentinel query),
+// so the handshake checks it at every step; another try after the reconnect delay may find a
+// free slot:
+//   ERR max number of clients reached            -> max_clients
 // NOSCRIPT (a flushed or restarted server's script cache) is an answer: the lock falls back to
 // EVAL itself. Every other error reply is an answer too.
 #pragma once
@@ -24,11 +29,13 @@ namespace edgelock::session {
 enum class reply_class : std::uint8_t {
     answer,      // deliver; the connection stays
     wrong_server,  // deliver, then drop the connection with `reason` and reconnect (re-discover)
+    refused_connection,  // the connection never served: end it with `reason`, retry after
+                         // the reconnect delay
 };
 
 struct reply_verdict {
     reply_class what = reply_class::answer;
-    transport_errc reason = transport_errc::connection_closed;  // wrong_server only
+    transport_errc reason = transport_errc::connection_closed;  // all but answer
 };
 
 reply_verdict classify(const reply_node& reply) noexcept;

@@ -57,6 +57,9 @@ enum class transport_errc : std::uint8_t {
                             // server did not answer the first commands within connect_timeout:
                             // a hung server, or a proxy whose backend is gone
     auth_required,          // the server wants a password and none was sent (NOAUTH)
+    max_clients,            // the server is at maxclients: it refused the connection as it was
+                            // made ("ERR max number of clients reached"); retried after the
+                            // reconnect delay, as a slot may free up
 };
 
 // True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client

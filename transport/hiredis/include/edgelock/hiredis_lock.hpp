@@ -56,7 +56,8 @@
 //     server did not answer), command_timeout, auth_required (NOAUTH: no password sent),
 //     auth_failed (a wrong password or user), select_failed, connection_closed, not_master,
 //     master_down, loading, no_master, out_of_memory, thread_failed, node_info_refused
-//     (INFO refused while restart_guard is on)
+//     (INFO refused while restart_guard is on), max_clients (the server is at maxclients:
+//     retried, like any failed connect, after the reconnect delay)
 //   std::generic_category(): errno values from the socket, e.g. std::errc::connection_refused,
 //     std::errc::connection_reset
 //
@@ -105,6 +106,34 @@
 #include "edgelock/tls_options.hpp"
 
 namespace edgelock::hiredis {
+
+// What the lock's I/O did, for logs and verbose tools (lock_options::on_event).
+enum class lock_event_kind : std::uint8_t {
+    connected,       // the connection to `instance` is up: its handshake is done
+    disconnected,    // the connection to `instance` ended, or could not be made: `code` says
+                     // why (empty when it only moved on, e.g. to the master a sentinel named)
+    attempt,         // an acquire attempt ended: `code` empty and valid_until_ms on success,
+                     // else what acquire() would return for it (busy, no_quorum, or one
+                     // instance's error, ...); a wait makes several
+    renewed,         // a renewal reached a quorum: the lease now ends at valid_until_ms
+    renewal_failed,  // `instance` failed its part of a renewal (`code`); the lease still ends
+                     // at valid_until_ms, and the next renewal is tried while it lasts
+    lost,            // the hold was lost: `code` as on_lost's
+};
+
+struct lock_event {
+    // connected, disconnected and renewal_failed: the instance, in options order (0 behind
+    // Sentinel); any_instance for the others.
+    static constexpr std::size_t any_instance = static_cast<std::size_t>(-1);
+    lock_event_kind kind = lock_event_kind::attempt;
+    std::size_t instance = any_instance;
+    std::error_code code;
+    std::int64_t valid_until_ms = 0;  // on now_ms()'s clock; 0 when there is no lease
+};
+
+// Events kept for the callback between two deliveries (each round of I/O delivers them); one
+// more is dropped, and counted in lock::events_dropped().
+inline constexpr std::size_t lock_events_pending_max = 64;
 
 struct lock_options {
     std::string name;  // the Redis key, 1..128 bytes
@@ -197,6 +226,16 @@ struct lock_options {
     // and only the latest loss waits while an earlier call still runs. A call that started
     // runs to its end even if another thread releases meanwhile.
     std::function<void(std::error_code)> on_lost;
+
+    // Observation (lock_event above): called on the thread doing the lock's I/O at the time
+    // (the thread of a running acquire(), release() or destructor, or the helper thread
+    // between user calls), one call at a time and in order, with none of the lock's own
+    // mutexes held. Events are gathered while that thread works and handed over before it
+    // waits in poll() and when its round of I/O ends, so they come a little after the fact,
+    // never out of order. While a call runs, no I/O of this lock makes progress: renewals
+    // wait. So it must not block, and must not call this lock (acquire() or release() would
+    // wait for the very thread that runs it). Unset: nothing is gathered.
+    std::function<void(const lock_event&)> on_event;
 };
 
 struct hold {
@@ -303,6 +342,14 @@ public:
     // "OOM command not allowed ...", without the leading '-'), cut to
     // session::error_text_bytes_max bytes; empty otherwise.
     std::string instance_error_text(std::size_t i) const;
+    // What the last connection to instance `i` read of its Redis process (restart_guard or
+    // the eviction check on): when it started on now_ms()'s clock, whether its data is
+    // durable, and whether its run_id changed since this lock's previous connection there (a
+    // restart this lock saw; a first start and a restart before it are alike). False, with
+    // `out` untouched, when nothing was read yet.
+    bool instance_start(std::size_t i, node_start& out) const noexcept;
+    // Events on_event never saw, the pending queue being full (lock_events_pending_max).
+    std::uint64_t events_dropped() const noexcept;
     // After open() returned transport_errc::tls_files: which file of options.tls was refused,
     // and why (edgelock/tls_options.hpp); empty otherwise.
     const tls_load_error& tls_error() const noexcept { return tls_error_; }
