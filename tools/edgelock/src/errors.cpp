@@ -42,12 +42,12 @@ const char* describe_errc(errc code) {
 int exit_code_for(std::error_code ec) {
     if (ec.category() == error_category()) {
         switch (static_cast<errc>(ec.value())) {
+            case errc::restart_guard: return exit_restart_guard;
             case errc::no_quorum:
             case errc::validity_expired:
             case errc::token_gone:
             case errc::not_replicated:
             case errc::expired:
-            case errc::restart_guard: return exit_restart_guard;
             case errc::node_restarted:
             case errc::io_error: return exit_unavailable;
             case errc::protocol_error:
