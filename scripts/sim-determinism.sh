@@ -28,9 +28,10 @@ target=("$@")
 
 matrix_runs=3
 matrix_seed=42
-scenarios=(S1 S2 S3 S4 S5 S6 S7 S8 S9 S10)
+scenarios=(S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11)
 # The configurations are whatever this simulator offers: its usage text lists them.
-read -r -a configs < <("$native" 2>&1 | sed -n 's/^configurations: *//p')
+# (the matrix's line: "configurations (the matrix): ..."; the one-off rows are left out)
+read -r -a configs < <("$native" 2>&1 | sed -n 's/^configurations\( (the matrix)\)\{0,1\}: *//p')
 ((${#configs[@]} > 0)) || { echo "sim-determinism: $native lists no configurations" >&2; exit 2; }
 
 scratch=$(mktemp -d)
