@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // contention: how the lock serves many waiters on one name.
 //
 // Starts its own redis-server (tests/support, no persistence: nothing here restarts), then W

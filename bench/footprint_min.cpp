@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The smallest real edgelock program: one fenced lock over one Redis on loopback, driven
 // through plain POSIX sockets, no exceptions, no RTTI, no heap of its own, linked statically.
 // scripts/size-report.sh measures it per architecture: what the core costs a gateway image.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lock_cycle: what the asio client costs over the physical limit of one Redis connection.
 //
 // Starts its own redis-server(s) (tests/support), pins every server thread and this process

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # `cmake --install` yields a package: find_package(edgelock) then edgelock::core, and
 # pkg-config files (cmake/pkgconfig.cmake). Everything here is the `dev` component (headers,
 # static archives, CMake and pkg-config files); the commands are `runtime` (tools/edgelock).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Debian packages with CPack (scripts/package.sh ARCH runs it on a build configured for /usr):
 #
 #   edgelock         the `edgelock` and `edgelock-sim` commands (the `runtime` component)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # pkg-config files for the installed libraries, for builds that do not use CMake (Makefiles,
 # Buildroot and Yocto recipes): `pkg-config --cflags --libs edgelock-asio`.
 #

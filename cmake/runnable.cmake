@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # edgelock_runnable(<var> <target>): sets <var> to a path that runs the executable <target>
 # on the build machine, for tests that start a built program themselves (fork + exec).
 #

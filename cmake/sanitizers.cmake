@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds for the test command (scripts/test.sh), Clang only:
 #   -DEDGELOCK_SANITIZE=address,undefined   ASan + UBSan: every target, tests included
 #   -DEDGELOCK_SANITIZE=thread              TSan: for the blocking client's renewal thread

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Warnings for every target the project builds itself (never for dependencies).
 add_library(edgelock_warnings INTERFACE)
 target_compile_options(edgelock_warnings INTERFACE -Wall -Wextra -Wpedantic -Werror)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The examples' application data (an order table, a stock counter), kept in Redis so the
 // examples need nothing else. A real application would use its own database; this is plain
 // hiredis and has nothing to do with edgelock. One app_store per thread.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drives the sans-IO core by hand, the way a transport does, with scripted replies standing
 // in for Redis. Every request the lock emits is printed as the command Redis would receive;
 // every reply is chosen by the script below. Time is a literal: nothing here sleeps.

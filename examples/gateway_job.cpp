@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gateway_job: a periodic job that only one gateway of a fleet runs, with edgelock's asio
 // client; the lost handler aborts a job whose lock is gone.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // inventory: concurrent stock deduction (扣减库存) that never oversells, with edgelock's
 // blocking client.
 //

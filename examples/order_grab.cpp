@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // order_grab: drivers race for one ride order (the 抢单 scenario), with edgelock's blocking client.
 //
 //   order_grab [redis://127.0.0.1:6379] [--no-lock] [--no-fencing]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The README's asio example, built with the project so it cannot go stale: the README shows
 // this file from its first #include on, and a test (tests/examples) checks that they match.
 //

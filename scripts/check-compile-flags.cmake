@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Checks that every translation unit of the core is compiled with -fno-exceptions and
 # -fno-rtti, reading the build's compile_commands.json.
 #

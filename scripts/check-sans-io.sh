@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks that a static library is sans-IO: every symbol it needs from outside itself is on a
 # short allowlist, and nothing it defines is RTTI.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Cross-builds edgelock for an ARM gateway and runs its tests under qemu-user.
 #
 #   scripts/cross.sh aarch64|armhf [--quick] [CTEST_ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job: installs what is missing, builds, and shows edgelock working.
 #
 #   1. the seeds' scenarios against a real Redis: examples/order_grab (drivers race for one

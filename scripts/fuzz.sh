@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every libFuzzer target of a build for a bounded time, starting from its seed corpus.
 #
 #   scripts/fuzz.sh BUILD_DIR [SECONDS]      (default 30 s per target)

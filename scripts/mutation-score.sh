@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The simulator's power, measured: applies each mutant of scripts/mutants.txt (a small,
 # plausible bug in core/ or session/) to a copy of the tree, rebuilds, and asks whether the simulator
 # alone notices it:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds edgelock's Debian packages for one architecture, and checks them with lintian.
 #
 #   scripts/package.sh amd64|arm64|armhf

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # A redis-server of the caller's own on a free loopback port, stopped by PID. Sourced, not
 # run: by scripts/demo.sh and tests/package/package_test.sh.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what cross-building edgelock for ARM needs, only what is missing.
 #
 #   scripts/setup-cross.sh aarch64|armhf [--core-only]

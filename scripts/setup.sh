@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages edgelock needs to build and test, only those missing.
 #
 # Silent and quick when everything is present (dpkg-query only). Otherwise runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Same seed, same run, on every architecture: compares the simulator built natively with the
 # simulator built for another architecture (run under an emulator).
 #

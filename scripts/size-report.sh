@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Footprint report: MinSizeRel builds for x86-64, aarch64 and armhf, and what they weigh.
 #
 #   scripts/size-report.sh [x86_64|aarch64|armhf ...]     (default: all three)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Puts the licence's SPDX identifier at the top of every tracked source file (LICENSE: Apache-2.0).
 #
 #   scripts/spdx.sh           add the line to each file that lacks it

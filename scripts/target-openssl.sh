@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Unpacks the target's OpenSSL (the mirror's libssl-dev:ARCH and libssl3:ARCH) into DIR, and
 # prints the CMake arguments that name it, one per line.
 #

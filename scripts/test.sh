@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test.
 #
-#   1. scripts/setup.sh (silent when the Debian packages are already there)
+#   1. scripts/setup.sh (silent when the Debian packages are already there), and the SPDX
+#      licence line in every source file (scripts/spdx.sh --check)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, run all of
 #      ctest (unit, property, install and sans-IO checks)
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
@@ -41,6 +43,9 @@ step() {
 
 step "setup"
 ./scripts/setup.sh
+
+step "every source file names its licence (scripts/spdx.sh --check)"
+./scripts/spdx.sh --check
 
 step "configure build/ (GCC, RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo

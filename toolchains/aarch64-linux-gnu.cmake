@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles for 64-bit ARM Linux (Cortex-A53/A55/A72 gateways) with Debian's
 # g++-aarch64-linux-gnu and `:arm64` multiarch libraries; tests run under qemu-aarch64.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross-compiles for 32-bit ARM Linux, hard-float EABI (ARMv7-A: Cortex-A7/A8/A9 gateways)
 # with Debian's g++-arm-linux-gnueabihf and `:armhf` multiarch libraries; tests run under
 # qemu-arm.

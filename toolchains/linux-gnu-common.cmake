@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the Debian multiarch toolchain files; include()d after they set
 # EDGELOCK_TARGET_TRIPLET, CMAKE_SYSTEM_PROCESSOR and EDGELOCK_QEMU.
 #

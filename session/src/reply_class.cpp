@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "edgelock/session/reply_class.hpp"
 
 #include <string_view>

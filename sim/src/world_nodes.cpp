@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The world's Redis processes and the Sentinel failover it plays: crashes and power-offs,
 // restarts, process pauses, a node cut off from the sentinels and the other nodes, and what
 // the sentinels do about a master they stop reaching.

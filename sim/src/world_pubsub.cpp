@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The world's part of fair waiting: every client of a fair lock keeps a subscriber connection
 // to every node (the lock's channel), and the two checks of fair waiting (checker.hpp:
 // wakeup, fifo) are judged here, as the run goes on, from what the nodes hold.

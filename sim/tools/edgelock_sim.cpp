@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock-sim: the deterministic simulator's command line.
 //
 //   edgelock-sim run --scenario S1 --config single --seed 7 [--random] [--svg FILE]

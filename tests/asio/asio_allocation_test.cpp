@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // After connect, steady-state lock traffic allocates nothing: this binary replaces the global
 // operator new with a counting one and runs acquire/release cycles against a real Redis.
 //

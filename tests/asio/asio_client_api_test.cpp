@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client's API without a Redis: handler storage, error codes, misuse of handles.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client's wake-up channel table (transport/asio/src/fair_channels.hpp) driven by
 // hand against a subscriber link and a model of what Redis has subscribed: random sequences of
 // locks joining and leaving, wanting wake-ups or not, confirmations and lost connections.

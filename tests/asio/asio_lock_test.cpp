@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client against one real redis-server: locking, contention, many locks on one
 // connection, the watchdog, the lost callback, the RAII guard, the script cache, and time
 // spent in handlers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Redlock over five independent masters through the asio client.
 #include <gtest/gtest.h>
 

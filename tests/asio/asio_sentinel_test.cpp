@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sentinel: the asio client finds the master through the sentinels and follows a failover.
 //
 // What happens to a hold across a failover (the same rule as the hiredis client's, see

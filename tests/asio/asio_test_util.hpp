@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the asio client's tests: run the io_context until an operation completes, and
 // short timings so faults resolve quickly.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client over TLS (rediss://) against real TLS-only redis-server and redis-sentinel
 // processes: a lock held, renewed and released; Redlock over TLS masters; a Sentinel
 // deployment whose sentinels and servers speak only TLS, followed through a failover;

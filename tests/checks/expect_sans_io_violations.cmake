@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Runs scripts/check-sans-io.sh on the bad fixture library and requires that it fails the way
 # it should: exit status 1 (violations; 2 would be a usage or tool error) and one report line
 # for each category the fixture breaks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `edgelock check` against real redis-server and redis-sentinel processes: per-node facts, the
 // simulator's verdict lines for the deployment's matrix row, advice, --json and exit codes.
 #include <gtest/gtest.h>

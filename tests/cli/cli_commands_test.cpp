@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The edgelock binary without Redis: help, bad input, unreachable servers, sim forwarding.
 // Every failure must be one line on stderr with its own exit code, and nothing may hang.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The edgelock command line, parsed without running anything: every rule of options.hpp.
 #include <gtest/gtest.h>
 

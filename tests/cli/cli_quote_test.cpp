@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // User input inside one-line messages: quote() and shown() of quote.hpp.
 #include <gtest/gtest.h>
 

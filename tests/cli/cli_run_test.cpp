@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `edgelock run`, `status` and `release` against real redis-server processes (tests/support):
 // the flock-like contract, the exit codes, and what happens when the lock is lost.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `edgelock status` and `edgelock list` against a real redis-server: the holder an `edgelock
 // run` describes in the owner key, the waiters in line, --json, and list's bounded SCAN; each
 // exit code docs/CLI.md gives them.

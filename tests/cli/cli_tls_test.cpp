@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `edgelock run`, `status`, `release` and `check` over TLS (rediss://) against real TLS-only
 // redis-server and redis-sentinel processes (tests/support, certificates made per test): the
 // lock over TLS, the --tls-* flags and their EDGELOCK_TLS_* variables, and every refusal as

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Does the bash completion of edgelock (tools/edgelock/completion/edgelock) complete what the
 # help texts list?
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The words the help texts promise (sourced by man_pages_test.sh and completion_test.sh):
 # each function reads a help text on stdin and prints its words one a line, sorted, once each.
 

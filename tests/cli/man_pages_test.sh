@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Do the manual pages document what the help texts promise?
 #
 #   man_pages_test.sh EDGELOCK EDGELOCK_SIM MAN_DIR

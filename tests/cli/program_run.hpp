@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs a program for a test and collects what a shell user would see: exit status, stdout,
 // stderr, elapsed time. Used by the CLI tests and the example tests.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Steady-state lock traffic allocates nothing.
 //
 // This binary replaces every global operator new and delete with counting ones, and counts

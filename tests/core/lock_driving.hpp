@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for tests that drive an edgelock::lock by hand: literal timestamps, scripted
 // replies, requests decoded back into their arguments.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fair waiting (lock.hpp, "Fair waiting"): the requests a fair lock sends, how it waits for a
 // wake-up and re-checks, and how it leaves the line, driven by literal timestamps.
 #include "edgelock/lock.hpp"

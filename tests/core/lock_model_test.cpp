@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property tests of the lock, driven by RapidCheck.
 //
 // lock_model: random sequences of calls (acquire with and without a wait, release, a reply

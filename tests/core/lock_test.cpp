@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Each state transition of the lock, driven by literal timestamps and scripted replies.
 #include "edgelock/lock.hpp"
 

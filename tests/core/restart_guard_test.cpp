@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The restart guard (lock.hpp, "Restarts"), driven by literal timestamps and scripted
 // replies: ttl 30 s, drift 302 ms, so the default guard is 30,302 ms.
 #include <gtest/gtest.h>

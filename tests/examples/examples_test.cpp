@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every example against a real redis-server: it must print its summary line and succeed, and
 // the variants that drop the lock or the fencing must fail, which shows each check can fail.
 #include <gtest/gtest.h>

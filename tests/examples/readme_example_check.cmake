@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Fails unless README.md shows examples/quickstart.cpp verbatim from its first #include line on,
 # so the README's example is always the one the build compiles.
 file(READ ${EXAMPLE} example)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Are the systemd units of examples/systemd/ valid, as systemd itself reads them?
 #
 #   systemd_units_test.sh EDGELOCK MAN_DIR UNITS_DIR [--broken]

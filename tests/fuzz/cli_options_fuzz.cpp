@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the edgelock command line: the input is split at NUL bytes into arguments (the
 // first, when it starts with "ENV", fills EDGELOCK_REDIS instead).
 // Whatever they hold, parsing returns either options or exit 64 with a message on one line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock fuzz targets: the one way they report a broken property.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes the lock state machine with a sequence of calls and replies read from the input:
 // configure once (fair or not), then acquire, release, write_request, on_reply (any reply a
 // server or a broken one could send), on_io_error, on_timer, on_wake and the caller's clock

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes parse_reply with any bytes. Besides the sanitizers, it checks the reader's contract:
 // a complete reply consumes a non-empty prefix and fills at most the nodes it was given; the
 // same prefix alone parses to the same result; an incomplete reply consumes nothing; and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzzes parse_server_url with any text: it either refuses with a one-line reason that never
 // repeats the input, or returns a non-empty host without separators, a port in 1..65535, and
 // parts that fit their limits and appear in the input; format_endpoint of the result parses

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The install test: does `cmake --install` produce a package a separate project can use?
 #
 #   1. install BUILD_DIR into WORK_DIR/staged, then move it to WORK_DIR/prefix: a path baked

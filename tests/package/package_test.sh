@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The packages' test: are scripts/package.sh's .debs what a gateway image or a user's build
 # can consume?
 #

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Nodes that may evict lock keys, against real redis-server processes: a memory limit with an
 // eviction policy is reported through the warning hook, refused when the client asks for
 // that, and noeviction says nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fair scripts (scripts.hpp) run by a real redis-server, called by hand: who may take the
 // lock, the line's order and expiry, leaving it, and the wake-ups published on its channel.
 // The simulator's Redis model implements the same scripts; this is what it must agree with.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fair waiting (lock.hpp, "Fair waiting") across processes, against a real Redis: waiters that
 // arrive one after another while the lock is held get it in arrival order, and a waiter killed
 // at the head of the line does not strand the others.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bad input and network faults: every one ends in a clear error_code within the configured
 // timeouts, and the same lock object works once the fault is gone.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fence tokens against a real redis-server, with the counter seeded where a Lua number (a
 // double) stops being exact: past 2^53 every holder still gets its own, strictly higher
 // token, a Redlock raise moves every counter to the exact maximum, and a counter at 2^63-1

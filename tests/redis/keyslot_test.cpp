@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A lock's fence key lies in its name's Redis Cluster slot, as a real redis-server in cluster
 // mode computes slots (CLUSTER KEYSLOT answers with no slot assigned to the node), for names
 // full of braces and binary bytes. The tests' own slot oracle (edgelock/testing/key_slot.hpp,

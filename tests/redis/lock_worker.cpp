@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A worker process for the integration tests: mutual exclusion across processes, and a holder
 // that the test can freeze with SIGSTOP.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Eight processes increment one Redis counter with GET then SET: under the lock no update is
 // lost; without it the same workload loses some (which shows the check can fail).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Redis before 7.0, as a real redis-server answers through redis6_front (tests/support): both
 // clients lock with their default settings (the restart guard and the eviction check read
 // INFO; the acquire tries SET NX PX GET first), and the CLI's check reads the node.

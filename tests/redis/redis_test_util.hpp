@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the integration tests of the hiredis client against real Redis.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Redlock over 5 independent masters: a quorum of 3 is enough; without it acquire fails
 // within its wait and deletes what it wrote on the live masters.
 #include <gtest/gtest.h>

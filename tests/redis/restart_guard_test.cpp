@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The restart guard against real redis-server processes (edgelock/lock.hpp, "Restarts"): a
 // node started without AOF appendfsync always counts only a TTL plus drift after its start,
 // one with it counts at once, a restart during a hold is noticed by its run_id, and ACLs that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scripts' digests are the ones Redis computes, and an empty script cache (a restart,
 // SCRIPT FLUSH) only costs one NOSCRIPT round trip: EVALSHA falls back to EVAL.
 #include <gtest/gtest.h>

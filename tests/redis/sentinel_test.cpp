@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Sentinel failover while locks are held.
 //
 // What the client does, and why: a hold is kept across a failover when the promoted replica

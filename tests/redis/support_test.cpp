@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The test infrastructure itself: processes start, stop, restart and freeze; the proxy's
 // fault modes do what they say; the scripted server answers as scripted; TLS-only servers and
 // sentinels, their certificates and the TLS admin client.

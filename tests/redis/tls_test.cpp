@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The blocking client over TLS (rediss://) against real TLS-only redis-server and
 // redis-sentinel processes: a lock held, renewed by the helper thread and released; mutual
 // TLS; a Sentinel deployment whose sentinels and servers speak only TLS, followed through a

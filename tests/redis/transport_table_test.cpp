@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One table of faults, each run through both clients: the asio client
 // (edgelock::async::client) and the blocking client (edgelock::hiredis::lock). Both drive the
 // same session layer (session/), so for the same fault they must report the same

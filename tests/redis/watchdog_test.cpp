@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The watchdog keeps a held key alive past its TTL; a holder paused beyond the TTL loses the
 // lock to another process, learns it when resumed, and its fenced write is refused.
 #include <gtest/gtest.h>

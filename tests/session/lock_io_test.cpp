@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rules between a link and the lock on it, with a real lock and a real link driven by
 // hand: literal timestamps, replies written as RESP text, a sink that records what it got.
 #include <gtest/gtest.h>

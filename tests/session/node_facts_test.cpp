@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a node says of its process: INFO's fields, CONFIG GET appendfsync, and the start the
 // lock is told.
 #include <gtest/gtest.h>

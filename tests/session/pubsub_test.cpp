@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pub/sub frames read from literal RESP, and the subscription commands written.
 #include <gtest/gtest.h>
 

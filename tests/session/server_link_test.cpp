@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The link driven by hand: literal timestamps, replies written as RESP text.
 #include <gtest/gtest.h>
 

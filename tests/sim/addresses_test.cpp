@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Server names: the addresses the simulated clients connect to, and which server each reaches.
 #include "edgelock/sim/addresses.hpp"
 

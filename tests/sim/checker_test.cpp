@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The history checks over hand-made histories: each passes a clean history and catches the
 // violation it exists for.
 #include "edgelock/sim/checker.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-process clocks: offset, rate, steps, and the inverse the clients arm timers with.
 #include "edgelock/sim/clock.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs where a plausible core bug shows, kept as they were found. Each was found by
 // `edgelock-sim explore` with a mutant of scripts/mutants.txt applied: the correct lock keeps
 // the check named below in this exact run, the mutant breaks it, and the timeline shows why.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Every check must be able to fail: deliberately broken clients are caught, while correct
 // clients pass the same schedule.
 #include "edgelock/sim/workload.hpp"

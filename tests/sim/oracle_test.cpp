@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lease oracle: it samples what a client believes (held()) against where Redis keeps
 // the token, so it catches a lease that outlives its key even when no second client is
 // there to take the lock (the overlap check needs one).

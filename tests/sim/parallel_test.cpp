@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs computed on several threads report exactly what one thread reports.
 #include "edgelock/sim/parallel.hpp"
 

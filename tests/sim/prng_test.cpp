@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulator's PRNG: pinned outputs (a seed must mean the same run on every platform),
 // bounds, and independent streams.
 #include "edgelock/sim/prng.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property tests: configurations claimed safe against a family of faults keep their checks
 // under any schedule RapidCheck draws from that family. A failure is shrunk to a minimal
 // schedule and reported with the command that replays it.

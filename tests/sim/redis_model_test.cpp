@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Redis model: the six scripts' documented semantics (the fair ones with their line of
 // waiters, its expiry by the node's clock and their PUBLISH), SET NX PX GET (and its refusal by
 // a server before 7.0), NOSCRIPT, expiry by the node's

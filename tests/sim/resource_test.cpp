@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fenced resource: lower tokens are refused once a higher one was seen, reads included.
 #include "edgelock/sim/resource.hpp"
 

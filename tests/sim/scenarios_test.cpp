@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The scenario catalogue against the configurations: where a configuration is known unsafe,
 // the simulator must find the counterexample (scripted, and within a bounded number of
 // random seeds); where it is claimed safe, the scripted run and a batch of random runs of

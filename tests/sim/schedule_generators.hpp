@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RapidCheck generators of fault schedules for the property tests.
 //
 // A menu says which fault families a property draws from; each family stays within what

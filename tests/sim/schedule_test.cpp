@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault schedules: the text form round-trips (replay commands depend on it) and bad text is
 // refused with a reason.
 #include "edgelock/sim/schedule.hpp"

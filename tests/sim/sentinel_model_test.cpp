@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sentinel model: it answers the session's master query (as the real session writes and
 // checks it) with the master it believes in, and follows a failover when told.
 #include "edgelock/sim/sentinel_model.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The world's Redis processes and Sentinel (world_nodes.cpp): a paused process reads what
 // waited, a host that powers off sends no reset, a master cut off from the sentinels keeps
 // taking writes from the clients that still reach it until it is reconfigured, and a

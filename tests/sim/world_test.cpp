@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole runs: determinism (same seed, same trace hash), and what each scripted scenario
 // does on the configurations it is known to break or known not to break.
 #include "edgelock/sim/world.hpp"

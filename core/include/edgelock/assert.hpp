@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: invariant assertions that stay on in release builds.
 //
 // EDGELOCK_ASSERT guards internal invariants only: a failure means edgelock itself is broken,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: exponential backoff with full jitter, the one used for every retry.
 //
 // The lock waits this long between acquire attempts, and the session between reconnects.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: the one error enumeration of the core.
 //
 // Every public function of the core returns one of these codes (or a struct carrying one);

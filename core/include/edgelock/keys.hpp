@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: the Redis keys one lock uses.
 //
 // The lock key is the lock name exactly as given, holding the plain token string, so any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: every capacity of the core, in one place, units last.
 //
 // The core allocates nothing; these constants size its fixed buffers and bound every loop.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: one distributed lock, as a sans-IO state machine.
 //
 // A `lock` is one lock name held by one owner over 1..instances_max Redis instances: one

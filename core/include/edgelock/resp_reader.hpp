@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: RESP2 reply parser, restartable, with hard limits, no allocation.
 //
 // The caller keeps the bytes it has received in its own buffer and calls parse_reply() over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: RESP2 command encoder into a caller-provided fixed buffer.
 //
 // Commands are arrays of bulk strings. The writer never allocates and never writes past

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: the Lua scripts the lock sends, with their SHA-1 digests.
 //
 // Every lock operation is one script so that the check and the change happen atomically on

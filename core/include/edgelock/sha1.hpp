@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: SHA-1 at compile time, for the script digests EVALSHA sends.
 //
 // Redis names a cached script by the SHA-1 of its exact text. Computing the digest with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A deliberately bad "core": one of each thing the sans-IO check forbids. It is built as its
 // own static library only so the check can be shown failing on it (tests/checks). Nothing
 // links it.

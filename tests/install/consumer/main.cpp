@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Uses the installed edgelock: headers from the package, code from libedgelock_core.a.
 // Returns non-zero when anything differs from what the library must produce.
 #include <edgelock/errc.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client from the installed package (built with CMake or with pkg-config), against
 // a real Redis:
 //

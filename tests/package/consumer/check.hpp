@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both consumer programs report with: each failed expectation prints one line and is
 // counted; the program's exit status is whether any failed.
 #pragma once

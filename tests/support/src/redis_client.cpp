@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "edgelock/testing/redis_client.hpp"
 
 #include <hiredis/hiredis.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "socket_util.hpp"
 
 #include <arpa/inet.h>

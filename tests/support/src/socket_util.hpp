@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small socket helpers shared by the proxy and the scripted server (not installed).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "edgelock/testing/tcp_proxy.hpp"
 
 #include <netinet/in.h>

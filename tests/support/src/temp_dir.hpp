@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Private temporary directories for processes and generated files (not installed).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A blocking TLS client connection with deadlines, for redis_client (not installed).
 //
 // OpenSSL reads and writes memory BIOs, and this class moves their bytes over a non-blocking

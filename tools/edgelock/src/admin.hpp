@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: `edgelock status` and `edgelock release`, the operators' commands.
 //
 // They read and delete keys directly (hiredis), without an edgelock::hiredis::lock: status

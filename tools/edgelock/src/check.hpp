@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: `edgelock check`, a deployment linter.
 //
 // For the configured --redis instances (or the master the sentinels name) it reads, per node,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: the Redis instances a command asks, and how their failures read.
 //
 // `status`, `release` and `check` ask every --redis instance, or the master the sentinels

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: what a transport's std::error_code means to a shell user.
 #pragma once
 

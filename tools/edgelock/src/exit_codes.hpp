@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: the exit codes, one per outcome a script may want to tell apart.
 //
 // `edgelock run` passes CMD's own status through (0..255, or 128+N when CMD died of signal

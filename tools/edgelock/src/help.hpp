@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: the --help texts. docs/CLI.md says the same at more length.
 #pragma once
 

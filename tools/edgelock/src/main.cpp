@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: a distributed lock from the shell. `edgelock --help` and docs/CLI.md say how.
 #include <fcntl.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: the command line, parsed into one struct or one error.
 //
 // Parsing is pure (no I/O, no getenv): the environment comes in as a struct, so every rule

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: the owner key, where `edgelock run` says who holds a lock.
 //
 // The lock key holds the plain token (keys.hpp), so other clients (redis-py, node-redlock,

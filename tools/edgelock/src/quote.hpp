@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: user input inside one-line messages.
 //
 // Every message edgelock prints is one line, whatever a flag, a lock name, a URL or a reply

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: `edgelock run`, a command under a distributed lock.
 //
 // The order of things: acquire (one attempt first, so an unreachable Redis fails at once;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: finding and running edgelock-sim, the simulator (`edgelock sim`, `edgelock check`).
 #pragma once
 

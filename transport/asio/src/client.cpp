@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client: the lock table, event delivery, deadlines, and the public API (fair
 // locks' wake-ups: wake_ups.cpp).
 #include <asio/post.hpp>

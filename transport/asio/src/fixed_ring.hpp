@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The asio client's fixed-capacity ring: allocated once when the client opens.
 #pragma once
 

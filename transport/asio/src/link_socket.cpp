@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One socket carrying one session link: resolve, connect, TLS, bytes in and out, one timer.
 #include <netinet/in.h>
 #include <netinet/tcp.h>

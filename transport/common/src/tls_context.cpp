@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "edgelock/tls_context.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One connection of the blocking client: a session::server_link over a socket that hiredis
 // connects (name lookup, connect timeout, TCP keepalive), with TLS on it for a rediss://
 // address (tls_channel). Everything after the connect (the handshake, the Sentinel step,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TLS over one connected socket of the blocking client. The handshake is taken a step at a
 // time on the non-blocking socket, so the caller's poll(2) loop and the link's deadlines
 // bound it like any other wait; the socket is blocking again once it is done, for writes with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: the address of a Redis server or Sentinel, and the one parser of
 // redis:// and rediss:// URLs.
 //

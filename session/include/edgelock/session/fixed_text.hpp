@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: text of at most N bytes in fixed storage.
 //
 // Addresses and names that a session keeps for its whole life are copied into these once,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: what a new connection says first, and how each answer is checked.
 //
 // Four kinds of connection, one handshake each:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: every capacity and bound of the Redis session, in one place, units last.
 //
 // The session allocates nothing; these constants size its fixed buffers (addresses live in

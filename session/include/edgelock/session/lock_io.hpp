@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: the rules between one instance's connection (server_link) and the locks
 // that use it, written once for every transport (asio, hiredis, the simulator's clients).
 // The transport keeps its own loop shape (completion handlers, poll(2), simulated events);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: what a Redis node says of its own process, read in the handshake.
 //
 // The restart guard (lock.hpp, "Restarts") needs to know when a node's process started and

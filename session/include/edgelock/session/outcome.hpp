@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: what the clients report for the lock's verdicts. One rule set, so the
 // asio and the blocking client answer the same call with the same code.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: Redis pub/sub frames (RESP2), read and written without allocation.
 //
 // A connection in subscribed mode carries no other commands. Redis answers each SUBSCRIBE or

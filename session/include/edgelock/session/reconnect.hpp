@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: when a server may be connected to again.
 //
 // One per server connection. Each failed attempt (a refused or timed-out connect, a handshake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: what a reply says about the server that sent it.
 //
 // One rule set for every transport. Most replies are answers for whoever asked; a few error

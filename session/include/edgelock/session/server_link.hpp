@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: one connection to one Redis server, as a sans-IO state machine.
 //
 // A link is what a transport keeps per Redis instance (and, for failover notices, per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock session: the clients' own error conditions, one enum for both transports.
 //
 // The lock's verdicts are edgelock::errc (core); socket errors are errno values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the names of the simulated servers, as the clients address them.
 //
 // The simulated clients connect by address, exactly as the real transports do

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: what happened in a run, and the four safety and liveness checks over it.
 //
 // The world records every hold (from the moment the client learns it acquired the lock to

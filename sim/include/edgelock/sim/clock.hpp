@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: per-process clocks over the simulator's true time.
 //
 // True time is the simulator's integer virtual time in microseconds; no process can read

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the deployments under test and the parameters of one run.
 //
 // A configuration is what a user chooses: one Redis, one Redis behind Sentinel (with or

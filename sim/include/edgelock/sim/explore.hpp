@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: random exploration of one configuration, and shrinking of what it finds.
 //
 // explore() runs random schedules (any mix of the scenario families, or one family, world

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: one lock instance's connection, made the way the real clients make it.
 //
 // The real transports keep one session::server_link per Redis instance and move its bytes

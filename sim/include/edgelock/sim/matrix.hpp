@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: runs as the CLI names them, and the safety matrix.
 //
 // A run_request is what a replay command says: a scenario and configuration with a seed

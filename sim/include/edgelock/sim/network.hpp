@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the simulated network.
 //
 // Endpoints are the clients, the servers (the Redis nodes, then the sentinels, numbered as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: independent runs on several cores, results in a fixed order.
 //
 // Runs are independent worlds (each owns its state and its generators), so they can run on

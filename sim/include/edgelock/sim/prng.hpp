@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the one pseudo-random generator of the simulator.
 //
 // Every random choice in a run comes from a prng seeded from the run's seed, so a seed

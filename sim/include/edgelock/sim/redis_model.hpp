@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a Redis server, modelled for exactly what edgelock sends.
 //
 // The model receives the bytes the real lock and session wrote (RESP arrays of bulk strings;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the storage the lock protects.
 //
 // A counter (the seeds' stock level or order pool) that clients read and write back while

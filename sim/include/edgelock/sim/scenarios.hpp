@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the scenario catalogue S1..S10.
 //
 // Each scenario is one fault of the Kleppmann/antirez debate, in two forms:

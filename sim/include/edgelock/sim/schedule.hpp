@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: fault schedules, the faults of the Kleppmann/antirez debate as data.
 //
 // A schedule is a list of faults. Each fault fires once, either at a true time or when a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a Redis Sentinel process, modelled for what a client asks it.
 //
 // In the Sentinel configurations a lock's link does not know the master: it asks a sentinel

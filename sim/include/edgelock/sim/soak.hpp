@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the soak, many swarm runs over every configuration.
 //
 // Run i takes configuration i mod 12 and scenario family (i / 12) mod 9, draws every world

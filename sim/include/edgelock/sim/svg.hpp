@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a run's timeline as an SVG picture.
 //
 // One lane per client (its holds, the windows in which it acted on an earlier check, its

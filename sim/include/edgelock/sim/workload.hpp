@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a client process, the real edgelock::lock and the job it protects.
 //
 // Each client drives one edgelock::lock and, per lock instance, one session::server_link

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the world of one run, and the scheduler that moves it through true time.
 //
 // One thread, integer virtual time (microseconds), one event queue ordered by (time, the

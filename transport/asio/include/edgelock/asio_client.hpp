@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: the production client, asynchronous, on the caller's asio::io_context.
 //
 // A `client` keeps one TCP connection per Redis instance (and, once a fair lock waits, one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: fixed-size storage for one completion handler, with no heap allocation.
 //
 // Every lock in the asio client's table owns three of these (acquire, release, lost), made

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: Asio without exceptions.
 //
 // edgelock::asio is built with -fno-exceptions and defines ASIO_NO_EXCEPTIONS and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: owner tokens from the operating system's random source.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: std::error_code for the core's errc and the transports' transport_errc, and the
 // one mapping between the session's `failure` values and std::error_code.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: the OpenSSL client context both transports open TLS connections from, and the
 // one mapping of TLS failures to the session's error values.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock: what a client verifies, and shows, when it speaks TLS (rediss:// URLs).
 //
 // Both clients and the CLI take the same options; they apply to every rediss:// address of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock::hiredis: plain Redis commands over the lock's own session, for tools.
 //
 // The CLI's `status` and `release` read and delete keys on behalf of other owners, so they do

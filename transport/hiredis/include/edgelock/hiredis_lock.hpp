@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock::hiredis: a blocking lock client over hiredis 0.14, for tools and simple programs.
 //
 // One `hiredis::lock` is one lock name held by one owner, over one Redis, N independent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: child processes started by the tests, stopped by PID.
 //
 // A child_process owns one PID. Its destructor sends SIGKILL and reaps it, so a test that

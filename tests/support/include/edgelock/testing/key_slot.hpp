@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: the Redis Cluster hash slot of a key, computed without the core.
 //
 // Redis Cluster hashes a key's hash tag (the bytes after its first '{' up to the first '}'

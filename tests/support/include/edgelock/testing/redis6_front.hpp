@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: a real redis-server that answers as Redis 6.2 does where 7.0 differs
 // in what edgelock sends.
 //

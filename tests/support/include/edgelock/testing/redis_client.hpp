@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: a small blocking admin client for tests (GET, SET, INFO, DEBUG, ...).
 //
 // Deliberately independent of the transports under test: it uses hiredis directly and throws

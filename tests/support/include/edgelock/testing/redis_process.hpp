@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: real redis-server / redis-sentinel processes and topologies.
 //
 // Every process binds 127.0.0.1 on a free port, runs in its own temporary directory (its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: a fake Redis that answers with whatever the test scripts.
 //
 // For replies a real Redis never sends to the lock's commands (a wrong type, garbage bytes,

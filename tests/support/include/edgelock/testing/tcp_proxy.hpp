@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: a user-space TCP proxy for network faults (this kernel has no netem).
 //
 // The proxy listens on 127.0.0.1:<free port> and forwards every accepted connection to

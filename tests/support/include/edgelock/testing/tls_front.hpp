@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: a TLS-terminating front for a plain redis-server, that can make the
 // server side of a TLS connection send records that carry no application data.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // edgelock test support: certificates and keys for TLS tests, made fresh for each object.
 //
 // The constructor generates, with OpenSSL, a test CA and the certificates the tests need, and
