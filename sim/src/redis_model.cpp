@@ -410,6 +410,9 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
         // Checked first, as the script does: an exhausted counter leaves the lock untouched.
         const redis_entry* fence = find(keys[id == script_id::acquire ? 1 : 3], wall_ms, effects);
         if (fence != nullptr && fence->value == "9223372036854775807") {
+            // PERSIST: an exhausted counter must not expire and restart below its tokens.
+            const std::string_view fence_key = keys[id == script_id::acquire ? 1 : 3];
+            if (fence->expire_at_ms >= 0) set(fence_key, fence->value, -1, effects);
             append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
             return;
         }

@@ -549,15 +549,21 @@ void random_s11(schedule& s, const configuration& config, const world_params& p,
     }
     // A holder paused well past its lease: its key expires, nothing is published, and it is
     // not back soon to publish with its release.
+    // Draws in sequenced statements only: the order in which a call's arguments are evaluated
+    // differs between compilers and targets, and a run must replay alike on each.
     if (rng.chance(400'000)) {
         const std::uint8_t who = pick_client(p, rng);
-        s.push_back(pause(who, at_point(who, point::acquired, pick_nth(rng), rng.between(0, p.ttl_ms / 2)),
-                          rng.between(2 * p.ttl_ms, 4 * p.ttl_ms)));
+        const int nth = pick_nth(rng);
+        const std::int64_t after_ms = rng.between(0, p.ttl_ms / 2);
+        const std::int64_t paused_ms = rng.between(2 * p.ttl_ms, 4 * p.ttl_ms);
+        s.push_back(pause(who, at_point(who, point::acquired, nth, after_ms), paused_ms));
     }
     if (rng.chance(300'000)) {
         const std::uint8_t who = pick_client(p, rng);
         const std::int64_t at = rng.between(0, p.duration_ms);
-        fault f = client_fault(fault_kind::loss, who, at_time(at), all, rng.between(10, 200), rng.between(100'000, 500'000));
+        const std::int64_t lost_ms = rng.between(10, 200);
+        const std::int64_t per_million = rng.between(100'000, 500'000);
+        fault f = client_fault(fault_kind::loss, who, at_time(at), all, lost_ms, per_million);
         f.reset = rng.chance(500'000);
         s.push_back(f);
     }

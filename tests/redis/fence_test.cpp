@@ -92,6 +92,8 @@ TEST(fence, the_last_token_is_2_pow_63_minus_1_then_acquire_fails_with_fence_exh
     EXPECT_FALSE(lock.held());
     EXPECT_FALSE(client.exists("job")) << "the exhausted counter left the lock key alone";
     EXPECT_EQ(client.get(fence_key), "9223372036854775807") << "never wrapped";
+    EXPECT_EQ(client.pttl(fence_key), -1)
+        << "an exhausted counter persists: expired, it would restart below its tokens";
 
     const auto start = std::chrono::steady_clock::now();
     const std::error_code waited = lock.acquire(60s, &hold);

@@ -174,6 +174,7 @@ TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acqui
     EXPECT_EQ(acquire_fenced(token_b), "-FENCE_EXHAUSTED the fence counter is at 2^63-1\r\n");
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr) << "an exhausted counter leaves the lock key alone";
     EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "9223372036854775807");
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->expire_at_ms, -1) << "it persists, as PERSIST does";
 }
 
 TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {

@@ -28,7 +28,9 @@
 //            Returns the fence value as a decimal bulk string, 0 without a fence
 //            key, nil when another token holds the lock. A fence counter already at
 //            2^63-1 (INCR would fail) answers the error "FENCE_EXHAUSTED ..." before the SET,
-//            so the key is left untouched.
+//            so the lock key is left untouched, and makes the counter persist: an exhausted
+//            counter must not expire and restart below the tokens it handed out (an operator
+//            resets it).
 //   raise    KEYS: lock fence     ARGV: token fence_value
 //            If the lock still holds our token, raise the fence counter to at least
 //            fence_value, and give it the fence expiry as acquire does (also when it was
@@ -97,6 +99,7 @@ struct script {
 
 inline constexpr std::string_view acquire_script_text =
     "if #KEYS > 1 and redis.call('GET', KEYS[2]) == '9223372036854775807' then\n"
+    "  redis.call('PERSIST', KEYS[2])\n"
     "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
     "end\n"
     "if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then\n"
@@ -154,6 +157,7 @@ inline constexpr std::string_view release_script_text =
 
 inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
+    "  redis.call('PERSIST', KEYS[4])\n"
     "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
     "end\n"
     EDGELOCK_FAIR_PROLOGUE

@@ -16,12 +16,12 @@
 namespace edgelock::cli {
 namespace {
 
-// KEYS: lock fence owner. ARGV: fence host pid command ttl_ms. The description is written
-// only while the counter still has our fence token (owner.hpp), with the token the lock key
-// holds and the server's clock as `since_ms`, so every host's status reads one clock.
+// KEYS: lock fence owner. ARGV: fence host pid command ttl_ms token. The description is
+// written only while the lock key holds our token and the counter our fence token
+// (owner.hpp), with the server's clock as `since_ms`, so every host's status reads one clock.
 constexpr std::string_view write_owner_script =
     "local token = redis.call('GET', KEYS[1])\n"
-    "if not token or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end\n"
+    "if token ~= ARGV[6] or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end\n"
     "local now = redis.call('TIME')\n"
     "local since = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n"
     "redis.call('DEL', KEYS[3])\n"
@@ -61,7 +61,7 @@ std::string owner_key(const std::string& name) {
     return companion_of(name, companion::owner);
 }
 
-void describe_holder(const options& o, std::int64_t fence) {
+void describe_holder(const options& o, const std::string& token, std::int64_t fence) {
     const std::vector<std::string> args = {"EVAL",
                                            std::string(write_owner_script),
                                            "3",
@@ -72,7 +72,8 @@ void describe_holder(const options& o, std::int64_t fence) {
                                            host_name(),
                                            std::to_string(::getpid()),
                                            command_line(o.program),
-                                           std::to_string(fence_ttl_ms)};
+                                           std::to_string(fence_ttl_ms),
+                                           token};
     for (endpoint ep : endpoints_of(o)) {
         hiredis::command_connection c;
         failure ignored;

@@ -8,10 +8,9 @@
 // and `status` and `list` show it only while that token still holds the lock, so a
 // description left by a run that ended (or crashed) is never shown for another holder.
 //
-// The token is not handed out by the library, so the write is a script that reads it from
-// the lock key, and only while the fence counter still has this run's fence token: every
-// edgelock acquire moves the counter, so a counter still at our token means no other
-// edgelock took the lock since. The key expires fence_ttl_ms (a week) after the write, as the
+// The write is a script that writes only while the lock key still holds this run's token (a
+// client that does not fence, redis-py or redsync, moves no counter: the counter alone could
+// not tell its hold from ours) and the fence counter still has this run's fence token. The key expires fence_ttl_ms (a week) after the write, as the
 // counter does: names used once leave nothing for good, and a hold longer than a week shows
 // no description after that.
 #pragma once
@@ -27,8 +26,8 @@ namespace edgelock::cli {
 std::string owner_key(const std::string& name);
 
 // Writes the owner key of o.name on every instance (a connection of its own each, bounded by
-// --redis-timeout), for the hold whose fence token is `fence`. Best effort: a failure only
-// leaves the holder undescribed, and is not reported.
-void describe_holder(const options& o, std::int64_t fence);
+// --redis-timeout), for the hold of owner token `token` (32 hex characters) and fence token
+// `fence`. Best effort: a failure only leaves the holder undescribed, and is not reported.
+void describe_holder(const options& o, const std::string& token, std::int64_t fence);
 
 }  // namespace edgelock::cli

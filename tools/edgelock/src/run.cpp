@@ -613,7 +613,7 @@ int hold_locked(const options& o) {
     hiredis::lock lock;
     hiredis::hold hold;
     if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
-    describe_holder(o, hold.fence);
+    describe_holder(o, hold.token, hold.fence);
     std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
                 static_cast<long long>(hold.fence));
     std::fflush(stdout);
@@ -643,7 +643,7 @@ int run_locked(const options& o) {
     hiredis::lock lock;
     hiredis::hold hold;
     if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
-    describe_holder(o, hold.fence);
+    describe_holder(o, hold.token, hold.fence);
 
     install_handlers();
     pid_t pid = -1;
