@@ -282,7 +282,10 @@ TEST(Name, AnotherLocksFenceKeyIsAUsageError) {
     expect_usage_error({"run", "--name", "{x}:fence", "--", "true"},
                        "--name \"{x}:fence\" is the fence key of lock \"{x}\"");
     expect_usage_error({"run", "--name", "job{7}:fence", "--", "true"}, "fence key of lock \"job{7}\"");
-    expect_usage_error({"run", "--name", "job{7}:qttl", "--", "true"}, "queue key of lock \"job{7}\"");
+    expect_usage_error({"run", "--name", "job{7}:qttl", "--", "true"}, "has the form of a lock's queue key");
+    // A line or owner key names its lock after its first tag (keys.hpp): {x}'s is {BJN@}{x}.
+    expect_usage_error({"run", "--name", "{x}:owner", "--", "true"}, "owner key of lock \"x\"");
+    expect_usage_error({"run", "--name", "{BJN@}{x}:queue", "--", "true"}, "queue key of lock \"{x}\"");
     for (const char* fine : {"db:fence", "{}:fence", "x:fence:y"}) {
         const parse_result r = parse({"run", "--name", fine, "--", "true"});
         EXPECT_EQ(r.exit_code, 0) << fine << ": " << r.error;

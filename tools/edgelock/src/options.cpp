@@ -313,21 +313,33 @@ duration_range accepted_ttls(const options& o) {
     return range;
 }
 
+// Why a companion key is refused as a lock name. A fence key is the part before ":fence"
+// with it; a line or owner key (keys.hpp) names its lock after its first tag, or is that tag
+// when nothing follows it. Other names of that form (a line key of the older layout) are
+// refused all the same.
+std::string companion_key_problem(const std::string& name) {
+    const std::size_t colon = name.rfind(':');
+    const std::string_view stem = std::string_view(name).substr(0, colon);
+    const std::string_view suffix = std::string_view(name).substr(colon);
+    if (is_fence_key(name)) {
+        return "--name " + quote(name) + " is the fence key of lock " + quote(stem) + "; use another name";
+    }
+    const std::string role = suffix == ":owner" ? "owner key" : "queue key";
+    const std::size_t close = stem.find('}');
+    if (stem.empty() || stem[0] != '{' || close == std::string_view::npos) {
+        return "--name " + quote(name) + " has the form of a lock's " + role + "; use another name";
+    }
+    const std::string_view rest = stem.substr(close + 1);
+    const std::string_view owner = rest.empty() ? stem.substr(1, close - 1) : rest;
+    return "--name " + quote(name) + " is the " + role + " of lock " + quote(owner) + "; use another name";
+}
+
 // Refuses here, as a usage error, what `edgelock run` would otherwise learn only from
 // lock::configure once started: a TTL too short for the lease arithmetic, a fence or queue key as name.
 std::string check_lock(const options& o) {
     const errc code = configure_scratch(o, o.ttl_ms);
     if (code == errc::ok) return "";
-    if (code == errc::invalid_name && is_companion_key(o.name)) {
-        const std::size_t colon = o.name.rfind(':');
-        const std::string_view owner = std::string_view(o.name).substr(0, colon);
-        const std::string_view suffix = std::string_view(o.name).substr(colon);
-        std::string_view role = "queue key";
-        if (is_fence_key(o.name)) role = "fence key";
-        if (suffix == ":owner") role = "owner key";
-        return "--name " + quote(o.name) + " is the " + std::string(role) + " of lock " + quote(owner) +
-               "; use another name";
-    }
+    if (code == errc::invalid_name && is_companion_key(o.name)) return companion_key_problem(o.name);
     if (code == errc::invalid_ttl || code == errc::invalid_config) {
         const duration_range range = accepted_ttls(o);
         if (range.min_ms > 0 && (o.ttl_ms < range.min_ms || o.ttl_ms > range.max_ms)) {
