@@ -9,6 +9,7 @@
 namespace {
 
 using edgelock::cli::quote;
+using edgelock::cli::json_string;
 using edgelock::cli::shown;
 
 TEST(Quote, EscapesWhatBreaksALineAndTheQuotesOwnBytes) {
@@ -39,6 +40,14 @@ TEST(Shown, BareUnlessSomethingNeedsAnEscape) {
     EXPECT_EQ(shown("z\xc3\xbcrich"), "z\xc3\xbcrich");
     EXPECT_EQ(shown("--bo\ngus"), "\"--bo\\ngus\"");
     EXPECT_EQ(shown("a\xff"), "\"a\\xff\"");
+}
+
+// --json output: quotes and backslashes escaped, control characters as \u00XX, not dropped.
+TEST(JsonString, EscapesWhatJsonNeedsAndKeepsEveryCharacter) {
+    EXPECT_EQ(json_string("plain"), "\"plain\"");
+    EXPECT_EQ(json_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+    EXPECT_EQ(json_string("a\nb\x01"), "\"a\\u000ab\\u0001\"");
+    EXPECT_EQ(json_string("z\xc3\xbcrich"), "\"z\xc3\xbcrich\"");
 }
 
 }  // namespace

@@ -171,23 +171,6 @@ std::string since_text(long long since_ms, long long now_ms) {
            " ago)";
 }
 
-std::string json_string(std::string_view text) {
-    std::string out = "\"";
-    for (const char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            std::array<char, 8> escaped{};
-            std::snprintf(escaped.data(), escaped.size(), "\\u%04x", static_cast<unsigned>(c));
-            out += escaped.data();
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
 // The exit code and one-line message when fewer than a majority of instances answered.
 int report_unreachable(const char* verb, const std::string& what,
                        const std::vector<const failure*>& failures,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "quote.hpp"
 
+#include <array>
 #include <cstdint>
+#include <cstdio>
 
 namespace edgelock::cli {
 namespace {
@@ -93,5 +95,22 @@ std::string quote(std::string_view text) {
 }
 
 std::string shown(std::string_view text) { return needs_escape(text) ? quote(text) : std::string(text); }
+
+std::string json_string(std::string_view text) {
+    std::string out = "\"";
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            std::array<char, 8> escaped{};
+            std::snprintf(escaped.data(), escaped.size(), "\\u%04x", static_cast<unsigned>(c));
+            out += escaped.data();
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
 
 }  // namespace edgelock::cli

@@ -23,4 +23,8 @@ std::string quote(std::string_view text);
 // shown bare (a flag, a path, a token, an address).
 std::string shown(std::string_view text);
 
+// `text` as a JSON string: in double quotes, with \" \\ and \u00XX for the C0 controls (the
+// `--json` outputs of status, list and check).
+std::string json_string(std::string_view text);
+
 }  // namespace edgelock::cli
