@@ -7,17 +7,10 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
-#include "edgelock/resp_writer.hpp"
-#include "edgelock/scripts.hpp"
 
 namespace edgelock {
 
 static_assert(sizeof(lock) <= 640, "one lock object must stay within 640 bytes");
-static_assert(instances_max * requests_per_instance_max <= 32, "lock::token_replaced_ has a bit per ring slot");
-// The longest request: EVAL with the fair acquire script's text, four keys of the longest
-// name, the token and two numbers, with room for RESP's framing.
-static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
-              "request_bytes_max must hold EVAL with the fair acquire script");
 
 namespace {
 
@@ -26,50 +19,6 @@ constexpr std::int64_t retry_delay_ms_max_default = 1000;
 constexpr std::int64_t recheck_ms_default = 1000;
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
-
-bool is_error_with_code(const reply_node& reply, std::string_view code) {
-    // Not substr(): its out-of-range check would link a throwing path into the core.
-    return reply.type == reply_type::error && reply.text.size() >= code.size() &&
-           std::string_view(reply.text.data(), code.size()) == code;
-}
-
-bool is_noscript(const reply_node& reply) { return is_error_with_code(reply, "NOSCRIPT"); }
-
-// Redis before 7.0 refuses SET with both NX and GET this way, before running anything.
-bool is_syntax_error(const reply_node& reply) {
-    return is_error_with_code(reply, "ERR syntax error");
-}
-
-// The acquire script's answer when the fence counter is at 2^63-1 (scripts.hpp).
-bool is_fence_exhausted(const reply_node& reply) {
-    return is_error_with_code(reply, "FENCE_EXHAUSTED");
-}
-
-// A fence value as the acquire script returns it: GET's decimal string of a counter in
-// [1, 2^63-1]. Anything else (a sign, a leading zero, more than 2^63-1) is not a fence.
-bool parse_fence(const reply_node& reply, std::int64_t& fence) {
-    const std::string_view text = reply.text;
-    if (reply.type != reply_type::bulk_string || text.empty() || text.size() > 19) return false;
-    if (text[0] == '0') return false;
-    std::uint64_t value = 0;  // 19 digits stay below 10^19 < 2^64
-    for (const char digit : text) {
-        if (digit < '0' || digit > '9') return false;
-        value = value * 10 + static_cast<std::uint64_t>(digit - '0');
-    }
-    if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
-    fence = static_cast<std::int64_t>(value);
-    return true;
-}
-
-std::array<char, token_hex_bytes> to_hex(const owner_token& token) {
-    constexpr char digits[] = "0123456789abcdef";
-    std::array<char, token_hex_bytes> hex{};
-    for (std::size_t i = 0; i < token_bytes; ++i) {
-        hex[2 * i] = digits[token[i] >> 4];
-        hex[2 * i + 1] = digits[token[i] & 0xf];
-    }
-    return hex;
-}
 
 }  // namespace
 
@@ -208,7 +157,7 @@ errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
     advance();
-    if (queues_[instance].in_flight == 0) return errc::unexpected_reply;
+    if (rings_[instance].in_flight() == 0) return errc::unexpected_reply;
     bool token_replaced = false;
     const request sent = pop_in_flight(instance, token_replaced);
     errc code = errc::ok;
@@ -220,7 +169,22 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
     advance();
-    while (queues_[instance].in_flight > 0) {
+    give_up_in_flight(instance);
+    return errc::ok;
+}
+
+errc lock::drop_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept {
+    // Refused before anything is taken from the queue, so that a refused call gives up nothing.
+    if (const errc code = input_refusal(now_ms); code != errc::ok) return code;
+    // As if written on the failed connection before it failed: given up with it below, and
+    // whatever the call queues from here on (a decided round's cleanup) waits for the next.
+    if (instance < instances_) rings_[instance].mark_all_sent();
+    return on_io_error(instance, now_ms);
+}
+
+// The requests in flight on `instance` are lost with its connection.
+void lock::give_up_in_flight(std::uint8_t instance) noexcept {
+    while (rings_[instance].in_flight() > 0) {
         bool token_replaced = false;
         const request lost = pop_in_flight(instance, token_replaced);
         if (!lost.current) {
@@ -236,7 +200,6 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     forget_unconfirmable(instance);
     // The next connection may reach another server (a failover, an upgrade): ask it anew.
     scripted_acquire_ = static_cast<std::uint8_t>(scripted_acquire_ & ~(1u << instance));
-    return errc::ok;
 }
 
 // WAIT counts the replicas that acknowledged its own connection's writes, so on a new
@@ -245,49 +208,16 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
 // still queued for it (never written) is dropped with it.
 void lock::forget_unconfirmable(std::uint8_t instance) noexcept {
     if (replicas_to_wait_ == 0 || round_decided_) return;
-    instance_queue& queue = queues_[instance];
     if (round_kind_ == request_kind::replicate) {
-        if (drop_queued_current(instance)) record(instance, outcome::failed);
+        if (rings_[instance].drop_unsent_current()) record(instance, outcome::failed);
         return;
     }
-    if (queue.result != outcome::ok) return;
+    if (results_[instance] != outcome::ok) return;
     EDGELOCK_ASSERT(tally_.ok > 0);
     --tally_.ok;
-    queue.result = outcome::pending;
+    results_[instance] = outcome::pending;
     ++tally_.pending;
     record(instance, outcome::failed);
-}
-
-// Removes the running round's unwritten requests from an instance's queue; true if any.
-bool lock::drop_queued_current(std::uint8_t instance) noexcept {
-    instance_queue& queue = queues_[instance];
-    std::uint8_t kept = queue.in_flight;
-    for (std::uint8_t n = queue.in_flight; n < queue.count; ++n) {
-        const request r = queue.ring[(queue.head + n) % requests_per_instance_max];
-        if (r.current) continue;
-        queue.ring[(queue.head + kept) % requests_per_instance_max] = r;
-        ++kept;
-    }
-    const bool dropped = kept != queue.count;
-    queue.count = kept;
-    return dropped;
-}
-
-errc lock::on_node_started(std::uint8_t instance, const node_start& start, std::int64_t now_ms) noexcept {
-    if (const errc code = check_input(now_ms); code != errc::ok) return code;
-    if (instance >= instances_) return errc::invalid_instance;
-    if (start.started_ms < -now_ms_limit || start.started_ms > now_ms_limit) return errc::invalid_time;
-    advance();
-    record_start(instance, start);
-    if (restart_guard_ms_ == 0) return errc::ok;
-    const bool running = state_ == lock_state::acquiring || state_ == lock_state::confirming ||
-                         state_ == lock_state::held;
-    const bool restarted = start.restarted && !start.durable;
-    if (running && !excluded(instance) &&
-        (restarted || counts_from_ms(instance) > lease_start_ms_)) {
-        exclude(instance);
-    }
-    return errc::ok;
 }
 
 errc lock::on_timer(std::int64_t now_ms) noexcept {
@@ -298,49 +228,27 @@ errc lock::on_timer(std::int64_t now_ms) noexcept {
 
 // ---- calls out -------------------------------------------------------------------------
 
-errc lock::on_wake(std::int64_t now_ms, std::string_view message) noexcept {
-    if (const errc code = check_input(now_ms); code != errc::ok) return code;
-    advance();
-    const std::array<char, token_hex_bytes> token = token_hex();
-    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
-    if (!wants_wake_ups() || !for_us) return errc::ok;
-    // In line under the restart guard: the lock may not be taken before it ends.
-    if (joining_) return errc::ok;
-    if (state_ == lock_state::backing_off) {
-        timer_ms_ = now_ms_;
-        advance();
-    } else {
-        wake_pending_ = true;  // the attempt in flight may have been refused just before
-    }
-    return errc::ok;
-}
-
-bool lock::wants_wake_ups() const noexcept {
-    return fair_ && retrying_ && (state_ == lock_state::acquiring || state_ == lock_state::backing_off);
-}
-
 bool lock::has_requests() const noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (queues_[i].count > 0) return true;
+        if (rings_[i].size() > 0) return true;
     }
     return false;
 }
 
 bool lock::has_request(std::uint8_t instance) const noexcept {
     if (instance >= instances_) return false;
-    const instance_queue& queue = queues_[instance];
-    return queue.count > queue.in_flight;
+    return rings_[instance].has_unsent();
 }
 
 write_result lock::write_request(std::uint8_t instance, char* out, std::size_t capacity) noexcept {
     if (instance >= instances_) return {errc::invalid_instance, 0};
-    instance_queue& queue = queues_[instance];
-    if (queue.count == queue.in_flight) return {errc::invalid_state, 0};
-    request& next = queue.ring[(queue.head + queue.in_flight) % requests_per_instance_max];
+    request_ring& ring = rings_[instance];
+    if (!ring.has_unsent()) return {errc::invalid_state, 0};
+    request& next = ring.next_unsent();
     next.native = next.kind() == request_kind::acquire && !next.eval && native_acquire(instance);
     const std::size_t size = encode(next, out, capacity);
     if (size == 0) return {errc::buffer_too_small, 0};
-    ++queue.in_flight;
+    ring.mark_sent();
     return {errc::ok, size};
 }
 
@@ -372,15 +280,21 @@ bool lock::held(std::int64_t now_ms) const noexcept {
 }
 
 std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
-    return to_hex(tokens_[token_slot_]);
+    return tokens_.hex(tokens_.current());
 }
 
 // ---- time ------------------------------------------------------------------------------
 
-errc lock::check_input(std::int64_t now_ms) noexcept {
+// Why a call in at now_ms is refused, if it is; changes nothing.
+errc lock::input_refusal(std::int64_t now_ms) const noexcept {
     if (state_ == lock_state::unconfigured) return errc::invalid_state;
     if (now_ms < -now_ms_limit || now_ms > now_ms_limit) return errc::invalid_time;
     if (events_max - event_count_ < events_per_call_max) return errc::events_pending;
+    return errc::ok;
+}
+
+errc lock::check_input(std::int64_t now_ms) noexcept {
+    if (const errc code = input_refusal(now_ms); code != errc::ok) return code;
     if (now_ms_ != no_reading_ms && now_ms < now_ms_) step_back(now_ms);
     now_ms_ = now_ms;
     return errc::ok;
@@ -453,18 +367,13 @@ void lock::start_round(request_kind kind) noexcept {
     round_decided_ = false;
     round_start_ms_ = now_ms_;
     tally_ = round_tally{};
-    for (std::uint8_t i = 0; i < instances_; ++i) queues_[i].result = outcome::none;
+    for (std::uint8_t i = 0; i < instances_; ++i) results_[i] = outcome::none;
 }
 
 // Ends the running round for good: its requests still in flight become stale.
 void lock::retire_round() noexcept {
     round_decided_ = true;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        instance_queue& queue = queues_[i];
-        for (std::uint8_t n = 0; n < queue.count; ++n) {
-            queue.ring[(queue.head + n) % requests_per_instance_max].current = 0;
-        }
-    }
+    for (std::uint8_t i = 0; i < instances_; ++i) rings_[i].clear_current();
 }
 
 // Queues the running round's `kind` request on every instance in `targets` and decides the
@@ -478,10 +387,10 @@ void lock::send_round(request_kind kind, const instance_set& targets) noexcept {
         if (!targets[i]) continue;
         const bool in_line_only = kind == request_kind::acquire && joining_;
         if (enqueue(i, kind, true, false, free_slots_needed, in_line_only)) {
-            queues_[i].result = outcome::pending;
+            results_[i] = outcome::pending;
             ++tally_.pending;
         } else {
-            queues_[i].result = outcome::failed;
+            results_[i] = outcome::failed;
             ++tally_.failed;
         }
     }
@@ -512,10 +421,7 @@ void lock::start_attempt() noexcept {
     lease_start_ms_ = now_ms_;
     fence_candidate_ = 0;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, now_ms_ + ttl_ms_ - drift_ms_);
-    excluded_ = 0;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (counts_from_ms(i) > lease_start_ms_) excluded_ |= static_cast<std::uint8_t>(1u << i);
-    }
+    exclude_not_counting_yet();
     const bool quorum_counts = countable() >= quorum();
     joining_ = fair_ && !quorum_counts && retrying_ && guard_until_ms() <= wait_deadline_ms_;
     const instance_set asked = quorum_counts ? counting_instances() : joining_ ? all_instances() : instance_set{};
@@ -526,7 +432,7 @@ void lock::start_attempt() noexcept {
 // previous round: only they can confirm, and a quorum of them must.
 void lock::start_confirmation(request_kind kind) noexcept {
     instance_set holders{};
-    for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = queues_[i].result == outcome::ok;
+    for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = results_[i] == outcome::ok;
     start_round(kind);
     state_ = lock_state::confirming;
     round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
@@ -562,7 +468,7 @@ void lock::start_release() noexcept {
 // The round's deadline passed: whoever has not answered has failed.
 void lock::fail_pending() noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (queues_[i].result == outcome::pending) record(i, outcome::failed);
+        if (results_[i] == outcome::pending) record(i, outcome::failed);
     }
     EDGELOCK_ASSERT(tally_.pending == 0);
     EDGELOCK_ASSERT(round_decided_);
@@ -676,7 +582,7 @@ void lock::decide_renewal() noexcept {
 
 void lock::start_renewal_confirmation() noexcept {
     instance_set renewed{};
-    for (std::uint8_t i = 0; i < instances_; ++i) renewed[i] = queues_[i].result == outcome::ok;
+    for (std::uint8_t i = 0; i < instances_; ++i) renewed[i] = results_[i] == outcome::ok;
     const std::int64_t renewal_start_ms = round_start_ms_;
     start_round(request_kind::replicate);
     round_start_ms_ = renewal_start_ms;
@@ -710,21 +616,6 @@ void lock::fail_attempt(errc cause) noexcept {
     e.cause = cause;
     if (guarded) e.guard_until_ms = guard_until;
     push_event(e);
-}
-
-// When the next attempt starts after a failed one. A fair waiter looks again at once after a
-// wake-up that came during the attempt; refused, it waits in line for its wake-up, looking
-// again after recheck_ms (the wake-up may be lost); after other failures it backs off, but
-// never longer than recheck_ms. Others back off.
-std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
-    std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
-    if (fair_) delay = wake_pending_ ? 0 : cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
-    const bool guarded = cause == errc::restart_guard;
-    if (!guarded) return now_ms_ + delay;
-    // A fair waiter stands in line under the guard: its next attempt joins (or, once in line,
-    // renews its entry) within recheck_ms, until the guard ends. Others wait the guard out.
-    if (fair_) return std::min(guard_until, now_ms_ + (joining_ ? recheck_ms_ : delay));
-    return std::max(now_ms_ + delay, guard_until);
 }
 
 // Ends the running acquire() for good (cancelled, or the clock stepped back). An attempt in
@@ -778,181 +669,17 @@ void lock::finish_release() noexcept {
     push_event(e);
 }
 
-// Best-effort compare-and-delete wherever our token may be, including instances that
-// timed out (their SET may have happened). Instances that refused a script hold another
-// token; a WAIT "refusal" (too few replicas) still holds ours. Instances an attempt did not
-// ask (the restart guard kept them out) hold nothing of it. A fair waiter that gives up
-// (line::leave) also has its token in the line of an instance that refused: the fair
-// release takes it out. One that goes on waiting (line::keep_place) keeps its place: its
-// cleanup deletes only the lock key.
-void lock::clean_up_everywhere(line place) noexcept {
-    const bool refusal_means_other_token = round_kind_ != request_kind::replicate;
-    // Our token may stand in the line wherever a fair acquire of this acquire() went: as a
-    // waiter, or as the taker until it leaves (also after a hold lost with token_gone).
-    const bool leave_line = fair_ && place == line::leave && may_be_in_line_;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        const outcome result = queues_[i].result;
-        const bool other_token = result == outcome::refused && refusal_means_other_token;
-        const bool not_asked = round_kind_ == request_kind::acquire && result == outcome::none;
-        if ((other_token || not_asked) && !leave_line) continue;
-        enqueue(i, request_kind::release, false, false, 1, place == line::keep_place);
-    }
-}
-
-// ---- the restart guard -----------------------------------------------------------------
-
-// Kept whether the guard is on or not (a later configure() may turn it on). A durable
-// process forgets nothing from now on, but one that was not when it last (re)started may
-// already have forgotten keys: only a durable process that restarted (and loaded its data)
-// clears what was known.
-void lock::record_start(std::uint8_t instance, const node_start& start) noexcept {
-    std::int64_t& known = node_started_ms_[instance];
-    if (!start.durable) {
-        known = std::min(start.started_ms, now_ms_);
-    } else if (start.restarted) {
-        known = no_reading_ms;
-    }
-}
-
-// The first instant of the caller's clock from which leases may count `instance`.
-std::int64_t lock::counts_from_ms(std::uint8_t instance) const noexcept {
-    const std::int64_t started = node_started_ms_[instance];
-    return started == no_reading_ms ? no_reading_ms : started + restart_guard_ms_;
-}
-
-// The earliest instant a quorum of instances counts: the quorum-th smallest counts_from_ms(),
-// or now when that is past (a restart noticed during the attempt kept it out of this one only).
-std::int64_t lock::guard_until_ms() const noexcept {
-    std::array<std::int64_t, instances_max> from{};
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        std::uint8_t at = i;  // insertion sort: at most instances_max entries
-        for (; at > 0 && from[at - 1] > counts_from_ms(i); --at) from[at] = from[at - 1];
-        from[at] = counts_from_ms(i);
-    }
-    return std::max(from[quorum() - 1], now_ms_);
-}
-
-std::uint8_t lock::countable() const noexcept {
-    std::uint8_t count = 0;
-    for (std::uint8_t i = 0; i < instances_; ++i) count += excluded(i) ? 0 : 1;
-    return count;
-}
-
-// Takes a restarted instance out of the running attempt or hold: an OK it gave no longer
-// counts, a request of the round not yet written is not sent, and a hold left with fewer
-// than a quorum is lost.
-void lock::exclude(std::uint8_t instance) noexcept {
-    excluded_ |= static_cast<std::uint8_t>(1u << instance);
-    if (state_ == lock_state::held && countable() < quorum()) {
-        lose(errc::node_restarted);  // before a running renewal can read it as refusals
-        return;
-    }
-    instance_queue& queue = queues_[instance];
-    if (!round_decided_ && round_kind_ != request_kind::release) {
-        if (queue.result == outcome::ok) {
-            --tally_.ok;
-            queue.result = outcome::pending;
-            ++tally_.pending;
-            record(instance, outcome::failed);
-        } else if (queue.result == outcome::pending && drop_queued_current(instance)) {
-            record(instance, outcome::failed);
-        }
-    }
-}
-
-// ---- replies ---------------------------------------------------------------------------
-
-void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
-                        errc& code) noexcept {
-    if (sent.native) {
-        handle_native_acquire_reply(instance, sent, reply, code);
-        return;
-    }
-    if (is_noscript(reply)) {
-        // The server's script cache is empty (first contact, restart, SCRIPT FLUSH): send
-        // the text. The running round's requests are always re-sent; a stale release only
-        // when re-sending it cannot delete a key we set later (see resendable()).
-        const bool resend = sent.current || resendable(instance, sent, token_replaced);
-        if (resend && requeue(instance, sent, true)) return;
-        if (sent.current) record(instance, outcome::failed);
-        return;
-    }
-    outcome result = outcome::failed;
-    std::int64_t fence = 0;
-    if (reply.type == reply_type::error) {
-        code = errc::error_reply;
-        if (sent.current && sent.kind() == request_kind::acquire && is_fence_exhausted(reply)) {
-            ++tally_.exhausted;
-        }
-    } else if (sent.kind() == request_kind::acquire) {
-        if (reply.type == reply_type::nil) {
-            result = outcome::refused;
-        } else if (fencing_ ? parse_fence(reply, fence)
-                            : reply.type == reply_type::integer && reply.integer == 0) {
-            result = outcome::ok;
-            if (sent.current) fence_candidate_ = std::max(fence_candidate_, fence);
-        } else {
-            code = errc::unexpected_reply;
-        }
-    } else if (sent.kind() == request_kind::replicate) {
-        if (reply.type == reply_type::integer && reply.integer >= 0) {
-            result = reply.integer >= replicas_to_wait_ ? outcome::ok : outcome::refused;
-        } else {
-            code = errc::unexpected_reply;
-        }
-    } else if (reply.type == reply_type::integer && (reply.integer == 0 || reply.integer == 1)) {
-        result = reply.integer == 1 ? outcome::ok : outcome::refused;
-    } else {
-        code = errc::unexpected_reply;
-    }
-    if (sent.current) record(instance, result);
-}
-
-// SET key token NX PX ttl GET's answer (lock.hpp, "The acquire on the wire").
-void lock::handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
-                                       errc& code) noexcept {
-    if (is_syntax_error(reply)) {  // a server before 7.0: the script, on this connection
-        scripted_acquire_ = static_cast<std::uint8_t>(scripted_acquire_ | 1u << instance);
-        if (sent.current) follow_up(instance, request_kind::acquire);
-        return;
-    }
-    const bool key_was_free = reply.type == reply_type::nil;
-    const bool key_held = reply.type == reply_type::bulk_string;
-    const std::array<char, token_hex_bytes> token = to_hex(tokens_[sent.token_slot]);
-    const bool held_by_us = key_held && reply.text == std::string_view(token.data(), token.size());
-    if (held_by_us) {
-        // Our earlier attempt's key, expiring a TTL after that attempt: it counts once a
-        // renew has extended it from this one.
-        if (sent.current) follow_up(instance, request_kind::renew);
-        return;
-    }
-    if (!key_was_free && !key_held) {
-        code = reply.type == reply_type::error ? errc::error_reply : errc::unexpected_reply;
-    }
-    if (!sent.current) return;
-    record(instance, key_was_free ? outcome::ok : key_held ? outcome::refused : outcome::failed);
-}
-
-// Queues the running round's next request on an instance that answered but does not count
-// yet; without room for it (and for the release that may follow) the instance fails.
-void lock::follow_up(std::uint8_t instance, request_kind kind) noexcept {
-    if (!enqueue(instance, kind, true, false, 2)) record(instance, outcome::failed);
-}
-
-bool lock::native_acquire(std::uint8_t instance) const noexcept {
-    return !fencing_ && !fair_ && ((scripted_acquire_ >> instance) & 1u) == 0;
-}
+// ---- answers ---------------------------------------------------------------------------
 
 void lock::record(std::uint8_t instance, outcome result) noexcept {
-    instance_queue& queue = queues_[instance];
     if (result == outcome::ok && excluded(instance) && round_kind_ != request_kind::release) {
         result = outcome::failed;  // it restarted since: its key may be gone
     }
-    if (queue.result == outcome::pending) {
+    if (results_[instance] == outcome::pending) {
         EDGELOCK_ASSERT(tally_.pending > 0);
         --tally_.pending;
     }
-    queue.result = result;
+    results_[instance] = result;
     switch (result) {
         case outcome::ok: ++tally_.ok; break;
         case outcome::refused: ++tally_.refused; break;
@@ -972,9 +699,9 @@ void lock::record(std::uint8_t instance, outcome result) noexcept {
 // leave the line.)
 bool lock::resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept {
     if (sent.kind() != request_kind::release || token_replaced) return false;
-    const instance_queue& queue = queues_[instance];
-    for (std::uint8_t n = 0; n < queue.count; ++n) {
-        const request& later = queue.ring[(queue.head + n) % requests_per_instance_max];
+    const request_ring& ring = rings_[instance];
+    for (std::uint8_t n = 0; n < ring.size(); ++n) {
+        const request& later = ring.at(n);
         if (later.kind() != request_kind::release && later.token_slot == sent.token_slot) return false;
     }
     return true;
@@ -990,57 +717,42 @@ bool lock::stale_release_worth_resending(std::uint8_t instance, const request& l
     // The previous acquire()'s release goes again only for a fair lock, as after NOSCRIPT:
     // that token may still stand in the line (a waiter's leave, a holder's release). It goes
     // until answered, or until a second acquire() reuses its slot (resendable()).
-    if (lost.token_slot != token_slot_) return fair_;
+    if (lost.token_slot != tokens_.current()) return fair_;
     // A fair lock's cleanup also takes our entry out of the line, which may outlive the key.
     const std::int64_t useful_ms = fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
     return now_ms_ < claims_settled_ms_ + useful_ms;
 }
 
-// ---- queues, tokens, encoding, events ---------------------------------------------------
+// ---- requests, tokens, events ----------------------------------------------------------
 
 bool lock::enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
                    std::size_t free_slots_needed, bool in_line_only) noexcept {
-    instance_queue& queue = queues_[instance];
-    if (requests_per_instance_max - queue.count < free_slots_needed) return false;
-    request& slot = queue.ring[(queue.head + queue.count) % requests_per_instance_max];
-    slot.kind_bits = static_cast<std::uint8_t>(kind) & 7u;
-    slot.eval = eval ? 1 : 0;
-    slot.current = current ? 1 : 0;
-    slot.token_slot = token_slot_ & 1u;
-    slot.native = 0;  // chosen when written (write_request)
-    slot.in_line_only = in_line_only ? 1 : 0;
+    request r{};
+    r.kind_bits = static_cast<std::uint8_t>(kind) & 7u;
+    r.eval = eval ? 1 : 0;
+    r.current = current ? 1 : 0;
+    r.token_slot = tokens_.current() & 1u;
+    r.native = 0;  // chosen when written (write_request)
+    r.in_line_only = in_line_only ? 1 : 0;
+    if (!rings_[instance].push(r, free_slots_needed)) return false;
     if (fair_ && kind == request_kind::acquire) may_be_in_line_ = true;
-    ++queue.count;
     return true;
 }
 
 // Queues `sent` again (refused with NOSCRIPT, or lost with its connection) as it was: the same
 // kind, token and round, in the form `eval` asks.
 bool lock::requeue(std::uint8_t instance, request sent, bool eval) noexcept {
-    instance_queue& queue = queues_[instance];
-    if (queue.count == requests_per_instance_max) return false;
     sent.eval = eval ? 1 : 0;
     sent.native = 0;
-    queue.ring[(queue.head + queue.count) % requests_per_instance_max] = sent;
-    ++queue.count;
-    return true;
+    return rings_[instance].push(sent, 1);
 }
 
 // The oldest request in flight on `instance`; token_replaced says whether a later acquire()
 // reused its token slot meanwhile (the slot no longer holds the token it was written with).
 lock::request lock::pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept {
-    instance_queue& queue = queues_[instance];
-    EDGELOCK_ASSERT(queue.in_flight > 0);
-    EDGELOCK_ASSERT(queue.count >= queue.in_flight);
-    const request first = queue.ring[queue.head];
-    const std::uint32_t bit = replaced_bit(instance, queue.head);
-    token_replaced = (token_replaced_ & bit) != 0;
-    token_replaced_ &= ~bit;
+    const request first = rings_[instance].pop_in_flight(token_replaced);
     const bool claim = first.kind() == request_kind::acquire || first.kind() == request_kind::renew;
-    if (claim && first.token_slot == token_slot_) claims_settled_ms_ = now_ms_;
-    queue.head = static_cast<std::uint8_t>((queue.head + 1) % requests_per_instance_max);
-    --queue.count;
-    --queue.in_flight;
+    if (claim && first.token_slot == tokens_.current()) claims_settled_ms_ = now_ms_;
     return first;
 }
 
@@ -1048,97 +760,12 @@ lock::request lock::pop_in_flight(std::uint8_t instance, bool& token_replaced) n
 // waiting to be written; ones older than that (two acquire() calls ago, never written) are
 // dropped, and their keys expire by TTL.
 void lock::take_token(const owner_token& token) noexcept {
-    const std::uint8_t slot = static_cast<std::uint8_t>(1 - token_slot_);
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        instance_queue& queue = queues_[i];
-        for (std::uint8_t n = 0; n < queue.in_flight; ++n) {
-            const std::uint8_t at = static_cast<std::uint8_t>((queue.head + n) % requests_per_instance_max);
-            if (queue.ring[at].token_slot == slot) token_replaced_ |= replaced_bit(i, at);
-        }
-        std::uint8_t kept = queue.in_flight;
-        for (std::uint8_t n = queue.in_flight; n < queue.count; ++n) {
-            const request r = queue.ring[(queue.head + n) % requests_per_instance_max];
-            if (r.token_slot == slot) continue;
-            queue.ring[(queue.head + kept) % requests_per_instance_max] = r;
-            ++kept;
-        }
-        queue.count = kept;
-    }
-    token_slot_ = slot;
-    tokens_[slot] = token;
+    const std::uint8_t slot = tokens_.next();
+    for (std::uint8_t i = 0; i < instances_; ++i) rings_[i].reuse_token_slot(slot);
+    tokens_.take(token);
     std::uint64_t seed = 0;
     for (std::size_t i = 0; i < token_bytes; ++i) seed = (seed << 8 | seed >> 56) ^ token[i];
     backoff_.seed(seed);
-}
-
-std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
-    resp_writer writer(out, capacity);
-    const std::array<char, token_hex_bytes> token = to_hex(tokens_[r.token_slot]);
-    if (r.native) {
-        writer.array(7);
-        writer.bulk("SET");
-        writer.bulk(name());
-        writer.bulk(std::string_view(token.data(), token.size()));
-        writer.bulk("NX");
-        writer.bulk("PX");
-        writer.bulk(ttl_ms_);
-        writer.bulk("GET");
-        return writer.status() == errc::ok ? writer.size() : 0;
-    }
-    if (r.kind() == request_kind::replicate) {
-        writer.array(3);
-        writer.bulk("WAIT");
-        writer.bulk(std::int64_t{replicas_to_wait_});
-        writer.bulk(replica_wait_ms_);
-        return writer.status() == errc::ok ? writer.size() : 0;
-    }
-    const script& s = script_for(r.kind());
-    // KEYS: the lock, a fair lock's queue keys (for its acquire and release), the fence key
-    // (for the raise, and an acquire with fencing).
-    const bool queued = fair_ && (r.kind() == request_kind::acquire || r.kind() == request_kind::release);
-    const bool fenced = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
-    std::array<companion, 3> companions{};
-    std::size_t companion_count = 0;
-    if (queued) {
-        companions[companion_count++] = companion::queue;
-        companions[companion_count++] = companion::queue_ttl;
-    }
-    if (fenced) companions[companion_count++] = companion::fence;
-    // ARGV: the token, and the number(s) the script needs.
-    std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
-    if (queued && r.kind() == request_kind::acquire) ++number_count;
-    // The fair scripts' optional last argument: "stay" for a release, "join" for an acquire.
-    const bool in_line_only = queued && r.in_line_only;
-    if (in_line_only) ++number_count;
-    writer.array(3 + 1 + companion_count + 1 + number_count);
-    writer.bulk(r.eval ? std::string_view("EVAL") : std::string_view("EVALSHA"));
-    writer.bulk(r.eval ? s.text : std::string_view(s.digest.data(), s.digest.size()));
-    writer.bulk(static_cast<std::int64_t>(1 + companion_count));
-    writer.bulk(name());
-    for (std::size_t i = 0; i < companion_count; ++i) {
-        std::array<char, key_bytes_max> key{};
-        const std::size_t key_size = write_companion_key(name(), companions[i], key.data(), key.size());
-        EDGELOCK_ASSERT(key_size > 0);
-        writer.bulk(std::string_view(key.data(), key_size));
-    }
-    writer.bulk(std::string_view(token.data(), token.size()));
-    if (r.kind() == request_kind::raise) {
-        writer.bulk(fence_candidate_);
-    } else if (r.kind() != request_kind::release) {
-        writer.bulk(ttl_ms_);
-    }
-    if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
-    if (in_line_only) writer.bulk(r.kind() == request_kind::acquire ? "join" : "stay");
-    return writer.status() == errc::ok ? writer.size() : 0;
-}
-
-const script& lock::script_for(request_kind kind) const noexcept {
-    switch (kind) {
-        case request_kind::acquire: return fair_ ? fair_acquire_script : acquire_script;
-        case request_kind::raise: return raise_script;
-        case request_kind::renew: return renew_script;
-        default: return fair_ ? fair_release_script : release_script;
-    }
 }
 
 void lock::push_event(const event& e) noexcept {

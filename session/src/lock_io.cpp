@@ -40,14 +40,8 @@ errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std:
     return unreachable_now(link, now) ? give_up_unsent(core, instance, now) : core.on_io_error(instance, now);
 }
 
-// The core has no call to drop what it queued; written out (nowhere) they are in flight, and
-// on_io_error gives them up like any request a failed connection took with it.
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
-    std::array<char, request_bytes_max> nowhere{};
-    for (std::size_t n = 0; n < requests_per_instance_max && core.has_request(instance); ++n) {
-        if (core.write_request(instance, nowhere.data(), nowhere.size()).code != errc::ok) break;
-    }
-    return core.on_io_error(instance, now);
+    return core.drop_unsent(instance, now);
 }
 
 bool unreachable_now(const server_link& link, std::int64_t now) noexcept {

@@ -3,6 +3,8 @@
 #include "edgelock/lock.hpp"
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
 
 #include <limits>
 
@@ -1497,6 +1499,249 @@ TEST(lock_acquire, a_fresh_acquire_after_a_cancel_behaves_like_one_from_idle) {
     take_request(l, 0);
     take_request(l, 0);
     EXPECT_EQ(take_request(l, 0), set_nx_request(token_b_hex));
+}
+
+// ---- requests given up unwritten (drop_unsent) ----------------------------------------------
+
+TEST(lock_drop_unsent, an_unwritten_acquire_fails_at_once_and_its_cleanup_waits_for_a_connection) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    ASSERT_EQ(l.drop_unsent(0, 10), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::no_quorum) << "at once, not at the round's deadline";
+    EXPECT_EQ(l.state(), lock_state::idle);
+    ASSERT_TRUE(l.has_request(0)) << "the attempt's cleanup is queued for the next connection";
+    const auto cleanup = take_request(l, 0);
+    EXPECT_EQ(cleanup[1], sha(edgelock::release_script));
+    EXPECT_EQ(cleanup[4], token_a_hex);
+    EXPECT_FALSE(l.has_request(0));
+}
+
+TEST(lock_drop_unsent, a_release_queued_unwritten_is_queued_again_as_on_io_error_does) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    ASSERT_EQ(l.drop_unsent(0, 2001), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::releasing);
+    ASSERT_TRUE(l.has_request(0));
+    const auto again = take_request(l, 0);
+    EXPECT_EQ(again[1], sha(edgelock::release_script));
+    EXPECT_EQ(again[4], token_a_hex);
+    EXPECT_FALSE(l.has_request(0)) << "once";
+    ASSERT_EQ(l.on_reply(0, integer(1), 2010), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::released);
+    EXPECT_EQ(events[0].instances_released, 1);
+}
+
+TEST(lock_drop_unsent, a_stale_cleanup_goes_again_only_while_a_key_of_ours_can_be_left) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_timer(3000), errc::ok);  // acquire_failed(no_quorum): cleanup queued
+    take_events(l);
+    ASSERT_EQ(l.drop_unsent(0, 3100), errc::ok);  // the acquire in flight left flight here
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
+    EXPECT_FALSE(l.has_request(0)) << "the lost acquire is not sent again";
+    ASSERT_EQ(l.drop_unsent(0, 3100 + 30'000 + 302 - 1), errc::ok);  // nothing unsent: on_io_error
+    ASSERT_TRUE(l.has_request(0));
+    ASSERT_EQ(l.drop_unsent(0, 3100 + 30'000 + 302), errc::ok);
+    EXPECT_FALSE(l.has_request(0)) << "a TTL and the drift after the claim no key can be left";
+}
+
+TEST(lock_drop_unsent, only_the_named_instance_gives_up_and_the_others_still_reach_a_quorum) {
+    lock l;
+    configure(l, 3);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);  // in flight on instance 0; 1 and 2 not yet written
+    ASSERT_EQ(l.drop_unsent(1, 5), errc::ok);
+    EXPECT_TRUE(take_events(l).empty());
+    EXPECT_EQ(l.state(), lock_state::acquiring);
+    EXPECT_TRUE(l.has_request(2));
+    take_request(l, 2);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 10), errc::ok);
+    ASSERT_EQ(l.on_reply(2, key_was_free(), 11), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302);
+    EXPECT_FALSE(l.has_request(1)) << "instance 1 never took the key: nothing to clean up";
+}
+
+TEST(lock_drop_unsent, a_refused_call_gives_up_nothing) {
+    lock unconfigured;
+    EXPECT_EQ(unconfigured.drop_unsent(0, 0), errc::invalid_state);
+
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.release(2000), errc::ok);
+    EXPECT_EQ(l.drop_unsent(1, 2001), errc::invalid_instance);
+    EXPECT_EQ(l.drop_unsent(0, edgelock::now_ms_limit + 1), errc::invalid_time);
+    EXPECT_TRUE(l.has_request(0));
+
+    lock full;
+    configure(full, 1);
+    acquire_single(full);
+    ASSERT_EQ(full.on_timer(11'000), errc::ok);  // the renewal is queued
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(full.acquire(11'000, 0, token_a), errc::ok);  // 3 events
+    EXPECT_EQ(full.drop_unsent(0, 11'001), errc::events_pending);
+    ASSERT_TRUE(full.has_request(0)) << "the renewal still waits to be written";
+    EXPECT_EQ(take_events(full).size(), 3u);
+    EXPECT_EQ(take_request(full, 0)[1], sha(edgelock::renew_script));
+}
+
+// The call's whole effect is that of writing every queued request nowhere and then calling
+// on_io_error (how the session gave them up before the call existed): driven alike by random
+// calls, a lock that gives up either way says and writes the same from then on.
+class give_up_twins {
+public:
+    explicit give_up_twins(const lock_config& config) {
+        RC_ASSERT(written_nowhere_.configure(config) == errc::ok);
+        RC_ASSERT(dropped_.configure(config) == errc::ok);
+        instances_ = config.instances;
+    }
+
+    template <typename Call>
+    void both(const Call& call) {
+        RC_ASSERT(call(written_nowhere_) == call(dropped_));
+        compare();
+    }
+
+    void give_up(std::uint8_t instance, std::int64_t now_ms) {
+        std::array<char, edgelock::request_bytes_max> out{};
+        for (std::size_t n = 0; n < edgelock::requests_per_instance_max; ++n) {
+            if (!written_nowhere_.has_request(instance)) break;
+            const auto written = written_nowhere_.write_request(instance, out.data(), out.size());
+            RC_ASSERT(written.code == errc::ok);
+        }
+        const errc old_way = written_nowhere_.on_io_error(instance, now_ms);
+        RC_ASSERT(old_way == dropped_.drop_unsent(instance, now_ms));
+        compare();
+    }
+
+    void write(std::uint8_t instance) {
+        std::array<char, edgelock::request_bytes_max> one{};
+        std::array<char, edgelock::request_bytes_max> other{};
+        const auto a = written_nowhere_.write_request(instance, one.data(), one.size());
+        const auto b = dropped_.write_request(instance, other.data(), other.size());
+        RC_ASSERT(a.code == b.code);
+        RC_ASSERT(std::string_view(one.data(), a.size) == std::string_view(other.data(), b.size));
+        compare();
+    }
+
+    std::int64_t next_deadline_ms() const { return dropped_.next_deadline_ms(); }
+    std::string token_hex() const {
+        const auto hex = dropped_.token_hex();
+        return std::string(hex.data(), hex.size());
+    }
+
+private:
+    void compare() {
+        event a;
+        event b;
+        for (;;) {
+            const bool more = written_nowhere_.poll_event(a);
+            RC_ASSERT(more == dropped_.poll_event(b));
+            if (!more) break;
+            RC_ASSERT(a.type == b.type);
+            RC_ASSERT(a.code == b.code);
+            RC_ASSERT(a.cause == b.cause);
+            RC_ASSERT(a.expired_before == b.expired_before);
+            RC_ASSERT(a.instances_released == b.instances_released);
+            RC_ASSERT(a.fence == b.fence);
+            RC_ASSERT(a.valid_until_ms == b.valid_until_ms);
+            RC_ASSERT(a.guard_until_ms == b.guard_until_ms);
+        }
+        RC_ASSERT(written_nowhere_.state() == dropped_.state());
+        RC_ASSERT(written_nowhere_.next_deadline_ms() == dropped_.next_deadline_ms());
+        RC_ASSERT(written_nowhere_.valid_until_ms() == dropped_.valid_until_ms());
+        RC_ASSERT(written_nowhere_.fence() == dropped_.fence());
+        RC_ASSERT(written_nowhere_.hold_count() == dropped_.hold_count());
+        RC_ASSERT(written_nowhere_.attempts() == dropped_.attempts());
+        RC_ASSERT(written_nowhere_.last_cause() == dropped_.last_cause());
+        RC_ASSERT(written_nowhere_.wants_wake_ups() == dropped_.wants_wake_ups());
+        for (std::uint8_t i = 0; i < instances_; ++i) {
+            RC_ASSERT(written_nowhere_.has_request(i) == dropped_.has_request(i));
+        }
+    }
+
+    lock written_nowhere_;
+    lock dropped_;
+    std::uint8_t instances_ = 1;
+};
+
+reply_node some_reply(int which, const std::string& our_token) {
+    switch (which) {
+        case 0: return integer(0);
+        case 1: return integer(1);
+        case 2: return integer(2);
+        case 3: return nil();
+        case 4: return bulk(our_token);
+        case 5: return bulk("ffffffffffffffffffffffffffffffff");
+        case 6: return bulk("7");
+        case 7: return error("NOSCRIPT No matching script.");
+        case 8: return error("ERR syntax error");
+        default: return error("FENCE_EXHAUSTED");
+    }
+}
+
+RC_GTEST_PROP(lock_drop_unsent, acts_as_writing_the_queue_nowhere_before_an_io_error, ()) {
+    const auto instances = *rc::gen::element<std::uint8_t>(1, 3);
+    lock_config config = config_for(instances, *rc::gen::arbitrary<bool>());
+    config.fair = config.instances == 1 && *rc::gen::arbitrary<bool>();
+    config.replicas_to_wait = *rc::gen::element<std::uint8_t>(0, 0, 1);
+    config.watchdog = *rc::gen::arbitrary<bool>();
+    give_up_twins twins(config);
+    std::int64_t now = 0;
+    std::uint8_t serial = 0;
+    const int steps = *rc::gen::inRange(1, 80);
+    for (int step = 0; step < steps; ++step) {
+        const auto i = *rc::gen::inRange<std::uint8_t>(0, config.instances);
+        const int op = *rc::gen::inRange(0, 12);
+        if (op == 0) {
+            edgelock::owner_token token = token_a;
+            token[0] = ++serial;
+            const std::int64_t wait = *rc::gen::element<std::int64_t>(0, 5'000, 40'000);
+            twins.both([&](lock& l) { return l.acquire(now, wait, token); });
+        } else if (op == 1) {
+            twins.both([&](lock& l) { return l.release(now); });
+        } else if (op <= 4) {
+            twins.write(i);
+        } else if (op <= 6) {
+            const reply_node reply = some_reply(*rc::gen::inRange(0, 10), twins.token_hex());
+            twins.both([&](lock& l) { return l.on_reply(i, reply, now); });
+        } else if (op == 7) {
+            twins.both([&](lock& l) { return l.on_io_error(i, now); });
+        } else if (op <= 9) {
+            twins.give_up(i, now);
+        } else if (op == 10) {
+            edgelock::node_start start;
+            start.started_ms = now - *rc::gen::inRange<std::int64_t>(0, 60'000);
+            start.durable = *rc::gen::arbitrary<bool>();
+            start.restarted = *rc::gen::arbitrary<bool>();
+            twins.both([&](lock& l) { return l.on_node_started(i, start, now); });
+        } else {
+            const std::string message = *rc::gen::arbitrary<bool>() ? twins.token_hex() : "";
+            twins.both([&](lock& l) { return l.on_wake(now, message); });
+        }
+        const int clock = *rc::gen::inRange(0, 10);
+        if (clock < 6) {
+            now += *rc::gen::inRange<std::int64_t>(0, 2'000);
+        } else if (clock < 9 && twins.next_deadline_ms() != edgelock::no_deadline_ms) {
+            now = std::max(now, twins.next_deadline_ms());  // exactly when work comes due
+        } else if (clock == 9) {
+            now -= *rc::gen::inRange<std::int64_t>(0, 100);  // now and then a step back
+        }
+    }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 //
 //   calls in    acquire(now, wait, token)   release(now)
 //               on_reply(instance, reply, now)   on_io_error(instance, now)   on_timer(now)
+//               drop_unsent(instance, now)
 //   pulls out   has_request(instance) / write_request(instance, buffer)   bytes to send
 //               next_deadline_ms()                                           when to call on_timer
 //               poll_event(event)                                            what happened
@@ -215,13 +216,12 @@
 #include "edgelock/backoff.hpp"
 #include "edgelock/errc.hpp"
 #include "edgelock/limits.hpp"
+#include "edgelock/request_ring.hpp"
 #include "edgelock/resp_reader.hpp"
 
 namespace edgelock {
 
 struct script;
-
-using owner_token = std::array<std::uint8_t, token_bytes>;
 
 inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>::max();
 
@@ -375,6 +375,17 @@ public:
     // events_pending (nothing was given up: call again after draining).
     errc on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept;
 
+    // The connection to `instance` failed and no other can be made for a while (a reconnect
+    // delay): on_io_error(), and the requests queued for it but not yet written are given up
+    // with those in flight, exactly as if they had been written on the failed connection,
+    // rather than waiting for a connection until their round's deadline. Releases among them
+    // are queued again for the next connection, as on_io_error() queues those in flight, and
+    // what the call itself queues (the cleanup of a round it decides, an attempt a timer due
+    // by now_ms starts) waits for the next connection too.
+    // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
+    // events_pending (nothing was dropped or given up: call again after draining).
+    errc drop_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept;
+
     // Tells what the caller learned of `instance`'s process on connecting (see "Restarts"):
     // call it after on_io_error() for the old connection and before writing on the new one.
     // With the guard off it changes nothing. A restart noticed during an attempt or a hold
@@ -433,38 +444,8 @@ public:
     std::array<char, token_hex_bytes> token_hex() const noexcept;
 
 private:
-    enum class request_kind : std::uint8_t { acquire, raise, replicate, renew, release };
+    using request = lock_request;  // request_ring.hpp, with the ring and the token slots
     enum class outcome : std::uint8_t { none, pending, ok, refused, failed };
-
-    // One queued or in-flight request. `current` marks the requests of the running,
-    // undecided round; it is cleared the moment the round is decided, so a late reply can
-    // never be mistaken for a fresh one. `token_slot` names the token it carries, so a
-    // cleanup release still unwritten when a new acquire() brings a new token keeps its own.
-    // Packed into one byte: the queues are most of a lock's size.
-    // `native`: an acquire written as SET NX PX GET rather than the script (set when it is
-    // written: the form depends on what the instance's connection accepts by then).
-    struct request {
-        std::uint8_t kind_bits : 3;
-        std::uint8_t eval : 1;
-        std::uint8_t current : 1;
-        std::uint8_t token_slot : 1;
-        std::uint8_t native : 1;
-        // A fair waiter's request that leaves it in line without the lock: a release that
-        // keeps its place (the cleanup of a failed attempt), or an acquire that only joins
-        // (the restart guard keeps the instance out; the script answers "join").
-        std::uint8_t in_line_only : 1;
-        request_kind kind() const noexcept { return static_cast<request_kind>(kind_bits); }
-    };
-
-    // Requests for one instance in FIFO order: the first `in_flight` are written and await
-    // replies, the rest wait to be written.
-    struct instance_queue {
-        std::array<request, requests_per_instance_max> ring{};  // zeroed: release, not current
-        std::uint8_t head = 0;
-        std::uint8_t count = 0;
-        std::uint8_t in_flight = 0;
-        outcome result = outcome::none;  // this instance's answer in the running round
-    };
 
     struct round_tally {
         std::uint8_t pending = 0;
@@ -474,12 +455,16 @@ private:
         std::uint8_t exhausted = 0;  // failed acquires whose fence counter is at 2^63-1
     };
 
+    using instance_set = std::array<bool, instances_max>;
+    // What a fair waiter's cleanup does with its entry in the line.
+    enum class line : std::uint8_t { leave, keep_place };
+
+    // lock.cpp: calls in, time, rounds, decisions, transitions, the requests.
+    errc input_refusal(std::int64_t now_ms) const noexcept;
     errc check_input(std::int64_t now_ms) noexcept;
     void step_back(std::int64_t now_ms) noexcept;
     void advance() noexcept;
     bool run_due_timer() noexcept;
-
-    using instance_set = std::array<bool, instances_max>;
 
     void start_round(request_kind kind) noexcept;
     void send_round(request_kind kind, const instance_set& targets) noexcept;
@@ -498,48 +483,49 @@ private:
     void decide_confirmation() noexcept;
     void decide_renewal() noexcept;
     void fail_pending() noexcept;
-
-    void record_start(std::uint8_t instance, const node_start& start) noexcept;
-    std::int64_t counts_from_ms(std::uint8_t instance) const noexcept;
-    std::int64_t guard_until_ms() const noexcept;
-    bool excluded(std::uint8_t instance) const noexcept { return (excluded_ >> instance) & 1u; }
-    std::uint8_t countable() const noexcept;
-    void exclude(std::uint8_t instance) noexcept;
+    void record(std::uint8_t instance, outcome result) noexcept;
 
     void fail_attempt(errc cause) noexcept;
-    std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
     void abandon_attempt(errc why) noexcept;
     void become_held() noexcept;
     void lose(errc why) noexcept;
     void finish_release() noexcept;
-    // What a fair waiter's cleanup does with its entry in the line.
-    enum class line : std::uint8_t { leave, keep_place };
-    void clean_up_everywhere(line place) noexcept;
 
+    void give_up_in_flight(std::uint8_t instance) noexcept;
+    void forget_unconfirmable(std::uint8_t instance) noexcept;
+    bool resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept;
+    bool stale_release_worth_resending(std::uint8_t instance, const request& lost,
+                                       bool token_replaced) const noexcept;
+    bool has_requests() const noexcept;
+    bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
+                 std::size_t free_slots_needed, bool in_line_only = false) noexcept;
+    bool requeue(std::uint8_t instance, request sent, bool eval) noexcept;
+    request pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept;
+    void take_token(const owner_token& token) noexcept;
+    void push_event(const event& e) noexcept;
+
+    // lock_wire.cpp: requests encoded, replies read.
+    std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
+    const script& script_for(request_kind kind) const noexcept;
+    bool native_acquire(std::uint8_t instance) const noexcept;
     void handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
                       errc& code) noexcept;
     void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
                                      errc& code) noexcept;
     void follow_up(std::uint8_t instance, request_kind kind) noexcept;
-    bool native_acquire(std::uint8_t instance) const noexcept;
-    void record(std::uint8_t instance, outcome result) noexcept;
-    bool resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept;
-    bool stale_release_worth_resending(std::uint8_t instance, const request& lost,
-                                       bool token_replaced) const noexcept;
-    bool requeue(std::uint8_t instance, request sent, bool eval) noexcept;
-    void forget_unconfirmable(std::uint8_t instance) noexcept;
-    bool drop_queued_current(std::uint8_t instance) noexcept;
-    bool has_requests() const noexcept;
-    bool enqueue(std::uint8_t instance, request_kind kind, bool current, bool eval,
-                 std::size_t free_slots_needed, bool in_line_only = false) noexcept;
-    request pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept;
-    static std::uint32_t replaced_bit(std::uint8_t instance, std::uint8_t ring_index) noexcept {
-        return 1u << (instance * requests_per_instance_max + ring_index);
-    }
-    void take_token(const owner_token& token) noexcept;
-    std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
-    const script& script_for(request_kind kind) const noexcept;
-    void push_event(const event& e) noexcept;
+
+    // lock_fair.cpp: fair waiting.
+    std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
+    void clean_up_everywhere(line place) noexcept;
+
+    // lock_restart_guard.cpp: the restart guard.
+    void record_start(std::uint8_t instance, const node_start& start) noexcept;
+    std::int64_t counts_from_ms(std::uint8_t instance) const noexcept;
+    std::int64_t guard_until_ms() const noexcept;
+    bool excluded(std::uint8_t instance) const noexcept { return (excluded_ >> instance) & 1u; }
+    std::uint8_t countable() const noexcept;
+    void exclude_not_counting_yet() noexcept;
+    void exclude(std::uint8_t instance) noexcept;
 
     // Configuration.
     std::array<char, name_bytes_max> name_{};
@@ -563,24 +549,22 @@ private:
     bool round_decided_ = true;
     bool retrying_ = false;  // acquire() was given a wait: failures back off and retry
     round_tally tally_{};
+    std::array<outcome, instances_max> results_{};  // each instance's answer in the round
     std::uint16_t hold_count_ = 0;
     std::uint16_t attempts_ = 0;
     errc last_cause_ = errc::ok;
-    std::uint8_t token_slot_ = 0;
     std::uint8_t excluded_ = 0;  // instances out of the running attempt or hold (bit i: i)
     // Fair waiting: configuration, and a wake-up that came while an attempt was in flight.
+    std::int64_t recheck_ms_ = 0;
+    std::int64_t queue_entry_ttl_ms_ = 0;
     bool fair_ = false;
     bool wake_pending_ = false;
     bool joining_ = false;       // the running attempt only joins the line (restart guard)
     bool may_be_in_line_ = false;  // this acquire() sent a fair acquire: its token may be queued
-    std::int64_t recheck_ms_ = 0;
-    std::int64_t queue_entry_ttl_ms_ = 0;
     // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there
     // as the script until the connection changes (bit i: i).
     std::uint8_t scripted_acquire_ = 0;
-    std::array<owner_token, 2> tokens_{};  // the current hold's and the previous one's
-    // Requests in flight whose token slot a later acquire() reused (bit: replaced_bit()).
-    std::uint32_t token_replaced_ = 0;
+    token_slots tokens_{};  // the current acquire()'s token and the previous one's
     static constexpr std::int64_t no_reading_ms = std::numeric_limits<std::int64_t>::min();
     std::int64_t now_ms_ = no_reading_ms;  // the last input's reading of the caller's clock
     std::int64_t round_start_ms_ = 0;
@@ -598,7 +582,7 @@ private:
     // always; configure() sets that, as the instance count changes from 0).
     std::array<std::int64_t, instances_max> node_started_ms_{};
 
-    std::array<instance_queue, instances_max> queues_{};
+    std::array<request_ring, instances_max> rings_{};  // each instance's requests
 
     std::array<event, events_max> events_{};
     std::uint8_t event_head_ = 0;
