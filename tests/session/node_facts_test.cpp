@@ -84,6 +84,8 @@ TEST(node_facts, a_number_is_plain_digits_within_its_bound) {
     EXPECT_EQ(parse_info("maxmemory:4611686018427387904\n").maxmemory_bytes, std::int64_t{1} << 62);
     EXPECT_EQ(parse_info("maxmemory:4611686018427387905\n").maxmemory_bytes, 0);
     EXPECT_EQ(parse_info("maxmemory:18446744073709551616\n").maxmemory_bytes, 0) << "past 2^64";
+    EXPECT_EQ(parse_info("maxmemory:9999999999999999999\n").maxmemory_bytes, 0)
+        << "19 digits past 2^63: refused, not wrapped";
 }
 
 // INFO replication of a master with two replicas, as redis-server 7.0 answers it.
