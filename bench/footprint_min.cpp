@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
 
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
@@ -68,12 +70,13 @@ int print_sizes() {
     return 0;
 }
 
+// 1..65535 in at most five digits; unsigned from_chars refuses a sign and a space.
 bool parse_port(const char* text, std::uint16_t& port) {
+    const std::size_t length = std::strlen(text);
+    if (length > 5) return false;
     std::uint32_t value = 0;
-    for (std::size_t i = 0; text[i] != '\0'; ++i) {
-        if (i == 5 || text[i] < '0' || text[i] > '9') return false;
-        value = value * 10 + static_cast<std::uint32_t>(text[i] - '0');
-    }
+    const auto [end, error] = std::from_chars(text, text + length, value);
+    if (error != std::errc{} || end != text + length) return false;
     if (value == 0 || value > 65535) return false;
     port = static_cast<std::uint16_t>(value);
     return true;

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
+#include <system_error>
 
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"

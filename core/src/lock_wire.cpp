@@ -3,7 +3,7 @@
 // (lock.hpp, "The acquire on the wire"; scripts.hpp), and each reply read back as the
 // instance's answer in the running round.
 #include <algorithm>
-#include <limits>
+#include <charconv>
 #include <string_view>
 
 #include "edgelock/assert.hpp"
@@ -40,18 +40,17 @@ bool is_fence_exhausted(const reply_node& reply) {
 }
 
 // A fence value as the acquire script returns it: GET's decimal string of a counter in
-// [1, 2^63-1]. Anything else (a sign, a leading zero, more than 2^63-1) is not a fence.
+// [1, 2^63-1]. Anything else (a sign, a leading zero, more than 2^63-1) is not a fence: the
+// first byte in 1..9 refuses a sign, a space and a leading zero; from_chars refuses the rest.
 bool parse_fence(const reply_node& reply, std::int64_t& fence) {
     const std::string_view text = reply.text;
-    if (reply.type != reply_type::bulk_string || text.empty() || text.size() > 19) return false;
-    if (text[0] == '0') return false;
-    std::uint64_t value = 0;  // 19 digits stay below 10^19 < 2^64
-    for (const char digit : text) {
-        if (digit < '0' || digit > '9') return false;
-        value = value * 10 + static_cast<std::uint64_t>(digit - '0');
-    }
-    if (value > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
-    fence = static_cast<std::int64_t>(value);
+    if (reply.type != reply_type::bulk_string || text.empty()) return false;
+    if (text[0] < '1' || text[0] > '9') return false;
+    std::int64_t value = 0;
+    const char* const last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (error != std::errc{} || end != last) return false;
+    fence = value;
     return true;
 }
 

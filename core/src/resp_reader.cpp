@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/resp_reader.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <limits>
+#include <system_error>
 
 #include "edgelock/assert.hpp"
 #include "edgelock/limits.hpp"
@@ -84,7 +86,10 @@ void emit(parser& p, reply_type type, std::uint32_t elements, std::int64_t integ
     ++p.written;
 }
 
-// Reads [-]digits CRLF. A value out of `range` is refused at the digit that leaves it.
+bool is_digit(char byte) noexcept { return byte >= '0' && byte <= '9'; }
+
+// Reads [-]digits CRLF. A value out of `range` is refused as soon as the digits seen leave
+// it: more digits only take it further out.
 number_result read_number(parser& p, const number_range& range) noexcept {
     if (p.pos == p.end) {
         return {errc::need_more, 0};
@@ -99,29 +104,30 @@ number_result read_number(parser& p, const number_range& range) noexcept {
                  : static_cast<std::uint64_t>(range.max_value);
     const errc out_of_range = negative ? errc::protocol_error : range.above_max_code;
 
-    std::uint64_t magnitude = 0;
+    // The digits so far: int64_digits_max + 1 of them already leave every range.
+    const char* const first = p.data + p.pos;
     std::size_t digits = 0;
-    for (; digits <= int64_digits_max; ++digits) {
-        if (p.pos == p.end) {
-            return {errc::need_more, 0};
-        }
-        const char byte = p.data[p.pos];
-        if (byte < '0' || byte > '9') {
-            break;
-        }
-        const bool leading_zero = digits == 1 && magnitude == 0;
-        const bool negative_zero = negative && digits == 0 && byte == '0';
-        if (leading_zero || negative_zero) {
-            return {errc::protocol_error, 0};
-        }
-        const auto digit = static_cast<std::uint64_t>(byte - '0');
-        if (digit > magnitude_max || magnitude > (magnitude_max - digit) / 10) {
+    while (p.pos + digits < p.end && digits <= int64_digits_max && is_digit(first[digits])) {
+        ++digits;
+    }
+    const bool leading_zero = digits > 1 && first[0] == '0';
+    const bool negative_zero = negative && digits > 0 && first[0] == '0';
+    if (leading_zero || negative_zero) {
+        return {errc::protocol_error, 0};
+    }
+    std::uint64_t magnitude = 0;
+    if (digits > 0) {
+        const auto [last, error] = std::from_chars(first, first + digits, magnitude);
+        EDGELOCK_ASSERT(last == first + digits);
+        if (error != std::errc{} || magnitude > magnitude_max) {
             return {out_of_range, 0};
         }
-        magnitude = magnitude * 10 + digit;
-        ++p.pos;
     }
     EDGELOCK_ASSERT(digits <= int64_digits_max);
+    p.pos += digits;
+    if (p.pos == p.end) {
+        return {errc::need_more, 0};
+    }
     if (digits == 0) {
         return {errc::protocol_error, 0};
     }

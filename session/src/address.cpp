@@ -2,6 +2,8 @@
 #include "edgelock/session/address.hpp"
 
 #include <array>
+#include <charconv>
+#include <system_error>
 
 namespace edgelock::session {
 namespace {
@@ -16,14 +18,14 @@ std::string_view tail(std::string_view text, std::size_t from) noexcept {
 
 address_result refuse(const char* problem) noexcept { return {errc::invalid_config, problem}; }
 
-// Decimal in [min, max], all bytes digits, at most five of them.
+// Decimal in [min, max], all bytes digits, at most five of them. Unsigned from_chars
+// refuses a '-'; it takes no '+' or space either.
 bool parse_number(std::string_view digits, std::uint32_t min, std::uint32_t max, std::uint16_t& out) noexcept {
     if (digits.empty() || digits.size() > 5) return false;
     std::uint32_t value = 0;
-    for (const char c : digits) {
-        if (c < '0' || c > '9') return false;
-        value = value * 10 + static_cast<std::uint32_t>(c - '0');
-    }
+    const char* const last = digits.data() + digits.size();
+    const auto [end, error] = std::from_chars(digits.data(), last, value);
+    if (error != std::errc{} || end != last) return false;
     if (value < min || value > max) return false;
     out = static_cast<std::uint16_t>(value);
     return true;

@@ -3,22 +3,31 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <system_error>
 
 namespace edgelock::session {
 namespace {
 
 // Uptimes beyond a century are not believed: the bound keeps the arithmetic far from overflow.
 constexpr std::int64_t uptime_s_max = std::int64_t{100} * 366 * 24 * 3600;
+// A replica's lag is seconds since its last acknowledgement: a century bounds it as well.
+constexpr std::int64_t replica_lag_s_max = uptime_s_max;
+// connected_slaves: far beyond any deployment, and far from overflow.
+constexpr std::int64_t replicas_max = 1'000'000;
+constexpr std::int64_t port_max = 65535;
 
+// Decimal digits only, at most 19 of them, in [0, limit]. Unsigned from_chars refuses a
+// '-'; it takes no '+' or space either.
 bool parse_count(std::string_view text, std::int64_t limit, std::int64_t& out) noexcept {
     if (text.empty() || text.size() > 19) return false;
-    std::int64_t value = 0;
-    for (const char digit : text) {
-        if (digit < '0' || digit > '9') return false;
-        value = value * 10 + (digit - '0');
-        if (value > limit) return false;
+    std::uint64_t value = 0;
+    const char* const last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (error != std::errc{} || end != last || value > static_cast<std::uint64_t>(limit)) {
+        return false;
     }
-    out = value;
+    out = static_cast<std::int64_t>(value);
     return true;
 }
 
@@ -27,6 +36,44 @@ bool is_run_id(std::string_view text) noexcept {
     return std::all_of(text.begin(), text.end(), [](char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
     });
+}
+
+// "slaveN" (N decimal digits): the name of one replica's line in INFO replication.
+bool is_replica_line(std::string_view name) noexcept {
+    if (name.size() <= 5 || std::string_view(name.data(), 5) != "slave") return false;
+    return std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The lag=N of a replica's line ("ip=10.0.0.2,port=6379,state=online,offset=42,lag=0").
+void take_lag(std::string_view line, node_facts& facts) noexcept {
+    while (!line.empty()) {
+        const std::size_t comma = std::min(line.find(','), line.size());
+        const std::string_view part(line.data(), comma);
+        line.remove_prefix(std::min(comma + 1, line.size()));
+        std::int64_t lag_s = 0;
+        if (part.size() > 4 && std::string_view(part.data(), 4) == "lag=" &&
+            parse_count({part.data() + 4, part.size() - 4}, replica_lag_s_max, lag_s)) {
+            facts.replica_lag_s_max = std::max(facts.replica_lag_s_max, lag_s);
+        }
+    }
+}
+
+void take_replication_field(std::string_view name, std::string_view value,
+                            node_facts& facts) noexcept {
+    std::int64_t number = 0;
+    if (name == "role") {
+        facts.role.assign(value);
+    } else if (name == "master_host") {
+        facts.master_host.assign(value);
+    } else if (name == "master_port") {
+        if (parse_count(value, port_max, number)) {
+            facts.master_port = static_cast<std::uint16_t>(number);
+        }
+    } else if (name == "connected_slaves") {
+        if (parse_count(value, replicas_max, number)) facts.replicas = number;
+    } else if (is_replica_line(name)) {
+        take_lag(value, facts);
+    }
 }
 
 void take_field(std::string_view name, std::string_view value, node_facts& facts) noexcept {
@@ -43,6 +90,8 @@ void take_field(std::string_view name, std::string_view value, node_facts& facts
         if (parse_count(value, std::int64_t{1} << 62, number)) facts.maxmemory_bytes = number;
     } else if (name == "maxmemory_policy") {
         facts.maxmemory_policy.assign(value);
+    } else {
+        take_replication_field(name, value, facts);
     }
 }
 
@@ -90,7 +139,10 @@ node_facts parse_info(std::string_view text) noexcept {
 
 fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noexcept {
     if (count != 3 || nodes[0].type != reply_type::array || nodes[0].elements != 2) return fsync_policy::unknown;
-    const std::string_view value = nodes[2].text;
+    return parse_fsync_policy(nodes[2].text);
+}
+
+fsync_policy parse_fsync_policy(std::string_view value) noexcept {
     if (value == "always") return fsync_policy::always;
     if (value == "everysec") return fsync_policy::everysec;
     if (value == "no") return fsync_policy::no;

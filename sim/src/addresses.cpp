@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/sim/addresses.hpp"
 
+#include <charconv>
+#include <system_error>
+
 #include "edgelock/assert.hpp"
 
 namespace edgelock::sim {
@@ -13,15 +16,14 @@ session::server_address address_of(const std::string& host, std::uint16_t port) 
     return out;
 }
 
-// "<prefix><digits>" -> the number, or -1.
+// "<prefix><digits>" -> the number, or -1. Unsigned from_chars refuses a '-'.
 int numbered(std::string_view host, char prefix) noexcept {
     if (host.size() < 2 || host.size() > 3 || host[0] != prefix) return -1;
-    int value = 0;
-    for (std::size_t i = 1; i < host.size(); ++i) {
-        if (host[i] < '0' || host[i] > '9') return -1;
-        value = value * 10 + (host[i] - '0');
-    }
-    return value;
+    unsigned value = 0;
+    const char* const last = host.data() + host.size();
+    const auto [end, error] = std::from_chars(host.data() + 1, last, value);
+    if (error != std::errc{} || end != last) return -1;
+    return static_cast<int>(value);
 }
 
 }  // namespace

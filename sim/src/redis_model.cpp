@@ -2,8 +2,10 @@
 #include "edgelock/sim/redis_model.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <limits>
+#include <system_error>
 
 #include "edgelock/assert.hpp"
 #include "edgelock/limits.hpp"
@@ -25,20 +27,16 @@ std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.
 char upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; }
 
 // Redis's string2ll: an optional '-' and decimal digits without leading zeros that fit in
-// int64.
+// int64. from_chars takes the '-' and refuses what overflows; it takes no '+' or space.
 bool parse_integer(std::string_view text, std::int64_t& out) {
     const bool negative = !text.empty() && text[0] == '-';
     const std::string_view digits = negative ? text.substr(1) : text;
-    if (digits.empty() || digits.size() > 19) return false;
-    if (digits[0] == '0' && (digits.size() > 1 || negative)) return false;
-    std::uint64_t magnitude = 0;  // 19 digits stay below 10^19 < 2^64
-    for (const char digit : digits) {
-        if (digit < '0' || digit > '9') return false;
-        magnitude = magnitude * 10 + static_cast<std::uint64_t>(digit - '0');
-    }
-    const auto max = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-    if (magnitude > max + (negative ? 1 : 0)) return false;
-    out = negative ? -static_cast<std::int64_t>(magnitude - 1) - 1 : static_cast<std::int64_t>(magnitude);
+    if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || negative))) return false;
+    std::int64_t value = 0;
+    const char* const last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (error != std::errc{} || end != last) return false;
+    out = value;
     return true;
 }
 

@@ -2,7 +2,10 @@
 #include "edgelock/sim/schedule.hpp"
 
 #include <array>
-#include <cstdlib>
+#include <charconv>
+#include <system_error>
+
+#include "edgelock/assert.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -67,7 +70,11 @@ struct reader {
         const std::size_t digits = at;
         while (at < text.size() && text[at] >= '0' && text[at] <= '9') ++at;
         if (at == digits || at - digits > 15) return false;
-        out = std::strtoll(std::string(text.substr(start, at - start)).c_str(), nullptr, 10);
+        // from_chars takes a '-' but no '+'; 15 digits cannot overflow.
+        const std::size_t from = text[start] == '+' ? digits : start;
+        const auto [end, error] = std::from_chars(text.data() + from, text.data() + at, out);
+        EDGELOCK_ASSERT(error == std::errc{});
+        EDGELOCK_ASSERT(end == text.data() + at);
         return true;
     }
     std::string_view word() {

@@ -84,6 +84,13 @@ TEST(Signal, NamesAndNumbers) {
     ASSERT_TRUE(parse_signal("9", s));
     EXPECT_EQ(s, 9);
     for (const char* bad : {"", "TERMINATE", "0", "65", "-1", "SIG"}) EXPECT_FALSE(parse_signal(bad, s)) << bad;
+    ASSERT_TRUE(parse_signal("64", s));
+    EXPECT_EQ(s, 64);
+    ASSERT_TRUE(parse_signal("SIG09", s)) << "two digits, a leading zero";
+    EXPECT_EQ(s, 9);
+    for (const char* bad : {"+1", " 9", "9 ", "9x", "100", "-0", "00", "SIG+9"}) {
+        EXPECT_FALSE(parse_signal(bad, s)) << bad;
+    }
     EXPECT_EQ(signal_name(SIGTERM), "SIGTERM");
     EXPECT_EQ(signal_name(40), "signal 40");
 }

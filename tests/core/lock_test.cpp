@@ -630,7 +630,8 @@ TEST(lock_fencing, single_instance_hands_out_the_counter) {
 
 TEST(lock_fencing, a_fenced_acquire_must_return_a_counter_in_1_to_2_pow_63_minus_1) {
     for (const std::string_view bad : {"0", "-3", "007", "+7", "7x", "", "9223372036854775808",
-                                       "18446744073709551623", "99999999999999999999"}) {
+                                       "18446744073709551623", "99999999999999999999", " 7",
+                                       "7 ", "-0", "00"}) {
         lock l;
         configure(l, 1, true);
         ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);

@@ -123,7 +123,10 @@ TEST(address, ports_are_decimal_and_in_range) {
     EXPECT_EQ(port, 1);
     EXPECT_TRUE(edgelock::session::parse_port("65535", port));
     EXPECT_EQ(port, 65535);
-    for (const char* bad : {"", "0", "65536", "-1", "+1", "1 ", "999999", "6379x"}) {
+    EXPECT_TRUE(edgelock::session::parse_port("06379", port)) << "five digits, a leading zero";
+    EXPECT_EQ(port, 6379);
+    for (const char* bad : {"", "0", "65536", "-1", "+1", "1 ", " 1", "999999", "6379x", "006379",
+                            "-0", "00000"}) {
         EXPECT_FALSE(edgelock::session::parse_port(bad, port)) << bad;
     }
 }

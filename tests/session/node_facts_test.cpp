@@ -64,6 +64,66 @@ TEST(node_facts, bad_values_are_ignored_and_leave_the_defaults) {
     EXPECT_FALSE(parse_info("maxmemory:0\nmaxmemory_policy:allkeys-lru").may_evict()) << "no memory limit";
 }
 
+// A number is decimal digits only, within its bound: anything else leaves the default.
+TEST(node_facts, a_number_is_plain_digits_within_its_bound) {
+    const auto uptime = [](const std::string& value) {
+        return parse_info("uptime_in_seconds:" + value + "\r\n").uptime_s;
+    };
+    EXPECT_EQ(uptime("007"), 7) << "leading zeros are digits";
+    EXPECT_EQ(uptime("0000000000000000012"), 12) << "19 digits";
+    EXPECT_EQ(uptime("00000000000000000012"), 0) << "more than 19 digits";
+    EXPECT_EQ(uptime("+5"), 0);
+    EXPECT_EQ(uptime(" 5"), 0);
+    EXPECT_EQ(uptime("5 "), 0);
+    EXPECT_EQ(uptime("5s"), 0);
+    EXPECT_EQ(uptime(""), 0);
+    EXPECT_EQ(uptime("-0"), 0);
+    const std::int64_t century_s = std::int64_t{100} * 366 * 24 * 3600;
+    EXPECT_EQ(uptime(std::to_string(century_s)), century_s) << "the bound itself";
+    EXPECT_EQ(uptime(std::to_string(century_s + 1)), 0) << "past it";
+    EXPECT_EQ(parse_info("maxmemory:4611686018427387904\n").maxmemory_bytes, std::int64_t{1} << 62);
+    EXPECT_EQ(parse_info("maxmemory:4611686018427387905\n").maxmemory_bytes, 0);
+    EXPECT_EQ(parse_info("maxmemory:18446744073709551616\n").maxmemory_bytes, 0) << "past 2^64";
+    EXPECT_EQ(parse_info("maxmemory:9999999999999999999\n").maxmemory_bytes, 0)
+        << "19 digits past 2^63: refused, not wrapped";
+}
+
+// INFO replication of a master with two replicas, as redis-server 7.0 answers it.
+TEST(node_facts, info_gives_a_masters_replicas_and_their_largest_lag) {
+    const node_facts facts = parse_info(
+        "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n"
+        "slave0:ip=10.0.0.2,port=6380,state=online,offset=4100,lag=7\r\n"
+        "slave1:ip=10.0.0.3,port=6381,state=online,offset=4242,lag=0\r\n"
+        "master_failover_state:no-failover\r\nmaster_repl_offset:4242\r\n");
+    EXPECT_EQ(facts.role.view(), "master");
+    EXPECT_EQ(facts.replicas, 2);
+    EXPECT_EQ(facts.replica_lag_s_max, 7);
+    EXPECT_TRUE(facts.master_host.empty());
+    EXPECT_EQ(facts.master_port, 0);
+    EXPECT_EQ(parse_info("role:master\nconnected_slaves:0\n").replica_lag_s_max, 0);
+    EXPECT_EQ(parse_info("slave0:ip=a,lag=-3\nslave1:ip=b,lag=x\nslave:lag=9\nslave2x:lag=9\n")
+                  .replica_lag_s_max,
+              0)
+        << "a lag that is not a count, or a line not slaveN, is not a lag";
+    EXPECT_EQ(parse_info("slave0:ip=a,offset=4,lag=12\n").replica_lag_s_max, 12);
+    EXPECT_EQ(parse_info("slave0:ip=a,xlag=12,lag=3\n").replica_lag_s_max, 3) << "lag= itself";
+    EXPECT_EQ(parse_info("connected_slaves:-1\n").replicas, 0);
+}
+
+TEST(node_facts, info_gives_a_replicas_master) {
+    const node_facts facts = parse_info(
+        "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.1\r\nmaster_port:6379\r\n"
+        "master_link_status:up\r\nconnected_slaves:0\r\n");
+    EXPECT_EQ(facts.role.view(), "slave");
+    EXPECT_EQ(facts.master_host.view(), "10.0.0.1");
+    EXPECT_EQ(facts.master_port, 6379);
+    EXPECT_EQ(facts.replicas, 0);
+    EXPECT_EQ(parse_info("master_port:65535\n").master_port, 65535);
+    EXPECT_EQ(parse_info("master_port:65536\n").master_port, 0) << "not a port";
+    EXPECT_TRUE(parse_info("role:" + std::string(role_bytes_max + 1, 'r') + "\n").role.empty())
+        << "too long to be a role";
+}
+
 TEST(node_facts, config_get_appendfsync_gives_the_policy_and_anything_else_is_unknown) {
     EXPECT_EQ(fsync_of("*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n"), fsync_policy::always);
     EXPECT_EQ(fsync_of("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"), fsync_policy::everysec);
@@ -72,6 +132,11 @@ TEST(node_facts, config_get_appendfsync_gives_the_policy_and_anything_else_is_un
               fsync_policy::unknown);
     EXPECT_EQ(fsync_of("*0\r\n"), fsync_policy::unknown);
     EXPECT_EQ(fsync_of("*2\r\n$11\r\nappendfsync\r\n$5\r\nweird\r\n"), fsync_policy::unknown);
+    EXPECT_EQ(parse_fsync_policy("always"), fsync_policy::always);
+    EXPECT_EQ(parse_fsync_policy("everysec"), fsync_policy::everysec);
+    EXPECT_EQ(parse_fsync_policy("no"), fsync_policy::no);
+    EXPECT_EQ(parse_fsync_policy("Always"), fsync_policy::unknown);
+    EXPECT_EQ(parse_fsync_policy(""), fsync_policy::unknown);
 }
 
 TEST(node_facts, the_eviction_warning_names_the_limit_the_policy_and_the_fix) {

@@ -31,7 +31,8 @@ TEST(sim_addresses, nothing_listens_elsewhere) {
     EXPECT_EQ(resolve(sentinel_address(0), 5, 0), no_server) << "no sentinels in this world";
     EXPECT_EQ(resolve(at("n0", sentinel_port), 1, 0), no_server) << "the right host, the wrong port";
     EXPECT_EQ(resolve(at("s0", redis_port), 3, 3), no_server);
-    for (const char* host : {"localhost", "n", "nx", "n00x", "10.0.0.1", "s-1"}) {
+    for (const char* host :
+         {"localhost", "n", "nx", "n00x", "10.0.0.1", "s-1", "n+1", "n-1", "n-0"}) {
         EXPECT_EQ(resolve(at(host, redis_port), 5, 3), no_server) << host;
     }
 }

@@ -179,7 +179,8 @@ TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acqui
 
 TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {
     acquire(token_a);
-    for (const char* bad : {"9223372036854775808", "99999999999999999999", "-0", "007", "+7", ""}) {
+    for (const char* bad : {"9223372036854775808", "99999999999999999999", "-0", "007", "+7", "",
+                            " 7", "7 ", "7x", "-", "--7", "-9223372036854775809"}) {
         EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, bad}),
                   "-ERR value is not an integer or out of range\r\n")
             << bad;

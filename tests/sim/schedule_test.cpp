@@ -54,6 +54,26 @@ TEST(schedule, bad_text_is_refused_with_a_reason) {
     }
 }
 
+// A number is an optional sign and at most 15 digits: a '+' reads as no sign.
+TEST(schedule, numbers_take_a_sign_and_at_most_15_digits) {
+    const auto amount = [](const std::string& x) {
+        schedule s;
+        std::string error;
+        EXPECT_TRUE(parse_schedule("wall_step.n1@t100,x=" + x, s, error)) << x << ": " << error;
+        return s.empty() ? std::int64_t{-1} : s[0].amount;
+    };
+    EXPECT_EQ(amount("+3000"), 3000);
+    EXPECT_EQ(amount("-3000"), -3000);
+    EXPECT_EQ(amount("007"), 7);
+    EXPECT_EQ(amount("999999999999999"), 999'999'999'999'999);
+    EXPECT_EQ(amount("-999999999999999"), -999'999'999'999'999);
+    for (const char* x : {"9999999999999999", "+-5", "-+5", "++5", "--5", "+", "-", " 5"}) {
+        schedule s;
+        std::string error;
+        EXPECT_FALSE(parse_schedule(std::string("wall_step.n1@t100,x=") + x, s, error)) << x;
+    }
+}
+
 RC_GTEST_PROP(schedule, any_fault_round_trips_through_text, ()) {
     fault f;
     f.kind = static_cast<fault_kind>(*rc::gen::inRange(0, 9));

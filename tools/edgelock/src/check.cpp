@@ -4,8 +4,10 @@
 #include <sys/time.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "edgelock/hiredis_commands.hpp"
@@ -36,12 +38,8 @@ constexpr int simulated_replicas = 2;
 struct node_report {
     std::string address;
     failure problem;
-    session::node_facts facts;
-    std::string role;             // master, slave
-    std::string master;           // a replica's master, host:port
+    session::node_facts facts;    // INFO's fields, CONFIG GET appendfsync's policy
     std::string rdb;              // CONFIG GET save: "" for no snapshots
-    int replicas = 0;
-    long long max_lag_s = 0;      // the largest lag INFO replication shows
     long long clock_offset_ms = 0;  // the node's TIME against this host's clock
     long long round_trip_ms = 0;
 };
@@ -57,25 +55,22 @@ long long wall_us() {
     return static_cast<long long>(now.tv_sec) * 1'000'000 + now.tv_usec;
 }
 
-// The value of "name:value" in INFO's text ("" when absent).
-std::string info_field(const std::string& text, const std::string& name) {
-    const std::string key = "\n" + name + ":";
-    const std::size_t at = ("\n" + text).find(key);
-    if (at == std::string::npos) return "";
-    const std::size_t start = at + key.size() - 1;
-    const std::size_t end = text.find_first_of("\r\n", start);
-    return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+// The role INFO names: "master", "slave" ("" when it names none).
+std::string role_of(const node_report& r) {
+    return std::string(r.facts.role.view());
 }
 
-// The largest "lag=N" of the slaveN lines of INFO replication.
-long long max_lag(const std::string& text, int replicas) {
-    long long lag = 0;
-    for (int i = 0; i < replicas; ++i) {
-        const std::string line = info_field(text, "slave" + std::to_string(i));
-        const std::size_t at = line.find("lag=");
-        if (at != std::string::npos) lag = std::max(lag, std::atoll(line.c_str() + at + 4));
-    }
-    return lag;
+// A replica's master, host:port ("" for any other role).
+std::string master_of(const node_report& r) {
+    if (r.facts.role.view() != "slave") return "";
+    return std::string(r.facts.master_host.view()) + ":" + std::to_string(r.facts.master_port);
+}
+
+// A decimal integer at the front of `text`, as TIME's fields carry it; 0 when none is.
+long long leading_integer(const std::string& text) {
+    long long value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return error == std::errc{} ? value : 0;
 }
 
 // One command; false (with r.problem set) when it failed or Redis refused it.
@@ -98,8 +93,8 @@ void read_clock(command_connection& c, node_report& r) {
     const long long before = wall_us();
     if (!ask(c, {"TIME"}, time, r) || time.elements.size() != 2) return;
     const long long after = wall_us();
-    const long long node_us = std::atoll(time.elements[0].text.c_str()) * 1'000'000 +
-                              std::atoll(time.elements[1].text.c_str());
+    const long long node_us = leading_integer(time.elements[0].text) * 1'000'000 +
+                              leading_integer(time.elements[1].text);
     r.round_trip_ms = (after - before) / 1000;
     r.clock_offset_ms = (node_us - (before + after) / 2) / 1000;
 }
@@ -114,18 +109,7 @@ node_report read_node(endpoint ep, const options& o) {
     // The default sections (replication among them): several in one INFO need Redis 7.0.
     if (!ask(c, {"INFO"}, info, r)) return r;
     r.facts = session::parse_info(info.text);
-    r.role = info_field(info.text, "role");
-    if (r.role == "slave") {
-        r.master =
-            info_field(info.text, "master_host") + ":" + info_field(info.text, "master_port");
-    }
-    r.replicas = std::atoi(info_field(info.text, "connected_slaves").c_str());
-    r.max_lag_s = max_lag(info.text, r.replicas);
-    const std::string fsync = config_value(c, "appendfsync", r);
-    r.facts.fsync = fsync == "always" ? session::fsync_policy::always
-                  : fsync == "everysec" ? session::fsync_policy::everysec
-                  : fsync == "no" ? session::fsync_policy::no
-                                  : session::fsync_policy::unknown;
+    r.facts.fsync = session::parse_fsync_policy(config_value(c, "appendfsync", r));
     r.rdb = config_value(c, "save", r);
     read_clock(c, r);
     return r;
@@ -166,10 +150,10 @@ std::vector<std::string> row_differences(const options& o, const std::vector<nod
     if (o.replicas_to_wait > 1) {
         out.push_back("the row waits for 1 replica, not " + std::to_string(o.replicas_to_wait));
     }
-    if (!nodes.empty() && !nodes[0].problem.ec && nodes[0].replicas != simulated_replicas) {
+    if (!nodes.empty() && !nodes[0].problem.ec && nodes[0].facts.replicas != simulated_replicas) {
         out.push_back("the row's master has " + std::to_string(simulated_replicas) +
                       " replicas behind 3 sentinels; this one has " +
-                      std::to_string(nodes[0].replicas));
+                      std::to_string(nodes[0].facts.replicas));
     }
     return out;
 }
@@ -294,12 +278,12 @@ std::string eviction_text(const node_report& r) {
 
 // A replica is read-only: `run` refuses it (not_master), so it counts toward no quorum.
 bool holds_locks(const node_report& r) {
-    return !r.problem.ec && r.role == "master";
+    return !r.problem.ec && role_of(r) == "master";
 }
 
 std::string role_text(const node_report& r) {
-    if (r.role != "slave") return r.role;
-    return "slave: a read-only replica of " + r.master + ", it cannot hold locks";
+    if (role_of(r) != "slave") return role_of(r);
+    return "slave: a read-only replica of " + master_of(r) + ", it cannot hold locks";
 }
 
 // What to change, per node and for the client, beyond the row's own limits.
@@ -308,8 +292,8 @@ std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const
     std::vector<std::string> advice;
     for (const node_report& r : nodes) {
         if (r.problem.ec) continue;
-        if (r.role == "slave") {
-            advice.push_back(r.address + ": point edgelock at the master, " + r.master);
+        if (role_of(r) == "slave") {
+            advice.push_back(r.address + ": point edgelock at the master, " + master_of(r));
             continue;
         }
         if (r.facts.may_evict()) advice.push_back(r.address + ": set maxmemory-policy noeviction");
@@ -436,7 +420,7 @@ std::string missing_text(const report& r) {
         if (n.problem.ec)
             text += n.address + ": " + describe(n.problem);
         else
-            text += n.address + " is a replica of " + n.master;
+            text += n.address + " is a replica of " + master_of(n);
     }
     return text;
 }
@@ -538,10 +522,12 @@ void print_node(const node_report& n, const options& o) {
                 std::string(n.facts.version.view()).c_str(),
                 format_duration(n.facts.uptime_s * 1000).c_str());
     std::printf("persistence  %s\neviction     %s\nreplication  %d replica(s), lag up to %llds\n",
-                persistence_text(n).c_str(), eviction_text(n).c_str(), n.replicas, n.max_lag_s);
+                persistence_text(n).c_str(), eviction_text(n).c_str(),
+                static_cast<int>(n.facts.replicas),
+                static_cast<long long>(n.facts.replica_lag_s_max));
     std::printf("clock        %+lld ms against this host (round trip %lld ms)\n", n.clock_offset_ms,
                 n.round_trip_ms);
-    if (n.role == "master") std::printf("guard        %s\n", guard_text(n, o).c_str());
+    if (role_of(n) == "master") std::printf("guard        %s\n", guard_text(n, o).c_str());
 }
 
 void print_text(const report& r, const options& o) {
@@ -575,15 +561,17 @@ std::string node_json(const node_report& n, const options& o) {
                ",\"error\":" + json_string(describe(n.problem)) + "}";
     }
     const auto number = [](long long value) { return std::to_string(value); };
-    return "{\"address\":" + json_string(n.address) + ",\"role\":" + json_string(n.role) +
-           (n.master.empty() ? "" : ",\"master\":" + json_string(n.master)) +
+    const std::string master = master_of(n);
+    return "{\"address\":" + json_string(n.address) + ",\"role\":" + json_string(role_of(n)) +
+           (master.empty() ? "" : ",\"master\":" + json_string(master)) +
            ",\"version\":" + json_string(std::string(n.facts.version.view())) +
            ",\"uptime_s\":" + number(n.facts.uptime_s) +
            ",\"persistence\":" + json_string(persistence_text(n)) +
            ",\"durable\":" + (n.facts.durable() ? "true" : "false") +
            ",\"may_evict\":" + (n.facts.may_evict() ? "true" : "false") +
            ",\"eviction\":" + json_string(eviction_text(n)) +
-           ",\"replicas\":" + number(n.replicas) + ",\"max_lag_s\":" + number(n.max_lag_s) +
+           ",\"replicas\":" + number(n.facts.replicas) +
+           ",\"max_lag_s\":" + number(n.facts.replica_lag_s_max) +
            ",\"clock_offset_ms\":" + number(n.clock_offset_ms) +
            ",\"round_trip_ms\":" + number(n.round_trip_ms) +
            ",\"guard_left_ms\":" + number(o.restart_guard ? guard_left_ms(n, o) : 0) + "}";

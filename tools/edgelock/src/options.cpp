@@ -718,11 +718,9 @@ bool parse_signal(std::string_view text, int& signal) {
         }
     }
     if (text.empty() || text.size() > 2) return false;
-    int number = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9') return false;
-        number = number * 10 + (c - '0');
-    }
+    int number = 0;  // a '-' from_chars takes leaves the range below
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+    if (error != std::errc{} || end != text.data() + text.size()) return false;
     if (number < 1 || number > 64) return false;
     signal = number;
     return true;

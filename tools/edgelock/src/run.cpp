@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -112,8 +113,11 @@ std::vector<int> open_fds() {
     if (dir == nullptr) return fds;
     const int own = ::dirfd(dir);
     while (const dirent* entry = ::readdir(dir)) {
-        if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-        const int fd = std::atoi(entry->d_name);
+        const char* const name = entry->d_name;
+        const char* const last = name + std::strlen(name);
+        int fd = -1;  // "." and "..", and any name not wholly a descriptor, are skipped
+        const auto [end, error] = std::from_chars(name, last, fd);
+        if (error != std::errc{} || end != last || fd < 0) continue;
         if (fd != own && fds.size() < inherited_fds_max) fds.push_back(fd);
     }
     ::closedir(dir);

@@ -8,6 +8,8 @@
 //                           maxmemory_policy (the default sections; naming several sections
 //                           in one INFO is a syntax error before Redis 7.0)
 //   CONFIG GET appendfsync  always / everysec / no (ACLs may refuse it)
+// The INFO replication fields (role, master_host, master_port, connected_slaves, the slaveN
+// lines' lag) are read too, for `edgelock check`: the lock itself does not use them.
 // Decisions where Redis leaves room:
 //   - uptime_in_seconds is whole seconds of a wall clock cached by the server, so it may be up
 //     to a second more than the process has run: the start is taken a second later than it
@@ -30,6 +32,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/fixed_text.hpp"
+#include "edgelock/session/limits.hpp"
 
 namespace edgelock::session {
 
@@ -47,6 +50,7 @@ inline constexpr std::size_t run_id_bytes = 40;
 inline constexpr std::size_t version_bytes_max = 32;
 inline constexpr std::size_t policy_bytes_max = 32;
 inline constexpr std::size_t eviction_warning_bytes_max = 192;
+inline constexpr std::size_t role_bytes_max = 16;
 
 struct node_facts {
     std::int64_t uptime_s = 0;
@@ -56,6 +60,11 @@ struct node_facts {
     fsync_policy fsync = fsync_policy::unknown;
     std::int64_t maxmemory_bytes = 0;  // 0: no limit
     fixed_text<policy_bytes_max> maxmemory_policy;
+    fixed_text<role_bytes_max> role;             // "master" or "slave", as INFO spells it
+    fixed_text<host_bytes_max> master_host;      // a replica's master (master_host, master_port)
+    std::uint16_t master_port = 0;
+    std::int64_t replicas = 0;                   // connected_slaves
+    std::int64_t replica_lag_s_max = 0;          // the largest lag=N of the slaveN lines
 
     // AOF with appendfsync always: a restart loses no acknowledged write.
     bool durable() const noexcept { return aof_enabled && fsync == fsync_policy::always; }
@@ -67,12 +76,15 @@ struct node_facts {
 
 // Reads the fields above from INFO's text ("field:value" lines, CRLF or LF). Fields it does
 // not know are skipped; a value out of range (a negative uptime, a run_id not 40 hex
-// digits, a text too long) is ignored, leaving the default. Never fails.
+// digits, a text too long) is ignored, leaving the default. A number is decimal digits
+// only: no sign, no space. Never fails.
 node_facts parse_info(std::string_view text) noexcept;
 
 // The policy from CONFIG GET appendfsync's reply (nodes as parse_reply gave them): unknown
 // for an error, an empty array, or a value it does not know.
 fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noexcept;
+// The policy a value of appendfsync names: unknown for any other text.
+fsync_policy parse_fsync_policy(std::string_view value) noexcept;
 
 // The start the lock is told (lock::on_node_started): the latest instant on the caller's
 // clock the process can have started, from the uptime read at received_ms.
