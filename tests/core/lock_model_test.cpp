@@ -3,40 +3,38 @@
 //
 // lock_model: random sequences of calls (acquire with and without a wait, release, a reply
 // of every plausible kind to the oldest request in flight on an instance, connection
-// failures, clock steps, timer ticks) run against the real lock and against a model of the
-// contract in lock.hpp, for N = 1, 3 and 5 with fencing, the watchdog, WAIT for replicas and
-// a ttl-long attempt budget switched on and off at random. An acquire written as SET NX PX
-// GET (no fencing, and no syntax error from the instance on its current connection) is
-// answered nil, our own token (an earlier attempt's key: a renew must follow before it
-// counts), another token (also ours off by a digit, and this lock's other token), "ERR
-// syntax error" (a Redis before 7.0: the script follows), other errors, or a script's answer.
-// After every call the harness writes out every queued request, decodes it, and checks:
-//   - the safety properties directly, from what went over the wire and what came out:
-//     (a) held(t) is never true at or after valid_until_ms(); acquired and renewed events
-//         never carry a validity already over when emitted; a held lock never asks to be
-//         woken after its lease ends;
-//     (b) `acquired` comes only after a quorum of distinct instances answered success to
-//         the winning attempt's acquire requests (for SET NX PX GET: nil, or our own token
-//         and then 1 to the renew that follows it), and to its raise requests when fenced
-//         with N > 1, and to its WAITs, with valid_until = attempt start + ttl - drift;
-//         `renewed` only after a quorum confirmed (and, with replicas_to_wait, after the
-//         WAIT that follows the renewal confirmed on a quorum), with renewal start + ttl - drift;
-//     (c) reentrant hold counts; a reentrant acquire keeps fence and validity; only the
-//         last release() sends releases;
-//     (d) every request carries a token acquire() started with; raise and renew carry the
-//         current token (acquire too, but for a retry that timer work started and failed
-//         inside the acquire() call that brought the next token); renewals start only in a
-//         call that began with the lock held (the renew after our own token back from SET
-//         NX PX GET, or after its NOSCRIPT, belongs to the attempt);
-//     (e) every call returns a code its comment documents, every event carries one;
-//     (f) the fence handed out is the largest counter among the winning attempt's
-//         successful acquire replies, and its raise requests carry exactly that value; a
-//         fenced acquire is never SET NX PX GET (no counter would move);
-//   - then that the return code, the events, the requests (kind, SET, EVAL or EVALSHA, token,
-//     order per instance), state(), hold_count(), held(), valid_until_ms(), fence(),
-//     token_hex() and next_deadline_ms() are exactly what the model predicts. The backoff
-//     delay is the one value the model cannot predict: it is read from next_deadline_ms()
-//     and checked against the full-jitter range.
+// failures, clock steps, timer ticks) run against the real lock, for N = 1, 3 and 5 with
+// fencing, the watchdog, WAIT for replicas and a ttl-long attempt budget switched on and off
+// at random. Replies: nil, our own token, another token, "ERR syntax error", other errors or
+// a script's answer to SET NX PX GET; success, refusal, errors, NOSCRIPT or a wrong type to
+// the scripts and WAIT. After every call the harness drains the events, writes out and
+// decodes every queued request, and checks what lock.hpp promises, from the calls, the
+// events and the wire alone (no model of how the lock decides):
+//   (a) the lease: held(t) is never true at or after valid_until_ms(); acquired and renewed
+//       never carry a validity already over; a held lock never asks to be woken after its
+//       lease ends;
+//   (b) validity never exceeds ttl - drift from the claims: whenever `acquired` or `renewed`
+//       is emitted, and whenever held(now), a quorum of distinct instances answered success
+//       to a claim (acquire, or renew) of the current token written at some t with
+//       t + ttl - drift >= valid_until, not followed by a release of that token, and (with
+//       replicas_to_wait) confirmed by a WAIT after it on the same connection; `acquired`
+//       carries exactly attempt start + ttl - drift, and renewals never shorten the lease;
+//   (c) reentrant holds: hold_count() follows the calls, a reentrant acquire queues
+//       `acquired` at once with the same fence and validity, only the last release() sends
+//       releases;
+//   (d) every request carries a token acquire() started with; claims carry the current one;
+//       renewals start only in a call that began with the lock held;
+//   (e) every call returns a code its comment documents, under the condition it names
+//       (invalid_wait, invalid_state, not_held, invalid_instance, unexpected_reply with
+//       nothing in flight, error_reply for an error reply, ok for NOSCRIPT or SET's syntax
+//       error), and every event carries a documented code;
+//   (f) fence tokens: 0 without fencing; with it, the largest counter of the winning
+//       attempt's successful acquires, raised (N > 1) to exactly that on a quorum before it
+//       is handed out; a fenced acquire is never SET NX PX GET;
+//   (s) the events follow the state machine of lock_state and event_type: acquired and
+//       acquire_failed end an acquire, renewed and lost only while holding, released after
+//       the last release() (expired_before after lost), and state() agrees with them;
+//   and backoff: a retry is due within retry_delay_ms_max, never after now + wait.
 //
 // lock_model_race: two locks compete over an in-test Redis (a map per instance, keys expiring
 // exactly on time, the four scripts executed by the semantics scripts.hpp documents,
@@ -323,12 +321,6 @@ std::string describe(const event& e) {
     return os.str();
 }
 
-bool same_event(const event& a, const event& b) {
-    return a.type == b.type && a.code == b.code && a.cause == b.cause &&
-           a.expired_before == b.expired_before && a.instances_released == b.instances_released &&
-           a.fence == b.fence && a.valid_until_ms == b.valid_until_ms;
-}
-
 bool one_of(errc code, std::initializer_list<errc> codes) {
     return std::find(codes.begin(), codes.end(), code) != codes.end();
 }
@@ -345,10 +337,6 @@ const char* state_name(lock_state state) {
         case lock_state::lost: return "lost";
     }
     return "?";
-}
-
-int count_true(const std::vector<bool>& flags) {
-    return static_cast<int>(std::count(flags.begin(), flags.end(), true));
 }
 
 // Replies whose text must outlive the call: string literals only.
@@ -373,10 +361,6 @@ bool fence_of(const reply_node& reply, std::int64_t& fence) {
     return parsed.ec == std::errc{} && parsed.ptr == end && fence > 0;
 }
 
-bool is_exhausted(const reply_node& reply) {
-    return reply.type == reply_type::error && reply.text.substr(0, 15) == "FENCE_EXHAUSTED";
-}
-
 reply_node integer_reply(std::int64_t value) {
     reply_node node;
     node.type = reply_type::integer;
@@ -391,755 +375,17 @@ reply_node error_reply(std::string_view text) {
     return node;
 }
 
-// ---- the model of the contract ---------------------------------------------------------------
+// ---- the properties: the real lock against what lock.hpp promises ------------------------
 
-enum class outcome : std::uint8_t { none, pending, ok, refused, failed };
-
-// A request in one instance's queue as the model expects it. The first `written` ones are in
-// flight. attempt_id and round_id tag the attempt and round that queued it, for the checks.
-struct queued_request {
-    req_kind kind = req_kind::acquire;
-    bool eval = false;
-    bool native = false;     // an acquire written as SET NX PX GET (decided when written)
-    bool follow_up = false;  // queued by a native acquire's reply (or its NOSCRIPT re-send)
-    bool current = false;    // belongs to the running, undecided round
-    bool written = false;
-    int token_id = -1;
-    int attempt_id = 0;
-    int round_id = 0;
-};
-
-class model_broken : public std::exception {
+// Thrown by fail() after RC_FAIL (which throws first): keeps [[noreturn]] honest.
+class property_broken : public std::exception {
 public:
-    explicit model_broken(std::string what) : what_(std::move(what)) {}
+    explicit property_broken(std::string what) : what_(std::move(what)) {}
     const char* what() const noexcept override { return what_.c_str(); }
 
 private:
     std::string what_;
 };
-
-// What lock.hpp promises, written from its comments and lock_config's defaults: one round at
-// a time (acquire, raise, renew or release), a quorum of N/2+1, validity from the attempt's
-// start, a compare-and-delete cleanup wherever a failed attempt may have written, rounds
-// decided only once every instance's request was queued or found no room.
-class contract_model {
-public:
-    explicit contract_model(const setup& s) : s_(s) {}
-
-    errc acquire(std::int64_t now_ms, std::int64_t wait_ms, int token_id, const std::string& token_hex) {
-        touch(now_ms);
-        if (wait_ms < 0 || wait_ms > edgelock::wait_ms_max) return errc::invalid_wait;
-        advance();
-        if (state_ == lock_state::held) {
-            if (holds_ == edgelock::holds_max) return errc::invalid_state;
-            ++holds_;
-            event e;
-            e.type = event_type::acquired;
-            e.fence = fence_;
-            e.valid_until_ms = valid_until_ms_;
-            events_.push_back(e);
-            return errc::ok;
-        }
-        if (state_ != lock_state::idle && state_ != lock_state::lost) return errc::invalid_state;
-        take_token(token_id);
-        hex_of_[token_id] = token_hex;
-        retrying_ = wait_ms > 0;
-        wait_deadline_ms_ = now_ms_ + wait_ms;
-        attempts_ = 0;
-        last_cause_ = errc::ok;
-        start_attempt();
-        return errc::ok;
-    }
-
-    errc release(std::int64_t now_ms) {
-        touch(now_ms);
-        advance();
-        switch (state_) {
-            case lock_state::held:
-                if (holds_ > 1) {
-                    --holds_;
-                } else {
-                    start_release();
-                }
-                return errc::ok;
-            case lock_state::acquiring:
-            case lock_state::backing_off:
-            case lock_state::confirming: {
-                // An attempt that failed already (backing off) queued its cleanup then.
-                const bool in_flight = state_ != lock_state::backing_off;
-                retire();
-                if (in_flight) clean_up();
-                state_ = lock_state::idle;
-                event e;
-                e.type = event_type::acquire_failed;
-                e.code = errc::cancelled;
-                e.cause = last_cause_;
-                events_.push_back(e);
-                return errc::ok;
-            }
-            case lock_state::lost: {
-                state_ = lock_state::idle;
-                event e;
-                e.type = event_type::released;
-                e.expired_before = true;
-                events_.push_back(e);
-                return errc::ok;
-            }
-            case lock_state::idle: return errc::not_held;
-            default: return errc::invalid_state;
-        }
-    }
-
-    errc reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) {
-        touch(now_ms);
-        if (instance >= s_.instances) return errc::invalid_instance;
-        advance();
-        std::deque<queued_request>& queue = queues_[instance];
-        if (queue.empty() || !queue.front().written) return errc::unexpected_reply;
-        const queued_request sent = queue.front();
-        queue.pop_front();
-        note_settled(sent);
-        return handle_reply(instance, sent, reply);
-    }
-
-    errc io_error(std::uint8_t instance, std::int64_t now_ms) {
-        touch(now_ms);
-        if (instance >= s_.instances) return errc::invalid_instance;
-        advance();
-        std::deque<queued_request>& queue = queues_[instance];
-        const std::size_t in_flight = written_count(instance);
-        for (std::size_t n = 0; n < in_flight; ++n) {
-            const queued_request lost = queue.front();
-            queue.pop_front();
-            note_settled(lost);
-            if (!lost.current) {
-                // A cleanup lost with its connection goes again while its key may be there:
-                // a TTL (and the drift allowance) after the token's last claim settled.
-                // Only the current token's: the window counts from its claims.
-                const bool useful = now_ms_ < claims_settled_ms_ + s_.ttl_ms + s_.drift_ms();
-                if (useful && lost.token_id == token_current_ && resendable(instance, lost)) {
-                    requeue(instance, lost, false, lost.eval);
-                }
-                continue;
-            }
-            // A release of the running round is retried on the next connection.
-            if (lost.kind == req_kind::release &&
-                enqueue(instance, req_kind::release, true, lost.eval, release_slots)) {
-                continue;
-            }
-            record(instance, outcome::failed);
-        }
-        forget_unconfirmable(instance);
-        scripted_acquire_[instance] = false;  // the next connection may reach another server
-        return errc::ok;
-    }
-
-    // WAIT on a new connection confirms nothing: with replicas to wait for, a claim this
-    // instance confirmed in the open round no longer counts, and its unwritten WAIT goes.
-    void forget_unconfirmable(std::uint8_t instance) {
-        if (s_.replicas_to_wait == 0 || !round_open_) return;
-        std::deque<queued_request>& queue = queues_[instance];
-        if (round_kind_ == req_kind::replicate) {
-            const auto unwritten_wait = [](const queued_request& r) { return r.current && !r.written; };
-            const auto before = queue.size();
-            queue.erase(std::remove_if(queue.begin(), queue.end(), unwritten_wait), queue.end());
-            if (queue.size() != before) record(instance, outcome::failed);
-            return;
-        }
-        if (results_[instance] != outcome::ok) return;
-        --tally_.ok;
-        results_[instance] = outcome::pending;
-        ++tally_.pending;
-        record(instance, outcome::failed);
-    }
-
-    errc timer(std::int64_t now_ms) {
-        touch(now_ms);
-        advance();
-        return errc::ok;
-    }
-
-    // Observations.
-    lock_state state() const { return state_; }
-    std::uint16_t holds() const { return holds_; }
-    std::int64_t valid_until_ms() const { return valid_until_ms_; }
-    std::int64_t fence() const { return fence_; }
-    int token_id() const { return token_current_; }
-    bool held(std::int64_t now_ms) const { return state_ == lock_state::held && now_ms < valid_until_ms_; }
-
-    std::int64_t next_deadline_ms() const {
-        switch (state_) {
-            case lock_state::acquiring:
-            case lock_state::confirming:
-            case lock_state::releasing: return round_deadline_ms_;
-            case lock_state::backing_off: return timer_ms_;
-            case lock_state::held:
-                if (round_open_) return round_deadline_ms_;
-                if (s_.watchdog) return std::min(timer_ms_, valid_until_ms_);
-                return valid_until_ms_;
-            default: return edgelock::no_deadline_ms;
-        }
-    }
-
-    std::vector<event> take_events() {
-        std::vector<event> taken;
-        taken.swap(events_);
-        return taken;
-    }
-
-    std::size_t written_count(std::uint8_t instance) const {
-        const std::deque<queued_request>& queue = queues_[instance];
-        return static_cast<std::size_t>(std::count_if(
-            queue.begin(), queue.end(), [](const queued_request& r) { return r.written; }));
-    }
-
-    const queued_request* oldest_in_flight(std::uint8_t instance) const {
-        const std::deque<queued_request>& queue = queues_[instance];
-        if (queue.empty() || !queue.front().written) return nullptr;
-        return &queue.front();
-    }
-
-    queued_request* next_unwritten(std::uint8_t instance) {
-        for (queued_request& r : queues_[instance]) {
-            if (!r.written) return &r;
-        }
-        return nullptr;
-    }
-
-    // The next request goes out: an acquire takes its form now, from what the instance's
-    // connection has accepted so far (lock.hpp, "The acquire on the wire").
-    queued_request* write_next(std::uint8_t instance) {
-        queued_request* next = next_unwritten(instance);
-        if (next == nullptr) return nullptr;
-        next->native = next->kind == req_kind::acquire && !next->eval && !s_.fencing &&
-                       !scripted_acquire_[instance];
-        next->written = true;
-        return next;
-    }
-
-    // Backoff: the lock draws the delay (full jitter) from the token; the model learns the
-    // draw from next_deadline_ms() after the call and checks it against the documented range.
-    bool backoff_unknown() const { return state_ == lock_state::backing_off && !backoff_known_; }
-    std::int64_t backoff_earliest_ms() const { return backoff_earliest_ms_; }
-    std::int64_t backoff_latest_ms() const { return backoff_latest_ms_; }
-    void learn_backoff(std::int64_t timer_ms) {
-        timer_ms_ = timer_ms;
-        backoff_known_ = true;
-    }
-
-private:
-    struct tally {
-        int pending = 0;
-        int ok = 0;
-        int refused = 0;
-        int failed = 0;
-        int exhausted = 0;
-    };
-
-    void touch(std::int64_t now_ms) { now_ms_ = std::max(now_ms_, now_ms); }
-
-    // A claim of the current token has left flight: it ran, if ever, by now.
-    void note_settled(const queued_request& r) {
-        const bool claim = r.kind == req_kind::acquire || r.kind == req_kind::renew;
-        if (claim && slot_of(r.token_id) == slot_) claims_settled_ms_ = now_ms_;
-    }
-
-    void advance() {
-        constexpr int timer_steps_max = 8;
-        for (int step = 0; step < timer_steps_max; ++step) {
-            if (!run_due_timer()) return;
-        }
-        throw model_broken("model: timer work does not settle");
-    }
-
-    bool run_due_timer() {
-        switch (state_) {
-            case lock_state::acquiring:
-            case lock_state::confirming:
-            case lock_state::releasing:
-                if (now_ms_ < round_deadline_ms_) return false;
-                fail_pending();
-                return true;
-            case lock_state::backing_off:
-                // A backoff that began in this call ends after it: its delay is at least 1 ms.
-                if (!backoff_known_ || now_ms_ < timer_ms_) return false;
-                start_attempt();
-                return true;
-            case lock_state::held:
-                if (now_ms_ >= valid_until_ms_) {
-                    lose(errc::expired);
-                    return true;
-                }
-                if (round_open_) {
-                    // A renewal gives up on silent instances after one reply budget.
-                    if (now_ms_ < round_deadline_ms_) return false;
-                    fail_pending();
-                    return true;
-                }
-                if (!s_.watchdog || now_ms_ < timer_ms_) return false;
-                start_renewal();
-                return true;
-            default: return false;
-        }
-    }
-
-    bool enqueue(std::uint8_t instance, req_kind kind, bool current, bool eval, std::size_t slots) {
-        std::deque<queued_request>& queue = queues_[instance];
-        if (edgelock::requests_per_instance_max - queue.size() < slots) return false;
-        queued_request r;
-        r.kind = kind;
-        r.eval = eval;
-        r.current = current;
-        r.token_id = token_current_;
-        r.attempt_id = attempt_id_;
-        r.round_id = round_id_;
-        queue.push_back(r);
-        return true;
-    }
-
-    // The lock keeps two token slots, used in turn: a new token overwrites the one of two
-    // acquire() calls ago, whose unwritten requests are dropped.
-    void take_token(int token_id) {
-        const int slot = 1 - slot_;
-        for (std::deque<queued_request>& queue : queues_) {
-            queue.erase(std::remove_if(queue.begin(), queue.end(),
-                                       [this, slot](const queued_request& r) {
-                                           return !r.written && slot_of(r.token_id) == slot;
-                                       }),
-                        queue.end());
-        }
-        slot_ = slot;
-        slot_of_[token_id] = slot;
-        slot_holder_[static_cast<std::size_t>(slot)] = token_id;
-        token_current_ = token_id;
-    }
-
-    // True while the slot `token_id` was given still holds it (no later acquire() reused it).
-    bool token_held(int token_id) const {
-        const int slot = slot_of(token_id);
-        return slot >= 0 && slot_holder_[static_cast<std::size_t>(slot)] == token_id;
-    }
-
-    int slot_of(int token_id) const {
-        const auto found = slot_of_.find(token_id);
-        return found == slot_of_.end() ? -1 : found->second;
-    }
-
-    // A stale release refused with NOSCRIPT goes again (as EVAL, with its own token) only
-    // when it cannot delete a key we set later: its token's slot still holds that token, and
-    // nothing but releases of that token follows it on this connection.
-    bool resendable(std::uint8_t instance, const queued_request& sent) const {
-        if (sent.kind != req_kind::release || !token_held(sent.token_id)) return false;
-        for (const queued_request& later : queues_[instance]) {
-            if (later.kind != req_kind::release && later.token_id == sent.token_id) return false;
-        }
-        return true;
-    }
-
-    // Queues `sent` again, with its own token.
-    bool requeue(std::uint8_t instance, const queued_request& sent, bool current, bool eval) {
-        if (!enqueue(instance, sent.kind, current, eval, release_slots)) return false;
-        queues_[instance].back().token_id = sent.token_id;
-        return true;
-    }
-
-    void start_round(req_kind kind) {
-        retire();
-        round_kind_ = kind;
-        round_open_ = true;
-        round_start_ms_ = now_ms_;
-        ++round_id_;
-        tally_ = tally{};
-        results_.fill(outcome::none);
-    }
-
-    void retire() {
-        round_open_ = false;
-        for (std::deque<queued_request>& queue : queues_) {
-            for (queued_request& r : queue) r.current = false;
-        }
-    }
-
-    // Queues one request of the round per chosen instance; an instance without room has
-    // failed. The round is decided once, after every instance was tried.
-    void claim(const std::array<bool, edgelock::instances_max>& chosen, req_kind kind,
-               std::size_t slots) {
-        for (std::uint8_t i = 0; i < s_.instances; ++i) {
-            if (!chosen[i]) continue;
-            if (enqueue(i, kind, true, false, slots)) {
-                results_[i] = outcome::pending;
-                ++tally_.pending;
-            } else {
-                results_[i] = outcome::failed;
-                ++tally_.failed;
-            }
-        }
-        decide();
-    }
-
-    static std::array<bool, edgelock::instances_max> everywhere() {
-        std::array<bool, edgelock::instances_max> all{};
-        all.fill(true);
-        return all;
-    }
-
-    void start_attempt() {
-        ++attempts_;
-        ++attempt_id_;
-        start_round(req_kind::acquire);
-        state_ = lock_state::acquiring;
-        lease_start_ms_ = now_ms_;
-        candidate_ = 0;
-        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), now_ms_ + s_.lease_ms());
-        claim(everywhere(), req_kind::acquire, claim_slots);
-    }
-
-    // A fence raise or a WAIT goes to the instances that passed the previous round.
-    void start_confirmation(req_kind kind) {
-        std::array<bool, edgelock::instances_max> holders{};
-        for (std::uint8_t i = 0; i < s_.instances; ++i) holders[i] = results_[i] == outcome::ok;
-        start_round(kind);
-        state_ = lock_state::confirming;
-        round_deadline_ms_ =
-            std::min(now_ms_ + s_.attempt_timeout_ms(), lease_start_ms_ + s_.lease_ms());
-        claim(holders, kind, claim_slots);
-    }
-
-    // After a round a quorum passed: the raise (fenced Redlock), then WAIT, then the hold.
-    void confirm_or_hold(req_kind after) {
-        if (after == req_kind::acquire && s_.fencing && s_.instances > 1) {
-            start_confirmation(req_kind::raise);
-        } else if (after != req_kind::replicate && s_.replicas_to_wait > 0) {
-            start_confirmation(req_kind::replicate);
-        } else {
-            become_held();
-        }
-    }
-
-    void start_renewal() {
-        start_round(req_kind::renew);
-        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), valid_until_ms_);
-        claim(everywhere(), req_kind::renew, claim_slots);
-    }
-
-    void start_release() {
-        expired_before_release_ = now_ms_ >= valid_until_ms_;
-        start_round(req_kind::release);
-        state_ = lock_state::releasing;
-        round_deadline_ms_ = now_ms_ + s_.attempt_timeout_ms();
-        claim(everywhere(), req_kind::release, release_slots);
-    }
-
-    void fail_pending() {
-        for (std::uint8_t i = 0; i < s_.instances; ++i) {
-            if (results_[i] != outcome::pending) continue;
-            results_[i] = outcome::failed;
-            --tally_.pending;
-            ++tally_.failed;
-        }
-        decide();
-    }
-
-    void record(std::uint8_t instance, outcome result) {
-        if (results_[instance] == outcome::pending) --tally_.pending;
-        results_[instance] = result;
-        switch (result) {
-            case outcome::ok: ++tally_.ok; break;
-            case outcome::refused: ++tally_.refused; break;
-            default: ++tally_.failed; break;
-        }
-        decide();
-    }
-
-    void decide() {
-        if (!round_open_) return;
-        switch (round_kind_) {
-            case req_kind::acquire: decide_attempt(); break;
-            case req_kind::raise: decide_confirmation(); break;
-            case req_kind::replicate:
-                if (state_ == lock_state::held) {
-                    decide_renewal();
-                } else {
-                    decide_confirmation();
-                }
-                break;
-            case req_kind::renew: decide_renewal(); break;
-            case req_kind::release:
-                if (tally_.pending == 0) finish_release();
-                break;
-        }
-    }
-
-    void decide_attempt() {
-        const int q = s_.quorum();
-        const bool valid = now_ms_ < lease_start_ms_ + s_.lease_ms();
-        if (tally_.ok >= q) {
-            if (valid) {
-                confirm_or_hold(req_kind::acquire);
-            } else {
-                fail_attempt(errc::validity_expired);
-            }
-            return;
-        }
-        if (tally_.refused + tally_.failed > s_.instances - q) {
-            if (tally_.exhausted > s_.instances - q) {
-                fail_attempt(errc::fence_exhausted);
-            } else if (tally_.refused > 0) {
-                fail_attempt(errc::busy);
-            } else {
-                fail_attempt(valid ? errc::no_quorum : errc::validity_expired);
-            }
-        }
-    }
-
-    void decide_confirmation() {
-        const int q = s_.quorum();
-        if (tally_.ok >= q) {
-            if (now_ms_ < lease_start_ms_ + s_.lease_ms()) {
-                confirm_or_hold(round_kind_);
-            } else {
-                fail_attempt(errc::validity_expired);
-            }
-            return;
-        }
-        if (tally_.ok + tally_.pending >= q) return;
-        if (tally_.refused == 0) {
-            fail_attempt(errc::no_quorum);
-        } else {
-            fail_attempt(round_kind_ == req_kind::raise ? errc::token_gone : errc::not_replicated);
-        }
-    }
-
-    // With replicas_to_wait > 0 a renewal's OK is followed by WAIT on the instances that
-    // renewed; validity moves (from the renewal's start) only once that confirms.
-    void decide_renewal() {
-        const int q = s_.quorum();
-        const bool waiting = round_kind_ == req_kind::replicate;
-        if (tally_.ok >= q) {
-            if (!waiting && s_.replicas_to_wait > 0) {
-                confirm_renewal();
-                return;
-            }
-            retire();
-            valid_until_ms_ = std::max(valid_until_ms_, round_start_ms_ + s_.lease_ms());
-            timer_ms_ = round_start_ms_ + s_.renew_interval_ms();
-            event e;
-            e.type = event_type::renewed;
-            e.valid_until_ms = valid_until_ms_;
-            events_.push_back(e);
-            return;
-        }
-        if (!waiting && tally_.refused > s_.instances - q) {
-            lose(errc::token_gone);
-            return;
-        }
-        const bool hopeless = waiting ? tally_.ok + tally_.pending < q
-                                      : tally_.refused + tally_.failed > s_.instances - q;
-        if (hopeless) {
-            retire();
-            timer_ms_ = now_ms_ + retry_delay_ms_min;
-        }
-    }
-
-    void confirm_renewal() {
-        std::array<bool, edgelock::instances_max> renewed{};
-        for (std::uint8_t i = 0; i < s_.instances; ++i) renewed[i] = results_[i] == outcome::ok;
-        const std::int64_t renewal_start_ms = round_start_ms_;
-        start_round(req_kind::replicate);
-        round_start_ms_ = renewal_start_ms;
-        round_deadline_ms_ = std::min(now_ms_ + s_.attempt_timeout_ms(), valid_until_ms_);
-        claim(renewed, req_kind::replicate, claim_slots);
-    }
-
-    void fail_attempt(errc cause) {
-        retire();
-        last_cause_ = cause;
-        clean_up();
-        const bool waiting_helps = retrying_ && cause != errc::fence_exhausted;
-        if (waiting_helps && now_ms_ < wait_deadline_ms_) {
-            state_ = lock_state::backing_off;
-            backoff_known_ = false;
-            const int doublings = std::clamp(attempts_ - 1, 0, 30);
-            const std::int64_t cap = std::min(retry_delay_ms_max, retry_delay_ms_min << doublings);
-            backoff_earliest_ms_ = now_ms_ + 1;
-            backoff_latest_ms_ = std::min(now_ms_ + cap, wait_deadline_ms_);
-            return;
-        }
-        state_ = lock_state::idle;
-        event e;
-        e.type = event_type::acquire_failed;
-        e.code = waiting_helps ? errc::wait_timeout : cause;
-        e.cause = cause;
-        events_.push_back(e);
-    }
-
-    void become_held() {
-        retire();
-        state_ = lock_state::held;
-        holds_ = 1;
-        fence_ = s_.fencing ? candidate_ : 0;
-        valid_until_ms_ = lease_start_ms_ + s_.lease_ms();
-        timer_ms_ = lease_start_ms_ + s_.renew_interval_ms();
-        event e;
-        e.type = event_type::acquired;
-        e.fence = fence_;
-        e.valid_until_ms = valid_until_ms_;
-        events_.push_back(e);
-    }
-
-    void lose(errc why) {
-        retire();
-        state_ = lock_state::lost;
-        holds_ = 0;
-        clean_up();
-        event e;
-        e.type = event_type::lost;
-        e.code = why;
-        events_.push_back(e);
-    }
-
-    void finish_release() {
-        retire();
-        state_ = lock_state::idle;
-        holds_ = 0;
-        event e;
-        e.type = event_type::released;
-        e.expired_before = expired_before_release_ || tally_.refused >= s_.quorum();
-        e.instances_released = static_cast<std::uint8_t>(tally_.ok);
-        events_.push_back(e);
-    }
-
-    // Compare-and-delete wherever the token may be; an instance that refused a script holds
-    // another token, one that refused a WAIT (too few replicas) still holds ours.
-    void clean_up() {
-        const bool refusal_means_other_token = round_kind_ != req_kind::replicate;
-        for (std::uint8_t i = 0; i < s_.instances; ++i) {
-            if (refusal_means_other_token && results_[i] == outcome::refused) continue;
-            enqueue(i, req_kind::release, false, false, release_slots);
-        }
-    }
-
-    errc handle_reply(std::uint8_t instance, const queued_request& sent, const reply_node& reply) {
-        if (sent.native) return handle_native_reply(instance, sent, reply);
-        constexpr std::string_view noscript = "NOSCRIPT";
-        if (reply.type == reply_type::error && reply.text.substr(0, noscript.size()) == noscript) {
-            // The running round's requests are sent again as EVAL; a stale release only when
-            // that is safe.
-            const bool resend = sent.current || resendable(instance, sent);
-            if (resend && requeue(instance, sent, sent.current, true)) {
-                queues_[instance].back().follow_up = sent.follow_up;
-                return errc::ok;
-            }
-            if (sent.current) record(instance, outcome::failed);
-            return errc::ok;
-        }
-        outcome result = outcome::failed;
-        errc code = errc::ok;
-        std::int64_t fence = 0;
-        if (reply.type == reply_type::error) {
-            code = errc::error_reply;
-            if (sent.current && sent.kind == req_kind::acquire && is_exhausted(reply)) ++tally_.exhausted;
-        } else if (sent.kind == req_kind::acquire) {
-            if (reply.type == reply_type::nil) {
-                result = outcome::refused;
-            } else if (s_.fencing ? fence_of(reply, fence)
-                                  : reply.type == reply_type::integer && reply.integer == 0) {
-                result = outcome::ok;
-                if (sent.current) candidate_ = std::max(candidate_, fence);
-            } else {
-                code = errc::unexpected_reply;
-            }
-        } else if (sent.kind == req_kind::replicate) {
-            // WAIT answers how many replicas acknowledged.
-            if (reply.type == reply_type::integer && reply.integer >= 0) {
-                result = reply.integer >= s_.replicas_to_wait ? outcome::ok : outcome::refused;
-            } else {
-                code = errc::unexpected_reply;
-            }
-        } else if (reply.type == reply_type::integer && (reply.integer == 0 || reply.integer == 1)) {
-            result = reply.integer == 1 ? outcome::ok : outcome::refused;
-        } else {
-            code = errc::unexpected_reply;
-        }
-        if (sent.current) record(instance, result);
-        return code;
-    }
-
-    // SET NX PX GET's answer: nil, the key was free and is ours; our own token, an earlier
-    // attempt of this acquire() set it and a renew must extend it from this attempt before
-    // it counts; another value, another owner's. A syntax error (a Redis before 7.0) makes
-    // the instance script-only on this connection, and the running round asks again.
-    errc handle_native_reply(std::uint8_t instance, const queued_request& sent, const reply_node& reply) {
-        if (is_syntax_error(reply)) {
-            scripted_acquire_[instance] = true;
-            if (sent.current) follow_up(instance, req_kind::acquire);
-            return errc::ok;
-        }
-        outcome result = outcome::failed;
-        errc code = errc::ok;
-        if (reply.type == reply_type::nil) {
-            result = outcome::ok;
-        } else if (reply.type == reply_type::bulk_string) {
-            if (reply.text == hex_of_.at(sent.token_id)) {
-                if (sent.current) follow_up(instance, req_kind::renew);
-                return errc::ok;
-            }
-            result = outcome::refused;
-        } else {
-            code = reply.type == reply_type::error ? errc::error_reply : errc::unexpected_reply;
-        }
-        if (sent.current) record(instance, result);
-        return code;
-    }
-
-    // The instance stays pending in the running round; without room for the request and the
-    // release that may follow it, it fails.
-    void follow_up(std::uint8_t instance, req_kind kind) {
-        if (!enqueue(instance, kind, true, false, claim_slots)) {
-            record(instance, outcome::failed);
-            return;
-        }
-        queues_[instance].back().follow_up = true;
-    }
-
-    setup s_;
-    lock_state state_ = lock_state::idle;
-    std::int64_t now_ms_ = 0;
-    std::uint16_t holds_ = 0;
-    std::int64_t valid_until_ms_ = 0;
-    std::int64_t fence_ = 0;
-    std::int64_t candidate_ = 0;
-    std::int64_t lease_start_ms_ = 0;
-    std::int64_t round_start_ms_ = 0;
-    std::int64_t round_deadline_ms_ = edgelock::no_deadline_ms;
-    std::int64_t timer_ms_ = edgelock::no_deadline_ms;
-    std::int64_t wait_deadline_ms_ = 0;
-    std::int64_t backoff_earliest_ms_ = 0;
-    std::int64_t backoff_latest_ms_ = 0;
-    bool backoff_known_ = false;
-    bool retrying_ = false;
-    bool expired_before_release_ = false;
-    int attempts_ = 0;
-    errc last_cause_ = errc::ok;
-    req_kind round_kind_ = req_kind::release;
-    bool round_open_ = false;
-    tally tally_{};
-    std::int64_t claims_settled_ms_ = std::numeric_limits<std::int64_t>::min() / 2;  // none yet
-    std::array<int, 2> slot_holder_{-1, -1};  // the token id each slot holds
-    std::array<outcome, edgelock::instances_max> results_{};
-    int attempt_id_ = 0;
-    int round_id_ = 0;
-    int token_current_ = -1;
-    int slot_ = 0;
-    std::map<int, int> slot_of_;
-    std::map<int, std::string> hex_of_;  // by token id: the token as sent
-    // Instances whose current connection answered SET NX PX GET with a syntax error.
-    std::array<bool, edgelock::instances_max> scripted_acquire_{};
-    std::array<std::deque<queued_request>, edgelock::instances_max> queues_{};
-    std::vector<event> events_;
-};
-
-// ---- the harness: the real lock, the model, and the direct checks --------------------------
 
 enum class reply_class : std::uint8_t { success, refusal, error, noscript, wrong_type };
 
@@ -1156,15 +402,51 @@ const char* class_name(reply_class c) {
 
 enum class clock_step : std::uint8_t { by_amount, to_deadline, just_before_deadline };
 
-// What the harness knew before a call, for the checks after it.
+// Where the lock stands by the events it emitted and the calls it accepted (lock.hpp's
+// lock_state and event_type comments), kept apart from what state() says.
+enum class phase : std::uint8_t { idle, acquiring, holding, releasing, lost };
+
+const char* phase_name(phase p) {
+    switch (p) {
+        case phase::idle: return "idle";
+        case phase::acquiring: return "acquiring";
+        case phase::holding: return "holding";
+        case phase::releasing: return "releasing";
+        case phase::lost: return "lost";
+    }
+    return "?";
+}
+
+// The states lock_state documents for each phase.
+bool state_fits(phase p, lock_state s) {
+    switch (p) {
+        case phase::idle: return s == lock_state::idle;
+        case phase::acquiring:
+            return s == lock_state::acquiring || s == lock_state::backing_off ||
+                   s == lock_state::confirming;
+        case phase::holding: return s == lock_state::held;
+        case phase::releasing: return s == lock_state::releasing;
+        case phase::lost: return s == lock_state::lost;
+    }
+    return false;
+}
+
+// One call, as the harness saw it before and after.
 struct call_facts {
     bool was_held = false;  // held(now) before the call: the lease cannot end inside it
+    phase phase_before = phase::idle;
     std::uint16_t holds_before = 0;
+    std::uint16_t attempts_before = 0;
     std::int64_t fence_before = 0;
     std::int64_t valid_until_before = 0;
+    bool acquire_call = false;  // acquire() returned ok
+    bool release_call = false;  // release() returned ok
     bool reentrant_acquire = false;
     bool fresh_acquire = false;  // an acquire() that started a new attempt with a new token
     bool inner_release = false;  // a release() that drops a hold but not the last
+    bool ended_something = false;  // an acquire_failed, lost or released came in this call
+    bool reentrant_acquired_seen = false;
+    bool new_attempt_done = false;  // the attempt this acquire() started ended in the call
     // A reply this call handed over after which a renew may go out while not held: our own
     // token back from a native acquire (the renew extends that key before it counts), or
     // NOSCRIPT to such a renew (it goes again). The instance, and the token it carried.
@@ -1172,10 +454,42 @@ struct call_facts {
     std::string renew_may_follow_token;
 };
 
+// A request written and not yet answered or given up, in write order per instance.
+struct sent_request {
+    wire_request request;
+    std::int64_t written_ms = 0;
+    std::uint64_t seq = 0;         // write order over all instances
+    std::uint32_t connection = 0;  // the instance's connection it went out on
+    int batch = -1;                // acquire: the attempt (requests written together)
+};
+
+// A claim (acquire, or renew) Redis answered with success: our key there, with its expiry
+// at least a TTL after the request was written. Less drift: what a lease may rely on.
+struct claim {
+    std::uint64_t seq = 0;
+    std::uint32_t connection = 0;
+    std::int64_t good_until_ms = 0;
+    bool replicated = false;  // a WAIT written after it on its connection confirmed it
+};
+
+// What one instance has of one token's keys, as far as the wire tells.
+struct key_record {
+    std::vector<claim> claims;
+    std::uint64_t gone_after_seq = 0;  // a release of it written: claims before are void
+};
+
+// The acquire requests of one attempt and what their successes returned.
+struct batch_record {
+    std::int64_t written_ms = 0;
+    std::string token;
+    std::vector<std::int64_t> counters;  // fenced successes, until the fence is fixed
+    bool frozen = false;                 // a raise or WAIT went out, or it was acquired
+    std::int64_t fence = 0;
+};
+
 class model_harness {
 public:
-    explicit model_harness(const setup& s)
-        : s_(s), model_(s), fence_key_(fence_key_for(lock_name)) {
+    explicit model_harness(const setup& s) : s_(s), fence_key_(fence_key_for(lock_name)) {
         const errc code = lock_.configure(s.config());
         if (code != errc::ok) fail(std::string("configure: ") + edgelock::to_string(code));
     }
@@ -1189,60 +503,88 @@ public:
         const edgelock::owner_token token = make_token(salt, static_cast<std::uint64_t>(id));
         tokens_.push_back(hex_of(token));
         const errc got = lock_.acquire(now_ms_, wait_ms, token);
-        const errc want = run_model([&] { return model_.acquire(now_ms_, wait_ms, id, tokens_.back()); });
-        if (got == errc::ok && facts.was_held) facts.reentrant_acquire = true;
+        facts.acquire_call = got == errc::ok;
+        facts.reentrant_acquire = got == errc::ok && facts.was_held;
         started_.push_back(got == errc::ok && !facts.was_held);
         facts.fresh_acquire = started_.back();
         if (started_.back()) {
             previous_token_ = latest_token_;
             latest_token_ = id;
+            wait_deadline_ms_ = now_ms_ + wait_ms;
         }
         std::ostringstream call;
         call << "acquire(wait_ms=" << wait_ms << ", token #" << id << ")";
-        finish(facts, call.str(), got, want, {errc::ok, errc::invalid_wait, errc::invalid_state});
+        finish(facts, call.str(), got, {errc::ok, errc::invalid_wait, errc::invalid_state});
+        const bool wait_valid = wait_ms >= 0 && wait_ms <= edgelock::wait_ms_max;
+        if (!wait_valid && got == errc::ok)
+            fail("(e) acquire() took a wait outside [0, wait_ms_max]");
+        if (wait_valid && got == errc::invalid_wait) fail("(e) invalid_wait for a valid wait");
+        const bool busy_before =
+            facts.phase_before == phase::acquiring || facts.phase_before == phase::releasing;
+        if (got == errc::ok && busy_before && !facts.ended_something) {
+            fail("(e) acquire() accepted while already acquiring or releasing");
+        }
+        if (wait_valid && got == errc::invalid_state && !busy_before &&
+            facts.holds_before != edgelock::holds_max) {
+            fail(std::string("(e) acquire() refused as invalid_state from ") +
+                 phase_name(facts.phase_before));
+        }
+        if (facts.reentrant_acquire && !facts.reentrant_acquired_seen) {
+            fail("(c) a reentrant acquire() queued no acquired event at once");
+        }
     }
 
     void release() {
         call_facts facts = facts_before();
         const errc got = lock_.release(now_ms_);
-        const errc want = run_model([&] { return model_.release(now_ms_); });
+        facts.release_call = got == errc::ok;
         facts.inner_release = got == errc::ok && facts.was_held && facts.holds_before > 1;
         if (facts.inner_release) --holds_seen_;
-        finish(facts, "release()", got, want, {errc::ok, errc::not_held, errc::invalid_state});
+        finish(facts, "release()", got, {errc::ok, errc::not_held, errc::invalid_state});
+        if (got == errc::not_held && facts.phase_before != phase::idle && !facts.ended_something) {
+            fail(std::string("(e) release() said not_held from ") + phase_name(facts.phase_before));
+        }
+        if (got == errc::invalid_state && facts.phase_before != phase::releasing) {
+            fail(std::string("(e) release() refused as invalid_state from ") +
+                 phase_name(facts.phase_before));
+        }
+        if (got == errc::ok &&
+            (facts.phase_before == phase::idle || facts.phase_before == phase::releasing)) {
+            fail(std::string("(e) release() accepted from ") + phase_name(facts.phase_before));
+        }
     }
 
-    void deliver(std::uint8_t pick, reply_class kind_of_reply, std::int64_t counter,
-                 int variant, bool bad_instance) {
+    void deliver(std::uint8_t pick, reply_class kind_of_reply, std::int64_t counter, int variant,
+                 bool bad_instance) {
         call_facts facts = facts_before();
         std::uint8_t instance = bad_instance ? s_.instances : pick;
         if (!bad_instance) {
             for (std::uint8_t k = 0; k < s_.instances; ++k) {
                 const auto candidate = static_cast<std::uint8_t>((pick + k) % s_.instances);
-                if (model_.oldest_in_flight(candidate) != nullptr) {
+                if (in_flight(candidate)) {
                     instance = candidate;
                     break;
                 }
             }
         }
-        const queued_request* head =
-            instance < s_.instances ? model_.oldest_in_flight(instance) : nullptr;
-        const queued_request answered = head != nullptr ? *head : queued_request{};
+        const bool answering = instance < s_.instances && in_flight(instance);
+        const sent_request answered = answering ? flight_[instance].front() : sent_request{};
+        if (answering) flight_[instance].pop_front();
         std::string text;  // a fence value's digits or a token live here through the call
         const reply_node reply =
-            head != nullptr ? make_reply(answered, kind_of_reply, counter, variant, text)
-                            : integer_reply(1);
-        if (head != nullptr && may_bring_renew(answered, reply)) {
+            answering ? make_reply(answered.request, kind_of_reply, counter, variant, text)
+                      : integer_reply(1);
+        if (answering && may_bring_renew(answered.request, reply)) {
             facts.renew_may_follow_on = instance;
-            facts.renew_may_follow_token = tokens_[static_cast<std::size_t>(answered.token_id)];
+            facts.renew_may_follow_token = answered.request.token;
         }
+        if (answering) observe_reply(instance, answered, reply);
         const errc got = lock_.on_reply(instance, reply, now_ms_);
-        const errc want = run_model([&] { return model_.reply(instance, reply, now_ms_); });
-        if (head != nullptr) observe_reply(instance, answered, reply);
         std::ostringstream call;
         call << "on_reply(" << int{instance} << ", ";
-        if (head != nullptr) {
-            call << class_name(kind_of_reply) << " to " << kind_name(answered.kind)
-                 << (answered.native ? "/SET" : "");
+        if (answering) {
+            call << class_name(kind_of_reply) << " to " << kind_name(answered.request.kind)
+                 << (answered.request.native ? "/SET" : "");
         } else {
             call << "nothing in flight";
         }
@@ -1251,30 +593,37 @@ public:
         if (reply.type == reply_type::bulk_string) call << " $" << reply.text;
         if (reply.type == reply_type::error) call << " -" << reply.text;
         call << ")";
-        finish(facts, call.str(), got, want,
-               {errc::ok, errc::invalid_instance, errc::unexpected_reply, errc::error_reply,
-                errc::invalid_state});
+        finish(facts, call.str(), got,
+               {errc::ok, errc::invalid_instance, errc::unexpected_reply, errc::error_reply});
+        check_reply_code(instance, answering, answered.request, reply, got);
     }
 
-    bool in_flight(std::uint8_t instance) const { return model_.oldest_in_flight(instance) != nullptr; }
+    bool in_flight(std::uint8_t instance) const { return !flight_[instance].empty(); }
 
     void io_error(std::uint8_t instance) {
-        const call_facts facts = facts_before();
+        call_facts facts = facts_before();
+        if (instance < s_.instances) {
+            flight_[instance].clear();  // given up: done or not, nobody will say
+            ++connection_[instance];
+        }
         const errc got = lock_.on_io_error(instance, now_ms_);
-        const errc want = run_model([&] { return model_.io_error(instance, now_ms_); });
-        finish(facts, "on_io_error(" + std::to_string(instance) + ")", got, want,
-               {errc::ok, errc::invalid_instance, errc::invalid_state});
+        finish(facts, "on_io_error(" + std::to_string(instance) + ")", got,
+               {errc::ok, errc::invalid_instance});
+        if ((got == errc::invalid_instance) != (instance >= s_.instances)) {
+            fail(
+                "(e) on_io_error: invalid_instance is for an instance past the count, and only "
+                "then");
+        }
     }
 
     void timer() {
-        const call_facts facts = facts_before();
+        call_facts facts = facts_before();
         const errc got = lock_.on_timer(now_ms_);
-        const errc want = run_model([&] { return model_.timer(now_ms_); });
-        finish(facts, "on_timer()", got, want, {errc::ok, errc::invalid_state});
+        finish(facts, "on_timer()", got, {errc::ok});
     }
 
     void step_clock(clock_step how, std::int64_t amount_ms) {
-        const call_facts facts = facts_before();
+        call_facts facts = facts_before();
         const std::int64_t deadline = lock_.next_deadline_ms();
         const bool finite = deadline != edgelock::no_deadline_ms;
         if (how == clock_step::to_deadline && finite && deadline > now_ms_) {
@@ -1284,33 +633,25 @@ public:
         } else {
             now_ms_ += amount_ms;
         }
-        finish(facts, "clock", errc::ok, errc::ok, {errc::ok});
+        finish(facts, "clock", errc::ok, {errc::ok});
     }
 
 private:
-    template <typename Call>
-    errc run_model(Call&& call) {
-        try {
-            return call();
-        } catch (const model_broken& broken) {
-            line_.str({});
-            line_ << "t=" << now_ms_ << ", the call after the last step shown";
-            fail(broken.what());
-        }
-        return errc::ok;
-    }
-
     call_facts facts_before() const {
         call_facts facts;
         facts.was_held = lock_.held(now_ms_);
+        facts.phase_before = phase_;
         facts.holds_before = lock_.hold_count();
+        facts.attempts_before = lock_.attempts();
         facts.fence_before = lock_.fence();
         facts.valid_until_before = lock_.valid_until_ms();
         return facts;
     }
 
+    // ---- the replies handed over ----
+
     // `text` holds a fenced acquire's digits or a token, so it must outlive the reply.
-    reply_node make_reply(const queued_request& answered, reply_class c, std::int64_t counter,
+    reply_node make_reply(const wire_request& answered, reply_class c, std::int64_t counter,
                           int variant, std::string& text) const {
         if (answered.native) return make_native_reply(answered, c, counter, variant, text);
         const req_kind kind = answered.kind;
@@ -1358,8 +699,8 @@ private:
                     node.text = "0";
                     return node;
                 }
-                if (kind == req_kind::acquire) return integer_reply(-1);
-                if (kind == req_kind::replicate) return integer_reply(-1);
+                if (kind == req_kind::acquire || kind == req_kind::replicate)
+                    return integer_reply(-1);
                 return integer_reply(2);
         }
     }
@@ -1368,15 +709,15 @@ private:
     // successes our own token (an earlier attempt's SET landed), every refusal another one;
     // the syntax error of a Redis before 7.0 among the errors. NOSCRIPT and the script's own
     // answers are wrong for it.
-    reply_node make_native_reply(const queued_request& answered, reply_class c,
-                                 std::int64_t counter, int variant, std::string& text) const {
+    reply_node make_native_reply(const wire_request& answered, reply_class c, std::int64_t counter,
+                                 int variant, std::string& text) const {
         reply_node node;
         switch (c) {
             case reply_class::success:
                 if (counter % 3 != 0) return node;
-                text = tokens_[static_cast<std::size_t>(answered.token_id)];
+                text = answered.token;
                 break;
-            case reply_class::refusal: text = another_token(answered.token_id, variant); break;
+            case reply_class::refusal: text = another_token(answered.token, variant); break;
             case reply_class::error:
                 if (variant % 2 == 0) return error_reply(syntax_error_text);
                 return error_reply(variant == 1 ? error_text : wrongtype_text);
@@ -1397,14 +738,18 @@ private:
         return node;
     }
 
-    // A key's value that is not token `token_id`: another owner's, this lock's other token,
-    // or ours with its last digit changed or a digit appended (an exact match is needed).
-    std::string another_token(int token_id, int variant) const {
-        const std::string& own = tokens_[static_cast<std::size_t>(token_id)];
-        const int other = token_id == latest_token_ ? previous_token_ : latest_token_;
+    // A key's value that is not `own`: another owner's, this lock's other token, or ours with
+    // its last digit changed or a digit appended (an exact match is needed).
+    std::string another_token(const std::string& own, int variant) const {
+        const int latest = latest_token_;
+        const int other = latest >= 0 && tokens_[static_cast<std::size_t>(latest)] == own
+                              ? previous_token_
+                              : latest;
         switch (variant % 4) {
             case 1:
-                if (other >= 0 && other != token_id) return tokens_[static_cast<std::size_t>(other)];
+                if (other >= 0 && tokens_[static_cast<std::size_t>(other)] != own) {
+                    return tokens_[static_cast<std::size_t>(other)];
+                }
                 break;
             case 2: {
                 std::string near = own;
@@ -1417,11 +762,14 @@ private:
         return "0123456789abcdef0123456789abcdef";  // its serial half is far above any of ours
     }
 
-    bool may_bring_renew(const queued_request& answered, const reply_node& reply) const {
-        const std::string& token = tokens_[static_cast<std::size_t>(answered.token_id)];
-        if (answered.native) return reply.type == reply_type::bulk_string && reply.text == token;
-        return answered.kind == req_kind::renew && reply.type == reply_type::error &&
-               reply.text == noscript_text;
+    static bool is_noscript(const reply_node& reply) {
+        return reply.type == reply_type::error && reply.text.substr(0, 8) == "NOSCRIPT";
+    }
+
+    static bool may_bring_renew(const wire_request& answered, const reply_node& reply) {
+        if (answered.native)
+            return reply.type == reply_type::bulk_string && reply.text == answered.token;
+        return answered.kind == req_kind::renew && is_noscript(reply);
     }
 
     static bool renew_may_follow(const call_facts& facts, std::uint8_t instance, const wire_request& r) {
@@ -1429,46 +777,129 @@ private:
                r.token == facts.renew_may_follow_token;
     }
 
+    // (e) on_reply's codes as its comment gives them.
+    void check_reply_code(std::uint8_t instance, bool answering, const wire_request& r,
+                          const reply_node& reply, errc got) {
+        if (instance >= s_.instances) {
+            if (got != errc::invalid_instance)
+                fail("(e) on_reply past the count is not invalid_instance");
+            return;
+        }
+        if (!answering) {
+            if (got != errc::unexpected_reply)
+                fail("(e) on_reply with nothing in flight is not unexpected_reply");
+            return;
+        }
+        if (reply.type != reply_type::error) {
+            if (got != errc::ok && got != errc::unexpected_reply)
+                fail("(e) on_reply: a non-error reply got an error code");
+            return;
+        }
+        const bool script = r.kind != req_kind::replicate && !r.native;
+        const bool taken = (script && is_noscript(reply)) || (r.native && is_syntax_error(reply));
+        if (taken && got != errc::ok)
+            fail("(e) NOSCRIPT to a script, or a syntax error to SET, is not ok");
+        if (!taken && r.kind != req_kind::replicate && got != errc::error_reply) {
+            fail("(e) an error reply did not return error_reply");
+        }
+    }
+
     // ---- one call's aftermath ----
 
-    void finish(const call_facts& facts, const std::string& call, errc got, errc want,
+    void finish(call_facts& facts, const std::string& call, errc got,
                 std::initializer_list<errc> documented) {
         line_.str({});
         line_ << "t=" << now_ms_ << " " << call << " -> " << edgelock::to_string(got);
-        if (!one_of(got, documented)) {
+        if (!one_of(got, documented))
             fail(std::string("(e) undocumented return code ") + edgelock::to_string(got));
-        }
-        if (got != want) {
-            fail(std::string("returned ") + edgelock::to_string(got) + ", the model says " +
-                 edgelock::to_string(want));
-        }
         check_events(facts);
+        after_call(facts);
         write_requests(facts);
-        if (model_.backoff_unknown()) learn_backoff();
-        compare_state();
+        check_held_is_backed();
         check_lease_invariants();
+        check_backoff(facts);
         push_trace(line_.str());
     }
 
-    void check_events(const call_facts& facts) {
-        std::vector<event> actual;
+    void check_events(call_facts& facts) {
         event e;
-        while (lock_.poll_event(e)) actual.push_back(e);
-        std::vector<event> expected = model_.take_events();
-        for (const event& got : actual) line_ << " | " << describe(got);
-        if (actual.size() > edgelock::events_per_call_max) {
-            fail("one call produced more than events_per_call_max events");
+        std::size_t count = 0;
+        while (lock_.poll_event(e)) {
+            line_ << " | " << describe(e);
+            if (++count > edgelock::events_per_call_max)
+                fail("one call produced more than events_per_call_max events");
+            check_event(facts, e);
+            step_phase(facts, e);
         }
-        for (const event& got : actual) check_event(facts, got);
-        bool match = actual.size() == expected.size();
-        for (std::size_t i = 0; match && i < actual.size(); ++i) {
-            match = same_event(actual[i], expected[i]);
+    }
+
+    // The calls' own moves, once their events are in.
+    void after_call(const call_facts& facts) {
+        if (facts.acquire_call && (phase_ == phase::idle || phase_ == phase::lost) &&
+            !facts.new_attempt_done) {
+            phase_ = phase::acquiring;
         }
-        if (!match) {
-            std::string text = "events differ from the model; the model expected:";
-            for (const event& want : expected) text += "\n  " + describe(want);
-            if (expected.empty()) text += " none";
-            fail(text);
+        if (facts.release_call) {
+            if (phase_ == phase::holding && !facts.inner_release) phase_ = phase::releasing;
+            if (phase_ == phase::acquiring)
+                fail("(e) release() while acquiring queued no acquire_failed{cancelled}");
+            if (phase_ == phase::lost) fail("(e) release() after lost queued no released event");
+        }
+        if (!state_fits(phase_, lock_.state())) {
+            fail(std::string("state ") + state_name(lock_.state()) + " after the events say " +
+                 phase_name(phase_));
+        }
+        if (lock_.hold_count() != holds_seen_) {
+            fail("(c) hold_count " + std::to_string(lock_.hold_count()) +
+                 ", acquire/release calls say " + std::to_string(holds_seen_));
+        }
+    }
+
+    // The state machine of the events (event_type's comments and the calls' own).
+    void step_phase(call_facts& facts, const event& e) {
+        const bool from_call_start = phase_ == phase::idle || phase_ == phase::lost;
+        switch (e.type) {
+            case event_type::acquired:
+                if (facts.reentrant_acquire && phase_ == phase::holding) {
+                    facts.reentrant_acquired_seen = true;
+                    return;
+                }
+                if (phase_ != phase::acquiring && !(facts.acquire_call && from_call_start)) {
+                    fail(std::string("(s) acquired while ") + phase_name(phase_));
+                }
+                if (from_call_start) facts.new_attempt_done = true;
+                phase_ = phase::holding;
+                return;
+            case event_type::acquire_failed:
+                if (phase_ != phase::acquiring && !(facts.acquire_call && from_call_start)) {
+                    fail(std::string("(s) acquire_failed while ") + phase_name(phase_));
+                }
+                if (e.code == errc::cancelled && !facts.release_call)
+                    fail("(s) cancelled without release()");
+                if (from_call_start) facts.new_attempt_done = true;
+                facts.ended_something = true;
+                phase_ = phase::idle;
+                return;
+            case event_type::renewed:
+                if (phase_ != phase::holding)
+                    fail(std::string("(s) renewed while ") + phase_name(phase_));
+                return;
+            case event_type::lost:
+                if (phase_ != phase::holding)
+                    fail(std::string("(s) lost while ") + phase_name(phase_));
+                facts.ended_something = true;
+                phase_ = phase::lost;
+                return;
+            case event_type::released:
+                if (phase_ == phase::lost && !e.expired_before)
+                    fail("(s) released after lost without expired_before");
+                if (phase_ != phase::releasing &&
+                    !(facts.release_call && (phase_ == phase::holding || phase_ == phase::lost))) {
+                    fail(std::string("(s) released while ") + phase_name(phase_));
+                }
+                facts.ended_something = true;
+                phase_ = phase::idle;
+                return;
         }
     }
 
@@ -1476,42 +907,32 @@ private:
         switch (e.type) {
             case event_type::acquired:
                 if (e.valid_until_ms <= now_ms_) fail("(a) acquired with a validity already over");
-                if (facts.reentrant_acquire) {
+                if (facts.reentrant_acquire && phase_ == phase::holding) {
                     if (e.fence != facts.fence_before || e.valid_until_ms != facts.valid_until_before) {
                         fail("(c) a reentrant acquire changed the fence or the validity");
                     }
                     ++holds_seen_;
-                } else {
-                    check_won(e);
-                    holds_seen_ = 1;
+                    return;
                 }
-                valid_until_seen_ = e.valid_until_ms;
+                check_won(e);
+                holds_seen_ = 1;
                 return;
-            case event_type::renewed: {
+            case event_type::renewed:
                 if (e.valid_until_ms <= now_ms_) fail("(a) renewed with a validity already over");
-                const round_record& round = this->round(latest_renewal_round_);
-                if (count_true(round.ok_on) < s_.quorum()) {
-                    fail("(b) renewed after " + std::to_string(count_true(round.ok_on)) +
-                         " confirmations");
+                if (e.valid_until_ms < facts.valid_until_before)
+                    fail("(b) a renewal shortened the lease");
+                if (!backed(current_token(), e.valid_until_ms)) {
+                    fail("(b) renewed to " + std::to_string(e.valid_until_ms) +
+                         " beyond what a quorum of keys holds");
                 }
-                if (e.valid_until_ms != std::max(valid_until_seen_, round.start_ms + s_.lease_ms())) {
-                    fail("(b) renewed validity is not renewal start + ttl - drift");
-                }
-                if (s_.replicas_to_wait > 0 && (latest_wait_round_ < latest_renewal_round_ ||
-                                                count_true(this->round(latest_wait_round_).ok_on) < s_.quorum())) {
-                    fail("(b) renewed before WAIT confirmed the renewal on a quorum");
-                }
-                valid_until_seen_ = e.valid_until_ms;
                 return;
-            }
             case event_type::lost:
-                if (!one_of(e.code, {errc::expired, errc::token_gone})) fail("(e) lost with an undocumented code");
-                if (e.code == errc::expired && now_ms_ < valid_until_seen_) {
-                    fail("(a) lost as expired before the validity ran out");
+                if (!one_of(e.code, {errc::expired, errc::token_gone, errc::node_restarted,
+                                     errc::clock_stepped_back})) {
+                    fail("(e) lost with an undocumented code");
                 }
-                if (e.code == errc::token_gone &&
-                    count_true(round(latest_renewal_round_).refused_on) < s_.quorum()) {
-                    fail("lost as token_gone without a quorum saying so");
+                if (e.code == errc::expired && now_ms_ < facts.valid_until_before) {
+                    fail("(a) lost as expired before the validity ran out");
                 }
                 holds_seen_ = 0;
                 return;
@@ -1520,13 +941,15 @@ private:
                 holds_seen_ = 0;
                 return;
             case event_type::acquire_failed:
-                if (!one_of(e.code, {errc::busy, errc::no_quorum, errc::validity_expired,
-                                     errc::token_gone, errc::not_replicated, errc::fence_exhausted,
-                                     errc::wait_timeout, errc::cancelled})) {
+                if (!one_of(e.code,
+                            {errc::busy, errc::no_quorum, errc::validity_expired, errc::token_gone,
+                             errc::not_replicated, errc::fence_exhausted, errc::restart_guard,
+                             errc::wait_timeout, errc::cancelled, errc::clock_stepped_back})) {
                     fail("(e) acquire_failed with an undocumented code");
                 }
                 if (!one_of(e.cause, {errc::ok, errc::busy, errc::no_quorum, errc::validity_expired,
-                                      errc::token_gone, errc::not_replicated, errc::fence_exhausted})) {
+                                      errc::token_gone, errc::not_replicated, errc::fence_exhausted,
+                                      errc::restart_guard})) {
                     fail("(e) acquire_failed with an undocumented cause");
                 }
                 holds_seen_ = 0;
@@ -1537,41 +960,91 @@ private:
 
     // (b) and (f) for an `acquired` that ends an attempt.
     void check_won(const event& e) {
-        attempt_record& attempt = attempts_[latest_attempt_];
-        if (!attempt.frozen) freeze(attempt);
-        const int confirmed = count_true(attempt.acquired_on);
-        if (confirmed < s_.quorum()) {
-            fail("(b) acquired after " + std::to_string(confirmed) + " successful acquire replies");
+        const std::string token = current_token();
+        if (!backed(token, e.valid_until_ms)) {
+            fail("(b) acquired until " + std::to_string(e.valid_until_ms) +
+                 " beyond what a quorum of keys holds");
         }
-        if (s_.fencing && s_.instances > 1) {
-            const int raised = count_true(attempt.raised_on);
-            if (raised < s_.quorum()) {
-                fail("(b) acquired after " + std::to_string(raised) + " confirmed raises");
-            }
-            for (std::uint8_t i = 0; i < s_.instances; ++i) {
-                if (attempt.raised_on[i] && !attempt.acquired_on[i]) {
-                    fail("(b) a raise confirmed where the attempt holds no key");
-                }
-            }
-        }
-        if (s_.replicas_to_wait > 0 && count_true(attempt.waited_on) < s_.quorum()) {
-            fail("(b) acquired after " + std::to_string(count_true(attempt.waited_on)) +
-                 " instances confirmed the replicas");
-        }
-        if (e.valid_until_ms != attempt.t0_ms + s_.lease_ms()) {
+        if (latest_batch_ < 0 || batches_[latest_batch_].token != token)
+            fail("(b) acquired without an acquire sent");
+        batch_record& batch = batches_[latest_batch_];
+        if (e.valid_until_ms != batch.written_ms + s_.lease_ms()) {
             fail("(b) valid_until " + std::to_string(e.valid_until_ms) + " is not attempt start " +
-                 std::to_string(attempt.t0_ms) + " + ttl - drift");
+                 std::to_string(batch.written_ms) + " + ttl - drift");
         }
-        const std::int64_t fence = s_.fencing ? attempt.fence : 0;
-        if (e.fence != fence) {
-            fail("(f) fence " + std::to_string(e.fence) + ", the largest counter of the winning "
-                 "attempt is " + std::to_string(fence));
+        if (!batch.frozen) freeze(batch);
+        if (!s_.fencing) {
+            if (e.fence != 0) fail("(f) a fence handed out without fencing");
+            return;
+        }
+        if (e.fence != batch.fence || e.fence <= 0) {
+            fail("(f) fence " + std::to_string(e.fence) +
+                 ", the largest counter of the winning attempt is " + std::to_string(batch.fence));
+        }
+        if (s_.instances > 1 && confirmed_raises(token, e.fence) < s_.quorum()) {
+            fail("(f) acquired after " + std::to_string(confirmed_raises(token, e.fence)) +
+                 " confirmed raises");
         }
     }
+
+    std::string current_token() const {
+        const auto hex = lock_.token_hex();
+        return std::string(hex.data(), hex.size());
+    }
+
+    // (b): a quorum of instances has a key of `token` that lasts (less drift) until `until`,
+    // confirmed on replicas when the lock waits for them.
+    bool backed(const std::string& token, std::int64_t until) const {
+        const auto found = keys_.find(token);
+        if (found == keys_.end()) return false;
+        int lasting = 0;
+        for (const key_record& key : found->second) {
+            bool lasts = false;
+            for (const claim& c : key.claims) {
+                if (c.seq <= key.gone_after_seq || c.good_until_ms < until) continue;
+                if (s_.replicas_to_wait > 0 && !c.replicated) continue;
+                lasts = true;
+            }
+            if (lasts) ++lasting;
+        }
+        return lasting >= s_.quorum();
+    }
+
+    // (a)+(b) between events too: while held(now), a quorum of keys lasts the whole lease.
+    void check_held_is_backed() {
+        if (lock_.held(now_ms_) && !backed(current_token(), lock_.valid_until_ms())) {
+            fail("(b) held until " + std::to_string(lock_.valid_until_ms()) +
+                 " beyond what a quorum of keys holds");
+        }
+    }
+
+    // Instances whose latest confirmed raise for `token` carried `fence`.
+    int confirmed_raises(const std::string& token, std::int64_t fence) const {
+        const auto found = raised_.find(token);
+        if (found == raised_.end()) return 0;
+        int count = 0;
+        for (const std::int64_t value : found->second) count += value == fence ? 1 : 0;
+        return count;
+    }
+
+    std::int64_t& raised_on(const std::string& token, std::uint8_t instance) {
+        std::vector<std::int64_t>& values = raised_[token];
+        if (values.empty()) values.assign(s_.instances, 0);
+        return values[instance];
+    }
+
+    key_record& key_of(const std::string& token, std::uint8_t instance) {
+        std::vector<key_record>& keys = keys_[token];
+        if (keys.empty()) keys.resize(s_.instances);
+        return keys[instance];
+    }
+
+    // ---- the requests written ----
 
     void write_requests(const call_facts& facts) {
         std::array<char, edgelock::request_bytes_max> buffer{};
         const bool held_now = lock_.state() == lock_state::held;
+        bool new_batch_started = false;
         for (std::uint8_t i = 0; i < s_.instances; ++i) {
             std::size_t written = 0;
             std::string renew_awaiting_release;  // token of a renew sent while not held
@@ -1582,54 +1055,58 @@ private:
                     fail("(e) a 16-byte buffer was not refused with buffer_too_small");
                 }
                 const edgelock::write_result full = lock_.write_request(i, buffer.data(), buffer.size());
-                if (!one_of(full.code, {errc::ok, errc::invalid_instance, errc::invalid_state,
-                                        errc::buffer_too_small})) {
-                    fail("(e) write_request returned an undocumented code");
-                }
-                if (full.code != errc::ok) fail(std::string("write_request: ") + edgelock::to_string(full.code));
-                wire_request request;
-                const std::string problem = decode_request(buffer.data(), full.size, request);
+                if (full.code != errc::ok)
+                    fail(std::string("(e) write_request: ") + edgelock::to_string(full.code));
+                sent_request sent;
+                const std::string problem = decode_request(buffer.data(), full.size, sent.request);
                 if (!problem.empty()) fail("undecodable request: " + problem);
-                line_ << " | >" << int{i} << " " << describe(request);
-                const queued_request* expected = model_.write_next(i);
-                check_request(facts, i, request);
+                line_ << " | >" << int{i} << " " << describe(sent.request);
+                check_request(facts, i, sent.request);
                 // (d) A renewal that release()'s own timer work started just before it goes
                 // out while releasing; harmless only because the release of its token follows
                 // it on the same connection. (The renew after a native acquire's own token
                 // is no renewal: it belongs to the attempt.)
-                if (request.kind == req_kind::renew && !held_now && !renew_may_follow(facts, i, request)) {
-                    renew_awaiting_release = request.token;
+                const wire_request& r = sent.request;
+                if (r.kind == req_kind::renew && !held_now && !renew_may_follow(facts, i, r)) {
+                    renew_awaiting_release = r.token;
                 }
-                if (request.kind == req_kind::release && request.token == renew_awaiting_release) {
+                if (r.kind == req_kind::release && r.token == renew_awaiting_release)
                     renew_awaiting_release.clear();
-                }
-                if (expected == nullptr) fail("the lock wrote a request the model does not expect");
-                // WAIT is no script: the lock's NOSCRIPT fallback sends it again unchanged.
-                const bool eval_differs = request.kind != req_kind::replicate && expected->eval != request.eval;
-                if (expected->kind != request.kind || eval_differs || expected->native != request.native ||
-                    (request.kind != req_kind::replicate &&
-                     tokens_[static_cast<std::size_t>(expected->token_id)] != request.token)) {
-                    fail(std::string("the model expected ") + kind_name(expected->kind) +
-                         (expected->native ? "/SET" : expected->eval ? "/EVAL" : "") + " with token #" +
-                         std::to_string(expected->token_id));
-                }
-                observe_written(*expected, request);
+                sent.written_ms = now_ms_;
+                sent.seq = ++seq_;
+                sent.connection = connection_[i];
+                if (r.kind == req_kind::acquire) sent.batch = batch_of(facts, r, new_batch_started);
+                observe_written(i, sent);
+                flight_[i].push_back(sent);
             }
             if (!renew_awaiting_release.empty()) {
                 fail("(d) a renew sent while the lock is not held, with no release of its token after it");
             }
-            if (model_.next_unwritten(i) != nullptr) {
-                fail(std::string("the model expected a ") + kind_name(model_.next_unwritten(i)->kind) +
-                     " request on instance " + std::to_string(i) + " that the lock did not queue");
-            }
             if (lock_.write_request(i, buffer.data(), buffer.size()).code != errc::invalid_state) {
-                fail("write_request with nothing queued is not invalid_state");
+                fail("(e) write_request with nothing queued is not invalid_state");
             }
         }
         if (lock_.has_request(s_.instances) ||
             lock_.write_request(s_.instances, buffer.data(), buffer.size()).code != errc::invalid_instance) {
-            fail("an instance past the count is not invalid_instance");
+            fail("(e) an instance past the count is not invalid_instance");
         }
+    }
+
+    // An attempt's acquires go out together at its start (attempts() counts it, lock.hpp); an
+    // acquire written in a call that started none is a re-send (after NOSCRIPT or a syntax
+    // error) and stays in the attempt of the request it replaces.
+    int batch_of(const call_facts& facts, const wire_request& r, bool& started) {
+        const bool new_attempt = facts.fresh_acquire || lock_.attempts() != facts.attempts_before;
+        if (new_attempt && !started) {
+            started = true;
+            const int id = static_cast<int>(batches_.size());
+            batch_record batch;
+            batch.written_ms = now_ms_;
+            batch.token = r.token;
+            batches_[id] = batch;
+            latest_batch_ = id;
+        }
+        return latest_batch_;
     }
 
     // (c) and (d) on one request, from the wire alone.
@@ -1662,6 +1139,8 @@ private:
             fail("(d) a renewal started by a call that began with the lock not held");
         }
         if (r.native && s_.fencing) fail("(f) a fenced acquire went out as SET: no counter moved");
+        if (r.kind == req_kind::raise && (!s_.fencing || s_.instances == 1))
+            fail("(f) a raise without need");
         if (r.kind == req_kind::release && facts.inner_release) {
             fail("(c) a release() that was not the last one sent a release");
         }
@@ -1678,144 +1157,77 @@ private:
 
     // ---- what went over the wire, for (b) and (f) ----
 
-    struct attempt_record {
-        std::int64_t t0_ms = -1;  // the call after which its first request went out
-        std::vector<bool> acquired_on;
-        std::vector<bool> raised_on;
-        std::vector<bool> waited_on;
-        std::vector<std::int64_t> counters;  // successful acquire replies until the fence froze
-        bool frozen = false;
-        std::int64_t fence = 0;
-    };
-
-    struct round_record {
-        std::int64_t start_ms = -1;
-        std::vector<bool> ok_on;
-        std::vector<bool> refused_on;
-    };
-
-    attempt_record& attempt(int id) {
-        attempt_record& a = attempts_[id];
-        if (a.acquired_on.empty()) {
-            a.acquired_on.assign(s_.instances, false);
-            a.raised_on.assign(s_.instances, false);
-            a.waited_on.assign(s_.instances, false);
-        }
-        return a;
+    static void freeze(batch_record& b) {
+        b.frozen = true;
+        b.fence = b.counters.empty() ? 0 : *std::max_element(b.counters.begin(), b.counters.end());
     }
 
-    round_record& round(int id) {
-        round_record& r = rounds_[id];
-        if (r.ok_on.empty()) {
-            r.ok_on.assign(s_.instances, false);
-            r.refused_on.assign(s_.instances, false);
+    void observe_written(std::uint8_t instance, const sent_request& sent) {
+        const wire_request& r = sent.request;
+        if (r.kind == req_kind::release) {
+            // From here on the key may be gone: no claim before it counts.
+            key_of(r.token, instance).gone_after_seq = sent.seq;
         }
-        return r;
-    }
-
-    static void freeze(attempt_record& a) {
-        a.frozen = true;
-        a.fence = a.counters.empty() ? 0 : *std::max_element(a.counters.begin(), a.counters.end());
-    }
-
-    void observe_written(const queued_request& slot, const wire_request& r) {
-        round_record& rr = round(slot.round_id);
-        if (rr.start_ms < 0) rr.start_ms = now_ms_;
-        if (r.kind == req_kind::renew && !slot.follow_up) latest_renewal_round_ = slot.round_id;
-        if (r.kind == req_kind::replicate) latest_wait_round_ = slot.round_id;
-        if (r.kind == req_kind::acquire) {
-            attempt_record& a = attempt(slot.attempt_id);
-            if (a.t0_ms < 0) a.t0_ms = now_ms_;
-            latest_attempt_ = slot.attempt_id;
-        }
-        if (r.kind == req_kind::raise || r.kind == req_kind::replicate) {
-            // The acquire round is over: its counters make the fence.
-            attempt_record& a = attempt(slot.attempt_id);
-            if (!a.frozen) freeze(a);
+        if ((r.kind == req_kind::raise || r.kind == req_kind::replicate) && latest_batch_ >= 0) {
+            // The attempt's decision is taken: its counters so far make the fence.
+            batch_record& b = batches_[latest_batch_];
+            if (!b.frozen && b.token == current_token()) freeze(b);
         }
         if (r.kind == req_kind::raise) {
-            const attempt_record& a = attempt(slot.attempt_id);
-            if (r.number != a.fence) {
+            const batch_record& b = batches_[latest_batch_];
+            if (r.token != b.token || r.number != b.fence) {
                 fail("(f) a raise carries " + std::to_string(r.number) +
-                     ", the largest counter of its attempt is " + std::to_string(a.fence));
+                     ", the largest counter of its attempt is " + std::to_string(b.fence));
             }
         }
     }
 
-    void observe_reply(std::uint8_t instance, const queued_request& slot, const reply_node& reply) {
+    void observe_reply(std::uint8_t instance, const sent_request& sent, const reply_node& reply) {
+        const wire_request& r = sent.request;
         const bool integer = reply.type == reply_type::integer;
-        round_record& rr = round(slot.round_id);
-        switch (slot.kind) {
+        const auto claimed = [&] {
+            claim c;
+            c.seq = sent.seq;
+            c.connection = sent.connection;
+            c.good_until_ms = sent.written_ms + s_.lease_ms();
+            key_of(r.token, instance).claims.push_back(c);
+        };
+        switch (r.kind) {
             case req_kind::acquire: {
-                attempt_record& a = attempt(slot.attempt_id);
                 std::int64_t fence = 0;
                 // SET NX PX GET succeeds with nil; our own token back counts only once renewed.
-                const bool ok = slot.native ? reply.type == reply_type::nil
+                const bool ok = r.native     ? reply.type == reply_type::nil
                                 : s_.fencing ? fence_of(reply, fence)
                                              : integer && reply.integer == 0;
-                if (ok && !a.frozen) {
-                    a.acquired_on[instance] = true;
-                    a.counters.push_back(fence);
-                }
+                if (!ok) return;
+                claimed();
+                batch_record& b = batches_[sent.batch];
+                if (!b.frozen) b.counters.push_back(fence);
                 return;
             }
+            case req_kind::renew:
+                // A refusal says the key went early, a fault outside the lock (Redlock assumes
+                // none): the claim is what the lease was computed from, and it keeps counting.
+                if (integer && reply.integer == 1) claimed();
+                return;
             case req_kind::raise:
-                if (integer && reply.integer == 1) attempt(slot.attempt_id).raised_on[instance] = true;
+                if (integer && reply.integer == 1) raised_on(r.token, instance) = r.number;
                 return;
             case req_kind::replicate:
-                if (integer && reply.integer >= s_.replicas_to_wait) {
-                    attempt(slot.attempt_id).waited_on[instance] = true;
-                    rr.ok_on[instance] = true;
+                // WAIT confirms every write before it on the same connection.
+                if (!integer || reply.integer < s_.replicas_to_wait) return;
+                for (auto& [token, keys] : keys_) {
+                    for (claim& c : keys[instance].claims) {
+                        if (c.connection == sent.connection && c.seq < sent.seq)
+                            c.replicated = true;
+                    }
                 }
                 return;
-            case req_kind::renew:
-                if (slot.follow_up && integer && reply.integer == 1 && !attempt(slot.attempt_id).frozen) {
-                    attempt(slot.attempt_id).acquired_on[instance] = true;  // the native acquire's key
-                }
-                [[fallthrough]];
-            case req_kind::release:
-                if (integer && reply.integer == 1) rr.ok_on[instance] = true;
-                if (integer && reply.integer == 0) rr.refused_on[instance] = true;
-                return;
+            case req_kind::release: return;
         }
     }
 
-    // ---- state ----
-
-    void learn_backoff() {
-        const std::int64_t timer = lock_.next_deadline_ms();
-        if (timer < model_.backoff_earliest_ms() || timer > model_.backoff_latest_ms()) {
-            fail("backoff deadline " + std::to_string(timer) + " outside the full-jitter range [" +
-                 std::to_string(model_.backoff_earliest_ms()) + ", " +
-                 std::to_string(model_.backoff_latest_ms()) + "]");
-        }
-        model_.learn_backoff(timer);
-    }
-
-    void compare_state() {
-        if (lock_.hold_count() != holds_seen_) {
-            fail("(c) hold_count " + std::to_string(lock_.hold_count()) + ", acquire/release calls say " +
-                 std::to_string(holds_seen_));
-        }
-        if (lock_.state() != model_.state()) {
-            fail(std::string("state ") + state_name(lock_.state()) + ", the model says " +
-                 state_name(model_.state()));
-        }
-        if (lock_.hold_count() != model_.holds()) fail("hold_count differs from the model");
-        if (lock_.held(now_ms_) != model_.held(now_ms_)) fail("held(now) differs from the model");
-        if (lock_.valid_until_ms() != model_.valid_until_ms()) fail("valid_until_ms differs from the model");
-        if (lock_.fence() != model_.fence()) fail("fence differs from the model");
-        if (lock_.next_deadline_ms() != model_.next_deadline_ms()) {
-            fail("next_deadline_ms " + std::to_string(lock_.next_deadline_ms()) + ", the model says " +
-                 std::to_string(model_.next_deadline_ms()));
-        }
-        if (model_.token_id() >= 0) {
-            const auto hex = lock_.token_hex();
-            if (std::string(hex.data(), hex.size()) != tokens_[static_cast<std::size_t>(model_.token_id())]) {
-                fail("token_hex is not the current token");
-            }
-        }
-    }
+    // ---- lease and backoff ----
 
     // (a): whatever happened, the lease is never reported held at or past its end.
     void check_lease_invariants() {
@@ -1825,6 +1237,21 @@ private:
         if (lock_.state() == lock_state::held && lock_.next_deadline_ms() > end) {
             fail("(a) a held lock asks to be woken after its lease ends");
         }
+    }
+
+    // Full jitter under retry_delay_ms_max, and never a retry due past the wait.
+    void check_backoff(const call_facts&) {
+        const bool backing_off = lock_.state() == lock_state::backing_off;
+        const std::int64_t next = lock_.next_deadline_ms();
+        if (backing_off && !was_backing_off_ &&
+            (next < now_ms_ || next > now_ms_ + retry_delay_ms_max)) {
+            fail("backoff deadline " + std::to_string(next) +
+                 " outside [now, now + retry_delay_ms_max]");
+        }
+        if (backing_off && next > wait_deadline_ms_) {
+            fail("a retry due at " + std::to_string(next) + ", after now + wait of its acquire()");
+        }
+        was_backing_off_ = backing_off;
     }
 
     // ---- failure reports ----
@@ -1839,25 +1266,28 @@ private:
         os << what << "\n  setup: " << s_ << "\n  failing step: " << line_.str() << "\n  steps before it:";
         for (const std::string& line : trace_) os << "\n    " << line;
         RC_FAIL(os.str());
-        throw model_broken(what);  // not reached: RC_FAIL throws
+        throw property_broken(what);  // not reached: RC_FAIL throws
     }
 
     setup s_;
     edgelock::lock lock_;
-    contract_model model_;
     std::string fence_key_;
     std::int64_t now_ms_ = 1'000;
     std::vector<std::string> tokens_;  // by id: every token handed to acquire()
     std::vector<bool> started_;        // by id: the token started an attempt
     int latest_token_ = -1;
     int previous_token_ = -1;
+    std::int64_t wait_deadline_ms_ = -1;  // the latest new acquire()'s now + wait
+    phase phase_ = phase::idle;
     std::uint16_t holds_seen_ = 0;
-    std::int64_t valid_until_seen_ = 0;
-    int latest_attempt_ = 0;
-    int latest_renewal_round_ = 0;
-    int latest_wait_round_ = 0;  // the latest WAIT written (after an acquire or a renewal)
-    std::map<int, attempt_record> attempts_;
-    std::map<int, round_record> rounds_;
+    bool was_backing_off_ = false;
+    std::array<std::deque<sent_request>, edgelock::instances_max> flight_{};
+    std::array<std::uint32_t, edgelock::instances_max> connection_{};
+    std::uint64_t seq_ = 0;
+    std::map<std::string, std::vector<key_record>> keys_;      // by token, by instance
+    std::map<std::string, std::vector<std::int64_t>> raised_;  // by token, by instance
+    std::map<int, batch_record> batches_;
+    int latest_batch_ = -1;
     std::ostringstream line_;
     std::deque<std::string> trace_;
 };
@@ -2390,7 +1820,7 @@ private:
         os << "\n  steps:";
         for (const auto& [at_ms, step] : trace_) os << "\n    t=" << at_ms << " " << step;
         RC_FAIL(os.str());
-        throw model_broken(what);  // not reached: RC_FAIL throws
+        throw property_broken(what);  // not reached: RC_FAIL throws
     }
 
     setup s_;

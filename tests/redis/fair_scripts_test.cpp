@@ -209,7 +209,7 @@ TEST(fair_scripts, a_waiter_whose_entry_expired_drops_out_and_the_next_is_served
     ASSERT_TRUE(took_it(fair_acquire(c, token('a'))));
     ASSERT_TRUE(fair_acquire(c, token('b'), 100).is_nil());  // dies after this
     ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
-    std::this_thread::sleep_for(150ms);
+    std::this_thread::sleep_for(150ms);  // on purpose: b's 100 ms entry TTL runs out
     EXPECT_EQ(fair_release(c, token('a')).integer, 1);
     EXPECT_EQ(listener.next(), token('c')) << "the expired head is skipped";
     EXPECT_TRUE(took_it(fair_acquire(c, token('c'))));

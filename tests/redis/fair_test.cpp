@@ -34,6 +34,7 @@ namespace {
 
 using edgelock::redis_tests::options_for;
 using edgelock::testing::child_process;
+using edgelock::testing::eventually;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 
@@ -50,6 +51,19 @@ long long waiters_in_line(edgelock::testing::redis_client& client) {
     }
     return waiters;
 }
+// Connections subscribed to the lock's channel: waiters that will hear the release.
+long long channel_subscribers(redis_client& client) {
+    const auto numsub = client.command({"PUBSUB", "NUMSUB", queue_key});
+    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
+}
+
+// Error replies the server sent so far with the ERR prefix (an unknown command among them).
+long long err_replies(redis_client& client) {
+    const std::string stat = client.info_field("errorstats", "errorstat_ERR");  // "count=N"
+    const std::size_t at = stat.find("count=");
+    return at == std::string::npos ? 0 : std::stoll(stat.substr(at + 6));
+}
+
 constexpr std::int64_t recheck_ms = 200;
 constexpr std::int64_t entry_ttl_ms = 1300;  // above recheck + 2 attempt timeouts (500 ms each)
 // How long a waiter may take, beyond the dead head's entry expiring and one re-check, to take
@@ -81,10 +95,14 @@ waiter_process start_waiter(const redis_server& server, redis_client& client, co
                                                       fair ? "1" : "0", std::to_string(recheck),
                                                       std::to_string(entry_ttl), id},
                              options)};
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(fair ? 5000 : 300);
-    while (std::chrono::steady_clock::now() < until) {
-        if (fair && waiters_in_line(client) > in_line_before) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (fair) {
+        EXPECT_TRUE(eventually([&] { return waiters_in_line(client) > in_line_before; },
+                               std::chrono::seconds(5)))
+            << "waiter " << id << " stands in line";
+    } else {
+        // Unfair waiters (the mutation) leave no trace in Redis to wait for: a gap in time is
+        // all that orders their arrivals.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
     return w;
 }
@@ -127,7 +145,11 @@ TEST(fair_waiting, five_waiter_processes_get_the_lock_in_arrival_order) {
 
     std::vector<waiter_process> waiters;
     for (int i = 1; i <= 5; ++i) waiters.push_back(start_waiter(server, client, std::to_string(i), i - 1));
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every waiter polls or waits
+    if (mutation() != "unfair") {
+        EXPECT_TRUE(
+            eventually([&] { return channel_subscribers(client) == 5; }, std::chrono::seconds(5)))
+            << "every waiter waits for a wake-up";
+    }
     ASSERT_FALSE(holder->release());
 
     for (auto& w : waiters) acquired_at(w);
@@ -166,10 +188,6 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
 // The subscriber is subscribed only while an acquire() waits: a holder (or an idle lock) is
 // sent nothing, so the channel's traffic neither piles up in Redis's output buffer for it nor
 // comes back as stale wake-ups on the next wait, which subscribes again and is woken as fast.
-long long channel_subscribers(redis_client& client) {
-    const auto numsub = client.command({"PUBSUB", "NUMSUB", queue_key});
-    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
-}
 
 // One waiter, woken only by the release: its re-checks and backoff are a minute apart.
 void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder,
@@ -323,9 +341,18 @@ void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber
     options.recheck_ms = recheck_ms;
     options.queue_entry_ttl_ms = entry_ttl_ms;
     ASSERT_FALSE(waiter.open(options));
+    const long long errors_before = err_replies(client);
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(8)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // in line (and subscribed, if it can be)
+    EXPECT_TRUE(eventually([&] { return waiters_in_line(client) == 1; }, std::chrono::seconds(5)));
+    // Subscribed, or refused: the refusal of the renamed SUBSCRIBE is an ERR reply.
+    EXPECT_TRUE(eventually(
+        [&] {
+            return kill_subscriber ? channel_subscribers(client) == 1
+                                   : err_replies(client) > errors_before;
+        },
+        std::chrono::seconds(5)))
+        << (kill_subscriber ? "the waiter subscribed" : "the waiter's SUBSCRIBE was refused");
     if (kill_subscriber) {
         EXPECT_EQ(client.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1) << "the waiter's subscriber";
     }

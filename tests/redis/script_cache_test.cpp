@@ -105,10 +105,17 @@ TEST(script_cache, script_flush_during_a_hold_does_not_stop_renewal) {
     redis_client client(server.port());
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()}, 300)));
-    ASSERT_FALSE(lock.try_acquire());
+    edgelock::hiredis::hold first;
+    ASSERT_FALSE(lock.try_acquire(&first));
     client.command({"SCRIPT", "FLUSH"});
     client.command({"CONFIG", "RESETSTAT"});
-    std::this_thread::sleep_for(1000ms);  // three leases long
+    // Renewed through EVAL (the flush emptied the script cache) until a lease after the first.
+    const std::int64_t second_lease_over_ms = first.valid_until_ms + 300;
+    EXPECT_TRUE(edgelock::testing::eventually(
+        [&] {
+            return eval_calls(client) >= 1 && edgelock::hiredis::now_ms() > second_lease_over_ms;
+        },
+        5s));
     EXPECT_TRUE(lock.held());
     EXPECT_FALSE(lock.lost());
     EXPECT_GE(eval_calls(client), 1) << "the renewal fell back to EVAL";

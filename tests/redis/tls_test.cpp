@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -51,13 +52,23 @@ TEST(tls, a_lock_is_held_renewed_and_released_over_tls) {
     redis_server server(material);
     auto options = verified_by(material, "tls:job", {server.url()}, 600);
     options.fencing = true;
+    std::atomic<int> renewals{0};
+    options.on_event = [&](const edgelock::hiredis::lock_event& e) {
+        if (e.kind == edgelock::hiredis::lock_event_kind::renewed) ++renewals;
+    };
     edgelock::hiredis::lock lock;
     ASSERT_FALSE(lock.open(options));
-    ASSERT_FALSE(lock.acquire(1s));
+    edgelock::hiredis::hold first;
+    ASSERT_FALSE(lock.acquire(1s, &first));
     EXPECT_GT(lock.fence(), 0);
     redis_client admin(server.port(), client_tls::with_client_cert(material));
     EXPECT_TRUE(admin.exists("tls:job"));
-    std::this_thread::sleep_for(1500ms);  // 2.5 leases: only the helper's renewals keep it
+    // Only the helper's renewals keep it past its first lease: three of them, and then the
+    // first lease long over.
+    const std::int64_t first_lease_over_ms = first.valid_until_ms + options.ttl_ms;
+    EXPECT_TRUE(eventually(
+        [&] { return renewals >= 3 && edgelock::hiredis::now_ms() > first_lease_over_ms; }, 5s))
+        << renewals << " renewals";
     EXPECT_TRUE(lock.held());
     EXPECT_FALSE(lock.lost());
     EXPECT_GT(admin.pttl("tls:job"), 0);
@@ -234,7 +245,7 @@ void records_without_data_stall_nothing(inject_record inject, const std::string&
         if (!holder.held()) ++not_held;
         slowest = std::max(slowest, duration_cast<milliseconds>(clock_type::now() - before));
         ++calls;
-        std::this_thread::sleep_for(10ms);
+        std::this_thread::sleep_for(10ms);  // the sampling period: nothing is waited for
     }
     EXPECT_GE(records, 6);
     EXPECT_EQ(not_held, 0) << "of " << calls << " held() calls";
@@ -246,7 +257,8 @@ void records_without_data_stall_nothing(inject_record inject, const std::string&
     // A new attempt on the other lock, whose idle connection just got a record (and the six
     // before it, never read yet).
     ASSERT_EQ((front.*inject)(), 2u);
-    std::this_thread::sleep_for(20ms);  // in the client's socket
+    ASSERT_TRUE(eventually([&] { return front.bytes_unacknowledged() == 0; }, 2s))
+        << "the record is in the clients' sockets";
     const auto before = clock_type::now();
     const std::error_code got = other.try_acquire();
     const auto took = duration_cast<milliseconds>(clock_type::now() - before);

@@ -20,13 +20,18 @@
 // The TLS rows (rediss://, tests/support's tls_material) also show each client usable after
 // the failure: where the fault is the server's, `heal` puts a healthy server behind the same
 // address (the fault proxy's retarget) and the same client object must then take the lock.
+//
+// Beyond the table, one longer scenario is written once and run through both clients the
+// same way: a Sentinel failover while locks are held (transport_sentinel, below).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -55,12 +60,13 @@ using edgelock::transport_errc;
 using edgelock::testing::child_process;
 using edgelock::testing::eventually;
 using edgelock::testing::free_port;
+using edgelock::testing::long_running_node_reply;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_sentinel;
 using edgelock::testing::redis_server;
-using edgelock::testing::long_running_node_reply;
 using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
+using edgelock::testing::sentinel_topology;
 using edgelock::testing::spawn_options;
 using edgelock::testing::tcp_proxy;
 using edgelock::testing::tls_material;
@@ -702,6 +708,268 @@ TEST(transport_tls_files, both_clients_name_the_file_they_could_not_load_and_why
         EXPECT_EQ(describe(blocking.tls_error()), "TLS " + std::string(describe(c.file)) + " " +
                                                       c.path + ": " + blocking.tls_error().reason);
     }
+}
+
+// ---- a Sentinel failover while locks are held, through both clients ----------------------
+//
+// What a client does with a hold across a failover, and why: the hold is kept when the
+// promoted replica has our key (it was replicated before the old master stopped) and a
+// renewal reaches the new master before validity runs out; the client then goes on renewing
+// there. It is reported lost with `expired` when the failover takes longer than the remaining
+// validity (no renewal could be confirmed in time), and with `token_gone` when the new master
+// lacks our token (the SET never replicated, or someone else took the key there). The master
+// changing is not in itself a loss: the key on the master that now serves writes is the only
+// authority on who holds the lock. Asynchronous replication is the risk: without WAIT
+// (replicas_to_wait) an acquired key can be lost in a failover, and until our next renewal
+// notices, two owners may believe they hold it; fence tokens make the protected storage
+// refuse the older one.
+//
+// Each client meets its own topology (primary, replica, three sentinels) and holds three locks:
+//   kept      15 s, WAIT for 1 replica: outlives the failover and the old master's return
+//   expires   1 s: a lease shorter than the failover
+//   vanishes  9 s: its key is deleted on the new master
+
+enum failover_lock : std::size_t { kept, expires, vanishes, failover_locks };
+constexpr std::array<const char*, failover_locks> failover_names = {"kept", "expires", "vanishes"};
+constexpr std::array<std::int64_t, failover_locks> failover_ttls_ms = {15'000, 1000, 9000};
+constexpr std::int64_t kept_replica_wait_ms = 400;
+
+// One client as the scenario drives it. The calls come from the test's thread only.
+class failover_client {
+public:
+    virtual ~failover_client() = default;
+    // Finds the master through the sentinels and adds the three locks.
+    virtual std::error_code open(sentinel_topology& topology) = 0;
+    virtual std::error_code acquire(failover_lock which) = 0;  // one attempt, zero wait
+    virtual std::error_code release(failover_lock which) = 0;
+    virtual bool held(failover_lock which) = 0;
+    // The code the lock's lost handler was called with; {} while it was not.
+    virtual std::error_code lost_reported(failover_lock which) = 0;
+    virtual std::int64_t validity_left_ms(failover_lock which) = 0;
+    // Lets the client work (the asio client's io_context runs) until done() or `timeout`.
+    virtual bool wait_until(const std::function<bool()>& done,
+                            std::chrono::milliseconds timeout) = 0;
+    // The sentinels named `port` the new master: what the client itself reports of that.
+    virtual void check_follows(std::uint16_t port) = 0;
+};
+
+class asio_failover_client final : public failover_client {
+public:
+    std::error_code open(sentinel_topology& topology) override {
+        namespace at = edgelock::asio_tests;
+        edgelock::async::client_config config;
+        config.sentinels = topology.sentinel_urls();
+        config.master_name = sentinel_topology::master_name;
+        config.connect_timeout = 300ms;
+        config.command_timeout = 500ms;
+        config.reconnect_delay_min = 20ms;
+        config.reconnect_delay_max = 200ms;
+        if (const std::error_code opened = owner_.open(config)) return opened;
+        if (const std::error_code ready = at::wait_ready(owner_).ec) return ready;
+        EXPECT_EQ(owner_.instance_endpoint(0), endpoint_of(topology.master_port()));
+        for (std::size_t i = 0; i < failover_locks; ++i) {
+            edgelock::lock_config lock = at::lock_for(failover_names[i], failover_ttls_ms[i]);
+            if (i == kept) {
+                lock.replicas_to_wait = 1;
+                lock.replica_wait_ms = kept_replica_wait_ms;
+            }
+            if (const std::error_code added = owner_.add_lock(lock, handles_[i])) return added;
+            const std::error_code set = owner_.set_lost_handler(
+                handles_[i], [this, i](std::error_code ec) { lost_[i] = ec; });
+            if (set) return set;
+        }
+        return {};
+    }
+    std::error_code acquire(failover_lock which) override {
+        return edgelock::asio_tests::acquire(owner_, handles_[which], 0ms).ec;
+    }
+    std::error_code release(failover_lock which) override {
+        return edgelock::asio_tests::release(owner_, handles_[which]).ec;
+    }
+    bool held(failover_lock which) override { return owner_.held(handles_[which]); }
+    std::error_code lost_reported(failover_lock which) override { return lost_[which]; }
+    std::int64_t validity_left_ms(failover_lock which) override {
+        const auto left =
+            owner_.status(handles_[which]).valid_until - std::chrono::steady_clock::now();
+        return std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+    }
+    bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) override {
+        return edgelock::asio_tests::run_until(io_, done, timeout);
+    }
+    // The asio client names the server it is connected to.
+    void check_follows(std::uint16_t port) override {
+        const std::string endpoint = endpoint_of(port);
+        EXPECT_TRUE(wait_until(
+            [&] { return owner_.instance_connected(0) && owner_.instance_endpoint(0) == endpoint; },
+            5s))
+            << "the client found the new master: " << owner_.instance_endpoint(0);
+    }
+
+private:
+    static std::string endpoint_of(std::uint16_t port) {
+        return "127.0.0.1:" + std::to_string(port);
+    }
+
+    asio::io_context io_{1};
+    std::array<std::error_code, failover_locks> lost_{};  // outlives the client's handlers
+    std::array<edgelock::async::lock_handle, failover_locks> handles_{};
+    edgelock::async::client owner_{io_};
+};
+
+class blocking_failover_client final : public failover_client {
+public:
+    std::error_code open(sentinel_topology& topology) override {
+        for (std::size_t i = 0; i < failover_locks; ++i) {
+            edgelock::hiredis::lock_options options;
+            options.name = failover_names[i];
+            options.sentinels = topology.sentinel_urls();
+            options.master_name = sentinel_topology::master_name;
+            options.ttl_ms = failover_ttls_ms[i];
+            options.connect_timeout_ms = 300;
+            options.command_timeout_ms = 500;
+            if (i == kept) {
+                options.replicas_to_wait = 1;
+                options.replica_wait_ms = kept_replica_wait_ms;
+            }
+            // on_lost runs on a thread of its own.
+            options.on_lost = [this, i](std::error_code ec) {
+                std::lock_guard<std::mutex> guard(mutex_);
+                lost_[i] = ec;
+            };
+            if (const std::error_code opened = locks_[i].open(options)) return opened;
+        }
+        return {};
+    }
+    std::error_code acquire(failover_lock which) override {
+        return locks_[which].try_acquire(&holds_[which]);
+    }
+    std::error_code release(failover_lock which) override { return locks_[which].release(); }
+    bool held(failover_lock which) override { return locks_[which].held(); }
+    // The blocking client also keeps the reason: lost() and lost_reason() must agree with it.
+    std::error_code lost_reported(failover_lock which) override {
+        std::error_code reported;
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            reported = lost_[which];
+        }
+        if (reported) {
+            EXPECT_TRUE(locks_[which].lost()) << failover_names[which];
+            EXPECT_EQ(locks_[which].lost_reason(), reported) << failover_names[which];
+        }
+        return reported;
+    }
+    std::int64_t validity_left_ms(failover_lock which) override {
+        return holds_[which].valid_until_ms - edgelock::hiredis::now_ms();
+    }
+    // The helper thread renews meanwhile: only the test's thread waits.
+    bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) override {
+        return eventually(done, timeout);
+    }
+    // The blocking client does not name its server: its reacquire on the new master shows it.
+    void check_follows(std::uint16_t) override {}
+
+private:
+    // Declared before the locks: their destructors wait for a running on_lost.
+    std::mutex mutex_;
+    std::array<std::error_code, failover_locks> lost_{};
+    std::array<edgelock::hiredis::hold, failover_locks> holds_{};
+    std::array<edgelock::hiredis::lock, failover_locks> locks_;
+};
+
+// What one client did through the failover.
+struct failover_observed {
+    std::error_code expires_lost;
+    std::error_code vanishes_lost;
+    bool kept_held_past_its_first_lease = false;
+    std::error_code kept_lost;
+    bool kept_key_renewed_on_new_master = false;  // its PTTL there is positive
+    std::error_code kept_release;
+    bool kept_key_gone_after_release = false;
+    std::error_code expires_release;
+    std::error_code vanishes_release;
+    std::error_code reacquire;  // the expired lock again, on the new master
+    bool reacquired_on_new_master = false;
+};
+
+// The client is made after the topology, so that it is gone before its servers are.
+template <typename Client>
+failover_observed run_failover() {
+    failover_observed seen;
+    sentinel_topology topology;
+    const std::uint16_t old_master = topology.master_port();
+    Client client;
+    const std::error_code opened = client.open(topology);
+    EXPECT_FALSE(opened) << describe(opened);
+    if (opened) return seen;
+    for (const failover_lock which : {kept, expires, vanishes}) {
+        const std::error_code got = client.acquire(which);
+        EXPECT_FALSE(got) << failover_names[which] << ": " << describe(got);
+        if (got) return seen;
+    }
+    const std::int64_t kept_lease_ms = client.validity_left_ms(kept);
+    const auto kept_acquired = std::chrono::steady_clock::now();
+    redis_client(old_master).command({"WAIT", "1", "2000"});
+
+    topology.primary().freeze();
+    const std::uint16_t new_master = topology.wait_for_failover(old_master);
+    EXPECT_NE(new_master, old_master);
+    redis_client promoted(new_master);
+    EXPECT_TRUE(promoted.exists("kept")) << "WAIT made sure the replica had the key";
+    promoted.command({"DEL", "vanishes"});
+    client.check_follows(new_master);
+
+    // The short lease could not be renewed while no master answered; the renewal on the new
+    // master finds no token for vanishes.
+    client.wait_until([&] { return bool(client.lost_reported(expires)); }, 5s);
+    seen.expires_lost = client.lost_reported(expires);
+    client.wait_until([&] { return bool(client.lost_reported(vanishes)); }, 6s);
+    seen.vanishes_lost = client.lost_reported(vanishes);
+    // The new master has no replica until the old one comes back as one (thawed only now, so
+    // that no client renews on it while it still believes it is the master): until then no
+    // renewal of kept can be confirmed by WAIT, and its lease only runs down.
+    topology.primary().thaw();
+
+    // The replicated hold goes on past the lease it had before the failover, renewed on the
+    // new master once the old one replicates it.
+    const auto past_first_lease = kept_acquired + std::chrono::milliseconds(kept_lease_ms + 500);
+    client.wait_until([&] { return std::chrono::steady_clock::now() > past_first_lease; }, 25s);
+    seen.kept_held_past_its_first_lease = client.held(kept);
+    seen.kept_lost = client.lost_reported(kept);
+    seen.kept_key_renewed_on_new_master = promoted.pttl("kept") > 0;
+    seen.kept_release = client.release(kept);
+    seen.kept_key_gone_after_release = !promoted.exists("kept");
+
+    seen.expires_release = client.release(expires);
+    seen.vanishes_release = client.release(vanishes);
+    seen.reacquire = client.acquire(expires);
+    seen.reacquired_on_new_master = promoted.exists("expires");
+    if (!seen.reacquire) {
+        EXPECT_FALSE(client.release(expires));
+    }
+    return seen;
+}
+
+void expect_failover_outcome(const char* client, const failover_observed& seen) {
+    SCOPED_TRACE(client);
+    EXPECT_EQ(seen.expires_lost, errc::expired) << describe(seen.expires_lost);
+    EXPECT_EQ(seen.vanishes_lost, errc::token_gone) << describe(seen.vanishes_lost);
+    EXPECT_TRUE(seen.kept_held_past_its_first_lease);
+    EXPECT_FALSE(seen.kept_lost) << describe(seen.kept_lost);
+    EXPECT_TRUE(seen.kept_key_renewed_on_new_master);
+    EXPECT_FALSE(seen.kept_release) << describe(seen.kept_release);
+    EXPECT_TRUE(seen.kept_key_gone_after_release) << "released on the new master";
+    EXPECT_EQ(seen.expires_release, errc::expired) << describe(seen.expires_release);
+    EXPECT_EQ(seen.vanishes_release, errc::expired) << describe(seen.vanishes_release);
+    EXPECT_FALSE(seen.reacquire) << "the client works against the new master: "
+                                 << describe(seen.reacquire);
+    EXPECT_TRUE(seen.reacquired_on_new_master);
+}
+
+TEST(transport_sentinel, a_failover_keeps_replicated_holds_and_loses_expired_or_missing_ones) {
+    const failover_observed asio_seen = run_failover<asio_failover_client>();
+    const failover_observed blocking_seen = run_failover<blocking_failover_client>();
+    expect_failover_outcome("asio", asio_seen);
+    expect_failover_outcome("blocking", blocking_seen);
 }
 
 INSTANTIATE_TEST_SUITE_P(fault, transport_table, ::testing::ValuesIn(rows()),

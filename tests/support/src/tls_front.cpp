@@ -2,12 +2,14 @@
 #include "edgelock/testing/tls_front.hpp"
 
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -142,6 +144,18 @@ std::size_t tls_front::connections_established() {
         if (c->established) ++count;
     }
     return count;
+}
+
+std::size_t tls_front::bytes_unacknowledged() {
+    std::lock_guard<std::mutex> guard(connections_mutex_);
+    std::size_t bytes = 0;
+    for (auto& c : connections_) {
+        std::lock_guard<std::mutex> held(c->mutex);
+        int queued = 0;
+        if (!c->established || ::ioctl(c->client_fd, SIOCOUTQ, &queued) != 0) continue;
+        bytes += static_cast<std::size_t>(queued);
+    }
+    return bytes;
 }
 
 // Queues the record on each established connection and writes it out at once: both are sent

@@ -66,6 +66,11 @@ public:
     // many connections it was written to.
     std::size_t send_session_ticket();
 
+    // Bytes written to the clients that their kernels have not acknowledged yet (SIOCOUTQ,
+    // summed over the connections with their handshake done). On loopback, 0 means whatever
+    // was sent, an injected record too, sits in the clients' sockets.
+    std::size_t bytes_unacknowledged();
+
     // Connections accepted since construction; connections open now with their handshake done.
     std::size_t connections_accepted() const noexcept { return accepted_.load(); }
     std::size_t connections_established();
