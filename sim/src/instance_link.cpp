@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/sim/workload.hpp"
 #include "edgelock/sim/world.hpp"
 
 namespace edgelock::sim {
@@ -24,52 +25,51 @@ std::string describe(const failure& why) {
     return "unknown error";
 }
 
-void instance_link::setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s,
-                          std::uint8_t write_window) {
+void instance_link::setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
+                          session::link_setup s, std::uint8_t write_window) {
     world_ = &w;
-    client_ = client;
+    owner_ = &owner;
+    client_ = client_id;
     instance_ = instance;
     write_window_ = write_window;
     s.in_flight_storage = in_flight_.data();
     s.in_flight_capacity = in_flight_.size();
-    const errc code = link_.setup(s);
+    const errc code = driver_.setup(s, *this, *this);
     EDGELOCK_ASSERT(code == errc::ok);
 }
 
-bool instance_link::start(std::int64_t now_ms) {
-    if (!link_.may_start(now_ms)) return false;
-    const session::server_address* target = link_.start(now_ms);
-    EDGELOCK_ASSERT(target != nullptr);
-    const int server = world_->resolve(*target);
+void instance_link::open(const session::server_address& to) {
+    const int server = world_->resolve(to);
     if (server == no_server) {
-        link_.on_io_error(failure::of(transport_errc::unknown_host), now_ms);
-        return true;
+        driver_.on_io_error(failure::of(transport_errc::unknown_host), owner_->now_ms());
+        return;
     }
     server_ = static_cast<std::uint8_t>(server);
     // The connect's answer (SYN-ACK, or a refusal) comes back one round trip later.
-    connect_due_ms_ = now_ms + 1 + world_->connect_us(client_, server_) / 1000;
-    return true;
+    connect_due_ms_ = owner_->now_ms() + 1 + world_->connect_us(client_, server_) / 1000;
 }
+
+bool instance_link::suspended() const { return owner_->paused(); }
 
 void instance_link::on_timer(std::int64_t now_ms, std::int64_t now_us) {
     if (epoch_ != 0 && reset_at_us_ >= 0 && now_us >= reset_at_us_) {
         reset_at_us_ = -1;
-        link_.on_io_error(failure::system(ECONNRESET), now_ms);
+        driver_.on_io_error(failure::system(ECONNRESET), now_ms);
     }
-    if (link_.state() == session::link_state::connecting && now_ms >= connect_due_ms_) finish_connect(now_ms);
-    link_.on_timer(now_ms);
+    if (state() == session::link_state::connecting && now_ms >= connect_due_ms_) finish_connect(now_ms);
+    driver_.on_timer(now_ms);
 }
 
 void instance_link::finish_connect(std::int64_t now_ms) {
     connect_due_ms_ = no_deadline_ms;
     std::uint8_t server = 0;
-    switch (world_->try_connect(client_, link_.target(), server)) {
+    switch (world_->try_connect(client_, link().target(), server)) {
         case world::connect_outcome::ok: break;
         case world::connect_outcome::refused:
-            link_.on_io_error(failure::system(ECONNREFUSED), now_ms);
+            driver_.on_io_error(failure::system(ECONNREFUSED), now_ms);
             return;
         case world::connect_outcome::unknown_host:
-            link_.on_io_error(failure::of(transport_errc::unknown_host), now_ms);
+            driver_.on_io_error(failure::of(transport_errc::unknown_host), now_ms);
             return;
         case world::connect_outcome::timeout: return;  // no answer: the link's connect timeout ends it
     }
@@ -78,60 +78,71 @@ void instance_link::finish_connect(std::int64_t now_ms) {
     reset_at_us_ = -1;
     if (world_->recording()) world_->note_client(client_, "connected to " + where());
     std::array<char, handshake_bytes_max> hello{};
-    const std::size_t size = link_.on_connected(now_ms, hello.data(), hello.size());
+    const std::size_t size = driver_.on_connected(now_ms, hello.data(), hello.size());
     if (size > 0) world_->send_request(client_, server_, epoch_, std::string(hello.data(), size));
 }
 
 void instance_link::send(std::string&& bytes) {
-    EDGELOCK_ASSERT(link_.accepts_requests());
+    EDGELOCK_ASSERT(link().accepts_requests());
     world_->send_request(client_, server_, epoch_, std::move(bytes));
 }
 
 bool instance_link::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {
-    const session::link_state s = link_.state();
+    const session::link_state s = state();
     const bool reading = s == session::link_state::handshaking || s == session::link_state::ready;
     return reading && epoch_ != 0 && server == server_ && epoch == epoch_;
 }
 
-session::link_reply instance_link::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now_ms) noexcept {
-    return link_.on_reply(nodes, count, now_ms);
+bool instance_link::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
+    const std::size_t consumed = driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
+    if (consumed == bytes.size()) return true;
+    // Not one whole reply: the driver closed the link for a stream that is not RESP, and the
+    // rest of a reply that never comes ends it as surely.
+    const session::link_state s = state();
+    if (s == session::link_state::handshaking || s == session::link_state::ready) {
+        driver_.on_io_error(failure::of(errc::protocol_error), now_ms);
+    }
+    return false;
 }
 
-void instance_link::on_garbage(errc code, std::int64_t now_ms) noexcept {
-    link_.on_io_error(failure::of(code), now_ms);
+void instance_link::answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) {
+    (void)entry;
+    (void)count;
+    owner_->on_answer(instance_, nodes[0]);
+}
+
+void instance_link::node_started() { owner_->on_node_started(instance_); }
+
+void instance_link::ended(const session::link_closed& closed, bool lock_hears) {
+    if (closed.why && world_->recording()) {
+        world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") + where() +
+                                         (closed_connected_ ? " closed: " : " failed: ") + describe(closed.why));
+    }
+    if (lock_hears) owner_->on_connection_end(instance_);
 }
 
 void instance_link::reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept {
     if (epoch_ != 0 && server == server_ && epoch == epoch_) reset_at_us_ = at_us;
 }
 
-session::link_closed instance_link::close(std::int64_t now_ms, std::size_t& dropped) {
-    EDGELOCK_ASSERT(link_.state() == session::link_state::closing);
-    const bool connected = epoch_ != 0;
-    if (connected) world_->close_connection(client_, server_, epoch_);
-    const std::string target = world_->recording() ? where() : std::string();
+void instance_link::close() {
+    closed_connected_ = epoch_ != 0;
+    if (closed_connected_) world_->close_connection(client_, server_, epoch_);
     epoch_ = 0;
     reset_at_us_ = -1;
     connect_due_ms_ = no_deadline_ms;
-    dropped = 0;
-    const session::link_closed closed = link_.on_closed(now_ms, [&dropped](const session::in_flight&) { ++dropped; });
-    if (closed.why && world_->recording()) {
-        world_->note_client(client_, (connected ? "connection to " : "connect to ") + target +
-                                         (connected ? " closed: " : " failed: ") + describe(closed.why));
-    }
-    return closed;
 }
 
 std::int64_t instance_link::wake_ms(std::int64_t now_ms) const noexcept {
-    std::int64_t wake = link_.next_deadline_ms();
-    if (link_.state() == session::link_state::connecting) wake = std::min(wake, connect_due_ms_);
+    std::int64_t wake = link().next_deadline_ms();
+    if (state() == session::link_state::connecting) wake = std::min(wake, connect_due_ms_);
     // Never earlier than now: an idle link whose delay is over starts on the next service.
-    if (link_.state() == session::link_state::idle) wake = std::min(wake, std::max(link_.start_not_before_ms(), now_ms));
+    if (state() == session::link_state::idle) wake = std::min(wake, std::max(link().start_not_before_ms(), now_ms));
     return wake;
 }
 
 std::string instance_link::where() const {
-    return std::string(session::format_endpoint(link_.target()).view()) + " (instance " +
+    return std::string(session::format_endpoint(link().target()).view()) + " (instance " +
            std::to_string(instance_) + ")";
 }
 

@@ -19,11 +19,6 @@ constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
 // Rounds of "drain events, write requests" one call may take; each round either makes
 // progress or ends the loop, and the lock's queues are bounded, so a few suffice.
 constexpr int drain_and_write_rounds_max = 16;
-// Rounds of "close, connect again" one settle may take: a sentinel that fails at once is
-// followed by the next at once, and after every sentinel failed once the link waits.
-constexpr std::size_t settle_rounds_max = session::sentinels_max + 2;
-// Reply nodes the client parses a reply into: ROLE with two replicas takes 12.
-constexpr std::size_t reply_nodes_max = 32;
 
 const char* event_name(event_type t) {
     switch (t) {
@@ -104,7 +99,7 @@ void client::setup_links() {
         }
         s.seed = rng_.next();
         s.read_node = config.restart_guard;
-        links_[i].setup(world_, id_, i, s, world_.params().write_window);
+        links_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
     }
 }
 
@@ -123,7 +118,7 @@ void client::anomaly(const char* what, errc code) {
 // ---- entry points -------------------------------------------------------------------------
 
 void client::start(std::int64_t first_job_ms) {
-    for (std::uint8_t i = 0; i < instances_; ++i) settle(i);
+    for (std::uint8_t i = 0; i < instances_; ++i) links_[i].settle(now_ms());
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
@@ -401,29 +396,8 @@ void client::reschedule() {
 void client::service_links() {
     for (std::uint8_t i = 0; i < instances_; ++i) {
         links_[i].on_timer(now_ms(), now_us());
-        settle(i);
+        links_[i].settle(now_ms());
         if (paused()) return;
-    }
-}
-
-// What a transport does after every call into a link (link_socket::settle, hiredis_lock's
-// closed()): a closing link's connection is closed and the lock hears of it, unless the
-// link only moved on (a sentinel named the master, or failed with another one left to ask,
-// and nothing of the lock's was in flight); an idle link connects again once it may.
-void client::settle(std::uint8_t instance) {
-    instance_link& l = links_[instance];
-    for (std::size_t round = 0; round < settle_rounds_max; ++round) {
-        if (l.state() == session::link_state::closing) {
-            std::size_t dropped = 0;
-            const session::link_closed closed = l.close(now_ms(), dropped);
-            if (session::lock_hears_close(closed, dropped, l.link(), now_ms())) {
-                drain();  // events a pause left behind first: on_io_error refuses while they wait
-                const errc code = session::hear_close(lock_, instance, l.link(), now_ms());
-                if (code != errc::ok) anomaly("on_io_error", code);
-                drain();
-            }
-        }
-        if (paused() || !l.start(now_ms())) return;
     }
 }
 
@@ -434,27 +408,34 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
     }
     if (instance == instances_) return;  // a reply on a connection given up already
     instance_link& l = links_[instance];
-    std::array<reply_node, reply_nodes_max> nodes{};
-    const parse_result parsed = parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
-    if (parsed.code != errc::ok || parsed.consumed != bytes.size()) {
-        anomaly("parse_reply", parsed.code);
-        l.on_garbage(parsed.code == errc::ok ? errc::protocol_error : parsed.code, now_ms());
-    } else {
-        const session::link_reply routed = l.on_reply(nodes.data(), parsed.nodes, now_ms());
-        if (routed.what == session::link_reply::kind::answer) {
-            failure refused;  // the timeline shows the reply itself
-            const errc code = session::deliver_answer(lock_, instance, nodes[0], now_ms(), refused);
-            if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
-            drain();
-        } else if (routed.what == session::link_reply::kind::node_started) {
-            drain();  // the lock refuses input while events wait
-            const errc code = session::tell_node_started(lock_, instance, l.link(), world_.config().restart_guard, now_ms());
-            if (code != errc::ok) anomaly("on_node_started", code);
-            drain();
-        }
-    }
+    if (!l.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
     // A pause the answer led to leaves a closing link for the resume (run() settles it).
-    if (!paused()) settle(instance);
+    if (!paused()) l.settle(now_ms());
+}
+
+// ---- what an instance's connection delivers (instance_link, the session's driver) ---------
+
+void client::on_answer(std::uint8_t instance, const reply_node& reply) {
+    failure refused;  // the timeline shows the reply itself
+    const errc code = session::deliver_answer(lock_, instance, reply, now_ms(), refused);
+    if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
+    drain();
+}
+
+void client::on_node_started(std::uint8_t instance) {
+    drain();  // the lock refuses input while events wait
+    const errc code = session::tell_node_started(lock_, instance, links_[instance].link(),
+                                                 world_.config().restart_guard, now_ms());
+    if (code != errc::ok) anomaly("on_node_started", code);
+    drain();
+}
+
+// The lock hears that the connection ended (session::lock_hears_close said it must).
+void client::on_connection_end(std::uint8_t instance) {
+    drain();  // events a pause left behind first: on_io_error refuses while they wait
+    const errc code = session::hear_close(lock_, instance, links_[instance].link(), now_ms());
+    if (code != errc::ok) anomaly("on_io_error", code);
+    drain();
 }
 
 // ---- the job ------------------------------------------------------------------------------

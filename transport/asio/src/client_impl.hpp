@@ -23,6 +23,7 @@
 #include "edgelock/session/lock_io.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
+#include "edgelock/session/connection_driver.hpp"
 #include "edgelock/session/server_link.hpp"
 #include "edgelock/tls_context.hpp"
 #include "deadline_heap.hpp"
@@ -41,9 +42,10 @@ class client_impl;
 // leaving: an instance socket that close() left to finish its requests (link_socket::linger).
 enum class link_role : std::uint8_t { instance, watcher, subscriber, leaving };
 
-// One socket carrying one session::server_link: resolving, connecting, the bytes in and out,
-// and the timer the link asks for. Where to connect, what to say first, what each reply
-// means, timeouts and reconnect delays are the link's (edgelock/session/server_link.hpp). An
+// One socket under one session::connection_driver: resolving, connecting, the bytes in and
+// out, and the timer the driver asks for. Where to connect, what to say first, what each
+// reply means, timeouts, reconnect delays and what a closed connection means are the
+// driver's (edgelock/session/connection_driver.hpp); this class is its asio adapter. An
 // instance socket carries lock traffic; the watcher listens to a sentinel's +switch-master;
 // the subscriber carries fair locks' wake-ups (fair_channels.hpp), and connects only while
 // a channel wants a subscription.
@@ -52,7 +54,7 @@ enum class link_role : std::uint8_t { instance, watcher, subscriber, leaving };
 // connection. Every handler of the stream holds it (a shared_ptr), so an operation that
 // completes after the connection was dropped, or the link_socket retired, still finds its
 // stream and its socket, never the next connection's.
-class link_socket {
+class link_socket final : public session::connection_io, public session::connection_events {
 public:
     link_socket(client_impl& owner, asio::io_context& io, std::uint8_t index, link_role role);
 
@@ -71,11 +73,12 @@ public:
         return epoch == epoch_ || epoch == timer_epoch_;
     }
 
-    bool ready() const noexcept { return link_.ready(); }
-    session::server_link& link() noexcept { return link_; }
-    std::error_code last_error() const noexcept { return to_error_code(link_.last_error()); }
+    bool ready() const noexcept { return link().ready(); }
+    session::server_link& link() noexcept { return driver_.link(); }
+    const session::server_link& link() const noexcept { return driver_.link(); }
+    std::error_code last_error() const noexcept { return to_error_code(link().last_error()); }
     std::string endpoint() const;
-    std::uint32_t attempts_finished() const noexcept { return link_.attempts_finished(); }
+    std::uint32_t attempts_finished() const noexcept { return link().attempts_finished(); }
     // Connected, past the sentinels, to `master`.
     bool serves(const server_address& master) const noexcept;
     // A new master was announced: connect to it now, whatever the reconnect delay.
@@ -93,6 +96,18 @@ public:
     fixed_ring<lock_ref>& waiters() noexcept { return waiters_; }
 
 private:
+    // session::connection_io
+    void open(const server_address& to) override;
+    void close() override;
+    bool suspended() const override { return stopped_; }
+    // session::connection_events: to the client, by this socket's role
+    void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
+    void pushed(session::link_reply::kind what, const reply_node* nodes, std::size_t count) override;
+    void node_started() override;
+    void became_ready() override;
+    void dropped(const session::in_flight& entry) override;
+    void ended(const session::link_closed& closed, bool lock_hears) override;
+
     void connect_to(const server_address& target);
     void on_resolved(std::uint32_t epoch, std::error_code ec,
                      const asio::ip::tcp::resolver::results_type& results);
@@ -109,8 +124,6 @@ private:
     void arm_timer(std::int64_t deadline_ms);
     void on_timer(std::uint32_t timer_epoch, std::error_code ec);
     void fail(std::error_code code);
-    // After every input to the link: close what it closed, report what changed, connect
-    // again when it may, and re-arm the timer.
     void settle();
     void settle_leaving();
     void close_socket() noexcept;
@@ -118,10 +131,9 @@ private:
     client_impl& owner_;
     std::uint8_t index_;
     link_role role_;
-    session::server_link link_;
+    session::connection_driver driver_;
     std::unique_ptr<session::in_flight[]> in_flight_;
     bool stopped_ = true;
-    bool ready_reported_ = false;
 
     using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
 

@@ -26,7 +26,7 @@ errc link_socket::init(session::link_setup setup, std::size_t lock_requests_max,
     in_flight_.reset(new session::in_flight[capacity]);
     setup.in_flight_storage = in_flight_.get();
     setup.in_flight_capacity = capacity;
-    if (link_.setup(setup) != errc::ok) return errc::invalid_config;
+    if (driver_.setup(setup, *this, *this) != errc::ok) return errc::invalid_config;
     waiters_.init(std::max<std::size_t>(waiters_max, 1));
     buffer_bytes_ = buffer_bytes;
     for (auto& buffer : buffers_) buffer.reset(new char[buffer_bytes]);
@@ -36,12 +36,12 @@ errc link_socket::init(session::link_setup setup, std::size_t lock_requests_max,
 }
 
 std::string link_socket::endpoint() const {
-    if (link_.state() == session::link_state::idle && link_.attempts_finished() == 0) return {};
-    return std::string(session::format_endpoint(link_.target()).view());
+    if (link().state() == session::link_state::idle && link().attempts_finished() == 0) return {};
+    return std::string(session::format_endpoint(link().target()).view());
 }
 
 bool link_socket::serves(const server_address& master) const noexcept {
-    return link_.ready() && !link_.asking_sentinel() && link_.target().same_server(master);
+    return link().ready() && !link().asking_sentinel() && link().target().same_server(master);
 }
 
 void link_socket::start() {
@@ -51,10 +51,8 @@ void link_socket::start() {
 
 void link_socket::stop() {
     stopped_ = true;
-    close_socket();
-    link_.reset();
+    driver_.stop();
     waiters_.clear();
-    ready_reported_ = false;
 }
 
 // close(): the requests written on this connection (a fair waiter's leaving release among
@@ -69,8 +67,8 @@ void link_socket::linger() {
 }
 
 void link_socket::follow_new_master() {
-    link_.close(failure::of(transport_errc::master_changed), now_ms(), true);
-    link_.retry_now();
+    driver_.close(failure::of(transport_errc::master_changed), now_ms(), true);
+    link().retry_now();
     settle();
 }
 
@@ -90,45 +88,64 @@ void link_socket::close_socket() noexcept {
     write_error_.clear();
 }
 
+// After every input to the link: the driver closes what it closed, reports what changed and
+// connects again when it may; the timer is re-armed for its next deadline.
 void link_socket::settle() {
     if (stopped_) return;
     if (role_ == link_role::leaving) return settle_leaving();
-    const std::int64_t now = now_ms();
-    if (link_.state() == session::link_state::closing) {
-        close_socket();
-        std::size_t dropped = 0;
-        const session::link_closed closed = link_.on_closed(now, [this, &dropped](const session::in_flight& entry) {
-            if (role_ == link_role::instance) owner_.on_request_done(entry.owner);
-            ++dropped;
-        });
-        ready_reported_ = false;
-        owner_.on_attempt_finished();
-        if (role_ == link_role::instance && session::lock_hears_close(closed, dropped, link_, now)) {
-            waiters_.clear();
-            owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
-            if (stopped_) return;
-        }
-        // No lock hears of it: a lost subscription only delays (the locks re-check by themselves).
-        if (role_ == link_role::subscriber) owner_.on_subscriber_down();
+    const bool wanted = role_ != link_role::subscriber || owner_.subscriber_wanted();
+    const std::int64_t wake_ms = driver_.settle(now_ms(), wanted);
+    if (!stopped_) arm_timer(wake_ms);  // an end's handlers may have stopped this socket
+}
+
+void link_socket::open(const server_address& to) { connect_to(to); }
+
+void link_socket::close() { close_socket(); }
+
+void link_socket::became_ready() {
+    owner_.on_attempt_finished();
+    if (role_ == link_role::instance) owner_.on_connection_ready(index_);
+}
+
+void link_socket::dropped(const session::in_flight& entry) {
+    if (role_ == link_role::instance) owner_.on_request_done(entry.owner);
+}
+
+void link_socket::ended(const session::link_closed& closed, bool lock_hears) {
+    (void)closed;
+    owner_.on_attempt_finished();
+    if (role_ == link_role::instance && lock_hears) {
+        waiters_.clear();
+        owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
     }
-    if (link_.ready() && !ready_reported_) {
-        ready_reported_ = true;
-        owner_.on_attempt_finished();
-        if (role_ == link_role::instance) owner_.on_connection_ready(index_);
-    }
-    const bool wants_connection = role_ != link_role::subscriber || owner_.subscriber_wanted();
-    if (link_.state() == session::link_state::idle && wants_connection) {
-        if (const server_address* target = link_.start(now)) connect_to(*target);
-    }
-    arm_timer(session::wake_ms(link_, wants_connection, now));
+    // No lock hears of it: a lost subscription only delays (the locks re-check by themselves).
+    if (role_ == link_role::subscriber) owner_.on_subscriber_down();
+}
+
+// Replies on a lingering connection reach nobody: the client has moved on.
+void link_socket::answered(const session::in_flight& entry, const reply_node* nodes,
+                           std::size_t count) {
+    if (role_ == link_role::subscriber) owner_.on_subscription_answer(entry, nodes, count);
+    if (role_ == link_role::instance) owner_.on_lock_reply(index_, entry, nodes[0]);
+}
+
+void link_socket::pushed(session::link_reply::kind what, const reply_node* nodes,
+                         std::size_t count) {
+    if (role_ == link_role::leaving) return;
+    if (what == session::link_reply::kind::message) owner_.on_wake_message(nodes, count);
+    if (what == session::link_reply::kind::master_switched) owner_.on_switch_master(link().switched_to());
+}
+
+void link_socket::node_started() {
+    if (role_ == link_role::instance) owner_.on_node_read(index_, link().node(), link().started());
 }
 
 // A lingering connection ends once nothing is in flight, or when the link gave up on it (a
 // reply overdue by the command timeout, an error): the bound is the last request's timeout.
 void link_socket::settle_leaving() {
-    const bool answered = link_.ready() && link_.requests_in_flight() == 0;
-    if (!link_.ready() || answered) return stop();
-    arm_timer(link_.next_deadline_ms());
+    const bool answered = link().ready() && link().requests_in_flight() == 0;
+    if (!link().ready() || answered) return stop();
+    arm_timer(link().next_deadline_ms());
 }
 
 void link_socket::connect_to(const server_address& target) {
@@ -171,19 +188,19 @@ void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     set_socket_options();
-    if (link_.target().tls) return start_tls(epoch);
+    if (link().target().tls) return start_tls(epoch);
     start_session();
 }
 
 // The TLS handshake, within the attempt's connect deadline (the link's timer).
 void link_socket::start_tls(std::uint32_t epoch) {
-    ssl_st* ssl = owner_.tls().new_connection(link_.target().host.view());
+    ssl_st* ssl = owner_.tls().new_connection(link().target().host.view());
     if (ssl == nullptr) return fail(make_error_code(transport_errc::tls_handshake_failed));
     tls_ = std::make_shared<tls_stream>(std::move(socket_), ssl);
     // Buffers kept for the connection's life: no allocation per record (Asio's stream asks
     // OpenSSL to release them between records).
     SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
-    link_.on_tls_handshake();
+    driver_.on_tls_handshake();
     auto self = owner_.self();
     const std::uint8_t i = index_;
     tls_->async_handshake(asio::ssl::stream_base::client,
@@ -202,8 +219,8 @@ void link_socket::on_tls_handshake(std::uint32_t epoch, std::error_code ec) {
 
 // Connected (and secured): the link's handshake goes out first.
 void link_socket::start_session() {
-    pending_size_ += link_.on_connected(now_ms(), cursor(), room());
-    if (link_.state() == session::link_state::handshaking) start_read();
+    pending_size_ += driver_.on_connected(now_ms(), cursor(), room());
+    if (link().state() == session::link_state::handshaking) start_read();
     settle();
 }
 
@@ -227,13 +244,13 @@ void link_socket::set_socket_options() {
 bool link_socket::commit(std::size_t size) noexcept {
     EDGELOCK_ASSERT(size <= room());
     pending_size_ += size;
-    arm_timer(link_.next_deadline_ms());
+    arm_timer(link().next_deadline_ms());
     return true;  // written later, by flush(): a failure closes the link then
 }
 
 void link_socket::flush() noexcept {
     if (writing_ || pending_size_ == 0) return;
-    const session::link_state state = link_.state();
+    const session::link_state state = link().state();
     if (state != session::link_state::handshaking && state != session::link_state::ready) return;
     char* data = buffers_[pending_].get();
     std::error_code ec;
@@ -317,48 +334,24 @@ void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t s
         return fail(write_error_ && !tls_said_why ? write_error_ : ec);
     }
     read_size_ += size;
-    if (size > 0) link_.on_bytes_received();
     if (!route_replies(epoch)) return;  // the socket was dropped meanwhile
-    const session::link_state state = link_.state();
+    const session::link_state state = link().state();
     const bool reading = state == session::link_state::handshaking || state == session::link_state::ready;
     settle();
     if (reading && epoch == epoch_) start_read();
 }
 
-// Hands each complete reply to the link, and the lock replies it routes to their locks.
-// Returns false when the socket was dropped while doing so (a handler closed the client).
+// Hands each complete reply to the driver, which routes it. Returns false when the socket was
+// dropped while doing so (a handler closed the client).
 bool link_socket::route_replies(std::uint32_t epoch) {
-    reply_node* nodes = owner_.nodes();
-    // The link's clock for this read (its handshake and close times); each lock reads the
+    // The driver's clock for this read (its handshake and close times); each lock reads the
     // clock again when its reply reaches it, after the handlers before it ran.
-    const std::int64_t now = now_ms();
-    std::size_t offset = 0;
-    while (link_.state() == session::link_state::handshaking || link_.ready()) {
-        const parse_result parsed = parse_reply(read_buffer_.get() + offset, read_size_ - offset, nodes, nodes_max);
-        if (parsed.code == errc::need_more) break;
-        if (parsed.code != errc::ok) {
-            link_.on_io_error(failure::of(parsed.code), now);
-            break;
-        }
-        offset += parsed.consumed;
-        const session::link_reply routed = link_.on_reply(nodes, parsed.nodes, now);
-        if (role_ == link_role::leaving) continue;  // the client has moved on: nobody to tell
-        if (routed.what == session::link_reply::kind::answer && role_ == link_role::subscriber) {
-            owner_.on_subscription_answer(routed.entry, nodes, parsed.nodes);
-        } else if (routed.what == session::link_reply::kind::answer) {
-            owner_.on_lock_reply(index_, routed.entry, nodes[0]);
-        } else if (routed.what == session::link_reply::kind::message) {
-            owner_.on_wake_message(nodes, parsed.nodes);
-        } else if (routed.what == session::link_reply::kind::master_switched) {
-            owner_.on_switch_master(link_.switched_to());
-        } else if (routed.what == session::link_reply::kind::node_started) {
-            owner_.on_node_read(index_, link_.node(), link_.started());
-        }
-        if (epoch != epoch_) return false;
-    }
-    if (offset > 0) {
-        std::memmove(read_buffer_.get(), read_buffer_.get() + offset, read_size_ - offset);
-        read_size_ -= offset;
+    const std::size_t consumed =
+        driver_.on_bytes(read_buffer_.get(), read_size_, owner_.nodes(), nodes_max, now_ms());
+    if (epoch != epoch_) return false;
+    if (consumed > 0) {
+        std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
+        read_size_ -= consumed;
     }
     return true;
 }
@@ -382,12 +375,12 @@ void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
     if (timer_epoch != timer_epoch_ || ec == asio::error::operation_aborted) return;
     client_impl::dispatch_scope scope(owner_);
     timer_ms_ = no_deadline_ms;
-    link_.on_timer(now_ms());
+    driver_.on_timer(now_ms());
     settle();
 }
 
 void link_socket::fail(std::error_code code) {
-    link_.on_io_error(failure_of(code), now_ms());
+    driver_.on_io_error(failure_of(code), now_ms());
     settle();
 }
 

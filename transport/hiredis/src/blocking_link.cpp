@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <new>
 #include <string>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/hiredis_lock.hpp"
 
 namespace edgelock::hiredis {
 namespace {
@@ -36,49 +38,55 @@ failure connect_failure(const redisContext* c, int saved_errno) {
 
 }  // namespace
 
-errc blocking_link::setup(session::link_setup setup, const tls_context* tls) {
+errc blocking_link::setup(session::link_setup setup, session::connection_events& events,
+                          const tls_context* tls) {
     tls_context_ = tls;
     setup.in_flight_storage = in_flight_.data();
     setup.in_flight_capacity = in_flight_.size();
-    if (link_.setup(setup) != errc::ok) return errc::invalid_config;
+    if (driver_.setup(setup, *this, events) != errc::ok) return errc::invalid_config;
     read_buffer_.reset(new (std::nothrow) char[read_buffer_bytes]);
     return read_buffer_ ? errc::ok : errc::invalid_config;
 }
 
-bool blocking_link::start_connect(std::int64_t now) {
-    const session::server_address* to = link_.start(now);
-    if (to == nullptr) return false;
+void blocking_link::settle(std::int64_t now, bool wanted, std::unique_lock<std::mutex>* unlocked) {
+    unlocked_ = unlocked;
+    driver_.settle(now, wanted);
+    unlocked_ = nullptr;
+}
+
+// The driver's open: a blocking TCP connect (the caller's mutex released meanwhile), then the
+// TLS handshake or the link's own. A failure leaves the link closing for the driver's settle.
+void blocking_link::open(const session::server_address& to) {
+    const std::int64_t timeout_ms = link().times().connect_timeout_ms;
+    if (unlocked_ != nullptr) unlocked_->unlock();
     errno = 0;
-    context_ = redisConnectWithTimeout(std::string(to->host.view()).c_str(), to->port,
-                                       to_timeval(link_.times().connect_timeout_ms));
+    context_ = redisConnectWithTimeout(std::string(to.host.view()).c_str(), to.port, to_timeval(timeout_ms));
     const int saved_errno = errno;
+    if (unlocked_ != nullptr) unlocked_->lock();
+    const std::int64_t now = now_ms();
     if (context_ == nullptr || context_->err != 0) {
-        link_.on_io_error(connect_failure(context_, saved_errno), now);
-    } else {
-        redisEnableKeepAlive(context_);
-        // Blocking writes end after the command timeout (EAGAIN): a peer that stops reading
-        // cannot hold the caller longer than a reply could.
-        redisSetTimeout(context_, to_timeval(link_.times().command_timeout_ms));
-        if (to->tls) {
-            start_tls(*to, now);
-        } else {
-            say_hello(now);
-        }
+        driver_.on_io_error(connect_failure(context_, saved_errno), now);
+        return;
     }
-    if (link_.state() != session::link_state::closing) return true;
-    std::size_t dropped = 0;
-    finish(now, dropped);
-    return false;
+    redisEnableKeepAlive(context_);
+    // Blocking writes end after the command timeout (EAGAIN): a peer that stops reading
+    // cannot hold the caller longer than a reply could.
+    redisSetTimeout(context_, to_timeval(link().times().command_timeout_ms));
+    if (to.tls) {
+        start_tls(to, now);
+    } else {
+        say_hello(now);
+    }
 }
 
 void blocking_link::start_tls(const session::server_address& to, std::int64_t now) {
     if (tls_context_ == nullptr) {  // the client loads a context whenever it has a rediss:// address
-        link_.on_io_error(failure::of(transport_errc::tls_files), now);
+        driver_.on_io_error(failure::of(transport_errc::tls_files), now);
         return;
     }
-    link_.on_tls_handshake();
+    driver_.on_tls_handshake();
     if (const failure why = tls_.start(fd(), *tls_context_, to.host.view())) {
-        link_.on_io_error(why, now);
+        driver_.on_io_error(why, now);
         return;
     }
     continue_tls(now);  // the ClientHello goes out at once
@@ -89,14 +97,14 @@ void blocking_link::continue_tls(std::int64_t now) {
     if (tls_.handshake(why)) {
         say_hello(now);
     } else if (why) {
-        link_.on_io_error(why, now);
+        driver_.on_io_error(why, now);
     }
 }
 
 // Connected (and secured): the link's handshake goes out first.
 void blocking_link::say_hello(std::int64_t now) {
     std::array<char, handshake_bytes_max> hello{};
-    const std::size_t size = link_.on_connected(now, hello.data(), hello.size());
+    const std::size_t size = driver_.on_connected(now, hello.data(), hello.size());
     if (size > 0) write_all(hello.data(), size, now);
 }
 
@@ -117,7 +125,7 @@ ssize_t blocking_link::receive_bytes(char* bytes, std::size_t size, failure& why
 
 bool blocking_link::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
     if (!write_all(bytes, size, now)) return false;
-    const bool tracked = link_.track(0, tag, now);
+    const bool tracked = link().track(0, tag, now);
     EDGELOCK_ASSERT(tracked);
     return true;
 }
@@ -133,43 +141,45 @@ bool blocking_link::write_all(const char* bytes, std::size_t size, std::int64_t 
             continue;
         } else {
             // Not sent and no error: the socket's send timeout (SO_SNDTIMEO) ran out.
-            link_.on_io_error(why ? why : failure::of(transport_errc::command_timeout), now);
+            driver_.on_io_error(why ? why : failure::of(transport_errc::command_timeout), now);
             return false;
         }
     }
     return true;
 }
 
+void blocking_link::receive(std::int64_t now) {
+    if (tls_.handshaking()) return continue_tls(now);
+    if (!read_some(now)) return;
+    const std::size_t consumed = driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.data(), nodes_.size(), now);
+    if (context_ == nullptr) return;  // a delivery closed the connection: its bytes went with it
+    std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
+    read_size_ -= consumed;
+}
+
 bool blocking_link::read_some(std::int64_t now) {
     if (read_size_ == read_buffer_bytes) {
-        link_.on_io_error(failure::of(errc::reply_too_large), now);
+        driver_.on_io_error(failure::of(errc::reply_too_large), now);
         return false;
     }
     failure why;
     const ssize_t n = receive_bytes(read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, why);
     if (n > 0) {
         read_size_ += static_cast<std::size_t>(n);
-        link_.on_bytes_received();
         return true;
     }
     if (n < 0 && !why) return false;  // nothing yet
-    link_.on_io_error(n == 0 ? failure::of(transport_errc::connection_closed) : why, now);
+    driver_.on_io_error(n == 0 ? failure::of(transport_errc::connection_closed) : why, now);
     return false;
 }
 
 bool blocking_link::closed_while_idle(std::int64_t now) {
-    if (!link_.ready() || busy()) return false;
+    if (!link().ready() || busy()) return false;
     pollfd p{fd(), POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) return false;
     // Nothing is owed to us: readable means closed (end of stream), reset, or a stray reply.
-    if (read_some(now)) link_.on_io_error(failure::of(errc::unexpected_reply), now);
-    return link_.state() == session::link_state::closing;
-}
-
-session::link_closed blocking_link::finish(std::int64_t now, std::size_t& dropped) {
-    close_socket();
-    dropped = 0;
-    return link_.on_closed(now, [&dropped](const session::in_flight&) { ++dropped; });
+    if (read_some(now)) driver_.on_io_error(failure::of(errc::unexpected_reply), now);
+    return link().state() == session::link_state::closing;
 }
 
 void blocking_link::close_socket() noexcept {

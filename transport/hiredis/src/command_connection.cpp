@@ -35,38 +35,52 @@ bool readable(const blocking_link& link, std::int64_t deadline_ms) {
 
 }  // namespace
 
-struct command_connection::impl {
+struct command_connection::impl final : session::connection_events {
     std::vector<session::server_address> servers;  // the server, or the sentinels
     session::server_address master;
     tls_context tls;  // before the link, which keeps a pointer to it
     blocking_link link;
+    command_reply* answer = nullptr;  // where the running call's reply goes
+    bool answered_now = false;
 
     std::error_code wait_ready();
+    void wait_reply();
     std::error_code failed() const { return to_error_code(link.link().last_error()); }
+
+    // session::connection_events: the reply of the one call in flight.
+    void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
+        if (answer == nullptr) return;
+        std::size_t at = 0;
+        *answer = copy_reply(nodes, at);
+        answered_now = true;
+    }
 };
 
 // Connects (moving from a sentinel to the master it names) until the link is ready.
 std::error_code command_connection::impl::wait_ready() {
-    for (std::size_t steps = 0; steps < 4 * session::sentinels_max + 2 && !link.ready(); ++steps) {
-        if (link.link().state() == session::link_state::idle) {
-            if (!link.link().may_start(now_ms()) || !link.start_connect(now_ms())) {
-                if (link.link().may_start(now_ms())) continue;  // the next sentinel, at once
-                return failed();
-            }
-        }
+    for (std::size_t steps = 0; steps < 2 * session::sentinels_max + 2 && !link.ready(); ++steps) {
+        link.settle(now_ms(), true);
+        if (link.link().state() == session::link_state::idle) return failed();  // every one failed
         while (link.busy() && link.link().state() != session::link_state::closing) {
             if (readable(link, link.link().next_deadline_ms())) {
-                link.receive(now_ms(), [](const session::in_flight&, const reply_node&) {});
+                link.receive(now_ms());
             } else {
                 link.timed_out(now_ms());
             }
         }
-        if (link.link().state() == session::link_state::closing) {
-            std::size_t dropped = 0;
-            link.finish(now_ms(), dropped);
-        }
     }
     return link.ready() ? std::error_code{} : failed();
+}
+
+// Reads until the call's reply came or the connection ended (its timeout included).
+void command_connection::impl::wait_reply() {
+    while (!answered_now && link.ready()) {
+        if (readable(link, link.link().next_deadline_ms())) {
+            link.receive(now_ms());
+        } else {
+            link.timed_out(now_ms());
+        }
+    }
 }
 
 command_connection::command_connection() = default;
@@ -97,7 +111,9 @@ std::error_code command_connection::open(const command_target& target) {
         tls_error_ = created->tls.load_error();
         return ec;
     }
-    if (created->link.setup(setup, &created->tls) != errc::ok) return make_error_code(errc::invalid_config);
+    if (created->link.setup(setup, *created, &created->tls) != errc::ok) {
+        return make_error_code(errc::invalid_config);
+    }
     if (const std::error_code ec = created->wait_ready()) return ec;
     impl_ = std::move(created);
     return {};
@@ -112,28 +128,14 @@ std::error_code command_connection::call(const std::vector<std::string>& args, c
     writer.array(args.size());
     for (const std::string& a : args) writer.bulk(std::string_view(a));
     if (writer.status() != errc::ok) return make_error_code(errc::invalid_config);
-    if (!link.send(request.data(), writer.size(), 0, now_ms())) {
-        std::size_t dropped = 0;
-        link.finish(now_ms(), dropped);  // the link's last error is set when it closes
-        return impl_->failed();
-    }
-    bool answered = false;
-    while (!answered && link.ready()) {
-        if (!readable(link, link.link().next_deadline_ms())) {
-            link.timed_out(now_ms());
-            continue;
-        }
-        // `first` is the first of the reply's nodes, which follow it in one array.
-        link.receive(now_ms(), [&](const session::in_flight&, const reply_node& first) {
-            std::size_t at = 0;
-            out = copy_reply(&first, at);
-            answered = true;
-        });
-    }
-    std::size_t dropped = 0;
-    // A reply of the wrong server (READONLY, ...) is an answer that also ends the connection.
-    if (link.link().state() == session::link_state::closing) link.finish(now_ms(), dropped);
-    return answered ? std::error_code{} : impl_->failed();
+    impl_->answer = &out;
+    impl_->answered_now = false;
+    if (link.send(request.data(), writer.size(), 0, now_ms())) impl_->wait_reply();
+    impl_->answer = nullptr;
+    // A reply of the wrong server (READONLY, ...) is an answer that also ends the connection;
+    // a failed write leaves the link's last error set when it closes.
+    link.settle(now_ms(), false);
+    return impl_->answered_now ? std::error_code{} : impl_->failed();
 }
 
 std::string command_connection::endpoint() const {

@@ -60,6 +60,34 @@ struct lock::impl {
     session::server_address master;                  // Sentinel: credentials and db of the master
     std::uint8_t instances = 0;
     tls_context tls;  // before the links, which keep a pointer to it
+    // What each instance's connection delivers, and the subscriber's, handed to this lock.
+    struct instance_events final : session::connection_events {
+        impl* owner = nullptr;
+        std::uint8_t i = 0;
+        std::size_t dropped_count = 0;  // requests of the connection that is ending
+        void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
+            owner->on_answer(i, nodes[0]);
+        }
+        void node_started() override { owner->on_node_started(i); }
+        void dropped(const session::in_flight&) override { ++dropped_count; }
+        void ended(const session::link_closed& closed, bool lock_hears) override {
+            const std::size_t count = dropped_count;
+            dropped_count = 0;
+            owner->on_connection_end(i, closed, count, lock_hears);
+        }
+    };
+    struct subscriber_events final : session::connection_events {
+        impl* owner = nullptr;
+        void answered(const session::in_flight&, const reply_node* nodes, std::size_t count) override {
+            owner->on_subscription_answer(nodes, count);
+        }
+        void pushed(session::link_reply::kind, const reply_node* nodes, std::size_t count) override {
+            owner->on_wake_message(nodes, count);
+        }
+        void ended(const session::link_closed&, bool) override { owner->on_subscriber_end(); }
+    };
+    std::array<instance_events, instances_max> instance_hooks{};
+    subscriber_events subscriber_hooks;
     std::array<blocking_link, instances_max> links;
     std::array<std::error_code, instances_max> last_errors{};
     // The text of each instance's last error reply, while last_errors holds error_reply.
@@ -146,9 +174,16 @@ struct lock::impl {
     bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                 bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
-    bool connect(std::uint8_t i, std::unique_lock<std::mutex>& held);
     void write_requests(std::uint8_t i);
     void read_replies(std::uint8_t i);
+    void on_answer(std::uint8_t i, const reply_node& node);
+    void on_node_started(std::uint8_t i);
+    void on_connection_end(std::uint8_t i, const session::link_closed& ended, std::size_t dropped,
+                           bool lock_hears);
+    void note_unsent_renewal(std::uint8_t i);
+    void on_subscription_answer(const reply_node* nodes, std::size_t count);
+    void on_wake_message(const reply_node* nodes, std::size_t count);
+    void on_subscriber_end();
     void check_timeouts();
     std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
     bool listening(bool background) const;
@@ -160,7 +195,6 @@ struct lock::impl {
     void unsubscribe();
     bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
     void wake_core(std::string_view message);
-    void closed(std::uint8_t i);
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     std::error_code configure(const lock_options& given);
@@ -262,7 +296,7 @@ void lock::impl::end_io() {
 }
 
 void lock::impl::reset_backoff() {
-    for (blocking_link& l : links) l.retry_now();
+    for (blocking_link& l : links) l.link().retry_now();
 }
 
 // The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed
@@ -314,7 +348,7 @@ bool lock::impl::quiet(std::int64_t now) const {
     for (std::uint8_t i = 0; i < instances; ++i) {
         const blocking_link& l = links[i];
         if (l.busy()) return false;
-        if (core.has_request(i) && (l.accepts_requests() || l.link().may_start(now))) return false;
+        if (core.has_request(i) && (l.link().accepts_requests() || l.link().may_start(now))) return false;
     }
     return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
 }
@@ -420,17 +454,20 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             if (!core.has_request(i)) continue;
             blocking_link& l = links[i];
             // An idle connection the server closed (a restart) reads as ready: make it again
-            // rather than lose the request on it. closed() tells the core, whose WAITs
+            // rather than lose the request on it. Its end is told to the core, whose WAITs
             // confirm only what their own connection wrote.
             if (l.closed_while_idle(now_ms())) {
-                closed(i);
+                l.settle(now_ms(), false);
                 if (!core.has_request(i)) continue;
             }
             if (l.link().state() == session::link_state::idle) {
                 if (pass == 0) continue;
-                // Within the reconnect delay the instance fails at once, with its last error:
-                // nothing waits in its queue to be sent much later.
-                if (!connect(i, held)) {
+                // Connections are made on demand (a sentinel that cannot be reached is
+                // followed at once by the next one). Within the reconnect delay the instance
+                // fails at once, with its last error: nothing waits in its queue to be sent
+                // much later.
+                l.settle(now_ms(), true, &held);
+                if (session::unreachable_now(l.link(), now_ms())) {
                     fail_unsent(i);
                     continue;
                 }
@@ -438,25 +475,6 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             write_requests(i);  // asking a sentinel: they wait for the master it names
         }
     }
-}
-
-// Starts a connection to instance i (a TCP connect; the handshake's replies come with the
-// others). A sentinel that cannot be reached is followed at once by the next one.
-bool lock::impl::connect(std::uint8_t i, std::unique_lock<std::mutex>& held) {
-    blocking_link& l = links[i];
-    bool started = false;
-    held.unlock();
-    for (std::size_t tries = 0; tries <= session::sentinels_max && !started; ++tries) {
-        const std::int64_t now = now_ms();
-        if (!l.link().may_start(now)) break;
-        started = l.start_connect(now);
-    }
-    held.lock();
-    if (!started) {
-        note_error(i, l.link().last_error());
-        note_disconnected(i, last_errors[i], false);
-    }
-    return started;
 }
 
 namespace {
@@ -479,40 +497,43 @@ void lock::impl::write_requests(std::uint8_t i) {
     blocking_link& l = links[i];
     socket_sink sink{l, now_ms()};
     const session::write_report sent = session::write_requests(core, i, l.link(), 0, 0, sink.now, sink);
-    if (sent.stop == session::write_stop::failed) closed(i);
+    if (sent.stop == session::write_stop::failed) l.settle(now_ms(), false);
 }
 
 void lock::impl::read_replies(std::uint8_t i) {
     blocking_link& l = links[i];
-    const auto on_answer = [this, i](const session::in_flight&, const reply_node& node) {
-        note_connected(i);
-        const bool renewing = core.state() == lock_state::held;
-        failure refused;
-        session::error_text text;
-        session::deliver_answer(core, i, node, now_ms(), refused, &text);
-        if (refused) note_error(i, refused, &text);
-        if (refused && renewing) {
-            emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
-        }
-        drain_events();
-    };
-    // The restart guard: the core hears the node's start before any request is written on
-    // the new connection (the link holds them until now).
-    const auto on_started = [this, i, &l](const node_start&) {
-        note_connected(i);
-        starts[i] = l.link().started();
-        start_known[i] = true;
-        if (session::warns_of_eviction(options.eviction, l.link()) && options.on_warning) {
-            options.on_warning(i, session::eviction_warning(l.link().node()).view());
-        }
-        drain_events();  // the core refuses input while its event queue lacks room
-        const errc told = session::tell_node_started(core, i, l.link(), options.restart_guard, now_ms());
-        EDGELOCK_ASSERT(told == errc::ok);
-        drain_events();
-    };
-    l.receive(now_ms(), on_answer, on_started);
+    l.receive(now_ms());
     note_connected(i);
-    if (l.link().state() == session::link_state::closing) closed(i);
+    if (l.link().state() == session::link_state::closing) l.settle(now_ms(), false);
+}
+
+void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
+    note_connected(i);
+    const bool renewing = core.state() == lock_state::held;
+    failure refused;
+    session::error_text text;
+    session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    if (refused) note_error(i, refused, &text);
+    if (refused && renewing) {
+        emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
+    }
+    drain_events();
+}
+
+// The restart guard: the core hears the node's start before any request is written on the
+// new connection (the link holds them until now).
+void lock::impl::on_node_started(std::uint8_t i) {
+    const session::server_link& link = links[i].link();
+    note_connected(i);
+    starts[i] = link.started();
+    start_known[i] = true;
+    if (session::warns_of_eviction(options.eviction, link) && options.on_warning) {
+        options.on_warning(i, session::eviction_warning(link.node()).view());
+    }
+    drain_events();  // the core refuses input while its event queue lacks room
+    const errc told = session::tell_node_started(core, i, link, options.restart_guard, now_ms());
+    EDGELOCK_ASSERT(told == errc::ok);
+    drain_events();
 }
 
 void lock::impl::check_timeouts() {
@@ -520,9 +541,9 @@ void lock::impl::check_timeouts() {
     for (std::uint8_t i = 0; i < instances; ++i) {
         blocking_link& l = links[i];
         if (!l.busy()) continue;
-        if (l.timed_out(now)) closed(i);
+        if (l.timed_out(now)) l.settle(now, false);
     }
-    if (fair && subscriber.busy() && subscriber.timed_out(now)) end_subscriber_if_closing();
+    if (fair && subscriber.busy() && subscriber.timed_out(now)) subscriber.settle(now, false);
 }
 
 // ---- fair waiting: the subscriber connection -----------------------------------------------
@@ -547,13 +568,7 @@ bool lock::impl::must_wait() const {
 void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
     if (!must_wait()) return;
     subscribe_when_ready();
-    if (!subscriber.link().may_start(now_ms())) return;
-    held.unlock();
-    for (std::size_t tries = 0; tries <= session::sentinels_max; ++tries) {
-        const std::int64_t now = now_ms();
-        if (!subscriber.link().may_start(now) || subscriber.start_connect(now)) break;
-    }
-    held.lock();
+    subscriber.settle(now_ms(), true, &held);
 }
 
 // Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
@@ -562,28 +577,28 @@ void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
 // the confirmation of the running subscription were published for an earlier wait (Redis
 // sent them before it heard our UNSUBSCRIBE): they are dropped, never taken as wake-ups.
 void lock::impl::read_wake_ups() {
-    const auto on_confirmation = [this](const session::in_flight&, const reply_node& first) {
-        // A pub/sub frame is a flat array: its elements follow its first node.
-        const std::size_t count = first.type == reply_type::array ? 1 + first.elements : 1;
-        const session::pubsub_frame frame = session::parse_pubsub(&first, count);
-        if (frame.channel != channel()) return;
-        if (frame.kind == session::pubsub_kind::unsubscribe && unsubscribes_unconfirmed > 0) {
-            --unsubscribes_unconfirmed;
-        }
-        // A SUBSCRIBE an UNSUBSCRIBE followed confirms nothing current.
-        if (frame.kind != session::pubsub_kind::subscribe || !subscribe_sent) return;
-        if (unsubscribes_unconfirmed > 0) return;
-        subscription_live = true;
-        wake_core({});
-    };
-    const auto on_message = [this](const session::link_reply&, const reply_node* nodes, std::size_t count) {
-        const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-        if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
-        if (subscription_live) wake_core(frame.payload);
-    };
-    subscriber.receive(now_ms(), on_confirmation, [](const node_start&) {}, on_message);
+    subscriber.receive(now_ms());
     if (core.wants_wake_ups()) subscribe_when_ready();
     end_subscriber_if_closing();
+}
+
+void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t count) {
+    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
+    if (frame.channel != channel()) return;
+    if (frame.kind == session::pubsub_kind::unsubscribe && unsubscribes_unconfirmed > 0) {
+        --unsubscribes_unconfirmed;
+    }
+    // A SUBSCRIBE an UNSUBSCRIBE followed confirms nothing current.
+    if (frame.kind != session::pubsub_kind::subscribe || !subscribe_sent) return;
+    if (unsubscribes_unconfirmed > 0) return;
+    subscription_live = true;
+    wake_core({});
+}
+
+void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
+    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
+    if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
+    if (subscription_live) wake_core(frame.payload);
 }
 
 void lock::impl::wake_core(std::string_view message) {
@@ -628,35 +643,48 @@ void lock::impl::unsubscribe() {
 }
 
 void lock::impl::end_subscriber_if_closing() {
-    if (subscriber.link().state() != session::link_state::closing) return;
-    std::size_t dropped = 0;
-    subscriber.finish(now_ms(), dropped);
+    if (subscriber.link().state() == session::link_state::closing) subscriber.settle(now_ms(), false);
+}
+
+// Every subscription ended with its connection (Redis forgets them too).
+void lock::impl::on_subscriber_end() {
     subscribe_sent = false;
     subscription_live = false;
     unsubscribes_unconfirmed = 0;
 }
 
-// Instance i's connection ended: its requests in flight are given up, and the core hears of
-// it unless the link only moved on (session::lock_hears_close).
-void lock::impl::closed(std::uint8_t i) {
-    const std::int64_t now = now_ms();
-    std::size_t dropped = 0;
-    const session::link_closed ended = links[i].finish(now, dropped);
-    if (ended.why) note_error(i, ended.why);
-    note_disconnected(i, to_error_code(ended.why), dropped > 0);
-    if (!session::lock_hears_close(ended, dropped, links[i].link(), now)) return;
-    core.on_io_error(i, now);
+// Instance i's connection (or an attempt at one) ended: its requests in flight are given up,
+// and the core hears of it unless the link only moved on (session::lock_hears_close), as
+// session::hear_close tells it: queued requests too when the instance cannot be reached now.
+void lock::impl::on_connection_end(std::uint8_t i, const session::link_closed& ended,
+                                   std::size_t dropped, bool lock_hears) {
+    const failure why = ended.why ? links[i].link().last_error() : failure{};
+    if (why) note_error(i, why);
+    if (!lock_hears && !link_up[i]) return;  // a sentinel passed over: the round goes on
+    note_disconnected(i, to_error_code(why), dropped > 0);
+    if (!lock_hears) return;
+    const bool unreachable = session::unreachable_now(links[i].link(), now_ms());
+    if (unreachable && core.has_request(i)) note_unsent_renewal(i);
+    drain_events();  // the core refuses input while its event queue lacks room
+    const errc heard = session::hear_close(core, i, links[i].link(), now_ms());
+    EDGELOCK_ASSERT(heard == errc::ok);
     drain_events();
 }
 
 // Instance i cannot be reached: its queued requests fail now instead of at the round's
 // deadline (session::give_up_unsent).
 void lock::impl::fail_unsent(std::uint8_t i) {
-    if (core.state() == lock_state::held && core.has_request(i)) {
-        emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
-    }
-    session::give_up_unsent(core, i, now_ms());
+    if (!core.has_request(i)) return;  // the connection's end gave them up already
+    note_unsent_renewal(i);
+    const errc given_up = session::give_up_unsent(core, i, now_ms());
+    EDGELOCK_ASSERT(given_up == errc::ok);
     drain_events();
+}
+
+// A renewal that waits for an instance that cannot be reached fails there.
+void lock::impl::note_unsent_renewal(std::uint8_t i) {
+    if (core.state() != lock_state::held) return;
+    emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
 }
 
 void lock::impl::note_error(std::uint8_t i, const failure& why, const session::error_text* text) {
@@ -880,7 +908,9 @@ std::error_code lock::impl::configure(const lock_options& given) {
     for (std::uint8_t i = 0; i < instances; ++i) {
         setup.server = by_sentinel ? nullptr : &endpoints[i];
         setup.seed = seed_bits + i;
-        if (links[i].setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
+        instance_hooks[i].owner = this;
+        instance_hooks[i].i = i;
+        if (links[i].setup(setup, instance_hooks[i], &tls) != errc::ok) return make_error_code(errc::invalid_config);
     }
     return options.fair ? set_up_subscriber(setup, seed_bits + instances) : std::error_code{};
 }
@@ -896,7 +926,8 @@ std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::ui
     setup.seed = seed;
     setup.read_node = false;
     setup.refuse_evicting = false;
-    if (subscriber.setup(setup, &tls) != errc::ok) return make_error_code(errc::invalid_config);
+    subscriber_hooks.owner = this;
+    if (subscriber.setup(setup, subscriber_hooks, &tls) != errc::ok) return make_error_code(errc::invalid_config);
     return {};
 }
 

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock sim: one lock instance's connection, made the way the real clients make it.
+// edgelock sim: one lock instance's connection, driven by the code the real clients run.
 //
-// The real transports keep one session::server_link per Redis instance and move its bytes
-// over a socket (transport/asio/src/link_socket.cpp, transport/hiredis/src/blocking_link.cpp);
-// this is that socket side over the simulated network. The link decides where to connect (the
+// The real clients keep one session::connection_driver per Redis instance and adapt it to
+// their sockets (transport/asio/src/link_socket.cpp, transport/hiredis/src/blocking_link.cpp);
+// this is its adapter to the simulated network. The driver decides where to connect (the
 // node, or the master a simulated sentinel names), what to say first, which replies are its
-// own, when a connect or a reply has taken too long and when to connect again. This class
-// only resolves the link's target to a simulated server, opens, writes to and closes the
-// simulated connection, and notices resets. What a closed connection means for the lock is
-// the client's to decide (workload.cpp, as hiredis_lock.cpp's closed() decides it).
+// own, when a connect or a reply has taken too long, when to connect again, and what a
+// closed connection means for the lock. This class only resolves the driver's target to a
+// simulated server, opens, writes to and closes the simulated connection, notices resets,
+// and hands what the connection delivers to its client (workload.cpp).
 //
 // A connect completes one round trip after start(): refused when the node is down, silent
 // when a partition cuts the client off (the link's connect timeout then ends the attempt).
@@ -22,44 +22,48 @@
 #include <string>
 
 #include "edgelock/limits.hpp"
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection_driver.hpp"
 
 namespace edgelock::sim {
 
 class world;
+class client;
 
 // "reply timed out", "connection reset", ...: a link's failure for the timeline.
 std::string describe(const failure& why);
 
-class instance_link {
+class instance_link final : public session::connection_io, public session::connection_events {
 public:
     // The handshake's steps and every request one lock may have on an instance at once.
     static constexpr std::size_t in_flight_max = session::handshake_steps_max + requests_per_instance_max;
     // A whole handshake (PING, ROLE and the four scripts) fits with room to spare.
     static constexpr std::size_t handshake_bytes_max = 8 * 1024;
+    // Reply nodes a reply is parsed into: ROLE with two replicas takes 12.
+    static constexpr std::size_t reply_nodes_max = 32;
 
     instance_link() = default;
     instance_link(const instance_link&) = delete;
     instance_link& operator=(const instance_link&) = delete;
 
-    // The link of `client`'s lock instance `instance`; `s` as the transports fill it (the
+    // The link of `owner`'s lock instance `instance`; `s` as the transports fill it (the
     // in-flight storage is this object's). The addresses it points to must outlive it.
     // `write_window`: world_params::write_window.
-    void setup(world& w, std::uint8_t client, std::uint8_t instance, session::link_setup s,
-               std::uint8_t write_window);
+    void setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
+               session::link_setup s, std::uint8_t write_window);
 
-    const session::server_link& link() const noexcept { return link_; }
-    session::server_link& link() noexcept { return link_; }
-    session::link_state state() const noexcept { return link_.state(); }
+    const session::server_link& link() const noexcept { return driver_.link(); }
+    session::server_link& link() noexcept { return driver_.link(); }
+    session::link_state state() const noexcept { return link().state(); }
     // The write window has room for another request (the handshake's steps count: with a
     // window, requests wait for the handshake, as the asio client's do).
     bool window_open() const noexcept {
-        return write_window_ == 0 || link_.requests_in_flight() < write_window_;
+        return write_window_ == 0 || link().requests_in_flight() < write_window_;
     }
 
-    // Begins a connect when the link is idle and its reconnect delay has passed. True when
-    // the link left idle (connecting, or closing at once for a target that resolves to nothing).
-    bool start(std::int64_t now_ms);
+    // The driver's settle: closes what the link gave up (the client hears of it), and
+    // connects again once the reconnect delay allows. The simulated client always wants
+    // its connections.
+    void settle(std::int64_t now_ms) { driver_.settle(now_ms, true); }
     // What is due by now: a reset that reached the client, a connect that completed (its
     // handshake written), the link's connect and reply timeouts.
     void on_timer(std::int64_t now_ms, std::int64_t now_us);
@@ -67,15 +71,11 @@ public:
     void send(std::string&& bytes);
     // A reply sent on (server, epoch) belongs to this link's open connection.
     bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
-    // One reply on this link's connection (carries() held): the link's verdict.
-    session::link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now_ms) noexcept;
-    // Bytes on the connection that are no reply: the stream is lost.
-    void on_garbage(errc code, std::int64_t now_ms) noexcept;
+    // One reply on this link's connection (carries() held), handed to the driver. False when
+    // the bytes are not exactly one reply (the stream is then lost).
+    bool on_reply(const std::string& bytes, std::int64_t now_ms) noexcept;
     // The connection (server, epoch) was reset; the client notices at at_us (true time).
     void reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept;
-    // state() is closing: closes the simulated connection and tells the link; `dropped`
-    // counts the lock requests that were in flight on it.
-    session::link_closed close(std::int64_t now_ms, std::size_t& dropped);
 
     // The earliest instant on the client's clock this link needs on_timer (no_deadline_ms
     // for none): a connect completing, a timeout, the end of a reconnect delay.
@@ -84,17 +84,29 @@ public:
     std::int64_t reset_at_us() const noexcept { return reset_at_us_; }
 
 private:
+    // session::connection_io
+    void open(const session::server_address& to) override;
+    void close() override;
+    bool suspended() const override;
+    // session::connection_events: to the client
+    void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
+    void node_started() override;
+    void ended(const session::link_closed& closed, bool lock_hears) override;
+
     void finish_connect(std::int64_t now_ms);
     std::string where() const;
 
     world* world_ = nullptr;
+    client* owner_ = nullptr;
     std::uint8_t client_ = 0;
     std::uint8_t instance_ = 0;
     std::uint8_t write_window_ = 0;
-    session::server_link link_;
+    session::connection_driver driver_;
     std::array<session::in_flight, in_flight_max> in_flight_{};
+    std::array<reply_node, reply_nodes_max> nodes_{};
     std::uint8_t server_ = 0;
     std::uint32_t epoch_ = 0;                       // the open simulated connection; 0: none
+    bool closed_connected_ = false;                 // the connection closed last was open
     std::int64_t connect_due_ms_ = no_deadline_ms;  // connecting: the connect completes then
     std::int64_t reset_at_us_ = -1;                 // a reset of epoch_ reaches the client then
 };

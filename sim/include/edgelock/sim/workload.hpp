@@ -112,8 +112,12 @@ private:
 
     void setup_links();
     void service_links();
-    void settle(std::uint8_t instance);
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
+    // What an instance's connection delivers (instance_link calls these).
+    friend class instance_link;
+    void on_answer(std::uint8_t instance, const reply_node& reply);
+    void on_node_started(std::uint8_t instance);
+    void on_connection_end(std::uint8_t instance);
     void handle_resource_reply(const message& m);
     void handle_wake(const std::string& message);
 

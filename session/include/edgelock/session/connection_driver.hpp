@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// edgelock session: one connection's drive loop, written once for every client.
+//
+// A client keeps one driver per connection it holds: per Redis instance, and for the
+// subscriber of fair locks' wake-ups and the watch of a Sentinel's announcements. The driver
+// owns the connection's state (server_link: where to connect, the handshake, the sentinel
+// step, timeouts and reconnect delays) and makes every decision after each input:
+//
+//   settle(now, wanted)  after every input: a connection the link gave up is closed and its
+//                        end reported, a connection that became ready is reported, an idle
+//                        one is opened again when wanted and the reconnect delay allows (at
+//                        once for the next sentinel of a round); returns when to look again
+//   on_connected(...)    the socket is up (and secured): the handshake to send
+//   on_bytes(...)        bytes read: every complete reply is routed, answers, the node read,
+//                        pushed messages and master switches handed to the client's events
+//   on_io_error / on_timer / close   the connection failed, a deadline passed, or the client
+//                        drops it: settle() then closes it
+//
+// What a client supplies is two small hook sets, the way hiredis's event-loop adapters plug
+// into its context:
+//   connection_io      the socket: open it to an address, close it (the I/O the driver cannot
+//                      do; the outcome of an open comes back as on_connected or on_io_error,
+//                      at once for a blocking client, later for an asynchronous one)
+//   connection_events  what the connection delivers: answers, the node read, pushed
+//                      messages, readiness, requests given up, and its end (with whether the
+//                      locks on it must hear it: lock_io.hpp's lock_hears_close)
+// Writing lock requests stays with lock_io.hpp's write_requests over link().
+//
+// The driver allocates nothing: the in-flight storage is the caller's (link_setup).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "edgelock/lock.hpp"
+#include "edgelock/resp_reader.hpp"
+#include "edgelock/session/server_link.hpp"
+
+namespace edgelock::session {
+
+// The socket side of a connection.
+class connection_io {
+public:
+    // Resolve and connect to `to`, with TLS when to.tls; report with on_connected (after
+    // on_tls_handshake for TLS) or on_io_error, now or later. May fail at once by calling
+    // on_io_error before returning.
+    virtual void open(const server_address& to) { (void)to; }
+    // Drop the socket now: nothing of that connection reaches the driver any more.
+    virtual void close() {}
+    // The client cannot act now (a stopped or paused process): settle() does nothing more.
+    virtual bool suspended() const { return false; }
+
+protected:
+    ~connection_io() = default;
+};
+
+// What a connection delivers to the client.
+class connection_events {
+public:
+    // The answer to a request the client tracked as `entry`: nodes[0..count) are the reply.
+    virtual void answered(const in_flight& entry, const reply_node* nodes, std::size_t count) {
+        (void)entry;
+        (void)nodes;
+        (void)count;
+    }
+    // A subscriber's published message, or a watch's master switch (link().switched_to()).
+    virtual void pushed(link_reply::kind what, const reply_node* nodes, std::size_t count) {
+        (void)what;
+        (void)nodes;
+        (void)count;
+    }
+    // read_node: the handshake read the node (link().node(), link().started()); lock requests
+    // are written on the connection only after this returns.
+    virtual void node_started() {}
+    // The handshake is done: requests may be written.
+    virtual void became_ready() {}
+    // A request tracked by the client will never be answered: its connection ended.
+    virtual void dropped(const in_flight& entry) { (void)entry; }
+    // The connection (or an attempt) ended. lock_hears: the locks on it must hear of it
+    // (lock_io.hpp's hear_close); false when the link only moved on (to the master a
+    // sentinel named, or to the next sentinel) with nothing of theirs on it.
+    virtual void ended(const link_closed& closed, bool lock_hears) {
+        (void)closed;
+        (void)lock_hears;
+    }
+
+protected:
+    ~connection_events() = default;
+};
+
+class connection_driver {
+public:
+    // Sets up the link (link_setup's rules and codes: invalid_config) and the hooks, kept by
+    // pointer: they must outlive the driver.
+    errc setup(const link_setup& s, connection_io& io, connection_events& events) noexcept;
+
+    const server_link& link() const noexcept { return link_; }
+    server_link& link() noexcept { return link_; }
+
+    // After every input and whenever the client's wish for a connection changed: closes a
+    // connection the link gave up (io.close(), then events.dropped for each request in
+    // flight and events.ended), reports readiness once per connection (events.became_ready), and
+    // opens an idle connection when `wanted` and the reconnect delay allows, moving on at
+    // once to the next sentinel of a round or to the master a sentinel named. Returns when
+    // the client must look again (on_timer): the link's deadline, the end of the reconnect
+    // delay when wanted, or no_deadline_ms.
+    std::int64_t settle(std::int64_t now, bool wanted) noexcept;
+
+    // rediss://: the socket is connected and its TLS handshake began.
+    void on_tls_handshake() noexcept { link_.on_tls_handshake(); }
+    // The socket is up (and secured): writes the handshake into out and returns its size,
+    // 0 when it does not fit (the link closes with invalid_config).
+    std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
+    // Bytes read on the connection: routes every complete reply in data[0..size), parsed into
+    // nodes[0..nodes_max), and returns the bytes consumed (the rest is an incomplete reply, to
+    // be offered again with what follows). Stops early when a delivery closed or replaced
+    // the connection. A stream that is not RESP closes the link with the parser's code.
+    std::size_t on_bytes(const char* data, std::size_t size, reply_node* nodes, std::size_t nodes_max,
+                         std::int64_t now) noexcept;
+    void on_io_error(failure why, std::int64_t now) noexcept { link_.on_io_error(why, now); }
+    void on_timer(std::int64_t now) noexcept { link_.on_timer(now); }
+    // The client drops the connection (a new master was announced: reconnect_now).
+    void close(failure why, std::int64_t now, bool reconnect_now = false) noexcept;
+    // Forgets the connection, reconnecting never by itself: the client stops it.
+    void stop() noexcept;
+    // Counts the connections closed: a delivery that closed or replaced one shows here.
+    std::uint32_t connections_closed() const noexcept { return closed_count_; }
+
+private:
+    bool close_if_closing(std::int64_t now) noexcept;
+    bool reading() const noexcept;
+    void deliver(const link_reply& routed, const reply_node* nodes, std::size_t count) noexcept;
+
+    server_link link_;
+    connection_io* io_ = nullptr;
+    connection_events* events_ = nullptr;
+    bool ready_reported_ = false;
+    std::uint32_t closed_count_ = 0;
+};
+
+}  // namespace edgelock::session
