@@ -378,96 +378,107 @@ script_shape shape_of(script_id id) noexcept {
 // numkeys at r.args[first]; keys then arguments follow.
 void redis_node::run_script(script_id id, const request_view& r, std::size_t first,
                             std::int64_t wall_ms, std::string& reply, node_output& out) {
-    std::vector<repl_op>& effects = out.effects;
-    std::int64_t numkeys = 0;
-    if (!parse_integer(r.args[first], numkeys) || numkeys < 1 ||
-        first + 1 + static_cast<std::size_t>(numkeys) > r.count) {
-        append_error(reply, "ERR bad number of keys");
-        return;
-    }
-    const std::string_view* keys = &r.args[first + 1];
-    const std::string_view* argv = keys + numkeys;
-    const std::size_t argc = r.count - first - 1 - static_cast<std::size_t>(numkeys);
-    const script_shape shape = shape_of(id);
-    if (argc < shape.argc || numkeys < shape.keys_min) {
-        append_error(reply, "ERR wrong number of arguments for the script");
-        return;
-    }
-    std::int64_t number = 0;
-    std::int64_t entry_ttl_ms = 0;
-    if (shape.argc >= 2 && !parse_integer(argv[1], number)) {
-        append_error(reply, "ERR value is not an integer or out of range");
-        return;
-    }
-    if (shape.argc >= 3 && !parse_integer(argv[2], entry_ttl_ms)) {
-        append_error(reply, "ERR value is not an integer or out of range");
-        return;
-    }
-    const bool fenced_acquire = (id == script_id::acquire && numkeys > 1) || (id == script_id::fair_acquire && numkeys > 3);
-    if (fenced_acquire) {
-        // Checked first, as the script does: an exhausted counter leaves the lock untouched.
-        const redis_entry* fence = find(keys[id == script_id::acquire ? 1 : 3], wall_ms, effects);
-        if (fence != nullptr && fence->value == "9223372036854775807") {
-            // PERSIST: an exhausted counter must not expire and restart below its tokens.
-            const std::string_view fence_key = keys[id == script_id::acquire ? 1 : 3];
-            if (fence->expire_at_ms >= 0) set(fence_key, fence->value, -1, effects);
-            append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
-            return;
-        }
-    }
-    if (id == script_id::fair_acquire) {
-        const bool join = argc > 3 && argv[3] == "join";
-        fair_acquire_script(keys, numkeys > 3, argv[0], number, entry_ttl_ms, join, wall_ms, reply, out);
-        return;
-    }
-    if (id == script_id::fair_release) {
-        fair_release_script(keys, argv[0], argc > 1 && argv[1] == "stay", wall_ms, reply, out);
-        return;
-    }
-    redis_entry* lock = find(keys[0], wall_ms, effects);
+    script_call call;
+    if (!parse_script_call(id, r, first, call, reply)) return;
+    const std::string_view* keys = call.keys;
+    const std::string_view* argv = call.argv;
+    if (refuses_exhausted_fence(id, call, wall_ms, reply, out.effects)) return;
     switch (id) {
-        case script_id::acquire:
-            acquire_script(keys, numkeys > 1, argv[0], number, lock, wall_ms, reply, out);
+        case script_id::fair_acquire: {
+            const bool join = call.argc > 3 && argv[3] == "join";
+            fair_acquire_script(keys, call.numkeys > 3, argv[0], call.number, call.entry_ttl_ms, join,
+                                wall_ms, reply, out);
             return;
-        case script_id::raise: {
+        }
+        case script_id::fair_release:
+            fair_release_script(keys, argv[0], call.argc > 1 && argv[1] == "stay", wall_ms, reply, out);
+            return;
+        case script_id::acquire:
+            acquire_script(keys, call.numkeys > 1, argv[0], call.number, find(keys[0], wall_ms, out.effects),
+                           wall_ms, reply, out);
+            return;
+        case script_id::raise: raise_script(keys, argv, call.number, wall_ms, reply, out.effects); return;
+        case script_id::renew:
+        case script_id::release: {
+            redis_entry* lock = find(keys[0], wall_ms, out.effects);
             if (lock == nullptr || lock->value != argv[0]) {
                 append_integer(reply, 0);
                 return;
             }
-            const redis_entry* fence = find(keys[1], wall_ms, effects);
-            std::int64_t current = 0;
-            if (fence != nullptr && !parse_integer(fence->value, current)) {
-                append_error(reply, "ERR value is not an integer or out of range");
-                return;
-            }
-            // SET clears the expiry and the script's PEXPIRE sets it again, moved or not (on a
-            // key that exists: a raise to 0 of no counter leaves none).
-            if (current < number) {
-                set(keys[1], argv[1], wall_ms + fence_ttl_ms, effects);
-            } else if (fence != nullptr) {
-                set(keys[1], fence->value, wall_ms + fence_ttl_ms, effects);
+            if (id == script_id::renew) {
+                set(keys[0], lock->value, wall_ms + call.number, out.effects);
+            } else {
+                erase(keys[0], out.effects);
             }
             append_integer(reply, 1);
             return;
         }
-        case script_id::renew:
-            if (lock == nullptr || lock->value != argv[0]) {
-                append_integer(reply, 0);
-                return;
-            }
-            set(keys[0], lock->value, wall_ms + number, effects);
-            append_integer(reply, 1);
-            return;
-        case script_id::release:
-            if (lock == nullptr || lock->value != argv[0]) {
-                append_integer(reply, 0);
-                return;
-            }
-            erase(keys[0], effects);
-            append_integer(reply, 1);
-            return;
         default: EDGELOCK_ASSERT(false);
     }
+}
+
+// Splits a script call's keys and arguments and reads its numbers, answering Redis's (or
+// the script's) error for a malformed one. False when it was refused.
+bool redis_node::parse_script_call(script_id id, const request_view& r, std::size_t first,
+                                   script_call& call, std::string& reply) const {
+    if (!parse_integer(r.args[first], call.numkeys) || call.numkeys < 1 ||
+        first + 1 + static_cast<std::size_t>(call.numkeys) > r.count) {
+        append_error(reply, "ERR bad number of keys");
+        return false;
+    }
+    call.keys = &r.args[first + 1];
+    call.argv = call.keys + call.numkeys;
+    call.argc = r.count - first - 1 - static_cast<std::size_t>(call.numkeys);
+    const script_shape shape = shape_of(id);
+    if (call.argc < shape.argc || call.numkeys < shape.keys_min) {
+        append_error(reply, "ERR wrong number of arguments for the script");
+        return false;
+    }
+    const bool numbers_ok = (shape.argc < 2 || parse_integer(call.argv[1], call.number)) &&
+                            (shape.argc < 3 || parse_integer(call.argv[2], call.entry_ttl_ms));
+    if (!numbers_ok) append_error(reply, "ERR value is not an integer or out of range");
+    return numbers_ok;
+}
+
+// A fenced acquire checks its counter first, as the script does: an exhausted counter
+// leaves the lock untouched, and is made persistent so it cannot expire and restart below
+// the tokens it handed out. True when the acquire was refused so.
+bool redis_node::refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
+                                         std::string& reply, std::vector<repl_op>& effects) {
+    const bool fenced_acquire = (id == script_id::acquire && call.numkeys > 1) ||
+                                (id == script_id::fair_acquire && call.numkeys > 3);
+    if (!fenced_acquire) return false;
+    const std::string_view fence_key = call.keys[id == script_id::acquire ? 1 : 3];
+    const redis_entry* fence = find(fence_key, wall_ms, effects);
+    if (fence == nullptr || fence->value != "9223372036854775807") return false;
+    if (fence->expire_at_ms >= 0) set(fence_key, fence->value, -1, effects);
+    append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
+    return true;
+}
+
+// raise: the lock's holder moves the fence counter up to `number` (never down).
+void redis_node::raise_script(const std::string_view* keys, const std::string_view* argv,
+                              std::int64_t number, std::int64_t wall_ms, std::string& reply,
+                              std::vector<repl_op>& effects) {
+    const redis_entry* lock = find(keys[0], wall_ms, effects);
+    if (lock == nullptr || lock->value != argv[0]) {
+        append_integer(reply, 0);
+        return;
+    }
+    const redis_entry* fence = find(keys[1], wall_ms, effects);
+    std::int64_t current = 0;
+    if (fence != nullptr && !parse_integer(fence->value, current)) {
+        append_error(reply, "ERR value is not an integer or out of range");
+        return;
+    }
+    // SET clears the expiry and the script's PEXPIRE sets it again, moved or not (on a key
+    // that exists: a raise to 0 of no counter leaves none).
+    if (current < number) {
+        set(keys[1], argv[1], wall_ms + fence_ttl_ms, effects);
+    } else if (fence != nullptr) {
+        set(keys[1], fence->value, wall_ms + fence_ttl_ms, effects);
+    }
+    append_integer(reply, 1);
 }
 
 // SET key value [NX] [PX ms] [GET], as far as the lock's acquire uses it: with GET the reply

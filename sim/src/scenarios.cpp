@@ -252,6 +252,41 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
     return p;
 }
 
+namespace {
+
+// S7: client 0's clock runs slow and steps back, client 1's steps forward, then client 0 is
+// cut off from every node while it holds.
+void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
+    s.push_back(client_fault(fault_kind::clock_rate, 0, at_time(0), 0, 0, -80'000));
+    s.push_back(client_fault(fault_kind::wall_step, 0, at_time(100), 0, 0, -10'000));
+    s.push_back(client_fault(fault_kind::wall_step, 1, at_time(150), 0, 0, 5'000));
+    s.push_back(client_fault(fault_kind::partition, 0, at_point(0, point::acquired, 1, 10), all,
+                             3 * ttl, 0));
+}
+
+// S11: client 1's SUBSCRIBE takes 600 ms, so client 0's release (its job is 400 ms) publishes
+// before client 1 is subscribed and that message is lost. Then client 1, holding, pauses past
+// its lease: its key expires unannounced, and client 0, refused just before, must find the
+// lock free by its re-check.
+void push_missed_wake_up(schedule& s, std::uint8_t all, std::int64_t duration_ms, std::int64_t ttl) {
+    s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, duration_ms, 600));
+    s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
+}
+
+// S8: the lost release reply is silent: noticed by the reply timeout, so the release is
+// queued again and retried on the next connection after another client took the lock (after
+// a reset the session reconnects at once, and the retry would beat the next holder). The lost
+// renewal reply comes with a reset: renewed again at once.
+void push_lost_replies(schedule& s) {
+    s.push_back(client_fault(fault_kind::drop_reply, 0, at_point(0, point::release_called, 1, 0),
+                             bit(0), 0, 0));
+    s.push_back(client_fault(fault_kind::drop_reply, 1, at_point(1, point::renew_sent, 1, 0),
+                             bit(0), 0, 0));
+    s.back().reset = true;
+}
+
+}  // namespace
+
 schedule scripted_schedule(scenario_id id, const configuration& config, const world_params& p) {
     schedule s;
     const std::int64_t ttl = p.ttl_ms;
@@ -296,13 +331,7 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             }
             s.push_back(crash(0, at_point(0, point::acquired, 1, 10), 2 * ttl, persistence::none));
             break;
-        case scenario_id::s7:
-            s.push_back(client_fault(fault_kind::clock_rate, 0, at_time(0), 0, 0, -80'000));
-            s.push_back(client_fault(fault_kind::wall_step, 0, at_time(100), 0, 0, -10'000));
-            s.push_back(client_fault(fault_kind::wall_step, 1, at_time(150), 0, 0, 5'000));
-            s.push_back(client_fault(fault_kind::partition, 0, at_point(0, point::acquired, 1, 10), all,
-                                     3 * ttl, 0));
-            break;
+        case scenario_id::s7: push_clock_faults(s, all, ttl); break;
         case scenario_id::s9:
             split_network(s, config, p, 0, at_point(0, point::acquired, 1, 0), 5 * ttl / 2, 0b001);
             break;
@@ -316,25 +345,8 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
                 s.push_back(node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
             }
             break;
-        case scenario_id::s11:
-            // Client 1's SUBSCRIBE takes 600 ms: client 0's release (its job is 400 ms)
-            // publishes before client 1 is subscribed, so that message is lost.
-            s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, p.duration_ms, 600));
-            // Then client 1, holding, pauses past its lease: its key expires unannounced, and
-            // client 0, refused just before, must find the lock free by its re-check.
-            s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
-            break;
-        case scenario_id::s8:
-            // The lost release reply is silent: noticed by the reply timeout, so the release is
-            // queued again and retried on the next connection after another client took the
-            // lock (after a reset the session reconnects at once, and the retry would beat the
-            // next holder). The lost renewal reply comes with a reset: renewed again at once.
-            s.push_back(client_fault(fault_kind::drop_reply, 0, at_point(0, point::release_called, 1, 0),
-                                     bit(0), 0, 0));
-            s.push_back(client_fault(fault_kind::drop_reply, 1, at_point(1, point::renew_sent, 1, 0),
-                                     bit(0), 0, 0));
-            s.back().reset = true;
-            break;
+        case scenario_id::s11: push_missed_wake_up(s, all, p.duration_ms, ttl); break;
+        case scenario_id::s8: push_lost_replies(s); break;
     }
     return s;
 }

@@ -163,27 +163,7 @@ world::world(const run_spec& spec)
 
     prng setup = prng::stream(spec.seed, 2);
     const std::int32_t ppm = params_.clock_ppm_max;
-    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
-        persistence persist = persistence::none;
-        for (const fault& f : spec.faults) {
-            if ((f.kind == fault_kind::crash || f.kind == fault_kind::power_off) && f.on_node && f.target == n) {
-                persist = f.persist;
-                break;
-            }
-        }
-        nodes_.emplace_back(n, persist, setup.between(0, 999'999));
-        nodes_.back().set_eviction(eviction_of(spec.faults, n));
-        if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
-        if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
-        if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
-            nodes_.back().behave_as_redis_6();
-        }
-        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, ppm, 0));
-        nodes_.back().set_started(node_clocks_.back().wall.read_ms(0) - params_.node_uptime_ms);
-    }
-    if (config_.layout == topology::sentinel) {
-        for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
-    }
+    make_nodes(setup);
     for (std::uint8_t j = 0; j < config_.sentinels; ++j) sentinels_.emplace_back(j, monitored_master_name, 0);
     paused_until_us_.assign(config_.nodes, 0);
     isolated_until_us_.assign(config_.nodes, 0);
@@ -195,21 +175,7 @@ world::world(const run_spec& spec)
     restarted_us_.assign(config_.nodes, -1);
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
-    lock_config lc;
-    lc.name = lock_name;
-    lc.ttl_ms = params_.ttl_ms;
-    lc.instances = config_.instances;
-    lc.fencing = config_.fencing;
-    lc.replicas_to_wait = config_.replicas_to_wait;
-    lc.drift_ms = params_.drift_ms;
-    lc.renew_interval_ms = params_.renew_interval_ms;
-    lc.attempt_timeout_ms = params_.attempt_timeout_ms;
-    lc.watchdog = params_.watchdog;
-    lc.retry_delay_ms_min = params_.retry_delay_ms_min;
-    lc.retry_delay_ms_max = params_.retry_delay_ms_max;
-    lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
-    lc.fair = config_.fair;
-    lc.recheck_ms = params_.recheck_ms;
+    const lock_config lc = clients_lock_config();
     if (config_.fair) {
         std::array<char, 256> key{};
         queue_key_.assign(key.data(), write_companion_key(lock_name, companion::queue, key.data(), key.size()));
@@ -231,6 +197,53 @@ world::world(const run_spec& spec)
         events_.push(f.when.at_ms * 1000, scheduler::kind::fault_start, 0, static_cast<std::uint32_t>(i));
         end_us_ = std::max(end_us_, (f.when.at_ms + params_.liveness_window_ms) * 1000);
     }
+}
+
+// The nodes, each drawn from `setup` in turn (its persistence is the one its crash fault
+// names); under Sentinel every other node replicates node 0.
+void world::make_nodes(prng& setup) {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        persistence persist = persistence::none;
+        for (const fault& f : spec_.faults) {
+            const bool restarts = f.kind == fault_kind::crash || f.kind == fault_kind::power_off;
+            if (restarts && f.on_node && f.target == n) {
+                persist = f.persist;
+                break;
+            }
+        }
+        nodes_.emplace_back(n, persist, setup.between(0, 999'999));
+        nodes_.back().set_eviction(eviction_of(spec_.faults, n));
+        if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
+        if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
+        if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
+            nodes_.back().behave_as_redis_6();
+        }
+        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, params_.clock_ppm_max, 0));
+        nodes_.back().set_started(node_clocks_.back().wall.read_ms(0) - params_.node_uptime_ms);
+    }
+    if (config_.layout == topology::sentinel) {
+        for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
+    }
+}
+
+// The lock every client of the run configures.
+lock_config world::clients_lock_config() const {
+    lock_config lc;
+    lc.name = lock_name;
+    lc.ttl_ms = params_.ttl_ms;
+    lc.instances = config_.instances;
+    lc.fencing = config_.fencing;
+    lc.replicas_to_wait = config_.replicas_to_wait;
+    lc.drift_ms = params_.drift_ms;
+    lc.renew_interval_ms = params_.renew_interval_ms;
+    lc.attempt_timeout_ms = params_.attempt_timeout_ms;
+    lc.watchdog = params_.watchdog;
+    lc.retry_delay_ms_min = params_.retry_delay_ms_min;
+    lc.retry_delay_ms_max = params_.retry_delay_ms_max;
+    lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
+    lc.fair = config_.fair;
+    lc.recheck_ms = params_.recheck_ms;
+    return lc;
 }
 
 world::~world() = default;
@@ -707,28 +720,10 @@ void world::activate(std::size_t index) {
         case fault_kind::evict:
             return;  // on a client: nothing to do
         case fault_kind::wall_step:
-            if (node_ok) {
-                node_clocks_[f.target].wall.step(now_us_, amount_us);
-            } else if (client_ok) {
-                clients_[f.target]->clocks().wall.step(now_us_, amount_us);
-            } else {
-                return;
-            }
+        case fault_kind::clock_rate:
+            if (!node_ok && !client_ok) return;
+            change_clock(f);
             break;
-        case fault_kind::clock_rate: {
-            const auto ppm = static_cast<std::int32_t>(std::clamp<std::int64_t>(f.amount, -500'000, 500'000));
-            if (node_ok) {
-                sim_clock& c = f.wall ? node_clocks_[f.target].wall : node_clocks_[f.target].mono;
-                c.set_rate(now_us_, ppm);
-            } else if (client_ok) {
-                process_clocks& clocks = clients_[f.target]->clocks();
-                (f.wall ? clocks.wall : clocks.mono).set_rate(now_us_, ppm);
-                clients_[f.target]->clocks_changed();
-            } else {
-                return;
-            }
-            break;
-        }
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
     // A slow link only delays: the fair checks stretch their bounds by it instead; a paused
@@ -737,6 +732,19 @@ void world::activate(std::size_t index) {
     const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
     if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
+}
+
+// A wall step, or a clock's rate changed, on a node or a client.
+void world::change_clock(const fault& f) {
+    if (f.kind == fault_kind::wall_step) {
+        process_clocks& clocks = f.on_node ? node_clocks_[f.target] : clients_[f.target]->clocks();
+        clocks.wall.step(now_us_, f.amount * 1000);
+        return;
+    }
+    const auto ppm = static_cast<std::int32_t>(std::clamp<std::int64_t>(f.amount, -500'000, 500'000));
+    process_clocks& clocks = f.on_node ? node_clocks_[f.target] : clients_[f.target]->clocks();
+    (f.wall ? clocks.wall : clocks.mono).set_rate(now_us_, ppm);
+    if (!f.on_node) clients_[f.target]->clocks_changed();
 }
 
 void world::heal_at(std::int64_t end_us) {

@@ -230,6 +230,21 @@ private:
     void append_role(std::string& reply) const;
     void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
                     std::string& reply, node_output& out);
+    // A script call's keys and arguments (views into the request) and its numbers.
+    struct script_call {
+        std::int64_t numkeys = 0;
+        const std::string_view* keys = nullptr;
+        const std::string_view* argv = nullptr;
+        std::size_t argc = 0;
+        std::int64_t number = 0;        // ARGV[2]: a TTL, or the fence value to raise to
+        std::int64_t entry_ttl_ms = 0;  // ARGV[3] of the fair acquire
+    };
+    bool parse_script_call(script_id id, const request_view& r, std::size_t first, script_call& call,
+                           std::string& reply) const;
+    bool refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
+                                 std::string& reply, std::vector<repl_op>& effects);
+    void raise_script(const std::string_view* keys, const std::string_view* argv, std::int64_t number,
+                      std::int64_t wall_ms, std::string& reply, std::vector<repl_op>& effects);
     void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
                              std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
                              std::int64_t wall_ms, std::string& reply, node_output& out);

@@ -239,6 +239,9 @@ private:
 
     void activate(std::size_t index);
     void heal_at(std::int64_t end_us);
+    void change_clock(const fault& f);
+    void make_nodes(prng& setup);
+    lock_config clients_lock_config() const;
     // Network faults name Redis nodes: a server that is a sentinel meets none of them.
     bool partitioned(std::uint8_t client, std::uint8_t server) const noexcept;
     bool lose_message(std::uint8_t client, std::uint8_t server, bool& reset);
