@@ -141,7 +141,7 @@ void fair_channels::queue(std::uint32_t channel) noexcept {
 void fair_channels::free_if_unused(std::uint32_t channel) noexcept {
     slot& s = slots_[channel];
     if (!s.in_use || s.locks > 0) return;
-    if (s.state != subscription::off && s.state != subscription::refused) return;
+    if (!s.sub.quiet()) return;
     if (s.queued) {
         work_.erase_if([channel](std::uint32_t queued) { return queued == channel; });
         s.queued = false;
@@ -178,27 +178,17 @@ fair_channels::answer fair_channels::on_answer(const session::in_flight& entry, 
         return result;
     }
     slot& s = slots_[entry.owner];
-    const bool pending = s.state == subscription::subscribing || s.state == subscription::unsubscribing;
-    if (!s.in_use || s.generation != entry.tag || !pending) {
+    if (!s.in_use || s.generation != entry.tag) {
         result.violation = true;  // one command per channel in flight: this cannot be
         return result;
     }
-    result.channel = entry.owner;
-    if (nodes[0].type == reply_type::error) {
-        // An ACL refusing the channel: the locks re-check on their own; asked again on the
-        // next connection. An UNSUBSCRIBE refused leaves nothing subscribed that matters.
-        s.state = s.state == subscription::subscribing ? subscription::refused : subscription::off;
-    } else {
-        const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-        const session::pubsub_kind expected =
-            s.state == subscription::subscribing ? session::pubsub_kind::subscribe : session::pubsub_kind::unsubscribe;
-        if (frame.kind != expected || frame.channel != s.name.view()) {
-            result.violation = true;
-            return result;
-        }
-        result.subscribed = frame.kind == session::pubsub_kind::subscribe;
-        s.state = result.subscribed ? subscription::on : subscription::off;
+    const session::subscription::answer answered = s.sub.on_answer(s.name.view(), nodes, count);
+    if (answered.violation) {
+        result.violation = true;
+        return result;
     }
+    result.channel = entry.owner;
+    result.subscribed = answered.subscribed;
     // Decide again: what is wanted may have changed while the command was out. A channel
     // its locks have left goes at once, making room for another name.
     free_if_unused(entry.owner);
@@ -210,7 +200,7 @@ void fair_channels::on_connection_lost() noexcept {
     for (std::uint32_t channel = 0; channel < capacity_; ++channel) {
         slot& s = slots_[channel];
         if (!s.in_use) continue;
-        s.state = subscription::off;
+        s.sub.on_connection_lost();
         if (wants(s)) {
             queue(channel);
         } else {

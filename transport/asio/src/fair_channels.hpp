@@ -7,13 +7,11 @@
 // the client's subscriber connection stands. Sized once (set_up: as many channels as the
 // table has locks); attaching, detaching, subscribing and routing allocate nothing.
 //
-// The subscription policy: a channel is subscribed exactly while one of its locks wants
-// wake-ups (a fair acquire with a wait is running), and unsubscribed when none does. So
-// Redis only sends a client the releases it waits for, and a client holding many fair locks
-// that rarely contend keeps no subscriptions. At most one SUBSCRIBE or UNSUBSCRIBE per
-// channel is in flight: the next is decided when its confirmation comes, from what is
-// wanted then. A lost connection forgets every subscription (Redis does too); the wanted ones
-// are subscribed again on the next connection, whose confirmations wake their locks.
+// Each channel's subscription follows session::subscription (subscribed exactly while one of
+// its locks wants wake-ups, one command in flight, decided again at each confirmation), the
+// policy the blocking client follows for its one channel too. A lost connection forgets every
+// subscription; the wanted ones are subscribed again on the next connection, whose
+// confirmations wake their locks.
 //
 // A channel whose last lock left stays until its UNSUBSCRIBE is confirmed (or the connection
 // drops), while the lock's slot in the client's table is free again at once: a lock of
@@ -32,6 +30,7 @@
 #include "edgelock/session/fixed_text.hpp"
 #include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/server_link.hpp"
+#include "edgelock/session/subscription.hpp"
 #include "fixed_ring.hpp"
 
 namespace edgelock::async::detail {
@@ -40,13 +39,8 @@ class fair_channels {
 public:
     static constexpr std::uint32_t none = 0xffffffff;
 
-    enum class subscription : std::uint8_t {
-        off,            // not subscribed on the current connection (or no connection)
-        subscribing,    // SUBSCRIBE written, not confirmed
-        on,             // confirmed
-        unsubscribing,  // UNSUBSCRIBE written, not confirmed
-        refused,        // Redis refused SUBSCRIBE (an ACL): not asked again on this connection
-    };
+    // Where a channel's subscription stands (session::subscription: the policy and its states).
+    using subscription = session::subscription::state;
 
     // What a confirmation on the subscriber connection meant.
     struct answer {
@@ -99,7 +93,9 @@ public:
     // The locks of a channel, in no particular order: first_lock(c), then next_lock(l).
     std::uint32_t first_lock(std::uint32_t channel) const noexcept { return slots_[channel].first_lock; }
     std::uint32_t next_lock(std::uint32_t lock) const noexcept { return next_lock_[lock]; }
-    subscription state(std::uint32_t channel) const noexcept { return slots_[channel].state; }
+    subscription state(std::uint32_t channel) const noexcept { return slots_[channel].sub.current(); }
+    // The channel's messages are current (its subscription is confirmed).
+    bool live(std::uint32_t channel) const noexcept { return slots_[channel].sub.live(); }
     std::size_t channels() const noexcept { return channel_count_; }
 
 private:
@@ -109,7 +105,7 @@ private:
         std::uint32_t locks = 0;    // attached
         std::uint32_t wanting = 0;  // of them, wanting wake-ups
         std::uint32_t generation = 0;  // tags its commands: a freed and reused slot's differ
-        subscription state = subscription::off;
+        session::subscription sub;
         bool in_use = false;
         bool queued = false;  // on work_
     };
@@ -146,17 +142,17 @@ void fair_channels::write_commands(session::server_link& link, std::int64_t now,
         work_.pop();
         slot& s = slots_[channel];
         s.queued = false;
-        const bool subscribe = wants(s) && s.state == subscription::off;
-        const bool unsubscribe = !wants(s) && s.state == subscription::on;
-        if (!subscribe && !unsubscribe) {
+        const session::subscription::command due = s.sub.due(wants(s));
+        if (due == session::subscription::command::none) {
             free_if_unused(channel);
             continue;  // in flight (its confirmation decides again), refused, or as wanted
         }
+        const bool subscribe = due == session::subscription::command::subscribe;
         const std::size_t size = session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
         EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by key_bytes_max
         const bool tracked = link.track(channel, s.generation, now);
         EDGELOCK_ASSERT(tracked);  // one command per channel, storage sized for every channel
-        s.state = subscribe ? subscription::subscribing : subscription::unsubscribing;
+        s.sub.sent(due);
         if (!sink.commit(size)) return;
     }
 }

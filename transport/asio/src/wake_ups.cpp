@@ -70,7 +70,8 @@ void client_impl::on_subscription_answer(const session::in_flight& entry, const 
 void client_impl::on_wake_message(const reply_node* nodes, std::size_t count) {
     const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
     const std::uint32_t channel = channels_.find(frame.channel);
-    if (channel != fair_channels::none) wake_channel(channel, frame.payload);
+    // One published before the subscription was confirmed was meant for an earlier wait.
+    if (channel != fair_channels::none && channels_.live(channel)) wake_channel(channel, frame.payload);
 }
 
 // Hands `message` to the channel's waiting locks. No handler runs here (their events wait

@@ -25,15 +25,13 @@
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/reconnect.hpp"
+#include "edgelock/session/subscription.hpp"
 
 namespace edgelock::hiredis {
 namespace {
 
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
-// SUBSCRIBE and UNSUBSCRIBE requests unanswered on the subscriber connection (each wait sends
-// one of each), within the link's in-flight room.
-constexpr std::size_t subscription_requests_in_flight_max = requests_per_instance_max;
 
 std::error_code parse_endpoint(const std::string& url, session::server_address& out) {
     return make_error_code(session::parse_server_url(url, out).code);
@@ -97,9 +95,8 @@ struct lock::impl {
     // while an acquire() waits (see "fair waiting" below).
     bool fair = false;
     blocking_link subscriber;
-    bool subscribe_sent = false;     // this connection's latest request was SUBSCRIBE
-    bool subscription_live = false;  // ... and Redis confirmed it: its messages are current
-    std::uint8_t unsubscribes_unconfirmed = 0;
+    session::subscription sub;  // the channel's, on the subscriber connection
+    bool wake_wanted = false;   // an acquire() waits: the channel should be subscribed
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
 
@@ -191,7 +188,7 @@ struct lock::impl {
     void tend_subscriber(std::unique_lock<std::mutex>& held);
     void read_wake_ups();
     void end_subscriber_if_closing();
-    void subscribe_when_ready();
+    void drive_subscription();
     void unsubscribe();
     bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
     void wake_core(std::string_view message);
@@ -567,38 +564,34 @@ bool lock::impl::must_wait() const {
 // A connection kept from an earlier wait is ready already: it subscribes again at once.
 void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
     if (!must_wait()) return;
-    subscribe_when_ready();
+    wake_wanted = true;
+    drive_subscription();
     subscriber.settle(now_ms(), true, &held);
 }
 
 // Hands the core each wake-up: an empty one when the subscription is confirmed (whatever was
-// published before it is lost), the payload of each message on the channel. A refused
-// SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in. Messages that come before
-// the confirmation of the running subscription were published for an earlier wait (Redis
-// sent them before it heard our UNSUBSCRIBE): they are dropped, never taken as wake-ups.
+// published before it is lost), the payload of each current message on the channel
+// (session::subscription: one published before the confirmation was meant for an earlier
+// wait). A refused SUBSCRIBE (an ACL) wakes nothing: the core's re-checks stand in.
 void lock::impl::read_wake_ups() {
     subscriber.receive(now_ms());
-    if (core.wants_wake_ups()) subscribe_when_ready();
+    drive_subscription();
     end_subscriber_if_closing();
 }
 
 void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t count) {
-    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-    if (frame.channel != channel()) return;
-    if (frame.kind == session::pubsub_kind::unsubscribe && unsubscribes_unconfirmed > 0) {
-        --unsubscribes_unconfirmed;
+    const session::subscription::answer answered = sub.on_answer(channel(), nodes, count);
+    if (answered.violation) {
+        subscriber.link().close(failure::of(errc::unexpected_reply), now_ms());
+        return;
     }
-    // A SUBSCRIBE an UNSUBSCRIBE followed confirms nothing current.
-    if (frame.kind != session::pubsub_kind::subscribe || !subscribe_sent) return;
-    if (unsubscribes_unconfirmed > 0) return;
-    subscription_live = true;
-    wake_core({});
+    if (answered.subscribed && wake_wanted) wake_core({});
 }
 
 void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
     const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
     if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
-    if (subscription_live) wake_core(frame.payload);
+    if (sub.live() && wake_wanted) wake_core(frame.payload);
 }
 
 void lock::impl::wake_core(std::string_view message) {
@@ -607,16 +600,18 @@ void lock::impl::wake_core(std::string_view message) {
     drain_events();
 }
 
-// A waiting acquire() subscribes once the connection is ready: once per wait.
-void lock::impl::subscribe_when_ready() {
-    if (!subscriber.link().ready() || subscribe_sent) return;
-    // A server that answers none of them (a pause): the re-checks stand in meanwhile.
-    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) return;
+// Writes the SUBSCRIBE or UNSUBSCRIBE the subscription policy asks for now, on a ready
+// connection (one in flight at most; its confirmation decides again).
+void lock::impl::drive_subscription() {
+    if (!fair || !subscriber.link().ready()) return;
+    const session::subscription::command due = sub.due(wake_wanted);
+    if (due == session::subscription::command::none) return;
     std::array<char, session::subscription_request_bytes_max> command{};
-    const std::size_t size = session::write_subscription(true, channel(), command.data(), command.size());
+    const bool subscribe = due == session::subscription::command::subscribe;
+    const std::size_t size = session::write_subscription(subscribe, channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
-    subscribe_sent = true;
-    subscriber.send(command.data(), size, 0, now_ms());
+    if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
+    sub.sent(due);
 }
 
 // The wait is over: Redis stops sending the channel's messages to us, so nothing piles up in
@@ -625,21 +620,8 @@ void lock::impl::subscribe_when_ready() {
 // wake-up that makes the first attempt). The confirmation is read by whichever thread does the
 // lock's I/O next (the helper at once), within the command timeout like any reply.
 void lock::impl::unsubscribe() {
-    if (!fair || !subscribe_sent) return;
-    subscribe_sent = false;
-    subscription_live = false;
-    if (!subscriber.link().ready()) return;  // a connection on its way out: nothing to undo
-    if (subscriber.link().requests_in_flight() >= subscription_requests_in_flight_max) {
-        // Too many unanswered: dropping the connection ends the subscription as surely.
-        subscriber.link().on_io_error(failure::of(transport_errc::command_timeout), now_ms());
-        return end_subscriber_if_closing();
-    }
-    std::array<char, session::subscription_request_bytes_max> command{};
-    const std::size_t size =
-        session::write_subscription(false, channel(), command.data(), command.size());
-    EDGELOCK_ASSERT(size > 0);
-    if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
-    ++unsubscribes_unconfirmed;
+    wake_wanted = false;
+    drive_subscription();
 }
 
 void lock::impl::end_subscriber_if_closing() {
@@ -647,11 +629,7 @@ void lock::impl::end_subscriber_if_closing() {
 }
 
 // Every subscription ended with its connection (Redis forgets them too).
-void lock::impl::on_subscriber_end() {
-    subscribe_sent = false;
-    subscription_live = false;
-    unsubscribes_unconfirmed = 0;
-}
+void lock::impl::on_subscriber_end() { sub.on_connection_lost(); }
 
 // Instance i's connection (or an attempt at one) ended: its requests in flight are given up,
 // and the core hears of it unless the link only moved on (session::lock_hears_close), as
