@@ -22,8 +22,13 @@ errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, 
 
 errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
                        std::int64_t now) noexcept {
+    return tell_node_started(core, instance, link.started(), restart_guard, now);
+}
+
+errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
+                       std::int64_t now) noexcept {
     if (!restart_guard) return errc::ok;
-    return core.on_node_started(instance, link.started(), now);
+    return core.on_node_started(instance, start, now);
 }
 
 bool warns_of_eviction(eviction_check check, const server_link& link) noexcept {

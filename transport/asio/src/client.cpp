@@ -375,7 +375,8 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
         if (((node_starts_known_ >> i) & 1u) == 0) continue;
-        const errc told = e.core.on_node_started(static_cast<std::uint8_t>(i), node_starts_[i], now_ms());
+        const errc told = session::tell_node_started(e.core, static_cast<std::uint8_t>(i), node_starts_[i],
+                                                     config_.restart_guard, now_ms());
         EDGELOCK_ASSERT(told == errc::ok);  // idle, no events: nothing to refuse
     }
     return {};
@@ -790,7 +791,7 @@ void client_impl::on_node_started(std::uint8_t instance, const node_start& start
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            const errc told = e.core.on_node_started(instance, start, now_ms());
+            const errc told = session::tell_node_started(e.core, instance, start, config_.restart_guard, now_ms());
             // Refused only when the event queue lacks room, and it was just emptied.
             EDGELOCK_ASSERT(told == errc::ok);
             service(index);

@@ -101,6 +101,10 @@ errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, 
 // off, nothing. Returns the lock's code (ok when the guard is off).
 errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
                        std::int64_t now) noexcept;
+// The same with a start read earlier (a client tells the locks it adds later what its
+// connections read before).
+errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
+                       std::int64_t now) noexcept;
 
 // After node_started: true when the client's warning hook should hear eviction_warning() of
 // this node (the check is warn and the node may evict keys). refuse is the link's own
