@@ -5,7 +5,8 @@
 #   1. scripts/setup.sh (silent when the Debian packages are already there), and the SPDX
 #      licence line in every source file (scripts/spdx.sh --check)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, run all of
-#      ctest (unit, property, install and sans-IO checks)
+#      ctest, two at a time (unit, property, install and sans-IO checks; every test that
+#      needs Redis starts servers of its own on free loopback ports)
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
 #      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe)
@@ -54,7 +55,7 @@ step "build build/"
 cmake --build build -j "$jobs"
 
 step "ctest build/"
-(cd build && ctest --output-on-failure --no-tests=error)
+(cd build && ctest --output-on-failure --no-tests=error -j "$jobs")
 
 step "simulator: mutation score"
 ./scripts/mutation-score.sh --jobs "$jobs"
@@ -80,7 +81,7 @@ cmake --build build-asan -j "$jobs"
 
 step "ctest build-asan/ -LE 'symbols|install' (the tests under ASan and UBSan)"
 (cd build-asan && ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis)
+  ctest --output-on-failure --no-tests=error -L redis -j "$jobs")
 
 step "fuzz: each target 30 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 30
