@@ -45,8 +45,8 @@ session::timing timing_of(const client_config& config) {
     session::timing t;
     t.connect_timeout_ms = config.connect_timeout.count();
     t.command_timeout_ms = config.command_timeout.count();
-    t.reconnect_delay_ms_min = config.reconnect_delay_min.count();
-    t.reconnect_delay_ms_max = config.reconnect_delay_max.count();
+    t.reconnect_delay_min_ms = config.reconnect_delay_min.count();
+    t.reconnect_delay_max_ms = config.reconnect_delay_max.count();
     return t;
 }
 

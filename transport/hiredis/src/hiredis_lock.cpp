@@ -814,8 +814,8 @@ session::timing timing_of(const lock_options& options) {
     session::timing timing;
     timing.connect_timeout_ms = options.connect_timeout_ms;
     timing.command_timeout_ms = options.command_timeout_ms;
-    timing.reconnect_delay_ms_min = options.reconnect_delay_min_ms;
-    timing.reconnect_delay_ms_max = options.reconnect_delay_max_ms;
+    timing.reconnect_delay_min_ms = options.reconnect_delay_min_ms;
+    timing.reconnect_delay_max_ms = options.reconnect_delay_max_ms;
     return timing;
 }
 
