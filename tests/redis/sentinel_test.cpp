@@ -51,6 +51,7 @@ TEST(sentinel, a_failover_keeps_replicated_holds_and_loses_expired_or_missing_on
     lock kept;
     auto kept_options = sentinel_options(topology, "kept", 15000);
     kept_options.replicas_to_wait = 1;
+    kept_options.replica_wait_ms = 250;  // below the command timeout, as both clients require
     ASSERT_FALSE(kept.open(kept_options));
     // expires: its lease is shorter than the failover.
     std::atomic<bool> expires_lost{false};
