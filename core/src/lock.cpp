@@ -14,9 +14,6 @@ static_assert(sizeof(lock) <= 640, "one lock object must stay within 640 bytes")
 
 namespace {
 
-constexpr std::int64_t retry_delay_ms_min_default = 50;
-constexpr std::int64_t retry_delay_ms_max_default = 1000;
-constexpr std::int64_t recheck_ms_default = 1000;
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
@@ -38,31 +35,27 @@ errc lock::configure(const lock_config& config) noexcept {
     if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
         return errc::invalid_instances;
     }
+    const lock_config resolved = resolve(config);
     const std::int64_t ttl = config.ttl_ms;
-    const std::int64_t drift = config.drift_ms >= 0 ? config.drift_ms : ttl / 100 + 2;
-    const std::int64_t renew = config.renew_interval_ms > 0 ? config.renew_interval_ms : ttl / 3;
-    const std::int64_t attempt =
-        config.attempt_timeout_ms > 0 ? config.attempt_timeout_ms : std::max<std::int64_t>(ttl / 10, 1);
-    const std::int64_t delay_min =
-        config.retry_delay_ms_min > 0 ? config.retry_delay_ms_min : retry_delay_ms_min_default;
-    const std::int64_t delay_max = config.retry_delay_ms_max > 0
-                                       ? config.retry_delay_ms_max
-                                       : std::max(delay_min, retry_delay_ms_max_default);
+    const std::int64_t drift = resolved.drift_ms;
+    const std::int64_t renew = resolved.renew_interval_ms;
+    const std::int64_t attempt = resolved.attempt_timeout_ms;
+    const std::int64_t delay_min = resolved.retry_delay_ms_min;
+    const std::int64_t delay_max = resolved.retry_delay_ms_max;
     if (drift >= ttl) return errc::invalid_config;
     // Every duration is bounded whatever the flags say: each is added to now_ms somewhere.
     if (renew > ttl_ms_max || config.replica_wait_ms > ttl_ms_max) return errc::invalid_config;
     if (config.watchdog && (renew <= 0 || renew >= ttl - drift)) return errc::invalid_config;
     if (attempt > ttl) return errc::invalid_config;
     if (delay_min > delay_max || delay_max > wait_ms_max) return errc::invalid_config;
-    const std::int64_t replica_wait = config.replica_wait_ms > 0 ? config.replica_wait_ms : attempt / 2;
+    const std::int64_t replica_wait = resolved.replica_wait_ms;
     if (config.replicas_to_wait > 0 && (replica_wait <= 0 || replica_wait >= attempt)) {
         return errc::invalid_config;  // WAIT's answer must come back within the attempt
     }
     if (config.restart_guard_ms > ttl_ms_max) return errc::invalid_config;
-    const std::int64_t guard = config.restart_guard_ms < 0 ? ttl + drift : config.restart_guard_ms;
-    const std::int64_t recheck = config.recheck_ms > 0 ? config.recheck_ms : recheck_ms_default;
-    const std::int64_t entry_ttl =
-        config.queue_entry_ttl_ms > 0 ? config.queue_entry_ttl_ms : 2 * (recheck + attempt);
+    const std::int64_t guard = resolved.restart_guard_ms;
+    const std::int64_t recheck = resolved.recheck_ms;
+    const std::int64_t entry_ttl = resolved.queue_entry_ttl_ms;
     if (config.fair) {
         if (config.instances != 1) return errc::invalid_config;
         if (recheck > wait_ms_max || entry_ttl > ttl_ms_max) return errc::invalid_config;

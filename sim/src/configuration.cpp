@@ -81,7 +81,10 @@ namespace {
 // drift the clock noise needs, so a violation is the lock's, not the deployment's.
 void draw_lock_knobs(world_params& p, prng& rng) {
     p.ttl_ms = rng.between(300, 2000);
-    p.drift_ms = rng.chance(500'000) ? -1 : rng.between(p.ttl_ms / 100 + 2, p.ttl_ms / 10);
+    // The default allowance is what tolerated_clock_ppm is measured against: the floor.
+    p.drift_ms = -1;
+    const std::int64_t drift_default = lock_drift_ms(p);
+    p.drift_ms = rng.chance(500'000) ? -1 : rng.between(drift_default, p.ttl_ms / 10);
     const std::int64_t drift = lock_drift_ms(p);
     p.watchdog = rng.chance(850'000);
     p.renew_interval_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
@@ -127,16 +130,33 @@ void draw_servers(world_params& p, prng& rng) {
 
 }  // namespace
 
-std::int64_t lock_drift_ms(const world_params& p) noexcept {
-    return p.drift_ms >= 0 ? p.drift_ms : p.ttl_ms / 100 + 2;
+lock_config resolved_lock(const world_params& p) noexcept {
+    lock_config config;
+    config.ttl_ms = p.ttl_ms;
+    config.drift_ms = p.drift_ms;
+    config.renew_interval_ms = p.renew_interval_ms;
+    config.attempt_timeout_ms = p.attempt_timeout_ms;
+    config.watchdog = p.watchdog;
+    config.retry_delay_ms_min = p.retry_delay_ms_min;
+    config.retry_delay_ms_max = p.retry_delay_ms_max;
+    config.recheck_ms = p.recheck_ms;
+    return resolve(config);
 }
+
+std::int64_t lock_drift_ms(const world_params& p) noexcept { return resolved_lock(p).drift_ms; }
 
 std::int64_t lock_attempt_timeout_ms(const world_params& p) noexcept {
-    return p.attempt_timeout_ms > 0 ? p.attempt_timeout_ms : std::max<std::int64_t>(p.ttl_ms / 10, 1);
+    return resolved_lock(p).attempt_timeout_ms;
 }
 
-std::int64_t lock_recheck_ms(const world_params& p) noexcept {
-    return p.recheck_ms > 0 ? p.recheck_ms : 1000;
+std::int64_t lock_recheck_ms(const world_params& p) noexcept { return resolved_lock(p).recheck_ms; }
+
+std::int64_t lock_queue_entry_ttl_ms(const world_params& p) noexcept {
+    return resolved_lock(p).queue_entry_ttl_ms;
+}
+
+std::int64_t lock_restart_guard_ms(const world_params& p) noexcept {
+    return resolved_lock(p).restart_guard_ms;
 }
 
 void draw_fair_knobs(world_params& p, prng& rng) noexcept {

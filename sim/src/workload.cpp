@@ -37,8 +37,8 @@ session::timing link_timing(const world_params& p) {
     session::timing t;
     t.connect_timeout_ms = p.connect_timeout_ms;
     t.command_timeout_ms = p.io_timeout_ms;
-    t.reconnect_delay_ms_min = p.reconnect_ms_min;
-    t.reconnect_delay_ms_max = p.reconnect_ms_max;
+    t.reconnect_delay_min_ms = p.reconnect_ms_min;
+    t.reconnect_delay_max_ms = p.reconnect_ms_max;
     EDGELOCK_ASSERT(session::check_timing(t) == errc::ok);
     return t;
 }

@@ -155,7 +155,7 @@ world::world(const run_spec& spec)
     EDGELOCK_ASSERT(config_.sentinels <= sentinel_processes_max);
     // A restarted node counts again only after the guard (ttl + drift): the lock may be
     // unavailable that much longer after a fault, and still be live.
-    if (config_.restart_guard) params_.liveness_window_ms += params_.ttl_ms + lock_drift_ms(params_);
+    if (config_.restart_guard) params_.liveness_window_ms += lock_restart_guard_ms(params_);
     net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
     resource_ = fenced_resource(params_.stock);
     history_.fencing = config_.fencing;
@@ -841,7 +841,7 @@ bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noe
 bool world::guard_keeps_out(std::uint8_t node) const noexcept {
     if (!config_.restart_guard || restarted_us_[node] < 0) return false;
     if (nodes_[node].persist() == persistence::always) return false;  // durable: counted at once
-    const std::int64_t guard_ms = params_.ttl_ms + lock_drift_ms(params_);
+    const std::int64_t guard_ms = lock_restart_guard_ms(params_);
     const std::int64_t window_us = guard_ms * (1'000'000 - params_.clock_ppm_max) / 1'000;
     return now_us_ < restarted_us_[node] + window_us;
 }

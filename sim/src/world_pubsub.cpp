@@ -224,10 +224,9 @@ void world::init_fair_checks() {
 // restart guard, a restarted node counts again after ttl + drift.
 std::int64_t world::judged_from_us() const noexcept {
     if (fair_heal_us_ == 0) return 0;
-    const std::int64_t recheck_ms = lock_recheck_ms(params_);
-    const std::int64_t entry_ttl_ms = 2 * (recheck_ms + lock_attempt_timeout_ms(params_));
+    const std::int64_t entry_ttl_ms = lock_queue_entry_ttl_ms(params_);
     std::int64_t settle_ms = params_.io_timeout_ms + params_.connect_timeout_ms + params_.reconnect_ms_max + entry_ttl_ms;
-    if (config_.restart_guard) settle_ms += params_.ttl_ms + lock_drift_ms(params_);
+    if (config_.restart_guard) settle_ms += lock_restart_guard_ms(params_);
     return fair_heal_us_ + settle_ms * 1000;
 }
 

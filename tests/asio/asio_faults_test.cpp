@@ -55,7 +55,7 @@ TEST(asio_faults, malformed_urls_and_configurations_are_refused_by_open) {
     EXPECT_EQ(owner.open(config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2"})), errc::invalid_instances);
     EXPECT_EQ(owner.open(config_for({})), errc::invalid_config) << "no instances and no sentinels";
     auto config = config_for({"redis://127.0.0.1:1"});
-    config.command_timeout = 0ms;
+    config.command_timeout_ms = 0;
     EXPECT_EQ(owner.open(config), errc::invalid_config);
     config = config_for({"redis://127.0.0.1:1"});
     config.sentinels = {"redis://127.0.0.1:2"};
@@ -246,7 +246,7 @@ TEST(asio_faults, a_reply_delayed_beyond_the_ttl_is_a_failure_never_a_hold) {
     asio::io_context io{1};
     client owner(io);
     auto config = config_for({proxy.url()});
-    config.command_timeout = 3s;  // the transport waits longer than the lease
+    config.command_timeout_ms = 3000;  // the transport waits longer than the lease
     ASSERT_FALSE(owner.open(config));
     ASSERT_FALSE(wait_ready(owner).ec);
     edgelock::lock_config lock_config = lock_for("slow", 400);

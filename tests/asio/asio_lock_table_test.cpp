@@ -47,7 +47,7 @@ void print_and_abort(const char* expression, const char* file, int line) {
     client owner(io);
     auto config = config_for({server.url()});
     config.locks_max = 1;
-    config.command_timeout = 5s;
+    config.command_timeout_ms = 5000;
     if (owner.open(config) || wait_ready(owner).ec) child_exit(2, "not connected");
     server.freeze();
     int refused = 0;

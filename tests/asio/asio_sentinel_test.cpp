@@ -32,10 +32,10 @@ client_config sentinel_config(sentinel_topology& topology) {
     client_config config;
     config.sentinels = topology.sentinel_urls();
     config.master_name = sentinel_topology::master_name;
-    config.connect_timeout = 300ms;
-    config.command_timeout = 500ms;
-    config.reconnect_delay_min = 20ms;
-    config.reconnect_delay_max = 200ms;
+    config.connect_timeout_ms = 300;
+    config.command_timeout_ms = 500;
+    config.reconnect_delay_min_ms = 20;
+    config.reconnect_delay_max_ms = 200;
     return config;
 }
 
@@ -71,10 +71,10 @@ TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sen
     client_config config;
     config.sentinels = {sentinel.url()};
     config.master_name = "fake";
-    config.connect_timeout = 300ms;
-    config.command_timeout = 500ms;
-    config.reconnect_delay_min = 10ms;
-    config.reconnect_delay_max = 100ms;
+    config.connect_timeout_ms = 300;
+    config.command_timeout_ms = 500;
+    config.reconnect_delay_min_ms = 10;
+    config.reconnect_delay_max_ms = 100;
     ASSERT_FALSE(owner.open(config));
     ASSERT_FALSE(wait_ready(owner).ec);
     EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(a.port()));

@@ -81,10 +81,10 @@ inline outcome wait_ready(async::client& client, std::chrono::milliseconds timeo
 inline async::client_config config_for(std::vector<std::string> urls) {
     async::client_config config;
     config.instances = std::move(urls);
-    config.connect_timeout = 500ms;
-    config.command_timeout = 500ms;
-    config.reconnect_delay_min = 10ms;
-    config.reconnect_delay_max = 100ms;
+    config.connect_timeout_ms = 500;
+    config.command_timeout_ms = 500;
+    config.reconnect_delay_min_ms = 10;
+    config.reconnect_delay_max_ms = 100;
     return config;
 }
 

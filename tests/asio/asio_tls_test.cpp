@@ -97,10 +97,10 @@ TEST(asio_tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     config.sentinels = topology.sentinel_urls();
     config.master_name = sentinel_topology::master_name;
     config.tls.ca_file = material.ca_file();
-    config.connect_timeout = 300ms;
-    config.command_timeout = 500ms;
-    config.reconnect_delay_min = 20ms;
-    config.reconnect_delay_max = 200ms;
+    config.connect_timeout_ms = 300;
+    config.command_timeout_ms = 500;
+    config.reconnect_delay_min_ms = 20;
+    config.reconnect_delay_max_ms = 200;
     ASSERT_FALSE(owner.open(config));
     ASSERT_FALSE(wait_ready(owner).ec);
     EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(old_master)) << "the master, over TLS";
@@ -135,7 +135,7 @@ TEST(asio_tls, records_without_data_from_the_server_stall_nothing) {
     asio::io_context io{1};
     client owner(io);
     client_config config = verified_by(material, {front.url()});
-    config.command_timeout = 2000ms;
+    config.command_timeout_ms = 2000;
     ASSERT_FALSE(owner.open(config));
     lock_handle holder;
     ASSERT_FALSE(owner.add_lock(lock_for("tls:records", 2500), holder));

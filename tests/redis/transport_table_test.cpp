@@ -760,10 +760,10 @@ public:
         edgelock::async::client_config config;
         config.sentinels = topology.sentinel_urls();
         config.master_name = sentinel_topology::master_name;
-        config.connect_timeout = 300ms;
-        config.command_timeout = 500ms;
-        config.reconnect_delay_min = 20ms;
-        config.reconnect_delay_max = 200ms;
+        config.connect_timeout_ms = 300;
+        config.command_timeout_ms = 500;
+        config.reconnect_delay_min_ms = 20;
+        config.reconnect_delay_max_ms = 200;
         if (const std::error_code opened = owner_.open(config)) return opened;
         if (const std::error_code ready = at::wait_ready(owner_).ec) return ready;
         EXPECT_EQ(owner_.instance_endpoint(0), endpoint_of(topology.master_port()));

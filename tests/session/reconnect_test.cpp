@@ -27,17 +27,17 @@ TEST(reconnect, every_timing_field_is_bounded) {
     EXPECT_TRUE(refused([](timing& t) { t.connect_timeout_ms = edgelock::session::timeout_ms_max + 1; }));
     EXPECT_TRUE(refused([](timing& t) { t.command_timeout_ms = -1; }));
     EXPECT_TRUE(refused([](timing& t) { t.command_timeout_ms = INT64_MAX; }));
-    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_ms_min = 0; }));
-    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_ms_max = 99; }));
-    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_ms_max = INT64_MAX; }));
-    EXPECT_FALSE(refused([](timing& t) { t.reconnect_delay_ms_max = t.reconnect_delay_ms_min; }));
+    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_min_ms = 0; }));
+    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_max_ms = 99; }));
+    EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_max_ms = INT64_MAX; }));
+    EXPECT_FALSE(refused([](timing& t) { t.reconnect_delay_max_ms = t.reconnect_delay_min_ms; }));
     EXPECT_FALSE(refused([](timing& t) { t.command_timeout_ms = edgelock::session::timeout_ms_max; }));
 }
 
 TEST(reconnect, failures_push_the_next_attempt_out_and_an_answer_resets) {
     timing t;
-    t.reconnect_delay_ms_min = 100;
-    t.reconnect_delay_ms_max = 400;
+    t.reconnect_delay_min_ms = 100;
+    t.reconnect_delay_max_ms = 400;
     reconnect_backoff b;
     b.seed(3);
     EXPECT_TRUE(b.may_connect(0)) << "a fresh connection may connect at once";

@@ -182,7 +182,7 @@ TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_de
     closed(3);
     const std::int64_t due = l.next_deadline_ms();
     EXPECT_GE(due, 4);
-    EXPECT_LE(due, 3 + timing{}.reconnect_delay_ms_min);
+    EXPECT_LE(due, 3 + timing{}.reconnect_delay_min_ms);
     EXPECT_EQ(l.start(due - 1), nullptr);
     EXPECT_NE(l.start(due), nullptr);
     EXPECT_EQ(l.last_error(), failure::system(111));
@@ -232,7 +232,7 @@ TEST_F(server_link_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) 
         longest = std::max(longest, l.next_deadline_ms() - now);
         now = l.next_deadline_ms();
     }
-    EXPECT_GT(longest, timing{}.reconnect_delay_ms_min * 4) << "the cap grew: rounds do not start from the first cap";
+    EXPECT_GT(longest, timing{}.reconnect_delay_min_ms * 4) << "the cap grew: rounds do not start from the first cap";
 }
 
 TEST_F(server_link_test, a_connect_that_outlasts_the_connect_timeout_fails) {

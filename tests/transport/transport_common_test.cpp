@@ -63,6 +63,16 @@ TEST(entropy, tokens_are_filled_and_differ) {
     EXPECT_EQ(seen.size(), 64u);
 }
 
+TEST(entropy, seeds_for_the_reconnect_jitter_differ) {
+    std::set<std::uint64_t> seen;
+    for (int i = 0; i < 64; ++i) {
+        std::uint64_t seed = 0;
+        ASSERT_EQ(edgelock::random_seed(seed), errc::ok);
+        seen.insert(seed);
+    }
+    EXPECT_EQ(seen.size(), 64u) << "64 draws of 64 bits never repeat";
+}
+
 TEST(entropy, a_pool_hands_out_distinct_tokens_across_refills) {
     edgelock::token_pool pool;
     std::set<std::string> seen;

@@ -268,6 +268,15 @@ struct lock_config {
     std::int64_t queue_entry_ttl_ms = 0;
 };
 
+// `config` with every default above filled in, exactly as configure() will run it: the
+// renew interval, drift, attempt timeout, retry delays, replica_wait_ms (even with
+// replicas_to_wait 0), restart_guard_ms (0 stays off) and, fair or not, recheck_ms and
+// queue_entry_ttl_ms. Values given are kept as given, valid or not; nothing is checked
+// (configure() does that), and a default that would overflow from out-of-range inputs
+// saturates instead. resolve(resolve(c)) == resolve(c). Transports, tools and the simulator
+// read the defaults here rather than restating them.
+lock_config resolve(const lock_config& config) noexcept;
+
 // What the caller learned of an instance's Redis process when it connected.
 struct node_start {
     std::int64_t started_ms = 0;  // on the caller's clock: the latest instant it can have started

@@ -20,27 +20,36 @@ bool error_reply(const command_reply& r, failure& f) {
     return true;
 }
 
-// The instances to ask: the --redis URLs, or the master the sentinels name (one endpoint,
+deployment deployment_of(const options& o) {
+    deployment d;
+    d.instances = o.redis_urls;
+    d.sentinels = o.sentinel_urls;
+    d.master_name = o.master_name;
+    d.tls = o.tls;
+    d.connect_timeout_ms = o.redis_timeout_ms;
+    d.command_timeout_ms = o.redis_timeout_ms;
+    d.restart_guard = o.restart_guard;
+    return d;
+}
+
+// The instances to ask: each --redis URL, or the master the sentinels name (one endpoint,
 // opened through them).
 std::vector<endpoint> endpoints_of(const options& o) {
+    const deployment all = deployment_of(o);
     std::vector<endpoint> out;
-    if (o.sentinel_urls.empty()) {
-        for (const std::string& url : o.redis_urls) {
+    if (all.sentinels.empty()) {
+        for (const std::string& url : all.instances) {
             endpoint ep;
             ep.address = display_address(url);
-            ep.target.url = url;
-            ep.target.timeout_ms = o.redis_timeout_ms;
-            ep.target.tls = o.tls;
+            ep.target = all;
+            ep.target.instances = {url};
             out.push_back(ep);
         }
         return out;
     }
     endpoint ep;
     ep.address = "Sentinel";
-    ep.target.sentinels = o.sentinel_urls;
-    ep.target.master_name = o.master_name;
-    ep.target.timeout_ms = o.redis_timeout_ms;
-    ep.target.tls = o.tls;
+    ep.target = all;
     out.push_back(ep);
     return out;
 }

@@ -9,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "edgelock/deployment.hpp"
 #include "edgelock/hiredis_commands.hpp"
 #include "options.hpp"
 
@@ -16,8 +17,12 @@ namespace edgelock::cli {
 
 struct endpoint {
     std::string address;  // host:port, for messages
-    hiredis::command_target target;
+    deployment target;    // one instance, or the sentinels
 };
+
+// The deployment the options name (--redis or --sentinel with --master, TLS, --redis-timeout
+// for connects and replies, --restart-guard), for the lock and the admin connections alike.
+deployment deployment_of(const options& o);
 
 struct failure {
     std::error_code ec;

@@ -352,16 +352,17 @@ std::string check_lock(const options& o) {
 
 // WAIT's timeout must end within the attempt's reply budget (lock.hpp: the attempt timeout,
 // ttl/10 by default, which the CLI does not change) and within one reply's wait, --redis-timeout
-// (the blocking client waits that long for any reply, WAIT's included). The core checks the
-// first, nothing the second; the message names the flag to change either way.
+// (both clients refuse a WAIT timeout not below the command timeout: deployment.hpp,
+// check_lock). The values are the core's (resolve); the message names the flag to change.
 std::string check_replica_wait(const options& o) {
     if (o.replicas_to_wait == 0) {
         if (o.replica_wait_ms == 0) return "";
         return "--wait-replicas-timeout needs --wait-replicas N (N > 0)";
     }
-    const std::int64_t attempt_ms = std::max<std::int64_t>(o.ttl_ms / 10, 1);
+    const lock_config resolved = resolve(run_lock_config(o));
+    const std::int64_t attempt_ms = resolved.attempt_timeout_ms;
     const bool given = o.replica_wait_ms > 0;
-    const std::int64_t wait_ms = given ? o.replica_wait_ms : attempt_ms / 2;
+    const std::int64_t wait_ms = resolved.replica_wait_ms;
     const std::string what = given ? "--wait-replicas-timeout " + format_duration(wait_ms)
                                    : "the WAIT timeout " + format_duration(wait_ms) +
                                          " (half of --ttl/10; set --wait-replicas-timeout)";

@@ -27,6 +27,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/session/reconnect.hpp"
+#include "endpoints.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "owner.hpp"
@@ -275,11 +276,8 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
 hiredis::lock_options lock_options_for(const options& o) {
     const lock_config config = run_lock_config(o);
     hiredis::lock_options lo;
+    static_cast<deployment&>(lo) = deployment_of(o);
     lo.name = o.name;
-    lo.instances = o.redis_urls;
-    lo.sentinels = o.sentinel_urls;
-    lo.master_name = o.master_name;
-    lo.tls = o.tls;
     lo.ttl_ms = config.ttl_ms;
     lo.fencing = config.fencing;
     lo.watchdog = config.watchdog;
@@ -290,13 +288,10 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.attempt_timeout_ms = config.attempt_timeout_ms;
     lo.retry_delay_ms_min = config.retry_delay_ms_min;
     lo.retry_delay_ms_max = config.retry_delay_ms_max;
-    lo.restart_guard = o.restart_guard;
     lo.restart_guard_ms = config.restart_guard_ms;
     lo.fair = config.fair;
     lo.recheck_ms = config.recheck_ms;
     lo.queue_entry_ttl_ms = config.queue_entry_ttl_ms;
-    lo.connect_timeout_ms = o.redis_timeout_ms;
-    lo.command_timeout_ms = o.redis_timeout_ms;
     lo.on_lost = [](std::error_code) { wake(); };
     if (o.verbose) lo.on_event = verbose_printer(o);
     // A node that may evict lock keys is worth a line on stderr, once per connection.
@@ -312,20 +307,23 @@ hiredis::lock_options lock_options_for(const options& o) {
 // One Redis (or Sentinel's master) that did not answer in time: a short --ttl gives each
 // attempt little time (a slow connect, a failover under way), which "too few instances
 // answered" would hide.
-std::string single_instance_failure(const hiredis::lock& lock, std::error_code ec) {
+std::string single_instance_failure(const hiredis::lock& lock, const options& o,
+                                    std::error_code ec) {
     const std::error_code cause = ec == errc::no_quorum ? lock.instance_error(0) : ec;
     if (cause) return describe(cause, lock, 0);
-    return "no reply before the attempt ended (each attempt may take a tenth of --ttl)";
+    const std::int64_t attempt_ms = resolve(run_lock_config(o)).attempt_timeout_ms;
+    return "no reply before the attempt ended (each attempt may take " +
+           format_duration(attempt_ms) + " with this --ttl)";
 }
 
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
     if (!o.sentinel_urls.empty()) {
         return "master " + quote(o.master_name) +
-               " via Sentinel: " + single_instance_failure(lock, ec);
+               " via Sentinel: " + single_instance_failure(lock, o, ec);
     }
     if (o.redis_urls.size() == 1) {
-        return display_address(o.redis_urls[0]) + ": " + single_instance_failure(lock, ec);
+        return display_address(o.redis_urls[0]) + ": " + single_instance_failure(lock, o, ec);
     }
     std::string text;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {

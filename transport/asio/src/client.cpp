@@ -26,28 +26,13 @@ constexpr int io_passes_max = 8;
 constexpr int dispatch_passes_max = 4;
 constexpr std::size_t buffer_bytes_max = 16 * 1024 * 1024;
 constexpr std::size_t locks_max_limit = 1 << 20;
+// Linux's own bounds on TCP_KEEPIDLE / TCP_KEEPINTVL and TCP_KEEPCNT.
+constexpr std::int64_t keepalive_s_max = 32'767;
+constexpr std::int64_t keepalive_probes_max = 127;
 
 std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
     return std::chrono::steady_clock::time_point(
         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(ms)));
-}
-
-bool parse_addresses(const std::vector<std::string>& urls, std::vector<server_address>& out) {
-    for (const std::string& text : urls) {
-        server_address address;
-        if (session::parse_server_url(text, address).code != errc::ok) return false;
-        out.push_back(address);
-    }
-    return true;
-}
-
-session::timing timing_of(const client_config& config) {
-    session::timing t;
-    t.connect_timeout_ms = config.connect_timeout.count();
-    t.command_timeout_ms = config.command_timeout.count();
-    t.reconnect_delay_ms_min = config.reconnect_delay_min.count();
-    t.reconnect_delay_ms_max = config.reconnect_delay_max.count();
-    return t;
 }
 
 bool attempt_running(lock_state state) {
@@ -64,17 +49,9 @@ std::int64_t now_ms() noexcept {
 }
 
 // How a link reaches instance `i`: the server itself, or the master the sentinels name. The
-// links point into instances_, sentinels_ and master_, which stay put until the next open().
+// links point into where_, which stays put until the next open().
 session::link_setup client_impl::server_setup(std::size_t i) const {
-    session::link_setup setup;
-    setup.times = timing_of(config_);
-    setup.sentinels = sentinels_.data();
-    setup.sentinel_count = sentinels_.size();
-    setup.master_name = config_.master_name;
-    setup.master = &master_;
-    setup.server = sentinels_.empty() ? &instances_[i] : nullptr;
-    setup.seed = seed_bits_ + i;
-    return setup;
+    return where_.server_setup(i, seed_bits_ + i);
 }
 
 // One socket per instance, and in Sentinel mode the watcher (the subscriber comes later,
@@ -83,18 +60,17 @@ void client_impl::build_sockets() {
     sockets_.clear();
     subscriber_index_ = no_socket;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        session::link_setup setup = server_setup(i);
-        setup.read_node = config_.restart_guard || config_.eviction != session::eviction_check::off;
-        setup.refuse_evicting = config_.eviction == session::eviction_check::refuse;
+        const session::link_setup setup = server_setup(i);
         sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(i), link_role::instance));
         const errc built = sockets_.back()->init(setup, config_.locks_max * requests_per_instance_max,
                                                  config_.buffer_bytes, config_.locks_max);
-        EDGELOCK_ASSERT(built == errc::ok);  // check_config() refused what could fail here
+        EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
     }
-    if (sentinels_.empty()) return;
+    if (!where_.by_sentinel()) return;
     session::link_setup setup = server_setup(0);
     setup.kind = session::connection_kind::watch;
     setup.server = nullptr;
+    setup.read_node = false;
     setup.seed = seed_bits_ + instance_count_;
     sockets_.push_back(
         std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
@@ -109,46 +85,29 @@ client_impl::~client_impl() {
     for (auto& c : leaving_sockets_) c->stop();
 }
 
-// Everything open() refuses, before anything is changed.
-std::error_code check_config(const client_config& config) {
-    const bool by_sentinel = !config.sentinels.empty();
-    if (by_sentinel == !config.instances.empty()) return make_error_code(errc::invalid_config);
-    if (by_sentinel && (config.master_name.empty() || config.sentinels.size() > session::sentinels_max)) {
-        return make_error_code(errc::invalid_config);
-    }
+// What only this client has, refused before anything is changed; the deployment is
+// validate()'s (deployment.hpp), as in the blocking client.
+std::error_code check_client_fields(const client_config& config) {
     if (config.locks_max == 0 || config.locks_max > locks_max_limit) return make_error_code(errc::invalid_config);
-    if (session::check_timing(timing_of(config)) != errc::ok) return make_error_code(errc::invalid_config);
-    if (config.keepalive && (config.keepalive_idle.count() <= 0 || config.keepalive_interval.count() <= 0 ||
-                             config.keepalive_probes <= 0)) {
+    const auto within = [](std::int64_t value, std::int64_t high) { return value > 0 && value <= high; };
+    if (config.keepalive && (!within(config.keepalive_idle_s, keepalive_s_max) ||
+                             !within(config.keepalive_interval_s, keepalive_s_max) ||
+                             !within(config.keepalive_probes, keepalive_probes_max))) {
         return make_error_code(errc::invalid_config);
     }
     if (config.buffer_bytes < 2 * request_bytes_max || config.buffer_bytes > buffer_bytes_max) {
         return make_error_code(errc::invalid_config);
     }
-    const std::size_t count = by_sentinel ? 1 : config.instances.size();
-    if (count % 2 == 0 || count > instances_max) return make_error_code(errc::invalid_instances);
     return {};
 }
 
 std::error_code client_impl::open(const client_config& config) {
     if (open_) return make_error_code(transport_errc::already_open);
-    if (const std::error_code refused = check_config(config)) return refused;
-    std::vector<server_address> instances;
-    std::vector<server_address> sentinels;
-    if (!parse_addresses(config.instances, instances) || !parse_addresses(config.sentinels, sentinels)) {
-        return make_error_code(errc::invalid_config);
-    }
-    server_address master;
-    if (!master.user.assign(config.master_user) || !master.password.assign(config.master_password)) {
-        return make_error_code(errc::invalid_config);
-    }
-    master.db = config.master_db;
-    const std::vector<server_address>& servers = sentinels.empty() ? instances : sentinels;
-    if (const std::error_code ec = load_for(tls_, config.tls, servers.data(), servers.size())) return ec;
-    owner_token seed{};
-    if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
+    if (const std::error_code refused = check_client_fields(config)) return refused;
+    validated_deployment where;
+    if (const std::error_code refused = validate(config, where, tls_)) return refused;
     std::uint64_t seed_bits = 0;
-    for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
+    if (random_seed(seed_bits) != errc::ok) return make_error_code(errc::io_error);
     seed_bits_ = seed_bits;
 
     if (depth_ == 0) {
@@ -156,10 +115,8 @@ std::error_code client_impl::open(const client_config& config) {
         locks_.drop_retired();
     }
     config_ = config;
-    instances_ = std::move(instances);
-    sentinels_ = std::move(sentinels);
-    master_ = master;
-    instance_count_ = sentinels_.empty() ? instances_.size() : 1;
+    where_ = std::move(where);
+    instance_count_ = where_.instance_count;
     node_starts_known_ = 0;
     build_sockets();
 
@@ -347,15 +304,9 @@ void client_impl::check_ready() {
 std::error_code client_impl::add_lock(const lock_config& config, lock_handle& out) {
     if (!open_) return make_error_code(transport_errc::not_open);
     if (locks_.full()) return make_error_code(transport_errc::table_full);
-    // Fair waiting lines up in one Redis: a Redlock client has no single line to wait in.
-    if (config.fair && instance_count_ != 1) return make_error_code(errc::invalid_instances);
-    if (config.replicas_to_wait > 0) {
-        // WAIT holds the shared connection while it waits: a wait longer than the command
-        // timeout would get a healthy connection dropped. The defaults are the core's.
-        const std::int64_t attempt =
-            config.attempt_timeout_ms > 0 ? config.attempt_timeout_ms : std::max<std::int64_t>(config.ttl_ms / 10, 1);
-        const std::int64_t replica_wait = config.replica_wait_ms > 0 ? config.replica_wait_ms : attempt / 2;
-        if (replica_wait >= config_.command_timeout.count()) return make_error_code(errc::invalid_config);
+    // The same rules the blocking client's open() applies (deployment.hpp).
+    if (const errc code = check_lock(config_, config); code != errc::ok) {
+        return make_error_code(code);
     }
     lock_entry& e = locks_.next_free();
     lock_config adjusted = config;

@@ -185,7 +185,7 @@ public:
     // For the sockets.
     const client_config& config() const noexcept { return config_; }
     const tls_context& tls() const noexcept { return tls_; }
-    bool sentinel_mode() const noexcept { return !sentinels_.empty(); }
+    bool sentinel_mode() const noexcept { return where_.by_sentinel(); }
     reply_node* nodes() noexcept { return nodes_.get(); }
     std::shared_ptr<client_impl> self() { return shared_from_this(); }
     // The socket at `i`, or null (closed and replaced since a handler was started).
@@ -269,9 +269,7 @@ private:
     std::uint32_t open_epoch_ = 0;
     client_config config_;
     tls_context tls_;  // loaded by open() when an address is rediss://
-    std::vector<server_address> instances_;
-    std::vector<server_address> sentinels_;
-    server_address master_;
+    validated_deployment where_;  // what open() parsed of config_: the links point into it
     std::size_t instance_count_ = 0;
     // The restart guard: what each instance's connection last read of its node, told to
     // every lock added later too (bit i of node_starts_known_: instance i was read).

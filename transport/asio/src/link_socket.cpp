@@ -233,8 +233,8 @@ void link_socket::set_socket_options() {
         using keep_interval = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPINTVL>;
         using keep_count = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPCNT>;
         socket_.set_option(asio::socket_base::keep_alive(true), ignored);
-        socket_.set_option(keep_idle(static_cast<int>(config.keepalive_idle.count())), ignored);
-        socket_.set_option(keep_interval(static_cast<int>(config.keepalive_interval.count())), ignored);
+        socket_.set_option(keep_idle(static_cast<int>(config.keepalive_idle_s)), ignored);
+        socket_.set_option(keep_interval(static_cast<int>(config.keepalive_interval_s)), ignored);
         socket_.set_option(keep_count(config.keepalive_probes), ignored);
     }
     // Writes are tried synchronously first; a full socket buffer falls back to async_write.

@@ -3,6 +3,7 @@
 
 #include <sys/random.h>
 
+#include <array>
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
@@ -28,6 +29,14 @@ errc fill_random(std::uint8_t* out, std::size_t size) noexcept {
 }  // namespace
 
 errc random_token(owner_token& token) noexcept { return fill_random(token.data(), token.size()); }
+
+errc random_seed(std::uint64_t& bits) noexcept {
+    std::array<std::uint8_t, sizeof bits> bytes{};
+    if (const errc code = fill_random(bytes.data(), bytes.size()); code != errc::ok) return code;
+    bits = 0;
+    for (const std::uint8_t byte : bytes) bits = (bits << 8) | byte;
+    return errc::ok;
+}
 
 errc token_pool::next(owner_token& token) noexcept {
     if (used_ == tokens_per_refill) {

@@ -36,9 +36,8 @@ bool readable(const blocking_link& link, std::int64_t deadline_ms) {
 }  // namespace
 
 struct command_connection::impl final : session::connection_events {
-    std::vector<session::server_address> servers;  // the server, or the sentinels
-    session::server_address master;
-    tls_context tls;  // before the link, which keeps a pointer to it
+    validated_deployment where;  // the link points into it
+    tls_context tls;             // before the link, which keeps a pointer to it
     blocking_link link;
     command_reply* answer = nullptr;  // where the running call's reply goes
     bool answered_now = false;
@@ -88,29 +87,18 @@ command_connection::~command_connection() = default;
 
 std::error_code command_connection::open(const command_target& target) {
     if (impl_) return make_error_code(errc::invalid_config);
+    tls_error_ = tls_load_error{};
     std::unique_ptr<impl> created(new (std::nothrow) impl);
     if (!created) return make_error_code(transport_errc::out_of_memory);
-    const bool by_sentinel = !target.sentinels.empty();
-    for (const std::string& url : by_sentinel ? target.sentinels : std::vector<std::string>{target.url}) {
-        session::server_address address;
-        if (session::parse_server_url(url, address).code != errc::ok) return make_error_code(errc::invalid_config);
-        created->servers.push_back(address);
-    }
-    session::link_setup setup;
-    setup.times.connect_timeout_ms = target.timeout_ms;
-    setup.times.command_timeout_ms = target.timeout_ms;
-    setup.master = &created->master;
-    if (by_sentinel) {
-        setup.sentinels = created->servers.data();
-        setup.sentinel_count = created->servers.size();
-        setup.master_name = target.master_name;
-    } else {
-        setup.server = &created->servers.front();
-    }
-    if (const std::error_code ec = load_for(created->tls, target.tls, created->servers.data(), created->servers.size())) {
+    if (const std::error_code ec = validate(target, created->where, created->tls)) {
         tls_error_ = created->tls.load_error();
         return ec;
     }
+    if (created->where.instance_count != 1) return make_error_code(errc::invalid_instances);
+    // One connection that gives up rather than waits out a reconnect delay: no jitter to seed.
+    session::link_setup setup = created->where.server_setup(0, 0);
+    setup.read_node = false;  // commands, not locks: no node is read
+    setup.refuse_evicting = false;
     if (created->link.setup(setup, *created, &created->tls) != errc::ok) {
         return make_error_code(errc::invalid_config);
     }

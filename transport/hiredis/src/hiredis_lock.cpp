@@ -33,10 +33,6 @@ namespace {
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
 constexpr std::int64_t poll_slice_ms_max = 1000;
 
-std::error_code parse_endpoint(const std::string& url, session::server_address& out) {
-    return make_error_code(session::parse_server_url(url, out).code);
-}
-
 }  // namespace
 
 std::int64_t now_ms() noexcept {
@@ -54,8 +50,7 @@ std::int64_t now_ms() noexcept {
 struct lock::impl {
     lock_options options;
     session::timing timing;
-    std::vector<session::server_address> endpoints;  // the instances, or the sentinels
-    session::server_address master;                  // Sentinel: credentials and db of the master
+    validated_deployment where;  // what open() parsed of the options: the links point into it
     std::uint8_t instances = 0;
     tls_context tls;  // before the links, which keep a pointer to it
     // What each instance's connection delivers, and the subscriber's, handed to this lock.
@@ -195,7 +190,7 @@ struct lock::impl {
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     std::error_code configure(const lock_options& given);
-    std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
+    std::error_code set_up_subscriber(session::link_setup setup);
     void drain_events();
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
@@ -816,15 +811,6 @@ void lock::impl::finish_cleanups() {
 
 namespace {
 
-session::timing timing_of(const lock_options& options) {
-    session::timing timing;
-    timing.connect_timeout_ms = options.connect_timeout_ms;
-    timing.command_timeout_ms = options.command_timeout_ms;
-    timing.reconnect_delay_ms_min = options.reconnect_delay_min_ms;
-    timing.reconnect_delay_ms_max = options.reconnect_delay_max_ms;
-    return timing;
-}
-
 lock_config core_config_of(const lock_options& options, std::uint8_t instances) {
     lock_config config;
     config.name = options.name;
@@ -848,60 +834,39 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 
 }  // namespace
 
-// Addresses, the core and one link per instance. The links point into `endpoints` and
-// `master`, which stay put for the object's life.
+// Addresses, the core and one link per instance. The links point into `where`, which stays
+// put for the object's life. The checks and their order are the asio client's: the
+// deployment (validate()), then the lock against it (check_lock()), then the core's.
 std::error_code lock::impl::configure(const lock_options& given) {
     options = given;
-    timing = timing_of(options);
-    const bool by_sentinel = !options.sentinels.empty();
-    for (const std::string& url : by_sentinel ? options.sentinels : options.instances) {
-        session::server_address address;
-        if (const std::error_code ec = parse_endpoint(url, address)) return ec;
-        endpoints.push_back(address);
-    }
-    if (by_sentinel && options.master_name.empty()) return make_error_code(errc::invalid_config);
-    if (const std::error_code ec = load_for(tls, options.tls, endpoints.data(), endpoints.size())) return ec;
-    if (!master.user.assign(options.master_user) || !master.password.assign(options.master_password)) {
-        return make_error_code(errc::invalid_config);
-    }
-    master.db = options.master_db;
-    instances = static_cast<std::uint8_t>(by_sentinel ? 1 : endpoints.size());
-    if (const errc code = core.configure(core_config_of(options, instances)); code != errc::ok) {
+    if (const std::error_code ec = validate(options, where, tls)) return ec;
+    timing = where.times;
+    instances = static_cast<std::uint8_t>(where.instance_count);
+    const lock_config config = core_config_of(options, instances);
+    if (const errc code = check_lock(options, config); code != errc::ok) {
         return make_error_code(code);
     }
-    owner_token seed{};
-    if (random_token(seed) != errc::ok) return make_error_code(errc::io_error);
-    std::uint64_t seed_bits = 0;
-    for (const std::uint8_t byte : seed) seed_bits = (seed_bits << 8) | byte;
-    session::link_setup setup;
-    setup.times = timing;
-    setup.master = &master;
-    if (by_sentinel) {
-        setup.sentinels = endpoints.data();
-        setup.sentinel_count = endpoints.size();
-        setup.master_name = options.master_name;
-    }
-    setup.read_node = options.restart_guard || options.eviction != session::eviction_check::off;
-    setup.refuse_evicting = options.eviction == session::eviction_check::refuse;
+    if (const errc code = core.configure(config); code != errc::ok) return make_error_code(code);
+    std::uint64_t seed = 0;
+    if (random_seed(seed) != errc::ok) return make_error_code(errc::io_error);
     for (std::uint8_t i = 0; i < instances; ++i) {
-        setup.server = by_sentinel ? nullptr : &endpoints[i];
-        setup.seed = seed_bits + i;
         instance_hooks[i].owner = this;
         instance_hooks[i].i = i;
-        if (links[i].setup(setup, instance_hooks[i], &tls) != errc::ok) return make_error_code(errc::invalid_config);
+        if (links[i].setup(where.server_setup(i, seed + i), instance_hooks[i], &tls) != errc::ok) {
+            return make_error_code(errc::invalid_config);
+        }
     }
-    return options.fair ? set_up_subscriber(setup, seed_bits + instances) : std::error_code{};
+    if (!options.fair) return {};
+    return set_up_subscriber(where.server_setup(0, seed + instances));
 }
 
 // The subscriber reaches the server (or Sentinel's master) as the command connection does:
 // the same address, credentials, db, TLS and timing; it reads no node facts.
-std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::uint64_t seed) {
+std::error_code lock::impl::set_up_subscriber(session::link_setup setup) {
     channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(), channel_bytes.size());
     if (channel_size == 0) return make_error_code(errc::invalid_name);
     fair = true;
     setup.kind = session::connection_kind::subscriber;
-    setup.server = options.sentinels.empty() ? &endpoints[0] : nullptr;
-    setup.seed = seed;
     setup.read_node = false;
     setup.refuse_evicting = false;
     subscriber_hooks.owner = this;
@@ -912,11 +877,6 @@ std::error_code lock::impl::set_up_subscriber(session::link_setup setup, std::ui
 std::error_code lock::open(const lock_options& options) noexcept {
     if (impl_) return make_error_code(errc::invalid_config);
     tls_error_ = tls_load_error{};
-    if (options.instances.empty() == options.sentinels.empty()) return make_error_code(errc::invalid_config);
-    if (session::check_timing(timing_of(options)) != errc::ok) return make_error_code(errc::invalid_config);
-    if (options.instances.size() > instances_max || options.sentinels.size() > session::sentinels_max) {
-        return make_error_code(options.instances.size() > instances_max ? errc::invalid_instances : errc::invalid_config);
-    }
     std::unique_ptr<impl> created(new (std::nothrow) impl);
     if (!created) return make_error_code(transport_errc::out_of_memory);
     if (const std::error_code ec = created->configure(options)) {

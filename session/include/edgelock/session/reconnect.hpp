@@ -19,14 +19,14 @@ namespace edgelock::session {
 
 // Connection timing, shared by every transport so they behave alike by default.
 struct timing {
-    std::int64_t connect_timeout_ms = 2'000;  // resolve, connect and handshake of one attempt
-    std::int64_t command_timeout_ms = 2'000;  // the longest wait for one reply
-    std::int64_t reconnect_delay_ms_min = 100;   // cap of the first delay
-    std::int64_t reconnect_delay_ms_max = 5'000;  // cap of every later one
+    std::int64_t connect_timeout_ms = 2'000;      // resolve, connect and handshake of one attempt
+    std::int64_t command_timeout_ms = 2'000;      // the longest wait for one reply
+    std::int64_t reconnect_delay_min_ms = 100;    // cap of the first delay
+    std::int64_t reconnect_delay_max_ms = 5'000;  // cap of every later one
 };
 
 // Returns ok, or invalid_config unless both timeouts lie in [timeout_ms_min, timeout_ms_max]
-// and 1 <= reconnect_delay_ms_min <= reconnect_delay_ms_max <= reconnect_delay_ms_limit.
+// and 1 <= reconnect_delay_min_ms <= reconnect_delay_max_ms <= reconnect_delay_ms_limit.
 errc check_timing(const timing& t) noexcept;
 
 class reconnect_backoff {

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "edgelock/lock.hpp"
 #include "edgelock/sim/prng.hpp"
 
 namespace edgelock::sim {
@@ -72,9 +73,9 @@ const configuration& configuration_at(std::size_t index) noexcept;
 struct world_params {
     // The lock's own knobs (lock_config); zero or -1 mean the lock's default, as there.
     std::int64_t ttl_ms = 1000;              // lease length
-    std::int64_t drift_ms = -1;              // drift allowance; -1: ttl/100 + 2
-    std::int64_t renew_interval_ms = 0;      // 0: ttl/3
-    std::int64_t attempt_timeout_ms = 0;     // 0: max(ttl/10, 1)
+    std::int64_t drift_ms = -1;              // drift allowance; -1: the default (resolved_lock)
+    std::int64_t renew_interval_ms = 0;      // 0: the lock's default
+    std::int64_t attempt_timeout_ms = 0;     // 0: the lock's default
     bool watchdog = true;                    // renew while held
     std::uint8_t clients = 3;                // workload clients contending for one lock
     std::int64_t acquire_wait_ms = 2000;     // each acquire() may retry this long
@@ -145,13 +146,19 @@ struct world_params {
 // this slow against a Redis clock this fast loses 0.8% of a lease, within the 1%.
 inline constexpr std::int32_t tolerated_clock_ppm = 4'000;
 
-// The drift allowance and attempt timeout the lock runs with under `params` (its defaults
-// where the params leave them to it). The simulator restates lock.hpp's default formulas on
-// purpose rather than calling into the core: a mutant of a core default must not move the
-// judge's own draws with it.
+// The lock's knobs under `params` with the core's defaults filled in where the params leave
+// them to it (edgelock::resolve, the one place the defaults are computed), and the values
+// the judge reads of it: the drift allowance, attempt timeout, re-check interval, line
+// entry expiry and restart guard (the world's clients run with restart_guard_ms -1, the
+// default, whenever the configuration has a guard). A mutant of a core default moves these
+// with it, as it moves every client's lock: scripts/mutation-score.sh measures whether the
+// simulator still tells it apart.
+lock_config resolved_lock(const world_params& params) noexcept;
 std::int64_t lock_drift_ms(const world_params& params) noexcept;
 std::int64_t lock_attempt_timeout_ms(const world_params& params) noexcept;
 std::int64_t lock_recheck_ms(const world_params& params) noexcept;
+std::int64_t lock_queue_entry_ttl_ms(const world_params& params) noexcept;
+std::int64_t lock_restart_guard_ms(const world_params& params) noexcept;
 // A fair configuration's own knob, drawn apart from random_params (which every
 // configuration shares, so the others' draws stay as they were): recheck_ms, the lock's
 // default in half the runs, else ttl/10 + 10 .. ttl.

@@ -74,7 +74,7 @@
 // `lost` with token_gone when the promoted replica never saw the key (asynchronous
 // replication: the renewal finds no key), and `lost` with expired when no master answers
 // before validity ends. Set lock_config::replicas_to_wait to make an acquire, and each
-// renewal, count only once replicas confirmed it (WAIT); keep command_timeout above
+// renewal, count only once replicas confirmed it (WAIT); keep command_timeout_ms above
 // replica_wait_ms, since WAIT holds the shared connection while it waits. A master left
 // with fewer replicas than that (after a failover, until the old master rejoins as a
 // replica) confirms nothing: no acquire succeeds there, and holds are not extended, so they
@@ -120,9 +120,10 @@
 //   - READONLY, MASTERDOWN, LOADING and NOAUTH answers end their connection (was READONLY
 //     only); with Sentinel, any ended connection asks the next sentinel.
 //   - reconnect delays are drawn with full jitter in [1 ms, cap] (were in [d/2, d]).
-//   - open(): timeouts must lie in 1 ms..60 s; invalid_config also for a reconnect delay out
-//     of range or master credentials too long. async_wait_ready may report loading and
-//     master_down.
+//   - open(): timeouts must lie in 1 ms..60 s (client_config's durations are integers
+//     now, units last: connect_timeout_ms, ..., keepalive_idle_s); invalid_config also for
+//     a reconnect delay out of range or master credentials too long. async_wait_ready may
+//     report loading and master_down.
 //   - the restart guard and the eviction check (client_config::restart_guard, eviction) are
 //     on by default: each connection reads INFO and CONFIG GET appendfsync before any lock
 //     request, and a node that (re)started without AOF appendfsync always makes acquires
@@ -149,6 +150,7 @@
 
 #include "edgelock/asio_handler_slot.hpp"
 #include "edgelock/asio_no_exceptions.hpp"
+#include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
@@ -156,75 +158,33 @@
 
 namespace edgelock::async {
 
-struct client_config {
-    // Redis instances, as redis://[user:password@]host:port[/db] URLs (rediss:// for TLS): one for a single
-    // server, or an odd number up to edgelock::instances_max for Redlock. Every lock of this
-    // client spans all of them. Leave empty when using Sentinel.
-    std::vector<std::string> instances;
-
-    // Sentinel: the sentinels' URLs (a password in the URL authenticates to the sentinel)
-    // and the monitored master's name. The master itself is reached with master_user,
-    // master_password and master_db.
-    std::vector<std::string> sentinels;
-    std::string master_name;
-    std::string master_user;
-    std::string master_password;
-    std::uint16_t master_db = 0;
-
-    // rediss:// URLs (instances or sentinels; the masters TLS sentinels name are reached over
-    // TLS too): the CA to trust, the client certificate to show, the name to verify
-    // (edgelock/tls_options.hpp). open() reads the files and fails with
-    // transport_errc::tls_files when it cannot. The TLS handshake counts toward
-    // connect_timeout (tls_handshake_timeout when it is what ran out); a failed one ends the
-    // connection with the tls_* code that says why, and is tried again after the reconnect
-    // delay like any failed connect.
-    tls_options tls;
-
-    // Capacity of the lock table: add_lock() refuses beyond it. Memory is taken at open():
-    // about 1 KB per lock plus the connections' buffers.
+// Where Redis is and how to reach it (edgelock/deployment.hpp: instances or sentinels,
+// master credentials, tls, connect_timeout_ms, command_timeout_ms, reconnect delays,
+// restart_guard, eviction and on_warning), then what only this client has. on_warning is
+// called on the io_context's thread. TLS (rediss://): the TLS handshake counts toward
+// connect_timeout_ms (tls_handshake_timeout when it is what ran out); a failed one ends the
+// connection with the tls_* code that says why, and is tried again after the reconnect
+// delay like any failed connect. Restart guard: a lock request is written on a connection
+// only once its node has been read.
+struct client_config : deployment {
+    // Capacity of the lock table: add_lock() refuses beyond it, 1 to 2^20. Memory is taken
+    // at open(): about 1 KB per lock plus the connections' buffers.
     std::size_t locks_max = 64;
 
-    // Resolve + connect + AUTH/SELECT/PING (and the Sentinel query) of one attempt, 1 ms to
-    // 60 s (edgelock/session/limits.hpp).
-    std::chrono::milliseconds connect_timeout{2'000};
-    // The longest a request may wait for its reply before the connection is taken as dead,
-    // dropped and reconnected, 1 ms to 60 s. Must exceed any lock's replica_wait_ms.
-    std::chrono::milliseconds command_timeout{2'000};
-    // Reconnect delays (edgelock/session/reconnect.hpp, shared with the blocking client): the
-    // cap doubles from min to max (at most 10 minutes) with each failed attempt, and each delay
-    // is drawn with full jitter, uniformly in [1 ms, cap].
-    std::chrono::milliseconds reconnect_delay_min{100};
-    std::chrono::milliseconds reconnect_delay_max{5'000};
-
-    // TCP keepalive on every connection: first probe after idle, then every interval, the
-    // connection declared dead after `keepalive_probes` unanswered probes.
+    // TCP keepalive on every connection: first probe after keepalive_idle_s idle seconds,
+    // then every keepalive_interval_s, the connection declared dead after keepalive_probes
+    // unanswered probes; each above 0, at most 32767 s and 127 probes (Linux's bounds).
+    // Only this client sets these: the blocking client's
+    // connections (hiredis's redisEnableKeepAlive) probe at hiredis's own fixed interval.
     bool keepalive = true;
-    std::chrono::seconds keepalive_idle{10};
-    std::chrono::seconds keepalive_interval{5};
+    std::int64_t keepalive_idle_s = 10;
+    std::int64_t keepalive_interval_s = 5;
     int keepalive_probes = 3;
 
     // Each connection's write buffers (two of this size) and read buffer
-    // (edgelock::reply_bytes_max plus this). Bounds how many requests one write batches.
+    // (edgelock::reply_bytes_max plus this), 2 * request_bytes_max to 16 MiB. Bounds how
+    // many requests one write batches.
     std::size_t buffer_bytes = 32 * 1024;
-
-    // The restart guard (lock.hpp, "Restarts"): every connection reads the node's uptime,
-    // run_id and persistence (INFO, CONFIG GET appendfsync) and tells the locks, which keep
-    // a node that restarted without AOF appendfsync always out of their quorums until
-    // lock_config::restart_guard_ms (default ttl + drift) after its start. A lock request is
-    // written on a connection only once that is read. An ACL refusing INFO makes every
-    // connection fail with transport_errc::node_info_refused; one refusing CONFIG GET makes
-    // every node count as not durable. false: no node is read, no lock is guarded (whatever
-    // restart_guard_ms says).
-    bool restart_guard = true;
-
-    // Eviction: a node with maxmemory set and a policy other than noeviction may evict lock
-    // keys (another owner then takes the lock) and fence counters under memory pressure. The
-    // same connection read tells: warn (the default) calls on_warning(instance, one line) on
-    // the io_context's thread, refuse fails every connection to such a node with
-    // transport_errc::evicting_node, off says nothing. on_warning must not call into the
-    // client. Run Redis with maxmemory-policy noeviction.
-    session::eviction_check eviction = session::eviction_check::warn;
-    std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 };
 
 // Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close(),
@@ -257,7 +217,7 @@ public:
     // Closes as close() does, but handlers still pending are destroyed without being called.
     // Keys of locks still held stay in Redis until their TTL ends. Fair waiters leave their
     // lines as with close(): the connection carrying that lingers after the client is gone,
-    // as long as the io_context runs, command_timeout at most.
+    // as long as the io_context runs, command_timeout_ms at most.
     ~client();
     client(const client&) = delete;
     client& operator=(const client&) = delete;
@@ -265,16 +225,20 @@ public:
     // Validates `config`, builds the lock table and starts connecting to every instance (in
     // the background, with reconnects). Returns:
     //   {}                      connecting has started
-    //   errc::invalid_config    a URL does not parse, both or neither of instances and
-    //                           sentinels given, master_name missing, a zero size, a timeout
-    //                           or reconnect delay outside its range, master credentials
-    //                           longer than edgelock/session/limits.hpp allows
-    //   errc::invalid_instances an even count, or more than instances_max
-    //   errc::io_error          the OS has no random bytes for tokens
     //   transport_errc::already_open
+    //   errc::invalid_config    locks_max, buffer_bytes or a keepalive field out of its range
+    //   then the deployment's codes, as edgelock::validate() checks them (deployment.hpp),
+    //   the same the blocking client returns for the same deployment:
+    //   errc::invalid_config    both or neither of instances and sentinels given,
+    //                           master_name missing or too long, too many sentinels, a
+    //                           timeout or reconnect delay outside its range, a URL that does
+    //                           not parse, master credentials too long
+    //   errc::invalid_instances an even count, or more than instances_max
     //   transport_errc::tls_files  an address is rediss:// and a file of config.tls cannot be
     //                           loaded (missing, unreadable, no certificate in it, a key that
     //                           does not match its certificate): tls_error() says which
+    //   transport_errc::out_of_memory  OpenSSL could not make its TLS context
+    //   errc::io_error          the OS has no random bytes for the reconnect jitter
     std::error_code open(const client_config& config);
     // After open() returned transport_errc::tls_files: which file of config.tls was refused,
     // and why (edgelock/tls_options.hpp); empty otherwise.
@@ -290,8 +254,8 @@ public:
     // connection when that is ready; the fair release script is loaded ahead of it. That
     // connection then lingers in the background, apart from the client (no reconnect, its
     // replies and its end reported to nobody), until every request on it is answered, or
-    // until one is overdue by command_timeout: close() itself returns at once, and the
-    // lingering connection is closed within command_timeout of it. A connection not ready
+    // until one is overdue by command_timeout_ms: close() itself returns at once, and the
+    // lingering connection is closed within command_timeout_ms of it. A connection not ready
     // (down, or still connecting) takes nothing: the waiter's entry stays in the line until
     // it expires (lock_config::queue_entry_ttl_ms after its last attempt), as it did before.
     // Plain locks are not released: keys of locks still held, or being acquired, stay until
@@ -319,12 +283,13 @@ public:
     // client's instances. Every other field is the core's (lock.hpp), including fencing,
     // the watchdog, replicas_to_wait / replica_wait_ms for WAIT after the acquire, and fair /
     // recheck_ms / queue_entry_ttl_ms for fair waiting (see "Fair waiting" above).
-    // Returns {}, transport_errc::not_open, transport_errc::table_full, or the core's
-    // errc::invalid_name, invalid_ttl, invalid_config; invalid_config also when
-    // replicas_to_wait is set and the WAIT timeout (replica_wait_ms, by default half the
-    // attempt timeout) is not below command_timeout, or when queue_entry_ttl_ms is not above
-    // recheck_ms plus the attempt timeout; errc::invalid_instances when fair is set on a
-    // client of several instances (Redlock has no single line to wait in).
+    // Returns {}, transport_errc::not_open, transport_errc::table_full, the codes of
+    // edgelock::check_lock() (deployment.hpp, the blocking client's open() returns the same):
+    // errc::invalid_instances when fair is set on a client of several instances (Redlock has
+    // no single line to wait in), invalid_config when replicas_to_wait is set and the WAIT
+    // timeout (replica_wait_ms, by default half the attempt timeout) is not below
+    // command_timeout_ms; then the core's errc::invalid_name, invalid_ttl, invalid_config
+    // (e.g. queue_entry_ttl_ms not above recheck_ms plus twice the attempt timeout).
     std::error_code add_lock(const lock_config& config, lock_handle& out);
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
@@ -332,7 +297,7 @@ public:
     // The handle is stale at once; the slot itself is taken by add_lock() again only once
     // the requests the lock still has in flight (the clean-up of a cancelled acquire or of a
     // loss) are answered or their connection drops, so a slow server holds it up to
-    // command_timeout, and add_lock() may meanwhile return table_full.
+    // command_timeout_ms, and add_lock() may meanwhile return table_full.
     std::error_code remove_lock(lock_handle handle);
 
     // Called as handler(std::error_code why) when a held lock ends without release():

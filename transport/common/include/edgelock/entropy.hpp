@@ -15,6 +15,11 @@ namespace edgelock {
 // kernel cannot supply random bytes (the token is then unusable).
 errc random_token(owner_token& token) noexcept;
 
+// 64 random bits for the links' reconnect jitter (session::link_setup::seed; a client gives
+// each of its connections seed + its index, so they spread out too). Returns ok, or
+// io_error when the kernel cannot supply them.
+[[nodiscard]] errc random_seed(std::uint64_t& bits) noexcept;
+
 // Tokens from one getrandom(2) call per tokens_per_refill tokens. A system call per acquire
 // was the largest item in the client's profile (bench/lock_cycle); tokens only need to be
 // unique and unguessable, and they are sent to Redis in clear anyway, so holding a few in

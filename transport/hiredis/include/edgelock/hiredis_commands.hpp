@@ -14,19 +14,18 @@
 #include <system_error>
 #include <vector>
 
+#include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/tls_options.hpp"
 
 namespace edgelock::hiredis {
 
-struct command_target {
-    std::string url;                     // a redis:// or rediss:// URL ...
-    std::vector<std::string> sentinels;  // ... or sentinels (URLs) and the master's name
-    std::string master_name;
-    std::int64_t timeout_ms = 2'000;     // connect (with handshake) and each reply, 1 ms to 60 s
-    tls_options tls;                     // for rediss:// URLs (edgelock/tls_options.hpp)
-};
+// Where the commands go: a deployment (edgelock/deployment.hpp) of one instance, or of
+// sentinels and the master's name, checked by validate() as the locks' are. Its timeouts,
+// reconnect delays (between sentinels) and TLS apply; no node is read (restart_guard,
+// eviction and on_warning are the locks').
+using command_target = deployment;
 
 struct command_reply {
     reply_type type = reply_type::nil;
@@ -43,9 +42,10 @@ public:
     command_connection& operator=(const command_connection&) = delete;
 
     // Connects and completes the handshake (through the sentinels when given). Returns {} or:
-    // errc::invalid_config (a bad URL or timeout, open() twice), transport_errc::tls_files
-    // (tls_error() says which file),
-    // and the transports' errors (the TLS ones for rediss://):
+    // errc::invalid_config (open() twice), validate()'s codes for the deployment
+    // (invalid_config, invalid_instances, transport_errc::tls_files: tls_error() says which
+    // file), errc::invalid_instances for more than one instance (one connection asks one
+    // server), and the transports' errors (the TLS ones for rediss://):
     // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
     // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
     std::error_code open(const command_target& target);

@@ -87,6 +87,10 @@
 //     succeeds only when a quorum deleted the key (was: any instance).
 //   - open() may return io_error (no random bytes for the jitter) and invalid_config for
 //     timings out of range or credentials too long; SIGPIPE need not be ignored any more.
+//   - open() checks the deployment as the asio client does (edgelock/deployment.hpp): fair
+//     with several instances is invalid_instances (was invalid_config), a replica_wait_ms
+//     not below command_timeout_ms is invalid_config (was accepted), an even instance
+//     count with a malformed URL is invalid_instances (was invalid_config).
 //   - the restart guard and the eviction check (restart_guard, eviction) are on by default:
 //     each connection reads INFO and CONFIG GET appendfsync before any lock request, and a
 //     node that (re)started without AOF appendfsync always makes acquire() fail with
@@ -102,6 +106,7 @@
 #include <system_error>
 #include <vector>
 
+#include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/tls_options.hpp"
@@ -136,26 +141,14 @@ struct lock_event {
 // more is dropped, and counted in lock::events_dropped().
 inline constexpr std::size_t lock_events_pending_max = 64;
 
-struct lock_options {
+// Where Redis is and how to reach it (edgelock/deployment.hpp: instances or sentinels,
+// master credentials, tls, connect_timeout_ms, command_timeout_ms, reconnect delays,
+// restart_guard, eviction and on_warning), then the lock. on_warning is called on the thread
+// doing the I/O, with this lock's mutex held: it must not call this lock. Connections are
+// made on demand, so timeouts, reconnect delays and the node reading apply from the first
+// acquire(). TCP keepalive is hiredis's own (redisEnableKeepAlive, a fixed interval).
+struct lock_options : deployment {
     std::string name;  // the Redis key, 1..128 bytes
-
-    // Either instances (1, or an odd N up to 7 for Redlock) as redis://[user:password@]host[:port][/db]
-    // (rediss:// for TLS)
-    std::vector<std::string> instances;
-    // ... or Sentinel: sentinel addresses (redis:// URLs, credentials used for the sentinels
-    // themselves) and the monitored master's name. The master's credentials and db are
-    // master_user / master_password / master_db. The master is looked up again whenever its
-    // connection ends for any reason, including a READONLY, MASTERDOWN, LOADING or NOAUTH
-    // answer (edgelock/session/reply_class.hpp).
-    std::vector<std::string> sentinels;
-    std::string master_name;
-    std::string master_user;
-    std::string master_password;
-    std::uint16_t master_db = 0;
-    // rediss:// addresses (instances, sentinels, and the masters TLS sentinels name): what is
-    // verified and which client certificate is shown (edgelock/tls_options.hpp). The files
-    // are read by open(), which fails with transport_errc::tls_files when they cannot be.
-    tls_options tls;
 
     std::int64_t ttl_ms = 30'000;
     bool fencing = false;   // hand out fence tokens (hold::fence), strictly increasing per name
@@ -163,7 +156,9 @@ struct lock_options {
     // Sentinel deployments: require the SET to reach this many replicas (WAIT) before the lock
     // counts as held, and each renewal before it extends the lease. A master with fewer
     // replicas (after a failover, until the old master rejoins) confirms neither: the hold
-    // then ends as expired at its validity. 0: no WAIT.
+    // then ends as expired at its validity. 0: no WAIT. replica_wait_ms is WAIT's timeout
+    // (0: half the attempt timeout), below the attempt timeout and below command_timeout_ms:
+    // WAIT holds the connection while it waits.
     std::uint8_t replicas_to_wait = 0;
     std::int64_t replica_wait_ms = 0;
 
@@ -177,7 +172,7 @@ struct lock_options {
     // Fair waiting (edgelock/lock.hpp, "Fair waiting"): waiters line up in Redis in arrival
     // order and each release wakes the next in line, instead of every waiter polling with
     // backoff. Needs one instance (a single Redis or Sentinel's master): open() returns
-    // invalid_config with several. While an acquire() with a wait has to wait, the lock holds
+    // invalid_instances with several. While an acquire() with a wait has to wait, the lock holds
     // a second connection to the same server (same address, credentials, db and TLS),
     // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
     // until the lock is destroyed (a loop that acquires again reuses it). It is subscribed
@@ -192,31 +187,13 @@ struct lock_options {
     std::int64_t recheck_ms = 0;
     std::int64_t queue_entry_ttl_ms = 0;
 
-    // Timing, with the asio client's defaults (edgelock/session/reconnect.hpp). Timeouts are
-    // 1 ms to 60 s; after a failed connect the next waits a delay drawn with full jitter below
-    // a cap that doubles from reconnect_delay_min_ms to reconnect_delay_max_ms (10 min at most).
-    std::int64_t connect_timeout_ms = 2'000;  // one connect and its whole handshake
-    std::int64_t command_timeout_ms = 2'000;  // the longest wait for one reply
-    std::int64_t reconnect_delay_min_ms = 100;
-    std::int64_t reconnect_delay_max_ms = 5'000;
-
-    // The restart guard (edgelock/lock.hpp, "Restarts"; the asio client's restart_guard): each
-    // connection reads the node's uptime, run_id and persistence, and a node that restarted
-    // without AOF appendfsync always counts toward a quorum only restart_guard_ms after its
-    // start (-1: ttl + drift; it must cover the longest TTL any client of this name uses).
-    // acquire() then fails with restart_guard, or waits it out when `wait` reaches it; a
-    // restart during a hold takes the node out of it (lost with node_restarted when fewer
-    // than a quorum are left). false: no node is read, nothing is guarded.
-    bool restart_guard = true;
+    // The restart guard's length for this lock (deployment::restart_guard says whether
+    // there is one): a node that restarted without AOF appendfsync always counts toward a
+    // quorum only restart_guard_ms after its start (-1: ttl + drift; it must cover the
+    // longest TTL any client of this name uses). acquire() then fails with restart_guard, or
+    // waits it out when `wait` reaches it; a restart during a hold takes the node out of it
+    // (lost with node_restarted when fewer than a quorum are left).
     std::int64_t restart_guard_ms = -1;
-
-    // Eviction (the asio client's `eviction`): a node with maxmemory set and a policy other
-    // than noeviction may evict lock keys and fence counters. warn (the default) calls
-    // on_warning(instance, one line) on the thread doing the I/O, with this lock's mutex
-    // held (it must not call this lock); refuse fails the connection with
-    // transport_errc::evicting_node; off says nothing.
-    session::eviction_check eviction = session::eviction_check::warn;
-    std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 
     // Called (on the lock's callback thread, see "Threads" above) when a hold is lost, with
     // the code of that loss, captured when it happened: edgelock::errc::expired (no quorum
@@ -263,15 +240,28 @@ public:
     lock(const lock&) = delete;
     lock& operator=(const lock&) = delete;
 
-    // Checks the options (names, URLs, counts, timings), starts the helper thread. No network
-    // traffic: connections are made by the first acquire(). May be called once.
-    // Returns ok, or: invalid_config (a malformed URL, both or neither of instances and
-    // sentinels, a timeout or reconnect delay out of range, master credentials too long,
-    // open() called twice, fair with several instances), invalid_name, invalid_ttl,
-    // invalid_instances, io_error (no random bytes to seed the reconnect jitter),
-    // transport_errc::thread_failed, transport_errc::out_of_memory, transport_errc::tls_files
-    // (an address is rediss:// and a file of options.tls cannot be loaded: tls_error() says
-    // which, and why).
+    // Checks the options, starts the helper thread. No network traffic: connections are
+    // made by the first acquire(). May be called once. Returns ok, or, the first that
+    // applies:
+    //   errc::invalid_config     open() called twice
+    //   the deployment's codes, as edgelock::validate() checks them (deployment.hpp), the
+    //   same the asio client's open() returns for the same deployment:
+    //   errc::invalid_config     both or neither of instances and sentinels, master_name
+    //                            missing or too long, too many sentinels, a timeout or
+    //                            reconnect delay out of range, a malformed URL, master
+    //                            credentials too long
+    //   errc::invalid_instances  an even count, or more than instances_max
+    //   transport_errc::tls_files  an address is rediss:// and a file of options.tls cannot
+    //                            be loaded: tls_error() says which, and why
+    //   transport_errc::out_of_memory
+    //   the lock against the deployment, edgelock::check_lock() (the asio client's
+    //   add_lock() returns the same): errc::invalid_instances (fair with several
+    //   instances), invalid_config (replicas_to_wait set and the WAIT timeout,
+    //   replica_wait_ms or by default half the attempt timeout, not below
+    //   command_timeout_ms)
+    //   the core's (lock::configure()): invalid_name, invalid_ttl, invalid_config
+    //   errc::io_error           no random bytes to seed the reconnect jitter
+    //   transport_errc::thread_failed
     std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
