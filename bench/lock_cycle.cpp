@@ -144,14 +144,30 @@ double process_cpu_us(pid_t pid) {
     return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
+// How many times another process's main thread gave up the CPU to wait
+// (voluntary_ctxt_switches): for the server, its event loop sleeping in epoll_wait.
+double process_sleeps(pid_t pid) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(status, line)) {
+        if (line.rfind("voluntary_ctxt_switches:", 0) != 0) continue;
+        return std::stod(line.substr(line.find(':') + 1));
+    }
+    return 0;
+}
+
 // CPU spent by this process and by the server over one measured stretch.
 struct cpu_meter {
     pid_t server = 0;
     double own_start = 0;
     double server_start = 0;
-    explicit cpu_meter(pid_t server_pid) : server(server_pid), own_start(own_cpu_us()), server_start(process_cpu_us(server_pid)) {}
+    double sleeps_start = 0;
+    explicit cpu_meter(pid_t server_pid)
+        : server(server_pid), own_start(own_cpu_us()), server_start(process_cpu_us(server_pid)),
+          sleeps_start(process_sleeps(server_pid)) {}
     double own_us() const { return own_cpu_us() - own_start; }
     double server_us() const { return process_cpu_us(server) - server_start; }
+    double server_sleeps() const { return process_sleeps(server) - sleeps_start; }
 };
 
 struct latencies {
@@ -170,6 +186,7 @@ struct round_result {
     double cycles_per_s = 0;
     double client_cpu_us = 0;  // per cycle
     double server_cpu_us = 0;  // per cycle
+    double server_sleeps = 0;  // per cycle: times the server waited for the client
 };
 
 pid_t measured_server = 0;  // the server whose CPU the rounds charge
@@ -296,7 +313,8 @@ round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool sam
         lat.us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
     }
     const double elapsed = seconds_since(start);
-    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles};
+    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
+            cpu.server_sleeps() / cycles};
 }
 
 // ---- edgelock::async::client -------------------------------------------------------------------
@@ -344,7 +362,8 @@ round_result edgelock_round(client& owner, lock_handle handle, int cycles, laten
     owner.context().run();
     if (c.error) throw std::runtime_error("edgelock cycle failed: " + c.error.message());
     const double elapsed = seconds_since(start);
-    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles};
+    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
+            cpu.server_sleeps() / cycles};
 }
 
 void connect(client& owner, const edgelock::async::client_config& config) {
@@ -462,7 +481,8 @@ round_result median_of(const std::vector<round_result>& rounds) {
         std::sort(values.begin(), values.end());
         return values[values.size() / 2];
     };
-    return {pick(&round_result::cycles_per_s), pick(&round_result::client_cpu_us), pick(&round_result::server_cpu_us)};
+    return {pick(&round_result::cycles_per_s), pick(&round_result::client_cpu_us),
+            pick(&round_result::server_cpu_us), pick(&round_result::server_sleeps)};
 }
 
 // One lock acquired and released in a loop, against raw hiredis doing the same commands.
@@ -507,6 +527,12 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
                 same_m.client_cpu_us, same_m.server_cpu_us);
     std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
                 edge_m.client_cpu_us, edge_m.server_cpu_us);
+    // Of a cycle's two requests, how often the server found the next one not yet sent and slept
+    // in epoll_wait: on one CPU, who sleeps and who is preempted moves the scheduler's cost
+    // between client and server (docs/BENCHMARKS.md, "The single-lock gap").
+    std::printf("server sleeps per cycle (median round): raw %.2f, raw same commands %.2f, "
+                "edgelock %.2f\n",
+                raw_m.server_sleeps, same_m.server_sleeps, edge_m.server_sleeps);
 }
 
 // 1000 locks on one connection, against raw hiredis pipelining batches of the same commands.

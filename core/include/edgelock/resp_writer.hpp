@@ -30,8 +30,8 @@ public:
     std::size_t size() const noexcept { return size_; }
 
 private:
-    void append(const char* bytes, std::size_t count) noexcept;
-    void append_decimal(std::int64_t value) noexcept;
+    void element(char marker, std::size_t count, std::string_view payload,
+                 bool with_payload) noexcept;
 
     char* out_;
     std::size_t capacity_;

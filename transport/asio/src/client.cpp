@@ -597,13 +597,22 @@ void client_impl::service(std::uint32_t index) {
 // (session::write_requests); a full buffer puts the lock on that socket's waiters.
 void client_impl::write_requests(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
-    const std::int64_t now = now_ms();  // when the requests go out: their command timeout
+    // When the requests go out (their command timeout), read only once one does: most calls
+    // (the service() after every reply) find nothing queued, and on a VM a clock read is
+    // among the dearest things a lock operation does.
+    std::int64_t now = 0;
+    bool now_read = false;
     for (std::size_t i = 0; i < instance_count_; ++i) {
         link_socket& c = *sockets_[i];
         const auto bit = static_cast<std::uint8_t>(1u << i);
-        if ((e.waiting_mask & bit) != 0) continue;
         const auto instance = static_cast<std::uint8_t>(i);
-        const session::write_report sent = session::write_requests(e.core, instance, c.link(), index, e.generation, now, c);
+        if ((e.waiting_mask & bit) != 0 || !e.core.has_request(instance)) continue;
+        if (!now_read) {
+            now = now_ms();
+            now_read = true;
+        }
+        const session::write_report sent =
+            session::write_requests(e.core, instance, c.link(), index, e.generation, now, c);
         e.requests_in_flight += static_cast<std::uint32_t>(sent.written);
         if (sent.stop == session::write_stop::full) {
             // One entry per lock and connection (the mask), so the ring always has room.
