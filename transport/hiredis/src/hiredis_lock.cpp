@@ -378,7 +378,9 @@ template <typename Done>
 bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
                             std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
-        core.on_timer(now_ms());
+        drain_events();  // the core refuses input while its event queue lacks room
+        const errc timed = core.on_timer(now_ms());
+        EDGELOCK_ASSERT(timed == errc::ok);
         drain_events();
         if (done()) return true;
         if (cancellable && cancel_pending.load()) {
@@ -512,7 +514,10 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
     const bool renewing = core.state() == lock_state::held;
     failure refused;
     session::error_text text;
-    session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    drain_events();  // the core refuses a reply while its event queue lacks room
+    const errc code = session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    // error_reply and unexpected_reply are kept in `refused`; nothing else refuses a reply.
+    EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) note_error(i, refused, &text);
     if (refused && renewing) {
         emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
@@ -815,7 +820,8 @@ lock::~lock() {
         const std::uint16_t holds = impl_->core.hold_count();
         held.unlock();
         if (holding) {
-            for (std::uint16_t n = 0; n < holds; ++n) release();
+            // A destructor cannot report: a release that fails leaves the key to its TTL.
+            for (std::uint16_t n = 0; n < holds; ++n) (void)release();
         }
     }
     impl_->finish_cleanups();
