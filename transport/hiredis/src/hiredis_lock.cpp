@@ -160,14 +160,14 @@ struct lock::impl {
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
     ~impl();
-    std::error_code start();
+    [[nodiscard]] std::error_code start();
 
     void begin_io(std::unique_lock<std::mutex>& held, bool user);
     void end_io();
     void wake_helper();
     void helper_loop();
     void notifier_loop();
-    std::error_code start_notifier();
+    [[nodiscard]] std::error_code start_notifier();
     void stop_threads();
 
     template <typename Done>
@@ -197,8 +197,8 @@ struct lock::impl {
     void wake_core(std::string_view message);
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
-    std::error_code configure(const lock_options& given);
-    std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
+    [[nodiscard]] std::error_code configure(const lock_options& given);
+    [[nodiscard]] std::error_code set_up_subscriber(session::link_setup setup, std::uint64_t seed);
     void drain_events();
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
@@ -215,7 +215,7 @@ struct lock::impl {
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
-    std::error_code abandon_acquire();
+    [[nodiscard]] std::error_code abandon_acquire();
     void take_cancel();
     void finish_cleanups();
 };

@@ -46,7 +46,7 @@ enum class write_stop : std::uint8_t {
                     // on it and is given up with it (lock_hears_close)
 };
 
-struct write_report {
+struct [[nodiscard]] write_report {
     std::size_t written = 0;
     write_stop stop = write_stop::done;
 };

@@ -275,7 +275,7 @@ public:
     //   transport_errc::tls_files  an address is rediss:// and a file of config.tls cannot be
     //                           loaded (missing, unreadable, no certificate in it, a key that
     //                           does not match its certificate): tls_error() says which
-    std::error_code open(const client_config& config);
+    [[nodiscard]] std::error_code open(const client_config& config);
     // After open() returned transport_errc::tls_files: which file of config.tls was refused,
     // and why (edgelock/tls_options.hpp); empty otherwise.
     const tls_load_error& tls_error() const noexcept;
@@ -325,7 +325,7 @@ public:
     // attempt timeout) is not below command_timeout, or when queue_entry_ttl_ms is not above
     // recheck_ms plus the attempt timeout; errc::invalid_instances when fair is set on a
     // client of several instances (Redlock has no single line to wait in).
-    std::error_code add_lock(const lock_config& config, lock_handle& out);
+    [[nodiscard]] std::error_code add_lock(const lock_config& config, lock_handle& out);
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
     // to acquire) or lost, with no operation running. Returns {}, invalid_handle, lock_busy.
@@ -333,7 +333,7 @@ public:
     // the requests the lock still has in flight (the clean-up of a cancelled acquire or of a
     // loss) are answered or their connection drops, so a slow server holds it up to
     // command_timeout, and add_lock() may meanwhile return table_full.
-    std::error_code remove_lock(lock_handle handle);
+    [[nodiscard]] std::error_code remove_lock(lock_handle handle);
 
     // Called as handler(std::error_code why) when a held lock ends without release():
     // errc::expired (no quorum confirmed a renewal before validity ran out),
@@ -345,7 +345,7 @@ public:
     // replaced, or until its lock is removed (also from inside the handler itself: a lock
     // added later in the same slot starts without one). Returns {} or invalid_handle.
     template <typename Handler>
-    std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
+    [[nodiscard]] std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
         detail::handler_slot slot;
         slot.emplace_with_code(std::forward<Handler>(handler));
         return store_lost_handler(handle, std::move(slot));
@@ -430,13 +430,14 @@ public:
     std::size_t instance_count() const noexcept;
     bool instance_connected(std::size_t instance) const noexcept;
     std::string instance_endpoint(std::size_t instance) const;
-    std::error_code instance_last_error(std::size_t instance) const noexcept;
+    [[nodiscard]] std::error_code instance_last_error(std::size_t instance) const noexcept;
 
     asio::io_context& context() const noexcept { return io_; }
 
 private:
     void start_wait_ready(detail::handler_slot handler);
-    std::error_code store_lost_handler(lock_handle handle, detail::handler_slot handler);
+    [[nodiscard]] std::error_code store_lost_handler(lock_handle handle,
+                                                     detail::handler_slot handler);
     void start_acquire(lock_handle handle, std::chrono::milliseconds wait,
                        detail::handler_slot handler);
     void start_release(lock_handle handle, detail::handler_slot handler);
