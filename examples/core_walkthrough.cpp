@@ -24,6 +24,7 @@ edgelock::reply_node integer_reply(std::int64_t value) {
     return node;
 }
 
+// SET NX GET's answer when the key was free and is now ours.
 edgelock::reply_node nil_reply() { return edgelock::reply_node{}; }
 
 // A fenced acquire answers its counter as a string: exact past 2^53, where a Lua number is not.
@@ -154,7 +155,7 @@ void contention_and_waiting() {
     for (int attempt = 0; attempt < 20 && lock.state() != edgelock::lock_state::idle; ++attempt) {
         send_all(lock, now);
         now += 2;
-        reply(lock, 0, nil_reply(), now);
+        reply(lock, 0, bulk_reply("another owner's token"), now);  // SET NX GET: taken
         if (lock.state() == edgelock::lock_state::backing_off) {
             now = lock.next_deadline_ms();
             std::printf("  backing off until t=%" PRId64 "\n", now);
@@ -170,11 +171,11 @@ void redlock_with_failures() {
     if (!configure(lock, 5, false)) return;
     expect_ok("acquire", lock.acquire(0, 0, token_of(3)));
     send_all(lock, 0);
-    reply(lock, 0, integer_reply(0), 3);
-    reply(lock, 2, integer_reply(0), 4);
+    reply(lock, 0, nil_reply(), 3);
+    reply(lock, 2, nil_reply(), 4);
     expect_ok("on_io_error", lock.on_io_error(1, 5));
     std::puts("  t=     5  redis[1]: connection reset");
-    reply(lock, 4, integer_reply(0), 6);
+    reply(lock, 4, nil_reply(), 6);
     print_events(lock, 6);
     std::puts("  (redis[3] never answered; the release still goes to it)");
     expect_ok("release", lock.release(100));
@@ -191,12 +192,12 @@ void renewal_too_late() {
     if (!configure(lock, 1, false)) return;
     expect_ok("acquire", lock.acquire(0, 0, token_of(4)));
     send_all(lock, 0);
-    reply(lock, 0, integer_reply(0), 2);
+    reply(lock, 0, nil_reply(), 2);
     print_events(lock, 2);
     expect_ok("on_timer", lock.on_timer(10'000));
     send_all(lock, 10'000);
     std::puts("  (no answer: a partition)");
-    const std::int64_t end = lock.next_deadline_ms();
+    const std::int64_t end = lock.valid_until_ms();
     std::printf("  held(t=%" PRId64 ") = %s\n", end - 1, lock.held(end - 1) ? "true" : "false");
     expect_ok("on_timer", lock.on_timer(end));
     print_events(lock, end);
