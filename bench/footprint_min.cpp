@@ -134,7 +134,13 @@ bool receive_replies(edgelock::lock& lock, int fd, receiver& in) {
             edgelock::parse_reply(in.bytes.data(), in.size, nodes.data(), nodes.size());
         if (parsed.code == edgelock::errc::need_more) return in.size < in.bytes.size();
         if (parsed.code != edgelock::errc::ok) return false;
-        lock.on_reply(instance, nodes[0], monotonic_ms());
+        // error_reply and unexpected_reply count as the instance's failure, which the lock's
+        // events report; any other code means the reply was not used.
+        const edgelock::errc code = lock.on_reply(instance, nodes[0], monotonic_ms());
+        if (code != edgelock::errc::ok && code != edgelock::errc::error_reply &&
+            code != edgelock::errc::unexpected_reply) {
+            return false;
+        }
         std::memmove(in.bytes.data(), in.bytes.data() + parsed.consumed, in.size - parsed.consumed);
         in.size -= parsed.consumed;
     }
@@ -198,10 +204,14 @@ int acquire_and_release(std::uint16_t port) {
         const int ready = poll(&readable, 1, static_cast<int>(wait < 0 ? 0 : wait < poll_ms_max ? wait : poll_ms_max));
         if (ready < 0) break;
         if (ready > 0 && !receive_replies(lock, fd, in)) {
-            lock.on_io_error(instance, monotonic_ms());
+            // Told as a transport must tell it, though the program gives up next whatever
+            // the lock answers.
+            (void)lock.on_io_error(instance, monotonic_ms());
             break;
         }
-        lock.on_timer(monotonic_ms());
+        // events_pending: the next step drains the events and runs the timer again.
+        const edgelock::errc timed = lock.on_timer(monotonic_ms());
+        if (timed != edgelock::errc::ok && timed != edgelock::errc::events_pending) break;
     }
     print("gave up\n");
     close(fd);

@@ -24,6 +24,7 @@ edgelock::reply_node integer_reply(std::int64_t value) {
     return node;
 }
 
+// SET NX GET's answer when the key was free and is now ours.
 edgelock::reply_node nil_reply() { return edgelock::reply_node{}; }
 
 // A fenced acquire answers its counter as a string: exact past 2^53, where a Lua number is not.
@@ -76,6 +77,12 @@ void reply(edgelock::lock& lock, std::uint8_t instance, const edgelock::reply_no
     if (code != errc::ok) std::printf("  on_reply: %s\n", edgelock::to_string(code));
 }
 
+// Every call in returns a code (lock.hpp lists which): a transport acts on each. Here each
+// one is expected to be ok, and one that is not is printed where it happened.
+void expect_ok(const char* call, errc code) {
+    if (code != errc::ok) std::printf("  %s: %s\n", call, edgelock::to_string(code));
+}
+
 void print_events(edgelock::lock& lock, std::int64_t now_ms) {
     edgelock::event e;
     while (lock.poll_event(e)) {
@@ -124,16 +131,16 @@ void single_instance_with_fencing() {
     std::puts("\n1. One Redis, fencing on: acquire, a watchdog renewal, release");
     edgelock::lock lock;
     if (!configure(lock, 1, true)) return;
-    lock.acquire(1'000, 0, token_of(1));
+    expect_ok("acquire", lock.acquire(1'000, 0, token_of(1)));
     send_all(lock, 1'000);
     reply(lock, 0, bulk_reply("41"), 1'004);
     print_events(lock, 1'004);
     std::printf("  next deadline: t=%" PRId64 " (the renewal, every ttl/3)\n", lock.next_deadline_ms());
-    lock.on_timer(lock.next_deadline_ms());
+    expect_ok("on_timer", lock.on_timer(lock.next_deadline_ms()));
     send_all(lock, 11'000);
     reply(lock, 0, integer_reply(1), 11'003);
     print_events(lock, 11'003);
-    lock.release(12'000);
+    expect_ok("release", lock.release(12'000));
     send_all(lock, 12'000);
     reply(lock, 0, integer_reply(1), 12'002);
     print_events(lock, 12'002);
@@ -144,15 +151,15 @@ void contention_and_waiting() {
     edgelock::lock lock;
     if (!configure(lock, 1, false)) return;
     std::int64_t now = 0;
-    lock.acquire(now, 300, token_of(2));
+    expect_ok("acquire", lock.acquire(now, 300, token_of(2)));
     for (int attempt = 0; attempt < 20 && lock.state() != edgelock::lock_state::idle; ++attempt) {
         send_all(lock, now);
         now += 2;
-        reply(lock, 0, nil_reply(), now);
+        reply(lock, 0, bulk_reply("another owner's token"), now);  // SET NX GET: taken
         if (lock.state() == edgelock::lock_state::backing_off) {
             now = lock.next_deadline_ms();
             std::printf("  backing off until t=%" PRId64 "\n", now);
-            lock.on_timer(now);
+            expect_ok("on_timer", lock.on_timer(now));
         }
     }
     print_events(lock, now);
@@ -162,20 +169,20 @@ void redlock_with_failures() {
     std::puts("\n3. Redlock over 5 masters: 2 do not answer, the quorum of 3 holds the lock");
     edgelock::lock lock;
     if (!configure(lock, 5, false)) return;
-    lock.acquire(0, 0, token_of(3));
+    expect_ok("acquire", lock.acquire(0, 0, token_of(3)));
     send_all(lock, 0);
-    reply(lock, 0, integer_reply(0), 3);
-    reply(lock, 2, integer_reply(0), 4);
-    lock.on_io_error(1, 5);
+    reply(lock, 0, nil_reply(), 3);
+    reply(lock, 2, nil_reply(), 4);
+    expect_ok("on_io_error", lock.on_io_error(1, 5));
     std::puts("  t=     5  redis[1]: connection reset");
-    reply(lock, 4, integer_reply(0), 6);
+    reply(lock, 4, nil_reply(), 6);
     print_events(lock, 6);
     std::puts("  (redis[3] never answered; the release still goes to it)");
-    lock.release(100);
+    expect_ok("release", lock.release(100));
     send_all(lock, 100);
     for (std::uint8_t i : {0, 2, 4}) reply(lock, i, integer_reply(1), 102);
     std::printf("  release waits for the silent ones until t=%" PRId64 "\n", lock.next_deadline_ms());
-    lock.on_timer(lock.next_deadline_ms());
+    expect_ok("on_timer", lock.on_timer(lock.next_deadline_ms()));
     print_events(lock, 3'100);
 }
 
@@ -183,19 +190,19 @@ void renewal_too_late() {
     std::puts("\n4. The watchdog cannot reach Redis: lost when validity ends, a drift before Redis expires the key");
     edgelock::lock lock;
     if (!configure(lock, 1, false)) return;
-    lock.acquire(0, 0, token_of(4));
+    expect_ok("acquire", lock.acquire(0, 0, token_of(4)));
     send_all(lock, 0);
-    reply(lock, 0, integer_reply(0), 2);
+    reply(lock, 0, nil_reply(), 2);
     print_events(lock, 2);
-    lock.on_timer(10'000);
+    expect_ok("on_timer", lock.on_timer(10'000));
     send_all(lock, 10'000);
     std::puts("  (no answer: a partition)");
-    const std::int64_t end = lock.next_deadline_ms();
+    const std::int64_t end = lock.valid_until_ms();
     std::printf("  held(t=%" PRId64 ") = %s\n", end - 1, lock.held(end - 1) ? "true" : "false");
-    lock.on_timer(end);
+    expect_ok("on_timer", lock.on_timer(end));
     print_events(lock, end);
     std::printf("  held(t=%" PRId64 ") = %s\n", end, lock.held(end) ? "true" : "false");
-    lock.release(end + 5);
+    expect_ok("release", lock.release(end + 5));
     print_events(lock, end + 5);
 }
 

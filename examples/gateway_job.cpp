@@ -81,7 +81,9 @@ public:
         job.ttl_ms = 600;
         job.fencing = true;
         if (client_.open(config) || client_.add_lock(job, lock_)) return false;
-        client_.set_lost_handler(lock_, [this](std::error_code why) { abort_job(why); });
+        if (client_.set_lost_handler(lock_, [this](std::error_code why) { abort_job(why); })) {
+            return false;
+        }
         schedule_tick(offset);
         return true;
     }

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     daily.ttl_ms = 10'000;         // the lease; renewed every ttl/3 while held
     daily.fencing = true;
     edgelock::async::lock_handle lock;
-    client.add_lock(daily, lock);
+    if (client.add_lock(daily, lock)) return 2;  // a name or ttl out of range
 
     client.async_acquire(lock, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
         if (ec) {  // busy, no_quorum, connection_refused, ...

@@ -364,7 +364,10 @@ bool client::send_requests() {
     sink.lock_name = lock_name_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         sink.to = &links_[i];
-        session::write_requests(lock_, i, links_[i].link(), 0, 0, now_ms(), sink);
+        const session::write_report written =
+            session::write_requests(lock_, i, links_[i].link(), 0, 0, now_ms(), sink);
+        // commit() never fails: a simulated link takes every request its window lets through.
+        EDGELOCK_ASSERT(written.stop != session::write_stop::failed);
     }
     if (sink.sent_acquire) reach(point::acquire_sent);
     if (sink.sent_renew && !paused()) reach(point::renew_sent);

@@ -32,7 +32,9 @@ using edgelock::testing::tcp_proxy;
 struct fixture {
     explicit fixture(const std::string& url, std::int64_t ttl_ms = 1000, std::string name = "x") : name_(std::move(name)) {
         open_code = owner.open(config_for({url}));
-        if (!open_code) owner.add_lock(lock_for(name_, ttl_ms), handle);
+        if (!open_code) {
+            EXPECT_FALSE(owner.add_lock(lock_for(name_, ttl_ms), handle));
+        }
     }
     std::string name_;
     asio::io_context io{1};

@@ -225,7 +225,8 @@ TEST_F(asio_lock, without_the_watchdog_the_key_ends_with_its_ttl) {
     lock_handle handle;
     ASSERT_FALSE(owner.add_lock(config, handle));
     bool lost = false;
-    owner.set_lost_handler(handle, [&](std::error_code ec) { lost = ec == errc::expired; });
+    ASSERT_FALSE(
+        owner.set_lost_handler(handle, [&](std::error_code ec) { lost = ec == errc::expired; }));
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
     EXPECT_TRUE(run_until(io, [&] { return lost; }, 1s)) << "the lease ends without renewal";
     EXPECT_TRUE(edgelock::testing::eventually([&] { return !admin.exists("unwatched"); }, 1s));

@@ -92,10 +92,6 @@ using edgelock::reply_type;
 constexpr std::string_view lock_name = "orders:42";
 constexpr std::int64_t retry_delay_ms_min = 10;
 constexpr std::int64_t retry_delay_ms_max = 200;
-// limits.hpp: a claim (acquire, raise, renew) is queued only while two slots are free, so
-// the release that may follow it always fits; a release needs one.
-constexpr std::size_t claim_slots = 2;
-constexpr std::size_t release_slots = 1;
 constexpr std::size_t trace_lines_max = 40;
 
 // ---- configurations ----------------------------------------------------------------------

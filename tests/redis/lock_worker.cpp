@@ -34,7 +34,8 @@ using edgelock::testing::redis_client;
 
 std::uint16_t port_of(const std::string& url) {
     edgelock::session::server_address address;
-    edgelock::session::parse_server_url(url, address);
+    // Port 0 for a URL that does not parse: the client's connection then fails, loudly.
+    if (edgelock::session::parse_server_url(url, address).code != edgelock::errc::ok) return 0;
     return address.port;
 }
 

@@ -5,13 +5,18 @@
 // each function's comment lists exactly which. `errc::ok` is zero so a code converts to
 // "failed?" with a comparison, never with a cast. The std::error_code adapter lives outside
 // the core, with the transports.
+//
+// The enumeration is [[nodiscard]], and so is every call returning it: a dropped code is a
+// compile error under -Werror (tests/checks/nodiscard_contract.cmake shows it). A caller acts
+// on the code, asserts it where only ok is possible, or casts it to (void) with a comment
+// saying why ignoring it is right.
 #pragma once
 
 #include <cstdint>
 
 namespace edgelock {
 
-enum class errc : std::uint8_t {
+enum class [[nodiscard]] errc : std::uint8_t {
     ok = 0,
 
     // Bad input from the caller. The object is unchanged and stays usable.

@@ -322,7 +322,7 @@ struct event {
                                           // cause): when a quorum of instances counts again
 };
 
-struct write_result {
+struct [[nodiscard]] write_result {
     errc code = errc::ok;
     std::size_t size = 0;
 };

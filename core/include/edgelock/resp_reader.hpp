@@ -43,7 +43,7 @@ struct reply_node {
     std::string_view text;       // simple, error and bulk strings: the payload (no CRLF)
 };
 
-struct parse_result {
+struct [[nodiscard]] parse_result {
     errc code = errc::need_more;  // ok, need_more, or the reason the bytes are refused
     std::size_t consumed = 0;     // bytes of the complete reply; 0 unless code == ok
     std::size_t nodes = 0;        // nodes written; 0 unless code == ok

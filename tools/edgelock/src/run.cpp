@@ -650,7 +650,8 @@ int run_locked(const options& o) {
     install_handlers();
     pid_t pid = -1;
     if (const int error = spawn(o, hold.fence, pid); error != 0) {
-        lock.release();
+        // Best effort: the exit code tells of the spawn; a key left behind ends with its TTL.
+        (void)lock.release();
         std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(o.program[0]).c_str(), std::strerror(error));
         return error == ENOENT ? exit_not_found : exit_cannot_execute;
     }

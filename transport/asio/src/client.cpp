@@ -547,8 +547,11 @@ void client_impl::deliver_acquired(lock_entry& e, const event& ev) {
 
 void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {
     // Lets the core see the lease's end now (lost, clean-up queued) rather than at the lock
-    // timer, so status() and the next acquire find the lock lost, not held.
-    e.core.on_timer(now);
+    // timer, so status() and the next acquire find the lock lost, not held. Called while
+    // events are handed out, so the core may lack room (events_pending): the lock timer
+    // then ends the lease instead.
+    const errc timed = e.core.on_timer(now);
+    EDGELOCK_ASSERT(timed == errc::ok || timed == errc::events_pending);
     // A hold the user was never told of ends without a lost call; its `lost` is queued
     // (or comes with the next input, when the core had no room for it yet).
     const lock_state state = e.core.state();
@@ -673,7 +676,8 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
             continue;
         }
         if (deliver_pending(index)) {
-            e.core.on_timer(now_ms());
+            const errc timed = e.core.on_timer(now_ms());
+            EDGELOCK_ASSERT(timed == errc::ok);  // the event queue was just emptied
             service(index);
         }
         if (open_epoch_ != open_epoch) return;
@@ -725,7 +729,9 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
             if (attempt_running(e.core.state()) && !e.failure) e.failure = sockets_[instance]->last_error();
-            session::hear_close(e.core, instance, sockets_[instance]->link(), now_ms());
+            const errc heard =
+                session::hear_close(e.core, instance, sockets_[instance]->link(), now_ms());
+            EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
             service(index);
         }
         if (open_epoch_ != open_epoch) return;

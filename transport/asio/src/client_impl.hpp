@@ -76,7 +76,9 @@ public:
     bool ready() const noexcept { return link().ready(); }
     session::server_link& link() noexcept { return driver_.link(); }
     const session::server_link& link() const noexcept { return driver_.link(); }
-    std::error_code last_error() const noexcept { return to_error_code(link().last_error()); }
+    [[nodiscard]] std::error_code last_error() const noexcept {
+        return to_error_code(link().last_error());
+    }
     std::string endpoint() const;
     std::uint32_t attempts_finished() const noexcept { return link().attempts_finished(); }
     // Connected, past the sentinels, to `master`.
@@ -163,16 +165,16 @@ public:
     explicit client_impl(asio::io_context& io);
     ~client_impl();
 
-    std::error_code open(const client_config& config);
+    [[nodiscard]] std::error_code open(const client_config& config);
     // call_handlers: close() (handlers complete with operation_canceled), else the
     // destructor's. leave_lines: fair waiters leave their lines on connections that linger
     // (not from ~client_impl, whose handlers can no longer hold it).
     void close(bool call_handlers, bool leave_lines = true);
 
     void wait_ready(handler_slot handler);
-    std::error_code add_lock(const lock_config& config, lock_handle& out);
-    std::error_code remove_lock(lock_handle handle);
-    std::error_code set_lost_handler(lock_handle handle, handler_slot handler);
+    [[nodiscard]] std::error_code add_lock(const lock_config& config, lock_handle& out);
+    [[nodiscard]] std::error_code remove_lock(lock_handle handle);
+    [[nodiscard]] std::error_code set_lost_handler(lock_handle handle, handler_slot handler);
     void acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler);
     void release(lock_handle handle, handler_slot handler, bool detached);
     lock_status status(lock_handle handle) const noexcept;

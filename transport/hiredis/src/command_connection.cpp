@@ -42,9 +42,9 @@ struct command_connection::impl final : session::connection_events {
     command_reply* answer = nullptr;  // where the running call's reply goes
     bool answered_now = false;
 
-    std::error_code wait_ready();
+    [[nodiscard]] std::error_code wait_ready();
     void wait_reply();
-    std::error_code failed() const { return to_error_code(link.link().last_error()); }
+    [[nodiscard]] std::error_code failed() const { return to_error_code(link.link().last_error()); }
 
     // session::connection_events: the reply of the one call in flight.
     void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {

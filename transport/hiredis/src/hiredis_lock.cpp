@@ -152,14 +152,14 @@ struct lock::impl {
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
 
     ~impl();
-    std::error_code start();
+    [[nodiscard]] std::error_code start();
 
     void begin_io(std::unique_lock<std::mutex>& held, bool user);
     void end_io();
     void wake_helper();
     void helper_loop();
     void notifier_loop();
-    std::error_code start_notifier();
+    [[nodiscard]] std::error_code start_notifier();
     void stop_threads();
 
     template <typename Done>
@@ -189,8 +189,8 @@ struct lock::impl {
     void wake_core(std::string_view message);
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
-    std::error_code configure(const lock_options& given);
-    std::error_code set_up_subscriber(session::link_setup setup);
+    [[nodiscard]] std::error_code configure(const lock_options& given);
+    [[nodiscard]] std::error_code set_up_subscriber(session::link_setup setup);
     void drain_events();
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
@@ -207,7 +207,7 @@ struct lock::impl {
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
-    std::error_code abandon_acquire();
+    [[nodiscard]] std::error_code abandon_acquire();
     void take_cancel();
     void finish_cleanups();
 };
@@ -370,7 +370,9 @@ template <typename Done>
 bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
                             std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
-        core.on_timer(now_ms());
+        drain_events();  // the core refuses input while its event queue lacks room
+        const errc timed = core.on_timer(now_ms());
+        EDGELOCK_ASSERT(timed == errc::ok);
         drain_events();
         if (done()) return true;
         if (cancellable && cancel_pending.load()) {
@@ -504,7 +506,10 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
     const bool renewing = core.state() == lock_state::held;
     failure refused;
     session::error_text text;
-    session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    drain_events();  // the core refuses a reply while its event queue lacks room
+    const errc code = session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    // error_reply and unexpected_reply are kept in `refused`; nothing else refuses a reply.
+    EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) note_error(i, refused, &text);
     if (refused && renewing) {
         emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
@@ -788,7 +793,8 @@ lock::~lock() {
         const std::uint16_t holds = impl_->core.hold_count();
         held.unlock();
         if (holding) {
-            for (std::uint16_t n = 0; n < holds; ++n) release();
+            // A destructor cannot report: a release that fails leaves the key to its TTL.
+            for (std::uint16_t n = 0; n < holds; ++n) (void)release();
         }
     }
     impl_->finish_cleanups();

@@ -33,7 +33,7 @@ struct server_address {
     }
 };
 
-struct address_result {
+struct [[nodiscard]] address_result {
     errc code = errc::ok;     // ok, or invalid_config with `problem` saying what is wrong
     const char* problem = "";  // one line, never containing the input (it may hold a password)
 };

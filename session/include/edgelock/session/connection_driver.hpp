@@ -27,6 +27,10 @@
 // Writing lock requests stays with lock_io.hpp's write_requests over link().
 //
 // The driver allocates nothing: the in-flight storage is the caller's (link_setup).
+//
+// Codes: setup() returns one. The inputs return none: what goes wrong on a connection (a
+// refused handshake, bytes that are not RESP, a timeout, a socket error) becomes the link's
+// failure (link().last_error()), and settle() reports it as events.ended after closing.
 #pragma once
 
 #include <cstddef>
@@ -90,8 +94,13 @@ protected:
 
 class connection_driver {
 public:
-    // Sets up the link (link_setup's rules and codes: invalid_config) and the hooks, kept by
-    // pointer: they must outlive the driver.
+    // Sets up the link and the hooks, kept by pointer: they must outlive the driver.
+    // Returns ok, or invalid_config when the setup's kind is sentinel (a step, not a kind of
+    // link), it names no server (or a watch without sentinels), more than sentinels_max
+    // sentinels or sentinels without a master name, no master credentials for a server found
+    // through sentinels, in-flight storage below handshake_steps_max, timing that
+    // check_timing() refuses (reconnect.hpp), or a master name over its limit. On
+    // invalid_config the driver is not usable.
     errc setup(const link_setup& s, connection_io& io, connection_events& events) noexcept;
 
     const server_link& link() const noexcept { return link_; }
@@ -101,23 +110,30 @@ public:
     // connection the link gave up (io.close(), then events.dropped for each request in
     // flight and events.ended), reports readiness once per connection (events.became_ready), and
     // opens an idle connection when `wanted` and the reconnect delay allows, moving on at
-    // once to the next sentinel of a round or to the master a sentinel named. Returns when
-    // the client must look again (on_timer): the link's deadline, the end of the reconnect
-    // delay when wanted, or no_deadline_ms.
+    // once to the next sentinel of a round or to the master a sentinel named.
+    // Returns when the client must look again (on_timer): the link's connect, handshake or
+    // reply deadline, the end of the reconnect delay when idle and wanted, or no_deadline_ms.
     std::int64_t settle(std::int64_t now, bool wanted) noexcept;
 
     // rediss://: the socket is connected and its TLS handshake began.
     void on_tls_handshake() noexcept { link_.on_tls_handshake(); }
-    // The socket is up (and secured): writes the handshake into out and returns its size,
-    // 0 when it does not fit (the link closes with invalid_config).
+    // The socket is up (and secured): writes the handshake into out[0..capacity).
+    // Returns its size, or 0 when it does not fit (the link is then closing with
+    // invalid_config, which settle() reports).
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
     // Bytes read on the connection: routes every complete reply in data[0..size), parsed into
-    // nodes[0..nodes_max), and returns the bytes consumed (the rest is an incomplete reply, to
-    // be offered again with what follows). Stops early when a delivery closed or replaced
-    // the connection. A stream that is not RESP closes the link with the parser's code.
+    // nodes[0..nodes_max). Stops early when a delivery closed or replaced the connection.
+    // Returns the bytes consumed (the rest is an incomplete reply, to be offered again with
+    // what follows). A stream that is not RESP closes the link with the parser's code
+    // (protocol_error, reply_too_large, too_many_elements or too_deep), which settle()
+    // reports.
     std::size_t on_bytes(const char* data, std::size_t size, reply_node* nodes, std::size_t nodes_max,
                          std::int64_t now) noexcept;
+    // The socket failed (resolve, connect, read, write): the link closes with `why`
+    // (server_link::on_io_error), and the next settle() reports it.
     void on_io_error(failure why, std::int64_t now) noexcept { link_.on_io_error(why, now); }
+    // A deadline settle() returned came: a connect, handshake or reply that took too long
+    // closes the link with its timeout code (server_link::on_timer).
     void on_timer(std::int64_t now) noexcept { link_.on_timer(now); }
     // The client drops the connection (a new master was announced: reconnect_now).
     void close(failure why, std::int64_t now, bool reconnect_now = false) noexcept;

@@ -49,7 +49,7 @@ struct handshake_request {
     bool read_node = false;              // server: ask INFO and CONFIG GET appendfsync
 };
 
-struct handshake_write {
+struct [[nodiscard]] handshake_write {
     errc code = errc::ok;  // ok, or buffer_too_small (nothing usable was written)
     std::size_t size = 0;
     handshake_plan plan;

@@ -22,6 +22,11 @@
 //
 // The lock refuses input while its event queue is full (events_pending): callers drain
 // poll_event() before each call that feeds it, as lock.hpp asks after every call in.
+//
+// Each call below lists what it returns. The codes are the lock's own (lock.hpp), passed on
+// unchanged. A caller that drained the events first, with a configured lock, an instance
+// below its count and a monotonic reading, gets only ok back (and from deliver_answer, the
+// reply's error_reply or unexpected_reply): the clients assert that rather than drop it.
 #pragma once
 
 #include <cstddef>
@@ -46,7 +51,7 @@ enum class write_stop : std::uint8_t {
                     // on it and is given up with it (lock_hears_close)
 };
 
-struct write_report {
+struct [[nodiscard]] write_report {
     std::size_t written = 0;
     write_stop stop = write_stop::done;
 };
@@ -57,6 +62,11 @@ struct write_report {
 //                                         failed (the sink closed the link: on_io_error)
 // Each request is tracked on the link before it is committed, so a write that fails drops it
 // with the connection, as a request in flight.
+// Returns the requests written and why it stopped: done when nothing is queued for the
+// instance any more, not_accepting when the link takes no lock requests now, full when the
+// sink lacks room for the next request, failed when the sink's commit failed. The lock's
+// write_request() cannot refuse a queued request otherwise (invalid_instance, invalid_state):
+// that is asserted, as is room on the link for every request the lock can have out.
 template <typename Sink>
 write_report write_requests(lock& core, std::uint8_t instance, server_link& link, std::uint32_t owner,
                             std::uint32_t tag, std::int64_t now, Sink& sink) noexcept {
@@ -91,14 +101,24 @@ using error_text = fixed_text<error_text_bytes_max>;
 // Hands `reply` (the link's answer for this lock) to the lock. An error reply or a reply the
 // request cannot produce counts as the instance's failure for the running round, and is kept
 // in `last` for the caller's error report; with `text`, an error reply's text is kept there
-// too (and emptied for unexpected_reply), so the report can say what Redis said. Returns the
-// lock's code.
+// too (and emptied for unexpected_reply), so the report can say what Redis said.
+// Returns ok (NOSCRIPT to a script and a syntax error to the native acquire included: the
+// lock sends the request again), or error_reply when Redis answered with an error,
+// unexpected_reply when the reply's type cannot answer the request or nothing is in flight on
+// the instance (both kept in `last`), invalid_instance when `instance` is not below the
+// lock's instance count, invalid_state when the lock is unconfigured, invalid_time when now
+// is outside [-now_ms_limit, now_ms_limit], events_pending when the lock's event queue lacks
+// room (the reply was not used: drain poll_event() and hand it over again).
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
                     failure& last, error_text* text = nullptr) noexcept;
 
 // After the link's node_started: with the restart guard on, the lock hears when the node's
 // process started and whether its data survives a restart (lock::on_node_started); with it
-// off, nothing. Returns the lock's code (ok when the guard is off).
+// off, nothing.
+// Returns ok (always, with the guard off), or invalid_instance when `instance` is not below
+// the lock's instance count, invalid_state when the lock is unconfigured, invalid_time when
+// now or the node's start is outside [-now_ms_limit, now_ms_limit], events_pending when the
+// lock's event queue lacks room (nothing was told: drain poll_event() and call again).
 errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
                        std::int64_t now) noexcept;
 // The same with a start read earlier (a client tells the locks it adds later what its
@@ -106,9 +126,10 @@ errc tell_node_started(lock& core, std::uint8_t instance, const server_link& lin
 errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
                        std::int64_t now) noexcept;
 
-// After node_started: true when the client's warning hook should hear eviction_warning() of
-// this node (the check is warn and the node may evict keys). refuse is the link's own
-// (link_setup::refuse_evicting): such a connection never gets this far.
+// After node_started: whether the client's warning hook should hear eviction_warning() of
+// this node. Returns true when the check is warn and the node may evict keys, false
+// otherwise; refuse is the link's own (link_setup::refuse_evicting): such a connection never
+// gets this far.
 bool warns_of_eviction(eviction_check check, const server_link& link) noexcept;
 
 // The link's connection ended (on_closed gave `closed`; `dropped` lock requests were in
@@ -116,29 +137,40 @@ bool warns_of_eviction(eviction_check check, const server_link& link) noexcept;
 // (lock::on_io_error), as lock.hpp asks whenever the connection changes, unless the link only
 // moved on: nothing of the locks' was on it (it never became ready and dropped no request)
 // and it connects again at once (a sentinel named the master, or failed with another to ask).
+// Returns true when the connection was ready, a request was dropped with it, or the link may
+// not connect again now; false otherwise.
 bool lock_hears_close(const link_closed& closed, std::size_t dropped, const server_link& link,
                       std::int64_t now) noexcept;
 
 // A connection the lock must hear of ended (lock_hears_close): requests in flight on it are
 // given up (lock::on_io_error), and so are the ones queued for the instance when the link is
 // in its reconnect delay (give_up_unsent); otherwise they wait for the next connection, made
-// at once. Returns the lock's code.
+// at once.
+// Returns ok, or invalid_instance when `instance` is not below the lock's instance count,
+// invalid_state when the lock is unconfigured, invalid_time when now is outside
+// [-now_ms_limit, now_ms_limit], events_pending when the lock's event queue lacks room
+// (nothing was given up: drain poll_event() and call again).
 errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std::int64_t now) noexcept;
 
 // The instance cannot be reached now: its link is idle and may not connect before the
 // reconnect delay ends. The requests queued for it are given up at once, with the
 // connection's failure (lock::on_io_error after taking them out of the queue), rather than
 // waiting for a connection until the round's deadline; releases are queued again, as
-// on_io_error does. Returns the lock's code.
+// on_io_error does.
+// Returns ok, or invalid_instance when `instance` is not below the lock's instance count,
+// invalid_state when the lock is unconfigured, invalid_time when now is outside
+// [-now_ms_limit, now_ms_limit], events_pending when the lock's event queue lacks room
+// (nothing was dropped or given up: drain poll_event() and call again).
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept;
 
-// True when the link is idle and may not connect now: requests for it should be given up.
+// Whether requests for the instance should be given up. Returns true when the link is idle
+// and may not connect now (its reconnect delay runs), false otherwise.
 bool unreachable_now(const server_link& link, std::int64_t now) noexcept;
 
-// When the transport must look at the link again: its connect, handshake or reply deadline;
-// idle, when it may connect again (never before now) if it wants a connection (one that keeps
-// its connections up always does; one that connects on demand, when requests wait for it),
-// else no_deadline_ms.
+// When the transport must look at the link again. Returns the link's connect, handshake or
+// reply deadline while it is not idle; when idle, the instant it may connect again (never
+// before now) if it wants a connection (one that keeps its connections up always does; one
+// that connects on demand, when requests wait for it), else no_deadline_ms.
 std::int64_t wake_ms(const server_link& link, bool wants_connection, std::int64_t now) noexcept;
 
 }  // namespace edgelock::session

@@ -34,7 +34,7 @@ enum class reply_class : std::uint8_t {
                          // the reconnect delay
 };
 
-struct reply_verdict {
+struct [[nodiscard]] reply_verdict {
     reply_class what = reply_class::answer;
     transport_errc reason = transport_errc::connection_closed;  // all but answer
 };

@@ -5,6 +5,9 @@
 // (std::generic_category()); everything else a client can report is one of these. The
 // std::error_code adapter (category "edgelock.transport") is in transport/common's
 // edgelock/error_code.hpp, outside the sans-IO session.
+//
+// Like errc, transport_errc and failure are [[nodiscard]]: a call returning one is a verdict
+// the caller acts on.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +16,7 @@
 
 namespace edgelock {
 
-enum class transport_errc : std::uint8_t {
+enum class [[nodiscard]] transport_errc : std::uint8_t {
     unknown_host = 1,       // the host name could not be resolved
     connect_timeout,        // resolve + connect took longer than connect_timeout: no connection
     command_timeout,        // a reply took longer than command_timeout: the connection is dropped
@@ -73,7 +76,7 @@ const char* describe(transport_errc code) noexcept;
 // An error as the session keeps it, without std::error_code's category objects (which
 // live in the C++ runtime, outside a sans-IO library): the lock's errc, a transport_errc, or
 // an errno value from the operating system. The transports convert (edgelock/error_code.hpp).
-struct failure {
+struct [[nodiscard]] failure {
     enum class domain : std::uint8_t { none, lock, transport, system };
     domain from = domain::none;
     int value = 0;

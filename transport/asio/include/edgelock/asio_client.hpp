@@ -239,7 +239,7 @@ public:
     //                           does not match its certificate): tls_error() says which
     //   transport_errc::out_of_memory  OpenSSL could not make its TLS context
     //   errc::io_error          the OS has no random bytes for the reconnect jitter
-    std::error_code open(const client_config& config);
+    [[nodiscard]] std::error_code open(const client_config& config);
     // After open() returned transport_errc::tls_files: which file of config.tls was refused,
     // and why (edgelock/tls_options.hpp); empty otherwise.
     const tls_load_error& tls_error() const noexcept;
@@ -290,7 +290,7 @@ public:
     // timeout (replica_wait_ms, by default half the attempt timeout) is not below
     // command_timeout_ms; then the core's errc::invalid_name, invalid_ttl, invalid_config
     // (e.g. queue_entry_ttl_ms not above recheck_ms plus twice the attempt timeout).
-    std::error_code add_lock(const lock_config& config, lock_handle& out);
+    [[nodiscard]] std::error_code add_lock(const lock_config& config, lock_handle& out);
 
     // Frees a lock's slot. Only for a lock that is idle (never acquired, released, or failed
     // to acquire) or lost, with no operation running. Returns {}, invalid_handle, lock_busy.
@@ -298,7 +298,7 @@ public:
     // the requests the lock still has in flight (the clean-up of a cancelled acquire or of a
     // loss) are answered or their connection drops, so a slow server holds it up to
     // command_timeout_ms, and add_lock() may meanwhile return table_full.
-    std::error_code remove_lock(lock_handle handle);
+    [[nodiscard]] std::error_code remove_lock(lock_handle handle);
 
     // Called as handler(std::error_code why) when a held lock ends without release():
     // errc::expired (no quorum confirmed a renewal before validity ran out),
@@ -310,7 +310,7 @@ public:
     // replaced, or until its lock is removed (also from inside the handler itself: a lock
     // added later in the same slot starts without one). Returns {} or invalid_handle.
     template <typename Handler>
-    std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
+    [[nodiscard]] std::error_code set_lost_handler(lock_handle handle, Handler&& handler) {
         detail::handler_slot slot;
         slot.emplace_with_code(std::forward<Handler>(handler));
         return store_lost_handler(handle, std::move(slot));
@@ -395,13 +395,14 @@ public:
     std::size_t instance_count() const noexcept;
     bool instance_connected(std::size_t instance) const noexcept;
     std::string instance_endpoint(std::size_t instance) const;
-    std::error_code instance_last_error(std::size_t instance) const noexcept;
+    [[nodiscard]] std::error_code instance_last_error(std::size_t instance) const noexcept;
 
     asio::io_context& context() const noexcept { return io_; }
 
 private:
     void start_wait_ready(detail::handler_slot handler);
-    std::error_code store_lost_handler(lock_handle handle, detail::handler_slot handler);
+    [[nodiscard]] std::error_code store_lost_handler(lock_handle handle,
+                                                     detail::handler_slot handler);
     void start_acquire(lock_handle handle, std::chrono::milliseconds wait,
                        detail::handler_slot handler);
     void start_release(lock_handle handle, detail::handler_slot handler);

@@ -18,16 +18,16 @@ namespace edgelock {
 const std::error_category& error_category() noexcept;
 const std::error_category& transport_category() noexcept;
 
-inline std::error_code make_error_code(errc code) noexcept {
+[[nodiscard]] inline std::error_code make_error_code(errc code) noexcept {
     return {static_cast<int>(code), error_category()};
 }
 
-inline std::error_code make_error_code(transport_errc code) noexcept {
+[[nodiscard]] inline std::error_code make_error_code(transport_errc code) noexcept {
     return {static_cast<int>(code), transport_category()};
 }
 
 // The session's failure as the transports hand it out; empty for none.
-std::error_code to_error_code(const failure& f) noexcept;
+[[nodiscard]] std::error_code to_error_code(const failure& f) noexcept;
 
 // A transport's error as the session keeps it: edgelock's own codes as they are; errno
 // values (generic or system category, and Asio's socket errors) as system failures; end of

@@ -36,7 +36,7 @@ public:
     // is not one, a key that does not match its certificate, a certificate without its key),
     // out_of_memory. Loading again
     // replaces the context.
-    std::error_code load(const tls_options& options);
+    [[nodiscard]] std::error_code load(const tls_options& options);
     bool loaded() const noexcept { return context_ != nullptr; }
     // After load() returned tls_files: the file refused and why (empty otherwise).
     const tls_load_error& load_error() const noexcept { return error_; }
@@ -56,8 +56,8 @@ private:
 
 // Loads `context` from `options` when any of the `count` addresses is rediss:// (a client
 // without one never reads the files, nor needs them). Returns {} or load()'s errors.
-std::error_code load_for(tls_context& context, const tls_options& options, const session::server_address* addresses,
-                         std::size_t count);
+[[nodiscard]] std::error_code load_for(tls_context& context, const tls_options& options,
+                                       const session::server_address* addresses, std::size_t count);
 
 // What a failed TLS operation means, from the connection's certificate verification result
 // (SSL_get_verify_result) and the first OpenSSL error code of the failure (ERR_get_error, or

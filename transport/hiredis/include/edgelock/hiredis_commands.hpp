@@ -48,13 +48,13 @@ public:
     // server), and the transports' errors (the TLS ones for rediss://):
     // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
     // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
-    std::error_code open(const command_target& target);
+    [[nodiscard]] std::error_code open(const command_target& target);
     // After open() returned tls_files: which file of target.tls was refused, and why.
     const tls_load_error& tls_error() const noexcept { return tls_error_; }
     // Sends one command and waits for its reply. An error reply is a reply (type error), not
     // a failure. Returns {} or: transport_errc::command_timeout, connection_closed, the
     // socket's errno, errc::protocol_error, reply_too_large, invalid_state (not open), ...
-    std::error_code call(const std::vector<std::string>& args, command_reply& out);
+    [[nodiscard]] std::error_code call(const std::vector<std::string>& args, command_reply& out);
     // "host:port" of the server the commands go to (the master a sentinel named).
     std::string endpoint() const;
 

@@ -262,10 +262,10 @@ public:
     //   the core's (lock::configure()): invalid_name, invalid_ttl, invalid_config
     //   errc::io_error           no random bytes to seed the reconnect jitter
     //   transport_errc::thread_failed
-    std::error_code open(const lock_options& options) noexcept;
+    [[nodiscard]] std::error_code open(const lock_options& options) noexcept;
 
     // One attempt, no waiting: acquire(0 ms, out).
-    std::error_code try_acquire(hold* out = nullptr) noexcept;
+    [[nodiscard]] std::error_code try_acquire(hold* out = nullptr) noexcept;
 
     // Acquires, retrying with exponential backoff and full jitter while attempts can start
     // within `wait`. On success fills `out` (when given) and returns ok. On a lock this object
@@ -293,7 +293,8 @@ public:
     //   io_error          the OS could not supply random bytes for the token
     // Keys written by a failed attempt are deleted (compare-and-delete) before it returns,
     // within the command timeout.
-    std::error_code acquire(std::chrono::milliseconds wait, hold* out = nullptr) noexcept;
+    [[nodiscard]] std::error_code acquire(std::chrono::milliseconds wait,
+                                          hold* out = nullptr) noexcept;
 
     // Ends the acquire() that is running, from another thread or a signal handler: the only
     // call here that is async-signal-safe (it sets an atomic flag and writes an eventfd). The
@@ -314,21 +315,21 @@ public:
     // few instances deleted it, no_quorum or (one instance) its error, as for acquire (the
     // key then expires by its TTL). After `lost`, release() also returns expired and clears
     // the lost state.
-    std::error_code release() noexcept;
+    [[nodiscard]] std::error_code release() noexcept;
 
     // True while held and within validity (never after valid_until).
     bool held() const noexcept;
     // True once the current hold was lost (until the next acquire()).
     bool lost() const noexcept;
     // Why it was lost: expired or token_gone; empty when not lost.
-    std::error_code lost_reason() const noexcept;
+    [[nodiscard]] std::error_code lost_reason() const noexcept;
     // The fence token of the current or last hold.
     std::int64_t fence() const noexcept;
     // After acquire() failed with restart_guard: when (on now_ms()'s clock) enough instances
     // count again.
     std::int64_t guard_until_ms() const noexcept;
     // The last error instance `i` reported (empty when none); instances in options order.
-    std::error_code instance_error(std::size_t i) const noexcept;
+    [[nodiscard]] std::error_code instance_error(std::size_t i) const noexcept;
     // While instance_error(i) is errc::error_reply: Redis's own text of that reply ("ERR ...",
     // "OOM command not allowed ...", without the leading '-'), cut to
     // session::error_text_bytes_max bytes; empty otherwise.
