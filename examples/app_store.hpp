@@ -16,8 +16,8 @@
 class app_store {
 public:
     explicit app_store(const std::string& url) {
-        edgelock::session::server_address address;
-        if (edgelock::session::parse_server_url(url, address).code != edgelock::errc::ok) die("bad address " + url);
+        edgelock::session::node_address address;
+        if (edgelock::session::parse_node_url(url, address).code != edgelock::errc::ok) die("bad address " + url);
         const std::string host(address.host.view());
         context_ = redisConnect(host.c_str(), address.port);
         if (context_ == nullptr || context_->err != 0) die("cannot connect to " + url);

@@ -7,7 +7,7 @@
 #      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
 # The core's and session's own unit tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test,
-# node_facts_test, lock_io_test) are run too and reported separately: the score counts the simulator alone.
+# node_facts_test, lock_traffic_test) are run too and reported separately: the score counts the simulator alone.
 #
 #   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME[,NAME...]]
 #
@@ -32,7 +32,7 @@ done
 
 src="$work/src"
 build="$work/build"
-targets=(edgelock-sim sim_test sim_property_test lock_test lock_fair_test lock_model_test restart_guard_test node_facts_test lock_io_test)
+targets=(edgelock-sim sim_test sim_property_test lock_test lock_fair_test lock_model_test restart_guard_test node_facts_test lock_traffic_test)
 command_timeout=600  # a mutant that loops forever is killed by this, as a hang
 
 copy_tree() {
@@ -65,7 +65,7 @@ changed_cells() {
 
 core_tests_catch() {
   local t
-  for t in tests/core/lock_test tests/core/lock_fair_test tests/core/lock_model_test tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_io_test; do
+  for t in tests/core/lock_test tests/core/lock_fair_test tests/core/lock_model_test tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_traffic_test; do
     timeout "$command_timeout" "$build/$t" >/dev/null 2>&1 || return 0
   done
   return 1

@@ -36,7 +36,7 @@ bool host_byte_allowed(char c) noexcept {
 }
 
 // Splits "user:password" (or a lone "password", as redis-cli accepts) into the address.
-address_result take_credentials(std::string_view credentials, server_address& out) noexcept {
+address_result take_credentials(std::string_view credentials, node_address& out) noexcept {
     const std::size_t colon = credentials.find(':');
     const std::string_view user = colon == std::string_view::npos ? std::string_view{} : head(credentials, colon);
     const std::string_view password = colon == std::string_view::npos ? credentials : tail(credentials, colon + 1);
@@ -46,7 +46,7 @@ address_result take_credentials(std::string_view credentials, server_address& ou
 }
 
 // "host", "host:port", "[v6]" or "[v6]:port".
-address_result take_host_and_port(std::string_view text, server_address& out) noexcept {
+address_result take_host_and_port(std::string_view text, node_address& out) noexcept {
     std::string_view host = text;
     std::string_view port;
     bool has_port = false;
@@ -71,14 +71,14 @@ address_result take_host_and_port(std::string_view text, server_address& out) no
     std::uint16_t number = default_port;
     if (has_port && port.empty()) return refuse("empty port");
     if (has_port && !parse_port(port, number)) return refuse("bad port");
-    return set_endpoint(out, host, number);
+    return set_host_port(out, host, number);
 }
 
 }  // namespace
 
 bool parse_port(std::string_view digits, std::uint16_t& out) noexcept { return parse_number(digits, 1, 65535, out); }
 
-address_result set_endpoint(server_address& address, std::string_view host, std::uint16_t port) noexcept {
+address_result set_host_port(node_address& address, std::string_view host, std::uint16_t port) noexcept {
     if (host.empty()) return refuse("empty host");
     for (const char c : host) {
         if (!host_byte_allowed(c)) return refuse("bad byte in host");
@@ -89,8 +89,8 @@ address_result set_endpoint(server_address& address, std::string_view host, std:
     return {};
 }
 
-endpoint_text format_endpoint(const server_address& address) noexcept {
-    std::array<char, endpoint_text::capacity_bytes> text{};
+address_text format_address(const node_address& address) noexcept {
+    std::array<char, address_text::capacity_bytes> text{};
     std::size_t size = 0;
     const auto put = [&](std::string_view part) {
         for (const char c : part) text[size++] = c;
@@ -106,13 +106,13 @@ endpoint_text format_endpoint(const server_address& address) noexcept {
         digits[count++] = static_cast<char>('0' + port % 10);
     }
     while (count > 0) text[size++] = digits[--count];
-    endpoint_text out;
+    address_text out;
     out.assign({text.data(), size});
     return out;
 }
 
-address_result parse_server_url(std::string_view text, server_address& out) noexcept {
-    out = server_address{};
+address_result parse_node_url(std::string_view text, node_address& out) noexcept {
+    out = node_address{};
     if (text.size() > url_bytes_max) return refuse("address too long");
     constexpr std::string_view plain = "redis://";
     constexpr std::string_view secure = "rediss://";

@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/session/connection_driver.hpp"
 
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 
 namespace edgelock::session {
 namespace {
 
 // Opens one settle() may make: a sentinel that fails at once is followed by the next at once,
-// and after every sentinel failed once in a row the link waits its reconnect delay.
+// and after every sentinel failed once in a row the connection waits its reconnect delay.
 constexpr std::size_t settle_rounds_max = sentinels_max + 2;
 
 }  // namespace
 
-errc connection_driver::setup(const link_setup& s, connection_io& io,
+errc connection_driver::setup(const connection_setup& s, connection_io& io,
                               connection_events& events) noexcept {
-    if (link_.setup(s) != errc::ok) return errc::invalid_config;
+    if (connection_.setup(s) != errc::ok) return errc::invalid_config;
     io_ = &io;
     events_ = &events;
     ready_reported_ = false;
@@ -25,81 +25,81 @@ std::int64_t connection_driver::settle(std::int64_t now, bool wanted) noexcept {
     for (std::size_t round = 0; round < settle_rounds_max && !io_->suspended(); ++round) {
         // The events of an end may stop or pause the client: it then does nothing more.
         if (close_if_closing(now) && io_->suspended()) break;
-        if (link_.ready() && !ready_reported_) {
+        if (connection_.ready() && !ready_reported_) {
             ready_reported_ = true;
             events_->became_ready();
         }
-        if (link_.state() != link_state::idle || !wanted || !link_.may_start(now)) break;
-        const server_address* to = link_.start(now);
+        if (connection_.state() != connection_state::idle || !wanted || !connection_.may_start(now)) break;
+        const node_address* to = connection_.start(now);
         EDGELOCK_ASSERT(to != nullptr);
-        io_->open(*to);  // a blocking connect's failure leaves the link closing: round again
+        io_->open(*to);  // a blocking connect's failure leaves the connection closing: round again
     }
-    return wake_ms(link_, wanted, now);
+    return wake_ms(connection_, wanted, now);
 }
 
 std::size_t connection_driver::on_connected(std::int64_t now, char* out,
                                             std::size_t capacity) noexcept {
-    return link_.on_connected(now, out, capacity);
+    return connection_.on_connected(now, out, capacity);
 }
 
 std::size_t connection_driver::on_bytes(const char* data, std::size_t size, reply_node* nodes,
                                         std::size_t nodes_max, std::int64_t now) noexcept {
-    if (size > 0) link_.on_bytes_received();
-    const std::uint32_t connection = closed_count_;
+    if (size > 0) connection_.on_bytes_received();
+    const std::uint32_t closed_before = closed_count_;
     std::size_t offset = 0;
     while (reading()) {
         const parse_result parsed = parse_reply(data + offset, size - offset, nodes, nodes_max);
         if (parsed.code == errc::need_more) break;
         if (parsed.code != errc::ok) {
-            link_.on_io_error(failure::of(parsed.code), now);
+            connection_.on_io_error(failure::of(parsed.code), now);
             break;
         }
         offset += parsed.consumed;
-        deliver(link_.on_reply(nodes, parsed.nodes, now), nodes, parsed.nodes);
-        if (closed_count_ != connection || io_->suspended()) break;
+        deliver(connection_.on_reply(nodes, parsed.nodes, now), nodes, parsed.nodes);
+        if (closed_count_ != closed_before || io_->suspended()) break;
     }
     return offset;
 }
 
-void connection_driver::deliver(const link_reply& routed, const reply_node* nodes,
+void connection_driver::deliver(const routed_reply& routed, const reply_node* nodes,
                                 std::size_t count) noexcept {
     switch (routed.what) {
-        case link_reply::kind::answer: events_->answered(routed.entry, nodes, count); break;
-        case link_reply::kind::message:
-        case link_reply::kind::master_switched: events_->pushed(routed.what, nodes, count); break;
-        case link_reply::kind::node_started: events_->node_started(); break;
-        case link_reply::kind::none: break;
+        case routed_reply::kind::answer: events_->answered(routed.entry, nodes, count); break;
+        case routed_reply::kind::message:
+        case routed_reply::kind::master_switched: events_->pushed(routed.what, nodes, count); break;
+        case routed_reply::kind::node_started: events_->node_started(); break;
+        case routed_reply::kind::none: break;
     }
 }
 
 void connection_driver::close(failure why, std::int64_t now, bool reconnect_now) noexcept {
-    link_.close(why, now, reconnect_now);
+    connection_.close(why, now, reconnect_now);
 }
 
 void connection_driver::stop() noexcept {
     io_->close();
-    link_.reset();
+    connection_.reset();
     ready_reported_ = false;
     ++closed_count_;
 }
 
 bool connection_driver::reading() const noexcept {
-    return link_.state() == link_state::handshaking || link_.ready();
+    return connection_.state() == connection_state::handshaking || connection_.ready();
 }
 
 // The socket goes first: nothing of the old connection may reach the driver while the
 // client hears of its end (and perhaps opens the next one).
 bool connection_driver::close_if_closing(std::int64_t now) noexcept {
-    if (link_.state() != link_state::closing) return false;
+    if (connection_.state() != connection_state::closing) return false;
     io_->close();
     std::size_t dropped = 0;
-    const link_closed closed = link_.on_closed(now, [this, &dropped](const in_flight& entry) {
+    const connection_end closed = connection_.on_closed(now, [this, &dropped](const in_flight& entry) {
         ++dropped;
         events_->dropped(entry);
     });
     ++closed_count_;
     ready_reported_ = false;
-    events_->ended(closed, lock_hears_close(closed, dropped, link_, now));
+    events_->ended(closed, lock_hears_close(closed, dropped, connection_, now));
     return true;
 }
 

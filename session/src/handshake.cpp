@@ -45,7 +45,7 @@ private:
     handshake_plan plan_;
 };
 
-void write_auth(plan_writer& w, const server_address& to) noexcept {
+void write_auth(plan_writer& w, const node_address& to) noexcept {
     if (to.password.empty()) return;
     if (to.user.empty()) {
         w.command(handshake_step::auth, {"AUTH", to.password.view()});
@@ -56,7 +56,7 @@ void write_auth(plan_writer& w, const server_address& to) noexcept {
 
 failure refusal_of_ping(const reply_node& reply) noexcept {
     const reply_verdict verdict = classify(reply);
-    if (verdict.what == reply_class::wrong_server) return failure::of(verdict.reason);
+    if (verdict.what == reply_class::wrong_node) return failure::of(verdict.reason);
     return failure::of(errc::error_reply);
 }
 
@@ -65,13 +65,13 @@ bool is_master_role(const reply_node* nodes, std::size_t count) noexcept {
            nodes[1].type == reply_type::bulk_string && nodes[1].text == "master";
 }
 
-failure named_master(const reply_node* nodes, std::size_t count, server_address& master) noexcept {
+failure named_master(const reply_node* nodes, std::size_t count, node_address& master) noexcept {
     const bool shaped = count == 3 && nodes[0].type == reply_type::array && nodes[0].elements == 2 &&
                         nodes[1].type == reply_type::bulk_string && nodes[2].type == reply_type::bulk_string;
     std::uint16_t port = 0;
     if (!shaped || !parse_port(nodes[2].text, port)) return failure::of(transport_errc::no_master);
-    server_address named = master;
-    if (set_endpoint(named, nodes[1].text, port).code != errc::ok) return failure::of(transport_errc::no_master);
+    node_address named = master;
+    if (set_host_port(named, nodes[1].text, port).code != errc::ok) return failure::of(transport_errc::no_master);
     master = named;
     return {};
 }
@@ -102,12 +102,12 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
             w.command(handshake_step::ping, {"PING"});
             if (request.check_role) w.command(handshake_step::role, {"ROLE"});
             break;
-        case connection_kind::server:
+        case connection_kind::lock_traffic:
             if (request.to->db != 0) w.select(request.to->db);
             w.command(handshake_step::ping, {"PING"});
             if (request.check_role) w.command(handshake_step::role, {"ROLE"});
             if (request.read_node) {
-                // INFO with its default sections (server, memory and persistence among them):
+                // INFO with its default sections (node, memory and persistence among them):
                 // several sections in one INFO are a syntax error before Redis 7.0.
                 w.command(handshake_step::node_info, {"INFO"});
                 w.command(handshake_step::fsync_policy, {"CONFIG", "GET", "appendfsync"});
@@ -121,7 +121,7 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
 }
 
 failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
-                              server_address& master) noexcept {
+                              node_address& master) noexcept {
     EDGELOCK_ASSERT(count >= 1);
     const reply_node& reply = nodes[0];
     const bool refused = reply.type == reply_type::error;
@@ -147,7 +147,7 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
 }
 
 bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
-                         server_address& master) noexcept {
+                         node_address& master) noexcept {
     const pubsub_frame frame = parse_pubsub(nodes, count);
     if (frame.kind != pubsub_kind::message || frame.channel != "+switch-master") return false;
     std::string_view payload = frame.payload;
@@ -158,8 +158,8 @@ bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string
     const std::string_view port_text = next_word(payload);
     std::uint16_t port = 0;
     if (name != master_name || !payload.empty() || !parse_port(port_text, port)) return false;
-    server_address named = master;
-    if (set_endpoint(named, host, port).code != errc::ok) return false;
+    node_address named = master;
+    if (set_host_port(named, host, port).code != errc::ok) return false;
     master = named;
     return true;
 }

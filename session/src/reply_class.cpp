@@ -30,7 +30,7 @@ reply_verdict classify(const reply_node& reply) noexcept {
         {"WRONGPASS", transport_errc::auth_failed},
     };
     for (const rule& r : rules) {
-        if (has_prefix(reply.text, r.prefix)) return {reply_class::wrong_server, r.reason};
+        if (has_prefix(reply.text, r.prefix)) return {reply_class::wrong_node, r.reason};
     }
     return {};
 }

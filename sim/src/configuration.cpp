@@ -111,8 +111,8 @@ void draw_workload(world_params& p, prng& rng) {
 
 void draw_network(world_params& p, prng& rng) {
     p.io_timeout_ms = rng.between(50, 400);
-    p.link_us_min = rng.between(100, 500);
-    p.link_us_max = p.link_us_min + rng.between(0, 2000);
+    p.path_us_min = rng.between(100, 500);
+    p.path_us_max = p.path_us_min + rng.between(0, 2000);
     p.tail_per_million = static_cast<std::uint32_t>(rng.between(0, 50'000));
     p.tail_ms_max = rng.between(1, 40);
     p.repl_us_min = rng.between(200, 2000);
@@ -221,7 +221,7 @@ std::string to_text(const world_params& p) {
     add_range("work", p.work_ms_min, p.work_ms_max, "ms");
     add("job_timeout", p.job_timeout_ms, "ms");
     add("io_timeout", p.io_timeout_ms, "ms");
-    add_range("link", p.link_us_min, p.link_us_max, "us");
+    add_range("path", p.path_us_min, p.path_us_max, "us");
     add("tail", p.tail_per_million, "/1e6");
     out += ".." + std::to_string(p.tail_ms_max) + "ms";  // a rate, then how far the tail reaches
     add_range("repl", p.repl_us_min, p.repl_us_max, "us");

@@ -18,25 +18,25 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
     tail_per_million_ = params.tail_per_million;
     tail_us_max_ = params.tail_ms_max * 1000;
     const std::size_t count = static_cast<std::size_t>(endpoint_count()) * endpoint_count();
-    links_.clear();
-    links_.resize(count);
+    paths_.clear();
+    paths_.resize(count);
     for (std::size_t id = 0; id < count; ++id) {
-        link& l = links_[id];
+        path& l = paths_[id];
         l.jitter = prng::stream(seed, 1000 + id);
-        const bool replication = is_node(link_from(id)) && is_node(link_to(id));
+        const bool replication = is_node(path_from(id)) && is_node(path_to(id));
         // No long tail to or from the protected resource: a write delayed past the lease is
         // S2's fault, drawn there, not noise that every unfenced cell would have to survive.
-        const bool resource = link_from(id) == resource_endpoint() || link_to(id) == resource_endpoint();
+        const bool resource = path_from(id) == resource_endpoint() || path_to(id) == resource_endpoint();
         l.tail = !replication && !resource;
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
-                                   : l.jitter.between(params.link_us_min, params.link_us_max);
+                                   : l.jitter.between(params.path_us_min, params.path_us_max);
     }
     connections_.assign(static_cast<std::size_t>(clients) * servers(), tcp_state{});
 }
 
 std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
                            std::int64_t extra_us) {
-    link& l = links_[link_id(from, to)];
+    path& l = paths_[path_id(from, to)];
     std::int64_t delay = l.latency_us + l.jitter.between(0, l.latency_us / 4) + extra_us;
     if (l.tail && tail_per_million_ > 0 && l.jitter.chance(tail_per_million_)) {
         delay += l.jitter.between(1000, std::max<std::int64_t>(1000, tail_us_max_));
@@ -48,8 +48,8 @@ std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std:
     return deliver;
 }
 
-message network::take(std::size_t link_index) {
-    link& l = links_[link_index];
+message network::take(std::size_t path_index) {
+    path& l = paths_[path_index];
     EDGELOCK_ASSERT(!l.queue.empty());
     message m = std::move(l.queue.front());
     l.queue.pop_front();
@@ -57,7 +57,7 @@ message network::take(std::size_t link_index) {
 }
 
 std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexcept {
-    return links_[link_id(from, to)].latency_us;
+    return paths_[path_id(from, to)].latency_us;
 }
 
 network::tcp_state& network::conn(std::uint8_t client, std::uint8_t server) noexcept {

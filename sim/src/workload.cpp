@@ -8,7 +8,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
 
@@ -32,8 +32,8 @@ const char* event_name(event_type t) {
 
 std::string number(std::int64_t value) { return std::to_string(value); }
 
-// The link timing the world's parameters give; the session's bounds must accept it.
-session::timing link_timing(const world_params& p) {
+// The connection timing the world's parameters give; the session's bounds must accept it.
+session::timing connection_timing(const world_params& p) {
     session::timing t;
     t.connect_timeout_ms = p.connect_timeout_ms;
     t.command_timeout_ms = p.io_timeout_ms;
@@ -75,18 +75,18 @@ client::client(world& w, std::uint8_t id, const lock_config& config, const proce
       rng_(rng), behaviour_(b) {
     const errc code = lock_.configure(config);
     EDGELOCK_ASSERT(code == errc::ok);
-    setup_links();
+    setup_connections();
 }
 
-// As the transports set up their links: each instance's node, or (Sentinel) the sentinels
-// and the name of the master they monitor. Each link's reconnect jitter is seeded from the
+// As the transports set up their connections: each instance's node, or (Sentinel) the sentinels
+// and the name of the master they monitor. Each connection's reconnect jitter is seeded from the
 // client's generator, so a run replays from its seed.
-void client::setup_links() {
+void client::setup_connections() {
     const configuration& config = world_.config();
-    session::link_setup s;
-    s.times = link_timing(world_.params());
+    session::connection_setup s;
+    s.times = connection_timing(world_.params());
     if (config.sentinels > 0) {
-        for (std::uint8_t j = 0; j < config.sentinels; ++j) sentinels_[j] = sentinel_address(j);
+        for (std::uint8_t j = 0; j < config.sentinels; ++j) sentinels_[j] = address_of_sentinel(j);
         s.sentinels = sentinels_.data();
         s.sentinel_count = config.sentinels;
         s.master_name = monitored_master_name;
@@ -94,12 +94,12 @@ void client::setup_links() {
     }
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (config.sentinels == 0) {
-            servers_[i] = node_address(i);  // without Sentinel, instance i is node i
-            s.server = &servers_[i];
+            nodes_[i] = address_of_node(i);  // without Sentinel, instance i is node i
+            s.node = &nodes_[i];
         }
         s.seed = rng_.next();
         s.read_node = config.restart_guard;
-        links_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
+        connections_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
     }
 }
 
@@ -118,7 +118,7 @@ void client::anomaly(const char* what, errc code) {
 // ---- entry points -------------------------------------------------------------------------
 
 void client::start(std::int64_t first_job_ms) {
-    for (std::uint8_t i = 0; i < instances_; ++i) links_[i].settle(now_ms());
+    for (std::uint8_t i = 0; i < instances_; ++i) connections_[i].settle(now_ms());
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
@@ -215,7 +215,7 @@ void client::on_resume() {
 }
 
 void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
-    for (std::uint8_t i = 0; i < instances_; ++i) links_[i].reset_arrives(server, epoch, at_us);
+    for (std::uint8_t i = 0; i < instances_; ++i) connections_[i].reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
 
@@ -241,7 +241,7 @@ void client::finish(std::int64_t end_us) {
 // schedule, not after the lock has been told the time, and held() must be right then too.
 void client::run() {
     if (paused()) return;
-    service_links();
+    service_connections();
     if (paused()) return;
     run_job_timer();
     if (paused()) return;
@@ -305,7 +305,7 @@ namespace {
 // broken one) sends a plain DEL for each release; one that jumps the line sends the plain
 // acquire script for each fair acquire (same answers: 0 or nil).
 struct request_sink {
-    instance_link* to = nullptr;
+    sim_connection* to = nullptr;
     bool deletes_without_compare = false;
     bool jumps_the_line = false;
     std::string_view lock_name;
@@ -355,18 +355,18 @@ struct request_sink {
 
 }  // namespace
 
-// Writes the lock's queued requests on every link that accepts them: ready, or handshaking
-// with the server itself (pipelined behind the handshake, as the blocking client does).
+// Writes the lock's queued requests on every connection that accepts them: ready, or handshaking
+// with the node itself (pipelined behind the handshake, as the blocking client does).
 bool client::send_requests() {
     request_sink sink;
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
     sink.jumps_the_line = behaviour_ == behaviour::jumps_the_line && id_ == 0;
     sink.lock_name = lock_name_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        sink.to = &links_[i];
+        sink.to = &connections_[i];
         const session::write_report written =
-            session::write_requests(lock_, i, links_[i].link(), 0, 0, now_ms(), sink);
-        // commit() never fails: a simulated link takes every request its window lets through.
+            session::write_requests(lock_, i, connections_[i].connection(), 0, 0, now_ms(), sink);
+        // commit() never fails: a simulated connection takes every request its window lets through.
         EDGELOCK_ASSERT(written.stop != session::write_stop::failed);
     }
     if (sink.sent_acquire) reach(point::acquire_sent);
@@ -382,8 +382,8 @@ void client::reschedule() {
     std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
     std::int64_t wake = never_us;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        local_ms = std::min(local_ms, links_[i].wake_ms(local_now));
-        if (links_[i].reset_at_us() >= 0) wake = std::min(wake, links_[i].reset_at_us());
+        local_ms = std::min(local_ms, connections_[i].wake_ms(local_now));
+        if (connections_[i].reset_at_us() >= 0) wake = std::min(wake, connections_[i].reset_at_us());
     }
     if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
@@ -393,13 +393,13 @@ void client::reschedule() {
     world_.schedule_client(id_, wake, ++timer_generation_);
 }
 
-// ---- links --------------------------------------------------------------------------------
+// ---- connections --------------------------------------------------------------------------------
 
-// Each link's due work: a reset that arrived, a connect that completed, its timeouts.
-void client::service_links() {
+// Each connection's due work: a reset that arrived, a connect that completed, its timeouts.
+void client::service_connections() {
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        links_[i].on_timer(now_ms(), now_us());
-        links_[i].settle(now_ms());
+        connections_[i].on_timer(now_ms(), now_us());
+        connections_[i].settle(now_ms());
         if (paused()) return;
     }
 }
@@ -407,16 +407,16 @@ void client::service_links() {
 void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes) {
     std::uint8_t instance = instances_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (links_[i].carries(server, epoch)) instance = i;
+        if (connections_[i].carries(server, epoch)) instance = i;
     }
     if (instance == instances_) return;  // a reply on a connection given up already
-    instance_link& l = links_[instance];
+    sim_connection& l = connections_[instance];
     if (!l.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
-    // A pause the answer led to leaves a closing link for the resume (run() settles it).
+    // A pause the answer led to leaves a closing connection for the resume (run() settles it).
     if (!paused()) l.settle(now_ms());
 }
 
-// ---- what an instance's connection delivers (instance_link, the session's driver) ---------
+// ---- what an instance's connection delivers (sim_connection, the session's driver) ---------
 
 void client::on_answer(std::uint8_t instance, const reply_node& reply) {
     failure refused;  // the timeline shows the reply itself
@@ -427,7 +427,7 @@ void client::on_answer(std::uint8_t instance, const reply_node& reply) {
 
 void client::on_node_started(std::uint8_t instance) {
     drain();  // the lock refuses input while events wait
-    const errc code = session::tell_node_started(lock_, instance, links_[instance].link(),
+    const errc code = session::tell_node_started(lock_, instance, connections_[instance].connection(),
                                                  world_.config().restart_guard, now_ms());
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
@@ -436,7 +436,7 @@ void client::on_node_started(std::uint8_t instance) {
 // The lock hears that the connection ended (session::lock_hears_close said it must).
 void client::on_connection_end(std::uint8_t instance) {
     drain();  // events a pause left behind first: on_io_error refuses while they wait
-    const errc code = session::hear_close(lock_, instance, links_[instance].link(), now_ms());
+    const errc code = session::hear_close(lock_, instance, connections_[instance].connection(), now_ms());
     if (code != errc::ok) anomaly("on_io_error", code);
     drain();
 }

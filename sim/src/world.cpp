@@ -328,10 +328,10 @@ void world::dispatch(const scheduler::event& e) {
     }
 }
 
-void world::deliver(std::size_t link) {
-    const std::uint8_t from = net_.link_from(link);
-    const std::uint8_t to = net_.link_to(link);
-    message m = net_.take(link);
+void world::deliver(std::size_t path) {
+    const std::uint8_t from = net_.path_from(path);
+    const std::uint8_t to = net_.path_to(path);
+    message m = net_.take(path);
     const std::uint8_t clients = params_.clients;
     const bool to_node = m.kind == message_kind::request || m.kind == message_kind::replication ||
                          m.kind == message_kind::replication_ack;
@@ -454,7 +454,7 @@ void world::deliver_resource_request(std::uint8_t client, message&& m) {
     const std::int64_t at = net_.send(net_.resource_endpoint(), net_.client_endpoint(client),
                                       std::move(reply), now_us_, 0);
     events_.push(at, scheduler::kind::deliver, 0,
-                 static_cast<std::uint32_t>(net_.link_id(net_.resource_endpoint(), client)));
+                 static_cast<std::uint32_t>(net_.path_id(net_.resource_endpoint(), client)));
 }
 
 void world::deliver_replication(std::uint8_t master, std::uint8_t replica, message&& m) {
@@ -471,7 +471,7 @@ void world::deliver_replication(std::uint8_t master, std::uint8_t replica, messa
     const std::uint8_t from = net_.node_endpoint(replica);
     const std::uint8_t to = net_.node_endpoint(master);
     const std::int64_t at = net_.send(from, to, std::move(ack), now_us_, 0);
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, to)));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, to)));
 }
 
 void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) {
@@ -515,7 +515,7 @@ void world::replicate(std::uint8_t master) {
             msg.op = out_.effects[i];
             msg.offset = first + static_cast<std::int64_t>(i);
             const std::int64_t at = net_.send(from, to, std::move(msg), now_us_, replication_extra_us(r));
-            events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, to)));
+            events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, to)));
         }
     }
 }
@@ -535,8 +535,8 @@ void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t e
     m.epoch = epoch;
     m.bytes = std::move(bytes);
     const std::uint8_t from = net_.server_endpoint(server);
-    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, link_extra_us(client, server, false));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(from, client)));
+    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, path_extra_us(client, server, false));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, client)));
 }
 
 // drop_reply and loss faults on the way back: the reply is lost and its connection broken.
@@ -562,11 +562,11 @@ bool world::reply_lost(std::uint8_t server, std::uint8_t client) {
 
 // ---- for the clients ------------------------------------------------------------------------
 
-int world::resolve(const session::server_address& address) const noexcept {
+int world::resolve(const session::node_address& address) const noexcept {
     return sim::resolve(address, config_.nodes, config_.sentinels);
 }
 
-world::connect_outcome world::try_connect(std::uint8_t client, const session::server_address& to,
+world::connect_outcome world::try_connect(std::uint8_t client, const session::node_address& to,
                                           std::uint8_t& server) {
     const int found = resolve(to);
     if (found == no_server) return connect_outcome::unknown_host;
@@ -613,15 +613,15 @@ void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t
     m.epoch = epoch;
     m.bytes = std::move(bytes);
     const std::uint8_t to = net_.server_endpoint(server);
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, server, false));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, path_extra_us(client, server, false));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(client, to)));
 }
 
 void world::send_resource(std::uint8_t client, message&& m) {
     const std::uint8_t to = net_.resource_endpoint();
     mix((std::uint64_t{m.write} << 63) ^ static_cast<std::uint64_t>(m.value));
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, link_extra_us(client, 0, true));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.link_id(client, to)));
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, path_extra_us(client, 0, true));
+    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(client, to)));
 }
 
 void world::schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation) {
@@ -726,7 +726,7 @@ void world::activate(std::size_t index) {
             break;
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
-    // A slow link only delays: the fair checks stretch their bounds by it instead; a paused
+    // A slow path only delays: the fair checks stretch their bounds by it instead; a paused
     // client is not judged while paused, and its lease running out is what the others'
     // re-checks are for (world_pubsub.cpp).
     const std::int64_t fair_heal_before = fair_heal_us_;
@@ -782,7 +782,7 @@ bool world::lose_message(std::uint8_t client, std::uint8_t server, bool& reset) 
     return false;
 }
 
-std::int64_t world::link_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept {
+std::int64_t world::path_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept {
     if (!resource && !net_.is_node_server(server)) return 0;
     std::int64_t extra = 0;
     for (const active_fault& a : active_) {

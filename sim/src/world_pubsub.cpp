@@ -3,14 +3,14 @@
 // to every node (the lock's channel), and the two checks of fair waiting (checker.hpp:
 // wakeup, fifo) are judged here, as the run goes on, from what the nodes hold.
 //
-// A subscriber connection is modelled as the command connections are, on the same links
+// A subscriber connection is modelled as the command connections are, on the same paths
 // (their latency, jitter and tail; slow_link delays the command connection only, and
 // slow_subscribe the SUBSCRIBE only):
 // SUBSCRIBE goes to the node, the node registers it and confirms; a PUBLISH reaches the
 // clients registered on that node at that instant, and nobody else (not the ones whose
 // SUBSCRIBE is still on the way, not a replica's). A crash breaks it with a reset (a power-off
 // silently), a partition or a lost message silently; a silent break is noticed after the
-// I/O timeout (the subscriber's PING), a reset one link latency later; the client subscribes
+// I/O timeout (the subscriber's PING), a reset one path latency later; the client subscribes
 // again after the reconnect delay. Each confirmation is passed to the lock as on_wake(now, "")
 // (lock.hpp, "Fair waiting"), each message as on_wake(now, token).
 #include <algorithm>
@@ -68,7 +68,7 @@ void world::open_subscriber(std::uint8_t client, std::uint8_t node) {
     send_on_subscriber(client, node, true, std::move(m), subscribe_extra_us(client, node));
 }
 
-// A subscriber connection is a connection of its own: the link's latency and the network's
+// A subscriber connection is a connection of its own: the path's latency and the network's
 // tail, in order, but not queued behind the command connection's messages.
 void world::send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m,
                                std::int64_t extra_us) {
@@ -207,7 +207,7 @@ void world::init_fair_checks() {
     told_us_.assign(params_.clients, -1);
     const std::int64_t attempt_us = lock_attempt_timeout_ms(params_) * 1000;
     const std::int64_t recheck_us = lock_recheck_ms(params_) * 1000;
-    const std::int64_t one_way_us = params_.link_us_max + params_.tail_ms_max * 1000;
+    const std::int64_t one_way_us = params_.path_us_max + params_.tail_ms_max * 1000;
     const std::int64_t replication_us = 2 * params_.repl_us_max;
     std::int64_t attempt_slack_us = attempt_us + 4 * one_way_us + replication_us + 10'000;
     if (attempt_us <= 2 * one_way_us + replication_us) {
@@ -323,7 +323,7 @@ void world::judge_waiters() {
     const bool judged = now_us_ >= judged_from_us();
     fair_record& record = history_.fair;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        // A slow link stretches both bounds by two of its round trips (the attempt, and the
+        // A slow path stretches both bounds by two of its round trips (the attempt, and the
         // refused one in flight before it) and one retry delay.
         const std::int64_t slow_us = slow_round_trip_us(c);
         if (!judged || slow_us < 0 || !due(c)) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The asio client's wake-up channel table (transport/asio/src/fair_channels.hpp) driven by
-// hand against a subscriber link and a model of what Redis has subscribed: random sequences of
+// hand against a subscriber connection and a model of what Redis has subscribed: random sequences of
 // locks joining and leaving, wanting wake-ups or not, confirmations and lost connections.
 // After every step the table finds each channel by name and lists exactly its locks; once the
 // commands are answered, Redis has subscribed exactly the channels some lock waits on.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "edgelock/keys.hpp"
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 #include "fair_channels.hpp"
 
 namespace {
@@ -43,18 +43,18 @@ struct buffer_sink {
     }
 };
 
-// The table, a ready subscriber link, and what Redis would have subscribed.
+// The table, a ready subscriber connection, and what Redis would have subscribed.
 class harness {
 public:
     explicit harness(std::size_t locks = locks_max)
         : storage_(2 * locks + session::handshake_steps_max) {
-        EXPECT_EQ(session::parse_server_url("redis://127.0.0.1:6379", server_).code, edgelock::errc::ok);
-        session::link_setup setup;
+        EXPECT_EQ(session::parse_node_url("redis://127.0.0.1:6379", server_).code, edgelock::errc::ok);
+        session::connection_setup setup;
         setup.kind = session::connection_kind::subscriber;
-        setup.server = &server_;
+        setup.node = &server_;
         setup.in_flight_storage = storage_.data();
         setup.in_flight_capacity = storage_.size();
-        EXPECT_EQ(link_.setup(setup), edgelock::errc::ok);
+        EXPECT_EQ(connection_.setup(setup), edgelock::errc::ok);
         channels_.set_up(locks);
         connect();
     }
@@ -82,7 +82,7 @@ public:
     // Writes what is due and lets Redis answer up to `answers` of the commands in flight.
     void exchange(std::size_t answers) {
         buffer_sink sink;
-        channels_.write_commands(link_, now_, sink);
+        channels_.write_commands(connection_, now_, sink);
         parse_commands(std::string(sink.bytes.data(), sink.size));
         for (std::size_t n = 0; n < answers && !unanswered_.empty(); ++n) answer_one();
     }
@@ -93,8 +93,8 @@ public:
         RC_ASSERT(unanswered_.empty());
     }
     void lose_connection() {
-        link_.on_io_error(edgelock::failure::of(edgelock::transport_errc::connection_closed), now_);
-        link_.on_closed(now_, [](const session::in_flight&) {});
+        connection_.on_io_error(edgelock::failure::of(edgelock::transport_errc::connection_closed), now_);
+        connection_.on_closed(now_, [](const session::in_flight&) {});
         channels_.on_connection_lost();
         subscribed_.clear();
         unanswered_.clear();
@@ -133,18 +133,18 @@ public:
 
 private:
     void connect() {
-        RC_ASSERT(link_.start(now_) != nullptr || (link_.retry_now(), link_.start(now_) != nullptr));
+        RC_ASSERT(connection_.start(now_) != nullptr || (connection_.retry_now(), connection_.start(now_) != nullptr));
         std::array<char, 256> hello{};
-        RC_ASSERT(link_.on_connected(now_, hello.data(), hello.size()) > 0);
+        RC_ASSERT(connection_.on_connected(now_, hello.data(), hello.size()) > 0);
         reply("+PONG\r\n");
-        RC_ASSERT(link_.ready());
+        RC_ASSERT(connection_.ready());
     }
-    session::link_reply reply(const std::string& resp) {
+    session::routed_reply reply(const std::string& resp) {
         std::vector<edgelock::reply_node> nodes(edgelock::nodes_max);
         const edgelock::parse_result r = edgelock::parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
         RC_ASSERT(r.code == edgelock::errc::ok);
-        const session::link_reply routed = link_.on_reply(nodes.data(), r.nodes, now_);
-        if (routed.what == session::link_reply::kind::answer) {
+        const session::routed_reply routed = connection_.on_reply(nodes.data(), r.nodes, now_);
+        if (routed.what == session::routed_reply::kind::answer) {
             const fair_channels::answer a = channels_.on_answer(routed.entry, nodes.data(), r.nodes);
             RC_ASSERT(!a.violation);
         }
@@ -176,9 +176,9 @@ private:
               "\r\n" + channel + "\r\n:" + std::to_string(subscribed_.size()) + "\r\n");
     }
 
-    session::server_address server_;
+    session::node_address server_;
     std::vector<session::in_flight> storage_;  // a command per channel: two channels per lock
-    session::server_link link_;
+    session::connection connection_;
     fair_channels channels_;
     std::int64_t now_ = 0;
     std::map<std::uint32_t, std::string> lock_name_;

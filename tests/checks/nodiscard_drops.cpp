@@ -11,7 +11,7 @@
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/handshake.hpp"
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/transport_errc.hpp"
 
 #ifndef DROP
@@ -28,11 +28,11 @@ edgelock::transport_errc plain_transport_errc() noexcept {
 
 }  // namespace
 
-int use_or_drop(edgelock::lock& core, edgelock::session::server_link& link,
+int use_or_drop(edgelock::lock& core, edgelock::session::connection& link,
                 edgelock::hiredis::lock& client, char* out, std::size_t capacity) {
     int used = 0;
     const edgelock::reply_node reply{};
-    edgelock::session::server_address address;
+    edgelock::session::node_address address;
     const edgelock::session::handshake_request handshake;
     const edgelock::failure failed = edgelock::failure::of(edgelock::errc::io_error);
 #if DROP == 0
@@ -41,7 +41,7 @@ int use_or_drop(edgelock::lock& core, edgelock::session::server_link& link,
     used += edgelock::parse_reply(out, capacity, nullptr, 0).code == edgelock::errc::ok;
     used += edgelock::session::hear_close(core, 0, link, 0) == edgelock::errc::ok;
     used += edgelock::session::write_handshake(handshake, out, capacity).code == edgelock::errc::ok;
-    used += edgelock::session::parse_server_url("redis://h", address).code == edgelock::errc::ok;
+    used += edgelock::session::parse_node_url("redis://h", address).code == edgelock::errc::ok;
     used += plain_errc() == edgelock::errc::ok;
     used += plain_transport_errc() == edgelock::transport_errc::not_open;
     used += static_cast<bool>(edgelock::to_error_code(failed));
@@ -58,7 +58,7 @@ int use_or_drop(edgelock::lock& core, edgelock::session::server_link& link,
 #elif DROP == 5
     edgelock::session::write_handshake(handshake, out, capacity);
 #elif DROP == 6
-    edgelock::session::parse_server_url("redis://h", address);
+    edgelock::session::parse_node_url("redis://h", address);
 #elif DROP == 7
     plain_errc();
 #elif DROP == 8

@@ -1666,26 +1666,26 @@ public:
     }
 
 private:
-    struct link {
-        std::deque<wire_request> to_server;
+    struct connection {
+        std::deque<wire_request> to_node;
         std::deque<stored_reply> to_client;
     };
 
     struct contender {
         edgelock::lock lock;
-        std::array<link, edgelock::instances_max> links;
+        std::array<connection, edgelock::instances_max> connections;
     };
 
-    // Runs the oldest request of the first non-empty link from (who, instance) on.
+    // Runs the oldest request of the first non-empty connection from (who, instance) on.
     void execute_one(const race_step& step) {
         for (int k = 0; k < 2 * s_.instances; ++k) {
             const int slot = (step.who * s_.instances + step.instance + k) % (2 * s_.instances);
             contender& c = contenders_[static_cast<std::size_t>(slot / s_.instances)];
             const auto instance = static_cast<std::size_t>(slot % s_.instances);
-            link& l = c.links[instance];
-            if (l.to_server.empty()) continue;
-            l.to_client.push_back(redis_[instance].execute(l.to_server.front(), now_ms_));
-            l.to_server.pop_front();
+            connection& l = c.connections[instance];
+            if (l.to_node.empty()) continue;
+            l.to_client.push_back(redis_[instance].execute(l.to_node.front(), now_ms_));
+            l.to_node.pop_front();
             return;
         }
     }
@@ -1695,7 +1695,7 @@ private:
             const int slot = (step.who * s_.instances + step.instance + k) % (2 * s_.instances);
             contender& c = contenders_[static_cast<std::size_t>(slot / s_.instances)];
             const auto instance = static_cast<std::uint8_t>(slot % s_.instances);
-            link& l = c.links[instance];
+            connection& l = c.connections[instance];
             if (l.to_client.empty()) continue;
             const stored_reply stored = l.to_client.front();
             l.to_client.pop_front();
@@ -1711,10 +1711,10 @@ private:
     // A fast network for one lock: every request it has out runs, every reply comes back.
     void settle(contender& c) {
         for (std::uint8_t i = 0; i < s_.instances; ++i) {
-            link& l = c.links[i];
-            while (!l.to_server.empty()) {
-                l.to_client.push_back(redis_[i].execute(l.to_server.front(), now_ms_));
-                l.to_server.pop_front();
+            connection& l = c.connections[i];
+            while (!l.to_node.empty()) {
+                l.to_client.push_back(redis_[i].execute(l.to_node.front(), now_ms_));
+                l.to_node.pop_front();
             }
             while (!l.to_client.empty()) {
                 const stored_reply stored = l.to_client.front();
@@ -1733,13 +1733,13 @@ private:
     void disconnect(const race_step& step) { drop(contenders_[step.who], step.instance, step.amount); }
 
     void drop(contender& c, std::uint8_t instance, std::int64_t amount) {
-        link& l = c.links[instance];
-        const std::size_t reached = static_cast<std::size_t>(amount) % (l.to_server.size() + 1);
+        connection& l = c.connections[instance];
+        const std::size_t reached = static_cast<std::size_t>(amount) % (l.to_node.size() + 1);
         for (std::size_t n = 0; n < reached; ++n) {
-            redis_[instance].execute(l.to_server.front(), now_ms_);
-            l.to_server.pop_front();
+            redis_[instance].execute(l.to_node.front(), now_ms_);
+            l.to_node.pop_front();
         }
-        l.to_server.clear();
+        l.to_node.clear();
         l.to_client.clear();
         expect(c.lock.on_io_error(instance, now_ms_) == errc::ok, "on_io_error refused");
     }
@@ -1775,7 +1775,7 @@ private:
                     wire_request request;
                     const std::string problem = decode_request(buffer.data(), written.size, request);
                     if (!problem.empty()) fail("undecodable request: " + problem);
-                    c.links[i].to_server.push_back(request);
+                    c.connections[i].to_node.push_back(request);
                 }
             }
         }

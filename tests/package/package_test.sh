@@ -104,7 +104,7 @@ done
 expect_files "$runtime_deb" "${runtime_files[@]}"
 uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' | grep '^\./usr/share/man/.*[^/]$' | grep -v '\.gz$' || true)
 [[ -z "$uncompressed" ]] || fail "edgelock has uncompressed manual pages: $uncompressed"
-dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/server_link.hpp
+dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/connection.hpp
   usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
   usr/include/edgelock/sim/world.hpp usr/lib/$triplet/cmake/edgelock/edgelockConfig.cmake
   usr/share/doc/libedgelock-dev/copyright usr/share/doc/libedgelock-dev/changelog.gz)

@@ -33,9 +33,9 @@ using edgelock::redis_tests::options_for;
 using edgelock::testing::redis_client;
 
 std::uint16_t port_of(const std::string& url) {
-    edgelock::session::server_address address;
+    edgelock::session::node_address address;
     // Port 0 for a URL that does not parse: the client's connection then fails, loudly.
-    if (edgelock::session::parse_server_url(url, address).code != edgelock::errc::ok) return 0;
+    if (edgelock::session::parse_node_url(url, address).code != edgelock::errc::ok) return 0;
     return address.port;
 }
 

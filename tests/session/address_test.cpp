@@ -8,19 +8,19 @@
 namespace {
 
 using edgelock::errc;
-using edgelock::session::format_endpoint;
-using edgelock::session::parse_server_url;
-using edgelock::session::server_address;
+using edgelock::session::format_address;
+using edgelock::session::parse_node_url;
+using edgelock::session::node_address;
 
-server_address parsed(const std::string& url) {
-    server_address a;
-    const auto r = parse_server_url(url, a);
+node_address parsed(const std::string& url) {
+    node_address a;
+    const auto r = parse_node_url(url, a);
     EXPECT_EQ(r.code, errc::ok) << url << ": " << r.problem;
     return a;
 }
 
 TEST(address, parses_every_documented_form) {
-    server_address a = parsed("redis://127.0.0.1");
+    node_address a = parsed("redis://127.0.0.1");
     EXPECT_EQ(a.host.view(), "127.0.0.1");
     EXPECT_EQ(a.port, 6379);
     EXPECT_TRUE(a.user.empty());
@@ -54,7 +54,7 @@ TEST(address, parses_every_documented_form) {
 }
 
 TEST(address, rediss_takes_every_form_of_redis_and_asks_for_tls) {
-    server_address a = parsed("rediss://user:s3cret@cache.local:6380/2");
+    node_address a = parsed("rediss://user:s3cret@cache.local:6380/2");
     EXPECT_TRUE(a.tls);
     EXPECT_EQ(a.user.view(), "user");
     EXPECT_EQ(a.password.view(), "s3cret");
@@ -74,8 +74,8 @@ TEST(address, refuses_malformed_addresses_with_a_reason) {
     for (const char* bad : {"", "redis://", "http://h:1", "redisss://h:1", "rediss:/h:1", "redis://h:", "redis://h:0",
                             "redis://h:65536", "redis://h:12x", "redis://h:1/x", "redis://h:1/70000",
                             "redis://[::1", "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/"}) {
-        server_address a;
-        const auto r = parse_server_url(bad, a);
+        node_address a;
+        const auto r = parse_node_url(bad, a);
         EXPECT_EQ(r.code, errc::invalid_config) << bad;
         EXPECT_STRNE(r.problem, "") << bad;
     }
@@ -83,37 +83,37 @@ TEST(address, refuses_malformed_addresses_with_a_reason) {
 
 TEST(address, refuses_every_part_longer_than_its_limit) {
     using namespace edgelock::session;
-    server_address a;
+    node_address a;
     const std::string host_at_limit(host_bytes_max, 'h');
-    EXPECT_EQ(parse_server_url("redis://" + host_at_limit + ":1", a).code, errc::ok);
+    EXPECT_EQ(parse_node_url("redis://" + host_at_limit + ":1", a).code, errc::ok);
     EXPECT_EQ(a.host.size(), host_bytes_max);
-    EXPECT_STREQ(parse_server_url("redis://" + host_at_limit + "h:1", a).problem, "host name too long");
+    EXPECT_STREQ(parse_node_url("redis://" + host_at_limit + "h:1", a).problem, "host name too long");
     const std::string user(user_bytes_max + 1, 'u');
-    EXPECT_STREQ(parse_server_url("redis://" + user + ":p@h", a).problem, "user name too long");
+    EXPECT_STREQ(parse_node_url("redis://" + user + ":p@h", a).problem, "user name too long");
     const std::string password(password_bytes_max + 1, 'p');
-    EXPECT_STREQ(parse_server_url("redis://:" + password + "@h", a).problem, "password too long");
+    EXPECT_STREQ(parse_node_url("redis://:" + password + "@h", a).problem, "password too long");
     const std::string url = "redis://h/" + std::string(url_bytes_max, '0');
-    EXPECT_STREQ(parse_server_url(url, a).problem, "address too long");
+    EXPECT_STREQ(parse_node_url(url, a).problem, "address too long");
 }
 
 TEST(address, refusals_never_repeat_the_input) {
-    server_address a;
-    const auto r = parse_server_url("redis://user:hunter2@h:99999", a);
+    node_address a;
+    const auto r = parse_node_url("redis://user:hunter2@h:99999", a);
     ASSERT_EQ(r.code, errc::invalid_config);
     EXPECT_EQ(std::string(r.problem).find("hunter2"), std::string::npos);
 }
 
 TEST(address, a_sentinel_named_master_keeps_the_configured_credentials) {
-    server_address master = parsed("redis://app:pw@ignored:1/3");
-    ASSERT_EQ(edgelock::session::set_endpoint(master, "10.0.0.7", 6380).code, errc::ok);
+    node_address master = parsed("redis://app:pw@ignored:1/3");
+    ASSERT_EQ(edgelock::session::set_host_port(master, "10.0.0.7", 6380).code, errc::ok);
     EXPECT_EQ(master.host.view(), "10.0.0.7");
     EXPECT_EQ(master.port, 6380);
     EXPECT_EQ(master.user.view(), "app");
     EXPECT_EQ(master.password.view(), "pw");
     EXPECT_EQ(master.db, 3);
-    EXPECT_EQ(edgelock::session::set_endpoint(master, "", 6380).code, errc::invalid_config);
-    EXPECT_EQ(edgelock::session::set_endpoint(master, "h", 0).code, errc::invalid_config);
-    EXPECT_EQ(edgelock::session::set_endpoint(master, "a b", 1).code, errc::invalid_config);
+    EXPECT_EQ(edgelock::session::set_host_port(master, "", 6380).code, errc::invalid_config);
+    EXPECT_EQ(edgelock::session::set_host_port(master, "h", 0).code, errc::invalid_config);
+    EXPECT_EQ(edgelock::session::set_host_port(master, "a b", 1).code, errc::invalid_config);
     EXPECT_EQ(master.host.view(), "10.0.0.7") << "a refused endpoint leaves the address as it was";
 }
 
@@ -132,17 +132,17 @@ TEST(address, ports_are_decimal_and_in_range) {
 }
 
 TEST(address, endpoints_are_shown_without_credentials_and_with_brackets_for_ipv6) {
-    EXPECT_EQ(format_endpoint(parsed("redis://u:secret@cache:6380/2")).view(), "cache:6380");
-    EXPECT_EQ(format_endpoint(parsed("redis://[fe80::1]:7000")).view(), "[fe80::1]:7000");
-    EXPECT_EQ(format_endpoint(parsed("h:1")).view(), "h:1");
+    EXPECT_EQ(format_address(parsed("redis://u:secret@cache:6380/2")).view(), "cache:6380");
+    EXPECT_EQ(format_address(parsed("redis://[fe80::1]:7000")).view(), "[fe80::1]:7000");
+    EXPECT_EQ(format_address(parsed("h:1")).view(), "h:1");
     const std::string longest(edgelock::session::host_bytes_max, 'h');
-    EXPECT_EQ(format_endpoint(parsed(longest + ":65535")).view(), longest + ":65535");
+    EXPECT_EQ(format_address(parsed(longest + ":65535")).view(), longest + ":65535");
 }
 
-TEST(address, same_server_ignores_credentials) {
-    EXPECT_TRUE(parsed("redis://a:b@h:1/2").same_server(parsed("h:1")));
-    EXPECT_FALSE(parsed("h:1").same_server(parsed("h:2")));
-    EXPECT_FALSE(parsed("h:1").same_server(parsed("g:1")));
+TEST(address, same_node_ignores_credentials) {
+    EXPECT_TRUE(parsed("redis://a:b@h:1/2").same_node(parsed("h:1")));
+    EXPECT_FALSE(parsed("h:1").same_node(parsed("h:2")));
+    EXPECT_FALSE(parsed("h:1").same_node(parsed("g:1")));
 }
 
 }  // namespace

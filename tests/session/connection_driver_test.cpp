@@ -15,9 +15,9 @@ namespace {
 using namespace edgelock;
 using namespace edgelock::session;
 
-server_address address(const std::string& url) {
-    server_address a;
-    EXPECT_EQ(parse_server_url(url, a).code, errc::ok);
+node_address address(const std::string& url) {
+    node_address a;
+    EXPECT_EQ(parse_node_url(url, a).code, errc::ok);
     return a;
 }
 
@@ -36,7 +36,7 @@ struct scripted_io final : connection_io {
     bool paused = false;
     std::int64_t now = 0;
 
-    void open(const server_address& to) override {
+    void open(const node_address& to) override {
         opened.emplace_back(to.host.view());
         for (const std::string& host : refusing) {
             if (host == to.host.view()) driver->on_io_error(failure::system(ECONNREFUSED), now);
@@ -50,7 +50,7 @@ struct recorded_events final : connection_events {
     connection_driver* driver = nullptr;
     std::vector<in_flight> answers;
     std::vector<in_flight> drops;
-    std::vector<link_closed> ends;
+    std::vector<connection_end> ends;
     std::vector<bool> lock_heard;
     int readies = 0;
     bool replace_on_answer = false;  // a blocking client reconnecting inside a delivery
@@ -65,7 +65,7 @@ struct recorded_events final : connection_events {
     }
     void became_ready() override { ++readies; }
     void dropped(const in_flight& entry) override { drops.push_back(entry); }
-    void ended(const link_closed& closed, bool lock_hears) override {
+    void ended(const connection_end& closed, bool lock_hears) override {
         ends.push_back(closed);
         lock_heard.push_back(lock_hears);
     }
@@ -76,13 +76,13 @@ protected:
     void set_up(const std::vector<std::string>& sentinel_urls) {
         io.driver = &d;
         events.driver = &d;
-        link_setup s;
+        connection_setup s;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.seed = 7;
         if (sentinel_urls.empty()) {
             server = address("redis://n1:6379");
-            s.server = &server;
+            s.node = &server;
         } else {
             for (const std::string& url : sentinel_urls) sentinels.push_back(address(url));
             s.sentinels = sentinels.data();
@@ -105,9 +105,9 @@ protected:
     connection_driver d;
     scripted_io io;
     recorded_events events;
-    server_address server;
-    server_address master;
-    std::vector<server_address> sentinels;
+    node_address server;
+    node_address master;
+    std::vector<node_address> sentinels;
     std::array<in_flight, 32> storage{};
     std::array<reply_node, nodes_max> nodes{};
 };
@@ -118,7 +118,7 @@ TEST_F(connection_driver_test, settle_opens_when_wanted_and_reports_ready_once) 
     EXPECT_TRUE(io.opened.empty());
     const std::int64_t wake = d.settle(0, true);
     ASSERT_EQ(io.opened, std::vector<std::string>{"n1"});
-    EXPECT_EQ(wake, d.link().times().connect_timeout_ms);  // the attempt's deadline
+    EXPECT_EQ(wake, d.connection().times().connect_timeout_ms);  // the attempt's deadline
     connected(1);
     finish_handshake(2);
     d.settle(2, true);
@@ -133,8 +133,8 @@ TEST_F(connection_driver_test, answers_are_routed_and_a_closed_connection_drops_
     connected(0);
     finish_handshake(1);
     d.settle(1, true);
-    ASSERT_TRUE(d.link().track(5, 50, 1));
-    ASSERT_TRUE(d.link().track(6, 60, 1));
+    ASSERT_TRUE(d.connection().track(5, 50, 1));
+    ASSERT_TRUE(d.connection().track(6, 60, 1));
     // A reply and a half: the half stays for the next read.
     EXPECT_EQ(feed(":1\r\n:", 2), 4u);
     ASSERT_EQ(events.answers.size(), 1u);
@@ -154,13 +154,13 @@ TEST_F(connection_driver_test, routing_stops_when_a_delivery_replaces_the_connec
     d.settle(0, true);
     connected(0);
     finish_handshake(1);
-    ASSERT_TRUE(d.link().track(1, 1, 1));
-    ASSERT_TRUE(d.link().track(2, 2, 1));
+    ASSERT_TRUE(d.connection().track(1, 1, 1));
+    ASSERT_TRUE(d.connection().track(2, 2, 1));
     events.replace_on_answer = true;
     // The second reply was the old connection's: never the new handshake's answer.
     EXPECT_EQ(feed(":1\r\n:1\r\n", 2), 4u);
     EXPECT_EQ(events.answers.size(), 1u);
-    EXPECT_EQ(d.link().state(), link_state::handshaking);
+    EXPECT_EQ(d.connection().state(), connection_state::handshaking);
 }
 
 TEST_F(connection_driver_test, a_sentinel_refusing_at_once_is_followed_by_the_next_in_one_settle) {
@@ -190,9 +190,9 @@ TEST_F(connection_driver_test, every_sentinel_failing_ends_the_round_and_the_loc
     EXPECT_EQ(io.opened.size(), 2u);
     ASSERT_EQ(events.ends.size(), 2u);
     EXPECT_TRUE(events.lock_heard[1]);  // no sentinel left: the reconnect delay runs
-    EXPECT_EQ(d.link().last_error(), failure::of(transport_errc::no_master));
+    EXPECT_EQ(d.connection().last_error(), failure::of(transport_errc::no_master));
     EXPECT_GT(wake, 0);
-    EXPECT_EQ(d.link().state(), link_state::idle);
+    EXPECT_EQ(d.connection().state(), connection_state::idle);
 }
 
 TEST_F(connection_driver_test, a_suspended_client_is_left_alone_and_stop_forgets_the_connection) {
@@ -208,7 +208,7 @@ TEST_F(connection_driver_test, a_suspended_client_is_left_alone_and_stop_forgets
     EXPECT_EQ(io.closes, 1);
     EXPECT_EQ(d.connections_closed(), before + 1);
     EXPECT_TRUE(events.ends.empty());  // a stop tells nobody
-    EXPECT_EQ(d.link().state(), link_state::idle);
+    EXPECT_EQ(d.connection().state(), connection_state::idle);
 }
 
 }  // namespace

@@ -14,9 +14,9 @@ namespace {
 using namespace edgelock;
 using namespace edgelock::session;
 
-server_address address(const std::string& url) {
-    server_address a;
-    EXPECT_EQ(parse_server_url(url, a).code, errc::ok);
+node_address address(const std::string& url) {
+    node_address a;
+    EXPECT_EQ(parse_node_url(url, a).code, errc::ok);
     return a;
 }
 
@@ -29,14 +29,14 @@ std::vector<reply_node> parsed(const std::string& resp) {
     return nodes;
 }
 
-failure check(handshake_step step, const std::string& resp, server_address& master) {
+failure check(handshake_step step, const std::string& resp, node_address& master) {
     const std::vector<reply_node> nodes = parsed(resp);
     return check_handshake_reply(step, nodes.data(), nodes.size(), master);
 }
 
 TEST(handshake, a_server_plan_follows_the_address) {
     std::array<char, 8192> out{};
-    const server_address plain = address("h:1");
+    const node_address plain = address("h:1");
     handshake_request r;
     r.to = &plain;
     handshake_write w = write_handshake(r, out.data(), out.size());
@@ -49,7 +49,7 @@ TEST(handshake, a_server_plan_follows_the_address) {
         EXPECT_NE(bytes.find(std::string(s->text)), std::string::npos);
     }
 
-    const server_address full = address("redis://u:p@h:1/4");
+    const node_address full = address("redis://u:p@h:1/4");
     r.to = &full;
     r.check_role = true;
     w = write_handshake(r, out.data(), out.size());
@@ -71,7 +71,7 @@ TEST(handshake, a_server_plan_follows_the_address) {
 }
 
 TEST(handshake, a_refused_info_ends_the_connection_and_a_refused_config_get_does_not) {
-    server_address master;
+    node_address master;
     EXPECT_EQ(check(handshake_step::node_info, "-NOPERM this user has no permissions to run the 'info' command\r\n", master),
               failure::of(transport_errc::node_info_refused));
     EXPECT_EQ(check(handshake_step::node_info, ":1\r\n", master), failure::of(errc::unexpected_reply));
@@ -81,7 +81,7 @@ TEST(handshake, a_refused_info_ends_the_connection_and_a_refused_config_get_does
 
 TEST(handshake, a_buffer_too_small_writes_nothing_usable) {
     std::array<char, 32> tiny{};
-    const server_address plain = address("h:1");
+    const node_address plain = address("h:1");
     handshake_request r;
     r.to = &plain;
     const handshake_write w = write_handshake(r, tiny.data(), tiny.size());
@@ -91,7 +91,7 @@ TEST(handshake, a_buffer_too_small_writes_nothing_usable) {
 
 TEST(handshake, sentinel_and_watch_connections_ask_only_their_question) {
     std::array<char, 1024> out{};
-    const server_address sentinel = address("redis://:spw@s:26379");
+    const node_address sentinel = address("redis://:spw@s:26379");
     handshake_request r;
     r.to = &sentinel;
     r.kind = connection_kind::sentinel;
@@ -107,7 +107,7 @@ TEST(handshake, sentinel_and_watch_connections_ask_only_their_question) {
 }
 
 TEST(handshake, replies_are_checked_step_by_step) {
-    server_address master = address("redis://app:pw@unused/2");
+    node_address master = address("redis://app:pw@unused/2");
     EXPECT_FALSE(check(handshake_step::auth, "+OK\r\n", master));
     EXPECT_EQ(check(handshake_step::auth, "-WRONGPASS x\r\n", master), failure::of(transport_errc::auth_failed));
     EXPECT_EQ(check(handshake_step::select, "-ERR DB index is out of range\r\n", master),
@@ -131,7 +131,7 @@ TEST(handshake, replies_are_checked_step_by_step) {
 // A full server answers whatever came first (AUTH, SELECT, PING, the sentinel query) with its
 // refusal of the connection: that is neither a wrong password nor a refused database.
 TEST(handshake, a_full_server_refuses_the_connection_at_any_step) {
-    server_address master = address("redis://app:pw@unused/2");
+    node_address master = address("redis://app:pw@unused/2");
     const std::string full = "-ERR max number of clients reached\r\n";
     for (const handshake_step step :
          {handshake_step::auth, handshake_step::select, handshake_step::ping,
@@ -142,7 +142,7 @@ TEST(handshake, a_full_server_refuses_the_connection_at_any_step) {
 }
 
 TEST(handshake, the_master_a_sentinel_names_keeps_the_configured_credentials) {
-    server_address master = address("redis://app:pw@unused/2");
+    node_address master = address("redis://app:pw@unused/2");
     EXPECT_FALSE(check(handshake_step::master_query, "*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", master));
     EXPECT_EQ(master.host.view(), "10.0.0.9");
     EXPECT_EQ(master.port, 6380);
@@ -151,14 +151,14 @@ TEST(handshake, the_master_a_sentinel_names_keeps_the_configured_credentials) {
     for (const char* bad : {"*-1\r\n", "*2\r\n$1\r\nh\r\n$1\r\n0\r\n", "*2\r\n$1\r\nh\r\n$6\r\n65536x\r\n",
                             "*2\r\n$0\r\n\r\n$4\r\n6380\r\n", "*1\r\n$1\r\nh\r\n", "-ERR x\r\n",
                             "*2\r\n:1\r\n$4\r\n6380\r\n"}) {
-        server_address kept = master;
+        node_address kept = master;
         EXPECT_EQ(check(handshake_step::master_query, bad, kept), failure::of(transport_errc::no_master)) << bad;
-        EXPECT_TRUE(kept.same_server(master)) << "a refused answer changes nothing";
+        EXPECT_TRUE(kept.same_node(master)) << "a refused answer changes nothing";
     }
 }
 
 TEST(handshake, switch_master_messages_name_the_new_master_of_ours_only) {
-    server_address master = address("redis://app:pw@old:1");
+    node_address master = address("redis://app:pw@old:1");
     const auto message = [](const std::string& payload) {
         return "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" + std::to_string(payload.size()) + "\r\n" + payload +
                "\r\n";

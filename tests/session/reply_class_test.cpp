@@ -31,7 +31,7 @@ TEST(reply_class, the_wrong_server_errors_end_the_connection_with_their_reason) 
     };
     for (const auto& [text, reason] : cases) {
         const auto verdict = classify(error(text));
-        EXPECT_EQ(verdict.what, reply_class::wrong_server) << text;
+        EXPECT_EQ(verdict.what, reply_class::wrong_node) << text;
         EXPECT_EQ(verdict.reason, reason) << text;
     }
 }

@@ -44,7 +44,7 @@ run_result replay(const kept_run& k) {
 }
 
 // io-error-resends-stale-release-always. The client writes one request at a time. A release
-// of its token is lost with its connection (in flight when the link was lost or the reply
+// of its token is lost with its connection (in flight when the connection was lost or the reply
 // timed out) while a newer claim of that token waits unwritten behind it; re-sent behind
 // that claim, the release would delete the key the claim sets while the client holds the
 // lock (oracle, and here overlap and stale too). A release lost with its connection must

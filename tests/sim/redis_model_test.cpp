@@ -637,11 +637,11 @@ edgelock::failure check_step(edgelock::session::handshake_step step, const std::
     std::array<edgelock::reply_node, 32> nodes{};
     const edgelock::parse_result parsed = edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
     EXPECT_EQ(parsed.code, edgelock::errc::ok) << reply;
-    edgelock::session::server_address master;
+    edgelock::session::node_address master;
     return edgelock::session::check_handshake_reply(step, nodes.data(), parsed.nodes, master);
 }
 
-// The handshake exactly as a link writes it to a server a sentinel named (PING, ROLE, four
+// The handshake exactly as a connection writes it to a server a sentinel named (PING, ROLE, four
 // SCRIPT LOADs, in one write): every answer passes the session's checks on a master (also
 // when an ACL refuses SCRIPT LOAD: that step is best effort), and ROLE fails them on a replica.
 TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fails_on_a_replica) {
@@ -649,10 +649,10 @@ TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fa
     redis_node master(0, persistence::none, 0);
     redis_node replica(1, persistence::none, 0);
     replica.follow(master, 0);
-    server_address to;
-    ASSERT_EQ(set_endpoint(to, "n0", 6379).code, edgelock::errc::ok);
+    node_address to;
+    ASSERT_EQ(set_host_port(to, "n0", 6379).code, edgelock::errc::ok);
     handshake_request request;
-    request.kind = connection_kind::server;
+    request.kind = connection_kind::lock_traffic;
     request.to = &to;
     request.check_role = true;
     char buffer[8192];

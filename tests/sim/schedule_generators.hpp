@@ -18,7 +18,7 @@
 namespace edgelock::sim::testing {
 
 struct fault_menu {
-    bool network = true;          // slow links to Redis, loss, partitions, lost replies
+    bool network = true;          // slow paths to Redis, loss, partitions, lost replies
     bool pauses = true;           // pauses anywhere except between check and write
     bool pauses_after_check = false;  // Kleppmann's pause between held() and the write
     bool resource_delays = false; // the write to the resource delayed beyond the TTL

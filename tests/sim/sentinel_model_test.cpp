@@ -17,9 +17,9 @@ namespace {
 using namespace edgelock::sim;
 using namespace edgelock::session;
 
-// What a link asks a sentinel, exactly as the session writes it.
+// What a connection asks a sentinel, exactly as the session writes it.
 std::string master_query(std::string_view name) {
-    server_address sentinel = sentinel_address(0);
+    node_address sentinel = address_of_sentinel(0);
     handshake_request request;
     request.kind = connection_kind::sentinel;
     request.to = &sentinel;
@@ -32,7 +32,7 @@ std::string master_query(std::string_view name) {
 }
 
 // The session's verdict on a sentinel's answer, and the master it names.
-edgelock::failure named(const std::string& reply, server_address& master) {
+edgelock::failure named(const std::string& reply, node_address& master) {
     std::array<edgelock::reply_node, 8> nodes{};
     const edgelock::parse_result parsed = edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
     EXPECT_EQ(parsed.code, edgelock::errc::ok) << reply;
@@ -42,19 +42,19 @@ edgelock::failure named(const std::string& reply, server_address& master) {
 
 TEST(sentinel_model, names_the_master_it_believes_in_and_follows_a_failover) {
     sentinel_node s(0, monitored_master_name, 0);
-    server_address master;
+    node_address master;
     EXPECT_FALSE(named(s.answer(master_query(monitored_master_name)), master));
-    EXPECT_TRUE(master.same_server(node_address(0)));
+    EXPECT_TRUE(master.same_node(address_of_node(0)));
     s.believe(2);
     EXPECT_FALSE(named(s.answer(master_query(monitored_master_name)), master));
-    EXPECT_TRUE(master.same_server(node_address(2))) << "after a promotion, the new master";
+    EXPECT_TRUE(master.same_node(address_of_node(2))) << "after a promotion, the new master";
     EXPECT_EQ(s.believed_master(), 2u);
 }
 
 TEST(sentinel_model, a_name_it_does_not_monitor_is_no_master) {
     sentinel_node s(1, monitored_master_name, 0);
     EXPECT_EQ(s.answer(master_query("other")), "*-1\r\n");
-    server_address master;
+    node_address master;
     EXPECT_EQ(named(s.answer(master_query("other")), master), edgelock::failure::of(edgelock::transport_errc::no_master));
 }
 

@@ -114,7 +114,7 @@ TEST(world_run, servers_before_7_get_the_acquire_script_and_the_lock_stays_safe_
     }
 }
 
-// Sentinel: the clients know only the sentinels' addresses. Each link asks one for the
+// Sentinel: the clients know only the sentinels' addresses. Each connection asks one for the
 // master and connects to the node it names; after the failover the sentinels name the
 // promoted replica, and the clients hold the lock there.
 TEST(world_run, sentinel_clients_find_the_master_through_the_sentinels) {

@@ -209,8 +209,8 @@ TEST(deployment_check, validate_parses_the_addresses_for_the_links) {
     EXPECT_EQ(out.instances[0].port, 7001);
     EXPECT_EQ(out.instances[0].db, 2);
     EXPECT_EQ(out.times.command_timeout_ms, 500);
-    const edgelock::session::link_setup setup = out.server_setup(2, 40);
-    EXPECT_EQ(setup.server, &out.instances[2]);
+    const edgelock::session::connection_setup setup = out.instance_setup(2, 40);
+    EXPECT_EQ(setup.node, &out.instances[2]);
     EXPECT_EQ(setup.seed, 40u);
     EXPECT_TRUE(setup.read_node);
     EXPECT_TRUE(setup.refuse_evicting);
@@ -229,8 +229,8 @@ TEST(deployment_check, behind_sentinel_there_is_one_instance_the_master) {
     edgelock::tls_context tls;
     ASSERT_FALSE(edgelock::validate(d, out, tls));
     EXPECT_EQ(out.instance_count, 1u);
-    const edgelock::session::link_setup setup = out.server_setup(0, 7);
-    EXPECT_EQ(setup.server, nullptr);
+    const edgelock::session::connection_setup setup = out.instance_setup(0, 7);
+    EXPECT_EQ(setup.node, nullptr);
     EXPECT_EQ(setup.sentinel_count, 2u);
     EXPECT_EQ(setup.master_name, "mymaster");
     EXPECT_EQ(setup.master->user.view(), "locks");

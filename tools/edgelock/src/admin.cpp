@@ -15,7 +15,7 @@
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/scripts.hpp"
-#include "endpoints.hpp"
+#include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "owner.hpp"
@@ -58,7 +58,7 @@ struct waiter {
 
 struct instance_status {
     std::string address;
-    failure problem;
+    command_failure problem;
     bool held = false;
     std::string token;
     long long ttl_ms = -2;
@@ -70,7 +70,7 @@ struct instance_status {
 };
 
 bool ask(command_connection& c, const std::vector<std::string>& args, command_reply& out,
-         failure& f) {
+         command_failure& f) {
     f.ec = c.call(args, out);
     return !f.ec && !error_reply(out, f);
 }
@@ -85,7 +85,7 @@ long long integer_of(const std::string& text) {
 owner_info read_owner(command_connection& c, const std::string& name, const std::string& token) {
     owner_info owner;
     command_reply r;
-    failure ignored;
+    command_failure ignored;
     if (!ask(c, {"HMGET", owner_key(name), "token", "host", "pid", "command", "since_ms"}, r,
              ignored)) {
         return owner;
@@ -107,7 +107,7 @@ void read_line(command_connection& c, const std::string& name, instance_status& 
     const std::string qttl = companion_of(name, companion::queue_ttl);
     command_reply entries;
     command_reply count;
-    failure ignored;
+    command_failure ignored;
     if (!ask(c, {"ZRANGE", queue, "0", std::to_string(waiters_read_max - 1)}, entries, ignored))
         return;
     if (ask(c, {"ZCARD", queue}, count, ignored)) s.line_entries = count.integer;
@@ -126,11 +126,11 @@ long long server_now_ms(const command_reply& time) {
     return integer_of(time.elements[0].text) * 1000 + integer_of(time.elements[1].text) / 1000;
 }
 
-instance_status read_status(endpoint ep, const options& o) {
+instance_status read_status(node where, const options& o) {
     instance_status s;
     command_connection c;
-    const bool opened = open(c, ep, o, s.problem);
-    s.address = ep.address;
+    const bool opened = open(c, where, o, s.problem);
+    s.address = where.address;
     if (!opened) return s;
     command_reply token;
     command_reply ttl;
@@ -173,7 +173,7 @@ std::string since_text(long long since_ms, long long now_ms) {
 
 // The exit code and one-line message when fewer than a majority of instances answered.
 int report_unreachable(const char* verb, const std::string& what,
-                       const std::vector<const failure*>& failures,
+                       const std::vector<const command_failure*>& failures,
                        const std::vector<std::string>& addresses) {
     std::string text;
     for (std::size_t i = 0; i < failures.size(); ++i) {
@@ -291,7 +291,7 @@ struct listed_lock {
 
 struct instance_list {
     std::string address;
-    failure problem;
+    command_failure problem;
     std::vector<listed_lock> locks;
     bool capped = false;  // stopped at scan_keys_examined_max with keys left
 };
@@ -300,7 +300,7 @@ struct instance_list {
 void examine_key(command_connection& c, const std::string& key, instance_list& l) {
     if (is_companion_key(key)) return;
     command_reply value;
-    failure ignored;
+    command_failure ignored;
     if (!ask(c, {"GET", key}, value, ignored)) return;  // another type: WRONGTYPE
     if (value.type != reply_type::bulk_string || !looks_like_token(value.text)) return;
     listed_lock lock;
@@ -311,11 +311,11 @@ void examine_key(command_connection& c, const std::string& key, instance_list& l
     l.locks.push_back(std::move(lock));
 }
 
-instance_list scan_locks(endpoint ep, const options& o) {
+instance_list scan_locks(node where, const options& o) {
     instance_list l;
     command_connection c;
-    const bool opened = open(c, ep, o, l.problem);
-    l.address = ep.address;
+    const bool opened = open(c, where, o, l.problem);
+    l.address = where.address;
     if (!opened) return l;
     std::string cursor = "0";
     long long examined = 0;
@@ -361,11 +361,11 @@ void print_list(const instance_list& l) {
 }  // namespace
 
 int show_status(const options& o) {
-    std::vector<endpoint> endpoints = endpoints_of(o);
+    std::vector<node> nodes = nodes_of(o);
     std::vector<instance_status> states;
-    std::vector<const failure*> failures;
+    std::vector<const command_failure*> failures;
     std::vector<std::string> failed_addresses;
-    for (const endpoint& ep : endpoints) states.push_back(read_status(ep, o));
+    for (const node& where : nodes) states.push_back(read_status(where, o));
     for (const instance_status& s : states) {
         if (s.problem.ec) {
             failures.push_back(&s.problem);
@@ -383,9 +383,9 @@ int show_status(const options& o) {
 
 int list_locks(const options& o) {
     std::vector<instance_list> lists;
-    std::vector<const failure*> failures;
+    std::vector<const command_failure*> failures;
     std::vector<std::string> failed_addresses;
-    for (const endpoint& ep : endpoints_of(o)) lists.push_back(scan_locks(ep, o));
+    for (const node& where : nodes_of(o)) lists.push_back(scan_locks(where, o));
     bool found = false;
     for (const instance_list& l : lists) {
         found = found || !l.locks.empty();
@@ -406,36 +406,36 @@ int list_locks(const options& o) {
 }
 
 int release_token(const options& o) {
-    std::vector<endpoint> endpoints = endpoints_of(o);
+    std::vector<node> nodes = nodes_of(o);
     std::size_t deleted = 0;
-    std::vector<failure> problems(endpoints.size());
-    std::vector<const failure*> failures;
+    std::vector<command_failure> problems(nodes.size());
+    std::vector<const command_failure*> failures;
     std::vector<std::string> failed_addresses;
-    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
         command_connection c;
-        if (!open(c, endpoints[i], o, problems[i])) continue;
+        if (!open(c, nodes[i], o, problems[i])) continue;
         command_reply r;
         problems[i].ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
         if (problems[i].ec || error_reply(r, problems[i])) continue;
         if (r.type == reply_type::integer && r.integer == 1) ++deleted;
     }
-    for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (problems[i].ec) {
             failures.push_back(&problems[i]);
-            failed_addresses.push_back(endpoints[i].address);
+            failed_addresses.push_back(nodes[i].address);
         }
     }
-    const std::size_t quorum = quorum_of(endpoints.size());
-    if (deleted < quorum && endpoints.size() - failures.size() < quorum) {
+    const std::size_t quorum = quorum_of(nodes.size());
+    if (deleted < quorum && nodes.size() - failures.size() < quorum) {
         return report_unreachable("release", "lock " + quote(o.name), failures, failed_addresses);
     }
     if (deleted >= quorum) {
         std::printf("released lock %s (deleted on %zu of %zu instances)\n", quote(o.name).c_str(), deleted,
-                    endpoints.size());
+                    nodes.size());
         return exit_ok;
     }
     std::printf("not released: token %s does not hold lock %s", shown(o.token).c_str(), quote(o.name).c_str());
-    if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, endpoints.size());
+    if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, nodes.size());
     std::printf("\n");
     return exit_negative;
 }

@@ -13,7 +13,7 @@
 #include "edgelock/hiredis_commands.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
-#include "endpoints.hpp"
+#include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
@@ -37,7 +37,7 @@ constexpr int simulated_replicas = 2;
 
 struct node_report {
     std::string address;
-    failure problem;
+    command_failure problem;
     session::node_facts facts;    // INFO's fields, CONFIG GET appendfsync's policy
     std::string rdb;              // CONFIG GET save: "" for no snapshots
     long long clock_offset_ms = 0;  // the node's TIME against this host's clock
@@ -99,11 +99,11 @@ void read_clock(command_connection& c, node_report& r) {
     r.clock_offset_ms = (node_us - (before + after) / 2) / 1000;
 }
 
-node_report read_node(endpoint ep, const options& o) {
+node_report read_node(node where, const options& o) {
     node_report r;
     command_connection c;
-    const bool opened = open(c, ep, o, r.problem);
-    r.address = ep.address;
+    const bool opened = open(c, where, o, r.problem);
+    r.address = where.address;
     if (!opened) return r;
     command_reply info;
     // The default sections (replication among them): several in one INFO need Redis 7.0.
@@ -602,8 +602,8 @@ void print_json(const report& r, const options& o) {
 
 // Reads every node, reporting each one that cannot be read on stderr's one line.
 void read_nodes(const options& o, report& r) {
-    for (const endpoint& ep : endpoints_of(o)) {
-        r.nodes.push_back(read_node(ep, o));
+    for (const node& where : nodes_of(o)) {
+        r.nodes.push_back(read_node(where, o));
         const node_report& n = r.nodes.back();
         r.worse = r.worse || (!n.problem.ec && n.facts.may_evict());
         if (holds_locks(n)) ++r.holding;

@@ -133,9 +133,9 @@ std::string describe(std::error_code ec, const hiredis::lock& lock, std::size_t 
 }
 
 std::string display_address(std::string_view url) {
-    session::server_address address;
-    if (session::parse_server_url(url, address).code != errc::ok) return shown(url);
-    return shown(std::string(session::format_endpoint(address).view()));
+    session::node_address address;
+    if (session::parse_node_url(url, address).code != errc::ok) return shown(url);
+    return shown(std::string(session::format_address(address).view()));
 }
 
 }  // namespace edgelock::cli

@@ -169,7 +169,7 @@ parse_result help_for(command c) {
 }
 
 // Checks each URL; the first bad one becomes the error.
-// An address as a message shows it: whatever parse_server_url would take for credentials
+// An address as a message shows it: whatever parse_node_url would take for credentials
 // (after the scheme, up to the last '@') becomes "***", so a mistyped address does not put
 // its password in a log.
 std::string without_credentials(std::string_view url) {
@@ -182,8 +182,8 @@ std::string without_credentials(std::string_view url) {
 
 std::string check_urls(const std::vector<std::string>& urls, std::string_view flag) {
     for (const std::string& url : urls) {
-        session::server_address address;
-        const session::address_result parsed = session::parse_server_url(url, address);
+        session::node_address address;
+        const session::address_result parsed = session::parse_node_url(url, address);
         if (parsed.code != errc::ok) {
             return "bad " + std::string(flag) + " address " + quote(without_credentials(url)) + ": " +
                    parsed.problem;
@@ -236,8 +236,8 @@ std::string& tls_field(tls_options& tls, flag_id id) {
 bool any_tls_address(const options& o) {
     for (const std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls}) {
         for (const std::string& url : *urls) {
-            session::server_address address;
-            if (session::parse_server_url(url, address).code == errc::ok && address.tls) return true;
+            session::node_address address;
+            if (session::parse_node_url(url, address).code == errc::ok && address.tls) return true;
         }
     }
     return false;

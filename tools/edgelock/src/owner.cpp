@@ -11,7 +11,7 @@
 #include "edgelock/hiredis_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
-#include "endpoints.hpp"
+#include "nodes.hpp"
 
 namespace edgelock::cli {
 namespace {
@@ -74,10 +74,10 @@ void describe_holder(const options& o, const std::string& token, std::int64_t fe
                                            command_line(o.program),
                                            std::to_string(fence_ttl_ms),
                                            token};
-    for (endpoint ep : endpoints_of(o)) {
+    for (node where : nodes_of(o)) {
         hiredis::command_connection c;
-        failure ignored;
-        if (!open(c, ep, o, ignored)) continue;
+        command_failure ignored;
+        if (!open(c, where, o, ignored)) continue;
         hiredis::command_reply reply;
         (void)c.call(args, reply);  // best effort (owner.hpp)
     }

@@ -27,7 +27,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/session/reconnect.hpp"
-#include "endpoints.hpp"
+#include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
 #include "owner.hpp"

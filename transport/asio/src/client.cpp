@@ -48,33 +48,33 @@ std::int64_t now_ms() noexcept {
         .count();
 }
 
-// How a link reaches instance `i`: the server itself, or the master the sentinels name. The
-// links point into where_, which stays put until the next open().
-session::link_setup client_impl::server_setup(std::size_t i) const {
-    return where_.server_setup(i, seed_bits_ + i);
+// How a connection reaches instance `i`: the server itself, or the master the sentinels name. The
+// connections point into where_, which stays put until the next open().
+session::connection_setup client_impl::instance_setup(std::size_t i) const {
+    return where_.instance_setup(i, seed_bits_ + i);
 }
 
 // One socket per instance, and in Sentinel mode the watcher (the subscriber comes later,
 // with the first fair lock).
-void client_impl::build_sockets() {
-    sockets_.clear();
+void client_impl::build_connections() {
+    connections_.clear();
     subscriber_index_ = no_socket;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        const session::link_setup setup = server_setup(i);
-        sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(i), link_role::instance));
-        const errc built = sockets_.back()->init(setup, config_.locks_max * requests_per_instance_max,
+        const session::connection_setup setup = instance_setup(i);
+        connections_.push_back(std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(i), connection_role::instance));
+        const errc built = connections_.back()->init(setup, config_.locks_max * requests_per_instance_max,
                                                  config_.buffer_bytes, config_.locks_max);
         EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
     }
     if (!where_.by_sentinel()) return;
-    session::link_setup setup = server_setup(0);
+    session::connection_setup setup = instance_setup(0);
     setup.kind = session::connection_kind::watch;
-    setup.server = nullptr;
+    setup.node = nullptr;
     setup.read_node = false;
     setup.seed = seed_bits_ + instance_count_;
-    sockets_.push_back(
-        std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(instance_count_), link_role::watcher));
-    const errc built = sockets_.back()->init(setup, 0, 2 * request_bytes_max, 1);
+    connections_.push_back(
+        std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(instance_count_), connection_role::watcher));
+    const errc built = connections_.back()->init(setup, 0, 2 * request_bytes_max, 1);
     EDGELOCK_ASSERT(built == errc::ok);
 }
 
@@ -118,7 +118,7 @@ std::error_code client_impl::open(const client_config& config) {
     where_ = std::move(where);
     instance_count_ = where_.instance_count;
     node_starts_known_ = 0;
-    build_sockets();
+    build_connections();
 
     locks_.open(config.locks_max);
     dirty_.init(config.locks_max);
@@ -130,7 +130,7 @@ std::error_code client_impl::open(const client_config& config) {
 
     open_ = true;
     ++open_epoch_;
-    for (auto& c : sockets_) c->start();
+    for (auto& c : connections_) c->start();
     return {};
 }
 
@@ -139,12 +139,12 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
     const std::uint8_t lingering = leave_lines_first ? leave_lines() : 0;
     open_ = false;
     ++open_epoch_;
-    for (std::size_t i = 0; i < sockets_.size(); ++i) {
+    for (std::size_t i = 0; i < connections_.size(); ++i) {
         if (i < instance_count_ && ((lingering >> i) & 1u) != 0) {
-            sockets_[i]->linger();
-            if (!sockets_[i]->stopped()) leaving_sockets_.push_back(std::move(sockets_[i]));
+            connections_[i]->linger();
+            if (!connections_[i]->stopped()) leaving_sockets_.push_back(std::move(connections_[i]));
         } else {
-            sockets_[i]->stop();
+            connections_[i]->stop();
         }
     }
     lock_timer_epoch_ = next_epoch();
@@ -164,10 +164,10 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
     if (call_handlers) post_completion(std::move(ready_handler_), aborted);
     ready_handler_.reset();
     // A handler of this client may be running below us: keep its storage until it returns.
-    for (auto& c : sockets_) {
+    for (auto& c : connections_) {
         if (c) retired_sockets_.push_back(std::move(c));
     }
-    sockets_.clear();
+    connections_.clear();
     subscriber_index_ = no_socket;
     if (channels_.ready()) channels_.clear();
     locks_.close();
@@ -194,8 +194,8 @@ std::uint8_t client_impl::leave_lines() noexcept {
     std::array<std::size_t, instances_max> in_flight_before{};
     const std::int64_t now = now_ms();
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        in_flight_before[i] = sockets_[i]->link().requests_in_flight();
-        load_fair_release(*sockets_[i], now);
+        in_flight_before[i] = connections_[i]->connection().requests_in_flight();
+        load_fair_release(*connections_[i], now);
     }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
@@ -208,7 +208,7 @@ std::uint8_t client_impl::leave_lines() noexcept {
     }
     std::uint8_t written = 0;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        if (sockets_[i]->link().requests_in_flight() > in_flight_before[i]) written |= 1u << i;
+        if (connections_[i]->connection().requests_in_flight() > in_flight_before[i]) written |= 1u << i;
     }
     return written;
 }
@@ -217,19 +217,19 @@ std::uint8_t client_impl::leave_lines() noexcept {
 // the handshake loads only the plain scripts), again as EVAL. A lingering connection hands
 // no reply back to the core, so the script is loaded ahead of the releases instead. Its
 // reply goes to no lock: the owner is beyond every slot.
-void client_impl::load_fair_release(link_socket& c, std::int64_t now) noexcept {
-    if (!c.link().accepts_requests()) return;
+void client_impl::load_fair_release(asio_connection& c, std::int64_t now) noexcept {
+    if (!c.connection().accepts_requests()) return;
     resp_writer writer(c.cursor(), c.room());
     writer.array(3);
     writer.bulk("SCRIPT");
     writer.bulk("LOAD");
     writer.bulk(fair_release_script.text);
-    if (writer.status() != errc::ok || !c.link().track(script_load_owner, 0, now)) return;
+    if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now)) return;
     (void)c.commit(writer.size());  // always true: the write happens at flush()
 }
 
-link_socket* client_impl::socket_at(std::size_t i, std::uint32_t epoch) noexcept {
-    if (i < sockets_.size() && sockets_[i]->owns(epoch)) return sockets_[i].get();
+asio_connection* client_impl::connection_at(std::size_t i, std::uint32_t epoch) noexcept {
+    if (i < connections_.size() && connections_[i]->owns(epoch)) return connections_[i].get();
     for (auto& c : leaving_sockets_) {
         if (c->owns(epoch)) return c.get();
     }
@@ -237,7 +237,7 @@ link_socket* client_impl::socket_at(std::size_t i, std::uint32_t epoch) noexcept
 }
 
 void client_impl::drop_finished_leaving() noexcept {
-    const auto finished = [](const std::unique_ptr<link_socket>& c) { return c->stopped(); };
+    const auto finished = [](const std::unique_ptr<asio_connection>& c) { return c->stopped(); };
     const auto end = std::remove_if(leaving_sockets_.begin(), leaving_sockets_.end(), finished);
     leaving_sockets_.erase(end, leaving_sockets_.end());
 }
@@ -271,7 +271,7 @@ void client_impl::wait_ready(handler_slot handler) {
     if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
     if (!ready_handler_.empty()) return post_completion(std::move(handler), transport_errc::operation_in_progress);
     ready_handler_ = std::move(handler);
-    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = sockets_[i]->attempts_finished();
+    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = connections_[i]->attempts_finished();
     ready_check_ = true;
     if (depth_ == 0) post_flush();
 }
@@ -283,7 +283,7 @@ void client_impl::check_ready() {
     std::size_t trying = 0;
     std::error_code first_error;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        const link_socket& c = *sockets_[i];
+        const asio_connection& c = *connections_[i];
         if (c.ready()) {
             ++ready;
         } else if (c.attempts_finished() == ready_marks_[i]) {
@@ -368,7 +368,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     deadlines_.set(index, no_deadline_ms);
     if (channels_.ready()) channels_.detach(index);
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        sockets_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
+        connections_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
     }
     dirty_.erase_if([index](const lock_ref& ref) { return ref.index == index; });
     ++e.generation;
@@ -583,7 +583,7 @@ void client_impl::deliver_lost(lock_entry& e, errc why) {
 // connection is down (session::acquire_result decides whether it is reported).
 failure client_impl::instance_failure(const lock_entry& e) const {
     if (e.failure) return to_failure(e.failure);
-    const link_socket& c = *sockets_[0];
+    const asio_connection& c = *connections_[0];
     if (!c.ready() && c.last_error()) return to_failure(c.last_error());
     return {};
 }
@@ -606,7 +606,7 @@ void client_impl::write_requests(std::uint32_t index) noexcept {
     std::int64_t now = 0;
     bool now_read = false;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        link_socket& c = *sockets_[i];
+        asio_connection& c = *connections_[i];
         const auto bit = static_cast<std::uint8_t>(1u << i);
         const auto instance = static_cast<std::uint8_t>(i);
         if ((e.waiting_mask & bit) != 0 || !e.core.has_request(instance)) continue;
@@ -615,7 +615,7 @@ void client_impl::write_requests(std::uint32_t index) noexcept {
             now_read = true;
         }
         const session::write_report sent =
-            session::write_requests(e.core, instance, c.link(), index, e.generation, now, c);
+            session::write_requests(e.core, instance, c.connection(), index, e.generation, now, c);
         e.requests_in_flight += static_cast<std::uint32_t>(sent.written);
         if (sent.stop == session::write_stop::full) {
             // One entry per lock and connection (the mask), so the ring always has room.
@@ -627,7 +627,7 @@ void client_impl::write_requests(std::uint32_t index) noexcept {
 }
 
 void client_impl::wake_waiters(std::uint8_t instance) {
-    link_socket& c = *sockets_[instance];
+    asio_connection& c = *connections_[instance];
     fixed_ring<lock_ref>& waiters = c.waiters();
     const auto bit = static_cast<std::uint8_t>(1u << instance);
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
@@ -720,7 +720,7 @@ void client_impl::on_connection_ready(std::uint8_t instance) {
 void client_impl::on_connection_down(std::uint8_t instance) {
     const std::uint32_t open_epoch = open_epoch_;
     const auto bit = static_cast<std::uint8_t>(1u << instance);
-    sockets_[instance]->waiters().clear();
+    connections_[instance]->waiters().clear();
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
     }
@@ -728,9 +728,9 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            if (attempt_running(e.core.state()) && !e.failure) e.failure = sockets_[instance]->last_error();
+            if (attempt_running(e.core.state()) && !e.failure) e.failure = connections_[instance]->last_error();
             const errc heard =
-                session::hear_close(e.core, instance, sockets_[instance]->link(), now_ms());
+                session::hear_close(e.core, instance, connections_[instance]->connection(), now_ms());
             EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
             service(index);
         }
@@ -741,9 +741,9 @@ void client_impl::on_connection_down(std::uint8_t instance) {
 
 // A connection to `instance` read its node: a node that may evict keys is reported, and with
 // the restart guard every lock hears the node's start before its requests are written there
-// (the link holds them until now).
+// (the connection holds them until now).
 void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start) {
-    if (session::warns_of_eviction(config_.eviction, sockets_[instance]->link()) && config_.on_warning) {
+    if (session::warns_of_eviction(config_.eviction, connections_[instance]->connection()) && config_.on_warning) {
         config_.on_warning(instance, session::eviction_warning(node).view());
     }
     if (config_.restart_guard) on_node_started(instance, start);
@@ -766,12 +766,12 @@ void client_impl::on_node_started(std::uint8_t instance, const node_start& start
     }
 }
 
-void client_impl::on_switch_master(const server_address& master) {
+void client_impl::on_switch_master(const node_address& master) {
     if (!sentinel_mode() || instance_count_ != 1) return;
-    link_socket& c = *sockets_[0];
+    asio_connection& c = *connections_[0];
     if (!c.serves(master)) c.follow_new_master();
-    link_socket* s = subscriber();
-    if (s != nullptr && s->link().state() != session::link_state::idle && !s->serves(master)) s->follow_new_master();
+    asio_connection* s = subscriber();
+    if (s != nullptr && s->connection().state() != session::connection_state::idle && !s->serves(master)) s->follow_new_master();
 }
 
 // ---- delivery passes ---------------------------------------------------------------------
@@ -803,8 +803,8 @@ void client_impl::finish_io() {
     drive_subscriber();
     for (int pass = 0; pass < io_passes_max; ++pass) {
         bool woke = false;
-        for (std::size_t i = 0; i < sockets_.size(); ++i) {
-            link_socket& c = *sockets_[i];
+        for (std::size_t i = 0; i < connections_.size(); ++i) {
+            asio_connection& c = *connections_[i];
             c.flush();
             if (i < instance_count_ && c.ready() && !c.writing() && !c.waiters().empty()) {
                 wake_waiters(static_cast<std::uint8_t>(i));
@@ -813,7 +813,7 @@ void client_impl::finish_io() {
         }
         if (!woke) return;
     }
-    for (auto& c : sockets_) c->flush();
+    for (auto& c : connections_) c->flush();
 }
 
 }  // namespace detail
@@ -843,17 +843,17 @@ lock_status client::status(lock_handle handle) const noexcept { return impl_->st
 std::size_t client::instance_count() const noexcept { return impl_->instance_count(); }
 
 bool client::instance_connected(std::size_t instance) const noexcept {
-    const detail::link_socket* c = impl_->instance(instance);
+    const detail::asio_connection* c = impl_->instance(instance);
     return c != nullptr && c->ready();
 }
 
 std::string client::instance_endpoint(std::size_t instance) const {
-    const detail::link_socket* c = impl_->instance(instance);
-    return c != nullptr ? c->endpoint() : std::string();
+    const detail::asio_connection* c = impl_->instance(instance);
+    return c != nullptr ? c->address() : std::string();
 }
 
 std::error_code client::instance_last_error(std::size_t instance) const noexcept {
-    const detail::link_socket* c = impl_->instance(instance);
+    const detail::asio_connection* c = impl_->instance(instance);
     return c != nullptr ? c->last_error() : std::error_code();
 }
 

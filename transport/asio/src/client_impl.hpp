@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's insides: one socket per instance (each carrying a session link), and the
+// The asio client's insides: one socket per instance (each carrying a session connection), and the
 // client that drives the locks of its lock table (lock_table.hpp) over them.
 #pragma once
 
@@ -20,11 +20,11 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "edgelock/session/connection_driver.hpp"
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 #include "edgelock/tls_context.hpp"
 #include "deadline_heap.hpp"
 #include "fair_channels.hpp"
@@ -35,12 +35,12 @@ namespace edgelock::async::detail {
 
 std::int64_t now_ms() noexcept;
 
-using session::server_address;
+using session::node_address;
 
 class client_impl;
 
-// leaving: an instance socket that close() left to finish its requests (link_socket::linger).
-enum class link_role : std::uint8_t { instance, watcher, subscriber, leaving };
+// leaving: an instance socket that close() left to finish its requests (asio_connection::linger).
+enum class connection_role : std::uint8_t { instance, watcher, subscriber, leaving };
 
 // One socket under one session::connection_driver: resolving, connecting, the bytes in and
 // out, and the timer the driver asks for. Where to connect, what to say first, what each
@@ -52,17 +52,17 @@ enum class link_role : std::uint8_t { instance, watcher, subscriber, leaving };
 //
 // rediss://: once connected, the socket moves into a TLS stream of its own for that
 // connection. Every handler of the stream holds it (a shared_ptr), so an operation that
-// completes after the connection was dropped, or the link_socket retired, still finds its
+// completes after the connection was dropped, or the asio_connection retired, still finds its
 // stream and its socket, never the next connection's.
-class link_socket final : public session::connection_io, public session::connection_events {
+class asio_connection final : public session::connection_io, public session::connection_events {
 public:
-    link_socket(client_impl& owner, asio::io_context& io, std::uint8_t index, link_role role);
+    asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index, connection_role role);
 
-    // Sizes the buffers and the in-flight queue (the only allocations) and sets up the link;
+    // Sizes the buffers and the in-flight queue (the only allocations) and sets up the connection;
     // `setup`'s storage fields are filled here. Returns invalid_config for a refused setup.
-    errc init(session::link_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
+    errc init(session::connection_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
               std::size_t waiters_max);
-    void start();  // connects when the link allows (now, or when its reconnect delay ends)
+    void start();  // connects when the connection allows (now, or when its reconnect delay ends)
     void stop();   // drops everything, no reconnect, no notifications
     // close(): stays until its requests are answered or time out, then closes (no reconnect,
     // no notifications); stopped() then.
@@ -73,21 +73,21 @@ public:
         return epoch == epoch_ || epoch == timer_epoch_;
     }
 
-    bool ready() const noexcept { return link().ready(); }
-    session::server_link& link() noexcept { return driver_.link(); }
-    const session::server_link& link() const noexcept { return driver_.link(); }
+    bool ready() const noexcept { return connection().ready(); }
+    session::connection& connection() noexcept { return driver_.connection(); }
+    const session::connection& connection() const noexcept { return driver_.connection(); }
     [[nodiscard]] std::error_code last_error() const noexcept {
-        return to_error_code(link().last_error());
+        return to_error_code(connection().last_error());
     }
-    std::string endpoint() const;
-    std::uint32_t attempts_finished() const noexcept { return link().attempts_finished(); }
+    std::string address() const;
+    std::uint32_t attempts_finished() const noexcept { return connection().attempts_finished(); }
     // Connected, past the sentinels, to `master`.
-    bool serves(const server_address& master) const noexcept;
+    bool serves(const node_address& master) const noexcept;
     // A new master was announced: connect to it now, whatever the reconnect delay.
     void follow_new_master();
 
     // Lock traffic (session::write_requests' sink): requests are encoded straight into the
-    // write buffer, then committed to it, already tracked on link().
+    // write buffer, then committed to it, already tracked on connection().
     char* cursor() noexcept { return buffers_[pending_].get() + pending_size_; }
     std::size_t room() const noexcept { return buffer_bytes_ - pending_size_; }
     bool commit(std::size_t size) noexcept;
@@ -99,18 +99,18 @@ public:
 
 private:
     // session::connection_io
-    void open(const server_address& to) override;
+    void open(const node_address& to) override;
     void close() override;
     bool suspended() const override { return stopped_; }
     // session::connection_events: to the client, by this socket's role
     void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
-    void pushed(session::link_reply::kind what, const reply_node* nodes, std::size_t count) override;
+    void pushed(session::routed_reply::kind what, const reply_node* nodes, std::size_t count) override;
     void node_started() override;
     void became_ready() override;
     void dropped(const session::in_flight& entry) override;
-    void ended(const session::link_closed& closed, bool lock_hears) override;
+    void ended(const session::connection_end& closed, bool lock_hears) override;
 
-    void connect_to(const server_address& target);
+    void connect_to(const node_address& to);
     void on_resolved(std::uint32_t epoch, std::error_code ec,
                      const asio::ip::tcp::resolver::results_type& results);
     void on_connected(std::uint32_t epoch, std::error_code ec);
@@ -132,7 +132,7 @@ private:
 
     client_impl& owner_;
     std::uint8_t index_;
-    link_role role_;
+    connection_role role_;
     session::connection_driver driver_;
     std::unique_ptr<session::in_flight[]> in_flight_;
     bool stopped_ = true;
@@ -180,8 +180,8 @@ public:
     lock_status status(lock_handle handle) const noexcept;
 
     std::size_t instance_count() const noexcept { return instance_count_; }
-    const link_socket* instance(std::size_t i) const noexcept {
-        return i < instance_count_ ? sockets_[i].get() : nullptr;
+    const asio_connection* instance(std::size_t i) const noexcept {
+        return i < instance_count_ ? connections_[i].get() : nullptr;
     }
 
     // For the sockets.
@@ -191,12 +191,12 @@ public:
     reply_node* nodes() noexcept { return nodes_.get(); }
     std::shared_ptr<client_impl> self() { return shared_from_this(); }
     // The socket at `i`, or null (closed and replaced since a handler was started).
-    link_socket* socket_at(std::size_t i) noexcept {
-        return i < sockets_.size() ? sockets_[i].get() : nullptr;
+    asio_connection* connection_at(std::size_t i) noexcept {
+        return i < connections_.size() ? connections_[i].get() : nullptr;
     }
     // The socket a read, write or timer handler started with `epoch` belongs to: the one at
     // `i`, or one close() left lingering; null when neither owns it any more.
-    link_socket* socket_at(std::size_t i, std::uint32_t epoch) noexcept;
+    asio_connection* connection_at(std::size_t i, std::uint32_t epoch) noexcept;
     // Epochs are unique over the client's life, so a handler of a dropped socket or of a
     // replaced one can never pass for a current one.
     std::uint32_t next_epoch() noexcept { return ++epoch_counter_; }
@@ -209,7 +209,7 @@ public:
     void on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
     void on_request_done(std::uint32_t index) noexcept;
-    void on_switch_master(const server_address& master);
+    void on_switch_master(const node_address& master);
     void wake_waiters(std::uint8_t instance);
     // Fair locks' wake-ups, from the subscriber socket.
     bool subscriber_wanted() const noexcept { return channels_.wanted(); }
@@ -232,8 +232,8 @@ public:
 
 private:
 
-    session::link_setup server_setup(std::size_t instance) const;
-    void build_sockets();
+    session::connection_setup instance_setup(std::size_t instance) const;
+    void build_connections();
     void after_call(std::uint32_t index) noexcept;
     void service(std::uint32_t index);
     bool deliver_pending(std::uint32_t index);
@@ -254,13 +254,13 @@ private:
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
     std::uint8_t leave_lines() noexcept;
-    void load_fair_release(link_socket& c, std::int64_t now) noexcept;
+    void load_fair_release(asio_connection& c, std::int64_t now) noexcept;
     // The in-flight owner of close()'s SCRIPT LOAD: above every lock slot (locks_max_limit),
     // so no reply or dropped request of it reaches a lock.
     static constexpr std::uint32_t script_load_owner = session::in_flight::internal - 1;
     void drop_finished_leaving() noexcept;
     void build_subscriber();
-    link_socket* subscriber() noexcept { return socket_at(subscriber_index_); }
+    asio_connection* subscriber() noexcept { return connection_at(subscriber_index_); }
     void note_wake_interest(std::uint32_t index) noexcept;
     void wake_channel(std::uint32_t channel, std::string_view message);
     void drive_subscriber();
@@ -271,17 +271,17 @@ private:
     std::uint32_t open_epoch_ = 0;
     client_config config_;
     tls_context tls_;  // loaded by open() when an address is rediss://
-    validated_deployment where_;  // what open() parsed of config_: the links point into it
+    validated_deployment where_;  // what open() parsed of config_: the connections point into it
     std::size_t instance_count_ = 0;
     // The restart guard: what each instance's connection last read of its node, told to
     // every lock added later too (bit i of node_starts_known_: instance i was read).
     std::array<node_start, instances_max> node_starts_{};
     std::uint8_t node_starts_known_ = 0;
     token_pool tokens_;  // one getrandom per 16 acquires
-    std::uint64_t seed_bits_ = 0;  // the links' reconnect jitter, drawn at open()
+    std::uint64_t seed_bits_ = 0;  // the connections' reconnect jitter, drawn at open()
     // The instances, then the watcher (Sentinel), then the subscriber (once a fair lock is
     // added: built by add_lock, at subscriber_index_).
-    std::vector<std::unique_ptr<link_socket>> sockets_;
+    std::vector<std::unique_ptr<asio_connection>> connections_;
     static constexpr std::size_t no_socket = static_cast<std::size_t>(-1);
     std::size_t subscriber_index_ = no_socket;
     fair_channels channels_;  // set up with the subscriber
@@ -306,10 +306,10 @@ private:
 
     // Storage released by close() while a handler may still be using it; freed when the
     // outermost dispatch ends (or with the client).
-    std::vector<std::unique_ptr<link_socket>> retired_sockets_;
+    std::vector<std::unique_ptr<asio_connection>> retired_sockets_;
     // Instance sockets close() left to finish a fair waiter's leaving release: each stops
     // within the command timeout, and is freed once stopped and outside its own handlers.
-    std::vector<std::unique_ptr<link_socket>> leaving_sockets_;
+    std::vector<std::unique_ptr<asio_connection>> leaving_sockets_;
 };
 
 }  // namespace edgelock::async::detail

@@ -29,7 +29,7 @@
 #include "edgelock/limits.hpp"
 #include "edgelock/session/fixed_text.hpp"
 #include "edgelock/session/pubsub.hpp"
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 #include "edgelock/session/subscription.hpp"
 #include "fixed_ring.hpp"
 
@@ -78,10 +78,10 @@ public:
     // Some channel has a command to write (a subscription to make or to drop).
     bool has_work() const noexcept { return !work_.empty(); }
 
-    // Writes the SUBSCRIBE and UNSUBSCRIBE commands due while the sink (link_socket's
-    // cursor/room/commit) has room, each tracked on `link` (ready) with the channel as owner.
+    // Writes the SUBSCRIBE and UNSUBSCRIBE commands due while the sink (asio_connection's
+    // cursor/room/commit) has room, each tracked on `connection` (ready) with the channel as owner.
     template <typename Sink>
-    void write_commands(session::server_link& link, std::int64_t now, Sink& sink) noexcept;
+    void write_commands(session::connection& connection, std::int64_t now, Sink& sink) noexcept;
 
     // The confirmation (or error) answering the command tracked as `entry`.
     answer on_answer(const session::in_flight& entry, const reply_node* nodes, std::size_t count) noexcept;
@@ -135,9 +135,9 @@ private:
 };
 
 template <typename Sink>
-void fair_channels::write_commands(session::server_link& link, std::int64_t now, Sink& sink) noexcept {
+void fair_channels::write_commands(session::connection& connection, std::int64_t now, Sink& sink) noexcept {
     for (std::size_t budget = work_.size(); budget > 0 && !work_.empty(); --budget) {
-        if (!link.ready() || sink.room() < session::subscription_request_bytes_max) return;
+        if (!connection.ready() || sink.room() < session::subscription_request_bytes_max) return;
         const std::uint32_t channel = work_.front();
         work_.pop();
         slot& s = slots_[channel];
@@ -150,7 +150,7 @@ void fair_channels::write_commands(session::server_link& link, std::int64_t now,
         const bool subscribe = due == session::subscription::command::subscribe;
         const std::size_t size = session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
         EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by key_bytes_max
-        const bool tracked = link.track(channel, s.generation, now);
+        const bool tracked = connection.track(channel, s.generation, now);
         EDGELOCK_ASSERT(tracked);  // one command per channel, storage sized for every channel
         s.sub.sent(due);
         if (!sink.commit(size)) return;

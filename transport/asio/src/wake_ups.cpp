@@ -13,7 +13,7 @@ namespace {
 
 // Each of the subscriber's two write buffers: eight SUBSCRIBE or UNSUBSCRIBE commands of the
 // longest channel (the rest wait for the next flush); lock requests never go there. Its read
-// buffer is every link's: one whole reply and more.
+// buffer is every connection's: one whole reply and more.
 constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_request_bytes_max;
 
 }  // namespace
@@ -24,16 +24,16 @@ constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_reques
 void client_impl::build_subscriber() {
     if (subscriber_index_ != no_socket) return;
     channels_.set_up(config_.locks_max);
-    session::link_setup setup = server_setup(0);
+    session::connection_setup setup = instance_setup(0);
     setup.kind = session::connection_kind::subscriber;
-    setup.seed = seed_bits_ + sockets_.size();
-    subscriber_index_ = sockets_.size();
-    sockets_.push_back(std::make_unique<link_socket>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
-                                                     link_role::subscriber));
+    setup.seed = seed_bits_ + connections_.size();
+    subscriber_index_ = connections_.size();
+    connections_.push_back(std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
+                                                     connection_role::subscriber));
     const errc built =
-        sockets_.back()->init(setup, channels_.capacity(), subscriber_buffer_bytes, 1);
+        connections_.back()->init(setup, channels_.capacity(), subscriber_buffer_bytes, 1);
     EDGELOCK_ASSERT(built == errc::ok);
-    sockets_.back()->start();
+    connections_.back()->start();
 }
 
 // After every call into a fair lock: whether it wants wake-ups decides its channel's
@@ -48,10 +48,10 @@ void client_impl::note_wake_interest(std::uint32_t index) noexcept {
 }
 
 void client_impl::drive_subscriber() {
-    link_socket* s = subscriber();
+    asio_connection* s = subscriber();
     if (s == nullptr) return;
-    if (channels_.wanted() && s->link().state() == session::link_state::idle) s->start();
-    if (channels_.has_work() && s->ready()) channels_.write_commands(s->link(), now_ms(), *s);
+    if (channels_.wanted() && s->connection().state() == session::connection_state::idle) s->start();
+    if (channels_.has_work() && s->ready()) channels_.write_commands(s->connection(), now_ms(), *s);
 }
 
 void client_impl::on_subscriber_down() { channels_.on_connection_lost(); }
@@ -61,7 +61,7 @@ void client_impl::on_subscription_answer(const session::in_flight& entry, const 
                                          std::size_t count) {
     const fair_channels::answer answered = channels_.on_answer(entry, nodes, count);
     if (answered.violation) {
-        subscriber()->link().close(failure::of(errc::unexpected_reply), now_ms());
+        subscriber()->connection().close(failure::of(errc::unexpected_reply), now_ms());
         return;
     }
     if (answered.subscribed) wake_channel(answered.channel, {});

@@ -34,12 +34,12 @@ session::timing timing_of(const deployment& given) noexcept {
     return times;
 }
 
-errc parse_all(const std::vector<std::string>& urls, std::vector<session::server_address>& out) {
+errc parse_all(const std::vector<std::string>& urls, std::vector<session::node_address>& out) {
     out.clear();
     out.reserve(urls.size());
     for (const std::string& url : urls) {
-        session::server_address address;
-        if (const errc code = session::parse_server_url(url, address).code; code != errc::ok) {
+        session::node_address address;
+        if (const errc code = session::parse_node_url(url, address).code; code != errc::ok) {
             return code;
         }
         out.push_back(address);
@@ -49,10 +49,10 @@ errc parse_all(const std::vector<std::string>& urls, std::vector<session::server
 
 }  // namespace
 
-session::link_setup validated_deployment::server_setup(std::size_t i,
+session::connection_setup validated_deployment::instance_setup(std::size_t i,
                                                        std::uint64_t seed) const noexcept {
     EDGELOCK_ASSERT(i < instance_count);
-    session::link_setup setup;
+    session::connection_setup setup;
     setup.times = times;
     setup.master = &master;
     if (by_sentinel()) {
@@ -60,7 +60,7 @@ session::link_setup validated_deployment::server_setup(std::size_t i,
         setup.sentinel_count = sentinels.size();
         setup.master_name = master_name;
     } else {
-        setup.server = &instances[i];
+        setup.node = &instances[i];
     }
     setup.seed = seed;
     setup.read_node = read_node;
@@ -78,7 +78,7 @@ std::error_code validate(const deployment& given, validated_deployment& out, tls
     if (const errc code = parse_all(given.sentinels, out.sentinels); code != errc::ok) {
         return make_error_code(code);
     }
-    out.master = session::server_address{};
+    out.master = session::node_address{};
     if (!out.master.user.assign(given.master_user) ||
         !out.master.password.assign(given.master_password)) {
         return make_error_code(errc::invalid_config);
@@ -88,7 +88,7 @@ std::error_code validate(const deployment& given, validated_deployment& out, tls
     out.instance_count = out.by_sentinel() ? 1 : out.instances.size();
     out.read_node = given.restart_guard || given.eviction != session::eviction_check::off;
     out.refuse_evicting = given.eviction == session::eviction_check::refuse;
-    const std::vector<session::server_address>& servers =
+    const std::vector<session::node_address>& servers =
         out.by_sentinel() ? out.sentinels : out.instances;
     return load_for(tls, given.tls, servers.data(), servers.size());
 }

@@ -165,7 +165,7 @@ std::string describe(const tls_load_error& error) {
     return std::string("TLS ") + describe(error.file) + " " + error.path + ": " + error.reason;
 }
 
-std::error_code load_for(tls_context& context, const tls_options& options, const session::server_address* addresses,
+std::error_code load_for(tls_context& context, const tls_options& options, const session::node_address* addresses,
                          std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
         if (addresses[i].tls) return context.load(options);

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <new>
 
-#include "blocking_link.hpp"
+#include "blocking_connection.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/session/address.hpp"
@@ -24,27 +24,27 @@ command_reply copy_reply(const reply_node* nodes, std::size_t& at) {
     return out;
 }
 
-// Waits for the link to have bytes to read (or, in a TLS handshake, to take its next step) until deadline_ms (or a second at most, to look
+// Waits for the connection to have bytes to read (or, in a TLS handshake, to take its next step) until deadline_ms (or a second at most, to look
 // again).
-bool readable(const blocking_link& link, std::int64_t deadline_ms) {
-    if (link.has_buffered()) return true;
+bool readable(const blocking_connection& connection, std::int64_t deadline_ms) {
+    if (connection.has_buffered()) return true;
     const std::int64_t left = std::clamp<std::int64_t>(deadline_ms - now_ms(), 0, 1000);
-    pollfd p{link.fd(), link.events(), 0};
+    pollfd p{connection.fd(), connection.events(), 0};
     return ::poll(&p, 1, static_cast<int>(left)) > 0;
 }
 
 }  // namespace
 
 struct command_connection::impl final : session::connection_events {
-    validated_deployment where;  // the link points into it
-    tls_context tls;             // before the link, which keeps a pointer to it
-    blocking_link link;
+    validated_deployment where;  // the connection points into it
+    tls_context tls;             // before the connection, which keeps a pointer to it
+    blocking_connection connection;
     command_reply* answer = nullptr;  // where the running call's reply goes
     bool answered_now = false;
 
     [[nodiscard]] std::error_code wait_ready();
     void wait_reply();
-    [[nodiscard]] std::error_code failed() const { return to_error_code(link.link().last_error()); }
+    [[nodiscard]] std::error_code failed() const { return to_error_code(connection.connection().last_error()); }
 
     // session::connection_events: the reply of the one call in flight.
     void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
@@ -55,29 +55,29 @@ struct command_connection::impl final : session::connection_events {
     }
 };
 
-// Connects (moving from a sentinel to the master it names) until the link is ready.
+// Connects (moving from a sentinel to the master it names) until the connection is ready.
 std::error_code command_connection::impl::wait_ready() {
-    for (std::size_t steps = 0; steps < 2 * session::sentinels_max + 2 && !link.ready(); ++steps) {
-        link.settle(now_ms(), true);
-        if (link.link().state() == session::link_state::idle) return failed();  // every one failed
-        while (link.busy() && link.link().state() != session::link_state::closing) {
-            if (readable(link, link.link().next_deadline_ms())) {
-                link.receive(now_ms());
+    for (std::size_t steps = 0; steps < 2 * session::sentinels_max + 2 && !connection.ready(); ++steps) {
+        connection.settle(now_ms(), true);
+        if (connection.connection().state() == session::connection_state::idle) return failed();  // every one failed
+        while (connection.busy() && connection.connection().state() != session::connection_state::closing) {
+            if (readable(connection, connection.connection().next_deadline_ms())) {
+                connection.receive(now_ms());
             } else {
-                link.timed_out(now_ms());
+                connection.timed_out(now_ms());
             }
         }
     }
-    return link.ready() ? std::error_code{} : failed();
+    return connection.ready() ? std::error_code{} : failed();
 }
 
 // Reads until the call's reply came or the connection ended (its timeout included).
 void command_connection::impl::wait_reply() {
-    while (!answered_now && link.ready()) {
-        if (readable(link, link.link().next_deadline_ms())) {
-            link.receive(now_ms());
+    while (!answered_now && connection.ready()) {
+        if (readable(connection, connection.connection().next_deadline_ms())) {
+            connection.receive(now_ms());
         } else {
-            link.timed_out(now_ms());
+            connection.timed_out(now_ms());
         }
     }
 }
@@ -96,10 +96,10 @@ std::error_code command_connection::open(const command_target& target) {
     }
     if (created->where.instance_count != 1) return make_error_code(errc::invalid_instances);
     // One connection that gives up rather than waits out a reconnect delay: no jitter to seed.
-    session::link_setup setup = created->where.server_setup(0, 0);
+    session::connection_setup setup = created->where.instance_setup(0, 0);
     setup.read_node = false;  // commands, not locks: no node is read
     setup.refuse_evicting = false;
-    if (created->link.setup(setup, *created, &created->tls) != errc::ok) {
+    if (created->connection.setup(setup, *created, &created->tls) != errc::ok) {
         return make_error_code(errc::invalid_config);
     }
     if (const std::error_code ec = created->wait_ready()) return ec;
@@ -108,8 +108,8 @@ std::error_code command_connection::open(const command_target& target) {
 }
 
 std::error_code command_connection::call(const std::vector<std::string>& args, command_reply& out) {
-    if (!impl_ || !impl_->link.ready()) return make_error_code(errc::invalid_state);
-    blocking_link& link = impl_->link;
+    if (!impl_ || !impl_->connection.ready()) return make_error_code(errc::invalid_state);
+    blocking_connection& connection = impl_->connection;
     std::vector<char> request(64);
     for (const std::string& a : args) request.resize(request.size() + a.size() + 32);
     resp_writer writer(request.data(), request.size());
@@ -118,17 +118,17 @@ std::error_code command_connection::call(const std::vector<std::string>& args, c
     if (writer.status() != errc::ok) return make_error_code(errc::invalid_config);
     impl_->answer = &out;
     impl_->answered_now = false;
-    if (link.send(request.data(), writer.size(), 0, now_ms())) impl_->wait_reply();
+    if (connection.send(request.data(), writer.size(), 0, now_ms())) impl_->wait_reply();
     impl_->answer = nullptr;
     // A reply of the wrong server (READONLY, ...) is an answer that also ends the connection;
-    // a failed write leaves the link's last error set when it closes.
-    link.settle(now_ms(), false);
+    // a failed write leaves the connection's last error set when it closes.
+    connection.settle(now_ms(), false);
     return impl_->answered_now ? std::error_code{} : impl_->failed();
 }
 
 std::string command_connection::endpoint() const {
     if (!impl_) return {};
-    return std::string(session::format_endpoint(impl_->link.link().target()).view());
+    return std::string(session::format_address(impl_->connection.connection().address()).view());
 }
 
 }  // namespace edgelock::hiredis

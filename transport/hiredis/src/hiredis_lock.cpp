@@ -14,14 +14,14 @@
 #include <mutex>
 #include <new>
 
-#include "blocking_link.hpp"
+#include "blocking_connection.hpp"
 #include "edgelock/assert.hpp"
 #include "edgelock/entropy.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/session/pubsub.hpp"
 #include "edgelock/session/reconnect.hpp"
@@ -43,16 +43,16 @@ std::int64_t now_ms() noexcept {
 
 // ---- the implementation --------------------------------------------------------------------
 //
-// Locking: `mutex` guards the core and every field below it. The links belong to the thread
+// Locking: `mutex` guards the core and every field below it. The connections belong to the thread
 // that set `io_busy` (a user call, or the helper between user calls); that thread drops the
 // mutex only around connecting and poll(), so accessors never wait for the network (and
-// read `last_errors`, the links' errors copied under the mutex).
+// read `last_errors`, the connections' errors copied under the mutex).
 struct lock::impl {
     lock_options options;
     session::timing timing;
-    validated_deployment where;  // what open() parsed of the options: the links point into it
+    validated_deployment where;  // what open() parsed of the options: the connections point into it
     std::uint8_t instances = 0;
-    tls_context tls;  // before the links, which keep a pointer to it
+    tls_context tls;  // before the connections, which keep a pointer to it
     // What each instance's connection delivers, and the subscriber's, handed to this lock.
     struct instance_events final : session::connection_events {
         impl* owner = nullptr;
@@ -63,7 +63,7 @@ struct lock::impl {
         }
         void node_started() override { owner->on_node_started(i); }
         void dropped(const session::in_flight&) override { ++dropped_count; }
-        void ended(const session::link_closed& closed, bool lock_hears) override {
+        void ended(const session::connection_end& closed, bool lock_hears) override {
             const std::size_t count = dropped_count;
             dropped_count = 0;
             owner->on_connection_end(i, closed, count, lock_hears);
@@ -74,14 +74,14 @@ struct lock::impl {
         void answered(const session::in_flight&, const reply_node* nodes, std::size_t count) override {
             owner->on_subscription_answer(nodes, count);
         }
-        void pushed(session::link_reply::kind, const reply_node* nodes, std::size_t count) override {
+        void pushed(session::routed_reply::kind, const reply_node* nodes, std::size_t count) override {
             owner->on_wake_message(nodes, count);
         }
-        void ended(const session::link_closed&, bool) override { owner->on_subscriber_end(); }
+        void ended(const session::connection_end&, bool) override { owner->on_subscriber_end(); }
     };
     std::array<instance_events, instances_max> instance_hooks{};
     subscriber_events subscriber_hooks;
-    std::array<blocking_link, instances_max> links;
+    std::array<blocking_connection, instances_max> connections;
     std::array<std::error_code, instances_max> last_errors{};
     // The text of each instance's last error reply, while last_errors holds error_reply.
     std::array<session::error_text, instances_max> last_error_texts{};
@@ -89,7 +89,7 @@ struct lock::impl {
     // first time an acquire() waits and kept until the lock is destroyed, subscribed only
     // while an acquire() waits (see "fair waiting" below).
     bool fair = false;
-    blocking_link subscriber;
+    blocking_connection subscriber;
     session::subscription sub;  // the channel's, on the subscriber connection
     bool wake_wanted = false;   // an acquire() waits: the channel should be subscribed
     std::array<char, key_bytes_max> channel_bytes{};
@@ -146,7 +146,7 @@ struct lock::impl {
     std::size_t pending_count = 0;
     std::uint64_t events_dropped = 0;
     std::uint16_t attempts_reported = 0;  // the running acquire()'s attempts already told
-    std::array<bool, instances_max> link_up{};  // told `connected`, not yet `disconnected`
+    std::array<bool, instances_max> connection_up{};  // told `connected`, not yet `disconnected`
     std::array<node_start, instances_max> starts{};
     std::array<bool, instances_max> start_known{};
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
@@ -170,7 +170,7 @@ struct lock::impl {
     void read_replies(std::uint8_t i);
     void on_answer(std::uint8_t i, const reply_node& node);
     void on_node_started(std::uint8_t i);
-    void on_connection_end(std::uint8_t i, const session::link_closed& ended, std::size_t dropped,
+    void on_connection_end(std::uint8_t i, const session::connection_end& ended, std::size_t dropped,
                            bool lock_hears);
     void note_unsent_renewal(std::uint8_t i);
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
@@ -190,7 +190,7 @@ struct lock::impl {
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     [[nodiscard]] std::error_code configure(const lock_options& given);
-    [[nodiscard]] std::error_code set_up_subscriber(session::link_setup setup);
+    [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
     void drain_events();
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
@@ -288,7 +288,7 @@ void lock::impl::end_io() {
 }
 
 void lock::impl::reset_backoff() {
-    for (blocking_link& l : links) l.link().retry_now();
+    for (blocking_connection& l : connections) l.connection().retry_now();
 }
 
 // The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed
@@ -338,9 +338,9 @@ void lock::impl::notifier_loop() {
 // Nothing in flight, and nothing queued that could be sent now.
 bool lock::impl::quiet(std::int64_t now) const {
     for (std::uint8_t i = 0; i < instances; ++i) {
-        const blocking_link& l = links[i];
+        const blocking_connection& l = connections[i];
         if (l.busy()) return false;
-        if (core.has_request(i) && (l.link().accepts_requests() || l.link().may_start(now))) return false;
+        if (core.has_request(i) && (l.connection().accepts_requests() || l.connection().may_start(now))) return false;
     }
     return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
 }
@@ -348,8 +348,8 @@ bool lock::impl::quiet(std::int64_t now) const {
 std::int64_t lock::impl::background_wake(std::int64_t now) const {
     std::int64_t wake = core.next_deadline_ms();
     for (std::uint8_t i = 0; i < instances; ++i) {
-        if (links[i].busy()) return now;
-        wake = std::min(wake, session::wake_ms(links[i].link(), core.has_request(i), now));
+        if (connections[i].busy()) return now;
+        wake = std::min(wake, session::wake_ms(connections[i].connection(), core.has_request(i), now));
     }
     return fair && subscriber.busy() ? now : wake;
 }
@@ -365,7 +365,7 @@ bool lock::impl::run_io(std::unique_lock<std::mutex>& held, Done done,
 }
 
 // Timers, writes, connects, reads and timeouts, round after round, until done() or the hard
-// deadline (or, in the background, until a user call wants the links). Returns done().
+// deadline (or, in the background, until a user call wants the connections). Returns done().
 template <typename Done>
 bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
                             std::int64_t hard_deadline_ms, bool background) {
@@ -394,14 +394,14 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         std::array<std::uint8_t, instances_max> owner{};
         nfds_t count = 0;
         for (std::uint8_t i = 0; i < instances; ++i) {
-            const blocking_link& l = links[i];
+            const blocking_connection& l = connections[i];
             if (l.busy()) {
                 owner[count] = i;
                 fds[count++] = pollfd{l.fd(), l.events(), 0};
                 if (l.has_buffered()) wake = now;  // TLS bytes already read: no poll can see them
             }
-            // Connections are made on demand: an idle link matters only with requests for it.
-            wake = std::min(wake, session::wake_ms(l.link(), core.has_request(i), now));
+            // Connections are made on demand: an idle connection matters only with requests for it.
+            wake = std::min(wake, session::wake_ms(l.connection(), core.has_request(i), now));
         }
         const nfds_t instance_fds = count;
         if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
@@ -413,7 +413,7 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         if (read_subscriber) {
             if (subscriber.fd() >= 0) fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
             if (subscriber.has_buffered()) wake = now;
-            wake = std::min(wake, session::wake_ms(subscriber.link(), listen && must_wait(), now));
+            wake = std::min(wake, session::wake_ms(subscriber.connection(), listen && must_wait(), now));
         }
         // Nothing can happen any more.
         if (instance_fds == 0 && wake == no_deadline_ms) return false;
@@ -425,7 +425,7 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         held.lock();
 
         for (nfds_t k = 0; k < instance_fds; ++k) {
-            if (fds[k].revents != 0 || links[owner[k]].has_buffered()) read_replies(owner[k]);
+            if (fds[k].revents != 0 || connections[owner[k]].has_buffered()) read_replies(owner[k]);
         }
         if (ready > 0 && (background || cancellable) && fds[instance_fds].revents != 0) {
             std::uint64_t value = 0;
@@ -446,7 +446,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
     for (int pass = 0; pass < 2; ++pass) {
         for (std::uint8_t i = 0; i < instances; ++i) {
             if (!core.has_request(i)) continue;
-            blocking_link& l = links[i];
+            blocking_connection& l = connections[i];
             // An idle connection the server closed (a restart) reads as ready: make it again
             // rather than lose the request on it. Its end is told to the core, whose WAITs
             // confirm only what their own connection wrote.
@@ -454,14 +454,14 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 l.settle(now_ms(), false);
                 if (!core.has_request(i)) continue;
             }
-            if (l.link().state() == session::link_state::idle) {
+            if (l.connection().state() == session::connection_state::idle) {
                 if (pass == 0) continue;
                 // Connections are made on demand (a sentinel that cannot be reached is
                 // followed at once by the next one). Within the reconnect delay the instance
                 // fails at once, with its last error: nothing waits in its queue to be sent
                 // much later.
                 l.settle(now_ms(), true, &held);
-                if (session::unreachable_now(l.link(), now_ms())) {
+                if (session::unreachable_now(l.connection(), now_ms())) {
                     fail_unsent(i);
                     continue;
                 }
@@ -476,7 +476,7 @@ namespace {
 // The blocking socket as session::write_requests' sink: each request is sent before the next
 // is encoded.
 struct socket_sink {
-    blocking_link& to;
+    blocking_connection& to;
     std::int64_t now;
     std::array<char, request_bytes_max> buffer{};
 
@@ -488,17 +488,17 @@ struct socket_sink {
 }  // namespace
 
 void lock::impl::write_requests(std::uint8_t i) {
-    blocking_link& l = links[i];
+    blocking_connection& l = connections[i];
     socket_sink sink{l, now_ms()};
-    const session::write_report sent = session::write_requests(core, i, l.link(), 0, 0, sink.now, sink);
+    const session::write_report sent = session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink);
     if (sent.stop == session::write_stop::failed) l.settle(now_ms(), false);
 }
 
 void lock::impl::read_replies(std::uint8_t i) {
-    blocking_link& l = links[i];
+    blocking_connection& l = connections[i];
     l.receive(now_ms());
     note_connected(i);
-    if (l.link().state() == session::link_state::closing) l.settle(now_ms(), false);
+    if (l.connection().state() == session::connection_state::closing) l.settle(now_ms(), false);
 }
 
 void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
@@ -518,17 +518,17 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
 }
 
 // The restart guard: the core hears the node's start before any request is written on the
-// new connection (the link holds them until now).
+// new connection (the connection holds them until now).
 void lock::impl::on_node_started(std::uint8_t i) {
-    const session::server_link& link = links[i].link();
+    const session::connection& connection = connections[i].connection();
     note_connected(i);
-    starts[i] = link.started();
+    starts[i] = connection.started();
     start_known[i] = true;
-    if (session::warns_of_eviction(options.eviction, link) && options.on_warning) {
-        options.on_warning(i, session::eviction_warning(link.node()).view());
+    if (session::warns_of_eviction(options.eviction, connection) && options.on_warning) {
+        options.on_warning(i, session::eviction_warning(connection.node()).view());
     }
     drain_events();  // the core refuses input while its event queue lacks room
-    const errc told = session::tell_node_started(core, i, link, options.restart_guard, now_ms());
+    const errc told = session::tell_node_started(core, i, connection, options.restart_guard, now_ms());
     EDGELOCK_ASSERT(told == errc::ok);
     drain_events();
 }
@@ -536,7 +536,7 @@ void lock::impl::on_node_started(std::uint8_t i) {
 void lock::impl::check_timeouts() {
     const std::int64_t now = now_ms();
     for (std::uint8_t i = 0; i < instances; ++i) {
-        blocking_link& l = links[i];
+        blocking_connection& l = connections[i];
         if (!l.busy()) continue;
         if (l.timed_out(now)) l.settle(now, false);
     }
@@ -557,7 +557,7 @@ bool lock::impl::listening(bool background) const {
 // The acquire has to wait: its attempt was refused (nothing is owed on the command connection,
 // nothing queued). Only then is the subscriber made, so an uncontended acquire never makes it.
 bool lock::impl::must_wait() const {
-    return !links[0].busy() && !core.has_request(0);
+    return !connections[0].busy() && !core.has_request(0);
 }
 
 // Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
@@ -582,7 +582,7 @@ void lock::impl::read_wake_ups() {
 void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t count) {
     const session::subscription::answer answered = sub.on_answer(channel(), nodes, count);
     if (answered.violation) {
-        subscriber.link().close(failure::of(errc::unexpected_reply), now_ms());
+        subscriber.connection().close(failure::of(errc::unexpected_reply), now_ms());
         return;
     }
     if (answered.subscribed && wake_wanted) wake_core({});
@@ -603,7 +603,7 @@ void lock::impl::wake_core(std::string_view message) {
 // Writes the SUBSCRIBE or UNSUBSCRIBE the subscription policy asks for now, on a ready
 // connection (one in flight at most; its confirmation decides again).
 void lock::impl::drive_subscription() {
-    if (!fair || !subscriber.link().ready()) return;
+    if (!fair || !subscriber.connection().ready()) return;
     const session::subscription::command due = sub.due(wake_wanted);
     if (due == session::subscription::command::none) return;
     std::array<char, session::subscription_request_bytes_max> command{};
@@ -625,26 +625,26 @@ void lock::impl::unsubscribe() {
 }
 
 void lock::impl::end_subscriber_if_closing() {
-    if (subscriber.link().state() == session::link_state::closing) subscriber.settle(now_ms(), false);
+    if (subscriber.connection().state() == session::connection_state::closing) subscriber.settle(now_ms(), false);
 }
 
 // Every subscription ended with its connection (Redis forgets them too).
 void lock::impl::on_subscriber_end() { sub.on_connection_lost(); }
 
 // Instance i's connection (or an attempt at one) ended: its requests in flight are given up,
-// and the core hears of it unless the link only moved on (session::lock_hears_close), as
+// and the core hears of it unless the connection only moved on (session::lock_hears_close), as
 // session::hear_close tells it: queued requests too when the instance cannot be reached now.
-void lock::impl::on_connection_end(std::uint8_t i, const session::link_closed& ended,
+void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end& ended,
                                    std::size_t dropped, bool lock_hears) {
-    const failure why = ended.why ? links[i].link().last_error() : failure{};
+    const failure why = ended.why ? connections[i].connection().last_error() : failure{};
     if (why) note_error(i, why);
-    if (!lock_hears && !link_up[i]) return;  // a sentinel passed over: the round goes on
+    if (!lock_hears && !connection_up[i]) return;  // a sentinel passed over: the round goes on
     note_disconnected(i, to_error_code(why), dropped > 0);
     if (!lock_hears) return;
-    const bool unreachable = session::unreachable_now(links[i].link(), now_ms());
+    const bool unreachable = session::unreachable_now(connections[i].connection(), now_ms());
     if (unreachable && core.has_request(i)) note_unsent_renewal(i);
     drain_events();  // the core refuses input while its event queue lacks room
-    const errc heard = session::hear_close(core, i, links[i].link(), now_ms());
+    const errc heard = session::hear_close(core, i, connections[i].connection(), now_ms());
     EDGELOCK_ASSERT(heard == errc::ok);
     drain_events();
 }
@@ -741,16 +741,16 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
 }
 
 void lock::impl::note_connected(std::uint8_t i) {
-    if (link_up[i] || !links[i].link().ready()) return;
-    link_up[i] = true;
+    if (connection_up[i] || !connections[i].connection().ready()) return;
+    connection_up[i] = true;
     emit(lock_event_kind::connected, i, {}, 0);
 }
 
 // A connection that ended, or one that could not be made (never up: `why` says so).
 void lock::impl::note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped) {
-    const bool was_up = link_up[i];
-    link_up[i] = false;
-    if (!was_up && !why) return;  // a sentinel's answer: the link only moved on
+    const bool was_up = connection_up[i];
+    connection_up[i] = false;
+    if (!was_up && !why) return;  // a sentinel's answer: the connection only moved on
     emit(lock_event_kind::disconnected, i, why, 0);
     if (renewal_dropped && core.state() == lock_state::held) {
         const std::error_code code = why ? why : make_error_code(transport_errc::connection_closed);
@@ -840,7 +840,7 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 
 }  // namespace
 
-// Addresses, the core and one link per instance. The links point into `where`, which stays
+// Addresses, the core and one connection per instance. The connections point into `where`, which stays
 // put for the object's life. The checks and their order are the asio client's: the
 // deployment (validate()), then the lock against it (check_lock()), then the core's.
 std::error_code lock::impl::configure(const lock_options& given) {
@@ -858,17 +858,17 @@ std::error_code lock::impl::configure(const lock_options& given) {
     for (std::uint8_t i = 0; i < instances; ++i) {
         instance_hooks[i].owner = this;
         instance_hooks[i].i = i;
-        if (links[i].setup(where.server_setup(i, seed + i), instance_hooks[i], &tls) != errc::ok) {
+        if (connections[i].setup(where.instance_setup(i, seed + i), instance_hooks[i], &tls) != errc::ok) {
             return make_error_code(errc::invalid_config);
         }
     }
     if (!options.fair) return {};
-    return set_up_subscriber(where.server_setup(0, seed + instances));
+    return set_up_subscriber(where.instance_setup(0, seed + instances));
 }
 
 // The subscriber reaches the server (or Sentinel's master) as the command connection does:
 // the same address, credentials, db, TLS and timing; it reads no node facts.
-std::error_code lock::impl::set_up_subscriber(session::link_setup setup) {
+std::error_code lock::impl::set_up_subscriber(session::connection_setup setup) {
     channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(), channel_bytes.size());
     if (channel_size == 0) return make_error_code(errc::invalid_name);
     fair = true;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // TLS over one connected socket of the blocking client. The handshake is taken a step at a
-// time on the non-blocking socket, so the caller's poll(2) loop and the link's deadlines
+// time on the non-blocking socket, so the caller's poll(2) loop and the connection's deadlines
 // bound it like any other wait; the socket is blocking again once it is done, for writes with
 // the socket's own timeout, as the plain client uses it. Reads never wait (the caller polls
 // first): records that carry no data, or arrive in parts, only make recv() say "not yet".

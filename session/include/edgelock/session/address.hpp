@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock session: the address of a Redis server or Sentinel, and the one parser of
+// edgelock session: the address of a Redis node or Sentinel, and the one parser of
 // redis:// and rediss:// URLs.
 //
-// Every place that names a server (the asio and blocking clients' instances and sentinels,
-// the CLI's --redis and --sentinel, the master a Sentinel names) holds a server_address. It
+// Every place that names a node (the asio and blocking clients' instances and sentinels,
+// the CLI's --redis and --sentinel, the master a Sentinel names) holds a node_address. It
 // owns its bytes in fixed storage (limits.hpp), so it can be copied, kept and compared
 // without a heap.
 #pragma once
@@ -19,7 +19,7 @@ namespace edgelock::session {
 
 inline constexpr std::uint16_t default_port = 6379;
 
-struct server_address {
+struct node_address {
     fixed_text<host_bytes_max> host;  // a name, an IPv4 address, or an IPv6 address without brackets
     std::uint16_t port = default_port;
     fixed_text<user_bytes_max> user;          // empty: no ACL user (AUTH with the password alone)
@@ -27,8 +27,8 @@ struct server_address {
     std::uint16_t db = 0;                     // SELECT this database after AUTH (0: none sent)
     bool tls = false;                         // rediss://: the transport speaks TLS on this connection
 
-    // Same server (host and port); credentials and db are not part of the identity.
-    bool same_server(const server_address& other) const noexcept {
+    // Same node (host and port); credentials and db are not part of the identity.
+    bool same_node(const node_address& other) const noexcept {
         return host == other.host && port == other.port;
     }
 };
@@ -46,17 +46,17 @@ struct [[nodiscard]] address_result {
 // Returns invalid_config (leaving `out` unspecified) for: an unknown scheme, an empty host, a
 // host with a space, '/', '@', '[' or ']' in it, a port outside 1..65535, a database outside
 // 0..65535, stray bytes, or a URL, host, user or password longer than its limit (limits.hpp).
-address_result parse_server_url(std::string_view text, server_address& out) noexcept;
+address_result parse_node_url(std::string_view text, node_address& out) noexcept;
 
 // Sets host and port, keeping credentials, db and tls (a master a Sentinel named inherits the
 // master credentials the user configured). Returns invalid_config for an empty or too long
 // host, or a port of 0.
-address_result set_endpoint(server_address& address, std::string_view host, std::uint16_t port) noexcept;
+address_result set_host_port(node_address& address, std::string_view host, std::uint16_t port) noexcept;
 
-// "host:port", or "[v6]:port" for an IPv6 host: how messages name a server. Never shows
+// "host:port", or "[v6]:port" for an IPv6 host: how messages name a node. Never shows
 // credentials.
-using endpoint_text = fixed_text<host_bytes_max + 8>;
-endpoint_text format_endpoint(const server_address& address) noexcept;
+using address_text = fixed_text<host_bytes_max + 8>;
+address_text format_address(const node_address& address) noexcept;
 
 // Parses a decimal port, 1..65535, nothing but digits; returns false otherwise.
 bool parse_port(std::string_view digits, std::uint16_t& out) noexcept;

@@ -2,9 +2,9 @@
 // edgelock session: what a new connection says first, and how each answer is checked.
 //
 // Four kinds of connection, one handshake each:
-//   server     to the Redis that carries lock traffic:
+//   lock_traffic to the Redis that carries lock traffic:
 //              [AUTH] [SELECT] PING [ROLE] [INFO, CONFIG GET appendfsync] SCRIPT LOAD x4
-//              (ROLE only when the server was named by a sentinel: a sentinel may not have
+//              (ROLE only when the node was named by a sentinel: a sentinel may not have
 //              noticed a failover yet, and writes to a replica would only come back READONLY;
 //              INFO and CONFIG GET only with read_node, for the restart guard: node_facts.hpp)
 //   sentinel   to a sentinel, to learn the master: [AUTH] SENTINEL get-master-addr-by-name
@@ -13,7 +13,7 @@
 //              [AUTH] PING [ROLE]; its channels are subscribed once it is ready (a RESP2
 //              connection in subscribed mode carries no lock commands, hence its own)
 // The requests are written at once (pipelined) and checked in order as replies arrive.
-// SCRIPT LOAD saves the NOSCRIPT round trip on a fresh or restarted server; it is best effort
+// SCRIPT LOAD saves the NOSCRIPT round trip on a fresh or restarted node; it is best effort
 // (an ACL without SCRIPT only costs that round trip: the lock falls back to EVAL itself).
 #pragma once
 
@@ -28,7 +28,7 @@
 
 namespace edgelock::session {
 
-enum class connection_kind : std::uint8_t { server, sentinel, watch, subscriber };
+enum class connection_kind : std::uint8_t { lock_traffic, sentinel, watch, subscriber };
 
 enum class handshake_step : std::uint8_t {
     auth, select, ping, role, script_load, master_query, subscribe, node_info, fsync_policy
@@ -42,11 +42,11 @@ struct handshake_plan {
 };
 
 struct handshake_request {
-    connection_kind kind = connection_kind::server;
-    const server_address* to = nullptr;  // credentials and db come from here
+    connection_kind kind = connection_kind::lock_traffic;
+    const node_address* to = nullptr;  // credentials and db come from here
     std::string_view master_name;        // sentinel, watch
-    bool check_role = false;             // server, subscriber: a sentinel named it
-    bool read_node = false;              // server: ask INFO and CONFIG GET appendfsync
+    bool check_role = false;             // lock_traffic, subscriber: a sentinel named it
+    bool read_node = false;              // lock_traffic: ask INFO and CONFIG GET appendfsync
 };
 
 struct [[nodiscard]] handshake_write {
@@ -62,18 +62,18 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
 // dropped: auth_failed (AUTH refused, or WRONGPASS to PING), auth_required (NOAUTH to PING:
 // no password was sent), select_failed, loading or master_down (to PING), not_master (ROLE
 // says replica), no_master (the sentinel knows no such master, or named an unusable address),
-// node_info_refused (INFO refused), max_clients (a full server's refusal, at any step:
+// node_info_refused (INFO refused), max_clients (a full node's refusal, at any step:
 // reply_class.hpp), errc::error_reply (any other refusal of PING or SUBSCRIBE),
 // errc::unexpected_reply (a reply of the wrong shape). The answers of node_info and fsync_policy
 // are read by node_facts.hpp. master_query: on success sets `master`'s host and port (its
 // credentials stay as given).
 failure check_handshake_reply(handshake_step step, const reply_node* nodes, std::size_t count,
-                              server_address& master) noexcept;
+                              node_address& master) noexcept;
 
 // A message on a watch connection: ["message", "+switch-master", "<name> <old-ip> <old-port>
 // <new-ip> <new-port>"]. True, with `master`'s host and port set, when it announces a new
 // master for `master_name`; false for anything else (other masters, other messages).
 bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
-                         server_address& master) noexcept;
+                         node_address& master) noexcept;
 
 }  // namespace edgelock::session

@@ -9,7 +9,7 @@
 //                                             was not subscribed)
 //   ["message",     channel, payload]         a PUBLISH on a subscribed channel
 // A message never answers a command; a confirmation (or an error reply: an ACL refusing the
-// channel) answers the oldest command not yet answered. Used by the watch link
+// channel) answers the oldest command not yet answered. Used by the watch connection
 // (+switch-master) and by fair locks' wake-ups (lock.hpp, "Fair waiting").
 #pragma once
 

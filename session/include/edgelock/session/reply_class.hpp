@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock session: what a reply says about the server that sent it.
+// edgelock session: what a reply says about the node that sent it.
 //
 // One rule set for every transport. Most replies are answers for whoever asked; a few error
-// replies say the connection is to the wrong server, or to one that cannot serve writes now.
+// replies say the connection is to the wrong node, or to one that cannot serve writes now.
 // Those still reach the lock as the answer to its request (the write did not happen, which
 // is a definite outcome), and then the connection is dropped and made again: through the
 // sentinels, in a Sentinel deployment, so a failover is followed; after the reconnect delay
@@ -10,15 +10,15 @@
 //
 //   READONLY    a replica refused a write       -> not_master
 //   MASTERDOWN  a replica lost its master        -> master_down
-//   LOADING     a restarted server is loading    -> loading
-//   NOAUTH      the server wants AUTH            -> auth_required
+//   LOADING     a restarted node is loading      -> loading
+//   NOAUTH      the node wants AUTH              -> auth_required
 //   WRONGPASS   credentials refused              -> auth_failed
 // One refuses the connection itself: Redis sends it on connect, before reading a command, and
 // closes. It answers whatever the client sent first (AUTH, SELECT, PING, a sentinel query),
 // so the handshake checks it at every step; another try after the reconnect delay may find a
 // free slot:
 //   ERR max number of clients reached            -> max_clients
-// NOSCRIPT (a flushed or restarted server's script cache) is an answer: the lock falls back to
+// NOSCRIPT (a flushed or restarted node's script cache) is an answer: the lock falls back to
 // EVAL itself. Every other error reply is an answer too.
 #pragma once
 
@@ -29,7 +29,7 @@ namespace edgelock::session {
 
 enum class reply_class : std::uint8_t {
     answer,      // deliver; the connection stays
-    wrong_server,  // deliver, then drop the connection with `reason` and reconnect (re-discover)
+    wrong_node,  // deliver, then drop the connection with `reason` and reconnect (re-discover)
     refused_connection,  // the connection never served: end it with `reason`, retry after
                          // the reconnect delay
 };

@@ -23,12 +23,12 @@ inline constexpr std::string_view monitored_master_name = "mymaster";
 
 std::string node_host(std::uint8_t node);
 std::string sentinel_host(std::uint8_t sentinel);
-session::server_address node_address(std::uint8_t node);
-session::server_address sentinel_address(std::uint8_t sentinel);
+session::node_address address_of_node(std::uint8_t node);
+session::node_address address_of_sentinel(std::uint8_t sentinel);
 
 inline constexpr int no_server = -1;
 // The server `address` reaches in a world of `nodes` Redis nodes and `sentinels` sentinels,
 // or no_server (an unknown host, or the right host on the wrong port: nothing listens there).
-int resolve(const session::server_address& address, std::uint8_t nodes, std::uint8_t sentinels) noexcept;
+int resolve(const session::node_address& address, std::uint8_t nodes, std::uint8_t sentinels) noexcept;
 
 }  // namespace edgelock::sim

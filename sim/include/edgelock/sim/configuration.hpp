@@ -94,8 +94,8 @@ struct world_params {
     std::int64_t reconnect_ms_min = 10;
     std::int64_t reconnect_ms_max = 40;
     std::int64_t connect_timeout_ms = 100;   // connect and handshake of one attempt (or one sentinel's answer)
-    std::int64_t link_us_min = 200;          // one-way latency of a link, drawn once per link
-    std::int64_t link_us_max = 1000;
+    std::int64_t path_us_min = 200;          // one-way latency of a path, drawn once per path
+    std::int64_t path_us_max = 1000;
     std::uint32_t tail_per_million = 20'000; // chance a message meets a long-tail delay
     std::int64_t tail_ms_max = 20;           // the long tail reaches this far
     std::int64_t repl_us_min = 500;          // replication latency master -> replica

@@ -2,8 +2,8 @@
 // edgelock sim: the simulated network.
 //
 // Endpoints are the clients, the servers (the Redis nodes, then the sentinels, numbered as
-// addresses.hpp does) and the resource. Every ordered pair of endpoints is a link with its
-// own latency (drawn once), jitter and occasional long-tail delays. A link delivers in the
+// addresses.hpp does) and the resource. Every ordered pair of endpoints is a path with its
+// own latency (drawn once), jitter and occasional long-tail delays. A path delivers in the
 // order it was given messages, as one TCP connection does: a message held up in the tail
 // holds up the ones behind it.
 //
@@ -78,23 +78,23 @@ public:
     // A server index is a node's index when below the node count, else a sentinel's.
     bool is_node_server(std::uint8_t server) const noexcept { return server < nodes_; }
     std::uint8_t endpoint_count() const noexcept { return static_cast<std::uint8_t>(clients_ + servers() + 1); }
-    std::size_t link_id(std::uint8_t from, std::uint8_t to) const noexcept {
+    std::size_t path_id(std::uint8_t from, std::uint8_t to) const noexcept {
         return static_cast<std::size_t>(from) * endpoint_count() + to;
     }
-    std::uint8_t link_from(std::size_t link) const noexcept {
-        return static_cast<std::uint8_t>(link / endpoint_count());
+    std::uint8_t path_from(std::size_t path) const noexcept {
+        return static_cast<std::uint8_t>(path / endpoint_count());
     }
-    std::uint8_t link_to(std::size_t link) const noexcept {
-        return static_cast<std::uint8_t>(link % endpoint_count());
+    std::uint8_t path_to(std::size_t path) const noexcept {
+        return static_cast<std::uint8_t>(path % endpoint_count());
     }
 
-    // Queues `m` from -> to and returns its arrival time: the link's latency, jitter and
-    // tail, plus extra_us, and never before the message queued before it on that link.
+    // Queues `m` from -> to and returns its arrival time: the path's latency, jitter and
+    // tail, plus extra_us, and never before the message queued before it on that path.
     std::int64_t send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
                       std::int64_t extra_us);
-    // Removes and returns the oldest message on the link (the one arriving next).
-    message take(std::size_t link);
-    // The link's latency without jitter: what a reset takes to reach the other side.
+    // Removes and returns the oldest message on the path (the one arriving next).
+    message take(std::size_t path);
+    // The path's latency without jitter: what a reset takes to reach the other side.
     std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
 
     tcp_state& conn(std::uint8_t client, std::uint8_t server) noexcept;
@@ -102,11 +102,11 @@ public:
     std::uint32_t open(std::uint8_t client, std::uint8_t server) noexcept;
 
 private:
-    struct link {
+    struct path {
         std::deque<message> queue;
         std::int64_t last_deliver_us = 0;
         std::int64_t latency_us = 0;
-        bool tail = true;  // replication links have latency but no long tail
+        bool tail = true;  // replication paths have latency but no long tail
         prng jitter;
     };
 
@@ -115,7 +115,7 @@ private:
     std::uint8_t sentinels_ = 0;
     std::uint32_t tail_per_million_ = 0;
     std::int64_t tail_us_max_ = 0;
-    std::vector<link> links_;
+    std::vector<path> paths_;
     std::vector<tcp_state> connections_;
     std::uint32_t next_epoch_ = 1;
 };

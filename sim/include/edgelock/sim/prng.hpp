@@ -23,7 +23,7 @@ class prng {
 public:
     explicit prng(std::uint64_t seed = 0) noexcept;
 
-    // An independent generator for one part of the world (a link, a client), so adding a
+    // An independent generator for one part of the world (a path, a client), so adding a
     // fault to one part does not shift the numbers every other part draws.
     static prng stream(std::uint64_t seed, std::uint64_t stream_id) noexcept;
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a Redis Sentinel process, modelled for what a client asks it.
 //
-// In the Sentinel configurations a lock's link does not know the master: it asks a sentinel
+// In the Sentinel configurations a lock's connection does not know the master: it asks a sentinel
 // `SENTINEL get-master-addr-by-name <name>`, connects to the node named and checks with ROLE
-// that it is a master (session/server_link.hpp). This model answers that question (and
+// that it is a master (session/connection.hpp). This model answers that question (and
 // PING) from its own view of which node is master, as a real sentinel answers from its own
-// state: the node it names may be down, or no longer the master, and the client's link then
+// state: the node it names may be down, or no longer the master, and the client's connection then
 // goes back to the sentinels. Everything else is refused, as Sentinel refuses data commands.
 //
 // The views are set by the world, which plays Sentinel's failover (world::sentinel_promote):

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock sim: a client process, the real edgelock::lock and the job it protects.
 //
-// Each client drives one edgelock::lock and, per lock instance, one session::server_link
+// Each client drives one edgelock::lock and, per lock instance, one session::connection
 // exactly as the real transports do (FoundationDB's rule: the real code runs, only the
-// network is simulated). The link says where to connect (the node; with Sentinel, a sentinel
+// network is simulated). The connection says where to connect (the node; with Sentinel, a sentinel
 // first, then the master it names), writes the handshake (PING, ROLE behind Sentinel, SCRIPT
 // LOAD of the four scripts), takes its own replies, and times out connects and replies; the
-// client writes the bytes write_request() produces once the link accepts them (pipelined
+// client writes the bytes write_request() produces once the connection accepts them (pipelined
 // behind the handshake), hands the lock every answer in order, tells the lock of a closed
-// connection with on_io_error() (unless the link only moved on from a sentinel), and arms
-// one timer for the earliest of the lock's, the links' and the job's deadlines. All lock and
-// link time is the client's monotonic clock. Connections fail by reset (noticed one link
+// connection with on_io_error() (unless the connection only moved on from a sentinel), and arms
+// one timer for the earliest of the lock's, the connections' and the job's deadlines. All lock and
+// connection time is the client's monotonic clock. Connections fail by reset (noticed one path
 // latency later), by silence (a reply later than io_timeout_ms), by a refused connect, or by
-// the link itself (a READONLY reply, ROLE naming a replica); the link then reconnects after
+// the connection itself (a READONLY reply, ROLE naming a replica); the connection then reconnects after
 // the session's reconnect delay (at once after a connection that was up).
 //
 // The job (the seeds' order grab / stock deduction) runs in a loop:
@@ -35,7 +35,7 @@
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
-#include "edgelock/sim/instance_link.hpp"
+#include "edgelock/sim/sim_connection.hpp"
 #include "edgelock/sim/network.hpp"
 #include "edgelock/sim/prng.hpp"
 #include "edgelock/sim/schedule.hpp"
@@ -110,11 +110,11 @@ private:
     void reschedule();
     void anomaly(const char* what, errc code);
 
-    void setup_links();
-    void service_links();
+    void setup_connections();
+    void service_connections();
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
-    // What an instance's connection delivers (instance_link calls these).
-    friend class instance_link;
+    // What an instance's connection delivers (sim_connection calls these).
+    friend class sim_connection;
     void on_answer(std::uint8_t instance, const reply_node& reply);
     void on_node_started(std::uint8_t instance);
     void on_connection_end(std::uint8_t instance);
@@ -147,11 +147,11 @@ private:
     prng rng_;
     behaviour behaviour_;
 
-    // The addresses the links were set up with (they must outlive them).
-    std::array<session::server_address, instances_max> servers_{};
-    std::array<session::server_address, sentinel_processes_max> sentinels_{};
-    session::server_address master_;  // the master's credentials and db: none in the sim
-    std::array<instance_link, instances_max> links_{};
+    // The addresses the connections were set up with (they must outlive them).
+    std::array<session::node_address, instances_max> nodes_{};
+    std::array<session::node_address, sentinel_processes_max> sentinels_{};
+    session::node_address master_;  // the master's credentials and db: none in the sim
+    std::array<sim_connection, instances_max> connections_{};
     std::int64_t paused_until_us_ = 0;
     std::deque<delivery> inbox_;
     step pending_ = step::none;

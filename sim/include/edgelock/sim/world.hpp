@@ -5,7 +5,7 @@
 // order events were scheduled in), so that nothing depends on the host: the same run_spec
 // gives the same sequence of events, the same trace hash and the same verdict on every
 // machine. The world owns the clients (each with its real edgelock::lock and one real
-// session::server_link per lock instance), the Redis nodes, the sentinels, the network, the
+// session::connection per lock instance), the Redis nodes, the sentinels, the network, the
 // resource and the recorded history, applies the schedule's faults when their triggers
 // fire, plays Sentinel's failover (promote the most up-to-date replica when the master
 // stays down for down_after_ms, and tell the sentinels), and hands the history to the
@@ -72,7 +72,7 @@ run_result run(const run_spec& spec);
 class scheduler {
 public:
     enum class kind : std::uint8_t {
-        deliver,         // arg: link
+        deliver,         // arg: path
         client_timer,    // who: client, arg: generation
         client_resume,   // who: client
         client_probe,    // who: client, arg: generation (the last instant of a validity)
@@ -123,11 +123,11 @@ public:
     bool recording() const noexcept { return spec_.record; }
 
     // The server an address reaches (addresses.hpp), or no_server: the simulated name lookup.
-    int resolve(const session::server_address& address) const noexcept;
+    int resolve(const session::node_address& address) const noexcept;
     enum class connect_outcome : std::uint8_t { ok, refused, timeout, unknown_host };
     // Whether a connect from `client` to `to` succeeds now, and the server it reaches. A node
     // that is down refuses; a partition leaves the connect unanswered (timeout).
-    connect_outcome try_connect(std::uint8_t client, const session::server_address& to, std::uint8_t& server);
+    connect_outcome try_connect(std::uint8_t client, const session::node_address& to, std::uint8_t& server);
     std::uint32_t open_connection(std::uint8_t client, std::uint8_t server);
     void close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch);
     // A connect's round trip between them.
@@ -182,7 +182,7 @@ private:
     };
 
     void dispatch(const scheduler::event& e);
-    void deliver(std::size_t link);
+    void deliver(std::size_t path);
     // read_late: the bytes reached the node's socket while it was paused, so they are read
     // even if the client has closed that connection (or opened another) since.
     void deliver_request(std::uint8_t client, std::uint8_t server, message&& m, bool read_late = false);
@@ -229,7 +229,7 @@ private:
     int waiter_of(std::string_view token) const noexcept;
     int holder_of(std::string_view token) const noexcept;
     std::int64_t judged_from_us() const noexcept;
-    // What the client's slow links (to nodes) add to a round trip now; -1 when they make an
+    // What the client's slow paths (to nodes) add to a round trip now; -1 when they make an
     // attempt outlast its timeout (the waiter is not judged then).
     std::int64_t slow_round_trip_us(std::uint8_t client) const noexcept;
     void init_fair_checks();
@@ -245,12 +245,12 @@ private:
     // Network faults name Redis nodes: a server that is a sentinel meets none of them.
     bool partitioned(std::uint8_t client, std::uint8_t server) const noexcept;
     bool lose_message(std::uint8_t client, std::uint8_t server, bool& reset);
-    std::int64_t link_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept;
+    std::int64_t path_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept;
     std::int64_t replication_extra_us(std::uint8_t replica) const noexcept;
 
     // Redis processes and Sentinel (world_nodes.cpp).
     struct held_message {       // reached a paused node: read when it resumes
-        std::uint8_t from = 0;  // endpoints, as the link had them
+        std::uint8_t from = 0;  // endpoints, as the path had them
         std::uint8_t to = 0;
         message m;
     };
@@ -332,7 +332,7 @@ private:
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;
     std::int64_t heal_us_ = 0;
-    std::int64_t fair_heal_us_ = 0;  // heal_us_ without the slow links (the fair checks' start)
+    std::int64_t fair_heal_us_ = 0;  // heal_us_ without the slow paths (the fair checks' start)
     std::uint64_t hash_ = 0;
     std::uint64_t event_count_ = 0;
     std::string timeline_;

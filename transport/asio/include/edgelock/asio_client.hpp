@@ -59,7 +59,7 @@
 // a fresh or restarted server answers EVALSHA at once; after a SCRIPT FLUSH the core falls
 // back to EVAL on NOSCRIPT. A server refusing SCRIPT LOAD (an ACL) is not an error.
 //
-// Connections follow the session's one policy (edgelock/session/server_link.hpp), shared with
+// Connections follow the session's one policy (edgelock/session/connection.hpp), shared with
 // the blocking client: a reply of READONLY, MASTERDOWN, LOADING or NOAUTH is delivered as the
 // answer and then ends its connection, which is made again after the reconnect delay.
 //
@@ -128,11 +128,11 @@
 //     on by default: each connection reads INFO and CONFIG GET appendfsync before any lock
 //     request, and a node that (re)started without AOF appendfsync always makes acquires
 //     fail with restart_guard (or wait) for a TTL after its start.
-//   - a connection that ends, or a connect that fails, while the link then waits out its
+//   - a connection that ends, or a connect that fails, while the connection then waits out its
 //     reconnect delay gives up the requests queued for that instance at once (they waited
 //     for the attempt's deadline), and every lock hears of it (a failed connect was not
 //     reported); with the restart guard off and no Sentinel, requests are pipelined behind
-//     the handshake, as the blocking client does (session/lock_io.hpp holds these rules).
+//     the handshake, as the blocking client does (session/lock_traffic.hpp holds these rules).
 #pragma once
 
 #include <asio/io_context.hpp>

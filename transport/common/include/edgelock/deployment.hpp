@@ -25,7 +25,7 @@
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/session/reconnect.hpp"
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 #include "edgelock/tls_options.hpp"
 
 namespace edgelock {
@@ -86,12 +86,12 @@ struct deployment {
     std::function<void(std::size_t instance, std::string_view warning)> on_warning;
 };
 
-// A deployment validate() accepted, parsed for the session's links. The setups handed out
-// point into it: it must stay where it is, unchanged, while a link uses one.
+// A deployment validate() accepted, parsed for the session's connections. The setups handed out
+// point into it: it must stay where it is, unchanged, while a connection uses one.
 struct validated_deployment {
-    std::vector<session::server_address> instances;  // without Sentinel: one per URL, in order
-    std::vector<session::server_address> sentinels;  // with Sentinel: one per URL, in order
-    session::server_address master;                  // Sentinel: the master's user, password, db
+    std::vector<session::node_address> instances;  // without Sentinel: one per URL, in order
+    std::vector<session::node_address> sentinels;  // with Sentinel: one per URL, in order
+    session::node_address master;                  // Sentinel: the master's user, password, db
     std::string master_name;
     session::timing times;
     std::size_t instance_count = 0;  // instances.size(), or 1 (the master) behind Sentinel
@@ -103,7 +103,7 @@ struct validated_deployment {
     // the sentinels and the master's name; the timing; the node reading. `seed` draws its
     // reconnect jitter (distinct per connection). The caller adds its in-flight storage, and
     // changes the kind for a subscriber or watch connection.
-    session::link_setup server_setup(std::size_t i, std::uint64_t seed) const noexcept;
+    session::connection_setup instance_setup(std::size_t i, std::uint64_t seed) const noexcept;
 };
 
 // The one check of a deployment, run by both clients' open() and the CLI's
@@ -114,7 +114,7 @@ struct validated_deployment {
 //                            session::sentinels_max of them
 //   errc::invalid_instances  an even number of instances, or more than instances_max
 //   errc::invalid_config     a timeout or reconnect delay out of its range (see above)
-//   errc::invalid_config     a URL that does not parse (session::parse_server_url), master
+//   errc::invalid_config     a URL that does not parse (session::parse_node_url), master
 //                            credentials longer than session/limits.hpp allows
 //   transport_errc::tls_files  a file of given.tls cannot be loaded (missing, unreadable,
 //                            no certificate in it, a key that does not match its

@@ -15,7 +15,7 @@ namespace edgelock {
 // kernel cannot supply random bytes (the token is then unusable).
 errc random_token(owner_token& token) noexcept;
 
-// 64 random bits for the links' reconnect jitter (session::link_setup::seed; a client gives
+// 64 random bits for the connections' reconnect jitter (session::connection_setup::seed; a client gives
 // each of its connections seed + its index, so they spread out too). Returns ok, or
 // io_error when the kernel cannot supply them.
 [[nodiscard]] errc random_seed(std::uint64_t& bits) noexcept;

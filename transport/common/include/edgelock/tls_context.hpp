@@ -57,7 +57,7 @@ private:
 // Loads `context` from `options` when any of the `count` addresses is rediss:// (a client
 // without one never reads the files, nor needs them). Returns {} or load()'s errors.
 [[nodiscard]] std::error_code load_for(tls_context& context, const tls_options& options,
-                                       const session::server_address* addresses, std::size_t count);
+                                       const session::node_address* addresses, std::size_t count);
 
 // What a failed TLS operation means, from the connection's certificate verification result
 // (SSL_get_verify_result) and the first OpenSSL error code of the failure (ERR_get_error, or

@@ -4,7 +4,7 @@
 // The CLI's `status` and `release` read and delete keys on behalf of other owners, so they do
 // not take a lock; they still reach Redis exactly as the lock does: the same redis:// URLs,
 // handshake (AUTH, SELECT, PING, ROLE behind Sentinel), Sentinel lookup (each sentinel once
-// before giving up), timeouts and error codes (edgelock/session/server_link.hpp). Blocking,
+// before giving up), timeouts and error codes (edgelock/session/connection.hpp). Blocking,
 // one call at a time, not thread-safe. Replies are copied out (tools, not a hot path).
 #pragma once
 

@@ -4,7 +4,7 @@
 // One `hiredis::lock` is one lock name held by one owner, over one Redis, N independent
 // masters (Redlock, N odd), or the master a set of Sentinels points at. It drives the sans-IO
 // core (edgelock/lock.hpp) over one connection per instance, each driven by the session's
-// server_link (edgelock/session/server_link.hpp) exactly as the asio client's are; hiredis
+// connection (edgelock/session/connection.hpp) exactly as the asio client's are; hiredis
 // only makes the TCP connection (name lookup, connect timeout, keepalive):
 //
 //   - acquire() sends the request to every instance first, then collects replies (poll() over

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One socket carrying one session link: resolve, connect, TLS, bytes in and out, one timer.
+// One socket carrying one session connection: resolve, connect, TLS, bytes in and out, one timer.
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/ssl.h>
@@ -17,10 +17,10 @@
 
 namespace edgelock::async::detail {
 
-link_socket::link_socket(client_impl& owner, asio::io_context& io, std::uint8_t index, link_role role)
+asio_connection::asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index, connection_role role)
     : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
 
-errc link_socket::init(session::link_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
+errc asio_connection::init(session::connection_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
                        std::size_t waiters_max) {
     const std::size_t capacity = lock_requests_max + session::handshake_steps_max;
     in_flight_.reset(new session::in_flight[capacity]);
@@ -35,21 +35,21 @@ errc link_socket::init(session::link_setup setup, std::size_t lock_requests_max,
     return errc::ok;
 }
 
-std::string link_socket::endpoint() const {
-    if (link().state() == session::link_state::idle && link().attempts_finished() == 0) return {};
-    return std::string(session::format_endpoint(link().target()).view());
+std::string asio_connection::address() const {
+    if (connection().state() == session::connection_state::idle && connection().attempts_finished() == 0) return {};
+    return std::string(session::format_address(connection().address()).view());
 }
 
-bool link_socket::serves(const server_address& master) const noexcept {
-    return link().ready() && !link().asking_sentinel() && link().target().same_server(master);
+bool asio_connection::serves(const node_address& master) const noexcept {
+    return connection().ready() && !connection().asking_sentinel() && connection().address().same_node(master);
 }
 
-void link_socket::start() {
+void asio_connection::start() {
     stopped_ = false;
     settle();
 }
 
-void link_socket::stop() {
+void asio_connection::stop() {
     stopped_ = true;
     driver_.stop();
     waiters_.clear();
@@ -59,20 +59,20 @@ void link_socket::stop() {
 // them) are answered, or the command timeout drops it, before it closes. Nothing of it reaches
 // the client any more: not its replies, its end, nor a reconnect. A connection not ready
 // takes nothing: it closes at once.
-void link_socket::linger() {
-    role_ = link_role::leaving;
+void asio_connection::linger() {
+    role_ = connection_role::leaving;
     waiters_.clear();
     flush();
     settle();
 }
 
-void link_socket::follow_new_master() {
+void asio_connection::follow_new_master() {
     driver_.close(failure::of(transport_errc::master_changed), now_ms(), true);
-    link().retry_now();
+    connection().retry_now();
     settle();
 }
 
-void link_socket::close_socket() noexcept {
+void asio_connection::close_socket() noexcept {
     epoch_ = owner_.next_epoch();
     timer_epoch_ = owner_.next_epoch();
     timer_ms_ = no_deadline_ms;
@@ -88,90 +88,90 @@ void link_socket::close_socket() noexcept {
     write_error_.clear();
 }
 
-// After every input to the link: the driver closes what it closed, reports what changed and
+// After every input to the connection: the driver closes what it closed, reports what changed and
 // connects again when it may; the timer is re-armed for its next deadline.
-void link_socket::settle() {
+void asio_connection::settle() {
     if (stopped_) return;
-    if (role_ == link_role::leaving) return settle_leaving();
-    const bool wanted = role_ != link_role::subscriber || owner_.subscriber_wanted();
+    if (role_ == connection_role::leaving) return settle_leaving();
+    const bool wanted = role_ != connection_role::subscriber || owner_.subscriber_wanted();
     const std::int64_t wake_ms = driver_.settle(now_ms(), wanted);
     if (!stopped_) arm_timer(wake_ms);  // an end's handlers may have stopped this socket
 }
 
-void link_socket::open(const server_address& to) { connect_to(to); }
+void asio_connection::open(const node_address& to) { connect_to(to); }
 
-void link_socket::close() { close_socket(); }
+void asio_connection::close() { close_socket(); }
 
-void link_socket::became_ready() {
+void asio_connection::became_ready() {
     owner_.on_attempt_finished();
-    if (role_ == link_role::instance) owner_.on_connection_ready(index_);
+    if (role_ == connection_role::instance) owner_.on_connection_ready(index_);
 }
 
-void link_socket::dropped(const session::in_flight& entry) {
-    if (role_ == link_role::instance) owner_.on_request_done(entry.owner);
+void asio_connection::dropped(const session::in_flight& entry) {
+    if (role_ == connection_role::instance) owner_.on_request_done(entry.owner);
 }
 
-void link_socket::ended(const session::link_closed& closed, bool lock_hears) {
+void asio_connection::ended(const session::connection_end& closed, bool lock_hears) {
     (void)closed;
     owner_.on_attempt_finished();
-    if (role_ == link_role::instance && lock_hears) {
+    if (role_ == connection_role::instance && lock_hears) {
         waiters_.clear();
         owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after
     }
     // No lock hears of it: a lost subscription only delays (the locks re-check by themselves).
-    if (role_ == link_role::subscriber) owner_.on_subscriber_down();
+    if (role_ == connection_role::subscriber) owner_.on_subscriber_down();
 }
 
 // Replies on a lingering connection reach nobody: the client has moved on.
-void link_socket::answered(const session::in_flight& entry, const reply_node* nodes,
+void asio_connection::answered(const session::in_flight& entry, const reply_node* nodes,
                            std::size_t count) {
-    if (role_ == link_role::subscriber) owner_.on_subscription_answer(entry, nodes, count);
-    if (role_ == link_role::instance) owner_.on_lock_reply(index_, entry, nodes[0]);
+    if (role_ == connection_role::subscriber) owner_.on_subscription_answer(entry, nodes, count);
+    if (role_ == connection_role::instance) owner_.on_lock_reply(index_, entry, nodes[0]);
 }
 
-void link_socket::pushed(session::link_reply::kind what, const reply_node* nodes,
+void asio_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,
                          std::size_t count) {
-    if (role_ == link_role::leaving) return;
-    if (what == session::link_reply::kind::message) owner_.on_wake_message(nodes, count);
-    if (what == session::link_reply::kind::master_switched) owner_.on_switch_master(link().switched_to());
+    if (role_ == connection_role::leaving) return;
+    if (what == session::routed_reply::kind::message) owner_.on_wake_message(nodes, count);
+    if (what == session::routed_reply::kind::master_switched) owner_.on_switch_master(connection().switched_to());
 }
 
-void link_socket::node_started() {
-    if (role_ == link_role::instance) owner_.on_node_read(index_, link().node(), link().started());
+void asio_connection::node_started() {
+    if (role_ == connection_role::instance) owner_.on_node_read(index_, connection().node(), connection().started());
 }
 
-// A lingering connection ends once nothing is in flight, or when the link gave up on it (a
+// A lingering connection ends once nothing is in flight, or when the connection gave up on it (a
 // reply overdue by the command timeout, an error): the bound is the last request's timeout.
-void link_socket::settle_leaving() {
-    const bool answered = link().ready() && link().requests_in_flight() == 0;
-    if (!link().ready() || answered) return stop();
-    arm_timer(link().next_deadline_ms());
+void asio_connection::settle_leaving() {
+    const bool answered = connection().ready() && connection().requests_in_flight() == 0;
+    if (!connection().ready() || answered) return stop();
+    arm_timer(connection().next_deadline_ms());
 }
 
-void link_socket::connect_to(const server_address& target) {
+void asio_connection::connect_to(const node_address& to) {
     // A fresh epoch per attempt: handlers of an earlier socket at this index (one closed and
     // replaced by open()) can never pass for this one's.
     epoch_ = owner_.next_epoch();
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    const std::string host(target.host.view());
+    const std::string host(to.host.view());
     std::error_code ec;
     const asio::ip::address address = asio::ip::make_address(host, ec);
     if (!ec) {
-        socket_.async_connect(asio::ip::tcp::endpoint(address, target.port), [self, i, epoch](std::error_code result) {
-            if (link_socket* s = self->socket_at(i)) s->on_connected(epoch, result);
+        socket_.async_connect(asio::ip::tcp::endpoint(address, to.port), [self, i, epoch](std::error_code result) {
+            if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
         });
         return;
     }
     resolver_.async_resolve(
-        host, std::to_string(target.port),
+        host, std::to_string(to.port),
         [self, i, epoch](std::error_code result, const asio::ip::tcp::resolver::results_type& found) {
-            if (link_socket* s = self->socket_at(i)) s->on_resolved(epoch, result, found);
+            if (asio_connection* s = self->connection_at(i)) s->on_resolved(epoch, result, found);
         });
 }
 
-void link_socket::on_resolved(std::uint32_t epoch, std::error_code ec,
+void asio_connection::on_resolved(std::uint32_t epoch, std::error_code ec,
                               const asio::ip::tcp::resolver::results_type& results) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
@@ -179,22 +179,22 @@ void link_socket::on_resolved(std::uint32_t epoch, std::error_code ec,
     auto self = owner_.self();
     const std::uint8_t i = index_;
     asio::async_connect(socket_, results, [self, i, epoch](std::error_code result, const asio::ip::tcp::endpoint&) {
-        if (link_socket* s = self->socket_at(i)) s->on_connected(epoch, result);
+        if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
     });
 }
 
-void link_socket::on_connected(std::uint32_t epoch, std::error_code ec) {
+void asio_connection::on_connected(std::uint32_t epoch, std::error_code ec) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     set_socket_options();
-    if (link().target().tls) return start_tls(epoch);
+    if (connection().address().tls) return start_tls(epoch);
     start_session();
 }
 
-// The TLS handshake, within the attempt's connect deadline (the link's timer).
-void link_socket::start_tls(std::uint32_t epoch) {
-    ssl_st* ssl = owner_.tls().new_connection(link().target().host.view());
+// The TLS handshake, within the attempt's connect deadline (the connection's timer).
+void asio_connection::start_tls(std::uint32_t epoch) {
+    ssl_st* ssl = owner_.tls().new_connection(connection().address().host.view());
     if (ssl == nullptr) return fail(make_error_code(transport_errc::tls_handshake_failed));
     tls_ = std::make_shared<tls_stream>(std::move(socket_), ssl);
     // Buffers kept for the connection's life: no allocation per record (Asio's stream asks
@@ -205,26 +205,26 @@ void link_socket::start_tls(std::uint32_t epoch) {
     const std::uint8_t i = index_;
     tls_->async_handshake(asio::ssl::stream_base::client,
                           with_handler_memory([self, i, epoch, keep = tls_](std::error_code result) {
-                              if (link_socket* s = self->socket_at(i)) s->on_tls_handshake(epoch, result);
+                              if (asio_connection* s = self->connection_at(i)) s->on_tls_handshake(epoch, result);
                           }));
     settle();
 }
 
-void link_socket::on_tls_handshake(std::uint32_t epoch, std::error_code ec) {
+void asio_connection::on_tls_handshake(std::uint32_t epoch, std::error_code ec) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     start_session();
 }
 
-// Connected (and secured): the link's handshake goes out first.
-void link_socket::start_session() {
+// Connected (and secured): the connection's handshake goes out first.
+void asio_connection::start_session() {
     pending_size_ += driver_.on_connected(now_ms(), cursor(), room());
-    if (link().state() == session::link_state::handshaking) start_read();
+    if (connection().state() == session::connection_state::handshaking) start_read();
     settle();
 }
 
-void link_socket::set_socket_options() {
+void asio_connection::set_socket_options() {
     const client_config& config = owner_.config();
     std::error_code ignored;
     socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -241,17 +241,17 @@ void link_socket::set_socket_options() {
     socket_.non_blocking(true, ignored);
 }
 
-bool link_socket::commit(std::size_t size) noexcept {
+bool asio_connection::commit(std::size_t size) noexcept {
     EDGELOCK_ASSERT(size <= room());
     pending_size_ += size;
-    arm_timer(link().next_deadline_ms());
-    return true;  // written later, by flush(): a failure closes the link then
+    arm_timer(connection().next_deadline_ms());
+    return true;  // written later, by flush(): a failure closes the connection then
 }
 
-void link_socket::flush() noexcept {
+void asio_connection::flush() noexcept {
     if (writing_ || pending_size_ == 0) return;
-    const session::link_state state = link().state();
-    if (state != session::link_state::handshaking && state != session::link_state::ready) return;
+    const session::connection_state state = connection().state();
+    if (state != session::connection_state::handshaking && state != session::connection_state::ready) return;
     char* data = buffers_[pending_].get();
     std::error_code ec;
     // Over TLS every write is asynchronous: the stream encrypts and writes in one operation.
@@ -281,7 +281,7 @@ void link_socket::flush() noexcept {
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     auto on_written = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
-        if (link_socket* s = self->socket_at(i, epoch)) s->on_write(epoch, result);
+        if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
     });
     const asio::const_buffer rest(data + written, remaining);
     if (tls_) {
@@ -291,7 +291,7 @@ void link_socket::flush() noexcept {
     }
 }
 
-void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
+void asio_connection::on_write(std::uint32_t epoch, std::error_code ec) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     writing_ = false;
@@ -304,19 +304,19 @@ void link_socket::on_write(std::uint32_t epoch, std::error_code ec) {
         tls_->next_layer().shutdown(asio::socket_base::shutdown_send, ignored);
     } else if (ec) {
         fail(ec);
-    } else if (role_ == link_role::leaving) {
+    } else if (role_ == connection_role::leaving) {
         flush();  // the client's dispatch only flushes its current sockets
     }
     // Otherwise the scope's end sends what accumulated meanwhile and wakes waiting locks.
 }
 
-void link_socket::start_read() {
+void asio_connection::start_read() {
     EDGELOCK_ASSERT(read_size_ < read_capacity_);
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     auto on_read = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
-        if (link_socket* s = self->socket_at(i, epoch)) s->on_read(epoch, result, size);
+        if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
     });
     const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
@@ -326,7 +326,7 @@ void link_socket::start_read() {
     }
 }
 
-void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t size) {
+void asio_connection::on_read(std::uint32_t epoch, std::error_code ec, std::size_t size) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     if (ec) {
@@ -335,15 +335,15 @@ void link_socket::on_read(std::uint32_t epoch, std::error_code ec, std::size_t s
     }
     read_size_ += size;
     if (!route_replies(epoch)) return;  // the socket was dropped meanwhile
-    const session::link_state state = link().state();
-    const bool reading = state == session::link_state::handshaking || state == session::link_state::ready;
+    const session::connection_state state = connection().state();
+    const bool reading = state == session::connection_state::handshaking || state == session::connection_state::ready;
     settle();
     if (reading && epoch == epoch_) start_read();
 }
 
 // Hands each complete reply to the driver, which routes it. Returns false when the socket was
 // dropped while doing so (a handler closed the client).
-bool link_socket::route_replies(std::uint32_t epoch) {
+bool asio_connection::route_replies(std::uint32_t epoch) {
     // The driver's clock for this read (its handshake and close times); each lock reads the
     // clock again when its reply reaches it, after the handlers before it ran.
     const std::size_t consumed =
@@ -356,9 +356,9 @@ bool link_socket::route_replies(std::uint32_t epoch) {
     return true;
 }
 
-// The timer is only ever moved earlier: an early firing just re-arms for the link's next
+// The timer is only ever moved earlier: an early firing just re-arms for the connection's next
 // deadline. Replies thus cost no timer operation.
-void link_socket::arm_timer(std::int64_t deadline_ms) {
+void asio_connection::arm_timer(std::int64_t deadline_ms) {
     if (deadline_ms >= timer_ms_) return;
     timer_ms_ = deadline_ms;
     timer_epoch_ = owner_.next_epoch();
@@ -367,11 +367,11 @@ void link_socket::arm_timer(std::int64_t deadline_ms) {
     const std::uint8_t i = index_;
     const std::uint32_t timer_epoch = timer_epoch_;
     timer_.async_wait(with_handler_memory([self, i, timer_epoch](std::error_code result) {
-        if (link_socket* s = self->socket_at(i, timer_epoch)) s->on_timer(timer_epoch, result);
+        if (asio_connection* s = self->connection_at(i, timer_epoch)) s->on_timer(timer_epoch, result);
     }));
 }
 
-void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
+void asio_connection::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
     if (timer_epoch != timer_epoch_ || ec == asio::error::operation_aborted) return;
     client_impl::dispatch_scope scope(owner_);
     timer_ms_ = no_deadline_ms;
@@ -379,12 +379,12 @@ void link_socket::on_timer(std::uint32_t timer_epoch, std::error_code ec) {
     settle();
 }
 
-void link_socket::fail(std::error_code code) {
+void asio_connection::fail(std::error_code code) {
     driver_.on_io_error(failure_of(code), now_ms());
     settle();
 }
 
-failure link_socket::failure_of(std::error_code ec) const {
+failure asio_connection::failure_of(std::error_code ec) const {
     if (tls_ && ec.category() == asio::error::get_ssl_category()) {
         return tls_failure(SSL_get_verify_result(tls_->native_handle()), static_cast<unsigned long>(ec.value()));
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 
 #include <cerrno>
 
@@ -9,10 +9,10 @@
 
 namespace edgelock::session {
 
-errc server_link::setup(const link_setup& s) noexcept {
+errc connection::setup(const connection_setup& s) noexcept {
     const bool sentinel = s.sentinel_count > 0;
-    if (s.kind == connection_kind::sentinel) return errc::invalid_config;  // a step, not a kind of link
-    if (!sentinel && (s.server == nullptr || s.kind == connection_kind::watch)) return errc::invalid_config;
+    if (s.kind == connection_kind::sentinel) return errc::invalid_config;  // a step, not a kind of connection
+    if (!sentinel && (s.node == nullptr || s.kind == connection_kind::watch)) return errc::invalid_config;
     if (sentinel && (s.sentinels == nullptr || s.sentinel_count > sentinels_max || s.master_name.empty())) {
         return errc::invalid_config;
     }
@@ -21,7 +21,7 @@ errc server_link::setup(const link_setup& s) noexcept {
     if (check_timing(s.times) != errc::ok) return errc::invalid_config;
     if (!master_name_.assign(s.master_name)) return errc::invalid_config;
     kind_ = s.kind;
-    server_ = s.server;
+    node_address_ = s.node;
     sentinels_ = s.sentinels;
     sentinel_count_ = s.sentinel_count;
     sentinel_index_ = 0;
@@ -33,7 +33,7 @@ errc server_link::setup(const link_setup& s) noexcept {
     capacity_ = s.in_flight_capacity;
     last_error_ = failure{};
     attempts_finished_ = 0;
-    read_node_ = s.read_node && s.kind == connection_kind::server;
+    read_node_ = s.read_node && s.kind == connection_kind::lock_traffic;
     refuse_evicting_ = s.refuse_evicting;
     node_ = node_facts{};
     last_host_ = fixed_text<host_bytes_max>{};
@@ -46,8 +46,8 @@ errc server_link::setup(const link_setup& s) noexcept {
     return errc::ok;
 }
 
-void server_link::reset() noexcept {
-    state_ = link_state::idle;
+void connection::reset() noexcept {
+    state_ = connection_state::idle;
     head_ = 0;
     count_ = 0;
     go_to_master_ = false;
@@ -57,43 +57,43 @@ void server_link::reset() noexcept {
     backoff_.reset();
 }
 
-void server_link::retry_now() noexcept {
-    if (state_ == link_state::idle) backoff_.skip_delay();
+void connection::retry_now() noexcept {
+    if (state_ == connection_state::idle) backoff_.skip_delay();
 }
 
-const server_address* server_link::start(std::int64_t now) noexcept {
-    if (state_ != link_state::idle) return nullptr;
+const node_address* connection::start(std::int64_t now) noexcept {
+    if (state_ != connection_state::idle) return nullptr;
     if (go_to_master_) {
         go_to_master_ = false;
         asking_sentinel_ = false;
-        target_ = &discovered_;
+        address_ = &discovered_;
     } else {
         if (!backoff_.may_connect(now)) return nullptr;
         asking_sentinel_ = via_sentinels();
-        target_ = asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : server_;
+        address_ = asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : node_address_;
         // The master a sentinel names is reached as that sentinel is: a deployment whose
-        // sentinels speak TLS runs its servers with TLS too (Redis's tls-replication).
-        if (asking_sentinel_) discovered_.tls = target_->tls;
+        // sentinels speak TLS runs its nodes with TLS too (Redis's tls-replication).
+        if (asking_sentinel_) discovered_.tls = address_->tls;
     }
-    state_ = link_state::connecting;
+    state_ = connection_state::connecting;
     tls_handshaking_ = false;
     attempt_deadline_ms_ = now + times_.connect_timeout_ms;
-    return target_;
+    return address_;
 }
 
-void server_link::on_tls_handshake() noexcept {
-    EDGELOCK_ASSERT(state_ == link_state::connecting);
+void connection::on_tls_handshake() noexcept {
+    EDGELOCK_ASSERT(state_ == connection_state::connecting);
     tls_handshaking_ = true;
 }
 
-std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept {
-    EDGELOCK_ASSERT(state_ == link_state::connecting);
+std::size_t connection::on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept {
+    EDGELOCK_ASSERT(state_ == connection_state::connecting);
     handshake_request request;
     request.kind = asking_sentinel_ && reaches_master() ? connection_kind::sentinel : kind_;
-    request.to = target_;
+    request.to = address_;
     request.master_name = master_name_.view();
     request.check_role = via_sentinels();
-    request.read_node = read_node_ && request.kind == connection_kind::server;
+    request.read_node = read_node_ && request.kind == connection_kind::lock_traffic;
     const handshake_write written = write_handshake(request, out, capacity);
     if (written.code != errc::ok) {
         begin_closing(failure::of(errc::invalid_config), now);
@@ -102,12 +102,12 @@ std::size_t server_link::on_connected(std::int64_t now, char* out, std::size_t c
     for (std::uint8_t i = 0; i < written.plan.count; ++i) {
         push(in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
     }
-    state_ = link_state::handshaking;
+    state_ = connection_state::handshaking;
     heard_ = false;
     return written.size;
 }
 
-bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept {
+bool connection::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept {
     EDGELOCK_ASSERT(accepts_requests());
     EDGELOCK_ASSERT(owner != in_flight::internal);
     if (count_ == capacity_) return false;
@@ -115,17 +115,17 @@ bool server_link::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now
     return true;
 }
 
-link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
-    EDGELOCK_ASSERT(state_ == link_state::handshaking || state_ == link_state::ready);
+routed_reply connection::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(state_ == connection_state::handshaking || state_ == connection_state::ready);
     EDGELOCK_ASSERT(count >= 1);
     heard_ = true;
-    if (kind_ == connection_kind::subscriber && state_ == link_state::ready &&
+    if (kind_ == connection_kind::subscriber && state_ == connection_state::ready &&
         parse_pubsub(nodes, count).kind == pubsub_kind::message) {
         answered_ = true;
-        return {link_reply::kind::message, {}};  // answers no command: nothing is popped
+        return {routed_reply::kind::message, {}};  // answers no command: nothing is popped
     }
     if (count_ == 0) {
-        if (kind_ == connection_kind::watch && state_ == link_state::ready) return on_message(nodes, count);
+        if (kind_ == connection_kind::watch && state_ == connection_state::ready) return on_message(nodes, count);
         begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
         return {};
     }
@@ -135,13 +135,13 @@ link_reply server_link::on_reply(const reply_node* nodes, std::size_t count, std
     if (verdict.what != reply_class::answer) {
         begin_closing(failure::of(verdict.reason), now);
     } else if (!answered_) {
-        answered_ = true;  // a server that serves requests: its next failure starts afresh
+        answered_ = true;  // a node that serves requests: its next failure starts afresh
         backoff_.reset();
     }
-    return {link_reply::kind::answer, entry};
+    return {routed_reply::kind::answer, entry};
 }
 
-link_reply server_link::on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
+routed_reply connection::on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
                                     std::int64_t now) noexcept {
     const auto step = static_cast<handshake_step>(entry.tag);
     const failure refused = check_handshake_reply(step, nodes, count, discovered_);
@@ -151,11 +151,11 @@ link_reply server_link::on_handshake_reply(const in_flight& entry, const reply_n
     }
     read_node_reply(step, nodes, count, now);
     const bool last = count_ == 0 || front().owner != in_flight::internal;
-    if (last && state_ == link_state::handshaking) return handshake_done(now);
+    if (last && state_ == connection_state::handshaking) return handshake_done(now);
     return {};
 }
 
-link_reply server_link::handshake_done(std::int64_t now) noexcept {
+routed_reply connection::handshake_done(std::int64_t now) noexcept {
     if (asking_sentinel_ && reaches_master()) {
         // The sentinel named the master: close this connection and connect to it at once,
         // within a connect timeout of its own.
@@ -167,17 +167,17 @@ link_reply server_link::handshake_done(std::int64_t now) noexcept {
         begin_closing(failure::of(transport_errc::evicting_node), now);
         return {};
     }
-    state_ = link_state::ready;
+    state_ = connection_state::ready;
     attempt_deadline_ms_ = no_deadline_ms;
     ++attempts_finished_;
     sentinels_tried_ = 0;
     answered_ = false;
     if (!read_node_) return {};
     node_read();
-    return {link_reply::kind::node_started, {}};
+    return {routed_reply::kind::node_started, {}};
 }
 
-void server_link::read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
+void connection::read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                                   std::int64_t now) noexcept {
     if (step == handshake_step::node_info) {
         node_ = parse_info(nodes[0].text);
@@ -191,11 +191,11 @@ void server_link::read_node_reply(handshake_step step, const reply_node* nodes, 
 // from the same host and port is a restart (a failover's new master is another node):
 //   - what the restart kept is the old process's to say: durable only if that one was too;
 //   - the new process counts from this reading at the earliest, for as long as it runs (a
-//     long uptime there is another server behind the address, which never had our keys).
+//     long uptime there is another node behind the address, which never had our keys).
 // The same process read again gives an estimate at or after its true start, as every one
 // does (node_start_of): the earliest so far is kept, so a reconnect never moves it later.
-void server_link::node_read() noexcept {
-    const bool same_node = last_host_ == target_->host && last_port_ == target_->port;
+void connection::node_read() noexcept {
+    const bool same_node = last_host_ == address_->host && last_port_ == address_->port;
     const bool known = same_node && !last_run_id_.empty() && !node_.run_id.empty();
     const bool restarted = known && last_run_id_ != node_.run_id;
     started_ = node_start_of(node_, node_read_ms_, restarted);
@@ -207,66 +207,66 @@ void server_link::node_read() noexcept {
     } else {
         start_floor_ms_ = -now_ms_limit;
     }
-    last_host_ = target_->host;
-    last_port_ = target_->port;
+    last_host_ = address_->host;
+    last_port_ = address_->port;
     last_run_id_ = node_.run_id;
     last_durable_ = node_.durable();
     last_started_ms_ = started_.started_ms;
 }
 
-link_reply server_link::on_message(const reply_node* nodes, std::size_t count) noexcept {
+routed_reply connection::on_message(const reply_node* nodes, std::size_t count) noexcept {
     answered_ = true;
     switched_ = discovered_;
     if (!parse_switch_master(nodes, count, master_name_.view(), switched_)) return {};
-    return {link_reply::kind::master_switched, {}};
+    return {routed_reply::kind::master_switched, {}};
 }
 
-void server_link::on_io_error(failure why, std::int64_t now) noexcept {
-    if (state_ == link_state::idle || state_ == link_state::closing) return;
+void connection::on_io_error(failure why, std::int64_t now) noexcept {
+    if (state_ == connection_state::idle || state_ == connection_state::closing) return;
     const bool dropped = why == failure::of(transport_errc::connection_closed) || why == failure::system(ECONNRESET);
-    if (dropped && state_ == link_state::handshaking && !heard_ && !target_->tls) {
+    if (dropped && state_ == connection_state::handshaking && !heard_ && !address_->tls) {
         why = failure::of(transport_errc::closed_before_reply);
     }
     begin_closing(why, now);
 }
 
-void server_link::on_timer(std::int64_t now) noexcept {
-    const bool attempting = state_ == link_state::connecting || state_ == link_state::handshaking;
+void connection::on_timer(std::int64_t now) noexcept {
+    const bool attempting = state_ == connection_state::connecting || state_ == connection_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
         begin_closing(failure::of(attempt_timeout()), now);
-    } else if (state_ == link_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
+    } else if (state_ == connection_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
         begin_closing(failure::of(transport_errc::command_timeout), now);
     }
 }
 
 // Which step the attempt's deadline caught: a connection that is up but silent is not an
-// unreachable server, and reads differently to whoever looks for the fault.
-transport_errc server_link::attempt_timeout() const noexcept {
-    if (state_ == link_state::handshaking) return transport_errc::handshake_timeout;
+// unreachable node, and reads differently to whoever looks for the fault.
+transport_errc connection::attempt_timeout() const noexcept {
+    if (state_ == connection_state::handshaking) return transport_errc::handshake_timeout;
     return tls_handshaking_ ? transport_errc::tls_handshake_timeout
                             : transport_errc::connect_timeout;
 }
 
-void server_link::close(failure why, std::int64_t now, bool reconnect_now) noexcept {
-    if (state_ == link_state::idle || state_ == link_state::closing) return;
+void connection::close(failure why, std::int64_t now, bool reconnect_now) noexcept {
+    if (state_ == connection_state::idle || state_ == connection_state::closing) return;
     begin_closing(why, now);
     reconnect_now_ = reconnect_now;
 }
 
-void server_link::begin_closing(failure why, std::int64_t now) noexcept {
+void connection::begin_closing(failure why, std::int64_t now) noexcept {
     (void)now;
-    EDGELOCK_ASSERT(state_ != link_state::idle && state_ != link_state::closing);
+    EDGELOCK_ASSERT(state_ != connection_state::idle && state_ != connection_state::closing);
     closing_from_ = state_;
     closing_why_ = why;
-    state_ = link_state::closing;
+    state_ = connection_state::closing;
     attempt_deadline_ms_ = no_deadline_ms;
 }
 
-link_closed server_link::finish_close(std::int64_t now) noexcept {
-    EDGELOCK_ASSERT(state_ == link_state::closing);
-    state_ = link_state::idle;
+connection_end connection::finish_close(std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(state_ == connection_state::closing);
+    state_ = connection_state::idle;
     head_ = 0;
-    const bool was_ready = closing_from_ == link_state::ready;
+    const bool was_ready = closing_from_ == connection_state::ready;
     if (go_to_master_) return {false, failure{}};
     // A sentinel that could not be asked, or named no usable master, is reported as such:
     // the user configured sentinels, not the address of one of them. A TLS refusal keeps its
@@ -284,7 +284,7 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
         if (!next_sentinel_now) sentinels_tried_ = 0;
     }
     // A connection that served requests is made again at once. Anything else that ends (a
-    // failed attempt, or a server that completes the handshake and then drops us without
+    // failed attempt, or a node that completes the handshake and then drops us without
     // answering anything) waits the reconnect delay, which grows with each; between the
     // sentinels of one round the delay is skipped, but not forgotten.
     if (reconnect_now_) {
@@ -300,26 +300,26 @@ link_closed server_link::finish_close(std::int64_t now) noexcept {
     return {was_ready, closing_why_};
 }
 
-std::int64_t server_link::next_deadline_ms() const noexcept {
+std::int64_t connection::next_deadline_ms() const noexcept {
     switch (state_) {
-        case link_state::connecting:
-        case link_state::handshaking: return attempt_deadline_ms_;
-        case link_state::ready: return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
-        case link_state::idle:
+        case connection_state::connecting:
+        case connection_state::handshaking: return attempt_deadline_ms_;
+        case connection_state::ready: return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
+        case connection_state::idle:
             if (go_to_master_) return no_deadline_ms;
             return backoff_.failures() > 0 ? backoff_.not_before_ms() : no_deadline_ms;
-        case link_state::closing: return no_deadline_ms;
+        case connection_state::closing: return no_deadline_ms;
     }
     return no_deadline_ms;
 }
 
-void server_link::push(const in_flight& entry) noexcept {
+void connection::push(const in_flight& entry) noexcept {
     EDGELOCK_ASSERT(count_ < capacity_);
     storage_[(head_ + count_) % capacity_] = entry;
     ++count_;
 }
 
-in_flight server_link::pop() noexcept {
+in_flight connection::pop() noexcept {
     EDGELOCK_ASSERT(count_ > 0);
     const in_flight entry = storage_[head_];
     head_ = (head_ + 1) % capacity_;

@@ -15,7 +15,7 @@
 
 namespace edgelock::cli {
 
-struct endpoint {
+struct node {
     std::string address;  // host:port, for messages
     deployment target;    // one instance, or the sentinels
 };
@@ -24,17 +24,17 @@ struct endpoint {
 // for connects and replies, --restart-guard), for the lock and the admin connections alike.
 deployment deployment_of(const options& o);
 
-struct failure {
+struct command_failure {
     std::error_code ec;
     std::string detail;  // Redis's own error text, for error replies
 };
 
-std::string describe(const failure& f);
+std::string describe(const command_failure& f);
 // True (with `f` filled) when `r` is an error reply.
-bool error_reply(const hiredis::command_reply& r, failure& f);
-std::vector<endpoint> endpoints_of(const options& o);
-// Opens a connection to `ep` (its address then names the server reached); on failure fills
+bool error_reply(const hiredis::command_reply& r, command_failure& f);
+std::vector<node> nodes_of(const options& o);
+// Opens a connection to `where` (its address then names the server reached); on failure fills
 // `f`, with what Sentinel said when asked.
-bool open(hiredis::command_connection& c, endpoint& ep, const options& o, failure& f);
+bool open(hiredis::command_connection& c, node& where, const options& o, command_failure& f);
 
 }  // namespace edgelock::cli

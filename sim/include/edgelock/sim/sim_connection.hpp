@@ -2,7 +2,7 @@
 // edgelock sim: one lock instance's connection, driven by the code the real clients run.
 //
 // The real clients keep one session::connection_driver per Redis instance and adapt it to
-// their sockets (transport/asio/src/link_socket.cpp, transport/hiredis/src/blocking_link.cpp);
+// their sockets (transport/asio/src/asio_connection.cpp, transport/hiredis/src/blocking_connection.cpp);
 // this is its adapter to the simulated network. The driver decides where to connect (the
 // node, or the master a simulated sentinel names), what to say first, which replies are its
 // own, when a connect or a reply has taken too long, when to connect again, and what a
@@ -11,7 +11,7 @@
 // and hands what the connection delivers to its client (workload.cpp).
 //
 // A connect completes one round trip after start(): refused when the node is down, silent
-// when a partition cuts the client off (the link's connect timeout then ends the attempt).
+// when a partition cuts the client off (the connection's connect timeout then ends the attempt).
 // All time here is the client's monotonic clock in ms, as the lock's is; only a reset's
 // arrival is a true instant (the world schedules it).
 #pragma once
@@ -29,10 +29,10 @@ namespace edgelock::sim {
 class world;
 class client;
 
-// "reply timed out", "connection reset", ...: a link's failure for the timeline.
+// "reply timed out", "connection reset", ...: a connection's failure for the timeline.
 std::string describe(const failure& why);
 
-class instance_link final : public session::connection_io, public session::connection_events {
+class sim_connection final : public session::connection_io, public session::connection_events {
 public:
     // The handshake's steps and every request one lock may have on an instance at once.
     static constexpr std::size_t in_flight_max = session::handshake_steps_max + requests_per_instance_max;
@@ -41,43 +41,43 @@ public:
     // Reply nodes a reply is parsed into: ROLE with two replicas takes 12.
     static constexpr std::size_t reply_nodes_max = 32;
 
-    instance_link() = default;
-    instance_link(const instance_link&) = delete;
-    instance_link& operator=(const instance_link&) = delete;
+    sim_connection() = default;
+    sim_connection(const sim_connection&) = delete;
+    sim_connection& operator=(const sim_connection&) = delete;
 
-    // The link of `owner`'s lock instance `instance`; `s` as the transports fill it (the
+    // The connection of `owner`'s lock instance `instance`; `s` as the transports fill it (the
     // in-flight storage is this object's). The addresses it points to must outlive it.
     // `write_window`: world_params::write_window.
     void setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
-               session::link_setup s, std::uint8_t write_window);
+               session::connection_setup s, std::uint8_t write_window);
 
-    const session::server_link& link() const noexcept { return driver_.link(); }
-    session::server_link& link() noexcept { return driver_.link(); }
-    session::link_state state() const noexcept { return link().state(); }
+    const session::connection& connection() const noexcept { return driver_.connection(); }
+    session::connection& connection() noexcept { return driver_.connection(); }
+    session::connection_state state() const noexcept { return connection().state(); }
     // The write window has room for another request (the handshake's steps count: with a
     // window, requests wait for the handshake, as the asio client's do).
     bool window_open() const noexcept {
-        return write_window_ == 0 || link().requests_in_flight() < write_window_;
+        return write_window_ == 0 || connection().requests_in_flight() < write_window_;
     }
 
-    // The driver's settle: closes what the link gave up (the client hears of it), and
+    // The driver's settle: closes what the connection gave up (the client hears of it), and
     // connects again once the reconnect delay allows. The simulated client always wants
     // its connections.
     void settle(std::int64_t now_ms) { driver_.settle(now_ms, true); }
     // What is due by now: a reset that reached the client, a connect that completed (its
-    // handshake written), the link's connect and reply timeouts.
+    // handshake written), the connection's connect and reply timeouts.
     void on_timer(std::int64_t now_ms, std::int64_t now_us);
-    // Sends one lock request's bytes, tracked on link() already (session::write_requests).
+    // Sends one lock request's bytes, tracked on connection() already (session::write_requests).
     void send(std::string&& bytes);
-    // A reply sent on (server, epoch) belongs to this link's open connection.
+    // A reply sent on (server, epoch) belongs to this open connection.
     bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
-    // One reply on this link's connection (carries() held), handed to the driver. False when
+    // One reply on this connection (carries() held), handed to the driver. False when
     // the bytes are not exactly one reply (the stream is then lost).
     bool on_reply(const std::string& bytes, std::int64_t now_ms) noexcept;
     // The connection (server, epoch) was reset; the client notices at at_us (true time).
     void reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept;
 
-    // The earliest instant on the client's clock this link needs on_timer (no_deadline_ms
+    // The earliest instant on the client's clock this connection needs on_timer (no_deadline_ms
     // for none): a connect completing, a timeout, the end of a reconnect delay.
     std::int64_t wake_ms(std::int64_t now_ms) const noexcept;
     // The true instant a reset reaches the client, or -1.
@@ -85,13 +85,13 @@ public:
 
 private:
     // session::connection_io
-    void open(const session::server_address& to) override;
+    void open(const session::node_address& to) override;
     void close() override;
     bool suspended() const override;
     // session::connection_events: to the client
     void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
     void node_started() override;
-    void ended(const session::link_closed& closed, bool lock_hears) override;
+    void ended(const session::connection_end& closed, bool lock_hears) override;
 
     void finish_connect(std::int64_t now_ms);
     std::string where() const;

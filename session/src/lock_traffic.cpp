@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,9 +20,9 @@ errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, 
     return code;
 }
 
-errc tell_node_started(lock& core, std::uint8_t instance, const server_link& link, bool restart_guard,
+errc tell_node_started(lock& core, std::uint8_t instance, const connection& connection, bool restart_guard,
                        std::int64_t now) noexcept {
-    return tell_node_started(core, instance, link.started(), restart_guard, now);
+    return tell_node_started(core, instance, connection.started(), restart_guard, now);
 }
 
 errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
@@ -31,31 +31,31 @@ errc tell_node_started(lock& core, std::uint8_t instance, const node_start& star
     return core.on_node_started(instance, start, now);
 }
 
-bool warns_of_eviction(eviction_check check, const server_link& link) noexcept {
-    return check == eviction_check::warn && link.node().may_evict();
+bool warns_of_eviction(eviction_check check, const connection& connection) noexcept {
+    return check == eviction_check::warn && connection.node().may_evict();
 }
 
-bool lock_hears_close(const link_closed& closed, std::size_t dropped, const server_link& link,
+bool lock_hears_close(const connection_end& closed, std::size_t dropped, const connection& connection,
                       std::int64_t now) noexcept {
     // Not when it only moved on: nothing of the locks' was on it, and it connects again at once.
-    return closed.was_ready || dropped > 0 || !link.may_start(now);
+    return closed.was_ready || dropped > 0 || !connection.may_start(now);
 }
 
-errc hear_close(lock& core, std::uint8_t instance, const server_link& link, std::int64_t now) noexcept {
-    return unreachable_now(link, now) ? give_up_unsent(core, instance, now) : core.on_io_error(instance, now);
+errc hear_close(lock& core, std::uint8_t instance, const connection& connection, std::int64_t now) noexcept {
+    return unreachable_now(connection, now) ? give_up_unsent(core, instance, now) : core.on_io_error(instance, now);
 }
 
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
     return core.drop_unsent(instance, now);
 }
 
-bool unreachable_now(const server_link& link, std::int64_t now) noexcept {
-    return link.state() == link_state::idle && !link.may_start(now);
+bool unreachable_now(const connection& connection, std::int64_t now) noexcept {
+    return connection.state() == connection_state::idle && !connection.may_start(now);
 }
 
-std::int64_t wake_ms(const server_link& link, bool wants_connection, std::int64_t now) noexcept {
-    if (link.state() != link_state::idle) return link.next_deadline_ms();
-    return wants_connection ? std::max(link.start_not_before_ms(), now) : no_deadline_ms;
+std::int64_t wake_ms(const connection& connection, bool wants_connection, std::int64_t now) noexcept {
+    if (connection.state() != connection_state::idle) return connection.next_deadline_ms();
+    return wants_connection ? std::max(connection.start_not_before_ms(), now) : no_deadline_ms;
 }
 
 }  // namespace edgelock::session

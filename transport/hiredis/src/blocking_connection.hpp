@@ -25,32 +25,32 @@
 
 namespace edgelock::hiredis {
 
-class blocking_link final : public session::connection_io {
+class blocking_connection final : public session::connection_io {
 public:
-    blocking_link() = default;
-    ~blocking_link() { close_socket(); }
-    blocking_link(const blocking_link&) = delete;
-    blocking_link& operator=(const blocking_link&) = delete;
+    blocking_connection() = default;
+    ~blocking_connection() { close_socket(); }
+    blocking_connection(const blocking_connection&) = delete;
+    blocking_connection& operator=(const blocking_connection&) = delete;
 
     // Sizes the read buffer (the only allocation) and sets up the driver (storage is ours),
     // whose deliveries go to `events` (kept, not owned). `tls` (kept, not owned) makes the
     // connections to rediss:// addresses; null when the client has none. Returns
-    // invalid_config for a setup the link refuses.
-    errc setup(session::link_setup setup, session::connection_events& events,
+    // invalid_config for a setup the connection refuses.
+    errc setup(session::connection_setup setup, session::connection_events& events,
                const tls_context* tls = nullptr);
 
-    const session::server_link& link() const noexcept { return driver_.link(); }
-    session::server_link& link() noexcept { return driver_.link(); }
-    bool ready() const noexcept { return link().ready(); }
+    const session::connection& connection() const noexcept { return driver_.connection(); }
+    session::connection& connection() noexcept { return driver_.connection(); }
+    bool ready() const noexcept { return connection().ready(); }
     // Something is owed to us: replies, or the rest of a TLS handshake (poll() it, with
     // events(), and receive(); timed_out() ends either).
-    bool busy() const noexcept { return link().requests_in_flight() > 0 || tls_.handshaking(); }
+    bool busy() const noexcept { return connection().requests_in_flight() > 0 || tls_.handshaking(); }
     int fd() const noexcept { return context_ != nullptr ? context_->fd : -1; }
     short events() const noexcept { return tls_.handshaking() ? tls_.wanted_events() : POLLIN; }
     // Bytes already read (and decrypted) that poll(2) on fd() cannot see: receive() at once.
     bool has_buffered() const noexcept { return tls_.buffered() > 0; }
 
-    // session::connection_driver::settle: a connection the link gave up is closed and its end
+    // session::connection_driver::settle: a connection given up is closed and its end
     // told to the events; when `wanted`, an idle one is connected if the reconnect delay
     // allows (blocking, at most the connect timeout per attempt: a TCP connect, no round trip
     // to Redis; the next sentinel at once), its handshake written, its replies to come
@@ -58,26 +58,26 @@ public:
     void settle(std::int64_t now, bool wanted, std::unique_lock<std::mutex>* unlocked = nullptr);
     // Writes one request (tracked under `tag`); false when the connection failed (settle()).
     bool send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now);
-    // Writes bytes the caller tracked on link() already; false when the connection failed.
+    // Writes bytes the caller tracked on connection() already; false when the connection failed.
     bool write_all(const char* bytes, std::size_t size, std::int64_t now);
     // Takes a TLS handshake a step further, or reads what the socket has and hands every
-    // complete reply to the driver, which delivers it to the events. Stops when the link
+    // complete reply to the driver, which delivers it to the events. Stops when the connection
     // closes (settle()).
     void receive(std::int64_t now);
-    // A reply took longer than the command timeout: true, with the link closing.
+    // A reply took longer than the command timeout: true, with the connection closing.
     bool timed_out(std::int64_t now) {
         driver_.on_timer(now);
-        return link().state() == session::link_state::closing;
+        return connection().state() == session::connection_state::closing;
     }
-    // The server closed an idle connection (a restart): true, with the link closing.
+    // The node closed an idle connection (a restart): true, with the connection closing.
     bool closed_while_idle(std::int64_t now);
 
 private:
     // session::connection_io
-    void open(const session::server_address& to) override;
+    void open(const session::node_address& to) override;
     void close() override { close_socket(); }
 
-    void start_tls(const session::server_address& to, std::int64_t now);
+    void start_tls(const session::node_address& to, std::int64_t now);
     void continue_tls(std::int64_t now);
     void say_hello(std::int64_t now);
     ssize_t send_bytes(const char* bytes, std::size_t size, failure& why);

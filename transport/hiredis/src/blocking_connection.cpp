@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "blocking_link.hpp"
+#include "blocking_connection.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -38,7 +38,7 @@ failure connect_failure(const redisContext* c, int saved_errno) {
 
 }  // namespace
 
-errc blocking_link::setup(session::link_setup setup, session::connection_events& events,
+errc blocking_connection::setup(session::connection_setup setup, session::connection_events& events,
                           const tls_context* tls) {
     tls_context_ = tls;
     setup.in_flight_storage = in_flight_.data();
@@ -48,16 +48,16 @@ errc blocking_link::setup(session::link_setup setup, session::connection_events&
     return read_buffer_ ? errc::ok : errc::invalid_config;
 }
 
-void blocking_link::settle(std::int64_t now, bool wanted, std::unique_lock<std::mutex>* unlocked) {
+void blocking_connection::settle(std::int64_t now, bool wanted, std::unique_lock<std::mutex>* unlocked) {
     unlocked_ = unlocked;
     driver_.settle(now, wanted);
     unlocked_ = nullptr;
 }
 
 // The driver's open: a blocking TCP connect (the caller's mutex released meanwhile), then the
-// TLS handshake or the link's own. A failure leaves the link closing for the driver's settle.
-void blocking_link::open(const session::server_address& to) {
-    const std::int64_t timeout_ms = link().times().connect_timeout_ms;
+// TLS handshake or the connection's own. A failure leaves the connection closing for the driver's settle.
+void blocking_connection::open(const session::node_address& to) {
+    const std::int64_t timeout_ms = connection().times().connect_timeout_ms;
     if (unlocked_ != nullptr) unlocked_->unlock();
     errno = 0;
     context_ = redisConnectWithTimeout(std::string(to.host.view()).c_str(), to.port, to_timeval(timeout_ms));
@@ -71,7 +71,7 @@ void blocking_link::open(const session::server_address& to) {
     redisEnableKeepAlive(context_);
     // Blocking writes end after the command timeout (EAGAIN): a peer that stops reading
     // cannot hold the caller longer than a reply could.
-    redisSetTimeout(context_, to_timeval(link().times().command_timeout_ms));
+    redisSetTimeout(context_, to_timeval(connection().times().command_timeout_ms));
     if (to.tls) {
         start_tls(to, now);
     } else {
@@ -79,7 +79,7 @@ void blocking_link::open(const session::server_address& to) {
     }
 }
 
-void blocking_link::start_tls(const session::server_address& to, std::int64_t now) {
+void blocking_connection::start_tls(const session::node_address& to, std::int64_t now) {
     if (tls_context_ == nullptr) {  // the client loads a context whenever it has a rediss:// address
         driver_.on_io_error(failure::of(transport_errc::tls_files), now);
         return;
@@ -92,7 +92,7 @@ void blocking_link::start_tls(const session::server_address& to, std::int64_t no
     continue_tls(now);  // the ClientHello goes out at once
 }
 
-void blocking_link::continue_tls(std::int64_t now) {
+void blocking_connection::continue_tls(std::int64_t now) {
     failure why;
     if (tls_.handshake(why)) {
         say_hello(now);
@@ -101,14 +101,14 @@ void blocking_link::continue_tls(std::int64_t now) {
     }
 }
 
-// Connected (and secured): the link's handshake goes out first.
-void blocking_link::say_hello(std::int64_t now) {
+// Connected (and secured): the connection's handshake goes out first.
+void blocking_connection::say_hello(std::int64_t now) {
     std::array<char, handshake_bytes_max> hello{};
     const std::size_t size = driver_.on_connected(now, hello.data(), hello.size());
     if (size > 0) write_all(hello.data(), size, now);
 }
 
-ssize_t blocking_link::send_bytes(const char* bytes, std::size_t size, failure& why) {
+ssize_t blocking_connection::send_bytes(const char* bytes, std::size_t size, failure& why) {
     if (tls_.active()) return tls_.send(bytes, size, why);
     // MSG_NOSIGNAL: a peer that reset the connection gives EPIPE, not a SIGPIPE.
     const ssize_t n = ::send(fd(), bytes, size, MSG_NOSIGNAL);
@@ -116,21 +116,21 @@ ssize_t blocking_link::send_bytes(const char* bytes, std::size_t size, failure& 
     return n;
 }
 
-ssize_t blocking_link::receive_bytes(char* bytes, std::size_t size, failure& why) {
+ssize_t blocking_connection::receive_bytes(char* bytes, std::size_t size, failure& why) {
     if (tls_.active()) return tls_.recv(bytes, size, why);
     const ssize_t n = ::recv(fd(), bytes, size, 0);
     why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK ? failure::system(errno) : failure{};
     return n;
 }
 
-bool blocking_link::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
+bool blocking_connection::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
     if (!write_all(bytes, size, now)) return false;
-    const bool tracked = link().track(0, tag, now);
+    const bool tracked = connection().track(0, tag, now);
     EDGELOCK_ASSERT(tracked);
     return true;
 }
 
-bool blocking_link::write_all(const char* bytes, std::size_t size, std::int64_t now) {
+bool blocking_connection::write_all(const char* bytes, std::size_t size, std::int64_t now) {
     std::size_t sent = 0;
     while (sent < size) {
         failure why;
@@ -148,7 +148,7 @@ bool blocking_link::write_all(const char* bytes, std::size_t size, std::int64_t 
     return true;
 }
 
-void blocking_link::receive(std::int64_t now) {
+void blocking_connection::receive(std::int64_t now) {
     if (tls_.handshaking()) return continue_tls(now);
     if (!read_some(now)) return;
     const std::size_t consumed = driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.data(), nodes_.size(), now);
@@ -157,7 +157,7 @@ void blocking_link::receive(std::int64_t now) {
     read_size_ -= consumed;
 }
 
-bool blocking_link::read_some(std::int64_t now) {
+bool blocking_connection::read_some(std::int64_t now) {
     if (read_size_ == read_buffer_bytes) {
         driver_.on_io_error(failure::of(errc::reply_too_large), now);
         return false;
@@ -173,16 +173,16 @@ bool blocking_link::read_some(std::int64_t now) {
     return false;
 }
 
-bool blocking_link::closed_while_idle(std::int64_t now) {
-    if (!link().ready() || busy()) return false;
+bool blocking_connection::closed_while_idle(std::int64_t now) {
+    if (!connection().ready() || busy()) return false;
     pollfd p{fd(), POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) return false;
     // Nothing is owed to us: readable means closed (end of stream), reset, or a stray reply.
     if (read_some(now)) driver_.on_io_error(failure::of(errc::unexpected_reply), now);
-    return link().state() == session::link_state::closing;
+    return connection().state() == session::connection_state::closing;
 }
 
-void blocking_link::close_socket() noexcept {
+void blocking_connection::close_socket() noexcept {
     tls_.close();
     if (context_ != nullptr) redisFree(context_);
     context_ = nullptr;

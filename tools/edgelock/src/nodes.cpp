@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "endpoints.hpp"
+#include "nodes.hpp"
 
 #include "errors.hpp"
 #include "quote.hpp"
@@ -9,11 +9,11 @@ namespace edgelock::cli {
 using hiredis::command_connection;
 using hiredis::command_reply;
 
-std::string describe(const failure& f) {
+std::string describe(const command_failure& f) {
     return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + shown(f.detail);
 }
 
-bool error_reply(const command_reply& r, failure& f) {
+bool error_reply(const command_reply& r, command_failure& f) {
     if (r.type != reply_type::error) return false;
     f.ec = make_error_code(errc::error_reply);
     f.detail = r.text;
@@ -34,34 +34,34 @@ deployment deployment_of(const options& o) {
 
 // The instances to ask: each --redis URL, or the master the sentinels name (one endpoint,
 // opened through them).
-std::vector<endpoint> endpoints_of(const options& o) {
+std::vector<node> nodes_of(const options& o) {
     const deployment all = deployment_of(o);
-    std::vector<endpoint> out;
+    std::vector<node> out;
     if (all.sentinels.empty()) {
         for (const std::string& url : all.instances) {
-            endpoint ep;
-            ep.address = display_address(url);
-            ep.target = all;
-            ep.target.instances = {url};
-            out.push_back(ep);
+            node where;
+            where.address = display_address(url);
+            where.target = all;
+            where.target.instances = {url};
+            out.push_back(where);
         }
         return out;
     }
-    endpoint ep;
-    ep.address = "Sentinel";
-    ep.target = all;
-    out.push_back(ep);
+    node where;
+    where.address = "Sentinel";
+    where.target = all;
+    out.push_back(where);
     return out;
 }
 
-// Opens a connection to `ep`; on failure fills `f` (with what Sentinel said, when asked).
-bool open(command_connection& c, endpoint& ep, const options& o, failure& f) {
-    f.ec = c.open(ep.target);
+// Opens a connection to `where`; on failure fills `f` (with what Sentinel said, when asked).
+bool open(command_connection& c, node& where, const options& o, command_failure& f) {
+    f.ec = c.open(where.target);
     if (!f.ec) {
-        ep.address = shown(c.endpoint());
+        where.address = shown(c.endpoint());
         return true;
     }
-    if (!ep.target.sentinels.empty() && f.ec == transport_errc::no_master) {
+    if (!where.target.sentinels.empty() && f.ec == transport_errc::no_master) {
         f.detail = "no sentinel named a master " + quote(o.master_name);
     }
     return false;

@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock session: one connection to one Redis server, as a sans-IO state machine.
+// edgelock session: one connection to one Redis node, as a sans-IO state machine.
 //
-// A link is what a transport keeps per Redis instance (and, for failover notices, per
-// Sentinel watch). It decides where to connect (the server itself, or the master the
+// A connection is what a transport keeps per Redis instance (and, for failover notices, per
+// Sentinel watch). It decides where to connect (the node itself, or the master the
 // sentinels name, asking them in turn), what to say first (handshake.hpp), whether each
-// reply is an answer for a lock or a sign of the wrong server (reply_class.hpp), when a
+// reply is an answer for a lock or a sign of the wrong node (reply_class.hpp), when a
 // connect or a reply has taken too long, and when to connect again (reconnect.hpp). The
 // transport only moves bytes and reads a clock:
 //
 //   start(now)            -> an address: resolve it, connect           state: connecting
 //   on_connected(now,buf) -> handshake bytes to write                  state: handshaking
 //   on_reply(nodes,now)   -> an answer for (owner, tag), a master switch, or nothing
-//                            (handshake replies are the link's own)    state: ready at the end
+//                            (handshake replies are the connection's own)    state: ready at the end
 //   track(owner,tag,now)  after writing a lock request (ready, or behind the handshake)
 //   on_io_error / on_timer / close  -> state closing: close the socket, then
 //   on_closed(now,dropped)-> every request in flight handed to `dropped`; state idle
 //   next_deadline_ms()    when to call on_timer (connect or reply timeout, reconnect delay)
 //
-// The restart guard: with read_node, a server connection also reads what the node says of its
+// The restart guard: with read_node, a lock traffic connection also reads what the node says of its
 // process (node_facts.hpp) and holds lock requests until the handshake is done; its last
 // reply then comes out as node_started, and the transport tells every lock on this instance
 // (lock::on_node_started(started())) before writing for any of them. A run_id that differs
@@ -33,7 +33,7 @@
 // The master named is reached with TLS exactly when the sentinel that named it was (rediss://).
 // A failed sentinel is reported as no_master, except a TLS refusal, which keeps its code.
 //
-// Fair locks' wake-ups (kind subscriber): a connection to the same server (or the master the
+// Fair locks' wake-ups (kind subscriber): a connection to the same node (or the master the
 // sentinels name, checked with ROLE), with [AUTH] PING as its handshake. Once ready, the
 // transport writes SUBSCRIBE and UNSUBSCRIBE of one channel each and tracks each one like a
 // lock request: its confirmation (or error) comes back as its answer, within the command
@@ -63,34 +63,34 @@ struct in_flight {
     std::int64_t sent_ms = 0;
 };
 
-enum class link_state : std::uint8_t {
+enum class connection_state : std::uint8_t {
     idle,         // no connection: start() makes one once the reconnect delay has passed
-    connecting,   // the transport resolves and connects to target()
+    connecting,   // the transport resolves and connects to address()
     handshaking,  // connected; the handshake's replies are awaited
     ready,        // lock requests may be written
     closing,      // the transport must close the socket and call on_closed()
 };
 
-struct link_setup {
-    connection_kind kind = connection_kind::server;  // server (lock traffic), subscriber or watch
-    const server_address* server = nullptr;          // without sentinels: the server
-    const server_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
+struct connection_setup {
+    connection_kind kind = connection_kind::lock_traffic;  // lock_traffic, subscriber or watch
+    const node_address* node = nullptr;            // without sentinels: the node
+    const node_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
     std::size_t sentinel_count = 0;
     std::string_view master_name;                    // Sentinel: the monitored master's name
-    const server_address* master = nullptr;          // Sentinel: the master's user, password, db
+    const node_address* master = nullptr;          // Sentinel: the master's user, password, db
     timing times;
-    in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the link
+    in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the connection
     std::size_t in_flight_capacity = 0;              // >= handshake_steps_max + lock requests
     std::uint64_t seed = 0;                          // reconnect jitter
-    bool read_node = false;                          // server: read node facts (restart guard,
+    bool read_node = false;                          // lock_traffic: read node facts (restart guard,
                                                      // eviction check)
     bool refuse_evicting = false;                    // read_node: a node that may evict keys
                                                      // fails the connection (evicting_node)
 };
 
-struct link_reply {
+struct routed_reply {
     enum class kind : std::uint8_t {
-        none,             // the link's own (handshake), or nothing to deliver
+        none,             // the connection's own (handshake), or nothing to deliver
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
         node_started,     // read_node: the handshake is done; tell the locks started()
@@ -100,21 +100,21 @@ struct link_reply {
     in_flight entry;
 };
 
-struct link_closed {
+struct connection_end {
     bool was_ready = false;  // lock traffic was flowing: every lock on it must hear of it
-    failure why;             // empty when the link only moved on (sentinel to master)
+    failure why;             // empty when the connection only moved on (sentinel to master)
 };
 
-class server_link {
+class connection {
 public:
-    // Returns invalid_config for a setup that names no server, sentinels without a master
+    // Returns invalid_config for a setup that names no node, sentinels without a master
     // name or credentials, a watch without sentinels, too little in-flight storage, or bad
-    // timing. The pointed-to addresses must outlive the link.
-    errc setup(const link_setup& s) noexcept;
+    // timing. The pointed-to addresses must outlive the connection.
+    errc setup(const connection_setup& s) noexcept;
 
-    link_state state() const noexcept { return state_; }
-    bool ready() const noexcept { return state_ == link_state::ready; }
-    const server_address& target() const noexcept { return *target_; }
+    connection_state state() const noexcept { return state_; }
+    bool ready() const noexcept { return state_ == connection_state::ready; }
+    const node_address& address() const noexcept { return *address_; }
     const timing& times() const noexcept { return times_; }
     // At the sentinel step of a Sentinel deployment (not yet at the master).
     bool asking_sentinel() const noexcept { return asking_sentinel_; }
@@ -123,8 +123,8 @@ public:
     // Attempts that ended (ready, or failed before it): lets a caller wait for every
     // instance to have tried once.
     std::uint32_t attempts_finished() const noexcept { return attempts_finished_; }
-    // A watch link's last master_switched: the new master's host and port.
-    const server_address& switched_to() const noexcept { return switched_; }
+    // A watch connection's last master_switched: the new master's host and port.
+    const node_address& switched_to() const noexcept { return switched_; }
     std::size_t requests_in_flight() const noexcept { return count_; }
     // read_node: what the node said on the current (or last) connection, and the start the
     // locks are told, valid from node_started on.
@@ -133,14 +133,14 @@ public:
 
     // Idle, and start() would connect now (a transport that connects on demand asks first).
     bool may_start(std::int64_t now) const noexcept {
-        return state_ == link_state::idle && (go_to_master_ || backoff_.may_connect(now));
+        return state_ == connection_state::idle && (go_to_master_ || backoff_.may_connect(now));
     }
     // Idle: when start() may connect (the end of the reconnect delay).
     std::int64_t start_not_before_ms() const noexcept { return go_to_master_ ? 0 : backoff_.not_before_ms(); }
 
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
     // connect to (state connecting), or null (see next_deadline_ms()).
-    const server_address* start(std::int64_t now) noexcept;
+    const node_address* start(std::int64_t now) noexcept;
     // rediss://: the socket is connected and the TLS handshake began. The attempt's deadline
     // passing before on_connected() is then tls_handshake_timeout, not connect_timeout.
     void on_tls_handshake() noexcept;
@@ -148,18 +148,18 @@ public:
     // handshake into out and returns its size (state handshaking). Returns 0 when it does not
     // fit (state closing, invalid_config).
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
-    // Lock requests may be written: ready, or handshaking with the server itself (they are
+    // Lock requests may be written: ready, or handshaking with the node itself (they are
     // pipelined behind the handshake, and dropped with it when it fails; never behind a
-    // Sentinel query, which is not the server, nor before the locks heard node_started).
+    // Sentinel query, which is not the node, nor before the locks heard node_started).
     bool accepts_requests() const noexcept {
-        return state_ == link_state::ready ||
-               (state_ == link_state::handshaking && !asking_sentinel_ && !read_node_);
+        return state_ == connection_state::ready ||
+               (state_ == connection_state::handshaking && !asking_sentinel_ && !read_node_);
     }
     // A lock request was written while accepts_requests(). Returns false when the in-flight
     // storage is full (the caller sized it: a bug).
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
     // One reply (nodes as parse_reply gave them). Not to be called once closing.
-    link_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
+    routed_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
     // The transport read bytes on this connection (a byte stream's transports call it with
     // each read; a reply handed to on_reply counts too).
     void on_bytes_received() noexcept { heard_ = true; }
@@ -170,7 +170,7 @@ public:
     // Connect and reply timeouts: state closing when one passed. The attempt's deadline
     // (connect_timeout_ms from start()) ends it with connect_timeout while connecting,
     // tls_handshake_timeout during the TLS handshake, and handshake_timeout once connected
-    // (the server took the connection but did not answer the handshake); a late reply to a
+    // (the node took the connection but did not answer the handshake); a late reply to a
     // request is command_timeout.
     void on_timer(std::int64_t now) noexcept;
     // The owner drops the connection (e.g. a new master was announced). reconnect_now skips
@@ -179,7 +179,7 @@ public:
     // The socket is closed. Hands every lock request in flight to dropped(const in_flight&)
     // (their replies will never come), then goes idle.
     template <typename Dropped>
-    link_closed on_closed(std::int64_t now, Dropped&& dropped) noexcept {
+    connection_end on_closed(std::int64_t now, Dropped&& dropped) noexcept {
         while (count_ > 0) {
             const in_flight entry = pop();
             if (entry.owner != in_flight::internal) dropped(entry);
@@ -203,23 +203,23 @@ private:
     const in_flight& front() const noexcept { return storage_[head_]; }
     void begin_closing(failure why, std::int64_t now) noexcept;
     transport_errc attempt_timeout() const noexcept;
-    link_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
+    routed_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
                                   std::int64_t now) noexcept;
-    link_reply handshake_done(std::int64_t now) noexcept;
+    routed_reply handshake_done(std::int64_t now) noexcept;
     void read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                          std::int64_t now) noexcept;
     void node_read() noexcept;
-    link_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
-    link_closed finish_close(std::int64_t now) noexcept;
+    routed_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
+    connection_end finish_close(std::int64_t now) noexcept;
     bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
-    // Connects to the server itself (or the master the sentinels name), not to a sentinel.
+    // Connects to the node itself (or the master the sentinels name), not to a sentinel.
     bool reaches_master() const noexcept {
-        return kind_ == connection_kind::server || kind_ == connection_kind::subscriber;
+        return kind_ == connection_kind::lock_traffic || kind_ == connection_kind::subscriber;
     }
 
-    connection_kind kind_ = connection_kind::server;
-    const server_address* server_ = nullptr;
-    const server_address* sentinels_ = nullptr;
+    connection_kind kind_ = connection_kind::lock_traffic;
+    const node_address* node_address_ = nullptr;
+    const node_address* sentinels_ = nullptr;
     std::size_t sentinel_count_ = 0;
     std::size_t sentinel_index_ = 0;
     std::size_t sentinels_tried_ = 0;  // failed in a row this round, before a reconnect delay
@@ -227,11 +227,11 @@ private:
     timing times_;
     reconnect_backoff backoff_;
 
-    link_state state_ = link_state::idle;
-    link_state closing_from_ = link_state::idle;
-    const server_address* target_ = nullptr;
-    server_address discovered_;  // Sentinel: the master named (credentials from setup)
-    server_address switched_;    // watch: the master announced
+    connection_state state_ = connection_state::idle;
+    connection_state closing_from_ = connection_state::idle;
+    const node_address* address_ = nullptr;
+    node_address discovered_;  // Sentinel: the master named (credentials from setup)
+    node_address switched_;    // watch: the master announced
     bool asking_sentinel_ = false;
     bool go_to_master_ = false;    // closing only to connect to the master just named
     bool reconnect_now_ = false;

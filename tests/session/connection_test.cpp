@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The link driven by hand: literal timestamps, replies written as RESP text.
+// The connection driven by hand: literal timestamps, replies written as RESP text.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "edgelock/session/server_link.hpp"
+#include "edgelock/session/connection.hpp"
 
 namespace {
 
@@ -23,9 +23,9 @@ std::vector<reply_node> nodes_of(const std::string& resp, std::vector<reply_node
     return out;
 }
 
-server_address address(const std::string& url) {
-    server_address a;
-    EXPECT_EQ(parse_server_url(url, a).code, errc::ok);
+node_address address(const std::string& url) {
+    node_address a;
+    EXPECT_EQ(parse_node_url(url, a).code, errc::ok);
     return a;
 }
 
@@ -33,12 +33,12 @@ const std::string ok = "+OK\r\n";
 const std::string pong = "+PONG\r\n";
 const std::string sha = "$40\r\n0123456789012345678901234567890123456789\r\n";
 
-class server_link_test : public ::testing::Test {
+class connection_test : public ::testing::Test {
 protected:
     void set_up_direct(const std::string& url, bool read_node = false) {
         server = address(url);
-        link_setup s;
-        s.server = &server;
+        connection_setup s;
+        s.node = &server;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.seed = 1;
@@ -46,10 +46,10 @@ protected:
         ASSERT_EQ(l.setup(s), errc::ok);
     }
     void set_up_reading_node(const std::string& url) { set_up_direct(url, true); }
-    void set_up_sentinel(connection_kind kind = connection_kind::server, const std::string& scheme = "redis://") {
+    void set_up_sentinel(connection_kind kind = connection_kind::lock_traffic, const std::string& scheme = "redis://") {
         sentinels = {address(scheme + ":spw@s1:26379"), address(scheme + "s2:26379")};
         master = address("redis://app:mpw@unused/2");
-        link_setup s;
+        connection_setup s;
         s.kind = kind;
         s.sentinels = sentinels.data();
         s.sentinel_count = sentinels.size();
@@ -62,14 +62,14 @@ protected:
     }
     // Connects and returns the handshake bytes.
     std::string connect(std::int64_t now) {
-        const server_address* to = l.start(now);
+        const node_address* to = l.start(now);
         EXPECT_NE(to, nullptr);
         std::array<char, 4096> out{};
         const std::size_t size = l.on_connected(now, out.data(), out.size());
         EXPECT_GT(size, 0u);
         return std::string(out.data(), size);
     }
-    link_reply reply(const std::string& resp, std::int64_t now) {
+    routed_reply reply(const std::string& resp, std::int64_t now) {
         std::vector<reply_node> n;
         nodes_of(resp, n);
         return l.on_reply(n.data(), n.size(), now);
@@ -82,7 +82,7 @@ protected:
     }
     // PING, INFO (uptime, run_id, AOF), CONFIG GET appendfsync, the scripts; returns the
     // last reply's verdict.
-    link_reply finish_reading_handshake(std::int64_t now, int uptime_s, char run_id_digit, bool aof,
+    routed_reply finish_reading_handshake(std::int64_t now, int uptime_s, char run_id_digit, bool aof,
                                         const std::string& fsync) {
         reply(pong, now);
         const std::string info = "# Server\r\nrun_id:" + std::string(40, run_id_digit) +
@@ -103,23 +103,23 @@ protected:
         connect(now);
         finish_reading_handshake(now, uptime_s, run_id_digit, aof, fsync);
     }
-    link_closed closed(std::int64_t now) {
+    connection_end closed(std::int64_t now) {
         return l.on_closed(now, [this](const in_flight& e) { dropped.push_back(e); });
     }
 
-    server_link l;
-    server_address server;
-    std::vector<server_address> sentinels;
-    server_address master;
+    connection l;
+    node_address server;
+    std::vector<node_address> sentinels;
+    node_address master;
     std::array<in_flight, 32> storage{};
     std::vector<in_flight> dropped;
 };
 
-TEST_F(server_link_test, a_direct_server_gets_auth_select_ping_and_the_scripts_then_is_ready) {
+TEST_F(connection_test, a_direct_server_gets_auth_select_ping_and_the_scripts_then_is_ready) {
     set_up_direct("redis://user:pw@h:7000/3");
     const std::string hello = connect(10);
-    EXPECT_EQ(l.target().port, 7000);
-    EXPECT_EQ(l.state(), link_state::handshaking);
+    EXPECT_EQ(l.address().port, 7000);
+    EXPECT_EQ(l.state(), connection_state::handshaking);
     EXPECT_EQ(hello.find("*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$2\r\npw\r\n"), 0u) << hello;
     EXPECT_NE(hello.find("$6\r\nSELECT\r\n$1\r\n3\r\n"), std::string::npos);
     EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
@@ -133,7 +133,7 @@ TEST_F(server_link_test, a_direct_server_gets_auth_select_ping_and_the_scripts_t
     EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight, nothing timed";
 }
 
-TEST_F(server_link_test, refusals_in_the_handshake_close_with_their_reason) {
+TEST_F(connection_test, refusals_in_the_handshake_close_with_their_reason) {
     struct refusal {
         std::string url;
         int replies_before;  // accepted replies before the refused one
@@ -149,7 +149,7 @@ TEST_F(server_link_test, refusals_in_the_handshake_close_with_their_reason) {
          failure::of(transport_errc::auth_required)},
         {"redis://h:1", 0, "-LOADING Redis is loading the dataset in memory\r\n",
          failure::of(transport_errc::loading)},
-        {"redis://h:1", 0, "-MASTERDOWN Link with MASTER is down\r\n",
+        {"redis://h:1", 0, "-MASTERDOWN Connection with MASTER is down\r\n",
          failure::of(transport_errc::master_down)},
         {"redis://h:1", 0, "-ERR unknown command\r\n", failure::of(errc::error_reply)},
     };
@@ -157,17 +157,17 @@ TEST_F(server_link_test, refusals_in_the_handshake_close_with_their_reason) {
         set_up_direct(c.url);
         connect(0);
         reply(c.refused, 5);
-        ASSERT_EQ(l.state(), link_state::closing) << c.refused;
-        const link_closed done = closed(6);
+        ASSERT_EQ(l.state(), connection_state::closing) << c.refused;
+        const connection_end done = closed(6);
         EXPECT_FALSE(done.was_ready);
         EXPECT_EQ(done.why, c.expected) << c.refused;
         EXPECT_EQ(l.last_error(), c.expected) << c.refused;
-        EXPECT_EQ(l.state(), link_state::idle);
+        EXPECT_EQ(l.state(), connection_state::idle);
         EXPECT_EQ(l.attempts_finished(), 1u);
     }
 }
 
-TEST_F(server_link_test, a_refused_script_load_is_no_failure) {
+TEST_F(connection_test, a_refused_script_load_is_no_failure) {
     set_up_direct("h:1");
     connect(0);
     reply(pong, 1);
@@ -175,7 +175,7 @@ TEST_F(server_link_test, a_refused_script_load_is_no_failure) {
     EXPECT_TRUE(l.ready());
 }
 
-TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_delay) {
+TEST_F(connection_test, after_a_failure_the_next_attempt_waits_the_reconnect_delay) {
     set_up_direct("h:1");
     connect(0);
     l.on_io_error(failure::system(111), 3);
@@ -188,7 +188,7 @@ TEST_F(server_link_test, after_a_failure_the_next_attempt_waits_the_reconnect_de
     EXPECT_EQ(l.last_error(), failure::system(111));
 }
 
-TEST_F(server_link_test, a_connection_that_served_requests_is_made_again_at_once) {
+TEST_F(connection_test, a_connection_that_served_requests_is_made_again_at_once) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
@@ -202,7 +202,7 @@ TEST_F(server_link_test, a_connection_that_served_requests_is_made_again_at_once
     EXPECT_EQ(l.start(51), nullptr) << "but a failed attempt waits";
 }
 
-TEST_F(server_link_test, a_server_that_drops_every_connection_after_its_handshake_is_backed_off) {
+TEST_F(connection_test, a_server_that_drops_every_connection_after_its_handshake_is_backed_off) {
     set_up_direct("h:1");
     std::int64_t now = 0;
     std::int64_t last_delay = 0;
@@ -219,7 +219,7 @@ TEST_F(server_link_test, a_server_that_drops_every_connection_after_its_handshak
     EXPECT_EQ(l.attempts_finished(), 8u);
 }
 
-TEST_F(server_link_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) {
+TEST_F(connection_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) {
     set_up_sentinel();
     std::int64_t now = 0;
     std::int64_t longest = 0;
@@ -235,27 +235,27 @@ TEST_F(server_link_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) 
     EXPECT_GT(longest, timing{}.reconnect_delay_min_ms * 4) << "the cap grew: rounds do not start from the first cap";
 }
 
-TEST_F(server_link_test, a_connect_that_outlasts_the_connect_timeout_fails) {
+TEST_F(connection_test, a_connect_that_outlasts_the_connect_timeout_fails) {
     set_up_direct("h:1");
     ASSERT_NE(l.start(100), nullptr);
     EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.connect_timeout_ms);
     l.on_timer(100 + timing{}.connect_timeout_ms - 1);
-    EXPECT_EQ(l.state(), link_state::connecting);
+    EXPECT_EQ(l.state(), connection_state::connecting);
     l.on_timer(100 + timing{}.connect_timeout_ms);
-    EXPECT_EQ(l.state(), link_state::closing);
+    EXPECT_EQ(l.state(), connection_state::closing);
     EXPECT_EQ(closed(2200).why, failure::of(transport_errc::connect_timeout));
 }
 
 // A server that took the connection but never answered is up and silent (hung, or a proxy
 // whose backend is gone), which is not a server that cannot be reached.
-TEST_F(server_link_test, a_connected_server_that_never_answers_is_a_handshake_timeout) {
+TEST_F(connection_test, a_connected_server_that_never_answers_is_a_handshake_timeout) {
     set_up_direct("h:1");
     connect(100);
-    ASSERT_EQ(l.state(), link_state::handshaking);
+    ASSERT_EQ(l.state(), connection_state::handshaking);
     EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.connect_timeout_ms)
         << "one deadline for the attempt";
     l.on_timer(100 + timing{}.connect_timeout_ms);
-    ASSERT_EQ(l.state(), link_state::closing);
+    ASSERT_EQ(l.state(), connection_state::closing);
     EXPECT_EQ(closed(2200).why, failure::of(transport_errc::handshake_timeout));
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::handshake_timeout));
 
@@ -269,7 +269,7 @@ TEST_F(server_link_test, a_connected_server_that_never_answers_is_a_handshake_ti
         << "the TLS handshake ended: what is missing is Redis's answer";
 }
 
-TEST_F(server_link_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_so) {
+TEST_F(connection_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_so) {
     set_up_direct("rediss://h:1");
     ASSERT_NE(l.start(100), nullptr);
     l.on_tls_handshake();
@@ -282,7 +282,7 @@ TEST_F(server_link_test, a_tls_handshake_that_outlasts_the_connect_timeout_says_
     EXPECT_EQ(closed(deadline).why, failure::of(transport_errc::connect_timeout));
 }
 
-TEST_F(server_link_test, a_plain_connection_dropped_before_its_first_reply_hints_at_a_tls_port) {
+TEST_F(connection_test, a_plain_connection_dropped_before_its_first_reply_hints_at_a_tls_port) {
     const failure reset = failure::system(ECONNRESET);
     const failure eof = failure::of(transport_errc::connection_closed);
     for (const failure& drop : {reset, eof}) {
@@ -311,39 +311,39 @@ TEST_F(server_link_test, a_plain_connection_dropped_before_its_first_reply_hints
     EXPECT_EQ(closed(1).why, failure::system(ECONNREFUSED));
 }
 
-TEST_F(server_link_test, lock_replies_are_routed_in_order_and_a_late_one_times_the_connection_out) {
+TEST_F(connection_test, lock_replies_are_routed_in_order_and_a_late_one_times_the_connection_out) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
     ASSERT_TRUE(l.track(7, 70, 100));
     ASSERT_TRUE(l.track(8, 80, 150));
     EXPECT_EQ(l.next_deadline_ms(), 100 + timing{}.command_timeout_ms);
-    const link_reply first = reply(":1\r\n", 120);
-    EXPECT_EQ(first.what, link_reply::kind::answer);
+    const routed_reply first = reply(":1\r\n", 120);
+    EXPECT_EQ(first.what, routed_reply::kind::answer);
     EXPECT_EQ(first.entry.owner, 7u);
     EXPECT_EQ(first.entry.tag, 70u);
     EXPECT_EQ(l.next_deadline_ms(), 150 + timing{}.command_timeout_ms);
     l.on_timer(150 + timing{}.command_timeout_ms);
-    ASSERT_EQ(l.state(), link_state::closing);
-    const link_closed done = closed(2200);
+    ASSERT_EQ(l.state(), connection_state::closing);
+    const connection_end done = closed(2200);
     EXPECT_TRUE(done.was_ready);
     EXPECT_EQ(done.why, failure::of(transport_errc::command_timeout));
     ASSERT_EQ(dropped.size(), 1u);
     EXPECT_EQ(dropped[0].owner, 8u);
 }
 
-TEST_F(server_link_test, lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
+TEST_F(connection_test, lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
     set_up_direct("h:1");
     connect(0);
     ASSERT_TRUE(l.accepts_requests()) << "behind the server's own handshake";
     ASSERT_TRUE(l.track(4, 40, 1));
     reply(pong, 2);
     for (int i = 0; i < 3; ++i) reply(sha, 2);
-    EXPECT_EQ(l.state(), link_state::handshaking);
+    EXPECT_EQ(l.state(), connection_state::handshaking);
     reply(sha, 3);
     EXPECT_TRUE(l.ready());
-    const link_reply r = reply(":1\r\n", 4);
-    EXPECT_EQ(r.what, link_reply::kind::answer);
+    const routed_reply r = reply(":1\r\n", 4);
+    EXPECT_EQ(r.what, routed_reply::kind::answer);
     EXPECT_EQ(r.entry.owner, 4u);
 
     set_up_direct("redis://:bad@h:1");
@@ -360,11 +360,11 @@ TEST_F(server_link_test, lock_requests_are_pipelined_behind_a_server_handshake_n
     EXPECT_FALSE(l.accepts_requests()) << "a sentinel is not the server";
 }
 
-TEST_F(server_link_test, a_wrong_server_reply_is_delivered_then_the_connection_ends) {
+TEST_F(connection_test, a_wrong_server_reply_is_delivered_then_the_connection_ends) {
     for (const auto& [text, reason] : std::vector<std::pair<std::string, transport_errc>>{
              {"-READONLY You can't write against a read only replica.\r\n",
               transport_errc::not_master},
-             {"-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to "
+             {"-MASTERDOWN Connection with MASTER is down and replica-serve-stale-data is set to "
               "'no'.\r\n",
               transport_errc::master_down},
              {"-LOADING Redis is loading the dataset in memory\r\n", transport_errc::loading},
@@ -374,43 +374,43 @@ TEST_F(server_link_test, a_wrong_server_reply_is_delivered_then_the_connection_e
         finish_server_handshake(1, false, false);
         l.track(1, 1, 10);
         l.track(2, 2, 10);
-        const link_reply r = reply(text, 11);
-        EXPECT_EQ(r.what, link_reply::kind::answer) << text;
+        const routed_reply r = reply(text, 11);
+        EXPECT_EQ(r.what, routed_reply::kind::answer) << text;
         EXPECT_EQ(r.entry.owner, 1u);
-        ASSERT_EQ(l.state(), link_state::closing) << text;
+        ASSERT_EQ(l.state(), connection_state::closing) << text;
         dropped.clear();
         EXPECT_EQ(closed(12).why, failure::of(reason));
         EXPECT_EQ(dropped.size(), 1u) << "the request behind it is given up";
     }
 }
 
-TEST_F(server_link_test, ordinary_error_replies_and_noscript_keep_the_connection) {
+TEST_F(connection_test, ordinary_error_replies_and_noscript_keep_the_connection) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
     l.track(1, 1, 10);
     l.track(1, 2, 10);
-    EXPECT_EQ(reply("-NOSCRIPT No matching script.\r\n", 11).what, link_reply::kind::answer);
-    EXPECT_EQ(reply("-ERR something\r\n", 11).what, link_reply::kind::answer);
+    EXPECT_EQ(reply("-NOSCRIPT No matching script.\r\n", 11).what, routed_reply::kind::answer);
+    EXPECT_EQ(reply("-ERR something\r\n", 11).what, routed_reply::kind::answer);
     EXPECT_TRUE(l.ready());
 }
 
-TEST_F(server_link_test, a_reply_nobody_asked_for_ends_the_connection) {
+TEST_F(connection_test, a_reply_nobody_asked_for_ends_the_connection) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
-    EXPECT_EQ(reply(":1\r\n", 2).what, link_reply::kind::none);
+    EXPECT_EQ(reply(":1\r\n", 2).what, routed_reply::kind::none);
     EXPECT_EQ(closed(3).why, failure::of(errc::unexpected_reply));
 }
 
-TEST_F(server_link_test, reading_the_node_holds_lock_requests_until_the_start_is_known) {
+TEST_F(connection_test, reading_the_node_holds_lock_requests_until_the_start_is_known) {
     set_up_reading_node("h:1");
     const std::string hello = connect(1'000);
     EXPECT_NE(hello.find("$4\r\nINFO\r\n"), std::string::npos);
     EXPECT_NE(hello.find("$11\r\nappendfsync\r\n"), std::string::npos);
     EXPECT_FALSE(l.accepts_requests()) << "a claim must not reach the node before the lock knows its start";
-    const link_reply done = finish_reading_handshake(1'200, 30, 'a', false, "everysec");
-    EXPECT_EQ(done.what, link_reply::kind::node_started);
+    const routed_reply done = finish_reading_handshake(1'200, 30, 'a', false, "everysec");
+    EXPECT_EQ(done.what, routed_reply::kind::node_started);
     EXPECT_TRUE(l.ready());
     EXPECT_EQ(l.started().started_ms, 1'200 - 29'000) << "uptime less a second of rounding";
     EXPECT_FALSE(l.started().durable);
@@ -418,14 +418,14 @@ TEST_F(server_link_test, reading_the_node_holds_lock_requests_until_the_start_is
     EXPECT_EQ(l.node().uptime_s, 30);
 }
 
-TEST_F(server_link_test, aof_with_fsync_always_is_durable) {
+TEST_F(connection_test, aof_with_fsync_always_is_durable) {
     set_up_reading_node("h:1");
     connect(0);
     finish_reading_handshake(5, 2, 'a', true, "always");
     EXPECT_TRUE(l.started().durable);
 }
 
-TEST_F(server_link_test, a_new_run_id_on_the_same_server_is_a_restart) {
+TEST_F(connection_test, a_new_run_id_on_the_same_server_is_a_restart) {
     set_up_reading_node("h:1");
     connect(0);
     finish_reading_handshake(5, 100, 'a', false, "no");
@@ -445,7 +445,7 @@ TEST_F(server_link_test, a_new_run_id_on_the_same_server_is_a_restart) {
 
 // A process without durable data restarted, and came back with AOF always: the restart lost
 // what the old one had, so the start is not durable.
-TEST_F(server_link_test, a_restart_is_durable_only_when_the_process_before_was) {
+TEST_F(connection_test, a_restart_is_durable_only_when_the_process_before_was) {
     set_up_reading_node("h:1");
     std::int64_t l_now = 0;
     connect(l_now);
@@ -459,7 +459,7 @@ TEST_F(server_link_test, a_restart_is_durable_only_when_the_process_before_was) 
 
 // Another server behind the same address (a moved VIP) with days of uptime counts from the
 // reading that found it, on this and every later connection while it runs.
-TEST_F(server_link_test, a_replacement_counts_from_the_reading_that_found_it_while_it_runs) {
+TEST_F(connection_test, a_replacement_counts_from_the_reading_that_found_it_while_it_runs) {
     set_up_reading_node("h:1");
     std::int64_t l_now = 0;
     connect(l_now);
@@ -475,7 +475,7 @@ TEST_F(server_link_test, a_replacement_counts_from_the_reading_that_found_it_whi
 
 // Redis rounds its uptime: a later reading of the same process may put the start up to two
 // seconds later. The earliest estimate is kept, so a reconnect never looks like a restart.
-TEST_F(server_link_test, a_reconnect_to_the_same_process_never_moves_its_start_later) {
+TEST_F(connection_test, a_reconnect_to_the_same_process_never_moves_its_start_later) {
     set_up_reading_node("h:1");
     std::int64_t l_now = 0;
     connect(l_now);
@@ -485,13 +485,13 @@ TEST_F(server_link_test, a_reconnect_to_the_same_process_never_moves_its_start_l
     EXPECT_EQ(l.started().started_ms, first);
 }
 
-TEST_F(server_link_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
+TEST_F(connection_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
     const std::string info = "# Memory\r\nmaxmemory:1000\r\nmaxmemory_policy:allkeys-lru\r\n";
     const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
     for (const bool refuse : {false, true}) {
         server = address("h:1");
-        link_setup s;
-        s.server = &server;
+        connection_setup s;
+        s.node = &server;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.read_node = true;
@@ -502,39 +502,39 @@ TEST_F(server_link_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
         reply(info_reply, 1);
         reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", 1);
         for (int i = 0; i < 3; ++i) reply(sha, 1);
-        const link_reply last = reply(sha, 1);
+        const routed_reply last = reply(sha, 1);
         if (refuse) {
-            ASSERT_EQ(l.state(), link_state::closing);
+            ASSERT_EQ(l.state(), connection_state::closing);
             EXPECT_EQ(closed(2).why, failure::of(transport_errc::evicting_node));
         } else {
-            EXPECT_EQ(last.what, link_reply::kind::node_started);
+            EXPECT_EQ(last.what, routed_reply::kind::node_started);
             EXPECT_TRUE(l.node().may_evict());
         }
     }
 }
 
-TEST_F(server_link_test, a_refused_info_ends_the_connection_with_node_info_refused) {
+TEST_F(connection_test, a_refused_info_ends_the_connection_with_node_info_refused) {
     set_up_reading_node("h:1");
     connect(0);
     reply(pong, 1);
     reply("-NOPERM this user has no permissions to run the 'info' command\r\n", 2);
-    ASSERT_EQ(l.state(), link_state::closing);
+    ASSERT_EQ(l.state(), connection_state::closing);
     EXPECT_EQ(closed(3).why, failure::of(transport_errc::node_info_refused));
 }
 
-TEST_F(server_link_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_role) {
+TEST_F(connection_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_role) {
     set_up_sentinel();
     const std::string ask = connect(0);
-    EXPECT_EQ(l.target().host.view(), "s1");
+    EXPECT_EQ(l.address().host.view(), "s1");
     EXPECT_TRUE(l.asking_sentinel());
     EXPECT_EQ(ask.find("*2\r\n$4\r\nAUTH\r\n$3\r\nspw\r\n"), 0u) << "the sentinel's own credentials";
     EXPECT_NE(ask.find("$23\r\nget-master-addr-by-name\r\n$8\r\nmymaster\r\n"), std::string::npos);
     reply(ok, 1);
     reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 2);
-    ASSERT_EQ(l.state(), link_state::closing);
-    const link_closed moved = closed(2);
+    ASSERT_EQ(l.state(), connection_state::closing);
+    const connection_end moved = closed(2);
     EXPECT_FALSE(moved.why) << "moving on to the master is no failure";
-    const server_address* to = l.start(2);
+    const node_address* to = l.start(2);
     ASSERT_NE(to, nullptr) << "the master is connected to at once";
     EXPECT_EQ(to->host.view(), "10.0.0.9");
     EXPECT_EQ(to->port, 6380);
@@ -549,24 +549,24 @@ TEST_F(server_link_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_ro
     EXPECT_FALSE(l.asking_sentinel());
 }
 
-TEST_F(server_link_test, the_master_is_reached_with_tls_exactly_when_its_sentinel_was) {
+TEST_F(connection_test, the_master_is_reached_with_tls_exactly_when_its_sentinel_was) {
     for (const std::string scheme : {"redis://", "rediss://"}) {
-        set_up_sentinel(connection_kind::server, scheme);
+        set_up_sentinel(connection_kind::lock_traffic, scheme);
         EXPECT_FALSE(master.tls) << "the configured master credentials say nothing of TLS";
         connect(0);
-        EXPECT_EQ(l.target().tls, scheme == "rediss://");
+        EXPECT_EQ(l.address().tls, scheme == "rediss://");
         reply(ok, 1);
         reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 2);
         closed(2);
-        const server_address* to = l.start(2);
+        const node_address* to = l.start(2);
         ASSERT_NE(to, nullptr);
         EXPECT_EQ(to->host.view(), "10.0.0.9");
         EXPECT_EQ(to->tls, scheme == "rediss://") << scheme;
     }
 }
 
-TEST_F(server_link_test, a_sentinel_refused_by_tls_keeps_the_cause_others_read_as_no_master) {
-    set_up_sentinel(connection_kind::server, "rediss://");
+TEST_F(connection_test, a_sentinel_refused_by_tls_keeps_the_cause_others_read_as_no_master) {
+    set_up_sentinel(connection_kind::lock_traffic, "rediss://");
     ASSERT_NE(l.start(0), nullptr);
     l.on_tls_handshake();
     l.on_io_error(failure::of(transport_errc::tls_untrusted), 1);
@@ -578,7 +578,7 @@ TEST_F(server_link_test, a_sentinel_refused_by_tls_keeps_the_cause_others_read_a
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master));
 }
 
-TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
+TEST_F(connection_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
     set_up_sentinel();
     connect(0);
     reply(ok, 1);
@@ -591,23 +591,23 @@ TEST_F(server_link_test, a_master_that_says_it_is_a_replica_sends_the_next_attem
     reply(ok, 3);
     reply(pong, 3);
     reply("*5\r\n$5\r\nslave\r\n$1\r\nx\r\n:1\r\n$9\r\nconnected\r\n:1\r\n", 3);
-    ASSERT_EQ(l.state(), link_state::closing);
+    ASSERT_EQ(l.state(), connection_state::closing);
     EXPECT_EQ(closed(4).why, failure::of(transport_errc::not_master));
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::not_master));
-    const server_address* next = l.start(4);
+    const node_address* next = l.start(4);
     ASSERT_NE(next, nullptr) << "the next sentinel is asked at once";
     EXPECT_EQ(next->host.view(), "s2");
 }
 
-TEST_F(server_link_test, every_sentinel_is_tried_once_before_a_reconnect_delay) {
+TEST_F(connection_test, every_sentinel_is_tried_once_before_a_reconnect_delay) {
     set_up_sentinel();
     for (int round = 0; round < 2; ++round) {
-        const server_address* first = l.start(round * 1000);
+        const node_address* first = l.start(round * 1000);
         ASSERT_NE(first, nullptr);
         EXPECT_EQ(first->host.view(), "s1");
         l.on_io_error(failure::system(111), round * 1000);
         closed(round * 1000);
-        const server_address* second = l.start(round * 1000);
+        const node_address* second = l.start(round * 1000);
         ASSERT_NE(second, nullptr) << "no delay before the second sentinel";
         EXPECT_EQ(second->host.view(), "s2");
         l.on_io_error(failure::system(111), round * 1000);
@@ -617,7 +617,7 @@ TEST_F(server_link_test, every_sentinel_is_tried_once_before_a_reconnect_delay) 
     }
 }
 
-TEST_F(server_link_test, a_sentinel_that_knows_no_master_is_reported_as_no_master) {
+TEST_F(connection_test, a_sentinel_that_knows_no_master_is_reported_as_no_master) {
     set_up_sentinel();
     connect(0);
     reply(ok, 1);
@@ -631,7 +631,7 @@ TEST_F(server_link_test, a_sentinel_that_knows_no_master_is_reported_as_no_maste
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master)) << "an unreachable sentinel too";
 }
 
-TEST_F(server_link_test, a_watch_subscribes_and_reports_switches_of_its_master_only) {
+TEST_F(connection_test, a_watch_subscribes_and_reports_switches_of_its_master_only) {
     set_up_sentinel(connection_kind::watch);
     const std::string hello = connect(0);
     EXPECT_NE(hello.find("$9\r\nSUBSCRIBE\r\n$14\r\n+switch-master\r\n"), std::string::npos);
@@ -639,19 +639,19 @@ TEST_F(server_link_test, a_watch_subscribes_and_reports_switches_of_its_master_o
     reply("*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n", 1);
     ASSERT_TRUE(l.ready());
     const std::string other = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 2\r\n";
-    EXPECT_EQ(reply(other, 2).what, link_reply::kind::none);
+    EXPECT_EQ(reply(other, 2).what, routed_reply::kind::none);
     const std::string ours = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 26380\r\n";
-    EXPECT_EQ(reply(ours, 3).what, link_reply::kind::master_switched);
+    EXPECT_EQ(reply(ours, 3).what, routed_reply::kind::master_switched);
     EXPECT_EQ(l.switched_to().host.view(), "2.2.2.2");
     EXPECT_EQ(l.switched_to().port, 26380);
     EXPECT_TRUE(l.ready());
 }
 
-TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
+TEST_F(connection_test, a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
     server = address("redis://:pw@h:1/3");
-    link_setup s;
+    connection_setup s;
     s.kind = connection_kind::subscriber;
-    s.server = &server;
+    s.node = &server;
     s.in_flight_storage = storage.data();
     s.in_flight_capacity = storage.size();
     ASSERT_EQ(l.setup(s), errc::ok);
@@ -663,15 +663,15 @@ TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answ
     ASSERT_TRUE(l.track(7, 70, 2));  // SUBSCRIBE {a}:queue
     ASSERT_TRUE(l.track(8, 80, 2));  // SUBSCRIBE {b}:queue
     const std::string message = "*3\r\n$7\r\nmessage\r\n$9\r\n{a}:queue\r\n$1\r\nt\r\n";
-    EXPECT_EQ(reply(message, 3).what, link_reply::kind::message) << "a message before any confirmation";
+    EXPECT_EQ(reply(message, 3).what, routed_reply::kind::message) << "a message before any confirmation";
     EXPECT_EQ(l.requests_in_flight(), 2u) << "answers nothing";
-    const link_reply first = reply("*3\r\n$9\r\nsubscribe\r\n$9\r\n{a}:queue\r\n:1\r\n", 4);
-    EXPECT_EQ(first.what, link_reply::kind::answer);
+    const routed_reply first = reply("*3\r\n$9\r\nsubscribe\r\n$9\r\n{a}:queue\r\n:1\r\n", 4);
+    EXPECT_EQ(first.what, routed_reply::kind::answer);
     EXPECT_EQ(first.entry.owner, 7u);
     EXPECT_EQ(first.entry.tag, 70u);
-    EXPECT_EQ(reply(message, 5).what, link_reply::kind::message);
-    const link_reply refused = reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
-    EXPECT_EQ(refused.what, link_reply::kind::answer) << "an error answers the next command";
+    EXPECT_EQ(reply(message, 5).what, routed_reply::kind::message);
+    const routed_reply refused = reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
+    EXPECT_EQ(refused.what, routed_reply::kind::answer) << "an error answers the next command";
     EXPECT_EQ(refused.entry.owner, 8u);
     EXPECT_TRUE(l.ready());
     EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight: no timeout";
@@ -679,8 +679,8 @@ TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answ
     ASSERT_TRUE(l.track(7, 70, 10));
     EXPECT_EQ(l.next_deadline_ms(), 10 + l.times().command_timeout_ms) << "a confirmation that never comes";
     l.on_timer(10 + l.times().command_timeout_ms);
-    EXPECT_EQ(l.state(), link_state::closing);
-    const link_closed c = closed(10 + l.times().command_timeout_ms);
+    EXPECT_EQ(l.state(), connection_state::closing);
+    const connection_end c = closed(10 + l.times().command_timeout_ms);
     EXPECT_TRUE(c.was_ready);
     EXPECT_EQ(c.why, failure::of(transport_errc::command_timeout));
     ASSERT_EQ(dropped.size(), 1u);
@@ -688,7 +688,7 @@ TEST_F(server_link_test, a_subscriber_says_ping_and_routes_confirmations_as_answ
     EXPECT_NE(l.start(10 + l.times().command_timeout_ms), nullptr) << "one that answered reconnects at once";
 }
 
-TEST_F(server_link_test, a_subscriber_behind_sentinels_reaches_the_master_and_checks_its_role) {
+TEST_F(connection_test, a_subscriber_behind_sentinels_reaches_the_master_and_checks_its_role) {
     set_up_sentinel(connection_kind::subscriber);
     const std::string ask = connect(0);
     EXPECT_NE(ask.find("get-master-addr-by-name"), std::string::npos);
@@ -696,17 +696,17 @@ TEST_F(server_link_test, a_subscriber_behind_sentinels_reaches_the_master_and_ch
     reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6379\r\n", 1);
     closed(1);
     const std::string hello = connect(2);
-    EXPECT_EQ(l.target().host.view(), "10.0.0.9");
+    EXPECT_EQ(l.address().host.view(), "10.0.0.9");
     EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
     EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos);
     EXPECT_EQ(hello.find("SELECT"), std::string::npos);
     reply(ok, 3);  // AUTH as app
     reply(pong, 3);
     reply("*3\r\n$5\r\nslave\r\n$8\r\n10.0.0.1\r\n:6379\r\n", 3);
-    EXPECT_EQ(l.state(), link_state::closing) << "a replica is no master";
+    EXPECT_EQ(l.state(), connection_state::closing) << "a replica is no master";
 }
 
-TEST_F(server_link_test, a_close_with_reconnect_now_skips_the_delay) {
+TEST_F(connection_test, a_close_with_reconnect_now_skips_the_delay) {
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
@@ -715,7 +715,7 @@ TEST_F(server_link_test, a_close_with_reconnect_now_skips_the_delay) {
     EXPECT_NE(l.start(5), nullptr);
 }
 
-TEST_F(server_link_test, a_handshake_that_does_not_fit_is_a_configuration_error) {
+TEST_F(connection_test, a_handshake_that_does_not_fit_is_a_configuration_error) {
     set_up_direct("redis://:" + std::string(200, 'p') + "@h:1");
     ASSERT_NE(l.start(0), nullptr);
     std::array<char, 64> tiny{};
@@ -723,14 +723,14 @@ TEST_F(server_link_test, a_handshake_that_does_not_fit_is_a_configuration_error)
     EXPECT_EQ(closed(0).why, failure::of(errc::invalid_config));
 }
 
-TEST_F(server_link_test, setup_refuses_what_cannot_work) {
+TEST_F(connection_test, setup_refuses_what_cannot_work) {
     std::array<in_flight, 32> s{};
-    server_address a = address("h:1");
-    link_setup bad;
+    node_address a = address("h:1");
+    connection_setup bad;
     bad.in_flight_storage = s.data();
     bad.in_flight_capacity = s.size();
     EXPECT_EQ(l.setup(bad), errc::invalid_config) << "no server";
-    bad.server = &a;
+    bad.node = &a;
     bad.in_flight_capacity = handshake_steps_max - 1;
     EXPECT_EQ(l.setup(bad), errc::invalid_config) << "no room for the handshake";
     bad.in_flight_capacity = s.size();
@@ -739,7 +739,7 @@ TEST_F(server_link_test, setup_refuses_what_cannot_work) {
     bad.times = timing{};
     bad.kind = connection_kind::watch;
     EXPECT_EQ(l.setup(bad), errc::invalid_config) << "a watch needs sentinels";
-    bad.kind = connection_kind::server;
+    bad.kind = connection_kind::lock_traffic;
     EXPECT_EQ(l.setup(bad), errc::ok);
 }
 

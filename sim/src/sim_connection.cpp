@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "edgelock/sim/instance_link.hpp"
+#include "edgelock/sim/sim_connection.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -25,8 +25,8 @@ std::string describe(const failure& why) {
     return "unknown error";
 }
 
-void instance_link::setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
-                          session::link_setup s, std::uint8_t write_window) {
+void sim_connection::setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
+                          session::connection_setup s, std::uint8_t write_window) {
     world_ = &w;
     owner_ = &owner;
     client_ = client_id;
@@ -38,7 +38,7 @@ void instance_link::setup(world& w, client& owner, std::uint8_t client_id, std::
     EDGELOCK_ASSERT(code == errc::ok);
 }
 
-void instance_link::open(const session::server_address& to) {
+void sim_connection::open(const session::node_address& to) {
     const int server = world_->resolve(to);
     if (server == no_server) {
         driver_.on_io_error(failure::of(transport_errc::unknown_host), owner_->now_ms());
@@ -49,21 +49,21 @@ void instance_link::open(const session::server_address& to) {
     connect_due_ms_ = owner_->now_ms() + 1 + world_->connect_us(client_, server_) / 1000;
 }
 
-bool instance_link::suspended() const { return owner_->paused(); }
+bool sim_connection::suspended() const { return owner_->paused(); }
 
-void instance_link::on_timer(std::int64_t now_ms, std::int64_t now_us) {
+void sim_connection::on_timer(std::int64_t now_ms, std::int64_t now_us) {
     if (epoch_ != 0 && reset_at_us_ >= 0 && now_us >= reset_at_us_) {
         reset_at_us_ = -1;
         driver_.on_io_error(failure::system(ECONNRESET), now_ms);
     }
-    if (state() == session::link_state::connecting && now_ms >= connect_due_ms_) finish_connect(now_ms);
+    if (state() == session::connection_state::connecting && now_ms >= connect_due_ms_) finish_connect(now_ms);
     driver_.on_timer(now_ms);
 }
 
-void instance_link::finish_connect(std::int64_t now_ms) {
+void sim_connection::finish_connect(std::int64_t now_ms) {
     connect_due_ms_ = no_deadline_ms;
     std::uint8_t server = 0;
-    switch (world_->try_connect(client_, link().target(), server)) {
+    switch (world_->try_connect(client_, connection().address(), server)) {
         case world::connect_outcome::ok: break;
         case world::connect_outcome::refused:
             driver_.on_io_error(failure::system(ECONNREFUSED), now_ms);
@@ -71,7 +71,7 @@ void instance_link::finish_connect(std::int64_t now_ms) {
         case world::connect_outcome::unknown_host:
             driver_.on_io_error(failure::of(transport_errc::unknown_host), now_ms);
             return;
-        case world::connect_outcome::timeout: return;  // no answer: the link's connect timeout ends it
+        case world::connect_outcome::timeout: return;  // no answer: the connection's connect timeout ends it
     }
     server_ = server;
     epoch_ = world_->open_connection(client_, server_);
@@ -82,38 +82,38 @@ void instance_link::finish_connect(std::int64_t now_ms) {
     if (size > 0) world_->send_request(client_, server_, epoch_, std::string(hello.data(), size));
 }
 
-void instance_link::send(std::string&& bytes) {
-    EDGELOCK_ASSERT(link().accepts_requests());
+void sim_connection::send(std::string&& bytes) {
+    EDGELOCK_ASSERT(connection().accepts_requests());
     world_->send_request(client_, server_, epoch_, std::move(bytes));
 }
 
-bool instance_link::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {
-    const session::link_state s = state();
-    const bool reading = s == session::link_state::handshaking || s == session::link_state::ready;
+bool sim_connection::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {
+    const session::connection_state s = state();
+    const bool reading = s == session::connection_state::handshaking || s == session::connection_state::ready;
     return reading && epoch_ != 0 && server == server_ && epoch == epoch_;
 }
 
-bool instance_link::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
+bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
     const std::size_t consumed = driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
     if (consumed == bytes.size()) return true;
-    // Not one whole reply: the driver closed the link for a stream that is not RESP, and the
+    // Not one whole reply: the driver closed the connection for a stream that is not RESP, and the
     // rest of a reply that never comes ends it as surely.
-    const session::link_state s = state();
-    if (s == session::link_state::handshaking || s == session::link_state::ready) {
+    const session::connection_state s = state();
+    if (s == session::connection_state::handshaking || s == session::connection_state::ready) {
         driver_.on_io_error(failure::of(errc::protocol_error), now_ms);
     }
     return false;
 }
 
-void instance_link::answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) {
+void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) {
     (void)entry;
     (void)count;
     owner_->on_answer(instance_, nodes[0]);
 }
 
-void instance_link::node_started() { owner_->on_node_started(instance_); }
+void sim_connection::node_started() { owner_->on_node_started(instance_); }
 
-void instance_link::ended(const session::link_closed& closed, bool lock_hears) {
+void sim_connection::ended(const session::connection_end& closed, bool lock_hears) {
     if (closed.why && world_->recording()) {
         world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") + where() +
                                          (closed_connected_ ? " closed: " : " failed: ") + describe(closed.why));
@@ -121,11 +121,11 @@ void instance_link::ended(const session::link_closed& closed, bool lock_hears) {
     if (lock_hears) owner_->on_connection_end(instance_);
 }
 
-void instance_link::reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept {
+void sim_connection::reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept {
     if (epoch_ != 0 && server == server_ && epoch == epoch_) reset_at_us_ = at_us;
 }
 
-void instance_link::close() {
+void sim_connection::close() {
     closed_connected_ = epoch_ != 0;
     if (closed_connected_) world_->close_connection(client_, server_, epoch_);
     epoch_ = 0;
@@ -133,16 +133,16 @@ void instance_link::close() {
     connect_due_ms_ = no_deadline_ms;
 }
 
-std::int64_t instance_link::wake_ms(std::int64_t now_ms) const noexcept {
-    std::int64_t wake = link().next_deadline_ms();
-    if (state() == session::link_state::connecting) wake = std::min(wake, connect_due_ms_);
-    // Never earlier than now: an idle link whose delay is over starts on the next service.
-    if (state() == session::link_state::idle) wake = std::min(wake, std::max(link().start_not_before_ms(), now_ms));
+std::int64_t sim_connection::wake_ms(std::int64_t now_ms) const noexcept {
+    std::int64_t wake = connection().next_deadline_ms();
+    if (state() == session::connection_state::connecting) wake = std::min(wake, connect_due_ms_);
+    // Never earlier than now: an idle connection whose delay is over starts on the next service.
+    if (state() == session::connection_state::idle) wake = std::min(wake, std::max(connection().start_not_before_ms(), now_ms));
     return wake;
 }
 
-std::string instance_link::where() const {
-    return std::string(session::format_endpoint(link().target()).view()) + " (instance " +
+std::string sim_connection::where() const {
+    return std::string(session::format_address(connection().address()).view()) + " (instance " +
            std::to_string(instance_) + ")";
 }
 

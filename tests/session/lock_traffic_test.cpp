@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rules between a link and the lock on it, with a real lock and a real link driven by
+// The rules between a connection and the lock on it, with a real lock and a real connection driven by
 // hand: literal timestamps, replies written as RESP text, a sink that records what it got.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "edgelock/session/lock_io.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 
 namespace {
 
@@ -41,37 +41,37 @@ std::string info_reply(int uptime_s, const std::string& memory) {
     return "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
 }
 
-class lock_io_test : public ::testing::Test {
+class lock_traffic_test : public ::testing::Test {
 protected:
-    void SetUp() override { ASSERT_EQ(parse_server_url("h:1", server).code, errc::ok); }
+    void SetUp() override { ASSERT_EQ(parse_node_url("h:1", server).code, errc::ok); }
 
     void set_up(bool read_node) {
         reading_node = read_node;
-        link_setup s;
-        s.server = &server;
+        connection_setup s;
+        s.node = &server;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.seed = 1;
         s.read_node = read_node;
-        ASSERT_EQ(link.setup(s), errc::ok);
+        ASSERT_EQ(connection.setup(s), errc::ok);
         lock_config c;
         c.name = "job";
         c.ttl_ms = 1000;
         ASSERT_EQ(core.configure(c), errc::ok);
     }
-    link_reply reply(const std::string& resp, std::int64_t now) {
+    routed_reply reply(const std::string& resp, std::int64_t now) {
         std::array<reply_node, nodes_max> n{};
         const parse_result r = parse_reply(resp.data(), resp.size(), n.data(), n.size());
         EXPECT_EQ(r.code, errc::ok) << resp;
-        return link.on_reply(n.data(), r.nodes, now);
+        return connection.on_reply(n.data(), r.nodes, now);
     }
     // Connects and answers the handshake: PING and the four scripts, or with read_node also
     // INFO (uptime, `memory` lines) and CONFIG GET appendfsync. Returns the last reply's verdict.
-    link_reply connect(std::int64_t now, int uptime_s = 86400, const std::string& memory = "maxmemory:0\r\n") {
-        EXPECT_NE(link.start(now), nullptr);
+    routed_reply connect(std::int64_t now, int uptime_s = 86400, const std::string& memory = "maxmemory:0\r\n") {
+        EXPECT_NE(connection.start(now), nullptr);
         std::array<char, 4096> hello{};
-        EXPECT_GT(link.on_connected(now, hello.data(), hello.size()), 0u);
-        link_reply last = reply(pong, now);
+        EXPECT_GT(connection.on_connected(now, hello.data(), hello.size()), 0u);
+        routed_reply last = reply(pong, now);
         if (reading_node) {
             reply(info_reply(uptime_s, memory), now);
             reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", now);
@@ -79,13 +79,13 @@ protected:
         for (int i = 0; i < 4; ++i) last = reply(sha, now);
         return last;
     }
-    // A plain link, ready, with an acquire written on it.
+    // A plain connection, ready, with an acquire written on it.
     void acquire_in_flight() {
         set_up(false);
         connect(0);
         ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
         recording_sink sink;
-        ASSERT_EQ(write_requests(core, 0, link, 0, 0, 1, sink).written, 1u);
+        ASSERT_EQ(write_requests(core, 0, connection, 0, 0, 1, sink).written, 1u);
     }
     std::vector<event> drain() {
         std::vector<event> out;
@@ -96,52 +96,52 @@ protected:
 
     bool reading_node = false;
     lock core;
-    server_link link;
-    server_address server;
+    session::connection connection;
+    node_address server;
     std::array<in_flight, 16> storage{};
     owner_token token{{1, 2, 3}};
 };
 
-TEST_F(lock_io_test, requests_go_out_while_the_link_accepts_them_each_tracked_for_its_reply) {
+TEST_F(lock_traffic_test, requests_go_out_while_the_link_accepts_them_each_tracked_for_its_reply) {
     set_up(false);
     ASSERT_EQ(core.acquire(0, 0, token), errc::ok);
     recording_sink sink;
-    EXPECT_EQ(write_requests(core, 0, link, 7, 9, 0, sink).stop, write_stop::not_accepting)
+    EXPECT_EQ(write_requests(core, 0, connection, 7, 9, 0, sink).stop, write_stop::not_accepting)
         << "no connection yet: the request stays queued";
     EXPECT_TRUE(core.has_request(0));
 
     connect(1);
-    const write_report r = write_requests(core, 0, link, 7, 9, 2, sink);
+    const write_report r = write_requests(core, 0, connection, 7, 9, 2, sink);
     EXPECT_EQ(r.stop, write_stop::done);
     EXPECT_EQ(r.written, 1u);
     ASSERT_EQ(sink.committed.size(), 1u);
     EXPECT_EQ(sink.committed[0].rfind("*7\r\n$3\r\nSET\r\n", 0), 0u) << "SET job token NX PX 1000 GET";
-    EXPECT_EQ(link.requests_in_flight(), 1u);
-    const link_reply answer = reply("$-1\r\n", 3);
-    EXPECT_EQ(answer.what, link_reply::kind::answer);
+    EXPECT_EQ(connection.requests_in_flight(), 1u);
+    const routed_reply answer = reply("$-1\r\n", 3);
+    EXPECT_EQ(answer.what, routed_reply::kind::answer);
     EXPECT_EQ(answer.entry.owner, 7u);
     EXPECT_EQ(answer.entry.tag, 9u);
 }
 
-TEST_F(lock_io_test, a_full_sink_keeps_the_request_and_a_failed_write_drops_it_with_the_connection) {
+TEST_F(lock_traffic_test, a_full_sink_keeps_the_request_and_a_failed_write_drops_it_with_the_connection) {
     set_up(false);
     connect(0);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
     recording_sink sink;
     sink.capacity = 10;
-    EXPECT_EQ(write_requests(core, 0, link, 0, 0, 1, sink).stop, write_stop::full);
+    EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 1, sink).stop, write_stop::full);
     EXPECT_TRUE(core.has_request(0));
-    EXPECT_EQ(link.requests_in_flight(), 0u);
+    EXPECT_EQ(connection.requests_in_flight(), 0u);
 
     sink.capacity = sink.buffer.size();
     sink.fail = true;
-    const write_report r = write_requests(core, 0, link, 0, 0, 2, sink);
+    const write_report r = write_requests(core, 0, connection, 0, 0, 2, sink);
     EXPECT_EQ(r.stop, write_stop::failed);
     EXPECT_FALSE(core.has_request(0));
-    EXPECT_EQ(link.requests_in_flight(), 1u) << "in flight: the connection's close gives it up";
+    EXPECT_EQ(connection.requests_in_flight(), 1u) << "in flight: the connection's close gives it up";
 }
 
-TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
+TEST_F(lock_traffic_test, an_error_reply_is_kept_as_the_instances_failure) {
     acquire_in_flight();
     reply_node err{};
     err.type = reply_type::error;
@@ -152,7 +152,7 @@ TEST_F(lock_io_test, an_error_reply_is_kept_as_the_instances_failure) {
 }
 
 // Redis's text goes with the error reply, so a message can say what the server said.
-TEST_F(lock_io_test, an_error_replys_text_is_kept_with_it) {
+TEST_F(lock_traffic_test, an_error_replys_text_is_kept_with_it) {
     acquire_in_flight();
     reply_node err{};
     err.type = reply_type::error;
@@ -164,7 +164,7 @@ TEST_F(lock_io_test, an_error_replys_text_is_kept_with_it) {
 }
 
 // However long the server's text, the copy stays within its fixed storage.
-TEST_F(lock_io_test, a_long_error_text_is_cut_to_its_bound) {
+TEST_F(lock_traffic_test, a_long_error_text_is_cut_to_its_bound) {
     acquire_in_flight();
     const std::string long_text = "ERR " + std::string(2 * error_text_bytes_max, 'x');
     reply_node err{};
@@ -178,7 +178,7 @@ TEST_F(lock_io_test, a_long_error_text_is_cut_to_its_bound) {
 }
 
 // A reply of the wrong shape has no text of its own: an earlier error's text goes.
-TEST_F(lock_io_test, an_unexpected_reply_leaves_no_error_text) {
+TEST_F(lock_traffic_test, an_unexpected_reply_leaves_no_error_text) {
     acquire_in_flight();
     reply_node odd{};
     odd.type = reply_type::integer;  // SET NX GET never answers with an integer
@@ -189,7 +189,7 @@ TEST_F(lock_io_test, an_unexpected_reply_leaves_no_error_text) {
     EXPECT_TRUE(text.empty());
 }
 
-TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
+TEST_F(lock_traffic_test, an_answer_leaves_the_instances_failure_alone) {
     acquire_in_flight();
     reply_node granted{};  // nil: SET NX GET found the key free
     failure last;
@@ -200,31 +200,31 @@ TEST_F(lock_io_test, an_answer_leaves_the_instances_failure_alone) {
 
 // A server before 7.0 refuses SET NX GET with a syntax error: an answer on a connection that
 // stays, not the instance's failure; the lock's next request on it is the acquire script.
-TEST_F(lock_io_test, a_syntax_error_for_set_nx_get_keeps_the_connection_and_brings_the_script) {
+TEST_F(lock_traffic_test, a_syntax_error_for_set_nx_get_keeps_the_connection_and_brings_the_script) {
     acquire_in_flight();
     const std::string resp = "-ERR syntax error\r\n";
     std::array<reply_node, nodes_max> nodes{};
     const parse_result parsed = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
     ASSERT_EQ(parsed.code, errc::ok);
-    EXPECT_EQ(link.on_reply(nodes.data(), parsed.nodes, 2).what, link_reply::kind::answer);
+    EXPECT_EQ(connection.on_reply(nodes.data(), parsed.nodes, 2).what, routed_reply::kind::answer);
     failure last;
     EXPECT_EQ(deliver_answer(core, 0, nodes[0], 2, last), errc::ok);
     EXPECT_FALSE(last);
-    EXPECT_TRUE(link.ready());
+    EXPECT_TRUE(connection.ready());
     recording_sink sink;
-    ASSERT_EQ(write_requests(core, 0, link, 0, 0, 2, sink).written, 1u);
+    ASSERT_EQ(write_requests(core, 0, connection, 0, 0, 2, sink).written, 1u);
     EXPECT_EQ(sink.committed[0].rfind("*6\r\n$7\r\nEVALSHA\r\n", 0), 0u);
-    EXPECT_EQ(reply(":0\r\n", 3).what, link_reply::kind::answer);
+    EXPECT_EQ(reply(":0\r\n", 3).what, routed_reply::kind::answer);
     reply_node granted{};  // the script's 0: the key was free
     granted.type = reply_type::integer;
     EXPECT_EQ(deliver_answer(core, 0, granted, 3, last), errc::ok);
     EXPECT_EQ(drain().at(0).type, event_type::acquired);
 }
 
-TEST_F(lock_io_test, with_the_guard_the_lock_hears_a_fresh_node_started_and_keeps_it_out) {
+TEST_F(lock_traffic_test, with_the_guard_the_lock_hears_a_fresh_node_started_and_keeps_it_out) {
     set_up(true);
-    ASSERT_EQ(connect(0, 0).what, link_reply::kind::node_started);
-    EXPECT_EQ(tell_node_started(core, 0, link, true, 0), errc::ok);
+    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_started);
+    EXPECT_EQ(tell_node_started(core, 0, connection, true, 0), errc::ok);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
     const std::vector<event> events = drain();
     ASSERT_EQ(events.size(), 1u);
@@ -232,43 +232,43 @@ TEST_F(lock_io_test, with_the_guard_the_lock_hears_a_fresh_node_started_and_keep
     EXPECT_FALSE(core.has_request(0));
 }
 
-TEST_F(lock_io_test, without_the_guard_the_lock_hears_nothing_of_the_node) {
+TEST_F(lock_traffic_test, without_the_guard_the_lock_hears_nothing_of_the_node) {
     set_up(true);
-    ASSERT_EQ(connect(0, 0).what, link_reply::kind::node_started);
-    EXPECT_EQ(tell_node_started(core, 0, link, false, 0), errc::ok);
+    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_started);
+    EXPECT_EQ(tell_node_started(core, 0, connection, false, 0), errc::ok);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
     EXPECT_TRUE(drain().empty());
     EXPECT_TRUE(core.has_request(0));
 }
 
-TEST_F(lock_io_test, a_node_that_may_evict_is_warned_of_when_the_check_is_warn) {
+TEST_F(lock_traffic_test, a_node_that_may_evict_is_warned_of_when_the_check_is_warn) {
     set_up(true);
     connect(0, 86400, "maxmemory:1000000\r\nmaxmemory_policy:allkeys-lru\r\n");
-    EXPECT_TRUE(warns_of_eviction(eviction_check::warn, link));
-    EXPECT_FALSE(warns_of_eviction(eviction_check::off, link));
-    link.reset();
+    EXPECT_TRUE(warns_of_eviction(eviction_check::warn, connection));
+    EXPECT_FALSE(warns_of_eviction(eviction_check::off, connection));
+    connection.reset();
     connect(1, 86400, "maxmemory:1000000\r\nmaxmemory_policy:noeviction\r\n");
-    EXPECT_FALSE(warns_of_eviction(eviction_check::warn, link));
+    EXPECT_FALSE(warns_of_eviction(eviction_check::warn, connection));
 }
 
-TEST_F(lock_io_test, the_lock_hears_every_closed_connection_but_a_step_that_only_moved_on) {
+TEST_F(lock_traffic_test, the_lock_hears_every_closed_connection_but_a_step_that_only_moved_on) {
     set_up(false);
     connect(0);
-    link.on_io_error(failure::system(104), 1);
-    link_closed closed = link.on_closed(1, [](const in_flight&) {});
-    EXPECT_TRUE(lock_hears_close(closed, 0, link, 1)) << "it was ready";
+    connection.on_io_error(failure::system(104), 1);
+    connection_end closed = connection.on_closed(1, [](const in_flight&) {});
+    EXPECT_TRUE(lock_hears_close(closed, 0, connection, 1)) << "it was ready";
 
-    const std::int64_t t = std::max<std::int64_t>(link.start_not_before_ms(), 2);
-    ASSERT_NE(link.start(t), nullptr);
-    link.on_io_error(failure::system(111), t);  // refused
-    closed = link.on_closed(t, [](const in_flight&) {});
-    EXPECT_TRUE(unreachable_now(link, t)) << "the reconnect delay runs";
-    EXPECT_TRUE(lock_hears_close(closed, 0, link, t)) << "no connection before the delay ends";
-    EXPECT_FALSE(lock_hears_close(closed, 0, link, link.start_not_before_ms())) << "one is made at once";
-    EXPECT_TRUE(lock_hears_close(closed, 1, link, link.start_not_before_ms())) << "a request was lost";
+    const std::int64_t t = std::max<std::int64_t>(connection.start_not_before_ms(), 2);
+    ASSERT_NE(connection.start(t), nullptr);
+    connection.on_io_error(failure::system(111), t);  // refused
+    closed = connection.on_closed(t, [](const in_flight&) {});
+    EXPECT_TRUE(unreachable_now(connection, t)) << "the reconnect delay runs";
+    EXPECT_TRUE(lock_hears_close(closed, 0, connection, t)) << "no connection before the delay ends";
+    EXPECT_FALSE(lock_hears_close(closed, 0, connection, connection.start_not_before_ms())) << "one is made at once";
+    EXPECT_TRUE(lock_hears_close(closed, 1, connection, connection.start_not_before_ms())) << "a request was lost";
 }
 
-TEST_F(lock_io_test, requests_for_an_unreachable_instance_fail_at_once_and_releases_wait_for_the_next_connection) {
+TEST_F(lock_traffic_test, requests_for_an_unreachable_instance_fail_at_once_and_releases_wait_for_the_next_connection) {
     set_up(false);
     ASSERT_EQ(core.acquire(0, 0, token), errc::ok);
     ASSERT_EQ(give_up_unsent(core, 0, 1), errc::ok);
@@ -278,16 +278,16 @@ TEST_F(lock_io_test, requests_for_an_unreachable_instance_fail_at_once_and_relea
     EXPECT_TRUE(core.has_request(0)) << "the cleanup release of the failed attempt waits for a connection";
 }
 
-TEST_F(lock_io_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_connection) {
+TEST_F(lock_traffic_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_connection) {
     set_up(false);
-    EXPECT_EQ(wake_ms(link, false, 5), no_deadline_ms);
-    EXPECT_EQ(wake_ms(link, true, 5), 5) << "no delay yet: now";
-    ASSERT_NE(link.start(5), nullptr);
-    EXPECT_EQ(wake_ms(link, false, 5), link.next_deadline_ms()) << "connecting: its timeout";
-    link.on_io_error(failure::system(111), 6);
-    link.on_closed(6, [](const in_flight&) {});
-    EXPECT_EQ(wake_ms(link, true, 6), link.start_not_before_ms());
-    EXPECT_EQ(wake_ms(link, true, link.start_not_before_ms() + 50), link.start_not_before_ms() + 50);
+    EXPECT_EQ(wake_ms(connection, false, 5), no_deadline_ms);
+    EXPECT_EQ(wake_ms(connection, true, 5), 5) << "no delay yet: now";
+    ASSERT_NE(connection.start(5), nullptr);
+    EXPECT_EQ(wake_ms(connection, false, 5), connection.next_deadline_ms()) << "connecting: its timeout";
+    connection.on_io_error(failure::system(111), 6);
+    connection.on_closed(6, [](const in_flight&) {});
+    EXPECT_EQ(wake_ms(connection, true, 6), connection.start_not_before_ms());
+    EXPECT_EQ(wake_ms(connection, true, connection.start_not_before_ms() + 50), connection.start_not_before_ms() + 50);
 }
 
 }  // namespace
