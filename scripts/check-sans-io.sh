@@ -10,7 +10,7 @@
 # checked on their own) counts as inside it.
 #
 # The core must not allocate, throw, use RTTI, do I/O or syscalls, read clocks or touch
-# threads (DESIGN.md, "core/"). Those would show up as undefined symbols resolved by libc,
+# threads (README.md, "What is here"). Those would show up as undefined symbols resolved by libc,
 # libstdc++ or libgcc_s, so the check lists the undefined symbols of the archive (less those
 # another member of the archive defines) and names the category of each forbidden one.
 # An undefined symbol in no category and not allowed fails too: the allowlist is the

@@ -14,6 +14,8 @@ packages=(
   cmake
   pkgconf          # pkg-config, the way in to hiredis (its CMake config is broken)
   clang            # Clang 14: the second compiler the build must pass with -Werror
+  clang-format     # clang-format 14: scripts/tidy.sh's format check (.clang-format)
+  python3          # scripts/tidy.py: function length, columns, named paths
   libclang-rt-14-dev  # its sanitizer runtimes and libFuzzer (build-asan/, build-tsan/)
   libgtest-dev
   libgmock-dev

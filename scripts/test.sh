@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test.
 #
-#   1. scripts/setup.sh (silent when the Debian packages are already there), and the SPDX
-#      licence line in every source file (scripts/spdx.sh --check)
+#   1. scripts/setup.sh (silent when the Debian packages are already there), the SPDX
+#      licence line in every source file (scripts/spdx.sh --check), and the house checks on
+#      the source text (scripts/tidy.sh: function length, columns, named paths, clang-format)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, run all of
 #      ctest, two at a time (unit, property, install and sans-IO checks; every test that
 #      needs Redis starts servers of its own on free loopback ports)
@@ -47,6 +48,9 @@ step "setup"
 
 step "every source file names its licence (scripts/spdx.sh --check)"
 ./scripts/spdx.sh --check
+
+step "house checks on the source text (scripts/tidy.sh)"
+./scripts/tidy.sh
 
 step "configure build/ (GCC, RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo

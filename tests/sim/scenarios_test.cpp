@@ -73,7 +73,7 @@ TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) 
     expect_found_in_random_runs(GetParam());
 }
 
-// The unsafe cells the issue and DESIGN.md name, and the ones that follow from them.
+// The unsafe cells docs/SIMULATION.md names ("The matrix"), and the ones that follow from them.
 INSTANTIATE_TEST_SUITE_P(
     sim, known_unsafe,
     ::testing::Values(cell{"S1", "single", check_kind::stale}, cell{"S1", "single", check_kind::overlap},
