@@ -389,9 +389,25 @@ std::string apply_exit_code(options& o, std::string_view text) {
     return "";
 }
 
+// A flag whose value is a duration.
+std::string apply_duration_flag(options& o, const flag_spec& f, const std::string& value) {
+    std::int64_t ms = 0;
+    if (!parse_duration_unbounded(value, ms)) {
+        return "bad duration " + quote(value) + " for " + std::string(f.text) +
+               " (use 500ms, 30s, 2m, 1m30s)";
+    }
+    switch (f.id) {
+        case flag_id::ttl: o.ttl_ms = ms; return "";  // check_lock() asks the lock
+        case flag_id::wait: return apply_duration(o.wait_ms, f.text, wait_range, ms);
+        case flag_id::wait_replicas_timeout:
+            return apply_duration(o.replica_wait_ms, f.text, replica_wait_range, ms);
+        case flag_id::kill_after: return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
+        default: return apply_duration(o.redis_timeout_ms, f.text, redis_timeout_range, ms);
+    }
+}
+
 // Applies one flag's value. Returns an error message, or "" when accepted.
 std::string apply(options& o, const flag_spec& f, const std::string& value) {
-    std::int64_t ms = 0;
     switch (f.id) {
         case flag_id::no_wait: o.wait_ms = 0; return "";
         case flag_id::verbose: o.verbose = true; return "";
@@ -446,20 +462,7 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::wait:
         case flag_id::kill_after:
         case flag_id::wait_replicas_timeout:
-        case flag_id::redis_timeout: {
-            if (!parse_duration_unbounded(value, ms)) {
-                return "bad duration " + quote(value) + " for " + std::string(f.text) +
-                       " (use 500ms, 30s, 2m, 1m30s)";
-            }
-            switch (f.id) {
-                case flag_id::ttl: o.ttl_ms = ms; return "";  // check_lock() asks the lock
-                case flag_id::wait: return apply_duration(o.wait_ms, f.text, wait_range, ms);
-                case flag_id::wait_replicas_timeout:
-                    return apply_duration(o.replica_wait_ms, f.text, replica_wait_range, ms);
-                case flag_id::kill_after: return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
-                default: return apply_duration(o.redis_timeout_ms, f.text, redis_timeout_range, ms);
-            }
-        }
+        case flag_id::redis_timeout: return apply_duration_flag(o, f, value);
     }
     return "";
 }
