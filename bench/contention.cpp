@@ -49,8 +49,8 @@ struct options {
 };
 
 struct figures {
-    double rate = 0;        // acquisitions/s within the window
-    double ideal = 0;       // 1 / (hold + round trip)
+    double rate = 0;   // acquisitions/s within the window
+    double ideal = 0;  // 1 / (hold + round trip)
     double wait_p50_ms = 0;
     double wait_p99_ms = 0;
     double gap_p50_ms = 0;
@@ -66,7 +66,9 @@ struct acquisition {
 };
 
 std::int64_t now_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               clock_type::now().time_since_epoch())
+        .count();
 }
 
 bool parse_options(int argc, char** argv, options& o) {
@@ -79,7 +81,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.hold_ms = std::atoi(value);
         } else if (flag == "--seconds") {
             o.seconds = std::atof(value);
-        } else if (flag == "--only" && (std::string(value) == "polling" || std::string(value) == "fair")) {
+        } else if (flag == "--only" &&
+                   (std::string(value) == "polling" || std::string(value) == "fair")) {
             o.only = value;
         } else {
             return false;
@@ -105,7 +108,8 @@ double round_trip_us(const edgelock::testing::redis_server& server) {
 }
 
 // One worker's loop; false when its lock could not be opened or failed other than busy.
-bool work(const std::string& url, const options& o, bool fair, std::int64_t end_us, std::vector<acquisition>& out) {
+bool work(const std::string& url, const options& o, bool fair, std::int64_t end_us,
+          std::vector<acquisition>& out) {
     edgelock::hiredis::lock_options lo;
     lo.name = fair ? "bench:contention:fair" : "bench:contention";
     lo.instances = {url};
@@ -137,8 +141,8 @@ double percentile(std::vector<std::int64_t> values, double p) {
 
 // Counts what was acquired within the window [start_us, end_us): workers still waiting at
 // its end finish their turn, and that tail is not part of the rate.
-figures measure(const options& o, const std::vector<std::vector<acquisition>>& per_worker, double rtt_us,
-                std::int64_t end_us) {
+figures measure(const options& o, const std::vector<std::vector<acquisition>>& per_worker,
+                double rtt_us, std::int64_t end_us) {
     std::vector<acquisition> all;
     std::size_t fewest = SIZE_MAX;
     std::size_t most = 0;
@@ -147,16 +151,17 @@ figures measure(const options& o, const std::vector<std::vector<acquisition>>& p
         fewest = std::min(fewest, w.size());
         most = std::max(most, w.size());
     }
-    std::sort(all.begin(), all.end(), [](const acquisition& a, const acquisition& b) { return a.acquired_us < b.acquired_us; });
+    std::sort(all.begin(), all.end(), [](const acquisition& a, const acquisition& b) {
+        return a.acquired_us < b.acquired_us;
+    });
     std::vector<std::int64_t> waits;
     std::vector<std::int64_t> gaps;
     for (std::size_t i = 0; i < all.size(); ++i) {
         waits.push_back(all[i].acquired_us - all[i].called_us);
         if (i > 0) gaps.push_back(all[i].acquired_us - all[i - 1].release_us);
     }
-    const auto in_window = std::count_if(all.begin(), all.end(), [end_us](const acquisition& a) {
-        return a.acquired_us < end_us;
-    });
+    const auto in_window = std::count_if(
+        all.begin(), all.end(), [end_us](const acquisition& a) { return a.acquired_us < end_us; });
     figures f;
     f.rate = static_cast<double>(in_window) / o.seconds;
     f.ideal = 1e6 / (o.hold_ms * 1000.0 + rtt_us);
@@ -175,31 +180,35 @@ double spread(const figures& f) {
 
 void print(const char* mode, const figures& f) {
     std::printf("%s mode\n", mode);
-    std::printf("  acquisitions/s            %8.1f   (ideal 1/(hold + round trip) %.1f, ratio %.2f)\n", f.rate,
-                f.ideal, f.rate / f.ideal);
+    std::printf(
+        "  acquisitions/s            %8.1f   (ideal 1/(hold + round trip) %.1f, ratio %.2f)\n",
+        f.rate, f.ideal, f.rate / f.ideal);
     std::printf("  acquire wait p50/p99      %8.2f / %.2f ms\n", f.wait_p50_ms, f.wait_p99_ms);
     std::printf("  handover gap p50/p99      %8.2f / %.2f ms\n", f.gap_p50_ms, f.gap_p99_ms);
-    std::printf("  per worker min/max        %8zu / %zu   (max/min %.2f)\n", f.fewest, f.most, spread(f));
+    std::printf("  per worker min/max        %8zu / %zu   (max/min %.2f)\n", f.fewest, f.most,
+                spread(f));
 }
 
 void print_ratios(const figures& fair, const figures& polling) {
     std::printf("fair / polling\n");
     std::printf("  acquisitions/s            %8.2f\n", fair.rate / polling.rate);
-    std::printf("  acquire wait p50 / p99    %8.2f / %.2f\n", fair.wait_p50_ms / polling.wait_p50_ms,
-                fair.wait_p99_ms / polling.wait_p99_ms);
+    std::printf("  acquire wait p50 / p99    %8.2f / %.2f\n",
+                fair.wait_p50_ms / polling.wait_p50_ms, fair.wait_p99_ms / polling.wait_p99_ms);
     std::printf("  handover gap p50 / p99    %8.2f / %.2f\n", fair.gap_p50_ms / polling.gap_p50_ms,
                 fair.gap_p99_ms / polling.gap_p99_ms);
     std::printf("  per worker max/min        %8.3f\n", spread(fair) / spread(polling));
 }
 
 // One mode's run: W workers for S seconds. False when a worker's lock failed.
-bool run(const edgelock::testing::redis_server& server, const options& o, bool fair, double rtt_us, figures& out) {
+bool run(const edgelock::testing::redis_server& server, const options& o, bool fair, double rtt_us,
+         figures& out) {
     const std::int64_t end_us = now_us() + static_cast<std::int64_t>(o.seconds * 1e6);
     std::vector<std::vector<acquisition>> per_worker(static_cast<std::size_t>(o.workers));
     std::vector<char> ok(per_worker.size(), 0);
     std::vector<std::thread> threads;
     for (std::size_t w = 0; w < per_worker.size(); ++w) {
-        threads.emplace_back([&, w] { ok[w] = work(server.url(), o, fair, end_us, per_worker[w]) ? 1 : 0; });
+        threads.emplace_back(
+            [&, w] { ok[w] = work(server.url(), o, fair, end_us, per_worker[w]) ? 1 : 0; });
     }
     for (std::thread& t : threads) t.join();
     if (std::count(ok.begin(), ok.end(), 0) > 0) return false;
@@ -212,20 +221,23 @@ bool run(const edgelock::testing::redis_server& server, const options& o, bool f
 int main(int argc, char** argv) {
     options o;
     if (!parse_options(argc, argv, o)) {
-        std::fprintf(stderr, "usage: contention [--workers W] [--hold-ms H] [--seconds S] [--only polling|fair]\n");
+        std::fprintf(
+            stderr,
+            "usage: contention [--workers W] [--hold-ms H] [--seconds S] [--only polling|fair]\n");
         return 2;
     }
     const edgelock::testing::redis_server server({}, edgelock::testing::persistence::volatile_);
     const double rtt_us = round_trip_us(server);
-    std::printf("%d workers, hold %d ms, %.1f s per mode, round trip %.0f us\n", o.workers, o.hold_ms, o.seconds,
-                rtt_us);
+    std::printf("%d workers, hold %d ms, %.1f s per mode, round trip %.0f us\n", o.workers,
+                o.hold_ms, o.seconds, rtt_us);
     figures polling;
     figures fair;
     for (const bool fair_mode : {false, true}) {
         if (!o.only.empty() && (o.only == "fair") != fair_mode) continue;
         figures& f = fair_mode ? fair : polling;
         if (!run(server, o, fair_mode, rtt_us, f)) {
-            std::fprintf(stderr, "contention: a worker's lock failed (%s mode)\n", fair_mode ? "fair" : "polling");
+            std::fprintf(stderr, "contention: a worker's lock failed (%s mode)\n",
+                         fair_mode ? "fair" : "polling");
             return 1;
         }
         print(fair_mode ? "fair" : "polling", f);

@@ -109,7 +109,8 @@ bool send_all(int fd, const char* data, std::size_t size) {
 bool send_requests(edgelock::lock& lock, int fd) {
     std::array<char, edgelock::request_bytes_max> request{};
     while (lock.has_request(instance)) {
-        const edgelock::write_result written = lock.write_request(instance, request.data(), request.size());
+        const edgelock::write_result written =
+            lock.write_request(instance, request.data(), request.size());
         if (written.code != edgelock::errc::ok) return false;
         if (!send_all(fd, request.data(), written.size)) return false;
     }
@@ -168,8 +169,7 @@ progress handle_events(edgelock::lock& lock) {
                 print(edgelock::to_string(e.code));
                 print("\n");
                 return progress::failed;
-            case edgelock::event_type::renewed:
-                break;
+            case edgelock::event_type::renewed: break;
         }
     }
     return progress::running;
@@ -201,7 +201,10 @@ int acquire_and_release(std::uint16_t port) {
         if (!send_requests(lock, fd)) break;
         const std::int64_t wait = lock.next_deadline_ms() - monotonic_ms();
         pollfd readable{fd, POLLIN, 0};
-        const int ready = poll(&readable, 1, static_cast<int>(wait < 0 ? 0 : wait < poll_ms_max ? wait : poll_ms_max));
+        const int ready = poll(&readable, 1,
+                               static_cast<int>(wait < 0             ? 0
+                                                : wait < poll_ms_max ? wait
+                                                                     : poll_ms_max));
         if (ready < 0) break;
         if (ready > 0 && !receive_replies(lock, fd, in)) {
             // Told as a transport must tell it, though the program gives up next whatever

@@ -93,8 +93,9 @@ options parse(int argc, char** argv) {
         } else if (arg == "--only") {
             o.only = value();
         } else {
-            throw std::runtime_error("unknown argument " + arg +
-                                     " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock|tls)");
+            throw std::runtime_error(
+                "unknown argument " + arg +
+                " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock|tls)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -108,12 +109,13 @@ void pin_threads(pid_t pid, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
-    const std::string tasks = pid == 0 ? "/proc/self/task" : "/proc/" + std::to_string(pid) + "/task";
+    const std::string tasks =
+        pid == 0 ? "/proc/self/task" : "/proc/" + std::to_string(pid) + "/task";
     for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
         const pid_t tid = static_cast<pid_t>(std::stol(entry.path().filename().string()));
         if (sched_setaffinity(tid, sizeof set, &set) != 0) {
-            throw std::runtime_error("sched_setaffinity(" + std::to_string(tid) + ") failed: " +
-                                     std::strerror(errno));
+            throw std::runtime_error("sched_setaffinity(" + std::to_string(tid) +
+                                     ") failed: " + std::strerror(errno));
         }
     }
 }
@@ -126,7 +128,9 @@ double seconds_since(clock_type::time_point start) {
 double own_cpu_us() {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+    auto us = [](const timeval& t) {
+        return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+    };
     return us(usage.ru_utime) + us(usage.ru_stime);
 }
 
@@ -163,7 +167,9 @@ struct cpu_meter {
     double server_start = 0;
     double sleeps_start = 0;
     explicit cpu_meter(pid_t server_pid)
-        : server(server_pid), own_start(own_cpu_us()), server_start(process_cpu_us(server_pid)),
+        : server(server_pid),
+          own_start(own_cpu_us()),
+          server_start(process_cpu_us(server_pid)),
           sleeps_start(process_sleeps(server_pid)) {}
     double own_us() const { return own_cpu_us() - own_start; }
     double server_us() const { return process_cpu_us(server) - server_start; }
@@ -177,7 +183,8 @@ struct latencies {
         std::vector<double> sorted = us;
         std::sort(sorted.begin(), sorted.end());
         if (sorted.empty()) return 0;
-        const std::size_t at = std::min(sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())));
+        const std::size_t at = std::min(
+            sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())));
         return sorted[at];
     }
 };
@@ -193,7 +200,8 @@ pid_t measured_server = 0;  // the server whose CPU the rounds charge
 
 std::string hex_token() {
     edgelock::owner_token token{};
-    if (edgelock::random_token(token) != edgelock::errc::ok) throw std::runtime_error("getrandom failed");
+    if (edgelock::random_token(token) != edgelock::errc::ok)
+        throw std::runtime_error("getrandom failed");
     static constexpr char digits[] = "0123456789abcdef";
     std::string hex(32, '0');
     for (std::size_t i = 0; i < token.size(); ++i) {
@@ -209,11 +217,13 @@ class raw_connection {
 public:
     explicit raw_connection(std::uint16_t port) {
         context_ = redisConnect("127.0.0.1", port);
-        if (context_ == nullptr || context_->err != 0) throw std::runtime_error("hiredis connect failed");
+        if (context_ == nullptr || context_->err != 0)
+            throw std::runtime_error("hiredis connect failed");
         for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::release_script}) {
-            redisReply* reply =
-                static_cast<redisReply*>(redisCommand(context_, "SCRIPT LOAD %b", s->text.data(), s->text.size()));
-            if (reply == nullptr || reply->type != REDIS_REPLY_STRING) throw std::runtime_error("SCRIPT LOAD failed");
+            redisReply* reply = static_cast<redisReply*>(
+                redisCommand(context_, "SCRIPT LOAD %b", s->text.data(), s->text.size()));
+            if (reply == nullptr || reply->type != REDIS_REPLY_STRING)
+                throw std::runtime_error("SCRIPT LOAD failed");
             freeReplyObject(reply);
         }
     }
@@ -223,13 +233,16 @@ public:
 
     // One lock cycle: SET NX PX, then the compare-and-delete script by digest.
     void cycle(const std::string& key, const std::string& token) {
-        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        const std::string sha(edgelock::release_script.digest.data(),
+                              edgelock::release_script.digest.size());
         const char* set_argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
         const std::size_t set_lens[] = {3, key.size(), token.size(), 2, 2, 5};
-        expect(static_cast<redisReply*>(redisCommandArgv(context_, 6, set_argv, set_lens)), REDIS_REPLY_STATUS);
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 6, set_argv, set_lens)),
+               REDIS_REPLY_STATUS);
         const char* del_argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
         const std::size_t del_lens[] = {7, sha.size(), 1, key.size(), token.size()};
-        expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)), REDIS_REPLY_INTEGER);
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)),
+               REDIS_REPLY_INTEGER);
     }
 
     // The commands edgelock itself sends: SET NX PX GET, then the release script. The
@@ -243,7 +256,8 @@ public:
 
     // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations.
     // The claims are SET NX PX, or with `same_commands` edgelock's SET NX PX GET.
-    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token, bool same_commands) {
+    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token,
+                         bool same_commands) {
         for (const std::string& key : keys) {
             if (same_commands) {
                 append_acquire(key, token);
@@ -260,7 +274,8 @@ public:
                 expect(take(), REDIS_REPLY_STATUS);
             }
         }
-        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        const std::string sha(edgelock::release_script.digest.data(),
+                              edgelock::release_script.digest.size());
         for (const std::string& key : keys) {
             const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
             const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
@@ -276,19 +291,22 @@ private:
         redisAppendCommandArgv(context_, 7, argv, lens);
     }
     void append_release_script(const std::string& key, const std::string& token) {
-        const std::string sha(edgelock::release_script.digest.data(), edgelock::release_script.digest.size());
+        const std::string sha(edgelock::release_script.digest.data(),
+                              edgelock::release_script.digest.size());
         const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
         const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
         redisAppendCommandArgv(context_, 5, argv, lens);
     }
     redisReply* take() {
         void* reply = nullptr;
-        if (redisGetReply(context_, &reply) != REDIS_OK) throw std::runtime_error("hiredis read failed");
+        if (redisGetReply(context_, &reply) != REDIS_OK)
+            throw std::runtime_error("hiredis read failed");
         return static_cast<redisReply*>(reply);
     }
     static void expect(redisReply* reply, int type, long long integer = 1) {
         if (reply == nullptr) throw std::runtime_error("hiredis: no reply");
-        const bool good = reply->type == type && (type != REDIS_REPLY_INTEGER || reply->integer == integer);
+        const bool good =
+            reply->type == type && (type != REDIS_REPLY_INTEGER || reply->integer == integer);
         freeReplyObject(reply);
         if (!good) throw std::runtime_error("hiredis: unexpected reply");
     }
@@ -296,7 +314,8 @@ private:
     redisContext* context_ = nullptr;
 };
 
-round_result raw_round(raw_connection& raw, int cycles, latencies& lat, bool same_commands = false) {
+round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
+                       bool same_commands = false) {
     const std::string key = same_commands ? "bench:rawsame" : "bench:raw";
     std::vector<std::string> tokens;
     tokens.reserve(static_cast<std::size_t>(cycles));
@@ -331,17 +350,20 @@ struct cycler {
 
     void next() {
         started = clock_type::now();
-        owner->async_acquire(handle, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
-            if (ec) return fail(ec);
-            owner->async_release(handle, [this](std::error_code ec2) {
-                if (ec2) return fail(ec2);
-                if (lat != nullptr) {
-                    lat->us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - started).count());
-                }
-                if (++done == target) return owner->context().stop();
-                next();
+        owner->async_acquire(
+            handle, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+                if (ec) return fail(ec);
+                owner->async_release(handle, [this](std::error_code ec2) {
+                    if (ec2) return fail(ec2);
+                    if (lat != nullptr) {
+                        lat->us.push_back(
+                            std::chrono::duration<double, std::micro>(clock_type::now() - started)
+                                .count());
+                    }
+                    if (++done == target) return owner->context().stop();
+                    next();
+                });
             });
-        });
     }
     void fail(std::error_code ec) {
         error = ec;
@@ -367,7 +389,8 @@ round_result edgelock_round(client& owner, lock_handle handle, int cycles, laten
 }
 
 void connect(client& owner, const edgelock::async::client_config& config) {
-    if (const std::error_code ec = owner.open(config)) throw std::runtime_error("open: " + ec.message());
+    if (const std::error_code ec = owner.open(config))
+        throw std::runtime_error("open: " + ec.message());
     std::error_code result = make_error_code(std::errc::timed_out);
     bool done = false;
     owner.async_wait_ready([&](std::error_code ec) {
@@ -396,16 +419,17 @@ struct many_locks {
     std::error_code error;
 
     void cycle(std::size_t i) {
-        owner->async_acquire(handles[i], std::chrono::milliseconds(0), [this, i](std::error_code ec, std::int64_t) {
-            if (ec) return finish(ec);
-            ++operations;
-            owner->async_release(handles[i], [this, i](std::error_code ec2) {
-                if (ec2) return finish(ec2);
-                ++operations;
-                if (stopping) return finish({});
-                cycle(i);
-            });
-        });
+        owner->async_acquire(handles[i], std::chrono::milliseconds(0),
+                             [this, i](std::error_code ec, std::int64_t) {
+                                 if (ec) return finish(ec);
+                                 ++operations;
+                                 owner->async_release(handles[i], [this, i](std::error_code ec2) {
+                                     if (ec2) return finish(ec2);
+                                     ++operations;
+                                     if (stopping) return finish({});
+                                     cycle(i);
+                                 });
+                             });
     }
     void finish(std::error_code ec) {
         if (ec && !error) error = ec;
@@ -420,7 +444,8 @@ round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window
     for (std::size_t i = 0; i < locks; ++i) names.push_back("bench:many:" + std::to_string(i));
     m.handles.resize(locks);
     for (std::size_t i = 0; i < locks; ++i) {
-        if (owner.add_lock(lock_named(names[i]), m.handles[i])) throw std::runtime_error("add_lock failed");
+        if (owner.add_lock(lock_named(names[i]), m.handles[i]))
+            throw std::runtime_error("add_lock failed");
     }
     asio::steady_timer warm(owner.context());
     asio::steady_timer finish(owner.context());
@@ -437,8 +462,9 @@ round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window
         window_start = clock_type::now();
         cpu = std::make_unique<cpu_meter>(measured_server);
     });
-    finish.expires_after(std::chrono::milliseconds(300) + std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                           std::chrono::duration<double>(window_s)));
+    finish.expires_after(std::chrono::milliseconds(300) +
+                         std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::duration<double>(window_s)));
     finish.async_wait([&](std::error_code) {
         ops_at_end = m.operations;
         window_end = clock_type::now();
@@ -452,11 +478,12 @@ round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window
     owner.context().run();
     if (m.error) throw std::runtime_error("many-lock cycle failed: " + m.error.message());
     const double ops = static_cast<double>(ops_at_end - ops_at_start);
-    return {ops / std::chrono::duration<double>(window_end - window_start).count(), client_cpu / ops,
-            server_cpu / ops};
+    return {ops / std::chrono::duration<double>(window_end - window_start).count(),
+            client_cpu / ops, server_cpu / ops};
 }
 
-round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s, bool same_commands) {
+round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, double window_s,
+                                     bool same_commands) {
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < locks; ++i) keys.push_back("bench:rawmany:" + std::to_string(i));
     const std::string token = hex_token();
@@ -496,7 +523,8 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     latencies raw_lat;
     latencies same_lat;
     latencies edge_lat;
-    for (latencies* l : {&raw_lat, &same_lat, &edge_lat}) l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    for (latencies* l : {&raw_lat, &same_lat, &edge_lat})
+        l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
     std::vector<round_result> raw_rounds;
     std::vector<round_result> same_rounds;
     std::vector<round_result> edge_rounds;
@@ -511,28 +539,35 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     const double raw_rate = raw_m.cycles_per_s;
     const double same_rate = same_m.cycles_per_s;
     const double edge_rate = edge_m.cycles_per_s;
-    std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
-    std::printf("  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
-    std::printf("  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                same_rate, same_lat.percentile(0.50), same_lat.percentile(0.99));
-    std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
+    std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds,
+                o.cycles);
+    std::printf(
+        "  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
+    std::printf(
+        "  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        same_rate, same_lat.percentile(0.50), same_lat.percentile(0.99));
+    std::printf(
+        "  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
     std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
     std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / same_rate);
     std::printf("CPU per cycle (median round), client + server:\n");
-    std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
-                raw_m.client_cpu_us, raw_m.server_cpu_us);
+    std::printf(
+        "  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
+        raw_m.client_cpu_us, raw_m.server_cpu_us);
     std::printf("  raw hiredis SET NX PX GET + EVALSHA del     client %5.1f us   server %5.1f us\n",
                 same_m.client_cpu_us, same_m.server_cpu_us);
-    std::printf("  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
-                edge_m.client_cpu_us, edge_m.server_cpu_us);
+    std::printf(
+        "  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
+        edge_m.client_cpu_us, edge_m.server_cpu_us);
     // Of a cycle's two requests, how often the server found the next one not yet sent and slept
     // in epoll_wait: on one CPU, who sleeps and who is preempted moves the scheduler's cost
     // between client and server (docs/BENCHMARKS.md, "The single-lock gap").
-    std::printf("server sleeps per cycle (median round): raw %.2f, raw same commands %.2f, "
-                "edgelock %.2f\n",
-                raw_m.server_sleeps, same_m.server_sleeps, edge_m.server_sleeps);
+    std::printf(
+        "server sleeps per cycle (median round): raw %.2f, raw same commands %.2f, "
+        "edgelock %.2f\n",
+        raw_m.server_sleeps, same_m.server_sleeps, edge_m.server_sleeps);
 }
 
 // 1000 locks on one connection, against raw hiredis pipelining batches of the same commands.
@@ -545,21 +580,26 @@ void bench_many(const options& o, client& owner, raw_connection& raw) {
     const double same_many = same_r.cycles_per_s;
     const double edge_many = edge_r.cycles_per_s;
     std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
-    std::printf("  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
-                many, many, raw_many);
-    std::printf("  raw hiredis, batches of %zu SET NX PX GET + %zu EVALSHA del        %9.0f lock operations/s\n",
-                many, many, same_many);
-    std::printf("  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
-                many, edge_many);
+    std::printf(
+        "  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
+        many, many, raw_many);
+    std::printf(
+        "  raw hiredis, batches of %zu SET NX PX GET + %zu EVALSHA del        %9.0f lock operations/s\n",
+        many, many, same_many);
+    std::printf(
+        "  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
+        many, edge_many);
     std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
     std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / same_many);
     std::printf("CPU per lock operation, client + server:\n");
-    std::printf("  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
-                raw_r.client_cpu_us, raw_r.server_cpu_us);
+    std::printf(
+        "  raw hiredis SET NX PX + EVALSHA del          client %5.2f us   server %5.2f us\n",
+        raw_r.client_cpu_us, raw_r.server_cpu_us);
     std::printf("  raw hiredis SET NX PX GET + EVALSHA del     client %5.2f us   server %5.2f us\n",
                 same_r.client_cpu_us, same_r.server_cpu_us);
-    std::printf("  edgelock asio                                client %5.2f us   server %5.2f us\n",
-                edge_r.client_cpu_us, edge_r.server_cpu_us);
+    std::printf(
+        "  edgelock asio                                client %5.2f us   server %5.2f us\n",
+        edge_r.client_cpu_us, edge_r.server_cpu_us);
 }
 
 // One lock over five local masters (Redlock).
@@ -575,7 +615,8 @@ void bench_redlock(const options& o) {
     redlock_config.restart_guard = false;  // fresh volatile servers: see run()
     connect(redlock, redlock_config);
     lock_handle spread;
-    if (redlock.add_lock(lock_named("bench:redlock"), spread)) throw std::runtime_error("add_lock failed");
+    if (redlock.add_lock(lock_named("bench:redlock"), spread))
+        throw std::runtime_error("add_lock failed");
     latencies redlock_lat;
     redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
     edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
@@ -585,10 +626,11 @@ void bench_redlock(const options& o) {
     const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
     measured_server = single_server;  // the masters stop with this function
     std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
-    std::printf("  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
-    std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n", redlock_r.client_cpu_us,
-                redlock_r.server_cpu_us);
+    std::printf(
+        "  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
+    std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n",
+                redlock_r.client_cpu_us, redlock_r.server_cpu_us);
 }
 
 // A client of one instance at `url`, TLS verified against `ca_file` when it is rediss://.
@@ -608,7 +650,8 @@ struct connection_cost {
 // Opens `owner` and runs its io_context until it is connected (other clients on the same
 // io_context keep it busy, so run_for would not return early).
 void connect_among_others(client& owner, const edgelock::async::client_config& config) {
-    if (const std::error_code ec = owner.open(config)) throw std::runtime_error("open: " + ec.message());
+    if (const std::error_code ec = owner.open(config))
+        throw std::runtime_error("open: " + ec.message());
     bool done = false;
     std::error_code result;
     owner.async_wait_ready([&](std::error_code ec) {
@@ -617,7 +660,8 @@ void connect_among_others(client& owner, const edgelock::async::client_config& c
     });
     const auto until = clock_type::now() + std::chrono::seconds(5);
     owner.context().restart();
-    while (!done && clock_type::now() < until) owner.context().run_one_for(std::chrono::milliseconds(100));
+    while (!done && clock_type::now() < until)
+        owner.context().run_one_for(std::chrono::milliseconds(100));
     if (!done || result) throw std::runtime_error("connect: " + result.message());
 }
 
@@ -653,15 +697,18 @@ double tls_context_bytes(const std::string& ca_file) {
 }
 
 // The single-lock cycle over TLS beside plain TCP (see the header), then a connection's cost.
-void bench_tls(const options& o, client& plain, lock_handle plain_lock, const edgelock::testing::redis_server& plain_server) {
+void bench_tls(const options& o, client& plain, lock_handle plain_lock,
+               const edgelock::testing::redis_server& plain_server) {
     edgelock::testing::tls_material material;
-    edgelock::testing::redis_server tls_server(material, {}, edgelock::testing::persistence::volatile_);
+    edgelock::testing::redis_server tls_server(material, {},
+                                               edgelock::testing::persistence::volatile_);
     if (o.pin) pin_threads(tls_server.pid(), o.cpu);
     asio::io_context io{1};
     client secure(io);
     connect(secure, one_instance(tls_server.url(), material.ca_file()));
     lock_handle secure_lock;
-    if (secure.add_lock(lock_named("bench:tls"), secure_lock)) throw std::runtime_error("add_lock failed");
+    if (secure.add_lock(lock_named("bench:tls"), secure_lock))
+        throw std::runtime_error("add_lock failed");
     latencies warm;
     measured_server = tls_server.pid();
     edgelock_round(secure, secure_lock, 2000, warm);
@@ -679,27 +726,35 @@ void bench_tls(const options& o, client& plain, lock_handle plain_lock, const ed
     }
     const round_result plain_m = median_of(plain_rounds);
     const round_result tls_m = median_of(tls_rounds);
-    std::printf("TLS, single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds, o.cycles);
-    std::printf("  edgelock asio over plain TCP                 %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                plain_m.cycles_per_s, plain_lat.percentile(0.50), plain_lat.percentile(0.99));
-    std::printf("  edgelock asio over TLS (rediss://)           %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
-                tls_m.cycles_per_s, tls_lat.percentile(0.50), tls_lat.percentile(0.99));
+    std::printf("TLS, single lock, one connection, %d rounds x %d cycles (median round):\n",
+                o.rounds, o.cycles);
+    std::printf(
+        "  edgelock asio over plain TCP                 %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        plain_m.cycles_per_s, plain_lat.percentile(0.50), plain_lat.percentile(0.99));
+    std::printf(
+        "  edgelock asio over TLS (rediss://)           %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        tls_m.cycles_per_s, tls_lat.percentile(0.50), tls_lat.percentile(0.99));
     std::printf("ratio tls/plain = %.2f\n", tls_m.cycles_per_s / plain_m.cycles_per_s);
-    std::printf("CPU per cycle (median round): plain client %.1f us server %.1f us; TLS client %.1f us server %.1f us\n",
-                plain_m.client_cpu_us, plain_m.server_cpu_us, tls_m.client_cpu_us, tls_m.server_cpu_us);
+    std::printf(
+        "CPU per cycle (median round): plain client %.1f us server %.1f us; TLS client %.1f us server %.1f us\n",
+        plain_m.client_cpu_us, plain_m.server_cpu_us, tls_m.client_cpu_us, tls_m.server_cpu_us);
     constexpr int clients = 20;
-    const connection_cost plain_cost = cost_of_connections(one_instance(plain_server.url(), ""), clients);
-    const connection_cost tls_cost = cost_of_connections(one_instance(tls_server.url(), material.ca_file()), clients);
+    const connection_cost plain_cost =
+        cost_of_connections(one_instance(plain_server.url(), ""), clients);
+    const connection_cost tls_cost =
+        cost_of_connections(one_instance(tls_server.url(), material.ca_file()), clients);
     std::printf("one connected client (median of %d opened one after the other):\n", clients);
-    std::printf("  plain TCP    open to ready %7.0f us   heap held %8.0f bytes\n", plain_cost.connect_us,
-                plain_cost.heap_bytes);
-    std::printf("  TLS          open to ready %7.0f us   heap held %8.0f bytes\n", tls_cost.connect_us,
-                tls_cost.heap_bytes);
+    std::printf("  plain TCP    open to ready %7.0f us   heap held %8.0f bytes\n",
+                plain_cost.connect_us, plain_cost.heap_bytes);
+    std::printf("  TLS          open to ready %7.0f us   heap held %8.0f bytes\n",
+                tls_cost.connect_us, tls_cost.heap_bytes);
     const double context_bytes = tls_context_bytes(material.ca_file());
-    std::printf("TLS: %.0f more heap bytes per client, of which %.0f its TLS context (one per client) and\n"
-                "  %.0f the connection; ratio connect tls/plain = %.2f\n",
-                tls_cost.heap_bytes - plain_cost.heap_bytes, context_bytes,
-                tls_cost.heap_bytes - plain_cost.heap_bytes - context_bytes, tls_cost.connect_us / plain_cost.connect_us);
+    std::printf(
+        "TLS: %.0f more heap bytes per client, of which %.0f its TLS context (one per client) and\n"
+        "  %.0f the connection; ratio connect tls/plain = %.2f\n",
+        tls_cost.heap_bytes - plain_cost.heap_bytes, context_bytes,
+        tls_cost.heap_bytes - plain_cost.heap_bytes - context_bytes,
+        tls_cost.connect_us / plain_cost.connect_us);
 }
 
 int run(const options& o) {
@@ -710,9 +765,11 @@ int run(const options& o) {
     edgelock::testing::redis_server server({}, edgelock::testing::persistence::volatile_);
     if (o.pin) pin_threads(server.pid(), o.cpu);
     measured_server = server.pid();
-    const std::string version = edgelock::testing::redis_client(server.port()).info_field("server", "redis_version");
+    const std::string version =
+        edgelock::testing::redis_client(server.port()).info_field("server", "redis_version");
     std::printf("lock_cycle: redis-server %s on 127.0.0.1:%u; %s\n", version.c_str(), server.port(),
-                o.pin ? ("server and client pinned to CPU " + std::to_string(o.cpu)).c_str() : "not pinned");
+                o.pin ? ("server and client pinned to CPU " + std::to_string(o.cpu)).c_str()
+                      : "not pinned");
 
     asio::io_context io{1};
     client owner(io);
@@ -722,7 +779,8 @@ int run(const options& o) {
     config.locks_max = 1001;  // 1000 for the many-lock run, one for the single lock
     connect(owner, config);
     lock_handle single;
-    if (owner.add_lock(lock_named("bench:edgelock"), single)) throw std::runtime_error("add_lock failed");
+    if (owner.add_lock(lock_named("bench:edgelock"), single))
+        throw std::runtime_error("add_lock failed");
     raw_connection raw(server.port());
 
     const bool all = o.only.empty();

@@ -17,7 +17,8 @@ class app_store {
 public:
     explicit app_store(const std::string& url) {
         edgelock::session::node_address address;
-        if (edgelock::session::parse_node_url(url, address).code != edgelock::errc::ok) die("bad address " + url);
+        if (edgelock::session::parse_node_url(url, address).code != edgelock::errc::ok)
+            die("bad address " + url);
         const std::string host(address.host.view());
         context_ = redisConnect(host.c_str(), address.port);
         if (context_ == nullptr || context_->err != 0) die("cannot connect to " + url);
@@ -32,9 +33,12 @@ public:
     void set(const std::string& key, const std::string& value) { command({"SET", key, value}); }
     long long incr(const std::string& key) { return command({"INCR", key}).integer; }
     void del(const std::string& key) { command({"DEL", key}); }
-    std::string hget(const std::string& key, const std::string& field) { return command({"HGET", key, field}).text; }
+    std::string hget(const std::string& key, const std::string& field) {
+        return command({"HGET", key, field}).text;
+    }
     // A Lua script with one key; returns its integer result.
-    long long eval(const std::string& script, const std::string& key, const std::vector<std::string>& args) {
+    long long eval(const std::string& script, const std::string& key,
+                   const std::vector<std::string>& args) {
         std::vector<std::string> argv = {"EVAL", script, "1", key};
         argv.insert(argv.end(), args.begin(), args.end());
         return command(argv).integer;
@@ -52,11 +56,13 @@ public:
             argv.push_back(a.c_str());
             lengths.push_back(a.size());
         }
-        auto* r = static_cast<redisReply*>(redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
+        auto* r = static_cast<redisReply*>(
+            redisCommandArgv(context_, static_cast<int>(argv.size()), argv.data(), lengths.data()));
         if (r == nullptr) die("connection to Redis lost");
         if (r->type == REDIS_REPLY_ERROR) die(std::string("Redis error: ") + r->str);
         reply result;
-        if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) result.text.assign(r->str, r->len);
+        if (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS)
+            result.text.assign(r->str, r->len);
         if (r->type == REDIS_REPLY_INTEGER) result.integer = r->integer;
         freeReplyObject(r);
         return result;

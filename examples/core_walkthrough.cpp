@@ -65,8 +65,8 @@ void reply(edgelock::lock& lock, std::uint8_t instance, const edgelock::reply_no
            std::int64_t now_ms) {
     const char* shown = node.type == edgelock::reply_type::nil ? "(nil)" : "";
     if (node.type == edgelock::reply_type::integer) {
-        std::printf("  t=%6" PRId64 "  <- redis[%u]: (integer) %" PRId64 "\n", now_ms, unsigned{instance},
-                    node.integer);
+        std::printf("  t=%6" PRId64 "  <- redis[%u]: (integer) %" PRId64 "\n", now_ms,
+                    unsigned{instance}, node.integer);
     } else if (node.type == edgelock::reply_type::bulk_string) {
         std::printf("  t=%6" PRId64 "  <- redis[%u]: \"%.*s\"\n", now_ms, unsigned{instance},
                     static_cast<int>(node.text.size()), node.text.data());
@@ -88,8 +88,8 @@ void print_events(edgelock::lock& lock, std::int64_t now_ms) {
     while (lock.poll_event(e)) {
         switch (e.type) {
             case edgelock::event_type::acquired:
-                std::printf("  t=%6" PRId64 "  EVENT acquired  fence=%" PRId64 " valid_until=%" PRId64
-                            " (validity %" PRId64 " ms left)\n",
+                std::printf("  t=%6" PRId64 "  EVENT acquired  fence=%" PRId64
+                            " valid_until=%" PRId64 " (validity %" PRId64 " ms left)\n",
                             now_ms, e.fence, e.valid_until_ms, e.valid_until_ms - now_ms);
                 break;
             case edgelock::event_type::acquire_failed:
@@ -97,14 +97,17 @@ void print_events(edgelock::lock& lock, std::int64_t now_ms) {
                             edgelock::to_string(e.code), edgelock::to_string(e.cause));
                 break;
             case edgelock::event_type::renewed:
-                std::printf("  t=%6" PRId64 "  EVENT renewed  valid_until=%" PRId64 "\n", now_ms, e.valid_until_ms);
+                std::printf("  t=%6" PRId64 "  EVENT renewed  valid_until=%" PRId64 "\n", now_ms,
+                            e.valid_until_ms);
                 break;
             case edgelock::event_type::lost:
-                std::printf("  t=%6" PRId64 "  EVENT lost  why=%s\n", now_ms, edgelock::to_string(e.code));
+                std::printf("  t=%6" PRId64 "  EVENT lost  why=%s\n", now_ms,
+                            edgelock::to_string(e.code));
                 break;
             case edgelock::event_type::released:
-                std::printf("  t=%6" PRId64 "  EVENT released  expired_before=%s instances_released=%u\n", now_ms,
-                            e.expired_before ? "yes" : "no", unsigned{e.instances_released});
+                std::printf(
+                    "  t=%6" PRId64 "  EVENT released  expired_before=%s instances_released=%u\n",
+                    now_ms, e.expired_before ? "yes" : "no", unsigned{e.instances_released});
                 break;
         }
     }
@@ -112,7 +115,8 @@ void print_events(edgelock::lock& lock, std::int64_t now_ms) {
 
 constexpr edgelock::owner_token token_of(std::uint8_t seed) {
     edgelock::owner_token token{};
-    for (std::size_t i = 0; i < token.size(); ++i) token[i] = static_cast<std::uint8_t>(seed * 17 + i);
+    for (std::size_t i = 0; i < token.size(); ++i)
+        token[i] = static_cast<std::uint8_t>(seed * 17 + i);
     return token;
 }
 
@@ -135,7 +139,8 @@ void single_instance_with_fencing() {
     send_all(lock, 1'000);
     reply(lock, 0, bulk_reply("41"), 1'004);
     print_events(lock, 1'004);
-    std::printf("  next deadline: t=%" PRId64 " (the renewal, every ttl/3)\n", lock.next_deadline_ms());
+    std::printf("  next deadline: t=%" PRId64 " (the renewal, every ttl/3)\n",
+                lock.next_deadline_ms());
     expect_ok("on_timer", lock.on_timer(lock.next_deadline_ms()));
     send_all(lock, 11'000);
     reply(lock, 0, integer_reply(1), 11'003);
@@ -181,13 +186,15 @@ void redlock_with_failures() {
     expect_ok("release", lock.release(100));
     send_all(lock, 100);
     for (std::uint8_t i : {0, 2, 4}) reply(lock, i, integer_reply(1), 102);
-    std::printf("  release waits for the silent ones until t=%" PRId64 "\n", lock.next_deadline_ms());
+    std::printf("  release waits for the silent ones until t=%" PRId64 "\n",
+                lock.next_deadline_ms());
     expect_ok("on_timer", lock.on_timer(lock.next_deadline_ms()));
     print_events(lock, 3'100);
 }
 
 void renewal_too_late() {
-    std::puts("\n4. The watchdog cannot reach Redis: lost when validity ends, a drift before Redis expires the key");
+    std::puts(
+        "\n4. The watchdog cannot reach Redis: lost when validity ends, a drift before Redis expires the key");
     edgelock::lock lock;
     if (!configure(lock, 1, false)) return;
     expect_ok("acquire", lock.acquire(0, 0, token_of(4)));
@@ -209,7 +216,8 @@ void renewal_too_late() {
 }  // namespace
 
 int main() {
-    std::puts("edgelock core walkthrough: one lock object, scripted Redis replies, literal time (ms)");
+    std::puts(
+        "edgelock core walkthrough: one lock object, scripted Redis replies, literal time (ms)");
     std::printf("sizeof(edgelock::lock) = %zu bytes, instances_max = %zu\n", sizeof(edgelock::lock),
                 edgelock::instances_max);
     single_instance_with_fencing();

@@ -110,7 +110,8 @@ private:
             running_ = true;
             fence_ = fence;
             job_number_ = ++fleet_.jobs_started;
-            std::printf("  %s: job %d starts, fence %lld\n", id_.c_str(), job_number_, static_cast<long long>(fence));
+            std::printf("  %s: job %d starts, fence %lld\n", id_.c_str(), job_number_,
+                        static_cast<long long>(fence));
             run_step(0);
         });
     }
@@ -128,23 +129,26 @@ private:
     void commit() {
         const bool accepted = fleet_.uploads.commit(id_, fence_);
         std::printf("  %s: job %d commits with fence %lld: %s\n", id_.c_str(), job_number_,
-                    static_cast<long long>(fence_), accepted ? "accepted" : "refused (a newer holder exists)");
+                    static_cast<long long>(fence_),
+                    accepted ? "accepted" : "refused (a newer holder exists)");
         if (job_number_ == stolen_job && accepted) fleet_.aborted_job_committed = true;
         running_ = false;
         client_.async_release(lock_, [](std::error_code) {});
-        if (fleet_.uploads.commits.size() >= static_cast<std::size_t>(commits_wanted)) fleet_.done = true;
+        if (fleet_.uploads.commits.size() >= static_cast<std::size_t>(commits_wanted))
+            fleet_.done = true;
     }
 
     void abort_job(std::error_code why) {
         if (!running_) return;
         if (fleet_.ignore_lost) {
-            std::printf("  %s: lost the lock (%s), and carries on regardless\n", id_.c_str(), why.message().c_str());
+            std::printf("  %s: lost the lock (%s), and carries on regardless\n", id_.c_str(),
+                        why.message().c_str());
             return;
         }
         running_ = false;
         step_.cancel();
-        std::printf("  %s: lost the lock (%s): job %d aborted before its commit\n", id_.c_str(), why.message().c_str(),
-                    job_number_);
+        std::printf("  %s: lost the lock (%s): job %d aborted before its commit\n", id_.c_str(),
+                    why.message().c_str(), job_number_);
         fleet_.aborted.push_back(id_ + "/" + std::to_string(fence_) + " (" + why.message() + ")");
     }
 
@@ -202,8 +206,10 @@ int main(int argc, char** argv) {
     for (const std::string& c : fleet.uploads.commits) commits += " " + c;
     const bool ok = fleet.uploads.commits.size() == static_cast<std::size_t>(commits_wanted) &&
                     fleet.aborted.size() == 1 && !fleet.aborted_job_committed;
-    std::printf("gateway_job: %s: %zu jobs committed (gateway/fence:%s); %zu aborted by the lost handler%s%s\n",
-                ok ? "OK" : "FAILED", fleet.uploads.commits.size(), commits.c_str(), fleet.aborted.size(),
-                fleet.aborted.empty() ? "" : ": ", fleet.aborted.empty() ? "" : fleet.aborted.front().c_str());
+    std::printf(
+        "gateway_job: %s: %zu jobs committed (gateway/fence:%s); %zu aborted by the lost handler%s%s\n",
+        ok ? "OK" : "FAILED", fleet.uploads.commits.size(), commits.c_str(), fleet.aborted.size(),
+        fleet.aborted.empty() ? "" : ": ",
+        fleet.aborted.empty() ? "" : fleet.aborted.front().c_str());
     return ok ? 0 : 1;
 }

@@ -92,13 +92,15 @@ int main(int argc, char** argv) {
 
     std::vector<shop_result> results(shops);
     std::vector<std::thread> threads;
-    for (int s = 0; s < shops; ++s) threads.emplace_back([&, s] { results[s] = run_shop(url, use_lock); });
+    for (int s = 0; s < shops; ++s)
+        threads.emplace_back([&, s] { results[s] = run_shop(url, use_lock); });
     for (std::thread& t : threads) t.join();
 
     int refused = 0;
     int failed = 0;
     for (int s = 0; s < shops; ++s) {
-        std::printf("shop %d: sold %d, out of stock %d\n", s + 1, results[s].sold, results[s].refused);
+        std::printf("shop %d: sold %d, out of stock %d\n", s + 1, results[s].sold,
+                    results[s].refused);
         refused += results[s].refused;
         failed += results[s].failed;
     }
@@ -107,9 +109,10 @@ int main(int argc, char** argv) {
     const int oversold = sales > initial_stock ? sales - initial_stock : 0;
     const int lost_updates = initial_stock - left - sales < 0 ? sales - (initial_stock - left) : 0;
     const bool ok = oversold == 0 && sales + left == initial_stock && failed == 0;
-    std::printf("inventory%s: %s: %d in stock, %d orders from %d shops: %d sold, %d left, %d out of stock",
-                use_lock ? "" : " (no lock)", ok ? "OK" : "FAILED", initial_stock, shops * orders_per_shop, shops,
-                sales, left, refused);
+    std::printf(
+        "inventory%s: %s: %d in stock, %d orders from %d shops: %d sold, %d left, %d out of stock",
+        use_lock ? "" : " (no lock)", ok ? "OK" : "FAILED", initial_stock, shops * orders_per_shop,
+        shops, sales, left, refused);
     if (oversold > 0) std::printf(", OVERSOLD by %d", oversold);
     if (lost_updates > 0) std::printf(", %d stock updates lost", lost_updates);
     if (failed > 0) std::printf(", %d orders could not get the lock", failed);

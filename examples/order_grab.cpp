@@ -108,9 +108,10 @@ int race(const std::string& url, bool use_lock) {
         ++winners;
         names += (names.empty() ? "" : ", ") + std::to_string(d + 1);
     }
-    std::printf("part 1, %d drivers grab %s %s: %d told they won (driver %s), the order is driver %s's\n", drivers,
-                order.c_str(), use_lock ? "with the lock" : "WITHOUT the lock", winners, names.c_str(),
-                db.hget(order, "driver").c_str());
+    std::printf(
+        "part 1, %d drivers grab %s %s: %d told they won (driver %s), the order is driver %s's\n",
+        drivers, order.c_str(), use_lock ? "with the lock" : "WITHOUT the lock", winners,
+        names.c_str(), db.hget(order, "driver").c_str());
     return winners;
 }
 
@@ -126,20 +127,24 @@ bool fencing(const std::string& url, bool check_fence) {
     edgelock::hiredis::lock a;
     edgelock::hiredis::hold a_hold;
     if (a.open(a_options) || a.acquire(0ms, &a_hold) || !a.held()) return false;
-    std::printf("part 2, driver A holds the lock, fence token %lld; A pauses for 1.5 s (lease 1 s)\n",
-                static_cast<long long>(a_hold.fence));
+    std::printf(
+        "part 2, driver A holds the lock, fence token %lld; A pauses for 1.5 s (lease 1 s)\n",
+        static_cast<long long>(a_hold.fence));
     const auto a_wakes = std::chrono::steady_clock::now() + 1500ms;
 
     edgelock::hiredis::lock b;
     edgelock::hiredis::hold b_hold;
     if (b.open(lock_options(url)) || b.acquire(5s, &b_hold)) return false;
-    const long long b_written = db.eval(fenced_assign, order, {std::to_string(b_hold.fence), "B", check});
-    std::printf("        driver B took the lock after A's lease ended, fence %lld, and assigned the order: %s\n",
-                static_cast<long long>(b_hold.fence), b_written == 1 ? "accepted" : "refused");
+    const long long b_written =
+        db.eval(fenced_assign, order, {std::to_string(b_hold.fence), "B", check});
+    std::printf(
+        "        driver B took the lock after A's lease ended, fence %lld, and assigned the order: %s\n",
+        static_cast<long long>(b_hold.fence), b_written == 1 ? "accepted" : "refused");
     (void)b.release();  // B's write is done; a release that fails leaves the key to its TTL
 
     std::this_thread::sleep_until(a_wakes);
-    const long long a_written = db.eval(fenced_assign, order, {std::to_string(a_hold.fence), "A", check});
+    const long long a_written =
+        db.eval(fenced_assign, order, {std::to_string(a_hold.fence), "A", check});
     std::printf("        driver A wakes and writes with fence %lld: %s; the order is driver %s's\n",
                 static_cast<long long>(a_hold.fence), a_written == 1 ? "ACCEPTED" : "refused",
                 db.hget(order, "driver").c_str());
@@ -163,7 +168,8 @@ int main(int argc, char** argv) {
     const int winners = race(url, use_lock);
     const bool stale_refused = fencing(url, check_fence);
     const bool ok = winners == 1 && stale_refused;
-    std::printf("order_grab: %s: %d of %d drivers won the order; the paused driver's late write was %s\n",
-                ok ? "OK" : "FAILED", winners, drivers, stale_refused ? "refused" : "NOT refused");
+    std::printf(
+        "order_grab: %s: %d of %d drivers won the order; the paused driver's late write was %s\n",
+        ok ? "OK" : "FAILED", winners, drivers, stale_refused ? "refused" : "NOT refused");
     return ok ? 0 : 1;
 }

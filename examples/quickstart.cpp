@@ -21,14 +21,15 @@ int main(int argc, char** argv) {
     edgelock::async::lock_handle lock;
     if (client.add_lock(daily, lock)) return 2;  // a name or ttl out of range
 
-    client.async_acquire(lock, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
-        if (ec) {  // busy, no_quorum, connection_refused, ...
-            std::printf("not acquired: %s\n", ec.message().c_str());
-            return client.close();
-        }
-        std::printf("holding reports:daily, fence token %lld\n", static_cast<long long>(fence));
-        // ... the work; pass `fence` to the storage so it can refuse a stale holder ...
-        client.async_release(lock, [&](std::error_code) { client.close(); });
-    });
+    client.async_acquire(
+        lock, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
+            if (ec) {  // busy, no_quorum, connection_refused, ...
+                std::printf("not acquired: %s\n", ec.message().c_str());
+                return client.close();
+            }
+            std::printf("holding reports:daily, fence token %lld\n", static_cast<long long>(fence));
+            // ... the work; pass `fence` to the storage so it can refuse a stale holder ...
+            client.async_release(lock, [&](std::error_code) { client.close(); });
+        });
     io.run();  // returns once the client is closed
 }

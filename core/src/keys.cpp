@@ -11,7 +11,7 @@ namespace edgelock {
 namespace {
 
 constexpr std::array<std::string_view, 4> companion_suffixes = {":fence", ":queue", ":qttl",
-                                                                 ":owner"};
+                                                                ":owner"};
 constexpr std::uint16_t slot_count = 16384;
 
 // CRC16-XMODEM (polynomial 0x1021, initial value 0), the hash of Redis Cluster.
@@ -99,8 +99,9 @@ bool find_hash_tag(std::string_view name, std::size_t& open, std::size_t& close)
 std::uint16_t slot_of(std::string_view name) noexcept {
     std::size_t open = 0;
     std::size_t close = 0;
-    const std::string_view hashed =
-        find_hash_tag(name, open, close) ? std::string_view(name.data() + open + 1, close - open - 1) : name;
+    const std::string_view hashed = find_hash_tag(name, open, close)
+                                        ? std::string_view(name.data() + open + 1, close - open - 1)
+                                        : name;
     return static_cast<std::uint16_t>(crc16(hashed.data(), hashed.size()) % slot_count);
 }
 
@@ -154,7 +155,9 @@ bool is_companion_key_of(std::string_view name, companion which) noexcept {
 
 }  // namespace
 
-bool is_fence_key(std::string_view name) noexcept { return is_companion_key_of(name, companion::fence); }
+bool is_fence_key(std::string_view name) noexcept {
+    return is_companion_key_of(name, companion::fence);
+}
 
 bool is_companion_key(std::string_view name) noexcept {
     for (const companion which :

@@ -130,9 +130,7 @@ errc lock::release(std::int64_t now_ms) noexcept {
             return errc::ok;
         case lock_state::acquiring:
         case lock_state::backing_off:
-        case lock_state::confirming:
-            abandon_attempt(errc::cancelled);
-            return errc::ok;
+        case lock_state::confirming: abandon_attempt(errc::cancelled); return errc::ok;
         case lock_state::lost: {
             state_ = lock_state::idle;
             event e;
@@ -183,7 +181,8 @@ void lock::give_up_in_flight(std::uint8_t instance) noexcept {
         if (!lost.current) {
             // A cleanup lost with the connection (its SET may have run): it goes again on the
             // next one while a key it must delete can still be there.
-            if (stale_release_worth_resending(instance, lost, token_replaced)) requeue(instance, lost, lost.eval);
+            if (stale_release_worth_resending(instance, lost, token_replaced))
+                requeue(instance, lost, lost.eval);
             continue;
         }
         // A release may be retried on the next connection: it only ever deletes our token.
@@ -417,7 +416,9 @@ void lock::start_attempt() noexcept {
     exclude_not_counting_yet();
     const bool quorum_counts = countable() >= quorum();
     joining_ = fair_ && !quorum_counts && retrying_ && guard_until_ms() <= wait_deadline_ms_;
-    const instance_set asked = quorum_counts ? counting_instances() : joining_ ? all_instances() : instance_set{};
+    const instance_set asked = quorum_counts ? counting_instances()
+                               : joining_    ? all_instances()
+                                             : instance_set{};
     send_round(request_kind::acquire, asked);
 }
 
@@ -428,7 +429,8 @@ void lock::start_confirmation(request_kind kind) noexcept {
     for (std::uint8_t i = 0; i < instances_; ++i) holders[i] = results_[i] == outcome::ok;
     start_round(kind);
     state_ = lock_state::confirming;
-    round_deadline_ms_ = std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
+    round_deadline_ms_ =
+        std::min(now_ms_ + attempt_timeout_ms_, lease_start_ms_ + ttl_ms_ - drift_ms_);
     send_round(kind, holders);
 }
 
@@ -690,12 +692,14 @@ void lock::record(std::uint8_t instance, outcome result) noexcept {
 // now; anything sent later is queued behind the re-sent release and runs after it. (The
 // release of the previous acquire()'s token goes too: a fair waiter that gave up must still
 // leave the line.)
-bool lock::resendable(std::uint8_t instance, const request& sent, bool token_replaced) const noexcept {
+bool lock::resendable(std::uint8_t instance, const request& sent,
+                      bool token_replaced) const noexcept {
     if (sent.kind() != request_kind::release || token_replaced) return false;
     const request_ring& ring = rings_[instance];
     for (std::uint8_t n = 0; n < ring.size(); ++n) {
         const request& later = ring.at(n);
-        if (later.kind() != request_kind::release && later.token_slot == sent.token_slot) return false;
+        if (later.kind() != request_kind::release && later.token_slot == sent.token_slot)
+            return false;
     }
     return true;
 }
@@ -705,14 +709,15 @@ bool lock::resendable(std::uint8_t instance, const request& sent, bool token_rep
 // its connection dropped), so no key of ours outlives the last of them by more than a TTL
 // (and the drift allowance, for Redis's clock running slow).
 bool lock::stale_release_worth_resending(std::uint8_t instance, const request& lost,
-                                          bool token_replaced) const noexcept {
+                                         bool token_replaced) const noexcept {
     if (!resendable(instance, lost, token_replaced)) return false;
     // The previous acquire()'s release goes again only for a fair lock, as after NOSCRIPT:
     // that token may still stand in the line (a waiter's leave, a holder's release). It goes
     // until answered, or until a second acquire() reuses its slot (resendable()).
     if (lost.token_slot != tokens_.current()) return fair_;
     // A fair lock's cleanup also takes our entry out of the line, which may outlive the key.
-    const std::int64_t useful_ms = fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
+    const std::int64_t useful_ms =
+        fair_ ? std::max(ttl_ms_ + drift_ms_, queue_entry_ttl_ms_) : ttl_ms_ + drift_ms_;
     return now_ms_ < claims_settled_ms_ + useful_ms;
 }
 

@@ -26,7 +26,8 @@ errc lock::on_wake(std::int64_t now_ms, std::string_view message) noexcept {
 }
 
 bool lock::wants_wake_ups() const noexcept {
-    return fair_ && retrying_ && (state_ == lock_state::acquiring || state_ == lock_state::backing_off);
+    return fair_ && retrying_ &&
+           (state_ == lock_state::acquiring || state_ == lock_state::backing_off);
 }
 
 // When the next attempt starts after a failed one. A fair waiter looks again at once after a
@@ -35,7 +36,11 @@ bool lock::wants_wake_ups() const noexcept {
 // never longer than recheck_ms. Others back off.
 std::int64_t lock::resume_ms(errc cause, std::int64_t guard_until) noexcept {
     std::int64_t delay = backoff_.delay_ms(attempts_, retry_delay_ms_min_, retry_delay_ms_max_);
-    if (fair_) delay = wake_pending_ ? 0 : cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
+    if (fair_ && wake_pending_) {
+        delay = 0;
+    } else if (fair_) {
+        delay = cause == errc::busy ? recheck_ms_ : std::min(delay, recheck_ms_);
+    }
     const bool guarded = cause == errc::restart_guard;
     if (!guarded) return now_ms_ + delay;
     // A fair waiter stands in line under the guard: its next attempt joins (or, once in line,

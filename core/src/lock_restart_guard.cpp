@@ -8,10 +8,12 @@
 
 namespace edgelock {
 
-errc lock::on_node_started(std::uint8_t instance, const node_start& start, std::int64_t now_ms) noexcept {
+errc lock::on_node_started(std::uint8_t instance, const node_start& start,
+                           std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
-    if (start.started_ms < -now_ms_limit || start.started_ms > now_ms_limit) return errc::invalid_time;
+    if (start.started_ms < -now_ms_limit || start.started_ms > now_ms_limit)
+        return errc::invalid_time;
     advance();
     record_start(instance, start);
     if (restart_guard_ms_ == 0) return errc::ok;

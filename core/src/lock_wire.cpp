@@ -80,8 +80,10 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     const script& s = script_for(r.kind());
     // KEYS: the lock, a fair lock's queue keys (for its acquire and release), the fence key
     // (for the raise, and an acquire with fencing).
-    const bool queued = fair_ && (r.kind() == request_kind::acquire || r.kind() == request_kind::release);
-    const bool fenced = r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
+    const bool queued =
+        fair_ && (r.kind() == request_kind::acquire || r.kind() == request_kind::release);
+    const bool fenced =
+        r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
     std::array<companion, 3> companions{};
     std::size_t companion_count = 0;
     if (queued) {
@@ -102,7 +104,8 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     writer.bulk(name());
     for (std::size_t i = 0; i < companion_count; ++i) {
         std::array<char, key_bytes_max> key{};
-        const std::size_t key_size = write_companion_key(name(), companions[i], key.data(), key.size());
+        const std::size_t key_size =
+            write_companion_key(name(), companions[i], key.data(), key.size());
         EDGELOCK_ASSERT(key_size > 0);
         writer.bulk(std::string_view(key.data(), key_size));
     }
@@ -130,8 +133,8 @@ bool lock::native_acquire(std::uint8_t instance) const noexcept {
     return !fencing_ && !fair_ && ((scripted_acquire_ >> instance) & 1u) == 0;
 }
 
-void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
-                        errc& code) noexcept {
+void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced,
+                        const reply_node& reply, errc& code) noexcept {
     if (sent.native) {
         handle_native_acquire_reply(instance, sent, reply, code);
         return;

@@ -51,10 +51,10 @@ struct parser {
     std::size_t end;  // bytes this reply may use: min(size, reply_bytes_max)
     std::size_t pos;
     reply_node* nodes;
-    std::size_t node_limit;  // min(nodes_capacity, nodes_max)
-    std::size_t written;     // nodes filled in
-    std::size_t owed;        // elements announced by open arrays, not yet started
-    std::size_t depth;       // open arrays
+    std::size_t node_limit;              // min(nodes_capacity, nodes_max)
+    std::size_t written;                 // nodes filled in
+    std::size_t owed;                    // elements announced by open arrays, not yet started
+    std::size_t depth;                   // open arrays
     std::uint32_t remaining[depth_max];  // per open array: elements not yet started
 };
 
@@ -99,9 +99,9 @@ number_result read_number(parser& p, const number_range& range) noexcept {
         ++p.pos;
     }
     // -(min + 1) + 1 is |min| without overflowing at INT64_MIN.
-    const std::uint64_t magnitude_max =
-        negative ? static_cast<std::uint64_t>(-(range.min_value + 1)) + 1
-                 : static_cast<std::uint64_t>(range.max_value);
+    const std::uint64_t magnitude_max = negative
+                                            ? static_cast<std::uint64_t>(-(range.min_value + 1)) + 1
+                                            : static_cast<std::uint64_t>(range.max_value);
     const errc out_of_range = negative ? errc::protocol_error : range.above_max_code;
 
     // The digits so far: int64_digits_max + 1 of them already leave every range.

@@ -16,8 +16,8 @@ constexpr std::size_t int64_decimal_bytes_max = 20;
 std::size_t format_decimal(std::int64_t value, char (&out)[int64_decimal_bytes_max]) noexcept {
     // Work on the magnitude as unsigned so INT64_MIN needs no special case.
     const bool negative = value < 0;
-    std::uint64_t magnitude = negative ? 0 - static_cast<std::uint64_t>(value)
-                                       : static_cast<std::uint64_t>(value);
+    std::uint64_t magnitude =
+        negative ? 0 - static_cast<std::uint64_t>(value) : static_cast<std::uint64_t>(value);
     char reversed[int64_decimal_bytes_max];
     std::size_t digits = 0;
     do {
@@ -57,9 +57,7 @@ void resp_writer::array(std::size_t count) noexcept {
     element('*', count, std::string_view(), false);
 }
 
-void resp_writer::bulk(std::string_view bytes) noexcept {
-    element('$', bytes.size(), bytes, true);
-}
+void resp_writer::bulk(std::string_view bytes) noexcept { element('$', bytes.size(), bytes, true); }
 
 void resp_writer::bulk(std::int64_t value) noexcept {
     char digits[int64_decimal_bytes_max];

@@ -13,14 +13,16 @@ std::string_view head(std::string_view text, std::size_t count) noexcept {
     return {text.data(), count < text.size() ? count : text.size()};
 }
 std::string_view tail(std::string_view text, std::size_t from) noexcept {
-    return from < text.size() ? std::string_view(text.data() + from, text.size() - from) : std::string_view{};
+    return from < text.size() ? std::string_view(text.data() + from, text.size() - from)
+                              : std::string_view{};
 }
 
 address_result refuse(const char* problem) noexcept { return {errc::invalid_config, problem}; }
 
 // Decimal in [min, max], all bytes digits, at most five of them. Unsigned from_chars
 // refuses a '-'; it takes no '+' or space either.
-bool parse_number(std::string_view digits, std::uint32_t min, std::uint32_t max, std::uint16_t& out) noexcept {
+bool parse_number(std::string_view digits, std::uint32_t min, std::uint32_t max,
+                  std::uint16_t& out) noexcept {
     if (digits.empty() || digits.size() > 5) return false;
     std::uint32_t value = 0;
     const char* const last = digits.data() + digits.size();
@@ -32,14 +34,17 @@ bool parse_number(std::string_view digits, std::uint32_t min, std::uint32_t max,
 }
 
 bool host_byte_allowed(char c) noexcept {
-    return c != ' ' && c != '/' && c != '@' && c != '[' && c != ']' && c != '\0' && c != '\r' && c != '\n';
+    return c != ' ' && c != '/' && c != '@' && c != '[' && c != ']' && c != '\0' && c != '\r' &&
+           c != '\n';
 }
 
 // Splits "user:password" (or a lone "password", as redis-cli accepts) into the address.
 address_result take_credentials(std::string_view credentials, node_address& out) noexcept {
     const std::size_t colon = credentials.find(':');
-    const std::string_view user = colon == std::string_view::npos ? std::string_view{} : head(credentials, colon);
-    const std::string_view password = colon == std::string_view::npos ? credentials : tail(credentials, colon + 1);
+    const std::string_view user =
+        colon == std::string_view::npos ? std::string_view{} : head(credentials, colon);
+    const std::string_view password =
+        colon == std::string_view::npos ? credentials : tail(credentials, colon + 1);
     if (!out.user.assign(user)) return refuse("user name too long");
     if (!out.password.assign(password)) return refuse("password too long");
     return {};
@@ -76,9 +81,12 @@ address_result take_host_and_port(std::string_view text, node_address& out) noex
 
 }  // namespace
 
-bool parse_port(std::string_view digits, std::uint16_t& out) noexcept { return parse_number(digits, 1, 65535, out); }
+bool parse_port(std::string_view digits, std::uint16_t& out) noexcept {
+    return parse_number(digits, 1, 65535, out);
+}
 
-address_result set_host_port(node_address& address, std::string_view host, std::uint16_t port) noexcept {
+address_result set_host_port(node_address& address, std::string_view host,
+                             std::uint16_t port) noexcept {
     if (host.empty()) return refuse("empty host");
     for (const char c : host) {
         if (!host_byte_allowed(c)) return refuse("bad byte in host");
@@ -102,7 +110,8 @@ address_text format_address(const node_address& address) noexcept {
     put(":");
     char digits[5];
     std::size_t count = 0;
-    for (std::uint16_t port = address.port; count == 0 || port != 0; port = static_cast<std::uint16_t>(port / 10)) {
+    for (std::uint16_t port = address.port; count == 0 || port != 0;
+         port = static_cast<std::uint16_t>(port / 10)) {
         digits[count++] = static_cast<char>('0' + port % 10);
     }
     while (count > 0) text[size++] = digits[--count];
@@ -119,7 +128,8 @@ address_result parse_node_url(std::string_view text, node_address& out) noexcept
     if (text.find("://") != std::string_view::npos) {
         out.tls = head(text, secure.size()) == secure;
         const std::string_view scheme = out.tls ? secure : plain;
-        if (head(text, scheme.size()) != scheme) return refuse("unknown scheme (expected redis:// or rediss://)");
+        if (head(text, scheme.size()) != scheme)
+            return refuse("unknown scheme (expected redis:// or rediss://)");
         text.remove_prefix(scheme.size());
     }
     const std::size_t at = text.rfind('@');
@@ -130,7 +140,8 @@ address_result parse_node_url(std::string_view text, node_address& out) noexcept
     }
     const std::size_t slash = text.find('/');
     if (slash != std::string_view::npos) {
-        if (!parse_number(tail(text, slash + 1), 0, 65535, out.db)) return refuse("bad database number");
+        if (!parse_number(tail(text, slash + 1), 0, 65535, out.db))
+            return refuse("bad database number");
         text = head(text, slash);
     }
     return take_host_and_port(text, out);

@@ -11,13 +11,18 @@ namespace edgelock::session {
 
 errc connection::setup(const connection_setup& s) noexcept {
     const bool sentinel = s.sentinel_count > 0;
-    if (s.kind == connection_kind::sentinel) return errc::invalid_config;  // a step, not a kind of connection
-    if (!sentinel && (s.node == nullptr || s.kind == connection_kind::watch)) return errc::invalid_config;
-    if (sentinel && (s.sentinels == nullptr || s.sentinel_count > sentinels_max || s.master_name.empty())) {
+    if (s.kind == connection_kind::sentinel)
+        return errc::invalid_config;  // a step, not a kind of connection
+    if (!sentinel && (s.node == nullptr || s.kind == connection_kind::watch))
+        return errc::invalid_config;
+    if (sentinel &&
+        (s.sentinels == nullptr || s.sentinel_count > sentinels_max || s.master_name.empty())) {
         return errc::invalid_config;
     }
-    if (sentinel && s.kind != connection_kind::watch && s.master == nullptr) return errc::invalid_config;
-    if (s.in_flight_storage == nullptr || s.in_flight_capacity < handshake_steps_max) return errc::invalid_config;
+    if (sentinel && s.kind != connection_kind::watch && s.master == nullptr)
+        return errc::invalid_config;
+    if (s.in_flight_storage == nullptr || s.in_flight_capacity < handshake_steps_max)
+        return errc::invalid_config;
     if (check_timing(s.times) != errc::ok) return errc::invalid_config;
     if (!master_name_.assign(s.master_name)) return errc::invalid_config;
     kind_ = s.kind;
@@ -70,7 +75,8 @@ const node_address* connection::start(std::int64_t now) noexcept {
     } else {
         if (!backoff_.may_connect(now)) return nullptr;
         asking_sentinel_ = via_sentinels();
-        address_ = asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : node_address_;
+        address_ =
+            asking_sentinel_ ? &sentinels_[sentinel_index_ % sentinel_count_] : node_address_;
         // The master a sentinel names is reached as that sentinel is: a deployment whose
         // sentinels speak TLS runs its nodes with TLS too (Redis's tls-replication).
         if (asking_sentinel_) discovered_.tls = address_->tls;
@@ -100,7 +106,8 @@ std::size_t connection::on_connected(std::int64_t now, char* out, std::size_t ca
         return 0;
     }
     for (std::uint8_t i = 0; i < written.plan.count; ++i) {
-        push(in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
+        push(
+            in_flight{in_flight::internal, static_cast<std::uint32_t>(written.plan.steps[i]), now});
     }
     state_ = connection_state::handshaking;
     heard_ = false;
@@ -115,7 +122,8 @@ bool connection::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now)
     return true;
 }
 
-routed_reply connection::on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept {
+routed_reply connection::on_reply(const reply_node* nodes, std::size_t count,
+                                  std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == connection_state::handshaking || state_ == connection_state::ready);
     EDGELOCK_ASSERT(count >= 1);
     heard_ = true;
@@ -125,7 +133,8 @@ routed_reply connection::on_reply(const reply_node* nodes, std::size_t count, st
         return {routed_reply::kind::message, {}};  // answers no command: nothing is popped
     }
     if (count_ == 0) {
-        if (kind_ == connection_kind::watch && state_ == connection_state::ready) return on_message(nodes, count);
+        if (kind_ == connection_kind::watch && state_ == connection_state::ready)
+            return on_message(nodes, count);
         begin_closing(failure::of(errc::unexpected_reply), now);  // a reply nobody asked for
         return {};
     }
@@ -141,8 +150,8 @@ routed_reply connection::on_reply(const reply_node* nodes, std::size_t count, st
     return {routed_reply::kind::answer, entry};
 }
 
-routed_reply connection::on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
-                                    std::int64_t now) noexcept {
+routed_reply connection::on_handshake_reply(const in_flight& entry, const reply_node* nodes,
+                                            std::size_t count, std::int64_t now) noexcept {
     const auto step = static_cast<handshake_step>(entry.tag);
     const failure refused = check_handshake_reply(step, nodes, count, discovered_);
     if (refused) {
@@ -178,7 +187,7 @@ routed_reply connection::handshake_done(std::int64_t now) noexcept {
 }
 
 void connection::read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
-                                  std::int64_t now) noexcept {
+                                 std::int64_t now) noexcept {
     if (step == handshake_step::node_info) {
         node_ = parse_info(nodes[0].text);
         node_read_ms_ = now;
@@ -203,7 +212,8 @@ void connection::node_read() noexcept {
         started_.durable = started_.durable && last_durable_;
         start_floor_ms_ = started_.started_ms;
     } else if (known) {
-        started_.started_ms = std::max(start_floor_ms_, std::min(started_.started_ms, last_started_ms_));
+        started_.started_ms =
+            std::max(start_floor_ms_, std::min(started_.started_ms, last_started_ms_));
     } else {
         start_floor_ms_ = -now_ms_limit;
     }
@@ -223,7 +233,8 @@ routed_reply connection::on_message(const reply_node* nodes, std::size_t count) 
 
 void connection::on_io_error(failure why, std::int64_t now) noexcept {
     if (state_ == connection_state::idle || state_ == connection_state::closing) return;
-    const bool dropped = why == failure::of(transport_errc::connection_closed) || why == failure::system(ECONNRESET);
+    const bool dropped =
+        why == failure::of(transport_errc::connection_closed) || why == failure::system(ECONNRESET);
     if (dropped && state_ == connection_state::handshaking && !heard_ && !address_->tls) {
         why = failure::of(transport_errc::closed_before_reply);
     }
@@ -231,10 +242,12 @@ void connection::on_io_error(failure why, std::int64_t now) noexcept {
 }
 
 void connection::on_timer(std::int64_t now) noexcept {
-    const bool attempting = state_ == connection_state::connecting || state_ == connection_state::handshaking;
+    const bool attempting =
+        state_ == connection_state::connecting || state_ == connection_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
         begin_closing(failure::of(attempt_timeout()), now);
-    } else if (state_ == connection_state::ready && count_ > 0 && now >= front().sent_ms + times_.command_timeout_ms) {
+    } else if (state_ == connection_state::ready && count_ > 0 &&
+               now >= front().sent_ms + times_.command_timeout_ms) {
         begin_closing(failure::of(transport_errc::command_timeout), now);
     }
 }
@@ -273,7 +286,8 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
     // cause: it is the client's settings against the sentinels' certificates.
     const bool tls_refused = closing_why_.from == failure::domain::transport &&
                              is_tls(static_cast<transport_errc>(closing_why_.value));
-    last_error_ = asking_sentinel_ && !tls_refused ? failure::of(transport_errc::no_master) : closing_why_;
+    last_error_ =
+        asking_sentinel_ && !tls_refused ? failure::of(transport_errc::no_master) : closing_why_;
     if (!was_ready) ++attempts_finished_;
     bool next_sentinel_now = false;
     if (via_sentinels()) {
@@ -304,7 +318,8 @@ std::int64_t connection::next_deadline_ms() const noexcept {
     switch (state_) {
         case connection_state::connecting:
         case connection_state::handshaking: return attempt_deadline_ms_;
-        case connection_state::ready: return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
+        case connection_state::ready:
+            return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
         case connection_state::idle:
             if (go_to_master_) return no_deadline_ms;
             return backoff_.failures() > 0 ? backoff_.not_before_ms() : no_deadline_ms;

@@ -29,7 +29,8 @@ std::int64_t connection_driver::settle(std::int64_t now, bool wanted) noexcept {
             ready_reported_ = true;
             events_->became_ready();
         }
-        if (connection_.state() != connection_state::idle || !wanted || !connection_.may_start(now)) break;
+        if (connection_.state() != connection_state::idle || !wanted || !connection_.may_start(now))
+            break;
         const node_address* to = connection_.start(now);
         EDGELOCK_ASSERT(to != nullptr);
         io_->open(*to);  // a blocking connect's failure leaves the connection closing: round again
@@ -93,10 +94,11 @@ bool connection_driver::close_if_closing(std::int64_t now) noexcept {
     if (connection_.state() != connection_state::closing) return false;
     io_->close();
     std::size_t dropped = 0;
-    const connection_end closed = connection_.on_closed(now, [this, &dropped](const in_flight& entry) {
-        ++dropped;
-        events_->dropped(entry);
-    });
+    const connection_end closed =
+        connection_.on_closed(now, [this, &dropped](const in_flight& entry) {
+            ++dropped;
+            events_->dropped(entry);
+        });
     ++closed_count_;
     ready_reported_ = false;
     events_->ended(closed, lock_hears_close(closed, dropped, connection_, now));

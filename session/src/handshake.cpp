@@ -66,12 +66,14 @@ bool is_master_role(const reply_node* nodes, std::size_t count) noexcept {
 }
 
 failure named_master(const reply_node* nodes, std::size_t count, node_address& master) noexcept {
-    const bool shaped = count == 3 && nodes[0].type == reply_type::array && nodes[0].elements == 2 &&
-                        nodes[1].type == reply_type::bulk_string && nodes[2].type == reply_type::bulk_string;
+    const bool shaped = count == 3 && nodes[0].type == reply_type::array &&
+                        nodes[0].elements == 2 && nodes[1].type == reply_type::bulk_string &&
+                        nodes[2].type == reply_type::bulk_string;
     std::uint16_t port = 0;
     if (!shaped || !parse_port(nodes[2].text, port)) return failure::of(transport_errc::no_master);
     node_address named = master;
-    if (set_host_port(named, nodes[1].text, port).code != errc::ok) return failure::of(transport_errc::no_master);
+    if (set_host_port(named, nodes[1].text, port).code != errc::ok)
+        return failure::of(transport_errc::no_master);
     master = named;
     return {};
 }
@@ -81,19 +83,22 @@ std::string_view next_word(std::string_view& text) noexcept {
     std::size_t end = 0;
     while (end < text.size() && text[end] != ' ') ++end;
     const std::string_view word(text.data(), end);
-    text = end < text.size() ? std::string_view(text.data() + end + 1, text.size() - end - 1) : std::string_view{};
+    text = end < text.size() ? std::string_view(text.data() + end + 1, text.size() - end - 1)
+                             : std::string_view{};
     return word;
 }
 
 }  // namespace
 
-handshake_write write_handshake(const handshake_request& request, char* out, std::size_t capacity) noexcept {
+handshake_write write_handshake(const handshake_request& request, char* out,
+                                std::size_t capacity) noexcept {
     EDGELOCK_ASSERT(request.to != nullptr);
     plan_writer w(out, capacity);
     write_auth(w, *request.to);
     switch (request.kind) {
         case connection_kind::sentinel:
-            w.command(handshake_step::master_query, {"SENTINEL", "get-master-addr-by-name", request.master_name});
+            w.command(handshake_step::master_query,
+                      {"SENTINEL", "get-master-addr-by-name", request.master_name});
             break;
         case connection_kind::watch:
             w.command(handshake_step::subscribe, {"SUBSCRIBE", "+switch-master"});
@@ -112,7 +117,8 @@ handshake_write write_handshake(const handshake_request& request, char* out, std
                 w.command(handshake_step::node_info, {"INFO"});
                 w.command(handshake_step::fsync_policy, {"CONFIG", "GET", "appendfsync"});
             }
-            for (const script* s : {&acquire_script, &raise_script, &renew_script, &release_script}) {
+            for (const script* s :
+                 {&acquire_script, &raise_script, &renew_script, &release_script}) {
                 w.command(handshake_step::script_load, {"SCRIPT", "LOAD", s->text});
             }
             break;
@@ -128,20 +134,25 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
     const reply_verdict verdict = classify(reply);
     if (verdict.what == reply_class::refused_connection) return failure::of(verdict.reason);
     switch (step) {
-        case handshake_step::auth: return refused ? failure::of(transport_errc::auth_failed) : failure{};
-        case handshake_step::select: return refused ? failure::of(transport_errc::select_failed) : failure{};
+        case handshake_step::auth:
+            return refused ? failure::of(transport_errc::auth_failed) : failure{};
+        case handshake_step::select:
+            return refused ? failure::of(transport_errc::select_failed) : failure{};
         case handshake_step::ping: return refused ? refusal_of_ping(reply) : failure{};
         case handshake_step::role:
-            return is_master_role(nodes, count) ? failure{} : failure::of(transport_errc::not_master);
+            return is_master_role(nodes, count) ? failure{}
+                                                : failure::of(transport_errc::not_master);
         case handshake_step::script_load: return {};
         case handshake_step::node_info:
             if (refused) return failure::of(transport_errc::node_info_refused);
-            return reply.type == reply_type::bulk_string ? failure{} : failure::of(errc::unexpected_reply);
+            return reply.type == reply_type::bulk_string ? failure{}
+                                                         : failure::of(errc::unexpected_reply);
         case handshake_step::fsync_policy: return {};  // refused: unknown, so not durable
         case handshake_step::master_query: return named_master(nodes, count, master);
         case handshake_step::subscribe:
             if (refused) return failure::of(errc::error_reply);
-            return reply.type == reply_type::array ? failure{} : failure::of(errc::unexpected_reply);
+            return reply.type == reply_type::array ? failure{}
+                                                   : failure::of(errc::unexpected_reply);
     }
     return failure::of(errc::unexpected_reply);
 }

@@ -20,13 +20,13 @@ errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, 
     return code;
 }
 
-errc tell_node_started(lock& core, std::uint8_t instance, const connection& connection, bool restart_guard,
-                       std::int64_t now) noexcept {
+errc tell_node_started(lock& core, std::uint8_t instance, const connection& connection,
+                       bool restart_guard, std::int64_t now) noexcept {
     return tell_node_started(core, instance, connection.started(), restart_guard, now);
 }
 
-errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
-                       std::int64_t now) noexcept {
+errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start,
+                       bool restart_guard, std::int64_t now) noexcept {
     if (!restart_guard) return errc::ok;
     return core.on_node_started(instance, start, now);
 }
@@ -35,14 +35,16 @@ bool warns_of_eviction(eviction_check check, const connection& connection) noexc
     return check == eviction_check::warn && connection.node().may_evict();
 }
 
-bool lock_hears_close(const connection_end& closed, std::size_t dropped, const connection& connection,
-                      std::int64_t now) noexcept {
+bool lock_hears_close(const connection_end& closed, std::size_t dropped,
+                      const connection& connection, std::int64_t now) noexcept {
     // Not when it only moved on: nothing of the locks' was on it, and it connects again at once.
     return closed.was_ready || dropped > 0 || !connection.may_start(now);
 }
 
-errc hear_close(lock& core, std::uint8_t instance, const connection& connection, std::int64_t now) noexcept {
-    return unreachable_now(connection, now) ? give_up_unsent(core, instance, now) : core.on_io_error(instance, now);
+errc hear_close(lock& core, std::uint8_t instance, const connection& connection,
+                std::int64_t now) noexcept {
+    return unreachable_now(connection, now) ? give_up_unsent(core, instance, now)
+                                            : core.on_io_error(instance, now);
 }
 
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
@@ -53,7 +55,8 @@ bool unreachable_now(const connection& connection, std::int64_t now) noexcept {
     return connection.state() == connection_state::idle && !connection.may_start(now);
 }
 
-std::int64_t wake_ms(const connection& connection, bool wants_connection, std::int64_t now) noexcept {
+std::int64_t wake_ms(const connection& connection, bool wants_connection,
+                     std::int64_t now) noexcept {
     if (connection.state() != connection_state::idle) return connection.next_deadline_ms();
     return wants_connection ? std::max(connection.start_not_before_ms(), now) : no_deadline_ms;
 }

@@ -33,9 +33,8 @@ bool parse_count(std::string_view text, std::int64_t limit, std::int64_t& out) n
 
 bool is_run_id(std::string_view text) noexcept {
     if (text.size() != run_id_bytes) return false;
-    return std::all_of(text.begin(), text.end(), [](char c) {
-        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-    });
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 // "slaveN" (N decimal digits): the name of one replica's line in INFO replication.
@@ -138,7 +137,8 @@ node_facts parse_info(std::string_view text) noexcept {
 }
 
 fsync_policy parse_fsync_policy(const reply_node* nodes, std::size_t count) noexcept {
-    if (count != 3 || nodes[0].type != reply_type::array || nodes[0].elements != 2) return fsync_policy::unknown;
+    if (count != 3 || nodes[0].type != reply_type::array || nodes[0].elements != 2)
+        return fsync_policy::unknown;
     return parse_fsync_policy(nodes[2].text);
 }
 
@@ -164,7 +164,8 @@ fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts)
     return out;
 }
 
-node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept {
+node_start node_start_of(const node_facts& facts, std::int64_t received_ms,
+                         bool restarted) noexcept {
     // Redis may round its uptime up by most of a second (node_facts.hpp): take a second off.
     const std::int64_t ran_ms = std::max<std::int64_t>(facts.uptime_s - 1, 0) * 1000;
     node_start start;

@@ -7,7 +7,9 @@
 namespace edgelock::session {
 namespace {
 
-bool within(std::int64_t value, std::int64_t low, std::int64_t high) noexcept { return value >= low && value <= high; }
+bool within(std::int64_t value, std::int64_t low, std::int64_t high) noexcept {
+    return value >= low && value <= high;
+}
 
 }  // namespace
 
@@ -24,7 +26,8 @@ errc check_timing(const timing& t) noexcept {
 void reconnect_backoff::failed(std::int64_t now_ms, const timing& t) noexcept {
     EDGELOCK_ASSERT(check_timing(t) == errc::ok);
     if (failures_ < 64) ++failures_;
-    not_before_ms_ = now_ms + jitter_.delay_ms(failures_, t.reconnect_delay_min_ms, t.reconnect_delay_max_ms);
+    not_before_ms_ =
+        now_ms + jitter_.delay_ms(failures_, t.reconnect_delay_min_ms, t.reconnect_delay_max_ms);
 }
 
 void reconnect_backoff::reset() noexcept {

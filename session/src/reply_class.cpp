@@ -8,7 +8,8 @@ namespace {
 
 // The error's first word, as Redis prefixes it ("READONLY You can't write against ...").
 bool has_prefix(std::string_view text, std::string_view word) noexcept {
-    if (text.size() < word.size() || std::string_view(text.data(), word.size()) != word) return false;
+    if (text.size() < word.size() || std::string_view(text.data(), word.size()) != word)
+        return false;
     return text.size() == word.size() || text[word.size()] == ' ';
 }
 

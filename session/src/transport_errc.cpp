@@ -9,8 +9,7 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::connect_timeout: return "connect timed out";
         case transport_errc::command_timeout: return "reply timed out";
         case transport_errc::connection_closed: return "connection closed by the server";
-        case transport_errc::auth_failed:
-            return "authentication refused: wrong password or user";
+        case transport_errc::auth_failed: return "authentication refused: wrong password or user";
         case transport_errc::select_failed: return "SELECT of the database refused";
         case transport_errc::not_master: return "the server is a replica, not the master";
         case transport_errc::master_down: return "the replica's master is down (MASTERDOWN)";
@@ -25,15 +24,22 @@ const char* describe(transport_errc code) noexcept {
         case transport_errc::invalid_handle: return "invalid lock handle";
         case transport_errc::operation_in_progress: return "operation already in progress";
         case transport_errc::lock_busy: return "lock held or busy";
-        case transport_errc::node_info_refused: return "INFO refused: the restart guard and the eviction check read it";
-        case transport_errc::evicting_node: return "the node may evict keys (maxmemory-policy is not noeviction)";
-        case transport_errc::tls_files: return "TLS CA, certificate or key file could not be loaded";
-        case transport_errc::tls_untrusted: return "TLS: the server's certificate is not signed by a trusted CA";
-        case transport_errc::tls_name_mismatch: return "TLS: the server's certificate does not name this host";
-        case transport_errc::tls_expired: return "TLS: the server's certificate has expired or is not yet valid";
+        case transport_errc::node_info_refused:
+            return "INFO refused: the restart guard and the eviction check read it";
+        case transport_errc::evicting_node:
+            return "the node may evict keys (maxmemory-policy is not noeviction)";
+        case transport_errc::tls_files:
+            return "TLS CA, certificate or key file could not be loaded";
+        case transport_errc::tls_untrusted:
+            return "TLS: the server's certificate is not signed by a trusted CA";
+        case transport_errc::tls_name_mismatch:
+            return "TLS: the server's certificate does not name this host";
+        case transport_errc::tls_expired:
+            return "TLS: the server's certificate has expired or is not yet valid";
         case transport_errc::tls_client_certificate_required:
             return "TLS: the server requires a client certificate it accepts";
-        case transport_errc::tls_not_offered: return "TLS: the server did not answer in TLS (a plain port?)";
+        case transport_errc::tls_not_offered:
+            return "TLS: the server did not answer in TLS (a plain port?)";
         case transport_errc::tls_handshake_timeout:
             return "TLS: no handshake within the connect timeout (a plain port, or a hung server)";
         case transport_errc::tls_handshake_failed: return "TLS handshake failed";

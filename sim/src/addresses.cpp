@@ -31,17 +31,21 @@ int numbered(std::string_view host, char prefix) noexcept {
 std::string node_host(std::uint8_t node) { return "n" + std::to_string(node); }
 std::string sentinel_host(std::uint8_t sentinel) { return "s" + std::to_string(sentinel); }
 
-session::node_address address_of_node(std::uint8_t node) { return address_of(node_host(node), redis_port); }
+session::node_address address_of_node(std::uint8_t node) {
+    return address_of(node_host(node), redis_port);
+}
 
 session::node_address address_of_sentinel(std::uint8_t sentinel) {
     return address_of(sentinel_host(sentinel), sentinel_port);
 }
 
-int resolve(const session::node_address& address, std::uint8_t nodes, std::uint8_t sentinels) noexcept {
+int resolve(const session::node_address& address, std::uint8_t nodes,
+            std::uint8_t sentinels) noexcept {
     const int node = numbered(address.host.view(), 'n');
     if (node >= 0 && node < nodes) return address.port == redis_port ? node : no_server;
     const int sentinel = numbered(address.host.view(), 's');
-    if (sentinel >= 0 && sentinel < sentinels) return address.port == sentinel_port ? nodes + sentinel : no_server;
+    if (sentinel >= 0 && sentinel < sentinels)
+        return address.port == sentinel_port ? nodes + sentinel : no_server;
     return no_server;
 }
 

@@ -67,9 +67,8 @@ check_outcome check_stale(const history& h) {
             out.ok = false;
             out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
                          ", token " + std::to_string(op.token) + ") from c" +
-                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) +
-                         " at " + seconds(op.at_us) + ", after serving hold #" +
-                         std::to_string(latest_hold);
+                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
+                         seconds(op.at_us) + ", after serving hold #" + std::to_string(latest_hold);
             return out;
         }
         latest_hold = served_any ? std::max(latest_hold, op.hold) : op.hold;
@@ -99,7 +98,9 @@ check_outcome check_order(const history& h) {
     });
     std::vector<std::size_t> by_start = by_done;
     std::sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) {
-        return h.holds[a].start_us != h.holds[b].start_us ? h.holds[a].start_us < h.holds[b].start_us : a < b;
+        return h.holds[a].start_us != h.holds[b].start_us
+                   ? h.holds[a].start_us < h.holds[b].start_us
+                   : a < b;
     });
     std::size_t next_done = 0;
     const hold_record* highest = nullptr;  // the largest token among holds already over
@@ -113,10 +114,12 @@ check_outcome check_order(const history& h) {
         if (highest == nullptr || later.fence > highest->fence) continue;
         check_outcome out;
         out.ok = false;
-        out.detail = "hold #" + std::to_string(later.index) + " (c" + std::to_string(later.client) + ", from " +
-                     seconds(later.start_us) + ") got token " + std::to_string(later.fence) + ", not above token " +
-                     std::to_string(highest->fence) + " of hold #" + std::to_string(highest->index) + " (c" +
-                     std::to_string(highest->client) + "), over by then";
+        out.detail = "hold #" + std::to_string(later.index) + " (c" + std::to_string(later.client) +
+                     ", from " + seconds(later.start_us) + ") got token " +
+                     std::to_string(later.fence) + ", not above token " +
+                     std::to_string(highest->fence) + " of hold #" +
+                     std::to_string(highest->index) + " (c" + std::to_string(highest->client) +
+                     "), over by then";
         return out;
     }
     return {};
@@ -137,7 +140,8 @@ check_outcome check_oracle(const history& h) {
     if (h.oracle.violations == 0) return {};
     check_outcome out;
     out.ok = false;
-    out.detail = h.oracle.first + " (" + std::to_string(h.oracle.violations) + " sampled instant(s) failed)";
+    out.detail =
+        h.oracle.first + " (" + std::to_string(h.oracle.violations) + " sampled instant(s) failed)";
     return out;
 }
 
@@ -197,8 +201,10 @@ verdict check_history(const history& h) {
     v.checks[static_cast<std::size_t>(check_kind::order)] = check_order(h);
     v.checks[static_cast<std::size_t>(check_kind::liveness)] = check_liveness(h);
     v.checks[static_cast<std::size_t>(check_kind::oracle)] = check_oracle(h);
-    v.checks[static_cast<std::size_t>(check_kind::wakeup)] = check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
-    v.checks[static_cast<std::size_t>(check_kind::fifo)] = check_fair(h.fair.fifo_violations, h.fair.first_fifo);
+    v.checks[static_cast<std::size_t>(check_kind::wakeup)] =
+        check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
+    v.checks[static_cast<std::size_t>(check_kind::fifo)] =
+        check_fair(h.fair.fifo_violations, h.fair.first_fifo);
     return v;
 }
 

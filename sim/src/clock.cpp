@@ -55,7 +55,8 @@ void sim_clock::set_rate(std::int64_t at_us, std::int32_t rate_ppm) {
     segments_.push_back(segment{at_us, local_in(last, at_us), rate_ppm});
 }
 
-std::int64_t sim_clock::true_us_at_ms(std::int64_t local_ms, std::int64_t not_before_us) const noexcept {
+std::int64_t sim_clock::true_us_at_ms(std::int64_t local_ms,
+                                      std::int64_t not_before_us) const noexcept {
     EDGELOCK_ASSERT(monotonic_);
     const std::int64_t target_us = local_ms * 1000;
     if (read_us(not_before_us) >= target_us) return not_before_us;

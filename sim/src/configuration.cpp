@@ -87,10 +87,13 @@ void draw_lock_knobs(world_params& p, prng& rng) {
     p.drift_ms = rng.chance(500'000) ? -1 : rng.between(drift_default, p.ttl_ms / 10);
     const std::int64_t drift = lock_drift_ms(p);
     p.watchdog = rng.chance(850'000);
-    p.renew_interval_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
+    p.renew_interval_ms =
+        rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10, p.ttl_ms - drift - 1);
     // Some attempts may take the whole lease: then only the validity check bounds them.
     const std::int64_t attempt_shape = rng.between(0, 3);
-    p.attempt_timeout_ms = attempt_shape <= 1 ? 0 : attempt_shape == 2 ? rng.between(30, p.ttl_ms) : p.ttl_ms;
+    p.attempt_timeout_ms = attempt_shape <= 1   ? 0
+                           : attempt_shape == 2 ? rng.between(30, p.ttl_ms)
+                                                : p.ttl_ms;
     p.acquire_wait_ms = rng.between(p.ttl_ms / 2, 3 * p.ttl_ms);
     p.retry_delay_ms_min = rng.between(5, 50);
     p.retry_delay_ms_max = p.retry_delay_ms_min + rng.between(0, 450);
@@ -102,9 +105,9 @@ void draw_workload(world_params& p, prng& rng) {
     p.think_ms_min = rng.between(5, 40);
     p.think_ms_max = p.think_ms_min + rng.between(10, 200);
     const std::int64_t shape = rng.between(0, 2);
-    p.work_ms_min = shape == 0 ? rng.between(5, p.ttl_ms / 4)
-                  : shape == 1 ? rng.between(p.ttl_ms / 2, p.ttl_ms)
-                               : rng.between(p.ttl_ms, 3 * p.ttl_ms);
+    p.work_ms_min = shape == 0   ? rng.between(5, p.ttl_ms / 4)
+                    : shape == 1 ? rng.between(p.ttl_ms / 2, p.ttl_ms)
+                                 : rng.between(p.ttl_ms, 3 * p.ttl_ms);
     p.work_ms_max = p.work_ms_min + rng.between(0, p.ttl_ms / 2);
     p.job_timeout_ms = rng.between(200, 1000);
 }
@@ -178,7 +181,8 @@ world_params random_params(prng& rng) noexcept {
     // NOSCRIPT fallback busy: with SCRIPT LOAD in every handshake it is otherwise never needed.
     p.script_load_allowed = !rng.chance(333'333);
     p.write_window = rng.chance(333'333) ? 1 : 0;
-    p.info_period_ms = rng.between(std::max<std::int64_t>(1, p.down_after_ms / 10), std::max<std::int64_t>(1, p.down_after_ms));
+    p.info_period_ms = rng.between(std::max<std::int64_t>(1, p.down_after_ms / 10),
+                                   std::max<std::int64_t>(1, p.down_after_ms));
     p.reconfigure_ms = rng.between(0, p.ttl_ms);
     p.liveness_window_ms += p.info_period_ms + p.reconfigure_ms;
     // A quarter of the runs meet servers before 7.0: every node or half of them.
@@ -198,7 +202,8 @@ std::string to_text(const world_params& p) {
         out += std::to_string(value);
         out += unit;
     };
-    const auto add_range = [&](const char* name, std::int64_t low, std::int64_t high, const char* unit) {
+    const auto add_range = [&](const char* name, std::int64_t low, std::int64_t high,
+                               const char* unit) {
         add(name, low, "");
         out += ".." + std::to_string(high) + unit;
     };

@@ -80,7 +80,8 @@ private:
         changed |= simplify_number(i, [](fault& x) -> std::int64_t& { return x.duration_ms; });
         changed |= simplify_number(i, [](fault& x) -> std::int64_t& { return x.amount; });
         if (f.when.at_point) {
-            changed |= simplify_number(i, [](fault& x) -> std::int64_t& { return x.when.offset_ms; });
+            changed |=
+                simplify_number(i, [](fault& x) -> std::int64_t& { return x.when.offset_ms; });
             for (std::uint16_t nth = 1; nth < best_.faults[i].when.nth; ++nth) {
                 schedule candidate = best_.faults;
                 candidate[i].when.nth = nth;

@@ -34,7 +34,8 @@ run_spec make_spec(const run_request& request) {
             prng fair_rng = prng::stream(request.seed, fair_stream);
             spec.params = random_params(request.scenario->id, params_rng);
             if (request.config->fair) draw_fair_knobs(spec.params, fair_rng);
-            spec.faults = random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
+            spec.faults =
+                random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
             break;
         }
         case run_mode::schedule: {
@@ -93,9 +94,10 @@ std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t co
 
 std::string cell_line(const matrix_cell& cell) {
     return std::string(cell.scenario->code) + " " + std::string(cell.config->name) +
-           " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs) +
-           " " + checks_text(cell.checks, cell.config->fair) +
-           " seed=" + std::to_string(cell.seed) + " replay=\"" + cell.replay + "\"";
+           " runs=" + std::to_string(cell.runs) +
+           " violating=" + std::to_string(cell.violating_runs) + " " +
+           checks_text(cell.checks, cell.config->fair) + " seed=" + std::to_string(cell.seed) +
+           " replay=\"" + cell.replay + "\"";
 }
 
 matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
@@ -116,7 +118,8 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
         cell.simulated_us += r.simulated_us;
         cell.anomalies += r.anomalies;
         for (std::size_t k = 0; k < check_count; ++k) {
-            if (!r.checks.checks[k].ok && cell.checks.checks[k].ok) cell.checks.checks[k] = r.checks.checks[k];
+            if (!r.checks.checks[k].ok && cell.checks.checks[k].ok)
+                cell.checks.checks[k] = r.checks.checks[k];
         }
         if (!r.checks.all_ok()) ++cell.violating_runs;
         if (i == 0 || (!violated && !r.checks.all_ok())) {
@@ -152,7 +155,8 @@ matrix_totals run_matrix(const matrix_options& options,
     run_in_order<matrix_cell>(
         cells.size(), options.jobs,
         [&](std::size_t i) {
-            return run_cell(*cells[i].scenario, cells[i].config_index, options.random_runs, options.seed);
+            return run_cell(*cells[i].scenario, cells[i].config_index, options.random_runs,
+                            options.seed);
         },
         [&](std::size_t, matrix_cell&& cell) {
             totals.runs += cell.runs;

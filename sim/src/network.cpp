@@ -7,8 +7,8 @@
 
 namespace edgelock::sim {
 
-void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels, const world_params& params,
-                   std::uint64_t seed) {
+void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels,
+                   const world_params& params, std::uint64_t seed) {
     EDGELOCK_ASSERT(clients <= clients_max);
     EDGELOCK_ASSERT(nodes <= nodes_max);
     EDGELOCK_ASSERT(sentinels <= sentinel_processes_max);
@@ -26,7 +26,8 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
         const bool replication = is_node(path_from(id)) && is_node(path_to(id));
         // No long tail to or from the protected resource: a write delayed past the lease is
         // S2's fault, drawn there, not noise that every unfenced cell would have to survive.
-        const bool resource = path_from(id) == resource_endpoint() || path_to(id) == resource_endpoint();
+        const bool resource =
+            path_from(id) == resource_endpoint() || path_to(id) == resource_endpoint();
         l.tail = !replication && !resource;
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
                                    : l.jitter.between(params.path_us_min, params.path_us_max);

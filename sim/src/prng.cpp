@@ -64,8 +64,6 @@ std::int64_t prng::between(std::int64_t lo, std::int64_t hi) noexcept {
     return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + below(span + 1));
 }
 
-bool prng::chance(std::uint32_t per_million) noexcept {
-    return below(1'000'000) < per_million;
-}
+bool prng::chance(std::uint32_t per_million) noexcept { return below(1'000'000) < per_million; }
 
 }  // namespace edgelock::sim

@@ -19,7 +19,8 @@ namespace {
 
 constexpr std::int64_t fsync_interval_us = 1'000'000;
 constexpr std::string_view noscript_reply = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
-constexpr std::string_view readonly_reply = "-READONLY You can't write against a read only replica.\r\n";
+constexpr std::string_view readonly_reply =
+    "-READONLY You can't write against a read only replica.\r\n";
 constexpr std::string_view nil_reply = "$-1\r\n";
 
 std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
@@ -132,7 +133,8 @@ bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out) 
     std::array<reply_node, request_args_max + 1> nodes{};
     std::size_t offset = 0;
     while (offset < bytes.size()) {
-        const parse_result parsed = parse_reply(bytes.data() + offset, bytes.size() - offset, nodes.data(), nodes.size());
+        const parse_result parsed =
+            parse_reply(bytes.data() + offset, bytes.size() - offset, nodes.data(), nodes.size());
         if (parsed.code != errc::ok) return false;
         out.push_back(bytes.substr(offset, parsed.consumed));
         offset += parsed.consumed;
@@ -162,7 +164,8 @@ script_id classify_request(std::string_view bytes) noexcept {
             std::int64_t length = 0;
             if (parse_integer(bytes.substr(length_start, length_end - length_start), length) &&
                 length >= 0) {
-                return script_by_text(bytes.substr(length_end + 2, static_cast<std::size_t>(length)));
+                return script_by_text(
+                    bytes.substr(length_end + 2, static_cast<std::size_t>(length)));
             }
         }
     }
@@ -265,15 +268,19 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
         } else {
             append_info(wall_ms, reply);
         }
-    } else if (equals_ignoring_case(command, "CONFIG") && r.count == 3 && equals_ignoring_case(r.args[1], "GET")) {
+    } else if (equals_ignoring_case(command, "CONFIG") && r.count == 3 &&
+               equals_ignoring_case(r.args[1], "GET")) {
         if (config_get_refused_) {
-            append_error(reply, "NOPERM User default has no permissions to run the 'config|get' command");
+            append_error(reply,
+                         "NOPERM User default has no permissions to run the 'config|get' command");
         } else {
             append_fsync_policy(reply);
         }
-    } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 && equals_ignoring_case(r.args[1], "LOAD")) {
+    } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 &&
+               equals_ignoring_case(r.args[1], "LOAD")) {
         if (script_load_refused_) {
-            append_error(reply, "NOPERM User default has no permissions to run the 'script|load' command");
+            append_error(reply,
+                         "NOPERM User default has no permissions to run the 'script|load' command");
             return true;
         }
         const script_id id = script_by_text(r.args[2]);
@@ -281,7 +288,8 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
             append_error(reply, "ERR the model runs only edgelock's six scripts");
             return true;
         }
-        scripts_cached_ = static_cast<std::uint8_t>(scripts_cached_ | (1u << static_cast<unsigned>(id)));
+        scripts_cached_ =
+            static_cast<std::uint8_t>(scripts_cached_ | (1u << static_cast<unsigned>(id)));
         append_bulk(reply, script_digest(id));
     } else {
         return false;
@@ -300,8 +308,10 @@ namespace {
 // INFO's memory fields for a policy: a limit of 64 MB for the evicting ones.
 std::string memory_section(eviction_policy policy) {
     switch (policy) {
-        case eviction_policy::volatile_keys: return "maxmemory:67108864\r\nmaxmemory_policy:volatile-lru\r\n";
-        case eviction_policy::all_keys: return "maxmemory:67108864\r\nmaxmemory_policy:allkeys-lru\r\n";
+        case eviction_policy::volatile_keys:
+            return "maxmemory:67108864\r\nmaxmemory_policy:volatile-lru\r\n";
+        case eviction_policy::all_keys:
+            return "maxmemory:67108864\r\nmaxmemory_policy:allkeys-lru\r\n";
         case eviction_policy::noeviction: break;
     }
     return "maxmemory:0\r\nmaxmemory_policy:noeviction\r\n";
@@ -312,12 +322,14 @@ std::string memory_section(eviction_policy policy) {
 void redis_node::append_info(std::int64_t wall_ms, std::string& reply) const {
     const std::int64_t uptime_s = floor_div(wall_ms, 1000) - floor_div(started_wall_ms_, 1000);
     char run_id[41];
-    std::snprintf(run_id, sizeof run_id, "%08x%032x", static_cast<unsigned>(id_), static_cast<unsigned>(runs_));
+    std::snprintf(run_id, sizeof run_id, "%08x%032x", static_cast<unsigned>(id_),
+                  static_cast<unsigned>(runs_));
     const std::string version = redis_6_ ? "6.2.14" : "7.0.15";
-    append_bulk(reply, "# Server\r\nredis_version:" + version + "\r\nrun_id:" + std::string(run_id) +
-                           "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
-                           "\r\n\r\n# Persistence\r\naof_enabled:" + (persist_ == persistence::none ? "0" : "1") +
-                           "\r\n\r\n# Memory\r\n" + memory_section(eviction_));
+    append_bulk(reply, "# Server\r\nredis_version:" + version +
+                           "\r\nrun_id:" + std::string(run_id) + "\r\nuptime_in_seconds:" +
+                           std::to_string(uptime_s) + "\r\n\r\n# Persistence\r\naof_enabled:" +
+                           (persist_ == persistence::none ? "0" : "1") + "\r\n\r\n# Memory\r\n" +
+                           memory_section(eviction_));
 }
 
 // CONFIG GET appendfsync: "everysec" is also Redis's default when AOF is off.
@@ -386,18 +398,21 @@ void redis_node::run_script(script_id id, const request_view& r, std::size_t fir
     switch (id) {
         case script_id::fair_acquire: {
             const bool join = call.argc > 3 && argv[3] == "join";
-            fair_acquire_script(keys, call.numkeys > 3, argv[0], call.number, call.entry_ttl_ms, join,
-                                wall_ms, reply, out);
+            fair_acquire_script(keys, call.numkeys > 3, argv[0], call.number, call.entry_ttl_ms,
+                                join, wall_ms, reply, out);
             return;
         }
         case script_id::fair_release:
-            fair_release_script(keys, argv[0], call.argc > 1 && argv[1] == "stay", wall_ms, reply, out);
+            fair_release_script(keys, argv[0], call.argc > 1 && argv[1] == "stay", wall_ms, reply,
+                                out);
             return;
         case script_id::acquire:
-            acquire_script(keys, call.numkeys > 1, argv[0], call.number, find(keys[0], wall_ms, out.effects),
-                           wall_ms, reply, out);
+            acquire_script(keys, call.numkeys > 1, argv[0], call.number,
+                           find(keys[0], wall_ms, out.effects), wall_ms, reply, out);
             return;
-        case script_id::raise: raise_script(keys, argv, call.number, wall_ms, reply, out.effects); return;
+        case script_id::raise:
+            raise_script(keys, argv, call.number, wall_ms, reply, out.effects);
+            return;
         case script_id::renew:
         case script_id::release: {
             redis_entry* lock = find(keys[0], wall_ms, out.effects);
@@ -443,8 +458,9 @@ bool redis_node::parse_script_call(script_id id, const request_view& r, std::siz
 // A fenced acquire checks its counter first, as the script does: an exhausted counter
 // leaves the lock untouched, and is made persistent so it cannot expire and restart below
 // the tokens it handed out. True when the acquire was refused so.
-bool redis_node::refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
-                                         std::string& reply, std::vector<repl_op>& effects) {
+bool redis_node::refuses_exhausted_fence(script_id id, const script_call& call,
+                                         std::int64_t wall_ms, std::string& reply,
+                                         std::vector<repl_op>& effects) {
     const bool fenced_acquire = (id == script_id::acquire && call.numkeys > 1) ||
                                 (id == script_id::fair_acquire && call.numkeys > 3);
     if (!fenced_acquire) return false;
@@ -513,7 +529,9 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
     const std::string before = existing != nullptr ? existing->value : std::string();
     const bool granted = existing == nullptr || (!nx && before != r.args[2]);
     if (existing == nullptr || !nx) set(r.args[1], r.args[2], px > 0 ? wall_ms + px : -1, effects);
-    if (granted) out.grants.push_back(node_output::grant{std::string(r.args[1]), std::string(r.args[2]), false, -1});
+    if (granted)
+        out.grants.push_back(
+            node_output::grant{std::string(r.args[1]), std::string(r.args[2]), false, -1});
     if (!get) {
         reply += existing != nullptr && nx ? nil_reply : std::string_view("+OK\r\n");
     } else if (existing != nullptr) {
@@ -536,7 +554,9 @@ void redis_node::acquire_script(const std::string_view* keys, bool fencing, std:
         reply += nil_reply;
         return;
     }
-    if (lock == nullptr) out.grants.push_back(node_output::grant{std::string(keys[0]), std::string(token), false, -1});
+    if (lock == nullptr)
+        out.grants.push_back(
+            node_output::grant{std::string(keys[0]), std::string(token), false, -1});
     set(keys[0], token, wall_ms + ttl_ms, out.effects);
     if (!fencing) {
         append_integer(reply, 0);
@@ -567,8 +587,10 @@ void redis_node::raise_fence(std::string_view key, std::int64_t wall_ms, std::st
 
 namespace {
 
-std::vector<zset_member>::iterator find_member(std::vector<zset_member>& set, std::string_view member) {
-    return std::find_if(set.begin(), set.end(), [&](const zset_member& m) { return m.member == member; });
+std::vector<zset_member>::iterator find_member(std::vector<zset_member>& set,
+                                               std::string_view member) {
+    return std::find_if(set.begin(), set.end(),
+                        [&](const zset_member& m) { return m.member == member; });
 }
 
 // ZADD: a new member, or a new score for one already there; Redis's order kept.
@@ -576,9 +598,10 @@ void zadd(std::vector<zset_member>& set, std::int64_t score, std::string_view me
     const auto found = find_member(set, member);
     if (found != set.end()) set.erase(found);
     const zset_member added{score, std::string(member)};
-    const auto at = std::lower_bound(set.begin(), set.end(), added, [](const zset_member& a, const zset_member& b) {
-        return a.score != b.score ? a.score < b.score : a.member < b.member;
-    });
+    const auto at = std::lower_bound(
+        set.begin(), set.end(), added, [](const zset_member& a, const zset_member& b) {
+            return a.score != b.score ? a.score < b.score : a.member < b.member;
+        });
     set.insert(at, added);
 }
 
@@ -674,9 +697,10 @@ void redis_node::refresh_line_entry(const std::string_view* keys, std::string_vi
 
 // KEYS lock queue qttl [fence], ARGV token ttl_ms entry_ttl_ms ["join"]. `now` is the
 // script's TIME in ms, the node's wall clock, as the script computes it.
-void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                                     std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
-                                     std::int64_t wall_ms, std::string& reply, node_output& out) {
+void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
+                                     std::string_view token, std::int64_t ttl_ms,
+                                     std::int64_t entry_ttl_ms, bool join, std::int64_t wall_ms,
+                                     std::string& reply, node_output& out) {
     std::vector<repl_op>& effects = out.effects;
     if (ttl_ms <= 0 || entry_ttl_ms <= 0) {
         append_error(reply, "ERR invalid expire time in 'pexpire' command");
@@ -697,7 +721,8 @@ void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
         set(keys[0], token, wall_ms + ttl_ms, effects);  // PEXPIRE
     } else if (took) {
         set(keys[0], token, wall_ms + ttl_ms, effects);
-        out.grants.push_back(node_output::grant{std::string(keys[0]), std::string(token), true, our_score});
+        out.grants.push_back(
+            node_output::grant{std::string(keys[0]), std::string(token), true, our_score});
     } else if (ours == line.end()) {
         const std::int64_t last = line.empty() ? 0 : line.back().score;
         zadd(line, std::max(now, last + 1), token);
@@ -724,8 +749,9 @@ void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
 
 // KEYS lock queue qttl, ARGV token ["stay"]: the compare-and-delete first, then the line's
 // upkeep (a waiter that stays keeps its entry).
-void redis_node::fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
-                                     std::int64_t wall_ms, std::string& reply, node_output& out) {
+void redis_node::fair_release_script(const std::string_view* keys, std::string_view token,
+                                     bool stay, std::int64_t wall_ms, std::string& reply,
+                                     node_output& out) {
     std::vector<repl_op>& effects = out.effects;
     const redis_entry* lock = find(keys[0], wall_ms, effects);
     const bool ours = lock != nullptr && lock->value == token;
@@ -739,7 +765,8 @@ void redis_node::fair_release_script(const std::string_view* keys, std::string_v
     purge_queue(keys[1], keys[2], wall_ms, effects);
     const std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
     if (!line.empty() && find(keys[0], wall_ms, effects) == nullptr) {
-        out.published.push_back(node_output::publication{std::string(keys[1]), line.front().member});
+        out.published.push_back(
+            node_output::publication{std::string(keys[1]), line.front().member});
     }
     append_integer(reply, ours ? 1 : 0);
 }
@@ -750,8 +777,8 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
                       std::string& reply, node_output& out) {
     std::int64_t replicas = 0;
     std::int64_t timeout_ms = 0;
-    if (r.count != 3 || !parse_integer(r.args[1], replicas) || !parse_integer(r.args[2], timeout_ms) ||
-        timeout_ms < 0) {
+    if (r.count != 3 || !parse_integer(r.args[1], replicas) ||
+        !parse_integer(r.args[2], timeout_ms) || timeout_ms < 0) {
         append_error(reply, "ERR wrong arguments for 'wait'");
         return;
     }
@@ -767,11 +794,12 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
     }
     c.blocked = true;
     c.wait_replicas = replicas;
-    c.wait_deadline_us = timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max()
-                                         : now_us + timeout_ms * 1000;
+    c.wait_deadline_us =
+        timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : now_us + timeout_ms * 1000;
     if (timeout_ms > 0) {
-        out.wait_deadline_us = out.wait_deadline_us < 0 ? c.wait_deadline_us
-                                                        : std::min(out.wait_deadline_us, c.wait_deadline_us);
+        out.wait_deadline_us = out.wait_deadline_us < 0
+                                   ? c.wait_deadline_us
+                                   : std::min(out.wait_deadline_us, c.wait_deadline_us);
     }
 }
 

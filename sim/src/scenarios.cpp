@@ -82,7 +82,8 @@ void split_majorities(schedule& s, const configuration& config, std::uint8_t cli
     s.push_back(client_fault(fault_kind::partition, b, at_time(0),
                              static_cast<std::uint8_t>(all & ~b_majority), window_ms, 0));
     for (std::uint8_t c = 0; c < clients; ++c) {
-        if (c != a && c != b) s.push_back(client_fault(fault_kind::partition, c, at_time(0), all, window_ms, 0));
+        if (c != a && c != b)
+            s.push_back(client_fault(fault_kind::partition, c, at_time(0), all, window_ms, 0));
     }
 }
 
@@ -120,8 +121,9 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
     const std::int64_t cut_ms = rng.between(2 * ttl, 3 * ttl);
     s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, -slow_ppm));
     s.push_back(pause(c, at_point(c, point::renew_sent, nth, 0), pause_ms));
-    s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::renew_sent, nth, pause_ms + 1),
-                             all_nodes(config), cut_ms, 0));
+    s.push_back(client_fault(fault_kind::partition, c,
+                             at_point(c, point::renew_sent, nth, pause_ms + 1), all_nodes(config),
+                             cut_ms, 0));
 }
 
 // S9: the network splits in two for `window_ms` from `when`. With Sentinel, the master and
@@ -129,10 +131,12 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
 // Redlock, nodes n0 and n1 (a minority); a single master's side is just itself. Client
 // `holder` is on the minority side, every client in `with_holder` (a bit mask) with it,
 // the others on the other side: each client reaches only the nodes on its side.
-void split_network(schedule& s, const configuration& config, const world_params& p, std::uint8_t holder,
-                   trigger when, std::int64_t window_ms, std::uint8_t with_holder) {
+void split_network(schedule& s, const configuration& config, const world_params& p,
+                   std::uint8_t holder, trigger when, std::int64_t window_ms,
+                   std::uint8_t with_holder) {
     const std::uint8_t all = all_nodes(config);
-    const std::uint8_t side = config.layout == topology::single ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
+    const std::uint8_t side =
+        config.layout == topology::single ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
     if (config.layout == topology::sentinel) {
         s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
         s.back().nodes = bit(1);
@@ -140,7 +144,8 @@ void split_network(schedule& s, const configuration& config, const world_params&
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
         const auto unreachable = static_cast<std::uint8_t>(minority ? all & ~side : side);
-        if (unreachable != 0) s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
+        if (unreachable != 0)
+            s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
     }
 }
 
@@ -149,11 +154,13 @@ void split_network(schedule& s, const configuration& config, const world_params&
 // may come back a master nobody names), or, with Sentinel, it is cut off from the sentinels
 // and replicas while some clients still reach it and the others do not (split brain until
 // it is reconfigured).
-void master_goes_away(schedule& s, const configuration& config, const world_params& p, trigger when, prng& rng) {
+void master_goes_away(schedule& s, const configuration& config, const world_params& p, trigger when,
+                      prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const bool sentinel = config.layout == topology::sentinel;
     const std::int64_t shape = rng.between(0, sentinel ? 9 : 7);
-    const std::int64_t away = shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);
+    const std::int64_t away =
+        shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);
     if (shape <= 5) {
         s.push_back(crash(0, when, away, persistence::none));
         if (shape >= 4) s.back().kind = fault_kind::power_off;
@@ -165,7 +172,8 @@ void master_goes_away(schedule& s, const configuration& config, const world_para
     }
     s.push_back(node_fault(fault_kind::isolate, 0, when, away, 0));
     for (std::uint8_t c = 0; c < p.clients; ++c) {
-        if (rng.chance(500'000)) s.push_back(client_fault(fault_kind::partition, c, when, bit(0), away, 0));
+        if (rng.chance(500'000))
+            s.push_back(client_fault(fault_kind::partition, c, when, bit(0), away, 0));
     }
 }
 
@@ -178,12 +186,16 @@ const std::array<scenario_info, scenario_count>& scenarios() noexcept {
         {scenario_id::s3, "S3", "pause while acquire (or renew) replies are in flight"},
         {scenario_id::s4, "S4", "wall-clock step on a Redis node"},
         {scenario_id::s5, "S5", "Redis crash and restart without persistence"},
-        {scenario_id::s6, "S6", "the master goes away (crash, power-off, pause, cut off); Sentinel fails over"},
+        {scenario_id::s6, "S6",
+         "the master goes away (crash, power-off, pause, cut off); Sentinel fails over"},
         {scenario_id::s7, "S7", "client clock drift beyond the drift factor, client wall steps"},
         {scenario_id::s8, "S8", "lost reply to release/renew, retried after the lock moved on"},
-        {scenario_id::s9, "S9", "network partition, clients on both sides (Sentinel: a replica with the old master)"},
-        {scenario_id::s10, "S10", "memory pressure evicts lock keys (maxmemory with an evicting policy)"},
-        {scenario_id::s11, "S11", "missed wake-up: the waiter subscribes after the release published (fair)"},
+        {scenario_id::s9, "S9",
+         "network partition, clients on both sides (Sentinel: a replica with the old master)"},
+        {scenario_id::s10, "S10",
+         "memory pressure evicts lock keys (maxmemory with an evicting policy)"},
+        {scenario_id::s11, "S11",
+         "missed wake-up: the waiter subscribes after the release published (fair)"},
     }};
     return all;
 }
@@ -268,7 +280,8 @@ void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
 // before client 1 is subscribed and that message is lost. Then client 1, holding, pauses past
 // its lease: its key expires unannounced, and client 0, refused just before, must find the
 // lock free by its re-check.
-void push_missed_wake_up(schedule& s, std::uint8_t all, std::int64_t duration_ms, std::int64_t ttl) {
+void push_missed_wake_up(schedule& s, std::uint8_t all, std::int64_t duration_ms,
+                         std::int64_t ttl) {
     s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, duration_ms, 600));
     s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
 }
@@ -297,8 +310,8 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             s.push_back(pause(0, at_point(0, point::checked, 1, 0), 5 * ttl / 2));
             break;
         case scenario_id::s2: {
-            fault f = client_fault(fault_kind::slow_link, 0, at_point(0, point::checked, 1, 0), 0, 1,
-                                   5 * ttl / 2);
+            fault f = client_fault(fault_kind::slow_link, 0, at_point(0, point::checked, 1, 0), 0,
+                                   1, 5 * ttl / 2);
             f.resource = true;
             s.push_back(f);
             break;
@@ -309,9 +322,11 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
         case scenario_id::s4:
             if (redlock) {
                 split_majorities(s, config, p.clients, 0, 1, 0b00111, 2, 3 * ttl);
-                s.push_back(node_fault(fault_kind::wall_step, 2, at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
+                s.push_back(node_fault(fault_kind::wall_step, 2,
+                                       at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
             } else {
-                s.push_back(node_fault(fault_kind::wall_step, 0, at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
+                s.push_back(node_fault(fault_kind::wall_step, 0,
+                                       at_point(0, point::acquired, 1, 50), 0, 2 * ttl));
             }
             break;
         case scenario_id::s5:
@@ -340,9 +355,11 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             // master evicts during the second hold with allkeys-*, the fence counter with the key.
             if (redlock) {
                 split_majorities(s, config, p.clients, 0, 1, 0b00111, 2, 3 * ttl);
-                s.push_back(node_fault(fault_kind::evict, 2, at_point(0, point::acquired, 1, 20), 0, 0));
+                s.push_back(
+                    node_fault(fault_kind::evict, 2, at_point(0, point::acquired, 1, 20), 0, 0));
             } else {
-                s.push_back(node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
+                s.push_back(
+                    node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
             }
             break;
         case scenario_id::s11: push_missed_wake_up(s, all, p.duration_ms, ttl); break;
@@ -356,7 +373,8 @@ namespace {
 // One scenario family's random faults, most of them around client c. Every draw is a
 // statement of its own: the order in which a call's arguments are evaluated differs between
 // compilers, and a seed must mean the same schedule everywhere.
-void random_s1(schedule& s, const configuration& /*config*/, const world_params& p, std::uint8_t /*c*/, prng& rng) {
+void random_s1(schedule& s, const configuration& /*config*/, const world_params& p,
+               std::uint8_t /*c*/, prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::int64_t count = rng.between(1, 2);
     for (std::int64_t i = 0; i < count; ++i) {
@@ -370,11 +388,13 @@ void random_s1(schedule& s, const configuration& /*config*/, const world_params&
     }
 }
 
-void random_s2(schedule& s, const configuration& /*config*/, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s2(schedule& s, const configuration& /*config*/, const world_params& p, std::uint8_t c,
+               prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint16_t nth = pick_nth(rng);
     const std::int64_t delay = rng.between(ttl / 4, 3 * ttl);
-    fault f = client_fault(fault_kind::slow_link, c, at_point(c, point::checked, nth, 0), 0, 1, delay);
+    fault f =
+        client_fault(fault_kind::slow_link, c, at_point(c, point::checked, nth, 0), 0, 1, delay);
     f.resource = true;
     s.push_back(f);
     if (rng.chance(500'000)) {
@@ -388,7 +408,8 @@ void random_s2(schedule& s, const configuration& /*config*/, const world_params&
     }
 }
 
-void random_s3(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s3(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+               prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint8_t all = all_nodes(config);
     if (rng.chance(333'333)) {
@@ -399,26 +420,28 @@ void random_s3(schedule& s, const configuration& config, const world_params& p, 
     // A third of the pauses end right around the end of validity: the boundary the
     // lease arithmetic must get exactly right.
     const std::int64_t edge = ttl - lock_drift_ms(p);
-    const std::int64_t duration = rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl)
-                                                      : rng.between(ttl / 2, 3 * ttl);
+    const std::int64_t duration =
+        rng.chance(333'333) ? rng.between(edge - ttl / 10, ttl) : rng.between(ttl / 2, 3 * ttl);
     s.push_back(pause(c, at_point(c, point::acquire_sent, nth, 0), duration));
     if (rng.chance(500'000)) {
         const std::uint8_t who = pick_client(p, rng);
         const std::uint16_t which = pick_nth(rng);
         const std::int64_t window = rng.between(1, 5);
         const std::int64_t extra = rng.between(ttl / 2, 2 * ttl);
-        s.push_back(client_fault(fault_kind::slow_link, who, at_point(who, point::acquire_sent, which, 0),
-                                 all, window, extra));
+        s.push_back(client_fault(fault_kind::slow_link, who,
+                                 at_point(who, point::acquire_sent, which, 0), all, window, extra));
     }
 }
 
-void random_s4_s5(scenario_id id, schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s4_s5(scenario_id id, schedule& s, const configuration& config, const world_params& p,
+                  std::uint8_t c, prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const bool redlock = config.layout == topology::redlock;
     int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
     if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
     if (redlock && p.clients >= 2 && rng.chance(700'000)) {
-        const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+        const auto other =
+            static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
         const std::uint8_t majority = random_majority(config, node, rng);
         const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
         split_majorities(s, config, p.clients, c, other, majority, node, window);
@@ -427,19 +450,22 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
     const auto target = static_cast<std::uint8_t>(node);
     if (id == scenario_id::s4) {
         const std::int64_t offset = rng.between(0, 300);
-        const std::int64_t step = rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl)
-                                                      : -rng.between(ttl / 2, 3 * ttl);
-        s.push_back(node_fault(fault_kind::wall_step, target, at_point(c, point::acquired, nth, offset), 0, step));
+        const std::int64_t step =
+            rng.chance(800'000) ? rng.between(ttl / 2, 3 * ttl) : -rng.between(ttl / 2, 3 * ttl);
+        s.push_back(node_fault(fault_kind::wall_step, target,
+                               at_point(c, point::acquired, nth, offset), 0, step));
     } else {
         // Mostly quick restarts early in a hold (the dangerous case), sometimes not.
         const std::int64_t offset = rng.between(0, 100);
-        const std::int64_t down = rng.chance(700'000) ? rng.between(0, ttl / 5) : rng.between(0, 2 * ttl);
+        const std::int64_t down =
+            rng.chance(700'000) ? rng.between(0, ttl / 5) : rng.between(0, 2 * ttl);
         const persistence persist = rng.chance(700'000) ? persistence::none : persistence::everysec;
         s.push_back(crash(target, at_point(c, point::acquired, nth, offset), down, persist));
     }
 }
 
-void random_s6(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s6(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+               prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint8_t all = all_nodes(config);
     if (config.layout == topology::sentinel) {
@@ -459,11 +485,12 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
     master_goes_away(s, config, p, at_point(c, where, nth, offset), rng);
 }
 
-void random_s7(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s7(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+               prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint8_t all = all_nodes(config);
-    const std::int64_t rate = rng.chance(800'000) ? -rng.between(20'000, 150'000)
-                                                  : rng.between(20'000, 150'000);
+    const std::int64_t rate =
+        rng.chance(800'000) ? -rng.between(20'000, 150'000) : rng.between(20'000, 150'000);
     s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
     const std::int64_t steps = rng.between(0, 2);
     for (std::int64_t i = 0; i < steps; ++i) {
@@ -475,11 +502,12 @@ void random_s7(schedule& s, const configuration& config, const world_params& p, 
     const std::uint16_t nth = pick_nth(rng);
     const std::int64_t offset = rng.between(0, 100);
     const std::int64_t window = rng.between(ttl, 3 * ttl);
-    s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::acquired, nth, offset), all,
-                             window, 0));
+    s.push_back(client_fault(fault_kind::partition, c, at_point(c, point::acquired, nth, offset),
+                             all, window, 0));
 }
 
-void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t /*c*/, prng& rng) {
+void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t /*c*/,
+               prng& rng) {
     const std::uint8_t all = all_nodes(config);
     const std::int64_t count = rng.between(1, 3);
     for (std::int64_t i = 0; i < count; ++i) {
@@ -506,7 +534,8 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
 }
 
 // S9 anywhere in a hold: early, late, or just after a renewal; each other client on either side.
-void random_s9(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s9(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+               prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint16_t nth = pick_nth(rng);
     const point where = rng.chance(500'000) ? point::renew_sent : point::acquired;
@@ -518,12 +547,14 @@ void random_s9(schedule& s, const configuration& config, const world_params& p, 
 
 // S10: one node evicts under memory pressure, once or twice, early in a hold or just after a
 // renewal; with Redlock, as in S5, often while two clients' majorities share that node.
-void random_s10(schedule& s, const configuration& config, const world_params& p, std::uint8_t c, prng& rng) {
+void random_s10(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
+                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const bool redlock = config.layout == topology::redlock;
     const int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
     if (redlock && p.clients >= 2 && rng.chance(700'000)) {
-        const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+        const auto other =
+            static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
         const std::uint8_t majority = random_majority(config, node, rng);
         const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
         split_majorities(s, config, p.clients, c, other, majority, node, window);
@@ -534,29 +565,32 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
         const point where = rng.chance(700'000) ? point::acquired : point::renew_sent;
         const std::uint16_t nth = pick_nth(rng);
         const std::int64_t offset = rng.between(0, 100);
-        s.push_back(node_fault(fault_kind::evict, static_cast<std::uint8_t>(node), at_point(c, where, nth, offset), 0,
-                               all_keys));
+        s.push_back(node_fault(fault_kind::evict, static_cast<std::uint8_t>(node),
+                               at_point(c, where, nth, offset), 0, all_keys));
     }
 }
 
 // Subscriptions confirmed late (every client's, by up to two re-checks), and now and then
 // a burst of lost messages that breaks subscriber connections, whose SUBSCRIBE is then late
 // again: wake-ups published in between are lost. Sometimes a holder pauses past its lease (its
-// key expires unannounced: the waiters' re-check finds it). Half the clients' command connections are
-// slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
+// key expires unannounced: the waiters' re-check finds it). Half the clients' command connections
+// are slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
 // while an attempt refused just before is still on its way back.
 void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
     const std::uint8_t all = all_nodes(config);
     const std::int64_t recheck_ms = lock_recheck_ms(p);
-    const std::int64_t timeout_ms = std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
+    const std::int64_t timeout_ms =
+        std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
     const std::int64_t slow_ms_max = std::max<std::int64_t>(2, timeout_ms / 6);
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         if (rng.chance(750'000)) {
             const std::int64_t late_ms = rng.between(0, 2 * recheck_ms);
-            s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms, late_ms));
+            s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms,
+                                     late_ms));
         }
         if (rng.chance(500'000)) {
-            s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms, rng.between(1, slow_ms_max)));
+            s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms,
+                                     rng.between(1, slow_ms_max)));
         }
     }
     // A holder paused well past its lease: its key expires, nothing is published, and it is
@@ -607,7 +641,8 @@ schedule random_faults(const configuration& config, const world_params& params, 
     schedule s;
     const std::int64_t families = rng.between(1, 3);
     for (std::int64_t i = 0; i < families; ++i) {
-        const auto id = static_cast<scenario_id>(rng.below(config.fair ? scenario_count : debate_scenario_count));
+        const auto id = static_cast<scenario_id>(
+            rng.below(config.fair ? scenario_count : debate_scenario_count));
         const schedule part = random_schedule(id, config, params, rng);
         s.insert(s.end(), part.begin(), part.end());
     }

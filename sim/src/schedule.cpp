@@ -11,19 +11,20 @@ namespace edgelock::sim {
 namespace {
 
 constexpr std::array<const char*, point_count> point_names = {
-    "acquire_sent", "acquired", "read_done", "checked", "write_sent", "release_called",
-    "renew_sent"};
+    "acquire_sent", "acquired",       "read_done", "checked",
+    "write_sent",   "release_called", "renew_sent"};
 
 constexpr std::array<const char*, 13> kind_names = {
-    "pause", "slow_link", "partition", "drop_reply", "loss", "crash", "wall_step", "clock_rate",
-    "repl_lag", "power_off", "isolate", "evict", "slow_subscribe"};
+    "pause",      "slow_link", "partition", "drop_reply", "loss",  "crash",         "wall_step",
+    "clock_rate", "repl_lag",  "power_off", "isolate",    "evict", "slow_subscribe"};
 
 constexpr std::array<const char*, 3> persistence_names = {"none", "everysec", "always"};
 
 bool has_duration(fault_kind k) {
     return k == fault_kind::pause || k == fault_kind::slow_link || k == fault_kind::partition ||
            k == fault_kind::loss || k == fault_kind::crash || k == fault_kind::repl_lag ||
-           k == fault_kind::power_off || k == fault_kind::isolate || k == fault_kind::slow_subscribe;
+           k == fault_kind::power_off || k == fault_kind::isolate ||
+           k == fault_kind::slow_subscribe;
 }
 
 bool has_persistence(fault_kind k) { return k == fault_kind::crash || k == fault_kind::power_off; }
@@ -35,9 +36,9 @@ bool has_amount(fault_kind k) {
 }
 
 bool has_peers(fault_kind k) {
-    return k == fault_kind::slow_link || k == fault_kind::partition || k == fault_kind::drop_reply ||
-           k == fault_kind::loss || k == fault_kind::repl_lag || k == fault_kind::isolate ||
-           k == fault_kind::slow_subscribe;
+    return k == fault_kind::slow_link || k == fault_kind::partition ||
+           k == fault_kind::drop_reply || k == fault_kind::loss || k == fault_kind::repl_lag ||
+           k == fault_kind::isolate || k == fault_kind::slow_subscribe;
 }
 
 bool has_reset(fault_kind k) {
@@ -119,13 +120,16 @@ bool parse_trigger(reader& r, trigger& when, std::string& error) {
     if (!r.eat('c')) return fail(error, "trigger must be tMS or cN.point#n+ms");
     std::int64_t client = 0;
     std::int64_t nth = 0;
-    if (!r.number(client) || client < 0 || client > 15 || !r.eat('.')) return fail(error, "bad trigger client");
+    if (!r.number(client) || client < 0 || client > 15 || !r.eat('.'))
+        return fail(error, "bad trigger client");
     when.at_point = true;
     when.client = static_cast<std::uint8_t>(client);
     if (!lookup(point_names, r.word(), when.where)) return fail(error, "unknown point");
-    if (!r.eat('#') || !r.number(nth) || nth < 1 || nth > 65535) return fail(error, "bad occurrence (#n)");
+    if (!r.eat('#') || !r.number(nth) || nth < 1 || nth > 65535)
+        return fail(error, "bad occurrence (#n)");
     when.nth = static_cast<std::uint16_t>(nth);
-    if (!r.number(when.offset_ms) || when.offset_ms < 0) return fail(error, "bad trigger offset (+ms)");
+    if (!r.number(when.offset_ms) || when.offset_ms < 0)
+        return fail(error, "bad trigger offset (+ms)");
     return true;
 }
 
@@ -150,7 +154,8 @@ bool parse_option(reader& r, fault& f, std::string& error) {
     const std::string_view key = r.word();
     if (!r.eat('=')) return fail(error, "expected key=value");
     if (key == "to") return parse_peers(r, f, error);
-    if (key == "p") return lookup(persistence_names, r.word(), f.persist) || fail(error, "unknown persistence");
+    if (key == "p")
+        return lookup(persistence_names, r.word(), f.persist) || fail(error, "unknown persistence");
     std::int64_t value = 0;
     if (!r.number(value)) return fail(error, "bad number");
     if (key == "d") {
@@ -223,7 +228,8 @@ std::string to_text(const fault& f) {
         out += 't';
         append_number(out, f.when.at_ms);
     }
-    if (has_peers(f.kind) && (f.kind != fault_kind::isolate || f.nodes != 0)) {  // isolate: its side, if any
+    if (has_peers(f.kind) &&
+        (f.kind != fault_kind::isolate || f.nodes != 0)) {  // isolate: its side, if any
         out += ",to=";
         for (int n = 0; n < 8; ++n) {
             if ((f.nodes >> n) & 1u) {

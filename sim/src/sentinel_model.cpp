@@ -17,7 +17,8 @@ void append_bulk(std::string& out, std::string_view text) {
 
 }  // namespace
 
-sentinel_node::sentinel_node(std::uint8_t id, std::string_view master_name, std::uint8_t master) noexcept
+sentinel_node::sentinel_node(std::uint8_t id, std::string_view master_name,
+                             std::uint8_t master) noexcept
     : id_(id), master_name_(master_name), master_(master) {}
 
 std::string sentinel_node::answer(std::string_view request) const {

@@ -26,7 +26,7 @@ std::string describe(const failure& why) {
 }
 
 void sim_connection::setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
-                          session::connection_setup s, std::uint8_t write_window) {
+                           session::connection_setup s, std::uint8_t write_window) {
     world_ = &w;
     owner_ = &owner;
     client_ = client_id;
@@ -56,7 +56,8 @@ void sim_connection::on_timer(std::int64_t now_ms, std::int64_t now_us) {
         reset_at_us_ = -1;
         driver_.on_io_error(failure::system(ECONNRESET), now_ms);
     }
-    if (state() == session::connection_state::connecting && now_ms >= connect_due_ms_) finish_connect(now_ms);
+    if (state() == session::connection_state::connecting && now_ms >= connect_due_ms_)
+        finish_connect(now_ms);
     driver_.on_timer(now_ms);
 }
 
@@ -71,7 +72,8 @@ void sim_connection::finish_connect(std::int64_t now_ms) {
         case world::connect_outcome::unknown_host:
             driver_.on_io_error(failure::of(transport_errc::unknown_host), now_ms);
             return;
-        case world::connect_outcome::timeout: return;  // no answer: the connection's connect timeout ends it
+        case world::connect_outcome::timeout:
+            return;  // no answer: the connection's connect timeout ends it
     }
     server_ = server;
     epoch_ = world_->open_connection(client_, server_);
@@ -89,12 +91,14 @@ void sim_connection::send(std::string&& bytes) {
 
 bool sim_connection::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {
     const session::connection_state s = state();
-    const bool reading = s == session::connection_state::handshaking || s == session::connection_state::ready;
+    const bool reading =
+        s == session::connection_state::handshaking || s == session::connection_state::ready;
     return reading && epoch_ != 0 && server == server_ && epoch == epoch_;
 }
 
 bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
-    const std::size_t consumed = driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
+    const std::size_t consumed =
+        driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
     if (consumed == bytes.size()) return true;
     // Not one whole reply: the driver closed the connection for a stream that is not RESP, and the
     // rest of a reply that never comes ends it as surely.
@@ -105,7 +109,8 @@ bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noe
     return false;
 }
 
-void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) {
+void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes,
+                              std::size_t count) {
     (void)entry;
     (void)count;
     owner_->on_answer(instance_, nodes[0]);
@@ -115,13 +120,15 @@ void sim_connection::node_started() { owner_->on_node_started(instance_); }
 
 void sim_connection::ended(const session::connection_end& closed, bool lock_hears) {
     if (closed.why && world_->recording()) {
-        world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") + where() +
-                                         (closed_connected_ ? " closed: " : " failed: ") + describe(closed.why));
+        world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") +
+                                         where() + (closed_connected_ ? " closed: " : " failed: ") +
+                                         describe(closed.why));
     }
     if (lock_hears) owner_->on_connection_end(instance_);
 }
 
-void sim_connection::reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept {
+void sim_connection::reset_arrives(std::uint8_t server, std::uint32_t epoch,
+                                   std::int64_t at_us) noexcept {
     if (epoch_ != 0 && server == server_ && epoch == epoch_) reset_at_us_ = at_us;
 }
 
@@ -137,7 +144,8 @@ std::int64_t sim_connection::wake_ms(std::int64_t now_ms) const noexcept {
     std::int64_t wake = connection().next_deadline_ms();
     if (state() == session::connection_state::connecting) wake = std::min(wake, connect_due_ms_);
     // Never earlier than now: an idle connection whose delay is over starts on the next service.
-    if (state() == session::connection_state::idle) wake = std::min(wake, std::max(connection().start_not_before_ms(), now_ms));
+    if (state() == session::connection_state::idle)
+        wake = std::min(wake, std::max(connection().start_not_before_ms(), now_ms));
     return wake;
 }
 

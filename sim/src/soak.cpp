@@ -31,7 +31,8 @@ void run_matrix_first(const soak_options& options, soak_result& result) {
     });
 }
 
-void count(const soak_options& options, std::size_t index, const soak_run_result& r, soak_result& result) {
+void count(const soak_options& options, std::size_t index, const soak_run_result& r,
+           soak_result& result) {
     ++result.runs;
     result.events += r.events;
     result.anomalies += r.anomalies;
@@ -41,7 +42,8 @@ void count(const soak_options& options, std::size_t index, const soak_run_result
     for (std::size_t k = 0; k < check_count; ++k) {
         if (r.checks.checks[k].ok) continue;
         ++result.violations[r.config_index][k];
-        if (cell.soak_violations[k]++ == 0) cell.first_replay[k] = replay_command(soak_run(options.seed, index));
+        if (cell.soak_violations[k]++ == 0)
+            cell.first_replay[k] = replay_command(soak_run(options.seed, index));
     }
 }
 
@@ -83,15 +85,17 @@ run_request soak_run(std::uint64_t seed, std::size_t index) {
 }
 
 soak_result run_soak(const soak_options& options) {
-    static_assert(configuration_count == std::tuple_size<std::decay_t<decltype(configurations())>>::value);
+    static_assert(configuration_count ==
+                  std::tuple_size<std::decay_t<decltype(configurations())>>::value);
     soak_result result;
     run_matrix_first(options, result);
     run_in_order<soak_run_result>(
         options.runs, options.jobs,
         [&](std::size_t i) {
             const run_result r = run(make_spec(soak_run(options.seed, i)));
-            return soak_run_result{i % configuration_count, (i / configuration_count) % scenario_count,
-                                   r.checks, r.events, r.anomalies};
+            return soak_run_result{i % configuration_count,
+                                   (i / configuration_count) % scenario_count, r.checks, r.events,
+                                   r.anomalies};
         },
         [&](std::size_t i, soak_run_result&& r) {
             count(options, i, r, result);
@@ -103,11 +107,13 @@ soak_result run_soak(const soak_options& options) {
 
 std::string soak_cell_line(const soak_result& result, std::size_t scenario, std::size_t config) {
     const soak_cell& cell = result.cells[scenario][config];
-    std::string line = std::string(scenarios()[scenario].code) + " " + std::string(configurations()[config].name) +
-                       " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs);
+    std::string line =
+        std::string(scenarios()[scenario].code) + " " + std::string(configurations()[config].name) +
+        " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs);
     for (std::size_t k = 0; k < check_count; ++k) {
         const bool ok = cell.matrix.checks[k].ok && cell.soak_violations[k] == 0;
-        line += std::string(" ") + to_string(static_cast<check_kind>(k)) + (ok ? "=ok" : "=VIOLATED");
+        line +=
+            std::string(" ") + to_string(static_cast<check_kind>(k)) + (ok ? "=ok" : "=VIOLATED");
     }
     return line;
 }

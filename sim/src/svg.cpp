@@ -20,14 +20,17 @@ struct canvas {
 
     double x(std::int64_t us) const {
         const double span = static_cast<double>(std::max<std::int64_t>(end_us, 1));
-        return label_px + (width_px - label_px - 10) * static_cast<double>(std::clamp<std::int64_t>(us, 0, end_us)) / span;
+        return label_px + (width_px - label_px - 10) *
+                              static_cast<double>(std::clamp<std::int64_t>(us, 0, end_us)) / span;
     }
     static double y(std::size_t lane) { return top_px + static_cast<double>(lane) * lane_px; }
 
     void rect(double x0, double y0, double w, double h, const char* fill, const char* extra = "") {
         char text[256];
-        std::snprintf(text, sizeof text, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" %s/>\n",
-                      x0, y0, std::max(w, 1.0), h, fill, extra);
+        std::snprintf(
+            text, sizeof text,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" %s/>\n", x0, y0,
+            std::max(w, 1.0), h, fill, extra);
         out += text;
     }
     void span(std::size_t lane, std::int64_t from, std::int64_t to, double inset, const char* fill,
@@ -35,8 +38,8 @@ struct canvas {
         rect(x(from), y(lane) + inset, x(to) - x(from), lane_px - 2 * inset, fill, extra);
     }
     void label(double x0, double y0, const std::string& text, const char* extra = "") {
-        out += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) + "\" " + extra + ">" +
-               escape(text) + "</text>\n";
+        out += "<text x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y0) + "\" " + extra +
+               ">" + escape(text) + "</text>\n";
     }
     static std::string escape(const std::string& text) {
         std::string e;
@@ -65,12 +68,14 @@ void draw_header(canvas& c, const run_spec& spec, const run_result& result, doub
                   width_px, height);
     c.out += head;
     c.rect(0, 0, width_px, height, "white");
-    std::string title = "config " + std::string(spec.config->name) + ", seed " + std::to_string(spec.seed) +
-                        ": " + std::string(result.checks.all_ok() ? "all checks ok" : "VIOLATED");
+    std::string title = "config " + std::string(spec.config->name) + ", seed " +
+                        std::to_string(spec.seed) + ": " +
+                        std::string(result.checks.all_ok() ? "all checks ok" : "VIOLATED");
     c.label(10, 18, title, "font-size=\"14\"");
     std::string checks;
     for (std::size_t k = 0; k < check_count; ++k) {
-        checks += std::string(to_string(static_cast<check_kind>(k))) + (result.checks.checks[k].ok ? "=ok  " : "=VIOLATED  ");
+        checks += std::string(to_string(static_cast<check_kind>(k))) +
+                  (result.checks.checks[k].ok ? "=ok  " : "=VIOLATED  ");
     }
     c.label(10, 36, checks);
 }
@@ -78,8 +83,9 @@ void draw_header(canvas& c, const run_spec& spec, const run_result& result, doub
 // Lanes (clients, Redis nodes, the resource) and the time axis.
 void draw_lanes(canvas& c, std::size_t clients, std::size_t resource_lane) {
     for (std::size_t lane = 0; lane <= resource_lane; ++lane) {
-        c.rect(label_px, canvas::y(lane), width_px - label_px - 10, lane_px, lane % 2 == 0 ? "#f6f6f6" : "#ececec");
-        std::string name = lane < clients ? "client c" + std::to_string(lane)
+        c.rect(label_px, canvas::y(lane), width_px - label_px - 10, lane_px,
+               lane % 2 == 0 ? "#f6f6f6" : "#ececec");
+        std::string name = lane < clients         ? "client c" + std::to_string(lane)
                            : lane < resource_lane ? "redis n" + std::to_string(lane - clients)
                                                   : "resource";
         c.label(10, canvas::y(lane) + lane_px / 2 + 4, name);
@@ -87,8 +93,10 @@ void draw_lanes(canvas& c, std::size_t clients, std::size_t resource_lane) {
     for (std::int64_t t = 0; t <= c.end_us; t += 500'000) {
         const double x = c.x(t);
         char line[160];
-        std::snprintf(line, sizeof line, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n",
-                      x, canvas::y(0), x, canvas::y(resource_lane + 1));
+        std::snprintf(
+            line, sizeof line,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cccccc\"/>\n", x,
+            canvas::y(0), x, canvas::y(resource_lane + 1));
         c.out += line;
         c.label(x - 10, canvas::y(resource_lane + 1) + 14, std::to_string(t / 1000) + "ms");
     }
@@ -129,7 +137,8 @@ void draw_beliefs(canvas& c, const history& past) {
     for (const hold_record& h : past.holds) {
         c.span(h.client, h.start_us, h.end_us, 9, "#3b7dd8", "opacity=\"0.85\"");
         c.label(c.x(h.start_us) + 2, canvas::y(h.client) + lane_px / 2 + 4,
-                "#" + std::to_string(h.index) + (past.fencing ? " t" + std::to_string(h.fence) : ""),
+                "#" + std::to_string(h.index) +
+                    (past.fencing ? " t" + std::to_string(h.fence) : ""),
                 "fill=\"white\" font-size=\"9\"");
         beliefs.push_back({h.client, h.start_us, h.end_us});
     }
@@ -145,7 +154,8 @@ void draw_beliefs(canvas& c, const history& past) {
             const std::int64_t from = std::max(a.start_us, b.start_us);
             const std::int64_t to = std::min(a.end_us, b.end_us);
             if (from >= to) continue;
-            for (std::uint8_t lane : {a.client, b.client}) c.span(lane, from, to, 0, "#e02020", "opacity=\"0.35\"");
+            for (std::uint8_t lane : {a.client, b.client})
+                c.span(lane, from, to, 0, "#e02020", "opacity=\"0.35\"");
         }
     }
 }
@@ -161,10 +171,12 @@ void draw_resource(canvas& c, const history& past, std::size_t resource_lane) {
         const bool stale = op.accepted && op.write && served_any && op.hold < latest_hold;
         char shape[256];
         if (op.write) {
-            std::snprintf(shape, sizeof shape, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"%s/>\n", x, y,
-                          stale ? 7 : 4, fill, stale ? " stroke=\"#e02020\" stroke-width=\"3\"" : "");
+            std::snprintf(
+                shape, sizeof shape, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"%s/>\n",
+                x, y, stale ? 7 : 4, fill, stale ? " stroke=\"#e02020\" stroke-width=\"3\"" : "");
         } else {
-            std::snprintf(shape, sizeof shape, "<rect x=\"%.1f\" y=\"%.1f\" width=\"5\" height=\"5\" fill=\"%s\"/>\n",
+            std::snprintf(shape, sizeof shape,
+                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"5\" height=\"5\" fill=\"%s\"/>\n",
                           x - 2.5, y - 12, fill);
         }
         c.out += shape;
@@ -192,11 +204,12 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
     }
     draw_beliefs(c, result.past);
     draw_resource(c, result.past, resource_lane);
-    c.label(10, height - 10,
-            "blue: hold (held() true)   orange: acting on an earlier check   red band: two clients believe "
-            "they hold   purple: fault   grey: node down   circle: write (green accepted, red refused, "
-            "ringed: stale)",
-            "font-size=\"9\"");
+    c.label(
+        10, height - 10,
+        "blue: hold (held() true)   orange: acting on an earlier check   red band: two clients believe "
+        "they hold   purple: fault   grey: node down   circle: write (green accepted, red refused, "
+        "ringed: stale)",
+        "font-size=\"9\"");
     c.out += "</svg>\n";
     return c.out;
 }

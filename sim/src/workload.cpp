@@ -71,8 +71,13 @@ bool parse_behaviour(std::string_view text, behaviour& out) noexcept {
 
 client::client(world& w, std::uint8_t id, const lock_config& config, const process_clocks& clocks,
                prng rng, behaviour b)
-    : world_(w), id_(id), lock_name_(config.name), instances_(config.instances), clocks_(clocks),
-      rng_(rng), behaviour_(b) {
+    : world_(w),
+      id_(id),
+      lock_name_(config.name),
+      instances_(config.instances),
+      clocks_(clocks),
+      rng_(rng),
+      behaviour_(b) {
     const errc code = lock_.configure(config);
     EDGELOCK_ASSERT(code == errc::ok);
     setup_connections();
@@ -215,7 +220,8 @@ void client::on_resume() {
 }
 
 void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
-    for (std::uint8_t i = 0; i < instances_; ++i) connections_[i].reset_arrives(server, epoch, at_us);
+    for (std::uint8_t i = 0; i < instances_; ++i)
+        connections_[i].reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
 
@@ -232,7 +238,8 @@ void client::finish(std::int64_t end_us) {
         return;
     }
     const std::int64_t valid_end = validity_end_us();
-    close_hold(std::min(end_us, valid_end), valid_end < end_us ? hold_end::expired : hold_end::run_end);
+    close_hold(std::min(end_us, valid_end),
+               valid_end < end_us ? hold_end::expired : hold_end::run_end);
 }
 
 // ---- the loop -----------------------------------------------------------------------------
@@ -290,7 +297,8 @@ void client::handle_wake(const std::string& message) {
     const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
     if (for_us && lock_.wants_wake_ups()) world_.told(id_);
     if (world_.recording()) {
-        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")") : "on_wake(" + message.substr(0, 8) + "...)");
+        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")")
+                                                : "on_wake(" + message.substr(0, 8) + "...)");
     }
     if (message.empty() && behaviour_ == behaviour::ignores_confirmation) return;
     const errc code = lock_.on_wake(now_ms(), message);
@@ -319,7 +327,8 @@ struct request_sink {
     bool commit(std::size_t size) {
         std::string bytes(buffer.data(), size);
         const script_id kind = classify_request(bytes);
-        sent_acquire = sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
+        sent_acquire =
+            sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
         sent_renew = sent_renew || kind == script_id::renew;
         if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
         if (kind == script_id::release && deletes_without_compare) {
@@ -383,7 +392,8 @@ void client::reschedule() {
     std::int64_t wake = never_us;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         local_ms = std::min(local_ms, connections_[i].wake_ms(local_now));
-        if (connections_[i].reset_at_us() >= 0) wake = std::min(wake, connections_[i].reset_at_us());
+        if (connections_[i].reset_at_us() >= 0)
+            wake = std::min(wake, connections_[i].reset_at_us());
     }
     if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
@@ -427,8 +437,9 @@ void client::on_answer(std::uint8_t instance, const reply_node& reply) {
 
 void client::on_node_started(std::uint8_t instance) {
     drain();  // the lock refuses input while events wait
-    const errc code = session::tell_node_started(lock_, instance, connections_[instance].connection(),
-                                                 world_.config().restart_guard, now_ms());
+    const errc code =
+        session::tell_node_started(lock_, instance, connections_[instance].connection(),
+                                   world_.config().restart_guard, now_ms());
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
 }
@@ -436,7 +447,8 @@ void client::on_node_started(std::uint8_t instance) {
 // The lock hears that the connection ended (session::lock_hears_close said it must).
 void client::on_connection_end(std::uint8_t instance) {
     drain();  // events a pause left behind first: on_io_error refuses while they wait
-    const errc code = session::hear_close(lock_, instance, connections_[instance].connection(), now_ms());
+    const errc code =
+        session::hear_close(lock_, instance, connections_[instance].connection(), now_ms());
     if (code != errc::ok) anomaly("on_io_error", code);
     drain();
 }
@@ -447,13 +459,15 @@ void client::react(const event& e) {
     if (world_.recording()) {
         std::string text = std::string("lock: ") + event_name(e.type);
         if (e.type == event_type::acquired) {
-            text += " fence=" + number(e.fence) + " valid_until=" + number(e.valid_until_ms) + " (mono)";
+            text += " fence=" + number(e.fence) + " valid_until=" + number(e.valid_until_ms) +
+                    " (mono)";
         } else if (e.type == event_type::renewed) {
             text += " valid_until=" + number(e.valid_until_ms) + " (mono)";
         } else if (e.type == event_type::acquire_failed || e.type == event_type::lost) {
             text += std::string(" ") + to_string(e.code);
         } else if (e.type == event_type::released) {
-            text += " instances=" + number(e.instances_released) + (e.expired_before ? " (expired before)" : "");
+            text += " instances=" + number(e.instances_released) +
+                    (e.expired_before ? " (expired before)" : "");
         }
         world_.note_client(id_, text);
     }
@@ -506,7 +520,8 @@ void client::start_job() {
     owner_token token{};
     for (std::size_t i = 0; i < token.size(); i += 8) {
         const std::uint64_t bits = rng_.next();
-        for (std::size_t b = 0; b < 8; ++b) token[i + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+        for (std::size_t b = 0; b < 8; ++b)
+            token[i + b] = static_cast<std::uint8_t>(bits >> (8 * b));
     }
     const errc code = lock_.acquire(now_ms(), world_.params().acquire_wait_ms, token);
     if (code != errc::ok) {
@@ -536,7 +551,8 @@ void client::on_acquired(const event& e) {
 void client::on_lost(const event&) {
     if (behaviour_ == behaviour::ignores_validity) return;
     if (holding_) close_hold(std::min(now_us(), validity_end_us()), hold_end::lost);
-    if (job_ == job::reading || job_ == job::working || job_ == job::writing || job_ == job::keeping) {
+    if (job_ == job::reading || job_ == job::working || job_ == job::writing ||
+        job_ == job::keeping) {
         finish_job();
     }
 }
@@ -637,7 +653,8 @@ void client::finish_job() {
 
 void client::think() {
     job_ = job::thinking;
-    job_due_ms_ = now_ms() + rng_.between(world_.params().think_ms_min, world_.params().think_ms_max);
+    job_due_ms_ =
+        now_ms() + rng_.between(world_.params().think_ms_min, world_.params().think_ms_max);
 }
 
 void client::close_hold(std::int64_t end_us, hold_end why) {

@@ -74,7 +74,8 @@ std::string format(const char* pattern, ...) {
 // with NTP (within wall_skew of true time, so a replica judges an expiry as its master
 // would), while the clients' clocks are free-running; a wall clock that wanders is a fault
 // (clock_rate with wall=1, wall_step), not noise.
-process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t ppm, std::int32_t wall_ppm_max) {
+process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t ppm,
+                           std::int32_t wall_ppm_max) {
     const std::int64_t boot_us = rng.between(1'000'000'000, 9'000'000'000);
     const auto mono_ppm = static_cast<std::int32_t>(rng.between(-ppm, ppm));
     const std::int64_t skew_us = rng.between(-wall_skew_us, wall_skew_us);
@@ -93,7 +94,8 @@ std::string describe_request(std::string_view bytes) {
         return std::string(to_string(id)) + " (" + std::string(r.args[0]) + ")";
     }
     if (r.count == 3 && equals_ignoring_case(r.args[0], "SCRIPT")) {
-        return "SCRIPT LOAD " + std::string(to_string(script_by_text(r.args[2])));  // not the script's text
+        return "SCRIPT LOAD " +
+               std::string(to_string(script_by_text(r.args[2])));  // not the script's text
     }
     std::string out;
     for (std::size_t i = 0; i < r.count; ++i) {
@@ -115,7 +117,8 @@ std::string render_reply(const reply_node* nodes, std::size_t count, std::size_t
         case reply_type::array: break;
     }
     std::string out = "[";
-    for (std::uint32_t i = 0; i < n.elements && at < count; ++i) out += (i > 0 ? ", " : "") + render_reply(nodes, count, at);
+    for (std::uint32_t i = 0; i < n.elements && at < count; ++i)
+        out += (i > 0 ? ", " : "") + render_reply(nodes, count, at);
     return out + "]";
 }
 
@@ -164,7 +167,8 @@ world::world(const run_spec& spec)
     prng setup = prng::stream(spec.seed, 2);
     const std::int32_t ppm = params_.clock_ppm_max;
     make_nodes(setup);
-    for (std::uint8_t j = 0; j < config_.sentinels; ++j) sentinels_.emplace_back(j, monitored_master_name, 0);
+    for (std::uint8_t j = 0; j < config_.sentinels; ++j)
+        sentinels_.emplace_back(j, monitored_master_name, 0);
     paused_until_us_.assign(config_.nodes, 0);
     isolated_until_us_.assign(config_.nodes, 0);
     side_of_.assign(config_.nodes, 0);
@@ -178,23 +182,26 @@ world::world(const run_spec& spec)
     const lock_config lc = clients_lock_config();
     if (config_.fair) {
         std::array<char, 256> key{};
-        queue_key_.assign(key.data(), write_companion_key(lock_name, companion::queue, key.data(), key.size()));
-        qttl_key_.assign(key.data(), write_companion_key(lock_name, companion::queue_ttl, key.data(), key.size()));
+        queue_key_.assign(key.data(),
+                          write_companion_key(lock_name, companion::queue, key.data(), key.size()));
+        qttl_key_.assign(key.data(), write_companion_key(lock_name, companion::queue_ttl,
+                                                         key.data(), key.size()));
         lock_key_ = lock_name;
         init_fair_checks();
     }
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
-        clients_.push_back(std::make_unique<client>(*this, c, lc, clocks,
-                                                    prng::stream(spec.seed, 100 + c), spec.clients));
+        clients_.push_back(std::make_unique<client>(
+            *this, c, lc, clocks, prng::stream(spec.seed, 100 + c), spec.clients));
     }
 
     end_us_ = std::max(params_.duration_ms, params_.liveness_window_ms) * 1000;
     for (std::size_t i = 0; i < spec.faults.size(); ++i) {
         const fault& f = spec.faults[i];
         if (f.when.at_point) continue;
-        events_.push(f.when.at_ms * 1000, scheduler::kind::fault_start, 0, static_cast<std::uint32_t>(i));
+        events_.push(f.when.at_ms * 1000, scheduler::kind::fault_start, 0,
+                     static_cast<std::uint32_t>(i));
         end_us_ = std::max(end_us_, (f.when.at_ms + params_.liveness_window_ms) * 1000);
     }
 }
@@ -218,7 +225,8 @@ void world::make_nodes(prng& setup) {
         if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
             nodes_.back().behave_as_redis_6();
         }
-        node_clocks_.push_back(draw_clocks(setup, params_.wall_skew_us_max, params_.clock_ppm_max, 0));
+        node_clocks_.push_back(
+            draw_clocks(setup, params_.wall_skew_us_max, params_.clock_ppm_max, 0));
         nodes_.back().set_started(node_clocks_.back().wall.read_ms(0) - params_.node_uptime_ms);
     }
     if (config_.layout == topology::sentinel) {
@@ -315,7 +323,8 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::node_wake:
             if (paused(e.who) || !held_[e.who].empty()) {
                 // After the resume has read what waited: acks held in the pause count first.
-                events_.push(std::max(paused_until_us_[e.who], now_us_), scheduler::kind::node_wake, e.who, e.arg);
+                events_.push(std::max(paused_until_us_[e.who], now_us_), scheduler::kind::node_wake,
+                             e.who, e.arg);
             } else if (nodes_[e.who].up() && nodes_[e.who].incarnation() == e.arg) {
                 nodes_[e.who].on_wait_deadline(node_wall_ms(e.who), now_us_, out_);
                 note_unblocked(e.who);
@@ -337,8 +346,10 @@ void world::deliver(std::size_t path) {
                          m.kind == message_kind::replication_ack;
     if (to_node && net_.is_node_server(static_cast<std::uint8_t>(to - clients))) {
         const auto node = static_cast<std::uint8_t>(to - clients);
-        const bool between_nodes = m.kind == message_kind::replication || m.kind == message_kind::replication_ack;
-        if (between_nodes && cut(static_cast<std::uint8_t>(from - clients), node)) return;  // lost on the way
+        const bool between_nodes =
+            m.kind == message_kind::replication || m.kind == message_kind::replication_ack;
+        if (between_nodes && cut(static_cast<std::uint8_t>(from - clients), node))
+            return;  // lost on the way
         // Held while paused, and behind what is still held: the socket keeps its order.
         if ((paused(node) || !held_[node].empty()) && nodes_[node].up()) {
             held_[node].push_back(held_message{from, to, std::move(m)});
@@ -399,7 +410,8 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
         nodes_[node].receive(client, m.epoch, request, node_wall_ms(node), now_us_, out_);
         if (recording()) {
             const bool answered = out_.replies.size() > replies_before;
-            note_request(node, client, request, answered ? &out_.replies[replies_before].bytes : nullptr);
+            note_request(node, client, request,
+                         answered ? &out_.replies[replies_before].bytes : nullptr);
         }
     }
     flush(node);
@@ -425,8 +437,8 @@ void world::deliver_reply(std::uint8_t server, std::uint8_t client, message&& m)
 }
 
 void world::deliver_resource_request(std::uint8_t client, message&& m) {
-    const fenced_resource::result r = m.write ? resource_.write(m.fenced, m.token, m.value)
-                                              : resource_.read(m.fenced, m.token);
+    const fenced_resource::result r =
+        m.write ? resource_.write(m.fenced, m.token, m.value) : resource_.read(m.fenced, m.token);
     resource_record record;
     record.at_us = now_us_;
     record.client = client;
@@ -439,12 +451,12 @@ void world::deliver_resource_request(std::uint8_t client, message&& m) {
     history_.resource_ops.push_back(record);
     mix((std::uint64_t{r.accepted} << 1) | m.write);
     if (recording()) {
-        timeline_ += format("%8lld.%03lld R   %s from c%u hold #%u token %lld%s: %s (value %lld)\n",
-                            static_cast<long long>(now_us_ / 1000),
-                            static_cast<long long>(now_us_ % 1000), m.write ? "write" : "read",
-                            unsigned{client}, m.hold, static_cast<long long>(m.token),
-                            m.fenced ? "" : " (unfenced)", r.accepted ? "accepted" : "REJECTED",
-                            static_cast<long long>(record.value));
+        timeline_ +=
+            format("%8lld.%03lld R   %s from c%u hold #%u token %lld%s: %s (value %lld)\n",
+                   static_cast<long long>(now_us_ / 1000), static_cast<long long>(now_us_ % 1000),
+                   m.write ? "write" : "read", unsigned{client}, m.hold,
+                   static_cast<long long>(m.token), m.fenced ? "" : " (unfenced)",
+                   r.accepted ? "accepted" : "REJECTED", static_cast<long long>(record.value));
     }
     message reply;
     reply.kind = message_kind::resource_reply;
@@ -471,7 +483,8 @@ void world::deliver_replication(std::uint8_t master, std::uint8_t replica, messa
     const std::uint8_t from = net_.node_endpoint(replica);
     const std::uint8_t to = net_.node_endpoint(master);
     const std::int64_t at = net_.send(from, to, std::move(ack), now_us_, 0);
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, to)));
+    events_.push(at, scheduler::kind::deliver, 0,
+                 static_cast<std::uint32_t>(net_.path_id(from, to)));
 }
 
 void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) {
@@ -486,7 +499,8 @@ void world::deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m) 
 void world::note_unblocked(std::uint8_t node) {
     if (!recording()) return;
     for (const node_output::reply& r : out_.replies) {
-        note_node(node, "c" + std::to_string(r.client) + " (unblocked) -> " + describe_reply(r.bytes));
+        note_node(node,
+                  "c" + std::to_string(r.client) + " (unblocked) -> " + describe_reply(r.bytes));
     }
 }
 
@@ -494,9 +508,11 @@ void world::flush(std::uint8_t node) {
     if (!out_.effects.empty()) replicate(node);
     if (!out_.grants.empty()) judge_grants(node);
     if (!out_.published.empty()) publish(node);
-    for (node_output::reply& r : out_.replies) send_reply(node, r.client, r.epoch, std::move(r.bytes));
+    for (node_output::reply& r : out_.replies)
+        send_reply(node, r.client, r.epoch, std::move(r.bytes));
     if (out_.wait_deadline_us >= 0) {
-        events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node, nodes_[node].incarnation());
+        events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node,
+                     nodes_[node].incarnation());
     }
     out_.clear();
 }
@@ -514,8 +530,10 @@ void world::replicate(std::uint8_t master) {
             msg.epoch = m.incarnation();
             msg.op = out_.effects[i];
             msg.offset = first + static_cast<std::int64_t>(i);
-            const std::int64_t at = net_.send(from, to, std::move(msg), now_us_, replication_extra_us(r));
-            events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, to)));
+            const std::int64_t at =
+                net_.send(from, to, std::move(msg), now_us_, replication_extra_us(r));
+            events_.push(at, scheduler::kind::deliver, 0,
+                         static_cast<std::uint32_t>(net_.path_id(from, to)));
         }
     }
 }
@@ -535,8 +553,10 @@ void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t e
     m.epoch = epoch;
     m.bytes = std::move(bytes);
     const std::uint8_t from = net_.server_endpoint(server);
-    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, path_extra_us(client, server, false));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(from, client)));
+    const std::int64_t at =
+        net_.send(from, client, std::move(m), now_us_, path_extra_us(client, server, false));
+    events_.push(at, scheduler::kind::deliver, 0,
+                 static_cast<std::uint32_t>(net_.path_id(from, client)));
 }
 
 // drop_reply and loss faults on the way back: the reply is lost and its connection broken.
@@ -573,7 +593,8 @@ world::connect_outcome world::try_connect(std::uint8_t client, const session::no
     server = static_cast<std::uint8_t>(found);
     if (!net_.is_node_server(server)) return connect_outcome::ok;  // sentinels never fail (yet)
     // A crashed process's host answers with a refusal; a host without power, not at all.
-    if (!nodes_[server].up()) return powered_off_[server] ? connect_outcome::timeout : connect_outcome::refused;
+    if (!nodes_[server].up())
+        return powered_off_[server] ? connect_outcome::timeout : connect_outcome::refused;
     if (partitioned(client, server)) return connect_outcome::timeout;
     return connect_outcome::ok;
 }
@@ -613,15 +634,19 @@ void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t
     m.epoch = epoch;
     m.bytes = std::move(bytes);
     const std::uint8_t to = net_.server_endpoint(server);
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, path_extra_us(client, server, false));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(client, to)));
+    const std::int64_t at =
+        net_.send(client, to, std::move(m), now_us_, path_extra_us(client, server, false));
+    events_.push(at, scheduler::kind::deliver, 0,
+                 static_cast<std::uint32_t>(net_.path_id(client, to)));
 }
 
 void world::send_resource(std::uint8_t client, message&& m) {
     const std::uint8_t to = net_.resource_endpoint();
     mix((std::uint64_t{m.write} << 63) ^ static_cast<std::uint64_t>(m.value));
-    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, path_extra_us(client, 0, true));
-    events_.push(at, scheduler::kind::deliver, 0, static_cast<std::uint32_t>(net_.path_id(client, to)));
+    const std::int64_t at =
+        net_.send(client, to, std::move(m), now_us_, path_extra_us(client, 0, true));
+    events_.push(at, scheduler::kind::deliver, 0,
+                 static_cast<std::uint32_t>(net_.path_id(client, to)));
 }
 
 void world::schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation) {
@@ -639,7 +664,8 @@ void world::schedule_probe(std::uint8_t client, std::int64_t at_us, std::uint32_
 void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     for (std::size_t i = 0; i < spec_.faults.size(); ++i) {
         const trigger& t = spec_.faults[i].when;
-        if (fired_[i] || !t.at_point || t.client != client || t.where != p || t.nth != nth) continue;
+        if (fired_[i] || !t.at_point || t.client != client || t.where != p || t.nth != nth)
+            continue;
         if (t.offset_ms == 0) {
             activate(i);
         } else {
@@ -649,7 +675,8 @@ void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     }
 }
 
-std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms) {
+std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence,
+                              std::int64_t valid_until_ms) {
     hold_record r;
     r.client = client;
     r.index = static_cast<std::uint32_t>(history_.holds.size());
@@ -712,13 +739,13 @@ void world::activate(std::size_t index) {
             // What the lock must survive without help: no healing to wait for.
             if (!client_ok) return;
             active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
-            mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us, to_text(f));
+            mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us,
+                 to_text(f));
             return;
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:
-        case fault_kind::evict:
-            return;  // on a client: nothing to do
+        case fault_kind::evict: return;  // on a client: nothing to do
         case fault_kind::wall_step:
         case fault_kind::clock_rate:
             if (!node_ok && !client_ok) return;
@@ -731,7 +758,8 @@ void world::activate(std::size_t index) {
     // re-checks are for (world_pubsub.cpp).
     const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
-    if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
+    if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause)
+        fair_heal_us_ = fair_heal_before;
 }
 
 // A wall step, or a clock's rate changed, on a node or a client.
@@ -741,7 +769,8 @@ void world::change_clock(const fault& f) {
         clocks.wall.step(now_us_, f.amount * 1000);
         return;
     }
-    const auto ppm = static_cast<std::int32_t>(std::clamp<std::int64_t>(f.amount, -500'000, 500'000));
+    const auto ppm =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(f.amount, -500'000, 500'000));
     process_clocks& clocks = f.on_node ? node_clocks_[f.target] : clients_[f.target]->clocks();
     (f.wall ? clocks.wall : clocks.mono).set_rate(now_us_, ppm);
     if (!f.on_node) clients_[f.target]->clocks_changed();
@@ -757,8 +786,8 @@ bool world::partitioned(std::uint8_t client, std::uint8_t server) const noexcept
     if (!net_.is_node_server(server)) return false;
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
-        if (f.kind == fault_kind::partition && f.target == client && ((f.nodes >> server) & 1u) != 0 &&
-            now_us_ >= a.start_us && now_us_ < a.end_us) {
+        if (f.kind == fault_kind::partition && f.target == client &&
+            ((f.nodes >> server) & 1u) != 0 && now_us_ >= a.start_us && now_us_ < a.end_us) {
             return true;
         }
     }
@@ -773,7 +802,8 @@ bool world::lose_message(std::uint8_t client, std::uint8_t server, bool& reset) 
             now_us_ < a.start_us || now_us_ >= a.end_us) {
             continue;
         }
-        const auto rate = static_cast<std::uint32_t>(std::clamp<std::int64_t>(f.amount, 0, 1'000'000));
+        const auto rate =
+            static_cast<std::uint32_t>(std::clamp<std::int64_t>(f.amount, 0, 1'000'000));
         if (rng_.chance(rate)) {
             reset = f.reset;
             return true;
@@ -782,7 +812,8 @@ bool world::lose_message(std::uint8_t client, std::uint8_t server, bool& reset) 
     return false;
 }
 
-std::int64_t world::path_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept {
+std::int64_t world::path_extra_us(std::uint8_t client, std::uint8_t server,
+                                  bool resource) const noexcept {
     if (!resource && !net_.is_node_server(server)) return 0;
     std::int64_t extra = 0;
     for (const active_fault& a : active_) {
@@ -791,7 +822,8 @@ std::int64_t world::path_extra_us(std::uint8_t client, std::uint8_t server, bool
             now_us_ >= a.end_us) {
             continue;
         }
-        if (resource ? f.resource : ((f.nodes >> server) & 1u) != 0) extra += std::max<std::int64_t>(0, f.amount) * 1000;
+        if (resource ? f.resource : ((f.nodes >> server) & 1u) != 0)
+            extra += std::max<std::int64_t>(0, f.amount) * 1000;
     }
     return extra;
 }
@@ -808,7 +840,8 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
     return extra;
 }
 
-void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why) {
+void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset,
+                             const char* why) {
     network::tcp_state& conn = net_.conn(client, server);
     if (!conn.open) return;
     conn.open = false;
@@ -819,8 +852,8 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
         clients_[client]->connection_reset(server, conn.epoch, at);
     }
     if (recording()) {
-        note_client(client, format("connection to %s broken: %s%s", server_name(server).c_str(), why,
-                                   reset ? " (reset)" : " (silent)"));
+        note_client(client, format("connection to %s broken: %s%s", server_name(server).c_str(),
+                                   why, reset ? " (reset)" : " (silent)"));
     }
 }
 
@@ -835,8 +868,8 @@ bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noe
     return e != nullptr && e->value == token_hex;
 }
 
-// A guarded lock counts a node that restarted without durable data (AOF always) only from its start plus
-// ttl + drift on the client's clock (lock.hpp, "Restarts"), which the client reads late (the
+// A guarded lock counts a node that restarted without durable data (AOF always) only from its start
+// plus ttl + drift on the client's clock (lock.hpp, "Restarts"), which the client reads late (the
 // safe side) and may run fast: until then no client can take the lock with it, as if down.
 bool world::guard_keeps_out(std::uint8_t node) const noexcept {
     if (!config_.restart_guard || restarted_us_[node] < 0) return false;
@@ -860,18 +893,22 @@ void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_vie
         return !nodes_[n].up() || guard_keeps_out(n) || holds_token(n, token_hex);
     };
     std::uint8_t backed = 0;
-    for (std::uint8_t n = first; n < first + count; ++n) backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
+    for (std::uint8_t n = first; n < first + count; ++n)
+        backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
     if (backed >= needed) return;
     std::string where;  // built only for a failure: the check runs at every sample
     for (std::uint8_t n = first; n < first + count; ++n) {
         where += format(" %sn%u:%s", redlock ? "" : "master ", unsigned{n},
-                        !nodes_[n].up() ? "down" : guard_keeps_out(n) ? "guarded" : backs(n) ? "live" : "gone");
+                        !nodes_[n].up()      ? "down"
+                        : guard_keeps_out(n) ? "guarded"
+                        : backs(n)           ? "live"
+                                             : "gone");
     }
-    oracle_failure(format("c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
-                          "backs %u of the %u node(s) needed:%s",
-                          unsigned{client}, hold, static_cast<long long>(mono_ms),
-                          static_cast<long long>(valid_until_ms), unsigned{backed}, unsigned{needed},
-                          where.c_str()));
+    oracle_failure(format(
+        "c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
+        "backs %u of the %u node(s) needed:%s",
+        unsigned{client}, hold, static_cast<long long>(mono_ms),
+        static_cast<long long>(valid_until_ms), unsigned{backed}, unsigned{needed}, where.c_str()));
 }
 
 void world::check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
@@ -888,8 +925,10 @@ void world::oracle_failure(std::string text) {
     mix(0x0dac1e00u + o.violations);
     if (o.first_us < 0) {
         o.first_us = now_us_;
-        o.first = "at " + format("%lld.%06llds", static_cast<long long>(now_us_ / 1'000'000),
-                                 static_cast<long long>(now_us_ % 1'000'000)) + ": " + text;
+        o.first = "at " +
+                  format("%lld.%06llds", static_cast<long long>(now_us_ / 1'000'000),
+                         static_cast<long long>(now_us_ % 1'000'000)) +
+                  ": " + text;
     }
     if (recording()) note("!", nullptr, "ORACLE: " + text);
 }
@@ -912,8 +951,9 @@ void world::note(const std::string& lane, const process_clocks* clocks, const st
     std::string line = format("%8lld.%03lld %-3s ", static_cast<long long>(now_us_ / 1000),
                               static_cast<long long>(now_us_ % 1000), lane.c_str());
     if (clocks != nullptr) {
-        line += format("[mono %lld wall %lld] ", static_cast<long long>(clocks->mono.read_ms(now_us_)),
-                       static_cast<long long>(clocks->wall.read_ms(now_us_)));
+        line +=
+            format("[mono %lld wall %lld] ", static_cast<long long>(clocks->mono.read_ms(now_us_)),
+                   static_cast<long long>(clocks->wall.read_ms(now_us_)));
     }
     timeline_ += line + text + "\n";
 }
@@ -923,12 +963,15 @@ void world::note_client(std::uint8_t client, const std::string& text) {
 }
 
 std::string world::server_name(std::uint8_t server) const {
-    return net_.is_node_server(server) ? node_host(server) : sentinel_host(static_cast<std::uint8_t>(server - config_.nodes));
+    return net_.is_node_server(server)
+               ? node_host(server)
+               : sentinel_host(static_cast<std::uint8_t>(server - config_.nodes));
 }
 
 // "c0 PING -> +PONG" in the server's lane (a node's with its wall clock); "(blocked)" for a
 // request that waits behind a WAIT.
-void world::note_request(std::uint8_t server, std::uint8_t client, std::string_view request, const std::string* reply) {
+void world::note_request(std::uint8_t server, std::uint8_t client, std::string_view request,
+                         const std::string* reply) {
     std::string text = "c" + std::to_string(client) + " " + describe_request(request);
     text += reply != nullptr ? " -> " + describe_reply(*reply) : std::string(" (blocked)");
     if (net_.is_node_server(server)) {

@@ -32,9 +32,7 @@ void world::activate_node_fault(const fault& f) {
         case fault_kind::isolate:
             isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
             break;
-        case fault_kind::evict:
-            evict(f.target);
-            break;
+        case fault_kind::evict: evict(f.target); break;
         default: return;
     }
     mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
@@ -60,14 +58,15 @@ void world::crash(std::uint8_t node, const fault& f) {
     powered_off_[node] = power_off;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         break_connection(c, node, !power_off, power_off ? "host powered off" : "node crashed");
-        if (config_.fair) break_subscriber(c, node, !power_off, power_off ? "host powered off" : "node crashed");
+        if (config_.fair)
+            break_subscriber(c, node, !power_off, power_off ? "host powered off" : "node crashed");
     }
     std::int64_t down_us = f.duration_ms * 1000;
     if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
     events_.push(now_us_ + down_us, scheduler::kind::node_restart, node, 0);
     mark(world_mark::kind::crash, true, node, now_us_ + down_us,
-         std::string(power_off ? "power off" : "crash") + " (persistence " + to_string(f.persist) + ", down " +
-             std::to_string(down_us / 1000) + " ms)");
+         std::string(power_off ? "power off" : "crash") + " (persistence " + to_string(f.persist) +
+             ", down " + std::to_string(down_us / 1000) + " ms)");
     if (recording()) note_node(node, (power_off ? "POWER OFF: " : "CRASH: ") + to_text(f));
     heal_at(now_us_ + down_us + params_.reconfigure_ms * 1000);
     master_unreachable();
@@ -136,7 +135,9 @@ void world::isolate_side(std::uint8_t side, std::int64_t until_us) {
         isolated_until_us_[n] = until_us;
         side_of_[n] = side;
         events_.push(until_us, scheduler::kind::node_rejoin, n, 0);
-        if (recording()) note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) + " ms");
+        if (recording())
+            note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) +
+                             " ms");
     }
     master_unreachable();
 }
@@ -168,14 +169,16 @@ void world::master_unreachable() {
 void world::node_back(std::uint8_t node) {
     if (config_.layout != topology::sentinel || !reachable(node)) return;
     if (demoted_[node]) {
-        events_.push(now_us_ + params_.reconfigure_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
+        events_.push(now_us_ + params_.reconfigure_ms * 1000, scheduler::kind::sentinel_reconfigure,
+                     node, 0);
         return;
     }
     redis_node& n = nodes_[node];
     if (node == current_master_) {
         unreachable_since_us_ = -1;
         for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-            if (r != node && reachable(r) && nodes_[r].master_id() == node) nodes_[r].follow(n, now_us_);
+            if (r != node && reachable(r) && nodes_[r].master_id() == node)
+                nodes_[r].follow(n, now_us_);
         }
         return;
     }
@@ -210,10 +213,12 @@ int world::best_replica_seen(std::uint8_t master) const noexcept {
 // later. A master that answers again meanwhile stays master.
 void world::sentinel_promote(std::uint8_t node) {
     if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
-    if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) return;  // an earlier episode's
+    if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000)
+        return;  // an earlier episode's
     const int best = best_replica_seen(node);
     if (best < 0) {
-        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node, 0);
+        events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node,
+                     0);
         return;
     }
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
@@ -223,9 +228,11 @@ void world::sentinel_promote(std::uint8_t node) {
     demoted_[node] = true;
     for (sentinel_node& sentinel : sentinels_) sentinel.believe(promoted.id());
     for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-        if (r != best && reachable(r) && nodes_[r].master_id() == node) nodes_[r].follow(promoted, now_us_);
+        if (r != best && reachable(r) && nodes_[r].master_id() == node)
+            nodes_[r].follow(promoted, now_us_);
     }
-    const std::string text = "promoted by Sentinel (offset " + std::to_string(promoted.offset()) + ", seen " +
+    const std::string text = "promoted by Sentinel (offset " + std::to_string(promoted.offset()) +
+                             ", seen " +
                              std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
                              std::to_string(promoted.data().size()) + " key(s))";
     mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
@@ -247,13 +254,15 @@ void world::sentinel_reconfigure(std::uint8_t node) {
     if (!demoted_[node] || !reachable(node)) return;  // away again: node_back() comes later
     const auto master = static_cast<std::uint8_t>(current_master_);
     if (!reachable(master)) {
-        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
+        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::sentinel_reconfigure,
+                     node, 0);
         return;
     }
     demoted_[node] = false;
     nodes_[node].follow(nodes_[master], now_us_);
     const int now_following = nodes_[node].master_id();
-    const std::string text = "reconfigured by Sentinel: a replica of n" + std::to_string(now_following) + " with " +
+    const std::string text = "reconfigured by Sentinel: a replica of n" +
+                             std::to_string(now_following) + " with " +
                              std::to_string(nodes_[node].data().size()) + " key(s)";
     mark(world_mark::kind::note, true, node, now_us_, text);
     if (recording()) note_node(node, text);

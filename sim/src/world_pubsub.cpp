@@ -31,7 +31,8 @@ std::uint64_t hash_of_text(std::string_view text) noexcept {
 }
 
 std::string seconds(std::int64_t us) {
-    return std::to_string(us / 1'000'000) + "." + std::to_string(1'000'000 + us % 1'000'000).substr(1) + "s";
+    return std::to_string(us / 1'000'000) + "." +
+           std::to_string(1'000'000 + us % 1'000'000).substr(1) + "s";
 }
 
 }  // namespace
@@ -76,7 +77,8 @@ void world::send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_n
     const std::uint8_t from = to_node ? client : net_.node_endpoint(node);
     const std::uint8_t to = to_node ? net_.node_endpoint(node) : client;
     std::int64_t delay_us = net_.latency_us(from, to) + extra_us;
-    if (rng_.chance(params_.tail_per_million)) delay_us += rng_.between(0, params_.tail_ms_max * 1000);
+    if (rng_.chance(params_.tail_per_million))
+        delay_us += rng_.between(0, params_.tail_ms_max * 1000);
     const std::int64_t at = std::max(now_us_ + delay_us, s.last_arrival_us);
     s.last_arrival_us = at;
     std::uint32_t slot = 0;
@@ -97,7 +99,9 @@ void world::deliver_subscriber_message(std::uint32_t slot) {
     if (!d.to_node) {
         deliver_to_subscriber(d.node, d.client, std::move(d.m));
     } else if (paused(d.node) || !held_[d.node].empty()) {
-        if (nodes_[d.node].up()) held_[d.node].push_back(held_message{d.client, net_.node_endpoint(d.node), std::move(d.m)});
+        if (nodes_[d.node].up())
+            held_[d.node].push_back(
+                held_message{d.client, net_.node_endpoint(d.node), std::move(d.m)});
     } else {
         deliver_subscribe(d.client, d.node, std::move(d.m));
     }
@@ -111,14 +115,15 @@ void world::break_subscriber(std::uint8_t client, std::uint8_t node, bool reset,
     s.open = false;
     s.registered = false;
     mix(0x5c000000u + client * 16u + node);
-    const std::int64_t notice_us = reset ? net_.latency_us(net_.node_endpoint(node), client)
-                                         : params_.io_timeout_ms * 1000;
-    const std::int64_t delay_us = rng_.between(params_.reconnect_ms_min, params_.reconnect_ms_max) * 1000;
+    const std::int64_t notice_us =
+        reset ? net_.latency_us(net_.node_endpoint(node), client) : params_.io_timeout_ms * 1000;
+    const std::int64_t delay_us =
+        rng_.between(params_.reconnect_ms_min, params_.reconnect_ms_max) * 1000;
     events_.push(now_us_ + notice_us + delay_us, scheduler::kind::subscriber_retry, client,
                  node + node_bits * s.epoch);
     if (recording()) {
-        note_client(client, "subscriber connection to n" + std::to_string(node) + " broken: " + why +
-                                (reset ? " (reset)" : " (silent)"));
+        note_client(client, "subscriber connection to n" + std::to_string(node) +
+                                " broken: " + why + (reset ? " (reset)" : " (silent)"));
     }
 }
 
@@ -132,8 +137,8 @@ std::int64_t world::subscribe_extra_us(std::uint8_t client, std::uint8_t node) c
     std::int64_t extra = 0;
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
-        if (f.kind != fault_kind::slow_subscribe || f.target != client || ((f.nodes >> node) & 1u) == 0 ||
-            now_us_ < a.start_us || now_us_ >= a.end_us) {
+        if (f.kind != fault_kind::slow_subscribe || f.target != client ||
+            ((f.nodes >> node) & 1u) == 0 || now_us_ < a.start_us || now_us_ >= a.end_us) {
             continue;
         }
         extra += std::max<std::int64_t>(0, f.amount) * 1000;
@@ -153,7 +158,8 @@ void world::deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& 
     send_to_subscriber(node, client, message_kind::subscribed, {});
 }
 
-void world::send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind, std::string bytes) {
+void world::send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind,
+                               std::string bytes) {
     subscriber& s = sub(client, node);
     if (partitioned(client, node)) {
         break_subscriber(client, node, false, "partition");
@@ -175,14 +181,16 @@ void world::send_to_subscriber(std::uint8_t node, std::uint8_t client, message_k
 void world::deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m) {
     const subscriber& s = sub(client, node);
     if (!s.open || s.epoch != m.epoch) return;
-    if (recording() && m.kind == message_kind::subscribed) note_client(client, "subscribed on n" + std::to_string(node));
+    if (recording() && m.kind == message_kind::subscribed)
+        note_client(client, "subscribed on n" + std::to_string(node));
     clients_[client]->on_wake_message(std::move(m.bytes));
 }
 
 // PUBLISH: to the clients registered on this node now.
 void world::publish(std::uint8_t node) {
     for (const node_output::publication& p : out_.published) {
-        if (recording()) note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
+        if (recording())
+            note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
         for (std::uint8_t c = 0; c < params_.clients; ++c) {
             const subscriber& s = sub(c, node);
             if (s.open && s.registered && p.channel == queue_key_) {
@@ -215,7 +223,8 @@ void world::init_fair_checks() {
     }
     history_.fair.judged = true;
     history_.fair.told_bound_us = attempt_slack_us;
-    history_.fair.due_bound_us = recheck_us + recheck_us * params_.clock_ppm_max / 1'000'000 + 1000 + attempt_slack_us;
+    history_.fair.due_bound_us =
+        recheck_us + recheck_us * params_.clock_ppm_max / 1'000'000 + 1000 + attempt_slack_us;
 }
 
 // From the last fault's healing (slow_subscribe excepted, activate()) the connections come
@@ -225,7 +234,8 @@ void world::init_fair_checks() {
 std::int64_t world::judged_from_us() const noexcept {
     if (fair_heal_us_ == 0) return 0;
     const std::int64_t entry_ttl_ms = lock_queue_entry_ttl_ms(params_);
-    std::int64_t settle_ms = params_.io_timeout_ms + params_.connect_timeout_ms + params_.reconnect_ms_max + entry_ttl_ms;
+    std::int64_t settle_ms = params_.io_timeout_ms + params_.connect_timeout_ms +
+                             params_.reconnect_ms_max + entry_ttl_ms;
     if (config_.restart_guard) settle_ms += lock_restart_guard_ms(params_);
     return fair_heal_us_ + settle_ms * 1000;
 }
@@ -241,7 +251,8 @@ std::int64_t world::slow_round_trip_us(std::uint8_t client) const noexcept {
     if (extra_us == 0) return 0;
     // Beyond half a timeout (the attempt's, a reply's, a connect's with its handshake) the
     // connection or the attempt may time out over and over: the waiter is not judged.
-    const std::int64_t timeout_ms = std::min({lock_attempt_timeout_ms(params_), params_.io_timeout_ms, params_.connect_timeout_ms});
+    const std::int64_t timeout_ms = std::min(
+        {lock_attempt_timeout_ms(params_), params_.io_timeout_ms, params_.connect_timeout_ms});
     return 2 * extra_us >= timeout_ms * 1000 ? -1 : extra_us;
 }
 
@@ -332,14 +343,18 @@ void world::judge_waiters() {
             continue;
         }
         if (due_since_us_[c] < 0) due_since_us_[c] = now_us_;
-        const std::int64_t stretch_us = slow_us == 0 ? 0 : 2 * slow_us + lock_attempt_timeout_ms(params_) * 1000;
-        const bool told_too_long = told_us_[c] >= 0 && now_us_ - told_us_[c] > record.told_bound_us + stretch_us;
+        const std::int64_t stretch_us =
+            slow_us == 0 ? 0 : 2 * slow_us + lock_attempt_timeout_ms(params_) * 1000;
+        const bool told_too_long =
+            told_us_[c] >= 0 && now_us_ - told_us_[c] > record.told_bound_us + stretch_us;
         const bool due_too_long = now_us_ - due_since_us_[c] > record.due_bound_us + stretch_us;
         if (!told_too_long && !due_too_long) continue;
         if (record.wakeup_violations++ == 0) {
-            record.first_wakeup = "c" + std::to_string(c) + " waited for a free lock at its turn from " +
+            record.first_wakeup = "c" + std::to_string(c) +
+                                  " waited for a free lock at its turn from " +
                                   seconds(due_since_us_[c]) +
-                                  (told_us_[c] >= 0 ? ", told at " + seconds(told_us_[c]) : std::string(", never told")) +
+                                  (told_us_[c] >= 0 ? ", told at " + seconds(told_us_[c])
+                                                    : std::string(", never told")) +
                                   ", still waiting at " + seconds(now_us_) + " (bounds: told " +
                                   std::to_string(record.told_bound_us / 1000) + " ms, due " +
                                   std::to_string(record.due_bound_us / 1000) + " ms)";
@@ -371,10 +386,11 @@ void world::judge_grants(std::uint8_t node) {
             fair_record& record = history_.fair;
             if (record.fifo_violations++ == 0) {
                 const int holder = waiter_of(g.token);
-                record.first_fifo = "n" + std::to_string(node) + " gave the lock to " +
-                                    (holder >= 0 ? "c" + std::to_string(holder) : g.token.substr(0, 8)) + " at " +
-                                    seconds(now_us_) + " while c" + std::to_string(waiter_of(m.member)) +
-                                    " waited ahead of it in the line";
+                record.first_fifo =
+                    "n" + std::to_string(node) + " gave the lock to " +
+                    (holder >= 0 ? "c" + std::to_string(holder) : g.token.substr(0, 8)) + " at " +
+                    seconds(now_us_) + " while c" + std::to_string(waiter_of(m.member)) +
+                    " waited ahead of it in the line";
             }
             break;
         }

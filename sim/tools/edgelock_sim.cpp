@@ -76,7 +76,8 @@ constexpr const char* usage_text =
 
 void print_usage(std::FILE* out) {
     std::fputs(usage_text, out);
-    for (const configuration& c : configurations()) std::fprintf(out, " %s", std::string(c.name).c_str());
+    for (const configuration& c : configurations())
+        std::fprintf(out, " %s", std::string(c.name).c_str());
     // Simulated only when named: not in the matrix, the soak or the README's grid.
     std::fputs("\nconfigurations run only when named (run, explore, matrix --config):", out);
     for (const configuration& c : one_off_configurations()) {
@@ -194,11 +195,12 @@ bool request_of(const options& o, run_request& request, int& status) {
 void print_story(const run_result& r) {
     std::printf("\ntimeline (true ms, process, [its monotonic and wall clocks in ms])\n%s",
                 r.timeline.c_str());
-    std::printf("\nholds (true time; the belief ends when held() turned false, at release or loss)\n");
+    std::printf(
+        "\nholds (true time; the belief ends when held() turned false, at release or loss)\n");
     for (const hold_record& h : r.past.holds) {
         std::printf("  #%u c%u fence=%lld  %s .. %s  %s, valid until mono %lld\n", h.index,
-                    unsigned{h.client}, static_cast<long long>(h.fence), seconds(h.start_us).c_str(),
-                    seconds(h.end_us).c_str(), to_string(h.end),
+                    unsigned{h.client}, static_cast<long long>(h.fence),
+                    seconds(h.start_us).c_str(), seconds(h.end_us).c_str(), to_string(h.end),
                     static_cast<long long>(h.valid_until_ms));
     }
 }
@@ -219,20 +221,24 @@ int command_run(const options& o) {
     std::printf("config %s, seed %llu, clients %s\n", std::string(request.config->name).c_str(),
                 static_cast<unsigned long long>(request.seed), to_string(request.clients));
     std::printf("params %s\n", to_text(spec.params).c_str());
-    std::printf("schedule %s\n", spec.faults.empty() ? "(no faults)" : to_text(spec.faults).c_str());
+    std::printf("schedule %s\n",
+                spec.faults.empty() ? "(no faults)" : to_text(spec.faults).c_str());
     if (!o.quiet) print_story(r);
     std::printf("\nchecks %s\n", checks_text(r.checks, request.config->fair).c_str());
     if (request.config->fair) {
-        std::printf("wake-up bounds told=%lldms due=%lldms\n", static_cast<long long>(r.past.fair.told_bound_us / 1000),
+        std::printf("wake-up bounds told=%lldms due=%lldms\n",
+                    static_cast<long long>(r.past.fair.told_bound_us / 1000),
                     static_cast<long long>(r.past.fair.due_bound_us / 1000));
     }
     for (std::size_t k = 0; k < check_count; ++k) {
         if (!r.checks.checks[k].ok) {
-            std::printf("  %s: %s\n", to_string(static_cast<check_kind>(k)), r.checks.checks[k].detail.c_str());
+            std::printf("  %s: %s\n", to_string(static_cast<check_kind>(k)),
+                        r.checks.checks[k].detail.c_str());
         }
     }
-    std::printf("events %llu, simulated %s, anomalies %u\n", static_cast<unsigned long long>(r.events),
-                seconds(r.simulated_us).c_str(), r.anomalies);
+    std::printf("events %llu, simulated %s, anomalies %u\n",
+                static_cast<unsigned long long>(r.events), seconds(r.simulated_us).c_str(),
+                r.anomalies);
     std::printf("trace hash %016llx\n", static_cast<unsigned long long>(r.trace_hash));
     std::printf("replay: %s\n", replay_command(request).c_str());
     if (!o.svg.empty()) {
@@ -257,8 +263,8 @@ public:
         const double cpu_s = static_cast<double>(std::clock() - cpu_started_) / CLOCKS_PER_SEC;
         const double seconds = cpu_s > 0 ? cpu_s : wall_s;
         char text[200];
-        std::snprintf(text, sizeof text, "wall=%.2fs cpu=%.2fs events/s=%.0f runs/s=%.0f", wall_s, cpu_s,
-                      seconds > 0 ? static_cast<double>(events) / seconds : 0,
+        std::snprintf(text, sizeof text, "wall=%.2fs cpu=%.2fs events/s=%.0f runs/s=%.0f", wall_s,
+                      cpu_s, seconds > 0 ? static_cast<double>(events) / seconds : 0,
                       seconds > 0 ? static_cast<double>(runs) / seconds : 0);
         return text;
     }
@@ -288,8 +294,10 @@ int command_matrix(const options& o) {
     });
     std::printf("total runs=%zu events=%llu simulated=%.1fs %s\n", totals.runs,
                 static_cast<unsigned long long>(totals.events),
-                static_cast<double>(totals.simulated_us) / 1e6, clock.line(totals.events, totals.runs).c_str());
-    if (totals.anomalies != 0) std::printf("anomalies=%u (the lock refused calls it should take)\n", totals.anomalies);
+                static_cast<double>(totals.simulated_us) / 1e6,
+                clock.line(totals.events, totals.runs).c_str());
+    if (totals.anomalies != 0)
+        std::printf("anomalies=%u (the lock refused calls it should take)\n", totals.anomalies);
     return 0;
 }
 
@@ -321,7 +329,8 @@ int command_explore(const options& o) {
     eo.jobs = o.jobs;
     const explore_result e = explore(eo);
     std::printf("explore %s: %zu random schedule(s) from seed %llu, faults %s, target %s\n",
-                std::string(eo.config->name).c_str(), e.runs, static_cast<unsigned long long>(o.seed),
+                std::string(eo.config->name).c_str(), e.runs,
+                static_cast<unsigned long long>(o.seed),
                 eo.family != nullptr ? std::string(eo.family->code).c_str() : "any family",
                 eo.any_check ? "any check" : to_string(eo.check));
     std::printf("violating runs: %zu of %zu\n", e.violating_runs, e.runs);
@@ -329,14 +338,17 @@ int command_explore(const options& o) {
         std::printf("no violation found\n");
         return 0;
     }
-    std::printf("first violation at run %zu: %s\n", e.first_run, checks_text(e.original_checks).c_str());
-    std::printf("  schedule (%zu fault(s)): %s\n", e.original.faults.size(), to_text(e.original.faults).c_str());
-    std::printf("shrunk in %zu step(s) to %zu fault(s): %s\n", e.shrink_steps, e.shrunk.faults.size(),
-                to_text(e.shrunk.faults).c_str());
+    std::printf("first violation at run %zu: %s\n", e.first_run,
+                checks_text(e.original_checks).c_str());
+    std::printf("  schedule (%zu fault(s)): %s\n", e.original.faults.size(),
+                to_text(e.original.faults).c_str());
+    std::printf("shrunk in %zu step(s) to %zu fault(s): %s\n", e.shrink_steps,
+                e.shrunk.faults.size(), to_text(e.shrunk.faults).c_str());
     std::printf("  %s\n", checks_text(e.shrunk_checks).c_str());
     for (std::size_t k = 0; k < check_count; ++k) {
         if (!e.shrunk_checks.checks[k].ok) {
-            std::printf("  %s: %s\n", to_string(static_cast<check_kind>(k)), e.shrunk_checks.checks[k].detail.c_str());
+            std::printf("  %s: %s\n", to_string(static_cast<check_kind>(k)),
+                        e.shrunk_checks.checks[k].detail.c_str());
         }
     }
     std::printf("replay: %s\n", replay_command(e.shrunk).c_str());
@@ -350,8 +362,9 @@ int command_soak(const options& o) {
     so.jobs = o.jobs;
     const stopwatch clock;
     const soak_result r = run_soak(so);
-    std::printf("soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs %zu)\n",
-                r.runs, static_cast<unsigned long long>(o.seed), configuration_count, so.matrix_runs);
+    std::printf(
+        "soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs %zu)\n",
+        r.runs, static_cast<unsigned long long>(o.seed), configuration_count, so.matrix_runs);
     std::printf("soak runs violating each check, per configuration:\n");
     for (std::size_t c = 0; c < configuration_count; ++c) {
         std::printf("  %-27s", std::string(configurations()[c].name).c_str());
@@ -362,17 +375,20 @@ int command_soak(const options& o) {
     }
     std::printf("cells, the matrix and the soak together:\n");
     for (std::size_t s = 0; s < scenario_count; ++s) {
-        for (std::size_t c = 0; c < configuration_count; ++c) std::printf("%s\n", soak_cell_line(r, s, c).c_str());
+        for (std::size_t c = 0; c < configuration_count; ++c)
+            std::printf("%s\n", soak_cell_line(r, s, c).c_str());
     }
     std::printf("violations of checks the matrix saw hold: %zu\n", r.surprises.size());
     for (const soak_surprise& s : r.surprises) {
-        std::printf("%s %s %s %s runs=%zu first: %s\n", s.cell_claimed_safe ? "UNEXPECTED" : "MISSED",
-                    std::string(s.scenario->code).c_str(), std::string(s.config->name).c_str(), to_string(s.check),
-                    s.runs, s.replay.c_str());
+        std::printf("%s %s %s %s runs=%zu first: %s\n",
+                    s.cell_claimed_safe ? "UNEXPECTED" : "MISSED",
+                    std::string(s.scenario->code).c_str(), std::string(s.config->name).c_str(),
+                    to_string(s.check), s.runs, s.replay.c_str());
     }
-    std::printf("total runs=%zu events=%llu %s\n", r.runs, static_cast<unsigned long long>(r.events),
-                clock.line(r.events, r.runs).c_str());
-    if (r.anomalies != 0) std::printf("anomalies=%u (the lock refused calls it should take)\n", r.anomalies);
+    std::printf("total runs=%zu events=%llu %s\n", r.runs,
+                static_cast<unsigned long long>(r.events), clock.line(r.events, r.runs).c_str());
+    if (r.anomalies != 0)
+        std::printf("anomalies=%u (the lock refused calls it should take)\n", r.anomalies);
     return !r.claims_broken() && r.anomalies == 0 ? 0 : 1;
 }
 

@@ -27,20 +27,23 @@ namespace {
 
 std::atomic<bool> counting{false};
 std::atomic<std::size_t> allocations{0};
-std::atomic<std::size_t> allocated_bytes{0};  // operator new's, while counting
-std::atomic<std::size_t> openssl_allocations{0};  // malloc and realloc by OpenSSL, while counting
+std::atomic<std::size_t> allocated_bytes{0};       // operator new's, while counting
+std::atomic<std::size_t> openssl_allocations{0};   // malloc and realloc by OpenSSL, while counting
 std::atomic<std::int64_t> openssl_blocks_live{0};  // OpenSSL's blocks not freed yet, always
 
 void* openssl_malloc(std::size_t size, const char*, int) {
-    if (counting.load(std::memory_order_relaxed)) openssl_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (counting.load(std::memory_order_relaxed))
+        openssl_allocations.fetch_add(1, std::memory_order_relaxed);
     void* block = std::malloc(size);
     if (block != nullptr) openssl_blocks_live.fetch_add(1, std::memory_order_relaxed);
     return block;
 }
 void* openssl_realloc(void* p, std::size_t size, const char*, int) {
-    if (counting.load(std::memory_order_relaxed)) openssl_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (counting.load(std::memory_order_relaxed))
+        openssl_allocations.fetch_add(1, std::memory_order_relaxed);
     void* block = std::realloc(p, size);
-    if (p == nullptr && block != nullptr) openssl_blocks_live.fetch_add(1, std::memory_order_relaxed);
+    if (p == nullptr && block != nullptr)
+        openssl_blocks_live.fetch_add(1, std::memory_order_relaxed);
     return block;
 }
 void openssl_free(void* p, const char*, int) {
@@ -49,7 +52,8 @@ void openssl_free(void* p, const char*, int) {
 }
 
 // Before main(), so before OpenSSL's first allocation (it refuses the functions after one).
-const bool openssl_counted = CRYPTO_set_mem_functions(openssl_malloc, openssl_realloc, openssl_free) == 1;
+const bool openssl_counted =
+    CRYPTO_set_mem_functions(openssl_malloc, openssl_realloc, openssl_free) == 1;
 
 void* counted_allocation(std::size_t size, std::size_t alignment) {
     if (counting.load(std::memory_order_relaxed)) {
@@ -57,8 +61,9 @@ void* counted_allocation(std::size_t size, std::size_t alignment) {
         allocated_bytes.fetch_add(size, std::memory_order_relaxed);
     }
     if (size == 0) size = 1;
-    void* p = alignment <= alignof(std::max_align_t) ? std::malloc(size)
-                                                      : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+    void* p = alignment <= alignof(std::max_align_t)
+                  ? std::malloc(size)
+                  : std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
     if (p == nullptr) throw std::bad_alloc();
     return p;
 }
@@ -67,8 +72,12 @@ void* counted_allocation(std::size_t size, std::size_t alignment) {
 
 void* operator new(std::size_t size) { return counted_allocation(size, 0); }
 void* operator new[](std::size_t size) { return counted_allocation(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return counted_allocation(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size, std::align_val_t a) {
+    return counted_allocation(size, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+    return counted_allocation(size, static_cast<std::size_t>(a));
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
     try {
         return counted_allocation(size, 0);
@@ -111,16 +120,17 @@ struct cycler {
     std::error_code error;
 
     void next() {
-        owner->async_acquire(handle, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
-            if (ec) return finish(ec);
-            owner->async_release(handle, [this](std::error_code ec2) {
-                if (ec2) return finish(ec2);
-                ++done;
-                if (done == warm_up) counting = true;
-                if (done == warm_up + cycles) return finish({});
-                next();
-            });
-        });
+        owner->async_acquire(handle, std::chrono::milliseconds(0),
+                             [this](std::error_code ec, std::int64_t) {
+                                 if (ec) return finish(ec);
+                                 owner->async_release(handle, [this](std::error_code ec2) {
+                                     if (ec2) return finish(ec2);
+                                     ++done;
+                                     if (done == warm_up) counting = true;
+                                     if (done == warm_up + cycles) return finish({});
+                                     next();
+                                 });
+                             });
     }
     void finish(std::error_code ec) {
         error = ec;
@@ -130,8 +140,8 @@ struct cycler {
 
 enum class driver { run, run_one };
 
-std::size_t run_cycles(client& owner, asio::io_context& io, std::vector<lock_handle>& handles, int warm_up,
-                       int cycles, driver how = driver::run) {
+std::size_t run_cycles(client& owner, asio::io_context& io, std::vector<lock_handle>& handles,
+                       int warm_up, int cycles, driver how = driver::run) {
     std::vector<cycler> cyclers(handles.size());
     int running = static_cast<int>(handles.size());
     for (std::size_t i = 0; i < handles.size(); ++i) {
@@ -214,7 +224,8 @@ TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
     std::vector<std::string> names;
     for (int i = 0; i < 100; ++i) names.push_back("pipelined:" + std::to_string(i));
     std::vector<lock_handle> handles(100);
-    for (int i = 0; i < 100; ++i) ASSERT_FALSE(owner.add_lock(lock_for(names[i], 30'000), handles[i]));
+    for (int i = 0; i < 100; ++i)
+        ASSERT_FALSE(owner.add_lock(lock_for(names[i], 30'000), handles[i]));
 
     const std::size_t counted = run_cycles(owner, io, handles, 100, 200);
     EXPECT_EQ(counted, 0u) << "allocations during 100 x 200 pipelined cycles";
@@ -250,8 +261,8 @@ TEST(asio_allocation, the_first_fair_lock_allocates_the_subscriber_and_the_next_
     ASSERT_FALSE(owner.add_lock(fair, first));
     counting = false;
     const std::size_t first_bytes = allocated_bytes.load();
-    std::printf("[ measured ] the first fair lock (locks_max 64): %zu bytes in %zu allocations\n", first_bytes,
-                allocations.load());
+    std::printf("[ measured ] the first fair lock (locks_max 64): %zu bytes in %zu allocations\n",
+                first_bytes, allocations.load());
     EXPECT_GT(first_bytes, 64u * 1024) << "the subscriber's read buffer holds a whole reply";
     EXPECT_LE(first_bytes, 75u * 1024 + 64u * 420);
 
@@ -283,22 +294,24 @@ struct fair_handover {
     std::error_code error;
 
     void next() {
-        owner->async_acquire(holder, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
-            if (ec) return finish(ec);
-            owner->async_acquire(waiter, std::chrono::seconds(10), [this](std::error_code ec2, std::int64_t) {
-                if (ec2) return finish(ec2);
-                owner->async_release(waiter, [this](std::error_code ec3) {
-                    if (ec3) return finish(ec3);
-                    ++done;
-                    if (done == warm_up) counting = true;
-                    if (done == warm_up + cycles) return finish({});
-                    next();
+        owner->async_acquire(
+            holder, std::chrono::milliseconds(0), [this](std::error_code ec, std::int64_t) {
+                if (ec) return finish(ec);
+                owner->async_acquire(waiter, std::chrono::seconds(10),
+                                     [this](std::error_code ec2, std::int64_t) {
+                                         if (ec2) return finish(ec2);
+                                         owner->async_release(waiter, [this](std::error_code ec3) {
+                                             if (ec3) return finish(ec3);
+                                             ++done;
+                                             if (done == warm_up) counting = true;
+                                             if (done == warm_up + cycles) return finish({});
+                                             next();
+                                         });
+                                     });
+                owner->async_release(holder, [this](std::error_code ec2) {
+                    if (ec2) finish(ec2);
                 });
             });
-            owner->async_release(holder, [this](std::error_code ec2) {
-                if (ec2) finish(ec2);
-            });
-        });
     }
     void finish(std::error_code ec) {
         error = ec;
@@ -353,18 +366,22 @@ TEST(asio_allocation, over_tls_edgelock_and_asio_allocate_nothing_and_openssl_no
     ASSERT_FALSE(owner.open(config));
     ASSERT_FALSE(wait_ready(owner).ec);
     counting = false;
-    EXPECT_GT(openssl_allocations.load(), 0u) << "loading the CA and the handshake allocate: the counter sees OpenSSL";
+    EXPECT_GT(openssl_allocations.load(), 0u)
+        << "loading the CA and the handshake allocate: the counter sees OpenSSL";
     std::vector<lock_handle> handles(1);
     ASSERT_FALSE(owner.add_lock(lock_for("steady:tls", 30'000), handles[0]));
 
     const std::int64_t live_before = openssl_blocks_live.load();
     const std::size_t counted = run_cycles(owner, io, handles, 1000, 10'000);
-    EXPECT_EQ(counted, 0u) << "operator new during 10,000 steady-state acquire+release cycles over TLS";
+    EXPECT_EQ(counted, 0u)
+        << "operator new during 10,000 steady-state acquire+release cycles over TLS";
     constexpr std::size_t records_per_cycle = 2;  // the acquire's request and the release's
     constexpr std::size_t openssl_per_record_max = 4;
     EXPECT_LE(openssl_allocations.load(), 10'000 * records_per_cycle * openssl_per_record_max);
-    EXPECT_EQ(openssl_blocks_live.load(), live_before) << "OpenSSL holds no more blocks than before the cycles";
-    std::printf("[ measured ] OpenSSL allocations per lock cycle: %.2f\n", openssl_allocations.load() / 10'000.0);
+    EXPECT_EQ(openssl_blocks_live.load(), live_before)
+        << "OpenSSL holds no more blocks than before the cycles";
+    std::printf("[ measured ] OpenSSL allocations per lock cycle: %.2f\n",
+                openssl_allocations.load() / 10'000.0);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@ namespace {
 
 using namespace edgelock::asio_tests;
 using edgelock::errc;
-using edgelock::async::client;
 using edgelock::transport_errc;
+using edgelock::async::client;
 using edgelock::async::lock_handle;
 using edgelock::async::detail::handler_slot;
 
@@ -62,7 +62,8 @@ TEST(handler_slot, a_handler_may_refill_its_own_slot_while_running) {
     std::string log;
     slot.emplace_with_value([&](std::error_code, std::int64_t value) {
         log += "first:" + std::to_string(value) + ";";
-        slot.emplace_with_value([&](std::error_code, std::int64_t v) { log += "second:" + std::to_string(v); });
+        slot.emplace_with_value(
+            [&](std::error_code, std::int64_t v) { log += "second:" + std::to_string(v); });
     });
     slot.complete({}, 7);
     slot.complete({}, 8);
@@ -72,7 +73,8 @@ TEST(handler_slot, a_handler_may_refill_its_own_slot_while_running) {
 TEST(handler_slot, call_leaves_the_handler_in_place) {
     handler_slot slot;
     int calls = 0;
-    slot.emplace_with_value([&](std::error_code, std::int64_t value) { calls += static_cast<int>(value); });
+    slot.emplace_with_value(
+        [&](std::error_code, std::int64_t value) { calls += static_cast<int>(value); });
     slot.call({}, 1);
     slot.call({}, 10);
     EXPECT_EQ(calls, 11);
@@ -91,7 +93,8 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     owner.async_acquire(nothing, 0ms, [&](std::error_code ec, std::int64_t) { not_open = ec; });
     called_inside = bool(not_open);
     EXPECT_FALSE(called_inside) << "completions are posted, never run inside the initiating call";
-    run_until(io, [&] { return bool(not_open); }, 1s);
+    run_until(
+        io, [&] { return bool(not_open); }, 1s);
     EXPECT_EQ(not_open, transport_errc::not_open);
     EXPECT_EQ(wait_ready(owner).ec, transport_errc::not_open);
 
@@ -109,7 +112,8 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     edgelock::lock_config waits = lock_for("b", 10'000);
     waits.replicas_to_wait = 1;
     waits.replica_wait_ms = 500;  // the command timeout of config_for()
-    EXPECT_EQ(owner.add_lock(waits, b), errc::invalid_config) << "WAIT would outlast the command timeout";
+    EXPECT_EQ(owner.add_lock(waits, b), errc::invalid_config)
+        << "WAIT would outlast the command timeout";
     waits.replica_wait_ms = 400;
     ASSERT_FALSE(owner.add_lock(waits, b));
     EXPECT_EQ(owner.status(a).state, edgelock::lock_state::idle);
@@ -123,10 +127,12 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     owner.async_acquire(a, 200ms, [&](std::error_code ec, std::int64_t) { first = ec; });
     owner.async_acquire(a, 0ms, [&](std::error_code ec, std::int64_t) { second = ec; });
     EXPECT_EQ(owner.remove_lock(a), transport_errc::lock_busy);
-    run_until(io, [&] { return first && second; }, 2s);
+    run_until(
+        io, [&] { return first && second; }, 2s);
     EXPECT_EQ(second, transport_errc::operation_in_progress);
     EXPECT_EQ(first, std::errc::connection_refused)
-        << "the last attempt's cause, no quorum of the one instance, is that instance's failure: " << first.message();
+        << "the last attempt's cause, no quorum of the one instance, is that instance's failure: "
+        << first.message();
     EXPECT_EQ(owner.status(a).last_cause, errc::no_quorum);
 
     ASSERT_FALSE(owner.remove_lock(a));
@@ -140,7 +146,8 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
     std::error_code aborted;
     owner.async_acquire(b, 5s, [&](std::error_code ec, std::int64_t) { aborted = ec; });
     owner.close();
-    run_until(io, [&] { return bool(aborted); }, 1s);
+    run_until(
+        io, [&] { return bool(aborted); }, 1s);
     EXPECT_EQ(aborted, std::errc::operation_canceled);
     EXPECT_FALSE(owner.held(b));
     EXPECT_FALSE(owner.open(config));
@@ -150,12 +157,14 @@ TEST(asio_client_api, every_misuse_completes_with_its_code_and_never_inside_the_
 TEST(asio_client_api, a_fair_lock_needs_a_single_instance) {
     asio::io_context io{1};
     client redlock(io);
-    ASSERT_FALSE(redlock.open(config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"})));
+    ASSERT_FALSE(redlock.open(
+        config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"})));
     edgelock::lock_config fair = lock_for("fair", 10'000);
     fair.fair = true;
     lock_handle handle;
     EXPECT_EQ(redlock.add_lock(fair, handle), errc::invalid_instances);
-    EXPECT_FALSE(redlock.add_lock(lock_for("plain", 10'000), handle)) << "the same lock without fair";
+    EXPECT_FALSE(redlock.add_lock(lock_for("plain", 10'000), handle))
+        << "the same lock without fair";
 
     client single(io);
     auto config = config_for({"redis://127.0.0.1:1"});

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The asio client's wake-up channel table (transport/asio/src/fair_channels.hpp) driven by
-// hand against a subscriber connection and a model of what Redis has subscribed: random sequences of
-// locks joining and leaving, wanting wake-ups or not, confirmations and lost connections.
-// After every step the table finds each channel by name and lists exactly its locks; once the
-// commands are answered, Redis has subscribed exactly the channels some lock waits on.
+// hand against a subscriber connection and a model of what Redis has subscribed: random sequences
+// of locks joining and leaving, wanting wake-ups or not, confirmations and lost connections. After
+// every step the table finds each channel by name and lists exactly its locks; once the commands
+// are answered, Redis has subscribed exactly the channels some lock waits on.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
@@ -28,7 +28,8 @@ const std::array<std::string, 5> names = {"a", "b", "c", "{a}x", "orders:42"};
 
 std::string queue_key(const std::string& name) {
     std::array<char, edgelock::key_bytes_max> key{};
-    const std::size_t size = edgelock::write_companion_key(name, edgelock::companion::queue, key.data(), key.size());
+    const std::size_t size =
+        edgelock::write_companion_key(name, edgelock::companion::queue, key.data(), key.size());
     return std::string(key.data(), size);
 }
 
@@ -48,7 +49,8 @@ class harness {
 public:
     explicit harness(std::size_t locks = locks_max)
         : storage_(2 * locks + session::handshake_steps_max) {
-        EXPECT_EQ(session::parse_node_url("redis://127.0.0.1:6379", server_).code, edgelock::errc::ok);
+        EXPECT_EQ(session::parse_node_url("redis://127.0.0.1:6379", server_).code,
+                  edgelock::errc::ok);
         session::connection_setup setup;
         setup.kind = session::connection_kind::subscriber;
         setup.node = &server_;
@@ -88,12 +90,14 @@ public:
     }
     std::size_t unanswered() const noexcept { return unanswered_.size(); }
     void settle() {
-        for (int n = 0; n < 64 && (channels_.has_work() || !unanswered_.empty()); ++n) exchange(locks_max);
+        for (int n = 0; n < 64 && (channels_.has_work() || !unanswered_.empty()); ++n)
+            exchange(locks_max);
         RC_ASSERT(!channels_.has_work());
         RC_ASSERT(unanswered_.empty());
     }
     void lose_connection() {
-        connection_.on_io_error(edgelock::failure::of(edgelock::transport_errc::connection_closed), now_);
+        connection_.on_io_error(edgelock::failure::of(edgelock::transport_errc::connection_closed),
+                                now_);
         connection_.on_closed(now_, [](const session::in_flight&) {});
         channels_.on_connection_lost();
         subscribed_.clear();
@@ -108,7 +112,8 @@ public:
             const std::uint32_t channel = channels_.find(queue_key(name));
             RC_ASSERT(channel != fair_channels::none);
             std::set<std::uint32_t> listed;
-            for (std::uint32_t l = channels_.first_lock(channel); l != fair_channels::none; l = channels_.next_lock(l)) {
+            for (std::uint32_t l = channels_.first_lock(channel); l != fair_channels::none;
+                 l = channels_.next_lock(l)) {
                 RC_ASSERT(listed.insert(l).second);
                 RC_ASSERT(listed.size() <= locks_max);
             }
@@ -133,7 +138,8 @@ public:
 
 private:
     void connect() {
-        RC_ASSERT(connection_.start(now_) != nullptr || (connection_.retry_now(), connection_.start(now_) != nullptr));
+        RC_ASSERT(connection_.start(now_) != nullptr ||
+                  (connection_.retry_now(), connection_.start(now_) != nullptr));
         std::array<char, 256> hello{};
         RC_ASSERT(connection_.on_connected(now_, hello.data(), hello.size()) > 0);
         reply("+PONG\r\n");
@@ -141,11 +147,13 @@ private:
     }
     session::routed_reply reply(const std::string& resp) {
         std::vector<edgelock::reply_node> nodes(edgelock::nodes_max);
-        const edgelock::parse_result r = edgelock::parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
+        const edgelock::parse_result r =
+            edgelock::parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
         RC_ASSERT(r.code == edgelock::errc::ok);
         const session::routed_reply routed = connection_.on_reply(nodes.data(), r.nodes, now_);
         if (routed.what == session::routed_reply::kind::answer) {
-            const fair_channels::answer a = channels_.on_answer(routed.entry, nodes.data(), r.nodes);
+            const fair_channels::answer a =
+                channels_.on_answer(routed.entry, nodes.data(), r.nodes);
             RC_ASSERT(!a.violation);
         }
         return routed;
@@ -155,7 +163,8 @@ private:
         std::size_t at = 0;
         while (at < wire.size()) {
             std::vector<edgelock::reply_node> nodes(edgelock::nodes_max);
-            const edgelock::parse_result r = edgelock::parse_reply(wire.data() + at, wire.size() - at, nodes.data(), nodes.size());
+            const edgelock::parse_result r = edgelock::parse_reply(
+                wire.data() + at, wire.size() - at, nodes.data(), nodes.size());
             RC_ASSERT(r.code == edgelock::errc::ok);
             RC_ASSERT(r.nodes == 3u);
             unanswered_.push_back({std::string(nodes[1].text), std::string(nodes[2].text)});
@@ -172,8 +181,9 @@ private:
             subscribed_.erase(channel);
         }
         const std::string kind = subscribe ? "subscribe" : "unsubscribe";
-        reply("*3\r\n$" + std::to_string(kind.size()) + "\r\n" + kind + "\r\n$" + std::to_string(channel.size()) +
-              "\r\n" + channel + "\r\n:" + std::to_string(subscribed_.size()) + "\r\n");
+        reply("*3\r\n$" + std::to_string(kind.size()) + "\r\n" + kind + "\r\n$" +
+              std::to_string(channel.size()) + "\r\n" + channel +
+              "\r\n:" + std::to_string(subscribed_.size()) + "\r\n");
     }
 
     session::node_address server_;
@@ -201,7 +211,10 @@ RC_GTEST_PROP(asio_fair_channels, lists_locks_by_name_and_subscribes_exactly_wha
             case 5:
                 if (*rc::gen::inRange(0, 4) == 0) h.lose_connection();
                 break;
-            default: h.settle(); h.check_settled(); break;
+            default:
+                h.settle();
+                h.check_settled();
+                break;
         }
         h.check_lists();
     }

@@ -64,12 +64,13 @@ protected:
                          std::vector<std::string>* order = nullptr, std::string label = {}) {
         waiter w;
         auto result = w.result;
-        owner.async_acquire(handle, wait, [result, order, label](std::error_code ec, std::int64_t fence) {
-            result->done = true;
-            result->ec = ec;
-            result->fence = fence;
-            if (!ec && order != nullptr) order->push_back(label);
-        });
+        owner.async_acquire(handle, wait,
+                            [result, order, label](std::error_code ec, std::int64_t fence) {
+                                result->done = true;
+                                result->ec = ec;
+                                result->fence = fence;
+                                if (!ec && order != nullptr) order->push_back(label);
+                            });
         return w;
     }
 
@@ -95,10 +96,12 @@ protected:
         return lines;
     }
     bool until_queued(const std::string& name, long long count) {
-        return run_until(io, [&] { return queued(name) == count; }, 3s);
+        return run_until(
+            io, [&] { return queued(name) == count; }, 3s);
     }
     bool until_subscribed(const std::string& name, long long count) {
-        return run_until(io, [&] { return subscribers(name) == count; }, 3s);
+        return run_until(
+            io, [&] { return subscribers(name) == count; }, 3s);
     }
 
     redis_server server;
@@ -116,8 +119,10 @@ std::chrono::milliseconds hand_over(client& owner, lock_handle holder, const wai
         EXPECT_FALSE(ec) << ec.message();
         released = true;
     });
-    run_until(owner.context(), [&] { return released && next.result->done; }, 10s);
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+    run_until(
+        owner.context(), [&] { return released && next.result->done; }, 10s);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start);
 }
 
 TEST_F(asio_fair, waiters_in_one_client_are_served_in_arrival_order_each_woken_by_the_release) {
@@ -140,7 +145,8 @@ TEST_F(asio_fair, waiters_in_one_client_are_served_in_arrival_order_each_woken_b
         const auto took = hand_over(first, locks[i - 1], waiters[i]);
         ASSERT_TRUE(waiters[i].result->done) << "waiter " << i;
         EXPECT_FALSE(waiters[i].result->ec) << waiters[i].result->ec.message();
-        EXPECT_LT(took.count(), handover_bound.count()) << "waiter " << i << " woken by the release, not its re-check";
+        EXPECT_LT(took.count(), handover_bound.count())
+            << "waiter " << i << " woken by the release, not its re-check";
     }
     EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "3", "4"}));
     EXPECT_FALSE(release(first, locks[4]).ec);
@@ -161,8 +167,10 @@ TEST_F(asio_fair, waiters_across_two_clients_are_served_in_arrival_order) {
         {&second, theirs[0]}, {&first, mine[0]}, {&second, theirs[1]}, {&first, mine[1]}};
     std::vector<waiter> waiters;
     for (std::size_t i = 0; i < line.size(); ++i) {
-        waiters.push_back(start_waiting(*line[i].first, line[i].second, 30s, &order, std::to_string(i)));
-        ASSERT_TRUE(until_queued(name, static_cast<long long>(i + 1))) << "waiter " << i << " joins the line";
+        waiters.push_back(
+            start_waiting(*line[i].first, line[i].second, 30s, &order, std::to_string(i)));
+        ASSERT_TRUE(until_queued(name, static_cast<long long>(i + 1)))
+            << "waiter " << i << " joins the line";
     }
     ASSERT_TRUE(until_subscribed(name, 2)) << "one subscriber connection per client";
     EXPECT_EQ(pubsub_connections(), 2);
@@ -173,7 +181,8 @@ TEST_F(asio_fair, waiters_across_two_clients_are_served_in_arrival_order) {
         const auto took = hand_over(*owner, held, waiters[i]);
         ASSERT_TRUE(waiters[i].result->done) << "waiter " << i;
         EXPECT_FALSE(waiters[i].result->ec) << waiters[i].result->ec.message();
-        EXPECT_LT(took.count(), handover_bound.count()) << "waiter " << i << " woken by the release, not its re-check";
+        EXPECT_LT(took.count(), handover_bound.count())
+            << "waiter " << i << " woken by the release, not its re-check";
         owner = line[i].first;
         held = line[i].second;
     }
@@ -190,8 +199,10 @@ TEST_F(asio_fair, a_killed_subscriber_connection_is_made_again_and_wake_ups_resu
     ASSERT_TRUE(until_queued(name, 1));
     ASSERT_TRUE(until_subscribed(name, 1));
 
-    EXPECT_EQ(admin.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1) << "the second client's subscriber";
-    ASSERT_TRUE(run_until(io, [&] { return subscribers(name) == 0; }, 2s));
+    EXPECT_EQ(admin.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1)
+        << "the second client's subscriber";
+    ASSERT_TRUE(run_until(
+        io, [&] { return subscribers(name) == 0; }, 2s));
     ASSERT_TRUE(until_subscribed(name, 1)) << "connected and subscribed again";
     EXPECT_FALSE(w.result->done) << "the lock is still held; the loss failed nothing";
 
@@ -222,7 +233,9 @@ TEST_F(asio_fair, a_waiter_whose_subscriber_cannot_come_back_gets_the_lock_by_it
     EXPECT_FALSE(w.result->done) << "the lock is still held; the loss failed nothing";
 
     ASSERT_FALSE(release(first, holder).ec);
-    ASSERT_TRUE(run_until(io, [&] { return w.result->done; }, 5s)) << "stranded: no re-check";
+    ASSERT_TRUE(run_until(
+        io, [&] { return w.result->done; }, 5s))
+        << "stranded: no re-check";
     EXPECT_FALSE(w.result->ec) << w.result->ec.message();
     EXPECT_EQ(subscribers(name), 0) << "taken by the re-check, no wake-up";
     admin.command({"CONFIG", "SET", "maxclients", "10000"});
@@ -240,14 +253,16 @@ TEST_F(asio_fair, a_waiter_whose_wait_runs_out_leaves_the_line_and_the_next_gets
     const waiter stays = start_waiting(first, patient, 30s);
     ASSERT_TRUE(until_queued(name, 2));
 
-    ASSERT_TRUE(run_until(io, [&] { return gives_up.result->done; }, 3s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return gives_up.result->done; }, 3s));
     EXPECT_EQ(gives_up.result->ec, errc::busy) << gives_up.result->ec.message();
     ASSERT_TRUE(until_queued(name, 1)) << "the waiter that gave up left the line";
 
     const auto took = hand_over(first, holder, stays);
     ASSERT_TRUE(stays.result->done);
     EXPECT_FALSE(stays.result->ec) << stays.result->ec.message();
-    EXPECT_LT(took.count(), handover_bound.count()) << "not held up by the entry of the waiter that gave up";
+    EXPECT_LT(took.count(), handover_bound.count())
+        << "not held up by the entry of the waiter that gave up";
     EXPECT_FALSE(release(first, patient).ec);
 }
 
@@ -270,7 +285,8 @@ TEST_F(asio_fair, a_cancelled_waiter_leaves_the_line_and_the_next_gets_the_lock_
     const auto took = hand_over(first, holder, stays);
     ASSERT_TRUE(stays.result->done);
     EXPECT_FALSE(stays.result->ec) << stays.result->ec.message();
-    EXPECT_LT(took.count(), handover_bound.count()) << "not held up by the cancelled waiter's entry";
+    EXPECT_LT(took.count(), handover_bound.count())
+        << "not held up by the cancelled waiter's entry";
     EXPECT_FALSE(release(first, patient).ec);
 }
 
@@ -278,16 +294,19 @@ TEST_F(asio_fair, the_subscriber_connects_only_once_a_fair_lock_waits) {
     const std::string name = "fair:lazy";
     const lock_handle holder = add(first, name);
     const lock_handle next = add(first, name);
-    const long long connections_before = std::stoll(admin.info_field("stats", "total_connections_received"));
+    const long long connections_before =
+        std::stoll(admin.info_field("stats", "total_connections_received"));
     ASSERT_FALSE(acquire(first, holder, 0ms).ec);
     EXPECT_EQ(acquire(first, next, 0ms).ec, errc::busy) << "a zero wait waits for no wake-up";
     ASSERT_TRUE(until_queued(name, 0)) << "a refused zero wait leaves the line";
-    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")), connections_before)
+    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")),
+              connections_before)
         << "no subscriber connection yet";
 
     const waiter w = start_waiting(first, next, 30s);
     ASSERT_TRUE(until_subscribed(name, 1));
-    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")), connections_before + 1);
+    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")),
+              connections_before + 1);
     const auto took = hand_over(first, holder, w);
     EXPECT_FALSE(w.result->ec) << w.result->ec.message();
     EXPECT_LT(took.count(), handover_bound.count());
@@ -332,8 +351,8 @@ TEST_F(asio_fair, a_fair_lock_removed_and_replaced_by_another_name_in_its_releas
         ASSERT_TRUE(until_queued(name, 1)) << "round " << round << ": the waiter joins the line";
         ASSERT_TRUE(until_subscribed(name, 1)) << "round " << round << ": its channel subscribed";
         EXPECT_FALSE(release(first, holder).ec) << "round " << round;
-        const bool swapped_or_failed =
-            run_until(io, [&] { return swapped == round + 1 || first_error; }, 10s);
+        const bool swapped_or_failed = run_until(
+            io, [&] { return swapped == round + 1 || first_error; }, 10s);
         ASSERT_TRUE(swapped_or_failed) << "round " << round;
         ASSERT_FALSE(first.remove_lock(holder));
     }
@@ -366,11 +385,13 @@ TEST_F(asio_fair, a_waiter_whose_client_is_closed_leaves_the_line) {
     const waiter next = start_waiting(third, behind, wait_behind);
     ASSERT_TRUE(until_queued(name, 2));
     second.close();
-    ASSERT_TRUE(run_until(io, [&] { return closed.result->done; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return closed.result->done; }, 2s));
     EXPECT_EQ(closed.result->ec, std::errc::operation_canceled) << closed.result->ec.message();
 
     EXPECT_FALSE(release(first, holder).ec);
-    ASSERT_TRUE(run_until(io, [&] { return next.result->done; }, 10s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return next.result->done; }, 10s));
     EXPECT_FALSE(next.result->ec) << "the closed waiter's entry held the line: "
                                   << next.result->ec.message();
     EXPECT_EQ(queued(name), 0) << "nobody left in line";

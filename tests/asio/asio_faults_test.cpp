@@ -19,8 +19,8 @@ namespace {
 
 using namespace edgelock::asio_tests;
 using edgelock::errc;
-using edgelock::async::client;
 using edgelock::transport_errc;
+using edgelock::async::client;
 using edgelock::async::lock_handle;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
@@ -30,7 +30,8 @@ using edgelock::testing::tcp_proxy;
 
 // A client on its own io_context with one lock, for the tests below.
 struct fixture {
-    explicit fixture(const std::string& url, std::int64_t ttl_ms = 1000, std::string name = "x") : name_(std::move(name)) {
+    explicit fixture(const std::string& url, std::int64_t ttl_ms = 1000, std::string name = "x")
+        : name_(std::move(name)) {
         open_code = owner.open(config_for({url}));
         if (!open_code) {
             EXPECT_FALSE(owner.add_lock(lock_for(name_, ttl_ms), handle));
@@ -48,13 +49,15 @@ struct fixture {
 TEST(asio_faults, malformed_urls_and_configurations_are_refused_by_open) {
     asio::io_context io{1};
     client owner(io);
-    for (const char* url : {"http://127.0.0.1:6379", "redis://", "redis://host:0", "redis://host:99999",
-                            "redis://host:6379/x", "redis://[::1", ""}) {
+    for (const char* url : {"http://127.0.0.1:6379", "redis://", "redis://host:0",
+                            "redis://host:99999", "redis://host:6379/x", "redis://[::1", ""}) {
         EXPECT_EQ(owner.open(config_for({url})), errc::invalid_config) << url;
         lock_handle handle;
-        EXPECT_EQ(owner.add_lock(lock_for("x"), handle), transport_errc::not_open) << "never opened";
+        EXPECT_EQ(owner.add_lock(lock_for("x"), handle), transport_errc::not_open)
+            << "never opened";
     }
-    EXPECT_EQ(owner.open(config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2"})), errc::invalid_instances);
+    EXPECT_EQ(owner.open(config_for({"redis://127.0.0.1:1", "redis://127.0.0.1:2"})),
+              errc::invalid_instances);
     EXPECT_EQ(owner.open(config_for({})), errc::invalid_config) << "no instances and no sentinels";
     auto config = config_for({"redis://127.0.0.1:1"});
     config.command_timeout_ms = 0;
@@ -83,7 +86,8 @@ TEST(asio_faults, an_unknown_host_is_reported_as_such) {
     const auto start = std::chrono::steady_clock::now();
     const outcome ready = wait_ready(f.owner);
     ASSERT_TRUE(ready.done);
-    EXPECT_TRUE(ready.ec == transport_errc::unknown_host || ready.ec == transport_errc::connect_timeout)
+    EXPECT_TRUE(ready.ec == transport_errc::unknown_host ||
+                ready.ec == transport_errc::connect_timeout)
         << ready.ec.message();
     EXPECT_LT(elapsed_ms(start), 500 + 300) << "at most the connect timeout";
     const outcome got = acquire(f.owner, f.handle, 0ms);
@@ -111,7 +115,8 @@ TEST(asio_faults, a_wrong_password_or_user_fails_authentication) {
         redis_client admin("127.0.0.1", server.port(), "secret");
         admin.command({"ACL", "SETUSER", "locker", "on", ">lockpass", "~*", "+@all"});
     }
-    for (const std::string& url : {server.url("wrong"), server.url("lockpass", "nobody"), server.url()}) {
+    for (const std::string& url :
+         {server.url("wrong"), server.url("lockpass", "nobody"), server.url()}) {
         fixture f(url);
         const outcome ready = wait_ready(f.owner);
         // No password at all: NOAUTH, a password is required; a wrong one: refused.
@@ -166,8 +171,10 @@ TEST(asio_faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
 scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_reply bad) {
     return [&bad_left, bad](const std::vector<std::string>& args) {
         if (args[0] == "PING") return scripted_reply{"+PONG\r\n"};
-        if (args[0] == "SCRIPT") return scripted_reply{"-ERR no scripts here\r\n"};  // ignored by the client
-        if (args[0] == "INFO" || args[0] == "CONFIG") return edgelock::testing::long_running_node_reply(args);
+        if (args[0] == "SCRIPT")
+            return scripted_reply{"-ERR no scripts here\r\n"};  // ignored by the client
+        if (args[0] == "INFO" || args[0] == "CONFIG")
+            return edgelock::testing::long_running_node_reply(args);
         if (bad_left.fetch_sub(1) > 0) return bad;
         // The lock's acquire is SET NX PX GET (nil: the key was free) or, fenced, the script.
         if (args[0] == "SET") return scripted_reply{"$-1\r\n"};
@@ -233,9 +240,12 @@ TEST(asio_faults, a_server_that_never_answers_costs_at_most_the_timeouts) {
     const auto start = std::chrono::steady_clock::now();
     const outcome got = acquire(f.owner, f.handle, 0ms);
     EXPECT_EQ(got.ec, errc::no_quorum) << got.ec.message();
-    EXPECT_LT(elapsed_ms(start), 100 + 400) << "the attempt timeout (ttl/10), not the command timeout";
+    EXPECT_LT(elapsed_ms(start), 100 + 400)
+        << "the attempt timeout (ttl/10), not the command timeout";
     // The connection itself is declared dead after the command timeout and replaced.
-    EXPECT_TRUE(run_until(f.io, [&] { return f.owner.instance_last_error(0) == transport_errc::command_timeout; }, 1s));
+    EXPECT_TRUE(run_until(
+        f.io, [&] { return f.owner.instance_last_error(0) == transport_errc::command_timeout; },
+        1s));
     proxy.pass();
     const outcome again = acquire(f.owner, f.handle, 3s);
     ASSERT_FALSE(again.ec) << again.ec.message();

@@ -18,8 +18,8 @@ namespace {
 using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::lock_state;
-using edgelock::async::client;
 using edgelock::transport_errc;
+using edgelock::async::client;
 using edgelock::async::lock_handle;
 using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
@@ -69,10 +69,12 @@ void print_and_abort(const char* expression, const char* file, int line) {
     if (refused == 0) child_exit(5, "the slot was reused while its requests were in flight");
     server.thaw();
     lock_handle handle;
-    if (!run_until(io, [&] { return !owner.add_lock(lock_for("slow"), handle); }, 5s)) {
+    if (!run_until(
+            io, [&] { return !owner.add_lock(lock_for("slow"), handle); }, 5s)) {
         child_exit(6, "the slot never came back after the server answered");
     }
-    if (acquire(owner, handle, 0ms).ec || release(owner, handle).ec) child_exit(7, "no lock afterwards");
+    if (acquire(owner, handle, 0ms).ec || release(owner, handle).ec)
+        child_exit(7, "no lock afterwards");
     child_exit(0, "ok");
 }
 
@@ -92,7 +94,8 @@ protected:
 
     lock_handle add(std::string_view name) {
         lock_handle handle;
-        EXPECT_TRUE(run_until(io, [&] { return !owner.add_lock(lock_for(name, 900), handle); }, 2s))
+        EXPECT_TRUE(run_until(
+            io, [&] { return !owner.add_lock(lock_for(name, 900), handle); }, 2s))
             << "the slot is free once the replies to its last requests arrived";
         return handle;
     }
@@ -114,14 +117,16 @@ TEST_F(asio_lock_table, a_lost_handler_that_removes_its_lock_is_not_inherited_by
     }));
     ASSERT_FALSE(acquire(owner, first, 0ms).ec);
     admin.command({"DEL", "table:first"});
-    ASSERT_TRUE(run_until(io, [&] { return first_calls == 1; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return first_calls == 1; }, 2s));
     EXPECT_FALSE(removed) << removed.message();
 
     const lock_handle second = add("table:second");  // no lost handler of its own
     EXPECT_EQ(second.index, first.index) << "the same slot";
     ASSERT_FALSE(acquire(owner, second, 0ms).ec);
     admin.command({"DEL", "table:second"});
-    ASSERT_TRUE(run_until(io, [&] { return owner.status(second).state == lock_state::lost; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return owner.status(second).state == lock_state::lost; }, 2s));
     run_for(io, 50ms);
     EXPECT_EQ(first_calls, 1) << "the first lock's handler ran for the second lock";
 }

@@ -18,8 +18,8 @@ namespace {
 using namespace edgelock::asio_tests;
 using edgelock::errc;
 using edgelock::lock_state;
-using edgelock::async::client;
 using edgelock::transport_errc;
+using edgelock::async::client;
 using edgelock::async::lock_handle;
 using edgelock::async::scoped_lock;
 using edgelock::testing::redis_client;
@@ -105,7 +105,8 @@ TEST_F(asio_lock, two_clients_exclude_each_other_and_the_waiter_gets_it_after_re
     run_for(io, 200ms);
     EXPECT_FALSE(waiter->done) << "still held by the first client";
     ASSERT_FALSE(release(owner, mine).ec);
-    ASSERT_TRUE(run_until(io, [&] { return waiter->done; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return waiter->done; }, 2s));
     EXPECT_FALSE(waiter->ec) << waiter->ec.message();
     EXPECT_TRUE(other.held(theirs));
     EXPECT_EQ(acquire(owner, mine, 0ms).ec, errc::busy) << "now the other way round";
@@ -122,11 +123,14 @@ TEST_F(asio_lock, a_release_while_acquiring_cancels_the_acquire) {
 
     std::vector<std::string> order;
     other.async_acquire(theirs, 5s, [&](std::error_code ec, std::int64_t) {
-        order.push_back("acquire:" + std::string(ec == errc::cancelled ? "cancelled" : ec.message()));
+        order.push_back("acquire:" +
+                        std::string(ec == errc::cancelled ? "cancelled" : ec.message()));
     });
     run_for(io, 100ms);
-    other.async_release(theirs, [&](std::error_code ec) { order.push_back("release:" + ec.message()); });
-    ASSERT_TRUE(run_until(io, [&] { return order.size() == 2; }, 2s));
+    other.async_release(theirs,
+                        [&](std::error_code ec) { order.push_back("release:" + ec.message()); });
+    ASSERT_TRUE(run_until(
+        io, [&] { return order.size() == 2; }, 2s));
     EXPECT_EQ(order, (std::vector<std::string>{"acquire:cancelled", "release:Success"}));
     EXPECT_TRUE(owner.held(mine)) << "the first owner is untouched";
     EXPECT_FALSE(release(owner, mine).ec);
@@ -182,26 +186,31 @@ TEST_F(asio_lock, a_thousand_locks_share_one_pipelined_connection) {
     std::vector<std::string> names;
     std::vector<lock_handle> handles(1000);
     for (int i = 0; i < 1000; ++i) names.push_back("many:" + std::to_string(i));
-    for (int i = 0; i < 1000; ++i) ASSERT_FALSE(many.add_lock(lock_for(names[i], 10'000), handles[i])) << i;
+    for (int i = 0; i < 1000; ++i)
+        ASSERT_FALSE(many.add_lock(lock_for(names[i], 10'000), handles[i])) << i;
     lock_handle extra;
     EXPECT_EQ(many.add_lock(lock_for("one-too-many"), extra), edgelock::transport_errc::table_full);
 
     int acquired = 0;
     int failed = 0;
     for (const lock_handle& h : handles) {
-        many.async_acquire(h, 0ms, [&](std::error_code ec, std::int64_t) { ++(ec ? failed : acquired); });
+        many.async_acquire(h, 0ms,
+                           [&](std::error_code ec, std::int64_t) { ++(ec ? failed : acquired); });
     }
-    ASSERT_TRUE(run_until(io, [&] { return acquired + failed == 1000; }, 10s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return acquired + failed == 1000; }, 10s));
     EXPECT_EQ(acquired, 1000);
     EXPECT_EQ(admin.command({"DBSIZE"}).integer, 1000);
-    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")), connections_before)
+    EXPECT_EQ(std::stoll(admin.info_field("stats", "total_connections_received")),
+              connections_before)
         << "no new connection: every lock used the one already open";
 
     int released = 0;
     for (const lock_handle& h : handles) {
         many.async_release(h, [&](std::error_code ec) { released += ec ? 0 : 1; });
     }
-    ASSERT_TRUE(run_until(io, [&] { return released == 1000; }, 10s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return released == 1000; }, 10s));
     EXPECT_EQ(admin.command({"DBSIZE"}).integer, 0);
 }
 
@@ -228,7 +237,9 @@ TEST_F(asio_lock, without_the_watchdog_the_key_ends_with_its_ttl) {
     ASSERT_FALSE(
         owner.set_lost_handler(handle, [&](std::error_code ec) { lost = ec == errc::expired; }));
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
-    EXPECT_TRUE(run_until(io, [&] { return lost; }, 1s)) << "the lease ends without renewal";
+    EXPECT_TRUE(run_until(
+        io, [&] { return lost; }, 1s))
+        << "the lease ends without renewal";
     EXPECT_TRUE(edgelock::testing::eventually([&] { return !admin.exists("unwatched"); }, 1s));
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
 }
@@ -240,9 +251,11 @@ TEST_F(asio_lock, the_lost_callback_fires_when_the_key_is_deleted_behind_our_bac
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
     admin.command({"DEL", "stolen"});
     const auto start = std::chrono::steady_clock::now();
-    ASSERT_TRUE(run_until(io, [&] { return !lost.empty(); }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return !lost.empty(); }, 2s));
     EXPECT_EQ(lost[0], errc::token_gone);
-    EXPECT_LT(elapsed_ms(start), 900) << "noticed at the next renewal (every 300 ms), within the lease";
+    EXPECT_LT(elapsed_ms(start), 900)
+        << "noticed at the next renewal (every 300 ms), within the lease";
     EXPECT_FALSE(owner.held(handle));
     EXPECT_EQ(owner.status(handle).state, lock_state::lost);
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
@@ -250,7 +263,8 @@ TEST_F(asio_lock, the_lost_callback_fires_when_the_key_is_deleted_behind_our_bac
     // Someone else's token in the key is the same story, and the handler stays installed.
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
     admin.set("stolen", "someone-else");
-    ASSERT_TRUE(run_until(io, [&] { return lost.size() == 2; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return lost.size() == 2; }, 2s));
     EXPECT_EQ(lost[1], errc::token_gone);
     EXPECT_EQ(admin.get("stolen"), "someone-else") << "never deletes another owner's key";
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
@@ -271,10 +285,15 @@ TEST_F(asio_lock, the_scoped_lock_releases_on_scope_exit) {
     }
     // Redis deletes the key before the client reads the reply: wait for both.
     ASSERT_TRUE(run_until(
-        io, [&] { return !admin.exists("guarded") && owner.status(handle).state == lock_state::idle; }, 2s));
+        io,
+        [&] { return !admin.exists("guarded") && owner.status(handle).state == lock_state::idle; },
+        2s));
 
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
-    { scoped_lock guard(owner, handle); guard.dismiss(); }
+    {
+        scoped_lock guard(owner, handle);
+        guard.dismiss();
+    }
     run_for(io, 50ms);
     EXPECT_TRUE(owner.held(handle)) << "dismissed: still held";
     EXPECT_FALSE(release(owner, handle).ec);
@@ -344,9 +363,12 @@ TEST_F(asio_lock, a_reply_read_with_others_counts_the_time_their_handlers_took) 
         a = {true, ec, owner.held(first)};
         std::this_thread::sleep_for(400ms);  // longer than the 300 ms lease
     });
-    owner.async_acquire(second, 0ms, [&](std::error_code ec, std::int64_t) { b = {true, ec, owner.held(second)}; });
+    owner.async_acquire(second, 0ms, [&](std::error_code ec, std::int64_t) {
+        b = {true, ec, owner.held(second)};
+    });
     server.thaw();
-    ASSERT_TRUE(run_until(io, [&] { return b.done; }, 3s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return b.done; }, 3s));
     ASSERT_FALSE(a.ec) << a.ec.message();
     EXPECT_TRUE(a.held);
     EXPECT_TRUE(b.ec || b.held) << "success reported for a lease that had already ended";
@@ -360,12 +382,17 @@ TEST_F(asio_lock, a_reentrant_acquire_delivered_after_the_lease_ended_fails) {
     ASSERT_FALSE(owner.set_lost_handler(handle, [&](std::error_code ec) { lost.push_back(ec); }));
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
     seen again;
-    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) { again = {true, ec, owner.held(handle)}; });
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) {
+        again = {true, ec, owner.held(handle)};
+    });
     std::this_thread::sleep_for(400ms);  // the io_context does not run: the lease ends first
-    ASSERT_TRUE(run_until(io, [&] { return again.done; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return again.done; }, 2s));
     EXPECT_TRUE(again.ec || again.held) << "success reported for a lease that had already ended";
     EXPECT_EQ(again.ec, errc::validity_expired) << again.ec.message();
-    ASSERT_TRUE(run_until(io, [&] { return !lost.empty(); }, 2s)) << "the first hold ended: lost";
+    ASSERT_TRUE(run_until(
+        io, [&] { return !lost.empty(); }, 2s))
+        << "the first hold ended: lost";
     EXPECT_EQ(lost[0], errc::expired);
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
 }
@@ -377,7 +404,8 @@ TEST_F(asio_lock, an_acquire_while_the_release_runs_is_an_operation_in_progress)
     owner.async_release(handle, [&](std::error_code ec) { released = {true, ec, 0}; });
     EXPECT_EQ(owner.status(handle).state, lock_state::releasing);
     EXPECT_EQ(acquire(owner, handle, 0ms).ec, transport_errc::operation_in_progress);
-    ASSERT_TRUE(run_until(io, [&] { return released.done; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return released.done; }, 2s));
     EXPECT_FALSE(released.ec);
     EXPECT_FALSE(acquire(owner, handle, 0ms).ec) << "allowed again once released";
     EXPECT_FALSE(release(owner, handle).ec);
@@ -398,7 +426,8 @@ TEST_F(asio_lock, a_release_after_the_attempt_ran_out_completes_after_the_acquir
         order.push_back("release");
         released = ec;
     });
-    const bool both = run_until(io, [&] { return order.size() == 2; }, 2s);
+    const bool both = run_until(
+        io, [&] { return order.size() == 2; }, 2s);
     server.thaw();
     ASSERT_TRUE(both);
     EXPECT_EQ(order, (std::vector<std::string>{"acquire", "release"}));
@@ -428,7 +457,8 @@ TEST(asio_restart_guard, a_fresh_volatile_server_is_waited_out) {
     EXPECT_EQ(refused.ec, errc::restart_guard) << refused.ec.message();
     const edgelock::async::lock_status status = owner.status(handle);
     EXPECT_EQ(status.last_cause, errc::restart_guard);
-    EXPECT_GE(status.guard_until, before + 1500ms - 1000ms) << "the connect came before the acquire";
+    EXPECT_GE(status.guard_until, before + 1500ms - 1000ms)
+        << "the connect came before the acquire";
     EXPECT_LE(status.guard_until, std::chrono::steady_clock::now() + 1517ms);
 
     const outcome waited = acquire(owner, handle, 5s);

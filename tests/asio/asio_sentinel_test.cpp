@@ -61,9 +61,11 @@ TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sen
     scripted_server sentinel([&](const std::vector<std::string>& args) {
         if (args[0] == "SENTINEL") {
             const std::string port = std::to_string(master_port.load());
-            return scripted_reply{"*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) + "\r\n" + port + "\r\n"};
+            return scripted_reply{"*2\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) +
+                                  "\r\n" + port + "\r\n"};
         }
-        if (args[0] == "SUBSCRIBE") return scripted_reply{"*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n"};
+        if (args[0] == "SUBSCRIBE")
+            return scripted_reply{"*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n"};
         return scripted_reply{"-ERR unknown\r\n"};
     });
     asio::io_context io{1};
@@ -85,7 +87,8 @@ TEST(asio_sentinel, a_write_refused_as_readonly_sends_the_client_back_to_the_sen
 
     redis_client(a.port()).command({"REPLICAOF", "127.0.0.1", std::to_string(b.port())});
     master_port = b.port();
-    EXPECT_EQ(acquire(owner, handle, 0ms).ec, errc::error_reply) << "READONLY from the demoted server";
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, errc::error_reply)
+        << "READONLY from the demoted server";
     const outcome moved = acquire(owner, handle, 3s);
     ASSERT_FALSE(moved.ec) << moved.ec.message();
     EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(b.port()));
@@ -129,23 +132,27 @@ TEST(asio_sentinel, fair_waiters_are_woken_on_the_master_and_after_a_failover_on
         });
         return result;
     };
-    const auto hand_over = [&](client& owner, lock_handle held, const std::shared_ptr<outcome>& next) {
+    const auto hand_over = [&](client& owner, lock_handle held,
+                               const std::shared_ptr<outcome>& next) {
         const auto start = std::chrono::steady_clock::now();
         owner.async_release(held, [](std::error_code) {});
-        run_until(io, [&] { return next->done; }, 10s);
+        run_until(
+            io, [&] { return next->done; }, 10s);
         return elapsed_ms(start);
     };
 
     ASSERT_FALSE(acquire(first, a, 0ms).ec);
     auto waiter = wait_for(second, b);
-    ASSERT_TRUE(run_until(io, [&] { return subscribed_on(old_master) == 1; }, 5s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return subscribed_on(old_master) == 1; }, 5s));
     std::int64_t took = hand_over(first, a, waiter);
     ASSERT_TRUE(waiter->done);
     EXPECT_FALSE(waiter->ec) << waiter->ec.message();
     EXPECT_LT(took, 1000) << "woken through the subscriber on the master";
 
     auto back = wait_for(first, a);
-    ASSERT_TRUE(run_until(io, [&] { return subscribed_on(old_master) == 1; }, 5s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return subscribed_on(old_master) == 1; }, 5s));
     {
         redis_client primary(old_master);
         primary.command({"WAIT", "1", "2000"});  // the holder's key is on the replica
@@ -153,13 +160,18 @@ TEST(asio_sentinel, fair_waiters_are_woken_on_the_master_and_after_a_failover_on
     topology.primary().freeze();
     const std::uint16_t new_master = topology.wait_for_failover(old_master);
     ASSERT_NE(new_master, old_master);
-    EXPECT_TRUE(run_until(io, [&] { return subscribed_on(new_master) == 1; }, 10s))
+    EXPECT_TRUE(run_until(
+        io, [&] { return subscribed_on(new_master) == 1; }, 10s))
         << "the subscriber followed the failover";
     const std::string new_endpoint = "127.0.0.1:" + std::to_string(new_master);
-    ASSERT_TRUE(run_until(io, [&] {
-        return first.instance_connected(0) && first.instance_endpoint(0) == new_endpoint &&
-               second.instance_connected(0) && second.instance_endpoint(0) == new_endpoint;
-    }, 10s)) << "both lock connections on the new master";
+    ASSERT_TRUE(run_until(
+        io,
+        [&] {
+            return first.instance_connected(0) && first.instance_endpoint(0) == new_endpoint &&
+                   second.instance_connected(0) && second.instance_endpoint(0) == new_endpoint;
+        },
+        10s))
+        << "both lock connections on the new master";
     EXPECT_FALSE(back->done) << "still held by the second client";
     took = hand_over(second, b, back);
     ASSERT_TRUE(back->done);

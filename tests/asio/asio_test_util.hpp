@@ -17,7 +17,8 @@ namespace edgelock::asio_tests {
 using namespace std::chrono_literals;
 
 inline std::int64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 since)
         .count();
 }
 
@@ -34,7 +35,8 @@ bool run_until(asio::io_context& io, Done done, std::chrono::milliseconds timeou
 }
 
 inline void run_for(asio::io_context& io, std::chrono::milliseconds duration) {
-    run_until(io, [] { return false; }, duration);
+    run_until(
+        io, [] { return false; }, duration);
 }
 
 struct outcome {
@@ -45,15 +47,16 @@ struct outcome {
 
 // The operations, run to completion (or `timeout`: then done is false). The outcome is
 // shared with the handler, so a completion after the timeout writes to live memory.
-inline outcome acquire(async::client& client, async::lock_handle handle, std::chrono::milliseconds wait,
-                       std::chrono::milliseconds timeout = 10s) {
+inline outcome acquire(async::client& client, async::lock_handle handle,
+                       std::chrono::milliseconds wait, std::chrono::milliseconds timeout = 10s) {
     auto result = std::make_shared<outcome>();
     client.async_acquire(handle, wait, [result](std::error_code ec, std::int64_t fence) {
         result->done = true;
         result->ec = ec;
         result->fence = fence;
     });
-    run_until(client.context(), [&] { return result->done; }, timeout);
+    run_until(
+        client.context(), [&] { return result->done; }, timeout);
     return *result;
 }
 
@@ -64,7 +67,8 @@ inline outcome release(async::client& client, async::lock_handle handle,
         result->done = true;
         result->ec = ec;
     });
-    run_until(client.context(), [&] { return result->done; }, timeout);
+    run_until(
+        client.context(), [&] { return result->done; }, timeout);
     return *result;
 }
 
@@ -74,7 +78,8 @@ inline outcome wait_ready(async::client& client, std::chrono::milliseconds timeo
         result->done = true;
         result->ec = ec;
     });
-    run_until(client.context(), [&] { return result->done; }, timeout);
+    run_until(
+        client.context(), [&] { return result->done; }, timeout);
     return *result;
 }
 

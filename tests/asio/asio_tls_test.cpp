@@ -3,8 +3,8 @@
 // processes: a lock held, renewed and released; Redlock over TLS masters; a Sentinel
 // deployment whose sentinels and servers speak only TLS, followed through a failover;
 // records without data (TLS 1.3 key updates, session tickets) from the server, through a TLS
-// front for a plain server. The failures (untrusted, wrong name, expired, no client certificate, the wrong port) are rows
-// of tests/redis/transport_table_test.cpp, run through both clients.
+// front for a plain server. The failures (untrusted, wrong name, expired, no client certificate,
+// the wrong port) are rows of tests/redis/transport_table_test.cpp, run through both clients.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -81,7 +81,10 @@ TEST(asio_tls, redlock_over_three_tls_masters) {
     // The acquire completes at a quorum: the third master's answer may still be on its way.
     int holding = 0;
     for (const auto& master : masters) {
-        holding += redis_client(master->port(), client_tls::with_client_cert(material)).exists("tls:redlock") ? 1 : 0;
+        holding += redis_client(master->port(), client_tls::with_client_cert(material))
+                           .exists("tls:redlock")
+                       ? 1
+                       : 0;
     }
     EXPECT_GE(holding, 2) << "a quorum of the three TLS masters holds the key";
     EXPECT_FALSE(release(owner, handle).ec);
@@ -103,23 +106,29 @@ TEST(asio_tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     config.reconnect_delay_max_ms = 200;
     ASSERT_FALSE(owner.open(config));
     ASSERT_FALSE(wait_ready(owner).ec);
-    EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(old_master)) << "the master, over TLS";
+    EXPECT_EQ(owner.instance_endpoint(0), "127.0.0.1:" + std::to_string(old_master))
+        << "the master, over TLS";
     lock_handle before;
     ASSERT_FALSE(owner.add_lock(lock_for("tls:before", 2000), before));
     ASSERT_FALSE(acquire(owner, before, 0ms).ec);
-    EXPECT_TRUE(redis_client(old_master, client_tls::with_client_cert(material)).exists("tls:before"));
+    EXPECT_TRUE(
+        redis_client(old_master, client_tls::with_client_cert(material)).exists("tls:before"));
     EXPECT_FALSE(release(owner, before).ec);
 
     topology.primary().freeze();
     const std::uint16_t new_master = topology.wait_for_failover(old_master);
     const std::string new_endpoint = "127.0.0.1:" + std::to_string(new_master);
-    EXPECT_TRUE(run_until(io, [&] { return owner.instance_connected(0) && owner.instance_endpoint(0) == new_endpoint; }, 8s))
+    EXPECT_TRUE(run_until(
+        io,
+        [&] { return owner.instance_connected(0) && owner.instance_endpoint(0) == new_endpoint; },
+        8s))
         << "the client found the new master: " << owner.instance_endpoint(0);
     lock_handle after;
     ASSERT_FALSE(owner.add_lock(lock_for("tls:after", 2000), after));
     const outcome got = acquire(owner, after, 3s);
     ASSERT_FALSE(got.ec) << got.ec.message();
-    EXPECT_TRUE(redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
+    EXPECT_TRUE(
+        redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
     EXPECT_FALSE(release(owner, after).ec);
     topology.primary().thaw();
 }
@@ -146,7 +155,8 @@ TEST(asio_tls, records_without_data_from_the_server_stall_nothing) {
 
     // About 3 s, more than the TTL: a key update and a session ticket in turn every 500 ms.
     for (int i = 0; i < 6; ++i) {
-        EXPECT_EQ(i % 2 == 0 ? front.send_key_update() : front.send_session_ticket(), 1u) << "record " << i;
+        EXPECT_EQ(i % 2 == 0 ? front.send_key_update() : front.send_session_ticket(), 1u)
+            << "record " << i;
         run_for(io, 500ms);
         EXPECT_TRUE(owner.held(holder)) << "after record " << i;
     }

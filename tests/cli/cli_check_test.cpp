@@ -81,8 +81,8 @@ TEST(CliCheck, ASingleDurableNodeHasTheFencedGuardedRowsLimitsAndNothingWorse) {
 
 TEST(CliCheck, WithoutFencingTheVerdictAsksForIt) {
     redis_server server;
-    const program_result r =
-        run_program({EDGELOCK_CLI, "check", "--redis", server.url(), "--fencing", "off"}, check_options());
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "check", "--redis", server.url(), "--fencing", "off"}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 26), "matrix row   single+guard ");
     EXPECT_EQ(
@@ -100,11 +100,16 @@ TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 78) << r.err;
     std::size_t nodes = 0;
-    for (std::size_t at = r.out.find("\"address\""); at != std::string::npos; at = r.out.find("\"address\"", at + 1)) ++nodes;
+    for (std::size_t at = r.out.find("\"address\""); at != std::string::npos;
+         at = r.out.find("\"address\"", at + 1))
+        ++nodes;
     EXPECT_EQ(nodes, 5u) << r.out;
     EXPECT_NE(r.out.find("\"row\":\"redlock-5+fencing+guard\""), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\",\"S11\"]"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("\"fails\":[\"S1:O\",\"S4:OH\",\"S7:OH\",\"S10:OH\"],\"not_exposed\":[]"), std::string::npos)
+    EXPECT_NE(r.out.find("\"survives\":[\"S2\",\"S3\",\"S5\",\"S6\",\"S8\",\"S9\",\"S11\"]"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\"fails\":[\"S1:O\",\"S4:OH\",\"S7:OH\",\"S10:OH\"],\"not_exposed\":[]"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("\"advice\":[\"127.0.0.1:" + std::to_string(evicting.port()) +
                          ": set maxmemory-policy noeviction\"]"),
@@ -123,7 +128,8 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
     edgelock::testing::sentinel_topology topology;
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--master",
                                      edgelock::testing::sentinel_topology::master_name};
-    for (const std::string& url : topology.sentinel_urls()) args.insert(args.end(), {"--sentinel", url});
+    for (const std::string& url : topology.sentinel_urls())
+        args.insert(args.end(), {"--sentinel", url});
     std::vector<std::string> plain = args;
     plain.insert(plain.end(), {"--fencing", "off", "--restart-guard", "off"});
     program_result r = run_program(plain, check_options());
@@ -159,7 +165,8 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
 TEST(CliCheck, AReplicaCannotHoldLocks) {
     redis_server master;
     redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())});
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", replica.url()}, check_options());
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", replica.url()}, check_options());
     EXPECT_EQ(r.exit_code, 69) << r.out;
     const std::string master_address = "127.0.0.1:" + std::to_string(master.port());
     const std::string replica_address = "127.0.0.1:" + std::to_string(replica.port());
@@ -275,7 +282,8 @@ TEST(CliCheck, AnOlderSimulatorGetsTheNearestRowAndTheDifferenceIsSaid) {
 TEST(CliCheck, ARedis6NodeIsRead) {
     redis_server server;
     edgelock::testing::redis6_front front(server.port());
-    const program_result r = run_program({EDGELOCK_CLI, "check", "--redis", front.url()}, check_options());
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", front.url()}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "persistence"), "persistence  AOF, appendfsync always");
     EXPECT_EQ(first_line(r.out, "role "), "role         master");
@@ -285,10 +293,12 @@ TEST(CliCheck, ARedis6NodeIsRead) {
 // node, a TTL after its start on one without durable data.
 TEST(CliCheck, SaysHowLongTheRestartGuardHolds) {
     redis_server durable;
-    program_result r = run_program({EDGELOCK_CLI, "check", "--redis", durable.url()}, check_options());
+    program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis", durable.url()}, check_options());
     EXPECT_EQ(first_line(r.out, "guard").substr(0, 18), "guard        none:") << r.out;
     redis_server fresh({}, edgelock::testing::persistence::volatile_);
-    r = run_program({EDGELOCK_CLI, "check", "--redis", fresh.url(), "--ttl", "1h"}, check_options());
+    r = run_program({EDGELOCK_CLI, "check", "--redis", fresh.url(), "--ttl", "1h"},
+                    check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     const std::string guard = first_line(r.out, "guard");
     EXPECT_EQ(guard.rfind("guard        counts only in 36", 0), 0u) << guard;  // 1h + drift, in s
@@ -299,9 +309,10 @@ TEST(CliCheck, SaysHowLongTheRestartGuardHolds) {
 }
 
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
-    const program_result r = run_program(
-        {EDGELOCK_CLI, "check", "--redis", "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())},
-        check_options());
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--redis",
+                     "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())},
+                    check_options());
     EXPECT_EQ(r.exit_code, 69);
     EXPECT_EQ(r.err.rfind("edgelock: cannot check 127.0.0.1:", 0), 0u) << r.err;
     EXPECT_EQ(r.err_lines().size(), 1u) << r.err;

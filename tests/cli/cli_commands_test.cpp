@@ -44,9 +44,14 @@ void expect_one_line_failure(const program_result& r, int code, const std::strin
 }
 
 TEST(CliHelp, EveryCommandHasHelpWithExitCodes) {
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"--help"}, {"help"}, {"run", "--help"}, {"status", "--help"}, {"release", "--help"}, {"sim", "--help"},
-             {"help", "run"}}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--help"},
+                                               {"help"},
+                                               {"run", "--help"},
+                                               {"status", "--help"},
+                                               {"release", "--help"},
+                                               {"sim", "--help"},
+                                               {"help", "run"}}) {
         const program_result r = run_program(edgelock(args), clean_env());
         EXPECT_EQ(r.exit_code, 0) << args[0];
         EXPECT_NE(r.out.find("usage"), std::string::npos) << args[0];
@@ -70,9 +75,12 @@ TEST(CliBadInput, OneLineAndExit64) {
         {{"frobnicate"}, "unknown command"},
         {{"run", "--name", "n", "--frob", "--", "true"}, "unknown flag --frob"},
         {{"run", "--name", "n", "--ttl", "30", "--", "true"}, "bad duration \"30\" for --ttl"},
-        {{"run", "--name", "n", "--wait", "1.5s", "--", "true"}, "bad duration \"1.5s\" for --wait"},
-        {{"run", "--name", "n", "--redis", "redis://host:70000", "--", "true"}, "bad --redis address"},
-        {{"run", "--name", "n", "--redis", "localhost:6379", "--redis", "other:6379", "--", "true"}, "odd number"},
+        {{"run", "--name", "n", "--wait", "1.5s", "--", "true"},
+         "bad duration \"1.5s\" for --wait"},
+        {{"run", "--name", "n", "--redis", "redis://host:70000", "--", "true"},
+         "bad --redis address"},
+        {{"run", "--name", "n", "--redis", "localhost:6379", "--redis", "other:6379", "--", "true"},
+         "odd number"},
         {{"run", "--name", "n"}, "missing CMD"},
         {{"run", "--name", "n", "--"}, "missing CMD"},
         {{"run", "--", "true"}, "missing --name"},
@@ -87,11 +95,13 @@ TEST(CliBadInput, OneLineAndExit64) {
     }
     program_options env = clean_env();
     env.env.push_back("EDGELOCK_REDIS=redis://a:1,nonsense://b");
-    expect_one_line_failure(run_program(edgelock({"status", "--name", "n"}), env), 64, "EDGELOCK_REDIS");
+    expect_one_line_failure(run_program(edgelock({"status", "--name", "n"}), env), 64,
+                            "EDGELOCK_REDIS");
 }
 
 TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
-    const std::string nobody = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const std::string nobody =
+        "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"run", "--name", "n", "--wait", "0", "--redis", nobody, "--", "true"},
              {"status", "--name", "n", "--redis", nobody},
@@ -107,7 +117,8 @@ TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
 // Names, addresses and master names reach the messages of a failed run, status or release
 // escaped: still one line.
 TEST(CliUnreachable, EchoedInputStaysOnOneLine) {
-    const std::string nobody = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const std::string nobody =
+        "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
     struct echoed {
         std::vector<std::string> args;
         std::string fragment;
@@ -170,21 +181,24 @@ TEST(CliInternal, AResourceTheOsRefusesIsExit70) {
     const program_result r = run_program(
         {"/bin/sh", "-c",
          "for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; ulimit -n 4; exec \"$0\" \"$@\"",
-         EDGELOCK_CLI, "run", "--name", "x",
-         "--redis", "redis://127.0.0.1:1", "--", "true"});
+         EDGELOCK_CLI, "run", "--name", "x", "--redis", "redis://127.0.0.1:1", "--", "true"});
     EXPECT_EQ(r.exit_code, 70) << r.err;
     ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
     EXPECT_EQ(r.err.rfind("edgelock: cannot create a pipe: ", 0), 0u) << r.err;
 }
 
 TEST(CliSim, ForwardsArgumentsAndExitStatus) {
-    const program_result matrix = run_program(edgelock({"sim", "run", "--scenario", "S3", "--config", "single",
-                                                        "--seed", "1", "--quiet"}), clean_env());
+    const program_result matrix =
+        run_program(edgelock({"sim", "run", "--scenario", "S3", "--config", "single", "--seed", "1",
+                              "--quiet"}),
+                    clean_env());
     EXPECT_EQ(matrix.exit_code, 0) << matrix.err;
     EXPECT_NE(matrix.out.find("trace hash"), std::string::npos) << matrix.out;
 
-    const program_result unsafe = run_program(edgelock({"sim", "run", "--scenario", "S1", "--config", "single",
-                                                        "--seed", "1", "--quiet"}), clean_env());
+    const program_result unsafe =
+        run_program(edgelock({"sim", "run", "--scenario", "S1", "--config", "single", "--seed", "1",
+                              "--quiet"}),
+                    clean_env());
     EXPECT_EQ(unsafe.exit_code, 1) << "a violated check is the simulator's exit 1, passed through";
     EXPECT_NE(unsafe.out.find("overlap=VIOLATED"), std::string::npos) << unsafe.out;
 }
@@ -237,7 +251,8 @@ TEST(CliSim, MissingSimulatorIsExit127) {
                                       ("edgelock-cli-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     const std::filesystem::path copy = dir / "edgelock";
-    std::filesystem::copy_file(EDGELOCK_CLI_FILE, copy, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(EDGELOCK_CLI_FILE, copy,
+                               std::filesystem::copy_options::overwrite_existing);
     program_options o = clean_env();
     o.env.push_back("PATH=" + dir.string() + "/nothing-here");
     const program_result r = run_program({copy.string(), "sim", "matrix"}, o);

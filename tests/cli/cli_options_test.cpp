@@ -18,9 +18,12 @@ namespace {
 
 using namespace edgelock::cli;
 
-parse_result parse(std::vector<std::string> args, environment env = {}) { return parse_command_line(args, env); }
+parse_result parse(std::vector<std::string> args, environment env = {}) {
+    return parse_command_line(args, env);
+}
 
-void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment, environment env = {}) {
+void expect_usage_error(const std::vector<std::string>& args, const std::string& fragment,
+                        environment env = {}) {
     const parse_result r = parse(args, env);
     EXPECT_EQ(r.exit_code, exit_usage) << fragment;
     EXPECT_NE(r.error.find(fragment), std::string::npos) << "error: " << r.error;
@@ -48,8 +51,8 @@ TEST(Duration, AcceptsTheDocumentedUnits) {
 
 TEST(Duration, RefusesEverythingElse) {
     std::int64_t ms = 0;
-    for (const char* bad : {"", "10", "s", "-1s", "1.5s", "10 s", "10sec", "3d", "25h", "99999999999999999999s", "1ms2",
-                            "0x10s"}) {
+    for (const char* bad : {"", "10", "s", "-1s", "1.5s", "10 s", "10sec", "3d", "25h",
+                            "99999999999999999999s", "1ms2", "0x10s"}) {
         EXPECT_FALSE(parse_duration(bad, ms)) << bad;
     }
 }
@@ -83,7 +86,8 @@ TEST(Signal, NamesAndNumbers) {
     EXPECT_EQ(s, SIGINT);
     ASSERT_TRUE(parse_signal("9", s));
     EXPECT_EQ(s, 9);
-    for (const char* bad : {"", "TERMINATE", "0", "65", "-1", "SIG"}) EXPECT_FALSE(parse_signal(bad, s)) << bad;
+    for (const char* bad : {"", "TERMINATE", "0", "65", "-1", "SIG"})
+        EXPECT_FALSE(parse_signal(bad, s)) << bad;
     ASSERT_TRUE(parse_signal("64", s));
     EXPECT_EQ(s, 64);
     ASSERT_TRUE(parse_signal("SIG09", s)) << "two digits, a leading zero";
@@ -116,9 +120,11 @@ TEST(Run, Defaults) {
 }
 
 TEST(Run, EveryFlagAndBothValueForms) {
-    const parse_result r = parse({"run", "--name=job", "--ttl", "5s", "--wait=0", "--redis", "redis://a:1",
-                                  "--redis", "b:2", "--redis", "redis://c", "--fence-env", "TOKEN", "--on-lost",
-                                  "INT", "--kill-after", "500ms", "--redis-timeout", "250ms", "--", "cmd", "--ttl"});
+    const parse_result r =
+        parse({"run",         "--name=job", "--ttl", "5s",           "--wait=0",  "--redis",
+               "redis://a:1", "--redis",    "b:2",   "--redis",      "redis://c", "--fence-env",
+               "TOKEN",       "--on-lost",  "INT",   "--kill-after", "500ms",     "--redis-timeout",
+               "250ms",       "--",         "cmd",   "--ttl"});
     ASSERT_EQ(r.exit_code, 0) << r.error;
     const options& o = r.parsed;
     EXPECT_EQ(o.ttl_ms, 5'000);
@@ -138,8 +144,9 @@ TEST(Run, CommandStartsAtFirstArgumentWithoutDoubleDash) {
 }
 
 TEST(Run, Sentinel) {
-    const parse_result r = parse({"run", "--name", "job", "--sentinel", "10.0.0.1:26379", "--sentinel",
-                                  "10.0.0.2:26379", "--master", "mymaster", "--", "true"});
+    const parse_result r =
+        parse({"run", "--name", "job", "--sentinel", "10.0.0.1:26379", "--sentinel",
+               "10.0.0.2:26379", "--master", "mymaster", "--", "true"});
     ASSERT_EQ(r.exit_code, 0) << r.error;
     EXPECT_EQ(r.parsed.sentinel_urls.size(), 2u);
     EXPECT_TRUE(r.parsed.redis_urls.empty());
@@ -150,14 +157,15 @@ TEST(Run, WaitsInLineWithOneInstanceUnlessUnfair) {
     const parse_result one = parse({"run", "--name", "x", "--", "true"});
     ASSERT_EQ(one.exit_code, 0) << one.error;
     EXPECT_TRUE(run_lock_config(one.parsed).fair);
-    const parse_result sentinel = parse({"run", "--name", "x", "--sentinel", "10.0.0.1:26379", "--master", "m", "true"});
+    const parse_result sentinel =
+        parse({"run", "--name", "x", "--sentinel", "10.0.0.1:26379", "--master", "m", "true"});
     ASSERT_EQ(sentinel.exit_code, 0) << sentinel.error;
     EXPECT_TRUE(run_lock_config(sentinel.parsed).fair);
     const parse_result unfair = parse({"run", "--name", "x", "--unfair", "--", "true"});
     ASSERT_EQ(unfair.exit_code, 0) << unfair.error;
     EXPECT_FALSE(run_lock_config(unfair.parsed).fair);
-    const parse_result redlock = parse({"run", "--name", "x", "--redis", "redis://a", "--redis", "redis://b",
-                                        "--redis", "redis://c", "--", "true"});
+    const parse_result redlock = parse({"run", "--name", "x", "--redis", "redis://a", "--redis",
+                                        "redis://b", "--redis", "redis://c", "--", "true"});
     ASSERT_EQ(redlock.exit_code, 0) << redlock.error;
     EXPECT_FALSE(run_lock_config(redlock.parsed).fair) << "Redlock cannot keep a line";
     expect_usage_error({"status", "--name", "x", "--unfair"}, "--unfair");
@@ -169,7 +177,8 @@ TEST(Environment, SuppliesServersWhenNoFlagDoes) {
     env.redis = "redis://a:1, redis://b:2 redis://c:3";
     parse_result r = parse({"status", "--name", "n"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.error;
-    EXPECT_EQ(r.parsed.redis_urls, (std::vector<std::string>{"redis://a:1", "redis://b:2", "redis://c:3"}));
+    EXPECT_EQ(r.parsed.redis_urls,
+              (std::vector<std::string>{"redis://a:1", "redis://b:2", "redis://c:3"}));
 
     r = parse({"status", "--name", "n", "--redis", "redis://d:4"}, env);
     ASSERT_EQ(r.exit_code, 0) << r.error;
@@ -194,9 +203,15 @@ TEST(Release, NeedsToken) {
 
 TEST(Help, EverywhereAndBeforeOtherChecks) {
     for (const std::vector<std::string>& args :
-         std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}, {"help", "run"}, {"run", "--help"},
-                                               {"run", "--name", "x", "-h"}, {"status", "--help"},
-                                               {"release", "--help"}, {"sim", "--help"}}) {
+         std::vector<std::vector<std::string>>{{"--help"},
+                                               {"-h"},
+                                               {"help"},
+                                               {"help", "run"},
+                                               {"run", "--help"},
+                                               {"run", "--name", "x", "-h"},
+                                               {"status", "--help"},
+                                               {"release", "--help"},
+                                               {"sim", "--help"}}) {
         const parse_result r = parse(args);
         EXPECT_EQ(r.exit_code, 0) << args[0];
         EXPECT_EQ(r.parsed.command, command::help) << args[0];
@@ -260,14 +275,16 @@ TEST(Ttl, TooShortForTheLockIsAUsageErrorNamingTheRange) {
 TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
     std::vector<std::int64_t> ttls;
     for (std::int64_t ttl = 1; ttl <= 2'000; ++ttl) ttls.push_back(ttl);
-    for (std::int64_t ttl : {std::int64_t{9'999}, std::int64_t{30'000}, edgelock::ttl_ms_max - 1, edgelock::ttl_ms_max}) {
+    for (std::int64_t ttl : {std::int64_t{9'999}, std::int64_t{30'000}, edgelock::ttl_ms_max - 1,
+                             edgelock::ttl_ms_max}) {
         ttls.push_back(ttl);
     }
-    for (const std::vector<std::string>& servers :
-         std::vector<std::vector<std::string>>{{"--redis", "a:1"},
-                                               {"--redis", "a:1", "--redis", "b:1", "--redis", "c:1"},
-                                               {"--sentinel", "s:1", "--master", "m"}}) {
-        const std::uint8_t instances = servers[0] == "--redis" ? static_cast<std::uint8_t>(servers.size() / 2) : 1;
+    for (const std::vector<std::string>& servers : std::vector<std::vector<std::string>>{
+             {"--redis", "a:1"},
+             {"--redis", "a:1", "--redis", "b:1", "--redis", "c:1"},
+             {"--sentinel", "s:1", "--master", "m"}}) {
+        const std::uint8_t instances =
+            servers[0] == "--redis" ? static_cast<std::uint8_t>(servers.size() / 2) : 1;
         for (std::int64_t ttl : ttls) {
             edgelock::lock_config config;
             config.name = "n";
@@ -276,11 +293,13 @@ TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
             config.fencing = true;
             edgelock::lock scratch;
             const bool lock_accepts = scratch.configure(config) == edgelock::errc::ok;
-            std::vector<std::string> args = {"run", "--name", "n", "--ttl", std::to_string(ttl) + "ms"};
+            std::vector<std::string> args = {"run", "--name", "n", "--ttl",
+                                             std::to_string(ttl) + "ms"};
             args.insert(args.end(), servers.begin(), servers.end());
             args.insert(args.end(), {"--", "true"});
             const parse_result r = parse(args);
-            ASSERT_EQ(r.exit_code == 0, lock_accepts) << ttl << "ms over " << servers[0] << ": " << r.error;
+            ASSERT_EQ(r.exit_code == 0, lock_accepts)
+                << ttl << "ms over " << servers[0] << ": " << r.error;
         }
     }
 }
@@ -288,11 +307,14 @@ TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
 TEST(Name, AnotherLocksFenceKeyIsAUsageError) {
     expect_usage_error({"run", "--name", "{x}:fence", "--", "true"},
                        "--name \"{x}:fence\" is the fence key of lock \"{x}\"");
-    expect_usage_error({"run", "--name", "job{7}:fence", "--", "true"}, "fence key of lock \"job{7}\"");
-    expect_usage_error({"run", "--name", "job{7}:qttl", "--", "true"}, "has the form of a lock's queue key");
+    expect_usage_error({"run", "--name", "job{7}:fence", "--", "true"},
+                       "fence key of lock \"job{7}\"");
+    expect_usage_error({"run", "--name", "job{7}:qttl", "--", "true"},
+                       "has the form of a lock's queue key");
     // A line or owner key names its lock after its first tag (keys.hpp): {x}'s is {BJN@}{x}.
     expect_usage_error({"run", "--name", "{x}:owner", "--", "true"}, "owner key of lock \"x\"");
-    expect_usage_error({"run", "--name", "{BJN@}{x}:queue", "--", "true"}, "queue key of lock \"{x}\"");
+    expect_usage_error({"run", "--name", "{BJN@}{x}:queue", "--", "true"},
+                       "queue key of lock \"{x}\"");
     for (const char* fine : {"db:fence", "{}:fence", "x:fence:y"}) {
         const parse_result r = parse({"run", "--name", fine, "--", "true"});
         EXPECT_EQ(r.exit_code, 0) << fine << ": " << r.error;
@@ -309,7 +331,8 @@ TEST(Durations, OutOfRangeNamesTheRange) {
     expect_usage_error({"status", "--name", "n", "--redis-timeout", "61s"},
                        "--redis-timeout must be between 1ms and 1m (got 61s)");
     for (const char* edge : {"0", "24h"}) {
-        const parse_result r = parse({"run", "--name", "n", "--wait", edge, "--kill-after", edge, "--", "true"});
+        const parse_result r =
+            parse({"run", "--name", "n", "--wait", edge, "--kill-after", edge, "--", "true"});
         EXPECT_EQ(r.exit_code, 0) << edge << ": " << r.error;
     }
     const parse_result r = parse({"run", "--name", "n", "--redis-timeout", "1m", "--", "true"});
@@ -318,7 +341,8 @@ TEST(Durations, OutOfRangeNamesTheRange) {
 
 TEST(Help, StatesTheAcceptedTtlRange) {
     const std::string range = format_duration(documented_ttl_ms_min()) + "..24h";
-    EXPECT_NE(help_text("run").find(range), std::string_view::npos) << "run help should say " << range;
+    EXPECT_NE(help_text("run").find(range), std::string_view::npos)
+        << "run help should say " << range;
 }
 
 TEST(BadInput, OneLineNamingTheProblem) {
@@ -327,27 +351,39 @@ TEST(BadInput, OneLineNamingTheProblem) {
     expect_usage_error({"--bogus"}, "unknown flag --bogus");
     expect_usage_error({"help", "nothing"}, "no help for");
     expect_usage_error({"run", "--name", "n", "--bogus", "--", "true"}, "unknown flag --bogus");
-    expect_usage_error({"run", "--name", "n", "--token", "t", "--", "true"}, "unknown flag --token");
+    expect_usage_error({"run", "--name", "n", "--token", "t", "--", "true"},
+                       "unknown flag --token");
     expect_usage_error({"status", "--name", "n", "--ttl", "1s"}, "unknown flag --ttl");
-    expect_usage_error({"run", "--name", "n", "--ttl", "10", "--", "true"}, "bad duration \"10\" for --ttl");
-    expect_usage_error({"run", "--name", "n", "--wait", "soon", "--", "true"}, "bad duration \"soon\" for --wait");
+    expect_usage_error({"run", "--name", "n", "--ttl", "10", "--", "true"},
+                       "bad duration \"10\" for --ttl");
+    expect_usage_error({"run", "--name", "n", "--wait", "soon", "--", "true"},
+                       "bad duration \"soon\" for --wait");
     expect_usage_error({"run", "--name", "n", "--ttl", "0", "--", "true"}, "--ttl must be between");
-    expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"}, "--redis-timeout");
+    expect_usage_error({"run", "--name", "n", "--redis-timeout", "0", "--", "true"},
+                       "--redis-timeout");
     expect_usage_error({"run", "--name", "n", "--ttl"}, "--ttl needs a value");
     expect_usage_error({"run", "--name", "n", "--help=yes"}, "takes no value");
     expect_usage_error({"run", "--name", "n"}, "missing CMD");
     expect_usage_error({"run", "--name", "n", "--"}, "missing CMD");
     expect_usage_error({"run", "--", "true"}, "missing --name");
-    expect_usage_error({"run", "--name", std::string(129, 'x'), "--", "true"}, "longer than 128 bytes");
-    expect_usage_error({"run", "--name", "n", "--redis", "http://x", "--", "true"}, "bad --redis address \"http://x\"");
+    expect_usage_error({"run", "--name", std::string(129, 'x'), "--", "true"},
+                       "longer than 128 bytes");
+    expect_usage_error({"run", "--name", "n", "--redis", "http://x", "--", "true"},
+                       "bad --redis address \"http://x\"");
     expect_usage_error({"run", "--name", "n", "--redis", "redis://h:0", "--", "true"}, "bad port");
-    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--redis", "b:2", "--", "true"}, "odd number");
-    expect_usage_error({"run", "--name", "n", "--sentinel", "s:1", "--", "true"}, "--sentinel needs --master");
-    expect_usage_error({"run", "--name", "n", "--master", "m", "--redis", "a:1", "--", "true"}, "--master needs --sentinel");
-    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--sentinel", "s:1", "--master", "m", "--", "true"},
+    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--redis", "b:2", "--", "true"},
+                       "odd number");
+    expect_usage_error({"run", "--name", "n", "--sentinel", "s:1", "--", "true"},
+                       "--sentinel needs --master");
+    expect_usage_error({"run", "--name", "n", "--master", "m", "--redis", "a:1", "--", "true"},
+                       "--master needs --sentinel");
+    expect_usage_error({"run", "--name", "n", "--redis", "a:1", "--sentinel", "s:1", "--master",
+                        "m", "--", "true"},
                        "either --redis or --sentinel");
-    expect_usage_error({"run", "--name", "n", "--fence-env", "1X", "--", "true"}, "bad --fence-env");
-    expect_usage_error({"run", "--name", "n", "--on-lost", "NICE", "--", "true"}, "bad --on-lost signal");
+    expect_usage_error({"run", "--name", "n", "--fence-env", "1X", "--", "true"},
+                       "bad --fence-env");
+    expect_usage_error({"run", "--name", "n", "--on-lost", "NICE", "--", "true"},
+                       "bad --on-lost signal");
     expect_usage_error({"status", "--name", "n", "extra"}, "unexpected argument \"extra\"");
     environment env;
     env.redis = "redis://ok:1,ftp://bad";
@@ -365,47 +401,66 @@ TEST(BadInput, AddressesAreShownWithoutCredentials) {
     EXPECT_NE(refused({"run", "--name", "n", "--redis", "redis://u:s3cret@h:99999", "--", "true"})
                   .find("\"redis://***@h:99999\": bad port"),
               std::string::npos);
-    EXPECT_NE(refused({"status", "--name", "n", "--redis", ":s3cret@h:0"}).find("\"***@h:0\""), std::string::npos);
-    EXPECT_NE(refused({"status", "--name", "n", "--sentinel", "redis://s3cret@s@x:0", "--master", "m"})
-                  .find("\"redis://***@x:0\""),
-              std::string::npos)
+    EXPECT_NE(refused({"status", "--name", "n", "--redis", ":s3cret@h:0"}).find("\"***@h:0\""),
+              std::string::npos);
+    EXPECT_NE(
+        refused({"status", "--name", "n", "--sentinel", "redis://s3cret@s@x:0", "--master", "m"})
+            .find("\"redis://***@x:0\""),
+        std::string::npos)
         << "up to the last '@', as the parser reads it";
     environment env;
     env.redis = "redis://u:s3cret@h:0";
-    EXPECT_NE(refused({"status", "--name", "n"}, env).find("EDGELOCK_REDIS address \"redis://***@h:0\""),
-              std::string::npos);
+    EXPECT_NE(
+        refused({"status", "--name", "n"}, env).find("EDGELOCK_REDIS address \"redis://***@h:0\""),
+        std::string::npos);
 }
 
 // Whatever an argument holds, the message stays one line: the argument is quoted with its
 // control bytes, and bytes that are not UTF-8, escaped.
 TEST(BadInput, EchoedArgumentsAreEscaped) {
-    expect_usage_error({"lo\x01" "ck"}, "unknown command \"lo\\x01ck\"");
+    expect_usage_error({"lo\x01"
+                        "ck"},
+                       "unknown command \"lo\\x01ck\"");
     expect_usage_error({"a\"b\\c"}, "unknown command \"a\\\"b\\\\c\"");
     expect_usage_error({"--x\ny"}, "unknown flag \"--x\\ny\" before the command");
     expect_usage_error({"help", "ru\nn"}, "no help for \"ru\\nn\"");
-    expect_usage_error({"run", "--name", "n", "--bo\ngus", "--", "true"}, "unknown flag \"--bo\\ngus\" (see");
-    expect_usage_error({"run", "--name", "n", "--ttl\r=5s", "--", "true"}, "unknown flag \"--ttl\\r\" (see");
-    expect_usage_error({"run", "--name", "n", "--ttl", "1\ns", "--", "true"}, "bad duration \"1\\ns\" for --ttl");
+    expect_usage_error({"run", "--name", "n", "--bo\ngus", "--", "true"},
+                       "unknown flag \"--bo\\ngus\" (see");
+    expect_usage_error({"run", "--name", "n", "--ttl\r=5s", "--", "true"},
+                       "unknown flag \"--ttl\\r\" (see");
+    expect_usage_error({"run", "--name", "n", "--ttl", "1\ns", "--", "true"},
+                       "bad duration \"1\\ns\" for --ttl");
     expect_usage_error({"run", "--name", "n", "--redis", "http://a\nb", "--", "true"},
                        "bad --redis address \"http://a\\nb\"");
-    expect_usage_error({"run", "--name", "n", "--fence-env", "A\tB", "--", "true"}, "bad --fence-env \"A\\tB\"");
+    expect_usage_error({"run", "--name", "n", "--fence-env", "A\tB", "--", "true"},
+                       "bad --fence-env \"A\\tB\"");
     expect_usage_error({"run", "--name", "n", "--on-lost", "TE\x7fRM", "--", "true"},
                        "bad --on-lost signal \"TE\\x7fRM\"");
-    expect_usage_error({"status", "--name", "n", "ex\x1btra"}, "unexpected argument \"ex\\x1btra\"");
+    expect_usage_error({"status", "--name", "n", "ex\x1btra"},
+                       "unexpected argument \"ex\\x1btra\"");
     expect_usage_error({"run", "--name", "{x\n}:fence", "--", "true"},
                        "--name \"{x\\n}:fence\" is the fence key of lock \"{x\\n}\"");
     environment env;
     env.redis = "ftp://a\rb";
-    expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://a\\rb\"", env);
+    expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_REDIS address \"ftp://a\\rb\"",
+                       env);
 }
 
 TEST(BadInput, Utf8PassesAndWhatIsNotTextIsEscaped) {
-    expect_usage_error({"z\xc3\xbcrich"}, "unknown command \"z\xc3\xbcrich\"");      // ü, as typed
-    expect_usage_error({"a\xff" "b"}, "unknown command \"a\\xffb\"");                  // not UTF-8
-    expect_usage_error({"a\xc3"}, "unknown command \"a\\xc3\"");                    // cut short
-    expect_usage_error({"a\xc2\x85" "b"}, "unknown command \"a\\xc2\\x85b\"");          // U+0085, a C1 newline
-    expect_usage_error({"a\xe2\x80\xa8" "b"}, "unknown command \"a\\xe2\\x80\\xa8b\"");  // U+2028 line separator
-    expect_usage_error({"a\xc0\x8a" "b"}, "unknown command \"a\\xc0\\x8ab\"");          // an overlong newline
+    expect_usage_error({"z\xc3\xbcrich"}, "unknown command \"z\xc3\xbcrich\"");  // ü, as typed
+    expect_usage_error({"a\xff"
+                        "b"},
+                       "unknown command \"a\\xffb\"");            // not UTF-8
+    expect_usage_error({"a\xc3"}, "unknown command \"a\\xc3\"");  // cut short
+    expect_usage_error({"a\xc2\x85"
+                        "b"},
+                       "unknown command \"a\\xc2\\x85b\"");  // U+0085, a C1 newline
+    expect_usage_error({"a\xe2\x80\xa8"
+                        "b"},
+                       "unknown command \"a\\xe2\\x80\\xa8b\"");  // U+2028 line separator
+    expect_usage_error({"a\xc0\x8a"
+                        "b"},
+                       "unknown command \"a\\xc0\\x8ab\"");  // an overlong newline
 }
 
 }  // namespace
@@ -413,8 +468,9 @@ TEST(BadInput, Utf8PassesAndWhatIsNotTextIsEscaped) {
 namespace {
 
 TEST(Check, NeedsNoNameAndTakesTheClientSettings) {
-    const parse_result r = parse({"check", "--fencing", "off", "--restart-guard", "off", "--wait-replicas", "1",
-                                  "--json", "--sentinel", "10.0.0.1:26379", "--master", "m"});
+    const parse_result r =
+        parse({"check", "--fencing", "off", "--restart-guard", "off", "--wait-replicas", "1",
+               "--json", "--sentinel", "10.0.0.1:26379", "--master", "m"});
     ASSERT_EQ(r.exit_code, 0) << r.error;
     EXPECT_EQ(r.parsed.command, command::check);
     EXPECT_FALSE(r.parsed.fencing);
@@ -443,9 +499,18 @@ namespace {
 
 TEST(Tls, FlagsFillTheOptionsForEveryLockCommand) {
     for (const char* command : {"status", "check"}) {
-        std::vector<std::string> args = {command, "--redis", "rediss://cache.example:6380", "--tls-ca", "/etc/ca.pem",
-                                         "--tls-ca-dir=/etc/ca.d", "--tls-cert", "c.pem", "--tls-key", "k.pem",
-                                         "--tls-server-name", "redis.internal"};
+        std::vector<std::string> args = {command,
+                                         "--redis",
+                                         "rediss://cache.example:6380",
+                                         "--tls-ca",
+                                         "/etc/ca.pem",
+                                         "--tls-ca-dir=/etc/ca.d",
+                                         "--tls-cert",
+                                         "c.pem",
+                                         "--tls-key",
+                                         "k.pem",
+                                         "--tls-server-name",
+                                         "redis.internal"};
         if (std::string(command) == "status") args.insert(args.end(), {"--name", "x"});
         const parse_result r = parse(args);
         ASSERT_EQ(r.exit_code, 0) << r.error;
@@ -454,7 +519,8 @@ TEST(Tls, FlagsFillTheOptionsForEveryLockCommand) {
         EXPECT_EQ(r.parsed.tls.cert_file, "c.pem");
         EXPECT_EQ(r.parsed.tls.key_file, "k.pem");
         EXPECT_EQ(r.parsed.tls.server_name, "redis.internal");
-        EXPECT_FALSE(r.parsed.tls.insecure_skip_verification_for_tests_only) << "the CLI never skips verification";
+        EXPECT_FALSE(r.parsed.tls.insecure_skip_verification_for_tests_only)
+            << "the CLI never skips verification";
     }
 }
 
@@ -475,7 +541,8 @@ TEST(Tls, TheEnvironmentFillsWhatNoFlagSays) {
     pair.tls.key_file = "env.key";
     EXPECT_EQ(parse({"status", "--name", "x"}, pair).parsed.tls.cert_file, "env.crt");
     const parse_result mixed = parse({"status", "--name", "x", "--tls-cert", "flag.crt"}, pair);
-    EXPECT_EQ(mixed.exit_code, exit_usage) << "a flag's certificate never takes the environment's key";
+    EXPECT_EQ(mixed.exit_code, exit_usage)
+        << "a flag's certificate never takes the environment's key";
 
     environment unused;
     unused.tls.ca_file = "/env/ca.pem";
@@ -484,15 +551,17 @@ TEST(Tls, TheEnvironmentFillsWhatNoFlagSays) {
 }
 
 TEST(Tls, MistakesAreUsageErrors) {
-    expect_usage_error({"status", "--name", "x", "--tls-ca", "ca.pem"}, "apply to rediss:// addresses");
+    expect_usage_error({"status", "--name", "x", "--tls-ca", "ca.pem"},
+                       "apply to rediss:// addresses");
     expect_usage_error({"status", "--name", "x", "--redis", "rediss://h", "--tls-cert", "c.pem"},
                        "--tls-cert and --tls-key go together");
-    expect_usage_error({"status", "--name", "x", "--redis", "rediss://h", "--tls-ca="}, "--tls-ca needs a value");
+    expect_usage_error({"status", "--name", "x", "--redis", "rediss://h", "--tls-ca="},
+                       "--tls-ca needs a value");
 }
 
 TEST(Tls, HelpNamesTheFlagsAndTheExitCode) {
-    for (const char* text : {"--tls-ca FILE", "--tls-ca-dir DIR", "--tls-cert FILE --tls-key FILE", "--tls-server-name",
-                             "EDGELOCK_TLS_CA", "rediss://"}) {
+    for (const char* text : {"--tls-ca FILE", "--tls-ca-dir DIR", "--tls-cert FILE --tls-key FILE",
+                             "--tls-server-name", "EDGELOCK_TLS_CA", "rediss://"}) {
         EXPECT_NE(help_text("").find(text), std::string_view::npos) << text;
     }
     EXPECT_NE(exit_code_table().find("  77 "), std::string_view::npos);

@@ -8,8 +8,8 @@
 
 namespace {
 
-using edgelock::cli::quote;
 using edgelock::cli::json_string;
+using edgelock::cli::quote;
 using edgelock::cli::shown;
 
 TEST(Quote, EscapesWhatBreaksALineAndTheQuotesOwnBytes) {
@@ -22,15 +22,17 @@ TEST(Quote, EscapesWhatBreaksALineAndTheQuotesOwnBytes) {
 }
 
 TEST(Quote, KeepsUtf8AndEscapesEveryOtherByte) {
-    EXPECT_EQ(quote("z\xc3\xbcrich \xe2\x82\xac \xf0\x9f\x94\x92"), "\"z\xc3\xbcrich \xe2\x82\xac \xf0\x9f\x94\x92\"");
-    EXPECT_EQ(quote("\xc2\x85"), "\"\\xc2\\x85\"");                       // NEL, a C1 control
-    EXPECT_EQ(quote("\xc2\xa0"), "\"\xc2\xa0\"");                         // no-break space is text
-    EXPECT_EQ(quote("\xe2\x80\xa8\xe2\x80\xa9"), "\"\\xe2\\x80\\xa8\\xe2\\x80\\xa9\"");  // U+2028, U+2029
-    EXPECT_EQ(quote("\xc0\x8a"), "\"\\xc0\\x8a\"");                       // overlong newline
-    EXPECT_EQ(quote("\xe0\x80\x8a"), "\"\\xe0\\x80\\x8a\"");              // overlong, 3 bytes
-    EXPECT_EQ(quote("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"");              // a surrogate
-    EXPECT_EQ(quote("\xf4\x90\x80\x80"), "\"\\xf4\\x90\\x80\\x80\"");     // above U+10FFFF
-    EXPECT_EQ(quote("ab\xe2\x82"), "\"ab\\xe2\\x82\"");                   // cut short at the end
+    EXPECT_EQ(quote("z\xc3\xbcrich \xe2\x82\xac \xf0\x9f\x94\x92"),
+              "\"z\xc3\xbcrich \xe2\x82\xac \xf0\x9f\x94\x92\"");
+    EXPECT_EQ(quote("\xc2\x85"), "\"\\xc2\\x85\"");  // NEL, a C1 control
+    EXPECT_EQ(quote("\xc2\xa0"), "\"\xc2\xa0\"");    // no-break space is text
+    EXPECT_EQ(quote("\xe2\x80\xa8\xe2\x80\xa9"),
+              "\"\\xe2\\x80\\xa8\\xe2\\x80\\xa9\"");                   // U+2028, U+2029
+    EXPECT_EQ(quote("\xc0\x8a"), "\"\\xc0\\x8a\"");                    // overlong newline
+    EXPECT_EQ(quote("\xe0\x80\x8a"), "\"\\xe0\\x80\\x8a\"");           // overlong, 3 bytes
+    EXPECT_EQ(quote("\xed\xa0\x80"), "\"\\xed\\xa0\\x80\"");           // a surrogate
+    EXPECT_EQ(quote("\xf4\x90\x80\x80"), "\"\\xf4\\x90\\x80\\x80\"");  // above U+10FFFF
+    EXPECT_EQ(quote("ab\xe2\x82"), "\"ab\\xe2\\x82\"");                // cut short at the end
     EXPECT_EQ(quote("\xff"), "\"\\xff\"");
 }
 

@@ -51,7 +51,8 @@ public:
     }
     bool key_exists(const std::string& key) { return admin.exists(key); }
     void wait_for_holder(const std::string& name) {
-        ASSERT_TRUE(eventually([&] { return key_exists(name); }, 10s)) << "the holder never took " << name;
+        ASSERT_TRUE(eventually([&] { return key_exists(name); }, 10s))
+            << "the holder never took " << name;
     }
     // A CMD that sets up `trap`, then says it runs (a marker file) and polls, so the trap
     // runs promptly. Tests that signal it wait_for_cmd() first: a signal before the trap
@@ -60,7 +61,8 @@ public:
         return trap + "; touch " + marker.string() + "; while :; do sleep 0.05; done";
     }
     void wait_for_cmd() {
-        ASSERT_TRUE(eventually([&] { return std::filesystem::exists(marker); }, 10s)) << "CMD never started";
+        ASSERT_TRUE(eventually([&] { return std::filesystem::exists(marker); }, 10s))
+            << "CMD never started";
     }
     void TearDown() override { std::filesystem::remove(marker); }
 
@@ -78,7 +80,8 @@ void expect_one_line(const program_result& r, const std::string& fragment) {
 }
 
 TEST_F(CliRun, PassesCmdStatusAndOutputThrough) {
-    program_result r = run_program(edgelock("run", {"--name", "job", "--", "sh", "-c", "echo hello; exit 7"}), env());
+    program_result r = run_program(
+        edgelock("run", {"--name", "job", "--", "sh", "-c", "echo hello; exit 7"}), env());
     EXPECT_EQ(r.exit_code, 7);
     EXPECT_EQ(r.out, "hello\n");
     EXPECT_TRUE(r.err.empty()) << r.err;
@@ -94,17 +97,18 @@ TEST_F(CliRun, PassesCmdStatusAndOutputThrough) {
 TEST_F(CliRun, FenceTokensIncreaseFromRunToRun) {
     std::vector<long long> fences;
     for (int i = 0; i < 3; ++i) {
-        const program_result r = run_program(edgelock("run", {"--name", "fenced", "--", "sh", "-c", "echo $EDGELOCK_FENCE"}), env());
+        const program_result r = run_program(
+            edgelock("run", {"--name", "fenced", "--", "sh", "-c", "echo $EDGELOCK_FENCE"}), env());
         ASSERT_EQ(r.exit_code, 0) << r.err;
         fences.push_back(std::stoll(r.out));
     }
     EXPECT_LT(fences[0], fences[1]);
     EXPECT_LT(fences[1], fences[2]);
 
-    const program_result custom = run_program(
-        edgelock("run", {"--name", "fenced", "--fence-env", "MY_FENCE", "--", "sh", "-c",
-                         "echo \"$MY_FENCE ${EDGELOCK_FENCE:-unset}\""}),
-        env());
+    const program_result custom =
+        run_program(edgelock("run", {"--name", "fenced", "--fence-env", "MY_FENCE", "--", "sh",
+                                     "-c", "echo \"$MY_FENCE ${EDGELOCK_FENCE:-unset}\""}),
+                    env());
     ASSERT_EQ(custom.exit_code, 0) << custom.err;
     EXPECT_EQ(custom.out, admin.get("{fenced}:fence") + " unset\n");
     EXPECT_GT(std::stoll(custom.out), fences[2]);
@@ -115,7 +119,8 @@ TEST_F(CliRun, FenceTokensIncreaseFromRunToRun) {
 TEST_F(CliRun, TwoRacingRunsNeverOverlap) {
     const std::filesystem::path log = std::filesystem::temp_directory_path() /
                                       ("edgelock-race-" + std::to_string(::getpid()) + ".log");
-    const std::string cmd = "echo start >> " + log.string() + "; sleep 0.3; echo end >> " + log.string();
+    const std::string cmd =
+        "echo start >> " + log.string() + "; sleep 0.3; echo end >> " + log.string();
     auto read_log = [&] {
         std::ifstream in(log);
         std::vector<std::string> lines;
@@ -145,7 +150,8 @@ TEST_F(CliRun, TwoRacingRunsNeverOverlap) {
 TEST_F(CliRun, WaitZeroOnAHeldLockIsBusy) {
     program holder(edgelock("run", {"--name", "busy", "--", "sleep", "2"}), env());
     wait_for_holder("busy");
-    const program_result r = run_program(edgelock("run", {"--name", "busy", "--wait", "0", "--", "echo", "ran"}), env());
+    const program_result r =
+        run_program(edgelock("run", {"--name", "busy", "--wait", "0", "--", "echo", "ran"}), env());
     EXPECT_EQ(r.exit_code, 75);
     EXPECT_TRUE(r.out.empty()) << "CMD must not run";
     expect_one_line(r, "held by another owner");
@@ -156,7 +162,8 @@ TEST_F(CliRun, WaitZeroOnAHeldLockIsBusy) {
 TEST_F(CliRun, WaitThatRunsOutHasItsOwnCode) {
     program holder(edgelock("run", {"--name", "slow", "--", "sleep", "3"}), env());
     wait_for_holder("slow");
-    const program_result r = run_program(edgelock("run", {"--name", "slow", "--wait", "700ms", "--", "echo", "ran"}), env());
+    const program_result r = run_program(
+        edgelock("run", {"--name", "slow", "--wait", "700ms", "--", "echo", "ran"}), env());
     EXPECT_EQ(r.exit_code, 79);
     EXPECT_TRUE(r.out.empty());
     expect_one_line(r, "gave up waiting for lock \"slow\" after 700ms");
@@ -170,8 +177,8 @@ TEST_F(CliRun, WaitThatRunsOutHasItsOwnCode) {
 // holds every client's commands for 1 s, the handshake's included.
 TEST_F(CliRun, AConnectionSlowerThanTheFirstAttemptIsWaitedFor) {
     admin.command({"CLIENT", "PAUSE", "1000", "ALL"});
-    const std::vector<std::string> args = {"--name",          "slow-start", "--ttl", "1s",
-                                           "--redis-timeout", "5s",         "--",    "echo", "ran"};
+    const std::vector<std::string> args = {"--name", "slow-start", "--ttl", "1s", "--redis-timeout",
+                                           "5s",     "--",         "echo",  "ran"};
     const program_result r = run_program(edgelock("run", args), env());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
@@ -181,7 +188,8 @@ TEST_F(CliRun, AConnectionSlowerThanTheFirstAttemptIsWaitedFor) {
 TEST_F(CliRun, WaitEndsWhenTheHolderReleases) {
     program holder(edgelock("run", {"--name", "handoff", "--", "sleep", "1"}), env());
     wait_for_holder("handoff");
-    const program_result r = run_program(edgelock("run", {"--name", "handoff", "--wait", "20s", "--", "echo", "ran"}), env());
+    const program_result r = run_program(
+        edgelock("run", {"--name", "handoff", "--wait", "20s", "--", "echo", "ran"}), env());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
     EXPECT_TRUE(r.err.empty()) << "no progress on a pipe: " << r.err;
@@ -190,26 +198,33 @@ TEST_F(CliRun, WaitEndsWhenTheHolderReleases) {
 
 // Runs a holder, then four waiters started one after another (each once it stands in line, or
 // after a fixed gap when it polls), each appending its number to the list "order" as CMD.
-std::vector<std::string> waiter_order(CliRun& t, redis_server& server, redis_client& admin, bool unfair) {
+std::vector<std::string> waiter_order(CliRun& t, redis_server& server, redis_client& admin,
+                                      bool unfair) {
     program holder(t.edgelock("run", {"--name", "line", "--", "sleep", "1"}), CliRun::env());
     t.wait_for_holder("line");
     std::vector<std::unique_ptr<program>> waiters;
     for (int i = 1; i <= 4; ++i) {
         std::vector<std::string> args = {"--name", "line", "--wait", "30s"};
         if (unfair) args.push_back("--unfair");
-        for (const std::string& word : {std::string("--"), std::string("redis-cli"), std::string("-p"),
-                                        std::to_string(server.port()), std::string("RPUSH"), std::string("order"),
-                                        std::to_string(i)}) {
+        for (const std::string& word :
+             {std::string("--"), std::string("redis-cli"), std::string("-p"),
+              std::to_string(server.port()), std::string("RPUSH"), std::string("order"),
+              std::to_string(i)}) {
             args.push_back(word);
         }
         waiters.push_back(std::make_unique<program>(t.edgelock("run", args), CliRun::env()));
         // In line: the holder (at the head until its release) and i waiters.
-        eventually([&] { return !unfair && admin.command({"ZCARD", "{line}:queue"}).integer == i + 1; }, 150ms);
+        eventually(
+            [&] {
+                return !unfair && admin.command({"ZCARD", "{line}:queue"}).integer == i + 1;
+            },
+            150ms);
     }
     EXPECT_EQ(holder.wait().exit_code, 0);
     for (auto& w : waiters) EXPECT_EQ(w->wait().exit_code, 0);
     std::vector<std::string> order;
-    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements) order.push_back(e.text);
+    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements)
+        order.push_back(e.text);
     admin.command({"DEL", "order"});
     return order;
 }
@@ -226,7 +241,8 @@ TEST_F(CliRun, WaitersRunInArrivalOrderUnlessUnfair) {
     EXPECT_EQ(sorted, arrival) << "every poller ran once";
     std::string shown;
     for (const std::string& id : polled) shown += " " + id;
-    std::printf("--unfair waiters ran in the order%s%s\n", shown.c_str(), polled == arrival ? " (arrival order, by chance)" : "");
+    std::printf("--unfair waiters ran in the order%s%s\n", shown.c_str(),
+                polled == arrival ? " (arrival order, by chance)" : "");
 }
 
 // "x" and "{x}" are different locks with different lines: a waiter in the line of "{x}"
@@ -245,7 +261,8 @@ TEST_F(CliRun, ANameAndItsHashTagFormWaitInLinesOfTheirOwn) {
         return false;
     };
     ASSERT_TRUE(eventually(queued, 10s)) << "the waiter for {x} never stood in line";
-    const program_result r = run_program(edgelock("run", {"--name", "x", "--wait", "4s", "--", "echo", "ran"}), env());
+    const program_result r =
+        run_program(edgelock("run", {"--name", "x", "--wait", "4s", "--", "echo", "ran"}), env());
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
     EXPECT_TRUE(key_exists("{x}")) << "taken while {x} was still held";
@@ -259,15 +276,21 @@ TEST(CliRestartGuard, WaitersArrivingDuringTheGuardAreServedInArrivalOrder) {
     std::vector<std::unique_ptr<program>> waiters;
     for (int i = 1; i <= 4; ++i) {
         waiters.push_back(std::make_unique<program>(std::vector<std::string>{
-            EDGELOCK_CLI, "run", "--name", "line", "--ttl", "3s", "--wait", "30s", "--redis", fresh.url(), "--",
-            "redis-cli", "-p", std::to_string(fresh.port()), "RPUSH", "order", std::to_string(i)}));
-        EXPECT_TRUE(eventually([&] { return admin.command({"ZCARD", "{line}:queue"}).integer == i; }, 2s))
+            EDGELOCK_CLI, "run", "--name", "line", "--ttl", "3s", "--wait", "30s", "--redis",
+            fresh.url(), "--", "redis-cli", "-p", std::to_string(fresh.port()), "RPUSH", "order",
+            std::to_string(i)}));
+        EXPECT_TRUE(eventually(
+            [&] {
+                return admin.command({"ZCARD", "{line}:queue"}).integer == i;
+            },
+            2s))
             << "waiter " << i << " did not join the line during the guard";
     }
     EXPECT_FALSE(admin.exists("line")) << "nobody took it during the guard";
     for (auto& w : waiters) EXPECT_EQ(w->wait().exit_code, 0);
     std::vector<std::string> order;
-    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements) order.push_back(e.text);
+    for (const auto& e : admin.command({"LRANGE", "order", "0", "-1"}).elements)
+        order.push_back(e.text);
     EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "3", "4"}));
 }
 
@@ -276,7 +299,8 @@ TEST_F(CliRun, ProgressOnATerminalOnly) {
     wait_for_holder("tty");
     program_options on_terminal = env();
     on_terminal.stderr_on_terminal = true;
-    const program_result r = run_program(edgelock("run", {"--name", "tty", "--wait", "20s", "--", "true"}), on_terminal);
+    const program_result r =
+        run_program(edgelock("run", {"--name", "tty", "--wait", "20s", "--", "true"}), on_terminal);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.err.find("waiting for lock \"tty\": 1"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(" / 20s"), std::string::npos) << r.err;
@@ -284,19 +308,22 @@ TEST_F(CliRun, ProgressOnATerminalOnly) {
 }
 
 TEST_F(CliRun, KeyDeletedBehindItsBackSignalsCmdAndExits80) {
-    program run(edgelock("run", {"--name", "stolen", "--ttl", "900ms", "--", "sh", "-c", trapping_cmd(report_term)}),
+    program run(edgelock("run", {"--name", "stolen", "--ttl", "900ms", "--", "sh", "-c",
+                                 trapping_cmd(report_term)}),
                 env());
     wait_for_cmd();
     admin.command({"DEL", "stolen"});
     const program_result r = run.wait();
     EXPECT_EQ(r.exit_code, 80);
     EXPECT_EQ(r.out, "got TERM\n");
-    expect_one_line(r, "lost lock \"stolen\" while CMD ran (the key no longer holds our token); sending SIGTERM");
+    expect_one_line(
+        r,
+        "lost lock \"stolen\" while CMD ran (the key no longer holds our token); sending SIGTERM");
 }
 
 TEST_F(CliRun, CmdIgnoringTheSignalIsKilledAfterTheGrace) {
-    program run(edgelock("run", {"--name", "stubborn", "--ttl", "900ms", "--kill-after", "300ms", "--", "sh", "-c",
-                                 trapping_cmd("trap '' TERM")}),
+    program run(edgelock("run", {"--name", "stubborn", "--ttl", "900ms", "--kill-after", "300ms",
+                                 "--", "sh", "-c", trapping_cmd("trap '' TERM")}),
                 env());
     wait_for_cmd();
     admin.command({"DEL", "stubborn"});
@@ -307,8 +334,8 @@ TEST_F(CliRun, CmdIgnoringTheSignalIsKilledAfterTheGrace) {
 }
 
 TEST_F(CliRun, OnLostSignalIsConfigurable) {
-    program run(edgelock("run", {"--name", "usr1", "--ttl", "900ms", "--on-lost", "USR1", "--", "sh", "-c",
-                                 trapping_cmd("trap 'echo got USR1; exit 4' USR1")}),
+    program run(edgelock("run", {"--name", "usr1", "--ttl", "900ms", "--on-lost", "USR1", "--",
+                                 "sh", "-c", trapping_cmd("trap 'echo got USR1; exit 4' USR1")}),
                 env());
     wait_for_cmd();
     admin.command({"DEL", "usr1"});
@@ -319,8 +346,8 @@ TEST_F(CliRun, OnLostSignalIsConfigurable) {
 }
 
 TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
-    program run(edgelock("run", {"--name", "frozen", "--ttl", "1500ms", "--redis-timeout", "300ms", "--", "sh", "-c",
-                                 trapping_cmd(report_term)}),
+    program run(edgelock("run", {"--name", "frozen", "--ttl", "1500ms", "--redis-timeout", "300ms",
+                                 "--", "sh", "-c", trapping_cmd(report_term)}),
                 env());
     wait_for_cmd();
     server.freeze();
@@ -332,7 +359,8 @@ TEST_F(CliRun, FrozenRedisLosesTheLockBeforeTheLeaseEnds) {
 }
 
 TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
-    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", trapping_cmd(report_term)}), env());
+    program run(edgelock("run", {"--name", "stop", "--", "sh", "-c", trapping_cmd(report_term)}),
+                env());
     wait_for_cmd();  // a signal while edgelock still acquires ends it, as any program
     ::kill(run.pid(), SIGTERM);
     const program_result r = run.wait();
@@ -343,9 +371,11 @@ TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
 
 TEST_F(CliRun, CmdThatCannotStartReleasesTheLock) {
     if (std::string(EDGELOCK_CLI) != EDGELOCK_CLI_FILE) {
-        GTEST_SKIP() << "qemu-user runs posix_spawn's child as a plain fork: exec errors become its exit 127";
+        GTEST_SKIP()
+            << "qemu-user runs posix_spawn's child as a plain fork: exec errors become its exit 127";
     }
-    program_result r = run_program(edgelock("run", {"--name", "nocmd", "--", "/no/such/program"}), env());
+    program_result r =
+        run_program(edgelock("run", {"--name", "nocmd", "--", "/no/such/program"}), env());
     EXPECT_EQ(r.exit_code, 127);
     expect_one_line(r, "cannot run /no/such/program");
     EXPECT_FALSE(key_exists("nocmd"));
@@ -361,7 +391,8 @@ TEST_F(CliRun, StatusAndOperatorRelease) {
     EXPECT_EQ(status.exit_code, 1) << "free";
     EXPECT_NE(status.out.find("holder   none"), std::string::npos) << status.out;
 
-    program holder(edgelock("run", {"--name", "ops", "--ttl", "1500ms", "--", "sh", "-c", trapping_cmd(report_term)}),
+    program holder(edgelock("run", {"--name", "ops", "--ttl", "1500ms", "--", "sh", "-c",
+                                    trapping_cmd(report_term)}),
                    env());
     wait_for_cmd();
     const std::string token = admin.get("ops");
@@ -369,10 +400,12 @@ TEST_F(CliRun, StatusAndOperatorRelease) {
     EXPECT_EQ(status.exit_code, 0) << status.err;
     EXPECT_NE(status.out.find("holder   " + token), std::string::npos) << status.out;
     // A new counter starts from the server's clock in microseconds (scripts.hpp), plus one.
-    EXPECT_NE(status.out.find("fence    " + admin.get("{ops}:fence") + "\n"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("fence    " + admin.get("{ops}:fence") + "\n"), std::string::npos)
+        << status.out;
     EXPECT_NE(status.out.find(" left"), std::string::npos) << status.out;
 
-    program_result release = run_program(edgelock("release", {"--name", "ops", "--token", "not-the-token"}), env());
+    program_result release =
+        run_program(edgelock("release", {"--name", "ops", "--token", "not-the-token"}), env());
     EXPECT_EQ(release.exit_code, 1);
     EXPECT_NE(release.out.find("does not hold"), std::string::npos) << release.out;
     EXPECT_TRUE(key_exists("ops")) << "a wrong token deletes nothing";
@@ -392,12 +425,15 @@ TEST_F(CliRun, EchoedInputStaysOnOneLine) {
     EXPECT_EQ(status.exit_code, 1) << status.err;
     EXPECT_EQ(status.out.rfind("lock     \"a\\nb\"\n", 0), 0u) << status.out;
 
-    const program_result release = run_program(edgelock("release", {"--name", "a\nb", "--token", "t\r1"}), env());
+    const program_result release =
+        run_program(edgelock("release", {"--name", "a\nb", "--token", "t\r1"}), env());
     EXPECT_EQ(release.exit_code, 1) << release.err;
     EXPECT_EQ(release.out, "not released: token \"t\\r1\" does not hold lock \"a\\nb\"\n");
 
-    if (std::string(EDGELOCK_CLI) == EDGELOCK_CLI_FILE) {  // qemu-user: see CmdThatCannotStartReleasesTheLock
-        const program_result r = run_program(edgelock("run", {"--name", "a\nb", "--", "/no/such\nprogram"}), env());
+    if (std::string(EDGELOCK_CLI) ==
+        EDGELOCK_CLI_FILE) {  // qemu-user: see CmdThatCannotStartReleasesTheLock
+        const program_result r =
+            run_program(edgelock("run", {"--name", "a\nb", "--", "/no/such\nprogram"}), env());
         EXPECT_EQ(r.exit_code, 127);
         expect_one_line(r, "cannot run \"/no/such\\nprogram\"");
     }
@@ -410,8 +446,10 @@ TEST_F(CliRun, EnvironmentNamesTheServerAndFlagsWin) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ok\n");
 
-    o.env.back() = "EDGELOCK_REDIS=redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
-    r = run_program({EDGELOCK_CLI, "run", "--name", "env", "--redis", server.url(), "--", "echo", "ok"}, o);
+    o.env.back() =
+        "EDGELOCK_REDIS=redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    r = run_program(
+        {EDGELOCK_CLI, "run", "--name", "env", "--redis", server.url(), "--", "echo", "ok"}, o);
     EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
@@ -449,7 +487,8 @@ TEST(CliRedlock, ThreeMastersOneDown) {
 TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
     redis_server fresh({}, edgelock::testing::persistence::volatile_);
     const auto run_args = [&](std::vector<std::string> flags) {
-        std::vector<std::string> args = {EDGELOCK_CLI, "run", "--name", "guarded", "--ttl", "2s", "--redis", fresh.url()};
+        std::vector<std::string> args = {EDGELOCK_CLI, "run", "--name",  "guarded",
+                                         "--ttl",      "2s",  "--redis", fresh.url()};
         args.insert(args.end(), flags.begin(), flags.end());
         args.insert(args.end(), {"--", "echo", "ran"});
         return args;
@@ -473,8 +512,9 @@ TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
     EXPECT_EQ(waited.err.find("restarted"), std::string::npos) << waited.err;
 
     redis_server other({}, edgelock::testing::persistence::volatile_);
-    std::vector<std::string> off = {EDGELOCK_CLI, "run", "--name", "unguarded", "--wait", "0", "--restart-guard",
-                                    "off", "--redis", other.url(), "--", "echo", "ran"};
+    std::vector<std::string> off = {
+        EDGELOCK_CLI, "run",     "--name",    "unguarded", "--wait", "0",  "--restart-guard",
+        "off",        "--redis", other.url(), "--",        "echo",   "ran"};
     const program_result unguarded = run_program(off);
     EXPECT_EQ(unguarded.exit_code, 0) << unguarded.err;
     EXPECT_EQ(unguarded.err, "");
@@ -492,15 +532,18 @@ TEST(CliEviction, ANodeThatMayEvictIsWarnedAbout) {
         {EDGELOCK_CLI, "run", "--name", "warned", "--redis", evicting.url(), "--", "echo", "ran"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ran\n");
-    EXPECT_EQ(r.err, "edgelock: warning: 127.0.0.1:" + std::to_string(evicting.port()) +
-                         ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys; "
-                         "set maxmemory-policy noeviction\n");
+    EXPECT_EQ(
+        r.err,
+        "edgelock: warning: 127.0.0.1:" + std::to_string(evicting.port()) +
+            ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys; "
+            "set maxmemory-policy noeviction\n");
 }
 
 TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     edgelock::testing::sentinel_topology topology;
     std::vector<std::string> where;
-    for (const std::string& url : topology.sentinel_urls()) where.insert(where.end(), {"--sentinel", url});
+    for (const std::string& url : topology.sentinel_urls())
+        where.insert(where.end(), {"--sentinel", url});
     where.insert(where.end(), {"--master", edgelock::testing::sentinel_topology::master_name});
 
     std::vector<std::string> run_args = {EDGELOCK_CLI, "run", "--name", "sen"};
@@ -515,7 +558,8 @@ TEST(CliSentinel, FindsTheMasterThroughSentinels) {
     status_args.insert(status_args.end(), where.begin(), where.end());
     const program_result status = run_program(status_args);
     EXPECT_EQ(status.exit_code, 1) << status.err;
-    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(topology.master_port())), std::string::npos)
+    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(topology.master_port())),
+              std::string::npos)
         << status.out;
     EXPECT_NE(status.out.find("fence    " + fence + "\n"), std::string::npos) << status.out;
 }
@@ -732,7 +776,11 @@ TEST_F(CliRun, VerboseShowsConnectionsAttemptsRenewalsAndTheLoss) {
     wait_for_holder("told");
     for (int renewal = 0; renewal < 2; ++renewal) {
         ASSERT_TRUE(eventually([&] { return admin.command({"PTTL", "told"}).integer < 700; }, 10s));
-        ASSERT_TRUE(eventually([&] { return admin.command({"PTTL", "told"}).integer > 800; }, 10s))
+        ASSERT_TRUE(eventually(
+            [&] {
+                return admin.command({"PTTL", "told"}).integer > 800;
+            },
+            10s))
             << "renewal " << renewal;
     }
     admin.command({"DEL", "told"});
@@ -747,8 +795,7 @@ TEST_F(CliRun, VerboseShowsConnectionsAttemptsRenewalsAndTheLoss) {
     EXPECT_EQ(count("edgelock: connected to " + where), 1) << r.err;
     EXPECT_EQ(count("edgelock: acquired lock \"told\" (valid for "), 1) << r.err;
     EXPECT_GE(count("edgelock: renewed lock \"told\": valid for "), 2) << r.err;
-    EXPECT_EQ(count("edgelock: lock \"told\" lost: the key no longer holds our token"), 1)
-        << r.err;
+    EXPECT_EQ(count("edgelock: lock \"told\" lost: the key no longer holds our token"), 1) << r.err;
     EXPECT_EQ(lines.back(), "edgelock: lost lock \"told\" (the key no longer holds our token)");
 }
 
@@ -817,10 +864,10 @@ TEST(CliOutage, AFullServerIsRiddenOutWithinTheWait) {
 // named, with what it did.
 TEST_F(CliRun, ASingleRedisThatAnswersTooLateIsNamed) {
     admin.command({"CLIENT", "PAUSE", "1500", "ALL"});
-    const program_result r = run_program(
-        edgelock("run", {"--name", "late", "--ttl", "1s", "--wait", "0", "--redis-timeout", "5s",
-                         "--", "echo", "ran"}),
-        env());
+    const program_result r =
+        run_program(edgelock("run", {"--name", "late", "--ttl", "1s", "--wait", "0",
+                                     "--redis-timeout", "5s", "--", "echo", "ran"}),
+                    env());
     EXPECT_EQ(r.exit_code, 69) << r.err;
     EXPECT_EQ(r.out, "");
     expect_one_line(r, "edgelock: cannot acquire lock \"late\": 127.0.0.1:" +

@@ -68,7 +68,10 @@ TEST_F(CliStatus, ShowsTheHolderARunDescribesAndTheWaitersInLine) {
     };
     program_result r;
     ASSERT_TRUE(eventually(
-        [&] { return shows_the_waiter({"--name", "ops"}, r, "waiters  1\n  1      "); }, 10s))
+        [&] {
+            return shows_the_waiter({"--name", "ops"}, r, "waiters  1\n  1      ");
+        },
+        10s))
         << "the holder at the head is no waiter: " << r.out;
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_TRUE(contains(r.out, "holder   " + token + "\n")) << r.out;

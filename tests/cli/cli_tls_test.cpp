@@ -52,9 +52,10 @@ constexpr auto refusal_bound = 8s;
 // SSL_CERT_FILE or SSL_CERT_DIR pointing at a test CA would make "untrusted" trusted).
 program_options clean_env(std::vector<std::string> set = {}) {
     program_options o;
-    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_MASTER", "EDGELOCK_FENCE", "EDGELOCK_TLS_CA",
-             "EDGELOCK_TLS_CA_DIR", "EDGELOCK_TLS_CERT", "EDGELOCK_TLS_KEY", "EDGELOCK_TLS_SERVER_NAME",
-             "SSL_CERT_FILE", "SSL_CERT_DIR"};
+    o.env = {"EDGELOCK_REDIS",    "EDGELOCK_SENTINEL", "EDGELOCK_MASTER",
+             "EDGELOCK_FENCE",    "EDGELOCK_TLS_CA",   "EDGELOCK_TLS_CA_DIR",
+             "EDGELOCK_TLS_CERT", "EDGELOCK_TLS_KEY",  "EDGELOCK_TLS_SERVER_NAME",
+             "SSL_CERT_FILE",     "SSL_CERT_DIR"};
     o.env.insert(o.env.end(), set.begin(), set.end());
     o.timeout = 30s;
     return o;
@@ -104,7 +105,8 @@ std::string hashed_ca_dir(const tls_material& material) {
     X509_free(ca);
     const std::filesystem::path dir = std::filesystem::path(material.dir()) / "hashed";
     std::filesystem::create_directory(dir);
-    std::filesystem::copy_file(material.ca_file(), dir / name, std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy_file(material.ca_file(), dir / name,
+                               std::filesystem::copy_options::overwrite_existing);
     return dir.string();
 }
 
@@ -131,10 +133,10 @@ TEST_F(CliTls, RunHoldsTheLockOverTlsPassesTheFenceAndReleases) {
     ASSERT_EQ(server.url().rfind("rediss://", 0), 0u);
     redis_client admin = admin_of(server);
 
-    const program_result r = run_program(
-        edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(), "--name", "n", "--", "sh", "-c",
-                  "echo $EDGELOCK_FENCE"}),
-        clean_env());
+    const program_result r =
+        run_program(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(),
+                              "--name", "n", "--", "sh", "-c", "echo $EDGELOCK_FENCE"}),
+                    clean_env());
     expect_success(r);
     ASSERT_FALSE(r.out.empty());
     EXPECT_EQ(r.out.back(), '\n');
@@ -143,10 +145,10 @@ TEST_F(CliTls, RunHoldsTheLockOverTlsPassesTheFenceAndReleases) {
     EXPECT_EQ(admin.get("{n}:fence"), fence) << "the fence counter the run left in the TLS server";
     EXPECT_FALSE(admin.exists("n")) << "released over TLS after CMD";
 
-    const program_result second = run_program(
-        edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(), "--name", "n", "--", "sh", "-c",
-                  "echo $EDGELOCK_FENCE"}),
-        clean_env());
+    const program_result second =
+        run_program(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(),
+                              "--name", "n", "--", "sh", "-c", "echo $EDGELOCK_FENCE"}),
+                    clean_env());
     expect_success(second);
     EXPECT_GT(std::stoll("0" + second.out), std::stoll("0" + fence)) << second.out;
 }
@@ -159,28 +161,36 @@ TEST_F(CliTls, StatusAndReleaseTakeTheCaFromTheEnvironmentAndFlagsWin) {
     const std::vector<std::string> from_env = {"EDGELOCK_REDIS=" + server.url(),
                                                "EDGELOCK_TLS_CA=" + material.ca_file()};
 
-    program holder(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(), "--name", "held", "--ttl",
-                             "3s", "--", "sh", "-c", "trap 'echo got TERM; exit 3' TERM; while :; do sleep 0.05; done"}),
+    program holder(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(),
+                             "--name", "held", "--ttl", "3s", "--", "sh", "-c",
+                             "trap 'echo got TERM; exit 3' TERM; while :; do sleep 0.05; done"}),
                    clean_env());
-    ASSERT_TRUE(eventually([&] { return admin.exists("held"); }, 10s)) << "the holder never took the lock";
+    ASSERT_TRUE(eventually([&] { return admin.exists("held"); }, 10s))
+        << "the holder never took the lock";
     const std::string token = admin.get("held");
 
-    program_result status = run_program(edgelock({"status", "--name", "held"}), clean_env(from_env));
+    program_result status =
+        run_program(edgelock({"status", "--name", "held"}), clean_env(from_env));
     EXPECT_EQ(status.exit_code, 0) << status.err;
     EXPECT_EQ(status.err, "");
-    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(server.port()) + "\n"), std::string::npos)
+    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(server.port()) + "\n"),
+              std::string::npos)
         << status.out;
     EXPECT_NE(status.out.find("holder   " + token + "\n"), std::string::npos) << status.out;
-    EXPECT_NE(status.out.find("fence    " + admin.get("{held}:fence") + "\n"), std::string::npos) << status.out;
+    EXPECT_NE(status.out.find("fence    " + admin.get("{held}:fence") + "\n"), std::string::npos)
+        << status.out;
     EXPECT_NE(status.out.find("\nheld\n"), std::string::npos) << status.out;
 
     // The wrong CA in the environment is refused; the right one in a flag wins over it.
     const std::vector<std::string> wrong_env = {"EDGELOCK_REDIS=" + server.url(),
                                                 "EDGELOCK_TLS_CA=" + material.other_ca_file()};
-    const program_result refused = run_program(edgelock({"status", "--name", "held"}), clean_env(wrong_env));
+    const program_result refused =
+        run_program(edgelock({"status", "--name", "held"}), clean_env(wrong_env));
     expect_one_line_failure(refused, 77, "not signed by a trusted CA");
-    EXPECT_EQ(refused.err.rfind("edgelock: cannot read lock \"held\": 127.0.0.1:", 0), 0u) << refused.err;
-    status = run_program(edgelock({"status", "--name", "held", "--tls-ca", material.ca_file()}), clean_env(wrong_env));
+    EXPECT_EQ(refused.err.rfind("edgelock: cannot read lock \"held\": 127.0.0.1:", 0), 0u)
+        << refused.err;
+    status = run_program(edgelock({"status", "--name", "held", "--tls-ca", material.ca_file()}),
+                         clean_env(wrong_env));
     EXPECT_EQ(status.exit_code, 0) << status.err;
     EXPECT_NE(status.out.find("holder   " + token + "\n"), std::string::npos) << status.out;
 
@@ -192,7 +202,8 @@ TEST_F(CliTls, StatusAndReleaseTakeTheCaFromTheEnvironmentAndFlagsWin) {
 
     const program_result r = holder.wait();
     EXPECT_FALSE(r.timed_out);
-    EXPECT_EQ(r.exit_code, 80) << "the holder learns of the release at its next renewal, over TLS: " << r.err;
+    EXPECT_EQ(r.exit_code, 80) << "the holder learns of the release at its next renewal, over TLS: "
+                               << r.err;
     EXPECT_EQ(r.out, "got TERM\n");
 }
 
@@ -200,10 +211,11 @@ TEST_F(CliTls, StatusAndReleaseTakeTheCaFromTheEnvironmentAndFlagsWin) {
 TEST_F(CliTls, RenewalsKeepAShortLeaseOverTls) {
     redis_server server(material);
     redis_client admin = admin_of(server);
-    program run(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(), "--name", "short", "--ttl",
-                          "1s", "--", "sh", "-c", "sleep 2.5; echo done"}),
+    program run(edgelock({"run", "--redis", server.url(), "--tls-ca", material.ca_file(), "--name",
+                          "short", "--ttl", "1s", "--", "sh", "-c", "sleep 2.5; echo done"}),
                 clean_env());
-    ASSERT_TRUE(eventually([&] { return admin.exists("short"); }, 10s)) << "the run never took the lock";
+    ASSERT_TRUE(eventually([&] { return admin.exists("short"); }, 10s))
+        << "the run never took the lock";
     const std::string token = admin.get("short");
     std::this_thread::sleep_for(1700ms);  // beyond the first lease
     EXPECT_EQ(admin.get("short"), token) << "still ours after the first lease ran out: renewed";
@@ -219,9 +231,12 @@ TEST_F(CliTls, RenewalsKeepAShortLeaseOverTls) {
 
 TEST_F(CliTls, AServerCertificateFromAnotherCaIsRefused) {
     redis_server server(material);
-    const program_result r = run_program(run_echo(server, {"--tls-ca", material.other_ca_file()}), clean_env());
+    const program_result r =
+        run_program(run_echo(server, {"--tls-ca", material.other_ca_file()}), clean_env());
     expect_one_line_failure(r, 77, "TLS: the server's certificate is not signed by a trusted CA");
-    EXPECT_EQ(r.err.rfind("edgelock: cannot acquire lock \"t\": 127.0.0.1:" + std::to_string(server.port()) + ": ", 0),
+    EXPECT_EQ(r.err.rfind("edgelock: cannot acquire lock \"t\": 127.0.0.1:" +
+                              std::to_string(server.port()) + ": ",
+                          0),
               0u)
         << r.err;
     EXPECT_LT(r.elapsed, refusal_bound);
@@ -279,17 +294,20 @@ TEST_F(CliTls, ACertificateForAnotherNameIsRefusedUnlessThatNameIsGiven) {
     tls_setup setup(material);
     setup.presents = tls_setup::certificate::wrong_name;
     redis_server server(setup);
-    const program_result r = run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
+    const program_result r =
+        run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
     expect_one_line_failure(r, 77, "TLS: the server's certificate does not name this host");
     EXPECT_LT(r.elapsed, refusal_bound);
 
     // The certificate names other.invalid: with that name to verify, it is accepted.
     program_result named = run_program(
-        run_echo(server, {"--tls-ca", material.ca_file(), "--tls-server-name", "other.invalid"}), clean_env());
+        run_echo(server, {"--tls-ca", material.ca_file(), "--tls-server-name", "other.invalid"}),
+        clean_env());
     expect_success(named);
     EXPECT_EQ(named.out, "ran\n");
-    named = run_program(run_echo(server, {}),
-                        clean_env({"EDGELOCK_TLS_CA=" + material.ca_file(), "EDGELOCK_TLS_SERVER_NAME=other.invalid"}));
+    named =
+        run_program(run_echo(server, {}), clean_env({"EDGELOCK_TLS_CA=" + material.ca_file(),
+                                                     "EDGELOCK_TLS_SERVER_NAME=other.invalid"}));
     expect_success(named);
     EXPECT_EQ(named.out, "ran\n");
 }
@@ -298,7 +316,8 @@ TEST_F(CliTls, AnExpiredServerCertificateIsRefused) {
     tls_setup setup(material);
     setup.presents = tls_setup::certificate::expired;
     redis_server server(setup);
-    const program_result r = run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
+    const program_result r =
+        run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
     expect_one_line_failure(r, 77, "TLS: the server's certificate has expired or is not yet valid");
     EXPECT_LT(r.elapsed, refusal_bound);
 }
@@ -308,13 +327,16 @@ TEST_F(CliTls, AServerThatRequiresAClientCertificateGetsOneOnlyWhenGiven) {
     setup.require_client_cert = true;
     redis_server server(setup);
 
-    const program_result refused = run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
-    expect_one_line_failure(refused, 77, "TLS: the server requires a client certificate it accepts");
+    const program_result refused =
+        run_program(run_echo(server, {"--tls-ca", material.ca_file()}), clean_env());
+    expect_one_line_failure(refused, 77,
+                            "TLS: the server requires a client certificate it accepts");
     EXPECT_LT(refused.elapsed, refusal_bound);
 
-    program_result r = run_program(run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert",
-                                                     material.client_cert(), "--tls-key", material.client_key()}),
-                                   clean_env());
+    program_result r =
+        run_program(run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert",
+                                      material.client_cert(), "--tls-key", material.client_key()}),
+                    clean_env());
     expect_success(r);
     EXPECT_EQ(r.out, "ran\n");
 
@@ -326,7 +348,8 @@ TEST_F(CliTls, AServerThatRequiresAClientCertificateGetsOneOnlyWhenGiven) {
 
     // A certificate without its key is a usage error, before any connection.
     const program_result half = run_program(
-        run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert", material.client_cert()}), clean_env());
+        run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert", material.client_cert()}),
+        clean_env());
     expect_one_line_failure(half, 64, "--tls-cert and --tls-key go together");
 }
 
@@ -335,10 +358,10 @@ TEST_F(CliTls, AServerThatRequiresAClientCertificateGetsOneOnlyWhenGiven) {
 TEST_F(CliTls, RedissAgainstAPlainPortEndsAtTheRedisTimeout) {
     redis_server plain;
     const std::string url = "rediss://127.0.0.1:" + std::to_string(plain.port());
-    const program_result r = run_program(
-        edgelock({"run", "--name", "t", "--wait", "0", "--redis-timeout", "500ms", "--redis", url, "--tls-ca",
-                  material.ca_file(), "--", "echo", "ran"}),
-        clean_env());
+    const program_result r =
+        run_program(edgelock({"run", "--name", "t", "--wait", "0", "--redis-timeout", "500ms",
+                              "--redis", url, "--tls-ca", material.ca_file(), "--", "echo", "ran"}),
+                    clean_env());
     expect_one_line_failure(r, 69, "TLS: no handshake within the connect timeout");
     EXPECT_GE(r.elapsed, 450ms);
     EXPECT_LT(r.elapsed, 3s) << "bounded by --redis-timeout 500ms";
@@ -385,9 +408,11 @@ TEST_F(CliTls, RedisAgainstATlsPortIsNamed) {
     redis_server server(material);
     const std::string url = "redis://127.0.0.1:" + std::to_string(server.port());
     const program_result r = run_program(
-        edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--", "echo", "ran"}), clean_env());
-    expect_one_line_failure(r, 69,
-                            "the server closed the connection before its first reply (a TLS port? use rediss://)");
+        edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--", "echo", "ran"}),
+        clean_env());
+    expect_one_line_failure(
+        r, 69,
+        "the server closed the connection before its first reply (a TLS port? use rediss://)");
     EXPECT_LT(r.elapsed, refusal_bound);
 
     const program_result status =
@@ -404,7 +429,8 @@ TEST_F(CliTls, AResetInTheMiddleOfTheHandshakeIsAnOutage) {
     proxy.reset_after(100);
     const std::string url = "rediss://127.0.0.1:" + std::to_string(proxy.port());
     const std::vector<std::string> args =
-        edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--tls-ca", material.ca_file(), "--", "echo", "ran"});
+        edgelock({"run", "--name", "t", "--wait", "0", "--redis", url, "--tls-ca",
+                  material.ca_file(), "--", "echo", "ran"});
     const program_result r = run_program(args, clean_env());
     expect_one_line_failure(r, 69, "onnection reset by peer");
     EXPECT_LT(r.elapsed, refusal_bound);
@@ -419,17 +445,21 @@ TEST_F(CliTls, TlsFilesThatCannotBeReadAndFlagsWithoutRedissAreUsageErrors) {
     const std::string missing = material.dir() + "/no-such-ca.crt";
 
     program_result r = run_program(run_echo(server, {"--tls-ca", missing}), clean_env());
-    expect_one_line_failure(r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA) " + missing + ": No such file or directory");
+    expect_one_line_failure(
+        r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA) " + missing + ": No such file or directory");
 
     r = run_program(run_echo(server, {}), clean_env({"EDGELOCK_TLS_CA=" + missing}));
     expect_one_line_failure(r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA)");
 
-    r = run_program(run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert", material.dir() + "/no-such.crt",
-                                      "--tls-key", material.client_key()}),
-                    clean_env());
+    r = run_program(
+        run_echo(server, {"--tls-ca", material.ca_file(), "--tls-cert",
+                          material.dir() + "/no-such.crt", "--tls-key", material.client_key()}),
+        clean_env());
     expect_one_line_failure(r, 64, "cannot use --tls-cert (EDGELOCK_TLS_CERT)");
 
-    r = run_program(edgelock({"status", "--name", "t", "--redis", server.url(), "--tls-ca", missing}), clean_env());
+    r = run_program(
+        edgelock({"status", "--name", "t", "--redis", server.url(), "--tls-ca", missing}),
+        clean_env());
     expect_one_line_failure(r, 64, "cannot use --tls-ca");
 
     r = run_program(run_echo(server, {"--tls-ca-dir", material.ca_file()}), clean_env());
@@ -455,11 +485,13 @@ TEST_F(CliTls, TlsFilesThatCannotBeReadAndFlagsWithoutRedissAreUsageErrors) {
         r, 64, "cannot use --tls-ca (EDGELOCK_TLS_CA) " + material.client_key() + ": ");
 
     // --tls-* with only redis:// addresses would be ignored: refused instead.
-    r = run_program(edgelock({"run", "--name", "t", "--redis", "redis://127.0.0.1:" + std::to_string(server.port()),
-                              "--tls-ca", material.ca_file(), "--", "echo", "ran"}),
+    r = run_program(edgelock({"run", "--name", "t", "--redis",
+                              "redis://127.0.0.1:" + std::to_string(server.port()), "--tls-ca",
+                              material.ca_file(), "--", "echo", "ran"}),
                     clean_env());
     expect_one_line_failure(r, 64, "--tls-* flags apply to rediss:// addresses, and none is given");
-    r = run_program(edgelock({"status", "--name", "t", "--tls-server-name", "localhost"}), clean_env());
+    r = run_program(edgelock({"status", "--name", "t", "--tls-server-name", "localhost"}),
+                    clean_env());
     expect_one_line_failure(r, 64, "--tls-* flags apply to rediss:// addresses");
 
     // A variable may be meant for another deployment: with redis:// it is left unused.
@@ -480,7 +512,8 @@ TEST_F(CliTls, SentinelsOverTlsNameAMasterReachedOverTls) {
         ASSERT_EQ(url.rfind("rediss://", 0), 0u) << url;
         where.insert(where.end(), {"--sentinel", url});
     }
-    where.insert(where.end(), {"--master", sentinel_topology::master_name, "--tls-ca", material.ca_file()});
+    where.insert(where.end(),
+                 {"--master", sentinel_topology::master_name, "--tls-ca", material.ca_file()});
 
     std::vector<std::string> run_args = {"run", "--name", "sen"};
     run_args.insert(run_args.end(), where.begin(), where.end());
@@ -503,7 +536,8 @@ TEST_F(CliTls, SentinelsOverTlsNameAMasterReachedOverTls) {
     status_args.insert(status_args.end(), where.begin(), where.end());
     const program_result status = run_program(edgelock(status_args), clean_env());
     EXPECT_EQ(status.exit_code, 1) << "free after the runs: " << status.err;
-    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(topology.master_port())), std::string::npos)
+    EXPECT_NE(status.out.find("instance 127.0.0.1:" + std::to_string(topology.master_port())),
+              std::string::npos)
         << status.out;
     EXPECT_NE(status.out.find("fence    " + fence + "\n"), std::string::npos) << status.out;
 
@@ -512,16 +546,25 @@ TEST_F(CliTls, SentinelsOverTlsNameAMasterReachedOverTls) {
     check_args.insert(check_args.end(), where.begin(), where.end());
     const program_result check = run_program(edgelock(check_args), clean_env());
     expect_success(check);
-    EXPECT_EQ(line_starting(check.out, "node "), "node         127.0.0.1:" + std::to_string(topology.master_port()))
+    EXPECT_EQ(line_starting(check.out, "node "),
+              "node         127.0.0.1:" + std::to_string(topology.master_port()))
         << check.out;
     EXPECT_EQ(line_starting(check.out, "role "), "role         master");
     EXPECT_EQ(line_starting(check.out, "replication").substr(0, 26), "replication  1 replica(s),");
 
     // The sentinels' certificate is checked as any other: exit 77 with the TLS cause (not "no
     // sentinel named a master"), one line, and CMD never runs.
-    std::vector<std::string> untrusted = {"run", "--name", "sen", "--wait", "0", "--master",
-                                          sentinel_topology::master_name, "--tls-ca", material.other_ca_file()};
-    for (const std::string& url : topology.sentinel_urls()) untrusted.insert(untrusted.end(), {"--sentinel", url});
+    std::vector<std::string> untrusted = {"run",
+                                          "--name",
+                                          "sen",
+                                          "--wait",
+                                          "0",
+                                          "--master",
+                                          sentinel_topology::master_name,
+                                          "--tls-ca",
+                                          material.other_ca_file()};
+    for (const std::string& url : topology.sentinel_urls())
+        untrusted.insert(untrusted.end(), {"--sentinel", url});
     untrusted.insert(untrusted.end(), {"--", "echo", "ran"});
     const program_result refused = run_program(edgelock(untrusted), clean_env());
     expect_one_line_failure(refused, 77, "not signed by a trusted CA");
@@ -532,24 +575,28 @@ TEST_F(CliTls, SentinelsOverTlsNameAMasterReachedOverTls) {
 // build tree): the same facts and verdict as over plain TCP.
 TEST_F(CliTls, CheckReadsADurableNodeOverTls) {
     redis_server server(material);  // AOF, appendfsync always
-    const program_result r =
-        run_program(edgelock({"check", "--redis", server.url(), "--tls-ca", material.ca_file()}), clean_env());
+    const program_result r = run_program(
+        edgelock({"check", "--redis", server.url(), "--tls-ca", material.ca_file()}), clean_env());
     expect_success(r);
-    EXPECT_EQ(line_starting(r.out, "node "), "node         127.0.0.1:" + std::to_string(server.port()));
+    EXPECT_EQ(line_starting(r.out, "node "),
+              "node         127.0.0.1:" + std::to_string(server.port()));
     EXPECT_EQ(line_starting(r.out, "role "), "role         master");
     EXPECT_EQ(line_starting(r.out, "version ").substr(0, 13), "version      ");
     EXPECT_EQ(line_starting(r.out, "persistence"), "persistence  AOF, appendfsync always");
     EXPECT_EQ(line_starting(r.out, "survives"), "survives     S2 S3 S5 S6 S8 S9 S11");
     EXPECT_EQ(line_starting(r.out, "verdict").substr(0, 25), "verdict      safe against");
 
-    const program_result refused =
-        run_program(edgelock({"check", "--redis", server.url(), "--tls-ca", material.other_ca_file()}), clean_env());
+    const program_result refused = run_program(
+        edgelock({"check", "--redis", server.url(), "--tls-ca", material.other_ca_file()}),
+        clean_env());
     // One line on stderr; the report on stdout names the node with its error.
     EXPECT_EQ(refused.exit_code, 77) << refused.err;
     EXPECT_EQ(refused.err_lines().size(), 1u) << refused.err;
     EXPECT_EQ(line_starting(refused.out, "error"),
               "error        TLS: the server's certificate is not signed by a trusted CA");
-    EXPECT_EQ(refused.err.rfind("edgelock: cannot check 127.0.0.1:" + std::to_string(server.port()), 0), 0u)
+    EXPECT_EQ(
+        refused.err.rfind("edgelock: cannot check 127.0.0.1:" + std::to_string(server.port()), 0),
+        0u)
         << refused.err;
 }
 

@@ -23,7 +23,9 @@ namespace {
 constexpr std::chrono::milliseconds drain_after_exit{200};
 constexpr int poll_slice_ms = 20;
 
-[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what + ": " + std::strerror(errno)); }
+[[noreturn]] void fail(const std::string& what) {
+    throw std::runtime_error(what + ": " + std::strerror(errno));
+}
 
 std::vector<std::string> environment_with(const std::vector<std::string>& changes) {
     std::vector<std::string> env;
@@ -89,7 +91,8 @@ program::program(const std::vector<std::string>& argv, const program_options& op
     if (::pipe2(out_pipe, O_CLOEXEC) != 0) fail("pipe");
     if (pty_) {
         err_pipe[0] = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (err_pipe[0] < 0 || ::grantpt(err_pipe[0]) != 0 || ::unlockpt(err_pipe[0]) != 0) fail("posix_openpt");
+        if (err_pipe[0] < 0 || ::grantpt(err_pipe[0]) != 0 || ::unlockpt(err_pipe[0]) != 0)
+            fail("posix_openpt");
         err_pipe[1] = ::open(::ptsname(err_pipe[0]), O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (err_pipe[1] < 0) fail("open pty");
     } else if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -141,20 +144,23 @@ program_result program::wait() {
                 exited = true;
                 exited_at = now;
                 result.exit_code = shell_code(status);
-                result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_);
+                result.elapsed =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - started_);
                 pid_ = -1;
             } else if (now - started_ > timeout_) {
                 ::kill(pid_, SIGKILL);
                 ::waitpid(pid_, nullptr, 0);
                 pid_ = -1;
                 result.timed_out = true;
-                result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_);
+                result.elapsed =
+                    std::chrono::duration_cast<std::chrono::milliseconds>(now - started_);
                 exited = true;
                 exited_at = now;
             }
         }
         if (exited && ((!out_open && !err_open) || now - exited_at > drain_after_exit)) break;
-        pollfd fds[2] = {{out_open ? out_fd_ : -1, POLLIN, 0}, {err_open ? err_fd_ : -1, POLLIN, 0}};
+        pollfd fds[2] = {{out_open ? out_fd_ : -1, POLLIN, 0},
+                         {err_open ? err_fd_ : -1, POLLIN, 0}};
         ::poll(fds, 2, poll_slice_ms);
         if (out_open && fds[0].revents != 0) out_open = read_some(out_fd_, result.out);
         if (err_open && fds[1].revents != 0) err_open = read_some(err_fd_, result.err);

@@ -23,7 +23,7 @@ struct program_options {
 };
 
 struct program_result {
-    int exit_code = -1;    // the exit status, or 128+N after signal N (as a shell reports it)
+    int exit_code = -1;  // the exit status, or 128+N after signal N (as a shell reports it)
     bool timed_out = false;
     std::string out;
     std::string err;
@@ -54,6 +54,7 @@ private:
 };
 
 // Starts and waits.
-program_result run_program(const std::vector<std::string>& argv, const program_options& options = {});
+program_result run_program(const std::vector<std::string>& argv,
+                           const program_options& options = {});
 
 }  // namespace edgelock::cli_tests

@@ -22,7 +22,8 @@ std::vector<std::int64_t> draws(std::uint64_t seed, std::uint32_t failures, std:
 
 TEST(backoff, the_cap_doubles_per_failure_up_to_the_maximum) {
     for (std::uint32_t failures = 1; failures <= 40; ++failures) {
-        const std::int64_t cap = std::min<std::int64_t>(5000, std::int64_t{100} << std::min<std::uint32_t>(failures - 1, 30));
+        const std::int64_t cap = std::min<std::int64_t>(
+            5000, std::int64_t{100} << std::min<std::uint32_t>(failures - 1, 30));
         for (const std::int64_t d : draws(failures, failures, 100, 5000, 200)) {
             ASSERT_GE(d, 1);
             ASSERT_LE(d, cap) << "failures " << failures;
@@ -36,7 +37,8 @@ TEST(backoff, full_jitter_uses_the_whole_range_below_the_cap) {
     const std::vector<std::int64_t> d = draws(7, 1, 100, 5000, 2000);
     EXPECT_LT(*std::min_element(d.begin(), d.end()), 10);
     EXPECT_GT(*std::max_element(d.begin(), d.end()), 90);
-    const auto below_half = std::count_if(d.begin(), d.end(), [](std::int64_t x) { return x <= 50; });
+    const auto below_half =
+        std::count_if(d.begin(), d.end(), [](std::int64_t x) { return x <= 50; });
     EXPECT_GT(below_half, 800);
     EXPECT_LT(below_half, 1200);
 }
@@ -44,7 +46,8 @@ TEST(backoff, full_jitter_uses_the_whole_range_below_the_cap) {
 TEST(backoff, a_seed_replays_and_different_seeds_differ) {
     EXPECT_EQ(draws(42, 3, 10, 1000, 50), draws(42, 3, 10, 1000, 50));
     EXPECT_NE(draws(42, 3, 10, 1000, 50), draws(43, 3, 10, 1000, 50));
-    EXPECT_NE(draws(0, 3, 10, 1000, 50), draws(1, 3, 10, 1000, 50)) << "seed 0 is spread like any other";
+    EXPECT_NE(draws(0, 3, 10, 1000, 50), draws(1, 3, 10, 1000, 50))
+        << "seed 0 is spread like any other";
 }
 
 TEST(backoff, extreme_inputs_stay_in_range) {

@@ -50,8 +50,9 @@ rc::Gen<std::string> name_gen() {
         {2, rc::gen::element('a', 'b', ':')},
         {1, rc::gen::arbitrary<char>()},
     });
-    return rc::gen::mapcat(rc::gen::inRange<std::size_t>(1, edgelock::name_bytes_max + 1),
-                           [byte](std::size_t size) { return rc::gen::container<std::string>(size, byte); });
+    return rc::gen::mapcat(
+        rc::gen::inRange<std::size_t>(1, edgelock::name_bytes_max + 1),
+        [byte](std::size_t size) { return rc::gen::container<std::string>(size, byte); });
 }
 
 TEST(keys, the_slot_oracle_agrees_with_redis) {
@@ -66,7 +67,8 @@ TEST(keys, a_name_with_a_closing_brace_but_no_hash_tag_keeps_its_slot) {
     // As a tag, "x}y" would end at its '}': a computed tag of the name's slot comes first.
     EXPECT_EQ(fence_key("x}y"), "{BN@B}x}y:fence");
     EXPECT_EQ(key_slot("BN@B"), key_slot("x}y"));
-    for (const std::string_view name : {"x}y", "a{}b", "}", "}}", "{}", "{}}", "a}b{c", "{}x}y", "a{}b}c"}) {
+    for (const std::string_view name :
+         {"x}y", "a{}b", "}", "}}", "{}", "{}}", "a}b{c", "{}x}y", "a{}b}c"}) {
         EXPECT_EQ(key_slot(fence_key(name)), key_slot(name)) << name << " -> " << fence_key(name);
     }
 }
@@ -79,13 +81,14 @@ RC_GTEST_PROP(keys, the_fence_key_hashes_to_the_names_slot, ()) {
 }
 
 TEST(keys, the_fence_key_of_any_name_is_recognised) {
-    for (const std::string_view name : {"x", "orders:42", "jobs{eu}:nightly", "{x}", "x}y", "a{}b", "}"}) {
+    for (const std::string_view name :
+         {"x", "orders:42", "jobs{eu}:nightly", "{x}", "x}y", "a{}b", "}"}) {
         EXPECT_TRUE(edgelock::is_fence_key(fence_key(name))) << fence_key(name);
         EXPECT_FALSE(edgelock::is_fence_key(name)) << name;
     }
     // Ending in ":fence" is not enough: what comes before must have a hash tag.
-    for (const std::string_view name : {"x:fence", "db:fence", "{}:fence", "x}:fence", ":fence", "{x}:fence:2",
-                                        "{x}:Fence", "{x}fence", "a{:fence}"}) {
+    for (const std::string_view name : {"x:fence", "db:fence", "{}:fence", "x}:fence", ":fence",
+                                        "{x}:fence:2", "{x}:Fence", "{x}fence", "a{:fence}"}) {
         EXPECT_FALSE(edgelock::is_fence_key(name)) << name;
     }
 }
@@ -97,8 +100,10 @@ RC_GTEST_PROP(keys, a_name_is_a_fence_key_exactly_when_some_name_has_it_as_fence
     RC_ASSERT(edgelock::is_fence_key(fence_key(stem)));
     const std::string_view suffix = ":fence";
     const bool ends_in_suffix =
-        name.size() > suffix.size() && std::string_view(name).substr(name.size() - suffix.size()) == suffix;
-    const bool is_some_fence_key = ends_in_suffix && fence_key(name.substr(0, name.size() - suffix.size())) == name;
+        name.size() > suffix.size() &&
+        std::string_view(name).substr(name.size() - suffix.size()) == suffix;
+    const bool is_some_fence_key =
+        ends_in_suffix && fence_key(name.substr(0, name.size() - suffix.size())) == name;
     RC_ASSERT(edgelock::is_fence_key(name) == is_some_fence_key);
 }
 
@@ -112,8 +117,8 @@ std::string companion_key(std::string_view name, edgelock::companion which) {
 // names.
 RC_GTEST_PROP(keys, the_queue_keys_hash_to_the_names_slot_and_are_refused_as_names, ()) {
     const std::string name = *name_gen();
-    for (const auto which : {edgelock::companion::queue, edgelock::companion::queue_ttl,
-                             edgelock::companion::owner}) {
+    for (const auto which :
+         {edgelock::companion::queue, edgelock::companion::queue_ttl, edgelock::companion::owner}) {
         const std::string key = companion_key(name, which);
         RC_ASSERT(!key.empty());
         RC_ASSERT(key_slot(key) == key_slot(name));
@@ -155,7 +160,8 @@ RC_GTEST_PROP(keys, each_line_key_belongs_to_one_name, ()) {
     }
     RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::owner), ":owner") == name);
     RC_ASSERT(name_of_line_key(queue, ":queue") == name);
-    RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::queue_ttl), ":qttl") == name);
+    RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::queue_ttl), ":qttl") ==
+              name);
 }
 
 TEST(keys, a_name_and_its_hash_tag_form_have_lines_of_their_own) {

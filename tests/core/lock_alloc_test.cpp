@@ -83,10 +83,18 @@ void counted_delete(void* pointer) noexcept {
 
 void* operator new(std::size_t size) { return counted_new(size); }
 void* operator new[](std::size_t size) { return counted_new(size); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_new_nothrow(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_new_nothrow(size); }
-void* operator new(std::size_t size, std::align_val_t alignment) { return counted_new(size, alignment); }
-void* operator new[](std::size_t size, std::align_val_t alignment) { return counted_new(size, alignment); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    return counted_new_nothrow(size);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+    return counted_new_nothrow(size);
+}
+void* operator new(std::size_t size, std::align_val_t alignment) {
+    return counted_new(size, alignment);
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+    return counted_new(size, alignment);
+}
 void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
     return counted_new_nothrow(size, alignment);
 }
@@ -102,8 +110,12 @@ void operator delete(void* pointer, const std::nothrow_t&) noexcept { counted_de
 void operator delete[](void* pointer, const std::nothrow_t&) noexcept { counted_delete(pointer); }
 void operator delete(void* pointer, std::align_val_t) noexcept { counted_delete(pointer); }
 void operator delete[](void* pointer, std::align_val_t) noexcept { counted_delete(pointer); }
-void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept { counted_delete(pointer); }
-void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept { counted_delete(pointer); }
+void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept {
+    counted_delete(pointer);
+}
+void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept {
+    counted_delete(pointer);
+}
 void operator delete(void* pointer, std::align_val_t, const std::nothrow_t&) noexcept {
     counted_delete(pointer);
 }
@@ -235,9 +247,11 @@ struct tally {
 // fence key, 0 without; every other script and WAIT answer 1 (a confirmation, one replica).
 std::string_view success_reply_for(const char* request, std::size_t size) {
     std::array<edgelock::reply_node, 16> args;
-    const edgelock::parse_result parsed = edgelock::parse_reply(request, size, args.data(), args.size());
+    const edgelock::parse_result parsed =
+        edgelock::parse_reply(request, size, args.data(), args.size());
     if (parsed.code == errc::ok && parsed.nodes > 1 && args[1].text == "SET") return "$-1\r\n";
-    const std::string_view digest(edgelock::acquire_script.digest.data(), edgelock::acquire_script.digest.size());
+    const std::string_view digest(edgelock::acquire_script.digest.data(),
+                                  edgelock::acquire_script.digest.size());
     const bool acquire = parsed.code == errc::ok && parsed.nodes > 3 && args[2].text == digest;
     if (!acquire) return ":1\r\n";
     return args[3].text == "2" ? "$1\r\n1\r\n" : ":0\r\n";
@@ -247,18 +261,22 @@ std::string_view success_reply_for(const char* request, std::size_t size) {
 // (success_reply_for), until nothing is queued or in flight.
 void pump(edgelock::lock& l, std::int64_t now_ms, tally& t) {
     std::array<char, edgelock::request_bytes_max> buffer;
-    std::array<std::array<std::string_view, edgelock::requests_per_instance_max>, edgelock::instances_max> replies{};
+    std::array<std::array<std::string_view, edgelock::requests_per_instance_max>,
+               edgelock::instances_max>
+        replies{};
     std::array<int, edgelock::instances_max> in_flight{};
     for (int round = 0; round < pump_rounds_max; ++round) {
         bool wrote = false;
         for (std::uint8_t i = 0; i < l.instance_count(); ++i) {
             while (l.has_request(i)) {
-                const edgelock::write_result written = l.write_request(i, buffer.data(), buffer.size());
+                const edgelock::write_result written =
+                    l.write_request(i, buffer.data(), buffer.size());
                 if (written.code != errc::ok) {
                     ++t.bad_codes;
                     return;
                 }
-                replies[i][static_cast<std::size_t>(in_flight[i]++)] = success_reply_for(buffer.data(), written.size);
+                replies[i][static_cast<std::size_t>(in_flight[i]++)] =
+                    success_reply_for(buffer.data(), written.size);
                 wrote = true;
             }
         }
@@ -269,7 +287,8 @@ void pump(edgelock::lock& l, std::int64_t now_ms, tally& t) {
                 std::array<edgelock::reply_node, 4> nodes;
                 const edgelock::parse_result parsed =
                     edgelock::parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
-                if (parsed.code != errc::ok || l.on_reply(i, nodes[0], now_ms) != errc::ok) ++t.bad_codes;
+                if (parsed.code != errc::ok || l.on_reply(i, nodes[0], now_ms) != errc::ok)
+                    ++t.bad_codes;
             }
             in_flight[i] = 0;
         }

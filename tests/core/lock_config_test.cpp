@@ -66,8 +66,8 @@ TEST(lock_config_resolve, keeps_what_was_given) {
 }
 
 TEST(lock_config_resolve, is_idempotent) {
-    for (const std::int64_t ttl : {std::int64_t{1}, std::int64_t{19}, std::int64_t{1'500},
-                                   edgelock::ttl_ms_max}) {
+    for (const std::int64_t ttl :
+         {std::int64_t{1}, std::int64_t{19}, std::int64_t{1'500}, edgelock::ttl_ms_max}) {
         const lock_config once = resolve(named(ttl));
         const lock_config twice = resolve(once);
         EXPECT_EQ(twice.drift_ms, once.drift_ms) << ttl;

@@ -32,7 +32,9 @@ inline constexpr edgelock::owner_token token_b{0xff, 0xee, 0xdd, 0xcc, 0xbb, 0xa
 inline constexpr const char* token_a_hex = "0123456789abcdef0011223344556677";
 inline constexpr const char* token_b_hex = "ffeeddccbbaa99887766554433221100";
 
-inline std::string sha(const edgelock::script& s) { return std::string(s.digest.data(), s.digest.size()); }
+inline std::string sha(const edgelock::script& s) {
+    return std::string(s.digest.data(), s.digest.size());
+}
 
 inline reply_node integer(std::int64_t value) {
     reply_node node;

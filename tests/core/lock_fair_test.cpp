@@ -30,13 +30,25 @@ lock_config fair_config(bool fencing = false) {
 }
 
 std::vector<std::string> fair_acquire_request(std::string_view token_hex) {
-    return {"EVALSHA", sha(edgelock::fair_acquire_script), "3", "orders:42", "{orders:42}:queue",
-            "{orders:42}:qttl", std::string(token_hex), "30000", std::to_string(entry_ttl)};
+    return {"EVALSHA",
+            sha(edgelock::fair_acquire_script),
+            "3",
+            "orders:42",
+            "{orders:42}:queue",
+            "{orders:42}:qttl",
+            std::string(token_hex),
+            "30000",
+            std::to_string(entry_ttl)};
 }
 
 std::vector<std::string> fair_release_request(std::string_view token_hex) {
-    return {"EVALSHA", sha(edgelock::fair_release_script), "3", "orders:42", "{orders:42}:queue",
-            "{orders:42}:qttl", std::string(token_hex)};
+    return {"EVALSHA",
+            sha(edgelock::fair_release_script),
+            "3",
+            "orders:42",
+            "{orders:42}:queue",
+            "{orders:42}:qttl",
+            std::string(token_hex)};
 }
 
 // The cleanup of a failed attempt by a waiter that goes on waiting: it keeps its place.
@@ -61,7 +73,8 @@ TEST(lock_fair_config, needs_one_instance_and_an_entry_that_outlives_a_recheck) 
     lock l;
     lock_config config = fair_config();
     config.instances = 3;
-    EXPECT_EQ(l.configure(config), errc::invalid_config) << "no fair order over independent masters";
+    EXPECT_EQ(l.configure(config), errc::invalid_config)
+        << "no fair order over independent masters";
     config = fair_config();
     // The attempt timeout is 3 s: a reply may take that long, and so may the next request.
     config.queue_entry_ttl_ms = recheck + 2 * 3000;
@@ -77,7 +90,8 @@ TEST(lock_fair_config, an_unfair_lock_is_not_held_to_the_fair_bounds) {
     lock l;
     lock_config config = config_for(1);
     config.ttl_ms = edgelock::ttl_ms_max;
-    config.attempt_timeout_ms = edgelock::ttl_ms_max / 2 + 1;  // the default entry would be too long
+    config.attempt_timeout_ms =
+        edgelock::ttl_ms_max / 2 + 1;  // the default entry would be too long
     config.recheck_ms = edgelock::wait_ms_max + 1;
     EXPECT_EQ(l.configure(config), errc::ok);
     config.fair = true;
@@ -99,7 +113,8 @@ TEST(lock_fair_config, the_defaults_recheck_every_second_and_keep_an_entry_two_g
 
 TEST(lock_fair_config, names_of_another_locks_queue_keys_are_refused) {
     lock l;
-    for (const char* name : {"{orders:42}:queue", "{orders:42}:qttl", "job{7}:queue", "{x}:fence"}) {
+    for (const char* name :
+         {"{orders:42}:queue", "{orders:42}:qttl", "job{7}:queue", "{x}:fence"}) {
         lock_config config = fair_config();
         config.name = name;
         EXPECT_EQ(l.configure(config), errc::invalid_name) << name;
@@ -132,8 +147,8 @@ TEST(lock_fair_wire, renews_with_the_plain_renew_script) {
     ASSERT_EQ(l.on_reply(0, integer(0), 1), errc::ok);
     ASSERT_EQ(l.on_timer(10'000), errc::ok);
     const std::vector<std::string> renew = take_request(l, 0);
-    EXPECT_EQ(renew, (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1", "orders:42",
-                                               token_a_hex, "30000"}));
+    EXPECT_EQ(renew, (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1",
+                                               "orders:42", token_a_hex, "30000"}));
 }
 
 TEST(lock_fair_wire, with_fencing_the_fence_key_comes_fourth_and_its_counter_is_the_token) {
@@ -142,9 +157,9 @@ TEST(lock_fair_wire, with_fencing_the_fence_key_comes_fourth_and_its_counter_is_
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     const std::vector<std::string> request = take_request(l, 0);
     EXPECT_EQ(request, (std::vector<std::string>{"EVALSHA", sha(edgelock::fair_acquire_script), "4",
-                                                 "orders:42", "{orders:42}:queue", "{orders:42}:qttl",
-                                                 "{orders:42}:fence", token_a_hex, "30000",
-                                                 std::to_string(entry_ttl)}));
+                                                 "orders:42", "{orders:42}:queue",
+                                                 "{orders:42}:qttl", "{orders:42}:fence",
+                                                 token_a_hex, "30000", std::to_string(entry_ttl)}));
     ASSERT_EQ(l.on_reply(0, bulk("1700000000000007"), 1), errc::ok);
     EXPECT_EQ(l.fence(), 1700000000000007);
 }
@@ -182,7 +197,8 @@ TEST(lock_fair_waiting, a_refusal_waits_in_line_until_the_recheck_and_sends_no_c
     EXPECT_TRUE(l.wants_wake_ups());
     EXPECT_EQ(l.next_deadline_ms(), 2 + recheck) << "the re-check caps the backoff";
     ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
-    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "the same token keeps its place";
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex))
+        << "the same token keeps its place";
 }
 
 TEST(lock_fair_waiting, a_wake_up_with_our_token_attempts_at_once) {
@@ -196,7 +212,8 @@ TEST(lock_fair_waiting, a_wake_up_with_our_token_attempts_at_once) {
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
-    EXPECT_EQ(events[0].valid_until_ms, 50 + 30'000 - 302) << "the lease counts from the woken attempt";
+    EXPECT_EQ(events[0].valid_until_ms, 50 + 30'000 - 302)
+        << "the lease counts from the woken attempt";
 }
 
 TEST(lock_fair_waiting, an_empty_wake_up_looks_at_once) {
@@ -240,7 +257,9 @@ TEST(lock_fair_waiting, an_attempt_lost_with_its_connection_is_cleaned_up_keepin
     ASSERT_EQ(l.on_io_error(0, 2 + recheck + 5), errc::ok);  // the script may have run
     EXPECT_EQ(l.state(), lock_state::backing_off);
     EXPECT_EQ(take_request(l, 0), staying_cleanup_request(token_a_hex));
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2 + recheck + 6), errc::ok);
+    ASSERT_EQ(
+        l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2 + recheck + 6),
+        errc::ok);
     const std::vector<std::string> again = take_request(l, 0);
     EXPECT_EQ(again[0], "EVAL");
     EXPECT_EQ(again.back(), "stay") << "the text form keeps the place too";
@@ -312,7 +331,8 @@ TEST(lock_fair_waiting, a_release_whose_token_slot_was_reused_is_not_sent_again)
     edgelock::owner_token token_c = token_a;
     token_c[0] = 0x99;
     ASSERT_EQ(l.acquire(3100, 0, token_c), errc::ok);  // token a's slot now holds c
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 3101), errc::ok);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 3101),
+              errc::ok);
     std::vector<std::vector<std::string>> written;
     while (l.has_request(0)) written.push_back(take_request(l, 0));
     ASSERT_EQ(written.size(), 2u) << "b's cleanup and c's attempt, nothing for a";
@@ -398,7 +418,8 @@ TEST(lock_fair_guard, a_waiter_joins_the_line_at_once_and_takes_the_lock_when_th
         ASSERT_EQ(l.next_deadline_ms(), now);
     }
     ASSERT_EQ(l.on_timer(guard), errc::ok);
-    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "the guard is over: a real attempt";
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex))
+        << "the guard is over: a real attempt";
     ASSERT_EQ(l.on_reply(0, integer(0), guard + 1), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
@@ -462,7 +483,8 @@ TEST(lock_fair_guard, an_exhausted_fence_counter_fails_a_join_at_once) {
     ASSERT_EQ(l.acquire(0, 60'000, token_a), errc::ok);
     const std::vector<std::string> join = take_request(l, 0);
     ASSERT_EQ(join.back(), "join");
-    ASSERT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 2), errc::error_reply);
+    ASSERT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 2),
+              errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::fence_exhausted) << "waiting cannot help";
@@ -479,7 +501,7 @@ TEST(lock_fair_waiting, a_hold_lost_with_token_gone_leaves_the_line) {
     ASSERT_EQ(l.on_reply(0, integer(0), 2), errc::ok);
     take_events(l);
     ASSERT_EQ(l.on_timer(10'000), errc::ok);
-    take_request(l, 0);                                     // the renewal
+    take_request(l, 0);                                      // the renewal
     ASSERT_EQ(l.on_reply(0, integer(0), 10'002), errc::ok);  // the key is gone
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);

@@ -142,7 +142,8 @@ rc::Gen<setup> gen_setup(std::uint8_t instances, std::size_t watchdog_off_weight
         setup s;
         s.instances = instances;
         s.fencing = *rc::gen::arbitrary<bool>();
-        s.watchdog = *rc::gen::weightedElement<bool>({{5 - watchdog_off_weight, true}, {watchdog_off_weight, false}});
+        s.watchdog = *rc::gen::weightedElement<bool>(
+            {{5 - watchdog_off_weight, true}, {watchdog_off_weight, false}});
         s.ttl_ms = *rc::gen::element<std::int64_t>(1000, 300);
         s.replicas_to_wait = *rc::gen::weightedElement<std::uint8_t>({{4, 0}, {1, 1}, {1, 2}});
         s.long_attempt = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
@@ -234,8 +235,10 @@ bool parse_int(std::string_view text, std::int64_t& value) {
 // Returns what is wrong with it, or an empty string.
 std::string decode_request(const char* bytes, std::size_t size, wire_request& out) {
     std::array<reply_node, 16> nodes{};
-    const edgelock::parse_result parsed = edgelock::parse_reply(bytes, size, nodes.data(), nodes.size());
-    if (parsed.code != errc::ok) return std::string("not RESP: ") + edgelock::to_string(parsed.code);
+    const edgelock::parse_result parsed =
+        edgelock::parse_reply(bytes, size, nodes.data(), nodes.size());
+    if (parsed.code != errc::ok)
+        return std::string("not RESP: ") + edgelock::to_string(parsed.code);
     if (parsed.consumed != size) return "trailing bytes after the request";
     if (nodes[0].type != reply_type::array || nodes[0].elements + 1 != parsed.nodes) {
         return "not a flat array";
@@ -248,7 +251,8 @@ std::string decode_request(const char* bytes, std::size_t size, wire_request& ou
     if (!args.empty() && args[0] == "WAIT") {
         out.kind = req_kind::replicate;
         out.has_number = true;
-        if (args.size() != 3 || !parse_int(args[1], out.number) || !parse_int(args[2], out.timeout_ms)) {
+        if (args.size() != 3 || !parse_int(args[1], out.number) ||
+            !parse_int(args[2], out.timeout_ms)) {
             return "malformed WAIT";
         }
         return {};
@@ -274,7 +278,8 @@ std::string decode_request(const char* bytes, std::size_t size, wire_request& ou
         return "not EVAL/EVALSHA: " + args[0];
     }
     bool known = false;
-    for (const req_kind kind : {req_kind::acquire, req_kind::raise, req_kind::renew, req_kind::release}) {
+    for (const req_kind kind :
+         {req_kind::acquire, req_kind::raise, req_kind::renew, req_kind::release}) {
         const edgelock::script& s = script_of(kind);
         const std::string_view wanted =
             out.eval ? s.text : std::string_view(s.digest.data(), s.digest.size());
@@ -342,7 +347,8 @@ constexpr std::string_view exhausted_text = "FENCE_EXHAUSTED the fence counter i
 // How a Redis before 7.0 answers SET with both NX and GET. WRONGTYPE, another error SET ...
 // GET can give (the key holds no string), must not be taken for it.
 constexpr std::string_view syntax_error_text = "ERR syntax error";
-constexpr std::string_view wrongtype_text = "WRONGTYPE Operation against a key holding the wrong kind of value";
+constexpr std::string_view wrongtype_text =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 bool is_syntax_error(const reply_node& reply) {
     return reply.type == reply_type::error &&
@@ -351,7 +357,8 @@ bool is_syntax_error(const reply_node& reply) {
 
 // The acquire script's fence value: GET's decimal string of a counter in [1, 2^63-1].
 bool fence_of(const reply_node& reply, std::int64_t& fence) {
-    if (reply.type != reply_type::bulk_string || reply.text.empty() || reply.text[0] == '0') return false;
+    if (reply.type != reply_type::bulk_string || reply.text.empty() || reply.text[0] == '0')
+        return false;
     const char* end = reply.text.data() + reply.text.size();
     const auto parsed = std::from_chars(reply.text.data(), end, fence);
     return parsed.ec == std::errc{} && parsed.ptr == end && fence > 0;
@@ -438,8 +445,8 @@ struct call_facts {
     bool acquire_call = false;  // acquire() returned ok
     bool release_call = false;  // release() returned ok
     bool reentrant_acquire = false;
-    bool fresh_acquire = false;  // an acquire() that started a new attempt with a new token
-    bool inner_release = false;  // a release() that drops a hold but not the last
+    bool fresh_acquire = false;    // an acquire() that started a new attempt with a new token
+    bool inner_release = false;    // a release() that drops a hold but not the last
     bool ended_something = false;  // an acquire_failed, lost or released came in this call
     bool reentrant_acquired_seen = false;
     bool new_attempt_done = false;  // the attempt this acquire() started ended in the call
@@ -662,11 +669,13 @@ private:
                     return node;
                 }
                 if (kind == req_kind::acquire) return integer_reply(0);
-                if (kind == req_kind::replicate) return integer_reply(s_.replicas_to_wait + counter % 2);
+                if (kind == req_kind::replicate)
+                    return integer_reply(s_.replicas_to_wait + counter % 2);
                 return integer_reply(1);
             case reply_class::refusal:
                 if (kind == req_kind::acquire) return reply_node{};
-                if (kind == req_kind::replicate) return integer_reply(counter % s_.replicas_to_wait);
+                if (kind == req_kind::replicate)
+                    return integer_reply(counter % s_.replicas_to_wait);
                 return integer_reply(0);
             case reply_class::error:
                 if (fenced_acquire && variant % 2 == 1) return error_reply(exhausted_text);
@@ -768,7 +777,8 @@ private:
         return answered.kind == req_kind::renew && is_noscript(reply);
     }
 
-    static bool renew_may_follow(const call_facts& facts, std::uint8_t instance, const wire_request& r) {
+    static bool renew_may_follow(const call_facts& facts, std::uint8_t instance,
+                                 const wire_request& r) {
         return r.kind == req_kind::renew && facts.renew_may_follow_on == instance &&
                r.token == facts.renew_may_follow_token;
     }
@@ -904,7 +914,8 @@ private:
             case event_type::acquired:
                 if (e.valid_until_ms <= now_ms_) fail("(a) acquired with a validity already over");
                 if (facts.reentrant_acquire && phase_ == phase::holding) {
-                    if (e.fence != facts.fence_before || e.valid_until_ms != facts.valid_until_before) {
+                    if (e.fence != facts.fence_before ||
+                        e.valid_until_ms != facts.valid_until_before) {
                         fail("(c) a reentrant acquire changed the fence or the validity");
                     }
                     ++holds_seen_;
@@ -933,7 +944,8 @@ private:
                 holds_seen_ = 0;
                 return;
             case event_type::released:
-                if (e.instances_released > s_.instances) fail("released on more instances than exist");
+                if (e.instances_released > s_.instances)
+                    fail("released on more instances than exist");
                 holds_seen_ = 0;
                 return;
             case event_type::acquire_failed:
@@ -1045,12 +1057,14 @@ private:
             std::size_t written = 0;
             std::string renew_awaiting_release;  // token of a renew sent while not held
             while (lock_.has_request(i)) {
-                if (++written > edgelock::requests_per_instance_max) fail("more requests than a queue holds");
+                if (++written > edgelock::requests_per_instance_max)
+                    fail("more requests than a queue holds");
                 const edgelock::write_result small = lock_.write_request(i, buffer.data(), 16);
                 if (small.code != errc::buffer_too_small || small.size != 0) {
                     fail("(e) a 16-byte buffer was not refused with buffer_too_small");
                 }
-                const edgelock::write_result full = lock_.write_request(i, buffer.data(), buffer.size());
+                const edgelock::write_result full =
+                    lock_.write_request(i, buffer.data(), buffer.size());
                 if (full.code != errc::ok)
                     fail(std::string("(e) write_request: ") + edgelock::to_string(full.code));
                 sent_request sent;
@@ -1076,14 +1090,16 @@ private:
                 flight_[i].push_back(sent);
             }
             if (!renew_awaiting_release.empty()) {
-                fail("(d) a renew sent while the lock is not held, with no release of its token after it");
+                fail(
+                    "(d) a renew sent while the lock is not held, with no release of its token after it");
             }
             if (lock_.write_request(i, buffer.data(), buffer.size()).code != errc::invalid_state) {
                 fail("(e) write_request with nothing queued is not invalid_state");
             }
         }
         if (lock_.has_request(s_.instances) ||
-            lock_.write_request(s_.instances, buffer.data(), buffer.size()).code != errc::invalid_instance) {
+            lock_.write_request(s_.instances, buffer.data(), buffer.size()).code !=
+                errc::invalid_instance) {
             fail("(e) an instance past the count is not invalid_instance");
         }
     }
@@ -1115,18 +1131,22 @@ private:
             return;
         }
         const auto given = std::find(tokens_.begin(), tokens_.end(), r.token);
-        if (given == tokens_.end() || !started_[static_cast<std::size_t>(given - tokens_.begin())]) {
+        if (given == tokens_.end() ||
+            !started_[static_cast<std::size_t>(given - tokens_.begin())]) {
             fail("(d) a request carries a token no acquire() started with");
         }
         if (latest_token_ < 0) fail("(d) a request before any acquire()");
         const std::string& latest = tokens_[static_cast<std::size_t>(latest_token_)];
-        const bool previous = previous_token_ >= 0 && r.token == tokens_[static_cast<std::size_t>(previous_token_)];
+        const bool previous =
+            previous_token_ >= 0 && r.token == tokens_[static_cast<std::size_t>(previous_token_)];
         // The one way a claim goes out with the previous token: timer work at the start of the
         // acquire() call that brought the new one started a retry of the old attempt, which
         // found no room on a quorum and failed at once (its cleanup release follows it).
-        const bool queued_before_new_token = r.kind == req_kind::acquire && facts.fresh_acquire && previous;
+        const bool queued_before_new_token =
+            r.kind == req_kind::acquire && facts.fresh_acquire && previous;
         if (r.kind != req_kind::release && r.token != latest && !queued_before_new_token) {
-            fail(std::string("(d) a ") + kind_name(r.kind) + " carries a token other than the current one");
+            fail(std::string("(d) a ") + kind_name(r.kind) +
+                 " carries a token other than the current one");
         }
         if (r.kind == req_kind::release && r.token != latest && !previous) {
             fail("(d) a release carries a token older than the previous acquire()");
@@ -1140,13 +1160,15 @@ private:
         if (r.kind == req_kind::release && facts.inner_release) {
             fail("(c) a release() that was not the last one sent a release");
         }
-        const bool two_keys = r.kind == req_kind::raise || (r.kind == req_kind::acquire && s_.fencing);
+        const bool two_keys =
+            r.kind == req_kind::raise || (r.kind == req_kind::acquire && s_.fencing);
         if (r.keys.size() != (two_keys ? 2u : 1u) || r.keys[0] != lock_name ||
             (two_keys && r.keys[1] != fence_key_)) {
             fail("a request names the wrong keys");
         }
         const bool ttl_argument = r.kind == req_kind::acquire || r.kind == req_kind::renew;
-        if (r.has_number != (r.kind != req_kind::release) || (ttl_argument && r.number != s_.ttl_ms)) {
+        if (r.has_number != (r.kind != req_kind::release) ||
+            (ttl_argument && r.number != s_.ttl_ms)) {
             fail("a request carries the wrong numeric argument");
         }
     }
@@ -1228,7 +1250,8 @@ private:
     // (a): whatever happened, the lease is never reported held at or past its end.
     void check_lease_invariants() {
         const std::int64_t end = lock_.valid_until_ms();
-        if (lock_.held(now_ms_) && now_ms_ >= end) fail("(a) held(now) at or after valid_until_ms()");
+        if (lock_.held(now_ms_) && now_ms_ >= end)
+            fail("(a) held(now) at or after valid_until_ms()");
         if (lock_.held(end) || lock_.held(end + 1)) fail("(a) held() true at valid_until_ms()");
         if (lock_.state() == lock_state::held && lock_.next_deadline_ms() > end) {
             fail("(a) a held lock asks to be woken after its lease ends");
@@ -1259,7 +1282,8 @@ private:
 
     [[noreturn]] void fail(const std::string& what) {
         std::ostringstream os;
-        os << what << "\n  setup: " << s_ << "\n  failing step: " << line_.str() << "\n  steps before it:";
+        os << what << "\n  setup: " << s_ << "\n  failing step: " << line_.str()
+           << "\n  steps before it:";
         for (const std::string& line : trace_) os << "\n    " << line;
         RC_FAIL(os.str());
         throw property_broken(what);  // not reached: RC_FAIL throws
@@ -1515,7 +1539,8 @@ public:
     void set_before_seven(bool before) { before_seven_ = before; }
 
     // When `key` stops holding `token`, if nothing else touches it; now_ms when it does not.
-    std::int64_t holds_until_ms(std::string_view key, const std::string& token, std::int64_t now_ms) {
+    std::int64_t holds_until_ms(std::string_view key, const std::string& token,
+                                std::int64_t now_ms) {
         const entry* e = live(std::string(key), now_ms);
         return e != nullptr && e->value == token ? e->expires_at_ms : now_ms;
     }
@@ -1551,7 +1576,16 @@ private:
 };
 
 enum class race_action : std::uint8_t {
-    acquire, release, execute, deliver, settle, disconnect, advance, approach, timer, flush_scripts,
+    acquire,
+    release,
+    execute,
+    deliver,
+    settle,
+    disconnect,
+    advance,
+    approach,
+    timer,
+    flush_scripts,
     swap_server
 };
 
@@ -1563,9 +1597,9 @@ struct race_step {
 };
 
 std::ostream& operator<<(std::ostream& os, const race_step& step) {
-    static constexpr const char* names[] = {"acquire",    "release",    "execute", "deliver",
-                                            "settle",     "disconnect", "advance", "approach",
-                                            "timer",      "flush_scripts", "swap_server"};
+    static constexpr const char* names[] = {"acquire", "release",       "execute",    "deliver",
+                                            "settle",  "disconnect",    "advance",    "approach",
+                                            "timer",   "flush_scripts", "swap_server"};
     return os << names[static_cast<int>(step.action)] << "(lock " << int{step.who} << ", instance "
               << int{step.instance} << ", " << step.amount << ")";
 }
@@ -1573,11 +1607,17 @@ std::ostream& operator<<(std::ostream& os, const race_step& step) {
 rc::Gen<race_step> gen_race_step(const setup& s) {
     return rc::gen::exec([s] {
         race_step step;
-        step.action = *rc::gen::weightedElement<race_action>(
-            {{3, race_action::acquire}, {2, race_action::release}, {8, race_action::execute},
-             {8, race_action::deliver}, {3, race_action::settle}, {1, race_action::disconnect},
-             {5, race_action::advance}, {3, race_action::approach}, {1, race_action::timer},
-             {1, race_action::flush_scripts}, {1, race_action::swap_server}});
+        step.action = *rc::gen::weightedElement<race_action>({{3, race_action::acquire},
+                                                              {2, race_action::release},
+                                                              {8, race_action::execute},
+                                                              {8, race_action::deliver},
+                                                              {3, race_action::settle},
+                                                              {1, race_action::disconnect},
+                                                              {5, race_action::advance},
+                                                              {3, race_action::approach},
+                                                              {1, race_action::timer},
+                                                              {1, race_action::flush_scripts},
+                                                              {1, race_action::swap_server}});
         step.who = *rc::gen::inRange<std::uint8_t>(0, 2);
         step.instance = *rc::gen::inRange<std::uint8_t>(0, s.instances);
         // Clock steps: mostly a fraction of one round's reply budget, sometimes up to two
@@ -1596,7 +1636,8 @@ using server_versions = std::array<bool, edgelock::instances_max>;
 rc::Gen<server_versions> gen_before_seven() {
     return rc::gen::exec([] {
         server_versions before_seven{};
-        for (bool& before : before_seven) before = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+        for (bool& before : before_seven)
+            before = *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
         return before_seven;
     });
 }
@@ -1622,7 +1663,8 @@ public:
         contender& c = contenders_[step.who];
         switch (step.action) {
             case race_action::acquire: {
-                if (c.lock.state() != lock_state::idle && c.lock.state() != lock_state::lost) return;
+                if (c.lock.state() != lock_state::idle && c.lock.state() != lock_state::lost)
+                    return;
                 const std::int64_t wait = step.amount % 3 == 0 ? 0 : step.amount;
                 const auto token = make_token(static_cast<std::uint64_t>(step.amount), ++serial_);
                 expect(c.lock.acquire(now_ms_, wait, token) == errc::ok, "acquire refused");
@@ -1630,10 +1672,12 @@ public:
             }
             case race_action::release: {
                 // Mostly releases of a hold; a quarter cancel whatever is running.
-                const bool holding = c.lock.state() == lock_state::held || c.lock.state() == lock_state::lost;
+                const bool holding =
+                    c.lock.state() == lock_state::held || c.lock.state() == lock_state::lost;
                 if (!holding && step.amount % 4 != 0) return;
                 const errc code = c.lock.release(now_ms_);
-                expect(one_of(code, {errc::ok, errc::not_held, errc::invalid_state}), "release code");
+                expect(one_of(code, {errc::ok, errc::not_held, errc::invalid_state}),
+                       "release code");
                 break;
             }
             case race_action::execute: execute_one(step); break;
@@ -1646,7 +1690,8 @@ public:
                 // lock may already win.
                 const std::int64_t next = std::min(contenders_[0].lock.next_deadline_ms(),
                                                    contenders_[1].lock.next_deadline_ms());
-                if (next != edgelock::no_deadline_ms) now_ms_ = std::max(now_ms_, next - 1 - step.amount);
+                if (next != edgelock::no_deadline_ms)
+                    now_ms_ = std::max(now_ms_, next - 1 - step.amount);
                 break;
             }
             case race_action::timer: {
@@ -1703,7 +1748,8 @@ private:
             node.type = stored.type;
             node.integer = stored.integer;
             node.text = stored.text;
-            expect(c.lock.on_reply(instance, node, now_ms_) == errc::ok, "a reply from Redis refused");
+            expect(c.lock.on_reply(instance, node, now_ms_) == errc::ok,
+                   "a reply from Redis refused");
             return;
         }
     }
@@ -1730,7 +1776,9 @@ private:
 
     // The connection drops: some of the requests sent reach Redis first, the rest and every
     // unread reply are gone.
-    void disconnect(const race_step& step) { drop(contenders_[step.who], step.instance, step.amount); }
+    void disconnect(const race_step& step) {
+        drop(contenders_[step.who], step.instance, step.amount);
+    }
 
     void drop(contender& c, std::uint8_t instance, std::int64_t amount) {
         connection& l = c.connections[instance];
@@ -1773,7 +1821,8 @@ private:
                     const auto written = c.lock.write_request(i, buffer.data(), buffer.size());
                     expect(written.code == errc::ok, "write_request failed");
                     wire_request request;
-                    const std::string problem = decode_request(buffer.data(), written.size, request);
+                    const std::string problem =
+                        decode_request(buffer.data(), written.size, request);
                     if (!problem.empty()) fail("undecodable request: " + problem);
                     c.connections[i].to_node.push_back(request);
                 }
@@ -1832,7 +1881,8 @@ void run_race(std::uint8_t instances) {
     edgelock::set_assert_handler(&print_assertion);
     const setup s = *gen_setup(instances, 3);
     const server_versions before_seven = *gen_before_seven();
-    const auto steps = *rc::gen::scale(15.0, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
+    const auto steps =
+        *rc::gen::scale(15.0, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
     race r(s, before_seven);
     for (const race_step& step : steps) r.apply(step);
 }
@@ -1860,7 +1910,8 @@ std::vector<race_step> boundary_steps(const setup& s) {
     for (std::uint8_t i = 0; i < s.instances; ++i) {
         // Both within the attempt's budget, so the attempt can still succeed.
         const std::int64_t run_at = *rc::gen::inRange<std::int64_t>(0, budget / 4);
-        const std::int64_t reply_at = run_at + *rc::gen::inRange<std::int64_t>(0, budget - budget / 4);
+        const std::int64_t reply_at =
+            run_at + *rc::gen::inRange<std::int64_t>(0, budget - budget / 4);
         schedule.push_back({run_at, race_action::execute, i});
         schedule.push_back({reply_at, race_action::deliver, i});
     }
@@ -1888,7 +1939,8 @@ std::vector<race_step> boundary_steps(const setup& s) {
     steps.push_back(step);
     step.action = race_action::settle;
     steps.push_back(step);
-    const auto tail = *rc::gen::resize(10, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
+    const auto tail =
+        *rc::gen::resize(10, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
     steps.insert(steps.end(), tail.begin(), tail.end());
     return steps;
 }
@@ -1914,7 +1966,9 @@ RC_GTEST_PROP(lock_model_race, a_second_lock_never_wins_inside_the_first_ones_le
 std::vector<race_step> retry_steps(const setup& s) {
     std::vector<race_step> steps;
     const auto add = [&steps](race_action action, std::uint8_t who, std::uint8_t instance,
-                              std::int64_t amount) { steps.push_back({action, who, instance, amount}); };
+                              std::int64_t amount) {
+        steps.push_back({action, who, instance, amount});
+    };
     const std::int64_t budget = s.attempt_timeout_ms();
     add(race_action::acquire, 0, 0, 3 * s.ttl_ms + 1);  // not a multiple of 3: a wait
     for (std::uint8_t i = 0; i < s.instances; ++i) {
@@ -1923,7 +1977,8 @@ std::vector<race_step> retry_steps(const setup& s) {
         add(race_action::execute, 0, i, 0);
     }
     for (std::uint8_t i = 0; i < s.instances; ++i) {
-        if (*rc::gen::weightedElement<bool>({{3, true}, {1, false}})) add(race_action::flush_scripts, 0, i, 0);
+        if (*rc::gen::weightedElement<bool>({{3, true}, {1, false}}))
+            add(race_action::flush_scripts, 0, i, 0);
     }
     add(race_action::timer, 0, 0, 0);  // the attempt's deadline: it fails and cleans up
     add(race_action::timer, 0, 0, 0);  // the backoff's end: the retry goes out
@@ -1934,7 +1989,8 @@ std::vector<race_step> retry_steps(const setup& s) {
     add(race_action::approach, 0, 0, *rc::gen::inRange<std::int64_t>(0, budget / 4 + 1));
     add(race_action::acquire, 1, 0, 0);
     add(race_action::settle, 1, 0, 0);
-    const auto tail = *rc::gen::resize(10, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
+    const auto tail =
+        *rc::gen::resize(10, rc::gen::container<std::vector<race_step>>(gen_race_step(s)));
     steps.insert(steps.end(), tail.begin(), tail.end());
     return steps;
 }

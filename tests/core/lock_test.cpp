@@ -72,7 +72,8 @@ TEST(lock_config_test, a_name_that_is_another_locks_fence_key_is_refused) {
         EXPECT_EQ(l.configure(config), errc::invalid_name) << name;
     }
     EXPECT_EQ(l.state(), lock_state::unconfigured);
-    for (const std::string_view name : {"x:fence", "db:fence", "{}:fence", "{x}:fence:2", ":fence"}) {
+    for (const std::string_view name :
+         {"x:fence", "db:fence", "{}:fence", "{x}:fence:2", ":fence"}) {
         config.name = name;
         EXPECT_EQ(l.configure(config), errc::ok) << name << " is no lock's fence key";
     }
@@ -166,7 +167,8 @@ TEST(lock_acquire, redlock_without_quorum_releases_everywhere_it_may_have_writte
     ASSERT_EQ(l.on_reply(0, key_was_free(), 5), errc::ok);
     ASSERT_EQ(l.on_reply(1, key_held_by(token_b_hex), 6), errc::ok);
     ASSERT_EQ(l.on_reply(2, key_held_by(token_b_hex), 7), errc::ok);
-    ASSERT_EQ(l.on_reply(3, key_held_by(token_b_hex), 8), errc::ok);  // 3 refusals: quorum out of reach
+    ASSERT_EQ(l.on_reply(3, key_held_by(token_b_hex), 8),
+              errc::ok);  // 3 refusals: quorum out of reach
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::busy);
@@ -178,7 +180,8 @@ TEST(lock_acquire, redlock_without_quorum_releases_everywhere_it_may_have_writte
     EXPECT_FALSE(l.has_request(2));
     EXPECT_FALSE(l.has_request(3));
     EXPECT_EQ(take_request(l, 0),
-              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42", token_a_hex}));
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42",
+                                        token_a_hex}));
 }
 
 TEST(lock_acquire, timeout_fails_with_no_quorum_and_cleans_up_behind_the_request) {
@@ -273,7 +276,8 @@ TEST(lock_acquire, a_retry_that_wins_holds_the_lock) {
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
-    EXPECT_EQ(events[0].valid_until_ms, retry_at + 30'000 - 302) << "validity from the winning attempt";
+    EXPECT_EQ(events[0].valid_until_ms, retry_at + 30'000 - 302)
+        << "validity from the winning attempt";
 }
 
 // With fencing the acquire is always the script (lock.hpp, "The acquire on the wire").
@@ -352,7 +356,8 @@ void start_a_retry_after_a_lost_reply(lock& l, std::int64_t& retry_at) {
     ASSERT_TRUE(take_events(l).empty());
 }
 
-TEST(lock_native_acquire, without_fencing_every_instance_gets_set_nx_px_get_with_the_configured_ttl) {
+TEST(lock_native_acquire,
+     without_fencing_every_instance_gets_set_nx_px_get_with_the_configured_ttl) {
     lock_config config = config_for(3);
     config.name = "jobs{eu}:nightly";
     config.ttl_ms = 1234;
@@ -361,7 +366,8 @@ TEST(lock_native_acquire, without_fencing_every_instance_gets_set_nx_px_get_with
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) {
         EXPECT_EQ(take_request(l, i),
-                  (std::vector<std::string>{"SET", "jobs{eu}:nightly", token_a_hex, "NX", "PX", "1234", "GET"}))
+                  (std::vector<std::string>{"SET", "jobs{eu}:nightly", token_a_hex, "NX", "PX",
+                                            "1234", "GET"}))
             << int{i};
     }
 }
@@ -384,10 +390,9 @@ TEST(lock_native_acquire, nil_is_the_key_taken_and_counts_at_once) {
 
 TEST(lock_native_acquire, another_value_under_the_key_is_busy_and_nothing_more_is_sent) {
     // Another owner's token, and values that only look like ours.
-    for (const std::string_view found : {std::string_view(token_b_hex),
-                                         std::string_view("0123456789abcdef0011223344556678"),
-                                         std::string_view("0123456789abcdef001122334455667"),
-                                         std::string_view("")}) {
+    for (const std::string_view found :
+         {std::string_view(token_b_hex), std::string_view("0123456789abcdef0011223344556678"),
+          std::string_view("0123456789abcdef001122334455667"), std::string_view("")}) {
         lock l;
         configure(l, 1);
         ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
@@ -457,7 +462,7 @@ TEST(lock_native_acquire, our_own_token_in_a_late_answer_sends_no_renew) {
     std::int64_t retry_at = 0;
     ASSERT_NO_FATAL_FAILURE(start_a_retry_after_a_lost_reply(l, retry_at));
     ASSERT_EQ(l.on_timer(retry_at + 3000), errc::ok);  // attempt 2 times out: its cleanup is queued
-    ASSERT_EQ(take_events(l).size(), 1u);               // the wait is over
+    ASSERT_EQ(take_events(l).size(), 1u);              // the wait is over
     ASSERT_EQ(l.on_reply(0, key_held_by(token_a_hex), retry_at + 3001), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::idle);
@@ -471,7 +476,8 @@ TEST(lock_native_acquire, a_syntax_error_sends_the_script_now_and_for_the_next_a
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     ASSERT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
-    EXPECT_EQ(l.on_reply(0, syntax_error(), 2), errc::ok) << "an answer about the form, not a failure";
+    EXPECT_EQ(l.on_reply(0, syntax_error(), 2), errc::ok)
+        << "an answer about the form, not a failure";
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::acquiring) << "the same attempt goes on";
     EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
@@ -529,12 +535,14 @@ TEST(lock_native_acquire, a_new_connection_is_asked_set_nx_px_get_again) {
 
     ASSERT_EQ(l.on_io_error(1, 11), errc::ok);  // now instance 1's connection changes
     ASSERT_EQ(l.acquire(12, 0, token_a), errc::ok);
-    for (std::uint8_t i = 0; i < 3; ++i) EXPECT_EQ(take_request(l, i), set_nx_request(token_a_hex)) << int{i};
+    for (std::uint8_t i = 0; i < 3; ++i)
+        EXPECT_EQ(take_request(l, i), set_nx_request(token_a_hex)) << int{i};
 }
 
 // A slow server: attempt 1 timed out and attempt 2 is queued behind its cleanup, unwritten,
 // when attempt 1's syntax error comes. The form is chosen when a request is written.
-TEST(lock_native_acquire, a_late_syntax_error_queues_no_claim_and_the_next_claim_written_is_the_script) {
+TEST(lock_native_acquire,
+     a_late_syntax_error_queues_no_claim_and_the_next_claim_written_is_the_script) {
     lock l;
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
@@ -587,9 +595,9 @@ TEST(lock_native_acquire, with_fencing_the_acquire_is_always_the_script) {
     configure(l, 3, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) {
-        EXPECT_EQ(take_request(l, i), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2",
-                                                                 "orders:42", "{orders:42}:fence", token_a_hex,
-                                                                 "30000"}))
+        EXPECT_EQ(take_request(l, i), (std::vector<std::string>{
+                                          "EVALSHA", sha(edgelock::acquire_script), "2",
+                                          "orders:42", "{orders:42}:fence", token_a_hex, "30000"}))
             << int{i};
     }
 }
@@ -603,10 +611,12 @@ TEST(lock_native_acquire, any_other_answer_fails_the_instance) {
     for (std::uint8_t i = 0; i < 7; ++i) take_request(l, i);
     EXPECT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 1), errc::error_reply);
     EXPECT_FALSE(l.has_request(0));
-    EXPECT_EQ(l.on_reply(1, integer(0), 1), errc::unexpected_reply) << "the script's OK is not SET's";
+    EXPECT_EQ(l.on_reply(1, integer(0), 1), errc::unexpected_reply)
+        << "the script's OK is not SET's";
     EXPECT_EQ(l.on_reply(2, status("OK"), 1), errc::unexpected_reply) << "SET without GET's answer";
     EXPECT_TRUE(take_events(l).empty());
-    EXPECT_EQ(l.on_reply(3, error("ERR wrong number of arguments for 'set' command"), 1), errc::error_reply);
+    EXPECT_EQ(l.on_reply(3, error("ERR wrong number of arguments for 'set' command"), 1),
+              errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::no_quorum) << "failures, not refusals";
@@ -618,9 +628,9 @@ TEST(lock_fencing, single_instance_hands_out_the_counter) {
     lock l;
     configure(l, 1, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
-    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2",
-                                                             "orders:42", "{orders:42}:fence", token_a_hex,
-                                                             "30000"}));
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::acquire_script), "2", "orders:42",
+                                        "{orders:42}:fence", token_a_hex, "30000"}));
     ASSERT_EQ(l.on_reply(0, bulk("7"), 1), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
@@ -629,9 +639,9 @@ TEST(lock_fencing, single_instance_hands_out_the_counter) {
 }
 
 TEST(lock_fencing, a_fenced_acquire_must_return_a_counter_in_1_to_2_pow_63_minus_1) {
-    for (const std::string_view bad : {"0", "-3", "007", "+7", "7x", "", "9223372036854775808",
-                                       "18446744073709551623", "99999999999999999999", " 7",
-                                       "7 ", "-0", "00"}) {
+    for (const std::string_view bad :
+         {"0", "-3", "007", "+7", "7x", "", "9223372036854775808", "18446744073709551623",
+          "99999999999999999999", " 7", "7 ", "-0", "00"}) {
         lock l;
         configure(l, 1, true);
         ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
@@ -650,9 +660,10 @@ TEST(lock_fencing, a_fenced_acquire_must_return_a_counter_in_1_to_2_pow_63_minus
 // Lua numbers are doubles: a counter past 2^53 that took that path came back rounded, and
 // two holders could get the same token. The string keeps every digit, up to 2^63-1.
 TEST(lock_fencing, fence_values_stay_exact_up_to_2_pow_63_minus_1) {
-    for (const auto& [text, value] : {std::pair<std::string_view, std::int64_t>{"9007199254740993", 9007199254740993},
-                                      {"9007199254740995", 9007199254740995},
-                                      {"9223372036854775807", std::numeric_limits<std::int64_t>::max()}}) {
+    for (const auto& [text, value] :
+         {std::pair<std::string_view, std::int64_t>{"9007199254740993", 9007199254740993},
+          {"9007199254740995", 9007199254740995},
+          {"9223372036854775807", std::numeric_limits<std::int64_t>::max()}}) {
         lock l;
         configure(l, 1, true);
         ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
@@ -677,7 +688,8 @@ TEST(lock_fencing, an_exhausted_counter_fails_the_attempt_with_its_own_code) {
     configure(l, 1, true);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
-    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1),
+              errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -690,10 +702,12 @@ TEST(lock_fencing, an_exhausted_counter_ends_a_waiting_acquire_at_once) {
     configure(l, 1, true);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     take_request(l, 0);
-    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1),
+              errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "no retry can succeed: no wait_timeout later";
+    EXPECT_EQ(events[0].code, errc::fence_exhausted)
+        << "no retry can succeed: no wait_timeout later";
     EXPECT_EQ(l.state(), lock_state::idle);
 }
 
@@ -708,7 +722,8 @@ TEST(lock_fencing, redlock_reports_exhausted_counters_once_they_leave_no_quorum)
     EXPECT_EQ(l.on_reply(1, exhausted, 1), errc::error_reply);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].code, errc::fence_exhausted) << "an operator must act: said before busy, no retry";
+    EXPECT_EQ(events[0].code, errc::fence_exhausted)
+        << "an operator must act: said before busy, no retry";
 }
 
 // One exhausted counter among three leaves a quorum of the others possible: once the owner
@@ -718,7 +733,8 @@ TEST(lock_fencing, a_minority_of_exhausted_counters_does_not_end_a_wait) {
     configure(l, 3, true);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
-    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1), errc::error_reply);
+    EXPECT_EQ(l.on_reply(0, error("FENCE_EXHAUSTED the fence counter is at 2^63-1"), 1),
+              errc::error_reply);
     ASSERT_EQ(l.on_reply(1, nil(), 1), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::backing_off);
@@ -734,9 +750,9 @@ TEST(lock_fencing, redlock_raises_the_quorum_to_the_maximum_before_handing_it_ou
     EXPECT_TRUE(take_events(l).empty()) << "no token before the raise";
     EXPECT_EQ(l.state(), lock_state::confirming);
     for (std::uint8_t i : {0, 2}) {
-        EXPECT_EQ(take_request(l, i), (std::vector<std::string>{"EVALSHA", sha(edgelock::raise_script), "2",
-                                                                 "orders:42", "{orders:42}:fence", token_a_hex,
-                                                                 "9"}));
+        EXPECT_EQ(take_request(l, i),
+                  (std::vector<std::string>{"EVALSHA", sha(edgelock::raise_script), "2",
+                                            "orders:42", "{orders:42}:fence", token_a_hex, "9"}));
     }
     EXPECT_FALSE(l.has_request(1)) << "instance 1 has not answered the acquire yet";
     ASSERT_EQ(l.on_reply(0, integer(1), 5), errc::ok);
@@ -794,7 +810,8 @@ TEST(lock_replicas, the_hold_starts_only_after_wait_confirms_the_replicas) {
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquired);
-    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302) << "validity still counts from the first send";
+    EXPECT_EQ(events[0].valid_until_ms, 30'000 - 302)
+        << "validity still counts from the first send";
 }
 
 TEST(lock_replicas, too_few_replicas_fail_the_attempt_and_release) {
@@ -809,7 +826,8 @@ TEST(lock_replicas, too_few_replicas_fail_the_attempt_and_release) {
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
     EXPECT_EQ(events[0].code, errc::not_replicated);
-    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "the unreplicated key is removed";
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script))
+        << "the unreplicated key is removed";
 }
 
 TEST(lock_replicas, fenced_redlock_raises_then_waits) {
@@ -897,14 +915,15 @@ TEST(lock_replicas, a_wait_left_unwritten_when_its_connection_drops_confirms_not
     ASSERT_EQ(l.on_timer(10'000), errc::ok);
     take_request(l, 0);
     ASSERT_EQ(l.on_reply(0, integer(1), 10'010), errc::ok);  // renewed; the WAIT is queued
-    ASSERT_EQ(l.on_io_error(0, 10'011), errc::ok);            // before it was written
+    ASSERT_EQ(l.on_io_error(0, 10'011), errc::ok);           // before it was written
     EXPECT_FALSE(l.has_request(0)) << "the WAIT would go out on a connection that wrote nothing";
     EXPECT_EQ(l.valid_until_ms(), 30'000 - 302);
     EXPECT_EQ(l.next_deadline_ms(), 10'011 + 50) << "retried like a failed renewal";
     EXPECT_TRUE(take_events(l).empty());
 }
 
-TEST(lock_replicas, a_redlock_renewal_confirmed_on_a_connection_that_then_dropped_is_not_waited_elsewhere) {
+TEST(lock_replicas,
+     a_redlock_renewal_confirmed_on_a_connection_that_then_dropped_is_not_waited_elsewhere) {
     lock_config config = config_for(3);
     config.replicas_to_wait = 1;
     lock l;
@@ -944,7 +963,8 @@ TEST(lock_replicas, an_acquire_whose_connection_drops_before_its_wait_fails) {
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
     EXPECT_EQ(events[0].code, errc::no_quorum);
-    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "the unconfirmed key is removed";
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script))
+        << "the unconfirmed key is removed";
 }
 
 // ---- renewal -----------------------------------------------------------------------------
@@ -955,8 +975,9 @@ TEST(lock_renewal, a_confirmed_renewal_extends_validity_from_its_send_time) {
     acquire_single(l);
     EXPECT_EQ(l.next_deadline_ms(), 11'000);
     ASSERT_EQ(l.on_timer(11'000), errc::ok);
-    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1",
-                                                             "orders:42", token_a_hex, "30000"}));
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1", "orders:42",
+                                        token_a_hex, "30000"}));
     EXPECT_EQ(l.next_deadline_ms(), 14'000) << "while renewing, the round's attempt timeout is due";
     ASSERT_EQ(l.on_reply(0, integer(1), 11'050), errc::ok);
     const auto events = take_events(l);
@@ -1085,7 +1106,8 @@ TEST(lock_release, compare_and_delete_everywhere) {
     EXPECT_EQ(l.state(), lock_state::releasing);
     EXPECT_FALSE(l.held(2000));
     EXPECT_EQ(take_request(l, 0),
-              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42", token_a_hex}));
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::release_script), "1", "orders:42",
+                                        token_a_hex}));
     ASSERT_EQ(l.on_reply(0, integer(1), 2003), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
@@ -1121,7 +1143,8 @@ TEST(lock_release, release_after_the_lease_ran_out_is_its_own_result) {
     EXPECT_EQ(events[1].type, event_type::released);
     EXPECT_TRUE(events[1].expired_before);
     EXPECT_EQ(l.state(), lock_state::idle);
-    EXPECT_TRUE(l.has_request(0)) << "a compare-and-delete still goes out, harmless if the key moved on";
+    EXPECT_TRUE(l.has_request(0))
+        << "a compare-and-delete still goes out, harmless if the key moved on";
 }
 
 TEST(lock_release, a_release_lost_with_its_connection_is_retried_on_the_next) {
@@ -1194,7 +1217,7 @@ TEST(lock_release, a_stale_cleanup_is_not_resent_behind_a_newer_claim_of_the_sam
     ASSERT_EQ(l.on_timer(3000), errc::ok);  // attempt 1 times out: cleanup queued, backing off
     take_request(l, 0);                     // the cleanup goes out
     ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);
-    take_request(l, 0);                                          // attempt 2, same token, behind it
+    take_request(l, 0);                                        // attempt 2, same token, behind it
     ASSERT_EQ(l.on_reply(0, key_was_free(), 3200), errc::ok);  // attempt 1's late acquire
     ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script."), 3201), errc::ok);
     // Re-sent now, the release would run after attempt 2's SET and delete our new key.
@@ -1272,7 +1295,8 @@ TEST(lock_reentrancy, nested_holds_cost_no_traffic_and_only_the_last_release_tal
     EXPECT_EQ(events[0].valid_until_ms, 30'698);
     EXPECT_EQ(l.hold_count(), 2);
     EXPECT_FALSE(l.has_request(0));
-    EXPECT_EQ(std::string(l.token_hex().data(), l.token_hex().size()), token_a_hex) << "the hold keeps its token";
+    EXPECT_EQ(std::string(l.token_hex().data(), l.token_hex().size()), token_a_hex)
+        << "the hold keeps its token";
 
     ASSERT_EQ(l.release(1600), errc::ok);
     EXPECT_FALSE(l.has_request(0));
@@ -1321,8 +1345,10 @@ TEST(lock_bad_input, is_refused_with_a_code_and_leaves_the_lock_usable) {
     for (std::uint8_t i = 0; i < 3; ++i) {
         while (l.has_request(i)) take_request(l, i);
     }
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, integer(0), 11), errc::ok);  // cleanups
-    for (std::uint8_t i = 0; i < 3; ++i) ASSERT_EQ(l.on_reply(i, key_was_free(), 12), errc::ok);  // acquires
+    for (std::uint8_t i = 0; i < 3; ++i)
+        ASSERT_EQ(l.on_reply(i, integer(0), 11), errc::ok);  // cleanups
+    for (std::uint8_t i = 0; i < 3; ++i)
+        ASSERT_EQ(l.on_reply(i, key_was_free(), 12), errc::ok);  // acquires
     EXPECT_TRUE(l.held(12));
 }
 
@@ -1330,8 +1356,10 @@ TEST(lock_bad_input, a_full_event_queue_refuses_input_until_drained) {
     lock l;
     configure(l, 1);
     acquire_single(l);
-    for (int i = 0; i < 3; ++i) ASSERT_EQ(l.acquire(1100, 0, token_a), errc::ok);  // 3 events queued
-    EXPECT_EQ(l.acquire(1100, 0, token_a), errc::events_pending) << "its own code, not invalid_state";
+    for (int i = 0; i < 3; ++i)
+        ASSERT_EQ(l.acquire(1100, 0, token_a), errc::ok);  // 3 events queued
+    EXPECT_EQ(l.acquire(1100, 0, token_a), errc::events_pending)
+        << "its own code, not invalid_state";
     EXPECT_EQ(l.on_timer(1100), errc::events_pending);
     EXPECT_EQ(l.on_io_error(0, 1100), errc::events_pending);
     EXPECT_EQ(l.hold_count(), 4);
@@ -1429,13 +1457,14 @@ TEST(lock_config_test, configure_is_refused_while_requests_are_queued_or_in_flig
     lock l;
     configure(l, 3);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
-    take_request(l, 0);  // in flight on instance 0; queued on 1 and 2
+    take_request(l, 0);                 // in flight on instance 0; queued on 1 and 2
     ASSERT_EQ(l.release(1), errc::ok);  // cancelled: idle, with cleanups queued
     take_events(l);
     EXPECT_EQ(l.state(), lock_state::idle);
     lock_config other = config_for(5);
     other.name = "orders:43";
-    EXPECT_EQ(l.configure(other), errc::invalid_state) << "queued requests would change name and instances";
+    EXPECT_EQ(l.configure(other), errc::invalid_state)
+        << "queued requests would change name and instances";
     // Each request gets its own kind of answer: the claims nil (SET NX GET), the cleanups 1.
     std::array<std::vector<reply_node>, 3> answers;
     answers[0].push_back(key_was_free());  // the claim already in flight
@@ -1476,7 +1505,7 @@ TEST(lock_acquire, cancelling_during_backoff_queues_no_second_cleanup) {
     lock l;
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);  // the claim stays unwritten
-    ASSERT_EQ(l.on_timer(3000), errc::ok);                // the attempt times out: cleanup queued
+    ASSERT_EQ(l.on_timer(3000), errc::ok);               // the attempt times out: cleanup queued
     EXPECT_EQ(l.state(), lock_state::backing_off);
     ASSERT_EQ(l.release(3001), errc::ok);
     const auto events = take_events(l);

@@ -175,7 +175,8 @@ TEST(resp_reader, parses_nested_arrays_in_pre_order) {
 TEST(resp_reader, string_payloads_are_views_into_the_callers_bytes) {
     const std::string bytes = "*2\r\n$3\r\nfoo\r\n+OK\r\n";
     edgelock::reply_node nodes[3];
-    const edgelock::parse_result result = edgelock::parse_reply(bytes.data(), bytes.size(), nodes, 3);
+    const edgelock::parse_result result =
+        edgelock::parse_reply(bytes.data(), bytes.size(), nodes, 3);
     ASSERT_EQ(result.code, errc::ok);
     EXPECT_EQ(nodes[1].text.data(), bytes.data() + 8);
     EXPECT_EQ(nodes[2].text.data(), bytes.data() + 14);
@@ -189,8 +190,9 @@ TEST(resp_reader, empty_input_needs_more) {
 // A small corpus covering every type; the property tests below cover generated replies.
 const std::vector<std::string>& valid_corpus() {
     static const std::vector<std::string> corpus{
-        "+OK\r\n", "-ERR x\r\n", ":-123\r\n", "$5\r\nab\r\nc\r\n", "$0\r\n\r\n", "$-1\r\n",
-        "*-1\r\n", "*0\r\n", "*3\r\n:1\r\n*2\r\n$1\r\n\n\r\n+\r\n$-1\r\n",
+        "+OK\r\n",           "-ERR x\r\n", ":-123\r\n",
+        "$5\r\nab\r\nc\r\n", "$0\r\n\r\n", "$-1\r\n",
+        "*-1\r\n",           "*0\r\n",     "*3\r\n:1\r\n*2\r\n$1\r\n\n\r\n+\r\n$-1\r\n",
     };
     return corpus;
 }
@@ -199,7 +201,8 @@ TEST(resp_reader, every_proper_prefix_of_a_valid_reply_needs_more_and_reports_no
     for (const std::string& reply : valid_corpus()) {
         for (std::size_t size = 0; size < reply.size(); ++size) {
             edgelock::reply_node nodes[8];
-            const edgelock::parse_result result = edgelock::parse_reply(reply.data(), size, nodes, 8);
+            const edgelock::parse_result result =
+                edgelock::parse_reply(reply.data(), size, nodes, 8);
             EXPECT_EQ(result.code, errc::need_more) << reply << " prefix " << size;
             EXPECT_EQ(result.consumed, 0u);
             EXPECT_EQ(result.nodes, 0u);
@@ -247,7 +250,8 @@ std::string repeated(const std::string& element, std::size_t count) {
 
 TEST(resp_reader, an_array_of_array_elements_max_is_accepted_and_one_more_refused) {
     const std::string count = std::to_string(edgelock::array_elements_max);
-    const parsed full = parse("*" + count + "\r\n" + repeated(":1\r\n", edgelock::array_elements_max));
+    const parsed full =
+        parse("*" + count + "\r\n" + repeated(":1\r\n", edgelock::array_elements_max));
     EXPECT_EQ(full.code, errc::ok);
     EXPECT_EQ(full.nodes.size(), edgelock::array_elements_max + 1);
 
@@ -314,7 +318,8 @@ TEST(resp_reader, a_bulk_that_would_end_past_reply_bytes_max_is_refused_at_its_h
     const std::string payload(edgelock::bulk_bytes_max, 'x');
     const std::string element = "$" + std::to_string(payload.size()) + "\r\n" + payload + "\r\n";
     const std::size_t fitting = edgelock::reply_bytes_max / element.size();
-    const std::string head = "*" + std::to_string(fitting + 1) + "\r\n" + repeated(element, fitting);
+    const std::string head =
+        "*" + std::to_string(fitting + 1) + "\r\n" + repeated(element, fitting);
     ASSERT_EQ(parse(head).code, errc::need_more);
     EXPECT_EQ(parse(head + "$" + std::to_string(payload.size()) + "\r\n").code,
               errc::reply_too_large);
@@ -456,7 +461,7 @@ std::size_t uniform_below(std::size_t size) {
 enum class shape { simple, error, integer, bulk, nil_bulk, nil_array, array };
 
 std::ostream& operator<<(std::ostream& out, shape kind) {
-    static const char* const names[] = {"simple", "error", "integer", "bulk",
+    static const char* const names[] = {"simple",   "error",     "integer", "bulk",
                                         "nil_bulk", "nil_array", "array"};
     return out << names[static_cast<int>(kind)];
 }
@@ -464,13 +469,19 @@ std::ostream& operator<<(std::ostream& out, shape kind) {
 // Real replies are mostly arrays at the top, so roots lean that way.
 shape generate_shape(std::size_t depth) {
     if (depth >= edgelock::depth_max) {
-        return *rc::gen::weightedElement<shape>({{1, shape::simple}, {1, shape::error},
-                                                  {2, shape::integer}, {2, shape::bulk},
-                                                  {1, shape::nil_bulk}});
+        return *rc::gen::weightedElement<shape>({{1, shape::simple},
+                                                 {1, shape::error},
+                                                 {2, shape::integer},
+                                                 {2, shape::bulk},
+                                                 {1, shape::nil_bulk}});
     }
-    return *rc::gen::weightedElement<shape>(
-        {{1, shape::simple}, {1, shape::error}, {2, shape::integer}, {2, shape::bulk},
-         {1, shape::nil_bulk}, {1, shape::nil_array}, {depth == 0 ? 16u : 6u, shape::array}});
+    return *rc::gen::weightedElement<shape>({{1, shape::simple},
+                                             {1, shape::error},
+                                             {2, shape::integer},
+                                             {2, shape::bulk},
+                                             {1, shape::nil_bulk},
+                                             {1, shape::nil_array},
+                                             {depth == 0 ? 16u : 6u, shape::array}});
 }
 
 // A reply of at most `budget` nodes whose root sits inside `depth` arrays; `used` gets its
@@ -525,7 +536,8 @@ tree generate_reply(const tree_limits& limits) {
 std::vector<std::string_view> split_randomly(std::string_view bytes) {
     std::vector<std::size_t> cuts;
     if (bytes.size() > 1) {
-        const auto count = *rc::gen::inRange<std::size_t>(0, std::min<std::size_t>(bytes.size(), 100));
+        const auto count =
+            *rc::gen::inRange<std::size_t>(0, std::min<std::size_t>(bytes.size(), 100));
         for (std::size_t i = 0; i < count; ++i) cuts.push_back(1 + uniform_below(bytes.size() - 1));
     }
     std::sort(cuts.begin(), cuts.end());
@@ -542,9 +554,8 @@ std::vector<std::string_view> split_randomly(std::string_view bytes) {
 
 // Bytes likely to matter to a RESP parser, and now and then any byte.
 rc::Gen<char> corrupting_byte() {
-    return rc::gen::oneOf(
-        rc::gen::element('\r', '\n', '-', '+', '0', '1', '9', '*', '$', ':', ' '),
-        rc::gen::arbitrary<char>());
+    return rc::gen::oneOf(rc::gen::element('\r', '\n', '-', '+', '0', '1', '9', '*', '$', ':', ' '),
+                          rc::gen::arbitrary<char>());
 }
 
 // Flips, inserts or deletes a few bytes, or cuts the input short.
@@ -664,8 +675,8 @@ void* create_nil(const redisReadTask* task) { return attach(task, nil()); }
 
 void free_object(void* object) { delete static_cast<hiredis_object*>(object); }
 
-redisReplyObjectFunctions hiredis_functions{create_string, create_array, create_integer,
-                                            create_nil, free_object};
+redisReplyObjectFunctions hiredis_functions{create_string, create_array, create_integer, create_nil,
+                                            free_object};
 
 bool flatten(const hiredis_object& object, flat_reply& out) {
     out.push_back(object.node);
@@ -913,8 +924,8 @@ bool check_against_hiredis(const std::string& input) {
         hiredis.feed(chunk);
     }
     const hiredis_outcome& theirs = hiredis.feed({});
-    RC_LOG() << "input \"" << escaped(input) << "\"\nours " << ours << "\nhiredis "
-             << theirs.state << " consumed=" << theirs.consumed << "\n";
+    RC_LOG() << "input \"" << escaped(input) << "\"\nours " << ours << "\nhiredis " << theirs.state
+             << " consumed=" << theirs.consumed << "\n";
 
     if (ours.code == errc::ok) {
         RC_ASSERT(theirs.state == hiredis_state::reply);
@@ -936,7 +947,8 @@ bool check_against_hiredis(const std::string& input) {
     return false;
 }
 
-RC_GTEST_PROP(resp_reader_vs_hiredis, corrupted_replies_are_refused_wherever_hiredis_disagrees, ()) {
+RC_GTEST_PROP(resp_reader_vs_hiredis, corrupted_replies_are_refused_wherever_hiredis_disagrees,
+              ()) {
     const std::string valid = encode(generate_reply(small_replies));
     // Several corruptions of each reply: cheap, and the rare disagreements come up often.
     bool stricter = false;

@@ -66,12 +66,11 @@ std::string written(const std::vector<char>& buffer, const resp_writer& writer) 
 }
 
 rc::Gen<argument> argument_gen() {
-    return rc::gen::oneOf(
-        rc::gen::cast<argument>(rc::gen::container<std::string>(
-            rc::gen::oneOf(rc::gen::element('\r', '\n', '\0'), rc::gen::arbitrary<char>()))),
-        rc::gen::cast<argument>(rc::gen::oneOf(rc::gen::arbitrary<std::int64_t>(),
-                                               rc::gen::element(int64_min, int64_max,
-                                                                std::int64_t{0}))));
+    return rc::gen::oneOf(rc::gen::cast<argument>(rc::gen::container<std::string>(rc::gen::oneOf(
+                              rc::gen::element('\r', '\n', '\0'), rc::gen::arbitrary<char>()))),
+                          rc::gen::cast<argument>(rc::gen::oneOf(
+                              rc::gen::arbitrary<std::int64_t>(),
+                              rc::gen::element(int64_min, int64_max, std::int64_t{0}))));
 }
 
 TEST(resp_writer, encodes_a_command_as_an_array_of_bulk_strings) {
@@ -178,7 +177,8 @@ TEST(resp_writer, a_zero_capacity_writer_refuses_everything) {
 }
 
 RC_GTEST_PROP(resp_writer, keeps_whole_elements_within_any_capacity, ()) {
-    const auto args = *rc::gen::resize(20, rc::gen::container<std::vector<argument>>(argument_gen()));
+    const auto args =
+        *rc::gen::resize(20, rc::gen::container<std::vector<argument>>(argument_gen()));
     const std::vector<std::string> elements = expected_elements(args);
     std::string full;
     for (const std::string& element : elements) {
@@ -206,8 +206,8 @@ RC_GTEST_PROP(resp_writer, keeps_whole_elements_within_any_capacity, ()) {
 }
 
 RC_GTEST_PROP(resp_writer, commands_round_trip_through_parse_reply, ()) {
-    const auto args = *rc::gen::resize(
-        40, rc::gen::container<std::vector<argument>>(argument_gen()));
+    const auto args =
+        *rc::gen::resize(40, rc::gen::container<std::vector<argument>>(argument_gen()));
     RC_PRE(args.size() <= edgelock::array_elements_max);
 
     std::vector<char> buffer(edgelock::reply_bytes_max);

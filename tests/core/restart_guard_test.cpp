@@ -51,7 +51,8 @@ TEST(restart_guard, a_guard_longer_than_ttl_ms_max_is_refused_zero_and_default_a
     }
 }
 
-TEST(restart_guard, a_node_started_less_than_the_guard_ago_is_not_asked_and_the_acquire_says_until_when) {
+TEST(restart_guard,
+     a_node_started_less_than_the_guard_ago_is_not_asked_and_the_acquire_says_until_when) {
     lock l;
     configure(l, 1);
     ASSERT_EQ(l.on_node_started(0, started_at(10'000), 10'500), errc::ok);
@@ -83,7 +84,8 @@ TEST(restart_guard, a_wait_that_reaches_the_guard_waits_it_out_and_then_acquires
     ASSERT_EQ(l.acquire(11'000, 40'000, token_a), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::backing_off);
-    EXPECT_EQ(l.next_deadline_ms(), 10'000 + guard_ms) << "the retry waits for the guard, not a backoff";
+    EXPECT_EQ(l.next_deadline_ms(), 10'000 + guard_ms)
+        << "the retry waits for the guard, not a backoff";
     EXPECT_FALSE(l.has_request(0));
     ASSERT_EQ(l.on_timer(10'000 + guard_ms), errc::ok);
     answer_acquires(l, {0}, 10'000 + guard_ms + 5);
@@ -197,11 +199,13 @@ TEST(restart_guard, redlock_waits_for_the_quorum_th_instance_to_count) {
     ASSERT_EQ(l.on_node_started(0, started_at(9'000), 10'500), errc::ok);
     ASSERT_EQ(l.on_node_started(2, started_at(10'000), 10'500), errc::ok);
     ASSERT_EQ(l.acquire(11'000, 0, token_a), errc::ok);
-    for (std::uint8_t i = 0; i < 3; ++i) EXPECT_FALSE(l.has_request(i)) << "one instance cannot make a quorum";
+    for (std::uint8_t i = 0; i < 3; ++i)
+        EXPECT_FALSE(l.has_request(i)) << "one instance cannot make a quorum";
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::restart_guard);
-    EXPECT_EQ(events[0].guard_until_ms, 9'000 + guard_ms) << "instances 1 and 0 make a quorum first";
+    EXPECT_EQ(events[0].guard_until_ms, 9'000 + guard_ms)
+        << "instances 1 and 0 make a quorum first";
 }
 
 TEST(restart_guard, a_refusal_beside_a_guarded_instance_says_busy) {
@@ -218,7 +222,8 @@ TEST(restart_guard, a_refusal_beside_a_guarded_instance_says_busy) {
     EXPECT_EQ(events[0].code, errc::busy) << "another owner holds it: that is said first";
 }
 
-TEST(restart_guard, a_failure_while_a_quorum_counts_is_no_quorum_and_not_asked_ones_are_not_cleaned) {
+TEST(restart_guard,
+     a_failure_while_a_quorum_counts_is_no_quorum_and_not_asked_ones_are_not_cleaned) {
     lock l;
     configure(l, 3);
     ASSERT_EQ(l.on_node_started(0, started_at(10'000), 10'500), errc::ok);
@@ -228,7 +233,8 @@ TEST(restart_guard, a_failure_while_a_quorum_counts_is_no_quorum_and_not_asked_o
     ASSERT_EQ(l.on_io_error(2, 11'010), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].code, errc::no_quorum) << "instances 1 and 2 count: the guard kept nothing back";
+    EXPECT_EQ(events[0].code, errc::no_quorum)
+        << "instances 1 and 2 count: the guard kept nothing back";
     EXPECT_EQ(drain_requests(l, 1), std::vector<std::string>{sha(edgelock::release_script)});
     EXPECT_TRUE(drain_requests(l, 0).empty()) << "an instance never asked holds nothing to clean";
 }

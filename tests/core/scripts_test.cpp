@@ -9,7 +9,9 @@
 
 namespace {
 
-std::string hex(const edgelock::sha1_hex& digest) { return std::string(digest.data(), digest.size()); }
+std::string hex(const edgelock::sha1_hex& digest) {
+    return std::string(digest.data(), digest.size());
+}
 
 // FIPS 180 test vectors, including the two-block and the exact-block-boundary cases.
 TEST(sha1, matches_the_published_test_vectors) {
@@ -17,8 +19,10 @@ TEST(sha1, matches_the_published_test_vectors) {
     EXPECT_EQ(hex(edgelock::sha1("abc")), "a9993e364706816aba3e25717850c26c9cd0d89d");
     EXPECT_EQ(hex(edgelock::sha1("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
               "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
-    EXPECT_EQ(hex(edgelock::sha1(std::string(64, 'a'))), "0098ba824b5c16427bd7a1122a5a442a25ec644d");
-    EXPECT_EQ(hex(edgelock::sha1(std::string(1000, 'a'))), "291e9a6c66994949b57ba5e650361e98fc36b1ba");
+    EXPECT_EQ(hex(edgelock::sha1(std::string(64, 'a'))),
+              "0098ba824b5c16427bd7a1122a5a442a25ec644d");
+    EXPECT_EQ(hex(edgelock::sha1(std::string(1000, 'a'))),
+              "291e9a6c66994949b57ba5e650361e98fc36b1ba");
 }
 
 TEST(sha1, is_computed_at_compile_time) {
@@ -28,9 +32,9 @@ TEST(sha1, is_computed_at_compile_time) {
 }
 
 TEST(scripts, digests_are_those_of_their_texts_and_all_differ) {
-    const edgelock::script* all[] = {&edgelock::acquire_script,      &edgelock::raise_script,
-                                     &edgelock::renew_script,        &edgelock::release_script,
-                                     &edgelock::fair_acquire_script, &edgelock::fair_release_script};
+    const edgelock::script* all[] = {
+        &edgelock::acquire_script, &edgelock::raise_script,        &edgelock::renew_script,
+        &edgelock::release_script, &edgelock::fair_acquire_script, &edgelock::fair_release_script};
     for (const edgelock::script* s : all) {
         EXPECT_EQ(hex(s->digest), hex(edgelock::sha1(std::string(s->text))));
     }

@@ -35,14 +35,16 @@ TEST_F(Examples, QuickstartTakesTheLockWithAFenceToken) {
     const program_result r = run(EXAMPLE_QUICKSTART);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     edgelock::testing::redis_client redis(server.port());
-    EXPECT_EQ(r.out, "holding reports:daily, fence token " + redis.get("{reports:daily}:fence") + "\n");
+    EXPECT_EQ(r.out,
+              "holding reports:daily, fence token " + redis.get("{reports:daily}:fence") + "\n");
 }
 
 TEST_F(Examples, OrderGrabOneWinnerAndTheLateWriteRefused) {
     const program_result r = run(EXAMPLE_ORDER_GRAB);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(summary(r),
-              "order_grab: OK: 1 of 8 drivers won the order; the paused driver's late write was refused")
+    EXPECT_EQ(
+        summary(r),
+        "order_grab: OK: 1 of 8 drivers won the order; the paused driver's late write was refused")
         << r.out;
 }
 
@@ -50,7 +52,8 @@ TEST_F(Examples, OrderGrabWithoutTheLockHasManyWinners) {
     const program_result r = run(EXAMPLE_ORDER_GRAB, {"--no-lock"});
     EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
     EXPECT_EQ(summary(r).rfind("order_grab: FAILED: ", 0), 0u) << r.out;
-    EXPECT_EQ(summary(r).find("FAILED: 1 of 8"), std::string::npos) << "more than one winner: " << r.out;
+    EXPECT_EQ(summary(r).find("FAILED: 1 of 8"), std::string::npos)
+        << "more than one winner: " << r.out;
 }
 
 TEST_F(Examples, OrderGrabWithoutFencingAcceptsTheLateWrite) {
@@ -62,7 +65,9 @@ TEST_F(Examples, OrderGrabWithoutFencingAcceptsTheLateWrite) {
 TEST_F(Examples, InventoryNeverOversells) {
     const program_result r = run(EXAMPLE_INVENTORY);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_EQ(summary(r), "inventory: OK: 10 in stock, 24 orders from 4 shops: 10 sold, 0 left, 14 out of stock")
+    EXPECT_EQ(
+        summary(r),
+        "inventory: OK: 10 in stock, 24 orders from 4 shops: 10 sold, 0 left, 14 out of stock")
         << r.out;
 }
 

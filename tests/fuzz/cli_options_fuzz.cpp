@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const edgelock::cli::parse_result r = edgelock::cli::parse_command_line(args, env);
     if (r.exit_code == 0) return 0;
-    EDGELOCK_FUZZ_CHECK(r.exit_code == edgelock::cli::exit_usage, "a parse error other than exit 64");
+    EDGELOCK_FUZZ_CHECK(r.exit_code == edgelock::cli::exit_usage,
+                        "a parse error other than exit 64");
     EDGELOCK_FUZZ_CHECK(!r.error.empty(), "exit 64 without a message");
     for (const char c : r.error) {
         const auto byte = static_cast<unsigned char>(c);

@@ -50,8 +50,8 @@ reply_node node_of(reply_type type, std::int64_t integer = 0, std::string_view t
 
 // Every reply the scripts and WAIT produce, and some they never do.
 reply_node any_reply(input& in) {
-    static constexpr std::array<std::string_view, 6> fences = {"1", "42", "9007199254740993",
-                                                               "9223372036854775807", "0", "01"};
+    static constexpr std::array<std::string_view, 6> fences = {
+        "1", "42", "9007199254740993", "9223372036854775807", "0", "01"};
     const std::uint8_t pick = in.next();
     switch (pick % 10) {
         case 0: return node_of(reply_type::nil);
@@ -59,8 +59,10 @@ reply_node any_reply(input& in) {
         case 2: return node_of(reply_type::integer, 1);
         case 3: return node_of(reply_type::integer, static_cast<std::int8_t>(in.next()));
         case 4: return node_of(reply_type::bulk_string, 0, fences[in.next() % fences.size()]);
-        case 5: return node_of(reply_type::error, 0, "NOSCRIPT No matching script. Please use EVAL.");
-        case 6: return node_of(reply_type::error, 0, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
+        case 5:
+            return node_of(reply_type::error, 0, "NOSCRIPT No matching script. Please use EVAL.");
+        case 6:
+            return node_of(reply_type::error, 0, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
         case 7: return node_of(reply_type::error, 0, "ERR something");
         case 8: return node_of(reply_type::simple_string, 0, "OK");
         default: return node_of(reply_type::array);
@@ -102,7 +104,8 @@ struct checker {
                 case event_type::acquire_failed: break;
             }
         }
-        EDGELOCK_FUZZ_CHECK(events <= edgelock::events_per_call_max, "more than two events from one call");
+        EDGELOCK_FUZZ_CHECK(events <= edgelock::events_per_call_max,
+                            "more than two events from one call");
         check_held(l, now);
     }
 
@@ -110,7 +113,8 @@ struct checker {
         if (!l.held(now)) return;
         EDGELOCK_FUZZ_CHECK(holding, "held() without an acquired event");
         EDGELOCK_FUZZ_CHECK(now < reported_until, "held() at or after the reported valid_until");
-        EDGELOCK_FUZZ_CHECK(l.valid_until_ms() <= reported_until, "validity extended without an event");
+        EDGELOCK_FUZZ_CHECK(l.valid_until_ms() <= reported_until,
+                            "validity extended without an event");
     }
 };
 
@@ -154,9 +158,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             case 8: {  // a wake-up: for us, for another waiter, or "look now"
                 const std::array<char, edgelock::token_hex_bytes> ours = l.token_hex();
                 const std::uint8_t which = in.next() % 3;
-                const std::string_view message = which == 0   ? std::string_view(ours.data(), ours.size())
-                                                 : which == 1 ? std::string_view("0123456789abcdef0123456789abcdef")
-                                                              : std::string_view();
+                const std::string_view message =
+                    which == 0   ? std::string_view(ours.data(), ours.size())
+                    : which == 1 ? std::string_view("0123456789abcdef0123456789abcdef")
+                                 : std::string_view();
                 (void)l.on_wake(now, message);
                 break;
             }

@@ -25,16 +25,20 @@ void check_refusal(const edgelock::session::address_result& r) {
 void check_accepted(std::string_view text, const node_address& a) {
     EDGELOCK_FUZZ_CHECK(!a.host.empty(), "an accepted address without a host");
     EDGELOCK_FUZZ_CHECK(a.port >= 1, "an accepted port 0");
-    EDGELOCK_FUZZ_CHECK(text.find(a.host.view()) != std::string_view::npos, "a host not in the input");
-    EDGELOCK_FUZZ_CHECK(text.find(a.password.view()) != std::string_view::npos, "a password not in the input");
+    EDGELOCK_FUZZ_CHECK(text.find(a.host.view()) != std::string_view::npos,
+                        "a host not in the input");
+    EDGELOCK_FUZZ_CHECK(text.find(a.password.view()) != std::string_view::npos,
+                        "a password not in the input");
     for (const char c : a.host.view()) {
         EDGELOCK_FUZZ_CHECK(c != '/' && c != '@' && c != ' ', "a host with a separator in it");
     }
     node_address again;
     const auto shown = edgelock::session::format_address(a);
     const auto reparsed = edgelock::session::parse_node_url(shown.view(), again);
-    EDGELOCK_FUZZ_CHECK(reparsed.code == errc::ok, "format_address gave an address the parser refuses");
-    EDGELOCK_FUZZ_CHECK(again.same_node(a), "format_address does not parse back to the same server");
+    EDGELOCK_FUZZ_CHECK(reparsed.code == errc::ok,
+                        "format_address gave an address the parser refuses");
+    EDGELOCK_FUZZ_CHECK(again.same_node(a),
+                        "format_address does not parse back to the same server");
 }
 
 }  // namespace

@@ -41,28 +41,39 @@ std::string token(char c) { return std::string(32, c); }
 
 redis_reply fair_acquire(redis_client& c, const std::string& who, long long entry_ttl_ms = 10'000,
                          bool fenced = false, bool join = false) {
-    std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_acquire_script.text),
-                                     fenced ? "4" : "3", lock_key, queue_key, qttl_key};
+    std::vector<std::string> args = {"EVAL",
+                                     std::string(edgelock::fair_acquire_script.text),
+                                     fenced ? "4" : "3",
+                                     lock_key,
+                                     queue_key,
+                                     qttl_key};
     if (fenced) args.push_back(fence_key);
-    for (const std::string& a : {who, std::string("30000"), std::to_string(entry_ttl_ms)}) args.push_back(a);
+    for (const std::string& a : {who, std::string("30000"), std::to_string(entry_ttl_ms)})
+        args.push_back(a);
     if (join) args.push_back("join");
     return c.command(args);
 }
 
-redis_reply join_line(redis_client& c, const std::string& who) { return fair_acquire(c, who, 10'000, false, true); }
+redis_reply join_line(redis_client& c, const std::string& who) {
+    return fair_acquire(c, who, 10'000, false, true);
+}
 
 redis_reply fair_release(redis_client& c, const std::string& who, bool stay = false) {
-    std::vector<std::string> args = {"EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key,
-                                     queue_key, qttl_key, who};
+    std::vector<std::string> args = {
+        "EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key, queue_key, qttl_key,
+        who};
     if (stay) args.push_back("stay");
     return c.command(args);
 }
 
-bool took_it(const redis_reply& r) { return r.type == redis_reply::kind::integer && r.integer == 0; }
+bool took_it(const redis_reply& r) {
+    return r.type == redis_reply::kind::integer && r.integer == 0;
+}
 
 std::vector<std::string> line(redis_client& c) {
     std::vector<std::string> members;
-    for (const redis_reply& e : c.command({"ZRANGE", queue_key, "0", "-1"}).elements) members.push_back(e.text);
+    for (const redis_reply& e : c.command({"ZRANGE", queue_key, "0", "-1"}).elements)
+        members.push_back(e.text);
     return members;
 }
 
@@ -73,8 +84,8 @@ public:
         const timeval connect_timeout{2, 0};
         context_.reset(redisConnectWithTimeout("127.0.0.1", port, connect_timeout));
         if (!context_ || context_->err) throw std::runtime_error("cannot connect the listener");
-        auto* reply = static_cast<redisReply*>(redisCommand(context_.get(), "SUBSCRIBE %b", queue_key.data(),
-                                                            queue_key.size()));
+        auto* reply = static_cast<redisReply*>(
+            redisCommand(context_.get(), "SUBSCRIBE %b", queue_key.data(), queue_key.size()));
         if (reply == nullptr) throw std::runtime_error("SUBSCRIBE failed");
         freeReplyObject(reply);
     }
@@ -89,8 +100,8 @@ public:
             if (poll(&readable, 1, 300) != 1) return "";
             if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return "";
         }
-        const std::unique_ptr<redisReply, decltype(&freeReplyObject)> reply(static_cast<redisReply*>(raw),
-                                                                            freeReplyObject);
+        const std::unique_ptr<redisReply, decltype(&freeReplyObject)> reply(
+            static_cast<redisReply*>(raw), freeReplyObject);
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return "";
         return std::string(reply->element[2]->str, reply->element[2]->len);
     }
@@ -194,7 +205,8 @@ TEST(fair_scripts, a_release_wakes_the_head_and_only_the_head_may_take_the_free_
     EXPECT_EQ(listener.next(), token('b')) << "the release names the head";
     EXPECT_TRUE(fair_acquire(c, token('c')).is_nil()) << "the free lock is the head's";
     EXPECT_TRUE(fair_acquire(c, token('a')).is_nil()) << "and the releaser goes to the back";
-    EXPECT_EQ(listener.next(), token('b')) << "a waiter that finds the head's turn unused wakes it again";
+    EXPECT_EQ(listener.next(), token('b'))
+        << "a waiter that finds the head's turn unused wakes it again";
     EXPECT_EQ(listener.next(), token('b'));
     EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
     EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c'), token('a')}))

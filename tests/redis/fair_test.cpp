@@ -90,11 +90,12 @@ waiter_process start_waiter(const redis_server& server, redis_client& client, co
     const std::int64_t entry_ttl = m == "no_recheck" ? 130'000 : entry_ttl_ms;
     edgelock::testing::spawn_options options;
     options.pipe_stdio = true;
-    waiter_process w{id, std::make_unique<child_process>(
-                             std::vector<std::string>{EDGELOCK_LOCK_WORKER, "waiter", server.url(), lock_name,
-                                                      fair ? "1" : "0", std::to_string(recheck),
-                                                      std::to_string(entry_ttl), id},
-                             options)};
+    waiter_process w{
+        id, std::make_unique<child_process>(
+                std::vector<std::string>{EDGELOCK_LOCK_WORKER, "waiter", server.url(), lock_name,
+                                         fair ? "1" : "0", std::to_string(recheck),
+                                         std::to_string(entry_ttl), id},
+                options)};
     if (fair) {
         EXPECT_TRUE(eventually([&] { return waiters_in_line(client) > in_line_before; },
                                std::chrono::seconds(5)))
@@ -108,23 +109,27 @@ waiter_process start_waiter(const redis_server& server, redis_client& client, co
 }
 
 // The waiter's "acquired <id> <ms>" line: when it took the lock, on the shared monotonic clock.
-std::int64_t acquired_at(waiter_process& w, std::chrono::milliseconds within = std::chrono::seconds(60)) {
+std::int64_t acquired_at(waiter_process& w,
+                         std::chrono::milliseconds within = std::chrono::seconds(60)) {
     const auto line = w.process->read_line(within);
     const std::string expected = "acquired " + w.id + " ";
-    EXPECT_TRUE(line && line->rfind(expected, 0) == 0) << w.id << ": " << line.value_or("(no output)");
+    EXPECT_TRUE(line && line->rfind(expected, 0) == 0)
+        << w.id << ": " << line.value_or("(no output)");
     if (!line || line->rfind(expected, 0) != 0) return -1;
     return std::stoll(line->substr(expected.size()));
 }
 
 void expect_clean_exit(waiter_process& w) {
-    EXPECT_EQ(w.process->read_line(std::chrono::seconds(10)).value_or("(no output)"), "released") << w.id;
+    EXPECT_EQ(w.process->read_line(std::chrono::seconds(10)).value_or("(no output)"), "released")
+        << w.id;
     const auto status = w.process->wait_exit(std::chrono::seconds(10));
     EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << w.id;
 }
 
 std::vector<std::string> holds_in_order(redis_client& client) {
     std::vector<std::string> ids;
-    for (const auto& e : client.command({"LRANGE", "order", "0", "-1"}).elements) ids.push_back(e.text);
+    for (const auto& e : client.command({"LRANGE", "order", "0", "-1"}).elements)
+        ids.push_back(e.text);
     return ids;
 }
 
@@ -144,7 +149,8 @@ TEST(fair_waiting, five_waiter_processes_get_the_lock_in_arrival_order) {
     auto holder = hold_lock(server);
 
     std::vector<waiter_process> waiters;
-    for (int i = 1; i <= 5; ++i) waiters.push_back(start_waiter(server, client, std::to_string(i), i - 1));
+    for (int i = 1; i <= 5; ++i)
+        waiters.push_back(start_waiter(server, client, std::to_string(i), i - 1));
     if (mutation() != "unfair") {
         EXPECT_TRUE(
             eventually([&] { return channel_subscribers(client) == 5; }, std::chrono::seconds(5)))
@@ -155,7 +161,8 @@ TEST(fair_waiting, five_waiter_processes_get_the_lock_in_arrival_order) {
     for (auto& w : waiters) acquired_at(w);
     for (auto& w : waiters) expect_clean_exit(w);
     EXPECT_EQ(holds_in_order(client), (std::vector<std::string>{"1", "2", "3", "4", "5"}));
-    EXPECT_EQ(client.command({"EXISTS", lock_name, queue_key}).integer, 0) << "the line is left empty";
+    EXPECT_EQ(client.command({"EXISTS", lock_name, queue_key}).integer, 0)
+        << "the line is left empty";
 }
 
 TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_others) {
@@ -175,7 +182,8 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
     const std::chrono::milliseconds bound(entry_ttl_ms + recheck_ms + liveness_margin_ms);
     const std::int64_t second_ms = acquired_at(waiters[0], 2 * bound);
     const std::int64_t third_ms = acquired_at(waiters[1], 2 * bound);
-    ASSERT_TRUE(second_ms >= 0 && third_ms >= 0) << "both waiters took the lock within " << 2 * bound.count() << " ms";
+    ASSERT_TRUE(second_ms >= 0 && third_ms >= 0)
+        << "both waiters took the lock within " << 2 * bound.count() << " ms";
     for (auto& w : waiters) expect_clean_exit(w);
     std::cout << "after the release: waiter 2 took the lock in " << second_ms - released_ms
               << " ms, waiter 3 " << third_ms - second_ms << " ms later" << std::endl;
@@ -262,22 +270,19 @@ TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_on
         left = leaving->acquire(std::chrono::milliseconds(1500));
         leaving.reset();  // destroyed the moment it gives up
     });
-    ASSERT_TRUE(edgelock::testing::eventually(
-        [&] { return waiters_in_line(client) == 1; },
-        std::chrono::seconds(5)));
+    ASSERT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 1; },
+                                              std::chrono::seconds(5)));
 
     edgelock::hiredis::lock behind;
     ASSERT_FALSE(behind.open(options));
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = behind.acquire(std::chrono::seconds(10)); });
-    EXPECT_TRUE(edgelock::testing::eventually(
-        [&] { return waiters_in_line(client) == 2; },
-        std::chrono::seconds(5)))
+    EXPECT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 2; },
+                                              std::chrono::seconds(5)))
         << "the second waiter is in line behind the first";
     leaving_wait.join();
     EXPECT_EQ(left, edgelock::errc::busy) << "it gave up: the lock was still held";
-    EXPECT_EQ(waiters_in_line(client), 1)
-        << "the destroyed waiter left the line";
+    EXPECT_EQ(waiters_in_line(client), 1) << "the destroyed waiter left the line";
 
     EXPECT_FALSE(holder->release());
     waiting.join();  // within its 10 s wait, half the abandoned entry's TTL
@@ -354,13 +359,14 @@ void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber
         std::chrono::seconds(5)))
         << (kill_subscriber ? "the waiter subscribed" : "the waiter's SUBSCRIBE was refused");
     if (kill_subscriber) {
-        EXPECT_EQ(client.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1) << "the waiter's subscriber";
+        EXPECT_EQ(client.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1)
+            << "the waiter's subscriber";
     }
     const std::int64_t released_ms = edgelock::hiredis::now_ms();
     EXPECT_FALSE(holder->release());
     waiting.join();
-    std::cout << "the waiter took the lock " << edgelock::hiredis::now_ms() - released_ms << " ms after the release"
-              << std::endl;
+    std::cout << "the waiter took the lock " << edgelock::hiredis::now_ms() - released_ms
+              << " ms after the release" << std::endl;
     EXPECT_FALSE(result) << result.message();
     EXPECT_TRUE(waiter.held());
     EXPECT_FALSE(waiter.release());
@@ -414,7 +420,8 @@ TEST(fair_waiting, behind_sentinel_with_a_password_and_a_db_the_release_wakes_th
         std::chrono::seconds(5));
     EXPECT_TRUE(subscribed) << "the waiter's subscriber on the master";
     EXPECT_FALSE(holder.release());
-    EXPECT_TRUE(edgelock::testing::eventually([&] { return waiter.held(); }, std::chrono::seconds(3)))
+    EXPECT_TRUE(
+        edgelock::testing::eventually([&] { return waiter.held(); }, std::chrono::seconds(3)))
         << "woken by the release";
     waiting.join();
     EXPECT_FALSE(result) << result.message();

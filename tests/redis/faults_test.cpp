@@ -23,9 +23,9 @@ using edgelock::hiredis::now_ms;
 using edgelock::redis_tests::elapsed_ms;
 using edgelock::redis_tests::options_for;
 using edgelock::testing::eventually;
+using edgelock::testing::long_running_node_reply;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
-using edgelock::testing::long_running_node_reply;
 using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
 using edgelock::testing::tcp_proxy;
@@ -111,7 +111,8 @@ TEST(faults, a_cleanup_lost_with_a_dropped_connection_is_sent_again_on_the_next)
     EXPECT_EQ(lock.try_acquire(), edgelock::errc::no_quorum);
     dropper.join();
     ASSERT_TRUE(set_ran) << "the late SET ran";
-    ASSERT_TRUE(still_there_after_drop) << "the first cleanup had not run when the connection dropped";
+    ASSERT_TRUE(still_there_after_drop)
+        << "the first cleanup had not run when the connection dropped";
 
     redis_client client(server.port());
     EXPECT_TRUE(eventually([&] { return !client.exists("orphan"); }, 5s))
@@ -151,7 +152,8 @@ TEST(faults, a_wrong_password_or_user_fails_authentication) {
         redis_client admin("127.0.0.1", server.port(), "secret");
         admin.command({"ACL", "SETUSER", "locker", "on", ">lockpass", "~*", "+@all"});
     }
-    for (const std::string& url : {server.url("wrong"), server.url("lockpass", "nobody"), server.url()}) {
+    for (const std::string& url :
+         {server.url("wrong"), server.url("lockpass", "nobody"), server.url()}) {
         edgelock::hiredis::lock lock;
         ASSERT_FALSE(lock.open(options_for("x", {url})));
         const std::error_code ec = lock.try_acquire();
@@ -185,8 +187,8 @@ TEST(faults, the_database_comes_from_the_url) {
 }
 
 TEST(faults, malformed_urls_and_options_are_refused_by_open) {
-    for (const char* url : {"http://127.0.0.1:6379", "redis://", "redis://host:0", "redis://host:99999",
-                            "redis://host:6379/x", "redis://[::1", ""}) {
+    for (const char* url : {"http://127.0.0.1:6379", "redis://", "redis://host:0",
+                            "redis://host:99999", "redis://host:6379/x", "redis://[::1", ""}) {
         edgelock::hiredis::lock lock;
         EXPECT_EQ(lock.open(options_for("x", {url})), edgelock::errc::invalid_config) << url;
         EXPECT_EQ(lock.try_acquire(), edgelock::errc::invalid_state) << "never opened";
@@ -291,7 +293,8 @@ TEST(faults, a_server_that_never_answers_costs_at_most_the_timeouts) {
     // attempt's own timeout may end it first).
     EXPECT_TRUE(ec == edgelock::errc::no_quorum || ec == transport_errc::handshake_timeout)
         << ec.message();
-    EXPECT_LT(elapsed_ms(start), 100 + 500 + 500) << "attempt timeout, then the cleanup's command timeout";
+    EXPECT_LT(elapsed_ms(start), 100 + 500 + 500)
+        << "attempt timeout, then the cleanup's command timeout";
     proxy.pass();
     ASSERT_FALSE(lock.acquire(3s));
     EXPECT_FALSE(lock.release());

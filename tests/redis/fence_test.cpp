@@ -141,8 +141,8 @@ TEST(fence, a_raise_gives_the_counter_the_fence_expiry_whether_it_moves_it_or_no
     const std::string token(32, 'a');
     client.set("job", token);
     const auto raise = [&](const std::string& value) {
-        return client.command(
-            {"EVAL", std::string(edgelock::raise_script.text), "2", "job", fence_key, token, value});
+        return client.command({"EVAL", std::string(edgelock::raise_script.text), "2", "job",
+                               fence_key, token, value});
     };
     client.set(fence_key, "7");  // SET clears any expiry
     EXPECT_EQ(raise("9").integer, 1);

@@ -55,9 +55,30 @@ std::string shown(const std::string& key) {
 std::vector<std::string> names_to_check() {
     using namespace std::string_literals;
     std::vector<std::string> names = {
-        "orders:42", "x}y", "a{}b", "}", "{", "{}", "}{", "{}}", "{{}}", "a{b", "a}b{c", "{x}",
-        "jobs{eu}:nightly", "a{b}c{}", "{}x}y", "{{x}}", "{a{b}c}", "x{}y{z}", "\xff}"s, "a\0}b"s,
-        "{\0}"s, "\0"s, std::string(edgelock::name_bytes_max, '}'), std::string(edgelock::name_bytes_max, '{'),
+        "orders:42",
+        "x}y",
+        "a{}b",
+        "}",
+        "{",
+        "{}",
+        "}{",
+        "{}}",
+        "{{}}",
+        "a{b",
+        "a}b{c",
+        "{x}",
+        "jobs{eu}:nightly",
+        "a{b}c{}",
+        "{}x}y",
+        "{{x}}",
+        "{a{b}c}",
+        "x{}y{z}",
+        "\xff}"s,
+        "a\0}b"s,
+        "{\0}"s,
+        "\0"s,
+        std::string(edgelock::name_bytes_max, '}'),
+        std::string(edgelock::name_bytes_max, '{'),
     };
     std::mt19937 rng(20240611);
     const std::string common = "{}{}{}ab:";
@@ -98,10 +119,12 @@ TEST(keyslot, the_fence_key_lies_in_the_names_slot_on_a_cluster_node) {
         const bool oracle_agrees = key_slot(name) == name_slot && key_slot(fence) == fence_slot;
         if (!oracle_agrees) ++oracle_wrong;
         if (fence_slot != name_slot) ++slot_moved;
-        if ((!oracle_agrees || fence_slot != name_slot) && oracle_wrong + slot_moved <= failures_shown_max) {
+        if ((!oracle_agrees || fence_slot != name_slot) &&
+            oracle_wrong + slot_moved <= failures_shown_max) {
             failures += "\n  " + shown(name) + " slot " + std::to_string(name_slot) + " (oracle " +
                         std::to_string(key_slot(name)) + "), fence key " + shown(fence) + " slot " +
-                        std::to_string(fence_slot) + " (oracle " + std::to_string(key_slot(fence)) + ")";
+                        std::to_string(fence_slot) + " (oracle " + std::to_string(key_slot(fence)) +
+                        ")";
         }
     }
     EXPECT_EQ(oracle_wrong, 0u) << "keys the test's slot oracle got wrong" << failures;

@@ -71,7 +71,8 @@ int increment(const std::string& url, const std::string& name, int count, bool l
     return 0;
 }
 
-int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms, const std::string& resource) {
+int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
+           const std::string& resource) {
     redis_client client(port_of(url));
     std::atomic<bool> callback_seen{false};
     edgelock::hiredis::lock lock;
@@ -93,15 +94,16 @@ int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
     std::string command;
     while (std::getline(std::cin, command)) {
         if (command == "write") {
-            const long long accepted = fenced_write(client, resource, hold.fence, "holder-after-pause");
+            const long long accepted =
+                fenced_write(client, resource, hold.fence, "holder-after-pause");
             const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
             while ((!lock.lost() || !callback_seen) && std::chrono::steady_clock::now() < until) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(5));
             }
             const std::error_code reason = lock.lost_reason();
             std::cout << "write " << accepted << " lost " << lock.lost() << " reason "
-                      << (reason ? reason.message() : "none") << " callback " << callback_seen.load()
-                      << std::endl;
+                      << (reason ? reason.message() : "none") << " callback "
+                      << callback_seen.load() << std::endl;
         } else if (command == "release") {
             const std::error_code ec = lock.release();
             std::cout << "release " << (ec ? ec.message() : "ok") << std::endl;
@@ -146,9 +148,11 @@ int main(int argc, char** argv) {
     if (mode == "increment" && argc == 6) {
         return increment(argv[2], argv[3], std::stoi(argv[4]), std::string(argv[5]) == "1");
     }
-    if (mode == "holder" && argc == 6) return holder(argv[2], argv[3], std::stoll(argv[4]), argv[5]);
+    if (mode == "holder" && argc == 6)
+        return holder(argv[2], argv[3], std::stoll(argv[4]), argv[5]);
     if (mode == "waiter" && argc == 8) {
-        return waiter(argv[2], argv[3], std::string(argv[4]) == "1", std::stoll(argv[5]), std::stoll(argv[6]), argv[7]);
+        return waiter(argv[2], argv[3], std::string(argv[4]) == "1", std::stoll(argv[5]),
+                      std::stoll(argv[6]), argv[7]);
     }
     std::cerr << "usage: redis_lock_worker increment|holder|waiter ..." << std::endl;
     return 64;

@@ -30,8 +30,9 @@ long long run_workload(bool locked) {
         edgelock::testing::spawn_options options;
         options.pipe_stdio = true;
         processes.push_back(std::make_unique<child_process>(
-            std::vector<std::string>{EDGELOCK_LOCK_WORKER, "increment", server.url(), "counter-lock",
-                                     std::to_string(increments_total / workers), locked ? "1" : "0"},
+            std::vector<std::string>{EDGELOCK_LOCK_WORKER, "increment", server.url(),
+                                     "counter-lock", std::to_string(increments_total / workers),
+                                     locked ? "1" : "0"},
             options));
     }
     for (auto& p : processes) {

@@ -43,14 +43,16 @@ TEST(old_server, the_blocking_client_locks_with_the_default_settings) {
     redis_server server;  // AOF always: the restart guard counts it at once
     redis6_front front(server.port());
     edgelock::hiredis::lock lock;
-    edgelock::hiredis::lock_options options = edgelock::redis_tests::options_for("job", {front.url()}, 5000);
+    edgelock::hiredis::lock_options options =
+        edgelock::redis_tests::options_for("job", {front.url()}, 5000);
     ASSERT_TRUE(options.restart_guard);
     ASSERT_NE(options.eviction, edgelock::session::eviction_check::off);
     ASSERT_FALSE(lock.open(options));
     const std::error_code got = lock.try_acquire();
     ASSERT_FALSE(got) << got.message();
     EXPECT_TRUE(redis_client(server.port()).exists("job"));
-    EXPECT_GE(front.refused(), 1u) << "SET NX PX GET was tried and refused, then the script took it";
+    EXPECT_GE(front.refused(), 1u)
+        << "SET NX PX GET was tried and refused, then the script took it";
     EXPECT_FALSE(lock.release());
     EXPECT_FALSE(redis_client(server.port()).exists("job"));
 }

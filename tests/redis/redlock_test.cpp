@@ -69,8 +69,10 @@ TEST(redlock, three_of_five_stopped_fails_within_the_wait_and_leaves_no_key) {
     const auto start = std::chrono::steady_clock::now();
     const std::error_code ec = lock.acquire(1000ms);
     const std::int64_t took = elapsed_ms(start);
-    EXPECT_EQ(ec, edgelock::errc::no_quorum) << "several instances: no one instance's failure is the reason";
-    EXPECT_EQ(lock.instance_error(0), std::errc::connection_refused) << lock.instance_error(0).message();
+    EXPECT_EQ(ec, edgelock::errc::no_quorum)
+        << "several instances: no one instance's failure is the reason";
+    EXPECT_EQ(lock.instance_error(0), std::errc::connection_refused)
+        << lock.instance_error(0).message();
     EXPECT_FALSE(lock.held());
     // The wait, one last attempt (attempt timeout 200 ms) and the cleanup (command timeout).
     EXPECT_LT(took, 1000 + 200 + 500 + 500);

@@ -87,7 +87,7 @@ TEST(restart_guard, a_restart_during_a_hold_is_noticed_and_the_hold_lost_with_no
     std::this_thread::sleep_for(std::chrono::milliseconds(ttl_ms + 100));  // past the first guard
     edgelock::hiredis::lock lock;
     auto options = guarded({server.url()});
-    options.ttl_ms = 6000;  // renewals every 2 s; the guard of a new start is 6 s
+    options.ttl_ms = 6000;              // renewals every 2 s; the guard of a new start is 6 s
     options.restart_guard_ms = ttl_ms;  // but this node's first start counts after 1.5 s
     ASSERT_FALSE(lock.open(options));
     const std::error_code acquired = lock.acquire(3s);

@@ -40,9 +40,10 @@ void cycle_then_flush(edgelock::hiredis::lock& lock, redis_client& client) {
 TEST(script_cache, digests_equal_what_redis_computes) {
     redis_server server;
     redis_client client(server.port());
-    for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::raise_script,
-                                      &edgelock::renew_script, &edgelock::release_script,
-                                      &edgelock::fair_acquire_script, &edgelock::fair_release_script}) {
+    for (const edgelock::script* s :
+         {&edgelock::acquire_script, &edgelock::raise_script, &edgelock::renew_script,
+          &edgelock::release_script, &edgelock::fair_acquire_script,
+          &edgelock::fair_release_script}) {
         const auto reply = client.command({"SCRIPT", "LOAD", std::string(s->text)});
         EXPECT_EQ(reply.text, std::string(s->digest.data(), s->digest.size()));
     }
@@ -57,12 +58,15 @@ TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) 
 
     server.restart();
     redis_client client(server.port());
-    ASSERT_FALSE(lock.try_acquire()) << "the stale connection is replaced, the scripts loaded again";
+    ASSERT_FALSE(lock.try_acquire())
+        << "the stale connection is replaced, the scripts loaded again";
     EXPECT_TRUE(client.exists("cache"));
-    EXPECT_EQ(client.command({"SCRIPT", "EXISTS", std::string(edgelock::release_script.digest.data(), 40)})
-                  .elements.at(0)
-                  .integer,
-              1);
+    EXPECT_EQ(
+        client
+            .command({"SCRIPT", "EXISTS", std::string(edgelock::release_script.digest.data(), 40)})
+            .elements.at(0)
+            .integer,
+        1);
     EXPECT_FALSE(lock.release());
     EXPECT_FALSE(client.exists("cache"));
 }

@@ -22,13 +22,13 @@
 namespace {
 
 using namespace std::chrono_literals;
+using edgelock::testing::client_tls;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_server;
 using edgelock::testing::scripted_reply;
 using edgelock::testing::scripted_server;
 using edgelock::testing::tcp_proxy;
 using edgelock::testing::tls_material;
-using edgelock::testing::client_tls;
 using edgelock::testing::tls_setup;
 
 bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0; }
@@ -119,7 +119,8 @@ TEST(tls_server_test, answers_ping_set_and_get_over_tls_only) {
     EXPECT_EQ(client.command({"PING"}).text, "PONG");
     client.set("k", std::string(100'000, 'x'));  // more than one TLS record each way
     EXPECT_EQ(client.get("k"), std::string(100'000, 'x'));
-    EXPECT_EQ(client.command({"CONFIG", "GET", "port"}).elements.at(1).text, "0") << "no plain port";
+    EXPECT_EQ(client.command({"CONFIG", "GET", "port"}).elements.at(1).text, "0")
+        << "no plain port";
     EXPECT_TRUE(client.command({"NO-SUCH-COMMAND"}).is_error()) << "error replies are replies";
 
     server.restart();
@@ -135,7 +136,8 @@ TEST(tls_server_test, a_plain_client_gets_no_pong) {
 
     edgelock::testing::spawn_options options;
     options.output_path = server.dir() + "/redis-cli.out";
-    edgelock::testing::child_process plain({cli, "-p", std::to_string(server.port()), "PING"}, options);
+    edgelock::testing::child_process plain({cli, "-p", std::to_string(server.port()), "PING"},
+                                           options);
     const auto status = plain.wait_exit(5s);
     ASSERT_TRUE(status.has_value()) << "redis-cli hung";
     EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) != 0);
@@ -169,22 +171,24 @@ TEST(tls_server_test, a_verifying_client_refuses_every_certificate_but_the_valid
     tls_setup wrong_name(material);
     wrong_name.presents = tls_setup::certificate::wrong_name;
     redis_server valid_server(material);
-    redis_server expired_server(expired);        // up all the same: readiness does not verify
+    redis_server expired_server(expired);  // up all the same: readiness does not verify
     redis_server wrong_name_server(wrong_name);
 
     const client_tls verifying = client_tls::with_client_cert(material);
     EXPECT_EQ(tls_failure(valid_server.port(), verifying), "");
     EXPECT_TRUE(contains(tls_failure(expired_server.port(), verifying), "certificate has expired"));
     EXPECT_TRUE(contains(tls_failure(wrong_name_server.port(), verifying), "IP address mismatch"));
-    EXPECT_TRUE(contains(tls_failure(wrong_name_server.port(), verifying, "localhost"), "hostname mismatch"));
-    EXPECT_EQ(tls_failure(valid_server.port(), verifying, "localhost"), "") << "DNS:localhost is in the SAN";
+    EXPECT_TRUE(contains(tls_failure(wrong_name_server.port(), verifying, "localhost"),
+                         "hostname mismatch"));
+    EXPECT_EQ(tls_failure(valid_server.port(), verifying, "localhost"), "")
+        << "DNS:localhost is in the SAN";
 
     // redis-server sends its CA along with its certificate (OpenSSL completes the chain from
     // tls-ca-cert-file), so a client that trusts another CA sees an untrusted root.
     client_tls other_ca = verifying;
     other_ca.ca_file = material.other_ca_file();
-    EXPECT_TRUE(
-        contains(tls_failure(valid_server.port(), other_ca), "self-signed certificate in certificate chain"));
+    EXPECT_TRUE(contains(tls_failure(valid_server.port(), other_ca),
+                         "self-signed certificate in certificate chain"));
 
     client_tls trusting_anything = verifying;
     trusting_anything.verify_server = false;
@@ -195,11 +199,13 @@ TEST(tls_server_test, a_verifying_client_refuses_every_certificate_but_the_valid
 TEST(tls_server_test, a_frozen_tls_server_times_out_the_handshake_and_commands) {
     tls_material material;
     redis_server server(material);
-    redis_client connected("127.0.0.1", server.port(), client_tls::with_client_cert(material), "", "", 200ms);
+    redis_client connected("127.0.0.1", server.port(), client_tls::with_client_cert(material), "",
+                           "", 200ms);
     server.freeze();
     const auto start = std::chrono::steady_clock::now();
     const client_tls options = client_tls::with_client_cert(material);
-    EXPECT_THROW(redis_client("127.0.0.1", server.port(), options, "", "", 200ms), std::runtime_error);
+    EXPECT_THROW(redis_client("127.0.0.1", server.port(), options, "", "", 200ms),
+                 std::runtime_error);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
     EXPECT_THROW(connected.command({"PING"}), std::runtime_error);
     server.thaw();
@@ -220,7 +226,8 @@ TEST(sentinel_topology_test, fails_over_over_tls_when_the_primary_freezes) {
 
     redis_client primary(first, client_tls::with_client_cert(material));
     primary.set("k", "v");
-    EXPECT_EQ(primary.command({"WAIT", "1", "1000"}).integer, 1) << "the replica replicates over TLS";
+    EXPECT_EQ(primary.command({"WAIT", "1", "1000"}).integer, 1)
+        << "the replica replicates over TLS";
     topology.primary().freeze();
     const std::uint16_t second = topology.wait_for_failover(first);
     EXPECT_EQ(second, topology.replica().port());

@@ -37,7 +37,8 @@ using edgelock::testing::tls_material;
 using edgelock::testing::tls_setup;
 
 edgelock::hiredis::lock_options verified_by(const tls_material& material, const std::string& name,
-                                            std::vector<std::string> urls, std::int64_t ttl_ms = 1000) {
+                                            std::vector<std::string> urls,
+                                            std::int64_t ttl_ms = 1000) {
     auto options = options_for(name, std::move(urls), ttl_ms);
     options.tls.ca_file = material.ca_file();
     return options;
@@ -147,7 +148,8 @@ TEST(tls, only_the_test_switch_skips_verification) {
     options.tls.insecure_skip_verification_for_tests_only = true;
     edgelock::hiredis::lock skipping;
     ASSERT_FALSE(skipping.open(options));
-    EXPECT_FALSE(skipping.try_acquire()) << "neither the name nor the (system store's) trust is checked";
+    EXPECT_FALSE(skipping.try_acquire())
+        << "neither the name nor the (system store's) trust is checked";
     EXPECT_FALSE(skipping.release());
 }
 
@@ -177,7 +179,8 @@ TEST(tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     edgelock::hiredis::lock before;
     ASSERT_FALSE(before.open(options));
     ASSERT_FALSE(before.acquire(1s));
-    EXPECT_TRUE(redis_client(old_master, client_tls::with_client_cert(material)).exists("tls:before"));
+    EXPECT_TRUE(
+        redis_client(old_master, client_tls::with_client_cert(material)).exists("tls:before"));
     EXPECT_FALSE(before.release());
 
     topology.primary().freeze();
@@ -187,7 +190,8 @@ TEST(tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     ASSERT_FALSE(after.open(options));
     const std::error_code got = after.acquire(5s);
     ASSERT_FALSE(got) << got.message();
-    EXPECT_TRUE(redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
+    EXPECT_TRUE(
+        redis_client(new_master, client_tls::with_client_cert(material)).exists("tls:after"));
     EXPECT_FALSE(after.release());
     EXPECT_FALSE(before.acquire(5s)) << "the first lock follows the failover too";
     EXPECT_FALSE(before.release());

@@ -182,7 +182,8 @@ fault_env close_mid_reply() {
 // 3. A server with --requirepass, given the wrong password: AUTH is refused.
 fault_env wrong_password() {
     fault_env env;
-    auto server = std::make_shared<redis_server>(std::vector<std::string>{"--requirepass", "secret"});
+    auto server =
+        std::make_shared<redis_server>(std::vector<std::string>{"--requirepass", "secret"});
     env.instances = {server->url("wrong")};
     env.keep = {server};
     return env;
@@ -239,14 +240,16 @@ fault_env masterdown_replica() {
     auto replica = std::make_shared<redis_server>(
         std::vector<std::string>{"--replicaof", "127.0.0.1", std::to_string(master->port())});
     redis_client admin(replica->port());
-    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "up"; }, 5s)) {
+    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "up"; },
+                    5s)) {
         throw std::runtime_error("the replica never linked to its master");
     }
     // Set only now: with it from the start the replica answers MASTERDOWN until its first
     // sync, and its start (which waits for PONG) would race that sync.
     admin.command({"CONFIG", "SET", "replica-serve-stale-data", "no"});
     master->stop();
-    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "down"; }, 5s)) {
+    if (!eventually([&] { return admin.info_field("replication", "master_link_status") == "down"; },
+                    5s)) {
         throw std::runtime_error("the replica did not notice its master stopping");
     }
     env.instances = {replica->url()};
@@ -275,9 +278,10 @@ fault_env loading_server() {
     spawn_options output;
     output.output_path = seed->dir() + "/loading.log";
     auto loader = std::make_shared<child_process>(
-        std::vector<std::string>{"redis-server", "--port", std::to_string(seed->port()), "--bind", "127.0.0.1",
-                                 "--dir", seed->dir(), "--save", "", "--appendonly", "no",
-                                 "--key-load-delay", "100", "--loading-process-events-interval-bytes", "1024"},
+        std::vector<std::string>{"redis-server", "--port", std::to_string(seed->port()), "--bind",
+                                 "127.0.0.1", "--dir", seed->dir(), "--save", "", "--appendonly",
+                                 "no", "--key-load-delay", "100",
+                                 "--loading-process-events-interval-bytes", "1024"},
         output);
     const std::uint16_t port = seed->port();
     env.keep = {loader, seed};
@@ -285,7 +289,9 @@ fault_env loading_server() {
         throw std::runtime_error("the server never answered LOADING");
     }
     env.instances = {seed->url()};
-    env.verify = [port] { EXPECT_TRUE(answers_loading(port)) << "the load ended before the client was done"; };
+    env.verify = [port] {
+        EXPECT_TRUE(answers_loading(port)) << "the load ended before the client was done";
+    };
     return env;
 }
 
@@ -303,7 +309,9 @@ fault_env flushed_scripts() {
         a->command({"SCRIPT", "FLUSH"});
         a->command({"CONFIG", "RESETSTAT"});
     };
-    env.verify = [a = admin.get()] { EXPECT_GE(eval_calls(*a), 1) << "the acquire fell back to EVAL"; };
+    env.verify = [a = admin.get()] {
+        EXPECT_GE(eval_calls(*a), 1) << "the acquire fell back to EVAL";
+    };
     env.keep = {server, admin};
     return env;
 }
@@ -324,8 +332,8 @@ fault_env sentinel_dead_master() {
     master->stop();
     env.sentinels = {sentinel->url()};
     env.verify = [sentinel_port = sentinel->port(), port = master->port()] {
-        const auto named =
-            redis_client(sentinel_port).command({"SENTINEL", "get-master-addr-by-name", master_name});
+        const auto named = redis_client(sentinel_port)
+                               .command({"SENTINEL", "get-master-addr-by-name", master_name});
         ASSERT_EQ(named.elements.size(), 2u);
         EXPECT_EQ(named.elements[1].text, std::to_string(port)) << "no failover happened";
     };
@@ -384,13 +392,16 @@ struct tls_fault {
         env.tls.ca_file = material->ca_file();
         env.ttl_ms = tls_ttl_ms;
     }
-    void behind_proxy(std::shared_ptr<redis_server> faulty, std::shared_ptr<redis_server> healthy, bool plain = false) {
+    void behind_proxy(std::shared_ptr<redis_server> faulty, std::shared_ptr<redis_server> healthy,
+                      bool plain = false) {
         auto proxy = std::make_shared<tcp_proxy>(faulty->port());
-        env.instances = {(plain ? "redis://127.0.0.1:" : "rediss://127.0.0.1:") + std::to_string(proxy->port())};
+        env.instances = {(plain ? "redis://127.0.0.1:" : "rediss://127.0.0.1:") +
+                         std::to_string(proxy->port())};
         env.heal = [p = proxy.get(), port = healthy->port()] { p->retarget(port); };
         env.keep = {material, faulty, healthy, proxy};
     }
-    std::shared_ptr<redis_server> server(tls_setup::certificate presents, bool require_client_cert = false) const {
+    std::shared_ptr<redis_server> server(tls_setup::certificate presents,
+                                         bool require_client_cert = false) const {
         tls_setup setup(*material);
         setup.presents = presents;
         setup.require_client_cert = require_client_cert;
@@ -481,34 +492,49 @@ std::error_code none() { return {}; }
 
 const std::vector<fault_row>& rows() {
     static const std::vector<fault_row> table = {
-        // name                   setup                 acquire(0 ms)                                         instance last error
-        {"connection_refused",   refused_port,         std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
-        {"reset_mid_reply",      reset_mid_reply,      std::make_error_code(std::errc::connection_reset),    std::make_error_code(std::errc::connection_reset)},
-        {"close_mid_reply",      close_mid_reply,      make_error_code(transport_errc::connection_closed),   make_error_code(transport_errc::connection_closed)},
-        {"wrong_password",       wrong_password,       make_error_code(transport_errc::auth_failed),         make_error_code(transport_errc::auth_failed)},
-        {"missing_password",     missing_password,
-                                 make_error_code(transport_errc::auth_required),
-                                 make_error_code(transport_errc::auth_required)},
-        {"silent_server",        silent_server,        make_error_code(errc::no_quorum),
-                                 make_error_code(transport_errc::handshake_timeout)},
-        {"readonly_replica",     readonly_replica,     make_error_code(errc::error_reply),                   make_error_code(transport_errc::not_master)},
-        {"masterdown_replica",   masterdown_replica,   make_error_code(transport_errc::master_down),         make_error_code(transport_errc::master_down)},
-        {"loading",              loading_server,       make_error_code(transport_errc::loading),             make_error_code(transport_errc::loading)},
-        {"noscript_after_flush", flushed_scripts,      none(),                                               none()},
-        {"sentinel_dead_master", sentinel_dead_master, std::make_error_code(std::errc::connection_refused),  std::make_error_code(std::errc::connection_refused)},
-        {"max_clients",          full_server,
-                                 make_error_code(transport_errc::max_clients),
-                                 make_error_code(transport_errc::max_clients)},
-        {"tls_unknown_ca",       tls_unknown_ca,       make_error_code(transport_errc::tls_untrusted),       make_error_code(transport_errc::tls_untrusted)},
-        {"tls_name_mismatch",    tls_name_mismatch,    make_error_code(transport_errc::tls_name_mismatch),   make_error_code(transport_errc::tls_name_mismatch)},
-        {"tls_expired",          tls_expired,          make_error_code(transport_errc::tls_expired),         make_error_code(transport_errc::tls_expired)},
+        // name                   setup                 acquire(0 ms) instance last error
+        {"connection_refused", refused_port, std::make_error_code(std::errc::connection_refused),
+         std::make_error_code(std::errc::connection_refused)},
+        {"reset_mid_reply", reset_mid_reply, std::make_error_code(std::errc::connection_reset),
+         std::make_error_code(std::errc::connection_reset)},
+        {"close_mid_reply", close_mid_reply, make_error_code(transport_errc::connection_closed),
+         make_error_code(transport_errc::connection_closed)},
+        {"wrong_password", wrong_password, make_error_code(transport_errc::auth_failed),
+         make_error_code(transport_errc::auth_failed)},
+        {"missing_password", missing_password, make_error_code(transport_errc::auth_required),
+         make_error_code(transport_errc::auth_required)},
+        {"silent_server", silent_server, make_error_code(errc::no_quorum),
+         make_error_code(transport_errc::handshake_timeout)},
+        {"readonly_replica", readonly_replica, make_error_code(errc::error_reply),
+         make_error_code(transport_errc::not_master)},
+        {"masterdown_replica", masterdown_replica, make_error_code(transport_errc::master_down),
+         make_error_code(transport_errc::master_down)},
+        {"loading", loading_server, make_error_code(transport_errc::loading),
+         make_error_code(transport_errc::loading)},
+        {"noscript_after_flush", flushed_scripts, none(), none()},
+        {"sentinel_dead_master", sentinel_dead_master,
+         std::make_error_code(std::errc::connection_refused),
+         std::make_error_code(std::errc::connection_refused)},
+        {"max_clients", full_server, make_error_code(transport_errc::max_clients),
+         make_error_code(transport_errc::max_clients)},
+        {"tls_unknown_ca", tls_unknown_ca, make_error_code(transport_errc::tls_untrusted),
+         make_error_code(transport_errc::tls_untrusted)},
+        {"tls_name_mismatch", tls_name_mismatch, make_error_code(transport_errc::tls_name_mismatch),
+         make_error_code(transport_errc::tls_name_mismatch)},
+        {"tls_expired", tls_expired, make_error_code(transport_errc::tls_expired),
+         make_error_code(transport_errc::tls_expired)},
         {"tls_client_certificate_missing", tls_client_certificate_missing,
-                                 make_error_code(transport_errc::tls_client_certificate_required),
-                                 make_error_code(transport_errc::tls_client_certificate_required)},
-        {"tls_client_plain_port", tls_client_plain_port, make_error_code(errc::no_quorum),                   make_error_code(transport_errc::tls_handshake_timeout)},
-        {"plain_client_tls_port", plain_client_tls_port, make_error_code(transport_errc::closed_before_reply), make_error_code(transport_errc::closed_before_reply)},
-        {"tls_reset_mid_handshake", tls_reset_mid_handshake, std::make_error_code(std::errc::connection_reset), std::make_error_code(std::errc::connection_reset)},
-        {"tls_mutual",           tls_mutual,           none(),                                               none()},
+         make_error_code(transport_errc::tls_client_certificate_required),
+         make_error_code(transport_errc::tls_client_certificate_required)},
+        {"tls_client_plain_port", tls_client_plain_port, make_error_code(errc::no_quorum),
+         make_error_code(transport_errc::tls_handshake_timeout)},
+        {"plain_client_tls_port", plain_client_tls_port,
+         make_error_code(transport_errc::closed_before_reply),
+         make_error_code(transport_errc::closed_before_reply)},
+        {"tls_reset_mid_handshake", tls_reset_mid_handshake,
+         std::make_error_code(std::errc::connection_reset),
+         std::make_error_code(std::errc::connection_reset)},
+        {"tls_mutual", tls_mutual, none(), none()},
     };
     return table;
 }
@@ -547,7 +573,8 @@ observed run_asio(const fault_row& row, fault_env& env) {
     seen.acquire_ms = at::elapsed_ms(start);
     seen.completed = got.done;
     seen.acquire = got.ec;
-    at::run_until(io, [&] { return owner.instance_last_error(0) == row.last_error; }, 1s);
+    at::run_until(
+        io, [&] { return owner.instance_last_error(0) == row.last_error; }, 1s);
     seen.last_error = owner.instance_last_error(0);
     if (got.done && !got.ec) {
         EXPECT_FALSE(at::release(owner, handle).ec) << "asio release";
@@ -624,13 +651,15 @@ TEST_P(transport_table, both_clients_report_the_same_code) {
         env.verify();
     }
     std::cout << "[ row      ] " << row.name << "\n"
-              << "    acquire:    asio " << describe(asio_seen.acquire) << " in " << asio_seen.acquire_ms
-              << " ms | blocking " << describe(blocking_seen.acquire) << " in " << blocking_seen.acquire_ms
-              << " ms | expected " << describe(row.acquire) << "\n"
+              << "    acquire:    asio " << describe(asio_seen.acquire) << " in "
+              << asio_seen.acquire_ms << " ms | blocking " << describe(blocking_seen.acquire)
+              << " in " << blocking_seen.acquire_ms << " ms | expected " << describe(row.acquire)
+              << "\n"
               << "    last error: asio " << describe(asio_seen.last_error) << " | blocking "
-              << describe(blocking_seen.last_error) << " | expected " << describe(row.last_error) << "\n"
-              << "    usable afterwards: asio " << asio_seen.healed << " | blocking " << blocking_seen.healed
-              << std::endl;
+              << describe(blocking_seen.last_error) << " | expected " << describe(row.last_error)
+              << "\n"
+              << "    usable afterwards: asio " << asio_seen.healed << " | blocking "
+              << blocking_seen.healed << std::endl;
 
     ASSERT_TRUE(asio_seen.completed) << "the asio acquire never completed";
     ASSERT_TRUE(blocking_seen.completed);
@@ -638,14 +667,17 @@ TEST_P(transport_table, both_clients_report_the_same_code) {
     EXPECT_LT(blocking_seen.acquire_ms, 2000);
 
     EXPECT_EQ(asio_seen.acquire, blocking_seen.acquire)
-        << "acquire: asio " << describe(asio_seen.acquire) << ", blocking " << describe(blocking_seen.acquire);
+        << "acquire: asio " << describe(asio_seen.acquire) << ", blocking "
+        << describe(blocking_seen.acquire);
     EXPECT_EQ(asio_seen.acquire, row.acquire) << "asio acquire: " << describe(asio_seen.acquire);
-    EXPECT_EQ(blocking_seen.acquire, row.acquire) << "blocking acquire: " << describe(blocking_seen.acquire);
+    EXPECT_EQ(blocking_seen.acquire, row.acquire)
+        << "blocking acquire: " << describe(blocking_seen.acquire);
 
     EXPECT_EQ(asio_seen.last_error, blocking_seen.last_error)
         << "last error: asio " << describe(asio_seen.last_error) << ", blocking "
         << describe(blocking_seen.last_error);
-    EXPECT_EQ(asio_seen.last_error, row.last_error) << "asio last error: " << describe(asio_seen.last_error);
+    EXPECT_EQ(asio_seen.last_error, row.last_error)
+        << "asio last error: " << describe(asio_seen.last_error);
     EXPECT_EQ(blocking_seen.last_error, row.last_error)
         << "blocking last error: " << describe(blocking_seen.last_error);
 }
@@ -973,6 +1005,8 @@ TEST(transport_sentinel, a_failover_keeps_replicated_holds_and_loses_expired_or_
 }
 
 INSTANTIATE_TEST_SUITE_P(fault, transport_table, ::testing::ValuesIn(rows()),
-                         [](const ::testing::TestParamInfo<fault_row>& info) { return info.param.name; });
+                         [](const ::testing::TestParamInfo<fault_row>& info) {
+                             return info.param.name;
+                         });
 
 }  // namespace

@@ -33,7 +33,8 @@ using edgelock::testing::redis_server;
 constexpr std::int64_t ttl_ms = 600;
 
 // Polls the key every 2 ms for `duration`; returns how many polls found it missing.
-int polls_missing(redis_client& client, const std::string& key, std::chrono::milliseconds duration) {
+int polls_missing(redis_client& client, const std::string& key,
+                  std::chrono::milliseconds duration) {
     int missing = 0;
     const auto until = std::chrono::steady_clock::now() + duration;
     while (std::chrono::steady_clock::now() < until) {
@@ -247,8 +248,9 @@ TEST(watchdog, a_holder_paused_beyond_the_ttl_loses_the_lock_and_its_fenced_writ
     redis_client client(server.port());
     edgelock::testing::spawn_options spawn;
     spawn.pipe_stdio = true;
-    child_process holder({EDGELOCK_LOCK_WORKER, "holder", server.url(), "job", std::to_string(ttl_ms), "resource"},
-                         spawn);
+    child_process holder(
+        {EDGELOCK_LOCK_WORKER, "holder", server.url(), "job", std::to_string(ttl_ms), "resource"},
+        spawn);
     const auto acquired = words(holder.read_line(10s).value_or(""));
     ASSERT_EQ(acquired.size(), 3u);
     ASSERT_EQ(acquired[0], "acquired");
@@ -256,7 +258,8 @@ TEST(watchdog, a_holder_paused_beyond_the_ttl_loses_the_lock_and_its_fenced_writ
     ASSERT_EQ(acquired[2], "1") << "the holder's first write is accepted";
 
     holder.freeze();
-    ASSERT_TRUE(eventually([&] { return !client.exists("job"); }, 3s)) << "the paused holder's key expires";
+    ASSERT_TRUE(eventually([&] { return !client.exists("job"); }, 3s))
+        << "the paused holder's key expires";
 
     edgelock::hiredis::lock second;
     auto options = options_for("job", {server.url()}, ttl_ms);

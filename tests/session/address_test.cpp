@@ -9,8 +9,8 @@ namespace {
 
 using edgelock::errc;
 using edgelock::session::format_address;
-using edgelock::session::parse_node_url;
 using edgelock::session::node_address;
+using edgelock::session::parse_node_url;
 
 node_address parsed(const std::string& url) {
     node_address a;
@@ -38,7 +38,8 @@ TEST(address, parses_every_documented_form) {
     EXPECT_EQ(a.password.view(), "only-password");
 
     a = parsed("redis://secret@h");
-    EXPECT_EQ(a.password.view(), "secret") << "a lone credential is the password, as redis-cli reads it";
+    EXPECT_EQ(a.password.view(), "secret")
+        << "a lone credential is the password, as redis-cli reads it";
 
     a = parsed("redis://[::1]:7000");
     EXPECT_EQ(a.host.view(), "::1");
@@ -71,9 +72,10 @@ TEST(address, rediss_takes_every_form_of_redis_and_asks_for_tls) {
 }
 
 TEST(address, refuses_malformed_addresses_with_a_reason) {
-    for (const char* bad : {"", "redis://", "http://h:1", "redisss://h:1", "rediss:/h:1", "redis://h:", "redis://h:0",
-                            "redis://h:65536", "redis://h:12x", "redis://h:1/x", "redis://h:1/70000",
-                            "redis://[::1", "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/"}) {
+    for (const char* bad :
+         {"", "redis://", "http://h:1", "redisss://h:1", "rediss:/h:1", "redis://h:", "redis://h:0",
+          "redis://h:65536", "redis://h:12x", "redis://h:1/x", "redis://h:1/70000", "redis://[::1",
+          "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/"}) {
         node_address a;
         const auto r = parse_node_url(bad, a);
         EXPECT_EQ(r.code, errc::invalid_config) << bad;
@@ -87,7 +89,8 @@ TEST(address, refuses_every_part_longer_than_its_limit) {
     const std::string host_at_limit(host_bytes_max, 'h');
     EXPECT_EQ(parse_node_url("redis://" + host_at_limit + ":1", a).code, errc::ok);
     EXPECT_EQ(a.host.size(), host_bytes_max);
-    EXPECT_STREQ(parse_node_url("redis://" + host_at_limit + "h:1", a).problem, "host name too long");
+    EXPECT_STREQ(parse_node_url("redis://" + host_at_limit + "h:1", a).problem,
+                 "host name too long");
     const std::string user(user_bytes_max + 1, 'u');
     EXPECT_STREQ(parse_node_url("redis://" + user + ":p@h", a).problem, "user name too long");
     const std::string password(password_bytes_max + 1, 'p');
@@ -125,8 +128,8 @@ TEST(address, ports_are_decimal_and_in_range) {
     EXPECT_EQ(port, 65535);
     EXPECT_TRUE(edgelock::session::parse_port("06379", port)) << "five digits, a leading zero";
     EXPECT_EQ(port, 6379);
-    for (const char* bad : {"", "0", "65536", "-1", "+1", "1 ", " 1", "999999", "6379x", "006379",
-                            "-0", "00000"}) {
+    for (const char* bad :
+         {"", "0", "65536", "-1", "+1", "1 ", " 1", "999999", "6379x", "006379", "-0", "00000"}) {
         EXPECT_FALSE(edgelock::session::parse_port(bad, port)) << bad;
     }
 }

@@ -46,7 +46,8 @@ protected:
         ASSERT_EQ(l.setup(s), errc::ok);
     }
     void set_up_reading_node(const std::string& url) { set_up_direct(url, true); }
-    void set_up_sentinel(connection_kind kind = connection_kind::lock_traffic, const std::string& scheme = "redis://") {
+    void set_up_sentinel(connection_kind kind = connection_kind::lock_traffic,
+                         const std::string& scheme = "redis://") {
         sentinels = {address(scheme + ":spw@s1:26379"), address(scheme + "s2:26379")};
         master = address("redis://app:mpw@unused/2");
         connection_setup s;
@@ -82,14 +83,16 @@ protected:
     }
     // PING, INFO (uptime, run_id, AOF), CONFIG GET appendfsync, the scripts; returns the
     // last reply's verdict.
-    routed_reply finish_reading_handshake(std::int64_t now, int uptime_s, char run_id_digit, bool aof,
-                                        const std::string& fsync) {
+    routed_reply finish_reading_handshake(std::int64_t now, int uptime_s, char run_id_digit,
+                                          bool aof, const std::string& fsync) {
         reply(pong, now);
         const std::string info = "# Server\r\nrun_id:" + std::string(40, run_id_digit) +
                                  "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
                                  "\r\n# Persistence\r\naof_enabled:" + (aof ? "1" : "0") + "\r\n";
         reply("$" + std::to_string(info.size()) + "\r\n" + info + "\r\n", now);
-        reply("*2\r\n$11\r\nappendfsync\r\n$" + std::to_string(fsync.size()) + "\r\n" + fsync + "\r\n", now);
+        reply("*2\r\n$11\r\nappendfsync\r\n$" + std::to_string(fsync.size()) + "\r\n" + fsync +
+                  "\r\n",
+              now);
         for (int i = 0; i < 3; ++i) reply(sha, now);
         return reply(sha, now);
     }
@@ -123,7 +126,8 @@ TEST_F(connection_test, a_direct_server_gets_auth_select_ping_and_the_scripts_th
     EXPECT_EQ(hello.find("*3\r\n$4\r\nAUTH\r\n$4\r\nuser\r\n$2\r\npw\r\n"), 0u) << hello;
     EXPECT_NE(hello.find("$6\r\nSELECT\r\n$1\r\n3\r\n"), std::string::npos);
     EXPECT_NE(hello.find("$4\r\nPING\r\n"), std::string::npos);
-    EXPECT_EQ(hello.find("ROLE"), std::string::npos) << "a directly named server is not asked its role";
+    EXPECT_EQ(hello.find("ROLE"), std::string::npos)
+        << "a directly named server is not asked its role";
     EXPECT_NE(hello.find("SCRIPT"), std::string::npos);
     reply(ok, 11);  // AUTH
     finish_server_handshake(12, true, false);
@@ -171,7 +175,8 @@ TEST_F(connection_test, a_refused_script_load_is_no_failure) {
     set_up_direct("h:1");
     connect(0);
     reply(pong, 1);
-    for (int i = 0; i < 4; ++i) reply("-NOPERM this user has no permissions to run the 'script' command\r\n", 1);
+    for (int i = 0; i < 4; ++i)
+        reply("-NOPERM this user has no permissions to run the 'script' command\r\n", 1);
     EXPECT_TRUE(l.ready());
 }
 
@@ -232,7 +237,8 @@ TEST_F(connection_test, the_delay_keeps_growing_over_rounds_of_dead_sentinels) {
         longest = std::max(longest, l.next_deadline_ms() - now);
         now = l.next_deadline_ms();
     }
-    EXPECT_GT(longest, timing{}.reconnect_delay_min_ms * 4) << "the cap grew: rounds do not start from the first cap";
+    EXPECT_GT(longest, timing{}.reconnect_delay_min_ms * 4)
+        << "the cap grew: rounds do not start from the first cap";
 }
 
 TEST_F(connection_test, a_connect_that_outlasts_the_connect_timeout_fails) {
@@ -332,7 +338,8 @@ TEST_F(connection_test, lock_replies_are_routed_in_order_and_a_late_one_times_th
     EXPECT_EQ(dropped[0].owner, 8u);
 }
 
-TEST_F(connection_test, lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
+TEST_F(connection_test,
+       lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
     set_up_direct("h:1");
     connect(0);
     ASSERT_TRUE(l.accepts_requests()) << "behind the server's own handshake";
@@ -408,7 +415,8 @@ TEST_F(connection_test, reading_the_node_holds_lock_requests_until_the_start_is_
     const std::string hello = connect(1'000);
     EXPECT_NE(hello.find("$4\r\nINFO\r\n"), std::string::npos);
     EXPECT_NE(hello.find("$11\r\nappendfsync\r\n"), std::string::npos);
-    EXPECT_FALSE(l.accepts_requests()) << "a claim must not reach the node before the lock knows its start";
+    EXPECT_FALSE(l.accepts_requests())
+        << "a claim must not reach the node before the lock knows its start";
     const routed_reply done = finish_reading_handshake(1'200, 30, 'a', false, "everysec");
     EXPECT_EQ(done.what, routed_reply::kind::node_started);
     EXPECT_TRUE(l.ready());
@@ -481,7 +489,7 @@ TEST_F(connection_test, a_reconnect_to_the_same_process_never_moves_its_start_la
     connect(l_now);
     finish_reading_handshake(l_now, 2, 'a', false, "no");  // started at -1'000 by this reading
     const std::int64_t first = l.started().started_ms;
-    reread(l_now, 40'500, 40, 'a', false, "no");     // 40'500 - 39'000 = 1'500 by this one
+    reread(l_now, 40'500, 40, 'a', false, "no");  // 40'500 - 39'000 = 1'500 by this one
     EXPECT_EQ(l.started().started_ms, first);
 }
 
@@ -527,7 +535,8 @@ TEST_F(connection_test, sentinel_mode_asks_a_sentinel_then_checks_the_master_rol
     const std::string ask = connect(0);
     EXPECT_EQ(l.address().host.view(), "s1");
     EXPECT_TRUE(l.asking_sentinel());
-    EXPECT_EQ(ask.find("*2\r\n$4\r\nAUTH\r\n$3\r\nspw\r\n"), 0u) << "the sentinel's own credentials";
+    EXPECT_EQ(ask.find("*2\r\n$4\r\nAUTH\r\n$3\r\nspw\r\n"), 0u)
+        << "the sentinel's own credentials";
     EXPECT_NE(ask.find("$23\r\nget-master-addr-by-name\r\n$8\r\nmymaster\r\n"), std::string::npos);
     reply(ok, 1);
     reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 2);
@@ -578,7 +587,8 @@ TEST_F(connection_test, a_sentinel_refused_by_tls_keeps_the_cause_others_read_as
     EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master));
 }
 
-TEST_F(connection_test, a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
+TEST_F(connection_test,
+       a_master_that_says_it_is_a_replica_sends_the_next_attempt_to_the_next_sentinel) {
     set_up_sentinel();
     connect(0);
     reply(ok, 1);
@@ -628,7 +638,8 @@ TEST_F(connection_test, a_sentinel_that_knows_no_master_is_reported_as_no_master
     l.start(0);
     l.on_io_error(failure::system(111), 1);
     closed(1);
-    EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master)) << "an unreachable sentinel too";
+    EXPECT_EQ(l.last_error(), failure::of(transport_errc::no_master))
+        << "an unreachable sentinel too";
 }
 
 TEST_F(connection_test, a_watch_subscribes_and_reports_switches_of_its_master_only) {
@@ -638,16 +649,19 @@ TEST_F(connection_test, a_watch_subscribes_and_reports_switches_of_its_master_on
     reply(ok, 1);  // AUTH
     reply("*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n", 1);
     ASSERT_TRUE(l.ready());
-    const std::string other = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 2\r\n";
+    const std::string other =
+        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 2\r\n";
     EXPECT_EQ(reply(other, 2).what, routed_reply::kind::none);
-    const std::string ours = "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 26380\r\n";
+    const std::string ours =
+        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 26380\r\n";
     EXPECT_EQ(reply(ours, 3).what, routed_reply::kind::master_switched);
     EXPECT_EQ(l.switched_to().host.view(), "2.2.2.2");
     EXPECT_EQ(l.switched_to().port, 26380);
     EXPECT_TRUE(l.ready());
 }
 
-TEST_F(connection_test, a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
+TEST_F(connection_test,
+       a_subscriber_says_ping_and_routes_confirmations_as_answers_and_messages_apart) {
     server = address("redis://:pw@h:1/3");
     connection_setup s;
     s.kind = connection_kind::subscriber;
@@ -656,28 +670,32 @@ TEST_F(connection_test, a_subscriber_says_ping_and_routes_confirmations_as_answe
     s.in_flight_capacity = storage.size();
     ASSERT_EQ(l.setup(s), errc::ok);
     const std::string hello = connect(0);
-    EXPECT_EQ(hello, "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n") << "no SELECT, scripts or INFO";
+    EXPECT_EQ(hello, "*2\r\n$4\r\nAUTH\r\n$2\r\npw\r\n*1\r\n$4\r\nPING\r\n")
+        << "no SELECT, scripts or INFO";
     reply(ok, 1);
     reply(pong, 1);
     ASSERT_TRUE(l.ready());
     ASSERT_TRUE(l.track(7, 70, 2));  // SUBSCRIBE {a}:queue
     ASSERT_TRUE(l.track(8, 80, 2));  // SUBSCRIBE {b}:queue
     const std::string message = "*3\r\n$7\r\nmessage\r\n$9\r\n{a}:queue\r\n$1\r\nt\r\n";
-    EXPECT_EQ(reply(message, 3).what, routed_reply::kind::message) << "a message before any confirmation";
+    EXPECT_EQ(reply(message, 3).what, routed_reply::kind::message)
+        << "a message before any confirmation";
     EXPECT_EQ(l.requests_in_flight(), 2u) << "answers nothing";
     const routed_reply first = reply("*3\r\n$9\r\nsubscribe\r\n$9\r\n{a}:queue\r\n:1\r\n", 4);
     EXPECT_EQ(first.what, routed_reply::kind::answer);
     EXPECT_EQ(first.entry.owner, 7u);
     EXPECT_EQ(first.entry.tag, 70u);
     EXPECT_EQ(reply(message, 5).what, routed_reply::kind::message);
-    const routed_reply refused = reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
+    const routed_reply refused =
+        reply("-NOPERM this user has no permissions to access one of the channels\r\n", 6);
     EXPECT_EQ(refused.what, routed_reply::kind::answer) << "an error answers the next command";
     EXPECT_EQ(refused.entry.owner, 8u);
     EXPECT_TRUE(l.ready());
     EXPECT_EQ(l.next_deadline_ms(), no_deadline_ms) << "nothing in flight: no timeout";
 
     ASSERT_TRUE(l.track(7, 70, 10));
-    EXPECT_EQ(l.next_deadline_ms(), 10 + l.times().command_timeout_ms) << "a confirmation that never comes";
+    EXPECT_EQ(l.next_deadline_ms(), 10 + l.times().command_timeout_ms)
+        << "a confirmation that never comes";
     l.on_timer(10 + l.times().command_timeout_ms);
     EXPECT_EQ(l.state(), connection_state::closing);
     const connection_end c = closed(10 + l.times().command_timeout_ms);
@@ -685,7 +703,8 @@ TEST_F(connection_test, a_subscriber_says_ping_and_routes_confirmations_as_answe
     EXPECT_EQ(c.why, failure::of(transport_errc::command_timeout));
     ASSERT_EQ(dropped.size(), 1u);
     EXPECT_EQ(dropped[0].owner, 7u);
-    EXPECT_NE(l.start(10 + l.times().command_timeout_ms), nullptr) << "one that answered reconnects at once";
+    EXPECT_NE(l.start(10 + l.times().command_timeout_ms), nullptr)
+        << "one that answered reconnects at once";
 }
 
 TEST_F(connection_test, a_subscriber_behind_sentinels_reaches_the_master_and_checks_its_role) {

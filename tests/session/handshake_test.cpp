@@ -72,9 +72,11 @@ TEST(handshake, a_server_plan_follows_the_address) {
 
 TEST(handshake, a_refused_info_ends_the_connection_and_a_refused_config_get_does_not) {
     node_address master;
-    EXPECT_EQ(check(handshake_step::node_info, "-NOPERM this user has no permissions to run the 'info' command\r\n", master),
+    EXPECT_EQ(check(handshake_step::node_info,
+                    "-NOPERM this user has no permissions to run the 'info' command\r\n", master),
               failure::of(transport_errc::node_info_refused));
-    EXPECT_EQ(check(handshake_step::node_info, ":1\r\n", master), failure::of(errc::unexpected_reply));
+    EXPECT_EQ(check(handshake_step::node_info, ":1\r\n", master),
+              failure::of(errc::unexpected_reply));
     EXPECT_FALSE(check(handshake_step::node_info, "$13\r\nuptime:1\r\nx:y\r\n", master));
     EXPECT_FALSE(check(handshake_step::fsync_policy, "-NOPERM no config\r\n", master));
 }
@@ -109,10 +111,12 @@ TEST(handshake, sentinel_and_watch_connections_ask_only_their_question) {
 TEST(handshake, replies_are_checked_step_by_step) {
     node_address master = address("redis://app:pw@unused/2");
     EXPECT_FALSE(check(handshake_step::auth, "+OK\r\n", master));
-    EXPECT_EQ(check(handshake_step::auth, "-WRONGPASS x\r\n", master), failure::of(transport_errc::auth_failed));
+    EXPECT_EQ(check(handshake_step::auth, "-WRONGPASS x\r\n", master),
+              failure::of(transport_errc::auth_failed));
     EXPECT_EQ(check(handshake_step::select, "-ERR DB index is out of range\r\n", master),
               failure::of(transport_errc::select_failed));
-    EXPECT_EQ(check(handshake_step::ping, "-LOADING x\r\n", master), failure::of(transport_errc::loading));
+    EXPECT_EQ(check(handshake_step::ping, "-LOADING x\r\n", master),
+              failure::of(transport_errc::loading));
     // No password sent (NOAUTH) and a wrong one (WRONGPASS) are told apart.
     EXPECT_EQ(check(handshake_step::ping, "-NOAUTH Authentication required.\r\n", master),
               failure::of(transport_errc::auth_required));
@@ -121,11 +125,13 @@ TEST(handshake, replies_are_checked_step_by_step) {
     EXPECT_EQ(check(handshake_step::ping, "-ERR x\r\n", master), failure::of(errc::error_reply));
     EXPECT_FALSE(check(handshake_step::script_load, "-NOPERM x\r\n", master)) << "best effort";
     EXPECT_FALSE(check(handshake_step::role, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n", master));
-    EXPECT_EQ(check(handshake_step::role, "*5\r\n$5\r\nslave\r\n$1\r\nm\r\n:1\r\n$9\r\nconnected\r\n:0\r\n", master),
+    EXPECT_EQ(check(handshake_step::role,
+                    "*5\r\n$5\r\nslave\r\n$1\r\nm\r\n:1\r\n$9\r\nconnected\r\n:0\r\n", master),
               failure::of(transport_errc::not_master));
     EXPECT_EQ(check(handshake_step::role, "-ERR unknown command 'ROLE'\r\n", master),
               failure::of(transport_errc::not_master));
-    EXPECT_EQ(check(handshake_step::subscribe, "+OK\r\n", master), failure::of(errc::unexpected_reply));
+    EXPECT_EQ(check(handshake_step::subscribe, "+OK\r\n", master),
+              failure::of(errc::unexpected_reply));
 }
 
 // A full server answers whatever came first (AUTH, SELECT, PING, the sentinel query) with its
@@ -143,16 +149,19 @@ TEST(handshake, a_full_server_refuses_the_connection_at_any_step) {
 
 TEST(handshake, the_master_a_sentinel_names_keeps_the_configured_credentials) {
     node_address master = address("redis://app:pw@unused/2");
-    EXPECT_FALSE(check(handshake_step::master_query, "*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", master));
+    EXPECT_FALSE(
+        check(handshake_step::master_query, "*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", master));
     EXPECT_EQ(master.host.view(), "10.0.0.9");
     EXPECT_EQ(master.port, 6380);
     EXPECT_EQ(master.user.view(), "app");
     EXPECT_EQ(master.db, 2);
-    for (const char* bad : {"*-1\r\n", "*2\r\n$1\r\nh\r\n$1\r\n0\r\n", "*2\r\n$1\r\nh\r\n$6\r\n65536x\r\n",
-                            "*2\r\n$0\r\n\r\n$4\r\n6380\r\n", "*1\r\n$1\r\nh\r\n", "-ERR x\r\n",
-                            "*2\r\n:1\r\n$4\r\n6380\r\n"}) {
+    for (const char* bad : {"*-1\r\n", "*2\r\n$1\r\nh\r\n$1\r\n0\r\n",
+                            "*2\r\n$1\r\nh\r\n$6\r\n65536x\r\n", "*2\r\n$0\r\n\r\n$4\r\n6380\r\n",
+                            "*1\r\n$1\r\nh\r\n", "-ERR x\r\n", "*2\r\n:1\r\n$4\r\n6380\r\n"}) {
         node_address kept = master;
-        EXPECT_EQ(check(handshake_step::master_query, bad, kept), failure::of(transport_errc::no_master)) << bad;
+        EXPECT_EQ(check(handshake_step::master_query, bad, kept),
+                  failure::of(transport_errc::no_master))
+            << bad;
         EXPECT_TRUE(kept.same_node(master)) << "a refused answer changes nothing";
     }
 }
@@ -160,17 +169,19 @@ TEST(handshake, the_master_a_sentinel_names_keeps_the_configured_credentials) {
 TEST(handshake, switch_master_messages_name_the_new_master_of_ours_only) {
     node_address master = address("redis://app:pw@old:1");
     const auto message = [](const std::string& payload) {
-        return "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" + std::to_string(payload.size()) + "\r\n" + payload +
-               "\r\n";
+        return "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$" +
+               std::to_string(payload.size()) + "\r\n" + payload + "\r\n";
     };
-    const std::string ours = message("mymaster 10.0.0.1 6379 10.0.0.2 6380");  // the nodes view into it
+    const std::string ours =
+        message("mymaster 10.0.0.1 6379 10.0.0.2 6380");  // the nodes view into it
     std::vector<reply_node> n = parsed(ours);
     ASSERT_TRUE(parse_switch_master(n.data(), n.size(), "mymaster", master));
     EXPECT_EQ(master.host.view(), "10.0.0.2");
     EXPECT_EQ(master.port, 6380);
     EXPECT_EQ(master.user.view(), "app");
-    for (const std::string& other : {message("other 1 1 2 2"), message("mymaster 1 1 2"),
-                                     message("mymaster 1 1 2 2 extra"), message("mymaster 1 1 2 0")}) {
+    for (const std::string& other :
+         {message("other 1 1 2 2"), message("mymaster 1 1 2"), message("mymaster 1 1 2 2 extra"),
+          message("mymaster 1 1 2 0")}) {
         n = parsed(other);
         EXPECT_FALSE(parse_switch_master(n.data(), n.size(), "mymaster", master)) << other;
     }

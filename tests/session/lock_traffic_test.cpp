@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The rules between a connection and the lock on it, with a real lock and a real connection driven by
-// hand: literal timestamps, replies written as RESP text, a sink that records what it got.
+// The rules between a connection and the lock on it, with a real lock and a real connection driven
+// by hand: literal timestamps, replies written as RESP text, a sink that records what it got.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -36,8 +36,9 @@ struct recording_sink {
 };
 
 std::string info_reply(int uptime_s, const std::string& memory) {
-    const std::string info = "# Server\r\nrun_id:" + std::string(40, 'a') + "\r\nuptime_in_seconds:" +
-                             std::to_string(uptime_s) + "\r\n# Persistence\r\naof_enabled:0\r\n# Memory\r\n" + memory;
+    const std::string info = "# Server\r\nrun_id:" + std::string(40, 'a') +
+                             "\r\nuptime_in_seconds:" + std::to_string(uptime_s) +
+                             "\r\n# Persistence\r\naof_enabled:0\r\n# Memory\r\n" + memory;
     return "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
 }
 
@@ -67,7 +68,8 @@ protected:
     }
     // Connects and answers the handshake: PING and the four scripts, or with read_node also
     // INFO (uptime, `memory` lines) and CONFIG GET appendfsync. Returns the last reply's verdict.
-    routed_reply connect(std::int64_t now, int uptime_s = 86400, const std::string& memory = "maxmemory:0\r\n") {
+    routed_reply connect(std::int64_t now, int uptime_s = 86400,
+                         const std::string& memory = "maxmemory:0\r\n") {
         EXPECT_NE(connection.start(now), nullptr);
         std::array<char, 4096> hello{};
         EXPECT_GT(connection.on_connected(now, hello.data(), hello.size()), 0u);
@@ -115,7 +117,8 @@ TEST_F(lock_traffic_test, requests_go_out_while_the_link_accepts_them_each_track
     EXPECT_EQ(r.stop, write_stop::done);
     EXPECT_EQ(r.written, 1u);
     ASSERT_EQ(sink.committed.size(), 1u);
-    EXPECT_EQ(sink.committed[0].rfind("*7\r\n$3\r\nSET\r\n", 0), 0u) << "SET job token NX PX 1000 GET";
+    EXPECT_EQ(sink.committed[0].rfind("*7\r\n$3\r\nSET\r\n", 0), 0u)
+        << "SET job token NX PX 1000 GET";
     EXPECT_EQ(connection.requests_in_flight(), 1u);
     const routed_reply answer = reply("$-1\r\n", 3);
     EXPECT_EQ(answer.what, routed_reply::kind::answer);
@@ -123,7 +126,8 @@ TEST_F(lock_traffic_test, requests_go_out_while_the_link_accepts_them_each_track
     EXPECT_EQ(answer.entry.tag, 9u);
 }
 
-TEST_F(lock_traffic_test, a_full_sink_keeps_the_request_and_a_failed_write_drops_it_with_the_connection) {
+TEST_F(lock_traffic_test,
+       a_full_sink_keeps_the_request_and_a_failed_write_drops_it_with_the_connection) {
     set_up(false);
     connect(0);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
@@ -138,7 +142,8 @@ TEST_F(lock_traffic_test, a_full_sink_keeps_the_request_and_a_failed_write_drops
     const write_report r = write_requests(core, 0, connection, 0, 0, 2, sink);
     EXPECT_EQ(r.stop, write_stop::failed);
     EXPECT_FALSE(core.has_request(0));
-    EXPECT_EQ(connection.requests_in_flight(), 1u) << "in flight: the connection's close gives it up";
+    EXPECT_EQ(connection.requests_in_flight(), 1u)
+        << "in flight: the connection's close gives it up";
 }
 
 TEST_F(lock_traffic_test, an_error_reply_is_kept_as_the_instances_failure) {
@@ -200,7 +205,8 @@ TEST_F(lock_traffic_test, an_answer_leaves_the_instances_failure_alone) {
 
 // A server before 7.0 refuses SET NX GET with a syntax error: an answer on a connection that
 // stays, not the instance's failure; the lock's next request on it is the acquire script.
-TEST_F(lock_traffic_test, a_syntax_error_for_set_nx_get_keeps_the_connection_and_brings_the_script) {
+TEST_F(lock_traffic_test,
+       a_syntax_error_for_set_nx_get_keeps_the_connection_and_brings_the_script) {
     acquire_in_flight();
     const std::string resp = "-ERR syntax error\r\n";
     std::array<reply_node, nodes_max> nodes{};
@@ -263,19 +269,25 @@ TEST_F(lock_traffic_test, the_lock_hears_every_closed_connection_but_a_step_that
     connection.on_io_error(failure::system(111), t);  // refused
     closed = connection.on_closed(t, [](const in_flight&) {});
     EXPECT_TRUE(unreachable_now(connection, t)) << "the reconnect delay runs";
-    EXPECT_TRUE(lock_hears_close(closed, 0, connection, t)) << "no connection before the delay ends";
-    EXPECT_FALSE(lock_hears_close(closed, 0, connection, connection.start_not_before_ms())) << "one is made at once";
-    EXPECT_TRUE(lock_hears_close(closed, 1, connection, connection.start_not_before_ms())) << "a request was lost";
+    EXPECT_TRUE(lock_hears_close(closed, 0, connection, t))
+        << "no connection before the delay ends";
+    EXPECT_FALSE(lock_hears_close(closed, 0, connection, connection.start_not_before_ms()))
+        << "one is made at once";
+    EXPECT_TRUE(lock_hears_close(closed, 1, connection, connection.start_not_before_ms()))
+        << "a request was lost";
 }
 
-TEST_F(lock_traffic_test, requests_for_an_unreachable_instance_fail_at_once_and_releases_wait_for_the_next_connection) {
+TEST_F(
+    lock_traffic_test,
+    requests_for_an_unreachable_instance_fail_at_once_and_releases_wait_for_the_next_connection) {
     set_up(false);
     ASSERT_EQ(core.acquire(0, 0, token), errc::ok);
     ASSERT_EQ(give_up_unsent(core, 0, 1), errc::ok);
     const std::vector<event> events = drain();
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
-    EXPECT_TRUE(core.has_request(0)) << "the cleanup release of the failed attempt waits for a connection";
+    EXPECT_TRUE(core.has_request(0))
+        << "the cleanup release of the failed attempt waits for a connection";
 }
 
 TEST_F(lock_traffic_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_connection) {
@@ -283,11 +295,13 @@ TEST_F(lock_traffic_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_
     EXPECT_EQ(wake_ms(connection, false, 5), no_deadline_ms);
     EXPECT_EQ(wake_ms(connection, true, 5), 5) << "no delay yet: now";
     ASSERT_NE(connection.start(5), nullptr);
-    EXPECT_EQ(wake_ms(connection, false, 5), connection.next_deadline_ms()) << "connecting: its timeout";
+    EXPECT_EQ(wake_ms(connection, false, 5), connection.next_deadline_ms())
+        << "connecting: its timeout";
     connection.on_io_error(failure::system(111), 6);
     connection.on_closed(6, [](const in_flight&) {});
     EXPECT_EQ(wake_ms(connection, true, 6), connection.start_not_before_ms());
-    EXPECT_EQ(wake_ms(connection, true, connection.start_not_before_ms() + 50), connection.start_not_before_ms() + 50);
+    EXPECT_EQ(wake_ms(connection, true, connection.start_not_before_ms() + 50),
+              connection.start_not_before_ms() + 50);
 }
 
 }  // namespace

@@ -17,11 +17,18 @@ using namespace edgelock::session;
 const std::string run_id_a = "8f4a1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b";
 
 // INFO server persistence memory as redis-server 7.0 answers it (trimmed).
-std::string info_text(const std::string& uptime, const std::string& aof, const std::string& policy) {
-    return "# Server\r\nredis_version:7.0.15\r\nrun_id:" + run_id_a + "\r\ntcp_port:6379\r\n"
-           "uptime_in_seconds:" + uptime + "\r\nuptime_in_days:0\r\n\r\n"
-           "# Persistence\r\nloading:0\r\naof_enabled:" + aof + "\r\n\r\n"
-           "# Memory\r\nused_memory:1000000\r\nmaxmemory:1048576\r\nmaxmemory_policy:" + policy + "\r\n";
+std::string info_text(const std::string& uptime, const std::string& aof,
+                      const std::string& policy) {
+    return "# Server\r\nredis_version:7.0.15\r\nrun_id:" + run_id_a +
+           "\r\ntcp_port:6379\r\n"
+           "uptime_in_seconds:" +
+           uptime +
+           "\r\nuptime_in_days:0\r\n\r\n"
+           "# Persistence\r\nloading:0\r\naof_enabled:" +
+           aof +
+           "\r\n\r\n"
+           "# Memory\r\nused_memory:1000000\r\nmaxmemory:1048576\r\nmaxmemory_policy:" +
+           policy + "\r\n";
 }
 
 std::vector<reply_node> parsed(const std::string& resp) {
@@ -59,9 +66,11 @@ TEST(node_facts, bad_values_are_ignored_and_leave_the_defaults) {
     EXPECT_FALSE(facts.may_evict()) << "noeviction";
     EXPECT_EQ(parse_info("garbage\nno colon here\n:\n").uptime_s, 0);
     EXPECT_EQ(parse_info("uptime_in_seconds:99999999999999999999\n").uptime_s, 0) << "too large";
-    EXPECT_EQ(parse_info("uptime_in_seconds:12\nmaxmemory:0\nmaxmemory_policy:allkeys-lru").uptime_s, 12)
+    EXPECT_EQ(
+        parse_info("uptime_in_seconds:12\nmaxmemory:0\nmaxmemory_policy:allkeys-lru").uptime_s, 12)
         << "LF lines and no final newline";
-    EXPECT_FALSE(parse_info("maxmemory:0\nmaxmemory_policy:allkeys-lru").may_evict()) << "no memory limit";
+    EXPECT_FALSE(parse_info("maxmemory:0\nmaxmemory_policy:allkeys-lru").may_evict())
+        << "no memory limit";
 }
 
 // A number is decimal digits only, within its bound: anything else leaves the default.
@@ -145,9 +154,10 @@ TEST(node_facts, the_eviction_warning_names_the_limit_the_policy_and_the_fix) {
     EXPECT_EQ(eviction_warning(facts).view(),
               "maxmemory 1048576 bytes with maxmemory-policy volatile-lru may evict lock keys; set "
               "maxmemory-policy noeviction");
-    EXPECT_EQ(eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
-              "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and fence "
-              "counters; set maxmemory-policy noeviction");
+    EXPECT_EQ(
+        eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
+        "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and fence "
+        "counters; set maxmemory-policy noeviction");
 }
 
 TEST(node_facts, only_aof_with_fsync_always_is_durable) {
@@ -171,7 +181,8 @@ TEST(node_facts, the_start_is_the_reading_less_the_uptime_less_a_second_of_round
     EXPECT_EQ(node_start_of(facts, 100'000, false).started_ms, 100'000);
     EXPECT_TRUE(node_start_of(facts, 100'000, true).restarted);
     facts.uptime_s = 100LL * 366 * 24 * 3600;
-    EXPECT_GE(node_start_of(facts, -now_ms_limit + 5, false).started_ms, -now_ms_limit) << "clamped";
+    EXPECT_GE(node_start_of(facts, -now_ms_limit + 5, false).started_ms, -now_ms_limit)
+        << "clamped";
 }
 
 // A new run_id at the same address with a long uptime is another server (a moved VIP): it

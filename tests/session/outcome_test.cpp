@@ -29,12 +29,14 @@ const failure refused = failure::system(111);
 
 TEST(outcome, an_acquire_reports_why_its_last_attempt_failed) {
     EXPECT_EQ(acquire_result(failed(errc::busy), 1, {}), failure::of(errc::busy));
-    EXPECT_EQ(acquire_result(failed(errc::wait_timeout, errc::busy), 1, {}), failure::of(errc::busy))
+    EXPECT_EQ(acquire_result(failed(errc::wait_timeout, errc::busy), 1, {}),
+              failure::of(errc::busy))
         << "a wait that ran out says why";
     EXPECT_EQ(acquire_result(failed(errc::wait_timeout, errc::no_quorum), 1, refused), refused);
     EXPECT_EQ(acquire_result(failed(errc::wait_timeout), 1, {}), failure::of(errc::wait_timeout))
         << "no attempt finished: the wait itself is the reason";
-    EXPECT_EQ(acquire_result(failed(errc::fence_exhausted), 5, refused), failure::of(errc::fence_exhausted));
+    EXPECT_EQ(acquire_result(failed(errc::fence_exhausted), 5, refused),
+              failure::of(errc::fence_exhausted));
 }
 
 TEST(outcome, no_quorum_of_one_instance_is_that_instance_failure) {

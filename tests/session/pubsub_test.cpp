@@ -48,10 +48,13 @@ TEST(pubsub, anything_else_is_other) {
     for (const std::string& resp : {
              std::string("-NOPERM this user has no permissions to access the channel\r\n"),
              std::string("+OK\r\n"),
-             std::string("*2\r\n$4\r\npong\r\n$0\r\n\r\n"),                      // PING in subscribed mode
-             std::string("*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$1\r\nc\r\n$1\r\np\r\n"),  // a pattern's message
-             std::string("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n:1\r\n"),           // payload not a string
-             std::string("*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n$1\r\n1\r\n"),     // count not an integer
+             std::string("*2\r\n$4\r\npong\r\n$0\r\n\r\n"),  // PING in subscribed mode
+             std::string(
+                 "*4\r\n$8\r\npmessage\r\n$1\r\n*\r\n$1\r\nc\r\n$1\r\np\r\n"),  // a pattern's
+                                                                                // message
+             std::string("*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n:1\r\n"),  // payload not a string
+             std::string(
+                 "*3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n$1\r\n1\r\n"),  // count not an integer
              std::string("*3\r\n$7\r\nunknown\r\n$1\r\nc\r\n$1\r\np\r\n"),
              std::string("*3\r\n*1\r\n$7\r\nmessage\r\n$1\r\nc\r\n$1\r\np\r\n"),  // nested
          }) {
@@ -68,8 +71,10 @@ TEST(pubsub, writes_one_channel_per_command_within_its_bound) {
     size = write_subscription(false, "{x}:queue", out.data(), out.size());
     EXPECT_EQ(std::string(out.data(), size), "*2\r\n$11\r\nUNSUBSCRIBE\r\n$9\r\n{x}:queue\r\n");
     const std::string longest(key_bytes_max, 'k');
-    EXPECT_GT(write_subscription(false, longest, out.data(), out.size()), 0u) << "the bound holds the longest";
-    EXPECT_EQ(write_subscription(true, longest + "k", out.data(), out.size()), 0u) << "longer than any queue key";
+    EXPECT_GT(write_subscription(false, longest, out.data(), out.size()), 0u)
+        << "the bound holds the longest";
+    EXPECT_EQ(write_subscription(true, longest + "k", out.data(), out.size()), 0u)
+        << "longer than any queue key";
     EXPECT_EQ(write_subscription(true, "", out.data(), out.size()), 0u);
     EXPECT_EQ(write_subscription(true, "{x}:queue", out.data(), 20), 0u) << "does not fit";
 }

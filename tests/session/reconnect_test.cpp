@@ -24,14 +24,16 @@ TEST(reconnect, every_timing_field_is_bounded) {
         return check_timing(t) == errc::invalid_config;
     };
     EXPECT_TRUE(refused([](timing& t) { t.connect_timeout_ms = 0; }));
-    EXPECT_TRUE(refused([](timing& t) { t.connect_timeout_ms = edgelock::session::timeout_ms_max + 1; }));
+    EXPECT_TRUE(
+        refused([](timing& t) { t.connect_timeout_ms = edgelock::session::timeout_ms_max + 1; }));
     EXPECT_TRUE(refused([](timing& t) { t.command_timeout_ms = -1; }));
     EXPECT_TRUE(refused([](timing& t) { t.command_timeout_ms = INT64_MAX; }));
     EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_min_ms = 0; }));
     EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_max_ms = 99; }));
     EXPECT_TRUE(refused([](timing& t) { t.reconnect_delay_max_ms = INT64_MAX; }));
     EXPECT_FALSE(refused([](timing& t) { t.reconnect_delay_max_ms = t.reconnect_delay_min_ms; }));
-    EXPECT_FALSE(refused([](timing& t) { t.command_timeout_ms = edgelock::session::timeout_ms_max; }));
+    EXPECT_FALSE(
+        refused([](timing& t) { t.command_timeout_ms = edgelock::session::timeout_ms_max; }));
 }
 
 TEST(reconnect, failures_push_the_next_attempt_out_and_an_answer_resets) {

@@ -47,8 +47,9 @@ TEST(reply_class, a_full_server_refuses_the_connection_itself) {
 }
 
 TEST(reply_class, every_other_reply_is_an_answer) {
-    for (const char* text : {"NOSCRIPT No matching script.", "ERR unknown command", "BUSY Redis is busy",
-                             "READONLYX not the word", "readonly lower case", "TOKEN_GONE", "LOADINGS", ""}) {
+    for (const char* text :
+         {"NOSCRIPT No matching script.", "ERR unknown command", "BUSY Redis is busy",
+          "READONLYX not the word", "readonly lower case", "TOKEN_GONE", "LOADINGS", ""}) {
         EXPECT_EQ(classify(error(text)).what, reply_class::answer) << text;
     }
     reply_node bulk;

@@ -29,7 +29,8 @@ TEST(sim_addresses, nodes_then_sentinels_are_numbered_as_one_list_of_servers) {
 TEST(sim_addresses, nothing_listens_elsewhere) {
     EXPECT_EQ(resolve(address_of_node(3), 3, 3), no_server) << "no such node";
     EXPECT_EQ(resolve(address_of_sentinel(0), 5, 0), no_server) << "no sentinels in this world";
-    EXPECT_EQ(resolve(at("n0", sentinel_port), 1, 0), no_server) << "the right host, the wrong port";
+    EXPECT_EQ(resolve(at("n0", sentinel_port), 1, 0), no_server)
+        << "the right host, the wrong port";
     EXPECT_EQ(resolve(at("s0", redis_port), 3, 3), no_server);
     for (const char* host :
          {"localhost", "n", "nx", "n00x", "10.0.0.1", "s-1", "n+1", "n-1", "n-0"}) {

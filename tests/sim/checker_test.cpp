@@ -126,7 +126,8 @@ TEST(checker, a_hold_cut_off_at_its_first_instant_is_not_compared_with_itself) {
     h.holds.push_back(hold(1, 3, 500, 500, 4));
     EXPECT_TRUE(check_history(h).ok(check_kind::order));
     h.holds.push_back(hold(0, 4, 600, 650, 4));
-    EXPECT_FALSE(check_history(h).ok(check_kind::order)) << "still compared with the holds after it";
+    EXPECT_FALSE(check_history(h).ok(check_kind::order))
+        << "still compared with the holds after it";
 }
 
 TEST(checker, liveness_needs_an_acquisition_after_the_heal) {

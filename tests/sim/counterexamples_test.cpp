@@ -52,12 +52,15 @@ run_result replay(const kept_run& k) {
 TEST(counterexamples, a_lost_release_is_not_resent_behind_a_newer_claim_of_its_token) {
     const kept_run runs[] = {
         {"single", 16195699167990257498ULL, "loss.c0@t324,to=n0,d=230,x=116772", "request lost"},
-        {"single", 8395422440366521353ULL, "drop_reply.c0@c0.release_called#1+0,to=n0,k=1", "reply lost"},
+        {"single", 8395422440366521353ULL, "drop_reply.c0@c0.release_called#1+0,to=n0,k=1",
+         "reply lost"},
     };
     for (const kept_run& k : runs) {
-        EXPECT_EQ(make_spec(request_of(k)).params.write_window, 1u) << "the run no longer writes one request at a time";
+        EXPECT_EQ(make_spec(request_of(k)).params.write_window, 1u)
+            << "the run no longer writes one request at a time";
         const run_result r = replay(k);
-        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                       << replay_command(request_of(k));
     }
 }
 
@@ -68,12 +71,15 @@ TEST(counterexamples, a_lost_release_is_not_resent_behind_a_newer_claim_of_its_t
 // breaks in these runs anyway (the split brain before the renewal).
 TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) {
     const kept_run runs[] = {
-        {"sentinel", 10751695614421304388ULL, "isolate.n0@c0.acquired#1+0,d=1288", "lock: lost token_gone"},
-        {"sentinel", 17742084865001078514ULL, "isolate.n0@c2.acquired#1+0,d=1196", "lock: lost token_gone"},
+        {"sentinel", 10751695614421304388ULL, "isolate.n0@c0.acquired#1+0,d=1288",
+         "lock: lost token_gone"},
+        {"sentinel", 17742084865001078514ULL, "isolate.n0@c2.acquired#1+0,d=1196",
+         "lock: lost token_gone"},
     };
     for (const kept_run& k : runs) {
         const run_result r = replay(k);
-        EXPECT_TRUE(r.checks.ok(check_kind::stale)) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
+        EXPECT_TRUE(r.checks.ok(check_kind::stale)) << checks_text(r.checks) << "\n"
+                                                    << replay_command(request_of(k));
     }
 }
 
@@ -84,12 +90,15 @@ TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) 
 // handed out twice (order).
 TEST(counterexamples, a_confirmation_after_the_validity_does_not_make_a_hold) {
     const kept_run runs[] = {
-        {"sentinel+WAIT", 17896133456926913539ULL, "pause.c0@c0.acquire_sent#1+0,d=1591", "c0 (unblocked) -> :1"},
-        {"redlock-5+fencing", 11856052500550349998ULL, "pause.c0@c0.acquire_sent#1+0,d=270", "c0 raise (EVALSHA)"},
+        {"sentinel+WAIT", 17896133456926913539ULL, "pause.c0@c0.acquire_sent#1+0,d=1591",
+         "c0 (unblocked) -> :1"},
+        {"redlock-5+fencing", 11856052500550349998ULL, "pause.c0@c0.acquire_sent#1+0,d=270",
+         "c0 raise (EVALSHA)"},
     };
     for (const kept_run& k : runs) {
         const run_result r = replay(k);
-        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                       << replay_command(request_of(k));
     }
 }
 
@@ -100,11 +109,13 @@ TEST(counterexamples, a_confirmation_after_the_validity_does_not_make_a_hold) {
 // (oracle).
 TEST(counterexamples, a_quorum_that_answers_after_the_validity_is_not_a_hold) {
     const kept_run runs[] = {
-        {"redlock-5", 3968323199459445444ULL, "pause.c0@c0.acquire_sent#1+0,d=980", "PAUSED until 984 ms"},
+        {"redlock-5", 3968323199459445444ULL, "pause.c0@c0.acquire_sent#1+0,d=980",
+         "PAUSED until 984 ms"},
     };
     for (const kept_run& k : runs) {
         const run_result r = replay(k);
-        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << replay_command(request_of(k));
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                       << replay_command(request_of(k));
     }
 }
 

@@ -78,15 +78,19 @@ TEST(mutation, never_releasing_is_caught_by_liveness) {
 // A counter a restart forgot starts again from the node's clock (scripts.hpp), so only a node
 // whose clock also went back hands out a token again, and order catches that.
 TEST(mutation, a_forgotten_fence_counter_on_a_clock_gone_back_is_caught_by_order) {
-    const char* forgotten = "wall_step.n0@c1.acquired#1+10,x=-60000;crash.n0@c1.acquired#1+20,d=50,p=none";
+    const char* forgotten =
+        "wall_step.n0@c1.acquired#1+10,x=-60000;crash.n0@c1.acquired#1+20,d=50,p=none";
     const run_result r = run_with("single+fencing", forgotten, behaviour::correct);
     EXPECT_FALSE(r.checks.ok(check_kind::order));
-    const run_result clock_kept = run_with("single+fencing", "crash.n0@c1.acquired#1+20,d=50,p=none", behaviour::correct);
-    EXPECT_TRUE(clock_kept.checks.ok(check_kind::order)) << "the clock carries the counter over the restart";
-    const char* kept = "wall_step.n0@c1.acquired#1+10,x=-60000;crash.n0@c1.acquired#1+20,d=50,p=always";
+    const run_result clock_kept =
+        run_with("single+fencing", "crash.n0@c1.acquired#1+20,d=50,p=none", behaviour::correct);
+    EXPECT_TRUE(clock_kept.checks.ok(check_kind::order))
+        << "the clock carries the counter over the restart";
+    const char* kept =
+        "wall_step.n0@c1.acquired#1+10,x=-60000;crash.n0@c1.acquired#1+20,d=50,p=always";
     const run_result counter_kept = run_with("single+fencing", kept, behaviour::correct);
-    EXPECT_TRUE(counter_kept.checks.ok(check_kind::order)) << checks_text(counter_kept.checks)
-                                                           << ": appendfsync always keeps the counter";
+    EXPECT_TRUE(counter_kept.checks.ok(check_kind::order))
+        << checks_text(counter_kept.checks) << ": appendfsync always keeps the counter";
 }
 
 // Fair waiting. S11: client 1's subscription is confirmed after client 0's release published

@@ -50,18 +50,21 @@ TEST(lease_oracle, catches_a_key_that_expires_early_with_a_single_client) {
     const run_result r = run_alone("single", "wall_step.n0@c0.acquired#1+50,x=2000");
     EXPECT_FALSE(r.checks.ok(check_kind::oracle));
     EXPECT_TRUE(r.checks.ok(check_kind::overlap)) << "one client cannot overlap";
-    EXPECT_NE(r.checks.checks[static_cast<std::size_t>(check_kind::oracle)].detail.find("c0 (hold #0)"),
-              std::string::npos);
+    EXPECT_NE(
+        r.checks.checks[static_cast<std::size_t>(check_kind::oracle)].detail.find("c0 (hold #0)"),
+        std::string::npos);
 }
 
 TEST(lease_oracle, catches_a_quorum_lost_to_restarts) {
     // Three of five Redlock nodes restart empty 20 ms into the hold: the holder's token now
     // backs two nodes, short of the quorum.
-    const run_result r = run_alone(
-        "redlock-5", "crash.n0@c0.acquired#1+20,d=5,p=none;crash.n1@c0.acquired#1+20,d=5,p=none;"
-                     "crash.n2@c0.acquired#1+20,d=5,p=none");
+    const run_result r =
+        run_alone("redlock-5",
+                  "crash.n0@c0.acquired#1+20,d=5,p=none;crash.n1@c0.acquired#1+20,d=5,p=none;"
+                  "crash.n2@c0.acquired#1+20,d=5,p=none");
     EXPECT_FALSE(r.checks.ok(check_kind::oracle));
-    EXPECT_NE(r.checks.checks[static_cast<std::size_t>(check_kind::oracle)].detail.find("backs 2 of the 3"),
+    EXPECT_NE(r.checks.checks[static_cast<std::size_t>(check_kind::oracle)].detail.find(
+                  "backs 2 of the 3"),
               std::string::npos)
         << r.checks.checks[static_cast<std::size_t>(check_kind::oracle)].detail;
 }

@@ -57,7 +57,8 @@ TEST(parallel, soak_counts_the_same_with_any_jobs) {
     const soak_result two = run_soak(s);
     EXPECT_EQ(two.violations, one.violations);
     ASSERT_EQ(two.surprises.size(), one.surprises.size());
-    for (std::size_t i = 0; i < one.surprises.size(); ++i) EXPECT_EQ(two.surprises[i].replay, one.surprises[i].replay);
+    for (std::size_t i = 0; i < one.surprises.size(); ++i)
+        EXPECT_EQ(two.surprises[i].replay, one.surprises[i].replay);
     for (std::size_t sc = 0; sc < scenario_count; ++sc) {
         for (std::size_t c = 0; c < configuration_count; ++c) {
             EXPECT_EQ(soak_cell_line(two, sc, c), soak_cell_line(one, sc, c));

@@ -53,9 +53,11 @@ run_result run_schedule(run_request r, const schedule& faults) {
 
 // Network faults, pauses (anywhere but between the check and the write), clock noise within
 // the drift allowance: every configuration keeps every check.
-RC_GTEST_PROP(sim_properties, every_configuration_survives_network_faults_pauses_and_clock_noise, ()) {
-    const char* config = *rc::gen::element("single", "single+fencing", "sentinel", "sentinel+WAIT", "redlock-5",
-                                           "redlock-5+fencing", "redlock-5+delayed-restart");
+RC_GTEST_PROP(sim_properties, every_configuration_survives_network_faults_pauses_and_clock_noise,
+              ()) {
+    const char* config =
+        *rc::gen::element("single", "single+fencing", "sentinel", "sentinel+WAIT", "redlock-5",
+                          "redlock-5+fencing", "redlock-5+delayed-restart");
     const run_request r = draw_request(config);
     const schedule faults = *schedule_gen(*r.config, params_of(r), fault_menu{});
     RC_ASSERT(run_schedule(r, faults).checks.all_ok());
@@ -101,7 +103,8 @@ RC_GTEST_PROP(sim_properties, redlock_with_delayed_restart_survives_crashes, ())
 
 // appendfsync always: a restart forgets nothing, keys keep their absolute expiry.
 RC_GTEST_PROP(sim_properties, appendfsync_always_survives_crash_and_restart, ()) {
-    const char* config = *rc::gen::element("single", "single+fencing", "redlock-5", "redlock-5+fencing");
+    const char* config =
+        *rc::gen::element("single", "single+fencing", "redlock-5", "redlock-5+fencing");
     fault_menu menu;
     menu.crashes = true;
     menu.persist = persistence::always;

@@ -36,7 +36,9 @@ std::string command(std::initializer_list<std::string> args) {
     return std::string(buffer, w.size());
 }
 
-std::string digest(const edgelock::script& s) { return std::string(s.digest.data(), s.digest.size()); }
+std::string digest(const edgelock::script& s) {
+    return std::string(s.digest.data(), s.digest.size());
+}
 
 std::string eval_request(const edgelock::script& s, std::initializer_list<std::string> rest) {
     std::vector<std::string> all{"EVAL", std::string(s.text)};
@@ -70,20 +72,24 @@ struct node_fixture : ::testing::Test {
 };
 
 TEST_F(node_fixture, evalsha_needs_the_script_text_first) {
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
-              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n");
     EXPECT_EQ(acquire(token_a), ":0\r\n");
     EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::release_script), "1", "lock", token_a})),
               "-NOSCRIPT No matching script. Please use EVAL.\r\n")
         << "each script is cached on its own";
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})), ":0\r\n");
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+        ":0\r\n");
 }
 
 TEST_F(node_fixture, acquire_is_set_nx_px_and_refreshes_its_own_token) {
     EXPECT_EQ(acquire(token_a), ":0\r\n");
     EXPECT_EQ(acquire(token_b), "$-1\r\n");
     wall_ms += 600;
-    EXPECT_EQ(acquire(token_a), ":0\r\n") << "a retried acquire of the same token refreshes the TTL";
+    EXPECT_EQ(acquire(token_a), ":0\r\n")
+        << "a retried acquire of the same token refreshes the TTL";
     wall_ms += 600;
     ASSERT_NE(node.peek("lock", wall_ms), nullptr) << "the refresh moved the expiry";
     EXPECT_EQ(node.peek("lock", wall_ms)->value, token_a);
@@ -94,19 +100,22 @@ TEST_F(node_fixture, acquire_is_set_nx_px_and_refreshes_its_own_token) {
 TEST_F(node_fixture, set_nx_px_get_answers_the_old_value_and_sets_only_a_free_key) {
     const std::string set_a = command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"});
     EXPECT_EQ(send(set_a), "$-1\r\n") << "free: set, and nil for the old value";
-    EXPECT_EQ(send(command({"SET", "lock", token_b, "NX", "PX", "1000", "GET"})), "$32\r\n" + token_a + "\r\n");
+    EXPECT_EQ(send(command({"SET", "lock", token_b, "NX", "PX", "1000", "GET"})),
+              "$32\r\n" + token_a + "\r\n");
     wall_ms += 600;
     EXPECT_EQ(send(set_a), "$32\r\n" + token_a + "\r\n") << "our own key: answered, not refreshed";
     wall_ms += 401;
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr) << "the expiry is still the first SET's";
     EXPECT_EQ(send(command({"SET", "lock", token_b, "NX", "PX", "1000"})), "+OK\r\n");
     EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000"})), "$-1\r\n");
-    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "0", "GET"})), "-ERR syntax error\r\n");
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "0", "GET"})),
+              "-ERR syntax error\r\n");
 }
 
 TEST_F(node_fixture, a_server_before_7_refuses_set_with_nx_and_get_and_changes_nothing) {
     node.behave_as_redis_6();
-    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"})), "-ERR syntax error\r\n");
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000", "GET"})),
+              "-ERR syntax error\r\n");
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
     EXPECT_EQ(acquire(token_a), ":0\r\n") << "the script still runs";
 }
@@ -131,26 +140,35 @@ TEST_F(node_fixture, keys_expire_by_the_wall_clock_once_it_passes_the_expiry) {
 // The counter starts from the node's clock in microseconds and never falls behind it
 // (scripts.hpp); within one millisecond it counts on by one.
 TEST_F(node_fixture, fence_counter_is_incremented_by_a_successful_acquire_only) {
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000000000\r\n");
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_b, "1000"}), "$-1\r\n");
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000000001\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
+              "$10\r\n1000000000\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_b, "1000"}),
+              "$-1\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
+              "$10\r\n1000000001\r\n");
     wall_ms += 5;
-    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}), "$10\r\n1000005000\r\n");
+    EXPECT_EQ(eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
+              "$10\r\n1000005000\r\n");
 }
 
-TEST_F(node_fixture, info_tells_a_new_run_id_and_the_uptime_after_a_restart_and_config_get_the_fsync_policy) {
+TEST_F(node_fixture,
+       info_tells_a_new_run_id_and_the_uptime_after_a_restart_and_config_get_the_fsync_policy) {
     node.set_started(wall_ms - 90'500);
     const std::string before = send(command({"INFO", "server", "persistence", "memory"}));
-    EXPECT_NE(before.find("uptime_in_seconds:91\r\n"), std::string::npos) << "whole seconds, as Redis counts: " << before;
+    EXPECT_NE(before.find("uptime_in_seconds:91\r\n"), std::string::npos)
+        << "whole seconds, as Redis counts: " << before;
     EXPECT_NE(before.find("aof_enabled:0\r\n"), std::string::npos);
     node.crash(now_us);
     node.restart(now_us + 1000, wall_ms + 3'000);
     wall_ms += 5'200;
     const std::string after = send(command({"INFO", "server", "persistence", "memory"}));
     EXPECT_NE(after.find("uptime_in_seconds:2\r\n"), std::string::npos) << after;
-    const auto run_id = [](const std::string& info) { return info.substr(info.find("run_id:"), 47); };
+    const auto run_id = [](const std::string& info) {
+        return info.substr(info.find("run_id:"), 47);
+    };
     EXPECT_NE(run_id(before), run_id(after));
-    EXPECT_EQ(send(command({"CONFIG", "GET", "appendfsync"})), "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n");
+    EXPECT_EQ(send(command({"CONFIG", "GET", "appendfsync"})),
+              "*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n");
     node.refuse_config_get();
     EXPECT_EQ(send(command({"CONFIG", "GET", "appendfsync"})).rfind("-NOPERM", 0), 0u);
 }
@@ -162,7 +180,8 @@ TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acqui
         return eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token, "1000"});
     };
     const auto raise_and_release = [&](const std::string& token, const std::string& value) {
-        EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token, value}), ":1\r\n");
+        EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token, value}),
+                  ":1\r\n");
         EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token}), ":1\r\n");
     };
     acquire_fenced(token_a);
@@ -172,9 +191,11 @@ TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acqui
     EXPECT_EQ(acquire_fenced(token_a), "$19\r\n9223372036854775807\r\n");
     EXPECT_EQ(eval(edgelock::release_script, {"1", "lock", token_a}), ":1\r\n");
     EXPECT_EQ(acquire_fenced(token_b), "-FENCE_EXHAUSTED the fence counter is at 2^63-1\r\n");
-    EXPECT_EQ(node.peek("lock", wall_ms), nullptr) << "an exhausted counter leaves the lock key alone";
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr)
+        << "an exhausted counter leaves the lock key alone";
     EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "9223372036854775807");
-    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->expire_at_ms, -1) << "it persists, as PERSIST does";
+    EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->expire_at_ms, -1)
+        << "it persists, as PERSIST does";
 }
 
 TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {
@@ -185,8 +206,9 @@ TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {
                   "-ERR value is not an integer or out of range\r\n")
             << bad;
     }
-    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "9223372036854775807"}),
-              ":1\r\n");
+    EXPECT_EQ(
+        eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "9223372036854775807"}),
+        ":1\r\n");
 }
 
 TEST_F(node_fixture, raise_only_moves_the_counter_up_and_only_for_the_owner) {
@@ -206,8 +228,9 @@ TEST_F(node_fixture, acquire_and_raise_give_the_counter_the_fence_expiry) {
     eval(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"});
     EXPECT_EQ(fence_expiry(), wall_ms + edgelock::fence_ttl_ms);
     wall_ms += 10;
-    EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "9007199254740993"}),
-              ":1\r\n");
+    EXPECT_EQ(
+        eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "9007199254740993"}),
+        ":1\r\n");
     EXPECT_EQ(fence_expiry(), wall_ms + edgelock::fence_ttl_ms);
     wall_ms += 10;
     EXPECT_EQ(eval(edgelock::raise_script, {"2", "lock", "{lock}:fence", token_a, "3"}), ":1\r\n");
@@ -241,17 +264,22 @@ TEST_F(node_fixture, unknown_commands_and_scripts_are_errors) {
 
 struct fair_fixture : node_fixture {
     // The lock's fair acquire and release as the core sends them: KEYS lock queue qttl.
-    std::string fair_acquire(const std::string& token, std::int64_t ttl = 1000, std::int64_t entry_ttl = 500) {
+    std::string fair_acquire(const std::string& token, std::int64_t ttl = 1000,
+                             std::int64_t entry_ttl = 500) {
         return eval(edgelock::fair_acquire_script,
-                    {"3", "lock", "{lock}:queue", "{lock}:qttl", token, std::to_string(ttl), std::to_string(entry_ttl)});
+                    {"3", "lock", "{lock}:queue", "{lock}:qttl", token, std::to_string(ttl),
+                     std::to_string(entry_ttl)});
     }
     std::string join_line(const std::string& token) {
         return eval(edgelock::fair_acquire_script,
                     {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "1000", "500", "join"});
     }
     std::string fair_release(const std::string& token, bool stay = false) {
-        if (stay) return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "stay"});
-        return eval(edgelock::fair_release_script, {"3", "lock", "{lock}:queue", "{lock}:qttl", token});
+        if (stay)
+            return eval(edgelock::fair_release_script,
+                        {"3", "lock", "{lock}:queue", "{lock}:qttl", token, "stay"});
+        return eval(edgelock::fair_release_script,
+                    {"3", "lock", "{lock}:queue", "{lock}:qttl", token});
     }
     std::vector<std::string> line() const {
         std::vector<std::string> members;
@@ -270,7 +298,8 @@ struct fair_fixture : node_fixture {
     }
 };
 
-TEST_F(fair_fixture, a_free_lock_with_an_empty_line_is_taken_and_a_busy_one_queues_in_arrival_order) {
+TEST_F(fair_fixture,
+       a_free_lock_with_an_empty_line_is_taken_and_a_busy_one_queues_in_arrival_order) {
     EXPECT_EQ(fair_acquire(token_a), ":0\r\n");
     ASSERT_EQ(out.grants.size(), 1u);
     EXPECT_TRUE(out.grants[0].fair);
@@ -294,7 +323,8 @@ TEST_F(fair_fixture, a_release_wakes_the_head_and_only_the_head_takes_the_free_l
     EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
     EXPECT_EQ(fair_acquire(token_c), "$-1\r\n") << "c is not at the head";
-    EXPECT_EQ(published(), (std::vector<std::string>{token_b})) << "the head's wake-up is sent again";
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b}))
+        << "the head's wake-up is sent again";
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
     ASSERT_EQ(out.grants.size(), 1u);
     EXPECT_GE(out.grants[0].queued_score, wall_ms);
@@ -354,7 +384,8 @@ TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_p
     EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
     EXPECT_EQ(fair_release(token_b, true), ":1\r\n") << "a key the attempt set is deleted";
-    EXPECT_EQ(published(), (std::vector<std::string>{token_b})) << "b, whose answer was lost, is still first";
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b}))
+        << "b, whose answer was lost, is still first";
     EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
     EXPECT_EQ(fair_acquire(token_c), "$-1\r\n");
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
@@ -387,12 +418,15 @@ TEST_F(fair_fixture, a_waiter_that_only_joins_takes_its_place_but_never_the_lock
 TEST_F(fair_fixture, fair_scripts_run_by_digest_once_loaded_and_fence_as_the_acquire_does) {
     EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::fair_acquire_script.text)})),
               "$40\r\n" + digest(edgelock::fair_acquire_script) + "\r\n");
-    const std::string reply = send(command({"EVALSHA", digest(edgelock::fair_acquire_script), "4", "lock",
-                                            "{lock}:queue", "{lock}:qttl", "{lock}:fence", token_a, "1000", "500"}));
+    const std::string reply =
+        send(command({"EVALSHA", digest(edgelock::fair_acquire_script), "4", "lock", "{lock}:queue",
+                      "{lock}:qttl", "{lock}:fence", token_a, "1000", "500"}));
     EXPECT_EQ(reply, "$10\r\n" + std::to_string(wall_ms * 1000) + "\r\n");
-    EXPECT_EQ(classify_request(eval_request(edgelock::fair_release_script, {"3", "a", "b", "c", token_a})),
+    EXPECT_EQ(classify_request(
+                  eval_request(edgelock::fair_release_script, {"3", "a", "b", "c", token_a})),
               script_id::fair_release);
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::fair_release_script), "3", "lock", "q", "t", token_a})),
+    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::fair_release_script), "3", "lock", "q", "t",
+                            token_a})),
               "-NOSCRIPT No matching script. Please use EVAL.\r\n");
 }
 
@@ -420,8 +454,9 @@ TEST_F(node_fixture, restart_without_persistence_forgets_everything_and_the_scri
     EXPECT_FALSE(node.up());
     node.restart(now_us + 1000, 0);
     EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_b, "1000"})),
-              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_b, "1000"})),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n");
 }
 
 TEST(redis_model_persistence, everysec_loses_what_came_after_the_last_fsync) {
@@ -475,15 +510,18 @@ TEST(redis_model_persistence, always_keeps_everything_with_its_expiry) {
 // volatile-* takes keys with a TTL (the lock key, not the counter); allkeys-* takes both. A
 // master sends the evictions on as DELs; a replica does not evict by itself.
 TEST(redis_model_eviction, a_policy_evicts_its_keys_from_a_master_and_info_reports_it) {
-    for (const eviction_policy policy : {eviction_policy::volatile_keys, eviction_policy::all_keys}) {
+    for (const eviction_policy policy :
+         {eviction_policy::volatile_keys, eviction_policy::all_keys}) {
         redis_node master(0, persistence::none, 0);
         redis_node replica(1, persistence::none, 0);
         replica.follow(master, 0);
         master.set_eviction(policy);
         replica.set_eviction(policy);
         node_output out;
-        master.receive(0, 1, eval_request(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
-                       10'000, 0, out);
+        master.receive(
+            0, 1,
+            eval_request(edgelock::acquire_script, {"2", "lock", "{lock}:fence", token_a, "1000"}),
+            10'000, 0, out);
         for (const repl_op& op : out.effects) replica.apply(op, master.offset(), 0);
         const bool all = policy == eviction_policy::all_keys;
 
@@ -502,7 +540,8 @@ TEST(redis_model_eviction, a_policy_evicts_its_keys_from_a_master_and_info_repor
 
         out.clear();
         master.receive(0, 1, command({"INFO", "server", "persistence", "memory"}), 10'000, 0, out);
-        EXPECT_NE(out.replies[0].bytes.find(all ? "maxmemory_policy:allkeys-lru" : "maxmemory_policy:volatile-lru"),
+        EXPECT_NE(out.replies[0].bytes.find(all ? "maxmemory_policy:allkeys-lru"
+                                                : "maxmemory_policy:volatile-lru"),
                   std::string::npos);
         EXPECT_EQ(out.replies[0].bytes.find("maxmemory:0\r\n"), std::string::npos);
     }
@@ -547,7 +586,8 @@ TEST(redis_model_wait, wait_counts_replicas_that_acknowledged_the_last_write) {
     r1.follow(master, 0);
     r2.follow(master, 0);
     node_output out;
-    EXPECT_EQ((master.receive(0, 1, command({"WAIT", "1", "50"}), 0, 0, out), out.replies[0].bytes), ":2\r\n")
+    EXPECT_EQ((master.receive(0, 1, command({"WAIT", "1", "50"}), 0, 0, out), out.replies[0].bytes),
+              ":2\r\n")
         << "no write yet: every replica is up to date";
     out.clear();
     char buffer[2048];
@@ -579,16 +619,20 @@ TEST(redis_model_wait, wait_counts_replicas_that_acknowledged_the_last_write) {
     EXPECT_TRUE(out.replies.empty());
     master.on_wait_deadline(0, 60'000, out);
     ASSERT_EQ(out.replies.size(), 1u);
-    EXPECT_EQ(out.replies[0].bytes, ":2\r\n") << "at the timeout, the count so far (client 1 wrote nothing)";
+    EXPECT_EQ(out.replies[0].bytes, ":2\r\n")
+        << "at the timeout, the count so far (client 1 wrote nothing)";
 }
 
 TEST(redis_model_requests, classify_matches_a_full_parse) {
-    const std::string sha = command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "9"});
-    const std::string text = command({"EVAL", std::string(edgelock::release_script.text), "1", "lock", token_a});
+    const std::string sha =
+        command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "9"});
+    const std::string text =
+        command({"EVAL", std::string(edgelock::release_script.text), "1", "lock", token_a});
     EXPECT_EQ(classify_request(sha), script_id::renew);
     EXPECT_EQ(classify_request(text), script_id::release);
     EXPECT_EQ(classify_request(command({"WAIT", "1", "5"})), script_id::none);
-    EXPECT_EQ(classify_request(command({"SET", "lock", token_a, "NX", "PX", "9", "GET"})), script_id::acquire)
+    EXPECT_EQ(classify_request(command({"SET", "lock", token_a, "NX", "PX", "9", "GET"})),
+              script_id::acquire)
         << "the native form is the lock's acquire too";
     request_view r;
     ASSERT_TRUE(parse_request(sha.data(), sha.size(), r));
@@ -614,10 +658,13 @@ TEST(redis_model_requests, a_pipelined_write_splits_into_its_requests_in_order) 
 TEST_F(node_fixture, script_load_caches_the_script_and_answers_its_digest) {
     EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::renew_script.text)})),
               "$40\r\n" + digest(edgelock::renew_script) + "\r\n");
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "1000"})), ":0\r\n")
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::renew_script), "1", "lock", token_a, "1000"})),
+        ":0\r\n")
         << "runs by digest at once: no NOSCRIPT";
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
-              "-NOSCRIPT No matching script. Please use EVAL.\r\n")
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n")
         << "only the script loaded";
     EXPECT_EQ(send(command({"SCRIPT", "LOAD", "return 1"})).substr(0, 4), "-ERR");
     EXPECT_EQ(send(command({"PING"})), "+PONG\r\n");
@@ -625,17 +672,23 @@ TEST_F(node_fixture, script_load_caches_the_script_and_answers_its_digest) {
 
 TEST_F(node_fixture, an_acl_without_script_load_leaves_the_lock_to_fall_back_to_eval) {
     node.refuse_script_load();
-    EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::acquire_script.text)})).substr(0, 7), "-NOPERM");
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
-              "-NOSCRIPT No matching script. Please use EVAL.\r\n");
+    EXPECT_EQ(
+        send(command({"SCRIPT", "LOAD", std::string(edgelock::acquire_script.text)})).substr(0, 7),
+        "-NOPERM");
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+        "-NOSCRIPT No matching script. Please use EVAL.\r\n");
     EXPECT_EQ(acquire(token_a), ":0\r\n") << "EVAL stays allowed, and caches the script";
-    EXPECT_EQ(send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})), ":0\r\n");
+    EXPECT_EQ(
+        send(command({"EVALSHA", digest(edgelock::acquire_script), "1", "lock", token_a, "1000"})),
+        ":0\r\n");
 }
 
 // Parses one reply and hands it to the session's check of handshake step `step`.
 edgelock::failure check_step(edgelock::session::handshake_step step, const std::string& reply) {
     std::array<edgelock::reply_node, 32> nodes{};
-    const edgelock::parse_result parsed = edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
+    const edgelock::parse_result parsed =
+        edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
     EXPECT_EQ(parsed.code, edgelock::errc::ok) << reply;
     edgelock::session::node_address master;
     return edgelock::session::check_handshake_reply(step, nodes.data(), parsed.nodes, master);
@@ -670,7 +723,8 @@ TEST(redis_model_handshake, the_session_handshake_passes_on_a_master_and_role_fa
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const handshake_step step = written.plan.steps[i];
             const bool refused = static_cast<bool>(check_step(step, out.replies[i].bytes));
-            EXPECT_EQ(refused, node == &replica && step == handshake_step::role) << out.replies[i].bytes;
+            EXPECT_EQ(refused, node == &replica && step == handshake_step::role)
+                << out.replies[i].bytes;
         }
     }
 }
@@ -688,8 +742,10 @@ TEST(redis_model_handshake, role_has_redis_7_shape) {
     EXPECT_EQ(out.replies[2].bytes, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
     EXPECT_FALSE(check_step(edgelock::session::handshake_step::role, out.replies[2].bytes))
         << "a master without replicas is a master too";
-    EXPECT_EQ(out.replies[0].bytes, "*3\r\n$6\r\nmaster\r\n:0\r\n*1\r\n*3\r\n$2\r\nn1\r\n$4\r\n6379\r\n$1\r\n0\r\n");
-    EXPECT_EQ(out.replies[1].bytes, "*5\r\n$5\r\nslave\r\n$2\r\nn0\r\n:6379\r\n$9\r\nconnected\r\n:0\r\n");
+    EXPECT_EQ(out.replies[0].bytes,
+              "*3\r\n$6\r\nmaster\r\n:0\r\n*1\r\n*3\r\n$2\r\nn1\r\n$4\r\n6379\r\n$1\r\n0\r\n");
+    EXPECT_EQ(out.replies[1].bytes,
+              "*5\r\n$5\r\nslave\r\n$2\r\nn0\r\n:6379\r\n$9\r\nconnected\r\n:0\r\n");
 }
 
 }  // namespace

@@ -66,7 +66,8 @@ void expect_found_in_random_runs(const cell& c) {
             return;
         }
     }
-    ADD_FAILURE() << "no " << to_string(c.check) << " violation in " << seeds_to_find_max << " seeds";
+    ADD_FAILURE() << "no " << to_string(c.check) << " violation in " << seeds_to_find_max
+                  << " seeds";
 }
 
 TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) {
@@ -74,23 +75,28 @@ TEST_P(known_unsafe, random_schedules_find_it_within_a_bounded_number_of_seeds) 
 }
 
 // The unsafe cells docs/SIMULATION.md names ("The matrix"), and the ones that follow from them.
-INSTANTIATE_TEST_SUITE_P(
-    sim, known_unsafe,
-    ::testing::Values(cell{"S1", "single", check_kind::stale}, cell{"S1", "single", check_kind::overlap},
-                      cell{"S2", "single", check_kind::stale}, cell{"S2", "redlock-5", check_kind::stale},
-                      cell{"S4", "single", check_kind::overlap}, cell{"S4", "redlock-5", check_kind::overlap},
-                      cell{"S5", "single", check_kind::overlap}, cell{"S5", "redlock-5", check_kind::overlap},
-                      cell{"S5", "sentinel", check_kind::overlap},
-                      cell{"S5", "single+fencing", check_kind::overlap},
-                      cell{"S6", "sentinel", check_kind::overlap},
-                      cell{"S7", "single", check_kind::overlap}, cell{"S7", "redlock-5", check_kind::overlap},
-                      // A partition that leaves Sentinel's old master a replica: WAIT is
-                      // acknowledged on both sides.
-                      cell{"S9", "sentinel+WAIT", check_kind::overlap},
-                      // Eviction takes keys whatever the lock does: no guard, WAIT or majority
-                      // brings them back.
-                      cell{"S10", "single", check_kind::overlap}, cell{"S10", "sentinel+WAIT+guard", check_kind::overlap},
-                      cell{"S10", "redlock-5+guard", check_kind::overlap}));
+INSTANTIATE_TEST_SUITE_P(sim, known_unsafe,
+                         ::testing::Values(cell{"S1", "single", check_kind::stale},
+                                           cell{"S1", "single", check_kind::overlap},
+                                           cell{"S2", "single", check_kind::stale},
+                                           cell{"S2", "redlock-5", check_kind::stale},
+                                           cell{"S4", "single", check_kind::overlap},
+                                           cell{"S4", "redlock-5", check_kind::overlap},
+                                           cell{"S5", "single", check_kind::overlap},
+                                           cell{"S5", "redlock-5", check_kind::overlap},
+                                           cell{"S5", "sentinel", check_kind::overlap},
+                                           cell{"S5", "single+fencing", check_kind::overlap},
+                                           cell{"S6", "sentinel", check_kind::overlap},
+                                           cell{"S7", "single", check_kind::overlap},
+                                           cell{"S7", "redlock-5", check_kind::overlap},
+                                           // A partition that leaves Sentinel's old master a
+                                           // replica: WAIT is acknowledged on both sides.
+                                           cell{"S9", "sentinel+WAIT", check_kind::overlap},
+                                           // Eviction takes keys whatever the lock does: no guard,
+                                           // WAIT or majority brings them back.
+                                           cell{"S10", "single", check_kind::overlap},
+                                           cell{"S10", "sentinel+WAIT+guard", check_kind::overlap},
+                                           cell{"S10", "redlock-5+guard", check_kind::overlap}));
 
 struct safe_cell {
     const char* scenario;
@@ -117,15 +123,16 @@ TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
         for (std::size_t k = 0; k < check_count; ++k) {
             if (c.claimed[k]) {
                 ASSERT_TRUE(result.checks.checks[k].ok)
-                    << to_string(static_cast<check_kind>(k)) << ": " << result.checks.checks[k].detail
-                    << "\nreplay: " << replay_command(r);
+                    << to_string(static_cast<check_kind>(k)) << ": "
+                    << result.checks.checks[k].detail << "\nreplay: " << replay_command(r);
             }
         }
     }
 }
 
 constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true};
-constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true, true, true, true};
+constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true,
+                                                                true, true, true};
 constexpr std::array<bool, check_count> fair_only = {false, false, false, false, false, true, true};
 constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true, true};
 constexpr std::array<bool, check_count> fencing_only = {false, true, true, true, false};
@@ -141,33 +148,40 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S8", "redlock-5", all_checks}, safe_cell{"S8", "redlock-5+fencing", all_checks},
         // The restart guard: a node that restarted without durable data is kept out of every
         // quorum until the leases that relied on it are over.
-        safe_cell{"S5", "single+guard", all_checks}, safe_cell{"S5", "single+fencing+guard", all_checks},
-        safe_cell{"S5", "sentinel+WAIT+guard", all_checks}, safe_cell{"S5", "redlock-5+guard", all_checks},
+        safe_cell{"S5", "single+guard", all_checks},
+        safe_cell{"S5", "single+fencing+guard", all_checks},
+        safe_cell{"S5", "sentinel+WAIT+guard", all_checks},
+        safe_cell{"S5", "redlock-5+guard", all_checks},
         safe_cell{"S5", "redlock-5+fencing+guard", all_checks},
         // Without it the holders overlap, but fence counters follow the node's clock across
         // the restart (scripts.hpp): no token is handed out twice, no stale write accepted.
-        safe_cell{"S5", "single+fencing", fencing_only}, safe_cell{"S5", "redlock-5+fencing", fencing_only},
+        safe_cell{"S5", "single+fencing", fencing_only},
+        safe_cell{"S5", "redlock-5+fencing", fencing_only},
         // Fencing: pauses and slow writes still overlap, but no stale write is accepted.
         safe_cell{"S1", "single+fencing", stale_order_liveness},
         safe_cell{"S1", "redlock-5+fencing", stale_order_liveness},
-        safe_cell{"S2", "single+fencing", all_checks}, safe_cell{"S2", "redlock-5+fencing", all_checks},
+        safe_cell{"S2", "single+fencing", all_checks},
+        safe_cell{"S2", "redlock-5+fencing", all_checks},
         // WAIT before the hold: a failover cannot promote a replica that lacks the key.
         safe_cell{"S6", "sentinel+WAIT", all_checks},
         // Redlock tolerates a minority of nodes losing the key, and delayed restart keeps a
         // restarted node from voting before the keys it forgot would have expired.
-        safe_cell{"S6", "redlock-5", all_checks}, safe_cell{"S5", "redlock-5+delayed-restart", all_checks},
+        safe_cell{"S6", "redlock-5", all_checks},
+        safe_cell{"S5", "redlock-5+delayed-restart", all_checks},
         // A partition: only one side can hold a Redlock majority (or reach the single master).
         safe_cell{"S9", "redlock-5", all_checks}, safe_cell{"S9", "single", all_checks},
         // Eviction overlaps holders, but an evicted fence counter restarts from the node's
         // clock, above every token handed out: fencing still refuses the stale write.
-        safe_cell{"S10", "single+fencing", fencing_only}, safe_cell{"S10", "redlock-5+fencing", fencing_only},
+        safe_cell{"S10", "single+fencing", fencing_only},
+        safe_cell{"S10", "redlock-5+fencing", fencing_only},
         // Fair waiting: a wake-up lost before the subscription took effect (S11) or with a
         // subscriber connection is made up by the confirmation's look and the re-check; the
         // line is served in order whatever else goes wrong (and a waiter's leave-the-line
         // release refused with NOSCRIPT after its next acquire() began still goes: fair_finding).
         safe_cell{"S11", "single+fair", all_checks_with_fair},
         safe_cell{"S11", "sentinel+WAIT+guard+fair", all_checks_with_fair},
-        safe_cell{"S3", "single+fair", all_checks_with_fair}, safe_cell{"S8", "single+fair", all_checks_with_fair},
+        safe_cell{"S3", "single+fair", all_checks_with_fair},
+        safe_cell{"S8", "single+fair", all_checks_with_fair},
         safe_cell{"S6", "sentinel+WAIT+guard+fair", all_checks_with_fair},
         safe_cell{"S1", "single+fair", fair_only}, safe_cell{"S5", "single+fair", fair_only},
         safe_cell{"S9", "sentinel+WAIT+guard+fair", fair_only},

@@ -18,15 +18,16 @@
 namespace edgelock::sim::testing {
 
 struct fault_menu {
-    bool network = true;          // slow paths to Redis, loss, partitions, lost replies
-    bool pauses = true;           // pauses anywhere except between check and write
+    bool network = true;              // slow paths to Redis, loss, partitions, lost replies
+    bool pauses = true;               // pauses anywhere except between check and write
     bool pauses_after_check = false;  // Kleppmann's pause between held() and the write
-    bool resource_delays = false; // the write to the resource delayed beyond the TTL
-    bool clock_noise = true;      // client wall steps, rates within the drift allowance
-    bool crashes = false;         // node crash or power-off and restart with `persist`, Redis pauses
+    bool resource_delays = false;     // the write to the resource delayed beyond the TTL
+    bool clock_noise = true;          // client wall steps, rates within the drift allowance
+    bool crashes = false;  // node crash or power-off and restart with `persist`, Redis pauses
     persistence persist = persistence::none;
-    bool failover = false;        // Sentinel: the master down, paused or cut off past down_after, replication lag
-    bool evictions = false;       // a node evicts lock keys, or every key (fence counters too)
+    bool failover =
+        false;  // Sentinel: the master down, paused or cut off past down_after, replication lag
+    bool evictions = false;  // a node evicts lock keys, or every key (fence counters too)
 };
 
 // Rate errors the lease arithmetic absorbs (configuration.hpp).
@@ -52,17 +53,20 @@ inline rc::Gen<trigger> trigger_gen(const world_params& p, std::vector<point> po
     });
 }
 
-inline rc::Gen<fault> fault_gen(const configuration& config, const world_params& p, fault_menu menu) {
+inline rc::Gen<fault> fault_gen(const configuration& config, const world_params& p,
+                                fault_menu menu) {
     return rc::gen::exec([config, p, menu] {
         std::vector<fault_kind> kinds;
         if (menu.network) {
-            kinds.insert(kinds.end(), {fault_kind::slow_link, fault_kind::partition, fault_kind::loss,
-                                       fault_kind::drop_reply});
+            kinds.insert(kinds.end(), {fault_kind::slow_link, fault_kind::partition,
+                                       fault_kind::loss, fault_kind::drop_reply});
         }
         if (menu.pauses || menu.pauses_after_check) kinds.push_back(fault_kind::pause);
         if (menu.resource_delays) kinds.push_back(fault_kind::slow_link);
-        if (menu.clock_noise) kinds.insert(kinds.end(), {fault_kind::wall_step, fault_kind::clock_rate});
-        if (menu.crashes || menu.failover) kinds.insert(kinds.end(), {fault_kind::crash, fault_kind::power_off});
+        if (menu.clock_noise)
+            kinds.insert(kinds.end(), {fault_kind::wall_step, fault_kind::clock_rate});
+        if (menu.crashes || menu.failover)
+            kinds.insert(kinds.end(), {fault_kind::crash, fault_kind::power_off});
         if (menu.failover) kinds.insert(kinds.end(), {fault_kind::repl_lag, fault_kind::isolate});
         if (menu.evictions) kinds.push_back(fault_kind::evict);
         const std::int64_t ttl = p.ttl_ms;
@@ -75,15 +79,19 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 if ((menu.crashes || menu.failover) && *rc::gen::arbitrary<bool>()) {
                     // A Redis process pause: with Sentinel, the master's, as long as a failover.
                     f.on_node = true;
-                    f.target = menu.failover ? 0 : static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
+                    f.target =
+                        menu.failover
+                            ? 0
+                            : static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
                     f.when = *trigger_gen(p, {point::acquired, point::renew_sent});
-                    f.duration_ms = *rc::gen::inRange<std::int64_t>(1, p.down_after_ms + p.failover_ms + 3 * ttl);
+                    f.duration_ms = *rc::gen::inRange<std::int64_t>(1, p.down_after_ms +
+                                                                           p.failover_ms + 3 * ttl);
                     break;
                 }
                 std::vector<point> points;
                 if (menu.pauses) {
-                    points = {point::acquire_sent, point::acquired, point::read_done, point::write_sent,
-                              point::release_called, point::renew_sent};
+                    points = {point::acquire_sent, point::acquired,       point::read_done,
+                              point::write_sent,   point::release_called, point::renew_sent};
                 }
                 if (menu.pauses_after_check) points.push_back(point::checked);
                 f.when = *trigger_gen(p, points);
@@ -116,7 +124,8 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.reset = *rc::gen::arbitrary<bool>();
                 break;
             case fault_kind::drop_reply:
-                f.when = *trigger_gen(p, {point::release_called, point::renew_sent, point::acquire_sent});
+                f.when = *trigger_gen(
+                    p, {point::release_called, point::renew_sent, point::acquire_sent});
                 if (f.when.at_point) f.target = f.when.client;
                 f.nodes = static_cast<std::uint8_t>(*rc::gen::inRange<int>(1, all + 1));
                 f.count = static_cast<std::uint16_t>(*rc::gen::inRange(1, 4));
@@ -137,7 +146,8 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 break;
             case fault_kind::crash:
             case fault_kind::power_off:
-                f.when = *trigger_gen(p, {point::acquired, point::renew_sent, point::release_called});
+                f.when =
+                    *trigger_gen(p, {point::acquired, point::renew_sent, point::release_called});
                 f.on_node = true;
                 f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
                 f.persist = menu.persist;
@@ -149,7 +159,8 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                     // without WAIT: scenario S5.)
                     f.target = 0;
                     const std::int64_t failover_ms = p.down_after_ms + p.failover_ms;
-                    f.duration_ms = *rc::gen::inRange<std::int64_t>(failover_ms + 50, failover_ms + 3 * ttl);
+                    f.duration_ms =
+                        *rc::gen::inRange<std::int64_t>(failover_ms + 50, failover_ms + 3 * ttl);
                 }
                 break;
             case fault_kind::isolate: {
@@ -191,7 +202,8 @@ inline rc::Gen<schedule> schedule_gen(const configuration& config, const world_p
                                       fault_menu menu) {
     return rc::gen::exec([config, p, menu] {
         const auto count = *rc::gen::inRange(0, 5);
-        return *rc::gen::container<schedule>(static_cast<std::size_t>(count), fault_gen(config, p, menu));
+        return *rc::gen::container<schedule>(static_cast<std::size_t>(count),
+                                             fault_gen(config, p, menu));
     });
 }
 

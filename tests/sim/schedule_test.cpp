@@ -103,9 +103,11 @@ RC_GTEST_PROP(schedule, any_fault_round_trips_through_text, ()) {
         f.amount = *rc::gen::inRange<std::int64_t>(-1'000'000, 1'000'000);
     }
     if (f.kind == fault_kind::crash) f.persist = static_cast<persistence>(*rc::gen::inRange(0, 3));
-    if (f.kind == fault_kind::drop_reply) f.count = static_cast<std::uint16_t>(*rc::gen::inRange(1, 10));
+    if (f.kind == fault_kind::drop_reply)
+        f.count = static_cast<std::uint16_t>(*rc::gen::inRange(1, 10));
     if (f.kind == fault_kind::clock_rate) f.wall = *rc::gen::arbitrary<bool>();
-    if (f.kind == fault_kind::partition || f.kind == fault_kind::drop_reply || f.kind == fault_kind::loss) {
+    if (f.kind == fault_kind::partition || f.kind == fault_kind::drop_reply ||
+        f.kind == fault_kind::loss) {
         f.reset = *rc::gen::arbitrary<bool>();
     }
     schedule parsed;

@@ -34,7 +34,8 @@ std::string master_query(std::string_view name) {
 // The session's verdict on a sentinel's answer, and the master it names.
 edgelock::failure named(const std::string& reply, node_address& master) {
     std::array<edgelock::reply_node, 8> nodes{};
-    const edgelock::parse_result parsed = edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
+    const edgelock::parse_result parsed =
+        edgelock::parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
     EXPECT_EQ(parsed.code, edgelock::errc::ok) << reply;
     EXPECT_EQ(parsed.consumed, reply.size());
     return check_handshake_reply(handshake_step::master_query, nodes.data(), parsed.nodes, master);
@@ -55,7 +56,8 @@ TEST(sentinel_model, a_name_it_does_not_monitor_is_no_master) {
     sentinel_node s(1, monitored_master_name, 0);
     EXPECT_EQ(s.answer(master_query("other")), "*-1\r\n");
     node_address master;
-    EXPECT_EQ(named(s.answer(master_query("other")), master), edgelock::failure::of(edgelock::transport_errc::no_master));
+    EXPECT_EQ(named(s.answer(master_query("other")), master),
+              edgelock::failure::of(edgelock::transport_errc::no_master));
 }
 
 TEST(sentinel_model, answers_ping_and_refuses_data_commands) {

@@ -17,7 +17,8 @@ using namespace edgelock::sim;
 // A recorded run of `schedule_text` with the scripted parameters, `clients` clients, and
 // whatever `tweak` changes in them.
 template <typename Tweak>
-run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients, Tweak tweak) {
+run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients,
+                        Tweak tweak) {
     run_request r;
     r.config = find_configuration(config);
     r.mode = run_mode::schedule;
@@ -70,7 +71,9 @@ TEST(world_nodes, a_paused_redis_runs_what_waited_in_its_sockets_when_it_resumes
     ASSERT_NE(resumed, std::string::npos);
     const std::size_t line = r.timeline.rfind('\n', resumed) + 1;
     const std::string at = r.timeline.substr(line, 16);  // "     606.637 n0 ": the resume's instant
-    EXPECT_GE(count_lines(r.timeline, {at.c_str(), "c0 renew"}), 1u) << "the renewal runs at the resume:\n" << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {at.c_str(), "c0 renew"}), 1u)
+        << "the renewal runs at the resume:\n"
+        << r.timeline;
     EXPECT_GE(count_lines(r.timeline, {"c0", "closed: reply timed out"}), 1u);
     EXPECT_EQ(r.anomalies, 0u);
 }
@@ -79,7 +82,8 @@ TEST(world_nodes, a_paused_redis_runs_what_waited_in_its_sockets_when_it_resumes
 // power does neither, and clients notice only through their timeouts.
 TEST(world_nodes, a_host_that_powers_off_sends_no_reset_and_refuses_nothing) {
     const run_result crashed = run_recorded("single", "crash.n0@c0.acquired#1+0,d=1000,p=none", 1);
-    const run_result powered_off = run_recorded("single", "power_off.n0@c0.acquired#1+0,d=1000,p=none", 1);
+    const run_result powered_off =
+        run_recorded("single", "power_off.n0@c0.acquired#1+0,d=1000,p=none", 1);
     EXPECT_GE(count_lines(crashed.timeline, {"node crashed (reset)"}), 1u);
     EXPECT_EQ(count_lines(crashed.timeline, {"(silent)"}), 0u);
     EXPECT_GE(count_lines(crashed.timeline, {"failed: connection refused"}), 1u);
@@ -105,7 +109,9 @@ TEST(world_nodes, a_master_cut_off_from_the_sentinels_keeps_taking_writes_until_
     EXPECT_GE(count_lines(r.timeline, {"n0", "c0 renew", "-> :1"}, promotion), 1u)
         << "the old master renews c0's lease after the promotion";
     EXPECT_GE(count_lines(r.timeline, {"n0", "reconfigured by Sentinel: a replica of n"}), 1u);
-    EXPECT_GE(count_lines(r.timeline, {"n0", "-READONLY"}, r.timeline.substr(r.timeline.find("reconfigured by Sentinel"))), 1u)
+    EXPECT_GE(count_lines(r.timeline, {"n0", "-READONLY"},
+                          r.timeline.substr(r.timeline.find("reconfigured by Sentinel"))),
+              1u)
         << "the reconfigured old master refuses its clients' writes";
     EXPECT_FALSE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks);
     EXPECT_EQ(r.anomalies, 0u);
@@ -115,7 +121,8 @@ TEST(world_nodes, a_master_cut_off_from_the_sentinels_keeps_taking_writes_until_
 // replica's acknowledgement (the WAIT answers 0), so nothing it grants or renews counts.
 TEST(world_nodes, wait_gets_no_acknowledgement_on_a_master_cut_off_from_its_replicas) {
     const run_result brief = run_recorded("sentinel+WAIT", "isolate.n0@c0.renew_sent#1+0,d=80");
-    EXPECT_EQ(find_mark(brief, world_mark::kind::promote), nullptr) << "shorter than down_after: no failover";
+    EXPECT_EQ(find_mark(brief, world_mark::kind::promote), nullptr)
+        << "shorter than down_after: no failover";
     EXPECT_GE(count_lines(brief.timeline, {"n0", "c0 (unblocked) -> :0"}), 1u) << brief.timeline;
     const run_result r = run_recorded("sentinel+WAIT", split_brain);
     ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr);
@@ -126,9 +133,10 @@ TEST(world_nodes, wait_gets_no_acknowledgement_on_a_master_cut_off_from_its_repl
 // But not when a replica is cut off on the old master's side: it acknowledges the WAIT, the
 // old master keeps c0's lease alive while the others take the lock on the promoted replica.
 TEST(world_nodes, wait_does_not_help_when_a_replica_is_cut_off_with_the_old_master) {
-    const run_result r = run_recorded("sentinel+WAIT",
-                                      "isolate.n0@c0.acquired#1+0,to=n1,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
-                                      "partition.c2@c0.acquired#1+0,to=n0,d=2500");
+    const run_result r = run_recorded(
+        "sentinel+WAIT",
+        "isolate.n0@c0.acquired#1+0,to=n1,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
+        "partition.c2@c0.acquired#1+0,to=n0,d=2500");
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_EQ(promoted->target, 2u) << "n1 is on the cut-off side";
@@ -147,12 +155,15 @@ TEST(world_nodes, a_restarted_old_master_stays_a_master_until_reconfigured) {
     EXPECT_LT(promoted->start_us, restarted->start_us);
     const world_mark* reconfigured = nullptr;
     for (const world_mark& m : r.marks) {
-        if (m.what == world_mark::kind::note && m.label.find("reconfigured") != std::string::npos) reconfigured = &m;
+        if (m.what == world_mark::kind::note && m.label.find("reconfigured") != std::string::npos)
+            reconfigured = &m;
     }
     ASSERT_NE(reconfigured, nullptr) << r.timeline;
-    EXPECT_EQ(reconfigured->start_us - restarted->start_us, scripted_params().reconfigure_ms * 1000);
+    EXPECT_EQ(reconfigured->start_us - restarted->start_us,
+              scripted_params().reconfigure_ms * 1000);
     EXPECT_EQ(reconfigured->target, 0u);
-    EXPECT_NE(reconfigured->label.find("a replica of n" + std::to_string(promoted->target)), std::string::npos)
+    EXPECT_NE(reconfigured->label.find("a replica of n" + std::to_string(promoted->target)),
+              std::string::npos)
         << reconfigured->label;
 }
 
@@ -163,7 +174,8 @@ TEST(world_nodes, a_paused_master_is_failed_over_only_past_down_after) {
     const world_mark* promoted = find_mark(long_pause, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_LT(promoted->start_us, 600'000 + 10'000);
-    EXPECT_GE(count_lines(long_pause.timeline, {"n0", "reconfigured by Sentinel: a replica of n"}), 1u);
+    EXPECT_GE(count_lines(long_pause.timeline, {"n0", "reconfigured by Sentinel: a replica of n"}),
+              1u);
     const run_result short_pause = run_recorded("sentinel", "pause.n0@c0.acquired#1+0,d=50");
     EXPECT_EQ(find_mark(short_pause, world_mark::kind::promote), nullptr);
     EXPECT_TRUE(short_pause.checks.all_ok()) << checks_text(short_pause.checks);
@@ -186,8 +198,8 @@ TEST(world_nodes, replicas_that_were_away_follow_the_current_master_again) {
 // The sentinels promote the replica whose last INFO showed the highest offset: not n1, whose
 // replication lags 3 s behind.
 TEST(world_nodes, the_promoted_replica_is_the_one_the_sentinels_saw_furthest_ahead) {
-    const run_result r =
-        run_recorded("sentinel", "repl_lag.n0@t0,to=n1,d=5000,x=3000;crash.n0@c0.acquired#1+50,d=2000,p=none");
+    const run_result r = run_recorded(
+        "sentinel", "repl_lag.n0@t0,to=n1,d=5000,x=3000;crash.n0@c0.acquired#1+50,d=2000,p=none");
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_EQ(promoted->target, 2u) << promoted->label;
@@ -209,11 +221,12 @@ TEST(world_nodes, a_failover_decided_for_an_earlier_silence_is_dropped) {
 TEST(world_nodes, a_replica_that_restarted_empty_is_not_promoted_over_one_holding_the_key) {
     // The sentinels look every 250 ms (0, 250, 500, 750 ms): n1 restarts at 550 ms, between
     // their looks, and the failover (616 ms) comes before the next one.
-    const run_result r = run_recorded("sentinel+WAIT", "pause.n0@t300,d=10000;crash.n1@t350,d=200,p=none", 3,
-                                      [](world_params& p) {
-                                          p.down_after_ms = 250;
-                                          p.info_period_ms = 250;
-                                      });
+    const run_result r =
+        run_recorded("sentinel+WAIT", "pause.n0@t300,d=10000;crash.n1@t350,d=200,p=none", 3,
+                     [](world_params& p) {
+                         p.down_after_ms = 250;
+                         p.info_period_ms = 250;
+                     });
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_EQ(promoted->target, 2u) << promoted->label;
@@ -223,13 +236,15 @@ TEST(world_nodes, a_replica_that_restarted_empty_is_not_promoted_over_one_holdin
 // Two nodes cut off each on its own are two sides: replication does not pass between them,
 // so the old master's WAIT is not acknowledged by the other cut-off replica.
 TEST(world_nodes, nodes_cut_off_separately_do_not_replicate_to_each_other) {
-    const run_result r = run_recorded("sentinel+WAIT", "isolate.n0@c0.renew_sent#1+0,d=80;isolate.n1@c0.renew_sent#1+0,d=80");
+    const run_result r = run_recorded(
+        "sentinel+WAIT", "isolate.n0@c0.renew_sent#1+0,d=80;isolate.n1@c0.renew_sent#1+0,d=80");
     EXPECT_GE(count_lines(r.timeline, {"n0", "c0 (unblocked) -> :0"}), 1u) << r.timeline;
 }
 
 // A crash during a pause ends the pause: the pause's own end, later, does nothing.
 TEST(world_nodes, a_pause_cut_short_by_a_crash_does_not_resume_later) {
-    const run_result r = run_recorded("sentinel", "pause.n0@t300,d=2000;crash.n0@t500,d=100,p=none");
+    const run_result r =
+        run_recorded("sentinel", "pause.n0@t300,d=2000;crash.n0@t500,d=100,p=none");
     EXPECT_EQ(count_lines(r.timeline, {"n0", "resumed"}), 0u) << r.timeline;
 }
 

@@ -30,7 +30,8 @@ TEST(world_determinism, every_scripted_run_twice_gives_the_same_hash) {
             const run_result second = run_scripted(s.code, c.name, 42);
             EXPECT_EQ(first.trace_hash, second.trace_hash) << s.code << " " << c.name;
             EXPECT_EQ(first.events, second.events) << s.code << " " << c.name;
-            EXPECT_EQ(checks_text(first.checks), checks_text(second.checks)) << s.code << " " << c.name;
+            EXPECT_EQ(checks_text(first.checks), checks_text(second.checks))
+                << s.code << " " << c.name;
             EXPECT_EQ(first.anomalies, 0u) << s.code << " " << c.name;
         }
     }
@@ -62,9 +63,9 @@ TEST(world_determinism, random_runs_replay_from_their_seed) {
 }
 
 TEST(world_determinism, different_seeds_give_different_runs) {
-    EXPECT_NE(run_scripted("S8", "single", 1).trace_hash, run_scripted("S8", "single", 2).trace_hash);
+    EXPECT_NE(run_scripted("S8", "single", 1).trace_hash,
+              run_scripted("S8", "single", 2).trace_hash);
 }
-
 
 TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
     for (const configuration& c : configurations()) {
@@ -74,7 +75,8 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
             request.mode = run_mode::schedule;
             request.seed = seed;
             const run_result r = run(make_spec(request));
-            EXPECT_TRUE(r.checks.all_ok()) << c.name << " seed " << seed << ": " << checks_text(r.checks);
+            EXPECT_TRUE(r.checks.all_ok())
+                << c.name << " seed " << seed << ": " << checks_text(r.checks);
             EXPECT_GE(r.past.holds.size(), 2u) << c.name << " seed " << seed;
             EXPECT_EQ(r.anomalies, 0u) << c.name;
         }
@@ -96,18 +98,21 @@ TEST(world_run, servers_before_7_get_the_acquire_script_and_the_lock_stays_safe_
             spec.params.old_server_per_million = old_per_million;
             spec.record = true;
             const run_result r = run(spec);
-            const std::string where = std::string(c.name) + " old=" + std::to_string(old_per_million);
+            const std::string where =
+                std::string(c.name) + " old=" + std::to_string(old_per_million);
             EXPECT_TRUE(r.checks.all_ok()) << where << ": " << checks_text(r.checks);
             EXPECT_GE(r.past.holds.size(), 2u) << where;
             EXPECT_EQ(r.anomalies, 0u) << where;
             const bool native_sent = r.timeline.find("acquire (SET)") != std::string::npos;
-            const bool refused = r.timeline.find("acquire (SET) -> -ERR syntax error") != std::string::npos;
+            const bool refused =
+                r.timeline.find("acquire (SET) -> -ERR syntax error") != std::string::npos;
             const bool scripted = r.timeline.find("acquire (EVALSHA)") != std::string::npos ||
                                   r.timeline.find("acquire (EVAL)") != std::string::npos;
             if (old_per_million == 500'000u) continue;  // which nodes are old is drawn
             const bool all_old = old_per_million == 1'000'000u;
             // A fair lock always sends its fair_acquire script ("fair_acquire (EVAL)").
-            EXPECT_EQ(native_sent, !c.fencing && !c.fair) << where << ": tried first on every connection";
+            EXPECT_EQ(native_sent, !c.fencing && !c.fair)
+                << where << ": tried first on every connection";
             EXPECT_EQ(refused, !c.fencing && !c.fair && all_old) << where;
             EXPECT_EQ(scripted, c.fencing || c.fair || all_old) << where;
         }
@@ -134,8 +139,10 @@ TEST(world_run, sentinel_clients_find_the_master_through_the_sentinels) {
         promoted = "n" + std::to_string(m.target);
     }
     ASSERT_GE(promoted_us, 0) << "the scripted crash of the master is failed over";
-    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"n0\""), std::string::npos);
-    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"" + promoted + "\""), std::string::npos);
+    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"n0\""),
+              std::string::npos);
+    EXPECT_NE(r.timeline.find("SENTINEL get-master-addr-by-name mymaster -> [\"" + promoted + "\""),
+              std::string::npos);
     EXPECT_NE(r.timeline.find("connected to " + promoted + ":6379"), std::string::npos);
     std::size_t holds_after = 0;
     for (const hold_record& h : r.past.holds) holds_after += h.start_us > promoted_us ? 1 : 0;

@@ -89,75 +89,105 @@ std::error_code blocking_verdict(const deployment& d, const lock_config& lc) {
 std::vector<bad_row> bad_rows() {
     const std::string sentinel = "redis://127.0.0.1:2";
     return {
-        {"neither_instances_nor_sentinels", [](deployment& d) { d.instances.clear(); }, {},
+        {"neither_instances_nor_sentinels",
+         [](deployment& d) { d.instances.clear(); },
+         {},
          errc::invalid_config},
-        {"instances_and_sentinels", [=](deployment& d) { d.sentinels = {sentinel}; }, {},
+        {"instances_and_sentinels",
+         [=](deployment& d) { d.sentinels = {sentinel}; },
+         {},
          errc::invalid_config},
         {"sentinels_without_master_name",
          [=](deployment& d) {
              d.instances.clear();
              d.sentinels = {sentinel};
          },
-         {}, errc::invalid_config},
+         {},
+         errc::invalid_config},
         {"master_name_too_long",
          [=](deployment& d) {
              d.instances.clear();
              d.sentinels = {sentinel};
              d.master_name.assign(edgelock::session::master_name_bytes_max + 1, 'm');
          },
-         {}, errc::invalid_config},
+         {},
+         errc::invalid_config},
         {"too_many_sentinels",
          [=](deployment& d) {
              d.instances.clear();
              d.sentinels.assign(edgelock::session::sentinels_max + 1, sentinel);
              d.master_name = "mymaster";
          },
-         {}, errc::invalid_config},
-        {"even_instance_count", [](deployment& d) { d.instances = {nowhere, nowhere}; }, {},
+         {},
+         errc::invalid_config},
+        {"even_instance_count",
+         [](deployment& d) {
+             d.instances = {nowhere, nowhere};
+         },
+         {},
          errc::invalid_instances},
         {"more_than_instances_max",
-         [](deployment& d) { d.instances.assign(edgelock::instances_max + 2, nowhere); }, {},
+         [](deployment& d) { d.instances.assign(edgelock::instances_max + 2, nowhere); },
+         {},
          errc::invalid_instances},
-        {"malformed_url", [](deployment& d) { d.instances = {"http://127.0.0.1:1"}; }, {},
+        {"malformed_url",
+         [](deployment& d) { d.instances = {"http://127.0.0.1:1"}; },
+         {},
          errc::invalid_config},
         {"even_count_with_a_malformed_url",
-         [](deployment& d) { d.instances = {nowhere, "redis://:0"}; }, {},
+         [](deployment& d) {
+             d.instances = {nowhere, "redis://:0"};
+         },
+         {},
          errc::invalid_instances},
-        {"connect_timeout_zero", [](deployment& d) { d.connect_timeout_ms = 0; }, {},
+        {"connect_timeout_zero",
+         [](deployment& d) { d.connect_timeout_ms = 0; },
+         {},
          errc::invalid_config},
         {"command_timeout_over_a_minute",
-         [](deployment& d) { d.command_timeout_ms = edgelock::session::timeout_ms_max + 1; }, {},
+         [](deployment& d) { d.command_timeout_ms = edgelock::session::timeout_ms_max + 1; },
+         {},
          errc::invalid_config},
-        {"reconnect_delay_min_zero", [](deployment& d) { d.reconnect_delay_min_ms = 0; }, {},
+        {"reconnect_delay_min_zero",
+         [](deployment& d) { d.reconnect_delay_min_ms = 0; },
+         {},
          errc::invalid_config},
         {"reconnect_delay_max_below_min",
-         [](deployment& d) { d.reconnect_delay_max_ms = d.reconnect_delay_min_ms - 1; }, {},
+         [](deployment& d) { d.reconnect_delay_max_ms = d.reconnect_delay_min_ms - 1; },
+         {},
          errc::invalid_config},
         {"master_password_too_long",
          [](deployment& d) {
              d.master_password.assign(edgelock::session::password_bytes_max + 1, 'p');
          },
-         {}, errc::invalid_config},
+         {},
+         errc::invalid_config},
         {"tls_ca_file_missing",
          [](deployment& d) {
              d.instances = {"rediss://127.0.0.1:1"};
              d.tls.ca_file = "/nonexistent/edgelock-ca.pem";
          },
-         {}, transport_errc::tls_files},
-        {"replica_wait_equal_to_command_timeout", {},
+         {},
+         transport_errc::tls_files},
+        {"replica_wait_equal_to_command_timeout",
+         {},
          [](lock_config& lc) {
              lc.replicas_to_wait = 1;
              lc.attempt_timeout_ms = 800;
              lc.replica_wait_ms = 500;  // the command timeout
          },
          errc::invalid_config},
-        {"default_replica_wait_above_command_timeout", {},
+        {"default_replica_wait_above_command_timeout",
+         {},
          [](lock_config& lc) {
              lc.replicas_to_wait = 1;
              lc.ttl_ms = 20'000;  // attempt 2 s, WAIT 1 s by default
          },
          errc::invalid_config},
-        {"fair_on_redlock", [](deployment& d) { d.instances = {nowhere, nowhere, nowhere}; },
+        {"fair_on_redlock",
+         [](deployment& d) {
+             d.instances = {nowhere, nowhere, nowhere};
+         },
          [](lock_config& lc) { lc.fair = true; }, errc::invalid_instances},
     };
 }

@@ -43,14 +43,19 @@ TEST(error_code, failures_convert_both_ways) {
     using edgelock::transport_errc;
     EXPECT_FALSE(edgelock::to_error_code(failure{}));
     EXPECT_EQ(edgelock::to_error_code(failure::of(errc::busy)), errc::busy);
-    EXPECT_EQ(edgelock::to_error_code(failure::of(transport_errc::no_master)), transport_errc::no_master);
-    EXPECT_EQ(edgelock::to_error_code(failure::system(ECONNREFUSED)), std::errc::connection_refused);
-    for (const std::error_code ec : {std::error_code(errc::no_quorum), std::error_code(transport_errc::loading),
-                                     std::make_error_code(std::errc::connection_reset)}) {
+    EXPECT_EQ(edgelock::to_error_code(failure::of(transport_errc::no_master)),
+              transport_errc::no_master);
+    EXPECT_EQ(edgelock::to_error_code(failure::system(ECONNREFUSED)),
+              std::errc::connection_refused);
+    for (const std::error_code ec :
+         {std::error_code(errc::no_quorum), std::error_code(transport_errc::loading),
+          std::make_error_code(std::errc::connection_reset)}) {
         EXPECT_EQ(edgelock::to_error_code(edgelock::to_failure(ec)), ec) << ec.message();
     }
-    EXPECT_EQ(edgelock::to_failure(std::error_code(ECONNRESET, std::system_category())), failure::system(ECONNRESET));
-    EXPECT_EQ(edgelock::to_failure(std::make_error_code(std::io_errc::stream)), failure::of(errc::io_error));
+    EXPECT_EQ(edgelock::to_failure(std::error_code(ECONNRESET, std::system_category())),
+              failure::system(ECONNRESET));
+    EXPECT_EQ(edgelock::to_failure(std::make_error_code(std::io_errc::stream)),
+              failure::of(errc::io_error));
 }
 
 TEST(entropy, tokens_are_filled_and_differ) {

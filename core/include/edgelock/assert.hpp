@@ -21,9 +21,9 @@ namespace detail {
 
 }  // namespace edgelock
 
-#define EDGELOCK_ASSERT(condition)                                                  \
-    do {                                                                            \
-        if (!(condition)) {                                                         \
-            ::edgelock::detail::assert_failed(#condition, __FILE__, __LINE__);      \
-        }                                                                           \
+#define EDGELOCK_ASSERT(condition)                                             \
+    do {                                                                       \
+        if (!(condition)) {                                                    \
+            ::edgelock::detail::assert_failed(#condition, __FILE__, __LINE__); \
+        }                                                                      \
     } while (false)

@@ -22,7 +22,8 @@ public:
     // The delay after `failures` consecutive failures (1 for the first): uniform in
     // [1, min(max_ms, min_ms * 2^(failures-1))]. The doubling stops at 2^30, so with min_ms
     // and max_ms within a day nothing overflows. Requires 1 <= min_ms <= max_ms.
-    std::int64_t delay_ms(std::uint32_t failures, std::int64_t min_ms, std::int64_t max_ms) noexcept;
+    std::int64_t delay_ms(std::uint32_t failures, std::int64_t min_ms,
+                          std::int64_t max_ms) noexcept;
 
 private:
     std::uint64_t state_ = 1;  // xorshift64*: never 0

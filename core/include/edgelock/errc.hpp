@@ -16,7 +16,7 @@
 
 namespace edgelock {
 
-enum class [[nodiscard]] errc : std::uint8_t {
+enum class [[nodiscard]] errc : std::uint8_t{
     ok = 0,
 
     // Bad input from the caller. The object is unchanged and stays usable.
@@ -41,14 +41,14 @@ enum class [[nodiscard]] errc : std::uint8_t {
     expired,           // validity ran out before a quorum confirmed a renewal
 
     // Replies and the RESP protocol.
-    need_more,            // not an error: the reply is incomplete, feed more bytes
-    protocol_error,       // bytes that are not RESP
-    reply_too_large,      // a reply over reply_bytes_max, or a bulk over bulk_bytes_max
-    too_many_elements,    // an array over array_elements_max, or a reply over nodes_max
-    too_deep,             // arrays nested deeper than depth_max
-    unexpected_reply,     // a reply of a type the request cannot produce, or no request pending
-    error_reply,          // Redis answered with an error (other than NOSCRIPT)
-    io_error,             // the transport reported a failed connection
+    need_more,          // not an error: the reply is incomplete, feed more bytes
+    protocol_error,     // bytes that are not RESP
+    reply_too_large,    // a reply over reply_bytes_max, or a bulk over bulk_bytes_max
+    too_many_elements,  // an array over array_elements_max, or a reply over nodes_max
+    too_deep,           // arrays nested deeper than depth_max
+    unexpected_reply,   // a reply of a type the request cannot produce, or no request pending
+    error_reply,        // Redis answered with an error (other than NOSCRIPT)
+    io_error,           // the transport reported a failed connection
 
     // The caller's clock and the event queue (added last: earlier values stay stable).
     events_pending,      // the event queue lacks room: drain poll_event() and call again

@@ -313,8 +313,8 @@ struct event {
     event_type type = event_type::released;
     errc code = errc::ok;
     errc cause = errc::ok;
-    bool expired_before = false;  // released: the lease had already run out, or a quorum
-                                  // said the key no longer held our token
+    bool expired_before = false;          // released: the lease had already run out, or a quorum
+                                          // said the key no longer held our token
     std::uint8_t instances_released = 0;  // released: instances that deleted our key
     std::int64_t fence = 0;               // acquired: the fence token (0 without fencing)
     std::int64_t valid_until_ms = 0;      // acquired, renewed: end of the lease
@@ -401,7 +401,8 @@ public:
     // takes the instance out of it, which may end the attempt or lose the hold at once.
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time (now_ms or
     // started_ms outside [-now_ms_limit, now_ms_limit]), events_pending.
-    errc on_node_started(std::uint8_t instance, const node_start& start, std::int64_t now_ms) noexcept;
+    errc on_node_started(std::uint8_t instance, const node_start& start,
+                         std::int64_t now_ms) noexcept;
 
     // Runs whatever is due by now_ms. Returns ok, invalid_state (unconfigured), invalid_time
     // or events_pending.
@@ -517,8 +518,8 @@ private:
     std::size_t encode(const request& r, char* out, std::size_t capacity) const noexcept;
     const script& script_for(request_kind kind) const noexcept;
     bool native_acquire(std::uint8_t instance) const noexcept;
-    void handle_reply(std::uint8_t instance, request sent, bool token_replaced, const reply_node& reply,
-                      errc& code) noexcept;
+    void handle_reply(std::uint8_t instance, request sent, bool token_replaced,
+                      const reply_node& reply, errc& code) noexcept;
     void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
                                      errc& code) noexcept;
     void follow_up(std::uint8_t instance, request_kind kind) noexcept;
@@ -568,7 +569,7 @@ private:
     std::int64_t queue_entry_ttl_ms_ = 0;
     bool fair_ = false;
     bool wake_pending_ = false;
-    bool joining_ = false;       // the running attempt only joins the line (restart guard)
+    bool joining_ = false;         // the running attempt only joins the line (restart guard)
     bool may_be_in_line_ = false;  // this acquire() sent a fair acquire: its token may be queued
     // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there
     // as the script until the connection changes (bit i: i).
@@ -583,7 +584,7 @@ private:
     std::int64_t wait_deadline_ms_ = 0;
     std::int64_t valid_until_ms_ = 0;
     std::int64_t fence_ = 0;
-    std::int64_t fence_candidate_ = 0;  // highest fence value of the running attempt
+    std::int64_t fence_candidate_ = 0;                // highest fence value of the running attempt
     std::int64_t claims_settled_ms_ = no_reading_ms;  // the current token's last claim left flight
     full_jitter_backoff backoff_;
 

@@ -110,7 +110,8 @@ inline constexpr std::string_view acquire_script_text =
     "local now = redis.call('TIME')\n"
     "local clock = now[1] .. string.format('%06d', tonumber(now[2]))\n"
     "if redis.call('INCR', KEYS[2]) < tonumber(clock) then redis.call('SET', KEYS[2], clock) end\n"
-    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS "')\n"
+    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS
+    "')\n"
     "return redis.call('GET', KEYS[2])\n";
 
 inline constexpr std::string_view raise_script_text =
@@ -124,7 +125,8 @@ inline constexpr std::string_view raise_script_text =
     "  end\n"
     "end\n"
     "if below then redis.call('SET', KEYS[2], wanted) end\n"
-    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS "')\n"
+    "redis.call('PEXPIRE', KEYS[2], '" EDGELOCK_FENCE_TTL_MS
+    "')\n"
     "return 1\n";
 
 inline constexpr std::string_view renew_script_text =
@@ -142,25 +144,24 @@ inline constexpr std::string_view release_script_text =
 // The queue's housekeeping, shared by both fair scripts: `now` on the server's clock in ms,
 // the waiters whose entry expired dropped from both keys, and then heads that have no entry
 // at all (deleted, or evicted by a volatile-* policy) dropped too, as they could never expire.
-#define EDGELOCK_FAIR_PROLOGUE                                                              \
-    "local time = redis.call('TIME')\n"                                                     \
-    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n"         \
-    "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do\n"        \
-    "  redis.call('ZREM', KEYS[2], gone)\n"                                                 \
-    "end\n"                                                                                 \
-    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"                                \
-    "local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                     \
-    "while first[1] and not redis.call('ZSCORE', KEYS[3], first[1]) do\n"                  \
-    "  redis.call('ZREM', KEYS[2], first[1])\n"                                             \
-    "  first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                         \
+#define EDGELOCK_FAIR_PROLOGUE                                                      \
+    "local time = redis.call('TIME')\n"                                             \
+    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n" \
+    "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do\n" \
+    "  redis.call('ZREM', KEYS[2], gone)\n"                                         \
+    "end\n"                                                                         \
+    "redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)\n"                        \
+    "local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"             \
+    "while first[1] and not redis.call('ZSCORE', KEYS[3], first[1]) do\n"           \
+    "  redis.call('ZREM', KEYS[2], first[1])\n"                                     \
+    "  first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                 \
     "end\n"
 
 inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
     "  redis.call('PERSIST', KEYS[4])\n"
     "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
-    "end\n"
-    EDGELOCK_FAIR_PROLOGUE
+    "end\n" EDGELOCK_FAIR_PROLOGUE
     "local holder = redis.call('GET', KEYS[1])\n"
     "local head = first[1]\n"
     "local took = ARGV[4] ~= 'join' and (holder == ARGV[1] or not (holder or (head and head ~= ARGV[1])))\n"
@@ -187,7 +188,8 @@ inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS == 3 then return 0 end\n"
     "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
     "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
-    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS "')\n"
+    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS
+    "')\n"
     "return redis.call('GET', KEYS[4])\n";
 
 inline constexpr std::string_view fair_release_script_text =
@@ -196,8 +198,7 @@ inline constexpr std::string_view fair_release_script_text =
     "if ARGV[2] ~= 'stay' then\n"
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
-    "end\n"
-    EDGELOCK_FAIR_PROLOGUE
+    "end\n" EDGELOCK_FAIR_PROLOGUE
     "if first[1] and redis.call('EXISTS', KEYS[1]) == 0 then\n"
     "  redis.call('PUBLISH', KEYS[2], first[1])\n"
     "end\n"
@@ -210,7 +211,9 @@ inline constexpr script acquire_script{acquire_script_text, sha1(acquire_script_
 inline constexpr script raise_script{raise_script_text, sha1(raise_script_text)};
 inline constexpr script renew_script{renew_script_text, sha1(renew_script_text)};
 inline constexpr script release_script{release_script_text, sha1(release_script_text)};
-inline constexpr script fair_acquire_script{fair_acquire_script_text, sha1(fair_acquire_script_text)};
-inline constexpr script fair_release_script{fair_release_script_text, sha1(fair_release_script_text)};
+inline constexpr script fair_acquire_script{fair_acquire_script_text,
+                                            sha1(fair_acquire_script_text)};
+inline constexpr script fair_release_script{fair_release_script_text,
+                                            sha1(fair_release_script_text)};
 
 }  // namespace edgelock

@@ -82,8 +82,7 @@ constexpr void sha1_block(std::array<std::uint32_t, 5>& state, std::string_view 
 
 // Lower-case hex SHA-1 of `text`, as Redis prints it for SCRIPT LOAD.
 constexpr sha1_hex sha1(std::string_view text) {
-    std::array<std::uint32_t, 5> state{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
-                                       0xc3d2e1f0};
+    std::array<std::uint32_t, 5> state{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
     const std::size_t padded_size = ((text.size() + 8) / 64 + 1) * 64;
     for (std::size_t block = 0; block < padded_size; block += 64) {
         detail::sha1_block(state, text, padded_size, block);

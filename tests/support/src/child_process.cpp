@@ -45,7 +45,8 @@ std::string find_in_path(const std::string& name) {
 child_process::child_process(const std::vector<std::string>& argv, const spawn_options& options) {
     if (argv.empty()) throw std::runtime_error("child_process: empty argv");
     const std::string program = find_in_path(argv[0]);
-    if (program.empty()) throw std::runtime_error("child_process: " + argv[0] + " not found in PATH");
+    if (program.empty())
+        throw std::runtime_error("child_process: " + argv[0] + " not found in PATH");
 
     int in_pipe[2] = {-1, -1};
     int out_pipe[2] = {-1, -1};
@@ -116,7 +117,8 @@ bool child_process::running() noexcept {
 }
 
 void child_process::freeze() {
-    if (pid_ <= 0 || ::kill(pid_, SIGSTOP) != 0) throw std::runtime_error("freeze: no such process");
+    if (pid_ <= 0 || ::kill(pid_, SIGSTOP) != 0)
+        throw std::runtime_error("freeze: no such process");
 }
 
 void child_process::thaw() {

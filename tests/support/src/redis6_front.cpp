@@ -31,7 +31,8 @@ std::string upper(std::string text) {
 std::size_t read_one_value(int fd, std::string& buffer, const std::atomic<bool>& stopping) {
     for (;;) {
         std::array<reply_node, reply_nodes_max> nodes{};
-        const parse_result parsed = parse_reply(buffer.data(), buffer.size(), nodes.data(), nodes.size());
+        const parse_result parsed =
+            parse_reply(buffer.data(), buffer.size(), nodes.data(), nodes.size());
         if (parsed.code == errc::ok) return parsed.consumed;
         if (parsed.code != errc::need_more) return 0;
         pollfd p{fd, POLLIN, 0};

@@ -60,7 +60,8 @@ namespace detail {
 // One TLS connection and hiredis's reader, which turns the bytes read into replies.
 class tls_session {
 public:
-    tls_session(const std::string& host, std::uint16_t port, const client_tls& options, deadline until)
+    tls_session(const std::string& host, std::uint16_t port, const client_tls& options,
+                deadline until)
         : stream_(host, port, options, until), reader_(redisReaderCreate()) {
         if (!reader_) throw std::runtime_error("out of memory");
     }
@@ -124,8 +125,8 @@ redis_client::redis_client(const std::string& host, std::uint16_t port, const cl
     try {
         tls_ = std::make_unique<detail::tls_session>(host, port, tls, until);
     } catch (const std::exception& e) {
-        throw std::runtime_error("redis_client: connect to " + host + ":" + std::to_string(port) + ": " +
-                                 e.what());
+        throw std::runtime_error("redis_client: connect to " + host + ":" + std::to_string(port) +
+                                 ": " + e.what());
     }
     authenticate(password, user);
 }
@@ -137,7 +138,8 @@ redis_client::~redis_client() {
 // A constructor that throws runs no destructor: the plain context is freed here.
 void redis_client::authenticate(const std::string& password, const std::string& user) {
     if (password.empty()) return;
-    const redis_reply r = user.empty() ? command({"AUTH", password}) : command({"AUTH", user, password});
+    const redis_reply r =
+        user.empty() ? command({"AUTH", password}) : command({"AUTH", user, password});
     if (!r.is_error()) return;
     if (context_ != nullptr) redisFree(context_);
     context_ = nullptr;
@@ -153,7 +155,8 @@ redis_reply redis_client::command(const std::vector<std::string>& args) {
 redis_reply redis_client::tls_command(const std::vector<std::string>& args) {
     const std::string name = args.empty() ? "" : args[0];
     if (!tls_) {
-        throw std::runtime_error("redis_client: " + name + ": not connected (an earlier command failed)");
+        throw std::runtime_error("redis_client: " + name +
+                                 ": not connected (an earlier command failed)");
     }
     try {
         return tls_->round_trip(args, std::chrono::steady_clock::now() + timeout_);
@@ -174,8 +177,8 @@ redis_reply redis_client::plain_command(const std::vector<std::string>& args) {
     auto* reply = static_cast<redisReply*>(
         redisCommandArgv(context_, static_cast<int>(args.size()), argv.data(), lengths.data()));
     if (reply == nullptr) {
-        throw std::runtime_error(std::string("redis_client: ") + (args.empty() ? "" : args[0]) + ": " +
-                                 context_->errstr);
+        throw std::runtime_error(std::string("redis_client: ") + (args.empty() ? "" : args[0]) +
+                                 ": " + context_->errstr);
     }
     redis_reply out = convert(reply);
     freeReplyObject(reply);

@@ -114,10 +114,18 @@ std::pair<std::string, std::string> presented(const tls_setup& tls) {
 std::string sentinel_listening(std::uint16_t port, const tls_material* tls) {
     if (tls == nullptr) return "port " + std::to_string(port) + "\n";
     return "port 0\n"
-           "tls-port " + std::to_string(port) + "\n"
-           "tls-cert-file " + tls->server_cert() + "\n"
-           "tls-key-file " + tls->server_key() + "\n"
-           "tls-ca-cert-file " + tls->ca_file() + "\n"
+           "tls-port " +
+           std::to_string(port) +
+           "\n"
+           "tls-cert-file " +
+           tls->server_cert() +
+           "\n"
+           "tls-key-file " +
+           tls->server_key() +
+           "\n"
+           "tls-ca-cert-file " +
+           tls->ca_file() +
+           "\n"
            "tls-replication yes\n"
            "tls-auth-clients no\n";
 }
@@ -148,7 +156,8 @@ redis_server::redis_server(std::vector<std::string> extra_args, persistence kept
     start_on_a_free_port();
 }
 
-redis_server::redis_server(const tls_setup& tls, std::vector<std::string> extra_args, persistence kept)
+redis_server::redis_server(const tls_setup& tls, std::vector<std::string> extra_args,
+                           persistence kept)
     : extra_args_(std::move(extra_args)), kept_(kept), tls_(tls) {
     start_on_a_free_port();
 }
@@ -161,7 +170,8 @@ void redis_server::start_on_a_free_port() {
         if (wait_ready(process_, port_, tls_ ? tls_->material : nullptr)) return;
         const std::string log = log_tail();
         process_.kill();
-        if (attempt == start_attempts_max || log.find("Address already in use") == std::string::npos) {
+        if (attempt == start_attempts_max ||
+            log.find("Address already in use") == std::string::npos) {
             remove_dir(dir_);
             throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) +
                                      ":\n" + log);
@@ -178,28 +188,31 @@ redis_server::~redis_server() {
 std::vector<std::string> redis_server::listening_args() const {
     if (!tls_) return {"--port", std::to_string(port_)};
     const auto [cert, key] = presented(*tls_);
-    return {"--port", "0",
-            "--tls-port", std::to_string(port_),
-            "--tls-cert-file", cert,
-            "--tls-key-file", key,
-            "--tls-ca-cert-file", tls_->material->ca_file(),
-            "--tls-auth-clients", tls_->require_client_cert ? "yes" : "no",
-            "--tls-replication", "yes"};
+    return {"--port",
+            "0",
+            "--tls-port",
+            std::to_string(port_),
+            "--tls-cert-file",
+            cert,
+            "--tls-key-file",
+            key,
+            "--tls-ca-cert-file",
+            tls_->material->ca_file(),
+            "--tls-auth-clients",
+            tls_->require_client_cert ? "yes" : "no",
+            "--tls-replication",
+            "yes"};
 }
 
 void redis_server::launch() {
     std::vector<std::string> argv = {"redis-server"};
     const std::vector<std::string> listening = listening_args();
     argv.insert(argv.end(), listening.begin(), listening.end());
-    argv.insert(argv.end(), {"--bind", loopback_host,
-                             "--dir", dir_,
-                             "--logfile", dir_ + "/redis.log",
-                             "--daemonize", "no",
-                             "--save", "",
-                             "--appendonly", kept_ == persistence::durable ? "yes" : "no",
-                             "--appendfsync", "always",
-                             "--enable-debug-command", "local",
-                             "--repl-diskless-sync-delay", "0"});
+    argv.insert(argv.end(),
+                {"--bind", loopback_host, "--dir", dir_, "--logfile", dir_ + "/redis.log",
+                 "--daemonize", "no", "--save", "", "--appendonly",
+                 kept_ == persistence::durable ? "yes" : "no", "--appendfsync", "always",
+                 "--enable-debug-command", "local", "--repl-diskless-sync-delay", "0"});
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     spawn_options options;
     options.output_path = dir_ + "/stdout.log";
@@ -247,18 +260,20 @@ redis_sentinel::redis_sentinel(const settings& s) : settings_(s) {
         const std::string config_path = dir_ + "/sentinel.conf";
         {
             std::ofstream config(config_path, std::ios::trunc);
-            config << sentinel_listening(port_, s.tls)
-                   << "bind " << loopback_host << "\n"
+            config << sentinel_listening(port_, s.tls) << "bind " << loopback_host << "\n"
                    << "dir " << dir_ << "\n"
                    << "logfile " << dir_ << "/sentinel.log\n"
                    << "daemonize no\n"
                    << "sentinel resolve-hostnames no\n"
                    << "sentinel monitor " << s.master_name << " " << loopback_host << " "
                    << s.master_port << " " << s.quorum << "\n"
-                   << "sentinel down-after-milliseconds " << s.master_name << " " << s.down_after_ms << "\n"
-                   << "sentinel failover-timeout " << s.master_name << " " << s.failover_timeout_ms << "\n"
+                   << "sentinel down-after-milliseconds " << s.master_name << " " << s.down_after_ms
+                   << "\n"
+                   << "sentinel failover-timeout " << s.master_name << " " << s.failover_timeout_ms
+                   << "\n"
                    << "sentinel parallel-syncs " << s.master_name << " 1\n";
-            if (!s.auth_pass.empty()) config << "sentinel auth-pass " << s.master_name << " " << s.auth_pass << "\n";
+            if (!s.auth_pass.empty())
+                config << "sentinel auth-pass " << s.master_name << " " << s.auth_pass << "\n";
         }
         spawn_options options;
         options.output_path = dir_ + "/stdout.log";
@@ -266,7 +281,8 @@ redis_sentinel::redis_sentinel(const settings& s) : settings_(s) {
         if (wait_ready(process_, port_, s.tls)) return;
         const std::string log = log_tail();
         process_.kill();
-        if (attempt == start_attempts_max || log.find("Address already in use") == std::string::npos) {
+        if (attempt == start_attempts_max ||
+            log.find("Address already in use") == std::string::npos) {
             remove_dir(dir_);
             throw std::runtime_error("redis-sentinel did not start:\n" + log);
         }
@@ -288,8 +304,10 @@ std::string redis_sentinel::log_tail(std::size_t lines) const {
 
 // ---- redis_masters -----------------------------------------------------------------------
 
-redis_masters::redis_masters(std::size_t count, const std::vector<std::string>& extra_args, persistence kept) {
-    for (std::size_t i = 0; i < count; ++i) servers_.push_back(std::make_unique<redis_server>(extra_args, kept));
+redis_masters::redis_masters(std::size_t count, const std::vector<std::string>& extra_args,
+                             persistence kept) {
+    for (std::size_t i = 0; i < count; ++i)
+        servers_.push_back(std::make_unique<redis_server>(extra_args, kept));
 }
 
 std::vector<std::string> redis_masters::urls() const {
@@ -306,12 +324,14 @@ sentinel_topology::sentinel_topology(const std::vector<std::string>& server_args
     build(server_args);
 }
 
-sentinel_topology::sentinel_topology(const tls_setup& tls, const std::vector<std::string>& server_args,
+sentinel_topology::sentinel_topology(const tls_setup& tls,
+                                     const std::vector<std::string>& server_args,
                                      const std::string& auth_pass)
     : auth_pass_(auth_pass), tls_(tls) {
     if (tls.presents != tls_setup::certificate::valid) {
-        throw std::invalid_argument("sentinel_topology: the replica and the sentinels verify the servers' "
-                                    "certificates; present the valid one");
+        throw std::invalid_argument(
+            "sentinel_topology: the replica and the sentinels verify the servers' "
+            "certificates; present the valid one");
     }
     build(server_args);
 }
@@ -334,7 +354,9 @@ void sentinel_topology::build(const std::vector<std::string>& server_args) {
             return c.info_field("replication", "master_link_status") == "up";
         },
         start_timeout);
-    if (!linked) throw std::runtime_error("sentinel_topology: the replica never linked:\n" + replica_->log_tail());
+    if (!linked)
+        throw std::runtime_error("sentinel_topology: the replica never linked:\n" +
+                                 replica_->log_tail());
 
     redis_sentinel::settings s;
     s.master_name = master_name;
@@ -356,12 +378,15 @@ void sentinel_topology::build(const std::vector<std::string>& server_args) {
             return true;
         },
         std::chrono::seconds(30));
-    if (!acquainted) throw std::runtime_error("sentinel_topology: sentinels never saw each other:\n" +
-                                              sentinels_[0]->log_tail());
+    if (!acquainted)
+        throw std::runtime_error("sentinel_topology: sentinels never saw each other:\n" +
+                                 sentinels_[0]->log_tail());
 }
 
-std::unique_ptr<redis_server> sentinel_topology::make_server(const std::vector<std::string>& args) const {
-    return tls_ ? std::make_unique<redis_server>(*tls_, args) : std::make_unique<redis_server>(args);
+std::unique_ptr<redis_server> sentinel_topology::make_server(
+    const std::vector<std::string>& args) const {
+    return tls_ ? std::make_unique<redis_server>(*tls_, args)
+                : std::make_unique<redis_server>(args);
 }
 
 redis_client sentinel_topology::admin(std::uint16_t port, const std::string& password,
@@ -382,7 +407,8 @@ std::uint16_t sentinel_topology::master_port() {
         try {
             redis_client c = admin(sentinel->port(), "", std::chrono::milliseconds(500));
             const redis_reply r = c.command({"SENTINEL", "get-master-addr-by-name", master_name});
-            if (r.elements.size() == 2) return static_cast<std::uint16_t>(std::stoi(r.elements[1].text));
+            if (r.elements.size() == 2)
+                return static_cast<std::uint16_t>(std::stoi(r.elements[1].text));
         } catch (const std::exception&) {
             // A frozen or stopped sentinel: ask the next one.
         }
@@ -390,7 +416,8 @@ std::uint16_t sentinel_topology::master_port() {
     throw std::runtime_error("sentinel_topology: no sentinel reports a master");
 }
 
-std::uint16_t sentinel_topology::wait_for_failover(std::uint16_t old_port, std::chrono::milliseconds timeout) {
+std::uint16_t sentinel_topology::wait_for_failover(std::uint16_t old_port,
+                                                   std::chrono::milliseconds timeout) {
     std::uint16_t found = 0;
     const bool done = eventually(
         [&] {
@@ -406,7 +433,8 @@ std::uint16_t sentinel_topology::wait_for_failover(std::uint16_t old_port, std::
             return true;
         },
         timeout);
-    if (!done) throw std::runtime_error("sentinel_topology: no failover:\n" + sentinels_[0]->log_tail());
+    if (!done)
+        throw std::runtime_error("sentinel_topology: no failover:\n" + sentinels_[0]->log_tail());
     return found;
 }
 

@@ -29,11 +29,13 @@ scripted_server::~scripted_server() {
 scripted_reply long_running_node_reply(const std::vector<std::string>& args) {
     if (args.empty()) return {};
     if (args[0] == "INFO") {
-        const std::string info = "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(40, 'a') +
-                                 "\r\nuptime_in_seconds:86400\r\n# Persistence\r\naof_enabled:0\r\n";
+        const std::string info =
+            "# Server\r\nredis_version:7.0.15\r\nrun_id:" + std::string(40, 'a') +
+            "\r\nuptime_in_seconds:86400\r\n# Persistence\r\naof_enabled:0\r\n";
         return scripted_reply{"$" + std::to_string(info.size()) + "\r\n" + info + "\r\n"};
     }
-    if (args[0] == "CONFIG") return scripted_reply{"*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"};
+    if (args[0] == "CONFIG")
+        return scripted_reply{"*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n"};
     return {};
 }
 
@@ -63,7 +65,8 @@ void scripted_server::serve(int fd) {
         input.append(buffer, static_cast<std::size_t>(n));
         for (;;) {
             std::array<reply_node, 64> nodes{};
-            const parse_result parsed = parse_reply(input.data(), input.size(), nodes.data(), nodes.size());
+            const parse_result parsed =
+                parse_reply(input.data(), input.size(), nodes.data(), nodes.size());
             if (parsed.code == errc::need_more) break;
             if (parsed.code != errc::ok) {
                 open = false;
@@ -74,7 +77,8 @@ void scripted_server::serve(int fd) {
             input.erase(0, parsed.consumed);
             ++commands_;
             const scripted_reply reply = respond_(args);
-            if (!reply.bytes.empty() && !detail::send_all(fd, reply.bytes.data(), reply.bytes.size())) {
+            if (!reply.bytes.empty() &&
+                !detail::send_all(fd, reply.bytes.data(), reply.bytes.size())) {
                 open = false;
                 break;
             }

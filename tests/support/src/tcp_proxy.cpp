@@ -105,7 +105,8 @@ void tcp_proxy::forward_loop(connection& c) {
     std::uint64_t generation = generation_.load();
     const std::uint64_t close_generation = close_generation_.load();
     auto budget_for = [this](mode m) {
-        return m == mode::reset_after ? reset_bytes_.load() : std::numeric_limits<std::size_t>::max();
+        return m == mode::reset_after ? reset_bytes_.load()
+                                      : std::numeric_limits<std::size_t>::max();
     };
     std::size_t budget = budget_for(static_cast<mode>(mode_.load()));
     bool reset_client = false;
@@ -123,7 +124,8 @@ void tcp_proxy::forward_loop(connection& c) {
         const auto now = clock_type::now();
 
         while (open && !to_server.empty() && to_server.front().due <= now) {
-            open = detail::send_all(c.server_fd, to_server.front().bytes.data(), to_server.front().bytes.size());
+            open = detail::send_all(c.server_fd, to_server.front().bytes.data(),
+                                    to_server.front().bytes.size());
             to_server.pop_front();
         }
         while (open && !to_client.empty() && to_client.front().due <= now) {
@@ -143,7 +145,8 @@ void tcp_proxy::forward_loop(connection& c) {
         int timeout_ms = poll_interval_ms;
         for (const std::deque<chunk>* q : {&to_server, &to_client}) {
             if (q->empty()) continue;
-            const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(q->front().due - now);
+            const auto wait =
+                std::chrono::duration_cast<std::chrono::milliseconds>(q->front().due - now);
             timeout_ms = std::max(0, std::min<int>(timeout_ms, static_cast<int>(wait.count())));
         }
         pollfd fds[2] = {{c.client_fd, POLLIN, 0}, {c.server_fd, POLLIN, 0}};
@@ -171,7 +174,8 @@ void tcp_proxy::forward_loop(connection& c) {
     if (!reset_client) {
         // Deliver what was already due for the client before closing gracefully.
         for (const chunk& ch : to_client) {
-            if (ch.due <= clock_type::now()) detail::send_all(c.client_fd, ch.bytes.data(), ch.bytes.size());
+            if (ch.due <= clock_type::now())
+                detail::send_all(c.client_fd, ch.bytes.data(), ch.bytes.size());
         }
     }
     if (reset_client) {

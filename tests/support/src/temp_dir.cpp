@@ -14,7 +14,8 @@ namespace edgelock::testing::detail {
 
 std::string make_temp_dir(const std::string& label) {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base && *base ? base : "/tmp") + "/edgelock-" + label + "-XXXXXX";
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/edgelock-" + label + "-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
         throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
     }

@@ -28,7 +28,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-constexpr int poll_interval_ms = 10;  // how soon a connection sees the destructor's stop
+constexpr int poll_interval_ms = 10;           // how soon a connection sees the destructor's stop
 constexpr std::size_t chunk_size = 16 * 1024;  // one TLS record's worth of plaintext
 // A client that does not read what the front must write to it for this long is given up
 // (its connection closed), so no test hangs on it.
@@ -37,7 +37,8 @@ constexpr std::chrono::seconds client_write_timeout{5};
 // The most recent OpenSSL error, e.g. "error:0A000086:SSL routines::...".
 std::string openssl_reason() {
     char text[256] = "no OpenSSL error";
-    if (const unsigned long code = ERR_peek_last_error(); code != 0) ERR_error_string_n(code, text, sizeof text);
+    if (const unsigned long code = ERR_peek_last_error(); code != 0)
+        ERR_error_string_n(code, text, sizeof text);
     return text;
 }
 
@@ -72,9 +73,9 @@ struct tls_front::connection {
     int server_fd = -1;  // non-blocking, plain TCP to Redis
     std::mutex mutex;    // guards everything below: the TLS state and writes to client_fd
     SSL* ssl = nullptr;
-    BIO* network_in = nullptr;   // bytes from the client, for OpenSSL to read (owned by ssl)
-    BIO* network_out = nullptr;  // bytes OpenSSL wrote, for the client (owned by ssl)
-    bool established = false;    // the handshake is done and the connection still open
+    BIO* network_in = nullptr;        // bytes from the client, for OpenSSL to read (owned by ssl)
+    BIO* network_out = nullptr;       // bytes OpenSSL wrote, for the client (owned by ssl)
+    bool established = false;         // the handshake is done and the connection still open
     std::atomic<bool> broken{false};  // a write to the client failed: end the connection
     std::atomic<bool> done{false};    // the thread has finished and closed both sockets
     std::thread thread;
@@ -87,7 +88,8 @@ struct tls_front::connection {
         const auto until = clock_type::now() + client_write_timeout;
         while (BIO_ctrl_pending(network_out) > 0) {
             const int n = BIO_read(network_out, buffer, sizeof buffer);
-            if (n <= 0 || !send_waiting(client_fd, buffer, static_cast<std::size_t>(n), until, stopping)) {
+            if (n <= 0 ||
+                !send_waiting(client_fd, buffer, static_cast<std::size_t>(n), until, stopping)) {
                 broken = true;
                 return false;
             }
@@ -96,13 +98,16 @@ struct tls_front::connection {
     }
 };
 
-tls_front::tls_front(const tls_material& material, std::uint16_t upstream_port) : upstream_port_(upstream_port) {
+tls_front::tls_front(const tls_material& material, std::uint16_t upstream_port)
+    : upstream_port_(upstream_port) {
     ERR_clear_error();
     context_ = SSL_CTX_new(TLS_server_method());
-    const bool loaded = context_ != nullptr && SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION) == 1 &&
-                        SSL_CTX_use_certificate_chain_file(context_, material.server_cert().c_str()) == 1 &&
-                        SSL_CTX_use_PrivateKey_file(context_, material.server_key().c_str(), SSL_FILETYPE_PEM) == 1 &&
-                        SSL_CTX_check_private_key(context_) == 1;
+    const bool loaded =
+        context_ != nullptr && SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION) == 1 &&
+        SSL_CTX_use_certificate_chain_file(context_, material.server_cert().c_str()) == 1 &&
+        SSL_CTX_use_PrivateKey_file(context_, material.server_key().c_str(), SSL_FILETYPE_PEM) ==
+            1 &&
+        SSL_CTX_check_private_key(context_) == 1;
     if (!loaded) {
         const std::string why = openssl_reason();
         SSL_CTX_free(context_);
@@ -167,8 +172,9 @@ std::size_t tls_front::inject(record what) {
         std::lock_guard<std::mutex> held(c->mutex);
         if (!c->established || c->broken) continue;
         ERR_clear_error();
-        const int queued = what == record::key_update ? SSL_key_update(c->ssl, SSL_KEY_UPDATE_REQUESTED)
-                                                      : SSL_new_session_ticket(c->ssl);
+        const int queued = what == record::key_update
+                               ? SSL_key_update(c->ssl, SSL_KEY_UPDATE_REQUESTED)
+                               : SSL_new_session_ticket(c->ssl);
         if (queued != 1) continue;  // not TLS 1.3
         const int written = SSL_do_handshake(c->ssl);
         if (c->flush(stopping_) && written == 1) ++reached;
@@ -275,8 +281,8 @@ void tls_front::serve(connection& c) {
                     break;
                 }
             }
-            if (!to_server.empty() &&
-                !send_waiting(c.server_fd, to_server.data(), to_server.size(), clock_type::time_point::max(), stopping_)) {
+            if (!to_server.empty() && !send_waiting(c.server_fd, to_server.data(), to_server.size(),
+                                                    clock_type::time_point::max(), stopping_)) {
                 graceful = false;
                 break;
             }

@@ -36,7 +36,8 @@ using bio_ptr = std::unique_ptr<BIO, bio_free>;
 
 [[noreturn]] void fail(const std::string& step) {
     char reason[256] = "no OpenSSL error";
-    if (const unsigned long code = ERR_get_error(); code != 0) ERR_error_string_n(code, reason, sizeof reason);
+    if (const unsigned long code = ERR_get_error(); code != 0)
+        ERR_error_string_n(code, reason, sizeof reason);
     ERR_clear_error();
     throw std::runtime_error("tls_material: " + step + ": " + reason);
 }
@@ -66,7 +67,8 @@ pkey_ptr new_key() {
 void set_common_name(X509* cert, const std::string& name) {
     X509_NAME* subject = X509_get_subject_name(cert);
     const auto* bytes = reinterpret_cast<const unsigned char*>(name.c_str());
-    if (X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, bytes, -1, -1, 0) != 1) fail("subject name");
+    if (X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_UTF8, bytes, -1, -1, 0) != 1)
+        fail("subject name");
 }
 
 // `value` in openssl.cnf syntax, e.g. "critical,CA:TRUE"; the context names issuer and subject
@@ -194,7 +196,8 @@ void tls_material::generate() {
     write_cert(expired_cert(), expired.cert.get());
     write_key(expired_key(), expired.key.get());
 
-    const issued elsewhere = issue(server("edgelock wrong-name server", "DNS:other.invalid"), &ca, serial++);
+    const issued elsewhere =
+        issue(server("edgelock wrong-name server", "DNS:other.invalid"), &ca, serial++);
     write_cert(wrong_name_cert(), elsewhere.cert.get());
     write_key(wrong_name_key(), elsewhere.key.get());
 }

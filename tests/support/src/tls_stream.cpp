@@ -30,15 +30,16 @@ std::runtime_error failure(const std::string& what, const std::string& reason) {
 // The most recent OpenSSL error, e.g. "error:0A000086:SSL routines::certificate verify failed".
 std::string openssl_reason() {
     char text[256] = "no OpenSSL error";
-    if (const unsigned long code = ERR_peek_last_error(); code != 0) ERR_error_string_n(code, text, sizeof text);
+    if (const unsigned long code = ERR_peek_last_error(); code != 0)
+        ERR_error_string_n(code, text, sizeof text);
     return text;
 }
 
 // Waits until `fd` is ready for `events`; false when `until` passed first.
 bool wait_for(int fd, short events, deadline until) {
     for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            until - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
         pollfd p{fd, events, 0};
         const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 60'000)));
@@ -76,7 +77,8 @@ int connect_to(const std::string& host, std::uint16_t port, deadline until) {
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICSERV;
     addrinfo* found = nullptr;
-    if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found); rc != 0) {
+    if (const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+        rc != 0) {
         throw std::runtime_error(std::string("resolve: ") + ::gai_strerror(rc));
     }
     std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, ::freeaddrinfo);
@@ -159,7 +161,8 @@ tls_stream::~tls_stream() {
 }
 
 void tls_stream::write(const std::string& bytes, deadline until) {
-    run([&] { return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())); }, "write", until);
+    run([&] { return SSL_write(ssl_, bytes.data(), static_cast<int>(bytes.size())); }, "write",
+        until);
 }
 
 std::string tls_stream::read_some(deadline until) {
@@ -188,7 +191,8 @@ void tls_stream::send_pending(const char* what, deadline until) {
     while (BIO_ctrl_pending(network_out_) > 0) {
         const int size = BIO_read(network_out_, buffer, sizeof buffer);
         for (int done = 0; done < size;) {
-            const ssize_t n = ::send(fd_, buffer + done, static_cast<std::size_t>(size - done), MSG_NOSIGNAL);
+            const ssize_t n =
+                ::send(fd_, buffer + done, static_cast<std::size_t>(size - done), MSG_NOSIGNAL);
             if (n > 0) {
                 done += static_cast<int>(n);
             } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {

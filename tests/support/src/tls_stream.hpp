@@ -22,7 +22,8 @@ class tls_stream {
 public:
     // Connects to host:port and completes the handshake before `until`. Throws
     // std::runtime_error with the reason (OpenSSL's, and the verification error if any).
-    tls_stream(const std::string& host, std::uint16_t port, const client_tls& options, deadline until);
+    tls_stream(const std::string& host, std::uint16_t port, const client_tls& options,
+               deadline until);
     ~tls_stream();
     tls_stream(const tls_stream&) = delete;
     tls_stream& operator=(const tls_stream&) = delete;

@@ -33,9 +33,7 @@ std::string companion_of(const std::string& name, companion which) {
     return std::string(key.data(), size);
 }
 
-std::string fence_key(const std::string& name) {
-    return companion_of(name, companion::fence);
-}
+std::string fence_key(const std::string& name) { return companion_of(name, companion::fence); }
 
 constexpr std::size_t waiters_read_max = 100;         // line entries status looks at
 constexpr long long scan_keys_examined_max = 10'000;  // keys list looks at per instance
@@ -415,7 +413,8 @@ int release_token(const options& o) {
         command_connection c;
         if (!open(c, nodes[i], o, problems[i])) continue;
         command_reply r;
-        problems[i].ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
+        problems[i].ec =
+            c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
         if (problems[i].ec || error_reply(r, problems[i])) continue;
         if (r.type == reply_type::integer && r.integer == 1) ++deleted;
     }
@@ -430,11 +429,12 @@ int release_token(const options& o) {
         return report_unreachable("release", "lock " + quote(o.name), failures, failed_addresses);
     }
     if (deleted >= quorum) {
-        std::printf("released lock %s (deleted on %zu of %zu instances)\n", quote(o.name).c_str(), deleted,
-                    nodes.size());
+        std::printf("released lock %s (deleted on %zu of %zu instances)\n", quote(o.name).c_str(),
+                    deleted, nodes.size());
         return exit_ok;
     }
-    std::printf("not released: token %s does not hold lock %s", shown(o.token).c_str(), quote(o.name).c_str());
+    std::printf("not released: token %s does not hold lock %s", shown(o.token).c_str(),
+                quote(o.name).c_str());
     if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, nodes.size());
     std::printf("\n");
     return exit_negative;

@@ -38,8 +38,8 @@ constexpr int simulated_replicas = 2;
 struct node_report {
     std::string address;
     command_failure problem;
-    session::node_facts facts;    // INFO's fields, CONFIG GET appendfsync's policy
-    std::string rdb;              // CONFIG GET save: "" for no snapshots
+    session::node_facts facts;      // INFO's fields, CONFIG GET appendfsync's policy
+    std::string rdb;                // CONFIG GET save: "" for no snapshots
     long long clock_offset_ms = 0;  // the node's TIME against this host's clock
     long long round_trip_ms = 0;
 };
@@ -56,9 +56,7 @@ long long wall_us() {
 }
 
 // The role INFO names: "master", "slave" ("" when it names none).
-std::string role_of(const node_report& r) {
-    return std::string(r.facts.role.view());
-}
+std::string role_of(const node_report& r) { return std::string(r.facts.role.view()); }
 
 // A replica's master, host:port ("" for any other role).
 std::string master_of(const node_report& r) {
@@ -74,7 +72,8 @@ long long leading_integer(const std::string& text) {
 }
 
 // One command; false (with r.problem set) when it failed or Redis refused it.
-bool ask(command_connection& c, const std::vector<std::string>& args, command_reply& out, node_report& r) {
+bool ask(command_connection& c, const std::vector<std::string>& args, command_reply& out,
+         node_report& r) {
     r.problem.ec = c.call(args, out);
     return !r.problem.ec && !error_reply(out, r.problem);
 }
@@ -93,8 +92,8 @@ void read_clock(command_connection& c, node_report& r) {
     const long long before = wall_us();
     if (!ask(c, {"TIME"}, time, r) || time.elements.size() != 2) return;
     const long long after = wall_us();
-    const long long node_us = leading_integer(time.elements[0].text) * 1'000'000 +
-                              leading_integer(time.elements[1].text);
+    const long long node_us =
+        leading_integer(time.elements[0].text) * 1'000'000 + leading_integer(time.elements[1].text);
     r.round_trip_ms = (after - before) / 1000;
     r.clock_offset_ms = (node_us - (before + after) / 2) / 1000;
 }
@@ -277,9 +276,7 @@ std::string eviction_text(const node_report& r) {
 }
 
 // A replica is read-only: `run` refuses it (not_master), so it counts toward no quorum.
-bool holds_locks(const node_report& r) {
-    return !r.problem.ec && role_of(r) == "master";
-}
+bool holds_locks(const node_report& r) { return !r.problem.ec && role_of(r) == "master"; }
 
 std::string role_text(const node_report& r) {
     if (role_of(r) != "slave") return role_of(r);
@@ -374,7 +371,8 @@ std::string protection(const verdict& v, const options& o) {
 
 std::string json_list(const std::vector<std::string>& items) {
     std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i > 0 ? "," : "") + json_string(items[i]);
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out += (i > 0 ? "," : "") + json_string(items[i]);
     return out + "]";
 }
 
@@ -390,9 +388,7 @@ struct report {
     bool worse = false;
 };
 
-bool quorum_left(const report& r) {
-    return r.holding >= r.needed;
-}
+bool quorum_left(const report& r) { return r.holding >= r.needed; }
 
 // Eviction (S10) hurts only a node that may evict: without one, it is not this deployment's.
 void set_aside_eviction(report& r) {
@@ -417,10 +413,8 @@ std::string missing_text(const report& r) {
     for (const node_report& n : r.nodes) {
         if (holds_locks(n)) continue;
         text += text.empty() ? "" : "; ";
-        if (n.problem.ec)
-            text += n.address + ": " + describe(n.problem);
-        else
-            text += n.address + " is a replica of " + master_of(n);
+        if (n.problem.ec) text += n.address + ": " + describe(n.problem);
+        else text += n.address + " is a replica of " + master_of(n);
     }
     return text;
 }
@@ -487,7 +481,8 @@ std::int64_t guard_left_ms(const node_report& n, const options& o) {
     edgelock::lock scratch;
     constexpr std::int64_t now_ms = 1'000'000'000;  // any instant: only differences count
     const node_start start = session::node_start_of(n.facts, now_ms, false);
-    if (scratch.configure(config) != errc::ok || scratch.on_node_started(0, start, now_ms) != errc::ok ||
+    if (scratch.configure(config) != errc::ok ||
+        scratch.on_node_started(0, start, now_ms) != errc::ok ||
         scratch.acquire(now_ms, 0, owner_token{}) != errc::ok) {
         return 0;
     }
@@ -507,8 +502,8 @@ std::string guard_text(const node_report& n, const options& o) {
     const std::int64_t left_ms = guard_left_ms(n, o);
     const std::string lease = "for leases of " + format_duration(o.ttl_ms);
     if (left_ms <= 0) return "counts now " + lease;
-    return "counts only in " + format_duration((left_ms + 99) / 100 * 100) + " " + lease +
-           " (up " + format_duration(n.facts.uptime_s * 1000) +
+    return "counts only in " + format_duration((left_ms + 99) / 100 * 100) + " " + lease + " (up " +
+           format_duration(n.facts.uptime_s * 1000) +
            " without durable data: a lease from before its start may still run)";
 }
 
@@ -583,10 +578,8 @@ void print_json(const report& r, const options& o) {
     std::vector<std::string> survives;
     std::vector<std::string> fails;
     for (const verdict& v : r.verdicts) {
-        if (v.failed.empty())
-            survives.push_back(v.scenario);
-        else
-            fails.push_back(v.scenario + ":" + v.failed);
+        if (v.failed.empty()) survives.push_back(v.scenario);
+        else fails.push_back(v.scenario + ":" + v.failed);
     }
     const char* verdict = !quorum_left(r) ? "cannot_hold_locks" : r.worse ? "worse" : "ok";
     std::printf(

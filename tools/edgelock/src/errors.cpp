@@ -19,13 +19,15 @@ const char* describe_errc(errc code) {
     switch (code) {
         case errc::busy: return "held by another owner";
         case errc::no_quorum: return "too few Redis instances answered";
-        case errc::validity_expired: return "Redis answered too late for any of the lease to remain";
+        case errc::validity_expired:
+            return "Redis answered too late for any of the lease to remain";
         case errc::wait_timeout: return "the wait ran out";
         case errc::token_gone: return "the key no longer holds our token";
         case errc::not_replicated: return "too few replicas confirmed the lock";
         case errc::expired: return "renewal did not reach Redis before the lease ended";
         case errc::fence_exhausted: return "the fence counter is at 2^63-1: no higher token exists";
-        case errc::restart_guard: return "a Redis node started without durable data too recently to count (restart guard)";
+        case errc::restart_guard:
+            return "a Redis node started without durable data too recently to count (restart guard)";
         case errc::node_restarted: return "a Redis node restarted during the hold";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";

@@ -52,7 +52,8 @@ environment read_environment() {
 int forward_to_simulator(const options& o) {
     const std::string path = find_simulator();
     if (path.empty()) {
-        std::fprintf(stderr, "edgelock: %s not found next to edgelock or on PATH\n", simulator_name);
+        std::fprintf(stderr, "edgelock: %s not found next to edgelock or on PATH\n",
+                     simulator_name);
         return exit_not_found;
     }
     std::vector<char*> argv;
@@ -60,7 +61,8 @@ int forward_to_simulator(const options& o) {
     for (const std::string& arg : o.program) argv.push_back(const_cast<char*>(arg.c_str()));
     argv.push_back(nullptr);
     ::execv(path.c_str(), argv.data());
-    std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(path).c_str(), std::strerror(errno));
+    std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(path).c_str(),
+                 std::strerror(errno));
     return exit_cannot_execute;
 }
 
@@ -85,11 +87,14 @@ std::string unusable_tls_file(const options& o) {
         if (file.path.empty()) continue;
         any = true;
         struct stat info {};
-        const bool readable = ::stat(file.path.c_str(), &info) == 0 && ::access(file.path.c_str(), R_OK) == 0;
+        const bool readable =
+            ::stat(file.path.c_str(), &info) == 0 && ::access(file.path.c_str(), R_OK) == 0;
         const char* why = !readable ? std::strerror(errno)
-                          : file.directory != S_ISDIR(info.st_mode) ? (file.directory ? "not a directory" : "a directory")
-                                                                     : nullptr;
-        if (why != nullptr) return std::string("cannot use ") + file.source + " " + shown(file.path) + ": " + why;
+                          : file.directory != S_ISDIR(info.st_mode)
+                              ? (file.directory ? "not a directory" : "a directory")
+                              : nullptr;
+        if (why != nullptr)
+            return std::string("cannot use ") + file.source + " " + shown(file.path) + ": " + why;
     }
     edgelock::tls_context context;
     if (!any || context.load(o.tls) != edgelock::transport_errc::tls_files) return "";
@@ -117,14 +122,10 @@ std::string read_password_file(const std::string& path, std::string& password) {
     std::string problem;
     char bytes[password_file_bytes_max];
     ssize_t size = -1;
-    if (::fstat(fd, &info) != 0)
-        problem = std::strerror(errno);
-    else if (!S_ISREG(info.st_mode))
-        problem = "not a regular file";
-    else if ((info.st_mode & S_IROTH) != 0)
-        problem = "every user may read it (chmod o-r)";
-    else if ((size = ::read(fd, bytes, sizeof bytes)) < 0)
-        problem = std::strerror(errno);
+    if (::fstat(fd, &info) != 0) problem = std::strerror(errno);
+    else if (!S_ISREG(info.st_mode)) problem = "not a regular file";
+    else if ((info.st_mode & S_IROTH) != 0) problem = "every user may read it (chmod o-r)";
+    else if ((size = ::read(fd, bytes, sizeof bytes)) < 0) problem = std::strerror(errno);
     ::close(fd);
     if (!problem.empty()) return "cannot use " + source + ": " + problem;
     const std::string_view text(bytes, static_cast<std::size_t>(size));

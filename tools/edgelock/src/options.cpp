@@ -185,8 +185,8 @@ std::string check_urls(const std::vector<std::string>& urls, std::string_view fl
         session::node_address address;
         const session::address_result parsed = session::parse_node_url(url, address);
         if (parsed.code != errc::ok) {
-            return "bad " + std::string(flag) + " address " + quote(without_credentials(url)) + ": " +
-                   parsed.problem;
+            return "bad " + std::string(flag) + " address " + quote(without_credentials(url)) +
+                   ": " + parsed.problem;
         }
     }
     return "";
@@ -208,7 +208,8 @@ std::string resolve_servers(options& o, const environment& env) {
     }
     if (!o.sentinel_urls.empty()) {
         if (o.master_name.empty()) return "--sentinel needs --master NAME (or EDGELOCK_MASTER)";
-        if (o.sentinel_urls.size() > redis_urls_max) return "too many --sentinel addresses (at most 7)";
+        if (o.sentinel_urls.size() > redis_urls_max)
+            return "too many --sentinel addresses (at most 7)";
         return check_urls(o.sentinel_urls, flags_given ? "--sentinel" : "EDGELOCK_SENTINEL");
     }
     if (flags_given && !o.master_name.empty()) return "--master needs --sentinel";
@@ -217,8 +218,8 @@ std::string resolve_servers(options& o, const environment& env) {
     const std::string_view source = flags_given ? "--redis" : "EDGELOCK_REDIS";
     if (std::string problem = check_urls(o.redis_urls, source); !problem.empty()) return problem;
     if (o.redis_urls.size() > redis_urls_max || o.redis_urls.size() % 2 == 0) {
-        return "Redlock needs an odd number of " + std::string(source) + " addresses, up to 7 (got " +
-               std::to_string(o.redis_urls.size()) + ")";
+        return "Redlock needs an odd number of " + std::string(source) +
+               " addresses, up to 7 (got " + std::to_string(o.redis_urls.size()) + ")";
     }
     return "";
 }
@@ -247,8 +248,9 @@ bool any_tls_address(const options& o) {
 // to is a mistake worth saying (the connection would be plain); a variable may be set for
 // other deployments, and is then left unused.
 std::string resolve_tls(options& o, const environment& env) {
-    const bool flags_given = !o.tls.ca_file.empty() || !o.tls.ca_dir.empty() || !o.tls.cert_file.empty() ||
-                             !o.tls.key_file.empty() || !o.tls.server_name.empty();
+    const bool flags_given = !o.tls.ca_file.empty() || !o.tls.ca_dir.empty() ||
+                             !o.tls.cert_file.empty() || !o.tls.key_file.empty() ||
+                             !o.tls.server_name.empty();
     if (!any_tls_address(o)) {
         if (flags_given) return "--tls-* flags apply to rediss:// addresses, and none is given";
         o.tls = tls_options{};  // variables meant for another deployment: unused here
@@ -289,7 +291,8 @@ std::string out_of_range(std::string_view flag, duration_range range, std::int64
 }
 
 // Stores a duration flag's value, within its range. Returns an error message, or "".
-std::string apply_duration(std::int64_t& out_ms, std::string_view flag, duration_range range, std::int64_t ms) {
+std::string apply_duration(std::int64_t& out_ms, std::string_view flag, duration_range range,
+                           std::int64_t ms) {
     if (ms < range.min_ms || ms > range.max_ms) return out_of_range(flag, range, ms);
     out_ms = ms;
     return "";
@@ -322,7 +325,8 @@ std::string companion_key_problem(const std::string& name) {
     const std::string_view stem = std::string_view(name).substr(0, colon);
     const std::string_view suffix = std::string_view(name).substr(colon);
     if (is_fence_key(name)) {
-        return "--name " + quote(name) + " is the fence key of lock " + quote(stem) + "; use another name";
+        return "--name " + quote(name) + " is the fence key of lock " + quote(stem) +
+               "; use another name";
     }
     const std::string role = suffix == ":owner" ? "owner key" : "queue key";
     const std::size_t close = stem.find('}');
@@ -331,23 +335,26 @@ std::string companion_key_problem(const std::string& name) {
     }
     const std::string_view rest = stem.substr(close + 1);
     const std::string_view owner = rest.empty() ? stem.substr(1, close - 1) : rest;
-    return "--name " + quote(name) + " is the " + role + " of lock " + quote(owner) + "; use another name";
+    return "--name " + quote(name) + " is the " + role + " of lock " + quote(owner) +
+           "; use another name";
 }
 
 // Refuses here, as a usage error, what `edgelock run` would otherwise learn only from
-// lock::configure once started: a TTL too short for the lease arithmetic, a fence or queue key as name.
+// lock::configure once started: a TTL too short for the lease arithmetic, a fence or queue key as
+// name.
 std::string check_lock(const options& o) {
     const errc code = configure_scratch(o, o.ttl_ms);
     if (code == errc::ok) return "";
-    if (code == errc::invalid_name && is_companion_key(o.name)) return companion_key_problem(o.name);
+    if (code == errc::invalid_name && is_companion_key(o.name))
+        return companion_key_problem(o.name);
     if (code == errc::invalid_ttl || code == errc::invalid_config) {
         const duration_range range = accepted_ttls(o);
         if (range.min_ms > 0 && (o.ttl_ms < range.min_ms || o.ttl_ms > range.max_ms)) {
             return out_of_range("--ttl", range, o.ttl_ms);
         }
     }
-    return "the lock refuses --name " + quote(o.name) + " with --ttl " + format_duration(o.ttl_ms) + " (" +
-           to_string(code) + ")";
+    return "the lock refuses --name " + quote(o.name) + " with --ttl " + format_duration(o.ttl_ms) +
+           " (" + to_string(code) + ")";
 }
 
 // WAIT's timeout must end within the attempt's reply budget (lock.hpp: the attempt timeout,
@@ -401,7 +408,8 @@ std::string apply_duration_flag(options& o, const flag_spec& f, const std::strin
         case flag_id::wait: return apply_duration(o.wait_ms, f.text, wait_range, ms);
         case flag_id::wait_replicas_timeout:
             return apply_duration(o.replica_wait_ms, f.text, replica_wait_range, ms);
-        case flag_id::kill_after: return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
+        case flag_id::kill_after:
+            return apply_duration(o.kill_after_ms, f.text, kill_after_range, ms);
         default: return apply_duration(o.redis_timeout_ms, f.text, redis_timeout_range, ms);
     }
 }
@@ -430,7 +438,8 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::token: o.token = value; return "";
         case flag_id::restart_guard:
         case flag_id::fencing: {
-            if (value != "on" && value != "off") return "bad " + std::string(f.text) + " " + quote(value) + " (use on or off)";
+            if (value != "on" && value != "off")
+                return "bad " + std::string(f.text) + " " + quote(value) + " (use on or off)";
             (f.id == flag_id::fencing ? o.fencing : o.restart_guard) = value == "on";
             return "";
         }
@@ -452,11 +461,13 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             tls_field(o.tls, f.id) = value;
             return "";
         case flag_id::fence_env:
-            if (!valid_env_name(value)) return "bad --fence-env " + quote(value) + ": not a variable name";
+            if (!valid_env_name(value))
+                return "bad --fence-env " + quote(value) + ": not a variable name";
             o.fence_env = value;
             return "";
         case flag_id::on_lost:
-            if (!parse_signal(value, o.lost_signal)) return "bad --on-lost signal " + quote(value) + " (use TERM, INT, HUP, KILL, ...)";
+            if (!parse_signal(value, o.lost_signal))
+                return "bad --on-lost signal " + quote(value) + " (use TERM, INT, HUP, KILL, ...)";
             return "";
         case flag_id::ttl:
         case flag_id::wait:
@@ -551,13 +562,17 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
     }
     if (!o.password_file.empty()) o.password.clear();  // main() reads the file; the flag wins
 
-    if (std::string problem = check_required(o); !problem.empty()) return usage_error(std::move(problem));
-    if (std::string problem = resolve_servers(o, env); !problem.empty()) return usage_error(std::move(problem));
-    if (std::string problem = resolve_tls(o, env); !problem.empty()) return usage_error(std::move(problem));
+    if (std::string problem = check_required(o); !problem.empty())
+        return usage_error(std::move(problem));
+    if (std::string problem = resolve_servers(o, env); !problem.empty())
+        return usage_error(std::move(problem));
+    if (std::string problem = resolve_tls(o, env); !problem.empty())
+        return usage_error(std::move(problem));
     if (std::string problem = check_replica_wait(o); !problem.empty())
         return usage_error(std::move(problem));
     if (c == command::run || c == command::hold) {
-        if (std::string problem = check_lock(o); !problem.empty()) return usage_error(std::move(problem));
+        if (std::string problem = check_lock(o); !problem.empty())
+            return usage_error(std::move(problem));
     }
     apply_password(o);
     return r;
@@ -587,19 +602,20 @@ parse_result parse_command_line(const std::vector<std::string>& args, const envi
                            " (commands: run, hold, status, list, release, check, sim)");
     }
     if (first == "sim") {
-        if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h")) return help_for(command::sim);
+        if (args.size() >= 2 && (args[1] == "--help" || args[1] == "-h"))
+            return help_for(command::sim);
         parse_result r;
         r.parsed.command = command::sim;
         r.parsed.program.assign(args.begin() + 1, args.end());
         return r;
     }
-    for (command c :
-         {command::run, command::hold, command::status, command::list, command::release,
-          command::check}) {
+    for (command c : {command::run, command::hold, command::status, command::list, command::release,
+                      command::check}) {
         if (first == command_name(c)) return parse_lock_command(c, args, env);
     }
     if (!first.empty() && first[0] == '-') {
-        return usage_error("unknown flag " + shown(first) + " before the command (see edgelock --help)");
+        return usage_error("unknown flag " + shown(first) +
+                           " before the command (see edgelock --help)");
     }
     return usage_error("unknown command " + quote(first) +
                        " (commands: run, hold, status, list, release, check, sim)");
@@ -636,14 +652,10 @@ bool parse_duration_part(std::string_view& text, std::int64_t& ms, std::int64_t&
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (error != std::errc{} || end == text.data() || value < 0) return false;
     text.remove_prefix(static_cast<std::size_t>(end - text.data()));
-    if (text.substr(0, 2) == "ms")
-        scale = 1;
-    else if (text.substr(0, 1) == "h")
-        scale = 3'600'000;
-    else if (text.substr(0, 1) == "m")
-        scale = 60'000;
-    else if (text.substr(0, 1) == "s")
-        scale = 1'000;
+    if (text.substr(0, 2) == "ms") scale = 1;
+    else if (text.substr(0, 1) == "h") scale = 3'600'000;
+    else if (text.substr(0, 1) == "m") scale = 60'000;
+    else if (text.substr(0, 1) == "s") scale = 1'000;
     else return false;
     text.remove_prefix(scale == 1 ? 2 : 1);
     if (value > std::numeric_limits<std::int64_t>::max() / scale) return false;
@@ -697,9 +709,14 @@ struct named_signal {
 };
 
 const std::array<named_signal, 8>& signal_names() {
-    static const std::array<named_signal, 8> names{{{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT},
-                                                     {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
-                                                     {"ALRM", SIGALRM}, {"TERM", SIGTERM}}};
+    static const std::array<named_signal, 8> names{{{"HUP", SIGHUP},
+                                                    {"INT", SIGINT},
+                                                    {"QUIT", SIGQUIT},
+                                                    {"KILL", SIGKILL},
+                                                    {"USR1", SIGUSR1},
+                                                    {"USR2", SIGUSR2},
+                                                    {"ALRM", SIGALRM},
+                                                    {"TERM", SIGTERM}}};
     return names;
 }
 
@@ -750,7 +767,8 @@ std::vector<std::string> split_list(std::string_view text) {
     std::vector<std::string> parts;
     std::size_t start = 0;
     for (std::size_t i = 0; i <= text.size(); ++i) {
-        const bool separator = i == text.size() || text[i] == ',' || text[i] == ' ' || text[i] == '\t' || text[i] == '\n';
+        const bool separator = i == text.size() || text[i] == ',' || text[i] == ' ' ||
+                               text[i] == '\t' || text[i] == '\n';
         if (!separator) continue;
         if (i > start) parts.emplace_back(text.substr(start, i - start));
         start = i + 1;

@@ -22,9 +22,10 @@ enum class command { help, version, run, status, release, sim, check, hold, list
 
 // Limits of the values the CLI accepts. --ttl has no limits of its own: the parser accepts
 // exactly the TTLs lock::configure accepts (see run_lock_config).
-inline constexpr std::int64_t duration_ms_max = 24LL * 60 * 60 * 1000;  // the core's ttl and wait max
+inline constexpr std::int64_t duration_ms_max =
+    24LL * 60 * 60 * 1000;  // the core's ttl and wait max
 inline constexpr std::int64_t redis_timeout_ms_max = session::timeout_ms_max;
-inline constexpr std::size_t redis_urls_max = 7;                        // edgelock::instances_max
+inline constexpr std::size_t redis_urls_max = 7;  // edgelock::instances_max
 inline constexpr std::size_t env_name_bytes_max = 128;
 
 // What the environment may supply; flags win over it.
@@ -47,25 +48,26 @@ struct options {
     enum command command = command::help;
     std::string help_topic;  // command::help: "" for the overview, or "run", "status", ...
 
-    std::string name;                      // the lock name (the Redis key)
-    std::vector<std::string> redis_urls;   // 1, or an odd count up to 7 (Redlock)
+    std::string name;                     // the lock name (the Redis key)
+    std::vector<std::string> redis_urls;  // 1, or an odd count up to 7 (Redlock)
     std::vector<std::string> sentinel_urls;
     std::string master_name;
-    tls_options tls;                       // --tls-ca, --tls-ca-dir, --tls-cert, --tls-key, --tls-server-name
+    tls_options tls;  // --tls-ca, --tls-ca-dir, --tls-cert, --tls-key, --tls-server-name
     std::int64_t ttl_ms = 30'000;
     std::int64_t wait_ms = 10'000;
-    std::int64_t redis_timeout_ms = session::timing{}.command_timeout_ms;  // connect and per-reply timeout
+    std::int64_t redis_timeout_ms =
+        session::timing{}.command_timeout_ms;  // connect and per-reply timeout
     std::string fence_env = "EDGELOCK_FENCE";
     int lost_signal = SIGTERM;
-    std::int64_t kill_after_ms = 10'000;    // then SIGKILL
-    std::string token;                      // release: the holder's token
-    bool restart_guard = true;              // run, check: --restart-guard on|off (lock.hpp, "Restarts")
-    bool fencing = true;                    // check: --fencing on|off (run always fences)
-    std::uint8_t replicas_to_wait = 0;      // run, hold, check: --wait-replicas N (Sentinel's WAIT)
-    std::int64_t replica_wait_ms = 0;       // --wait-replicas-timeout; 0: the core's default
-    bool json = false;                      // check, status: --json
-    std::string prefix;                     // list: --prefix P, the keys examined (MATCH P*)
-    bool fair = true;                       // run: false with --unfair (one instance only: lock.hpp)
+    std::int64_t kill_after_ms = 10'000;  // then SIGKILL
+    std::string token;                    // release: the holder's token
+    bool restart_guard = true;          // run, check: --restart-guard on|off (lock.hpp, "Restarts")
+    bool fencing = true;                // check: --fencing on|off (run always fences)
+    std::uint8_t replicas_to_wait = 0;  // run, hold, check: --wait-replicas N (Sentinel's WAIT)
+    std::int64_t replica_wait_ms = 0;   // --wait-replicas-timeout; 0: the core's default
+    bool json = false;                  // check, status: --json
+    std::string prefix;                 // list: --prefix P, the keys examined (MATCH P*)
+    bool fair = true;                   // run: false with --unfair (one instance only: lock.hpp)
     int conflict_exit_code = conflict_exit_code_unset;  // run, hold: -E / --conflict-exit-code
     bool verbose = false;                               // run, hold: -v / --verbose
     // --password-file FILE (read by main(), which the parser leaves I/O to) or EDGELOCK_PASSWORD:

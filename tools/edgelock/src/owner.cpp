@@ -57,9 +57,7 @@ std::string host_name() {
 
 }  // namespace
 
-std::string owner_key(const std::string& name) {
-    return companion_of(name, companion::owner);
-}
+std::string owner_key(const std::string& name) { return companion_of(name, companion::owner); }
 
 void describe_holder(const options& o, const std::string& token, std::int64_t fence) {
     const std::vector<std::string> args = {"EVAL",

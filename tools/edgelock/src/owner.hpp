@@ -10,9 +10,9 @@
 //
 // The write is a script that writes only while the lock key still holds this run's token (a
 // client that does not fence, redis-py or redsync, moves no counter: the counter alone could
-// not tell its hold from ours) and the fence counter still has this run's fence token. The key expires fence_ttl_ms (a week) after the write, as the
-// counter does: names used once leave nothing for good, and a hold longer than a week shows
-// no description after that.
+// not tell its hold from ours) and the fence counter still has this run's fence token. The key
+// expires fence_ttl_ms (a week) after the write, as the counter does: names used once leave nothing
+// for good, and a hold longer than a week shows no description after that.
 #pragma once
 
 #include <cstdint>

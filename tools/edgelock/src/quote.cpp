@@ -37,8 +37,9 @@ std::size_t utf8_length(std::string_view text, std::size_t at) {
 bool breaks_lines(std::string_view sequence) {
     const auto byte = [&](std::size_t i) { return static_cast<std::uint8_t>(sequence[i]); };
     if (sequence.size() == 1) return byte(0) < 0x20 || byte(0) == 0x7f;
-    if (sequence.size() == 2) return byte(0) == 0xc2 && byte(1) <= 0x9f;                       // C1
-    if (sequence.size() == 3) return byte(0) == 0xe2 && byte(1) == 0x80 && (byte(2) == 0xa8 || byte(2) == 0xa9);
+    if (sequence.size() == 2) return byte(0) == 0xc2 && byte(1) <= 0x9f;  // C1
+    if (sequence.size() == 3)
+        return byte(0) == 0xe2 && byte(1) == 0x80 && (byte(2) == 0xa8 || byte(2) == 0xa9);
     return false;
 }
 
@@ -94,7 +95,9 @@ std::string quote(std::string_view text) {
     return out + "\"";
 }
 
-std::string shown(std::string_view text) { return needs_escape(text) ? quote(text) : std::string(text); }
+std::string shown(std::string_view text) {
+    return needs_escape(text) ? quote(text) : std::string(text);
+}
 
 std::string json_string(std::string_view text) {
     std::string out = "\"";

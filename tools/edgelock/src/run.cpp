@@ -40,7 +40,7 @@ namespace {
 
 using hiredis::now_ms;
 
-constexpr std::int64_t progress_delay_ms = 1'000;   // a quick acquire shows nothing
+constexpr std::int64_t progress_delay_ms = 1'000;  // a quick acquire shows nothing
 constexpr std::int64_t progress_period_ms = 250;
 constexpr std::int64_t supervise_poll_ms_max = 1'000;  // re-check even if a wake-up were missed
 constexpr std::size_t inherited_fds_max = 1'024;
@@ -96,13 +96,13 @@ void drain_wake_pipe() {
 }
 
 void install_handlers() {
-    struct sigaction action{};
+    struct sigaction action {};
     action.sa_handler = on_signal;
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &action, nullptr);
     for (int s : forwarded_signals) sigaction(s, &action, nullptr);
-    struct sigaction ignore{};
+    struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     sigemptyset(&ignore.sa_mask);
     for (int s : left_to_cmd_signals) sigaction(s, &ignore, nullptr);
@@ -162,7 +162,8 @@ public:
 private:
     void loop() {
         std::unique_lock<std::mutex> held(mutex_);
-        while (!changed_.wait_for(held, std::chrono::milliseconds(progress_period_ms), [this] { return stopping_; })) {
+        while (!changed_.wait_for(held, std::chrono::milliseconds(progress_period_ms),
+                                  [this] { return stopping_; })) {
             const std::int64_t waited_ms = now_ms() - started_ms_;
             if (waited_ms < progress_delay_ms) continue;
             const std::string waited = format_duration(waited_ms / 100 * 100);
@@ -234,8 +235,8 @@ void verbose_printer::connection(const hiredis::lock_event& e) {
         return;
     }
     const std::string why = e.code ? describe(e.code) : std::string("closed");
-    const char* format = up_[i] ? "edgelock: connection to %s lost: %s\n"
-                                : "edgelock: cannot connect to %s: %s\n";
+    const char* format =
+        up_[i] ? "edgelock: connection to %s lost: %s\n" : "edgelock: cannot connect to %s: %s\n";
     std::fprintf(stderr, format, node.c_str(), why.c_str());
     up_[i] = false;
 }
@@ -295,11 +296,14 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.on_lost = [](std::error_code) { wake(); };
     if (o.verbose) lo.on_event = verbose_printer(o);
     // A node that may evict lock keys is worth a line on stderr, once per connection.
-    const std::vector<std::string> where = o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
-    lo.on_warning = [where, master = o.master_name](std::size_t instance, std::string_view warning) {
-        const std::string node = instance < where.size() ? display_address(where[instance]) : "master " + quote(master);
-        std::fprintf(stderr, "edgelock: warning: %s: %.*s\n", node.c_str(), static_cast<int>(warning.size()),
-                     warning.data());
+    const std::vector<std::string> where =
+        o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
+    lo.on_warning = [where, master = o.master_name](std::size_t instance,
+                                                    std::string_view warning) {
+        const std::string node =
+            instance < where.size() ? display_address(where[instance]) : "master " + quote(master);
+        std::fprintf(stderr, "edgelock: warning: %s: %.*s\n", node.c_str(),
+                     static_cast<int>(warning.size()), warning.data());
     };
     return lo;
 }
@@ -333,7 +337,8 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
         text += display_address(o.redis_urls[i]) + ": " + describe(instance_ec, lock, i);
     }
     if (text.empty()) return describe(ec);
-    if (o.redis_urls.size() > 1) return describe(make_error_code(errc::no_quorum)) + " (" + text + ")";
+    if (o.redis_urls.size() > 1)
+        return describe(make_error_code(errc::no_quorum)) + " (" + text + ")";
     return text;
 }
 
@@ -415,15 +420,18 @@ int conflict_code(const options& o, int code) {
 int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
     if (ec == errc::busy) {
         if (o.wait_ms == 0) {
-            std::fprintf(stderr, "edgelock: lock %s is held by another owner (--wait 0)\n", quote(o.name).c_str());
+            std::fprintf(stderr, "edgelock: lock %s is held by another owner (--wait 0)\n",
+                         quote(o.name).c_str());
             return conflict_code(o, exit_busy);
         }
-        std::fprintf(stderr, "edgelock: gave up waiting for lock %s after %s: still held by another owner\n",
-                     quote(o.name).c_str(), format_duration(o.wait_ms).c_str());
+        std::fprintf(
+            stderr, "edgelock: gave up waiting for lock %s after %s: still held by another owner\n",
+            quote(o.name).c_str(), format_duration(o.wait_ms).c_str());
         return conflict_code(o, exit_wait_timeout);
     }
     if (ec == errc::restart_guard) {
-        const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
+        const std::int64_t guard_left_ms =
+            std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
         std::fprintf(stderr,
                      "edgelock: cannot acquire lock %s yet: %s without AOF appendfsync always, "
                      "so it counts only in %s, beyond --wait %s (restart guard: a lease from "
@@ -560,7 +568,8 @@ int supervise(hiredis::lock& lock, const options& o, pid_t pid, bool& signalled_
             killed = true;
         }
         std::int64_t timeout_ms = supervise_poll_ms_max;
-        if (signalled_for_loss && !killed) timeout_ms = std::clamp<std::int64_t>(kill_at_ms - now, 0, timeout_ms);
+        if (signalled_for_loss && !killed)
+            timeout_ms = std::clamp<std::int64_t>(kill_at_ms - now, 0, timeout_ms);
         pollfd p{wake_read_fd, POLLIN, 0};
         ::poll(&p, 1, static_cast<int>(timeout_ms));
         drain_wake_pipe();
@@ -594,7 +603,8 @@ int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold)
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
     if (const std::error_code ec = lock.open(lock_options_for(o))) {
-        std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(), describe(ec).c_str());
+        std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(),
+                     describe(ec).c_str());
         return exit_code_for(ec);
     }
     cancel_on_signal = &lock;
@@ -652,7 +662,8 @@ int run_locked(const options& o) {
     if (const int error = spawn(o, hold.fence, pid); error != 0) {
         // Best effort: the exit code tells of the spawn; a key left behind ends with its TTL.
         (void)lock.release();
-        std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(o.program[0]).c_str(), std::strerror(error));
+        std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(o.program[0]).c_str(),
+                     std::strerror(error));
         return error == ENOENT ? exit_not_found : exit_cannot_execute;
     }
 
@@ -663,14 +674,15 @@ int run_locked(const options& o) {
     const std::error_code released = lock.release();
     if (lost || released == errc::expired) {
         if (!signalled_for_loss) {
-            std::fprintf(stderr, "edgelock: lost lock %s before CMD finished (%s)\n", quote(o.name).c_str(),
-                         lost_why(reason).c_str());
+            std::fprintf(stderr, "edgelock: lost lock %s before CMD finished (%s)\n",
+                         quote(o.name).c_str(), lost_why(reason).c_str());
         }
         return exit_lost;
     }
     if (released && released != errc::not_held) {
         std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
-                     quote(o.name).c_str(), describe(released).c_str(), format_duration(o.ttl_ms).c_str());
+                     quote(o.name).c_str(), describe(released).c_str(),
+                     format_duration(o.ttl_ms).c_str());
     }
     return exit_code_of(status);
 }

@@ -36,7 +36,8 @@ std::string find_simulator() {
     return "";
 }
 
-int capture_simulator(const std::string& path, const std::vector<std::string>& args, std::string& output) {
+int capture_simulator(const std::string& path, const std::vector<std::string>& args,
+                      std::string& output) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
     std::vector<char*> argv;

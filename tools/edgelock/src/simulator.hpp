@@ -15,6 +15,7 @@ std::string find_simulator();
 
 // Runs the simulator at `path` with `args` and collects its standard output. Returns its exit
 // status, or -1 when it could not be started or did not exit normally.
-int capture_simulator(const std::string& path, const std::vector<std::string>& args, std::string& output);
+int capture_simulator(const std::string& path, const std::vector<std::string>& args,
+                      std::string& output);
 
 }  // namespace edgelock::cli

@@ -17,11 +17,12 @@
 
 namespace edgelock::async::detail {
 
-asio_connection::asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index, connection_role role)
+asio_connection::asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index,
+                                 connection_role role)
     : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
 
-errc asio_connection::init(session::connection_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
-                       std::size_t waiters_max) {
+errc asio_connection::init(session::connection_setup setup, std::size_t lock_requests_max,
+                           std::size_t buffer_bytes, std::size_t waiters_max) {
     const std::size_t capacity = lock_requests_max + session::handshake_steps_max;
     in_flight_.reset(new session::in_flight[capacity]);
     setup.in_flight_storage = in_flight_.get();
@@ -36,12 +37,15 @@ errc asio_connection::init(session::connection_setup setup, std::size_t lock_req
 }
 
 std::string asio_connection::address() const {
-    if (connection().state() == session::connection_state::idle && connection().attempts_finished() == 0) return {};
+    if (connection().state() == session::connection_state::idle &&
+        connection().attempts_finished() == 0)
+        return {};
     return std::string(session::format_address(connection().address()).view());
 }
 
 bool asio_connection::serves(const node_address& master) const noexcept {
-    return connection().ready() && !connection().asking_sentinel() && connection().address().same_node(master);
+    return connection().ready() && !connection().asking_sentinel() &&
+           connection().address().same_node(master);
 }
 
 void asio_connection::start() {
@@ -124,20 +128,22 @@ void asio_connection::ended(const session::connection_end& closed, bool lock_hea
 
 // Replies on a lingering connection reach nobody: the client has moved on.
 void asio_connection::answered(const session::in_flight& entry, const reply_node* nodes,
-                           std::size_t count) {
+                               std::size_t count) {
     if (role_ == connection_role::subscriber) owner_.on_subscription_answer(entry, nodes, count);
     if (role_ == connection_role::instance) owner_.on_lock_reply(index_, entry, nodes[0]);
 }
 
 void asio_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,
-                         std::size_t count) {
+                             std::size_t count) {
     if (role_ == connection_role::leaving) return;
     if (what == session::routed_reply::kind::message) owner_.on_wake_message(nodes, count);
-    if (what == session::routed_reply::kind::master_switched) owner_.on_switch_master(connection().switched_to());
+    if (what == session::routed_reply::kind::master_switched)
+        owner_.on_switch_master(connection().switched_to());
 }
 
 void asio_connection::node_started() {
-    if (role_ == connection_role::instance) owner_.on_node_read(index_, connection().node(), connection().started());
+    if (role_ == connection_role::instance)
+        owner_.on_node_read(index_, connection().node(), connection().started());
 }
 
 // A lingering connection ends once nothing is in flight, or when the connection gave up on it (a
@@ -159,28 +165,33 @@ void asio_connection::connect_to(const node_address& to) {
     std::error_code ec;
     const asio::ip::address address = asio::ip::make_address(host, ec);
     if (!ec) {
-        socket_.async_connect(asio::ip::tcp::endpoint(address, to.port), [self, i, epoch](std::error_code result) {
-            if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
-        });
+        socket_.async_connect(asio::ip::tcp::endpoint(address, to.port),
+                              [self, i, epoch](std::error_code result) {
+                                  if (asio_connection* s = self->connection_at(i))
+                                      s->on_connected(epoch, result);
+                              });
         return;
     }
-    resolver_.async_resolve(
-        host, std::to_string(to.port),
-        [self, i, epoch](std::error_code result, const asio::ip::tcp::resolver::results_type& found) {
-            if (asio_connection* s = self->connection_at(i)) s->on_resolved(epoch, result, found);
-        });
+    resolver_.async_resolve(host, std::to_string(to.port),
+                            [self, i, epoch](std::error_code result,
+                                             const asio::ip::tcp::resolver::results_type& found) {
+                                if (asio_connection* s = self->connection_at(i))
+                                    s->on_resolved(epoch, result, found);
+                            });
 }
 
 void asio_connection::on_resolved(std::uint32_t epoch, std::error_code ec,
-                              const asio::ip::tcp::resolver::results_type& results) {
+                                  const asio::ip::tcp::resolver::results_type& results) {
     if (epoch != epoch_) return;
     client_impl::dispatch_scope scope(owner_);
     if (ec) return fail(ec);
     auto self = owner_.self();
     const std::uint8_t i = index_;
-    asio::async_connect(socket_, results, [self, i, epoch](std::error_code result, const asio::ip::tcp::endpoint&) {
-        if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
-    });
+    asio::async_connect(socket_, results,
+                        [self, i, epoch](std::error_code result, const asio::ip::tcp::endpoint&) {
+                            if (asio_connection* s = self->connection_at(i))
+                                s->on_connected(epoch, result);
+                        });
 }
 
 void asio_connection::on_connected(std::uint32_t epoch, std::error_code ec) {
@@ -203,10 +214,11 @@ void asio_connection::start_tls(std::uint32_t epoch) {
     driver_.on_tls_handshake();
     auto self = owner_.self();
     const std::uint8_t i = index_;
-    tls_->async_handshake(asio::ssl::stream_base::client,
-                          with_handler_memory([self, i, epoch, keep = tls_](std::error_code result) {
-                              if (asio_connection* s = self->connection_at(i)) s->on_tls_handshake(epoch, result);
-                          }));
+    tls_->async_handshake(
+        asio::ssl::stream_base::client,
+        with_handler_memory([self, i, epoch, keep = tls_](std::error_code result) {
+            if (asio_connection* s = self->connection_at(i)) s->on_tls_handshake(epoch, result);
+        }));
     settle();
 }
 
@@ -251,7 +263,9 @@ bool asio_connection::commit(std::size_t size) noexcept {
 void asio_connection::flush() noexcept {
     if (writing_ || pending_size_ == 0) return;
     const session::connection_state state = connection().state();
-    if (state != session::connection_state::handshaking && state != session::connection_state::ready) return;
+    if (state != session::connection_state::handshaking &&
+        state != session::connection_state::ready)
+        return;
     char* data = buffers_[pending_].get();
     std::error_code ec;
     // Over TLS every write is asynchronous: the stream encrypts and writes in one operation.
@@ -280,9 +294,10 @@ void asio_connection::flush() noexcept {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    auto on_written = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
-        if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
-    });
+    auto on_written =
+        with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
+            if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
+        });
     const asio::const_buffer rest(data + written, remaining);
     if (tls_) {
         asio::async_write(*tls_, rest, std::move(on_written));
@@ -315,9 +330,10 @@ void asio_connection::start_read() {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    auto on_read = with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
-        if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
-    });
+    auto on_read = with_handler_memory(
+        [self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
+            if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
+        });
     const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
         tls_->async_read_some(room, std::move(on_read));
@@ -336,7 +352,8 @@ void asio_connection::on_read(std::uint32_t epoch, std::error_code ec, std::size
     read_size_ += size;
     if (!route_replies(epoch)) return;  // the socket was dropped meanwhile
     const session::connection_state state = connection().state();
-    const bool reading = state == session::connection_state::handshaking || state == session::connection_state::ready;
+    const bool reading = state == session::connection_state::handshaking ||
+                         state == session::connection_state::ready;
     settle();
     if (reading && epoch == epoch_) start_read();
 }
@@ -362,12 +379,14 @@ void asio_connection::arm_timer(std::int64_t deadline_ms) {
     if (deadline_ms >= timer_ms_) return;
     timer_ms_ = deadline_ms;
     timer_epoch_ = owner_.next_epoch();
-    timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::milliseconds(deadline_ms)));
+    timer_.expires_at(
+        std::chrono::steady_clock::time_point(std::chrono::milliseconds(deadline_ms)));
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t timer_epoch = timer_epoch_;
     timer_.async_wait(with_handler_memory([self, i, timer_epoch](std::error_code result) {
-        if (asio_connection* s = self->connection_at(i, timer_epoch)) s->on_timer(timer_epoch, result);
+        if (asio_connection* s = self->connection_at(i, timer_epoch))
+            s->on_timer(timer_epoch, result);
     }));
 }
 
@@ -386,9 +405,11 @@ void asio_connection::fail(std::error_code code) {
 
 failure asio_connection::failure_of(std::error_code ec) const {
     if (tls_ && ec.category() == asio::error::get_ssl_category()) {
-        return tls_failure(SSL_get_verify_result(tls_->native_handle()), static_cast<unsigned long>(ec.value()));
+        return tls_failure(SSL_get_verify_result(tls_->native_handle()),
+                           static_cast<unsigned long>(ec.value()));
     }
-    if (ec == asio::ssl::error::stream_truncated) return failure::of(transport_errc::connection_closed);
+    if (ec == asio::ssl::error::stream_truncated)
+        return failure::of(transport_errc::connection_closed);
     return to_failure(ec);
 }
 

@@ -32,7 +32,8 @@ constexpr std::int64_t keepalive_probes_max = 127;
 
 std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
     return std::chrono::steady_clock::time_point(
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::milliseconds(ms)));
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(ms)));
 }
 
 bool attempt_running(lock_state state) {
@@ -61,9 +62,11 @@ void client_impl::build_connections() {
     subscriber_index_ = no_socket;
     for (std::size_t i = 0; i < instance_count_; ++i) {
         const session::connection_setup setup = instance_setup(i);
-        connections_.push_back(std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(i), connection_role::instance));
-        const errc built = connections_.back()->init(setup, config_.locks_max * requests_per_instance_max,
-                                                 config_.buffer_bytes, config_.locks_max);
+        connections_.push_back(std::make_unique<asio_connection>(
+            *this, io_, static_cast<std::uint8_t>(i), connection_role::instance));
+        const errc built =
+            connections_.back()->init(setup, config_.locks_max * requests_per_instance_max,
+                                      config_.buffer_bytes, config_.locks_max);
         EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
     }
     if (!where_.by_sentinel()) return;
@@ -72,8 +75,8 @@ void client_impl::build_connections() {
     setup.node = nullptr;
     setup.read_node = false;
     setup.seed = seed_bits_ + instance_count_;
-    connections_.push_back(
-        std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(instance_count_), connection_role::watcher));
+    connections_.push_back(std::make_unique<asio_connection>(
+        *this, io_, static_cast<std::uint8_t>(instance_count_), connection_role::watcher));
     const errc built = connections_.back()->init(setup, 0, 2 * request_bytes_max, 1);
     EDGELOCK_ASSERT(built == errc::ok);
 }
@@ -88,8 +91,11 @@ client_impl::~client_impl() {
 // What only this client has, refused before anything is changed; the deployment is
 // validate()'s (deployment.hpp), as in the blocking client.
 std::error_code check_client_fields(const client_config& config) {
-    if (config.locks_max == 0 || config.locks_max > locks_max_limit) return make_error_code(errc::invalid_config);
-    const auto within = [](std::int64_t value, std::int64_t high) { return value > 0 && value <= high; };
+    if (config.locks_max == 0 || config.locks_max > locks_max_limit)
+        return make_error_code(errc::invalid_config);
+    const auto within = [](std::int64_t value, std::int64_t high) {
+        return value > 0 && value <= high;
+    };
     if (config.keepalive && (!within(config.keepalive_idle_s, keepalive_s_max) ||
                              !within(config.keepalive_interval_s, keepalive_s_max) ||
                              !within(config.keepalive_probes, keepalive_probes_max))) {
@@ -203,12 +209,14 @@ std::uint8_t client_impl::leave_lines() noexcept {
         // Its events are nobody's now (close() completes its handler), and room for the
         // cancellation's event lets the core accept it.
         event ignored;
-        while (e.core.poll_event(ignored)) {}
+        while (e.core.poll_event(ignored)) {
+        }
         if (e.core.release(now) == errc::ok) write_requests(index);
     }
     std::uint8_t written = 0;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        if (connections_[i]->connection().requests_in_flight() > in_flight_before[i]) written |= 1u << i;
+        if (connections_[i]->connection().requests_in_flight() > in_flight_before[i])
+            written |= 1u << i;
     }
     return written;
 }
@@ -269,9 +277,11 @@ void client_impl::post_flush() {
 
 void client_impl::wait_ready(handler_slot handler) {
     if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
-    if (!ready_handler_.empty()) return post_completion(std::move(handler), transport_errc::operation_in_progress);
+    if (!ready_handler_.empty())
+        return post_completion(std::move(handler), transport_errc::operation_in_progress);
     ready_handler_ = std::move(handler);
-    for (std::size_t i = 0; i < instance_count_; ++i) ready_marks_[i] = connections_[i]->attempts_finished();
+    for (std::size_t i = 0; i < instance_count_; ++i)
+        ready_marks_[i] = connections_[i]->attempts_finished();
     ready_check_ = true;
     if (depth_ == 0) post_flush();
 }
@@ -311,7 +321,8 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     lock_entry& e = locks_.next_free();
     lock_config adjusted = config;
     adjusted.instances = static_cast<std::uint8_t>(instance_count_);
-    if (const errc code = e.core.configure(adjusted); code != errc::ok) return make_error_code(code);
+    if (const errc code = e.core.configure(adjusted); code != errc::ok)
+        return make_error_code(code);
     // Nothing of the slot's previous lock carries over, whatever its handlers did.
     e.acquire_handler.reset();
     e.release_handler.reset();
@@ -326,8 +337,8 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.last_cause = errc::ok;
     for (std::size_t i = 0; i < instance_count_; ++i) {
         if (((node_starts_known_ >> i) & 1u) == 0) continue;
-        const errc told = session::tell_node_started(e.core, static_cast<std::uint8_t>(i), node_starts_[i],
-                                                     config_.restart_guard, now_ms());
+        const errc told = session::tell_node_started(
+            e.core, static_cast<std::uint8_t>(i), node_starts_[i], config_.restart_guard, now_ms());
         EDGELOCK_ASSERT(told == errc::ok);  // idle, no events: nothing to refuse
     }
     return {};
@@ -368,7 +379,8 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     deadlines_.set(index, no_deadline_ms);
     if (channels_.ready()) channels_.detach(index);
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        connections_[i]->waiters().erase_if([index](const lock_ref& ref) { return ref.index == index; });
+        connections_[i]->waiters().erase_if(
+            [index](const lock_ref& ref) { return ref.index == index; });
     }
     dirty_.erase_if([index](const lock_ref& ref) { return ref.index == index; });
     ++e.generation;
@@ -395,7 +407,8 @@ std::error_code client_impl::set_lost_handler(lock_handle handle, handler_slot h
     return {};
 }
 
-void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler) {
+void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
+                          handler_slot handler) {
     if (!open_) return post_completion(std::move(handler), transport_errc::not_open);
     lock_entry* e = locks_.find(handle);
     if (e == nullptr) return post_completion(std::move(handler), transport_errc::invalid_handle);
@@ -409,9 +422,11 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait, ha
         after_call(handle.index);  // the refusal may follow events the call produced
         // The core refuses while the last hold's release runs: to the caller that is an
         // operation in progress, like a running acquire, and ends by itself.
-        const bool releasing = code == errc::invalid_state && e->core.state() == lock_state::releasing;
-        const std::error_code refused =
-            releasing ? make_error_code(transport_errc::operation_in_progress) : make_error_code(code);
+        const bool releasing =
+            code == errc::invalid_state && e->core.state() == lock_state::releasing;
+        const std::error_code refused = releasing
+                                            ? make_error_code(transport_errc::operation_in_progress)
+                                            : make_error_code(code);
         return post_completion(std::move(handler), refused);
     }
     e->acquire_handler = std::move(handler);
@@ -475,7 +490,8 @@ lock_status client_impl::status(lock_handle handle) const noexcept {
 void client_impl::after_call(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     event ev;
-    while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
+    while (e.deferred_count < events_max && e.core.poll_event(ev))
+        e.deferred[e.deferred_count++] = ev;
     if ((e.deferred_count > 0 || e.release_after_events) && !e.dirty) {
         e.dirty = true;
         const bool pushed = dirty_.push(lock_ref{index, e.generation});
@@ -500,7 +516,8 @@ bool client_impl::deliver_pending(std::uint32_t index) {
         event ev;
         if (e.deferred_count > 0) {
             ev = e.deferred[0];
-            std::move(e.deferred.begin() + 1, e.deferred.begin() + e.deferred_count, e.deferred.begin());
+            std::move(e.deferred.begin() + 1, e.deferred.begin() + e.deferred_count,
+                      e.deferred.begin());
             --e.deferred_count;
         } else if (!e.core.poll_event(ev)) {
             break;
@@ -522,13 +539,16 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
         case event_type::acquire_failed:
             e.last_cause = ev.code == errc::wait_timeout ? ev.cause : ev.code;
             e.guard_until_ms = ev.guard_until_ms;
-            e.acquire_handler.complete(to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e))), 0);
+            e.acquire_handler.complete(
+                to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e))),
+                0);
             break;
         case event_type::renewed: ++e.renewals; break;
         case event_type::lost: deliver_lost(e, ev.code); break;
         case event_type::released:
             e.hold_reported = false;
-            e.release_handler.complete(to_error_code(session::release_result(ev, instance_count_, instance_failure(e))));
+            e.release_handler.complete(
+                to_error_code(session::release_result(ev, instance_count_, instance_failure(e))));
             break;
     }
 }
@@ -656,9 +676,9 @@ void client_impl::arm_lock_timer(std::int64_t deadline_ms) {
     lock_timer_ms_ = deadline_ms;
     lock_timer_epoch_ = next_epoch();
     lock_timer_.expires_at(to_time_point(deadline_ms));
-    lock_timer_.async_wait(with_handler_memory([self = shared_from_this(), epoch = lock_timer_epoch_](std::error_code ec) {
-        self->on_lock_timer(epoch, ec);
-    }));
+    lock_timer_.async_wait(
+        with_handler_memory([self = shared_from_this(), epoch = lock_timer_epoch_](
+                                std::error_code ec) { self->on_lock_timer(epoch, ec); }));
 }
 
 void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
@@ -693,7 +713,8 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
 
 // ---- connection callbacks ----------------------------------------------------------------
 
-void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply) {
+void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight& entry,
+                                const reply_node& reply) {
     if (entry.owner >= locks_.capacity()) return;
     on_request_done(entry.owner);
     lock_entry& e = locks_[entry.owner];
@@ -728,9 +749,10 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            if (attempt_running(e.core.state()) && !e.failure) e.failure = connections_[instance]->last_error();
-            const errc heard =
-                session::hear_close(e.core, instance, connections_[instance]->connection(), now_ms());
+            if (attempt_running(e.core.state()) && !e.failure)
+                e.failure = connections_[instance]->last_error();
+            const errc heard = session::hear_close(e.core, instance,
+                                                   connections_[instance]->connection(), now_ms());
             EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
             service(index);
         }
@@ -742,8 +764,10 @@ void client_impl::on_connection_down(std::uint8_t instance) {
 // A connection to `instance` read its node: a node that may evict keys is reported, and with
 // the restart guard every lock hears the node's start before its requests are written there
 // (the connection holds them until now).
-void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start) {
-    if (session::warns_of_eviction(config_.eviction, connections_[instance]->connection()) && config_.on_warning) {
+void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node,
+                               const node_start& start) {
+    if (session::warns_of_eviction(config_.eviction, connections_[instance]->connection()) &&
+        config_.on_warning) {
         config_.on_warning(instance, session::eviction_warning(node).view());
     }
     if (config_.restart_guard) on_node_started(instance, start);
@@ -757,7 +781,8 @@ void client_impl::on_node_started(std::uint8_t instance, const node_start& start
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
         if (deliver_pending(index)) {
-            const errc told = session::tell_node_started(e.core, instance, start, config_.restart_guard, now_ms());
+            const errc told = session::tell_node_started(e.core, instance, start,
+                                                         config_.restart_guard, now_ms());
             // Refused only when the event queue lacks room, and it was just emptied.
             EDGELOCK_ASSERT(told == errc::ok);
             service(index);
@@ -771,7 +796,9 @@ void client_impl::on_switch_master(const node_address& master) {
     asio_connection& c = *connections_[0];
     if (!c.serves(master)) c.follow_new_master();
     asio_connection* s = subscriber();
-    if (s != nullptr && s->connection().state() != session::connection_state::idle && !s->serves(master)) s->follow_new_master();
+    if (s != nullptr && s->connection().state() != session::connection_state::idle &&
+        !s->serves(master))
+        s->follow_new_master();
 }
 
 // ---- delivery passes ---------------------------------------------------------------------
@@ -857,13 +884,16 @@ std::error_code client::instance_last_error(std::size_t instance) const noexcept
     return c != nullptr ? c->last_error() : std::error_code();
 }
 
-void client::start_wait_ready(detail::handler_slot handler) { impl_->wait_ready(std::move(handler)); }
+void client::start_wait_ready(detail::handler_slot handler) {
+    impl_->wait_ready(std::move(handler));
+}
 
 std::error_code client::store_lost_handler(lock_handle handle, detail::handler_slot handler) {
     return impl_->set_lost_handler(handle, std::move(handler));
 }
 
-void client::start_acquire(lock_handle handle, std::chrono::milliseconds wait, detail::handler_slot handler) {
+void client::start_acquire(lock_handle handle, std::chrono::milliseconds wait,
+                           detail::handler_slot handler) {
     impl_->acquire(handle, wait, std::move(handler));
 }
 

@@ -56,12 +56,13 @@ enum class connection_role : std::uint8_t { instance, watcher, subscriber, leavi
 // stream and its socket, never the next connection's.
 class asio_connection final : public session::connection_io, public session::connection_events {
 public:
-    asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index, connection_role role);
+    asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index,
+                    connection_role role);
 
     // Sizes the buffers and the in-flight queue (the only allocations) and sets up the connection;
     // `setup`'s storage fields are filled here. Returns invalid_config for a refused setup.
-    errc init(session::connection_setup setup, std::size_t lock_requests_max, std::size_t buffer_bytes,
-              std::size_t waiters_max);
+    errc init(session::connection_setup setup, std::size_t lock_requests_max,
+              std::size_t buffer_bytes, std::size_t waiters_max);
     void start();  // connects when the connection allows (now, or when its reconnect delay ends)
     void stop();   // drops everything, no reconnect, no notifications
     // close(): stays until its requests are answered or time out, then closes (no reconnect,
@@ -103,8 +104,10 @@ private:
     void close() override;
     bool suspended() const override { return stopped_; }
     // session::connection_events: to the client, by this socket's role
-    void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
-    void pushed(session::routed_reply::kind what, const reply_node* nodes, std::size_t count) override;
+    void answered(const session::in_flight& entry, const reply_node* nodes,
+                  std::size_t count) override;
+    void pushed(session::routed_reply::kind what, const reply_node* nodes,
+                std::size_t count) override;
     void node_started() override;
     void became_ready() override;
     void dropped(const session::in_flight& entry) override;
@@ -143,8 +146,8 @@ private:
     std::shared_ptr<tls_stream> tls_;  // rediss://: this connection's stream (it owns the socket)
     asio::ip::tcp::resolver resolver_;
     asio::steady_timer timer_;
-    std::uint32_t epoch_ = 0;        // bumped whenever the socket is dropped
-    std::uint32_t timer_epoch_ = 0;  // bumped whenever the timer is re-armed
+    std::uint32_t epoch_ = 0;                 // bumped whenever the socket is dropped
+    std::uint32_t timer_epoch_ = 0;           // bumped whenever the timer is re-armed
     std::int64_t timer_ms_ = no_deadline_ms;  // when the armed timer fires
 
     std::unique_ptr<char[]> read_buffer_;
@@ -152,9 +155,9 @@ private:
     std::size_t read_size_ = 0;
     std::array<std::unique_ptr<char[]>, 2> buffers_;
     std::size_t buffer_bytes_ = 0;
-    std::size_t pending_ = 0;       // the buffer requests are appended to
+    std::size_t pending_ = 0;  // the buffer requests are appended to
     std::size_t pending_size_ = 0;
-    bool writing_ = false;          // the other buffer is being written asynchronously
+    bool writing_ = false;  // the other buffer is being written asynchronously
     std::error_code write_error_;
 
     fixed_ring<lock_ref> waiters_;  // locks waiting for room in the write buffer
@@ -203,10 +206,12 @@ public:
 
     void on_connection_ready(std::uint8_t instance);
     void on_connection_down(std::uint8_t instance);
-    void on_node_read(std::uint8_t instance, const session::node_facts& node, const node_start& start);
+    void on_node_read(std::uint8_t instance, const session::node_facts& node,
+                      const node_start& start);
     void on_node_started(std::uint8_t instance, const node_start& start);
     void on_attempt_finished() noexcept { ready_check_ = true; }
-    void on_lock_reply(std::uint8_t instance, const session::in_flight& entry, const reply_node& reply);
+    void on_lock_reply(std::uint8_t instance, const session::in_flight& entry,
+                       const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
     void on_request_done(std::uint32_t index) noexcept;
     void on_switch_master(const node_address& master);
@@ -214,7 +219,8 @@ public:
     // Fair locks' wake-ups, from the subscriber socket.
     bool subscriber_wanted() const noexcept { return channels_.wanted(); }
     void on_subscriber_down();
-    void on_subscription_answer(const session::in_flight& entry, const reply_node* nodes, std::size_t count);
+    void on_subscription_answer(const session::in_flight& entry, const reply_node* nodes,
+                                std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
 
     // Every completion handler of the client runs inside one: when the outermost ends,
@@ -231,7 +237,6 @@ public:
     };
 
 private:
-
     session::connection_setup instance_setup(std::size_t instance) const;
     void build_connections();
     void after_call(std::uint32_t index) noexcept;
@@ -270,14 +275,14 @@ private:
     bool open_ = false;
     std::uint32_t open_epoch_ = 0;
     client_config config_;
-    tls_context tls_;  // loaded by open() when an address is rediss://
+    tls_context tls_;             // loaded by open() when an address is rediss://
     validated_deployment where_;  // what open() parsed of config_: the connections point into it
     std::size_t instance_count_ = 0;
     // The restart guard: what each instance's connection last read of its node, told to
     // every lock added later too (bit i of node_starts_known_: instance i was read).
     std::array<node_start, instances_max> node_starts_{};
     std::uint8_t node_starts_known_ = 0;
-    token_pool tokens_;  // one getrandom per 16 acquires
+    token_pool tokens_;            // one getrandom per 16 acquires
     std::uint64_t seed_bits_ = 0;  // the connections' reconnect jitter, drawn at open()
     // The instances, then the watcher (Sentinel), then the subscriber (once a fair lock is
     // added: built by add_lock, at subscriber_index_).

@@ -61,7 +61,8 @@ void deadline_heap::sift_down(std::size_t at) noexcept {
         const std::size_t left = 2 * at + 1;
         if (left >= size_) return;
         std::size_t smallest = left;
-        if (left + 1 < size_ && heap_[left + 1].deadline_ms < heap_[left].deadline_ms) smallest = left + 1;
+        if (left + 1 < size_ && heap_[left + 1].deadline_ms < heap_[left].deadline_ms)
+            smallest = left + 1;
         if (heap_[at].deadline_ms <= heap_[smallest].deadline_ms) return;
         const item parent = heap_[at];
         place(at, heap_[smallest]);

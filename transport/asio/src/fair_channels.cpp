@@ -170,7 +170,8 @@ void fair_channels::unindex(std::uint32_t channel) noexcept {
     }
 }
 
-fair_channels::answer fair_channels::on_answer(const session::in_flight& entry, const reply_node* nodes,
+fair_channels::answer fair_channels::on_answer(const session::in_flight& entry,
+                                               const reply_node* nodes,
                                                std::size_t count) noexcept {
     answer result;
     if (entry.owner >= capacity_) {

@@ -69,7 +69,9 @@ public:
     // The lock leaves its channel (no-op for a lock never attached); the channel goes when
     // its last lock left and no command of it is in flight.
     void detach(std::uint32_t lock) noexcept;
-    bool attached(std::uint32_t lock) const noexcept { return lock < locks_max_ && channel_of_[lock] != none; }
+    bool attached(std::uint32_t lock) const noexcept {
+        return lock < locks_max_ && channel_of_[lock] != none;
+    }
     // Whether `lock` wants wake-ups now (lock::wants_wake_ups after each call into it).
     void set_wants(std::uint32_t lock, bool wants) noexcept;
 
@@ -84,16 +86,21 @@ public:
     void write_commands(session::connection& connection, std::int64_t now, Sink& sink) noexcept;
 
     // The confirmation (or error) answering the command tracked as `entry`.
-    answer on_answer(const session::in_flight& entry, const reply_node* nodes, std::size_t count) noexcept;
+    answer on_answer(const session::in_flight& entry, const reply_node* nodes,
+                     std::size_t count) noexcept;
     // The subscriber connection ended: every subscription is gone.
     void on_connection_lost() noexcept;
 
     // The channel named `name`, or none.
     std::uint32_t find(std::string_view name) const noexcept;
     // The locks of a channel, in no particular order: first_lock(c), then next_lock(l).
-    std::uint32_t first_lock(std::uint32_t channel) const noexcept { return slots_[channel].first_lock; }
+    std::uint32_t first_lock(std::uint32_t channel) const noexcept {
+        return slots_[channel].first_lock;
+    }
     std::uint32_t next_lock(std::uint32_t lock) const noexcept { return next_lock_[lock]; }
-    subscription state(std::uint32_t channel) const noexcept { return slots_[channel].sub.current(); }
+    subscription state(std::uint32_t channel) const noexcept {
+        return slots_[channel].sub.current();
+    }
     // The channel's messages are current (its subscription is confirmed).
     bool live(std::uint32_t channel) const noexcept { return slots_[channel].sub.live(); }
     std::size_t channels() const noexcept { return channel_count_; }
@@ -102,8 +109,8 @@ private:
     struct slot {
         session::fixed_text<key_bytes_max> name;  // the queue key: the pub/sub channel
         std::uint32_t first_lock = none;
-        std::uint32_t locks = 0;    // attached
-        std::uint32_t wanting = 0;  // of them, wanting wake-ups
+        std::uint32_t locks = 0;       // attached
+        std::uint32_t wanting = 0;     // of them, wanting wake-ups
         std::uint32_t generation = 0;  // tags its commands: a freed and reused slot's differ
         session::subscription sub;
         bool in_use = false;
@@ -135,7 +142,8 @@ private:
 };
 
 template <typename Sink>
-void fair_channels::write_commands(session::connection& connection, std::int64_t now, Sink& sink) noexcept {
+void fair_channels::write_commands(session::connection& connection, std::int64_t now,
+                                   Sink& sink) noexcept {
     for (std::size_t budget = work_.size(); budget > 0 && !work_.empty(); --budget) {
         if (!connection.ready() || sink.room() < session::subscription_request_bytes_max) return;
         const std::uint32_t channel = work_.front();
@@ -148,7 +156,8 @@ void fair_channels::write_commands(session::connection& connection, std::int64_t
             continue;  // in flight (its confirmation decides again), refused, or as wanted
         }
         const bool subscribe = due == session::subscription::command::subscribe;
-        const std::size_t size = session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
+        const std::size_t size =
+            session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
         EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by key_bytes_max
         const bool tracked = connection.track(channel, s.generation, now);
         EDGELOCK_ASSERT(tracked);  // one command per channel, storage sized for every channel

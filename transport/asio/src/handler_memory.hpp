@@ -33,8 +33,12 @@ struct handler_allocator {
     template <typename U>
     handler_allocator(const handler_allocator<U>&) noexcept {}
 
-    T* allocate(std::size_t count) { return static_cast<T*>(take_handler_block(count * sizeof(T))); }
-    void deallocate(T* block, std::size_t count) noexcept { give_handler_block(block, count * sizeof(T)); }
+    T* allocate(std::size_t count) {
+        return static_cast<T*>(take_handler_block(count * sizeof(T)));
+    }
+    void deallocate(T* block, std::size_t count) noexcept {
+        give_handler_block(block, count * sizeof(T));
+    }
 
     template <typename U>
     bool operator==(const handler_allocator<U>&) const noexcept {

@@ -36,8 +36,8 @@ struct lock_entry {
     std::uint32_t renewals = 0;
     errc last_cause = errc::ok;
     std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
-    std::error_code failure;  // the running acquire's last instance error, if any
-    std::uint8_t waiting_mask = 0;  // instances on whose write buffer it waits
+    std::error_code failure;          // the running acquire's last instance error, if any
+    std::uint8_t waiting_mask = 0;    // instances on whose write buffer it waits
     // Written on a connection, reply not yet read. Each connection's in-flight queue
     // has room for requests_per_instance_max per slot, which the core bounds for a live
     // lock; a removed lock's requests keep their share until answered or dropped.
@@ -45,9 +45,9 @@ struct lock_entry {
     bool draining = false;  // removed, the slot freed once requests_in_flight is 0
     bool fair = false;      // lock_config::fair: has (or waits for) a wake-up channel
     bool in_use = false;
-    bool dirty = false;             // has deferred events to deliver
-    bool hold_reported = false;     // the running hold's acquire completed with success
-    bool lost_unreported = false;   // skip the next `lost`: its hold was never reported
+    bool dirty = false;            // has deferred events to deliver
+    bool hold_reported = false;    // the running hold's acquire completed with success
+    bool lost_unreported = false;  // skip the next `lost`: its hold was never reported
     bool release_after_events = false;
 };
 

@@ -28,8 +28,8 @@ void client_impl::build_subscriber() {
     setup.kind = session::connection_kind::subscriber;
     setup.seed = seed_bits_ + connections_.size();
     subscriber_index_ = connections_.size();
-    connections_.push_back(std::make_unique<asio_connection>(*this, io_, static_cast<std::uint8_t>(subscriber_index_),
-                                                     connection_role::subscriber));
+    connections_.push_back(std::make_unique<asio_connection>(
+        *this, io_, static_cast<std::uint8_t>(subscriber_index_), connection_role::subscriber));
     const errc built =
         connections_.back()->init(setup, channels_.capacity(), subscriber_buffer_bytes, 1);
     EDGELOCK_ASSERT(built == errc::ok);
@@ -50,7 +50,8 @@ void client_impl::note_wake_interest(std::uint32_t index) noexcept {
 void client_impl::drive_subscriber() {
     asio_connection* s = subscriber();
     if (s == nullptr) return;
-    if (channels_.wanted() && s->connection().state() == session::connection_state::idle) s->start();
+    if (channels_.wanted() && s->connection().state() == session::connection_state::idle)
+        s->start();
     if (channels_.has_work() && s->ready()) channels_.write_commands(s->connection(), now_ms(), *s);
 }
 
@@ -71,7 +72,8 @@ void client_impl::on_wake_message(const reply_node* nodes, std::size_t count) {
     const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
     const std::uint32_t channel = channels_.find(frame.channel);
     // One published before the subscription was confirmed was meant for an earlier wait.
-    if (channel != fair_channels::none && channels_.live(channel)) wake_channel(channel, frame.payload);
+    if (channel != fair_channels::none && channels_.live(channel))
+        wake_channel(channel, frame.payload);
 }
 
 // Hands `message` to the channel's waiting locks. No handler runs here (their events wait
@@ -84,7 +86,8 @@ void client_impl::wake_channel(std::uint32_t channel, std::string_view message) 
         lock_entry& e = locks_[index];
         if (e.core.wants_wake_ups()) {
             event ev;
-            while (e.deferred_count < events_max && e.core.poll_event(ev)) e.deferred[e.deferred_count++] = ev;
+            while (e.deferred_count < events_max && e.core.poll_event(ev))
+                e.deferred[e.deferred_count++] = ev;
             // Refused only while the lock's events fill both of its queues (their handlers
             // not yet run): this wake-up is then lost, and the lock's re-check stands in.
             (void)e.core.on_wake(now, message);

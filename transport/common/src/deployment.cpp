@@ -50,7 +50,7 @@ errc parse_all(const std::vector<std::string>& urls, std::vector<session::node_a
 }  // namespace
 
 session::connection_setup validated_deployment::instance_setup(std::size_t i,
-                                                       std::uint64_t seed) const noexcept {
+                                                               std::uint64_t seed) const noexcept {
     EDGELOCK_ASSERT(i < instance_count);
     session::connection_setup setup;
     setup.times = times;

@@ -40,7 +40,8 @@ errc random_seed(std::uint64_t& bits) noexcept {
 
 errc token_pool::next(owner_token& token) noexcept {
     if (used_ == tokens_per_refill) {
-        if (const errc code = fill_random(bytes_.data(), bytes_.size()); code != errc::ok) return code;
+        if (const errc code = fill_random(bytes_.data(), bytes_.size()); code != errc::ok)
+            return code;
         used_ = 0;
     }
     std::memcpy(token.data(), bytes_.data() + used_ * token_bytes, token_bytes);

@@ -16,7 +16,9 @@ public:
 class transport_category_impl final : public std::error_category {
 public:
     const char* name() const noexcept override { return "edgelock.transport"; }
-    std::string message(int value) const override { return describe(static_cast<transport_errc>(value)); }
+    std::string message(int value) const override {
+        return describe(static_cast<transport_errc>(value));
+    }
 };
 
 // Name lookups fail with getaddrinfo's codes (EAI_*), which Asio keeps in a category of
@@ -41,7 +43,8 @@ std::error_code to_error_code(const failure& f) noexcept {
     switch (f.from) {
         case failure::domain::none: return {};
         case failure::domain::lock: return make_error_code(static_cast<errc>(f.value));
-        case failure::domain::transport: return make_error_code(static_cast<transport_errc>(f.value));
+        case failure::domain::transport:
+            return make_error_code(static_cast<transport_errc>(f.value));
         case failure::domain::system: return {f.value, std::generic_category()};
     }
     return make_error_code(errc::io_error);
@@ -51,11 +54,13 @@ failure to_failure(const std::error_code& ec) noexcept {
     if (!ec) return {};
     const std::error_category& category = ec.category();
     if (category == error_category()) return failure::of(static_cast<errc>(ec.value()));
-    if (category == transport_category()) return failure::of(static_cast<transport_errc>(ec.value()));
+    if (category == transport_category())
+        return failure::of(static_cast<transport_errc>(ec.value()));
     if (named(category, "asio.netdb") || named(category, "asio.addrinfo")) {
         return failure::of(transport_errc::unknown_host);
     }
-    if (named(category, "asio.misc") && ec.value() == 2) return failure::of(transport_errc::connection_closed);
+    if (named(category, "asio.misc") && ec.value() == 2)
+        return failure::of(transport_errc::connection_closed);
     if (category == std::generic_category() || category == std::system_category() ||
         named(category, "asio.system")) {
         return failure::system(ec.value());

@@ -16,7 +16,8 @@ namespace {
 
 bool is_ip_address(const std::string& host) {
     unsigned char bytes[sizeof(in6_addr)];
-    return ::inet_pton(AF_INET, host.c_str(), bytes) == 1 || ::inet_pton(AF_INET6, host.c_str(), bytes) == 1;
+    return ::inet_pton(AF_INET, host.c_str(), bytes) == 1 ||
+           ::inet_pton(AF_INET6, host.c_str(), bytes) == 1;
 }
 
 // OpenSSL's reason for the oldest error queued, on one line ("no start line (PEM routines)"):
@@ -146,16 +147,11 @@ ssl_st* tls_context::new_connection(std::string_view host) const {
 
 const char* describe(tls_file file) noexcept {
     switch (file) {
-        case tls_file::none:
-            return "";
-        case tls_file::ca_file:
-            return "CA file";
-        case tls_file::ca_dir:
-            return "CA directory";
-        case tls_file::cert_file:
-            return "certificate";
-        case tls_file::key_file:
-            return "key";
+        case tls_file::none: return "";
+        case tls_file::ca_file: return "CA file";
+        case tls_file::ca_dir: return "CA directory";
+        case tls_file::cert_file: return "certificate";
+        case tls_file::key_file: return "key";
     }
     return "";
 }
@@ -165,8 +161,8 @@ std::string describe(const tls_load_error& error) {
     return std::string("TLS ") + describe(error.file) + " " + error.path + ": " + error.reason;
 }
 
-std::error_code load_for(tls_context& context, const tls_options& options, const session::node_address* addresses,
-                         std::size_t count) {
+std::error_code load_for(tls_context& context, const tls_options& options,
+                         const session::node_address* addresses, std::size_t count) {
     for (std::size_t i = 0; i < count; ++i) {
         if (addresses[i].tls) return context.load(options);
     }
@@ -174,11 +170,14 @@ std::error_code load_for(tls_context& context, const tls_options& options, const
 }
 
 failure tls_failure(long verify_result, unsigned long openssl_error) noexcept {
-    if (ERR_GET_LIB(openssl_error) != ERR_LIB_SSL) return failure::of(transport_errc::tls_handshake_failed);
+    if (ERR_GET_LIB(openssl_error) != ERR_LIB_SSL)
+        return failure::of(transport_errc::tls_handshake_failed);
     switch (ERR_GET_REASON(openssl_error)) {
         // OpenSSL 3 reports a peer that closed without close_notify as an error.
-        case SSL_R_UNEXPECTED_EOF_WHILE_READING: return failure::of(transport_errc::connection_closed);
-        case SSL_R_CERTIFICATE_VERIFY_FAILED: return failure::of(certificate_failure(verify_result));
+        case SSL_R_UNEXPECTED_EOF_WHILE_READING:
+            return failure::of(transport_errc::connection_closed);
+        case SSL_R_CERTIFICATE_VERIFY_FAILED:
+            return failure::of(certificate_failure(verify_result));
         // A server that does not speak TLS answers the ClientHello with something that is not
         // a TLS record (Redis: an -ERR line), or with an HTTP-looking one.
         case SSL_R_WRONG_VERSION_NUMBER:
@@ -195,7 +194,8 @@ failure tls_failure(long verify_result, unsigned long openssl_error) noexcept {
         case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
         case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
         case SSL_R_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE:
-        case SSL_R_TLSV1_ALERT_ACCESS_DENIED: return failure::of(transport_errc::tls_client_certificate_required);
+        case SSL_R_TLSV1_ALERT_ACCESS_DENIED:
+            return failure::of(transport_errc::tls_client_certificate_required);
         default: return failure::of(transport_errc::tls_handshake_failed);
     }
 }

@@ -32,14 +32,15 @@ timeval to_timeval(std::int64_t ms) {
 failure connect_failure(const redisContext* c, int saved_errno) {
     if (c == nullptr) return failure::of(transport_errc::out_of_memory);
     if (c->err == REDIS_ERR_OTHER) return failure::of(transport_errc::unknown_host);
-    if (saved_errno == ETIMEDOUT || saved_errno == EINPROGRESS) return failure::of(transport_errc::connect_timeout);
+    if (saved_errno == ETIMEDOUT || saved_errno == EINPROGRESS)
+        return failure::of(transport_errc::connect_timeout);
     return saved_errno != 0 ? failure::system(saved_errno) : failure::of(errc::io_error);
 }
 
 }  // namespace
 
 errc blocking_connection::setup(session::connection_setup setup, session::connection_events& events,
-                          const tls_context* tls) {
+                                const tls_context* tls) {
     tls_context_ = tls;
     setup.in_flight_storage = in_flight_.data();
     setup.in_flight_capacity = in_flight_.size();
@@ -48,19 +49,22 @@ errc blocking_connection::setup(session::connection_setup setup, session::connec
     return read_buffer_ ? errc::ok : errc::invalid_config;
 }
 
-void blocking_connection::settle(std::int64_t now, bool wanted, std::unique_lock<std::mutex>* unlocked) {
+void blocking_connection::settle(std::int64_t now, bool wanted,
+                                 std::unique_lock<std::mutex>* unlocked) {
     unlocked_ = unlocked;
     driver_.settle(now, wanted);
     unlocked_ = nullptr;
 }
 
 // The driver's open: a blocking TCP connect (the caller's mutex released meanwhile), then the
-// TLS handshake or the connection's own. A failure leaves the connection closing for the driver's settle.
+// TLS handshake or the connection's own. A failure leaves the connection closing for the driver's
+// settle.
 void blocking_connection::open(const session::node_address& to) {
     const std::int64_t timeout_ms = connection().times().connect_timeout_ms;
     if (unlocked_ != nullptr) unlocked_->unlock();
     errno = 0;
-    context_ = redisConnectWithTimeout(std::string(to.host.view()).c_str(), to.port, to_timeval(timeout_ms));
+    context_ = redisConnectWithTimeout(std::string(to.host.view()).c_str(), to.port,
+                                       to_timeval(timeout_ms));
     const int saved_errno = errno;
     if (unlocked_ != nullptr) unlocked_->lock();
     const std::int64_t now = now_ms();
@@ -80,7 +84,8 @@ void blocking_connection::open(const session::node_address& to) {
 }
 
 void blocking_connection::start_tls(const session::node_address& to, std::int64_t now) {
-    if (tls_context_ == nullptr) {  // the client loads a context whenever it has a rediss:// address
+    if (tls_context_ ==
+        nullptr) {  // the client loads a context whenever it has a rediss:// address
         driver_.on_io_error(failure::of(transport_errc::tls_files), now);
         return;
     }
@@ -112,18 +117,23 @@ ssize_t blocking_connection::send_bytes(const char* bytes, std::size_t size, fai
     if (tls_.active()) return tls_.send(bytes, size, why);
     // MSG_NOSIGNAL: a peer that reset the connection gives EPIPE, not a SIGPIPE.
     const ssize_t n = ::send(fd(), bytes, size, MSG_NOSIGNAL);
-    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK ? failure::system(errno) : failure{};
+    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK
+              ? failure::system(errno)
+              : failure{};
     return n;
 }
 
 ssize_t blocking_connection::receive_bytes(char* bytes, std::size_t size, failure& why) {
     if (tls_.active()) return tls_.recv(bytes, size, why);
     const ssize_t n = ::recv(fd(), bytes, size, 0);
-    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK ? failure::system(errno) : failure{};
+    why = n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK
+              ? failure::system(errno)
+              : failure{};
     return n;
 }
 
-bool blocking_connection::send(const char* bytes, std::size_t size, std::uint32_t tag, std::int64_t now) {
+bool blocking_connection::send(const char* bytes, std::size_t size, std::uint32_t tag,
+                               std::int64_t now) {
     if (!write_all(bytes, size, now)) return false;
     const bool tracked = connection().track(0, tag, now);
     EDGELOCK_ASSERT(tracked);
@@ -151,7 +161,8 @@ bool blocking_connection::write_all(const char* bytes, std::size_t size, std::in
 void blocking_connection::receive(std::int64_t now) {
     if (tls_.handshaking()) return continue_tls(now);
     if (!read_some(now)) return;
-    const std::size_t consumed = driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.data(), nodes_.size(), now);
+    const std::size_t consumed =
+        driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.data(), nodes_.size(), now);
     if (context_ == nullptr) return;  // a delivery closed the connection: its bytes went with it
     std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
     read_size_ -= consumed;
@@ -163,7 +174,8 @@ bool blocking_connection::read_some(std::int64_t now) {
         return false;
     }
     failure why;
-    const ssize_t n = receive_bytes(read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, why);
+    const ssize_t n =
+        receive_bytes(read_buffer_.get() + read_size_, read_buffer_bytes - read_size_, why);
     if (n > 0) {
         read_size_ += static_cast<std::size_t>(n);
         return true;

@@ -44,7 +44,9 @@ public:
     bool ready() const noexcept { return connection().ready(); }
     // Something is owed to us: replies, or the rest of a TLS handshake (poll() it, with
     // events(), and receive(); timed_out() ends either).
-    bool busy() const noexcept { return connection().requests_in_flight() > 0 || tls_.handshaking(); }
+    bool busy() const noexcept {
+        return connection().requests_in_flight() > 0 || tls_.handshaking();
+    }
     int fd() const noexcept { return context_ != nullptr ? context_->fd : -1; }
     short events() const noexcept { return tls_.handshaking() ? tls_.wanted_events() : POLLIN; }
     // Bytes already read (and decrypted) that poll(2) on fd() cannot see: receive() at once.
@@ -86,7 +88,8 @@ private:
     void close_socket() noexcept;
 
     session::connection_driver driver_;
-    std::array<session::in_flight, session::handshake_steps_max + requests_per_instance_max> in_flight_{};
+    std::array<session::in_flight, session::handshake_steps_max + requests_per_instance_max>
+        in_flight_{};
     std::unique_lock<std::mutex>* unlocked_ = nullptr;
     redisContext* context_ = nullptr;
     const tls_context* tls_context_ = nullptr;

@@ -24,8 +24,8 @@ command_reply copy_reply(const reply_node* nodes, std::size_t& at) {
     return out;
 }
 
-// Waits for the connection to have bytes to read (or, in a TLS handshake, to take its next step) until deadline_ms (or a second at most, to look
-// again).
+// Waits for the connection to have bytes to read (or, in a TLS handshake, to take its next step)
+// until deadline_ms (or a second at most, to look again).
 bool readable(const blocking_connection& connection, std::int64_t deadline_ms) {
     if (connection.has_buffered()) return true;
     const std::int64_t left = std::clamp<std::int64_t>(deadline_ms - now_ms(), 0, 1000);
@@ -44,7 +44,9 @@ struct command_connection::impl final : session::connection_events {
 
     [[nodiscard]] std::error_code wait_ready();
     void wait_reply();
-    [[nodiscard]] std::error_code failed() const { return to_error_code(connection.connection().last_error()); }
+    [[nodiscard]] std::error_code failed() const {
+        return to_error_code(connection.connection().last_error());
+    }
 
     // session::connection_events: the reply of the one call in flight.
     void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
@@ -57,10 +59,13 @@ struct command_connection::impl final : session::connection_events {
 
 // Connects (moving from a sentinel to the master it names) until the connection is ready.
 std::error_code command_connection::impl::wait_ready() {
-    for (std::size_t steps = 0; steps < 2 * session::sentinels_max + 2 && !connection.ready(); ++steps) {
+    for (std::size_t steps = 0; steps < 2 * session::sentinels_max + 2 && !connection.ready();
+         ++steps) {
         connection.settle(now_ms(), true);
-        if (connection.connection().state() == session::connection_state::idle) return failed();  // every one failed
-        while (connection.busy() && connection.connection().state() != session::connection_state::closing) {
+        if (connection.connection().state() == session::connection_state::idle)
+            return failed();  // every one failed
+        while (connection.busy() &&
+               connection.connection().state() != session::connection_state::closing) {
             if (readable(connection, connection.connection().next_deadline_ms())) {
                 connection.receive(now_ms());
             } else {

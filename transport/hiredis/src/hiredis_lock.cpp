@@ -71,10 +71,12 @@ struct lock::impl {
     };
     struct subscriber_events final : session::connection_events {
         impl* owner = nullptr;
-        void answered(const session::in_flight&, const reply_node* nodes, std::size_t count) override {
+        void answered(const session::in_flight&, const reply_node* nodes,
+                      std::size_t count) override {
             owner->on_subscription_answer(nodes, count);
         }
-        void pushed(session::routed_reply::kind, const reply_node* nodes, std::size_t count) override {
+        void pushed(session::routed_reply::kind, const reply_node* nodes,
+                    std::size_t count) override {
             owner->on_wake_message(nodes, count);
         }
         void ended(const session::connection_end&, bool) override { owner->on_subscriber_end(); }
@@ -170,8 +172,8 @@ struct lock::impl {
     void read_replies(std::uint8_t i);
     void on_answer(std::uint8_t i, const reply_node& node);
     void on_node_started(std::uint8_t i);
-    void on_connection_end(std::uint8_t i, const session::connection_end& ended, std::size_t dropped,
-                           bool lock_hears);
+    void on_connection_end(std::uint8_t i, const session::connection_end& ended,
+                           std::size_t dropped, bool lock_hears);
     void note_unsent_renewal(std::uint8_t i);
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
@@ -304,7 +306,8 @@ void lock::impl::helper_loop() {
         const std::int64_t wake = background_wake(now);
         if (wake <= now) {
             io_busy = true;
-            run_io(held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
+            run_io(
+                held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
             end_io();
             continue;
         }
@@ -340,7 +343,9 @@ bool lock::impl::quiet(std::int64_t now) const {
     for (std::uint8_t i = 0; i < instances; ++i) {
         const blocking_connection& l = connections[i];
         if (l.busy()) return false;
-        if (core.has_request(i) && (l.connection().accepts_requests() || l.connection().may_start(now))) return false;
+        if (core.has_request(i) &&
+            (l.connection().accepts_requests() || l.connection().may_start(now)))
+            return false;
     }
     return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
 }
@@ -349,7 +354,8 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     std::int64_t wake = core.next_deadline_ms();
     for (std::uint8_t i = 0; i < instances; ++i) {
         if (connections[i].busy()) return now;
-        wake = std::min(wake, session::wake_ms(connections[i].connection(), core.has_request(i), now));
+        wake =
+            std::min(wake, session::wake_ms(connections[i].connection(), core.has_request(i), now));
     }
     return fair && subscriber.busy() ? now : wake;
 }
@@ -411,9 +417,11 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         const bool read_subscriber = reads_subscriber(listen);
         const nfds_t subscriber_fd = count;
         if (read_subscriber) {
-            if (subscriber.fd() >= 0) fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
+            if (subscriber.fd() >= 0)
+                fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
             if (subscriber.has_buffered()) wake = now;
-            wake = std::min(wake, session::wake_ms(subscriber.connection(), listen && must_wait(), now));
+            wake = std::min(wake,
+                            session::wake_ms(subscriber.connection(), listen && must_wait(), now));
         }
         // Nothing can happen any more.
         if (instance_fds == 0 && wake == no_deadline_ms) return false;
@@ -490,7 +498,8 @@ struct socket_sink {
 void lock::impl::write_requests(std::uint8_t i) {
     blocking_connection& l = connections[i];
     socket_sink sink{l, now_ms()};
-    const session::write_report sent = session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink);
+    const session::write_report sent =
+        session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink);
     if (sent.stop == session::write_stop::failed) l.settle(now_ms(), false);
 }
 
@@ -528,7 +537,8 @@ void lock::impl::on_node_started(std::uint8_t i) {
         options.on_warning(i, session::eviction_warning(connection.node()).view());
     }
     drain_events();  // the core refuses input while its event queue lacks room
-    const errc told = session::tell_node_started(core, i, connection, options.restart_guard, now_ms());
+    const errc told =
+        session::tell_node_started(core, i, connection, options.restart_guard, now_ms());
     EDGELOCK_ASSERT(told == errc::ok);
     drain_events();
 }
@@ -556,9 +566,7 @@ bool lock::impl::listening(bool background) const {
 
 // The acquire has to wait: its attempt was refused (nothing is owed on the command connection,
 // nothing queued). Only then is the subscriber made, so an uncontended acquire never makes it.
-bool lock::impl::must_wait() const {
-    return !connections[0].busy() && !core.has_request(0);
-}
+bool lock::impl::must_wait() const { return !connections[0].busy() && !core.has_request(0); }
 
 // Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
 // A connection kept from an earlier wait is ready already: it subscribes again at once.
@@ -608,7 +616,8 @@ void lock::impl::drive_subscription() {
     if (due == session::subscription::command::none) return;
     std::array<char, session::subscription_request_bytes_max> command{};
     const bool subscribe = due == session::subscription::command::subscribe;
-    const std::size_t size = session::write_subscription(subscribe, channel(), command.data(), command.size());
+    const std::size_t size =
+        session::write_subscription(subscribe, channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
     if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
     sub.sent(due);
@@ -625,7 +634,8 @@ void lock::impl::unsubscribe() {
 }
 
 void lock::impl::end_subscriber_if_closing() {
-    if (subscriber.connection().state() == session::connection_state::closing) subscriber.settle(now_ms(), false);
+    if (subscriber.connection().state() == session::connection_state::closing)
+        subscriber.settle(now_ms(), false);
 }
 
 // Every subscription ended with its connection (Redis forgets them too).
@@ -704,9 +714,7 @@ void lock::impl::drain_events() {
                 notice = {true, hold_serial, e.code};
                 notice_changed.notify_all();
                 break;
-            case event_type::released:
-                released = {true, e};
-                break;
+            case event_type::released: released = {true, e}; break;
         }
     }
     note_attempt(nullptr);
@@ -811,7 +819,8 @@ void lock::impl::finish_cleanups() {
     begin_io(held, true);
     reset_backoff();
     const std::int64_t until = now_ms() + timing.command_timeout_ms;
-    run_io(held, [this] { return quiet(now_ms()); }, until, false);
+    run_io(
+        held, [this] { return quiet(now_ms()); }, until, false);
     end_io();
 }
 
@@ -840,9 +849,9 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 
 }  // namespace
 
-// Addresses, the core and one connection per instance. The connections point into `where`, which stays
-// put for the object's life. The checks and their order are the asio client's: the
-// deployment (validate()), then the lock against it (check_lock()), then the core's.
+// Addresses, the core and one connection per instance. The connections point into `where`, which
+// stays put for the object's life. The checks and their order are the asio client's: the deployment
+// (validate()), then the lock against it (check_lock()), then the core's.
 std::error_code lock::impl::configure(const lock_options& given) {
     options = given;
     if (const std::error_code ec = validate(options, where, tls)) return ec;
@@ -858,7 +867,8 @@ std::error_code lock::impl::configure(const lock_options& given) {
     for (std::uint8_t i = 0; i < instances; ++i) {
         instance_hooks[i].owner = this;
         instance_hooks[i].i = i;
-        if (connections[i].setup(where.instance_setup(i, seed + i), instance_hooks[i], &tls) != errc::ok) {
+        if (connections[i].setup(where.instance_setup(i, seed + i), instance_hooks[i], &tls) !=
+            errc::ok) {
             return make_error_code(errc::invalid_config);
         }
     }
@@ -869,14 +879,16 @@ std::error_code lock::impl::configure(const lock_options& given) {
 // The subscriber reaches the server (or Sentinel's master) as the command connection does:
 // the same address, credentials, db, TLS and timing; it reads no node facts.
 std::error_code lock::impl::set_up_subscriber(session::connection_setup setup) {
-    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(), channel_bytes.size());
+    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(),
+                                       channel_bytes.size());
     if (channel_size == 0) return make_error_code(errc::invalid_name);
     fair = true;
     setup.kind = session::connection_kind::subscriber;
     setup.read_node = false;
     setup.refuse_evicting = false;
     subscriber_hooks.owner = this;
-    if (subscriber.setup(setup, subscriber_hooks, &tls) != errc::ok) return make_error_code(errc::invalid_config);
+    if (subscriber.setup(setup, subscriber_hooks, &tls) != errc::ok)
+        return make_error_code(errc::invalid_config);
     return {};
 }
 
@@ -894,7 +906,9 @@ std::error_code lock::open(const lock_options& options) noexcept {
     return {};
 }
 
-std::error_code lock::try_acquire(hold* out) noexcept { return acquire(std::chrono::milliseconds(0), out); }
+std::error_code lock::try_acquire(hold* out) noexcept {
+    return acquire(std::chrono::milliseconds(0), out);
+}
 
 std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcept {
     if (!impl_) return make_error_code(errc::invalid_state);
@@ -925,7 +939,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
         // Delete what the failed attempt may have written before reporting (after a cancel
         // too: a fair waiter's leave of the line goes out here).
         const std::int64_t until = now_ms() + self.timing.command_timeout_ms;
-        self.run_io(held, [&self] { return self.quiet(now_ms()); }, until, false);
+        self.run_io(
+            held, [&self] { return self.quiet(now_ms()); }, until, false);
     } else if (out != nullptr) {
         *out = self.last_hold;
         const std::array<char, token_hex_bytes> token = self.core.token_hex();

@@ -17,9 +17,13 @@
 namespace edgelock::hiredis {
 namespace {
 
-int socket_of(BIO* bio) { return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio))); }
+int socket_of(BIO* bio) {
+    return static_cast<int>(reinterpret_cast<std::intptr_t>(BIO_get_data(bio)));
+}
 
-bool would_block(ssize_t n) { return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR); }
+bool would_block(ssize_t n) {
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+}
 
 int bio_write(BIO* bio, const char* data, int size) {
     BIO_clear_retry_flags(bio);
@@ -103,7 +107,8 @@ ssize_t tls_channel::send(const char* bytes, std::size_t size, failure& why) {
     why = {};
     ERR_clear_error();
     errno = 0;
-    const int result = SSL_write(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
+    const int result =
+        SSL_write(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
     if (result > 0) return result;
     why = failed(result);
     // A TLS server that refuses this client sends its alert and resets: the write may see
@@ -112,7 +117,8 @@ ssize_t tls_channel::send(const char* bytes, std::size_t size, failure& why) {
         char ignored = 0;
         const int read = SSL_read(ssl_, &ignored, 1);
         const failure alert = read <= 0 ? failed(read) : failure{};
-        if (alert.from == failure::domain::transport && alert != failure::of(transport_errc::connection_closed)) {
+        if (alert.from == failure::domain::transport &&
+            alert != failure::of(transport_errc::connection_closed)) {
             why = alert;
         }
     }
@@ -123,7 +129,8 @@ ssize_t tls_channel::recv(char* bytes, std::size_t size, failure& why) {
     why = {};
     ERR_clear_error();
     errno = 0;
-    const int result = SSL_read(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
+    const int result =
+        SSL_read(ssl_, bytes, static_cast<int>(std::min<std::size_t>(size, INT32_MAX)));
     if (result > 0) return result;
     why = failed(result);
     return why == failure::of(transport_errc::connection_closed) ? 0 : -1;
@@ -146,7 +153,8 @@ failure tls_channel::failed(int result) noexcept {
         case SSL_ERROR_ZERO_RETURN: return failure::of(transport_errc::connection_closed);
         case SSL_ERROR_SYSCALL:
             if (first != 0) break;
-            return saved_errno != 0 ? failure::system(saved_errno) : failure::of(transport_errc::connection_closed);
+            return saved_errno != 0 ? failure::system(saved_errno)
+                                    : failure::of(transport_errc::connection_closed);
         default: break;
     }
     return tls_failure(SSL_get_verify_result(ssl_), first);

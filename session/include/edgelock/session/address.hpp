@@ -20,12 +20,13 @@ namespace edgelock::session {
 inline constexpr std::uint16_t default_port = 6379;
 
 struct node_address {
-    fixed_text<host_bytes_max> host;  // a name, an IPv4 address, or an IPv6 address without brackets
+    fixed_text<host_bytes_max>
+        host;  // a name, an IPv4 address, or an IPv6 address without brackets
     std::uint16_t port = default_port;
     fixed_text<user_bytes_max> user;          // empty: no ACL user (AUTH with the password alone)
     fixed_text<password_bytes_max> password;  // empty: no AUTH
     std::uint16_t db = 0;                     // SELECT this database after AUTH (0: none sent)
-    bool tls = false;                         // rediss://: the transport speaks TLS on this connection
+    bool tls = false;  // rediss://: the transport speaks TLS on this connection
 
     // Same node (host and port); credentials and db are not part of the identity.
     bool same_node(const node_address& other) const noexcept {
@@ -34,7 +35,7 @@ struct node_address {
 };
 
 struct [[nodiscard]] address_result {
-    errc code = errc::ok;     // ok, or invalid_config with `problem` saying what is wrong
+    errc code = errc::ok;      // ok, or invalid_config with `problem` saying what is wrong
     const char* problem = "";  // one line, never containing the input (it may hold a password)
 };
 
@@ -51,7 +52,8 @@ address_result parse_node_url(std::string_view text, node_address& out) noexcept
 // Sets host and port, keeping credentials, db and tls (a master a Sentinel named inherits the
 // master credentials the user configured). Returns invalid_config for an empty or too long
 // host, or a port of 0.
-address_result set_host_port(node_address& address, std::string_view host, std::uint16_t port) noexcept;
+address_result set_host_port(node_address& address, std::string_view host,
+                             std::uint16_t port) noexcept;
 
 // "host:port", or "[v6]:port" for an IPv6 host: how messages name a node. Never shows
 // credentials.

@@ -11,7 +11,8 @@
 //   start(now)            -> an address: resolve it, connect           state: connecting
 //   on_connected(now,buf) -> handshake bytes to write                  state: handshaking
 //   on_reply(nodes,now)   -> an answer for (owner, tag), a master switch, or nothing
-//                            (handshake replies are the connection's own)    state: ready at the end
+//                            (handshake replies are the connection's own)    state: ready at the
+//                            end
 //   track(owner,tag,now)  after writing a lock request (ready, or behind the handshake)
 //   on_io_error / on_timer / close  -> state closing: close the socket, then
 //   on_closed(now,dropped)-> every request in flight handed to `dropped`; state idle
@@ -22,8 +23,8 @@
 // reply then comes out as node_started, and the transport tells every lock on this instance
 // (lock::on_node_started(started())) before writing for any of them. A run_id that differs
 // from the last one read from the same host and port is a restart: durable only if the
-// process before was, and counted from that reading at the earliest while it runs. With refuse_evicting, a
-// node that may evict keys (node_facts::may_evict) ends the connection instead.
+// process before was, and counted from that reading at the earliest while it runs. With
+// refuse_evicting, a node that may evict keys (node_facts::may_evict) ends the connection instead.
 //
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
@@ -73,19 +74,19 @@ enum class connection_state : std::uint8_t {
 
 struct connection_setup {
     connection_kind kind = connection_kind::lock_traffic;  // lock_traffic, subscriber or watch
-    const node_address* node = nullptr;            // without sentinels: the node
-    const node_address* sentinels = nullptr;       // Sentinel: the sentinels, in order
+    const node_address* node = nullptr;                    // without sentinels: the node
+    const node_address* sentinels = nullptr;               // Sentinel: the sentinels, in order
     std::size_t sentinel_count = 0;
-    std::string_view master_name;                    // Sentinel: the monitored master's name
-    const node_address* master = nullptr;          // Sentinel: the master's user, password, db
+    std::string_view master_name;          // Sentinel: the monitored master's name
+    const node_address* master = nullptr;  // Sentinel: the master's user, password, db
     timing times;
-    in_flight* in_flight_storage = nullptr;          // owned by the caller, outlives the connection
-    std::size_t in_flight_capacity = 0;              // >= handshake_steps_max + lock requests
-    std::uint64_t seed = 0;                          // reconnect jitter
-    bool read_node = false;                          // lock_traffic: read node facts (restart guard,
-                                                     // eviction check)
-    bool refuse_evicting = false;                    // read_node: a node that may evict keys
-                                                     // fails the connection (evicting_node)
+    in_flight* in_flight_storage = nullptr;  // owned by the caller, outlives the connection
+    std::size_t in_flight_capacity = 0;      // >= handshake_steps_max + lock requests
+    std::uint64_t seed = 0;                  // reconnect jitter
+    bool read_node = false;                  // lock_traffic: read node facts (restart guard,
+                                             // eviction check)
+    bool refuse_evicting = false;            // read_node: a node that may evict keys
+                                             // fails the connection (evicting_node)
 };
 
 struct routed_reply {
@@ -136,7 +137,9 @@ public:
         return state_ == connection_state::idle && (go_to_master_ || backoff_.may_connect(now));
     }
     // Idle: when start() may connect (the end of the reconnect delay).
-    std::int64_t start_not_before_ms() const noexcept { return go_to_master_ ? 0 : backoff_.not_before_ms(); }
+    std::int64_t start_not_before_ms() const noexcept {
+        return go_to_master_ ? 0 : backoff_.not_before_ms();
+    }
 
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
     // connect to (state connecting), or null (see next_deadline_ms()).
@@ -203,8 +206,8 @@ private:
     const in_flight& front() const noexcept { return storage_[head_]; }
     void begin_closing(failure why, std::int64_t now) noexcept;
     transport_errc attempt_timeout() const noexcept;
-    routed_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes, std::size_t count,
-                                  std::int64_t now) noexcept;
+    routed_reply on_handshake_reply(const in_flight& entry, const reply_node* nodes,
+                                    std::size_t count, std::int64_t now) noexcept;
     routed_reply handshake_done(std::int64_t now) noexcept;
     void read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,
                          std::int64_t now) noexcept;
@@ -233,11 +236,11 @@ private:
     node_address discovered_;  // Sentinel: the master named (credentials from setup)
     node_address switched_;    // watch: the master announced
     bool asking_sentinel_ = false;
-    bool go_to_master_ = false;    // closing only to connect to the master just named
+    bool go_to_master_ = false;  // closing only to connect to the master just named
     bool reconnect_now_ = false;
-    bool answered_ = false;        // this connection answered a lock request (or a watch message)
-    bool heard_ = false;           // this connection received any byte
-    bool tls_handshaking_ = false; // this attempt is in its TLS handshake
+    bool answered_ = false;         // this connection answered a lock request (or a watch message)
+    bool heard_ = false;            // this connection received any byte
+    bool tls_handshaking_ = false;  // this attempt is in its TLS handshake
     std::int64_t attempt_deadline_ms_ = no_deadline_ms;
     failure closing_why_;
     failure last_error_;
@@ -251,9 +254,9 @@ private:
     fixed_text<host_bytes_max> last_host_;  // where node_ was last read: host, port, run_id
     std::uint16_t last_port_ = 0;
     fixed_text<run_id_bytes> last_run_id_;
-    bool last_durable_ = false;                     // that process ran AOF appendfsync always
-    std::int64_t last_started_ms_ = 0;              // the start told for it
-    std::int64_t start_floor_ms_ = -now_ms_limit;   // it counts from here at the earliest
+    bool last_durable_ = false;                    // that process ran AOF appendfsync always
+    std::int64_t last_started_ms_ = 0;             // the start told for it
+    std::int64_t start_floor_ms_ = -now_ms_limit;  // it counts from here at the earliest
 
     in_flight* storage_ = nullptr;
     std::size_t capacity_ = 0;

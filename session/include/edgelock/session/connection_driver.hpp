@@ -73,8 +73,8 @@ public:
         (void)nodes;
         (void)count;
     }
-    // read_node: the handshake read the node (connection().node(), connection().started()); lock requests
-    // are written on the connection only after this returns.
+    // read_node: the handshake read the node (connection().node(), connection().started()); lock
+    // requests are written on the connection only after this returns.
     virtual void node_started() {}
     // The handshake is done: requests may be written.
     virtual void became_ready() {}
@@ -127,8 +127,8 @@ public:
     // what follows). A stream that is not RESP closes the connection with the parser's code
     // (protocol_error, reply_too_large, too_many_elements or too_deep), which settle()
     // reports.
-    std::size_t on_bytes(const char* data, std::size_t size, reply_node* nodes, std::size_t nodes_max,
-                         std::int64_t now) noexcept;
+    std::size_t on_bytes(const char* data, std::size_t size, reply_node* nodes,
+                         std::size_t nodes_max, std::int64_t now) noexcept;
     // The socket failed (resolve, connect, read, write): the connection closes with `why`
     // (connection::on_io_error), and the next settle() reports it.
     void on_io_error(failure why, std::int64_t now) noexcept { connection_.on_io_error(why, now); }

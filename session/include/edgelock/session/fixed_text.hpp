@@ -34,7 +34,9 @@ public:
     bool empty() const noexcept { return size_ == 0; }
     std::size_t size() const noexcept { return size_; }
 
-    friend bool operator==(const fixed_text& a, const fixed_text& b) noexcept { return a.view() == b.view(); }
+    friend bool operator==(const fixed_text& a, const fixed_text& b) noexcept {
+        return a.view() == b.view();
+    }
     friend bool operator!=(const fixed_text& a, const fixed_text& b) noexcept { return !(a == b); }
 
 private:

@@ -31,7 +31,15 @@ namespace edgelock::session {
 enum class connection_kind : std::uint8_t { lock_traffic, sentinel, watch, subscriber };
 
 enum class handshake_step : std::uint8_t {
-    auth, select, ping, role, script_load, master_query, subscribe, node_info, fsync_policy
+    auth,
+    select,
+    ping,
+    role,
+    script_load,
+    master_query,
+    subscribe,
+    node_info,
+    fsync_policy
 };
 
 inline constexpr std::size_t handshake_steps_max = 10;
@@ -44,9 +52,9 @@ struct handshake_plan {
 struct handshake_request {
     connection_kind kind = connection_kind::lock_traffic;
     const node_address* to = nullptr;  // credentials and db come from here
-    std::string_view master_name;        // sentinel, watch
-    bool check_role = false;             // lock_traffic, subscriber: a sentinel named it
-    bool read_node = false;              // lock_traffic: ask INFO and CONFIG GET appendfsync
+    std::string_view master_name;      // sentinel, watch
+    bool check_role = false;           // lock_traffic, subscriber: a sentinel named it
+    bool read_node = false;            // lock_traffic: ask INFO and CONFIG GET appendfsync
 };
 
 struct [[nodiscard]] handshake_write {
@@ -56,7 +64,8 @@ struct [[nodiscard]] handshake_write {
 };
 
 // Writes every request of the handshake into out[0..capacity).
-handshake_write write_handshake(const handshake_request& request, char* out, std::size_t capacity) noexcept;
+handshake_write write_handshake(const handshake_request& request, char* out,
+                                std::size_t capacity) noexcept;
 
 // The reply to one step. Returns an empty failure to go on, or why the connection must be
 // dropped: auth_failed (AUTH refused, or WRONGPASS to PING), auth_required (NOAUTH to PING:

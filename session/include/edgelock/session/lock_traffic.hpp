@@ -68,8 +68,9 @@ struct [[nodiscard]] write_report {
 // write_request() cannot refuse a queued request otherwise (invalid_instance, invalid_state):
 // that is asserted, as is room on the connection for every request the lock can have out.
 template <typename Sink>
-write_report write_requests(lock& core, std::uint8_t instance, connection& connection, std::uint32_t owner,
-                            std::uint32_t tag, std::int64_t now, Sink& sink) noexcept {
+write_report write_requests(lock& core, std::uint8_t instance, connection& connection,
+                            std::uint32_t owner, std::uint32_t tag, std::int64_t now,
+                            Sink& sink) noexcept {
     write_report report;
     while (core.has_request(instance)) {
         if (!connection.accepts_requests()) {
@@ -82,7 +83,8 @@ write_report write_requests(lock& core, std::uint8_t instance, connection& conne
             return report;
         }
         EDGELOCK_ASSERT(written.code == errc::ok);
-        // The caller sized the connection's in-flight storage for every request the lock can have out.
+        // The caller sized the connection's in-flight storage for every request the lock can have
+        // out.
         const bool tracked = connection.track(owner, tag, now);
         EDGELOCK_ASSERT(tracked);
         ++report.written;
@@ -119,17 +121,17 @@ errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, 
 // the lock's instance count, invalid_state when the lock is unconfigured, invalid_time when
 // now or the node's start is outside [-now_ms_limit, now_ms_limit], events_pending when the
 // lock's event queue lacks room (nothing was told: drain poll_event() and call again).
-errc tell_node_started(lock& core, std::uint8_t instance, const connection& connection, bool restart_guard,
-                       std::int64_t now) noexcept;
+errc tell_node_started(lock& core, std::uint8_t instance, const connection& connection,
+                       bool restart_guard, std::int64_t now) noexcept;
 // The same with a start read earlier (a client tells the locks it adds later what its
 // connections read before).
-errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start, bool restart_guard,
-                       std::int64_t now) noexcept;
+errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start,
+                       bool restart_guard, std::int64_t now) noexcept;
 
 // After node_started: whether the client's warning hook should hear eviction_warning() of
 // this node. Returns true when the check is warn and the node may evict keys, false
-// otherwise; refuse is the connection's own (connection_setup::refuse_evicting): such a connection never
-// gets this far.
+// otherwise; refuse is the connection's own (connection_setup::refuse_evicting): such a connection
+// never gets this far.
 bool warns_of_eviction(eviction_check check, const connection& connection) noexcept;
 
 // The connection ended (on_closed gave `closed`; `dropped` lock requests were in
@@ -139,8 +141,8 @@ bool warns_of_eviction(eviction_check check, const connection& connection) noexc
 // and it connects again at once (a sentinel named the master, or failed with another to ask).
 // Returns true when the connection was ready, a request was dropped with it, or the connection may
 // not connect again now; false otherwise.
-bool lock_hears_close(const connection_end& closed, std::size_t dropped, const connection& connection,
-                      std::int64_t now) noexcept;
+bool lock_hears_close(const connection_end& closed, std::size_t dropped,
+                      const connection& connection, std::int64_t now) noexcept;
 
 // A connection the lock must hear of ended (lock_hears_close): requests in flight on it are
 // given up (lock::on_io_error), and so are the ones queued for the instance when the connection is
@@ -150,7 +152,8 @@ bool lock_hears_close(const connection_end& closed, std::size_t dropped, const c
 // invalid_state when the lock is unconfigured, invalid_time when now is outside
 // [-now_ms_limit, now_ms_limit], events_pending when the lock's event queue lacks room
 // (nothing was given up: drain poll_event() and call again).
-errc hear_close(lock& core, std::uint8_t instance, const connection& connection, std::int64_t now) noexcept;
+errc hear_close(lock& core, std::uint8_t instance, const connection& connection,
+                std::int64_t now) noexcept;
 
 // The instance cannot be reached now: its connection is idle and may not connect before the
 // reconnect delay ends. The requests queued for it are given up at once, with the
@@ -167,10 +170,11 @@ errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcep
 // and may not connect now (its reconnect delay runs), false otherwise.
 bool unreachable_now(const connection& connection, std::int64_t now) noexcept;
 
-// When the transport must look at the connection again. Returns the connection's connect, handshake or
-// reply deadline while it is not idle; when idle, the instant it may connect again (never
-// before now) if it wants a connection (one that keeps its connections up always does; one
-// that connects on demand, when requests wait for it), else no_deadline_ms.
-std::int64_t wake_ms(const connection& connection, bool wants_connection, std::int64_t now) noexcept;
+// When the transport must look at the connection again. Returns the connection's connect, handshake
+// or reply deadline while it is not idle; when idle, the instant it may connect again (never before
+// now) if it wants a connection (one that keeps its connections up always does; one that connects
+// on demand, when requests wait for it), else no_deadline_ms.
+std::int64_t wake_ms(const connection& connection, bool wants_connection,
+                     std::int64_t now) noexcept;
 
 }  // namespace edgelock::session

@@ -60,17 +60,18 @@ struct node_facts {
     fsync_policy fsync = fsync_policy::unknown;
     std::int64_t maxmemory_bytes = 0;  // 0: no limit
     fixed_text<policy_bytes_max> maxmemory_policy;
-    fixed_text<role_bytes_max> role;             // "master" or "slave", as INFO spells it
-    fixed_text<host_bytes_max> master_host;      // a replica's master (master_host, master_port)
+    fixed_text<role_bytes_max> role;         // "master" or "slave", as INFO spells it
+    fixed_text<host_bytes_max> master_host;  // a replica's master (master_host, master_port)
     std::uint16_t master_port = 0;
-    std::int64_t replicas = 0;                   // connected_slaves
-    std::int64_t replica_lag_s_max = 0;          // the largest lag=N of the slaveN lines
+    std::int64_t replicas = 0;           // connected_slaves
+    std::int64_t replica_lag_s_max = 0;  // the largest lag=N of the slaveN lines
 
     // AOF with appendfsync always: a restart loses no acknowledged write.
     bool durable() const noexcept { return aof_enabled && fsync == fsync_policy::always; }
     // A memory limit with a policy that may evict keys (anything but noeviction).
     bool may_evict() const noexcept {
-        return maxmemory_bytes > 0 && !maxmemory_policy.empty() && maxmemory_policy.view() != "noeviction";
+        return maxmemory_bytes > 0 && !maxmemory_policy.empty() &&
+               maxmemory_policy.view() != "noeviction";
     }
 };
 
@@ -88,7 +89,8 @@ fsync_policy parse_fsync_policy(std::string_view value) noexcept;
 
 // The start the lock is told (lock::on_node_started): the latest instant on the caller's
 // clock the process can have started, from the uptime read at received_ms.
-node_start node_start_of(const node_facts& facts, std::int64_t received_ms, bool restarted) noexcept;
+node_start node_start_of(const node_facts& facts, std::int64_t received_ms,
+                         bool restarted) noexcept;
 
 // One line for a node that may evict keys: "maxmemory 1048576 bytes with maxmemory-policy
 // allkeys-lru may evict lock keys and fence counters; set maxmemory-policy noeviction" (a

@@ -15,12 +15,14 @@ namespace edgelock::session {
 // the caller chose the wait, and what it needs is why it was not enough. With one instance,
 // no_quorum means that instance failed, so its failure is reported when it is known
 // (`instance_failure`: what the connection or the reply said, empty when nothing did).
-failure acquire_result(const event& e, std::size_t instances, const failure& instance_failure) noexcept;
+failure acquire_result(const event& e, std::size_t instances,
+                       const failure& instance_failure) noexcept;
 
 // A released event: empty when a quorum deleted our key; expired when the lease had already
 // run out (the protected work may have overlapped another owner's); otherwise, as for an
 // acquire, the single instance's failure when known, else no_quorum (the key stays where it
 // could not be deleted until its TTL ends).
-failure release_result(const event& e, std::size_t instances, const failure& instance_failure) noexcept;
+failure release_result(const event& e, std::size_t instances,
+                       const failure& instance_failure) noexcept;
 
 }  // namespace edgelock::session

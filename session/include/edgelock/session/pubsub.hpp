@@ -23,7 +23,7 @@
 namespace edgelock::session {
 
 enum class pubsub_kind : std::uint8_t {
-    other,        // not a pub/sub frame of the three shapes above (an error reply, ...)
+    other,  // not a pub/sub frame of the three shapes above (an error reply, ...)
     message,
     subscribe,
     unsubscribe,
@@ -31,8 +31,8 @@ enum class pubsub_kind : std::uint8_t {
 
 struct pubsub_frame {
     pubsub_kind kind = pubsub_kind::other;
-    std::string_view channel;  // views into the nodes' text
-    std::string_view payload;  // message: the published bytes
+    std::string_view channel;        // views into the nodes' text
+    std::string_view payload;        // message: the published bytes
     std::int64_t subscriptions = 0;  // subscribe, unsubscribe: the connection's count after it
 };
 

@@ -16,7 +16,7 @@
 
 namespace edgelock {
 
-enum class [[nodiscard]] transport_errc : std::uint8_t {
+enum class [[nodiscard]] transport_errc : std::uint8_t{
     unknown_host = 1,       // the host name could not be resolved
     connect_timeout,        // resolve + connect took longer than connect_timeout: no connection
     command_timeout,        // a reply took longer than command_timeout: the connection is dropped
@@ -82,7 +82,9 @@ struct [[nodiscard]] failure {
     int value = 0;
 
     static failure of(errc code) noexcept;
-    static failure of(transport_errc code) noexcept { return {domain::transport, static_cast<int>(code)}; }
+    static failure of(transport_errc code) noexcept {
+        return {domain::transport, static_cast<int>(code)};
+    }
     static failure system(int errno_value) noexcept { return {domain::system, errno_value}; }
     explicit operator bool() const noexcept { return from != domain::none; }
     friend bool operator==(const failure& a, const failure& b) noexcept {

@@ -29,6 +29,7 @@ session::node_address address_of_sentinel(std::uint8_t sentinel);
 inline constexpr int no_server = -1;
 // The server `address` reaches in a world of `nodes` Redis nodes and `sentinels` sentinels,
 // or no_server (an unknown host, or the right host on the wrong port: nothing listens there).
-int resolve(const session::node_address& address, std::uint8_t nodes, std::uint8_t sentinels) noexcept;
+int resolve(const session::node_address& address, std::uint8_t nodes,
+            std::uint8_t sentinels) noexcept;
 
 }  // namespace edgelock::sim

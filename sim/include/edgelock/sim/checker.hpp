@@ -46,9 +46,9 @@ const char* to_string(hold_end e) noexcept;
 
 struct hold_record {
     std::uint8_t client = 0;
-    std::uint32_t index = 0;          // acquisition order across all clients
-    std::int64_t start_us = 0;        // the `acquired` event reached the client
-    std::int64_t end_us = 0;          // the belief ended (valid while `end` is not open)
+    std::uint32_t index = 0;    // acquisition order across all clients
+    std::int64_t start_us = 0;  // the `acquired` event reached the client
+    std::int64_t end_us = 0;    // the belief ended (valid while `end` is not open)
     std::int64_t fence = 0;
     std::int64_t valid_until_ms = 0;  // latest validity, on the client's monotonic clock
     hold_end end = hold_end::open;
@@ -83,9 +83,9 @@ struct oracle_record {
 
 // The two checks of fair waiting, as the world judged them while the run went on.
 struct fair_record {
-    bool judged = false;            // a fair configuration
-    std::int64_t told_bound_us = 0; // told -> no longer due
-    std::int64_t due_bound_us = 0;  // due -> no longer due
+    bool judged = false;             // a fair configuration
+    std::int64_t told_bound_us = 0;  // told -> no longer due
+    std::int64_t due_bound_us = 0;   // due -> no longer due
     std::uint32_t wakeup_violations = 0;
     std::string first_wakeup;
     std::uint32_t fifo_violations = 0;

@@ -6,9 +6,10 @@
 // for Redlock, whether crashed nodes are kept down longer than any lease before they
 // rejoin (antirez's "delayed restart"); and whether the lock runs its restart guard (the
 // client reads each node's uptime and persistence and keeps a node that restarted without
-// durable data out of the quorum for a TTL plus drift: lock.hpp, "Restarts"). world_params are the knobs of the simulated world:
-// lease length, how many clients and how they behave, network latencies, timeouts. Scripted
-// scenarios use fixed parameters; random schedules draw them from the seed.
+// durable data out of the quorum for a TTL plus drift: lock.hpp, "Restarts"). world_params are the
+// knobs of the simulated world: lease length, how many clients and how they behave, network
+// latencies, timeouts. Scripted scenarios use fixed parameters; random schedules draw them from the
+// seed.
 #pragma once
 
 #include <array>
@@ -72,36 +73,38 @@ const configuration& configuration_at(std::size_t index) noexcept;
 
 struct world_params {
     // The lock's own knobs (lock_config); zero or -1 mean the lock's default, as there.
-    std::int64_t ttl_ms = 1000;              // lease length
-    std::int64_t drift_ms = -1;              // drift allowance; -1: the default (resolved_lock)
-    std::int64_t renew_interval_ms = 0;      // 0: the lock's default
-    std::int64_t attempt_timeout_ms = 0;     // 0: the lock's default
-    bool watchdog = true;                    // renew while held
-    std::uint8_t clients = 3;                // workload clients contending for one lock
-    std::int64_t acquire_wait_ms = 2000;     // each acquire() may retry this long
-    std::int64_t retry_delay_ms_min = 20;    // lock backoff base
-    std::int64_t retry_delay_ms_max = 200;   // lock backoff cap
-    std::int64_t start_ms_max = 30;          // client c starts within [c * 7, ...] ms
-    std::int64_t think_ms_min = 20;          // pause between jobs
+    std::int64_t ttl_ms = 1000;             // lease length
+    std::int64_t drift_ms = -1;             // drift allowance; -1: the default (resolved_lock)
+    std::int64_t renew_interval_ms = 0;     // 0: the lock's default
+    std::int64_t attempt_timeout_ms = 0;    // 0: the lock's default
+    bool watchdog = true;                   // renew while held
+    std::uint8_t clients = 3;               // workload clients contending for one lock
+    std::int64_t acquire_wait_ms = 2000;    // each acquire() may retry this long
+    std::int64_t retry_delay_ms_min = 20;   // lock backoff base
+    std::int64_t retry_delay_ms_max = 200;  // lock backoff cap
+    std::int64_t start_ms_max = 30;         // client c starts within [c * 7, ...] ms
+    std::int64_t think_ms_min = 20;         // pause between jobs
     std::int64_t think_ms_max = 100;
-    std::int64_t work_ms_min = 400;          // time between the read and the write of a job
+    std::int64_t work_ms_min = 400;  // time between the read and the write of a job
     std::int64_t work_ms_max = 400;
-    std::int64_t job_timeout_ms = 500;       // a resource request unanswered this long is given up
-    std::int64_t io_timeout_ms = 150;        // the session's command timeout: a reply this late drops the connection
+    std::int64_t job_timeout_ms = 500;  // a resource request unanswered this long is given up
+    std::int64_t io_timeout_ms =
+        150;  // the session's command timeout: a reply this late drops the connection
     // The session's reconnect delay (session/reconnect.hpp): full jitter below a cap that
     // starts at reconnect_ms_min and doubles with each failed attempt up to reconnect_ms_max.
     // A connection that was up is made again at once, as in the real clients.
     std::int64_t reconnect_ms_min = 10;
     std::int64_t reconnect_ms_max = 40;
-    std::int64_t connect_timeout_ms = 100;   // connect and handshake of one attempt (or one sentinel's answer)
-    std::int64_t path_us_min = 200;          // one-way latency of a path, drawn once per path
+    std::int64_t connect_timeout_ms =
+        100;  // connect and handshake of one attempt (or one sentinel's answer)
+    std::int64_t path_us_min = 200;  // one-way latency of a path, drawn once per path
     std::int64_t path_us_max = 1000;
-    std::uint32_t tail_per_million = 20'000; // chance a message meets a long-tail delay
-    std::int64_t tail_ms_max = 20;           // the long tail reaches this far
-    std::int64_t repl_us_min = 500;          // replication latency master -> replica
+    std::uint32_t tail_per_million = 20'000;  // chance a message meets a long-tail delay
+    std::int64_t tail_ms_max = 20;            // the long tail reaches this far
+    std::int64_t repl_us_min = 500;           // replication latency master -> replica
     std::int64_t repl_us_max = 3000;
-    std::int64_t down_after_ms = 100;        // Sentinel: master down this long -> failover
-    std::int64_t failover_ms = 0;            // Sentinel: from detection to the promotion
+    std::int64_t down_after_ms = 100;  // Sentinel: master down this long -> failover
+    std::int64_t failover_ms = 0;      // Sentinel: from detection to the promotion
     // Sentinel: how often the sentinels look at the nodes (PING, INFO). Detection takes
     // down_after plus up to one period; a promotion ranks replicas by the offsets their last
     // INFO showed. At most down_after (real Sentinel: 1 s while a master is down, against a
@@ -136,7 +139,7 @@ struct world_params {
     std::uint32_t old_server_per_million = 0;
     // How long each node has run when the world starts: guarded clients find them counting.
     std::int64_t node_uptime_ms = 24 * 3600 * 1000;
-    std::int64_t stock = 1'000'000;          // initial value of the protected resource
+    std::int64_t stock = 1'000'000;  // initial value of the protected resource
     // Fair locks: lock_config::recheck_ms (0: the lock's default). The line entry's expiry
     // is the lock's default, 2 * (recheck + attempt timeout).
     std::int64_t recheck_ms = 0;

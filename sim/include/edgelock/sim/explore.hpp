@@ -25,23 +25,23 @@ struct explore_options {
     std::size_t runs = 100;
     std::uint64_t seed = 1;
     unsigned jobs = 1;
-    bool any_check = true;                  // else only `check` counts as a violation
+    bool any_check = true;  // else only `check` counts as a violation
     check_kind check = check_kind::overlap;
     const scenario_info* family = nullptr;  // draw faults of this scenario only, if set
 };
 
 struct explore_result {
     bool found = false;
-    std::size_t runs = 0;           // random schedules tried
-    std::size_t violating_runs = 0; // of them, the ones violating the target
-    std::size_t first_run = 0;      // index (from 1) of the first violating run
+    std::size_t runs = 0;            // random schedules tried
+    std::size_t violating_runs = 0;  // of them, the ones violating the target
+    std::size_t first_run = 0;       // index (from 1) of the first violating run
     run_request original;
     verdict original_checks;
     run_request shrunk;
     verdict shrunk_checks;
     check_kind target = check_kind::overlap;  // the check the shrink keeps violated
-    std::size_t shrink_steps = 0;   // simplifications kept
-    std::size_t shrink_runs = 0;    // runs spent shrinking
+    std::size_t shrink_steps = 0;             // simplifications kept
+    std::size_t shrink_runs = 0;              // runs spent shrinking
 };
 
 explore_result explore(const explore_options& options);

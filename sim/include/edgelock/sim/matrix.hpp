@@ -30,7 +30,7 @@ struct run_request {
     const configuration* config = nullptr;
     std::uint64_t seed = 0;
     run_mode mode = run_mode::scripted;
-    schedule faults;                          // mode schedule
+    schedule faults;  // mode schedule
     behaviour clients = behaviour::correct;
 };
 
@@ -49,9 +49,9 @@ struct matrix_cell {
     const configuration* config = nullptr;
     std::size_t runs = 0;
     std::size_t violating_runs = 0;  // runs that violated at least one check
-    verdict checks;                 // a check is VIOLATED if any run violated it
-    std::uint64_t seed = 0;         // the first violating run's seed, else the scripted one
-    std::string replay;             // the command replaying that run
+    verdict checks;                  // a check is VIOLATED if any run violated it
+    std::uint64_t seed = 0;          // the first violating run's seed, else the scripted one
+    std::string replay;              // the command replaying that run
     std::uint32_t anomalies = 0;
     std::uint64_t events = 0;
     std::int64_t simulated_us = 0;
@@ -70,9 +70,9 @@ struct matrix_totals {
 struct matrix_options {
     std::size_t random_runs = 50;
     std::uint64_t seed = 1;
-    unsigned jobs = 1;                          // cells computed in parallel
-    const scenario_info* scenario = nullptr;    // only this scenario's row, if set
-    const configuration* config = nullptr;      // only this configuration's column, if set
+    unsigned jobs = 1;                        // cells computed in parallel
+    const scenario_info* scenario = nullptr;  // only this scenario's row, if set
+    const configuration* config = nullptr;    // only this configuration's column, if set
 };
 
 // Every scenario on every configuration (or the ones selected), the scripted run and

@@ -33,14 +33,14 @@ enum class message_kind : std::uint8_t {
     replication,       // master -> replica: one write
     replication_ack,   // replica -> master: the offset applied
     // A fair lock's subscriber connection (world_pubsub.cpp); epoch: the subscription's.
-    subscribe,         // client -> node: SUBSCRIBE to the lock's channel
-    subscribed,        // node -> client: SUBSCRIBE's reply, the subscription is in effect
-    published,         // node -> client: a message on the channel (bytes: the token)
+    subscribe,   // client -> node: SUBSCRIBE to the lock's channel
+    subscribed,  // node -> client: SUBSCRIBE's reply, the subscription is in effect
+    published,   // node -> client: a message on the channel (bytes: the token)
 };
 
 struct message {
     message_kind kind = message_kind::request;
-    std::uint32_t epoch = 0;       // connection (client-server) or the master's incarnation
+    std::uint32_t epoch = 0;  // connection (client-server) or the master's incarnation
     std::int64_t deliver_us = 0;
     std::string bytes;             // request, reply
     std::uint32_t request_id = 0;  // resource: matches a reply to its request
@@ -61,8 +61,8 @@ public:
         bool open = false;
     };
 
-    void init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels, const world_params& params,
-              std::uint64_t seed);
+    void init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels,
+              const world_params& params, std::uint64_t seed);
 
     std::uint8_t servers() const noexcept { return static_cast<std::uint8_t>(nodes_ + sentinels_); }
     std::uint8_t client_endpoint(std::uint8_t client) const noexcept { return client; }
@@ -70,14 +70,18 @@ public:
         return static_cast<std::uint8_t>(clients_ + server);
     }
     std::uint8_t node_endpoint(std::uint8_t node) const noexcept { return server_endpoint(node); }
-    std::uint8_t resource_endpoint() const noexcept { return static_cast<std::uint8_t>(clients_ + servers()); }
+    std::uint8_t resource_endpoint() const noexcept {
+        return static_cast<std::uint8_t>(clients_ + servers());
+    }
     bool is_client(std::uint8_t endpoint) const noexcept { return endpoint < clients_; }
     bool is_node(std::uint8_t endpoint) const noexcept {
         return endpoint >= clients_ && endpoint < clients_ + nodes_;
     }
     // A server index is a node's index when below the node count, else a sentinel's.
     bool is_node_server(std::uint8_t server) const noexcept { return server < nodes_; }
-    std::uint8_t endpoint_count() const noexcept { return static_cast<std::uint8_t>(clients_ + servers() + 1); }
+    std::uint8_t endpoint_count() const noexcept {
+        return static_cast<std::uint8_t>(clients_ + servers() + 1);
+    }
     std::size_t path_id(std::uint8_t from, std::uint8_t to) const noexcept {
         return static_cast<std::size_t>(from) * endpoint_count() + to;
     }

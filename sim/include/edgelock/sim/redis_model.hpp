@@ -62,7 +62,7 @@ namespace edgelock::sim {
 
 // One write as a replica or the persistence log receives it.
 struct repl_op {
-    bool del = false;                // DEL key; otherwise SET key value [PXAT expire]
+    bool del = false;  // DEL key; otherwise SET key value [PXAT expire]
     std::string key;
     std::string value;
     std::int64_t expire_at_ms = -1;  // absolute wall-clock ms, -1 for none
@@ -90,7 +90,15 @@ enum class eviction_policy : std::uint8_t {
     all_keys,       // allkeys-lru and the like: any key
 };
 
-enum class script_id : std::uint8_t { acquire, raise, renew, release, fair_acquire, fair_release, none };
+enum class script_id : std::uint8_t {
+    acquire,
+    raise,
+    renew,
+    release,
+    fair_acquire,
+    fair_release,
+    none
+};
 script_id script_by_digest(std::string_view digest) noexcept;
 script_id script_by_text(std::string_view text) noexcept;
 const char* to_string(script_id id) noexcept;
@@ -125,9 +133,9 @@ struct node_output {
         std::string bytes;
     };
     std::vector<reply> replies;
-    std::vector<repl_op> effects;         // in order; the last has offset() of the node
-    std::int64_t wait_deadline_us = -1;   // a WAIT began: wake the node then
-    struct publication {                  // PUBLISH channel message
+    std::vector<repl_op> effects;        // in order; the last has offset() of the node
+    std::int64_t wait_deadline_us = -1;  // a WAIT began: wake the node then
+    struct publication {                 // PUBLISH channel message
         std::string channel;
         std::string message;
     };
@@ -239,12 +247,13 @@ private:
         std::int64_t number = 0;        // ARGV[2]: a TTL, or the fence value to raise to
         std::int64_t entry_ttl_ms = 0;  // ARGV[3] of the fair acquire
     };
-    bool parse_script_call(script_id id, const request_view& r, std::size_t first, script_call& call,
-                           std::string& reply) const;
+    bool parse_script_call(script_id id, const request_view& r, std::size_t first,
+                           script_call& call, std::string& reply) const;
     bool refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
                                  std::string& reply, std::vector<repl_op>& effects);
-    void raise_script(const std::string_view* keys, const std::string_view* argv, std::int64_t number,
-                      std::int64_t wall_ms, std::string& reply, std::vector<repl_op>& effects);
+    void raise_script(const std::string_view* keys, const std::string_view* argv,
+                      std::int64_t number, std::int64_t wall_ms, std::string& reply,
+                      std::vector<repl_op>& effects);
     void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
                              std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
                              std::int64_t wall_ms, std::string& reply, node_output& out);
@@ -259,15 +268,16 @@ private:
     // both sets.
     void purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
                      std::vector<repl_op>& effects);
-    std::vector<zset_member> load_zset(std::string_view key, std::int64_t wall_ms, std::vector<repl_op>& effects);
+    std::vector<zset_member> load_zset(std::string_view key, std::int64_t wall_ms,
+                                       std::vector<repl_op>& effects);
     // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
-    void store_zset(std::string_view key, const std::vector<zset_member>& members, std::int64_t wall_ms,
-                    std::vector<repl_op>& effects);
+    void store_zset(std::string_view key, const std::vector<zset_member>& members,
+                    std::int64_t wall_ms, std::vector<repl_op>& effects);
     void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                      node_output& out);
-    void acquire_script(const std::string_view* keys, bool fencing, std::string_view token, std::int64_t ttl_ms,
-                        const redis_entry* lock, std::int64_t wall_ms, std::string& reply,
-                        node_output& out);
+    void acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
+                        std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
+                        std::string& reply, node_output& out);
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
@@ -291,14 +301,14 @@ private:
     bool redis_6_ = false;
     bool config_get_refused_ = false;
     eviction_policy eviction_ = eviction_policy::noeviction;
-    std::uint32_t runs_ = 1;                // starts of the process: its run_id
+    std::uint32_t runs_ = 1;  // starts of the process: its run_id
     std::int64_t started_wall_ms_ = 0;
     persistence persist_ = persistence::none;
     std::int64_t fsync_phase_us_ = 0;
-    std::int64_t fsync_tick_ = -1;          // everysec: last fsync captured in durable_
+    std::int64_t fsync_tick_ = -1;  // everysec: last fsync captured in durable_
     std::vector<redis_entry> data_;
-    std::vector<redis_entry> durable_;      // what a restart comes back with
-    std::uint8_t replicas_ = 0;             // bit per attached replica node
+    std::vector<redis_entry> durable_;  // what a restart comes back with
+    std::uint8_t replicas_ = 0;         // bit per attached replica node
     std::array<std::int64_t, nodes_max> acked_{};
     std::array<client_state, clients_max> clients_{};
 };

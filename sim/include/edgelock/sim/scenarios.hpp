@@ -46,7 +46,7 @@ inline constexpr std::size_t debate_scenario_count = 10;
 
 struct scenario_info {
     scenario_id id;
-    std::string_view code;   // "S1"
+    std::string_view code;  // "S1"
     std::string_view title;
 };
 

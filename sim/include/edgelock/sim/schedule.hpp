@@ -68,8 +68,8 @@ const char* to_string(persistence p) noexcept;
 
 struct trigger {
     bool at_point = false;
-    std::int64_t at_ms = 0;      // time trigger: true time
-    std::uint8_t client = 0;     // point trigger: whose workload
+    std::int64_t at_ms = 0;   // time trigger: true time
+    std::uint8_t client = 0;  // point trigger: whose workload
     point where = point::acquired;
     std::uint16_t nth = 1;       // the nth time that client reaches the point (from 1)
     std::int64_t offset_ms = 0;  // fires this long after the point
@@ -78,10 +78,10 @@ struct trigger {
 struct fault {
     fault_kind kind = fault_kind::pause;
     trigger when;
-    bool on_node = false;      // the target is a node (else a client)
+    bool on_node = false;  // the target is a node (else a client)
     std::uint8_t target = 0;
-    std::uint8_t nodes = 0;    // peers as a node bit mask
-    bool resource = false;     // slow_link: the resource is a peer
+    std::uint8_t nodes = 0;  // peers as a node bit mask
+    bool resource = false;   // slow_link: the resource is a peer
     std::int64_t duration_ms = 0;
     std::int64_t amount = 0;
     persistence persist = persistence::none;

@@ -2,13 +2,13 @@
 // edgelock sim: one lock instance's connection, driven by the code the real clients run.
 //
 // The real clients keep one session::connection_driver per Redis instance and adapt it to
-// their sockets (transport/asio/src/asio_connection.cpp, transport/hiredis/src/blocking_connection.cpp);
-// this is its adapter to the simulated network. The driver decides where to connect (the
-// node, or the master a simulated sentinel names), what to say first, which replies are its
-// own, when a connect or a reply has taken too long, when to connect again, and what a
-// closed connection means for the lock. This class only resolves the driver's target to a
-// simulated server, opens, writes to and closes the simulated connection, notices resets,
-// and hands what the connection delivers to its client (workload.cpp).
+// their sockets (transport/asio/src/asio_connection.cpp,
+// transport/hiredis/src/blocking_connection.cpp); this is its adapter to the simulated network. The
+// driver decides where to connect (the node, or the master a simulated sentinel names), what to say
+// first, which replies are its own, when a connect or a reply has taken too long, when to connect
+// again, and what a closed connection means for the lock. This class only resolves the driver's
+// target to a simulated server, opens, writes to and closes the simulated connection, notices
+// resets, and hands what the connection delivers to its client (workload.cpp).
 //
 // A connect completes one round trip after start(): refused when the node is down, silent
 // when a partition cuts the client off (the connection's connect timeout then ends the attempt).
@@ -35,7 +35,8 @@ std::string describe(const failure& why);
 class sim_connection final : public session::connection_io, public session::connection_events {
 public:
     // The handshake's steps and every request one lock may have on an instance at once.
-    static constexpr std::size_t in_flight_max = session::handshake_steps_max + requests_per_instance_max;
+    static constexpr std::size_t in_flight_max =
+        session::handshake_steps_max + requests_per_instance_max;
     // A whole handshake (PING, ROLE and the four scripts) fits with room to spare.
     static constexpr std::size_t handshake_bytes_max = 8 * 1024;
     // Reply nodes a reply is parsed into: ROLE with two replicas takes 12.
@@ -89,7 +90,8 @@ private:
     void close() override;
     bool suspended() const override;
     // session::connection_events: to the client
-    void answered(const session::in_flight& entry, const reply_node* nodes, std::size_t count) override;
+    void answered(const session::in_flight& entry, const reply_node* nodes,
+                  std::size_t count) override;
     void node_started() override;
     void ended(const session::connection_end& closed, bool lock_hears) override;
 

@@ -28,9 +28,9 @@ struct soak_options {
 };
 
 struct soak_cell {
-    std::size_t runs = 0;                           // matrix and soak runs of this cell
+    std::size_t runs = 0;  // matrix and soak runs of this cell
     std::size_t violating_runs = 0;
-    verdict matrix;                                 // the matrix's verdict alone
+    verdict matrix;  // the matrix's verdict alone
     std::array<std::size_t, check_count> soak_violations{};
     std::array<std::string, check_count> first_replay{};  // of the soak's first violation
 };

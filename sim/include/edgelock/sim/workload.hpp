@@ -12,8 +12,8 @@
 // one timer for the earliest of the lock's, the connections' and the job's deadlines. All lock and
 // connection time is the client's monotonic clock. Connections fail by reset (noticed one path
 // latency later), by silence (a reply later than io_timeout_ms), by a refused connect, or by
-// the connection itself (a READONLY reply, ROLE naming a replica); the connection then reconnects after
-// the session's reconnect delay (at once after a connection that was up).
+// the connection itself (a READONLY reply, ROLE naming a replica); the connection then reconnects
+// after the session's reconnect delay (at once after a connection that was up).
 //
 // The job (the seeds' order grab / stock deduction) runs in a loop:
 //   think -> acquire(wait) -> read the resource -> work -> check held(now) -> write value-1
@@ -50,8 +50,8 @@ enum class behaviour : std::uint8_t {
     skips_fencing,            // sends its resource requests without the fence token
     deletes_without_compare,  // releases with a plain DEL instead of compare-and-delete
     never_releases,           // keeps the lock (and renews it) forever after its first job
-    jumps_the_line,           // fair: client 0 acquires with the plain acquire script, ahead of the line
-    ignores_confirmation,     // fair: a confirmed subscription is not passed to on_wake("")
+    jumps_the_line,  // fair: client 0 acquires with the plain acquire script, ahead of the line
+    ignores_confirmation,  // fair: a confirmed subscription is not passed to on_wake("")
 };
 const char* to_string(behaviour b) noexcept;
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept;
@@ -90,7 +90,15 @@ public:
     std::uint32_t anomalies() const noexcept { return anomalies_; }
 
 private:
-    enum class job : std::uint8_t { thinking, acquiring, reading, working, writing, releasing, keeping };
+    enum class job : std::uint8_t {
+        thinking,
+        acquiring,
+        reading,
+        working,
+        writing,
+        releasing,
+        keeping
+    };
     enum class step : std::uint8_t { none, send_read, start_work, send_write };
 
     struct delivery {

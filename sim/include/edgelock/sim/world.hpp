@@ -64,7 +64,7 @@ struct run_result {
     std::uint32_t anomalies = 0;  // the lock refused a call or a reply it should have taken
     history past;
     std::vector<world_mark> marks;
-    std::string timeline;         // with run_spec::record
+    std::string timeline;  // with run_spec::record
 };
 
 run_result run(const run_spec& spec);
@@ -72,21 +72,21 @@ run_result run(const run_spec& spec);
 class scheduler {
 public:
     enum class kind : std::uint8_t {
-        deliver,         // arg: path
-        client_timer,    // who: client, arg: generation
-        client_resume,   // who: client
-        client_probe,    // who: client, arg: generation (the last instant of a validity)
-        node_restart,    // who: node
-        sentinel_check,  // who: node (the master the sentinels stopped reaching)
-        sentinel_promote,  // who: node (the master being failed over)
-        sentinel_info,   // the sentinels' periodic look at the replicas' offsets
+        deliver,               // arg: path
+        client_timer,          // who: client, arg: generation
+        client_resume,         // who: client
+        client_probe,          // who: client, arg: generation (the last instant of a validity)
+        node_restart,          // who: node
+        sentinel_check,        // who: node (the master the sentinels stopped reaching)
+        sentinel_promote,      // who: node (the master being failed over)
+        sentinel_info,         // the sentinels' periodic look at the replicas' offsets
         sentinel_reconfigure,  // who: node (an old master that is back)
-        node_wake,       // who: node, arg: incarnation (WAIT timeouts)
-        node_resume,     // who: node (a pause may have ended)
-        node_rejoin,     // who: node (a cut-off may have ended)
-        fault_start,     // arg: fault index
-        subscriber_retry,  // who: client, arg: node + 8 * the broken subscription's epoch
-        subscriber_deliver,  // arg: the slot of a subscriber connection's message in flight
+        node_wake,             // who: node, arg: incarnation (WAIT timeouts)
+        node_resume,           // who: node (a pause may have ended)
+        node_rejoin,           // who: node (a cut-off may have ended)
+        fault_start,           // arg: fault index
+        subscriber_retry,      // who: client, arg: node + 8 * the broken subscription's epoch
+        subscriber_deliver,    // arg: the slot of a subscriber connection's message in flight
     };
     struct event {
         std::int64_t at_us = 0;
@@ -127,7 +127,8 @@ public:
     enum class connect_outcome : std::uint8_t { ok, refused, timeout, unknown_host };
     // Whether a connect from `client` to `to` succeeds now, and the server it reaches. A node
     // that is down refuses; a partition leaves the connect unanswered (timeout).
-    connect_outcome try_connect(std::uint8_t client, const session::node_address& to, std::uint8_t& server);
+    connect_outcome try_connect(std::uint8_t client, const session::node_address& to,
+                                std::uint8_t& server);
     std::uint32_t open_connection(std::uint8_t client, std::uint8_t server);
     void close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch);
     // A connect's round trip between them.
@@ -185,7 +186,8 @@ private:
     void deliver(std::size_t path);
     // read_late: the bytes reached the node's socket while it was paused, so they are read
     // even if the client has closed that connection (or opened another) since.
-    void deliver_request(std::uint8_t client, std::uint8_t server, message&& m, bool read_late = false);
+    void deliver_request(std::uint8_t client, std::uint8_t server, message&& m,
+                         bool read_late = false);
     void deliver_sentinel_request(std::uint8_t client, std::uint8_t server, message&& m);
     void deliver_reply(std::uint8_t server, std::uint8_t client, message&& m);
     void deliver_resource_request(std::uint8_t client, message&& m);
@@ -193,14 +195,15 @@ private:
     void deliver_ack(std::uint8_t replica, std::uint8_t master, message&& m);
     void flush(std::uint8_t node);
     void note_unblocked(std::uint8_t node);
-    void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch, std::string&& bytes);
+    void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch,
+                    std::string&& bytes);
     bool reply_lost(std::uint8_t server, std::uint8_t client);
 
     // Subscriber connections and the fair checks (world_pubsub.cpp).
-    struct subscriber {  // one client's subscriber connection to one node
-        std::uint32_t epoch = 0;  // the connection's; 0: none yet
-        bool open = false;        // as the network sees it
-        bool registered = false;  // the node counts it among the channel's subscribers
+    struct subscriber {                    // one client's subscriber connection to one node
+        std::uint32_t epoch = 0;           // the connection's; 0: none yet
+        bool open = false;                 // as the network sees it
+        bool registered = false;           // the node counts it among the channel's subscribers
         std::int64_t last_arrival_us = 0;  // its messages arrive in order
     };
     struct subscriber_message {  // in flight on a subscriber connection
@@ -214,8 +217,10 @@ private:
     }
     void open_subscriber(std::uint8_t client, std::uint8_t node);
     void break_subscriber(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
-    void send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind, std::string bytes);
-    void send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m, std::int64_t extra_us);
+    void send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind,
+                            std::string bytes);
+    void send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m,
+                            std::int64_t extra_us);
     void deliver_subscriber_message(std::uint32_t slot);
     void deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& m);
     void deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m);
@@ -225,7 +230,8 @@ private:
     void judge_grants(std::uint8_t node);
     void judge_waiters();
     bool due(std::uint8_t client) const;
-    bool entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member, std::int64_t wall_ms) const;
+    bool entry_live(const redis_node& n, std::string_view qttl_key, std::string_view member,
+                    std::int64_t wall_ms) const;
     int waiter_of(std::string_view token) const noexcept;
     int holder_of(std::string_view token) const noexcept;
     std::int64_t judged_from_us() const noexcept;
@@ -245,7 +251,8 @@ private:
     // Network faults name Redis nodes: a server that is a sentinel meets none of them.
     bool partitioned(std::uint8_t client, std::uint8_t server) const noexcept;
     bool lose_message(std::uint8_t client, std::uint8_t server, bool& reset);
-    std::int64_t path_extra_us(std::uint8_t client, std::uint8_t server, bool resource) const noexcept;
+    std::int64_t path_extra_us(std::uint8_t client, std::uint8_t server,
+                               bool resource) const noexcept;
     std::int64_t replication_extra_us(std::uint8_t replica) const noexcept;
 
     // Redis processes and Sentinel (world_nodes.cpp).
@@ -286,7 +293,8 @@ private:
     void observe_all_clients();
     void oracle_failure(std::string text);
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
-    void note_request(std::uint8_t server, std::uint8_t client, std::string_view request, const std::string* reply);
+    void note_request(std::uint8_t server, std::uint8_t client, std::string_view request,
+                      const std::string* reply);
     std::string server_name(std::uint8_t server) const;
     void mark(world_mark::kind what, bool on_node, std::uint8_t target, std::int64_t end_us,
               std::string label);
@@ -299,7 +307,8 @@ private:
     std::vector<redis_node> nodes_;
     std::vector<process_clocks> node_clocks_;
     std::vector<sentinel_node> sentinels_;
-    std::vector<std::string_view> pipeline_;  // split(): the requests of the message being delivered
+    std::vector<std::string_view>
+        pipeline_;  // split(): the requests of the message being delivered
     std::vector<std::unique_ptr<client>> clients_;
     fenced_resource resource_;
     history history_;
@@ -308,26 +317,26 @@ private:
     std::vector<active_fault> active_;
     node_output out_;
     prng rng_;
-    int current_master_ = 0;                    // the master the sentinels name
-    std::vector<std::int64_t> paused_until_us_;     // per node (true time)
-    std::vector<std::int64_t> isolated_until_us_;   // per node (true time)
-    std::vector<std::uint8_t> side_of_;             // per node: the side (mask) of its latest cut-off
-    std::vector<std::vector<held_message>> held_;   // per node: what reached it while paused
-    std::vector<std::int64_t> seen_offset_;         // per node: its offset at the last INFO
-    std::vector<bool> demoted_;                     // per node: replaced while away, still a master
-    std::vector<bool> powered_off_;                 // per node: down without a word (connects time out)
-    std::vector<std::int64_t> restarted_us_;        // per node: its last restart (true time), or -1
-    std::int64_t unreachable_since_us_ = -1;        // the current master's, -1 while it answers
-    std::vector<subscriber> subscribers_;           // clients x nodes
+    int current_master_ = 0;                       // the master the sentinels name
+    std::vector<std::int64_t> paused_until_us_;    // per node (true time)
+    std::vector<std::int64_t> isolated_until_us_;  // per node (true time)
+    std::vector<std::uint8_t> side_of_;  // per node: the side (mask) of its latest cut-off
+    std::vector<std::vector<held_message>> held_;  // per node: what reached it while paused
+    std::vector<std::int64_t> seen_offset_;        // per node: its offset at the last INFO
+    std::vector<bool> demoted_;                    // per node: replaced while away, still a master
+    std::vector<bool> powered_off_;           // per node: down without a word (connects time out)
+    std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
+    std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
+    std::vector<subscriber> subscribers_;     // clients x nodes
     std::uint32_t next_subscriber_epoch_ = 1;
     std::vector<subscriber_message> subscriber_slots_;  // messages in flight, by slot
     std::vector<std::uint32_t> free_subscriber_slots_;
-    std::vector<std::string> waiting_token_;        // per client: its acquire()'s token, "" when none
-    std::vector<std::string> holding_token_;        // per client: its fair hold's token until released
-    std::vector<std::int64_t> due_since_us_;        // per client: due since (true time), -1 when not
-    std::vector<std::int64_t> told_us_;             // per client: told while due, -1 when not
+    std::vector<std::string> waiting_token_;  // per client: its acquire()'s token, "" when none
+    std::vector<std::string> holding_token_;  // per client: its fair hold's token until released
+    std::vector<std::int64_t> due_since_us_;  // per client: due since (true time), -1 when not
+    std::vector<std::int64_t> told_us_;       // per client: told while due, -1 when not
     std::string lock_key_;
-    std::string queue_key_;                         // the lock's line and its expiries
+    std::string queue_key_;  // the lock's line and its expiries
     std::string qttl_key_;
     std::int64_t now_us_ = 0;
     std::int64_t end_us_ = 0;

@@ -17,9 +17,10 @@
 //   lc.ttl_ms = 10'000;
 //   edgelock::async::lock_handle orders;
 //   client.add_lock(lc, orders);
-//   client.async_acquire(orders, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t fence) {
-//       if (ec) return;                                    // busy, no_quorum, connection_refused, ...
-//       edgelock::async::scoped_lock hold(client, orders); // released when `hold` goes
+//   client.async_acquire(orders, std::chrono::seconds(5), [&](std::error_code ec, std::int64_t
+//   fence) {
+//       if (ec) return;                                    // busy, no_quorum, connection_refused,
+//       ... edgelock::async::scoped_lock hold(client, orders); // released when `hold` goes
 //       ...                                                // work, passing `fence` to storage
 //   });
 //   io.run();
@@ -106,7 +107,8 @@
 // the table has locks (names swapped faster than a round trip) does a new lock find none:
 // add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
 // free, then takes it at its next attempt. Plain and fair locks of one name
-// exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and leaves the line again.
+// exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and
+// leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
 // of earlier versions:

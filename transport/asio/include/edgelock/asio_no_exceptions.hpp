@@ -4,7 +4,8 @@
 // edgelock::asio is built with -fno-exceptions and defines ASIO_NO_EXCEPTIONS and
 // ASIO_NO_TYPEID for everything that links it. With ASIO_NO_EXCEPTIONS, Asio declares
 //
-//     namespace asio::detail { template <typename Exception> void throw_exception(const Exception&); }
+//     namespace asio::detail { template <typename Exception> void throw_exception(const
+//     Exception&); }
 //
 // and leaves the definition to the program; without one, the first Asio call that has a
 // throwing path fails to link. This header supplies it. Asio only reaches it from the

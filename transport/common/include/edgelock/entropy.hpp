@@ -15,9 +15,9 @@ namespace edgelock {
 // kernel cannot supply random bytes (the token is then unusable).
 errc random_token(owner_token& token) noexcept;
 
-// 64 random bits for the connections' reconnect jitter (session::connection_setup::seed; a client gives
-// each of its connections seed + its index, so they spread out too). Returns ok, or
-// io_error when the kernel cannot supply them.
+// 64 random bits for the connections' reconnect jitter (session::connection_setup::seed; a client
+// gives each of its connections seed + its index, so they spread out too). Returns ok, or io_error
+// when the kernel cannot supply them.
 [[nodiscard]] errc random_seed(std::uint64_t& bits) noexcept;
 
 // Tokens from one getrandom(2) call per tokens_per_refill tokens. A system call per acquire

@@ -151,8 +151,8 @@ struct lock_options : deployment {
     std::string name;  // the Redis key, 1..128 bytes
 
     std::int64_t ttl_ms = 30'000;
-    bool fencing = false;   // hand out fence tokens (hold::fence), strictly increasing per name
-    bool watchdog = true;   // renew while held
+    bool fencing = false;  // hand out fence tokens (hold::fence), strictly increasing per name
+    bool watchdog = true;  // renew while held
     // Sentinel deployments: require the SET to reach this many replicas (WAIT) before the lock
     // counts as held, and each renewal before it extends the lease. A master with fewer
     // replicas (after a failover, until the old master rejoins) confirms neither: the hold

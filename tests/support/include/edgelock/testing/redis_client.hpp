@@ -46,8 +46,8 @@ struct client_tls {
 struct redis_reply {
     enum class kind { string, status, error, integer, nil, array };
     kind type = kind::nil;
-    std::string text;          // string, status, error
-    long long integer = 0;     // integer
+    std::string text;                   // string, status, error
+    long long integer = 0;              // integer
     std::vector<redis_reply> elements;  // array
 
     bool is_nil() const noexcept { return type == kind::nil; }
@@ -66,7 +66,8 @@ public:
     redis_client(const std::string& host, std::uint16_t port, const client_tls& tls,
                  const std::string& password = "", const std::string& user = "",
                  std::chrono::milliseconds timeout = std::chrono::seconds(10));
-    redis_client(std::uint16_t port, const client_tls& tls) : redis_client("127.0.0.1", port, tls) {}
+    redis_client(std::uint16_t port, const client_tls& tls)
+        : redis_client("127.0.0.1", port, tls) {}
     ~redis_client();
     redis_client(const redis_client&) = delete;
     redis_client& operator=(const redis_client&) = delete;
@@ -90,8 +91,8 @@ private:
     redis_reply plain_command(const std::vector<std::string>& args);
     redis_reply tls_command(const std::vector<std::string>& args);
 
-    redisContext* context_ = nullptr;            // plain connections
-    std::unique_ptr<detail::tls_session> tls_;   // TLS connections; null once broken
+    redisContext* context_ = nullptr;           // plain connections
+    std::unique_ptr<detail::tls_session> tls_;  // TLS connections; null once broken
     bool uses_tls_ = false;
     std::chrono::milliseconds timeout_{0};
 };

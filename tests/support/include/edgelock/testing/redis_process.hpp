@@ -77,7 +77,8 @@ class redis_server {
 public:
     // Starts a master. `extra_args` are appended to the command line, e.g.
     // {"--requirepass", "secret"} or {"--replicaof", "127.0.0.1", "6400"}.
-    explicit redis_server(std::vector<std::string> extra_args = {}, persistence kept = persistence::durable);
+    explicit redis_server(std::vector<std::string> extra_args = {},
+                          persistence kept = persistence::durable);
     // The same, TLS-only: port() is the TLS port, url() is "rediss://...". Stop, start,
     // restart and freeze work as for a plain server.
     explicit redis_server(const tls_setup& tls, std::vector<std::string> extra_args = {},
@@ -189,13 +190,14 @@ public:
     // certificate: their peers verify it), the replica replicating over TLS, the sentinels as
     // redis_sentinel::settings::tls says. sentinel_urls() are rediss://, and master_port() and
     // wait_for_failover() ask over TLS with the material's client certificate.
-    explicit sentinel_topology(const tls_setup& tls, const std::vector<std::string>& server_args = {},
+    explicit sentinel_topology(const tls_setup& tls,
+                               const std::vector<std::string>& server_args = {},
                                const std::string& auth_pass = "");
     sentinel_topology(const sentinel_topology&) = delete;
     sentinel_topology& operator=(const sentinel_topology&) = delete;
 
-    redis_server& primary() { return *primary_; }   // the initial master
-    redis_server& replica() { return *replica_; }   // the initial replica
+    redis_server& primary() { return *primary_; }  // the initial master
+    redis_server& replica() { return *replica_; }  // the initial replica
     redis_sentinel& sentinel(std::size_t i) { return *sentinels_.at(i); }
     std::vector<std::string> sentinel_urls() const;
 
