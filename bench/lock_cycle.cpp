@@ -95,7 +95,8 @@ options parse(int argc, char** argv) {
         } else {
             throw std::runtime_error(
                 "unknown argument " + arg +
-                " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin --only single|many|redlock|tls)");
+                " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin "
+                "--only single|many|redlock|tls)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -542,13 +543,16 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds,
                 o.cycles);
     std::printf(
-        "  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
     std::printf(
-        "  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         same_rate, same_lat.percentile(0.50), same_lat.percentile(0.99));
     std::printf(
-        "  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  edgelock asio acquire + release              %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
     std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
     std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / same_rate);
@@ -581,13 +585,16 @@ void bench_many(const options& o, client& owner, raw_connection& raw) {
     const double edge_many = edge_r.cycles_per_s;
     std::printf("many locks, one connection, %.1f s window:\n", o.seconds);
     std::printf(
-        "  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            %9.0f lock operations/s\n",
+        "  raw hiredis, batches of %zu SET NX PX + %zu EVALSHA del            "
+        "%9.0f lock operations/s\n",
         many, many, raw_many);
     std::printf(
-        "  raw hiredis, batches of %zu SET NX PX GET + %zu EVALSHA del        %9.0f lock operations/s\n",
+        "  raw hiredis, batches of %zu SET NX PX GET + %zu EVALSHA del        "
+        "%9.0f lock operations/s\n",
         many, many, same_many);
     std::printf(
-        "  edgelock asio, %zu locks each acquiring and releasing             %9.0f lock operations/s\n",
+        "  edgelock asio, %zu locks each acquiring and releasing             "
+        "%9.0f lock operations/s\n",
         many, edge_many);
     std::printf("ratio many-lock edgelock/raw = %.2f\n", edge_many / raw_many);
     std::printf("ratio many-lock edgelock/raw-same-commands = %.2f\n", edge_many / same_many);
@@ -627,7 +634,8 @@ void bench_redlock(const options& o) {
     measured_server = single_server;  // the masters stop with this function
     std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
     std::printf(
-        "  edgelock asio acquire + release              %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  edgelock asio acquire + release              %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
     std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n",
                 redlock_r.client_cpu_us, redlock_r.server_cpu_us);
@@ -729,14 +737,17 @@ void bench_tls(const options& o, client& plain, lock_handle plain_lock,
     std::printf("TLS, single lock, one connection, %d rounds x %d cycles (median round):\n",
                 o.rounds, o.cycles);
     std::printf(
-        "  edgelock asio over plain TCP                 %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  edgelock asio over plain TCP                 %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         plain_m.cycles_per_s, plain_lat.percentile(0.50), plain_lat.percentile(0.99));
     std::printf(
-        "  edgelock asio over TLS (rediss://)           %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n",
+        "  edgelock asio over TLS (rediss://)           %9.0f cycles/s"
+        "   p50 %6.1f us   p99 %7.1f us\n",
         tls_m.cycles_per_s, tls_lat.percentile(0.50), tls_lat.percentile(0.99));
     std::printf("ratio tls/plain = %.2f\n", tls_m.cycles_per_s / plain_m.cycles_per_s);
     std::printf(
-        "CPU per cycle (median round): plain client %.1f us server %.1f us; TLS client %.1f us server %.1f us\n",
+        "CPU per cycle (median round): plain client %.1f us server %.1f us; "
+        "TLS client %.1f us server %.1f us\n",
         plain_m.client_cpu_us, plain_m.server_cpu_us, tls_m.client_cpu_us, tls_m.server_cpu_us);
     constexpr int clients = 20;
     const connection_cost plain_cost =

@@ -21,11 +21,13 @@ install(TARGETS ${edgelock_installed}
 # `cmake --install --strip` (and cpack, cmake/package.cmake) strips the commands; the same
 # request drops the archives' debug information, which is most of their size, and keeps
 # their symbols.
+# DESTDIR and the prefix are the install's, read when it runs (hence the escaped `$`).
+set(installed_libdir "\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}")
 foreach(target IN LISTS edgelock_installed)
   install(CODE "if(CMAKE_INSTALL_DO_STRIP)
     execute_process(COMMAND \"${CMAKE_STRIP}\" --strip-debug --remove-section=.comment
       --enable-deterministic-archives
-      \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/$<TARGET_FILE_NAME:${target}>\"
+      \"${installed_libdir}/$<TARGET_FILE_NAME:${target}>\"
       COMMAND_ERROR_IS_FATAL ANY)
   endif()" COMPONENT dev)
 endforeach()

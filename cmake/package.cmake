@@ -36,7 +36,8 @@ set(changelog ${PROJECT_BINARY_DIR}/packaging/changelog.gz)
 file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/packaging)
 execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog
   OUTPUT_FILE ${changelog} COMMAND_ERROR_IS_FATAL ANY)
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/packaging/changelog)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+  ${PROJECT_SOURCE_DIR}/packaging/changelog)
 foreach(package_and_component edgelock:runtime libedgelock-dev:dev)
   string(REPLACE ":" ";" package_and_component ${package_and_component})
   list(GET package_and_component 0 package)
@@ -60,8 +61,9 @@ set(CPACK_STRIP_FILES ON)  # the commands, and the archives' debug information (
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME edgelock)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 # The minimum versions are bookworm's, where the packages are built and tested.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS
-  "libc6 (>= 2.34), libgcc-s1 (>= 3.0), libstdc++6 (>= 12), libhiredis0.14 (>= 0.14.1), libssl3 (>= 3.0.0)")
+string(JOIN ", " CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS
+  "libc6 (>= 2.34)" "libgcc-s1 (>= 3.0)" "libstdc++6 (>= 12)" "libhiredis0.14 (>= 0.14.1)"
+  "libssl3 (>= 3.0.0)")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "distributed lock for shell jobs, over Redis
 The edgelock command runs a command while holding a lock that processes on
 other machines share through Redis (one server, Sentinel, or Redlock over
@@ -73,8 +75,9 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libedgelock-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # What the installed headers include and the pkg-config files require.
 # hiredis 1.x changed redisContext's layout under the same symbols: the archive needs 0.14.
-set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libssl-dev (>= 3.0.0), libhiredis-dev (>= 0.14.1), libhiredis-dev (<< 1.0), libasio-dev (>= 1:1.22)")
+string(JOIN ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
+  "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
+  "libasio-dev (>= 1:1.22)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)
 edgelock is a distributed lock client for constrained hardware: acquire,

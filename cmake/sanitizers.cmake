@@ -9,7 +9,8 @@ set(EDGELOCK_SANITIZE "" CACHE STRING "Sanitizers for every target: address,unde
 option(EDGELOCK_FUZZ "Build the libFuzzer targets (Clang)" OFF)
 
 if((EDGELOCK_SANITIZE OR EDGELOCK_FUZZ) AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
-  message(FATAL_ERROR "EDGELOCK_SANITIZE and EDGELOCK_FUZZ need Clang (-DCMAKE_CXX_COMPILER=clang++)")
+  message(FATAL_ERROR "EDGELOCK_SANITIZE and EDGELOCK_FUZZ need Clang "
+    "(-DCMAKE_CXX_COMPILER=clang++)")
 endif()
 
 if(EDGELOCK_SANITIZE)

@@ -194,7 +194,8 @@ void redlock_with_failures() {
 
 void renewal_too_late() {
     std::puts(
-        "\n4. The watchdog cannot reach Redis: lost when validity ends, a drift before Redis expires the key");
+        "\n4. The watchdog cannot reach Redis: lost when validity ends, a drift before Redis "
+        "expires the key");
     edgelock::lock lock;
     if (!configure(lock, 1, false)) return;
     expect_ok("acquire", lock.acquire(0, 0, token_of(4)));

@@ -207,7 +207,8 @@ int main(int argc, char** argv) {
     const bool ok = fleet.uploads.commits.size() == static_cast<std::size_t>(commits_wanted) &&
                     fleet.aborted.size() == 1 && !fleet.aborted_job_committed;
     std::printf(
-        "gateway_job: %s: %zu jobs committed (gateway/fence:%s); %zu aborted by the lost handler%s%s\n",
+        "gateway_job: %s: %zu jobs committed (gateway/fence:%s); %zu aborted by the lost "
+        "handler%s%s\n",
         ok ? "OK" : "FAILED", fleet.uploads.commits.size(), commits.c_str(), fleet.aborted.size(),
         fleet.aborted.empty() ? "" : ": ",
         fleet.aborted.empty() ? "" : fleet.aborted.front().c_str());

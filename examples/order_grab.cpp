@@ -138,7 +138,8 @@ bool fencing(const std::string& url, bool check_fence) {
     const long long b_written =
         db.eval(fenced_assign, order, {std::to_string(b_hold.fence), "B", check});
     std::printf(
-        "        driver B took the lock after A's lease ended, fence %lld, and assigned the order: %s\n",
+        "        driver B took the lock after A's lease ended, fence %lld, and assigned the "
+        "order: %s\n",
         static_cast<long long>(b_hold.fence), b_written == 1 ? "accepted" : "refused");
     (void)b.release();  // B's write is done; a release that fails leaves the key to its TTL
 

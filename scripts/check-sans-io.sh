@@ -18,7 +18,8 @@
 #
 # Allowed (pure functions that touch no state outside their arguments, or abort):
 #   abort                                   EDGELOCK_ASSERT's default handler
-#   memcpy memmove memset memcmp bcmp memchr strlen strnlen  (bcmp: Clang's memcmp when only equality matters)
+#   memcpy memmove memset memcmp bcmp memchr strlen strnlen
+#                                           (bcmp: Clang's memcmp when only equality matters)
 #   __memcpy_chk __memmove_chk __memset_chk  the same under _FORTIFY_SOURCE
 #   __stack_chk_fail                        inserted by -fstack-protector (Ubuntu's default)
 #   _GLOBAL_OFFSET_TABLE_                   PIC addressing on some targets
@@ -55,11 +56,13 @@ undefined=$(awk '$3 ~ /^[Uwv]$/ { print $2 }' <<<"$symbols" | sort -u)
 provided=$defined
 for dependency in "$@"; do
   more=$("$nm_tool" -A -P -g "$dependency") || usage_error "$nm_tool failed on $dependency"
-  provided=$(printf '%s\n%s\n' "$provided" "$(awk '$3 !~ /^[Uwv]$/ { print $2 }' <<<"$more")" | sort -u)
+  more_defined=$(awk '$3 !~ /^[Uwv]$/ { print $2 }' <<<"$more")
+  provided=$(printf '%s\n%s\n' "$provided" "$more_defined" | sort -u)
 done
 
 # Symbols a member needs and another member (or a dependency) provides stay inside.
-external=$(comm -23 <(printf '%s\n' "$undefined" | sed '/^$/d') <(printf '%s\n' "$provided" | sed '/^$/d'))
+external=$(comm -23 <(printf '%s\n' "$undefined" | sed '/^$/d') \
+  <(printf '%s\n' "$provided" | sed '/^$/d'))
 
 category_of() {
   local symbol=$1

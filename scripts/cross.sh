@@ -141,4 +141,5 @@ if ((ctest_status != 0 || determinism_status != 0)); then
   echo "cross.sh $arch: FAILED (ctest exit $ctest_status, determinism exit $determinism_status)" >&2
   exit 1
 fi
-echo "cross.sh $arch: build, tests under $qemu and determinism all passed in $((SECONDS - started)) s"
+echo "cross.sh $arch: build, tests under $qemu and determinism all passed" \
+  "in $((SECONDS - started)) s"

@@ -71,11 +71,13 @@ echo "-- inventory: 4 shops, 24 orders, 10 in stock; with the lock, then without
 "$build"/examples/inventory "$url" | tail -n 1
 "$build"/examples/inventory "$url" --no-lock | tail -n 1 || true
 echo
-echo "-- gateway_job (asio): a job one gateway of three runs at a time; the key is deleted under job 3"
+echo "-- gateway_job (asio): a job one gateway of three runs at a time;" \
+  "the key is deleted under job 3"
 "$build"/examples/gateway_job "$url"
 
 part "2. The edgelock command: flock(1) across machines"
-job='echo "  [$0] holds demo:nightly, fence $EDGELOCK_FENCE, works 1 s"; sleep 1; echo "  [$0] done"'
+job='echo "  [$0] holds demo:nightly, fence $EDGELOCK_FENCE, works 1 s"; '
+job+='sleep 1; echo "  [$0] done"'
 echo "\$ edgelock run --name demo:nightly --wait 10s -- sh -c '...'   (A and B at once)"
 "$edgelock" run --name demo:nightly --wait 10s -- sh -c "$job" A &
 first=$!
@@ -101,7 +103,8 @@ status=0
 "$edgelock" run --name demo:guard --ttl 3s --wait 0 -- true 2>"$out/guard.err" || status=$?
 echo "  exit $status: $(cat "$out/guard.err")"
 echo "\$ edgelock run --name demo:guard --ttl 3s --wait 10s -- echo ran"
-"$edgelock" run --name demo:guard --ttl 3s --wait 10s -- echo "  ran" 2>&1 | sed 's/^edgelock/  edgelock/'
+"$edgelock" run --name demo:guard --ttl 3s --wait 10s -- echo "  ran" 2>&1 |
+  sed 's/^edgelock/  edgelock/'
 
 part "3. The simulator: which configuration keeps which promise under which fault"
 "$edgelock" sim matrix --runs 30 --seed 1 >"$out/matrix.txt"
@@ -151,7 +154,8 @@ EOF
 echo "(every line, with the command that replays it: $out/matrix.txt)"
 echo
 echo "\$ edgelock sim run --scenario S1 --config single --seed 1 --svg $out/S1-single.svg"
-"$edgelock" sim run --scenario S1 --config single --seed 1 --svg "$out/S1-single.svg" >"$out/S1-single.txt" || true
+"$edgelock" sim run --scenario S1 --config single --seed 1 --svg "$out/S1-single.svg" \
+  >"$out/S1-single.txt" || true
 grep -E '^(  overlap|  stale|svg written)' "$out/S1-single.txt" | sed 's/^  /  /'
 echo "(the full timeline: $out/S1-single.txt; with fencing the stale write is refused:"
 echo " edgelock sim run --scenario S1 --config single+fencing --seed 1)"

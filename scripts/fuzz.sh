@@ -20,7 +20,10 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/edgelock-fuzz.XXXXXX")
 for corpus in "$root"/tests/fuzz/corpus/*/; do
   target=$(basename "$corpus")
   binary=$build/tests/fuzz/${target}_fuzz
-  [[ -x "$binary" ]] || { echo "fuzz.sh: no $binary (configure with -DEDGELOCK_FUZZ=ON)" >&2; exit 2; }
+  [[ -x "$binary" ]] || {
+    echo "fuzz.sh: no $binary (configure with -DEDGELOCK_FUZZ=ON)" >&2
+    exit 2
+  }
   work=$scratch/$target
   mkdir -p "$work/corpus"
   cp "$corpus"/* "$work/corpus/"
@@ -30,7 +33,8 @@ for corpus in "$root"/tests/fuzz/corpus/*/; do
     echo "fuzz.sh: $target failed; its input and log are in $work" >&2
     exit 1
   fi
-  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$' || echo '?')
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" |
+    grep -o '[0-9]*$' || echo '?')
   printf '%-12s %8s runs in %ss, corpus %s -> %s inputs\n' "$target" "$runs" "$seconds" \
     "$(ls "$corpus" | wc -l)" "$(ls "$work/corpus" | wc -l)"
 done

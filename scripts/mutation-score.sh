@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The simulator's power, measured: applies each mutant of scripts/mutants.txt (a small,
-# plausible bug in core/ or session/) to a copy of the tree, rebuilds, and asks whether the simulator
-# alone notices it:
+# plausible bug in core/ or session/) to a copy of the tree, rebuilds, and asks whether the
+# simulator alone notices it:
 #   1. `edgelock-sim matrix` (the same seed as the baseline): any cell whose verdict differs
 #      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
-# The core's and session's own unit tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test,
-# node_facts_test, lock_traffic_test) are run too and reported separately: the score counts the simulator alone.
+# The core's and session's own unit tests (lock_test, lock_fair_test, lock_model_test,
+# restart_guard_test, node_facts_test, lock_traffic_test) are run too and reported separately:
+# the score counts the simulator alone.
 #
 #   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME[,NAME...]]
 #
@@ -32,7 +33,8 @@ done
 
 src="$work/src"
 build="$work/build"
-targets=(edgelock-sim sim_test sim_property_test lock_test lock_fair_test lock_model_test restart_guard_test node_facts_test lock_traffic_test)
+targets=(edgelock-sim sim_test sim_property_test lock_test lock_fair_test lock_model_test
+  restart_guard_test node_facts_test lock_traffic_test)
 command_timeout=600  # a mutant that loops forever is killed by this, as a hang
 
 copy_tree() {
@@ -47,11 +49,14 @@ build_targets() {
 
 # The verdict columns of a matrix run: "S1 single overlap=... oracle=..." per cell.
 matrix_verdicts() {
-  timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$runs" --seed 1 --jobs "$jobs" \
-    >"$work/matrix.txt" 2>&1 || return 1
+  timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$runs" --seed 1 \
+    --jobs "$jobs" >"$work/matrix.txt" 2>&1 || return 1
   grep -q '^anomalies=' "$work/matrix.txt" && return 1
-  awk '/^S[0-9]+ / { line = $1 " " $2; for (i = 3; i <= NF; i++) if ($i ~ /=(ok|VIOLATED)$/) line = line " " $i; print line }' \
-    "$work/matrix.txt"
+  awk '/^S[0-9]+ / {
+    line = $1 " " $2
+    for (i = 3; i <= NF; i++) if ($i ~ /=(ok|VIOLATED)$/) line = line " " $i
+    print line
+  }' "$work/matrix.txt"
 }
 
 # Checks whose verdict changed, as "S6 sentinel+WAIT oracle=VIOLATED" (one per line). Both
@@ -65,7 +70,8 @@ changed_cells() {
 
 core_tests_catch() {
   local t
-  for t in tests/core/lock_test tests/core/lock_fair_test tests/core/lock_model_test tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_traffic_test; do
+  for t in tests/core/lock_test tests/core/lock_fair_test tests/core/lock_model_test \
+    tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_traffic_test; do
     timeout "$command_timeout" "$build/$t" >/dev/null 2>&1 || return 0
   done
   return 1
@@ -92,9 +98,14 @@ apply_mutant() {
 echo "== mutation score: copying the tree to $work, building ${targets[*]}"
 rm -rf "$src"
 copy_tree
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_BUILD_EXAMPLES=OFF >"$work/configure.log" 2>&1
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_BUILD_EXAMPLES=OFF \
+  >"$work/configure.log" 2>&1
 build_targets || { cat "$work/build.log"; exit 1; }
-baseline=$(matrix_verdicts) || { echo "the unmutated matrix failed" >&2; cat "$work/matrix.txt"; exit 1; }
+baseline=$(matrix_verdicts) || {
+  echo "the unmutated matrix failed" >&2
+  cat "$work/matrix.txt"
+  exit 1
+}
 if core_tests_catch; then echo "the unmutated core tests fail" >&2; exit 1; fi
 echo "baseline: matrix --runs $runs --seed 1, $(echo "$baseline" | wc -l) cells"
 
@@ -117,7 +128,10 @@ run_mutant() {
   fi
   local now
   if ! now=$(matrix_verdicts); then
-    verdict="killed by the matrix run ($(grep -m1 -E 'anomalies|Assertion|assert|event limit' "$work/matrix.txt" || echo 'it failed'))"
+    local why
+    why=$(grep -m1 -E 'anomalies|Assertion|assert|event limit' "$work/matrix.txt" ||
+      echo 'it failed')
+    verdict="killed by the matrix run ($why)"
   else
     local cells
     cells=$(changed_cells "$baseline" "$now")
@@ -125,7 +139,10 @@ run_mutant() {
       verdict="killed by matrix: $(echo "$cells" | head -3 | paste -sd ',' | sed 's/,/, /g')"
       [ "$(echo "$cells" | wc -l)" -gt 3 ] && verdict="$verdict, ..."
     elif ! (cd "$build" && timeout "$command_timeout" ctest -L sim >"$work/ctest.txt" 2>&1); then
-      verdict="killed by ctest -L sim: $(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 | sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')"
+      local failed
+      failed=$(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 |
+        sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')
+      verdict="killed by ctest -L sim: $failed"
     else
       verdict="SURVIVED"
     fi

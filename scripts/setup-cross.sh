@@ -73,7 +73,8 @@ if ((EUID == 0)); then
 elif command -v sudo >/dev/null 2>&1; then
   as_root=(sudo)
 else
-  echo "setup-cross.sh: missing ${missing[*]:-the $debian_arch architecture}, and neither root nor sudo is available" >&2
+  echo "setup-cross.sh: missing ${missing[*]:-the $debian_arch architecture}," \
+    "and neither root nor sudo is available" >&2
   exit 1
 fi
 
@@ -86,7 +87,8 @@ apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::
 # fine; retry once, then let the install decide whether what is there suffices.
 if ! "${apt_get[@]}" update; then
   sleep 10
-  "${apt_get[@]}" update || echo "setup-cross.sh: apt-get update reported errors; trying the install anyway" >&2
+  "${apt_get[@]}" update ||
+    echo "setup-cross.sh: apt-get update reported errors; trying the install anyway" >&2
 fi
 if ((${#missing[@]} > 0)); then
   echo "setup-cross.sh: installing ${missing[*]}"

@@ -92,4 +92,5 @@ if ((differences > 0)); then
   echo "sim-determinism: $differences of $runs outputs differ between $native and ${target[*]}"
   exit 1
 fi
-echo "sim-determinism: all $runs outputs identical ($((runs - 1)) runs with their trace hashes, and the matrix)"
+echo "sim-determinism: all $runs outputs identical" \
+  "($((runs - 1)) runs with their trace hashes, and the matrix)"

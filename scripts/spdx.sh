@@ -30,7 +30,10 @@ case "$#:${1:-}" in
   *) usage ;;
 esac
 
-root=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "spdx.sh: not in a git work tree" >&2; exit 2; }
+root=$(git rev-parse --show-toplevel 2>/dev/null) || {
+  echo "spdx.sh: not in a git work tree" >&2
+  exit 2
+}
 cd "$root"
 
 has_line() {

@@ -84,7 +84,8 @@ step "build build-asan/"
 cmake --build build-asan -j "$jobs"
 
 step "ctest build-asan/ -LE 'symbols|install' (the tests under ASan and UBSan)"
-(cd build-asan && ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -j "$jobs" &&
+(cd build-asan &&
+  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L redis -j "$jobs")
 
 step "fuzz: each target 30 s under ASan and UBSan"

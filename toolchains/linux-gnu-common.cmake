@@ -24,7 +24,8 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # /usr/lib/<triplet>/pkgconfig. Without it, the build machine's pkg-config is pointed there.
 find_program(EDGELOCK_TARGET_PKG_CONFIG NAMES ${EDGELOCK_TARGET_TRIPLET}-pkg-config)
 if(EDGELOCK_TARGET_PKG_CONFIG)
-  set(PKG_CONFIG_EXECUTABLE ${EDGELOCK_TARGET_PKG_CONFIG} CACHE FILEPATH "pkg-config for the target")
+  set(PKG_CONFIG_EXECUTABLE ${EDGELOCK_TARGET_PKG_CONFIG}
+    CACHE FILEPATH "pkg-config for the target")
 else()
   set(ENV{PKG_CONFIG_LIBDIR}
     "/usr/lib/${EDGELOCK_TARGET_TRIPLET}/pkgconfig:/usr/share/pkgconfig")

@@ -44,7 +44,8 @@ const char* describe(transport_errc code) noexcept {
             return "TLS: no handshake within the connect timeout (a plain port, or a hung server)";
         case transport_errc::tls_handshake_failed: return "TLS handshake failed";
         case transport_errc::closed_before_reply:
-            return "the server closed the connection before its first reply (a TLS port? use rediss://)";
+            return "the server closed the connection before its first reply (a TLS port? use "
+                   "rediss://)";
         case transport_errc::handshake_timeout:
             return "connected, but the server did not answer within the connect timeout";
         case transport_errc::auth_required:

@@ -204,12 +204,11 @@ std::string render_svg(const run_spec& spec, const run_result& result) {
     }
     draw_beliefs(c, result.past);
     draw_resource(c, result.past, resource_lane);
-    c.label(
-        10, height - 10,
-        "blue: hold (held() true)   orange: acting on an earlier check   red band: two clients believe "
-        "they hold   purple: fault   grey: node down   circle: write (green accepted, red refused, "
-        "ringed: stale)",
-        "font-size=\"9\"");
+    c.label(10, height - 10,
+            "blue: hold (held() true)   orange: acting on an earlier check   "
+            "red band: two clients believe they hold   purple: fault   grey: node down   "
+            "circle: write (green accepted, red refused, ringed: stale)",
+            "font-size=\"9\"");
     c.out += "</svg>\n";
     return c.out;
 }

@@ -363,7 +363,8 @@ int command_soak(const options& o) {
     const stopwatch clock;
     const soak_result r = run_soak(so);
     std::printf(
-        "soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs %zu)\n",
+        "soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs "
+        "%zu)\n",
         r.runs, static_cast<unsigned long long>(o.seed), configuration_count, so.matrix_runs);
     std::printf("soak runs violating each check, per configuration:\n");
     for (std::size_t c = 0; c < configuration_count; ++c) {

@@ -372,7 +372,8 @@ TEST_F(CliRun, SigtermToEdgelockReachesCmdAndTheLockIsReleased) {
 TEST_F(CliRun, CmdThatCannotStartReleasesTheLock) {
     if (std::string(EDGELOCK_CLI) != EDGELOCK_CLI_FILE) {
         GTEST_SKIP()
-            << "qemu-user runs posix_spawn's child as a plain fork: exec errors become its exit 127";
+            << "qemu-user runs posix_spawn's child as a plain fork: exec errors become its exit "
+               "127";
     }
     program_result r =
         run_program(edgelock("run", {"--name", "nocmd", "--", "/no/such/program"}), env());

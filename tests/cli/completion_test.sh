@@ -26,7 +26,10 @@
 # lost FLAG, and exits 0 only if it then fails and names FLAG.
 set -euo pipefail
 
-(($# == 3 || $# == 5)) || { echo "usage: completion_test.sh COMPLETION EDGELOCK EDGELOCK_SIM [--without FLAG]" >&2; exit 2; }
+(($# == 3 || $# == 5)) || {
+  echo "usage: completion_test.sh COMPLETION EDGELOCK EDGELOCK_SIM [--without FLAG]" >&2
+  exit 2
+}
 completion=$1
 edgelock=$2
 edgelock_sim=$3
@@ -40,8 +43,12 @@ if (($# == 5)); then
   [[ "$4" == --without ]] || { echo "completion_test: expected --without, got $4" >&2; exit 2; }
   word=$5
   # Only the lists of flags (lines `name) echo "..."`), not the values' cases.
-  WORD=$word perl -pe 's/ \Q$ENV{WORD}\E(?=[ "])//g if /^\s+[a-z]+\) echo "/' "$completion" >"$work/edgelock"
-  cmp -s "$completion" "$work/edgelock" && { echo "completion_test: no $word in the flag lists" >&2; exit 2; }
+  WORD=$word perl -pe 's/ \Q$ENV{WORD}\E(?=[ "])//g if /^\s+[a-z]+\) echo "/' \
+    "$completion" >"$work/edgelock"
+  cmp -s "$completion" "$work/edgelock" && {
+    echo "completion_test: no $word in the flag lists" >&2
+    exit 2
+  }
   set +e
   "$0" "$work/edgelock" "$edgelock" "$edgelock_sim" >"$work/output" 2>&1
   status=$?
@@ -57,7 +64,10 @@ fi
 
 source "$completion"
 function=$(complete -p edgelock | sed -n 's/.*-F \([^ ]*\) .*/\1/p')
-[[ -n "$function" ]] || { echo "completion_test: FAIL: $completion registers no function for edgelock" >&2; exit 1; }
+[[ -n "$function" ]] || {
+  echo "completion_test: FAIL: $completion registers no function for edgelock" >&2
+  exit 1
+}
 
 # Prints, sorted, what TAB offers at the end of LINE (a trailing space: a new word). Words are
 # split as bash splits them (COMP_WORDBREAKS: "=" is a word of its own).
@@ -92,7 +102,8 @@ expect_among() {
   shift
   offered=$(complete_line "$line")
   for word in "$@"; do
-    grep -Fxq -- "$word" <<<"$offered" || fail "'$line<TAB>' does not offer $word (offers: $(paste -sd' ' - <<<"$offered"))"
+    grep -Fxq -- "$word" <<<"$offered" ||
+      fail "'$line<TAB>' does not offer $word (offers: $(paste -sd' ' - <<<"$offered"))"
   done
 }
 
@@ -110,7 +121,8 @@ expect "edgelock hold --w" --wait --wait-replicas --wait-replicas-timeout
 expect "edgelock list --p" --password-file --prefix
 expect "edgelock run --password-file $work/files/ca" "$work/files/ca.pem"
 expect "edgelock release --to" --token
-expect "edgelock run --tls-ca $work/files/c" "$work/files/ca.pem" "$work/files/certs" "$work/files/client.key"
+expect "edgelock run --tls-ca $work/files/c" "$work/files/ca.pem" "$work/files/certs" \
+  "$work/files/client.key"
 expect "edgelock run --tls-ca-dir $work/files/c" "$work/files/certs"
 expect "edgelock run --tls-key=$work/files/cl" "$work/files/client.key"
 expect_among "edgelock run --name x --wait 0 -- ba" bash
@@ -163,7 +175,8 @@ done < <(perl -ne '
 ((${#missing[@]} == 0)) || fail "flags of the help texts missing: ${missing[*]}"
 
 if ((failures > 0)); then
-  echo "completion_test: FAIL: tools/edgelock/completion/edgelock does not complete what it should (above)" >&2
+  echo "completion_test: FAIL: tools/edgelock/completion/edgelock does not complete" \
+    "what it should (above)" >&2
   exit 1
 fi
 echo "completion_test: ok: every command and flag of the help texts, and the examples, complete"

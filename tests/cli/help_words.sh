@@ -4,7 +4,9 @@
 
 # Flags: --long-name and -x, as the text writes them (a group such as --tls-* is not a flag).
 help_flags() {
-  perl -ne 'while (/(?<![A-Za-z0-9_-])(--[a-z0-9]+(?:-[a-z0-9]+)*|-[A-Za-z])(?![A-Za-z0-9_*-])/g) { print "$1\n" }' |
+  perl -ne 'while (/(?<![A-Za-z0-9_-])(--[a-z0-9]+(?:-[a-z0-9]+)*|-[A-Za-z])(?![A-Za-z0-9_*-])/g) {
+      print "$1\n"
+    }' |
     sort -u
 }
 

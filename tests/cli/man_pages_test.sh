@@ -21,7 +21,10 @@
 # exits 0 only if the check then fails and names WORD.
 set -euo pipefail
 
-(($# == 3 || $# == 6)) || { echo "usage: man_pages_test.sh EDGELOCK EDGELOCK_SIM MAN_DIR [--without PAGE WORD]" >&2; exit 2; }
+(($# == 3 || $# == 6)) || {
+  echo "usage: man_pages_test.sh EDGELOCK EDGELOCK_SIM MAN_DIR [--without PAGE WORD]" >&2
+  exit 2
+}
 edgelock=$1
 edgelock_sim=$2
 man_dir=$3
@@ -44,7 +47,10 @@ if (($# == 6)); then
     # The tag line of the code's entry under EXIT STATUS.
     WORD=$word perl -ni -e 'print unless /^\.B \Q$ENV{WORD}\E$/' "$work/pages/$page"
   fi
-  cmp -s "$man_dir/$page" "$work/pages/$page" && { echo "man_pages_test: $page has no $word to remove" >&2; exit 2; }
+  cmp -s "$man_dir/$page" "$work/pages/$page" && {
+    echo "man_pages_test: $page has no $word to remove" >&2
+    exit 2
+  }
   set +e
   "$0" "$edgelock" "$edgelock_sim" "$work/pages" >"$work/output" 2>&1
   status=$?
@@ -98,7 +104,9 @@ check_page() {
 
   missing=()
   while read -r word; do
-    WORD=$word perl -ne 'BEGIN { $found = 0 } $found = 1 if /(?<![A-Za-z0-9_-])\Q$ENV{WORD}\E(?![A-Za-z0-9_-])/; END { exit !$found }' "$text" ||
+    WORD=$word perl -ne 'BEGIN { $found = 0 }
+      $found = 1 if /(?<![A-Za-z0-9_-])\Q$ENV{WORD}\E(?![A-Za-z0-9_-])/;
+      END { exit !$found }' "$text" ||
       missing+=("$word")
   done < <(help_flags <"$help")
   report "$page" "flags" "${missing[@]}"
@@ -146,4 +154,5 @@ if ((failures > 0)); then
   echo "man_pages_test: FAIL: docs/man/*.1.in lack what the help texts list (above)" >&2
   exit 1
 fi
-echo "man_pages_test: ok: edgelock.1 and edgelock-sim.1 document every command, flag, exit code and variable of the help texts"
+echo "man_pages_test: ok: edgelock.1 and edgelock-sim.1 document every command, flag," \
+  "exit code and variable of the help texts"

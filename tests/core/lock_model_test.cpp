@@ -1091,7 +1091,8 @@ private:
             }
             if (!renew_awaiting_release.empty()) {
                 fail(
-                    "(d) a renew sent while the lock is not held, with no release of its token after it");
+                    "(d) a renew sent while the lock is not held, with no release of its token "
+                    "after it");
             }
             if (lock_.write_request(i, buffer.data(), buffer.size()).code != errc::invalid_state) {
                 fail("(e) write_request with nothing queued is not invalid_state");

@@ -11,5 +11,6 @@ math(EXPR start "${start} + 1")
 string(SUBSTRING "${example}" ${start} -1 body)
 string(FIND "${readme}" "${body}" found)
 if(found EQUAL -1)
-  message(FATAL_ERROR "README.md does not show ${EXAMPLE} as it is (from its first #include on); copy it again")
+  message(FATAL_ERROR "README.md does not show ${EXAMPLE} as it is (from its first #include on); "
+    "copy it again")
 endif()

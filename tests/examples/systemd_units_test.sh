@@ -15,7 +15,10 @@
 # must fail the check.
 set -euo pipefail
 
-(($# == 3 || $# == 4)) || { echo "usage: systemd_units_test.sh EDGELOCK MAN_DIR UNITS_DIR [--broken]" >&2; exit 2; }
+(($# == 3 || $# == 4)) || {
+  echo "usage: systemd_units_test.sh EDGELOCK MAN_DIR UNITS_DIR [--broken]" >&2
+  exit 2
+}
 edgelock=$(realpath "$1")  # ExecStart= takes an absolute path
 man_dir=$2
 units=$3
@@ -52,24 +55,28 @@ elif [[ -n "$broken" ]]; then
 fi
 
 set +e
-messages=$(cd "$work/units" && MANPATH=$work/man systemd-analyze verify "./$service" "./$timer" 2>&1)
+messages=$(cd "$work/units" &&
+  MANPATH=$work/man systemd-analyze verify "./$service" "./$timer" 2>&1)
 status=$?
 set -e
 if [[ "$broken" == --broken ]]; then
   if ((status != 0)) || [[ -n "$messages" ]]; then
-    echo "systemd_units_test: ok: with ExecStart= misspelled, systemd-analyze verify says: $messages"
+    echo "systemd_units_test: ok: with ExecStart= misspelled," \
+      "systemd-analyze verify says: $messages"
     exit 0
   fi
   fail "systemd-analyze verify accepted a service whose ExecStart= is misspelled"
 fi
 ((status == 0)) && [[ -z "$messages" ]] ||
   fail "systemd-analyze verify $service $timer exited $status: $messages"
-echo "systemd_units_test: ok: systemd-analyze verify $service $timer (systemd $(systemd-analyze --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'))"
+echo "systemd_units_test: ok: systemd-analyze verify $service $timer" \
+  "(systemd $(systemd-analyze --version | sed -n '1s/^systemd \([0-9]*\).*/\1/p'))"
 
 known=$("$edgelock" --help | help_variables)
 while IFS= read -r line; do
   [[ "$line" =~ ^[[:space:]]*(#|$) ]] && continue
   variable=${line%%=*}
-  grep -Fxq -- "$variable" <<<"$known" || fail "edgelock-nightly.env sets $variable, which edgelock --help does not name"
+  grep -Fxq -- "$variable" <<<"$known" ||
+    fail "edgelock-nightly.env sets $variable, which edgelock --help does not name"
 done <"$units/edgelock-nightly.env"
 echo "systemd_units_test: ok: edgelock-nightly.env sets only variables edgelock reads"

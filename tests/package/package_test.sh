@@ -77,7 +77,8 @@ for deb in "$runtime_deb" "$dev_deb"; do
 done
 depends=$(dpkg-deb -f "$runtime_deb" Depends)
 for needed in libhiredis0.14 libssl3; do
-  grep -q "\(^\|, \)$needed\( \|,\|$\)" <<<"$depends" || fail "edgelock does not depend on $needed: $depends"
+  grep -q "\(^\|, \)$needed\( \|,\|$\)" <<<"$depends" ||
+    fail "edgelock does not depend on $needed: $depends"
 done
 checked "fields: edgelock and libedgelock-dev $version, $arch; Depends: $depends"
 
@@ -102,7 +103,8 @@ for file in "${systemd_example[@]}"; do
   runtime_files+=("$doc/examples/systemd/$file")
 done
 expect_files "$runtime_deb" "${runtime_files[@]}"
-uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' | grep '^\./usr/share/man/.*[^/]$' | grep -v '\.gz$' || true)
+uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' |
+  grep '^\./usr/share/man/.*[^/]$' | grep -v '\.gz$' || true)
 [[ -z "$uncompressed" ]] || fail "edgelock has uncompressed manual pages: $uncompressed"
 dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/connection.hpp
   usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
@@ -125,7 +127,8 @@ dpkg -x "$dev_deb" "$unpacked"
 expect_machine() {
   local file=$1 machines
   machines=$(readelf -h "$file" | sed -n 's/^ *Machine: *//p' | sort -u)
-  [[ "$machines" == "$machine" ]] || fail "${file#"$unpacked"/} is built for '$machines', not '$machine'"
+  [[ "$machines" == "$machine" ]] ||
+    fail "${file#"$unpacked"/} is built for '$machines', not '$machine'"
 }
 for command in edgelock edgelock-sim; do
   expect_machine "$unpacked/usr/bin/$command"
@@ -144,7 +147,8 @@ same_as_source() {
   local packaged=$1 source=$2
   if [[ "$packaged" == *.gz ]]; then
     gzip -t "$unpacked/$packaged" || fail "/$packaged is not gzip"
-    cmp -s <(gzip -dc "$unpacked/$packaged") "$source_root/$source" || fail "/$packaged is not $source"
+    cmp -s <(gzip -dc "$unpacked/$packaged") "$source_root/$source" ||
+      fail "/$packaged is not $source"
   else
     cmp -s "$unpacked/$packaged" "$source_root/$source" || fail "/$packaged is not $source"
   fi
@@ -161,16 +165,20 @@ for page in edgelock edgelock-sim; do
   grep -v '^\.TH ' "$source_root/docs/man/$page.1.in" | cmp -s - "$work/$page.1" ||
     fail "/usr/share/man/man1/$page.1.gz is not docs/man/$page.1.in"
   th=$(gzip -dc "$unpacked/usr/share/man/man1/$page.1.gz" | grep '^\.TH ')
-  [[ "$th" == *"\"edgelock $version\""* ]] || fail "$page.1's .TH line names no version $version: $th"
+  [[ "$th" == *"\"edgelock $version\""* ]] ||
+    fail "$page.1's .TH line names no version $version: $th"
 done
-checked "man pages (version $version), bash completion, README.md, CLI.md and the systemd example, as in the sources"
+checked "man pages (version $version), bash completion, README.md, CLI.md" \
+  "and the systemd example, as in the sources"
 
+dep5_format='Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/'
 for deb in "$runtime_deb" "$dev_deb"; do
   package=$(dpkg-deb -f "$deb" Package)
   copyright=$unpacked/usr/share/doc/$package/copyright
-  head -n 1 "$copyright" | grep -qx 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+  head -n 1 "$copyright" | grep -qx "$dep5_format" ||
     fail "$package's copyright is not machine-readable (DEP-5): $(head -n 1 "$copyright")"
-  grep -qx 'License: Apache-2.0' "$copyright" || fail "$package's copyright names no License: Apache-2.0"
+  grep -qx 'License: Apache-2.0' "$copyright" ||
+    fail "$package's copyright names no License: Apache-2.0"
   grep -q '/usr/share/common-licenses/Apache-2.0' "$copyright" ||
     fail "$package's copyright does not refer to /usr/share/common-licenses/Apache-2.0"
 done
@@ -200,7 +208,8 @@ for requirement in "${requirements[@]}"; do
   if [[ "$requirement" == *">="* ]]; then
     needed_version=$(sed 's/.*>= *\([^)]*\)).*/\1/' <<<"$requirement")
     declared_version=$(sed -n 's/.*>= *\([^)]*\)).*/\1/p' <<<"$declared")
-    [[ -n "$declared_version" ]] && dpkg --compare-versions "$declared_version" ge "$needed_version" ||
+    [[ -n "$declared_version" ]] &&
+      dpkg --compare-versions "$declared_version" ge "$needed_version" ||
       fail "dpkg-shlibdeps requires '$requirement'; Depends declares '$declared'"
   fi
 done
@@ -227,7 +236,8 @@ cmake_build=$work/cmake/build
 cp -r "$here/consumer" "$work/cmake"
 cmake -S "$work/cmake" -B "$cmake_build" -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$unpacked/usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF \
-  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF -DEDGELOCK_VERSION="$version" >"$work/cmake.log" 2>&1 ||
+  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF -DEDGELOCK_VERSION="$version" \
+  >"$work/cmake.log" 2>&1 ||
   { cat "$work/cmake.log" >&2; fail "the CMake consumer does not configure"; }
 found=$(sed -n 's/^edgelock_DIR:[A-Z]*=//p' "$cmake_build/CMakeCache.txt")
 [[ "$found" == "$unpacked/usr/lib/$triplet/cmake/edgelock" ]] ||
@@ -248,6 +258,7 @@ cp -r "$here/consumer" "$work/make"
 make -C "$work/make" -j "$(nproc)" >"$work/make.log" 2>&1 ||
   { cat "$work/make.log" >&2; fail "the Makefile consumer does not build"; }
 run_consumers "$work/make"
-checked "Makefile consumer, both clients: pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio)"
+checked "Makefile consumer, both clients:" \
+  "pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio)"
 
 echo "package_test: $arch packages ok"

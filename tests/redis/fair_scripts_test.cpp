@@ -294,7 +294,8 @@ TEST(fair_scripts, a_foreign_client_may_take_a_free_lock_ahead_of_the_line_and_w
     EXPECT_EQ(c.command({"SET", lock_key, "foreign", "NX", "PX", "30000"}).text, "OK");
     EXPECT_TRUE(fair_acquire(c, token('b')).is_nil()) << "the lock key excludes everyone alike";
     EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')}))
-        << "a, whose key a plain client deleted, stays first until its release or its entry's expiry";
+        << "a, whose key a plain client deleted, stays first until its release or its entry's "
+           "expiry";
 }
 
 TEST(fair_scripts, with_a_fence_key_the_counter_moves_when_the_lock_is_taken) {

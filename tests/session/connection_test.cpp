@@ -650,10 +650,12 @@ TEST_F(connection_test, a_watch_subscribes_and_reports_switches_of_its_master_on
     reply("*3\r\n$9\r\nsubscribe\r\n$14\r\n+switch-master\r\n:1\r\n", 1);
     ASSERT_TRUE(l.ready());
     const std::string other =
-        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 2\r\n";
+        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$31\r\nothermaster 1.1.1.1 1 2.2.2.2 "
+        "2\r\n";
     EXPECT_EQ(reply(other, 2).what, routed_reply::kind::none);
     const std::string ours =
-        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 26380\r\n";
+        "*3\r\n$7\r\nmessage\r\n$14\r\n+switch-master\r\n$32\r\nmymaster 1.1.1.1 1 2.2.2.2 "
+        "26380\r\n";
     EXPECT_EQ(reply(ours, 3).what, routed_reply::kind::master_switched);
     EXPECT_EQ(l.switched_to().host.view(), "2.2.2.2");
     EXPECT_EQ(l.switched_to().port, 26380);

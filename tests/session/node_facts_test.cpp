@@ -156,8 +156,8 @@ TEST(node_facts, the_eviction_warning_names_the_limit_the_policy_and_the_fix) {
               "maxmemory-policy noeviction");
     EXPECT_EQ(
         eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
-        "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and fence "
-        "counters; set maxmemory-policy noeviction");
+        "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and "
+        "fence counters; set maxmemory-policy noeviction");
 }
 
 TEST(node_facts, only_aof_with_fsync_always_is_durable) {

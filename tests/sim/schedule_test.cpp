@@ -15,8 +15,8 @@ TEST(schedule, text_form_reads_back) {
         "pause.c0@c0.checked#1+0,d=2500;partition.c0@t0,to=n3n4,d=4000;"
         "crash.n2@c1.acquired#2+20,d=50,p=everysec;slow_link.c1@c1.checked#1+0,to=R,d=1,x=2500;"
         "drop_reply.c2@c2.release_called#1+0,to=n0,k=2,rst=1;clock_rate.c0@t0,x=-80000,wall=1;"
-        "wall_step.n1@t100,x=-3000;repl_lag.n0@t0,to=n1n2,d=100,x=40;loss.c0@t5,to=n0n1,d=10,x=5000;"
-        "evict.n0@c1.acquired#2+30,x=1";
+        "wall_step.n1@t100,x=-3000;repl_lag.n0@t0,to=n1n2,d=100,x=40;"
+        "loss.c0@t5,to=n0n1,d=10,x=5000;evict.n0@c1.acquired#2+30,x=1";
     schedule s;
     std::string error;
     ASSERT_TRUE(parse_schedule(text, s, error)) << error;

@@ -27,7 +27,8 @@ const char* describe_errc(errc code) {
         case errc::expired: return "renewal did not reach Redis before the lease ended";
         case errc::fence_exhausted: return "the fence counter is at 2^63-1: no higher token exists";
         case errc::restart_guard:
-            return "a Redis node started without durable data too recently to count (restart guard)";
+            return "a Redis node started without durable data too recently to count (restart "
+                   "guard)";
         case errc::node_restarted: return "a Redis node restarted during the hold";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";

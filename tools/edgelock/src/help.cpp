@@ -170,7 +170,8 @@ constexpr std::string_view list_help =
     "69 when Redis cannot be reached, 76 when it refuses.\n";
 
 constexpr std::string_view release_help =
-    "usage: edgelock release --name N --token T [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "usage: edgelock release --name N --token T [--redis URL ... | --sentinel HOST:PORT ... "
+    "--master NAME]\n"
     "\n"
     "For operators: deletes lock N on every instance where it holds token T (the token\n"
     "`edgelock status` shows), and nowhere else, so a mistyped or stale token never frees\n"

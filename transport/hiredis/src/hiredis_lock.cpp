@@ -206,6 +206,19 @@ struct lock::impl {
     template <typename Done>
     bool run_rounds(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                     bool background);
+    // What one round polls: the busy instances (owner maps each entry to its instance), then the
+    // helper's wake-up or a cancel, then the subscriber. Set up by fill_poll_set, apart from
+    // run_rounds, so that a round reads as wait-then-read and each stays short enough to follow.
+    struct poll_set {
+        std::array<pollfd, instances_max + 2> fds{};
+        std::array<std::uint8_t, instances_max> owner{};
+        nfds_t count = 0;
+        nfds_t instance_fds = 0;   // fds[0, instance_fds) are the instances'
+        nfds_t subscriber_fd = 0;  // the subscriber's entry, when it has one (< count)
+        bool read_subscriber = false;
+    };
+    std::int64_t fill_poll_set(poll_set& set, bool background, std::int64_t now,
+                               std::int64_t wake) const;
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
@@ -394,58 +407,66 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         if (listening(background)) tend_subscriber(held);
 
         const std::int64_t now = now_ms();
-        std::int64_t wake = std::min(core.next_deadline_ms(), hard_deadline_ms);
-        // The instances, then the helper's wake-up or a cancel, then the subscriber.
-        std::array<pollfd, instances_max + 2> fds{};
-        std::array<std::uint8_t, instances_max> owner{};
-        nfds_t count = 0;
-        for (std::uint8_t i = 0; i < instances; ++i) {
-            const blocking_connection& l = connections[i];
-            if (l.busy()) {
-                owner[count] = i;
-                fds[count++] = pollfd{l.fd(), l.events(), 0};
-                if (l.has_buffered()) wake = now;  // TLS bytes already read: no poll can see them
-            }
-            // Connections are made on demand: an idle connection matters only with requests for it.
-            wake = std::min(wake, session::wake_ms(l.connection(), core.has_request(i), now));
-        }
-        const nfds_t instance_fds = count;
-        if (background) fds[count++] = pollfd{wake_fd, POLLIN, 0};
-        if (cancellable) fds[count++] = pollfd{cancel_fd, POLLIN, 0};
-        // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
-        const bool listen = listening(background);
-        const bool read_subscriber = reads_subscriber(listen);
-        const nfds_t subscriber_fd = count;
-        if (read_subscriber) {
-            if (subscriber.fd() >= 0)
-                fds[count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
-            if (subscriber.has_buffered()) wake = now;
-            wake = std::min(wake,
-                            session::wake_ms(subscriber.connection(), listen && must_wait(), now));
-        }
+        poll_set set;
+        const std::int64_t wake = fill_poll_set(
+            set, background, now, std::min(core.next_deadline_ms(), hard_deadline_ms));
         // Nothing can happen any more.
-        if (instance_fds == 0 && wake == no_deadline_ms) return false;
+        if (set.instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         deliver_events(held);  // before the wait, so what happened is told promptly
         held.unlock();
-        const int ready = ::poll(fds.data(), count, static_cast<int>(timeout));
+        const int ready = ::poll(set.fds.data(), set.count, static_cast<int>(timeout));
         held.lock();
 
-        for (nfds_t k = 0; k < instance_fds; ++k) {
-            if (fds[k].revents != 0 || connections[owner[k]].has_buffered()) read_replies(owner[k]);
+        for (nfds_t k = 0; k < set.instance_fds; ++k) {
+            const std::uint8_t i = set.owner[k];
+            if (set.fds[k].revents != 0 || connections[i].has_buffered()) read_replies(i);
         }
-        if (ready > 0 && (background || cancellable) && fds[instance_fds].revents != 0) {
+        const pollfd& wake_or_cancel = set.fds[set.instance_fds];
+        if (ready > 0 && (background || cancellable) && wake_or_cancel.revents != 0) {
             std::uint64_t value = 0;
             [[maybe_unused]] const ssize_t ignored =
                 ::read(background ? wake_fd : cancel_fd, &value, sizeof value);
         }
-        const bool subscriber_ready = subscriber_fd < count && fds[subscriber_fd].revents != 0;
-        if (read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
+        const bool subscriber_ready =
+            set.subscriber_fd < set.count && set.fds[set.subscriber_fd].revents != 0;
+        if (set.read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
             read_wake_ups();
         }
         check_timeouts();
     }
+}
+
+// Fills set for one round and returns when the round must wake up at the latest: wake, made
+// earlier by the connections' own wake-ups and by bytes already read that no poll can see.
+std::int64_t lock::impl::fill_poll_set(poll_set& set, bool background, std::int64_t now,
+                                       std::int64_t wake) const {
+    for (std::uint8_t i = 0; i < instances; ++i) {
+        const blocking_connection& l = connections[i];
+        if (l.busy()) {
+            set.owner[set.count] = i;
+            set.fds[set.count++] = pollfd{l.fd(), l.events(), 0};
+            if (l.has_buffered()) wake = now;  // TLS bytes already read: no poll can see them
+        }
+        // Connections are made on demand: an idle connection matters only with requests for it.
+        wake = std::min(wake, session::wake_ms(l.connection(), core.has_request(i), now));
+    }
+    set.instance_fds = set.count;
+    if (background) set.fds[set.count++] = pollfd{wake_fd, POLLIN, 0};
+    if (cancellable) set.fds[set.count++] = pollfd{cancel_fd, POLLIN, 0};
+    // Fair waiting: the wait until the core's next re-check ends early on a wake-up.
+    const bool listen = listening(background);
+    set.read_subscriber = reads_subscriber(listen);
+    set.subscriber_fd = set.count;
+    if (set.read_subscriber) {
+        if (subscriber.fd() >= 0)
+            set.fds[set.count++] = pollfd{subscriber.fd(), subscriber.events(), 0};
+        if (subscriber.has_buffered()) wake = now;
+        wake =
+            std::min(wake, session::wake_ms(subscriber.connection(), listen && must_wait(), now));
+    }
+    return wake;
 }
 
 // Writes every queued request: first on the connections already open (so they are on their
