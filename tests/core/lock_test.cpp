@@ -1747,7 +1747,8 @@ RC_GTEST_PROP(lock_drop_unsent, acts_as_writing_the_queue_nowhere_before_an_io_e
         } else if (op <= 4) {
             twins.write(i);
         } else if (op <= 6) {
-            const reply_node reply = some_reply(*rc::gen::inRange(0, 10), twins.token_hex());
+            const std::string ours = twins.token_hex();  // the reply's text views it
+            const reply_node reply = some_reply(*rc::gen::inRange(0, 10), ours);
             twins.both([&](lock& l) { return l.on_reply(i, reply, now); });
         } else if (op == 7) {
             twins.both([&](lock& l) { return l.on_io_error(i, now); });
