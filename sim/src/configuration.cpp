@@ -133,7 +133,7 @@ void draw_servers(world_params& p, prng& rng) {
 
 }  // namespace
 
-lock_config resolved_lock(const world_params& p) noexcept {
+lock_config params_lock(const world_params& p) noexcept {
     lock_config config;
     config.ttl_ms = p.ttl_ms;
     config.drift_ms = p.drift_ms;
@@ -143,8 +143,10 @@ lock_config resolved_lock(const world_params& p) noexcept {
     config.retry_delay_ms_min = p.retry_delay_ms_min;
     config.retry_delay_ms_max = p.retry_delay_ms_max;
     config.recheck_ms = p.recheck_ms;
-    return resolve(config);
+    return config;
 }
+
+lock_config resolved_lock(const world_params& p) noexcept { return resolve(params_lock(p)); }
 
 std::int64_t lock_drift_ms(const world_params& p) noexcept { return resolved_lock(p).drift_ms; }
 

@@ -234,23 +234,15 @@ void world::make_nodes(prng& setup) {
     }
 }
 
-// The lock every client of the run configures.
+// The lock every client of the run configures: the params' knobs and the configuration's.
 lock_config world::clients_lock_config() const {
-    lock_config lc;
+    lock_config lc = params_lock(params_);
     lc.name = lock_name;
-    lc.ttl_ms = params_.ttl_ms;
     lc.instances = config_.instances;
     lc.fencing = config_.fencing;
     lc.replicas_to_wait = config_.replicas_to_wait;
-    lc.drift_ms = params_.drift_ms;
-    lc.renew_interval_ms = params_.renew_interval_ms;
-    lc.attempt_timeout_ms = params_.attempt_timeout_ms;
-    lc.watchdog = params_.watchdog;
-    lc.retry_delay_ms_min = params_.retry_delay_ms_min;
-    lc.retry_delay_ms_max = params_.retry_delay_ms_max;
     lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
     lc.fair = config_.fair;
-    lc.recheck_ms = params_.recheck_ms;
     return lc;
 }
 

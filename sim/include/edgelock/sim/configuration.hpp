@@ -157,6 +157,9 @@ inline constexpr std::int32_t tolerated_clock_ppm = 4'000;
 // with it, as it moves every client's lock: scripts/mutation-score.sh measures whether the
 // simulator still tells it apart.
 lock_config resolved_lock(const world_params& params) noexcept;
+// The same knobs as the params give them, defaults left to the core: what the world's
+// clients configure (with the configuration's own fields added).
+lock_config params_lock(const world_params& params) noexcept;
 std::int64_t lock_drift_ms(const world_params& params) noexcept;
 std::int64_t lock_attempt_timeout_ms(const world_params& params) noexcept;
 std::int64_t lock_recheck_ms(const world_params& params) noexcept;
