@@ -89,9 +89,9 @@ release_outcome classify_release(const failure& heard) noexcept {
 
 const char* to_string(acquire_outcome outcome) noexcept {
     static constexpr std::array<const char*, acquire_outcome_count> names = {
-        "acquired",       "busy",           "wait_timeout", "no_quorum",
-        "restart_guard",  "validity_expired", "not_replicated", "token_gone",
-        "fence_exhausted", "cancelled",     "unreachable",  "error"};
+        "acquired",         "busy",           "wait_timeout", "no_quorum",       "restart_guard",
+        "validity_expired", "not_replicated", "token_gone",   "fence_exhausted", "cancelled",
+        "unreachable",      "error"};
     return index(outcome) < names.size() ? names[index(outcome)] : "error";
 }
 
@@ -102,8 +102,8 @@ const char* to_string(loss_cause cause) noexcept {
 }
 
 const char* to_string(release_outcome outcome) noexcept {
-    static constexpr std::array<const char*, release_outcome_count> names = {"released",
-                                                                             "expired", "failed"};
+    static constexpr std::array<const char*, release_outcome_count> names = {"released", "expired",
+                                                                             "failed"};
     return index(outcome) < names.size() ? names[index(outcome)] : "failed";
 }
 
@@ -151,9 +151,7 @@ void lock_meter::acquire_ended(const failure& heard, std::uint16_t attempts,
     }
 }
 
-void lock_meter::acquired_again() noexcept {
-    ++counts_.acquires[index(acquire_outcome::acquired)];
-}
+void lock_meter::acquired_again() noexcept { ++counts_.acquires[index(acquire_outcome::acquired)]; }
 
 void lock_meter::renewed(std::int64_t previous_valid_until_ms, std::int64_t renew_interval_ms,
                          std::int64_t now_ms) noexcept {
