@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The C API from Python, through ctypes alone: examples/c/lock_demo.c line for line.
+
+    lock_demo.py URL NAME hold STOP_FILE | try | lost
+
+The shared library is $EDGELOCK_C_LIBRARY when set (tests/capi sets it to the build's),
+else the system's libedgelock-c.so.0 (the libedgelock-c0 package).
+"""
+import ctypes
+import os
+import sys
+import threading
+import time
+
+EDGELOCK_OK = 0
+EDGELOCK_E_BUSY = -10
+EDGELOCK_E_EXPIRED = -17
+EXIT_BUSY = 3
+
+LOST_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_void_p)
+
+
+class Options(ctypes.Structure):
+    """edgelock_options, field for field (edgelock.h); it may only grow at its end."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_size_t),
+        ("instances", ctypes.POINTER(ctypes.c_char_p)),
+        ("instance_count", ctypes.c_size_t),
+        ("sentinels", ctypes.POINTER(ctypes.c_char_p)),
+        ("sentinel_count", ctypes.c_size_t),
+        ("master_name", ctypes.c_char_p),
+        ("master_user", ctypes.c_char_p),
+        ("master_password", ctypes.c_char_p),
+        ("master_db", ctypes.c_int),
+        ("tls_ca_file", ctypes.c_char_p),
+        ("tls_ca_dir", ctypes.c_char_p),
+        ("tls_cert_file", ctypes.c_char_p),
+        ("tls_key_file", ctypes.c_char_p),
+        ("tls_server_name", ctypes.c_char_p),
+        ("tls_insecure_skip_verification_for_tests_only", ctypes.c_int),
+        ("connect_timeout_ms", ctypes.c_int64),
+        ("command_timeout_ms", ctypes.c_int64),
+        ("reconnect_delay_min_ms", ctypes.c_int64),
+        ("reconnect_delay_max_ms", ctypes.c_int64),
+        ("restart_guard", ctypes.c_int),
+        ("eviction", ctypes.c_int),
+        ("name", ctypes.c_char_p),
+        ("ttl_ms", ctypes.c_int64),
+        ("fencing", ctypes.c_int),
+        ("watchdog", ctypes.c_int),
+        ("replicas_to_wait", ctypes.c_int),
+        ("replica_wait_ms", ctypes.c_int64),
+        ("renew_interval_ms", ctypes.c_int64),
+        ("drift_ms", ctypes.c_int64),
+        ("attempt_timeout_ms", ctypes.c_int64),
+        ("retry_delay_ms_min", ctypes.c_int64),
+        ("retry_delay_ms_max", ctypes.c_int64),
+        ("fair", ctypes.c_int),
+        ("recheck_ms", ctypes.c_int64),
+        ("queue_entry_ttl_ms", ctypes.c_int64),
+        ("restart_guard_ms", ctypes.c_int64),
+        ("on_lost", LOST_CALLBACK),
+        ("on_lost_user", ctypes.c_void_p),
+    ]
+
+
+class Hold(ctypes.Structure):
+    _fields_ = [
+        ("fence", ctypes.c_int64),
+        ("valid_until_ms", ctypes.c_int64),
+        ("token", ctypes.c_char * 33),
+    ]
+
+
+def load_library():
+    path = os.environ.get("EDGELOCK_C_LIBRARY", "libedgelock-c.so.0")
+    lib = ctypes.CDLL(path)
+    lib.edgelock_strerror.restype = ctypes.c_char_p
+    lib.edgelock_strerror.argtypes = [ctypes.c_int]
+    lib.edgelock_options_init.restype = None
+    lib.edgelock_options_init.argtypes = [ctypes.POINTER(Options), ctypes.c_size_t]
+    lib.edgelock_open.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(ctypes.c_void_p)]
+    lib.edgelock_close.restype = None
+    lib.edgelock_close.argtypes = [ctypes.c_void_p]
+    lib.edgelock_acquire.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(Hold)]
+    lib.edgelock_try_acquire.argtypes = [ctypes.c_void_p, ctypes.POINTER(Hold)]
+    lib.edgelock_release.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+LIB = load_library()
+
+
+def strerror(code):
+    return LIB.edgelock_strerror(code).decode()
+
+
+def failed(what, code):
+    print(f"lock_demo: {what}: {strerror(code)}", file=sys.stderr)
+    return 1
+
+
+def release_and_report(lock):
+    rc = LIB.edgelock_release(lock)
+    if rc != EDGELOCK_OK:
+        return failed("release", rc)
+    print("released", flush=True)
+    return 0
+
+
+def hold_until(lock, stop_file):
+    hold = Hold()
+    rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
+    if rc != EDGELOCK_OK:
+        return failed("acquire", rc)
+    print(f"acquired fence {hold.fence}", flush=True)
+    deadline = time.monotonic() + 60
+    while not os.path.exists(stop_file) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return release_and_report(lock)
+
+
+def try_once(lock):
+    hold = Hold()
+    rc = LIB.edgelock_try_acquire(lock, ctypes.byref(hold))
+    if rc == EDGELOCK_E_BUSY:
+        print("busy", flush=True)
+        return EXIT_BUSY
+    if rc != EDGELOCK_OK:
+        return failed("try_acquire", rc)
+    print(f"acquired fence {hold.fence}", flush=True)
+    return release_and_report(lock)
+
+
+def wait_for_loss(lock, lost):
+    hold = Hold()
+    rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
+    if rc != EDGELOCK_OK:
+        return failed("acquire", rc)
+    print(f"acquired fence {hold.fence}", flush=True)
+    if not lost["event"].wait(timeout=30):
+        return failed("no loss reported", EDGELOCK_OK)
+    print(f"lost: {strerror(lost['code'])}", flush=True)
+    released = LIB.edgelock_release(lock)
+    return 0 if released == EDGELOCK_E_EXPIRED else failed("release after the loss", released)
+
+
+def main(argv):
+    if len(argv) < 4 or (argv[3] == "hold" and len(argv) < 5):
+        print("usage: lock_demo.py URL NAME hold STOP_FILE | try | lost", file=sys.stderr)
+        return 2
+    lost = {"event": threading.Event(), "code": EDGELOCK_OK}
+
+    # Runs on the lock's callback thread (ctypes takes the GIL for it).
+    def on_lost(code, _user):
+        lost["code"] = code
+        lost["event"].set()
+
+    callback = LOST_CALLBACK(on_lost)  # kept alive until the lock is closed
+    instances = (ctypes.c_char_p * 1)(argv[1].encode())
+    options = Options()
+    LIB.edgelock_options_init(ctypes.byref(options), ctypes.sizeof(options))
+    options.instances = instances
+    options.instance_count = 1
+    options.name = argv[2].encode()
+    options.fencing = 1
+    options.ttl_ms = 3000  # renewed every second: a deleted key is noticed within one
+    options.on_lost = callback
+
+    lock = ctypes.c_void_p()
+    rc = LIB.edgelock_open(ctypes.byref(options), ctypes.byref(lock))
+    if rc != EDGELOCK_OK:
+        return failed("open", rc)
+    try:
+        if argv[3] == "hold":
+            return hold_until(lock, argv[4])
+        if argv[3] == "try":
+            return try_once(lock)
+        if argv[3] == "lost":
+            return wait_for_loss(lock, lost)
+        print(f"lock_demo.py: unknown mode {argv[3]}", file=sys.stderr)
+        return 2
+    finally:
+        LIB.edgelock_close(lock)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

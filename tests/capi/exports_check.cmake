@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: Apache-2.0
+# Fails unless every symbol LIBRARY defines in its dynamic symbol table starts with
+# edgelock_ (nm -D --defined-only): the shared library's ABI is edgelock.h and nothing else.
+execute_process(COMMAND ${NM} -D --defined-only ${LIBRARY}
+  OUTPUT_VARIABLE listing RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "${NM} -D --defined-only ${LIBRARY} failed (${status})")
+endif()
+string(REPLACE "\n" ";" lines "${listing}")
+set(exported 0)
+set(foreign "")
+foreach(line IN LISTS lines)
+  # "<address> <type> <name>[@@version]"; the version node itself is an absolute symbol.
+  if(NOT line MATCHES "^[0-9a-fA-F]+ ([A-Za-z]) ([^@ ]+)")
+    continue()
+  endif()
+  set(name ${CMAKE_MATCH_2})
+  if(CMAKE_MATCH_1 STREQUAL "A" AND name MATCHES "^EDGELOCK_C_[0-9]+$")
+    continue()
+  endif()
+  if(name MATCHES "^edgelock_")
+    math(EXPR exported "${exported} + 1")
+  else()
+    list(APPEND foreign ${name})
+  endif()
+endforeach()
+list(LENGTH foreign foreign_count)
+if(foreign_count GREATER 0)
+  list(SUBLIST foreign 0 10 shown)
+  message(FATAL_ERROR "${LIBRARY} exports symbols outside edgelock_ (${foreign_count}, "
+    "e.g. ${shown})")
+endif()
+if(exported EQUAL 0)
+  message(FATAL_ERROR "${LIBRARY} exports no edgelock_ symbol")
+endif()
+message(STATUS "${LIBRARY}: ${exported} symbols, all edgelock_")
