@@ -151,8 +151,6 @@ void lock_meter::acquire_ended(const failure& heard, std::uint16_t attempts,
     }
 }
 
-void lock_meter::acquired_again() noexcept { ++counts_.acquires[index(acquire_outcome::acquired)]; }
-
 void lock_meter::renewed(std::int64_t previous_valid_until_ms, std::int64_t renew_interval_ms,
                          std::int64_t now_ms) noexcept {
     ++counts_.renewals_ok;

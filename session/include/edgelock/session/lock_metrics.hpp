@@ -130,16 +130,15 @@ struct lock_metrics {
 // those calls become the histograms.
 class lock_meter {
 public:
-    // An acquire call started (not a reentrant one that completes at once; those count only
-    // as acquired, with no latency).
+    // An acquire call started. Not called for a reentrant one, which completes at once: its
+    // acquire_ended() then counts the outcome, with no latency.
     void acquire_started(std::int64_t now_ms) noexcept;
-    // A fair waiter heard the message naming it (or "look now"): the release it waited for.
+    // A fair waiter heard the message naming it: the release it waited for (a "look now"
+    // after a subscription is confirmed is no release, and is not passed here).
     void woken(std::int64_t now_ms) noexcept;
     // The acquire call's verdict: `heard` is the code its caller got (empty: acquired);
     // `attempts` how many attempts it started (lock::attempts()).
     void acquire_ended(const failure& heard, std::uint16_t attempts, std::int64_t now_ms) noexcept;
-    // A reentrant acquire of a lock already held.
-    void acquired_again() noexcept;
     // A renewal a quorum confirmed at now_ms; `previous_valid_until_ms` is the lease it
     // extended, `renew_interval_ms` the lock's (resolved) interval.
     void renewed(std::int64_t previous_valid_until_ms, std::int64_t renew_interval_ms,
