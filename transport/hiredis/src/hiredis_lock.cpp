@@ -154,10 +154,6 @@ struct lock::impl {
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
     // Metrics (session/lock_metrics.hpp), and the instants the events' elapsed_ms start at.
     session::lock_meter meter;
-    std::int64_t renew_interval_ms = 0;  // the core's, resolved
-    std::int64_t acquire_started_ms = 0;
-    std::int64_t held_since_ms = 0;
-    std::int64_t lease_end_ms = 0;  // the hold's valid_until before the latest renewal
     std::array<bool, instances_max> ever_connected{};
     std::array<session::node_address, instances_max> last_node{};  // where each last connected
 
@@ -739,8 +735,6 @@ void lock::impl::drain_events() {
                 acquired = {true, {}};
                 last_hold.fence = e.fence;
                 last_hold.valid_until_ms = e.valid_until_ms;
-                if (core.hold_count() == 1) held_since_ms = now_ms();
-                lease_end_ms = e.valid_until_ms;
                 lost_flag = false;
                 lost_code = errc::ok;
                 break;
@@ -751,8 +745,7 @@ void lock::impl::drain_events() {
                                                                         to_failure(call_error)))};
                 break;
             case event_type::renewed:
-                meter.renewed(lease_end_ms, renew_interval_ms, now_ms());
-                lease_end_ms = e.valid_until_ms;
+                meter.renewed(e.valid_until_ms, now_ms());
                 emit(lock_event_kind::renewed, lock_event::any_instance, {}, e.valid_until_ms);
                 break;
             case event_type::lost:
@@ -797,10 +790,10 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
     }
     const std::int64_t now = now_ms();
     std::int64_t elapsed_ms = 0;
-    if (kind == lock_event_kind::attempt) elapsed_ms = now - acquire_started_ms;
+    if (kind == lock_event_kind::attempt) elapsed_ms = meter.since_acquire_started_ms(now);
     if (kind == lock_event_kind::renewed || kind == lock_event_kind::lost ||
         kind == lock_event_kind::released) {
-        elapsed_ms = now - held_since_ms;
+        elapsed_ms = meter.held_for_ms(now);
     }
     pending_events[pending_count++] =
         lock_event{kind, instance, code, valid_until_ms, elapsed_ms, options.name};
@@ -923,7 +916,7 @@ std::error_code lock::impl::configure(const lock_options& given) {
         return make_error_code(code);
     }
     if (const errc code = core.configure(config); code != errc::ok) return make_error_code(code);
-    renew_interval_ms = resolve(config).renew_interval_ms;
+    meter.set_renew_interval(resolve(config).renew_interval_ms);
     std::uint64_t seed = 0;
     if (random_seed(seed) != errc::ok) return make_error_code(errc::io_error);
     for (std::uint8_t i = 0; i < instances; ++i) {
@@ -994,7 +987,6 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     }
     if (new_hold) {
         ++self.hold_serial;  // the previous hold, lost or not, is over
-        self.acquire_started_ms = started_ms;
         self.meter.acquire_started(started_ms);
     }
     const auto decided_now = [&self] { return self.acquired.decided; };
@@ -1013,7 +1005,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
         const std::array<char, token_hex_bytes> token = self.core.token_hex();
         out->token.assign(token.data(), token.size());
     }
-    self.meter.acquire_ended(to_failure(result), self.core.attempts(), now_ms());
+    self.meter.acquire_ended(to_failure(result), self.core.attempts(), self.core.valid_until_ms(),
+                             now_ms());
     self.unsubscribe();
     self.end_io();
     self.wake_helper();  // it reads the UNSUBSCRIBE's confirmation
