@@ -186,13 +186,6 @@ int to_lock_options(const edgelock_options& given, hiredis::lock_options& out) {
     return EDGELOCK_OK;
 }
 
-session::lock_metrics metrics_of(const hiredis::lock& lock) noexcept {
-    // Until the blocking client counts (hiredis::lock::metrics()), a lock has counted
-    // nothing; to_c_metrics() is tested on its own (tests/capi).
-    (void)lock;
-    return {};
-}
-
 void to_c_metrics(const session::lock_metrics& from, edgelock_metrics& out) noexcept {
     std::copy(from.acquires.begin(), from.acquires.end(), out.acquires);
     copy_histogram(from.acquire_latency, out.acquire_latency);

@@ -34,9 +34,6 @@ int read_options(const edgelock_options* given, edgelock_options& out) noexcept;
 // allocates, so it may throw std::bad_alloc (the caller catches it).
 int to_lock_options(const edgelock_options& given, hiredis::lock_options& out);
 
-// The counters of `lock` (hiredis::lock::metrics(), thread-safe).
-session::lock_metrics metrics_of(const hiredis::lock& lock) noexcept;
-
 // The C struct's copy of the counters, field by field.
 void to_c_metrics(const session::lock_metrics& from, edgelock_metrics& out) noexcept;
 

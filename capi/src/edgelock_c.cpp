@@ -169,7 +169,7 @@ int edgelock_metrics_snapshot(const edgelock_lock* lock, edgelock_metrics* out,
     if (lock == nullptr || out == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
     edgelock_metrics known;
     std::memset(&known, 0, sizeof known);
-    edgelock::capi::to_c_metrics(edgelock::capi::metrics_of(lock->lock), known);
+    edgelock::capi::to_c_metrics(lock->lock.metrics(), known);
     std::memset(out, 0, out_bytes);
     std::memcpy(out, &known, std::min(out_bytes, sizeof known));
     return EDGELOCK_OK;

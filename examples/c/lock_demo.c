@@ -9,6 +9,8 @@
 //   lock_demo URL NAME try              one attempt: "busy" (exit 3), or hold and release
 //   lock_demo URL NAME lost             acquire, then wait (up to 30 s) for the loss the
 //                                       callback reports: "lost: token_gone"
+// Each ends with what the lock counted (edgelock_metrics_snapshot):
+//   "metrics: acquired A, busy B, token_gone L, released R, expired E"
 // Exit status: 0 as described, 3 busy, 1 anything else (its reason on stderr).
 // nanosleep() and access() are POSIX, outside strict C11.
 #define _POSIX_C_SOURCE 200809L
@@ -91,6 +93,22 @@ static int wait_for_loss(edgelock_lock* lock) {
     return released == EDGELOCK_E_EXPIRED ? 0 : failed("release after the loss", released);
 }
 
+static void print_metrics(const edgelock_lock* lock) {
+    edgelock_metrics m;
+    if (edgelock_metrics_snapshot(lock, &m, sizeof m) != EDGELOCK_OK) return;
+    printf("metrics: %s %llu, %s %llu, %s %llu, %s %llu, %s %llu\n",
+           edgelock_acquire_outcome_name(EDGELOCK_ACQUIRE_ACQUIRED),
+           (unsigned long long)m.acquires[EDGELOCK_ACQUIRE_ACQUIRED],
+           edgelock_acquire_outcome_name(EDGELOCK_ACQUIRE_BUSY),
+           (unsigned long long)m.acquires[EDGELOCK_ACQUIRE_BUSY],
+           edgelock_loss_cause_name(EDGELOCK_LOSS_TOKEN_GONE),
+           (unsigned long long)m.losses[EDGELOCK_LOSS_TOKEN_GONE],
+           edgelock_release_outcome_name(EDGELOCK_RELEASE_RELEASED),
+           (unsigned long long)m.releases[EDGELOCK_RELEASE_RELEASED],
+           edgelock_release_outcome_name(EDGELOCK_RELEASE_EXPIRED),
+           (unsigned long long)m.releases[EDGELOCK_RELEASE_EXPIRED]);
+}
+
 int main(int argc, char** argv) {
     if (argc < 4 || (strcmp(argv[3], "hold") == 0 && argc < 5)) {
         fprintf(stderr, "usage: lock_demo URL NAME hold STOP_FILE | try | lost\n");
@@ -120,6 +138,7 @@ int main(int argc, char** argv) {
         fprintf(stderr, "lock_demo: unknown mode %s\n", argv[3]);
         status = 2;
     }
+    print_metrics(lock);
     edgelock_close(lock);
     return status;
 }

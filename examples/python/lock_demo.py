@@ -66,6 +66,39 @@ class Options(ctypes.Structure):
     ]
 
 
+class Histogram(ctypes.Structure):
+    _fields_ = [
+        ("counts", ctypes.c_uint64 * 15),  # EDGELOCK_LATENCY_BUCKET_COUNT
+        ("count", ctypes.c_uint64),
+        ("sum_ms", ctypes.c_int64),
+    ]
+
+
+class Metrics(ctypes.Structure):
+    """edgelock_metrics; edgelock_metrics_snapshot() fills as many bytes as it is given."""
+
+    _fields_ = [
+        ("acquires", ctypes.c_uint64 * 12),  # by edgelock_acquire_outcome
+        ("acquire_latency", Histogram),
+        ("acquire_wait", Histogram),
+        ("handover_gap", Histogram),
+        ("renewals_ok", ctypes.c_uint64),
+        ("renewals_late", ctypes.c_uint64),
+        ("renewal_failures", ctypes.c_uint64),
+        ("losses", ctypes.c_uint64 * 4),  # by edgelock_loss_cause
+        ("releases", ctypes.c_uint64 * 3),  # by edgelock_release_outcome
+        ("connects", ctypes.c_uint64),
+        ("reconnects", ctypes.c_uint64),
+        ("failovers", ctypes.c_uint64),
+        ("requests_in_flight", ctypes.c_uint64),
+    ]
+
+
+ACQUIRE_ACQUIRED, ACQUIRE_BUSY = 0, 1
+LOSS_TOKEN_GONE = 1
+RELEASE_RELEASED, RELEASE_EXPIRED = 0, 1
+
+
 class Hold(ctypes.Structure):
     _fields_ = [
         ("fence", ctypes.c_int64),
@@ -87,6 +120,12 @@ def load_library():
     lib.edgelock_acquire.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(Hold)]
     lib.edgelock_try_acquire.argtypes = [ctypes.c_void_p, ctypes.POINTER(Hold)]
     lib.edgelock_release.argtypes = [ctypes.c_void_p]
+    lib.edgelock_metrics_snapshot.argtypes = [
+        ctypes.c_void_p, ctypes.POINTER(Metrics), ctypes.c_size_t]
+    for name in ("acquire_outcome", "loss_cause", "release_outcome"):
+        function = getattr(lib, f"edgelock_{name}_name")
+        function.restype = ctypes.c_char_p
+        function.argtypes = [ctypes.c_size_t]
     return lib
 
 
@@ -147,6 +186,32 @@ def wait_for_loss(lock, lost):
     return 0 if released == EDGELOCK_E_EXPIRED else failed("release after the loss", released)
 
 
+def print_metrics(lock):
+    m = Metrics()
+    if LIB.edgelock_metrics_snapshot(lock, ctypes.byref(m), ctypes.sizeof(m)) != EDGELOCK_OK:
+        return
+    counted = [
+        (LIB.edgelock_acquire_outcome_name(ACQUIRE_ACQUIRED), m.acquires[ACQUIRE_ACQUIRED]),
+        (LIB.edgelock_acquire_outcome_name(ACQUIRE_BUSY), m.acquires[ACQUIRE_BUSY]),
+        (LIB.edgelock_loss_cause_name(LOSS_TOKEN_GONE), m.losses[LOSS_TOKEN_GONE]),
+        (LIB.edgelock_release_outcome_name(RELEASE_RELEASED), m.releases[RELEASE_RELEASED]),
+        (LIB.edgelock_release_outcome_name(RELEASE_EXPIRED), m.releases[RELEASE_EXPIRED]),
+    ]
+    print("metrics: " + ", ".join(f"{name.decode()} {count}" for name, count in counted),
+          flush=True)
+
+
+def run(lock, argv, lost):
+    if argv[3] == "hold":
+        return hold_until(lock, argv[4])
+    if argv[3] == "try":
+        return try_once(lock)
+    if argv[3] == "lost":
+        return wait_for_loss(lock, lost)
+    print(f"lock_demo.py: unknown mode {argv[3]}", file=sys.stderr)
+    return 2
+
+
 def main(argv):
     if len(argv) < 4 or (argv[3] == "hold" and len(argv) < 5):
         print("usage: lock_demo.py URL NAME hold STOP_FILE | try | lost", file=sys.stderr)
@@ -174,14 +239,9 @@ def main(argv):
     if rc != EDGELOCK_OK:
         return failed("open", rc)
     try:
-        if argv[3] == "hold":
-            return hold_until(lock, argv[4])
-        if argv[3] == "try":
-            return try_once(lock)
-        if argv[3] == "lost":
-            return wait_for_loss(lock, lost)
-        print(f"lock_demo.py: unknown mode {argv[3]}", file=sys.stderr)
-        return 2
+        status = run(lock, argv, lost)
+        print_metrics(lock)
+        return status
     finally:
         LIB.edgelock_close(lock)
 

@@ -90,12 +90,15 @@ TEST_P(CapiDemo, TwoProcessesExcludeEachOtherAndTheFenceGrows) {
 
     const program_result refused = run_program(argv("orders:42", {"try"}), options());
     EXPECT_EQ(refused.exit_code, exit_busy) << refused.out << refused.err;
-    EXPECT_EQ(refused.out, "busy\n");
+    EXPECT_EQ(refused.out,
+              "busy\nmetrics: acquired 0, busy 1, token_gone 0, released 0, expired 0\n");
 
     std::ofstream(stop_file).put('\n');
     const program_result first = holder.wait();
     EXPECT_EQ(first.exit_code, 0) << first.out << first.err;
-    EXPECT_EQ(first.out, "acquired fence " + std::to_string(fence_in(first.out)) + "\nreleased\n");
+    EXPECT_EQ(first.out, "acquired fence " + std::to_string(fence_in(first.out)) +
+                             "\nreleased\n"
+                             "metrics: acquired 1, busy 0, token_gone 0, released 1, expired 0\n");
 
     const program_result second = run_program(argv("orders:42", {"try"}), options());
     EXPECT_EQ(second.exit_code, 0) << second.out << second.err;
@@ -110,7 +113,10 @@ TEST_P(CapiDemo, TheLostCallbackFiresWhenTheKeyIsDeleted) {
     redis.command({"DEL", "jobs:nightly"});
     const program_result r = holder.wait();
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-    EXPECT_NE(r.out.find("lost: token_gone\n"), std::string::npos) << r.out << r.err;
+    EXPECT_NE(r.out.find("lost: token_gone\n"
+                         "metrics: acquired 1, busy 0, token_gone 1, released 0, expired 1\n"),
+              std::string::npos)
+        << r.out << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Languages, CapiDemo, ::testing::ValuesIn(demos()),
