@@ -3,6 +3,8 @@
 #
 #   edgelock         the `edgelock` and `edgelock-sim` commands (the `runtime` component)
 #   libedgelock-dev  headers, static archives, CMake and pkg-config files (`dev`)
+#   libedgelock-c0   the C API's shared library, libedgelock-c.so.0 (`capi`, capi/); the
+#                    number is the soname's, the project's major version
 #
 # The version is the project's (CMakeLists.txt, project()), like everything else's. The
 # architecture is the target's, asked of dpkg-architecture for the compiler's multiarch
@@ -38,7 +40,8 @@ execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog
   OUTPUT_FILE ${changelog} COMMAND_ERROR_IS_FATAL ANY)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/packaging/changelog)
-foreach(package_and_component edgelock:runtime libedgelock-dev:dev)
+set(EDGELOCK_C_PACKAGE libedgelock-c${PROJECT_VERSION_MAJOR})
+foreach(package_and_component edgelock:runtime libedgelock-dev:dev ${EDGELOCK_C_PACKAGE}:capi)
   string(REPLACE ":" ";" package_and_component ${package_and_component})
   list(GET package_and_component 0 package)
   list(GET package_and_component 1 component)
@@ -51,7 +54,7 @@ set(CPACK_PACKAGE_NAME edgelock)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT ${EDGELOCK_PACKAGE_MAINTAINER})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime dev)
+set(CPACK_COMPONENTS_ALL runtime dev capi)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # <name>_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE ${EDGELOCK_DEB_ARCH})
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -61,9 +64,10 @@ set(CPACK_STRIP_FILES ON)  # the commands, and the archives' debug information (
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME edgelock)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 # The minimum versions are bookworm's, where the packages are built and tested.
-string(JOIN ", " CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS
+set(EDGELOCK_SHARED_DEPENDS
   "libc6 (>= 2.34)" "libgcc-s1 (>= 3.0)" "libstdc++6 (>= 12)" "libhiredis0.14 (>= 0.14.1)"
   "libssl3 (>= 3.0.0)")
+string(JOIN ", " CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS ${EDGELOCK_SHARED_DEPENDS})
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "distributed lock for shell jobs, over Redis
 The edgelock command runs a command while holding a lock that processes on
 other machines share through Redis (one server, Sentinel, or Redlock over
@@ -75,8 +79,9 @@ set(CPACK_DEBIAN_DEV_PACKAGE_NAME libedgelock-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # What the installed headers include and the pkg-config files require.
 # hiredis 1.x changed redisContext's layout under the same symbols: the archive needs 0.14.
+# libedgelock-c.so, the link a C program's -ledgelock-c finds, points into libedgelock-c0.
 string(JOIN ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
+  "${EDGELOCK_C_PACKAGE} (= ${PROJECT_VERSION})" "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
   "libasio-dev (>= 1:1.22)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)
@@ -87,6 +92,22 @@ an Asio client and a blocking hiredis client drive it.
 .
 This package holds the headers, the static libraries, and the CMake and
 pkg-config files (edgelock-core, edgelock-session, edgelock-transport-common,
-edgelock-asio, edgelock-hiredis, edgelock-sim).")
+edgelock-asio, edgelock-hiredis, edgelock-sim), and the C API: edgelock.h,
+libedgelock-c.a and edgelock-c.pc.")
+
+set(CPACK_DEBIAN_CAPI_PACKAGE_NAME ${EDGELOCK_C_PACKAGE})
+set(CPACK_DEBIAN_CAPI_PACKAGE_SECTION libs)
+# The same C and C++ runtime, hiredis and OpenSSL as the commands: the library links them.
+string(JOIN ", " CPACK_DEBIAN_CAPI_PACKAGE_DEPENDS ${EDGELOCK_SHARED_DEPENDS})
+# A shlibs file (programs built against it depend on this version or later) and the
+# ldconfig trigger.
+set(CPACK_DEBIAN_CAPI_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_CAPI_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+set(CPACK_COMPONENT_CAPI_DESCRIPTION "distributed lock client library over Redis (C API)
+edgelock is a distributed lock client for constrained hardware: acquire,
+renewal, release and fencing tokens over one Redis, Redis behind Sentinel, or
+Redlock. This package holds libedgelock-c, its blocking client behind a C
+interface (edgelock.h, in libedgelock-dev) for C programs and for other
+languages through their foreign function interfaces.")
 
 include(CPack)

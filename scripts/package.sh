@@ -14,13 +14,14 @@
 #   3. build-package-ARCH/: prefix /usr, RelWithDebInfo (the configuration the tests run)
 #      with Debian's hardening flags (dpkg-buildflags: stack protector, _FORTIFY_SOURCE,
 #      full RELRO), no tests or examples; the libraries and the two commands
-#   4. cpack: build-package-ARCH/edgelock_<version>_ARCH.deb (the commands) and
+#   4. cpack: build-package-ARCH/edgelock_<version>_ARCH.deb (the commands),
 #      libedgelock-dev_<version>_ARCH.deb (headers, static archives, CMake and pkg-config
-#      files); see cmake/package.cmake
-#   5. lintian on both: no error and no warning but those packaging/lintian-kept lists with
+#      files) and libedgelock-c0_<version>_ARCH.deb (the C API's shared library); see
+#      cmake/package.cmake
+#   5. lintian on the three: no error and no warning but those packaging/lintian-kept lists with
 #      its reason
 #
-# Prints the two .deb paths last, one per line. tests/package/package_test.sh tests them.
+# Prints the three .deb paths last, one per line (runtime, dev, C library). tests/package/package_test.sh tests them.
 set -euo pipefail
 
 usage() {
@@ -93,7 +94,8 @@ cmake --build "$build" -j "$jobs" >&2
 step "cpack in $build/"
 rm -f "$build"/*.deb
 (cd "$build" && cpack -G DEB >&2)
-debs=("$build"/edgelock_*_"$arch".deb "$build"/libedgelock-dev_*_"$arch".deb)
+debs=("$build"/edgelock_*_"$arch".deb "$build"/libedgelock-dev_*_"$arch".deb
+  "$build"/libedgelock-c0_*_"$arch".deb)
 for deb in "${debs[@]}"; do
   [[ -f "$deb" ]] || { echo "package.sh: cpack made no $deb" >&2; exit 1; }
 done

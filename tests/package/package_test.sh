@@ -3,11 +3,17 @@
 # The packages' test: are scripts/package.sh's .debs what a gateway image or a user's build
 # can consume?
 #
-#   tests/package/package_test.sh ARCH RUNTIME_DEB DEV_DEB
+#   tests/package/package_test.sh ARCH RUNTIME_DEB DEV_DEB C_DEB
+#
+# (the three .debs scripts/package.sh prints: edgelock, libedgelock-dev, libedgelock-c0)
 #
 # Every architecture (amd64, arm64, armhf), read with dpkg-deb -I/-c and readelf only:
 #   - Package, Version (the project's, from CMakeLists.txt) and Architecture fields; the
-#     runtime package depends on libhiredis0.14 and libssl3
+#     runtime package and libedgelock-c0 depend on libhiredis0.14 and libssl3;
+#     libedgelock-dev depends on libedgelock-c0 of its version
+#   - the C API: edgelock.h, libedgelock-c.a, the libedgelock-c.so link and edgelock-c.pc in
+#     libedgelock-dev; libedgelock-c.so.0 in libedgelock-c0, with that soname, exporting
+#     edgelock_* symbols only
 #   - the files: both commands, copyright and changelog, the headers, the six static
 #     archives, the CMake package and the six pkg-config files (each of the project's version);
 #     in edgelock, the manual pages (gzipped, nothing uncompressed under /usr/share/man), the
@@ -15,24 +21,27 @@
 #     /usr/share/doc/edgelock, each the same bytes as its source
 #   - both copyright files: machine-readable (DEP-5), Apache-2.0, and LICENSE is the text
 #     they refer to (/usr/share/common-licenses/Apache-2.0, where the machine has it)
-#   - the commands and the archives are built for ARCH (ELF machine)
+#   - the commands, the archives and the shared library are built for ARCH (ELF machine)
 # The machine's own architecture, in addition:
-#   - the declared dependencies cover what dpkg-shlibdeps computes for the commands
+#   - the declared dependencies cover what dpkg-shlibdeps computes for the commands and
+#     for libedgelock-c.so.0
 #   - both packages unpacked with dpkg -x into a temporary root (never into the machine's
 #     own); `edgelock --version` prints the version
 #   - the consumer project (tests/package/consumer: a program on each client) copied outside
 #     the tree and built against that root twice: with CMake find_package(edgelock), and with
 #     its plain Makefile and `pkg-config --cflags --libs edgelock-hiredis|edgelock-asio`
-#     (PKG_CONFIG_SYSROOT_DIR naming the root, as for an SDK's sysroot);
-#     all four programs run against a real redis-server (fsynced AOF, so the restart guard
+#     (PKG_CONFIG_SYSROOT_DIR naming the root, as for an SDK's sysroot), and a C program
+#     with `pkg-config --cflags --libs edgelock-c` (the shared library from the root);
+#     all five programs run against a real redis-server (fsynced AOF, so the restart guard
 #     lets it count at once) started on loopback and stopped by PID
 # Prints what it checked; exits non-zero at the first failure, saying what differed.
 set -euo pipefail
 
-(($# == 3)) || { echo "usage: package_test.sh ARCH RUNTIME_DEB DEV_DEB" >&2; exit 2; }
+(($# == 4)) || { echo "usage: package_test.sh ARCH RUNTIME_DEB DEV_DEB C_DEB" >&2; exit 2; }
 arch=$1
 runtime_deb=$(realpath "$2")
 dev_deb=$(realpath "$3")
+c_deb=$(realpath "$4")
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source_root=$(cd "$here/../.." && pwd)
 
@@ -71,16 +80,24 @@ expect_field() {
 }
 expect_field "$runtime_deb" Package edgelock
 expect_field "$dev_deb" Package libedgelock-dev
-for deb in "$runtime_deb" "$dev_deb"; do
+c_package=libedgelock-c${version%%.*}  # the soname's number, the major version
+expect_field "$c_deb" Package "$c_package"
+for deb in "$runtime_deb" "$dev_deb" "$c_deb"; do
   expect_field "$deb" Version "$version"
   expect_field "$deb" Architecture "$arch"
 done
 depends=$(dpkg-deb -f "$runtime_deb" Depends)
+c_depends=$(dpkg-deb -f "$c_deb" Depends)
 for needed in libhiredis0.14 libssl3; do
   grep -q "\(^\|, \)$needed\( \|,\|$\)" <<<"$depends" ||
     fail "edgelock does not depend on $needed: $depends"
+  grep -q "\(^\|, \)$needed\( \|,\|$\)" <<<"$c_depends" ||
+    fail "$c_package does not depend on $needed: $c_depends"
 done
-checked "fields: edgelock and libedgelock-dev $version, $arch; Depends: $depends"
+dev_depends=$(dpkg-deb -f "$dev_deb" Depends)
+grep -q "\(^\|, \)$c_package (= $version)" <<<"$dev_depends" ||
+  fail "libedgelock-dev does not depend on $c_package (= $version): $dev_depends"
+checked "fields: edgelock, libedgelock-dev and $c_package $version, $arch; Depends: $depends"
 
 # --- files ----------------------------------------------------------------------------------
 expect_files() {
@@ -109,7 +126,9 @@ uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' |
 dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/connection.hpp
   usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
   usr/include/edgelock/sim/world.hpp usr/lib/$triplet/cmake/edgelock/edgelockConfig.cmake
-  usr/share/doc/libedgelock-dev/copyright usr/share/doc/libedgelock-dev/changelog.gz)
+  usr/share/doc/libedgelock-dev/copyright usr/share/doc/libedgelock-dev/changelog.gz
+  usr/include/edgelock.h usr/lib/$triplet/libedgelock-c.a usr/lib/$triplet/libedgelock-c.so
+  usr/lib/$triplet/pkgconfig/edgelock-c.pc)
 for library in "${libraries[@]}"; do
   dev_files+=("usr/lib/$triplet/libedgelock_$library.a")
 done
@@ -117,13 +136,17 @@ for pc in "${pc_names[@]}"; do
   dev_files+=("usr/lib/$triplet/pkgconfig/$pc.pc")
 done
 expect_files "$dev_deb" "${dev_files[@]}"
-checked "files: the commands, ${#dev_files[@]} development files"
+c_library=usr/lib/$triplet/libedgelock-c.so.$version
+expect_files "$c_deb" "$c_library" "usr/lib/$triplet/libedgelock-c.so.${version%%.*}" \
+  "usr/share/doc/$c_package/copyright" "usr/share/doc/$c_package/changelog.gz"
+checked "files: the commands, ${#dev_files[@]} development files, the C library"
 
 # --- what the files are built for -----------------------------------------------------------
 unpacked=$work/root
 mkdir -p "$unpacked"
 dpkg -x "$runtime_deb" "$unpacked"
 dpkg -x "$dev_deb" "$unpacked"
+dpkg -x "$c_deb" "$unpacked"
 expect_machine() {
   local file=$1 machines
   machines=$(readelf -h "$file" | sed -n 's/^ *Machine: *//p' | sort -u)
@@ -136,11 +159,26 @@ done
 for library in "${libraries[@]}"; do
   expect_machine "$unpacked/usr/lib/$triplet/libedgelock_$library.a"
 done
-for pc in "${pc_names[@]}"; do
+expect_machine "$unpacked/usr/lib/$triplet/libedgelock-c.a"
+expect_machine "$unpacked/$c_library"
+for pc in "${pc_names[@]}" edgelock-c; do
   pc_version=$(sed -n 's/^Version: //p' "$unpacked/usr/lib/$triplet/pkgconfig/$pc.pc")
   [[ "$pc_version" == "$version" ]] || fail "$pc.pc says version '$pc_version', not '$version'"
 done
-checked "the commands and archives are $machine; every .pc is version $version"
+checked "the commands, archives and C library are $machine; every .pc is version $version"
+
+# --- the C library's ABI: its soname, and edgelock_* alone exported (readelf: any ARCH) ------
+soname=$(readelf -d "$unpacked/$c_library" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ "$soname" == "libedgelock-c.so.${version%%.*}" ]] ||
+  fail "$c_library's soname is '$soname', not libedgelock-c.so.${version%%.*}"
+# Defined (section index neither UND nor ABS, which the version node is), global or weak.
+exported=$(readelf --dyn-syms -W "$unpacked/$c_library" |
+  awk '$5 ~ /^(GLOBAL|WEAK)$/ && $7 != "UND" && $7 != "ABS" { sub(/@.*/, "", $8); print $8 }' |
+  sort -u)
+foreign=$(grep -v '^edgelock_' <<<"$exported" || true)
+[[ -n "$exported" && -z "$foreign" ]] ||
+  fail "$c_library exports more than edgelock_*: $(head -n 5 <<<"$foreign")"
+checked "$c_library: soname $soname, $(wc -l <<<"$exported") symbols, all edgelock_"
 
 # --- what edgelock carries beside the commands: the same bytes as the sources ----------------
 same_as_source() {
@@ -197,7 +235,8 @@ fi
 mkdir -p "$work/shlibdeps/debian"
 touch "$work/shlibdeps/debian/control"
 computed=$(cd "$work/shlibdeps" && dpkg-shlibdeps -O "$unpacked/usr/bin/edgelock" \
-  "$unpacked/usr/bin/edgelock-sim" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+  "$unpacked/usr/bin/edgelock-sim" "$unpacked/$c_library" 2>/dev/null |
+  sed -n 's/^shlibs:Depends=//p')
 [[ -n "$computed" ]] || fail "dpkg-shlibdeps computed nothing"
 IFS=',' read -ra requirements <<<"$computed"
 for requirement in "${requirements[@]}"; do
@@ -213,7 +252,9 @@ for requirement in "${requirements[@]}"; do
       fail "dpkg-shlibdeps requires '$requirement'; Depends declares '$declared'"
   fi
 done
-checked "Depends covers dpkg-shlibdeps' $computed"
+[[ "$c_depends" == "$depends" ]] ||
+  fail "$c_package's Depends ($c_depends) differ from edgelock's ($depends)"
+checked "Depends (edgelock's and $c_package's) covers dpkg-shlibdeps' $computed"
 
 # --- the unpacked commands ------------------------------------------------------------------
 printed=$("$unpacked/usr/bin/edgelock" --version)
@@ -228,8 +269,11 @@ checked "redis-server (pid $redis_pid) on $url"
 # --- the consumers through CMake find_package ----------------------------------------------
 run_consumers() {
   local directory=$1 client
-  for client in blocking asio; do
-    timeout 60 "$directory/$client" "$url" || fail "the $client consumer built in $directory failed"
+  shift
+  for client in "$@"; do
+    # The C consumer's libedgelock-c.so.0 is the unpacked one, not installed on the machine.
+    LD_LIBRARY_PATH=$unpacked/usr/lib/$triplet timeout 60 "$directory/$client" "$url" ||
+      fail "the $client consumer built in $directory failed"
   done
 }
 cmake_build=$work/cmake/build
@@ -244,7 +288,7 @@ found=$(sed -n 's/^edgelock_DIR:[A-Z]*=//p' "$cmake_build/CMakeCache.txt")
   fail "find_package(edgelock) found '$found', not the unpacked package"
 cmake --build "$cmake_build" -j "$(nproc)" >"$work/cmake-build.log" 2>&1 ||
   { cat "$work/cmake-build.log" >&2; fail "the CMake consumer does not build"; }
-run_consumers "$cmake_build"
+run_consumers "$cmake_build" blocking asio
 checked "CMake consumer, both clients (edgelock_DIR=$found)"
 
 # --- the consumers through a Makefile and pkg-config ----------------------------------------
@@ -257,8 +301,9 @@ cflags=$(pkg-config --cflags edgelock-asio)
 cp -r "$here/consumer" "$work/make"
 make -C "$work/make" -j "$(nproc)" >"$work/make.log" 2>&1 ||
   { cat "$work/make.log" >&2; fail "the Makefile consumer does not build"; }
-run_consumers "$work/make"
-checked "Makefile consumer, both clients:" \
-  "pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio)"
+run_consumers "$work/make" blocking asio c
+checked "Makefile consumer, both clients and the C API:" \
+  "pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio);" \
+  "pkg-config --libs edgelock-c = $(pkg-config --libs edgelock-c)"
 
 echo "package_test: $arch packages ok"
