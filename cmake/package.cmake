@@ -41,7 +41,8 @@ execute_process(COMMAND gzip -9nc ${PROJECT_SOURCE_DIR}/packaging/changelog
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
   ${PROJECT_SOURCE_DIR}/packaging/changelog)
 set(EDGELOCK_C_PACKAGE libedgelock-c${PROJECT_VERSION_MAJOR})
-foreach(package_and_component edgelock:runtime libedgelock-dev:dev ${EDGELOCK_C_PACKAGE}:capi)
+foreach(package_and_component
+    edgelock:runtime libedgelock-dev:dev ${EDGELOCK_C_PACKAGE}:capi)
   string(REPLACE ":" ";" package_and_component ${package_and_component})
   list(GET package_and_component 0 package)
   list(GET package_and_component 1 component)
@@ -81,7 +82,8 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 # hiredis 1.x changed redisContext's layout under the same symbols: the archive needs 0.14.
 # libedgelock-c.so, the link a C program's -ledgelock-c finds, points into libedgelock-c0.
 string(JOIN ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-  "${EDGELOCK_C_PACKAGE} (= ${PROJECT_VERSION})" "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
+  "${EDGELOCK_C_PACKAGE} (= ${PROJECT_VERSION})"
+  "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
   "libasio-dev (>= 1:1.22)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)

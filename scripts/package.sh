@@ -21,7 +21,8 @@
 #   5. lintian on the three: no error and no warning but those packaging/lintian-kept lists with
 #      its reason
 #
-# Prints the three .deb paths last, one per line (runtime, dev, C library). tests/package/package_test.sh tests them.
+# Prints the three .deb paths last, one per line (runtime, dev, C library).
+# tests/package/package_test.sh tests them.
 set -euo pipefail
 
 usage() {

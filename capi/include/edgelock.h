@@ -83,9 +83,9 @@ enum edgelock_error {
     EDGELOCK_E_INVALID_INSTANCES = -4, /* an even count, more than the maximum, or fair with
                                           several instances */
     EDGELOCK_E_INVALID_INSTANCE = -5,
-    EDGELOCK_E_INVALID_CONFIG = -6,  /* a setting out of its range, a malformed URL, ... */
-    EDGELOCK_E_INVALID_STATE = -7,   /* the call does not fit the lock's state */
-    EDGELOCK_E_NOT_HELD = -8,        /* release of a lock not held */
+    EDGELOCK_E_INVALID_CONFIG = -6, /* a setting out of its range, a malformed URL, ... */
+    EDGELOCK_E_INVALID_STATE = -7,  /* the call does not fit the lock's state */
+    EDGELOCK_E_NOT_HELD = -8,       /* release of a lock not held */
     EDGELOCK_E_BUFFER_TOO_SMALL = -9,
 
     /* The lock's verdicts. */
@@ -181,9 +181,9 @@ enum edgelock_eviction {
 };
 
 /* What edgelock_open() needs: where Redis is, then the lock. Fill it with
- * edgelock_options_init(&options, sizeof options) first, which sets struct_size and every default (read from the
- * C++ client's, so the two never differ), then set what you need. Strings are UTF-8,
- * NUL-terminated, and copied by edgelock_open(): they need not outlive the call. NULL
+ * edgelock_options_init(&options, sizeof options) first, which sets struct_size and every
+ * default (read from the C++ client's, so the two never differ), then set what you need. Strings
+ * are UTF-8, NUL-terminated, and copied by edgelock_open(): they need not outlive the call. NULL
  * strings are empty. Booleans are ints: 0 false, anything else true. */
 typedef struct edgelock_options {
     size_t struct_size; /* sizeof(edgelock_options) as the caller knows it */
@@ -219,8 +219,8 @@ typedef struct edgelock_options {
     /* The lock. */
     const char* name; /* the Redis key, 1..128 bytes */
     int64_t ttl_ms;
-    int fencing;  /* hand out fence tokens, strictly increasing per name */
-    int watchdog; /* renew while held (default on) */
+    int fencing;          /* hand out fence tokens, strictly increasing per name */
+    int watchdog;         /* renew while held (default on) */
     int replicas_to_wait; /* Sentinel: WAIT for this many replicas, 0..255 (0: no WAIT) */
     int64_t replica_wait_ms;
     /* Core tuning: 0 (-1 for drift_ms) is the core's default. */
@@ -375,9 +375,9 @@ typedef struct edgelock_histogram {
 /* What each field counts is written in session/lock_metrics.hpp. */
 typedef struct edgelock_metrics {
     uint64_t acquires[EDGELOCK_ACQUIRE_OUTCOME_COUNT]; /* by enum edgelock_acquire_outcome */
-    edgelock_histogram acquire_latency; /* call -> acquired, first attempt */
-    edgelock_histogram acquire_wait;    /* call -> verdict, more than one attempt */
-    edgelock_histogram handover_gap;    /* fair: release message -> acquired */
+    edgelock_histogram acquire_latency;                /* call -> acquired, first attempt */
+    edgelock_histogram acquire_wait;                   /* call -> verdict, more than one attempt */
+    edgelock_histogram handover_gap;                   /* fair: release message -> acquired */
     uint64_t renewals_ok;
     uint64_t renewals_late;
     uint64_t renewal_failures;

@@ -37,8 +37,7 @@ static_assert(EDGELOCK_E_AUTH_REQUIRED ==
 static_assert(EDGELOCK_E_MAX_CLIENTS == -(transport_offset + transport_errc_last));
 
 static_assert(EDGELOCK_ACQUIRE_OUTCOME_COUNT == session::acquire_outcome_count);
-static_assert(EDGELOCK_ACQUIRE_ERROR ==
-              static_cast<int>(session::acquire_outcome::error));
+static_assert(EDGELOCK_ACQUIRE_ERROR == static_cast<int>(session::acquire_outcome::error));
 static_assert(EDGELOCK_ACQUIRE_UNREACHABLE ==
               static_cast<int>(session::acquire_outcome::unreachable));
 static_assert(EDGELOCK_LOSS_CAUSE_COUNT == session::loss_cause_count);
@@ -93,7 +92,8 @@ int copy_deployment(const edgelock_options& given, deployment& out) {
 }
 
 void copy_histogram(const session::latency_histogram& from, edgelock_histogram& out) noexcept {
-    static_assert(sizeof out.counts / sizeof out.counts[0] == std::tuple_size_v<decltype(from.counts)>);
+    static_assert(sizeof out.counts / sizeof out.counts[0] ==
+                  std::tuple_size_v<decltype(from.counts)>);
     std::copy(from.counts.begin(), from.counts.end(), out.counts);
     out.count = from.count;
     out.sum_ms = from.sum_ms;

@@ -27,8 +27,10 @@ using edgelock::capi::to_c_code;
 
 #define EDGELOCK_STRINGIFY2(x) #x
 #define EDGELOCK_STRINGIFY(x) EDGELOCK_STRINGIFY2(x)
-constexpr const char header_version[] = EDGELOCK_STRINGIFY(EDGELOCK_VERSION_MAJOR) "." EDGELOCK_STRINGIFY(
-    EDGELOCK_VERSION_MINOR) "." EDGELOCK_STRINGIFY(EDGELOCK_VERSION_PATCH);
+#define EDGELOCK_HEADER_VERSION                \
+    EDGELOCK_STRINGIFY(EDGELOCK_VERSION_MAJOR) \
+    "." EDGELOCK_STRINGIFY(EDGELOCK_VERSION_MINOR) "." EDGELOCK_STRINGIFY(EDGELOCK_VERSION_PATCH)
+constexpr const char header_version[] = EDGELOCK_HEADER_VERSION;
 
 constexpr bool same_text(const char* a, const char* b) {
     return *a == *b && (*a == '\0' || same_text(a + 1, b + 1));
