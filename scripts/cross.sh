@@ -8,8 +8,9 @@
 #   2. configure build-ARCH/ with toolchains/<triplet>.cmake (RelWithDebInfo; Release with
 #      --quick, which compiles faster without debug information); without --quick, with the
 #      target's OpenSSL unpacked into build-ARCH/openssl/ (scripts/target-openssl.sh)
-#   3. build everything the top-level CMake builds (core, transports, sim, tools, tests,
-#      examples, bench); with --quick only the core, the simulator and their tests
+#   3. build everything the top-level CMake builds (core, transports, the C API and its
+#      shared library libedgelock-c.so, sim, tools, tests, examples, bench); with --quick
+#      only the core, the simulator and their tests (no client, so no C API)
 #   4. ctest under qemu (CMAKE_CROSSCOMPILING_EMULATOR): every test, the Redis integration
 #      tests included: they start the native redis-server from PATH on loopback, and a test
 #      that starts a built worker process starts it under qemu too. With --quick, the

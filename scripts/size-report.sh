@@ -11,6 +11,9 @@
 #   common         libedgelock_transport_common.a, which both transports link: error codes,
 #                  random tokens and the TLS context (certificate loading, verification,
 #                  the mapping of TLS failures)
+#   libedgelock-c  text/data/bss of the C API's shared library, libedgelock-c.so (capi/): the
+#                  blocking client, the session, the core and TLS linked into one file that
+#                  exports only edgelock_* (hiredis, OpenSSL and the C++ runtime stay shared)
 #   libssl         the text of the system's shared libssl.so.3 for the architecture: what a
 #                  gateway image adds for TLS unless it already ships OpenSSL (libcrypto,
 #                  which Debian's images already need, is not counted)
@@ -84,14 +87,14 @@ for arch in "${archs[@]}"; do
   targets=(edgelock_core footprint_min)
   has_asio=false
   if grep -qx '\.\.\. edgelock_asio' <<<"$(cmake --build "$build" --target help)"; then
-    targets+=(edgelock_asio edgelock_transport_common)
+    targets+=(edgelock_asio edgelock_transport_common edgelock_c_shared)
     has_asio=true
   fi
   cmake --build "$build" -j "$jobs" --target "${targets[@]}" >/dev/null
 
   read -r core_text core_data core_bss < <(sizes_of "${tool_prefix}size" \
     "$build/core/libedgelock_core.a")
-  asio_cells="| n/a | n/a | n/a | n/a | n/a"
+  asio_cells="| n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a"
   if [[ "$has_asio" == true ]]; then
     read -r asio_text asio_data asio_bss < <(sizes_of "${tool_prefix}size" \
       "$build/transport/asio/libedgelock_asio.a")
@@ -99,7 +102,10 @@ for arch in "${archs[@]}"; do
       "$build/transport/common/libedgelock_transport_common.a")
     libssl=/usr/lib/${triplet:-x86_64-linux-gnu}/libssl.so.3
     read -r ssl_text _ _ < <(sizes_of "${tool_prefix}size" "$libssl")
-    asio_cells="| $asio_text | $asio_data | $asio_bss | $common_text | $ssl_text"
+    read -r c_text c_data c_bss < <(sizes_of "${tool_prefix}size" \
+      "$build/capi/libedgelock-c.so")
+    asio_cells="| $asio_text | $asio_data | $asio_bss | $common_text"
+    asio_cells+=" | $c_text | $c_data | $c_bss | $ssl_text"
   fi
   program=$build/bench/footprint_min
   read -r min_text min_data min_bss < <(sizes_of "${tool_prefix}size" "$program")
@@ -125,9 +131,9 @@ echo
 echo "MinSizeRel (-Os), GCC $(gcc -dumpfullversion); bytes. footprint_min is static, --gc-sections."
 echo
 echo "| arch | core text | core data | core bss | asio text | asio data | asio bss |" \
-  "common text | libssl text | footprint_min text | data | bss | of which edgelock |" \
-  "sizeof(lock) | 64 locks |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+  "common text | libedgelock-c text | data | bss | libssl text |" \
+  "footprint_min text | data | bss | of which edgelock | sizeof(lock) | 64 locks |"
+echo "|---|$(printf -- '---:|%.0s' {1..17})"
 printf '%s\n' "${rows[@]}"
 echo
 echo "targets: core text <= $core_text_bytes_max_armhf bytes on armhf," \
