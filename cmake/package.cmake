@@ -101,10 +101,16 @@ set(CPACK_DEBIAN_CAPI_PACKAGE_NAME ${EDGELOCK_C_PACKAGE})
 set(CPACK_DEBIAN_CAPI_PACKAGE_SECTION libs)
 # The same C and C++ runtime, hiredis and OpenSSL as the commands: the library links them.
 string(JOIN ", " CPACK_DEBIAN_CAPI_PACKAGE_DEPENDS ${EDGELOCK_SHARED_DEPENDS})
-# A shlibs file (programs built against it depend on this version or later) and the
-# ldconfig trigger.
-set(CPACK_DEBIAN_CAPI_PACKAGE_GENERATE_SHLIBS ON)
-set(CPACK_DEBIAN_CAPI_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# A shlibs file (programs built against it depend on this version or later; CPack's switch
+# is for every package, and only this one has a shared library) and the ldconfig trigger.
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
+set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
+# Debian runs ldconfig by trigger, not from maintainer scripts: given postinst and postrm
+# (which do nothing), CPack writes none of its own.
+set(CPACK_DEBIAN_CAPI_PACKAGE_CONTROL_EXTRA
+  ${PROJECT_SOURCE_DIR}/packaging/libedgelock-c0/triggers
+  ${PROJECT_SOURCE_DIR}/packaging/libedgelock-c0/postinst
+  ${PROJECT_SOURCE_DIR}/packaging/libedgelock-c0/postrm)
 set(CPACK_COMPONENT_CAPI_DESCRIPTION "distributed lock client library over Redis (C API)
 edgelock is a distributed lock client for constrained hardware: acquire,
 renewal, release and fencing tokens over one Redis, Redis behind Sentinel, or
