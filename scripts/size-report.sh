@@ -72,12 +72,21 @@ for arch in "${archs[@]}"; do
   run=()
   tool_prefix=
   case "$arch" in
-    aarch64) triplet=aarch64-linux-gnu; emulator=qemu-aarch64 ;;
-    armhf) triplet=arm-linux-gnueabihf; emulator=qemu-arm ;;
+    aarch64) triplet=aarch64-linux-gnu; debian_arch=arm64; emulator=qemu-aarch64 ;;
+    armhf) triplet=arm-linux-gnueabihf; debian_arch=armhf; emulator=qemu-arm ;;
     *) triplet= ;;
   esac
+  libssl=/usr/lib/${triplet:-x86_64-linux-gnu}/libssl.so.3
   if [[ -n "$triplet" ]]; then
     configure+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake")
+    # The clients (and the C API) need the target's OpenSSL, which a cross machine need not
+    # have installed: unpacked as scripts/cross.sh and scripts/package.sh do.
+    if [[ ! -f "$libssl" ]]; then
+      openssl_lines=$(./scripts/target-openssl.sh "$debian_arch" "$build/openssl")
+      mapfile -t openssl_args <<<"$openssl_lines"
+      configure+=("${openssl_args[@]}")
+      libssl=$build/openssl/usr/lib/$triplet/libssl.so.3
+    fi
     run=("$emulator" -L "/usr/$triplet" -E "LD_LIBRARY_PATH=/usr/$triplet/lib")
     tool_prefix=$triplet-
   fi
@@ -100,7 +109,6 @@ for arch in "${archs[@]}"; do
       "$build/transport/asio/libedgelock_asio.a")
     read -r common_text _ _ < <(sizes_of "${tool_prefix}size" \
       "$build/transport/common/libedgelock_transport_common.a")
-    libssl=/usr/lib/${triplet:-x86_64-linux-gnu}/libssl.so.3
     read -r ssl_text _ _ < <(sizes_of "${tool_prefix}size" "$libssl")
     read -r c_text c_data c_bss < <(sizes_of "${tool_prefix}size" \
       "$build/capi/libedgelock-c.so")
