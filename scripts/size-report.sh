@@ -23,7 +23,8 @@
 #   lock, 64 locks sizeof(edgelock::lock) and of a 64-lock table, printed by footprint_min
 #                  itself, run natively or under qemu
 # and checks the targets: core text <= 32 KiB on armhf, one lock <= 640 bytes (exit 1 when
-# one is missed). Installs what is missing first (scripts/setup.sh, scripts/setup-cross.sh).
+# one is missed). Installs what is missing first (scripts/setup.sh, scripts/setup-cross.sh);
+# a cross build without the target's OpenSSL installed unpacks it (scripts/target-openssl.sh).
 set -euo pipefail
 export LC_ALL=C
 
