@@ -136,11 +136,15 @@ void lock_meter::woken(std::int64_t now_ms) noexcept {
 }
 
 void lock_meter::acquire_ended(const failure& heard, std::uint16_t attempts,
-                               std::int64_t now_ms) noexcept {
+                               std::int64_t valid_until_ms, std::int64_t now_ms) noexcept {
     const acquire_outcome outcome = classify_acquire(heard);
     ++counts_.acquires[index(outcome)];
-    if (!acquiring_) return;  // a verdict without a start has no duration to measure
+    if (!acquiring_) return;  // a reentrant acquire: the hold and its instants stay
     acquiring_ = false;
+    if (outcome == acquire_outcome::acquired) {
+        held_since_ms_ = now_ms;
+        lease_end_ms_ = valid_until_ms;
+    }
     if (attempts > 1) {
         counts_.acquire_wait.record(now_ms - started_ms_);
     } else if (outcome == acquire_outcome::acquired) {
@@ -151,12 +155,10 @@ void lock_meter::acquire_ended(const failure& heard, std::uint16_t attempts,
     }
 }
 
-void lock_meter::acquired_again() noexcept { ++counts_.acquires[index(acquire_outcome::acquired)]; }
-
-void lock_meter::renewed(std::int64_t previous_valid_until_ms, std::int64_t renew_interval_ms,
-                         std::int64_t now_ms) noexcept {
+void lock_meter::renewed(std::int64_t valid_until_ms, std::int64_t now_ms) noexcept {
     ++counts_.renewals_ok;
-    if (previous_valid_until_ms - now_ms < renew_interval_ms) ++counts_.renewals_late;
+    if (lease_end_ms_ - now_ms < renew_interval_ms_) ++counts_.renewals_late;
+    lease_end_ms_ = valid_until_ms;
 }
 
 void lock_meter::lost(errc code) noexcept { ++counts_.losses[index(classify_loss(code))]; }

@@ -56,11 +56,11 @@ TEST(lock_metrics, acquire_codes_fall_in_their_classes) {
 TEST(lock_metrics, a_first_attempt_success_is_latency_and_a_retried_one_is_wait) {
     lock_meter meter;
     meter.acquire_started(100);
-    meter.acquire_ended({}, 1, 103);
+    meter.acquire_ended({}, 1, 5103, 103);
     meter.acquire_started(200);
-    meter.acquire_ended(failure::of(errc::busy), 4, 900);
+    meter.acquire_ended(failure::of(errc::busy), 4, 0, 900);
     meter.acquire_started(1000);
-    meter.acquire_ended(failure::of(errc::busy), 1, 1001);  // a try: neither histogram
+    meter.acquire_ended(failure::of(errc::busy), 1, 0, 1001);  // a try: neither histogram
     const lock_metrics& m = meter.counts();
     EXPECT_EQ(acquires(m, acquire_outcome::acquired), 1u);
     EXPECT_EQ(acquires(m, acquire_outcome::busy), 2u);
@@ -76,23 +76,27 @@ TEST(lock_metrics, the_handover_gap_runs_from_the_first_wake_up_to_the_hold) {
     meter.acquire_started(100);
     meter.woken(400);
     meter.woken(450);  // a second message of the same acquire changes nothing
-    meter.acquire_ended({}, 3, 412 + 50);
+    meter.acquire_ended({}, 3, 5000, 412 + 50);
     EXPECT_EQ(meter.counts().handover_gap.count, 1u);
     EXPECT_EQ(meter.counts().handover_gap.sum_ms, 62);
 
     meter.acquire_started(1000);
     meter.woken(1100);
-    meter.acquire_ended(failure::of(errc::busy), 2, 1200);  // woken, but not acquired
+    meter.acquire_ended(failure::of(errc::busy), 2, 0, 1200);  // woken, but not acquired
     EXPECT_EQ(meter.counts().handover_gap.count, 1u);
 }
 
 TEST(lock_metrics, a_renewal_with_less_than_an_interval_left_is_late) {
     lock_meter meter;
-    meter.renewed(/*previous_valid_until_ms=*/3000, /*renew_interval_ms=*/1000, /*now_ms=*/1000);
-    meter.renewed(3000, 1000, 2001);
-    meter.renewed(3000, 1000, 2000);  // exactly one interval left: on time
+    meter.set_renew_interval(1000);
+    meter.acquire_started(0);
+    meter.acquire_ended({}, 1, /*valid_until_ms=*/3000, /*now_ms=*/0);
+    meter.renewed(/*valid_until_ms=*/4000, /*now_ms=*/1000);  // 2000 left: on time
+    meter.renewed(5000, 3001);                                // 999 left: late
+    meter.renewed(6000, 4000);                                // exactly one interval left: on time
     EXPECT_EQ(meter.counts().renewals_ok, 3u);
     EXPECT_EQ(meter.counts().renewals_late, 1u);
+    EXPECT_EQ(meter.held_for_ms(4500), 4500);
 }
 
 TEST(lock_metrics, losses_releases_and_connections_are_counted_by_class) {
@@ -122,8 +126,8 @@ TEST(lock_metrics, losses_releases_and_connections_are_counted_by_class) {
 TEST(lock_metrics, add_sums_every_field) {
     lock_meter a;
     a.acquire_started(0);
-    a.acquire_ended({}, 1, 5);
-    a.renewed(100, 10, 0);
+    a.acquire_ended({}, 1, 100, 5);
+    a.renewed(200, 50);
     lock_metrics total;
     total.add(a.counts());
     total.add(a.counts());

@@ -266,6 +266,7 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
                          name.c_str(), instance_name(o_, e.instance).c_str(),
                          describe(e.code).c_str(), valid_for(e.valid_until_ms).c_str());
             return;
+        case hiredis::lock_event_kind::released: return;  // the command reports it itself
         case hiredis::lock_event_kind::lost:
             std::fprintf(stderr, "edgelock: lock %s lost: %s\n", name.c_str(),
                          describe(e.code).c_str());

@@ -152,6 +152,10 @@ struct lock::impl {
     std::array<node_start, instances_max> starts{};
     std::array<bool, instances_max> start_known{};
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
+    // Metrics (session/lock_metrics.hpp), and the instants the events' elapsed_ms start at.
+    session::lock_meter meter;
+    std::array<bool, instances_max> ever_connected{};
+    std::array<session::node_address, instances_max> last_node{};  // where each last connected
 
     ~impl();
     [[nodiscard]] std::error_code start();
@@ -175,6 +179,7 @@ struct lock::impl {
     void on_connection_end(std::uint8_t i, const session::connection_end& ended,
                            std::size_t dropped, bool lock_hears);
     void note_unsent_renewal(std::uint8_t i);
+    void note_renewal_failed(std::uint8_t i, std::error_code code);
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
     void on_subscriber_end();
@@ -194,6 +199,7 @@ struct lock::impl {
     [[nodiscard]] std::error_code configure(const lock_options& given);
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
     void drain_events();
+    void note_released(const event& e);
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
               std::int64_t valid_until_ms);
@@ -541,9 +547,7 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
     // error_reply and unexpected_reply are kept in `refused`; nothing else refuses a reply.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) note_error(i, refused, &text);
-    if (refused && renewing) {
-        emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
-    }
+    if (refused && renewing) note_renewal_failed(i, last_errors[i]);
     drain_events();
 }
 
@@ -624,6 +628,9 @@ void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
 }
 
 void lock::impl::wake_core(std::string_view message) {
+    const std::array<char, token_hex_bytes> ours = core.token_hex();
+    // A release naming us: the handover starts (an empty "look now" is no release).
+    if (message == std::string_view(ours.data(), ours.size())) meter.woken(now_ms());
     drain_events();
     [[maybe_unused]] const errc told = core.on_wake(now_ms(), message);
     drain_events();
@@ -693,7 +700,12 @@ void lock::impl::fail_unsent(std::uint8_t i) {
 // A renewal that waits for an instance that cannot be reached fails there.
 void lock::impl::note_unsent_renewal(std::uint8_t i) {
     if (core.state() != lock_state::held) return;
-    emit(lock_event_kind::renewal_failed, i, last_errors[i], core.valid_until_ms());
+    note_renewal_failed(i, last_errors[i]);
+}
+
+void lock::impl::note_renewal_failed(std::uint8_t i, std::error_code code) {
+    meter.renewal_failed();
+    emit(lock_event_kind::renewal_failed, i, code, core.valid_until_ms());
 }
 
 void lock::impl::note_error(std::uint8_t i, const failure& why, const session::error_text* text) {
@@ -704,6 +716,14 @@ void lock::impl::note_error(std::uint8_t i, const failure& why, const session::e
         last_error_texts[i].clear();  // the text went with the error reply it came with
     }
     call_error = last_errors[i];
+}
+
+// The last hold ended by release(): counted and told as release() will report it.
+void lock::impl::note_released(const event& e) {
+    released = {true, e};
+    const failure why = session::release_result(e, instances, to_failure(call_error));
+    meter.released(why);
+    emit(lock_event_kind::released, lock_event::any_instance, to_error_code(why), 0);
 }
 
 void lock::impl::drain_events() {
@@ -725,9 +745,11 @@ void lock::impl::drain_events() {
                                                                         to_failure(call_error)))};
                 break;
             case event_type::renewed:
+                meter.renewed(e.valid_until_ms, now_ms());
                 emit(lock_event_kind::renewed, lock_event::any_instance, {}, e.valid_until_ms);
                 break;
             case event_type::lost:
+                meter.lost(e.code);
                 emit(lock_event_kind::lost, lock_event::any_instance, make_error_code(e.code),
                      core.valid_until_ms());
                 lost_flag = true;
@@ -735,7 +757,7 @@ void lock::impl::drain_events() {
                 notice = {true, hold_serial, e.code};
                 notice_changed.notify_all();
                 break;
-            case event_type::released: released = {true, e}; break;
+            case event_type::released: note_released(e); break;
         }
     }
     note_attempt(nullptr);
@@ -766,12 +788,24 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
         ++events_dropped;
         return;
     }
-    pending_events[pending_count++] = lock_event{kind, instance, code, valid_until_ms};
+    const std::int64_t now = now_ms();
+    std::int64_t elapsed_ms = 0;
+    if (kind == lock_event_kind::attempt) elapsed_ms = meter.since_acquire_started_ms(now);
+    if (kind == lock_event_kind::renewed || kind == lock_event_kind::lost ||
+        kind == lock_event_kind::released) {
+        elapsed_ms = meter.held_for_ms(now);
+    }
+    pending_events[pending_count++] =
+        lock_event{kind, instance, code, valid_until_ms, elapsed_ms, options.name};
 }
 
 void lock::impl::note_connected(std::uint8_t i) {
     if (connection_up[i] || !connections[i].connection().ready()) return;
     connection_up[i] = true;
+    const session::node_address& reached = connections[i].connection().address();
+    meter.connected(ever_connected[i], ever_connected[i] && !last_node[i].same_node(reached));
+    ever_connected[i] = true;
+    last_node[i] = reached;
     emit(lock_event_kind::connected, i, {}, 0);
 }
 
@@ -782,8 +816,7 @@ void lock::impl::note_disconnected(std::uint8_t i, std::error_code why, bool ren
     if (!was_up && !why) return;  // a sentinel's answer: the connection only moved on
     emit(lock_event_kind::disconnected, i, why, 0);
     if (renewal_dropped && core.state() == lock_state::held) {
-        const std::error_code code = why ? why : make_error_code(transport_errc::connection_closed);
-        emit(lock_event_kind::renewal_failed, i, code, core.valid_until_ms());
+        note_renewal_failed(i, why ? why : make_error_code(transport_errc::connection_closed));
     }
 }
 
@@ -883,6 +916,7 @@ std::error_code lock::impl::configure(const lock_options& given) {
         return make_error_code(code);
     }
     if (const errc code = core.configure(config); code != errc::ok) return make_error_code(code);
+    meter.set_renew_interval(resolve(config).renew_interval_ms);
     std::uint64_t seed = 0;
     if (random_seed(seed) != errc::ok) return make_error_code(errc::io_error);
     for (std::uint8_t i = 0; i < instances; ++i) {
@@ -945,12 +979,16 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     const bool new_hold = self.core.state() != lock_state::held;
     // A reentrant acquire makes no attempt: its `acquired` is not told as one.
     self.attempts_reported = new_hold ? 0 : self.core.attempts();
-    const errc code = self.core.acquire(now_ms(), static_cast<std::int64_t>(wait.count()), token);
+    const std::int64_t started_ms = now_ms();
+    const errc code = self.core.acquire(started_ms, static_cast<std::int64_t>(wait.count()), token);
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
-    if (new_hold) ++self.hold_serial;  // the previous hold, lost or not, is over
+    if (new_hold) {
+        ++self.hold_serial;  // the previous hold, lost or not, is over
+        self.meter.acquire_started(started_ms);
+    }
     const auto decided_now = [&self] { return self.acquired.decided; };
     self.cancellable = true;
     const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
@@ -967,6 +1005,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
         const std::array<char, token_hex_bytes> token = self.core.token_hex();
         out->token.assign(token.data(), token.size());
     }
+    self.meter.acquire_ended(to_failure(result), self.core.attempts(), self.core.valid_until_ms(),
+                             now_ms());
     self.unsubscribe();
     self.end_io();
     self.wake_helper();  // it reads the UNSUBSCRIBE's confirmation
@@ -1076,6 +1116,16 @@ bool lock::instance_start(std::size_t i, node_start& out) const noexcept {
     if (!impl_->start_known[i]) return false;
     out = impl_->starts[i];
     return true;
+}
+
+session::lock_metrics lock::metrics() const noexcept {
+    if (!impl_) return {};
+    std::lock_guard<std::mutex> guard(impl_->mutex);
+    session::lock_metrics counted = impl_->meter.counts();
+    for (std::uint8_t i = 0; i < impl_->instances; ++i) {
+        counted.requests_in_flight += impl_->connections[i].connection().requests_in_flight();
+    }
+    return counted;
 }
 
 std::uint64_t lock::events_dropped() const noexcept {

@@ -125,25 +125,29 @@ struct lock_metrics {
     void add(const lock_metrics& other) noexcept;
 };
 
-// Counts one lock's acquires, renewals, losses and releases as its client sees them. The
-// client calls it at the points named below, with its monotonic clock; the times between
-// those calls become the histograms.
+// Counts one lock's acquires, renewals, losses and releases as its client sees them, and
+// keeps the instants its events measure from. The client calls it at the points named below,
+// with its monotonic clock; the times between those calls become the histograms.
 class lock_meter {
 public:
-    // An acquire call started (not a reentrant one that completes at once; those count only
-    // as acquired, with no latency).
+    // The lock's renew interval, resolved (lock_config's default is ttl/3): a renewal
+    // confirmed with less than this left of the lease it extended is late.
+    void set_renew_interval(std::int64_t renew_interval_ms) noexcept {
+        renew_interval_ms_ = renew_interval_ms;
+    }
+    // An acquire call started. Not called for a reentrant one, which completes at once: its
+    // acquire_ended() then counts the outcome, with no latency.
     void acquire_started(std::int64_t now_ms) noexcept;
-    // A fair waiter heard the message naming it (or "look now"): the release it waited for.
+    // A fair waiter heard the message naming it: the release it waited for (a "look now"
+    // after a subscription is confirmed is no release, and is not passed here).
     void woken(std::int64_t now_ms) noexcept;
-    // The acquire call's verdict: `heard` is the code its caller got (empty: acquired);
-    // `attempts` how many attempts it started (lock::attempts()).
-    void acquire_ended(const failure& heard, std::uint16_t attempts, std::int64_t now_ms) noexcept;
-    // A reentrant acquire of a lock already held.
-    void acquired_again() noexcept;
-    // A renewal a quorum confirmed at now_ms; `previous_valid_until_ms` is the lease it
-    // extended, `renew_interval_ms` the lock's (resolved) interval.
-    void renewed(std::int64_t previous_valid_until_ms, std::int64_t renew_interval_ms,
-                 std::int64_t now_ms) noexcept;
+    // The acquire call's verdict: `heard` is the code its caller got (empty: acquired, the
+    // lease then ending at valid_until_ms); `attempts` how many attempts it started
+    // (lock::attempts()).
+    void acquire_ended(const failure& heard, std::uint16_t attempts, std::int64_t valid_until_ms,
+                       std::int64_t now_ms) noexcept;
+    // A renewal a quorum confirmed at now_ms: the lease now ends at valid_until_ms.
+    void renewed(std::int64_t valid_until_ms, std::int64_t now_ms) noexcept;
     void renewal_failed() noexcept { ++counts_.renewal_failures; }
     void lost(errc code) noexcept;
     void released(const failure& heard) noexcept;
@@ -152,11 +156,20 @@ public:
     void connected(bool again, bool moved) noexcept;
 
     const lock_metrics& counts() const noexcept { return counts_; }
+    // For the events' elapsed_ms: since the running (or last) acquire call started, and since
+    // the current (or last) hold was acquired.
+    std::int64_t since_acquire_started_ms(std::int64_t now_ms) const noexcept {
+        return now_ms - started_ms_;
+    }
+    std::int64_t held_for_ms(std::int64_t now_ms) const noexcept { return now_ms - held_since_ms_; }
 
 private:
     lock_metrics counts_;
+    std::int64_t renew_interval_ms_ = 0;
     std::int64_t started_ms_ = 0;
     std::int64_t woken_ms_ = 0;
+    std::int64_t held_since_ms_ = 0;
+    std::int64_t lease_end_ms_ = 0;  // the lease the next renewal extends
     bool acquiring_ = false;
     bool woken_ = false;
 };

@@ -108,34 +108,17 @@
 
 #include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
+#include "edgelock/lock_event.hpp"
+#include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/tls_options.hpp"
 
 namespace edgelock::hiredis {
 
-// What the lock's I/O did, for logs and verbose tools (lock_options::on_event).
-enum class lock_event_kind : std::uint8_t {
-    connected,       // the connection to `instance` is up: its handshake is done
-    disconnected,    // the connection to `instance` ended, or could not be made: `code` says
-                     // why (empty when it only moved on, e.g. to the master a sentinel named)
-    attempt,         // an acquire attempt ended: `code` empty and valid_until_ms on success,
-                     // else what acquire() would return for it (busy, no_quorum, or one
-                     // instance's error, ...); a wait makes several
-    renewed,         // a renewal reached a quorum: the lease now ends at valid_until_ms
-    renewal_failed,  // `instance` failed its part of a renewal (`code`); the lease still ends
-                     // at valid_until_ms, and the next renewal is tried while it lasts
-    lost,            // the hold was lost: `code` as on_lost's
-};
-
-struct lock_event {
-    // connected, disconnected and renewal_failed: the instance, in options order (0 behind
-    // Sentinel); any_instance for the others.
-    static constexpr std::size_t any_instance = static_cast<std::size_t>(-1);
-    lock_event_kind kind = lock_event_kind::attempt;
-    std::size_t instance = any_instance;
-    std::error_code code;
-    std::int64_t valid_until_ms = 0;  // on now_ms()'s clock; 0 when there is no lease
-};
+// What the lock's I/O did, for logs and verbose tools (lock_options::on_event): the event
+// vocabulary both clients share (edgelock/lock_event.hpp).
+using edgelock::lock_event;
+using edgelock::lock_event_kind;
 
 // Events kept for the callback between two deliveries (each round of I/O delivers them); one
 // more is dropped, and counted in lock::events_dropped().
@@ -340,6 +323,13 @@ public:
     // restart this lock saw; a first start and a restart before it are alike). False, with
     // `out` untouched, when nothing was read yet.
     bool instance_start(std::size_t i, node_start& out) const noexcept;
+    // What this lock did since open(), counted (edgelock/session/lock_metrics.hpp): its
+    // acquire calls by outcome (calls refused up front, e.g. invalid_wait or invalid_state,
+    // are not counted), their latency and waits, the handover gap of a fair lock, renewals,
+    // losses, releases, its connections made, made again and moved to another master, and
+    // the requests in flight now. Any thread; never waits for I/O. Counting is always on
+    // and allocates nothing.
+    session::lock_metrics metrics() const noexcept;
     // Events on_event never saw, the pending queue being full (lock_events_pending_max).
     std::uint64_t events_dropped() const noexcept;
     // After open() returned transport_errc::tls_files: which file of options.tls was refused,
