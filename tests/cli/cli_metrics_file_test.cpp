@@ -155,14 +155,10 @@ protected:
 
 // promtool check metrics on `text`: its exit code (0: accepted), or -1 when promtool is absent.
 int promtool_check(const std::filesystem::path& dir, const std::string& text) {
-    const std::string promtool = EDGELOCK_PROMTOOL;
-    if (promtool.empty()) return -1;
-    const std::filesystem::path file = dir / "check.prom";
-    std::ofstream(file) << text;
-    const auto r = edgelock::cli_tests::run_program(
-        {"/bin/sh", "-c", "\"$0\" check metrics < \"$1\"", promtool, file.string()});
-    if (r.exit_code != 0) std::cerr << "promtool: " << r.out << r.err;
-    return r.exit_code;
+    std::string output;
+    const int code = edgelock::cli_tests::promtool_check(dir.string(), text, output);
+    if (code > 0) std::cerr << "promtool: " << output;
+    return code;
 }
 
 // Everything counted at once, with a lock name that needs every escape.

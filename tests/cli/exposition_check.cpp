@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "exposition_check.hpp"
 
+#include "program_run.hpp"
+
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <set>
 #include <utility>
 #include <vector>
@@ -243,6 +247,18 @@ std::string check_exposition(std::string_view text, exposition& out) {
     }
     if (std::string problem = c.end_family(); !problem.empty()) return "at the end: " + problem;
     return "";
+}
+
+int promtool_check(const std::string& directory, const std::string& text, std::string& output) {
+    const std::string promtool = EDGELOCK_PROMTOOL;
+    if (promtool.empty()) return -1;
+    const std::string file = directory + "/promtool-check.prom";
+    std::ofstream(file) << text;
+    const program_result r =
+        run_program({"/bin/sh", "-c", "\"$0\" check metrics < \"$1\"", promtool, file});
+    std::remove(file.c_str());
+    output = r.out + r.err;
+    return r.exit_code;
 }
 
 }  // namespace edgelock::cli_tests

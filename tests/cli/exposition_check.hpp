@@ -31,4 +31,9 @@ struct exposition {
 // "" when `text` passes every rule above (and `out` holds it), else "line N: what is wrong".
 std::string check_exposition(std::string_view text, exposition& out);
 
+// `promtool check metrics` on `text`, through a file in `directory` (removed after): its exit code
+// (0: accepted) with what it printed in `output`, or -1 when the build found no promtool
+// (scripts/setup.sh fetches it into ~/.cache/edgelock; tests/cli/CMakeLists.txt looks there).
+int promtool_check(const std::string& directory, const std::string& text, std::string& output);
+
 }  // namespace edgelock::cli_tests
