@@ -44,7 +44,8 @@ fetch_promtool() {
   chmod 755 "$scratch"  # apt-get download runs as _apt where it can, and writes here
   if (cd "$scratch" && apt-get download -q prometheus >/dev/null 2>&1) &&
     mkdir -p "$promtool_cache" &&
-    dpkg-deb --fsys-tarfile "$scratch"/prometheus_*.deb | tar -x -C "$promtool_cache" ./usr/bin/promtool
+    dpkg-deb --fsys-tarfile "$scratch"/prometheus_*.deb |
+    tar -x -C "$promtool_cache" ./usr/bin/promtool
   then
     echo "setup.sh: promtool extracted into $promtool_cache/usr/bin"
   else
