@@ -150,6 +150,24 @@ TEST_F(CliMetrics, AHoldIsShownWhileItLastsAndAfterItsSignal) {
     EXPECT_GE(sample(m, "edgelock_renewals_total"), 1);
 }
 
+// A waiter ended by SIGTERM (it leaves the line, then dies of the signal) writes its cancelled
+// acquire on the way out.
+TEST_F(CliMetrics, ASignalDuringTheWaitIsWritten) {
+    admin.command({"SET", lock, "0123456789abcdef0123456789abcdef", "PX", "30000"});
+    program run(edgelock("run", {"--name", lock, "--wait", "20s", "--", "true"}), env());
+    ASSERT_TRUE(eventually(
+        [&] { return text().find("lock=\"metered\",outcome=\"busy\"} 1\n") != std::string::npos; },
+        10s))
+        << "the first attempt, busy, is written while the wait goes on: " << text();
+    ::kill(run.pid(), SIGTERM);
+    const program_result r = run.wait();
+    ASSERT_EQ(r.exit_code, 128 + SIGTERM) << r.err;
+    const exposition m = metrics();
+    EXPECT_EQ(sample(m, "edgelock_acquires_total", "outcome=\"cancelled\""), 1);
+    EXPECT_EQ(sample(m, "edgelock_acquires_total", "outcome=\"acquired\""), 0);
+    EXPECT_EQ(sample(m, "edgelock_held"), 0);
+}
+
 TEST_F(CliMetrics, AMissingDirectoryIsAUsageError) {
     file = (dir / "missing" / "lock.prom").string();
     const program_result r = run_program(edgelock("run", {"--name", lock, "--", "true"}), env());
