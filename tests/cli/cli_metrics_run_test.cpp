@@ -168,6 +168,21 @@ TEST_F(CliMetrics, ASignalDuringTheWaitIsWritten) {
     EXPECT_EQ(sample(m, "edgelock_held"), 0);
 }
 
+// A write that fails once the run is under way (here CMD removes the directory) is one line on
+// stderr, however many writes fail, and CMD's status stays the exit code.
+TEST_F(CliMetrics, AFailedWriteIsOneLineAndTheRunGoesOn) {
+    const std::filesystem::path sub = dir / "sub";
+    std::filesystem::create_directories(sub);
+    file = (sub / "lock.prom").string();
+    const program_result r =
+        run_program(edgelock("run", {"--name", lock, "--", "rm", "-r", sub.string()}), env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("edgelock: --metrics-file: cannot write"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the command goes on"), std::string::npos) << r.err;
+    EXPECT_FALSE(admin.exists(lock)) << "released as usual";
+}
+
 TEST_F(CliMetrics, AMissingDirectoryIsAUsageError) {
     file = (dir / "missing" / "lock.prom").string();
     const program_result r = run_program(edgelock("run", {"--name", lock, "--", "true"}), env());

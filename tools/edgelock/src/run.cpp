@@ -15,11 +15,11 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
