@@ -39,8 +39,10 @@ cd "$root"
 
 jobs=$(nproc)
 
+started=$SECONDS
+# Each step's heading says how long the run has taken so far, so a slow step shows in CI's log.
 step() {
-  printf '\n== %s\n' "$*"
+  printf '\n== %s (at %d s)\n' "$*" $((SECONDS - started))
 }
 
 step "setup"
@@ -120,3 +122,4 @@ for arch in arm64 armhf; do
   mapfile -t debs <<<"$debs"
   tests/package/package_test.sh "$arch" "${debs[@]}"
 done
+step "all passed"
