@@ -30,6 +30,30 @@ packages=(
   systemd          # systemd-analyze verify: tests/examples/systemd_units_test.sh
 )
 
+# promtool, for tests/cli's check of --metrics-file (`promtool check metrics`). Debian has it only
+# in the prometheus package, whose install starts a server on :9090; so the .deb is downloaded
+# (about 19 MB, once) and only usr/bin/promtool extracted into a cache, where
+# tests/cli/CMakeLists.txt looks. Best effort: without it the tests use their own reader.
+promtool_cache=${XDG_CACHE_HOME:-$HOME/.cache}/edgelock
+fetch_promtool() {
+  if command -v promtool >/dev/null 2>&1 || [[ -x "$promtool_cache/usr/bin/promtool" ]]; then
+    return 0
+  fi
+  local scratch
+  scratch=$(mktemp -d)
+  chmod 755 "$scratch"  # apt-get download runs as _apt where it can, and writes here
+  if (cd "$scratch" && apt-get download -q prometheus >/dev/null 2>&1) &&
+    mkdir -p "$promtool_cache" &&
+    dpkg-deb --fsys-tarfile "$scratch"/prometheus_*.deb |
+    tar -x -C "$promtool_cache" ./usr/bin/promtool
+  then
+    echo "setup.sh: promtool extracted into $promtool_cache/usr/bin"
+  else
+    echo "setup.sh: could not fetch promtool; the metrics tests use their own reader only" >&2
+  fi
+  rm -rf "$scratch"
+}
+
 missing=()
 for package in "${packages[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null || true)
@@ -39,6 +63,7 @@ for package in "${packages[@]}"; do
 done
 
 if ((${#missing[@]} == 0)); then
+  fetch_promtool
   exit 0
 fi
 
@@ -72,3 +97,4 @@ fi
 apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
 "${apt_get[@]}" update
 "${apt_get[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null
+fetch_promtool

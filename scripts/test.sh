@@ -39,8 +39,10 @@ cd "$root"
 
 jobs=$(nproc)
 
+started=$SECONDS
+# Each step's heading says how long the run has taken so far, so a slow step shows in CI's log.
 step() {
-  printf '\n== %s\n' "$*"
+  printf '\n== %s (at %d s)\n' "$*" $((SECONDS - started))
 }
 
 step "setup"
@@ -97,7 +99,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 
 step "build build-tsan/: the hiredis client's tests"
 hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test redis_redlock_test
-  redis_script_cache_test redis_fence_test redis_tls_test transport_table_test)
+  redis_script_cache_test redis_fence_test redis_tls_test redis_metrics_test transport_table_test)
 cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
 
 step "ctest build-tsan/ -L redis (only the tests built above exist there)"
@@ -120,3 +122,4 @@ for arch in arm64 armhf; do
   mapfile -t debs <<<"$debs"
   tests/package/package_test.sh "$arch" "${debs[@]}"
 done
+step "all passed"

@@ -117,6 +117,8 @@ struct cycler {
     int cycles = 0;
     int done = 0;
     int* running = nullptr;
+    bool observe = false;  // read the client's metrics after every cycle
+    edgelock::session::lock_metrics seen;
     std::error_code error;
 
     void next() {
@@ -126,6 +128,7 @@ struct cycler {
                                  owner->async_release(handle, [this](std::error_code ec2) {
                                      if (ec2) return finish(ec2);
                                      ++done;
+                                     if (observe) seen = owner->metrics();
                                      if (done == warm_up) counting = true;
                                      if (done == warm_up + cycles) return finish({});
                                      next();
@@ -141,7 +144,7 @@ struct cycler {
 enum class driver { run, run_one };
 
 std::size_t run_cycles(client& owner, asio::io_context& io, std::vector<lock_handle>& handles,
-                       int warm_up, int cycles, driver how = driver::run) {
+                       int warm_up, int cycles, driver how = driver::run, bool observe = false) {
     std::vector<cycler> cyclers(handles.size());
     int running = static_cast<int>(handles.size());
     for (std::size_t i = 0; i < handles.size(); ++i) {
@@ -150,6 +153,7 @@ std::size_t run_cycles(client& owner, asio::io_context& io, std::vector<lock_han
         cyclers[i].warm_up = warm_up;
         cyclers[i].cycles = cycles;
         cyclers[i].running = &running;
+        cyclers[i].observe = observe;
     }
     allocations = 0;
     openssl_allocations = 0;
@@ -182,21 +186,28 @@ TEST(asio_allocation, the_counter_counts) {
     EXPECT_EQ(*probe + buffer.size(), 107u);
 }
 
+// With the metrics read after every cycle and the event hook set: counting, telling and
+// reading them allocate nothing either.
 TEST(asio_allocation, connecting_allocates_and_ten_thousand_cycles_allocate_nothing) {
     redis_server server;
     asio::io_context io{1};
     client owner(io);
+    std::uint64_t events = 0;
+    auto config = config_for({server.url()});
+    config.on_event = [&events](const edgelock::lock_event&) { ++events; };
     allocations = 0;
     counting = true;
-    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    ASSERT_FALSE(owner.open(config));
     counting = false;
     EXPECT_GT(allocations.load(), 0u) << "open() builds the tables: the counter sees it";
     ASSERT_FALSE(wait_ready(owner).ec);
     std::vector<lock_handle> handles(1);
     ASSERT_FALSE(owner.add_lock(lock_for("steady", 30'000), handles[0]));
 
-    const std::size_t counted = run_cycles(owner, io, handles, 1000, 10'000);
+    const std::size_t counted = run_cycles(owner, io, handles, 1000, 10'000, driver::run, true);
     EXPECT_EQ(counted, 0u) << "allocations during 10,000 steady-state acquire+release cycles";
+    EXPECT_EQ(owner.metrics().acquired(), 11'000u);
+    EXPECT_GE(events, 22'000u) << "an attempt and a release event per cycle";
 }
 
 TEST(asio_allocation, the_same_cycles_under_run_one_do_allocate_and_are_counted) {

@@ -172,6 +172,18 @@ TEST(Run, WaitsInLineWithOneInstanceUnlessUnfair) {
     EXPECT_NE(help_text("run").find("--unfair"), std::string::npos);
 }
 
+TEST(Run, MetricsFileForRunAndHoldOnly) {
+    EXPECT_EQ(
+        parse({"run", "--name", "x", "--metrics-file", "/m/x.prom", "true"}).parsed.metrics_file,
+        "/m/x.prom");
+    EXPECT_EQ(parse({"hold", "--name", "x", "--metrics-file=x.prom"}).parsed.metrics_file,
+              "x.prom");
+    EXPECT_TRUE(parse({"run", "--name", "x", "true"}).parsed.metrics_file.empty());
+    expect_usage_error({"run", "--name", "x", "--metrics-file=", "true"},
+                       "--metrics-file needs a file");
+    expect_usage_error({"status", "--name", "x", "--metrics-file", "x.prom"}, "unknown flag");
+}
+
 TEST(Environment, SuppliesServersWhenNoFlagDoes) {
     environment env;
     env.redis = "redis://a:1, redis://b:2 redis://c:3";

@@ -783,6 +783,8 @@ public:
                             std::chrono::milliseconds timeout) = 0;
     // The sentinels named `port` the new master: what the client itself reports of that.
     virtual void check_follows(std::uint16_t port) = 0;
+    // Connections made to another master than the last, as the client's metrics count them.
+    virtual std::uint64_t failovers_followed() = 0;
 };
 
 class asio_failover_client final : public failover_client {
@@ -836,6 +838,7 @@ public:
             5s))
             << "the client found the new master: " << owner_.instance_endpoint(0);
     }
+    std::uint64_t failovers_followed() override { return owner_.metrics().failovers; }
 
 private:
     static std::string endpoint_of(std::uint16_t port) {
@@ -899,6 +902,11 @@ public:
     }
     // The blocking client does not name its server: its reacquire on the new master shows it.
     void check_follows(std::uint16_t) override {}
+    std::uint64_t failovers_followed() override {
+        std::uint64_t followed = 0;
+        for (const edgelock::hiredis::lock& lock : locks_) followed += lock.metrics().failovers;
+        return followed;
+    }
 
 private:
     // Declared before the locks: their destructors wait for a running on_lost.
@@ -921,6 +929,7 @@ struct failover_observed {
     std::error_code vanishes_release;
     std::error_code reacquire;  // the expired lock again, on the new master
     bool reacquired_on_new_master = false;
+    std::uint64_t failovers_followed = 0;
 };
 
 // The client is made after the topology, so that it is gone before its servers are.
@@ -978,6 +987,7 @@ failover_observed run_failover() {
     if (!seen.reacquire) {
         EXPECT_FALSE(client.release(expires));
     }
+    seen.failovers_followed = client.failovers_followed();
     return seen;
 }
 
@@ -995,6 +1005,7 @@ void expect_failover_outcome(const char* client, const failover_observed& seen) 
     EXPECT_FALSE(seen.reacquire) << "the client works against the new master: "
                                  << describe(seen.reacquire);
     EXPECT_TRUE(seen.reacquired_on_new_master);
+    EXPECT_GE(seen.failovers_followed, 1u) << "the metrics count the move to the new master";
 }
 
 TEST(transport_sentinel, a_failover_keeps_replicated_holds_and_loses_expired_or_missing_ones) {

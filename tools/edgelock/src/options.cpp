@@ -75,7 +75,8 @@ enum class flag_id {
     shell_command,
     password_file,
     verbose,
-    prefix
+    prefix,
+    metrics_file
 };
 
 struct flag_spec {
@@ -85,7 +86,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 34> flags{{
+constexpr std::array<flag_spec, 35> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands & ~for_list},
@@ -99,6 +100,7 @@ constexpr std::array<flag_spec, 34> flags{{
     {"--password-file", flag_id::password_file, true, for_lock_commands},
     {"--verbose", flag_id::verbose, false, for_acquire},
     {"-v", flag_id::verbose, false, for_acquire},
+    {"--metrics-file", flag_id::metrics_file, true, for_acquire},
     {"--wait-replicas-timeout", flag_id::wait_replicas_timeout, true, for_acquire | for_check},
     {"--redis", flag_id::redis, true, for_lock_commands},
     {"--sentinel", flag_id::sentinel, true, for_lock_commands},
@@ -427,6 +429,10 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::password_file:
             if (value.empty()) return "--password-file needs a file";
             o.password_file = value;
+            return "";
+        case flag_id::metrics_file:
+            if (value.empty()) return "--metrics-file needs a file";
+            o.metrics_file = value;
             return "";
         case flag_id::help: return "";
         case flag_id::name: o.name = value; return "";

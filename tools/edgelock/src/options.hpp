@@ -70,6 +70,9 @@ struct options {
     bool fair = true;                   // run: false with --unfair (one instance only: lock.hpp)
     int conflict_exit_code = conflict_exit_code_unset;  // run, hold: -E / --conflict-exit-code
     bool verbose = false;                               // run, hold: -v / --verbose
+    // run, hold: --metrics-file PATH, the lock's metrics for node_exporter (metrics_file.hpp);
+    // empty: none. Whether its directory exists is checked by run_locked, not the parser.
+    std::string metrics_file;
     // --password-file FILE (read by main(), which the parser leaves I/O to) or EDGELOCK_PASSWORD:
     // fills every address without credentials (with_password). The flag wins.
     std::string password_file;

@@ -19,7 +19,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
+#include "metrics_file.hpp"
 #include "owner.hpp"
 #include "quote.hpp"
 
@@ -274,8 +277,27 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
     }
 }
 
+// What --metrics-file shows, read on the metrics writer's thread: metrics(), held() and fence()
+// are safe from any thread and never wait for I/O.
+metrics_snapshot snapshot_of(const hiredis::lock& lock) {
+    return metrics_snapshot{lock.metrics(), lock_state{lock.held(), lock.fence()}};
+}
+
+// -v's lines and --metrics-file's rewrites (`changed`: metrics_writer::notifier()), on the
+// lock's I/O thread: neither blocks nor calls the lock.
+std::function<void(const hiredis::lock_event&)> event_handler(const options& o,
+                                                              std::function<void()> changed) {
+    if (!o.verbose && !changed) return {};
+    std::optional<verbose_printer> printer;
+    if (o.verbose) printer.emplace(o);
+    return [printer, changed](const hiredis::lock_event& e) mutable {
+        if (printer) (*printer)(e);
+        if (changed) changed();
+    };
+}
+
 // The lock the parser already checked (run_lock_config), handed to the transport field by field.
-hiredis::lock_options lock_options_for(const options& o) {
+hiredis::lock_options lock_options_for(const options& o, std::function<void()> metrics_changed) {
     const lock_config config = run_lock_config(o);
     hiredis::lock_options lo;
     static_cast<deployment&>(lo) = deployment_of(o);
@@ -295,7 +317,7 @@ hiredis::lock_options lock_options_for(const options& o) {
     lo.recheck_ms = config.recheck_ms;
     lo.queue_entry_ttl_ms = config.queue_entry_ttl_ms;
     lo.on_lost = [](std::error_code) { wake(); };
-    if (o.verbose) lo.on_event = verbose_printer(o);
+    lo.on_event = event_handler(o, std::move(metrics_changed));
     // A node that may evict lock keys is worth a line on stderr, once per connection.
     const std::vector<std::string> where =
         o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
@@ -592,10 +614,22 @@ int signal_to_end_by() { return ending_signal; }
 
 namespace {
 
+// --metrics-file in a directory that does not exist is a mistake better heard before the lock
+// is taken than once per run on stderr.
+int check_metrics_file(const options& o) {
+    if (o.metrics_file.empty()) return exit_ok;
+    const std::string problem = metrics_file_problem(o.metrics_file);
+    if (problem.empty()) return exit_ok;
+    std::fprintf(stderr, "edgelock: %s\n", problem.c_str());
+    return exit_usage;
+}
+
 // Opens the lock and acquires it within --wait, a stopping signal cancelling the wait (the
 // client then leaves the line). Returns exit_ok with the lock held, or the code to exit with
-// (after a signal, ending_signal is set and the lock is released).
-int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+// (after a signal, ending_signal is set and the lock is released). `metrics` starts writing
+// once the lock is open.
+int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+                     metrics_writer& metrics) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         std::fprintf(stderr, "edgelock: cannot create a pipe: %s\n", std::strerror(errno));
@@ -603,11 +637,12 @@ int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold)
     }
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
-    if (const std::error_code ec = lock.open(lock_options_for(o))) {
+    if (const std::error_code ec = lock.open(lock_options_for(o, metrics.notifier()))) {
         std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(),
                      describe(ec).c_str());
         return exit_code_for(ec);
     }
+    metrics.start([&lock] { return snapshot_of(lock); });
     cancel_on_signal = &lock;
     install_stopping_handlers();
     const int code = acquire(lock, o, hold);
@@ -623,9 +658,13 @@ int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold)
 }  // namespace
 
 int hold_locked(const options& o) {
+    if (const int code = check_metrics_file(o); code != exit_ok) return code;
     hiredis::lock lock;
+    // Declared after the lock, so destroyed before it: its last write (at every return, after
+    // a loss, a signal or CMD's end) reads the lock as the command leaves it.
+    metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
+    if (const int code = open_and_acquire(lock, o, hold, metrics); code != exit_ok) return code;
     describe_holder(o, hold.token, hold.fence);
     std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
                 static_cast<long long>(hold.fence));
@@ -653,9 +692,13 @@ int hold_locked(const options& o) {
 }
 
 int run_locked(const options& o) {
+    if (const int code = check_metrics_file(o); code != exit_ok) return code;
     hiredis::lock lock;
+    // Declared after the lock, so destroyed before it: its last write (at every return, after
+    // a loss, a signal or CMD's end) reads the lock as the command leaves it.
+    metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    if (const int code = open_and_acquire(lock, o, hold); code != exit_ok) return code;
+    if (const int code = open_and_acquire(lock, o, hold, metrics); code != exit_ok) return code;
     describe_holder(o, hold.token, hold.fence);
 
     install_handlers();

@@ -112,12 +112,12 @@ void asio_connection::became_ready() {
 }
 
 void asio_connection::dropped(const session::in_flight& entry) {
-    if (role_ == connection_role::instance) owner_.on_request_done(entry.owner);
+    if (role_ == connection_role::instance) owner_.on_request_dropped(index_, entry.owner);
 }
 
 void asio_connection::ended(const session::connection_end& closed, bool lock_hears) {
-    (void)closed;
     owner_.on_attempt_finished();
+    if (role_ == connection_role::instance) owner_.note_disconnected(index_, closed);
     if (role_ == connection_role::instance && lock_hears) {
         waiters_.clear();
         owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after

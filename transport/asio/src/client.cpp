@@ -166,6 +166,7 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
         e.acquire_handler.reset();
         e.release_handler.reset();
         e.lost_handler.reset();
+        if (e.in_use) retire_counts(e);
     }
     if (call_handlers) post_completion(std::move(ready_handler_), aborted);
     ready_handler_.reset();
@@ -323,6 +324,7 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     adjusted.instances = static_cast<std::uint8_t>(instance_count_);
     if (const errc code = e.core.configure(adjusted); code != errc::ok)
         return make_error_code(code);
+    e.meter.set_renew_interval(resolve(adjusted).renew_interval_ms);
     // Nothing of the slot's previous lock carries over, whatever its handlers did.
     e.acquire_handler.reset();
     e.release_handler.reset();
@@ -396,6 +398,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     e.acquire_handler.reset();
     e.release_handler.reset();
     e.lost_handler.reset();
+    retire_counts(e);
     e.core.~lock();
     ::new (static_cast<void*>(&e.core)) lock();
 }
@@ -418,6 +421,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     owner_token token{};
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
+    const bool new_hold = e->core.state() != lock_state::held;
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
         after_call(handle.index);  // the refusal may follow events the call produced
         // The core refuses while the last hold's release runs: to the caller that is an
@@ -431,6 +435,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();
+    if (new_hold) e->meter.acquire_started(now);
     after_call(handle.index);
 }
 
@@ -539,18 +544,27 @@ void client_impl::deliver(lock_entry& e, const event& ev) {
         case event_type::acquire_failed:
             e.last_cause = ev.code == errc::wait_timeout ? ev.cause : ev.code;
             e.guard_until_ms = ev.guard_until_ms;
-            e.acquire_handler.complete(
-                to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e))),
-                0);
+            deliver_acquire_failed(e, ev);
             break;
-        case event_type::renewed: ++e.renewals; break;
+        case event_type::renewed: note_renewed(e, ev); break;
         case event_type::lost: deliver_lost(e, ev.code); break;
-        case event_type::released:
-            e.hold_reported = false;
-            e.release_handler.complete(
-                to_error_code(session::release_result(ev, instance_count_, instance_failure(e))));
-            break;
+        case event_type::released: deliver_released(e, ev); break;
     }
+}
+
+void client_impl::deliver_acquire_failed(lock_entry& e, const event& ev) {
+    const std::error_code heard =
+        to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e)));
+    note_acquire_ended(e, heard);
+    e.acquire_handler.complete(heard, 0);
+}
+
+void client_impl::deliver_released(lock_entry& e, const event& ev) {
+    e.hold_reported = false;
+    const std::error_code heard =
+        to_error_code(session::release_result(ev, instance_count_, instance_failure(e)));
+    note_released(e, heard);
+    e.release_handler.complete(heard);
 }
 
 // The core decided at its last input, and handlers may have run since (those of earlier
@@ -562,6 +576,7 @@ void client_impl::deliver_acquired(lock_entry& e, const event& ev) {
     if (e.core.hold_count() <= 1) e.renewals = 0;
     e.last_cause = errc::ok;
     e.hold_reported = true;
+    note_acquire_ended(e, {});
     e.acquire_handler.complete({}, ev.fence);
 }
 
@@ -579,6 +594,7 @@ void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {
         e.lost_unreported = true;
     }
     e.last_cause = errc::validity_expired;
+    note_acquire_ended(e, make_error_code(errc::validity_expired));
     e.acquire_handler.complete(make_error_code(errc::validity_expired), 0);
 }
 
@@ -590,6 +606,7 @@ void client_impl::deliver_lost(lock_entry& e, errc why) {
         e.lost_unreported = false;
         return;
     }
+    note_lost(e, why);
     handler_slot running(std::move(e.lost_handler));
     const std::uint32_t generation = e.generation;
     const std::uint32_t open_epoch = open_epoch_;
@@ -723,15 +740,17 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
     // Read after the handlers above, and after those of earlier replies in the same read:
     // the time they took is subtracted from the lease like any other wait.
     failure refused;
+    const bool renewing = e.core.state() == lock_state::held;
     const errc code = session::deliver_answer(e.core, instance, reply, now_ms(), refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) e.failure = to_error_code(refused);
+    if (refused && renewing) note_renewal_failed(e, instance, e.failure);
     service(entry.owner);
 }
 
 void client_impl::on_connection_ready(std::uint8_t instance) {
-    (void)instance;
+    note_connected(instance);
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         if (locks_[index].in_use) write_requests(index);
     }

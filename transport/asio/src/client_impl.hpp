@@ -181,6 +181,8 @@ public:
     void acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler);
     void release(lock_handle handle, handler_slot handler, bool detached);
     lock_status status(lock_handle handle) const noexcept;
+    session::lock_metrics metrics() const noexcept;
+    session::lock_metrics metrics(lock_handle handle) const noexcept;
 
     std::size_t instance_count() const noexcept { return instance_count_; }
     const asio_connection* instance(std::size_t i) const noexcept {
@@ -214,6 +216,11 @@ public:
                        const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
     void on_request_done(std::uint32_t index) noexcept;
+    // The same, for a request its connection gave up (a renewal's fails on that instance).
+    void on_request_dropped(std::uint8_t instance, std::uint32_t index);
+    // Metrics and the event hook (client_metrics.cpp).
+    void note_connected(std::uint8_t instance);
+    void note_disconnected(std::uint8_t instance, const session::connection_end& closed);
     void on_switch_master(const node_address& master);
     void wake_waiters(std::uint8_t instance);
     // Fair locks' wake-ups, from the subscriber socket.
@@ -244,6 +251,8 @@ private:
     bool deliver_pending(std::uint32_t index);
     void deliver(lock_entry& entry, const event& e);
     void deliver_acquired(lock_entry& entry, const event& e);
+    void deliver_acquire_failed(lock_entry& entry, const event& e);
+    void deliver_released(lock_entry& entry, const event& e);
     void fail_late_acquire(lock_entry& entry, std::int64_t now);
     void deliver_lost(lock_entry& entry, errc why);
     failure instance_failure(const lock_entry& entry) const;
@@ -270,6 +279,15 @@ private:
     void wake_channel(std::uint32_t channel, std::string_view message);
     void drive_subscriber();
     std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
+    // Metrics and the event hook (client_metrics.cpp).
+    void note_acquire_ended(lock_entry& e, std::error_code heard);
+    void note_renewed(lock_entry& e, const event& ev);
+    void note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code);
+    void note_lost(lock_entry& e, errc why);
+    void note_released(lock_entry& e, std::error_code heard);
+    void retire_counts(lock_entry& e) noexcept;
+    void tell(lock_event_kind kind, std::size_t instance, std::error_code code,
+              std::int64_t valid_until_ms, std::int64_t elapsed_ms, std::string_view lock) const;
 
     asio::io_context& io_;
     bool open_ = false;
@@ -282,6 +300,12 @@ private:
     // every lock added later too (bit i of node_starts_known_: instance i was read).
     std::array<node_start, instances_max> node_starts_{};
     std::uint8_t node_starts_known_ = 0;
+    // Metrics over the client's life: the instances' connections, and the counts of locks
+    // removed (or dropped by close()); the live locks keep their own (lock_entry::meter).
+    session::lock_meter connection_meter_;
+    session::lock_metrics retired_counts_;
+    std::array<bool, instances_max> ever_ready_{};
+    std::array<node_address, instances_max> last_node_{};
     token_pool tokens_;            // one getrandom per 16 acquires
     std::uint64_t seed_bits_ = 0;  // the connections' reconnect jitter, drawn at open()
     // The instances, then the watcher (Sentinel), then the subscriber (once a fair lock is

@@ -14,6 +14,7 @@
 
 #include "edgelock/asio_client.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/lock_metrics.hpp"
 
 namespace edgelock::async::detail {
 
@@ -34,6 +35,7 @@ struct lock_entry {
     std::uint32_t generation = 0;
     std::int64_t deadline_ms = no_deadline_ms;  // the core's; the heap key may be earlier
     std::uint32_t renewals = 0;
+    session::lock_meter meter;  // this lock's metrics (client::metrics(handle))
     errc last_cause = errc::ok;
     std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
     std::error_code failure;          // the running acquire's last instance error, if any

@@ -88,6 +88,9 @@ void client_impl::wake_channel(std::uint32_t channel, std::string_view message) 
             event ev;
             while (e.deferred_count < events_max && e.core.poll_event(ev))
                 e.deferred[e.deferred_count++] = ev;
+            // A release naming this waiter: its handover starts (see lock_metrics.hpp).
+            const std::array<char, token_hex_bytes> ours = e.core.token_hex();
+            if (message == std::string_view(ours.data(), ours.size())) e.meter.woken(now);
             // Refused only while the lock's events fill both of its queues (their handlers
             // not yet run): this wake-up is then lost, and the lock's re-check stands in.
             (void)e.core.on_wake(now, message);

@@ -155,6 +155,8 @@
 #include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/lock_event.hpp"
+#include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/tls_options.hpp"
 
@@ -170,7 +172,8 @@ namespace edgelock::async {
 // only once its node has been read.
 struct client_config : deployment {
     // Capacity of the lock table: add_lock() refuses beyond it, 1 to 2^20. Memory is taken
-    // at open(): about 1 KB per lock plus the connections' buffers.
+    // at open(): about 1.7 KB per lock (1 KB of it the lock and its handlers, 0.7 KB its
+    // metrics) plus the connections' buffers.
     std::size_t locks_max = 64;
 
     // TCP keepalive on every connection: first probe after keepalive_idle_s idle seconds,
@@ -187,6 +190,15 @@ struct client_config : deployment {
     // (edgelock::reply_bytes_max plus this), 2 * request_bytes_max to 16 MiB. Bounds how
     // many requests one write batches.
     std::size_t buffer_bytes = 32 * 1024;
+
+    // Observation (edgelock/lock_event.hpp): called on the io_context's thread, at once, for
+    // each connection of an instance made (connected) or ended (disconnected), each
+    // acquire's verdict (attempt: one per acquire, the attempt that decided it, with the
+    // time since the call), each renewal confirmed, each instance that failed its part of a
+    // renewal, each loss and each release that ended a hold (with the hold's length). It
+    // runs inside the client's own I/O: it must not call the client, and should be quick
+    // (it holds up every lock's I/O). Copied at open(); calling it allocates nothing.
+    std::function<void(const lock_event&)> on_event;
 };
 
 // Names one lock in a client's table. Cheap to copy; stale after remove_lock() or close(),
@@ -389,6 +401,17 @@ public:
 
     // The lock's state now ({} for an invalid handle).
     lock_status status(lock_handle handle) const noexcept;
+
+    // What the client did since it was constructed, counted (edgelock/session/
+    // lock_metrics.hpp): every lock's acquires, renewals, losses and releases (locks removed
+    // since, and those close() dropped, included), the instances' connections made, made
+    // again and moved to another master, and the requests in flight on them now. Counting
+    // is always on and allocates nothing; a snapshot is a copy of about 700 bytes.
+    session::lock_metrics metrics() const noexcept;
+    // One lock's counts since add_lock() ({} for an invalid handle). Connections are the
+    // client's, shared by its locks: connects, reconnects and failovers are 0 here, and
+    // requests_in_flight is this lock's.
+    session::lock_metrics metrics(lock_handle handle) const noexcept;
     bool held(lock_handle handle) const noexcept { return status(handle).held; }
 
     // Instances and their connections. `endpoint` is "host:port" of the server connected

@@ -19,7 +19,9 @@ enum class lock_event_kind : std::uint8_t {
                      // why (empty when it only moved on, e.g. to the master a sentinel named)
     attempt,         // an acquire attempt ended: `code` empty and valid_until_ms on success,
                      // else what the acquire would report for it (busy, no_quorum, or one
-                     // instance's error, ...); a wait makes several
+                     // instance's error, ...). The blocking client tells every attempt (a wait
+                     // makes several); the asio client, with many locks on one thread, only
+                     // the one that decided the acquire, with the code its handler gets
     renewed,         // a renewal reached a quorum: the lease now ends at valid_until_ms
     renewal_failed,  // `instance` failed its part of a renewal (`code`); the lease still ends
                      // at valid_until_ms, and the next renewal is tried while it lasts

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: Apache-2.0
+// The asio client's metrics and event hook: each lock's meter (session/lock_metrics.hpp)
+// hears its verdicts, renewals, losses and releases; the client's own meter hears the
+// instances' connections; client_config::on_event hears all of it as it happens.
+#include "client_impl.hpp"
+#include "edgelock/session/outcome.hpp"
+
+namespace edgelock::async {
+namespace detail {
+
+void client_impl::tell(lock_event_kind kind, std::size_t instance, std::error_code code,
+                       std::int64_t valid_until_ms, std::int64_t elapsed_ms,
+                       std::string_view lock) const {
+    if (!config_.on_event) return;
+    config_.on_event(lock_event{kind, instance, code, valid_until_ms, elapsed_ms, lock});
+}
+
+void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard) {
+    const std::int64_t now = now_ms();
+    const std::int64_t elapsed_ms = e.meter.since_acquire_started_ms(now);
+    e.meter.acquire_ended(to_failure(heard), e.core.attempts(), e.core.valid_until_ms(), now);
+    tell(lock_event_kind::attempt, lock_event::any_instance, heard,
+         heard ? 0 : e.core.valid_until_ms(), elapsed_ms, e.core.name());
+}
+
+void client_impl::note_renewed(lock_entry& e, const event& ev) {
+    ++e.renewals;
+    const std::int64_t now = now_ms();
+    e.meter.renewed(ev.valid_until_ms, now);
+    tell(lock_event_kind::renewed, lock_event::any_instance, {}, ev.valid_until_ms,
+         e.meter.held_for_ms(now), e.core.name());
+}
+
+void client_impl::note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code) {
+    e.meter.renewal_failed();
+    tell(lock_event_kind::renewal_failed, instance, code, e.core.valid_until_ms(), 0,
+         e.core.name());
+}
+
+void client_impl::note_lost(lock_entry& e, errc why) {
+    e.meter.lost(why);
+    tell(lock_event_kind::lost, lock_event::any_instance, make_error_code(why),
+         e.core.valid_until_ms(), e.meter.held_for_ms(now_ms()), e.core.name());
+}
+
+void client_impl::note_released(lock_entry& e, std::error_code heard) {
+    e.meter.released(to_failure(heard));
+    tell(lock_event_kind::released, lock_event::any_instance, heard, 0,
+         e.meter.held_for_ms(now_ms()), e.core.name());
+}
+
+// A renewal's request given up with its connection: that instance failed its part.
+void client_impl::on_request_dropped(std::uint8_t instance, std::uint32_t index) {
+    on_request_done(index);
+    if (index >= locks_.capacity()) return;
+    lock_entry& e = locks_[index];
+    if (!e.in_use || e.core.state() != lock_state::held) return;
+    const asio_connection* c = connection_at(instance);
+    const std::error_code why = c != nullptr ? c->last_error() : std::error_code{};
+    note_renewal_failed(e, instance,
+                        why ? why : make_error_code(transport_errc::connection_closed));
+}
+
+void client_impl::note_connected(std::uint8_t instance) {
+    const node_address& reached = connections_[instance]->connection().address();
+    const bool again = ever_ready_[instance];
+    connection_meter_.connected(again, again && !last_node_[instance].same_node(reached));
+    ever_ready_[instance] = true;
+    last_node_[instance] = reached;
+    tell(lock_event_kind::connected, instance, {}, 0, 0, {});
+}
+
+// Told when lock traffic flowed on it, or an attempt failed; a connection that only moved
+// on (a sentinel's answer, to the master it named) is no disconnection.
+void client_impl::note_disconnected(std::uint8_t instance, const session::connection_end& closed) {
+    if (!closed.was_ready && !closed.why) return;
+    tell(lock_event_kind::disconnected, instance, to_error_code(closed.why), 0, 0, {});
+}
+
+// A lock leaves the table: its counts stay in the client's (a gauge is no history).
+void client_impl::retire_counts(lock_entry& e) noexcept {
+    session::lock_metrics counted = e.meter.counts();
+    counted.requests_in_flight = 0;
+    retired_counts_.add(counted);
+    e.meter = session::lock_meter{};
+}
+
+session::lock_metrics client_impl::metrics() const noexcept {
+    session::lock_metrics total = retired_counts_;
+    total.add(connection_meter_.counts());
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        if (locks_[index].in_use) total.add(locks_[index].meter.counts());
+    }
+    total.requests_in_flight = 0;
+    for (std::size_t i = 0; i < instance_count_; ++i) {
+        total.requests_in_flight += connections_[i]->connection().requests_in_flight();
+    }
+    return total;
+}
+
+session::lock_metrics client_impl::metrics(lock_handle handle) const noexcept {
+    const lock_entry* e = locks_.find(handle);
+    if (e == nullptr) return {};
+    session::lock_metrics counted = e->meter.counts();
+    counted.requests_in_flight = e->requests_in_flight;
+    return counted;
+}
+
+}  // namespace detail
+
+session::lock_metrics client::metrics() const noexcept { return impl_->metrics(); }
+
+session::lock_metrics client::metrics(lock_handle handle) const noexcept {
+    return impl_->metrics(handle);
+}
+
+}  // namespace edgelock::async
