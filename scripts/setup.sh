@@ -16,6 +16,7 @@ packages=(
   clang            # Clang 14: the second compiler the build must pass with -Werror
   clang-format     # clang-format 14: scripts/tidy.sh's format check (.clang-format)
   python3          # scripts/tidy.py: function length, columns, named paths
+  ccache           # scripts/test.sh's builds share compiled objects between runs and clones
   libclang-rt-14-dev  # its sanitizer runtimes and libFuzzer (build-asan/, build-tsan/)
   libgtest-dev
   libgmock-dev
