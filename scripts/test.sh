@@ -39,12 +39,6 @@ cd "$root"
 
 jobs=$(nproc)
 
-# Every build directory configured from here on (this script's, the mutation score's copy, the
-# cross and package builds) compiles through ccache: the same sources are compiled by several
-# of them, and again by the next run. CCACHE_BASEDIR makes the cache hold for any clone's path.
-if command -v ccache >/dev/null; then
-  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$root
-fi
 
 started=$SECONDS
 # Each step's heading says how long the run has taken so far, so a slow step shows in CI's log.
@@ -54,6 +48,13 @@ step() {
 
 step "setup"
 ./scripts/setup.sh
+
+# Every build directory configured from here on (this script's, the mutation score's copy, the
+# cross and package builds) compiles through ccache: the same sources are compiled by several
+# of them, and again by the next run. CCACHE_BASEDIR makes the cache hold for any clone's path.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$root
+fi
 
 step "every source file names its licence (scripts/spdx.sh --check)"
 ./scripts/spdx.sh --check
