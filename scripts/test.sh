@@ -39,7 +39,6 @@ cd "$root"
 
 jobs=$(nproc)
 
-
 started=$SECONDS
 # Each step's heading says how long the run has taken so far, so a slow step shows in CI's log.
 step() {
