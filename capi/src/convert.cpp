@@ -52,11 +52,12 @@ static_assert(EDGELOCK_EVICTION_OFF == static_cast<int>(session::eviction_check:
 
 std::string text_of(const char* given) { return given == nullptr ? std::string() : given; }
 
-// NULL with a count is a caller's mistake; so is a NULL entry.
+// NULL with a count is a caller's mistake; so is a NULL entry. No reserve(count): a count
+// beyond what a vector can hold would throw length_error, which open() does not expect; the
+// entries are copied one by one, and validate() refuses a count that no deployment allows.
 int copy_urls(const char* const* given, std::size_t count, std::vector<std::string>& out) {
     if (count > 0 && given == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
     out.clear();
-    out.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
         if (given[i] == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
         out.emplace_back(given[i]);

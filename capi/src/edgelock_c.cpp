@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C entry points: each checks its pointers, calls the C++ client (whose calls are
-// noexcept) and maps its code. Only edgelock_open() allocates; it is the one place an
-// exception (std::bad_alloc) can arise, and it is caught there.
+// noexcept) and maps its code. edgelock_open() copies the options into C++ strings and
+// vectors: the one place here an exception (std::bad_alloc) can arise, and it is caught
+// there. The C++ client's own calls allocate little (acquire() fills a hold's 32-character
+// token string) and, being noexcept, end the process if the heap is exhausted there.
 #include <algorithm>
 #include <chrono>
 #include <cstring>

@@ -101,12 +101,78 @@ TEST(asio_metrics, renewals_a_loss_and_a_reconnect_are_counted) {
     EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::token_gone)], 1u);
     EXPECT_EQ(releases(m, release_outcome::expired), 1u);
 
-    server.restart();
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    server.stop();  // the hold's renewals now fail, and it ends as expired
+    ASSERT_TRUE(run_until(
+        io, [&] { return lost == errc::expired; }, 10s));
+    m = owner.metrics(handle);
+    EXPECT_GE(m.renewal_failures, 1u);
+    EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::expired)], 1u);
+    EXPECT_EQ(release(owner, handle).ec, errc::expired);
+
+    server.start();
     ASSERT_TRUE(run_until(
         io, [&] { return owner.metrics().reconnects >= 1; }, 10s));
     m = owner.metrics();
     EXPECT_EQ(m.failovers, 0u) << "the same server, not another master";
     EXPECT_GE(m.connects, 2u);
+}
+
+// A lease that ran out while the io_context did not run is ended by the next acquire call
+// itself: that call starts a new hold, measured as one (not a reentrant acquire), and a
+// reentrant acquire is counted but told as no attempt.
+TEST(asio_metrics, an_acquire_after_an_unnoticed_expiry_is_a_new_hold) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    std::vector<edgelock::lock_event> attempts;
+    auto config = config_for({server.url()});
+    config.on_event = [&attempts](const edgelock::lock_event& e) {
+        if (e.kind == edgelock::lock_event_kind::attempt) attempts.push_back(e);
+    };
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    lock_handle handle;
+    edgelock::lock_config short_lease = lock_for("overdue", 200);
+    short_lease.watchdog = false;
+    ASSERT_FALSE(owner.add_lock(short_lease, handle));
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec) << "reentrant";
+    EXPECT_EQ(attempts.size(), 1u) << "the reentrant acquire made no attempt";
+    std::this_thread::sleep_for(300ms);  // the lease runs out with nothing running to see it
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    const edgelock::session::lock_metrics m = owner.metrics(handle);
+    EXPECT_EQ(acquires(m, acquire_outcome::acquired), 3u);
+    EXPECT_EQ(m.acquire_latency.count, 2u) << "the third acquire started a hold of its own";
+    ASSERT_EQ(attempts.size(), 2u);
+    EXPECT_LT(attempts.back().elapsed_ms, 300) << "measured from the third call, not the first";
+}
+
+TEST(asio_metrics, an_acquire_ended_by_close_counts_as_cancelled) {
+    redis_server server;
+    asio::io_context io{1};
+    client holder(io);
+    client waiter(io);
+    ASSERT_FALSE(holder.open(config_for({server.url()})));
+    ASSERT_FALSE(waiter.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(holder).ec);
+    ASSERT_FALSE(wait_ready(waiter).ec);
+    lock_handle held;
+    lock_handle waiting;
+    ASSERT_FALSE(holder.add_lock(lock_for("closed", 5000), held));
+    ASSERT_FALSE(waiter.add_lock(lock_for("closed", 5000), waiting));
+    ASSERT_FALSE(acquire(holder, held, 0ms).ec);
+    auto result = std::make_shared<outcome>();
+    waiter.async_acquire(waiting, 10s, [result](std::error_code ec, std::int64_t) {
+        result->done = true;
+        result->ec = ec;
+    });
+    run_for(io, 50ms);
+    waiter.close();
+    ASSERT_TRUE(run_until(
+        io, [&] { return result->done; }, 5s));
+    EXPECT_EQ(result->ec, std::errc::operation_canceled);
+    EXPECT_EQ(acquires(waiter.metrics(), acquire_outcome::cancelled), 1u);
 }
 
 TEST(asio_metrics, a_fair_handover_records_its_gap_from_the_release) {

@@ -75,7 +75,15 @@ TEST(metrics, renewals_a_loss_and_a_reconnect_are_counted) {
     EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::token_gone)], 1u);
     EXPECT_EQ(m.releases[static_cast<std::size_t>(release_outcome::expired)], 1u);
 
-    server.restart();
+    ASSERT_FALSE(lock.try_acquire());
+    server.stop();  // the hold's renewals now fail, and it ends as expired
+    ASSERT_TRUE(eventually([&] { return lock.lost(); }, 10s));
+    m = lock.metrics();
+    EXPECT_GE(m.renewal_failures, 1u);
+    EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::expired)], 1u);
+    EXPECT_EQ(lock.release(), edgelock::errc::expired);
+
+    server.start();
     EXPECT_TRUE(eventually([&] { return !lock.try_acquire(); }, 10s));
     m = lock.metrics();
     EXPECT_GE(m.reconnects, 1u) << "the connection was made again after the restart";

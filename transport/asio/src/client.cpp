@@ -124,6 +124,7 @@ std::error_code client_impl::open(const client_config& config) {
     where_ = std::move(where);
     instance_count_ = where_.instance_count;
     node_starts_known_ = 0;
+    ever_ready_ = {};  // a new deployment: its first connections are neither again nor moved
     build_connections();
 
     locks_.open(config.locks_max);
@@ -160,6 +161,7 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
     for (std::uint32_t i = 0; i < locks_.capacity(); ++i) {
         lock_entry& e = locks_[i];
         if (call_handlers) {
+            if (!e.acquire_handler.empty()) note_acquire_ended(e, aborted);
             post_completion(std::move(e.acquire_handler), aborted);
             post_completion(std::move(e.release_handler), aborted);
         }
@@ -393,6 +395,7 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     e.hold_reported = false;
     e.lost_unreported = false;
     e.waiting_mask = 0;
+    e.dropped_mask = 0;
     e.deferred_count = 0;
     e.release_after_events = false;
     e.acquire_handler.reset();
@@ -421,7 +424,6 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     owner_token token{};
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
-    const bool new_hold = e->core.state() != lock_state::held;
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
         after_call(handle.index);  // the refusal may follow events the call produced
         // The core refuses while the last hold's release runs: to the caller that is an
@@ -435,7 +437,8 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();
-    if (new_hold) e->meter.acquire_started(now);
+    // Read after the call: an overdue lease the call itself ended makes this a new hold.
+    if (e->core.state() != lock_state::held) e->meter.acquire_started(now);
     after_call(handle.index);
 }
 
@@ -770,6 +773,7 @@ void client_impl::on_connection_down(std::uint8_t instance) {
         if (deliver_pending(index)) {
             if (attempt_running(e.core.state()) && !e.failure)
                 e.failure = connections_[instance]->last_error();
+            note_renewal_cut_off(e, instance, bit);
             const errc heard = session::hear_close(e.core, instance,
                                                    connections_[instance]->connection(), now_ms());
             EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied

@@ -283,6 +283,7 @@ private:
     void note_acquire_ended(lock_entry& e, std::error_code heard);
     void note_renewed(lock_entry& e, const event& ev);
     void note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code);
+    void note_renewal_cut_off(lock_entry& e, std::uint8_t instance, std::uint8_t bit);
     void note_lost(lock_entry& e, errc why);
     void note_released(lock_entry& e, std::error_code heard);
     void retire_counts(lock_entry& e) noexcept;

@@ -15,10 +15,14 @@ void client_impl::tell(lock_event_kind kind, std::size_t instance, std::error_co
     config_.on_event(lock_event{kind, instance, code, valid_until_ms, elapsed_ms, lock});
 }
 
+// A reentrant acquire is counted, but told as no attempt: it made none (as the blocking
+// client, which tells attempts only).
 void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard) {
     const std::int64_t now = now_ms();
     const std::int64_t elapsed_ms = e.meter.since_acquire_started_ms(now);
+    const bool attempted = e.meter.acquiring();
     e.meter.acquire_ended(to_failure(heard), e.core.attempts(), e.core.valid_until_ms(), now);
+    if (!attempted) return;
     tell(lock_event_kind::attempt, lock_event::any_instance, heard,
          heard ? 0 : e.core.valid_until_ms(), elapsed_ms, e.core.name());
 }
@@ -49,14 +53,26 @@ void client_impl::note_released(lock_entry& e, std::error_code heard) {
          e.meter.held_for_ms(now_ms()), e.core.name());
 }
 
-// A renewal's request given up with its connection: that instance failed its part.
+// A request given up with its connection: remembered, so that the connection's end counts
+// one renewal failure per lock, as the blocking client does (note_renewal_cut_off).
 void client_impl::on_request_dropped(std::uint8_t instance, std::uint32_t index) {
     on_request_done(index);
     if (index >= locks_.capacity()) return;
     lock_entry& e = locks_[index];
-    if (!e.in_use || e.core.state() != lock_state::held) return;
-    const asio_connection* c = connection_at(instance);
-    const std::error_code why = c != nullptr ? c->last_error() : std::error_code{};
+    if (e.in_use) e.dropped_mask = static_cast<std::uint8_t>(e.dropped_mask | (1u << instance));
+}
+
+// Instance `instance`'s connection ended (bit: its mask bit): a held lock that had requests
+// on it, or queued ones the instance cannot take now (the reconnect delay), failed its part
+// of a renewal there, once.
+void client_impl::note_renewal_cut_off(lock_entry& e, std::uint8_t instance, std::uint8_t bit) {
+    const bool dropped = (e.dropped_mask & bit) != 0;
+    e.dropped_mask = static_cast<std::uint8_t>(e.dropped_mask & ~bit);
+    const asio_connection& c = *connections_[instance];
+    const bool unsent =
+        e.core.has_request(instance) && session::unreachable_now(c.connection(), now_ms());
+    if (e.core.state() != lock_state::held || (!dropped && !unsent)) return;
+    const std::error_code why = c.last_error();
     note_renewal_failed(e, instance,
                         why ? why : make_error_code(transport_errc::connection_closed));
 }

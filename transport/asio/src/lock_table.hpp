@@ -40,6 +40,7 @@ struct lock_entry {
     std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
     std::error_code failure;          // the running acquire's last instance error, if any
     std::uint8_t waiting_mask = 0;    // instances on whose write buffer it waits
+    std::uint8_t dropped_mask = 0;    // instances whose ended connection dropped its requests
     // Written on a connection, reply not yet read. Each connection's in-flight queue
     // has room for requests_per_instance_max per slot, which the core bounds for a live
     // lock; a removed lock's requests keep their share until answered or dropped.

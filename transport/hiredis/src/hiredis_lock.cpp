@@ -680,7 +680,8 @@ void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end
     note_disconnected(i, to_error_code(why), dropped > 0);
     if (!lock_hears) return;
     const bool unreachable = session::unreachable_now(connections[i].connection(), now_ms());
-    if (unreachable && core.has_request(i)) note_unsent_renewal(i);
+    // One failure per connection end: one that dropped requests was counted just above.
+    if (unreachable && core.has_request(i) && dropped == 0) note_unsent_renewal(i);
     drain_events();  // the core refuses input while its event queue lacks room
     const errc heard = session::hear_close(core, i, connections[i].connection(), now_ms());
     EDGELOCK_ASSERT(heard == errc::ok);
@@ -976,16 +977,21 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.reset_backoff();
     self.call_error = {};
     self.acquired = {};
-    const bool new_hold = self.core.state() != lock_state::held;
-    // A reentrant acquire makes no attempt: its `acquired` is not told as one.
-    self.attempts_reported = new_hold ? 0 : self.core.attempts();
     const std::int64_t started_ms = now_ms();
     const errc code = self.core.acquire(started_ms, static_cast<std::int64_t>(wait.count()), token);
     if (code != errc::ok) {
         self.end_io();
         return make_error_code(code);
     }
+    // Read after the call: a lease that ran out unnoticed (the helper had not run yet) is
+    // ended by the call itself, which then starts a new hold.
+    const bool new_hold = self.core.state() != lock_state::held;
+    // A reentrant acquire makes no attempt: its `acquired` is not told as one.
+    self.attempts_reported = new_hold ? 0 : self.core.attempts();
     if (new_hold) {
+        // Such a loss is the previous hold's: heard with its serial, stale from the next line
+        // on, so on_lost is never called for the new hold because of it.
+        self.drain_events();
         ++self.hold_serial;  // the previous hold, lost or not, is over
         self.meter.acquire_started(started_ms);
     }

@@ -156,6 +156,8 @@ public:
     void connected(bool again, bool moved) noexcept;
 
     const lock_metrics& counts() const noexcept { return counts_; }
+    // Between acquire_started() and acquire_ended().
+    bool acquiring() const noexcept { return acquiring_; }
     // For the events' elapsed_ms: since the running (or last) acquire call started, and since
     // the current (or last) hold was acquired.
     std::int64_t since_acquire_started_ms(std::int64_t now_ms) const noexcept {

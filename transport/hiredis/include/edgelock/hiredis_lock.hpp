@@ -327,8 +327,9 @@ public:
     // acquire calls by outcome (calls refused up front, e.g. invalid_wait or invalid_state,
     // are not counted), their latency and waits, the handover gap of a fair lock, renewals,
     // losses, releases, its connections made, made again and moved to another master, and
-    // the requests in flight now. Any thread; never waits for I/O. Counting is always on
-    // and allocates nothing.
+    // the requests in flight now. Any thread; it takes the lock's mutex as held() does, so
+    // it may wait for a connect or write in progress (within the timeouts). Counting is
+    // always on and allocates nothing.
     session::lock_metrics metrics() const noexcept;
     // Events on_event never saw, the pending queue being full (lock_events_pending_max).
     std::uint64_t events_dropped() const noexcept;
