@@ -50,9 +50,12 @@ step "setup"
 
 # Every build directory configured from here on (this script's, the mutation score's copy, the
 # cross and package builds) compiles through ccache: the same sources are compiled by several
-# of them, and again by the next run. CCACHE_BASEDIR makes the cache hold for any clone's path.
+# of them, and again by the next run. CCACHE_BASEDIR and CCACHE_NOHASHDIR make the cache hold
+# for any clone's path (the debug information then names the directory of the build that
+# compiled an object first).
 if command -v ccache >/dev/null; then
-  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=$root
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=true
 fi
 
 step "every source file names its licence (scripts/spdx.sh --check)"
