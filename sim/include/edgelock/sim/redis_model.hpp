@@ -51,12 +51,15 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/sim/schedule.hpp"
+#include "edgelock/sim/script_engine.hpp"
+#include "edgelock/sha1.hpp"
 
 namespace edgelock::sim {
 
@@ -159,7 +162,31 @@ struct node_output {
     }
 };
 
-class redis_node {
+// The node's Lua interpreter, made at its first script and dropped by a crash with the
+// script cache. A copy of a node starts without one: it compiles the scripts it has cached
+// again at their next call.
+class script_engine_slot {
+public:
+    script_engine_slot() = default;
+    script_engine_slot(const script_engine_slot&) noexcept {}
+    script_engine_slot& operator=(const script_engine_slot&) noexcept {
+        engine_.reset();
+        return *this;
+    }
+    script_engine_slot(script_engine_slot&&) noexcept = default;
+    script_engine_slot& operator=(script_engine_slot&&) noexcept = default;
+    ~script_engine_slot() = default;
+    script_engine& get() {
+        if (!engine_) engine_ = std::make_unique<script_engine>();
+        return *engine_;
+    }
+    void reset() noexcept { engine_.reset(); }
+
+private:
+    std::unique_ptr<script_engine> engine_;
+};
+
+class redis_node : private script_host {
 public:
     redis_node() = default;
     redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us);
@@ -236,48 +263,63 @@ private:
     void append_info(std::int64_t wall_ms, std::string& reply) const;
     void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
-    void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
-                    std::string& reply, node_output& out);
-    // A script call's keys and arguments (views into the request) and its numbers.
-    struct script_call {
-        std::int64_t numkeys = 0;
-        const std::string_view* keys = nullptr;
-        const std::string_view* argv = nullptr;
-        std::size_t argc = 0;
-        std::int64_t number = 0;        // ARGV[2]: a TTL, or the fence value to raise to
-        std::int64_t entry_ttl_ms = 0;  // ARGV[3] of the fair acquire
+
+    // Scripts (script_engine.hpp): EVAL, EVALSHA and SCRIPT LOAD.
+    struct cached_script {
+        sha1_hex digest{};
+        std::string text;
     };
-    bool parse_script_call(script_id id, const request_view& r, std::size_t first,
-                           script_call& call, std::string& reply) const;
-    bool refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
-                                 std::string& reply, std::vector<repl_op>& effects);
-    void raise_script(const std::string_view* keys, const std::string_view* argv,
-                      std::int64_t number, std::int64_t wall_ms, std::string& reply,
-                      std::vector<repl_op>& effects);
-    void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                             std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
-                             std::int64_t wall_ms, std::string& reply, node_output& out);
-    void refresh_line_entry(const std::string_view* keys, std::string_view token,
-                            std::int64_t entry_ttl_ms, std::int64_t wall_ms,
-                            std::vector<repl_op>& effects);
-    void fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
-                             std::int64_t wall_ms, std::string& reply, node_output& out);
-    void raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
-                     std::vector<repl_op>& effects);
-    // The fair scripts' prologue: waiters whose expiry (in qttl) is at or before now_ms leave
-    // both sets.
-    void purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
-                     std::vector<repl_op>& effects);
-    std::vector<zset_member> load_zset(std::string_view key, std::int64_t wall_ms,
-                                       std::vector<repl_op>& effects);
+    void eval(const request_view& r, bool by_text, std::int64_t wall_ms, std::string& reply,
+              node_output& out);
+    const cached_script* cache_script(std::string_view text, std::string& reply);
+    void script_command(const request_view& request, std::string& reply) override;
+
+    // The keyspace's commands (redis_commands.cpp), from a client or from a script's
+    // redis.call. False when `r` names none of them.
+    bool keyspace_command(const request_view& r, bool from_script, std::int64_t wall_ms,
+                          std::string& reply, node_output& out);
+    void get_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void del_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void exists_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void pexpire_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void persist_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void pttl_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void incr_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void time_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void publish_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void zadd_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void zrem_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void zscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void zrange_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void zrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                               node_output& out);
+    void zremrangebyscore_command(const request_view& r, std::int64_t wall_ms,
+                                  std::string& reply, node_output& out);
+    // The sorted set at `key` into `members` (empty for none); false, with WRONGTYPE in
+    // `reply`, when the key holds a string.
+    bool load_zset(std::string_view key, std::int64_t wall_ms, std::vector<zset_member>& members,
+                   std::string& reply, std::vector<repl_op>& effects);
     // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
     void store_zset(std::string_view key, const std::vector<zset_member>& members,
                     std::int64_t wall_ms, std::vector<repl_op>& effects);
-    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
-                     node_output& out);
-    void acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                        std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
-                        std::string& reply, node_output& out);
+    // A SET that gave `key` a new value: a grant for the FIFO check.
+    void note_grant(std::string_view key, std::string_view value, std::int64_t wall_ms,
+                    node_output& out) const;
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
@@ -296,7 +338,14 @@ private:
     std::uint32_t incarnation_ = 1;         // changes with every new replication history
     std::uint32_t master_incarnation_ = 0;  // replicas: the history they follow
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
-    std::uint8_t scripts_cached_ = 0;       // bit per script_id
+    std::vector<cached_script> scripts_;    // the script cache, emptied by a crash
+    script_engine_slot engine_;
+    // While a script runs: its KEYS (a grant's line is KEYS[2] of a fair acquire), its
+    // time and where its commands' effects go.
+    const std::string_view* script_keys_ = nullptr;
+    std::size_t script_keys_count_ = 0;
+    std::int64_t script_wall_ms_ = 0;
+    node_output* script_out_ = nullptr;
     bool script_load_refused_ = false;
     bool redis_6_ = false;
     bool config_get_refused_ = false;
