@@ -178,7 +178,10 @@ bool redis_node::keyspace_command(const request_view& r, bool from_script, std::
     };
     const command_entry* found = nullptr;
     for (const command_entry& c : commands) {
-        if (equals_ignoring_case(r.args[0], c.name)) found = &c;
+        if (equals_ignoring_case(r.args[0], c.name)) {
+            found = &c;
+            break;
+        }
     }
     if (found == nullptr) return false;
     const auto count = static_cast<int>(r.count);

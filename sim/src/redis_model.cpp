@@ -336,9 +336,8 @@ const redis_node::cached_script* redis_node::cache_script(std::string_view text,
         if (s.text == text) return &s;
     }
     cached_script added{sha1(text), std::string(text)};
-    if (!engine_.get().load({added.digest.data(), added.digest.size()}, text, reply)) {
-        return nullptr;
-    }
+    const std::string_view digest{added.digest.data(), added.digest.size()};
+    if (engine_.get().load(digest, text, reply) == script_not_compiled) return nullptr;
     scripts_.push_back(std::move(added));
     return &scripts_.back();
 }
@@ -368,7 +367,11 @@ void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms,
         if (script == nullptr) return;
     } else {
         for (const cached_script& s : scripts_) {
-            if (equals_ignoring_case({s.digest.data(), s.digest.size()}, r.args[1])) script = &s;
+            const std::string_view digest{s.digest.data(), s.digest.size()};
+            if (digest == r.args[1] || equals_ignoring_case(digest, r.args[1])) {
+                script = &s;
+                break;
+            }
         }
         if (script == nullptr) {
             reply += noscript_reply;
@@ -377,13 +380,14 @@ void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms,
     }
     const std::string_view digest{script->digest.data(), script->digest.size()};
     script_engine& engine = engine_.get();
-    if (!engine.load(digest, script->text, reply)) return;
+    const int function = engine.load(digest, script->text, reply);
+    if (function == script_not_compiled) return;
     const auto keys_count = static_cast<std::size_t>(numkeys);
     script_keys_ = &r.args[3];
     script_keys_count_ = keys_count;
     script_wall_ms_ = wall_ms;
     script_out_ = &out;
-    engine.run(digest, script_keys_, keys_count, script_keys_ + keys_count,
+    engine.run(function, digest, script_keys_, keys_count, script_keys_ + keys_count,
                r.count - 3 - keys_count, *this, reply);
     script_keys_ = nullptr;
     script_keys_count_ = 0;

@@ -3,6 +3,8 @@
 
 #include <lua.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -15,6 +17,8 @@
 // destructor alive on their own frames (the strings they need live in the engine).
 
 namespace edgelock::sim {
+
+static_assert(script_not_compiled == LUA_NOREF);
 
 constexpr int hook_instructions = 1'000'000;
 constexpr int reply_depth_max = 8;            // nesting of a script's reply
@@ -100,6 +104,36 @@ bool collect_arguments(lua_State* lua, script_engine& engine, int count, request
     return true;
 }
 
+// The common replies without the general parser: an integer, a bulk string or nil, a status
+// or an error (the model writes them well formed). False for an array.
+bool push_scalar(lua_State* lua, std::string_view reply) {
+    EDGELOCK_ASSERT(reply.size() >= 3);
+    const std::string_view line = reply.substr(1, reply.find('\r') - 1);
+    switch (reply[0]) {
+        case ':':
+        case '$': {
+            std::int64_t value = 0;
+            const auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+            EDGELOCK_ASSERT(error == std::errc{} && end == line.data() + line.size());
+            if (reply[0] == ':') {
+                lua_pushnumber(lua, static_cast<lua_Number>(value));
+            } else if (value < 0) {
+                lua_pushboolean(lua, 0);
+            } else {
+                lua_pushlstring(lua, reply.data() + line.size() + 3, static_cast<std::size_t>(value));
+            }
+            return true;
+        }
+        case '+':
+        case '-':
+            lua_createtable(lua, 0, 1);
+            lua_pushlstring(lua, line.data(), line.size());
+            lua_setfield(lua, -2, reply[0] == '-' ? "err" : "ok");
+            return true;
+        default: return false;
+    }
+}
+
 int redis_command(lua_State* lua, bool raise) {
     script_engine& engine = access::of(lua);
     const int count = lua_gettop(lua);
@@ -118,12 +152,15 @@ int redis_command(lua_State* lua, bool raise) {
     std::string& reply = access::call_reply(engine);
     reply.clear();
     access::host(engine)->script_command(request, reply);
+    if (push_scalar(lua, reply)) {
+        if (raise && reply[0] == '-') return lua_error(lua);
+        return 1;
+    }
     std::vector<reply_node>& nodes = access::call_nodes(engine);
     const parse_result parsed = parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
     EDGELOCK_ASSERT(parsed.code == errc::ok);
     EDGELOCK_ASSERT(parsed.consumed == reply.size());
     push_node(lua, nodes.data(), 0);
-    if (raise && nodes[0].type == reply_type::error) return lua_error(lua);
     return 1;
 }
 
@@ -280,8 +317,6 @@ void open_libraries(lua_State* lua, script_engine* engine) {
     register_function(lua, engine, "status_reply", redis_status_reply);
     register_function(lua, engine, "sha1hex", redis_sha1hex);
     lua_setglobal(lua, "redis");
-    lua_pushcfunction(lua, error_handler);
-    lua_setfield(lua, LUA_REGISTRYINDEX, "edgelock_error_handler");
     lua_pushlightuserdata(lua, engine);
     lua_setfield(lua, LUA_REGISTRYINDEX, "edgelock_engine");
     // The globals read-only, and reading a missing one an error, as Redis 7.0 has them.
@@ -346,60 +381,106 @@ script_engine::script_engine()
 
 script_engine::~script_engine() { lua_close(lua_); }
 
-void script_engine::push_function_name(std::string_view digest) {
-    char name[2 + 40];
-    name[0] = 'f';
-    name[1] = '_';
-    const std::size_t size = std::min<std::size_t>(digest.size(), 40);
-    for (std::size_t i = 0; i < size; ++i) {
-        const char c = digest[i];
-        name[2 + i] = (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c;
-    }
-    lua_pushlstring(lua_, name, 2 + size);
+namespace {
+
+// The scripts compiled so far on this thread, as Lua bytecode (lua_dump): every run starts
+// new nodes whose engines compile the same few scripts, and loading the bytecode skips the
+// parser. The function it gives is the same as the text's; only time is saved.
+constexpr std::size_t precompiled_max = 64;
+struct precompiled {
+    std::array<char, 40> digest;
+    std::string bytecode;
+};
+thread_local std::vector<precompiled> precompiled_scripts;
+
+int write_bytecode(lua_State*, const void* data, std::size_t size, void* out) {
+    static_cast<std::string*>(out)->append(static_cast<const char*>(data), size);
+    return 0;
 }
 
-bool script_engine::load(std::string_view digest, std::string_view text, std::string& reply) {
-    push_function_name(digest);
-    lua_rawget(lua_, LUA_REGISTRYINDEX);
-    const bool loaded = lua_isfunction(lua_, -1);
-    lua_pop(lua_, 1);
-    if (loaded) return true;
-    if (luaL_loadbuffer(lua_, text.data(), text.size(), "@user_script") != 0) {
+const std::string* bytecode_of(std::string_view digest) {
+    for (const precompiled& p : precompiled_scripts) {
+        if (std::string_view(p.digest.data(), p.digest.size()) == digest) return &p.bytecode;
+    }
+    return nullptr;
+}
+
+// Compiles `text` (or loads its bytecode) onto the stack; nonzero with the message there.
+int compile(lua_State* lua, std::string_view digest, std::string_view text) {
+    if (const std::string* bytecode = bytecode_of(digest); bytecode != nullptr) {
+        return luaL_loadbuffer(lua, bytecode->data(), bytecode->size(), "@user_script");
+    }
+    const int failed = luaL_loadbuffer(lua, text.data(), text.size(), "@user_script");
+    if (failed != 0 || precompiled_scripts.size() >= precompiled_max) return failed;
+    precompiled added{};
+    std::copy(digest.begin(), digest.end(), added.digest.begin());
+    const int dumped = lua_dump(lua, write_bytecode, &added.bytecode);
+    EDGELOCK_ASSERT(dumped == 0);
+    precompiled_scripts.push_back(std::move(added));
+    return 0;
+}
+
+}  // namespace
+
+int script_engine::load(std::string_view digest, std::string_view text, std::string& reply) {
+    EDGELOCK_ASSERT(digest.size() == 40);
+    for (const compiled& c : compiled_) {
+        if (std::string_view(c.digest.data(), c.digest.size()) == digest) return c.function;
+    }
+    if (compile(lua_, digest, text) != 0) {
         std::size_t size = 0;
         const char* message = lua_tolstring(lua_, -1, &size);
         reply += "-ERR Error compiling script (new function): ";
         append_one_line(reply, message, size);
         reply += "\r\n";
         lua_pop(lua_, 1);
-        return false;
+        return script_not_compiled;
     }
-    push_function_name(digest);
-    lua_insert(lua_, -2);
-    lua_rawset(lua_, LUA_REGISTRYINDEX);
-    return true;
+    compiled added{};
+    std::copy(digest.begin(), digest.end(), added.digest.begin());
+    added.function = luaL_ref(lua_, LUA_REGISTRYINDEX);
+    compiled_.push_back(added);
+    return added.function;
 }
 
 namespace {
 
+// KEYS or ARGV: the table the global names, its elements replaced by `items` (a script that
+// changed it left only elements 1..n behind: the ones after `count` are cleared up to the
+// first nil).
 void set_global_array(lua_State* lua, const char* name, const std::string_view* items,
                       std::size_t count) {
     lua_pushstring(lua, name);
-    lua_createtable(lua, static_cast<int>(count), 0);
+    lua_rawget(lua, LUA_GLOBALSINDEX);
+    if (!lua_istable(lua, -1)) {
+        lua_pop(lua, 1);
+        lua_createtable(lua, static_cast<int>(count), 0);
+        lua_pushstring(lua, name);
+        lua_pushvalue(lua, -2);
+        lua_rawset(lua, LUA_GLOBALSINDEX);
+    }
     for (std::size_t i = 0; i < count; ++i) {
         lua_pushlstring(lua, items[i].data(), items[i].size());
         lua_rawseti(lua, -2, static_cast<int>(i + 1));
     }
-    lua_rawset(lua, LUA_GLOBALSINDEX);
+    for (int i = static_cast<int>(count) + 1;; ++i) {
+        lua_rawgeti(lua, -1, i);
+        const bool end = lua_isnil(lua, -1);
+        lua_pop(lua, 1);
+        if (end) break;
+        lua_pushnil(lua);
+        lua_rawseti(lua, -2, i);
+    }
+    lua_pop(lua, 1);
 }
 
 }  // namespace
 
-void script_engine::run(std::string_view digest, const std::string_view* keys,
+void script_engine::run(int function, std::string_view digest, const std::string_view* keys,
                         std::size_t keys_count, const std::string_view* argv,
                         std::size_t argv_count, script_host& host, std::string& reply) {
-    lua_getfield(lua_, LUA_REGISTRYINDEX, "edgelock_error_handler");
-    push_function_name(digest);
-    lua_rawget(lua_, LUA_REGISTRYINDEX);
+    lua_pushcfunction(lua_, error_handler);
+    lua_rawgeti(lua_, LUA_REGISTRYINDEX, function);
     EDGELOCK_ASSERT(lua_isfunction(lua_, -1));
     set_global_array(lua_, "KEYS", keys, keys_count);
     set_global_array(lua_, "ARGV", argv, argv_count);

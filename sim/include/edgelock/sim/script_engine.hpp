@@ -3,8 +3,9 @@
 //
 // One engine per running node (Redis has one lua_State per server); a restart drops it with
 // the script cache. What it reproduces of Redis 7.0's scripting (script_lua.c, eval.c):
-// - the text is compiled once as the chunk "@user_script" and kept in the registry under
-//   f_<digest>; a compile error answers "ERR Error compiling script (new function): ...";
+// - the text is compiled once as the chunk "@user_script" and kept in the registry (by
+//   reference, where Redis names it f_<digest>); a compile error answers "ERR Error
+//   compiling script (new function): ...";
 // - KEYS and ARGV are fresh tables of strings for each call; the globals are read-only and
 //   reading an undefined one is an error ("Script attempted to access nonexistent global
 //   variable ...");
@@ -28,6 +29,7 @@
 // script_instructions_max instructions with an error (a simulated Redis never hangs).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,6 +57,8 @@ protected:
 // A script runs at most this many Lua instructions (Redis's lua-time-limit has no meaning
 // in simulated time; a mutant that loops forever ends with an error instead).
 inline constexpr std::int64_t script_instructions_max = 100'000'000;
+// What load() answers for a script that does not compile (LUA_NOREF).
+inline constexpr int script_not_compiled = -2;
 
 class script_engine {
 public:
@@ -63,17 +67,22 @@ public:
     script_engine(const script_engine&) = delete;
     script_engine& operator=(const script_engine&) = delete;
 
-    // Compiles `text` as f_<digest> unless it is there already. False with Redis's error
-    // reply appended to `reply` when it does not compile.
-    bool load(std::string_view digest, std::string_view text, std::string& reply);
-    // Runs f_<digest> (load() first) with KEYS and ARGV, appending its reply.
-    void run(std::string_view digest, const std::string_view* keys, std::size_t keys_count,
-             const std::string_view* argv, std::size_t argv_count, script_host& host,
-             std::string& reply);
+    // The compiled function of the script `text` whose SHA-1 is `digest`, compiled now if
+    // this engine has not seen it (a reference into the registry). script_not_compiled, with
+    // Redis's error reply appended to `reply`, when it does not compile.
+    int load(std::string_view digest, std::string_view text, std::string& reply);
+    // Runs `function` (from load()) with KEYS and ARGV, appending its reply; `digest` names
+    // it in error replies.
+    void run(int function, std::string_view digest, const std::string_view* keys,
+             std::size_t keys_count, const std::string_view* argv, std::size_t argv_count,
+             script_host& host, std::string& reply);
 
 private:
     friend struct script_engine_access;
-    void push_function_name(std::string_view digest);
+    struct compiled {
+        std::array<char, 40> digest;
+        int function;
+    };
     void reply_from_lua(int index, int depth, std::string& reply);
     void reply_from_error(std::string_view digest, std::string& reply);
 
@@ -81,6 +90,7 @@ private:
     script_host* host_ = nullptr;  // while a script runs
     std::uint64_t rand48_ = 0;     // math.random's state, reset at every call
     std::int64_t budget_chunks_ = 0;
+    std::vector<compiled> compiled_;
     std::string call_reply_;  // a redis.call's reply, reused
     std::vector<reply_node> call_nodes_;
     std::vector<std::string> number_args_;  // numbers given to redis.call, as text
