@@ -344,8 +344,8 @@ const redis_node::cached_script* redis_node::cache_script(std::string_view text,
 
 // EVAL text numkeys key... arg... and EVALSHA digest numkeys key... arg...: the script runs
 // in the node's interpreter, its redis.call reaching script_command().
-void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms,
-                      std::string& reply, node_output& out) {
+void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms, std::string& reply,
+                      node_output& out) {
     std::int64_t numkeys = 0;
     if (r.count < 3) {
         append_error(reply, by_text ? "ERR wrong number of arguments for 'eval' command"
@@ -357,8 +357,9 @@ void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms,
         return;
     }
     if (numkeys < 0 || static_cast<std::size_t>(numkeys) > r.count - 3) {
-        append_error(reply, numkeys < 0 ? "ERR Number of keys can't be negative"
-                                        : "ERR Number of keys can't be greater than number of args");
+        append_error(reply, numkeys < 0
+                                ? "ERR Number of keys can't be negative"
+                                : "ERR Number of keys can't be greater than number of args");
         return;
     }
     const cached_script* script = nullptr;

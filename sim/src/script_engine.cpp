@@ -59,7 +59,9 @@ std::size_t push_node(lua_State* lua, const reply_node* nodes, std::size_t i) {
     const reply_node& node = nodes[i];
     switch (node.type) {
         case reply_type::integer: lua_pushnumber(lua, static_cast<lua_Number>(node.integer)); break;
-        case reply_type::bulk_string: lua_pushlstring(lua, node.text.data(), node.text.size()); break;
+        case reply_type::bulk_string:
+            lua_pushlstring(lua, node.text.data(), node.text.size());
+            break;
         case reply_type::nil: lua_pushboolean(lua, 0); break;
         case reply_type::simple_string:
         case reply_type::error:
@@ -113,14 +115,16 @@ bool push_scalar(lua_State* lua, std::string_view reply) {
         case ':':
         case '$': {
             std::int64_t value = 0;
-            const auto [end, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+            const auto [end, error] =
+                std::from_chars(line.data(), line.data() + line.size(), value);
             EDGELOCK_ASSERT(error == std::errc{} && end == line.data() + line.size());
             if (reply[0] == ':') {
                 lua_pushnumber(lua, static_cast<lua_Number>(value));
             } else if (value < 0) {
                 lua_pushboolean(lua, 0);
             } else {
-                lua_pushlstring(lua, reply.data() + line.size() + 3, static_cast<std::size_t>(value));
+                lua_pushlstring(lua, reply.data() + line.size() + 3,
+                                static_cast<std::size_t>(value));
             }
             return true;
         }
@@ -330,7 +334,8 @@ void open_libraries(lua_State* lua, script_engine* engine) {
 
 void append_integer_reply(std::string& reply, std::int64_t value) {
     char digits[24];
-    const int size = std::snprintf(digits, sizeof digits, ":%lld\r\n", static_cast<long long>(value));
+    const int size =
+        std::snprintf(digits, sizeof digits, ":%lld\r\n", static_cast<long long>(value));
     reply.append(digits, static_cast<std::size_t>(size));
 }
 
@@ -509,9 +514,7 @@ void script_engine::reply_from_lua(int index, int depth, std::string& reply) {
             append_bulk_reply(reply, text, size);
             return;
         }
-        case LUA_TBOOLEAN:
-            reply += lua_toboolean(lua_, at) != 0 ? ":1\r\n" : "$-1\r\n";
-            return;
+        case LUA_TBOOLEAN: reply += lua_toboolean(lua_, at) != 0 ? ":1\r\n" : "$-1\r\n"; return;
         case LUA_TNUMBER: append_integer_reply(reply, truncated(lua_tonumber(lua_, at))); return;
         case LUA_TTABLE: break;
         default: reply += "$-1\r\n"; return;

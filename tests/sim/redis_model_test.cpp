@@ -202,8 +202,9 @@ TEST_F(node_fixture, fence_values_are_exact_up_to_the_counter_maximum_then_acqui
 // script, with the script's digest and line, as Redis 7.0 writes it.
 TEST_F(node_fixture, numeric_arguments_are_parsed_as_redis_string2ll_does) {
     acquire(token_a);
-    const std::string refused = "-ERR value is not an integer or out of range script: " +
-                                digest(edgelock::renew_script) + ", on @user_script:2.\r\n";
+    const std::string refused =
+        "-ERR value is not an integer or out of range script: " + digest(edgelock::renew_script) +
+        ", on @user_script:2.\r\n";
     for (const char* bad : {"9223372036854775808", "99999999999999999999", "-0", "007", "+7", "",
                             " 7", "7 ", "7x", "-", "--7", "-9223372036854775809"}) {
         EXPECT_EQ(eval(edgelock::renew_script, {"1", "lock", token_a, bad}), refused) << bad;

@@ -75,8 +75,9 @@ TEST_F(script_fixture, errors_carry_redis_texts_digests_and_lines) {
     EXPECT_EQ(send({"EVAL", "x = 1 return 1", "0"}),
               "-ERR user_script:1: Attempt to modify a readonly table script: "
               "a9510e78cfea4842ff709c1b51e9d001e7d13797, on @user_script:1.\r\n");
-    EXPECT_EQ(send({"EVAL", "error({err='MINE boom'})", "0"}),
-              "-MINE boom script: 0777ede52146e90186f516026fc55cd4153d1d3e, on @user_script:1.\r\n");
+    EXPECT_EQ(
+        send({"EVAL", "error({err='MINE boom'})", "0"}),
+        "-MINE boom script: 0777ede52146e90186f516026fc55cd4153d1d3e, on @user_script:1.\r\n");
     EXPECT_EQ(send({"EVAL", "return redis.call('NOSUCH')", "0"}),
               "-ERR Unknown Redis command called from script script: "
               "7ae0187b9ac91447963709e3bfd83c5935fec648, on @user_script:1.\r\n");

@@ -6,30 +6,30 @@
 // as Redis's query buffer does), parses them with edgelock::parse_reply, and executes:
 //   PING                                   +PONG (the session's handshake, session/
 //   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
-//   SCRIPT LOAD text                       one of the six scripts: cached, its digest
-//                                          returned (NOPERM when an ACL refuses it); a
-//                                          replica answers all three)
+//   SCRIPT LOAD text                       compiles and caches any script, answering its
+//                                          SHA-1 (NOPERM when an ACL refuses it; a replica
+//                                          answers all three)
 //   INFO                                   run_id (new with every start), uptime_in_seconds
 //                                          (whole seconds of its wall clock, as Redis counts
 //                                          them), aof_enabled, maxmemory and its policy;
 //                                          several sections are a syntax error on a 6.2 node
 //   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
 //                                          refuses it)
-//   EVALSHA digest numkeys key... arg...   one of the six scripts of edgelock/scripts.hpp,
-//                                          recognised by digest; NOSCRIPT unless this process
+//   EVALSHA digest numkeys key... arg...   runs a cached script; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
-//   EVAL text numkeys key... arg...        the same, recognised by exact text; caches it
+//   EVAL text numkeys key... arg...        runs the text, and caches it
 //   WAIT numreplicas timeout_ms            blocks the connection until enough replicas
 //                                          acknowledged this connection's last write, or the
 //                                          timeout; replies with the count
-//   DEL key                                only sent by the deliberately broken client of the
-//                                          mutation tests (delete without comparing)
-// The scripts' semantics are implemented natively, as scripts.hpp documents them; there is
-// no Lua interpreter. Anything else is answered with an error. The fair scripts' sorted sets
-// (a lock's line of waiters and their expiries) are stored as the value of their key
-// (encode_zset), so expiry, replication, persistence and eviction treat them as any other
-// key; their PUBLISH goes out in node_output::published, to this node's subscribers only
-// (the world delivers it; a replica's subscribers hear nothing).
+//   GET SET DEL EXISTS PEXPIRE PERSIST     the keyspace commands the scripts call (a client
+//   PTTL INCR TIME PUBLISH ZADD ZREM       may send them too), redis_commands.cpp
+//   ZSCORE ZRANGE ZRANGEBYSCORE ZREMRANGEBYSCORE
+// Scripts run as shipped: the exact text in the node's Lua 5.1 interpreter (script_engine.hpp),
+// redis.call reaching the commands above. Anything else is answered with an error. The fair
+// scripts' sorted sets (a lock's line of waiters and their expiries) are stored as the value
+// of their key (encode_zset, which marks the type), so expiry, replication, persistence and
+// eviction treat them as any other key; PUBLISH goes out in node_output::published, to this
+// node's subscribers only (the world delivers it; a replica's subscribers hear nothing).
 //
 // What real Redis does that matters for locks, and the model does too:
 // - Keys expire by this process's wall clock: a key set with PX ttl at wall time w is gone
@@ -39,10 +39,10 @@
 // - Persistence: none (a restart comes back empty), everysec (a restart comes back with
 //   the data of the last whole-second fsync: up to one second of writes is lost), always
 //   (nothing acknowledged is lost). Expiry times survive in the persisted data.
-// - The script cache is empty after a (re)start, and replicas never get scripts (effects
-//   replication), so a promoted replica answers NOSCRIPT too, until a connection's
-//   handshake loads them.
-// - A replica refuses writes (READONLY).
+// - The script cache (and the interpreter) is empty after a (re)start, and replicas never get
+//   scripts (effects replication), so a promoted replica answers NOSCRIPT too, until a
+//   connection's handshake loads them.
+// - A replica refuses writes (READONLY): a script on it runs until its first write.
 // - Eviction: a node with a memory limit and an evicting policy loses keys when memory runs
 //   short (evict()); a master sends the evictions to its replicas as DELs, and AOF logs
 //   them, as Redis does. Replicas do not evict on their own (replica-ignore-maxmemory).
@@ -93,6 +93,8 @@ enum class eviction_policy : std::uint8_t {
     all_keys,       // allkeys-lru and the like: any key
 };
 
+// Which of the six scripts a request runs, recognised by digest or text: for traces and the
+// workload's points only (a request's execution never depends on it).
 enum class script_id : std::uint8_t {
     acquire,
     raise,
@@ -308,8 +310,8 @@ private:
                         node_output& out);
     void zrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                                node_output& out);
-    void zremrangebyscore_command(const request_view& r, std::int64_t wall_ms,
-                                  std::string& reply, node_output& out);
+    void zremrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                                  node_output& out);
     // The sorted set at `key` into `members` (empty for none); false, with WRONGTYPE in
     // `reply`, when the key holds a string.
     bool load_zset(std::string_view key, std::int64_t wall_ms, std::vector<zset_member>& members,
