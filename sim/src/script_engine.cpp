@@ -382,6 +382,8 @@ script_engine::script_engine()
     : lua_(luaL_newstate()), call_nodes_(call_nodes_max), number_args_(request_args_max) {
     EDGELOCK_ASSERT(lua_ != nullptr);
     open_libraries(lua_, this);
+    lua_pushcfunction(lua_, error_handler);
+    error_handler_ = luaL_ref(lua_, LUA_REGISTRYINDEX);
 }
 
 script_engine::~script_engine() { lua_close(lua_); }
@@ -484,7 +486,7 @@ void set_global_array(lua_State* lua, const char* name, const std::string_view* 
 void script_engine::run(int function, std::string_view digest, const std::string_view* keys,
                         std::size_t keys_count, const std::string_view* argv,
                         std::size_t argv_count, script_host& host, std::string& reply) {
-    lua_pushcfunction(lua_, error_handler);
+    lua_rawgeti(lua_, LUA_REGISTRYINDEX, error_handler_);
     lua_rawgeti(lua_, LUA_REGISTRYINDEX, function);
     EDGELOCK_ASSERT(lua_isfunction(lua_, -1));
     set_global_array(lua_, "KEYS", keys, keys_count);

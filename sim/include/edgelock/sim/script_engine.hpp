@@ -87,6 +87,7 @@ private:
     void reply_from_error(std::string_view digest, std::string& reply);
 
     lua_State* lua_ = nullptr;
+    int error_handler_ = 0;        // the message handler of every call, in the registry
     script_host* host_ = nullptr;  // while a script runs
     std::uint64_t rand48_ = 0;     // math.random's state, reset at every call
     std::int64_t budget_chunks_ = 0;
