@@ -47,7 +47,7 @@ edgelock_pkg_config(edgelock-session edgelock_session
   REQUIRES edgelock-core)
 edgelock_pkg_config(edgelock-sim edgelock_sim
   "edgelock's deterministic simulator of Redis, Sentinel and the network"
-  REQUIRES edgelock-session LIBS -pthread)
+  REQUIRES edgelock-session lua5.1 LIBS -pthread)
 if(EDGELOCK_BUILD_CLIENTS)
   edgelock_pkg_config(edgelock-transport-common edgelock_transport_common
     "What edgelock's two clients share: TLS (OpenSSL), entropy, error codes"

@@ -43,6 +43,7 @@ packages=(
   "libgmock-dev:$debian_arch"
   "librapidcheck-dev:$debian_arch"
   "libhiredis-dev:$debian_arch"
+  "liblua5.1-0-dev:$debian_arch"  # the simulator's Redis runs the scripts in Lua 5.1
   "pkgconf:$debian_arch"
 )
 if [[ "$core_only" != true ]]; then

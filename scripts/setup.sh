@@ -22,6 +22,7 @@ packages=(
   libgmock-dev
   librapidcheck-dev
   libhiredis-dev
+  liblua5.1-0-dev  # Lua 5.1, as Redis embeds it: the simulated Redis runs the scripts in it
   libssl-dev       # OpenSSL 3: TLS in both transports (rediss://), and the tests' certificates
   libasio-dev
   redis-server

@@ -19,9 +19,6 @@ namespace {
 
 constexpr std::int64_t fsync_interval_us = 1'000'000;
 constexpr std::string_view noscript_reply = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
-constexpr std::string_view readonly_reply =
-    "-READONLY You can't write against a read only replica.\r\n";
-constexpr std::string_view nil_reply = "$-1\r\n";
 
 std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
 
@@ -213,39 +210,10 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         return;
     }
     if (answer_handshake(r, wall_ms, reply)) return;
-    if (equals_ignoring_case(command, "EVALSHA") || equals_ignoring_case(command, "EVAL")) {
-        const bool by_text = equals_ignoring_case(command, "EVAL");
-        if (r.count < 3) {
-            append_error(reply, "ERR wrong number of arguments");
-            return;
-        }
-        const script_id id = by_text ? script_by_text(r.args[1]) : script_by_digest(r.args[1]);
-        const std::uint8_t bit = static_cast<std::uint8_t>(1u << static_cast<unsigned>(id));
-        if (id == script_id::none && by_text) {
-            append_error(reply, "ERR the model runs only edgelock's six scripts");
-            return;
-        }
-        if (id == script_id::none || (!by_text && (scripts_cached_ & bit) == 0)) {
-            reply += noscript_reply;
-            return;
-        }
-        scripts_cached_ = static_cast<std::uint8_t>(scripts_cached_ | bit);
-        if (!is_master()) {
-            reply += readonly_reply;
-            return;
-        }
-        run_script(id, r, 2, wall_ms, reply, out);
-    } else if (equals_ignoring_case(command, "SET")) {
-        set_command(r, wall_ms, reply, out);
-    } else if (equals_ignoring_case(command, "DEL") && r.count == 2) {
-        if (!is_master()) {
-            reply += readonly_reply;
-            return;
-        }
-        const bool existed = find(r.args[1], wall_ms, out.effects) != nullptr;
-        if (existed) erase(r.args[1], out.effects);
-        append_integer(reply, existed ? 1 : 0);
-    } else {
+    const bool by_text = equals_ignoring_case(command, "EVAL");
+    if (by_text || equals_ignoring_case(command, "EVALSHA")) {
+        eval(r, by_text, wall_ms, reply, out);
+    } else if (!keyspace_command(r, false, wall_ms, reply, out)) {
         append_error(reply, "ERR unknown command");
     }
     if (out.effects.size() != effects_before) c.last_write_offset = offset_;
@@ -283,14 +251,8 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
                          "NOPERM User default has no permissions to run the 'script|load' command");
             return true;
         }
-        const script_id id = script_by_text(r.args[2]);
-        if (id == script_id::none) {
-            append_error(reply, "ERR the model runs only edgelock's six scripts");
-            return true;
-        }
-        scripts_cached_ =
-            static_cast<std::uint8_t>(scripts_cached_ | (1u << static_cast<unsigned>(id)));
-        append_bulk(reply, script_digest(id));
+        const cached_script* cached = cache_script(r.args[2], reply);
+        if (cached != nullptr) append_bulk(reply, {cached->digest.data(), cached->digest.size()});
     } else {
         return false;
     }
@@ -364,411 +326,82 @@ void redis_node::append_role(std::string& reply) const {
     }
 }
 
-namespace {
+// ---- scripts ----------------------------------------------------------------------------
 
-// What each script reads: KEYS and ARGV up to these counts. More are ignored, as Lua ignores
-// them (the acquires count KEYS to know whether to fence: `#KEYS > 1`, `#KEYS > 3`).
-struct script_shape {
-    std::int64_t keys_min;
-    std::size_t argc;
-};
-
-script_shape shape_of(script_id id) noexcept {
-    switch (id) {
-        case script_id::acquire: return {1, 2};
-        case script_id::raise: return {2, 2};
-        case script_id::renew: return {1, 2};
-        case script_id::release: return {1, 1};
-        case script_id::fair_acquire: return {3, 3};
-        case script_id::fair_release: return {3, 1};
-        default: return {0, 0};
+// The cached script of this exact text, cached now if it was not (compiled first: a script
+// that does not compile is not cached, and its error is appended to `reply`).
+const redis_node::cached_script* redis_node::cache_script(std::string_view text,
+                                                          std::string& reply) {
+    for (const cached_script& s : scripts_) {
+        if (s.text == text) return &s;
     }
+    cached_script added{sha1(text), std::string(text)};
+    const std::string_view digest{added.digest.data(), added.digest.size()};
+    if (engine_.get().load(digest, text, reply) == script_not_compiled) return nullptr;
+    scripts_.push_back(std::move(added));
+    return &scripts_.back();
 }
 
-}  // namespace
-
-// numkeys at r.args[first]; keys then arguments follow.
-void redis_node::run_script(script_id id, const request_view& r, std::size_t first,
-                            std::int64_t wall_ms, std::string& reply, node_output& out) {
-    script_call call;
-    if (!parse_script_call(id, r, first, call, reply)) return;
-    const std::string_view* keys = call.keys;
-    const std::string_view* argv = call.argv;
-    if (refuses_exhausted_fence(id, call, wall_ms, reply, out.effects)) return;
-    switch (id) {
-        case script_id::fair_acquire: {
-            const bool join = call.argc > 3 && argv[3] == "join";
-            fair_acquire_script(keys, call.numkeys > 3, argv[0], call.number, call.entry_ttl_ms,
-                                join, wall_ms, reply, out);
-            return;
-        }
-        case script_id::fair_release:
-            fair_release_script(keys, argv[0], call.argc > 1 && argv[1] == "stay", wall_ms, reply,
-                                out);
-            return;
-        case script_id::acquire:
-            acquire_script(keys, call.numkeys > 1, argv[0], call.number,
-                           find(keys[0], wall_ms, out.effects), wall_ms, reply, out);
-            return;
-        case script_id::raise:
-            raise_script(keys, argv, call.number, wall_ms, reply, out.effects);
-            return;
-        case script_id::renew:
-        case script_id::release: {
-            redis_entry* lock = find(keys[0], wall_ms, out.effects);
-            if (lock == nullptr || lock->value != argv[0]) {
-                append_integer(reply, 0);
-                return;
-            }
-            if (id == script_id::renew) {
-                set(keys[0], lock->value, wall_ms + call.number, out.effects);
-            } else {
-                erase(keys[0], out.effects);
-            }
-            append_integer(reply, 1);
-            return;
-        }
-        default: EDGELOCK_ASSERT(false);
-    }
-}
-
-// Splits a script call's keys and arguments and reads its numbers, answering Redis's (or
-// the script's) error for a malformed one. False when it was refused.
-bool redis_node::parse_script_call(script_id id, const request_view& r, std::size_t first,
-                                   script_call& call, std::string& reply) const {
-    if (!parse_integer(r.args[first], call.numkeys) || call.numkeys < 1 ||
-        first + 1 + static_cast<std::size_t>(call.numkeys) > r.count) {
-        append_error(reply, "ERR bad number of keys");
-        return false;
-    }
-    call.keys = &r.args[first + 1];
-    call.argv = call.keys + call.numkeys;
-    call.argc = r.count - first - 1 - static_cast<std::size_t>(call.numkeys);
-    const script_shape shape = shape_of(id);
-    if (call.argc < shape.argc || call.numkeys < shape.keys_min) {
-        append_error(reply, "ERR wrong number of arguments for the script");
-        return false;
-    }
-    const bool numbers_ok = (shape.argc < 2 || parse_integer(call.argv[1], call.number)) &&
-                            (shape.argc < 3 || parse_integer(call.argv[2], call.entry_ttl_ms));
-    if (!numbers_ok) append_error(reply, "ERR value is not an integer or out of range");
-    return numbers_ok;
-}
-
-// A fenced acquire checks its counter first, as the script does: an exhausted counter
-// leaves the lock untouched, and is made persistent so it cannot expire and restart below
-// the tokens it handed out. True when the acquire was refused so.
-bool redis_node::refuses_exhausted_fence(script_id id, const script_call& call,
-                                         std::int64_t wall_ms, std::string& reply,
-                                         std::vector<repl_op>& effects) {
-    const bool fenced_acquire = (id == script_id::acquire && call.numkeys > 1) ||
-                                (id == script_id::fair_acquire && call.numkeys > 3);
-    if (!fenced_acquire) return false;
-    const std::string_view fence_key = call.keys[id == script_id::acquire ? 1 : 3];
-    const redis_entry* fence = find(fence_key, wall_ms, effects);
-    if (fence == nullptr || fence->value != "9223372036854775807") return false;
-    if (fence->expire_at_ms >= 0) set(fence_key, fence->value, -1, effects);
-    append_error(reply, "FENCE_EXHAUSTED the fence counter is at 2^63-1");
-    return true;
-}
-
-// raise: the lock's holder moves the fence counter up to `number` (never down).
-void redis_node::raise_script(const std::string_view* keys, const std::string_view* argv,
-                              std::int64_t number, std::int64_t wall_ms, std::string& reply,
-                              std::vector<repl_op>& effects) {
-    const redis_entry* lock = find(keys[0], wall_ms, effects);
-    if (lock == nullptr || lock->value != argv[0]) {
-        append_integer(reply, 0);
+// EVAL text numkeys key... arg... and EVALSHA digest numkeys key... arg...: the script runs
+// in the node's interpreter, its redis.call reaching script_command().
+void redis_node::eval(const request_view& r, bool by_text, std::int64_t wall_ms, std::string& reply,
+                      node_output& out) {
+    std::int64_t numkeys = 0;
+    if (r.count < 3) {
+        append_error(reply, by_text ? "ERR wrong number of arguments for 'eval' command"
+                                    : "ERR wrong number of arguments for 'evalsha' command");
         return;
     }
-    const redis_entry* fence = find(keys[1], wall_ms, effects);
-    std::int64_t current = 0;
-    if (fence != nullptr && !parse_integer(fence->value, current)) {
+    if (!parse_integer(r.args[2], numkeys)) {
         append_error(reply, "ERR value is not an integer or out of range");
         return;
     }
-    // SET clears the expiry and the script's PEXPIRE sets it again, moved or not (on a key
-    // that exists: a raise to 0 of no counter leaves none).
-    if (current < number) {
-        set(keys[1], argv[1], wall_ms + fence_ttl_ms, effects);
-    } else if (fence != nullptr) {
-        set(keys[1], fence->value, wall_ms + fence_ttl_ms, effects);
-    }
-    append_integer(reply, 1);
-}
-
-// SET key value [NX] [PX ms] [GET], as far as the lock's acquire uses it: with GET the reply
-// is the value the key had (nil for none), and with NX an existing key is left alone.
-void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
-                             node_output& out) {
-    std::vector<repl_op>& effects = out.effects;
-    bool nx = false;
-    bool get = false;
-    std::int64_t px = -1;
-    bool valid = r.count >= 3;
-    for (std::size_t i = 3; valid && i < r.count; ++i) {
-        if (equals_ignoring_case(r.args[i], "NX")) {
-            nx = true;
-        } else if (equals_ignoring_case(r.args[i], "GET")) {
-            get = true;
-        } else if (equals_ignoring_case(r.args[i], "PX") && i + 1 < r.count) {
-            valid = parse_integer(r.args[++i], px) && px > 0;
-        } else {
-            valid = false;
-        }
-    }
-    if (!valid || (nx && get && redis_6_)) {
-        append_error(reply, "ERR syntax error");
+    if (numkeys < 0 || static_cast<std::size_t>(numkeys) > r.count - 3) {
+        append_error(reply, numkeys < 0
+                                ? "ERR Number of keys can't be negative"
+                                : "ERR Number of keys can't be greater than number of args");
         return;
     }
-    if (!is_master()) {
-        reply += readonly_reply;
-        return;
-    }
-    const redis_entry* existing = find(r.args[1], wall_ms, effects);
-    const std::string before = existing != nullptr ? existing->value : std::string();
-    const bool granted = existing == nullptr || (!nx && before != r.args[2]);
-    if (existing == nullptr || !nx) set(r.args[1], r.args[2], px > 0 ? wall_ms + px : -1, effects);
-    if (granted)
-        out.grants.push_back(
-            node_output::grant{std::string(r.args[1]), std::string(r.args[2]), false, -1});
-    if (!get) {
-        reply += existing != nullptr && nx ? nil_reply : std::string_view("+OK\r\n");
-    } else if (existing != nullptr) {
-        append_bulk(reply, before);
+    const cached_script* script = nullptr;
+    if (by_text) {
+        script = cache_script(r.args[1], reply);
+        if (script == nullptr) return;
     } else {
-        reply += nil_reply;
-    }
-}
-
-// The acquire script once its arguments are checked: SET NX PX (the same token may set it
-// again), then with fencing the counter's INCR, keeping the counter's own expiry.
-void redis_node::acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                                std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
-                                std::string& reply, node_output& out) {
-    if (ttl_ms <= 0) {
-        append_error(reply, "ERR invalid expire time in 'set' command");
-        return;
-    }
-    if (lock != nullptr && lock->value != token) {
-        reply += nil_reply;
-        return;
-    }
-    if (lock == nullptr)
-        out.grants.push_back(
-            node_output::grant{std::string(keys[0]), std::string(token), false, -1});
-    set(keys[0], token, wall_ms + ttl_ms, out.effects);
-    if (!fencing) {
-        append_integer(reply, 0);
-        return;
-    }
-    raise_fence(keys[1], wall_ms, reply, out.effects);
-}
-
-// INCR of the fence counter, raised to the clock in microseconds when below it (the
-// scripts' TIME), with the expiry fence_ttl_ms; the reply is the new value.
-void redis_node::raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
-                             std::vector<repl_op>& effects) {
-    const redis_entry* fence = find(key, wall_ms, effects);
-    std::int64_t value = 0;
-    if (fence != nullptr && !parse_integer(fence->value, value)) {
-        append_error(reply, "ERR value is not an integer or out of range");
-        return;
-    }
-    // The counter never falls behind the clock in microseconds, as the real script's TIME
-    // (scripts.hpp): a restart that set it back cannot hand out tokens given before. Then
-    // the script's PEXPIRE: the counter lives fence_ttl_ms from this write.
-    const std::string incremented = std::to_string(std::max(value + 1, wall_ms * 1000));
-    set(key, incremented, wall_ms + fence_ttl_ms, effects);
-    append_bulk(reply, incremented);
-}
-
-// ---- the fair scripts (scripts.hpp: fair_acquire, fair_release) ---------------------------
-
-namespace {
-
-std::vector<zset_member>::iterator find_member(std::vector<zset_member>& set,
-                                               std::string_view member) {
-    return std::find_if(set.begin(), set.end(),
-                        [&](const zset_member& m) { return m.member == member; });
-}
-
-// ZADD: a new member, or a new score for one already there; Redis's order kept.
-void zadd(std::vector<zset_member>& set, std::int64_t score, std::string_view member) {
-    const auto found = find_member(set, member);
-    if (found != set.end()) set.erase(found);
-    const zset_member added{score, std::string(member)};
-    const auto at = std::lower_bound(
-        set.begin(), set.end(), added, [](const zset_member& a, const zset_member& b) {
-            return a.score != b.score ? a.score < b.score : a.member < b.member;
-        });
-    set.insert(at, added);
-}
-
-bool zrem(std::vector<zset_member>& set, std::string_view member) {
-    const auto found = find_member(set, member);
-    if (found == set.end()) return false;
-    set.erase(found);
-    return true;
-}
-
-}  // namespace
-
-std::vector<zset_member> decode_zset(std::string_view value) {
-    std::vector<zset_member> out;
-    std::size_t at = 0;
-    while (at < value.size()) {
-        const std::size_t space = value.find(' ', at);
-        const std::size_t end = value.find('\n', at);
-        if (space == std::string_view::npos || end == std::string_view::npos || space > end) break;
-        zset_member m;
-        if (!parse_integer(value.substr(at, space - at), m.score)) break;
-        m.member = std::string(value.substr(space + 1, end - space - 1));
-        out.push_back(std::move(m));
-        at = end + 1;
-    }
-    return out;
-}
-
-std::string encode_zset(const std::vector<zset_member>& members) {
-    std::string out;
-    for (const zset_member& m : members) {
-        out += std::to_string(m.score);
-        out += ' ';
-        out += m.member;
-        out += '\n';
-    }
-    return out;
-}
-
-std::vector<zset_member> redis_node::load_zset(std::string_view key, std::int64_t wall_ms,
-                                               std::vector<repl_op>& effects) {
-    const redis_entry* e = find(key, wall_ms, effects);
-    return e != nullptr ? decode_zset(e->value) : std::vector<zset_member>{};
-}
-
-void redis_node::store_zset(std::string_view key, const std::vector<zset_member>& members,
-                            std::int64_t wall_ms, std::vector<repl_op>& effects) {
-    const redis_entry* e = find(key, wall_ms, effects);
-    if (members.empty()) {
-        if (e != nullptr) erase(key, effects);
-        return;
-    }
-    set(key, encode_zset(members), e != nullptr ? e->expire_at_ms : -1, effects);
-}
-
-void redis_node::purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
-                             std::vector<repl_op>& effects) {
-    std::vector<zset_member> expiries = load_zset(qttl, now_ms, effects);
-    std::vector<zset_member> line = load_zset(queue, now_ms, effects);
-    bool line_changed = false;
-    std::size_t gone = 0;
-    while (gone < expiries.size() && expiries[gone].score <= now_ms) {
-        line_changed = zrem(line, expiries[gone].member) || line_changed;
-        ++gone;
-    }
-    if (gone > 0) {
-        expiries.erase(expiries.begin(), expiries.begin() + static_cast<std::ptrdiff_t>(gone));
-        store_zset(qttl, expiries, now_ms, effects);
-    }
-    // Heads without an expiry entry could never expire: they go too.
-    while (!line.empty() && find_member(expiries, line.front().member) == expiries.end()) {
-        line.erase(line.begin());
-        line_changed = true;
-    }
-    if (line_changed) store_zset(queue, line, now_ms, effects);
-}
-
-// Sets `token`'s expiry in the line to now + entry_ttl_ms and keeps both line keys alive at
-// least that long.
-void redis_node::refresh_line_entry(const std::string_view* keys, std::string_view token,
-                                    std::int64_t entry_ttl_ms, std::int64_t wall_ms,
-                                    std::vector<repl_op>& effects) {
-    std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
-    zadd(expiries, wall_ms + entry_ttl_ms, token);
-    store_zset(keys[2], expiries, wall_ms, effects);
-    for (std::size_t i = 1; i <= 2; ++i) {
-        const redis_entry* e = find(keys[i], wall_ms, effects);
-        if (e == nullptr) continue;  // PEXPIRE of a missing key does nothing
-        const std::int64_t pttl = e->expire_at_ms < 0 ? -1 : e->expire_at_ms - wall_ms;
-        if (pttl < entry_ttl_ms) set(keys[i], e->value, wall_ms + entry_ttl_ms, effects);
-    }
-}
-
-// KEYS lock queue qttl [fence], ARGV token ttl_ms entry_ttl_ms ["join"]. `now` is the
-// script's TIME in ms, the node's wall clock, as the script computes it.
-void redis_node::fair_acquire_script(const std::string_view* keys, bool fencing,
-                                     std::string_view token, std::int64_t ttl_ms,
-                                     std::int64_t entry_ttl_ms, bool join, std::int64_t wall_ms,
-                                     std::string& reply, node_output& out) {
-    std::vector<repl_op>& effects = out.effects;
-    if (ttl_ms <= 0 || entry_ttl_ms <= 0) {
-        append_error(reply, "ERR invalid expire time in 'pexpire' command");
-        return;
-    }
-    const std::int64_t now = wall_ms;
-    purge_queue(keys[1], keys[2], now, effects);
-    const redis_entry* lock = find(keys[0], wall_ms, effects);
-    const std::string holder = lock != nullptr ? lock->value : std::string();
-    std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
-    const std::string head = line.empty() ? std::string() : line.front().member;
-    const std::int64_t head_score = line.empty() ? now + 1 : line.front().score;
-    const auto ours = find_member(line, token);
-    const std::int64_t our_score = ours != line.end() ? ours->score : -1;
-    const bool ours_held = lock != nullptr && holder == token;
-    const bool took = !join && (ours_held || (lock == nullptr && (head.empty() || head == token)));
-    if (took && ours_held) {
-        set(keys[0], token, wall_ms + ttl_ms, effects);  // PEXPIRE
-    } else if (took) {
-        set(keys[0], token, wall_ms + ttl_ms, effects);
-        out.grants.push_back(
-            node_output::grant{std::string(keys[0]), std::string(token), true, our_score});
-    } else if (ours == line.end()) {
-        const std::int64_t last = line.empty() ? 0 : line.back().score;
-        zadd(line, std::max(now, last + 1), token);
-        store_zset(keys[1], line, wall_ms, effects);
-    }
-    if (took && head != token) {  // the taker stands at the head until its release
-        zadd(line, head_score - 1, token);
-        store_zset(keys[1], line, wall_ms, effects);
-    }
-    refresh_line_entry(keys, token, entry_ttl_ms, wall_ms, effects);
-    if (!took) {
-        if (lock == nullptr && !head.empty() && head != token) {
-            out.published.push_back(node_output::publication{std::string(keys[1]), head});
+        for (const cached_script& s : scripts_) {
+            const std::string_view digest{s.digest.data(), s.digest.size()};
+            if (digest == r.args[1] || equals_ignoring_case(digest, r.args[1])) {
+                script = &s;
+                break;
+            }
         }
-        reply += nil_reply;
-        return;
+        if (script == nullptr) {
+            reply += noscript_reply;
+            return;
+        }
     }
-    if (!fencing) {
-        append_integer(reply, 0);
-        return;
-    }
-    raise_fence(keys[3], wall_ms, reply, effects);
+    const std::string_view digest{script->digest.data(), script->digest.size()};
+    script_engine& engine = engine_.get();
+    const int function = engine.load(digest, script->text, reply);
+    if (function == script_not_compiled) return;
+    const auto keys_count = static_cast<std::size_t>(numkeys);
+    script_keys_ = &r.args[3];
+    script_keys_count_ = keys_count;
+    script_wall_ms_ = wall_ms;
+    script_out_ = &out;
+    engine.run(function, digest, script_keys_, keys_count, script_keys_ + keys_count,
+               r.count - 3 - keys_count, *this, reply);
+    script_keys_ = nullptr;
+    script_keys_count_ = 0;
+    script_out_ = nullptr;
 }
 
-// KEYS lock queue qttl, ARGV token ["stay"]: the compare-and-delete first, then the line's
-// upkeep (a waiter that stays keeps its entry).
-void redis_node::fair_release_script(const std::string_view* keys, std::string_view token,
-                                     bool stay, std::int64_t wall_ms, std::string& reply,
-                                     node_output& out) {
-    std::vector<repl_op>& effects = out.effects;
-    const redis_entry* lock = find(keys[0], wall_ms, effects);
-    const bool ours = lock != nullptr && lock->value == token;
-    if (ours) erase(keys[0], effects);
-    if (!stay) {
-        std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
-        if (zrem(line, token)) store_zset(keys[1], line, wall_ms, effects);
-        std::vector<zset_member> expiries = load_zset(keys[2], wall_ms, effects);
-        if (zrem(expiries, token)) store_zset(keys[2], expiries, wall_ms, effects);
+// A script's redis.call: the keyspace's commands at the script's time (a script sees its
+// start's clock throughout, as Redis freezes it).
+void redis_node::script_command(const request_view& request, std::string& reply) {
+    EDGELOCK_ASSERT(script_out_ != nullptr);
+    if (!keyspace_command(request, true, script_wall_ms_, reply, *script_out_)) {
+        append_error(reply, "ERR Unknown Redis command called from script");
     }
-    purge_queue(keys[1], keys[2], wall_ms, effects);
-    const std::vector<zset_member> line = load_zset(keys[1], wall_ms, effects);
-    if (!line.empty() && find(keys[0], wall_ms, effects) == nullptr) {
-        out.published.push_back(
-            node_output::publication{std::string(keys[1]), line.front().member});
-    }
-    append_integer(reply, ours ? 1 : 0);
 }
 
 // ---- WAIT -------------------------------------------------------------------------------
@@ -867,7 +500,8 @@ void redis_node::crash(std::int64_t now_us) {
     }
     up_ = false;
     data_.clear();
-    scripts_cached_ = 0;
+    scripts_.clear();
+    engine_.reset();
     for (client_state& c : clients_) c = client_state{};
     acked_ = {};
 }

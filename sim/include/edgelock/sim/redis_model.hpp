@@ -6,30 +6,30 @@
 // as Redis's query buffer does), parses them with edgelock::parse_reply, and executes:
 //   PING                                   +PONG (the session's handshake, session/
 //   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
-//   SCRIPT LOAD text                       one of the six scripts: cached, its digest
-//                                          returned (NOPERM when an ACL refuses it); a
-//                                          replica answers all three)
+//   SCRIPT LOAD text                       compiles and caches any script, answering its
+//                                          SHA-1 (NOPERM when an ACL refuses it; a replica
+//                                          answers all three)
 //   INFO                                   run_id (new with every start), uptime_in_seconds
 //                                          (whole seconds of its wall clock, as Redis counts
 //                                          them), aof_enabled, maxmemory and its policy;
 //                                          several sections are a syntax error on a 6.2 node
 //   CONFIG GET appendfsync                 the persistence's fsync policy (NOPERM when an ACL
 //                                          refuses it)
-//   EVALSHA digest numkeys key... arg...   one of the six scripts of edgelock/scripts.hpp,
-//                                          recognised by digest; NOSCRIPT unless this process
+//   EVALSHA digest numkeys key... arg...   runs a cached script; NOSCRIPT unless this process
 //                                          has seen the script's text since it started
-//   EVAL text numkeys key... arg...        the same, recognised by exact text; caches it
+//   EVAL text numkeys key... arg...        runs the text, and caches it
 //   WAIT numreplicas timeout_ms            blocks the connection until enough replicas
 //                                          acknowledged this connection's last write, or the
 //                                          timeout; replies with the count
-//   DEL key                                only sent by the deliberately broken client of the
-//                                          mutation tests (delete without comparing)
-// The scripts' semantics are implemented natively, as scripts.hpp documents them; there is
-// no Lua interpreter. Anything else is answered with an error. The fair scripts' sorted sets
-// (a lock's line of waiters and their expiries) are stored as the value of their key
-// (encode_zset), so expiry, replication, persistence and eviction treat them as any other
-// key; their PUBLISH goes out in node_output::published, to this node's subscribers only
-// (the world delivers it; a replica's subscribers hear nothing).
+//   GET SET DEL EXISTS PEXPIRE PERSIST     the keyspace commands the scripts call (a client
+//   PTTL INCR TIME PUBLISH ZADD ZREM       may send them too), redis_commands.cpp
+//   ZSCORE ZRANGE ZRANGEBYSCORE ZREMRANGEBYSCORE
+// Scripts run as shipped: the exact text in the node's Lua 5.1 interpreter (script_engine.hpp),
+// redis.call reaching the commands above. Anything else is answered with an error. The fair
+// scripts' sorted sets (a lock's line of waiters and their expiries) are stored as the value
+// of their key (encode_zset, which marks the type), so expiry, replication, persistence and
+// eviction treat them as any other key; PUBLISH goes out in node_output::published, to this
+// node's subscribers only (the world delivers it; a replica's subscribers hear nothing).
 //
 // What real Redis does that matters for locks, and the model does too:
 // - Keys expire by this process's wall clock: a key set with PX ttl at wall time w is gone
@@ -39,10 +39,10 @@
 // - Persistence: none (a restart comes back empty), everysec (a restart comes back with
 //   the data of the last whole-second fsync: up to one second of writes is lost), always
 //   (nothing acknowledged is lost). Expiry times survive in the persisted data.
-// - The script cache is empty after a (re)start, and replicas never get scripts (effects
-//   replication), so a promoted replica answers NOSCRIPT too, until a connection's
-//   handshake loads them.
-// - A replica refuses writes (READONLY).
+// - The script cache (and the interpreter) is empty after a (re)start, and replicas never get
+//   scripts (effects replication), so a promoted replica answers NOSCRIPT too, until a
+//   connection's handshake loads them.
+// - A replica refuses writes (READONLY): a script on it runs until its first write.
 // - Eviction: a node with a memory limit and an evicting policy loses keys when memory runs
 //   short (evict()); a master sends the evictions to its replicas as DELs, and AOF logs
 //   them, as Redis does. Replicas do not evict on their own (replica-ignore-maxmemory).
@@ -51,12 +51,15 @@
 #include <array>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/sim/schedule.hpp"
+#include "edgelock/sim/script_engine.hpp"
+#include "edgelock/sha1.hpp"
 
 namespace edgelock::sim {
 
@@ -90,6 +93,8 @@ enum class eviction_policy : std::uint8_t {
     all_keys,       // allkeys-lru and the like: any key
 };
 
+// Which of the six scripts a request runs, recognised by digest or text: for traces and the
+// workload's points only (a request's execution never depends on it).
 enum class script_id : std::uint8_t {
     acquire,
     raise,
@@ -159,7 +164,31 @@ struct node_output {
     }
 };
 
-class redis_node {
+// The node's Lua interpreter, made at its first script and dropped by a crash with the
+// script cache. A copy of a node starts without one: it compiles the scripts it has cached
+// again at their next call.
+class script_engine_slot {
+public:
+    script_engine_slot() = default;
+    script_engine_slot(const script_engine_slot&) noexcept {}
+    script_engine_slot& operator=(const script_engine_slot&) noexcept {
+        engine_.reset();
+        return *this;
+    }
+    script_engine_slot(script_engine_slot&&) noexcept = default;
+    script_engine_slot& operator=(script_engine_slot&&) noexcept = default;
+    ~script_engine_slot() = default;
+    script_engine& get() {
+        if (!engine_) engine_ = std::make_unique<script_engine>();
+        return *engine_;
+    }
+    void reset() noexcept { engine_.reset(); }
+
+private:
+    std::unique_ptr<script_engine> engine_;
+};
+
+class redis_node : private script_host {
 public:
     redis_node() = default;
     redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us);
@@ -236,48 +265,63 @@ private:
     void append_info(std::int64_t wall_ms, std::string& reply) const;
     void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
-    void run_script(script_id id, const request_view& r, std::size_t first, std::int64_t wall_ms,
-                    std::string& reply, node_output& out);
-    // A script call's keys and arguments (views into the request) and its numbers.
-    struct script_call {
-        std::int64_t numkeys = 0;
-        const std::string_view* keys = nullptr;
-        const std::string_view* argv = nullptr;
-        std::size_t argc = 0;
-        std::int64_t number = 0;        // ARGV[2]: a TTL, or the fence value to raise to
-        std::int64_t entry_ttl_ms = 0;  // ARGV[3] of the fair acquire
+
+    // Scripts (script_engine.hpp): EVAL, EVALSHA and SCRIPT LOAD.
+    struct cached_script {
+        sha1_hex digest{};
+        std::string text;
     };
-    bool parse_script_call(script_id id, const request_view& r, std::size_t first,
-                           script_call& call, std::string& reply) const;
-    bool refuses_exhausted_fence(script_id id, const script_call& call, std::int64_t wall_ms,
-                                 std::string& reply, std::vector<repl_op>& effects);
-    void raise_script(const std::string_view* keys, const std::string_view* argv,
-                      std::int64_t number, std::int64_t wall_ms, std::string& reply,
-                      std::vector<repl_op>& effects);
-    void fair_acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                             std::int64_t ttl_ms, std::int64_t entry_ttl_ms, bool join,
-                             std::int64_t wall_ms, std::string& reply, node_output& out);
-    void refresh_line_entry(const std::string_view* keys, std::string_view token,
-                            std::int64_t entry_ttl_ms, std::int64_t wall_ms,
-                            std::vector<repl_op>& effects);
-    void fair_release_script(const std::string_view* keys, std::string_view token, bool stay,
-                             std::int64_t wall_ms, std::string& reply, node_output& out);
-    void raise_fence(std::string_view key, std::int64_t wall_ms, std::string& reply,
-                     std::vector<repl_op>& effects);
-    // The fair scripts' prologue: waiters whose expiry (in qttl) is at or before now_ms leave
-    // both sets.
-    void purge_queue(std::string_view queue, std::string_view qttl, std::int64_t now_ms,
-                     std::vector<repl_op>& effects);
-    std::vector<zset_member> load_zset(std::string_view key, std::int64_t wall_ms,
-                                       std::vector<repl_op>& effects);
+    void eval(const request_view& r, bool by_text, std::int64_t wall_ms, std::string& reply,
+              node_output& out);
+    const cached_script* cache_script(std::string_view text, std::string& reply);
+    void script_command(const request_view& request, std::string& reply) override;
+
+    // The keyspace's commands (redis_commands.cpp), from a client or from a script's
+    // redis.call. False when `r` names none of them.
+    bool keyspace_command(const request_view& r, bool from_script, std::int64_t wall_ms,
+                          std::string& reply, node_output& out);
+    void get_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void del_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                     node_output& out);
+    void exists_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void pexpire_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void persist_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void pttl_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void incr_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void time_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void publish_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                         node_output& out);
+    void zadd_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void zrem_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                      node_output& out);
+    void zscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void zrange_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    void zrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                               node_output& out);
+    void zremrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                                  node_output& out);
+    // The sorted set at `key` into `members` (empty for none); false, with WRONGTYPE in
+    // `reply`, when the key holds a string.
+    bool load_zset(std::string_view key, std::int64_t wall_ms, std::vector<zset_member>& members,
+                   std::string& reply, std::vector<repl_op>& effects);
     // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
     void store_zset(std::string_view key, const std::vector<zset_member>& members,
                     std::int64_t wall_ms, std::vector<repl_op>& effects);
-    void set_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
-                     node_output& out);
-    void acquire_script(const std::string_view* keys, bool fencing, std::string_view token,
-                        std::int64_t ttl_ms, const redis_entry* lock, std::int64_t wall_ms,
-                        std::string& reply, node_output& out);
+    // A SET that gave `key` a new value: a grant for the FIFO check.
+    void note_grant(std::string_view key, std::string_view value, std::int64_t wall_ms,
+                    node_output& out) const;
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
@@ -296,7 +340,14 @@ private:
     std::uint32_t incarnation_ = 1;         // changes with every new replication history
     std::uint32_t master_incarnation_ = 0;  // replicas: the history they follow
     std::int64_t offset_ = 0;               // writes produced (master) or applied (replica)
-    std::uint8_t scripts_cached_ = 0;       // bit per script_id
+    std::vector<cached_script> scripts_;    // the script cache, emptied by a crash
+    script_engine_slot engine_;
+    // While a script runs: its KEYS (a grant's line is KEYS[2] of a fair acquire), its
+    // time and where its commands' effects go.
+    const std::string_view* script_keys_ = nullptr;
+    std::size_t script_keys_count_ = 0;
+    std::int64_t script_wall_ms_ = 0;
+    node_output* script_out_ = nullptr;
     bool script_load_refused_ = false;
     bool redis_6_ = false;
     bool config_get_refused_ = false;
