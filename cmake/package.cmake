@@ -68,7 +68,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 set(EDGELOCK_SHARED_DEPENDS
   "libc6 (>= 2.34)" "libgcc-s1 (>= 3.0)" "libstdc++6 (>= 12)" "libhiredis0.14 (>= 0.14.1)"
   "libssl3 (>= 3.0.0)")
-string(JOIN ", " CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS ${EDGELOCK_SHARED_DEPENDS})
+# The commands run the simulator, whose Redis runs the scripts in Lua 5.1.
+string(JOIN ", " CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS ${EDGELOCK_SHARED_DEPENDS}
+  "liblua5.1-0 (>= 5.1.5)")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "distributed lock for shell jobs, over Redis
 The edgelock command runs a command while holding a lock that processes on
 other machines share through Redis (one server, Sentinel, or Redlock over
@@ -84,7 +86,7 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
 string(JOIN ", " CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
   "${EDGELOCK_C_PACKAGE} (= ${PROJECT_VERSION})"
   "libssl-dev (>= 3.0.0)" "libhiredis-dev (>= 0.14.1)" "libhiredis-dev (<< 1.0)"
-  "libasio-dev (>= 1:1.22)")
+  "libasio-dev (>= 1:1.22)" "liblua5.1-0-dev (>= 5.1.5)")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "pkgconf, cmake")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis (development files)
 edgelock is a distributed lock client for constrained hardware: acquire,

@@ -6,8 +6,9 @@
 #
 #   1. scripts/setup.sh and scripts/setup-cross.sh ARCH (silent when all is present)
 #   2. configure build-ARCH/ with toolchains/<triplet>.cmake (RelWithDebInfo; Release with
-#      --quick, which compiles faster without debug information); without --quick, with the
-#      target's OpenSSL unpacked into build-ARCH/openssl/ (scripts/target-openssl.sh)
+#      --quick, which compiles faster without debug information), with the target's Lua 5.1
+#      and (without --quick) OpenSSL unpacked into build-ARCH/target-libs/
+#      (scripts/target-libs.sh)
 #   3. build everything the top-level CMake builds (core, transports, the C API and its
 #      shared library libedgelock-c.so, sim, tools, tests, examples, bench); with --quick
 #      only the core, the simulator and their tests (no client, so no C API)
@@ -95,19 +96,19 @@ if [[ "$quick" == true ]]; then
   export RC_PARAMS=${RC_PARAMS:-"max_success=100 seed=20261121"}
 fi
 
-# --quick builds no client: the target's Asio and OpenSSL are not needed.
+# --quick builds no client: the target's Asio and OpenSSL are not needed, its Lua is (the
+# simulator).
+step "the target's OpenSSL and Lua, unpacked into $build/target-libs/"
+target_lines=$(./scripts/target-libs.sh "$debian_arch" "$build/target-libs")
 clients=ON
-openssl_args=()
 if [[ "$quick" == true ]]; then
   clients=OFF
-else
-  step "the target's OpenSSL, unpacked into $build/openssl/"
-  openssl_lines=$(./scripts/target-openssl.sh "$debian_arch" "$build/openssl")
-  mapfile -t openssl_args <<<"$openssl_lines"
+  target_lines=$(grep LUA <<<"$target_lines")
 fi
+mapfile -t target_args <<<"$target_lines"
 step "configure $build/ ($triplet, $build_type)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE="$build_type" -DEDGELOCK_BUILD_CLIENTS="$clients" \
-  -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${openssl_args[@]}"
+  -DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${target_args[@]}"
 
 if [[ "$quick" == true ]]; then
   step "build $build/ (--quick: ${quick_directories[*]})"

@@ -6,11 +6,10 @@
 #
 #   1. scripts/setup.sh; for arm64/armhf scripts/setup-cross.sh --core-only (the cross
 #      compiler, the target's hiredis); lintian
-#   2. arm64/armhf: the target's OpenSSL (libssl-dev, libssl3 of the mirror's version for that
-#      architecture) unpacked with dpkg -x into build-package-ARCH/openssl/ and named to
-#      CMake. Installing the multiarch libssl-dev:ARCH instead would have to match the native
-#      libssl-dev's version exactly, and a mirror's architectures receive OpenSSL's security
-#      updates at different times (docs/EMBEDDED.md).
+#   2. arm64/armhf: the target's OpenSSL and Lua 5.1 (libssl-dev, libssl3, liblua5.1-0-dev,
+#      liblua5.1-0 of the mirror's version for that architecture) unpacked with dpkg -x into
+#      build-package-ARCH/target-libs/ and named to CMake (scripts/target-libs.sh says why
+#      the multiarch -dev packages are not installed instead; docs/EMBEDDED.md).
 #   3. build-package-ARCH/: prefix /usr, RelWithDebInfo (the configuration the tests run)
 #      with Debian's hardening flags (dpkg-buildflags: stack protector, _FORTIFY_SOURCE,
 #      full RELRO), no tests or examples; the libraries and the two commands
@@ -74,10 +73,10 @@ configure_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_INSTALL_PREFIX=/usr
   -DCMAKE_INSTALL_LIBDIR="lib/$triplet"
   -DEDGELOCK_BUILD_TESTS=OFF -DEDGELOCK_BUILD_EXAMPLES=OFF)
 if [[ -n "$cross" ]]; then
-  step "the target's OpenSSL, unpacked into $build/openssl/"
-  openssl_args=$(./scripts/target-openssl.sh "$arch" "$build/openssl")
-  mapfile -t openssl_args <<<"$openssl_args"
-  configure_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${openssl_args[@]}")
+  step "the target's OpenSSL and Lua, unpacked into $build/target-libs/"
+  target_lines=$(./scripts/target-libs.sh "$arch" "$build/target-libs")
+  mapfile -t target_args <<<"$target_lines"
+  configure_args+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake" "${target_args[@]}")
 fi
 
 step "configure $build/"

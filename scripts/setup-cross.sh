@@ -6,10 +6,11 @@
 #
 # --core-only leaves out Asio, which only the clients need (what scripts/cross.sh --quick
 # builds has none; hiredis stays: the RESP reader's tests compare against it). The target's
-# OpenSSL is not installed here at all: a multiarch -dev package must be the very version of
-# the native one, and OpenSSL's security updates reach a mirror's architectures at different
-# times, so one caught between them refuses the install. scripts/cross.sh unpacks it into the
-# build directory instead (scripts/target-openssl.sh).
+# OpenSSL and Lua 5.1 are not installed here at all: a multiarch -dev package must be the very
+# version of the native one, and OpenSSL's security updates reach a mirror's architectures at
+# different times, so one caught between them refuses the install (liblua5.1-0-dev:ARCH needs
+# the target's libssl3 through readline and Kerberos). scripts/cross.sh unpacks them into the
+# build directory instead (scripts/target-libs.sh).
 #
 # The cross compiler, qemu-user (the tests run under it), and the target's libraries through
 # Debian multiarch: the architecture is added to dpkg, then the `:arm64`/`:armhf` dev
@@ -43,7 +44,6 @@ packages=(
   "libgmock-dev:$debian_arch"
   "librapidcheck-dev:$debian_arch"
   "libhiredis-dev:$debian_arch"
-  "liblua5.1-0-dev:$debian_arch"  # the simulator's Redis runs the scripts in Lua 5.1
   "pkgconf:$debian_arch"
 )
 if [[ "$core_only" != true ]]; then

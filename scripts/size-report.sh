@@ -24,7 +24,7 @@
 #                  itself, run natively or under qemu
 # and checks the targets: core text <= 32 KiB on armhf, one lock <= 640 bytes (exit 1 when
 # one is missed). Installs what is missing first (scripts/setup.sh, scripts/setup-cross.sh);
-# a cross build without the target's OpenSSL installed unpacks it (scripts/target-openssl.sh).
+# a cross build unpacks the target's OpenSSL and Lua (scripts/target-libs.sh).
 set -euo pipefail
 export LC_ALL=C
 
@@ -80,14 +80,12 @@ for arch in "${archs[@]}"; do
   libssl=/usr/lib/${triplet:-x86_64-linux-gnu}/libssl.so.3
   if [[ -n "$triplet" ]]; then
     configure+=(-DCMAKE_TOOLCHAIN_FILE="$root/toolchains/$triplet.cmake")
-    # The clients (and the C API) need the target's OpenSSL, which a cross machine need not
-    # have installed: unpacked as scripts/cross.sh and scripts/package.sh do.
-    if [[ ! -f "$libssl" ]]; then
-      openssl_lines=$(./scripts/target-openssl.sh "$debian_arch" "$build/openssl")
-      mapfile -t openssl_args <<<"$openssl_lines"
-      configure+=("${openssl_args[@]}")
-      libssl=$build/openssl/usr/lib/$triplet/libssl.so.3
-    fi
+    # The clients (and the C API) need the target's OpenSSL, the simulator its Lua, which a
+    # cross machine need not have installed: unpacked as scripts/cross.sh and package.sh do.
+    target_lines=$(./scripts/target-libs.sh "$debian_arch" "$build/target-libs")
+    mapfile -t target_args <<<"$target_lines"
+    configure+=("${target_args[@]}")
+    libssl=$build/target-libs/usr/lib/$triplet/libssl.so.3
     run=("$emulator" -L "/usr/$triplet" -E "LD_LIBRARY_PATH=/usr/$triplet/lib")
     tool_prefix=$triplet-
   fi
