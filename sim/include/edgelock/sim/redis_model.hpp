@@ -19,8 +19,10 @@
 //                                          has seen the script's text since it started
 //   EVAL text numkeys key... arg...        runs the text, and caches it
 //   WAIT numreplicas timeout_ms            blocks the connection until enough replicas
-//                                          acknowledged this connection's last write, or the
-//                                          timeout; replies with the count
+//                                          acknowledged the node's writes up to this
+//                                          connection's last command (anyone's writes, as
+//                                          Redis counts; none on a connection that has sent
+//                                          nothing), or the timeout; replies with the count
 //   GET SET DEL EXISTS PEXPIRE PERSIST     the keyspace commands the scripts call (a client
 //   PTTL INCR TIME PUBLISH ZADD ZREM       may send them too), redis_commands.cpp
 //   ZSCORE ZRANGE ZRANGEBYSCORE ZREMRANGEBYSCORE
@@ -252,7 +254,7 @@ public:
 private:
     struct client_state {  // one client connection's: its epoch, WAIT and what queued behind it
         std::uint32_t epoch = 0;
-        std::int64_t last_write_offset = 0;
+        std::int64_t wait_offset = 0;  // the offset after its last command: what WAIT awaits
         bool blocked = false;
         std::int64_t wait_replicas = 0;
         std::int64_t wait_deadline_us = 0;
@@ -262,6 +264,7 @@ private:
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                  std::int64_t now_us, node_output& out);
     bool answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply);
+    void answer_auth_or_select(const request_view& r, std::string& reply) const;
     void append_info(std::int64_t wall_ms, std::string& reply) const;
     void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
@@ -306,6 +309,8 @@ private:
                       node_output& out);
     void zscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                         node_output& out);
+    void zcard_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                       node_output& out);
     void zrange_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                         node_output& out);
     void zrangebyscore_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
