@@ -470,6 +470,7 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
     }
     c.blocked = true;
     c.wait_replicas = replicas;
+    c.wait_target = c.wait_offset;  // the command's own update below must not move it
     c.wait_deadline_us =
         timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : now_us + timeout_ms * 1000;
     if (timeout_ms > 0) {
@@ -491,7 +492,7 @@ void redis_node::unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_o
     for (std::uint8_t client = 0; client < clients_.size(); ++client) {
         client_state& c = clients_[client];
         if (!c.blocked) continue;
-        const std::int64_t acked = acked_replicas(c.wait_offset);
+        const std::int64_t acked = acked_replicas(c.wait_target);
         if (acked < c.wait_replicas && now_us < c.wait_deadline_us) continue;
         c.blocked = false;
         out.replies.push_back(node_output::reply{client, c.epoch, {}});
@@ -620,7 +621,10 @@ redis_entry* redis_node::find(std::string_view key, std::int64_t wall_ms,
     for (redis_entry& e : data_) {
         if (e.key != key) continue;
         if (e.expire_at_ms >= 0 && wall_ms > e.expire_at_ms) {
-            erase(key, effects);  // expired: deleted on access, and the DEL replicated
+            // Expired: a master deletes it on access and replicates the DEL; a replica
+            // reports it missing and waits for its master's DEL (expireIfNeeded), as its
+            // data and its offset follow the master's stream only.
+            if (is_master()) erase(key, effects);
             return nullptr;
         }
         return &e;

@@ -565,12 +565,32 @@ step replica(action what) {
     return s;
 }
 
+step reconnected(std::uint8_t client) {
+    step s;
+    s.what = action::reconnect;
+    s.client = client;
+    return s;
+}
+
 TEST(conformance, wait_counts_the_replicas_at_once_on_a_connection_that_wrote_nothing) {
     const std::string token(32, 'a');
     const outcome o = run_case(
         true, {command({"WAIT", "1", "100"}), command({"SET", "lk", token, "NX", "PX", "30000"}),
                command({"WAIT", "1", "5000"}), command({"WAIT", "1", "100"}, 1),
                command({"WAIT", "2", "100"})});
+    EXPECT_EQ(o.detail, "");
+}
+
+// A replica reports an expired key as missing but leaves it to its master's DEL, and goes on
+// applying its master's writes.
+TEST(conformance, a_replica_reading_an_expired_key_still_applies_its_masters_writes) {
+    const std::string token(32, 'a');
+    step pause_long = command({"GET", "other"});
+    pause_long.sleep_ms = 120;
+    const outcome o = run_case(
+        true, {command({"SET", "lk", token, "PX", "40"}), pause_long,
+               command({"GET", "lk"}, replica_client), command({"PTTL", "lk"}, replica_client),
+               command({"SET", "other", token}), command({"GET", "other"}, replica_client)});
     EXPECT_EQ(o.detail, "");
 }
 
@@ -581,8 +601,9 @@ TEST(conformance, wait_after_a_read_waits_for_the_writes_before_it) {
     const outcome o = run_case(
         true, {replica(action::pause_replica), command({"WAIT", "1", "100"}, 1),
                command({"SET", "lk", token, "NX", "PX", "30000"}), command({"WAIT", "1", "100"}, 1),
-               command({"GET", "lk"}, 1), command({"WAIT", "1", "100"}, 1),
-               replica(action::resume_replica), command({"WAIT", "1", "100"}, 1)});
+               command({"GET", "lk"}, 1), command({"WAIT", "1", "100"}, 1), reconnected(1),
+               command({"WAIT", "2", "100"}, 1), replica(action::resume_replica),
+               command({"WAIT", "1", "100"}, 1)});
     EXPECT_EQ(o.detail, "");
 }
 

@@ -257,6 +257,7 @@ private:
         std::int64_t wait_offset = 0;  // the offset after its last command: what WAIT awaits
         bool blocked = false;
         std::int64_t wait_replicas = 0;
+        std::int64_t wait_target = 0;  // a blocked WAIT's offset
         std::int64_t wait_deadline_us = 0;
         std::deque<std::string> queued;  // requests that arrived while blocked
     };
