@@ -274,9 +274,10 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
 void redis_node::answer_auth_or_select(const request_view& r, std::string& reply) const {
     if (equals_ignoring_case(r.args[0], "AUTH")) {
         if (r.count == 2) {
-            append_error(reply, "ERR AUTH <password> called without any password configured "
-                                "for the default user. Are you sure your configuration is "
-                                "correct?");
+            append_error(reply,
+                         "ERR AUTH <password> called without any password configured "
+                         "for the default user. Are you sure your configuration is "
+                         "correct?");
         } else if (r.count == 3) {
             append_error(reply, "WRONGPASS invalid username-password pair or user is disabled.");
         } else {
@@ -456,10 +457,11 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
         return;
     }
     if (!is_master()) {
-        append_error(reply, "ERR WAIT cannot be used with replica instances. Please also note "
-                            "that since Redis 4.0 if a replica is configured to be writable "
-                            "(which is not the default) writes to replicas are just local and "
-                            "are not propagated.");
+        append_error(reply,
+                     "ERR WAIT cannot be used with replica instances. Please also note "
+                     "that since Redis 4.0 if a replica is configured to be writable "
+                     "(which is not the default) writes to replicas are just local and "
+                     "are not propagated.");
         return;
     }
     client_state& c = clients_[client];

@@ -3,7 +3,8 @@
 // or the CLI writes on the wire (core/src/lock_wire.cpp, session/src/handshake.cpp,
 // session/src/pubsub.cpp, tools/edgelock/src/{admin,check,owner}.cpp), with the arguments
 // they write and the ones a server may see from other clients (the lock's keys set by hand,
-// wrong types, out-of-range numbers), and the pauses between them.
+// wrong types, out-of-range numbers), and the pauses between them. Not drawn: the CLI's owner
+// record (a script that writes a hash with HSET, a type the model does not have).
 #pragma once
 
 #include <rapidcheck.h>
@@ -51,11 +52,6 @@ struct step {
     std::int64_t sleep_ms = 0;  // before the step
 };
 
-struct test_case {
-    bool replicated = false;  // the master has a replica (WAIT counts it)
-    std::vector<step> steps;
-};
-
 inline const std::string lock_name = "lk";
 
 inline std::string companion_of(companion which) {
@@ -66,21 +62,21 @@ inline std::string companion_of(companion which) {
 
 // Every key a compared step may touch; their state is compared after each step.
 inline const std::vector<std::string>& keys() {
-    static const std::vector<std::string> all = {
-        lock_name, companion_of(companion::fence), companion_of(companion::queue),
-        companion_of(companion::queue_ttl), "other"};
+    static const std::vector<std::string> all = {lock_name, companion_of(companion::fence),
+                                                 companion_of(companion::queue),
+                                                 companion_of(companion::queue_ttl), "other"};
     return all;
 }
 
 inline const script* script_by_index(int i) {
-    static const std::array<const script*, 6> all = {&acquire_script, &raise_script,
-                                                     &renew_script, &release_script,
+    static const std::array<const script*, 6> all = {&acquire_script,      &raise_script,
+                                                     &renew_script,        &release_script,
                                                      &fair_acquire_script, &fair_release_script};
     return all[static_cast<std::size_t>(i)];
 }
 
 inline const char* script_name(int i) {
-    static const std::array<const char*, 6> names = {"acquire", "raise", "renew",
+    static const std::array<const char*, 6> names = {"acquire", "raise",        "renew",
                                                      "release", "fair_acquire", "fair_release"};
     return names[static_cast<std::size_t>(i)];
 }
@@ -105,16 +101,6 @@ inline void showValue(const step& s, std::ostream& os) {
     }
 }
 
-inline void showValue(const test_case& c, std::ostream& os) {
-    os << (c.replicated ? "master + replica" : "single master") << ", " << c.steps.size()
-       << " steps:\n";
-    for (const step& s : c.steps) {
-        os << "  ";
-        showValue(s, os);
-        os << "\n";
-    }
-}
-
 namespace gen_detail {
 
 inline rc::Gen<std::vector<std::string>> one_of(std::vector<std::vector<std::string>> options) {
@@ -133,9 +119,9 @@ inline rc::Gen<std::string> ttl_ms() {
 }
 // Values a key may hold: tokens, counters (small, clock-like, at 2^63-1), text.
 inline rc::Gen<std::string> value() {
-    return rc::gen::oneOf(any_token(),
-                          rc::gen::element<std::string>("1", "41", "9223372036854775807",
-                                                        "9000000000000000", "x"));
+    return rc::gen::oneOf(
+        any_token(),
+        rc::gen::element<std::string>("1", "41", "9223372036854775807", "9000000000000000", "x"));
 }
 
 // SET key value with a drawn list of options, in any order, valid or not.
@@ -150,13 +136,16 @@ inline rc::Gen<std::vector<std::string>> set_args() {
                 case 1: a.push_back("XX"); break;
                 case 2: a.push_back("GET"); break;
                 case 3: a.push_back("KEEPTTL"); break;
-                case 4: a.insert(a.end(), {"EX", *rc::gen::element<std::string>("1", "100")});
-                        break;
+                case 4:
+                    a.insert(a.end(), {"EX", *rc::gen::element<std::string>("1", "100")});
+                    break;
                 case 5: a.insert(a.end(), {"PX", *ttl_ms()}); break;
-                case 6: a.insert(a.end(), {"px", *rc::gen::element<std::string>("0", "-5", "x")});
-                        break;
-                case 7: a.insert(a.end(), {"ex", *rc::gen::element<std::string>("0", "1.5")});
-                        break;
+                case 6:
+                    a.insert(a.end(), {"px", *rc::gen::element<std::string>("0", "-5", "x")});
+                    break;
+                case 7:
+                    a.insert(a.end(), {"ex", *rc::gen::element<std::string>("0", "1.5")});
+                    break;
                 default: a.push_back("nx"); break;
             }
         }
@@ -178,10 +167,11 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         std::vector<std::string> a = {how == 0 ? "EVAL" : "EVALSHA",
                                       how == 0 ? std::string(s.text) : digest};
         const bool fair = which >= 4;
-        const bool fenced = which == 1 || ((which == 0 || which == 4) && *rc::gen::arbitrary<bool>());
+        const bool fenced =
+            which == 1 || ((which == 0 || which == 4) && *rc::gen::arbitrary<bool>());
         std::vector<std::string> k = {lock_name};
-        if (fair) k.insert(k.end(), {companion_of(companion::queue),
-                                     companion_of(companion::queue_ttl)});
+        if (fair)
+            k.insert(k.end(), {companion_of(companion::queue), companion_of(companion::queue_ttl)});
         if (fenced) k.push_back(companion_of(companion::fence));
         a.push_back(std::to_string(k.size()));
         a.insert(a.end(), k.begin(), k.end());
@@ -206,8 +196,7 @@ inline rc::Gen<std::vector<std::string>> wait_args(bool replicated) {
     if (replicated) {
         return one_of({{"WAIT", "1", "5000"}, {"WAIT", "1", "100"}, {"WAIT", "2", "100"}});
     }
-    return one_of({{"WAIT", "1", "20"}, {"WAIT", "0", "0"},
-                                                      {"WAIT", "2", "5"}});
+    return one_of({{"WAIT", "1", "20"}, {"WAIT", "0", "0"}, {"WAIT", "2", "5"}});
 }
 
 inline rc::Gen<std::vector<std::string>> keyspace_args() {
@@ -215,9 +204,9 @@ inline rc::Gen<std::vector<std::string>> keyspace_args() {
         switch (*rc::gen::inRange(0, 8)) {
             case 0: return {"GET", *any_key()};
             case 1: return {"DEL", *any_key(), *any_key()};
-            case 2: return {"PEXPIRE", *any_key(),
-                            *rc::gen::oneOf(ttl_ms(), rc::gen::element<std::string>("0", "-1",
-                                                                                     "x"))};
+            case 2:
+                return {"PEXPIRE", *any_key(),
+                        *rc::gen::oneOf(ttl_ms(), rc::gen::element<std::string>("0", "-1", "x"))};
             case 3: return {"EXISTS", *any_key()};
             case 4: return {"PERSIST", *any_key()};
             case 5: return {"INCR", *any_key()};
@@ -233,8 +222,8 @@ inline rc::Gen<std::vector<std::string>> sorted_set_args() {
     return rc::gen::exec([]() -> std::vector<std::string> {
         const std::string key = *any_key();
         switch (*rc::gen::inRange(0, 7)) {
-            case 0: return {"ZADD", key, *rc::gen::element<std::string>("5", "-3", "70"),
-                            *any_token()};
+            case 0:
+                return {"ZADD", key, *rc::gen::element<std::string>("5", "-3", "70"), *any_token()};
             case 1: return {"ZREM", key, *any_token()};
             case 2: return {"ZSCORE", key, *any_token()};
             case 3: return {"ZRANGE", key, "0", "-1", "WITHSCORES"};
@@ -248,10 +237,10 @@ inline rc::Gen<std::vector<std::string>> sorted_set_args() {
 // What the CLI alone sends (edgelock status, list, run's owner record): the simulator never
 // does, and the model has none of it (docs/SIMULATION.md, "Where the model differs").
 inline rc::Gen<std::vector<std::string>> cli_only_args() {
-    return one_of({
-        {"SCAN", "0", "MATCH", "l*", "COUNT", "100"},
-        {"HMGET", companion_of(companion::owner), "token", "host", "pid", "command", "since_ms"},
-        {"CONFIG", "GET", "save"}});
+    return one_of(
+        {{"SCAN", "0", "MATCH", "l*", "COUNT", "100"},
+         {"HMGET", companion_of(companion::owner), "token", "host", "pid", "command", "since_ms"},
+         {"CONFIG", "GET", "save"}});
 }
 
 }  // namespace gen_detail
@@ -281,11 +270,23 @@ inline rc::Gen<step> step_gen(bool replicated) {
     using namespace gen_detail;
     return rc::gen::exec([replicated] {
         step s;
-        s.sleep_ms = *rc::gen::weightedElement<std::int64_t>(
-            {{72, 0}, {15, 2}, {10, 10}, {3, 120}});
-        const int pick = *rc::gen::weightedElement<int>(
-            {{12, 0}, {14, 1}, {10, 2}, {4, 3}, {3, 4}, {2, 5}, {2, 6}, {3, 7}, {2, 8}, {2, 9},
-             {2, 10}, {2, 11}, {2, 12}, {replicated ? 2u : 0u, 13}, {replicated ? 2u : 0u, 14}});
+        s.sleep_ms =
+            *rc::gen::weightedElement<std::int64_t>({{72, 0}, {15, 2}, {10, 10}, {3, 120}});
+        const int pick = *rc::gen::weightedElement<int>({{12, 0},
+                                                         {14, 1},
+                                                         {10, 2},
+                                                         {4, 3},
+                                                         {3, 4},
+                                                         {2, 5},
+                                                         {2, 6},
+                                                         {3, 7},
+                                                         {2, 8},
+                                                         {2, 9},
+                                                         {2, 10},
+                                                         {2, 11},
+                                                         {2, 12},
+                                                         {replicated ? 2u : 0u, 13},
+                                                         {replicated ? 2u : 0u, 14}});
         s.client = static_cast<std::uint8_t>(*rc::gen::weightedElement<int>(
             {{45, 0}, {35, 1}, {replicated ? 20u : 0u, replica_client}}));
         switch (pick) {
@@ -301,15 +302,16 @@ inline rc::Gen<step> step_gen(bool replicated) {
             }
             case 6: s.args = {"SCRIPT", "FLUSH"}; break;
             case 7:
-                s.args = *one_of({
-                    {"PING"}, {"ROLE"}, {"INFO"}, {"TIME"}, {"CONFIG", "GET", "appendfsync"}});
+                s.args = *one_of(
+                    {{"PING"}, {"ROLE"}, {"INFO"}, {"TIME"}, {"CONFIG", "GET", "appendfsync"}});
                 break;
             case 8:
                 // SELECT 0 only: the model has one database (docs/SIMULATION.md, "Where the
                 // model differs"); 16 is out of range on both.
-                s.args = *one_of({
-                    {"SELECT", "0"}, {"SELECT", "16"}, {"AUTH", "secret"},
-                    {"AUTH", "edge", "secret"}});
+                s.args = *one_of({{"SELECT", "0"},
+                                  {"SELECT", "16"},
+                                  {"AUTH", "secret"},
+                                  {"AUTH", "edge", "secret"}});
                 break;
             case 9: s.args = {"PUBLISH", companion_of(companion::queue), *any_token()}; break;
             case 10:
@@ -322,7 +324,10 @@ inline rc::Gen<step> step_gen(bool replicated) {
             case 11: s.what = action::reconnect; break;
             case 13: s.what = action::pause_replica; break;
             case 14: s.what = action::resume_replica; break;
-            default: s.args = *cli_only_args(); s.client = 0; break;
+            default:
+                s.args = *cli_only_args();
+                s.client = 0;
+                break;
         }
         s.how = rule_of(s.args);
         return s;

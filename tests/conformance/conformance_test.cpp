@@ -116,16 +116,16 @@ public:
         // Redis's default fsync policy (the test servers' own default is "always").
         // No pings from the master to its replica (they move the replication offset, which a
         // WAIT then waits for, at moments the model knows nothing of) and so no time-outs.
-        const std::vector<std::string> args = {"--appendfsync", "everysec",
-                                               "--repl-ping-replica-period", "3600",
-                                               "--repl-timeout", "7200"};
+        const std::vector<std::string> args = {
+            "--appendfsync", "everysec",       "--repl-ping-replica-period",
+            "3600",          "--repl-timeout", "7200"};
         servers_.single_started_ms = system_ms();
         servers_.single = std::make_unique<redis_server>(args, persistence::volatile_);
         servers_.master_started_ms = system_ms();
         servers_.master = std::make_unique<redis_server>(args, persistence::volatile_);
         std::vector<std::string> replica_args = args;
-        replica_args.insert(replica_args.end(), {"--replicaof", "127.0.0.1",
-                                                 std::to_string(servers_.master->port())});
+        replica_args.insert(replica_args.end(),
+                            {"--replicaof", "127.0.0.1", std::to_string(servers_.master->port())});
         servers_.replica_started_ms = system_ms();
         servers_.replica = std::make_unique<redis_server>(replica_args, persistence::volatile_);
         // Online on the master's side: it counts a replica (WAIT) only after its first ack.
@@ -141,9 +141,10 @@ public:
     }
     void TearDown() override {
         const totals& t = run_totals();
-        std::printf("conformance: %zu cases (%zu inconclusive), %zu steps: %zu compared with the "
-                    "model, %zu sent to Redis only; %zu command kinds:",
-                    t.cases, t.inconclusive, t.steps, t.compared, t.real_only, t.kinds.size());
+        std::printf(
+            "conformance: %zu cases (%zu inconclusive), %zu steps: %zu compared with the "
+            "model, %zu sent to Redis only; %zu command kinds:",
+            t.cases, t.inconclusive, t.steps, t.compared, t.real_only, t.kinds.size());
         for (const std::string& k : t.kinds) std::printf(" [%s]", k.c_str());
         std::printf("\n");
         the_servers = nullptr;
@@ -207,7 +208,7 @@ private:
     std::unique_ptr<raw_connection> observer_;
     std::unique_ptr<raw_connection> replica_observer_;
     std::set<std::string> subscribed_;
-    bool paused_ = false;  // the real replica stopped, the model's receiving nothing
+    bool paused_ = false;         // the real replica stopped, the model's receiving nothing
     bool asked_for_ack_ = false;  // while paused: a WAIT blocked, and so wrote GETACK
     std::vector<std::pair<edgelock::sim::repl_op, std::int64_t>> held_;  // effect, offset
     clock_type::time_point t0_;
@@ -407,8 +408,8 @@ void case_runner::pause_replica() {
     // only with its next acknowledgement of its own, once a second.
     const bool acknowledged = edgelock::testing::eventually(
         [&] {
-            const auto fields = info_fields(
-                observer_->call(encode_request({"INFO", "replication"})));
+            const auto fields =
+                info_fields(observer_->call(encode_request({"INFO", "replication"})));
             const auto replica = fields.find("slave0");
             const auto offset = fields.find("master_repl_offset");
             return replica != fields.end() && offset != fields.end() &&
@@ -495,7 +496,8 @@ void expected_state(const redis_node& model, const std::string& key, std::int64_
         items.push_back(std::to_string(m.score));
     }
     value = "*" + std::to_string(items.size()) + "\r\n";
-    for (const std::string& i : items) value += "$" + std::to_string(i.size()) + "\r\n" + i + "\r\n";
+    for (const std::string& i : items)
+        value += "$" + std::to_string(i.size()) + "\r\n" + i + "\r\n";
 }
 
 std::string case_runner::compare_keys(redis_node& model, raw_connection& observer) {
@@ -534,6 +536,7 @@ RC_GTEST_PROP(conformance, the_model_answers_every_command_the_clients_send_as_r
     const auto steps = *rc::gen::resize(
         static_cast<int>(steps_max()),
         rc::gen::container<std::vector<step>>(rc::gen::resize(100, step_gen(replicated))));
+    RC_LOG() << (replicated ? "a master and its replica" : "a master alone") << "\n";
     const outcome o = run_case(replicated, steps);
     if (o.what == outcome::kind::inconclusive) RC_DISCARD(o.detail);
     RC_LOG() << o.detail << "\n";
@@ -553,9 +556,9 @@ step command(std::vector<std::string> args, std::uint8_t client = 0) {
 // replicas at once), then on one that wrote.
 TEST(conformance, set_nx_ex_get_is_accepted_as_redis_7_accepts_it) {
     const std::string token(32, 'a');
-    const outcome o = run_case(
-        false, {command({"SET", "lk", token, "NX", "EX", "1000", "GET"}), command({"PTTL", "lk"}),
-                command({"SET", "lk", token, "NX", "EX", "1000", "GET"})});
+    const outcome o = run_case(false, {command({"SET", "lk", token, "NX", "EX", "1000", "GET"}),
+                                       command({"PTTL", "lk"}),
+                                       command({"SET", "lk", token, "NX", "EX", "1000", "GET"})});
     EXPECT_EQ(o.detail, "");
 }
 

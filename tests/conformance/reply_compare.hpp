@@ -19,8 +19,8 @@ namespace edgelock::conformance {
 // step's start and in whole milliseconds, the server somewhere in the step: they may differ
 // by far less than a second, and no other number the commands handle is that large.
 inline bool clock_values_close(std::string_view a, std::string_view b) {
-    constexpr std::int64_t ms_since_epoch_min = 1'000'000'000'000;       // 2001 in ms
-    constexpr std::int64_t us_since_epoch_min = 1'000'000'000'000'000;   // 2001 in us
+    constexpr std::int64_t ms_since_epoch_min = 1'000'000'000'000;      // 2001 in ms
+    constexpr std::int64_t us_since_epoch_min = 1'000'000'000'000'000;  // 2001 in us
     std::int64_t x = 0;
     std::int64_t y = 0;
     const auto [xe, xerr] = std::from_chars(a.data(), a.data() + a.size(), x);
@@ -68,11 +68,11 @@ inline std::string compare_exact(std::string_view model, std::string_view real) 
     const std::vector<reply_node> r = parse_all(real, real_ok);
     if (!model_ok || !real_ok || m.size() != r.size()) return differs("reply", model, real);
     for (std::size_t i = 0; i < m.size(); ++i) {
-        const bool same = m[i].type == r[i].type && m[i].elements == r[i].elements &&
-                          (m[i].text == r[i].text || clock_values_close(m[i].text, r[i].text)) &&
-                          (m[i].integer == r[i].integer ||
-                           clock_values_close(std::to_string(m[i].integer),
-                                              std::to_string(r[i].integer)));
+        const bool same =
+            m[i].type == r[i].type && m[i].elements == r[i].elements &&
+            (m[i].text == r[i].text || clock_values_close(m[i].text, r[i].text)) &&
+            (m[i].integer == r[i].integer ||
+             clock_values_close(std::to_string(m[i].integer), std::to_string(r[i].integer)));
         if (!same) return differs("reply", model, real);
     }
     return "";
@@ -108,9 +108,9 @@ inline std::string compare_role(std::string_view model, std::string_view real) {
     for (std::size_t i = 0; i < 4; ++i) {
         if (m[i].type != r[i].type) return differs("ROLE's shape", model, real);
     }
-    const bool same = m[0].elements == r[0].elements && m[1].text == r[1].text &&
-                      (m[1].text == "master" ? m[3].elements == r[3].elements
-                                             : m[4].text == r[4].text);
+    const bool same =
+        m[0].elements == r[0].elements && m[1].text == r[1].text &&
+        (m[1].text == "master" ? m[3].elements == r[3].elements : m[4].text == r[4].text);
     return same ? "" : differs("ROLE", model, real);
 }
 
@@ -172,7 +172,8 @@ inline std::string compare_time(std::string_view model, std::string_view real) {
     bool real_ok = false;
     const std::vector<reply_node> m = parse_all(model, model_ok);
     const std::vector<reply_node> r = parse_all(real, real_ok);
-    if (!model_ok || !real_ok || m.size() != 3 || r.size() != 3) return differs("TIME", model, real);
+    if (!model_ok || !real_ok || m.size() != 3 || r.size() != 3)
+        return differs("TIME", model, real);
     const auto us = [](const std::vector<reply_node>& t) {
         return std::stoll(std::string(t[1].text)) * 1'000'000 + std::stoll(std::string(t[2].text));
     };
