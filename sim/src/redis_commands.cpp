@@ -172,6 +172,7 @@ bool redis_node::keyspace_command(const request_view& r, bool from_script, std::
         {"zadd", -4, true, &n::zadd_command},
         {"zrem", -3, true, &n::zrem_command},
         {"zscore", 3, false, &n::zscore_command},
+        {"zcard", 2, false, &n::zcard_command},
         {"zrange", -4, false, &n::zrange_command},
         {"zrangebyscore", -4, false, &n::zrangebyscore_command},
         {"zremrangebyscore", 4, true, &n::zremrangebyscore_command},
@@ -222,34 +223,44 @@ struct set_options {
     bool xx = false;
     bool get = false;
     bool keepttl = false;
+    std::int64_t unit_ms = 0;  // EX: 1000, PX: 1, neither: 0
+    std::string_view expire;   // the last EX or PX value: Redis reads only that one
     std::int64_t ttl_ms = -1;
 };
 
-// SET's options after the value; false with Redis's error in `reply`.
+// SET's options after the value, as Redis 7.0 parses them (parseExtendedStringArgumentsOrReply):
+// NX and XX exclude each other, EX and PX (each may repeat: the last value counts) exclude
+// each other and KEEPTTL; the value is checked after all options are read. False with
+// Redis's error in `reply`.
 bool parse_set_options(const request_view& r, set_options& o, std::string& reply) {
     for (std::size_t i = 3; i < r.count; ++i) {
         const std::string_view a = r.args[i];
-        const bool expiry = equals_ignoring_case(a, "PX") || equals_ignoring_case(a, "EX");
+        const bool next = i + 1 < r.count;
         if (equals_ignoring_case(a, "NX") && !o.xx) {
             o.nx = true;
         } else if (equals_ignoring_case(a, "XX") && !o.nx) {
             o.xx = true;
         } else if (equals_ignoring_case(a, "GET")) {
             o.get = true;
-        } else if (equals_ignoring_case(a, "KEEPTTL") && o.ttl_ms < 0) {
+        } else if (equals_ignoring_case(a, "KEEPTTL") && o.unit_ms == 0) {
             o.keepttl = true;
-        } else if (expiry && !o.keepttl && o.ttl_ms < 0 && i + 1 < r.count) {
-            std::int64_t value = 0;
-            if (!parse_integer(r.args[++i], value)) return reply += not_integer, false;
-            const std::int64_t unit_ms = equals_ignoring_case(a, "EX") ? 1000 : 1;
-            if (value <= 0 || value > std::numeric_limits<std::int64_t>::max() / 1000 / unit_ms) {
-                return reply += "-ERR invalid expire time in 'set' command\r\n", false;
-            }
-            o.ttl_ms = value * unit_ms;
+        } else if (equals_ignoring_case(a, "EX") && !o.keepttl && o.unit_ms != 1 && next) {
+            o.unit_ms = 1000;
+            o.expire = r.args[++i];
+        } else if (equals_ignoring_case(a, "PX") && !o.keepttl && o.unit_ms != 1000 && next) {
+            o.unit_ms = 1;
+            o.expire = r.args[++i];
         } else {
             return reply += syntax_error, false;
         }
     }
+    if (o.unit_ms == 0) return true;
+    std::int64_t value = 0;
+    if (!parse_integer(o.expire, value)) return reply += not_integer, false;
+    if (value <= 0 || value > std::numeric_limits<std::int64_t>::max() / o.unit_ms) {
+        return reply += "-ERR invalid expire time in 'set' command\r\n", false;
+    }
+    o.ttl_ms = value * o.unit_ms;
     return true;
 }
 
@@ -262,6 +273,10 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
                              node_output& out) {
     set_options o;
     if (!parse_set_options(r, o, reply)) return;
+    if (o.ttl_ms > std::numeric_limits<std::int64_t>::max() - wall_ms) {
+        reply += "-ERR invalid expire time in 'set' command\r\n";
+        return;
+    }
     if (o.nx && o.get && redis_6_) {
         reply += syntax_error;
         return;
@@ -480,6 +495,13 @@ void redis_node::zscore_command(const request_view& r, std::int64_t wall_ms, std
     } else {
         append_bulk(reply, std::to_string(found->score));
     }
+}
+
+void redis_node::zcard_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                               node_output& out) {
+    std::vector<zset_member> set;
+    if (!load_zset(r.args[1], wall_ms, set, reply, out.effects)) return;
+    append_integer(reply, static_cast<std::int64_t>(set.size()));
 }
 
 // ZRANGE key start stop [WITHSCORES], by rank (negative counts from the end).

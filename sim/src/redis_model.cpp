@@ -202,21 +202,22 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         append_error(reply, "ERR Protocol error");
         return;
     }
-    const std::size_t effects_before = out.effects.size();
     const std::string_view command = r.args[0];
+    const bool by_text = equals_ignoring_case(command, "EVAL");
     if (equals_ignoring_case(command, "WAIT")) {
         wait(client, r, now_us, reply, out);
         if (c.blocked) out.replies.pop_back();
-        return;
+    } else if (!answer_handshake(r, wall_ms, reply)) {
+        if (by_text || equals_ignoring_case(command, "EVALSHA")) {
+            eval(r, by_text, wall_ms, reply, out);
+        } else if (!keyspace_command(r, false, wall_ms, reply, out)) {
+            append_error(reply, "ERR unknown command");
+        }
     }
-    if (answer_handshake(r, wall_ms, reply)) return;
-    const bool by_text = equals_ignoring_case(command, "EVAL");
-    if (by_text || equals_ignoring_case(command, "EVALSHA")) {
-        eval(r, by_text, wall_ms, reply, out);
-    } else if (!keyspace_command(r, false, wall_ms, reply, out)) {
-        append_error(reply, "ERR unknown command");
-    }
-    if (out.effects.size() != effects_before) c.last_write_offset = offset_;
+    // Redis notes the replication offset after every command a connection runs, its own
+    // writes or not (processCommand: c->woff = server.master_repl_offset), and WAIT waits for
+    // that: a read after another connection's write waits for that write too.
+    c.wait_offset = offset_;
 }
 
 // ---- what a new connection says first ----------------------------------------------------
@@ -244,6 +245,14 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
         } else {
             append_fsync_policy(reply);
         }
+    } else if (equals_ignoring_case(command, "AUTH") || equals_ignoring_case(command, "SELECT")) {
+        answer_auth_or_select(r, reply);
+    } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 2 &&
+               equals_ignoring_case(r.args[1], "FLUSH")) {
+        // SCRIPT FLUSH: the cache (and the interpreter) emptied, as a restart empties them.
+        scripts_.clear();
+        engine_.reset();
+        reply += "+OK\r\n";
     } else if (equals_ignoring_case(command, "SCRIPT") && r.count == 3 &&
                equals_ignoring_case(r.args[1], "LOAD")) {
         if (script_load_refused_) {
@@ -257,6 +266,38 @@ bool redis_node::answer_handshake(const request_view& r, std::int64_t wall_ms, s
         return false;
     }
     return true;
+}
+
+// AUTH and SELECT as a server without a password and with one database answers them: the
+// simulated deployments have neither, so the session never sends them there (a real server
+// has 16 databases; docs/SIMULATION.md, "Where the model differs from Redis 7.0.15").
+void redis_node::answer_auth_or_select(const request_view& r, std::string& reply) const {
+    if (equals_ignoring_case(r.args[0], "AUTH")) {
+        if (r.count == 2) {
+            append_error(reply,
+                         "ERR AUTH <password> called without any password configured "
+                         "for the default user. Are you sure your configuration is "
+                         "correct?");
+        } else if (r.count == 3) {
+            append_error(reply, "WRONGPASS invalid username-password pair or user is disabled.");
+        } else {
+            append_error(reply, r.count < 2 ? "ERR wrong number of arguments for 'auth' command"
+                                            : "ERR syntax error");
+        }
+        return;
+    }
+    std::int64_t db = 0;
+    if (r.count != 2) {
+        append_error(reply, "ERR wrong number of arguments for 'select' command");
+    } else if (!parse_integer(r.args[1], db)) {
+        append_error(reply, "ERR value is not an integer or out of range");
+    } else if (db < 0 || db >= 16) {
+        append_error(reply, "ERR DB index is out of range");
+    } else if (db != 0) {
+        append_error(reply, "ERR the simulated Redis has database 0 only");
+    } else {
+        reply += "+OK\r\n";
+    }
 }
 
 // Redis 7's ROLE: ["master", offset, [[host, port, offset] per replica]] (a replica's port
@@ -416,17 +457,22 @@ void redis_node::wait(std::uint8_t client, const request_view& r, std::int64_t n
         return;
     }
     if (!is_master()) {
-        append_error(reply, "ERR WAIT cannot be used with replica instances.");
+        append_error(reply,
+                     "ERR WAIT cannot be used with replica instances. Please also note "
+                     "that since Redis 4.0 if a replica is configured to be writable "
+                     "(which is not the default) writes to replicas are just local and "
+                     "are not propagated.");
         return;
     }
     client_state& c = clients_[client];
-    const std::int64_t acked = acked_replicas(c.last_write_offset);
+    const std::int64_t acked = acked_replicas(c.wait_offset);
     if (acked >= replicas) {
         append_integer(reply, acked);
         return;
     }
     c.blocked = true;
     c.wait_replicas = replicas;
+    c.wait_target = c.wait_offset;  // the command's own update below must not move it
     c.wait_deadline_us =
         timeout_ms == 0 ? std::numeric_limits<std::int64_t>::max() : now_us + timeout_ms * 1000;
     if (timeout_ms > 0) {
@@ -448,7 +494,7 @@ void redis_node::unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_o
     for (std::uint8_t client = 0; client < clients_.size(); ++client) {
         client_state& c = clients_[client];
         if (!c.blocked) continue;
-        const std::int64_t acked = acked_replicas(c.last_write_offset);
+        const std::int64_t acked = acked_replicas(c.wait_target);
         if (acked < c.wait_replicas && now_us < c.wait_deadline_us) continue;
         c.blocked = false;
         out.replies.push_back(node_output::reply{client, c.epoch, {}});
@@ -577,7 +623,10 @@ redis_entry* redis_node::find(std::string_view key, std::int64_t wall_ms,
     for (redis_entry& e : data_) {
         if (e.key != key) continue;
         if (e.expire_at_ms >= 0 && wall_ms > e.expire_at_ms) {
-            erase(key, effects);  // expired: deleted on access, and the DEL replicated
+            // Expired: a master deletes it on access and replicates the DEL; a replica
+            // reports it missing and waits for its master's DEL (expireIfNeeded), as its
+            // data and its offset follow the master's stream only.
+            if (is_master()) erase(key, effects);
             return nullptr;
         }
         return &e;
