@@ -128,7 +128,9 @@ edgelock::hiredis::lock_options options_from(const holder_args& args) {
     options.replicas_to_wait = static_cast<std::uint8_t>(args.number("wait", 0));
     options.connect_timeout_ms = 500;
     options.command_timeout_ms = 1000;
-    if (options.replicas_to_wait > 0) options.replica_wait_ms = 300;
+    // WAIT's timeout (half the attempt timeout) must leave room for a replica's ack, which
+    // the default attempt timeout (ttl / 10) may not on a loaded machine.
+    if (options.replicas_to_wait > 0) options.attempt_timeout_ms = options.ttl_ms / 4;
     options.reconnect_delay_min_ms = 10;
     options.reconnect_delay_max_ms = 50;
     // Waiters retry often, so one that may take the lock does so within milliseconds.
@@ -175,6 +177,7 @@ int run(const holder_args& args) {
     const std::string id = args.text("id");
     edgelock::hiredis::lock lock;
     if (const auto ec = lock.open(options_from(args))) {
+        log.line("fail " + id + " " + std::to_string(monotonic_us()) + " open: " + ec.message());
         std::cout << "open-failed " << ec.message() << std::endl;
         return 2;
     }

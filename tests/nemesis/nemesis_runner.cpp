@@ -159,6 +159,7 @@ struct run_context {
     const config_spec* spec = nullptr;
     std::string dir;
     std::string name;
+    std::int64_t ttl_ms = 0;
 
     std::string log(const std::string& who) const { return dir + "/" + who + ".log"; }
 
@@ -166,7 +167,7 @@ struct run_context {
                         const std::vector<std::string>& extra) const {
         std::vector<std::string> argv = {
             options->holder_path, "id=" + who, "log=" + log(who), "store=" + dir + "/store",
-            "name=" + name, "ttl=" + std::to_string(options->ttl_ms),
+            "name=" + name, "ttl=" + std::to_string(ttl_ms),
             std::string("fencing=") + (spec->fencing ? "1" : "0"),
             std::string("guard=") + (spec->guard ? "1" : "0"),
             "wait=" + std::to_string(spec->wait)};
@@ -192,9 +193,9 @@ bool expect_line(child_process& holder, const std::string& prefix,
     return false;
 }
 
-std::chrono::milliseconds acquire_bound(const runner_options& options) {
+std::chrono::milliseconds acquire_bound(std::int64_t ttl_ms) {
     // Covers a restart guard (ttl + drift, read from INFO uptime in whole seconds) and a TTL.
-    return std::chrono::milliseconds(3 * options.ttl_ms + 5000);
+    return std::chrono::milliseconds(3 * ttl_ms + 5000);
 }
 
 struct run_times {
@@ -205,16 +206,16 @@ struct run_times {
 edgelock::nemesis::verdict judge_run(const run_context& ctx, const run_times& times) {
     const auto holds = edgelock::nemesis::read_holds({ctx.log("A"), ctx.log("B")});
     return edgelock::nemesis::judge(holds, times.fault_us, times.heal_us,
-                                    acquire_bound(*ctx.options).count() * 1000);
+                                    acquire_bound(ctx.ttl_ms).count() * 1000);
 }
 
 // S1: A is frozen between its held() check and its write, until B has held and released.
 edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
-    const std::int64_t ttl_ms = ctx.options->ttl_ms;
+    const std::int64_t ttl_ms = ctx.ttl_ms;
     child_process a = ctx.spawn("A", where.where("A"),
                                 {"gate=1", "work_ms=" + std::to_string(ttl_ms / 2)});
     run_times times;
-    if (!expect_line(a, "held", acquire_bound(*ctx.options)) ||
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms)) ||
         !expect_line(a, "checked", std::chrono::seconds(5))) {
         return judge_run(ctx, times);
     }
@@ -223,7 +224,7 @@ edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
     a.write_line("go");  // read once A runs again: its write follows the old check
     child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
     // B can hold only once A's key expired, so the pause outlasts the TTL by construction.
-    expect_line(b, "released", acquire_bound(*ctx.options));
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
     a.thaw();
     times.heal_us = monotonic_us();
     a.wait_exit(std::chrono::seconds(10));
@@ -233,10 +234,10 @@ edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
 
 // S5: the node is killed during A's hold and comes back empty (after 1.5 TTL when delayed).
 edgelock::nemesis::verdict run_s5(const run_context& ctx, deployment& where) {
-    const std::int64_t ttl_ms = ctx.options->ttl_ms;
+    const std::int64_t ttl_ms = ctx.ttl_ms;
     child_process a = ctx.spawn("A", where.where("A"), {"work_ms=" + std::to_string(3 * ttl_ms)});
     run_times times;
-    if (!expect_line(a, "held", acquire_bound(*ctx.options))) return judge_run(ctx, times);
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
     child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
     redis_server& target = where.crash_target();
     target.stop();
@@ -247,7 +248,7 @@ edgelock::nemesis::verdict run_s5(const run_context& ctx, deployment& where) {
     }
     target.start();
     times.heal_us = monotonic_us();
-    expect_line(b, "released", acquire_bound(*ctx.options));
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
     a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
@@ -277,14 +278,14 @@ edgelock::nemesis::verdict run_s6(const run_context& ctx) {
     redis_client(n1.port()).command({"REPLICAOF", "NO", "ONE"});
     redis_client(n3.port()).command({"REPLICAOF", "127.0.0.1", std::to_string(n1.port())});
     if (!link_up(n3)) return judge_run(ctx, times);
-    const std::string work = "work_ms=" + std::to_string(3 * ctx.options->ttl_ms);
+    const std::string work = "work_ms=" + std::to_string(3 * ctx.ttl_ms);
     child_process a = ctx.spawn("A", {"instances=" + n1.url()}, {work});
-    if (!expect_line(a, "held", acquire_bound(*ctx.options))) return judge_run(ctx, times);
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
     n0.thaw();  // n2 still replicates from it and answers its WAIT
     times.heal_us = monotonic_us();
     child_process b = ctx.spawn("B", {"instances=" + n0.url()}, {"work_ms=300"});
-    expect_line(b, "released", acquire_bound(*ctx.options));
-    a.wait_exit(std::chrono::milliseconds(3 * ctx.options->ttl_ms + 10'000));
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    a.wait_exit(std::chrono::milliseconds(3 * ctx.ttl_ms + 10'000));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
 }
@@ -292,6 +293,19 @@ edgelock::nemesis::verdict run_s6(const run_context& ctx) {
 bool scenario_applies(const std::string& scenario, const config_spec& spec) {
     if (scenario == "S6") return spec.kind == topology_kind::sentinel && !spec.guard;
     return scenario == "S1" || scenario == "S5";
+}
+
+// A restarted master is found again by its replica only at the replica's next cron tick
+// (once a second) and then resynced, and WAIT needs that replica: with a short TTL the
+// holder's renewal (every ttl/3) always finds the restart first. A TTL of several seconds
+// lets the real timing land where the simulator's does.
+std::int64_t ttl_for(const std::string& scenario, const config_spec& spec,
+                     const runner_options& options) {
+    constexpr std::int64_t resync_ttl_ms = 6000;
+    if (scenario == "S5" && spec.kind == topology_kind::sentinel && spec.wait > 0) {
+        return std::max(options.ttl_ms, resync_ttl_ms);
+    }
+    return options.ttl_ms;
 }
 
 void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict) {
@@ -327,6 +341,7 @@ void run_config(const runner_options& options, const config_spec& spec,
             run_context ctx;
             ctx.options = &options;
             ctx.spec = &spec;
+            ctx.ttl_ms = ttl_for(scenario, spec, options);
             ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
             ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
             ::mkdir(ctx.dir.c_str(), 0755);
