@@ -21,100 +21,22 @@
 //   lost <id> <t_us>                  held() found false during the work
 //   end <id> <t_us>                   before release()
 //   fail <id> <t_us> <message>        acquire() failed
-#include <fcntl.h>
-#include <sys/file.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <iostream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "edgelock/hiredis_lock.hpp"
+#include "nemesis_holder_common.hpp"
 
 namespace {
 
-std::int64_t monotonic_us() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return std::int64_t{ts.tv_sec} * 1'000'000 + ts.tv_nsec / 1000;
-}
-
-std::vector<std::string> split_commas(const std::string& text) {
-    std::vector<std::string> out;
-    std::stringstream in(text);
-    std::string part;
-    while (std::getline(in, part, ',')) {
-        if (!part.empty()) out.push_back(part);
-    }
-    return out;
-}
-
-// The fenced store: one file holding the highest token accepted. A write with a lower token
-// is refused; flock() orders the writers of every process.
-struct store_result {
-    bool accepted = false;
-    std::int64_t t_us = 0;
-};
-
-store_result fenced_store_write(const std::string& path, std::int64_t token) {
-    store_result result;
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);
-    if (fd < 0) return result;
-    ::flock(fd, LOCK_EX);
-    char buffer[32] = {};
-    const ssize_t got = ::pread(fd, buffer, sizeof buffer - 1, 0);
-    const std::int64_t highest = got > 0 ? std::strtoll(buffer, nullptr, 10) : 0;
-    result.t_us = monotonic_us();
-    if (token >= highest) {
-        const std::string text = std::to_string(token) + "\n";
-        if (::ftruncate(fd, 0) == 0 &&
-            ::pwrite(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size())) {
-            result.accepted = true;
-        }
-    }
-    ::flock(fd, LOCK_UN);
-    ::close(fd);
-    return result;
-}
-
-struct holder_args {
-    std::map<std::string, std::string> values;
-    std::string text(const std::string& key, const std::string& fallback = "") const {
-        const auto it = values.find(key);
-        return it == values.end() ? fallback : it->second;
-    }
-    std::int64_t number(const std::string& key, std::int64_t fallback) const {
-        const auto it = values.find(key);
-        return it == values.end() ? fallback : std::stoll(it->second);
-    }
-};
-
-class event_log {
-public:
-    explicit event_log(const std::string& path) : file_(std::fopen(path.c_str(), "a")) {}
-    ~event_log() {
-        if (file_ != nullptr) std::fclose(file_);
-    }
-    event_log(const event_log&) = delete;
-    event_log& operator=(const event_log&) = delete;
-    // Flushed at once: a holder killed later must leave every line it wrote.
-    void line(const std::string& text) {
-        if (file_ == nullptr) return;
-        std::fputs((text + "\n").c_str(), file_);
-        std::fflush(file_);
-    }
-
-private:
-    std::FILE* file_;
-};
+using edgelock::nemesis::event_log;
+using edgelock::nemesis::holder_args;
+using edgelock::nemesis::logged_write;
+using edgelock::nemesis::monotonic_us;
+using edgelock::nemesis::split_commas;
 
 edgelock::hiredis::lock_options options_from(const holder_args& args) {
     edgelock::hiredis::lock_options options;
@@ -143,7 +65,6 @@ edgelock::hiredis::lock_options options_from(const holder_args& args) {
 bool work(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log,
           std::int64_t fence) {
     const std::string id = args.text("id");
-    const std::string store = args.text("store");
     const std::int64_t until_us = monotonic_us() + args.number("work_ms", 500) * 1000;
     const auto step = std::chrono::milliseconds(args.number("step_ms", 20));
     while (monotonic_us() < until_us) {
@@ -151,9 +72,7 @@ bool work(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log
             log.line("lost " + id + " " + std::to_string(monotonic_us()));
             return false;
         }
-        const store_result wrote = fenced_store_write(store, fence);
-        log.line("write " + id + " " + std::to_string(fence) + " " + std::to_string(wrote.t_us) +
-                 " " + (wrote.accepted ? "1" : "0"));
+        logged_write(args, log, fence);
         std::this_thread::sleep_for(step);
     }
     return true;
@@ -162,14 +81,11 @@ bool work(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log
 // The gated first write: held() is checked, then the runner freezes us before the write.
 void gated_write(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log,
                  std::int64_t fence) {
-    const std::string id = args.text("id");
     if (!lock.held()) return;
     std::cout << "checked" << std::endl;
     std::string go;
     std::getline(std::cin, go);
-    const store_result wrote = fenced_store_write(args.text("store"), fence);
-    log.line("write " + id + " " + std::to_string(fence) + " " + std::to_string(wrote.t_us) +
-             " " + (wrote.accepted ? "1" : "0"));
+    logged_write(args, log, fence);
 }
 
 int run(const holder_args& args) {
@@ -207,14 +123,9 @@ int run(const holder_args& args) {
 
 int main(int argc, char** argv) {
     holder_args args;
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        const auto eq = arg.find('=');
-        if (eq == std::string::npos) {
-            std::cerr << "usage: nemesis_holder key=value ... (see the source)" << std::endl;
-            return 64;
-        }
-        args.values[arg.substr(0, eq)] = arg.substr(eq + 1);
+    if (!edgelock::nemesis::parse_holder_args(argc, argv, args)) {
+        std::cerr << "usage: nemesis_holder key=value ... (see the source)" << std::endl;
+        return 64;
     }
     return run(args);
 }

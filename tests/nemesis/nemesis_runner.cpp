@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // nemesis: the simulator's safety matrix checked against real processes under real faults.
 //
-//   nemesis_runner --holder <nemesis_holder> --sim <edgelock-sim> [--runs N] [--ttl MS]
-//                  [--configs a,b,...] [--scenarios S1,S5,S6] [--matrix-runs R] [--dir D]
+//   nemesis_runner --holder <nemesis_holder> --sim <edgelock-sim> [--holder-asio <path>]
+//                  [--runs N] [--ttl MS] [--configs a,b,...] [--scenarios S1,S5,S6]
+//                  [--matrix-runs R] [--dir D]
 //
 // For each configuration it starts real redis-server (and redis-sentinel) processes on
-// loopback, runs each scenario N times with nemesis_holder processes as lock holders (the
-// blocking client), judges each run from the holders' logs (nemesis_history.hpp) and prints
+// loopback, runs each scenario N times with two holder processes, A and B (the blocking
+// client; with --holder-asio, run 1 puts B on the asio client, run 2 A, and so on), judges each run from the holders' logs (nemesis_history.hpp) and prints
 // the agreement table against `edgelock-sim matrix`. Exit status 1 when a cell disagrees
 // (cells whose matrix verdict is known to be changing are shown but do not fail).
 //
@@ -79,6 +80,7 @@ const std::vector<config_spec>& all_configs() {
 
 struct runner_options {
     std::string holder_path;
+    std::string holder_asio_path;  // when set, runs alternate which client holds first
     std::string sim_path;
     std::string dir;
     int runs = 1;
@@ -160,13 +162,19 @@ struct run_context {
     std::string dir;
     std::string name;
     std::int64_t ttl_ms = 0;
+    bool a_on_asio = false;  // A on the asio client and B on the blocking one, or the reverse
+
+    std::string program(const std::string& who) const {
+        if (options->holder_asio_path.empty()) return options->holder_path;
+        return (who == "A") == a_on_asio ? options->holder_asio_path : options->holder_path;
+    }
 
     std::string log(const std::string& who) const { return dir + "/" + who + ".log"; }
 
     child_process spawn(const std::string& who, const std::vector<std::string>& where,
                         const std::vector<std::string>& extra) const {
         std::vector<std::string> argv = {
-            options->holder_path, "id=" + who, "log=" + log(who), "store=" + dir + "/store",
+            program(who), "id=" + who, "log=" + log(who), "store=" + dir + "/store",
             "name=" + name, "ttl=" + std::to_string(ttl_ms),
             std::string("fencing=") + (spec->fencing ? "1" : "0"),
             std::string("guard=") + (spec->guard ? "1" : "0"),
@@ -308,6 +316,11 @@ std::int64_t ttl_for(const std::string& scenario, const config_spec& spec,
     return options.ttl_ms;
 }
 
+std::string clients_of(const run_context& ctx) {
+    if (ctx.options->holder_asio_path.empty()) return "blocking, B blocking";
+    return ctx.a_on_asio ? "asio, B blocking" : "blocking, B asio";
+}
+
 void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict) {
     ++cell.runs;
     cell.overlap += verdict.overlap ? 1 : 0;
@@ -342,11 +355,13 @@ void run_config(const runner_options& options, const config_spec& spec,
             ctx.options = &options;
             ctx.spec = &spec;
             ctx.ttl_ms = ttl_for(scenario, spec, options);
+            ctx.a_on_asio = run % 2 == 1;
             ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
             ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
             ::mkdir(ctx.dir.c_str(), 0755);
             const auto verdict = run_once(scenario, ctx, where);
-            std::cout << scenario << " " << spec.name << " run " << run + 1 << ": "
+            std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A "
+                      << clients_of(ctx) << "): "
                       << (verdict.detail.empty() ? "no violation" : verdict.detail) << std::endl;
             record(row.real, verdict);
         }
@@ -359,6 +374,7 @@ bool parse_options(int argc, char** argv, runner_options& options) {
         const std::string key = argv[i];
         const std::string value = argv[i + 1];
         if (key == "--holder") options.holder_path = value;
+        else if (key == "--holder-asio") options.holder_asio_path = value;
         else if (key == "--sim") options.sim_path = value;
         else if (key == "--dir") options.dir = value;
         else if (key == "--runs") options.runs = std::stoi(value);
@@ -376,8 +392,9 @@ bool parse_options(int argc, char** argv, runner_options& options) {
 int main(int argc, char** argv) {
     runner_options options;
     if (!parse_options(argc, argv, options)) {
-        std::cerr << "usage: nemesis_runner --holder PATH --sim PATH [--runs N] [--ttl MS] "
-                     "[--configs a,b] [--scenarios S1,S5,S6] [--matrix-runs R] [--dir D]\n";
+        std::cerr << "usage: nemesis_runner --holder PATH --sim PATH [--holder-asio PATH] "
+                     "[--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6] "
+                     "[--matrix-runs R] [--dir D]\n";
         return 64;
     }
     if (options.dir.empty()) {
