@@ -6,7 +6,7 @@
 # processes on loopback (tests/nemesis/nemesis_runner.cpp says which faults) and prints the
 # agreement table: configuration x scenario, the matrix's verdict, runs, violations seen.
 #
-#   scripts/nemesis.sh [--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6]
+#   scripts/nemesis.sh [--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6,S9]
 #                      [--build DIR]
 #
 # Exits 1 when a cell disagrees (a violation the matrix shows never reproduced, or one seen
@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
     --ttl) ttl=$2; shift 2 ;;
     --configs|--scenarios) extra+=("$1" "$2"); shift 2 ;;
     --build) build=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6]" \
+    *) echo "usage: $0 [--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6,S9]" \
          "[--build DIR]" >&2; exit 2 ;;
   esac
 done

@@ -2,24 +2,29 @@
 // nemesis: the simulator's safety matrix checked against real processes under real faults.
 //
 //   nemesis_runner --holder <nemesis_holder> --sim <edgelock-sim> [--holder-asio <path>]
-//                  [--runs N] [--ttl MS] [--configs a,b,...] [--scenarios S1,S5,S6]
+//                  [--runs N] [--ttl MS] [--configs a,b,...] [--scenarios S1,S5,S6,S9]
 //                  [--matrix-runs R] [--dir D]
 //
 // For each configuration it starts real redis-server (and redis-sentinel) processes on
 // loopback, runs each scenario N times with two holder processes, A and B (the blocking
-// client; with --holder-asio, run 1 puts B on the asio client, run 2 A, and so on), judges each run from the holders' logs (nemesis_history.hpp) and prints
-// the agreement table against `edgelock-sim matrix`. Exit status 1 when a cell disagrees
-// (cells whose matrix verdict is known to be changing are shown but do not fail).
+// client; with --holder-asio, run 1 puts B on the asio client, run 2 A, and so on), judges
+// each run from the holders' logs (nemesis_history.hpp) and prints the agreement table
+// against `edgelock-sim matrix`. Exit status 1 when a cell disagrees (cells whose matrix
+// verdict is known to be changing are shown but do not fail).
 //
 // Faults, as the simulator's scenarios (docs/SIMULATION.md) land them:
 //   S1  holder A checks held(), is SIGSTOPped before its write, past the TTL; B acquires
 //       and writes; A is SIGCONTed and writes on the strength of its old check.
 //   S5  during A's hold the node (Redlock: the node two majorities share) is killed with
 //       SIGKILL and restarted without persistence (delayed-restart: after 1.5 TTL).
-//   S6  split brain after a forced promotion: the master n0 is SIGSTOPped, replica n1 is
-//       promoted (REPLICAOF NO ONE) and n3 re-pointed to it, A locks on n1; n0 is SIGCONTed
-//       while n2 still replicates from it, and B locks on n0 (WAIT 1 answered by n2). Each
-//       client is pointed at the master its sentinel would name during the failover.
+//   S6  Sentinel: split brain after a forced promotion: the master n0 is SIGSTOPped, replica
+//       n1 is promoted (REPLICAOF NO ONE) and n3 re-pointed to it, A locks on n1; n0 is
+//       SIGCONTed while n2 still replicates from it, and B locks on n0 (WAIT 1 answered by
+//       n2). Each client is pointed at the master its sentinel would name during the
+//       failover. Without replicas: the node is paused for 1.5 TTL during A's hold (SIGSTOP,
+//       or CLIENT PAUSE ALL), then runs what waited.
+//   S9  (single, Redlock) A, holding, is cut off by a TCP proxy that swallows everything
+//       from every node it reaches, until B has held and released.
 // Redlock runs partition the holders as the simulator does: A reaches n0..n2 only, B n2..n4
 // only (the other two addresses are ports nothing listens on).
 #include <sys/stat.h>
@@ -36,6 +41,7 @@
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/tcp_proxy.hpp"
 #include "nemesis_history.hpp"
 #include "nemesis_matrix.hpp"
 
@@ -48,6 +54,7 @@ using edgelock::testing::redis_client;
 using edgelock::testing::redis_masters;
 using edgelock::testing::redis_server;
 using edgelock::testing::sentinel_topology;
+using edgelock::testing::tcp_proxy;
 
 enum class topology_kind { single, sentinel, redlock };
 
@@ -87,7 +94,7 @@ struct runner_options {
     int matrix_runs = 20;
     std::int64_t ttl_ms = 1000;
     std::vector<std::string> configs;
-    std::vector<std::string> scenarios = {"S1", "S5", "S6"};
+    std::vector<std::string> scenarios = {"S1", "S5", "S6", "S9"};
 };
 
 std::string join(const std::vector<std::string>& parts) {
@@ -118,15 +125,21 @@ struct deployment {
     std::unique_ptr<redis_masters> masters;
     std::unique_ptr<sentinel_topology> topology;
     std::vector<std::string> dead_urls;
+    // A's way to the nodes it reaches, for S9 (a partition cuts it off from them).
+    std::vector<std::unique_ptr<tcp_proxy>> proxies;
 
     explicit deployment(const config_spec& spec) {
         if (spec.kind == topology_kind::single) {
             single = std::make_unique<redis_server>(std::vector<std::string>{},
                                                     persistence::volatile_);
+            proxies.push_back(std::make_unique<tcp_proxy>(single->port()));
         } else if (spec.kind == topology_kind::redlock) {
             masters = std::make_unique<redis_masters>(5, std::vector<std::string>{},
                                                       persistence::volatile_);
             dead_urls = {dead_url(), dead_url()};
+            for (std::size_t i = 0; i < 3; ++i) {
+                proxies.push_back(std::make_unique<tcp_proxy>((*masters)[i].port()));
+            }
         } else {
             // Later arguments win: both servers without AOF, so a restart comes back empty.
             topology = std::make_unique<sentinel_topology>(
@@ -134,14 +147,19 @@ struct deployment {
         }
     }
 
-    // Where holder `who` ("A" or "B") finds Redis, as holder arguments.
-    std::vector<std::string> where(const std::string& who) const {
-        if (single) return {"instances=" + single->url()};
+    // Where holder `who` ("A" or "B") finds Redis, as holder arguments; A through the
+    // proxies when `proxied`.
+    std::vector<std::string> where(const std::string& who, bool proxied = false) const {
+        const bool via = proxied && who == "A";
+        if (single) return {"instances=" + (via ? proxies[0]->url() : single->url())};
         if (topology) return {"sentinels=" + join(topology->sentinel_urls()), "master=mymaster"};
         auto& m = *masters;
         if (who == "A") {
-            return {"instances=" + join({m[0].url(), m[1].url(), m[2].url(), dead_urls[0],
-                                         dead_urls[1]})};
+            std::vector<std::string> urls;
+            for (std::size_t i = 0; i < 3; ++i) {
+                urls.push_back(via ? proxies[i]->url() : m[i].url());
+            }
+            return {"instances=" + join({urls[0], urls[1], urls[2], dead_urls[0], dead_urls[1]})};
         }
         return {"instances=" +
                 join({dead_urls[0], dead_urls[1], m[2].url(), m[3].url(), m[4].url()})};
@@ -162,6 +180,7 @@ struct run_context {
     std::string dir;
     std::string name;
     std::int64_t ttl_ms = 0;
+    int run = 0;
     bool a_on_asio = false;  // A on the asio client and B on the blocking one, or the reverse
 
     std::string program(const std::string& who) const {
@@ -262,6 +281,56 @@ edgelock::nemesis::verdict run_s5(const run_context& ctx, deployment& where) {
     return judge_run(ctx, times);
 }
 
+// S6 without replicas: the node (Redlock: the one both majorities share) stops answering
+// for 1.5 TTL during A's hold: SIGSTOP in even runs, CLIENT PAUSE ALL (which also holds
+// back expiry) in odd runs. Then it runs what waited.
+edgelock::nemesis::verdict run_node_pause(const run_context& ctx, deployment& where) {
+    const std::int64_t ttl_ms = ctx.ttl_ms;
+    child_process a = ctx.spawn("A", where.where("A"), {"work_ms=" + std::to_string(3 * ttl_ms)});
+    run_times times;
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
+    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    redis_server& target = where.crash_target();
+    const auto pause = std::chrono::milliseconds(ttl_ms * 3 / 2);
+    times.fault_us = monotonic_us();
+    if (ctx.run % 2 == 0) {
+        target.freeze();
+        std::this_thread::sleep_for(pause);  // the fault's length
+        target.thaw();
+    } else {
+        redis_client(target.port()).command({"CLIENT", "PAUSE", std::to_string(pause.count()),
+                                             "ALL"});
+        std::this_thread::sleep_for(pause);  // the fault's length (the server ends it)
+    }
+    times.heal_us = monotonic_us();
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
+// S9: A, holding, is cut off from every node it reaches (its proxies swallow everything)
+// until B has held and released; then the partition heals.
+edgelock::nemesis::verdict run_partition(const run_context& ctx, deployment& where) {
+    const std::int64_t ttl_ms = ctx.ttl_ms;
+    child_process a =
+        ctx.spawn("A", where.where("A", true), {"work_ms=" + std::to_string(3 * ttl_ms)});
+    run_times times;
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
+    for (auto& proxy : where.proxies) proxy->blackhole();
+    times.fault_us = monotonic_us();
+    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    for (auto& proxy : where.proxies) {
+        proxy->pass();
+        proxy->close_all();
+    }
+    times.heal_us = monotonic_us();
+    a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
 bool link_up(const redis_server& replica) {
     return edgelock::testing::eventually(
         [&] {
@@ -299,7 +368,9 @@ edgelock::nemesis::verdict run_s6(const run_context& ctx) {
 }
 
 bool scenario_applies(const std::string& scenario, const config_spec& spec) {
-    if (scenario == "S6") return spec.kind == topology_kind::sentinel && !spec.guard;
+    const bool sentinel = spec.kind == topology_kind::sentinel;
+    if (scenario == "S6") return !sentinel || !spec.guard;
+    if (scenario == "S9") return !sentinel;
     return scenario == "S1" || scenario == "S5";
 }
 
@@ -331,8 +402,11 @@ void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict
 
 edgelock::nemesis::verdict run_once(const std::string& scenario, const run_context& ctx,
                                     std::unique_ptr<deployment>& where) {
-    if (scenario == "S6") return run_s6(ctx);
+    const bool sentinel = ctx.spec->kind == topology_kind::sentinel;
+    if (scenario == "S6" && sentinel) return run_s6(ctx);
     if (!where) where = std::make_unique<deployment>(*ctx.spec);
+    if (scenario == "S6") return run_node_pause(ctx, *where);
+    if (scenario == "S9") return run_partition(ctx, *where);
     return scenario == "S1" ? run_s1(ctx, *where) : run_s5(ctx, *where);
 }
 
@@ -355,6 +429,7 @@ void run_config(const runner_options& options, const config_spec& spec,
             ctx.options = &options;
             ctx.spec = &spec;
             ctx.ttl_ms = ttl_for(scenario, spec, options);
+            ctx.run = run;
             ctx.a_on_asio = run % 2 == 1;
             ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
             ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
@@ -393,7 +468,7 @@ int main(int argc, char** argv) {
     runner_options options;
     if (!parse_options(argc, argv, options)) {
         std::cerr << "usage: nemesis_runner --holder PATH --sim PATH [--holder-asio PATH] "
-                     "[--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6] "
+                     "[--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6,S9] "
                      "[--matrix-runs R] [--dir D]\n";
         return 64;
     }
