@@ -58,6 +58,13 @@ edgelock::hiredis::lock_options options_from(const holder_args& args) {
     // Waiters retry often, so one that may take the lock does so within milliseconds.
     options.retry_delay_ms_min = 2;
     options.retry_delay_ms_max = 10;
+    // What the lock's I/O did, on stderr (the runner keeps it beside the log), for reading
+    // a run that went unexpectedly.
+    options.on_event = [](const edgelock::hiredis::lock_event& event) {
+        std::cerr << monotonic_us() << " event " << static_cast<int>(event.kind) << " instance "
+                  << static_cast<long long>(event.instance) << " "
+                  << (event.code ? event.code.message() : "ok") << "\n";
+    };
     return options;
 }
 

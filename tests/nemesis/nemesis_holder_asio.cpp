@@ -31,6 +31,12 @@ edgelock::async::client_config client_config_from(const holder_args& args) {
     config.command_timeout_ms = 1000;
     config.reconnect_delay_min_ms = 10;
     config.reconnect_delay_max_ms = 50;
+    // As the blocking holder: what the lock's I/O did, on stderr, for reading a run.
+    config.on_event = [](const edgelock::lock_event& event) {
+        std::cerr << monotonic_us() << " event " << static_cast<int>(event.kind) << " instance "
+                  << static_cast<long long>(event.instance) << " "
+                  << (event.code ? event.code.message() : "ok") << "\n";
+    };
     return config;
 }
 

@@ -23,8 +23,10 @@
 //       n2). Each client is pointed at the master its sentinel would name during the
 //       failover. Without replicas: the node is paused for 1.5 TTL during A's hold (SIGSTOP,
 //       or CLIENT PAUSE ALL), then runs what waited.
-//   S9  (single, Redlock) A, holding, is cut off by a TCP proxy that swallows everything
-//       from every node it reaches, until B has held and released.
+//   S9  A, holding, is cut off by a TCP proxy that swallows everything from every node it
+//       reaches, until B has held and released. Sentinel: the partition leaves A with the
+//       master and one replica, and the other side promotes a replica of its own (see
+//       run_sentinel_partition).
 // Redlock runs partition the holders as the simulator does: A reaches n0..n2 only, B n2..n4
 // only (the other two addresses are ports nothing listens on).
 #include <sys/stat.h>
@@ -367,10 +369,44 @@ edgelock::nemesis::verdict run_s6(const run_context& ctx) {
     return judge_run(ctx, times);
 }
 
+// S9 behind Sentinel: the minority side keeps the master n0, its replica n1 and holder A;
+// n2 and n3 (replicating from n0 through a TCP proxy) are cut off from it with the
+// sentinels, which promote n2 and re-point n3 to it. A goes on renewing on n0 (WAIT answered
+// by n1); B locks on n2 once A's key there has expired (WAIT answered by n3).
+edgelock::nemesis::verdict run_sentinel_partition(const run_context& ctx) {
+    // Without AOF: an fsync on a disk shared with other work can hold a renewal's reply
+    // past the lease, which would hide the split brain behind a slow disk.
+    redis_server n0({}, persistence::volatile_);
+    tcp_proxy across(n0.port());  // the link the partition cuts
+    redis_server n1({"--replicaof", "127.0.0.1", std::to_string(n0.port())},
+                    persistence::volatile_);
+    const std::vector<std::string> of_across = {"--replicaof", "127.0.0.1",
+                                                std::to_string(across.port())};
+    redis_server n2(of_across, persistence::volatile_);
+    redis_server n3(of_across, persistence::volatile_);
+    run_times times;
+    if (!link_up(n1) || !link_up(n2) || !link_up(n3)) return judge_run(ctx, times);
+    const std::string work = "work_ms=" + std::to_string(3 * ctx.ttl_ms);
+    child_process a = ctx.spawn("A", {"instances=" + n0.url()}, {work});
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
+    across.blackhole();
+    times.fault_us = monotonic_us();
+    redis_client(n2.port()).command({"REPLICAOF", "NO", "ONE"});
+    redis_client(n3.port()).command({"REPLICAOF", "127.0.0.1", std::to_string(n2.port())});
+    if (!link_up(n3)) return judge_run(ctx, times);
+    child_process b = ctx.spawn("B", {"instances=" + n2.url()}, {"work_ms=300"});
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    across.pass();
+    times.heal_us = monotonic_us();
+    a.wait_exit(std::chrono::milliseconds(3 * ctx.ttl_ms + 10'000));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
 bool scenario_applies(const std::string& scenario, const config_spec& spec) {
     const bool sentinel = spec.kind == topology_kind::sentinel;
     if (scenario == "S6") return !sentinel || !spec.guard;
-    if (scenario == "S9") return !sentinel;
+    if (scenario == "S9") return true;
     return scenario == "S1" || scenario == "S5";
 }
 
@@ -404,6 +440,7 @@ edgelock::nemesis::verdict run_once(const std::string& scenario, const run_conte
                                     std::unique_ptr<deployment>& where) {
     const bool sentinel = ctx.spec->kind == topology_kind::sentinel;
     if (scenario == "S6" && sentinel) return run_s6(ctx);
+    if (scenario == "S9" && sentinel) return run_sentinel_partition(ctx);
     if (!where) where = std::make_unique<deployment>(*ctx.spec);
     if (scenario == "S6") return run_node_pause(ctx, *where);
     if (scenario == "S9") return run_partition(ctx, *where);
