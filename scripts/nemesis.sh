@@ -10,7 +10,8 @@
 #                      [--build DIR]
 #
 # Exits 1 when a cell disagrees (a violation the matrix shows never reproduced, or one seen
-# where the matrix shows none). Logs of every run stay in the directory it prints.
+# where the matrix shows none). The holders' logs of every run stay in
+# <build>/nemesis-logs/<date-time>/<configuration>-<scenario>-<run>/.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,10 +38,12 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 nice -n 10 cmake --build "$build" -j2 --target nemesis_runner nemesis_holder edgelock-sim
 
+logs="$build/nemesis-logs/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$logs"
 started=$(date +%s)
 status=0
 nice -n 10 "$build/tests/nemesis/nemesis_runner" \
   --holder "$build/tests/nemesis/nemesis_holder" --sim "$build/sim/edgelock-sim" \
-  --runs "$runs" --ttl "$ttl" ${extra[@]+"${extra[@]}"} || status=$?
+  --runs "$runs" --ttl "$ttl" --dir "$logs" ${extra[@]+"${extra[@]}"} || status=$?
 echo "nemesis: $runs runs per cell, ttl $ttl ms, $(( $(date +%s) - started )) s"
 exit "$status"

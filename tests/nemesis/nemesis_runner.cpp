@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -509,7 +510,9 @@ int main(int argc, char** argv) {
                      "[--matrix-runs R] [--dir D]\n";
         return 64;
     }
-    if (options.dir.empty()) {
+    // A directory made here is removed when every cell agrees; one given (--dir) is kept.
+    const bool own_dir = options.dir.empty();
+    if (own_dir) {
         char pattern[] = "/tmp/nemesis.XXXXXX";
         if (::mkdtemp(pattern) == nullptr) return 70;
         options.dir = pattern;
@@ -524,5 +527,10 @@ int main(int argc, char** argv) {
                                       spec.name) != options.configs.end();
         if (chosen) run_config(options, spec, matrix, rows);
     }
-    return edgelock::nemesis::print_table(rows) == 0 ? 0 : 1;
+    if (edgelock::nemesis::print_table(rows) != 0) {
+        std::cout << "logs kept in " << options.dir << std::endl;
+        return 1;
+    }
+    if (own_dir) std::filesystem::remove_all(options.dir);
+    return 0;
 }
