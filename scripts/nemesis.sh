@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The simulator's safety matrix checked against real processes under real faults, longer
-# than the ctest (`ctest -L nemesis`, one run per cell): builds the runner, the holder and
-# the simulator, then runs every cell N times against real redis-server and redis-sentinel
+# than the ctest (`ctest -L nemesis`, two runs per cell): builds the runner, both holders
+# (blocking and asio client, alternating which holds first) and the simulator, then runs every cell N times against real redis-server and redis-sentinel
 # processes on loopback (tests/nemesis/nemesis_runner.cpp says which faults) and prints the
 # agreement table: configuration x scenario, the matrix's verdict, runs, violations seen.
 #
@@ -36,14 +36,16 @@ done
 if [ ! -f "$build/CMakeCache.txt" ]; then
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 fi
-nice -n 10 cmake --build "$build" -j2 --target nemesis_runner nemesis_holder edgelock-sim
+nice -n 10 cmake --build "$build" -j2 --target nemesis_runner nemesis_holder nemesis_holder_asio \
+  edgelock-sim
 
 logs="$build/nemesis-logs/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$logs"
 started=$(date +%s)
 status=0
 nice -n 10 "$build/tests/nemesis/nemesis_runner" \
-  --holder "$build/tests/nemesis/nemesis_holder" --sim "$build/sim/edgelock-sim" \
+  --holder "$build/tests/nemesis/nemesis_holder" \
+  --holder-asio "$build/tests/nemesis/nemesis_holder_asio" --sim "$build/sim/edgelock-sim" \
   --runs "$runs" --ttl "$ttl" --dir "$logs" ${extra[@]+"${extra[@]}"} || status=$?
 echo "nemesis: $runs runs per cell, ttl $ttl ms, $(( $(date +%s) - started )) s"
 exit "$status"
