@@ -54,12 +54,16 @@ bool overlaps(const hold_record& a, const hold_record& b) {
     return std::max(a.start_us, b.start_us) < std::min(a.belief_end_us, b.belief_end_us);
 }
 
-// A later hold of another holder that began before `t_us`: `hold` was superseded by then.
+// A hold of another holder, acquired later than `hold`, that the store had already served
+// (accepted a write of) before `t_us`: as the simulator's check, a write of `hold` the store
+// accepts after that is stale.
 const hold_record* superseded_by(const std::vector<hold_record>& holds, const hold_record& hold,
                                  std::int64_t t_us) {
     for (const hold_record& other : holds) {
-        if (other.holder == hold.holder) continue;
-        if (other.start_us > hold.start_us && other.start_us < t_us) return &other;
+        if (other.holder == hold.holder || other.start_us <= hold.start_us) continue;
+        for (const write_record& write : other.writes) {
+            if (write.accepted && write.t_us < t_us) return &other;
+        }
     }
     return nullptr;
 }
@@ -92,8 +96,8 @@ verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us
             if (!out.stale) {
                 out.detail += (out.detail.empty() ? "" : "; ") + std::string("stale write of ") +
                               holds[i].holder + " (fence " + std::to_string(holds[i].fence) +
-                              ") after " + later->holder + " (fence " +
-                              std::to_string(later->fence) + ") acquired";
+                              ") after the store served " + later->holder + " (fence " +
+                              std::to_string(later->fence) + ")";
             }
             out.stale = true;
         }

@@ -8,9 +8,11 @@
 //             from "hold" (logged after acquire() returned) to its last "write" or its "end"
 //             (logged before release()), whichever is later. A write made after a pause on
 //             the strength of an earlier held() check extends the belief to that write.
-//   stale     the fenced store accepted a write of a hold after another holder's hold had
-//             started later than that hold: the resource took a write from a superseded
-//             holder. With fencing the store refuses it (a lower token), so none is seen.
+//   stale     the fenced store accepted a write of a hold after it had accepted one of a
+//             hold acquired later (the simulator's check, sim/src/checker.cpp): the resource
+//             served a superseded holder. With fencing the store refuses it (a lower token).
+//             A write that reaches the store after the next holder acquired but before that
+//             holder's first write is accepted even with fencing, and is not stale.
 //   liveness  some holder started a hold after the fault began and no later than the bound
 //             after the fault ended.
 #pragma once
