@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # The simulator's safety matrix checked against real processes under real faults, longer
 # than the ctest (`ctest -L nemesis`, two runs per cell): builds the runner, both holders
-# (blocking and asio client, alternating which holds first) and the simulator, then runs every cell N times against real redis-server and redis-sentinel
-# processes on loopback (tests/nemesis/nemesis_runner.cpp says which faults) and prints the
-# agreement table: configuration x scenario, the matrix's verdict, runs, violations seen.
+# (blocking and asio client, alternating which holds first) and the simulator, then runs
+# every cell N times against real redis-server and redis-sentinel processes on loopback
+# (tests/nemesis/README.md says which faults) and prints the agreement table:
+# configuration x scenario, the matrix's verdict, runs, violations seen.
 #
 #   scripts/nemesis.sh [--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6,S9]
 #                      [--build DIR]
