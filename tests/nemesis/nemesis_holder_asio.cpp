@@ -69,8 +69,8 @@ public:
             ec = client_.add_lock(lock_config_from(args_, name_, instances), handle_);
         }
         if (ec) {
-            log_.line("fail " + id() + " " + std::to_string(monotonic_us()) + " open: " +
-                      ec.message());
+            log_.line("fail " + id() + " " + std::to_string(monotonic_us()) +
+                      " open: " + ec.message());
             std::cout << "open-failed " << ec.message() << std::endl;
             return 2;
         }

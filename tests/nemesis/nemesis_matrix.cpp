@@ -25,8 +25,7 @@ std::string matrix_text(const matrix_cell& cell) {
 
 std::string real_text(const real_cell& cell) {
     std::ostringstream out;
-    out << "overlap " << cell.overlap << ", stale " << cell.stale << ", liveness "
-        << cell.liveness;
+    out << "overlap " << cell.overlap << ", stale " << cell.stale << ", liveness " << cell.liveness;
     return out.str();
 }
 
@@ -71,16 +70,17 @@ int print_table(const std::vector<table_row>& rows) {
                  "violation)\n";
     std::cout << std::left << std::setw(28) << "configuration" << std::setw(5) << "scen"
               << std::setw(24) << "matrix" << std::setw(6) << "runs" << std::setw(36)
-              << "real violations" << "agreement\n";
+              << "real violations"
+              << "agreement\n";
     for (const table_row& row : rows) {
         const bool ok = agrees(row);
         std::string word = ok ? "agree" : "DISAGREE";
         if (!row.matrix_known) word = "DISAGREE (no matrix row)";
         if (!ok && row.pending) word = "differs (matrix change pending)";
         if (!ok && !row.pending) ++disagreeing;
-        std::cout << std::left << std::setw(28) << row.configuration << std::setw(5)
-                  << row.scenario << std::setw(24) << matrix_text(row.matrix) << std::setw(6)
-                  << row.real.runs << std::setw(36) << real_text(row.real) << word << "\n";
+        std::cout << std::left << std::setw(28) << row.configuration << std::setw(5) << row.scenario
+                  << std::setw(24) << matrix_text(row.matrix) << std::setw(6) << row.real.runs
+                  << std::setw(36) << real_text(row.real) << word << "\n";
         if (!row.real.first_detail.empty()) {
             std::cout << "    first violation: " << row.real.first_detail << "\n";
         }

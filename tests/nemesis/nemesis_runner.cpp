@@ -133,8 +133,8 @@ struct deployment {
 
     explicit deployment(const config_spec& spec) {
         if (spec.kind == topology_kind::single) {
-            single = std::make_unique<redis_server>(std::vector<std::string>{},
-                                                    persistence::volatile_);
+            single =
+                std::make_unique<redis_server>(std::vector<std::string>{}, persistence::volatile_);
             proxies.push_back(std::make_unique<tcp_proxy>(single->port()));
         } else if (spec.kind == topology_kind::redlock) {
             masters = std::make_unique<redis_masters>(5, std::vector<std::string>{},
@@ -145,8 +145,8 @@ struct deployment {
             }
         } else {
             // Later arguments win: both servers without AOF, so a restart comes back empty.
-            topology = std::make_unique<sentinel_topology>(
-                std::vector<std::string>{"--appendonly", "no"});
+            topology =
+                std::make_unique<sentinel_topology>(std::vector<std::string>{"--appendonly", "no"});
         }
     }
 
@@ -195,12 +195,15 @@ struct run_context {
 
     child_process spawn(const std::string& who, const std::vector<std::string>& where,
                         const std::vector<std::string>& extra) const {
-        std::vector<std::string> argv = {
-            program(who), "id=" + who, "log=" + log(who), "store=" + dir + "/store",
-            "name=" + name, "ttl=" + std::to_string(ttl_ms),
-            std::string("fencing=") + (spec->fencing ? "1" : "0"),
-            std::string("guard=") + (spec->guard ? "1" : "0"),
-            "wait=" + std::to_string(spec->wait)};
+        std::vector<std::string> argv = {program(who),
+                                         "id=" + who,
+                                         "log=" + log(who),
+                                         "store=" + dir + "/store",
+                                         "name=" + name,
+                                         "ttl=" + std::to_string(ttl_ms),
+                                         std::string("fencing=") + (spec->fencing ? "1" : "0"),
+                                         std::string("guard=") + (spec->guard ? "1" : "0"),
+                                         "wait=" + std::to_string(spec->wait)};
         argv.insert(argv.end(), where.begin(), where.end());
         argv.insert(argv.end(), extra.begin(), extra.end());
         edgelock::testing::spawn_options spawn;
@@ -242,8 +245,8 @@ edgelock::nemesis::verdict judge_run(const run_context& ctx, const run_times& ti
 // S1: A is frozen between its held() check and its write, until B has held and released.
 edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
     const std::int64_t ttl_ms = ctx.ttl_ms;
-    child_process a = ctx.spawn("A", where.where("A"),
-                                {"gate=1", "work_ms=" + std::to_string(ttl_ms / 2)});
+    child_process a =
+        ctx.spawn("A", where.where("A"), {"gate=1", "work_ms=" + std::to_string(ttl_ms / 2)});
     run_times times;
     if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms)) ||
         !expect_line(a, "checked", std::chrono::seconds(5))) {
@@ -301,8 +304,8 @@ edgelock::nemesis::verdict run_node_pause(const run_context& ctx, deployment& wh
         std::this_thread::sleep_for(pause);  // the fault's length
         target.thaw();
     } else {
-        redis_client(target.port()).command({"CLIENT", "PAUSE", std::to_string(pause.count()),
-                                             "ALL"});
+        redis_client(target.port())
+            .command({"CLIENT", "PAUSE", std::to_string(pause.count()), "ALL"});
         std::this_thread::sleep_for(pause);  // the fault's length (the server ends it)
     }
     times.heal_us = monotonic_us();
@@ -474,8 +477,9 @@ void run_config(const runner_options& options, const config_spec& spec,
             ::mkdir(ctx.dir.c_str(), 0755);
             const auto verdict = run_once(scenario, ctx, where);
             std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A "
-                      << clients_of(ctx) << "): "
-                      << (verdict.detail.empty() ? "no violation" : verdict.detail) << std::endl;
+                      << clients_of(ctx)
+                      << "): " << (verdict.detail.empty() ? "no violation" : verdict.detail)
+                      << std::endl;
             record(row.real, verdict);
         }
         rows.push_back(row);
@@ -518,13 +522,13 @@ int main(int argc, char** argv) {
         options.dir = pattern;
     }
     const auto matrix = edgelock::nemesis::read_matrix(options.sim_path, options.matrix_runs);
-    std::cout << "matrix: " << matrix.size() << " cells from " << options.sim_path
-              << "; logs in " << options.dir << std::endl;
+    std::cout << "matrix: " << matrix.size() << " cells from " << options.sim_path << "; logs in "
+              << options.dir << std::endl;
     std::vector<edgelock::nemesis::table_row> rows;
     for (const config_spec& spec : all_configs()) {
         const bool chosen = options.configs.empty() ||
-                            std::find(options.configs.begin(), options.configs.end(),
-                                      spec.name) != options.configs.end();
+                            std::find(options.configs.begin(), options.configs.end(), spec.name) !=
+                                options.configs.end();
         if (chosen) run_config(options, spec, matrix, rows);
     }
     if (edgelock::nemesis::print_table(rows) != 0) {
