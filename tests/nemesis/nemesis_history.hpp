@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// The nemesis checker: what the holders' logs (nemesis_holder.cpp) say about one run.
+//
+// Every time is CLOCK_MONOTONIC in microseconds, read by the process that logged it, on this
+// one machine, so times from different holders compare directly.
+//
+//   overlap   two holders believed they held the lock at one instant: a hold's belief runs
+//             from "hold" (logged after acquire() returned) to its last "write" or its "end"
+//             (logged before release()), whichever is later. A write made after a pause on
+//             the strength of an earlier held() check extends the belief to that write.
+//   stale     the fenced store accepted a write of a hold after it had accepted one of a
+//             hold acquired later (the simulator's check, sim/src/checker.cpp): the resource
+//             served a superseded holder. With fencing the store refuses it (a lower token).
+//             A write that reaches the store after the next holder acquired but before that
+//             holder's first write is accepted even with fencing, and is not stale.
+//   liveness  some holder started a hold after the fault began and no later than the bound
+//             after the fault ended.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace edgelock::nemesis {
+
+struct write_record {
+    std::int64_t t_us = 0;
+    bool accepted = false;
+};
+
+struct hold_record {
+    std::string holder;
+    std::int64_t fence = 0;
+    std::int64_t start_us = 0;
+    std::int64_t belief_end_us = 0;
+    std::vector<write_record> writes;
+};
+
+struct verdict {
+    bool overlap = false;
+    bool stale = false;
+    bool liveness_violated = false;
+    std::string detail;  // the first violation seen, for the report
+};
+
+// The holds in the log files, in the order they were logged (a file per holder).
+std::vector<hold_record> read_holds(const std::vector<std::string>& log_paths);
+
+// Judges the holds. Liveness looks for a hold started in [fault_start_us, heal_us + bound_us].
+verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us,
+              std::int64_t heal_us, std::int64_t bound_us);
+
+std::int64_t monotonic_us();
+
+}  // namespace edgelock::nemesis

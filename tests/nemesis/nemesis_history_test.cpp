@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// The nemesis checks on hand-written logs: each violation found, and each near miss not.
+#include "nemesis_history.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using edgelock::nemesis::judge;
+using edgelock::nemesis::read_holds;
+
+// Two log files (A's and B's) with the given lines, removed with the object.
+class logs {
+public:
+    logs(const std::string& a, const std::string& b) {
+        char pattern[] = "/tmp/nemesis_history_test.XXXXXX";
+        dir_ = ::mkdtemp(pattern) != nullptr ? pattern : "/tmp";
+        paths_ = {dir_ + "/A.log", dir_ + "/B.log"};
+        std::ofstream(paths_[0]) << a;
+        std::ofstream(paths_[1]) << b;
+    }
+    ~logs() {
+        for (const std::string& path : paths_) std::remove(path.c_str());
+        ::rmdir(dir_.c_str());
+    }
+    logs(const logs&) = delete;
+    logs& operator=(const logs&) = delete;
+    const std::vector<std::string>& paths() const { return paths_; }
+
+private:
+    std::string dir_;
+    std::vector<std::string> paths_;
+};
+
+constexpr std::int64_t bound_us = 1'000'000;
+
+TEST(NemesisHistory, HandOverIsNeitherOverlapNorStale) {
+    const logs l("hold A 1 100\nwrite A 1 110 1\nend A 200\n",
+                 "hold B 2 210\nwrite B 2 220 1\nend B 300\n");
+    const auto v = judge(read_holds(l.paths()), 150, 250, bound_us);
+    EXPECT_FALSE(v.overlap);
+    EXPECT_FALSE(v.stale);
+    EXPECT_FALSE(v.liveness_violated);
+}
+
+TEST(NemesisHistory, WriteAfterPauseOverlapsAndIsStale) {
+    // A checked held() at 110 and wrote at 500, after B held and wrote (S1).
+    const logs l("hold A 0 100\nwrite A 0 500 1\nlost A 520\n",
+                 "hold B 0 300\nwrite B 0 310 1\nend B 400\n");
+    const auto v = judge(read_holds(l.paths()), 120, 450, bound_us);
+    EXPECT_TRUE(v.overlap);
+    EXPECT_TRUE(v.stale);
+}
+
+TEST(NemesisHistory, FencedWriteRefusedIsNotStale) {
+    const logs l("hold A 5 100\nwrite A 5 500 0\nlost A 520\n",
+                 "hold B 9 300\nwrite B 9 310 1\nend B 400\n");
+    const auto v = judge(read_holds(l.paths()), 120, 450, bound_us);
+    EXPECT_TRUE(v.overlap);
+    EXPECT_FALSE(v.stale);
+}
+
+TEST(NemesisHistory, WriteBeforeTheNextHoldersFirstWriteIsNotStale) {
+    // B acquired at 300, A's write at 305 came before B's first (310): the store served A
+    // last, as it would have without B. Stale only once B was served.
+    const logs l("hold A 5 100\nwrite A 5 305 1\nwrite A 5 315 0\nlost A 320\n",
+                 "hold B 9 300\nwrite B 9 310 1\nend B 400\n");
+    const auto v = judge(read_holds(l.paths()), 120, 450, bound_us);
+    EXPECT_TRUE(v.overlap);
+    EXPECT_FALSE(v.stale);
+}
+
+TEST(NemesisHistory, NobodyAcquiringAfterTheFaultIsALivenessViolation) {
+    const logs l("hold A 1 100\nwrite A 1 110 1\nlost A 200\n", "fail B 5000 busy\n");
+    const auto v = judge(read_holds(l.paths()), 150, 250, 1000);
+    EXPECT_FALSE(v.overlap);
+    EXPECT_TRUE(v.liveness_violated);
+}
+
+TEST(NemesisHistory, AnAcquireBeyondTheBoundIsALivenessViolation) {
+    const logs l("hold A 1 100\nlost A 200\n", "hold B 2 5000\nend B 5100\n");
+    EXPECT_TRUE(judge(read_holds(l.paths()), 150, 250, 1000).liveness_violated);
+    EXPECT_FALSE(judge(read_holds(l.paths()), 150, 250, 10'000).liveness_violated);
+}
+
+}  // namespace
