@@ -7,7 +7,9 @@
 #      the source text (scripts/tidy.sh: function length, columns, named paths, clang-format)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, run all of
 #      ctest, two at a time (unit, property, install and sans-IO checks; every test that
-#      needs Redis starts servers of its own on free loopback ports)
+#      needs Redis starts servers of its own on free loopback ports; among them the
+#      conformance test of the simulated Redis against redis-server, and the short nemesis
+#      run, real processes under real faults judged against the simulator's matrix)
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
 #      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe)
@@ -16,12 +18,13 @@
 #      Clang-built library); the other labels already ran against the GCC build
 #   5. build-asan/ with Clang, ASan and UBSan (EDGELOCK_SANITIZE=address,undefined) and the
 #      libFuzzer targets (EDGELOCK_FUZZ=ON): every ctest label but the sans-IO symbol checks
-#      (label `symbols`: the sanitizer runtime is called from every object) and the install
+#      (label `symbols`: the sanitizer runtime is called from every object), the install
 #      test (its consumer project links the installed, instrumented library without the
-#      runtime; the plain build runs it), then
+#      runtime; the plain build runs it) and the nemesis run (it judges the matrix, once), then
 #      scripts/fuzz.sh: each fuzz target for 30 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
-#      renewal thread runs beside the caller's), `ctest -L redis` on what was built
+#      renewal thread runs beside the caller's), `ctest -L redis` on what was built (not the
+#      conformance and nemesis runs, whose programs are not built there)
 #   7. scripts/cross.sh aarch64 --quick, then armhf --quick: the core and the simulator
 #      cross-built for each (64-bit and 32-bit ARM), their tests under qemu, and the
 #      simulator's runs compared with build/'s (docs/EMBEDDED.md; the full cross builds:
@@ -95,10 +98,11 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 step "build build-asan/"
 cmake --build build-asan -j "$jobs"
 
-step "ctest build-asan/ -LE 'symbols|install' (the tests under ASan and UBSan)"
+# The nemesis runs judge the matrix with real processes, not the code's memory: once, natively.
+step "ctest build-asan/ -LE 'symbols|install|nemesis' (the tests under ASan and UBSan)"
 (cd build-asan &&
-  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -j "$jobs")
+  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' -j "$jobs" &&
+  ctest --output-on-failure --no-tests=error -L redis -LE nemesis -j "$jobs")
 
 step "fuzz: each target 30 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 30
@@ -113,7 +117,7 @@ hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test
 cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
 
 step "ctest build-tsan/ -L redis (only the tests built above exist there)"
-(cd build-tsan && ctest --output-on-failure --no-tests=error -L redis)
+(cd build-tsan && ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance')
 
 step "cross: aarch64 under qemu, core and sim tests, simulator determinism"
 ./scripts/cross.sh aarch64 --quick
