@@ -282,8 +282,9 @@ void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
 // start client 1's attempt. Then client 1, holding, pauses past its lease: its key expires
 // unannounced, and client 0, refused just before, must find the lock free by its re-check.
 void push_missed_wake_up(schedule& s, std::uint8_t all, const world_params& p) {
-    fault late = client_fault(fault_kind::slow_subscribe, 1, at_point(0, point::release_called, 1, 0),
-                              all, p.duration_ms, p.io_timeout_ms * 2 / 3);
+    fault late =
+        client_fault(fault_kind::slow_subscribe, 1, at_point(0, point::release_called, 1, 0), all,
+                     p.duration_ms, p.io_timeout_ms * 2 / 3);
     late.reset = true;
     s.push_back(late);
     s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * p.ttl_ms));

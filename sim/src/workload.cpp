@@ -346,8 +346,8 @@ void client::on_subscriber_end() { sub_.on_connection_lost(); }
 bool client::names_our_turn(const std::string& bytes) const {
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
     const std::string frame = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel_.size()) +
-                              "\r\n" + channel_ + "\r\n$" + std::to_string(token.size()) +
-                              "\r\n" + std::string(token.data(), token.size()) + "\r\n";
+                              "\r\n" + channel_ + "\r\n$" + std::to_string(token.size()) + "\r\n" +
+                              std::string(token.data(), token.size()) + "\r\n";
     return bytes == frame;
 }
 
@@ -357,9 +357,9 @@ void client::handle_wake(std::string_view message) {
     turn_passed_ = turn_passed_ || (!message.empty() && for_us);
     if (for_us && lock_.wants_wake_ups()) world_.told(id_);
     if (world_.recording()) {
-        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")")
-                                                : "on_wake(" + std::string(message.substr(0, 8)) +
-                                                      "...)");
+        world_.note_client(id_, message.empty()
+                                    ? std::string("on_wake(\"\")")
+                                    : "on_wake(" + std::string(message.substr(0, 8)) + "...)");
     }
     if (message.empty() && behaviour_ == behaviour::ignores_confirmation) return;
     const errc code = lock_.on_wake(now_ms(), message);

@@ -395,8 +395,8 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
     for (const std::string_view request : split(m.bytes)) {
         const std::size_t replies_before = out_.replies.size();
         if (m.on != lane::subscriber || !pubsub_command(client, node, m.epoch, request)) {
-            nodes_[node].receive(model_client(client, m.on), m.epoch, request,
-                                 node_wall_ms(node), now_us_, out_);
+            nodes_[node].receive(model_client(client, m.on), m.epoch, request, node_wall_ms(node),
+                                 now_us_, out_);
         }
         if (recording()) {
             const bool answered = out_.replies.size() > replies_before;
@@ -548,8 +548,7 @@ void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t e
     m.bytes = std::move(bytes);
     const std::uint8_t from = net_.server_endpoint(server);
     // slow_link slows the command connection only (its faults are about lock traffic).
-    const std::int64_t extra_us =
-        on == lane::command ? path_extra_us(client, server, false) : 0;
+    const std::int64_t extra_us = on == lane::command ? path_extra_us(client, server, false) : 0;
     const std::int64_t at = net_.send(from, client, std::move(m), now_us_, extra_us);
     events_.push(at, scheduler::kind::deliver, 0,
                  static_cast<std::uint32_t>(net_.path_id(from, client, on)));
@@ -752,10 +751,7 @@ void world::activate(std::size_t index) {
             // What the lock must survive without help: no healing to wait for.
             if (!client_ok) return;
             active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
-            for (std::uint8_t n = 0; n < config_.nodes && f.reset; ++n) {
-                if ((f.nodes >> n) & 1u)
-                    break_connection(f.target, n, true, "reset by the fault", lane::subscriber);
-            }
+            if (f.reset) reset_subscribers(f);
             mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us,
                  to_text(f));
             return;
@@ -859,8 +855,8 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
     return extra;
 }
 
-void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset,
-                             const char* why, lane on) {
+void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
+                             lane on) {
     network::tcp_state& conn = net_.conn(client, server, on);
     if (!conn.open) return;
     conn.open = false;
@@ -871,10 +867,18 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
         clients_[client]->connection_reset(server, conn.epoch, at);
     }
     if (recording()) {
-        note_client(client, format("%sconnection to %s broken: %s%s",
-                                   on == lane::subscriber ? "subscriber " : "",
-                                   server_name(server).c_str(), why,
-                                   reset ? " (reset)" : " (silent)"));
+        note_client(client,
+                    format("%sconnection to %s broken: %s%s",
+                           on == lane::subscriber ? "subscriber " : "", server_name(server).c_str(),
+                           why, reset ? " (reset)" : " (silent)"));
+    }
+}
+
+// slow_subscribe with rst=1: the client's subscriber connections to its nodes are reset.
+void world::reset_subscribers(const fault& f) {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if ((f.nodes >> n) & 1u)
+            break_connection(f.target, n, true, "reset by the fault", lane::subscriber);
     }
 }
 

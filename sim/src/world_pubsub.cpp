@@ -58,9 +58,9 @@ bool world::pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t
     if (r.args[1] == queue_key_ && conn.open && conn.epoch == epoch)
         subscribed = subscribe ? epoch : 0;
     const int subscriptions = subscribe ? 1 : 0;
-    out_.replies.push_back(node_output::reply{model_client(client, lane::subscriber), epoch,
-                                              confirmation(subscribe ? "subscribe" : "unsubscribe",
-                                                           r.args[1], subscriptions)});
+    out_.replies.push_back(node_output::reply{
+        model_client(client, lane::subscriber), epoch,
+        confirmation(subscribe ? "subscribe" : "unsubscribe", r.args[1], subscriptions)});
     return true;
 }
 

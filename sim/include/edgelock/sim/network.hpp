@@ -86,8 +86,10 @@ public:
         return static_cast<std::uint8_t>(clients_ + servers() + 1);
     }
     // The command lane's paths come first, so a run without subscribers draws as before.
-    std::size_t path_id(std::uint8_t from, std::uint8_t to, lane on = lane::command) const noexcept {
-        return static_cast<std::size_t>(on) * pairs() + static_cast<std::size_t>(from) * endpoint_count() + to;
+    std::size_t path_id(std::uint8_t from, std::uint8_t to,
+                        lane on = lane::command) const noexcept {
+        return static_cast<std::size_t>(on) * pairs() +
+               static_cast<std::size_t>(from) * endpoint_count() + to;
     }
     std::uint8_t path_from(std::size_t path) const noexcept {
         return static_cast<std::uint8_t>(path % pairs() / endpoint_count());

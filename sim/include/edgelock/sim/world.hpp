@@ -150,8 +150,9 @@ public:
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
                               std::int64_t valid_until_ms);
 
-    // Fair locks (world_pubsub.cpp). For the wakeup and fifo checks: the client's acquire() runs with `token_hex` (or
-    // ended), and it passed a wake-up meant for it (its token, or a confirmation) to the lock.
+    // Fair locks (world_pubsub.cpp). For the wakeup and fifo checks: the client's acquire() runs
+    // with `token_hex` (or ended), and it passed a wake-up meant for it (its token, or a
+    // confirmation) to the lock.
     void begin_wait(std::uint8_t client, std::string_view token_hex);
     // The wait ended; a fair holder's token stays at the head of the line until its release.
     void end_wait(std::uint8_t client, bool acquired);
@@ -225,6 +226,7 @@ private:
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
                           lane on = lane::command);
     void forget_connection(std::uint8_t client, std::uint8_t server, lane on);
+    void reset_subscribers(const fault& f);
     // Both of the client's connections to `server`.
     void break_connections(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
     std::vector<std::string_view>& split(std::string_view bytes);
