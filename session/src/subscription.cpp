@@ -41,4 +41,12 @@ subscription::answer subscription::on_answer(std::string_view channel, const rep
     return result;
 }
 
+bool subscription::message_for(std::string_view channel, const reply_node* nodes, std::size_t count,
+                               std::string_view& payload) const noexcept {
+    const pubsub_frame frame = parse_pubsub(nodes, count);
+    if (!live() || frame.kind != pubsub_kind::message || frame.channel != channel) return false;
+    payload = frame.payload;
+    return true;
+}
+
 }  // namespace edgelock::session

@@ -17,10 +17,10 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
     sentinels_ = sentinels;
     tail_per_million_ = params.tail_per_million;
     tail_us_max_ = params.tail_ms_max * 1000;
-    const std::size_t count = static_cast<std::size_t>(endpoint_count()) * endpoint_count();
+    const std::size_t count = pairs();
     paths_.clear();
-    paths_.resize(count);
-    for (std::size_t id = 0; id < count; ++id) {
+    paths_.resize(lanes * count);
+    for (std::size_t id = 0; id < paths_.size(); ++id) {
         path& l = paths_[id];
         l.jitter = prng::stream(seed, 1000 + id);
         const bool replication = is_node(path_from(id)) && is_node(path_to(id));
@@ -31,13 +31,14 @@ void network::init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentin
         l.tail = !replication && !resource;
         l.latency_us = replication ? l.jitter.between(params.repl_us_min, params.repl_us_max)
                                    : l.jitter.between(params.path_us_min, params.path_us_max);
+        if (id >= count) l.latency_us = paths_[id % count].latency_us;  // the same route
     }
-    connections_.assign(static_cast<std::size_t>(clients) * servers(), tcp_state{});
+    connections_.assign(lanes * clients * servers(), tcp_state{});
 }
 
 std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
                            std::int64_t extra_us) {
-    path& l = paths_[path_id(from, to)];
+    path& l = paths_[path_id(from, to, m.on)];
     std::int64_t delay = l.latency_us + l.jitter.between(0, l.latency_us / 4) + extra_us;
     if (l.tail && tail_per_million_ > 0 && l.jitter.chance(tail_per_million_)) {
         delay += l.jitter.between(1000, std::max<std::int64_t>(1000, tail_us_max_));
@@ -61,13 +62,14 @@ std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexc
     return paths_[path_id(from, to)].latency_us;
 }
 
-network::tcp_state& network::conn(std::uint8_t client, std::uint8_t server) noexcept {
+network::tcp_state& network::conn(std::uint8_t client, std::uint8_t server, lane on) noexcept {
     EDGELOCK_ASSERT(client < clients_ && server < servers());
-    return connections_[static_cast<std::size_t>(client) * servers() + server];
+    const std::size_t pair = static_cast<std::size_t>(client) * servers() + server;
+    return connections_[static_cast<std::size_t>(on) * clients_ * servers() + pair];
 }
 
-std::uint32_t network::open(std::uint8_t client, std::uint8_t server) noexcept {
-    tcp_state& c = conn(client, server);
+std::uint32_t network::open(std::uint8_t client, std::uint8_t server, lane on) noexcept {
+    tcp_state& c = conn(client, server, on);
     c.epoch = next_epoch_++;
     c.open = true;
     return c.epoch;

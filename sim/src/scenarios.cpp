@@ -276,14 +276,18 @@ void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
                              3 * ttl, 0));
 }
 
-// S11: client 1's SUBSCRIBE takes 600 ms, so client 0's release (its job is 400 ms) publishes
-// before client 1 is subscribed and that message is lost. Then client 1, holding, pauses past
-// its lease: its key expires unannounced, and client 0, refused just before, must find the
-// lock free by its re-check.
-void push_missed_wake_up(schedule& s, std::uint8_t all, std::int64_t duration_ms,
-                         std::int64_t ttl) {
-    s.push_back(client_fault(fault_kind::slow_subscribe, 1, at_time(0), all, duration_ms, 600));
-    s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * ttl));
+// S11: as client 0 releases, client 1's subscriber connection is reset and its SUBSCRIBE
+// again takes two thirds of the command timeout (confirmed, but late), so client 0's release
+// publishes before client 1 is subscribed and that message is lost: the confirmation must
+// start client 1's attempt. Then client 1, holding, pauses past its lease: its key expires
+// unannounced, and client 0, refused just before, must find the lock free by its re-check.
+void push_missed_wake_up(schedule& s, std::uint8_t all, const world_params& p) {
+    fault late =
+        client_fault(fault_kind::slow_subscribe, 1, at_point(0, point::release_called, 1, 0), all,
+                     p.duration_ms, p.io_timeout_ms * 2 / 3);
+    late.reset = true;
+    s.push_back(late);
+    s.push_back(pause(1, at_point(1, point::acquired, 1, 50), 3 * p.ttl_ms));
 }
 
 // S8: the lost release reply is silent: noticed by the reply timeout, so the release is
@@ -362,7 +366,7 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
                     node_fault(fault_kind::evict, 0, at_point(1, point::acquired, 1, 20), 0, 1));
             }
             break;
-        case scenario_id::s11: push_missed_wake_up(s, all, p.duration_ms, ttl); break;
+        case scenario_id::s11: push_missed_wake_up(s, all, p); break;
         case scenario_id::s8: push_lost_replies(s); break;
     }
     return s;
@@ -570,23 +574,27 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
     }
 }
 
-// Subscriptions confirmed late (every client's, by up to two re-checks), and now and then
-// a burst of lost messages that breaks subscriber connections, whose SUBSCRIBE is then late
-// again: wake-ups published in between are lost. Sometimes a holder pauses past its lease (its
+// Subscriptions confirmed late (every client's, by up to the command timeout: later, the
+// client gives the SUBSCRIBE up and connects again, and its re-checks alone find the lock),
+// the subscriber connection sometimes reset first, and now and then a burst of lost messages
+// that breaks subscriber connections, whose SUBSCRIBE is then late again: wake-ups published
+// in between are lost. Sometimes a holder pauses past its lease (its
 // key expires unannounced: the waiters' re-check finds it). Half the clients' command connections
 // are slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
 // while an attempt refused just before is still on its way back.
 void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
     const std::uint8_t all = all_nodes(config);
-    const std::int64_t recheck_ms = lock_recheck_ms(p);
     const std::int64_t timeout_ms =
         std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
     const std::int64_t slow_ms_max = std::max<std::int64_t>(2, timeout_ms / 6);
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         if (rng.chance(750'000)) {
-            const std::int64_t late_ms = rng.between(0, 2 * recheck_ms);
-            s.push_back(client_fault(fault_kind::slow_subscribe, c, at_time(0), all, p.duration_ms,
-                                     late_ms));
+            const std::int64_t late_ms = rng.between(0, p.io_timeout_ms);
+            const std::int64_t at_ms = rng.between(0, p.duration_ms / 2);
+            fault late = client_fault(fault_kind::slow_subscribe, c, at_time(at_ms), all,
+                                      p.duration_ms, late_ms);
+            late.reset = rng.chance(500'000);
+            s.push_back(late);
         }
         if (rng.chance(500'000)) {
             s.push_back(client_fault(fault_kind::slow_link, c, at_time(0), all, p.duration_ms,

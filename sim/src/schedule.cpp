@@ -42,7 +42,8 @@ bool has_peers(fault_kind k) {
 }
 
 bool has_reset(fault_kind k) {
-    return k == fault_kind::partition || k == fault_kind::drop_reply || k == fault_kind::loss;
+    return k == fault_kind::partition || k == fault_kind::drop_reply || k == fault_kind::loss ||
+           k == fault_kind::slow_subscribe;
 }
 
 void append_number(std::string& out, std::int64_t value) { out += std::to_string(value); }

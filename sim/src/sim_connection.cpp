@@ -26,8 +26,9 @@ std::string describe(const failure& why) {
 }
 
 void sim_connection::setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
-                           session::connection_setup s, std::uint8_t write_window) {
+                           session::connection_setup s, std::uint8_t write_window, lane on) {
     world_ = &w;
+    lane_ = on;
     owner_ = &owner;
     client_ = client_id;
     instance_ = instance;
@@ -76,17 +77,18 @@ void sim_connection::finish_connect(std::int64_t now_ms) {
             return;  // no answer: the connection's connect timeout ends it
     }
     server_ = server;
-    epoch_ = world_->open_connection(client_, server_);
+    epoch_ = world_->open_connection(client_, server_, lane_);
     reset_at_us_ = -1;
     if (world_->recording()) world_->note_client(client_, "connected to " + where());
     std::array<char, handshake_bytes_max> hello{};
     const std::size_t size = driver_.on_connected(now_ms, hello.data(), hello.size());
-    if (size > 0) world_->send_request(client_, server_, epoch_, std::string(hello.data(), size));
+    if (size > 0)
+        world_->send_request(client_, server_, epoch_, std::string(hello.data(), size), lane_);
 }
 
 void sim_connection::send(std::string&& bytes) {
     EDGELOCK_ASSERT(connection().accepts_requests());
-    world_->send_request(client_, server_, epoch_, std::move(bytes));
+    world_->send_request(client_, server_, epoch_, std::move(bytes), lane_);
 }
 
 bool sim_connection::carries(std::uint8_t server, std::uint32_t epoch) const noexcept {
@@ -112,8 +114,16 @@ bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noe
 void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes,
                               std::size_t count) {
     (void)entry;
-    (void)count;
+    if (lane_ == lane::subscriber) {
+        owner_->on_subscription_answer(nodes, count);
+        return;
+    }
     owner_->on_answer(instance_, nodes[0]);
+}
+
+void sim_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,
+                            std::size_t count) {
+    if (what == session::routed_reply::kind::message) owner_->on_wake_message(nodes, count);
 }
 
 void sim_connection::node_started() { owner_->on_node_started(instance_); }
@@ -123,6 +133,10 @@ void sim_connection::ended(const session::connection_end& closed, bool lock_hear
         world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") +
                                          where() + (closed_connected_ ? " closed: " : " failed: ") +
                                          describe(closed.why));
+    }
+    if (lane_ == lane::subscriber) {
+        owner_->on_subscriber_end();
+        return;
     }
     if (lock_hears) owner_->on_connection_end(instance_);
 }
@@ -134,7 +148,7 @@ void sim_connection::reset_arrives(std::uint8_t server, std::uint32_t epoch,
 
 void sim_connection::close() {
     closed_connected_ = epoch_ != 0;
-    if (closed_connected_) world_->close_connection(client_, server_, epoch_);
+    if (closed_connected_) world_->close_connection(client_, server_, epoch_, lane_);
     epoch_ = 0;
     reset_at_us_ = -1;
     connect_due_ms_ = no_deadline_ms;
@@ -150,8 +164,9 @@ std::int64_t sim_connection::wake_ms(std::int64_t now_ms) const noexcept {
 }
 
 std::string sim_connection::where() const {
-    return std::string(session::format_address(connection().address()).view()) + " (instance " +
-           std::to_string(instance_) + ")";
+    const std::string address(session::format_address(connection().address()).view());
+    if (lane_ == lane::subscriber) return address + " (subscriber)";
+    return address + " (instance " + std::to_string(instance_) + ")";
 }
 
 }  // namespace edgelock::sim

@@ -6,9 +6,11 @@
 #include <limits>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/session/lock_traffic.hpp"
+#include "edgelock/session/pubsub.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
 
@@ -106,6 +108,22 @@ void client::setup_connections() {
         s.read_node = config.restart_guard;
         connections_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
     }
+    if (config.fair) setup_subscriber(s);
+}
+
+// The subscriber reaches the node (or Sentinel's master) as instance 0's connection does, as
+// the blocking client's: the same address and timing; it reads no node facts.
+void client::setup_subscriber(session::connection_setup s) {
+    std::array<char, key_bytes_max> channel{};
+    channel_.assign(channel.data(), write_companion_key(lock_name_, companion::queue,
+                                                        channel.data(), channel.size()));
+    EDGELOCK_ASSERT(!channel_.empty());
+    fair_ = true;
+    s.kind = session::connection_kind::subscriber;
+    s.seed = rng_.next();
+    s.read_node = false;
+    s.refuse_evicting = false;
+    subscriber_.setup(world_, *this, id_, 0, s, 0, lane::subscriber);
 }
 
 std::int64_t client::now_us() const noexcept { return world_.now_us(); }
@@ -117,7 +135,8 @@ bool client::paused() const noexcept { return world_.now_us() < paused_until_us_
 
 void client::anomaly(const char* what, errc code) {
     ++anomalies_;
-    world_.note_client(id_, std::string("ANOMALY: ") + what + ": " + to_string(code));
+    const std::string why = code == errc::ok ? std::string() : std::string(": ") + to_string(code);
+    world_.note_client(id_, std::string("ANOMALY: ") + what + why);
 }
 
 // ---- entry points -------------------------------------------------------------------------
@@ -208,9 +227,6 @@ void client::on_resume() {
         inbox_.pop_front();
         if (d.m.kind == message_kind::reply) {
             handle_reply(d.server, d.m.epoch, d.m.bytes);
-        } else if (d.m.kind == message_kind::published) {
-            handle_wake(d.m.bytes);
-            drain();
         } else {
             handle_resource_reply(d.m);
         }
@@ -222,6 +238,7 @@ void client::on_resume() {
 void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
     for (std::uint8_t i = 0; i < instances_; ++i)
         connections_[i].reset_arrives(server, epoch, at_us);
+    if (fair_) subscriber_.reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
 
@@ -272,33 +289,77 @@ void client::drain_and_write() {
 void client::drain() {
     event e;
     while (!paused() && lock_.poll_event(e)) react(e);
-    if (!subscribed_ && !paused() && lock_.wants_wake_ups()) {
-        subscribed_ = true;
-        world_.start_subscribers(id_);
-    }
+    tend_subscriber();
 }
 
-void client::on_wake_message(std::string&& message) {
-    if (paused()) {
-        delivery d;
-        d.m.kind = message_kind::published;
-        d.m.bytes = std::move(message);
-        inbox_.push_back(std::move(d));
+// ---- fair waiting: the subscriber connection (sim_connection, the session's driver) ------------
+
+void client::tend_subscriber() {
+    if (!fair_ || paused()) return;
+    wake_wanted_ = lock_.wants_wake_ups();
+    subscriber_made_ = subscriber_made_ || wake_wanted_;
+    if (!subscriber_made_) return;
+    drive_subscription();
+    subscriber_.settle(now_ms());
+}
+
+// Writes the SUBSCRIBE or UNSUBSCRIBE the subscription policy asks for now, on a ready
+// connection (one in flight at most; its confirmation decides again).
+void client::drive_subscription() {
+    if (!subscriber_.connection().ready()) return;
+    const session::subscription::command due = sub_.due(wake_wanted_);
+    if (due == session::subscription::command::none) return;
+    std::array<char, session::subscription_request_bytes_max> command{};
+    const bool subscribe = due == session::subscription::command::subscribe;
+    const std::size_t size =
+        session::write_subscription(subscribe, channel_, command.data(), command.size());
+    EDGELOCK_ASSERT(size > 0);
+    const bool tracked = subscriber_.connection().track(0, 0, now_ms());
+    EDGELOCK_ASSERT(tracked);
+    subscriber_.send(std::string(command.data(), size));
+    sub_.sent(due);
+}
+
+// A confirmed SUBSCRIBE is itself a wake-up: what was published before it is lost.
+void client::on_subscription_answer(const reply_node* nodes, std::size_t count) {
+    const session::subscription::answer answered = sub_.on_answer(channel_, nodes, count);
+    if (answered.violation) {
+        anomaly("subscription", errc::unexpected_reply);
+        subscriber_.connection().close(failure::of(errc::unexpected_reply), now_ms());
         return;
     }
-    handle_wake(message);
-    drain_and_write();
-    reschedule();
-    observe();
+    if (world_.recording() && answered.subscribed) world_.note_client(id_, "subscribed");
+    if (answered.subscribed && wake_wanted_) handle_wake({});
+    drain();
 }
 
-void client::handle_wake(const std::string& message) {
+void client::on_wake_message(const reply_node* nodes, std::size_t count) {
+    std::string_view payload;
+    if (sub_.message_for(channel_, nodes, count, payload) && wake_wanted_) handle_wake(payload);
+    drain();
+}
+
+// Every subscription ended with its connection (Redis forgets them too).
+void client::on_subscriber_end() { sub_.on_connection_lost(); }
+
+// Exactly the frame Redis sends for a PUBLISH of our token on the lock's channel.
+bool client::names_our_turn(const std::string& bytes) const {
+    const std::array<char, token_hex_bytes> token = lock_.token_hex();
+    const std::string frame = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel_.size()) +
+                              "\r\n" + channel_ + "\r\n$" + std::to_string(token.size()) + "\r\n" +
+                              std::string(token.data(), token.size()) + "\r\n";
+    return bytes == frame;
+}
+
+void client::handle_wake(std::string_view message) {
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
     const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    turn_passed_ = turn_passed_ || (!message.empty() && for_us);
     if (for_us && lock_.wants_wake_ups()) world_.told(id_);
     if (world_.recording()) {
-        world_.note_client(id_, message.empty() ? std::string("on_wake(\"\")")
-                                                : "on_wake(" + message.substr(0, 8) + "...)");
+        world_.note_client(id_, message.empty()
+                                    ? std::string("on_wake(\"\")")
+                                    : "on_wake(" + std::string(message.substr(0, 8)) + "...)");
     }
     if (message.empty() && behaviour_ == behaviour::ignores_confirmation) return;
     const errc code = lock_.on_wake(now_ms(), message);
@@ -395,6 +456,10 @@ void client::reschedule() {
         if (connections_[i].reset_at_us() >= 0)
             wake = std::min(wake, connections_[i].reset_at_us());
     }
+    if (subscriber_made_) {
+        local_ms = std::min(local_ms, subscriber_.wake_ms(local_now));
+        if (subscriber_.reset_at_us() >= 0) wake = std::min(wake, subscriber_.reset_at_us());
+    }
     if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
     wake = std::max(wake, now + 1);
@@ -412,9 +477,24 @@ void client::service_connections() {
         connections_[i].settle(now_ms());
         if (paused()) return;
     }
+    if (subscriber_made_) {
+        subscriber_.on_timer(now_ms(), now_us());
+        tend_subscriber();
+    }
 }
 
 void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes) {
+    if (subscriber_made_ && subscriber_.carries(server, epoch)) {
+        // The release handing this waiter its turn must reach the lock at once (lock.hpp,
+        // "Fair waiting": a release wakes the head at once). Recognised here from the bytes
+        // alone, apart from the session's parser and routing that deliver it.
+        const bool our_turn = lock_.wants_wake_ups() && sub_.live() && names_our_turn(bytes);
+        turn_passed_ = false;
+        if (!subscriber_.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
+        if (our_turn && !turn_passed_) anomaly("wake-up naming our token not passed on", errc::ok);
+        tend_subscriber();  // the handshake may be done: subscribe
+        return;
+    }
     std::uint8_t instance = instances_;
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (connections_[i].carries(server, epoch)) instance = i;

@@ -180,6 +180,7 @@ world::world(const run_spec& spec)
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
     const lock_config lc = clients_lock_config();
+    subscribed_epoch_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, 0);
     if (config_.fair) {
         std::array<char, 256> key{};
         queue_key_.assign(key.data(),
@@ -324,8 +325,6 @@ void world::dispatch(const scheduler::event& e) {
             }
             break;
         case scheduler::kind::fault_start: activate(e.arg); break;
-        case scheduler::kind::subscriber_retry: subscriber_retry(e.who, e.arg); break;
-        case scheduler::kind::subscriber_deliver: deliver_subscriber_message(e.arg); break;
     }
 }
 
@@ -365,10 +364,6 @@ void world::deliver(std::size_t path) {
             deliver_ack(static_cast<std::uint8_t>(from - clients),
                         static_cast<std::uint8_t>(to - clients), std::move(m));
             break;
-        case message_kind::subscribe:
-        case message_kind::subscribed:
-        case message_kind::published:
-            break;  // subscriber connections travel apart (world_pubsub.cpp)
     }
 }
 
@@ -385,7 +380,7 @@ std::vector<std::string_view>& world::split(std::string_view bytes) {
 }
 
 void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& m, bool read_late) {
-    const network::tcp_state& conn = net_.conn(client, server);
+    const network::tcp_state& conn = net_.conn(client, server, m.on);
     if (!read_late && (!conn.open || conn.epoch != m.epoch)) return;
     if (!net_.is_node_server(server)) {
         deliver_sentinel_request(client, server, std::move(m));
@@ -394,12 +389,15 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
     const std::uint8_t node = server;
     if (!nodes_[node].up()) return;
     if (!read_late && partitioned(client, node)) {
-        break_connection(client, node, false, "partition");
+        break_connection(client, node, false, "partition", m.on);
         return;
     }
     for (const std::string_view request : split(m.bytes)) {
         const std::size_t replies_before = out_.replies.size();
-        nodes_[node].receive(client, m.epoch, request, node_wall_ms(node), now_us_, out_);
+        if (m.on != lane::subscriber || !pubsub_command(client, node, m.epoch, request)) {
+            nodes_[node].receive(model_client(client, m.on), m.epoch, request, node_wall_ms(node),
+                                 now_us_, out_);
+        }
         if (recording()) {
             const bool answered = out_.replies.size() > replies_before;
             note_request(node, client, request,
@@ -414,15 +412,15 @@ void world::deliver_sentinel_request(std::uint8_t client, std::uint8_t server, m
     for (const std::string_view request : split(m.bytes)) {
         std::string reply = sentinel.answer(request);
         if (recording()) note_request(server, client, request, &reply);
-        send_reply(server, client, m.epoch, std::move(reply));
+        send_reply(server, client, m.epoch, std::move(reply), m.on);
     }
 }
 
 void world::deliver_reply(std::uint8_t server, std::uint8_t client, message&& m) {
-    const network::tcp_state& conn = net_.conn(client, server);
+    const network::tcp_state& conn = net_.conn(client, server, m.on);
     if (!conn.open || conn.epoch != m.epoch) return;
     if (partitioned(client, server)) {
-        break_connection(client, server, false, "partition");
+        break_connection(client, server, false, "partition", m.on);
         return;
     }
     clients_[client]->on_reply(server, m.epoch, std::move(m.bytes));
@@ -500,8 +498,11 @@ void world::flush(std::uint8_t node) {
     if (!out_.effects.empty()) replicate(node);
     if (!out_.grants.empty()) judge_grants(node);
     if (!out_.published.empty()) publish(node);
-    for (node_output::reply& r : out_.replies)
-        send_reply(node, r.client, r.epoch, std::move(r.bytes));
+    for (node_output::reply& r : out_.replies) {
+        const lane on = r.client < clients_max ? lane::command : lane::subscriber;
+        const auto client = static_cast<std::uint8_t>(r.client % clients_max);
+        send_reply(node, client, r.epoch, std::move(r.bytes), on);
+    }
     if (out_.wait_deadline_us >= 0) {
         events_.push(out_.wait_deadline_us, scheduler::kind::node_wake, node,
                      nodes_[node].incarnation());
@@ -531,30 +532,34 @@ void world::replicate(std::uint8_t master) {
 }
 
 void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch,
-                       std::string&& bytes) {
-    const network::tcp_state& conn = net_.conn(client, server);
+                       std::string&& bytes, lane on) {
+    const network::tcp_state& conn = net_.conn(client, server, on);
     if (!conn.open || conn.epoch != epoch) return;
     if (partitioned(client, server)) {
-        break_connection(client, server, false, "partition");
+        break_connection(client, server, false, "partition", on);
         return;
     }
-    if (reply_lost(server, client)) return;
+    if (reply_lost(server, client, on)) return;
     mix(hash_bytes(bytes));
     message m;
     m.kind = message_kind::reply;
     m.epoch = epoch;
+    m.on = on;
     m.bytes = std::move(bytes);
     const std::uint8_t from = net_.server_endpoint(server);
-    const std::int64_t at =
-        net_.send(from, client, std::move(m), now_us_, path_extra_us(client, server, false));
+    // slow_link slows the command connection only (its faults are about lock traffic).
+    const std::int64_t extra_us = on == lane::command ? path_extra_us(client, server, false) : 0;
+    const std::int64_t at = net_.send(from, client, std::move(m), now_us_, extra_us);
     events_.push(at, scheduler::kind::deliver, 0,
-                 static_cast<std::uint32_t>(net_.path_id(from, client)));
+                 static_cast<std::uint32_t>(net_.path_id(from, client, on)));
 }
 
-// drop_reply and loss faults on the way back: the reply is lost and its connection broken.
-bool world::reply_lost(std::uint8_t server, std::uint8_t client) {
+// drop_reply (lock replies, on the command connection) and loss faults on the way back: the
+// reply is lost and its connection broken.
+bool world::reply_lost(std::uint8_t server, std::uint8_t client, lane on) {
     if (!net_.is_node_server(server)) return false;
     for (active_fault& a : active_) {
+        if (on != lane::command) break;
         const fault& f = spec_.faults[a.index];
         if (f.kind != fault_kind::drop_reply || f.target != client || a.remaining == 0 ||
             ((f.nodes >> server) & 1u) == 0) {
@@ -566,7 +571,7 @@ bool world::reply_lost(std::uint8_t server, std::uint8_t client) {
     }
     bool reset = false;
     if (lose_message(client, server, reset)) {
-        break_connection(client, server, reset, "reply lost");
+        break_connection(client, server, reset, "reply lost", on);
         return true;
     }
     return false;
@@ -591,15 +596,23 @@ world::connect_outcome world::try_connect(std::uint8_t client, const session::no
     return connect_outcome::ok;
 }
 
-std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t server) {
-    return net_.open(client, server);
+std::uint32_t world::open_connection(std::uint8_t client, std::uint8_t server, lane on) {
+    return net_.open(client, server, on);
 }
 
-void world::close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch) {
-    network::tcp_state& conn = net_.conn(client, server);
+void world::close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
+                             lane on) {
+    network::tcp_state& conn = net_.conn(client, server, on);
     if (!conn.open || conn.epoch != epoch) return;
     conn.open = false;
-    if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
+    forget_connection(client, server, on);
+}
+
+// The node forgets a connection that closed: its blocked state, its subscriptions.
+void world::forget_connection(std::uint8_t client, std::uint8_t server, lane on) {
+    if (!net_.is_node_server(server)) return;
+    nodes_[server].drop_connection(model_client(client, on));
+    if (on == lane::subscriber) subscribed_epoch(server, client) = 0;
 }
 
 std::int64_t world::connect_us(std::uint8_t client, std::uint8_t server) const noexcept {
@@ -608,28 +621,35 @@ std::int64_t world::connect_us(std::uint8_t client, std::uint8_t server) const n
 }
 
 void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
-                         std::string&& bytes) {
-    const network::tcp_state& conn = net_.conn(client, server);
+                         std::string&& bytes, lane on) {
+    const network::tcp_state& conn = net_.conn(client, server, on);
     if (!conn.open || conn.epoch != epoch) return;  // written to a dead connection
     if (partitioned(client, server)) {
-        break_connection(client, server, false, "partition");
+        break_connection(client, server, false, "partition", on);
         return;
     }
     bool reset = false;
     if (lose_message(client, server, reset)) {
-        break_connection(client, server, reset, "request lost");
+        break_connection(client, server, reset, "request lost", on);
         return;
     }
     mix(hash_bytes(bytes));
+    // slow_link delays the command connection only, slow_subscribe a SUBSCRIBE only.
+    std::int64_t extra_us = 0;
+    if (on == lane::command) {
+        extra_us = path_extra_us(client, server, false);
+    } else if (net_.is_node_server(server) && bytes.find("$9\r\nSUBSCRIBE") != std::string::npos) {
+        extra_us = subscribe_extra_us(client, server);
+    }
     message m;
     m.kind = message_kind::request;
     m.epoch = epoch;
+    m.on = on;
     m.bytes = std::move(bytes);
     const std::uint8_t to = net_.server_endpoint(server);
-    const std::int64_t at =
-        net_.send(client, to, std::move(m), now_us_, path_extra_us(client, server, false));
+    const std::int64_t at = net_.send(client, to, std::move(m), now_us_, extra_us);
     events_.push(at, scheduler::kind::deliver, 0,
-                 static_cast<std::uint32_t>(net_.path_id(client, to)));
+                 static_cast<std::uint32_t>(net_.path_id(client, to, on)));
 }
 
 void world::send_resource(std::uint8_t client, message&& m) {
@@ -731,6 +751,7 @@ void world::activate(std::size_t index) {
             // What the lock must survive without help: no healing to wait for.
             if (!client_ok) return;
             active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
+            if (f.reset) reset_subscribers(f);
             mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us,
                  to_text(f));
             return;
@@ -745,13 +766,15 @@ void world::activate(std::size_t index) {
             break;
     }
     mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
-    // A slow path only delays: the fair checks stretch their bounds by it instead; a paused
-    // client is not judged while paused, and its lease running out is what the others'
-    // re-checks are for (world_pubsub.cpp).
+    // A slow path only delays: the fair checks stretch their bounds by it instead, unless it
+    // is slow enough to time connections out (a waiter giving up may then lose its release
+    // with its connection, and its entry holds the line until it expires, as after any fault
+    // that breaks connections); a paused client is not judged while paused, and its lease
+    // running out is what the others' re-checks are for (world_pubsub.cpp).
     const std::int64_t fair_heal_before = fair_heal_us_;
     heal_at(end_us);
-    if (f.kind == fault_kind::slow_link || f.kind == fault_kind::pause)
-        fair_heal_us_ = fair_heal_before;
+    const bool only_delays = f.kind == fault_kind::slow_link && !times_out(2 * amount_us);
+    if (only_delays || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
 }
 
 // A wall step, or a clock's rate changed, on a node or a client.
@@ -832,21 +855,37 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
     return extra;
 }
 
-void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset,
-                             const char* why) {
-    network::tcp_state& conn = net_.conn(client, server);
+void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
+                             lane on) {
+    network::tcp_state& conn = net_.conn(client, server, on);
     if (!conn.open) return;
     conn.open = false;
-    if (net_.is_node_server(server)) nodes_[server].drop_connection(client);
-    mix(0xb0000000u + client * 16u + server);
+    forget_connection(client, server, on);
+    mix(0xb0000000u + client * 16u + server + (on == lane::subscriber ? 0x100u : 0u));
     if (reset) {
         const std::int64_t at = now_us_ + net_.latency_us(net_.server_endpoint(server), client);
         clients_[client]->connection_reset(server, conn.epoch, at);
     }
     if (recording()) {
-        note_client(client, format("connection to %s broken: %s%s", server_name(server).c_str(),
-                                   why, reset ? " (reset)" : " (silent)"));
+        note_client(client,
+                    format("%sconnection to %s broken: %s%s",
+                           on == lane::subscriber ? "subscriber " : "", server_name(server).c_str(),
+                           why, reset ? " (reset)" : " (silent)"));
     }
+}
+
+// slow_subscribe with rst=1: the client's subscriber connections to its nodes are reset.
+void world::reset_subscribers(const fault& f) {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if ((f.nodes >> n) & 1u)
+            break_connection(f.target, n, true, "reset by the fault", lane::subscriber);
+    }
+}
+
+void world::break_connections(std::uint8_t client, std::uint8_t server, bool reset,
+                              const char* why) {
+    break_connection(client, server, reset, why, lane::command);
+    break_connection(client, server, reset, why, lane::subscriber);
 }
 
 std::int64_t world::node_wall_ms(std::uint8_t node) const noexcept {

@@ -57,9 +57,7 @@ void world::crash(std::uint8_t node, const fault& f) {
     paused_until_us_[node] = 0;
     powered_off_[node] = power_off;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        break_connection(c, node, !power_off, power_off ? "host powered off" : "node crashed");
-        if (config_.fair)
-            break_subscriber(c, node, !power_off, power_off ? "host powered off" : "node crashed");
+        break_connections(c, node, !power_off, power_off ? "host powered off" : "node crashed");
     }
     std::int64_t down_us = f.duration_ms * 1000;
     if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
@@ -121,7 +119,6 @@ void world::deliver_held(std::uint8_t node, held_message&& h) {
         case message_kind::request: deliver_request(h.from, node, std::move(h.m), true); break;
         case message_kind::replication: deliver_replication(peer, node, std::move(h.m)); break;
         case message_kind::replication_ack: deliver_ack(peer, node, std::move(h.m)); break;
-        case message_kind::subscribe: deliver_subscribe(h.from, node, std::move(h.m)); break;
         default: break;
     }
 }

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The world's part of fair waiting: every client of a fair lock keeps a subscriber connection
-// to every node (the lock's channel), and the two checks of fair waiting (checker.hpp:
-// wakeup, fifo) are judged here, as the run goes on, from what the nodes hold.
+// The world's part of fair waiting: the node's pub/sub, and the two checks of fair waiting
+// (checker.hpp: wakeup, fifo), judged here as the run goes on from what the nodes hold.
 //
-// A subscriber connection is modelled as the command connections are, on the same paths
-// (their latency, jitter and tail; slow_link delays the command connection only, and
-// slow_subscribe the SUBSCRIBE only):
-// SUBSCRIBE goes to the node, the node registers it and confirms; a PUBLISH reaches the
-// clients registered on that node at that instant, and nobody else (not the ones whose
-// SUBSCRIBE is still on the way, not a replica's). A crash breaks it with a reset (a power-off
-// silently), a partition or a lost message silently; a silent break is noticed after the
-// I/O timeout (the subscriber's PING), a reset one path latency later; the client subscribes
-// again after the reconnect delay. Each confirmation is passed to the lock as on_wake(now, "")
-// (lock.hpp, "Fair waiting"), each message as on_wake(now, token).
+// A fair lock's client keeps a subscriber connection as the real clients do (workload.cpp:
+// the same session driver and subscription policy, over the simulated network on a lane of
+// its own, network.hpp). Its bytes reach the node like any other: the handshake (PING, ROLE
+// behind Sentinel) is the model's to answer, SUBSCRIBE and UNSUBSCRIBE the node's pub/sub
+// here. A PUBLISH (the release scripts') reaches the connections subscribed to the channel on
+// that node at that instant, as RESP message frames, and nobody else (not one whose SUBSCRIBE
+// is still on the way, not a replica's subscribers). A crash resets the connection (a
+// power-off, a partition or a lost message breaks it silently), and it is the client's
+// driver that notices and subscribes again.
 #include <algorithm>
 
 #include "edgelock/assert.hpp"
@@ -21,116 +19,65 @@
 namespace edgelock::sim {
 namespace {
 
-constexpr std::uint32_t node_bits = 8;  // subscriber_retry's arg: node + node_bits * epoch
-static_assert(nodes_max <= node_bits);
-
-std::uint64_t hash_of_text(std::string_view text) noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
-    for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    return h;
-}
-
 std::string seconds(std::int64_t us) {
     return std::to_string(us / 1'000'000) + "." +
            std::to_string(1'000'000 + us % 1'000'000).substr(1) + "s";
 }
 
+std::string bulk(std::string_view text) {
+    return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
+}
+
+// ["subscribe" | "unsubscribe", channel, subscriptions left], as Redis confirms (RESP2).
+std::string confirmation(std::string_view kind, std::string_view channel, int subscriptions) {
+    return "*3\r\n" + bulk(kind) + bulk(channel) + ":" + std::to_string(subscriptions) + "\r\n";
+}
+
+bool same_command(std::string_view arg, std::string_view name) noexcept {
+    return std::equal(arg.begin(), arg.end(), name.begin(), name.end(), [](char a, char b) {
+        return (a >= 'a' && a <= 'z' ? static_cast<char>(a - 'a' + 'A') : a) == b;
+    });
+}
+
 }  // namespace
 
-// ---- subscriber connections ------------------------------------------------------------------
+// ---- the node's pub/sub ----------------------------------------------------------------------
 
-void world::start_subscribers(std::uint8_t client) {
-    EDGELOCK_ASSERT(config_.fair);
-    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
-        if (sub(client, n).epoch == 0) open_subscriber(client, n);
-    }
+bool world::pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+                           std::string_view request) {
+    request_view r;
+    if (!parse_request(request.data(), request.size(), r) || r.count != 2) return false;
+    const bool subscribe = same_command(r.args[0], "SUBSCRIBE");
+    if (!subscribe && !same_command(r.args[0], "UNSUBSCRIBE")) return false;
+    // One channel matters here, the lock's line; a SUBSCRIBE of another is confirmed, and
+    // nothing published reaches it.
+    // (A SUBSCRIBE read late, from a paused node's socket, on a connection the client has
+    // since given up, subscribes nothing: Redis frees a closed connection's subscriptions.)
+    std::uint32_t& subscribed = subscribed_epoch(node, client);
+    const network::tcp_state& conn = net_.conn(client, node, lane::subscriber);
+    if (r.args[1] == queue_key_ && conn.open && conn.epoch == epoch)
+        subscribed = subscribe ? epoch : 0;
+    const int subscriptions = subscribe ? 1 : 0;
+    out_.replies.push_back(node_output::reply{
+        model_client(client, lane::subscriber), epoch,
+        confirmation(subscribe ? "subscribe" : "unsubscribe", r.args[1], subscriptions)});
+    return true;
 }
 
-void world::open_subscriber(std::uint8_t client, std::uint8_t node) {
-    subscriber& s = sub(client, node);
-    s.epoch = next_subscriber_epoch_++;
-    s.open = true;
-    s.registered = false;
-    mix(0x5b000000u + client * 16u + node);
-    if (!nodes_[node].up() || partitioned(client, node)) {
-        // Refused, or unanswered until the connect timeout: try again after the delay.
-        const bool refused = !nodes_[node].up() && !powered_off_[node];
-        break_subscriber(client, node, refused, "connect failed");
-        return;
+// PUBLISH: to the connections subscribed to the channel on this node now.
+void world::publish(std::uint8_t node) {
+    for (const node_output::publication& p : out_.published) {
+        if (recording())
+            note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
+        if (p.channel != queue_key_) continue;
+        const std::string frame = "*3\r\n" + bulk("message") + bulk(p.channel) + bulk(p.message);
+        for (std::uint8_t c = 0; c < params_.clients; ++c) {
+            const std::uint32_t epoch = subscribed_epoch(node, c);
+            if (epoch != 0)
+                out_.replies.push_back(
+                    node_output::reply{model_client(c, lane::subscriber), epoch, frame});
+        }
     }
-    bool reset = false;
-    if (lose_message(client, node, reset)) {
-        break_subscriber(client, node, reset, "SUBSCRIBE lost");
-        return;
-    }
-    message m;
-    m.kind = message_kind::subscribe;
-    m.epoch = s.epoch;
-    send_on_subscriber(client, node, true, std::move(m), subscribe_extra_us(client, node));
-}
-
-// A subscriber connection is a connection of its own: the path's latency and the network's
-// tail, in order, but not queued behind the command connection's messages.
-void world::send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m,
-                               std::int64_t extra_us) {
-    subscriber& s = sub(client, node);
-    const std::uint8_t from = to_node ? client : net_.node_endpoint(node);
-    const std::uint8_t to = to_node ? net_.node_endpoint(node) : client;
-    std::int64_t delay_us = net_.latency_us(from, to) + extra_us;
-    if (rng_.chance(params_.tail_per_million))
-        delay_us += rng_.between(0, params_.tail_ms_max * 1000);
-    const std::int64_t at = std::max(now_us_ + delay_us, s.last_arrival_us);
-    s.last_arrival_us = at;
-    std::uint32_t slot = 0;
-    if (free_subscriber_slots_.empty()) {
-        slot = static_cast<std::uint32_t>(subscriber_slots_.size());
-        subscriber_slots_.emplace_back();
-    } else {
-        slot = free_subscriber_slots_.back();
-        free_subscriber_slots_.pop_back();
-    }
-    subscriber_slots_[slot] = subscriber_message{client, node, to_node, std::move(m)};
-    events_.push(at, scheduler::kind::subscriber_deliver, 0, slot);
-}
-
-void world::deliver_subscriber_message(std::uint32_t slot) {
-    subscriber_message d = std::move(subscriber_slots_[slot]);
-    free_subscriber_slots_.push_back(slot);
-    if (!d.to_node) {
-        deliver_to_subscriber(d.node, d.client, std::move(d.m));
-    } else if (paused(d.node) || !held_[d.node].empty()) {
-        if (nodes_[d.node].up())
-            held_[d.node].push_back(
-                held_message{d.client, net_.node_endpoint(d.node), std::move(d.m)});
-    } else {
-        deliver_subscribe(d.client, d.node, std::move(d.m));
-    }
-}
-
-// The client finds out (a reset one latency later, silence after its I/O timeout) and
-// subscribes again after the reconnect delay.
-void world::break_subscriber(std::uint8_t client, std::uint8_t node, bool reset, const char* why) {
-    subscriber& s = sub(client, node);
-    if (!s.open) return;
-    s.open = false;
-    s.registered = false;
-    mix(0x5c000000u + client * 16u + node);
-    const std::int64_t notice_us =
-        reset ? net_.latency_us(net_.node_endpoint(node), client) : params_.io_timeout_ms * 1000;
-    const std::int64_t delay_us =
-        rng_.between(params_.reconnect_ms_min, params_.reconnect_ms_max) * 1000;
-    events_.push(now_us_ + notice_us + delay_us, scheduler::kind::subscriber_retry, client,
-                 node + node_bits * s.epoch);
-    if (recording()) {
-        note_client(client, "subscriber connection to n" + std::to_string(node) +
-                                " broken: " + why + (reset ? " (reset)" : " (silent)"));
-    }
-}
-
-void world::subscriber_retry(std::uint8_t client, std::uint32_t arg) {
-    const auto node = static_cast<std::uint8_t>(arg % node_bits);
-    if (sub(client, node).epoch != arg / node_bits) return;  // a newer connection since
-    open_subscriber(client, node);
 }
 
 std::int64_t world::subscribe_extra_us(std::uint8_t client, std::uint8_t node) const noexcept {
@@ -146,60 +93,6 @@ std::int64_t world::subscribe_extra_us(std::uint8_t client, std::uint8_t node) c
     return extra;
 }
 
-void world::deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& m) {
-    subscriber& s = sub(client, node);
-    if (!s.open || s.epoch != m.epoch || !nodes_[node].up()) return;
-    if (partitioned(client, node)) {
-        break_subscriber(client, node, false, "partition");
-        return;
-    }
-    s.registered = true;
-    if (recording()) note_node(node, "c" + std::to_string(client) + " SUBSCRIBE " + queue_key_);
-    send_to_subscriber(node, client, message_kind::subscribed, {});
-}
-
-void world::send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind,
-                               std::string bytes) {
-    subscriber& s = sub(client, node);
-    if (partitioned(client, node)) {
-        break_subscriber(client, node, false, "partition");
-        return;
-    }
-    bool reset = false;
-    if (lose_message(client, node, reset)) {
-        break_subscriber(client, node, reset, "message lost");
-        return;
-    }
-    mix(hash_of_text(bytes) ^ static_cast<std::uint64_t>(kind));
-    message m;
-    m.kind = kind;
-    m.epoch = s.epoch;
-    m.bytes = std::move(bytes);
-    send_on_subscriber(client, node, false, std::move(m), 0);
-}
-
-void world::deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m) {
-    const subscriber& s = sub(client, node);
-    if (!s.open || s.epoch != m.epoch) return;
-    if (recording() && m.kind == message_kind::subscribed)
-        note_client(client, "subscribed on n" + std::to_string(node));
-    clients_[client]->on_wake_message(std::move(m.bytes));
-}
-
-// PUBLISH: to the clients registered on this node now.
-void world::publish(std::uint8_t node) {
-    for (const node_output::publication& p : out_.published) {
-        if (recording())
-            note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
-        for (std::uint8_t c = 0; c < params_.clients; ++c) {
-            const subscriber& s = sub(c, node);
-            if (s.open && s.registered && p.channel == queue_key_) {
-                send_to_subscriber(node, c, message_kind::published, p.message);
-            }
-        }
-    }
-}
-
 // ---- the checks ------------------------------------------------------------------------------
 
 // The bounds (checker.hpp, "wakeup"), from the run's own knobs. An attempt takes at most its
@@ -208,7 +101,6 @@ void world::publish(std::uint8_t node) {
 // failed attempt and its retry delay (at most the re-check) more. Told: that. Due: the
 // re-check (on a clock that may run slow by clock_ppm) and that.
 void world::init_fair_checks() {
-    subscribers_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, subscriber{});
     waiting_token_.assign(params_.clients, std::string());
     holding_token_.assign(params_.clients, std::string());
     due_since_us_.assign(params_.clients, -1);
@@ -249,11 +141,15 @@ std::int64_t world::slow_round_trip_us(std::uint8_t client) const noexcept {
         if (now_us_ >= a.start_us && now_us_ < a.end_us + 2 * amount_us) extra_us += 2 * amount_us;
     }
     if (extra_us == 0) return 0;
-    // Beyond half a timeout (the attempt's, a reply's, a connect's with its handshake) the
-    // connection or the attempt may time out over and over: the waiter is not judged.
+    return times_out(extra_us) ? -1 : extra_us;
+}
+
+// Beyond half a timeout (the attempt's, a reply's, a connect's with its handshake) a round
+// trip slowed by `extra_us` may time the connection or the attempt out, over and over.
+bool world::times_out(std::int64_t extra_us) const noexcept {
     const std::int64_t timeout_ms = std::min(
         {lock_attempt_timeout_ms(params_), params_.io_timeout_ms, params_.connect_timeout_ms});
-    return 2 * extra_us >= timeout_ms * 1000 ? -1 : extra_us;
+    return 2 * extra_us >= timeout_ms * 1000;
 }
 
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {

@@ -36,6 +36,11 @@
 
 namespace {
 
+// What an anomaly is (workload.cpp): a call the lock refused that it should take, or the
+// client's own path found broken (a release naming a waiter's turn that never reached it).
+constexpr const char* anomalies_meaning =
+    "(the lock refused calls it should take, or a wake-up did not reach it)";
+
 using namespace edgelock::sim;
 
 struct options {
@@ -297,7 +302,7 @@ int command_matrix(const options& o) {
                 static_cast<double>(totals.simulated_us) / 1e6,
                 clock.line(totals.events, totals.runs).c_str());
     if (totals.anomalies != 0)
-        std::printf("anomalies=%u (the lock refused calls it should take)\n", totals.anomalies);
+        std::printf("anomalies=%u %s\n", totals.anomalies, anomalies_meaning);
     return 0;
 }
 
@@ -388,8 +393,7 @@ int command_soak(const options& o) {
     }
     std::printf("total runs=%zu events=%llu %s\n", r.runs,
                 static_cast<unsigned long long>(r.events), clock.line(r.events, r.runs).c_str());
-    if (r.anomalies != 0)
-        std::printf("anomalies=%u (the lock refused calls it should take)\n", r.anomalies);
+    if (r.anomalies != 0) std::printf("anomalies=%u %s\n", r.anomalies, anomalies_meaning);
     return !r.claims_broken() && r.anomalies == 0 ? 0 : 1;
 }
 

@@ -96,3 +96,30 @@ TEST(subscription, a_lost_connection_forgets_the_subscription) {
 }
 
 }  // namespace
+
+namespace {
+
+reply message(std::string_view name, std::string_view payload) {
+    return reply("*3\r\n$7\r\nmessage\r\n$" + std::to_string(name.size()) + "\r\n" +
+                 std::string(name) + "\r\n$" + std::to_string(payload.size()) + "\r\n" +
+                 std::string(payload) + "\r\n");
+}
+
+TEST(subscription, routes_the_payload_of_its_channels_messages_while_live) {
+    subscription s;
+    const reply m = message(channel, "a1b2");
+    std::string_view payload = "untouched";
+    EXPECT_FALSE(s.message_for(channel, m.nodes.data(), m.count, payload));  // not subscribed
+    s.sent(s.due(true));
+    EXPECT_FALSE(s.message_for(channel, m.nodes.data(), m.count, payload));  // not confirmed
+    const reply ok = confirmation("subscribe", channel);
+    ASSERT_TRUE(s.on_answer(channel, ok.nodes.data(), ok.count).subscribed);
+    ASSERT_TRUE(s.message_for(channel, m.nodes.data(), m.count, payload));
+    EXPECT_EQ(payload, "a1b2");  // the payload, not the channel
+    const reply other = message("{other}:queue", "c3d4");
+    EXPECT_FALSE(s.message_for(channel, other.nodes.data(), other.count, payload));
+    EXPECT_FALSE(s.message_for(channel, ok.nodes.data(), ok.count, payload));  // no message
+    EXPECT_EQ(payload, "a1b2");
+}
+
+}  // namespace

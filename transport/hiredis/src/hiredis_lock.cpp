@@ -622,9 +622,8 @@ void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t cou
 }
 
 void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
-    const session::pubsub_frame frame = session::parse_pubsub(nodes, count);
-    if (frame.kind != session::pubsub_kind::message || frame.channel != channel()) return;
-    if (sub.live() && wake_wanted) wake_core(frame.payload);
+    std::string_view payload;
+    if (sub.message_for(channel(), nodes, count, payload) && wake_wanted) wake_core(payload);
 }
 
 void lock::impl::wake_core(std::string_view message) {

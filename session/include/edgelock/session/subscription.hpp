@@ -56,6 +56,11 @@ public:
     // The reply (nodes[0..count)) answering the command in flight on `channel`. Returns a
     // violation when nothing was in flight or the reply confirms something else.
     answer on_answer(std::string_view channel, const reply_node* nodes, std::size_t count) noexcept;
+    // A frame pushed on the connection (nodes[0..count)): true, with the payload to wake the
+    // channel's locks with, for a message on `channel` while the subscription is live; false
+    // for anything else (one published before the confirmation was meant for an earlier wait).
+    bool message_for(std::string_view channel, const reply_node* nodes, std::size_t count,
+                     std::string_view& payload) const noexcept;
     // The connection ended: nothing is subscribed any more.
     void on_connection_lost() noexcept { state_ = state::off; }
 

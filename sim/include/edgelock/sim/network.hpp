@@ -25,6 +25,12 @@
 
 namespace edgelock::sim {
 
+// A client holds up to two connections to one server: its command connection and a fair lock's
+// subscriber. Each has its own paths (the same latency, their own order and jitter), so the
+// one's messages never queue behind the other's.
+enum class lane : std::uint8_t { command, subscriber };
+inline constexpr std::size_t lanes = 2;
+
 enum class message_kind : std::uint8_t {
     request,           // client -> server: RESP bytes (one or more requests)
     reply,             // server -> client: RESP bytes (one reply)
@@ -32,15 +38,12 @@ enum class message_kind : std::uint8_t {
     resource_reply,    // resource -> client
     replication,       // master -> replica: one write
     replication_ack,   // replica -> master: the offset applied
-    // A fair lock's subscriber connection (world_pubsub.cpp); epoch: the subscription's.
-    subscribe,   // client -> node: SUBSCRIBE to the lock's channel
-    subscribed,  // node -> client: SUBSCRIBE's reply, the subscription is in effect
-    published,   // node -> client: a message on the channel (bytes: the token)
 };
 
 struct message {
     message_kind kind = message_kind::request;
     std::uint32_t epoch = 0;  // connection (client-server) or the master's incarnation
+    lane on = lane::command;  // request, reply: which of the client's connections
     std::int64_t deliver_us = 0;
     std::string bytes;             // request, reply
     std::uint32_t request_id = 0;  // resource: matches a reply to its request
@@ -82,18 +85,23 @@ public:
     std::uint8_t endpoint_count() const noexcept {
         return static_cast<std::uint8_t>(clients_ + servers() + 1);
     }
-    std::size_t path_id(std::uint8_t from, std::uint8_t to) const noexcept {
-        return static_cast<std::size_t>(from) * endpoint_count() + to;
+    // The command lane's paths come first, so a run without subscribers draws as before.
+    std::size_t path_id(std::uint8_t from, std::uint8_t to,
+                        lane on = lane::command) const noexcept {
+        return static_cast<std::size_t>(on) * pairs() +
+               static_cast<std::size_t>(from) * endpoint_count() + to;
     }
     std::uint8_t path_from(std::size_t path) const noexcept {
-        return static_cast<std::uint8_t>(path / endpoint_count());
+        return static_cast<std::uint8_t>(path % pairs() / endpoint_count());
     }
     std::uint8_t path_to(std::size_t path) const noexcept {
-        return static_cast<std::uint8_t>(path % endpoint_count());
+        return static_cast<std::uint8_t>(path % pairs() % endpoint_count());
     }
+    lane path_lane(std::size_t path) const noexcept { return static_cast<lane>(path / pairs()); }
 
     // Queues `m` from -> to and returns its arrival time: the path's latency, jitter and
     // tail, plus extra_us, and never before the message queued before it on that path.
+    // A request or reply takes its lane's path (m.on).
     std::int64_t send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
                       std::int64_t extra_us);
     // Removes and returns the oldest message on the path (the one arriving next).
@@ -101,11 +109,15 @@ public:
     // The path's latency without jitter: what a reset takes to reach the other side.
     std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
 
-    tcp_state& conn(std::uint8_t client, std::uint8_t server) noexcept;
+    tcp_state& conn(std::uint8_t client, std::uint8_t server, lane on = lane::command) noexcept;
     // A new connection between them; returns its epoch.
-    std::uint32_t open(std::uint8_t client, std::uint8_t server) noexcept;
+    std::uint32_t open(std::uint8_t client, std::uint8_t server, lane on = lane::command) noexcept;
 
 private:
+    std::size_t pairs() const noexcept {
+        return static_cast<std::size_t>(endpoint_count()) * endpoint_count();
+    }
+
     struct path {
         std::deque<message> queue;
         std::int64_t last_deliver_us = 0;

@@ -373,7 +373,9 @@ private:
     std::vector<redis_entry> durable_;  // what a restart comes back with
     std::uint8_t replicas_ = 0;         // bit per attached replica node
     std::array<std::int64_t, nodes_max> acked_{};
-    std::array<client_state, clients_max> clients_{};
+    // Per connection: each client's command connection, then its subscriber (world.hpp's
+    // model_client).
+    std::array<client_state, 2 * clients_max> clients_{};
 };
 
 }  // namespace edgelock::sim

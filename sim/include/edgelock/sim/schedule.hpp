@@ -57,7 +57,9 @@ enum class fault_kind : std::uint8_t {
                  // x=0 a volatile-* policy (keys with a TTL: lock keys), x=1 allkeys-* (fence
                  // counters too). The node runs that policy from the start (INFO says so)
     slow_subscribe,  // client: its SUBSCRIBEs to `to` sent within d ms get x ms more delay
-                     // (a subscription confirmed late: what was published before is lost).
+                     // (a subscription confirmed late: what was published before is lost);
+                     // rst=1: its subscriber connections to `to` are reset first, so it
+                     // subscribes again at once.
                      // Not a fault to heal from: every check, wakeup included, is judged
                      // across it
 };

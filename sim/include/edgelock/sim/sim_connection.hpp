@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock sim: one lock instance's connection, driven by the code the real clients run.
+// edgelock sim: one lock instance's connection, or a fair lock's subscriber connection, driven
+// by the code the real clients run.
 //
 // The real clients keep one session::connection_driver per Redis instance and adapt it to
 // their sockets (transport/asio/src/asio_connection.cpp,
@@ -23,6 +24,7 @@
 
 #include "edgelock/limits.hpp"
 #include "edgelock/session/connection_driver.hpp"
+#include "edgelock/sim/network.hpp"
 
 namespace edgelock::sim {
 
@@ -46,11 +48,12 @@ public:
     sim_connection(const sim_connection&) = delete;
     sim_connection& operator=(const sim_connection&) = delete;
 
-    // The connection of `owner`'s lock instance `instance`; `s` as the transports fill it (the
-    // in-flight storage is this object's). The addresses it points to must outlive it.
+    // The connection of `owner`'s lock instance `instance` (lane command), or its subscriber
+    // (lane subscriber, s.kind subscriber); `s` as the transports fill it (the in-flight
+    // storage is this object's). The addresses it points to must outlive it.
     // `write_window`: world_params::write_window.
     void setup(world& w, client& owner, std::uint8_t client_id, std::uint8_t instance,
-               session::connection_setup s, std::uint8_t write_window);
+               session::connection_setup s, std::uint8_t write_window, lane on = lane::command);
 
     const session::connection& connection() const noexcept { return driver_.connection(); }
     session::connection& connection() noexcept { return driver_.connection(); }
@@ -68,7 +71,8 @@ public:
     // What is due by now: a reset that reached the client, a connect that completed (its
     // handshake written), the connection's connect and reply timeouts.
     void on_timer(std::int64_t now_ms, std::int64_t now_us);
-    // Sends one lock request's bytes, tracked on connection() already (session::write_requests).
+    // Sends one request's bytes, tracked on connection() already (session::write_requests, or
+    // a subscription command).
     void send(std::string&& bytes);
     // A reply sent on (server, epoch) belongs to this open connection.
     bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
@@ -92,6 +96,8 @@ private:
     // session::connection_events: to the client
     void answered(const session::in_flight& entry, const reply_node* nodes,
                   std::size_t count) override;
+    void pushed(session::routed_reply::kind what, const reply_node* nodes,
+                std::size_t count) override;
     void node_started() override;
     void ended(const session::connection_end& closed, bool lock_hears) override;
 
@@ -103,6 +109,7 @@ private:
     std::uint8_t client_ = 0;
     std::uint8_t instance_ = 0;
     std::uint8_t write_window_ = 0;
+    lane lane_ = lane::command;
     session::connection_driver driver_;
     std::array<session::in_flight, in_flight_max> in_flight_{};
     std::array<reply_node, reply_nodes_max> nodes_{};

@@ -35,6 +35,7 @@
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
+#include "edgelock/session/subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
 #include "edgelock/sim/network.hpp"
 #include "edgelock/sim/prng.hpp"
@@ -67,9 +68,6 @@ public:
     // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
     void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
-    // Fair locks: a message on the lock's channel (a token), or "" when a subscription was
-    // confirmed; passed to lock::on_wake() (a paused client reads it when it resumes).
-    void on_wake_message(std::string&& message);
     void on_timer(std::uint32_t generation);
     void on_resume();
     void on_probe(std::uint32_t generation);
@@ -126,8 +124,18 @@ private:
     void on_answer(std::uint8_t instance, const reply_node& reply);
     void on_node_started(std::uint8_t instance);
     void on_connection_end(std::uint8_t instance);
+    // What the subscriber connection of a fair lock delivers.
+    void on_subscription_answer(const reply_node* nodes, std::size_t count);
+    void on_wake_message(const reply_node* nodes, std::size_t count);
+    void on_subscriber_end();
+    void setup_subscriber(session::connection_setup s);
+    void tend_subscriber();
+    void drive_subscription();
+    bool names_our_turn(const std::string& bytes) const;
     void handle_resource_reply(const message& m);
-    void handle_wake(const std::string& message);
+    // A wake-up for the lock: the payload of a message on its channel (a releaser's token),
+    // or "" for a confirmed subscription (lock::on_wake).
+    void handle_wake(std::string_view message);
 
     void run_job_timer();
     void run_step(step s);
@@ -160,6 +168,15 @@ private:
     std::array<session::node_address, sentinel_processes_max> sentinels_{};
     session::node_address master_;  // the master's credentials and db: none in the sim
     std::array<sim_connection, instances_max> connections_{};
+    // Fair locks, as the blocking client waits: a subscriber connection made the first time
+    // the lock wants wake-ups and kept, its channel subscribed exactly while it wants them.
+    bool fair_ = false;
+    sim_connection subscriber_;
+    session::subscription sub_;
+    bool subscriber_made_ = false;
+    bool wake_wanted_ = false;
+    bool turn_passed_ = false;  // handle_wake was given our token (see handle_reply)
+    std::string channel_;
     std::int64_t paused_until_us_ = 0;
     std::deque<delivery> inbox_;
     step pending_ = step::none;
@@ -179,7 +196,6 @@ private:
     std::uint32_t probe_generation_ = 0;
     std::int64_t timer_at_us_ = -1;
     std::uint32_t anomalies_ = 0;
-    bool subscribed_ = false;  // fair: the subscriber connections were opened
 };
 
 }  // namespace edgelock::sim

@@ -85,8 +85,6 @@ public:
         node_resume,           // who: node (a pause may have ended)
         node_rejoin,           // who: node (a cut-off may have ended)
         fault_start,           // arg: fault index
-        subscriber_retry,      // who: client, arg: node + 8 * the broken subscription's epoch
-        subscriber_deliver,    // arg: the slot of a subscriber connection's message in flight
     };
     struct event {
         std::int64_t at_us = 0;
@@ -129,14 +127,14 @@ public:
     // that is down refuses; a partition leaves the connect unanswered (timeout).
     connect_outcome try_connect(std::uint8_t client, const session::node_address& to,
                                 std::uint8_t& server);
-    std::uint32_t open_connection(std::uint8_t client, std::uint8_t server);
-    void close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch);
+    std::uint32_t open_connection(std::uint8_t client, std::uint8_t server, lane on);
+    void close_connection(std::uint8_t client, std::uint8_t server, std::uint32_t epoch, lane on);
     // A connect's round trip between them.
     std::int64_t connect_us(std::uint8_t client, std::uint8_t server) const noexcept;
 
     // Bytes written on the connection (one request, or several pipelined).
     void send_request(std::uint8_t client, std::uint8_t server, std::uint32_t epoch,
-                      std::string&& bytes);
+                      std::string&& bytes, lane on);
     void send_resource(std::uint8_t client, message&& m);
     void schedule_client(std::uint8_t client, std::int64_t at_us, std::uint32_t generation);
     void schedule_resume(std::uint8_t client, std::int64_t at_us);
@@ -152,11 +150,9 @@ public:
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
                               std::int64_t valid_until_ms);
 
-    // Fair locks (world_pubsub.cpp). The client wants wake-ups: it opens a subscriber
-    // connection to every node and keeps it, reconnecting, for the rest of the run.
-    void start_subscribers(std::uint8_t client);
-    // For the wakeup and fifo checks: the client's acquire() runs with `token_hex` (or
-    // ended), and it passed a wake-up meant for it (its token, or a confirmation) to the lock.
+    // Fair locks (world_pubsub.cpp). For the wakeup and fifo checks: the client's acquire() runs
+    // with `token_hex` (or ended), and it passed a wake-up meant for it (its token, or a
+    // confirmation) to the lock.
     void begin_wait(std::uint8_t client, std::string_view token_hex);
     // The wait ended; a fair holder's token stays at the head of the line until its release.
     void end_wait(std::uint8_t client, bool acquired);
@@ -196,35 +192,21 @@ private:
     void flush(std::uint8_t node);
     void note_unblocked(std::uint8_t node);
     void send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t epoch,
-                    std::string&& bytes);
-    bool reply_lost(std::uint8_t server, std::uint8_t client);
+                    std::string&& bytes, lane on);
+    bool reply_lost(std::uint8_t server, std::uint8_t client, lane on);
 
-    // Subscriber connections and the fair checks (world_pubsub.cpp).
-    struct subscriber {                    // one client's subscriber connection to one node
-        std::uint32_t epoch = 0;           // the connection's; 0: none yet
-        bool open = false;                 // as the network sees it
-        bool registered = false;           // the node counts it among the channel's subscribers
-        std::int64_t last_arrival_us = 0;  // its messages arrive in order
-    };
-    struct subscriber_message {  // in flight on a subscriber connection
-        std::uint8_t client = 0;
-        std::uint8_t node = 0;
-        bool to_node = false;
-        message m;
-    };
-    subscriber& sub(std::uint8_t client, std::uint8_t node) noexcept {
-        return subscribers_[static_cast<std::size_t>(client) * config_.nodes + node];
+    // The node's pub/sub and the fair checks (world_pubsub.cpp). The model keeps one client
+    // state per connection: a client's subscriber connection is its own client there.
+    static std::uint8_t model_client(std::uint8_t client, lane on) noexcept {
+        return static_cast<std::uint8_t>(client + (on == lane::subscriber ? clients_max : 0));
     }
-    void open_subscriber(std::uint8_t client, std::uint8_t node);
-    void break_subscriber(std::uint8_t client, std::uint8_t node, bool reset, const char* why);
-    void send_to_subscriber(std::uint8_t node, std::uint8_t client, message_kind kind,
-                            std::string bytes);
-    void send_on_subscriber(std::uint8_t client, std::uint8_t node, bool to_node, message&& m,
-                            std::int64_t extra_us);
-    void deliver_subscriber_message(std::uint32_t slot);
-    void deliver_subscribe(std::uint8_t client, std::uint8_t node, message&& m);
-    void deliver_to_subscriber(std::uint8_t node, std::uint8_t client, message&& m);
-    void subscriber_retry(std::uint8_t client, std::uint32_t arg);
+    // SUBSCRIBE or UNSUBSCRIBE on a subscriber connection: the node's pub/sub answers it
+    // (into out_.replies, in order with the model's). False for any other request.
+    bool pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
+                        std::string_view request);
+    std::uint32_t& subscribed_epoch(std::uint8_t node, std::uint8_t client) noexcept {
+        return subscribed_epoch_[static_cast<std::size_t>(node) * params_.clients + client];
+    }
     std::int64_t subscribe_extra_us(std::uint8_t client, std::uint8_t node) const noexcept;
     void publish(std::uint8_t node);
     void judge_grants(std::uint8_t node);
@@ -238,9 +220,15 @@ private:
     // What the client's slow paths (to nodes) add to a round trip now; -1 when they make an
     // attempt outlast its timeout (the waiter is not judged then).
     std::int64_t slow_round_trip_us(std::uint8_t client) const noexcept;
+    bool times_out(std::int64_t extra_us) const noexcept;
     void init_fair_checks();
     void replicate(std::uint8_t master);
-    void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
+    void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
+                          lane on = lane::command);
+    void forget_connection(std::uint8_t client, std::uint8_t server, lane on);
+    void reset_subscribers(const fault& f);
+    // Both of the client's connections to `server`.
+    void break_connections(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
     std::vector<std::string_view>& split(std::string_view bytes);
 
     void activate(std::size_t index);
@@ -327,10 +315,9 @@ private:
     std::vector<bool> powered_off_;           // per node: down without a word (connects time out)
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
-    std::vector<subscriber> subscribers_;     // clients x nodes
-    std::uint32_t next_subscriber_epoch_ = 1;
-    std::vector<subscriber_message> subscriber_slots_;  // messages in flight, by slot
-    std::vector<std::uint32_t> free_subscriber_slots_;
+    // nodes x clients: the epoch of the client's subscriber connection the node counts among
+    // the lock's channel's subscribers; 0 for none.
+    std::vector<std::uint32_t> subscribed_epoch_;
     std::vector<std::string> waiting_token_;  // per client: its acquire()'s token, "" when none
     std::vector<std::string> holding_token_;  // per client: its fair hold's token until released
     std::vector<std::int64_t> due_since_us_;  // per client: due since (true time), -1 when not
