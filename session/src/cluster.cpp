@@ -60,8 +60,7 @@ bool split_endpoint(std::string_view text, endpoint& out) noexcept {
 // A node of CLUSTER SLOTS at nodes[i]: [endpoint, port, id?, metadata?]. Sets `next` past it.
 bool read_node(const reply_node* nodes, std::size_t count, std::size_t i, endpoint& out,
                std::size_t& next) noexcept {
-    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 2)
-        return false;
+    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 2) return false;
     const reply_node& host = nodes[i + 1];
     const reply_node& port = nodes[i + 2];
     if (host.type != reply_type::bulk_string && host.type != reply_type::nil) return false;
@@ -82,8 +81,7 @@ struct slot_range {
 
 bool read_range(const reply_node* nodes, std::size_t count, std::size_t i, slot_range& out,
                 std::size_t& next) noexcept {
-    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 3)
-        return false;
+    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 3) return false;
     if (!slot_of_integer(nodes[i + 1], out.first) || !slot_of_integer(nodes[i + 2], out.last) ||
         out.last < out.first) {
         return false;
@@ -96,7 +94,8 @@ bool read_range(const reply_node* nodes, std::size_t count, std::size_t i, slot_
 
 node_address address_of(const endpoint& e, const node_address& from) noexcept {
     node_address to = from;
-    const address_result set = set_host_port(to, e.host.empty() ? from.host.view() : e.host, e.port);
+    const address_result set =
+        set_host_port(to, e.host.empty() ? from.host.view() : e.host, e.port);
     (void)set;  // the host's length was checked, and an empty one replaced by from's
     return to;
 }

@@ -147,9 +147,9 @@ TEST(cluster_redirect, reads_moved_and_ask) {
 
 TEST(cluster_redirect, anything_else_is_an_answer) {
     const node_address from = node("redis://127.0.0.1:7101");
-    for (const char* text : {"ERR unknown command", "MOVED", "MOVED 16384 h:1", "MOVED -1 h:1",
-                             "MOVED 1 h", "MOVED 1 h:0", "ASK 1 h:99999", "MOVED 1x h:1",
-                             "moved 1 h:1", "ASKING"}) {
+    for (const char* text :
+         {"ERR unknown command", "MOVED", "MOVED 16384 h:1", "MOVED -1 h:1", "MOVED 1 h",
+          "MOVED 1 h:0", "ASK 1 h:99999", "MOVED 1x h:1", "moved 1 h:1", "ASKING"}) {
         EXPECT_EQ(parse_redirect(error(text), from).what, redirect::kind::none) << text;
     }
     reply_node ok;
@@ -161,8 +161,7 @@ TEST(cluster_redirect, anything_else_is_an_answer) {
 TEST(cluster_redirect, moved_teaches_the_map_and_makes_it_stale) {
     const parsed reply(three_masters);
     slot_map map;
-    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")),
-              errc::ok);
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")), errc::ok);
     const redirect r = parse_redirect(error("MOVED 12182 127.0.0.1:7102"), node("redis://x"));
     EXPECT_TRUE(map.moved(r.slot, r.to));
     EXPECT_TRUE(map.stale());
