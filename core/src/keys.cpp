@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::array<std::string_view, 4> companion_suffixes = {":fence", ":queue", ":qttl",
                                                                 ":owner"};
-constexpr std::uint16_t slot_count = 16384;
+constexpr std::uint16_t slot_count = cluster_slots;
 
 // CRC16-XMODEM (polynomial 0x1021, initial value 0), the hash of Redis Cluster.
 constexpr std::uint16_t crc16(const char* bytes, std::size_t size) noexcept {
@@ -95,20 +95,10 @@ bool find_hash_tag(std::string_view name, std::size_t& open, std::size_t& close)
     return close != std::string_view::npos && close > open + 1;
 }
 
-// The slot Redis Cluster puts `name` in: that of its hash tag, or of the whole name.
-std::uint16_t slot_of(std::string_view name) noexcept {
-    std::size_t open = 0;
-    std::size_t close = 0;
-    const std::string_view hashed = find_hash_tag(name, open, close)
-                                        ? std::string_view(name.data() + open + 1, close - open - 1)
-                                        : name;
-    return static_cast<std::uint16_t>(crc16(hashed.data(), hashed.size()) % slot_count);
-}
-
 // "{" + a computed tag of the name's slot + "}" + name + suffix.
 std::size_t write_with_slot_tag(std::string_view name, std::string_view suffix, char* out,
                                 std::size_t capacity) noexcept {
-    const std::array<char, slot_tag_bytes> tag = tag_for_slot(slot_of(name));
+    const std::array<char, slot_tag_bytes> tag = tag_for_slot(cluster_slot(name));
     const std::string_view tag_view(tag.data(), tag.size());
     return write_parts(out, capacity, {"{", tag_view, "}", name, suffix});
 }
@@ -165,6 +155,15 @@ bool is_companion_key(std::string_view name) noexcept {
         if (is_companion_key_of(name, which)) return true;
     }
     return false;
+}
+
+std::uint16_t cluster_slot(std::string_view key) noexcept {
+    std::size_t open = 0;
+    std::size_t close = 0;
+    const std::string_view hashed = find_hash_tag(key, open, close)
+                                        ? std::string_view(key.data() + open + 1, close - open - 1)
+                                        : key;
+    return static_cast<std::uint16_t>(crc16(hashed.data(), hashed.size()) % slot_count);
 }
 
 }  // namespace edgelock

@@ -2,7 +2,8 @@
 // A lock's fence key lies in its name's Redis Cluster slot, as a real redis-server in cluster
 // mode computes slots (CLUSTER KEYSLOT answers with no slot assigned to the node), for names
 // full of braces and binary bytes. The tests' own slot oracle (edgelock/testing/key_slot.hpp,
-// which keys_test relies on) must agree with the server on every key too.
+// which keys_test relies on) must agree with the server on every key too, and so must
+// edgelock::cluster_slot, by which a cluster deployment routes a lock's requests.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -110,6 +111,7 @@ TEST(keyslot, the_fence_key_lies_in_the_names_slot_on_a_cluster_node) {
 
     std::size_t oracle_wrong = 0;
     std::size_t slot_moved = 0;
+    std::size_t routed_wrong = 0;  // edgelock::cluster_slot, which routes a cluster's requests
     std::string failures;
     for (const std::string& name : names_to_check()) {
         const std::string fence = fence_key(name);
@@ -119,6 +121,7 @@ TEST(keyslot, the_fence_key_lies_in_the_names_slot_on_a_cluster_node) {
         const bool oracle_agrees = key_slot(name) == name_slot && key_slot(fence) == fence_slot;
         if (!oracle_agrees) ++oracle_wrong;
         if (fence_slot != name_slot) ++slot_moved;
+        if (edgelock::cluster_slot(name) != name_slot) ++routed_wrong;
         if ((!oracle_agrees || fence_slot != name_slot) &&
             oracle_wrong + slot_moved <= failures_shown_max) {
             failures += "\n  " + shown(name) + " slot " + std::to_string(name_slot) + " (oracle " +
@@ -129,6 +132,7 @@ TEST(keyslot, the_fence_key_lies_in_the_names_slot_on_a_cluster_node) {
     }
     EXPECT_EQ(oracle_wrong, 0u) << "keys the test's slot oracle got wrong" << failures;
     EXPECT_EQ(slot_moved, 0u) << "fence keys in another slot than their lock name" << failures;
+    EXPECT_EQ(routed_wrong, 0u) << "names edgelock::cluster_slot puts in another slot";
 }
 
 }  // namespace

@@ -48,6 +48,11 @@ namespace edgelock {
 // with at least one byte between them (the first such '{' decides, as in Redis).
 bool has_hash_tag(std::string_view name) noexcept;
 
+// Redis Cluster's hash slots, and the one `key` is in: CRC16-XMODEM of its hash tag (or of
+// the whole key) modulo cluster_slots, as CLUSTER KEYSLOT answers.
+inline constexpr std::uint16_t cluster_slots = 16384;
+std::uint16_t cluster_slot(std::string_view key) noexcept;
+
 // The keys that live beside a lock: its fence counter, a fair lock's queue and the queue
 // entries' expiries, and the owner key, where `edgelock run` describes the holder (a hash:
 // the token it describes, host, pid, command, since; the library never writes it).

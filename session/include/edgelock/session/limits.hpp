@@ -22,6 +22,11 @@ inline constexpr std::size_t url_bytes_max = 1024;
 inline constexpr std::size_t master_name_bytes_max = 128;
 // Sentinels one deployment may list.
 inline constexpr std::size_t sentinels_max = 9;
+// Redis Cluster: the masters one slot map holds (the masters a client's locks reach), and the
+// redirects (MOVED, ASK) one request follows before it fails: a slot moving twice while one
+// request is on its way is already rare; more is a loop.
+inline constexpr std::size_t cluster_masters_max = 16;
+inline constexpr std::size_t redirects_max = 5;
 
 // An error reply's text kept for messages ("ERR ...", "OOM ..."): enough for Redis's own
 // sentences, cut there so a reply cannot make a client's record of it grow.

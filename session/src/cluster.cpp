@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "edgelock/session/cluster.hpp"
+
+#include <charconv>
+#include <string_view>
+
+namespace edgelock::session {
+namespace {
+
+// A node's endpoint as a reply gives it: `host` empty means the host of the node that answered.
+struct endpoint {
+    std::string_view host;
+    std::uint16_t port = 0;
+    bool unknown = false;  // "?": no endpoint of the preferred type
+
+    bool same(const endpoint& other) const noexcept {
+        return host == other.host && port == other.port;
+    }
+};
+
+bool parse_slot(std::string_view digits, std::uint16_t& out) noexcept {
+    unsigned value = 0;
+    const char* last = digits.data() + digits.size();
+    const auto [end, error] = std::from_chars(digits.data(), last, value);
+    if (digits.empty() || error != std::errc() || end != last || value >= cluster_slots)
+        return false;
+    out = static_cast<std::uint16_t>(value);
+    return true;
+}
+
+bool slot_of_integer(const reply_node& n, std::uint16_t& out) noexcept {
+    if (n.type != reply_type::integer || n.integer < 0 || n.integer >= cluster_slots) return false;
+    out = static_cast<std::uint16_t>(n.integer);
+    return true;
+}
+
+// The index just after the subtree that starts at nodes[i]; 0 when the reply ends inside it.
+std::size_t after(const reply_node* nodes, std::size_t count, std::size_t i) noexcept {
+    std::size_t pending = 1;
+    while (pending > 0 && i < count) {
+        if (nodes[i].type == reply_type::array) pending += nodes[i].elements;
+        --pending;
+        ++i;
+    }
+    return pending == 0 ? i : 0;
+}
+
+// "host:port" (the last ':' ends the host, so an IPv6 address may stand bare or bracketed).
+bool split_endpoint(std::string_view text, endpoint& out) noexcept {
+    const std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos || !parse_port(text.substr(colon + 1), out.port))
+        return false;
+    std::string_view host = text.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+        host = host.substr(1, host.size() - 2);
+    out.host = host;
+    return host.size() <= host_bytes_max;
+}
+
+// A node of CLUSTER SLOTS at nodes[i]: [endpoint, port, id?, metadata?]. Sets `next` past it.
+bool read_node(const reply_node* nodes, std::size_t count, std::size_t i, endpoint& out,
+               std::size_t& next) noexcept {
+    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 2) return false;
+    const reply_node& host = nodes[i + 1];
+    const reply_node& port = nodes[i + 2];
+    if (host.type != reply_type::bulk_string && host.type != reply_type::nil) return false;
+    if (port.type != reply_type::integer || port.integer < 1 || port.integer > 65535) return false;
+    out.host = host.type == reply_type::nil ? std::string_view() : host.text;
+    out.port = static_cast<std::uint16_t>(port.integer);
+    out.unknown = out.host == "?";
+    next = after(nodes, count, i);
+    return next != 0 && out.host.size() <= host_bytes_max;
+}
+
+// One entry of CLUSTER SLOTS at nodes[i]: [first, last, master, replicas...].
+struct slot_range {
+    std::uint16_t first = 0;
+    std::uint16_t last = 0;
+    endpoint master;
+};
+
+bool read_range(const reply_node* nodes, std::size_t count, std::size_t i, slot_range& out,
+                std::size_t& next) noexcept {
+    if (i + 2 >= count || nodes[i].type != reply_type::array || nodes[i].elements < 3) return false;
+    if (!slot_of_integer(nodes[i + 1], out.first) || !slot_of_integer(nodes[i + 2], out.last) ||
+        out.last < out.first) {
+        return false;
+    }
+    std::size_t replicas = 0;
+    if (!read_node(nodes, count, i + 3, out.master, replicas)) return false;
+    next = after(nodes, count, i);
+    return next != 0;
+}
+
+node_address address_of(const endpoint& e, const node_address& from) noexcept {
+    node_address to = from;
+    const address_result set =
+        set_host_port(to, e.host.empty() ? from.host.view() : e.host, e.port);
+    (void)set;  // the host's length was checked, and an empty one replaced by from's
+    return to;
+}
+
+}  // namespace
+
+redirect parse_redirect(const reply_node& reply, const node_address& from) noexcept {
+    redirect r;
+    if (reply.type != reply_type::error) return r;
+    std::string_view text = reply.text;
+    redirect::kind what = redirect::kind::none;
+    if (text.substr(0, 6) == "MOVED ") {
+        what = redirect::kind::moved;
+        text.remove_prefix(6);
+    } else if (text.substr(0, 4) == "ASK ") {
+        what = redirect::kind::ask;
+        text.remove_prefix(4);
+    } else {
+        return r;
+    }
+    const std::size_t space = text.find(' ');
+    endpoint to;
+    if (space == std::string_view::npos || !parse_slot(text.substr(0, space), r.slot) ||
+        !split_endpoint(text.substr(space + 1), to)) {
+        return redirect{};
+    }
+    r.to = address_of(to, from);
+    r.what = what;
+    return r;
+}
+
+errc slot_map::read_slots(const reply_node* nodes, std::size_t count,
+                          const node_address& from) noexcept {
+    if (count == 0 || nodes[0].type != reply_type::array) return errc::unexpected_reply;
+    // First the whole reply is checked and its masters counted; only then is the map changed.
+    std::array<endpoint, cluster_masters_max> seen{};
+    std::size_t seen_count = 0;
+    std::size_t i = 1;
+    for (std::uint32_t e = 0; e < nodes[0].elements; ++e) {
+        slot_range range;
+        if (!read_range(nodes, count, i, range, i)) return errc::unexpected_reply;
+        if (range.master.unknown) continue;
+        bool known = false;
+        for (std::size_t m = 0; m < seen_count; ++m) known = known || seen[m].same(range.master);
+        if (known) continue;
+        if (seen_count == seen.size()) return errc::invalid_config;
+        seen[seen_count++] = range.master;
+    }
+    if (i != count) return errc::unexpected_reply;
+
+    owner_ = filled();
+    master_count_ = 0;
+    i = 1;
+    for (std::uint32_t e = 0; e < nodes[0].elements; ++e) {
+        slot_range range;
+        (void)read_range(nodes, count, i, range, i);  // checked above
+        if (range.master.unknown) continue;
+        const std::uint8_t index = find_or_add(address_of(range.master, from));
+        for (std::uint32_t s = range.first; s <= range.last; ++s) owner_[s] = index;
+    }
+    stale_ = false;
+    return errc::ok;
+}
+
+std::uint8_t slot_map::master_of(std::uint16_t slot) const noexcept {
+    return slot < cluster_slots ? owner_[slot] : no_master;
+}
+
+bool slot_map::covers_all() const noexcept {
+    for (const std::uint8_t o : owner_) {
+        if (o == no_master) return false;
+    }
+    return true;
+}
+
+bool slot_map::moved(std::uint16_t slot, const node_address& to) noexcept {
+    if (slot >= cluster_slots) return false;
+    stale_ = true;
+    const std::uint8_t index = find_or_add(to);
+    owner_[slot] = index;
+    return index != no_master;
+}
+
+std::uint8_t slot_map::find_or_add(const node_address& node) noexcept {
+    for (std::uint8_t m = 0; m < master_count_; ++m) {
+        if (masters_[m].same_node(node)) return m;
+    }
+    if (master_count_ == masters_.size()) return no_master;
+    masters_[master_count_] = node;
+    return master_count_++;
+}
+
+}  // namespace edgelock::session

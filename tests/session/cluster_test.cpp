@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: Apache-2.0
+// Redis Cluster's routing rules: the slot map read from CLUSTER SLOTS replies (the first one
+// as Redis 7.0.15 sent it for three masters with a replica each), and MOVED and ASK read.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "edgelock/keys.hpp"
+#include "edgelock/limits.hpp"
+#include "edgelock/session/cluster.hpp"
+
+namespace {
+
+using namespace edgelock;
+using namespace edgelock::session;
+
+// CLUSTER SLOTS of a 3-master cluster on 127.0.0.1:7101..7103, replicas on 7104..7106.
+const std::string three_masters =
+    "*3\r\n"
+    "*4\r\n:0\r\n:5460\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7101\r\n$40\r\n44d09086c0aedb19e660c2d154eed24fa5c23402\r\n*0\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7104\r\n$40\r\ned7dbf4eb89bedefa1412f354b3a5e0b25d8bf19\r\n*0\r\n"
+    "*4\r\n:5461\r\n:10922\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7102\r\n$40\r\n97e2408d86ab717aa0516ea133b0c9fe90d3c6b9\r\n*0\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7105\r\n$40\r\n73fe502ae297a78886ef14323844db79d87411b9\r\n*0\r\n"
+    "*4\r\n:10923\r\n:16383\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7103\r\n$40\r\n6820b5e8a89c89f61bc42841db99d188cfda725f\r\n*0\r\n"
+    "*4\r\n$9\r\n127.0.0.1\r\n:7106\r\n$40\r\nc84ac2f596b5cbc8f80917838351fefaf28630c7\r\n*0\r\n";
+
+struct parsed {
+    std::string resp;  // the nodes view into it
+    std::vector<reply_node> nodes = std::vector<reply_node>(nodes_max);
+    std::size_t count = 0;
+    explicit parsed(std::string text) : resp(std::move(text)) {
+        const parse_result r = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
+        EXPECT_EQ(r.code, errc::ok) << resp;
+        count = r.nodes;
+    }
+};
+
+node_address node(const char* url) {
+    node_address a;
+    EXPECT_EQ(parse_node_url(url, a).code, errc::ok) << url;
+    return a;
+}
+
+std::string port_of_slot(const slot_map& map, std::uint16_t slot) {
+    const std::uint8_t m = map.master_of(slot);
+    if (m == slot_map::no_master) return "none";
+    return std::string(map.master(m).host.view()) + ":" + std::to_string(map.master(m).port);
+}
+
+TEST(cluster_slots, reads_the_masters_of_a_real_reply) {
+    const parsed reply(three_masters);
+    slot_map map;
+    EXPECT_TRUE(map.stale());
+    EXPECT_EQ(map.master_of(0), slot_map::no_master);
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://:pw@10.0.0.1:7101")),
+              errc::ok);
+    EXPECT_FALSE(map.stale());
+    EXPECT_EQ(map.masters(), 3u);
+    EXPECT_TRUE(map.covers_all());
+    EXPECT_EQ(port_of_slot(map, 0), "127.0.0.1:7101");
+    EXPECT_EQ(port_of_slot(map, 5460), "127.0.0.1:7101");
+    EXPECT_EQ(port_of_slot(map, 5461), "127.0.0.1:7102");
+    EXPECT_EQ(port_of_slot(map, 16383), "127.0.0.1:7103");
+    // Credentials come from the node that answered.
+    EXPECT_EQ(map.master(map.master_of(100)).password.view(), "pw");
+    // "foo" is in slot 12182 (CLUSTER KEYSLOT foo), on the third master.
+    EXPECT_EQ(cluster_slot("foo"), 12182);
+    EXPECT_EQ(port_of_slot(map, cluster_slot("foo")), "127.0.0.1:7103");
+}
+
+TEST(cluster_slots, an_unknown_endpoint_is_the_host_asked_and_a_question_mark_none) {
+    const parsed reply(
+        "*2\r\n"
+        "*3\r\n:0\r\n:99\r\n*3\r\n$-1\r\n:7001\r\n$2\r\nid\r\n"
+        "*3\r\n:100\r\n:16383\r\n*3\r\n$1\r\n?\r\n:7002\r\n$2\r\nid\r\n");
+    slot_map map;
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://gw.example:7000")),
+              errc::ok);
+    EXPECT_EQ(port_of_slot(map, 99), "gw.example:7001");
+    EXPECT_EQ(port_of_slot(map, 100), "none");
+    EXPECT_FALSE(map.covers_all());
+}
+
+TEST(cluster_slots, refuses_replies_of_another_shape_and_keeps_the_map) {
+    const parsed good(three_masters);
+    slot_map map;
+    ASSERT_EQ(map.read_slots(good.nodes.data(), good.count, node("redis://127.0.0.1")), errc::ok);
+    for (const char* bad : {
+             "+OK\r\n",
+             "*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n$1\r\nh\r\n:1\r\n",      // backwards
+             "*1\r\n*3\r\n:0\r\n:16384\r\n*2\r\n$1\r\nh\r\n:1\r\n",  // past the last slot
+             "*1\r\n*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:0\r\n",      // port 0
+             "*1\r\n*3\r\n:0\r\n:1\r\n$1\r\nh\r\n",                  // a node that is no array
+             "*1\r\n*2\r\n:0\r\n:1\r\n",                             // no master
+         }) {
+        const parsed reply(bad);
+        EXPECT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")),
+                  errc::unexpected_reply)
+            << bad;
+    }
+    EXPECT_EQ(port_of_slot(map, 0), "127.0.0.1:7101");
+    EXPECT_FALSE(map.stale());
+}
+
+TEST(cluster_slots, more_masters_than_it_holds_is_a_configuration_it_cannot_serve) {
+    std::string resp = "*" + std::to_string(cluster_masters_max + 1) + "\r\n";
+    for (std::size_t m = 0; m <= cluster_masters_max; ++m) {
+        resp += "*3\r\n:" + std::to_string(m) + "\r\n:" + std::to_string(m) +
+                "\r\n*2\r\n$1\r\nh\r\n:" + std::to_string(7000 + m) + "\r\n";
+    }
+    const parsed reply(resp);
+    slot_map map;
+    EXPECT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://h")),
+              errc::invalid_config);
+    EXPECT_EQ(map.masters(), 0u);
+}
+
+reply_node error(const char* text) {
+    reply_node n;
+    n.type = reply_type::error;
+    n.text = text;
+    return n;
+}
+
+TEST(cluster_redirect, reads_moved_and_ask) {
+    const node_address from = node("rediss://user:pw@10.0.0.1:7101/0");
+    const redirect moved = parse_redirect(error("MOVED 15495 127.0.0.1:7103"), from);
+    EXPECT_EQ(moved.what, redirect::kind::moved);
+    EXPECT_EQ(moved.slot, 15495);
+    EXPECT_EQ(moved.to.host.view(), "127.0.0.1");
+    EXPECT_EQ(moved.to.port, 7103);
+    EXPECT_TRUE(moved.to.tls);
+    EXPECT_EQ(moved.to.user.view(), "user");
+    const redirect ask = parse_redirect(error("ASK 0 ::1:7002"), from);
+    EXPECT_EQ(ask.what, redirect::kind::ask);
+    EXPECT_EQ(ask.to.host.view(), "::1");
+    EXPECT_EQ(ask.to.port, 7002);
+    // An unknown endpoint: the host that answered, the port given.
+    const redirect here = parse_redirect(error("MOVED 3999 :6380"), from);
+    EXPECT_EQ(here.to.host.view(), "10.0.0.1");
+    EXPECT_EQ(here.to.port, 6380);
+}
+
+TEST(cluster_redirect, anything_else_is_an_answer) {
+    const node_address from = node("redis://127.0.0.1:7101");
+    for (const char* text :
+         {"ERR unknown command", "MOVED", "MOVED 16384 h:1", "MOVED -1 h:1", "MOVED 1 h",
+          "MOVED 1 h:0", "ASK 1 h:99999", "MOVED 1x h:1", "moved 1 h:1", "ASKING"}) {
+        EXPECT_EQ(parse_redirect(error(text), from).what, redirect::kind::none) << text;
+    }
+    reply_node ok;
+    ok.type = reply_type::simple_string;
+    ok.text = "MOVED 1 h:1";
+    EXPECT_EQ(parse_redirect(ok, from).what, redirect::kind::none);
+}
+
+TEST(cluster_redirect, moved_teaches_the_map_and_makes_it_stale) {
+    const parsed reply(three_masters);
+    slot_map map;
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")), errc::ok);
+    const redirect r = parse_redirect(error("MOVED 12182 127.0.0.1:7102"), node("redis://x"));
+    EXPECT_TRUE(map.moved(r.slot, r.to));
+    EXPECT_TRUE(map.stale());
+    EXPECT_EQ(port_of_slot(map, 12182), "127.0.0.1:7102");
+    EXPECT_EQ(port_of_slot(map, 12183), "127.0.0.1:7103");
+    EXPECT_EQ(map.masters(), 3u);
+    // A master not seen before is added...
+    EXPECT_TRUE(map.moved(1, node("redis://127.0.0.1:7200")));
+    EXPECT_EQ(map.masters(), 4u);
+    // ...until there is no room: the slot is then unknown until the map is read again.
+    for (std::uint16_t p = 1; map.masters() < cluster_masters_max; ++p) {
+        node_address extra = node("redis://127.0.0.1");
+        extra.port = static_cast<std::uint16_t>(7200 + p);
+        EXPECT_TRUE(map.moved(2, extra));
+    }
+    EXPECT_FALSE(map.moved(3, node("redis://127.0.0.1:9999")));
+    EXPECT_EQ(map.master_of(3), slot_map::no_master);
+}
+
+}  // namespace
