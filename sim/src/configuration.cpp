@@ -168,6 +168,14 @@ void draw_fair_knobs(world_params& p, prng& rng) noexcept {
     p.recheck_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10 + 10, p.ttl_ms);
 }
 
+void draw_failover_knobs(world_params& p, prng& rng) noexcept {
+    p.repoint_ms_min = rng.between(10, 100);
+    p.repoint_ms_max = p.repoint_ms_min + rng.between(0, 300);
+    p.sentinel_lag_ms_max = rng.between(0, 300);
+    // Every replica re-pointed in turn, and the slowest sentinel told, before liveness counts.
+    p.liveness_window_ms += 2 * p.repoint_ms_max + p.sentinel_lag_ms_max;
+}
+
 world_params random_params(prng& rng) noexcept {
     world_params p;
     draw_lock_knobs(p, rng);
@@ -236,6 +244,8 @@ std::string to_text(const world_params& p) {
     add("failover", p.failover_ms, "ms");
     add("info_period", p.info_period_ms, "ms");
     add("reconfigure", p.reconfigure_ms, "ms");
+    add_range("repoint", p.repoint_ms_min, p.repoint_ms_max, "ms");
+    add("sentinel_lag", p.sentinel_lag_ms_max, "ms");
     add("delayed_restart", p.delayed_restart_ms, "ms");
     add("duration", p.duration_ms, "ms");
     add("liveness_window", p.liveness_window_ms, "ms");

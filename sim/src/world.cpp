@@ -310,6 +310,8 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_promote: sentinel_promote(e.who); break;
         case scheduler::kind::sentinel_info: sentinel_info(); break;
         case scheduler::kind::sentinel_reconfigure: sentinel_reconfigure(e.who); break;
+        case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;
+        case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;
         case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:

@@ -144,6 +144,34 @@ TEST(world_nodes, wait_does_not_help_when_a_replica_is_cut_off_with_the_old_mast
     EXPECT_FALSE(r.checks.ok(check_kind::oracle));
 }
 
+// Redis 7.0's order, reproduced on real processes: the master pauses, the sentinels promote
+// n1, and the old master resumes while n2 still follows it (re-pointed only later, one
+// replica at a time) and while the sentinels still name it: a client takes the lock there
+// and n2 acknowledges its WAIT. A hold confirmed by a replica, on a master nobody else uses.
+TEST(world_nodes, a_replica_not_yet_re_pointed_acknowledges_the_old_masters_wait) {
+    const run_result r =
+        run_recorded("sentinel+WAIT", "pause.n0@c0.acquired#1+0,d=600;partition.c1@t0,to=n1,d=3000",
+                     3, [](world_params& p) {
+                         p.repoint_ms_min = 1500;
+                         p.repoint_ms_max = 1500;
+                         p.sentinel_lag_ms_max = 1500;
+                         p.reconfigure_ms = 1500;
+                     });
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr) << r.timeline;
+    EXPECT_EQ(promoted->target, 1u);
+    const std::string after_resume = r.timeline.substr(r.timeline.find("resumed"));
+    EXPECT_GE(count_lines(after_resume, {"n0", "(unblocked) -> :1"}), 1u)
+        << "n2 acknowledges the resumed old master's WAIT\n"
+        << r.timeline;
+    const std::string repointed = "re-pointed by Sentinel from n0 to n1";
+    ASSERT_GE(count_lines(r.timeline, {"n2", repointed.c_str()}), 1u) << r.timeline;
+    EXPECT_EQ(count_lines(r.timeline, {"n2", repointed.c_str()}, "promoted by Sentinel"), 1u);
+    EXPECT_LT(r.timeline.find("promoted by Sentinel"), r.timeline.find(repointed));
+    EXPECT_FALSE(r.checks.ok(check_kind::oracle)) << "held on a master that is no longer one";
+    EXPECT_EQ(r.anomalies, 0u);
+}
+
 // The old master crashes, the sentinels fail over, and it restarts (empty) before they
 // reconfigure it: for reconfigure_ms it stays a master, then becomes the new one's replica.
 TEST(world_nodes, a_restarted_old_master_stays_a_master_until_reconfigured) {

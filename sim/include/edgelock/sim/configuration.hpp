@@ -114,6 +114,15 @@ struct world_params {
     // Sentinel: an old master that is back (restarted, resumed, reachable again) stays a
     // master, accepting writes, until the sentinels reconfigure it as a replica this long later.
     std::int64_t reconfigure_ms = 100;
+    // Sentinel, after a promotion (Redis 7.0 with parallel-syncs 1): the other replicas of the
+    // old master are re-pointed to the new one one at a time, each this long after the one
+    // before (drawn per replica from the world's PRNG in [min, max]); until then a replica
+    // still follows the old master and acknowledges its WAITs once it is back.
+    std::int64_t repoint_ms_min = 20;
+    std::int64_t repoint_ms_max = 200;
+    // Sentinel: each sentinel learns of a promotion up to this long after it (drawn per
+    // sentinel), and names the old master to the clients that ask until then.
+    std::int64_t sentinel_lag_ms_max = 100;
     std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
     std::int64_t duration_ms = 2500;         // the workload runs at least this long
     std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken
@@ -169,6 +178,10 @@ std::int64_t lock_restart_guard_ms(const world_params& params) noexcept;
 // configuration shares, so the others' draws stay as they were): recheck_ms, the lock's
 // default in half the runs, else ttl/10 + 10 .. ttl.
 void draw_fair_knobs(world_params& params, prng& rng) noexcept;
+// Sentinel's own knobs, drawn apart from random_params for the same reason: how long
+// re-pointing each replica and telling each sentinel of a promotion take (tens of ms to a few
+// hundred, as Redis 7.0's sentinels take on a LAN), with the liveness window widened to match.
+void draw_failover_knobs(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;
