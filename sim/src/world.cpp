@@ -222,6 +222,7 @@ void world::make_nodes(prng& setup) {
         nodes_.back().set_eviction(eviction_of(spec_.faults, n));
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
+        if (!params_.replica_serve_stale_data) nodes_.back().refuse_stale_data();
         if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
             nodes_.back().behave_as_redis_6();
         }
@@ -399,6 +400,7 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
         break_connection(client, node, false, "partition");
         return;
     }
+    nodes_[node].set_master_link(master_link_up(node));
     for (const std::string_view request : split(m.bytes)) {
         const std::size_t replies_before = out_.replies.size();
         nodes_[node].receive(client, m.epoch, request, node_wall_ms(node), now_us_, out_);

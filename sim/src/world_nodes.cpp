@@ -88,6 +88,7 @@ void world::restart(std::uint8_t node) {
     redis_node& n = nodes_[node];
     if (n.up()) return;
     n.restart(now_us_, node_wall_ms(node));
+    n.load_until(now_us_ + rng_.between(0, params_.loading_ms_max) * 1000);
     powered_off_[node] = false;
     restarted_us_[node] = now_us_;
     const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
@@ -154,6 +155,18 @@ void world::rejoin_node(std::uint8_t node) {
     if (isolated(node)) return;
     if (recording()) note_node(node, "reachable again");
     if (nodes_[node].up()) node_back(node);
+}
+
+// A replica's link to its master, as the replica sees it: gone when the master's process
+// died (the reset reaches it), and until it synchronised with the master it follows now. A
+// master paused, powered off or cut off leaves the link up (until a replication timeout far
+// longer than any run).
+bool world::master_link_up(std::uint8_t node) const noexcept {
+    const redis_node& n = nodes_[node];
+    if (n.is_master()) return true;
+    const redis_node& master = nodes_[static_cast<std::size_t>(n.master_id())];
+    if (!master.up()) return powered_off_[master.id()];
+    return n.master_incarnation() == master.incarnation();
 }
 
 bool world::reachable(std::uint8_t node) const noexcept {
@@ -252,11 +265,14 @@ void world::sentinel_promote(std::uint8_t node) {
     observe_all_clients();
 }
 
-// Each sentinel hears of the promotion after a lag of its own.
+// The leader (the sentinel that ran the failover) knows at once; the others hear of it from
+// its hello messages, each after a lag of its own.
 void world::tell_sentinels(std::uint8_t promoted) {
+    if (config_.sentinels == 0) return;
     const std::uint32_t news = failover_epoch_ * 256 + promoted;
+    const std::int64_t leader = rng_.between(0, config_.sentinels - 1);
     for (std::uint8_t j = 0; j < config_.sentinels; ++j) {
-        const std::int64_t lag_ms = rng_.between(0, params_.sentinel_lag_ms_max);
+        const std::int64_t lag_ms = j == leader ? 0 : rng_.between(0, params_.sentinel_lag_ms_max);
         events_.push(now_us_ + lag_ms * 1000, scheduler::kind::sentinel_learn, j, news);
     }
 }

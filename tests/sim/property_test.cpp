@@ -83,8 +83,7 @@ RC_GTEST_PROP(sim_properties, fenced_configurations_never_accept_a_stale_write, 
 // WAIT does not survive a Sentinel failover (an old master back before it is reconfigured
 // still has a replica that was not re-pointed yet, and it acknowledges WAIT): two holders
 // may overlap. Fencing tokens still keep the storage safe: no stale write, tokens in order.
-RC_GTEST_PROP(sim_properties, sentinel_with_wait_and_fencing_refuses_stale_writes_in_failover,
-              ()) {
+RC_GTEST_PROP(sim_properties, sentinel_with_wait_and_fencing_refuses_stale_writes_in_failover, ()) {
     fault_menu menu;
     menu.failover = true;
     const run_request r = draw_request("sentinel+WAIT+fencing");

@@ -280,6 +280,7 @@ private:
     }
     // Whether the sentinels (and the other nodes) get answers from the node now.
     bool reachable(std::uint8_t node) const noexcept;
+    bool master_link_up(std::uint8_t node) const noexcept;
     // The master stopped answering the sentinels (or may have): start their down-after.
     void master_unreachable();
     // A node that was unreachable answers again: a master the sentinels replaced is reconfigured.
