@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/session/cluster.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <string_view>
 
 namespace edgelock::session {
 namespace {
+
+// text[from, from + count): string_view::substr would throw out_of_range, which the sans-IO
+// session may not even reference; every caller here stays inside the text.
+std::string_view slice(std::string_view text, std::size_t from,
+                       std::size_t count = std::string_view::npos) noexcept {
+    if (from > text.size()) return {};
+    return {text.data() + from, std::min(count, text.size() - from)};
+}
 
 // A node's endpoint as a reply gives it: `host` empty means the host of the node that answered.
 struct endpoint {
@@ -48,11 +57,11 @@ std::size_t after(const reply_node* nodes, std::size_t count, std::size_t i) noe
 // "host:port" (the last ':' ends the host, so an IPv6 address may stand bare or bracketed).
 bool split_endpoint(std::string_view text, endpoint& out) noexcept {
     const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos || !parse_port(text.substr(colon + 1), out.port))
+    if (colon == std::string_view::npos || !parse_port(slice(text, colon + 1), out.port))
         return false;
-    std::string_view host = text.substr(0, colon);
+    std::string_view host = slice(text, 0, colon);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-        host = host.substr(1, host.size() - 2);
+        host = slice(host, 1, host.size() - 2);
     out.host = host;
     return host.size() <= host_bytes_max;
 }
@@ -107,10 +116,10 @@ redirect parse_redirect(const reply_node& reply, const node_address& from) noexc
     if (reply.type != reply_type::error) return r;
     std::string_view text = reply.text;
     redirect::kind what = redirect::kind::none;
-    if (text.substr(0, 6) == "MOVED ") {
+    if (slice(text, 0, 6) == "MOVED ") {
         what = redirect::kind::moved;
         text.remove_prefix(6);
-    } else if (text.substr(0, 4) == "ASK ") {
+    } else if (slice(text, 0, 4) == "ASK ") {
         what = redirect::kind::ask;
         text.remove_prefix(4);
     } else {
@@ -118,8 +127,8 @@ redirect parse_redirect(const reply_node& reply, const node_address& from) noexc
     }
     const std::size_t space = text.find(' ');
     endpoint to;
-    if (space == std::string_view::npos || !parse_slot(text.substr(0, space), r.slot) ||
-        !split_endpoint(text.substr(space + 1), to)) {
+    if (space == std::string_view::npos || !parse_slot(slice(text, 0, space), r.slot) ||
+        !split_endpoint(slice(text, space + 1), to)) {
         return redirect{};
     }
     r.to = address_of(to, from);

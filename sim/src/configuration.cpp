@@ -168,6 +168,22 @@ void draw_fair_knobs(world_params& p, prng& rng) noexcept {
     p.recheck_ms = rng.chance(500'000) ? 0 : rng.between(p.ttl_ms / 10 + 10, p.ttl_ms);
 }
 
+void draw_failover_knobs(world_params& p, prng& rng) noexcept {
+    p.repoint_ms_min = rng.between(10, 100);
+    p.repoint_ms_max = p.repoint_ms_min + rng.between(0, 300);
+    // Sentinels publish their hello messages every 2 s: the last one may hear that late.
+    p.sentinel_lag_ms_max = rng.between(0, 2000);
+    // A replica re-pointed for WAIT to count; the leader names the new master at once, so a
+    // client that asks the sentinels in turn needs no more.
+    p.liveness_window_ms += 2 * p.repoint_ms_max;
+    p.replica_serve_stale_data = !rng.chance(500'000);
+}
+
+void draw_server_knobs(world_params& p, prng& rng) noexcept {
+    p.loading_ms_max = rng.between(0, 500);
+    p.liveness_window_ms += p.loading_ms_max;
+}
+
 world_params random_params(prng& rng) noexcept {
     world_params p;
     draw_lock_knobs(p, rng);
@@ -236,6 +252,10 @@ std::string to_text(const world_params& p) {
     add("failover", p.failover_ms, "ms");
     add("info_period", p.info_period_ms, "ms");
     add("reconfigure", p.reconfigure_ms, "ms");
+    add_range("repoint", p.repoint_ms_min, p.repoint_ms_max, "ms");
+    add("sentinel_lag", p.sentinel_lag_ms_max, "ms");
+    out += p.replica_serve_stale_data ? " stale_data=served" : " stale_data=refused";
+    add("loading", p.loading_ms_max, "ms");
     add("delayed_restart", p.delayed_restart_ms, "ms");
     add("duration", p.duration_ms, "ms");
     add("liveness_window", p.liveness_window_ms, "ms");

@@ -12,6 +12,18 @@ namespace {
 constexpr std::uint64_t params_stream = 7;
 constexpr std::uint64_t schedule_stream = 8;
 constexpr std::uint64_t fair_stream = 9;
+constexpr std::uint64_t failover_stream = 10;
+constexpr std::uint64_t server_stream = 11;
+
+// Knobs added after the others, each from a stream of its own so the earlier draws keep their
+// values: the servers' loading, and Sentinel's (only for Sentinel configurations).
+void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_params& p) {
+    prng server_rng = prng::stream(seed, server_stream);
+    draw_server_knobs(p, server_rng);
+    if (config.layout != topology::sentinel) return;
+    prng failover_rng = prng::stream(seed, failover_stream);
+    draw_failover_knobs(p, failover_rng);
+}
 
 }  // namespace
 
@@ -34,6 +46,7 @@ run_spec make_spec(const run_request& request) {
             prng fair_rng = prng::stream(request.seed, fair_stream);
             spec.params = random_params(request.scenario->id, params_rng);
             if (request.config->fair) draw_fair_knobs(spec.params, fair_rng);
+            draw_layout_knobs(*request.config, request.seed, spec.params);
             spec.faults =
                 random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
             break;
@@ -45,6 +58,7 @@ run_spec make_spec(const run_request& request) {
                 prng fair_rng = prng::stream(request.seed, fair_stream);
                 draw_fair_knobs(spec.params, fair_rng);
             }
+            draw_layout_knobs(*request.config, request.seed, spec.params);
             spec.faults = request.faults;
             break;
         }

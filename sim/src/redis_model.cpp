@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <system_error>
 
@@ -202,6 +203,7 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         append_error(reply, "ERR Protocol error");
         return;
     }
+    if (refuse_unready(r, now_us, reply)) return;
     const std::string_view command = r.args[0];
     const bool by_text = equals_ignoring_case(command, "EVAL");
     if (equals_ignoring_case(command, "WAIT")) {
@@ -218,6 +220,59 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
     // writes or not (processCommand: c->woff = server.master_repl_offset), and WAIT waits for
     // that: a read after another connection's write waits for that write too.
     c.wait_offset = offset_;
+}
+
+// ---- Redis 7.0's gates before a command runs ----------------------------------------------
+
+namespace {
+
+bool named_one_of(std::string_view command, std::initializer_list<std::string_view> names) {
+    for (const std::string_view name : names) {
+        if (equals_ignoring_case(command, name)) return true;
+    }
+    return false;
+}
+
+// The write commands of the model: on a replica they go on to READONLY, which Redis checks
+// before the stale-data gate.
+bool is_write_command(std::string_view command) {
+    return named_one_of(
+        command, {"SET", "DEL", "PEXPIRE", "PERSIST", "INCR", "ZADD", "ZREM", "ZREMRANGEBYSCORE"});
+}
+
+// Flagged ok-stale in Redis 7.0's command table (EVAL and EVALSHA are too, but a script
+// without a shebang loses the flag, so the lock's scripts meet MASTERDOWN).
+bool allowed_stale(std::string_view command) {
+    return named_one_of(command, {"INFO", "ROLE", "CONFIG", "SCRIPT", "TIME", "AUTH", "HELLO",
+                                  "SELECT", "PUBLISH", "SUBSCRIBE"});
+}
+
+// Flagged ok-loading in Redis 7.0's command table.
+bool allowed_loading(std::string_view command) {
+    return named_one_of(command, {"INFO", "ROLE", "CONFIG", "TIME", "AUTH", "HELLO", "SELECT",
+                                  "PUBLISH", "SUBSCRIBE"});
+}
+
+}  // namespace
+
+// processCommand's checks, in its order, for the states the model has: true with the error
+// in `reply` when the command does not run.
+bool redis_node::refuse_unready(const request_view& r, std::int64_t now_us,
+                                std::string& reply) const {
+    const std::string_view command = r.args[0];
+    if (!is_master() && is_write_command(command)) return false;  // READONLY comes first
+    const bool stale = !is_master() && !master_link_up_ && !serve_stale_data_;
+    if (stale && !is_write_command(command) && !allowed_stale(command)) {
+        append_error(reply,
+                     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                     "to 'no'.");
+        return true;
+    }
+    if (now_us < loading_until_us_ && !allowed_loading(command)) {
+        append_error(reply, "LOADING Redis is loading the dataset in memory");
+        return true;
+    }
+    return false;
 }
 
 // ---- what a new connection says first ----------------------------------------------------

@@ -149,6 +149,20 @@ void split_network(schedule& s, const configuration& config, const world_params&
     }
 }
 
+// S6 with Sentinel: Redis 7.0's failover, as reproduced on real processes. The master
+// pauses past down_after, the sentinels promote n1, and the master resumes before n2 is
+// re-pointed and before it is reconfigured itself. Client 1, which reaches only the old
+// master and the replica still following it, takes the lock there once client 0's key is
+// gone, and n2 acknowledges its WAIT; client 2 takes it on n1 once n2 is re-pointed there.
+void redis_7_failover(schedule& s, const configuration& config, const world_params& p) {
+    const std::int64_t ttl = p.ttl_ms;
+    s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
+    s.back().nodes = static_cast<std::uint8_t>(all_nodes(config) & ~bit(0));
+    const trigger when = at_point(0, point::acquired, 1, 10);
+    s.push_back(node_fault(fault_kind::pause, 0, when, 3 * ttl / 10, 0));
+    s.push_back(client_fault(fault_kind::partition, 1, when, bit(1), 3 * ttl, 0));
+}
+
 // S6's master (node 0) goes away: it crashes, its host powers off (no reset: clients wait
 // for their timeouts), its process pauses (and then reads what waited, and with Sentinel
 // may come back a master nobody names), or, with Sentinel, it is cut off from the sentinels
@@ -168,6 +182,13 @@ void master_goes_away(schedule& s, const configuration& config, const world_para
     }
     if (shape <= 7) {
         s.push_back(node_fault(fault_kind::pause, 0, when, away, 0));
+        if (!sentinel) return;
+        // Clients in the old master's part of the network may not reach the replica most
+        // likely promoted (n1): they can only come back to the old master.
+        for (std::uint8_t c = 0; c < p.clients; ++c) {
+            if (rng.chance(250'000))
+                s.push_back(client_fault(fault_kind::partition, c, when, bit(1), away + ttl, 0));
+        }
         return;
     }
     s.push_back(node_fault(fault_kind::isolate, 0, when, away, 0));
@@ -209,6 +230,15 @@ const scenario_info* find_scenario(std::string_view code) noexcept {
 
 world_params scripted_params(scenario_id id) noexcept {
     world_params p = scripted_params();
+    if (id == scenario_id::s6) {
+        // Sentinel's slow steps at a second each (a replica's full resynchronisation of a
+        // larger data set, a hello period): S6's Sentinel run plays out inside them.
+        p.repoint_ms_min = p.ttl_ms;
+        p.repoint_ms_max = p.ttl_ms;
+        p.reconfigure_ms = 3 * p.ttl_ms / 2;
+        p.sentinel_lag_ms_max = p.ttl_ms;
+        p.liveness_window_ms += p.repoint_ms_max + p.reconfigure_ms;
+    }
     if (id == scenario_id::s7) {
         // The holder must still be working when Redis expires its key: a job longer than
         // the lease, kept alive by renewals until the partition stops them.
@@ -345,8 +375,8 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             break;
         case scenario_id::s6:
             if (config.layout == topology::sentinel) {
-                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
-                s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
+                redis_7_failover(s, config, p);
+                break;
             }
             s.push_back(crash(0, at_point(0, point::acquired, 1, 10), 2 * ttl, persistence::none));
             break;

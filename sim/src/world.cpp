@@ -223,6 +223,7 @@ void world::make_nodes(prng& setup) {
         nodes_.back().set_eviction(eviction_of(spec_.faults, n));
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
+        if (!params_.replica_serve_stale_data) nodes_.back().refuse_stale_data();
         if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
             nodes_.back().behave_as_redis_6();
         }
@@ -311,6 +312,8 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_promote: sentinel_promote(e.who); break;
         case scheduler::kind::sentinel_info: sentinel_info(); break;
         case scheduler::kind::sentinel_reconfigure: sentinel_reconfigure(e.who); break;
+        case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;
+        case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;
         case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:
@@ -392,6 +395,7 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
         break_connection(client, node, false, "partition", m.on);
         return;
     }
+    nodes_[node].set_master_link(master_link_up(node));
     for (const std::string_view request : split(m.bytes)) {
         const std::size_t replies_before = out_.replies.size();
         if (m.on != lane::subscriber || !pubsub_command(client, node, m.epoch, request)) {

@@ -11,6 +11,14 @@
 // believes it is the master and takes writes from any client still connected to it (split
 // brain), and once it is back (resumed, reachable, restarted) it stays a master until the
 // sentinels reconfigure it as a replica reconfigure_ms later, when it drops what it had.
+//
+// As Redis 7.0's Sentinel does, nothing else changes at the instant of the promotion either:
+// the other replicas of the old master are re-pointed one at a time (parallel-syncs 1), each
+// a drawn repoint delay after the one before, and until then they still follow the old
+// master: once it is back they take its writes and acknowledge its WAITs. Each sentinel
+// learns of the promotion after a drawn lag of its own and names the old master until then.
+// A replica that comes back still following a replaced master is re-pointed a drawn delay
+// later too; one still following the current master resynchronises at once (on its own).
 #include <algorithm>
 #include <string>
 
@@ -78,6 +86,7 @@ void world::restart(std::uint8_t node) {
     redis_node& n = nodes_[node];
     if (n.up()) return;
     n.restart(now_us_, node_wall_ms(node));
+    n.load_until(now_us_ + rng_.between(0, params_.loading_ms_max) * 1000);
     powered_off_[node] = false;
     restarted_us_[node] = now_us_;
     const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
@@ -145,6 +154,18 @@ void world::rejoin_node(std::uint8_t node) {
     if (nodes_[node].up()) node_back(node);
 }
 
+// A replica's link to its master, as the replica sees it: gone when the master's process
+// died (the reset reaches it), and until it synchronised with the master it follows now. A
+// master paused, powered off or cut off leaves the link up (until a replication timeout far
+// longer than any run).
+bool world::master_link_up(std::uint8_t node) const noexcept {
+    const redis_node& n = nodes_[node];
+    if (n.is_master()) return true;
+    const redis_node& master = nodes_[static_cast<std::size_t>(n.master_id())];
+    if (!master.up()) return powered_off_[master.id()];
+    return n.master_incarnation() == master.incarnation();
+}
+
 bool world::reachable(std::uint8_t node) const noexcept {
     return nodes_[node].up() && !paused(node) && !isolated(node);
 }
@@ -180,6 +201,11 @@ void world::node_back(std::uint8_t node) {
         return;
     }
     const auto master = static_cast<std::uint8_t>(current_master_);
+    if (!n.is_master() && n.master_id() != master) {
+        // Configured for a replaced master: only a sentinel's REPLICAOF moves it.
+        events_.push(now_us_ + repoint_delay_us(), scheduler::kind::sentinel_repoint, node, 0);
+        return;
+    }
     if (reachable(master)) {
         n.follow(nodes_[master], now_us_);
         if (recording()) note_node(node, "resynchronised from n" + std::to_string(master));
@@ -220,20 +246,80 @@ void world::sentinel_promote(std::uint8_t node) {
     }
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
     promoted.promote();
+    nodes_[node].detach_replica(promoted.id());  // REPLICAOF NO ONE left the old master
     current_master_ = best;
     unreachable_since_us_ = -1;
     demoted_[node] = true;
-    for (sentinel_node& sentinel : sentinels_) sentinel.believe(promoted.id());
-    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
-        if (r != best && reachable(r) && nodes_[r].master_id() == node)
-            nodes_[r].follow(promoted, now_us_);
-    }
+    ++failover_epoch_;
+    tell_sentinels(promoted.id());
+    schedule_repoints(node, promoted.id());
     const std::string text = "promoted by Sentinel (offset " + std::to_string(promoted.offset()) +
                              ", seen " +
                              std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
                              std::to_string(promoted.data().size()) + " key(s))";
     mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
     if (recording()) note_node(promoted.id(), text);
+    observe_all_clients();
+}
+
+// The leader (the sentinel that ran the failover) knows at once; the others hear of it from
+// its hello messages, each after a lag of its own.
+void world::tell_sentinels(std::uint8_t promoted) {
+    if (config_.sentinels == 0) return;
+    const std::uint32_t news = failover_epoch_ * 256 + promoted;
+    const std::int64_t leader = rng_.between(0, config_.sentinels - 1);
+    for (std::uint8_t j = 0; j < config_.sentinels; ++j) {
+        const std::int64_t lag_ms = j == leader ? 0 : rng_.between(0, params_.sentinel_lag_ms_max);
+        events_.push(now_us_ + lag_ms * 1000, scheduler::kind::sentinel_learn, j, news);
+    }
+}
+
+void world::sentinel_learn(std::uint8_t sentinel, std::uint32_t news) {
+    const auto promoted = static_cast<std::uint8_t>(news % 256);
+    sentinels_[sentinel].learn(promoted, news / 256);
+    if (recording()) {
+        note(server_name(static_cast<std::uint8_t>(config_.nodes + sentinel)), nullptr,
+             "names n" + std::to_string(sentinels_[sentinel].believed_master()));
+    }
+}
+
+// parallel-syncs 1: the old master's other replicas in turn, each a drawn delay after the one
+// before (a replica away then is re-pointed once it is back: node_back()).
+void world::schedule_repoints(std::uint8_t old_master, std::uint8_t promoted) {
+    std::int64_t at_us = now_us_;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r == promoted || r == old_master || nodes_[r].master_id() != old_master) continue;
+        at_us += repoint_delay_us();
+        events_.push(at_us, scheduler::kind::sentinel_repoint, r, 0);
+    }
+}
+
+std::int64_t world::repoint_delay_us() {
+    return rng_.between(params_.repoint_ms_min, params_.repoint_ms_max) * 1000;
+}
+
+// A sentinel's REPLICAOF to a replica still following a replaced master: a full
+// resynchronisation from the current master, dropping what the old one gave it.
+void world::sentinel_repoint(std::uint8_t node) {
+    redis_node& n = nodes_[node];
+    const auto master = static_cast<std::uint8_t>(current_master_);
+    if (!reachable(node) || demoted_[node] || node == master || n.is_master() ||
+        n.master_id() == master) {
+        return;  // away (node_back() comes later), an old master, or already re-pointed
+    }
+    if (!reachable(master)) {
+        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::sentinel_repoint,
+                     node, 0);
+        return;
+    }
+    const int was_following = n.master_id();
+    nodes_[static_cast<std::size_t>(was_following)].detach_replica(node);
+    n.follow(nodes_[master], now_us_);
+    const std::string text = "re-pointed by Sentinel from n" + std::to_string(was_following) +
+                             " to n" + std::to_string(master) + " (" +
+                             std::to_string(n.data().size()) + " key(s))";
+    mark(world_mark::kind::note, true, node, now_us_, text);
+    if (recording()) note_node(node, text);
     observe_all_clients();
 }
 

@@ -579,6 +579,59 @@ TEST(redis_model_replication, replicas_apply_effects_in_order_and_refuse_writes)
     EXPECT_EQ(out.replies[0].bytes.substr(0, 9), "-READONLY");
 }
 
+// Redis 7.0's gates before a command runs. A node loading its data set after a start answers
+// LOADING to all but the commands flagged for it, the handshake's PING included, and serves
+// once the loading is over.
+TEST_F(node_fixture, a_loading_node_answers_loading_until_it_has_loaded) {
+    const std::string loading = "-LOADING Redis is loading the dataset in memory\r\n";
+    node.load_until(now_us + 1000);
+    EXPECT_EQ(send(command({"PING"})), loading);
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000"})), loading);
+    EXPECT_EQ(acquire(token_a), loading);
+    EXPECT_EQ(send(command({"WAIT", "1", "50"})), loading);
+    EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::acquire_script.text)})),
+              loading);
+    EXPECT_EQ(send(command({"ROLE"})).substr(0, 10), "*3\r\n$6\r\nma");
+    EXPECT_EQ(send(command({"INFO"})).substr(0, 1), "$");
+    now_us += 1000;
+    EXPECT_EQ(send(command({"PING"})), "+PONG\r\n");
+    EXPECT_EQ(acquire(token_a), ":0\r\n");
+}
+
+// replica-serve-stale-data no: a replica whose link to its master is down answers MASTERDOWN
+// to reads, scripts and PING, but READONLY to a write (Redis checks that first, before
+// LOADING too), and ROLE and INFO as ever. With the link up, or with stale data served (the
+// default), it answers.
+TEST(redis_model_gates, a_replica_without_its_master_answers_masterdown_if_told_so) {
+    redis_node master(0, persistence::none, 0);
+    redis_node replica(1, persistence::none, 0);
+    replica.follow(master, 0);
+    node_output out;
+    const auto send = [&](const std::string& bytes) {
+        out.clear();
+        replica.receive(0, 1, bytes, 10'000, 0, out);
+        return out.replies.at(0).bytes;
+    };
+    const std::string masterdown =
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n";
+    replica.set_master_link(false);
+    EXPECT_EQ(send(command({"GET", "lock"})), "$-1\r\n") << "stale data served by default";
+    replica.refuse_stale_data();
+    EXPECT_EQ(send(command({"GET", "lock"})), masterdown);
+    EXPECT_EQ(send(command({"PING"})), masterdown);
+    EXPECT_EQ(send(eval_request(edgelock::renew_script, {"1", "lock", token_a, "1000"})),
+              masterdown);
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000"})).substr(0, 9),
+              "-READONLY");
+    EXPECT_EQ(send(command({"ROLE"})).substr(0, 10), "*5\r\n$5\r\nsl");
+    replica.load_until(1000);
+    EXPECT_EQ(send(command({"SET", "lock", token_a, "NX", "PX", "1000"})).substr(0, 9), "-READONLY")
+        << "loading or not";
+    replica.load_until(0);
+    replica.set_master_link(true);
+    EXPECT_EQ(send(command({"PING"})), "+PONG\r\n");
+}
+
 TEST(redis_model_wait, wait_counts_replicas_that_acknowledged_the_last_write) {
     redis_node master(0, persistence::none, 0);
     redis_node r1(1, persistence::none, 0);

@@ -98,6 +98,18 @@ INSTANTIATE_TEST_SUITE_P(sim, known_unsafe,
                                            cell{"S10", "sentinel+WAIT+guard", check_kind::overlap},
                                            cell{"S10", "redlock-5+guard", check_kind::overlap}));
 
+// Redis 7.0's failover: an old master back before it is reconfigured, and a replica not
+// re-pointed yet acknowledging its WAIT. The scripted run plays it; random schedules meet it
+// in about one run in a hundred (the soak's), too rarely for a bounded search here.
+TEST(known_unsafe_scripted, sentinel_with_wait_has_two_holders_in_a_failover) {
+    for (const char* config : {"sentinel+WAIT", "sentinel+WAIT+guard"}) {
+        const run_request r = request_for("S6", config, run_mode::scripted, base_seed);
+        const run_result result = run(make_spec(r));
+        EXPECT_FALSE(result.checks.ok(check_kind::overlap)) << replay_command(r);
+        EXPECT_EQ(result.anomalies, 0u) << replay_command(r);
+    }
+}
+
 struct safe_cell {
     const char* scenario;
     const char* config;
@@ -162,8 +174,6 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S1", "redlock-5+fencing", stale_order_liveness},
         safe_cell{"S2", "single+fencing", all_checks},
         safe_cell{"S2", "redlock-5+fencing", all_checks},
-        // WAIT before the hold: a failover cannot promote a replica that lacks the key.
-        safe_cell{"S6", "sentinel+WAIT", all_checks},
         // Redlock tolerates a minority of nodes losing the key, and delayed restart keeps a
         // restarted node from voting before the keys it forgot would have expired.
         safe_cell{"S6", "redlock-5", all_checks},
@@ -182,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S11", "sentinel+WAIT+guard+fair", all_checks_with_fair},
         safe_cell{"S3", "single+fair", all_checks_with_fair},
         safe_cell{"S8", "single+fair", all_checks_with_fair},
-        safe_cell{"S6", "sentinel+WAIT+guard+fair", all_checks_with_fair},
+        safe_cell{"S6", "sentinel+WAIT+guard+fair", fair_only},
         safe_cell{"S1", "single+fair", fair_only}, safe_cell{"S5", "single+fair", fair_only},
         safe_cell{"S9", "sentinel+WAIT+guard+fair", fair_only},
         safe_cell{"S10", "sentinel+WAIT+guard+fair", fair_only}));

@@ -52,6 +52,16 @@ TEST(sentinel_model, names_the_master_it_believes_in_and_follows_a_failover) {
     EXPECT_EQ(s.believed_master(), 2u);
 }
 
+// News of failovers can arrive out of order: a later one is never undone by an earlier one.
+TEST(sentinel_model, news_of_an_older_failover_changes_nothing) {
+    sentinel_node s(0, monitored_master_name, 0);
+    s.learn(2, 2);
+    s.learn(1, 1);
+    EXPECT_EQ(s.believed_master(), 2u);
+    s.learn(1, 3);
+    EXPECT_EQ(s.believed_master(), 1u);
+}
+
 TEST(sentinel_model, a_name_it_does_not_monitor_is_no_master) {
     sentinel_node s(1, monitored_master_name, 0);
     EXPECT_EQ(s.answer(master_query("other")), "*-1\r\n");

@@ -18,11 +18,11 @@ using namespace edgelock::sim;
 // whatever `tweak` changes in them.
 template <typename Tweak>
 run_result run_recorded(const char* config, const char* schedule_text, std::uint8_t clients,
-                        Tweak tweak) {
+                        Tweak tweak, std::uint64_t seed = 5) {
     run_request r;
     r.config = find_configuration(config);
     r.mode = run_mode::schedule;
-    r.seed = 5;
+    r.seed = seed;
     std::string error;
     EXPECT_TRUE(parse_schedule(schedule_text, r.faults, error)) << error;
     run_spec spec = make_spec(r);
@@ -142,6 +142,74 @@ TEST(world_nodes, wait_does_not_help_when_a_replica_is_cut_off_with_the_old_mast
     EXPECT_EQ(promoted->target, 2u) << "n1 is on the cut-off side";
     EXPECT_FALSE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks);
     EXPECT_FALSE(r.checks.ok(check_kind::oracle));
+}
+
+// Redis 7.0's order, reproduced on real processes: the master pauses, the sentinels promote
+// n1, and the old master resumes while n2 still follows it (re-pointed only later, one
+// replica at a time) and while the sentinels still name it: a client takes the lock there
+// and n2 acknowledges its WAIT. A hold confirmed by a replica, on a master nobody else uses.
+TEST(world_nodes, a_replica_not_yet_re_pointed_acknowledges_the_old_masters_wait) {
+    const run_result r =
+        run_recorded("sentinel+WAIT", "pause.n0@c0.acquired#1+0,d=600;partition.c1@t0,to=n1,d=3000",
+                     3, [](world_params& p) {
+                         p.repoint_ms_min = 1500;
+                         p.repoint_ms_max = 1500;
+                         p.sentinel_lag_ms_max = 1500;
+                         p.reconfigure_ms = 1500;
+                     });
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr) << r.timeline;
+    EXPECT_EQ(promoted->target, 1u);
+    const std::string after_resume = r.timeline.substr(r.timeline.find("resumed"));
+    EXPECT_GE(count_lines(after_resume, {"n0", "(unblocked) -> :1"}), 1u)
+        << "n2 acknowledges the resumed old master's WAIT\n"
+        << r.timeline;
+    const std::string repointed = "re-pointed by Sentinel from n0 to n1";
+    ASSERT_GE(count_lines(r.timeline, {"n2", repointed.c_str()}), 1u) << r.timeline;
+    EXPECT_EQ(count_lines(r.timeline, {"n2", repointed.c_str()}, "promoted by Sentinel"), 1u);
+    EXPECT_LT(r.timeline.find("promoted by Sentinel"), r.timeline.find(repointed));
+    EXPECT_FALSE(r.checks.ok(check_kind::oracle)) << "held on a master that is no longer one";
+    EXPECT_EQ(r.anomalies, 0u);
+}
+
+// Only the leader of a failover names the new master at once; the other sentinels still name
+// the old one, which restarts (empty, a master again until it is reconfigured). The key was
+// replicated before the crash, so the promotion alone is harmless. A client that asks the
+// sentinels in turn moves past a stale one whose master refuses it, and nobody takes the
+// lock on the restarted old master while the others hold it on the new one (a client that
+// kept asking one stale sentinel would).
+TEST(world_nodes, clients_ask_the_sentinels_in_turn_past_a_stale_one) {
+    std::size_t stale_answers = 0;
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
+        const run_result r = run_recorded(
+            "sentinel", "crash.n0@c0.acquired#1+100,d=600,p=none", 3,
+            [](world_params& p) {
+                p.sentinel_lag_ms_max = 3000;
+                p.reconfigure_ms = 2000;
+            },
+            seed);
+        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
+        const std::string after = r.timeline.substr(r.timeline.find("promoted by Sentinel"));
+        stale_answers += count_lines(after, {"SENTINEL get-master-addr-by-name", "[\"n0\""});
+        EXPECT_TRUE(r.checks.all_ok()) << "seed " << seed << ": " << checks_text(r.checks) << "\n"
+                                       << r.timeline;
+        EXPECT_EQ(r.anomalies, 0u);
+    }
+    EXPECT_GE(stale_answers, 1u) << "a stale sentinel still names the old master";
+}
+
+// A restarted node loads its data set for a drawn time first, answering LOADING (the
+// handshake's PING too); the clients' connections give up on it and come back later.
+TEST(world_nodes, a_restarted_node_answers_loading_before_it_serves) {
+    const char* crash = "crash.n0@c0.acquired#1+0,d=50,p=always";
+    const run_result r =
+        run_recorded("single", crash, 3, [](world_params& p) { p.loading_ms_max = 400; });
+    const std::string after = r.timeline.substr(r.timeline.find("restart with"));
+    EXPECT_GE(count_lines(after, {"n0", "PING -> -LOADING"}), 1u) << r.timeline;
+    EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks);
+    EXPECT_EQ(r.anomalies, 0u);
+    const run_result at_once = run_recorded("single", crash);
+    EXPECT_EQ(count_lines(at_once.timeline, {"LOADING"}), 0u);
 }
 
 // The old master crashes, the sentinels fail over, and it restarts (empty) before they

@@ -312,6 +312,11 @@ std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const
     if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) {
         advice.push_back("use WAIT (replicas_to_wait 1): a failover loses keys without it");
     }
+    if (!o.sentinel_urls.empty() && !o.fencing) {
+        // Redis 7.0's Sentinel re-points replicas after the promotion: an old master that
+        // comes back first has its WAITs acknowledged, and grants a lock a second time.
+        advice.push_back("a failover can grant a lock twice, WAIT or not: enable fencing");
+    }
     return advice;
 }
 
@@ -358,11 +363,11 @@ const char* scenario_title(const std::string& scenario) {
 std::string protection(const verdict& v, const options& o) {
     const bool sentinel = !o.sentinel_urls.empty();
     if (v.scenario == eviction_scenario) return "maxmemory-policy noeviction";
-    if (v.scenario == "S6" && sentinel && o.replicas_to_wait == 0)
-        return "WAIT (--wait-replicas 1)";
     if (v.scenario == "S5" && !o.restart_guard)
         return "the restart guard or AOF appendfsync always";
     if (v.scenario == "S9" && sentinel) return "Redlock over independent masters";
+    // S6 under Sentinel included: WAIT makes a promoted replica hold the key, but an old
+    // master back before it is reconfigured still has its WAITs acknowledged.
     // The overlap itself (O) no Redis deployment avoids: only the storage can refuse the
     // stale holder's write, with a fence token.
     return o.fencing ? "storage that refuses a stale fence token"

@@ -114,6 +114,22 @@ struct world_params {
     // Sentinel: an old master that is back (restarted, resumed, reachable again) stays a
     // master, accepting writes, until the sentinels reconfigure it as a replica this long later.
     std::int64_t reconfigure_ms = 100;
+    // Sentinel, after a promotion (Redis 7.0 with parallel-syncs 1): the other replicas of the
+    // old master are re-pointed to the new one one at a time, each this long after the one
+    // before (drawn per replica from the world's PRNG in [min, max]); until then a replica
+    // still follows the old master and acknowledges its WAITs once it is back.
+    std::int64_t repoint_ms_min = 20;
+    std::int64_t repoint_ms_max = 200;
+    // Sentinel: the leader of a failover knows the new master at once; each other sentinel
+    // learns of it up to this long after (drawn per sentinel: Redis 7.0's sentinels hear it
+    // from the leader's hello messages, sent every 2 s), and names the old master until then.
+    std::int64_t sentinel_lag_ms_max = 100;
+    // Sentinel: replica-serve-stale-data (Redis's default yes); no: a replica whose link to
+    // its master is down answers MASTERDOWN.
+    bool replica_serve_stale_data = true;
+    // A node that starts loads its data set for up to this long (drawn per start), answering
+    // LOADING meanwhile.
+    std::int64_t loading_ms_max = 0;
     std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
     std::int64_t duration_ms = 2500;         // the workload runs at least this long
     std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken
@@ -169,6 +185,13 @@ std::int64_t lock_restart_guard_ms(const world_params& params) noexcept;
 // configuration shares, so the others' draws stay as they were): recheck_ms, the lock's
 // default in half the runs, else ttl/10 + 10 .. ttl.
 void draw_fair_knobs(world_params& params, prng& rng) noexcept;
+// Sentinel's own knobs, drawn apart from random_params for the same reason: how long
+// re-pointing each replica takes (tens of ms to a few hundred, as Redis 7.0's sentinels take
+// on a LAN) and how late the other sentinels hear of a promotion (up to a hello period, 2 s).
+void draw_failover_knobs(world_params& params, prng& rng) noexcept;
+// How long a starting node loads its data set (up to half a second: a shared Redis with a
+// larger data set than the lock's takes that long), drawn apart for every configuration.
+void draw_server_knobs(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;

@@ -51,6 +51,13 @@
 //   scripts (effects replication), so a promoted replica answers NOSCRIPT too, until a
 //   connection's handshake loads them.
 // - A replica refuses writes (READONLY): a script on it runs until its first write.
+// - Before a command runs, Redis 7.0's processCommand gates, in its order (refuse_unready):
+//   a write command on a replica goes on to READONLY; a replica whose link to its master is
+//   down, with replica-serve-stale-data no, answers everything but the commands flagged
+//   stale (INFO, ROLE, CONFIG, SCRIPT, TIME, ...) with MASTERDOWN (PING, GET and scripts
+//   without a shebang included); a node still loading its data set after a start answers
+//   everything but the commands flagged loading (INFO, ROLE, CONFIG, TIME, ...) with
+//   LOADING (PING, SCRIPT LOAD and WAIT included).
 // - Eviction: a node with a memory limit and an evicting policy loses keys when memory runs
 //   short (evict()); a master sends the evictions to its replicas as DELs, and AOF logs
 //   them, as Redis does. Replicas do not evict on their own (replica-ignore-maxmemory).
@@ -240,6 +247,13 @@ public:
     void behave_as_redis_6() noexcept { redis_6_ = true; }
     // An ACL that refuses CONFIG GET (NOPERM).
     void refuse_config_get() noexcept { config_get_refused_ = true; }
+    // Loads its data set until now_us reaches until_us (after a start): LOADING until then.
+    void load_until(std::int64_t until_us) noexcept { loading_until_us_ = until_us; }
+    // replica-serve-stale-data no: a replica whose link is down answers MASTERDOWN.
+    void refuse_stale_data() noexcept { serve_stale_data_ = false; }
+    // Whether a replica's link to its master is up (the world knows; Redis learns it from
+    // the connection's reset, or its replication timeout).
+    void set_master_link(bool up) noexcept { master_link_up_ = up; }
     // Runs with a memory limit and this policy (INFO memory reports both).
     void set_eviction(eviction_policy policy) noexcept { eviction_ = policy; }
     // Memory ran short: a master evicts every key its policy allows, as DELs in `effects`.
@@ -272,6 +286,7 @@ private:
                  std::int64_t now_us, node_output& out);
     bool answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply);
     void answer_auth_or_select(const request_view& r, std::string& reply) const;
+    bool refuse_unready(const request_view& r, std::int64_t now_us, std::string& reply) const;
     void append_info(std::int64_t wall_ms, std::string& reply) const;
     void append_fsync_policy(std::string& reply) const;
     void append_role(std::string& reply) const;
@@ -363,6 +378,9 @@ private:
     bool script_load_refused_ = false;
     bool redis_6_ = false;
     bool config_get_refused_ = false;
+    bool serve_stale_data_ = true;
+    bool master_link_up_ = true;
+    std::int64_t loading_until_us_ = 0;
     eviction_policy eviction_ = eviction_policy::noeviction;
     std::uint32_t runs_ = 1;  // starts of the process: its run_id
     std::int64_t started_wall_ms_ = 0;

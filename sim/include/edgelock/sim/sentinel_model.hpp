@@ -9,8 +9,9 @@
 // goes back to the sentinels. Everything else is refused, as Sentinel refuses data commands.
 //
 // The views are set by the world, which plays Sentinel's failover (world::sentinel_promote):
-// for now every sentinel learns of a promotion at the instant it happens, so they agree with
-// each other; a sentinel that lags behind is a fault model of its own, not modelled yet.
+// each sentinel learns of a promotion at a time of its own (Redis 7.0's sentinels hear of it
+// from the leader's hello messages), so for a while a stale sentinel still names the old
+// master while the others name the new one, and the clients' rotation must cope.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,13 @@ public:
 
     // A failover promoted `node`: this sentinel names it from now on.
     void believe(std::uint8_t node) noexcept { master_ = node; }
+    // The news of the failover numbered `epoch` (Sentinel's configuration epoch): news older
+    // than what this sentinel already knows, arriving late, changes nothing.
+    void learn(std::uint8_t node, std::uint32_t epoch) noexcept {
+        if (epoch <= epoch_) return;
+        epoch_ = epoch;
+        master_ = node;
+    }
     std::uint8_t believed_master() const noexcept { return master_; }
     std::uint8_t id() const noexcept { return id_; }
 
@@ -39,6 +47,7 @@ private:
     std::uint8_t id_ = 0;
     std::string master_name_;
     std::uint8_t master_ = 0;
+    std::uint32_t epoch_ = 0;
 };
 
 }  // namespace edgelock::sim

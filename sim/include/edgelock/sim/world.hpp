@@ -81,6 +81,8 @@ public:
         sentinel_promote,      // who: node (the master being failed over)
         sentinel_info,         // the sentinels' periodic look at the replicas' offsets
         sentinel_reconfigure,  // who: node (an old master that is back)
+        sentinel_repoint,      // who: node (a replica of a replaced master)
+        sentinel_learn,        // who: sentinel, arg: failover epoch * 256 + the promoted node
         node_wake,             // who: node, arg: incarnation (WAIT timeouts)
         node_resume,           // who: node (a pause may have ended)
         node_rejoin,           // who: node (a cut-off may have ended)
@@ -266,6 +268,7 @@ private:
     }
     // Whether the sentinels (and the other nodes) get answers from the node now.
     bool reachable(std::uint8_t node) const noexcept;
+    bool master_link_up(std::uint8_t node) const noexcept;
     // The master stopped answering the sentinels (or may have): start their down-after.
     void master_unreachable();
     // A node that was unreachable answers again: a master the sentinels replaced is reconfigured.
@@ -274,6 +277,11 @@ private:
     void sentinel_promote(std::uint8_t node);
     void sentinel_info();
     void sentinel_reconfigure(std::uint8_t node);
+    void sentinel_repoint(std::uint8_t node);
+    void sentinel_learn(std::uint8_t sentinel, std::uint32_t arg);
+    void tell_sentinels(std::uint8_t promoted);
+    void schedule_repoints(std::uint8_t old_master, std::uint8_t promoted);
+    std::int64_t repoint_delay_us();
     int best_replica_seen(std::uint8_t master) const noexcept;
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
     bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
@@ -315,6 +323,7 @@ private:
     std::vector<bool> powered_off_;           // per node: down without a word (connects time out)
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
+    std::uint32_t failover_epoch_ = 0;        // promotions so far (Sentinel's config epoch)
     // nodes x clients: the epoch of the client's subscriber connection the node counts among
     // the lock's channel's subscribers; 0 for none.
     std::vector<std::uint32_t> subscribed_epoch_;
