@@ -8,6 +8,7 @@
 
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/redis_model.hpp"
+#include "edgelock/sim/resp_text.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -23,18 +24,6 @@ constexpr std::string_view nil_bulk = "$-1\r\n";
 constexpr std::string_view zset_prefix{"\0zset\n", 6};
 
 bool is_zset(std::string_view value) noexcept { return value.substr(0, 6) == zset_prefix; }
-
-bool parse_integer(std::string_view text, std::int64_t& out) {
-    const bool negative = !text.empty() && text[0] == '-';
-    const std::string_view digits = negative ? text.substr(1) : text;
-    if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || negative))) return false;
-    std::int64_t value = 0;
-    const char* const last = text.data() + text.size();
-    const auto [end, error] = std::from_chars(text.data(), last, value);
-    if (error != std::errc{} || end != last) return false;
-    out = value;
-    return true;
-}
 
 // A score as the model keeps it: a whole number. One Redis would take as a float but that
 // is not whole answers an error of the model's own (the scripts' scores are milliseconds).
@@ -60,20 +49,6 @@ bool parse_bound(std::string_view text, bool lower, std::int64_t& out) {
     if (!parse_integer(exclusive ? text.substr(1) : text, out)) return false;
     if (exclusive) out += lower ? 1 : -1;
     return true;
-}
-
-void append_bulk(std::string& reply, std::string_view text) {
-    reply += '$';
-    reply += std::to_string(text.size());
-    reply += "\r\n";
-    reply += text;
-    reply += "\r\n";
-}
-
-void append_integer(std::string& reply, std::int64_t value) {
-    reply += ':';
-    reply += std::to_string(value);
-    reply += "\r\n";
 }
 
 std::vector<zset_member>::iterator find_member(std::vector<zset_member>& set,

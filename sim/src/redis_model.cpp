@@ -14,6 +14,7 @@
 #include "edgelock/scripts.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/clock.hpp"
+#include "edgelock/sim/resp_text.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -27,38 +28,6 @@ char upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(
 
 // Redis's string2ll: an optional '-' and decimal digits without leading zeros that fit in
 // int64. from_chars takes the '-' and refuses what overflows; it takes no '+' or space.
-bool parse_integer(std::string_view text, std::int64_t& out) {
-    const bool negative = !text.empty() && text[0] == '-';
-    const std::string_view digits = negative ? text.substr(1) : text;
-    if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || negative))) return false;
-    std::int64_t value = 0;
-    const char* const last = text.data() + text.size();
-    const auto [end, error] = std::from_chars(text.data(), last, value);
-    if (error != std::errc{} || end != last) return false;
-    out = value;
-    return true;
-}
-
-void append_bulk(std::string& reply, std::string_view text) {
-    reply += '$';
-    reply += std::to_string(text.size());
-    reply += "\r\n";
-    reply += text;
-    reply += "\r\n";
-}
-
-void append_integer(std::string& reply, std::int64_t value) {
-    reply += ':';
-    reply += std::to_string(value);
-    reply += "\r\n";
-}
-
-void append_error(std::string& reply, std::string_view text) {
-    reply += '-';
-    reply += text;
-    reply += "\r\n";
-}
-
 }  // namespace
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {

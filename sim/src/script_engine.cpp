@@ -12,6 +12,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/sha1.hpp"
 #include "edgelock/sim/redis_model.hpp"
+#include "edgelock/sim/resp_text.hpp"
 
 // Lua raises errors with longjmp: the C functions below that can raise keep no object with a
 // destructor alive on their own frames (the strings they need live in the engine).
@@ -332,21 +333,6 @@ void open_libraries(lua_State* lua, script_engine* engine) {
     lua_setmetatable(lua, LUA_GLOBALSINDEX);
 }
 
-void append_integer_reply(std::string& reply, std::int64_t value) {
-    char digits[24];
-    const int size =
-        std::snprintf(digits, sizeof digits, ":%lld\r\n", static_cast<long long>(value));
-    reply.append(digits, static_cast<std::size_t>(size));
-}
-
-void append_bulk_reply(std::string& reply, const char* data, std::size_t size) {
-    char header[24];
-    const int header_size = std::snprintf(header, sizeof header, "$%zu\r\n", size);
-    reply.append(header, static_cast<std::size_t>(header_size));
-    reply.append(data, size);
-    reply += "\r\n";
-}
-
 // Text on one line, as Redis writes error replies.
 void append_one_line(std::string& reply, const char* data, std::size_t size) {
     for (std::size_t i = 0; i < size; ++i) {
@@ -513,11 +499,11 @@ void script_engine::reply_from_lua(int index, int depth, std::string& reply) {
         case LUA_TSTRING: {
             std::size_t size = 0;
             const char* text = lua_tolstring(lua_, at, &size);
-            append_bulk_reply(reply, text, size);
+            append_bulk(reply, std::string_view(text, size));
             return;
         }
         case LUA_TBOOLEAN: reply += lua_toboolean(lua_, at) != 0 ? ":1\r\n" : "$-1\r\n"; return;
-        case LUA_TNUMBER: append_integer_reply(reply, truncated(lua_tonumber(lua_, at))); return;
+        case LUA_TNUMBER: append_integer(reply, truncated(lua_tonumber(lua_, at))); return;
         case LUA_TTABLE: break;
         default: reply += "$-1\r\n"; return;
     }

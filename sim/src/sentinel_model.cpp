@@ -3,20 +3,9 @@
 
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/redis_model.hpp"
+#include "edgelock/sim/resp_text.hpp"
 
 namespace edgelock::sim {
-namespace {
-
-void append_bulk(std::string& out, std::string_view text) {
-    out += '$';
-    out += std::to_string(text.size());
-    out += "\r\n";
-    out += text;
-    out += "\r\n";
-}
-
-}  // namespace
-
 sentinel_node::sentinel_node(std::uint8_t id, std::string_view master_name,
                              std::uint8_t master) noexcept
     : id_(id), master_name_(master_name), master_(master) {}

@@ -14,6 +14,7 @@
 #include <algorithm>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/sim/resp_text.hpp"
 #include "edgelock/sim/world.hpp"
 
 namespace edgelock::sim {
@@ -24,13 +25,13 @@ std::string seconds(std::int64_t us) {
            std::to_string(1'000'000 + us % 1'000'000).substr(1) + "s";
 }
 
-std::string bulk(std::string_view text) {
-    return "$" + std::to_string(text.size()) + "\r\n" + std::string(text) + "\r\n";
-}
-
 // ["subscribe" | "unsubscribe", channel, subscriptions left], as Redis confirms (RESP2).
 std::string confirmation(std::string_view kind, std::string_view channel, int subscriptions) {
-    return "*3\r\n" + bulk(kind) + bulk(channel) + ":" + std::to_string(subscriptions) + "\r\n";
+    std::string reply = "*3\r\n";
+    append_bulk(reply, kind);
+    append_bulk(reply, channel);
+    append_integer(reply, subscriptions);
+    return reply;
 }
 
 bool same_command(std::string_view arg, std::string_view name) noexcept {
@@ -70,7 +71,10 @@ void world::publish(std::uint8_t node) {
         if (recording())
             note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
         if (p.channel != queue_key_) continue;
-        const std::string frame = "*3\r\n" + bulk("message") + bulk(p.channel) + bulk(p.message);
+        std::string frame = "*3\r\n";
+        append_bulk(frame, "message");
+        append_bulk(frame, p.channel);
+        append_bulk(frame, p.message);
         for (std::uint8_t c = 0; c < params_.clients; ++c) {
             const std::uint32_t epoch = subscribed_epoch(node, c);
             if (epoch != 0)
