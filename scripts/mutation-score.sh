@@ -6,11 +6,13 @@
 #   1. `edgelock-sim matrix` (the same seed as the baseline): any cell whose verdict differs
 #      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
-# The core's and session's own unit tests (lock_test, lock_fair_test, lock_model_test,
-# restart_guard_test, node_facts_test, lock_traffic_test) are run too and reported separately:
-# the score counts the simulator alone.
+# Each mutant builds only what its verdict needs: the simulator, then the simulator's tests
+# only when the matrix did not kill it. With --core-tests, the core's and session's own unit
+# tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test, node_facts_test,
+# lock_traffic_test) are built and run too, and reported separately: the score counts the
+# simulator alone.
 #
-#   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME[,NAME...]]
+#   scripts/mutation-score.sh [--runs N] [--jobs N] [--only NAME[,NAME...]] [--core-tests]
 #
 # Prints one line per mutant and last `mutants killed K/N`; exits 1 when any survived.
 # Works in build-mutants/ (a copy of the working tree and its build), never in the tree.
@@ -22,19 +24,26 @@ work="$root/build-mutants"
 runs=50
 jobs=$(nproc)
 only=""
+core_tests=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
-    *) echo "usage: $0 [--runs N] [--jobs N] [--only NAME[,NAME...]]" >&2; exit 2 ;;
+    --core-tests) core_tests=true; shift ;;
+    *) echo "usage: $0 [--runs N] [--jobs N] [--only NAME[,NAME...]] [--core-tests]" >&2; exit 2 ;;
   esac
 done
 
 src="$work/src"
 build="$work/build"
-targets=(edgelock-sim sim_test sim_property_test lock_test lock_fair_test lock_model_test
-  restart_guard_test node_facts_test lock_traffic_test)
+# Linking the test programs costs more than the simulator's rebuild: built when needed.
+sim_targets=(edgelock-sim)
+sim_test_targets=(sim_test sim_property_test)
+core_test_targets=(lock_test lock_fair_test lock_model_test restart_guard_test node_facts_test
+  lock_traffic_test)
+targets=("${sim_targets[@]}" "${sim_test_targets[@]}")
+if [ "$core_tests" = true ]; then targets+=("${core_test_targets[@]}"); fi
 command_timeout=600  # a mutant that loops forever is killed by this, as a hang
 
 copy_tree() {
@@ -44,7 +53,9 @@ copy_tree() {
 }
 
 build_targets() {
-  cmake --build "$build" -j "$jobs" --target "${targets[@]}" >"$work/build.log" 2>&1
+  local wanted=("$@")
+  [ ${#wanted[@]} -eq 0 ] && wanted=("${targets[@]}")
+  cmake --build "$build" -j "$jobs" --target "${wanted[@]}" >"$work/build.log" 2>&1
 }
 
 # The verdict columns of a matrix run: "S1 single overlap=... oracle=..." per cell.
@@ -77,6 +88,22 @@ core_tests_catch() {
   return 1
 }
 
+# Builds the mutated copy's targets $@; a mutant that does not compile ends the score (the
+# catalogue no longer matches the code).
+build_mutant() {
+  if ! build_targets "$@"; then
+    echo "mutant $name does not compile:" >&2
+    tail -20 "$work/build.log" >&2
+    exit 1
+  fi
+}
+
+# The simulator's own tests, built for the mutant only when the matrix did not kill it.
+sim_tests_pass() {
+  build_mutant "${sim_test_targets[@]}"
+  (cd "$build" && timeout "$command_timeout" ctest -L sim >"$work/ctest.txt" 2>&1)
+}
+
 # Applies mutant $1's replacements to the copy; fails when a fragment is not found exactly
 # once (the catalogue no longer matches the code).
 apply_mutant() {
@@ -106,7 +133,10 @@ baseline=$(matrix_verdicts) || {
   cat "$work/matrix.txt"
   exit 1
 }
-if core_tests_catch; then echo "the unmutated core tests fail" >&2; exit 1; fi
+if [ "$core_tests" = true ] && core_tests_catch; then
+  echo "the unmutated core tests fail" >&2
+  exit 1
+fi
 echo "baseline: matrix --runs $runs --seed 1, $(echo "$baseline" | wc -l) cells"
 
 total=0
@@ -120,12 +150,8 @@ run_mutant() {
   total=$((total + 1))
   cp "$root/$file" "$src/$file"
   apply_mutant "$file" "${pairs[@]}" || exit 1
-  local verdict="" core="missed"
-  if ! build_targets; then
-    echo "mutant $name does not compile:" >&2
-    tail -20 "$work/build.log" >&2
-    exit 1
-  fi
+  local verdict="" core=""
+  build_mutant "${sim_targets[@]}"
   local now
   if ! now=$(matrix_verdicts); then
     local why
@@ -138,7 +164,7 @@ run_mutant() {
     if [ -n "$cells" ]; then
       verdict="killed by matrix: $(echo "$cells" | head -3 | paste -sd ',' | sed 's/,/, /g')"
       [ "$(echo "$cells" | wc -l)" -gt 3 ] && verdict="$verdict, ..."
-    elif ! (cd "$build" && timeout "$command_timeout" ctest -L sim >"$work/ctest.txt" 2>&1); then
+    elif ! sim_tests_pass; then
       local failed
       failed=$(grep -E '^\s+[0-9]+ - ' "$work/ctest.txt" | head -2 |
         sed 's/^[[:space:]]*[0-9]* - //; s/ (.*//' | paste -sd ',' | sed 's/,/, /g')
@@ -148,8 +174,12 @@ run_mutant() {
     fi
   fi
   [ "$verdict" != "SURVIVED" ] && killed=$((killed + 1))
-  if core_tests_catch; then core="caught"; core_caught=$((core_caught + 1)); fi
-  printf '%-38s %s | core unit tests: %s\n' "$name" "$verdict" "$core"
+  if [ "$core_tests" = true ]; then
+    build_mutant "${core_test_targets[@]}"
+    core=" | core unit tests: missed"
+    if core_tests_catch; then core=" | core unit tests: caught"; core_caught=$((core_caught + 1)); fi
+  fi
+  printf '%-38s %s%s\n' "$name" "$verdict" "$core"
   cp "$root/$file" "$src/$file"
 }
 
@@ -168,6 +198,6 @@ done <"$catalogue"
 run_mutant
 
 build_targets  # leave the copy unmutated
-echo "core unit tests caught $core_caught/$total"
+if [ "$core_tests" = true ]; then echo "core unit tests caught $core_caught/$total"; fi
 echo "mutants killed $killed/$total"
 [ "$killed" = "$total" ]

@@ -203,7 +203,7 @@ private:
     std::unique_ptr<script_engine> engine_;
 };
 
-class redis_node : private script_host {
+class redis_node final : private script_host {
 public:
     redis_node() = default;
     redis_node(std::uint8_t id, persistence persist, std::int64_t fsync_phase_us);
