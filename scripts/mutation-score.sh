@@ -177,7 +177,10 @@ run_mutant() {
   if [ "$core_tests" = true ]; then
     build_mutant "${core_test_targets[@]}"
     core=" | core unit tests: missed"
-    if core_tests_catch; then core=" | core unit tests: caught"; core_caught=$((core_caught + 1)); fi
+    if core_tests_catch; then
+      core=" | core unit tests: caught"
+      core_caught=$((core_caught + 1))
+    fi
   fi
   printf '%-38s %s%s\n' "$name" "$verdict" "$core"
   cp "$root/$file" "$src/$file"
