@@ -171,8 +171,17 @@ void draw_fair_knobs(world_params& p, prng& rng) noexcept {
 void draw_failover_knobs(world_params& p, prng& rng) noexcept {
     p.repoint_ms_min = rng.between(10, 100);
     p.repoint_ms_max = p.repoint_ms_min + rng.between(0, 300);
-    // Sentinels publish their hello messages every 2 s: the last one may hear that late.
-    p.sentinel_lag_ms_max = rng.between(0, 2000);
+    // Sentinels publish their hello messages every 2 s (drawn here shorter too, as the other
+    // Sentinel periods scale with down_after): the last one may hear of a failover that late.
+    const std::int64_t hello_ms = rng.between(50, 2000);
+    p.sentinel_lag_ms_max = rng.between(0, hello_ms);
+    // Redis 7.0 reconfigures a returned old master once it has reported the master role for
+    // four hello periods, noticed at an INFO; a replica still following a replaced master
+    // waits for failover-timeout (180 s, 90 hello periods, by default; often set lower).
+    const std::int64_t drawn_before = p.reconfigure_ms;
+    p.reconfigure_ms = 4 * hello_ms + rng.between(0, p.info_period_ms);
+    p.failover_timeout_ms = rng.between(p.reconfigure_ms, 90 * hello_ms);
+    p.liveness_window_ms += p.reconfigure_ms - drawn_before;
     // A replica re-pointed for WAIT to count; the leader names the new master at once, so a
     // client that asks the sentinels in turn needs no more.
     p.liveness_window_ms += 2 * p.repoint_ms_max;
@@ -252,6 +261,7 @@ std::string to_text(const world_params& p) {
     add("failover", p.failover_ms, "ms");
     add("info_period", p.info_period_ms, "ms");
     add("reconfigure", p.reconfigure_ms, "ms");
+    add("failover_timeout", p.failover_timeout_ms, "ms");
     add_range("repoint", p.repoint_ms_min, p.repoint_ms_max, "ms");
     add("sentinel_lag", p.sentinel_lag_ms_max, "ms");
     out += p.replica_serve_stale_data ? " stale_data=served" : " stale_data=refused";

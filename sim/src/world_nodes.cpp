@@ -17,8 +17,9 @@
 // a drawn repoint delay after the one before, and until then they still follow the old
 // master: once it is back they take its writes and acknowledge its WAITs. Each sentinel
 // learns of the promotion after a drawn lag of its own and names the old master until then.
-// A replica that comes back still following a replaced master is re-pointed a drawn delay
-// later too; one still following the current master resynchronises at once (on its own).
+// A replica that comes back still following a replaced master is re-pointed only after
+// failover-timeout; one still following the current master resynchronises at once (on its
+// own).
 #include <algorithm>
 #include <string>
 
@@ -202,8 +203,10 @@ void world::node_back(std::uint8_t node) {
     }
     const auto master = static_cast<std::uint8_t>(current_master_);
     if (!n.is_master() && n.master_id() != master) {
-        // Configured for a replaced master: only a sentinel's REPLICAOF moves it.
-        events_.push(now_us_ + repoint_delay_us(), scheduler::kind::sentinel_repoint, node, 0);
+        // Configured for a replaced master: only a sentinel's REPLICAOF moves it, and a
+        // sentinel sends it only after failover-timeout.
+        events_.push(now_us_ + params_.failover_timeout_ms * 1000,
+                     scheduler::kind::sentinel_repoint, node, 0);
         return;
     }
     if (reachable(master)) {

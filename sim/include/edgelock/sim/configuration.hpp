@@ -113,7 +113,12 @@ struct world_params {
     std::int64_t info_period_ms = 50;
     // Sentinel: an old master that is back (restarted, resumed, reachable again) stays a
     // master, accepting writes, until the sentinels reconfigure it as a replica this long later.
+    // (Redis 7.0 waits until it has reported the master role for four hello periods: 8 s.)
     std::int64_t reconfigure_ms = 100;
+    // Sentinel: a replica that comes back still following a replaced master is re-pointed
+    // only this long later (Redis 7.0: failover-timeout since its last reconfiguration, 180 s
+    // by default); until then it follows, and acknowledges the WAITs of, the old master.
+    std::int64_t failover_timeout_ms = 180'000;
     // Sentinel, after a promotion (Redis 7.0 with parallel-syncs 1): the other replicas of the
     // old master are re-pointed to the new one one at a time, each this long after the one
     // before (drawn per replica from the world's PRNG in [min, max]); until then a replica
