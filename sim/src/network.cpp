@@ -62,6 +62,12 @@ std::int64_t network::latency_us(std::uint8_t from, std::uint8_t to) const noexc
     return paths_[path_id(from, to)].latency_us;
 }
 
+std::int64_t network::close_arrives_us(std::uint8_t from, std::uint8_t to, lane on,
+                                       std::int64_t now_us) const noexcept {
+    const path& p = paths_[path_id(from, to, on)];
+    return std::max(now_us + p.latency_us, p.last_deliver_us + 1);
+}
+
 network::tcp_state& network::conn(std::uint8_t client, std::uint8_t server, lane on) noexcept {
     EDGELOCK_ASSERT(client < clients_ && server < servers());
     const std::size_t pair = static_cast<std::size_t>(client) * servers() + server;

@@ -870,11 +870,29 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
         const std::int64_t at = now_us_ + net_.latency_us(net_.server_endpoint(server), client);
         clients_[client]->connection_reset(server, conn.epoch, at);
     }
+    note_broken(client, server, why, reset ? " (reset)" : " (silent)", on);
+}
+
+// An orderly close by the server: the client reads what was sent before it, then the end.
+void world::close_from_server(std::uint8_t client, std::uint8_t server, const char* why,
+                              lane on) {
+    network::tcp_state& conn = net_.conn(client, server, on);
+    if (!conn.open) return;
+    conn.open = false;
+    forget_connection(client, server, on);
+    mix(0xb1000000u + client * 16u + server + (on == lane::subscriber ? 0x100u : 0u));
+    const std::int64_t at =
+        net_.close_arrives_us(net_.server_endpoint(server), client, on, now_us_);
+    clients_[client]->connection_reset(server, conn.epoch, at);
+    note_broken(client, server, why, " (closed)", on);
+}
+
+void world::note_broken(std::uint8_t client, std::uint8_t server, const char* why,
+                        const char* how, lane on) {
     if (recording()) {
-        note_client(client,
-                    format("%sconnection to %s broken: %s%s",
-                           on == lane::subscriber ? "subscriber " : "", server_name(server).c_str(),
-                           why, reset ? " (reset)" : " (silent)"));
+        note_client(client, format("%sconnection to %s broken: %s%s",
+                                   on == lane::subscriber ? "subscriber " : "",
+                                   server_name(server).c_str(), why, how));
     }
 }
 

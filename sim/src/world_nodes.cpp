@@ -250,6 +250,7 @@ void world::sentinel_promote(std::uint8_t node) {
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
     promoted.promote();
     nodes_[node].detach_replica(promoted.id());  // REPLICAOF NO ONE left the old master
+    sentinel_kills_clients(promoted.id());
     current_master_ = best;
     unreachable_since_us_ = -1;
     demoted_[node] = true;
@@ -323,7 +324,18 @@ void world::sentinel_repoint(std::uint8_t node) {
                              std::to_string(n.data().size()) + " key(s))";
     mark(world_mark::kind::note, true, node, now_us_, text);
     if (recording()) note_node(node, text);
+    sentinel_kills_clients(node);
     observe_all_clients();
+}
+
+// Sentinel sends each REPLICAOF it orders (the promotion's REPLICAOF NO ONE too) in a MULTI
+// with CLIENT KILL TYPE normal and CLIENT KILL TYPE pubsub: the node closes every client
+// connection, command and subscriber alike, and its clients go back to the sentinels.
+void world::sentinel_kills_clients(std::uint8_t node) {
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        close_from_server(c, node, "CLIENT KILL by Sentinel", lane::command);
+        close_from_server(c, node, "CLIENT KILL by Sentinel", lane::subscriber);
+    }
 }
 
 // The sentinels' periodic INFO: the offsets a promotion will rank replicas by.
@@ -352,6 +364,7 @@ void world::sentinel_reconfigure(std::uint8_t node) {
                              std::to_string(nodes_[node].data().size()) + " key(s)";
     mark(world_mark::kind::note, true, node, now_us_, text);
     if (recording()) note_node(node, text);
+    sentinel_kills_clients(node);
     observe_all_clients();
 }
 

@@ -108,6 +108,10 @@ public:
     message take(std::size_t path);
     // The path's latency without jitter: what a reset takes to reach the other side.
     std::int64_t latency_us(std::uint8_t from, std::uint8_t to) const noexcept;
+    // When an orderly close (a FIN) sent now arrives: after its latency, and after every
+    // message sent before it on the path, as TCP keeps the stream's order.
+    std::int64_t close_arrives_us(std::uint8_t from, std::uint8_t to, lane on,
+                                  std::int64_t now_us) const noexcept;
 
     tcp_state& conn(std::uint8_t client, std::uint8_t server, lane on = lane::command) noexcept;
     // A new connection between them; returns its epoch.

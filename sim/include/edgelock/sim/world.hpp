@@ -227,10 +227,15 @@ private:
     void replicate(std::uint8_t master);
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
                           lane on = lane::command);
+    void close_from_server(std::uint8_t client, std::uint8_t server, const char* why, lane on);
+    void note_broken(std::uint8_t client, std::uint8_t server, const char* why, const char* how,
+                     lane on);
     void forget_connection(std::uint8_t client, std::uint8_t server, lane on);
     void reset_subscribers(const fault& f);
     // Both of the client's connections to `server`.
     void break_connections(std::uint8_t client, std::uint8_t server, bool reset, const char* why);
+    // The node closes every client connection, as Sentinel's CLIENT KILL makes it.
+    void sentinel_kills_clients(std::uint8_t node);
     std::vector<std::string_view>& split(std::string_view bytes);
 
     void activate(std::size_t index);
