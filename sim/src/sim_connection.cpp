@@ -98,7 +98,33 @@ bool sim_connection::carries(std::uint8_t server, std::uint32_t epoch) const noe
     return reading && epoch_ != 0 && server == server_ && epoch == epoch_;
 }
 
+namespace {
+
+// The wrong-server refusal a reply's bytes carry (one reply per delivery), and its reason.
+bool refusal_in(const std::string& bytes, transport_errc& reason) {
+    struct refusal {
+        std::string_view prefix;
+        transport_errc reason;
+    };
+    static constexpr refusal refusals[] = {
+        {"-LOADING ", transport_errc::loading},
+        {"-MASTERDOWN ", transport_errc::master_down},
+        {"-READONLY ", transport_errc::not_master},
+    };
+    for (const refusal& r : refusals) {
+        if (bytes.compare(0, r.prefix.size(), r.prefix) == 0) {
+            reason = r.reason;
+            return true;
+        }
+    }
+    return false;
+}
+
+}  // namespace
+
 bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
+    if (refused_) owner_->anomaly("a reply read after a wrong-server refusal", errc::ok);
+    refused_ = refusal_in(bytes, refusal_);
     const std::size_t consumed =
         driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
     if (consumed == bytes.size()) return true;
@@ -129,6 +155,11 @@ void sim_connection::pushed(session::routed_reply::kind what, const reply_node* 
 void sim_connection::node_started() { owner_->on_node_started(instance_); }
 
 void sim_connection::ended(const session::connection_end& closed, bool lock_hears) {
+    if (refused_ && closed.why != failure::of(refusal_)) {
+        owner_->anomaly(("a wrong-server refusal reported as " + describe(closed.why)).c_str(),
+                        errc::ok);
+    }
+    refused_ = false;
     if (closed.why && world_->recording()) {
         world_->note_client(client_, (closed_connected_ ? "connection to " : "connect to ") +
                                          where() + (closed_connected_ ? " closed: " : " failed: ") +

@@ -104,6 +104,12 @@ private:
     void finish_connect(std::int64_t now_ms);
     std::string where() const;
 
+    // A wrong-server refusal (LOADING, MASTERDOWN, READONLY) in the reply being read, judged
+    // from its bytes alone: the connection must end with the refusal's reason (what the
+    // client reports and counts) and read nothing after it.
+    bool refused_ = false;
+    transport_errc refusal_ = transport_errc::connection_closed;
+
     world* world_ = nullptr;
     client* owner_ = nullptr;
     std::uint8_t client_ = 0;
