@@ -186,6 +186,7 @@ void draw_failover_knobs(world_params& p, prng& rng) noexcept {
     // client that asks the sentinels in turn needs no more.
     p.liveness_window_ms += 2 * p.repoint_ms_max;
     p.replica_serve_stale_data = !rng.chance(500'000);
+    p.replica_read_only = !rng.chance(200'000);
 }
 
 void draw_server_knobs(world_params& p, prng& rng) noexcept {
@@ -265,6 +266,7 @@ std::string to_text(const world_params& p) {
     add_range("repoint", p.repoint_ms_min, p.repoint_ms_max, "ms");
     add("sentinel_lag", p.sentinel_lag_ms_max, "ms");
     out += p.replica_serve_stale_data ? " stale_data=served" : " stale_data=refused";
+    if (!p.replica_read_only) out += " replica_read_only=no";
     add("loading", p.loading_ms_max, "ms");
     add("delayed_restart", p.delayed_restart_ms, "ms");
     add("duration", p.duration_ms, "ms");

@@ -171,7 +171,7 @@ bool redis_node::keyspace_command(const request_view& r, bool from_script, std::
         }
         return true;
     }
-    if (found->write && !is_master()) {
+    if (found->write && !is_master() && replica_read_only_) {
         reply += "-READONLY You can't write against a read only replica.\r\n";
         return true;
     }

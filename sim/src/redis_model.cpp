@@ -229,9 +229,10 @@ bool allowed_loading(std::string_view command) {
 bool redis_node::refuse_unready(const request_view& r, std::int64_t now_us,
                                 std::string& reply) const {
     const std::string_view command = r.args[0];
-    if (!is_master() && is_write_command(command)) return false;  // READONLY comes first
+    if (!is_master() && replica_read_only_ && is_write_command(command))
+        return false;  // READONLY comes first
     const bool stale = !is_master() && !master_link_up_ && !serve_stale_data_;
-    if (stale && !is_write_command(command) && !allowed_stale(command)) {
+    if (stale && !allowed_stale(command)) {
         append_error(reply,
                      "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
                      "to 'no'.");
@@ -666,7 +667,7 @@ void redis_node::set(std::string_view key, std::string_view value, std::int64_t 
     op.value = value;
     op.expire_at_ms = expire_at_ms;
     apply_local(op);
-    ++offset_;
+    if (is_master()) ++offset_;  // a writable replica's own writes are not replicated
 }
 
 void redis_node::erase(std::string_view key, std::vector<repl_op>& effects) {
@@ -675,7 +676,7 @@ void redis_node::erase(std::string_view key, std::vector<repl_op>& effects) {
     op.del = true;
     op.key = key;
     apply_local(op);
-    ++offset_;
+    if (is_master()) ++offset_;
 }
 
 void redis_node::apply_local(const repl_op& op) {

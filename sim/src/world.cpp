@@ -224,6 +224,7 @@ void world::make_nodes(prng& setup) {
         if (!params_.script_load_allowed) nodes_.back().refuse_script_load();
         if (!params_.config_get_allowed) nodes_.back().refuse_config_get();
         if (!params_.replica_serve_stale_data) nodes_.back().refuse_stale_data();
+        if (!params_.replica_read_only) nodes_.back().take_writes_as_replica();
         if (params_.old_server_per_million > 0 && setup.chance(params_.old_server_per_million)) {
             nodes_.back().behave_as_redis_6();
         }
@@ -516,6 +517,7 @@ void world::flush(std::uint8_t node) {
 
 void world::replicate(std::uint8_t master) {
     const redis_node& m = nodes_[master];
+    if (!m.is_master()) return;  // a writable replica's own writes reach nobody
     const std::int64_t first = m.offset() - static_cast<std::int64_t>(out_.effects.size()) + 1;
     for (std::uint8_t r = 0; r < config_.nodes; ++r) {
         if (r == master || !nodes_[r].up() || nodes_[r].master_id() != master) continue;

@@ -2,7 +2,8 @@
 // The simulated Redis (sim/include/edgelock/sim/redis_model.hpp) held to a real redis-server
 // 7.0.15: RapidCheck draws sequences of every command the clients, the session and the CLI
 // send (conformance_steps.hpp), with pauses between them; each step goes to the model and to
-// a real server (a master alone, or a master with a replica when the case draws one), and
+// a real server (a master alone, or a master with a replica when the case draws one, a
+// quarter of those with replica-read-only no), and
 // their replies are compared (reply_compare.hpp), then the state of every key the steps touch
 // (value and remaining TTL), on the master after each step and on the replica at the end.
 //
@@ -167,7 +168,8 @@ struct outcome {
 // One case: fresh connections, empty servers and a new model (master, and replica).
 class case_runner {
 public:
-    explicit case_runner(bool replicated);
+    // `writable`: the replica runs with replica-read-only no.
+    case_runner(bool replicated, bool writable);
     ~case_runner();
     case_runner(const case_runner&) = delete;
     case_runner& operator=(const case_runner&) = delete;
@@ -215,7 +217,7 @@ private:
     std::int64_t base_wall_ms_ = 0;
 };
 
-case_runner::case_runner(bool replicated)
+case_runner::case_runner(bool replicated, bool writable)
     : replicated_(replicated),
       master_server_(replicated ? *the_servers->master : *the_servers->single) {
     raw_connection admin(master_server_.port());
@@ -224,6 +226,9 @@ case_runner::case_runner(bool replicated)
     if (replicated_) {
         raw_connection replica_admin(the_servers->replica->port());
         replica_admin.call(encode_request({"SCRIPT", "FLUSH"}));
+        replica_admin.call(
+            encode_request({"CONFIG", "SET", "replica-read-only", writable ? "no" : "yes"}));
+        if (writable) replica_.take_writes_as_replica();
         replica_observer_ = std::make_unique<raw_connection>(the_servers->replica->port());
     }
     for (std::uint8_t c = 0; c < clients_.size(); ++c) reconnect(c);
@@ -522,8 +527,8 @@ std::string case_runner::compare_keys(redis_node& model, raw_connection& observe
     return "";
 }
 
-outcome run_case(bool replicated, const std::vector<step>& steps) {
-    case_runner runner(replicated);
+outcome run_case(bool replicated, const std::vector<step>& steps, bool writable = false) {
+    case_runner runner(replicated, writable);
     outcome o = runner.run(steps);
     if (o.what == outcome::kind::inconclusive) ++run_totals().inconclusive;
     return o;
@@ -531,13 +536,17 @@ outcome run_case(bool replicated, const std::vector<step>& steps) {
 
 RC_GTEST_PROP(conformance, the_model_answers_every_command_the_clients_send_as_redis_does, ()) {
     const bool replicated = *rc::gen::arbitrary<bool>();
+    const bool writable = replicated && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
     // The size bounds the count of steps only: each step's draws take their whole ranges
     // (RapidCheck narrows inRange at small sizes).
     const auto steps = *rc::gen::resize(
         static_cast<int>(steps_max()),
         rc::gen::container<std::vector<step>>(rc::gen::resize(100, step_gen(replicated))));
-    RC_LOG() << (replicated ? "a master and its replica" : "a master alone") << "\n";
-    const outcome o = run_case(replicated, steps);
+    RC_LOG() << (!replicated ? "a master alone"
+                 : writable  ? "a master and its replica, replica-read-only no"
+                             : "a master and its replica")
+             << "\n";
+    const outcome o = run_case(replicated, steps, writable);
     if (o.what == outcome::kind::inconclusive) RC_DISCARD(o.detail);
     RC_LOG() << o.detail << "\n";
     RC_ASSERT(o.what == outcome::kind::agreed);
@@ -594,6 +603,25 @@ TEST(conformance, a_replica_reading_an_expired_key_still_applies_its_masters_wri
         true, {command({"SET", "lk", token, "PX", "40"}), pause_long,
                command({"GET", "lk"}, replica_client), command({"PTTL", "lk"}, replica_client),
                command({"SET", "other", token}), command({"GET", "other"}, replica_client)});
+    EXPECT_EQ(o.detail, "");
+}
+
+// With replica-read-only no, a replica takes a lock's writes for itself: the SET and the
+// acquire script succeed there, WAIT is refused, and the master's next write of the key
+// replaces the replica's own (what a client that skipped its ROLE check would hold).
+TEST(conformance, a_writable_replica_takes_a_lock_for_itself_until_its_master_writes) {
+    const std::string token(32, 'a');
+    const std::string other(32, 'b');
+    const auto& acquire = *script_by_index(0);
+    const outcome o = run_case(
+        true,
+        {command({"SET", "lk", token, "NX", "PX", "30000", "GET"}, replica_client),
+         command({"GET", "lk"}, replica_client), command({"PTTL", "lk"}, replica_client),
+         command({"WAIT", "1", "100"}, replica_client),
+         command({"EVAL", std::string(acquire.text), "1", "other", token, "30000"}, replica_client),
+         command({"SET", "lk", other, "PX", "30000"}), command({"GET", "lk"}, replica_client),
+         command({"DEL", "lk"}, replica_client), command({"GET", "lk"})},
+        true);
     EXPECT_EQ(o.detail, "");
 }
 

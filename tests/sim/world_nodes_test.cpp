@@ -316,6 +316,58 @@ TEST(world_nodes, a_pause_cut_short_by_a_crash_does_not_resume_later) {
     EXPECT_EQ(count_lines(r.timeline, {"n0", "resumed"}), 0u) << r.timeline;
 }
 
+// With replica-read-only no, the old master reconfigured as a replica takes writes for
+// itself. A stale sentinel still names it: only the handshake's ROLE check keeps a client
+// from taking the lock there while another holds it on the new master.
+TEST(world_nodes, the_role_check_keeps_clients_off_a_writable_replica_a_stale_sentinel_names) {
+    std::size_t turned_away = 0;
+    std::string last;
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
+        // Once n0 is a replica, c1 and c2 lose the new master for a while and ask again.
+        const run_result r = run_recorded(
+            "sentinel",
+            "crash.n0@c0.acquired#1+100,d=600,p=none;partition.c1@t1100,to=n1,d=400;"
+            "partition.c2@t1100,to=n1,d=400",
+            3,
+            [](world_params& p) {
+                p.sentinel_lag_ms_max = 3000;
+                p.reconfigure_ms = 300;
+                p.replica_read_only = false;
+            },
+            seed);
+        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
+        const std::string after = r.timeline.substr(r.timeline.find("reconfigured by Sentinel"));
+        turned_away += count_lines(after, {"n0", "ROLE -> [\"slave\""});
+        last = r.timeline;
+        EXPECT_TRUE(r.checks.all_ok()) << "seed " << seed << ": " << checks_text(r.checks) << "\n"
+                                       << r.timeline;
+        EXPECT_EQ(r.anomalies, 0u);
+    }
+    EXPECT_GE(turned_away, 1u) << "a stale sentinel sends a client to the writable replica" << last;
+}
+
+// A replica whose master is gone answers MASTERDOWN to the handshake's PING (with
+// replica-serve-stale-data no). A stale sentinel sends clients to the old master, now a
+// replica of the crashed new one: each such connection must end as master_down, what the
+// client reports and counts, not as an ordinary error reply (the workload checks it).
+TEST(world_nodes, a_replica_without_its_master_refuses_the_handshake_with_masterdown) {
+    std::size_t refused = 0;
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
+        const run_result r = run_recorded(
+            "sentinel", "crash.n0@c0.acquired#1+100,d=600,p=none;crash.n1@t1100,d=600,p=none", 3,
+            [](world_params& p) {
+                p.sentinel_lag_ms_max = 3000;
+                p.reconfigure_ms = 300;
+                p.replica_serve_stale_data = false;
+            },
+            seed);
+        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
+        refused += count_lines(r.timeline, {"n0", "PING -> -MASTERDOWN"});
+        EXPECT_EQ(r.anomalies, 0u) << "seed " << seed << "\n" << r.timeline;
+    }
+    EXPECT_GE(refused, 1u) << "a stale sentinel sends a client to the replica without its master";
+}
+
 // Sentinel's CLIENT KILL, sent as it reconfigures a returned old master, can end a
 // connection between a claim's reply and the WAIT that would confirm it: here the client is
 // paused while its claim on the cut-off old master is answered and the connection closed. A

@@ -132,6 +132,9 @@ struct world_params {
     // Sentinel: replica-serve-stale-data (Redis's default yes); no: a replica whose link to
     // its master is down answers MASTERDOWN.
     bool replica_serve_stale_data = true;
+    // Sentinel: replica-read-only (Redis's default yes); no: a replica takes writes for
+    // itself, and a client that reaches one without checking ROLE takes a lock there.
+    bool replica_read_only = true;
     // A node that starts loads its data set for up to this long (drawn per start), answering
     // LOADING meanwhile.
     std::int64_t loading_ms_max = 0;

@@ -50,7 +50,9 @@
 // - The script cache (and the interpreter) is empty after a (re)start, and replicas never get
 //   scripts (effects replication), so a promoted replica answers NOSCRIPT too, until a
 //   connection's handshake loads them.
-// - A replica refuses writes (READONLY): a script on it runs until its first write.
+// - A replica refuses writes (READONLY): a script on it runs until its first write. With
+//   replica-read-only no it takes them for itself: they do not move its replication offset
+//   and reach nobody, and its master's stream and resynchronisations overwrite them.
 // - Before a command runs, Redis 7.0's processCommand gates, in its order (refuse_unready):
 //   a write command on a replica goes on to READONLY; a replica whose link to its master is
 //   down, with replica-serve-stale-data no, answers everything but the commands flagged
@@ -251,6 +253,9 @@ public:
     void load_until(std::int64_t until_us) noexcept { loading_until_us_ = until_us; }
     // replica-serve-stale-data no: a replica whose link is down answers MASTERDOWN.
     void refuse_stale_data() noexcept { serve_stale_data_ = false; }
+    // replica-read-only no: a replica takes writes, for itself alone (never replicated, and
+    // replaced at its next full resynchronisation).
+    void take_writes_as_replica() noexcept { replica_read_only_ = false; }
     // Whether a replica's link to its master is up (the world knows; Redis learns it from
     // the connection's reset, or its replication timeout).
     void set_master_link(bool up) noexcept { master_link_up_ = up; }
@@ -379,6 +384,7 @@ private:
     bool redis_6_ = false;
     bool config_get_refused_ = false;
     bool serve_stale_data_ = true;
+    bool replica_read_only_ = true;
     bool master_link_up_ = true;
     std::int64_t loading_until_us_ = 0;
     eviction_policy eviction_ = eviction_policy::noeviction;
