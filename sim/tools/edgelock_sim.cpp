@@ -36,10 +36,12 @@
 
 namespace {
 
-// What an anomaly is (workload.cpp): a call the lock refused that it should take, or the
-// client's own path found broken (a release naming a waiter's turn that never reached it).
+// What an anomaly is (workload.cpp, sim_connection.cpp): a call the lock refused that it
+// should take, or the client's own path found broken (a release naming a waiter's turn that
+// never reached it, a server's refusal reported for another reason).
 constexpr const char* anomalies_meaning =
-    "(the lock refused calls it should take, or a wake-up did not reach it)";
+    "(the lock refused calls it should take, a wake-up did not reach it, or a server's "
+    "refusal was misread)";
 
 using namespace edgelock::sim;
 
