@@ -507,36 +507,40 @@ void redis_node::zrange_command(const request_view& r, std::int64_t wall_ms, std
                    scores);
 }
 
-void redis_node::zrangebyscore_command(const request_view& r, std::int64_t wall_ms,
-                                       std::string& reply, node_output& out) {
+bool redis_node::load_score_range(const request_view& r, std::int64_t wall_ms,
+                                  std::vector<zset_member>& members,
+                                  std::pair<std::size_t, std::size_t>& range, std::string& reply,
+                                  std::vector<repl_op>& effects) {
     std::int64_t low = 0;
     std::int64_t high = 0;
+    if (!parse_bound(r.args[2], true, low) || !parse_bound(r.args[3], false, high)) {
+        reply += "-ERR min or max is not a float\r\n";
+        return false;
+    }
+    if (!load_zset(r.args[1], wall_ms, members, reply, effects)) return false;
+    range = score_range(members, low, high);
+    return true;
+}
+
+void redis_node::zrangebyscore_command(const request_view& r, std::int64_t wall_ms,
+                                       std::string& reply, node_output& out) {
     const bool scores = r.count == 5 && equals_ignoring_case(r.args[4], "WITHSCORES");
     if (r.count > 5 || (r.count == 5 && !scores)) {
         reply += syntax_error;
         return;
     }
-    if (!parse_bound(r.args[2], true, low) || !parse_bound(r.args[3], false, high)) {
-        reply += "-ERR min or max is not a float\r\n";
-        return;
-    }
     std::vector<zset_member> set;
-    if (!load_zset(r.args[1], wall_ms, set, reply, out.effects)) return;
-    const auto [first, last] = score_range(set, low, high);
-    append_members(reply, set, first, last, scores);
+    std::pair<std::size_t, std::size_t> range;
+    if (!load_score_range(r, wall_ms, set, range, reply, out.effects)) return;
+    append_members(reply, set, range.first, range.second, scores);
 }
 
 void redis_node::zremrangebyscore_command(const request_view& r, std::int64_t wall_ms,
                                           std::string& reply, node_output& out) {
-    std::int64_t low = 0;
-    std::int64_t high = 0;
-    if (!parse_bound(r.args[2], true, low) || !parse_bound(r.args[3], false, high)) {
-        reply += "-ERR min or max is not a float\r\n";
-        return;
-    }
     std::vector<zset_member> set;
-    if (!load_zset(r.args[1], wall_ms, set, reply, out.effects)) return;
-    const auto [first, last] = score_range(set, low, high);
+    std::pair<std::size_t, std::size_t> range;
+    if (!load_score_range(r, wall_ms, set, range, reply, out.effects)) return;
+    const auto [first, last] = range;
     if (last > first) {
         set.erase(set.begin() + static_cast<std::ptrdiff_t>(first),
                   set.begin() + static_cast<std::ptrdiff_t>(last));

@@ -863,14 +863,11 @@ std::int64_t world::replication_extra_us(std::uint8_t replica) const noexcept {
 
 void world::break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
                              lane on) {
-    network::tcp_state& conn = net_.conn(client, server, on);
-    if (!conn.open) return;
-    conn.open = false;
-    forget_connection(client, server, on);
-    mix(0xb0000000u + client * 16u + server + (on == lane::subscriber ? 0x100u : 0u));
+    std::uint32_t epoch = 0;
+    if (!take_connection(client, server, on, 0xb0000000u, epoch)) return;
     if (reset) {
         const std::int64_t at = now_us_ + net_.latency_us(net_.server_endpoint(server), client);
-        clients_[client]->connection_reset(server, conn.epoch, at);
+        clients_[client]->connection_reset(server, epoch, at);
     }
     note_broken(client, server, why, reset ? " (reset)" : " (silent)", on);
 }
@@ -878,15 +875,25 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
 // An orderly close by the server: the client reads what was sent before it, then the end.
 void world::close_from_server(std::uint8_t client, std::uint8_t server, const char* why,
                               lane on) {
-    network::tcp_state& conn = net_.conn(client, server, on);
-    if (!conn.open) return;
-    conn.open = false;
-    forget_connection(client, server, on);
-    mix(0xb1000000u + client * 16u + server + (on == lane::subscriber ? 0x100u : 0u));
+    std::uint32_t epoch = 0;
+    if (!take_connection(client, server, on, 0xb1000000u, epoch)) return;
     const std::int64_t at =
         net_.close_arrives_us(net_.server_endpoint(server), client, on, now_us_);
-    clients_[client]->connection_reset(server, conn.epoch, at);
+    clients_[client]->connection_reset(server, epoch, at);
     note_broken(client, server, why, " (closed)", on);
+}
+
+// The open connection ends on the world's side (the node forgets it); its epoch, or false
+// when it was not open. `how` tells the ways of ending apart in the trace hash.
+bool world::take_connection(std::uint8_t client, std::uint8_t server, lane on, std::uint32_t how,
+                            std::uint32_t& epoch) {
+    network::tcp_state& conn = net_.conn(client, server, on);
+    if (!conn.open) return false;
+    conn.open = false;
+    epoch = conn.epoch;
+    forget_connection(client, server, on);
+    mix(how + client * 16u + server + (on == lane::subscriber ? 0x100u : 0u));
+    return true;
 }
 
 void world::note_broken(std::uint8_t client, std::uint8_t server, const char* why,

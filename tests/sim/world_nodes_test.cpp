@@ -172,6 +172,34 @@ TEST(world_nodes, a_replica_not_yet_re_pointed_acknowledges_the_old_masters_wait
     EXPECT_EQ(r.anomalies, 0u);
 }
 
+// Runs `schedule` on "sentinel" once per seed 1..8, so that each sentinel in turn leads the
+// failover (the leader is drawn) while the others stay stale for long (`tweak` adds to
+// that). Every run must be free of anomalies, and keep every check when `all_ok`. Returns
+// how many timeline lines contain every one of `parts`, from the first line with `after` on.
+template <typename Tweak>
+std::size_t count_over_leaders(const char* schedule, Tweak tweak, const char* after,
+                               std::initializer_list<const char*> parts, bool all_ok = true) {
+    std::size_t count = 0;
+    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+        const run_result r = run_recorded(
+            "sentinel", schedule, 3,
+            [&](world_params& p) {
+                p.sentinel_lag_ms_max = 3000;
+                tweak(p);
+            },
+            seed);
+        EXPECT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
+        count += count_lines(r.timeline, parts, after);
+        if (all_ok) {
+            EXPECT_TRUE(r.checks.all_ok())
+                << "seed " << seed << ": " << checks_text(r.checks) << "\n"
+                << r.timeline;
+        }
+        EXPECT_EQ(r.anomalies, 0u) << "seed " << seed << "\n" << r.timeline;
+    }
+    return count;
+}
+
 // Only the leader of a failover names the new master at once; the other sentinels still name
 // the old one, which restarts (empty, a master again until it is reconfigured). The key was
 // replicated before the crash, so the promotion alone is harmless. A client that asks the
@@ -179,22 +207,9 @@ TEST(world_nodes, a_replica_not_yet_re_pointed_acknowledges_the_old_masters_wait
 // lock on the restarted old master while the others hold it on the new one (a client that
 // kept asking one stale sentinel would).
 TEST(world_nodes, clients_ask_the_sentinels_in_turn_past_a_stale_one) {
-    std::size_t stale_answers = 0;
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
-        const run_result r = run_recorded(
-            "sentinel", "crash.n0@c0.acquired#1+100,d=600,p=none", 3,
-            [](world_params& p) {
-                p.sentinel_lag_ms_max = 3000;
-                p.reconfigure_ms = 2000;
-            },
-            seed);
-        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
-        const std::string after = r.timeline.substr(r.timeline.find("promoted by Sentinel"));
-        stale_answers += count_lines(after, {"SENTINEL get-master-addr-by-name", "[\"n0\""});
-        EXPECT_TRUE(r.checks.all_ok()) << "seed " << seed << ": " << checks_text(r.checks) << "\n"
-                                       << r.timeline;
-        EXPECT_EQ(r.anomalies, 0u);
-    }
+    const std::size_t stale_answers = count_over_leaders(
+        "crash.n0@c0.acquired#1+100,d=600,p=none", [](world_params& p) { p.reconfigure_ms = 2000; },
+        "promoted by Sentinel", {"SENTINEL get-master-addr-by-name", "[\"n0\""});
     EXPECT_GE(stale_answers, 1u) << "a stale sentinel still names the old master";
 }
 
@@ -320,30 +335,16 @@ TEST(world_nodes, a_pause_cut_short_by_a_crash_does_not_resume_later) {
 // itself. A stale sentinel still names it: only the handshake's ROLE check keeps a client
 // from taking the lock there while another holds it on the new master.
 TEST(world_nodes, the_role_check_keeps_clients_off_a_writable_replica_a_stale_sentinel_names) {
-    std::size_t turned_away = 0;
-    std::string last;
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
-        // Once n0 is a replica, c1 and c2 lose the new master for a while and ask again.
-        const run_result r = run_recorded(
-            "sentinel",
-            "crash.n0@c0.acquired#1+100,d=600,p=none;partition.c1@t1100,to=n1,d=400;"
-            "partition.c2@t1100,to=n1,d=400",
-            3,
-            [](world_params& p) {
-                p.sentinel_lag_ms_max = 3000;
-                p.reconfigure_ms = 300;
-                p.replica_read_only = false;
-            },
-            seed);
-        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
-        const std::string after = r.timeline.substr(r.timeline.find("reconfigured by Sentinel"));
-        turned_away += count_lines(after, {"n0", "ROLE -> [\"slave\""});
-        last = r.timeline;
-        EXPECT_TRUE(r.checks.all_ok()) << "seed " << seed << ": " << checks_text(r.checks) << "\n"
-                                       << r.timeline;
-        EXPECT_EQ(r.anomalies, 0u);
-    }
-    EXPECT_GE(turned_away, 1u) << "a stale sentinel sends a client to the writable replica" << last;
+    // Once n0 is a replica, c1 and c2 lose the new master for a while and ask again.
+    const std::size_t turned_away = count_over_leaders(
+        "crash.n0@c0.acquired#1+100,d=600,p=none;partition.c1@t1100,to=n1,d=400;"
+        "partition.c2@t1100,to=n1,d=400",
+        [](world_params& p) {
+            p.reconfigure_ms = 300;
+            p.replica_read_only = false;
+        },
+        "reconfigured by Sentinel", {"n0", "ROLE -> [\"slave\""});
+    EXPECT_GE(turned_away, 1u) << "a stale sentinel sends a client to the writable replica";
 }
 
 // A replica whose master is gone answers MASTERDOWN to the handshake's PING (with
@@ -351,20 +352,13 @@ TEST(world_nodes, the_role_check_keeps_clients_off_a_writable_replica_a_stale_se
 // replica of the crashed new one: each such connection must end as master_down, what the
 // client reports and counts, not as an ordinary error reply (the workload checks it).
 TEST(world_nodes, a_replica_without_its_master_refuses_the_handshake_with_masterdown) {
-    std::size_t refused = 0;
-    for (std::uint64_t seed = 1; seed <= 8; ++seed) {  // the leader is drawn: each in turn
-        const run_result r = run_recorded(
-            "sentinel", "crash.n0@c0.acquired#1+100,d=600,p=none;crash.n1@t1100,d=600,p=none", 3,
-            [](world_params& p) {
-                p.sentinel_lag_ms_max = 3000;
-                p.reconfigure_ms = 300;
-                p.replica_serve_stale_data = false;
-            },
-            seed);
-        ASSERT_NE(find_mark(r, world_mark::kind::promote), nullptr) << r.timeline;
-        refused += count_lines(r.timeline, {"n0", "PING -> -MASTERDOWN"});
-        EXPECT_EQ(r.anomalies, 0u) << "seed " << seed << "\n" << r.timeline;
-    }
+    const std::size_t refused = count_over_leaders(
+        "crash.n0@c0.acquired#1+100,d=600,p=none;crash.n1@t1100,d=600,p=none",
+        [](world_params& p) {
+            p.reconfigure_ms = 300;
+            p.replica_serve_stale_data = false;
+        },
+        "reconfigured by Sentinel", {"n0", "PING -> -MASTERDOWN"}, false);
     EXPECT_GE(refused, 1u) << "a stale sentinel sends a client to the replica without its master";
 }
 

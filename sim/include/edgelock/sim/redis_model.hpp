@@ -71,6 +71,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "edgelock/sim/configuration.hpp"
@@ -348,6 +349,13 @@ private:
     // `reply`, when the key holds a string.
     bool load_zset(std::string_view key, std::int64_t wall_ms, std::vector<zset_member>& members,
                    std::string& reply, std::vector<repl_op>& effects);
+    // ZRANGEBYSCORE and ZREMRANGEBYSCORE: the set at args[1] and the [first, last) slice of it
+    // scored within args[2] .. args[3]; false, with the error in `reply`, for bad bounds or
+    // a string at the key.
+    bool load_score_range(const request_view& r, std::int64_t wall_ms,
+                          std::vector<zset_member>& members,
+                          std::pair<std::size_t, std::size_t>& range, std::string& reply,
+                          std::vector<repl_op>& effects);
     // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
     void store_zset(std::string_view key, const std::vector<zset_member>& members,
                     std::int64_t wall_ms, std::vector<repl_op>& effects);

@@ -228,6 +228,8 @@ private:
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
                           lane on = lane::command);
     void close_from_server(std::uint8_t client, std::uint8_t server, const char* why, lane on);
+    bool take_connection(std::uint8_t client, std::uint8_t server, lane on, std::uint32_t how,
+                         std::uint32_t& epoch);
     void note_broken(std::uint8_t client, std::uint8_t server, const char* why, const char* how,
                      lane on);
     void forget_connection(std::uint8_t client, std::uint8_t server, lane on);
