@@ -873,8 +873,7 @@ void world::break_connection(std::uint8_t client, std::uint8_t server, bool rese
 }
 
 // An orderly close by the server: the client reads what was sent before it, then the end.
-void world::close_from_server(std::uint8_t client, std::uint8_t server, const char* why,
-                              lane on) {
+void world::close_from_server(std::uint8_t client, std::uint8_t server, const char* why, lane on) {
     std::uint32_t epoch = 0;
     if (!take_connection(client, server, on, 0xb1000000u, epoch)) return;
     const std::int64_t at =
@@ -896,8 +895,8 @@ bool world::take_connection(std::uint8_t client, std::uint8_t server, lane on, s
     return true;
 }
 
-void world::note_broken(std::uint8_t client, std::uint8_t server, const char* why,
-                        const char* how, lane on) {
+void world::note_broken(std::uint8_t client, std::uint8_t server, const char* why, const char* how,
+                        lane on) {
     if (recording()) {
         note_client(client, format("%sconnection to %s broken: %s%s",
                                    on == lane::subscriber ? "subscriber " : "",

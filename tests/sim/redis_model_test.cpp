@@ -19,6 +19,7 @@
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/session/handshake.hpp"
+#include "model_node.hpp"
 
 namespace {
 
@@ -28,13 +29,7 @@ const std::string token_a(32, 'a');
 const std::string token_b(32, 'b');
 const std::string token_c(32, 'c');
 
-std::string command(std::initializer_list<std::string> args) {
-    char buffer[2048];
-    edgelock::resp_writer w(buffer, sizeof buffer);
-    w.array(args.size());
-    for (const std::string& a : args) w.bulk(a);
-    return std::string(buffer, w.size());
-}
+using fixtures::command;
 
 std::string digest(const edgelock::script& s) {
     return std::string(s.digest.data(), s.digest.size());
@@ -50,19 +45,7 @@ std::string eval_request(const edgelock::script& s, std::initializer_list<std::s
     return std::string(buffer, w.size());
 }
 
-struct node_fixture : ::testing::Test {
-    redis_node node{0, persistence::none, 0};
-    node_output out;
-    std::int64_t wall_ms = 1'000'000;
-    std::int64_t now_us = 5'000'000;
-    std::uint32_t epoch = 1;
-
-    // Sends one request from client 0 and returns the reply bytes ("" when blocked).
-    std::string send(const std::string& bytes, std::uint8_t client = 0) {
-        out.clear();
-        node.receive(client, epoch, bytes, wall_ms, now_us, out);
-        return out.replies.empty() ? std::string() : out.replies.front().bytes;
-    }
+struct node_fixture : fixtures::model_node {
     std::string eval(const edgelock::script& s, std::initializer_list<std::string> rest) {
         return send(eval_request(s, rest));
     }

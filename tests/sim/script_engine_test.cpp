@@ -14,31 +14,14 @@
 
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/sim/redis_model.hpp"
+#include "model_node.hpp"
 
 namespace {
 
 using namespace edgelock::sim;
 
-std::string command(std::initializer_list<std::string> args) {
-    char buffer[2048];
-    edgelock::resp_writer w(buffer, sizeof buffer);
-    w.array(args.size());
-    for (const std::string& a : args) w.bulk(a);
-    return std::string(buffer, w.size());
-}
-
-struct script_fixture : ::testing::Test {
-    redis_node node{0, persistence::none, 0};
-    node_output out;
-    std::int64_t wall_ms = 1'000'000;
-    std::int64_t now_us = 5'000'000;
-
-    std::string send(std::initializer_list<std::string> args) {
-        out.clear();
-        node.receive(0, 1, command(args), wall_ms, now_us, out);
-        return out.replies.empty() ? std::string() : out.replies.front().bytes;
-    }
-};
+using script_fixture = fixtures::model_node;
+using fixtures::command;
 
 TEST_F(script_fixture, a_scripts_value_converts_as_redis_converts_it) {
     EXPECT_EQ(send({"EVAL", "return {1, 2.7, 'x', false, true, {err='bad'}}", "0"}),

@@ -389,4 +389,3 @@ TEST(world_nodes, a_claim_whose_connection_sentinel_closed_before_its_wait_confi
 }
 
 }  // namespace
-
