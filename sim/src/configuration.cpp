@@ -192,6 +192,7 @@ void draw_failover_knobs(world_params& p, prng& rng) noexcept {
 void draw_server_knobs(world_params& p, prng& rng) noexcept {
     p.loading_ms_max = rng.between(0, 500);
     p.liveness_window_ms += p.loading_ms_max;
+    p.split_reply_per_million = static_cast<std::uint32_t>(rng.between(0, 300'000));
 }
 
 world_params random_params(prng& rng) noexcept {
@@ -268,6 +269,7 @@ std::string to_text(const world_params& p) {
     out += p.replica_serve_stale_data ? " stale_data=served" : " stale_data=refused";
     if (!p.replica_read_only) out += " replica_read_only=no";
     add("loading", p.loading_ms_max, "ms");
+    add("split_replies", p.split_reply_per_million, "/1e6");
     add("delayed_restart", p.delayed_restart_ms, "ms");
     add("duration", p.duration_ms, "ms");
     add("liveness_window", p.liveness_window_ms, "ms");

@@ -100,7 +100,8 @@ bool sim_connection::carries(std::uint8_t server, std::uint32_t epoch) const noe
 
 namespace {
 
-// The wrong-server refusal a reply's bytes carry (one reply per delivery), and its reason.
+// The wrong-server refusal the unread bytes start with (one reply, whole or not), and its
+// reason.
 bool refusal_in(const std::string& bytes, transport_errc& reason) {
     struct refusal {
         std::string_view prefix;
@@ -124,17 +125,17 @@ bool refusal_in(const std::string& bytes, transport_errc& reason) {
 
 bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noexcept {
     if (refused_) owner_->anomaly("a reply read after a wrong-server refusal", errc::ok);
-    refused_ = refusal_in(bytes, refusal_);
+    unread_ += bytes;
+    refused_ = refusal_in(unread_, refusal_);
     const std::size_t consumed =
-        driver_.on_bytes(bytes.data(), bytes.size(), nodes_.data(), nodes_.size(), now_ms);
-    if (consumed == bytes.size()) return true;
-    // Not one whole reply: the driver closed the connection for a stream that is not RESP, and the
-    // rest of a reply that never comes ends it as surely.
+        driver_.on_bytes(unread_.data(), unread_.size(), nodes_.data(), nodes_.size(), now_ms);
+    unread_.erase(0, consumed);
+    if (unread_.empty()) return true;
+    refused_ = false;  // judged when the reply is whole
+    // The start of a reply whose rest is still on the way, unless the driver closed the
+    // connection for a stream that is not RESP.
     const session::connection_state s = state();
-    if (s == session::connection_state::handshaking || s == session::connection_state::ready) {
-        driver_.on_io_error(failure::of(errc::protocol_error), now_ms);
-    }
-    return false;
+    return s == session::connection_state::handshaking || s == session::connection_state::ready;
 }
 
 void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes,
@@ -183,6 +184,7 @@ void sim_connection::close() {
     epoch_ = 0;
     reset_at_us_ = -1;
     connect_due_ms_ = no_deadline_ms;
+    unread_.clear();
 }
 
 std::int64_t sim_connection::wake_ms(std::int64_t now_ms) const noexcept {

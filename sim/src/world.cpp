@@ -555,6 +555,21 @@ void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t e
     const std::uint8_t from = net_.server_endpoint(server);
     // slow_link slows the command connection only (its faults are about lock traffic).
     const std::int64_t extra_us = on == lane::command ? path_extra_us(client, server, false) : 0;
+    // TCP cuts a stream where it likes: a reply may reach the client in two reads.
+    if (on == lane::command && m.bytes.size() > 1 && rng_.chance(params_.split_reply_per_million)) {
+        const auto cut = static_cast<std::size_t>(
+            rng_.between(1, static_cast<std::int64_t>(m.bytes.size()) - 1));
+        message head = m;
+        head.bytes.resize(cut);
+        m.bytes.erase(0, cut);
+        queue_reply(from, client, std::move(head), extra_us);
+    }
+    queue_reply(from, client, std::move(m), extra_us);
+}
+
+void world::queue_reply(std::uint8_t from, std::uint8_t client, message&& m,
+                        std::int64_t extra_us) {
+    const lane on = m.on;
     const std::int64_t at = net_.send(from, client, std::move(m), now_us_, extra_us);
     events_.push(at, scheduler::kind::deliver, 0,
                  static_cast<std::uint32_t>(net_.path_id(from, client, on)));

@@ -138,6 +138,9 @@ struct world_params {
     // A node that starts loads its data set for up to this long (drawn per start), answering
     // LOADING meanwhile.
     std::int64_t loading_ms_max = 0;
+    // The chance a reply on a command connection reaches the client in two reads, cut at a
+    // drawn byte (the session's parser then holds a partial reply).
+    std::uint32_t split_reply_per_million = 0;
     std::int64_t delayed_restart_ms = 1500;  // delayed restart: down at least this long (> ttl)
     std::int64_t duration_ms = 2500;         // the workload runs at least this long
     std::int64_t liveness_window_ms = 2000;  // after the last fault heals, the lock must be taken

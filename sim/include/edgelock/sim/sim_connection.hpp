@@ -76,8 +76,9 @@ public:
     void send(std::string&& bytes);
     // A reply sent on (server, epoch) belongs to this open connection.
     bool carries(std::uint8_t server, std::uint32_t epoch) const noexcept;
-    // One reply on this connection (carries() held), handed to the driver. False when
-    // the bytes are not exactly one reply (the stream is then lost).
+    // What one read on this connection brought (carries() held): a reply, or a part of one,
+    // handed to the driver with what the reads before left. False when the driver closed
+    // the connection for a stream that is not RESP.
     bool on_reply(const std::string& bytes, std::int64_t now_ms) noexcept;
     // The connection (server, epoch) was reset; the client notices at at_us (true time).
     void reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept;
@@ -109,6 +110,9 @@ private:
     // client reports and counts) and read nothing after it.
     bool refused_ = false;
     transport_errc refusal_ = transport_errc::connection_closed;
+    // What the connection read and the driver did not take yet: the start of a reply the
+    // network cut in two.
+    std::string unread_;
 
     world* world_ = nullptr;
     client* owner_ = nullptr;

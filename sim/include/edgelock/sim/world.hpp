@@ -228,6 +228,7 @@ private:
     void break_connection(std::uint8_t client, std::uint8_t server, bool reset, const char* why,
                           lane on = lane::command);
     void close_from_server(std::uint8_t client, std::uint8_t server, const char* why, lane on);
+    void queue_reply(std::uint8_t from, std::uint8_t client, message&& m, std::int64_t extra_us);
     bool take_connection(std::uint8_t client, std::uint8_t server, lane on, std::uint32_t how,
                          std::uint32_t& epoch);
     void note_broken(std::uint8_t client, std::uint8_t server, const char* why, const char* how,
