@@ -11,7 +11,8 @@
 //     work_ms until edgelock's SIGTERM (--on-lost) says the lock is lost: the CLI's held().
 //     With fencing=0 it writes token 0, as a library holder without fencing does: the store
 //     then refuses nothing. gate=1 prints "checked" and waits for a line on stdin before its
-//     first write, as nemesis_holder.cpp does.
+//     first write, as nemesis_holder.cpp does; so does delay_write=1 (S2), whose write is
+//     delivered by a process of its own after the command ended and edgelock released.
 //
 // Every flag maps a holder argument: instances= (--redis each; --unfair when there is one,
 // as the matrix's configurations are not fair), sentinels= and master= (--sentinel,
@@ -37,9 +38,16 @@ namespace {
 
 using edgelock::nemesis::event_log;
 using edgelock::nemesis::holder_args;
+using edgelock::nemesis::holder_settings;
+using edgelock::nemesis::land_delayed_write;
 using edgelock::nemesis::logged_write;
 using edgelock::nemesis::monotonic_us;
-using edgelock::nemesis::split_commas;
+
+std::string join(const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& part : parts) out += (out.empty() ? "" : ",") + part;
+    return out;
+}
 
 constexpr const char* fence_variable = "NEMESIS_FENCE";
 
@@ -48,31 +56,31 @@ volatile std::sig_atomic_t lost = 0;
 extern "C" void on_lost_signal(int) { lost = 1; }
 
 std::vector<std::string> edgelock_argv(const holder_args& args, const std::string& self) {
+    const holder_settings settings = edgelock::nemesis::settings_from(args);
     std::vector<std::string> argv = {args.text("edgelock"),
                                      "run",
                                      "-v",
                                      "--name",
-                                     args.text("name", "nemesis"),
+                                     settings.name,
                                      "--ttl",
-                                     std::to_string(args.number("ttl", 1000)) + "ms",
+                                     std::to_string(settings.ttl_ms) + "ms",
                                      "--wait",
                                      std::to_string(args.number("acquire_wait_ms", 20'000)) + "ms",
                                      "--redis-timeout",
-                                     "1s",
+                                     std::to_string(holder_settings::command_timeout_ms) + "ms",
                                      "--restart-guard",
-                                     args.number("guard", 0) != 0 ? "on" : "off",
+                                     settings.restart_guard ? "on" : "off",
                                      "--fence-env",
                                      fence_variable};
-    const auto sentinels = split_commas(args.text("sentinels"));
-    const auto instances = split_commas(args.text("instances"));
-    if (!sentinels.empty()) {
-        argv.insert(argv.end(), {"--sentinel", args.text("sentinels"), "--master",
-                                 args.text("master", "mymaster")});
+    if (!settings.sentinels.empty()) {
+        argv.insert(argv.end(),
+                    {"--sentinel", join(settings.sentinels), "--master", settings.master_name});
     }
-    for (const std::string& url : instances) argv.insert(argv.end(), {"--redis", url});
-    if (!sentinels.empty() || instances.size() == 1) argv.push_back("--unfair");
-    if (args.number("wait", 0) > 0) {
-        argv.insert(argv.end(), {"--wait-replicas", std::to_string(args.number("wait", 0))});
+    for (const std::string& url : settings.instances) argv.insert(argv.end(), {"--redis", url});
+    // The matrix's configurations are not fair; Redlock never is, and takes no --unfair.
+    if (!settings.sentinels.empty() || settings.instances.size() == 1) argv.push_back("--unfair");
+    if (settings.replicas_to_wait > 0) {
+        argv.insert(argv.end(), {"--wait-replicas", std::to_string(settings.replicas_to_wait)});
     }
     argv.insert(argv.end(), {"--", self, "role=child"});
     for (const auto& [key, value] : args.values) argv.push_back(key + "=" + value);
@@ -131,6 +139,17 @@ int child(const holder_args& args) {
         std::string go;
         std::getline(std::cin, go);
         logged_write(args, log, token);
+    }
+    if (args.number("delay_write", 0) != 0 && lost == 0) {
+        // S2: the write leaves and the job ends; the network (a process of its own, which
+        // outlives this command, so edgelock releases) delivers it when the runner says.
+        std::cout << "sent" << std::endl;
+        log.line("end " + args.text("id") + " " + std::to_string(monotonic_us()));
+        if (::fork() == 0) {
+            land_delayed_write(args, log, token);
+            ::_exit(0);
+        }
+        return 0;
     }
     work(args, log, token);
     return 0;

@@ -4,7 +4,7 @@
 //   nemesis_runner --holder <nemesis_holder> --sim <edgelock-sim> [--holder-asio <path>]
 //                  [--holder-cli <nemesis_holder_cli> --edgelock <edgelock>]
 //                  [--runs N] [--runs-of S3=1,S8=1] [--ttl MS] [--configs a,b,...]
-//                  [--scenarios S1,S3,S5,S6,S8,S9] [--matrix-runs R] [--dir D]
+//                  [--scenarios S1,S2,S3,S5,S6,S8,S9] [--matrix-runs R] [--dir D]
 //
 // For each configuration it starts real redis-server (and redis-sentinel) processes on
 // loopback, runs each scenario N times with two holder processes, A and B, judges each run
@@ -17,6 +17,9 @@
 // Faults, as the simulator's scenarios (docs/SIMULATION.md) land them:
 //   S1  holder A checks held(), is SIGSTOPped before its write, past the TTL; B acquires
 //       and writes; A is SIGCONTed and writes on the strength of its old check.
+//   S2  A's first write leaves while it holds and is held in the network (A waits for a
+//       line on stdin to deliver it) while A ends its job and releases, and B holds and
+//       writes; then it lands.
 //   S3  A is SIGSTOPped right after its renewal went to the server (a proxy hook), for
 //       1.5 TTL: it resumes on a reply older than its lease. Never the CLI as A (its
 //       command has no held(): a pause is S1 for it).
@@ -114,7 +117,7 @@ struct runner_options {
     int matrix_runs = 20;
     std::int64_t ttl_ms = 1000;
     std::vector<std::string> configs;
-    std::vector<std::string> scenarios = {"S1", "S3", "S5", "S6", "S8", "S9"};
+    std::vector<std::string> scenarios = {"S1", "S2", "S3", "S5", "S6", "S8", "S9"};
     // Runs per cell of some scenarios, when not `runs` (--runs-of S3=1,S8=1): the CI keeps
     // the newer scenarios short.
     std::map<std::string, int> runs_of;
@@ -312,6 +315,28 @@ edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
     expect_line(b, "released", acquire_bound(ctx.ttl_ms));
     signal_holder(ctx.a_kind, a.pid(), SIGCONT);
     times.heal_us = monotonic_us();
+    a.wait_exit(std::chrono::seconds(10));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
+// S2: A's first write leaves while it holds (held() checked) and stays in the network: A
+// ends its job and releases; B takes the lock and writes; only then does the runner let
+// A's write reach the store (a line on A's stdin).
+edgelock::nemesis::verdict run_s2(const run_context& ctx, deployment& where) {
+    child_process a = ctx.spawn("A", where.where("A"), {"delay_write=1"});
+    run_times times;
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms)) ||
+        !expect_line(a, "sent", std::chrono::seconds(5))) {
+        return judge_run(ctx, times);
+    }
+    times.fault_us = monotonic_us();
+    expect_line(a, "released", std::chrono::seconds(5));
+    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    a.write_line("go");
+    times.heal_us = monotonic_us();
+    expect_line(a, "landed", std::chrono::seconds(5));
     a.wait_exit(std::chrono::seconds(10));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
@@ -544,8 +569,8 @@ edgelock::nemesis::verdict run_sentinel_partition(const run_context& ctx) {
 bool scenario_applies(const std::string& scenario, const config_spec& spec) {
     const bool sentinel = spec.kind == topology_kind::sentinel;
     if (scenario == "S6") return !sentinel || !spec.guard;
-    return scenario == "S1" || scenario == "S3" || scenario == "S5" || scenario == "S8" ||
-           scenario == "S9";
+    return scenario == "S1" || scenario == "S2" || scenario == "S3" || scenario == "S5" ||
+           scenario == "S8" || scenario == "S9";
 }
 
 // A restarted master is found again by its replica only at the replica's next cron tick
@@ -583,6 +608,7 @@ edgelock::nemesis::verdict run_once(const std::string& scenario, const run_conte
     if (scenario == "S9") return run_partition(ctx, *where);
     if (scenario == "S8") return run_lost_replies(ctx, *where);
     if (scenario == "S3") return run_paused_in_flight(ctx, *where);
+    if (scenario == "S2") return run_s2(ctx, *where);
     return scenario == "S1" ? run_s1(ctx, *where) : run_s5(ctx, *where);
 }
 
@@ -673,7 +699,7 @@ int main(int argc, char** argv) {
     if (!parse_options(argc, argv, options)) {
         std::cerr << "usage: nemesis_runner --holder PATH --sim PATH [--holder-asio PATH] "
                      "[--holder-cli PATH --edgelock PATH] [--runs N] [--runs-of S3=1,S8=1] "
-                     "[--ttl MS] [--configs a,b] [--scenarios S1,S3,S5,S6,S8,S9] "
+                     "[--ttl MS] [--configs a,b] [--scenarios S1,S2,S3,S5,S6,S8,S9] "
                      "[--matrix-runs R] [--dir D]\n";
         return 64;
     }
