@@ -20,9 +20,10 @@
 //   S2  A's first write leaves while it holds and is held in the network (A waits for a
 //       line on stdin to deliver it) while A ends its job and releases, and B holds and
 //       writes; then it lands.
-//   S3  A is SIGSTOPped right after its renewal went to the server (a proxy hook), for
-//       1.5 TTL: it resumes on a reply older than its lease. Never the CLI as A (its
-//       command has no held(): a pause is S1 for it).
+//   S3  A is SIGSTOPped right after its acquire (even variants) or, holding, its renewal
+//       (odd) went to the server (a proxy hook on a request naming the lock), for 1.5 TTL:
+//       it resumes on a reply older than its TTL. Never the CLI as A for a renewal (its
+//       command has no held(): a pause during its hold is S1 for it).
 //   S5  during A's hold the node (Redlock: the node two majorities share) is killed with
 //       SIGKILL and restarted without persistence (delayed-restart: after 1.5 TTL).
 //   S6  Sentinel: split brain after a forced promotion: the master n0 is SIGSTOPped, replica
@@ -231,6 +232,7 @@ struct run_context {
     int run = 0;
     holder_kind a_kind = holder_kind::blocking;
     holder_kind b_kind = holder_kind::blocking;
+    bool renewal_in_flight = false;  // S3: which reply A is paused on
 
     holder_kind kind(const std::string& who) const { return who == "A" ? a_kind : b_kind; }
 
@@ -464,36 +466,72 @@ edgelock::nemesis::verdict run_lost_replies(const run_context& ctx, deployment& 
     return run_fault(ctx, where, fault);
 }
 
-// S3: A is paused (SIGSTOP) right after its next request (its renewal) has gone to the
-// server, for 1.5 TTL, with the reply waiting in its socket; B waits meanwhile and takes
-// the lock once A's key expired. A runs on reading a reply older than its lease.
-edgelock::nemesis::verdict run_paused_in_flight(const run_context& ctx, deployment& where) {
-    where.proxy_to_master();
+// Arms A's proxies so that A is SIGSTOPped right after its next request naming the lock
+// (an acquire or a renewal, never the handshake) has gone to the server, and waits up to
+// `bound` for that. True when A was stopped there.
+bool pause_after_request(const run_context& ctx, deployment& where, pid_t pid,
+                         std::chrono::milliseconds bound) {
+    auto frozen = std::make_shared<std::promise<void>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    const holder_kind kind = ctx.a_kind;
+    for (auto& proxy : where.proxies) {
+        proxy->on_next_request(
+            [frozen, once, pid, kind] {
+                if (once->exchange(true)) return;
+                signal_holder(kind, pid, SIGSTOP);
+                frozen->set_value();
+            },
+            ctx.name);
+    }
+    const bool stopped = frozen->get_future().wait_for(bound) == std::future_status::ready;
+    for (auto& proxy : where.proxies) proxy->on_next_request({});
+    once->store(true);
+    return stopped;
+}
+
+// S3, even variants: A is paused right after its acquire went out, for 1.5 TTL; its key
+// is set meanwhile and expires, B takes the lock, and A reads an OK older than its TTL.
+edgelock::nemesis::verdict run_paused_acquire(const run_context& ctx, deployment& where) {
+    // Armed once A runs: its acquire follows its start and handshake, milliseconds later.
+    child_process a = ctx.spawn("A", where.where("A", true), {"work_ms=300"});
+    run_times times;
+    if (!pause_after_request(ctx, where, a.pid(), acquire_bound(ctx.ttl_ms))) {
+        return judge_run(ctx, times);
+    }
+    times.fault_us = monotonic_us();
+    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));  // length
+    signal_holder(ctx.a_kind, a.pid(), SIGCONT);
+    times.heal_us = monotonic_us();
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    a.wait_exit(std::chrono::milliseconds(3 * ctx.ttl_ms + 10'000));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
+// S3, odd variants: A, holding, is paused right after its renewal went out, for 1.5 TTL,
+// the reply waiting in its socket; B waits meanwhile and takes the lock once A's key
+// expired. A runs on reading a reply older than its lease.
+edgelock::nemesis::verdict run_paused_renewal(const run_context& ctx, deployment& where) {
     hold_fault fault;
     fault.proxied = true;
     fault.a_work_ms = 3 * ctx.ttl_ms;
     fault.b_first = true;
     fault.heal_at_once = true;
     fault.start = [&](child_process& a) {
-        auto frozen = std::make_shared<std::promise<void>>();
-        auto once = std::make_shared<std::atomic<bool>>(false);
-        const pid_t pid = a.pid();
-        const holder_kind kind = ctx.a_kind;
-        for (auto& proxy : where.proxies) {
-            proxy->on_next_request([frozen, once, pid, kind] {
-                if (once->exchange(true)) return;
-                signal_holder(kind, pid, SIGSTOP);
-                frozen->set_value();
-            });
-        }
         // A renews within ttl/3 of its acquire; a holder that never does is judged as is.
-        frozen->get_future().wait_for(std::chrono::milliseconds(ctx.ttl_ms));
-        for (auto& proxy : where.proxies) proxy->on_next_request({});
-        once->store(true);
+        pause_after_request(ctx, where, a.pid(), std::chrono::milliseconds(ctx.ttl_ms));
         std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));  // length
-        signal_holder(kind, pid, SIGCONT);
+        signal_holder(ctx.a_kind, a.pid(), SIGCONT);
     };
     return run_fault(ctx, where, fault);
+}
+
+// S3: acquire or renewal in flight, alternating by run and configuration.
+edgelock::nemesis::verdict run_paused_in_flight(const run_context& ctx, deployment& where) {
+    where.proxy_to_master();
+    if (!ctx.renewal_in_flight) return run_paused_acquire(ctx, where);
+    return run_paused_renewal(ctx, where);
 }
 
 bool link_up(const redis_server& replica) {
@@ -626,9 +664,13 @@ void run_cell_once(const runner_options& options, const config_spec& spec, std::
     ctx.run = run;
     ctx.a_kind = kinds[first];
     ctx.b_kind = kinds[(first + 1) % kinds.size()];
-    // The CLI's command has no held() of its own: paused with edgelock, it writes on its
-    // old belief until edgelock's SIGTERM lands, which is S1, not S3. The CLI waits there.
-    if (scenario == "S3" && ctx.a_kind == holder_kind::cli) std::swap(ctx.a_kind, ctx.b_kind);
+    ctx.renewal_in_flight = (static_cast<std::size_t>(run) + config_index) % 2 == 1;
+    // The CLI's command has no held() of its own: paused with edgelock during a hold, it
+    // writes on its old belief until edgelock's SIGTERM lands, which is S1, not S3. The CLI
+    // waits there (its acquire, before the command starts, is paused like any client's).
+    if (scenario == "S3" && ctx.renewal_in_flight && ctx.a_kind == holder_kind::cli) {
+        std::swap(ctx.a_kind, ctx.b_kind);
+    }
     ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
     ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
     ::mkdir(ctx.dir.c_str(), 0755);

@@ -67,15 +67,17 @@ void tcp_proxy::reset_after(std::size_t bytes) { set_mode(mode::reset_after, 0, 
 void tcp_proxy::drop_replies() { set_mode(mode::drop_replies, 0, 0); }
 void tcp_proxy::close_all() { ++close_generation_; }
 
-void tcp_proxy::on_next_request(std::function<void()> hook) {
+void tcp_proxy::on_next_request(std::function<void()> hook, std::string containing) {
     std::lock_guard<std::mutex> guard(hook_mutex_);
     request_hook_ = std::move(hook);
+    request_hook_containing_ = std::move(containing);
 }
 
-void tcp_proxy::run_request_hook() {
+void tcp_proxy::run_request_hook(const std::string& sent) {
     std::function<void()> hook;
     {
         std::lock_guard<std::mutex> guard(hook_mutex_);
+        if (sent.find(request_hook_containing_) == std::string::npos) return;
         hook.swap(request_hook_);
     }
     if (hook) hook();
@@ -141,8 +143,8 @@ void tcp_proxy::forward_loop(connection& c) {
         while (open && !to_server.empty() && to_server.front().due <= now) {
             open = detail::send_all(c.server_fd, to_server.front().bytes.data(),
                                     to_server.front().bytes.size());
+            run_request_hook(to_server.front().bytes);
             to_server.pop_front();
-            run_request_hook();
         }
         while (open && !to_client.empty() && to_client.front().due <= now) {
             const std::string& bytes = to_client.front().bytes;

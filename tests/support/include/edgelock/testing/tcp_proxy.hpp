@@ -16,8 +16,9 @@
 //   drop_replies()       forward what clients send, drop what the server answers: requests
 //                        take effect, their replies are lost
 //
-// on_next_request(hook) calls `hook` once, from the forwarding thread, right after the next
-// chunk a client sent has gone to the server (a fault landed while a reply is in flight).
+// on_next_request(hook, containing) calls `hook` once, from the forwarding thread, right after
+// the next chunk a client sent that contains `containing` (any chunk when empty) has gone to
+// the server: a fault landed while that request's reply is in flight.
 // close_all() resets every open connection now. retarget(port) sends the connections accepted
 // from then on to another upstream port (a fault replaced by a healthy server behind the same
 // address); those already open keep theirs. The destructor stops the threads and closes
@@ -53,7 +54,7 @@ public:
     void reset_after(std::size_t bytes);
     void drop_replies();
     void close_all();
-    void on_next_request(std::function<void()> hook);
+    void on_next_request(std::function<void()> hook, std::string containing = "");
     void retarget(std::uint16_t upstream_port) noexcept { upstream_port_.store(upstream_port); }
 
     // Connections accepted since construction.
@@ -66,7 +67,7 @@ private:
     void accept_loop();
     void forward_loop(connection& c);
     void set_mode(mode m, std::int64_t delay_ms, std::size_t bytes);
-    void run_request_hook();
+    void run_request_hook(const std::string& sent);
 
     std::atomic<std::uint16_t> upstream_port_;
     std::uint16_t port_ = 0;
@@ -84,6 +85,7 @@ private:
 
     std::mutex hook_mutex_;
     std::function<void()> request_hook_;
+    std::string request_hook_containing_;
 
     std::mutex connections_mutex_;
     std::list<std::unique_ptr<connection>> connections_;
