@@ -34,14 +34,17 @@ void read_one_log(const std::string& path, std::vector<hold_record>& holds) {
             hold.belief_end_us = hold.start_us;
             holds.push_back(hold);
             in_hold = true;
-        } else if (kind == "write" && in_hold) {
+        } else if ((kind == "write" || kind == "landed") && in_hold) {
             write_record write;
             std::int64_t fence = 0;
             int accepted = 0;
             words >> fence >> write.t_us >> accepted;
             write.accepted = accepted != 0;
             holds.back().writes.push_back(write);
-            holds.back().belief_end_us = std::max(holds.back().belief_end_us, write.t_us);
+            // A write that landed late was sent while held; the holder's belief ended before.
+            if (kind == "write") {
+                holds.back().belief_end_us = std::max(holds.back().belief_end_us, write.t_us);
+            }
         } else if (kind == "end" && in_hold) {
             std::int64_t t_us = 0;
             words >> t_us;

@@ -8,6 +8,8 @@
 //             from "hold" (logged after acquire() returned) to its last "write" or its "end"
 //             (logged before release()), whichever is later. A write made after a pause on
 //             the strength of an earlier held() check extends the belief to that write.
+//             A "landed" write (S2: sent while held, delivered by the network after the
+//             holder released) counts for stale but not for the belief.
 //   stale     the fenced store accepted a write of a hold after it had accepted one of a
 //             hold acquired later (the simulator's check, sim/src/checker.cpp): the resource
 //             served a superseded holder. With fencing the store refuses it (a lower token).

@@ -49,6 +49,23 @@ TEST(NemesisHistory, HandOverIsNeitherOverlapNorStale) {
     EXPECT_FALSE(v.liveness_violated);
 }
 
+TEST(NemesisHistory, WriteLandingLateIsStaleWithoutOverlap) {
+    // A sent its write at 110 and released at 120; the network delivered it at 500 (S2).
+    const logs l("hold A 0 100\nend A 120\nlanded A 0 500 1\n",
+                 "hold B 0 300\nwrite B 0 310 1\nend B 400\n");
+    const auto v = judge(read_holds(l.paths()), 110, 450, bound_us);
+    EXPECT_FALSE(v.overlap);
+    EXPECT_TRUE(v.stale);
+}
+
+TEST(NemesisHistory, WriteLandingLateIsRefusedWithFencing) {
+    const logs l("hold A 1 100\nend A 120\nlanded A 1 500 0\n",
+                 "hold B 2 300\nwrite B 2 310 1\nend B 400\n");
+    const auto v = judge(read_holds(l.paths()), 110, 450, bound_us);
+    EXPECT_FALSE(v.overlap);
+    EXPECT_FALSE(v.stale);
+}
+
 TEST(NemesisHistory, WriteAfterPauseOverlapsAndIsStale) {
     // A checked held() at 110 and wrote at 500, after B held and wrote (S1).
     const logs l("hold A 0 100\nwrite A 0 500 1\nlost A 520\n",

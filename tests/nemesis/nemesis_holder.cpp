@@ -7,17 +7,21 @@
 //   nemesis_holder key=value ...
 //     id=A log=<file> store=<file> name=<lock name> ttl=<ms> fencing=0|1 guard=0|1
 //     wait=<replicas for WAIT> instances=<url,url,...> | sentinels=<url,...> master=<name>
-//     holds=<count> work_ms=<ms> step_ms=<ms> gate=0|1 acquire_wait_ms=<ms>
+//     holds=<count> work_ms=<ms> step_ms=<ms> gate=0|1 delay_write=0|1 acquire_wait_ms=<ms>
 //
 // Each hold: acquire (waiting), print "held <fence>", then every step_ms while held() write
 // the fence token to the store, for work_ms; print "released" after release(). With gate=1
 // the first hold checks held(), prints "checked" and waits for a line on stdin before its
 // first write: the runner freezes the process there, so the write goes out on the strength
-// of a check made before the pause (Kleppmann's GC pause).
+// of a check made before the pause (Kleppmann's GC pause). With delay_write=1 the first
+// hold, held() checked, prints "sent" and ends at once (its write is in the network); after
+// the release it waits for a line on stdin (the network delivering it) and writes, logged as
+// "landed": the runner lands it once the next holder has written (S2).
 //
 // Log lines (one per event, appended):
 //   hold <id> <fence> <t_us>          after acquire() returned ok
 //   write <id> <fence> <t_us> <0|1>   t taken under the store's lock; 1 = accepted
+//   landed <id> <fence> <t_us> <0|1>  the same for the write delivered late (delay_write=1)
 //   lost <id> <t_us>                  held() found false during the work
 //   end <id> <t_us>                   before release()
 //   fail <id> <t_us> <message>        acquire() failed
@@ -34,30 +38,29 @@ namespace {
 
 using edgelock::nemesis::event_log;
 using edgelock::nemesis::holder_args;
+using edgelock::nemesis::holder_settings;
+using edgelock::nemesis::land_delayed_write;
 using edgelock::nemesis::logged_write;
 using edgelock::nemesis::monotonic_us;
-using edgelock::nemesis::split_commas;
 
 edgelock::hiredis::lock_options options_from(const holder_args& args) {
+    const holder_settings settings = edgelock::nemesis::settings_from(args);
     edgelock::hiredis::lock_options options;
-    options.name = args.text("name", "nemesis");
-    options.instances = split_commas(args.text("instances"));
-    options.sentinels = split_commas(args.text("sentinels"));
-    if (!options.sentinels.empty()) options.master_name = args.text("master", "mymaster");
-    options.ttl_ms = args.number("ttl", 1000);
-    options.fencing = args.number("fencing", 0) != 0;
-    options.restart_guard = args.number("guard", 0) != 0;
-    options.replicas_to_wait = static_cast<std::uint8_t>(args.number("wait", 0));
-    options.connect_timeout_ms = 500;
-    options.command_timeout_ms = 1000;
-    // WAIT's timeout (half the attempt timeout) must leave room for a replica's ack, which
-    // the default attempt timeout (ttl / 10) may not on a loaded machine.
-    if (options.replicas_to_wait > 0) options.attempt_timeout_ms = options.ttl_ms / 4;
-    options.reconnect_delay_min_ms = 10;
-    options.reconnect_delay_max_ms = 50;
-    // Waiters retry often, so one that may take the lock does so within milliseconds.
-    options.retry_delay_ms_min = 2;
-    options.retry_delay_ms_max = 10;
+    options.name = settings.name;
+    options.instances = settings.instances;
+    options.sentinels = settings.sentinels;
+    if (!settings.sentinels.empty()) options.master_name = settings.master_name;
+    options.ttl_ms = settings.ttl_ms;
+    options.fencing = settings.fencing;
+    options.restart_guard = settings.restart_guard;
+    options.replicas_to_wait = static_cast<std::uint8_t>(settings.replicas_to_wait);
+    options.connect_timeout_ms = holder_settings::connect_timeout_ms;
+    options.command_timeout_ms = holder_settings::command_timeout_ms;
+    if (settings.attempt_timeout_ms > 0) options.attempt_timeout_ms = settings.attempt_timeout_ms;
+    options.reconnect_delay_min_ms = holder_settings::reconnect_delay_min_ms;
+    options.reconnect_delay_max_ms = holder_settings::reconnect_delay_max_ms;
+    options.retry_delay_ms_min = holder_settings::retry_delay_ms_min;
+    options.retry_delay_ms_max = holder_settings::retry_delay_ms_max;
     // What the lock's I/O did, on stderr (the runner keeps it beside the log), for reading
     // a run that went unexpectedly.
     options.on_event = [](const edgelock::hiredis::lock_event& event) {
@@ -117,11 +120,15 @@ int run(const holder_args& args) {
                  std::to_string(monotonic_us()));
         std::cout << "held " << hold.fence << std::endl;
         if (i == 0 && args.number("gate", 0) != 0) gated_write(lock, args, log, hold.fence);
-        if (work(lock, args, log, hold.fence)) {
+        // delay_write=1 (S2): the first write leaves while held and the job ends at once.
+        const bool in_flight = i == 0 && args.number("delay_write", 0) != 0 && lock.held();
+        if (in_flight) std::cout << "sent" << std::endl;
+        if (in_flight || work(lock, args, log, hold.fence)) {
             log.line("end " + id + " " + std::to_string(monotonic_us()));
         }
         const std::error_code released = lock.release();
         std::cout << "released " << (released ? released.message() : "ok") << std::endl;
+        if (in_flight) land_delayed_write(args, log, hold.fence);
     }
     return 0;
 }

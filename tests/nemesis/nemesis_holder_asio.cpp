@@ -17,20 +17,21 @@ namespace {
 
 using edgelock::nemesis::event_log;
 using edgelock::nemesis::holder_args;
+using edgelock::nemesis::holder_settings;
+using edgelock::nemesis::land_delayed_write;
 using edgelock::nemesis::logged_write;
 using edgelock::nemesis::monotonic_us;
-using edgelock::nemesis::split_commas;
 
-edgelock::async::client_config client_config_from(const holder_args& args) {
+edgelock::async::client_config client_config_from(const holder_settings& settings) {
     edgelock::async::client_config config;
-    config.instances = split_commas(args.text("instances"));
-    config.sentinels = split_commas(args.text("sentinels"));
-    if (!config.sentinels.empty()) config.master_name = args.text("master", "mymaster");
-    config.restart_guard = args.number("guard", 0) != 0;
-    config.connect_timeout_ms = 500;
-    config.command_timeout_ms = 1000;
-    config.reconnect_delay_min_ms = 10;
-    config.reconnect_delay_max_ms = 50;
+    config.instances = settings.instances;
+    config.sentinels = settings.sentinels;
+    if (!settings.sentinels.empty()) config.master_name = settings.master_name;
+    config.restart_guard = settings.restart_guard;
+    config.connect_timeout_ms = holder_settings::connect_timeout_ms;
+    config.command_timeout_ms = holder_settings::command_timeout_ms;
+    config.reconnect_delay_min_ms = holder_settings::reconnect_delay_min_ms;
+    config.reconnect_delay_max_ms = holder_settings::reconnect_delay_max_ms;
     // As the blocking holder: what the lock's I/O did, on stderr, for reading a run.
     config.on_event = [](const edgelock::lock_event& event) {
         std::cerr << monotonic_us() << " event " << static_cast<int>(event.kind) << " instance "
@@ -40,33 +41,34 @@ edgelock::async::client_config client_config_from(const holder_args& args) {
     return config;
 }
 
-edgelock::lock_config lock_config_from(const holder_args& args, const std::string& name,
-                                       std::size_t instances) {
+edgelock::lock_config lock_config_from(const holder_settings& settings, std::size_t instances) {
     edgelock::lock_config config;
-    config.name = name;
-    config.ttl_ms = args.number("ttl", 1000);
+    config.name = settings.name;
+    config.ttl_ms = settings.ttl_ms;
     config.instances = static_cast<std::uint8_t>(instances);
-    config.fencing = args.number("fencing", 0) != 0;
-    config.replicas_to_wait = static_cast<std::uint8_t>(args.number("wait", 0));
-    // As the blocking holder: room for WAIT, and waiters that retry within milliseconds.
-    if (config.replicas_to_wait > 0) config.attempt_timeout_ms = config.ttl_ms / 4;
-    config.retry_delay_ms_min = 2;
-    config.retry_delay_ms_max = 10;
+    config.fencing = settings.fencing;
+    config.replicas_to_wait = static_cast<std::uint8_t>(settings.replicas_to_wait);
+    if (settings.attempt_timeout_ms > 0) config.attempt_timeout_ms = settings.attempt_timeout_ms;
+    config.retry_delay_ms_min = holder_settings::retry_delay_ms_min;
+    config.retry_delay_ms_max = holder_settings::retry_delay_ms_max;
     return config;
 }
 
 class holder {
 public:
     holder(asio::io_context& io, const holder_args& args)
-        : args_(args), log_(args.text("log")), client_(io), timer_(io) {}
+        : args_(args),
+          settings_(edgelock::nemesis::settings_from(args)),
+          log_(args.text("log")),
+          client_(io),
+          timer_(io) {}
 
     int start() {
-        const auto config = client_config_from(args_);
-        name_ = args_.text("name", "nemesis");
+        const auto config = client_config_from(settings_);
         std::error_code ec = client_.open(config);
         if (!ec) {
             const std::size_t instances = config.sentinels.empty() ? config.instances.size() : 1;
-            ec = client_.add_lock(lock_config_from(args_, name_, instances), handle_);
+            ec = client_.add_lock(lock_config_from(settings_, instances), handle_);
         }
         if (ec) {
             log_.line("fail " + id() + " " + std::to_string(monotonic_us()) +
@@ -110,8 +112,14 @@ private:
             std::getline(std::cin, go);
             logged_write(args_, log_, fence_);
         }
+        // As the blocking holder's delay_write=1 (S2): the write leaves, the job ends at once.
+        in_flight_ = first_hold_ && args_.number("delay_write", 0) != 0 && client_.held(handle_);
         first_hold_ = false;
         work_until_us_ = monotonic_us() + args_.number("work_ms", 500) * 1000;
+        if (in_flight_) {
+            std::cout << "sent" << std::endl;
+            work_until_us_ = 0;
+        }
         step();
     }
 
@@ -136,6 +144,8 @@ private:
     void release() {
         client_.async_release(handle_, [this](std::error_code ec) {
             std::cout << "released " << (ec ? ec.message() : "ok") << std::endl;
+            if (in_flight_) land_delayed_write(args_, log_, fence_);
+            in_flight_ = false;
             if (--holds_left_ > 0) {
                 acquire();
             } else {
@@ -145,15 +155,16 @@ private:
     }
 
     const holder_args& args_;
+    const holder_settings settings_;  // lock_config::name views its name
     event_log log_;
     edgelock::async::client client_;
     asio::steady_timer timer_;
-    std::string name_;  // lock_config::name views it
     edgelock::async::lock_handle handle_;
     std::int64_t holds_left_ = 0;
     std::int64_t fence_ = 0;
     std::int64_t work_until_us_ = 0;
     bool first_hold_ = true;
+    bool in_flight_ = false;  // S2: the first write is in the network
     int exit_code_ = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -75,6 +76,42 @@ struct holder_args {
     }
 };
 
+// What every holder takes from its arguments, and the settings all of them share.
+struct holder_settings {
+    std::string name;
+    std::vector<std::string> instances;
+    std::vector<std::string> sentinels;
+    std::string master_name;  // with sentinels only
+    std::int64_t ttl_ms = 1000;
+    bool fencing = false;
+    bool restart_guard = false;
+    std::int64_t replicas_to_wait = 0;
+    // WAIT's timeout (half the attempt timeout) must leave room for a replica's ack, which
+    // the default attempt timeout (ttl / 10) may not on a loaded machine; 0: the default.
+    std::int64_t attempt_timeout_ms = 0;
+    static constexpr std::int64_t connect_timeout_ms = 500;
+    static constexpr std::int64_t command_timeout_ms = 1000;
+    static constexpr std::int64_t reconnect_delay_min_ms = 10;
+    static constexpr std::int64_t reconnect_delay_max_ms = 50;
+    // Waiters retry often, so one that may take the lock does so within milliseconds.
+    static constexpr std::int64_t retry_delay_ms_min = 2;
+    static constexpr std::int64_t retry_delay_ms_max = 10;
+};
+
+inline holder_settings settings_from(const holder_args& args) {
+    holder_settings settings;
+    settings.name = args.text("name", "nemesis");
+    settings.instances = split_commas(args.text("instances"));
+    settings.sentinels = split_commas(args.text("sentinels"));
+    if (!settings.sentinels.empty()) settings.master_name = args.text("master", "mymaster");
+    settings.ttl_ms = args.number("ttl", 1000);
+    settings.fencing = args.number("fencing", 0) != 0;
+    settings.restart_guard = args.number("guard", 0) != 0;
+    settings.replicas_to_wait = args.number("wait", 0);
+    if (settings.replicas_to_wait > 0) settings.attempt_timeout_ms = settings.ttl_ms / 4;
+    return settings;
+}
+
 class event_log {
 public:
     explicit event_log(const std::string& path) : file_(std::fopen(path.c_str(), "a")) {}
@@ -105,11 +142,24 @@ inline bool parse_holder_args(int argc, char** argv, holder_args& args) {
     return true;
 }
 
-// Writes `fence` to the store and logs the write.
-inline void logged_write(const holder_args& args, event_log& log, std::int64_t fence) {
+// Writes `fence` to the store and logs the write ("landed": one the network delivered
+// after the holder released, S2).
+inline void logged_write(const holder_args& args, event_log& log, std::int64_t fence,
+                         const std::string& kind = "write") {
     const store_result wrote = fenced_store_write(args.text("store"), fence);
-    log.line("write " + args.text("id") + " " + std::to_string(fence) + " " +
+    log.line(kind + " " + args.text("id") + " " + std::to_string(fence) + " " +
              std::to_string(wrote.t_us) + " " + (wrote.accepted ? "1" : "0"));
+}
+
+// S2's write in flight: sent while held, it reaches the store when the runner says so (a
+// line on stdin) after the holder released; nothing if stdin closes first. "landed" on
+// stdout tells the runner the log is complete (the CLI holder lands it from a process the
+// runner does not wait for).
+inline void land_delayed_write(const holder_args& args, event_log& log, std::int64_t fence) {
+    std::string go;
+    if (!std::getline(std::cin, go)) return;
+    logged_write(args, log, fence, "landed");
+    std::cout << "landed" << std::endl;
 }
 
 }  // namespace edgelock::nemesis

@@ -2,19 +2,28 @@
 // nemesis: the simulator's safety matrix checked against real processes under real faults.
 //
 //   nemesis_runner --holder <nemesis_holder> --sim <edgelock-sim> [--holder-asio <path>]
-//                  [--runs N] [--ttl MS] [--configs a,b,...] [--scenarios S1,S5,S6,S9]
-//                  [--matrix-runs R] [--dir D]
+//                  [--holder-cli <nemesis_holder_cli> --edgelock <edgelock>]
+//                  [--runs N] [--runs-of S3=1,S8=1] [--ttl MS] [--configs a,b,...]
+//                  [--scenarios S1,S2,S3,S5,S6,S8,S9] [--matrix-runs R] [--dir D]
 //
 // For each configuration it starts real redis-server (and redis-sentinel) processes on
-// loopback, runs each scenario N times with two holder processes, A and B (the blocking
-// client; with --holder-asio, run 1 puts B on the asio client, run 2 A, and so on), judges
-// each run from the holders' logs (nemesis_history.hpp) and prints the agreement table
-// against `edgelock-sim matrix`. Exit status 1 when a cell disagrees (cells whose matrix
-// verdict is known to be changing are shown but do not fail).
+// loopback, runs each scenario N times with two holder processes, A and B, judges each run
+// from the holders' logs (nemesis_history.hpp) and prints the agreement table against
+// `edgelock-sim matrix`. The holders rotate over the kinds given (the blocking client, the
+// asio client, the edgelock CLI running a command): A on the kind (run + configuration)
+// modulo their count, B on the next. Exit status 1 when a cell disagrees (cells whose
+// matrix verdict is known to be changing are shown but do not fail).
 //
 // Faults, as the simulator's scenarios (docs/SIMULATION.md) land them:
 //   S1  holder A checks held(), is SIGSTOPped before its write, past the TTL; B acquires
 //       and writes; A is SIGCONTed and writes on the strength of its old check.
+//   S2  A's first write leaves while it holds and is held in the network (A waits for a
+//       line on stdin to deliver it) while A ends its job and releases, and B holds and
+//       writes; then it lands.
+//   S3  A is SIGSTOPped right after its acquire (even variants) or, holding, its renewal
+//       (odd) went to the server (a proxy hook on a request naming the lock), for 1.5 TTL:
+//       it resumes on a reply older than its TTL. Never the CLI as A for a renewal (its
+//       command has no held(): a pause during its hold is S1 for it).
 //   S5  during A's hold the node (Redlock: the node two majorities share) is killed with
 //       SIGKILL and restarted without persistence (delayed-restart: after 1.5 TTL).
 //   S6  Sentinel: split brain after a forced promotion: the master n0 is SIGSTOPped, replica
@@ -23,22 +32,30 @@
 //       n2). Each client is pointed at the master its sentinel would name during the
 //       failover. Without replicas: the node is paused for 1.5 TTL during A's hold (SIGSTOP,
 //       or CLIENT PAUSE ALL), then runs what waited.
+//   S8  the replies to A's renewal and release are lost: its proxies forward its requests
+//       and drop the replies (even runs), or cut its connections at the first reply byte
+//       (odd runs), until B has held and released.
 //   S9  A, holding, is cut off by a TCP proxy that swallows everything from every node it
 //       reaches, until B has held and released. Sentinel: the partition leaves A with the
 //       master and one replica, and the other side promotes a replica of its own (see
 //       run_sentinel_partition).
 // Redlock runs partition the holders as the simulator does: A reaches n0..n2 only, B n2..n4
 // only (the other two addresses are ports nothing listens on).
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <future>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "edgelock/testing/child_process.hpp"
@@ -88,17 +105,37 @@ const std::vector<config_spec>& all_configs() {
     return configs;
 }
 
+enum class holder_kind { blocking, asio, cli };
+
 struct runner_options {
     std::string holder_path;
-    std::string holder_asio_path;  // when set, runs alternate which client holds first
+    std::string holder_asio_path;  // when set, runs rotate which client holds first
+    std::string holder_cli_path;   // with edgelock_path: the CLI joins the rotation
+    std::string edgelock_path;
     std::string sim_path;
     std::string dir;
     int runs = 1;
     int matrix_runs = 20;
     std::int64_t ttl_ms = 1000;
     std::vector<std::string> configs;
-    std::vector<std::string> scenarios = {"S1", "S5", "S6", "S9"};
+    std::vector<std::string> scenarios = {"S1", "S2", "S3", "S5", "S6", "S8", "S9"};
+    // Runs per cell of some scenarios, when not `runs` (--runs-of S3=1,S8=1): the CI keeps
+    // the newer scenarios short.
+    std::map<std::string, int> runs_of;
+
+    // The holder kinds runs rotate through, in this order.
+    std::vector<holder_kind> kinds() const {
+        std::vector<holder_kind> out = {holder_kind::blocking};
+        if (!holder_asio_path.empty()) out.push_back(holder_kind::asio);
+        if (!holder_cli_path.empty() && !edgelock_path.empty()) out.push_back(holder_kind::cli);
+        return out;
+    }
 };
+
+const char* kind_name(holder_kind kind) {
+    if (kind == holder_kind::asio) return "asio";
+    return kind == holder_kind::cli ? "cli" : "blocking";
+}
 
 std::string join(const std::vector<std::string>& parts) {
     std::string out;
@@ -151,10 +188,12 @@ struct deployment {
     }
 
     // Where holder `who` ("A" or "B") finds Redis, as holder arguments; A through the
-    // proxies when `proxied`.
+    // proxies when `proxied` (behind Sentinel: straight to the master the sentinels name,
+    // through a proxy made by proxy_to_master()).
     std::vector<std::string> where(const std::string& who, bool proxied = false) const {
         const bool via = proxied && who == "A";
         if (single) return {"instances=" + (via ? proxies[0]->url() : single->url())};
+        if (topology && via) return {"instances=" + proxies[0]->url()};
         if (topology) return {"sentinels=" + join(topology->sentinel_urls()), "master=mymaster"};
         auto& m = *masters;
         if (who == "A") {
@@ -166,6 +205,13 @@ struct deployment {
         }
         return {"instances=" +
                 join({dead_urls[0], dead_urls[1], m[2].url(), m[3].url(), m[4].url()})};
+    }
+
+    // Behind Sentinel, A's proxy goes to the master of the moment (S5 may have moved it).
+    void proxy_to_master() {
+        if (!topology) return;
+        proxies.clear();
+        proxies.push_back(std::make_unique<tcp_proxy>(topology->master_port()));
     }
 
     // The node S5 crashes: the only one, the master, or the one both majorities share.
@@ -184,11 +230,15 @@ struct run_context {
     std::string name;
     std::int64_t ttl_ms = 0;
     int run = 0;
-    bool a_on_asio = false;  // A on the asio client and B on the blocking one, or the reverse
+    holder_kind a_kind = holder_kind::blocking;
+    holder_kind b_kind = holder_kind::blocking;
+    bool renewal_in_flight = false;  // S3: which reply A is paused on
+
+    holder_kind kind(const std::string& who) const { return who == "A" ? a_kind : b_kind; }
 
     std::string program(const std::string& who) const {
-        if (options->holder_asio_path.empty()) return options->holder_path;
-        return (who == "A") == a_on_asio ? options->holder_asio_path : options->holder_path;
+        if (kind(who) == holder_kind::asio) return options->holder_asio_path;
+        return kind(who) == holder_kind::cli ? options->holder_cli_path : options->holder_path;
     }
 
     std::string log(const std::string& who) const { return dir + "/" + who + ".log"; }
@@ -206,12 +256,19 @@ struct run_context {
                                          "wait=" + std::to_string(spec->wait)};
         argv.insert(argv.end(), where.begin(), where.end());
         argv.insert(argv.end(), extra.begin(), extra.end());
+        if (kind(who) == holder_kind::cli) argv.push_back("edgelock=" + options->edgelock_path);
         edgelock::testing::spawn_options spawn;
         spawn.pipe_stdio = true;
         spawn.output_path = dir + "/" + who + ".stderr";
         return child_process(argv, spawn);
     }
 };
+
+// SIGSTOP or SIGCONT to a holder: a CLI holder's whole process group (the wrapper, edgelock
+// with its renewal thread, and the command writing), as a paused machine would be.
+void signal_holder(holder_kind kind, pid_t pid, int signal) {
+    ::kill(kind == holder_kind::cli ? -pid : pid, signal);
+}
 
 // Reads the holder's stdout until a line starting with `prefix`; false on EOF or deadline.
 bool expect_line(child_process& holder, const std::string& prefix,
@@ -252,89 +309,229 @@ edgelock::nemesis::verdict run_s1(const run_context& ctx, deployment& where) {
         !expect_line(a, "checked", std::chrono::seconds(5))) {
         return judge_run(ctx, times);
     }
-    a.freeze();
+    signal_holder(ctx.a_kind, a.pid(), SIGSTOP);
     times.fault_us = monotonic_us();
     a.write_line("go");  // read once A runs again: its write follows the old check
     child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
     // B can hold only once A's key expired, so the pause outlasts the TTL by construction.
     expect_line(b, "released", acquire_bound(ctx.ttl_ms));
-    a.thaw();
+    signal_holder(ctx.a_kind, a.pid(), SIGCONT);
     times.heal_us = monotonic_us();
     a.wait_exit(std::chrono::seconds(10));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
 }
 
-// S5: the node is killed during A's hold and comes back empty (after 1.5 TTL when delayed).
-edgelock::nemesis::verdict run_s5(const run_context& ctx, deployment& where) {
-    const std::int64_t ttl_ms = ctx.ttl_ms;
-    child_process a = ctx.spawn("A", where.where("A"), {"work_ms=" + std::to_string(3 * ttl_ms)});
+// S2: A's first write leaves while it holds (held() checked) and stays in the network: A
+// ends its job and releases; B takes the lock and writes; only then does the runner let
+// A's write reach the store (a line on A's stdin).
+edgelock::nemesis::verdict run_s2(const run_context& ctx, deployment& where) {
+    child_process a = ctx.spawn("A", where.where("A"), {"delay_write=1"});
     run_times times;
-    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
-    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
-    redis_server& target = where.crash_target();
-    target.stop();
-    times.fault_us = monotonic_us();
-    if (ctx.spec->delayed_restart) {
-        // The fault's length, not synchronization: the node stays down past the TTL.
-        std::this_thread::sleep_for(std::chrono::milliseconds(ttl_ms * 3 / 2));
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms)) ||
+        !expect_line(a, "sent", std::chrono::seconds(5))) {
+        return judge_run(ctx, times);
     }
-    target.start();
-    times.heal_us = monotonic_us();
+    times.fault_us = monotonic_us();
+    expect_line(a, "released", std::chrono::seconds(5));
+    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
     expect_line(b, "released", acquire_bound(ctx.ttl_ms));
-    a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
+    a.write_line("go");
+    times.heal_us = monotonic_us();
+    expect_line(a, "landed", std::chrono::seconds(5));
+    a.wait_exit(std::chrono::seconds(10));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
+}
+
+// A fault landed during A's hold: A holds (through its proxies when `proxied`) for
+// a_work_ms; B is started before the fault (b_first) or once it began; `start` lands it
+// (and, with heal_at_once, ends it too); otherwise `heal` ends it once B has held and
+// released.
+struct hold_fault {
+    bool proxied = false;
+    std::int64_t a_work_ms = 0;
+    bool b_first = false;
+    bool heal_at_once = false;
+    std::function<void(child_process& a)> start;
+    std::function<void()> heal;
+};
+
+edgelock::nemesis::verdict run_fault(const run_context& ctx, deployment& where,
+                                     const hold_fault& fault) {
+    const std::string work = "work_ms=" + std::to_string(fault.a_work_ms);
+    child_process a = ctx.spawn("A", where.where("A", fault.proxied), {work});
+    run_times times;
+    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
+    child_process b;
+    if (fault.b_first) b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    times.fault_us = monotonic_us();
+    fault.start(a);
+    if (fault.heal_at_once) times.heal_us = monotonic_us();
+    if (!fault.b_first) b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    if (!fault.heal_at_once) {
+        fault.heal();
+        times.heal_us = monotonic_us();
+    }
+    a.wait_exit(std::chrono::milliseconds(3 * ctx.ttl_ms + 10'000));
+    b.wait_exit(std::chrono::seconds(10));
+    return judge_run(ctx, times);
+}
+
+// S5: the node is killed during A's hold and comes back empty (after 1.5 TTL when delayed).
+edgelock::nemesis::verdict run_s5(const run_context& ctx, deployment& where) {
+    hold_fault fault;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.b_first = true;
+    fault.heal_at_once = true;
+    fault.start = [&](child_process&) {
+        redis_server& target = where.crash_target();
+        target.stop();
+        if (ctx.spec->delayed_restart) {
+            // The fault's length, not synchronization: the node stays down past the TTL.
+            std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));
+        }
+        target.start();
+    };
+    return run_fault(ctx, where, fault);
 }
 
 // S6 without replicas: the node (Redlock: the one both majorities share) stops answering
 // for 1.5 TTL during A's hold: SIGSTOP in even runs, CLIENT PAUSE ALL (which also holds
 // back expiry) in odd runs. Then it runs what waited.
 edgelock::nemesis::verdict run_node_pause(const run_context& ctx, deployment& where) {
-    const std::int64_t ttl_ms = ctx.ttl_ms;
-    child_process a = ctx.spawn("A", where.where("A"), {"work_ms=" + std::to_string(3 * ttl_ms)});
-    run_times times;
-    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
-    child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
-    redis_server& target = where.crash_target();
-    const auto pause = std::chrono::milliseconds(ttl_ms * 3 / 2);
-    times.fault_us = monotonic_us();
-    if (ctx.run % 2 == 0) {
-        target.freeze();
-        std::this_thread::sleep_for(pause);  // the fault's length
-        target.thaw();
-    } else {
-        redis_client(target.port())
-            .command({"CLIENT", "PAUSE", std::to_string(pause.count()), "ALL"});
-        std::this_thread::sleep_for(pause);  // the fault's length (the server ends it)
+    hold_fault fault;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.b_first = true;
+    fault.heal_at_once = true;
+    fault.start = [&](child_process&) {
+        redis_server& target = where.crash_target();
+        const auto pause = std::chrono::milliseconds(ctx.ttl_ms * 3 / 2);
+        if (ctx.run % 2 == 0) {
+            target.freeze();
+            std::this_thread::sleep_for(pause);  // the fault's length
+            target.thaw();
+        } else {
+            redis_client(target.port())
+                .command({"CLIENT", "PAUSE", std::to_string(pause.count()), "ALL"});
+            std::this_thread::sleep_for(pause);  // the fault's length (the server ends it)
+        }
+    };
+    return run_fault(ctx, where, fault);
+}
+
+// Ends a fault on A's proxies: everything passes again, and connections that lost bytes
+// are cut, so the clients start again on fresh ones.
+void heal_proxies(deployment& where) {
+    for (auto& proxy : where.proxies) {
+        proxy->pass();
+        proxy->close_all();
     }
-    times.heal_us = monotonic_us();
-    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
-    a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
-    b.wait_exit(std::chrono::seconds(10));
-    return judge_run(ctx, times);
 }
 
 // S9: A, holding, is cut off from every node it reaches (its proxies swallow everything)
 // until B has held and released; then the partition heals.
 edgelock::nemesis::verdict run_partition(const run_context& ctx, deployment& where) {
-    const std::int64_t ttl_ms = ctx.ttl_ms;
-    child_process a =
-        ctx.spawn("A", where.where("A", true), {"work_ms=" + std::to_string(3 * ttl_ms)});
+    hold_fault fault;
+    fault.proxied = true;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.start = [&](child_process&) {
+        for (auto& proxy : where.proxies) proxy->blackhole();
+    };
+    fault.heal = [&] { heal_proxies(where); };
+    return run_fault(ctx, where, fault);
+}
+
+// S8: the replies to A's renewal and release are lost, until B has held and released.
+// Even runs: A works 3/4 TTL (a renewal at ttl/3, then its release, inside its lease) while
+// its proxies forward its requests and drop the server's replies. Odd runs: A works 3 TTL
+// and the proxies cut its connections at the first reply byte, so no renewal is confirmed:
+// A must stop writing when its lease ends, whatever its requests did in Redis.
+edgelock::nemesis::verdict run_lost_replies(const run_context& ctx, deployment& where) {
+    where.proxy_to_master();
+    hold_fault fault;
+    fault.proxied = true;
+    fault.a_work_ms = ctx.run % 2 == 0 ? ctx.ttl_ms * 3 / 4 : 3 * ctx.ttl_ms;
+    fault.start = [&](child_process&) {
+        for (auto& proxy : where.proxies) {
+            if (ctx.run % 2 == 0) {
+                proxy->drop_replies();
+            } else {
+                proxy->reset_after(0);
+            }
+        }
+    };
+    fault.heal = [&] { heal_proxies(where); };
+    return run_fault(ctx, where, fault);
+}
+
+// Arms A's proxies so that A is SIGSTOPped right after its next request naming the lock
+// (an acquire or a renewal, never the handshake) has gone to the server, and waits up to
+// `bound` for that. True when A was stopped there.
+bool pause_after_request(const run_context& ctx, deployment& where, pid_t pid,
+                         std::chrono::milliseconds bound) {
+    auto frozen = std::make_shared<std::promise<void>>();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    const holder_kind kind = ctx.a_kind;
+    for (auto& proxy : where.proxies) {
+        proxy->on_next_request(
+            [frozen, once, pid, kind] {
+                if (once->exchange(true)) return;
+                signal_holder(kind, pid, SIGSTOP);
+                frozen->set_value();
+            },
+            ctx.name);
+    }
+    const bool stopped = frozen->get_future().wait_for(bound) == std::future_status::ready;
+    for (auto& proxy : where.proxies) proxy->on_next_request({});
+    once->store(true);
+    return stopped;
+}
+
+// S3, even variants: A is paused right after its acquire went out, for 1.5 TTL; its key
+// is set meanwhile and expires, B takes the lock, and A reads an OK older than its TTL.
+edgelock::nemesis::verdict run_paused_acquire(const run_context& ctx, deployment& where) {
+    // Armed once A runs: its acquire follows its start and handshake, milliseconds later.
+    child_process a = ctx.spawn("A", where.where("A", true), {"work_ms=300"});
     run_times times;
-    if (!expect_line(a, "held", acquire_bound(ctx.ttl_ms))) return judge_run(ctx, times);
-    for (auto& proxy : where.proxies) proxy->blackhole();
+    if (!pause_after_request(ctx, where, a.pid(), acquire_bound(ctx.ttl_ms))) {
+        return judge_run(ctx, times);
+    }
     times.fault_us = monotonic_us();
     child_process b = ctx.spawn("B", where.where("B"), {"work_ms=300"});
-    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
-    for (auto& proxy : where.proxies) {
-        proxy->pass();
-        proxy->close_all();
-    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));  // length
+    signal_holder(ctx.a_kind, a.pid(), SIGCONT);
     times.heal_us = monotonic_us();
-    a.wait_exit(std::chrono::milliseconds(3 * ttl_ms + 10'000));
+    expect_line(b, "released", acquire_bound(ctx.ttl_ms));
+    a.wait_exit(std::chrono::milliseconds(3 * ctx.ttl_ms + 10'000));
     b.wait_exit(std::chrono::seconds(10));
     return judge_run(ctx, times);
+}
+
+// S3, odd variants: A, holding, is paused right after its renewal went out, for 1.5 TTL,
+// the reply waiting in its socket; B waits meanwhile and takes the lock once A's key
+// expired. A runs on reading a reply older than its lease.
+edgelock::nemesis::verdict run_paused_renewal(const run_context& ctx, deployment& where) {
+    hold_fault fault;
+    fault.proxied = true;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.b_first = true;
+    fault.heal_at_once = true;
+    fault.start = [&](child_process& a) {
+        // A renews within ttl/3 of its acquire; a holder that never does is judged as is.
+        pause_after_request(ctx, where, a.pid(), std::chrono::milliseconds(ctx.ttl_ms));
+        std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));  // length
+        signal_holder(ctx.a_kind, a.pid(), SIGCONT);
+    };
+    return run_fault(ctx, where, fault);
+}
+
+// S3: acquire or renewal in flight, alternating by run and configuration.
+edgelock::nemesis::verdict run_paused_in_flight(const run_context& ctx, deployment& where) {
+    where.proxy_to_master();
+    if (!ctx.renewal_in_flight) return run_paused_acquire(ctx, where);
+    return run_paused_renewal(ctx, where);
 }
 
 bool link_up(const redis_server& replica) {
@@ -410,8 +607,8 @@ edgelock::nemesis::verdict run_sentinel_partition(const run_context& ctx) {
 bool scenario_applies(const std::string& scenario, const config_spec& spec) {
     const bool sentinel = spec.kind == topology_kind::sentinel;
     if (scenario == "S6") return !sentinel || !spec.guard;
-    if (scenario == "S9") return true;
-    return scenario == "S1" || scenario == "S5";
+    return scenario == "S1" || scenario == "S2" || scenario == "S3" || scenario == "S5" ||
+           scenario == "S8" || scenario == "S9";
 }
 
 // A restarted master is found again by its replica only at the replica's next cron tick
@@ -428,8 +625,7 @@ std::int64_t ttl_for(const std::string& scenario, const config_spec& spec,
 }
 
 std::string clients_of(const run_context& ctx) {
-    if (ctx.options->holder_asio_path.empty()) return "blocking, B blocking";
-    return ctx.a_on_asio ? "asio, B blocking" : "blocking, B asio";
+    return std::string(kind_name(ctx.a_kind)) + ", B " + kind_name(ctx.b_kind);
 }
 
 void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict) {
@@ -448,11 +644,44 @@ edgelock::nemesis::verdict run_once(const std::string& scenario, const run_conte
     if (!where) where = std::make_unique<deployment>(*ctx.spec);
     if (scenario == "S6") return run_node_pause(ctx, *where);
     if (scenario == "S9") return run_partition(ctx, *where);
+    if (scenario == "S8") return run_lost_replies(ctx, *where);
+    if (scenario == "S3") return run_paused_in_flight(ctx, *where);
+    if (scenario == "S2") return run_s2(ctx, *where);
     return scenario == "S1" ? run_s1(ctx, *where) : run_s5(ctx, *where);
 }
 
+// One run of a cell. Runs rotate the holder kinds: A on kinds[(run + config) % n] and B on
+// the next, so every kind holds first in some configuration even with one run per cell.
+void run_cell_once(const runner_options& options, const config_spec& spec, std::size_t config_index,
+                   const std::string& scenario, int run, std::unique_ptr<deployment>& where,
+                   edgelock::nemesis::real_cell& cell) {
+    const std::vector<holder_kind> kinds = options.kinds();
+    const std::size_t first = (static_cast<std::size_t>(run) + config_index) % kinds.size();
+    run_context ctx;
+    ctx.options = &options;
+    ctx.spec = &spec;
+    ctx.ttl_ms = ttl_for(scenario, spec, options);
+    ctx.run = run;
+    ctx.a_kind = kinds[first];
+    ctx.b_kind = kinds[(first + 1) % kinds.size()];
+    ctx.renewal_in_flight = (static_cast<std::size_t>(run) + config_index) % 2 == 1;
+    // The CLI's command has no held() of its own: paused with edgelock during a hold, it
+    // writes on its old belief until edgelock's SIGTERM lands, which is S1, not S3. The CLI
+    // waits there (its acquire, before the command starts, is paused like any client's).
+    if (scenario == "S3" && ctx.renewal_in_flight && ctx.a_kind == holder_kind::cli) {
+        std::swap(ctx.a_kind, ctx.b_kind);
+    }
+    ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
+    ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
+    ::mkdir(ctx.dir.c_str(), 0755);
+    const auto verdict = run_once(scenario, ctx, where);
+    std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A " << clients_of(ctx)
+              << "): " << (verdict.detail.empty() ? "no violation" : verdict.detail) << std::endl;
+    record(cell, verdict);
+}
+
 // Every scenario of one configuration, `runs` times each, on one deployment.
-void run_config(const runner_options& options, const config_spec& spec,
+void run_config(const runner_options& options, const config_spec& spec, std::size_t config_index,
                 const edgelock::nemesis::matrix_verdicts& matrix,
                 std::vector<edgelock::nemesis::table_row>& rows) {
     std::unique_ptr<deployment> where;  // started on first use (S6 starts its own)
@@ -465,25 +694,23 @@ void run_config(const runner_options& options, const config_spec& spec,
         row.matrix_known = found != matrix.end();
         if (row.matrix_known) row.matrix = found->second;
         row.pending = scenario == "S6" && spec.name == "sentinel+WAIT";
-        for (int run = 0; run < options.runs; ++run) {
-            run_context ctx;
-            ctx.options = &options;
-            ctx.spec = &spec;
-            ctx.ttl_ms = ttl_for(scenario, spec, options);
-            ctx.run = run;
-            ctx.a_on_asio = run % 2 == 1;
-            ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
-            ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
-            ::mkdir(ctx.dir.c_str(), 0755);
-            const auto verdict = run_once(scenario, ctx, where);
-            std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A "
-                      << clients_of(ctx)
-                      << "): " << (verdict.detail.empty() ? "no violation" : verdict.detail)
-                      << std::endl;
-            record(row.real, verdict);
+        const auto runs_of = options.runs_of.find(scenario);
+        const int runs = runs_of == options.runs_of.end() ? options.runs : runs_of->second;
+        for (int run = 0; run < runs; ++run) {
+            run_cell_once(options, spec, config_index, scenario, run, where, row.real);
         }
         rows.push_back(row);
     }
+}
+
+// "S3=1,S8=1": runs per cell of those scenarios.
+std::map<std::string, int> parse_runs_of(const std::string& text) {
+    std::map<std::string, int> out;
+    for (const std::string& part : split_commas(text)) {
+        const auto eq = part.find('=');
+        if (eq != std::string::npos) out[part.substr(0, eq)] = std::stoi(part.substr(eq + 1));
+    }
+    return out;
 }
 
 bool parse_options(int argc, char** argv, runner_options& options) {
@@ -492,6 +719,9 @@ bool parse_options(int argc, char** argv, runner_options& options) {
         const std::string value = argv[i + 1];
         if (key == "--holder") options.holder_path = value;
         else if (key == "--holder-asio") options.holder_asio_path = value;
+        else if (key == "--holder-cli") options.holder_cli_path = value;
+        else if (key == "--edgelock") options.edgelock_path = value;
+        else if (key == "--runs-of") options.runs_of = parse_runs_of(value);
         else if (key == "--sim") options.sim_path = value;
         else if (key == "--dir") options.dir = value;
         else if (key == "--runs") options.runs = std::stoi(value);
@@ -510,7 +740,8 @@ int main(int argc, char** argv) {
     runner_options options;
     if (!parse_options(argc, argv, options)) {
         std::cerr << "usage: nemesis_runner --holder PATH --sim PATH [--holder-asio PATH] "
-                     "[--runs N] [--ttl MS] [--configs a,b] [--scenarios S1,S5,S6,S9] "
+                     "[--holder-cli PATH --edgelock PATH] [--runs N] [--runs-of S3=1,S8=1] "
+                     "[--ttl MS] [--configs a,b] [--scenarios S1,S2,S3,S5,S6,S8,S9] "
                      "[--matrix-runs R] [--dir D]\n";
         return 64;
     }
@@ -525,11 +756,12 @@ int main(int argc, char** argv) {
     std::cout << "matrix: " << matrix.size() << " cells from " << options.sim_path << "; logs in "
               << options.dir << std::endl;
     std::vector<edgelock::nemesis::table_row> rows;
-    for (const config_spec& spec : all_configs()) {
+    for (std::size_t i = 0; i < all_configs().size(); ++i) {
+        const config_spec& spec = all_configs()[i];
         const bool chosen = options.configs.empty() ||
                             std::find(options.configs.begin(), options.configs.end(), spec.name) !=
                                 options.configs.end();
-        if (chosen) run_config(options, spec, matrix, rows);
+        if (chosen) run_config(options, spec, i, matrix, rows);
     }
     if (edgelock::nemesis::print_table(rows) != 0) {
         std::cout << "logs kept in " << options.dir << std::endl;

@@ -64,7 +64,24 @@ void tcp_proxy::pass() { set_mode(mode::pass, 0, 0); }
 void tcp_proxy::delay(std::chrono::milliseconds d) { set_mode(mode::delay, d.count(), 0); }
 void tcp_proxy::blackhole() { set_mode(mode::blackhole, 0, 0); }
 void tcp_proxy::reset_after(std::size_t bytes) { set_mode(mode::reset_after, 0, bytes); }
+void tcp_proxy::drop_replies() { set_mode(mode::drop_replies, 0, 0); }
 void tcp_proxy::close_all() { ++close_generation_; }
+
+void tcp_proxy::on_next_request(std::function<void()> hook, std::string containing) {
+    std::lock_guard<std::mutex> guard(hook_mutex_);
+    request_hook_ = std::move(hook);
+    request_hook_containing_ = std::move(containing);
+}
+
+void tcp_proxy::run_request_hook(const std::string& sent) {
+    std::function<void()> hook;
+    {
+        std::lock_guard<std::mutex> guard(hook_mutex_);
+        if (sent.find(request_hook_containing_) == std::string::npos) return;
+        hook.swap(request_hook_);
+    }
+    if (hook) hook();
+}
 
 void tcp_proxy::accept_loop() {
     while (!stopping_) {
@@ -126,6 +143,7 @@ void tcp_proxy::forward_loop(connection& c) {
         while (open && !to_server.empty() && to_server.front().due <= now) {
             open = detail::send_all(c.server_fd, to_server.front().bytes.data(),
                                     to_server.front().bytes.size());
+            run_request_hook(to_server.front().bytes);
             to_server.pop_front();
         }
         while (open && !to_client.empty() && to_client.front().due <= now) {
@@ -164,7 +182,7 @@ void tcp_proxy::forward_loop(connection& c) {
             }
             // The mode as of now, not as of before poll(): a change applies to the next byte.
             const mode m = static_cast<mode>(mode_.load());
-            if (m == mode::blackhole) continue;
+            if (m == mode::blackhole || (m == mode::drop_replies && side == 1)) continue;
             const std::int64_t delay = m == mode::delay ? delay_ms_.load() : 0;
             chunk next{clock_type::now() + std::chrono::milliseconds(delay),
                        std::string(buffer, static_cast<std::size_t>(n))};

@@ -13,7 +13,12 @@
 //                        looks alive (connect succeeds) but never answers
 //   reset_after(bytes)   forward at most `bytes` more bytes from the server on each connection,
 //                        then reset the client connection (RST): a reply cut in the middle
+//   drop_replies()       forward what clients send, drop what the server answers: requests
+//                        take effect, their replies are lost
 //
+// on_next_request(hook, containing) calls `hook` once, from the forwarding thread, right after
+// the next chunk a client sent that contains `containing` (any chunk when empty) has gone to
+// the server: a fault landed while that request's reply is in flight.
 // close_all() resets every open connection now. retarget(port) sends the connections accepted
 // from then on to another upstream port (a fault replaced by a healthy server behind the same
 // address); those already open keep theirs. The destructor stops the threads and closes
@@ -24,6 +29,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -46,7 +52,9 @@ public:
     void delay(std::chrono::milliseconds d);
     void blackhole();
     void reset_after(std::size_t bytes);
+    void drop_replies();
     void close_all();
+    void on_next_request(std::function<void()> hook, std::string containing = "");
     void retarget(std::uint16_t upstream_port) noexcept { upstream_port_.store(upstream_port); }
 
     // Connections accepted since construction.
@@ -54,11 +62,12 @@ public:
 
 private:
     struct connection;
-    enum class mode : int { pass, delay, blackhole, reset_after };
+    enum class mode : int { pass, delay, blackhole, reset_after, drop_replies };
 
     void accept_loop();
     void forward_loop(connection& c);
     void set_mode(mode m, std::int64_t delay_ms, std::size_t bytes);
+    void run_request_hook(const std::string& sent);
 
     std::atomic<std::uint16_t> upstream_port_;
     std::uint16_t port_ = 0;
@@ -73,6 +82,10 @@ private:
     std::atomic<std::size_t> reset_bytes_{0};
     std::atomic<std::uint64_t> generation_{0};
     std::atomic<std::uint64_t> close_generation_{0};
+
+    std::mutex hook_mutex_;
+    std::function<void()> request_hook_;
+    std::string request_hook_containing_;
 
     std::mutex connections_mutex_;
     std::list<std::unique_ptr<connection>> connections_;
