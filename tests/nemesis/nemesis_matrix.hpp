@@ -38,14 +38,13 @@ struct table_row {
     matrix_cell matrix;
     bool matrix_known = false;
     real_cell real;
-    bool pending = false;  // the matrix is known to be changing for this cell
 };
 
 // A check agrees when the matrix shows it violated and real runs saw it at least once, or
 // the matrix shows it kept and no real run broke it.
 bool agrees(const table_row& row);
 
-// Prints the table; returns the number of rows that disagree and are not pending.
+// Prints the table; returns the number of rows that disagree.
 int print_table(const std::vector<table_row>& rows);
 
 }  // namespace edgelock::nemesis

@@ -11,8 +11,7 @@
 // from the holders' logs (nemesis_history.hpp) and prints the agreement table against
 // `edgelock-sim matrix`. The holders rotate over the kinds given (the blocking client, the
 // asio client, the edgelock CLI running a command): A on the kind (run + configuration)
-// modulo their count, B on the next. Exit status 1 when a cell disagrees (cells whose
-// matrix verdict is known to be changing are shown but do not fail).
+// modulo their count, B on the next. Exit status 1 when a cell disagrees.
 //
 // Faults, as the simulator's scenarios (docs/SIMULATION.md) land them:
 //   S1  holder A checks held(), is SIGSTOPped before its write, past the TTL; B acquires
@@ -693,7 +692,6 @@ void run_config(const runner_options& options, const config_spec& spec, std::siz
         const auto found = matrix.find({scenario, spec.name});
         row.matrix_known = found != matrix.end();
         if (row.matrix_known) row.matrix = found->second;
-        row.pending = scenario == "S6" && spec.name == "sentinel+WAIT";
         const auto runs_of = options.runs_of.find(scenario);
         const int runs = runs_of == options.runs_of.end() ? options.runs : runs_of->second;
         for (int run = 0; run < runs; ++run) {
