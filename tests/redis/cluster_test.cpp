@@ -161,10 +161,9 @@ TEST(cluster_live, cluster_slot_names_the_master_a_set_succeeds_on) {
             for (std::size_t other = 0; other < cluster.masters_at_start(); ++other) {
                 raw_connection c(cluster.node(other).port());
                 const std::string reply = c.exchange({"SET", name, "v"});
-                const std::string expected = other == m
-                                                 ? "+OK\r\n"
-                                                 : moved_bytes(cluster_slot(name),
-                                                               cluster.node(m).port());
+                const std::string expected =
+                    other == m ? "+OK\r\n"
+                               : moved_bytes(cluster_slot(name), cluster.node(m).port());
                 EXPECT_EQ(reply, expected) << name << " on master " << other;
             }
         }
@@ -177,15 +176,15 @@ TEST(cluster_live, a_migrating_slot_answers_ask_then_moved) {
     redis_cluster cluster;
     const std::string tag = names_on(cluster, 0).at(0);
     const std::uint16_t slot = cluster_slot("{" + tag + "}");
-    const std::vector<std::string> keys = {"{" + tag + "}:a", "{" + tag + "}:b",
-                                           "{" + tag + "}:c", "{" + tag + "}:d"};
+    const std::vector<std::string> keys = {"{" + tag + "}:a", "{" + tag + "}:b", "{" + tag + "}:c",
+                                           "{" + tag + "}:d"};
     raw_connection source(cluster.node(0).port());
     for (const std::string& k : keys) ASSERT_EQ(source.exchange({"SET", k, k}), "+OK\r\n");
     slot_map map = map_seen_by(cluster, 2);
 
     ASSERT_EQ(cluster.migrate_slot(slot, 0, 1, migration::half_way), keys.size() / 2);
-    const std::string ask = "-ASK " + std::to_string(slot) + " 127.0.0.1:" +
-                            std::to_string(cluster.node(1).port()) + "\r\n";
+    const std::string ask = "-ASK " + std::to_string(slot) +
+                            " 127.0.0.1:" + std::to_string(cluster.node(1).port()) + "\r\n";
     std::size_t asked = 0;
     for (const std::string& k : keys) {
         const std::string reply = source.exchange({"GET", k});
@@ -203,7 +202,8 @@ TEST(cluster_live, a_migrating_slot_answers_ask_then_moved) {
         raw_connection target(r.to.port);
         EXPECT_EQ(target.exchange({"GET", k}), moved_bytes(slot, cluster.node(0).port()));
         EXPECT_EQ(target.exchange({"ASKING"}), "+OK\r\n");
-        EXPECT_EQ(target.exchange({"GET", k}), "$" + std::to_string(k.size()) + "\r\n" + k + "\r\n");
+        EXPECT_EQ(target.exchange({"GET", k}),
+                  "$" + std::to_string(k.size()) + "\r\n" + k + "\r\n");
     }
     EXPECT_EQ(asked, keys.size() / 2);
 
@@ -245,7 +245,8 @@ TEST(cluster_live, the_map_read_again_names_the_promoted_replica) {
     // A manual failover of master 1 to its replica: the map follows it too.
     cluster.failover(cluster.replica_of(1));
     const slot_map after = map_seen_by(cluster, 2);
-    EXPECT_EQ(port_of(after, cluster.assigned(1).first), cluster.node(cluster.replica_of(1)).port());
+    EXPECT_EQ(port_of(after, cluster.assigned(1).first),
+              cluster.node(cluster.replica_of(1)).port());
     EXPECT_EQ(port_of(after, cluster.assigned(0).last), cluster.node(promoted).port());
 }
 

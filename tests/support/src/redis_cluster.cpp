@@ -15,9 +15,7 @@ constexpr int migrate_timeout_ms = 5'000;
 constexpr std::size_t keys_per_round = 100;
 constexpr std::size_t migrate_rounds_max = 10'000;
 
-bool is_ok(const redis_reply& r) {
-    return r.type == redis_reply::kind::status && r.text == "OK";
-}
+bool is_ok(const redis_reply& r) { return r.type == redis_reply::kind::status && r.text == "OK"; }
 
 std::uint16_t as_port(const redis_reply& r) {
     if (r.type != redis_reply::kind::integer || r.integer < 1 || r.integer > 65535)
@@ -78,12 +76,12 @@ void redis_cluster::start_nodes() {
             const std::uint16_t bus_port = free_port();
             try {
                 nodes_.push_back(std::make_unique<redis_server>(
-                    std::vector<std::string>{
-                        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                        "--cluster-port", std::to_string(bus_port), "--cluster-node-timeout",
-                        std::to_string(settings_.node_timeout_ms),
-                        "--cluster-replica-validity-factor", "0",
-                        "--repl-ping-replica-period", "1"},
+                    std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file",
+                                             "nodes.conf", "--cluster-port",
+                                             std::to_string(bus_port), "--cluster-node-timeout",
+                                             std::to_string(settings_.node_timeout_ms),
+                                             "--cluster-replica-validity-factor", "0",
+                                             "--repl-ping-replica-period", "1"},
                     persistence::volatile_));
                 bus_ports_.push_back(bus_port);
                 break;
@@ -104,15 +102,15 @@ void redis_cluster::assign_slots_and_meet() {
     }
     for (std::size_t m = 0; m < settings_.masters; ++m) {
         const slot_range r = assigned(m);
-        if (!is_ok(admin(m).command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(r.first),
-                                     std::to_string(r.last)})))
+        if (!is_ok(admin(m).command(
+                {"CLUSTER", "ADDSLOTSRANGE", std::to_string(r.first), std::to_string(r.last)})))
             fail("CLUSTER ADDSLOTSRANGE refused");
     }
     redis_client first = admin(0);
     for (std::size_t i = 1; i < size(); ++i) {
-        if (!is_ok(first.command({"CLUSTER", "MEET", loopback_host,
-                                  std::to_string(nodes_[i]->port()),
-                                  std::to_string(bus_ports_[i])})))
+        if (!is_ok(
+                first.command({"CLUSTER", "MEET", loopback_host, std::to_string(nodes_[i]->port()),
+                               std::to_string(bus_ports_[i])})))
             fail("CLUSTER MEET refused");
     }
 }
@@ -185,8 +183,8 @@ slot_range redis_cluster::assigned(std::size_t master) const {
     const std::size_t share = cluster_slot_count / settings_.masters;
     slot_range r;
     r.first = static_cast<std::uint16_t>(master * share);
-    r.last = static_cast<std::uint16_t>(
-        master + 1 == settings_.masters ? cluster_slot_count - 1 : (master + 1) * share - 1);
+    r.last = static_cast<std::uint16_t>(master + 1 == settings_.masters ? cluster_slot_count - 1
+                                                                        : (master + 1) * share - 1);
     r.master_port = nodes_.at(master)->port();
     return r;
 }
@@ -319,12 +317,13 @@ std::size_t redis_cluster::move_keys(std::uint16_t slot, std::size_t from, std::
                 source.command({"CLUSTER", "COUNTKEYSINSLOT", slot_text}).integer;
             wanted = static_cast<std::size_t>(count + 1) / 2;
         }
-        const redis_reply keys = source.command(
-            {"CLUSTER", "GETKEYSINSLOT", slot_text, std::to_string(wanted)});
+        const redis_reply keys =
+            source.command({"CLUSTER", "GETKEYSINSLOT", slot_text, std::to_string(wanted)});
         if (keys.elements.empty()) return moved;
-        std::vector<std::string> command = {"MIGRATE", loopback_host,
-                                            std::to_string(node(to).port()), "", "0",
-                                            std::to_string(migrate_timeout_ms), "KEYS"};
+        std::vector<std::string> command = {
+            "MIGRATE", loopback_host, std::to_string(node(to).port()),
+            "",        "0",           std::to_string(migrate_timeout_ms),
+            "KEYS"};
         for (const redis_reply& key : keys.elements) command.push_back(key.text);
         if (!is_ok(source.command(command))) fail("migrate_slot: MIGRATE failed");
         moved += keys.elements.size();
