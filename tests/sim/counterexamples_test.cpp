@@ -82,6 +82,26 @@ TEST(counterexamples, a_renewal_that_finds_its_key_gone_loses_the_lock_at_once) 
     }
 }
 
+// fair-wake-during-attempt-dropped. A waiter's subscriber is slowed, so the release naming
+// its turn reaches it while an attempt of its own is in flight, one the lock's holder
+// refuses just before releasing. The wake-up that came during the attempt must start the
+// next one as soon as the refusal arrives; dropped, the waiter sits at a free lock until its
+// re-check (wakeup).
+TEST(counterexamples, a_wake_up_during_an_attempt_starts_the_next_one) {
+    const kept_run runs[] = {
+        {"single+fair", 16055439586361741683ULL,
+         "slow_subscribe.c1@t395,to=n0,d=674,x=21;slow_link.c1@t0,to=n0,d=1097,x=6", "on_wake("},
+        {"sentinel+WAIT+guard+fair", 7207558244079900046ULL,
+         "slow_subscribe.c1@t423,to=n0,d=634,x=138,rst=1;slow_link.c1@t0,to=n0,d=416,x=9",
+         "on_wake("},
+    };
+    for (const kept_run& k : runs) {
+        const run_result r = replay(k);
+        EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                       << replay_command(request_of(k));
+    }
+}
+
 // confirmation-past-validity. The acquire's confirmation (WAIT, or the fence raise) must end
 // within the attempt's validity: a holder paused while its acquire is in flight resumes to
 // a confirmation that came after the lease it was for had ended. Counting it reports
