@@ -176,10 +176,14 @@ void draw_failover_knobs(world_params& p, prng& rng) noexcept {
     const std::int64_t hello_ms = rng.between(50, 2000);
     p.sentinel_lag_ms_max = rng.between(0, hello_ms);
     // Redis 7.0 reconfigures a returned old master once it has reported the master role for
-    // four hello periods, noticed at an INFO; a replica still following a replaced master
-    // waits for failover-timeout (180 s, 90 hello periods, by default; often set lower).
+    // four hello periods. The sentinels read it as a replica entry, by INFO every 10 s (five
+    // hello periods): the first INFO, up to a period after it is back, sees the role, and
+    // the first one past four hello periods later, one period on, sends the REPLICAOF. A
+    // replica still following a replaced master waits for failover-timeout (180 s, 90 hello
+    // periods, by default; often set lower).
     const std::int64_t drawn_before = p.reconfigure_ms;
-    p.reconfigure_ms = 4 * hello_ms + rng.between(0, p.info_period_ms);
+    const std::int64_t replica_info_ms = 5 * hello_ms;
+    p.reconfigure_ms = replica_info_ms + rng.between(0, replica_info_ms);
     p.failover_timeout_ms = rng.between(p.reconfigure_ms, 90 * hello_ms);
     p.liveness_window_ms += p.reconfigure_ms - drawn_before;
     // A replica re-pointed for WAIT to count; the leader names the new master at once, so a

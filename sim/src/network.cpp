@@ -78,6 +78,7 @@ std::uint32_t network::open(std::uint8_t client, std::uint8_t server, lane on) n
     tcp_state& c = conn(client, server, on);
     c.epoch = next_epoch_++;
     c.open = true;
+    c.drained_at_us = -1;
     return c.epoch;
 }
 

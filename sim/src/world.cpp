@@ -423,7 +423,8 @@ void world::deliver_sentinel_request(std::uint8_t client, std::uint8_t server, m
 
 void world::deliver_reply(std::uint8_t server, std::uint8_t client, message&& m) {
     const network::tcp_state& conn = net_.conn(client, server, m.on);
-    if (!conn.open || conn.epoch != m.epoch) return;
+    const bool draining = !conn.open && now_us_ <= conn.drained_at_us;
+    if ((!conn.open && !draining) || conn.epoch != m.epoch) return;
     if (partitioned(client, server)) {
         break_connection(client, server, false, "partition", m.on);
         return;
@@ -893,6 +894,7 @@ void world::close_from_server(std::uint8_t client, std::uint8_t server, const ch
     if (!take_connection(client, server, on, 0xb1000000u, epoch)) return;
     const std::int64_t at =
         net_.close_arrives_us(net_.server_endpoint(server), client, on, now_us_);
+    net_.conn(client, server, on).drained_at_us = at;
     clients_[client]->connection_reset(server, epoch, at);
     note_broken(client, server, why, " (closed)", on);
 }

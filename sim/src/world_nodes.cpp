@@ -331,10 +331,17 @@ void world::sentinel_repoint(std::uint8_t node) {
 // Sentinel sends each REPLICAOF it orders (the promotion's REPLICAOF NO ONE too) in a MULTI
 // with CLIENT KILL TYPE normal and CLIENT KILL TYPE pubsub: the node closes every client
 // connection, command and subscriber alike, and its clients go back to the sentinels.
+// A client cut off from the node never hears the FIN: its connection just goes silent.
 void world::sentinel_kills_clients(std::uint8_t node) {
+    const char* why = "CLIENT KILL by Sentinel";
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        close_from_server(c, node, "CLIENT KILL by Sentinel", lane::command);
-        close_from_server(c, node, "CLIENT KILL by Sentinel", lane::subscriber);
+        for (const lane on : {lane::command, lane::subscriber}) {
+            if (partitioned(c, node)) {
+                break_connection(c, node, false, why, on);
+            } else {
+                close_from_server(c, node, why, on);
+            }
+        }
     }
 }
 

@@ -113,7 +113,8 @@ struct world_params {
     std::int64_t info_period_ms = 50;
     // Sentinel: an old master that is back (restarted, resumed, reachable again) stays a
     // master, accepting writes, until the sentinels reconfigure it as a replica this long later.
-    // (Redis 7.0 waits until it has reported the master role for four hello periods: 8 s.)
+    // (Redis 7.0 waits until it has reported the master role for four hello periods, 8 s,
+    // seen at INFOs it sends every 10 s: 10 to 20 s.)
     std::int64_t reconfigure_ms = 100;
     // Sentinel: a replica that comes back still following a replaced master is re-pointed
     // only this long later (Redis 7.0: failover-timeout since its last reconfiguration, 180 s

@@ -62,6 +62,8 @@ public:
     struct tcp_state {  // a client-server connection as the network sees it
         std::uint32_t epoch = 0;
         bool open = false;
+        // Closed by the server: what it sent before its FIN still arrives, until the FIN does.
+        std::int64_t drained_at_us = -1;
     };
 
     void init(std::uint8_t clients, std::uint8_t nodes, std::uint8_t sentinels,
