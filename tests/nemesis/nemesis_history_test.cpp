@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The nemesis checks on hand-written logs: each violation found, and each near miss not.
 #include "nemesis_history.hpp"
+#include "nemesis_matrix.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -104,6 +105,22 @@ TEST(NemesisHistory, AnAcquireBeyondTheBoundIsALivenessViolation) {
     const logs l("hold A 1 100\nlost A 200\n", "hold B 2 5000\nend B 5100\n");
     EXPECT_TRUE(judge(read_holds(l.paths()), 150, 250, 1000).liveness_violated);
     EXPECT_FALSE(judge(read_holds(l.paths()), 150, 250, 10'000).liveness_violated);
+}
+
+// A cell whose matrix shows a violation gets more runs until each violation it shows was seen;
+// a cell the matrix calls ok gets none.
+TEST(NemesisMatrix, AViolationTheMatrixShowsIsLookedForUntilSeen) {
+    edgelock::nemesis::table_row row;
+    row.matrix_known = true;
+    EXPECT_FALSE(edgelock::nemesis::violation_unseen(row)) << "the matrix calls it ok";
+    row.matrix.overlap = true;
+    row.matrix.stale = true;
+    row.real.runs = 2;
+    EXPECT_TRUE(edgelock::nemesis::violation_unseen(row));
+    row.real.overlap = 1;
+    EXPECT_TRUE(edgelock::nemesis::violation_unseen(row)) << "the stale write is still unseen";
+    row.real.stale = 1;
+    EXPECT_FALSE(edgelock::nemesis::violation_unseen(row));
 }
 
 }  // namespace

@@ -57,6 +57,13 @@ matrix_verdicts read_matrix(const std::string& sim_path, int runs) {
     return verdicts;
 }
 
+bool violation_unseen(const table_row& row) {
+    const matrix_cell& m = row.matrix;
+    const real_cell& r = row.real;
+    return row.matrix_known && ((m.overlap && r.overlap == 0) || (m.stale && r.stale == 0) ||
+                                (m.liveness && r.liveness == 0));
+}
+
 bool agrees(const table_row& row) {
     return row.matrix_known && row.real.runs > 0 &&
            check_agrees(row.matrix.overlap, row.real.overlap) &&

@@ -43,6 +43,8 @@ struct table_row {
 // A check agrees when the matrix shows it violated and real runs saw it at least once, or
 // the matrix shows it kept and no real run broke it.
 bool agrees(const table_row& row);
+// Whether a violation the matrix shows has not been seen in any real run yet.
+bool violation_unseen(const table_row& row);
 
 // Prints the table; returns the number of rows that disagree.
 int print_table(const std::vector<table_row>& rows);
