@@ -20,7 +20,8 @@
 #      libFuzzer targets (EDGELOCK_FUZZ=ON): every ctest label but the sans-IO symbol checks
 #      (label `symbols`: the sanitizer runtime is called from every object), the install
 #      test (its consumer project links the installed, instrumented library without the
-#      runtime; the plain build runs it) and the nemesis run (it judges the matrix, once), then
+#      runtime; the plain build runs it), the nemesis run (it judges the matrix, once) and the
+#      conformance test (it judges the model's replies against a real server's timing, once), then
 #      scripts/fuzz.sh: each fuzz target for 30 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built (not the
@@ -98,11 +99,13 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 step "build build-asan/"
 cmake --build build-asan -j "$jobs"
 
-# The nemesis runs judge the matrix with real processes, not the code's memory: once, natively.
-step "ctest build-asan/ -LE 'symbols|install|nemesis' (the tests under ASan and UBSan)"
+# The nemesis runs judge the matrix with real processes, and the conformance test the model's
+# replies against a real server's, timed: once, natively. The model's memory is the
+# simulator's tests' to judge here.
+step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests under ASan and UBSan)"
 (cd build-asan &&
   ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -LE nemesis -j "$jobs")
+  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
 
 step "fuzz: each target 30 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 30
