@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 
 #include "edgelock/asio_client.hpp"
@@ -337,6 +339,121 @@ round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
             cpu.server_sleeps() / cycles};
 }
 
+// ---- raw Asio -------------------------------------------------------------------------------
+
+// The same commands as raw_connection::same_commands_cycle over one Asio socket, as the asio
+// client drives its own (a non-blocking write at once, then async_read_some): what Asio's
+// reactor costs a request before any of edgelock's code, so `ratio edgelock/raw-asio` is
+// edgelock's own cost and `raw-asio/raw` the reactor's. Relies on raw_connection having
+// loaded the release script into the same server.
+class raw_asio_connection {
+public:
+    raw_asio_connection(asio::io_context& io, std::uint16_t port) : io_(io), socket_(io) {
+        std::error_code ec;
+        socket_.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+        if (!ec) socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+        if (!ec) socket_.non_blocking(true, ec);
+        if (ec) throw std::runtime_error("raw asio connect: " + ec.message());
+    }
+
+    // Runs `cycles` cycles from inside the io_context; `tokens[i]` is cycle i's owner.
+    round_result round(const std::vector<std::string>& tokens, latencies& lat) {
+        tokens_ = &tokens;
+        lat_ = &lat;
+        done_ = 0;
+        error_.clear();
+        const cpu_meter cpu(measured_server);
+        const auto start = clock_type::now();
+        acquire();
+        io_.restart();
+        io_.run();
+        if (error_) throw std::runtime_error("raw asio cycle failed: " + error_.message());
+        const double elapsed = seconds_since(start);
+        const double cycles = static_cast<double>(tokens.size());
+        return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
+                cpu.server_sleeps() / cycles};
+    }
+
+private:
+    static void bulk(std::string& out, std::string_view arg) {
+        out += '$';
+        out += std::to_string(arg.size());
+        out += "\r\n";
+        out += arg;
+        out += "\r\n";
+    }
+    void acquire() {
+        started_ = clock_type::now();
+        const std::string& token = (*tokens_)[done_];
+        request_ = "*7\r\n";
+        for (std::string_view arg :
+             {std::string_view("SET"), std::string_view(key_), std::string_view(token),
+              std::string_view("NX"), std::string_view("PX"), std::string_view("30000"),
+              std::string_view("GET")}) {
+            bulk(request_, arg);
+        }
+        send_then_read("$-1\r\n", &raw_asio_connection::release);
+    }
+    void release() {
+        const std::string& token = (*tokens_)[done_];
+        const std::string_view sha(edgelock::release_script.digest.data(),
+                                   edgelock::release_script.digest.size());
+        request_ = "*5\r\n";
+        for (std::string_view arg : {std::string_view("EVALSHA"), sha, std::string_view("1"),
+                                     std::string_view(key_), std::string_view(token)}) {
+            bulk(request_, arg);
+        }
+        send_then_read(":1\r\n", &raw_asio_connection::cycle_done);
+    }
+    void cycle_done() {
+        lat_->us.push_back(
+            std::chrono::duration<double, std::micro>(clock_type::now() - started_).count());
+        if (++done_ < tokens_->size()) acquire();
+    }
+    void send_then_read(std::string_view expected, void (raw_asio_connection::*then)()) {
+        std::error_code ec;
+        const std::size_t sent = socket_.write_some(asio::buffer(request_), ec);
+        if (ec || sent != request_.size()) return fail(ec ? ec : asio::error::would_block);
+        expected_ = expected;
+        then_ = then;
+        received_ = 0;
+        read();
+    }
+    void read() {
+        socket_.async_read_some(asio::buffer(reply_.data() + received_, reply_.size() - received_),
+                                [this](std::error_code ec, std::size_t size) {
+                                    if (ec) return fail(ec);
+                                    received_ += size;
+                                    if (received_ < expected_.size()) return read();
+                                    const std::string_view got(reply_.data(), received_);
+                                    if (got != expected_) return fail(asio::error::fault);
+                                    (this->*then_)();
+                                });
+    }
+    void fail(std::error_code ec) { error_ = ec; }
+
+    asio::io_context& io_;
+    asio::ip::tcp::socket socket_;
+    const std::string key_ = "bench:rawasio";
+    const std::vector<std::string>* tokens_ = nullptr;
+    latencies* lat_ = nullptr;
+    std::size_t done_ = 0;
+    std::error_code error_;
+    clock_type::time_point started_;
+    std::string request_;
+    std::string_view expected_;
+    void (raw_asio_connection::*then_)() = nullptr;
+    std::array<char, 64> reply_{};
+    std::size_t received_ = 0;
+};
+
+round_result raw_asio_round(raw_asio_connection& raw, int cycles, latencies& lat) {
+    std::vector<std::string> tokens;
+    tokens.reserve(static_cast<std::size_t>(cycles));
+    for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
+    return raw.round(tokens, lat);
+}
+
 // ---- edgelock::async::client -------------------------------------------------------------------
 
 // Acquire + release in a loop from inside the io_context, one cycle at a time.
@@ -513,65 +630,69 @@ round_result median_of(const std::vector<round_result>& rounds) {
             pick(&round_result::server_cpu_us), pick(&round_result::server_sleeps)};
 }
 
-// One lock acquired and released in a loop, against raw hiredis doing the same commands.
-void bench_single(const options& o, client& owner, lock_handle single, raw_connection& raw) {
-    // Warm every path (script caches, socket buffers, branch predictors), then alternate.
-    latencies warm;
-    warm.reserve(static_cast<std::size_t>(6000));
-    raw_round(raw, 2000, warm);
-    raw_round(raw, 2000, warm, true);
-    edgelock_round(owner, single, 2000, warm);
-    latencies raw_lat;
-    latencies same_lat;
-    latencies edge_lat;
-    for (latencies* l : {&raw_lat, &same_lat, &edge_lat})
-        l->reserve(static_cast<std::size_t>(o.cycles * o.rounds));
-    std::vector<round_result> raw_rounds;
-    std::vector<round_result> same_rounds;
-    std::vector<round_result> edge_rounds;
-    for (int r = 0; r < o.rounds; ++r) {
-        raw_rounds.push_back(raw_round(raw, o.cycles, raw_lat));
-        edge_rounds.push_back(edgelock_round(owner, single, o.cycles, edge_lat));
-        same_rounds.push_back(raw_round(raw, o.cycles, same_lat, true));
-    }
-    const round_result raw_m = median_of(raw_rounds);
-    const round_result same_m = median_of(same_rounds);
-    const round_result edge_m = median_of(edge_rounds);
-    const double raw_rate = raw_m.cycles_per_s;
-    const double same_rate = same_m.cycles_per_s;
-    const double edge_rate = edge_m.cycles_per_s;
+// One series of the single-lock bench: its rounds and every cycle's latency.
+struct series {
+    const char* label;
+    latencies lat;
+    std::vector<round_result> rounds;
+    round_result median() const { return median_of(rounds); }
+};
+
+void print_single(const options& o, const series& raw, const series& same, const series& asio_raw,
+                  const series& edge) {
     std::printf("single lock, one connection, %d rounds x %d cycles (median round):\n", o.rounds,
                 o.cycles);
-    std::printf(
-        "  raw hiredis SET NX PX + EVALSHA del          %9.0f cycles/s"
-        "   p50 %6.1f us   p99 %7.1f us\n",
-        raw_rate, raw_lat.percentile(0.50), raw_lat.percentile(0.99));
-    std::printf(
-        "  raw hiredis SET NX PX GET + EVALSHA del     %9.0f cycles/s"
-        "   p50 %6.1f us   p99 %7.1f us\n",
-        same_rate, same_lat.percentile(0.50), same_lat.percentile(0.99));
-    std::printf(
-        "  edgelock asio acquire + release              %9.0f cycles/s"
-        "   p50 %6.1f us   p99 %7.1f us\n",
-        edge_rate, edge_lat.percentile(0.50), edge_lat.percentile(0.99));
-    std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw_rate);
-    std::printf("ratio edgelock/raw-same-commands = %.2f\n", edge_rate / same_rate);
+    for (const series* s : {&raw, &same, &asio_raw, &edge}) {
+        std::printf("  %-44s %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us\n", s->label,
+                    s->median().cycles_per_s, s->lat.percentile(0.50), s->lat.percentile(0.99));
+    }
+    const double edge_rate = edge.median().cycles_per_s;
+    std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw.median().cycles_per_s);
+    std::printf("ratio edgelock/raw-same-commands = %.2f\n",
+                edge_rate / same.median().cycles_per_s);
+    // The reactor's share apart from edgelock's (docs/BENCHMARKS.md, "The single-lock gap").
+    std::printf("ratio edgelock/raw-asio = %.2f\n", edge_rate / asio_raw.median().cycles_per_s);
+    std::printf("ratio raw-asio/raw-same-commands = %.2f\n",
+                asio_raw.median().cycles_per_s / same.median().cycles_per_s);
     std::printf("CPU per cycle (median round), client + server:\n");
-    std::printf(
-        "  raw hiredis SET NX PX + EVALSHA del          client %5.1f us   server %5.1f us\n",
-        raw_m.client_cpu_us, raw_m.server_cpu_us);
-    std::printf("  raw hiredis SET NX PX GET + EVALSHA del     client %5.1f us   server %5.1f us\n",
-                same_m.client_cpu_us, same_m.server_cpu_us);
-    std::printf(
-        "  edgelock asio acquire + release              client %5.1f us   server %5.1f us\n",
-        edge_m.client_cpu_us, edge_m.server_cpu_us);
+    for (const series* s : {&raw, &same, &asio_raw, &edge}) {
+        std::printf("  %-44s client %5.1f us   server %5.1f us\n", s->label,
+                    s->median().client_cpu_us, s->median().server_cpu_us);
+    }
     // Of a cycle's two requests, how often the server found the next one not yet sent and slept
     // in epoll_wait: on one CPU, who sleeps and who is preempted moves the scheduler's cost
     // between client and server (docs/BENCHMARKS.md, "The single-lock gap").
     std::printf(
-        "server sleeps per cycle (median round): raw %.2f, raw same commands %.2f, "
+        "server sleeps per cycle (median round): raw %.2f, raw same commands %.2f, raw asio %.2f, "
         "edgelock %.2f\n",
-        raw_m.server_sleeps, same_m.server_sleeps, edge_m.server_sleeps);
+        raw.median().server_sleeps, same.median().server_sleeps, asio_raw.median().server_sleeps,
+        edge.median().server_sleeps);
+}
+
+// One lock acquired and released in a loop, against raw hiredis and raw Asio doing the same
+// commands.
+void bench_single(const options& o, client& owner, lock_handle single, raw_connection& raw,
+                  raw_asio_connection& asio_raw) {
+    // Warm every path (script caches, socket buffers, branch predictors), then alternate.
+    latencies warm;
+    warm.reserve(static_cast<std::size_t>(8000));
+    raw_round(raw, 2000, warm);
+    raw_round(raw, 2000, warm, true);
+    raw_asio_round(asio_raw, 2000, warm);
+    edgelock_round(owner, single, 2000, warm);
+    series raw_s{"raw hiredis SET NX PX + EVALSHA del", {}, {}};
+    series same_s{"raw hiredis SET NX PX GET + EVALSHA del", {}, {}};
+    series asio_s{"raw asio SET NX PX GET + EVALSHA del", {}, {}};
+    series edge_s{"edgelock asio acquire + release", {}, {}};
+    for (series* s : {&raw_s, &same_s, &asio_s, &edge_s})
+        s->lat.reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    for (int r = 0; r < o.rounds; ++r) {
+        raw_s.rounds.push_back(raw_round(raw, o.cycles, raw_s.lat));
+        edge_s.rounds.push_back(edgelock_round(owner, single, o.cycles, edge_s.lat));
+        same_s.rounds.push_back(raw_round(raw, o.cycles, same_s.lat, true));
+        asio_s.rounds.push_back(raw_asio_round(asio_raw, o.cycles, asio_s.lat));
+    }
+    print_single(o, raw_s, same_s, asio_s, edge_s);
 }
 
 // 1000 locks on one connection, against raw hiredis pipelining batches of the same commands.
@@ -792,10 +913,12 @@ int run(const options& o) {
     lock_handle single;
     if (owner.add_lock(lock_named("bench:edgelock"), single))
         throw std::runtime_error("add_lock failed");
-    raw_connection raw(server.port());
+    raw_connection raw(server.port());  // loads the scripts raw_asio_connection sends
+    asio::io_context raw_io{1};
+    raw_asio_connection asio_raw(raw_io, server.port());
 
     const bool all = o.only.empty();
-    if (all || o.only == "single") bench_single(o, owner, single, raw);
+    if (all || o.only == "single") bench_single(o, owner, single, raw, asio_raw);
     if (all || o.only == "many") bench_many(o, owner, raw);
     if (all || o.only == "redlock") bench_redlock(o);
     if (all || o.only == "tls") bench_tls(o, owner, single, server);
