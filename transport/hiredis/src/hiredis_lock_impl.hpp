@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// The blocking client's lock object, shared by the files that implement it:
+//   hiredis_lock.cpp        the threads, the I/O rounds and the public object
+//   blocking_instances.cpp  each instance's connection: requests out, answers, starts and ends
+//                           told to the core
+//   blocking_fair.cpp       fair waiting: the subscriber connection
+//   blocking_events.cpp     what the core's events mean to the caller, on_event and the metrics
+#pragma once
+
+#include <poll.h>
+#include <pthread.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <string_view>
+#include <system_error>
+
+#include "blocking_connection.hpp"
+#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/lock.hpp"
+#include "edgelock/session/lock_metrics.hpp"
+#include "edgelock/session/lock_traffic.hpp"
+#include "edgelock/session/subscription.hpp"
+
+namespace edgelock::hiredis {
+
+// The monotonic clock in milliseconds, which every deadline of the lock is on.
+std::int64_t now_ms() noexcept;
+
+// ---- the implementation --------------------------------------------------------------------
+//
+// Locking: `mutex` guards the core and every field below it. The connections belong to the thread
+// that set `io_busy` (a user call, or the helper between user calls); that thread drops the
+// mutex only around connecting and poll(), so accessors never wait for the network (and
+// read `last_errors`, the connections' errors copied under the mutex).
+struct lock::impl {
+    lock_options options;
+    session::timing timing;
+    validated_deployment where;  // what open() parsed of the options: the connections point into it
+    std::uint8_t instances = 0;
+    tls_context tls;  // before the connections, which keep a pointer to it
+    // What each instance's connection delivers, and the subscriber's, handed to this lock.
+    struct instance_events final : session::connection_events {
+        impl* owner = nullptr;
+        std::uint8_t i = 0;
+        std::size_t dropped_count = 0;  // requests of the connection that is ending
+        void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
+            owner->on_answer(i, nodes[0]);
+        }
+        void node_started() override { owner->on_node_started(i); }
+        void dropped(const session::in_flight&) override { ++dropped_count; }
+        void ended(const session::connection_end& closed, bool lock_hears) override {
+            const std::size_t count = dropped_count;
+            dropped_count = 0;
+            owner->on_connection_end(i, closed, count, lock_hears);
+        }
+    };
+    struct subscriber_events final : session::connection_events {
+        impl* owner = nullptr;
+        void answered(const session::in_flight&, const reply_node* nodes,
+                      std::size_t count) override {
+            owner->on_subscription_answer(nodes, count);
+        }
+        void pushed(session::routed_reply::kind, const reply_node* nodes,
+                    std::size_t count) override {
+            owner->on_wake_message(nodes, count);
+        }
+        void ended(const session::connection_end&, bool) override { owner->on_subscriber_end(); }
+    };
+    std::array<instance_events, instances_max> instance_hooks{};
+    subscriber_events subscriber_hooks;
+    std::array<blocking_connection, instances_max> connections;
+    std::array<std::error_code, instances_max> last_errors{};
+    // The text of each instance's last error reply, while last_errors holds error_reply.
+    std::array<session::error_text, instances_max> last_error_texts{};
+    // Fair waiting: the connection to the lock's channel (set up only when fair), made the
+    // first time an acquire() waits and kept until the lock is destroyed, subscribed only
+    // while an acquire() waits (see "fair waiting" below).
+    bool fair = false;
+    blocking_connection subscriber;
+    session::subscription sub;  // the channel's, on the subscriber connection
+    bool wake_wanted = false;   // an acquire() waits: the channel should be subscribed
+    std::array<char, key_bytes_max> channel_bytes{};
+    std::size_t channel_size = 0;
+
+    mutable std::mutex mutex;
+    std::condition_variable changed;
+    edgelock::lock core;
+    bool io_busy = false;
+    int users_waiting = 0;
+    bool stopping = false;
+    int wake_fd = -1;
+    // cancel(): a flag and an eventfd, both safe to touch from a signal handler. The flag stays
+    // set until an acquire() takes it, so a cancel that comes between two calls is not lost.
+    std::atomic<bool> cancel_pending{false};
+    int cancel_fd = -1;
+    bool cancellable = false;  // an acquire()'s decision loop runs: cancel_pending ends it
+    pthread_t helper{};
+    bool helper_started = false;
+    // on_lost runs on a thread of its own, so a slow callback never holds up the renewals
+    // of the next hold (the helper's I/O).
+    pthread_t notifier{};
+    bool notifier_started = false;
+    std::condition_variable notice_changed;
+
+    // What the events said. The outcomes are reset by each call that waits for one, so a
+    // call can never report another call's outcome.
+    struct acquire_outcome {
+        bool decided = false;
+        std::error_code code;
+    };
+    struct release_outcome {
+        bool decided = false;
+        event released;
+    };
+    acquire_outcome acquired;
+    hold last_hold;
+    release_outcome released;
+    bool lost_flag = false;
+    errc lost_code = errc::ok;
+    // Holds are numbered: a non-reentrant acquire() and the release() that ends a hold each
+    // move to the next number, so a loss names its hold, and a notice whose hold has ended
+    // (released, or replaced by a new acquire()) is stale.
+    std::uint64_t hold_serial = 0;
+    struct lost_notice {
+        bool due = false;
+        std::uint64_t hold_serial = 0;
+        errc code = errc::ok;  // captured at the loss: a later acquire() resets lost_code
+    };
+    lost_notice notice;
+    std::error_code call_error;  // the latest instance error during the running call
+    // on_event: gathered under the mutex, handed over without it by the I/O thread.
+    std::array<lock_event, lock_events_pending_max> pending_events{};
+    std::size_t pending_count = 0;
+    std::uint64_t events_dropped = 0;
+    std::uint16_t attempts_reported = 0;  // the running acquire()'s attempts already told
+    std::array<bool, instances_max> connection_up{};  // told `connected`, not yet `disconnected`
+    std::array<node_start, instances_max> starts{};
+    std::array<bool, instances_max> start_known{};
+    std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
+    // Metrics (session/lock_metrics.hpp), and the instants the events' elapsed_ms start at.
+    session::lock_meter meter;
+    std::array<bool, instances_max> ever_connected{};
+    std::array<session::node_address, instances_max> last_node{};  // where each last connected
+
+    ~impl();
+    [[nodiscard]] std::error_code start();
+
+    void begin_io(std::unique_lock<std::mutex>& held, bool user);
+    void end_io();
+    void wake_helper();
+    void helper_loop();
+    void notifier_loop();
+    [[nodiscard]] std::error_code start_notifier();
+    void stop_threads();
+
+    template <typename Done>
+    bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                bool background);
+    void send_requests(std::unique_lock<std::mutex>& held);
+    void write_requests(std::uint8_t i);
+    void read_replies(std::uint8_t i);
+    void on_answer(std::uint8_t i, const reply_node& node);
+    void on_node_started(std::uint8_t i);
+    void on_connection_end(std::uint8_t i, const session::connection_end& ended,
+                           std::size_t dropped, bool lock_hears);
+    void note_unsent_renewal(std::uint8_t i);
+    void note_renewal_failed(std::uint8_t i, std::error_code code);
+    void on_subscription_answer(const reply_node* nodes, std::size_t count);
+    void on_wake_message(const reply_node* nodes, std::size_t count);
+    void on_subscriber_end();
+    void check_timeouts();
+    std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
+    bool listening(bool background) const;
+    bool must_wait() const;
+    void tend_subscriber(std::unique_lock<std::mutex>& held);
+    void read_wake_ups();
+    void end_subscriber_if_closing();
+    void drive_subscription();
+    void unsubscribe();
+    bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
+    void wake_core(std::string_view message);
+    void fail_unsent(std::uint8_t i);
+    void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
+    [[nodiscard]] std::error_code configure(const lock_options& given);
+    [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
+    void drain_events();
+    void note_released(const event& e);
+    void note_attempt(const event* ended);
+    void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
+              std::int64_t valid_until_ms);
+    void note_connected(std::uint8_t i);
+    void note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped);
+    std::size_t take_events(std::array<lock_event, lock_events_pending_max>& out);
+    void call_on_event(const std::array<lock_event, lock_events_pending_max>& events,
+                       std::size_t count) const;
+    void deliver_events(std::unique_lock<std::mutex>& held);
+    template <typename Done>
+    bool run_rounds(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
+                    bool background);
+    // What one round polls: the busy instances (owner maps each entry to its instance), then the
+    // helper's wake-up or a cancel, then the subscriber. Set up by fill_poll_set, apart from
+    // run_rounds, so that a round reads as wait-then-read and each stays short enough to follow.
+    struct poll_set {
+        std::array<pollfd, instances_max + 2> fds{};
+        std::array<std::uint8_t, instances_max> owner{};
+        nfds_t count = 0;
+        nfds_t instance_fds = 0;   // fds[0, instance_fds) are the instances'
+        nfds_t subscriber_fd = 0;  // the subscriber's entry, when it has one (< count)
+        bool read_subscriber = false;
+    };
+    std::int64_t fill_poll_set(poll_set& set, bool background, std::int64_t now,
+                               std::int64_t wake) const;
+    bool quiet(std::int64_t now) const;
+    std::int64_t background_wake(std::int64_t now) const;
+    void reset_backoff();
+    [[nodiscard]] std::error_code abandon_acquire();
+    void take_cancel();
+    void finish_cleanups();
+};
+
+}  // namespace edgelock::hiredis
