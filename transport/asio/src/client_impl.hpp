@@ -8,6 +8,7 @@
 #include <asio/steady_timer.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -34,6 +35,19 @@
 namespace edgelock::async::detail {
 
 std::int64_t now_ms() noexcept;
+
+// now_ms()'s milliseconds as a steady_clock instant (Asio's timers and lock_status take these).
+inline std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
+    return std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::milliseconds(ms)));
+}
+
+// An acquire runs: the lock is trying, backing off between tries, or confirming a hold.
+inline bool attempt_running(lock_state state) {
+    return state == lock_state::acquiring || state == lock_state::backing_off ||
+           state == lock_state::confirming;
+}
 
 using session::node_address;
 
