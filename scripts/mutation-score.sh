@@ -6,7 +6,7 @@
 #   1. `edgelock-sim matrix` (the same seed as the baseline): any cell whose verdict differs
 #      from the unmutated tree's, a crash (an assertion), or anomalies kill the mutant;
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
-# Step 1 is staged, for speed and with the same verdicts: a short matrix (--quick-runs, 10
+# Step 1 is staged, for speed and with the same verdicts: a short matrix (--quick-runs, 5
 # runs per cell) first, whose kills are exactly kills of the full one (see quick_matrix_kill);
 # only a mutant it does not kill runs the full matrix (--runs) and then ctest.
 # Each mutant builds only what its verdict needs: the simulator, then the simulator's tests
@@ -26,7 +26,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 catalogue="$root/scripts/mutants.txt"
 work="$root/build-mutants"
 runs=50
-quick_runs=10  # 0, or not below --runs: no short matrix
+# 0, or not below --runs: no short matrix. 5 runs (1.2 s against the full matrix's 13 s) kill
+# 39 of the 57 mutants; 10 (2.6 s) kill one more.
+quick_runs=5
 jobs=$(nproc)
 only=""
 core_tests=false
