@@ -650,7 +650,7 @@ void print_single(const options& o, const series& raw, const series& same, const
     std::printf("ratio edgelock/raw = %.2f\n", edge_rate / raw.median().cycles_per_s);
     std::printf("ratio edgelock/raw-same-commands = %.2f\n",
                 edge_rate / same.median().cycles_per_s);
-    // The reactor's share apart from edgelock's (docs/BENCHMARKS.md, "The single-lock gap").
+    // The reactor's share apart from edgelock's (docs/BENCHMARKS.md, "The gap, split").
     std::printf("ratio edgelock/raw-asio = %.2f\n", edge_rate / asio_raw.median().cycles_per_s);
     std::printf("ratio raw-asio/raw-same-commands = %.2f\n",
                 asio_raw.median().cycles_per_s / same.median().cycles_per_s);
