@@ -148,6 +148,8 @@ enum edgelock_error {
     EDGELOCK_E_HANDSHAKE_TIMEOUT = -131,
     EDGELOCK_E_AUTH_REQUIRED = -132, /* NOAUTH: the server wants a password */
     EDGELOCK_E_MAX_CLIENTS = -133,
+    EDGELOCK_E_TOO_MANY_REDIRECTS = -134, /* Redis Cluster: MOVED/ASK past the bound */
+    EDGELOCK_E_NO_SLOT_MAP = -135,        /* Redis Cluster: no node serves the slot */
 
     /* This interface's own. */
     EDGELOCK_E_OS = -200, /* the operating system failed a call (e.g. connection refused):

@@ -156,6 +156,20 @@ errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t
     return code;
 }
 
+errc lock::on_redirect(std::uint8_t instance, std::int64_t now_ms) noexcept {
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
+    if (instance >= instances_) return errc::invalid_instance;
+    advance();
+    if (rings_[instance].in_flight() == 0) return errc::unexpected_reply;
+    bool token_replaced = false;
+    const request sent = pop_in_flight(instance, token_replaced);
+    // A redirect means the command did not run: sending it again cannot run it twice.
+    const bool resend = sent.current || resendable(instance, sent, token_replaced);
+    if (resend && requeue(instance, sent, sent.eval)) return errc::ok;
+    if (sent.current) record(instance, outcome::failed);
+    return errc::ok;
+}
+
 errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
@@ -230,6 +244,10 @@ bool lock::has_requests() const noexcept {
 bool lock::has_request(std::uint8_t instance) const noexcept {
     if (instance >= instances_) return false;
     return rings_[instance].has_unsent();
+}
+
+std::uint8_t lock::requests_in_flight(std::uint8_t instance) const noexcept {
+    return instance < instances_ ? rings_[instance].in_flight() : 0;
 }
 
 write_result lock::write_request(std::uint8_t instance, char* out, std::size_t capacity) noexcept {

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <string_view>
 
+#include "edgelock/resp_writer.hpp"
+
 namespace edgelock::session {
 namespace {
 
@@ -136,36 +138,58 @@ redirect parse_redirect(const reply_node& reply, const node_address& from) noexc
     return r;
 }
 
-errc slot_map::read_slots(const reply_node* nodes, std::size_t count,
-                          const node_address& from) noexcept {
+errc slot_map::read_slots(const reply_node* nodes, std::size_t count, const node_address& from,
+                          node_set in_use) noexcept {
     if (count == 0 || nodes[0].type != reply_type::array) return errc::unexpected_reply;
-    // First the whole reply is checked and its masters counted; only then is the map changed.
-    std::array<endpoint, cluster_masters_max> seen{};
-    std::size_t seen_count = 0;
+    // First the whole reply is checked and its masters given indices; only then is the map
+    // changed.
+    std::array<node_address, cluster_masters_max> masters{};
+    std::array<std::uint8_t, cluster_masters_max> index{};
+    std::size_t master_count = 0;
+    node_set taken = 0;  // the masters' indices
     std::size_t i = 1;
     for (std::uint32_t e = 0; e < nodes[0].elements; ++e) {
         slot_range range;
         if (!read_range(nodes, count, i, range, i)) return errc::unexpected_reply;
         if (range.master.unknown) continue;
+        const node_address master = address_of(range.master, from);
         bool known = false;
-        for (std::size_t m = 0; m < seen_count; ++m) known = known || seen[m].same(range.master);
+        for (std::size_t m = 0; m < master_count; ++m)
+            known = known || masters[m].same_node(master);
         if (known) continue;
-        if (seen_count == seen.size()) return errc::invalid_config;
-        seen[seen_count++] = range.master;
+        if (master_count == masters.size()) return errc::invalid_config;
+        masters[master_count] = master;
+        index[master_count] = find(master);
+        if (index[master_count] != no_master) taken |= node_set{1} << index[master_count];
+        ++master_count;
     }
     if (i != count) return errc::unexpected_reply;
+    // New masters: free indices first, then those of nodes no slot and no caller needs.
+    std::uint8_t appended = node_count_;
+    for (std::size_t m = 0; m < master_count; ++m) {
+        if (index[m] != no_master) continue;
+        if (appended < nodes_.size()) {
+            index[m] = appended++;
+        } else {
+            index[m] = free_index(taken | in_use);
+            if (index[m] == no_master) return errc::invalid_config;
+        }
+        taken |= node_set{1} << index[m];
+    }
 
+    for (std::size_t m = 0; m < master_count; ++m) nodes_[index[m]] = masters[m];
+    node_count_ = appended;
     owner_ = filled();
-    master_count_ = 0;
     i = 1;
     for (std::uint32_t e = 0; e < nodes[0].elements; ++e) {
         slot_range range;
         (void)read_range(nodes, count, i, range, i);  // checked above
         if (range.master.unknown) continue;
-        const std::uint8_t index = find_or_add(address_of(range.master, from));
-        for (std::uint32_t s = range.first; s <= range.last; ++s) owner_[s] = index;
+        const std::uint8_t owner = find(address_of(range.master, from));
+        for (std::uint32_t s = range.first; s <= range.last; ++s) owner_[s] = owner;
     }
     stale_ = false;
+    ++reads_;
     return errc::ok;
 }
 
@@ -180,21 +204,48 @@ bool slot_map::covers_all() const noexcept {
     return true;
 }
 
+std::uint8_t slot_map::add_node(const node_address& node) noexcept {
+    const std::uint8_t known = find(node);
+    if (known != no_master) return known;
+    if (node_count_ == nodes_.size()) return no_master;
+    nodes_[node_count_] = node;
+    return node_count_++;
+}
+
 bool slot_map::moved(std::uint16_t slot, const node_address& to) noexcept {
     if (slot >= cluster_slots) return false;
     stale_ = true;
-    const std::uint8_t index = find_or_add(to);
+    const std::uint8_t index = add_node(to);
     owner_[slot] = index;
     return index != no_master;
 }
 
-std::uint8_t slot_map::find_or_add(const node_address& node) noexcept {
-    for (std::uint8_t m = 0; m < master_count_; ++m) {
-        if (masters_[m].same_node(node)) return m;
+std::uint8_t slot_map::find(const node_address& node) const noexcept {
+    for (std::uint8_t m = 0; m < node_count_; ++m) {
+        if (nodes_[m].same_node(node)) return m;
     }
-    if (master_count_ == masters_.size()) return no_master;
-    masters_[master_count_] = node;
-    return master_count_++;
+    return no_master;
+}
+
+// The lowest index outside `taken` (the new map's masters, and the nodes a caller uses): its
+// node serves no slot once the new map is in place, so its index may name another.
+std::uint8_t slot_map::free_index(node_set taken) const noexcept {
+    for (std::uint8_t m = 0; m < node_count_; ++m) {
+        if ((taken >> m & 1u) == 0) return m;
+    }
+    return no_master;
+}
+
+std::int64_t map_refresh::next_ms(const slot_map& map) const noexcept {
+    return map.stale() && !in_flight_ ? not_before_ms_ : no_deadline_ms;
+}
+
+std::size_t write_cluster_slots(char* out, std::size_t capacity) noexcept {
+    resp_writer writer(out, capacity);
+    writer.array(2);
+    writer.bulk("CLUSTER");
+    writer.bulk("SLOTS");
+    return writer.status() == errc::ok ? writer.size() : 0;
 }
 
 }  // namespace edgelock::session

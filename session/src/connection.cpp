@@ -122,6 +122,13 @@ bool connection::track(std::uint32_t owner, std::uint32_t tag, std::int64_t now)
     return true;
 }
 
+bool connection::track_asking(std::int64_t now) noexcept {
+    EDGELOCK_ASSERT(ready());
+    if (count_ == capacity_) return false;
+    push(in_flight{in_flight::internal, static_cast<std::uint32_t>(handshake_step::asking), now});
+    return true;
+}
+
 routed_reply connection::on_reply(const reply_node* nodes, std::size_t count,
                                   std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == connection_state::handshaking || state_ == connection_state::ready);

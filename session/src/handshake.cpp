@@ -148,6 +148,9 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
             return reply.type == reply_type::bulk_string ? failure{}
                                                          : failure::of(errc::unexpected_reply);
         case handshake_step::fsync_policy: return {};  // refused: unknown, so not durable
+        case handshake_step::asking:
+            // Refused only by a node without cluster support: a deployment that is not one.
+            return refused ? failure::of(errc::error_reply) : failure{};
         case handshake_step::master_query: return named_master(nodes, count, master);
         case handshake_step::subscribe:
             if (refused) return failure::of(errc::error_reply);

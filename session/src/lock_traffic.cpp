@@ -4,7 +4,16 @@
 #include <algorithm>
 #include <array>
 
+#include "edgelock/resp_writer.hpp"
+
 namespace edgelock::session {
+
+std::size_t write_asking(char* out, std::size_t capacity) noexcept {
+    resp_writer writer(out, capacity);
+    writer.array(1);
+    writer.bulk("ASKING");
+    return writer.status() == errc::ok ? writer.size() : 0;
+}
 
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
                     failure& last, error_text* text) noexcept {

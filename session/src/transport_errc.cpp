@@ -52,6 +52,10 @@ const char* describe(transport_errc code) noexcept {
             return "authentication required: the server wants a password and none was given";
         case transport_errc::max_clients:
             return "Redis refused the connection: max number of clients reached";
+        case transport_errc::too_many_redirects:
+            return "Redis Cluster: the request was redirected too many times in a row";
+        case transport_errc::no_slot_map:
+            return "Redis Cluster: no node serves the lock's slot (or none answered CLUSTER SLOTS)";
     }
     return "unknown transport error";
 }

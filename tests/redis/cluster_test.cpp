@@ -115,7 +115,7 @@ slot_map map_seen_by(redis_cluster& cluster, std::size_t i) {
 
 std::uint16_t port_of(const slot_map& map, std::uint16_t slot) {
     const std::uint8_t m = map.master_of(slot);
-    return m == slot_map::no_master ? 0 : map.master(m).port;
+    return m == slot_map::no_master ? 0 : map.node(m).port;
 }
 
 // Every slot is served by the master the cluster was formed with, unless `moved_to` says
@@ -123,14 +123,14 @@ std::uint16_t port_of(const slot_map& map, std::uint16_t slot) {
 void expect_layout(const slot_map& map, redis_cluster& cluster, std::size_t moved_from = no_node,
                    std::size_t moved_to = no_node) {
     EXPECT_TRUE(map.covers_all());
-    EXPECT_EQ(map.masters(), cluster.masters_at_start());
+    EXPECT_EQ(map.nodes(), cluster.masters_at_start());
     for (std::size_t m = 0; m < cluster.masters_at_start(); ++m) {
         const slot_range r = cluster.assigned(m);
         const std::size_t owner = m == moved_from ? moved_to : m;
         for (std::uint32_t slot = r.first; slot <= r.last; ++slot) {
             const auto s = static_cast<std::uint16_t>(slot);
             ASSERT_EQ(port_of(map, s), cluster.node(owner).port()) << "slot " << slot;
-            ASSERT_EQ(map.master(map.master_of(s)).host.view(), "127.0.0.1") << "slot " << slot;
+            ASSERT_EQ(map.node(map.master_of(s)).host.view(), "127.0.0.1") << "slot " << slot;
         }
     }
 }

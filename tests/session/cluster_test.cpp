@@ -48,7 +48,7 @@ node_address node(const char* url) {
 std::string port_of_slot(const slot_map& map, std::uint16_t slot) {
     const std::uint8_t m = map.master_of(slot);
     if (m == slot_map::no_master) return "none";
-    return std::string(map.master(m).host.view()) + ":" + std::to_string(map.master(m).port);
+    return std::string(map.node(m).host.view()) + ":" + std::to_string(map.node(m).port);
 }
 
 TEST(cluster_slots, reads_the_masters_of_a_real_reply) {
@@ -59,14 +59,14 @@ TEST(cluster_slots, reads_the_masters_of_a_real_reply) {
     ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://:pw@10.0.0.1:7101")),
               errc::ok);
     EXPECT_FALSE(map.stale());
-    EXPECT_EQ(map.masters(), 3u);
+    EXPECT_EQ(map.nodes(), 3u);
     EXPECT_TRUE(map.covers_all());
     EXPECT_EQ(port_of_slot(map, 0), "127.0.0.1:7101");
     EXPECT_EQ(port_of_slot(map, 5460), "127.0.0.1:7101");
     EXPECT_EQ(port_of_slot(map, 5461), "127.0.0.1:7102");
     EXPECT_EQ(port_of_slot(map, 16383), "127.0.0.1:7103");
     // Credentials come from the node that answered.
-    EXPECT_EQ(map.master(map.master_of(100)).password.view(), "pw");
+    EXPECT_EQ(map.node(map.master_of(100)).password.view(), "pw");
     // "foo" is in slot 12182 (CLUSTER KEYSLOT foo), on the third master.
     EXPECT_EQ(cluster_slot("foo"), 12182);
     EXPECT_EQ(port_of_slot(map, cluster_slot("foo")), "127.0.0.1:7103");
@@ -116,7 +116,61 @@ TEST(cluster_slots, more_masters_than_it_holds_is_a_configuration_it_cannot_serv
     slot_map map;
     EXPECT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://h")),
               errc::invalid_config);
-    EXPECT_EQ(map.masters(), 0u);
+    EXPECT_EQ(map.nodes(), 0u);
+}
+
+// CLUSTER SLOTS giving every slot to one master at 127.0.0.1:`port`.
+std::string one_master(int port) {
+    return "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(port) + "\r\n";
+}
+
+TEST(cluster_slots, a_node_keeps_its_index_across_reads) {
+    slot_map map;
+    const std::uint8_t seed = map.add_node(node("redis://127.0.0.1:7102"));
+    ASSERT_EQ(seed, 0);
+    const parsed first(three_masters);
+    ASSERT_EQ(map.read_slots(first.nodes.data(), first.count, node("redis://127.0.0.1")), errc::ok);
+    EXPECT_EQ(map.reads(), 1u);
+    EXPECT_EQ(map.master_of(5461), seed) << "the seed is the second master: same index";
+    EXPECT_EQ(map.nodes(), 3u);
+    const std::uint8_t third = map.master_of(16383);
+    const parsed second(one_master(7103));
+    ASSERT_EQ(map.read_slots(second.nodes.data(), second.count, node("redis://127.0.0.1")),
+              errc::ok);
+    EXPECT_EQ(map.reads(), 2u);
+    EXPECT_EQ(map.master_of(0), third) << "the surviving master keeps its index";
+    EXPECT_EQ(map.nodes(), 3u) << "the others stay known, serving no slot";
+}
+
+TEST(cluster_slots, a_full_table_reuses_the_index_of_a_node_no_one_uses) {
+    slot_map map;
+    for (std::size_t m = 0; m < cluster_masters_max; ++m) {
+        ASSERT_EQ(map.add_node(node(("redis://127.0.0.1:" + std::to_string(8000 + m)).c_str())), m);
+    }
+    EXPECT_EQ(map.add_node(node("redis://127.0.0.1:9000")), slot_map::no_master);
+    const parsed reply(one_master(9000));
+    const slot_map::node_set all_in_use = ~slot_map::node_set{0};
+    EXPECT_EQ(
+        map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1"), all_in_use),
+        errc::invalid_config);
+    EXPECT_EQ(map.master_of(0), slot_map::no_master) << "unchanged";
+    const slot_map::node_set in_use = all_in_use & ~slot_map::node_set{1u << 5};
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1"), in_use),
+              errc::ok);
+    EXPECT_EQ(map.master_of(0), 5) << "the one index nobody uses";
+    EXPECT_EQ(map.node(5).port, 9000);
+}
+
+TEST(cluster_slots, moved_adds_the_node_and_marks_the_map_stale) {
+    const parsed reply(three_masters);
+    slot_map map;
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")), errc::ok);
+    ASSERT_FALSE(map.stale());
+    EXPECT_TRUE(map.moved(12182, node("redis://127.0.0.1:7107")));
+    EXPECT_TRUE(map.stale());
+    EXPECT_EQ(port_of_slot(map, 12182), "127.0.0.1:7107");
+    EXPECT_EQ(port_of_slot(map, 12183), "127.0.0.1:7103") << "only the slot named";
+    EXPECT_EQ(map.nodes(), 4u);
 }
 
 reply_node error(const char* text) {
@@ -167,12 +221,12 @@ TEST(cluster_redirect, moved_teaches_the_map_and_makes_it_stale) {
     EXPECT_TRUE(map.stale());
     EXPECT_EQ(port_of_slot(map, 12182), "127.0.0.1:7102");
     EXPECT_EQ(port_of_slot(map, 12183), "127.0.0.1:7103");
-    EXPECT_EQ(map.masters(), 3u);
+    EXPECT_EQ(map.nodes(), 3u);
     // A master not seen before is added...
     EXPECT_TRUE(map.moved(1, node("redis://127.0.0.1:7200")));
-    EXPECT_EQ(map.masters(), 4u);
+    EXPECT_EQ(map.nodes(), 4u);
     // ...until there is no room: the slot is then unknown until the map is read again.
-    for (std::uint16_t p = 1; map.masters() < cluster_masters_max; ++p) {
+    for (std::uint16_t p = 1; map.nodes() < cluster_masters_max; ++p) {
         node_address extra = node("redis://127.0.0.1");
         extra.port = static_cast<std::uint16_t>(7200 + p);
         EXPECT_TRUE(map.moved(2, extra));

@@ -372,6 +372,17 @@ public:
     // hand it over again).
     errc on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept;
 
+    // Redis Cluster: the oldest request in flight on `instance` was answered with a redirect
+    // (MOVED or ASK), so it did not run. It is queued again as it was, for the node the caller
+    // routes it to next: the running round's always, a cleanup release when re-sending it
+    // cannot delete a key set after it (as after NOSCRIPT). Its round keeps its start, so the
+    // validity it may grant is still measured from the first send. The caller bounds how
+    // many redirects it follows and hands the last one to on_reply() instead, as the error it is.
+    // Returns ok, invalid_instance, unexpected_reply (nothing in flight on that instance),
+    // invalid_state (unconfigured), invalid_time or events_pending (nothing was taken: call
+    // again after draining).
+    errc on_redirect(std::uint8_t instance, std::int64_t now_ms) noexcept;
+
     // The connection to `instance` failed: requests in flight on it are given up, requests not
     // yet written stay queued. Releases are queued again for the next connection: the running
     // round's, and a cleanup after a failed attempt or a lost hold while a key it must delete
@@ -422,6 +433,9 @@ public:
 
     // True when write_request(instance, ...) has a request to write.
     bool has_request(std::uint8_t instance) const noexcept;
+    // The requests written for `instance` whose replies have not come (0 for an instance not
+    // below the count): a caller that moves the instance to another node waits for them.
+    std::uint8_t requests_in_flight(std::uint8_t instance) const noexcept;
 
     // Encodes the next queued request for `instance` into out[0, capacity) and marks it in
     // flight. request_bytes_max always suffices.

@@ -20,8 +20,9 @@
 // A redirect's node inherits the credentials, database and TLS of the node that answered: a
 // cluster shares one ACL and one TLS setup.
 //
-// No allocation, no I/O. A slot_map is about 21 KiB (a byte per slot, and the masters'
-// addresses): one per cluster deployment, not per lock.
+// No allocation, no I/O. A slot_map is about 21 KiB (a byte per slot, and the nodes'
+// addresses): one per cluster deployment, not per lock. What a lock does with it is
+// cluster_route.hpp's.
 #pragma once
 
 #include <array>
@@ -30,6 +31,7 @@
 
 #include "edgelock/errc.hpp"
 #include "edgelock/keys.hpp"
+#include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/limits.hpp"
@@ -48,39 +50,56 @@ struct redirect {
 // answer like any other).
 redirect parse_redirect(const reply_node& reply, const node_address& from) noexcept;
 
+// The cluster as a client sees it: which node serves each slot, and the nodes it has met (the
+// masters of the slots, the nodes a redirect named, the seeds a caller adds). A node keeps its
+// index for as long as the map keeps it, so a client may key its connections by index; one
+// that serves no slot is replaced only when the table is full, and never while the caller
+// says it is in use.
 class slot_map {
 public:
     static constexpr std::uint8_t no_master = 0xFF;
-    static_assert(cluster_masters_max < no_master);
+    static_assert(cluster_masters_max < no_master && cluster_masters_max <= 32);
+    // A set of node indices: bit i for node i.
+    using node_set = std::uint32_t;
 
-    // The reply to CLUSTER SLOTS (nodes[0, count)) that `from` sent replaces the map, and the
-    // map is no longer stale. Each entry is [first slot, last slot, master, replicas...], each
-    // node [endpoint, port, id, ...]; replicas are not kept. Returns ok; unexpected_reply for a
-    // reply not of that shape (a slot outside 0..16383 or a range backwards, a port outside
-    // 1..65535, a node that is not an array); invalid_config when the slots are served by more
-    // than cluster_masters_max masters. The map is unchanged unless ok.
-    errc read_slots(const reply_node* nodes, std::size_t count, const node_address& from) noexcept;
+    // The reply to CLUSTER SLOTS (nodes[0, count)) that `from` sent replaces the slots' owners,
+    // and the map is no longer stale. Each entry is [first slot, last slot, master,
+    // replicas...], each node [endpoint, port, id, ...]; replicas are not kept. A master the map
+    // already has keeps its index; a new one takes a free index, or the index of a node that
+    // serves no slot now and is not in `in_use`. Returns ok; unexpected_reply for a reply not
+    // of that shape (a slot outside 0..16383 or a range backwards, a port outside 1..65535, a
+    // node that is not an array); invalid_config when its masters do not fit beside the nodes
+    // in use (more than cluster_masters_max). The map is unchanged unless ok.
+    errc read_slots(const reply_node* nodes, std::size_t count, const node_address& from,
+                    node_set in_use = ~node_set{0}) noexcept;
 
-    // The master serving `slot` (an index for master()), or no_master when the map has none.
+    // The node serving `slot` (an index for node()), or no_master when the map has none.
     std::uint8_t master_of(std::uint16_t slot) const noexcept;
-    const node_address& master(std::uint8_t index) const noexcept { return masters_[index]; }
-    std::size_t masters() const noexcept { return master_count_; }
+    const node_address& node(std::uint8_t index) const noexcept { return nodes_[index]; }
+    std::size_t nodes() const noexcept { return node_count_; }
     // Every slot has a master (the cluster serves every key).
     bool covers_all() const noexcept;
+    // Successful read_slots() so far: a route decided before the last one may be out of date.
+    std::uint32_t reads() const noexcept { return reads_; }
 
+    // The index of `node` (same host and port), added when new; no_master when the table is
+    // full. For the seeds, and for the node an ASK names.
+    std::uint8_t add_node(const node_address& node) noexcept;
     // MOVED: `slot` is served by `to` from now on, and the map is stale. Returns false, leaving
-    // the slot unknown, when `to` is not yet among the masters and cluster_masters_max are.
+    // the slot unknown, when `to` is new and the table is full.
     bool moved(std::uint16_t slot, const node_address& to) noexcept;
-    // The map may be out of date: read it again (after a MOVED, a connection lost to a master).
+    // The map may be out of date: read it again (after a MOVED, a connection lost to a node).
     bool stale() const noexcept { return stale_; }
     void mark_stale() noexcept { stale_ = true; }
 
 private:
-    std::uint8_t find_or_add(const node_address& node) noexcept;
+    std::uint8_t find(const node_address& node) const noexcept;
+    std::uint8_t free_index(node_set taken) const noexcept;
 
     std::array<std::uint8_t, cluster_slots> owner_ = filled();
-    std::array<node_address, cluster_masters_max> masters_{};
-    std::uint8_t master_count_ = 0;
+    std::array<node_address, cluster_masters_max> nodes_{};
+    std::uint8_t node_count_ = 0;
+    std::uint32_t reads_ = 0;
     bool stale_ = true;  // never read yet
 
     static constexpr std::array<std::uint8_t, cluster_slots> filled() noexcept {
@@ -89,5 +108,36 @@ private:
         return all;
     }
 };
+
+// When to read the slot map again: at once when it is stale and no read is on its way, but
+// not sooner than refresh_gap_ms after the last one ended, so a cluster answering MOVED to
+// every request (a slot moving back and forth) costs a read per gap, not one per reply.
+class map_refresh {
+public:
+    static constexpr std::int64_t refresh_gap_ms = 100;
+
+    // A read should be sent now.
+    bool due(const slot_map& map, std::int64_t now) const noexcept {
+        return map.stale() && !in_flight_ && now >= not_before_ms_;
+    }
+    // When due() may turn true: the gap's end while the map is stale and nothing is on its
+    // way, else no_deadline_ms.
+    std::int64_t next_ms(const slot_map& map) const noexcept;
+    void sent() noexcept { in_flight_ = true; }
+    // The read was answered (read or refused) or lost with its connection.
+    void ended(std::int64_t now) noexcept {
+        in_flight_ = false;
+        not_before_ms_ = now + refresh_gap_ms;
+    }
+    bool in_flight() const noexcept { return in_flight_; }
+
+private:
+    bool in_flight_ = false;
+    std::int64_t not_before_ms_ = 0;
+};
+
+// CLUSTER SLOTS as a request, into out[0, capacity). Returns its size, or 0 when it does not
+// fit.
+std::size_t write_cluster_slots(char* out, std::size_t capacity) noexcept;
 
 }  // namespace edgelock::session

@@ -161,6 +161,9 @@ public:
     // A lock request was written while accepts_requests(). Returns false when the in-flight
     // storage is full (the caller sized it: a bug).
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
+    // An ASKING was written (ready): its reply is the connection's own. Returns false when
+    // the in-flight storage is full.
+    bool track_asking(std::int64_t now) noexcept;
     // One reply (nodes as parse_reply gave them). Not to be called once closing.
     routed_reply on_reply(const reply_node* nodes, std::size_t count, std::int64_t now) noexcept;
     // The transport read bytes on this connection (a byte stream's transports call it with

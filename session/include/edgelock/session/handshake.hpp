@@ -39,7 +39,9 @@ enum class handshake_step : std::uint8_t {
     master_query,
     subscribe,
     node_info,
-    fsync_policy
+    fsync_policy,
+    asking,  // not a handshake step: Redis Cluster's ASKING before a redirected request, the
+             // connection's own reply all the same (lock_traffic.hpp's write_requests)
 };
 
 inline constexpr std::size_t handshake_steps_max = 10;

@@ -61,34 +61,46 @@ struct [[nodiscard]] write_report {
 //   bool commit(std::size_t size);        they are the connection's to send; false when that
 //                                         failed (the sink closed the connection: on_io_error)
 // Each request is tracked on the connection before it is committed, so a write that fails drops it
-// with the connection, as a request in flight.
+// with the connection, as a request in flight. With `asking` (Redis Cluster: an ASK in force,
+// cluster_route.hpp) each request goes after an ASKING of its own, in the same commit, tracked
+// as the connection's own; such requests wait for the connection to be ready.
 // Returns the requests written and why it stopped: done when nothing is queued for the
 // instance any more, not_accepting when the connection takes no lock requests now, full when the
 // sink lacks room for the next request, failed when the sink's commit failed. The lock's
 // write_request() cannot refuse a queued request otherwise (invalid_instance, invalid_state):
 // that is asserted, as is room on the connection for every request the lock can have out.
+// ASKING as a request, into out[0, capacity). Returns its size, or 0 when it does not fit.
+std::size_t write_asking(char* out, std::size_t capacity) noexcept;
+
 template <typename Sink>
 write_report write_requests(lock& core, std::uint8_t instance, connection& connection,
-                            std::uint32_t owner, std::uint32_t tag, std::int64_t now,
-                            Sink& sink) noexcept {
+                            std::uint32_t owner, std::uint32_t tag, std::int64_t now, Sink& sink,
+                            bool asking = false) noexcept {
     write_report report;
     while (core.has_request(instance)) {
-        if (!connection.accepts_requests()) {
+        if (!connection.accepts_requests() || (asking && !connection.ready())) {
             report.stop = write_stop::not_accepting;
             return report;
         }
-        const write_result written = core.write_request(instance, sink.cursor(), sink.room());
+        const std::size_t prefix = asking ? write_asking(sink.cursor(), sink.room()) : 0;
+        if (asking && prefix == 0) {
+            report.stop = write_stop::full;
+            return report;
+        }
+        const write_result written =
+            core.write_request(instance, sink.cursor() + prefix, sink.room() - prefix);
         if (written.code == errc::buffer_too_small) {
             report.stop = write_stop::full;
             return report;
         }
         EDGELOCK_ASSERT(written.code == errc::ok);
         // The caller sized the connection's in-flight storage for every request the lock can have
-        // out.
-        const bool tracked = connection.track(owner, tag, now);
+        // out (and an ASKING beside each).
+        const bool tracked =
+            (!asking || connection.track_asking(now)) && connection.track(owner, tag, now);
         EDGELOCK_ASSERT(tracked);
         ++report.written;
-        if (!sink.commit(written.size)) {
+        if (!sink.commit(prefix + written.size)) {
             report.stop = write_stop::failed;
             return report;
         }

@@ -64,6 +64,12 @@ enum class [[nodiscard]] transport_errc : std::uint8_t{
     max_clients,            // the server is at maxclients: it refused the connection as it was
                             // made ("ERR max number of clients reached"); retried after the
                             // reconnect delay, as a slot may free up
+    too_many_redirects,     // Redis Cluster: a request was redirected (MOVED, ASK) more times in a
+                            // row than session::redirects_max: slots moving faster than a
+                            // request can follow, or nodes that disagree on who serves them
+    no_slot_map,            // Redis Cluster: no node answered CLUSTER SLOTS, or none serves the
+                            // lock's slot (a cluster still forming, or one with slots
+                            // uncovered)
 };
 
 // True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client

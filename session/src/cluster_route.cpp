@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "edgelock/session/cluster_route.hpp"
+
+#include "edgelock/keys.hpp"
+
+namespace edgelock::session {
+
+lock_route route_of(std::string_view name) noexcept {
+    lock_route route;
+    route.slot = cluster_slot(name);
+    return route;
+}
+
+route_target target_of(const lock_route& route, const slot_map& map) noexcept {
+    if (route.ask != slot_map::no_master && route.ask_reads == map.reads())
+        return {route.ask, true};
+    return {map.master_of(route.slot), false};
+}
+
+route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, const slot_map& map,
+                        std::int64_t now) noexcept {
+    route_step step;
+    const route_target to = target_of(route, map);
+    if (to.node == slot_map::no_master) return step;
+    if (to.node != route.home) {
+        if (core.requests_in_flight(instance) > 0) return step;
+        if (route.home != slot_map::no_master) {
+            step.code = core.on_io_error(instance, now);
+            if (step.code != errc::ok) return step;
+        }
+        route.home = to.node;
+        step.moved = true;
+    }
+    step.to = to;
+    return step;
+}
+
+errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
+                            const reply_node& reply, const node_address& from, std::int64_t now,
+                            failure& last, error_text* text) noexcept {
+    const redirect r = parse_redirect(reply, from);
+    if (r.what == redirect::kind::none) {
+        const errc code = deliver_answer(core, instance, reply, now, last, text);
+        if (code != errc::events_pending) route.redirects = 0;
+        return code;
+    }
+    const std::uint8_t asked =
+        r.what == redirect::kind::ask ? map.add_node(r.to) : slot_map::no_master;
+    const bool unroutable = r.what == redirect::kind::ask && asked == slot_map::no_master;
+    if (unroutable || route.redirects >= redirects_max) {
+        const errc code = deliver_answer(core, instance, reply, now, last, text);
+        if (code == errc::events_pending) return code;
+        route.redirects = 0;
+        last = failure::of(unroutable ? transport_errc::no_slot_map
+                                      : transport_errc::too_many_redirects);
+        return code;
+    }
+    const errc code = core.on_redirect(instance, now);
+    if (code != errc::ok) return code;
+    ++route.redirects;
+    if (r.what == redirect::kind::moved) {
+        (void)map.moved(r.slot, r.to);  // a full table leaves the slot unknown: read again
+        route.ask = slot_map::no_master;
+    } else {
+        route.ask = asked;
+        route.ask_reads = map.reads();
+    }
+    return code;
+}
+
+}  // namespace edgelock::session
