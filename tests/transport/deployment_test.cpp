@@ -97,6 +97,24 @@ std::vector<bad_row> bad_rows() {
          [=](deployment& d) { d.sentinels = {sentinel}; },
          {},
          errc::invalid_config},
+        {"instances_and_cluster",
+         [](deployment& d) { d.cluster = {"redis://127.0.0.1:3"}; },
+         {},
+         errc::invalid_config},
+        {"too_many_cluster_seeds",
+         [](deployment& d) {
+             d.instances.clear();
+             d.cluster.assign(edgelock::session::cluster_seeds_max + 1, "redis://127.0.0.1:3");
+         },
+         {},
+         errc::invalid_config},
+        {"cluster_seed_with_a_database",
+         [](deployment& d) {
+             d.instances.clear();
+             d.cluster = {"redis://127.0.0.1:3/2"};
+         },
+         {},
+         errc::invalid_config},
         {"sentinels_without_master_name",
          [=](deployment& d) {
              d.instances.clear();

@@ -96,6 +96,7 @@ std::error_code client_impl::open(const client_config& config) {
     if (const std::error_code refused = check_client_fields(config)) return refused;
     validated_deployment where;
     if (const std::error_code refused = validate(config, where, tls_)) return refused;
+    if (where.by_cluster()) return make_error_code(errc::invalid_config);  // not served here
     std::uint64_t seed_bits = 0;
     if (random_seed(seed_bits) != errc::ok) return make_error_code(errc::io_error);
     seed_bits_ = seed_bits;

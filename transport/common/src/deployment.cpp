@@ -13,7 +13,13 @@ namespace {
 // Where the deployment is: counts and Sentinel fields, before anything is parsed.
 errc check_shape(const deployment& given) noexcept {
     const bool by_sentinel = !given.sentinels.empty();
-    if (by_sentinel == !given.instances.empty()) return errc::invalid_config;
+    const bool by_cluster = !given.cluster.empty();
+    const int kinds =
+        (given.instances.empty() ? 0 : 1) + (by_sentinel ? 1 : 0) + (by_cluster ? 1 : 0);
+    if (kinds != 1) return errc::invalid_config;
+    if (by_cluster) {
+        return given.cluster.size() > session::cluster_seeds_max ? errc::invalid_config : errc::ok;
+    }
     if (by_sentinel) {
         if (given.master_name.empty()) return errc::invalid_config;
         if (given.master_name.size() > session::master_name_bytes_max) return errc::invalid_config;
@@ -68,6 +74,17 @@ session::connection_setup validated_deployment::instance_setup(std::size_t i,
     return setup;
 }
 
+session::connection_setup validated_deployment::node_setup(const session::node_address& node,
+                                                           std::uint64_t seed) const noexcept {
+    session::connection_setup setup;
+    setup.times = times;
+    setup.node = &node;
+    setup.seed = seed;
+    setup.read_node = read_node;
+    setup.refuse_evicting = refuse_evicting;
+    return setup;
+}
+
 std::error_code validate(const deployment& given, validated_deployment& out, tls_context& tls) {
     if (const errc code = check_shape(given); code != errc::ok) return make_error_code(code);
     out.times = timing_of(given);
@@ -78,6 +95,12 @@ std::error_code validate(const deployment& given, validated_deployment& out, tls
     if (const errc code = parse_all(given.sentinels, out.sentinels); code != errc::ok) {
         return make_error_code(code);
     }
+    if (const errc code = parse_all(given.cluster, out.seeds); code != errc::ok) {
+        return make_error_code(code);
+    }
+    for (const session::node_address& seed : out.seeds) {
+        if (seed.db != 0) return make_error_code(errc::invalid_config);  // a cluster has db 0 only
+    }
     out.master = session::node_address{};
     if (!out.master.user.assign(given.master_user) ||
         !out.master.password.assign(given.master_password)) {
@@ -85,16 +108,18 @@ std::error_code validate(const deployment& given, validated_deployment& out, tls
     }
     out.master.db = given.master_db;
     out.master_name = given.master_name;
-    out.instance_count = out.by_sentinel() ? 1 : out.instances.size();
+    out.instance_count = out.by_sentinel() || out.by_cluster() ? 1 : out.instances.size();
     out.read_node = given.restart_guard || given.eviction != session::eviction_check::off;
     out.refuse_evicting = given.eviction == session::eviction_check::refuse;
-    const std::vector<session::node_address>& servers =
-        out.by_sentinel() ? out.sentinels : out.instances;
+    const std::vector<session::node_address>& servers = out.by_sentinel()  ? out.sentinels
+                                                        : out.by_cluster() ? out.seeds
+                                                                           : out.instances;
     return load_for(tls, given.tls, servers.data(), servers.size());
 }
 
 errc check_lock(const deployment& where, const lock_config& lock) noexcept {
-    const std::size_t instances = where.sentinels.empty() ? where.instances.size() : 1;
+    const bool one_master = !where.sentinels.empty() || !where.cluster.empty();
+    const std::size_t instances = one_master ? 1 : where.instances.size();
     if (lock.fair && instances != 1) return errc::invalid_instances;
     if (lock.replicas_to_wait > 0 && resolve(lock).replica_wait_ms >= where.command_timeout_ms) {
         return errc::invalid_config;

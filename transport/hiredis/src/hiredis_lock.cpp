@@ -346,6 +346,7 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 std::error_code lock::impl::configure(const lock_options& given) {
     options = given;
     if (const std::error_code ec = validate(options, where, tls)) return ec;
+    if (where.by_cluster()) return make_error_code(errc::invalid_config);  // not served here
     timing = where.times;
     instances = static_cast<std::uint8_t>(where.instance_count);
     const lock_config config = core_config_of(options, instances);

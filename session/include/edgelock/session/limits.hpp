@@ -26,6 +26,8 @@ inline constexpr std::size_t sentinels_max = 9;
 // redirects (MOVED, ASK) one request follows before it fails: a slot moving twice while one
 // request is on its way is already rare; more is a loop.
 inline constexpr std::size_t cluster_masters_max = 16;
+// The seed nodes a cluster deployment may list (it reads the slot map from one of them).
+inline constexpr std::size_t cluster_seeds_max = 9;
 inline constexpr std::size_t redirects_max = 5;
 
 // An error reply's text kept for messages ("ERR ...", "OOM ..."): enough for Redis's own

@@ -47,6 +47,14 @@ struct deployment {
     std::string master_user;      // up to session::user_bytes_max bytes
     std::string master_password;  // up to session::password_bytes_max bytes
     std::uint16_t master_db = 0;
+    // ... or Redis Cluster: seed nodes' URLs (any nodes of one cluster, up to
+    // session::cluster_seeds_max; database 0, the only one a cluster has). The slot map is read
+    // from a seed with CLUSTER SLOTS; every lock is a single-instance lock on the master of
+    // its name's slot, reached with the seeds' credentials and TLS (a cluster shares one ACL
+    // and one TLS setup: the first seed's are used for every node). Redirects (MOVED, ASK)
+    // are followed, and the map read again after a MOVED or a lost connection
+    // (edgelock/session/cluster_route.hpp).
+    std::vector<std::string> cluster;
 
     // rediss:// addresses (instances, sentinels, and the masters TLS sentinels name): what is
     // verified and which client certificate is shown (edgelock/tls_options.hpp). The files
@@ -91,31 +99,40 @@ struct deployment {
 struct validated_deployment {
     std::vector<session::node_address> instances;  // without Sentinel: one per URL, in order
     std::vector<session::node_address> sentinels;  // with Sentinel: one per URL, in order
+    std::vector<session::node_address> seeds;      // Redis Cluster: one per URL, in order
     session::node_address master;                  // Sentinel: the master's user, password, db
     std::string master_name;
     session::timing times;
-    std::size_t instance_count = 0;  // instances.size(), or 1 (the master) behind Sentinel
+    std::size_t instance_count = 0;  // instances.size(), or 1 (the master) behind Sentinel or
+                                     // in a cluster (the master of each lock's slot)
     bool read_node = false;          // restart_guard on, or an eviction check
     bool refuse_evicting = false;    // eviction_check::refuse
 
     bool by_sentinel() const noexcept { return !sentinels.empty(); }
+    bool by_cluster() const noexcept { return !seeds.empty(); }
     // The setup of the lock connection to instance `i` (< instance_count): the server, or
     // the sentinels and the master's name; the timing; the node reading. `seed` draws its
     // reconnect jitter (distinct per connection). The caller adds its in-flight storage, and
     // changes the kind for a subscriber or watch connection.
     session::connection_setup instance_setup(std::size_t i, std::uint64_t seed) const noexcept;
+    // Redis Cluster: the setup of the lock connection to `node` (a seed, or a node of the slot
+    // map), as instance_setup's.
+    session::connection_setup node_setup(const session::node_address& node,
+                                         std::uint64_t seed) const noexcept;
 };
 
 // The one check of a deployment, run by both clients' open() and the CLI's
 // command_connection::open(); on success fills `out` and, when any address is rediss://,
 // loads `tls` from given.tls. The first failure, in this order, decides the code:
-//   errc::invalid_config     both or neither of instances and sentinels given; with
-//                            sentinels, master_name empty or too long, or more than
-//                            session::sentinels_max of them
+//   errc::invalid_config     not exactly one of instances, sentinels and cluster given;
+//                            with sentinels, master_name empty or too long, or more than
+//                            session::sentinels_max of them; more than
+//                            session::cluster_seeds_max cluster seeds
 //   errc::invalid_instances  an even number of instances, or more than instances_max
 //   errc::invalid_config     a timeout or reconnect delay out of its range (see above)
 //   errc::invalid_config     a URL that does not parse (session::parse_node_url), master
-//                            credentials longer than session/limits.hpp allows
+//                            credentials longer than session/limits.hpp allows, a cluster
+//                            seed with a database other than 0
 //   transport_errc::tls_files  a file of given.tls cannot be loaded (missing, unreadable,
 //                            no certificate in it, a key that does not match its
 //                            certificate): tls.load_error() says which, and why
@@ -129,7 +146,8 @@ struct validated_deployment {
 // defaults are the core's (resolve()). Returns:
 //   errc::ok
 //   errc::invalid_instances  fair set on a deployment of several instances (Redlock has no
-//                            single line to wait in)
+//                            single line to wait in); a cluster has one per lock: fair is
+//                            allowed
 //   errc::invalid_config     replicas_to_wait set and the WAIT timeout (replica_wait_ms, by
 //                            default half the attempt timeout) not below command_timeout_ms:
 //                            WAIT holds the connection while it waits, and a wait longer
