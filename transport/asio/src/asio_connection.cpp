@@ -130,7 +130,10 @@ void asio_connection::ended(const session::connection_end& closed, bool lock_hea
 void asio_connection::answered(const session::in_flight& entry, const reply_node* nodes,
                                std::size_t count) {
     if (role_ == connection_role::subscriber) owner_.on_subscription_answer(entry, nodes, count);
-    if (role_ == connection_role::instance) owner_.on_lock_reply(index_, entry, nodes[0]);
+    if (role_ != connection_role::instance) return;
+    if (entry.owner == client_impl::map_read_owner)
+        return owner_.on_map_answer(index_, nodes, count);
+    owner_.on_lock_reply(index_, entry, nodes[0]);
 }
 
 void asio_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,

@@ -44,6 +44,7 @@ session::connection_setup client_impl::instance_setup(std::size_t i) const {
 void client_impl::build_connections() {
     connections_.clear();
     subscriber_index_ = no_socket;
+    if (cluster_) return build_cluster_links();
     for (std::size_t i = 0; i < instance_count_; ++i) {
         const session::connection_setup setup = instance_setup(i);
         connections_.push_back(std::make_unique<asio_connection>(
@@ -96,7 +97,6 @@ std::error_code client_impl::open(const client_config& config) {
     if (const std::error_code refused = check_client_fields(config)) return refused;
     validated_deployment where;
     if (const std::error_code refused = validate(config, where, tls_)) return refused;
-    if (where.by_cluster()) return make_error_code(errc::invalid_config);  // not served here
     std::uint64_t seed_bits = 0;
     if (random_seed(seed_bits) != errc::ok) return make_error_code(errc::io_error);
     seed_bits_ = seed_bits;
@@ -108,6 +108,8 @@ std::error_code client_impl::open(const client_config& config) {
     config_ = config;
     where_ = std::move(where);
     instance_count_ = where_.instance_count;
+    cluster_ = where_.by_cluster();
+    links_ = cluster_ ? session::cluster_masters_max : instance_count_;
     node_starts_known_ = 0;
     ever_ready_ = {};  // a new deployment: its first connections are neither again nor moved
     build_connections();
@@ -116,23 +118,26 @@ std::error_code client_impl::open(const client_config& config) {
     dirty_.init(config.locks_max);
     deadlines_.init(config.locks_max);
     if (!nodes_) nodes_.reset(new reply_node[nodes_max]);
-    ready_marks_.assign(instance_count_, 0);
+    ready_marks_.assign(links_, 0);
     ready_check_ = false;
     lock_timer_ms_ = no_deadline_ms;
 
     open_ = true;
     ++open_epoch_;
-    for (auto& c : connections_) c->start();
+    for (auto& c : connections_) {
+        if (c) c->start();
+    }
     return {};
 }
 
 void client_impl::close(bool call_handlers, bool leave_lines_first) {
     if (!open_) return;
-    const std::uint8_t lingering = leave_lines_first ? leave_lines() : 0;
+    const link_set lingering = leave_lines_first ? leave_lines() : 0;
     open_ = false;
     ++open_epoch_;
     for (std::size_t i = 0; i < connections_.size(); ++i) {
-        if (i < instance_count_ && ((lingering >> i) & 1u) != 0) {
+        if (!connections_[i]) continue;
+        if (i < links_ && ((lingering >> i) & 1u) != 0) {
             connections_[i]->linger();
             if (!connections_[i]->stopped()) leaving_sockets_.push_back(std::move(connections_[i]));
         } else {
@@ -166,6 +171,8 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
     if (channels_.ready()) channels_.clear();
     locks_.close();
     instance_count_ = 0;
+    links_ = 0;
+    cluster_ = false;
     dirty_.clear();
     if (depth_ == 0) {
         retired_sockets_.clear();
@@ -175,8 +182,8 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
 
 // A fair waiter (a fair lock whose acquire runs) is cancelled as release() would cancel it,
 // which queues the fair release that takes its token out of the line, and that is written
-// now. Returns the instances it was written to: their connections linger until answered.
-std::uint8_t client_impl::leave_lines() noexcept {
+// now. Returns the links it was written to: their connections linger until answered.
+link_set client_impl::leave_lines() noexcept {
     const auto fair_waiter = [](const lock_entry& e) {
         return e.in_use && e.fair && attempt_running(e.core.state());
     };
@@ -185,9 +192,10 @@ std::uint8_t client_impl::leave_lines() noexcept {
         any_waiter = any_waiter || fair_waiter(locks_[index]);
     }
     if (!any_waiter) return 0;
-    std::array<std::size_t, instances_max> in_flight_before{};
+    std::array<std::size_t, links_max> in_flight_before{};
     const std::int64_t now = now_ms();
-    for (std::size_t i = 0; i < instance_count_; ++i) {
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (!connections_[i]) continue;
         in_flight_before[i] = connections_[i]->connection().requests_in_flight();
         load_fair_release(*connections_[i], now);
     }
@@ -201,10 +209,11 @@ std::uint8_t client_impl::leave_lines() noexcept {
         }
         if (e.core.release(now) == errc::ok) write_requests(index);
     }
-    std::uint8_t written = 0;
-    for (std::size_t i = 0; i < instance_count_; ++i) {
-        if (connections_[i]->connection().requests_in_flight() > in_flight_before[i])
-            written |= 1u << i;
+    link_set written = 0;
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (connections_[i] &&
+            connections_[i]->connection().requests_in_flight() > in_flight_before[i])
+            written |= link_set{1} << i;
     }
     return written;
 }
@@ -225,7 +234,8 @@ void client_impl::load_fair_release(asio_connection& c, std::int64_t now) noexce
 }
 
 asio_connection* client_impl::connection_at(std::size_t i, std::uint32_t epoch) noexcept {
-    if (i < connections_.size() && connections_[i]->owns(epoch)) return connections_[i].get();
+    if (i < connections_.size() && connections_[i] && connections_[i]->owns(epoch))
+        return connections_[i].get();
     for (auto& c : leaving_sockets_) {
         if (c->owns(epoch)) return c.get();
     }
@@ -268,8 +278,8 @@ void client_impl::wait_ready(handler_slot handler) {
     if (!ready_handler_.empty())
         return post_completion(std::move(handler), transport_errc::operation_in_progress);
     ready_handler_ = std::move(handler);
-    for (std::size_t i = 0; i < instance_count_; ++i)
-        ready_marks_[i] = connections_[i]->attempts_finished();
+    for (std::size_t i = 0; i < links_; ++i)
+        ready_marks_[i] = connections_[i] ? connections_[i]->attempts_finished() : 0;
     ready_check_ = true;
     if (depth_ == 0) post_flush();
 }
@@ -277,6 +287,7 @@ void client_impl::wait_ready(handler_slot handler) {
 void client_impl::check_ready() {
     ready_check_ = false;
     if (ready_handler_.empty() || !open_) return;
+    if (cluster_) return check_cluster_ready();
     std::size_t ready = 0;
     std::size_t trying = 0;
     std::error_code first_error;
@@ -324,7 +335,9 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     if (config.fair) (void)channels_.attach(out.index, e.core.name());
     e.renewals = 0;
     e.last_cause = errc::ok;
-    for (std::size_t i = 0; i < instance_count_; ++i) {
+    // A cluster lock is told its node's start when it moves there (write_cluster_requests).
+    e.route = session::route_of(e.core.name());
+    for (std::size_t i = 0; i < instance_count_ && !cluster_; ++i) {
         if (((node_starts_known_ >> i) & 1u) == 0) continue;
         const errc told = session::tell_node_started(
             e.core, static_cast<std::uint8_t>(i), node_starts_[i], config_.restart_guard, now_ms());
@@ -367,7 +380,8 @@ void client_impl::reset_entry(lock_entry& e) noexcept {
     const std::uint32_t index = locks_.index_of(e);
     deadlines_.set(index, no_deadline_ms);
     if (channels_.ready()) channels_.detach(index);
-    for (std::size_t i = 0; i < instance_count_; ++i) {
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (!connections_[i]) continue;
         connections_[i]->waiters().erase_if(
             [index](const lock_ref& ref) { return ref.index == index; });
     }

@@ -8,7 +8,7 @@ namespace detail {
 
 // ---- connection callbacks ----------------------------------------------------------------
 
-void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight& entry,
+void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& entry,
                                 const reply_node& reply) {
     if (entry.owner >= locks_.capacity()) return;
     on_request_done(entry.owner);
@@ -19,7 +19,12 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
     // the time they took is subtracted from the lease like any other wait.
     failure refused;
     const bool renewing = e.core.state() == lock_state::held;
-    const errc code = session::deliver_answer(e.core, instance, reply, now_ms(), refused);
+    const std::uint8_t instance = cluster_ ? 0 : link;
+    const std::int64_t now = now_ms();
+    const errc code = cluster_ ? session::deliver_cluster_answer(
+                                     e.core, 0, e.route, *map_, reply,
+                                     connections_[link]->connection().address(), now, refused)
+                               : session::deliver_answer(e.core, instance, reply, now, refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) e.failure = to_error_code(refused);
@@ -27,30 +32,32 @@ void client_impl::on_lock_reply(std::uint8_t instance, const session::in_flight&
     service(entry.owner);
 }
 
-void client_impl::on_connection_ready(std::uint8_t instance) {
-    note_connected(instance);
+void client_impl::on_connection_ready(std::uint8_t link) {
+    note_connected(link);
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         if (locks_[index].in_use) write_requests(index);
     }
     ready_check_ = true;
 }
 
-void client_impl::on_connection_down(std::uint8_t instance) {
+void client_impl::on_connection_down(std::uint8_t link) {
     const std::uint32_t open_epoch = open_epoch_;
-    const auto bit = static_cast<std::uint8_t>(1u << instance);
-    connections_[instance]->waiters().clear();
-    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        locks_[index].waiting_mask = static_cast<std::uint8_t>(locks_[index].waiting_mask & ~bit);
-    }
+    const link_set bit = link_set{1} << link;
+    connections_[link]->waiters().clear();
+    if (cluster_) map_->mark_stale();  // the node may have failed over: ask again
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
+        locks_[index].waiting_mask &= ~bit;
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
+        const std::uint8_t instance = instance_on(e, link);
+        if (instance == no_instance) continue;
         if (deliver_pending(index)) {
             if (attempt_running(e.core.state()) && !e.failure)
-                e.failure = connections_[instance]->last_error();
-            note_renewal_cut_off(e, instance, bit);
-            const errc heard = session::hear_close(e.core, instance,
-                                                   connections_[instance]->connection(), now_ms());
+                e.failure = connections_[link]->last_error();
+            note_renewal_cut_off(e, link);
+            const errc heard =
+                session::hear_close(e.core, instance, connections_[link]->connection(), now_ms());
             EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
             service(index);
         }
@@ -59,25 +66,27 @@ void client_impl::on_connection_down(std::uint8_t instance) {
     ready_check_ = true;
 }
 
-// A connection to `instance` read its node: a node that may evict keys is reported, and with
+// A connection to `link` read its node: a node that may evict keys is reported, and with
 // the restart guard every lock hears the node's start before its requests are written there
 // (the connection holds them until now).
-void client_impl::on_node_read(std::uint8_t instance, const session::node_facts& node,
+void client_impl::on_node_read(std::uint8_t link, const session::node_facts& node,
                                const node_start& start) {
-    if (session::warns_of_eviction(config_.eviction, connections_[instance]->connection()) &&
+    if (session::warns_of_eviction(config_.eviction, connections_[link]->connection()) &&
         config_.on_warning) {
-        config_.on_warning(instance, session::eviction_warning(node).view());
+        config_.on_warning(link, session::eviction_warning(node).view());
     }
-    if (config_.restart_guard) on_node_started(instance, start);
+    if (config_.restart_guard) on_node_started(link, start);
 }
 
-void client_impl::on_node_started(std::uint8_t instance, const node_start& start) {
-    node_starts_[instance] = start;
-    node_starts_known_ = static_cast<std::uint8_t>(node_starts_known_ | (1u << instance));
+void client_impl::on_node_started(std::uint8_t link, const node_start& start) {
+    node_starts_[link] = start;
+    node_starts_known_ |= link_set{1} << link;
     const std::uint32_t open_epoch = open_epoch_;
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
         if (!e.in_use) continue;
+        const std::uint8_t instance = instance_on(e, link);
+        if (instance == no_instance) continue;
         if (deliver_pending(index)) {
             const errc told = session::tell_node_started(e.core, instance, start,
                                                          config_.restart_guard, now_ms());

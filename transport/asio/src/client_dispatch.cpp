@@ -156,6 +156,7 @@ void client_impl::deliver_lost(lock_entry& e, errc why) {
 // connection is down (session::acquire_result decides whether it is reported).
 failure client_impl::instance_failure(const lock_entry& e) const {
     if (e.failure) return to_failure(e.failure);
+    if (cluster_) return cluster_failure(e);
     const asio_connection& c = *connections_[0];
     if (!c.ready() && c.last_error()) return to_failure(c.last_error());
     return {};
@@ -172,6 +173,7 @@ void client_impl::service(std::uint32_t index) {
 // Encodes the lock's queued requests into the write buffers of the sockets that take them
 // (session::write_requests); a full buffer puts the lock on that socket's waiters.
 void client_impl::write_requests(std::uint32_t index) noexcept {
+    if (cluster_) return write_cluster_requests(index);
     lock_entry& e = locks_[index];
     // When the requests go out (their command timeout), read only once one does: most calls
     // (the service() after every reply) find nothing queued, and on a VM a clock read is
@@ -179,37 +181,42 @@ void client_impl::write_requests(std::uint32_t index) noexcept {
     std::int64_t now = 0;
     bool now_read = false;
     for (std::size_t i = 0; i < instance_count_; ++i) {
-        asio_connection& c = *connections_[i];
-        const auto bit = static_cast<std::uint8_t>(1u << i);
         const auto instance = static_cast<std::uint8_t>(i);
-        if ((e.waiting_mask & bit) != 0 || !e.core.has_request(instance)) continue;
+        if ((e.waiting_mask >> i & 1u) != 0 || !e.core.has_request(instance)) continue;
         if (!now_read) {
             now = now_ms();
             now_read = true;
         }
-        const session::write_report sent =
-            session::write_requests(e.core, instance, c.connection(), index, e.generation, now, c);
-        e.requests_in_flight += static_cast<std::uint32_t>(sent.written);
-        if (sent.stop == session::write_stop::full) {
-            // One entry per lock and connection (the mask), so the ring always has room.
-            const bool added = c.add_waiter(lock_ref{index, e.generation});
-            EDGELOCK_ASSERT(added);
-            e.waiting_mask |= bit;
-        }
+        write_link(e, index, i, instance, now, false);
     }
 }
 
-void client_impl::wake_waiters(std::uint8_t instance) {
-    asio_connection& c = *connections_[instance];
+// The lock's requests for `instance` onto link `link`'s write buffer.
+void client_impl::write_link(lock_entry& e, std::uint32_t index, std::size_t link,
+                             std::uint8_t instance, std::int64_t now, bool asking) noexcept {
+    asio_connection& c = *connections_[link];
+    const session::write_report sent = session::write_requests(e.core, instance, c.connection(),
+                                                               index, e.generation, now, c, asking);
+    e.requests_in_flight += static_cast<std::uint32_t>(sent.written);
+    if (sent.stop == session::write_stop::full) {
+        // One entry per lock and connection (the mask), so the ring always has room.
+        const bool added = c.add_waiter(lock_ref{index, e.generation});
+        EDGELOCK_ASSERT(added);
+        e.waiting_mask |= link_set{1} << link;
+    }
+}
+
+void client_impl::wake_waiters(std::uint8_t link) {
+    asio_connection& c = *connections_[link];
     fixed_ring<lock_ref>& waiters = c.waiters();
-    const auto bit = static_cast<std::uint8_t>(1u << instance);
+    const link_set bit = link_set{1} << link;
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
         if (c.room() < request_bytes_max) return;
         const lock_ref ref = waiters.front();
         waiters.pop();
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
-        e.waiting_mask = static_cast<std::uint8_t>(e.waiting_mask & ~bit);
+        e.waiting_mask &= ~bit;
         write_requests(ref.index);
     }
 }
@@ -291,19 +298,23 @@ void client_impl::drain_dirty() {
 
 void client_impl::finish_io() {
     drive_subscriber();
+    if (cluster_) drive_map();
     for (int pass = 0; pass < io_passes_max; ++pass) {
         bool woke = false;
         for (std::size_t i = 0; i < connections_.size(); ++i) {
+            if (!connections_[i]) continue;
             asio_connection& c = *connections_[i];
             c.flush();
-            if (i < instance_count_ && c.ready() && !c.writing() && !c.waiters().empty()) {
+            if (i < links_ && c.ready() && !c.writing() && !c.waiters().empty()) {
                 wake_waiters(static_cast<std::uint8_t>(i));
                 woke = true;
             }
         }
         if (!woke) return;
     }
-    for (auto& c : connections_) c->flush();
+    for (auto& c : connections_) {
+        if (c) c->flush();
+    }
 }
 
 }  // namespace detail

@@ -7,6 +7,7 @@
 #include <asio/ssl/stream.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -21,6 +22,8 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
@@ -50,6 +53,13 @@ inline bool attempt_running(lock_state state) {
 }
 
 using session::node_address;
+
+// The connections that carry lock traffic ("links"): one per instance, or in a Redis Cluster one
+// per node of the slot map, made on first use. Link i is connections_[i]; a set of links is a
+// bit per link.
+inline constexpr std::size_t links_max = std::max(instances_max, session::cluster_masters_max);
+using link_set = std::uint32_t;
+static_assert(links_max <= 32);
 
 class client_impl;
 
@@ -198,9 +208,13 @@ public:
     session::lock_metrics metrics() const noexcept;
     session::lock_metrics metrics(lock_handle handle) const noexcept;
 
-    std::size_t instance_count() const noexcept { return instance_count_; }
+    // The public API's instances: in a cluster, the nodes of the slot map (a node's link may
+    // not exist yet).
+    std::size_t instance_count() const noexcept {
+        return cluster_ ? map_->nodes() : instance_count_;
+    }
     const asio_connection* instance(std::size_t i) const noexcept {
-        return i < instance_count_ ? connections_[i].get() : nullptr;
+        return i < instance_count() ? connections_[i].get() : nullptr;
     }
 
     // For the sockets.
@@ -220,23 +234,26 @@ public:
     // replaced one can never pass for a current one.
     std::uint32_t next_epoch() noexcept { return ++epoch_counter_; }
 
-    void on_connection_ready(std::uint8_t instance);
-    void on_connection_down(std::uint8_t instance);
-    void on_node_read(std::uint8_t instance, const session::node_facts& node,
-                      const node_start& start);
-    void on_node_started(std::uint8_t instance, const node_start& start);
+    void on_connection_ready(std::uint8_t link);
+    void on_connection_down(std::uint8_t link);
+    void on_node_read(std::uint8_t link, const session::node_facts& node, const node_start& start);
+    void on_node_started(std::uint8_t link, const node_start& start);
     void on_attempt_finished() noexcept { ready_check_ = true; }
-    void on_lock_reply(std::uint8_t instance, const session::in_flight& entry,
-                       const reply_node& reply);
+    void on_lock_reply(std::uint8_t link, const session::in_flight& entry, const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
     void on_request_done(std::uint32_t index) noexcept;
-    // The same, for a request its connection gave up (a renewal's fails on that instance).
-    void on_request_dropped(std::uint8_t instance, std::uint32_t index);
+    // The same, for a request its connection gave up (a renewal's fails on that link).
+    void on_request_dropped(std::uint8_t link, std::uint32_t index);
+    // Redis Cluster (client_cluster.cpp): the answer to CLUSTER SLOTS on `link`, or its loss.
+    void on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count);
+    void on_map_read_lost();
     // Metrics and the event hook (client_metrics.cpp).
-    void note_connected(std::uint8_t instance);
-    void note_disconnected(std::uint8_t instance, const session::connection_end& closed);
+    void note_connected(std::uint8_t link);
+    void note_disconnected(std::uint8_t link, const session::connection_end& closed);
     void on_switch_master(const node_address& master);
-    void wake_waiters(std::uint8_t instance);
+    void wake_waiters(std::uint8_t link);
+    // The in-flight owner of CLUSTER SLOTS: above every lock slot, as script_load_owner.
+    static constexpr std::uint32_t map_read_owner = session::in_flight::internal - 2;
     // Fair locks' wake-ups, from the subscriber socket.
     bool subscriber_wanted() const noexcept { return channels_.wanted(); }
     void on_subscriber_down();
@@ -271,6 +288,22 @@ private:
     void deliver_lost(lock_entry& entry, errc why);
     failure instance_failure(const lock_entry& entry) const;
     void write_requests(std::uint32_t index) noexcept;
+    void write_link(lock_entry& e, std::uint32_t index, std::size_t link, std::uint8_t instance,
+                    std::int64_t now, bool asking) noexcept;
+    // The core instance of the lock at `link`, or no_instance (a cluster lock elsewhere).
+    static constexpr std::uint8_t no_instance = 0xFF;
+    std::uint8_t instance_on(const lock_entry& e, std::size_t link) const noexcept {
+        if (!cluster_) return static_cast<std::uint8_t>(link);
+        return e.route.home == link ? 0 : no_instance;
+    }
+    // Redis Cluster (client_cluster.cpp).
+    void build_cluster_links();
+    asio_connection& make_link(std::uint8_t node);
+    void write_cluster_requests(std::uint32_t index) noexcept;
+    void drive_map();
+    void check_cluster_ready();
+    link_set links_in_use() const noexcept;
+    failure cluster_failure(const lock_entry& e) const;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);
     void on_lock_timer(std::uint32_t epoch, std::error_code ec);
@@ -281,7 +314,7 @@ private:
     void post_flush();
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
-    std::uint8_t leave_lines() noexcept;
+    link_set leave_lines() noexcept;
     void load_fair_release(asio_connection& c, std::int64_t now) noexcept;
     // The in-flight owner of close()'s SCRIPT LOAD: above every lock slot (locks_max_limit),
     // so no reply or dropped request of it reaches a lock.
@@ -297,7 +330,7 @@ private:
     void note_acquire_ended(lock_entry& e, std::error_code heard);
     void note_renewed(lock_entry& e, const event& ev);
     void note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code);
-    void note_renewal_cut_off(lock_entry& e, std::uint8_t instance, std::uint8_t bit);
+    void note_renewal_cut_off(lock_entry& e, std::uint8_t link);
     void note_lost(lock_entry& e, errc why);
     void note_released(lock_entry& e, std::error_code heard);
     void retire_counts(lock_entry& e) noexcept;
@@ -310,21 +343,31 @@ private:
     client_config config_;
     tls_context tls_;             // loaded by open() when an address is rediss://
     validated_deployment where_;  // what open() parsed of config_: the connections point into it
-    std::size_t instance_count_ = 0;
-    // The restart guard: what each instance's connection last read of its node, told to
-    // every lock added later too (bit i of node_starts_known_: instance i was read).
-    std::array<node_start, instances_max> node_starts_{};
-    std::uint8_t node_starts_known_ = 0;
+    std::size_t instance_count_ = 0;  // the core's: 1 in a cluster
+    std::size_t links_ = 0;           // instance_count_, or cluster_masters_max in a cluster
+    // Redis Cluster: the slot map (its nodes are the links' addresses: it stays put from
+    // open() on), when to read it again, the seed to try next, and why the last read failed.
+    bool cluster_ = false;
+    std::unique_ptr<session::slot_map> map_;
+    session::map_refresh refresh_;
+    std::size_t next_seed_ = 0;
+    failure map_failure_;
+    node_address subscriber_node_;  // the node the subscriber listens on (its setup's)
+    std::size_t next_listener_ = 0;
+    // The restart guard: what each link's connection last read of its node, told to every
+    // lock added later too (bit i of node_starts_known_: link i was read).
+    std::array<node_start, links_max> node_starts_{};
+    link_set node_starts_known_ = 0;
     // Metrics over the client's life: the instances' connections, and the counts of locks
     // removed (or dropped by close()); the live locks keep their own (lock_entry::meter).
     session::lock_meter connection_meter_;
     session::lock_metrics retired_counts_;
-    std::array<bool, instances_max> ever_ready_{};
-    std::array<node_address, instances_max> last_node_{};
+    std::array<bool, links_max> ever_ready_{};
+    std::array<node_address, links_max> last_node_{};
     token_pool tokens_;            // one getrandom per 16 acquires
     std::uint64_t seed_bits_ = 0;  // the connections' reconnect jitter, drawn at open()
-    // The instances, then the watcher (Sentinel), then the subscriber (once a fair lock is
-    // added: built by add_lock, at subscriber_index_).
+    // The links (in a cluster, null until first used), then the watcher (Sentinel), then the
+    // subscriber (once a fair lock is added: built by add_lock, at subscriber_index_).
     std::vector<std::unique_ptr<asio_connection>> connections_;
     static constexpr std::size_t no_socket = static_cast<std::size_t>(-1);
     std::size_t subscriber_index_ = no_socket;

@@ -55,20 +55,22 @@ void client_impl::note_released(lock_entry& e, std::error_code heard) {
 
 // A request given up with its connection: remembered, so that the connection's end counts
 // one renewal failure per lock, as the blocking client does (note_renewal_cut_off).
-void client_impl::on_request_dropped(std::uint8_t instance, std::uint32_t index) {
+void client_impl::on_request_dropped(std::uint8_t link, std::uint32_t index) {
+    if (index == map_read_owner) return on_map_read_lost();
     on_request_done(index);
     if (index >= locks_.capacity()) return;
     lock_entry& e = locks_[index];
-    if (e.in_use) e.dropped_mask = static_cast<std::uint8_t>(e.dropped_mask | (1u << instance));
+    if (e.in_use) e.dropped_mask |= link_set{1} << link;
 }
 
-// Instance `instance`'s connection ended (bit: its mask bit): a held lock that had requests
-// on it, or queued ones the instance cannot take now (the reconnect delay), failed its part
-// of a renewal there, once.
-void client_impl::note_renewal_cut_off(lock_entry& e, std::uint8_t instance, std::uint8_t bit) {
+// Link `link`'s connection ended: a held lock that had requests on it, or queued ones the
+// link cannot take now (the reconnect delay), failed its part of a renewal there, once.
+void client_impl::note_renewal_cut_off(lock_entry& e, std::uint8_t link) {
+    const link_set bit = link_set{1} << link;
     const bool dropped = (e.dropped_mask & bit) != 0;
-    e.dropped_mask = static_cast<std::uint8_t>(e.dropped_mask & ~bit);
-    const asio_connection& c = *connections_[instance];
+    e.dropped_mask &= ~bit;
+    const std::uint8_t instance = instance_on(e, link);
+    const asio_connection& c = *connections_[link];
     const bool unsent =
         e.core.has_request(instance) && session::unreachable_now(c.connection(), now_ms());
     if (e.core.state() != lock_state::held || (!dropped && !unsent)) return;
@@ -77,20 +79,20 @@ void client_impl::note_renewal_cut_off(lock_entry& e, std::uint8_t instance, std
                         why ? why : make_error_code(transport_errc::connection_closed));
 }
 
-void client_impl::note_connected(std::uint8_t instance) {
-    const node_address& reached = connections_[instance]->connection().address();
-    const bool again = ever_ready_[instance];
-    connection_meter_.connected(again, again && !last_node_[instance].same_node(reached));
-    ever_ready_[instance] = true;
-    last_node_[instance] = reached;
-    tell(lock_event_kind::connected, instance, {}, 0, 0, {});
+void client_impl::note_connected(std::uint8_t link) {
+    const node_address& reached = connections_[link]->connection().address();
+    const bool again = ever_ready_[link];
+    connection_meter_.connected(again, again && !last_node_[link].same_node(reached));
+    ever_ready_[link] = true;
+    last_node_[link] = reached;
+    tell(lock_event_kind::connected, link, {}, 0, 0, {});
 }
 
 // Told when lock traffic flowed on it, or an attempt failed; a connection that only moved
 // on (a sentinel's answer, to the master it named) is no disconnection.
-void client_impl::note_disconnected(std::uint8_t instance, const session::connection_end& closed) {
+void client_impl::note_disconnected(std::uint8_t link, const session::connection_end& closed) {
     if (!closed.was_ready && !closed.why) return;
-    tell(lock_event_kind::disconnected, instance, to_error_code(closed.why), 0, 0, {});
+    tell(lock_event_kind::disconnected, link, to_error_code(closed.why), 0, 0, {});
 }
 
 // A lock leaves the table: its counts stay in the client's (a gauge is no history).
@@ -108,8 +110,9 @@ session::lock_metrics client_impl::metrics() const noexcept {
         if (locks_[index].in_use) total.add(locks_[index].meter.counts());
     }
     total.requests_in_flight = 0;
-    for (std::size_t i = 0; i < instance_count_; ++i) {
-        total.requests_in_flight += connections_[i]->connection().requests_in_flight();
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (connections_[i])
+            total.requests_in_flight += connections_[i]->connection().requests_in_flight();
     }
     return total;
 }

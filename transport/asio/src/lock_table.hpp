@@ -14,6 +14,7 @@
 
 #include "edgelock/asio_client.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 
 namespace edgelock::async::detail {
@@ -39,8 +40,9 @@ struct lock_entry {
     errc last_cause = errc::ok;
     std::int64_t guard_until_ms = 0;  // the last restart_guard failure's end of the guard
     std::error_code failure;          // the running acquire's last instance error, if any
-    std::uint8_t waiting_mask = 0;    // instances on whose write buffer it waits
-    std::uint8_t dropped_mask = 0;    // instances whose ended connection dropped its requests
+    std::uint32_t waiting_mask = 0;   // links on whose write buffer it waits (bit per link)
+    std::uint32_t dropped_mask = 0;   // links whose ended connection dropped its requests
+    session::lock_route route;        // Redis Cluster: the node its requests go to
     // Written on a connection, reply not yet read. Each connection's in-flight queue
     // has room for requests_per_instance_max per slot, which the core bounds for a live
     // lock; a removed lock's requests keep their share until answered or dropped.

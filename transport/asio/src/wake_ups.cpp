@@ -24,7 +24,11 @@ constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_reques
 void client_impl::build_subscriber() {
     if (subscriber_index_ != no_socket) return;
     channels_.set_up(config_.locks_max);
-    session::connection_setup setup = instance_setup(0);
+    // Redis Cluster: 7.0 sends a PUBLISH to every node, so the subscriber may listen on any;
+    // it starts on the first seed and moves to the map's next node when its connection ends.
+    if (cluster_) subscriber_node_ = where_.seeds.front();
+    session::connection_setup setup =
+        cluster_ ? where_.node_setup(subscriber_node_, 0) : instance_setup(0);
     setup.kind = session::connection_kind::subscriber;
     setup.seed = seed_bits_ + connections_.size();
     subscriber_index_ = connections_.size();
@@ -55,7 +59,11 @@ void client_impl::drive_subscriber() {
     if (channels_.has_work() && s->ready()) channels_.write_commands(s->connection(), now_ms(), *s);
 }
 
-void client_impl::on_subscriber_down() { channels_.on_connection_lost(); }
+void client_impl::on_subscriber_down() {
+    channels_.on_connection_lost();
+    if (cluster_ && map_->nodes() > 0)
+        subscriber_node_ = map_->node(next_listener_++ % map_->nodes());
+}
 
 // A confirmed SUBSCRIBE: releases published before it are lost, so its locks look now.
 void client_impl::on_subscription_answer(const session::in_flight& entry, const reply_node* nodes,

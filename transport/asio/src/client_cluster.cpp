@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The asio client in a Redis Cluster deployment: a link per node of the slot map, made on first
+// use; the map read with CLUSTER SLOTS (from a seed first, then from any link ready) and read
+// again when stale; each lock's requests written to the node of its route. The rules are the
+// session's (edgelock/session/cluster.hpp, cluster_route.hpp); this is their asio adapter.
+#include "client_impl.hpp"
+
+namespace edgelock::async::detail {
+
+// The map, its seeds, and the first seed's link. Every other link is made when a lock or a map
+// read first needs it.
+void client_impl::build_cluster_links() {
+    map_ = std::make_unique<session::slot_map>();
+    refresh_ = session::map_refresh{};
+    map_failure_ = failure{};
+    next_seed_ = 0;
+    for (const node_address& seed : where_.seeds) (void)map_->add_node(seed);  // <= seeds_max
+    connections_.resize(links_);
+    (void)make_link(0);
+    next_seed_ = 1;
+}
+
+// The link of node `node`, made (and started) if new. Its connection points at the map's
+// address of the node, which keeps its index while the link is in use (links_in_use()).
+asio_connection& client_impl::make_link(std::uint8_t node) {
+    std::unique_ptr<asio_connection>& link = connections_[node];
+    if (link) return *link;
+    const session::connection_setup setup = where_.node_setup(map_->node(node), seed_bits_ + node);
+    link = std::make_unique<asio_connection>(*this, io_, node, connection_role::instance);
+    // Each request may go after an ASKING of its own, and one map read may be in flight.
+    const errc built = link->init(setup, 2 * config_.locks_max * requests_per_instance_max + 1,
+                                  config_.buffer_bytes, config_.locks_max);
+    EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
+    if (open_) link->start();
+    return *link;
+}
+
+// A link carries something now: its node keeps its index through the next map read.
+link_set client_impl::links_in_use() const noexcept {
+    link_set in_use = 0;
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (connections_[i] &&
+            connections_[i]->connection().state() != session::connection_state::idle)
+            in_use |= link_set{1} << i;
+    }
+    return in_use;
+}
+
+// The lock's requests go to the node of its route (session::begin_writes): after its requests
+// in flight elsewhere came back, and once it heard the move as a new connection.
+void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
+    lock_entry& e = locks_[index];
+    if (!e.core.has_request(0)) return;
+    const std::int64_t now = now_ms();
+    const std::uint8_t home = e.route.home;
+    const session::route_step step = session::begin_writes(e.core, 0, e.route, *map_, now);
+    if (step.code != errc::ok) return;  // events first: service() comes back after them
+    if (step.to.node == session::slot_map::no_master) return;
+    if (step.moved) {
+        if (home != session::slot_map::no_master) e.waiting_mask &= ~(link_set{1} << home);
+        if (config_.restart_guard && (node_starts_known_ >> step.to.node & 1u) != 0) {
+            const errc told =
+                session::tell_node_started(e.core, 0, node_starts_[step.to.node], true, now);
+            if (told != errc::ok) return;  // events first, as above
+        }
+    }
+    (void)make_link(step.to.node);
+    if ((e.waiting_mask >> step.to.node & 1u) != 0) return;
+    write_link(e, index, step.to.node, 0, now, step.to.asking);
+}
+
+// Reads the map when it is stale and no read is on its way: on a ready link, or, with none
+// ready, by making the next seed's link (one seed at a time, each in turn).
+void client_impl::drive_map() {
+    const std::int64_t now = now_ms();
+    if (!refresh_.due(*map_, now)) {
+        // Too soon after the last read: the lock timer comes back for it.
+        const std::int64_t next = refresh_.next_ms(*map_);
+        if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
+        return;
+    }
+    for (std::size_t i = 0; i < links_; ++i) {
+        asio_connection* c = connections_[i].get();
+        if (c == nullptr || !c->ready()) continue;
+        const std::size_t size = session::write_cluster_slots(c->cursor(), c->room());
+        if (size == 0 || !c->connection().track(map_read_owner, 0, now)) return;
+        (void)c->commit(size);  // always true: the write happens at flush()
+        refresh_.sent();
+        return;
+    }
+    for (std::size_t i = 0; i < links_; ++i) {
+        const asio_connection* c = connections_[i].get();
+        if (c != nullptr && c->connection().state() != session::connection_state::idle) return;
+    }
+    const std::size_t seed = next_seed_++ % where_.seeds.size();
+    (void)make_link(static_cast<std::uint8_t>(seed));
+}
+
+void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count) {
+    refresh_.ended(now_ms());
+    const errc read =
+        map_->read_slots(nodes, count, connections_[link]->connection().address(), links_in_use());
+    map_failure_ = read == errc::ok ? failure{} : failure::of(transport_errc::no_slot_map);
+    ready_check_ = true;
+    // Locks waiting for a node may go now.
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        if (locks_[index].in_use) write_requests(index);
+    }
+}
+
+void client_impl::on_map_read_lost() { refresh_.ended(now_ms()); }
+
+// Ready once the map was read; failed when a node answered CLUSTER SLOTS with no usable map,
+// or when every seed's link finished an attempt without one.
+void client_impl::check_cluster_ready() {
+    if (map_->reads() > 0) return ready_handler_.complete({});
+    if (map_failure_) return ready_handler_.complete(to_error_code(map_failure_));
+    std::error_code first_error;
+    for (std::size_t i = 0; i < where_.seeds.size(); ++i) {
+        const asio_connection* c = connections_[i].get();
+        if (c == nullptr || c->ready() || c->attempts_finished() == ready_marks_[i]) return;
+        if (!first_error) first_error = c->last_error();
+    }
+    ready_handler_.complete(first_error ? first_error
+                                        : make_error_code(transport_errc::no_slot_map));
+}
+
+// What a cluster lock's running operation met: its node's failure while that node's link is
+// down, or the map's when the lock has no node.
+failure client_impl::cluster_failure(const lock_entry& e) const {
+    const std::uint8_t home = e.route.home;
+    if (home == session::slot_map::no_master || !connections_[home]) {
+        return map_failure_ ? map_failure_ : failure::of(transport_errc::no_slot_map);
+    }
+    const asio_connection& c = *connections_[home];
+    if (!c.ready() && c.last_error()) return to_failure(c.last_error());
+    return {};
+}
+
+}  // namespace edgelock::async::detail
