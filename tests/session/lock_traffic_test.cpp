@@ -304,6 +304,23 @@ TEST_F(lock_traffic_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_
               connection.start_not_before_ms() + 50);
 }
 
+// MOVED and ASK name another node for one slot: the lock follows them (cluster_route.hpp), and
+// the connection to this node stays for the slots it still serves.
+TEST_F(lock_traffic_test, a_redirect_is_an_answer_and_the_connection_stays) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    for (const std::string redirect : {"-MOVED 1234 127.0.0.1:7102\r\n", "-ASK 1234 h:7103\r\n"}) {
+        recording_sink sink;
+        ASSERT_EQ(write_requests(core, 0, connection, 7, 9, 2, sink).written, 1u);
+        const routed_reply r = reply(redirect, 3);
+        EXPECT_EQ(r.what, routed_reply::kind::answer) << redirect;
+        EXPECT_EQ(r.entry.owner, 7u);
+        EXPECT_TRUE(connection.ready()) << redirect;
+        ASSERT_EQ(core.on_redirect(0, 3), errc::ok);  // the SET goes again
+    }
+}
+
 // ---- ASKING (Redis Cluster) ----------------------------------------------------------------
 
 const std::string asking = "*1\r\n$6\r\nASKING\r\n";
