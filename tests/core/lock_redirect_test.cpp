@@ -112,4 +112,22 @@ TEST(lock_redirect, refused_without_a_request_in_flight_or_for_a_bad_instance) {
     EXPECT_EQ(l.requests_in_flight(0), 0) << "queued, not yet written";
 }
 
+// A lock whose event queue is full takes no input: the redirected request stays in flight,
+// and is queued again once the caller drained the events and hands the redirect over again.
+TEST(lock_redirect, refused_while_events_are_pending_and_takes_nothing) {
+    lock l;
+    configure(l, 1);
+    acquire_single(l);
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    const auto renew = take_request(l, 0);
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(l.acquire(11'001, 0, token_a), errc::ok);  // 3 events
+    EXPECT_EQ(l.on_redirect(0, 11'002), errc::events_pending);
+    EXPECT_EQ(l.requests_in_flight(0), 1);
+    EXPECT_FALSE(l.has_request(0));
+    EXPECT_EQ(take_events(l).size(), 3u);
+    ASSERT_EQ(l.on_redirect(0, 11'003), errc::ok);
+    EXPECT_EQ(l.requests_in_flight(0), 0);
+    EXPECT_EQ(take_request(l, 0), renew);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 // as Redis 7.0.15 sent it for three masters with a replica each), and MOVED and ASK read.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,119 @@ TEST(cluster_redirect, moved_teaches_the_map_and_makes_it_stale) {
     }
     EXPECT_FALSE(map.moved(3, node("redis://127.0.0.1:9999")));
     EXPECT_EQ(map.master_of(3), slot_map::no_master);
+}
+
+// ---- reading the map again -----------------------------------------------------------------
+
+TEST(cluster_slots, a_read_that_fails_counts_no_read_and_keeps_the_map_stale) {
+    const parsed reply(three_masters);
+    slot_map map;
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")), errc::ok);
+    ASSERT_TRUE(map.moved(12182, node("redis://127.0.0.1:7107")));
+    const parsed bad("*1\r\n*3\r\n:5\r\n:4\r\n*2\r\n$1\r\nh\r\n:1\r\n");
+    EXPECT_EQ(map.read_slots(bad.nodes.data(), bad.count, node("redis://127.0.0.1")),
+              errc::unexpected_reply);
+    EXPECT_EQ(map.reads(), 1u);
+    EXPECT_TRUE(map.stale()) << "still to be read";
+    EXPECT_EQ(port_of_slot(map, 12182), "127.0.0.1:7107");
+    // A reply cut short inside an entry is refused too.
+    const parsed whole(one_master(7101));
+    EXPECT_EQ(map.read_slots(whole.nodes.data(), whole.count - 1, node("redis://127.0.0.1")),
+              errc::unexpected_reply);
+    EXPECT_EQ(map.reads(), 1u);
+    // Nodes past the reply's end are no part of it: not the reply asked for.
+    parsed longer(one_master(7101));
+    longer.nodes[longer.count].type = reply_type::integer;
+    EXPECT_EQ(map.read_slots(longer.nodes.data(), longer.count + 1, node("redis://127.0.0.1")),
+              errc::unexpected_reply);
+    EXPECT_EQ(map.reads(), 1u);
+}
+
+TEST(cluster_slots, a_read_forgets_the_slots_no_master_serves_now) {
+    const parsed first(three_masters);
+    slot_map map;
+    ASSERT_EQ(map.read_slots(first.nodes.data(), first.count, node("redis://127.0.0.1")),
+              errc::ok);
+    const parsed partial("*1\r\n*3\r\n:0\r\n:99\r\n*2\r\n$9\r\n127.0.0.1\r\n:7102\r\n");
+    ASSERT_EQ(map.read_slots(partial.nodes.data(), partial.count, node("redis://127.0.0.1")),
+              errc::ok);
+    EXPECT_EQ(port_of_slot(map, 0), "127.0.0.1:7102");
+    EXPECT_EQ(port_of_slot(map, 100), "none") << "not kept from the last read";
+    EXPECT_EQ(port_of_slot(map, 16383), "none");
+    EXPECT_FALSE(map.covers_all());
+}
+
+// The nodes a caller still uses keep their index: a new master takes one that no slot and no
+// caller needs, and a read that would have to take one in use is refused whole.
+TEST(cluster_slots, a_node_in_use_keeps_its_index_when_the_table_is_full) {
+    slot_map map;
+    for (std::size_t m = 0; m < cluster_masters_max; ++m) {
+        ASSERT_EQ(map.add_node(node(("redis://127.0.0.1:" + std::to_string(8000 + m)).c_str())), m);
+    }
+    const parsed two(
+        "*2\r\n"
+        "*3\r\n:0\r\n:99\r\n*2\r\n$9\r\n127.0.0.1\r\n:9000\r\n"
+        "*3\r\n:100\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:9001\r\n");
+    const slot_map::node_set all = ~slot_map::node_set{0};
+    const slot_map::node_set one_free = all & ~slot_map::node_set{1u << 3};
+    EXPECT_EQ(map.read_slots(two.nodes.data(), two.count, node("redis://127.0.0.1"), one_free),
+              errc::invalid_config)
+        << "two new masters, one index free";
+    EXPECT_EQ(map.reads(), 0u);
+    EXPECT_EQ(map.node(3).port, 8003) << "unchanged";
+    const slot_map::node_set two_free = one_free & ~slot_map::node_set{1u << 9};
+    ASSERT_EQ(map.read_slots(two.nodes.data(), two.count, node("redis://127.0.0.1"), two_free),
+              errc::ok);
+    EXPECT_EQ(map.master_of(0), 3);
+    EXPECT_EQ(map.master_of(100), 9);
+    EXPECT_EQ(map.node(9).port, 9001);
+    for (std::uint8_t m : {0, 2, 4, 8, 10, 15}) {
+        EXPECT_EQ(map.node(m).port, 8000 + m) << "in use: kept";
+    }
+    // Masters the map knows keep their index whatever is in use; no free one is needed.
+    ASSERT_EQ(map.read_slots(two.nodes.data(), two.count, node("redis://127.0.0.1"), all),
+              errc::ok);
+    EXPECT_EQ(map.master_of(0), 3);
+    EXPECT_EQ(map.master_of(100), 9);
+}
+
+TEST(cluster_refresh, a_stale_map_is_read_at_once_then_not_sooner_than_the_gap) {
+    slot_map map;  // never read: stale
+    map_refresh refresh;
+    EXPECT_TRUE(refresh.due(map, 0));
+    EXPECT_EQ(refresh.next_ms(map), 0);
+    refresh.sent();
+    EXPECT_TRUE(refresh.in_flight());
+    EXPECT_FALSE(refresh.due(map, 0)) << "one read on its way at a time";
+    EXPECT_EQ(refresh.next_ms(map), no_deadline_ms);
+    refresh.ended(40);  // refused, say: still stale
+    EXPECT_FALSE(refresh.in_flight());
+    EXPECT_EQ(refresh.next_ms(map), 40 + map_refresh::refresh_gap_ms);
+    EXPECT_FALSE(refresh.due(map, 40 + map_refresh::refresh_gap_ms - 1));
+    EXPECT_TRUE(refresh.due(map, 40 + map_refresh::refresh_gap_ms));
+
+    const parsed reply(one_master(7101));
+    refresh.sent();
+    ASSERT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://127.0.0.1")), errc::ok);
+    refresh.ended(200);
+    EXPECT_FALSE(refresh.due(map, 10'000)) << "not stale: nothing to read";
+    EXPECT_EQ(refresh.next_ms(map), no_deadline_ms);
+    ASSERT_TRUE(map.moved(1, node("redis://127.0.0.1:7102")));
+    EXPECT_FALSE(refresh.due(map, 250)) << "a MOVED within the gap waits for its end";
+    EXPECT_EQ(refresh.next_ms(map), 200 + map_refresh::refresh_gap_ms);
+    EXPECT_TRUE(refresh.due(map, 300));
+    map.mark_stale();
+    EXPECT_TRUE(map.stale());
+}
+
+TEST(cluster_refresh, cluster_slots_is_written_whole_or_not_at_all) {
+    const std::string expected = "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n";
+    std::array<char, 64> out{};
+    ASSERT_EQ(write_cluster_slots(out.data(), out.size()), expected.size());
+    EXPECT_EQ(std::string(out.data(), expected.size()), expected);
+    EXPECT_EQ(write_cluster_slots(out.data(), expected.size()), expected.size()) << "exact fit";
+    EXPECT_EQ(write_cluster_slots(out.data(), expected.size() - 1), 0u);
+    EXPECT_EQ(write_cluster_slots(out.data(), 0), 0u);
 }
 
 }  // namespace

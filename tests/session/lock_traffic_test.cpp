@@ -304,4 +304,121 @@ TEST_F(lock_traffic_test, an_idle_link_wakes_its_transport_only_when_it_wants_a_
               connection.start_not_before_ms() + 50);
 }
 
+// MOVED and ASK name another node for one slot: the lock follows them (cluster_route.hpp), and
+// the connection to this node stays for the slots it still serves.
+TEST_F(lock_traffic_test, a_redirect_is_an_answer_and_the_connection_stays) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    for (const std::string redirect : {"-MOVED 1234 127.0.0.1:7102\r\n", "-ASK 1234 h:7103\r\n"}) {
+        recording_sink sink;
+        ASSERT_EQ(write_requests(core, 0, connection, 7, 9, 2, sink).written, 1u);
+        const routed_reply r = reply(redirect, 3);
+        EXPECT_EQ(r.what, routed_reply::kind::answer) << redirect;
+        EXPECT_EQ(r.entry.owner, 7u);
+        EXPECT_TRUE(connection.ready()) << redirect;
+        ASSERT_EQ(core.on_redirect(0, 3), errc::ok);  // the SET goes again
+    }
+}
+
+// ---- ASKING (Redis Cluster) ----------------------------------------------------------------
+
+const std::string asking = "*1\r\n$6\r\nASKING\r\n";
+
+TEST_F(lock_traffic_test, asking_goes_before_each_request_in_its_commit_and_its_ok_is_consumed) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    const write_report r = write_requests(core, 0, connection, 7, 9, 2, sink, true);
+    EXPECT_EQ(r.stop, write_stop::done);
+    EXPECT_EQ(r.written, 1u) << "ASKING counts as no lock request";
+    ASSERT_EQ(sink.committed.size(), 1u) << "one commit: nothing can come between them";
+    EXPECT_EQ(sink.committed[0].rfind(asking + "*7\r\n$3\r\nSET\r\n", 0), 0u);
+    EXPECT_EQ(sink.committed[0].size() - sink.committed[0].rfind("$3\r\nGET\r\n"), 9u)
+        << "the whole SET ... GET";
+    EXPECT_EQ(connection.requests_in_flight(), 2u);
+
+    ASSERT_EQ(core.release(3), errc::ok);  // cancels: its cleanup goes after an ASKING too
+    drain();
+    ASSERT_EQ(write_requests(core, 0, connection, 7, 10, 4, sink, true).written, 1u);
+    ASSERT_EQ(sink.committed.size(), 2u);
+    EXPECT_EQ(sink.committed[1].rfind(asking + "*5\r\n$7\r\nEVALSHA\r\n", 0), 0u);
+    EXPECT_EQ(connection.requests_in_flight(), 4u);
+
+    EXPECT_EQ(reply("+OK\r\n", 5).what, routed_reply::kind::none) << "the connection's own";
+    EXPECT_TRUE(connection.ready());
+    const routed_reply acquired = reply("$-1\r\n", 5);
+    EXPECT_EQ(acquired.what, routed_reply::kind::answer);
+    EXPECT_EQ(acquired.entry.tag, 9u);
+    EXPECT_EQ(reply("+OK\r\n", 6).what, routed_reply::kind::none);
+    const routed_reply released = reply(":1\r\n", 6);
+    EXPECT_EQ(released.what, routed_reply::kind::answer);
+    EXPECT_EQ(released.entry.owner, 7u);
+    EXPECT_EQ(released.entry.tag, 10u);
+    EXPECT_EQ(connection.requests_in_flight(), 0u);
+    EXPECT_TRUE(connection.ready());
+}
+
+// Without ASKING a request may go behind the handshake; with it, not: the handshake's replies
+// and the ASKING's would be told apart only by their order.
+TEST_F(lock_traffic_test, asking_requests_wait_for_a_ready_connection) {
+    set_up(false);
+    ASSERT_NE(connection.start(0), nullptr);
+    std::array<char, 4096> hello{};
+    ASSERT_GT(connection.on_connected(0, hello.data(), hello.size()), 0u);
+    ASSERT_TRUE(connection.accepts_requests());
+    const std::size_t handshake = connection.requests_in_flight();
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 1, sink, true).stop,
+              write_stop::not_accepting);
+    EXPECT_TRUE(core.has_request(0));
+    EXPECT_TRUE(sink.committed.empty());
+    EXPECT_EQ(connection.requests_in_flight(), handshake);
+    EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 1, sink, false).written, 1u)
+        << "without ASKING it is pipelined";
+}
+
+TEST_F(lock_traffic_test, an_error_reply_to_asking_closes_the_connection) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    ASSERT_EQ(write_requests(core, 0, connection, 7, 9, 2, sink, true).written, 1u);
+    EXPECT_EQ(reply("-ERR This instance has cluster support disabled\r\n", 3).what,
+              routed_reply::kind::none)
+        << "not the lock's";
+    EXPECT_EQ(connection.state(), connection_state::closing);
+    std::vector<in_flight> dropped;
+    const connection_end end =
+        connection.on_closed(3, [&](const in_flight& e) { dropped.push_back(e); });
+    EXPECT_EQ(end.why, failure::of(errc::error_reply));
+    ASSERT_EQ(dropped.size(), 1u) << "the request behind it is given up with the connection";
+    EXPECT_EQ(dropped[0].tag, 9u);
+}
+
+TEST_F(lock_traffic_test, a_sink_without_room_for_asking_and_its_request_takes_neither) {
+    set_up(false);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    for (const std::size_t room : {asking.size() - 1, asking.size() + 10}) {
+        recording_sink sink;
+        sink.capacity = room;
+        EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 2, sink, true).stop, write_stop::full)
+            << room;
+        EXPECT_TRUE(sink.committed.empty());
+        EXPECT_TRUE(core.has_request(0));
+        EXPECT_EQ(connection.requests_in_flight(), 0u) << "no ASKING tracked without its request";
+    }
+}
+
+TEST(lock_traffic, asking_is_written_whole_or_not_at_all) {
+    std::array<char, 32> out{};
+    ASSERT_EQ(write_asking(out.data(), out.size()), asking.size());
+    EXPECT_EQ(std::string(out.data(), asking.size()), asking);
+    EXPECT_EQ(write_asking(out.data(), asking.size()), asking.size());
+    EXPECT_EQ(write_asking(out.data(), asking.size() - 1), 0u);
+}
+
 }  // namespace
