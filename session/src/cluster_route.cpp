@@ -44,9 +44,8 @@ errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route
         if (code != errc::events_pending) route.redirects = 0;
         return code;
     }
-    const std::uint8_t asked =
-        r.what == redirect::kind::ask ? map.add_node(r.to) : slot_map::no_master;
-    const bool unroutable = r.what == redirect::kind::ask && asked == slot_map::no_master;
+    // Decided before anything changes: a refused call (events_pending) leaves map and route.
+    const bool unroutable = r.what == redirect::kind::ask && !map.has_room_for(r.to);
     if (unroutable || route.redirects >= redirects_max) {
         const errc code = deliver_answer(core, instance, reply, now, last, text);
         if (code == errc::events_pending) return code;
@@ -62,7 +61,7 @@ errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route
         (void)map.moved(r.slot, r.to);  // a full table leaves the slot unknown: read again
         route.ask = slot_map::no_master;
     } else {
-        route.ask = asked;
+        route.ask = map.add_node(r.to);  // has_room_for() held
         route.ask_reads = map.reads();
     }
     return code;

@@ -67,8 +67,8 @@ protected:
     }
     // "MOVED <slot> 127.0.0.1:<port>" or "ASK ...", for the lock's slot.
     errc redirect(const char* kind, int port, std::int64_t now) {
-        text = std::string(kind) + " " + std::to_string(slot) + " 127.0.0.1:" +
-               std::to_string(port);
+        text =
+            std::string(kind) + " " + std::to_string(slot) + " 127.0.0.1:" + std::to_string(port);
         return answer(error(text), now);
     }
     // begin_writes, expecting the requests to go to 127.0.0.1:`port`; then the next request.
@@ -497,6 +497,21 @@ TEST_F(cluster_route_test, a_move_while_events_are_pending_leaves_the_route_and_
     EXPECT_EQ(moved.to.node, index_of(7102));
     EXPECT_TRUE(moved.moved);
     EXPECT_FALSE(core.has_request(0)) << "the WAIT is dropped now";
+}
+
+TEST_F(cluster_route_test, an_ask_while_events_are_pending_changes_nothing) {
+    configure(core, 1);
+    held_on_the_first_master();
+    ASSERT_EQ(core.on_timer(11'000), errc::ok);
+    write_to(7101, 11'000);
+    fill_the_event_queue(11'001);
+    EXPECT_EQ(redirect("ASK", 7102, 11'002), errc::events_pending);
+    EXPECT_EQ(route.ask, slot_map::no_master);
+    EXPECT_EQ(route.redirects, 0);
+    EXPECT_EQ(map.nodes(), 1u) << "the importing node is not added yet";
+    take_events(core);
+    EXPECT_EQ(redirect("ASK", 7102, 11'003), errc::ok);
+    EXPECT_EQ(target_of(route, map).node, index_of(7102));
 }
 
 }  // namespace

@@ -85,6 +85,10 @@ public:
     // The index of `node` (same host and port), added when new; no_master when the table is
     // full. For the seeds, and for the node an ASK names.
     std::uint8_t add_node(const node_address& node) noexcept;
+    // add_node(node) would give an index (the node is known, or the table has room).
+    bool has_room_for(const node_address& node) const noexcept {
+        return find(node) != no_master || node_count_ < nodes_.size();
+    }
     // MOVED: `slot` is served by `to` from now on, and the map is stale. Returns false, leaving
     // the slot unknown, when `to` is new and the table is full.
     bool moved(std::uint16_t slot, const node_address& to) noexcept;
@@ -133,7 +137,7 @@ public:
 
 private:
     bool in_flight_ = false;
-    std::int64_t not_before_ms_ = 0;
+    std::int64_t not_before_ms_ = -now_ms_limit;  // never read: due at any reading
 };
 
 // CLUSTER SLOTS as a request, into out[0, capacity). Returns its size, or 0 when it does not
