@@ -20,6 +20,8 @@
 #include "asio_test_util.hpp"
 #include "edgelock/asio_client.hpp"
 #include "edgelock/testing/redis_client.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/tls_material.hpp"
 
@@ -240,6 +242,33 @@ TEST(asio_allocation, a_hundred_pipelined_locks_allocate_nothing_either) {
 
     const std::size_t counted = run_cycles(owner, io, handles, 100, 200);
     EXPECT_EQ(counted, 0u) << "allocations during 100 x 200 pipelined cycles";
+}
+
+// Redis Cluster: locks on every master, each link made on first use during the warm-up; then
+// the steady state allocates nothing, whichever node a lock's slot lives on.
+TEST(asio_allocation, locks_over_a_three_master_cluster_allocate_nothing_either) {
+    edgelock::testing::redis_cluster cluster;
+    asio::io_context io{1};
+    client owner(io);
+    auto config = config_for({});
+    config.instances.clear();
+    config.cluster = {"redis://127.0.0.1:" + std::to_string(cluster.node(0).port())};
+    config.restart_guard = false;  // seconds-old volatile nodes (see asio_cluster_test)
+    config.locks_max = 30;
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    std::vector<std::string> names;
+    std::vector<lock_handle> handles(30);
+    for (int i = 0; i < 30; ++i) names.push_back("sharded:" + std::to_string(i));
+    for (int i = 0; i < 30; ++i)
+        ASSERT_FALSE(owner.add_lock(lock_for(names[i], 30'000), handles[i]));
+    std::vector<bool> master_used(cluster.masters_at_start());
+    for (const std::string& name : names)
+        master_used.at(cluster.owner_of(edgelock::cluster_slot(name))) = true;
+    for (std::size_t m = 0; m < master_used.size(); ++m) ASSERT_TRUE(master_used[m]) << m;
+
+    const std::size_t counted = run_cycles(owner, io, handles, 100, 300);
+    EXPECT_EQ(counted, 0u) << "allocations during 30 x 300 cycles over three masters";
 }
 
 // What asio_client.hpp says a fair lock costs: the first one of a client allocates the
