@@ -268,6 +268,39 @@ TEST(asio_cluster, a_cluster_missing_a_slot_answers_clusterdown_and_the_acquire_
     EXPECT_TRUE(refused) << "CLUSTERDOWN is an answer the attempt fails with";
 }
 
+// The waiter's subscriber listens on the seed (master 0) while the lock lives on master 2:
+// the release's PUBLISH reaches it through the cluster, and the handover is a wake-up, not a
+// re-check (recheck_ms is far beyond the test).
+TEST(asio_cluster, a_fair_waiter_is_woken_through_any_node) {
+    redis_cluster cluster;
+    const std::string name = name_on(cluster, 2, "fair:");
+    asio::io_context io;
+    async::client holder(io);
+    async::client waiter(io);
+    ASSERT_FALSE(holder.open(cluster_config(cluster, 2)));
+    ASSERT_FALSE(waiter.open(cluster_config(cluster, 0)));
+    lock_config lc = lock_for(name, 2000);
+    lc.fair = true;
+    lc.recheck_ms = 60'000;
+    async::lock_handle h;
+    async::lock_handle w;
+    ASSERT_FALSE(holder.add_lock(lc, h));
+    ASSERT_FALSE(waiter.add_lock(lc, w));
+    ASSERT_FALSE(acquire(holder, h, 0ms).ec);
+    auto woken = std::make_shared<outcome>();
+    waiter.async_acquire(w, 20s, [woken](std::error_code ec, std::int64_t) {
+        woken->done = true;
+        woken->ec = ec;
+    });
+    run_for(io, 500ms);  // the waiter joins the line and subscribes
+    ASSERT_FALSE(woken->done);
+    ASSERT_FALSE(release(holder, h).ec);
+    ASSERT_TRUE(run_until(
+        io, [&] { return woken->done; }, 10s));
+    EXPECT_FALSE(woken->ec) << woken->ec.message();
+    EXPECT_EQ(waiter.metrics(w).handover_gap.count, 1u) << "woken by the release's message";
+}
+
 TEST(asio_cluster, no_seed_answers_and_wait_ready_fails) {
     asio::io_context io;
     async::client client(io);

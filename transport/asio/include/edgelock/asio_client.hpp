@@ -7,6 +7,19 @@
 // instance's connection, pipelined. The lock logic is the sans-IO core (edgelock/lock.hpp);
 // this layer moves its bytes, reads the clock, supplies random tokens and calls handlers.
 //
+// Redis Cluster (client_config::cluster, seed URLs): every lock is a single-instance lock on
+// the master of its name's slot. The client reads the slot map from a seed (CLUSTER SLOTS)
+// and keeps one connection per node it needs, made when a lock (or a map read) first needs
+// it, up to session::cluster_masters_max; the locks on one master share its connection,
+// pipelined. MOVED and ASK are followed (at most session::redirects_max in a row, then the
+// operation fails with transport_errc::too_many_redirects), and the map is read again after a
+// MOVED or a lost connection, so a migrated slot and a failed-over master are followed. A
+// lock moves to another node only once its requests in flight came back, and a WAIT never
+// confirms a write made on another node. TRYAGAIN (a slot half-migrated under a fenced lock's
+// two keys) and CLUSTERDOWN are answers: the attempt fails with error_reply, and a waiting
+// acquire tries again. The guarantees are those of one master with asynchronous replicas:
+// a failover may lose an acknowledged lock (README, "Guarantees").
+//
 //   asio::io_context io{1};
 //   edgelock::async::client client(io);
 //   edgelock::async::client_config config;
@@ -84,7 +97,8 @@
 // Fair waiting (lock_config::fair; edgelock/lock.hpp, "Fair waiting"): waiters of one name
 // line up in Redis and are served in arrival order, and a release wakes the head of the line
 // at once instead of every waiter polling with backoff. Set it per lock:
-//   lc.fair = true;          // needs a single instance (one Redis, or Sentinel's master)
+//   lc.fair = true;          // needs a single instance (one Redis, Sentinel's master, or a
+//                            // cluster: each lock's line lives on its slot's master)
 //   lc.recheck_ms = 1000;    // while waiting, try again at least this often (default 1 s)
 //   client.async_acquire(orders, std::chrono::seconds(30), handler);  // waits its turn
 // The wake-ups come over pub/sub, which a RESP2 connection carrying commands cannot do, so
@@ -106,7 +120,12 @@
 // e.g. in a release handler) still gets its channel. Only when more channels are leaving than
 // the table has locks (names swapped faster than a round trip) does a new lock find none:
 // add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
-// free, then takes it at its next attempt. Plain and fair locks of one name
+// free, then takes it at its next attempt. In a cluster the subscriber listens on one node
+// for every fair lock, whichever master the lock's slot is on: Redis 7.0 sends a PUBLISH to
+// every node of the cluster (the classic channels; not SPUBLISH). It starts on the first seed;
+// when its connection ends (that node failed over, or left), it is made again to the map's
+// next node, the subscriptions are made anew, and each waiter looks at once, as after any
+// lost subscriber. Plain and fair locks of one name
 // exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and
 // leaves the line again.
 //
@@ -162,9 +181,9 @@
 
 namespace edgelock::async {
 
-// Where Redis is and how to reach it (edgelock/deployment.hpp: instances or sentinels,
-// master credentials, tls, connect_timeout_ms, command_timeout_ms, reconnect delays,
-// restart_guard, eviction and on_warning), then what only this client has. on_warning is
+// Where Redis is and how to reach it (edgelock/deployment.hpp: instances, sentinels or a
+// cluster's seeds, master credentials, tls, connect_timeout_ms, command_timeout_ms, reconnect
+// delays, restart_guard, eviction and on_warning), then what only this client has. on_warning is
 // called on the io_context's thread. TLS (rediss://): the TLS handshake counts toward
 // connect_timeout_ms (tls_handshake_timeout when it is what ran out); a failed one ends the
 // connection with the tls_* code that says why, and is tried again after the reconnect
@@ -243,10 +262,11 @@ public:
     //   errc::invalid_config    locks_max, buffer_bytes or a keepalive field out of its range
     //   then the deployment's codes, as edgelock::validate() checks them (deployment.hpp),
     //   the same the blocking client returns for the same deployment:
-    //   errc::invalid_config    both or neither of instances and sentinels given,
-    //                           master_name missing or too long, too many sentinels, a
-    //                           timeout or reconnect delay outside its range, a URL that does
-    //                           not parse, master credentials too long
+    //   errc::invalid_config    not exactly one of instances, sentinels and cluster given,
+    //                           master_name missing or too long, too many sentinels or
+    //                           cluster seeds, a cluster seed with a database, a timeout or
+    //                           reconnect delay outside its range, a URL that does not
+    //                           parse, master credentials too long
     //   errc::invalid_instances an even count, or more than instances_max
     //   transport_errc::tls_files  an address is rediss:// and a file of config.tls cannot be
     //                           loaded (missing, unreadable, no certificate in it, a key that
@@ -277,12 +297,14 @@ public:
     void close();
 
     // Completes when enough instances are connected for a lock to be taken (all of one, or a
-    // quorum of Redlock instances): handler(std::error_code). Error codes, when quorum is
-    // impossible after every instance not connected has finished one more attempt:
+    // quorum of Redlock instances; in a cluster, once the slot map was read):
+    // handler(std::error_code). Error codes, when quorum is impossible after every instance
+    // not connected has finished one more attempt (in a cluster, every seed tried):
     //   the failing attempt's error, e.g. std::errc::connection_refused,
     //   transport_errc::unknown_host, connect_timeout, auth_failed, select_failed, no_master
     //   (no sentinel reachable, or none named a master), not_master, loading, master_down,
-    //   node_info_refused (INFO refused while client_config::restart_guard is on);
+    //   node_info_refused (INFO refused while client_config::restart_guard is on),
+    //   no_slot_map (a cluster node answered CLUSTER SLOTS with no usable map: no cluster);
     //   transport_errc::not_open; transport_errc::operation_in_progress (one waiter at a time);
     //   std::errc::operation_canceled (close()).
     // The client keeps reconnecting in the background either way.
@@ -416,7 +438,9 @@ public:
 
     // Instances and their connections. `endpoint` is "host:port" of the server connected
     // (or last tried); with Sentinel, of the master it found. `last_error` is the error that
-    // ended the last connection or attempt ({} if none yet).
+    // ended the last connection or attempt ({} if none yet). In a cluster, the instances are
+    // the nodes of the slot map (the seeds first), and one without a connection yet is
+    // neither connected nor has an endpoint.
     std::size_t instance_count() const noexcept;
     bool instance_connected(std::size_t instance) const noexcept;
     std::string instance_endpoint(std::size_t instance) const;
