@@ -22,9 +22,14 @@
 //      open a client and have it connected (TCP, TLS and the Redis handshake), and the heap
 //      each connected client holds (mallinfo2, every allocator in the process: edgelock's,
 //      Asio's and OpenSSL's).
+//   5. Redis Cluster: 999 locks over three local masters (a link each), against raw hiredis
+//      sending the same commands to each key's master, pipelined on a connection per master
+//      (the batches on the three overlapping): lock operations/s, `ratio cluster
+//      edgelock/raw-same-commands`, and the CPU per operation of the client and of the
+//      three masters together.
 //
 // Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
-//                   [--no-pin] [--only single|many|redlock|tls]
+//                   [--no-pin] [--only single|many|redlock|tls|cluster]
 #include <hiredis.h>
 #include <malloc.h>
 #include <sched.h>
@@ -51,7 +56,9 @@
 #include "edgelock/asio_client.hpp"
 #include "edgelock/entropy.hpp"
 #include "edgelock/scripts.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/tls_material.hpp"
 #include "edgelock/tls_context.hpp"
@@ -69,7 +76,7 @@ struct options {
     int redlock_cycles = 5'000;
     int cpu = 0;
     bool pin = true;
-    std::string only;  // "single", "many", "redlock" or "tls": run that section alone
+    std::string only;  // "single", "many", "redlock", "tls" or "cluster": that section alone
 };
 
 options parse(int argc, char** argv) {
@@ -98,7 +105,7 @@ options parse(int argc, char** argv) {
             throw std::runtime_error(
                 "unknown argument " + arg +
                 " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin "
-                "--only single|many|redlock|tls)");
+                "--only single|many|redlock|tls|cluster)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -163,21 +170,36 @@ double process_sleeps(pid_t pid) {
     return 0;
 }
 
-// CPU spent by this process and by the server over one measured stretch.
+// The servers measured: one, or every master of a cluster (their CPU summed).
+pid_t measured_server = 0;
+std::vector<pid_t> measured_cluster;
+
+// CPU spent by this process and by the server(s) over one measured stretch.
 struct cpu_meter {
-    pid_t server = 0;
+    std::vector<pid_t> servers;
     double own_start = 0;
     double server_start = 0;
     double sleeps_start = 0;
-    explicit cpu_meter(pid_t server_pid)
-        : server(server_pid),
+    explicit cpu_meter(pid_t server_pid) : cpu_meter(std::vector<pid_t>{server_pid}) {}
+    explicit cpu_meter(std::vector<pid_t> pids)
+        : servers(std::move(pids)),
           own_start(own_cpu_us()),
-          server_start(process_cpu_us(server_pid)),
-          sleeps_start(process_sleeps(server_pid)) {}
+          server_start(servers_cpu_us()),
+          sleeps_start(process_sleeps(servers.front())) {}
+    double servers_cpu_us() const {
+        double sum = 0;
+        for (const pid_t pid : servers) sum += process_cpu_us(pid);
+        return sum;
+    }
     double own_us() const { return own_cpu_us() - own_start; }
-    double server_us() const { return process_cpu_us(server) - server_start; }
-    double server_sleeps() const { return process_sleeps(server) - sleeps_start; }
+    double server_us() const { return servers_cpu_us() - server_start; }
+    double server_sleeps() const { return process_sleeps(servers.front()) - sleeps_start; }
 };
+
+std::unique_ptr<cpu_meter> measure_servers() {
+    return measured_cluster.empty() ? std::make_unique<cpu_meter>(measured_server)
+                                    : std::make_unique<cpu_meter>(measured_cluster);
+}
 
 struct latencies {
     std::vector<double> us;
@@ -198,8 +220,6 @@ struct round_result {
     double server_cpu_us = 0;  // per cycle
     double server_sleeps = 0;  // per cycle: times the server waited for the client
 };
-
-pid_t measured_server = 0;  // the server whose CPU the rounds charge
 
 std::string hex_token() {
     edgelock::owner_token token{};
@@ -285,6 +305,22 @@ public:
             redisAppendCommandArgv(context_, 5, argv, lens);
         }
         for (std::size_t i = 0; i < keys.size(); ++i) expect(take(), REDIS_REPLY_INTEGER);
+    }
+
+    // The halves of a pipelined batch of edgelock's own commands, so that batches on several
+    // connections can overlap: claims (SET NX PX GET) sent, their replies read, deletes
+    // (the compare-and-delete script) sent, their replies read.
+    void send_claims(const std::vector<std::string>& keys, const std::string& token) {
+        for (const std::string& key : keys) append_acquire(key, token);
+    }
+    void read_claims(std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_NIL);
+    }
+    void send_deletes(const std::vector<std::string>& keys, const std::string& token) {
+        for (const std::string& key : keys) append_release_script(key, token);
+    }
+    void read_deletes(std::size_t count) {
+        for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_INTEGER);
     }
 
 private:
@@ -555,11 +591,12 @@ struct many_locks {
     }
 };
 
-round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window_s) {
+round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window_s,
+                                 const std::string& prefix = "bench:many:") {
     many_locks m;
     m.owner = &owner;
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < locks; ++i) names.push_back("bench:many:" + std::to_string(i));
+    for (std::size_t i = 0; i < locks; ++i) names.push_back(prefix + std::to_string(i));
     m.handles.resize(locks);
     for (std::size_t i = 0; i < locks; ++i) {
         if (owner.add_lock(lock_named(names[i]), m.handles[i]))
@@ -578,7 +615,7 @@ round_result many_lock_ops_per_s(client& owner, std::size_t locks, double window
     warm.async_wait([&](std::error_code) {
         ops_at_start = m.operations;
         window_start = clock_type::now();
-        cpu = std::make_unique<cpu_meter>(measured_server);
+        cpu = measure_servers();
     });
     finish.expires_after(std::chrono::milliseconds(300) +
                          std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -727,6 +764,84 @@ void bench_many(const options& o, client& owner, raw_connection& raw) {
                 same_r.client_cpu_us, same_r.server_cpu_us);
     std::printf(
         "  edgelock asio                                client %5.2f us   server %5.2f us\n",
+        edge_r.client_cpu_us, edge_r.server_cpu_us);
+}
+
+// Keys pipelined over several connections, each holding its own keys: every batch goes out on
+// every connection before any reply is read, so the nodes work side by side as they do
+// for the client.
+round_result raw_cluster_ops_per_s(std::vector<std::unique_ptr<raw_connection>>& raw,
+                                   const std::vector<std::vector<std::string>>& keys,
+                                   double window_s) {
+    const std::string token = hex_token();
+    std::size_t per_batch = 0;
+    for (const auto& k : keys) per_batch += 2 * k.size();
+    const auto batch = [&] {
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_claims(keys[n], token);
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->read_claims(keys[n].size());
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_deletes(keys[n], token);
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->read_deletes(keys[n].size());
+    };
+    const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);
+    while (clock_type::now() < warm_until) batch();
+    std::size_t operations = 0;
+    const std::unique_ptr<cpu_meter> cpu = measure_servers();
+    const auto start = clock_type::now();
+    while (seconds_since(start) < window_s) {
+        batch();
+        operations += per_batch;
+    }
+    const double ops = static_cast<double>(operations);
+    return {ops / seconds_since(start), cpu->own_us() / ops, cpu->server_us() / ops};
+}
+
+// Many locks over a three-master cluster: the client's links, one per master, against raw
+// hiredis sending the same commands (SET NX PX GET, the compare-and-delete) to each key's
+// master on a connection per master.
+void bench_cluster(const options& o) {
+    edgelock::testing::redis_cluster cluster;
+    std::vector<pid_t> pids;
+    for (std::size_t m = 0; m < cluster.masters_at_start(); ++m) {
+        pids.push_back(cluster.node(m).pid());
+        if (o.pin) pin_threads(pids.back(), o.cpu);
+    }
+    measured_cluster = pids;
+    constexpr std::size_t many = 999;
+    std::vector<std::unique_ptr<raw_connection>> raw;
+    std::vector<std::vector<std::string>> keys(cluster.masters_at_start());
+    for (std::size_t m = 0; m < cluster.masters_at_start(); ++m)
+        raw.push_back(std::make_unique<raw_connection>(cluster.node(m).port()));
+    for (std::size_t i = 0; i < many; ++i) {
+        const std::string key = "bench:rawcluster:" + std::to_string(i);
+        keys.at(cluster.owner_of(edgelock::cluster_slot(key))).push_back(key);
+    }
+    const round_result raw_r = raw_cluster_ops_per_s(raw, keys, o.seconds);
+    asio::io_context cluster_io{1};
+    client sharded(cluster_io);
+    edgelock::async::client_config config;
+    config.cluster = {"redis://127.0.0.1:" + std::to_string(cluster.node(0).port())};
+    config.restart_guard = false;  // fresh volatile servers: see run()
+    config.locks_max = many;
+    connect(sharded, config);
+    const round_result edge_r = many_lock_ops_per_s(sharded, many, o.seconds, "bench:cluster:");
+    measured_cluster.clear();
+    std::printf("many locks over a 3-master cluster, %.1f s window:\n", o.seconds);
+    std::printf(
+        "  raw hiredis, a connection per master, %zu SET NX PX GET + EVALSHA del per batch"
+        " %9.0f lock operations/s\n",
+        many, raw_r.cycles_per_s);
+    std::printf(
+        "  edgelock asio, %zu locks each acquiring and releasing             "
+        "%9.0f lock operations/s\n",
+        many, edge_r.cycles_per_s);
+    std::printf("ratio cluster edgelock/raw-same-commands = %.2f\n",
+                edge_r.cycles_per_s / raw_r.cycles_per_s);
+    std::printf("CPU per lock operation, client + the three masters:\n");
+    std::printf(
+        "  raw hiredis                                  client %5.2f us   servers %5.2f us\n",
+        raw_r.client_cpu_us, raw_r.server_cpu_us);
+    std::printf(
+        "  edgelock asio                                client %5.2f us   servers %5.2f us\n",
         edge_r.client_cpu_us, edge_r.server_cpu_us);
 }
 
@@ -922,6 +1037,7 @@ int run(const options& o) {
     if (all || o.only == "many") bench_many(o, owner, raw);
     if (all || o.only == "redlock") bench_redlock(o);
     if (all || o.only == "tls") bench_tls(o, owner, single, server);
+    if (all || o.only == "cluster") bench_cluster(o);
     return 0;
 }
 
