@@ -301,6 +301,25 @@ TEST(asio_cluster, a_fair_waiter_is_woken_through_any_node) {
     EXPECT_EQ(waiter.metrics(w).handover_gap.count, 1u) << "woken by the release's message";
 }
 
+// With the guard on, every master these seconds-old volatile nodes run is one that may have
+// lost keys at its start: a lock on any of them is held back for a TTL after it, whichever
+// node its slot took it to.
+TEST(asio_cluster, the_restart_guard_hears_the_node_each_lock_goes_to) {
+    redis_cluster cluster;
+    asio::io_context io;
+    async::client client(io);
+    async::client_config config = cluster_config(cluster);
+    config.restart_guard = true;
+    ASSERT_FALSE(client.open(config));
+    for (std::size_t m = 0; m < cluster.masters_at_start(); ++m) {
+        async::lock_handle h;
+        ASSERT_FALSE(client.add_lock(lock_for(name_on(cluster, m, "guarded:"), 60'000), h));
+        const outcome got = acquire(client, h, 0ms);
+        ASSERT_TRUE(got.done);
+        EXPECT_EQ(got.ec, make_error_code(errc::restart_guard)) << "master " << m;
+    }
+}
+
 TEST(asio_cluster, no_seed_answers_and_wait_ready_fails) {
     asio::io_context io;
     async::client client(io);

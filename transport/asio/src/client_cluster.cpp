@@ -58,11 +58,18 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
         if (home != session::slot_map::no_master) e.waiting_mask &= ~(link_set{1} << home);
-        if (config_.restart_guard && (node_starts_known_ >> step.to.node & 1u) != 0) {
-            const errc told =
-                session::tell_node_started(e.core, 0, node_starts_[step.to.node], true, now);
-            if (told != errc::ok) return;  // events first, as above
-        }
+        // Hearing the move may have decided something (a WAIT's claim failed): told at the
+        // next delivery pass.
+        defer_events(index);
+    }
+    // The restart guard: the lock hears the start of the node it writes to first (a link not
+    // yet past its node's reading takes no request: on_node_started tells it then).
+    const std::uint8_t node = step.to.node;
+    if (config_.restart_guard && e.told_node != node && (node_starts_known_ >> node & 1u) != 0) {
+        const errc told = session::tell_node_started(e.core, 0, node_starts_[node], true, now);
+        if (told != errc::ok) return;  // events first, as above
+        e.told_node = node;
+        defer_events(index);
     }
     (void)make_link(step.to.node);
     if ((e.waiting_mask >> step.to.node & 1u) != 0) return;

@@ -92,6 +92,7 @@ void client_impl::on_node_started(std::uint8_t link, const node_start& start) {
                                                          config_.restart_guard, now_ms());
             // Refused only when the event queue lacks room, and it was just emptied.
             EDGELOCK_ASSERT(told == errc::ok);
+            e.told_node = link;
             service(index);
         }
         if (open_epoch_ != open_epoch) return;

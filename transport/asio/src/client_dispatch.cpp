@@ -30,6 +30,20 @@ constexpr int dispatch_passes_max = 4;
 // completion the call posts; requests go out at once.
 void client_impl::after_call(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
+    defer_events(index);
+    write_requests(index);
+    update_deadline(index);
+    note_wake_interest(index);
+    if (depth_ == 0) {
+        finish_io();
+        if (e.dirty) post_flush();
+    }
+}
+
+// Takes the lock's events out for the next delivery pass (the dirty list), as a call in
+// from the user leaves them, or a move to another cluster node.
+void client_impl::defer_events(std::uint32_t index) noexcept {
+    lock_entry& e = locks_[index];
     event ev;
     while (e.deferred_count < events_max && e.core.poll_event(ev))
         e.deferred[e.deferred_count++] = ev;
@@ -37,13 +51,6 @@ void client_impl::after_call(std::uint32_t index) noexcept {
         e.dirty = true;
         const bool pushed = dirty_.push(lock_ref{index, e.generation});
         EDGELOCK_ASSERT(pushed);
-    }
-    write_requests(index);
-    update_deadline(index);
-    note_wake_interest(index);
-    if (depth_ == 0) {
-        finish_io();
-        if (e.dirty) post_flush();
     }
 }
 

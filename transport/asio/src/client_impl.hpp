@@ -278,6 +278,7 @@ private:
     session::connection_setup instance_setup(std::size_t instance) const;
     void build_connections();
     void after_call(std::uint32_t index) noexcept;
+    void defer_events(std::uint32_t index) noexcept;
     void service(std::uint32_t index);
     bool deliver_pending(std::uint32_t index);
     void deliver(lock_entry& entry, const event& e);
