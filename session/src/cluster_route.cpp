@@ -17,11 +17,14 @@ route_target target_of(const lock_route& route, const slot_map& map) noexcept {
     return {map.master_of(route.slot), false};
 }
 
-route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, const slot_map& map,
+route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
                         std::int64_t now) noexcept {
     route_step step;
     const route_target to = target_of(route, map);
-    if (to.node == slot_map::no_master) return step;
+    if (to.node == slot_map::no_master) {
+        map.mark_stale();  // no request goes, so no MOVED will come: only a read tells
+        return step;
+    }
     if (to.node != route.home) {
         if (core.requests_in_flight(instance) > 0) return step;
         if (route.home != slot_map::no_master) {
