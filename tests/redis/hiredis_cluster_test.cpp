@@ -265,6 +265,41 @@ TEST(hiredis_cluster, a_fair_waiter_is_woken_by_the_release) {
     EXPECT_FALSE(waiter.release());
 }
 
+// A failover while a fair waiter waits: its subscriber's connection to the old master is
+// lost, and it subscribes again on the promoted replica once the map names it; the release
+// there hands the lock over.
+TEST(hiredis_cluster, a_fair_waiter_follows_a_failover) {
+    redis_cluster cluster(cluster_settings{3, 1});
+    const std::string name = name_on(cluster, 1);
+    lock_options options = cluster_options(name, cluster, 5000);
+    options.fair = true;
+    options.recheck_ms = 1000;
+    lock holder;
+    lock waiter;
+    ASSERT_FALSE(holder.open(options));
+    ASSERT_FALSE(waiter.open(options));
+    ASSERT_FALSE(holder.try_acquire());
+    std::error_code waited = make_error_code(errc::invalid_state);
+    std::thread t([&] { waited = waiter.acquire(30s); });
+    const std::string channel = "{" + name + "}:queue";
+    const auto subscribed_on = [&](std::size_t node) {
+        redis_client direct = client_of(cluster, node);
+        return eventually(
+            [&] {
+                const auto numsub = direct.command({"PUBSUB", "NUMSUB", channel});
+                return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
+            },
+            settle_timeout);
+    };
+    EXPECT_TRUE(subscribed_on(1));
+    const std::size_t promoted = cluster.kill_master(1);
+    EXPECT_TRUE(subscribed_on(promoted)) << "the subscriber follows the slot's master";
+    (void)holder.release();  // ok, or expired when the key had not reached the replica
+    t.join();
+    EXPECT_FALSE(waited) << waited.message();
+    EXPECT_FALSE(waiter.release());
+}
+
 // ---- the hold checker ----------------------------------------------------------------------
 
 struct hold_interval {

@@ -98,7 +98,11 @@ void lock::impl::end_subscriber_if_closing() {
         subscriber.settle(now_ms(), false);
 }
 
-// Every subscription ended with its connection (Redis forgets them too).
-void lock::impl::on_subscriber_end() { sub.on_connection_lost(); }
+// Every subscription ended with its connection (Redis forgets them too). In a cluster the
+// node may be gone (a failover): the slot map is read again before the lock's next attempt.
+void lock::impl::on_subscriber_end() {
+    sub.on_connection_lost();
+    if (cluster) map.mark_stale();
+}
 
 }  // namespace edgelock::hiredis
