@@ -62,9 +62,8 @@ bool lock::impl::set_up_node_link(std::uint8_t k) {
     node_start_known[k] = false;
     node_hooks[k].owner = this;
     node_hooks[k].k = k;
-    node_link_set_up[k] =
-        l.setup(where.node_setup(node_link_addresses[k], link_seed + k), node_hooks[k], &tls) ==
-        errc::ok;
+    node_link_set_up[k] = l.setup(where.node_setup(node_link_addresses[k], link_seed + k),
+                                  node_hooks[k], &tls) == errc::ok;
     return node_link_set_up[k];
 }
 
@@ -211,9 +210,8 @@ void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
     failure refused;
     session::error_text text;
     drain_events();  // the core refuses a reply while its event queue lacks room
-    const errc code = session::deliver_cluster_answer(core, 0, route, map, node,
-                                                      node_link_addresses[k], now_ms(), refused,
-                                                      &text);
+    const errc code = session::deliver_cluster_answer(
+        core, 0, route, map, node, node_link_addresses[k], now_ms(), refused, &text);
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) note_error(0, refused, &text);
     if (refused && renewing) note_renewal_failed(0, last_errors[0]);

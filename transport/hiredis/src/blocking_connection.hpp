@@ -91,8 +91,7 @@ private:
     session::connection_driver driver_;
     // The handshake, every request a lock can have out with an ASKING before each (Redis
     // Cluster, session/lock_traffic.hpp), and a read of the cluster's slot map.
-    std::array<session::in_flight,
-               session::handshake_steps_max + 2 * requests_per_instance_max + 1>
+    std::array<session::in_flight, session::handshake_steps_max + 2 * requests_per_instance_max + 1>
         in_flight_{};
     std::unique_lock<std::mutex>* unlocked_ = nullptr;
     redisContext* context_ = nullptr;

@@ -135,7 +135,7 @@ struct lock::impl {
     std::array<bool, session::cluster_masters_max> node_start_known{};
     std::array<std::uint8_t, session::cluster_seeds_max> seed_nodes{};  // their map indices
     std::size_t seed_count = 0;
-    std::size_t seed_next = 0;  // the seed tried next when no connection is ready
+    std::size_t seed_next = 0;                 // the seed tried next when no connection is ready
     session::node_address subscriber_address;  // what the subscriber was set up for
     bool subscriber_set_up = false;
 
@@ -244,7 +244,9 @@ struct lock::impl {
     std::uint8_t link_count() const {
         return cluster ? static_cast<std::uint8_t>(session::cluster_masters_max) : instances;
     }
-    blocking_connection& link_at(std::uint8_t k) { return cluster ? node_links[k] : connections[k]; }
+    blocking_connection& link_at(std::uint8_t k) {
+        return cluster ? node_links[k] : connections[k];
+    }
     const blocking_connection& link_at(std::uint8_t k) const {
         return cluster ? node_links[k] : connections[k];
     }

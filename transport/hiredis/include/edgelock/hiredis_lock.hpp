@@ -171,10 +171,11 @@ struct lock_options : deployment {
     // Fair waiting (edgelock/lock.hpp, "Fair waiting"): waiters line up in Redis in arrival
     // order and each release wakes the next in line, instead of every waiter polling with
     // backoff. Needs one instance (a single Redis, Sentinel's master, or a cluster's master of
-    // the name's slot): open() returns invalid_instances with several. While an acquire() with a wait has to wait, the lock holds
-    // a second connection to the same server (same address, credentials, db and TLS),
-    // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
-    // until the lock is destroyed (a loop that acquires again reuses it). It is subscribed
+    // the name's slot): open() returns invalid_instances with several. While an acquire()
+    // with a wait has to wait, the lock holds a second connection to the same server (same
+    // address, credentials, db and TLS), subscribed to the lock's channel; it is made the
+    // first time an acquire() waits and kept until the lock is destroyed (a loop that
+    // acquires again reuses it). It is subscribed
     // only while an acquire() waits: UNSUBSCRIBE when the acquire() returns (the helper reads
     // the confirmation), SUBSCRIBE again on the kept connection at the next wait, whose
     // confirmation starts an attempt. So a held or idle lock is sent nothing, and a message
@@ -337,7 +338,8 @@ public:
     // After acquire() failed with restart_guard: when (on now_ms()'s clock) enough instances
     // count again.
     std::int64_t guard_until_ms() const noexcept;
-    // The last error instance `i` reported (empty when none); instances in options order.
+    // The last error instance `i` reported (empty when none); instances in options order (in
+    // a cluster, instance 0 is the node the lock's requests went to last).
     [[nodiscard]] std::error_code instance_error(std::size_t i) const noexcept;
     // While instance_error(i) is errc::error_reply: Redis's own text of that reply ("ERR ...",
     // "OOM command not allowed ...", without the leading '-'), cut to
