@@ -198,8 +198,9 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
     }
     const errc read = map.read_slots(nodes, count, node_link_addresses[k], in_use);
     refresh.ended(now_ms());
-    if (read != errc::ok) return note_error(0, failure::of(transport_errc::no_slot_map));
-    if (map.master_of(route.slot) == slot_map::no_master) no_slot_map();
+    const bool routed = session::target_of(route, map).node != slot_map::no_master;
+    if (read != errc::ok && !routed) return note_error(0, failure::of(transport_errc::no_slot_map));
+    if (!routed) no_slot_map();
 }
 
 // A reply to the lock's request from node k (its home: the route moves only with nothing in
@@ -238,11 +239,13 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
         note_error(0, failure::of(transport_errc::no_slot_map));
 }
 
-// The map has no master for the lock's slot (or none can be read now): the lock's queued
-// requests fail at once with no_slot_map rather than at the attempt's end.
+// The map has no master for the lock's slot (or none can be read now, and the map names
+// none): the lock's queued requests fail at once with no_slot_map rather than at the
+// attempt's end.
 void lock::impl::no_slot_map() {
+    // A stale map that still names the slot's master routes them: nothing failed.
+    if (session::target_of(route, map).node != slot_map::no_master) return;
     note_error(0, failure::of(transport_errc::no_slot_map));
-    if (session::target_of(route, map).node != slot_map::no_master) return;  // they can go
     fail_unsent(0);
 }
 
