@@ -45,7 +45,7 @@ errc blocking_connection::setup(session::connection_setup setup, session::connec
     setup.in_flight_storage = in_flight_.data();
     setup.in_flight_capacity = in_flight_.size();
     if (driver_.setup(setup, *this, events) != errc::ok) return errc::invalid_config;
-    read_buffer_.reset(new (std::nothrow) char[read_buffer_bytes]);
+    if (!read_buffer_) read_buffer_.reset(new (std::nothrow) char[read_buffer_bytes]);
     return read_buffer_ ? errc::ok : errc::invalid_config;
 }
 

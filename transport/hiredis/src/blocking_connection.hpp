@@ -32,8 +32,9 @@ public:
     blocking_connection(const blocking_connection&) = delete;
     blocking_connection& operator=(const blocking_connection&) = delete;
 
-    // Sizes the read buffer (the only allocation) and sets up the driver (storage is ours),
-    // whose deliveries go to `events` (kept, not owned). `tls` (kept, not owned) makes the
+    // Sizes the read buffer (the only allocation, made by the first setup) and sets up the
+    // driver (storage is ours), whose deliveries go to `events` (kept, not owned). An idle
+    // connection may be set up again, for another node. `tls` (kept, not owned) makes the
     // connections to rediss:// addresses; null when the client has none. Returns
     // invalid_config for a setup the connection refuses.
     errc setup(session::connection_setup setup, session::connection_events& events,
@@ -88,7 +89,9 @@ private:
     void close_socket() noexcept;
 
     session::connection_driver driver_;
-    std::array<session::in_flight, session::handshake_steps_max + requests_per_instance_max>
+    // The handshake, every request a lock can have out with an ASKING before each (Redis
+    // Cluster, session/lock_traffic.hpp), and a read of the cluster's slot map.
+    std::array<session::in_flight, session::handshake_steps_max + 2 * requests_per_instance_max + 1>
         in_flight_{};
     std::unique_lock<std::mutex>* unlocked_ = nullptr;
     redisContext* context_ = nullptr;

@@ -106,9 +106,10 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
 }
 
 void lock::impl::note_connected(std::uint8_t i) {
-    if (connection_up[i] || !connections[i].connection().ready()) return;
+    const blocking_connection* l = instance_link(i);
+    if (connection_up[i] || l == nullptr || !l->connection().ready()) return;
     connection_up[i] = true;
-    const session::node_address& reached = connections[i].connection().address();
+    const session::node_address& reached = l->connection().address();
     meter.connected(ever_connected[i], ever_connected[i] && !last_node[i].same_node(reached));
     ever_connected[i] = true;
     last_node[i] = reached;

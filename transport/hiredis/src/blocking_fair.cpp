@@ -20,12 +20,16 @@ bool lock::impl::listening(bool background) const {
 
 // The acquire has to wait: its attempt was refused (nothing is owed on the command connection,
 // nothing queued). Only then is the subscriber made, so an uncontended acquire never makes it.
-bool lock::impl::must_wait() const { return !connections[0].busy() && !core.has_request(0); }
+bool lock::impl::must_wait() const {
+    const blocking_connection* l = instance_link(0);
+    return (l == nullptr || !l->busy()) && !core.has_request(0);
+}
 
 // Connects the subscriber once the acquire has to wait (and the reconnect delay allows).
 // A connection kept from an earlier wait is ready already: it subscribes again at once.
 void lock::impl::tend_subscriber(std::unique_lock<std::mutex>& held) {
     if (!must_wait()) return;
+    if (cluster && !place_subscriber()) return;
     wake_wanted = true;
     drive_subscription();
     subscriber.settle(now_ms(), true, &held);
@@ -94,7 +98,11 @@ void lock::impl::end_subscriber_if_closing() {
         subscriber.settle(now_ms(), false);
 }
 
-// Every subscription ended with its connection (Redis forgets them too).
-void lock::impl::on_subscriber_end() { sub.on_connection_lost(); }
+// Every subscription ended with its connection (Redis forgets them too). In a cluster the
+// node may be gone (a failover): the slot map is read again before the lock's next attempt.
+void lock::impl::on_subscriber_end() {
+    sub.on_connection_lost();
+    if (cluster) map.mark_stale();
+}
 
 }  // namespace edgelock::hiredis

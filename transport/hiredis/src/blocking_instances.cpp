@@ -12,6 +12,7 @@ namespace edgelock::hiredis {
 // Writes every queued request: first on the connections already open (so they are on their
 // way before any slow connect), then on the ones that must be made.
 void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
+    if (cluster) return send_cluster_requests(held);
     for (int pass = 0; pass < 2; ++pass) {
         for (std::uint8_t i = 0; i < instances; ++i) {
             if (!core.has_request(i)) continue;
@@ -56,18 +57,22 @@ struct socket_sink {
 
 }  // namespace
 
-void lock::impl::write_requests(std::uint8_t i) {
-    blocking_connection& l = connections[i];
+// Instance i's requests, on its connection (in a cluster, the route's home: after ASKING each
+// when an ASK is in force).
+void lock::impl::write_requests(std::uint8_t i, bool asking) {
+    blocking_connection& l = cluster ? node_links[route.home] : connections[i];
     socket_sink sink{l, now_ms()};
     const session::write_report sent =
-        session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink);
+        session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink, asking);
     if (sent.stop == session::write_stop::failed) l.settle(now_ms(), false);
 }
 
-void lock::impl::read_replies(std::uint8_t i) {
-    blocking_connection& l = connections[i];
+// Reads connection k (an instance's; in a cluster, node k's).
+void lock::impl::read_replies(std::uint8_t k) {
+    blocking_connection& l = link_at(k);
     l.receive(now_ms());
-    note_connected(i);
+    if (!cluster) note_connected(k);
+    if (cluster && k == route.home) note_connected(0);
     if (l.connection().state() == session::connection_state::closing) l.settle(now_ms(), false);
 }
 
@@ -88,7 +93,7 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
 // The restart guard: the core hears the node's start before any request is written on the
 // new connection (the connection holds them until now).
 void lock::impl::on_node_started(std::uint8_t i) {
-    const session::connection& connection = connections[i].connection();
+    const session::connection& connection = instance_link(i)->connection();
     note_connected(i);
     starts[i] = connection.started();
     start_known[i] = true;
@@ -104,8 +109,8 @@ void lock::impl::on_node_started(std::uint8_t i) {
 
 void lock::impl::check_timeouts() {
     const std::int64_t now = now_ms();
-    for (std::uint8_t i = 0; i < instances; ++i) {
-        blocking_connection& l = connections[i];
+    for (std::uint8_t k = 0; k < link_count(); ++k) {
+        blocking_connection& l = link_at(k);
         if (!l.busy()) continue;
         if (l.timed_out(now)) l.settle(now, false);
     }
@@ -117,16 +122,17 @@ void lock::impl::check_timeouts() {
 // session::hear_close tells it: queued requests too when the instance cannot be reached now.
 void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end& ended,
                                    std::size_t dropped, bool lock_hears) {
-    const failure why = ended.why ? connections[i].connection().last_error() : failure{};
+    const session::connection& connection = instance_link(i)->connection();
+    const failure why = ended.why ? connection.last_error() : failure{};
     if (why) note_error(i, why);
     if (!lock_hears && !connection_up[i]) return;  // a sentinel passed over: the round goes on
     note_disconnected(i, to_error_code(why), dropped > 0);
     if (!lock_hears) return;
-    const bool unreachable = session::unreachable_now(connections[i].connection(), now_ms());
+    const bool unreachable = session::unreachable_now(connection, now_ms());
     // One failure per connection end: one that dropped requests was counted just above.
     if (unreachable && core.has_request(i) && dropped == 0) note_unsent_renewal(i);
     drain_events();  // the core refuses input while its event queue lacks room
-    const errc heard = session::hear_close(core, i, connections[i].connection(), now_ms());
+    const errc heard = session::hear_close(core, i, connection, now_ms());
     EDGELOCK_ASSERT(heard == errc::ok);
     drain_events();
 }

@@ -115,6 +115,7 @@ void lock::impl::end_io() {
 
 void lock::impl::reset_backoff() {
     for (blocking_connection& l : connections) l.connection().retry_now();
+    for (blocking_connection& l : node_links) l.connection().retry_now();
 }
 
 // The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed
@@ -164,11 +165,10 @@ void lock::impl::notifier_loop() {
 
 // Nothing in flight, and nothing queued that could be sent now.
 bool lock::impl::quiet(std::int64_t now) const {
-    for (std::uint8_t i = 0; i < instances; ++i) {
-        const blocking_connection& l = connections[i];
+    for (std::uint8_t k = 0; k < link_count(); ++k) {
+        const blocking_connection& l = link_at(k);
         if (l.busy()) return false;
-        if (core.has_request(i) &&
-            (l.connection().accepts_requests() || l.connection().may_start(now)))
+        if (wants_link(k) && (l.connection().accepts_requests() || l.connection().may_start(now)))
             return false;
     }
     return !(fair && subscriber.busy());  // an UNSUBSCRIBE's confirmation is read, not left
@@ -176,11 +176,11 @@ bool lock::impl::quiet(std::int64_t now) const {
 
 std::int64_t lock::impl::background_wake(std::int64_t now) const {
     std::int64_t wake = core.next_deadline_ms();
-    for (std::uint8_t i = 0; i < instances; ++i) {
-        if (connections[i].busy()) return now;
-        wake =
-            std::min(wake, session::wake_ms(connections[i].connection(), core.has_request(i), now));
+    for (std::uint8_t k = 0; k < link_count(); ++k) {
+        if (link_at(k).busy()) return now;
+        wake = std::min(wake, session::wake_ms(link_at(k).connection(), wants_link(k), now));
     }
+    if (map_wanted()) wake = std::min(wake, refresh.next_ms(map));
     return fair && subscriber.busy() ? now : wake;
 }
 
@@ -232,7 +232,7 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
 
         for (nfds_t k = 0; k < set.instance_fds; ++k) {
             const std::uint8_t i = set.owner[k];
-            if (set.fds[k].revents != 0 || connections[i].has_buffered()) read_replies(i);
+            if (set.fds[k].revents != 0 || link_at(i).has_buffered()) read_replies(i);
         }
         const pollfd& wake_or_cancel = set.fds[set.instance_fds];
         if (ready > 0 && (background || cancellable) && wake_or_cancel.revents != 0) {
@@ -253,16 +253,17 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
 // earlier by the connections' own wake-ups and by bytes already read that no poll can see.
 std::int64_t lock::impl::fill_poll_set(poll_set& set, bool background, std::int64_t now,
                                        std::int64_t wake) const {
-    for (std::uint8_t i = 0; i < instances; ++i) {
-        const blocking_connection& l = connections[i];
+    for (std::uint8_t k = 0; k < link_count(); ++k) {
+        const blocking_connection& l = link_at(k);
         if (l.busy()) {
-            set.owner[set.count] = i;
+            set.owner[set.count] = k;
             set.fds[set.count++] = pollfd{l.fd(), l.events(), 0};
             if (l.has_buffered()) wake = now;  // TLS bytes already read: no poll can see them
         }
         // Connections are made on demand: an idle connection matters only with requests for it.
-        wake = std::min(wake, session::wake_ms(l.connection(), core.has_request(i), now));
+        wake = std::min(wake, session::wake_ms(l.connection(), wants_link(k), now));
     }
+    if (map_wanted()) wake = std::min(wake, refresh.next_ms(map));
     set.instance_fds = set.count;
     if (background) set.fds[set.count++] = pollfd{wake_fd, POLLIN, 0};
     if (cancellable) set.fds[set.count++] = pollfd{cancel_fd, POLLIN, 0};
@@ -346,7 +347,6 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 std::error_code lock::impl::configure(const lock_options& given) {
     options = given;
     if (const std::error_code ec = validate(options, where, tls)) return ec;
-    if (where.by_cluster()) return make_error_code(errc::invalid_config);  // not served here
     timing = where.times;
     instances = static_cast<std::uint8_t>(where.instance_count);
     const lock_config config = core_config_of(options, instances);
@@ -357,6 +357,8 @@ std::error_code lock::impl::configure(const lock_options& given) {
     meter.set_renew_interval(resolve(config).renew_interval_ms);
     std::uint64_t seed = 0;
     if (random_seed(seed) != errc::ok) return make_error_code(errc::io_error);
+    link_seed = seed;
+    if (where.by_cluster()) return configure_cluster();
     for (std::uint8_t i = 0; i < instances; ++i) {
         instance_hooks[i].owner = this;
         instance_hooks[i].i = i;
@@ -565,8 +567,8 @@ session::lock_metrics lock::metrics() const noexcept {
     if (!impl_) return {};
     std::lock_guard<std::mutex> guard(impl_->mutex);
     session::lock_metrics counted = impl_->meter.counts();
-    for (std::uint8_t i = 0; i < impl_->instances; ++i) {
-        counted.requests_in_flight += impl_->connections[i].connection().requests_in_flight();
+    for (std::uint8_t k = 0; k < impl_->link_count(); ++k) {
+        counted.requests_in_flight += impl_->link_at(k).connection().requests_in_flight();
     }
     return counted;
 }

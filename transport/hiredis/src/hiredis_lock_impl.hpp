@@ -5,11 +5,13 @@
 //                           told to the core
 //   blocking_fair.cpp       fair waiting: the subscriber connection
 //   blocking_events.cpp     what the core's events mean to the caller, on_event and the metrics
+//   blocking_cluster.cpp    Redis Cluster: the slot map, a connection per node, the lock's route
 #pragma once
 
 #include <poll.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -21,6 +23,8 @@
 #include "blocking_connection.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/subscription.hpp"
@@ -29,6 +33,10 @@ namespace edgelock::hiredis {
 
 // The monotonic clock in milliseconds, which every deadline of the lock is on.
 std::int64_t now_ms() noexcept;
+
+// The most connections a lock keeps for its requests: one per instance, or one per node of a
+// cluster.
+inline constexpr std::size_t links_max = std::max(instances_max, session::cluster_masters_max);
 
 // ---- the implementation --------------------------------------------------------------------
 //
@@ -70,6 +78,30 @@ struct lock::impl {
         }
         void ended(const session::connection_end&, bool) override { owner->on_subscriber_end(); }
     };
+    // Redis Cluster: what node k's connection delivers. The slot map's read (CLUSTER SLOTS,
+    // tracked under map_owner) goes to the map; everything else is the lock's (instance 0).
+    struct node_events final : session::connection_events {
+        impl* owner = nullptr;
+        std::uint8_t k = 0;
+        std::size_t dropped_count = 0;
+        void answered(const session::in_flight& entry, const reply_node* nodes,
+                      std::size_t count) override {
+            owner->on_node_answer(k, entry, nodes, count);
+        }
+        void node_started() override { owner->on_node_read(k); }
+        void dropped(const session::in_flight& entry) override {
+            if (entry.owner == map_owner) return owner->refresh.ended(now_ms());
+            ++dropped_count;
+        }
+        void ended(const session::connection_end& closed, bool lock_hears) override {
+            const std::size_t count = dropped_count;
+            dropped_count = 0;
+            owner->on_node_end(k, closed, count, lock_hears);
+        }
+    };
+    // The owner value of the slot map's read on a node's connection: the lock's requests are
+    // tracked under 0.
+    static constexpr std::uint32_t map_owner = 1;
     std::array<instance_events, instances_max> instance_hooks{};
     subscriber_events subscriber_hooks;
     std::array<blocking_connection, instances_max> connections;
@@ -85,6 +117,27 @@ struct lock::impl {
     bool wake_wanted = false;   // an acquire() waits: the channel should be subscribed
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
+
+    // Redis Cluster (where.by_cluster()): the lock is a single-instance lock (instance 0) on
+    // the master of its name's slot. The connections are kept per slot_map node index and set
+    // up on first use, each with its own copy of the node's address (the connection points at
+    // it); `connections` is not used. The subscriber (fair) sits on the slot's master too.
+    bool cluster = false;
+    session::slot_map map;
+    session::map_refresh refresh;
+    session::lock_route route;
+    std::uint64_t link_seed = 0;  // each connection's jitter: link_seed + its index
+    std::array<node_events, session::cluster_masters_max> node_hooks{};
+    std::array<blocking_connection, session::cluster_masters_max> node_links;
+    std::array<session::node_address, session::cluster_masters_max> node_link_addresses{};
+    std::array<bool, session::cluster_masters_max> node_link_set_up{};
+    std::array<node_start, session::cluster_masters_max> node_starts{};
+    std::array<bool, session::cluster_masters_max> node_start_known{};
+    std::array<std::uint8_t, session::cluster_seeds_max> seed_nodes{};  // their map indices
+    std::size_t seed_count = 0;
+    std::size_t seed_next = 0;                 // the seed tried next when no connection is ready
+    session::node_address subscriber_address;  // what the subscriber was set up for
+    bool subscriber_set_up = false;
 
     mutable std::mutex mutex;
     std::condition_variable changed;
@@ -161,7 +214,7 @@ struct lock::impl {
     bool run_io(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                 bool background);
     void send_requests(std::unique_lock<std::mutex>& held);
-    void write_requests(std::uint8_t i);
+    void write_requests(std::uint8_t i, bool asking = false);
     void read_replies(std::uint8_t i);
     void on_answer(std::uint8_t i, const reply_node& node);
     void on_node_started(std::uint8_t i);
@@ -186,6 +239,37 @@ struct lock::impl {
     void fail_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     [[nodiscard]] std::error_code configure(const lock_options& given);
+    [[nodiscard]] std::error_code configure_cluster();
+    // Redis Cluster (blocking_cluster.cpp).
+    std::uint8_t link_count() const {
+        return cluster ? static_cast<std::uint8_t>(session::cluster_masters_max) : instances;
+    }
+    blocking_connection& link_at(std::uint8_t k) {
+        return cluster ? node_links[k] : connections[k];
+    }
+    const blocking_connection& link_at(std::uint8_t k) const {
+        return cluster ? node_links[k] : connections[k];
+    }
+    // The connection instance i's requests went on last (cluster: the route's home), or null.
+    const blocking_connection* instance_link(std::uint8_t i) const;
+    // Whether connection k should be made (requests wait for it, or the map must be read).
+    bool wants_link(std::uint8_t k) const;
+    bool map_wanted() const;
+    bool set_up_node_link(std::uint8_t k);
+    void send_cluster_requests(std::unique_lock<std::mutex>& held);
+    void tend_map(std::unique_lock<std::mutex>& held);
+    bool send_map_read(std::uint8_t k);
+    void on_node_answer(std::uint8_t k, const session::in_flight& entry, const reply_node* nodes,
+                        std::size_t count);
+    void on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count);
+    void on_cluster_answer(std::uint8_t k, const reply_node& node);
+    void on_node_read(std::uint8_t k);
+    void on_node_end(std::uint8_t k, const session::connection_end& ended, std::size_t dropped,
+                     bool lock_hears);
+    void tell_moved(std::uint8_t k);
+    void no_slot_map();
+    bool is_seed(std::uint8_t k) const;
+    [[nodiscard]] bool place_subscriber();
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
     void drain_events();
     void note_released(const event& e);
@@ -205,8 +289,8 @@ struct lock::impl {
     // helper's wake-up or a cancel, then the subscriber. Set up by fill_poll_set, apart from
     // run_rounds, so that a round reads as wait-then-read and each stays short enough to follow.
     struct poll_set {
-        std::array<pollfd, instances_max + 2> fds{};
-        std::array<std::uint8_t, instances_max> owner{};
+        std::array<pollfd, links_max + 2> fds{};
+        std::array<std::uint8_t, links_max> owner{};
         nfds_t count = 0;
         nfds_t instance_fds = 0;   // fds[0, instance_fds) are the instances'
         nfds_t subscriber_fd = 0;  // the subscriber's entry, when it has one (< count)

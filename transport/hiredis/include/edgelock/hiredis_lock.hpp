@@ -2,7 +2,8 @@
 // edgelock::hiredis: a blocking lock client over hiredis 0.14, for tools and simple programs.
 //
 // One `hiredis::lock` is one lock name held by one owner, over one Redis, N independent
-// masters (Redlock, N odd), or the master a set of Sentinels points at. It drives the sans-IO
+// masters (Redlock, N odd), the master a set of Sentinels points at, or the master of the
+// name's slot in a Redis Cluster (see "Redis Cluster" below). It drives the sans-IO
 // core (edgelock/lock.hpp) over one connection per instance, each driven by the session's
 // connection (edgelock/session/connection.hpp) exactly as the asio client's are; hiredis
 // only makes the TCP connection (name lookup, connect timeout, keepalive):
@@ -33,6 +34,21 @@
 // Replication is asynchronous, so a key acquired just before a failover may be missing on the
 // new master, and another owner may take it there before our next renewal notices: use
 // replicas_to_wait (WAIT) and fencing where that matters.
+//
+// Redis Cluster (deployment::cluster, seed URLs): the lock is a single-instance lock (instance
+// 0) on the master serving its name's slot (edgelock/session/cluster_route.hpp). The first
+// acquire() reads the slot map (CLUSTER SLOTS) from the first seed that answers; the map is
+// read again, on any connection that is up (or a seed's), after a MOVED and after a
+// connection to a node is lost, at most once per 100 ms. A MOVED or ASK is followed (ASKING
+// before each request while an ASK is in force), up to session::redirects_max in a row
+// (then too_many_redirects). Connections are kept per node, made when first needed. When no
+// seed answers CLUSTER SLOTS within the attempt, or a freshly read map has no master for the
+// slot, acquire() fails with transport_errc::no_slot_map. CLUSTERDOWN and TRYAGAIN answers
+// (a cluster that lost a slot's master, a fencing acquire while its slot's two keys are split
+// by a migration) are error replies: acquire() returns error_reply (instance_error_text(0)
+// says which) or, with a wait, tries again until it ends. A failover is seen as a lost
+// connection to the old master: the hold is kept, lost or refused as with Sentinel (above),
+// since replication to the promoted replica is asynchronous too.
 //
 // Threads: the calls below may come from any thread, one call at a time per object (they are
 // serialised by a mutex; held(), lost(), fence() never wait for I/O). The helper thread starts
@@ -154,16 +170,25 @@ struct lock_options : deployment {
 
     // Fair waiting (edgelock/lock.hpp, "Fair waiting"): waiters line up in Redis in arrival
     // order and each release wakes the next in line, instead of every waiter polling with
-    // backoff. Needs one instance (a single Redis or Sentinel's master): open() returns
-    // invalid_instances with several. While an acquire() with a wait has to wait, the lock holds
-    // a second connection to the same server (same address, credentials, db and TLS),
-    // subscribed to the lock's channel; it is made the first time an acquire() waits and kept
-    // until the lock is destroyed (a loop that acquires again reuses it). It is subscribed
+    // backoff. Needs one instance (a single Redis, Sentinel's master, or a cluster's master of
+    // the name's slot): open() returns invalid_instances with several. While an acquire()
+    // with a wait has to wait, the lock holds a second connection to the same server (same
+    // address, credentials, db and TLS), subscribed to the lock's channel; it is made the
+    // first time an acquire() waits and kept until the lock is destroyed (a loop that
+    // acquires again reuses it). It is subscribed
     // only while an acquire() waits: UNSUBSCRIBE when the acquire() returns (the helper reads
     // the confirmation), SUBSCRIBE again on the kept connection at the next wait, whose
     // confirmation starts an attempt. So a held or idle lock is sent nothing, and a message
     // published for an earlier wait is never taken as a wake-up. A subscriber
     // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
+    // In a Redis Cluster, Redis (7.0) propagates PUBLISH to every node; the subscriber sits
+    // on the master of the name's slot, and moves when the slot map names another. A
+    // failover while an acquire() waits ends the subscriber's connection with the old master.
+    // The loss marks the slot map stale; the lock's next attempt (at the latest recheck_ms
+    // later) reads it again, and the subscriber is made again on the master it names. As
+    // after any reconnect, the SUBSCRIBE's confirmation makes the lock look again at once, so
+    // a release published while it was away is caught then; until then the re-checks every
+    // recheck_ms stand in.
     // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
     // waiter that died leaves the line after it) are the core's lock_config fields.
     bool fair = false;
@@ -229,10 +254,11 @@ public:
     //   errc::invalid_config     open() called twice
     //   the deployment's codes, as edgelock::validate() checks them (deployment.hpp), the
     //   same the asio client's open() returns for the same deployment:
-    //   errc::invalid_config     both or neither of instances and sentinels, master_name
+    //   errc::invalid_config     not exactly one of instances, sentinels and cluster, master_name
     //                            missing or too long, too many sentinels, a timeout or
     //                            reconnect delay out of range, a malformed URL, master
-    //                            credentials too long
+    //                            credentials too long, more than session::cluster_seeds_max
+    //                            seeds or one with a database other than 0
     //   errc::invalid_instances  an even count, or more than instances_max
     //   transport_errc::tls_files  an address is rediss:// and a file of options.tls cannot
     //                            be loaded: tls_error() says which, and why
@@ -265,7 +291,8 @@ public:
     //     command_timeout, unknown_host, auth_required, auth_failed, no_master, ...; over TLS
     //     tls_untrusted, tls_name_mismatch, tls_expired, tls_client_certificate_required,
     //     tls_handshake_timeout, ...), error_reply (instance_error_text() has Redis's text),
-    //     unexpected_reply, protocol_error
+    //     unexpected_reply, protocol_error; in a cluster also no_slot_map and
+    //     too_many_redirects (see "Redis Cluster" above)
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
     //   cancelled         cancel() was called (see there)
@@ -311,7 +338,8 @@ public:
     // After acquire() failed with restart_guard: when (on now_ms()'s clock) enough instances
     // count again.
     std::int64_t guard_until_ms() const noexcept;
-    // The last error instance `i` reported (empty when none); instances in options order.
+    // The last error instance `i` reported (empty when none); instances in options order (in
+    // a cluster, instance 0 is the node the lock's requests went to last).
     [[nodiscard]] std::error_code instance_error(std::size_t i) const noexcept;
     // While instance_error(i) is errc::error_reply: Redis's own text of that reply ("ERR ...",
     // "OOM command not allowed ...", without the leading '-'), cut to

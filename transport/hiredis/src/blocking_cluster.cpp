@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+// The blocking client in a Redis Cluster: the slot map (read from a seed, then from any ready
+// connection whenever it is stale), a connection per node of the map made on first use, and
+// the lock's way to the master of its slot (session/cluster_route.hpp: MOVED and ASK
+// followed, a move heard as a change of connection). The lock is instance 0 throughout; its
+// connection is the route's home.
+#include <array>
+
+#include "hiredis_lock_impl.hpp"
+#include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
+
+namespace edgelock::hiredis {
+namespace {
+
+using session::slot_map;
+
+// CLUSTER SLOTS as a request: "*2\r\n$7\r\nCLUSTER\r\n$5\r\nSLOTS\r\n" with room to spare.
+constexpr std::size_t map_request_bytes_max = 64;
+
+}  // namespace
+
+// Every seed in the map (its index kept for the first reads) with a connection set up for it;
+// no traffic until the first acquire(). The subscriber is set up when a wait needs it, on the
+// slot's master as the map says then.
+std::error_code lock::impl::configure_cluster() {
+    cluster = true;
+    route = session::route_of(options.name);
+    for (const session::node_address& seed : where.seeds) {
+        const std::uint8_t k = map.add_node(seed);
+        // validate() allows fewer seeds than the map has nodes.
+        EDGELOCK_ASSERT(k != slot_map::no_master);
+        if (is_seed(k)) continue;  // the same node twice
+        seed_nodes[seed_count++] = k;
+        if (!set_up_node_link(k)) return make_error_code(errc::invalid_config);
+    }
+    if (!options.fair) return {};
+    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(),
+                                       channel_bytes.size());
+    if (channel_size == 0) return make_error_code(errc::invalid_name);
+    fair = true;
+    subscriber_hooks.owner = this;
+    return {};
+}
+
+bool lock::impl::is_seed(std::uint8_t k) const {
+    for (std::size_t s = 0; s < seed_count; ++s) {
+        if (seed_nodes[s] == k) return true;
+    }
+    return false;
+}
+
+// Connection k reaches the node the map has at index k. An index the map gave to another node
+// (only while its connection was idle: read_slots keeps the ones in use) is set up again.
+bool lock::impl::set_up_node_link(std::uint8_t k) {
+    const session::node_address& node = map.node(k);
+    blocking_connection& l = node_links[k];
+    if (node_link_set_up[k] && node_link_addresses[k].same_node(node)) return true;
+    if (node_link_set_up[k] && l.connection().state() != session::connection_state::idle)
+        return false;
+    node_link_addresses[k] = node;
+    node_start_known[k] = false;
+    node_hooks[k].owner = this;
+    node_hooks[k].k = k;
+    node_link_set_up[k] = l.setup(where.node_setup(node_link_addresses[k], link_seed + k),
+                                  node_hooks[k], &tls) == errc::ok;
+    return node_link_set_up[k];
+}
+
+const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
+    if (!cluster) return &connections[i];
+    return route.home == slot_map::no_master ? nullptr : &node_links[route.home];
+}
+
+// The map is read only for a lock that has requests to route: a stale map of an idle lock
+// waits for its next acquire() or renewal.
+bool lock::impl::map_wanted() const { return cluster && map.stale() && core.has_request(0); }
+
+// In a cluster: the node the lock's requests go to, and the seed tend_map() reads the map
+// from next while no connection is ready (only that one: the others would wake the loop for
+// nothing while it connects).
+bool lock::impl::wants_link(std::uint8_t k) const {
+    if (!cluster) return core.has_request(k);
+    if (!node_link_set_up[k]) return false;
+    if (core.has_request(0) && session::target_of(route, map).node == k) return true;
+    return seed_count > 0 && k == seed_nodes[seed_next] && map_wanted() &&
+           refresh.due(map, now_ms());
+}
+
+// The map first (its read goes out before the lock's requests, which may need it), then the
+// lock's requests on its route's node, made on demand.
+void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
+    tend_map(held);
+    if (!core.has_request(0)) return;
+    drain_events();  // the core refuses input while its event queue lacks room
+    const session::route_step step = session::begin_writes(core, 0, route, map, now_ms());
+    EDGELOCK_ASSERT(step.code == errc::ok);
+    drain_events();
+    const std::uint8_t k = step.to.node;
+    if (k == slot_map::no_master) {
+        // A map read since the slot was looked for has no master for it.
+        if (!map.stale() && session::target_of(route, map).node == slot_map::no_master)
+            no_slot_map();
+        return;  // or requests are still out on the node the lock leaves
+    }
+    if (!set_up_node_link(k)) return;  // cannot happen: a node in use keeps its index
+    if (step.moved) tell_moved(k);
+    blocking_connection& l = node_links[k];
+    if (l.closed_while_idle(now_ms())) {
+        l.settle(now_ms(), false);
+        if (!core.has_request(0)) return;
+    }
+    if (l.connection().state() == session::connection_state::idle) {
+        l.settle(now_ms(), true, &held);
+        if (session::unreachable_now(l.connection(), now_ms())) return fail_unsent(0);
+    }
+    write_requests(0, step.to.asking);
+}
+
+// The lock writes on node k from now on: it hears the node's start when a connection there
+// read it already (a new connection tells it when it reads it, on_node_read), and its
+// connection counts as made again (a move to another master, in the metrics).
+void lock::impl::tell_moved(std::uint8_t k) {
+    connection_up[0] = false;
+    note_connected(0);
+    if (!node_start_known[k]) return;
+    starts[0] = node_starts[k];
+    start_known[0] = true;
+    drain_events();
+    const errc told =
+        session::tell_node_started(core, 0, node_starts[k], options.restart_guard, now_ms());
+    EDGELOCK_ASSERT(told == errc::ok);
+    drain_events();
+}
+
+// Reads the slot map when it is stale and the refresh gap allows: on any ready connection,
+// else on a seed's, made now (the next seed after one that cannot be reached). With every
+// seed in its reconnect delay, nothing answers now.
+void lock::impl::tend_map(std::unique_lock<std::mutex>& held) {
+    if (!map_wanted() || !refresh.due(map, now_ms())) return;
+    for (std::uint8_t k = 0; k < session::cluster_masters_max; ++k) {
+        blocking_connection& l = node_links[k];
+        if (!node_link_set_up[k] || !l.ready()) continue;
+        if (l.closed_while_idle(now_ms())) {
+            l.settle(now_ms(), false);
+            continue;
+        }
+        if (send_map_read(k)) return;
+    }
+    for (std::size_t tried = 0; tried < seed_count; ++tried) {
+        const std::uint8_t k = seed_nodes[seed_next];
+        if (set_up_node_link(k)) {
+            blocking_connection& l = node_links[k];
+            if (l.connection().state() != session::connection_state::idle) return;
+            if (l.connection().may_start(now_ms())) {
+                l.settle(now_ms(), true, &held);
+                // Connecting or handshaking: the map is read once it is ready.
+                if (l.connection().state() != session::connection_state::idle) return;
+            }
+        }
+        seed_next = (seed_next + 1) % seed_count;
+    }
+    no_slot_map();
+}
+
+// CLUSTER SLOTS on node k's ready connection, tracked as the map's (map_owner).
+bool lock::impl::send_map_read(std::uint8_t k) {
+    std::array<char, map_request_bytes_max> request{};
+    const std::size_t size = session::write_cluster_slots(request.data(), request.size());
+    EDGELOCK_ASSERT(size > 0);
+    blocking_connection& l = node_links[k];
+    const std::int64_t now = now_ms();
+    if (!l.write_all(request.data(), size, now)) {
+        l.settle(now, false);
+        return false;
+    }
+    const bool tracked = l.connection().track(map_owner, 0, now);
+    EDGELOCK_ASSERT(tracked);  // the in-flight storage has room for it (blocking_connection)
+    refresh.sent();
+    return true;
+}
+
+void lock::impl::on_node_answer(std::uint8_t k, const session::in_flight& entry,
+                                const reply_node* nodes, std::size_t count) {
+    if (entry.owner == map_owner) return on_slots_answer(k, nodes, count);
+    on_cluster_answer(k, nodes[0]);
+}
+
+// The map as node k sees it. Nodes whose connections are not idle keep their indices. A map
+// that cannot be read stays stale (read again after the gap, until the attempt ends with
+// no_slot_map); one without a master for the lock's slot fails the requests at once.
+void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count) {
+    slot_map::node_set in_use = 0;
+    for (std::uint8_t j = 0; j < session::cluster_masters_max; ++j) {
+        if (node_link_set_up[j] &&
+            node_links[j].connection().state() != session::connection_state::idle)
+            in_use |= slot_map::node_set{1} << j;
+    }
+    const errc read = map.read_slots(nodes, count, node_link_addresses[k], in_use);
+    refresh.ended(now_ms());
+    const bool routed = session::target_of(route, map).node != slot_map::no_master;
+    if (read != errc::ok && !routed) return note_error(0, failure::of(transport_errc::no_slot_map));
+    if (!routed) no_slot_map();
+}
+
+// A reply to the lock's request from node k (its home: the route moves only with nothing in
+// flight). Redirects are followed (session::deliver_cluster_answer), the rest is the lock's.
+void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
+    note_connected(0);
+    const bool renewing = core.state() == lock_state::held;
+    failure refused;
+    session::error_text text;
+    drain_events();  // the core refuses a reply while its event queue lacks room
+    const errc code = session::deliver_cluster_answer(
+        core, 0, route, map, node, node_link_addresses[k], now_ms(), refused, &text);
+    EDGELOCK_ASSERT(code != errc::events_pending);
+    if (refused) note_error(0, refused, &text);
+    if (refused && renewing) note_renewal_failed(0, last_errors[0]);
+    drain_events();
+}
+
+// The restart guard: the lock hears the start of its own node's process; another node's is
+// kept for when the lock moves there.
+void lock::impl::on_node_read(std::uint8_t k) {
+    node_starts[k] = node_links[k].connection().started();
+    node_start_known[k] = true;
+    if (k == route.home) on_node_started(0);
+}
+
+// A connection to a node ended: the map may be out of date (a failover, a node gone). The
+// lock hears it when it was its home's; a seed's that failed while the map was looked for is
+// the lock's no_slot_map.
+void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ended,
+                             std::size_t dropped, bool lock_hears) {
+    node_start_known[k] = false;
+    if (ended.was_ready || ended.why) map.mark_stale();
+    if (k == route.home) return on_connection_end(0, ended, dropped, lock_hears);
+    if (ended.why && session::target_of(route, map).node == slot_map::no_master)
+        note_error(0, failure::of(transport_errc::no_slot_map));
+}
+
+// The map has no master for the lock's slot (or none can be read now, and the map names
+// none): the lock's queued requests fail at once with no_slot_map rather than at the
+// attempt's end.
+void lock::impl::no_slot_map() {
+    // A stale map that still names the slot's master routes them: nothing failed.
+    if (session::target_of(route, map).node != slot_map::no_master) return;
+    note_error(0, failure::of(transport_errc::no_slot_map));
+    fail_unsent(0);
+}
+
+// Fair waiting: the subscriber sits on the slot's master (Redis 7 propagates PUBLISH to every
+// node, so any would hear the release, but the master is the node the lock talks to anyway).
+// When the map names another master, the subscription moves there: the old connection is
+// closed (its subscription ends with it) and the next one subscribes again.
+bool lock::impl::place_subscriber() {
+    const std::uint8_t m = map.master_of(route.slot);
+    if (m == slot_map::no_master) return subscriber_set_up;
+    const session::node_address& master = map.node(m);
+    if (subscriber_set_up && subscriber_address.same_node(master)) return true;
+    if (subscriber_set_up && subscriber.connection().state() != session::connection_state::idle) {
+        subscriber.connection().close(failure::of(transport_errc::master_changed), now_ms(), true);
+        subscriber.settle(now_ms(), false);
+    }
+    subscriber_address = master;
+    session::connection_setup setup =
+        where.node_setup(subscriber_address, link_seed + session::cluster_masters_max);
+    setup.kind = session::connection_kind::subscriber;
+    setup.read_node = false;
+    setup.refuse_evicting = false;
+    subscriber_set_up = subscriber.setup(setup, subscriber_hooks, &tls) == errc::ok;
+    return subscriber_set_up;
+}
+
+}  // namespace edgelock::hiredis
