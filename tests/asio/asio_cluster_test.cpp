@@ -320,6 +320,48 @@ TEST(asio_cluster, the_restart_guard_hears_the_node_each_lock_goes_to) {
     }
 }
 
+// A seed that is no cluster node answers CLUSTER SLOTS with an error: the next seed is
+// asked, and locks work from its map.
+TEST(asio_cluster, a_seed_without_a_map_gives_way_to_the_next) {
+    redis_cluster cluster;
+    edgelock::testing::redis_server plain;
+    asio::io_context io;
+    async::client client(io);
+    async::client_config config = cluster_config(cluster);
+    config.cluster.insert(config.cluster.begin(), plain.url());
+    ASSERT_FALSE(client.open(config));
+    const outcome ready = wait_ready(client);
+    ASSERT_TRUE(ready.done);
+    EXPECT_EQ(ready.ec, make_error_code(transport_errc::no_slot_map)) << "the first seed's answer";
+    async::lock_handle h;
+    ASSERT_FALSE(client.add_lock(lock_for(name_on(cluster, 2, "after:")), h));
+    const outcome got = acquire(client, h, 3s);
+    ASSERT_TRUE(got.done);
+    EXPECT_FALSE(got.ec) << got.ec.message();
+}
+
+// Seeded with a replica: the map comes from it, the locks go to the masters, and the link to
+// the replica, which no lock needs, is closed after the map is read.
+TEST(asio_cluster, a_link_nothing_needs_is_closed) {
+    cluster_settings settings;
+    settings.replicas_per_master = 1;
+    redis_cluster cluster(settings);
+    asio::io_context io;
+    async::client client(io);
+    ASSERT_FALSE(client.open(cluster_config(cluster, cluster.replica_of(0))));
+    ASSERT_FALSE(wait_ready(client).ec);
+    async::lock_handle h;
+    ASSERT_FALSE(client.add_lock(lock_for(name_on(cluster, 0, "pruned:")), h));
+    ASSERT_FALSE(acquire(client, h, 0ms).ec);
+    ASSERT_FALSE(release(client, h).ec);
+    const std::string replica =
+        "127.0.0.1:" + std::to_string(cluster.node(cluster.replica_of(0)).port());
+    ASSERT_EQ(client.instance_endpoint(0), replica) << "the seed is node 0";
+    EXPECT_TRUE(run_until(
+        io, [&] { return !client.instance_connected(0); }, 2s));
+    EXPECT_TRUE(client.instance_connected(1)) << "master 0's link stays";
+}
+
 TEST(asio_cluster, no_seed_answers_and_wait_ready_fails) {
     asio::io_context io;
     async::client client(io);

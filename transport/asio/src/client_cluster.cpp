@@ -14,17 +14,19 @@ void client_impl::build_cluster_links() {
     refresh_ = session::map_refresh{};
     map_failure_ = failure{};
     next_seed_ = 0;
-    for (const node_address& seed : where_.seeds) (void)map_->add_node(seed);  // <= seeds_max
     connections_.resize(links_);
-    (void)make_link(0);
-    next_seed_ = 1;
+    map_reader_ = links_ - 1;
+    make_seed_link();
 }
 
 // The link of node `node`, made (and started) if new. Its connection points at the map's
 // address of the node, which keeps its index while the link is in use (links_in_use()).
 asio_connection& client_impl::make_link(std::uint8_t node) {
     std::unique_ptr<asio_connection>& link = connections_[node];
-    if (link) return *link;
+    if (link) {
+        if (link->stopped() && open_) link->start();  // pruned, and needed again
+        return *link;
+    }
     const session::connection_setup setup = where_.node_setup(map_->node(node), seed_bits_ + node);
     link = std::make_unique<asio_connection>(*this, io_, node, connection_role::instance);
     // Each request may go after an ASKING of its own, and one map read may be in flight.
@@ -57,7 +59,13 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     if (step.code != errc::ok) return;  // events first: service() comes back after them
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
-        if (home != session::slot_map::no_master) e.waiting_mask &= ~(link_set{1} << home);
+        if (home != session::slot_map::no_master && (e.waiting_mask >> home & 1u) != 0) {
+            // Off the old link's waiters too: a move back while it is full must not queue
+            // the lock there twice.
+            e.waiting_mask &= ~(link_set{1} << home);
+            connections_[home]->waiters().erase_if(
+                [index](const lock_ref& ref) { return ref.index == index; });
+        }
         // Hearing the move may have decided something (a WAIT's claim failed): told at the
         // next delivery pass.
         defer_events(index);
@@ -76,9 +84,11 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     write_link(e, index, step.to.node, 0, now, step.to.asking);
 }
 
-// Reads the map when it is stale and no read is on its way: on a ready link, or, with none
-// ready, by making the next seed's link (one seed at a time, each in turn).
+// Reads the map when it is stale and no read is on its way: on the next ready link after the
+// one asked last (a node with a wrong view is not asked forever), or, with none ready, by
+// making the next seed's link (one seed at a time, each in turn).
 void client_impl::drive_map() {
+    if (prune_links_) prune_links();
     const std::int64_t now = now_ms();
     if (!refresh_.due(*map_, now)) {
         // Too soon after the last read: the lock timer comes back for it.
@@ -86,21 +96,58 @@ void client_impl::drive_map() {
         if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
         return;
     }
-    for (std::size_t i = 0; i < links_; ++i) {
+    for (std::size_t n = 1; n <= links_; ++n) {
+        const std::size_t i = (map_reader_ + n) % links_;
         asio_connection* c = connections_[i].get();
         if (c == nullptr || !c->ready()) continue;
         const std::size_t size = session::write_cluster_slots(c->cursor(), c->room());
         if (size == 0 || !c->connection().track(map_read_owner, 0, now)) return;
         (void)c->commit(size);  // always true: the write happens at flush()
         refresh_.sent();
+        map_reader_ = i;
+        // A node that answered with no usable map: another seed gets its chance too.
+        if (map_failure_) make_seed_link();
         return;
     }
     for (std::size_t i = 0; i < links_; ++i) {
         const asio_connection* c = connections_[i].get();
         if (c != nullptr && c->connection().state() != session::connection_state::idle) return;
     }
-    const std::size_t seed = next_seed_++ % where_.seeds.size();
-    (void)make_link(static_cast<std::uint8_t>(seed));
+    make_seed_link();
+}
+
+// The next seed's link, by its address: the seed's index in the map may have gone to another
+// node (a full table reuses the indices of nodes nobody uses).
+void client_impl::make_seed_link() {
+    const node_address& seed = where_.seeds[next_seed_++ % where_.seeds.size()];
+    const std::uint8_t node = map_->add_node(seed);
+    if (node != session::slot_map::no_master) (void)make_link(node);
+}
+
+// After a map read: links to nodes that serve no slot, carry nothing and route no lock are
+// stopped, so their indices may serve the nodes a cluster gains (old masters now replicas,
+// importing nodes, seeds named another way). make_link() starts one again when needed.
+void client_impl::prune_links() {
+    prune_links_ = false;
+    link_set needed = 0;
+    for (std::uint16_t slot = 0; slot < cluster_slots; ++slot) {
+        const std::uint8_t owner = map_->master_of(slot);
+        if (owner != session::slot_map::no_master) needed |= link_set{1} << owner;
+    }
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        const lock_entry& e = locks_[index];
+        if (!e.in_use && !e.draining) continue;
+        for (const std::uint8_t node : {e.route.home, e.route.ask}) {
+            if (node != session::slot_map::no_master) needed |= link_set{1} << node;
+        }
+    }
+    for (std::size_t i = 0; i < links_; ++i) {
+        asio_connection* c = connections_[i].get();
+        if (c == nullptr || c->stopped() || (needed >> i & 1u) != 0) continue;
+        if (c->connection().requests_in_flight() > 0 || !c->waiters().empty()) continue;
+        c->stop();
+        node_starts_known_ &= ~(link_set{1} << i);
+    }
 }
 
 void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count) {
@@ -108,6 +155,7 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     const errc read =
         map_->read_slots(nodes, count, connections_[link]->connection().address(), links_in_use());
     map_failure_ = read == errc::ok ? failure{} : failure::of(transport_errc::no_slot_map);
+    prune_links_ = read == errc::ok;
     ready_check_ = true;
     // Locks waiting for a node may go now.
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {

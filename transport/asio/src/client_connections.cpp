@@ -44,7 +44,11 @@ void client_impl::on_connection_down(std::uint8_t link) {
     const std::uint32_t open_epoch = open_epoch_;
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
-    if (cluster_) map_->mark_stale();  // the node may have failed over: ask again
+    if (cluster_) {
+        map_->mark_stale();  // the node may have failed over: ask again
+        // The next connection may reach another node (a recycled index): its start is read anew.
+        node_starts_known_ &= ~bit;
+    }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
         locks_[index].waiting_mask &= ~bit;
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {

@@ -302,6 +302,8 @@ private:
     asio_connection& make_link(std::uint8_t node);
     void write_cluster_requests(std::uint32_t index) noexcept;
     void drive_map();
+    void make_seed_link();
+    void prune_links();
     void check_cluster_ready();
     link_set links_in_use() const noexcept;
     failure cluster_failure(const lock_entry& e) const;
@@ -352,6 +354,8 @@ private:
     std::unique_ptr<session::slot_map> map_;
     session::map_refresh refresh_;
     std::size_t next_seed_ = 0;
+    std::size_t map_reader_ = 0;  // the link the map was last asked on
+    bool prune_links_ = false;    // a map was read: stop the links nothing needs
     failure map_failure_;
     node_address subscriber_node_;  // the node the subscriber listens on (its setup's)
     std::size_t next_listener_ = 0;

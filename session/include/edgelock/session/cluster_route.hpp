@@ -61,11 +61,11 @@ struct [[nodiscard]] route_step {
 // Before writing the lock's queued requests for `instance`: where they go now. Nothing goes
 // (to.node no_master) while the slot has no known master (the map is then marked stale: a
 // node that answered before the slot was served, or a MOVED to a node the table had no room
-// for, is read past), or while requests are still in flight on the node the lock leaves. When it leaves one, the lock first hears on_io_error for
-// the instance (nothing is in flight then: only an unwritten WAIT is dropped, and the
-// write it would confirm counts as failed) and the route's home becomes the target.
-// code: ok, or the lock's own from on_io_error (events_pending: drain poll_event() and call
-// again; the route is unchanged).
+// for, is read past), or while requests are still in flight on the node the lock leaves. When it
+// leaves one, the lock first hears on_io_error for the instance (nothing is in flight then: only an
+// unwritten WAIT is dropped, and the write it would confirm counts as failed) and the route's home
+// becomes the target. code: ok, or the lock's own from on_io_error (events_pending: drain
+// poll_event() and call again; the route is unchanged).
 route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
                         std::int64_t now) noexcept;
 
