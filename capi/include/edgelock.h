@@ -243,6 +243,12 @@ typedef struct edgelock_options {
      * current hold (a loss whose hold already ended is not reported). NULL: not called. */
     void (*on_lost)(int code, void* user);
     void* on_lost_user;
+
+    /* ... or Redis Cluster: seed nodes' URLs (database 0), instead of instances and
+     * sentinels. The lock lives on the master of its name's slot; slot moves (MOVED, ASK) and
+     * failovers are followed. Last in the struct: a caller built before it leaves it zero. */
+    const char* const* cluster;
+    size_t cluster_count;
 } edgelock_options;
 
 /* Zeroes the caller's struct_size bytes (pass sizeof(edgelock_options): the size the caller
@@ -257,13 +263,13 @@ typedef struct edgelock_lock edgelock_lock;
 /* Checks the options and makes a lock (no network traffic: connections are made by the first
  * acquire). On success *out is the lock, which edgelock_close() ends; on failure *out is
  * NULL. Returns EDGELOCK_OK, or the first that applies:
- *   EDGELOCK_E_INVALID_ARGUMENT  options or out NULL, or a NULL string in instances or
- *                                sentinels
+ *   EDGELOCK_E_INVALID_ARGUMENT  options or out NULL, or a NULL string in instances,
+ *                                sentinels or cluster
  *   EDGELOCK_E_INVALID_CONFIG    struct_size smaller than its own field or larger than
  *                                this library's edgelock_options with the unknown fields
  *                                not zero; master_db, replicas_to_wait or eviction out of
- *                                range; then as the C++ client's open(): both or neither of
- *                                instances and sentinels, master_name missing or too long,
+ *                                range; then as the C++ client's open(): not exactly one of
+ *                                instances, sentinels and cluster, master_name missing or too long,
  *                                a timeout or delay out of range, a malformed URL, ...
  *   EDGELOCK_E_INVALID_INSTANCES an even count, too many, or fair with several
  *   EDGELOCK_E_TLS_FILES         an address is rediss:// and a TLS file cannot be loaded

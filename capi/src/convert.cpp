@@ -70,6 +70,7 @@ int copy_urls(const char* const* given, std::size_t count, std::vector<std::stri
 int copy_deployment(const edgelock_options& given, deployment& out) {
     if (int rc = copy_urls(given.instances, given.instance_count, out.instances)) return rc;
     if (int rc = copy_urls(given.sentinels, given.sentinel_count, out.sentinels)) return rc;
+    if (int rc = copy_urls(given.cluster, given.cluster_count, out.cluster)) return rc;
     if (given.master_db < 0 || given.master_db > UINT16_MAX) return EDGELOCK_E_INVALID_CONFIG;
     if (given.eviction < EDGELOCK_EVICTION_WARN || given.eviction > EDGELOCK_EVICTION_OFF) {
         return EDGELOCK_E_INVALID_CONFIG;
