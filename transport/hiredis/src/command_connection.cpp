@@ -100,7 +100,8 @@ std::error_code command_connection::open(const command_target& target) {
         return ec;
     }
     if (created->where.instance_count != 1) return make_error_code(errc::invalid_instances);
-    if (created->where.by_cluster()) return make_error_code(errc::invalid_config);  // not yet
+    // One connection asks one node: a cluster's nodes are addressed one by one, as instances.
+    if (created->where.by_cluster()) return make_error_code(errc::invalid_config);
     // One connection that gives up rather than waits out a reconnect delay: no jitter to seed.
     session::connection_setup setup = created->where.instance_setup(0, 0);
     setup.read_node = false;  // commands, not locks: no node is read
