@@ -161,4 +161,27 @@ TEST(CliCluster, ReleaseDeletesOnTheMasterOfTheNamesSlot) {
         EXPECT_EQ(moved_replies(cluster, i), 0) << "node " << i << " was asked for another's key";
 }
 
+TEST(CliCluster, ListScansEveryMaster) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::string token = "0123456789abcdef0123456789abcdef";
+    std::vector<std::string> names(3);  // a lock on each master
+    for (int i = 0; names[0].empty() || names[1].empty() || names[2].empty(); ++i) {
+        const std::string name = "job-" + std::to_string(i);
+        std::string& on_master = names.at(cluster.owner_of(key_slot(name)));
+        if (on_master.empty()) on_master = name;
+    }
+    for (std::size_t m = 0; m < names.size(); ++m) {
+        cluster.admin(m).command({"SET", names[m], token, "PX", "60000"});
+    }
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "list", "--cluster", cluster.seed_urls().front()}, cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(lines_starting(r.out, "instance").size(), 3u) << r.out;
+    for (std::size_t m = 0; m < names.size(); ++m) {
+        const std::string listed =
+            "instance " + address(cluster.node(m).port()) + "\n" + names[m] + "  ";
+        EXPECT_NE(r.out.find(listed), std::string::npos) << listed << " in " << r.out;
+    }
+}
+
 }  // namespace

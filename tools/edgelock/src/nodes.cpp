@@ -141,6 +141,7 @@ std::vector<node> cluster_nodes_of(const options& o) {
     node failed;
     command_failure f;
     if (!read_cluster(o, layout, failed, f)) {
+        failed.address = "no --cluster seed answered CLUSTER SLOTS, the last " + failed.address;
         failed.unknown = f;
         return {failed};
     }
