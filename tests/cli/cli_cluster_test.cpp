@@ -4,6 +4,7 @@
 // `status` and `release` go straight to the master of the name's slot.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 #include "edgelock/testing/key_slot.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/scripted_server.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -22,6 +25,9 @@ using edgelock::testing::cluster_settings;
 using edgelock::testing::key_slot;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_cluster;
+using edgelock::testing::redis_server;
+using edgelock::testing::scripted_reply;
+using edgelock::testing::scripted_server;
 
 program_options cli_options() {
     program_options o;
@@ -181,6 +187,60 @@ TEST(CliCluster, ListScansEveryMaster) {
         const std::string listed =
             "instance " + address(cluster.node(m).port()) + "\n" + names[m] + "  ";
         EXPECT_NE(r.out.find(listed), std::string::npos) << listed << " in " << r.out;
+    }
+}
+
+// A cluster node whose slot map says it serves every slot, and that answers every key command
+// with MOVED to `*moved_to`: a slot that moved after the map was read.
+scripted_server::responder stale_node(const std::atomic<std::uint16_t>* self,
+                                      const std::atomic<std::uint16_t>* moved_to) {
+    return [self, moved_to](const std::vector<std::string>& args) {
+        if (args[0] == "PING") return scripted_reply{"+PONG\r\n"};
+        if (args[0] == "CLUSTER") {
+            const std::string port = std::to_string(self->load());
+            return scripted_reply{"*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:" + port +
+                                  "\r\n$2\r\nid\r\n"};
+        }
+        const std::string slot = std::to_string(key_slot("ops"));
+        return scripted_reply{"-MOVED " + slot + " 127.0.0.1:" + std::to_string(moved_to->load()) +
+                              "\r\n"};
+    };
+}
+
+TEST(CliCluster, StatusAndReleaseFollowAMovedOnce) {
+    redis_server owner;
+    const std::string token(32, 'd');
+    redis_client(owner.port()).set("ops", token);
+    std::atomic<std::uint16_t> self{0};
+    const std::atomic<std::uint16_t> moved_to{owner.port()};
+    scripted_server stale(stale_node(&self, &moved_to));
+    self = stale.port();
+    program_result r = run_program(
+        {EDGELOCK_CLI, "status", "--name", "ops", "--cluster", stale.url()}, cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(first_line(r.out, "instance"), "instance " + address(owner.port()));
+    EXPECT_EQ(first_line(r.out, "holder"), "holder   " + token);
+    r = run_program(
+        {EDGELOCK_CLI, "release", "--name", "ops", "--token", token, "--cluster", stale.url()},
+        cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_FALSE(redis_client(owner.port()).exists("ops"));
+}
+
+TEST(CliCluster, ASecondMovedIsAnAnswerNotFollowed) {
+    std::atomic<std::uint16_t> first_port{0};
+    std::atomic<std::uint16_t> second_port{0};
+    scripted_server first(stale_node(&first_port, &second_port));
+    scripted_server second(stale_node(&second_port, &first_port));
+    first_port = first.port();
+    second_port = second.port();
+    for (const std::string command : {"status", "release"}) {
+        std::vector<std::string> args{EDGELOCK_CLI, command,     "--name",
+                                      "ops",        "--cluster", first.url()};
+        if (command == "release") args.insert(args.end(), {"--token", std::string(32, 'e')});
+        const program_result r = run_program(args, cli_options());
+        EXPECT_EQ(r.exit_code, 76) << command << ": " << r.err << r.out;
+        EXPECT_NE(r.err.find("MOVED"), std::string::npos) << command << ": " << r.err;
     }
 }
 
