@@ -107,6 +107,18 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
               "verdict      none: edgelock-sim has no configuration cluster+fencing+guard yet: no "
               "verdict on the fault scenarios");
     EXPECT_NE(r.out.find("advice       use WAIT (--wait-replicas 1)"), std::string::npos) << r.out;
+
+    const program_result json = run_program(
+        {EDGELOCK_CLI, "check", "--json", "--cluster", joined(cluster.seed_urls())}, cli_options());
+    EXPECT_EQ(json.exit_code, 0) << json.err;
+    const std::string first_master = std::to_string(cluster.slots_seen_by(0)[0].master_port);
+    for (const std::string& part :
+         {std::string("\"row\":\"cluster+fencing+guard\",\"simulated\":false"),
+          "\"masters\":[{\"address\":\"127.0.0.1:" + first_master + "\",\"slots\":[\"0-",
+          std::string("\"slots_served\":16384,\"slots_missing\":[]"),
+          std::string("\"verdict\":\"not_simulated\"")}) {
+        EXPECT_NE(json.out.find(part), std::string::npos) << part << " in " << json.out;
+    }
 }
 
 TEST(CliCluster, CheckWithAMasterStoppedShowsTheSlotsNoMasterServes) {
