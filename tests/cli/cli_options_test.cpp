@@ -10,6 +10,7 @@
 
 #include "edgelock/limits.hpp"
 #include "edgelock/lock.hpp"
+#include "edgelock/session/limits.hpp"
 #include "exit_codes.hpp"
 #include "help.hpp"
 #include "options.hpp"
@@ -720,6 +721,103 @@ TEST(Hold, TakesTheLockFlagsAndNoCommand) {
     EXPECT_EQ(parse({"help", "hold"}).parsed.help_topic, "hold");
     EXPECT_NE(help_text("hold").find("token="), std::string::npos);
     EXPECT_NE(help_text("").find("edgelock hold"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Cluster, SeedsFromRepeatedFlagsOrLists) {
+    const parse_result r = parse({"run", "--name", "job", "--cluster", "redis://a:7000,b:7001",
+                                  "--cluster", "rediss://c:7002", "--", "true"});
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.cluster_urls,
+              (std::vector<std::string>{"redis://a:7000", "b:7001", "rediss://c:7002"}));
+    EXPECT_TRUE(r.parsed.redis_urls.empty()) << "no default instance beside a cluster";
+    EXPECT_TRUE(r.parsed.sentinel_urls.empty());
+    const edgelock::lock_config config = run_lock_config(r.parsed);
+    EXPECT_EQ(config.instances, 1) << "a lock lives on its slot's master alone";
+    EXPECT_TRUE(config.fair) << "one instance per lock keeps a line";
+    const parse_result unfair =
+        parse({"hold", "--name", "job", "--cluster", "a:7000", "--unfair"});
+    ASSERT_EQ(unfair.exit_code, 0) << unfair.error;
+    EXPECT_FALSE(run_lock_config(unfair.parsed).fair);
+    for (const char* command : {"status", "release", "list", "check"}) {
+        std::vector<std::string> args{command, "--cluster", "a:7000"};
+        if (std::string(command) == "status" || std::string(command) == "release")
+            args.insert(args.end(), {"--name", "n"});
+        if (std::string(command) == "release") args.insert(args.end(), {"--token", "t"});
+        const parse_result each = parse(args);
+        EXPECT_EQ(each.exit_code, 0) << command << ": " << each.error;
+        EXPECT_EQ(each.parsed.cluster_urls, std::vector<std::string>{"a:7000"}) << command;
+    }
+}
+
+TEST(Cluster, SeedsFromTheEnvironmentWhenNoFlagNamesServers) {
+    environment env;
+    env.cluster = "redis://a:7000, redis://b:7001";
+    env.master = "left-over";
+    parse_result r = parse({"status", "--name", "n"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_EQ(r.parsed.cluster_urls,
+              (std::vector<std::string>{"redis://a:7000", "redis://b:7001"}));
+    EXPECT_TRUE(r.parsed.redis_urls.empty());
+    EXPECT_TRUE(r.parsed.master_name.empty()) << "EDGELOCK_MASTER is Sentinel's alone";
+    r = parse({"status", "--name", "n", "--redis", "redis://d:4"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_TRUE(r.parsed.cluster_urls.empty()) << "flags win";
+    environment redis;
+    redis.redis = "redis://d:4";
+    r = parse({"status", "--name", "n", "--cluster", "a:7000"}, redis);
+    ASSERT_EQ(r.exit_code, 0) << r.error;
+    EXPECT_TRUE(r.parsed.redis_urls.empty()) << "flags win over EDGELOCK_REDIS";
+    env.password = "secret";
+    r = parse({"check"}, env);
+    EXPECT_EQ(r.parsed.cluster_urls, (std::vector<std::string>{"redis://:secret@a:7000",
+                                                               "redis://:secret@b:7001"}));
+}
+
+TEST(Cluster, ExclusiveWithRedisAndSentinel) {
+    expect_usage_error({"status", "--name", "n", "--redis", "a:1", "--cluster", "c:7000"},
+                       "use either --redis or --cluster, not both");
+    expect_usage_error({"status", "--name", "n", "--cluster", "c:7000", "--sentinel", "s:1",
+                        "--master", "m"},
+                       "use either --sentinel or --cluster, not both");
+    expect_usage_error({"status", "--name", "n", "--cluster", "c:7000", "--master", "m"},
+                       "--master needs --sentinel");
+    environment both;
+    both.cluster = "c:7000";
+    both.redis = "a:1";
+    expect_usage_error({"status", "--name", "n"},
+                       "EDGELOCK_CLUSTER and EDGELOCK_REDIS are both set: use one of them", both);
+    both.redis.clear();
+    both.sentinel = "s:1";
+    both.master = "m";
+    expect_usage_error({"status", "--name", "n"},
+                       "EDGELOCK_CLUSTER and EDGELOCK_SENTINEL are both set: use one of them",
+                       both);
+}
+
+TEST(Cluster, SeedsAreCheckedAndBounded) {
+    expect_usage_error({"status", "--name", "n", "--cluster", "redis://a:7000/2"},
+                       "bad --cluster address \"redis://a:7000/2\": a cluster has only database 0");
+    EXPECT_EQ(parse({"status", "--name", "n", "--cluster", "redis://a:7000/0"}).exit_code, 0);
+    expect_usage_error({"status", "--name", "n", "--cluster", "http://a"},
+                       "bad --cluster address \"http://a\"");
+    expect_usage_error({"status", "--name", "n", "--cluster", "redis://u:s3cret@h:0"},
+                       "bad --cluster address \"redis://***@h:0\"");
+    environment env;
+    env.cluster = "a:1,b:2/3";
+    expect_usage_error({"status", "--name", "n"}, "bad EDGELOCK_CLUSTER address \"b:2/3\"", env);
+    std::vector<std::string> args{"status", "--name", "n"};
+    std::string seeds;
+    for (std::size_t i = 0; i < edgelock::session::cluster_seeds_max; ++i) {
+        seeds += (i > 0 ? "," : "") + std::string("h:") + std::to_string(7000 + i);
+    }
+    args.insert(args.end(), {"--cluster", seeds});
+    EXPECT_EQ(parse(args).exit_code, 0) << parse(args).error;
+    args.insert(args.end(), {"--cluster", "h:7999"});
+    expect_usage_error(args, "too many --cluster addresses (at most 9)");
 }
 
 }  // namespace

@@ -124,7 +124,9 @@ long long server_now_ms(const command_reply& time) {
     return integer_of(time.elements[0].text) * 1000 + integer_of(time.elements[1].text) / 1000;
 }
 
-instance_status read_status(node where, const options& o) {
+// A cluster node that answers MOVED (the slot moved since CLUSTER SLOTS was read) is left for
+// the node it names, once.
+instance_status read_status(node where, const options& o, bool may_follow = true) {
     instance_status s;
     command_connection c;
     const bool opened = open(c, where, o, s.problem);
@@ -138,7 +140,9 @@ instance_status read_status(node where, const options& o) {
                              std::pair{std::vector<std::string>{"PTTL", o.name}, &ttl},
                              std::pair{std::vector<std::string>{"GET", fence_key(o.name)}, &fence},
                              std::pair{std::vector<std::string>{"TIME"}, &time}}) {
-        if (!ask(c, args, *out, s.problem)) return s;
+        if (ask(c, args, *out, s.problem)) continue;
+        if (may_follow && follow_moved(*out, where)) return read_status(where, o, false);
+        return s;
     }
     if (token.type == reply_type::bulk_string) {
         s.held = true;
@@ -403,6 +407,18 @@ int list_locks(const options& o) {
     return found ? exit_ok : exit_negative;
 }
 
+// The release script on `where`: true when it deleted the key. A cluster node's MOVED (the
+// slot moved meanwhile) is followed once; `where` then names the node that answered.
+bool release_on(node& where, const options& o, command_failure& f, bool may_follow = true) {
+    command_connection c;
+    if (!open(c, where, o, f)) return false;
+    command_reply r;
+    f.ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
+    if (!f.ec && may_follow && follow_moved(r, where)) return release_on(where, o, f, false);
+    if (f.ec || error_reply(r, f)) return false;
+    return r.type == reply_type::integer && r.integer == 1;
+}
+
 int release_token(const options& o) {
     std::vector<node> nodes = nodes_of(o);
     std::size_t deleted = 0;
@@ -410,13 +426,7 @@ int release_token(const options& o) {
     std::vector<const command_failure*> failures;
     std::vector<std::string> failed_addresses;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        command_connection c;
-        if (!open(c, nodes[i], o, problems[i])) continue;
-        command_reply r;
-        problems[i].ec =
-            c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
-        if (problems[i].ec || error_reply(r, problems[i])) continue;
-        if (r.type == reply_type::integer && r.integer == 1) ++deleted;
+        if (release_on(nodes[i], o, problems[i])) ++deleted;
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (problems[i].ec) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "edgelock/hiredis_commands.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "nodes.hpp"
@@ -125,7 +126,9 @@ struct row_choice {
 // matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
 std::string exact_row(const options& o) {
     std::string row;
-    if (!o.sentinel_urls.empty()) {
+    if (!o.cluster_urls.empty()) {
+        row = std::string("cluster") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
+    } else if (!o.sentinel_urls.empty()) {
         row = std::string("sentinel") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
     } else if (o.redis_urls.size() == 1) {
         row = "single";
@@ -637,9 +640,302 @@ int exit_code_of(const report& r) {
     return r.worse ? exit_deployment_worse : exit_ok;
 }
 
+// Redis Cluster: every master with its slots and replicas, each node read as above, which
+// slots a master that answers serves, and the simulator's verdicts when it has the row.
+
+// One master of CLUSTER SLOTS, with its slot ranges and its replicas.
+struct shard {
+    std::string key;  // the master's address as CLUSTER SLOTS names it
+    node_report master;
+    std::vector<std::string> slots;  // "0-5460", one per range
+    std::vector<node_report> replicas;
+};
+
+struct cluster_report {
+    report base;       // the row, verdicts and advice; its nodes: the masters
+    std::string seed;  // the node whose CLUSTER SLOTS is shown
+    std::vector<shard> shards;
+    std::size_t served = 0;            // slots whose master answers as a master
+    std::vector<std::string> missing;  // the other slots, in runs, each with why
+    std::string not_simulated;         // why there are no verdicts; "" when simulated
+};
+
+std::string range_text(std::uint32_t first, std::uint32_t last) {
+    return first == last ? std::to_string(first)
+                         : std::to_string(first) + "-" + std::to_string(last);
+}
+
+// Adds `range` to its master's shard, reading the master and its replicas the first time.
+void add_range(const cluster_layout& layout, const cluster_range& range, const options& o,
+               std::vector<shard>& out) {
+    const node master = cluster_node(layout, range.master);
+    auto at = std::find_if(out.begin(), out.end(),
+                           [&](const shard& s) { return s.key == master.address; });
+    if (at == out.end()) {
+        shard s;
+        s.key = master.address;
+        s.master = read_node(master, o);
+        for (const cluster_member& replica : range.replicas)
+            s.replicas.push_back(read_node(cluster_node(layout, replica), o));
+        at = out.insert(out.end(), std::move(s));
+    }
+    at->slots.push_back(range_text(range.first, range.last));
+}
+
+// Why no lock on the slots of shard `owner` (-1: none in CLUSTER SLOTS) can be taken.
+std::string unserved_text(const cluster_report& r, int owner) {
+    if (owner < 0) return "no master in CLUSTER SLOTS";
+    const node_report& m = r.shards[static_cast<std::size_t>(owner)].master;
+    if (m.problem.ec) return "master " + m.address + ": " + describe(m.problem);
+    return "master " + m.address + " answers as " + role_of(m);
+}
+
+// Counts the slots a master that answers serves; the others go to r.missing in runs.
+void cover_slots(const cluster_layout& layout, cluster_report& r) {
+    std::vector<int> owner(cluster_slots, -1);  // the shard of each slot
+    for (const cluster_range& range : layout.ranges) {
+        const std::string key = cluster_node(layout, range.master).address;
+        for (std::size_t i = 0; i < r.shards.size(); ++i) {
+            if (r.shards[i].key != key) continue;
+            for (std::uint32_t slot = range.first; slot <= range.last; ++slot)
+                owner[slot] = static_cast<int>(i);
+        }
+    }
+    const auto served = [&](std::uint32_t slot) {
+        return owner[slot] >= 0 &&
+               holds_locks(r.shards[static_cast<std::size_t>(owner[slot])].master);
+    };
+    for (std::uint32_t slot = 0; slot < cluster_slots;) {
+        if (served(slot)) {
+            ++r.served;
+            ++slot;
+            continue;
+        }
+        std::uint32_t last = slot;
+        while (last + 1 < cluster_slots && !served(last + 1) && owner[last + 1] == owner[slot])
+            ++last;
+        r.missing.push_back(range_text(slot, last) + " (" + unserved_text(r, owner[slot]) + ")");
+        slot = last + 1;
+    }
+}
+
+// The simulator lists its configurations in `edgelock-sim --help`, on lines starting
+// "configurations".
+bool names_configuration(const std::string& help, const std::string& row) {
+    for (std::size_t start = 0; start < help.size();) {
+        const std::size_t end = std::min(help.find('\n', start), help.size());
+        const std::string line = help.substr(start, end - start);
+        start = end + 1;
+        const std::size_t colon = line.find(':');
+        if (line.rfind("configurations", 0) != 0 || colon == std::string::npos) continue;
+        for (const std::string& name : split_list(std::string_view(line).substr(colon + 1))) {
+            if (name == row) return true;
+        }
+    }
+    return false;
+}
+
+// The row's verdicts when the simulator has the row, else why there are none (r.not_simulated).
+// False, with `why`, when edgelock-sim cannot be run.
+bool simulate_cluster(cluster_report& r, std::string& why) {
+    if (r.served < cluster_slots) {
+        r.not_simulated = "the cluster does not serve every slot";
+        return true;
+    }
+    const std::string path = find_simulator();
+    if (path.empty()) {
+        why = std::string(simulator_name) + " not found next to edgelock or on PATH";
+        return false;
+    }
+    std::string help;
+    if (capture_simulator(path, {"--help"}, help) != 0 ||
+        !names_configuration(help, r.base.row.name)) {
+        r.not_simulated = std::string(simulator_name) + " has no configuration " + r.base.row.name +
+                          " yet: no verdict on the fault scenarios";
+        return true;
+    }
+    if (run_row(r.base.row.name, r.base.verdicts, why) != 0) return false;
+    r.base.simulated = true;
+    set_aside_eviction(r.base);
+    return true;
+}
+
+// Every node read, masters first, each followed by its replicas.
+std::vector<const node_report*> cluster_nodes(const cluster_report& r) {
+    std::vector<const node_report*> out;
+    for (const shard& s : r.shards) {
+        out.push_back(&s.master);
+        for (const node_report& replica : s.replicas) out.push_back(&replica);
+    }
+    return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+    std::string out;
+    for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
+std::string cluster_verdict_text(const cluster_report& r, const options& o) {
+    if (r.served < cluster_slots) {
+        return "cannot hold locks on every name: " + std::to_string(cluster_slots - r.served) +
+               " of " + std::to_string(cluster_slots) + " slots have no master that answers";
+    }
+    if (!r.base.simulated) return "none: " + r.not_simulated;
+    return verdict_text(r.base, o);
+}
+
+std::vector<std::string> replica_addresses(const shard& s) {
+    std::vector<std::string> out;
+    for (const node_report& replica : s.replicas) out.push_back(replica.address);
+    return out;
+}
+
+void print_cluster_text(const cluster_report& r, const options& o) {
+    const std::string& row = r.base.row.name;
+    if (r.base.simulated) {
+        std::printf("matrix row   %s (edgelock-sim matrix --config %s --runs %s --seed 1)\n",
+                    row.c_str(), row.c_str(), matrix_runs);
+    } else {
+        std::printf("matrix row   %s: not simulated, %s\n", row.c_str(), r.not_simulated.c_str());
+    }
+    std::printf("seed         %s (CLUSTER SLOTS)\n", r.seed.c_str());
+    for (const shard& s : r.shards) {
+        const std::vector<std::string> replicas = replica_addresses(s);
+        std::printf("master       %s  slots %s  replicas %s\n", s.key.c_str(),
+                    join(s.slots, ",").c_str(),
+                    replicas.empty() ? "none" : join(replicas, ", ").c_str());
+    }
+    for (const node_report* n : cluster_nodes(r)) print_node(*n, o);
+    std::printf("\n");
+    if (r.missing.empty()) {
+        std::printf("slots        all %u served\n", static_cast<unsigned>(cluster_slots));
+    } else {
+        std::printf("slots        %zu of %u served; missing %s\n", r.served,
+                    static_cast<unsigned>(cluster_slots), join(r.missing, ", ").c_str());
+    }
+    if (r.base.simulated) {
+        std::printf("survives     %s\nfails        %s\n", scenarios(r.base.verdicts, false).c_str(),
+                    scenarios(r.base.verdicts, true).c_str());
+        print_legend(r.base);
+    }
+    for (const std::string& s : r.base.not_exposed) {
+        std::printf("not exposed  %s: no node may evict keys\n", s.c_str());
+    }
+    for (const std::string& a : r.base.advice) std::printf("advice       %s\n", a.c_str());
+    std::printf("verdict      %s\n", cluster_verdict_text(r, o).c_str());
+}
+
+void print_cluster_json(const cluster_report& r, const options& o) {
+    std::string masters;
+    for (const shard& s : r.shards) {
+        masters += (masters.empty() ? "{" : ",{") + std::string("\"address\":") +
+                   json_string(s.key) + ",\"slots\":" + json_list(s.slots) +
+                   ",\"replicas\":" + json_list(replica_addresses(s)) + "}";
+    }
+    std::string nodes;
+    for (const node_report* n : cluster_nodes(r))
+        nodes += (nodes.empty() ? "" : ",") + node_json(*n, o);
+    std::vector<std::string> survives;
+    std::vector<std::string> fails;
+    for (const verdict& v : r.base.verdicts) {
+        if (v.failed.empty()) survives.push_back(v.scenario);
+        else fails.push_back(v.scenario + ":" + v.failed);
+    }
+    const char* verdict = r.served < cluster_slots ? "cannot_hold_locks"
+                          : !r.base.simulated      ? "not_simulated"
+                          : r.base.worse           ? "worse"
+                                                   : "ok";
+    std::printf(
+        "{\"row\":%s,\"simulated\":%s,\"not_simulated\":%s,\"seed\":%s,\"masters\":[%s],"
+        "\"nodes\":[%s],\"slots_served\":%zu,\"slots_missing\":%s,\"survives\":%s,\"fails\":%s,"
+        "\"not_exposed\":%s,\"advice\":%s,\"verdict\":%s,\"verdict_text\":%s}\n",
+        json_string(r.base.row.name).c_str(), r.base.simulated ? "true" : "false",
+        r.base.simulated ? "null" : json_string(r.not_simulated).c_str(),
+        json_string(r.seed).c_str(), masters.c_str(), nodes.c_str(), r.served,
+        json_list(r.missing).c_str(), json_list(survives).c_str(), json_list(fails).c_str(),
+        json_list(r.base.not_exposed).c_str(), json_list(r.base.advice).c_str(),
+        json_string(verdict).c_str(), json_string(cluster_verdict_text(r, o)).c_str());
+}
+
+// As exit_code_of: a node that cannot be read first, then slots no master serves, then a
+// node that may evict keys.
+int cluster_exit_code(const cluster_report& r) {
+    std::size_t unreadable = 0;
+    const node_report* first = nullptr;
+    for (const node_report* n : cluster_nodes(r)) {
+        if (!n->problem.ec) continue;
+        if (first == nullptr) first = n;
+        ++unreadable;
+    }
+    if (first != nullptr) {
+        const std::string more = unreadable > 1 ? " (and " + std::to_string(unreadable - 1) +
+                                                      " more node(s): see the report)"
+                                                : "";
+        std::fprintf(stderr, "edgelock: cannot check %s: %s%s\n", first->address.c_str(),
+                     describe(first->problem).c_str(), more.c_str());
+        return exit_code_for(first->problem.ec);
+    }
+    if (r.served < cluster_slots) {
+        std::fprintf(stderr, "edgelock: the cluster cannot hold every lock: slots missing %s\n",
+                     join(r.missing, ", ").c_str());
+        return exit_unavailable;
+    }
+    return r.base.worse ? exit_deployment_worse : exit_ok;
+}
+
+// The masters hold the locks (advice_for's node advice); replicas matter for failover.
+std::vector<std::string> cluster_advice(const cluster_report& r, const options& o) {
+    std::vector<std::string> advice = advice_for(r.base.nodes, o, r.base.verdicts);
+    bool replicas = false;
+    for (const shard& s : r.shards) replicas = replicas || !s.replicas.empty();
+    if (replicas && o.replicas_to_wait == 0) {
+        advice.push_back("use WAIT (--wait-replicas 1): a failover loses keys without it");
+    }
+    return advice;
+}
+
+int check_cluster(const options& o) {
+    cluster_layout layout;
+    node failed;
+    command_failure f;
+    if (!read_cluster(o, layout, failed, f)) {
+        std::fprintf(stderr,
+                     "edgelock: cannot check the cluster: no --cluster seed answered CLUSTER "
+                     "SLOTS (last %s: %s)\n",
+                     failed.address.c_str(), describe(f).c_str());
+        return exit_code_for(f.ec);
+    }
+    cluster_report r;
+    r.seed = layout.seed.address;
+    r.base.row.name = exact_row(o);
+    for (const cluster_range& range : layout.ranges) add_range(layout, range, o, r.shards);
+    for (const shard& s : r.shards) {
+        r.base.nodes.push_back(s.master);
+        if (holds_locks(s.master)) ++r.base.holding;
+    }
+    r.base.needed = r.base.nodes.size();  // every master serves locks no other can
+    for (const node_report* n : cluster_nodes(r))
+        r.base.worse = r.base.worse || (!n->problem.ec && n->facts.may_evict());
+    cover_slots(layout, r);
+    std::string why;
+    if (!simulate_cluster(r, why)) {
+        std::fprintf(stderr, "edgelock: cannot check the deployment: %s\n", why.c_str());
+        return exit_not_found;
+    }
+    r.base.advice = cluster_advice(r, o);
+    if (o.json) {
+        print_cluster_json(r, o);
+    } else {
+        print_cluster_text(r, o);
+    }
+    return cluster_exit_code(r);
+}
+
 }  // namespace
 
 int check_deployment(const options& o) {
+    if (!o.cluster_urls.empty()) return check_cluster(o);
     report r;
     r.row.name = exact_row(o);
     read_nodes(o, r);

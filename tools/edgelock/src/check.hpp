@@ -9,6 +9,11 @@
 // prints which fault scenarios the deployment survives, which it does not, and what to
 // change. S10 (eviction) applies only where a node may evict keys: without such a node it is
 // listed as not exposed. --json prints the same as one JSON object.
+//
+// On Redis Cluster (--cluster) it reads CLUSTER SLOTS from a seed, reports every master with
+// its slot ranges and replicas, reads every master and replica, counts the slots a master
+// that answers serves, and names the row cluster[+WAIT][+fencing][+guard], saying so in place
+// of a verdict while edgelock-sim has no such configuration (its --help lists them).
 #pragma once
 
 #include "options.hpp"
@@ -17,7 +22,8 @@ namespace edgelock::cli {
 
 // Returns exit_ok when the deployment is exposed to nothing beyond the row's other limits,
 // exit_deployment_worse when a node may evict keys (S10, which no configuration survives),
-// exit_unavailable / exit_redis_refused when a node cannot be read, exit_not_found
+// exit_unavailable / exit_redis_refused when a node cannot be read, exit_unavailable when a
+// cluster has slots no master that answers serves, exit_not_found
 // when edgelock-sim is missing.
 int check_deployment(const options& o);
 

@@ -24,10 +24,13 @@ constexpr std::string_view overview =
     "  --sentinel HOST:PORT --master NAME\n"
     "                       find the master through Sentinel (repeat --sentinel, or give\n"
     "                       a list: --sentinel a:26379,b:26379)\n"
+    "  --cluster URL        Redis Cluster: seed nodes, up to 9 (repeat, or give a list); the\n"
+    "                       slot map is read from the first that answers, every node reached\n"
+    "                       with its credentials and TLS; no /db (a cluster has only 0)\n"
     "  --redis-timeout D    connect and reply timeout per request, 1ms..1m (default 2s)\n"
     "  --password-file FILE the password for every address without credentials: the file's\n"
     "                       first line (refused when every user may read it); not in ps\n"
-    "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER, EDGELOCK_PASSWORD\n"
+    "  EDGELOCK_REDIS, EDGELOCK_SENTINEL, EDGELOCK_MASTER, EDGELOCK_CLUSTER, EDGELOCK_PASSWORD\n"
     "                       the same from the environment (lists split on commas or spaces)\n"
     "  default: redis://127.0.0.1:6379\n"
     "\n"
@@ -59,7 +62,7 @@ constexpr std::string_view exit_codes =
     "           in time, no quorum, no master, or closed before any reply, or no TLS\n"
     "           handshake in time\n"
     "           (often redis:// and rediss:// mixed up); check: a node cannot be read, or no\n"
-    "           quorum of masters (a replica)\n"
+    "           quorum of masters (a replica), or cluster slots that no master serves\n"
     "  70       internal error\n"
     "  75       busy: --wait 0 (-n) and another owner holds the lock (or -E CODE)\n"
     "  76       Redis refused: a password needed and none given (NOAUTH), a wrong password\n"
@@ -128,6 +131,9 @@ constexpr std::string_view run_help =
     "                       run); a shorter --wait fails with 69, a longer one waits, saying so\n"
     "  --redis URL, --sentinel HOST:PORT --master NAME, --redis-timeout D, --tls-*\n"
     "                       where Redis is, and TLS (see edgelock --help)\n"
+    "  --cluster URL        Redis Cluster: the lock goes to the blocking client, which refuses\n"
+    "                       a cluster in this build (64, saying so); status, list, release and\n"
+    "                       check read one\n"
     "\n"
     "While edgelock waits on a terminal it shows the time waited (and why, when Redis cannot be\n"
     "reached) on stderr. SIGINT, SIGTERM or SIGHUP while it waits makes it leave the line (within\n"
@@ -153,9 +159,11 @@ constexpr std::string_view hold_help =
 
 constexpr std::string_view status_help =
     "usage: edgelock status --name N [--json]\n"
-    "                       [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "                       [--redis URL ... | --sentinel HOST:PORT ... --master NAME |\n"
+    "                        --cluster URL ...]\n"
     "\n"
-    "Prints, for every Redis instance: the holder's token (or \"none\"), and when an\n"
+    "Prints, for every Redis instance (on a cluster: the master of N's slot, found with\n"
+    "CLUSTER SLOTS, a MOVED followed once): the holder's token (or \"none\"), and when an\n"
     "`edgelock run` holds it, its host, pid, command and since when; the lease's remaining\n"
     "time, the fence counter, and the waiters in line (fair waiting) with their positions\n"
     "and when each one's place expires. --json prints the same as one JSON object.\n"
@@ -163,9 +171,12 @@ constexpr std::string_view status_help =
     "Redis cannot be reached, 76 when it refuses.\n";
 
 constexpr std::string_view list_help =
-    "usage: edgelock list [--prefix P] [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "usage: edgelock list [--prefix P]\n"
+    "                     [--redis URL ... | --sentinel HOST:PORT ... --master NAME |\n"
+    "                      --cluster URL ...]\n"
     "\n"
-    "Lists the locks held on every Redis instance: the keys named P... (all with no --prefix)\n"
+    "Lists the locks held on every Redis instance (every master of a cluster): the keys\n"
+    "named P... (all with no --prefix)\n"
     "holding a token (32 lowercase hex characters), other than edgelock's companion keys,\n"
     "with their remaining time and, when an `edgelock run` holds them, host, pid and\n"
     "command. It looks at 10000 keys per instance at most (SCAN), and says so when it\n"
@@ -174,16 +185,19 @@ constexpr std::string_view list_help =
 
 constexpr std::string_view release_help =
     "usage: edgelock release --name N --token T [--redis URL ... | --sentinel HOST:PORT ... "
-    "--master NAME]\n"
+    "--master NAME |\n"
+    "                        --cluster URL ...]\n"
     "\n"
-    "For operators: deletes lock N on every instance where it holds token T (the token\n"
+    "For operators: deletes lock N on every instance (on a cluster: the master of N's slot, a\n"
+    "MOVED followed once) where it holds token T (the token\n"
     "`edgelock status` shows), and nowhere else, so a mistyped or stale token never frees\n"
     "another owner's lock. The owner learns of it at its next renewal (a lost lock).\n"
     "Exits 0 when deleted on a majority of instances, 1 when T does not hold it, 69 when\n"
     "Redis cannot be reached.\n";
 
 constexpr std::string_view check_help =
-    "usage: edgelock check [--redis URL ... | --sentinel HOST:PORT ... --master NAME]\n"
+    "usage: edgelock check [--redis URL ... | --sentinel HOST:PORT ... --master NAME |\n"
+    "                       --cluster URL ...]\n"
     "                      [--fencing on|off] [--restart-guard on|off] [--wait-replicas N]\n"
     "                      [--wait-replicas-timeout D]\n"
     "                      [--ttl D] [--json]\n"
@@ -199,7 +213,12 @@ constexpr std::string_view check_help =
     "protect with ....\n"
     "Exits 69, 76 or 77 when a node cannot be read, 69 when the deployment cannot hold\n"
     "locks (a replica, too few masters), 78 when a node may evict lock keys, 0 otherwise;\n"
-    "127 without edgelock-sim.\n";
+    "127 without edgelock-sim.\n"
+    "On a cluster (--cluster) it reads CLUSTER SLOTS from a seed, shows every master with its\n"
+    "slot ranges and replicas, reads every master and replica as above, and says whether a\n"
+    "master that answers serves all 16384 slots, or which ranges are missing and why (69).\n"
+    "Its row is cluster[+WAIT] with +fencing and +guard; while edgelock-sim has no such\n"
+    "configuration, the report says so instead of a verdict.\n";
 
 constexpr std::string_view sim_help =
     "usage: edgelock sim run|matrix|explore|soak [ARGS...]\n"

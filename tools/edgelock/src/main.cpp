@@ -36,6 +36,7 @@ environment read_environment() {
     environment env;
     if (const char* value = std::getenv("EDGELOCK_REDIS")) env.redis = value;
     if (const char* value = std::getenv("EDGELOCK_SENTINEL")) env.sentinel = value;
+    if (const char* value = std::getenv("EDGELOCK_CLUSTER")) env.cluster = value;
     if (const char* value = std::getenv("EDGELOCK_MASTER")) env.master = value;
     if (const char* value = std::getenv("EDGELOCK_TLS_CA")) env.tls.ca_file = value;
     if (const char* value = std::getenv("EDGELOCK_TLS_CA_DIR")) env.tls.ca_dir = value;

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nodes.hpp"
 
+#include <charconv>
+
+#include "edgelock/error_code.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/session/address.hpp"
 #include "errors.hpp"
 #include "quote.hpp"
 
@@ -25,6 +30,7 @@ deployment deployment_of(const options& o) {
     d.instances = o.redis_urls;
     d.sentinels = o.sentinel_urls;
     d.master_name = o.master_name;
+    d.cluster = o.cluster_urls;
     d.tls = o.tls;
     d.connect_timeout_ms = o.redis_timeout_ms;
     d.command_timeout_ms = o.redis_timeout_ms;
@@ -32,19 +38,174 @@ deployment deployment_of(const options& o) {
     return d;
 }
 
-// The instances to ask: each --redis URL, or the master the sentinels name (one endpoint,
-// opened through them).
+namespace {
+
+// The admin connection to one server at `url`: the deployment's TLS and timing, one instance.
+node single_node(const options& o, const std::string& url) {
+    node where;
+    where.address = display_address(url);
+    where.target = deployment_of(o);
+    where.target.instances = {url};
+    where.target.sentinels.clear();
+    where.target.master_name.clear();
+    where.target.cluster.clear();
+    return where;
+}
+
+// `url` with its host and port replaced: its scheme and credentials kept, no database (a
+// cluster has only database 0).
+std::string url_at(std::string_view url, std::string_view host, std::uint16_t port) {
+    const std::size_t scheme_end = url.find("://");
+    const bool has_scheme = scheme_end != std::string_view::npos;
+    const std::size_t start = has_scheme ? scheme_end + 3 : 0;
+    const std::size_t at = url.rfind('@');
+    const bool has_credentials = at != std::string_view::npos && at >= start;
+    std::string out = has_scheme ? std::string(url.substr(0, start)) : "redis://";
+    if (has_credentials) out += url.substr(start, at + 1 - start);
+    const bool v6 = host.find(':') != std::string_view::npos;
+    out += v6 ? "[" + std::string(host) + "]" : std::string(host);
+    return out + ":" + std::to_string(port);
+}
+
+// The host a seed URL names, for the entries of its CLUSTER SLOTS that leave theirs empty.
+std::string host_of(const std::string& url) {
+    session::node_address address;
+    if (session::parse_node_url(url, address).code != errc::ok) return "";
+    return std::string(address.host.view());
+}
+
+// [host, port, id, ...] of CLUSTER SLOTS; a nil or empty host is the answering node's.
+bool read_member(const command_reply& r, const std::string& from_host, cluster_member& m) {
+    if (r.type != reply_type::array || r.elements.size() < 2) return false;
+    const command_reply& host = r.elements[0];
+    const command_reply& port = r.elements[1];
+    if (port.type != reply_type::integer || port.integer < 1 || port.integer > 65535) return false;
+    m.host = host.text.empty() ? from_host : host.text;
+    m.port = static_cast<std::uint16_t>(port.integer);
+    if (r.elements.size() >= 3 && r.elements[2].type == reply_type::bulk_string)
+        m.id = r.elements[2].text;
+    return true;
+}
+
+bool is_slot(const command_reply& r) {
+    return r.type == reply_type::integer && r.integer >= 0 && r.integer < cluster_slots;
+}
+
+// CLUSTER SLOTS: entries of [first, last, master, replicas...].
+bool read_slots_reply(const command_reply& r, const std::string& from_host,
+                      std::vector<cluster_range>& out) {
+    if (r.type != reply_type::array) return false;
+    for (const command_reply& entry : r.elements) {
+        if (entry.type != reply_type::array || entry.elements.size() < 3) return false;
+        if (!is_slot(entry.elements[0]) || !is_slot(entry.elements[1])) return false;
+        cluster_range range;
+        range.first = static_cast<std::uint16_t>(entry.elements[0].integer);
+        range.last = static_cast<std::uint16_t>(entry.elements[1].integer);
+        if (range.first > range.last) return false;
+        if (!read_member(entry.elements[2], from_host, range.master)) return false;
+        for (std::size_t i = 3; i < entry.elements.size(); ++i) {
+            cluster_member replica;
+            if (!read_member(entry.elements[i], from_host, replica)) return false;
+            range.replicas.push_back(replica);
+        }
+        out.push_back(range);
+    }
+    return true;
+}
+
+// The master serving `slot`, or a node that fails to open saying none does.
+node master_of_slot(const cluster_layout& layout, std::uint16_t slot) {
+    for (const cluster_range& range : layout.ranges) {
+        if (slot >= range.first && slot <= range.last) return cluster_node(layout, range.master);
+    }
+    node none = layout.seed;
+    none.unknown.ec = make_error_code(transport_errc::no_slot_map);
+    none.unknown.detail = "no master serves slot " + std::to_string(slot);
+    return none;
+}
+
+// Every master, once each, in the order of their first range.
+std::vector<node> masters_of(const cluster_layout& layout) {
+    std::vector<node> out;
+    for (const cluster_range& range : layout.ranges) {
+        node where = cluster_node(layout, range.master);
+        bool seen = false;
+        for (const node& other : out) seen = seen || other.address == where.address;
+        if (!seen) out.push_back(where);
+    }
+    return out;
+}
+
+std::vector<node> cluster_nodes_of(const options& o) {
+    cluster_layout layout;
+    node failed;
+    command_failure f;
+    if (!read_cluster(o, layout, failed, f)) {
+        failed.address = "no --cluster seed answered CLUSTER SLOTS, the last " + failed.address;
+        failed.unknown = f;
+        return {failed};
+    }
+    if (o.command == command::list) return masters_of(layout);
+    return {master_of_slot(layout, cluster_slot(o.name))};
+}
+
+}  // namespace
+
+bool read_cluster(const options& o, cluster_layout& out, node& failed, command_failure& f) {
+    for (const std::string& url : o.cluster_urls) {
+        node seed = single_node(o, url);
+        command_connection c;
+        command_reply slots;
+        f = {};
+        const bool asked = open(c, seed, o, f) && !(f.ec = c.call({"CLUSTER", "SLOTS"}, slots));
+        if (!asked || error_reply(slots, f)) {
+            failed = seed;
+            continue;
+        }
+        out.ranges.clear();
+        if (!read_slots_reply(slots, host_of(url), out.ranges)) {
+            f.ec = make_error_code(errc::unexpected_reply);
+            f.detail = "CLUSTER SLOTS";
+            failed = seed;
+            continue;
+        }
+        out.seed = seed;
+        return true;
+    }
+    return false;
+}
+
+node cluster_node(const cluster_layout& layout, const cluster_member& member) {
+    node where = layout.seed;
+    where.target.instances = {url_at(where.target.instances.front(), member.host, member.port)};
+    where.address = display_address(where.target.instances.front());
+    where.in_cluster = true;
+    return where;
+}
+
+bool follow_moved(const command_reply& r, node& where) {
+    if (!where.in_cluster || r.type != reply_type::error || r.text.rfind("MOVED ", 0) != 0)
+        return false;
+    const std::size_t space = r.text.find(' ', 6);
+    const std::size_t colon = r.text.rfind(':');
+    if (space == std::string::npos || colon == std::string::npos || colon < space) return false;
+    std::uint16_t port = 0;
+    if (!session::parse_port(std::string_view(r.text).substr(colon + 1), port)) return false;
+    std::string host = r.text.substr(space + 1, colon - space - 1);
+    if (host.empty()) host = host_of(where.target.instances.front());  // the node that answered
+    where.target.instances = {url_at(where.target.instances.front(), host, port)};
+    where.address = display_address(where.target.instances.front());
+    return true;
+}
+
+// The instances to ask: each --redis URL, the master the sentinels name (one endpoint,
+// opened through them), or the cluster's nodes the command needs.
 std::vector<node> nodes_of(const options& o) {
+    if (!o.cluster_urls.empty()) return cluster_nodes_of(o);
     const deployment all = deployment_of(o);
     std::vector<node> out;
     if (all.sentinels.empty()) {
-        for (const std::string& url : all.instances) {
-            node where;
-            where.address = display_address(url);
-            where.target = all;
-            where.target.instances = {url};
-            out.push_back(where);
-        }
+        for (const std::string& url : all.instances) out.push_back(single_node(o, url));
         return out;
     }
     node where;
@@ -56,6 +217,10 @@ std::vector<node> nodes_of(const options& o) {
 
 // Opens a connection to `where`; on failure fills `f` (with what Sentinel said, when asked).
 bool open(command_connection& c, node& where, const options& o, command_failure& f) {
+    if (where.unknown.ec) {
+        f = where.unknown;
+        return false;
+    }
     f.ec = c.open(where.target);
     if (!f.ec) {
         where.address = shown(c.endpoint());

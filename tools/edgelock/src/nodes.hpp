@@ -3,8 +3,16 @@
 //
 // `status`, `release` and `check` ask every --redis instance, or the master the sentinels
 // name (one endpoint, opened through them), over hiredis::command_connection.
+//
+// A Redis Cluster (--cluster) is read node by node, each node as a single instance: the
+// admin connection refuses a cluster deployment, and a command about one key needs only the
+// node that serves it. CLUSTER SLOTS from the first seed that answers names the nodes; every
+// node is reached with that seed's credentials and TLS (a cluster shares one ACL and one TLS
+// setup). `status` and `release` ask the master of the name's slot (following one MOVED, for a
+// slot that moved meanwhile), `list` every master, `check` every master and replica.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -15,19 +23,24 @@
 
 namespace edgelock::cli {
 
-struct node {
-    std::string address;  // host:port, for messages
-    deployment target;    // one instance, or the sentinels
-};
-
-// The deployment the options name (--redis or --sentinel with --master, TLS, --redis-timeout
-// for connects and replies, --restart-guard), for the lock and the admin connections alike.
-deployment deployment_of(const options& o);
-
 struct command_failure {
     std::error_code ec;
     std::string detail;  // Redis's own error text, for error replies
 };
+
+struct node {
+    std::string address;      // host:port, for messages
+    deployment target;        // one instance, or the sentinels
+    bool in_cluster = false;  // a node of a Redis Cluster: its MOVED replies are followed
+    // Set when the node could not be named (no seed answered, no master serves the slot):
+    // open() fails with it.
+    command_failure unknown;
+};
+
+// The deployment the options name (--redis, --sentinel with --master, or --cluster; TLS,
+// --redis-timeout for connects and replies, --restart-guard), for the lock and the admin
+// connections alike.
+deployment deployment_of(const options& o);
 
 std::string describe(const command_failure& f);
 // True (with `f` filled) when `r` is an error reply.
@@ -36,5 +49,34 @@ std::vector<node> nodes_of(const options& o);
 // Opens a connection to `where` (its address then names the server reached); on failure fills
 // `f`, with what Sentinel said when asked.
 bool open(hiredis::command_connection& c, node& where, const options& o, command_failure& f);
+
+// One node CLUSTER SLOTS names.
+struct cluster_member {
+    std::string host;  // the answering seed's host when the reply left it empty
+    std::uint16_t port = 0;
+    std::string id;  // the node's cluster id, "" when the reply has none
+};
+
+// One entry of CLUSTER SLOTS: slots first..last, their master and its replicas.
+struct cluster_range {
+    std::uint16_t first = 0;
+    std::uint16_t last = 0;
+    cluster_member master;
+    std::vector<cluster_member> replicas;
+};
+
+struct cluster_layout {
+    node seed;  // the seed that answered (its URL carries the credentials and TLS)
+    std::vector<cluster_range> ranges;
+};
+
+// Reads CLUSTER SLOTS from each --cluster seed in turn until one answers with a slot map.
+// False when none does, with `f` the last seed's failure and `failed` that seed.
+bool read_cluster(const options& o, cluster_layout& out, node& failed, command_failure& f);
+// The cluster node at `member`, addressed as the seed that answered is (credentials, TLS).
+node cluster_node(const cluster_layout& layout, const cluster_member& member);
+// A MOVED reply of a cluster node: `where` becomes the node it names. False for any other
+// reply, and when `where` is not a cluster node.
+bool follow_moved(const hiredis::command_reply& r, node& where);
 
 }  // namespace edgelock::cli

@@ -10,6 +10,7 @@
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/limits.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
 
@@ -53,6 +54,7 @@ enum class flag_id {
     wait,
     redis,
     sentinel,
+    cluster,
     master,
     fence_env,
     on_lost,
@@ -86,7 +88,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 35> flags{{
+constexpr std::array<flag_spec, 36> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands & ~for_list},
@@ -104,6 +106,7 @@ constexpr std::array<flag_spec, 35> flags{{
     {"--wait-replicas-timeout", flag_id::wait_replicas_timeout, true, for_acquire | for_check},
     {"--redis", flag_id::redis, true, for_lock_commands},
     {"--sentinel", flag_id::sentinel, true, for_lock_commands},
+    {"--cluster", flag_id::cluster, true, for_lock_commands},
     {"--master", flag_id::master, true, for_lock_commands},
     {"--fence-env", flag_id::fence_env, true, for_run},
     {"--on-lost", flag_id::on_lost, true, for_run},
@@ -194,19 +197,60 @@ std::string check_urls(const std::vector<std::string>& urls, std::string_view fl
     return "";
 }
 
+// The seeds of a cluster: checked as the other addresses, at most cluster_seeds_max of them,
+// none naming a database (a cluster has only database 0: SELECT fails on every node).
+std::string resolve_cluster(options& o, bool flags_given) {
+    if (flags_given && !o.master_name.empty()) return "--master needs --sentinel";
+    o.master_name.clear();
+    const std::string source = flags_given ? "--cluster" : "EDGELOCK_CLUSTER";
+    if (o.cluster_urls.size() > session::cluster_seeds_max) {
+        return "too many " + source + " addresses (at most " +
+               std::to_string(session::cluster_seeds_max) + ")";
+    }
+    if (std::string problem = check_urls(o.cluster_urls, source); !problem.empty()) return problem;
+    for (const std::string& url : o.cluster_urls) {
+        session::node_address address;
+        static_cast<void>(session::parse_node_url(url, address));
+        if (address.db != 0) {
+            return "bad " + source + " address " + quote(without_credentials(url)) +
+                   ": a cluster has only database 0";
+        }
+    }
+    return "";
+}
+
+// The deployment variables, when no flag names one: at most one of them may be set.
+std::string one_deployment_variable(const options& o) {
+    const bool redis = !o.redis_urls.empty();
+    const bool sentinel = !o.sentinel_urls.empty();
+    const bool cluster = !o.cluster_urls.empty();
+    if (redis && sentinel)
+        return "EDGELOCK_REDIS and EDGELOCK_SENTINEL are both set: use one of them";
+    if (cluster && (redis || sentinel)) {
+        return std::string("EDGELOCK_CLUSTER and ") +
+               (redis ? "EDGELOCK_REDIS" : "EDGELOCK_SENTINEL") + " are both set: use one of them";
+    }
+    return "";
+}
+
 // Chooses the Redis deployment: flags, else the environment, else the local default.
 std::string resolve_servers(options& o, const environment& env) {
-    const bool flags_given = !o.redis_urls.empty() || !o.sentinel_urls.empty();
+    const bool flags_given =
+        !o.redis_urls.empty() || !o.sentinel_urls.empty() || !o.cluster_urls.empty();
     if (!flags_given) {
         o.redis_urls = split_list(env.redis);
         o.sentinel_urls = split_list(env.sentinel);
+        o.cluster_urls = split_list(env.cluster);
         if (o.master_name.empty()) o.master_name = env.master;
-        if (!o.redis_urls.empty() && !o.sentinel_urls.empty()) {
-            return "EDGELOCK_REDIS and EDGELOCK_SENTINEL are both set: use one of them";
-        }
+        if (std::string problem = one_deployment_variable(o); !problem.empty()) return problem;
     }
     if (!o.redis_urls.empty() && !o.sentinel_urls.empty()) {
         return "use either --redis or --sentinel, not both";
+    }
+    if (!o.cluster_urls.empty()) {
+        if (!o.redis_urls.empty()) return "use either --redis or --cluster, not both";
+        if (!o.sentinel_urls.empty()) return "use either --sentinel or --cluster, not both";
+        return resolve_cluster(o, flags_given);
     }
     if (!o.sentinel_urls.empty()) {
         if (o.master_name.empty()) return "--sentinel needs --master NAME (or EDGELOCK_MASTER)";
@@ -237,7 +281,8 @@ std::string& tls_field(tls_options& tls, flag_id id) {
 }
 
 bool any_tls_address(const options& o) {
-    for (const std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls}) {
+    for (const std::vector<std::string>* urls :
+         {&o.redis_urls, &o.sentinel_urls, &o.cluster_urls}) {
         for (const std::string& url : *urls) {
             session::node_address address;
             if (session::parse_node_url(url, address).code == errc::ok && address.tls) return true;
@@ -440,6 +485,9 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
         case flag_id::sentinel:  // a list, as EDGELOCK_SENTINEL takes it: no address has a comma
             for (std::string& url : split_list(value)) o.sentinel_urls.push_back(std::move(url));
             return "";
+        case flag_id::cluster:  // a list too, as EDGELOCK_CLUSTER takes it
+            for (std::string& url : split_list(value)) o.cluster_urls.push_back(std::move(url));
+            return "";
         case flag_id::master: o.master_name = value; return "";
         case flag_id::token: o.token = value; return "";
         case flag_id::restart_guard:
@@ -631,7 +679,8 @@ lock_config run_lock_config(const options& o) {
     lock_config config;
     config.name = o.name;
     config.ttl_ms = o.ttl_ms;
-    config.instances = static_cast<std::uint8_t>(o.sentinel_urls.empty() ? o.redis_urls.size() : 1);
+    // Sentinel's master, and a cluster's master of the name's slot, are one instance each.
+    config.instances = static_cast<std::uint8_t>(o.redis_urls.empty() ? 1 : o.redis_urls.size());
     config.fencing = true;
     config.watchdog = true;
     config.restart_guard_ms = o.restart_guard ? -1 : 0;
@@ -764,7 +813,7 @@ std::string with_password(std::string_view url, std::string_view password) {
 }
 
 void apply_password(options& o) {
-    for (std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls}) {
+    for (std::vector<std::string>* urls : {&o.redis_urls, &o.sentinel_urls, &o.cluster_urls}) {
         for (std::string& url : *urls) url = with_password(url, o.password);
     }
 }

@@ -32,6 +32,7 @@ inline constexpr std::size_t env_name_bytes_max = 128;
 struct environment {
     std::string redis;     // EDGELOCK_REDIS: URLs separated by commas or spaces
     std::string sentinel;  // EDGELOCK_SENTINEL: sentinel addresses, same separators
+    std::string cluster;   // EDGELOCK_CLUSTER: Redis Cluster seed addresses, same separators
     std::string master;    // EDGELOCK_MASTER: the master name the sentinels monitor
     // EDGELOCK_TLS_CA, EDGELOCK_TLS_CA_DIR, EDGELOCK_TLS_CERT, EDGELOCK_TLS_KEY,
     // EDGELOCK_TLS_SERVER_NAME: for rediss:// addresses, each overridden by its flag.
@@ -51,6 +52,7 @@ struct options {
     std::string name;                     // the lock name (the Redis key)
     std::vector<std::string> redis_urls;  // 1, or an odd count up to 7 (Redlock)
     std::vector<std::string> sentinel_urls;
+    std::vector<std::string> cluster_urls;  // Redis Cluster seeds, up to cluster_seeds_max
     std::string master_name;
     tls_options tls;  // --tls-ca, --tls-ca-dir, --tls-cert, --tls-key, --tls-server-name
     std::int64_t ttl_ms = 30'000;
@@ -122,7 +124,7 @@ std::string signal_name(int signal);
 // otherwise. "host:port" becomes "redis://:password@host:port".
 std::string with_password(std::string_view url, std::string_view password);
 
-// Fills o.password into every --redis and --sentinel address without credentials.
+// Fills o.password into every --redis, --sentinel and --cluster address without credentials.
 void apply_password(options& o);
 
 // Splits EDGELOCK_REDIS-style lists on commas and whitespace, dropping empty parts.

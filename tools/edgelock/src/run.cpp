@@ -193,8 +193,12 @@ private:
     std::thread thread_;
 };
 
+// The one instance of a lock on Redis Cluster, as messages name it.
+constexpr const char* cluster_instance = "the master of the lock's slot";
+
 // "127.0.0.1:6379", or "master \"mymaster\"" behind Sentinel: instance i as messages name it.
 std::string instance_name(const options& o, std::size_t i) {
+    if (!o.cluster_urls.empty()) return cluster_instance;
     if (!o.sentinel_urls.empty()) return "master " + quote(o.master_name);
     if (i < o.redis_urls.size()) return display_address(o.redis_urls[i]);
     return "instance " + std::to_string(i);
@@ -321,10 +325,11 @@ hiredis::lock_options lock_options_for(const options& o, std::function<void()> m
     // A node that may evict lock keys is worth a line on stderr, once per connection.
     const std::vector<std::string> where =
         o.sentinel_urls.empty() ? o.redis_urls : std::vector<std::string>{};
-    lo.on_warning = [where, master = o.master_name](std::size_t instance,
-                                                    std::string_view warning) {
+    const std::string master =
+        o.cluster_urls.empty() ? "master " + quote(o.master_name) : cluster_instance;
+    lo.on_warning = [where, master](std::size_t instance, std::string_view warning) {
         const std::string node =
-            instance < where.size() ? display_address(where[instance]) : "master " + quote(master);
+            instance < where.size() ? display_address(where[instance]) : master;
         std::fprintf(stderr, "edgelock: warning: %s: %.*s\n", node.c_str(),
                      static_cast<int>(warning.size()), warning.data());
     };
@@ -345,6 +350,9 @@ std::string single_instance_failure(const hiredis::lock& lock, const options& o,
 
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
+    if (!o.cluster_urls.empty()) {
+        return std::string(cluster_instance) + ": " + single_instance_failure(lock, o, ec);
+    }
     if (!o.sentinel_urls.empty()) {
         return "master " + quote(o.master_name) +
                " via Sentinel: " + single_instance_failure(lock, o, ec);
@@ -370,7 +378,7 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
 // lost everything (lock.hpp, "Restarts"), and the guard applies to both: "restarted" only when
 // this client saw the node's run_id change.
 std::string guarded_start(const hiredis::lock& lock, const options& o) {
-    const std::size_t count = o.sentinel_urls.empty() ? o.redis_urls.size() : 1;
+    const std::size_t count = o.redis_urls.empty() ? 1 : o.redis_urls.size();
     node_start latest;
     std::size_t which = count;
     for (std::size_t i = 0; i < count; ++i) {
@@ -638,6 +646,16 @@ int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
     if (const std::error_code ec = lock.open(lock_options_for(o, metrics.notifier()))) {
+        // The parser checked the lock, so invalid_config here is the deployment: a blocking
+        // client that does not serve Redis Cluster refuses every cluster.
+        if (!o.cluster_urls.empty() && ec == errc::invalid_config) {
+            std::fprintf(stderr,
+                         "edgelock: cannot set up lock %s: the blocking client that run and "
+                         "hold use refused the Redis Cluster deployment (--cluster): it does not "
+                         "serve a cluster in this build; status, list, release and check do\n",
+                         quote(o.name).c_str());
+            return exit_code_for(ec);
+        }
         std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(),
                      describe(ec).c_str());
         return exit_code_for(ec);

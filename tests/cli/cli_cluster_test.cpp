@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// The admin commands on a real Redis Cluster (--cluster): `check` shows every master with its
+// slots and replicas, which slots a master that answers serves, and the simulator's row;
+// `status` and `release` go straight to the master of the name's slot.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "edgelock/testing/key_slot.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_cluster.hpp"
+#include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/scripted_server.hpp"
+#include "program_run.hpp"
+
+namespace {
+
+using edgelock::cli_tests::program_options;
+using edgelock::cli_tests::program_result;
+using edgelock::cli_tests::run_program;
+using edgelock::testing::cluster_settings;
+using edgelock::testing::key_slot;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_cluster;
+using edgelock::testing::redis_server;
+using edgelock::testing::scripted_reply;
+using edgelock::testing::scripted_server;
+
+program_options cli_options() {
+    program_options o;
+    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_MASTER", "EDGELOCK_CLUSTER",
+             "EDGELOCK_PASSWORD"};
+    o.timeout = std::chrono::minutes(2);
+    return o;
+}
+
+std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
+    std::vector<std::string> found;
+    std::size_t start = 0;
+    while (start < out.size()) {
+        const std::size_t end = std::min(out.find('\n', start), out.size());
+        const std::string line = out.substr(start, end - start);
+        if (line.rfind(prefix, 0) == 0) found.push_back(line);
+        start = end + 1;
+    }
+    return found;
+}
+
+std::string first_line(const std::string& out, const std::string& prefix) {
+    const std::vector<std::string> found = lines_starting(out, prefix);
+    return found.empty() ? "" : found[0];
+}
+
+std::string address(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+std::string joined(const std::vector<std::string>& seeds) {
+    std::string out;
+    for (const std::string& seed : seeds) out += (out.empty() ? "" : ",") + seed;
+    return out;
+}
+
+// The MOVED errors node i has answered since it started (INFO errorstats).
+long long moved_replies(redis_cluster& cluster, std::size_t i) {
+    const std::string info = cluster.admin(i).command({"INFO", "errorstats"}).text;
+    const std::string field = "errorstat_MOVED:count=";
+    const std::size_t at = info.find(field);
+    return at == std::string::npos ? 0 : std::stoll(info.substr(at + field.size()));
+}
+
+// The seeds with a node other than `owner` first, so a command that asked its seed would
+// meet a node that does not serve the slot.
+std::string seeds_not_starting_at(redis_cluster& cluster, std::size_t owner) {
+    std::vector<std::string> seeds = cluster.seed_urls();
+    const std::string owner_url = "redis://" + address(cluster.node(owner).port());
+    if (seeds.front() == owner_url) std::swap(seeds.front(), seeds.back());
+    return joined(seeds);
+}
+
+TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
+    redis_cluster cluster(cluster_settings{3, 1});
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "check", "--cluster", joined(cluster.seed_urls())}, cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(first_line(r.out, "matrix row"),
+              "matrix row   cluster+fencing+guard: not simulated, edgelock-sim has no "
+              "configuration cluster+fencing+guard yet: no verdict on the fault scenarios");
+    EXPECT_EQ(first_line(r.out, "seed "),
+              "seed         " + address(cluster.node(0).port()) + " (CLUSTER SLOTS)");
+    std::vector<std::string> expected;
+    for (const auto& range : cluster.slots_seen_by(0)) {
+        ASSERT_EQ(range.replica_ports.size(), 1u);
+        expected.push_back("master       " + address(range.master_port) + "  slots " +
+                           std::to_string(range.first) + "-" + std::to_string(range.last) +
+                           "  replicas " + address(range.replica_ports[0]));
+    }
+    EXPECT_EQ(lines_starting(r.out, "master "), expected) << r.out;
+    EXPECT_EQ(lines_starting(r.out, "node ").size(), 6u) << "every master and replica";
+    EXPECT_EQ(lines_starting(r.out, "persistence").size(), 6u) << r.out;
+    EXPECT_EQ(lines_starting(r.out, "eviction").size(), 6u) << r.out;
+    EXPECT_EQ(first_line(r.out, "persistence"), "persistence  none: a restart forgets every key");
+    EXPECT_EQ(first_line(r.out, "slots "), "slots        all 16384 served");
+    EXPECT_EQ(first_line(r.out, "verdict"),
+              "verdict      none: edgelock-sim has no configuration cluster+fencing+guard yet: no "
+              "verdict on the fault scenarios");
+    EXPECT_NE(r.out.find("advice       use WAIT (--wait-replicas 1)"), std::string::npos) << r.out;
+
+    const program_result json = run_program(
+        {EDGELOCK_CLI, "check", "--json", "--cluster", joined(cluster.seed_urls())}, cli_options());
+    EXPECT_EQ(json.exit_code, 0) << json.err;
+    const std::string first_master = std::to_string(cluster.slots_seen_by(0)[0].master_port);
+    for (const std::string& part :
+         {std::string("\"row\":\"cluster+fencing+guard\",\"simulated\":false"),
+          "\"masters\":[{\"address\":\"127.0.0.1:" + first_master + "\",\"slots\":[\"0-",
+          std::string("\"slots_served\":16384,\"slots_missing\":[]"),
+          std::string("\"verdict\":\"not_simulated\"")}) {
+        EXPECT_NE(json.out.find(part), std::string::npos) << part << " in " << json.out;
+    }
+}
+
+TEST(CliCluster, CheckWithAMasterStoppedShowsTheSlotsNoMasterServes) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const auto lost = cluster.assigned(1);
+    cluster.node(1).stop();
+    // The stopped master is the first seed: the next one is asked for the slot map.
+    std::vector<std::string> seeds = cluster.seed_urls();
+    seeds.insert(seeds.begin(), "redis://" + address(lost.master_port));
+    const program_result r =
+        run_program({EDGELOCK_CLI, "check", "--cluster", joined(seeds)}, cli_options());
+    EXPECT_EQ(r.exit_code, 69) << r.err << r.out;
+    const std::size_t served = 16384 - (lost.last - lost.first + 1);
+    EXPECT_EQ(first_line(r.out, "slots "),
+              "slots        " + std::to_string(served) + " of 16384 served; missing " +
+                  std::to_string(lost.first) + "-" + std::to_string(lost.last) + " (master " +
+                  address(lost.master_port) + ": connection refused)")
+        << r.out;
+    EXPECT_EQ(first_line(r.out, "verdict").rfind("verdict      cannot hold locks on every name", 0),
+              0u)
+        << r.out;
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+}
+
+TEST(CliCluster, StatusAsksTheMasterOfTheNamesSlot) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::size_t owner = cluster.owner_of(key_slot("ops"));
+    const std::string token(32, 'a');
+    cluster.admin(owner).set("ops", token);
+    const program_result r = run_program({EDGELOCK_CLI, "status", "--name", "ops", "--cluster",
+                                          seeds_not_starting_at(cluster, owner)},
+                                         cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(first_line(r.out, "instance"), "instance " + address(cluster.node(owner).port()));
+    EXPECT_EQ(first_line(r.out, "holder"), "holder   " + token);
+    for (std::size_t i = 0; i < cluster.size(); ++i)
+        EXPECT_EQ(moved_replies(cluster, i), 0) << "node " << i << " was asked for another's key";
+}
+
+TEST(CliCluster, ReleaseDeletesOnTheMasterOfTheNamesSlot) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::size_t owner = cluster.owner_of(key_slot("ops"));
+    const std::string token(32, 'b');
+    cluster.admin(owner).set("ops", token);
+    const std::string seeds = seeds_not_starting_at(cluster, owner);
+    program_result r = run_program({EDGELOCK_CLI, "release", "--name", "ops", "--token",
+                                    std::string(32, 'c'), "--cluster", seeds},
+                                   cli_options());
+    EXPECT_EQ(r.exit_code, 1) << r.err << r.out;
+    EXPECT_TRUE(cluster.admin(owner).exists("ops")) << "another token releases nothing";
+    r = run_program(
+        {EDGELOCK_CLI, "release", "--name", "ops", "--token", token, "--cluster", seeds},
+        cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(r.out, "released lock \"ops\" (deleted on 1 of 1 instances)\n");
+    EXPECT_FALSE(cluster.admin(owner).exists("ops"));
+    for (std::size_t i = 0; i < cluster.size(); ++i)
+        EXPECT_EQ(moved_replies(cluster, i), 0) << "node " << i << " was asked for another's key";
+}
+
+TEST(CliCluster, ListScansEveryMaster) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::string token = "0123456789abcdef0123456789abcdef";
+    std::vector<std::string> names(3);  // a lock on each master
+    for (int i = 0; names[0].empty() || names[1].empty() || names[2].empty(); ++i) {
+        const std::string name = "job-" + std::to_string(i);
+        std::string& on_master = names.at(cluster.owner_of(key_slot(name)));
+        if (on_master.empty()) on_master = name;
+    }
+    for (std::size_t m = 0; m < names.size(); ++m) {
+        cluster.admin(m).command({"SET", names[m], token, "PX", "60000"});
+    }
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "list", "--cluster", cluster.seed_urls().front()}, cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(lines_starting(r.out, "instance").size(), 3u) << r.out;
+    for (std::size_t m = 0; m < names.size(); ++m) {
+        const std::string listed =
+            "instance " + address(cluster.node(m).port()) + "\n" + names[m] + "  ";
+        EXPECT_NE(r.out.find(listed), std::string::npos) << listed << " in " << r.out;
+    }
+}
+
+// A cluster node whose slot map says it serves every slot, and that answers every key command
+// with MOVED to `*moved_to`: a slot that moved after the map was read.
+scripted_server::responder stale_node(const std::atomic<std::uint16_t>* self,
+                                      const std::atomic<std::uint16_t>* moved_to) {
+    return [self, moved_to](const std::vector<std::string>& args) {
+        if (args[0] == "PING") return scripted_reply{"+PONG\r\n"};
+        if (args[0] == "CLUSTER") {
+            const std::string port = std::to_string(self->load());
+            return scripted_reply{"*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:" + port +
+                                  "\r\n$2\r\nid\r\n"};
+        }
+        const std::string slot = std::to_string(key_slot("ops"));
+        return scripted_reply{"-MOVED " + slot + " 127.0.0.1:" + std::to_string(moved_to->load()) +
+                              "\r\n"};
+    };
+}
+
+TEST(CliCluster, StatusAndReleaseFollowAMovedOnce) {
+    redis_server owner;
+    const std::string token(32, 'd');
+    redis_client(owner.port()).set("ops", token);
+    std::atomic<std::uint16_t> self{0};
+    const std::atomic<std::uint16_t> moved_to{owner.port()};
+    scripted_server stale(stale_node(&self, &moved_to));
+    self = stale.port();
+    program_result r = run_program(
+        {EDGELOCK_CLI, "status", "--name", "ops", "--cluster", stale.url()}, cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(first_line(r.out, "instance"), "instance " + address(owner.port()));
+    EXPECT_EQ(first_line(r.out, "holder"), "holder   " + token);
+    r = run_program(
+        {EDGELOCK_CLI, "release", "--name", "ops", "--token", token, "--cluster", stale.url()},
+        cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_FALSE(redis_client(owner.port()).exists("ops"));
+}
+
+TEST(CliCluster, ASecondMovedIsAnAnswerNotFollowed) {
+    std::atomic<std::uint16_t> first_port{0};
+    std::atomic<std::uint16_t> second_port{0};
+    scripted_server first(stale_node(&first_port, &second_port));
+    scripted_server second(stale_node(&second_port, &first_port));
+    first_port = first.port();
+    second_port = second.port();
+    for (const std::string command : {"status", "release"}) {
+        std::vector<std::string> args{EDGELOCK_CLI, command,     "--name",
+                                      "ops",        "--cluster", first.url()};
+        if (command == "release") args.insert(args.end(), {"--token", std::string(32, 'e')});
+        const program_result r = run_program(args, cli_options());
+        EXPECT_EQ(r.exit_code, 76) << command << ": " << r.err << r.out;
+        EXPECT_NE(r.err.find("MOVED"), std::string::npos) << command << ": " << r.err;
+    }
+}
+
+}  // namespace
