@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The admin commands on a real Redis Cluster (--cluster): `check` shows every master with its
 // slots and replicas, which slots a master that answers serves, and the simulator's row;
-// `status` and `release` go straight to the master of the name's slot.
+// `status` and `release` go straight to the master of the name's slot; `run` holds the lock
+// there.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -177,6 +178,20 @@ TEST(CliCluster, ReleaseDeletesOnTheMasterOfTheNamesSlot) {
     EXPECT_FALSE(cluster.admin(owner).exists("ops"));
     for (std::size_t i = 0; i < cluster.size(); ++i)
         EXPECT_EQ(moved_replies(cluster, i), 0) << "node " << i << " was asked for another's key";
+}
+
+// run takes the lock on the master of its slot: the command it runs finds the key there.
+TEST(CliCluster, RunHoldsTheLockOnTheMasterOfItsSlot) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::size_t owner = cluster.owner_of(key_slot("ops"));
+    const program_result r =
+        run_program({EDGELOCK_CLI, "run", "--name", "ops", "--restart-guard", "off", "--cluster",
+                     seeds_not_starting_at(cluster, owner), "--", "redis-cli", "-p",
+                     std::to_string(cluster.node(owner).port()), "EXISTS", "ops"},
+                    cli_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(r.out, "1\n") << "held on the slot's master while the command ran";
+    EXPECT_FALSE(cluster.admin(owner).exists("ops")) << "released after";
 }
 
 TEST(CliCluster, ListScansEveryMaster) {

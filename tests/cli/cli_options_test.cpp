@@ -738,8 +738,7 @@ TEST(Cluster, SeedsFromRepeatedFlagsOrLists) {
     const edgelock::lock_config config = run_lock_config(r.parsed);
     EXPECT_EQ(config.instances, 1) << "a lock lives on its slot's master alone";
     EXPECT_TRUE(config.fair) << "one instance per lock keeps a line";
-    const parse_result unfair =
-        parse({"hold", "--name", "job", "--cluster", "a:7000", "--unfair"});
+    const parse_result unfair = parse({"hold", "--name", "job", "--cluster", "a:7000", "--unfair"});
     ASSERT_EQ(unfair.exit_code, 0) << unfair.error;
     EXPECT_FALSE(run_lock_config(unfair.parsed).fair);
     for (const char* command : {"status", "release", "list", "check"}) {
@@ -773,16 +772,16 @@ TEST(Cluster, SeedsFromTheEnvironmentWhenNoFlagNamesServers) {
     EXPECT_TRUE(r.parsed.redis_urls.empty()) << "flags win over EDGELOCK_REDIS";
     env.password = "secret";
     r = parse({"check"}, env);
-    EXPECT_EQ(r.parsed.cluster_urls, (std::vector<std::string>{"redis://:secret@a:7000",
-                                                               "redis://:secret@b:7001"}));
+    EXPECT_EQ(r.parsed.cluster_urls,
+              (std::vector<std::string>{"redis://:secret@a:7000", "redis://:secret@b:7001"}));
 }
 
 TEST(Cluster, ExclusiveWithRedisAndSentinel) {
     expect_usage_error({"status", "--name", "n", "--redis", "a:1", "--cluster", "c:7000"},
                        "use either --redis or --cluster, not both");
-    expect_usage_error({"status", "--name", "n", "--cluster", "c:7000", "--sentinel", "s:1",
-                        "--master", "m"},
-                       "use either --sentinel or --cluster, not both");
+    expect_usage_error(
+        {"status", "--name", "n", "--cluster", "c:7000", "--sentinel", "s:1", "--master", "m"},
+        "use either --sentinel or --cluster, not both");
     expect_usage_error({"status", "--name", "n", "--cluster", "c:7000", "--master", "m"},
                        "--master needs --sentinel");
     environment both;

@@ -646,16 +646,6 @@ int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
     if (const std::error_code ec = lock.open(lock_options_for(o, metrics.notifier()))) {
-        // The parser checked the lock, so invalid_config here is the deployment: a blocking
-        // client that does not serve Redis Cluster refuses every cluster.
-        if (!o.cluster_urls.empty() && ec == errc::invalid_config) {
-            std::fprintf(stderr,
-                         "edgelock: cannot set up lock %s: the blocking client that run and "
-                         "hold use refused the Redis Cluster deployment (--cluster): it does not "
-                         "serve a cluster in this build; status, list, release and check do\n",
-                         quote(o.name).c_str());
-            return exit_code_for(ec);
-        }
         std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(),
                      describe(ec).c_str());
         return exit_code_for(ec);

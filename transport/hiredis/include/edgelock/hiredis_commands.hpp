@@ -46,8 +46,8 @@ public:
     // (invalid_config, invalid_instances, transport_errc::tls_files: tls_error() says which
     // file), errc::invalid_instances for more than one instance (one connection asks one
     // server), errc::invalid_config for a cluster's seeds (give the node to ask as an instance:
-    // the CLI reads the slot map and asks each node so), and the transports' errors (the TLS ones for rediss://):
-    // std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
+    // the CLI reads the slot map and asks each node so), and the transports' errors (the TLS ones
+    // for rediss://): std::errc::connection_refused, transport_errc::unknown_host, connect_timeout,
     // auth_failed, select_failed, no_master, not_master, loading, master_down, ...
     [[nodiscard]] std::error_code open(const command_target& target);
     // After open() returned tls_files: which file of target.tls was refused, and why.
