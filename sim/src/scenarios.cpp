@@ -128,19 +128,22 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
 
 // S9: the network splits in two for `window_ms` from `when`. With Sentinel, the master and
 // one replica (n1) are on one side, cut off from the sentinels and the other replica; with
-// Redlock, nodes n0 and n1 (a minority); a single master's side is just itself. Client
+// Redlock, nodes n0 and n1 (a minority); with Redis Cluster, the lock's master alone (its
+// replica, on the other side, is promoted); a single master's side is just itself. Client
 // `holder` is on the minority side, every client in `with_holder` (a bit mask) with it,
 // the others on the other side: each client reaches only the nodes on its side.
 void split_network(schedule& s, const configuration& config, const world_params& p,
                    std::uint8_t holder, trigger when, std::int64_t window_ms,
                    std::uint8_t with_holder) {
     const std::uint8_t all = all_nodes(config);
-    const std::uint8_t side =
-        config.layout == topology::single ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
+    const bool alone = config.layout == topology::single || config.layout == topology::cluster;
+    const std::uint8_t side = alone ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
     if (config.layout == topology::sentinel) {
         s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
         s.back().nodes = bit(1);
     }
+    if (config.layout == topology::cluster)
+        s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
         const auto unreachable = static_cast<std::uint8_t>(minority ? all & ~side : side);
@@ -171,7 +174,9 @@ void redis_7_failover(schedule& s, const configuration& config, const world_para
 void master_goes_away(schedule& s, const configuration& config, const world_params& p, trigger when,
                       prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const bool sentinel = config.layout == topology::sentinel;
+    // Redis Cluster fails the lock's shard over as Sentinel does (n1 promoted).
+    const bool sentinel =
+        config.layout == topology::sentinel || config.layout == topology::cluster;
     const std::int64_t shape = rng.between(0, sentinel ? 9 : 7);
     const std::int64_t away =
         shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);
@@ -378,6 +383,12 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
                 redis_7_failover(s, config, p);
                 break;
             }
+            if (config.layout == topology::cluster) {
+                // The replica lags 40 ms behind: the key the master granted 10 ms before
+                // its crash is not on the replica promoted a node timeout later.
+                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
+                s.back().nodes = bit(1);
+            }
             s.push_back(crash(0, at_point(0, point::acquired, 1, 10), 2 * ttl, persistence::none));
             break;
         case scenario_id::s7: push_clock_faults(s, all, ttl); break;
@@ -502,7 +513,7 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint8_t all = all_nodes(config);
-    if (config.layout == topology::sentinel) {
+    if (config.layout == topology::sentinel || config.layout == topology::cluster) {
         const std::int64_t lag = rng.between(0, 200);
         s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
         s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
