@@ -69,6 +69,14 @@ fault crash(std::uint8_t node, trigger when, std::int64_t down_ms, persistence p
     return f;
 }
 
+// Redis Cluster: the lock's slot moves from n0 to n2, one key every gap_ms, the nodes other
+// than those two hearing of it learn_ms after.
+fault migrate_slot(trigger when, std::int64_t gap_ms, std::int64_t learn_ms) {
+    fault f = node_fault(fault_kind::migrate, 0, when, learn_ms, gap_ms);
+    f.nodes = bit(2);
+    return f;
+}
+
 // Redlock's split: client a holds on a majority containing `shared`; client b can reach
 // only the other nodes and `shared`, so once `shared` forgets a's key, b gets a majority
 // of its own. Every other client is cut off for the window.
@@ -408,7 +416,14 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             }
             break;
         case scenario_id::s11: push_missed_wake_up(s, all, p); break;
-        case scenario_id::s8: push_lost_replies(s); break;
+        case scenario_id::s8:
+            push_lost_replies(s);
+            // Redis Cluster: the lock's slot moves to n2 during client 0's first hold, its
+            // keys 100 ms apart, the other nodes hearing of it 200 ms after: the retries meet
+            // ASK and MOVED (docs/SIMULATION.md, "Redis Cluster").
+            if (config.layout == topology::cluster)
+                s.push_back(migrate_slot(at_point(0, point::acquired, 1, 50), 100, 200));
+            break;
     }
     return s;
 }
@@ -551,7 +566,7 @@ void random_s7(schedule& s, const configuration& config, const world_params& p, 
                              all, window, 0));
 }
 
-void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t /*c*/,
+void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
     const std::uint8_t all = all_nodes(config);
     const std::int64_t count = rng.between(1, 3);
@@ -575,6 +590,20 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
         fault f = client_fault(fault_kind::loss, who, at_time(at), all, window, rate);
         f.reset = rng.chance(500'000);
         s.push_back(f);
+    }
+    // Redis Cluster: the lock's slot moves to n2 (and in a quarter of the runs back later),
+    // anywhere in a hold, its keys a few ms to a lease apart, the others hearing late or not.
+    if (config.layout != topology::cluster) return;
+    const std::int64_t gap_ms = rng.between(1, p.ttl_ms);
+    const std::int64_t learn_ms = rng.between(0, 2 * p.ttl_ms);
+    const point where = rng.chance(500'000) ? point::acquired : point::renew_sent;
+    const std::int64_t offset_ms = rng.between(0, p.ttl_ms / 2);
+    s.push_back(migrate_slot(at_point(c, where, pick_nth(rng), offset_ms), gap_ms, learn_ms));
+    if (rng.chance(250'000)) {
+        const std::int64_t back_ms = rng.between(p.ttl_ms, 3 * p.ttl_ms);
+        s.push_back(migrate_slot(at_point(c, where, 1, offset_ms + back_ms), gap_ms, learn_ms));
+        s.back().target = 2;
+        s.back().nodes = bit(0);
     }
 }
 

@@ -123,7 +123,7 @@ std::string render_reply(const reply_node* nodes, std::size_t count, std::size_t
 }
 
 std::string describe_reply(std::string_view bytes) {
-    std::array<reply_node, 128> nodes{};  // CLUSTER SLOTS of the cluster takes 40
+    std::array<reply_node, 128> nodes{};  // CLUSTER SLOTS: sim_connection::reply_nodes_max
     const parse_result parsed = parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
     if (parsed.code != errc::ok) return "(unparsable reply)";
     std::size_t at = 0;
@@ -250,6 +250,7 @@ void world::make_cluster() {
         members.push_back({node_host(n), redis_port, std::string(40, hex[n % hex.size()])});
     }
     const std::uint16_t lock_slot = cluster_slot(lock_name);
+    lock_slot_ = lock_slot;
     constexpr std::uint16_t shards = 3;
     std::array<std::uint16_t, shards + 1> bounds{};
     for (std::uint16_t k = 0; k <= shards; ++k)
@@ -350,6 +351,8 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;
         case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
         case scheduler::kind::cluster_learn: cluster_learn(e.who, e.arg); break;
+        case scheduler::kind::migrate_step: migrate_step(); break;
+        case scheduler::kind::slot_learn: slot_learn(e.who); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;
         case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:
@@ -776,7 +779,7 @@ void world::activate(std::size_t index) {
     std::int64_t end_us = now_us_;
     if (f.on_node && (f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
                       f.kind == fault_kind::pause || f.kind == fault_kind::isolate ||
-                      f.kind == fault_kind::evict)) {
+                      f.kind == fault_kind::evict || f.kind == fault_kind::migrate)) {
         if (node_ok) activate_node_fault(f);
         return;
     }
@@ -815,7 +818,8 @@ void world::activate(std::size_t index) {
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:
-        case fault_kind::evict: return;  // on a client: nothing to do
+        case fault_kind::evict:
+        case fault_kind::migrate: return;  // on a client: nothing to do
         case fault_kind::wall_step:
         case fault_kind::clock_rate:
             if (!node_ok && !client_ok) return;
@@ -999,7 +1003,12 @@ bool world::guard_keeps_out(std::uint8_t node) const noexcept {
 void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                         std::int64_t mono_ms, std::int64_t valid_until_ms) {
     const bool redlock = config_.layout == topology::redlock;
-    const std::uint8_t first = redlock ? 0 : static_cast<std::uint8_t>(current_master_);
+    // Redis Cluster: the lock's slot may have moved to another shard; while it moves, a key
+    // MIGRATE copied to the importing node backs the lease there.
+    if (slot_moving_.importer >= 0 && holds_token(slot_moving_.importer, token_hex)) return;
+    const std::uint8_t first =
+        redlock ? 0 : static_cast<std::uint8_t>(slot_moving_.owner >= 0 ? slot_moving_.owner
+                                                                        : current_master_);
     const std::uint8_t count = redlock ? config_.instances : 1;
     const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
     const auto backs = [&](std::uint8_t n) {

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <string>
 
+#include "edgelock/keys.hpp"
 #include "edgelock/sim/world.hpp"
 
 namespace edgelock::sim {
@@ -42,6 +43,10 @@ void world::activate_node_fault(const fault& f) {
             isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
             break;
         case fault_kind::evict: evict(f.target); break;
+        case fault_kind::migrate:
+            if (config_.layout != topology::cluster) return;
+            start_migration(f);
+            return;
         default: return;
     }
     mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
@@ -438,7 +443,11 @@ void world::cluster_learn(std::uint8_t node, std::uint32_t news) {
 void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t replica,
                          bool failed) {
     redis_node& n = nodes_[node];
-    n.set_slot_owner(cluster_ranges_[0].first, cluster_ranges_[0].second, master);
+    // The slots it believed the replaced node served (a slot migrated away stays where it is).
+    for (std::uint32_t s = cluster_ranges_[0].first; s <= cluster_ranges_[0].second; ++s) {
+        const auto slot = static_cast<std::uint16_t>(s);
+        if (n.slot_owner(slot) == replica) n.set_slot_owner(slot, slot, master);
+    }
     n.set_member_role(master, -1, false);
     n.set_member_role(replica, master, failed);
 }
@@ -449,6 +458,74 @@ void world::other_shard_back(std::uint8_t node) {
     const auto master = static_cast<std::uint8_t>(node & ~1u);
     const auto replica = static_cast<std::uint8_t>(master + 1);
     if (reachable(master) && reachable(replica)) nodes_[replica].follow(nodes_[master], now_us_);
+}
+
+// ---- Redis Cluster: the lock's slot migrates ------------------------------------------------
+//
+// As redis-cli --cluster reshard moves a slot: SETSLOT IMPORTING on the target, MIGRATING on
+// the source, then GETKEYSINSLOT and one MIGRATE per key (gap_us apart), then SETSLOT NODE on
+// the target and the source. MIGRATE blocks the source while the target RESTOREs the key (with
+// the TTL left by the source's clock, from the target's), then deletes it: the source's
+// clients never see the key on both, the target's may. The other nodes hear of the new owner
+// learn_ms later. A source or target that does not answer holds the migration up (redis-cli
+// waits), as does a source paused.
+
+void world::start_migration(const fault& f) {
+    const std::uint16_t slot = lock_slot_;
+    int target = -1;
+    for (std::uint8_t n = 0; n < config_.nodes && target < 0; ++n) {
+        if ((f.nodes >> n) & 1u) target = n;
+    }
+    if (target < 0 || target == f.target || slot_moving_.source >= 0) return;
+    if (nodes_[f.target].slot_owner(slot) != f.target) return;  // not its slot to move
+    slot_moving_.source = f.target;
+    slot_moving_.importer = target;
+    slot_moving_.gap_us = std::max<std::int64_t>(1, f.amount) * 1000;
+    slot_moving_.learn_ms = f.duration_ms;
+    nodes_[static_cast<std::size_t>(target)].set_importing(slot, f.target);
+    nodes_[f.target].set_migrating(slot, static_cast<std::uint8_t>(target));
+    mark(world_mark::kind::fault, true, f.target, now_us_ + slot_moving_.gap_us, to_text(f));
+    if (recording()) note_node(f.target, "MIGRATING slot " + std::to_string(slot));
+    events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, f.target, 0);
+}
+
+void world::migrate_step() {
+    const std::uint16_t slot = lock_slot_;
+    const auto source = static_cast<std::uint8_t>(slot_moving_.source);
+    const auto target = static_cast<std::uint8_t>(slot_moving_.importer);
+    if (!reachable(source) || !reachable(target)) {
+        events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, source, 0);
+        return;
+    }
+    const std::vector<std::string> keys = nodes_[source].keys_in_slot(slot, node_wall_ms(source));
+    if (!keys.empty()) {
+        redis_entry copy = *nodes_[source].peek(keys.front(), node_wall_ms(source));
+        if (copy.expire_at_ms >= 0)
+            copy.expire_at_ms += node_wall_ms(target) - node_wall_ms(source);
+        nodes_[target].restore_key(copy, out_.effects);
+        flush(target);
+        nodes_[source].delete_key(copy.key, out_.effects);
+        flush(source);
+        if (recording()) note_node(source, "MIGRATE " + copy.key + " to n" + std::to_string(target));
+        events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, source, 0);
+        return;
+    }
+    nodes_[target].set_slot_owner(slot, slot, target);
+    nodes_[source].set_slot_owner(slot, slot, target);
+    slot_moving_ = slot_migration{-1, -1, target, 0, slot_moving_.learn_ms};
+    if (recording()) note_node(target, "SETSLOT " + std::to_string(slot) + " NODE n" +
+                                           std::to_string(target));
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (n != source && n != target)
+            events_.push(now_us_ + slot_moving_.learn_ms * 1000, scheduler::kind::slot_learn, n, 0);
+    }
+    heal_at(now_us_ + slot_moving_.learn_ms * 1000);
+    observe_all_clients();
+}
+
+void world::slot_learn(std::uint8_t node) {
+    const std::uint16_t slot = lock_slot_;
+    nodes_[node].set_slot_owner(slot, slot, static_cast<std::uint8_t>(slot_moving_.owner));
 }
 
 }  // namespace edgelock::sim

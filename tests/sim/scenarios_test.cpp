@@ -244,3 +244,18 @@ TEST(fair_finding, a_leave_the_line_release_refused_with_noscript_goes_again) {
 }
 
 }  // namespace
+
+// S8's scripted cluster run moves the lock's slot from n0 to n2 during client 0's first hold:
+// a client whose key is gone from n0 is asked to n2 (ASKING, then its request there), the
+// holder's renewal meets MOVED once n0 gave the slot away, and every check holds.
+TEST(cluster_migration, clients_follow_ask_and_moved_while_the_lock_slot_moves) {
+    run_spec spec = make_spec(request_for("S8", "cluster", run_mode::scripted, base_seed));
+    spec.record = true;
+    const run_result result = run(spec);
+    EXPECT_TRUE(result.checks.all_ok()) << result.timeline;
+    EXPECT_EQ(result.anomalies, 0u);
+    EXPECT_NE(result.timeline.find("-ASK 2594 n2:6379"), std::string::npos);
+    EXPECT_NE(result.timeline.find("ASKING -> +OK"), std::string::npos);
+    EXPECT_NE(result.timeline.find("-MOVED 2594 n2:6379"), std::string::npos);
+    EXPECT_NE(result.timeline.find("SETSLOT 2594 NODE n2"), std::string::npos);
+}

@@ -43,8 +43,9 @@ public:
     // A whole handshake (PING, ROLE and the four scripts) fits with room to spare.
     static constexpr std::size_t handshake_bytes_max = 8 * 1024;
     // Reply nodes a reply is parsed into: ROLE with two replicas takes 12, CLUSTER SLOTS of
-    // the simulated cluster (three ranges, a master and a replica each) 40.
-    static constexpr std::size_t reply_nodes_max = 64;
+    // the simulated cluster 1 + 13 per range of slots (a master and a replica each): three
+    // ranges, five once a slot migrated out of the middle of one, seven after it came back.
+    static constexpr std::size_t reply_nodes_max = 128;
 
     sim_connection() = default;
     sim_connection(const sim_connection&) = delete;
