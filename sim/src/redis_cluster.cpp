@@ -29,7 +29,8 @@ struct request_keys {
 
 request_keys keys_of(const request_view& r) {
     const std::string_view command = r.args[0];
-    if (one_key_command(command)) return r.count >= 2 ? request_keys{&r.args[1], 1} : request_keys{};
+    if (one_key_command(command))
+        return r.count >= 2 ? request_keys{&r.args[1], 1} : request_keys{};
     if (equals_ignoring_case(command, "DEL") || equals_ignoring_case(command, "EXISTS"))
         return r.count >= 2 ? request_keys{&r.args[1], r.count - 1} : request_keys{};
     if (!equals_ignoring_case(command, "EVAL") && !equals_ignoring_case(command, "EVALSHA"))

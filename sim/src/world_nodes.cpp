@@ -271,10 +271,9 @@ void world::sentinel_promote(std::uint8_t node) {
     if (config_.layout == topology::cluster) cluster_promoted(node, promoted.id());
     tell_sentinels(promoted.id());
     schedule_repoints(node, promoted.id());
-    const std::string text = std::string(config_.layout == topology::cluster
-                                             ? "promoted by its failover (offset "
-                                             : "promoted by Sentinel (offset ") + std::to_string(promoted.offset()) +
-                             ", seen " +
+    const char* const by = config_.layout == topology::cluster ? "its failover" : "Sentinel";
+    const std::string text = std::string("promoted by ") + by + " (offset " +
+                             std::to_string(promoted.offset()) + ", seen " +
                              std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
                              std::to_string(promoted.data().size()) + " key(s))";
     mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
@@ -506,7 +505,8 @@ void world::migrate_step() {
         flush(target);
         nodes_[source].delete_key(copy.key, out_.effects);
         flush(source);
-        if (recording()) note_node(source, "MIGRATE " + copy.key + " to n" + std::to_string(target));
+        if (recording())
+            note_node(source, "MIGRATE " + copy.key + " to n" + std::to_string(target));
         events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, source, 0);
         return;
     }
