@@ -591,20 +591,27 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
         f.reset = rng.chance(500'000);
         s.push_back(f);
     }
-    // Redis Cluster: the lock's slot moves to n2 (and in a quarter of the runs back later),
-    // anywhere in a hold, its keys a few ms to a lease apart, the others hearing late or not.
+    // Redis Cluster: the lock's slot moves to n2 anywhere in a hold, its keys a few ms to a
+    // lease apart, the others hearing late or not; in half the runs it moves back later, and
+    // then in half of those on to n2 again at once, slowly (a client idle through the move
+    // back still holds the ASK of the first move when the third begins).
     if (config.layout != topology::cluster) return;
     const std::int64_t gap_ms = rng.between(1, p.ttl_ms);
     const std::int64_t learn_ms = rng.between(0, 2 * p.ttl_ms);
     const point where = rng.chance(500'000) ? point::acquired : point::renew_sent;
     const std::int64_t offset_ms = rng.between(0, p.ttl_ms / 2);
-    s.push_back(migrate_slot(at_point(c, where, pick_nth(rng), offset_ms), gap_ms, learn_ms));
-    if (rng.chance(250'000)) {
-        const std::int64_t back_ms = rng.between(p.ttl_ms, 3 * p.ttl_ms);
-        s.push_back(migrate_slot(at_point(c, where, 1, offset_ms + back_ms), gap_ms, learn_ms));
-        s.back().target = 2;
-        s.back().nodes = bit(0);
-    }
+    const std::uint16_t nth = pick_nth(rng);
+    s.push_back(migrate_slot(at_point(c, where, nth, offset_ms), gap_ms, learn_ms));
+    if (!rng.chance(500'000)) return;
+    const std::int64_t back_ms = offset_ms + rng.between(p.ttl_ms, 3 * p.ttl_ms);
+    const std::int64_t back_gap_ms = rng.chance(500'000) ? 1 : rng.between(1, p.ttl_ms);
+    s.push_back(migrate_slot(at_point(c, where, nth, back_ms), back_gap_ms, learn_ms));
+    s.back().target = 2;
+    s.back().nodes = bit(0);
+    if (!rng.chance(500'000)) return;
+    const std::int64_t again_ms = back_ms + back_gap_ms * 2 + rng.between(1, p.ttl_ms / 4);
+    s.push_back(migrate_slot(at_point(c, where, nth, again_ms), rng.between(p.ttl_ms, 3 * p.ttl_ms),
+                             learn_ms));
 }
 
 // S9 anywhere in a hold: early, late, or just after a renewal; each other client on either side.

@@ -221,7 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S10", "sentinel+WAIT+guard+fair", fair_only},
         // Redis Cluster: validity from T1 and compare-and-* hold whatever node serves the
         // slot, and the guard keeps a restarted master out as it does under Sentinel.
-        safe_cell{"S3", "cluster", all_checks}, safe_cell{"S8", "cluster", all_checks},
+        safe_cell{"S3", "cluster", all_checks},
         safe_cell{"S5", "cluster+WAIT+guard", all_checks}));
 
 // Found by the wakeup check: client 0 gives up (wait_timeout) while its line entry heads the
@@ -258,4 +258,21 @@ TEST(cluster_migration, clients_follow_ask_and_moved_while_the_lock_slot_moves) 
     EXPECT_NE(result.timeline.find("ASKING -> +OK"), std::string::npos);
     EXPECT_NE(result.timeline.find("-MOVED 2594 n2:6379"), std::string::npos);
     EXPECT_NE(result.timeline.find("SETSLOT 2594 NODE n2"), std::string::npos);
+}
+
+// Found by S8's cluster family: session/cluster_route.hpp keeps an ASK in force until the slot
+// map is read again, so a client that heard ASK while the slot moved to n2 and sent nothing
+// while it moved back still goes to n2, with ASKING, when the slot starts moving to n2 again:
+// n2, importing, takes its claim on the free key there while the holder's key is still on
+// n0. Two holders; and the holder's next renewal, asked to n2 too, finds no key and is lost.
+TEST(known_unsafe_scripted, an_ask_kept_across_a_slot_moving_back_gives_two_holders) {
+    run_request r = request_for("S8", "cluster", run_mode::schedule, 4);
+    std::string error;
+    ASSERT_TRUE(parse_schedule("migrate.n0@t100,to=n2,d=0,x=300;migrate.n2@t1200,to=n0,d=0,x=1;"
+                               "migrate.n0@t1205,to=n2,d=0,x=3000",
+                               r.faults, error))
+        << error;
+    const run_result result = run(make_spec(r));
+    EXPECT_FALSE(result.checks.ok(check_kind::overlap)) << replay_command(r);
+    EXPECT_EQ(result.anomalies, 0u) << replay_command(r);
 }
