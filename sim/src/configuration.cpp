@@ -23,6 +23,9 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
         {"redlock-5+fencing+guard", topology::redlock, 5, 5, true, 0, false, 0, true},
         {"single+fair", topology::single, 1, 1, false, 0, false, 0, false, true},
         {"sentinel+WAIT+guard+fair", topology::sentinel, 1, 3, false, 1, false, 3, true, true},
+        {"cluster", topology::cluster, 1, 6, false, 0, false},
+        {"cluster+WAIT", topology::cluster, 1, 6, false, 1, false},
+        {"cluster+WAIT+guard", topology::cluster, 1, 6, false, 1, false, 0, true},
     }};
     return all;
 }
@@ -56,20 +59,30 @@ const configuration* find_configuration(std::string_view name) noexcept {
     return nullptr;
 }
 
-std::size_t configuration_index(const configuration& config) noexcept {
+bool in_matrix(const configuration& config) noexcept {
     const configuration* const matrix = configurations().data();
-    if (&config >= matrix && &config < matrix + configuration_count) {
-        return static_cast<std::size_t>(&config - matrix);
+    return &config >= matrix && &config < matrix + configuration_count;
+}
+
+std::size_t configuration_index(const configuration& config) noexcept {
+    constexpr std::size_t later_rows = first_configuration_count + one_off_configuration_count;
+    if (in_matrix(config)) {
+        const auto place = static_cast<std::size_t>(&config - configurations().data());
+        return place < first_configuration_count
+                   ? place
+                   : later_rows + (place - first_configuration_count);
     }
     const configuration* const one_off = one_off_configurations().data();
     EDGELOCK_ASSERT(&config >= one_off && &config < one_off + one_off_configuration_count);
-    return configuration_count + static_cast<std::size_t>(&config - one_off);
+    return first_configuration_count + static_cast<std::size_t>(&config - one_off);
 }
 
 const configuration& configuration_at(std::size_t index) noexcept {
-    if (index < configuration_count) return configurations()[index];
-    EDGELOCK_ASSERT(index < configuration_count + one_off_configuration_count);
-    return one_off_configurations()[index - configuration_count];
+    constexpr std::size_t later_rows = first_configuration_count + one_off_configuration_count;
+    if (index < first_configuration_count) return configurations()[index];
+    if (index < later_rows) return one_off_configurations()[index - first_configuration_count];
+    EDGELOCK_ASSERT(index - later_rows < configuration_count - first_configuration_count);
+    return configurations()[first_configuration_count + (index - later_rows)];
 }
 
 world_params scripted_params() noexcept { return world_params{}; }
@@ -270,6 +283,8 @@ std::string to_text(const world_params& p) {
     add("failover_timeout", p.failover_timeout_ms, "ms");
     add_range("repoint", p.repoint_ms_min, p.repoint_ms_max, "ms");
     add("sentinel_lag", p.sentinel_lag_ms_max, "ms");
+    if (p.cluster_gossip_ms_max != world_params{}.cluster_gossip_ms_max)
+        add("cluster_gossip", p.cluster_gossip_ms_max, "ms");
     out += p.replica_serve_stale_data ? " stale_data=served" : " stale_data=refused";
     if (!p.replica_read_only) out += " replica_read_only=no";
     add("loading", p.loading_ms_max, "ms");

@@ -20,7 +20,7 @@ constexpr std::uint64_t server_stream = 11;
 void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_params& p) {
     prng server_rng = prng::stream(seed, server_stream);
     draw_server_knobs(p, server_rng);
-    if (config.layout != topology::sentinel) return;
+    if (config.layout != topology::sentinel && config.layout != topology::cluster) return;
     prng failover_rng = prng::stream(seed, failover_stream);
     draw_failover_knobs(p, failover_rng);
 }
@@ -155,14 +155,13 @@ matrix_totals run_matrix(const matrix_options& options,
     for (const scenario_info& scenario : scenarios()) {
         if (options.scenario != nullptr && options.scenario != &scenario) continue;
         // A one-off configuration is in no matrix row: only asked for by name.
-        if (options.config != nullptr &&
-            configuration_index(*options.config) >= configuration_count) {
+        if (options.config != nullptr && !in_matrix(*options.config)) {
             cells.push_back(cell_ref{&scenario, configuration_index(*options.config)});
             continue;
         }
         for (std::size_t c = 0; c < configurations().size(); ++c) {
             if (options.config != nullptr && options.config != &configurations()[c]) continue;
-            cells.push_back(cell_ref{&scenario, c});
+            cells.push_back(cell_ref{&scenario, configuration_index(configurations()[c])});
         }
     }
     matrix_totals totals;

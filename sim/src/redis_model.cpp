@@ -172,6 +172,16 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
         append_error(reply, "ERR Protocol error");
         return;
     }
+    // Redis Cluster: ASKING holds for the next command only; the redirects come before the
+    // gates below, as in processCommand.
+    const bool asked = c.asking;
+    c.asking = false;
+    if (cluster_enabled()) {
+        if (cluster_command(c, r, reply) || cluster_refuses(asked, r, wall_ms, reply)) {
+            c.wait_offset = offset_;
+            return;
+        }
+    }
     if (refuse_unready(r, now_us, reply)) return;
     const std::string_view command = r.args[0];
     const bool by_text = equals_ignoring_case(command, "EVAL");

@@ -69,6 +69,14 @@ fault crash(std::uint8_t node, trigger when, std::int64_t down_ms, persistence p
     return f;
 }
 
+// Redis Cluster: the lock's slot moves from n0 to n2, one key every gap_ms, the nodes other
+// than those two hearing of it learn_ms after.
+fault migrate_slot(trigger when, std::int64_t gap_ms, std::int64_t learn_ms) {
+    fault f = node_fault(fault_kind::migrate, 0, when, learn_ms, gap_ms);
+    f.nodes = bit(2);
+    return f;
+}
+
 // Redlock's split: client a holds on a majority containing `shared`; client b can reach
 // only the other nodes and `shared`, so once `shared` forgets a's key, b gets a majority
 // of its own. Every other client is cut off for the window.
@@ -128,19 +136,22 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
 
 // S9: the network splits in two for `window_ms` from `when`. With Sentinel, the master and
 // one replica (n1) are on one side, cut off from the sentinels and the other replica; with
-// Redlock, nodes n0 and n1 (a minority); a single master's side is just itself. Client
+// Redlock, nodes n0 and n1 (a minority); with Redis Cluster, the lock's master alone (its
+// replica, on the other side, is promoted); a single master's side is just itself. Client
 // `holder` is on the minority side, every client in `with_holder` (a bit mask) with it,
 // the others on the other side: each client reaches only the nodes on its side.
 void split_network(schedule& s, const configuration& config, const world_params& p,
                    std::uint8_t holder, trigger when, std::int64_t window_ms,
                    std::uint8_t with_holder) {
     const std::uint8_t all = all_nodes(config);
-    const std::uint8_t side =
-        config.layout == topology::single ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
+    const bool alone = config.layout == topology::single || config.layout == topology::cluster;
+    const std::uint8_t side = alone ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
     if (config.layout == topology::sentinel) {
         s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
         s.back().nodes = bit(1);
     }
+    if (config.layout == topology::cluster)
+        s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
         const auto unreachable = static_cast<std::uint8_t>(minority ? all & ~side : side);
@@ -171,7 +182,9 @@ void redis_7_failover(schedule& s, const configuration& config, const world_para
 void master_goes_away(schedule& s, const configuration& config, const world_params& p, trigger when,
                       prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const bool sentinel = config.layout == topology::sentinel;
+    // Redis Cluster fails the lock's shard over as Sentinel does (n1 promoted).
+    const bool sentinel =
+        config.layout == topology::sentinel || config.layout == topology::cluster;
     const std::int64_t shape = rng.between(0, sentinel ? 9 : 7);
     const std::int64_t away =
         shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);
@@ -378,6 +391,12 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
                 redis_7_failover(s, config, p);
                 break;
             }
+            if (config.layout == topology::cluster) {
+                // The replica lags 40 ms behind: the key the master granted 10 ms before
+                // its crash is not on the replica promoted a node timeout later.
+                s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
+                s.back().nodes = bit(1);
+            }
             s.push_back(crash(0, at_point(0, point::acquired, 1, 10), 2 * ttl, persistence::none));
             break;
         case scenario_id::s7: push_clock_faults(s, all, ttl); break;
@@ -397,7 +416,14 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
             }
             break;
         case scenario_id::s11: push_missed_wake_up(s, all, p); break;
-        case scenario_id::s8: push_lost_replies(s); break;
+        case scenario_id::s8:
+            push_lost_replies(s);
+            // Redis Cluster: the lock's slot moves to n2 during client 0's first hold, its
+            // keys 100 ms apart, the other nodes hearing of it 200 ms after: the retries meet
+            // ASK and MOVED (docs/SIMULATION.md, "Redis Cluster").
+            if (config.layout == topology::cluster)
+                s.push_back(migrate_slot(at_point(0, point::acquired, 1, 50), 100, 200));
+            break;
     }
     return s;
 }
@@ -502,7 +528,7 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const std::uint8_t all = all_nodes(config);
-    if (config.layout == topology::sentinel) {
+    if (config.layout == topology::sentinel || config.layout == topology::cluster) {
         const std::int64_t lag = rng.between(0, 200);
         s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
         s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
@@ -540,7 +566,7 @@ void random_s7(schedule& s, const configuration& config, const world_params& p, 
                              all, window, 0));
 }
 
-void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t /*c*/,
+void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
     const std::uint8_t all = all_nodes(config);
     const std::int64_t count = rng.between(1, 3);
@@ -565,6 +591,27 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
         f.reset = rng.chance(500'000);
         s.push_back(f);
     }
+    // Redis Cluster: the lock's slot moves to n2 anywhere in a hold, its keys a few ms to a
+    // lease apart, the others hearing late or not; in half the runs it moves back later, and
+    // then in half of those on to n2 again at once, slowly (a client idle through the move
+    // back still holds the ASK of the first move when the third begins).
+    if (config.layout != topology::cluster) return;
+    const std::int64_t gap_ms = rng.between(1, p.ttl_ms);
+    const std::int64_t learn_ms = rng.between(0, 2 * p.ttl_ms);
+    const point where = rng.chance(500'000) ? point::acquired : point::renew_sent;
+    const std::int64_t offset_ms = rng.between(0, p.ttl_ms / 2);
+    const std::uint16_t nth = pick_nth(rng);
+    s.push_back(migrate_slot(at_point(c, where, nth, offset_ms), gap_ms, learn_ms));
+    if (!rng.chance(500'000)) return;
+    const std::int64_t back_ms = offset_ms + rng.between(p.ttl_ms, 3 * p.ttl_ms);
+    const std::int64_t back_gap_ms = rng.chance(500'000) ? 1 : rng.between(1, p.ttl_ms);
+    s.push_back(migrate_slot(at_point(c, where, nth, back_ms), back_gap_ms, learn_ms));
+    s.back().target = 2;
+    s.back().nodes = bit(0);
+    if (!rng.chance(500'000)) return;
+    const std::int64_t again_ms = back_ms + back_gap_ms * 2 + rng.between(1, p.ttl_ms / 4);
+    s.push_back(migrate_slot(at_point(c, where, nth, again_ms), rng.between(p.ttl_ms, 3 * p.ttl_ms),
+                             learn_ms));
 }
 
 // S9 anywhere in a hold: early, late, or just after a renewal; each other client on either side.

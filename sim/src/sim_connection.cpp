@@ -140,12 +140,15 @@ bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noe
 
 void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes,
                               std::size_t count) {
-    (void)entry;
     if (lane_ == lane::subscriber) {
         owner_->on_subscription_answer(nodes, count);
         return;
     }
-    owner_->on_answer(instance_, nodes[0]);
+    owner_->on_answer(instance_, entry, nodes, count);
+}
+
+void sim_connection::dropped(const session::in_flight& entry) {
+    if (lane_ == lane::command) owner_->on_dropped(instance_, entry);
 }
 
 void sim_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,

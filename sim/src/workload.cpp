@@ -13,6 +13,7 @@
 #include "edgelock/session/pubsub.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/world.hpp"
+#include "request_sink.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -99,6 +100,10 @@ void client::setup_connections() {
         s.master_name = monitored_master_name;
         s.master = &master_;
     }
+    if (config.layout == topology::cluster) {
+        setup_cluster(s);
+        return;
+    }
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (config.sentinels == 0) {
             nodes_[i] = address_of_node(i);  // without Sentinel, instance i is node i
@@ -141,8 +146,20 @@ void client::anomaly(const char* what, errc code) {
 
 // ---- entry points -------------------------------------------------------------------------
 
+// Every connection the client has: an instance's, or in a cluster a node index's.
+template <typename F>
+void client::each_connection(F&& f) {
+    if (!cluster_) {
+        for (std::uint8_t i = 0; i < instances_; ++i) f(connections_[i]);
+        return;
+    }
+    for (std::size_t i = 0; i < cluster_connections_.size(); ++i) {
+        if (((cluster_made_ >> i) & 1u) != 0) f(cluster_connections_[i]);
+    }
+}
+
 void client::start(std::int64_t first_job_ms) {
-    for (std::uint8_t i = 0; i < instances_; ++i) connections_[i].settle(now_ms());
+    each_connection([this](sim_connection& c) { c.settle(now_ms()); });
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
@@ -236,8 +253,7 @@ void client::on_resume() {
 }
 
 void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
-    for (std::uint8_t i = 0; i < instances_; ++i)
-        connections_[i].reset_arrives(server, epoch, at_us);
+    each_connection([&](sim_connection& c) { c.reset_arrives(server, epoch, at_us); });
     if (fair_) subscriber_.reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
@@ -366,68 +382,11 @@ void client::handle_wake(std::string_view message) {
     if (code != errc::ok) anomaly("on_wake", code);
 }
 
-namespace {
-
-// The simulated socket as session::write_requests' sink: each request is sent as a message of
-// its own, and what was sent is noted for the workload's points. The write window closed
-// reads as a full buffer. A client that deletes without comparing (the mutation tests'
-// broken one) sends a plain DEL for each release; one that jumps the line sends the plain
-// acquire script for each fair acquire (same answers: 0 or nil).
-struct request_sink {
-    sim_connection* to = nullptr;
-    bool deletes_without_compare = false;
-    bool jumps_the_line = false;
-    std::string_view lock_name;
-    bool sent_acquire = false;
-    bool sent_renew = false;
-    std::size_t sent = 0;
-    std::array<char, request_bytes_max> buffer{};
-
-    char* cursor() noexcept { return buffer.data(); }
-    std::size_t room() const noexcept { return to->window_open() ? buffer.size() : 0; }
-    bool commit(std::size_t size) {
-        std::string bytes(buffer.data(), size);
-        const script_id kind = classify_request(bytes);
-        sent_acquire =
-            sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
-        sent_renew = sent_renew || kind == script_id::renew;
-        if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
-        if (kind == script_id::release && deletes_without_compare) {
-            std::array<char, request_bytes_max> del{};
-            resp_writer writer(del.data(), del.size());
-            writer.array(2);
-            writer.bulk("DEL");
-            writer.bulk(lock_name);
-            bytes.assign(del.data(), writer.size());
-        }
-        to->send(std::move(bytes));
-        ++sent;
-        return true;
-    }
-
-    // EVAL(SHA) fair_acquire 3 lock queue qttl token ttl entry_ttl -> EVAL acquire 1 lock token ttl
-    static std::string plain_acquire(const std::string& fair) {
-        request_view r;
-        EDGELOCK_ASSERT(parse_request(fair.data(), fair.size(), r) && r.count >= 9);
-        const std::size_t argv = 3 + static_cast<std::size_t>(r.args[2][0] - '0');
-        std::array<char, request_bytes_max> out{};
-        resp_writer writer(out.data(), out.size());
-        writer.array(6);
-        writer.bulk("EVAL");
-        writer.bulk(acquire_script.text);
-        writer.bulk("1");
-        writer.bulk(r.args[3]);
-        writer.bulk(r.args[argv]);
-        writer.bulk(r.args[argv + 1]);
-        return std::string(out.data(), writer.size());
-    }
-};
-
-}  // namespace
 
 // Writes the lock's queued requests on every connection that accepts them: ready, or handshaking
 // with the node itself (pipelined behind the handshake, as the blocking client does).
 bool client::send_requests() {
+    if (cluster_) return send_cluster_requests();
     request_sink sink;
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
     sink.jumps_the_line = behaviour_ == behaviour::jumps_the_line && id_ == 0;
@@ -451,11 +410,14 @@ void client::reschedule() {
     // Every deadline but a reset's is on the monotonic clock: take the earliest, convert once.
     std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
     std::int64_t wake = never_us;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        local_ms = std::min(local_ms, connections_[i].wake_ms(local_now));
-        if (connections_[i].reset_at_us() >= 0)
-            wake = std::min(wake, connections_[i].reset_at_us());
-    }
+    each_connection([&](const sim_connection& c) {
+        local_ms = std::min(local_ms, c.wake_ms(local_now));
+        if (c.reset_at_us() >= 0) wake = std::min(wake, c.reset_at_us());
+    });
+    // A map read due now that found no ready connection waits for one (its handshake's
+    // replies come back through on_reply, which writes it); only a gap's end is a deadline.
+    if (cluster_ && refresh_.next_ms(map_) > local_now)
+        local_ms = std::min(local_ms, refresh_.next_ms(map_));
     if (subscriber_made_) {
         local_ms = std::min(local_ms, subscriber_.wake_ms(local_now));
         if (subscriber_.reset_at_us() >= 0) wake = std::min(wake, subscriber_.reset_at_us());
@@ -472,11 +434,14 @@ void client::reschedule() {
 
 // Each connection's due work: a reset that arrived, a connect that completed, its timeouts.
 void client::service_connections() {
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        connections_[i].on_timer(now_ms(), now_us());
-        connections_[i].settle(now_ms());
-        if (paused()) return;
-    }
+    bool stopped = false;
+    each_connection([&](sim_connection& c) {
+        if (stopped) return;
+        c.on_timer(now_ms(), now_us());
+        c.settle(now_ms());
+        stopped = paused();
+    });
+    if (stopped) return;
     if (subscriber_made_) {
         subscriber_.on_timer(now_ms(), now_us());
         tend_subscriber();
@@ -495,12 +460,12 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
         tend_subscriber();  // the handshake may be done: subscribe
         return;
     }
-    std::uint8_t instance = instances_;
-    for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (connections_[i].carries(server, epoch)) instance = i;
-    }
-    if (instance == instances_) return;  // a reply on a connection given up already
-    sim_connection& l = connections_[instance];
+    sim_connection* carrier = nullptr;
+    each_connection([&](sim_connection& c) {
+        if (c.carries(server, epoch)) carrier = &c;
+    });
+    if (carrier == nullptr) return;  // a reply on a connection given up already
+    sim_connection& l = *carrier;
     if (!l.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
     // A pause the answer led to leaves a closing connection for the resume (run() settles it).
     if (!paused()) l.settle(now_ms());
@@ -508,17 +473,27 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
 
 // ---- what an instance's connection delivers (sim_connection, the session's driver) ---------
 
-void client::on_answer(std::uint8_t instance, const reply_node& reply) {
+void client::on_answer(std::uint8_t instance, const session::in_flight& entry,
+                       const reply_node* nodes, std::size_t count) {
+    if (cluster_) {
+        on_cluster_answer(instance, entry, nodes, count);
+        return;
+    }
     failure refused;  // the timeline shows the reply itself
-    const errc code = session::deliver_answer(lock_, instance, reply, now_ms(), refused);
+    const errc code = session::deliver_answer(lock_, instance, nodes[0], now_ms(), refused);
     if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
     drain();
 }
 
 void client::on_node_started(std::uint8_t instance) {
+    // In a cluster the lock hears of the node its requests go to only (begin_writes tells
+    // it of one it moves to later).
+    if (cluster_ && instance != route_.home) return;
+    sim_connection& on = cluster_ ? cluster_connections_[instance] : connections_[instance];
+    if (cluster_) instance = 0;
     drain();  // the lock refuses input while events wait
     const errc code =
-        session::tell_node_started(lock_, instance, connections_[instance].connection(),
+        session::tell_node_started(lock_, instance, on.connection(),
                                    world_.config().restart_guard, now_ms());
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
@@ -526,6 +501,10 @@ void client::on_node_started(std::uint8_t instance) {
 
 // The lock hears that the connection ended (session::lock_hears_close said it must).
 void client::on_connection_end(std::uint8_t instance) {
+    if (cluster_) {
+        on_cluster_connection_end(instance);
+        return;
+    }
     drain();  // events a pause left behind first: on_io_error refuses while they wait
     const errc code =
         session::hear_close(lock_, instance, connections_[instance].connection(), now_ms());

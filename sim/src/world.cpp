@@ -123,7 +123,7 @@ std::string render_reply(const reply_node* nodes, std::size_t count, std::size_t
 }
 
 std::string describe_reply(std::string_view bytes) {
-    std::array<reply_node, 32> nodes{};
+    std::array<reply_node, 128> nodes{};  // CLUSTER SLOTS: sim_connection::reply_nodes_max
     const parse_result parsed = parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
     if (parsed.code != errc::ok) return "(unparsable reply)";
     std::size_t at = 0;
@@ -235,6 +235,41 @@ void world::make_nodes(prng& setup) {
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
     }
+    if (config_.layout == topology::cluster) make_cluster();
+}
+
+// Three shards, a master (even node) and its replica (the next one) each. The slots are split
+// into three ranges as redis-cli --cluster create splits them; node 0 gets the one holding the
+// lock's slot (so the faults the scenarios aim at node 0 hit the lock's master, and node 1 is
+// the replica a failover promotes), nodes 2 and 4 the others. Every node knows the whole
+// layout (as after the cluster formed).
+void world::make_cluster() {
+    std::vector<cluster_member> members;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        const std::string hex = "0123456789abcdef";
+        members.push_back({node_host(n), redis_port, std::string(40, hex[n % hex.size()])});
+    }
+    const std::uint16_t lock_slot = cluster_slot(lock_name);
+    lock_slot_ = lock_slot;
+    constexpr std::uint16_t shards = 3;
+    std::array<std::uint16_t, shards + 1> bounds{};
+    for (std::uint16_t k = 0; k <= shards; ++k)
+        bounds[k] = static_cast<std::uint16_t>(cluster_slot_count * k / shards);
+    std::uint16_t lock_range = 0;
+    while (lock_slot >= bounds[lock_range + 1]) ++lock_range;
+    for (std::uint16_t k = 0; k < shards; ++k) {
+        const auto range = static_cast<std::uint16_t>((lock_range + k) % shards);
+        cluster_ranges_[k] = {bounds[range], static_cast<std::uint16_t>(bounds[range + 1] - 1)};
+    }
+    for (redis_node& n : nodes_) {
+        n.enable_cluster(members);
+        for (std::uint8_t k = 0; k < shards; ++k) {
+            const auto master = static_cast<std::uint8_t>(2 * k);
+            n.set_slot_owner(cluster_ranges_[k].first, cluster_ranges_[k].second, master);
+            n.set_member_role(static_cast<std::uint8_t>(master + 1), master, false);
+        }
+    }
+    for (std::uint8_t k = 0; k < shards; ++k) nodes_[2 * k + 1].follow(nodes_[2 * k], 0);
 }
 
 // The lock every client of the run configures: the params' knobs and the configuration's.
@@ -315,6 +350,9 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_reconfigure: sentinel_reconfigure(e.who); break;
         case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;
         case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
+        case scheduler::kind::cluster_learn: cluster_learn(e.who, e.arg); break;
+        case scheduler::kind::migrate_step: migrate_step(); break;
+        case scheduler::kind::slot_learn: slot_learn(e.who); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;
         case scheduler::kind::node_rejoin: rejoin_node(e.who); break;
         case scheduler::kind::node_wake:
@@ -741,7 +779,7 @@ void world::activate(std::size_t index) {
     std::int64_t end_us = now_us_;
     if (f.on_node && (f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
                       f.kind == fault_kind::pause || f.kind == fault_kind::isolate ||
-                      f.kind == fault_kind::evict)) {
+                      f.kind == fault_kind::evict || f.kind == fault_kind::migrate)) {
         if (node_ok) activate_node_fault(f);
         return;
     }
@@ -780,7 +818,8 @@ void world::activate(std::size_t index) {
         case fault_kind::crash:
         case fault_kind::power_off:
         case fault_kind::isolate:
-        case fault_kind::evict: return;  // on a client: nothing to do
+        case fault_kind::evict:
+        case fault_kind::migrate: return;  // on a client: nothing to do
         case fault_kind::wall_step:
         case fault_kind::clock_rate:
             if (!node_ok && !client_ok) return;
@@ -964,7 +1003,12 @@ bool world::guard_keeps_out(std::uint8_t node) const noexcept {
 void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                         std::int64_t mono_ms, std::int64_t valid_until_ms) {
     const bool redlock = config_.layout == topology::redlock;
-    const std::uint8_t first = redlock ? 0 : static_cast<std::uint8_t>(current_master_);
+    // Redis Cluster: the lock's slot may have moved to another shard; while it moves, a key
+    // MIGRATE copied to the importing node backs the lease there.
+    if (slot_moving_.importer >= 0 && holds_token(slot_moving_.importer, token_hex)) return;
+    const std::uint8_t first =
+        redlock ? 0 : static_cast<std::uint8_t>(slot_moving_.owner >= 0 ? slot_moving_.owner
+                                                                        : current_master_);
     const std::uint8_t count = redlock ? config_.instances : 1;
     const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
     const auto backs = [&](std::uint8_t n) {

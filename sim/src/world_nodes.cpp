@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <string>
 
+#include "edgelock/keys.hpp"
 #include "edgelock/sim/world.hpp"
 
 namespace edgelock::sim {
@@ -42,6 +43,10 @@ void world::activate_node_fault(const fault& f) {
             isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
             break;
         case fault_kind::evict: evict(f.target); break;
+        case fault_kind::migrate:
+            if (config_.layout != topology::cluster) return;
+            start_migration(f);
+            return;
         default: return;
     }
     mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
@@ -174,7 +179,9 @@ bool world::reachable(std::uint8_t node) const noexcept {
 // ---- Sentinel -------------------------------------------------------------------------------
 
 void world::master_unreachable() {
-    if (config_.layout != topology::sentinel || unreachable_since_us_ >= 0) return;
+    const bool fails_over =
+        config_.layout == topology::sentinel || config_.layout == topology::cluster;
+    if (!fails_over || unreachable_since_us_ >= 0) return;
     const auto master = static_cast<std::uint8_t>(current_master_);
     if (reachable(master)) return;
     unreachable_since_us_ = now_us_;
@@ -186,7 +193,13 @@ void world::master_unreachable() {
 // the current master is watched afresh, and its replicas (whose replication it lost while
 // away) re-synchronise; a replica re-synchronises from the current master.
 void world::node_back(std::uint8_t node) {
-    if (config_.layout != topology::sentinel || !reachable(node)) return;
+    if (config_.layout == topology::cluster && node >= 2) {
+        other_shard_back(node);
+        return;
+    }
+    const bool fails_over =
+        config_.layout == topology::sentinel || config_.layout == topology::cluster;
+    if (!fails_over || !reachable(node)) return;
     if (demoted_[node]) {
         events_.push(now_us_ + params_.reconfigure_ms * 1000, scheduler::kind::sentinel_reconfigure,
                      node, 0);
@@ -250,15 +263,17 @@ void world::sentinel_promote(std::uint8_t node) {
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
     promoted.promote();
     nodes_[node].detach_replica(promoted.id());  // REPLICAOF NO ONE left the old master
-    sentinel_kills_clients(promoted.id());
+    if (config_.layout != topology::cluster) sentinel_kills_clients(promoted.id());
     current_master_ = best;
     unreachable_since_us_ = -1;
     demoted_[node] = true;
     ++failover_epoch_;
+    if (config_.layout == topology::cluster) cluster_promoted(node, promoted.id());
     tell_sentinels(promoted.id());
     schedule_repoints(node, promoted.id());
-    const std::string text = "promoted by Sentinel (offset " + std::to_string(promoted.offset()) +
-                             ", seen " +
+    const char* const by = config_.layout == topology::cluster ? "its failover" : "Sentinel";
+    const std::string text = std::string("promoted by ") + by + " (offset " +
+                             std::to_string(promoted.offset()) + ", seen " +
                              std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
                              std::to_string(promoted.data().size()) + " key(s))";
     mark(world_mark::kind::promote, true, promoted.id(), now_us_, text);
@@ -366,6 +381,18 @@ void world::sentinel_reconfigure(std::uint8_t node) {
     demoted_[node] = false;
     nodes_[node].follow(nodes_[master], now_us_);
     const int now_following = nodes_[node].master_id();
+    if (config_.layout == topology::cluster) {
+        // It hears the newer configuration from the others and turns into a replica: its
+        // clients meet MOVED from then on (nobody kills their connections).
+        cluster_view(node, master, node, false);
+        const std::string text = "learns it was replaced: a replica of n" +
+                                 std::to_string(now_following) + " with " +
+                                 std::to_string(nodes_[node].data().size()) + " key(s)";
+        mark(world_mark::kind::note, true, node, now_us_, text);
+        if (recording()) note_node(node, text);
+        observe_all_clients();
+        return;
+    }
     const std::string text = "reconfigured by Sentinel: a replica of n" +
                              std::to_string(now_following) + " with " +
                              std::to_string(nodes_[node].data().size()) + " key(s)";
@@ -373,6 +400,132 @@ void world::sentinel_reconfigure(std::uint8_t node) {
     if (recording()) note_node(node, text);
     sentinel_kills_clients(node);
     observe_all_clients();
+}
+
+// ---- Redis Cluster ----------------------------------------------------------------------------
+//
+// Redis Cluster, as modelled for the lock's shard (nodes 0 and 1; the scenarios fault no
+// other master): its master unreachable for down_after (the node timeout) is replaced by its
+// replica failover_ms after that is noticed, exactly as the Sentinel model promotes one (the
+// writes not yet replicated are lost, the old master believes itself master and serves its
+// clients until it hears otherwise). The promoted replica serves the slots at once; each
+// other node believes the old master until its gossip delay (up to cluster_gossip_ms_max)
+// has passed, and answers MOVED to it meanwhile; the old master hears of it reconfigure_ms
+// after it is back, as under Sentinel, and only then turns into a replica.
+
+void world::cluster_promoted(std::uint8_t old_master, std::uint8_t promoted) {
+    cluster_view(promoted, promoted, old_master, true);
+    const std::uint32_t news = failover_epoch_ * 256 + promoted;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (n == promoted || n == old_master) continue;
+        const std::int64_t lag_ms = rng_.between(1, params_.cluster_gossip_ms_max);
+        events_.push(now_us_ + lag_ms * 1000, scheduler::kind::cluster_learn, n, news);
+    }
+}
+
+// A node that is away hears of it once it answers again (tried every info_period).
+void world::cluster_learn(std::uint8_t node, std::uint32_t news) {
+    const auto promoted = static_cast<std::uint8_t>(news % 256);
+    if (news / 256 != failover_epoch_ || demoted_[node]) return;  // stale, or the old master
+    if (!reachable(node)) {
+        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::cluster_learn,
+                     node, news);
+        return;
+    }
+    const std::uint8_t replaced = promoted == 0 ? 1 : 0;  // the lock's shard: nodes 0 and 1
+    cluster_view(node, promoted, replaced, demoted_[replaced]);
+    if (recording()) note_node(node, "hears n" + std::to_string(promoted) + " serves its slots");
+}
+
+// What `node` believes from now on: the lock's shard's slots served by `master`, `replica`
+// its replica (failed or not).
+void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t replica,
+                         bool failed) {
+    redis_node& n = nodes_[node];
+    // The slots it believed the replaced node served (a slot migrated away stays where it is).
+    for (std::uint32_t s = cluster_ranges_[0].first; s <= cluster_ranges_[0].second; ++s) {
+        const auto slot = static_cast<std::uint16_t>(s);
+        if (n.slot_owner(slot) == replica) n.set_slot_owner(slot, slot, master);
+    }
+    n.set_member_role(master, -1, false);
+    n.set_member_role(replica, master, failed);
+}
+
+// A master or replica of another shard answers again: the replica resynchronises from its
+// master (nothing of theirs fails over).
+void world::other_shard_back(std::uint8_t node) {
+    const auto master = static_cast<std::uint8_t>(node & ~1u);
+    const auto replica = static_cast<std::uint8_t>(master + 1);
+    if (reachable(master) && reachable(replica)) nodes_[replica].follow(nodes_[master], now_us_);
+}
+
+// ---- Redis Cluster: the lock's slot migrates ------------------------------------------------
+//
+// As redis-cli --cluster reshard moves a slot: SETSLOT IMPORTING on the target, MIGRATING on
+// the source, then GETKEYSINSLOT and one MIGRATE per key (gap_us apart), then SETSLOT NODE on
+// the target and the source. MIGRATE blocks the source while the target RESTOREs the key (with
+// the TTL left by the source's clock, from the target's), then deletes it: the source's
+// clients never see the key on both, the target's may. The other nodes hear of the new owner
+// learn_ms later. A source or target that does not answer holds the migration up (redis-cli
+// waits), as does a source paused.
+
+void world::start_migration(const fault& f) {
+    const std::uint16_t slot = lock_slot_;
+    int target = -1;
+    for (std::uint8_t n = 0; n < config_.nodes && target < 0; ++n) {
+        if ((f.nodes >> n) & 1u) target = n;
+    }
+    if (target < 0 || target == f.target || slot_moving_.source >= 0) return;
+    if (nodes_[f.target].slot_owner(slot) != f.target) return;  // not its slot to move
+    slot_moving_.source = f.target;
+    slot_moving_.importer = target;
+    slot_moving_.gap_us = std::max<std::int64_t>(1, f.amount) * 1000;
+    slot_moving_.learn_ms = f.duration_ms;
+    nodes_[static_cast<std::size_t>(target)].set_importing(slot, f.target);
+    nodes_[f.target].set_migrating(slot, static_cast<std::uint8_t>(target));
+    mark(world_mark::kind::fault, true, f.target, now_us_ + slot_moving_.gap_us, to_text(f));
+    if (recording()) note_node(f.target, "MIGRATING slot " + std::to_string(slot));
+    events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, f.target, 0);
+}
+
+void world::migrate_step() {
+    const std::uint16_t slot = lock_slot_;
+    const auto source = static_cast<std::uint8_t>(slot_moving_.source);
+    const auto target = static_cast<std::uint8_t>(slot_moving_.importer);
+    if (!reachable(source) || !reachable(target)) {
+        events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, source, 0);
+        return;
+    }
+    const std::vector<std::string> keys = nodes_[source].keys_in_slot(slot, node_wall_ms(source));
+    if (!keys.empty()) {
+        redis_entry copy = *nodes_[source].peek(keys.front(), node_wall_ms(source));
+        if (copy.expire_at_ms >= 0)
+            copy.expire_at_ms += node_wall_ms(target) - node_wall_ms(source);
+        nodes_[target].restore_key(copy, out_.effects);
+        flush(target);
+        nodes_[source].delete_key(copy.key, out_.effects);
+        flush(source);
+        if (recording())
+            note_node(source, "MIGRATE " + copy.key + " to n" + std::to_string(target));
+        events_.push(now_us_ + slot_moving_.gap_us, scheduler::kind::migrate_step, source, 0);
+        return;
+    }
+    nodes_[target].set_slot_owner(slot, slot, target);
+    nodes_[source].set_slot_owner(slot, slot, target);
+    slot_moving_ = slot_migration{-1, -1, target, 0, slot_moving_.learn_ms};
+    if (recording()) note_node(target, "SETSLOT " + std::to_string(slot) + " NODE n" +
+                                           std::to_string(target));
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (n != source && n != target)
+            events_.push(now_us_ + slot_moving_.learn_ms * 1000, scheduler::kind::slot_learn, n, 0);
+    }
+    heal_at(now_us_ + slot_moving_.learn_ms * 1000);
+    observe_all_clients();
+}
+
+void world::slot_learn(std::uint8_t node) {
+    const std::uint16_t slot = lock_slot_;
+    nodes_[node].set_slot_owner(slot, slot, static_cast<std::uint8_t>(slot_moving_.owner));
 }
 
 }  // namespace edgelock::sim

@@ -179,6 +179,14 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
                 f.amount = *rc::gen::inRange<std::int64_t>(0, 2);
                 break;
+            case fault_kind::migrate:  // not on the menu: the cluster rows' S8 draws it
+                f.on_node = true;
+                f.target = 0;
+                f.nodes = 0b100;
+                f.when = *trigger_gen(p, {point::acquired, point::renew_sent});
+                f.duration_ms = *rc::gen::inRange<std::int64_t>(0, 2 * ttl);
+                f.amount = *rc::gen::inRange<std::int64_t>(1, ttl);
+                break;
             case fault_kind::slow_subscribe:  // not on the menu: the lock survives it unhelped
                 f.when = *trigger_gen(p, {});
                 f.nodes = all;

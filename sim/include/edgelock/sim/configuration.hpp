@@ -34,6 +34,12 @@ enum class topology : std::uint8_t {
     sentinel,  // one master and two asynchronous replicas, Sentinel fails over on a crash; the
                // lock asks the sentinels where the master is
     redlock,   // independent masters, a lock needs a majority of them
+    cluster,   // Redis Cluster: three shards of a master and an asynchronous replica each
+               // (n0 and n1 serve the slot of the lock's name, n2/n3 and n4/n5 the rest);
+               // the lock reads the slot map from the nodes and follows MOVED and ASK
+               // (session/cluster_route.hpp). A master unreachable for down_after is
+               // replaced by its replica, the other nodes hearing of it after a gossip delay
+               // (world_nodes.cpp, "Redis Cluster")
 };
 
 struct configuration {
@@ -51,7 +57,9 @@ struct configuration {
     bool fair = false;
 };
 
-inline constexpr std::size_t configuration_count = 14;
+inline constexpr std::size_t configuration_count = 17;
+// The rows before Redis Cluster's: their configuration_index is their place, as it always was.
+inline constexpr std::size_t first_configuration_count = 14;
 
 // The configurations of the safety matrix, in matrix order.
 const std::array<configuration, configuration_count>& configurations() noexcept;
@@ -65,11 +73,15 @@ const std::array<configuration, one_off_configuration_count>& one_off_configurat
 
 // The configuration named `name` (in the matrix or one-off), or null.
 const configuration* find_configuration(std::string_view name) noexcept;
-// Its index: 0..configuration_count-1 in the matrix, then the one-off ones in their order;
-// the random runs of a cell draw their seeds from it (matrix.hpp, cell_seed).
+// Its index: 0..first_configuration_count-1 for the matrix's first rows, then the one-off
+// ones in their order, then the matrix's later rows (Redis Cluster's), so that every
+// configuration that was there keeps its index; the random runs of a cell draw their seeds
+// from it (matrix.hpp, cell_seed).
 std::size_t configuration_index(const configuration& config) noexcept;
 // The configuration at configuration_index `index`.
 const configuration& configuration_at(std::size_t index) noexcept;
+// Whether the matrix has a row of it (else it is one-off, run only when asked for by name).
+bool in_matrix(const configuration& config) noexcept;
 
 struct world_params {
     // The lock's own knobs (lock_config); zero or -1 mean the lock's default, as there.
@@ -130,6 +142,12 @@ struct world_params {
     // learns of it up to this long after (drawn per sentinel: Redis 7.0's sentinels hear it
     // from the leader's hello messages, sent every 2 s), and names the old master until then.
     std::int64_t sentinel_lag_ms_max = 100;
+    // Redis Cluster: each node other than the promoted replica hears of a failover up to this
+    // long after it (drawn per node: the winner broadcasts a PONG to every node it reaches
+    // at once, so a node it reaches hears within a round trip and a few cluster cron runs;
+    // one it does not, once it is reachable again). down_after is the node timeout,
+    // failover_ms the replica's election delay.
+    std::int64_t cluster_gossip_ms_max = 100;
     // Sentinel: replica-serve-stale-data (Redis's default yes); no: a replica whose link to
     // its master is down answers MASTERDOWN.
     bool replica_serve_stale_data = true;

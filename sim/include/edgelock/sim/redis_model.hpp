@@ -60,6 +60,20 @@
 //   without a shebang included); a node still loading its data set after a start answers
 //   everything but the commands flagged loading (INFO, ROLE, CONFIG, TIME, ...) with
 //   LOADING (PING, SCRIPT LOAD and WAIT included).
+// - Redis Cluster (enable_cluster(), redis_cluster.cpp): the node believes an owner for each
+//   slot (the ones it owns are its own; a replica's are its master's) and, during a
+//   migration, the slots it is MIGRATING to or IMPORTING from another node. Before the
+//   gates above, as processCommand asks getNodeByQuery: a keyed command (SET and the
+//   keyspace commands by their keys, EVAL and EVALSHA by their KEYS) whose keys hash to
+//   different slots answers -CROSSSLOT; for a slot with no owner -CLUSTERDOWN; a node
+//   MIGRATING the slot answers -ASK <slot> <endpoint>:<port> of the target when every key is
+//   absent, -TRYAGAIN when some are and some are not; a node IMPORTING it serves it right
+//   after ASKING on that connection (ASKING: +OK, for the next command only), -TRYAGAIN
+//   when a request of several keys misses some; any other node answers -MOVED <slot>
+//   <endpoint>:<port> of the owner it believes. CLUSTER SLOTS answers the node's view in
+//   Redis 7.0's shape ([first, last, master, replicas...], each node [endpoint, port, id,
+//   []]), replicas it believes failed left out. Keyless commands (the handshake, WAIT,
+//   PUBLISH) run anywhere. A cluster has database 0 only.
 // - Eviction: a node with a memory limit and an evicting policy loses keys when memory runs
 //   short (evict()); a master sends the evictions to its replicas as DELs, and AOF logs
 //   them, as Redis does. Replicas do not evict on their own (replica-ignore-maxmemory).
@@ -147,6 +161,16 @@ script_id request_script(const request_view& request) noexcept;
 // The same from the raw bytes, cheaply for the forms the lock writes ("*N $7 EVALSHA $40
 // digest ..." and "*N $4 EVAL $len text ..."), by a full parse otherwise.
 script_id classify_request(std::string_view bytes) noexcept;
+
+// Redis Cluster: the slots, and the nodes as every node of the cluster knows them (the world
+// numbers members as it numbers nodes).
+inline constexpr std::size_t cluster_slot_count = 16384;
+inline constexpr std::uint8_t no_cluster_node = 0xFF;
+struct cluster_member {
+    std::string endpoint;  // the preferred endpoint (cluster-preferred-endpoint-type)
+    std::uint16_t port = 0;
+    std::string id;  // the 40-character node id
+};
 
 // What the node wants sent after a call: replies to clients and effects for replicas.
 struct node_output {
@@ -260,6 +284,30 @@ public:
     // Whether a replica's link to its master is up (the world knows; Redis learns it from
     // the connection's reset, or its replication timeout).
     void set_master_link(bool up) noexcept { master_link_up_ = up; }
+    // Redis Cluster (redis_cluster.cpp). Cluster mode on, among `members` (this node is
+    // members[id()]), owning no slot yet.
+    void enable_cluster(std::vector<cluster_member> members);
+    bool cluster_enabled() const noexcept { return !members_.empty(); }
+    // What this node believes of slots first..last: served by `owner` (a member, or
+    // no_cluster_node). CLUSTER SETSLOT NODE, ADDSLOTS, or a gossip message.
+    void set_slot_owner(std::uint16_t first, std::uint16_t last, std::uint8_t owner);
+    std::uint8_t slot_owner(std::uint16_t slot) const noexcept;
+    // CLUSTER SETSLOT MIGRATING (on the owner) and IMPORTING (on the target); SETSLOT NODE
+    // and STABLE end both (set_slot_owner ends them too).
+    void set_migrating(std::uint16_t slot, std::uint8_t to);
+    void set_importing(std::uint16_t slot, std::uint8_t from);
+    void clear_migration(std::uint16_t slot) noexcept;
+    // What this node believes of `member`: the master it replicates (-1: a master), and
+    // whether it is failed (CLUSTER SLOTS leaves a failed replica out).
+    void set_member_role(std::uint8_t member, int master, bool failed);
+    // The keys of the slot this node holds now, in its order (for MIGRATE).
+    std::vector<std::string> keys_in_slot(std::uint16_t slot, std::int64_t wall_ms) const;
+    // MIGRATE's two halves: a copy of the key (value and expiry) to the target, which
+    // restores it (RESTORE ... REPLACE: replicated as a SET), and its deletion on the source
+    // (replicated as a DEL). Between them the key is on both nodes.
+    void restore_key(const redis_entry& entry, std::vector<repl_op>& effects);
+    void delete_key(std::string_view key, std::vector<repl_op>& effects);
+
     // Runs with a memory limit and this policy (INFO memory reports both).
     void set_eviction(eviction_policy policy) noexcept { eviction_ = policy; }
     // Memory ran short: a master evicts every key its policy allows, as DELs in `effects`.
@@ -286,6 +334,7 @@ private:
         std::int64_t wait_target = 0;  // a blocked WAIT's offset
         std::int64_t wait_deadline_us = 0;
         std::deque<std::string> queued;  // requests that arrived while blocked
+        bool asking = false;             // Redis Cluster: ASKING was its last command
     };
 
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
@@ -362,6 +411,15 @@ private:
     // A SET that gave `key` a new value: a grant for the FIFO check.
     void note_grant(std::string_view key, std::string_view value, std::int64_t wall_ms,
                     node_output& out) const;
+    // Redis Cluster: true, with the redirect or refusal in `reply`, when this node does not
+    // serve `r` now (getNodeByQuery; `asking`: ASKING came just before on its connection).
+    // cluster_command: ASKING and CLUSTER SLOTS, true with their answer.
+    bool cluster_refuses(bool asking, const request_view& r, std::int64_t wall_ms,
+                         std::string& reply) const;
+    bool cluster_command(client_state& c, const request_view& r, std::string& reply) const;
+    void append_cluster_slots(std::string& reply) const;
+    void append_cluster_node(std::uint8_t member, std::string& reply) const;
+    std::string endpoint_of(std::uint8_t member) const;
     void wait(std::uint8_t client, const request_view& r, std::int64_t now_us, std::string& reply,
               node_output& out);
     void unblock_ready(std::int64_t wall_ms, std::int64_t now_us, node_output& out);
@@ -405,6 +463,14 @@ private:
     std::vector<redis_entry> durable_;  // what a restart comes back with
     std::uint8_t replicas_ = 0;         // bit per attached replica node
     std::array<std::int64_t, nodes_max> acked_{};
+    // Redis Cluster: the members (empty: cluster mode off), the owner this node believes of
+    // each slot, the slots it migrates or imports (slot, the other node), and what it
+    // believes of each member's role.
+    std::vector<cluster_member> members_;
+    std::vector<std::uint8_t> slot_owner_;
+    std::vector<std::pair<std::uint16_t, std::uint8_t>> migrating_;
+    std::vector<std::pair<std::uint16_t, std::uint8_t>> importing_;
+    std::vector<std::pair<int, bool>> member_roles_;  // (master or -1, failed)
     // Per connection: each client's command connection, then its subscriber (world.hpp's
     // model_client).
     std::array<client_state, 2 * clients_max> clients_{};

@@ -36,13 +36,16 @@ std::string describe(const failure& why);
 
 class sim_connection final : public session::connection_io, public session::connection_events {
 public:
-    // The handshake's steps and every request one lock may have on an instance at once.
+    // The handshake's steps and every request one lock may have on an instance at once; in
+    // a cluster an ASKING beside each, and a CLUSTER SLOTS.
     static constexpr std::size_t in_flight_max =
-        session::handshake_steps_max + requests_per_instance_max;
+        session::handshake_steps_max + 2 * requests_per_instance_max + 1;
     // A whole handshake (PING, ROLE and the four scripts) fits with room to spare.
     static constexpr std::size_t handshake_bytes_max = 8 * 1024;
-    // Reply nodes a reply is parsed into: ROLE with two replicas takes 12.
-    static constexpr std::size_t reply_nodes_max = 32;
+    // Reply nodes a reply is parsed into: ROLE with two replicas takes 12, CLUSTER SLOTS of
+    // the simulated cluster 1 + 13 per range of slots (a master and a replica each): three
+    // ranges, five once a slot migrated out of the middle of one, seven after it came back.
+    static constexpr std::size_t reply_nodes_max = 128;
 
     sim_connection() = default;
     sim_connection(const sim_connection&) = delete;
@@ -100,6 +103,7 @@ private:
     void pushed(session::routed_reply::kind what, const reply_node* nodes,
                 std::size_t count) override;
     void node_started() override;
+    void dropped(const session::in_flight& entry) override;
     void ended(const session::connection_end& closed, bool lock_hears) override;
 
     void finish_connect(std::int64_t now_ms);

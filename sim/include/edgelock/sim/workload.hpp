@@ -22,6 +22,13 @@
 // writes unless held() said yes just before (a pause right after that check is exactly
 // Kleppmann's counterexample, and the simulator lets a fault land there).
 //
+// Redis Cluster (workload_cluster.cpp), as a client of a cluster deployment routes its locks:
+// one connection per node index of the session::slot_map it reads with CLUSTER SLOTS (from
+// the seeds, n0, n2 and n4, at first), the lock (instance 0) routed by its lock_route
+// (begin_writes before writing, ASKING before each request while an ASK is in force), every
+// reply to it handed over by deliver_cluster_answer, the map read again when it is stale
+// (map_refresh) and marked stale whenever a connection ends.
+//
 // A client may be deliberately broken for the mutation tests (see behaviour); then the
 // checks must catch it.
 #pragma once
@@ -35,6 +42,7 @@
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
+#include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
 #include "edgelock/sim/network.hpp"
@@ -121,7 +129,9 @@ private:
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
     // What an instance's connection delivers (sim_connection calls these).
     friend class sim_connection;
-    void on_answer(std::uint8_t instance, const reply_node& reply);
+    void on_answer(std::uint8_t instance, const session::in_flight& entry,
+                   const reply_node* nodes, std::size_t count);
+    void on_dropped(std::uint8_t instance, const session::in_flight& entry);
     void on_node_started(std::uint8_t instance);
     void on_connection_end(std::uint8_t instance);
     // What the subscriber connection of a fair lock delivers.
@@ -136,6 +146,18 @@ private:
     // A wake-up for the lock: the payload of a message on its channel (a releaser's token),
     // or "" for a confirmed subscription (lock::on_wake).
     void handle_wake(std::string_view message);
+
+    // Redis Cluster (workload_cluster.cpp); `index` a node index of the slot map.
+    void setup_cluster(const session::connection_setup& s);
+    void ensure_cluster_connection(std::uint8_t index);
+    bool send_cluster_requests();
+    void read_map_if_due();
+    void on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
+                           const reply_node* nodes, std::size_t count);
+    void on_cluster_connection_end(std::uint8_t index);
+    // Calls f(connection) for each connection the lock's requests may use.
+    template <typename F>
+    void each_connection(F&& f);
 
     void run_job_timer();
     void run_step(step s);
@@ -168,6 +190,17 @@ private:
     std::array<session::node_address, sentinel_processes_max> sentinels_{};
     session::node_address master_;  // the master's credentials and db: none in the sim
     std::array<sim_connection, instances_max> connections_{};
+    // Redis Cluster: the slot map, when to read it, the lock's route, and a connection per
+    // node index (set up when the map first names the node: bit i of cluster_made_).
+    bool cluster_ = false;
+    session::slot_map map_;
+    session::map_refresh refresh_;
+    session::lock_route route_;
+    std::uint8_t map_read_on_ = session::slot_map::no_master;  // a CLUSTER SLOTS in flight
+    session::connection_setup cluster_setup_;
+    session::slot_map::node_set cluster_made_ = 0;
+    std::array<session::node_address, session::cluster_masters_max> cluster_nodes_{};
+    std::array<sim_connection, session::cluster_masters_max> cluster_connections_{};
     // Fair locks, as the blocking client waits: a subscriber connection made the first time
     // the lock wants wake-ups and kept, its channel subscribed exactly while it wants them.
     bool fair_ = false;

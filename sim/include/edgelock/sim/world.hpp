@@ -15,6 +15,7 @@
 // (workload.cpp), which calls back into the world to send, connect and record.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -87,6 +88,9 @@ public:
         node_resume,           // who: node (a pause may have ended)
         node_rejoin,           // who: node (a cut-off may have ended)
         fault_start,           // arg: fault index
+        cluster_learn,         // who: node, arg: failover epoch * 256 + the promoted node
+        migrate_step,          // the lock's slot migration: the next MIGRATE, or SETSLOT NODE
+        slot_learn,            // who: node (hears the lock's slot has its new owner)
     };
     struct event {
         std::int64_t at_us = 0;
@@ -245,6 +249,7 @@ private:
     void heal_at(std::int64_t end_us);
     void change_clock(const fault& f);
     void make_nodes(prng& setup);
+    void make_cluster();
     lock_config clients_lock_config() const;
     // Network faults name Redis nodes: a server that is a sentinel meets none of them.
     bool partitioned(std::uint8_t client, std::uint8_t server) const noexcept;
@@ -288,6 +293,17 @@ private:
     void sentinel_repoint(std::uint8_t node);
     void sentinel_learn(std::uint8_t sentinel, std::uint32_t arg);
     void tell_sentinels(std::uint8_t promoted);
+    // Redis Cluster (world_nodes.cpp): the promoted replica serves the old master's slots at
+    // once; every other node hears of it after its gossip delay (an old master, when it is
+    // reconfigured); a node of another shard that is back resynchronises its own replica.
+    void cluster_promoted(std::uint8_t old_master, std::uint8_t promoted);
+    void cluster_learn(std::uint8_t node, std::uint32_t news);
+    void cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t replica, bool failed);
+    void other_shard_back(std::uint8_t node);
+    // A migrate fault: the lock's slot moves from f.target to the first node of f.nodes.
+    void start_migration(const fault& f);
+    void migrate_step();
+    void slot_learn(std::uint8_t node);
     void schedule_repoints(std::uint8_t old_master, std::uint8_t promoted);
     std::int64_t repoint_delay_us();
     int best_replica_seen(std::uint8_t master) const noexcept;
@@ -332,6 +348,17 @@ private:
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
     std::uint32_t failover_epoch_ = 0;        // promotions so far (Sentinel's config epoch)
+    // Redis Cluster: each shard's slots (shard k: nodes 2k and 2k + 1; shard 0 the lock's).
+    std::array<std::pair<std::uint16_t, std::uint16_t>, 3> cluster_ranges_{};
+    struct slot_migration {
+        int source = -1;    // the node migrating the lock's slot, -1 when none moves
+        int importer = -1;  // the node importing it, -1 when none moves
+        int owner = -1;     // the master serving it after a migration (-1: the lock's shard's)
+        std::int64_t gap_us = 0;
+        std::int64_t learn_ms = 0;
+    };
+    slot_migration slot_moving_;
+    std::uint16_t lock_slot_ = 0;  // the slot of the lock's name (and its companion keys')
     // nodes x clients: the epoch of the client's subscriber connection the node counts among
     // the lock's channel's subscribers; 0 for none.
     std::vector<std::uint32_t> subscribed_epoch_;

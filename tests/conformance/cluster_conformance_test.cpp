@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// The simulated Redis in cluster mode (redis_model.hpp, "Redis Cluster") held to a real Redis
+// 7.0 cluster (tests/support's redis_cluster: three masters, a replica each): the same
+// commands to a real node and to its model, the replies compared byte for byte. The models
+// are told what the cluster is told (the slots each master was given, each replica's master,
+// a slot's migration half way and complete, the keys MIGRATE moved); every answer that
+// routes a client (MOVED, ASK, ASKING, TRYAGAIN, CROSSSLOT, CLUSTER SLOTS) comes from the
+// model's own rules.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "edgelock/keys.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/sim/redis_model.hpp"
+#include "edgelock/testing/redis_cluster.hpp"
+#include "raw_connection.hpp"
+
+namespace {
+
+using edgelock::conformance::encode_request;
+using edgelock::conformance::raw_connection;
+using edgelock::sim::cluster_member;
+using edgelock::sim::node_output;
+using edgelock::sim::persistence;
+using edgelock::sim::redis_node;
+using edgelock::testing::cluster_settings;
+using edgelock::testing::migration;
+using edgelock::testing::redis_cluster;
+
+struct cluster_pair {
+    redis_cluster real;
+    std::vector<redis_node> models;
+    std::int64_t now_us = 1'000'000;
+
+    explicit cluster_pair(const cluster_settings& settings) : real(settings) {
+        std::vector<cluster_member> members;
+        for (std::size_t i = 0; i < real.size(); ++i)
+            members.push_back({"127.0.0.1", real.node(i).port(), real.node_id(i)});
+        for (std::size_t i = 0; i < real.size(); ++i) {
+            models.emplace_back(static_cast<std::uint8_t>(i), persistence::none, 0);
+            models.back().enable_cluster(members);
+        }
+        for (redis_node& model : models) {
+            for (std::size_t m = 0; m < real.masters_at_start(); ++m) {
+                const auto range = real.assigned(m);
+                model.set_slot_owner(range.first, range.last, static_cast<std::uint8_t>(m));
+                const std::size_t replica = real.replica_of(m);
+                model.set_member_role(static_cast<std::uint8_t>(replica), static_cast<int>(m),
+                                      false);
+            }
+        }
+    }
+    // The model's reply to `args` on node i's connection `conn` (epoch 1 of client conn).
+    std::string model_call(std::size_t i, const std::vector<std::string>& args,
+                           std::uint8_t conn = 0) {
+        node_output out;
+        models[i].receive(conn, 1, encode_request(args), 1'000'000, now_us, out);
+        now_us += 1000;
+        return out.replies.empty() ? std::string() : out.replies.front().bytes;
+    }
+    // The same request to the real node on `link` and to the model: the same reply.
+    void expect_same(std::size_t i, raw_connection& link, const std::vector<std::string>& args) {
+        const std::string real_reply = link.call(encode_request(args));
+        const std::string model_reply = model_call(i, args);
+        std::string shown;
+        for (const std::string& a : args) shown += (shown.empty() ? "" : " ") + a.substr(0, 20);
+        EXPECT_EQ(model_reply, real_reply) << "node " << i << ": " << shown;
+    }
+};
+
+// "{foo}" keys: the lock name and its companions share slot 12182.
+const std::vector<std::string> slot_keys = {"{foo}", "{foo}:fence"};
+
+std::vector<std::string> release_both(const std::vector<std::string>& keys) {
+    return {"EVAL", std::string(edgelock::release_script.text), "2", keys[0], keys[1],
+            std::string(32, 'a')};
+}
+
+TEST(cluster_conformance, moved_ask_asking_tryagain_and_cluster_slots_answer_as_redis_7_does) {
+    cluster_settings settings;
+    settings.replicas_per_master = 1;
+    cluster_pair pair(settings);
+    const std::uint16_t slot = edgelock::cluster_slot("{foo}");
+    const std::size_t source = pair.real.owner_of(slot);
+    const std::size_t target = (source + 1) % pair.real.masters_at_start();
+    std::vector<std::unique_ptr<raw_connection>> links;
+    for (std::size_t i = 0; i < pair.real.size(); ++i)
+        links.push_back(std::make_unique<raw_connection>(pair.real.node(i).port()));
+
+    // The view every node has, and a key set on its owner, refused elsewhere.
+    for (std::size_t i = 0; i < pair.real.size(); ++i) {
+        pair.expect_same(i, *links[i], {"CLUSTER", "SLOTS"});
+        pair.expect_same(i, *links[i], {"SET", "{foo}", "1"});
+        pair.expect_same(i, *links[i], {"SET", "{foo}:fence", "7"});
+        pair.expect_same(i, *links[i], {"DEL", "{foo}", "bar"});
+        pair.expect_same(i, *links[i], {"PING"});
+    }
+
+    // Half way: the first key moved, the second still on the source.
+    EXPECT_EQ(pair.real.migrate_slot(slot, source, target, migration::half_way), 1u);
+    pair.models[target].set_importing(slot, static_cast<std::uint8_t>(source));
+    pair.models[source].set_migrating(slot, static_cast<std::uint8_t>(target));
+    std::vector<edgelock::sim::repl_op> effects;
+    std::string moved_key;
+    for (const std::string& key : slot_keys) {
+        if (links[source]->call(encode_request({"GET", key})).rfind("-ASK", 0) == 0) {
+            moved_key = key;
+            pair.models[target].restore_key({key, key == "{foo}" ? "1" : "7", -1}, effects);
+            pair.models[source].delete_key(key, effects);
+        }
+    }
+    ASSERT_FALSE(moved_key.empty());
+    for (const std::size_t i : {source, target}) {
+        for (const std::string& key : slot_keys) {
+            pair.expect_same(i, *links[i], {"GET", key});
+            pair.expect_same(i, *links[i], {"ASKING"});
+            pair.expect_same(i, *links[i], {"GET", key});
+        }
+        pair.expect_same(i, *links[i], {"EXISTS", slot_keys[0], slot_keys[1]});
+        pair.expect_same(i, *links[i], {"ASKING"});
+        pair.expect_same(i, *links[i], {"EXISTS", slot_keys[0], slot_keys[1]});
+        pair.expect_same(i, *links[i], release_both(slot_keys));
+        pair.expect_same(i, *links[i], {"ASKING"});
+        pair.expect_same(i, *links[i], {"PING"});
+        pair.expect_same(i, *links[i], {"GET", moved_key});
+    }
+
+    // Complete: every node names the target.
+    EXPECT_EQ(pair.real.migrate_slot(slot, source, target, migration::complete), 1u);
+    for (const std::string& key : slot_keys) {
+        if (key == moved_key) continue;
+        pair.models[target].restore_key({key, key == "{foo}" ? "1" : "7", -1}, effects);
+        pair.models[source].delete_key(key, effects);
+    }
+    for (redis_node& model : pair.models)
+        model.set_slot_owner(slot, slot, static_cast<std::uint8_t>(target));
+    for (std::size_t i = 0; i < pair.real.size(); ++i) {
+        pair.expect_same(i, *links[i], {"CLUSTER", "SLOTS"});
+        pair.expect_same(i, *links[i], {"GET", "{foo}:fence"});
+        pair.expect_same(i, *links[i], {"ASKING"});
+        pair.expect_same(i, *links[i], {"GET", "{foo}"});
+    }
+}
+
+}  // namespace
