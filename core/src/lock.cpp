@@ -250,6 +250,12 @@ std::uint8_t lock::requests_in_flight(std::uint8_t instance) const noexcept {
     return instance < instances_ ? rings_[instance].in_flight() : 0;
 }
 
+bool lock::next_request_waits(std::uint8_t instance) const noexcept {
+    if (instance >= instances_ || !rings_[instance].has_unsent()) return false;
+    const request_ring& ring = rings_[instance];
+    return ring.at(ring.in_flight()).kind() == request_kind::replicate;
+}
+
 write_result lock::write_request(std::uint8_t instance, char* out, std::size_t capacity) noexcept {
     if (instance >= instances_) return {errc::invalid_instance, 0};
     request_ring& ring = rings_[instance];

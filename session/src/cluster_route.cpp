@@ -20,7 +20,10 @@ route_target target_of(const lock_route& route, const slot_map& map) noexcept {
 route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
                         std::int64_t now) noexcept {
     route_step step;
-    const route_target to = target_of(route, map);
+    // WAIT counts the replicas of the node it runs on: only the node of the writes it
+    // confirms can say they were copied (a move since drops it, below).
+    const bool waits = core.next_request_waits(instance) && route.home != slot_map::no_master;
+    const route_target to = waits ? route_target{route.home, false} : target_of(route, map);
     if (to.node == slot_map::no_master) {
         map.mark_stale();  // no request goes, so no MOVED will come: only a read tells
         return step;
@@ -34,6 +37,7 @@ route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, sl
         route.home = to.node;
         step.moved = true;
     }
+    if (to.asking) route.ask = slot_map::no_master;  // one request: the one redirected
     step.to = to;
     return step;
 }

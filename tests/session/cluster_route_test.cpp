@@ -173,9 +173,9 @@ TEST_F(cluster_route_test, moved_sends_the_acquire_again_to_the_slots_new_master
 }
 
 // The slot moves (a new read of the map) while a renewal is in flight on the old master: the
-// lock stays until the renewal's answer is back, and then hears the move, so the WAIT its OK
-// queued is not written on the new master, where it would confirm nothing of ours.
-TEST_F(cluster_route_test, a_move_waits_for_the_requests_in_flight_and_drops_an_unwritten_wait) {
+// lock stays until the renewal's answer is back; the WAIT its OK queued goes there too, the
+// node whose replicas must have the renewal; the next renewal goes to the new master.
+TEST_F(cluster_route_test, a_move_waits_for_the_requests_in_flight_and_for_their_wait) {
     ASSERT_EQ(core.configure(waiting_for_a_replica()), errc::ok);
     ASSERT_EQ(core.acquire(0, 0, token_a), errc::ok);
     write_to(7101, 0);
@@ -197,20 +197,21 @@ TEST_F(cluster_route_test, a_move_waits_for_the_requests_in_flight_and_drops_an_
     EXPECT_EQ(core.requests_in_flight(0), 1) << "the lock heard nothing";
 
     ASSERT_EQ(answer(integer(1), 10'010), errc::ok);  // renewed there; its WAIT is queued
-    ASSERT_TRUE(core.has_request(0));
-    const route_step moving = begin_writes(core, 0, route, map, 10'011);
-    EXPECT_EQ(moving.code, errc::ok);
+    ASSERT_TRUE(core.next_request_waits(0));
+    EXPECT_EQ(write_to(7101, 10'011)[0], "WAIT") << "where the renewal ran";
+    EXPECT_EQ(route.home, old_home);
+    ASSERT_EQ(answer(integer(1), 10'015), errc::ok);
+    const auto renewed = take_events(core);
+    ASSERT_EQ(renewed.size(), 1u);
+    EXPECT_EQ(renewed[0].type, event_type::renewed);
+
+    const std::int64_t next = core.next_deadline_ms();
+    ASSERT_EQ(core.on_timer(next), errc::ok);
+    const route_step moving = begin_writes(core, 0, route, map, next);
     EXPECT_EQ(moving.to.node, index_of(7102));
     EXPECT_TRUE(moving.moved);
-    EXPECT_EQ(route.home, index_of(7102));
-    EXPECT_FALSE(core.has_request(0)) << "no WAIT for the renewal on the new master";
-    EXPECT_EQ(core.valid_until_ms(), 30'000 - 302) << "the renewal counts as failed";
-    EXPECT_TRUE(take_events(core).empty());
-
-    const std::int64_t retry = core.next_deadline_ms();
-    ASSERT_EQ(core.on_timer(retry), errc::ok);
-    EXPECT_EQ(write_to(7102, retry)[1], sha(edgelock::renew_script))
-        << "the renewal is retried on the new master";
+    EXPECT_EQ(take_request(core, 0)[1], sha(edgelock::renew_script))
+        << "the next renewal goes to the new master";
 }
 
 // Two requests in flight on the old master (a cancelled acquire and its cleanup): a MOVED for
@@ -236,9 +237,11 @@ TEST_F(cluster_route_test, moved_moves_the_lock_only_once_its_last_request_came_
     EXPECT_EQ(route.home, index_of(7102));
 }
 
-// ASK: the next requests go to the importing node, each after ASKING, until the map is read
-// again; the map's owner of the slot stays as it was.
-TEST_F(cluster_route_test, ask_points_the_lock_at_the_importing_node_until_the_map_is_read) {
+// ASK: the one request it redirected goes to the importing node, after ASKING; the lock's
+// next request goes to the slot's master again (the importing node serves any key of the slot
+// after ASKING, so a request whose key is still on the master would be granted there twice).
+// The map's owner of the slot stays as it was.
+TEST_F(cluster_route_test, ask_sends_the_one_request_it_redirected_to_the_importing_node) {
     configure(core, 1);
     ASSERT_EQ(core.acquire(1000, 0, token_a), errc::ok);
     write_to(7101, 1000);
@@ -253,21 +256,33 @@ TEST_F(cluster_route_test, ask_points_the_lock_at_the_importing_node_until_the_m
     EXPECT_TRUE(to.asking);
 
     EXPECT_EQ(write_to(7102, 1006, true), set_nx_request(token_a_hex));
+    EXPECT_EQ(route.ask, slot_map::no_master) << "used up by the one request";
+    const route_target after = target_of(route, map);
+    EXPECT_EQ(after.node, index_of(7101));
+    EXPECT_FALSE(after.asking);
     ASSERT_EQ(answer(key_was_free(), 1010), errc::ok);
     ASSERT_EQ(take_events(core).size(), 1u);
-    EXPECT_TRUE(target_of(route, map).asking) << "still in force: the map was not read";
 
-    // A read that fails leaves the map as it was, and the ASK in force.
+    ASSERT_EQ(core.on_timer(11'000), errc::ok);
+    EXPECT_EQ(write_to(7101, 11'000)[1], sha(edgelock::renew_script)) << "to the master first";
+    ASSERT_EQ(redirect("ASK", 7102, 11'001), errc::ok);  // the key is on the importing node
+    EXPECT_EQ(write_to(7102, 11'002, true)[1], sha(edgelock::renew_script));
+}
+
+// An ASK not used before the map is read again is void: the read says where the slot is.
+TEST_F(cluster_route_test, a_map_read_voids_an_ask_not_yet_used) {
+    configure(core, 1);
+    ASSERT_EQ(core.acquire(1000, 0, token_a), errc::ok);
+    write_to(7101, 1000);
+    ASSERT_EQ(redirect("ASK", 7102, 1005), errc::ok);
+    // A read that fails leaves the map as it was, and the ASK.
     const parsed bad("+OK\r\n");
     ASSERT_EQ(map.read_slots(bad.nodes.data(), bad.count, seed), errc::unexpected_reply);
     EXPECT_TRUE(target_of(route, map).asking);
-
-    read_map(one_master(7101));
+    read_map(one_master(7103));
     const route_target after = target_of(route, map);
-    EXPECT_EQ(after.node, index_of(7101));
+    EXPECT_EQ(after.node, index_of(7103));
     EXPECT_FALSE(after.asking) << "a read ends the ASK";
-    ASSERT_EQ(core.on_timer(11'000), errc::ok);
-    EXPECT_EQ(write_to(7101, 11'000)[1], sha(edgelock::renew_script));
 }
 
 TEST_F(cluster_route_test, moved_ends_an_ask_in_force) {
@@ -335,8 +350,8 @@ TEST_F(cluster_route_test, an_answer_between_redirects_starts_the_count_again) {
     ASSERT_EQ(answer(key_was_free(), 1010), errc::ok);
     EXPECT_EQ(route.redirects, 0);
     ASSERT_EQ(take_events(core).size(), 1u);
-    ASSERT_EQ(core.on_timer(11'000), errc::ok);  // the renewal
-    write_to(7102, 11'000, true);
+    ASSERT_EQ(core.on_timer(11'000), errc::ok);  // the renewal, to the master
+    write_to(7101, 11'000);
     for (std::size_t n = 1; n <= redirects_max; ++n) {
         ASSERT_EQ(redirect("ASK", 7102, 11'001), errc::ok) << n;
         write_to(7102, 11'001, true);
@@ -470,33 +485,25 @@ TEST_F(cluster_route_test, a_non_redirect_while_events_are_pending_keeps_the_cou
 }
 
 TEST_F(cluster_route_test, a_move_while_events_are_pending_leaves_the_route_and_is_tried_again) {
-    ASSERT_EQ(core.configure(waiting_for_a_replica()), errc::ok);
-    ASSERT_EQ(core.acquire(0, 0, token_a), errc::ok);
-    write_to(7101, 0);
-    ASSERT_EQ(answer(key_was_free(), 2), errc::ok);
-    write_to(7101, 2);
-    ASSERT_EQ(answer(integer(1), 5), errc::ok);
-    take_events(core);
-    ASSERT_EQ(core.on_timer(10'000), errc::ok);
-    write_to(7101, 10'000);
-    ASSERT_EQ(answer(integer(1), 10'010), errc::ok);  // renewed; its WAIT is queued
+    configure(core, 1);
+    held_on_the_first_master();
+    ASSERT_EQ(core.on_timer(11'000), errc::ok);  // the renewal, queued
     read_map(one_master(7102));
-    fill_the_event_queue(10'011);
+    fill_the_event_queue(11'001);
 
     const std::uint8_t home = route.home;
-    const route_step refused = begin_writes(core, 0, route, map, 10'012);
+    const route_step refused = begin_writes(core, 0, route, map, 11'002);
     EXPECT_EQ(refused.code, errc::events_pending);
     EXPECT_EQ(refused.to.node, slot_map::no_master) << "nothing goes";
     EXPECT_FALSE(refused.moved);
     EXPECT_EQ(route.home, home);
-    EXPECT_TRUE(core.has_request(0)) << "the lock heard nothing yet";
 
     take_events(core);
-    const route_step moved = begin_writes(core, 0, route, map, 10'013);
+    const route_step moved = begin_writes(core, 0, route, map, 11'003);
     EXPECT_EQ(moved.code, errc::ok);
     EXPECT_EQ(moved.to.node, index_of(7102));
     EXPECT_TRUE(moved.moved);
-    EXPECT_FALSE(core.has_request(0)) << "the WAIT is dropped now";
+    EXPECT_EQ(take_request(core, 0)[1], sha(edgelock::renew_script));
 }
 
 TEST_F(cluster_route_test, an_ask_while_events_are_pending_changes_nothing) {

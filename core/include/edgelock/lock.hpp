@@ -436,6 +436,9 @@ public:
     // The requests written for `instance` whose replies have not come (0 for an instance not
     // below the count): a caller that moves the instance to another node waits for them.
     std::uint8_t requests_in_flight(std::uint8_t instance) const noexcept;
+    // The next request write_request(instance, ...) would write is a WAIT: it confirms the
+    // writes before it on the same connection, so it must go where they went.
+    bool next_request_waits(std::uint8_t instance) const noexcept;
 
     // Encodes the next queued request for `instance` into out[0, capacity) and marks it in
     // flight. request_bytes_max always suffices.

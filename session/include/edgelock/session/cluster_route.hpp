@@ -5,13 +5,16 @@
 // the master of its name's slot (cluster.hpp's slot_map; the companion keys share the slot,
 // keys.hpp). Its route says which node that is now:
 //
-//   target_of       where its next requests go: the node an ASK named, each request after
-//                   ASKING, until the map is read again; else the slot's master
-//   begin_writes    before writing its requests: the target, or nothing yet. A lock moves to
-//                   another node only once its requests in flight on the old one are back,
-//                   so its requests run in the order it wrote them; and it hears the move as
-//                   a change of connection (lock::on_io_error), so a WAIT not yet written
-//                   never confirms a write on another node
+//   target_of       where its next request goes: the node an ASK named, for the one request
+//                   it redirected, after ASKING (the importing node serves any key of the
+//                   slot after ASKING, so no other request may go there so: one whose key is
+//                   still on the old node would be granted twice); else the slot's master
+//   begin_writes    before writing its requests: the target, or nothing yet. A WAIT goes
+//                   where the writes it confirms went. A lock moves to another node only
+//                   once its requests in flight on the old one are back, so its requests run
+//                   in the order it wrote them; and it hears the move as a change of
+//                   connection (lock::on_io_error), so a WAIT not yet written never confirms
+//                   a write on another node
 //   deliver_cluster_answer   a reply to one of its requests: a MOVED updates the map (which
 //                   is then read again), an ASK points the lock at the importing node, and
 //                   the request goes again (lock::on_redirect: a redirected command did not
@@ -33,7 +36,7 @@ namespace edgelock::session {
 struct lock_route {
     std::uint16_t slot = 0;
     std::uint8_t home = slot_map::no_master;  // the node its requests were last written to
-    std::uint8_t ask = slot_map::no_master;   // an ASK in force: the importing node
+    std::uint8_t ask = slot_map::no_master;   // an ASK for the request it redirected
     std::uint32_t ask_reads = 0;              // slot_map::reads() when the ASK came
     std::uint8_t redirects = 0;               // redirects followed in a row, no answer between
 };
@@ -46,19 +49,21 @@ struct route_target {
     bool asking = false;                      // each request goes after ASKING
 };
 
-// Where the lock's next requests go: the node of an ASK in force (asking) while the map has
-// not been read since it came, else the master of the lock's slot (no_master when the map
+// Where the lock's next request goes: the node of an ASK not yet used (asking) while the map
+// has not been read since it came, else the master of the lock's slot (no_master when the map
 // has none).
 route_target target_of(const lock_route& route, const slot_map& map) noexcept;
 
 struct [[nodiscard]] route_step {
-    route_target to;       // to.node no_master: write nothing now
+    route_target to;       // to.node no_master: write nothing now; asking: write one request
+                           // (write_requests' asking writes one): the ASK is used up
     bool moved = false;    // the lock left its last node: tell it the new node's start
                            // (lock::on_node_started) before writing, as on a new connection
     errc code = errc::ok;  // the lock's, from on_io_error
 };
 
-// Before writing the lock's queued requests for `instance`: where they go now. Nothing goes
+// Before writing the lock's queued requests for `instance`: where they go now; a WAIT next in
+// line goes to the route's home, the node of the writes before it. Nothing goes
 // (to.node no_master) while the slot has no known master (the map is then marked stale: a
 // node that answered before the slot was served, or a MOVED to a node the table had no room
 // for, is read past), or while requests are still in flight on the node the lock leaves. When it

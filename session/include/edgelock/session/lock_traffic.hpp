@@ -61,11 +61,12 @@ struct [[nodiscard]] write_report {
 //   bool commit(std::size_t size);        they are the connection's to send; false when that
 //                                         failed (the sink closed the connection: on_io_error)
 // Each request is tracked on the connection before it is committed, so a write that fails drops it
-// with the connection, as a request in flight. With `asking` (Redis Cluster: an ASK in force,
-// cluster_route.hpp) each request goes after an ASKING of its own, in the same commit, tracked
-// as the connection's own; such requests wait for the connection to be ready.
+// with the connection, as a request in flight. With `asking` (Redis Cluster: the request an
+// ASK redirected, cluster_route.hpp) one request goes, after an ASKING in the same commit,
+// tracked as the connection's own, and only once the connection is ready; the rest wait for
+// the next call.
 // Returns the requests written and why it stopped: done when nothing is queued for the
-// instance any more, not_accepting when the connection takes no lock requests now, full when the
+// instance any more (or, asking, once its one request is written), not_accepting when the connection takes no lock requests now, full when the
 // sink lacks room for the next request, failed when the sink's commit failed. The lock's
 // write_request() cannot refuse a queued request otherwise (invalid_instance, invalid_state):
 // that is asserted, as is room on the connection for every request the lock can have out.
@@ -104,6 +105,7 @@ write_report write_requests(lock& core, std::uint8_t instance, connection& conne
             report.stop = write_stop::failed;
             return report;
         }
+        if (asking) return report;  // the ASK covers that one request
     }
     return report;
 }
