@@ -68,9 +68,8 @@ std::size_t configuration_index(const configuration& config) noexcept {
     constexpr std::size_t later_rows = first_configuration_count + one_off_configuration_count;
     if (in_matrix(config)) {
         const auto place = static_cast<std::size_t>(&config - configurations().data());
-        return place < first_configuration_count
-                   ? place
-                   : later_rows + (place - first_configuration_count);
+        return place < first_configuration_count ? place
+                                                 : later_rows + (place - first_configuration_count);
     }
     const configuration* const one_off = one_off_configurations().data();
     EDGELOCK_ASSERT(&config >= one_off && &config < one_off + one_off_configuration_count);

@@ -14,9 +14,9 @@ namespace {
 // The keyed commands of the model, by where their keys are: args[1], or every argument
 // from args[1] (DEL, EXISTS); EVAL and EVALSHA name theirs with numkeys.
 bool one_key_command(std::string_view command) {
-    for (const std::string_view name : {"GET", "SET", "PEXPIRE", "PERSIST", "PTTL", "INCR", "ZADD",
-                                        "ZREM", "ZSCORE", "ZCARD", "ZRANGE", "ZRANGEBYSCORE",
-                                        "ZREMRANGEBYSCORE"}) {
+    for (const std::string_view name :
+         {"GET", "SET", "PEXPIRE", "PERSIST", "PTTL", "INCR", "ZADD", "ZREM", "ZSCORE", "ZCARD",
+          "ZRANGE", "ZRANGEBYSCORE", "ZREMRANGEBYSCORE"}) {
         if (equals_ignoring_case(command, name)) return true;
     }
     return false;
@@ -99,8 +99,7 @@ void redis_node::set_member_role(std::uint8_t member, int master, bool failed) {
     member_roles_[member] = {master, failed};
 }
 
-std::vector<std::string> redis_node::keys_in_slot(std::uint16_t slot,
-                                                  std::int64_t wall_ms) const {
+std::vector<std::string> redis_node::keys_in_slot(std::uint16_t slot, std::int64_t wall_ms) const {
     std::vector<std::string> keys;
     for (const redis_entry& e : data_) {
         if (cluster_slot(e.key) == slot && peek(e.key, wall_ms) != nullptr) keys.push_back(e.key);
@@ -123,8 +122,8 @@ std::string redis_node::endpoint_of(std::uint8_t member) const {
 
 // getNodeByQuery's verdict for the keys of `r`: Redis 7.0 counts a key missing by a lookup
 // that expires it (an expired key is absent), and a repeated key once.
-bool redis_node::cluster_refuses(bool asking, const request_view& r,
-                                 std::int64_t wall_ms, std::string& reply) const {
+bool redis_node::cluster_refuses(bool asking, const request_view& r, std::int64_t wall_ms,
+                                 std::string& reply) const {
     const request_keys keys = keys_of(r);
     if (keys.count == 0) return false;
     const std::uint16_t slot = cluster_slot(keys.first[0]);

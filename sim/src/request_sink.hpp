@@ -76,5 +76,4 @@ struct request_sink {
     }
 };
 
-
 }  // namespace edgelock::sim

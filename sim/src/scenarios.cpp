@@ -183,8 +183,7 @@ void master_goes_away(schedule& s, const configuration& config, const world_para
                       prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     // Redis Cluster fails the lock's shard over as Sentinel does (n1 promoted).
-    const bool sentinel =
-        config.layout == topology::sentinel || config.layout == topology::cluster;
+    const bool sentinel = config.layout == topology::sentinel || config.layout == topology::cluster;
     const std::int64_t shape = rng.between(0, sentinel ? 9 : 7);
     const std::int64_t away =
         shape <= 5 ? rng.between(ttl, 3 * ttl) : rng.between(ttl / 2, 3 * ttl);

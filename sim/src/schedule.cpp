@@ -38,8 +38,7 @@ bool has_amount(fault_kind k) {
 bool has_peers(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::partition ||
            k == fault_kind::drop_reply || k == fault_kind::loss || k == fault_kind::repl_lag ||
-           k == fault_kind::isolate || k == fault_kind::slow_subscribe ||
-           k == fault_kind::migrate;
+           k == fault_kind::isolate || k == fault_kind::slow_subscribe || k == fault_kind::migrate;
 }
 
 bool has_reset(fault_kind k) {

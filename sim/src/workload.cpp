@@ -382,7 +382,6 @@ void client::handle_wake(std::string_view message) {
     if (code != errc::ok) anomaly("on_wake", code);
 }
 
-
 // Writes the lock's queued requests on every connection that accepts them: ready, or handshaking
 // with the node itself (pipelined behind the handshake, as the blocking client does).
 bool client::send_requests() {
@@ -492,9 +491,8 @@ void client::on_node_started(std::uint8_t instance) {
     sim_connection& on = cluster_ ? cluster_connections_[instance] : connections_[instance];
     if (cluster_) instance = 0;
     drain();  // the lock refuses input while events wait
-    const errc code =
-        session::tell_node_started(lock_, instance, on.connection(),
-                                   world_.config().restart_guard, now_ms());
+    const errc code = session::tell_node_started(lock_, instance, on.connection(),
+                                                 world_.config().restart_guard, now_ms());
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
 }

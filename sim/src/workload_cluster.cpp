@@ -100,8 +100,8 @@ bool client::send_cluster_requests() {
             world_.note_client(id_, "lock routed to " + text_of(cluster_nodes_[step.to.node]));
         if (to.connection().accepts_requests()) {
             drain();
-            const errc code = session::tell_node_started(
-                lock_, 0, to.connection(), world_.config().restart_guard, now_ms());
+            const errc code = session::tell_node_started(lock_, 0, to.connection(),
+                                                         world_.config().restart_guard, now_ms());
             if (code != errc::ok) anomaly("on_node_started", code);
             drain();
         }

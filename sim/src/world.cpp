@@ -1007,8 +1007,9 @@ void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_vie
     // MIGRATE copied to the importing node backs the lease there.
     if (slot_moving_.importer >= 0 && holds_token(slot_moving_.importer, token_hex)) return;
     const std::uint8_t first =
-        redlock ? 0 : static_cast<std::uint8_t>(slot_moving_.owner >= 0 ? slot_moving_.owner
-                                                                        : current_master_);
+        redlock ? 0
+                : static_cast<std::uint8_t>(slot_moving_.owner >= 0 ? slot_moving_.owner
+                                                                    : current_master_);
     const std::uint8_t count = redlock ? config_.instances : 1;
     const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
     const auto backs = [&](std::uint8_t n) {

@@ -428,8 +428,8 @@ void world::cluster_learn(std::uint8_t node, std::uint32_t news) {
     const auto promoted = static_cast<std::uint8_t>(news % 256);
     if (news / 256 != failover_epoch_ || demoted_[node]) return;  // stale, or the old master
     if (!reachable(node)) {
-        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::cluster_learn,
-                     node, news);
+        events_.push(now_us_ + params_.info_period_ms * 1000, scheduler::kind::cluster_learn, node,
+                     news);
         return;
     }
     const std::uint8_t replaced = promoted == 0 ? 1 : 0;  // the lock's shard: nodes 0 and 1
@@ -513,8 +513,8 @@ void world::migrate_step() {
     nodes_[target].set_slot_owner(slot, slot, target);
     nodes_[source].set_slot_owner(slot, slot, target);
     slot_moving_ = slot_migration{-1, -1, target, 0, slot_moving_.learn_ms};
-    if (recording()) note_node(target, "SETSLOT " + std::to_string(slot) + " NODE n" +
-                                           std::to_string(target));
+    if (recording())
+        note_node(target, "SETSLOT " + std::to_string(slot) + " NODE n" + std::to_string(target));
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (n != source && n != target)
             events_.push(now_us_ + slot_moving_.learn_ms * 1000, scheduler::kind::slot_learn, n, 0);

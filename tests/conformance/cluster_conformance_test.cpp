@@ -75,8 +75,9 @@ struct cluster_pair {
 const std::vector<std::string> slot_keys = {"{foo}", "{foo}:fence"};
 
 std::vector<std::string> release_both(const std::vector<std::string>& keys) {
-    return {"EVAL", std::string(edgelock::release_script.text), "2", keys[0], keys[1],
-            std::string(32, 'a')};
+    return {"EVAL",  std::string(edgelock::release_script.text),
+            "2",     keys[0],
+            keys[1], std::string(32, 'a')};
 }
 
 TEST(cluster_conformance, moved_ask_asking_tryagain_and_cluster_slots_answer_as_redis_7_does) {

@@ -90,12 +90,19 @@ TEST_F(cluster_node, cluster_slots_answers_the_view_in_the_shape_redis_7_sends) 
     const std::string expected =
         "*3\r\n"
         "*4\r\n:0\r\n:5460\r\n"
-        "*4\r\n$9\r\n127.0.0.1\r\n:7101\r\n$40\r\n" + id_a + "\r\n*0\r\n"
-        "*4\r\n$9\r\n127.0.0.1\r\n:7104\r\n$40\r\n" + id_d + "\r\n*0\r\n"
+        "*4\r\n$9\r\n127.0.0.1\r\n:7101\r\n$40\r\n" +
+        id_a +
+        "\r\n*0\r\n"
+        "*4\r\n$9\r\n127.0.0.1\r\n:7104\r\n$40\r\n" +
+        id_d +
+        "\r\n*0\r\n"
         "*3\r\n:5461\r\n:10922\r\n"
-        "*4\r\n$9\r\n127.0.0.1\r\n:7102\r\n$40\r\n" + id_b + "\r\n*0\r\n"
+        "*4\r\n$9\r\n127.0.0.1\r\n:7102\r\n$40\r\n" +
+        id_b +
+        "\r\n*0\r\n"
         "*3\r\n:10923\r\n:16383\r\n"
-        "*4\r\n$9\r\n127.0.0.1\r\n:7103\r\n$40\r\n" + id_c + "\r\n*0\r\n";
+        "*4\r\n$9\r\n127.0.0.1\r\n:7103\r\n$40\r\n" +
+        id_c + "\r\n*0\r\n";
     EXPECT_EQ(send({"CLUSTER", "SLOTS"}), expected);
     // A failed replica is left out; a slot nobody serves splits the ranges.
     node.set_member_role(3, 0, true);

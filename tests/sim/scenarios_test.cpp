@@ -221,8 +221,7 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S10", "sentinel+WAIT+guard+fair", fair_only},
         // Redis Cluster: validity from T1 and compare-and-* hold whatever node serves the
         // slot, and the guard keeps a restarted master out as it does under Sentinel.
-        safe_cell{"S3", "cluster", all_checks},
-        safe_cell{"S5", "cluster+WAIT+guard", all_checks}));
+        safe_cell{"S3", "cluster", all_checks}, safe_cell{"S5", "cluster+WAIT+guard", all_checks}));
 
 // Found by the wakeup check: client 0 gives up (wait_timeout) while its line entry heads the
 // line; its leave-the-line fair_release meets NOSCRIPT after client 0 began its next
@@ -269,9 +268,10 @@ TEST(cluster_migration, clients_follow_ask_and_moved_while_the_lock_slot_moves) 
 TEST(cluster_migration, an_ask_used_once_keeps_a_slot_moving_back_and_on_safe) {
     run_request r = request_for("S8", "cluster", run_mode::schedule, 4);
     std::string error;
-    ASSERT_TRUE(parse_schedule("migrate.n0@t100,to=n2,d=0,x=300;migrate.n2@t1200,to=n0,d=0,x=1;"
-                               "migrate.n0@t1205,to=n2,d=0,x=3000",
-                               r.faults, error))
+    ASSERT_TRUE(
+        parse_schedule("migrate.n0@t100,to=n2,d=0,x=300;migrate.n2@t1200,to=n0,d=0,x=1;"
+                       "migrate.n0@t1205,to=n2,d=0,x=3000",
+                       r.faults, error))
         << error;
     const run_result result = run(make_spec(r));
     EXPECT_TRUE(result.checks.all_ok()) << replay_command(r);

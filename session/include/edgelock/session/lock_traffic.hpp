@@ -66,11 +66,12 @@ struct [[nodiscard]] write_report {
 // tracked as the connection's own, and only once the connection is ready; the rest wait for
 // the next call.
 // Returns the requests written and why it stopped: done when nothing is queued for the
-// instance any more (or, asking, once its one request is written), not_accepting when the connection takes no lock requests now, full when the
-// sink lacks room for the next request, failed when the sink's commit failed. The lock's
-// write_request() cannot refuse a queued request otherwise (invalid_instance, invalid_state):
-// that is asserted, as is room on the connection for every request the lock can have out.
-// ASKING as a request, into out[0, capacity). Returns its size, or 0 when it does not fit.
+// instance any more (or, asking, once its one request is written), not_accepting when the
+// connection takes no lock requests now, full when the sink lacks room for the next request, failed
+// when the sink's commit failed. The lock's write_request() cannot refuse a queued request
+// otherwise (invalid_instance, invalid_state): that is asserted, as is room on the connection for
+// every request the lock can have out. ASKING as a request, into out[0, capacity). Returns its
+// size, or 0 when it does not fit.
 std::size_t write_asking(char* out, std::size_t capacity) noexcept;
 
 template <typename Sink>

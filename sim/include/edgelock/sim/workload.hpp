@@ -129,8 +129,8 @@ private:
     void handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes);
     // What an instance's connection delivers (sim_connection calls these).
     friend class sim_connection;
-    void on_answer(std::uint8_t instance, const session::in_flight& entry,
-                   const reply_node* nodes, std::size_t count);
+    void on_answer(std::uint8_t instance, const session::in_flight& entry, const reply_node* nodes,
+                   std::size_t count);
     void on_dropped(std::uint8_t instance, const session::in_flight& entry);
     void on_node_started(std::uint8_t instance);
     void on_connection_end(std::uint8_t instance);
