@@ -33,8 +33,12 @@ constexpr number_range integer_range{std::numeric_limits<std::int64_t>::min(),
                                      errc::protocol_error};
 constexpr number_range bulk_length_range{-1, static_cast<std::int64_t>(bulk_bytes_max),
                                          errc::reply_too_large};
+// An array header's count at most array_elements_max, or, for a caller that gave more than
+// nodes_max nodes (a slot map's reader), any count its nodes can hold (checked in read_array).
 constexpr number_range array_count_range{-1, static_cast<std::int64_t>(array_elements_max),
                                          errc::too_many_elements};
+constexpr number_range large_array_count_range{-1, std::numeric_limits<std::int32_t>::max(),
+                                               errc::too_many_elements};
 
 // read_number relies on every range admitting -1 and 1.
 static_assert(integer_range.min_value < 0 && integer_range.max_value > 0);
@@ -51,7 +55,8 @@ struct parser {
     std::size_t end;  // bytes this reply may use: min(size, reply_bytes_max)
     std::size_t pos;
     reply_node* nodes;
-    std::size_t node_limit;              // min(nodes_capacity, nodes_max)
+    std::size_t node_limit;              // nodes_capacity
+    bool large;                          // nodes_capacity above nodes_max
     std::size_t written;                 // nodes filled in
     std::size_t owed;                    // elements announced by open arrays, not yet started
     std::size_t depth;                   // open arrays
@@ -199,7 +204,8 @@ errc read_array(parser& p) noexcept {
     if (p.depth == depth_max) {
         return errc::too_deep;
     }
-    const number_result count = read_number(p, array_count_range);
+    const number_result count =
+        read_number(p, p.large ? large_array_count_range : array_count_range);
     if (count.code != errc::ok) {
         return count.code;
     }
@@ -262,8 +268,8 @@ void close_finished_arrays(parser& p) noexcept {
 }
 
 errc read_reply(parser& p) noexcept {
-    // Each pass writes one node, and no reply has more than node_limit <= nodes_max.
-    for (std::size_t pass = 0; pass < nodes_max; ++pass) {
+    // Each pass writes one node, and no reply has more than node_limit.
+    for (std::size_t pass = 0; pass <= p.node_limit; ++pass) {
         const errc code = read_element(p);
         if (code != errc::ok) {
             return code;
@@ -286,7 +292,8 @@ parse_result parse_reply(const char* data, std::size_t size, reply_node* nodes,
     p.data = data;
     p.end = size < reply_bytes_max ? size : reply_bytes_max;
     p.nodes = nodes;
-    p.node_limit = nodes_capacity < nodes_max ? nodes_capacity : nodes_max;
+    p.node_limit = nodes_capacity;
+    p.large = nodes_capacity > nodes_max;
 
     const errc code = read_reply(p);
     if (code == errc::ok) {

@@ -362,14 +362,14 @@ TEST(asio_cluster, a_link_nothing_needs_is_closed) {
     EXPECT_TRUE(client.instance_connected(1)) << "master 0's link stays";
 }
 
-// A resharded cluster: ten single slots of master 0 moved to master 1, one slot apart, so
-// CLUSTER SLOTS lists 21 ranges. The client reads that map (within the reply limits of
-// edgelock/limits.hpp: 64 ranges, 256 reply nodes) and its locks work on both masters.
+// A resharded cluster: forty single slots of master 0 moved to master 1, one slot apart, so
+// CLUSTER SLOTS lists 81 ranges (649 reply nodes: beyond the 256 of a lock's reply, and its
+// top array beyond 64 elements). The client reads that map and its locks work on both masters.
 TEST(asio_cluster, a_map_of_many_ranges_is_read) {
     redis_cluster cluster;
     const std::uint16_t first = cluster.assigned(0).first;
-    for (std::uint16_t n = 0; n < 10; ++n) cluster.migrate_slot(first + 2 * n + 1, 0, 1);
-    ASSERT_GE(cluster.slots_seen_by(2).size(), 21u);
+    for (std::uint16_t n = 0; n < 40; ++n) cluster.migrate_slot(first + 2 * n + 1, 0, 1);
+    ASSERT_GE(cluster.slots_seen_by(2).size(), 81u);
     asio::io_context io;
     async::client client(io);
     ASSERT_FALSE(client.open(cluster_config(cluster, 2)));

@@ -261,6 +261,22 @@ TEST(resp_reader, an_array_of_array_elements_max_is_accepted_and_one_more_refuse
     EXPECT_EQ(parse("*1\r\n*99999999999999999999\r\n").code, errc::too_many_elements);
 }
 
+// A caller that gives more nodes than nodes_max (Redis Cluster's slot map) takes arrays of any
+// count its nodes hold, and no more.
+TEST(resp_reader, more_nodes_than_nodes_max_take_larger_arrays) {
+    constexpr std::size_t large = 4 * edgelock::nodes_max;
+    const parsed full =
+        parse("*" + std::to_string(large - 1) + "\r\n" + repeated(":7\r\n", large - 1), large);
+    EXPECT_EQ(full.code, errc::ok);
+    EXPECT_EQ(full.nodes.size(), large);
+    EXPECT_EQ(parse("*" + std::to_string(large) + "\r\n", large).code, errc::too_many_elements);
+    const parsed nested = parse("*2\r\n*300\r\n" + repeated(":1\r\n", 300) + "$2\r\nok\r\n", large);
+    EXPECT_EQ(nested.code, errc::ok);
+    EXPECT_EQ(nested.nodes.size(), 303u);
+    EXPECT_EQ(parse("*1\r\n*99999999999999999999\r\n", large).code, errc::too_many_elements);
+    EXPECT_EQ(parse(":1\r\n", 0).code, errc::too_many_elements) << "no node at all";
+}
+
 TEST(resp_reader, arrays_nested_depth_max_deep_are_accepted_and_one_deeper_refused) {
     const std::string open = repeated("*1\r\n", edgelock::depth_max);
     const parsed deepest = parse(open + ":1\r\n");
@@ -289,13 +305,16 @@ std::string wide_reply(std::size_t arrays, std::size_t last) {
     return out + "*" + std::to_string(last) + "\r\n" + repeated(":1\r\n", last);
 }
 
-TEST(resp_reader, nodes_max_bounds_a_reply_whatever_the_capacity) {
+// The caller's nodes bound a reply, at nodes_max and beyond it.
+TEST(resp_reader, the_capacity_bounds_a_reply_at_nodes_max_and_above) {
     // 1 + 4 array nodes + 3 * 63 + 62 integers = 256 nodes.
     const std::string at_limit = wide_reply(3, 62);
-    const parsed full = parse(at_limit, 2 * edgelock::nodes_max);
+    const parsed full = parse(at_limit, edgelock::nodes_max);
     EXPECT_EQ(full.code, errc::ok);
     EXPECT_EQ(full.nodes.size(), edgelock::nodes_max);
-    EXPECT_EQ(parse(wide_reply(3, 63), 2 * edgelock::nodes_max).code, errc::too_many_elements);
+    EXPECT_EQ(parse(wide_reply(3, 63), edgelock::nodes_max).code, errc::too_many_elements);
+    EXPECT_EQ(parse(wide_reply(3, 63), edgelock::nodes_max + 1).code, errc::ok);
+    EXPECT_EQ(parse(wide_reply(3, 64), edgelock::nodes_max + 1).code, errc::too_many_elements);
 }
 
 TEST(resp_reader, a_reply_of_exactly_reply_bytes_max_is_accepted) {

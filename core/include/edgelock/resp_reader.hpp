@@ -58,7 +58,9 @@ struct [[nodiscard]] parse_result {
 //   reply_too_large    a bulk header above bulk_bytes_max, or an incomplete reply already
 //                      reply_bytes_max long
 //   too_many_elements  an array header above array_elements_max, or more nodes than
-//                      min(nodes_capacity, nodes_max)
+//                      nodes_capacity. Lock replies fit nodes_max nodes; a caller that
+//                      gives more (Redis Cluster's slot map, session::cluster_reply_nodes_max)
+//                      takes arrays of any count its nodes hold.
 //   too_deep           arrays nested more than depth_max levels
 // After any code other than ok and need_more the stream cannot be resynchronised: the
 // caller drops the connection.

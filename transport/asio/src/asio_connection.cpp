@@ -366,8 +366,8 @@ void asio_connection::on_read(std::uint32_t epoch, std::error_code ec, std::size
 bool asio_connection::route_replies(std::uint32_t epoch) {
     // The driver's clock for this read (its handshake and close times); each lock reads the
     // clock again when its reply reaches it, after the handlers before it ran.
-    const std::size_t consumed =
-        driver_.on_bytes(read_buffer_.get(), read_size_, owner_.nodes(), nodes_max, now_ms());
+    const std::size_t consumed = driver_.on_bytes(read_buffer_.get(), read_size_, owner_.nodes(),
+                                                  owner_.nodes_capacity(), now_ms());
     if (epoch != epoch_) return false;
     if (consumed > 0) {
         std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);

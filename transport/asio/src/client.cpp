@@ -117,7 +117,11 @@ std::error_code client_impl::open(const client_config& config) {
     locks_.open(config.locks_max);
     dirty_.init(config.locks_max);
     deadlines_.init(config.locks_max);
-    if (!nodes_) nodes_.reset(new reply_node[nodes_max]);
+    const std::size_t nodes_wanted = cluster_ ? session::cluster_reply_nodes_max : nodes_max;
+    if (!nodes_ || nodes_capacity_ < nodes_wanted) {
+        nodes_.reset(new reply_node[nodes_wanted]);
+        nodes_capacity_ = nodes_wanted;
+    }
     ready_marks_.assign(links_, 0);
     ready_check_ = false;
     lock_timer_ms_ = no_deadline_ms;

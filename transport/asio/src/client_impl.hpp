@@ -222,6 +222,7 @@ public:
     const tls_context& tls() const noexcept { return tls_; }
     bool sentinel_mode() const noexcept { return where_.by_sentinel(); }
     reply_node* nodes() noexcept { return nodes_.get(); }
+    std::size_t nodes_capacity() const noexcept { return nodes_capacity_; }
     std::shared_ptr<client_impl> self() { return shared_from_this(); }
     // The socket at `i`, or null (closed and replaced since a handler was started).
     asio_connection* connection_at(std::size_t i) noexcept {
@@ -384,7 +385,8 @@ private:
     asio::steady_timer lock_timer_;
     std::int64_t lock_timer_ms_ = no_deadline_ms;
     std::uint32_t lock_timer_epoch_ = 0;
-    std::unique_ptr<reply_node[]> nodes_;
+    std::unique_ptr<reply_node[]> nodes_;  // replies are parsed into these: nodes_capacity_
+    std::size_t nodes_capacity_ = 0;
 
     handler_slot ready_handler_;
     std::vector<std::uint32_t> ready_marks_;  // attempts_finished per instance at wait start

@@ -62,8 +62,9 @@ bool lock::impl::set_up_node_link(std::uint8_t k) {
     node_start_known[k] = false;
     node_hooks[k].owner = this;
     node_hooks[k].k = k;
-    node_link_set_up[k] = l.setup(where.node_setup(node_link_addresses[k], link_seed + k),
-                                  node_hooks[k], &tls) == errc::ok;
+    node_link_set_up[k] =
+        l.setup(where.node_setup(node_link_addresses[k], link_seed + k), node_hooks[k], &tls,
+                session::cluster_reply_nodes_max) == errc::ok;
     return node_link_set_up[k];
 }
 

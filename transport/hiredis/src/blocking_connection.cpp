@@ -40,13 +40,17 @@ failure connect_failure(const redisContext* c, int saved_errno) {
 }  // namespace
 
 errc blocking_connection::setup(session::connection_setup setup, session::connection_events& events,
-                                const tls_context* tls) {
+                                const tls_context* tls, std::size_t reply_nodes) {
     tls_context_ = tls;
     setup.in_flight_storage = in_flight_.data();
     setup.in_flight_capacity = in_flight_.size();
     if (driver_.setup(setup, *this, events) != errc::ok) return errc::invalid_config;
     if (!read_buffer_) read_buffer_.reset(new (std::nothrow) char[read_buffer_bytes]);
-    return read_buffer_ ? errc::ok : errc::invalid_config;
+    if (!nodes_) {
+        nodes_.reset(new (std::nothrow) reply_node[reply_nodes]);
+        nodes_capacity_ = nodes_ ? reply_nodes : 0;
+    }
+    return read_buffer_ && nodes_ ? errc::ok : errc::invalid_config;
 }
 
 void blocking_connection::settle(std::int64_t now, bool wanted,
@@ -162,7 +166,7 @@ void blocking_connection::receive(std::int64_t now) {
     if (tls_.handshaking()) return continue_tls(now);
     if (!read_some(now)) return;
     const std::size_t consumed =
-        driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.data(), nodes_.size(), now);
+        driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.get(), nodes_capacity_, now);
     if (context_ == nullptr) return;  // a delivery closed the connection: its bytes went with it
     std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
     read_size_ -= consumed;

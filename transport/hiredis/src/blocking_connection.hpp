@@ -37,8 +37,10 @@ public:
     // connection may be set up again, for another node. `tls` (kept, not owned) makes the
     // connections to rediss:// addresses; null when the client has none. Returns
     // invalid_config for a setup the connection refuses.
+    // `reply_nodes`: the nodes a reply is parsed into (a cluster link's CLUSTER SLOTS needs
+    // session::cluster_reply_nodes_max), allocated by the first setup.
     errc setup(session::connection_setup setup, session::connection_events& events,
-               const tls_context* tls = nullptr);
+               const tls_context* tls = nullptr, std::size_t reply_nodes = nodes_max);
 
     const session::connection& connection() const noexcept { return driver_.connection(); }
     session::connection& connection() noexcept { return driver_.connection(); }
@@ -99,7 +101,8 @@ private:
     tls_channel tls_;
     std::unique_ptr<char[]> read_buffer_;
     std::size_t read_size_ = 0;
-    std::array<reply_node, nodes_max> nodes_{};
+    std::unique_ptr<reply_node[]> nodes_;
+    std::size_t nodes_capacity_ = 0;
 };
 
 }  // namespace edgelock::hiredis

@@ -62,8 +62,7 @@ public:
     // A set of node indices: bit i for node i.
     using node_set = std::uint32_t;
 
-    // The reply to CLUSTER SLOTS (nodes[0, count)) that `from` sent replaces the slots' owners
-    // (a reply the connection could parse: edgelock::array_elements_max ranges at most),
+    // The reply to CLUSTER SLOTS (nodes[0, count)) that `from` sent replaces the slots' owners,
     // and the map is no longer stale. Each entry is [first slot, last slot, master,
     // replicas...], each node [endpoint, port, id, ...]; replicas are not kept. A master the map
     // already has keeps its index; a new one takes a free index, or the index of a node that

@@ -29,6 +29,12 @@ inline constexpr std::size_t cluster_masters_max = 16;
 // The seed nodes a cluster deployment may list (it reads the slot map from one of them).
 inline constexpr std::size_t cluster_seeds_max = 9;
 inline constexpr std::size_t redirects_max = 5;
+// The reply nodes a cluster connection parses a reply into: CLUSTER SLOTS takes 1, then 3 +
+// 5 per node of each slot range (13 with a replica), beyond the lock replies'
+// edgelock::nodes_max (256, about 19 ranges) once a cluster is resharded. This holds about
+// 315 ranges with one replica each (the reply's 64 KiB about as many): 128 KiB of nodes per
+// asio client, and per node connection of a blocking client's cluster lock.
+inline constexpr std::size_t cluster_reply_nodes_max = 4096;
 
 // An error reply's text kept for messages ("ERR ...", "OOM ..."): enough for Redis's own
 // sentences, cut there so a reply cannot make a client's record of it grow.

@@ -64,8 +64,8 @@ enum class fault_kind : std::uint8_t {
                      // across it
     migrate,         // node (Redis Cluster: the master serving the lock's slot): the slot moves to
                      // the master `to` as redis-cli moves it: SETSLOT IMPORTING on `to`, MIGRATING
-              // on the node, then one MIGRATE per key, x ms apart, then SETSLOT NODE on both;
-              // the other nodes hear of the new owner d ms later
+    // on the node, then one MIGRATE per key, x ms apart, then SETSLOT NODE on both;
+    // the other nodes hear of the new owner d ms later
 };
 const char* to_string(fault_kind kind) noexcept;
 

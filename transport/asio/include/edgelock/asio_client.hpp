@@ -18,9 +18,9 @@
 // confirms a write made on another node. TRYAGAIN (a slot half-migrated under a fenced lock's
 // two keys) and CLUSTERDOWN are answers: the attempt fails with error_reply, and a waiting
 // acquire tries again. The guarantees are those of one master with asynchronous replicas:
-// a failover may lose an acknowledged lock (README, "Guarantees"). The map must fit the
-// reply limits (edgelock/limits.hpp: 64 slot ranges, 256 reply nodes, so about 19 ranges
-// with one replica each): a larger one fails its read with too_many_elements.
+// a failover may lose an acknowledged lock (README, "Guarantees"). Replies are parsed into
+// session::cluster_reply_nodes_max nodes (128 KiB, taken at open()): a map of about 315 slot
+// ranges with a replica each; a larger one fails its read with too_many_elements.
 //
 //   asio::io_context io{1};
 //   edgelock::async::client client(io);
