@@ -144,25 +144,32 @@ errc lock::release(std::int64_t now_ms) noexcept {
     }
 }
 
-errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept {
+// What a reply (or a redirect) answers: the oldest request in flight on `instance`, once the
+// input is accepted.
+errc lock::take_answered(std::uint8_t instance, std::int64_t now_ms, request& sent,
+                         bool& token_replaced) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (instance >= instances_) return errc::invalid_instance;
     advance();
     if (rings_[instance].in_flight() == 0) return errc::unexpected_reply;
+    sent = pop_in_flight(instance, token_replaced);
+    return errc::ok;
+}
+
+errc lock::on_reply(std::uint8_t instance, const reply_node& reply, std::int64_t now_ms) noexcept {
+    request sent{};
     bool token_replaced = false;
-    const request sent = pop_in_flight(instance, token_replaced);
-    errc code = errc::ok;
+    errc code = take_answered(instance, now_ms, sent, token_replaced);
+    if (code != errc::ok) return code;
     handle_reply(instance, sent, token_replaced, reply, code);
     return code;
 }
 
 errc lock::on_redirect(std::uint8_t instance, std::int64_t now_ms) noexcept {
-    if (const errc code = check_input(now_ms); code != errc::ok) return code;
-    if (instance >= instances_) return errc::invalid_instance;
-    advance();
-    if (rings_[instance].in_flight() == 0) return errc::unexpected_reply;
+    request sent{};
     bool token_replaced = false;
-    const request sent = pop_in_flight(instance, token_replaced);
+    if (const errc code = take_answered(instance, now_ms, sent, token_replaced); code != errc::ok)
+        return code;
     // A redirect means the command did not run: sending it again cannot run it twice.
     const bool resend = sent.current || resendable(instance, sent, token_replaced);
     if (resend && requeue(instance, sent, sent.eval)) return errc::ok;

@@ -6,30 +6,16 @@
 #include <vector>
 
 #include "../core/lock_driving.hpp"
+#include "cluster_testing.hpp"
 #include "edgelock/session/cluster_route.hpp"
 
 namespace {
 
+using namespace cluster_testing;
+
 using namespace edgelock;
 using namespace edgelock::session;
 using namespace lock_driving;
-
-struct parsed {
-    std::string resp;  // the nodes view into it
-    std::vector<reply_node> nodes = std::vector<reply_node>(nodes_max);
-    std::size_t count = 0;
-    explicit parsed(std::string text) : resp(std::move(text)) {
-        const parse_result r = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
-        EXPECT_EQ(r.code, errc::ok) << resp;
-        count = r.nodes;
-    }
-};
-
-node_address node(const std::string& url) {
-    node_address a;
-    EXPECT_EQ(parse_node_url(url, a).code, errc::ok) << url;
-    return a;
-}
 
 // CLUSTER SLOTS from a node that knows no slot yet (a node not yet joined, or one whose view
 // lags: "*0"), or from one that names the slot's master by an endpoint it lacks ("?").

@@ -8,35 +8,16 @@
 #include <vector>
 
 #include "../core/lock_driving.hpp"
+#include "cluster_testing.hpp"
 #include "edgelock/session/cluster_route.hpp"
 
 namespace {
 
+using namespace cluster_testing;
+
 using namespace edgelock;
 using namespace edgelock::session;
 using namespace lock_driving;
-
-// CLUSTER SLOTS giving every slot to one master at 127.0.0.1:`port`.
-std::string one_master(int port) {
-    return "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(port) + "\r\n";
-}
-
-struct parsed {
-    std::string resp;  // the nodes view into it
-    std::vector<reply_node> nodes = std::vector<reply_node>(nodes_max);
-    std::size_t count = 0;
-    explicit parsed(std::string text) : resp(std::move(text)) {
-        const parse_result r = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
-        EXPECT_EQ(r.code, errc::ok) << resp;
-        count = r.nodes;
-    }
-};
-
-node_address node(const std::string& url) {
-    node_address a;
-    EXPECT_EQ(parse_node_url(url, a).code, errc::ok) << url;
-    return a;
-}
 
 lock_config waiting_for_a_replica() {
     lock_config config = config_for(1);

@@ -7,11 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "cluster_testing.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/session/cluster.hpp"
 
 namespace {
+
+using namespace cluster_testing;
 
 using namespace edgelock;
 using namespace edgelock::session;
@@ -28,23 +31,6 @@ const std::string three_masters =
     "*4\r\n:10923\r\n:16383\r\n"
     "*4\r\n$9\r\n127.0.0.1\r\n:7103\r\n$40\r\n6820b5e8a89c89f61bc42841db99d188cfda725f\r\n*0\r\n"
     "*4\r\n$9\r\n127.0.0.1\r\n:7106\r\n$40\r\nc84ac2f596b5cbc8f80917838351fefaf28630c7\r\n*0\r\n";
-
-struct parsed {
-    std::string resp;  // the nodes view into it
-    std::vector<reply_node> nodes = std::vector<reply_node>(nodes_max);
-    std::size_t count = 0;
-    explicit parsed(std::string text) : resp(std::move(text)) {
-        const parse_result r = parse_reply(resp.data(), resp.size(), nodes.data(), nodes.size());
-        EXPECT_EQ(r.code, errc::ok) << resp;
-        count = r.nodes;
-    }
-};
-
-node_address node(const char* url) {
-    node_address a;
-    EXPECT_EQ(parse_node_url(url, a).code, errc::ok) << url;
-    return a;
-}
 
 std::string port_of_slot(const slot_map& map, std::uint16_t slot) {
     const std::uint8_t m = map.master_of(slot);
@@ -118,11 +104,6 @@ TEST(cluster_slots, more_masters_than_it_holds_is_a_configuration_it_cannot_serv
     EXPECT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://h")),
               errc::invalid_config);
     EXPECT_EQ(map.nodes(), 0u);
-}
-
-// CLUSTER SLOTS giving every slot to one master at 127.0.0.1:`port`.
-std::string one_master(int port) {
-    return "*1\r\n*3\r\n:0\r\n:16383\r\n*2\r\n$9\r\n127.0.0.1\r\n:" + std::to_string(port) + "\r\n";
 }
 
 TEST(cluster_slots, a_node_keeps_its_index_across_reads) {

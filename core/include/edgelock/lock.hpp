@@ -528,6 +528,8 @@ private:
                  std::size_t free_slots_needed, bool in_line_only = false) noexcept;
     bool requeue(std::uint8_t instance, request sent, bool eval) noexcept;
     request pop_in_flight(std::uint8_t instance, bool& token_replaced) noexcept;
+    errc take_answered(std::uint8_t instance, std::int64_t now_ms, request& sent,
+                       bool& token_replaced) noexcept;
     void take_token(const owner_token& token) noexcept;
     void push_event(const event& e) noexcept;
 
