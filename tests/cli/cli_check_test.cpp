@@ -12,6 +12,7 @@
 
 #include "edgelock/testing/redis6_front.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -194,7 +195,8 @@ TEST(CliCheck, AReplicaCannotHoldLocks) {
 // Every node is reported, the one down with its error; with a quorum left the row is simulated.
 TEST(CliCheck, ARedlockMasterDownIsReportedBesideTheOthers) {
     redis_masters masters(4);
-    const std::string down = "127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string down = "127.0.0.1:" + std::to_string(refused.port());
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--redis", "redis://" + down};
     for (std::size_t i = 0; i < 4; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
     const program_result r = run_program(args, check_options());
@@ -217,10 +219,8 @@ TEST(CliCheck, ARedlockMasterDownIsReportedBesideTheOthers) {
 TEST(CliCheck, RedlockWithoutAQuorumIsNotSimulated) {
     redis_masters masters(1);
     std::vector<std::string> args = {EDGELOCK_CLI, "check", "--redis", masters[0].url()};
-    for (int i = 0; i < 2; ++i) {
-        args.insert(args.end(), {"--redis", "redis://127.0.0.1:" +
-                                                std::to_string(edgelock::testing::free_port())});
-    }
+    const edgelock::testing::refused_port refused[2];
+    for (const auto& port : refused) args.insert(args.end(), {"--redis", port.url()});
     const program_result r = run_program(args, check_options());
     EXPECT_EQ(r.exit_code, 69) << r.err;
     EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
@@ -316,10 +316,9 @@ TEST(CliCheck, SaysHowLongTheRestartGuardHolds) {
 }
 
 TEST(CliCheck, AnUnreachableNodeIsAnError) {
+    const edgelock::testing::refused_port refused;
     const program_result r =
-        run_program({EDGELOCK_CLI, "check", "--redis",
-                     "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())},
-                    check_options());
+        run_program({EDGELOCK_CLI, "check", "--redis", refused.url()}, check_options());
     EXPECT_EQ(r.exit_code, 69);
     EXPECT_EQ(r.err.rfind("edgelock: cannot check 127.0.0.1:", 0), 0u) << r.err;
     EXPECT_EQ(r.err_lines().size(), 1u) << r.err;

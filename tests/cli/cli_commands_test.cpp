@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -100,8 +101,8 @@ TEST(CliBadInput, OneLineAndExit64) {
 }
 
 TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
-    const std::string nobody =
-        "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string nobody = refused.url();
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"run", "--name", "n", "--wait", "0", "--redis", nobody, "--", "true"},
              {"status", "--name", "n", "--redis", nobody},
@@ -117,8 +118,8 @@ TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {
 // Names, addresses and master names reach the messages of a failed run, status or release
 // escaped: still one line.
 TEST(CliUnreachable, EchoedInputStaysOnOneLine) {
-    const std::string nobody =
-        "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string nobody = refused.url();
     struct echoed {
         std::vector<std::string> args;
         std::string fragment;

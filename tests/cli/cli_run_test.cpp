@@ -20,6 +20,7 @@
 
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "edgelock/testing/scripted_server.hpp"
 #include "program_run.hpp"
 
@@ -447,8 +448,8 @@ TEST_F(CliRun, EnvironmentNamesTheServerAndFlagsWin) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "ok\n");
 
-    o.env.back() =
-        "EDGELOCK_REDIS=redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    o.env.back() = "EDGELOCK_REDIS=" + refused.url();
     r = run_program(
         {EDGELOCK_CLI, "run", "--name", "env", "--redis", server.url(), "--", "echo", "ok"}, o);
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -669,7 +670,8 @@ TEST(CliOutage, ARunStartedWhileRedisIsDownGetsTheLockOnceItStarts) {
 // The verdict after a wait that ran out is the last cause's: the code and message an
 // immediate failure has (the test above shows the retrying).
 TEST(CliOutage, AWaitThatRunsOutOnADeadServerExits69WithTheLastCause) {
-    const std::string url = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string url = refused.url();
     const program_result r = run_program({EDGELOCK_CLI, "run", "--name", "dead", "--redis", url,
                                           "--wait", "1500ms", "-v", "--", "true"},
                                          plain_env());
@@ -695,7 +697,8 @@ TEST(CliOutage, AWaitThatRunsOutOnADeadServerExits69WithTheLastCause) {
 }
 
 TEST(CliOutage, ProgressSaysWhyOnATerminal) {
-    const std::string url = "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string url = refused.url();
     program_options o = plain_env();
     o.stderr_on_terminal = true;
     const program_result r = run_program(

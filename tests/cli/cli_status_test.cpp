@@ -13,6 +13,7 @@
 
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -155,8 +156,8 @@ TEST_F(CliStatus, ListStopsAtItsBoundAndSaysSo) {
 }
 
 TEST_F(CliStatus, UnreachableRefusedAndBadInputExitCodes) {
-    const std::string nobody =
-        "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
+    const edgelock::testing::refused_port refused;
+    const std::string nobody = refused.url();
     for (const std::string command : {"status", "list"}) {
         SCOPED_TRACE(command);
         std::vector<std::string> args = {EDGELOCK_CLI, command, "--redis", nobody};

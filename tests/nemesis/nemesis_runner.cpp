@@ -60,6 +60,7 @@
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "edgelock/testing/tcp_proxy.hpp"
 #include "nemesis_history.hpp"
 #include "nemesis_matrix.hpp"
@@ -152,18 +153,15 @@ std::vector<std::string> split_commas(const std::string& text) {
     return out;
 }
 
-std::string dead_url() {
-    // Free a moment ago and never bound by us: connections to it are refused (a partition).
-    return "redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port());
-}
-
 // The servers of one configuration, started once and reused by its runs (each run uses a
 // lock name and a store of its own).
 struct deployment {
     std::unique_ptr<redis_server> single;
     std::unique_ptr<redis_masters> masters;
     std::unique_ptr<sentinel_topology> topology;
-    std::vector<std::string> dead_urls;
+    // Ports kept bound and never listened on: connections to them are refused (a partition),
+    // and no server of a test running beside this one can take them.
+    std::vector<edgelock::testing::refused_port> dead_ports;
     // A's way to the nodes it reaches, for S9 (a partition cuts it off from them).
     std::vector<std::unique_ptr<tcp_proxy>> proxies;
 
@@ -175,7 +173,7 @@ struct deployment {
         } else if (spec.kind == topology_kind::redlock) {
             masters = std::make_unique<redis_masters>(5, std::vector<std::string>{},
                                                       persistence::volatile_);
-            dead_urls = {dead_url(), dead_url()};
+            dead_ports.resize(2);
             for (std::size_t i = 0; i < 3; ++i) {
                 proxies.push_back(std::make_unique<tcp_proxy>((*masters)[i].port()));
             }
@@ -200,10 +198,11 @@ struct deployment {
             for (std::size_t i = 0; i < 3; ++i) {
                 urls.push_back(via ? proxies[i]->url() : m[i].url());
             }
-            return {"instances=" + join({urls[0], urls[1], urls[2], dead_urls[0], dead_urls[1]})};
+            return {"instances=" +
+                    join({urls[0], urls[1], urls[2], dead_ports[0].url(), dead_ports[1].url()})};
         }
-        return {"instances=" +
-                join({dead_urls[0], dead_urls[1], m[2].url(), m[3].url(), m[4].url()})};
+        return {"instances=" + join({dead_ports[0].url(), dead_ports[1].url(), m[2].url(),
+                                     m[3].url(), m[4].url()})};
     }
 
     // Behind Sentinel, A's proxy goes to the master of the moment (S5 may have moved it).

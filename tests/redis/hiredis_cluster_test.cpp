@@ -37,6 +37,7 @@
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 
 namespace {
 
@@ -224,7 +225,8 @@ TEST(hiredis_cluster, seeds_that_give_no_map_fail_with_no_slot_map) {
     options.command_timeout_ms = 300;
     options.attempt_timeout_ms = 300;
     options.restart_guard = false;
-    options.cluster = {"redis://127.0.0.1:" + std::to_string(edgelock::testing::free_port())};
+    const edgelock::testing::refused_port nobody;
+    options.cluster = {nobody.url()};
     {
         lock l;
         ASSERT_FALSE(l.open(options));

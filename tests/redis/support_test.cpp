@@ -2,9 +2,15 @@
 // The test infrastructure itself: processes start, stop, restart and freeze; the proxy's
 // fault modes do what they say; the scripted server answers as scripted; TLS-only servers and
 // sentinels, their certificates and the TLS admin client.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <chrono>
 #include <fstream>
@@ -15,6 +21,7 @@
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "edgelock/testing/scripted_server.hpp"
 #include "edgelock/testing/tcp_proxy.hpp"
 #include "edgelock/testing/tls_material.hpp"
@@ -264,6 +271,39 @@ TEST(tcp_proxy_test, passes_delays_blackholes_and_resets) {
     proxy.close_all();
     EXPECT_THROW(third.get("k"), std::runtime_error);
     EXPECT_EQ(proxy.connections_accepted(), 3u);
+}
+
+// errno of a connect (or, with `reuse`, of a bind as redis-server does it, SO_REUSEADDR) to
+// the loopback port; 0 when it worked.
+int loopback_errno(std::uint16_t port, bool bind_with_reuse) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    const int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    const auto* where = reinterpret_cast<const sockaddr*>(&addr);
+    const int rc =
+        bind_with_reuse ? ::bind(fd, where, sizeof addr) : ::connect(fd, where, sizeof addr);
+    const int error = rc == 0 ? 0 : errno;
+    ::close(fd);
+    return error;
+}
+
+// The port is refused and nobody else can bind it while the object lives; then it is free.
+TEST(refused_port_test, refuses_connections_and_keeps_others_off_until_destroyed) {
+    std::uint16_t port = 0;
+    {
+        const edgelock::testing::refused_port refused;
+        port = refused.port();
+        EXPECT_EQ(refused.url(), "redis://127.0.0.1:" + std::to_string(port));
+        EXPECT_EQ(loopback_errno(port, false), ECONNREFUSED);
+        EXPECT_EQ(loopback_errno(port, true), EADDRINUSE);
+        EXPECT_THROW(redis_server({"--port", std::to_string(port)}), std::runtime_error)
+            << "a server given the port cannot listen on it";
+    }
+    EXPECT_EQ(loopback_errno(port, true), 0) << "released with the object";
 }
 
 TEST(scripted_server_test, answers_as_scripted) {

@@ -46,6 +46,7 @@
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "edgelock/testing/scripted_server.hpp"
 #include "edgelock/testing/tcp_proxy.hpp"
 #include "edgelock/testing/tls_material.hpp"
@@ -59,7 +60,6 @@ using edgelock::errc;
 using edgelock::transport_errc;
 using edgelock::testing::child_process;
 using edgelock::testing::eventually;
-using edgelock::testing::free_port;
 using edgelock::testing::long_running_node_reply;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_sentinel;
@@ -143,9 +143,11 @@ long long eval_calls(redis_client& admin) {
 }
 
 // 1. Nothing listens on the port: the TCP connect is refused.
-fault_env refused_port() {
+fault_env nothing_listens() {
     fault_env env;
-    env.instances = {"redis://127.0.0.1:" + std::to_string(free_port())};
+    auto port = std::make_shared<edgelock::testing::refused_port>();
+    env.instances = {port->url()};
+    env.keep.push_back(port);
     return env;
 }
 
@@ -493,7 +495,7 @@ std::error_code none() { return {}; }
 const std::vector<fault_row>& rows() {
     static const std::vector<fault_row> table = {
         // name                   setup                 acquire(0 ms) instance last error
-        {"connection_refused", refused_port, std::make_error_code(std::errc::connection_refused),
+        {"connection_refused", nothing_listens, std::make_error_code(std::errc::connection_refused),
          std::make_error_code(std::errc::connection_refused)},
         {"reset_mid_reply", reset_mid_reply, std::make_error_code(std::errc::connection_reset),
          std::make_error_code(std::errc::connection_reset)},
@@ -713,8 +715,9 @@ TEST(transport_tls_files, both_clients_name_the_file_they_could_not_load_and_why
         {"another certificate's key", mismatched, edgelock::tls_file::key_file, mismatched.key_file,
          "mismatch"},
     };
+    const edgelock::testing::refused_port refused;
     const std::vector<std::string> instances = {"rediss://127.0.0.1:" +
-                                                std::to_string(free_port())};
+                                                std::to_string(refused.port())};
     for (const refusal& c : cases) {
         SCOPED_TRACE(c.what);
         asio::io_context io{1};
