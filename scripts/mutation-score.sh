@@ -8,7 +8,9 @@
 #   2. otherwise `ctest -L sim` (scenario, determinism and property tests) must fail.
 # Step 1 is staged, for speed and with the same verdicts: a short matrix (--quick-runs, 5
 # runs per cell) first, whose kills are exactly kills of the full one (see quick_matrix_kill);
-# only a mutant it does not kill runs the full matrix (--runs) and then ctest.
+# only a mutant it does not kill runs the full matrix (--runs) and then ctest. Each matrix is
+# compared with the baseline cell by cell as it prints and stops at the first cell that
+# kills the mutant (first_changed_cell).
 # Each mutant builds only what its verdict needs: the simulator, then the simulator's tests
 # only when the matrix did not kill it. With --core-tests, the core's and session's own unit
 # tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test, node_facts_test,
@@ -67,53 +69,63 @@ build_targets() {
   cmake --build "$build" -j "$jobs" --target "${wanted[@]}" >"$work/build.log" 2>&1
 }
 
-# The verdict columns of a matrix of $1 runs per cell: "S1 single overlap=... oracle=..." per
-# cell.
-matrix_verdicts() {
-  timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$1" --seed 1 \
-    --jobs "$jobs" >"$work/matrix.txt" 2>&1 || return 1
-  grep -q '^anomalies=' "$work/matrix.txt" && return 1
+# The verdict columns of the matrix lines on standard input: "S1 single overlap=... oracle=..."
+# per cell.
+verdict_columns() {
   awk '/^S[0-9]+ / {
     line = $1 " " $2
     for (i = 3; i <= NF; i++) if ($i ~ /=(ok|VIOLATED)$/) line = line " " $i
     print line
-  }' "$work/matrix.txt"
-}
-
-# Checks whose verdict changed, as "S6 sentinel+WAIT oracle=VIOLATED" (one per line). Both
-# lists have the same cells in the same order.
-changed_cells() {
-  paste -d '|' <(echo "$1") <(echo "$2") | awk -F '|' '{
-    n = split($1, before, " "); split($2, after, " ")
-    for (i = 3; i <= n; i++) if (before[i] != after[i]) print before[1] " " before[2] " " after[i]
   }'
 }
 
-# Checks a short matrix violates ($2) where the full baseline ($1) holds, as
-# "S1 single oracle=VIOLATED" (one per line).
-new_violations() {
-  paste -d '|' <(echo "$1") <(echo "$2") | awk -F '|' '{
-    n = split($1, before, " "); split($2, after, " ")
-    for (i = 3; i <= n; i++)
-      if (before[i] ~ /=ok$/ && after[i] ~ /=VIOLATED$/) print before[1] " " before[2] " " after[i]
-  }'
+# The baseline: the unmutated matrix's verdict columns, in $work/baseline.txt.
+record_baseline() {
+  timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$runs" --seed 1 \
+    --jobs "$jobs" >"$work/matrix.txt" 2>&1 || return 1
+  ! grep -q '^anomalies=' "$work/matrix.txt" || return 1
+  verdict_columns <"$work/matrix.txt" >"$work/baseline.txt"
 }
 
-# Why a matrix of $1 runs per cell kills the mutant, or nothing: a failed run (a crash, a hang,
-# anomalies) or the cells $2 (changed_cells or new_violations) finds against the baseline.
+# Reads a mutant's matrix as the simulator prints it and compares each cell with the
+# baseline's as it arrives (the matrix prints its cells in the baseline's order whatever
+# --jobs is). At the first cell with a check that differs (mode `changed`), or that is
+# violated where the baseline holds it (mode `new`), prints that cell's checks, as
+# "S1 single oracle=VIOLATED, S1 single overlap=VIOLATED", and stops reading: the simulator
+# then dies of SIGPIPE and the rest of the matrix is not computed. Every line read is kept in
+# $work/matrix.txt.
+first_changed_cell() {
+  awk -v mode="$1" -v base="$work/baseline.txt" -v out="$work/matrix.txt" '
+    { print > out }
+    /^S[0-9]+ / {
+      line = $1 " " $2
+      for (i = 3; i <= NF; i++) if ($i ~ /=(ok|VIOLATED)$/) line = line " " $i
+      if ((getline before < base) <= 0) next
+      n = split(before, was, " "); split(line, now, " ")
+      found = ""
+      for (i = 3; i <= n; i++) {
+        if (was[i] == now[i]) continue
+        if (mode == "new" && !(was[i] ~ /=ok$/ && now[i] ~ /=VIOLATED$/)) continue
+        found = found (found == "" ? "" : ", ") was[1] " " was[2] " " now[i]
+      }
+      if (found != "") { print found; exit }
+    }'
+}
+
+# Why a matrix of $1 runs per cell kills the mutant, or nothing: the first cell $2 (mode of
+# first_changed_cell) finds against the baseline, or else a failed run (a crash, a hang,
+# anomalies).
 matrix_kill() {
-  local now cells
-  if ! now=$(matrix_verdicts "$1"); then
+  local cells status
+  : >"$work/matrix.txt"
+  cells=$(timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$1" --seed 1 \
+    --jobs "$jobs" 2>&1 | first_changed_cell "$2"; exit "${PIPESTATUS[0]}") && status=0 ||
+    status=$?
+  if [ -n "$cells" ]; then
+    echo "killed by matrix: $cells"
+  elif [ "$status" != 0 ] || grep -q '^anomalies=' "$work/matrix.txt"; then
     echo "killed by the matrix run ($(grep -m1 -E 'anomalies|Assertion|assert|event limit' \
       "$work/matrix.txt" || echo 'it failed'))"
-    return 0
-  fi
-  cells=$("$2" "$baseline" "$now")
-  if [ -n "$cells" ]; then
-    local listed
-    listed=$(echo "$cells" | head -3 | paste -sd ',' | sed 's/,/, /g')
-    [ "$(echo "$cells" | wc -l)" -gt 3 ] && listed="$listed, ..."
-    echo "killed by matrix: $listed"
   fi
   return 0
 }
@@ -130,7 +142,7 @@ matrix_kill() {
 # full matrix then decides as before.
 quick_matrix_kill() {
   if [ "$quick_runs" -gt 0 ] && [ "$quick_runs" -lt "$runs" ]; then
-    matrix_kill "$quick_runs" new_violations
+    matrix_kill "$quick_runs" new
   fi
   return 0
 }
@@ -194,7 +206,7 @@ copy_tree
 cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_BUILD_EXAMPLES=OFF \
   >"$work/configure.log" 2>&1
 build_targets || { cat "$work/build.log"; exit 1; }
-baseline=$(matrix_verdicts "$runs") || {
+record_baseline || {
   echo "the unmutated matrix failed" >&2
   cat "$work/matrix.txt"
   exit 1
@@ -203,7 +215,7 @@ if [ "$core_tests" = true ] && core_tests_catch; then
   echo "the unmutated core tests fail" >&2
   exit 1
 fi
-echo "baseline: matrix --runs $runs --seed 1, $(echo "$baseline" | wc -l) cells"
+echo "baseline: matrix --runs $runs --seed 1, $(wc -l <"$work/baseline.txt") cells"
 
 total=0
 killed=0
@@ -219,7 +231,7 @@ run_mutant() {
   local verdict="" core=""
   build_mutant "${sim_targets[@]}"
   verdict=$(quick_matrix_kill)
-  [ -z "$verdict" ] && verdict=$(matrix_kill "$runs" changed_cells)
+  [ -z "$verdict" ] && verdict=$(matrix_kill "$runs" changed)
   if [ -z "$verdict" ]; then
     if ! sim_tests_pass; then
       local failed

@@ -7,12 +7,13 @@
 #   scripts/sim-determinism.sh build/sim/edgelock-sim -- \
 #       qemu-aarch64 -L /usr/aarch64-linux-gnu build-aarch64/sim/edgelock-sim
 #
-# Runs `edgelock-sim run` for every scenario (S1..S10) and configuration, once scripted and
+# Runs `edgelock-sim run` for every scenario (S1..S11) and configuration, once scripted and
 # once with a random schedule, each with its own seed, then `edgelock-sim matrix`. Every
 # output must be byte-identical between the two builds (the trace hash is printed per run as
 # the summary), except the matrix's last line, its wall and CPU time. Exit status: 0 all
 # identical, 1 a difference (the first lines of the diff are printed), 2 usage or a run that
-# printed no trace hash.
+# printed no trace hash. As many comparisons run at once as there are cores; the report
+# lists them in order.
 set -uo pipefail
 export LC_ALL=C
 
@@ -38,38 +39,50 @@ read -r -a configs < <("$native" 2>&1 | sed -n 's/^configurations\( (the matrix)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-differences=0
-runs=0
+# Two comparisons at a time on two cores (each is a native run then an emulated one).
+parallel_max=$(nproc)
+count=0
 
-# compare NAME ARGS...: runs both builds with ARGS, compares output and exit status.
+# compare INDEX NAME ARGS...: runs both builds with ARGS and compares output and exit status.
+# Writes the report line (and the head of a diff) to $scratch/INDEX.report, and marks a
+# difference ($scratch/INDEX.different) or a run without a trace hash ($scratch/INDEX.nohash).
 compare() {
-  local name=$1
-  shift
-  "$native" "$@" >"$scratch/native" 2>&1
+  local index=$1 name=$2
+  shift 2
+  local native_out="$scratch/$index.native" target_out="$scratch/$index.target"
+  local report="$scratch/$index.report"
+  "$native" "$@" >"$native_out" 2>&1
   local native_status=$?
-  "${target[@]}" "$@" >"$scratch/target" 2>&1
+  "${target[@]}" "$@" >"$target_out" 2>&1
   local target_status=$?
-  runs=$((runs + 1))
   if [[ "$1" == matrix ]]; then
     # The last line is the time taken, the one part of the output allowed to differ.
-    sed -i '$d' "$scratch/native" "$scratch/target"
+    sed -i '$d' "$native_out" "$target_out"
   fi
   local native_hash target_hash
-  native_hash=$(sed -n 's/^trace hash //p' "$scratch/native")
-  target_hash=$(sed -n 's/^trace hash //p' "$scratch/target")
+  native_hash=$(sed -n 's/^trace hash //p' "$native_out")
+  target_hash=$(sed -n 's/^trace hash //p' "$target_out")
   if [[ "$1" == run && -z "$native_hash" ]]; then
-    echo "sim-determinism: no trace hash from: $native $*" >&2
-    sed 's/^/  /' "$scratch/native" | head -20 >&2
-    exit 2
-  fi
-  if cmp -s "$scratch/native" "$scratch/target" && ((native_status == target_status)); then
-    printf '%-44s %-16s %-16s same\n' "$name" "${native_hash:-(output)}" "${target_hash:-(output)}"
+    { echo "sim-determinism: no trace hash from: $native $*"; sed 's/^/  /' "$native_out" | head -20
+    } >"$report"
+    touch "$scratch/$index.nohash"
+  elif cmp -s "$native_out" "$target_out" && ((native_status == target_status)); then
+    printf '%-44s %-16s %-16s same\n' "$name" "${native_hash:-(output)}" \
+      "${target_hash:-(output)}" >"$report"
   else
-    printf '%-44s %-16s %-16s DIFFERENT (exit %d vs %d)\n' "$name" "${native_hash:-(output)}" \
+    { printf '%-44s %-16s %-16s DIFFERENT (exit %d vs %d)\n' "$name" "${native_hash:-(output)}" \
       "${target_hash:-(output)}" "$native_status" "$target_status"
-    diff -u --label native --label target "$scratch/native" "$scratch/target" | head -30
-    differences=$((differences + 1))
+      diff -u --label native --label target "$native_out" "$target_out" | head -30
+    } >"$report"
+    touch "$scratch/$index.different"
   fi
+}
+
+# launch NAME ARGS...: compare in the background, once fewer than parallel_max run.
+launch() {
+  while (($(jobs -rp | wc -l) >= parallel_max)); do wait -n; done
+  compare "$count" "$@" &
+  count=$((count + 1))
 }
 
 printf '%-44s %-16s %-16s\n' "run" "native hash" "target hash"
@@ -78,15 +91,30 @@ for s in "${!scenarios[@]}"; do
     scenario=${scenarios[$s]}
     config=${configs[$c]}
     seed=$((1000 + 100 * s + c))
-    compare "$scenario $config seed $seed" \
+    launch "$scenario $config seed $seed" \
       run --scenario "$scenario" --config "$config" --seed "$seed"
     random_seed=$((9000 + 100 * s + c))
-    compare "$scenario $config seed $random_seed random" \
+    launch "$scenario $config seed $random_seed random" \
       run --scenario "$scenario" --config "$config" --seed "$random_seed" --random
   done
 done
-compare "matrix --runs $matrix_runs --seed $matrix_seed" \
+launch "matrix --runs $matrix_runs --seed $matrix_seed" \
   matrix --runs "$matrix_runs" --seed "$matrix_seed"
+wait
+
+differences=0
+missing_hash=0
+for ((i = 0; i < count; i++)); do
+  if [[ -e "$scratch/$i.nohash" ]]; then
+    cat "$scratch/$i.report" >&2
+    missing_hash=1
+    continue
+  fi
+  cat "$scratch/$i.report"
+  [[ -e "$scratch/$i.different" ]] && differences=$((differences + 1))
+done
+((missing_hash == 0)) || exit 2
+runs=$count
 
 if ((differences > 0)); then
   echo "sim-determinism: $differences of $runs outputs differ between $native and ${target[*]}"
