@@ -85,7 +85,8 @@ step "simulator: soak of 20,000 swarm runs"
 build/sim/edgelock-sim soak --runs 20000 --seed 1 --jobs "$jobs"
 
 step "configure build-clang/ (Clang 14, RelWithDebInfo)"
-cmake -S . -B build-clang -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++
+cmake -S . -B build-clang -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++
 
 step "build build-clang/: core/, tests/core/, tests/checks/"
 for directory in core tests/core tests/checks; do

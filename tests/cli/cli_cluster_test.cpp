@@ -19,6 +19,8 @@
 
 namespace {
 
+using edgelock::cli_tests::first_line;
+using edgelock::cli_tests::lines_starting;
 using edgelock::cli_tests::program_options;
 using edgelock::cli_tests::program_result;
 using edgelock::cli_tests::run_program;
@@ -36,23 +38,6 @@ program_options cli_options() {
              "EDGELOCK_PASSWORD"};
     o.timeout = std::chrono::minutes(2);
     return o;
-}
-
-std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
-    std::vector<std::string> found;
-    std::size_t start = 0;
-    while (start < out.size()) {
-        const std::size_t end = std::min(out.find('\n', start), out.size());
-        const std::string line = out.substr(start, end - start);
-        if (line.rfind(prefix, 0) == 0) found.push_back(line);
-        start = end + 1;
-    }
-    return found;
-}
-
-std::string first_line(const std::string& out, const std::string& prefix) {
-    const std::vector<std::string> found = lines_starting(out, prefix);
-    return found.empty() ? "" : found[0];
 }
 
 std::string address(std::uint16_t port) { return "127.0.0.1:" + std::to_string(port); }

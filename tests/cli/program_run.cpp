@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -173,6 +174,23 @@ program_result program::wait() {
 program_result run_program(const std::vector<std::string>& argv, const program_options& options) {
     program p(argv, options);
     return p.wait();
+}
+
+std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix) {
+    std::vector<std::string> found;
+    std::size_t start = 0;
+    while (start < out.size()) {
+        const std::size_t end = std::min(out.find('\n', start), out.size());
+        const std::string line = out.substr(start, end - start);
+        if (line.rfind(prefix, 0) == 0) found.push_back(line);
+        start = end + 1;
+    }
+    return found;
+}
+
+std::string first_line(const std::string& out, const std::string& prefix) {
+    const std::vector<std::string> found = lines_starting(out, prefix);
+    return found.empty() ? "" : found[0];
 }
 
 }  // namespace edgelock::cli_tests

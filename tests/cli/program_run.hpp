@@ -57,4 +57,10 @@ private:
 program_result run_program(const std::vector<std::string>& argv,
                            const program_options& options = {});
 
+// The lines of `out` that start with `prefix`.
+std::vector<std::string> lines_starting(const std::string& out, const std::string& prefix);
+
+// The first line of `out` that starts with `prefix`, or "" (a missing line fails an EXPECT).
+std::string first_line(const std::string& out, const std::string& prefix);
+
 }  // namespace edgelock::cli_tests
