@@ -40,8 +40,24 @@ void client_impl::on_connection_ready(std::uint8_t link) {
     ready_check_ = true;
 }
 
-void client_impl::on_connection_down(std::uint8_t link) {
+template <typename Tell>
+bool client_impl::tell_locks_on(std::uint8_t link, Tell&& tell) {
     const std::uint32_t open_epoch = open_epoch_;
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+        lock_entry& e = locks_[index];
+        if (!e.in_use) continue;
+        const std::uint8_t instance = instance_on(e, link);
+        if (instance == no_instance) continue;
+        if (deliver_pending(index)) {
+            tell(e, instance);
+            service(index);
+        }
+        if (open_epoch_ != open_epoch) return false;
+    }
+    return true;
+}
+
+void client_impl::on_connection_down(std::uint8_t link) {
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
     if (cluster_) {
@@ -51,23 +67,15 @@ void client_impl::on_connection_down(std::uint8_t link) {
     }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
         locks_[index].waiting_mask &= ~bit;
-    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        lock_entry& e = locks_[index];
-        if (!e.in_use) continue;
-        const std::uint8_t instance = instance_on(e, link);
-        if (instance == no_instance) continue;
-        if (deliver_pending(index)) {
-            if (attempt_running(e.core.state()) && !e.failure)
-                e.failure = connections_[link]->last_error();
-            note_renewal_cut_off(e, link);
-            const errc heard =
-                session::hear_close(e.core, instance, connections_[link]->connection(), now_ms());
-            EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
-            service(index);
-        }
-        if (open_epoch_ != open_epoch) return;
-    }
-    ready_check_ = true;
+    const bool open = tell_locks_on(link, [&](lock_entry& e, std::uint8_t instance) {
+        if (attempt_running(e.core.state()) && !e.failure)
+            e.failure = connections_[link]->last_error();
+        note_renewal_cut_off(e, link);
+        const errc heard =
+            session::hear_close(e.core, instance, connections_[link]->connection(), now_ms());
+        EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
+    });
+    if (open) ready_check_ = true;
 }
 
 // A connection to `link` read its node: a node that may evict keys is reported, and with
@@ -85,22 +93,13 @@ void client_impl::on_node_read(std::uint8_t link, const session::node_facts& nod
 void client_impl::on_node_started(std::uint8_t link, const node_start& start) {
     node_starts_[link] = start;
     node_starts_known_ |= link_set{1} << link;
-    const std::uint32_t open_epoch = open_epoch_;
-    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        lock_entry& e = locks_[index];
-        if (!e.in_use) continue;
-        const std::uint8_t instance = instance_on(e, link);
-        if (instance == no_instance) continue;
-        if (deliver_pending(index)) {
-            const errc told = session::tell_node_started(e.core, instance, start,
-                                                         config_.restart_guard, now_ms());
-            // Refused only when the event queue lacks room, and it was just emptied.
-            EDGELOCK_ASSERT(told == errc::ok);
-            e.told_node = link;
-            service(index);
-        }
-        if (open_epoch_ != open_epoch) return;
-    }
+    tell_locks_on(link, [&](lock_entry& e, std::uint8_t instance) {
+        const errc told =
+            session::tell_node_started(e.core, instance, start, config_.restart_guard, now_ms());
+        // Refused only when the event queue lacks room, and it was just emptied.
+        EDGELOCK_ASSERT(told == errc::ok);
+        e.told_node = link;
+    });
 }
 
 void client_impl::on_switch_master(const node_address& master) {

@@ -239,6 +239,11 @@ public:
     void on_connection_down(std::uint8_t link);
     void on_node_read(std::uint8_t link, const session::node_facts& node, const node_start& start);
     void on_node_started(std::uint8_t link, const node_start& start);
+    // Calls tell(entry, instance) for each lock with an instance on `link`, once that lock's
+    // pending events are delivered, then services the lock. False when a callback closed or
+    // reopened the client, which ends the walk (client_connections.cpp).
+    template <typename Tell>
+    bool tell_locks_on(std::uint8_t link, Tell&& tell);
     void on_attempt_finished() noexcept { ready_check_ = true; }
     void on_lock_reply(std::uint8_t link, const session::in_flight& entry, const reply_node& reply);
     // A request of the lock at `index` was answered, or given up with its connection.
