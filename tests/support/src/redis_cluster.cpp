@@ -325,7 +325,10 @@ std::size_t redis_cluster::move_keys(std::uint16_t slot, std::size_t from, std::
             "",        "0",           std::to_string(migrate_timeout_ms),
             "KEYS"};
         for (const redis_reply& key : keys.elements) command.push_back(key.text);
-        if (!is_ok(source.command(command))) fail("migrate_slot: MIGRATE failed");
+        const redis_reply reply = source.command(command);
+        // NOKEY: every key listed went (released or expired) since GETKEYSINSLOT; list again.
+        if (reply.type == redis_reply::kind::status && reply.text == "NOKEY") continue;
+        if (!is_ok(reply)) fail("migrate_slot: MIGRATE failed: " + reply.text);
         moved += keys.elements.size();
         if (!all) return moved;
     }
