@@ -56,7 +56,6 @@ struct parser {
     std::size_t pos;
     reply_node* nodes;
     std::size_t node_limit;              // nodes_capacity
-    bool large;                          // nodes_capacity above nodes_max
     std::size_t written;                 // nodes filled in
     std::size_t owed;                    // elements announced by open arrays, not yet started
     std::size_t depth;                   // open arrays
@@ -205,7 +204,7 @@ errc read_array(parser& p) noexcept {
         return errc::too_deep;
     }
     const number_result count =
-        read_number(p, p.large ? large_array_count_range : array_count_range);
+        read_number(p, p.node_limit > nodes_max ? large_array_count_range : array_count_range);
     if (count.code != errc::ok) {
         return count.code;
     }
@@ -293,7 +292,6 @@ parse_result parse_reply(const char* data, std::size_t size, reply_node* nodes,
     p.end = size < reply_bytes_max ? size : reply_bytes_max;
     p.nodes = nodes;
     p.node_limit = nodes_capacity;
-    p.large = nodes_capacity > nodes_max;
 
     const errc code = read_reply(p);
     if (code == errc::ok) {
