@@ -4,14 +4,16 @@
 // exposition_check.hpp; each reader also shown refusing broken text. Then the atomic write and
 // the writer thread.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <functional>
-#include <iostream>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -265,6 +267,92 @@ TEST_F(TempDir, AFailedWriteSaysWhereAndWhy) {
               std::string::npos);
     EXPECT_EQ(edgelock::cli::metrics_file_problem((dir / "lock.prom").string()), "");
     EXPECT_EQ(edgelock::cli::metrics_file_problem("relative.prom"), "");
+}
+
+// Whoever may create files in the directory may plant a symlink at the name the temporary
+// would take (PATH.tmp.PID was that name, PID this process's): the write neither follows it
+// (its target keeps its text) nor fails because of it, and leaves it where it was.
+TEST_F(TempDir, APlantedSymlinkIsNotFollowed) {
+    const std::filesystem::path path = dir / "lock.prom";
+    const std::filesystem::path target = dir / "target";
+    std::ofstream(target) << "not metrics\n";
+    const std::filesystem::path planted = path.string() + ".tmp." + std::to_string(::getpid());
+    std::filesystem::create_symlink(target, planted);
+    ASSERT_EQ(edgelock::cli::write_metrics_file(path.string(), "metrics\n"), "");
+    EXPECT_EQ(read_file(target), "not metrics\n");
+    EXPECT_EQ(read_file(path), "metrics\n");
+    EXPECT_FALSE(std::filesystem::is_symlink(path));
+    EXPECT_TRUE(std::filesystem::is_symlink(planted));
+}
+
+// The collector runs as another user: it must be able to read the file under any umask.
+TEST_F(TempDir, TheFileIsWorldReadableWhateverTheUmask) {
+    const std::string path = (dir / "lock.prom").string();
+    const mode_t saved_umask = ::umask(077);
+    const std::string problem = edgelock::cli::write_metrics_file(path, "x\n");
+    ::umask(saved_umask);
+    ASSERT_EQ(problem, "");
+    struct stat info {};
+    ASSERT_EQ(::stat(path.c_str(), &info), 0);
+    EXPECT_EQ(info.st_mode & 07777, 0644u);
+}
+
+// metrics_file_problem(path) as seen by user `uid`: in a child that drops to it first, since
+// the permission bits do not stop root (the tests may run as root).
+std::string problem_as(uid_t uid, const std::string& path) {
+    int fds[2];
+    if (::pipe(fds) != 0) return "pipe failed";
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(fds[0]);
+        std::string answer = "could not drop to the user";
+        if (::setgid(uid) == 0 && ::setuid(uid) == 0)
+            answer = edgelock::cli::metrics_file_problem(path);
+        (void)!::write(fds[1], answer.data(), answer.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string answer;
+    char buffer[256];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;)
+        answer.append(buffer, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return answer;
+}
+
+// metrics_file_problem(path) as a user without root's privileges sees it.
+std::string problem_unprivileged(const std::string& path) {
+    constexpr uid_t nobody_uid = 65534;
+    if (::geteuid() == 0) return problem_as(nobody_uid, path);
+    return edgelock::cli::metrics_file_problem(path);
+}
+
+// A directory the command may not create files in is refused before the lock is taken, as a
+// missing one is, whatever its permission bits say to access(2).
+TEST_F(TempDir, AnUnwritableDirectoryIsRefused) {
+    const std::filesystem::path locked = dir / "locked";
+    std::filesystem::create_directory(locked);
+    std::filesystem::permissions(dir, std::filesystem::perms(0755));
+    std::filesystem::permissions(locked, std::filesystem::perms(0555));
+    const std::string path = (locked / "lock.prom").string();
+    const std::string problem = problem_unprivileged(path);
+    EXPECT_NE(problem.find("not writable: Permission denied"), std::string::npos) << problem;
+    EXPECT_NE(problem.find(path), std::string::npos) << problem;
+    EXPECT_EQ(problem.find('\n'), std::string::npos) << problem;
+    std::filesystem::permissions(locked, std::filesystem::perms(0777));
+    EXPECT_EQ(problem_unprivileged(path), "");
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(locked)) ++files;
+    EXPECT_EQ(files, 0u) << "the check left a file behind";
+}
+
+// What refuses root too: sysfs creates no files for anyone (EACCES, or EROFS where it is
+// mounted read-only). access(W_OK) says yes to root here; only trying tells.
+TEST(MetricsFileProblem, ADirectoryRootCannotWriteIsRefused) {
+    const std::string problem = edgelock::cli::metrics_file_problem("/sys/edgelock.prom");
+    EXPECT_NE(problem.find("not writable: "), std::string::npos) << problem;
 }
 
 // The writer writes at start, again after each notification (read on its own thread), and a

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "quote.hpp"
@@ -122,6 +123,62 @@ std::string errno_problem(const char* what, const std::string& path) {
     return std::string(what) + " " + shown(path) + ": " + std::strerror(errno);
 }
 
+std::string directory_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// mkostemp replaces the six X with random characters and creates the file with O_EXCL (never
+// through a symlink, never over an existing file), retrying names that are taken: someone who
+// may create files in the directory can neither plant a link at the name nor guess it.
+constexpr const char* temporary_suffix = ".tmp.XXXXXX";
+
+// The temporary's descriptor (mode 0600), its name in `temporary`; -1 with errno on failure.
+int create_temporary(const std::string& path, std::string& temporary) {
+    temporary = path + temporary_suffix;
+    return ::mkostemp(temporary.data(), O_CLOEXEC);
+}
+
+bool write_all(int fd, std::string_view text) {
+    std::size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t written = ::write(fd, text.data() + done, text.size() - done);
+        if (written < 0 && errno == EINTR) continue;
+        if (written < 0) return false;
+        if (written == 0) {
+            errno = EIO;
+            return false;
+        }
+        done += static_cast<std::size_t>(written);
+    }
+    return true;
+}
+
+// Writes and closes `fd`. fchmod, because mkostemp's 0600 (or any umask) would hide the file
+// from a collector running as another user; fsync, because a rename may reach the disk before
+// the data does, and a power cut would then leave an empty file under the real name.
+std::string fill_temporary(int fd, const std::string& temporary, std::string_view text) {
+    if (::fchmod(fd, metrics_file_mode) != 0 || !write_all(fd, text) || ::fsync(fd) != 0) {
+        std::string problem = errno_problem("cannot write", temporary);
+        ::close(fd);
+        return problem;
+    }
+    if (::close(fd) != 0) return errno_problem("cannot write", temporary);
+    return "";
+}
+
+// The rename is kept over a power cut only once the directory is on disk too.
+std::string sync_directory(const std::string& directory) {
+    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return errno_problem("cannot open directory", directory);
+    std::string problem;
+    // EINVAL: a file system that has nothing to sync for a directory.
+    if (::fsync(fd) != 0 && errno != EINVAL) problem = errno_problem("cannot sync", directory);
+    ::close(fd);
+    return problem;
+}
+
 }  // namespace
 
 std::string metrics_text(const session::lock_metrics& metrics, std::string_view lock_name,
@@ -158,39 +215,21 @@ std::string format_seconds(std::int64_t ms) {
 }
 
 std::string write_metrics_file(const std::string& path, std::string_view text) {
-    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-    const int fd =
-        ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, metrics_file_mode);
-    if (fd < 0) return errno_problem("cannot write", temporary);
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t written = ::write(fd, text.data() + done, text.size() - done);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) {
-            std::string problem = errno_problem("cannot write", temporary);
-            ::close(fd);
-            ::unlink(temporary.c_str());
-            return problem;
-        }
-        done += static_cast<std::size_t>(written);
-    }
-    if (::close(fd) != 0) {
-        std::string problem = errno_problem("cannot write", temporary);
+    std::string temporary;
+    const int fd = create_temporary(path, temporary);
+    if (fd < 0) return errno_problem("cannot write", path + temporary_suffix);
+    std::string problem = fill_temporary(fd, temporary, text);
+    if (problem.empty() && ::rename(temporary.c_str(), path.c_str()) != 0)
+        problem = errno_problem("cannot rename to", path);
+    if (!problem.empty()) {
         ::unlink(temporary.c_str());
         return problem;
     }
-    if (::rename(temporary.c_str(), path.c_str()) != 0) {
-        std::string problem = errno_problem("cannot rename to", path);
-        ::unlink(temporary.c_str());
-        return problem;
-    }
-    return "";
+    return sync_directory(directory_of(path));
 }
 
 std::string metrics_file_problem(const std::string& path) {
-    const std::size_t slash = path.rfind('/');
-    const std::string directory =
-        slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    const std::string directory = directory_of(path);
     struct stat info {};
     if (::stat(directory.c_str(), &info) != 0) {
         return "bad --metrics-file " + shown(path) + ": directory " + shown(directory) + ": " +
@@ -201,6 +240,16 @@ std::string metrics_file_problem(const std::string& path) {
                " is not a directory";
     if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode))
         return "bad --metrics-file " + shown(path) + ": it is a directory";
+    // Only creating a file tells: access(W_OK) answers from the permission bits and the real
+    // uid, and says yes to root where nobody may create a file (sysfs, procfs).
+    std::string temporary;
+    const int fd = create_temporary(path, temporary);
+    if (fd < 0) {
+        return "bad --metrics-file " + shown(path) + ": directory " + shown(directory) +
+               " is not writable: " + std::strerror(errno);
+    }
+    ::close(fd);
+    ::unlink(temporary.c_str());
     return "";
 }
 

@@ -45,15 +45,20 @@ std::string escape_label_value(std::string_view value);
 // floating point: the bounds must read the same in every file). Negative counts as 0.
 std::string format_seconds(std::int64_t ms);
 
-// Writes `text` to `path.tmp.PID` in the same directory, then renames it over `path` (rename is
-// atomic within a file system; the collector reads only *.prom, so it skips the temporary).
-// No fsync: after a crash of the machine the file may be stale or empty, which the next
-// write mends, and a gateway's flash is spared a sync per event. Returns "" or the reason, one
-// line ("cannot write /x/y.prom.tmp.12: No space left on device").
+// Writes `text` to a new file `path.tmp.XXXXXX` in the same directory (six random characters,
+// created exclusively: a symlink or a file planted there is never followed nor overwritten),
+// makes it 0644 whatever the umask (the collector may run as another user), fsyncs it, renames
+// it over `path` (atomic within a file system; the collector reads only *.prom, so it skips the
+// temporary) and fsyncs the directory, so that after a power cut `path` holds the previous text
+// or the new one, never an empty file. Returns "" or the reason, one line ("cannot write
+// /x/y.prom.tmp.a1B2c3: No space left on device").
 std::string write_metrics_file(const std::string& path, std::string_view text);
 
 // Why `path` cannot be a metrics file, checked before the lock is taken: its directory does not
-// exist or is not a directory, or `path` itself is a directory. "" when it may be written.
+// exist or is not a directory, `path` itself is a directory, or no file can be created in the
+// directory ("... is not writable: Permission denied"; found by creating and removing a
+// temporary as write_metrics_file would, since access(2) says yes to root where nobody may
+// write). "" when it may be written.
 std::string metrics_file_problem(const std::string& path);
 
 // What each write reads: the lock's counters and state.
