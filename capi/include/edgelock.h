@@ -11,8 +11,10 @@
  *
  * Errors are values: every call that can fail returns an `int`, EDGELOCK_OK (0) or one of the
  * negative EDGELOCK_E_* codes below; edgelock_strerror() names any code and never returns
- * NULL. Nothing is thrown across this interface and nothing aborts on bad input: a NULL
- * where an object is needed is EDGELOCK_E_INVALID_ARGUMENT.
+ * NULL, and edgelock_last_error_message() describes the calling thread's latest failure in
+ * full (the OS error's text, the part of a URL that is wrong). Nothing is thrown across this
+ * interface and nothing aborts on bad input: a NULL where an object is needed is
+ * EDGELOCK_E_INVALID_ARGUMENT.
  *
  * Threads: the calls may come from any thread, one call at a time per lock (they are
  * serialised inside); edgelock_held(), edgelock_lost() and edgelock_fence() never wait for
@@ -153,19 +155,39 @@ enum edgelock_error {
 
     /* This interface's own. */
     EDGELOCK_E_OS = -200, /* the operating system failed a call (e.g. connection refused):
-                             edgelock_last_os_error() has its errno value */
+                             edgelock_last_os_error() has its errno value, and
+                             edgelock_strerror() its text on the same thread */
     EDGELOCK_E_INVALID_ARGUMENT = -201, /* a NULL where an object or result is needed */
     EDGELOCK_E_UNKNOWN = -202           /* a code this version cannot name (never expected) */
 };
 
 /* A short, stable, lower-case description of any code: "busy", "no_quorum", "reply timed
- * out", "operating system error", ...; "unknown error" for a value that is no code. Never
- * NULL; the string is static. */
+ * out", ...; "unknown error" for a value that is no code. Never NULL; the string is static
+ * (never freed, never changed). EDGELOCK_E_OS alone says only that the operating system failed
+ * a call, so its text is that of the errno value edgelock_last_os_error() returns on the
+ * calling thread: "connection refused", "connection reset by peer", ...; or "operating system
+ * error (see edgelock_last_os_error)" when this thread has seen none. Call it on the thread
+ * that got the code. */
 EDGELOCK_API const char* edgelock_strerror(int code) EDGELOCK_NOEXCEPT;
 
 /* The errno value of the latest EDGELOCK_E_OS returned on the calling thread (or reported to
  * an on_lost callback running on it); 0 when there was none. */
 EDGELOCK_API int edgelock_last_os_error(void) EDGELOCK_NOEXCEPT;
+
+/* The latest failure of a call on the calling thread, in one line: what edgelock_strerror()
+ * says of the code that call returned, or more where the code alone cannot say it:
+ *   EDGELOCK_E_INVALID_CONFIG from edgelock_open() for a URL: which one, and which part of it
+ *     is wrong: 'bad instances[1] address "redis://db1:0": bad port', 'bad cluster[0]
+ *     address "redis://n1:7000/2": a cluster has only database 0' (credentials in a URL are
+ *     shown as ***)
+ *   EDGELOCK_E_TLS_FILES: which file and why ("TLS CA file /etc/ca.pem: No such file or
+ *     directory")
+ *   EDGELOCK_E_OS: the errno value's text ("connection refused")
+ * "" before any failure on this thread. Like errno, a call that succeeds leaves it as it was:
+ * read it right after the call that failed. Never NULL. The string belongs to the calling
+ * thread and stays valid until that thread's next call into this library; copy it to keep
+ * it. */
+EDGELOCK_API const char* edgelock_last_error_message(void) EDGELOCK_NOEXCEPT;
 
 /* The library's version, "MAJOR.MINOR.PATCH". */
 EDGELOCK_API const char* edgelock_version(void) EDGELOCK_NOEXCEPT;

@@ -11,6 +11,7 @@
 
 #include "convert.hpp"
 #include "edgelock.h"
+#include "error_message.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/session/lock_metrics.hpp"
@@ -26,6 +27,10 @@ struct edgelock_lock {
 namespace {
 
 using edgelock::capi::to_c_code;
+
+// Every entry point's code passes here on its way out: a failure becomes the thread's last
+// error message (edgelock_last_error_message()), a success leaves it as it was.
+int reported(int rc) noexcept { return rc == EDGELOCK_OK ? rc : edgelock::capi::note_failure(rc); }
 
 #define EDGELOCK_STRINGIFY2(x) #x
 #define EDGELOCK_STRINGIFY(x) EDGELOCK_STRINGIFY2(x)
@@ -49,15 +54,29 @@ void to_c_hold(const edgelock::hiredis::hold& from, edgelock_hold& out) noexcept
     out.token[n] = '\0';
 }
 
+// The setting behind open()'s refusal, where the code alone cannot name it; "" otherwise, or
+// when there is no memory left to say it.
+std::string refusal_detail(int rc, const edgelock::hiredis::lock_options& options,
+                           const edgelock::hiredis::lock& lock) noexcept {
+    try {
+        if (rc == EDGELOCK_E_INVALID_CONFIG) return edgelock::capi::address_problem(options);
+        if (rc == EDGELOCK_E_TLS_FILES) return edgelock::describe(lock.tls_error());
+    } catch (const std::bad_alloc&) {
+        return {};
+    }
+    return {};
+}
+
 // Everything open() allocates: the lock object and the C++ options' strings.
 int open_lock(const edgelock_options& given, edgelock_lock*& made) {
     edgelock::hiredis::lock_options options;
-    if (int rc = edgelock::capi::to_lock_options(given, options)) return rc;
+    if (int rc = edgelock::capi::to_lock_options(given, options)) return reported(rc);
     made = new edgelock_lock;
     if (int rc = to_c_code(made->lock.open(options))) {
+        const std::string detail = refusal_detail(rc, options, made->lock);
         delete made;
         made = nullptr;
-        return rc;
+        return edgelock::capi::note_failure(rc, detail);
     }
     return EDGELOCK_OK;
 }
@@ -76,7 +95,11 @@ const char* edgelock_strerror(int code) noexcept {
         return edgelock::describe(static_cast<edgelock::transport_errc>(-code - transport_offset));
     }
     switch (code) {
-        case EDGELOCK_E_OS: return "operating system error (see edgelock_last_os_error)";
+        case EDGELOCK_E_OS: {
+            // The code alone says nothing; the errno value this thread got says what failed.
+            const char* text = edgelock::capi::os_error_text(edgelock::capi::last_os_error());
+            return text != nullptr ? text : "operating system error (see edgelock_last_os_error)";
+        }
         case EDGELOCK_E_INVALID_ARGUMENT: return "invalid argument (a NULL pointer)";
         case EDGELOCK_E_UNKNOWN: return "unknown error";
         default: return "unknown error";
@@ -84,6 +107,10 @@ const char* edgelock_strerror(int code) noexcept {
 }
 
 int edgelock_last_os_error(void) noexcept { return edgelock::capi::last_os_error(); }
+
+const char* edgelock_last_error_message(void) noexcept {
+    return edgelock::capi::last_error_message();
+}
 
 const char* edgelock_version(void) noexcept { return EDGELOCK_PROJECT_VERSION; }
 
@@ -100,15 +127,15 @@ void edgelock_options_init(edgelock_options* options, size_t struct_size) noexce
 }
 
 int edgelock_open(const edgelock_options* options, edgelock_lock** out) noexcept {
-    if (out == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
+    if (out == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
     *out = nullptr;
-    if (options == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
+    if (options == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
     edgelock_options given;
-    if (int rc = edgelock::capi::read_options(options, given)) return rc;
+    if (int rc = edgelock::capi::read_options(options, given)) return reported(rc);
     try {
-        return open_lock(given, *out);
+        return open_lock(given, *out);  // it notes its own failures, with their detail
     } catch (const std::bad_alloc&) {
-        return EDGELOCK_E_OUT_OF_MEMORY;
+        return reported(EDGELOCK_E_OUT_OF_MEMORY);
     }
 }
 
@@ -119,12 +146,12 @@ int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) noexcept {
 }
 
 int edgelock_acquire(edgelock_lock* lock, int64_t wait_ms, edgelock_hold* out) noexcept {
-    if (lock == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
+    if (lock == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
     edgelock::hiredis::hold hold;
     // The C++ client takes the wait as it is: out-of-range values are its invalid_wait.
     const int rc = to_c_code(lock->lock.acquire(std::chrono::milliseconds(wait_ms), &hold));
     if (rc == EDGELOCK_OK && out != nullptr) to_c_hold(hold, *out);
-    return rc;
+    return reported(rc);
 }
 
 void edgelock_cancel(edgelock_lock* lock) noexcept {
@@ -132,8 +159,8 @@ void edgelock_cancel(edgelock_lock* lock) noexcept {
 }
 
 int edgelock_release(edgelock_lock* lock) noexcept {
-    if (lock == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
-    return to_c_code(lock->lock.release());
+    if (lock == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
+    return reported(to_c_code(lock->lock.release()));
 }
 
 int edgelock_held(const edgelock_lock* lock) noexcept {
@@ -170,7 +197,7 @@ const char* edgelock_release_outcome_name(size_t outcome) noexcept {
 
 int edgelock_metrics_snapshot(const edgelock_lock* lock, edgelock_metrics* out,
                               size_t out_bytes) noexcept {
-    if (lock == nullptr || out == nullptr) return EDGELOCK_E_INVALID_ARGUMENT;
+    if (lock == nullptr || out == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
     edgelock_metrics known;
     std::memset(&known, 0, sizeof known);
     edgelock::capi::to_c_metrics(lock->lock.metrics(), known);

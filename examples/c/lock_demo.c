@@ -11,7 +11,8 @@
 //                                       callback reports: "lost: token_gone"
 // Each ends with what the lock counted (edgelock_metrics_snapshot):
 //   "metrics: acquired A, busy B, token_gone L, released R, expired E"
-// Exit status: 0 as described, 3 busy, 1 anything else (its reason on stderr).
+// Exit status: 0 as described, 3 busy, 1 anything else (its reason on stderr, in the words of
+// edgelock_last_error_message()).
 // nanosleep() and access() are POSIX, outside strict C11.
 #define _POSIX_C_SOURCE 200809L
 
@@ -37,14 +38,18 @@ static void pause_ms(long ms) {
     nanosleep(&interval, NULL);
 }
 
-static int failed(const char* what, int rc) {
-    fprintf(stderr, "lock_demo: %s: %s\n", what, edgelock_strerror(rc));
+static int failed(const char* what, const char* why) {
+    fprintf(stderr, "lock_demo: %s: %s\n", what, why);
     return 1;
 }
 
+// Right after a call failed: its reason in words ("connection refused", which part of a URL is
+// wrong), which the code alone does not give.
+static int call_failed(const char* what) { return failed(what, edgelock_last_error_message()); }
+
 static int release_and_report(edgelock_lock* lock) {
     const int rc = edgelock_release(lock);
-    if (rc != EDGELOCK_OK) return failed("release", rc);
+    if (rc != EDGELOCK_OK) return call_failed("release");
     printf("released\n");
     return 0;
 }
@@ -52,7 +57,7 @@ static int release_and_report(edgelock_lock* lock) {
 static int hold_until(edgelock_lock* lock, const char* stop_file) {
     edgelock_hold hold;
     const int rc = edgelock_acquire(lock, 10000, &hold);
-    if (rc != EDGELOCK_OK) return failed("acquire", rc);
+    if (rc != EDGELOCK_OK) return call_failed("acquire");
     printf("acquired fence %lld\n", (long long)hold.fence);
     fflush(stdout);
     // The test says when to let go by creating the file; the deadline bounds a lost test.
@@ -70,7 +75,7 @@ static int try_once(edgelock_lock* lock) {
         printf("busy\n");
         return exit_busy;
     }
-    if (rc != EDGELOCK_OK) return failed("try_acquire", rc);
+    if (rc != EDGELOCK_OK) return call_failed("try_acquire");
     printf("acquired fence %lld\n", (long long)hold.fence);
     return release_and_report(lock);
 }
@@ -78,7 +83,7 @@ static int try_once(edgelock_lock* lock) {
 static int wait_for_loss(edgelock_lock* lock) {
     edgelock_hold hold;
     const int rc = edgelock_acquire(lock, 10000, &hold);
-    if (rc != EDGELOCK_OK) return failed("acquire", rc);
+    if (rc != EDGELOCK_OK) return call_failed("acquire");
     printf("acquired fence %lld\n", (long long)hold.fence);
     fflush(stdout);
     const int64_t deadline_ms = edgelock_now_ms() + lost_wait_ms_max;
@@ -86,11 +91,13 @@ static int wait_for_loss(edgelock_lock* lock) {
         pause_ms(poll_interval_ms);
     }
     const int code = atomic_load(&lost_code);
-    if (code == EDGELOCK_OK) return failed("no loss reported", EDGELOCK_E_WAIT_TIMEOUT);
+    if (code == EDGELOCK_OK)
+        return failed("no loss reported", edgelock_strerror(EDGELOCK_E_WAIT_TIMEOUT));
     printf("lost: %s\n", edgelock_strerror(code));
     // A lost hold's release says so; either way the lock is free of it.
     const int released = edgelock_release(lock);
-    return released == EDGELOCK_E_EXPIRED ? 0 : failed("release after the loss", released);
+    if (released == EDGELOCK_E_EXPIRED) return 0;
+    return failed("release after the loss", edgelock_strerror(released));
 }
 
 static void print_metrics(const edgelock_lock* lock) {
@@ -126,7 +133,7 @@ int main(int argc, char** argv) {
 
     edgelock_lock* lock;
     const int rc = edgelock_open(&options, &lock);
-    if (rc != EDGELOCK_OK) return failed("open", rc);
+    if (rc != EDGELOCK_OK) return call_failed("open");
     int status;
     if (strcmp(argv[3], "hold") == 0) {
         status = hold_until(lock, argv[4]);

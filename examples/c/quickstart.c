@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     edgelock_hold hold;
     if (rc == EDGELOCK_OK) rc = edgelock_acquire(lock, 5000, &hold);  // wait up to 5 s
     if (rc != EDGELOCK_OK) {
-        fprintf(stderr, "lock: %s\n", edgelock_strerror(rc));
+        fprintf(stderr, "lock: %s\n", edgelock_last_error_message());  // why, in words
         edgelock_close(lock);
         return 1;
     }

@@ -15,6 +15,7 @@ import time
 
 EDGELOCK_OK = 0
 EDGELOCK_E_BUSY = -10
+EDGELOCK_E_WAIT_TIMEOUT = -13
 EDGELOCK_E_EXPIRED = -17
 EXIT_BUSY = 3
 
@@ -112,6 +113,8 @@ def load_library():
     lib = ctypes.CDLL(path)
     lib.edgelock_strerror.restype = ctypes.c_char_p
     lib.edgelock_strerror.argtypes = [ctypes.c_int]
+    lib.edgelock_last_error_message.restype = ctypes.c_char_p
+    lib.edgelock_last_error_message.argtypes = []
     lib.edgelock_options_init.restype = None
     lib.edgelock_options_init.argtypes = [ctypes.POINTER(Options), ctypes.c_size_t]
     lib.edgelock_open.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(ctypes.c_void_p)]
@@ -136,15 +139,20 @@ def strerror(code):
     return LIB.edgelock_strerror(code).decode()
 
 
-def failed(what, code):
-    print(f"lock_demo: {what}: {strerror(code)}", file=sys.stderr)
+def failed(what, why):
+    print(f"lock_demo: {what}: {why}", file=sys.stderr)
     return 1
+
+
+def call_failed(what):
+    """Right after a call failed: its reason in words, on the thread that made the call."""
+    return failed(what, LIB.edgelock_last_error_message().decode(errors="replace"))
 
 
 def release_and_report(lock):
     rc = LIB.edgelock_release(lock)
     if rc != EDGELOCK_OK:
-        return failed("release", rc)
+        return call_failed("release")
     print("released", flush=True)
     return 0
 
@@ -153,7 +161,7 @@ def hold_until(lock, stop_file):
     hold = Hold()
     rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
     if rc != EDGELOCK_OK:
-        return failed("acquire", rc)
+        return call_failed("acquire")
     print(f"acquired fence {hold.fence}", flush=True)
     deadline = time.monotonic() + 60
     while not os.path.exists(stop_file) and time.monotonic() < deadline:
@@ -168,7 +176,7 @@ def try_once(lock):
         print("busy", flush=True)
         return EXIT_BUSY
     if rc != EDGELOCK_OK:
-        return failed("try_acquire", rc)
+        return call_failed("try_acquire")
     print(f"acquired fence {hold.fence}", flush=True)
     return release_and_report(lock)
 
@@ -177,13 +185,15 @@ def wait_for_loss(lock, lost):
     hold = Hold()
     rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
     if rc != EDGELOCK_OK:
-        return failed("acquire", rc)
+        return call_failed("acquire")
     print(f"acquired fence {hold.fence}", flush=True)
     if not lost["event"].wait(timeout=30):
-        return failed("no loss reported", EDGELOCK_OK)
+        return failed("no loss reported", strerror(EDGELOCK_E_WAIT_TIMEOUT))
     print(f"lost: {strerror(lost['code'])}", flush=True)
     released = LIB.edgelock_release(lock)
-    return 0 if released == EDGELOCK_E_EXPIRED else failed("release after the loss", released)
+    if released == EDGELOCK_E_EXPIRED:
+        return 0
+    return failed("release after the loss", strerror(released))
 
 
 def print_metrics(lock):
@@ -237,7 +247,7 @@ def main(argv):
     lock = ctypes.c_void_p()
     rc = LIB.edgelock_open(ctypes.byref(options), ctypes.byref(lock))
     if rc != EDGELOCK_OK:
-        return failed("open", rc)
+        return call_failed("open")
     try:
         status = run(lock, argv, lost)
         print_metrics(lock)

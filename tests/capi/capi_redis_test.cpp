@@ -2,8 +2,10 @@
 // The C API serving two languages against a real redis-server: examples/c/lock_demo.c and
 // examples/python/lock_demo.py (ctypes over libedgelock-c.so) each show that two processes
 // exclude each other, that the fence token grows from one hold to the next, and that the
-// lost callback fires when the key is deleted under a holder; examples/c/quickstart.c, the
-// README's C example, takes the lock once.
+// lost callback fires when the key is deleted under a holder, and that a failure is told in
+// words: the OS error's text for a refused connection, the part of a bad URL that is wrong;
+// examples/c/quickstart.c, the README's C example, takes the lock once and says why it could
+// not.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +17,7 @@
 
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "edgelock/testing/refused_port.hpp"
 #include "program_run.hpp"
 
 namespace {
@@ -51,8 +54,12 @@ std::vector<demo> demos() {
 class CapiDemo : public ::testing::TestWithParam<demo> {
 protected:
     std::vector<std::string> argv(const std::string& name, std::vector<std::string> mode) const {
+        return argv_at(server.url(), name, std::move(mode));
+    }
+    std::vector<std::string> argv_at(const std::string& url, const std::string& name,
+                                     std::vector<std::string> mode) const {
         std::vector<std::string> args = GetParam().command;
-        args.push_back(server.url());
+        args.push_back(url);
         args.push_back(name);
         args.insert(args.end(), mode.begin(), mode.end());
         return args;
@@ -119,6 +126,22 @@ TEST_P(CapiDemo, TheLostCallbackFiresWhenTheKeyIsDeleted) {
         << r.out << r.err;
 }
 
+TEST_P(CapiDemo, ARefusedConnectionIsToldByItsOsText) {
+    const edgelock::testing::refused_port nobody;
+    const program_result r = run_program(argv_at(nobody.url(), "orders:42", {"try"}), options());
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(r.err, "lock_demo: try_acquire: connection refused\n");
+}
+
+TEST_P(CapiDemo, ABadAddressNamesThePartThatIsWrong) {
+    const program_result r =
+        run_program(argv_at("redis://:secret@127.0.0.1:0", "orders:42", {"try"}), options());
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_EQ(r.err,
+              "lock_demo: open: bad instances[0] address \"redis://***@127.0.0.1:0\": "
+              "bad port\n");
+}
+
 INSTANTIATE_TEST_SUITE_P(Languages, CapiDemo, ::testing::ValuesIn(demos()),
                          [](const ::testing::TestParamInfo<demo>& info) {
                              return std::string(info.param.language);
@@ -131,6 +154,18 @@ TEST(CapiQuickstart, TakesTheLockWithAFenceToken) {
     edgelock::testing::redis_client redis(server.port());
     EXPECT_EQ(r.out,
               "holding reports:daily, fence token " + redis.get("{reports:daily}:fence") + "\n");
+}
+
+TEST(CapiQuickstart, SaysWhyItCouldNotTakeTheLock) {
+    const edgelock::testing::refused_port nobody;
+    const program_result refused = run_program({QUICKSTART_C, nobody.url()});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_EQ(refused.err, "lock: connection refused\n");
+    const program_result bad = run_program({QUICKSTART_C, "redis://127.0.0.1:6379/x"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_EQ(bad.err,
+              "lock: bad instances[0] address \"redis://127.0.0.1:6379/x\": bad database "
+              "number\n");
 }
 
 }  // namespace
