@@ -104,7 +104,8 @@ constexpr std::string_view run_help =
     "                       failover), retrying with backoff; when it ends, the last cause's code\n"
     "  -n                   --wait 0\n"
     "  -E CODE, --conflict-exit-code CODE\n"
-    "                       exit CODE (0..255) instead of 75 or 79 when the lock stays held\n"
+    "                       exit CODE (0..255) instead of 75 or 79 when the lock stays held;\n"
+    "                       CMD is not run whatever CODE is (-E 0: skipped, yet exit 0)\n"
     "  -c 'SHELL COMMAND'   run it with /bin/sh -c instead of CMD [ARGS...]\n"
     "  --wait-replicas N    Sentinel: the lock counts only once N replicas have it (WAIT), and\n"
     "                       so does each renewal; 69 when fewer confirm\n"
@@ -153,7 +154,9 @@ constexpr std::string_view hold_help =
     "  token=32 hex characters (what `edgelock release --token` takes)\n"
     "  fence=the fence token\n"
     "then renews the lock until SIGINT, SIGTERM or SIGHUP, releases it and exits 0; exits 80\n"
-    "when the lock is lost meanwhile. For scripts that hold a lock around several steps:\n"
+    "when the lock is lost meanwhile. When the lock is not acquired it prints nothing on\n"
+    "stdout and exits with the code run would (-E CODE included). For scripts that hold a\n"
+    "lock around several steps:\n"
     "  edgelock hold --name deploy > lock.env & ... ; kill $!; wait $!\n";
 
 constexpr std::string_view status_help =

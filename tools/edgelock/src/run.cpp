@@ -512,14 +512,22 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
     return ec;
 }
 
-// Acquires within --wait. Returns exit_ok, or the exit code after printing why not.
-int acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+// How an acquire ended: held, or not with the code to exit with. The two stay apart because
+// -E may make a failure's code 0, which must never read as "acquired": CMD starts, and `hold`
+// prints a hold, only when `held` is true.
+struct acquire_outcome {
+    bool held = false;
+    int exit_code = exit_internal;  // when not held
+};
+
+// Acquires within --wait, or prints why not.
+acquire_outcome acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
     const std::error_code ec = acquire_within_wait(lock, o, hold);
-    if (!ec) return exit_ok;
+    if (!ec) return {true, exit_ok};
     if (ec == errc::cancelled || pending_signal != 0)
-        return exit_internal;  // the caller ends by the signal
+        return {false, exit_internal};  // the caller ends by the signal
     verbose_silenced = true;
-    return report_failure(lock, o, ec);
+    return {false, report_failure(lock, o, ec)};
 }
 
 std::vector<std::string> child_environment(const options& o, std::int64_t fence) {
@@ -633,34 +641,33 @@ int check_metrics_file(const options& o) {
 }
 
 // Opens the lock and acquires it within --wait, a stopping signal cancelling the wait (the
-// client then leaves the line). Returns exit_ok with the lock held, or the code to exit with
-// (after a signal, ending_signal is set and the lock is released). `metrics` starts writing
-// once the lock is open.
-int open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
-                     metrics_writer& metrics) {
+// client then leaves the line). Held, or not held with the code to exit with (after a signal,
+// ending_signal is set and the lock is released). `metrics` starts writing once the lock is open.
+acquire_outcome open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+                                 metrics_writer& metrics) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         std::fprintf(stderr, "edgelock: cannot create a pipe: %s\n", std::strerror(errno));
-        return exit_internal;
+        return {false, exit_internal};
     }
     wake_read_fd = fds[0];
     wake_write_fd = fds[1];
     if (const std::error_code ec = lock.open(lock_options_for(o, metrics.notifier()))) {
         std::fprintf(stderr, "edgelock: cannot set up lock %s: %s\n", quote(o.name).c_str(),
                      describe(ec).c_str());
-        return exit_code_for(ec);
+        return {false, exit_code_for(ec)};
     }
     metrics.start([&lock] { return snapshot_of(lock); });
     cancel_on_signal = &lock;
     install_stopping_handlers();
-    const int code = acquire(lock, o, hold);
+    const acquire_outcome outcome = acquire(lock, o, hold);
     cancel_on_signal = nullptr;  // before the lock can be destroyed
     if (const int s = pending_signal; s != 0) {
-        if (code == exit_ok) static_cast<void>(lock.release());  // acquired as the signal came
+        if (outcome.held) static_cast<void>(lock.release());  // acquired as the signal came
         ending_signal = s;
-        return 128 + s;
+        return {false, 128 + s};
     }
-    return code;
+    return outcome;
 }
 
 }  // namespace
@@ -672,7 +679,8 @@ int hold_locked(const options& o) {
     // a loss, a signal or CMD's end) reads the lock as the command leaves it.
     metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    if (const int code = open_and_acquire(lock, o, hold, metrics); code != exit_ok) return code;
+    const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
+    if (!acquired.held) return acquired.exit_code;
     describe_holder(o, hold.token, hold.fence);
     std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
                 static_cast<long long>(hold.fence));
@@ -706,7 +714,8 @@ int run_locked(const options& o) {
     // a loss, a signal or CMD's end) reads the lock as the command leaves it.
     metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    if (const int code = open_and_acquire(lock, o, hold, metrics); code != exit_ok) return code;
+    const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
+    if (!acquired.held) return acquired.exit_code;  // CMD never starts without the lock
     describe_holder(o, hold.token, hold.fence);
 
     install_handlers();
