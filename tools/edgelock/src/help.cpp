@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "help.hpp"
 
+#include <cstddef>
+#include <string>
+
+#include "exit_codes.hpp"
+
 namespace edgelock::cli {
 namespace {
 
@@ -48,41 +53,6 @@ constexpr std::string_view overview =
     "\n"
     "Durations: 0, 500ms, 30s, 2m, 1h, 1m30s, 1h2m3s; up to 24h.\n";
 
-constexpr std::string_view exit_codes =
-    "Exit codes:\n"
-    "  0        success (run: CMD exited 0; status: the lock is held; list: a lock found;\n"
-    "           release: deleted)\n"
-    "  1..255   run: CMD's own status, passed through (128+N when CMD died of signal N)\n"
-    "  1        status: the lock is free; list: none held; release: that token does not\n"
-    "           hold the lock; sim: a check was violated\n"
-    "  2        sim: a usage error of edgelock-sim\n"
-    "  64       bad command line: unknown flag, bad duration or URL, missing --name or CMD,\n"
-    "           a TLS file that cannot be read or loaded (the message names it and why)\n"
-    "  69       Redis unreachable: connection refused or timed out, connected but no answer\n"
-    "           in time, no quorum, no master, or closed before any reply, or no TLS\n"
-    "           handshake in time\n"
-    "           (often redis:// and rediss:// mixed up); check: a node cannot be read, or no\n"
-    "           quorum of masters (a replica), or cluster slots that no master serves\n"
-    "  70       internal error\n"
-    "  75       busy: --wait 0 (-n) and another owner holds the lock (or -E CODE)\n"
-    "  76       Redis refused: a password needed and none given (NOAUTH), a wrong password\n"
-    "           or user (AUTH refused), SELECT or INFO (restart guard) failed, an error reply\n"
-    "           (the message quotes Redis's text)\n"
-    "  77       TLS refused: the server's certificate (untrusted, wrong name, expired), or\n"
-    "           ours (69 when TLS gets no answer: check redis:// against rediss://)\n"
-    "  78       check: a node is worse than the simulator assumes (it may evict lock keys)\n"
-    "  79       wait timeout: the lock stayed held by another owner for the whole --wait\n"
-    "           (or -E CODE)\n"
-    "  80       lost: the lock was lost while CMD ran (hold: while held); CMD got --on-lost\n"
-    "           (then SIGKILL)\n"
-    "  81       restart guard: a Redis node started without durable data too recently to\n"
-    "           count, beyond --wait (it is reachable; it counts a TTL plus drift after its\n"
-    "           start)\n"
-    "  128+N    run, hold: ended by signal N (SIGINT, SIGTERM, SIGHUP) while waiting, after\n"
-    "           leaving the line\n"
-    "  126      CMD could not be executed\n"
-    "  127      CMD (or edgelock-sim) not found\n";
-
 constexpr std::string_view run_help =
     "usage: edgelock run --name N [flags] [--] CMD [ARGS...]\n"
     "       edgelock run --name N [flags] -c 'SHELL COMMAND'\n"
@@ -129,7 +99,7 @@ constexpr std::string_view run_help =
     "  --restart-guard on|off\n"
     "                       on (default): a Redis node that restarted without AOF appendfsync\n"
     "                       always counts only a TTL after its start (a lease it forgot may still\n"
-    "                       run); a shorter --wait fails with 69, a longer one waits, saying so\n"
+    "                       run); a shorter --wait fails with 81, a longer one waits, saying so\n"
     "  --redis URL, --sentinel HOST:PORT --master NAME, --redis-timeout D, --tls-*\n"
     "                       where Redis is, and TLS (see edgelock --help)\n"
     "  --cluster URL        Redis Cluster: the lock lives on the master of N's slot; slot moves\n"
@@ -235,9 +205,39 @@ constexpr std::string_view sim_help =
     "Its exit status is edgelock-sim's (0 every check held, 1 one was violated, 2 a usage\n"
     "error); 127 when edgelock-sim is not found.\n";
 
+// exit_codes.hpp's table, each meaning wrapped beside its code.
+std::string format_exit_codes() {
+    constexpr std::size_t code_columns = 11;  // "  128+N    "
+    constexpr std::size_t line_columns_max = 90;
+    std::string text = "Exit codes:\n";
+    for (const exit_code_meaning& row : exit_code_meanings) {
+        std::string line = "  " + std::string(row.code);
+        line.resize(code_columns, ' ');
+        bool line_has_words = false;
+        std::string_view words = row.meaning;
+        while (!words.empty()) {
+            const std::size_t space = words.find(' ');
+            const std::string_view word = words.substr(0, space);
+            words.remove_prefix(space == std::string_view::npos ? words.size() : space + 1);
+            if (line_has_words && line.size() + 1 + word.size() > line_columns_max) {
+                text += line + "\n";
+                line.assign(code_columns, ' ');
+                line_has_words = false;
+            }
+            line += (line_has_words ? " " : "") + std::string(word);
+            line_has_words = true;
+        }
+        text += line + "\n";
+    }
+    return text;
+}
+
 }  // namespace
 
-std::string_view exit_code_table() { return exit_codes; }
+std::string_view exit_code_table() {
+    static const std::string text = format_exit_codes();
+    return text;
+}
 
 std::string_view help_text(std::string_view topic) {
     if (topic == "run") return run_help;
