@@ -30,7 +30,7 @@ std::vector<std::string> edgelock(std::vector<std::string> args) {
 // No EDGELOCK_* from the caller's shell.
 program_options clean_env() {
     program_options o;
-    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_MASTER"};
+    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_CLUSTER", "EDGELOCK_MASTER"};
     o.timeout = std::chrono::seconds(20);
     return o;
 }
@@ -87,7 +87,10 @@ TEST(CliBadInput, OneLineAndExit64) {
         {{"run", "--", "true"}, "missing --name"},
         {{"status"}, "missing --name"},
         {{"release", "--name", "n"}, "missing --token"},
-        {{"run", "--name", "n", "--ttl", "3ms", "--", "true"}, "--ttl must be between"},
+        {{"run", "--name", "n", "--ttl", "3ms", "--", "true"}, "--ttl must be between 100ms"},
+        {{"run", "--name", "n", "--redis", "127.0.0.1:7001", "--redis", "127.0.0.1:7001", "--redis",
+          "127.0.0.1:7001", "--", "true"},
+         "--redis names \"127.0.0.1:7001\" twice"},
         {{"run", "--name", "{n}:fence", "--", "true"}, "is the fence key of lock"},
     };
     for (const bad& c : cases) {
@@ -98,6 +101,13 @@ TEST(CliBadInput, OneLineAndExit64) {
     env.env.push_back("EDGELOCK_REDIS=redis://a:1,nonsense://b");
     expect_one_line_failure(run_program(edgelock({"status", "--name", "n"}), env), 64,
                             "EDGELOCK_REDIS");
+    for (const char* variable : {"EDGELOCK_REDIS=", "EDGELOCK_SENTINEL=", "EDGELOCK_CLUSTER="}) {
+        program_options empty = clean_env();
+        empty.env.push_back(variable);
+        SCOPED_TRACE(variable);
+        expect_one_line_failure(run_program(edgelock({"run", "--name", "n", "--", "true"}), empty),
+                                64, "is set but names no address");
+    }
 }
 
 TEST(CliUnreachable, RefusedFailsAtOnceWithOneLine) {

@@ -206,6 +206,62 @@ TEST(Environment, SuppliesServersWhenNoFlagDoes) {
     EXPECT_EQ(r.parsed.master_name, "m");
 }
 
+// A deployment variable set to nothing is a mistake (a template not filled in), not "unset":
+// seen failing before, when it fell back to 127.0.0.1:6379.
+TEST(Environment, AVariableSetToNoAddressIsRefused) {
+    for (const char* value : {"", " ", ", ,"}) {
+        environment redis;
+        redis.redis = value;
+        expect_usage_error({"run", "--name", "n", "--", "true"},
+                           "EDGELOCK_REDIS is set but names no address", redis);
+        environment sentinel;
+        sentinel.sentinel = value;
+        sentinel.master = "m";
+        expect_usage_error({"status", "--name", "n"},
+                           "EDGELOCK_SENTINEL is set but names no address", sentinel);
+        environment cluster;
+        cluster.cluster = value;
+        expect_usage_error({"hold", "--name", "n"}, "EDGELOCK_CLUSTER is set but names no address",
+                           cluster);
+        const parse_result flags_win = parse({"status", "--name", "n", "--redis", "a:1"}, redis);
+        EXPECT_EQ(flags_win.exit_code, 0) << flags_win.error;
+    }
+    const parse_result unset = parse({"status", "--name", "n"}, environment{});
+    ASSERT_EQ(unset.exit_code, 0) << unset.error;
+    EXPECT_EQ(unset.parsed.redis_urls, (std::vector<std::string>{"redis://127.0.0.1:6379"}));
+}
+
+// One server named twice would be two votes of Redlock's quorum (seen failing before: three
+// --redis of one address ran as Redlock-3). Credentials and database do not make it another.
+TEST(Deployment, AnAddressGivenTwiceIsRefused) {
+    expect_usage_error(
+        {"run", "--name", "n", "--redis", "127.0.0.1:7001", "--redis", "127.0.0.1:7001", "--redis",
+         "127.0.0.1:7001", "--", "true"},
+        "--redis names \"127.0.0.1:7001\" twice: each address must be a different server");
+    expect_usage_error({"run", "--name", "n", "--redis", "redis://:pw@h:1/2", "--redis", "h:2",
+                        "--redis", "redis://h:1", "--", "true"},
+                       "--redis names \"redis://h:1\" twice");
+    environment env;
+    env.redis = "a:1,b:1,a:1";
+    expect_usage_error({"status", "--name", "n"}, "EDGELOCK_REDIS names \"a:1\" twice", env);
+    expect_usage_error(
+        {"status", "--name", "n", "--sentinel", "s:1", "--sentinel", "s:1", "--master", "m"},
+        "--sentinel names \"s:1\" twice");
+    expect_usage_error({"list", "--cluster", "c:1", "--cluster", "redis://c:1"},
+                       "--cluster names \"redis://c:1\" twice");
+    const parse_result distinct = parse(
+        {"run", "--name", "n", "--redis", "h:1", "--redis", "h:2", "--redis", "g:1", "--", "true"});
+    EXPECT_EQ(distinct.exit_code, 0) << distinct.error;
+}
+
+TEST(Ttl, BelowTheFloorSaysWhy) {
+    expect_usage_error({"run", "--name", "n", "--ttl", "4ms", "--", "true"},
+                       "--ttl must be between 100ms and 24h (got 4ms): a shorter lease leaves "
+                       "each attempt under 10ms (ttl/10) to hear Redis");
+    expect_usage_error({"hold", "--name", "n", "--ttl", "99ms"}, "(got 99ms)");
+    EXPECT_EQ(parse({"hold", "--name", "n", "--ttl", "100ms"}).exit_code, 0);
+}
+
 TEST(Release, NeedsToken) {
     const parse_result r = parse({"release", "--name", "n", "--token", "abc"});
     ASSERT_EQ(r.exit_code, 0) << r.error;
@@ -250,12 +306,14 @@ TEST(Sim, ForwardsEverything) {
     EXPECT_EQ(r.parsed.program, (std::vector<std::string>{"run", "--scenario", "S1", "--bogus"}));
 }
 
-// The smallest TTL lock::configure accepts with its documented defaults (lock.hpp): the drift
-// ttl/100 + 2 ms below the ttl, the renewal interval ttl/3 above 0 and below ttl - drift, the
-// attempt timeout max(ttl/10, 1) at most the ttl. Derived here from those rules alone.
+// The smallest TTL run accepts: 100 ms (options.hpp, ttl_ms_min: an attempt has a tenth of it
+// to hear Redis), or the smallest lock::configure accepts with its documented defaults
+// (lock.hpp) if that is more: the drift ttl/100 + 2 ms below the ttl, the renewal interval
+// ttl/3 above 0 and below ttl - drift, the attempt timeout max(ttl/10, 1) at most the ttl.
+// Derived here from those rules alone.
 std::int64_t documented_ttl_ms_min() {
     constexpr std::int64_t search_ms_max = 1'000;
-    for (std::int64_t ttl = 1; ttl <= search_ms_max; ++ttl) {
+    for (std::int64_t ttl = 100; ttl <= search_ms_max; ++ttl) {
         const std::int64_t drift = ttl / 100 + 2;
         const std::int64_t renew = ttl / 3;
         const std::int64_t attempt = std::max<std::int64_t>(ttl / 10, 1);
@@ -283,8 +341,8 @@ TEST(Ttl, TooShortForTheLockIsAUsageErrorNamingTheRange) {
                        "--ttl must be between " + ttl_range() + " (got 25h)");
 }
 
-// Whatever the deployment, the parser accepts exactly the TTLs the lock accepts: a TTL never
-// passes the command line only to fail once edgelock runs.
+// Whatever the deployment, the parser accepts exactly the TTLs the lock accepts from
+// ttl_ms_min up: a TTL never passes the command line only to fail once edgelock runs.
 TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
     std::vector<std::int64_t> ttls;
     for (std::int64_t ttl = 1; ttl <= 2'000; ++ttl) ttls.push_back(ttl);
@@ -305,7 +363,8 @@ TEST(Ttl, ParserAndLockAgreeOnEveryTtl) {
             config.instances = instances;
             config.fencing = true;
             edgelock::lock scratch;
-            const bool lock_accepts = scratch.configure(config) == edgelock::errc::ok;
+            const bool lock_accepts =
+                scratch.configure(config) == edgelock::errc::ok && ttl >= edgelock::cli::ttl_ms_min;
             std::vector<std::string> args = {"run", "--name", "n", "--ttl",
                                              std::to_string(ttl) + "ms"};
             args.insert(args.end(), servers.begin(), servers.end());
@@ -789,7 +848,7 @@ TEST(Cluster, ExclusiveWithRedisAndSentinel) {
     both.redis = "a:1";
     expect_usage_error({"status", "--name", "n"},
                        "EDGELOCK_CLUSTER and EDGELOCK_REDIS are both set: use one of them", both);
-    both.redis.clear();
+    both.redis.reset();
     both.sentinel = "s:1";
     both.master = "m";
     expect_usage_error({"status", "--name", "n"},

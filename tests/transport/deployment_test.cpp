@@ -148,6 +148,13 @@ std::vector<bad_row> bad_rows() {
          [](deployment& d) { d.instances.assign(edgelock::instances_max + 2, nowhere); },
          {},
          errc::invalid_instances},
+        {"one_server_three_times",
+         [](deployment& d) {
+             d.instances = {"redis://127.0.0.1:7001", "redis://127.0.0.1:7002",
+                            "redis://:pw@127.0.0.1:7001/3"};
+         },
+         {},
+         errc::invalid_instances},
         {"malformed_url",
          [](deployment& d) { d.instances = {"http://127.0.0.1:1"}; },
          {},
@@ -204,7 +211,7 @@ std::vector<bad_row> bad_rows() {
          errc::invalid_config},
         {"fair_on_redlock",
          [](deployment& d) {
-             d.instances = {nowhere, nowhere, nowhere};
+             d.instances = {"redis://127.0.0.1:1", "redis://127.0.0.1:2", "redis://127.0.0.1:3"};
          },
          [](lock_config& lc) { lc.fair = true; }, errc::invalid_instances},
     };

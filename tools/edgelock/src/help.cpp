@@ -67,7 +67,7 @@ constexpr std::string_view run_help =
     "SIGKILL after --kill-after, and edgelock exits 80.\n"
     "\n"
     "  --name N             the lock name, used as the Redis key (1..128 bytes)\n"
-    "  --ttl D              lease length, 4ms..24h (default 30s); a crashed holder frees the\n"
+    "  --ttl D              lease length, 100ms..24h (default 30s); a crashed holder frees the\n"
     "                       lock after it\n"
     "  --wait D, -w D       how long to wait for a held lock (default 10s); 0: fail at once (75);\n"
     "                       also rides out Redis being unreachable meanwhile (a restart, a\n"

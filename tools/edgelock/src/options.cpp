@@ -197,6 +197,24 @@ std::string check_urls(const std::vector<std::string>& urls, std::string_view fl
     return "";
 }
 
+// The address `urls` name twice (same host and port, whatever the credentials or database),
+// as a message; "" when each names its own. Redlock would count one server twice toward its
+// quorum; a second sentinel or seed on the same address is a typo all the same.
+std::string repeated_address(const std::vector<std::string>& urls, std::string_view source) {
+    std::vector<session::node_address> seen;
+    for (const std::string& url : urls) {
+        session::node_address address;
+        static_cast<void>(session::parse_node_url(url, address));  // check_urls accepted it
+        for (const session::node_address& earlier : seen) {
+            if (!address.same_node(earlier)) continue;
+            return std::string(source) + " names " + quote(without_credentials(url)) +
+                   " twice: each address must be a different server (host and port)";
+        }
+        seen.push_back(address);
+    }
+    return "";
+}
+
 // The seeds of a cluster: checked as the other addresses, at most cluster_seeds_max of them,
 // none naming a database (a cluster has only database 0: SELECT fails on every node).
 std::string resolve_cluster(options& o, bool flags_given) {
@@ -208,12 +226,31 @@ std::string resolve_cluster(options& o, bool flags_given) {
                std::to_string(session::cluster_seeds_max) + ")";
     }
     if (std::string problem = check_urls(o.cluster_urls, source); !problem.empty()) return problem;
+    if (std::string problem = repeated_address(o.cluster_urls, source); !problem.empty())
+        return problem;
     for (const std::string& url : o.cluster_urls) {
         session::node_address address;
         static_cast<void>(session::parse_node_url(url, address));
         if (address.db != 0) {
             return "bad " + source + " address " + quote(without_credentials(url)) +
                    ": a cluster has only database 0";
+        }
+    }
+    return "";
+}
+
+// A deployment variable that is set names at least one address.
+std::string empty_deployment_variable(const environment& env) {
+    const struct {
+        const char* name;
+        const std::optional<std::string>& value;
+    } variables[] = {{"EDGELOCK_REDIS", env.redis},
+                     {"EDGELOCK_SENTINEL", env.sentinel},
+                     {"EDGELOCK_CLUSTER", env.cluster}};
+    for (const auto& variable : variables) {
+        if (variable.value && split_list(*variable.value).empty()) {
+            return std::string(variable.name) +
+                   " is set but names no address: unset it, or give host:port";
         }
     }
     return "";
@@ -238,9 +275,10 @@ std::string resolve_servers(options& o, const environment& env) {
     const bool flags_given =
         !o.redis_urls.empty() || !o.sentinel_urls.empty() || !o.cluster_urls.empty();
     if (!flags_given) {
-        o.redis_urls = split_list(env.redis);
-        o.sentinel_urls = split_list(env.sentinel);
-        o.cluster_urls = split_list(env.cluster);
+        if (std::string problem = empty_deployment_variable(env); !problem.empty()) return problem;
+        o.redis_urls = split_list(env.redis.value_or(""));
+        o.sentinel_urls = split_list(env.sentinel.value_or(""));
+        o.cluster_urls = split_list(env.cluster.value_or(""));
         if (o.master_name.empty()) o.master_name = env.master;
         if (std::string problem = one_deployment_variable(o); !problem.empty()) return problem;
     }
@@ -256,13 +294,18 @@ std::string resolve_servers(options& o, const environment& env) {
         if (o.master_name.empty()) return "--sentinel needs --master NAME (or EDGELOCK_MASTER)";
         if (o.sentinel_urls.size() > redis_urls_max)
             return "too many --sentinel addresses (at most 7)";
-        return check_urls(o.sentinel_urls, flags_given ? "--sentinel" : "EDGELOCK_SENTINEL");
+        const std::string_view source = flags_given ? "--sentinel" : "EDGELOCK_SENTINEL";
+        if (std::string problem = check_urls(o.sentinel_urls, source); !problem.empty())
+            return problem;
+        return repeated_address(o.sentinel_urls, source);
     }
     if (flags_given && !o.master_name.empty()) return "--master needs --sentinel";
     o.master_name.clear();
     if (o.redis_urls.empty()) o.redis_urls.emplace_back(default_redis_url);
     const std::string_view source = flags_given ? "--redis" : "EDGELOCK_REDIS";
     if (std::string problem = check_urls(o.redis_urls, source); !problem.empty()) return problem;
+    if (std::string problem = repeated_address(o.redis_urls, source); !problem.empty())
+        return problem;
     if (o.redis_urls.size() > redis_urls_max || o.redis_urls.size() % 2 == 0) {
         return "Redlock needs an odd number of " + std::string(source) +
                " addresses, up to 7 (got " + std::to_string(o.redis_urls.size()) + ")";
@@ -357,7 +400,7 @@ errc configure_scratch(const options& o, std::int64_t ttl_ms) {
 // up to ttl_search_ms_max is.
 duration_range accepted_ttls(const options& o) {
     duration_range range{0, ttl_ms_max};
-    for (std::int64_t ttl = 1; ttl <= ttl_search_ms_max && range.min_ms == 0; ++ttl) {
+    for (std::int64_t ttl = ttl_ms_min; ttl <= ttl_search_ms_max && range.min_ms == 0; ++ttl) {
         if (configure_scratch(o, ttl) == errc::ok) range.min_ms = ttl;
     }
     return range;
@@ -390,6 +433,10 @@ std::string companion_key_problem(const std::string& name) {
 // lock::configure once started: a TTL too short for the lease arithmetic, a fence or queue key as
 // name.
 std::string check_lock(const options& o) {
+    if (o.ttl_ms < ttl_ms_min) {
+        return out_of_range("--ttl", accepted_ttls(o), o.ttl_ms) +
+               ": a shorter lease leaves each attempt under 10ms (ttl/10) to hear Redis";
+    }
     const errc code = configure_scratch(o, o.ttl_ms);
     if (code == errc::ok) return "";
     if (code == errc::invalid_name && is_companion_key(o.name))

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,13 +28,20 @@ inline constexpr std::int64_t duration_ms_max =
 inline constexpr std::int64_t redis_timeout_ms_max = session::timeout_ms_max;
 inline constexpr std::size_t redis_urls_max = 7;  // edgelock::instances_max
 inline constexpr std::size_t env_name_bytes_max = 128;
+// The shortest --ttl of run and hold, above what lock::configure accepts (a few ms): each
+// attempt has ttl/10 to hear Redis (lock.hpp), and below 10 ms that is less than a script's
+// round trip takes on a busy gateway (on loopback, --ttl 20ms already fails one run in five,
+// 10ms every one), so a shorter lease could only ever fail.
+inline constexpr std::int64_t ttl_ms_min = 100;
 
 // What the environment may supply; flags win over it.
+// The deployment variables are optional: one that is set but names no address (empty, or only
+// separators) is refused, never read as unset (that would fall back to 127.0.0.1:6379).
 struct environment {
-    std::string redis;     // EDGELOCK_REDIS: URLs separated by commas or spaces
-    std::string sentinel;  // EDGELOCK_SENTINEL: sentinel addresses, same separators
-    std::string cluster;   // EDGELOCK_CLUSTER: Redis Cluster seed addresses, same separators
-    std::string master;    // EDGELOCK_MASTER: the master name the sentinels monitor
+    std::optional<std::string> redis;     // EDGELOCK_REDIS: URLs separated by commas or spaces
+    std::optional<std::string> sentinel;  // EDGELOCK_SENTINEL: sentinel addresses, same separators
+    std::optional<std::string> cluster;   // EDGELOCK_CLUSTER: cluster seed addresses, the same
+    std::string master;                   // EDGELOCK_MASTER: the master name the sentinels monitor
     // EDGELOCK_TLS_CA, EDGELOCK_TLS_CA_DIR, EDGELOCK_TLS_CERT, EDGELOCK_TLS_KEY,
     // EDGELOCK_TLS_SERVER_NAME: for rediss:// addresses, each overridden by its flag.
     tls_options tls;

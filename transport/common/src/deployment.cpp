@@ -53,6 +53,17 @@ errc parse_all(const std::vector<std::string>& urls, std::vector<session::node_a
     return errc::ok;
 }
 
+// Whether two addresses name one node: Redlock's instances must be independent servers, and
+// one server given twice would hold the lock as two votes of its quorum.
+bool any_node_twice(const std::vector<session::node_address>& nodes) noexcept {
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        for (std::size_t j = i + 1; j < nodes.size(); ++j) {
+            if (nodes[i].same_node(nodes[j])) return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 session::connection_setup validated_deployment::instance_setup(std::size_t i,
@@ -92,6 +103,7 @@ std::error_code validate(const deployment& given, validated_deployment& out, tls
     if (const errc code = parse_all(given.instances, out.instances); code != errc::ok) {
         return make_error_code(code);
     }
+    if (any_node_twice(out.instances)) return make_error_code(errc::invalid_instances);
     if (const errc code = parse_all(given.sentinels, out.sentinels); code != errc::ok) {
         return make_error_code(code);
     }

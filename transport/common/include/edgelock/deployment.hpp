@@ -133,6 +133,10 @@ struct validated_deployment {
 //   errc::invalid_config     a URL that does not parse (session::parse_node_url), master
 //                            credentials longer than session/limits.hpp allows, a cluster
 //                            seed with a database other than 0
+//   errc::invalid_instances  two instances naming one node (the same host and port,
+//                            whatever their credentials or database): one server would
+//                            count twice toward Redlock's quorum. Names are compared as
+//                            written ("localhost" and "127.0.0.1" are not resolved).
 //   transport_errc::tls_files  a file of given.tls cannot be loaded (missing, unreadable,
 //                            no certificate in it, a key that does not match its
 //                            certificate): tls.load_error() says which, and why
