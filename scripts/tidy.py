@@ -32,11 +32,16 @@ line. The rules:
                    placeholder next to them (`*`, `<`, `{`, `$`, `...`), paths into build
                    trees (`build/`, `build-*/`), and `./name` (the reader's own script in an
                    example command).
+  tracked          a file git tracks in ROOT (when ROOT is a git work tree) that is none of
+                   the kinds the project keeps (TRACKED_SUFFIXES, TRACKED_NAMES, or under
+                   TRACKED_DIRECTORIES): a log, a core dump or an editor's backup committed by
+                   mistake.
 Files under directories named build* or starting with a dot are never read.
 """
 
 import os
 import re
+import subprocess
 import sys
 
 FUNCTION_LINES_MAX = 70
@@ -48,6 +53,13 @@ CXX_SUFFIXES = (".cpp", ".hpp", ".h", ".c")
 HASH_COMMENT_SUFFIXES = (".sh", ".cmake", ".py")
 PATH_SUFFIXES = (".hpp", ".cpp", ".h", ".c", ".md", ".sh", ".txt", ".cmake", ".py", ".in",
                  ".json", ".service", ".timer", ".env")
+
+# What the repository may hold: sources, build and packaging files, documents, and the few
+# files whose kind is their name or their directory.
+TRACKED_SUFFIXES = (".cpp", ".hpp", ".h", ".c", ".txt", ".sh", ".cmake", ".py", ".md", ".in",
+                    ".map", ".service", ".timer", ".env")
+TRACKED_NAMES = ("LICENSE", "Makefile", ".gitignore", ".clang-format", ".ci/run")
+TRACKED_DIRECTORIES = ("packaging/", "tests/fuzz/corpus/", "tools/edgelock/completion/")
 
 
 def walk(root):
@@ -372,7 +384,31 @@ def check_paths(root, files):
     return findings
 
 
-CHECKS = {"functions": check_function_length, "columns": check_columns, "paths": check_paths}
+# ---- tracked ------------------------------------------------------------------------------
+
+def tracked_files(root):
+    """The files git tracks in root, or [] when root is not a git work tree."""
+    if not os.path.exists(os.path.join(root, ".git")):
+        return []
+    listing = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True,
+                             check=True).stdout.decode("utf-8", errors="replace")
+    return sorted(path for path in listing.split("\0") if path)
+
+
+def check_tracked(root, _files):
+    findings = []
+    for path in tracked_files(root):
+        known = (path.endswith(TRACKED_SUFFIXES)
+                 or path in TRACKED_NAMES or os.path.basename(path) in TRACKED_NAMES
+                 or path.startswith(TRACKED_DIRECTORIES))
+        if not known:
+            findings.append(f"{path}:1: [tracked] not a kind of file the repository keeps"
+                            " (remove it, or add its kind to scripts/tidy.py)")
+    return findings
+
+
+CHECKS = {"functions": check_function_length, "columns": check_columns, "paths": check_paths,
+          "tracked": check_tracked}
 
 
 def main(arguments):

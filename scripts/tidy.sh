@@ -7,11 +7,12 @@
 #                    readability-function-size counts them
 #   columns          no line over 100 columns in C, C++, shell, CMake and Python files
 #   paths            every file path a document or a comment names exists
+#   tracked          every file git tracks is of a kind the repository keeps (no logs)
 #   format           every C and C++ file is as clang-format 14 lays it out (.clang-format)
 #
-# The first three are scripts/tidy.py's (where each rule is defined precisely).
+# All but the format check are scripts/tidy.py's (where each rule is defined precisely).
 #
-#   scripts/tidy.sh [ROOT]               all four checks
+#   scripts/tidy.sh [ROOT]               every check
 #   scripts/tidy.sh --no-format [ROOT]   all but the format check
 #   scripts/tidy.sh --format [ROOT]      the format check alone
 #   scripts/tidy.sh --fix-format [ROOT]  reformat every C and C++ file in place; no checks
@@ -91,7 +92,7 @@ if [[ "$mode" != format ]]; then
     echo "tidy.sh: python3 not found (scripts/setup.sh installs it)" >&2
     exit 2
   fi
-  python3 "$here/tidy.py" . functions columns paths >>"$findings" || exit 2
+  python3 "$here/tidy.py" . functions columns paths tracked >>"$findings" || exit 2
 fi
 
 if [[ "$mode" != text ]]; then

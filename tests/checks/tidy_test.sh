@@ -78,11 +78,20 @@ printf '%s\n' '// The one badly formatted file.' 'int  ugly( ){return 1;}' >core
 # Nothing under a build directory is read.
 cp core/src/ugly.cpp core/src/lengths.cpp docs/GUIDE.md build/core/
 
+# tracked: a server log committed at the root, beside a log that is not tracked and files of
+# the kinds kept (everything above).
+echo 'a log line' >r.log
+echo 'another log line' >untracked.log
+git init -q .
+git add .clang-format core docs scripts r.log
+
 expected_text='core/src/lengths.cpp:3: [function-length] too_long is 71 lines (max 70)
 core/src/wide.cpp:4: [columns] 101 columns (max 100)
 scripts/wide.sh:2: [columns] 101 columns (max 100)
 core/src/lengths.cpp:1: [paths] names DESIGN.md, which does not exist
-docs/GUIDE.md:3: [paths] names scripts/gone.sh, which does not exist'
+docs/GUIDE.md:3: [paths] names scripts/gone.sh, which does not exist
+r.log:1: [tracked] not a kind of file the repository keeps'
+expected_text+=' (remove it, or add its kind to scripts/tidy.py)'
 expected_format='core/src/ugly.cpp:2: [format] not laid out as .clang-format says'
 expected_format+=' (scripts/tidy.sh --fix-format)'
 
