@@ -262,7 +262,11 @@ typedef struct edgelock_options {
      * EDGELOCK_E_NODE_RESTARTED, and `on_lost_user`. It runs on a thread of the lock's own,
      * with none of the lock's locks held: it may call edgelock_release() and
      * edgelock_acquire() on this lock, but not edgelock_close(). A call is always about the
-     * current hold (a loss whose hold already ended is not reported). NULL: not called. */
+     * current hold (a loss whose hold already ended is not reported). When another thread
+     * calls edgelock_close() meanwhile, an edgelock_acquire() the callback makes from then on,
+     * or is waiting in, returns EDGELOCK_E_CANCELLED, so a callback that retries until it
+     * acquires must stop at that code; a hold it already got is released by the close once
+     * the callback returns. NULL: not called. */
     void (*on_lost)(int code, void* user);
     void* on_lost_user;
 
@@ -301,9 +305,12 @@ typedef struct edgelock_lock edgelock_lock;
 EDGELOCK_API int edgelock_open(const edgelock_options* options,
                                edgelock_lock** out) EDGELOCK_NOEXCEPT;
 
-/* Releases a held lock (best effort, bounded by the timeouts), stops the lock's threads
- * (waiting for a running on_lost call), closes its connections and frees it. NULL: nothing.
- * Must not be called from the lock's own on_lost callback. */
+/* Waits for a running on_lost call to return, refusing it any new hold (see
+ * edgelock_options.on_lost: its edgelock_acquire() returns EDGELOCK_E_CANCELLED) and starting
+ * no other; then releases a held lock, every hold of it, the callback's included (best effort,
+ * bounded by the timeouts: a release that fails leaves the key to its TTL), stops the lock's
+ * threads, closes its connections and frees it. NULL: nothing. Must not be called from the
+ * lock's own on_lost callback. */
 EDGELOCK_API void edgelock_close(edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 
 /* A hold, as acquire reports it. Never changes layout. */
@@ -324,7 +331,8 @@ EDGELOCK_API int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) E
  *   one instance's connection error (EDGELOCK_E_OS with edgelock_last_os_error() = e.g.
  *     ECONNREFUSED; EDGELOCK_E_CONNECT_TIMEOUT, EDGELOCK_E_AUTH_FAILED, EDGELOCK_E_TLS_*,
  *     EDGELOCK_E_ERROR_REPLY, ...), or with several instances EDGELOCK_E_NO_QUORUM
- *   EDGELOCK_E_CANCELLED        edgelock_cancel() was called
+ *   EDGELOCK_E_CANCELLED        edgelock_cancel() was called, or, from on_lost,
+ *                               edgelock_close() began
  *   EDGELOCK_E_INVALID_WAIT     wait_ms negative or above a day
  *   EDGELOCK_E_INVALID_STATE    another call is releasing
  *   EDGELOCK_E_IO_ERROR         no random bytes for the token

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // The watchdog keeps a held key alive past its TTL; a holder paused beyond the TTL loses the
-// lock to another process, learns it when resumed, and its fenced write is refused.
+// lock to another process, learns it when resumed, and its fenced write is refused. Closing
+// the lock (its destructor) while on_lost acquires again leaves nothing held.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -233,6 +236,121 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
     std::lock_guard<std::mutex> held(handler.mutex);
     ASSERT_EQ(handler.codes.size(), 1u) << "no callback for the hold released before its turn";
     EXPECT_EQ(handler.codes[0], edgelock::errc::token_gone);
+}
+
+// An on_lost that acquires again, as a job that wants its lock back would: at the first loss
+// it waits until the test lets it go (bounded), then calls acquire(wait) and keeps the result.
+struct reacquiring_handler {
+    edgelock::hiredis::lock* lock = nullptr;
+    std::chrono::milliseconds wait{0};
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool called = false;
+    bool gate_open = false;
+    bool returned = false;
+    std::error_code result;
+
+    void operator()(std::error_code) {
+        std::unique_lock<std::mutex> held(mutex);
+        if (called) return;
+        called = true;
+        changed.notify_all();
+        changed.wait_for(held, 20s, [this] { return gate_open; });
+        held.unlock();
+        const std::error_code acquired = lock->acquire(wait);
+        held.lock();
+        result = acquired;
+        returned = true;
+    }
+    bool wait_called() {
+        std::unique_lock<std::mutex> held(mutex);
+        return changed.wait_for(held, 10s, [this] { return called; });
+    }
+    void open_gate() {
+        std::lock_guard<std::mutex> held(mutex);
+        gate_open = true;
+        changed.notify_all();
+    }
+};
+
+// A TTL long enough that a hold left behind by close is still there when the test looks, and
+// renewals often enough that the outside delete is noticed at once.
+edgelock::hiredis::lock_options reacquiring_options(const redis_server& server,
+                                                    reacquiring_handler& handler) {
+    auto options = options_for("job", {server.url()}, 10'000);
+    options.renew_interval_ms = 100;
+    options.on_lost = [&handler](std::error_code ec) { handler(ec); };
+    return options;
+}
+
+// Destroys `lock` on a thread of its own, returned once the destruction has begun (the
+// thread's first step; the rest runs on).
+std::thread close_on_a_thread(std::unique_ptr<edgelock::hiredis::lock>& lock) {
+    auto begun = std::make_shared<std::atomic<bool>>(false);
+    std::thread closer([&lock, begun] {
+        begun->store(true);
+        lock.reset();
+    });
+    EXPECT_TRUE(eventually([&] { return begun->load(); }, 5s));
+    return closer;
+}
+
+// After close: the callback's acquire was overtaken (cancelled), or it got the lock before
+// close began and close released it; either way the key is not ours any more.
+void expect_nothing_held(reacquiring_handler& handler, redis_client& client) {
+    std::lock_guard<std::mutex> held(handler.mutex);
+    EXPECT_TRUE(handler.returned) << "close waited for the callback";
+    if (handler.result) {
+        EXPECT_EQ(handler.result, edgelock::errc::cancelled) << handler.result.message();
+    }
+    EXPECT_FALSE(client.exists("job")) << "a hold outlived close, until its TTL";
+}
+
+TEST(watchdog, an_acquire_from_on_lost_after_close_began_leaves_nothing_held) {
+    redis_server server;
+    redis_client client(server.port());
+    reacquiring_handler handler;
+    auto lock = std::make_unique<edgelock::hiredis::lock>();
+    handler.lock = lock.get();
+    ASSERT_FALSE(lock->open(reacquiring_options(server, handler)));
+    ASSERT_FALSE(lock->try_acquire());
+    client.command({"DEL", "job"});
+    ASSERT_TRUE(handler.wait_called()) << "the loss is reported";
+
+    std::thread closer = close_on_a_thread(lock);
+    handler.open_gate();  // the callback's acquire now comes while close runs
+    closer.join();
+    expect_nothing_held(handler, client);
+}
+
+TEST(watchdog, an_acquire_from_on_lost_still_waiting_when_close_begins_leaves_nothing_held) {
+    redis_server server;
+    redis_client client(server.port());
+    reacquiring_handler handler;
+    handler.wait = 20s;
+    std::atomic<int> busy_attempts{0};
+    auto options = reacquiring_options(server, handler);
+    options.on_event = [&busy_attempts](const edgelock::lock_event& e) {
+        if (e.kind == edgelock::lock_event_kind::attempt && e.code == edgelock::errc::busy)
+            ++busy_attempts;
+    };
+    auto lock = std::make_unique<edgelock::hiredis::lock>();
+    handler.lock = lock.get();
+    ASSERT_FALSE(lock->open(options));
+    ASSERT_FALSE(lock->try_acquire());
+    client.command({"DEL", "job"});
+    ASSERT_TRUE(handler.wait_called()) << "the loss is reported";
+    edgelock::hiredis::lock other;
+    ASSERT_FALSE(other.open(options_for("job", {server.url()}, 10'000)));
+    ASSERT_FALSE(other.try_acquire());
+    handler.open_gate();
+    ASSERT_TRUE(eventually([&] { return busy_attempts.load() > 0; }, 5s))
+        << "the callback's acquire waits for the other owner";
+
+    std::thread closer = close_on_a_thread(lock);
+    EXPECT_FALSE(other.release());  // the key is free while close runs
+    closer.join();
+    expect_nothing_held(handler, client);
 }
 
 // "write 0 lost 1 reason expired callback 1" -> fields

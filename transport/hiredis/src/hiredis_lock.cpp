@@ -79,6 +79,23 @@ std::error_code lock::impl::start_notifier() {
     return {};
 }
 
+// Closing: starts no other on_lost call, ends an acquire() the running one waits in (as
+// cancel() does), and waits for that call to return. Until then the helper goes on renewing,
+// so a hold the callback has meanwhile stays valid.
+void lock::impl::stop_notifier() {
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        closing = true;
+        notice_changed.notify_all();
+    }
+    // After `closing`: an acquire() that starts later is refused, one that runs is cancelled.
+    cancel_pending.store(true);
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const ssize_t ignored = ::write(cancel_fd, &one, sizeof one);
+    if (notifier_started) pthread_join(notifier, nullptr);
+    notifier_started = false;
+}
+
 void lock::impl::stop_threads() {
     {
         std::lock_guard<std::mutex> guard(mutex);
@@ -152,8 +169,8 @@ void lock::impl::helper_loop() {
 void lock::impl::notifier_loop() {
     std::unique_lock<std::mutex> held(mutex);
     for (;;) {
-        notice_changed.wait(held, [this] { return stopping || notice.due; });
-        if (stopping) return;
+        notice_changed.wait(held, [this] { return stopping || closing || notice.due; });
+        if (stopping || closing) return;
         const lost_notice due = notice;
         notice.due = false;
         if (due.hold_serial != hold_serial) continue;
@@ -287,6 +304,10 @@ lock::lock() noexcept = default;
 
 lock::~lock() {
     if (!impl_) return;
+    // on_lost may be acquiring again. Once it has returned, with any acquire it starts from
+    // now on refused and one it is waiting in cancelled, what the lock holds can only shrink:
+    // the release below then ends every hold, the callback's included.
+    impl_->stop_notifier();
     {
         std::unique_lock<std::mutex> held(impl_->mutex);
         const bool holding = impl_->core.state() == lock_state::held;
@@ -413,6 +434,10 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
 
     std::unique_lock<std::mutex> held(self.mutex);
     self.begin_io(held, true);
+    if (self.closing) {
+        self.end_io();
+        return make_error_code(errc::cancelled);
+    }
     self.reset_backoff();
     self.call_error = {};
     self.acquired = {};

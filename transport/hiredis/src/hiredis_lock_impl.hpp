@@ -145,6 +145,9 @@ struct lock::impl {
     bool io_busy = false;
     int users_waiting = 0;
     bool stopping = false;
+    // The destructor began: no on_lost call starts any more, and acquire() refuses to start a
+    // hold (cancelled) that nothing would renew or release.
+    bool closing = false;
     int wake_fd = -1;
     // cancel(): a flag and an eventfd, both safe to touch from a signal handler. The flag stays
     // set until an acquire() takes it, so a cancel that comes between two calls is not lost.
@@ -208,6 +211,7 @@ struct lock::impl {
     void helper_loop();
     void notifier_loop();
     [[nodiscard]] std::error_code start_notifier();
+    void stop_notifier();
     void stop_threads();
 
     template <typename Done>

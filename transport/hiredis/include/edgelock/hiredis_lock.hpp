@@ -55,7 +55,13 @@
 // in open() and stops in the destructor. `on_lost` runs on a thread of its own (started by
 // open() when on_lost is set, stopped by the destructor, which waits for a running call),
 // without any of the object's locks held: it may call release() and acquire(), and however
-// long it takes, the helper goes on renewing the next hold meanwhile.
+// long it takes, the helper goes on renewing the next hold meanwhile. When the object is
+// destroyed (on another thread) while on_lost runs, no hold outlives it: from the moment the
+// destructor begins, an acquire() the callback starts returns cancelled and one it is waiting
+// in ends with cancelled (as after cancel()); an acquire() that had already succeeded keeps
+// its hold, renewed, until the callback returns; then the destructor releases it with the
+// rest. So the destructor waits for the callback: one that loops until it acquires must stop
+// at cancelled. No on_lost call starts once the destructor has begun.
 //
 // Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
 // raises SIGPIPE from the lock.
@@ -210,7 +216,8 @@ struct lock_options : deployment {
     // the current hold: a loss whose hold has ended before its call could start (release()
     // returned, or a new acquire() began) is not reported (release() reports it: expired),
     // and only the latest loss waits while an earlier call still runs. A call that started
-    // runs to its end even if another thread releases meanwhile.
+    // runs to its end even if another thread releases meanwhile, or destroys the object: the
+    // destructor waits for it, and refuses it a new hold (see "Threads" above).
     std::function<void(std::error_code)> on_lost;
 
     // Observation (lock_event above): called on the thread doing the lock's I/O at the time
@@ -238,12 +245,13 @@ std::int64_t now_ms() noexcept;
 class lock {
 public:
     lock() noexcept;
-    // Releases a held lock (best effort, bounded by the timeouts), then finishes any cleanup
-    // still queued or unanswered, within the command timeout (plus a connect when the
-    // connection must be made again): notably a fair waiter's leave of the line after an
-    // acquire() that gave up, so the waiters behind it need not wait for its entry to expire.
-    // Then stops the helper and callback threads (waiting for a running on_lost) and closes
-    // the connections. Never throws.
+    // Waits for a running on_lost call to return, refusing it any new hold (see "Threads"
+    // above). Then releases a held lock, every hold of it (best effort, bounded by the
+    // timeouts), then finishes any cleanup still queued or unanswered, within the command
+    // timeout (plus a connect when the connection must be made again): notably a fair
+    // waiter's leave of the line after an acquire() that gave up, so the waiters behind it
+    // need not wait for its entry to expire. Then stops the helper thread and closes the
+    // connections. Never throws.
     ~lock();
     lock(const lock&) = delete;
     lock& operator=(const lock&) = delete;
@@ -295,7 +303,8 @@ public:
     //     too_many_redirects (see "Redis Cluster" above)
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
-    //   cancelled         cancel() was called (see there)
+    //   cancelled         cancel() was called (see there), or, from on_lost, the object is
+    //                     being destroyed (see "Threads" above)
     //   invalid_wait      wait negative or above a day
     //   invalid_state     not opened, or another call is releasing (also, never expected, an
     //                     attempt the lock's I/O ended without a verdict: it is cancelled;
