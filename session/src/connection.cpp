@@ -40,6 +40,7 @@ errc connection::setup(const connection_setup& s) noexcept {
     attempts_finished_ = 0;
     read_node_ = s.read_node && s.kind == connection_kind::lock_traffic;
     refuse_evicting_ = s.refuse_evicting;
+    refuse_replica_ = s.refuse_replica;
     node_ = node_facts{};
     last_host_ = fixed_text<host_bytes_max>{};
     last_port_ = 0;
@@ -177,6 +178,10 @@ routed_reply connection::handshake_done(std::int64_t now) noexcept {
         // within a connect timeout of its own.
         go_to_master_ = true;
         begin_closing(failure{}, now);
+        return {};
+    }
+    if (read_node_ && refuse_replica_ && node_.role.view() == "slave") {
+        begin_closing(failure::of(transport_errc::not_master), now);
         return {};
     }
     if (read_node_ && refuse_evicting_ && node_.may_evict()) {

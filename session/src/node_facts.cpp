@@ -155,9 +155,9 @@ fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts)
     line.number(facts.maxmemory_bytes);
     line.text(" bytes with maxmemory-policy ");
     line.text(facts.maxmemory_policy.view());
-    // volatile-* policies evict only keys with a TTL: lock keys, not fence counters.
-    const bool volatile_only = facts.maxmemory_policy.view().rfind("volatile-", 0) == 0;
-    line.text(volatile_only ? " may evict lock keys" : " may evict lock keys and fence counters");
+    // Every key edgelock writes has a TTL (lock keys, fence counters: a week, a fair line's
+    // :queue and :qttl), so volatile-* policies may evict each of them, as allkeys-* do.
+    line.text(" may evict lock keys, fence counters and waiting lines");
     line.text("; set maxmemory-policy noeviction");
     fixed_text<eviction_warning_bytes_max> out;
     out.assign(line.view());

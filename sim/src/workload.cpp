@@ -108,6 +108,7 @@ void client::setup_connections() {
         if (config.sentinels == 0) {
             nodes_[i] = address_of_node(i);  // without Sentinel, instance i is node i
             s.node = &nodes_[i];
+            s.refuse_replica = true;  // as validated_deployment::instance_setup
         }
         s.seed = rng_.next();
         s.read_node = config.restart_guard;

@@ -483,6 +483,26 @@ TEST(CliRedlock, ThreeMastersOneDown) {
     expect_one_line(r, "too few Redis instances answered");
 }
 
+// A replica named by --redis can never hold the lock: the cause is said at once, with its
+// master, and not as the restart guard's wait (a fresh replica without AOF). Seen failing
+// before: exit 81, "counts only in 30s".
+TEST(CliReplica, AReplicaNamedByRedisIsSaidToBeOneAtOnce) {
+    redis_server master;
+    redis_server replica({"--replicaof", "127.0.0.1", std::to_string(master.port())},
+                         edgelock::testing::persistence::volatile_);
+    // --wait 1h: a replica named directly stays one, so it is no outage to wait out (the
+    // program would be killed at its 30 s timeout).
+    const program_result r = run_program({EDGELOCK_CLI, "run", "--name", "r", "--redis",
+                                          replica.url(), "--wait", "1h", "--", "echo", "ran"});
+    EXPECT_FALSE(r.timed_out) << "it waited for a replica to become a master";
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.out, "");
+    expect_one_line(
+        r, "edgelock: cannot acquire lock \"r\": 127.0.0.1:" + std::to_string(replica.port()) +
+               " is a replica (of 127.0.0.1:" + std::to_string(master.port()) +
+               "); point --redis at the master");
+}
+
 // A Redis started without AOF appendfsync always counts only a TTL (plus drift) after its
 // start: --wait 0 fails at once and says why and for how long, a wait that reaches it says it
 // waits and then runs, and --restart-guard off takes the lock at once.
@@ -510,6 +530,9 @@ TEST(CliRestartGuard, AFreshRedisWithoutAofIsWaitedOutVisibly) {
     EXPECT_EQ(waited.exit_code, 0) << waited.err;
     EXPECT_EQ(waited.out, "ran\n");
     expect_one_line(waited, "edgelock: waiting ");
+    EXPECT_NE(waited.err.find("--restart-guard off skips the wait, for a test server"),
+              std::string::npos)
+        << "how to skip it: " << waited.err;
     EXPECT_NE(waited.err.find(node), std::string::npos) << waited.err;
     EXPECT_EQ(waited.err.find("restarted"), std::string::npos) << waited.err;
 
@@ -537,8 +560,8 @@ TEST(CliEviction, ANodeThatMayEvictIsWarnedAbout) {
     EXPECT_EQ(
         r.err,
         "edgelock: warning: 127.0.0.1:" + std::to_string(evicting.port()) +
-            ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys; "
-            "set maxmemory-policy noeviction\n");
+            ": maxmemory 104857600 bytes with maxmemory-policy volatile-lru may evict lock keys, "
+            "fence counters and waiting lines; set maxmemory-policy noeviction\n");
 }
 
 TEST(CliSentinel, FindsTheMasterThroughSentinels) {

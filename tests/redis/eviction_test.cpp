@@ -49,8 +49,8 @@ TEST(eviction, a_node_that_may_evict_is_reported_once_per_connection_and_still_u
     ASSERT_EQ(seen.lines.size(), 1u);
     EXPECT_EQ(seen.instances.at(0), 0u);
     EXPECT_EQ(seen.lines[0],
-              "maxmemory 104857600 bytes with maxmemory-policy allkeys-lru may evict lock keys and "
-              "fence counters; set maxmemory-policy noeviction");
+              "maxmemory 104857600 bytes with maxmemory-policy allkeys-lru may evict lock keys, "
+              "fence counters and waiting lines; set maxmemory-policy noeviction");
 }
 
 // Why it is reported: once Redis needs memory, volatile-ttl evicts keys with a TTL, and the

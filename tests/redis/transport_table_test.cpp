@@ -218,10 +218,10 @@ fault_env silent_server() {
     return env;
 }
 
-// 4. The only instance is a replica (REPLICAOF another, live server): the handshake passes
-// (no ROLE check without Sentinel), the acquire script's write is refused with READONLY.
-// That reply is the lock's answer (errc::error_reply); the connection is then dropped with
-// transport_errc::not_master.
+// 4. The only instance is a replica (REPLICAOF another, live server): the handshake's INFO
+// says role:slave, and a node named directly that is a replica fails the connection with
+// transport_errc::not_master before any lock request (a sentinel-named one is checked with
+// ROLE instead); the acquire reports that cause.
 fault_env readonly_replica() {
     fault_env env;
     auto master = std::make_shared<redis_server>();
@@ -507,7 +507,7 @@ const std::vector<fault_row>& rows() {
          make_error_code(transport_errc::auth_required)},
         {"silent_server", silent_server, make_error_code(errc::no_quorum),
          make_error_code(transport_errc::handshake_timeout)},
-        {"readonly_replica", readonly_replica, make_error_code(errc::error_reply),
+        {"readonly_replica", readonly_replica, make_error_code(transport_errc::not_master),
          make_error_code(transport_errc::not_master)},
         {"masterdown_replica", masterdown_replica, make_error_code(transport_errc::master_down),
          make_error_code(transport_errc::master_down)},

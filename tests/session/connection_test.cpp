@@ -521,6 +521,40 @@ TEST_F(connection_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
     }
 }
 
+// A replica named directly can never hold a lock: with refuse_replica its INFO ends the
+// connection with not_master before the locks hear of its start (which would hold them up by
+// the restart guard for nothing). Seen failing before: the node was told as started.
+TEST_F(connection_test, a_replica_named_directly_is_refused_before_its_start_is_told) {
+    const std::string info =
+        "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.5\r\n"
+        "master_port:6379\r\n";
+    const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
+    for (const bool refuse : {false, true}) {
+        server = address("h:1");
+        connection_setup s;
+        s.node = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.read_node = true;
+        s.refuse_replica = refuse;
+        ASSERT_EQ(l.setup(s), errc::ok);
+        connect(0);
+        reply(pong, 1);
+        reply(info_reply, 1);
+        reply("*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n", 1);
+        for (int i = 0; i < 3; ++i) reply(sha, 1);
+        const routed_reply last = reply(sha, 1);
+        EXPECT_EQ(l.node().master_port, 6379);
+        if (refuse) {
+            EXPECT_NE(last.what, routed_reply::kind::node_started);
+            ASSERT_EQ(l.state(), connection_state::closing);
+            EXPECT_EQ(closed(2).why, failure::of(transport_errc::not_master));
+        } else {
+            EXPECT_EQ(last.what, routed_reply::kind::node_started);
+        }
+    }
+}
+
 TEST_F(connection_test, a_refused_info_ends_the_connection_with_node_info_refused) {
     set_up_reading_node("h:1");
     connect(0);

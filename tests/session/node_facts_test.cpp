@@ -150,14 +150,13 @@ TEST(node_facts, config_get_appendfsync_gives_the_policy_and_anything_else_is_un
 
 TEST(node_facts, the_eviction_warning_names_the_limit_the_policy_and_the_fix) {
     const node_facts facts = parse_info(info_text("10", "0", "volatile-lru"));
-    EXPECT_TRUE(facts.may_evict()) << "volatile-* evicts keys with a TTL: lock keys";
+    EXPECT_TRUE(facts.may_evict()) << "volatile-* evicts keys with a TTL: every key of a lock";
     EXPECT_EQ(eviction_warning(facts).view(),
-              "maxmemory 1048576 bytes with maxmemory-policy volatile-lru may evict lock keys; set "
-              "maxmemory-policy noeviction");
-    EXPECT_EQ(
-        eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
-        "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys and "
-        "fence counters; set maxmemory-policy noeviction");
+              "maxmemory 1048576 bytes with maxmemory-policy volatile-lru may evict lock keys, "
+              "fence counters and waiting lines; set maxmemory-policy noeviction");
+    EXPECT_EQ(eviction_warning(parse_info(info_text("10", "0", "allkeys-random"))).view(),
+              "maxmemory 1048576 bytes with maxmemory-policy allkeys-random may evict lock keys, "
+              "fence counters and waiting lines; set maxmemory-policy noeviction");
 }
 
 TEST(node_facts, only_aof_with_fsync_always_is_durable) {

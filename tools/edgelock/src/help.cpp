@@ -86,7 +86,7 @@ constexpr std::string_view run_help =
     "                       (the new validity) and loss\n"
     "  --metrics-file PATH  keep the lock's metrics in PATH (Prometheus text, for\n"
     "                       node_exporter's textfile collector), replaced at each event and at\n"
-    "                       exit; a directory that does not exist: 64\n"
+    "                       exit; a directory that does not exist or cannot be written: 64\n"
     "  --unfair             poll with backoff instead of waiting in line. By default, with one\n"
     "                       Redis (or Sentinel), waiters line up in Redis and get the lock in\n"
     "                       arrival order, each woken by the release before it (a second\n"

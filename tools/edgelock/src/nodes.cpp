@@ -6,6 +6,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/node_facts.hpp"
 #include "errors.hpp"
 #include "quote.hpp"
 
@@ -213,6 +214,19 @@ std::vector<node> nodes_of(const options& o) {
     where.target = all;
     out.push_back(where);
     return out;
+}
+
+std::string master_of_replica(const options& o, std::size_t i) {
+    if (i >= o.redis_urls.size()) return "";
+    node where = single_node(o, o.redis_urls[i]);
+    hiredis::command_connection c;
+    command_failure f;
+    hiredis::command_reply info;
+    if (!open(c, where, o, f) || c.call({"INFO", "replication"}, info) || error_reply(info, f))
+        return "";
+    const session::node_facts facts = session::parse_info(info.text);
+    if (facts.role.view() != "slave" || facts.master_host.empty()) return "";
+    return std::string(facts.master_host.view()) + ":" + std::to_string(facts.master_port);
 }
 
 // Opens a connection to `where`; on failure fills `f` (with what Sentinel said, when asked).

@@ -75,6 +75,11 @@ struct cluster_layout {
 bool read_cluster(const options& o, cluster_layout& out, node& failed, command_failure& f);
 // The cluster node at `member`, addressed as the seed that answered is (credentials, TLS).
 node cluster_node(const cluster_layout& layout, const cluster_member& member);
+// The master of --redis instance `i` ("host:port") when INFO replication there says it is a
+// replica; "" when it is not, or cannot be asked. For messages: a lock connection that found a
+// replica fails with not_master, and the operator wants to know where the master is.
+std::string master_of_replica(const options& o, std::size_t i);
+
 // A MOVED reply of a cluster node: `where` becomes the node it names. False for any other
 // reply, and when `where` is not a cluster node.
 bool follow_moved(const hiredis::command_reply& r, node& where);

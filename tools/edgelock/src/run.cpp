@@ -47,6 +47,7 @@ constexpr std::int64_t progress_delay_ms = 1'000;  // a quick acquire shows noth
 constexpr std::int64_t progress_period_ms = 250;
 constexpr std::int64_t supervise_poll_ms_max = 1'000;  // re-check even if a wake-up were missed
 constexpr std::size_t inherited_fds_max = 1'024;
+constexpr std::int64_t restart_guard_note_ms_min = 100;  // shorter restart guard waits: silent
 
 // Signals edgelock handles while CMD runs. CMD starts with all of them at their defaults.
 constexpr int forwarded_signals[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
@@ -348,6 +349,14 @@ std::string single_instance_failure(const hiredis::lock& lock, const options& o,
            format_duration(attempt_ms) + " with this --ttl)";
 }
 
+// "127.0.0.1:6380 is a replica (of 127.0.0.1:6379); point --redis at the master": the cause of
+// not_master on an instance named directly (the connection read its role), its master asked.
+std::string replica_failure(const options& o, std::size_t i) {
+    const std::string master = master_of_replica(o, i);
+    return display_address(o.redis_urls[i]) + " is a replica" +
+           (master.empty() ? "" : " (of " + master + ")") + "; point --redis at the master";
+}
+
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
 std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
     if (!o.cluster_urls.empty()) {
@@ -358,6 +367,7 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
                " via Sentinel: " + single_instance_failure(lock, o, ec);
     }
     if (o.redis_urls.size() == 1) {
+        if (lock.instance_error(0) == transport_errc::not_master) return replica_failure(o, 0);
         return display_address(o.redis_urls[0]) + ": " + single_instance_failure(lock, o, ec);
     }
     std::string text;
@@ -365,12 +375,22 @@ std::string instance_failures(const hiredis::lock& lock, const options& o, std::
         const std::error_code instance_ec = lock.instance_error(i);
         if (!instance_ec) continue;
         if (!text.empty()) text += ", ";
-        text += display_address(o.redis_urls[i]) + ": " + describe(instance_ec, lock, i);
+        text += instance_ec == transport_errc::not_master
+                    ? replica_failure(o, i)
+                    : display_address(o.redis_urls[i]) + ": " + describe(instance_ec, lock, i);
     }
     if (text.empty()) return describe(ec);
     if (o.redis_urls.size() > 1)
         return describe(make_error_code(errc::no_quorum)) + " (" + text + ")";
     return text;
+}
+
+// Instance i as the subject of a sentence: "Redis node 127.0.0.1:6379", "Redis master
+// \"mymaster\"" behind Sentinel, "the master of the lock's slot" in a cluster.
+std::string node_subject(const options& o, std::size_t i) {
+    if (!o.cluster_urls.empty()) return cluster_instance;
+    if (!o.sentinel_urls.empty()) return "Redis master " + quote(o.master_name);
+    return "Redis node " + instance_name(o, i);
 }
 
 // "Redis node 127.0.0.1:6379 started 4.2s ago": the latest start without durable data the
@@ -393,7 +413,7 @@ std::string guarded_start(const hiredis::lock& lock, const options& o) {
     const std::int64_t ago_ms = std::max<std::int64_t>(now_ms() - latest.started_ms, 0);
     const std::string ago = ago_ms < 1'000 ? "under 1s" : format_duration(ago_ms / 100 * 100);
     const char* how = latest.restarted ? " restarted " : " started ";
-    return "Redis node " + instance_name(o, which) + how + ago + " ago";
+    return node_subject(o, which) + how + ago + " ago";
 }
 
 // The restart guard keeps a node that restarted without durable data out for a while: when
@@ -403,19 +423,27 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
     const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
     if (guard_left_ms > left_ms) return make_error_code(errc::restart_guard);
-    std::fprintf(stderr,
-                 "edgelock: waiting %s for lock %s: %s without AOF appendfsync always, so it "
-                 "counts only then (restart guard: a lease from before that start may still "
-                 "run)\n",
-                 format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str(),
-                 guarded_start(lock, o).c_str());
+    // A wait too short to notice is not worth a line (it would read "waiting 0ms").
+    if (guard_left_ms >= restart_guard_note_ms_min) {
+        std::fprintf(stderr,
+                     "edgelock: waiting %s for lock %s: %s without AOF appendfsync always, so it "
+                     "counts only then (restart guard: a lease from before that start may still "
+                     "run; --restart-guard off skips the wait, for a test server)\n",
+                     format_duration(guard_left_ms / 100 * 100).c_str(), quote(o.name).c_str(),
+                     guarded_start(lock, o).c_str());
+    }
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
 // Failures worth another try within --wait: Redis could not be reached or could not serve
 // yet (refused, timed out, closed, LOADING, MASTERDOWN, no master or too few instances during
-// a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once.
-bool outage(std::error_code ec) {
+// a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once,
+// and so does a replica named by --redis: unlike one a sentinel named during a failover, it
+// stays a replica.
+bool outage(const hiredis::lock& lock, const options& o, std::error_code ec) {
+    for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
+        if (lock.instance_error(i) == transport_errc::not_master) return false;
+    }
     return ec != errc::busy && ec != errc::restart_guard && exit_code_for(ec) == exit_unavailable;
 }
 
@@ -484,7 +512,8 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
     const std::int64_t started_ms = now_ms();
     const std::int64_t deadline_ms = started_ms + o.wait_ms;
     std::error_code ec = lock.try_acquire(&hold);
-    if (!ec || o.wait_ms == 0 || !(ec == errc::busy || ec == errc::restart_guard || outage(ec)))
+    if (!ec || o.wait_ms == 0 ||
+        !(ec == errc::busy || ec == errc::restart_guard || outage(lock, o, ec)))
         return ec;
     session::reconnect_backoff backoff;
     backoff.seed(static_cast<std::uint64_t>(::getpid()) ^ static_cast<std::uint64_t>(started_ms));
@@ -495,7 +524,7 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
             if (ec == errc::restart_guard) return ec;  // beyond --wait: say so at once
             continue;
         }
-        if (outage(ec)) {
+        if (outage(lock, o, ec)) {
             progress.set_reason(outage_reason(lock, o, ec));
             pause_after_outage(backoff, deadline_ms);
         } else if (ec != errc::busy) {
@@ -504,7 +533,7 @@ std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hired
         const std::int64_t left_ms = deadline_ms - now_ms();
         if (left_ms <= 0 || pending_signal != 0) break;
         ec = lock.acquire(std::chrono::milliseconds(left_ms), &hold);
-        if (!outage(ec)) {
+        if (!outage(lock, o, ec)) {
             progress.set_reason("");
             backoff.reset();  // Redis answered: the next outage starts from the shortest delay
         }

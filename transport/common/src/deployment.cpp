@@ -78,6 +78,7 @@ session::connection_setup validated_deployment::instance_setup(std::size_t i,
         setup.master_name = master_name;
     } else {
         setup.node = &instances[i];
+        setup.refuse_replica = true;  // named directly: a replica can never hold a lock
     }
     setup.seed = seed;
     setup.read_node = read_node;

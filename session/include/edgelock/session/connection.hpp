@@ -25,6 +25,9 @@
 // from the last one read from the same host and port is a restart: durable only if the
 // process before was, and counted from that reading at the earliest while it runs. With
 // refuse_evicting, a node that may evict keys (node_facts::may_evict) ends the connection instead.
+// With refuse_replica (a node named directly, where a replica is always a mistake), a node
+// whose INFO says role:slave ends it with not_master before the locks hear of its start: its
+// writes would only come back READONLY, and its start would hold the locks up for nothing.
 //
 // Sentinel deployments: each attempt first asks a sentinel for the master (a connection of
 // its own), then connects to the master named and checks with ROLE that it is one. Any
@@ -87,6 +90,8 @@ struct connection_setup {
                                              // eviction check)
     bool refuse_evicting = false;            // read_node: a node that may evict keys
                                              // fails the connection (evicting_node)
+    bool refuse_replica = false;             // read_node: a node whose INFO says it is a
+                                             // replica fails the connection (not_master)
 };
 
 struct routed_reply {
@@ -251,6 +256,7 @@ private:
 
     bool read_node_ = false;
     bool refuse_evicting_ = false;
+    bool refuse_replica_ = false;
     node_facts node_;
     std::int64_t node_read_ms_ = 0;  // when INFO's answer came
     node_start started_;

@@ -93,8 +93,9 @@ node_start node_start_of(const node_facts& facts, std::int64_t received_ms,
                          bool restarted) noexcept;
 
 // One line for a node that may evict keys: "maxmemory 1048576 bytes with maxmemory-policy
-// allkeys-lru may evict lock keys and fence counters; set maxmemory-policy noeviction" (a
-// volatile-* policy only lock keys: fence counters have no TTL).
+// allkeys-lru may evict lock keys, fence counters and waiting lines; set maxmemory-policy
+// noeviction". The same for volatile-* policies: every key a lock writes has a TTL (fence
+// counters a week, a fair line's :queue and :qttl keys theirs).
 fixed_text<eviction_warning_bytes_max> eviction_warning(const node_facts& facts) noexcept;
 
 }  // namespace edgelock::session
