@@ -45,6 +45,11 @@ const std::array<configuration, one_off_configuration_count>& one_off_configurat
         {"sentinel+fencing+guard", topology::sentinel, 1, 3, true, 0, false, 3, true},
         {"sentinel+WAIT+fencing", topology::sentinel, 1, 3, true, 1, false, 3},
         {"sentinel+WAIT+fencing+guard", topology::sentinel, 1, 3, true, 1, false, 3, true},
+        {"cluster+fencing", topology::cluster, 1, 6, true, 0, false},
+        {"cluster+guard", topology::cluster, 1, 6, false, 0, false, 0, true},
+        {"cluster+fencing+guard", topology::cluster, 1, 6, true, 0, false, 0, true},
+        {"cluster+WAIT+fencing", topology::cluster, 1, 6, true, 1, false},
+        {"cluster+WAIT+fencing+guard", topology::cluster, 1, 6, true, 1, false, 0, true},
     }};
     return all;
 }
@@ -64,8 +69,11 @@ bool in_matrix(const configuration& config) noexcept {
     return &config >= matrix && &config < matrix + configuration_count;
 }
 
+// Indices in the order the rows were added, so a row keeps its index (and its cells' seeds)
+// when rows come: the first matrix rows, the first one-off rows, the later matrix rows, the
+// later one-off rows.
 std::size_t configuration_index(const configuration& config) noexcept {
-    constexpr std::size_t later_rows = first_configuration_count + one_off_configuration_count;
+    constexpr std::size_t later_rows = first_configuration_count + first_one_off_configuration_count;
     if (in_matrix(config)) {
         const auto place = static_cast<std::size_t>(&config - configurations().data());
         return place < first_configuration_count ? place
@@ -73,15 +81,20 @@ std::size_t configuration_index(const configuration& config) noexcept {
     }
     const configuration* const one_off = one_off_configurations().data();
     EDGELOCK_ASSERT(&config >= one_off && &config < one_off + one_off_configuration_count);
-    return first_configuration_count + static_cast<std::size_t>(&config - one_off);
+    const auto place = static_cast<std::size_t>(&config - one_off);
+    return place < first_one_off_configuration_count ? first_configuration_count + place
+                                                     : configuration_count + place;
 }
 
 const configuration& configuration_at(std::size_t index) noexcept {
-    constexpr std::size_t later_rows = first_configuration_count + one_off_configuration_count;
+    constexpr std::size_t later_rows = first_configuration_count + first_one_off_configuration_count;
+    constexpr std::size_t later_one_offs = configuration_count + first_one_off_configuration_count;
     if (index < first_configuration_count) return configurations()[index];
     if (index < later_rows) return one_off_configurations()[index - first_configuration_count];
-    EDGELOCK_ASSERT(index - later_rows < configuration_count - first_configuration_count);
-    return configurations()[first_configuration_count + (index - later_rows)];
+    if (index < later_one_offs)
+        return configurations()[first_configuration_count + (index - later_rows)];
+    EDGELOCK_ASSERT(index - configuration_count < one_off_configuration_count);
+    return one_off_configurations()[index - configuration_count];
 }
 
 world_params scripted_params() noexcept { return world_params{}; }

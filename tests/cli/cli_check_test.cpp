@@ -127,7 +127,7 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
     const std::vector<std::string> advice = lines_starting(r.out, "advice");
     ASSERT_GE(advice.size(), 2u) << r.out;
     EXPECT_EQ(advice[advice.size() - 2],
-              "advice       use WAIT (replicas_to_wait 1): a failover loses keys without it");
+              "advice       use WAIT (--wait-replicas 1): a failover loses keys without it");
     EXPECT_EQ(advice.back(),
               "advice       a failover can grant a lock twice, WAIT or not: enable fencing");
     EXPECT_NE(first_line(r.out, "verdict")

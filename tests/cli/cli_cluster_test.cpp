@@ -71,9 +71,11 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
         {EDGELOCK_CLI, "check", "--cluster", joined(cluster.seed_urls())}, cli_options());
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_EQ(r.err, "");
+    // The row the defaults make (fencing and the guard on) is simulated: seen failing before,
+    // "not simulated, edgelock-sim has no configuration cluster+fencing+guard yet".
     EXPECT_EQ(first_line(r.out, "matrix row"),
-              "matrix row   cluster+fencing+guard: not simulated, edgelock-sim has no "
-              "configuration cluster+fencing+guard yet: no verdict on the fault scenarios");
+              "matrix row   cluster+fencing+guard (edgelock-sim matrix --config "
+              "cluster+fencing+guard --runs 20 --seed 1)");
     EXPECT_EQ(first_line(r.out, "seed "),
               "seed         " + address(cluster.node(0).port()) + " (CLUSTER SLOTS)");
     std::vector<std::string> expected;
@@ -89,9 +91,9 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
     EXPECT_EQ(lines_starting(r.out, "eviction").size(), 6u) << r.out;
     EXPECT_EQ(first_line(r.out, "persistence"), "persistence  none: a restart forgets every key");
     EXPECT_EQ(first_line(r.out, "slots "), "slots        all 16384 served");
-    EXPECT_EQ(first_line(r.out, "verdict"),
-              "verdict      none: edgelock-sim has no configuration cluster+fencing+guard yet: no "
-              "verdict on the fault scenarios");
+    EXPECT_EQ(first_line(r.out, "verdict").rfind("verdict      safe against S2 S3 S5 S8 S11;", 0),
+              0u)
+        << r.out;
     EXPECT_NE(r.out.find("advice       use WAIT (--wait-replicas 1)"), std::string::npos) << r.out;
 
     const program_result json = run_program(
@@ -99,10 +101,10 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
     EXPECT_EQ(json.exit_code, 0) << json.err;
     const std::string first_master = std::to_string(cluster.slots_seen_by(0)[0].master_port);
     for (const std::string& part :
-         {std::string("\"row\":\"cluster+fencing+guard\",\"simulated\":false"),
+         {std::string("\"row\":\"cluster+fencing+guard\",\"simulated\":true"),
           "\"masters\":[{\"address\":\"127.0.0.1:" + first_master + "\",\"slots\":[\"0-",
           std::string("\"slots_served\":16384,\"slots_missing\":[]"),
-          std::string("\"verdict\":\"not_simulated\"")}) {
+          std::string("\"verdict\":\"ok\"")}) {
         EXPECT_NE(json.out.find(part), std::string::npos) << part << " in " << json.out;
     }
 }

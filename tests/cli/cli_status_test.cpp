@@ -47,6 +47,36 @@ public:
     redis_client admin{server.port()};
 };
 
+// A hold is described too, as `edgelock hold`, and on every Redlock instance that holds its
+// token. Seen failing before: `command ""`, and no description where an instance's fence
+// counter differed from the token the quorum granted.
+TEST(CliStatusRedlock, AHoldIsDescribedOnEveryInstanceThatHoldsItsToken) {
+    edgelock::testing::redis_masters masters(3);
+    std::vector<std::string> where;
+    for (const std::string& url : masters.urls()) where.insert(where.end(), {"--redis", url});
+    std::vector<std::string> hold = {EDGELOCK_CLI, "hold", "--name", "rl", "--ttl", "30s"};
+    hold.insert(hold.end(), where.begin(), where.end());
+    program holder(hold, CliStatus::env());
+    const auto described = [&](std::size_t i) {
+        return redis_client(masters[i].port()).exists("{rl}:owner");
+    };
+    for (std::size_t i = 0; i < masters.size(); ++i) {
+        // The third instance's acquire may land after the quorum's: wait for its key first.
+        ASSERT_TRUE(eventually([&] { return redis_client(masters[i].port()).exists("rl"); }, 10s));
+    }
+    ASSERT_TRUE(eventually([&] { return described(0) && described(1) && described(2); }, 10s))
+        << "an instance holding the token has no description";
+    std::vector<std::string> status = {EDGELOCK_CLI, "status", "--name", "rl"};
+    status.insert(status.end(), where.begin(), where.end());
+    const program_result r = run_program(status, CliStatus::env());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::size_t shown = 0;
+    for (std::size_t at = r.out.find("command  edgelock hold\n"); at != std::string::npos;
+         at = r.out.find("command  edgelock hold\n", at + 1))
+        ++shown;
+    EXPECT_EQ(shown, 3u) << r.out;
+}
+
 TEST_F(CliStatus, ShowsTheHolderARunDescribesAndTheWaitersInLine) {
     program holder(
         edgelock("run", {"--name", "ops", "--restart-guard", "off", "--", "sleep", "30"}), env());

@@ -173,6 +173,13 @@ done < <(perl -ne '
   END { for (sort keys %usage) { my %f = map { $_ => 1 } ($usage{$_} =~ /(--[a-z][a-z-]*[a-z])/g);
         print "$_ ", join(" ", sort keys %f), "\n" } }' "$work/sim-help")
 ((${#missing[@]} == 0)) || fail "flags of the help texts missing: ${missing[*]}"
+# Every configuration the simulator's help lists (the matrix's and those run only when named).
+offered=$(complete_line "edgelock sim run --config ")
+missing=()
+for config in $(perl -ne 'print "$1\n" if /^configurations [^:]*: (.*)/' "$work/sim-help"); do
+  grep -Fxq -- "$config" <<<"$offered" || missing+=("$config")
+done
+((${#missing[@]} == 0)) || fail "configurations of edgelock-sim --help missing: ${missing[*]}"
 
 if ((failures > 0)); then
   echo "completion_test: FAIL: tools/edgelock/completion/edgelock does not complete" \

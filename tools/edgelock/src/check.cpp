@@ -313,7 +313,7 @@ std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const
         advice.push_back("enable fencing, and have the storage check the token");
     }
     if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) {
-        advice.push_back("use WAIT (replicas_to_wait 1): a failover loses keys without it");
+        advice.push_back("use WAIT (--wait-replicas 1): a failover loses keys without it");
     }
     if (!o.sentinel_urls.empty() && !o.fencing) {
         // Redis 7.0's Sentinel re-points replicas after the promotion: an old master that

@@ -16,18 +16,18 @@
 namespace edgelock::cli {
 namespace {
 
-// KEYS: lock fence owner. ARGV: fence host pid command ttl_ms token. The description is
-// written only while the lock key holds our token and the counter our fence token
-// (owner.hpp), with the server's clock as `since_ms`, so every host's status reads one clock.
+// KEYS: lock owner. ARGV: fence host pid command ttl_ms token. The description is written
+// only while the lock key holds our token (owner.hpp), with the server's clock as `since_ms`,
+// so every host's status reads one clock.
 constexpr std::string_view write_owner_script =
     "local token = redis.call('GET', KEYS[1])\n"
-    "if token ~= ARGV[6] or redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end\n"
+    "if token ~= ARGV[6] then return 0 end\n"
     "local now = redis.call('TIME')\n"
     "local since = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)\n"
-    "redis.call('DEL', KEYS[3])\n"
-    "redis.call('HSET', KEYS[3], 'token', token, 'fence', ARGV[1], 'host', ARGV[2],\n"
+    "redis.call('DEL', KEYS[2])\n"
+    "redis.call('HSET', KEYS[2], 'token', token, 'fence', ARGV[1], 'host', ARGV[2],\n"
     "  'pid', ARGV[3], 'command', ARGV[4], 'since_ms', string.format('%d', since))\n"
-    "redis.call('PEXPIRE', KEYS[3], ARGV[5])\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[5])\n"
     "return 1\n";
 
 // A command line longer than this is cut: the description is for a person to recognise.
@@ -49,6 +49,11 @@ std::string command_line(const std::vector<std::string>& program) {
     return text;
 }
 
+// What status and list show as the holder's command: CMD, or `edgelock hold` for a hold.
+std::string holder_command(const options& o) {
+    return o.command == command::hold ? "edgelock hold" : command_line(o.program);
+}
+
 std::string host_name() {
     std::array<char, HOST_NAME_MAX + 1> host{};
     if (::gethostname(host.data(), host.size() - 1) != 0) return "";
@@ -62,14 +67,13 @@ std::string owner_key(const std::string& name) { return companion_of(name, compa
 void describe_holder(const options& o, const std::string& token, std::int64_t fence) {
     const std::vector<std::string> args = {"EVAL",
                                            std::string(write_owner_script),
-                                           "3",
+                                           "2",
                                            o.name,
-                                           companion_of(o.name, companion::fence),
                                            owner_key(o.name),
                                            std::to_string(fence),
                                            host_name(),
                                            std::to_string(::getpid()),
-                                           command_line(o.program),
+                                           holder_command(o),
                                            std::to_string(fence_ttl_ms),
                                            token};
     for (node where : nodes_of(o)) {

@@ -8,9 +8,10 @@
 // and `status` and `list` show it only while that token still holds the lock, so a
 // description left by a run that ended (or crashed) is never shown for another holder.
 //
-// The write is a script that writes only while the lock key still holds this run's token (a
-// client that does not fence, redis-py or redsync, moves no counter: the counter alone could
-// not tell its hold from ours) and the fence counter still has this run's fence token. The key
+// The write is a script that writes only while the lock key still holds this run's token (128
+// random bits: no other hold has it). The fence counter is no test: with Redlock an instance
+// outside the quorum that granted the fence token may hold our token with a counter of its
+// own, higher or lower, and its description would be missing (it was, on one of three). The key
 // expires fence_ttl_ms (a week) after the write, as the counter does: names used once leave nothing
 // for good, and a hold longer than a week shows no description after that.
 #pragma once

@@ -65,10 +65,14 @@ inline constexpr std::size_t first_configuration_count = 14;
 const std::array<configuration, configuration_count>& configurations() noexcept;
 
 // Deployments the matrix leaves out, each run only when asked for by name (`run`, `explore`,
-// `matrix --config`): Redlock over 3 or 7 masters, and Sentinel with fencing, or the guard
-// without WAIT. `edgelock check` simulates the row of the deployment it read, and the
-// matrix (and the README's grid, and soak) stays the fourteen rows it always was.
-inline constexpr std::size_t one_off_configuration_count = 13;
+// `matrix --config`): Redlock over 3 or 7 masters, Sentinel with fencing, or the guard
+// without WAIT, and Redis Cluster with fencing or the guard in every combination the CLI can
+// ask for. `edgelock check` simulates the row of the deployment it read, and the matrix (and
+// the README's grid, and soak) stays the rows it was.
+inline constexpr std::size_t one_off_configuration_count = 18;
+// The one-off rows before Redis Cluster's: their configuration_index is as it always was; the
+// later ones (cluster+fencing and the like) come after every matrix row.
+inline constexpr std::size_t first_one_off_configuration_count = 13;
 const std::array<configuration, one_off_configuration_count>& one_off_configurations() noexcept;
 
 // The configuration named `name` (in the matrix or one-off), or null.
