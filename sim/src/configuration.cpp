@@ -73,7 +73,8 @@ bool in_matrix(const configuration& config) noexcept {
 // when rows come: the first matrix rows, the first one-off rows, the later matrix rows, the
 // later one-off rows.
 std::size_t configuration_index(const configuration& config) noexcept {
-    constexpr std::size_t later_rows = first_configuration_count + first_one_off_configuration_count;
+    constexpr std::size_t later_rows =
+        first_configuration_count + first_one_off_configuration_count;
     if (in_matrix(config)) {
         const auto place = static_cast<std::size_t>(&config - configurations().data());
         return place < first_configuration_count ? place
@@ -87,7 +88,8 @@ std::size_t configuration_index(const configuration& config) noexcept {
 }
 
 const configuration& configuration_at(std::size_t index) noexcept {
-    constexpr std::size_t later_rows = first_configuration_count + first_one_off_configuration_count;
+    constexpr std::size_t later_rows =
+        first_configuration_count + first_one_off_configuration_count;
     constexpr std::size_t later_one_offs = configuration_count + first_one_off_configuration_count;
     if (index < first_configuration_count) return configurations()[index];
     if (index < later_rows) return one_off_configurations()[index - first_configuration_count];
