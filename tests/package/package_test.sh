@@ -300,6 +300,10 @@ export PKG_CONFIG_SYSROOT_DIR=$unpacked
 cflags=$(pkg-config --cflags edgelock-asio)
 [[ "$cflags" == "-I$unpacked/usr/include "* ]] ||
   fail "pkg-config --cflags edgelock-asio is '$cflags': not the unpacked headers first"
+# edgelock.h needs no other header: hiredis's include directory is the blocking client's.
+c_cflags=$(pkg-config --cflags edgelock-c)
+[[ "$c_cflags" == "-I$unpacked/usr/include" ]] ||
+  fail "pkg-config --cflags edgelock-c is '$c_cflags', not the unpacked headers alone"
 cp -r "$here/consumer" "$work/make"
 make -C "$work/make" -j "$(nproc)" >"$work/make.log" 2>&1 ||
   { cat "$work/make.log" >&2; fail "the Makefile consumer does not build"; }
