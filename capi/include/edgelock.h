@@ -152,6 +152,7 @@ enum edgelock_error {
     EDGELOCK_E_MAX_CLIENTS = -133,
     EDGELOCK_E_TOO_MANY_REDIRECTS = -134, /* Redis Cluster: MOVED/ASK past the bound */
     EDGELOCK_E_NO_SLOT_MAP = -135,        /* Redis Cluster: no node serves the slot */
+    EDGELOCK_E_TOO_MANY_MASTERS = -136,   /* Redis Cluster: over 16 masters */
 
     /* This interface's own. */
     EDGELOCK_E_OS = -200, /* the operating system failed a call (e.g. connection refused):

@@ -16,7 +16,7 @@ thread_local int os_error_value = 0;
 
 constexpr int transport_offset = 100;
 constexpr int errc_last = static_cast<int>(errc::node_restarted);
-constexpr int transport_errc_last = static_cast<int>(transport_errc::no_slot_map);
+constexpr int transport_errc_last = static_cast<int>(transport_errc::too_many_masters);
 
 // The C values are the C++ ones at fixed offsets (edgelock.h promises they never change):
 // the first and last of each range, and a few in between, checked where both are visible.
@@ -36,7 +36,9 @@ static_assert(EDGELOCK_E_AUTH_REQUIRED ==
               -(transport_offset + static_cast<int>(transport_errc::auth_required)));
 static_assert(EDGELOCK_E_MAX_CLIENTS ==
               -(transport_offset + static_cast<int>(transport_errc::max_clients)));
-static_assert(EDGELOCK_E_NO_SLOT_MAP == -(transport_offset + transport_errc_last));
+static_assert(EDGELOCK_E_NO_SLOT_MAP ==
+              -(transport_offset + static_cast<int>(transport_errc::no_slot_map)));
+static_assert(EDGELOCK_E_TOO_MANY_MASTERS == -(transport_offset + transport_errc_last));
 
 static_assert(EDGELOCK_ACQUIRE_OUTCOME_COUNT == session::acquire_outcome_count);
 static_assert(EDGELOCK_ACQUIRE_ERROR == static_cast<int>(session::acquire_outcome::error));

@@ -91,7 +91,7 @@ const char* edgelock_strerror(int code) noexcept {
     if (code <= EDGELOCK_E_INVALID_NAME && code >= EDGELOCK_E_NODE_RESTARTED) {
         return edgelock::to_string(static_cast<edgelock::errc>(-code));
     }
-    if (code <= EDGELOCK_E_UNKNOWN_HOST && code >= EDGELOCK_E_NO_SLOT_MAP) {
+    if (code <= EDGELOCK_E_UNKNOWN_HOST && code >= EDGELOCK_E_TOO_MANY_MASTERS) {
         return edgelock::describe(static_cast<edgelock::transport_errc>(-code - transport_offset));
     }
     switch (code) {

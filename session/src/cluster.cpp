@@ -157,7 +157,7 @@ errc slot_map::read_slots(const reply_node* nodes, std::size_t count, const node
         for (std::size_t m = 0; m < master_count; ++m)
             known = known || masters[m].same_node(master);
         if (known) continue;
-        if (master_count == masters.size()) return errc::invalid_config;
+        if (master_count == masters.size()) return errc::invalid_instances;
         masters[master_count] = master;
         index[master_count] = find(master);
         if (index[master_count] != no_master) taken |= node_set{1} << index[master_count];

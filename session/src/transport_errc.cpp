@@ -56,6 +56,8 @@ const char* describe(transport_errc code) noexcept {
             return "Redis Cluster: the request was redirected too many times in a row";
         case transport_errc::no_slot_map:
             return "Redis Cluster: no node serves the lock's slot (or none answered CLUSTER SLOTS)";
+        case transport_errc::too_many_masters:
+            return "Redis Cluster: more masters than one client can reach (16)";
     }
     return "unknown transport error";
 }

@@ -181,6 +181,27 @@ TEST(CliCluster, RunHoldsTheLockOnTheMasterOfItsSlot) {
     EXPECT_FALSE(cluster.admin(owner).exists("ops")) << "released after";
 }
 
+// A cluster of 17 masters is one more than a client reaches (session::cluster_masters_max):
+// run says so at once, on one line, with the limit; check still reads every master. Seen
+// failing before: "no node serves the lock's slot (or none answered CLUSTER SLOTS)".
+TEST(CliCluster, AClusterOfMoreMastersThanAClientReachesIsRefusedSayingTheLimit) {
+    redis_cluster cluster(cluster_settings{17, 0});
+    const std::vector<std::string> all = cluster.seed_urls();
+    const std::string seeds = joined({all.begin(), all.begin() + 3});
+    const program_result r = run_program({EDGELOCK_CLI, "run", "--name", "ops", "--restart-guard",
+                                          "off", "--cluster", seeds, "--", "echo", "ran"},
+                                         cli_options());
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err,
+              "edgelock: cannot acquire lock \"ops\": the master of the lock's slot: Redis "
+              "Cluster: more masters than one client can reach (16)\n");
+    const program_result check =
+        run_program({EDGELOCK_CLI, "check", "--cluster", seeds}, cli_options());
+    EXPECT_EQ(lines_starting(check.out, "master ").size(), 17u) << check.out << check.err;
+}
+
 TEST(CliCluster, ListScansEveryMaster) {
     redis_cluster cluster(cluster_settings{3, 0});
     const std::string token = "0123456789abcdef0123456789abcdef";

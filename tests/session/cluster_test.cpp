@@ -93,7 +93,9 @@ TEST(cluster_slots, refuses_replies_of_another_shape_and_keeps_the_map) {
     EXPECT_FALSE(map.stale());
 }
 
-TEST(cluster_slots, more_masters_than_it_holds_is_a_configuration_it_cannot_serve) {
+// A cluster of more masters than one client reaches is told apart (invalid_instances: the
+// clients' too_many_masters) from masters that fit but not beside nodes still in use.
+TEST(cluster_slots, more_masters_than_it_holds_is_a_cluster_too_large_for_one_client) {
     std::string resp = "*" + std::to_string(cluster_masters_max + 1) + "\r\n";
     for (std::size_t m = 0; m <= cluster_masters_max; ++m) {
         resp += "*3\r\n:" + std::to_string(m) + "\r\n:" + std::to_string(m) +
@@ -102,7 +104,7 @@ TEST(cluster_slots, more_masters_than_it_holds_is_a_configuration_it_cannot_serv
     const parsed reply(resp);
     slot_map map;
     EXPECT_EQ(map.read_slots(reply.nodes.data(), reply.count, node("redis://h")),
-              errc::invalid_config);
+              errc::invalid_instances);
     EXPECT_EQ(map.nodes(), 0u);
 }
 

@@ -83,7 +83,8 @@ int exit_code_for(std::error_code ec) {
             case transport_errc::master_changed:
             case transport_errc::max_clients:
             case transport_errc::too_many_redirects:
-            case transport_errc::no_slot_map: return exit_unavailable;
+            case transport_errc::no_slot_map:
+            case transport_errc::too_many_masters: return exit_unavailable;
             case transport_errc::auth_failed:
             case transport_errc::auth_required:
             case transport_errc::node_info_refused:

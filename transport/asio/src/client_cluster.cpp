@@ -154,7 +154,9 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     refresh_.ended(now_ms());
     const errc read =
         map_->read_slots(nodes, count, connections_[link]->connection().address(), links_in_use());
-    map_failure_ = read == errc::ok ? failure{} : failure::of(transport_errc::no_slot_map);
+    map_failure_ = read == errc::ok                  ? failure{}
+                   : read == errc::invalid_instances ? failure::of(transport_errc::too_many_masters)
+                                                     : failure::of(transport_errc::no_slot_map);
     prune_links_ = read == errc::ok;
     ready_check_ = true;
     // Locks waiting for a node may go now.

@@ -200,6 +200,10 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
     const errc read = map.read_slots(nodes, count, node_link_addresses[k], in_use);
     refresh.ended(now_ms());
     const bool routed = session::target_of(route, map).node != slot_map::no_master;
+    if (read == errc::invalid_instances) {  // a cluster too large for one client: no retry helps
+        note_error(0, failure::of(transport_errc::too_many_masters));
+        return fail_unsent(0);
+    }
     if (read != errc::ok && !routed) return note_error(0, failure::of(transport_errc::no_slot_map));
     if (!routed) no_slot_map();
 }

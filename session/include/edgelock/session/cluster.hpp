@@ -68,8 +68,10 @@ public:
     // already has keeps its index; a new one takes a free index, or the index of a node that
     // serves no slot now and is not in `in_use`. Returns ok; unexpected_reply for a reply not
     // of that shape (a slot outside 0..16383 or a range backwards, a port outside 1..65535, a
-    // node that is not an array); invalid_config when its masters do not fit beside the nodes
-    // in use (more than cluster_masters_max). The map is unchanged unless ok.
+    // node that is not an array); invalid_instances when it names more masters than
+    // cluster_masters_max (the cluster is too large for one client: the clients fail with
+    // transport_errc::too_many_masters); invalid_config when its masters fit but not beside
+    // the nodes still in use (read again later). The map is unchanged unless ok.
     errc read_slots(const reply_node* nodes, std::size_t count, const node_address& from,
                     node_set in_use = ~node_set{0}) noexcept;
 

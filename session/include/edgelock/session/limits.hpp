@@ -22,9 +22,10 @@ inline constexpr std::size_t url_bytes_max = 1024;
 inline constexpr std::size_t master_name_bytes_max = 128;
 // Sentinels one deployment may list.
 inline constexpr std::size_t sentinels_max = 9;
-// Redis Cluster: the masters one slot map holds (the masters a client's locks reach), and the
-// redirects (MOVED, ASK) one request follows before it fails: a slot moving twice while one
-// request is on its way is already rare; more is a loop.
+// Redis Cluster: the masters one slot map holds, so the masters of a cluster a client can use
+// (a map naming more fails its read: transport_errc::too_many_masters), and the redirects
+// (MOVED, ASK) one request follows before it fails: a slot moving twice while one request is
+// on its way is already rare; more is a loop.
 inline constexpr std::size_t cluster_masters_max = 16;
 // The seed nodes a cluster deployment may list (it reads the slot map from one of them).
 inline constexpr std::size_t cluster_seeds_max = 9;

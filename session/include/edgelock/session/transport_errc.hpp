@@ -70,6 +70,8 @@ enum class [[nodiscard]] transport_errc : std::uint8_t{
     no_slot_map,            // Redis Cluster: no node answered CLUSTER SLOTS, or none serves the
                             // lock's slot (a cluster still forming, or one with slots
                             // uncovered)
+    too_many_masters,       // Redis Cluster: its slot map names more masters than one client
+                            // can reach (session::cluster_masters_max)
 };
 
 // True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client

@@ -10,7 +10,8 @@
 // Redis Cluster (client_config::cluster, seed URLs): every lock is a single-instance lock on
 // the master of its name's slot. The client reads the slot map from a seed (CLUSTER SLOTS)
 // and keeps one connection per node it needs, made when a lock (or a map read) first needs
-// it, up to session::cluster_masters_max; the locks on one master share its connection,
+// it; a cluster of more masters than session::cluster_masters_max fails with
+// transport_errc::too_many_masters. The locks on one master share its connection,
 // pipelined. MOVED and ASK are followed (at most session::redirects_max in a row, then the
 // operation fails with transport_errc::too_many_redirects), and the map is read again after a
 // MOVED or a lost connection, so a migrated slot and a failed-over master are followed. A

@@ -299,7 +299,7 @@ public:
     //     command_timeout, unknown_host, auth_required, auth_failed, no_master, ...; over TLS
     //     tls_untrusted, tls_name_mismatch, tls_expired, tls_client_certificate_required,
     //     tls_handshake_timeout, ...), error_reply (instance_error_text() has Redis's text),
-    //     unexpected_reply, protocol_error; in a cluster also no_slot_map and
+    //     unexpected_reply, protocol_error; in a cluster also no_slot_map, too_many_masters and
     //     too_many_redirects (see "Redis Cluster" above)
     //   no_quorum         too few instances answered in time (Redlock: always this; the
     //                     instances' own errors are in instance_error())
