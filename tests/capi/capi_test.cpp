@@ -20,7 +20,7 @@ using edgelock::errc;
 using edgelock::transport_errc;
 
 constexpr int errc_last = static_cast<int>(errc::node_restarted);
-constexpr int transport_errc_last = static_cast<int>(transport_errc::no_slot_map);
+constexpr int transport_errc_last = static_cast<int>(transport_errc::too_many_masters);
 
 TEST(CapiCodes, EveryCodeMapsToItsOwnNamedCCode) {
     std::set<int> seen;
