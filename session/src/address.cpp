@@ -79,6 +79,93 @@ address_result take_host_and_port(std::string_view text, node_address& out) noex
     return set_host_port(out, host, number);
 }
 
+// ---- hosts compared by value -------------------------------------------------------------
+
+// An IPv4 address as the IPv4-mapped IPv6 one, or an IPv6 address: 16 bytes.
+using ip_bytes = std::array<std::uint8_t, 16>;
+
+char lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// One part of an IPv4 address as inet_aton(3) reads it: decimal, 0x hexadecimal or 0 octal.
+bool parse_ipv4_part(std::string_view text, std::uint32_t& out) noexcept {
+    int base = 10;
+    if (text.size() > 2 && text[0] == '0' && lower(text[1]) == 'x') {
+        base = 16;
+        text.remove_prefix(2);
+    } else if (text.size() > 1 && text[0] == '0') {
+        base = 8;
+        text.remove_prefix(1);
+    }
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out, base);
+    return !text.empty() && error == std::errc{} && end == text.data() + text.size();
+}
+
+// "a.b.c.d", "a.b.c" (c 16 bits), "a.b" (b 24 bits), "a" (32 bits), as inet_aton(3) takes them.
+bool parse_ipv4(std::string_view text, ip_bytes& out) noexcept {
+    std::array<std::uint32_t, 4> parts{};
+    std::size_t count = 0;
+    for (;;) {
+        const std::size_t dot = text.find('.');
+        if (count == parts.size() || !parse_ipv4_part(head(text, dot), parts[count++]))
+            return false;
+        if (dot == std::string_view::npos) break;
+        text.remove_prefix(dot + 1);
+    }
+    for (std::size_t i = 0; i + 1 < count; ++i) {
+        if (parts[i] > 0xff) return false;
+    }
+    const unsigned last_bits = 8 * static_cast<unsigned>(5 - count);
+    if (last_bits < 32 && parts[count - 1] >> last_bits != 0) return false;
+    std::uint32_t value = parts[count - 1];
+    for (std::size_t i = 0; i + 1 < count; ++i) value |= parts[i] << (24 - 8 * i);
+    out = ip_bytes{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+    for (std::size_t i = 0; i < 4; ++i)
+        out[12 + i] = static_cast<std::uint8_t>(value >> (24 - 8 * i));
+    return true;
+}
+
+// Hexadecimal groups separated by ':', with at most one "::" standing for zero groups.
+bool parse_ipv6(std::string_view text, ip_bytes& out) noexcept {
+    std::array<std::uint16_t, 8> front{};
+    std::array<std::uint16_t, 8> back{};
+    std::size_t fronts = 0;
+    std::size_t backs = 0;
+    const std::size_t gap = text.find("::");
+    const std::string_view before = gap == std::string_view::npos ? text : head(text, gap);
+    const std::string_view after = gap == std::string_view::npos ? "" : tail(text, gap + 2);
+    const auto groups = [](std::string_view part, std::array<std::uint16_t, 8>& into,
+                           std::size_t& n) {
+        while (!part.empty()) {
+            const std::size_t colon = part.find(':');
+            const std::string_view group = head(part, colon);
+            if (n == into.size() || group.empty() || group.size() > 4) return false;
+            const auto [end, error] =
+                std::from_chars(group.data(), group.data() + group.size(), into[n], 16);
+            if (error != std::errc{} || end != group.data() + group.size()) return false;
+            ++n;
+            if (colon != std::string_view::npos && colon + 1 == part.size()) return false;
+            part.remove_prefix(colon == std::string_view::npos ? part.size() : colon + 1);
+        }
+        return true;
+    };
+    if (!groups(before, front, fronts) || !groups(after, back, backs)) return false;
+    if (gap == std::string_view::npos ? fronts != 8 : fronts + backs > 7) return false;
+    out = ip_bytes{};
+    for (std::size_t i = 0; i < fronts; ++i) {
+        out[2 * i] = static_cast<std::uint8_t>(front[i] >> 8);
+        out[2 * i + 1] = static_cast<std::uint8_t>(front[i]);
+    }
+    for (std::size_t i = 0; i < backs; ++i) {
+        out[16 - 2 * (backs - i)] = static_cast<std::uint8_t>(back[i] >> 8);
+        out[16 - 2 * (backs - i) + 1] = static_cast<std::uint8_t>(back[i]);
+    }
+    return true;
+}
+
+bool parse_ip(std::string_view host, ip_bytes& out) noexcept {
+    return host.find(':') != std::string_view::npos ? parse_ipv6(host, out) : parse_ipv4(host, out);
+}
+
 }  // namespace
 
 bool parse_port(std::string_view digits, std::uint16_t& out) noexcept {
@@ -145,6 +232,23 @@ address_result parse_node_url(std::string_view text, node_address& out) noexcept
         text = head(text, slash);
     }
     return take_host_and_port(text, out);
+}
+
+bool node_address::same_node(const node_address& other) const noexcept {
+    return port == other.port && same_host(host.view(), other.host.view());
+}
+
+bool same_host(std::string_view a, std::string_view b) noexcept {
+    if (!a.empty() && a.back() == '.') a.remove_suffix(1);
+    if (!b.empty() && b.back() == '.') b.remove_suffix(1);
+    ip_bytes a_ip;
+    ip_bytes b_ip;
+    if (parse_ip(a, a_ip) && parse_ip(b, b_ip)) return a_ip == b_ip;
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (lower(a[i]) != lower(b[i])) return false;
+    }
+    return true;
 }
 
 }  // namespace edgelock::session

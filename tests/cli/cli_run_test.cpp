@@ -483,6 +483,39 @@ TEST(CliRedlock, ThreeMastersOneDown) {
     expect_one_line(r, "too few Redis instances answered");
 }
 
+// Describing the holder (the owner key on every instance) takes up to --redis-timeout per
+// instance, here 3 s on a hung one, while the helper renews: a lock lost meanwhile (its keys
+// deleted on two of three instances) must not start CMD, nor make hold print its lines. Seen
+// failing before: CMD ran, and hold printed a hold, after the loss was known.
+TEST(CliRunLost, ALockLostWhileItsHolderIsDescribedNeverStartsCmdNorPrintsAHold) {
+    edgelock::testing::redis_masters masters(3);
+    masters[2].freeze();
+    const std::string marker = (std::filesystem::temp_directory_path() /
+                                ("edgelock-lost-before-" + std::to_string(::getpid())))
+                                   .string();
+    for (const bool run : {true, false}) {
+        const std::string name = run ? "lost-before-run" : "lost-before-hold";
+        std::vector<std::string> args = {
+            EDGELOCK_CLI, run ? "run" : "hold", "--name", name, "--ttl",
+            "1s",         "--redis-timeout",    "3s"};
+        for (const std::string& url : masters.urls()) args.insert(args.end(), {"--redis", url});
+        if (run) args.insert(args.end(), {"--", "touch", marker});
+        program taker(args, CliRun::env());
+        redis_client second(masters[1].port());
+        ASSERT_TRUE(eventually([&] { return second.exists("{" + name + "}:owner"); }, 10s))
+            << "the holder was not described on the second instance";
+        redis_client(masters[0].port()).command({"DEL", name});
+        second.command({"DEL", name});
+        const program_result r = taker.wait();
+        EXPECT_EQ(r.exit_code, 80) << r.err;
+        EXPECT_EQ(r.out, "") << "a hold printed after its loss";
+        EXPECT_FALSE(std::filesystem::exists(marker)) << "CMD started after the loss";
+        expect_one_line(r, "edgelock: lost lock \"" + name + "\" before ");
+        std::filesystem::remove(marker);
+    }
+    masters[2].thaw();
+}
+
 // A replica named by --redis can never hold the lock: the cause is said at once, with its
 // master, and not as the restart guard's wait (a fresh replica without AOF). Seen failing
 // before: exit 81, "counts only in 30s".

@@ -148,4 +148,28 @@ TEST(address, same_node_ignores_credentials) {
     EXPECT_FALSE(parsed("h:1").same_node(parsed("g:1")));
 }
 
+// One server written several ways is one node (Redlock must not count it twice): seen failing
+// before, when hosts were compared byte for byte.
+TEST(address, same_host_compares_ips_by_value_and_names_without_case) {
+    using edgelock::session::same_host;
+    for (const char* alias : {"127.0.0.1", "127.1", "2130706433", "0x7f.0.0.1", "0177.0.0.1",
+                              "127.0.1", "127.0.0.1."}) {
+        EXPECT_TRUE(same_host("127.0.0.1", alias)) << alias;
+    }
+    for (const char* alias : {"::1", "0:0::1", "0:0:0:0:0:0:0:1", "0000::0001", "::0:1"}) {
+        EXPECT_TRUE(same_host("::1", alias)) << alias;
+    }
+    EXPECT_TRUE(same_host("fe80::1:2", "FE80:0::1:2"));
+    EXPECT_TRUE(same_host("localhost", "LocalHost."));
+    EXPECT_TRUE(same_host("redis.example", "REDIS.example"));
+    for (const char* other : {"127.0.0.2", "127.0.2", "::2", "1::", "localhost", "256.0.0.1",
+                              "127.0.0.1.1", "08.0.0.1", ":::1", "1:2:3:4:5:6:7:8:9"}) {
+        EXPECT_FALSE(same_host("127.0.0.1", other)) << other;
+        EXPECT_FALSE(same_host("::1", other)) << other;
+    }
+    EXPECT_FALSE(same_host("redis-a", "redis-b"));
+    EXPECT_TRUE(parsed("redis://[::1]:7000").same_node(parsed("[0:0::1]:7000")));
+    EXPECT_TRUE(parsed("127.1:7000").same_node(parsed("redis://127.0.0.1:7000")));
+}
+
 }  // namespace

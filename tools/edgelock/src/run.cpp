@@ -28,6 +28,7 @@
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/hiredis_lock.hpp"
+#include "edgelock/limits.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "nodes.hpp"
 #include "errors.hpp"
@@ -438,12 +439,15 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
 // Failures worth another try within --wait: Redis could not be reached or could not serve
 // yet (refused, timed out, closed, LOADING, MASTERDOWN, no master or too few instances during
 // a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once,
-// and so does a replica named by --redis: unlike one a sentinel named during a failover, it
-// stays a replica.
+// and so do replicas named by --redis when too many are left for a quorum: unlike one a
+// sentinel named during a failover, such a replica stays one.
 bool outage(const hiredis::lock& lock, const options& o, std::error_code ec) {
+    std::size_t replicas = 0;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
-        if (lock.instance_error(i) == transport_errc::not_master) return false;
+        if (lock.instance_error(i) == transport_errc::not_master) ++replicas;
     }
+    const std::size_t instances = o.redis_urls.size();
+    if (replicas > 0 && replicas > instances - quorum_of(instances)) return false;
     return ec != errc::busy && ec != errc::restart_guard && exit_code_for(ec) == exit_unavailable;
 }
 
@@ -699,6 +703,28 @@ acquire_outcome open_and_acquire(hiredis::lock& lock, const options& o, hiredis:
     return outcome;
 }
 
+// Takes the lock (open_and_acquire) and describes its holder in the owner key. That takes up
+// to --redis-timeout per node, while the helper renews: the lock may be lost, or a stopping
+// signal come, meanwhile. So the lock is looked at again after it, and only a lock still held
+// with no signal pending comes back held: CMD starts, and hold prints, only then. `what`
+// names what the lock was taken for, for the loss's message ("CMD started").
+acquire_outcome take_lock(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+                          metrics_writer& metrics, const char* what) {
+    const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
+    if (!acquired.held) return acquired;
+    describe_holder(o, hold.token, hold.fence);
+    if (const int s = pending_signal; s != 0) {
+        static_cast<void>(lock.release());
+        ending_signal = s;
+        return {false, 128 + s};
+    }
+    if (lock.held() && !lock.lost()) return acquired;
+    std::fprintf(stderr, "edgelock: lost lock %s before %s (%s)\n", quote(o.name).c_str(), what,
+                 lost_why(lock.lost_reason()).c_str());
+    static_cast<void>(lock.release());
+    return {false, exit_lost};
+}
+
 }  // namespace
 
 int hold_locked(const options& o) {
@@ -708,9 +734,8 @@ int hold_locked(const options& o) {
     // a loss, a signal or CMD's end) reads the lock as the command leaves it.
     metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
+    const acquire_outcome acquired = take_lock(lock, o, hold, metrics, "its lines were printed");
     if (!acquired.held) return acquired.exit_code;
-    describe_holder(o, hold.token, hold.fence);
     std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
                 static_cast<long long>(hold.fence));
     std::fflush(stdout);
@@ -743,9 +768,8 @@ int run_locked(const options& o) {
     // a loss, a signal or CMD's end) reads the lock as the command leaves it.
     metrics_writer metrics(o.metrics_file, o.name);
     hiredis::hold hold;
-    const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
+    const acquire_outcome acquired = take_lock(lock, o, hold, metrics, "CMD started");
     if (!acquired.held) return acquired.exit_code;  // CMD never starts without the lock
-    describe_holder(o, hold.token, hold.fence);
 
     install_handlers();
     pid_t pid = -1;

@@ -92,6 +92,10 @@ void lock::impl::stop_notifier() {
     cancel_pending.store(true);
     const std::uint64_t one = 1;
     [[maybe_unused]] const ssize_t ignored = ::write(cancel_fd, &one, sizeof one);
+    // Destroying the lock from its own on_lost would free what the running callback's thread
+    // still uses (a join of itself fails): a caller's bug, stopped here rather than left to
+    // corrupt memory.
+    EDGELOCK_ASSERT(!notifier_started || pthread_equal(pthread_self(), notifier) == 0);
     if (notifier_started) pthread_join(notifier, nullptr);
     notifier_started = false;
 }

@@ -28,11 +28,17 @@ struct node_address {
     std::uint16_t db = 0;                     // SELECT this database after AUTH (0: none sent)
     bool tls = false;  // rediss://: the transport speaks TLS on this connection
 
-    // Same node (host and port); credentials and db are not part of the identity.
-    bool same_node(const node_address& other) const noexcept {
-        return host == other.host && port == other.port;
-    }
+    // Same node (host and port); credentials and db are not part of the identity. Hosts are
+    // compared as same_host() does.
+    bool same_node(const node_address& other) const noexcept;
 };
+
+// Whether two hosts, as written in addresses, name the same host without a name lookup:
+// names compare without case and without a trailing dot ("LocalHost." is "localhost"), IPv4
+// addresses by value in every form the resolver accepts for one ("127.1", "2130706433",
+// "0x7f.0.0.1" are "127.0.0.1"), IPv6 addresses by value ("0:0::1" is "::1"). Different names
+// of one host ("localhost", "127.0.0.1") need a lookup, and are not the same here.
+bool same_host(std::string_view a, std::string_view b) noexcept;
 
 struct [[nodiscard]] address_result {
     errc code = errc::ok;      // ok, or invalid_config with `problem` saying what is wrong

@@ -61,7 +61,8 @@
 // in ends with cancelled (as after cancel()); an acquire() that had already succeeded keeps
 // its hold, renewed, until the callback returns; then the destructor releases it with the
 // rest. So the destructor waits for the callback: one that loops until it acquires must stop
-// at cancelled. No on_lost call starts once the destructor has begun.
+// at cancelled. No on_lost call starts once the destructor has begun. The callback must not
+// destroy the object itself (it would wait for its own return): that aborts the process.
 //
 // Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
 // raises SIGPIPE from the lock.
