@@ -67,6 +67,9 @@ address_result take_host_and_port(std::string_view text, node_address& out) noex
         }
     } else {
         const std::size_t colon = text.rfind(':');
+        // "::1" or "fe80::1:6379" would split at its last colon into a host and a port no one
+        // meant: an IPv6 address goes in brackets.
+        if (colon != text.find(':')) return refuse("an IPv6 address goes in brackets: [::1]:6379");
         if (colon != std::string_view::npos) {
             host = head(text, colon);
             port = tail(text, colon + 1);

@@ -75,7 +75,8 @@ TEST(address, refuses_malformed_addresses_with_a_reason) {
     for (const char* bad :
          {"", "redis://", "http://h:1", "redisss://h:1", "rediss:/h:1", "redis://h:", "redis://h:0",
           "redis://h:65536", "redis://h:12x", "redis://h:1/x", "redis://h:1/70000", "redis://[::1",
-          "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/"}) {
+          "redis://[::1]x", "redis://:p@", "redis://h h:1", "redis://h:1/", "::1",
+          "redis://fe80::1:6379"}) {
         node_address a;
         const auto r = parse_node_url(bad, a);
         EXPECT_EQ(r.code, errc::invalid_config) << bad;
