@@ -302,6 +302,7 @@ cflags=$(pkg-config --cflags edgelock-asio)
   fail "pkg-config --cflags edgelock-asio is '$cflags': not the unpacked headers first"
 # edgelock.h needs no other header: hiredis's include directory is the blocking client's.
 c_cflags=$(pkg-config --cflags edgelock-c)
+c_cflags=${c_cflags%"${c_cflags##*[! ]}"}  # pkgconf ends the line with a space
 [[ "$c_cflags" == "-I$unpacked/usr/include" ]] ||
   fail "pkg-config --cflags edgelock-c is '$c_cflags', not the unpacked headers alone"
 cp -r "$here/consumer" "$work/make"
