@@ -47,7 +47,10 @@ while [ $# -gt 0 ]; do
 done
 
 src="$work/src"
-build="$work/build"
+# The build directory sits in the copy as build/ sits in the tree, and ccache rewrites paths
+# relative to the copy: the unmutated sources then compile to the cache entries build/ made.
+build="$src/build"
+export CCACHE_BASEDIR="$src"
 # Linking the test programs costs more than the simulator's rebuild: built when needed.
 sim_targets=(edgelock-sim)
 sim_test_targets=(sim_test sim_property_test)
