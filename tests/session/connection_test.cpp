@@ -35,6 +35,24 @@ const std::string sha = "$40\r\n0123456789012345678901234567890123456789\r\n";
 
 class connection_test : public ::testing::Test {
 protected:
+    // A reading connection to h:1 whose INFO says `info`, set up as `s` says (its node, storage
+    // and read_node filled in here), through its whole handshake: the last reply's routing.
+    routed_reply read_a_node_saying(const std::string& info, connection_setup s) {
+        const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
+        server = address("h:1");
+        s.node = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.read_node = true;
+        EXPECT_EQ(l.setup(s), errc::ok);
+        connect(0);
+        reply(pong, 1);
+        reply(info_reply, 1);
+        reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", 1);
+        for (int i = 0; i < 3; ++i) reply(sha, 1);
+        return reply(sha, 1);
+    }
+
     void set_up_direct(const std::string& url, bool read_node = false) {
         server = address(url);
         connection_setup s;
@@ -494,23 +512,11 @@ TEST_F(connection_test, a_reconnect_to_the_same_process_never_moves_its_start_la
 }
 
 TEST_F(connection_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
-    const std::string info = "# Memory\r\nmaxmemory:1000\r\nmaxmemory_policy:allkeys-lru\r\n";
-    const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
     for (const bool refuse : {false, true}) {
-        server = address("h:1");
         connection_setup s;
-        s.node = &server;
-        s.in_flight_storage = storage.data();
-        s.in_flight_capacity = storage.size();
-        s.read_node = true;
         s.refuse_evicting = refuse;
-        ASSERT_EQ(l.setup(s), errc::ok);
-        connect(0);
-        reply(pong, 1);
-        reply(info_reply, 1);
-        reply("*2\r\n$11\r\nappendfsync\r\n$8\r\neverysec\r\n", 1);
-        for (int i = 0; i < 3; ++i) reply(sha, 1);
-        const routed_reply last = reply(sha, 1);
+        const routed_reply last =
+            read_a_node_saying("# Memory\r\nmaxmemory:1000\r\nmaxmemory_policy:allkeys-lru\r\n", s);
         if (refuse) {
             ASSERT_EQ(l.state(), connection_state::closing);
             EXPECT_EQ(closed(2).why, failure::of(transport_errc::evicting_node));
@@ -525,25 +531,11 @@ TEST_F(connection_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
 // connection with not_master before the locks hear of its start (which would hold them up by
 // the restart guard for nothing). Seen failing before: the node was told as started.
 TEST_F(connection_test, a_replica_named_directly_is_refused_before_its_start_is_told) {
-    const std::string info =
-        "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.5\r\n"
-        "master_port:6379\r\n";
-    const std::string info_reply = "$" + std::to_string(info.size()) + "\r\n" + info + "\r\n";
     for (const bool refuse : {false, true}) {
-        server = address("h:1");
         connection_setup s;
-        s.node = &server;
-        s.in_flight_storage = storage.data();
-        s.in_flight_capacity = storage.size();
-        s.read_node = true;
         s.refuse_replica = refuse;
-        ASSERT_EQ(l.setup(s), errc::ok);
-        connect(0);
-        reply(pong, 1);
-        reply(info_reply, 1);
-        reply("*2\r\n$11\r\nappendfsync\r\n$6\r\nalways\r\n", 1);
-        for (int i = 0; i < 3; ++i) reply(sha, 1);
-        const routed_reply last = reply(sha, 1);
+        const routed_reply last = read_a_node_saying(
+            "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.5\r\nmaster_port:6379\r\n", s);
         EXPECT_EQ(l.node().master_port, 6379);
         if (refuse) {
             EXPECT_NE(last.what, routed_reply::kind::node_started);
