@@ -77,13 +77,14 @@ const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
 // waits for its next acquire() or renewal.
 bool lock::impl::map_wanted() const { return cluster && map.stale() && core.has_request(0); }
 
-// In a cluster: the node the lock's requests go to, and the seed tend_map() reads the map
+// In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
+// importing master: send_cluster_requests() links it), and the seed tend_map() reads the map
 // from next while no connection is ready (only that one: the others would wake the loop for
 // nothing while it connects).
 bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return core.has_request(k);
-    if (!node_link_set_up[k]) return false;
     if (core.has_request(0) && session::target_of(route, map).node == k) return true;
+    if (!node_link_set_up[k]) return false;
     return seed_count > 0 && k == seed_nodes[seed_next] && map_wanted() &&
            refresh.due(map, now_ms());
 }
