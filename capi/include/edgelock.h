@@ -426,6 +426,8 @@ typedef struct edgelock_metrics {
     uint64_t reconnects;
     uint64_t failovers;
     uint64_t requests_in_flight; /* a gauge, at the snapshot */
+    uint64_t redirects_moved;    /* Redis Cluster: MOVED replies followed */
+    uint64_t redirects_ask;      /* Redis Cluster: ASK replies followed */
 } edgelock_metrics;
 
 /* Copies the lock's counters into *out, whose size the caller passes (sizeof *out): the

@@ -205,6 +205,8 @@ void to_c_metrics(const session::lock_metrics& from, edgelock_metrics& out) noex
     out.connects = from.connects;
     out.reconnects = from.reconnects;
     out.failovers = from.failovers;
+    out.redirects_moved = from.redirects_moved;
+    out.redirects_ask = from.redirects_ask;
     out.requests_in_flight = from.requests_in_flight;
 }
 

@@ -92,6 +92,8 @@ class Metrics(ctypes.Structure):
         ("reconnects", ctypes.c_uint64),
         ("failovers", ctypes.c_uint64),
         ("requests_in_flight", ctypes.c_uint64),
+        ("redirects_moved", ctypes.c_uint64),
+        ("redirects_ask", ctypes.c_uint64),
     ]
 
 

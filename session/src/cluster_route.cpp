@@ -34,6 +34,7 @@ route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, sl
             step.code = core.on_io_error(instance, now);
             if (step.code != errc::ok) return step;
         }
+        step.left = route.home;
         route.home = to.node;
         step.moved = true;
     }
@@ -46,6 +47,7 @@ errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route
                             const reply_node& reply, const node_address& from, std::int64_t now,
                             failure& last, error_text* text) noexcept {
     const redirect r = parse_redirect(reply, from);
+    route.followed = redirect::kind::none;
     if (r.what == redirect::kind::none) {
         const errc code = deliver_answer(core, instance, reply, now, last, text);
         if (code != errc::events_pending) route.redirects = 0;
@@ -64,6 +66,7 @@ errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route
     const errc code = core.on_redirect(instance, now);
     if (code != errc::ok) return code;
     ++route.redirects;
+    route.followed = r.what;
     if (r.what == redirect::kind::moved) {
         (void)map.moved(r.slot, r.to);  // a full table leaves the slot unknown: read again
         route.ask = slot_map::no_master;

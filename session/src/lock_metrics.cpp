@@ -120,6 +120,8 @@ void lock_metrics::add(const lock_metrics& other) noexcept {
     connects += other.connects;
     reconnects += other.reconnects;
     failovers += other.failovers;
+    redirects_moved += other.redirects_moved;
+    redirects_ask += other.redirects_ask;
     requests_in_flight += other.requests_in_flight;
 }
 
@@ -167,10 +169,22 @@ void lock_meter::released(const failure& heard) noexcept {
     ++counts_.releases[index(classify_release(heard))];
 }
 
-void lock_meter::connected(bool again, bool moved) noexcept {
+void lock_meter::connected(link_record& link, link_kind kind,
+                           const node_address& reached) noexcept {
     ++counts_.connects;
-    if (again) ++counts_.reconnects;
-    if (moved) ++counts_.failovers;
+    const bool same_node = link.ever_ready && link.last.same_node(reached);
+    if (same_node) ++counts_.reconnects;
+    if (kind == link_kind::followed_master && link.ever_ready && !same_node) {
+        ++counts_.reconnects;  // the instance's connection made again, to another master
+        ++counts_.failovers;
+    }
+    link.last = reached;
+    link.ever_ready = true;
+}
+
+void lock_meter::redirected(redirect::kind followed) noexcept {
+    if (followed == redirect::kind::moved) ++counts_.redirects_moved;
+    if (followed == redirect::kind::ask) ++counts_.redirects_ask;
 }
 
 }  // namespace edgelock::session

@@ -212,6 +212,8 @@ TEST(CapiMetrics, EveryCounterIsCopiedToItsPlace) {
     m.reconnects = next++;
     m.failovers = next++;
     m.requests_in_flight = next++;
+    m.redirects_moved = next++;
+    m.redirects_ask = next++;
     edgelock_metrics c;
     std::memset(&c, 0, sizeof c);
     edgelock::capi::to_c_metrics(m, c);

@@ -135,7 +135,7 @@ TEST(MetricsText, EveryFamilyIsDocumented) {
     const std::string docs = read_file(EDGELOCK_CLI_DOCS);
     exposition parsed;
     ASSERT_EQ(check_exposition(metrics_text(lock_metrics{}, "job", {}), parsed), "");
-    EXPECT_EQ(parsed.types.size(), 15u);
+    EXPECT_EQ(parsed.types.size(), 16u);
     for (const auto& [name, type] : parsed.types) {
         EXPECT_NE(docs.find("`" + name + "`"), std::string::npos)
             << "docs/CLI.md does not list " << name << " (" << type << ")";
@@ -174,6 +174,8 @@ lock_metrics full_metrics() {
     m.reconnects = 1;
     m.failovers = 1;
     m.requests_in_flight = 2;
+    m.redirects_moved = 3;
+    m.redirects_ask = 4;
     return m;
 }
 
@@ -185,6 +187,8 @@ TEST_F(TempDir, TheStrictReaderAcceptsTheText) {
     EXPECT_EQ(parsed.samples.at("edgelock_acquires_total{" + lock + ",outcome=\"busy\"}"), 2);
     EXPECT_EQ(parsed.samples.at("edgelock_handover_gap_seconds_sum{" + lock + "}"), 0.007);
     EXPECT_EQ(parsed.types.at("edgelock_handover_gap_seconds"), "histogram");
+    EXPECT_EQ(parsed.samples.at("edgelock_redirects_total{kind=\"moved\"," + lock + "}"), 3);
+    EXPECT_EQ(parsed.samples.at("edgelock_redirects_total{kind=\"ask\"," + lock + "}"), 4);
 }
 
 TEST_F(TempDir, PromtoolAcceptsTheText) {

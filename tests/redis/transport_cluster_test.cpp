@@ -8,6 +8,10 @@
 //     MOVED, and the release deletes the key there;
 //   - a fair waiter cancelled after its master failed over: its leave of the line, the only
 //     request left, reaches the promoted replica.
+// The metrics mean the same in both clients: a failover is the move to the promoted replica
+// after the master was lost; an ASK or a MOVED is a redirect of its kind; the first connection
+// to a node is no reconnect. Seen failing on the blocking client that counted every route move
+// (an ASK's hop and back) as a connect, a reconnect and a failover.
 // Each client is given one seed, a master that is not the lock's: the node the requests must
 // reach next (the promoted replica, the importing master) is one the client has never linked.
 //
@@ -33,6 +37,7 @@
 #include "edgelock/asio_client.hpp"
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/keys.hpp"
+#include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -70,6 +75,8 @@ public:
     virtual std::error_code release() = 0;
     virtual bool held() = 0;
     virtual std::uint64_t renewals() = 0;
+    // The client's counts (the asio client's over all its connections).
+    virtual edgelock::session::lock_metrics metrics() = 0;
     // The code on_lost was called with; {} while it was not.
     virtual std::error_code lost_reported() = 0;
     // Runs `fault` on a thread of its own while the client works; returns when it is done.
@@ -115,6 +122,7 @@ public:
     }
     bool held() override { return client_.held(handle_); }
     std::uint64_t renewals() override { return client_.status(handle_).renewals; }
+    edgelock::session::lock_metrics metrics() override { return client_.metrics(); }
     std::error_code lost_reported() override { return lost_; }
     void run_while(const std::function<void()>& fault) override {
         std::atomic<bool> done{false};
@@ -174,6 +182,7 @@ public:
     }
     bool held() override { return lock_.held(); }
     std::uint64_t renewals() override { return lock_.metrics().renewals_ok; }
+    edgelock::session::lock_metrics metrics() override { return lock_.metrics(); }
     std::error_code lost_reported() override {
         std::lock_guard<std::mutex> guard(mutex_);
         return lost_;
@@ -232,6 +241,11 @@ void a_killed_masters_hold_is_kept_on_its_promoted_replica() {
     EXPECT_GT(cluster.admin(promoted).pttl(name), 0);
     EXPECT_FALSE(holder.release());
     EXPECT_FALSE(cluster.admin(promoted).exists(name)) << "released on the promoted replica";
+    // The move to the promoted replica after the master was lost is the one failover; the
+    // first connection to the replica is no reconnect.
+    const edgelock::session::lock_metrics m = holder.metrics();
+    EXPECT_EQ(m.failovers, 1U);
+    EXPECT_EQ(m.reconnects, 0U);
 }
 
 template <typename Holder>
@@ -252,6 +266,14 @@ void a_migrated_slots_hold_follows_ask_then_moved() {
     EXPECT_GT(cluster.admin(1).pttl(name), 0);
     EXPECT_FALSE(holder.release());
     EXPECT_FALSE(cluster.admin(1).exists(name)) << "released on the new master";
+    // Redirects, counted by kind; no master was lost, so no failover; one connection to each
+    // of the seed, the old master and the new one, none made again.
+    const edgelock::session::lock_metrics m = holder.metrics();
+    EXPECT_GE(m.redirects_ask, 1U);
+    EXPECT_GE(m.redirects_moved, 1U);
+    EXPECT_EQ(m.failovers, 0U);
+    EXPECT_EQ(m.reconnects, 0U);
+    EXPECT_EQ(m.connects, 3U);
 }
 
 // A fair waiter in line on the slot's master (its entry replicated); the master is killed and

@@ -132,6 +132,7 @@ TEST_F(cluster_route_test, moved_sends_the_acquire_again_to_the_slots_new_master
     EXPECT_EQ(map.master_of(slot), index_of(7102));
     EXPECT_EQ(map.reads(), 1u) << "learnt from the redirect, not read";
     EXPECT_EQ(route.redirects, 1);
+    EXPECT_EQ(route.followed, redirect::kind::moved);
     EXPECT_FALSE(last);
     EXPECT_TRUE(take_events(core).empty()) << "a redirect decides nothing";
     EXPECT_EQ(core.requests_in_flight(0), 0);
@@ -141,10 +142,12 @@ TEST_F(cluster_route_test, moved_sends_the_acquire_again_to_the_slots_new_master
     EXPECT_EQ(step.to.node, index_of(7102));
     EXPECT_FALSE(step.to.asking);
     EXPECT_TRUE(step.moved);
+    EXPECT_EQ(step.left, index_of(7101)) << "the node it left";
     EXPECT_EQ(route.home, index_of(7102));
     EXPECT_EQ(take_request(core, 0), set_nx_request(token_a_hex)) << "the same SET, again";
     ASSERT_EQ(answer(key_was_free(), 8), errc::ok);
     EXPECT_EQ(route.redirects, 0) << "an answer ends the run of redirects";
+    EXPECT_EQ(route.followed, redirect::kind::none) << "an answer is no redirect";
     EXPECT_EQ(write_to(7102, 8), (std::vector<std::string>{"WAIT", "1", "1500"}));
     ASSERT_EQ(answer(integer(1), 9), errc::ok);
     const auto events = take_events(core);
@@ -232,6 +235,7 @@ TEST_F(cluster_route_test, ask_sends_the_one_request_it_redirected_to_the_import
     ASSERT_NE(index_of(7102), slot_map::no_master) << "the importing node is added";
     EXPECT_EQ(route.ask, index_of(7102));
     EXPECT_EQ(route.redirects, 1);
+    EXPECT_EQ(route.followed, redirect::kind::ask);
     const route_target to = target_of(route, map);
     EXPECT_EQ(to.node, index_of(7102));
     EXPECT_TRUE(to.asking);

@@ -5,12 +5,20 @@
 #include <cstdint>
 #include <limits>
 
+#include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 
 namespace {
 
 using namespace edgelock;
 using namespace edgelock::session;
+
+node_address node_at(std::uint16_t port) {
+    node_address a;
+    EXPECT_TRUE(a.host.assign("127.0.0.1"));
+    a.port = port;
+    return a;
+}
 
 std::uint64_t acquires(const lock_metrics& m, acquire_outcome outcome) {
     return m.acquires[static_cast<std::size_t>(outcome)];
@@ -107,8 +115,9 @@ TEST(lock_metrics, losses_releases_and_connections_are_counted_by_class) {
     meter.released({});
     meter.released(failure::of(errc::expired));
     meter.released(failure::of(errc::no_quorum));
-    meter.connected(false, false);
-    meter.connected(true, true);
+    link_record link;
+    meter.connected(link, link_kind::followed_master, node_at(7001));
+    meter.connected(link, link_kind::followed_master, node_at(7002));
     meter.renewal_failed();
     const lock_metrics& m = meter.counts();
     EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::token_gone)], 1u);
@@ -121,6 +130,68 @@ TEST(lock_metrics, losses_releases_and_connections_are_counted_by_class) {
     EXPECT_EQ(m.reconnects, 1u);
     EXPECT_EQ(m.failovers, 1u);
     EXPECT_EQ(m.renewal_failures, 1u);
+}
+
+// Sentinel: the instance's link follows its master. Again at the same node is a reconnect;
+// at another master a reconnect and a failover.
+TEST(lock_metrics, an_instance_link_made_again_elsewhere_is_a_failover) {
+    lock_meter meter;
+    link_record link;
+    meter.connected(link, link_kind::followed_master, node_at(7001));
+    EXPECT_EQ(meter.counts().reconnects, 0u);
+    meter.connected(link, link_kind::followed_master, node_at(7001));
+    EXPECT_EQ(meter.counts().reconnects, 1u);
+    EXPECT_EQ(meter.counts().failovers, 0u);
+    meter.connected(link, link_kind::followed_master, node_at(7002));
+    EXPECT_EQ(meter.counts().connects, 3u);
+    EXPECT_EQ(meter.counts().reconnects, 2u);
+    EXPECT_EQ(meter.counts().failovers, 1u);
+}
+
+// Cluster: a link reaches one node. An index given to another node is another link: its first
+// connection is neither a reconnect nor a failover.
+TEST(lock_metrics, a_node_link_given_to_another_node_starts_afresh) {
+    lock_meter meter;
+    link_record link;
+    meter.connected(link, link_kind::node, node_at(7001));
+    meter.connected(link, link_kind::node, node_at(7005));
+    EXPECT_EQ(meter.counts().connects, 2u);
+    EXPECT_EQ(meter.counts().reconnects, 0u);
+    EXPECT_EQ(meter.counts().failovers, 0u);
+    meter.connected(link, link_kind::node, node_at(7005));
+    EXPECT_EQ(meter.counts().reconnects, 1u);
+    EXPECT_EQ(meter.counts().failovers, 0u);
+}
+
+TEST(lock_metrics, redirects_are_counted_by_kind) {
+    lock_meter meter;
+    meter.redirected(redirect::kind::moved);
+    meter.redirected(redirect::kind::ask);
+    meter.redirected(redirect::kind::ask);
+    meter.redirected(redirect::kind::none);
+    EXPECT_EQ(meter.counts().redirects_moved, 1u);
+    EXPECT_EQ(meter.counts().redirects_ask, 2u);
+    lock_metrics total;
+    total.add(meter.counts());
+    EXPECT_EQ(total.redirects_ask, 2u);
+}
+
+// A cluster lock's move is a failover only off a lost node, to the slot's master.
+TEST(lock_metrics, a_move_is_a_failover_only_off_a_lost_node) {
+    route_step step;
+    step.moved = true;
+    step.left = 2;
+    step.to.node = 3;
+    EXPECT_TRUE(is_failover(step, true));
+    EXPECT_FALSE(is_failover(step, false)) << "a MOVED from a node still reached";
+    step.to.asking = true;
+    EXPECT_FALSE(is_failover(step, true)) << "an ASK's hop";
+    step.to.asking = false;
+    step.left = slot_map::no_master;
+    EXPECT_FALSE(is_failover(step, true)) << "the lock's first node";
+    step.left = 2;
+    step.moved = false;
+    EXPECT_FALSE(is_failover(step, true));
 }
 
 TEST(lock_metrics, add_sums_every_field) {

@@ -108,13 +108,17 @@ void hold_families(writer& w, const session::lock_metrics& m, const lock_state& 
 void connection_families(writer& w, const session::lock_metrics& m) {
     w.counter("edgelock_connects_total", "Connections made (handshake done).", m.connects);
     w.counter("edgelock_reconnects_total",
-              "Of edgelock_connects_total, those made after an earlier connection of the same "
-              "instance ended.",
+              "Of edgelock_connects_total, those made again after an earlier connection of the "
+              "same instance or node ended.",
               m.reconnects);
     w.counter("edgelock_failovers_total",
-              "Of edgelock_connects_total, those that reached a different master than the "
-              "previous one (Sentinel).",
+              "Moves to a different master for the same instance or slot after losing the old "
+              "one.",
               m.failovers);
+    w.family("edgelock_redirects_total", "counter",
+             "Redis Cluster redirects followed, by kind (moved, ask).");
+    w.sample("edgelock_redirects_total", "kind", "moved", std::to_string(m.redirects_moved));
+    w.sample("edgelock_redirects_total", "kind", "ask", std::to_string(m.redirects_ask));
     w.gauge("edgelock_requests_in_flight", "Requests written and not yet answered.",
             static_cast<std::int64_t>(m.requests_in_flight));
 }

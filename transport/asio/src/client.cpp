@@ -111,7 +111,7 @@ std::error_code client_impl::open(const client_config& config) {
     cluster_ = where_.by_cluster();
     links_ = cluster_ ? session::cluster_masters_max : instance_count_;
     node_starts_known_ = 0;
-    ever_ready_ = {};  // a new deployment: its first connections are neither again nor moved
+    link_records_ = {};  // a new deployment: its first connections are neither again nor moved
     build_connections();
 
     locks_.open(config.locks_max);

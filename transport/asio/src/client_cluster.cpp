@@ -59,6 +59,9 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     if (step.code != errc::ok) return;  // events first: service() comes back after them
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
+        const bool left_lost = home != session::slot_map::no_master &&
+                               (!connections_[home] || !connections_[home]->ready());
+        if (session::is_failover(step, left_lost)) e.meter.failed_over();
         if (home != session::slot_map::no_master && (e.waiting_mask >> home & 1u) != 0) {
             // Off the old link's waiters too: a move back while it is full must not queue
             // the lock there twice.

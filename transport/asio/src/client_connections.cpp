@@ -27,6 +27,7 @@ void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& ent
                                : session::deliver_answer(e.core, instance, reply, now, refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
+    if (cluster_) e.meter.redirected(e.route.followed);
     if (refused) e.failure = to_error_code(refused);
     if (refused && renewing) note_renewal_failed(e, instance, e.failure);
     service(entry.owner);

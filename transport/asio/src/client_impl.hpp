@@ -373,8 +373,7 @@ private:
     // removed (or dropped by close()); the live locks keep their own (lock_entry::meter).
     session::lock_meter connection_meter_;
     session::lock_metrics retired_counts_;
-    std::array<bool, links_max> ever_ready_{};
-    std::array<node_address, links_max> last_node_{};
+    std::array<session::link_record, links_max> link_records_{};
     token_pool tokens_;            // one getrandom per 16 acquires
     std::uint64_t seed_bits_ = 0;  // the connections' reconnect jitter, drawn at open()
     // The links (in a cluster, null until first used), then the watcher (Sentinel), then the

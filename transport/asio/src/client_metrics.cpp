@@ -79,12 +79,13 @@ void client_impl::note_renewal_cut_off(lock_entry& e, std::uint8_t link) {
                         why ? why : make_error_code(transport_errc::connection_closed));
 }
 
+// A link of a cluster reaches one node (an index the map gives to another node is another
+// link: no reconnect); an instance's follows its master (Sentinel).
 void client_impl::note_connected(std::uint8_t link) {
     const node_address& reached = connections_[link]->connection().address();
-    const bool again = ever_ready_[link];
-    connection_meter_.connected(again, again && !last_node_[link].same_node(reached));
-    ever_ready_[link] = true;
-    last_node_[link] = reached;
+    const session::link_kind kind =
+        cluster_ ? session::link_kind::node : session::link_kind::followed_master;
+    connection_meter_.connected(link_records_[link], kind, reached);
     tell(lock_event_kind::connected, link, {}, 0, 0, {});
 }
 

@@ -60,6 +60,8 @@ bool lock::impl::set_up_node_link(std::uint8_t k) {
         return false;
     node_link_addresses[k] = node;
     node_start_known[k] = false;
+    link_records[k] = {};  // another node's link now: its first connection is no reconnect
+    link_counted[k] = false;
     node_hooks[k].owner = this;
     node_hooks[k].k = k;
     node_link_set_up[k] =
@@ -106,7 +108,7 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
         return;  // or requests are still out on the node the lock leaves
     }
     if (!set_up_node_link(k)) return;  // cannot happen: a node in use keeps its index
-    if (step.moved) tell_moved(k);
+    if (step.moved) tell_moved(step);
     blocking_connection& l = node_links[k];
     if (l.closed_while_idle(now_ms())) {
         l.settle(now_ms(), false);
@@ -119,12 +121,14 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     write_requests(0, step.to.asking);
 }
 
-// The lock writes on node k from now on: it hears the node's start when a connection there
-// read it already (a new connection tells it when it reads it, on_node_read), and its
-// connection counts as made again (a move to another master, in the metrics).
-void lock::impl::tell_moved(std::uint8_t k) {
-    connection_up[0] = false;
-    note_connected(0);
+// The lock writes on the node `step` moved it to from now on: it hears the node's start when
+// a connection there read it already (a new connection tells it when it reads it,
+// on_node_read). A move off a node whose connection was lost is a failover (the metrics).
+void lock::impl::tell_moved(const session::route_step& step) {
+    const std::uint8_t k = step.to.node;
+    const bool left_lost = step.left != slot_map::no_master && !node_links[step.left].ready();
+    if (session::is_failover(step, left_lost)) meter.failed_over();
+    note_connected(0);  // told `connected` if the lock had lost its connection with the old node
     if (!node_start_known[k]) return;
     starts[0] = node_starts[k];
     start_known[0] = true;
@@ -220,6 +224,7 @@ void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
     const errc code = session::deliver_cluster_answer(
         core, 0, route, map, node, node_link_addresses[k], now_ms(), refused, &text);
     EDGELOCK_ASSERT(code != errc::events_pending);
+    meter.redirected(route.followed);
     if (refused) note_error(0, refused, &text);
     if (refused && renewing) note_renewal_failed(0, last_errors[0]);
     drain_events();
@@ -239,6 +244,7 @@ void lock::impl::on_node_read(std::uint8_t k) {
 void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ended,
                              std::size_t dropped, bool lock_hears) {
     node_start_known[k] = false;
+    link_counted[k] = false;
     if (ended.was_ready || ended.why) map.mark_stale();
     if (k == route.home) return on_connection_end(0, ended, dropped, lock_hears);
     if (ended.why && session::target_of(route, map).node == slot_map::no_master)

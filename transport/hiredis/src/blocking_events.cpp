@@ -105,15 +105,25 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
         lock_event{kind, instance, code, valid_until_ms, elapsed_ms, options.name};
 }
 
+// Instance i reaches a ready connection: its link is counted, and the lock told `connected`
+// unless it was already (a cluster lock moving between ready nodes stays connected).
 void lock::impl::note_connected(std::uint8_t i) {
     const blocking_connection* l = instance_link(i);
-    if (connection_up[i] || l == nullptr || !l->connection().ready()) return;
+    if (l == nullptr || !l->connection().ready()) return;
+    note_link_ready(cluster ? route.home : i);
+    if (connection_up[i]) return;
     connection_up[i] = true;
-    const session::node_address& reached = l->connection().address();
-    meter.connected(ever_connected[i], ever_connected[i] && !last_node[i].same_node(reached));
-    ever_connected[i] = true;
-    last_node[i] = reached;
     emit(lock_event_kind::connected, i, {}, 0);
+}
+
+// Link k's connection is ready: counted once per connection (session::lock_meter::connected).
+void lock::impl::note_link_ready(std::uint8_t k) {
+    const blocking_connection& l = link_at(k);
+    if (link_counted[k] || !l.connection().ready()) return;
+    link_counted[k] = true;
+    const session::link_kind kind =
+        cluster ? session::link_kind::node : session::link_kind::followed_master;
+    meter.connected(link_records[k], kind, l.connection().address());
 }
 
 // A connection that ended, or one that could not be made (never up: `why` says so).

@@ -71,6 +71,7 @@ void lock::impl::write_requests(std::uint8_t i, bool asking) {
 void lock::impl::read_replies(std::uint8_t k) {
     blocking_connection& l = link_at(k);
     l.receive(now_ms());
+    note_link_ready(k);
     if (!cluster) note_connected(k);
     if (cluster && k == route.home) note_connected(0);
     if (l.connection().state() == session::connection_state::closing) l.settle(now_ms(), false);
@@ -122,6 +123,7 @@ void lock::impl::check_timeouts() {
 // session::hear_close tells it: queued requests too when the instance cannot be reached now.
 void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end& ended,
                                    std::size_t dropped, bool lock_hears) {
+    if (!cluster) link_counted[i] = false;
     const session::connection& connection = instance_link(i)->connection();
     const failure why = ended.why ? connection.last_error() : failure{};
     if (why) note_error(i, why);

@@ -199,8 +199,11 @@ struct lock::impl {
     std::int64_t guard_until_ms = 0;  // the last failed acquire's restart guard end
     // Metrics (session/lock_metrics.hpp), and the instants the events' elapsed_ms start at.
     session::lock_meter meter;
-    std::array<bool, instances_max> ever_connected{};
-    std::array<session::node_address, instances_max> last_node{};  // where each last connected
+    // Per link (an instance's connection; in a cluster, node k's): what the meter remembers
+    // of it, and whether its ready connection was counted already.
+    static constexpr std::size_t links_max = std::max(instances_max, session::cluster_masters_max);
+    std::array<session::link_record, links_max> link_records{};
+    std::array<bool, links_max> link_counted{};
 
     ~impl();
     [[nodiscard]] std::error_code start();
@@ -270,7 +273,7 @@ struct lock::impl {
     void on_node_read(std::uint8_t k);
     void on_node_end(std::uint8_t k, const session::connection_end& ended, std::size_t dropped,
                      bool lock_hears);
-    void tell_moved(std::uint8_t k);
+    void tell_moved(const session::route_step& step);
     void no_slot_map();
     bool is_seed(std::uint8_t k) const;
     [[nodiscard]] bool place_subscriber();
@@ -281,6 +284,7 @@ struct lock::impl {
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
               std::int64_t valid_until_ms);
     void note_connected(std::uint8_t i);
+    void note_link_ready(std::uint8_t k);
     void note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped);
     std::size_t take_events(std::array<lock_event, lock_events_pending_max>& out);
     void call_on_event(const std::array<lock_event, lock_events_pending_max>& events,

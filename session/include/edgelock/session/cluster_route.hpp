@@ -39,6 +39,9 @@ struct lock_route {
     std::uint8_t ask = slot_map::no_master;   // an ASK for the request it redirected
     std::uint32_t ask_reads = 0;              // slot_map::reads() when the ASK came
     std::uint8_t redirects = 0;               // redirects followed in a row, no answer between
+    // What the last deliver_cluster_answer() followed: none for an answer (lock_meter counts
+    // it: redirected()).
+    redirect::kind followed = redirect::kind::none;
 };
 
 // The route of a lock named `name` (a valid lock name), on no node yet.
@@ -55,11 +58,12 @@ struct route_target {
 route_target target_of(const lock_route& route, const slot_map& map) noexcept;
 
 struct [[nodiscard]] route_step {
-    route_target to;       // to.node no_master: write nothing now; asking: write one request
-                           // (write_requests' asking writes one): the ASK is used up
-    bool moved = false;    // the lock left its last node: tell it the new node's start
-                           // (lock::on_node_started) before writing, as on a new connection
-    errc code = errc::ok;  // the lock's, from on_io_error
+    route_target to;     // to.node no_master: write nothing now; asking: write one request
+                         // (write_requests' asking writes one): the ASK is used up
+    bool moved = false;  // the lock left its last node: tell it the new node's start
+                         // (lock::on_node_started) before writing, as on a new connection
+    std::uint8_t left = slot_map::no_master;  // with moved: the node it left, if any
+    errc code = errc::ok;                     // the lock's, from on_io_error
 };
 
 // Before writing the lock's queued requests for `instance`: where they go now; a WAIT next in
@@ -73,6 +77,13 @@ struct [[nodiscard]] route_step {
 // poll_event() and call again; the route is unchanged).
 route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
                         std::int64_t now) noexcept;
+
+// A move is a failover (lock_metrics::failovers) when the lock leaves a node it had lost (its
+// connection there ended) for the slot's master; an ASK's hop and a MOVED from a node still
+// reached are redirects, counted as such.
+inline bool is_failover(const route_step& step, bool left_node_lost) noexcept {
+    return step.moved && !step.to.asking && step.left != slot_map::no_master && left_node_lost;
+}
 
 // Hands the reply to one of the lock's requests on `instance`, which node `from` sent, to the
 // lock. MOVED and ASK (parse_redirect) are followed: MOVED tells the map (stale from then on)

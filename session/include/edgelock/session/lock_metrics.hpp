@@ -23,9 +23,18 @@
 //                       dropped connection); the lease may still be renewed by the others
 //   losses[cause]       holds that ended without release()
 //   releases[outcome]   the last release()'s verdict
-//   connects            connections made (handshake done); reconnects: of those, made after
-//                       an earlier connection of the same instance ended; failovers: made to a
-//                       different master than the previous one (Sentinel)
+//   connects            connections made (handshake done) that carry lock traffic;
+//                       reconnects: of those, made again for a link whose earlier connection
+//                       ended: to the same node, or for an instance behind Sentinel to the
+//                       master it names now (a link a cluster client gives to another node
+//                       starts afresh: its first connection is no reconnect)
+//   failovers           the lock reached a different master for the same instance or slot
+//                       after losing the old one: an instance's connection made again, through
+//                       Sentinel, to another master; a cluster lock moved to its slot's new
+//                       master after its connection to the old one ended
+//   redirects_moved,    cluster replies that sent a request elsewhere and were followed: MOVED
+//   redirects_ask       (the slot lives on another master now), ASK (the slot is migrating: one
+//                       request, on the importing master)
 //   requests_in_flight  a gauge: requests written and not yet answered, when the snapshot
 //                       was taken (filled by the client at the snapshot)
 #pragma once
@@ -35,6 +44,8 @@
 #include <cstdint>
 
 #include "edgelock/errc.hpp"
+#include "edgelock/session/address.hpp"
+#include "edgelock/session/cluster.hpp"
 #include "edgelock/session/transport_errc.hpp"
 
 namespace edgelock::session {
@@ -117,6 +128,8 @@ struct lock_metrics {
     std::uint64_t reconnects = 0;
     std::uint64_t failovers = 0;
     std::uint64_t requests_in_flight = 0;
+    std::uint64_t redirects_moved = 0;
+    std::uint64_t redirects_ask = 0;
 
     std::uint64_t acquired() const noexcept {
         return acquires[static_cast<std::size_t>(acquire_outcome::acquired)];
@@ -124,6 +137,18 @@ struct lock_metrics {
     // Adds every counter and histogram of `other` (the gauge too).
     void add(const lock_metrics& other) noexcept;
 };
+
+// What the meter remembers of one link (an instance's connection, a cluster node's) between
+// its connections. A client keeps one per link and resets it when it gives the link to
+// another node.
+struct link_record {
+    node_address last;  // the node its last ready connection reached
+    bool ever_ready = false;
+};
+
+// What a link stands for: an instance behind Sentinel reaches whichever master Sentinel names
+// (another one is a failover); any other link reaches one node.
+enum class link_kind : std::uint8_t { node, followed_master };
 
 // Counts one lock's acquires, renewals, losses and releases as its client sees them, and
 // keeps the instants its events measure from. The client calls it at the points named below,
@@ -151,9 +176,13 @@ public:
     void renewal_failed() noexcept { ++counts_.renewal_failures; }
     void lost(errc code) noexcept;
     void released(const failure& heard) noexcept;
-    // A connection of the lock's instance became ready: `again` when an earlier one of the
-    // same instance had ended, `moved` when it reached a different master than the last.
-    void connected(bool again, bool moved) noexcept;
+    // A connection of `link` became ready at `reached` (the rules: connects, reconnects and
+    // failovers above).
+    void connected(link_record& link, link_kind kind, const node_address& reached) noexcept;
+    // A cluster lock moved nodes (begin_writes): a failover when is_failover() says so.
+    void failed_over() noexcept { ++counts_.failovers; }
+    // A reply the lock's route followed (lock_route::followed; none counts nothing).
+    void redirected(redirect::kind followed) noexcept;
 
     const lock_metrics& counts() const noexcept { return counts_; }
     // Between acquire_started() and acquire_ended().
