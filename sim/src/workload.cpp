@@ -155,7 +155,7 @@ void client::each_connection(F&& f) {
         return;
     }
     for (std::size_t i = 0; i < cluster_connections_.size(); ++i) {
-        if (((cluster_made_ >> i) & 1u) != 0) f(cluster_connections_[i]);
+        if (links_.linked(static_cast<std::uint8_t>(i))) f(cluster_connections_[i]);
     }
 }
 
@@ -416,8 +416,8 @@ void client::reschedule() {
     });
     // A map read due now that found no ready connection waits for one (its handshake's
     // replies come back through on_reply, which writes it); only a gap's end is a deadline.
-    if (cluster_ && refresh_.next_ms(map_) > local_now)
-        local_ms = std::min(local_ms, refresh_.next_ms(map_));
+    if (cluster_ && links_.next_read_ms() > local_now)
+        local_ms = std::min(local_ms, links_.next_read_ms());
     if (subscriber_made_) {
         local_ms = std::min(local_ms, subscriber_.wake_ms(local_now));
         if (subscriber_.reset_at_us() >= 0) wake = std::min(wake, subscriber_.reset_at_us());

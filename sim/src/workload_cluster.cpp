@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// A client of a Redis Cluster deployment (workload.hpp): the slot map, the lock's route and
-// a connection per node index, driven by session/cluster.hpp and session/cluster_route.hpp as
-// a real client drives them.
+// A client of a Redis Cluster deployment (workload.hpp): the slot map, its reads and the
+// nodes' links kept by session/cluster_links.hpp, the lock's route (cluster_route.hpp) and a
+// connection per node index, as the clients keep and drive them.
 #include <array>
 #include <string>
 
 #include "edgelock/assert.hpp"
 #include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/sim/addresses.hpp"
@@ -17,9 +18,10 @@
 namespace edgelock::sim {
 namespace {
 
-// Who a request on a cluster connection is for (session::in_flight::owner).
+// Who a request on a cluster connection is for (session::in_flight::owner): the lock, or the
+// map (a CLUSTER SLOTS the client wrote).
 constexpr std::uint32_t lock_owner = 0;
-constexpr std::uint32_t map_owner = 1;  // a CLUSTER SLOTS the client wrote
+constexpr std::uint32_t map_owner = session::cluster_links::map_owner;
 constexpr std::uint8_t no_node = session::slot_map::no_master;
 // The seeds a deployment lists: the three masters it was created with.
 constexpr std::array<std::uint8_t, 3> seed_nodes = {0, 2, 4};
@@ -35,43 +37,41 @@ void client::setup_cluster(const session::connection_setup& s) {
     cluster_ = true;
     cluster_setup_ = s;
     route_ = session::route_of(lock_name_);
-    for (const std::uint8_t node : seed_nodes) {
-        const std::uint8_t index = map_.add_node(address_of_node(node));
-        EDGELOCK_ASSERT(index != no_node);
-        ensure_cluster_connection(index);
+    std::array<session::node_address, seed_nodes.size()> seeds{};
+    for (std::size_t n = 0; n < seeds.size(); ++n) seeds[n] = address_of_node(seed_nodes[n]);
+    const bool seeded = links_.set_seeds(seeds.data(), seeds.size());
+    EDGELOCK_ASSERT(seeded);
+    for (std::size_t n = 0; n < seeds.size(); ++n, links_.next_seed()) {
+        ensure_cluster_connection(links_.seed());
     }
 }
 
-// The connection of node index `index`, set up at the map's first word of it. The map keeps a
-// node's index while the client says it is in use (every node with a connection is, and the
-// table has room for every node of the simulated cluster), so an index never changes node.
+// The connection of node index `index`, set up at the address cluster_links keeps for it. The
+// map keeps a node's index while the client says it is in use (every node with a connection
+// is, and the table has room for every node of the simulated cluster), so an index never
+// changes node.
 void client::ensure_cluster_connection(std::uint8_t index) {
     EDGELOCK_ASSERT(index < cluster_connections_.size());
-    if (((cluster_made_ >> index) & 1u) != 0) {
-        EDGELOCK_ASSERT(text_of(cluster_nodes_[index]) == text_of(map_.node(index)));
+    if (links_.linked(index)) {
+        EDGELOCK_ASSERT(!links_.needs_setup(index));
         return;
     }
-    cluster_nodes_[index] = map_.node(index);
     session::connection_setup s = cluster_setup_;
-    s.node = &cluster_nodes_[index];
+    s.node = &links_.set_up(index);
     s.seed = rng_.next();
     s.read_node = world_.config().restart_guard;
     cluster_connections_[index].setup(world_, *this, id_, index, s, world_.params().write_window);
-    cluster_made_ |= session::slot_map::node_set{1} << index;
 }
 
-// CLUSTER SLOTS on the lock's node when it is ready, else on the first ready connection.
+// CLUSTER SLOTS on the ready connection cluster_links::reader() names.
 void client::read_map_if_due() {
-    if (!refresh_.due(map_, now_ms())) return;
-    std::uint8_t on = no_node;
-    const auto ready = [this](std::uint8_t i) {
-        return i != no_node && ((cluster_made_ >> i) & 1u) != 0 &&
-               cluster_connections_[i].connection().ready();
-    };
-    if (ready(route_.home)) on = route_.home;
-    for (std::uint8_t i = 0; on == no_node && i < cluster_connections_.size(); ++i) {
-        if (ready(i)) on = i;
+    if (!links_.read_due(now_ms())) return;
+    session::slot_map::node_set ready = 0;
+    for (std::uint8_t i = 0; i < cluster_connections_.size(); ++i) {
+        if (links_.linked(i) && cluster_connections_[i].connection().ready())
+            ready |= session::slot_map::node_set{1} << i;
     }
+    const std::uint8_t on = links_.reader(ready);
     if (on == no_node) return;
     std::array<char, cluster_slots_request_bytes_max> request{};
     const std::size_t size = session::write_cluster_slots(request.data(), request.size());
@@ -79,8 +79,7 @@ void client::read_map_if_due() {
     const bool tracked = cluster_connections_[on].connection().track(map_owner, 0, now_ms());
     EDGELOCK_ASSERT(tracked);
     cluster_connections_[on].send(std::string(request.data(), size));
-    refresh_.sent();
-    map_read_on_ = on;
+    links_.read_sent(on);
 }
 
 // The lock's queued requests go where its route says (begin_writes), each after ASKING while
@@ -88,8 +87,9 @@ void client::read_map_if_due() {
 // connection, when that connection has read it already (else node_started tells it).
 bool client::send_cluster_requests() {
     read_map_if_due();
-    if (!lock_.has_request(0)) return false;
-    const session::route_step step = session::begin_writes(lock_, 0, route_, map_, now_ms());
+    if (!lock_.has_request(0) || cluster_quiet()) return false;
+    const session::route_step step =
+        session::begin_writes(lock_, 0, route_, links_.map(), now_ms());
     if (step.code == errc::events_pending) return true;  // drain, then come again
     if (step.code != errc::ok) anomaly("on_io_error", step.code);
     if (step.code != errc::ok || step.to.node == no_node) return false;
@@ -97,7 +97,7 @@ bool client::send_cluster_requests() {
     sim_connection& to = cluster_connections_[step.to.node];
     if (step.moved) {
         if (world_.recording())
-            world_.note_client(id_, "lock routed to " + text_of(cluster_nodes_[step.to.node]));
+            world_.note_client(id_, "lock routed to " + text_of(links_.address(step.to.node)));
         if (to.connection().accepts_requests()) {
             drain();
             const errc code = session::tell_node_started(lock_, 0, to.connection(),
@@ -118,38 +118,55 @@ bool client::send_cluster_requests() {
     return sink.sent > 0;
 }
 
+// The clients' schedule (session/cluster_links.hpp, "work"): the requests wait while nothing
+// is in flight on any link and no link has work it can do now (a wanted link in its reconnect
+// delay waits for its end, which reschedule() wakes the client for).
+bool client::cluster_quiet() const {
+    const std::uint8_t target = session::target_of(route_, links_.map()).node;
+    const bool seed_read = links_.map().stale() && links_.read_due(now_ms());
+    for (std::uint8_t k = 0; k < cluster_connections_.size(); ++k) {
+        const session::connection& c = cluster_connections_[k].connection();
+        if (links_.linked(k) && c.requests_in_flight() > 0) return false;
+        if (!links_.wanted(k, target, seed_read)) continue;
+        if (!links_.linked(k) || c.accepts_requests() || c.may_start(now_ms())) return false;
+    }
+    return true;
+}
+
 // A map read's reply (from a node that may be out of date itself), or a reply to one of the
 // lock's requests: a redirect followed, anything else the lock's.
 void client::on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                                const reply_node* nodes, std::size_t count) {
     if (entry.owner == map_owner) {
-        map_read_on_ = no_node;
-        const errc code = map_.read_slots(nodes, count, cluster_nodes_[index], cluster_made_);
-        refresh_.ended(now_ms());
+        session::slot_map::node_set in_use = 0;  // every node with a connection
+        for (std::uint8_t i = 0; i < cluster_connections_.size(); ++i) {
+            if (links_.linked(i)) in_use |= session::slot_map::node_set{1} << i;
+        }
+        const failure unread = links_.read_answered(index, nodes, count, in_use, now_ms());
         if (world_.recording()) {
             world_.note_client(id_, std::string("slot map read from ") +
-                                        text_of(cluster_nodes_[index]) + ": " + to_string(code));
+                                        text_of(links_.address(index)) + ": " +
+                                        (unread ? describe(unread) : std::string("ok")));
         }
         return;
     }
     drain();  // the lock refuses input while events wait
     failure last;
-    const errc code = session::deliver_cluster_answer(lock_, 0, route_, map_, nodes[0],
-                                                      cluster_nodes_[index], now_ms(), last);
+    const errc code = session::deliver_cluster_answer(lock_, 0, route_, links_.map(), nodes[0],
+                                                      links_.address(index), now_ms(), last);
     if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
     drain();
 }
 
-void client::on_dropped(std::uint8_t instance, const session::in_flight& entry) {
-    if (!cluster_ || entry.owner != map_owner || instance != map_read_on_) return;
-    map_read_on_ = no_node;
-    refresh_.ended(now_ms());
+// One map read is in flight at most: a dropped one is it.
+void client::on_dropped(std::uint8_t, const session::in_flight& entry) {
+    if (cluster_ && entry.owner == map_owner) links_.read_lost(now_ms());
 }
 
 // A lost connection may mean a node that moved on: the map is read again. The lock hears of
 // its own node's only.
 void client::on_cluster_connection_end(std::uint8_t index) {
-    map_.mark_stale();
+    links_.link_ended(true);
     if (index != route_.home) return;
     drain();
     const errc code =

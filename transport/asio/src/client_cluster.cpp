@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The asio client in a Redis Cluster deployment: a link per node of the slot map, made on first
-// use; the map read with CLUSTER SLOTS (from a seed first, then from any link ready) and read
+// use; the map read with CLUSTER SLOTS (from a seed first, then from a ready link) and read
 // again when stale; each lock's requests written to the node of its route. The rules are the
-// session's (edgelock/session/cluster.hpp, cluster_route.hpp); this is their asio adapter.
+// session's (edgelock/session/cluster_links.hpp, cluster_route.hpp); this is their asio
+// adapter.
 #include "client_impl.hpp"
 
 namespace edgelock::async::detail {
@@ -10,24 +11,27 @@ namespace edgelock::async::detail {
 // The map, its seeds, and the first seed's link. Every other link is made when a lock or a map
 // read first needs it.
 void client_impl::build_cluster_links() {
-    map_ = std::make_unique<session::slot_map>();
-    refresh_ = session::map_refresh{};
+    cluster_links_ = std::make_unique<session::cluster_links>();
+    // validate() refused more seeds than the map holds.
+    const bool seeded = cluster_links_->set_seeds(where_.seeds.data(), where_.seeds.size());
+    EDGELOCK_ASSERT(seeded);
     map_failure_ = failure{};
-    next_seed_ = 0;
     connections_.resize(links_);
-    map_reader_ = links_ - 1;
     make_seed_link();
 }
 
-// The link of node `node`, made (and started) if new. Its connection points at the map's
-// address of the node, which keeps its index while the link is in use (links_in_use()).
+// The link of node `node`, made (and started) if new. Its connection points at the address
+// cluster_links keeps for the index, which serves one node while the link is in use
+// (links_in_use()); a stopped link whose index went to another node starts there.
 asio_connection& client_impl::make_link(std::uint8_t node) {
     std::unique_ptr<asio_connection>& link = connections_[node];
+    if (cluster_links_->needs_setup(node)) (void)cluster_links_->set_up(node);
     if (link) {
         if (link->stopped() && open_) link->start();  // pruned, and needed again
         return *link;
     }
-    const session::connection_setup setup = where_.node_setup(map_->node(node), seed_bits_ + node);
+    const session::connection_setup setup =
+        where_.node_setup(cluster_links_->address(node), seed_bits_ + node);
     link = std::make_unique<asio_connection>(*this, io_, node, connection_role::instance);
     // Each request may go after an ASKING of its own, and one map read may be in flight.
     const errc built = link->init(setup, 2 * config_.locks_max * requests_per_instance_max + 1,
@@ -55,7 +59,8 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     if (!e.core.has_request(0)) return;
     const std::int64_t now = now_ms();
     const std::uint8_t home = e.route.home;
-    const session::route_step step = session::begin_writes(e.core, 0, e.route, *map_, now);
+    const session::route_step step =
+        session::begin_writes(e.core, 0, e.route, cluster_links_->map(), now);
     if (step.code != errc::ok) return;  // events first: service() comes back after them
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
@@ -87,27 +92,29 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     write_link(e, index, step.to.node, 0, now, step.to.asking);
 }
 
-// Reads the map when it is stale and no read is on its way: on the next ready link after the
-// one asked last (a node with a wrong view is not asked forever), or, with none ready, by
-// making the next seed's link (one seed at a time, each in turn).
+// Reads the map when it is stale and no read is on its way: on the ready link
+// cluster_links::reader() names, or, with none ready, by making the next seed's link (one
+// seed at a time, each in turn).
 void client_impl::drive_map() {
     if (prune_links_) prune_links();
     const std::int64_t now = now_ms();
-    if (!refresh_.due(*map_, now)) {
+    if (!cluster_links_->read_due(now)) {
         // Too soon after the last read: the lock timer comes back for it.
-        const std::int64_t next = refresh_.next_ms(*map_);
+        const std::int64_t next = cluster_links_->next_read_ms();
         if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
         return;
     }
-    for (std::size_t n = 1; n <= links_; ++n) {
-        const std::size_t i = (map_reader_ + n) % links_;
-        asio_connection* c = connections_[i].get();
-        if (c == nullptr || !c->ready()) continue;
-        const std::size_t size = session::write_cluster_slots(c->cursor(), c->room());
-        if (size == 0 || !c->connection().track(map_read_owner, 0, now)) return;
-        (void)c->commit(size);  // always true: the write happens at flush()
-        refresh_.sent();
-        map_reader_ = i;
+    link_set ready = 0;
+    for (std::size_t i = 0; i < links_; ++i) {
+        if (connections_[i] && connections_[i]->ready()) ready |= link_set{1} << i;
+    }
+    const std::uint8_t reader = cluster_links_->reader(ready);
+    if (reader != session::cluster_links::none) {
+        asio_connection& c = *connections_[reader];
+        const std::size_t size = session::write_cluster_slots(c.cursor(), c.room());
+        if (size == 0 || !c.connection().track(map_read_owner, 0, now)) return;
+        (void)c.commit(size);  // always true: the write happens at flush()
+        cluster_links_->read_sent(reader);
         // A node that answered with no usable map: another seed gets its chance too.
         if (map_failure_) make_seed_link();
         return;
@@ -119,11 +126,11 @@ void client_impl::drive_map() {
     make_seed_link();
 }
 
-// The next seed's link, by its address: the seed's index in the map may have gone to another
-// node (a full table reuses the indices of nodes nobody uses).
+// The next seed's link (cluster_links::seed() finds the seed's index again: a full map
+// reuses the indices of nodes nobody uses).
 void client_impl::make_seed_link() {
-    const node_address& seed = where_.seeds[next_seed_++ % where_.seeds.size()];
-    const std::uint8_t node = map_->add_node(seed);
+    const std::uint8_t node = cluster_links_->seed();
+    cluster_links_->next_seed();
     if (node != session::slot_map::no_master) (void)make_link(node);
 }
 
@@ -134,7 +141,7 @@ void client_impl::prune_links() {
     prune_links_ = false;
     link_set needed = 0;
     for (std::uint16_t slot = 0; slot < cluster_slots; ++slot) {
-        const std::uint8_t owner = map_->master_of(slot);
+        const std::uint8_t owner = cluster_links_->map().master_of(slot);
         if (owner != session::slot_map::no_master) needed |= link_set{1} << owner;
     }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
@@ -154,13 +161,13 @@ void client_impl::prune_links() {
 }
 
 void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count) {
-    refresh_.ended(now_ms());
-    const errc read =
-        map_->read_slots(nodes, count, connections_[link]->connection().address(), links_in_use());
-    map_failure_ = read == errc::ok                  ? failure{}
-                   : read == errc::invalid_instances ? failure::of(transport_errc::too_many_masters)
-                                                     : failure::of(transport_errc::no_slot_map);
-    prune_links_ = read == errc::ok;
+    map_failure_ = cluster_links_->read_answered(link, nodes, count, links_in_use(), now_ms());
+    prune_links_ = !map_failure_;
+    // A link whose index the map gave to another node (it was idle) reaches that node from
+    // its next connection on.
+    for (std::uint8_t k = 0; k < links_; ++k) {
+        if (connections_[k] && cluster_links_->needs_setup(k)) (void)cluster_links_->set_up(k);
+    }
     ready_check_ = true;
     // Locks waiting for a node may go now.
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
@@ -168,12 +175,12 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     }
 }
 
-void client_impl::on_map_read_lost() { refresh_.ended(now_ms()); }
+void client_impl::on_map_read_lost() { cluster_links_->read_lost(now_ms()); }
 
 // Ready once the map was read; failed when a node answered CLUSTER SLOTS with no usable map,
 // or when every seed's link finished an attempt without one.
 void client_impl::check_cluster_ready() {
-    if (map_->reads() > 0) return ready_handler_.complete({});
+    if (cluster_links_->map().reads() > 0) return ready_handler_.complete({});
     if (map_failure_) return ready_handler_.complete(to_error_code(map_failure_));
     std::error_code first_error;
     for (std::size_t i = 0; i < where_.seeds.size(); ++i) {

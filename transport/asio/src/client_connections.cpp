@@ -22,7 +22,7 @@ void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& ent
     const std::uint8_t instance = cluster_ ? 0 : link;
     const std::int64_t now = now_ms();
     const errc code = cluster_ ? session::deliver_cluster_answer(
-                                     e.core, 0, e.route, *map_, reply,
+                                     e.core, 0, e.route, cluster_links_->map(), reply,
                                      connections_[link]->connection().address(), now, refused)
                                : session::deliver_answer(e.core, instance, reply, now, refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
@@ -62,7 +62,7 @@ void client_impl::on_connection_down(std::uint8_t link) {
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
     if (cluster_) {
-        map_->mark_stale();  // the node may have failed over: ask again
+        cluster_links_->link_ended(true);  // the node may have failed over: ask again
         // The next connection may reach another node (a recycled index): its start is read anew.
         node_starts_known_ &= ~bit;
     }

@@ -23,6 +23,7 @@
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/error_code.hpp"
@@ -211,7 +212,7 @@ public:
     // The public API's instances: in a cluster, the nodes of the slot map (a node's link may
     // not exist yet).
     std::size_t instance_count() const noexcept {
-        return cluster_ ? map_->nodes() : instance_count_;
+        return cluster_ ? cluster_links_->map().nodes() : instance_count_;
     }
     const asio_connection* instance(std::size_t i) const noexcept {
         return i < instance_count() ? connections_[i].get() : nullptr;
@@ -259,7 +260,7 @@ public:
     void on_switch_master(const node_address& master);
     void wake_waiters(std::uint8_t link);
     // The in-flight owner of CLUSTER SLOTS: above every lock slot, as script_load_owner.
-    static constexpr std::uint32_t map_read_owner = session::in_flight::internal - 2;
+    static constexpr std::uint32_t map_read_owner = session::cluster_links::map_owner;
     // Fair locks' wake-ups, from the subscriber socket.
     bool subscriber_wanted() const noexcept { return channels_.wanted(); }
     void on_subscriber_down();
@@ -354,14 +355,12 @@ private:
     validated_deployment where_;  // what open() parsed of config_: the connections point into it
     std::size_t instance_count_ = 0;  // the core's: 1 in a cluster
     std::size_t links_ = 0;           // instance_count_, or cluster_masters_max in a cluster
-    // Redis Cluster: the slot map (its nodes are the links' addresses: it stays put from
-    // open() on), when to read it again, the seed to try next, and why the last read failed.
+    // Redis Cluster: the slot map, its reads, the seeds and the links' addresses
+    // (session/cluster_links.hpp: it stays put from open() on, and the links' connections
+    // point into it), and why the last read failed.
     bool cluster_ = false;
-    std::unique_ptr<session::slot_map> map_;
-    session::map_refresh refresh_;
-    std::size_t next_seed_ = 0;
-    std::size_t map_reader_ = 0;  // the link the map was last asked on
-    bool prune_links_ = false;    // a map was read: stop the links nothing needs
+    std::unique_ptr<session::cluster_links> cluster_links_;
+    bool prune_links_ = false;  // a map was read: stop the links nothing needs
     failure map_failure_;
     node_address subscriber_node_;  // the node the subscriber listens on (its setup's)
     std::size_t next_listener_ = 0;

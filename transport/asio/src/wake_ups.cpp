@@ -61,8 +61,10 @@ void client_impl::drive_subscriber() {
 
 void client_impl::on_subscriber_down() {
     channels_.on_connection_lost();
-    if (cluster_ && map_->nodes() > 0)
-        subscriber_node_ = map_->node(next_listener_++ % map_->nodes());
+    if (cluster_ && cluster_links_->map().nodes() > 0) {
+        const session::slot_map& map = cluster_links_->map();
+        subscriber_node_ = map.node(next_listener_++ % map.nodes());
+    }
 }
 
 // A confirmed SUBSCRIBE: releases published before it are lost, so its locks look now.

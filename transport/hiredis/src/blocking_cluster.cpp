@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The blocking client in a Redis Cluster: the slot map (read from a seed, then from any ready
-// connection whenever it is stale), a connection per node of the map made on first use, and
-// the lock's way to the master of its slot (session/cluster_route.hpp: MOVED and ASK
+// The blocking client in a Redis Cluster: the slot map, its reads and the nodes' links as
+// session/cluster_links.hpp rules them (a connection per node of the map made on first use),
+// and the lock's way to the master of its slot (session/cluster_route.hpp: MOVED and ASK
 // followed, a move heard as a change of connection). The lock is instance 0 throughout; its
 // connection is the route's home.
 #include <array>
@@ -26,13 +26,11 @@ constexpr std::size_t map_request_bytes_max = 64;
 std::error_code lock::impl::configure_cluster() {
     cluster = true;
     route = session::route_of(options.name);
-    for (const session::node_address& seed : where.seeds) {
-        const std::uint8_t k = map.add_node(seed);
-        // validate() allows fewer seeds than the map has nodes.
-        EDGELOCK_ASSERT(k != slot_map::no_master);
-        if (is_seed(k)) continue;  // the same node twice
-        seed_nodes[seed_count++] = k;
-        if (!set_up_node_link(k)) return make_error_code(errc::invalid_config);
+    // validate() allows fewer seeds than the map has nodes.
+    const bool seeded = links.set_seeds(where.seeds.data(), where.seeds.size());
+    EDGELOCK_ASSERT(seeded);
+    for (std::size_t s = 0; s < links.seed_count(); ++s, links.next_seed()) {
+        if (!set_up_node_link(links.seed())) return make_error_code(errc::invalid_config);
     }
     if (!options.fair) return {};
     channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(),
@@ -43,30 +41,20 @@ std::error_code lock::impl::configure_cluster() {
     return {};
 }
 
-bool lock::impl::is_seed(std::uint8_t k) const {
-    for (std::size_t s = 0; s < seed_count; ++s) {
-        if (seed_nodes[s] == k) return true;
-    }
-    return false;
-}
-
 // Connection k reaches the node the map has at index k. An index the map gave to another node
 // (only while its connection was idle: read_slots keeps the ones in use) is set up again.
 bool lock::impl::set_up_node_link(std::uint8_t k) {
-    const session::node_address& node = map.node(k);
     blocking_connection& l = node_links[k];
-    if (node_link_set_up[k] && node_link_addresses[k].same_node(node)) return true;
-    if (node_link_set_up[k] && l.connection().state() != session::connection_state::idle)
-        return false;
-    node_link_addresses[k] = node;
+    if (!links.needs_setup(k)) return node_link_set_up[k];
+    if (links.linked(k) && l.connection().state() != session::connection_state::idle) return false;
     node_start_known[k] = false;
     link_records[k] = {};  // another node's link now: its first connection is no reconnect
     link_counted[k] = false;
     node_hooks[k].owner = this;
     node_hooks[k].k = k;
-    node_link_set_up[k] =
-        l.setup(where.node_setup(node_link_addresses[k], link_seed + k), node_hooks[k], &tls,
-                session::cluster_reply_nodes_max) == errc::ok;
+    const session::node_address& node = links.set_up(k);
+    node_link_set_up[k] = l.setup(where.node_setup(node, link_seed + k), node_hooks[k], &tls,
+                                  session::cluster_reply_nodes_max) == errc::ok;
     return node_link_set_up[k];
 }
 
@@ -77,7 +65,9 @@ const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
 
 // The map is read only for a lock that has requests to route: a stale map of an idle lock
 // waits for its next acquire() or renewal.
-bool lock::impl::map_wanted() const { return cluster && map.stale() && core.has_request(0); }
+bool lock::impl::map_wanted() const {
+    return cluster && links.map().stale() && core.has_request(0);
+}
 
 // In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
 // importing master: send_cluster_requests() links it), and the seed tend_map() reads the map
@@ -85,10 +75,9 @@ bool lock::impl::map_wanted() const { return cluster && map.stale() && core.has_
 // nothing while it connects).
 bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return core.has_request(k);
-    if (core.has_request(0) && session::target_of(route, map).node == k) return true;
-    if (!node_link_set_up[k]) return false;
-    return seed_count > 0 && k == seed_nodes[seed_next] && map_wanted() &&
-           refresh.due(map, now_ms());
+    const std::uint8_t target =
+        core.has_request(0) ? session::target_of(route, links.map()).node : slot_map::no_master;
+    return links.wanted(k, target, map_wanted() && links.read_due(now_ms()));
 }
 
 // The map first (its read goes out before the lock's requests, which may need it), then the
@@ -97,6 +86,7 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     tend_map(held);
     if (!core.has_request(0)) return;
     drain_events();  // the core refuses input while its event queue lacks room
+    slot_map& map = links.map();
     const session::route_step step = session::begin_writes(core, 0, route, map, now_ms());
     EDGELOCK_ASSERT(step.code == errc::ok);
     drain_events();
@@ -139,37 +129,47 @@ void lock::impl::tell_moved(const session::route_step& step) {
     drain_events();
 }
 
-// Reads the slot map when it is stale and the refresh gap allows: on any ready connection,
-// else on a seed's, made now (the next seed after one that cannot be reached). With every
-// seed in its reconnect delay, nothing answers now.
+// Reads the slot map when it is stale and the refresh gap allows: on a ready connection (the
+// one links.reader() names), else on a seed's, made now (the next seed after one that cannot
+// be reached). With every seed in its reconnect delay, nothing answers now.
 void lock::impl::tend_map(std::unique_lock<std::mutex>& held) {
-    if (!map_wanted() || !refresh.due(map, now_ms())) return;
-    for (std::uint8_t k = 0; k < session::cluster_masters_max; ++k) {
-        blocking_connection& l = node_links[k];
-        if (!node_link_set_up[k] || !l.ready()) continue;
-        if (l.closed_while_idle(now_ms())) {
-            l.settle(now_ms(), false);
-            continue;
-        }
+    if (!map_wanted() || !links.read_due(now_ms())) return;
+    for (;;) {
+        const std::uint8_t k = links.reader(ready_node_links());
+        if (k == slot_map::no_master) break;
         if (send_map_read(k)) return;
     }
-    for (std::size_t tried = 0; tried < seed_count; ++tried) {
-        const std::uint8_t k = seed_nodes[seed_next];
-        if (set_up_node_link(k)) {
-            blocking_connection& l = node_links[k];
-            if (l.connection().state() != session::connection_state::idle) return;
-            if (l.connection().may_start(now_ms())) {
-                l.settle(now_ms(), true, &held);
-                // Connecting or handshaking: the map is read once it is ready.
-                if (l.connection().state() != session::connection_state::idle) return;
-            }
-        }
-        seed_next = (seed_next + 1) % seed_count;
+    for (std::size_t tried = 0; tried < links.seed_count(); ++tried, links.next_seed()) {
+        const std::uint8_t k = links.seed();
+        if (k == slot_map::no_master || !set_up_node_link(k)) continue;
+        blocking_connection& l = node_links[k];
+        if (l.connection().state() != session::connection_state::idle) return;
+        if (!l.connection().may_start(now_ms())) continue;
+        l.settle(now_ms(), true, &held);
+        // Connecting or handshaking: the map is read once it is ready.
+        if (l.connection().state() != session::connection_state::idle) return;
     }
     no_slot_map();
 }
 
-// CLUSTER SLOTS on node k's ready connection, tracked as the map's (map_owner).
+// The nodes whose connections are ready to carry a map read now (one closed by the server while
+// it was idle is settled first, and is not).
+slot_map::node_set lock::impl::ready_node_links() {
+    slot_map::node_set ready = 0;
+    for (std::uint8_t k = 0; k < session::cluster_masters_max; ++k) {
+        blocking_connection& l = node_links[k];
+        if (!links.linked(k) || !l.ready()) continue;
+        if (l.closed_while_idle(now_ms())) {
+            l.settle(now_ms(), false);
+            continue;
+        }
+        ready |= slot_map::node_set{1} << k;
+    }
+    return ready;
+}
+
+// CLUSTER SLOTS on node k's ready connection, tracked as the map's (map_owner). A write that
+// fails settles the connection, which is then no longer ready.
 bool lock::impl::send_map_read(std::uint8_t k) {
     std::array<char, map_request_bytes_max> request{};
     const std::size_t size = session::write_cluster_slots(request.data(), request.size());
@@ -182,7 +182,7 @@ bool lock::impl::send_map_read(std::uint8_t k) {
     }
     const bool tracked = l.connection().track(map_owner, 0, now);
     EDGELOCK_ASSERT(tracked);  // the in-flight storage has room for it (blocking_connection)
-    refresh.sent();
+    links.read_sent(k);
     return true;
 }
 
@@ -198,18 +198,17 @@ void lock::impl::on_node_answer(std::uint8_t k, const session::in_flight& entry,
 void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count) {
     slot_map::node_set in_use = 0;
     for (std::uint8_t j = 0; j < session::cluster_masters_max; ++j) {
-        if (node_link_set_up[j] &&
+        if (links.linked(j) &&
             node_links[j].connection().state() != session::connection_state::idle)
             in_use |= slot_map::node_set{1} << j;
     }
-    const errc read = map.read_slots(nodes, count, node_link_addresses[k], in_use);
-    refresh.ended(now_ms());
-    const bool routed = session::target_of(route, map).node != slot_map::no_master;
-    if (read == errc::invalid_instances) {  // a cluster too large for one client: no retry helps
-        note_error(0, failure::of(transport_errc::too_many_masters));
+    const failure unread = links.read_answered(k, nodes, count, in_use, now_ms());
+    const bool routed = session::target_of(route, links.map()).node != slot_map::no_master;
+    if (unread == failure::of(transport_errc::too_many_masters)) {  // no retry helps
+        note_error(0, unread);
         return fail_unsent(0);
     }
-    if (read != errc::ok && !routed) return note_error(0, failure::of(transport_errc::no_slot_map));
+    if (unread && !routed) return note_error(0, unread);
     if (!routed) no_slot_map();
 }
 
@@ -221,8 +220,8 @@ void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
     failure refused;
     session::error_text text;
     drain_events();  // the core refuses a reply while its event queue lacks room
-    const errc code = session::deliver_cluster_answer(
-        core, 0, route, map, node, node_link_addresses[k], now_ms(), refused, &text);
+    const errc code = session::deliver_cluster_answer(core, 0, route, links.map(), node,
+                                                      links.address(k), now_ms(), refused, &text);
     EDGELOCK_ASSERT(code != errc::events_pending);
     meter.redirected(route.followed);
     if (refused) note_error(0, refused, &text);
@@ -245,9 +244,9 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
                              std::size_t dropped, bool lock_hears) {
     node_start_known[k] = false;
     link_counted[k] = false;
-    if (ended.was_ready || ended.why) map.mark_stale();
+    links.link_ended(ended.was_ready || ended.why);
     if (k == route.home) return on_connection_end(0, ended, dropped, lock_hears);
-    if (ended.why && session::target_of(route, map).node == slot_map::no_master)
+    if (ended.why && session::target_of(route, links.map()).node == slot_map::no_master)
         note_error(0, failure::of(transport_errc::no_slot_map));
 }
 
@@ -256,7 +255,7 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
 // attempt's end.
 void lock::impl::no_slot_map() {
     // A stale map that still names the slot's master routes them: nothing failed.
-    if (session::target_of(route, map).node != slot_map::no_master) return;
+    if (session::target_of(route, links.map()).node != slot_map::no_master) return;
     note_error(0, failure::of(transport_errc::no_slot_map));
     fail_unsent(0);
 }
@@ -266,9 +265,9 @@ void lock::impl::no_slot_map() {
 // When the map names another master, the subscription moves there: the old connection is
 // closed (its subscription ends with it) and the next one subscribes again.
 bool lock::impl::place_subscriber() {
-    const std::uint8_t m = map.master_of(route.slot);
+    const std::uint8_t m = links.map().master_of(route.slot);
     if (m == slot_map::no_master) return subscriber_set_up;
-    const session::node_address& master = map.node(m);
+    const session::node_address& master = links.map().node(m);
     if (subscriber_set_up && subscriber_address.same_node(master)) return true;
     if (subscriber_set_up && subscriber.connection().state() != session::connection_state::idle) {
         subscriber.connection().close(failure::of(transport_errc::master_changed), now_ms(), true);

@@ -102,7 +102,7 @@ void lock::impl::end_subscriber_if_closing() {
 // node may be gone (a failover): the slot map is read again before the lock's next attempt.
 void lock::impl::on_subscriber_end() {
     sub.on_connection_lost();
-    if (cluster) map.mark_stale();
+    if (cluster) links.map().mark_stale();
 }
 
 }  // namespace edgelock::hiredis

@@ -24,6 +24,7 @@
 #include "edgelock/hiredis_lock.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/lock_traffic.hpp"
@@ -90,7 +91,7 @@ struct lock::impl {
         }
         void node_started() override { owner->on_node_read(k); }
         void dropped(const session::in_flight& entry) override {
-            if (entry.owner == map_owner) return owner->refresh.ended(now_ms());
+            if (entry.owner == map_owner) return owner->links.read_lost(now_ms());
             ++dropped_count;
         }
         void ended(const session::connection_end& closed, bool lock_hears) override {
@@ -101,7 +102,7 @@ struct lock::impl {
     };
     // The owner value of the slot map's read on a node's connection: the lock's requests are
     // tracked under 0.
-    static constexpr std::uint32_t map_owner = 1;
+    static constexpr std::uint32_t map_owner = session::cluster_links::map_owner;
     std::array<instance_events, instances_max> instance_hooks{};
     subscriber_events subscriber_hooks;
     std::array<blocking_connection, instances_max> connections;
@@ -120,22 +121,18 @@ struct lock::impl {
 
     // Redis Cluster (where.by_cluster()): the lock is a single-instance lock (instance 0) on
     // the master of its name's slot. The connections are kept per slot_map node index and set
-    // up on first use, each with its own copy of the node's address (the connection points at
-    // it); `connections` is not used. The subscriber (fair) sits on the slot's master too.
+    // up on first use, pointing at the address `links` keeps for each
+    // (session/cluster_links.hpp); `connections` is not used. The subscriber (fair) sits on
+    // the slot's master too.
     bool cluster = false;
-    session::slot_map map;
-    session::map_refresh refresh;
+    session::cluster_links links;
     session::lock_route route;
     std::uint64_t link_seed = 0;  // each connection's jitter: link_seed + its index
     std::array<node_events, session::cluster_masters_max> node_hooks{};
     std::array<blocking_connection, session::cluster_masters_max> node_links;
-    std::array<session::node_address, session::cluster_masters_max> node_link_addresses{};
-    std::array<bool, session::cluster_masters_max> node_link_set_up{};
+    std::array<bool, session::cluster_masters_max> node_link_set_up{};  // for links.address(k)
     std::array<node_start, session::cluster_masters_max> node_starts{};
     std::array<bool, session::cluster_masters_max> node_start_known{};
-    std::array<std::uint8_t, session::cluster_seeds_max> seed_nodes{};  // their map indices
-    std::size_t seed_count = 0;
-    std::size_t seed_next = 0;                 // the seed tried next when no connection is ready
     session::node_address subscriber_address;  // what the subscriber was set up for
     bool subscriber_set_up = false;
 
@@ -266,6 +263,7 @@ struct lock::impl {
     void send_cluster_requests(std::unique_lock<std::mutex>& held);
     void tend_map(std::unique_lock<std::mutex>& held);
     bool send_map_read(std::uint8_t k);
+    session::slot_map::node_set ready_node_links();
     void on_node_answer(std::uint8_t k, const session::in_flight& entry, const reply_node* nodes,
                         std::size_t count);
     void on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count);
@@ -275,7 +273,6 @@ struct lock::impl {
                      bool lock_hears);
     void tell_moved(const session::route_step& step);
     void no_slot_map();
-    bool is_seed(std::uint8_t k) const;
     [[nodiscard]] bool place_subscriber();
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
     void drain_events();

@@ -42,6 +42,7 @@
 #include "edgelock/sim/checker.hpp"
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
+#include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
@@ -151,6 +152,7 @@ private:
     void setup_cluster(const session::connection_setup& s);
     void ensure_cluster_connection(std::uint8_t index);
     bool send_cluster_requests();
+    bool cluster_quiet() const;
     void read_map_if_due();
     void on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                            const reply_node* nodes, std::size_t count);
@@ -190,16 +192,13 @@ private:
     std::array<session::node_address, sentinel_processes_max> sentinels_{};
     session::node_address master_;  // the master's credentials and db: none in the sim
     std::array<sim_connection, instances_max> connections_{};
-    // Redis Cluster: the slot map, when to read it, the lock's route, and a connection per
-    // node index (set up when the map first names the node: bit i of cluster_made_).
+    // Redis Cluster: the slot map, its reads and the nodes' links as the clients keep them
+    // (session/cluster_links.hpp), the lock's route, and a connection per node index (set up
+    // when the lock or a read first needs the node: links_.linked(i)).
     bool cluster_ = false;
-    session::slot_map map_;
-    session::map_refresh refresh_;
+    session::cluster_links links_;
     session::lock_route route_;
-    std::uint8_t map_read_on_ = session::slot_map::no_master;  // a CLUSTER SLOTS in flight
     session::connection_setup cluster_setup_;
-    session::slot_map::node_set cluster_made_ = 0;
-    std::array<session::node_address, session::cluster_masters_max> cluster_nodes_{};
     std::array<sim_connection, session::cluster_masters_max> cluster_connections_{};
     // Fair locks, as the blocking client waits: a subscriber connection made the first time
     // the lock wants wake-ups and kept, its channel subscribed exactly while it wants them.

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "edgelock/session/cluster_links.hpp"
+
+namespace edgelock::session {
+
+bool cluster_links::set_seeds(const node_address* seeds, std::size_t count) noexcept {
+    seed_count_ = 0;
+    seed_next_ = 0;
+    for (std::size_t s = 0; s < count; ++s) {
+        if (map_.add_node(seeds[s]) == none) return false;
+        bool known = false;
+        for (std::size_t t = 0; t < seed_count_; ++t)
+            known = known || seeds_[t].same_node(seeds[s]);
+        if (known) continue;  // the same node twice
+        if (seed_count_ == seeds_.size()) return false;
+        seeds_[seed_count_++] = seeds[s];
+    }
+    return true;
+}
+
+std::uint8_t cluster_links::seed() noexcept {
+    return seed_count_ == 0 ? none : map_.add_node(seeds_[seed_next_]);
+}
+
+bool cluster_links::is_seed_now(std::uint8_t k) const noexcept {
+    return seed_count_ > 0 && k < map_.nodes() && map_.node(k).same_node(seeds_[seed_next_]);
+}
+
+void cluster_links::next_seed() noexcept {
+    if (seed_count_ > 0) seed_next_ = (seed_next_ + 1) % seed_count_;
+}
+
+bool cluster_links::needs_setup(std::uint8_t k) const noexcept {
+    return !linked(k) || !addresses_[k].same_node(map_.node(k));
+}
+
+const node_address& cluster_links::set_up(std::uint8_t k) noexcept {
+    addresses_[k] = map_.node(k);
+    linked_ |= node_set{1} << k;
+    return addresses_[k];
+}
+
+std::uint8_t cluster_links::reader(node_set ready) const noexcept {
+    const std::size_t count = cluster_masters_max;
+    const std::size_t after = last_reader_ == none ? count - 1 : last_reader_;
+    for (std::size_t n = 1; n <= count; ++n) {
+        const std::size_t k = (after + n) % count;
+        if (((ready >> k) & 1u) != 0) return static_cast<std::uint8_t>(k);
+    }
+    return none;
+}
+
+void cluster_links::read_sent(std::uint8_t k) noexcept {
+    refresh_.sent();
+    last_reader_ = k;
+}
+
+failure cluster_links::read_answered(std::uint8_t k, const reply_node* nodes, std::size_t count,
+                                     node_set in_use, std::int64_t now) noexcept {
+    refresh_.ended(now);
+    const errc read = map_.read_slots(nodes, count, addresses_[k], in_use);
+    if (read == errc::ok) return {};
+    // A cluster of more masters than one client reaches: no later read helps.
+    if (read == errc::invalid_instances) return failure::of(transport_errc::too_many_masters);
+    return failure::of(transport_errc::no_slot_map);
+}
+
+}  // namespace edgelock::session
