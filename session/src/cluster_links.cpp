@@ -7,23 +7,22 @@ bool cluster_links::set_seeds(const node_address* seeds, std::size_t count) noex
     seed_count_ = 0;
     seed_next_ = 0;
     for (std::size_t s = 0; s < count; ++s) {
-        if (map_.add_node(seeds[s]) == none) return false;
+        const std::uint8_t k = map_.add_node(seeds[s]);
+        if (k == none) return false;
         bool known = false;
-        for (std::size_t t = 0; t < seed_count_; ++t)
-            known = known || seeds_[t].same_node(seeds[s]);
+        for (std::size_t t = 0; t < seed_count_; ++t) known = known || seed_indices_[t] == k;
         if (known) continue;  // the same node twice
         if (seed_count_ == seeds_.size()) return false;
-        seeds_[seed_count_++] = seeds[s];
+        seeds_[seed_count_] = seeds[s];
+        seed_indices_[seed_count_++] = k;
     }
     return true;
 }
 
-std::uint8_t cluster_links::seed() noexcept {
-    return seed_count_ == 0 ? none : map_.add_node(seeds_[seed_next_]);
-}
-
-bool cluster_links::is_seed_now(std::uint8_t k) const noexcept {
-    return seed_count_ > 0 && k < map_.nodes() && map_.node(k).same_node(seeds_[seed_next_]);
+std::uint8_t cluster_links::seed() const noexcept {
+    if (seed_count_ == 0) return none;
+    const std::uint8_t k = map_.index_of(seeds_[seed_next_]);
+    return k != none ? k : seed_indices_[seed_next_];
 }
 
 void cluster_links::next_seed() noexcept {

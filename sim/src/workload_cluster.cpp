@@ -123,11 +123,11 @@ bool client::send_cluster_requests() {
 // delay waits for its end, which reschedule() wakes the client for).
 bool client::cluster_quiet() const {
     const std::uint8_t target = session::target_of(route_, links_.map()).node;
-    const bool seed_read = links_.map().stale() && links_.read_due(now_ms());
+    const bool read_due = links_.map().stale() && links_.read_due(now_ms());
     for (std::uint8_t k = 0; k < cluster_connections_.size(); ++k) {
         const session::connection& c = cluster_connections_[k].connection();
         if (links_.linked(k) && c.requests_in_flight() > 0) return false;
-        if (!links_.wanted(k, target, seed_read)) continue;
+        if (!links_.wanted(k, target, read_due, links_.linked(k) && c.ready())) continue;
         if (!links_.linked(k) || c.accepts_requests() || c.may_start(now_ms())) return false;
     }
     return true;

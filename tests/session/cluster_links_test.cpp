@@ -52,10 +52,9 @@ TEST_F(cluster_links_test, the_seeds_are_in_the_map_once_each_and_taken_in_turn)
     EXPECT_EQ(links.map().nodes(), 2u);
     const std::uint8_t first = links.seed();
     EXPECT_EQ(links.map().node(first).port, 7001);
-    EXPECT_TRUE(links.is_seed_now(first));
     links.next_seed();
     EXPECT_EQ(links.map().node(links.seed()).port, 7002);
-    EXPECT_FALSE(links.is_seed_now(first));
+    EXPECT_NE(links.seed(), first);
     links.next_seed();
     EXPECT_EQ(links.seed(), first) << "each in turn, then the first again";
 }
@@ -82,7 +81,7 @@ TEST_F(cluster_links_test, an_index_given_to_another_node_needs_its_link_set_up_
     ASSERT_FALSE(read(seed, ranges_to(16, 7201), 0)) << "no index in use: all 16 for masters";
     EXPECT_NE(links.map().node(seed).port, 7001);
     EXPECT_TRUE(links.needs_setup(seed)) << "its index serves another node now";
-    EXPECT_EQ(links.seed(), none) << "the seed by its address: a full map has no room for it";
+    EXPECT_EQ(links.seed(), seed) << "its first index: the node there answers CLUSTER SLOTS too";
 }
 
 TEST_F(cluster_links_test, an_unreadable_answer_says_what_the_locks_meet) {
@@ -135,15 +134,24 @@ TEST_F(cluster_links_test, the_target_has_work_linked_or_not) {
     ASSERT_FALSE(read(links.seed(), one_master(7101)));
     const std::uint8_t target = links.map().master_of(0);
     ASSERT_FALSE(links.linked(target));
-    EXPECT_TRUE(links.wanted(target, target, false));
-    EXPECT_FALSE(links.wanted(target, none, false)) << "no request: no work";
+    EXPECT_TRUE(links.wanted(target, target, false, false));
+    EXPECT_FALSE(links.wanted(target, none, false, false)) << "no request: no work";
+}
+
+// A read of the map that is due goes on a ready link, or on the seed's link made for it; the
+// other seeds wait their turn.
+TEST_F(cluster_links_test, a_due_read_wants_a_ready_link_or_the_seed) {
     const std::uint8_t seed = links.seed();
-    EXPECT_FALSE(links.wanted(seed, none, true)) << "a seed never linked waits for tend_map";
+    EXPECT_FALSE(links.wanted(seed, none, true, false)) << "a seed never linked waits for tend_map";
     (void)links.set_up(seed);
-    EXPECT_TRUE(links.wanted(seed, none, true)) << "the seed to read the map from";
-    EXPECT_FALSE(links.wanted(seed, none, false));
+    EXPECT_TRUE(links.wanted(seed, none, true, false)) << "the seed to read the map from";
+    EXPECT_FALSE(links.wanted(seed, none, false, false)) << "no read due";
     links.next_seed();
-    EXPECT_FALSE(links.wanted(seed, none, true)) << "only the seed in turn";
+    const std::uint8_t other = links.seed();
+    (void)links.set_up(other);
+    EXPECT_FALSE(links.wanted(seed, none, true, false)) << "only the seed in turn";
+    EXPECT_TRUE(links.wanted(seed, none, true, true)) << "a ready link carries the read";
+    EXPECT_TRUE(links.wanted(other, none, true, false));
 }
 
 }  // namespace

@@ -341,6 +341,7 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.last_cause = errc::ok;
     // A cluster lock is told its node's start when it moves there (write_cluster_requests).
     e.route = session::route_of(e.core.name());
+    e.home_lost = false;
     e.told_node = 0xFF;
     for (std::size_t i = 0; i < instance_count_ && !cluster_; ++i) {
         if (((node_starts_known_ >> i) & 1u) == 0) continue;

@@ -25,7 +25,7 @@ void client_impl::build_cluster_links() {
 // (links_in_use()); a stopped link whose index went to another node starts there.
 asio_connection& client_impl::make_link(std::uint8_t node) {
     std::unique_ptr<asio_connection>& link = connections_[node];
-    if (cluster_links_->needs_setup(node)) (void)cluster_links_->set_up(node);
+    if (cluster_links_->needs_setup(node)) point_link(node);
     if (link) {
         if (link->stopped() && open_) link->start();  // pruned, and needed again
         return *link;
@@ -39,6 +39,13 @@ asio_connection& client_impl::make_link(std::uint8_t node) {
     EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
     if (open_) link->start();
     return *link;
+}
+
+// Link `node` serves the node the map has at its index from now on: another link, as the
+// metrics count it (its first connection is no reconnect).
+void client_impl::point_link(std::uint8_t node) {
+    (void)cluster_links_->set_up(node);
+    link_records_[node] = {};
 }
 
 // A link carries something now: its node keeps its index through the next map read.
@@ -64,9 +71,8 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     if (step.code != errc::ok) return;  // events first: service() comes back after them
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
-        const bool left_lost = home != session::slot_map::no_master &&
-                               (!connections_[home] || !connections_[home]->ready());
-        if (session::is_failover(step, left_lost)) e.meter.failed_over();
+        if (session::is_failover(step, e.home_lost)) e.meter.failed_over();
+        e.home_lost = false;
         if (home != session::slot_map::no_master && (e.waiting_mask >> home & 1u) != 0) {
             // Off the old link's waiters too: a move back while it is full must not queue
             // the lock there twice.
@@ -166,7 +172,7 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     // A link whose index the map gave to another node (it was idle) reaches that node from
     // its next connection on.
     for (std::uint8_t k = 0; k < links_; ++k) {
-        if (connections_[k] && cluster_links_->needs_setup(k)) (void)cluster_links_->set_up(k);
+        if (connections_[k] && cluster_links_->needs_setup(k)) point_link(k);
     }
     ready_check_ = true;
     // Locks waiting for a node may go now.
@@ -183,7 +189,8 @@ void client_impl::check_cluster_ready() {
     if (cluster_links_->map().reads() > 0) return ready_handler_.complete({});
     if (map_failure_) return ready_handler_.complete(to_error_code(map_failure_));
     std::error_code first_error;
-    for (std::size_t i = 0; i < where_.seeds.size(); ++i) {
+    // The seeds hold the map's first indices, a seed named twice once.
+    for (std::size_t i = 0; i < cluster_links_->seed_count(); ++i) {
         const asio_connection* c = connections_[i].get();
         if (c == nullptr || c->ready() || c->attempts_finished() == ready_marks_[i]) return;
         if (!first_error) first_error = c->last_error();

@@ -65,6 +65,10 @@ void client_impl::on_connection_down(std::uint8_t link) {
         cluster_links_->link_ended(true);  // the node may have failed over: ask again
         // The next connection may reach another node (a recycled index): its start is read anew.
         node_starts_known_ &= ~bit;
+        for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
+            if (locks_[index].in_use && locks_[index].route.home == link)
+                locks_[index].home_lost = true;  // a move off it now is a failover
+        }
     }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
         locks_[index].waiting_mask &= ~bit;

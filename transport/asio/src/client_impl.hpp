@@ -254,6 +254,7 @@ public:
     // Redis Cluster (client_cluster.cpp): the answer to CLUSTER SLOTS on `link`, or its loss.
     void on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count);
     void on_map_read_lost();
+    void point_link(std::uint8_t node);
     // Metrics and the event hook (client_metrics.cpp).
     void note_connected(std::uint8_t link);
     void note_disconnected(std::uint8_t link, const session::connection_end& closed);

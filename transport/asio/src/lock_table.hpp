@@ -43,6 +43,7 @@ struct lock_entry {
     std::uint32_t waiting_mask = 0;   // links on whose write buffer it waits (bit per link)
     std::uint32_t dropped_mask = 0;   // links whose ended connection dropped its requests
     session::lock_route route;        // Redis Cluster: the node its requests go to
+    bool home_lost = false;           // Redis Cluster: that node's link went down since
     std::uint8_t told_node = 0xFF;    // Redis Cluster: the link whose node's start it heard
     // Written on a connection, reply not yet read. Each connection's in-flight queue
     // has room for requests_per_instance_max per slot, which the core bounds for a live

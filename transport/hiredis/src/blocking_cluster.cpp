@@ -70,14 +70,14 @@ bool lock::impl::map_wanted() const {
 }
 
 // In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
-// importing master: send_cluster_requests() links it), and the seed tend_map() reads the map
-// from next while no connection is ready (only that one: the others would wake the loop for
-// nothing while it connects).
+// importing master: send_cluster_requests() links it), and while a read of the map is due, a
+// ready connection to carry it or the seed tend_map() makes next (only that one: the others
+// would wake the loop for nothing while it connects).
 bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return core.has_request(k);
     const std::uint8_t target =
         core.has_request(0) ? session::target_of(route, links.map()).node : slot_map::no_master;
-    return links.wanted(k, target, map_wanted() && links.read_due(now_ms()));
+    return links.wanted(k, target, map_wanted() && links.read_due(now_ms()), node_links[k].ready());
 }
 
 // The map first (its read goes out before the lock's requests, which may need it), then the
@@ -97,7 +97,12 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
             no_slot_map();
         return;  // or requests are still out on the node the lock leaves
     }
-    if (!set_up_node_link(k)) return;  // cannot happen: a node in use keeps its index
+    if (!set_up_node_link(k)) {
+        // A node in use keeps its index, so only a connection that cannot be set up (no
+        // memory) comes here: the requests fail rather than wait on it.
+        note_error(0, failure::of(transport_errc::out_of_memory));
+        return fail_unsent(0);
+    }
     if (step.moved) tell_moved(step);
     blocking_connection& l = node_links[k];
     if (l.closed_while_idle(now_ms())) {
@@ -113,11 +118,12 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
 
 // The lock writes on the node `step` moved it to from now on: it hears the node's start when
 // a connection there read it already (a new connection tells it when it reads it,
-// on_node_read). A move off a node whose connection was lost is a failover (the metrics).
+// on_node_read). A move off a node whose connection ended since the lock came to it is a
+// failover (the metrics).
 void lock::impl::tell_moved(const session::route_step& step) {
     const std::uint8_t k = step.to.node;
-    const bool left_lost = step.left != slot_map::no_master && !node_links[step.left].ready();
-    if (session::is_failover(step, left_lost)) meter.failed_over();
+    if (session::is_failover(step, route_home_lost)) meter.failed_over();
+    route_home_lost = false;
     note_connected(0);  // told `connected` if the lock had lost its connection with the old node
     if (!node_start_known[k]) return;
     starts[0] = node_starts[k];
@@ -245,6 +251,7 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
     node_start_known[k] = false;
     link_counted[k] = false;
     links.link_ended(ended.was_ready || ended.why);
+    if (k == route.home) route_home_lost = true;
     if (k == route.home) return on_connection_end(0, ended, dropped, lock_hears);
     if (ended.why && session::target_of(route, links.map()).node == slot_map::no_master)
         note_error(0, failure::of(transport_errc::no_slot_map));

@@ -201,7 +201,8 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
         if (link_at(k).busy()) return now;
         wake = std::min(wake, session::wake_ms(link_at(k).connection(), wants_link(k), now));
     }
-    if (map_wanted()) wake = std::min(wake, links.next_read_ms());
+    // The gap's end only: a read due now waits for the link that carries it (wants_link).
+    if (map_wanted() && !links.read_due(now)) wake = std::min(wake, links.next_read_ms());
     return fair && subscriber.busy() ? now : wake;
 }
 
@@ -284,7 +285,8 @@ std::int64_t lock::impl::fill_poll_set(poll_set& set, bool background, std::int6
         // Connections are made on demand: an idle connection matters only with requests for it.
         wake = std::min(wake, session::wake_ms(l.connection(), wants_link(k), now));
     }
-    if (map_wanted()) wake = std::min(wake, links.next_read_ms());
+    // The gap's end only: a read due now waits for the link that carries it (wants_link).
+    if (map_wanted() && !links.read_due(now)) wake = std::min(wake, links.next_read_ms());
     set.instance_fds = set.count;
     if (background) set.fds[set.count++] = pollfd{wake_fd, POLLIN, 0};
     if (cancellable) set.fds[set.count++] = pollfd{cancel_fd, POLLIN, 0};

@@ -127,7 +127,8 @@ struct lock::impl {
     bool cluster = false;
     session::cluster_links links;
     session::lock_route route;
-    std::uint64_t link_seed = 0;  // each connection's jitter: link_seed + its index
+    bool route_home_lost = false;  // the home node's connection ended since the lock came there
+    std::uint64_t link_seed = 0;   // each connection's jitter: link_seed + its index
     std::array<node_events, session::cluster_masters_max> node_hooks{};
     std::array<blocking_connection, session::cluster_masters_max> node_links;
     std::array<bool, session::cluster_masters_max> node_link_set_up{};  // for links.address(k)

@@ -87,6 +87,8 @@ public:
     // The index of `node` (same host and port), added when new; no_master when the table is
     // full. For the seeds, and for the node an ASK names.
     std::uint8_t add_node(const node_address& node) noexcept;
+    // The index of `node` (same host and port), or no_master when the map has none.
+    std::uint8_t index_of(const node_address& node) const noexcept { return find(node); }
     // add_node(node) would give an index (the node is known, or the table has room).
     bool has_room_for(const node_address& node) const noexcept {
         return find(node) != no_master || node_count_ < nodes_.size();

@@ -5,8 +5,9 @@
 //
 //   seeds          the deployment's seed nodes, in the map from the start; with no link ready,
 //                  the map is read from a seed's link, made one seed at a time, each in turn.
-//                  A seed is kept by its address: the map may give its index to another node
-//                  while it serves no slot, and seed() adds it again
+//                  A seed is kept by its address and its first index: a full map may give
+//                  that index to another node while the seed serves no slot; the link there
+//                  then reaches that node, which answers CLUSTER SLOTS as well as the seed
 //   links          node k's link reaches the node the map has at index k. The map gives an
 //                  index to another node only while the client says the index is not in use
 //                  (its connection idle); such a link must be set up again (needs_setup)
@@ -22,8 +23,8 @@
 //                  failed over or left: the map is read again
 //   work           a client works on its links only while one of them has work (wanted) or
 //                  something in flight: the node its lock's requests target, linked or not
-//                  (a promoted replica, an importing master is linked for them), and the seed
-//                  to make for a read of the map while no link is ready
+//                  (a promoted replica, an importing master is linked for them), and, while a
+//                  read of the map is due, a ready link to carry it or the seed to make
 //
 // No allocation, no I/O, no clock (the caller passes its milliseconds). About 22 KiB, most of
 // it the slot map: one per client.
@@ -54,11 +55,10 @@ public:
     // fit the map (validate() refuses more than cluster_seeds_max first).
     bool set_seeds(const node_address* seeds, std::size_t count) noexcept;
     std::size_t seed_count() const noexcept { return seed_count_; }
-    // With no link ready: the map index of the seed whose link is made (or waited for) now,
-    // added to the map again if it lost its index; none when the map has no room for it.
+    // With no link ready: the map index of the seed whose link is made (or waited for) now:
+    // the seed's own, or, once a full map gave that to another node, the index it had.
     // next_seed() moves on to the following one, after a seed that could not be reached.
-    std::uint8_t seed() noexcept;
-    bool is_seed_now(std::uint8_t k) const noexcept;  // k is the node seed() names
+    std::uint8_t seed() const noexcept;
     void next_seed() noexcept;
 
     slot_map& map() noexcept { return map_; }
@@ -91,10 +91,11 @@ public:
     void read_lost(std::int64_t now) noexcept { refresh_.ended(now); }
 
     // Node k's link has work now: the lock's requests target it (`target`: target_of(), or
-    // none while the lock has no request), or it is the seed to make while a read of the map
-    // is due and no link is ready (`seed_read_due`).
-    bool wanted(std::uint8_t k, std::uint8_t target, bool seed_read_due) const noexcept {
-        return k == target || (linked(k) && seed_read_due && is_seed_now(k));
+    // none while the lock has no request), or a read of the map is due (`read_due`: the lock
+    // needs the map and map_refresh allows a read) and k's link is ready to carry it
+    // (`ready`) or is the seed's.
+    bool wanted(std::uint8_t k, std::uint8_t target, bool read_due, bool ready) const noexcept {
+        return k == target || (read_due && linked(k) && (ready || k == seed()));
     }
 
     // Node k's connection ended; `suspect` when it had been ready or failed (not a connection
@@ -109,6 +110,7 @@ private:
     std::array<node_address, cluster_masters_max> addresses_{};
     node_set linked_ = 0;
     std::array<node_address, cluster_seeds_max> seeds_{};
+    std::array<std::uint8_t, cluster_seeds_max> seed_indices_{};  // each seed's first index
     std::size_t seed_count_ = 0;
     std::size_t seed_next_ = 0;
     std::uint8_t last_reader_ = none;
