@@ -119,6 +119,7 @@ awk '
       if (kv[1] == "order") cell = cell "F"
       if (kv[1] == "liveness") cell = cell "L"
       if (kv[1] == "oracle") cell = cell "H"
+      if (kv[1] == "kept") cell = cell "K"
       if (kv[1] == "wakeup") cell = cell "W"
       if (kv[1] == "fifo") cell = cell "Q"
     }

@@ -52,13 +52,9 @@ if [[ "$core_only" != true ]]; then
   )
 fi
 
-missing=()
-for package in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null || true)
-  if [[ "$status" != ii* ]]; then
-    missing+=("$package")
-  fi
-done
+# shellcheck source=scripts/apt-helpers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-helpers.sh"
+find_missing "${packages[@]}"
 foreign=$(dpkg --print-foreign-architectures)
 has_arch=false
 if grep -qx "$debian_arch" <<<"$foreign"; then
@@ -69,21 +65,12 @@ if ((${#missing[@]} == 0)) && [[ "$has_arch" == true ]]; then
   exit 0
 fi
 
-if ((EUID == 0)); then
-  as_root=()
-elif command -v sudo >/dev/null 2>&1; then
-  as_root=(sudo)
-else
-  echo "setup-cross.sh: missing ${missing[*]:-the $debian_arch architecture}," \
-    "and neither root nor sudo is available" >&2
-  exit 1
-fi
+use_root "setup-cross.sh: missing ${missing[*]:-the $debian_arch architecture}"
 
 if [[ "$has_arch" != true ]]; then
   echo "setup-cross.sh: adding the $debian_arch architecture to dpkg"
   "${as_root[@]}" dpkg --add-architecture "$debian_arch"
 fi
-apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
 # A mirror caught mid-sync fails one index ("File has unexpected size") while the rest are
 # fine; retry once, then let the install decide whether what is there suffices.
 if ! "${apt_get[@]}" update; then

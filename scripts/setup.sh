@@ -56,27 +56,16 @@ fetch_promtool() {
   rm -rf "$scratch"
 }
 
-missing=()
-for package in "${packages[@]}"; do
-  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$package" 2>/dev/null || true)
-  if [[ "$status" != ii* ]]; then
-    missing+=("$package")
-  fi
-done
+# shellcheck source=scripts/apt-helpers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt-helpers.sh"
+find_missing "${packages[@]}"
 
 if ((${#missing[@]} == 0)); then
   fetch_promtool
   exit 0
 fi
 
-if ((EUID == 0)); then
-  as_root=()
-elif command -v sudo >/dev/null 2>&1; then
-  as_root=(sudo)
-else
-  echo "setup.sh: missing packages (${missing[*]}) and neither root nor sudo is available" >&2
-  exit 1
-fi
+use_root "setup.sh: missing packages (${missing[*]})"
 
 echo "setup.sh: installing ${missing[*]}"
 
@@ -96,7 +85,6 @@ if [[ ! -e "$policy" ]]; then
   created_policy=true
 fi
 
-apt_get=("${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=600)
 "${apt_get[@]}" update
 "${apt_get[@]}" install -y --no-install-recommends "${missing[@]}" </dev/null
 fetch_promtool

@@ -602,8 +602,17 @@ void lock::decide_renewal() noexcept {
     // while validity lasts. Only the instances that renewed take part in the WAIT round.
     if (tally_.ok + tally_.pending < needed) {
         retire_round();
-        timer_ms_ = now_ms_ + retry_delay_ms_min_;
+        timer_ms_ = renewal_retry_ms();
     }
+}
+
+// After the retry delay, but no later than the last instant a renewal given its attempt
+// timeout still ends within validity: a retry delay longer than what is left of the lease
+// must not let a lease lapse that one more try would have kept.
+std::int64_t lock::renewal_retry_ms() const noexcept {
+    const std::int64_t after_delay = now_ms_ + retry_delay_ms_min_;
+    const std::int64_t last_useful = valid_until_ms_ - attempt_timeout_ms_;
+    return last_useful > now_ms_ ? std::min(after_delay, last_useful) : after_delay;
 }
 
 void lock::start_renewal_confirmation() noexcept {
@@ -659,10 +668,16 @@ void lock::abandon_attempt(errc why) noexcept {
     push_event(e);
 }
 
-void lock::become_held() noexcept {
+// The end of a transition out of a round: the round retired, the state it leads to, and how
+// many holds the caller has from now on.
+void lock::end_round(lock_state next, std::uint16_t holds) noexcept {
     retire_round();
-    state_ = lock_state::held;
-    hold_count_ = 1;
+    state_ = next;
+    hold_count_ = holds;
+}
+
+void lock::become_held() noexcept {
+    end_round(lock_state::held, 1);
     fence_ = fencing_ ? fence_candidate_ : 0;
     valid_until_ms_ = lease_start_ms_ + ttl_ms_ - drift_ms_;
     timer_ms_ = lease_start_ms_ + renew_interval_ms_;
@@ -674,9 +689,7 @@ void lock::become_held() noexcept {
 }
 
 void lock::lose(errc why) noexcept {
-    retire_round();
-    state_ = lock_state::lost;
-    hold_count_ = 0;
+    end_round(lock_state::lost, 0);
     clean_up_everywhere(line::leave);
     event e;
     e.type = event_type::lost;
@@ -685,9 +698,7 @@ void lock::lose(errc why) noexcept {
 }
 
 void lock::finish_release() noexcept {
-    retire_round();
-    state_ = lock_state::idle;
-    hold_count_ = 0;
+    end_round(lock_state::idle, 0);
     event e;
     e.type = event_type::released;
     e.expired_before = tally_.refused >= quorum();

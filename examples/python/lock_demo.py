@@ -159,12 +159,19 @@ def release_and_report(lock):
     return 0
 
 
-def hold_until(lock, stop_file):
+def acquire_and_say(lock):
+    """Waits up to 10 s for the lock and prints its fence: None, or the failure's exit code."""
     hold = Hold()
-    rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
-    if rc != EDGELOCK_OK:
+    if LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold)) != EDGELOCK_OK:
         return call_failed("acquire")
     print(f"acquired fence {hold.fence}", flush=True)
+    return None
+
+
+def hold_until(lock, stop_file):
+    failure = acquire_and_say(lock)
+    if failure is not None:
+        return failure
     deadline = time.monotonic() + 60
     while not os.path.exists(stop_file) and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -184,11 +191,9 @@ def try_once(lock):
 
 
 def wait_for_loss(lock, lost):
-    hold = Hold()
-    rc = LIB.edgelock_acquire(lock, 10000, ctypes.byref(hold))
-    if rc != EDGELOCK_OK:
-        return call_failed("acquire")
-    print(f"acquired fence {hold.fence}", flush=True)
+    failure = acquire_and_say(lock)
+    if failure is not None:
+        return failure
     if not lost["event"].wait(timeout=30):
         return failed("no loss reported", strerror(EDGELOCK_E_WAIT_TIMEOUT))
     print(f"lost: {strerror(lost['code'])}", flush=True)

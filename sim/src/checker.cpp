@@ -136,12 +136,11 @@ check_outcome check_liveness(const history& h) {
     return out;
 }
 
-check_outcome check_oracle(const history& h) {
-    if (h.oracle.violations == 0) return {};
+check_outcome check_judged(const judged_record& judged, const char* what) {
+    if (judged.violations == 0) return {};
     check_outcome out;
     out.ok = false;
-    out.detail =
-        h.oracle.first + " (" + std::to_string(h.oracle.violations) + " sampled instant(s) failed)";
+    out.detail = judged.first + " (" + std::to_string(judged.violations) + " " + what + ")";
     return out;
 }
 
@@ -173,6 +172,7 @@ const char* to_string(check_kind k) noexcept {
         case check_kind::liveness: return "liveness";
         case check_kind::wakeup: return "wakeup";
         case check_kind::fifo: return "fifo";
+        case check_kind::kept: return "kept";
         default: return "oracle";
     }
 }
@@ -200,7 +200,10 @@ verdict check_history(const history& h) {
     v.checks[static_cast<std::size_t>(check_kind::stale)] = check_stale(h);
     v.checks[static_cast<std::size_t>(check_kind::order)] = check_order(h);
     v.checks[static_cast<std::size_t>(check_kind::liveness)] = check_liveness(h);
-    v.checks[static_cast<std::size_t>(check_kind::oracle)] = check_oracle(h);
+    v.checks[static_cast<std::size_t>(check_kind::oracle)] =
+        check_judged(h.oracle, "sampled instant(s) failed");
+    v.checks[static_cast<std::size_t>(check_kind::kept)] =
+        check_judged(h.kept, "hold(s) lost without a reason");
     v.checks[static_cast<std::size_t>(check_kind::wakeup)] =
         check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
     v.checks[static_cast<std::size_t>(check_kind::fifo)] =

@@ -4,6 +4,7 @@
 #include "edgelock/limits.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace edgelock::sim {
 namespace {
@@ -53,13 +54,8 @@ fault client_fault(fault_kind kind, std::uint8_t client, trigger when, std::uint
 
 fault node_fault(fault_kind kind, std::uint8_t node, trigger when, std::int64_t duration_ms,
                  std::int64_t amount) {
-    fault f;
-    f.kind = kind;
+    fault f = client_fault(kind, node, when, 0, duration_ms, amount);
     f.on_node = true;
-    f.target = node;
-    f.when = when;
-    f.duration_ms = duration_ms;
-    f.amount = amount;
     return f;
 }
 
@@ -97,6 +93,20 @@ void split_majorities(schedule& s, const configuration& config, std::uint8_t cli
 
 std::uint8_t pick_client(const world_params& p, prng& rng) {
     return static_cast<std::uint8_t>(rng.below(p.clients));
+}
+
+// Message loss on a random client's paths to `nodes`, from a random instant for a window drawn
+// from `window_ms`, losing a rate drawn from `per_million`; connections reset or left silent.
+fault random_loss(const world_params& p, prng& rng, std::uint8_t nodes,
+                  std::pair<std::int64_t, std::int64_t> window_ms,
+                  std::pair<std::int64_t, std::int64_t> per_million) {
+    const std::uint8_t who = pick_client(p, rng);
+    const std::int64_t at = rng.between(0, p.duration_ms);
+    const std::int64_t window = rng.between(window_ms.first, window_ms.second);
+    const std::int64_t rate = rng.between(per_million.first, per_million.second);
+    fault f = client_fault(fault_kind::loss, who, at_time(at), nodes, window, rate);
+    f.reset = rng.chance(500'000);
+    return f;
 }
 
 std::uint16_t pick_nth(prng& rng) { return static_cast<std::uint16_t>(rng.between(1, 3)); }
@@ -584,15 +594,7 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
         f.reset = rng.chance(500'000);
         s.push_back(f);
     }
-    if (rng.chance(500'000)) {
-        const std::uint8_t who = pick_client(p, rng);
-        const std::int64_t at = rng.between(0, p.duration_ms);
-        const std::int64_t window = rng.between(50, 1000);
-        const std::int64_t rate = rng.between(10'000, 200'000);
-        fault f = client_fault(fault_kind::loss, who, at_time(at), all, window, rate);
-        f.reset = rng.chance(500'000);
-        s.push_back(f);
-    }
+    if (rng.chance(500'000)) s.push_back(random_loss(p, rng, all, {50, 1000}, {10'000, 200'000}));
     // Redis Cluster: the lock's slot moves to n2 anywhere in a hold, its keys a few ms to a
     // lease apart, the others hearing late or not; in half the runs it moves back later, and
     // then in half of those on to n2 again at once, slowly (a client idle through the move
@@ -691,15 +693,7 @@ void random_s11(schedule& s, const configuration& config, const world_params& p,
         const std::int64_t paused_ms = rng.between(2 * p.ttl_ms, 4 * p.ttl_ms);
         s.push_back(pause(who, at_point(who, point::acquired, nth, after_ms), paused_ms));
     }
-    if (rng.chance(300'000)) {
-        const std::uint8_t who = pick_client(p, rng);
-        const std::int64_t at = rng.between(0, p.duration_ms);
-        const std::int64_t lost_ms = rng.between(10, 200);
-        const std::int64_t per_million = rng.between(100'000, 500'000);
-        fault f = client_fault(fault_kind::loss, who, at_time(at), all, lost_ms, per_million);
-        f.reset = rng.chance(500'000);
-        s.push_back(f);
-    }
+    if (rng.chance(300'000)) s.push_back(random_loss(p, rng, all, {10, 200}, {100'000, 500'000}));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cerrno>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/sim/workload.hpp"
 #include "edgelock/sim/world.hpp"
 
@@ -190,12 +191,11 @@ void sim_connection::close() {
     unread_.clear();
 }
 
-std::int64_t sim_connection::wake_ms(std::int64_t now_ms) const noexcept {
+std::int64_t sim_connection::wake_ms(std::int64_t now_ms, bool wanted) const noexcept {
+    if (state() == session::connection_state::idle)
+        return session::wake_ms(connection(), wanted, now_ms);
     std::int64_t wake = connection().next_deadline_ms();
     if (state() == session::connection_state::connecting) wake = std::min(wake, connect_due_ms_);
-    // Never earlier than now: an idle connection whose delay is over starts on the next service.
-    if (state() == session::connection_state::idle)
-        wake = std::min(wake, std::max(connection().start_not_before_ms(), now_ms));
     return wake;
 }
 

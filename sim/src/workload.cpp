@@ -160,7 +160,7 @@ void client::each_connection(F&& f) {
 }
 
 void client::start(std::int64_t first_job_ms) {
-    each_connection([this](sim_connection& c) { c.settle(now_ms()); });
+    each_connection([this](sim_connection& c) { c.settle(now_ms(), wants(c)); });
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
@@ -411,12 +411,12 @@ void client::reschedule() {
     std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
     std::int64_t wake = never_us;
     each_connection([&](const sim_connection& c) {
-        local_ms = std::min(local_ms, c.wake_ms(local_now));
+        local_ms = std::min(local_ms, c.wake_ms(local_now, wants(c)));
         if (c.reset_at_us() >= 0) wake = std::min(wake, c.reset_at_us());
     });
     // A map read due now that found no ready connection waits for one (its handshake's
     // replies come back through on_reply, which writes it); only a gap's end is a deadline.
-    if (cluster_ && links_.next_read_ms() > local_now)
+    if (map_read_wanted() && links_.next_read_ms() > local_now)
         local_ms = std::min(local_ms, links_.next_read_ms());
     if (subscriber_made_) {
         local_ms = std::min(local_ms, subscriber_.wake_ms(local_now));
@@ -438,7 +438,7 @@ void client::service_connections() {
     each_connection([&](sim_connection& c) {
         if (stopped) return;
         c.on_timer(now_ms(), now_us());
-        c.settle(now_ms());
+        c.settle(now_ms(), wants(c));
         stopped = paused();
     });
     if (stopped) return;
@@ -468,7 +468,7 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
     sim_connection& l = *carrier;
     if (!l.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
     // A pause the answer led to leaves a closing connection for the resume (run() settles it).
-    if (!paused()) l.settle(now_ms());
+    if (!paused()) l.settle(now_ms(), wants(l));
 }
 
 // ---- what an instance's connection delivers (sim_connection, the session's driver) ---------
@@ -608,23 +608,33 @@ void client::on_acquired(const event& e) {
 
 void client::on_lost(const event&) {
     if (behaviour_ == behaviour::ignores_validity) return;
-    if (holding_) close_hold(std::min(now_us(), validity_end_us()), hold_end::lost);
+    if (holding_) {
+        const std::int64_t lost_us = std::min(now_us(), validity_end_us());
+        close_hold(lost_us, hold_end::lost);
+        const std::array<char, token_hex_bytes> token = lock_.token_hex();
+        world_.judge_loss(id_, hold_index_, std::string_view(token.data(), token.size()), lost_us);
+    }
     if (job_ == job::reading || job_ == job::working || job_ == job::writing ||
         job_ == job::keeping) {
         finish_job();
     }
 }
 
-void client::send_read() {
-    job_ = job::reading;
+// A read or a write of the resource for the current hold, fenced when the client fences.
+message client::resource_request(bool write) {
     message m;
     m.kind = message_kind::resource_request;
     m.request_id = ++request_id_;
     m.hold = hold_index_;
-    m.write = false;
+    m.write = write;
     m.fenced = world_.config().fencing && behaviour_ != behaviour::skips_fencing;
     m.token = m.fenced ? fence_ : 0;
-    world_.send_resource(id_, std::move(m));
+    return m;
+}
+
+void client::send_read() {
+    job_ = job::reading;
+    world_.send_resource(id_, resource_request(false));
     job_due_ms_ = now_ms() + world_.params().job_timeout_ms;
 }
 
@@ -671,13 +681,7 @@ void client::check_and_write() {
 
 void client::send_write() {
     job_ = job::writing;
-    message m;
-    m.kind = message_kind::resource_request;
-    m.request_id = ++request_id_;
-    m.hold = hold_index_;
-    m.write = true;
-    m.fenced = world_.config().fencing && behaviour_ != behaviour::skips_fencing;
-    m.token = m.fenced ? fence_ : 0;
+    message m = resource_request(true);
     m.value = read_value_ - 1;
     world_.send_resource(id_, std::move(m));
     if (now_us() > check_us_) world_.record_action(id_, hold_index_, check_us_, now_us());

@@ -63,9 +63,23 @@ void client::ensure_cluster_connection(std::uint8_t index) {
     cluster_connections_[index].setup(world_, *this, id_, index, s, world_.params().write_window);
 }
 
+bool client::map_read_wanted() const {
+    return cluster_ && links_.read_wanted(lock_.has_request(0));
+}
+
+bool client::wants(const sim_connection& c) const { return !cluster_ || wants_link(c.instance()); }
+
+bool client::wants_link(std::uint8_t k) const {
+    const std::uint8_t target =
+        lock_.has_request(0) ? session::target_of(route_, links_.map()).node : no_node;
+    const bool read_due = map_read_wanted() && links_.read_due(now_ms());
+    const bool ready = links_.linked(k) && cluster_connections_[k].connection().ready();
+    return links_.wanted(k, target, read_due, ready);
+}
+
 // CLUSTER SLOTS on the ready connection cluster_links::reader() names.
 void client::read_map_if_due() {
-    if (!links_.read_due(now_ms())) return;
+    if (!map_read_wanted() || !links_.read_due(now_ms())) return;
     session::slot_map::node_set ready = 0;
     for (std::uint8_t i = 0; i < cluster_connections_.size(); ++i) {
         if (links_.linked(i) && cluster_connections_[i].connection().ready())
@@ -95,6 +109,8 @@ bool client::send_cluster_requests() {
     if (step.code != errc::ok || step.to.node == no_node) return false;
     ensure_cluster_connection(step.to.node);
     sim_connection& to = cluster_connections_[step.to.node];
+    // Made now, for the requests that wait for it (as the clients make a node's link).
+    if (to.state() == session::connection_state::idle) to.settle(now_ms(), true);
     if (step.moved) {
         if (world_.recording())
             world_.note_client(id_, "lock routed to " + text_of(links_.address(step.to.node)));
@@ -122,12 +138,10 @@ bool client::send_cluster_requests() {
 // is in flight on any link and no link has work it can do now (a wanted link in its reconnect
 // delay waits for its end, which reschedule() wakes the client for).
 bool client::cluster_quiet() const {
-    const std::uint8_t target = session::target_of(route_, links_.map()).node;
-    const bool read_due = links_.map().stale() && links_.read_due(now_ms());
     for (std::uint8_t k = 0; k < cluster_connections_.size(); ++k) {
         const session::connection& c = cluster_connections_[k].connection();
         if (links_.linked(k) && c.requests_in_flight() > 0) return false;
-        if (!links_.wanted(k, target, read_due, links_.linked(k) && c.ready())) continue;
+        if (!wants_link(k)) continue;
         if (!links_.linked(k) || c.accepts_requests() || c.may_start(now_ms())) return false;
     }
     return true;
@@ -167,6 +181,9 @@ void client::on_dropped(std::uint8_t, const session::in_flight& entry) {
 // its own node's only.
 void client::on_cluster_connection_end(std::uint8_t index) {
     links_.link_ended(true);
+    // A seed that could not be reached: the map is read from the next one (as the clients do).
+    if (index == links_.seed() && !cluster_connections_[index].connection().may_start(now_ms()))
+        links_.next_seed();
     if (index != route_.home) return;
     drain();
     const errc code =

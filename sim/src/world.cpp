@@ -11,14 +11,13 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/resp_reader.hpp"
+#include "world_text.hpp"
 
 namespace edgelock::sim {
 namespace {
 
 // Wall clocks start near 2023-11-14 (Unix time 1'700'000'000 s), in microseconds.
 constexpr std::int64_t wall_epoch_us = 1'700'000'000'000'000;
-constexpr std::int64_t never_us = std::numeric_limits<std::int64_t>::max();
-constexpr const char* lock_name = "stock:42";
 
 // The maxmemory-policy node `n` runs: an evicting one when the schedule evicts on it.
 eviction_policy eviction_of(const schedule& faults, std::uint8_t n) {
@@ -59,15 +58,6 @@ std::uint64_t hash_bytes(std::string_view bytes) {
     return h;
 }
 
-std::string format(const char* pattern, ...) {
-    char text[512];
-    va_list args;
-    va_start(args, pattern);
-    std::vsnprintf(text, sizeof text, pattern, args);
-    va_end(args);
-    return text;
-}
-
 // One process's clocks. Each draw is its own statement: the order in which a function's
 // arguments are evaluated differs between compilers, and with it the numbers drawn.
 // wall_ppm bounds the wall clock's rate error: Redis servers keep their wall clocks in step
@@ -84,6 +74,16 @@ process_clocks draw_clocks(prng& rng, std::int64_t wall_skew_us, std::int32_t pp
     clocks.mono = sim_clock(boot_us, mono_ppm, true);
     clocks.wall = sim_clock(wall_epoch_us + skew_us, wall_ppm, false);
     return clocks;
+}
+
+// A request or a reply on one of a client's connections (its lane and epoch).
+message lane_message(message_kind kind, std::uint32_t epoch, lane on, std::string&& bytes) {
+    message m;
+    m.kind = kind;
+    m.epoch = epoch;
+    m.on = on;
+    m.bytes = std::move(bytes);
+    return m;
 }
 
 std::string describe_request(std::string_view bytes) {
@@ -133,6 +133,20 @@ std::string describe_reply(std::string_view bytes) {
 }
 
 }  // namespace
+
+std::string format(const char* pattern, ...) {
+    char text[512];
+    va_list args;
+    va_start(args, pattern);
+    std::vsnprintf(text, sizeof text, pattern, args);
+    va_end(args);
+    return text;
+}
+
+std::string seconds_text(std::int64_t us) {
+    return format("%lld.%06llds", static_cast<long long>(us / 1'000'000),
+                  static_cast<long long>(us % 1'000'000));
+}
 
 // ---- scheduler ----------------------------------------------------------------------------
 
@@ -337,7 +351,37 @@ run_result run(const run_spec& spec) {
 
 // ---- events -------------------------------------------------------------------------------
 
+// What the nodes or the sentinels change, for the kept check: a promotion, the news of one, or
+// the lock's slot moving concern every holder (where the lock's master is may have changed);
+// a node restarting, resuming, rejoining (until it could have been reconfigured) or re-pointed
+// concerns that node (and everyone where node_news_concerns_all()).
+void world::disturb_by_event(const scheduler::event& e) {
+    disturbance d;
+    d.to_us = now_us_;
+    switch (e.what) {
+        case scheduler::kind::sentinel_promote:
+        case scheduler::kind::sentinel_learn:
+        case scheduler::kind::cluster_learn:
+        case scheduler::kind::migrate_step:
+        case scheduler::kind::slot_learn: d.everyone = true; break;
+        case scheduler::kind::node_restart:
+        case scheduler::kind::node_resume:
+        case scheduler::kind::node_rejoin:
+            // Back, it may believe it is a master until it is reconfigured (or learns).
+            d.to_us = now_us_ + (params_.reconfigure_ms + params_.loading_ms_max) * 1000;
+            [[fallthrough]];
+        case scheduler::kind::sentinel_reconfigure:
+        case scheduler::kind::sentinel_repoint:
+            d.nodes = 1u << e.who;
+            d.everyone = node_news_concerns_all();
+            break;
+        default: return;
+    }
+    disturb(d);
+}
+
 void world::dispatch(const scheduler::event& e) {
+    disturb_by_event(e);
     switch (e.what) {
         case scheduler::kind::deliver: deliver(e.arg); break;
         case scheduler::kind::client_timer: clients_[e.who]->on_timer(e.arg); break;
@@ -586,11 +630,7 @@ void world::send_reply(std::uint8_t server, std::uint8_t client, std::uint32_t e
     }
     if (reply_lost(server, client, on)) return;
     mix(hash_bytes(bytes));
-    message m;
-    m.kind = message_kind::reply;
-    m.epoch = epoch;
-    m.on = on;
-    m.bytes = std::move(bytes);
+    message m = lane_message(message_kind::reply, epoch, on, std::move(bytes));
     const std::uint8_t from = net_.server_endpoint(server);
     // slow_link slows the command connection only (its faults are about lock traffic).
     const std::int64_t extra_us = on == lane::command ? path_extra_us(client, server, false) : 0;
@@ -626,6 +666,7 @@ bool world::reply_lost(std::uint8_t server, std::uint8_t client, lane on) {
             continue;
         }
         --a.remaining;
+        disturb_by(f, now_us_ + lock_attempt_timeout_ms(params_) * 1000);
         break_connection(client, server, f.reset, "reply lost");
         return true;
     }
@@ -701,11 +742,7 @@ void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t
     } else if (net_.is_node_server(server) && bytes.find("$9\r\nSUBSCRIBE") != std::string::npos) {
         extra_us = subscribe_extra_us(client, server);
     }
-    message m;
-    m.kind = message_kind::request;
-    m.epoch = epoch;
-    m.on = on;
-    m.bytes = std::move(bytes);
+    message m = lane_message(message_kind::request, epoch, on, std::move(bytes));
     const std::uint8_t to = net_.server_endpoint(server);
     const std::int64_t at = net_.send(client, to, std::move(m), now_us_, extra_us);
     events_.push(at, scheduler::kind::deliver, 0,
@@ -812,8 +849,7 @@ void world::activate(std::size_t index) {
             if (!client_ok) return;
             active_.push_back(active_fault{index, now_us_, now_us_ + duration_us, 0});
             if (f.reset) reset_subscribers(f);
-            mark(world_mark::kind::fault, false, f.target, now_us_ + duration_us + amount_us,
-                 to_text(f));
+            fault_begins(f, now_us_ + duration_us + amount_us);
             return;
         case fault_kind::crash:
         case fault_kind::power_off:
@@ -826,7 +862,7 @@ void world::activate(std::size_t index) {
             change_clock(f);
             break;
     }
-    mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
+    fault_begins(f, end_us);
     // A slow path only delays: the fair checks stretch their bounds by it instead, unless it
     // is slow enough to time connections out (a waiter giving up may then lose its release
     // with its connection, and its entry holds the line until it expires, as after any fault
@@ -836,6 +872,12 @@ void world::activate(std::size_t index) {
     heal_at(end_us);
     const bool only_delays = f.kind == fault_kind::slow_link && !times_out(2 * amount_us);
     if (only_delays || f.kind == fault_kind::pause) fair_heal_us_ = fair_heal_before;
+}
+
+// The fault is in force until `end_us`: on the timeline's pictures, and for the kept check.
+void world::fault_begins(const fault& f, std::int64_t end_us) {
+    mark(world_mark::kind::fault, f.on_node, f.target, end_us, to_text(f));
+    disturb_by(f, end_us);
 }
 
 // A wall step, or a clock's rate changed, on a node or a client.
@@ -976,89 +1018,6 @@ void world::break_connections(std::uint8_t client, std::uint8_t server, bool res
 
 std::int64_t world::node_wall_ms(std::uint8_t node) const noexcept {
     return node_clocks_[node].wall.read_ms(now_us_);
-}
-
-// ---- the lease oracle ---------------------------------------------------------------------
-
-bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noexcept {
-    const redis_entry* e = nodes_[node].peek(lock_name, node_wall_ms(node));
-    return e != nullptr && e->value == token_hex;
-}
-
-// A guarded lock counts a node that restarted without durable data (AOF always) only from its start
-// plus ttl + drift on the client's clock (lock.hpp, "Restarts"), which the client reads late (the
-// safe side) and may run fast: until then no client can take the lock with it, as if down.
-bool world::guard_keeps_out(std::uint8_t node) const noexcept {
-    if (!config_.restart_guard || restarted_us_[node] < 0) return false;
-    if (nodes_[node].persist() == persistence::always) return false;  // durable: counted at once
-    const std::int64_t guard_ms = lock_restart_guard_ms(params_);
-    const std::int64_t window_us = guard_ms * (1'000'000 - params_.clock_ppm_max) / 1'000;
-    return now_us_ < restarted_us_[node] + window_us;
-}
-
-// The nodes a lease must be live on (a Redlock quorum of the instances, or the master), and
-// how many of them. Nodes that are down count for the holder: nobody can take the lock from
-// them until they come back, and then they are judged by what they came back with (or, with
-// the restart guard, once the guard lets clients count them again).
-void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
-                        std::int64_t mono_ms, std::int64_t valid_until_ms) {
-    const bool redlock = config_.layout == topology::redlock;
-    // Redis Cluster: the lock's slot may have moved to another shard; while it moves, a key
-    // MIGRATE copied to the importing node backs the lease there.
-    if (slot_moving_.importer >= 0 && holds_token(slot_moving_.importer, token_hex)) return;
-    const std::uint8_t first =
-        redlock ? 0
-                : static_cast<std::uint8_t>(slot_moving_.owner >= 0 ? slot_moving_.owner
-                                                                    : current_master_);
-    const std::uint8_t count = redlock ? config_.instances : 1;
-    const std::uint8_t needed = redlock ? quorum_of(config_.instances) : 1;
-    const auto backs = [&](std::uint8_t n) {
-        return !nodes_[n].up() || guard_keeps_out(n) || holds_token(n, token_hex);
-    };
-    std::uint8_t backed = 0;
-    for (std::uint8_t n = first; n < first + count; ++n)
-        backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
-    if (backed >= needed) return;
-    std::string where;  // built only for a failure: the check runs at every sample
-    for (std::uint8_t n = first; n < first + count; ++n) {
-        where += format(" %sn%u:%s", redlock ? "" : "master ", unsigned{n},
-                        !nodes_[n].up()      ? "down"
-                        : guard_keeps_out(n) ? "guarded"
-                        : backs(n)           ? "live"
-                                             : "gone");
-    }
-    oracle_failure(format(
-        "c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
-        "backs %u of the %u node(s) needed:%s",
-        unsigned{client}, hold, static_cast<long long>(mono_ms),
-        static_cast<long long>(valid_until_ms), unsigned{backed}, unsigned{needed}, where.c_str()));
-}
-
-void world::check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
-                                 std::int64_t valid_until_ms) {
-    if (valid_until_ms > mono_ms) return;
-    oracle_failure(format("c%u got `%s` at mono %lld with validity already over (valid until %lld)",
-                          unsigned{client}, event_name, static_cast<long long>(mono_ms),
-                          static_cast<long long>(valid_until_ms)));
-}
-
-void world::oracle_failure(std::string text) {
-    oracle_record& o = history_.oracle;
-    ++o.violations;
-    mix(0x0dac1e00u + o.violations);
-    if (o.first_us < 0) {
-        o.first_us = now_us_;
-        o.first = "at " +
-                  format("%lld.%06llds", static_cast<long long>(now_us_ / 1'000'000),
-                         static_cast<long long>(now_us_ % 1'000'000)) +
-                  ": " + text;
-    }
-    if (recording()) note("!", nullptr, "ORACLE: " + text);
-}
-
-// A node changed (crashed, restarted, was promoted): what every holder believes is sampled.
-void world::observe_all_clients() {
-    for (auto& c : clients_) c->observe();
 }
 
 // ---- recording ----------------------------------------------------------------------------

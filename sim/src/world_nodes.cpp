@@ -51,6 +51,7 @@ void world::activate_node_fault(const fault& f) {
     }
     mark(world_mark::kind::fault, true, f.target, end_us, to_text(f));
     heal_at(end_us + params_.reconfigure_ms * 1000);
+    disturb_by(f, end_us + params_.reconfigure_ms * 1000);
 }
 
 // Memory pressure: the node evicts what its policy allows, and its replicas follow.
@@ -81,6 +82,9 @@ void world::crash(std::uint8_t node, const fault& f) {
              ", down " + std::to_string(down_us / 1000) + " ms)");
     if (recording()) note_node(node, (power_off ? "POWER OFF: " : "CRASH: ") + to_text(f));
     heal_at(now_us_ + down_us + params_.reconfigure_ms * 1000);
+    // While down it misleads nobody (it answers nothing), but it may be the replica a renewal
+    // waits for; its return may mislead (node_restart).
+    disturb_by(f, config_.replicas_to_wait > 0 ? now_us_ + down_us : now_us_);
     master_unreachable();
     observe_all_clients();
 }
@@ -476,6 +480,7 @@ void world::start_migration(const fault& f) {
         if ((f.nodes >> n) & 1u) target = n;
     }
     if (target < 0 || target == f.target || slot_moving_.source >= 0) return;
+    disturb_by(f, now_us_);  // until its last step: each is a disturbance of its own
     if (nodes_[f.target].slot_owner(slot) != f.target) return;  // not its slot to move
     slot_moving_.source = f.target;
     slot_moving_.importer = target;

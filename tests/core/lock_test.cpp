@@ -1051,6 +1051,29 @@ TEST(lock_renewal, unreachable_instances_are_retried_while_validity_lasts) {
     EXPECT_EQ(events[0].valid_until_ms, 11'055 + 30'000 - 302);
 }
 
+// Found by the simulator's kept check: with a retry delay longer than the rest of the lease,
+// one failed renewal used to let the lease lapse while the master still kept the key.
+TEST(lock_renewal, a_retry_delay_past_the_lease_still_leaves_one_more_try_in_time) {
+    lock l;
+    lock_config config = config_for(1);
+    config.retry_delay_ms_min = 40'000;  // longer than the TTL (the cap follows)
+    ASSERT_EQ(l.configure(config), errc::ok);
+    acquire_single(l);  // valid until 1'000 + 30'000 - 302
+    ASSERT_EQ(l.on_timer(11'000), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_io_error(0, 11'005), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 30'698 - 3'000)
+        << "the last instant a renewal with its attempt timeout ends within validity";
+    ASSERT_EQ(l.on_timer(27'698), errc::ok);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::renew_script));
+    ASSERT_EQ(l.on_reply(0, integer(1), 27'710), errc::ok);
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::renewed);
+    EXPECT_EQ(events[0].valid_until_ms, 27'698 + 30'000 - 302);
+}
+
 TEST(lock_renewal, a_silent_instance_is_given_up_after_the_attempt_timeout) {
     lock l;
     configure(l, 3);

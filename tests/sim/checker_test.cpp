@@ -139,3 +139,16 @@ TEST(checker, liveness_needs_an_acquisition_after_the_heal) {
 }
 
 }  // namespace
+
+TEST(checker, a_hold_lost_without_a_reason_is_reported_by_the_kept_check) {
+    history h = clean();
+    EXPECT_TRUE(check_history(h).ok(check_kind::kept));
+    h.kept.violations = 2;
+    h.kept.first_us = 400;
+    h.kept.first = "c0 lost hold #1";
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::kept));
+    EXPECT_EQ(v.checks[static_cast<std::size_t>(check_kind::kept)].detail,
+              "c0 lost hold #1 (2 hold(s) lost without a reason)");
+    EXPECT_TRUE(v.ok(check_kind::oracle)) << "each judged record has its own check";
+}

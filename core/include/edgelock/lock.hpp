@@ -503,6 +503,8 @@ private:
     void confirm_or_hold(request_kind after) noexcept;
     void start_renewal() noexcept;
     void start_renewal_confirmation() noexcept;
+    std::int64_t renewal_retry_ms() const noexcept;
+    void end_round(lock_state next, std::uint16_t holds) noexcept;
     void start_release() noexcept;
 
     void decide() noexcept;

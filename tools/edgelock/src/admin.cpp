@@ -129,9 +129,7 @@ long long server_now_ms(const command_reply& time) {
 instance_status read_status(node where, const options& o, bool may_follow = true) {
     instance_status s;
     command_connection c;
-    const bool opened = open(c, where, o, s.problem);
-    s.address = where.address;
-    if (!opened) return s;
+    if (!open_for(c, where, o, s)) return s;
     command_reply token;
     command_reply ttl;
     command_reply fence;
@@ -316,9 +314,7 @@ void examine_key(command_connection& c, const std::string& key, instance_list& l
 instance_list scan_locks(node where, const options& o) {
     instance_list l;
     command_connection c;
-    const bool opened = open(c, where, o, l.problem);
-    l.address = where.address;
-    if (!opened) return l;
+    if (!open_for(c, where, o, l)) return l;
     std::string cursor = "0";
     long long examined = 0;
     do {

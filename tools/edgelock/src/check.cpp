@@ -47,7 +47,7 @@ struct node_report {
 
 struct verdict {
     std::string scenario;  // S1..S10
-    std::string failed;    // "" when every run kept every check, else O, S, F, L, H letters
+    std::string failed;    // "" when every run kept every check, else O, S, F, L, H, K letters
 };
 
 long long wall_us() {
@@ -102,9 +102,7 @@ void read_clock(command_connection& c, node_report& r) {
 node_report read_node(node where, const options& o) {
     node_report r;
     command_connection c;
-    const bool opened = open(c, where, o, r.problem);
-    r.address = where.address;
-    if (!opened) return r;
+    if (!open_for(c, where, o, r)) return r;
     command_reply info;
     // The default sections (replication among them): several in one INFO need Redis 7.0.
     if (!ask(c, {"INFO"}, info, r)) return r;
@@ -208,7 +206,7 @@ bool parse_cell(const std::string& line, verdict& v) {
     for (const auto& [check, letter] :
          {std::pair{"overlap=VIOLATED", 'O'}, std::pair{"stale=VIOLATED", 'S'},
           std::pair{"order=VIOLATED", 'F'}, std::pair{"liveness=VIOLATED", 'L'},
-          std::pair{"oracle=VIOLATED", 'H'}}) {
+          std::pair{"oracle=VIOLATED", 'H'}, std::pair{"kept=VIOLATED", 'K'}}) {
         if (line.find(check) != std::string::npos) v.failed += letter;
     }
     return true;
@@ -339,6 +337,7 @@ const char* letter_meaning(char letter) {
         case 'S': return "S the storage accepted a stale holder's write";
         case 'F': return "F a later holder got a lower fence token";
         case 'L': return "L the lock was never acquired again";
+        case 'K': return "K a holder lost the lock while its master still kept it";
         default: return "H held() said yes after Redis lost the key";
     }
 }
@@ -469,7 +468,7 @@ void print_legend(const report& r) {
     }
     if (titles.empty()) return;
     std::string meanings;
-    for (const char letter : std::string("OSFLH")) {
+    for (const char letter : std::string("OSFLHK")) {
         if (letters.find(letter) == std::string::npos) continue;
         meanings += (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter));
     }

@@ -49,6 +49,14 @@ std::vector<node> nodes_of(const options& o);
 // Opens a connection to `where` (its address then names the server reached); on failure fills
 // `f`, with what Sentinel said when asked.
 bool open(hiredis::command_connection& c, node& where, const options& o, command_failure& f);
+// The same for a report about the node (`status`, `check`): its address is noted in
+// `r.address` whether the connection was made or not, a failure in `r.problem`.
+template <class Report>
+bool open_for(hiredis::command_connection& c, node& where, const options& o, Report& r) {
+    const bool opened = open(c, where, o, r.problem);
+    r.address = where.address;
+    return opened;
+}
 
 // One node CLUSTER SLOTS names.
 struct cluster_member {

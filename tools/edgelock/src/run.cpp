@@ -725,19 +725,37 @@ acquire_outcome take_lock(hiredis::lock& lock, const options& o, hiredis::hold& 
     return {false, exit_lost};
 }
 
+// What `hold` and `run` share: the lock, its metrics file and the hold, taken as the command
+// starts. The metrics writer comes after the lock, so it is destroyed before it: its last
+// write (at every return, after a loss, a signal or CMD's end) reads the lock as the command
+// leaves it.
+struct taken_lock {
+    hiredis::lock lock;
+    metrics_writer metrics;
+    hiredis::hold hold;
+    acquire_outcome acquired;
+    taken_lock(const options& o, const char* what)
+        : metrics(o.metrics_file, o.name), acquired(take_lock(lock, o, hold, metrics, what)) {}
+};
+
+// A release refused for another reason than the lock being gone already: said on one line; the
+// key ends by its TTL.
+void tell_release_failed(const options& o, std::error_code released) {
+    if (!released || released == errc::not_held) return;
+    std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
+                 quote(o.name).c_str(), describe(released).c_str(),
+                 format_duration(o.ttl_ms).c_str());
+}
+
 }  // namespace
 
 int hold_locked(const options& o) {
     if (const int code = check_metrics_file(o); code != exit_ok) return code;
-    hiredis::lock lock;
-    // Declared after the lock, so destroyed before it: its last write (at every return, after
-    // a loss, a signal or CMD's end) reads the lock as the command leaves it.
-    metrics_writer metrics(o.metrics_file, o.name);
-    hiredis::hold hold;
-    const acquire_outcome acquired = take_lock(lock, o, hold, metrics, "its lines were printed");
-    if (!acquired.held) return acquired.exit_code;
-    std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), hold.token.c_str(),
-                static_cast<long long>(hold.fence));
+    taken_lock taken(o, "its lines were printed");
+    if (!taken.acquired.held) return taken.acquired.exit_code;
+    hiredis::lock& lock = taken.lock;
+    std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), taken.hold.token.c_str(),
+                static_cast<long long>(taken.hold.fence));
     std::fflush(stdout);
     // The stopping handlers stay: SIGINT, SIGTERM or SIGHUP ends the hold with a release.
     while (pending_signal == 0 && !lock.lost()) {
@@ -753,27 +771,19 @@ int hold_locked(const options& o) {
                      lost_why(reason).c_str());
         return exit_lost;
     }
-    if (released && released != errc::not_held) {
-        std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
-                     quote(o.name).c_str(), describe(released).c_str(),
-                     format_duration(o.ttl_ms).c_str());
-    }
+    tell_release_failed(o, released);
     return exit_ok;
 }
 
 int run_locked(const options& o) {
     if (const int code = check_metrics_file(o); code != exit_ok) return code;
-    hiredis::lock lock;
-    // Declared after the lock, so destroyed before it: its last write (at every return, after
-    // a loss, a signal or CMD's end) reads the lock as the command leaves it.
-    metrics_writer metrics(o.metrics_file, o.name);
-    hiredis::hold hold;
-    const acquire_outcome acquired = take_lock(lock, o, hold, metrics, "CMD started");
-    if (!acquired.held) return acquired.exit_code;  // CMD never starts without the lock
+    taken_lock taken(o, "CMD started");
+    if (!taken.acquired.held) return taken.acquired.exit_code;  // CMD never starts without it
+    hiredis::lock& lock = taken.lock;
 
     install_handlers();
     pid_t pid = -1;
-    if (const int error = spawn(o, hold.fence, pid); error != 0) {
+    if (const int error = spawn(o, taken.hold.fence, pid); error != 0) {
         // Best effort: the exit code tells of the spawn; a key left behind ends with its TTL.
         (void)lock.release();
         std::fprintf(stderr, "edgelock: cannot run %s: %s\n", shown(o.program[0]).c_str(),
@@ -793,11 +803,7 @@ int run_locked(const options& o) {
         }
         return exit_lost;
     }
-    if (released && released != errc::not_held) {
-        std::fprintf(stderr, "edgelock: could not release lock %s (%s); it ends by its ttl, %s\n",
-                     quote(o.name).c_str(), describe(released).c_str(),
-                     format_duration(o.ttl_ms).c_str());
-    }
+    tell_release_failed(o, released);
     return exit_code_of(status);
 }
 

@@ -65,9 +65,7 @@ const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
 
 // The map is read only for a lock that has requests to route: a stale map of an idle lock
 // waits for its next acquire() or renewal.
-bool lock::impl::map_wanted() const {
-    return cluster && links.map().stale() && core.has_request(0);
-}
+bool lock::impl::map_wanted() const { return cluster && links.read_wanted(core.has_request(0)); }
 
 // In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
 // importing master: send_cluster_requests() links it), and while a read of the map is due, a

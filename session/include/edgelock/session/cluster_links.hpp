@@ -73,6 +73,11 @@ public:
     bool linked(std::uint8_t k) const noexcept { return ((linked_ >> k) & 1u) != 0; }
     const node_address& address(std::uint8_t k) const noexcept { return addresses_[k]; }
 
+    // The map is read only for a lock that has requests to route: a stale map of an idle lock
+    // waits for its next acquire() or renewal.
+    bool read_wanted(bool lock_has_requests) const noexcept {
+        return lock_has_requests && map_.stale();
+    }
     // A read of the map should go out now, and when one may next (cluster.hpp's map_refresh).
     bool read_due(std::int64_t now) const noexcept { return refresh_.due(map_, now); }
     std::int64_t next_read_ms() const noexcept { return refresh_.next_ms(map_); }

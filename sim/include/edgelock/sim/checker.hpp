@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock sim: what happened in a run, and the four safety and liveness checks over it.
+// edgelock sim: what happened in a run, and the safety and liveness checks over it.
 //
 // The world records every hold (from the moment the client learns it acquired the lock to
 // the moment it stops believing so), every window in which a client acted on a belief it
@@ -20,6 +20,14 @@
 //             with their validity already over. The world samples it at every client
 //             step, at every node crash, restart and promotion, and at the last instant
 //             of each validity; the checker only reports what the world recorded.
+//   kept      a hold is lost only for a reason: a holder whose watchdog renews it must not
+//             lose its lock (on_lost) while a master that keeps the key with its token
+//             (the slot's owner, the master the sentinels name, or a Redlock quorum) is up
+//             and answering and nothing was disturbed for the whole last renewal interval
+//             before the loss: no fault in force or healing, no promotion, slot move or
+//             Sentinel news, no reply dropped, no clock running at a faulted rate. Such a
+//             loss is the client's: it had a master that would have renewed and did not
+//             reach it. The world judges each loss as it happens.
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.
@@ -74,8 +82,9 @@ struct resource_record {
     std::int64_t value = 0;
 };
 
-// What the lease oracle saw: how many sampled instants failed, and the first one in words.
-struct oracle_record {
+// What the world judged while the run went on (the lease oracle's sampled instants, the
+// losses the kept check judged): how many failed, and the first one in words.
+struct judged_record {
     std::uint32_t violations = 0;
     std::int64_t first_us = -1;
     std::string first;
@@ -96,17 +105,27 @@ struct history {
     std::vector<hold_record> holds;
     std::vector<action_record> actions;
     std::vector<resource_record> resource_ops;
-    oracle_record oracle;
+    judged_record oracle;
+    judged_record kept;
     fair_record fair;
     bool fencing = false;
     std::int64_t heal_us = 0;  // the last fault's effects ended
     std::int64_t end_us = 0;   // the run ended
 };
 
-enum class check_kind : std::uint8_t { overlap, stale, order, liveness, oracle, wakeup, fifo };
-inline constexpr std::size_t check_count = 7;
+enum class check_kind : std::uint8_t {
+    overlap,
+    stale,
+    order,
+    liveness,
+    oracle,
+    kept,
+    wakeup,
+    fifo
+};
+inline constexpr std::size_t check_count = 8;
 // The checks every configuration is judged by; the rest (wakeup, fifo) judge fair ones only.
-inline constexpr std::size_t common_check_count = 5;
+inline constexpr std::size_t common_check_count = 6;
 const char* to_string(check_kind k) noexcept;
 // The check named `name` ("overlap", ...). False when there is none.
 bool parse_check(std::string_view name, check_kind& out) noexcept;

@@ -68,9 +68,10 @@ public:
     }
 
     // The driver's settle: closes what the connection gave up (the client hears of it), and
-    // connects again once the reconnect delay allows. The simulated client always wants
-    // its connections.
-    void settle(std::int64_t now_ms) { driver_.settle(now_ms, true); }
+    // connects again once the reconnect delay allows, when the client wants the connection
+    // (a cluster client wants a node's only while its link has work: cluster_links.hpp).
+    void settle(std::int64_t now_ms, bool wanted = true) { driver_.settle(now_ms, wanted); }
+    std::uint8_t instance() const noexcept { return instance_; }
     // What is due by now: a reset that reached the client, a connect that completed (its
     // handshake written), the connection's connect and reply timeouts.
     void on_timer(std::int64_t now_ms, std::int64_t now_us);
@@ -88,7 +89,7 @@ public:
 
     // The earliest instant on the client's clock this connection needs on_timer (no_deadline_ms
     // for none): a connect completing, a timeout, the end of a reconnect delay.
-    std::int64_t wake_ms(std::int64_t now_ms) const noexcept;
+    std::int64_t wake_ms(std::int64_t now_ms, bool wanted = true) const noexcept;
     // The true instant a reset reaches the client, or -1.
     std::int64_t reset_at_us() const noexcept { return reset_at_us_; }
 

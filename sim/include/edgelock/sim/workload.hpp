@@ -153,6 +153,11 @@ private:
     void ensure_cluster_connection(std::uint8_t index);
     bool send_cluster_requests();
     bool cluster_quiet() const;
+    // Whether the client wants connection `c` up now: an instance's always, a cluster node's
+    // while its link has work (cluster_links.hpp, "work"), as the clients decide it.
+    bool wants(const sim_connection& c) const;  // c set up (an instance's, or a linked node's)
+    bool wants_link(std::uint8_t k) const;
+    bool map_read_wanted() const;
     void read_map_if_due();
     void on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                            const reply_node* nodes, std::size_t count);
@@ -166,6 +171,7 @@ private:
     void start_job();
     void on_acquired(const event& e);
     void on_lost(const event& e);
+    message resource_request(bool write);
     void send_read();
     void start_work();
     void check_and_write();

@@ -155,6 +155,10 @@ public:
                      std::int64_t mono_ms, std::int64_t valid_until_ms);
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
                               std::int64_t valid_until_ms);
+    // The kept check: the client's hold #`hold` with `token_hex` was lost (on_lost) at
+    // `lost_us`. Was there a reason? A loss without one is recorded in the history.
+    void judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
+                    std::int64_t lost_us);
 
     // Fair locks (world_pubsub.cpp). For the wakeup and fifo checks: the client's acquire() runs
     // with `token_hex` (or ended), and it passed a wake-up meant for it (its token, or a
@@ -248,6 +252,7 @@ private:
     void activate(std::size_t index);
     void heal_at(std::int64_t end_us);
     void change_clock(const fault& f);
+    void fault_begins(const fault& f, std::int64_t end_us);
     void make_nodes(prng& setup);
     void make_cluster();
     lock_config clients_lock_config() const;
@@ -309,9 +314,34 @@ private:
     int best_replica_seen(std::uint8_t master) const noexcept;
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
     bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
+    // Where a lease must live: `needed` of the nodes [first, first + count) (a Redlock quorum,
+    // or the master: the slot's owner once a migration moved it, else the sentinels' choice).
+    struct lease_home {
+        std::uint8_t first = 0;
+        std::uint8_t count = 1;
+        std::uint8_t needed = 1;
+    };
+    lease_home lease_home_now() const noexcept;
     bool guard_keeps_out(std::uint8_t node) const noexcept;
     void observe_all_clients();
     void oracle_failure(std::string text);
+    // The kept check's record of what disturbed the run, from now until `to_us`: everyone,
+    // one client, or the nodes of a mask; `f` from its start until `to_us`.
+    struct disturbance {
+        std::int64_t from_us = 0;
+        std::int64_t to_us = 0;
+        bool everyone = false;
+        int client = -1;
+        std::uint32_t nodes = 0;
+    };
+    void disturb(disturbance d);
+    void disturb_by(const fault& f, std::int64_t to_us);
+    void disturb_by_event(const scheduler::event& e);
+    bool node_news_concerns_all() const noexcept;
+    // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us].
+    bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
+                      std::int64_t to_us) const noexcept;
+    bool would_renew(std::uint8_t node, std::string_view token_hex) const noexcept;
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
     void note_request(std::uint8_t server, std::uint8_t client, std::string_view request,
                       const std::string* reply);
@@ -373,6 +403,9 @@ private:
     std::int64_t end_us_ = 0;
     std::int64_t heal_us_ = 0;
     std::int64_t fair_heal_us_ = 0;  // heal_us_ without the slow paths (the fair checks' start)
+    // Every fault from its start until it healed, every change the nodes or the sentinels
+    // made, every reply a fault dropped (until it timed out), each with whom it concerns.
+    std::vector<disturbance> disturbed_;
     std::uint64_t hash_ = 0;
     std::uint64_t event_count_ = 0;
     std::string timeline_;

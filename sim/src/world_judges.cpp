@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: Apache-2.0
+// The world's judges of what a holder believes, as the run goes on: the lease oracle (a
+// client that believes it holds the lock has a lease backing it) and the kept check (a
+// holder loses its lock only for a reason). checker.hpp says what each promises; both
+// record into the history, and the checker reports what they recorded.
+#include <algorithm>
+#include <string>
+
+#include "edgelock/sim/world.hpp"
+#include "world_text.hpp"
+
+namespace edgelock::sim {
+
+// ---- the lease oracle ---------------------------------------------------------------------
+
+bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noexcept {
+    const redis_entry* e = nodes_[node].peek(lock_name, node_wall_ms(node));
+    return e != nullptr && e->value == token_hex;
+}
+
+// A guarded lock counts a node that restarted without durable data (AOF always) only from its start
+// plus ttl + drift on the client's clock (lock.hpp, "Restarts"), which the client reads late (the
+// safe side) and may run fast: until then no client can take the lock with it, as if down.
+bool world::guard_keeps_out(std::uint8_t node) const noexcept {
+    if (!config_.restart_guard || restarted_us_[node] < 0) return false;
+    if (nodes_[node].persist() == persistence::always) return false;  // durable: counted at once
+    const std::int64_t guard_ms = lock_restart_guard_ms(params_);
+    const std::int64_t window_us = guard_ms * (1'000'000 - params_.clock_ppm_max) / 1'000;
+    return now_us_ < restarted_us_[node] + window_us;
+}
+
+world::lease_home world::lease_home_now() const noexcept {
+    if (config_.layout == topology::redlock)
+        return {0, config_.instances, quorum_of(config_.instances)};
+    const int master = slot_moving_.owner >= 0 ? slot_moving_.owner : current_master_;
+    return {static_cast<std::uint8_t>(master), 1, 1};
+}
+
+// The nodes a lease must be live on (a Redlock quorum of the instances, or the master), and
+// how many of them. Nodes that are down count for the holder: nobody can take the lock from
+// them until they come back, and then they are judged by what they came back with (or, with
+// the restart guard, once the guard lets clients count them again).
+void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
+                        std::int64_t mono_ms, std::int64_t valid_until_ms) {
+    const bool redlock = config_.layout == topology::redlock;
+    // Redis Cluster: the lock's slot may have moved to another shard; while it moves, a key
+    // MIGRATE copied to the importing node backs the lease there.
+    if (slot_moving_.importer >= 0 && holds_token(slot_moving_.importer, token_hex)) return;
+    const auto [first, count, needed] = lease_home_now();
+    const auto backs = [&](std::uint8_t n) {
+        return !nodes_[n].up() || guard_keeps_out(n) || holds_token(n, token_hex);
+    };
+    std::uint8_t backed = 0;
+    for (std::uint8_t n = first; n < first + count; ++n)
+        backed = static_cast<std::uint8_t>(backed + (backs(n) ? 1 : 0));
+    if (backed >= needed) return;
+    std::string where;  // built only for a failure: the check runs at every sample
+    for (std::uint8_t n = first; n < first + count; ++n) {
+        where += format(" %sn%u:%s", redlock ? "" : "master ", unsigned{n},
+                        !nodes_[n].up()      ? "down"
+                        : guard_keeps_out(n) ? "guarded"
+                        : backs(n)           ? "live"
+                                             : "gone");
+    }
+    oracle_failure(format(
+        "c%u (hold #%u) held() true at mono %lld (valid until %lld) but its token "
+        "backs %u of the %u node(s) needed:%s",
+        unsigned{client}, hold, static_cast<long long>(mono_ms),
+        static_cast<long long>(valid_until_ms), unsigned{backed}, unsigned{needed}, where.c_str()));
+}
+
+void world::check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
+                                 std::int64_t valid_until_ms) {
+    if (valid_until_ms > mono_ms) return;
+    oracle_failure(format("c%u got `%s` at mono %lld with validity already over (valid until %lld)",
+                          unsigned{client}, event_name, static_cast<long long>(mono_ms),
+                          static_cast<long long>(valid_until_ms)));
+}
+
+void world::oracle_failure(std::string text) {
+    judged_record& o = history_.oracle;
+    ++o.violations;
+    mix(0x0dac1e00u + o.violations);
+    if (o.first_us < 0) {
+        o.first_us = now_us_;
+        o.first = "at " + seconds_text(now_us_) + ": " + text;
+    }
+    if (recording()) note("!", nullptr, "ORACLE: " + text);
+}
+
+// A node changed (crashed, restarted, was promoted): what every holder believes is sampled.
+void world::observe_all_clients() {
+    for (auto& c : clients_) c->observe();
+}
+
+// ---- the kept check ----------------------------------------------------------------------
+
+void world::disturb(disturbance d) {
+    d.from_us = now_us_;
+    disturbed_.push_back(d);
+}
+
+// A fault concerns the client or the nodes it names. A node's concerns everyone when renewals
+// wait for the replicas (it may be the master's) or under Redis Cluster (a node with a stale
+// view of the slots sends a client to the wrong master); replication lag only when renewals
+// wait for the replicas.
+void world::disturb_by(const fault& f, std::int64_t to_us) {
+    disturbance d;
+    // A clock's rate stays changed for the rest of the run.
+    d.to_us = f.kind == fault_kind::clock_rate ? never_us : to_us;
+    d.everyone = f.kind == fault_kind::migrate ||
+                 (f.kind == fault_kind::repl_lag ? config_.replicas_to_wait > 0
+                                                 : f.on_node && node_news_concerns_all());
+    if (f.on_node) {
+        d.nodes = 1u << f.target;
+        if (f.kind == fault_kind::isolate) d.nodes |= f.nodes;
+    } else {
+        d.client = f.target;
+    }
+    disturb(d);
+}
+
+bool world::node_news_concerns_all() const noexcept {
+    return config_.replicas_to_wait > 0 || config_.layout == topology::cluster;
+}
+
+bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
+                         std::int64_t to_us) const noexcept {
+    return std::none_of(disturbed_.begin(), disturbed_.end(), [&](const disturbance& d) {
+        const bool concerns = d.everyone || d.client == client || (d.nodes & nodes) != 0;
+        return concerns && d.from_us <= to_us && d.to_us >= from_us;
+    });
+}
+
+// A node whose answer to a renewal would have kept the lease: up, answering, and holding the
+// token now.
+bool world::would_renew(std::uint8_t node, std::string_view token_hex) const noexcept {
+    return nodes_[node].up() && !paused(node) && !isolated(node) && holds_token(node, token_hex);
+}
+
+void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
+                       std::int64_t lost_us) {
+    if (!params_.watchdog) return;  // a lease nobody renews ends by design
+    // The lock gives a request its attempt timeout to be answered: a renewal interval that
+    // leaves less than that before the lease ends is the configuration's risk.
+    const lock_config lock = resolved_lock(params_);
+    if (lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms < lock.attempt_timeout_ms) return;
+    // The renewal interval runs on the client's clock, up to clock_ppm_max slow. Before it, a
+    // connection a fault broke without a word is noticed (the I/O timeout) and made again
+    // (the reconnect delay): until then the fault still disturbs.
+    const std::int64_t interval_us =
+        lock.renew_interval_ms * (1'000'000 + params_.clock_ppm_max) / 1'000;
+    const std::int64_t settle_us = (params_.io_timeout_ms + params_.reconnect_ms_max) * 1000;
+    const std::int64_t calm_from_us = lost_us - interval_us;
+    // A hold lost before its first renewal was due had no renewal to miss.
+    const hold_record& h = history_.holds[hold];
+    if (calm_from_us < h.start_us) return;
+    const auto [first, count, needed] = lease_home_now();
+    std::uint8_t keeping = 0;
+    std::uint32_t keepers = 0;
+    std::string where;
+    for (std::uint8_t n = first; n < first + count; ++n) {
+        if (!would_renew(n, token_hex)) continue;
+        ++keeping;
+        keepers |= 1u << n;
+        where += format(" n%u", unsigned{n});
+    }
+    if (keeping < needed || !calm_between(client, keepers, calm_from_us - settle_us, now_us_))
+        return;
+    judged_record& k = history_.kept;
+    ++k.violations;
+    mix(0x4ee9700u + k.violations);
+    const std::string text = format(
+        "c%u lost hold #%u at %s while%s kept its token, up and answering, and nothing was "
+        "disturbed since %s (the last renewal interval, %lld ms, and what a broken connection "
+        "takes to notice and make again)",
+        unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
+        seconds_text(calm_from_us - settle_us).c_str(),
+        static_cast<long long>(lock.renew_interval_ms));
+    if (k.first_us < 0) {
+        k.first_us = now_us_;
+        k.first = text;
+    }
+    if (recording()) note("!", nullptr, "KEPT: " + text);
+}
+
+}  // namespace edgelock::sim
