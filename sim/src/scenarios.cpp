@@ -15,41 +15,20 @@ std::uint8_t all_nodes(const configuration& config) {
 
 std::uint8_t bit(int node) { return static_cast<std::uint8_t>(1u << node); }
 
-trigger at_time(std::int64_t ms) {
-    trigger t;
-    t.at_ms = ms;
-    return t;
-}
+trigger at_time(std::int64_t ms) { return trigger{false, ms, 0, point::acquired, 1, 0}; }
 
 trigger at_point(std::uint8_t client, point where, std::uint16_t nth, std::int64_t offset_ms) {
-    trigger t;
-    t.at_point = true;
-    t.client = client;
-    t.where = where;
-    t.nth = nth;
-    t.offset_ms = offset_ms;
-    return t;
-}
-
-fault pause(std::uint8_t client, trigger when, std::int64_t duration_ms) {
-    fault f;
-    f.kind = fault_kind::pause;
-    f.target = client;
-    f.when = when;
-    f.duration_ms = duration_ms;
-    return f;
+    return trigger{true, 0, client, where, nth, offset_ms};
 }
 
 fault client_fault(fault_kind kind, std::uint8_t client, trigger when, std::uint8_t nodes,
                    std::int64_t duration_ms, std::int64_t amount) {
-    fault f;
-    f.kind = kind;
-    f.target = client;
-    f.when = when;
-    f.nodes = nodes;
-    f.duration_ms = duration_ms;
-    f.amount = amount;
-    return f;
+    return fault{kind,  when,  false, client, nodes, false, duration_ms, amount, persistence::none,
+                 false, false, 1};
+}
+
+fault pause(std::uint8_t client, trigger when, std::int64_t duration_ms) {
+    return client_fault(fault_kind::pause, client, when, 0, duration_ms, 0);
 }
 
 fault node_fault(fault_kind kind, std::uint8_t node, trigger when, std::int64_t duration_ms,
@@ -122,6 +101,17 @@ std::uint8_t random_majority(const configuration& config, int shared, prng& rng)
         ++members;
     }
     return mask;
+}
+
+// Redlock, in most runs with two clients or more: client c and another one, drawn, each
+// reach a different majority sharing `node` for 2 to 4 TTLs.
+void maybe_split_majorities(schedule& s, const configuration& config, const world_params& p,
+                            std::uint8_t c, int node, prng& rng) {
+    if (p.clients < 2 || !rng.chance(700'000)) return;
+    const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
+    const std::uint8_t majority = random_majority(config, node, rng);
+    const std::int64_t window = rng.between(2 * p.ttl_ms, 4 * p.ttl_ms);
+    split_majorities(s, config, p.clients, c, other, majority, node, window);
 }
 
 // S3 for a renewal: the holder pauses while a renewal's reply is in flight (shorter than the
@@ -511,13 +501,7 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
     const bool redlock = config.layout == topology::redlock;
     int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
     if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
-    if (redlock && p.clients >= 2 && rng.chance(700'000)) {
-        const auto other =
-            static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
-        const std::uint8_t majority = random_majority(config, node, rng);
-        const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
-        split_majorities(s, config, p.clients, c, other, majority, node, window);
-    }
+    if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
     const std::uint16_t nth = pick_nth(rng);
     const auto target = static_cast<std::uint8_t>(node);
     if (id == scenario_id::s4) {
@@ -634,16 +618,9 @@ void random_s9(schedule& s, const configuration& config, const world_params& p, 
 // renewal; with Redlock, as in S5, often while two clients' majorities share that node.
 void random_s10(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                 prng& rng) {
-    const std::int64_t ttl = p.ttl_ms;
     const bool redlock = config.layout == topology::redlock;
     const int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
-    if (redlock && p.clients >= 2 && rng.chance(700'000)) {
-        const auto other =
-            static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
-        const std::uint8_t majority = random_majority(config, node, rng);
-        const std::int64_t window = rng.between(2 * ttl, 4 * ttl);
-        split_majorities(s, config, p.clients, c, other, majority, node, window);
-    }
+    if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
     const std::int64_t all_keys = rng.chance(500'000) ? 1 : 0;
     const std::int64_t count = rng.between(1, 2);
     for (std::int64_t i = 0; i < count; ++i) {
