@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "check.hpp"
 
-#include <sys/time.h>
-
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "edgelock/hiredis_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
+#include "check_matrix.hpp"
+#include "check_probe.hpp"
 #include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -26,231 +24,8 @@ namespace {
 using hiredis::command_connection;
 using hiredis::command_reply;
 
-// The simulator's sample behind the verdicts: enough runs per cell that every known failure
-// shows (the matrix's unsafe cells fail in far more than 1 run in 20), quick enough to wait for.
-constexpr const char* matrix_runs = "20";
 // The scenario of nodes evicting keys under memory pressure (maxmemory-policy).
 constexpr const char* eviction_scenario = "S10";
-// edgelock-sim's exit status for a usage error (an unknown configuration among them).
-constexpr int usage_error_status = 2;
-// The replicas behind the master in the simulator's Sentinel rows.
-constexpr int simulated_replicas = 2;
-
-struct node_report {
-    std::string address;
-    command_failure problem;
-    session::node_facts facts;      // INFO's fields, CONFIG GET appendfsync's policy
-    std::string rdb;                // CONFIG GET save: "" for no snapshots
-    long long clock_offset_ms = 0;  // the node's TIME against this host's clock
-    long long round_trip_ms = 0;
-};
-
-struct verdict {
-    std::string scenario;  // S1..S10
-    std::string failed;    // "" when every run kept every check, else O, S, F, L, H, K letters
-};
-
-long long wall_us() {
-    timeval now{};
-    ::gettimeofday(&now, nullptr);
-    return static_cast<long long>(now.tv_sec) * 1'000'000 + now.tv_usec;
-}
-
-// The role INFO names: "master", "slave" ("" when it names none).
-std::string role_of(const node_report& r) { return std::string(r.facts.role.view()); }
-
-// A replica's master, host:port ("" for any other role).
-std::string master_of(const node_report& r) {
-    if (r.facts.role.view() != "slave") return "";
-    return std::string(r.facts.master_host.view()) + ":" + std::to_string(r.facts.master_port);
-}
-
-// A decimal integer at the front of `text`, as TIME's fields carry it; 0 when none is.
-long long leading_integer(const std::string& text) {
-    long long value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    return error == std::errc{} ? value : 0;
-}
-
-// One command; false (with r.problem set) when it failed or Redis refused it.
-bool ask(command_connection& c, const std::vector<std::string>& args, command_reply& out,
-         node_report& r) {
-    r.problem.ec = c.call(args, out);
-    return !r.problem.ec && !error_reply(out, r.problem);
-}
-
-std::string config_value(command_connection& c, const std::string& name, node_report& r) {
-    command_reply reply;
-    if (!ask(c, {"CONFIG", "GET", name}, reply, r)) {
-        r.problem = {};  // an ACL may refuse CONFIG: the value stays unknown
-        return "?";
-    }
-    return reply.elements.size() == 2 ? reply.elements[1].text : "";
-}
-
-void read_clock(command_connection& c, node_report& r) {
-    command_reply time;
-    const long long before = wall_us();
-    if (!ask(c, {"TIME"}, time, r) || time.elements.size() != 2) return;
-    const long long after = wall_us();
-    const long long node_us =
-        leading_integer(time.elements[0].text) * 1'000'000 + leading_integer(time.elements[1].text);
-    r.round_trip_ms = (after - before) / 1000;
-    r.clock_offset_ms = (node_us - (before + after) / 2) / 1000;
-}
-
-node_report read_node(node where, const options& o) {
-    node_report r;
-    command_connection c;
-    if (!open_for(c, where, o, r)) return r;
-    command_reply info;
-    // The default sections (replication among them): several in one INFO need Redis 7.0.
-    if (!ask(c, {"INFO"}, info, r)) return r;
-    r.facts = session::parse_info(info.text);
-    r.facts.fsync = session::parse_fsync_policy(config_value(c, "appendfsync", r));
-    r.rdb = config_value(c, "save", r);
-    read_clock(c, r);
-    return r;
-}
-
-// The simulator's configuration of this deployment and these client settings: its name
-// ("redlock-3+fencing+guard"), and where the deployment differs from what it simulates.
-struct row_choice {
-    std::string name;
-    std::vector<std::string> differences;
-};
-
-// The row named from the flags: every such name is a configuration of edgelock-sim (the
-// matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
-std::string exact_row(const options& o) {
-    std::string row;
-    if (!o.cluster_urls.empty()) {
-        row = std::string("cluster") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
-    } else if (!o.sentinel_urls.empty()) {
-        row = std::string("sentinel") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
-    } else if (o.redis_urls.size() == 1) {
-        row = "single";
-    } else {
-        row = "redlock-" + std::to_string(o.redis_urls.size());
-    }
-    return row + (o.fencing ? "+fencing" : "") + (o.restart_guard ? "+guard" : "");
-}
-
-// Where the deployment read is not what the row models (Sentinel's replica count, a WAIT
-// count beyond the row's one), so a reader weighs the verdict knowing it.
-std::vector<std::string> row_differences(const options& o, const std::vector<node_report>& nodes) {
-    std::vector<std::string> out;
-    if (o.sentinel_urls.empty()) {
-        if (o.replicas_to_wait > 0) {
-            out.push_back("--wait-replicas " + std::to_string(o.replicas_to_wait) +
-                          " is simulated with Sentinel only: this row has no WAIT");
-        }
-        return out;
-    }
-    if (o.replicas_to_wait > 1) {
-        out.push_back("the row waits for 1 replica, not " + std::to_string(o.replicas_to_wait));
-    }
-    if (!nodes.empty() && !nodes[0].problem.ec && nodes[0].facts.replicas != simulated_replicas) {
-        out.push_back("the row's master has " + std::to_string(simulated_replicas) +
-                      " replicas behind 3 sentinels; this one has " +
-                      std::to_string(nodes[0].facts.replicas));
-    }
-    return out;
-}
-
-// The matrix row closest to the deployment's own, for an edgelock-sim that does not know
-// the latter (one older than its one-off configurations).
-std::string nearest_matrix_row(const options& o) {
-    if (!o.sentinel_urls.empty()) {
-        if (o.replicas_to_wait == 0) return "sentinel";
-        return o.restart_guard ? "sentinel+WAIT+guard" : "sentinel+WAIT";
-    }
-    if (o.redis_urls.size() == 1) return exact_row(o);
-    return std::string("redlock-5") + (o.fencing ? "+fencing" : "") +
-           (o.restart_guard ? "+guard" : "");
-}
-
-// A row's name in its "+"-separated parts, the first the topology ("redlock-3").
-std::vector<std::string> row_parts(const std::string& name) {
-    std::vector<std::string> out;
-    for (std::size_t start = 0; start <= name.size();) {
-        const std::size_t plus = std::min(name.find('+', start), name.size());
-        out.push_back(name.substr(start, plus - start));
-        start = plus + 1;
-    }
-    return out;
-}
-
-// How the row `simulated` differs from the row `wanted`.
-std::vector<std::string> name_differences(const std::string& wanted, const std::string& simulated) {
-    const std::vector<std::string> want = row_parts(wanted);
-    const std::vector<std::string> got = row_parts(simulated);
-    const auto has = [](const std::vector<std::string>& parts, const std::string& part) {
-        return std::find(parts.begin() + 1, parts.end(), part) != parts.end();
-    };
-    std::vector<std::string> out;
-    if (want[0] != got[0]) out.push_back("simulated as " + got[0] + ", not " + want[0]);
-    for (std::size_t i = 1; i < want.size(); ++i) {
-        if (!has(got, want[i])) out.push_back("simulated without " + want[i]);
-    }
-    for (std::size_t i = 1; i < got.size(); ++i) {
-        if (!has(want, got[i])) out.push_back("simulated with " + got[i]);
-    }
-    return out;
-}
-
-// The verdicts of one line of `edgelock-sim matrix` ("S4 row runs=21 ... oracle=VIOLATED").
-bool parse_cell(const std::string& line, verdict& v) {
-    if (line.size() < 2 || line[0] != 'S') return false;
-    v.scenario = line.substr(0, line.find(' '));
-    for (const auto& [check, letter] :
-         {std::pair{"overlap=VIOLATED", 'O'}, std::pair{"stale=VIOLATED", 'S'},
-          std::pair{"order=VIOLATED", 'F'}, std::pair{"liveness=VIOLATED", 'L'},
-          std::pair{"oracle=VIOLATED", 'H'}, std::pair{"kept=VIOLATED", 'K'}}) {
-        if (line.find(check) != std::string::npos) v.failed += letter;
-    }
-    return true;
-}
-
-// Runs edgelock-sim on `row`: 0 with `out` filled, else the simulator's exit status (2: it
-// does not know the row) or -1, with `why` set.
-int run_row(const std::string& row, std::vector<verdict>& out, std::string& why) {
-    const std::string path = find_simulator();
-    if (path.empty()) {
-        why = std::string(simulator_name) + " not found next to edgelock or on PATH";
-        return -1;
-    }
-    std::string text;
-    const int status = capture_simulator(
-        path, {"matrix", "--config", row, "--runs", matrix_runs, "--seed", "1"}, text);
-    if (status != 0) {
-        why = std::string(simulator_name) + " matrix --config " + row + " failed";
-        return status;
-    }
-    std::size_t start = 0;
-    while (start < text.size()) {
-        const std::size_t end = std::min(text.find('\n', start), text.size());
-        verdict v;
-        if (parse_cell(text.substr(start, end - start), v)) out.push_back(v);
-        start = end + 1;
-    }
-    if (out.empty()) why = std::string(simulator_name) + " printed no cell for " + row;
-    return out.empty() ? -1 : 0;
-}
-
-// Simulates the deployment's own row; an edgelock-sim that does not know it (exit 2, a usage
-// error) gets the nearest matrix row, and the report says how that one differs.
-bool simulate(const options& o, row_choice& row, std::vector<verdict>& out, std::string& why) {
-    const int status = run_row(row.name, out, why);
-    if (status != usage_error_status) return status == 0;
-    const std::string nearest = nearest_matrix_row(o);
-    if (nearest == row.name) return false;
-    for (std::string& difference : name_differences(row.name, nearest)) {
-        row.differences.push_back(std::move(difference));
-    }
-    row.name = nearest;
-    return run_row(row.name, out, why) == 0;
-}
 
 std::string persistence_text(const node_report& r) {
     std::string text;
@@ -716,22 +491,6 @@ void cover_slots(const cluster_layout& layout, cluster_report& r) {
         r.missing.push_back(range_text(slot, last) + " (" + unserved_text(r, owner[slot]) + ")");
         slot = last + 1;
     }
-}
-
-// The simulator lists its configurations in `edgelock-sim --help`, on lines starting
-// "configurations".
-bool names_configuration(const std::string& help, const std::string& row) {
-    for (std::size_t start = 0; start < help.size();) {
-        const std::size_t end = std::min(help.find('\n', start), help.size());
-        const std::string line = help.substr(start, end - start);
-        start = end + 1;
-        const std::size_t colon = line.find(':');
-        if (line.rfind("configurations", 0) != 0 || colon == std::string::npos) continue;
-        for (const std::string& name : split_list(std::string_view(line).substr(colon + 1))) {
-            if (name == row) return true;
-        }
-    }
-    return false;
 }
 
 // The row's verdicts when the simulator has the row, else why there are none (r.not_simulated).
