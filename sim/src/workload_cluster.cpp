@@ -109,8 +109,16 @@ bool client::send_cluster_requests() {
     if (step.code != errc::ok || step.to.node == no_node) return false;
     ensure_cluster_connection(step.to.node);
     sim_connection& to = cluster_connections_[step.to.node];
-    // Made now, for the requests that wait for it (as the clients make a node's link).
+    // Made now, for the requests that wait for it; in its reconnect delay, they fail at once
+    // (as the blocking client makes a node's link, and gives up on it).
     if (to.state() == session::connection_state::idle) to.settle(now_ms(), true);
+    if (session::unreachable_now(to.connection(), now_ms())) {
+        drain();
+        const errc given_up = session::give_up_unsent(lock_, 0, now_ms());
+        if (given_up != errc::ok) anomaly("on_io_error", given_up);
+        drain();
+        return false;
+    }
     if (step.moved) {
         if (world_.recording())
             world_.note_client(id_, "lock routed to " + text_of(links_.address(step.to.node)));

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "edgelock/session/cluster.hpp"
 #include "edgelock/sim/world.hpp"
 #include "world_text.hpp"
 
@@ -106,11 +107,14 @@ void world::disturb(disturbance d) {
 // wait for the replicas.
 void world::disturb_by(const fault& f, std::int64_t to_us) {
     disturbance d;
-    // A clock's rate stays changed for the rest of the run.
-    d.to_us = f.kind == fault_kind::clock_rate ? never_us : to_us;
+    d.to_us = to_us;
+    // A client's clock rate stays changed for the rest of the run, and its renewal interval
+    // with it. A node's clock only moves its keys' expiry, which the judge reads at the loss.
+    const bool clock = f.kind == fault_kind::clock_rate || f.kind == fault_kind::wall_step;
+    if (f.kind == fault_kind::clock_rate && !f.on_node) d.to_us = never_us;
     d.everyone = f.kind == fault_kind::migrate ||
                  (f.kind == fault_kind::repl_lag ? config_.replicas_to_wait > 0
-                                                 : f.on_node && node_news_concerns_all());
+                                                 : f.on_node && !clock && node_news_concerns_all());
     if (f.on_node) {
         d.nodes = 1u << f.target;
         if (f.kind == fault_kind::isolate) d.nodes |= f.nodes;
@@ -132,26 +136,47 @@ bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t 
     });
 }
 
-// A node whose answer to a renewal would have kept the lease: up, answering, and holding the
-// token now.
-bool world::would_renew(std::uint8_t node, std::string_view token_hex) const noexcept {
-    return nodes_[node].up() && !paused(node) && !isolated(node) && holds_token(node, token_hex);
+// A node whose answer to a renewal would have kept the lease: up, answering, holding the token
+// now, and not restarted since the hold began (the restart guard keeps such a node out of the
+// hold for good, whatever it kept).
+bool world::would_renew(std::uint8_t node, std::string_view token_hex,
+                        std::int64_t since_us) const noexcept {
+    return nodes_[node].up() && !paused(node) && !isolated(node) &&
+           restarted_us_[node] < since_us && holds_token(node, token_hex);
+}
+
+// Whether a renewal of this configuration has room to succeed without help: the interval leaves
+// the attempt timeout before the lease ends (the lock gives a request that long), and the
+// attempt and I/O timeouts each outlast a round trip on the slowest paths the run draws (two
+// messages, each in the long tail), or the network alone may time a renewal out.
+bool world::renewals_have_room() const noexcept {
+    const lock_config lock = resolved_lock(params_);
+    if (!params_.watchdog) return false;  // a lease nobody renews ends by design
+    if (lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms < lock.attempt_timeout_ms)
+        return false;
+    const std::int64_t slow_round_trip_ms =
+        2 * (params_.path_us_max / 1000 + 1 + params_.tail_ms_max);
+    return lock.attempt_timeout_ms >= slow_round_trip_ms &&
+           params_.io_timeout_ms >= slow_round_trip_ms;
+}
+
+// How long a fault's effects may outlast it on a connection: a connection broken without a
+// word is noticed (the I/O timeout), a connect left unanswered gives up (the connect timeout),
+// and the next waits out the reconnect delay; a cluster client then reads the map again, not
+// sooner than the refresh gap allows.
+std::int64_t world::settle_us() const noexcept {
+    std::int64_t ms = params_.io_timeout_ms + params_.connect_timeout_ms + params_.reconnect_ms_max;
+    if (config_.layout == topology::cluster) ms += session::map_refresh::refresh_gap_ms;
+    return ms * 1000;
 }
 
 void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                        std::int64_t lost_us) {
-    if (!params_.watchdog) return;  // a lease nobody renews ends by design
-    // The lock gives a request its attempt timeout to be answered: a renewal interval that
-    // leaves less than that before the lease ends is the configuration's risk.
-    const lock_config lock = resolved_lock(params_);
-    if (lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms < lock.attempt_timeout_ms) return;
-    // The renewal interval runs on the client's clock, up to clock_ppm_max slow. Before it, a
-    // connection a fault broke without a word is noticed (the I/O timeout) and made again
-    // (the reconnect delay): until then the fault still disturbs.
-    const std::int64_t interval_us =
-        lock.renew_interval_ms * (1'000'000 + params_.clock_ppm_max) / 1'000;
-    const std::int64_t settle_us = (params_.io_timeout_ms + params_.reconnect_ms_max) * 1000;
-    const std::int64_t calm_from_us = lost_us - interval_us;
+    if (!renewals_have_room()) return;
+    // The renewal interval runs on the client's clock, up to clock_ppm_max slow.
+    const std::int64_t interval_ms = resolved_lock(params_).renew_interval_ms;
+    const std::int64_t calm_from_us =
+        lost_us - interval_ms * (1'000'000 + params_.clock_ppm_max) / 1'000;
     // A hold lost before its first renewal was due had no renewal to miss.
     const hold_record& h = history_.holds[hold];
     if (calm_from_us < h.start_us) return;
@@ -160,12 +185,12 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
     std::uint32_t keepers = 0;
     std::string where;
     for (std::uint8_t n = first; n < first + count; ++n) {
-        if (!would_renew(n, token_hex)) continue;
+        if (!would_renew(n, token_hex, h.start_us)) continue;
         ++keeping;
         keepers |= 1u << n;
         where += format(" n%u", unsigned{n});
     }
-    if (keeping < needed || !calm_between(client, keepers, calm_from_us - settle_us, now_us_))
+    if (keeping < needed || !calm_between(client, keepers, calm_from_us - settle_us(), now_us_))
         return;
     judged_record& k = history_.kept;
     ++k.violations;
@@ -175,8 +200,7 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
         "disturbed since %s (the last renewal interval, %lld ms, and what a broken connection "
         "takes to notice and make again)",
         unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
-        seconds_text(calm_from_us - settle_us).c_str(),
-        static_cast<long long>(lock.renew_interval_ms));
+        seconds_text(calm_from_us - settle_us()).c_str(), static_cast<long long>(interval_ms));
     if (k.first_us < 0) {
         k.first_us = now_us_;
         k.first = text;

@@ -6,6 +6,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/cluster.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "errors.hpp"
 #include "quote.hpp"
@@ -184,17 +185,20 @@ node cluster_node(const cluster_layout& layout, const cluster_member& member) {
     return where;
 }
 
+// MOVED, read as the clients read it (session::parse_redirect): an empty host is the node
+// that answered.
 bool follow_moved(const command_reply& r, node& where) {
-    if (!where.in_cluster || r.type != reply_type::error || r.text.rfind("MOVED ", 0) != 0)
+    if (!where.in_cluster || r.type != reply_type::error) return false;
+    session::node_address from;
+    if (session::parse_node_url(where.target.instances.front(), from).code != errc::ok)
         return false;
-    const std::size_t space = r.text.find(' ', 6);
-    const std::size_t colon = r.text.rfind(':');
-    if (space == std::string::npos || colon == std::string::npos || colon < space) return false;
-    std::uint16_t port = 0;
-    if (!session::parse_port(std::string_view(r.text).substr(colon + 1), port)) return false;
-    std::string host = r.text.substr(space + 1, colon - space - 1);
-    if (host.empty()) host = host_of(where.target.instances.front());  // the node that answered
-    where.target.instances = {url_at(where.target.instances.front(), host, port)};
+    reply_node reply;
+    reply.type = reply_type::error;
+    reply.text = r.text;
+    const session::redirect moved = session::parse_redirect(reply, from);
+    if (moved.what != session::redirect::kind::moved) return false;
+    const std::string host(moved.to.host.view());
+    where.target.instances = {url_at(where.target.instances.front(), host, moved.to.port)};
     where.address = display_address(where.target.instances.front());
     return true;
 }

@@ -341,7 +341,10 @@ private:
     // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us].
     bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
                       std::int64_t to_us) const noexcept;
-    bool would_renew(std::uint8_t node, std::string_view token_hex) const noexcept;
+    bool would_renew(std::uint8_t node, std::string_view token_hex,
+                     std::int64_t since_us) const noexcept;
+    bool renewals_have_room() const noexcept;
+    std::int64_t settle_us() const noexcept;
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
     void note_request(std::uint8_t server, std::uint8_t client, std::string_view request,
                       const std::string* reply);
