@@ -25,7 +25,7 @@
 #      test (its consumer project links the installed, instrumented library without the
 #      runtime; the plain build runs it), the nemesis run (it judges the matrix, once) and the
 #      conformance test (it judges the model's replies against a real server's timing, once), then
-#      scripts/fuzz.sh: each fuzz target for 30 s from its seed corpus (tests/fuzz)
+#      scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built (not the
 #      conformance and nemesis runs, whose programs are not built there)
@@ -35,8 +35,9 @@
 #      cross runs, tests under qemu included: scripts/cross.sh aarch64|armhf
 #   8. packages: scripts/package.sh amd64, then tests/package/package_test.sh on them (the
 #      .debs unpacked into a temporary root, consumer programs built with CMake and with
-#      pkg-config and run against a real Redis); scripts/package.sh arm64 and armhf, their
-#      .debs checked for architecture and contents
+#      pkg-config and run against a real Redis); scripts/package.sh arm64, its .debs checked
+#      for architecture and contents (armhf's, the same script for another triplet, by hand:
+#      step 7 builds the core and the simulator for 32-bit ARM already)
 #
 # Exits non-zero on the first failure. Runs from any directory.
 set -euo pipefail
@@ -114,8 +115,8 @@ step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests und
   ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
 
-step "fuzz: each target 30 s under ASan and UBSan"
-./scripts/fuzz.sh build-asan 30
+step "fuzz: each target 20 s under ASan and UBSan"
+./scripts/fuzz.sh build-asan 20
 
 step "configure build-tsan/ (Clang 14, TSan)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
@@ -138,10 +139,8 @@ debs=$(./scripts/package.sh amd64)
 mapfile -t debs <<<"$debs"
 tests/package/package_test.sh amd64 "${debs[@]}"
 
-for arch in arm64 armhf; do
-  step "packages: $arch .debs built and checked"
-  debs=$(./scripts/package.sh "$arch")
-  mapfile -t debs <<<"$debs"
-  tests/package/package_test.sh "$arch" "${debs[@]}"
-done
+step "packages: arm64 .debs built and checked"
+debs=$(./scripts/package.sh arm64)
+mapfile -t debs <<<"$debs"
+tests/package/package_test.sh arm64 "${debs[@]}"
 step "all passed"

@@ -40,9 +40,9 @@ std::int64_t network::send(std::uint8_t from, std::uint8_t to, message&& m, std:
                            std::int64_t extra_us) {
     path& l = paths_[path_id(from, to, m.on)];
     std::int64_t delay = l.latency_us + l.jitter.between(0, l.latency_us / 4) + extra_us;
-    if (l.tail && tail_per_million_ > 0 && l.jitter.chance(tail_per_million_)) {
+    last_send_tailed_ = l.tail && tail_per_million_ > 0 && l.jitter.chance(tail_per_million_);
+    if (last_send_tailed_)
         delay += l.jitter.between(1000, std::max<std::int64_t>(1000, tail_us_max_));
-    }
     const std::int64_t deliver = std::max(now_us + delay, l.last_deliver_us);
     l.last_deliver_us = deliver;
     m.deliver_us = deliver;

@@ -144,8 +144,10 @@ std::string format(const char* pattern, ...) {
 }
 
 std::string seconds_text(std::int64_t us) {
-    return format("%lld.%06llds", static_cast<long long>(us / 1'000'000),
-                  static_cast<long long>(us % 1'000'000));
+    const char* sign = us < 0 ? "-" : "";
+    const std::int64_t magnitude = us < 0 ? -us : us;
+    return format("%s%lld.%06llds", sign, static_cast<long long>(magnitude / 1'000'000),
+                  static_cast<long long>(magnitude % 1'000'000));
 }
 
 // ---- scheduler ----------------------------------------------------------------------------
@@ -643,6 +645,7 @@ void world::queue_reply(std::uint8_t from, std::uint8_t client, message&& m,
                         std::int64_t extra_us) {
     const lane on = m.on;
     const std::int64_t at = net_.send(from, client, std::move(m), now_us_, extra_us);
+    if (net_.last_send_tailed()) disturb_by_tail(client, at);
     events_.push(at, scheduler::kind::deliver, 0,
                  static_cast<std::uint32_t>(net_.path_id(from, client, on)));
 }
@@ -738,6 +741,7 @@ void world::send_request(std::uint8_t client, std::uint8_t server, std::uint32_t
     message m = lane_message(message_kind::request, epoch, on, std::move(bytes));
     const std::uint8_t to = net_.server_endpoint(server);
     const std::int64_t at = net_.send(client, to, std::move(m), now_us_, extra_us);
+    if (net_.last_send_tailed()) disturb_by_tail(client, at);
     events_.push(at, scheduler::kind::deliver, 0,
                  static_cast<std::uint32_t>(net_.path_id(client, to, on)));
 }

@@ -128,12 +128,46 @@ bool world::node_news_concerns_all() const noexcept {
     return config_.replicas_to_wait > 0 || config_.layout == topology::cluster;
 }
 
+// A message the network's long tail delayed (no fault: the run's latencies) can make one of the
+// client's renewals time out; the lock must ride that out, but not more of them than its
+// lease leaves tries for (renewal_tries()).
+void world::disturb_by_tail(std::uint8_t client, std::int64_t arrives_us) {
+    disturbance d;
+    d.to_us = arrives_us;
+    d.client = client;
+    d.tail = true;
+    disturb(d);
+}
+
 bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
                          std::int64_t to_us) const noexcept {
     return std::none_of(disturbed_.begin(), disturbed_.end(), [&](const disturbance& d) {
         const bool concerns = d.everyone || d.client == client || (d.nodes & nodes) != 0;
-        return concerns && d.from_us <= to_us && d.to_us >= from_us;
+        return !d.tail && concerns && d.from_us <= to_us && d.to_us >= from_us;
     });
+}
+
+std::size_t world::tails_between(std::uint8_t client, std::int64_t from_us,
+                                 std::int64_t to_us) const noexcept {
+    return static_cast<std::size_t>(
+        std::count_if(disturbed_.begin(), disturbed_.end(), [&](const disturbance& d) {
+            return d.tail && d.client == client && d.from_us <= to_us && d.to_us >= from_us;
+        }));
+}
+
+// How many renewal attempts the lease leaves, each failing at its attempt timeout at worst: the
+// first at the renewal's start, then one after each failure and the retry delay, the last no
+// later than the last instant an attempt still ends within validity (lock::renewal_retry_ms).
+std::int64_t world::renewal_tries() const noexcept {
+    const lock_config lock = resolved_lock(params_);
+    const std::int64_t last_start =
+        lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms - lock.attempt_timeout_ms;
+    std::int64_t tries = 1;
+    for (std::int64_t start = 0;
+         start < last_start && start + lock.attempt_timeout_ms <= last_start; ++tries) {
+        start = std::min(start + lock.attempt_timeout_ms + lock.retry_delay_ms_min, last_start);
+    }
+    return tries;
 }
 
 // A node whose answer to a renewal would have kept the lease: up, answering, holding the token
@@ -145,19 +179,12 @@ bool world::would_renew(std::uint8_t node, std::string_view token_hex,
            restarted_us_[node] < since_us && holds_token(node, token_hex);
 }
 
-// Whether a renewal of this configuration has room to succeed without help: the interval leaves
-// the attempt timeout before the lease ends (the lock gives a request that long), and the
-// attempt and I/O timeouts each outlast a round trip on the slowest paths the run draws (two
-// messages, each in the long tail), or the network alone may time a renewal out.
+// Whether a renewal of this configuration has room to succeed: the interval leaves the attempt
+// timeout before the lease ends (the lock gives a request that long), and the watchdog renews.
 bool world::renewals_have_room() const noexcept {
     const lock_config lock = resolved_lock(params_);
-    if (!params_.watchdog) return false;  // a lease nobody renews ends by design
-    if (lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms < lock.attempt_timeout_ms)
-        return false;
-    const std::int64_t slow_round_trip_ms =
-        2 * (params_.path_us_max / 1000 + 1 + params_.tail_ms_max);
-    return lock.attempt_timeout_ms >= slow_round_trip_ms &&
-           params_.io_timeout_ms >= slow_round_trip_ms;
+    return params_.watchdog &&
+           lock.ttl_ms - lock.drift_ms - lock.renew_interval_ms >= lock.attempt_timeout_ms;
 }
 
 // How long a fault's effects may outlast it on a connection: a connection broken without a
@@ -190,15 +217,18 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
         keepers |= 1u << n;
         where += format(" n%u", unsigned{n});
     }
-    if (keeping < needed || !calm_between(client, keepers, calm_from_us - settle_us(), now_us_))
-        return;
+    const std::int64_t window_from_us = calm_from_us - settle_us();
+    if (keeping < needed || !calm_between(client, keepers, window_from_us, now_us_)) return;
+    const std::size_t tails = tails_between(client, window_from_us, now_us_);
+    if (static_cast<std::int64_t>(tails) >= renewal_tries()) return;
     judged_record& k = history_.kept;
     ++k.violations;
     mix(0x4ee9700u + k.violations);
     const std::string text = format(
         "c%u lost hold #%u at %s while%s kept its token, up and answering, and nothing was "
         "disturbed since %s (the last renewal interval, %lld ms, and what a broken connection "
-        "takes to notice and make again)",
+        "takes to notice and make again; fewer of its messages in the network's long tail than "
+        "the lease leaves renewal tries)",
         unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
         seconds_text(calm_from_us - settle_us()).c_str(), static_cast<long long>(interval_ms));
     if (k.first_us < 0) {

@@ -23,11 +23,13 @@
 //   kept      a hold is lost only for a reason: a holder whose watchdog renews it must not
 //             lose its lock (on_lost) while a master that keeps the key with its token
 //             (the slot's owner, the master the sentinels name, or a Redlock quorum) is up
-//             and answering and nothing was disturbed for the whole last renewal interval
-//             before the loss: no fault in force or healing, no promotion, slot move or
-//             Sentinel news, no reply dropped, no clock running at a faulted rate. Such a
-//             loss is the client's: it had a master that would have renewed and did not
-//             reach it. The world judges each loss as it happens.
+//             and answering and nothing that concerns the holder was disturbed for the whole
+//             last renewal interval before the loss: no fault in force or healing, no
+//             promotion, slot move or Sentinel news, no reply dropped, its clock not at a
+//             faulted rate, fewer of its messages in the network's long tail than the lease
+//             leaves renewal attempts. Such a loss is the client's: it had a master that
+//             would have renewed and did not reach it. The world judges each loss as it
+//             happens (docs/SIMULATION.md, "The checks").
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.

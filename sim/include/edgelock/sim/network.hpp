@@ -106,6 +106,8 @@ public:
     // A request or reply takes its lane's path (m.on).
     std::int64_t send(std::uint8_t from, std::uint8_t to, message&& m, std::int64_t now_us,
                       std::int64_t extra_us);
+    // The last send() met the long tail.
+    bool last_send_tailed() const noexcept { return last_send_tailed_; }
     // Removes and returns the oldest message on the path (the one arriving next).
     message take(std::size_t path);
     // The path's latency without jitter: what a reset takes to reach the other side.
@@ -137,6 +139,7 @@ private:
     std::uint8_t sentinels_ = 0;
     std::uint32_t tail_per_million_ = 0;
     std::int64_t tail_us_max_ = 0;
+    bool last_send_tailed_ = false;
     std::vector<path> paths_;
     std::vector<tcp_state> connections_;
     std::uint32_t next_epoch_ = 1;

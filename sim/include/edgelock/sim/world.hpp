@@ -333,10 +333,15 @@ private:
         bool everyone = false;
         int client = -1;
         std::uint32_t nodes = 0;
+        bool tail = false;  // a message of the client's in the network's long tail
     };
     void disturb(disturbance d);
     void disturb_by(const fault& f, std::int64_t to_us);
     void disturb_by_event(const scheduler::event& e);
+    void disturb_by_tail(std::uint8_t client, std::int64_t arrives_us);
+    std::size_t tails_between(std::uint8_t client, std::int64_t from_us,
+                              std::int64_t to_us) const noexcept;
+    std::int64_t renewal_tries() const noexcept;
     bool node_news_concerns_all() const noexcept;
     // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us].
     bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
