@@ -170,14 +170,18 @@ TEST_F(CliMetrics, ASignalDuringTheWaitIsWritten) {
 
 // A write that fails once the run is under way (here CMD removes the directory) is one line on
 // stderr, however many writes fail, and CMD's status stays the exit code. Which step fails (the
-// temporary file's write or its rename) depends on when the removal lands.
+// temporary file's write or its rename) depends on when the removal lands; a write that lands
+// while rm walks the directory can make one rm fail, so CMD removes until the directory is gone.
 TEST_F(CliMetrics, AFailedWriteIsOneLineAndTheRunGoesOn) {
     const std::filesystem::path sub = dir / "sub";
     std::filesystem::create_directories(sub);
     file = (sub / "lock.prom").string();
-    const program_result r =
-        run_program(edgelock("run", {"--name", lock, "--", "rm", "-r", sub.string()}), env());
-    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const std::string remove_then_exit_3 =
+        "until rm -rf \"$1\" 2>/dev/null; do sleep 0.01; done; exit 3";
+    const program_result r = run_program(
+        edgelock("run", {"--name", lock, "--", "sh", "-c", remove_then_exit_3, "sh", sub.string()}),
+        env());
+    EXPECT_EQ(r.exit_code, 3) << r.err;
     ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
     EXPECT_NE(r.err.find("edgelock: --metrics-file: cannot "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("the command goes on"), std::string::npos) << r.err;
