@@ -14,8 +14,8 @@
 # Each mutant builds only what its verdict needs: the simulator, then the simulator's tests
 # only when the matrix did not kill it. With --core-tests, the core's and session's own unit
 # tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test, node_facts_test,
-# lock_traffic_test) are built and run too, and reported separately: the score counts the
-# simulator alone.
+# lock_traffic_test, lock_links_test) are built and run too, and reported separately: the
+# score counts the simulator alone.
 #
 #   scripts/mutation-score.sh [--runs N] [--quick-runs N] [--jobs N] [--only NAME[,NAME...]]
 #                             [--core-tests]
@@ -55,7 +55,7 @@ export CCACHE_BASEDIR="$src"
 sim_targets=(edgelock-sim)
 sim_test_targets=(sim_test sim_property_test)
 core_test_targets=(lock_test lock_fair_test lock_model_test restart_guard_test node_facts_test
-  lock_traffic_test)
+  lock_traffic_test lock_links_test)
 targets=("${sim_targets[@]}" "${sim_test_targets[@]}")
 if [ "$core_tests" = true ]; then targets+=("${core_test_targets[@]}"); fi
 command_timeout=600  # a mutant that loops forever is killed by this, as a hang
@@ -153,7 +153,8 @@ quick_matrix_kill() {
 core_tests_catch() {
   local t
   for t in tests/core/lock_test tests/core/lock_fair_test tests/core/lock_model_test \
-    tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_traffic_test; do
+    tests/core/restart_guard_test tests/session/node_facts_test tests/session/lock_traffic_test \
+    tests/session/lock_links_test; do
     # A test a mutant makes abort is reported by the shell that waits for it: in a subshell
     # that does not exec it (the `exit`), whose report goes nowhere.
     (timeout "$command_timeout" "$build/$t" >/dev/null 2>&1; exit $?) 2>/dev/null || return 0
@@ -229,6 +230,7 @@ run_mutant() {
   [ -z "$name" ] && return 0
   if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
   total=$((total + 1))
+  local began=$SECONDS
   cp "$root/$file" "$src/$file"
   apply_mutant "$file" "${pairs[@]}" || exit 1
   local verdict="" core=""
@@ -254,7 +256,7 @@ run_mutant() {
       core_caught=$((core_caught + 1))
     fi
   fi
-  printf '%-38s %s%s\n' "$name" "$verdict" "$core"
+  printf '%-38s %s%s (%d s)\n' "$name" "$verdict" "$core" $((SECONDS - began))
   cp "$root/$file" "$src/$file"
 }
 

@@ -24,11 +24,14 @@
 #      (label `symbols`: the sanitizer runtime is called from every object), the install
 #      test (its consumer project links the installed, instrumented library without the
 #      runtime; the plain build runs it), the nemesis run (it judges the matrix, once) and the
-#      conformance test (it judges the model's replies against a real server's timing, once), then
-#      scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus (tests/fuzz)
+#      conformance test (it judges the model's replies against a real server's timing, once),
+#      and of the simulator's tests the scenario, unit and determinism ones (its property
+#      runs over random schedules and its --jobs comparisons run the same code longer: step 2
+#      runs them), then scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus
+#      (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
-#      renewal thread runs beside the caller's), `ctest -L redis` on what was built (not the
-#      conformance and nemesis runs, whose programs are not built there)
+#      renewal thread runs beside the caller's), `ctest -L redis` on what was built, two at a
+#      time (not the conformance and nemesis runs, whose programs are not built there)
 #   7. scripts/cross.sh armhf --quick: the core and the simulator cross-built for 32-bit ARM,
 #      the core's tests under qemu, and the simulator's runs compared with build/'s
 #      (docs/EMBEDDED.md). 64-bit ARM is built whole by step 8's arm64 packages; the full
@@ -98,7 +101,7 @@ for directory in core tests/core tests/checks; do
 done
 
 step "ctest build-clang/ -L core"
-(cd build-clang && ctest --output-on-failure --no-tests=error -L core)
+(cd build-clang && ctest --output-on-failure --no-tests=error -L core -j "$jobs")
 
 step "configure build-asan/ (Clang 14, ASan + UBSan, fuzz targets)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
@@ -112,7 +115,8 @@ cmake --build build-asan -j "$jobs"
 # simulator's tests' to judge here.
 step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests under ASan and UBSan)"
 (cd build-asan &&
-  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' -j "$jobs" &&
+  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' \
+    -E '^(sim_properties|parallel)\.' -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
 
 step "fuzz: each target 20 s under ASan and UBSan"
@@ -129,7 +133,8 @@ hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test
 cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
 
 step "ctest build-tsan/ -L redis (only the tests built above exist there)"
-(cd build-tsan && ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance')
+(cd build-tsan &&
+  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
 
 step "cross: armhf under qemu, core tests, simulator determinism"
 ./scripts/cross.sh armhf --quick

@@ -54,6 +54,19 @@ void cluster_links::read_sent(std::uint8_t k) noexcept {
     last_reader_ = k;
 }
 
+bool cluster_links::read_wanted(bool lock_has_requests) const noexcept {
+    return lock_has_requests && map_.stale();
+}
+
+bool cluster_links::wanted(std::uint8_t k, std::uint8_t target, bool read_due,
+                           bool ready) const noexcept {
+    return k == target || (read_due && linked(k) && (ready || k == seed()));
+}
+
+void cluster_links::link_ended(bool suspect) noexcept {
+    if (suspect) map_.mark_stale();
+}
+
 failure cluster_links::read_answered(std::uint8_t k, const reply_node* nodes, std::size_t count,
                                      node_set in_use, std::int64_t now) noexcept {
     refresh_.ended(now);

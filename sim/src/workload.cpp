@@ -480,20 +480,18 @@ void client::on_answer(std::uint8_t instance, const session::in_flight& entry,
         return;
     }
     failure refused;  // the timeline shows the reply itself
-    const errc code = session::deliver_answer(lock_, instance, nodes[0], now_ms(), refused);
+    const errc code = place_.answer(lock_, instance, nodes[0], nullptr, now_ms(), refused);
     if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
     drain();
 }
 
-void client::on_node_started(std::uint8_t instance) {
-    // In a cluster the lock hears of the node its requests go to only (begin_writes tells
-    // it of one it moves to later).
-    if (cluster_ && instance != route_.home) return;
-    sim_connection& on = cluster_ ? cluster_connections_[instance] : connections_[instance];
-    if (cluster_) instance = 0;
+// Link k's connection read its node (in a cluster the lock hears of its own node's only:
+// send_cluster_requests tells it of one it moves to later).
+void client::on_node_started(std::uint8_t k) {
+    const sim_connection& on = cluster_ ? cluster_connections_[k] : connections_[k];
     drain();  // the lock refuses input while events wait
-    const errc code = session::tell_node_started(lock_, instance, on.connection(),
-                                                 world_.config().restart_guard, now_ms());
+    const errc code = place_.node_read(lock_, k, on.connection().started(),
+                                       world_.config().restart_guard, now_ms());
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
 }
@@ -506,7 +504,7 @@ void client::on_connection_end(std::uint8_t instance) {
     }
     drain();  // events a pause left behind first: on_io_error refuses while they wait
     const errc code =
-        session::hear_close(lock_, instance, connections_[instance].connection(), now_ms());
+        place_.link_closed(lock_, instance, connections_[instance].connection(), true, now_ms());
     if (code != errc::ok) anomaly("on_io_error", code);
     drain();
 }

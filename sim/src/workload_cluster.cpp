@@ -36,7 +36,7 @@ std::string text_of(const session::node_address& address) {
 void client::setup_cluster(const session::connection_setup& s) {
     cluster_ = true;
     cluster_setup_ = s;
-    route_ = session::route_of(lock_name_);
+    place_ = session::lock_links::in_cluster(lock_name_);
     std::array<session::node_address, seed_nodes.size()> seeds{};
     for (std::size_t n = 0; n < seeds.size(); ++n) seeds[n] = address_of_node(seed_nodes[n]);
     const bool seeded = links_.set_seeds(seeds.data(), seeds.size());
@@ -70,8 +70,7 @@ bool client::map_read_wanted() const {
 bool client::wants(const sim_connection& c) const { return !cluster_ || wants_link(c.instance()); }
 
 bool client::wants_link(std::uint8_t k) const {
-    const std::uint8_t target =
-        lock_.has_request(0) ? session::target_of(route_, links_.map()).node : no_node;
+    const std::uint8_t target = lock_.has_request(0) ? place_.target(links_).node : no_node;
     const bool read_due = map_read_wanted() && links_.read_due(now_ms());
     const bool ready = links_.linked(k) && cluster_connections_[k].connection().ready();
     return links_.wanted(k, target, read_due, ready);
@@ -96,14 +95,15 @@ void client::read_map_if_due() {
     links_.read_sent(on);
 }
 
-// The lock's queued requests go where its route says (begin_writes), each after ASKING while
-// an ASK is in force. A lock that moves hears the new node's start first, as on a new
-// connection, when that connection has read it already (else node_started tells it).
+// The lock's queued requests go where its route says (lock_links::route_writes), each after
+// ASKING while an ASK is in force. The lock hears the start of the node it writes to first,
+// as on a new connection, when that connection has read it already (else node_started tells
+// it).
 bool client::send_cluster_requests() {
     read_map_if_due();
     if (!lock_.has_request(0) || cluster_quiet()) return false;
-    const session::route_step step =
-        session::begin_writes(lock_, 0, route_, links_.map(), now_ms());
+    const session::lock_writes writes = place_.route_writes(lock_, links_, now_ms());
+    const session::route_step& step = writes.step;
     if (step.code == errc::events_pending) return true;  // drain, then come again
     if (step.code != errc::ok) anomaly("on_io_error", step.code);
     if (step.code != errc::ok || step.to.node == no_node) return false;
@@ -119,17 +119,15 @@ bool client::send_cluster_requests() {
         drain();
         return false;
     }
-    if (step.moved) {
-        if (world_.recording())
-            world_.note_client(id_, "lock routed to " + text_of(links_.address(step.to.node)));
-        if (to.connection().accepts_requests()) {
-            drain();
-            const errc code = session::tell_node_started(lock_, 0, to.connection(),
-                                                         world_.config().restart_guard, now_ms());
-            if (code != errc::ok) anomaly("on_node_started", code);
-            drain();
-        }
+    if (step.moved && world_.recording()) {
+        world_.note_client(id_, "lock routed to " + text_of(links_.address(step.to.node)) +
+                                    (writes.failed_over ? " (a failover)" : ""));
     }
+    drain();
+    const errc told = place_.hear_start(lock_, step.to.node, to.connection(),
+                                        world_.config().restart_guard, now_ms());
+    if (told != errc::ok) anomaly("on_node_started", told);
+    drain();
     request_sink sink;
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
     sink.lock_name = lock_name_;
@@ -174,8 +172,7 @@ void client::on_cluster_answer(std::uint8_t index, const session::in_flight& ent
     }
     drain();  // the lock refuses input while events wait
     failure last;
-    const errc code = session::deliver_cluster_answer(lock_, 0, route_, links_.map(), nodes[0],
-                                                      links_.address(index), now_ms(), last);
+    const errc code = place_.answer(lock_, index, nodes[0], &links_, now_ms(), last);
     if (code != errc::ok && code != errc::error_reply) anomaly("on_reply", code);
     drain();
 }
@@ -192,10 +189,9 @@ void client::on_cluster_connection_end(std::uint8_t index) {
     // A seed that could not be reached: the map is read from the next one (as the clients do).
     if (index == links_.seed() && !cluster_connections_[index].connection().may_start(now_ms()))
         links_.next_seed();
-    if (index != route_.home) return;
     drain();
     const errc code =
-        session::hear_close(lock_, 0, cluster_connections_[index].connection(), now_ms());
+        place_.link_closed(lock_, index, cluster_connections_[index].connection(), true, now_ms());
     if (code != errc::ok) anomaly("on_io_error", code);
     drain();
 }

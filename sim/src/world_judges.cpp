@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <string>
 
-#include "edgelock/session/cluster.hpp"
+#include "edgelock/session/cluster_links.hpp"
 #include "edgelock/sim/world.hpp"
 #include "world_text.hpp"
 
@@ -193,7 +193,7 @@ bool world::renewals_have_room() const noexcept {
 // sooner than the refresh gap allows.
 std::int64_t world::settle_us() const noexcept {
     std::int64_t ms = params_.io_timeout_ms + params_.connect_timeout_ms + params_.reconnect_ms_max;
-    if (config_.layout == topology::cluster) ms += session::map_refresh::refresh_gap_ms;
+    if (config_.layout == topology::cluster) ms += session::cluster_links::read_gap_ms;
     return ms * 1000;
 }
 

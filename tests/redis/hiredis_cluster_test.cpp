@@ -8,11 +8,11 @@
 // Seen failing against broken clients (each built, run, then restored):
 //   route_of() giving slot 0 to every lock: every_master_serves_its_locks fails
 //     (too_many_redirects: the MOVED is learned for the name's slot, the route asks slot 0's)
-//   deliver_answer instead of deliver_cluster_answer (redirects not followed): the migration
+//   the answer delivered as over instances (redirects not followed): the migration
 //     test fails (the renewals stop at the ASK, the other lock gets error_reply, not busy)
 //   the map read only once (tend_map returning after the first read): the killed-master test
 //     fails (connection refused: the lock keeps asking the dead master)
-//   EDGELOCK_ASSERT(code == errc::ok) after deliver_cluster_answer (an error reply taken as
+//   EDGELOCK_ASSERT(code == errc::ok) after the lock's answer (an error reply taken as
 //     impossible): the CLUSTERDOWN and TRYAGAIN tests abort
 //   no_slot_map never noted: the seeds test gets no_quorum instead
 //   the subscriber never placed (place_subscriber returning false): the fair test is not

@@ -110,7 +110,6 @@ std::error_code client_impl::open(const client_config& config) {
     instance_count_ = where_.instance_count;
     cluster_ = where_.by_cluster();
     links_ = cluster_ ? session::cluster_masters_max : instance_count_;
-    node_starts_known_ = 0;
     link_records_ = {};  // a new deployment: its first connections are neither again nor moved
     build_connections();
 
@@ -339,14 +338,14 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     if (config.fair) (void)channels_.attach(out.index, e.core.name());
     e.renewals = 0;
     e.last_cause = errc::ok;
-    // A cluster lock is told its node's start when it moves there (write_cluster_requests).
-    e.route = session::route_of(e.core.name());
-    e.home_lost = false;
-    e.told_node = 0xFF;
+    // A cluster lock hears its node's start when it moves there (write_cluster_requests); a
+    // lock over instances, the start each connection read before it was added.
+    e.place = cluster_ ? session::lock_links::in_cluster(e.core.name()) : session::lock_links{};
     for (std::size_t i = 0; i < instance_count_ && !cluster_; ++i) {
-        if (((node_starts_known_ >> i) & 1u) == 0) continue;
-        const errc told = session::tell_node_started(
-            e.core, static_cast<std::uint8_t>(i), node_starts_[i], config_.restart_guard, now_ms());
+        if (!connections_[i]) continue;
+        const errc told =
+            e.place.hear_start(e.core, static_cast<std::uint8_t>(i), connections_[i]->connection(),
+                               config_.restart_guard, now_ms());
         EDGELOCK_ASSERT(told == errc::ok);  // idle, no events: nothing to refuse
     }
     return {};

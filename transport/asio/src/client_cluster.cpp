@@ -59,20 +59,19 @@ link_set client_impl::links_in_use() const noexcept {
     return in_use;
 }
 
-// The lock's requests go to the node of its route (session::begin_writes): after its requests
+// The lock's requests go to the node of its route (session::lock_links): after its requests
 // in flight elsewhere came back, and once it heard the move as a new connection.
 void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     if (!e.core.has_request(0)) return;
     const std::int64_t now = now_ms();
-    const std::uint8_t home = e.route.home;
-    const session::route_step step =
-        session::begin_writes(e.core, 0, e.route, cluster_links_->map(), now);
+    const std::uint8_t home = e.place.route().home;
+    const session::lock_writes writes = e.place.route_writes(e.core, *cluster_links_, now);
+    const session::route_step& step = writes.step;
     if (step.code != errc::ok) return;  // events first: service() comes back after them
     if (step.to.node == session::slot_map::no_master) return;
     if (step.moved) {
-        if (session::is_failover(step, e.home_lost)) e.meter.failed_over();
-        e.home_lost = false;
+        if (writes.failed_over) e.meter.failed_over();
         if (home != session::slot_map::no_master && (e.waiting_mask >> home & 1u) != 0) {
             // Off the old link's waiters too: a move back while it is full must not queue
             // the lock there twice.
@@ -87,13 +86,10 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     // The restart guard: the lock hears the start of the node it writes to first (a link not
     // yet past its node's reading takes no request: on_node_started tells it then).
     const std::uint8_t node = step.to.node;
-    if (config_.restart_guard && e.told_node != node && (node_starts_known_ >> node & 1u) != 0) {
-        const errc told = session::tell_node_started(e.core, 0, node_starts_[node], true, now);
-        if (told != errc::ok) return;  // events first, as above
-        e.told_node = node;
-        defer_events(index);
-    }
-    (void)make_link(step.to.node);
+    asio_connection& to = make_link(node);
+    const errc told = e.place.hear_start(e.core, node, to.connection(), config_.restart_guard, now);
+    if (told != errc::ok) return;  // events first, as above
+    defer_events(index);           // what hearing it decided, told at the next pass
     if ((e.waiting_mask >> step.to.node & 1u) != 0) return;
     write_link(e, index, step.to.node, 0, now, step.to.asking);
 }
@@ -153,7 +149,7 @@ void client_impl::prune_links() {
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         const lock_entry& e = locks_[index];
         if (!e.in_use && !e.draining) continue;
-        for (const std::uint8_t node : {e.route.home, e.route.ask}) {
+        for (const std::uint8_t node : {e.place.route().home, e.place.route().ask}) {
             if (node != session::slot_map::no_master) needed |= link_set{1} << node;
         }
     }
@@ -162,7 +158,6 @@ void client_impl::prune_links() {
         if (c == nullptr || c->stopped() || (needed >> i & 1u) != 0) continue;
         if (c->connection().requests_in_flight() > 0 || !c->waiters().empty()) continue;
         c->stop();
-        node_starts_known_ &= ~(link_set{1} << i);
     }
 }
 
@@ -202,7 +197,7 @@ void client_impl::check_cluster_ready() {
 // What a cluster lock's running operation met: its node's failure while that node's link is
 // down, or the map's when the lock has no node.
 failure client_impl::cluster_failure(const lock_entry& e) const {
-    const std::uint8_t home = e.route.home;
+    const std::uint8_t home = e.place.route().home;
     if (home == session::slot_map::no_master || !connections_[home]) {
         return map_failure_ ? map_failure_ : failure::of(transport_errc::no_slot_map);
     }

@@ -20,14 +20,10 @@ void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& ent
     failure refused;
     const bool renewing = e.core.state() == lock_state::held;
     const std::uint8_t instance = cluster_ ? 0 : link;
-    const std::int64_t now = now_ms();
-    const errc code = cluster_ ? session::deliver_cluster_answer(
-                                     e.core, 0, e.route, cluster_links_->map(), reply,
-                                     connections_[link]->connection().address(), now, refused)
-                               : session::deliver_answer(e.core, instance, reply, now, refused);
+    const errc code = e.place.answer(e.core, link, reply, cluster_links_.get(), now_ms(), refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
-    if (cluster_) e.meter.redirected(e.route.followed);
+    if (cluster_) e.meter.redirected(e.place.route().followed);
     if (refused) e.failure = to_error_code(refused);
     if (refused && renewing) note_renewal_failed(e, instance, e.failure);
     service(entry.owner);
@@ -61,23 +57,15 @@ bool client_impl::tell_locks_on(std::uint8_t link, Tell&& tell) {
 void client_impl::on_connection_down(std::uint8_t link) {
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
-    if (cluster_) {
-        cluster_links_->link_ended(true);  // the node may have failed over: ask again
-        // The next connection may reach another node (a recycled index): its start is read anew.
-        node_starts_known_ &= ~bit;
-        for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-            if (locks_[index].in_use && locks_[index].route.home == link)
-                locks_[index].home_lost = true;  // a move off it now is a failover
-        }
-    }
+    if (cluster_) cluster_links_->link_ended(true);  // the node may have failed over: ask again
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
         locks_[index].waiting_mask &= ~bit;
-    const bool open = tell_locks_on(link, [&](lock_entry& e, std::uint8_t instance) {
+    const bool open = tell_locks_on(link, [&](lock_entry& e, std::uint8_t) {
         if (attempt_running(e.core.state()) && !e.failure)
             e.failure = connections_[link]->last_error();
         note_renewal_cut_off(e, link);
         const errc heard =
-            session::hear_close(e.core, instance, connections_[link]->connection(), now_ms());
+            e.place.link_closed(e.core, link, connections_[link]->connection(), true, now_ms());
         EDGELOCK_ASSERT(heard == errc::ok);  // the event queue was just emptied
     });
     if (open) ready_check_ = true;
@@ -96,14 +84,10 @@ void client_impl::on_node_read(std::uint8_t link, const session::node_facts& nod
 }
 
 void client_impl::on_node_started(std::uint8_t link, const node_start& start) {
-    node_starts_[link] = start;
-    node_starts_known_ |= link_set{1} << link;
-    tell_locks_on(link, [&](lock_entry& e, std::uint8_t instance) {
-        const errc told =
-            session::tell_node_started(e.core, instance, start, config_.restart_guard, now_ms());
+    tell_locks_on(link, [&](lock_entry& e, std::uint8_t) {
+        const errc told = e.place.node_read(e.core, link, start, config_.restart_guard, now_ms());
         // Refused only when the event queue lacks room, and it was just emptied.
         EDGELOCK_ASSERT(told == errc::ok);
-        e.told_node = link;
     });
 }
 

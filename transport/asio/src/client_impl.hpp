@@ -301,9 +301,9 @@ private:
                     std::int64_t now, bool asking) noexcept;
     // The core instance of the lock at `link`, or no_instance (a cluster lock elsewhere).
     static constexpr std::uint8_t no_instance = 0xFF;
-    std::uint8_t instance_on(const lock_entry& e, std::size_t link) const noexcept {
-        if (!cluster_) return static_cast<std::uint8_t>(link);
-        return e.route.home == link ? 0 : no_instance;
+    static std::uint8_t instance_on(const lock_entry& e, std::size_t link) noexcept {
+        static_assert(no_instance == session::lock_links::none);
+        return e.place.instance_on(static_cast<std::uint8_t>(link));
     }
     // Redis Cluster (client_cluster.cpp).
     void build_cluster_links();
@@ -365,10 +365,6 @@ private:
     failure map_failure_;
     node_address subscriber_node_;  // the node the subscriber listens on (its setup's)
     std::size_t next_listener_ = 0;
-    // The restart guard: what each link's connection last read of its node, told to every
-    // lock added later too (bit i of node_starts_known_: link i was read).
-    std::array<node_start, links_max> node_starts_{};
-    link_set node_starts_known_ = 0;
     // Metrics over the client's life: the instances' connections, and the counts of locks
     // removed (or dropped by close()); the live locks keep their own (lock_entry::meter).
     session::lock_meter connection_meter_;

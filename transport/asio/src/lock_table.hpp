@@ -14,7 +14,7 @@
 
 #include "edgelock/asio_client.hpp"
 #include "edgelock/lock.hpp"
-#include "edgelock/session/cluster_route.hpp"
+#include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 
 namespace edgelock::async::detail {
@@ -42,9 +42,7 @@ struct lock_entry {
     std::error_code failure;          // the running acquire's last instance error, if any
     std::uint32_t waiting_mask = 0;   // links on whose write buffer it waits (bit per link)
     std::uint32_t dropped_mask = 0;   // links whose ended connection dropped its requests
-    session::lock_route route;        // Redis Cluster: the node its requests go to
-    bool home_lost = false;           // Redis Cluster: that node's link went down since
-    std::uint8_t told_node = 0xFF;    // Redis Cluster: the link whose node's start it heard
+    session::lock_links place;        // what the links tell it (its cluster route too)
     // Written on a connection, reply not yet read. Each connection's in-flight queue
     // has room for requests_per_instance_max per slot, which the core bounds for a live
     // lock; a removed lock's requests keep their share until answered or dropped.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The blocking client in a Redis Cluster: the slot map, its reads and the nodes' links as
 // session/cluster_links.hpp rules them (a connection per node of the map made on first use),
-// and the lock's way to the master of its slot (session/cluster_route.hpp: MOVED and ASK
+// and the lock's way to the master of its slot (session/lock_links.hpp: MOVED and ASK
 // followed, a move heard as a change of connection). The lock is instance 0 throughout; its
 // connection is the route's home.
 #include <array>
@@ -25,7 +25,7 @@ constexpr std::size_t map_request_bytes_max = 64;
 // slot's master as the map says then.
 std::error_code lock::impl::configure_cluster() {
     cluster = true;
-    route = session::route_of(options.name);
+    place = session::lock_links::in_cluster(options.name);
     // validate() allows fewer seeds than the map has nodes.
     const bool seeded = links.set_seeds(where.seeds.data(), where.seeds.size());
     EDGELOCK_ASSERT(seeded);
@@ -42,12 +42,11 @@ std::error_code lock::impl::configure_cluster() {
 }
 
 // Connection k reaches the node the map has at index k. An index the map gave to another node
-// (only while its connection was idle: read_slots keeps the ones in use) is set up again.
+// (only while its connection was idle: the map's reads keep the ones in use) is set up again.
 bool lock::impl::set_up_node_link(std::uint8_t k) {
     blocking_connection& l = node_links[k];
     if (!links.needs_setup(k)) return node_link_set_up[k];
     if (links.linked(k) && l.connection().state() != session::connection_state::idle) return false;
-    node_start_known[k] = false;
     link_records[k] = {};  // another node's link now: its first connection is no reconnect
     link_counted[k] = false;
     node_hooks[k].owner = this;
@@ -60,7 +59,8 @@ bool lock::impl::set_up_node_link(std::uint8_t k) {
 
 const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
     if (!cluster) return &connections[i];
-    return route.home == slot_map::no_master ? nullptr : &node_links[route.home];
+    const std::uint8_t home = place.route().home;
+    return home == slot_map::no_master ? nullptr : &node_links[home];
 }
 
 // The map is read only for a lock that has requests to route: a stale map of an idle lock
@@ -74,7 +74,7 @@ bool lock::impl::map_wanted() const { return cluster && links.read_wanted(core.h
 bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return core.has_request(k);
     const std::uint8_t target =
-        core.has_request(0) ? session::target_of(route, links.map()).node : slot_map::no_master;
+        core.has_request(0) ? place.target(links).node : slot_map::no_master;
     return links.wanted(k, target, map_wanted() && links.read_due(now_ms()), node_links[k].ready());
 }
 
@@ -84,15 +84,14 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     tend_map(held);
     if (!core.has_request(0)) return;
     drain_events();  // the core refuses input while its event queue lacks room
-    slot_map& map = links.map();
-    const session::route_step step = session::begin_writes(core, 0, route, map, now_ms());
+    const session::lock_writes writes = place.route_writes(core, links, now_ms());
+    const session::route_step& step = writes.step;
     EDGELOCK_ASSERT(step.code == errc::ok);
     drain_events();
     const std::uint8_t k = step.to.node;
     if (k == slot_map::no_master) {
         // A map read since the slot was looked for has no master for it.
-        if (!map.stale() && session::target_of(route, map).node == slot_map::no_master)
-            no_slot_map();
+        if (!links.map().stale() && place.target(links).node == slot_map::no_master) no_slot_map();
         return;  // or requests are still out on the node the lock leaves
     }
     if (!set_up_node_link(k)) {
@@ -101,7 +100,7 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
         note_error(0, failure::of(transport_errc::out_of_memory));
         return fail_unsent(0);
     }
-    if (step.moved) tell_moved(step);
+    if (step.moved) tell_moved(writes);
     blocking_connection& l = node_links[k];
     if (l.closed_while_idle(now_ms())) {
         l.settle(now_ms(), false);
@@ -114,21 +113,20 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     write_requests(0, step.to.asking);
 }
 
-// The lock writes on the node `step` moved it to from now on: it hears the node's start when
+// The lock writes on the node `writes` moved it to from now on: it hears the node's start when
 // a connection there read it already (a new connection tells it when it reads it,
 // on_node_read). A move off a node whose connection ended since the lock came to it is a
 // failover (the metrics).
-void lock::impl::tell_moved(const session::route_step& step) {
-    const std::uint8_t k = step.to.node;
-    if (session::is_failover(step, route_home_lost)) meter.failed_over();
-    route_home_lost = false;
+void lock::impl::tell_moved(const session::lock_writes& writes) {
+    const std::uint8_t k = writes.step.to.node;
+    if (writes.failed_over) meter.failed_over();
     note_connected(0);  // told `connected` if the lock had lost its connection with the old node
-    if (!node_start_known[k]) return;
-    starts[0] = node_starts[k];
+    const session::connection& c = node_links[k].connection();
+    if (!c.knows_node()) return;
+    starts[0] = c.started();
     start_known[0] = true;
     drain_events();
-    const errc told =
-        session::tell_node_started(core, 0, node_starts[k], options.restart_guard, now_ms());
+    const errc told = place.hear_start(core, k, c, options.restart_guard, now_ms());
     EDGELOCK_ASSERT(told == errc::ok);
     drain_events();
 }
@@ -207,7 +205,7 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
             in_use |= slot_map::node_set{1} << j;
     }
     const failure unread = links.read_answered(k, nodes, count, in_use, now_ms());
-    const bool routed = session::target_of(route, links.map()).node != slot_map::no_master;
+    const bool routed = place.target(links).node != slot_map::no_master;
     if (unread == failure::of(transport_errc::too_many_masters)) {  // no retry helps
         note_error(0, unread);
         return fail_unsent(0);
@@ -217,28 +215,19 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
 }
 
 // A reply to the lock's request from node k (its home: the route moves only with nothing in
-// flight). Redirects are followed (session::deliver_cluster_answer), the rest is the lock's.
+// flight). Redirects are followed (session::lock_links::answer), the rest is the lock's.
 void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
     note_connected(0);
     const bool renewing = core.state() == lock_state::held;
     failure refused;
     session::error_text text;
     drain_events();  // the core refuses a reply while its event queue lacks room
-    const errc code = session::deliver_cluster_answer(core, 0, route, links.map(), node,
-                                                      links.address(k), now_ms(), refused, &text);
+    const errc code = place.answer(core, k, node, &links, now_ms(), refused, &text);
     EDGELOCK_ASSERT(code != errc::events_pending);
-    meter.redirected(route.followed);
+    meter.redirected(place.route().followed);
     if (refused) note_error(0, refused, &text);
     if (refused && renewing) note_renewal_failed(0, last_errors[0]);
     drain_events();
-}
-
-// The restart guard: the lock hears the start of its own node's process; another node's is
-// kept for when the lock moves there.
-void lock::impl::on_node_read(std::uint8_t k) {
-    node_starts[k] = node_links[k].connection().started();
-    node_start_known[k] = true;
-    if (k == route.home) on_node_started(0);
 }
 
 // A connection to a node ended: the map may be out of date (a failover, a node gone). The
@@ -246,12 +235,13 @@ void lock::impl::on_node_read(std::uint8_t k) {
 // the lock's no_slot_map.
 void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ended,
                              std::size_t dropped, bool lock_hears) {
-    node_start_known[k] = false;
     link_counted[k] = false;
     links.link_ended(ended.was_ready || ended.why);
-    if (k == route.home) route_home_lost = true;
-    if (k == route.home) return on_connection_end(0, ended, dropped, lock_hears);
-    if (ended.why && session::target_of(route, links.map()).node == slot_map::no_master)
+    if (k == place.route().home) return on_connection_end(0, ended, dropped, lock_hears);
+    // Not the lock's link: it hears nothing, but forgets what it heard of the node there.
+    const errc forgot = place.link_closed(core, k, node_links[k].connection(), false, now_ms());
+    EDGELOCK_ASSERT(forgot == errc::ok);
+    if (ended.why && place.target(links).node == slot_map::no_master)
         note_error(0, failure::of(transport_errc::no_slot_map));
 }
 
@@ -260,7 +250,7 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
 // attempt's end.
 void lock::impl::no_slot_map() {
     // A stale map that still names the slot's master routes them: nothing failed.
-    if (session::target_of(route, links.map()).node != slot_map::no_master) return;
+    if (place.target(links).node != slot_map::no_master) return;
     note_error(0, failure::of(transport_errc::no_slot_map));
     fail_unsent(0);
 }
@@ -270,7 +260,7 @@ void lock::impl::no_slot_map() {
 // When the map names another master, the subscription moves there: the old connection is
 // closed (its subscription ends with it) and the next one subscribes again.
 bool lock::impl::place_subscriber() {
-    const std::uint8_t m = links.map().master_of(route.slot);
+    const std::uint8_t m = links.map().master_of(place.route().slot);
     if (m == slot_map::no_master) return subscriber_set_up;
     const session::node_address& master = links.map().node(m);
     if (subscriber_set_up && subscriber_address.same_node(master)) return true;

@@ -110,7 +110,7 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
 void lock::impl::note_connected(std::uint8_t i) {
     const blocking_connection* l = instance_link(i);
     if (l == nullptr || !l->connection().ready()) return;
-    note_link_ready(cluster ? route.home : i);
+    note_link_ready(cluster ? place.route().home : i);
     if (connection_up[i]) return;
     connection_up[i] = true;
     emit(lock_event_kind::connected, i, {}, 0);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The blocking client's instances: requests written on each connection (made on demand),
-// answers, a node's start and a connection's end told to the core.
+// answers, a node's start and a connection's end told to the core (session::lock_links says
+// what the core hears, for an instance's connection and a cluster node's alike).
 #include "hiredis_lock_impl.hpp"
 
 #include "edgelock/assert.hpp"
@@ -60,7 +61,7 @@ struct socket_sink {
 // Instance i's requests, on its connection (in a cluster, the route's home: after ASKING each
 // when an ASK is in force).
 void lock::impl::write_requests(std::uint8_t i, bool asking) {
-    blocking_connection& l = cluster ? node_links[route.home] : connections[i];
+    blocking_connection& l = cluster ? node_links[place.route().home] : connections[i];
     socket_sink sink{l, now_ms()};
     const session::write_report sent =
         session::write_requests(core, i, l.connection(), 0, 0, sink.now, sink, asking);
@@ -73,7 +74,7 @@ void lock::impl::read_replies(std::uint8_t k) {
     l.receive(now_ms());
     note_link_ready(k);
     if (!cluster) note_connected(k);
-    if (cluster && k == route.home) note_connected(0);
+    if (cluster && k == place.route().home) note_connected(0);
     if (l.connection().state() == session::connection_state::closing) l.settle(now_ms(), false);
 }
 
@@ -83,7 +84,7 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
     failure refused;
     session::error_text text;
     drain_events();  // the core refuses a reply while its event queue lacks room
-    const errc code = session::deliver_answer(core, i, node, now_ms(), refused, &text);
+    const errc code = place.answer(core, i, node, nullptr, now_ms(), refused, &text);
     // error_reply and unexpected_reply are kept in `refused`; nothing else refuses a reply.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (refused) note_error(i, refused, &text);
@@ -91,19 +92,23 @@ void lock::impl::on_answer(std::uint8_t i, const reply_node& node) {
     drain_events();
 }
 
-// The restart guard: the core hears the node's start before any request is written on the
-// new connection (the connection holds them until now).
-void lock::impl::on_node_started(std::uint8_t i) {
-    const session::connection& connection = instance_link(i)->connection();
-    note_connected(i);
-    starts[i] = connection.started();
-    start_known[i] = true;
-    if (session::warns_of_eviction(options.eviction, connection) && options.on_warning) {
-        options.on_warning(i, session::eviction_warning(connection.node()).view());
+// Link k's connection read its node (an instance's, or in a cluster node k's). The restart
+// guard: the core hears the start of its own node's process before any request is written on
+// the new connection (the connection holds them until now); another node's is heard when the
+// lock moves there (send_cluster_requests).
+void lock::impl::on_node_read(std::uint8_t k) {
+    const session::connection& connection = link_at(k).connection();
+    const std::uint8_t i = place.instance_on(k);
+    if (i != session::lock_links::none) {
+        note_connected(i);
+        starts[i] = connection.started();
+        start_known[i] = true;
+        if (session::warns_of_eviction(options.eviction, connection) && options.on_warning)
+            options.on_warning(i, session::eviction_warning(connection.node()).view());
     }
     drain_events();  // the core refuses input while its event queue lacks room
     const errc told =
-        session::tell_node_started(core, i, connection, options.restart_guard, now_ms());
+        place.node_read(core, k, connection.started(), options.restart_guard, now_ms());
     EDGELOCK_ASSERT(told == errc::ok);
     drain_events();
 }
@@ -120,21 +125,22 @@ void lock::impl::check_timeouts() {
 
 // Instance i's connection (or an attempt at one) ended: its requests in flight are given up,
 // and the core hears of it unless the connection only moved on (session::lock_hears_close), as
-// session::hear_close tells it: queued requests too when the instance cannot be reached now.
+// session::lock_links tells it: queued requests too when the instance cannot be reached now.
 void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end& ended,
                                    std::size_t dropped, bool lock_hears) {
     if (!cluster) link_counted[i] = false;
-    const session::connection& connection = instance_link(i)->connection();
+    const std::uint8_t k = cluster ? place.route().home : i;
+    const session::connection& connection = link_at(k).connection();
     const failure why = ended.why ? connection.last_error() : failure{};
     if (why) note_error(i, why);
-    if (!lock_hears && !connection_up[i]) return;  // a sentinel passed over: the round goes on
-    note_disconnected(i, to_error_code(why), dropped > 0);
-    if (!lock_hears) return;
-    const bool unreachable = session::unreachable_now(connection, now_ms());
+    // A sentinel passed over (the lock does not hear it) ends no connection of the lock's.
+    if (lock_hears || connection_up[i]) note_disconnected(i, to_error_code(why), dropped > 0);
     // One failure per connection end: one that dropped requests was counted just above.
-    if (unreachable && core.has_request(i) && dropped == 0) note_unsent_renewal(i);
+    if (lock_hears && session::unreachable_now(connection, now_ms()) && core.has_request(i) &&
+        dropped == 0)
+        note_unsent_renewal(i);
     drain_events();  // the core refuses input while its event queue lacks room
-    const errc heard = session::hear_close(core, i, connection, now_ms());
+    const errc heard = place.link_closed(core, k, connection, lock_hears, now_ms());
     EDGELOCK_ASSERT(heard == errc::ok);
     drain_events();
 }

@@ -25,7 +25,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/cluster_links.hpp"
-#include "edgelock/session/cluster_route.hpp"
+#include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/subscription.hpp"
@@ -59,7 +59,7 @@ struct lock::impl {
         void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
             owner->on_answer(i, nodes[0]);
         }
-        void node_started() override { owner->on_node_started(i); }
+        void node_started() override { owner->on_node_read(i); }
         void dropped(const session::in_flight&) override { ++dropped_count; }
         void ended(const session::connection_end& closed, bool lock_hears) override {
             const std::size_t count = dropped_count;
@@ -119,6 +119,9 @@ struct lock::impl {
     std::array<char, key_bytes_max> channel_bytes{};
     std::size_t channel_size = 0;
 
+    // What the links tell the core (session/lock_links.hpp): link i is instance i, or under
+    // Cluster the lock's route's home.
+    session::lock_links place;
     // Redis Cluster (where.by_cluster()): the lock is a single-instance lock (instance 0) on
     // the master of its name's slot. The connections are kept per slot_map node index and set
     // up on first use, pointing at the address `links` keeps for each
@@ -126,14 +129,10 @@ struct lock::impl {
     // the slot's master too.
     bool cluster = false;
     session::cluster_links links;
-    session::lock_route route;
-    bool route_home_lost = false;  // the home node's connection ended since the lock came there
-    std::uint64_t link_seed = 0;   // each connection's jitter: link_seed + its index
+    std::uint64_t link_seed = 0;  // each connection's jitter: link_seed + its index
     std::array<node_events, session::cluster_masters_max> node_hooks{};
     std::array<blocking_connection, session::cluster_masters_max> node_links;
     std::array<bool, session::cluster_masters_max> node_link_set_up{};  // for links.address(k)
-    std::array<node_start, session::cluster_masters_max> node_starts{};
-    std::array<bool, session::cluster_masters_max> node_start_known{};
     session::node_address subscriber_address;  // what the subscriber was set up for
     bool subscriber_set_up = false;
 
@@ -222,7 +221,7 @@ struct lock::impl {
     void write_requests(std::uint8_t i, bool asking = false);
     void read_replies(std::uint8_t i);
     void on_answer(std::uint8_t i, const reply_node& node);
-    void on_node_started(std::uint8_t i);
+    void on_node_read(std::uint8_t k);
     void on_connection_end(std::uint8_t i, const session::connection_end& ended,
                            std::size_t dropped, bool lock_hears);
     void note_unsent_renewal(std::uint8_t i);
@@ -269,10 +268,9 @@ struct lock::impl {
                         std::size_t count);
     void on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count);
     void on_cluster_answer(std::uint8_t k, const reply_node& node);
-    void on_node_read(std::uint8_t k);
     void on_node_end(std::uint8_t k, const session::connection_end& ended, std::size_t dropped,
                      bool lock_hears);
-    void tell_moved(const session::route_step& step);
+    void tell_moved(const session::lock_writes& writes);
     void no_slot_map();
     [[nodiscard]] bool place_subscriber();
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);

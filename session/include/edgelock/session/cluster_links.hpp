@@ -27,7 +27,8 @@
 //                  read of the map is due, a ready link to carry it or the seed to make
 //
 // No allocation, no I/O, no clock (the caller passes its milliseconds). About 22 KiB, most of
-// it the slot map: one per client.
+// it the slot map: one per client. The rules are out of line (cluster_links.cpp), so a change
+// to one rebuilds one file.
 #pragma once
 
 #include <array>
@@ -50,6 +51,8 @@ public:
     // The in_flight owner of a CLUSTER SLOTS on a node's connection; the locks' requests are
     // tracked under owners below in_flight::internal.
     static constexpr std::uint32_t map_owner = in_flight::internal - 2;
+    // The least time between two reads of the map (map_refresh).
+    static constexpr std::int64_t read_gap_ms = map_refresh::refresh_gap_ms;
 
     // The seeds, each added to the map (one named twice, once). Returns false when they do not
     // fit the map (validate() refuses more than cluster_seeds_max first).
@@ -75,9 +78,7 @@ public:
 
     // The map is read only for a lock that has requests to route: a stale map of an idle lock
     // waits for its next acquire() or renewal.
-    bool read_wanted(bool lock_has_requests) const noexcept {
-        return lock_has_requests && map_.stale();
-    }
+    bool read_wanted(bool lock_has_requests) const noexcept;
     // A read of the map should go out now, and when one may next (cluster.hpp's map_refresh).
     bool read_due(std::int64_t now) const noexcept { return refresh_.due(map_, now); }
     std::int64_t next_read_ms() const noexcept { return refresh_.next_ms(map_); }
@@ -99,15 +100,11 @@ public:
     // none while the lock has no request), or a read of the map is due (`read_due`: the lock
     // needs the map and map_refresh allows a read) and k's link is ready to carry it
     // (`ready`) or is the seed's.
-    bool wanted(std::uint8_t k, std::uint8_t target, bool read_due, bool ready) const noexcept {
-        return k == target || (read_due && linked(k) && (ready || k == seed()));
-    }
+    bool wanted(std::uint8_t k, std::uint8_t target, bool read_due, bool ready) const noexcept;
 
     // Node k's connection ended; `suspect` when it had been ready or failed (not a connection
     // closed on purpose): the map is read again.
-    void link_ended(bool suspect) noexcept {
-        if (suspect) map_.mark_stale();
-    }
+    void link_ended(bool suspect) noexcept;
 
 private:
     slot_map map_;

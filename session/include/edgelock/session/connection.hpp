@@ -136,6 +136,8 @@ public:
     // locks are told, valid from node_started on.
     const node_facts& node() const noexcept { return node_; }
     const node_start& started() const noexcept { return started_; }
+    // read_node, and the current connection read its node: started() is its process's start.
+    bool knows_node() const noexcept { return read_node_ && state_ == connection_state::ready; }
 
     // Idle, and start() would connect now (a transport that connects on demand asks first).
     bool may_start(std::int64_t now) const noexcept {

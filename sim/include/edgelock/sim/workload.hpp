@@ -24,10 +24,10 @@
 //
 // Redis Cluster (workload_cluster.cpp), as a client of a cluster deployment routes its locks:
 // one connection per node index of the session::slot_map it reads with CLUSTER SLOTS (from
-// the seeds, n0, n2 and n4, at first), the lock (instance 0) routed by its lock_route
-// (begin_writes before writing, ASKING before each request while an ASK is in force), every
-// reply to it handed over by deliver_cluster_answer, the map read again when it is stale
-// (map_refresh) and marked stale whenever a connection ends.
+// the seeds, n0, n2 and n4, at first), the lock (instance 0) routed by its session::lock_links
+// (the clients' rules: where its requests go, ASKING before each request while an ASK is in
+// force, redirects followed, the node's start heard on a move), the map read again when it is
+// stale and marked stale whenever a connection ends (session::cluster_links).
 //
 // A client may be deliberately broken for the mutation tests (see behaviour); then the
 // checks must catch it.
@@ -43,7 +43,7 @@
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/session/cluster_links.hpp"
-#include "edgelock/session/cluster_route.hpp"
+#include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
 #include "edgelock/sim/network.hpp"
@@ -198,12 +198,13 @@ private:
     std::array<session::node_address, sentinel_processes_max> sentinels_{};
     session::node_address master_;  // the master's credentials and db: none in the sim
     std::array<sim_connection, instances_max> connections_{};
+    // What the links tell the lock (session/lock_links.hpp), as the clients keep it.
+    session::lock_links place_;
     // Redis Cluster: the slot map, its reads and the nodes' links as the clients keep them
-    // (session/cluster_links.hpp), the lock's route, and a connection per node index (set up
-    // when the lock or a read first needs the node: links_.linked(i)).
+    // (session/cluster_links.hpp), and a connection per node index (set up when the lock or a
+    // read first needs the node: links_.linked(i)).
     bool cluster_ = false;
     session::cluster_links links_;
-    session::lock_route route_;
     session::connection_setup cluster_setup_;
     std::array<sim_connection, session::cluster_masters_max> cluster_connections_{};
     // Fair locks, as the blocking client waits: a subscriber connection made the first time
