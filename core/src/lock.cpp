@@ -185,7 +185,7 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     return errc::ok;
 }
 
-errc lock::drop_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept {
+errc lock::give_up_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept {
     // Refused before anything is taken from the queue, so that a refused call gives up nothing.
     if (const errc code = input_refusal(now_ms); code != errc::ok) return code;
     // As if written on the failed connection before it failed: given up with it below, and

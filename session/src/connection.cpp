@@ -195,7 +195,7 @@ routed_reply connection::handshake_done(std::int64_t now) noexcept {
     answered_ = false;
     if (!read_node_) return {};
     node_read();
-    return {routed_reply::kind::node_started, {}};
+    return {routed_reply::kind::node_read, {}};
 }
 
 void connection::read_node_reply(handshake_step step, const reply_node* nodes, std::size_t count,

@@ -68,7 +68,7 @@ void connection_driver::deliver(const routed_reply& routed, const reply_node* no
         case routed_reply::kind::answer: events_->answered(routed.entry, nodes, count); break;
         case routed_reply::kind::message:
         case routed_reply::kind::master_switched: events_->pushed(routed.what, nodes, count); break;
-        case routed_reply::kind::node_started: events_->node_started(); break;
+        case routed_reply::kind::node_read: events_->node_read(); break;
         case routed_reply::kind::none: break;
     }
 }

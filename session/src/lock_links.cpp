@@ -58,10 +58,14 @@ errc lock_links::answer(lock& core, std::uint8_t k, const reply_node& reply, clu
                                   last, text);
 }
 
-errc lock_links::link_closed(lock& core, std::uint8_t k, const connection& c, bool lock_hears,
-                             std::int64_t now) noexcept {
+void lock_links::link_lost(std::uint8_t k) noexcept {
     heard_ &= ~bit(k);
     if (clustered_ && k == route_.home) home_lost_ = true;
+}
+
+errc lock_links::link_closed(lock& core, std::uint8_t k, const connection& c, bool lock_hears,
+                             std::int64_t now) noexcept {
+    link_lost(k);
     const std::uint8_t instance = instance_on(k);
     if (!lock_hears || instance == none) return errc::ok;
     return hear_close(core, instance, c, now);

@@ -57,7 +57,7 @@ errc hear_close(lock& core, std::uint8_t instance, const connection& connection,
 }
 
 errc give_up_unsent(lock& core, std::uint8_t instance, std::int64_t now) noexcept {
-    return core.drop_unsent(instance, now);
+    return core.give_up_unsent(instance, now);
 }
 
 bool unreachable_now(const connection& connection, std::int64_t now) noexcept {

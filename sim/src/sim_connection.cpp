@@ -157,7 +157,7 @@ void sim_connection::pushed(session::routed_reply::kind what, const reply_node* 
     if (what == session::routed_reply::kind::message) owner_->on_wake_message(nodes, count);
 }
 
-void sim_connection::node_started() { owner_->on_node_started(instance_); }
+void sim_connection::node_read() { owner_->on_node_read(instance_); }
 
 void sim_connection::ended(const session::connection_end& closed, bool lock_hears) {
     if (refused_ && closed.why != failure::of(refusal_)) {

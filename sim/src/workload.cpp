@@ -487,7 +487,7 @@ void client::on_answer(std::uint8_t instance, const session::in_flight& entry,
 
 // Link k's connection read its node (in a cluster the lock hears of its own node's only:
 // send_cluster_requests tells it of one it moves to later).
-void client::on_node_started(std::uint8_t k) {
+void client::on_node_read(std::uint8_t k) {
     const sim_connection& on = cluster_ ? cluster_connections_[k] : connections_[k];
     drain();  // the lock refuses input while events wait
     const errc code = place_.node_read(lock_, k, on.connection().started(),

@@ -97,7 +97,7 @@ void client::read_map_if_due() {
 
 // The lock's queued requests go where its route says (lock_links::route_writes), each after
 // ASKING while an ASK is in force. The lock hears the start of the node it writes to first,
-// as on a new connection, when that connection has read it already (else node_started tells
+// as on a new connection, when that connection has read it already (else on_node_read tells
 // it).
 bool client::send_cluster_requests() {
     read_map_if_due();

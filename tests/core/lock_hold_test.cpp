@@ -611,13 +611,14 @@ TEST(lock_acquire, a_fresh_acquire_after_a_cancel_behaves_like_one_from_idle) {
     EXPECT_EQ(take_request(l, 0), set_nx_request(token_b_hex));
 }
 
-// ---- requests given up unwritten (drop_unsent) ----------------------------------------------
+// ---- requests given up unwritten (give_up_unsent) ------------------------------------------
 
-TEST(lock_drop_unsent, an_unwritten_acquire_fails_at_once_and_its_cleanup_waits_for_a_connection) {
+TEST(lock_give_up_unsent,
+     an_unwritten_acquire_fails_at_once_and_its_cleanup_waits_for_a_connection) {
     lock l;
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
-    ASSERT_EQ(l.drop_unsent(0, 10), errc::ok);
+    ASSERT_EQ(l.give_up_unsent(0, 10), errc::ok);
     const auto events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
@@ -630,12 +631,12 @@ TEST(lock_drop_unsent, an_unwritten_acquire_fails_at_once_and_its_cleanup_waits_
     EXPECT_FALSE(l.has_request(0));
 }
 
-TEST(lock_drop_unsent, a_release_queued_unwritten_is_queued_again_as_on_io_error_does) {
+TEST(lock_give_up_unsent, a_release_queued_unwritten_is_queued_again_as_on_io_error_does) {
     lock l;
     configure(l, 1);
     acquire_single(l);
     ASSERT_EQ(l.release(2000), errc::ok);
-    ASSERT_EQ(l.drop_unsent(0, 2001), errc::ok);
+    ASSERT_EQ(l.give_up_unsent(0, 2001), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::releasing);
     ASSERT_TRUE(l.has_request(0));
@@ -650,29 +651,30 @@ TEST(lock_drop_unsent, a_release_queued_unwritten_is_queued_again_as_on_io_error
     EXPECT_EQ(events[0].instances_released, 1);
 }
 
-TEST(lock_drop_unsent, a_stale_cleanup_goes_again_only_while_a_key_of_ours_can_be_left) {
+TEST(lock_give_up_unsent, a_stale_cleanup_goes_again_only_while_a_key_of_ours_can_be_left) {
     lock l;
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);
     ASSERT_EQ(l.on_timer(3000), errc::ok);  // acquire_failed(no_quorum): cleanup queued
     take_events(l);
-    ASSERT_EQ(l.drop_unsent(0, 3100), errc::ok);  // the acquire in flight left flight here
+    ASSERT_EQ(l.give_up_unsent(0, 3100), errc::ok);  // the acquire in flight left flight here
     ASSERT_TRUE(l.has_request(0));
     EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script));
     EXPECT_FALSE(l.has_request(0)) << "the lost acquire is not sent again";
-    ASSERT_EQ(l.drop_unsent(0, 3100 + 30'000 + 302 - 1), errc::ok);  // nothing unsent: on_io_error
+    ASSERT_EQ(l.give_up_unsent(0, 3100 + 30'000 + 302 - 1),
+              errc::ok);  // nothing unsent: on_io_error
     ASSERT_TRUE(l.has_request(0));
-    ASSERT_EQ(l.drop_unsent(0, 3100 + 30'000 + 302), errc::ok);
+    ASSERT_EQ(l.give_up_unsent(0, 3100 + 30'000 + 302), errc::ok);
     EXPECT_FALSE(l.has_request(0)) << "a TTL and the drift after the claim no key can be left";
 }
 
-TEST(lock_drop_unsent, only_the_named_instance_gives_up_and_the_others_still_reach_a_quorum) {
+TEST(lock_give_up_unsent, only_the_named_instance_gives_up_and_the_others_still_reach_a_quorum) {
     lock l;
     configure(l, 3);
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     take_request(l, 0);  // in flight on instance 0; 1 and 2 not yet written
-    ASSERT_EQ(l.drop_unsent(1, 5), errc::ok);
+    ASSERT_EQ(l.give_up_unsent(1, 5), errc::ok);
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::acquiring);
     EXPECT_TRUE(l.has_request(2));
@@ -686,16 +688,16 @@ TEST(lock_drop_unsent, only_the_named_instance_gives_up_and_the_others_still_rea
     EXPECT_FALSE(l.has_request(1)) << "instance 1 never took the key: nothing to clean up";
 }
 
-TEST(lock_drop_unsent, a_refused_call_gives_up_nothing) {
+TEST(lock_give_up_unsent, a_refused_call_gives_up_nothing) {
     lock unconfigured;
-    EXPECT_EQ(unconfigured.drop_unsent(0, 0), errc::invalid_state);
+    EXPECT_EQ(unconfigured.give_up_unsent(0, 0), errc::invalid_state);
 
     lock l;
     configure(l, 1);
     acquire_single(l);
     ASSERT_EQ(l.release(2000), errc::ok);
-    EXPECT_EQ(l.drop_unsent(1, 2001), errc::invalid_instance);
-    EXPECT_EQ(l.drop_unsent(0, edgelock::now_ms_limit + 1), errc::invalid_time);
+    EXPECT_EQ(l.give_up_unsent(1, 2001), errc::invalid_instance);
+    EXPECT_EQ(l.give_up_unsent(0, edgelock::now_ms_limit + 1), errc::invalid_time);
     EXPECT_TRUE(l.has_request(0));
 
     lock full;
@@ -703,7 +705,7 @@ TEST(lock_drop_unsent, a_refused_call_gives_up_nothing) {
     acquire_single(full);
     ASSERT_EQ(full.on_timer(11'000), errc::ok);  // the renewal is queued
     for (int i = 0; i < 3; ++i) ASSERT_EQ(full.acquire(11'000, 0, token_a), errc::ok);  // 3 events
-    EXPECT_EQ(full.drop_unsent(0, 11'001), errc::events_pending);
+    EXPECT_EQ(full.give_up_unsent(0, 11'001), errc::events_pending);
     ASSERT_TRUE(full.has_request(0)) << "the renewal still waits to be written";
     EXPECT_EQ(take_events(full).size(), 3u);
     EXPECT_EQ(take_request(full, 0)[1], sha(edgelock::renew_script));
@@ -734,7 +736,7 @@ public:
             RC_ASSERT(written.code == errc::ok);
         }
         const errc old_way = written_nowhere_.on_io_error(instance, now_ms);
-        RC_ASSERT(old_way == dropped_.drop_unsent(instance, now_ms));
+        RC_ASSERT(old_way == dropped_.give_up_unsent(instance, now_ms));
         compare();
     }
 
@@ -804,7 +806,7 @@ reply_node some_reply(int which, const std::string& our_token) {
     }
 }
 
-RC_GTEST_PROP(lock_drop_unsent, acts_as_writing_the_queue_nowhere_before_an_io_error, ()) {
+RC_GTEST_PROP(lock_give_up_unsent, acts_as_writing_the_queue_nowhere_before_an_io_error, ()) {
     const auto instances = *rc::gen::element<std::uint8_t>(1, 3);
     lock_config config = config_for(instances, *rc::gen::arbitrary<bool>());
     config.fair = config.instances == 1 && *rc::gen::arbitrary<bool>();

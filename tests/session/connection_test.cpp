@@ -436,7 +436,7 @@ TEST_F(connection_test, reading_the_node_holds_lock_requests_until_the_start_is_
     EXPECT_FALSE(l.accepts_requests())
         << "a claim must not reach the node before the lock knows its start";
     const routed_reply done = finish_reading_handshake(1'200, 30, 'a', false, "everysec");
-    EXPECT_EQ(done.what, routed_reply::kind::node_started);
+    EXPECT_EQ(done.what, routed_reply::kind::node_read);
     EXPECT_TRUE(l.ready());
     EXPECT_EQ(l.started().started_ms, 1'200 - 29'000) << "uptime less a second of rounding";
     EXPECT_FALSE(l.started().durable);
@@ -521,7 +521,7 @@ TEST_F(connection_test, a_node_that_may_evict_is_refused_only_when_asked_to) {
             ASSERT_EQ(l.state(), connection_state::closing);
             EXPECT_EQ(closed(2).why, failure::of(transport_errc::evicting_node));
         } else {
-            EXPECT_EQ(last.what, routed_reply::kind::node_started);
+            EXPECT_EQ(last.what, routed_reply::kind::node_read);
             EXPECT_TRUE(l.node().may_evict());
         }
     }
@@ -538,11 +538,11 @@ TEST_F(connection_test, a_replica_named_directly_is_refused_before_its_start_is_
             "# Replication\r\nrole:slave\r\nmaster_host:10.0.0.5\r\nmaster_port:6379\r\n", s);
         EXPECT_EQ(l.node().master_port, 6379);
         if (refuse) {
-            EXPECT_NE(last.what, routed_reply::kind::node_started);
+            EXPECT_NE(last.what, routed_reply::kind::node_read);
             ASSERT_EQ(l.state(), connection_state::closing);
             EXPECT_EQ(closed(2).why, failure::of(transport_errc::not_master));
         } else {
-            EXPECT_EQ(last.what, routed_reply::kind::node_started);
+            EXPECT_EQ(last.what, routed_reply::kind::node_read);
         }
     }
 }

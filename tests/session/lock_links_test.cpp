@@ -163,6 +163,13 @@ TEST_F(lock_links_cluster_test, a_move_off_a_node_whose_link_ended_is_a_failover
     EXPECT_FALSE(again.failed_over) << "counted once";
 }
 
+TEST_F(lock_links_cluster_test, a_home_lost_before_the_lock_hears_it_still_makes_a_failover) {
+    held_on_the_first_master();
+    place.link_lost(index_of(7101));  // a client telling many locks marks each one first
+    read_map(7102);
+    EXPECT_TRUE(renew().failed_over);
+}
+
 TEST_F(lock_links_cluster_test, a_move_off_a_node_still_reached_is_no_failover) {
     held_on_the_first_master();
     read_map(7102);  // the slot moved on: a redirect, not a failover

@@ -229,7 +229,7 @@ TEST_F(lock_traffic_test,
 
 TEST_F(lock_traffic_test, with_the_guard_the_lock_hears_a_fresh_node_started_and_keeps_it_out) {
     set_up(true);
-    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_started);
+    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_read);
     EXPECT_EQ(tell_node_started(core, 0, connection, true, 0), errc::ok);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
     const std::vector<event> events = drain();
@@ -240,7 +240,7 @@ TEST_F(lock_traffic_test, with_the_guard_the_lock_hears_a_fresh_node_started_and
 
 TEST_F(lock_traffic_test, without_the_guard_the_lock_hears_nothing_of_the_node) {
     set_up(true);
-    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_started);
+    ASSERT_EQ(connect(0, 0).what, routed_reply::kind::node_read);
     EXPECT_EQ(tell_node_started(core, 0, connection, false, 0), errc::ok);
     ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
     EXPECT_TRUE(drain().empty());

@@ -9,7 +9,7 @@
 //
 //   calls in    acquire(now, wait, token)   release(now)
 //               on_reply(instance, reply, now)   on_io_error(instance, now)   on_timer(now)
-//               drop_unsent(instance, now)
+//               give_up_unsent(instance, now)
 //   pulls out   has_request(instance) / write_request(instance, buffer)   bytes to send
 //               next_deadline_ms()                                           when to call on_timer
 //               poll_event(event)                                            what happened
@@ -404,7 +404,12 @@ public:
     // by now_ms starts) waits for the next connection too.
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
     // events_pending (nothing was dropped or given up: call again after draining).
-    errc drop_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept;
+    errc give_up_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept;
+    // give_up_unsent's name up to 0.1.0, deprecated.
+    [[deprecated("renamed give_up_unsent")]] errc drop_unsent(std::uint8_t instance,
+                                                              std::int64_t now_ms) noexcept {
+        return give_up_unsent(instance, now_ms);
+    }
 
     // Tells what the caller learned of `instance`'s process on connecting (see "Restarts"):
     // call it after on_io_error() for the old connection and before writing on the new one.

@@ -144,7 +144,7 @@ void asio_connection::pushed(session::routed_reply::kind what, const reply_node*
         owner_.on_switch_master(connection().switched_to());
 }
 
-void asio_connection::node_started() {
+void asio_connection::node_read() {
     if (role_ == connection_role::instance)
         owner_.on_node_read(index_, connection().node(), connection().started());
 }

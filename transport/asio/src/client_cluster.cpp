@@ -84,7 +84,7 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
         defer_events(index);
     }
     // The restart guard: the lock hears the start of the node it writes to first (a link not
-    // yet past its node's reading takes no request: on_node_started tells it then).
+    // yet past its node's reading takes no request: on_node_read tells it then).
     const std::uint8_t node = step.to.node;
     asio_connection& to = make_link(node);
     const errc told = e.place.hear_start(e.core, node, to.connection(), config_.restart_guard, now);

@@ -58,8 +58,11 @@ void client_impl::on_connection_down(std::uint8_t link) {
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
     if (cluster_) cluster_links_->link_ended(true);  // the node may have failed over: ask again
-    for (std::uint32_t index = 0; index < locks_.capacity(); ++index)
+    // Every lock first (a handler below may move one off the link before it hears the end).
+    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         locks_[index].waiting_mask &= ~bit;
+        if (locks_[index].in_use) locks_[index].place.link_lost(link);
+    }
     const bool open = tell_locks_on(link, [&](lock_entry& e, std::uint8_t) {
         if (attempt_running(e.core.state()) && !e.failure)
             e.failure = connections_[link]->last_error();
@@ -72,18 +75,15 @@ void client_impl::on_connection_down(std::uint8_t link) {
 }
 
 // A connection to `link` read its node: a node that may evict keys is reported, and with
-// the restart guard every lock hears the node's start before its requests are written there
-// (the connection holds them until now).
+// the restart guard every lock on the link hears the node's start before its requests are
+// written there (the connection holds them until now).
 void client_impl::on_node_read(std::uint8_t link, const session::node_facts& node,
                                const node_start& start) {
     if (session::warns_of_eviction(config_.eviction, connections_[link]->connection()) &&
         config_.on_warning) {
         config_.on_warning(link, session::eviction_warning(node).view());
     }
-    if (config_.restart_guard) on_node_started(link, start);
-}
-
-void client_impl::on_node_started(std::uint8_t link, const node_start& start) {
+    if (!config_.restart_guard) return;
     tell_locks_on(link, [&](lock_entry& e, std::uint8_t) {
         const errc told = e.place.node_read(e.core, link, start, config_.restart_guard, now_ms());
         // Refused only when the event queue lacks room, and it was just emptied.

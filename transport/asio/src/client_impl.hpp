@@ -133,7 +133,7 @@ private:
                   std::size_t count) override;
     void pushed(session::routed_reply::kind what, const reply_node* nodes,
                 std::size_t count) override;
-    void node_started() override;
+    void node_read() override;
     void became_ready() override;
     void dropped(const session::in_flight& entry) override;
     void ended(const session::connection_end& closed, bool lock_hears) override;
@@ -239,7 +239,6 @@ public:
     void on_connection_ready(std::uint8_t link);
     void on_connection_down(std::uint8_t link);
     void on_node_read(std::uint8_t link, const session::node_facts& node, const node_start& start);
-    void on_node_started(std::uint8_t link, const node_start& start);
     // Calls tell(entry, instance) for each lock with an instance on `link`, once that lock's
     // pending events are delivered, then services the lock. False when a callback closed or
     // reopened the client, which ends the walk (client_connections.cpp).

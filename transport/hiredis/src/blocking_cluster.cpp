@@ -98,7 +98,7 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
         // A node in use keeps its index, so only a connection that cannot be set up (no
         // memory) comes here: the requests fail rather than wait on it.
         note_error(0, failure::of(transport_errc::out_of_memory));
-        return fail_unsent(0);
+        return give_up_unsent(0);
     }
     if (step.moved) tell_moved(writes);
     blocking_connection& l = node_links[k];
@@ -108,21 +108,24 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     }
     if (l.connection().state() == session::connection_state::idle) {
         l.settle(now_ms(), true, &held);
-        if (session::unreachable_now(l.connection(), now_ms())) return fail_unsent(0);
+        if (session::unreachable_now(l.connection(), now_ms())) return give_up_unsent(0);
     }
+    hear_node_start(k);
     write_requests(0, step.to.asking);
 }
 
-// The lock writes on the node `writes` moved it to from now on: it hears the node's start when
-// a connection there read it already (a new connection tells it when it reads it,
-// on_node_read). A move off a node whose connection ended since the lock came to it is a
-// failover (the metrics).
+// The lock writes on the node `writes` moved it to from now on. A move off a node whose
+// connection ended since the lock came to it is a failover (the metrics).
 void lock::impl::tell_moved(const session::lock_writes& writes) {
-    const std::uint8_t k = writes.step.to.node;
     if (writes.failed_over) meter.failed_over();
     note_connected(0);  // told `connected` if the lock had lost its connection with the old node
+}
+
+// Before writing on node k: the lock hears the start its connection read, when it has not yet
+// (it moved there, or the connection is new), as the asio client and the simulator do.
+void lock::impl::hear_node_start(std::uint8_t k) {
     const session::connection& c = node_links[k].connection();
-    if (!c.knows_node()) return;
+    if (place.heard_start(k) || !c.knows_node()) return;
     starts[0] = c.started();
     start_known[0] = true;
     drain_events();
@@ -208,7 +211,7 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
     const bool routed = place.target(links).node != slot_map::no_master;
     if (unread == failure::of(transport_errc::too_many_masters)) {  // no retry helps
         note_error(0, unread);
-        return fail_unsent(0);
+        return give_up_unsent(0);
     }
     if (unread && !routed) return note_error(0, unread);
     if (!routed) no_slot_map();
@@ -252,7 +255,7 @@ void lock::impl::no_slot_map() {
     // A stale map that still names the slot's master routes them: nothing failed.
     if (place.target(links).node != slot_map::no_master) return;
     note_error(0, failure::of(transport_errc::no_slot_map));
-    fail_unsent(0);
+    give_up_unsent(0);
 }
 
 // Fair waiting: the subscriber sits on the slot's master (Redis 7 propagates PUBLISH to every

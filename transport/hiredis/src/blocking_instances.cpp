@@ -33,7 +33,7 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 // much later.
                 l.settle(now_ms(), true, &held);
                 if (session::unreachable_now(l.connection(), now_ms())) {
-                    fail_unsent(i);
+                    give_up_unsent(i);
                     continue;
                 }
             }
@@ -147,7 +147,7 @@ void lock::impl::on_connection_end(std::uint8_t i, const session::connection_end
 
 // Instance i cannot be reached: its queued requests fail now instead of at the round's
 // deadline (session::give_up_unsent).
-void lock::impl::fail_unsent(std::uint8_t i) {
+void lock::impl::give_up_unsent(std::uint8_t i) {
     if (!core.has_request(i)) return;  // the connection's end gave them up already
     note_unsent_renewal(i);
     const errc given_up = session::give_up_unsent(core, i, now_ms());

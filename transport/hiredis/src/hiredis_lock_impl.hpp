@@ -59,7 +59,7 @@ struct lock::impl {
         void answered(const session::in_flight&, const reply_node* nodes, std::size_t) override {
             owner->on_answer(i, nodes[0]);
         }
-        void node_started() override { owner->on_node_read(i); }
+        void node_read() override { owner->on_node_read(i); }
         void dropped(const session::in_flight&) override { ++dropped_count; }
         void ended(const session::connection_end& closed, bool lock_hears) override {
             const std::size_t count = dropped_count;
@@ -89,7 +89,7 @@ struct lock::impl {
                       std::size_t count) override {
             owner->on_node_answer(k, entry, nodes, count);
         }
-        void node_started() override { owner->on_node_read(k); }
+        void node_read() override { owner->on_node_read(k); }
         void dropped(const session::in_flight& entry) override {
             if (entry.owner == map_owner) return owner->links.read_lost(now_ms());
             ++dropped_count;
@@ -240,7 +240,7 @@ struct lock::impl {
     void unsubscribe();
     bool reads_subscriber(bool listen) const { return listen || (fair && subscriber.busy()); }
     void wake_core(std::string_view message);
-    void fail_unsent(std::uint8_t i);
+    void give_up_unsent(std::uint8_t i);
     void note_error(std::uint8_t i, const failure& why, const session::error_text* text = nullptr);
     [[nodiscard]] std::error_code configure(const lock_options& given);
     [[nodiscard]] std::error_code configure_cluster();
@@ -271,6 +271,7 @@ struct lock::impl {
     void on_node_end(std::uint8_t k, const session::connection_end& ended, std::size_t dropped,
                      bool lock_hears);
     void tell_moved(const session::lock_writes& writes);
+    void hear_node_start(std::uint8_t k);
     void no_slot_map();
     [[nodiscard]] bool place_subscriber();
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);

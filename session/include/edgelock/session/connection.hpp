@@ -20,7 +20,7 @@
 //
 // The restart guard: with read_node, a lock traffic connection also reads what the node says of its
 // process (node_facts.hpp) and holds lock requests until the handshake is done; its last
-// reply then comes out as node_started, and the transport tells every lock on this instance
+// reply then comes out as node_read, and the transport tells every lock on this instance
 // (lock::on_node_started(started())) before writing for any of them. A run_id that differs
 // from the last one read from the same host and port is a restart: durable only if the
 // process before was, and counted from that reading at the earliest while it runs. With
@@ -99,7 +99,7 @@ struct routed_reply {
         none,             // the connection's own (handshake), or nothing to deliver
         answer,           // deliver nodes to entry.owner: the answer to its request
         master_switched,  // watch: a sentinel announced a new master (switched_to())
-        node_started,     // read_node: the handshake is done; tell the locks started()
+        node_read,        // read_node: the handshake is done; tell the locks started()
         message,          // subscriber: a published message (parse_pubsub of the nodes)
     };
     kind what = kind::none;
@@ -133,7 +133,7 @@ public:
     const node_address& switched_to() const noexcept { return switched_; }
     std::size_t requests_in_flight() const noexcept { return count_; }
     // read_node: what the node said on the current (or last) connection, and the start the
-    // locks are told, valid from node_started on.
+    // locks are told, valid from node_read on.
     const node_facts& node() const noexcept { return node_; }
     const node_start& started() const noexcept { return started_; }
     // read_node, and the current connection read its node: started() is its process's start.
@@ -160,7 +160,7 @@ public:
     std::size_t on_connected(std::int64_t now, char* out, std::size_t capacity) noexcept;
     // Lock requests may be written: ready, or handshaking with the node itself (they are
     // pipelined behind the handshake, and dropped with it when it fails; never behind a
-    // Sentinel query, which is not the node, nor before the locks heard node_started).
+    // Sentinel query, which is not the node, nor before the locks heard node_read).
     bool accepts_requests() const noexcept {
         return state_ == connection_state::ready ||
                (state_ == connection_state::handshaking && !asking_sentinel_ && !read_node_);

@@ -75,7 +75,7 @@ public:
     }
     // read_node: the handshake read the node (connection().node(), connection().started()); lock
     // requests are written on the connection only after this returns.
-    virtual void node_started() {}
+    virtual void node_read() {}
     // The handshake is done: requests may be written.
     virtual void became_ready() {}
     // A request tracked by the client will never be answered: its connection ended.

@@ -13,7 +13,7 @@
 //   hear_start     the restart guard: the lock hears the start of the node its link k
 //                  reaches once that link's connection read it, once per connection. A lock
 //                  added later, or moved to a node already linked, hears it at its first write
-//   node_read      link k's connection read its node (connection node_started): heard anew
+//   node_read      link k's connection read its node (the connection event node_read): heard anew
 //   answer         a reply to one of the lock's requests: deliver_answer, or under Cluster
 //                  deliver_cluster_answer (MOVED and ASK followed)
 //   link_closed    link k's connection ended: the lock hears it when the link carried its
@@ -78,8 +78,12 @@ public:
     errc answer(lock& core, std::uint8_t k, const reply_node& reply, cluster_links* links,
                 std::int64_t now, failure& last, error_text* text = nullptr) noexcept;
 
-    // Link k's connection `c` ended; `lock_hears`: lock_hears_close() said the lock must hear
-    // it. Returns hear_close's code when the lock heard it, else ok.
+    // Link k's connection ended: the start it read is forgotten, and under Cluster, when k
+    // is the lock's home, a move off it from now on is a failover. A client that tells many
+    // locks calls it for every lock before any hears the end (their handlers may move them).
+    void link_lost(std::uint8_t k) noexcept;
+    // Link k's connection `c` ended (link_lost, then): `lock_hears`: lock_hears_close() said
+    // the lock must hear it. Returns hear_close's code when the lock heard it, else ok.
     errc link_closed(lock& core, std::uint8_t k, const connection& c, bool lock_hears,
                      std::int64_t now) noexcept;
 

@@ -129,7 +129,7 @@ using error_text = fixed_text<error_text_bytes_max>;
 errc deliver_answer(lock& core, std::uint8_t instance, const reply_node& reply, std::int64_t now,
                     failure& last, error_text* text = nullptr) noexcept;
 
-// After the connection's node_started: with the restart guard on, the lock hears when the node's
+// After the connection's node_read: with the restart guard on, the lock hears when the node's
 // process started and whether its data survives a restart (lock::on_node_started); with it
 // off, nothing.
 // Returns ok (always, with the guard off), or invalid_instance when `instance` is not below
@@ -143,7 +143,7 @@ errc tell_node_started(lock& core, std::uint8_t instance, const connection& conn
 errc tell_node_started(lock& core, std::uint8_t instance, const node_start& start,
                        bool restart_guard, std::int64_t now) noexcept;
 
-// After node_started: whether the client's warning hook should hear eviction_warning() of
+// After node_read: whether the client's warning hook should hear eviction_warning() of
 // this node. Returns true when the check is warn and the node may evict keys, false
 // otherwise; refuse is the connection's own (connection_setup::refuse_evicting): such a connection
 // never gets this far.

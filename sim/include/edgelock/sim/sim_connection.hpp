@@ -103,7 +103,7 @@ private:
                   std::size_t count) override;
     void pushed(session::routed_reply::kind what, const reply_node* nodes,
                 std::size_t count) override;
-    void node_started() override;
+    void node_read() override;
     void dropped(const session::in_flight& entry) override;
     void ended(const session::connection_end& closed, bool lock_hears) override;
 

@@ -133,7 +133,7 @@ private:
     void on_answer(std::uint8_t instance, const session::in_flight& entry, const reply_node* nodes,
                    std::size_t count);
     void on_dropped(std::uint8_t instance, const session::in_flight& entry);
-    void on_node_started(std::uint8_t instance);
+    void on_node_read(std::uint8_t k);
     void on_connection_end(std::uint8_t instance);
     // What the subscriber connection of a fair lock delivers.
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
