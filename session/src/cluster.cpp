@@ -23,6 +23,7 @@ struct endpoint {
     std::string_view host;
     std::uint16_t port = 0;
     bool unknown = false;  // "?": no endpoint of the preferred type
+    std::string_view id;   // the node's cluster id, when the reply gives it
 
     bool same(const endpoint& other) const noexcept {
         return host == other.host && port == other.port;
@@ -79,6 +80,9 @@ bool read_node(const reply_node* nodes, std::size_t count, std::size_t i, endpoi
     out.host = host.type == reply_type::nil ? std::string_view() : host.text;
     out.port = static_cast<std::uint16_t>(port.integer);
     out.unknown = out.host == "?";
+    const bool has_id = nodes[i].elements >= 3 && i + 3 < count;
+    out.id = has_id && nodes[i + 3].type == reply_type::bulk_string ? nodes[i + 3].text
+                                                                    : std::string_view();
     next = after(nodes, count, i);
     return next != 0 && out.host.size() <= host_bytes_max;
 }
@@ -88,6 +92,8 @@ struct slot_range {
     std::uint16_t first = 0;
     std::uint16_t last = 0;
     endpoint master;
+    std::size_t replicas_at = 0;  // the index of its first replica's node
+    std::uint32_t replica_count = 0;
 };
 
 bool read_range(const reply_node* nodes, std::size_t count, std::size_t i, slot_range& out,
@@ -97,10 +103,30 @@ bool read_range(const reply_node* nodes, std::size_t count, std::size_t i, slot_
         out.last < out.first) {
         return false;
     }
-    std::size_t replicas = 0;
-    if (!read_node(nodes, count, i + 3, out.master, replicas)) return false;
+    if (!read_node(nodes, count, i + 3, out.master, out.replicas_at)) return false;
+    out.replica_count = nodes[i].elements - 3;
     next = after(nodes, count, i);
     return next != 0;
+}
+
+slots_member member_of(const endpoint& e) noexcept { return {e.host, e.port, e.id, e.unknown}; }
+
+// Every entry of CLUSTER SLOTS, checked; handed to `to` unless it is null.
+bool walk_ranges(const reply_node* nodes, std::size_t count, slots_reader* to) noexcept {
+    if (count == 0 || nodes[0].type != reply_type::array) return false;
+    std::size_t i = 1;
+    for (std::uint32_t e = 0; e < nodes[0].elements; ++e) {
+        slot_range range;
+        if (!read_range(nodes, count, i, range, i)) return false;
+        if (to != nullptr) to->range(range.first, range.last, member_of(range.master));
+        std::size_t r = range.replicas_at;
+        for (std::uint32_t k = 0; k < range.replica_count; ++k) {
+            endpoint replica;
+            if (!read_node(nodes, count, r, replica, r)) return false;
+            if (to != nullptr) to->replica(member_of(replica));
+        }
+    }
+    return i == count;
 }
 
 node_address address_of(const endpoint& e, const node_address& from) noexcept {
@@ -112,6 +138,12 @@ node_address address_of(const endpoint& e, const node_address& from) noexcept {
 }
 
 }  // namespace
+
+errc read_slot_ranges(const reply_node* nodes, std::size_t count, slots_reader& to) noexcept {
+    if (!walk_ranges(nodes, count, nullptr)) return errc::unexpected_reply;
+    (void)walk_ranges(nodes, count, &to);  // checked just above
+    return errc::ok;
+}
 
 redirect parse_redirect(const reply_node& reply, const node_address& from) noexcept {
     redirect r;

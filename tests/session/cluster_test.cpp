@@ -93,6 +93,61 @@ TEST(cluster_slots, refuses_replies_of_another_shape_and_keeps_the_map) {
     EXPECT_FALSE(map.stale());
 }
 
+// What read_slot_ranges() hands over, one line per node: "first-last master host:port id" and
+// "replica host:port id".
+struct ranges_seen final : slots_reader {
+    std::vector<std::string> lines;
+    static std::string text(const slots_member& m) {
+        return std::string(m.host) + ":" + std::to_string(m.port) + " " + std::string(m.id) +
+               (m.unknown ? " unknown" : "");
+    }
+    void range(std::uint16_t first, std::uint16_t last, const slots_member& master) override {
+        lines.push_back(std::to_string(first) + "-" + std::to_string(last) + " master " +
+                        text(master));
+    }
+    void replica(const slots_member& r) override { lines.push_back("replica " + text(r)); }
+};
+
+TEST(cluster_slot_ranges, every_range_with_its_master_and_replicas_and_their_ids) {
+    const parsed reply(three_masters);
+    ranges_seen seen;
+    ASSERT_EQ(read_slot_ranges(reply.nodes.data(), reply.count, seen), errc::ok);
+    ASSERT_EQ(seen.lines.size(), 6u);
+    EXPECT_EQ(seen.lines[0],
+              "0-5460 master 127.0.0.1:7101 44d09086c0aedb19e660c2d154eed24fa5c23402");
+    EXPECT_EQ(seen.lines[1], "replica 127.0.0.1:7104 ed7dbf4eb89bedefa1412f354b3a5e0b25d8bf19");
+    EXPECT_EQ(seen.lines[4],
+              "10923-16383 master 127.0.0.1:7103 "
+              "6820b5e8a89c89f61bc42841db99d188cfda725f");
+}
+
+TEST(cluster_slot_ranges, an_empty_host_and_a_question_mark_are_handed_over_as_written) {
+    const parsed reply(
+        "*2\r\n"
+        "*4\r\n:0\r\n:99\r\n*2\r\n$-1\r\n:7001\r\n*3\r\n$1\r\n?\r\n:7003\r\n$1\r\nr\r\n"
+        "*3\r\n:100\r\n:16383\r\n*3\r\n$1\r\n?\r\n:7002\r\n$2\r\nid\r\n");
+    ranges_seen seen;
+    ASSERT_EQ(read_slot_ranges(reply.nodes.data(), reply.count, seen), errc::ok);
+    EXPECT_EQ(seen.lines,
+              (std::vector<std::string>{"0-99 master :7001 ", "replica ?:7003 r unknown",
+                                        "100-16383 master ?:7002 id unknown"}));
+}
+
+TEST(cluster_slot_ranges, a_reply_of_another_shape_hands_over_nothing) {
+    const std::string good_range = "*3\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:1\r\n";
+    const std::string backwards = "*3\r\n:5\r\n:4\r\n*2\r\n$1\r\nh\r\n:1\r\n";
+    const std::string replica_port_0 =
+        "*4\r\n:0\r\n:1\r\n*2\r\n$1\r\nh\r\n:1\r\n*2\r\n$1\r\nh\r\n:0\r\n";
+    for (const std::string& bad :
+         {std::string("+OK\r\n"), "*2\r\n" + good_range + backwards, "*1\r\n" + replica_port_0}) {
+        const parsed reply(bad);
+        ranges_seen seen;
+        EXPECT_EQ(read_slot_ranges(reply.nodes.data(), reply.count, seen), errc::unexpected_reply)
+            << bad;
+        EXPECT_TRUE(seen.lines.empty()) << "a good first range is not handed over alone: " << bad;
+    }
+}
+
 // A cluster of more masters than one client reaches is told apart (invalid_instances: the
 // clients' too_many_masters) from masters that fit but not beside nodes still in use.
 TEST(cluster_slots, more_masters_than_it_holds_is_a_cluster_too_large_for_one_client) {

@@ -2,6 +2,9 @@
 #include "nodes.hpp"
 
 #include <charconv>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "edgelock/error_code.hpp"
 #include "edgelock/keys.hpp"
@@ -76,43 +79,44 @@ std::string host_of(const std::string& url) {
     return std::string(address.host.view());
 }
 
-// [host, port, id, ...] of CLUSTER SLOTS; a nil or empty host is the answering node's.
-bool read_member(const command_reply& r, const std::string& from_host, cluster_member& m) {
-    if (r.type != reply_type::array || r.elements.size() < 2) return false;
-    const command_reply& host = r.elements[0];
-    const command_reply& port = r.elements[1];
-    if (port.type != reply_type::integer || port.integer < 1 || port.integer > 65535) return false;
-    m.host = host.text.empty() ? from_host : host.text;
-    m.port = static_cast<std::uint16_t>(port.integer);
-    if (r.elements.size() >= 3 && r.elements[2].type == reply_type::bulk_string)
-        m.id = r.elements[2].text;
-    return true;
+// The reply as the RESP reader lays it out: each node, then its elements (views into `r`).
+void flatten(const command_reply& r, std::vector<reply_node>& out) {
+    reply_node n;
+    n.type = r.type;
+    n.integer = r.integer;
+    n.text = r.text;
+    n.elements = static_cast<std::uint32_t>(r.elements.size());
+    out.push_back(n);
+    for (const command_reply& e : r.elements) flatten(e, out);
 }
 
-bool is_slot(const command_reply& r) {
-    return r.type == reply_type::integer && r.integer >= 0 && r.integer < cluster_slots;
-}
+// The ranges of CLUSTER SLOTS, as the clients read them (session::read_slot_ranges); an
+// empty host is the answering node's.
+class range_list final : public session::slots_reader {
+public:
+    range_list(std::string from_host, std::vector<cluster_range>& out)
+        : from_host_(std::move(from_host)), out_(out) {}
+    void range(std::uint16_t first, std::uint16_t last, const session::slots_member& m) override {
+        out_.push_back({first, last, member(m), {}});
+    }
+    void replica(const session::slots_member& m) override {
+        out_.back().replicas.push_back(member(m));
+    }
 
-// CLUSTER SLOTS: entries of [first, last, master, replicas...].
+private:
+    cluster_member member(const session::slots_member& m) const {
+        return {m.host.empty() ? from_host_ : std::string(m.host), m.port, std::string(m.id)};
+    }
+    std::string from_host_;
+    std::vector<cluster_range>& out_;
+};
+
 bool read_slots_reply(const command_reply& r, const std::string& from_host,
                       std::vector<cluster_range>& out) {
-    if (r.type != reply_type::array) return false;
-    for (const command_reply& entry : r.elements) {
-        if (entry.type != reply_type::array || entry.elements.size() < 3) return false;
-        if (!is_slot(entry.elements[0]) || !is_slot(entry.elements[1])) return false;
-        cluster_range range;
-        range.first = static_cast<std::uint16_t>(entry.elements[0].integer);
-        range.last = static_cast<std::uint16_t>(entry.elements[1].integer);
-        if (range.first > range.last) return false;
-        if (!read_member(entry.elements[2], from_host, range.master)) return false;
-        for (std::size_t i = 3; i < entry.elements.size(); ++i) {
-            cluster_member replica;
-            if (!read_member(entry.elements[i], from_host, replica)) return false;
-            range.replicas.push_back(replica);
-        }
-        out.push_back(range);
-    }
-    return true;
+    std::vector<reply_node> nodes;
+    flatten(r, nodes);
+    range_list ranges(from_host, out);
+    return session::read_slot_ranges(nodes.data(), nodes.size(), ranges) == errc::ok;
 }
 
 // The master serving `slot`, or a node that fails to open saying none does.

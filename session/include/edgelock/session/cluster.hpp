@@ -28,6 +28,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "edgelock/errc.hpp"
 #include "edgelock/keys.hpp"
@@ -49,6 +50,34 @@ struct redirect {
 // an endpoint:port, or kind::none (any other reply, a malformed redirect among them, is an
 // answer like any other).
 redirect parse_redirect(const reply_node& reply, const node_address& from) noexcept;
+
+// One node of a CLUSTER SLOTS entry as the reply gives it: its host (empty when the reply
+// leaves it to the node that answered; "?", `unknown`, when the node has no endpoint of the
+// preferred type), port, and cluster id (empty when the reply has none). Views into the reply.
+struct slots_member {
+    std::string_view host;
+    std::uint16_t port = 0;
+    std::string_view id;
+    bool unknown = false;
+};
+
+// What read_slot_ranges() finds, entry by entry: a range of slots with its master, then the
+// range's replicas.
+class slots_reader {
+public:
+    virtual void range(std::uint16_t first, std::uint16_t last, const slots_member& master) = 0;
+    virtual void replica(const slots_member& replica) = 0;
+
+protected:
+    ~slots_reader() = default;
+};
+
+// Reads a CLUSTER SLOTS reply, nodes[0, count), by the rules slot_map::read_slots() reads it
+// (entries [first, last, master, replicas...], each node [host, port, id?, metadata?]) and
+// hands every entry to `to`, for a caller that needs the replicas and ids too (the CLI's
+// admin commands). The whole reply is checked first. Returns ok, or unexpected_reply (then
+// nothing was handed over).
+errc read_slot_ranges(const reply_node* nodes, std::size_t count, slots_reader& to) noexcept;
 
 // The cluster as a client sees it: which node serves each slot, and the nodes it has met (the
 // masters of the slots, the nodes a redirect named, the seeds a caller adds). A node keeps its
