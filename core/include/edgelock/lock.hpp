@@ -405,7 +405,7 @@ public:
     // Returns ok, invalid_instance, invalid_state (unconfigured), invalid_time,
     // events_pending (nothing was dropped or given up: call again after draining).
     errc give_up_unsent(std::uint8_t instance, std::int64_t now_ms) noexcept;
-    // give_up_unsent's name up to 0.1.0, deprecated.
+    // give_up_unsent's name in 0.1.0, deprecated.
     [[deprecated("renamed give_up_unsent")]] errc drop_unsent(std::uint8_t instance,
                                                               std::int64_t now_ms) noexcept {
         return give_up_unsent(instance, now_ms);

@@ -72,8 +72,9 @@ protected:
     ~slots_reader() = default;
 };
 
-// Reads a CLUSTER SLOTS reply, nodes[0, count), by the rules slot_map::read_slots() reads it
-// (entries [first, last, master, replicas...], each node [host, port, id?, metadata?]) and
+// Reads a CLUSTER SLOTS reply, nodes[0, count), with slot_map::read_slots()'s rules for an
+// entry and a node (entries [first, last, master, replicas...], each node [host, port, id?,
+// metadata?]; read_slots() skips the replicas, this checks them as it checks a master) and
 // hands every entry to `to`, for a caller that needs the replicas and ids too (the CLI's
 // admin commands). The whole reply is checked first. Returns ok, or unexpected_reply (then
 // nothing was handed over).

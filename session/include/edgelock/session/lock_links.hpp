@@ -16,9 +16,10 @@
 //   node_read      link k's connection read its node (the connection event node_read): heard anew
 //   answer         a reply to one of the lock's requests: deliver_answer, or under Cluster
 //                  deliver_cluster_answer (MOVED and ASK followed)
-//   link_closed    link k's connection ended: the lock hears it when the link carried its
-//                  traffic (hear_close), and under Cluster its home's end makes the next move a
-//                  failover
+//   link_lost      link k's connection ended: the start it read is forgotten, and under
+//                  Cluster its home's end makes the next move a failover
+//   link_closed    link_lost, and the lock hears the end when the link carried its traffic
+//                  (hear_close)
 //
 // The codes returned are the lock's own (lock_traffic.hpp): a caller that drained the lock's
 // events first gets only ok back (and from answer, error_reply or unexpected_reply).
