@@ -2,7 +2,7 @@
 // contention: how the lock serves many waiters on one name.
 //
 // Starts its own redis-server (tests/support, no persistence: nothing here restarts), then W
-// workers, each a thread with its own connection (a blocking edgelock::hiredis::lock on the
+// workers, each a thread with its own connection (a blocking edgelock::blocking::lock on the
 // same name), loop acquire (wait up to 10 s) -> hold H ms -> release for S seconds. It prints:
 //   acquisitions/s, and its ratio to the ideal 1 / (H + one round trip), the round trip being
 //     the median of PINGs on one connection measured first;
@@ -34,7 +34,7 @@
 #include <thread>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_process.hpp"
 
 namespace {
@@ -110,13 +110,13 @@ double round_trip_us(const edgelock::testing::redis_server& server) {
 // One worker's loop; false when its lock could not be opened or failed other than busy.
 bool work(const std::string& url, const options& o, bool fair, std::int64_t end_us,
           std::vector<acquisition>& out) {
-    edgelock::hiredis::lock_options lo;
+    edgelock::blocking::lock_options lo;
     lo.name = fair ? "bench:contention:fair" : "bench:contention";
     lo.instances = {url};
     lo.ttl_ms = 10'000;
     lo.restart_guard = false;
     lo.fair = fair;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     if (lock.open(lo)) return false;
     while (now_us() < end_us) {
         acquisition a;

@@ -53,7 +53,7 @@
 #include <asio/ip/tcp.hpp>
 #include <asio/steady_timer.hpp>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/entropy.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/keys.hpp"

@@ -10,7 +10,7 @@ set(EDGELOCK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/edgelock)
 set(edgelock_installed edgelock_core edgelock_session edgelock_sim)
 set(edgelock_headers core/include/edgelock session/include/edgelock sim/include/edgelock)
 if(EDGELOCK_BUILD_CLIENTS)
-  list(APPEND edgelock_installed edgelock_transport_common edgelock_hiredis edgelock_asio)
+  list(APPEND edgelock_installed edgelock_transport_common edgelock_blocking edgelock_async)
   list(APPEND edgelock_headers transport/common/include/edgelock transport/hiredis/include/edgelock
     transport/asio/include/edgelock)
 endif()

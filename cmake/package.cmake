@@ -92,11 +92,11 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION "distributed lock client library over Redis 
 edgelock is a distributed lock client for constrained hardware: acquire,
 renewal, release and fencing tokens over one Redis, Redis behind Sentinel, or
 Redlock. Its core is a sans-IO state machine with no exceptions and no heap;
-an Asio client and a blocking hiredis client drive it.
+an asynchronous client (on Asio) and a blocking client drive it.
 .
 This package holds the headers, the static libraries, and the CMake and
 pkg-config files (edgelock-core, edgelock-session, edgelock-transport-common,
-edgelock-asio, edgelock-hiredis, edgelock-sim), and the C API: edgelock.h,
+edgelock-async, edgelock-blocking, edgelock-sim), and the C API: edgelock.h,
 libedgelock-c.a and edgelock-c.pc.")
 
 set(CPACK_DEBIAN_CAPI_PACKAGE_NAME ${EDGELOCK_C_PACKAGE})

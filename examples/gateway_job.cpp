@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "app_store.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 
 namespace {
 

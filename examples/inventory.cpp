@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "app_store.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
 namespace {
 
@@ -43,8 +43,8 @@ struct shop_result {
 
 shop_result run_shop(const std::string& url, bool use_lock) {
     app_store db(url);
-    edgelock::hiredis::lock lock;
-    edgelock::hiredis::lock_options options;
+    edgelock::blocking::lock lock;
+    edgelock::blocking::lock_options options;
     options.name = "sku:42:lock";
     options.instances = {url};
     options.ttl_ms = 5'000;

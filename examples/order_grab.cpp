@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "app_store.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
 namespace {
 
@@ -43,8 +43,8 @@ const std::string fenced_assign =
     "redis.call('HSET', KEYS[1], 'fence', ARGV[1], 'driver', ARGV[2], 'status', 'taken')\n"
     "return 1\n";
 
-edgelock::hiredis::lock_options lock_options(const std::string& url) {
-    edgelock::hiredis::lock_options options;
+edgelock::blocking::lock_options lock_options(const std::string& url) {
+    edgelock::blocking::lock_options options;
     options.name = order + ":lock";
     options.instances = {url};
     options.ttl_ms = 5'000;
@@ -74,7 +74,7 @@ private:
 // One driver's grab, as the seed's OrderService.grab(): read, think, write if still open.
 bool grab(const std::string& url, int driver, bool use_lock, start_line& start) {
     app_store db(url);
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     if (lock.open(lock_options(url))) return false;
     start.wait();
     if (use_lock && lock.try_acquire()) return false;  // busy: another driver is grabbing it
@@ -121,19 +121,19 @@ bool fencing(const std::string& url, bool check_fence) {
     db.command({"HSET", order, "status", "open"});
     const std::string check = check_fence ? "check" : "trust";
 
-    edgelock::hiredis::lock_options a_options = lock_options(url);
+    edgelock::blocking::lock_options a_options = lock_options(url);
     a_options.ttl_ms = 1'000;
     a_options.watchdog = false;  // A is frozen: its renewal thread does not run either
-    edgelock::hiredis::lock a;
-    edgelock::hiredis::hold a_hold;
+    edgelock::blocking::lock a;
+    edgelock::blocking::hold a_hold;
     if (a.open(a_options) || a.acquire(0ms, &a_hold) || !a.held()) return false;
     std::printf(
         "part 2, driver A holds the lock, fence token %lld; A pauses for 1.5 s (lease 1 s)\n",
         static_cast<long long>(a_hold.fence));
     const auto a_wakes = std::chrono::steady_clock::now() + 1500ms;
 
-    edgelock::hiredis::lock b;
-    edgelock::hiredis::hold b_hold;
+    edgelock::blocking::lock b;
+    edgelock::blocking::hold b_hold;
     if (b.open(lock_options(url)) || b.acquire(5s, &b_hold)) return false;
     const long long b_written =
         db.eval(fenced_assign, order, {std::to_string(b_hold.fence), "B", check});

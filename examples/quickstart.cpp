@@ -5,7 +5,7 @@
 //   quickstart [redis://127.0.0.1:6379]
 #include <cstdio>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 
 int main(int argc, char** argv) {
     asio::io_context io{1};

@@ -6,7 +6,7 @@
 #
 # For each architecture, in build-size-<arch>/ (MinSizeRel, no tests, no examples):
 #   core           text/data/bss of libedgelock_core.a (`size -t`, all members)
-#   asio           the same for libedgelock_asio.a, when the asio transport exists: the
+#   asio           the same for libedgelock_async.a, when the asio transport exists: the
 #                  client, TLS included (Asio's SSL stream over OpenSSL)
 #   common         libedgelock_transport_common.a, which both transports link: error codes,
 #                  random tokens and the TLS context (certificate loading, verification,
@@ -94,8 +94,8 @@ for arch in "${archs[@]}"; do
   "${configure[@]}" >/dev/null
   targets=(edgelock_core footprint_min)
   has_asio=false
-  if grep -qx '\.\.\. edgelock_asio' <<<"$(cmake --build "$build" --target help)"; then
-    targets+=(edgelock_asio edgelock_transport_common edgelock_c_shared)
+  if grep -qx '\.\.\. edgelock_async' <<<"$(cmake --build "$build" --target help)"; then
+    targets+=(edgelock_async edgelock_transport_common edgelock_c_shared)
     has_asio=true
   fi
   cmake --build "$build" -j "$jobs" --target "${targets[@]}" >/dev/null
@@ -105,7 +105,7 @@ for arch in "${archs[@]}"; do
   asio_cells="| n/a | n/a | n/a | n/a | n/a | n/a | n/a | n/a"
   if [[ "$has_asio" == true ]]; then
     read -r asio_text asio_data asio_bss < <(sizes_of "${tool_prefix}size" \
-      "$build/transport/asio/libedgelock_asio.a")
+      "$build/transport/asio/libedgelock_async.a")
     read -r common_text _ _ < <(sizes_of "${tool_prefix}size" \
       "$build/transport/common/libedgelock_transport_common.a")
     read -r ssl_text _ _ < <(sizes_of "${tool_prefix}size" "$libssl")

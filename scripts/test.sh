@@ -29,7 +29,7 @@
 #      runs over random schedules and its --jobs comparisons run the same code longer: step 2
 #      runs them), then scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus
 #      (tests/fuzz)
-#   6. build-tsan/ with Clang and TSan: the blocking hiredis client and its tests (its
+#   6. build-tsan/ with Clang and TSan: the blocking client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built, two at a
 #      time (not the conformance and nemesis runs, whose programs are not built there)
 #   7. scripts/cross.sh armhf --quick: the core and the simulator cross-built for 32-bit ARM,
@@ -126,7 +126,7 @@ step "configure build-tsan/ (Clang 14, TSan)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DEDGELOCK_SANITIZE=thread
 
-step "build build-tsan/: the hiredis client's tests"
+step "build build-tsan/: the blocking client's tests"
 hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test redis_redlock_test
   redis_script_cache_test redis_fence_test redis_tls_test redis_metrics_test transport_table_test
   transport_cluster_test)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* edgelock.h: the C API of edgelock's blocking lock client (edgelock/hiredis_lock.hpp), for C
+/* edgelock.h: the C API of edgelock's blocking lock client (edgelock/blocking_lock.hpp), for C
  * programs and for other languages through their C foreign-function interfaces (Python's
  * ctypes, Go's cgo, Rust's bindgen). C99 and C11; no C++ type crosses it.
  *
@@ -7,7 +7,7 @@
  * masters (Redlock, N odd), or the master a set of Sentinels points at: the same deployment
  * settings, the same behaviour and the same guarantees as the C++ client, which does the
  * work underneath (renewal on a helper thread, reconnection, Sentinel failover, fencing,
- * the restart guard, fair waiting). Read hiredis_lock.hpp for the details of each setting.
+ * the restart guard, fair waiting). Read blocking_lock.hpp for the details of each setting.
  *
  * Errors are values: every call that can fail returns an `int`, EDGELOCK_OK (0) or one of the
  * negative EDGELOCK_E_* codes below; edgelock_strerror() names any code and never returns

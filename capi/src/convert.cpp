@@ -125,7 +125,7 @@ int to_c_code(const std::error_code& ec) noexcept {
 }
 
 void default_options(edgelock_options& out) noexcept {
-    const hiredis::lock_options defaults;
+    const blocking::lock_options defaults;
     out.connect_timeout_ms = defaults.connect_timeout_ms;
     out.command_timeout_ms = defaults.command_timeout_ms;
     out.reconnect_delay_min_ms = defaults.reconnect_delay_min_ms;
@@ -164,7 +164,7 @@ int read_options(const edgelock_options* given, edgelock_options& out) noexcept 
     return EDGELOCK_OK;
 }
 
-int to_lock_options(const edgelock_options& given, hiredis::lock_options& out) {
+int to_lock_options(const edgelock_options& given, blocking::lock_options& out) {
     if (int rc = copy_deployment(given, out)) return rc;
     if (given.replicas_to_wait < 0 || given.replicas_to_wait > UINT8_MAX) {
         return EDGELOCK_E_INVALID_CONFIG;

@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "edgelock.h"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 
 namespace edgelock::capi {
@@ -32,7 +32,7 @@ int read_options(const edgelock_options* given, edgelock_options& out) noexcept;
 // The C++ options for the caller's C options, whose struct_size the caller set. Returns
 // EDGELOCK_OK or EDGELOCK_E_INVALID_ARGUMENT / EDGELOCK_E_INVALID_CONFIG (see edgelock_open);
 // allocates, so it may throw std::bad_alloc (the caller catches it).
-int to_lock_options(const edgelock_options& given, hiredis::lock_options& out);
+int to_lock_options(const edgelock_options& given, blocking::lock_options& out);
 
 // The C struct's copy of the counters, field by field.
 void to_c_metrics(const session::lock_metrics& from, edgelock_metrics& out) noexcept;

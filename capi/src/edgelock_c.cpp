@@ -13,7 +13,7 @@
 #include "edgelock.h"
 #include "error_message.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 
 #ifndef EDGELOCK_PROJECT_VERSION
@@ -21,7 +21,7 @@
 #endif
 
 struct edgelock_lock {
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
 };
 
 namespace {
@@ -46,7 +46,7 @@ constexpr bool same_text(const char* a, const char* b) {
 static_assert(same_text(header_version, EDGELOCK_PROJECT_VERSION),
               "edgelock.h's EDGELOCK_VERSION_* differ from CMakeLists.txt's project() version");
 
-void to_c_hold(const edgelock::hiredis::hold& from, edgelock_hold& out) noexcept {
+void to_c_hold(const edgelock::blocking::hold& from, edgelock_hold& out) noexcept {
     out.fence = from.fence;
     out.valid_until_ms = from.valid_until_ms;
     const std::size_t n = std::min(from.token.size(), sizeof out.token - 1);
@@ -56,8 +56,8 @@ void to_c_hold(const edgelock::hiredis::hold& from, edgelock_hold& out) noexcept
 
 // The setting behind open()'s refusal, where the code alone cannot name it; "" otherwise, or
 // when there is no memory left to say it.
-std::string refusal_detail(int rc, const edgelock::hiredis::lock_options& options,
-                           const edgelock::hiredis::lock& lock) noexcept {
+std::string refusal_detail(int rc, const edgelock::blocking::lock_options& options,
+                           const edgelock::blocking::lock& lock) noexcept {
     try {
         if (rc == EDGELOCK_E_INVALID_CONFIG) return edgelock::capi::address_problem(options);
         if (rc == EDGELOCK_E_TLS_FILES) return edgelock::describe(lock.tls_error());
@@ -69,7 +69,7 @@ std::string refusal_detail(int rc, const edgelock::hiredis::lock_options& option
 
 // Everything open() allocates: the lock object and the C++ options' strings.
 int open_lock(const edgelock_options& given, edgelock_lock*& made) {
-    edgelock::hiredis::lock_options options;
+    edgelock::blocking::lock_options options;
     if (int rc = edgelock::capi::to_lock_options(given, options)) return reported(rc);
     made = new edgelock_lock;
     if (int rc = to_c_code(made->lock.open(options))) {
@@ -114,7 +114,7 @@ const char* edgelock_last_error_message(void) noexcept {
 
 const char* edgelock_version(void) noexcept { return EDGELOCK_PROJECT_VERSION; }
 
-int64_t edgelock_now_ms(void) noexcept { return edgelock::hiredis::now_ms(); }
+int64_t edgelock_now_ms(void) noexcept { return edgelock::blocking::now_ms(); }
 
 void edgelock_options_init(edgelock_options* options, size_t struct_size) noexcept {
     if (options == nullptr || struct_size < sizeof options->struct_size) return;
@@ -147,7 +147,7 @@ int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) noexcept {
 
 int edgelock_acquire(edgelock_lock* lock, int64_t wait_ms, edgelock_hold* out) noexcept {
     if (lock == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     // The C++ client takes the wait as it is: out-of-range values are its invalid_wait.
     const int rc = to_c_code(lock->lock.acquire(std::chrono::milliseconds(wait_ms), &hold));
     if (rc == EDGELOCK_OK && out != nullptr) to_c_hold(hold, *out);

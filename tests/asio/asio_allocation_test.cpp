@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
@@ -271,7 +271,7 @@ TEST(asio_allocation, locks_over_a_three_master_cluster_allocate_nothing_either)
     EXPECT_EQ(counted, 0u) << "allocations during 30 x 300 cycles over three masters";
 }
 
-// What asio_client.hpp says a fair lock costs: the first one of a client allocates the
+// What async_client.hpp says a fair lock costs: the first one of a client allocates the
 // subscriber's connection and the channel table (about 73 KiB plus about 410 bytes per lock
 // of locks_max, two channels each: 100,520 bytes with 64 when measured), and nothing is
 // allocated for the next ones.

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/asio_handler_slot.hpp"
 
 namespace {

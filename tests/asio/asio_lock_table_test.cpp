@@ -8,7 +8,7 @@
 #include <string>
 
 #include "asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/assert.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"

@@ -10,7 +10,7 @@
 #include <system_error>
 #include <vector>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 
 namespace edgelock::asio_tests {
 

@@ -69,10 +69,10 @@ TEST(CapiOptions, DefaultsAreTheCppClients) {
     EXPECT_EQ(o.struct_size, sizeof o);
     EXPECT_EQ(o.instances, nullptr);
     EXPECT_EQ(o.on_lost, nullptr);
-    edgelock::hiredis::lock_options converted;
+    edgelock::blocking::lock_options converted;
     converted.ttl_ms = 1;  // overwritten below with the C default
     ASSERT_EQ(edgelock::capi::to_lock_options(o, converted), EDGELOCK_OK);
-    const edgelock::hiredis::lock_options defaults;
+    const edgelock::blocking::lock_options defaults;
     EXPECT_EQ(converted.ttl_ms, defaults.ttl_ms);
     EXPECT_EQ(converted.connect_timeout_ms, defaults.connect_timeout_ms);
     EXPECT_EQ(converted.command_timeout_ms, defaults.command_timeout_ms);
@@ -99,7 +99,7 @@ TEST(CapiOptions, FieldsReachTheCppOptions) {
     o.fencing = 1;
     o.replicas_to_wait = 2;
     o.eviction = EDGELOCK_EVICTION_REFUSE;
-    edgelock::hiredis::lock_options c;
+    edgelock::blocking::lock_options c;
     ASSERT_EQ(edgelock::capi::to_lock_options(o, c), EDGELOCK_OK);
     EXPECT_EQ(c.sentinels, (std::vector<std::string>{sentinels[0], sentinels[1]}));
     EXPECT_TRUE(c.instances.empty());
@@ -116,7 +116,7 @@ TEST(CapiOptions, FieldsReachTheCppOptions) {
 TEST(CapiOptions, OutOfRangeAndNullEntriesAreRefused) {
     edgelock_options o;
     edgelock_options_init(&o, sizeof o);
-    edgelock::hiredis::lock_options c;
+    edgelock::blocking::lock_options c;
     o.replicas_to_wait = 256;
     EXPECT_EQ(edgelock::capi::to_lock_options(o, c), EDGELOCK_E_INVALID_CONFIG);
     o.replicas_to_wait = 0;
@@ -150,7 +150,7 @@ TEST(CapiOptions, StructSizeOfOlderAndNewerCallers) {
     older.ttl_ms = 77;  // beyond what that caller knows: never read
     ASSERT_EQ(edgelock::capi::read_options(&older, read), EDGELOCK_OK);
     EXPECT_EQ(read.struct_size, sizeof read);
-    EXPECT_EQ(read.ttl_ms, edgelock::hiredis::lock_options{}.ttl_ms);
+    EXPECT_EQ(read.ttl_ms, edgelock::blocking::lock_options{}.ttl_ms);
     // Newer: accepted while its unknown fields are zero, refused once one asks for something.
     newer_options newer;
     edgelock_options_init(&newer.known, sizeof newer);

@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/address.hpp"
@@ -29,7 +29,7 @@ edgelock::transport_errc plain_transport_errc() noexcept {
 }  // namespace
 
 int use_or_drop(edgelock::lock& core, edgelock::session::connection& link,
-                edgelock::hiredis::lock& client, char* out, std::size_t capacity) {
+                edgelock::blocking::lock& client, char* out, std::size_t capacity) {
     int used = 0;
     const edgelock::reply_node reply{};
     edgelock::session::node_address address;

@@ -31,7 +31,7 @@
 #include <string>
 #include <thread>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "nemesis_holder_common.hpp"
 
 namespace {
@@ -43,9 +43,9 @@ using edgelock::nemesis::land_delayed_write;
 using edgelock::nemesis::logged_write;
 using edgelock::nemesis::monotonic_us;
 
-edgelock::hiredis::lock_options options_from(const holder_args& args) {
+edgelock::blocking::lock_options options_from(const holder_args& args) {
     const holder_settings settings = edgelock::nemesis::settings_from(args);
-    edgelock::hiredis::lock_options options;
+    edgelock::blocking::lock_options options;
     options.name = settings.name;
     options.instances = settings.instances;
     options.sentinels = settings.sentinels;
@@ -63,7 +63,7 @@ edgelock::hiredis::lock_options options_from(const holder_args& args) {
     options.retry_delay_ms_max = holder_settings::retry_delay_ms_max;
     // What the lock's I/O did, on stderr (the runner keeps it beside the log), for reading
     // a run that went unexpectedly.
-    options.on_event = [](const edgelock::hiredis::lock_event& event) {
+    options.on_event = [](const edgelock::blocking::lock_event& event) {
         std::cerr << monotonic_us() << " event " << static_cast<int>(event.kind) << " instance "
                   << static_cast<long long>(event.instance) << " "
                   << (event.code ? event.code.message() : "ok") << "\n";
@@ -72,7 +72,7 @@ edgelock::hiredis::lock_options options_from(const holder_args& args) {
 }
 
 // Writes while held() says yes, for work_ms. Returns false when the hold was lost.
-bool work(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log,
+bool work(edgelock::blocking::lock& lock, const holder_args& args, event_log& log,
           std::int64_t fence) {
     const std::string id = args.text("id");
     const std::int64_t until_us = monotonic_us() + args.number("work_ms", 500) * 1000;
@@ -89,7 +89,7 @@ bool work(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log
 }
 
 // The gated first write: held() is checked, then the runner freezes us before the write.
-void gated_write(edgelock::hiredis::lock& lock, const holder_args& args, event_log& log,
+void gated_write(edgelock::blocking::lock& lock, const holder_args& args, event_log& log,
                  std::int64_t fence) {
     if (!lock.held()) return;
     std::cout << "checked" << std::endl;
@@ -101,7 +101,7 @@ void gated_write(edgelock::hiredis::lock& lock, const holder_args& args, event_l
 int run(const holder_args& args) {
     event_log log(args.text("log"));
     const std::string id = args.text("id");
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     if (const auto ec = lock.open(options_from(args))) {
         log.line("fail " + id + " " + std::to_string(monotonic_us()) + " open: " + ec.message());
         std::cout << "open-failed " << ec.message() << std::endl;
@@ -110,7 +110,7 @@ int run(const holder_args& args) {
     const auto wait = std::chrono::milliseconds(args.number("acquire_wait_ms", 20'000));
     const std::int64_t holds = args.number("holds", 1);
     for (std::int64_t i = 0; i < holds; ++i) {
-        edgelock::hiredis::hold hold;
+        edgelock::blocking::hold hold;
         if (const auto ec = lock.acquire(wait, &hold)) {
             log.line("fail " + id + " " + std::to_string(monotonic_us()) + " " + ec.message());
             std::cout << "failed " << ec.message() << std::endl;

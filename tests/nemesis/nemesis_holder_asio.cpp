@@ -10,7 +10,7 @@
 #include <iostream>
 #include <string>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "nemesis_holder_common.hpp"
 
 namespace {

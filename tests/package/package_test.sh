@@ -29,7 +29,7 @@
 #     own); `edgelock --version` prints the version
 #   - the consumer project (tests/package/consumer: a program on each client) copied outside
 #     the tree and built against that root twice: with CMake find_package(edgelock), and with
-#     its plain Makefile and `pkg-config --cflags --libs edgelock-hiredis|edgelock-asio`
+#     its plain Makefile and `pkg-config --cflags --libs edgelock-blocking|edgelock-async`
 #     (PKG_CONFIG_SYSROOT_DIR naming the root, as for an SDK's sysroot), and a C program
 #     with `pkg-config --cflags --libs edgelock-c` (the shared library from the root);
 #     all five programs run against a real redis-server (fsynced AOF, so the restart guard
@@ -108,9 +108,9 @@ expect_files() {
     grep -qx "\./$file" <<<"$listing" || fail "$(basename "$deb") has no /$file"
   done
 }
-libraries=(core session sim transport_common asio hiredis)
-pc_names=(edgelock-core edgelock-session edgelock-sim edgelock-transport-common edgelock-asio
-  edgelock-hiredis)
+libraries=(core session sim transport_common async blocking)
+pc_names=(edgelock-core edgelock-session edgelock-sim edgelock-transport-common edgelock-async
+  edgelock-blocking edgelock-asio edgelock-hiredis)  # the last two: former names
 doc=usr/share/doc/edgelock
 systemd_example=(README.md edgelock-nightly.service edgelock-nightly.timer edgelock-nightly.env)
 runtime_files=(usr/bin/edgelock usr/bin/edgelock-sim "$doc/copyright" "$doc/changelog.gz"
@@ -124,6 +124,7 @@ uncompressed=$(dpkg-deb -c "$runtime_deb" | awk '{ print $6 }' |
   grep '^\./usr/share/man/.*[^/]$' | grep -v '\.gz$' || true)
 [[ -z "$uncompressed" ]] || fail "edgelock has uncompressed manual pages: $uncompressed"
 dev_files=(usr/include/edgelock/lock.hpp usr/include/edgelock/session/connection.hpp
+  usr/include/edgelock/async_client.hpp usr/include/edgelock/blocking_lock.hpp
   usr/include/edgelock/asio_client.hpp usr/include/edgelock/hiredis_lock.hpp
   usr/include/edgelock/sim/world.hpp usr/lib/$triplet/cmake/edgelock/edgelockConfig.cmake
   usr/share/doc/libedgelock-dev/copyright usr/share/doc/libedgelock-dev/changelog.gz
@@ -290,16 +291,16 @@ found=$(sed -n 's/^edgelock_DIR:[A-Z]*=//p' "$cmake_build/CMakeCache.txt")
   fail "find_package(edgelock) found '$found', not the unpacked package"
 cmake --build "$cmake_build" -j "$(nproc)" >"$work/cmake-build.log" 2>&1 ||
   { cat "$work/cmake-build.log" >&2; fail "the CMake consumer does not build"; }
-run_consumers "$cmake_build" blocking asio
-checked "CMake consumer, both clients (edgelock_DIR=$found)"
+run_consumers "$cmake_build" blocking asio former_names
+checked "CMake consumer, both clients and their former names (edgelock_DIR=$found)"
 
 # --- the consumers through a Makefile and pkg-config ----------------------------------------
 # The unpacked root as a sysroot, as an SDK's staged packages are (cmake/pkgconfig.cmake).
 export PKG_CONFIG_PATH=$unpacked/usr/lib/$triplet/pkgconfig
 export PKG_CONFIG_SYSROOT_DIR=$unpacked
-cflags=$(pkg-config --cflags edgelock-asio)
+cflags=$(pkg-config --cflags edgelock-async)
 [[ "$cflags" == "-I$unpacked/usr/include "* ]] ||
-  fail "pkg-config --cflags edgelock-asio is '$cflags': not the unpacked headers first"
+  fail "pkg-config --cflags edgelock-async is '$cflags': not the unpacked headers first"
 # edgelock.h needs no other header: hiredis's include directory is the blocking client's.
 c_cflags=$(pkg-config --cflags edgelock-c)
 c_cflags=${c_cflags%"${c_cflags##*[! ]}"}  # pkgconf ends the line with a space
@@ -308,9 +309,9 @@ c_cflags=${c_cflags%"${c_cflags##*[! ]}"}  # pkgconf ends the line with a space
 cp -r "$here/consumer" "$work/make"
 make -C "$work/make" -j "$(nproc)" >"$work/make.log" 2>&1 ||
   { cat "$work/make.log" >&2; fail "the Makefile consumer does not build"; }
-run_consumers "$work/make" blocking asio c
-checked "Makefile consumer, both clients and the C API:" \
-  "pkg-config --libs edgelock-asio = $(pkg-config --libs edgelock-asio);" \
+run_consumers "$work/make" blocking asio c former_names
+checked "Makefile consumer, both clients, their former names and the C API:" \
+  "pkg-config --libs edgelock-async = $(pkg-config --libs edgelock-async);" \
   "pkg-config --libs edgelock-c = $(pkg-config --libs edgelock-c)"
 
 echo "package_test: $arch packages ok"

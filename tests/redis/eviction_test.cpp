@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "redis_test_util.hpp"
@@ -28,7 +28,7 @@ struct warnings {
     std::vector<std::size_t> instances;
 };
 
-edgelock::hiredis::lock_options watched(const redis_server& server, warnings& seen) {
+edgelock::blocking::lock_options watched(const redis_server& server, warnings& seen) {
     auto options = options_for("job", {server.url()}, 2000);
     options.on_warning = [&seen](std::size_t instance, std::string_view line) {
         seen.instances.push_back(instance);
@@ -40,7 +40,7 @@ edgelock::hiredis::lock_options watched(const redis_server& server, warnings& se
 TEST(eviction, a_node_that_may_evict_is_reported_once_per_connection_and_still_used) {
     redis_server server(evicting);
     warnings seen;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(watched(server, seen)));
     const std::error_code acquired = lock.try_acquire();
     ASSERT_FALSE(acquired) << acquired.message();
@@ -59,7 +59,7 @@ TEST(eviction, under_memory_pressure_the_lock_key_is_evicted) {
     redis_server server({"--maxmemory", "4mb", "--maxmemory-policy", "volatile-ttl"});
     edgelock::testing::redis_client admin(server.port());
     warnings seen;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(watched(server, seen)));
     const std::error_code acquired = lock.try_acquire();
     ASSERT_FALSE(acquired) << acquired.message();
@@ -82,7 +82,7 @@ TEST(eviction, refuse_fails_the_connection_with_evicting_node) {
     warnings seen;
     auto options = watched(server, seen);
     options.eviction = eviction_check::refuse;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
     EXPECT_EQ(lock.try_acquire(), edgelock::transport_errc::evicting_node);
     EXPECT_TRUE(seen.lines.empty()) << "refused, not warned";
@@ -95,7 +95,7 @@ TEST(eviction, noeviction_and_no_limit_say_nothing) {
         warnings seen;
         auto options = watched(*server, seen);
         options.eviction = eviction_check::refuse;
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(options));
         EXPECT_FALSE(lock.try_acquire());
         EXPECT_FALSE(lock.release());

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -134,8 +134,8 @@ std::vector<std::string> holds_in_order(redis_client& client) {
 }
 
 // The holder: this process, fair like the waiters, so its release wakes the head of the line.
-std::unique_ptr<edgelock::hiredis::lock> hold_lock(const redis_server& server) {
-    auto holder = std::make_unique<edgelock::hiredis::lock>();
+std::unique_ptr<edgelock::blocking::lock> hold_lock(const redis_server& server) {
+    auto holder = std::make_unique<edgelock::blocking::lock>();
     auto options = options_for(lock_name, {server.url()}, 5000);
     options.fair = true;
     EXPECT_FALSE(holder->open(options));
@@ -176,7 +176,7 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
     waiters.push_back(start_waiter(server, client, "3", 2));
     head.process->kill(SIGKILL);  // its entry stays in line until it expires
 
-    const std::int64_t released_ms = edgelock::hiredis::now_ms();
+    const std::int64_t released_ms = edgelock::blocking::now_ms();
     ASSERT_FALSE(holder->release());  // publishes the dead head's token: nobody answers it
 
     const std::chrono::milliseconds bound(entry_ttl_ms + recheck_ms + liveness_margin_ms);
@@ -198,7 +198,7 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
 // comes back as stale wake-ups on the next wait, which subscribes again and is woken as fast.
 
 // One waiter, woken only by the release: its re-checks and backoff are a minute apart.
-void wait_until_woken(edgelock::hiredis::lock& waiter, edgelock::hiredis::lock& holder,
+void wait_until_woken(edgelock::blocking::lock& waiter, edgelock::blocking::lock& holder,
                       redis_client& client) {
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(20)); });
@@ -219,8 +219,8 @@ TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle
     options.queue_entry_ttl_ms = 130'000;
     options.retry_delay_ms_min = 60'000;
     options.retry_delay_ms_max = 60'000;
-    edgelock::hiredis::lock holder;
-    edgelock::hiredis::lock waiter;
+    edgelock::blocking::lock holder;
+    edgelock::blocking::lock waiter;
     ASSERT_FALSE(holder.open(options));
     ASSERT_FALSE(waiter.open(options));
     ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
@@ -263,7 +263,7 @@ TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_on
     options.retry_delay_ms_min = 8'000;
     options.retry_delay_ms_max = 8'000;
 
-    auto leaving = std::make_unique<edgelock::hiredis::lock>();
+    auto leaving = std::make_unique<edgelock::blocking::lock>();
     ASSERT_FALSE(leaving->open(options));
     std::error_code left = make_error_code(edgelock::errc::ok);
     std::thread leaving_wait([&] {
@@ -273,7 +273,7 @@ TEST(fair_waiting, a_waiter_that_gives_up_and_is_destroyed_leaves_the_line_at_on
     ASSERT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 1; },
                                               std::chrono::seconds(5)));
 
-    edgelock::hiredis::lock behind;
+    edgelock::blocking::lock behind;
     ASSERT_FALSE(behind.open(options));
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = behind.acquire(std::chrono::seconds(10)); });
@@ -304,13 +304,13 @@ TEST(fair_waiting, a_cancelled_waiter_leaves_the_line_at_once) {
     options.recheck_ms = 8'000;
     options.queue_entry_ttl_ms = 20'000;
 
-    edgelock::hiredis::lock cancelled;
+    edgelock::blocking::lock cancelled;
     ASSERT_FALSE(cancelled.open(options));
     std::error_code first = make_error_code(edgelock::errc::ok);
     std::thread first_wait([&] { first = cancelled.acquire(std::chrono::seconds(60)); });
     ASSERT_TRUE(edgelock::testing::eventually([&] { return waiters_in_line(client) == 1; },
                                               std::chrono::seconds(5)));
-    edgelock::hiredis::lock behind;
+    edgelock::blocking::lock behind;
     ASSERT_FALSE(behind.open(options));
     std::error_code second = make_error_code(edgelock::errc::busy);
     std::thread second_wait([&] { second = behind.acquire(std::chrono::seconds(10)); });
@@ -326,7 +326,7 @@ TEST(fair_waiting, a_cancelled_waiter_leaves_the_line_at_once) {
     EXPECT_FALSE(second) << second.message();
     EXPECT_FALSE(behind.release());
 
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     EXPECT_FALSE(cancelled.acquire(std::chrono::seconds(5), &hold)) << "the cancel was taken";
     EXPECT_EQ(hold.token, client.get(lock_name)) << "the hold names the token in the key";
     EXPECT_FALSE(cancelled.release());
@@ -340,7 +340,7 @@ TEST(fair_waiting, a_cancelled_waiter_leaves_the_line_at_once) {
 void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber) {
     redis_client client(server.port());
     auto holder = hold_lock(server);
-    edgelock::hiredis::lock waiter;
+    edgelock::blocking::lock waiter;
     auto options = options_for(lock_name, {server.url()}, 5000);
     options.fair = true;
     options.recheck_ms = recheck_ms;
@@ -362,10 +362,10 @@ void expect_acquired_without_wake_ups(redis_server& server, bool kill_subscriber
         EXPECT_EQ(client.command({"CLIENT", "KILL", "TYPE", "pubsub"}).integer, 1)
             << "the waiter's subscriber";
     }
-    const std::int64_t released_ms = edgelock::hiredis::now_ms();
+    const std::int64_t released_ms = edgelock::blocking::now_ms();
     EXPECT_FALSE(holder->release());
     waiting.join();
-    std::cout << "the waiter took the lock " << edgelock::hiredis::now_ms() - released_ms
+    std::cout << "the waiter took the lock " << edgelock::blocking::now_ms() - released_ms
               << " ms after the release" << std::endl;
     EXPECT_FALSE(result) << result.message();
     EXPECT_TRUE(waiter.held());
@@ -389,7 +389,7 @@ TEST(fair_waiting, a_subscriber_dropped_while_waiting_only_delays_the_waiter) {
 TEST(fair_waiting, behind_sentinel_with_a_password_and_a_db_the_release_wakes_the_waiter) {
     edgelock::testing::sentinel_topology topology({"--requirepass", "pw"}, "pw");
     auto options_of = [&](std::int64_t recheck) {
-        edgelock::hiredis::lock_options options;
+        edgelock::blocking::lock_options options;
         options.name = lock_name;
         options.sentinels = topology.sentinel_urls();
         options.master_name = edgelock::testing::sentinel_topology::master_name;
@@ -403,11 +403,11 @@ TEST(fair_waiting, behind_sentinel_with_a_password_and_a_db_the_release_wakes_th
         options.retry_delay_ms_max = recheck;
         return options;
     };
-    edgelock::hiredis::lock holder;
+    edgelock::blocking::lock holder;
     ASSERT_FALSE(holder.open(options_of(recheck_ms)));
     ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
 
-    edgelock::hiredis::lock waiter;
+    edgelock::blocking::lock waiter;
     ASSERT_FALSE(waiter.open(options_of(60'000)));
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(10)); });

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <thread>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -19,7 +19,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using edgelock::transport_errc;
-using edgelock::hiredis::now_ms;
+using edgelock::blocking::now_ms;
 using edgelock::redis_tests::elapsed_ms;
 using edgelock::redis_tests::options_for;
 using edgelock::testing::eventually;
@@ -35,7 +35,7 @@ using edgelock::testing::tcp_proxy;
 TEST(faults, a_reply_delayed_beyond_the_ttl_is_a_failure_never_a_hold) {
     redis_server server;
     tcp_proxy proxy(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("slow", {proxy.url()}, 400);
     options.attempt_timeout_ms = 400;   // the core waits for the reply as long as the lease lasts
     options.command_timeout_ms = 3000;  // the transport waits longer still
@@ -50,7 +50,7 @@ TEST(faults, a_reply_delayed_beyond_the_ttl_is_a_failure_never_a_hold) {
     EXPECT_FALSE(client.exists("slow")) << "the late SET was deleted again";
 
     proxy.pass();
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     const std::int64_t before = now_ms();
     ASSERT_FALSE(lock.try_acquire(&hold)) << "usable once the network is fast again";
     const std::int64_t after = now_ms();
@@ -63,13 +63,13 @@ TEST(faults, a_reply_delayed_beyond_the_ttl_is_a_failure_never_a_hold) {
 TEST(faults, a_delay_within_the_ttl_still_acquires_with_the_delay_taken_off_the_lease) {
     redis_server server;
     tcp_proxy proxy(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("slowish", {proxy.url()}, 2000);
     options.attempt_timeout_ms = 1000;
     options.command_timeout_ms = 3000;
     ASSERT_FALSE(lock.open(options));
     proxy.delay(100ms);
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     const std::int64_t before = now_ms();
     ASSERT_FALSE(lock.try_acquire(&hold));
     const std::int64_t after = now_ms();
@@ -85,7 +85,7 @@ TEST(faults, a_delay_within_the_ttl_still_acquires_with_the_delay_taken_off_the_
 TEST(faults, a_cleanup_lost_with_a_dropped_connection_is_sent_again_on_the_next) {
     redis_server server;
     tcp_proxy proxy(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("orphan", {proxy.url()}, 20'000);
     options.attempt_timeout_ms = 300;
     options.command_timeout_ms = 5000;
@@ -118,7 +118,7 @@ TEST(faults, a_cleanup_lost_with_a_dropped_connection_is_sent_again_on_the_next)
     EXPECT_TRUE(eventually([&] { return !client.exists("orphan"); }, 5s))
         << "the key would stay " << client.pttl("orphan") << " ms more";
     EXPECT_GT(proxy.connections_accepted(), connections_at_drop) << "deleted over a new connection";
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     EXPECT_FALSE(lock.try_acquire(&hold)) << "the lock works afterwards";
     EXPECT_FALSE(lock.release());
 }
@@ -126,7 +126,7 @@ TEST(faults, a_cleanup_lost_with_a_dropped_connection_is_sent_again_on_the_next)
 // ---- addresses, credentials, URLs ------------------------------------------------------------
 
 TEST(faults, an_unknown_host_is_reported_as_such) {
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("x", {"redis://no-such-host.invalid:6379"})));
     const auto start = std::chrono::steady_clock::now();
     EXPECT_EQ(lock.try_acquire(), transport_errc::unknown_host);
@@ -137,7 +137,7 @@ TEST(faults, an_unknown_host_is_reported_as_such) {
 TEST(faults, a_refused_connection_then_a_server_that_comes_up) {
     redis_server server;
     server.stop();
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("x", {server.url()})));
     EXPECT_EQ(lock.try_acquire(), std::errc::connection_refused);
     EXPECT_EQ(lock.release(), edgelock::errc::not_held);
@@ -154,7 +154,7 @@ TEST(faults, a_wrong_password_or_user_fails_authentication) {
     }
     for (const std::string& url :
          {server.url("wrong"), server.url("lockpass", "nobody"), server.url()}) {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(options_for("x", {url})));
         const std::error_code ec = lock.try_acquire();
         // Without a password, the handshake's PING gets NOAUTH: a password is required.
@@ -163,7 +163,7 @@ TEST(faults, a_wrong_password_or_user_fails_authentication) {
         EXPECT_EQ(ec, expected) << url << ": " << ec.message();
     }
     for (const std::string& url : {server.url("secret"), server.url("lockpass", "locker")}) {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(options_for("x", {url})));
         EXPECT_FALSE(lock.try_acquire()) << url;
         EXPECT_FALSE(lock.release());
@@ -172,7 +172,7 @@ TEST(faults, a_wrong_password_or_user_fails_authentication) {
 
 TEST(faults, the_database_comes_from_the_url) {
     redis_server server;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("in-db-3", {server.url() + "/3"})));
     ASSERT_FALSE(lock.try_acquire());
     redis_client client(server.port());
@@ -181,7 +181,7 @@ TEST(faults, the_database_comes_from_the_url) {
     EXPECT_TRUE(client.exists("in-db-3"));
     EXPECT_FALSE(lock.release());
 
-    edgelock::hiredis::lock out_of_range;
+    edgelock::blocking::lock out_of_range;
     ASSERT_FALSE(out_of_range.open(options_for("x", {server.url() + "/500"})));
     EXPECT_EQ(out_of_range.try_acquire(), transport_errc::select_failed);
 }
@@ -189,11 +189,11 @@ TEST(faults, the_database_comes_from_the_url) {
 TEST(faults, malformed_urls_and_options_are_refused_by_open) {
     for (const char* url : {"http://127.0.0.1:6379", "redis://", "redis://host:0",
                             "redis://host:99999", "redis://host:6379/x", "redis://[::1", ""}) {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         EXPECT_EQ(lock.open(options_for("x", {url})), edgelock::errc::invalid_config) << url;
         EXPECT_EQ(lock.try_acquire(), edgelock::errc::invalid_state) << "never opened";
     }
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     EXPECT_EQ(lock.open(options_for("", {"redis://127.0.0.1:1"})), edgelock::errc::invalid_name);
     EXPECT_EQ(lock.open(options_for("x", {"redis://127.0.0.1:1", "redis://127.0.0.1:2"})),
               edgelock::errc::invalid_instances);
@@ -209,7 +209,7 @@ TEST(faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
     redis_server server;
     redis_client client(server.port());
     client.command({"HSET", "typed", "field", "value"});  // the acquire script's GET: WRONGTYPE
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("typed", {server.url()})));
     EXPECT_EQ(lock.try_acquire(), edgelock::errc::error_reply);
     EXPECT_EQ(lock.instance_error(0), edgelock::errc::error_reply);
@@ -237,7 +237,7 @@ scripted_server::responder bad_then_good(std::atomic<int>& bad_left, scripted_re
 TEST(faults, an_unexpected_reply_type_is_reported_and_the_lock_works_afterwards) {
     std::atomic<int> bad_left{1};
     scripted_server fake(bad_then_good(bad_left, {"*1\r\n$2\r\nno\r\n"}));
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("x", {fake.url()})));
     EXPECT_EQ(lock.try_acquire(), edgelock::errc::unexpected_reply);
     ASSERT_FALSE(lock.try_acquire());
@@ -247,7 +247,7 @@ TEST(faults, an_unexpected_reply_type_is_reported_and_the_lock_works_afterwards)
 TEST(faults, bytes_that_are_not_resp_are_a_protocol_error) {
     std::atomic<int> bad_left{1};
     scripted_server fake(bad_then_good(bad_left, {"?garbage\r\n"}));
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("x", {fake.url()})));
     EXPECT_EQ(lock.try_acquire(), edgelock::errc::protocol_error);
     ASSERT_FALSE(lock.try_acquire());
@@ -257,7 +257,7 @@ TEST(faults, bytes_that_are_not_resp_are_a_protocol_error) {
 TEST(faults, a_server_closing_in_the_middle_of_a_reply) {
     std::atomic<int> bad_left{1};
     scripted_server fake(bad_then_good(bad_left, {":12", true}));
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("x", {fake.url()})));
     EXPECT_EQ(lock.try_acquire(), transport_errc::connection_closed);
     ASSERT_FALSE(lock.try_acquire());
@@ -267,7 +267,7 @@ TEST(faults, a_server_closing_in_the_middle_of_a_reply) {
 TEST(faults, a_reset_in_the_middle_of_a_reply) {
     redis_server server;
     tcp_proxy proxy(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("cut", {proxy.url()})));
     proxy.reset_after(2);  // "$-1\r\n" arrives as "$-", then RST
     const auto start = std::chrono::steady_clock::now();
@@ -283,7 +283,7 @@ TEST(faults, a_reset_in_the_middle_of_a_reply) {
 TEST(faults, a_server_that_never_answers_costs_at_most_the_timeouts) {
     redis_server server;
     tcp_proxy proxy(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("hang", {proxy.url()}, 1000);
     ASSERT_FALSE(lock.open(options));
     proxy.blackhole();

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/testing/redis_client.hpp"
@@ -29,15 +29,15 @@ using edgelock::testing::redis_server;
 
 constexpr const char* fence_key = "{job}:fence";
 
-edgelock::hiredis::lock_options fenced_options(std::vector<std::string> urls) {
+edgelock::blocking::lock_options fenced_options(std::vector<std::string> urls) {
     auto options = options_for("job", std::move(urls), 5000);
     options.fencing = true;
     return options;
 }
 
 // Takes and drops the lock once; returns the fence token the hold carried.
-std::int64_t take_and_drop(edgelock::hiredis::lock& lock) {
-    edgelock::hiredis::hold hold;
+std::int64_t take_and_drop(edgelock::blocking::lock& lock) {
+    edgelock::blocking::hold hold;
     const std::error_code acquired = lock.acquire(2s, &hold);
     EXPECT_FALSE(acquired) << acquired.message();
     EXPECT_FALSE(lock.release());
@@ -48,8 +48,8 @@ TEST(fence, holders_past_2_pow_53_get_distinct_exact_tokens) {
     redis_server server;
     redis_client client(server.port());
     client.set(fence_key, "9007199254740994");  // 2^53 + 2: 2^53 + 3 is no double
-    edgelock::hiredis::lock first;
-    edgelock::hiredis::lock second;
+    edgelock::blocking::lock first;
+    edgelock::blocking::lock second;
     ASSERT_FALSE(first.open(fenced_options({server.url()})));
     ASSERT_FALSE(second.open(fenced_options({server.url()})));
     EXPECT_EQ(take_and_drop(first), 9007199254740995);
@@ -68,9 +68,9 @@ TEST(fence, a_redlock_raise_sets_the_quorums_counters_to_the_exact_maximum) {
     // like no raise at all on a.
     client_a.set(fence_key, "9007199254740991");
     client_b.set(fence_key, "9007199254740992");
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(fenced_options({a.url(), b.url(), down.url()})));
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     ASSERT_FALSE(lock.acquire(2s, &hold));
     EXPECT_EQ(hold.fence, 9007199254740993);
     EXPECT_EQ(client_a.get(fence_key), "9007199254740993");
@@ -82,11 +82,11 @@ TEST(fence, the_last_token_is_2_pow_63_minus_1_then_acquire_fails_with_fence_exh
     redis_server server;
     redis_client client(server.port());
     client.set(fence_key, "9223372036854775806");
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(fenced_options({server.url()})));
     EXPECT_EQ(take_and_drop(lock), 9223372036854775807);
 
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     const std::error_code refused = lock.try_acquire(&hold);
     EXPECT_EQ(refused, edgelock::errc::fence_exhausted) << refused.message();
     EXPECT_FALSE(lock.held());
@@ -118,7 +118,7 @@ TEST(fence, an_acquire_gives_the_counter_the_fence_expiry) {
     redis_client client(server.port());
     client.set(fence_key, "5");  // a counter from before, without expiry
     ASSERT_EQ(fence_pttl(client), -1);
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(fenced_options({server.url()})));
     take_and_drop(lock);
     expect_fresh_expiry(client);
@@ -129,7 +129,7 @@ TEST(fence, a_fair_acquire_gives_the_counter_the_fence_expiry) {
     redis_client client(server.port());
     auto options = fenced_options({server.url()});
     options.fair = true;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
     take_and_drop(lock);
     expect_fresh_expiry(client);
@@ -159,7 +159,7 @@ TEST(fence, a_raise_gives_the_counter_the_fence_expiry_whether_it_moves_it_or_no
 TEST(fence, a_counter_that_expired_restarts_above_every_earlier_token) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(fenced_options({server.url()})));
     std::int64_t highest = 0;
     for (int i = 0; i < 3; ++i) highest = std::max(highest, take_and_drop(lock));

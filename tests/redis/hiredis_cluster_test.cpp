@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
@@ -45,9 +45,9 @@ using namespace std::chrono_literals;
 using edgelock::cluster_slot;
 using edgelock::errc;
 using edgelock::transport_errc;
-using edgelock::hiredis::hold;
-using edgelock::hiredis::lock;
-using edgelock::hiredis::lock_options;
+using edgelock::blocking::hold;
+using edgelock::blocking::lock;
+using edgelock::blocking::lock_options;
 using edgelock::testing::cluster_settings;
 using edgelock::testing::eventually;
 using edgelock::testing::migration;

@@ -21,7 +21,7 @@
 #include <string>
 #include <thread>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/session/address.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "redis_test_util.hpp"
@@ -41,7 +41,7 @@ std::uint16_t port_of(const std::string& url) {
 
 int increment(const std::string& url, const std::string& name, int count, bool locked) {
     redis_client client(port_of(url));
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for(name, {url}, 2000);
     options.retry_delay_ms_min = 1;
     options.retry_delay_ms_max = 10;
@@ -75,7 +75,7 @@ int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
            const std::string& resource) {
     redis_client client(port_of(url));
     std::atomic<bool> callback_seen{false};
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for(name, {url}, ttl_ms);
     options.fencing = true;
     options.on_lost = [&callback_seen](std::error_code) { callback_seen = true; };
@@ -83,7 +83,7 @@ int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
         std::cout << "open failed " << ec.message() << std::endl;
         return 2;
     }
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     if (const auto ec = lock.acquire(std::chrono::seconds(5), &hold)) {
         std::cout << "acquire failed " << ec.message() << std::endl;
         return 3;
@@ -117,7 +117,7 @@ int holder(const std::string& url, const std::string& name, std::int64_t ttl_ms,
 int waiter(const std::string& url, const std::string& name, bool fair, std::int64_t recheck_ms,
            std::int64_t entry_ttl_ms, const std::string& id) {
     redis_client client(port_of(url));
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for(name, {url}, 5000);
     options.fair = fair;
     options.recheck_ms = recheck_ms;
@@ -130,7 +130,7 @@ int waiter(const std::string& url, const std::string& name, bool fair, std::int6
         std::cout << "acquire failed " << ec.message() << std::endl;
         return 3;
     }
-    std::cout << "acquired " << id << " " << edgelock::hiredis::now_ms() << std::endl;
+    std::cout << "acquired " << id << " " << edgelock::blocking::now_ms() << std::endl;
     client.command({"RPUSH", "order", id});
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (const auto ec = lock.release()) {

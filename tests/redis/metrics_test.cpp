@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The blocking client's metrics (hiredis::lock::metrics()) against a real redis-server: what
+// The blocking client's metrics (blocking::lock::metrics()) against a real redis-server: what
 // each call, renewal, loss, release and reconnect adds, the handover gap of a fair lock, and
 // the event hook's timings and lock name.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "redis_test_util.hpp"
@@ -32,8 +32,8 @@ std::uint64_t acquires(const edgelock::session::lock_metrics& m, acquire_outcome
 
 TEST(metrics, each_acquire_is_counted_by_its_outcome_and_each_release_by_its_own) {
     redis_server server;
-    edgelock::hiredis::lock first;
-    edgelock::hiredis::lock second;
+    edgelock::blocking::lock first;
+    edgelock::blocking::lock second;
     ASSERT_FALSE(first.open(options_for("counted", {server.url()}, 5000)));
     ASSERT_FALSE(second.open(options_for("counted", {server.url()}, 5000)));
     EXPECT_EQ(first.metrics().connects, 0u) << "connections are made on demand";
@@ -64,7 +64,7 @@ TEST(metrics, each_acquire_is_counted_by_its_outcome_and_each_release_by_its_own
 TEST(metrics, renewals_a_loss_and_a_reconnect_are_counted) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("renewed", {server.url()}, 300)));
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_TRUE(eventually([&] { return lock.metrics().renewals_ok >= 2; }, 10s));
@@ -98,8 +98,8 @@ TEST(metrics, a_fair_handover_records_its_gap) {
     auto options = options_for("handed", {server.url()}, 5000);
     options.fair = true;
     options.recheck_ms = 5000;  // so the wake-up, not a re-check, hands the lock over
-    edgelock::hiredis::lock holder;
-    edgelock::hiredis::lock waiter;
+    edgelock::blocking::lock holder;
+    edgelock::blocking::lock waiter;
     ASSERT_FALSE(holder.open(options));
     ASSERT_FALSE(waiter.open(options));
     ASSERT_FALSE(holder.try_acquire());
@@ -114,10 +114,10 @@ TEST(metrics, a_fair_handover_records_its_gap) {
         10s));
     // Apart in time from the subscription's "look now", which is no release.
     std::this_thread::sleep_for(100ms);
-    const std::int64_t release_started_ms = edgelock::hiredis::now_ms();
+    const std::int64_t release_started_ms = edgelock::blocking::now_ms();
     ASSERT_FALSE(holder.release());
     waiting.join();
-    const std::int64_t handed_over_ms = edgelock::hiredis::now_ms();
+    const std::int64_t handed_over_ms = edgelock::blocking::now_ms();
     ASSERT_FALSE(waited) << waited.message();
     const edgelock::session::lock_metrics m = waiter.metrics();
     EXPECT_EQ(m.handover_gap.count, 1u);
@@ -137,12 +137,12 @@ TEST(metrics, the_event_hook_carries_the_lock_name_and_elapsed_times) {
         std::lock_guard<std::mutex> guard(mutex);
         seen.push_back(e);
     };
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
     ASSERT_FALSE(lock.try_acquire());
-    const std::int64_t acquired_ms = edgelock::hiredis::now_ms();
+    const std::int64_t acquired_ms = edgelock::blocking::now_ms();
     std::this_thread::sleep_for(20ms);  // a hold of measurable length, not synchronisation
-    const std::int64_t released_ms = edgelock::hiredis::now_ms();
+    const std::int64_t released_ms = edgelock::blocking::now_ms();
     ASSERT_FALSE(lock.release());
     ASSERT_TRUE(eventually(
         [&] {

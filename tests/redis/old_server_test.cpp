@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "../asio/asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis6_front.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -42,8 +42,8 @@ TEST(old_server, the_front_refuses_what_redis_6_does_not_know_and_forwards_the_r
 TEST(old_server, the_blocking_client_locks_with_the_default_settings) {
     redis_server server;  // AOF always: the restart guard counts it at once
     redis6_front front(server.port());
-    edgelock::hiredis::lock lock;
-    edgelock::hiredis::lock_options options =
+    edgelock::blocking::lock lock;
+    edgelock::blocking::lock_options options =
         edgelock::redis_tests::options_for("job", {front.url()}, 5000);
     ASSERT_TRUE(options.restart_guard);
     ASSERT_NE(options.eviction, edgelock::session::eviction_check::off);

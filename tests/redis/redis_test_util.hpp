@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by the integration tests of the hiredis client against real Redis.
+// Helpers shared by the integration tests of the blocking client against real Redis.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 
 namespace edgelock::redis_tests {
@@ -31,9 +31,9 @@ inline long long fenced_write(testing::redis_client& client, const std::string& 
 }
 
 // Options for one lock on the given instance URLs, with short timings for tests.
-inline hiredis::lock_options options_for(std::string name, std::vector<std::string> urls,
-                                         std::int64_t ttl_ms = 1000) {
-    hiredis::lock_options options;
+inline blocking::lock_options options_for(std::string name, std::vector<std::string> urls,
+                                          std::int64_t ttl_ms = 1000) {
+    blocking::lock_options options;
     options.name = std::move(name);
     options.instances = std::move(urls);
     options.ttl_ms = ttl_ms;

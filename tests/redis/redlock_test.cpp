@@ -5,7 +5,7 @@
 
 #include <chrono>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "redis_test_util.hpp"
@@ -32,7 +32,7 @@ TEST(redlock, two_of_five_stopped_still_acquires_and_releases) {
     redis_masters masters(5);
     masters[0].stop();
     masters[3].stop();
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("redlock", masters.urls(), 2000)));
     ASSERT_FALSE(lock.try_acquire());
     EXPECT_TRUE(lock.held());
@@ -46,7 +46,7 @@ TEST(redlock, two_of_five_frozen_still_acquires_without_waiting_for_them) {
     redis_masters masters(5);
     masters[1].freeze();
     masters[2].freeze();
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("redlock", masters.urls(), 2000);
     options.command_timeout_ms = 5000;  // longer than the attempt: only the quorum decides
     ASSERT_FALSE(lock.open(options));
@@ -64,7 +64,7 @@ TEST(redlock, three_of_five_stopped_fails_within_the_wait_and_leaves_no_key) {
     masters[0].stop();
     masters[2].stop();
     masters[4].stop();
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("redlock", masters.urls(), 2000)));
     const auto start = std::chrono::steady_clock::now();
     const std::error_code ec = lock.acquire(1000ms);
@@ -88,11 +88,11 @@ TEST(redlock, fence_tokens_increase_from_holder_to_holder) {
     redis_masters masters(5);
     std::int64_t previous = 0;
     for (int round = 0; round < 5; ++round) {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         auto options = options_for("fenced", masters.urls(), 2000);
         options.fencing = true;
         ASSERT_FALSE(lock.open(options));
-        edgelock::hiredis::hold hold;
+        edgelock::blocking::hold hold;
         ASSERT_FALSE(lock.try_acquire(&hold));
         EXPECT_GT(hold.fence, previous);
         previous = hold.fence;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -37,32 +37,32 @@ std::int64_t default_guard_ms() {
     return edgelock::resolve(config).restart_guard_ms;
 }
 
-edgelock::hiredis::lock_options guarded(std::vector<std::string> urls) {
+edgelock::blocking::lock_options guarded(std::vector<std::string> urls) {
     return options_for("job", std::move(urls), ttl_ms);
 }
 
 TEST(restart_guard, a_fresh_volatile_node_is_refused_until_the_guard_has_passed_then_counts) {
     redis_server server({}, persistence::volatile_);
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(guarded({server.url()})));
-    const std::int64_t before = edgelock::hiredis::now_ms();
+    const std::int64_t before = edgelock::blocking::now_ms();
     EXPECT_EQ(lock.try_acquire(), errc::restart_guard);
     const std::int64_t guard_until = lock.guard_until_ms();
     EXPECT_GE(guard_until, before + ttl_ms) << "counted from a start no earlier than the connect";
-    EXPECT_LE(guard_until, edgelock::hiredis::now_ms() + default_guard_ms());
+    EXPECT_LE(guard_until, edgelock::blocking::now_ms() + default_guard_ms());
     EXPECT_EQ(lock.acquire(100ms), errc::restart_guard) << "a wait short of the guard ends at once";
-    EXPECT_LT(edgelock::hiredis::now_ms(), guard_until);
+    EXPECT_LT(edgelock::blocking::now_ms(), guard_until);
 
     const std::error_code waited = lock.acquire(5s);
     EXPECT_FALSE(waited) << waited.message();
-    EXPECT_GE(edgelock::hiredis::now_ms(), guard_until) << "not a moment before the guard ended";
+    EXPECT_GE(edgelock::blocking::now_ms(), guard_until) << "not a moment before the guard ended";
     EXPECT_TRUE(lock.held());
     EXPECT_FALSE(lock.release());
 }
 
 TEST(restart_guard, a_node_with_aof_always_counts_at_once_and_after_a_restart) {
     redis_server server;  // durable: AOF, appendfsync always
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(guarded({server.url()})));
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_FALSE(lock.release());
@@ -76,7 +76,7 @@ TEST(restart_guard, the_guard_can_be_turned_off) {
     redis_server server({}, persistence::volatile_);
     auto options = guarded({server.url()});
     options.restart_guard = false;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
     EXPECT_FALSE(lock.try_acquire()) << "nothing read, nothing guarded";
     EXPECT_FALSE(lock.release());
@@ -85,7 +85,7 @@ TEST(restart_guard, the_guard_can_be_turned_off) {
 TEST(restart_guard, a_restart_during_a_hold_is_noticed_and_the_hold_lost_with_node_restarted) {
     redis_server server({}, persistence::volatile_);
     std::this_thread::sleep_for(std::chrono::milliseconds(ttl_ms + 100));  // past the first guard
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = guarded({server.url()});
     options.ttl_ms = 6000;              // renewals every 2 s; the guard of a new start is 6 s
     options.restart_guard_ms = ttl_ms;  // but this node's first start counts after 1.5 s
@@ -105,7 +105,7 @@ TEST(restart_guard, redlock_holds_on_the_nodes_that_count_while_one_is_guarded) 
     std::this_thread::sleep_for(3200ms);
     masters[2].restart();  // just started again: kept out, the other two are a quorum
     redis_client fresh(masters[2].port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(guarded(masters.urls())));
     const std::error_code acquired = lock.try_acquire();
     ASSERT_FALSE(acquired) << acquired.message();
@@ -117,7 +117,7 @@ TEST(restart_guard, an_acl_without_config_get_makes_even_an_aof_always_node_wait
     redis_server server;  // durable, but the lock's user may not read appendfsync
     redis_client admin(server.port());
     admin.command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all", "-config"});
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(guarded({server.url("pw", "locker")})));
     EXPECT_EQ(lock.try_acquire(), errc::restart_guard) << "persistence unknown: not durable";
 }
@@ -126,7 +126,7 @@ TEST(restart_guard, an_acl_without_info_fails_every_connection_with_node_info_re
     redis_server server;
     redis_client admin(server.port());
     admin.command({"ACL", "SETUSER", "locker", "on", ">pw", "~*", "+@all", "-info"});
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(guarded({server.url("pw", "locker")})));
     EXPECT_EQ(lock.try_acquire(), edgelock::transport_errc::node_info_refused);
 }

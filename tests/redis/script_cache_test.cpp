@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -30,7 +30,7 @@ long long calls_of(redis_client& client, const std::string& command) {
 long long eval_calls(redis_client& client) { return calls_of(client, "eval"); }
 
 // One acquire and release, then the server's script cache emptied and its counts reset.
-void cycle_then_flush(edgelock::hiredis::lock& lock, redis_client& client) {
+void cycle_then_flush(edgelock::blocking::lock& lock, redis_client& client) {
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_FALSE(lock.release());
     client.command({"SCRIPT", "FLUSH"});
@@ -51,7 +51,7 @@ TEST(script_cache, digests_equal_what_redis_computes) {
 
 TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) {
     redis_server server;
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_FALSE(lock.release());
@@ -75,7 +75,7 @@ TEST(script_cache, a_restarted_server_gets_the_script_text_and_locking_goes_on) 
 TEST(script_cache, after_script_flush_evalsha_falls_back_to_eval) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()})));
     ASSERT_NO_FATAL_FAILURE(cycle_then_flush(lock, client));
     ASSERT_FALSE(lock.try_acquire()) << "same connection, empty cache: the acquire is no script";
@@ -91,8 +91,8 @@ TEST(script_cache, after_script_flush_evalsha_falls_back_to_eval) {
 TEST(script_cache, after_script_flush_a_fenced_acquire_falls_back_to_eval) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
-    edgelock::hiredis::lock_options options = options_for("cache", {server.url()});
+    edgelock::blocking::lock lock;
+    edgelock::blocking::lock_options options = options_for("cache", {server.url()});
     options.fencing = true;
     ASSERT_FALSE(lock.open(options));
     ASSERT_NO_FATAL_FAILURE(cycle_then_flush(lock, client));
@@ -107,9 +107,9 @@ TEST(script_cache, after_script_flush_a_fenced_acquire_falls_back_to_eval) {
 TEST(script_cache, script_flush_during_a_hold_does_not_stop_renewal) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("cache", {server.url()}, 300)));
-    edgelock::hiredis::hold first;
+    edgelock::blocking::hold first;
     ASSERT_FALSE(lock.try_acquire(&first));
     client.command({"SCRIPT", "FLUSH"});
     client.command({"CONFIG", "RESETSTAT"});
@@ -117,7 +117,7 @@ TEST(script_cache, script_flush_during_a_hold_does_not_stop_renewal) {
     const std::int64_t second_lease_over_ms = first.valid_until_ms + 300;
     EXPECT_TRUE(edgelock::testing::eventually(
         [&] {
-            return eval_calls(client) >= 1 && edgelock::hiredis::now_ms() > second_lease_over_ms;
+            return eval_calls(client) >= 1 && edgelock::blocking::now_ms() > second_lease_over_ms;
         },
         5s));
     EXPECT_TRUE(lock.held());

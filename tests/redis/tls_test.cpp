@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/tls_front.hpp"
@@ -36,9 +36,9 @@ using edgelock::testing::tls_front;
 using edgelock::testing::tls_material;
 using edgelock::testing::tls_setup;
 
-edgelock::hiredis::lock_options verified_by(const tls_material& material, const std::string& name,
-                                            std::vector<std::string> urls,
-                                            std::int64_t ttl_ms = 1000) {
+edgelock::blocking::lock_options verified_by(const tls_material& material, const std::string& name,
+                                             std::vector<std::string> urls,
+                                             std::int64_t ttl_ms = 1000) {
     auto options = options_for(name, std::move(urls), ttl_ms);
     options.tls.ca_file = material.ca_file();
     return options;
@@ -54,12 +54,12 @@ TEST(tls, a_lock_is_held_renewed_and_released_over_tls) {
     auto options = verified_by(material, "tls:job", {server.url()}, 600);
     options.fencing = true;
     std::atomic<int> renewals{0};
-    options.on_event = [&](const edgelock::hiredis::lock_event& e) {
-        if (e.kind == edgelock::hiredis::lock_event_kind::renewed) ++renewals;
+    options.on_event = [&](const edgelock::blocking::lock_event& e) {
+        if (e.kind == edgelock::blocking::lock_event_kind::renewed) ++renewals;
     };
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
-    edgelock::hiredis::hold first;
+    edgelock::blocking::hold first;
     ASSERT_FALSE(lock.acquire(1s, &first));
     EXPECT_GT(lock.fence(), 0);
     redis_client admin(server.port(), client_tls::with_client_cert(material));
@@ -68,7 +68,7 @@ TEST(tls, a_lock_is_held_renewed_and_released_over_tls) {
     // first lease long over.
     const std::int64_t first_lease_over_ms = first.valid_until_ms + options.ttl_ms;
     EXPECT_TRUE(eventually(
-        [&] { return renewals >= 3 && edgelock::hiredis::now_ms() > first_lease_over_ms; }, 5s))
+        [&] { return renewals >= 3 && edgelock::blocking::now_ms() > first_lease_over_ms; }, 5s))
         << renewals << " renewals";
     EXPECT_TRUE(lock.held());
     EXPECT_FALSE(lock.lost());
@@ -92,10 +92,10 @@ TEST(tls, a_fair_waiter_subscribes_over_tls_and_is_woken_by_the_release) {
         options.retry_delay_ms_max = recheck;
         return options;
     };
-    edgelock::hiredis::lock holder;
+    edgelock::blocking::lock holder;
     ASSERT_FALSE(holder.open(fair(200)));
     ASSERT_FALSE(holder.try_acquire());
-    edgelock::hiredis::lock waiter;
+    edgelock::blocking::lock waiter;
     ASSERT_FALSE(waiter.open(fair(60'000)));
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(8s); });
@@ -122,12 +122,12 @@ TEST(tls, mutual_tls_shows_the_client_certificate) {
     asks.require_client_cert = true;
     redis_server server(asks);
     auto options = verified_by(material, "tls:mutual", {server.url()}, handshake_ttl_ms);
-    edgelock::hiredis::lock without;
+    edgelock::blocking::lock without;
     ASSERT_FALSE(without.open(options));
     EXPECT_EQ(without.try_acquire(), edgelock::transport_errc::tls_client_certificate_required);
     options.tls.cert_file = material.client_cert();
     options.tls.key_file = material.client_key();
-    edgelock::hiredis::lock with;
+    edgelock::blocking::lock with;
     ASSERT_FALSE(with.open(options));
     EXPECT_FALSE(with.try_acquire());
     EXPECT_FALSE(with.release());
@@ -141,12 +141,12 @@ TEST(tls, only_the_test_switch_skips_verification) {
     wrong_name.presents = tls_setup::certificate::wrong_name;
     redis_server server(wrong_name);
     auto options = verified_by(material, "tls:insecure", {server.url()}, handshake_ttl_ms);
-    edgelock::hiredis::lock verifying;
+    edgelock::blocking::lock verifying;
     ASSERT_FALSE(verifying.open(options));
     EXPECT_EQ(verifying.try_acquire(), edgelock::transport_errc::tls_name_mismatch);
     options.tls.ca_file.clear();
     options.tls.insecure_skip_verification_for_tests_only = true;
-    edgelock::hiredis::lock skipping;
+    edgelock::blocking::lock skipping;
     ASSERT_FALSE(skipping.open(options));
     EXPECT_FALSE(skipping.try_acquire())
         << "neither the name nor the (system store's) trust is checked";
@@ -158,12 +158,12 @@ TEST(tls, files_that_cannot_be_loaded_fail_open) {
     redis_server server(material);
     auto options = verified_by(material, "tls:files", {server.url()});
     options.tls.ca_file = material.dir() + "/no-such-ca.crt";
-    edgelock::hiredis::lock missing_ca;
+    edgelock::blocking::lock missing_ca;
     EXPECT_EQ(missing_ca.open(options), edgelock::transport_errc::tls_files);
     options.tls.ca_file = material.ca_file();
     options.tls.cert_file = material.client_cert();
     options.tls.key_file = material.server_key();  // not the certificate's key
-    edgelock::hiredis::lock mismatched;
+    edgelock::blocking::lock mismatched;
     EXPECT_EQ(mismatched.open(options), edgelock::transport_errc::tls_files);
 }
 
@@ -176,7 +176,7 @@ TEST(tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     options.sentinels = topology.sentinel_urls();
     options.master_name = sentinel_topology::master_name;
     options.connect_timeout_ms = 300;
-    edgelock::hiredis::lock before;
+    edgelock::blocking::lock before;
     ASSERT_FALSE(before.open(options));
     ASSERT_FALSE(before.acquire(1s));
     EXPECT_TRUE(
@@ -186,7 +186,7 @@ TEST(tls, a_tls_sentinel_deployment_is_followed_through_a_failover) {
     topology.primary().freeze();
     const std::uint16_t new_master = topology.wait_for_failover(old_master);
     options.name = "tls:after";
-    edgelock::hiredis::lock after;
+    edgelock::blocking::lock after;
     ASSERT_FALSE(after.open(options));
     const std::error_code got = after.acquire(5s);
     ASSERT_FALSE(got) << got.message();
@@ -220,11 +220,11 @@ void records_without_data_stall_nothing(inject_record inject, const std::string&
     // longer than the tests' 500 ms: the connection made again for that would be counted
     // below as one a record broke.
     options.connect_timeout_ms = 2000;
-    edgelock::hiredis::lock holder;
+    edgelock::blocking::lock holder;
     ASSERT_FALSE(holder.open(options));
     ASSERT_FALSE(holder.acquire(1s));
     options.name = name + ":other";
-    edgelock::hiredis::lock other;
+    edgelock::blocking::lock other;
     ASSERT_FALSE(other.open(options));
     ASSERT_FALSE(other.try_acquire());
     ASSERT_FALSE(other.release());  // its connection stays open, idle from now on

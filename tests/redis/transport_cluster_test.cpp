@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "../asio/asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/async_client.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/testing/redis_client.hpp"
@@ -152,7 +152,7 @@ public:
     }
     std::error_code open(const std::string& seed, const std::string& name,
                          const lock_shape& shape) override {
-        edgelock::hiredis::lock_options options;
+        edgelock::blocking::lock_options options;
         options.name = name;
         options.cluster = {seed};
         options.ttl_ms = shape.ttl_ms;
@@ -196,7 +196,7 @@ public:
 private:
     std::mutex mutex_;  // declared before the lock: its destructor waits for a running on_lost
     std::error_code lost_;
-    edgelock::hiredis::lock lock_;
+    edgelock::blocking::lock lock_;
     std::error_code waited_;
     std::thread waiting_;  // last: joined before the lock goes
 };

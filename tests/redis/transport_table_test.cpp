@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One table of faults, each run through both clients: the asio client
-// (edgelock::async::client) and the blocking client (edgelock::hiredis::lock). Both drive the
+// (edgelock::async::client) and the blocking client (edgelock::blocking::lock). Both drive the
 // same session layer (session/), so for the same fault they must report the same
 // std::error_code: from a single-instance acquire with zero wait, and from the instance's
 // last error (asio client::instance_last_error(0), blocking lock::instance_error(0)).
@@ -40,9 +40,9 @@
 #include <vector>
 
 #include "../asio/asio_test_util.hpp"
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -596,14 +596,14 @@ observed run_asio(const fault_row& row, fault_env& env) {
 // The blocking client, the same steps.
 observed run_blocking(const fault_row& row, fault_env& env) {
     observed seen;
-    edgelock::hiredis::lock_options options =
+    edgelock::blocking::lock_options options =
         edgelock::redis_tests::options_for(lock_name, env.instances, env.ttl_ms);
     options.tls = env.tls;
     if (!env.sentinels.empty()) {
         options.sentinels = env.sentinels;
         options.master_name = master_name;
     }
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     const std::error_code opened = lock.open(options);
     EXPECT_FALSE(opened) << "blocking open: " << describe(opened);
     if (opened) return seen;
@@ -725,10 +725,10 @@ TEST(transport_tls_files, both_clients_name_the_file_they_could_not_load_and_why
         edgelock::async::client_config config = edgelock::asio_tests::config_for(instances);
         config.tls = c.tls;
         EXPECT_EQ(async_client.open(config), transport_errc::tls_files);
-        edgelock::hiredis::lock_options options =
+        edgelock::blocking::lock_options options =
             edgelock::redis_tests::options_for(lock_name, instances);
         options.tls = c.tls;
-        edgelock::hiredis::lock blocking;
+        edgelock::blocking::lock blocking;
         EXPECT_EQ(blocking.open(options), transport_errc::tls_files);
 
         for (const edgelock::tls_load_error* seen :
@@ -858,7 +858,7 @@ class blocking_failover_client final : public failover_client {
 public:
     std::error_code open(sentinel_topology& topology) override {
         for (std::size_t i = 0; i < failover_locks; ++i) {
-            edgelock::hiredis::lock_options options;
+            edgelock::blocking::lock_options options;
             options.name = failover_names[i];
             options.sentinels = topology.sentinel_urls();
             options.master_name = sentinel_topology::master_name;
@@ -897,7 +897,7 @@ public:
         return reported;
     }
     std::int64_t validity_left_ms(failover_lock which) override {
-        return holds_[which].valid_until_ms - edgelock::hiredis::now_ms();
+        return holds_[which].valid_until_ms - edgelock::blocking::now_ms();
     }
     // The helper thread renews meanwhile: only the test's thread waits.
     bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) override {
@@ -907,7 +907,7 @@ public:
     void check_follows(std::uint16_t) override {}
     std::uint64_t failovers_followed() override {
         std::uint64_t followed = 0;
-        for (const edgelock::hiredis::lock& lock : locks_) followed += lock.metrics().failovers;
+        for (const edgelock::blocking::lock& lock : locks_) followed += lock.metrics().failovers;
         return followed;
     }
 
@@ -915,8 +915,8 @@ private:
     // Declared before the locks: their destructors wait for a running on_lost.
     std::mutex mutex_;
     std::array<std::error_code, failover_locks> lost_{};
-    std::array<edgelock::hiredis::hold, failover_locks> holds_{};
-    std::array<edgelock::hiredis::lock, failover_locks> locks_;
+    std::array<edgelock::blocking::hold, failover_locks> holds_{};
+    std::array<edgelock::blocking::lock, failover_locks> locks_;
 };
 
 // What one client did through the failover.

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/child_process.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
@@ -50,9 +50,9 @@ int polls_missing(redis_client& client, const std::string& key,
 TEST(watchdog, a_hold_of_three_ttls_keeps_the_key_alive) {
     redis_server server;
     redis_client client(server.port());
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("job", {server.url()}, ttl_ms)));
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     ASSERT_FALSE(lock.try_acquire(&hold));
 
     EXPECT_EQ(polls_missing(client, "job", std::chrono::milliseconds(3 * ttl_ms + 100)), 0);
@@ -67,14 +67,14 @@ TEST(watchdog, a_hold_of_three_ttls_keeps_the_key_alive) {
 // attempt, the renewals (each extending validity) and the loss after an outside DEL, in that
 // order. The attempt is reported on the acquiring thread, the renewals on the helper's.
 TEST(watchdog, the_event_hook_sees_the_connection_attempt_renewals_and_loss) {
-    using edgelock::hiredis::lock_event;
-    using kind = edgelock::hiredis::lock_event_kind;
+    using edgelock::blocking::lock_event;
+    using kind = edgelock::blocking::lock_event_kind;
     redis_server server;
     redis_client client(server.port());
     std::mutex mutex;
     std::vector<lock_event> seen;
     std::vector<std::thread::id> threads;
-    edgelock::hiredis::lock_options options = options_for("hooked", {server.url()}, ttl_ms);
+    edgelock::blocking::lock_options options = options_for("hooked", {server.url()}, ttl_ms);
     options.on_event = [&](const lock_event& e) {
         std::lock_guard<std::mutex> guard(mutex);
         seen.push_back(e);
@@ -85,9 +85,9 @@ TEST(watchdog, the_event_hook_sees_the_connection_attempt_renewals_and_loss) {
         return std::count_if(seen.begin(), seen.end(),
                              [k](const lock_event& e) { return e.kind == k; });
     };
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options));
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     ASSERT_FALSE(lock.try_acquire(&hold));
     ASSERT_TRUE(eventually([&] { return count(kind::renewed) >= 2; }, 10s));
     client.command({"DEL", "hooked"});
@@ -123,7 +123,7 @@ TEST(watchdog, without_renewal_the_same_hold_loses_its_key) {
     redis_server server;
     redis_client client(server.port());
     std::atomic<int> lost_calls{0};
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     auto options = options_for("job", {server.url()}, ttl_ms);
     options.watchdog = false;
     options.on_lost = [&lost_calls](std::error_code ec) {
@@ -141,14 +141,14 @@ TEST(watchdog, reentrant_holds_need_one_release_each_and_the_destructor_releases
     redis_server server;
     redis_client client(server.port());
     {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(options_for("nested", {server.url()}, ttl_ms)));
         ASSERT_FALSE(lock.try_acquire());
         ASSERT_FALSE(lock.try_acquire()) << "the owner may acquire again";
         ASSERT_FALSE(lock.try_acquire());
         EXPECT_FALSE(lock.release());
         EXPECT_TRUE(client.exists("nested")) << "two holds are left";
-        edgelock::hiredis::lock other;
+        edgelock::blocking::lock other;
         ASSERT_FALSE(other.open(options_for("nested", {server.url()}, ttl_ms)));
         EXPECT_EQ(other.try_acquire(), edgelock::errc::busy);
     }
@@ -179,8 +179,8 @@ struct slow_lost_handler {
     }
 };
 
-edgelock::hiredis::lock_options slow_handler_options(const redis_server& server,
-                                                     slow_lost_handler& handler) {
+edgelock::blocking::lock_options slow_handler_options(const redis_server& server,
+                                                      slow_lost_handler& handler) {
     auto options = options_for("job", {server.url()}, ttl_ms);
     options.on_lost = [&handler](std::error_code ec) { handler(ec); };
     return options;
@@ -191,7 +191,7 @@ TEST(watchdog, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) 
     redis_client client(server.port());
     slow_lost_handler handler;
     {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});  // the first hold is lost to an outside delete
@@ -217,7 +217,7 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
     redis_client client(server.port());
     slow_lost_handler handler;
     {
-        edgelock::hiredis::lock lock;
+        edgelock::blocking::lock lock;
         ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});
@@ -241,7 +241,7 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
 // An on_lost that acquires again, as a job that wants its lock back would: at the first loss
 // it waits until the test lets it go (bounded), then calls acquire(wait) and keeps the result.
 struct reacquiring_handler {
-    edgelock::hiredis::lock* lock = nullptr;
+    edgelock::blocking::lock* lock = nullptr;
     std::chrono::milliseconds wait{0};
     std::mutex mutex;
     std::condition_variable changed;
@@ -275,8 +275,8 @@ struct reacquiring_handler {
 
 // A TTL long enough that a hold left behind by close is still there when the test looks, and
 // renewals often enough that the outside delete is noticed at once.
-edgelock::hiredis::lock_options reacquiring_options(const redis_server& server,
-                                                    reacquiring_handler& handler) {
+edgelock::blocking::lock_options reacquiring_options(const redis_server& server,
+                                                     reacquiring_handler& handler) {
     auto options = options_for("job", {server.url()}, 10'000);
     options.renew_interval_ms = 100;
     options.on_lost = [&handler](std::error_code ec) { handler(ec); };
@@ -285,7 +285,7 @@ edgelock::hiredis::lock_options reacquiring_options(const redis_server& server,
 
 // Destroys `lock` on a thread of its own, returned once the destruction has begun (the
 // thread's first step; the rest runs on).
-std::thread close_on_a_thread(std::unique_ptr<edgelock::hiredis::lock>& lock) {
+std::thread close_on_a_thread(std::unique_ptr<edgelock::blocking::lock>& lock) {
     auto begun = std::make_shared<std::atomic<bool>>(false);
     std::thread closer([&lock, begun] {
         begun->store(true);
@@ -310,7 +310,7 @@ TEST(watchdog, an_acquire_from_on_lost_after_close_began_leaves_nothing_held) {
     redis_server server;
     redis_client client(server.port());
     reacquiring_handler handler;
-    auto lock = std::make_unique<edgelock::hiredis::lock>();
+    auto lock = std::make_unique<edgelock::blocking::lock>();
     handler.lock = lock.get();
     ASSERT_FALSE(lock->open(reacquiring_options(server, handler)));
     ASSERT_FALSE(lock->try_acquire());
@@ -334,13 +334,13 @@ TEST(watchdog, an_acquire_from_on_lost_still_waiting_when_close_begins_leaves_no
         if (e.kind == edgelock::lock_event_kind::attempt && e.code == edgelock::errc::busy)
             ++busy_attempts;
     };
-    auto lock = std::make_unique<edgelock::hiredis::lock>();
+    auto lock = std::make_unique<edgelock::blocking::lock>();
     handler.lock = lock.get();
     ASSERT_FALSE(lock->open(options));
     ASSERT_FALSE(lock->try_acquire());
     client.command({"DEL", "job"});
     ASSERT_TRUE(handler.wait_called()) << "the loss is reported";
-    edgelock::hiredis::lock other;
+    edgelock::blocking::lock other;
     ASSERT_FALSE(other.open(options_for("job", {server.url()}, 10'000)));
     ASSERT_FALSE(other.try_acquire());
     handler.open_gate();
@@ -379,11 +379,11 @@ TEST(watchdog, a_holder_paused_beyond_the_ttl_loses_the_lock_and_its_fenced_writ
     ASSERT_TRUE(eventually([&] { return !client.exists("job"); }, 3s))
         << "the paused holder's key expires";
 
-    edgelock::hiredis::lock second;
+    edgelock::blocking::lock second;
     auto options = options_for("job", {server.url()}, ttl_ms);
     options.fencing = true;
     ASSERT_FALSE(second.open(options));
-    edgelock::hiredis::hold hold;
+    edgelock::blocking::hold hold;
     ASSERT_FALSE(second.acquire(2s, &hold)) << "another process takes the lock";
     EXPECT_GT(hold.fence, first_fence);
     EXPECT_EQ(fenced_write(client, "resource", hold.fence, "second"), 1);

@@ -13,11 +13,11 @@
 #include <system_error>
 #include <vector>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/deployment.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_commands.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_commands.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/limits.hpp"
 #include "edgelock/tls_context.hpp"
@@ -58,8 +58,8 @@ lock_config good_lock() {
 }
 
 // The blocking client's options for the same deployment and lock.
-edgelock::hiredis::lock_options options_of(const deployment& d, const lock_config& lc) {
-    edgelock::hiredis::lock_options options;
+edgelock::blocking::lock_options options_of(const deployment& d, const lock_config& lc) {
+    edgelock::blocking::lock_options options;
     static_cast<deployment&>(options) = d;
     options.name = std::string(lc.name);
     options.ttl_ms = lc.ttl_ms;
@@ -82,7 +82,7 @@ std::error_code asio_verdict(const deployment& d, const lock_config& lc) {
 }
 
 std::error_code blocking_verdict(const deployment& d, const lock_config& lc) {
-    edgelock::hiredis::lock lock;
+    edgelock::blocking::lock lock;
     return lock.open(options_of(d, lc));
 }
 
@@ -298,7 +298,7 @@ TEST(deployment_check, the_command_connection_refuses_what_the_clients_refuse) {
     for (const bad_row& row : bad_rows()) {
         deployment d = good_deployment();
         if (row.where) row.where(d);
-        edgelock::hiredis::command_connection connection;
+        edgelock::blocking::command_connection connection;
         edgelock::validated_deployment parsed;
         edgelock::tls_context tls;
         const std::error_code expected = edgelock::validate(d, parsed, tls);

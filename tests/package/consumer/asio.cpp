@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <system_error>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "check.hpp"
 #include "edgelock/error_code.hpp"
 

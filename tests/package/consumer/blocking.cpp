@@ -12,7 +12,7 @@
 
 #include "check.hpp"
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
 using consumer::expect;
 using consumer::failures;
@@ -22,20 +22,20 @@ int main(int argc, char** argv) {
         std::printf("usage: blocking redis://HOST:PORT\n");
         return 2;
     }
-    edgelock::hiredis::lock_options options;
+    edgelock::blocking::lock_options options;
     options.name = "package-test:blocking";
     options.instances = {argv[1]};
     options.ttl_ms = 5'000;
     options.fencing = true;
 
-    edgelock::hiredis::lock a;
-    edgelock::hiredis::lock b;
+    edgelock::blocking::lock a;
+    edgelock::blocking::lock b;
     std::error_code ec = a.open(options);
     expect(!ec, "open A", ec);
     ec = b.open(options);
     expect(!ec, "open B", ec);
 
-    edgelock::hiredis::hold first;
+    edgelock::blocking::hold first;
     ec = a.acquire(std::chrono::seconds(2), &first);
     expect(!ec, "A acquires", ec);
     ec = b.try_acquire();
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     ec = a.release();
     expect(!ec, "A releases", ec);
 
-    edgelock::hiredis::hold second;
+    edgelock::blocking::hold second;
     ec = b.acquire(std::chrono::seconds(2), &second);
     expect(!ec, "B acquires after A's release", ec);
     expect(second.fence > first.fence, "B's fence token is above A's");

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_commands.hpp"
+#include "edgelock/blocking_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/scripts.hpp"
@@ -24,8 +24,8 @@
 namespace edgelock::cli {
 namespace {
 
-using hiredis::command_connection;
-using hiredis::command_reply;
+using blocking::command_connection;
+using blocking::command_reply;
 
 std::string companion_of(const std::string& name, companion which) {
     std::array<char, key_bytes_max> key{};

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock CLI: `edgelock status` and `edgelock release`, the operators' commands.
 //
-// They read and delete keys directly (hiredis), without an edgelock::hiredis::lock: status
+// They read and delete keys directly (hiredis), without an edgelock::blocking::lock: status
 // must not take the lock, and release deletes on behalf of another owner. Both ask every
 // instance (or the master the sentinels name), each request bounded by --redis-timeout.
 #pragma once

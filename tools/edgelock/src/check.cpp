@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "edgelock/hiredis_commands.hpp"
+#include "edgelock/blocking_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/node_facts.hpp"
@@ -21,8 +21,8 @@
 namespace edgelock::cli {
 namespace {
 
-using hiredis::command_connection;
-using hiredis::command_reply;
+using blocking::command_connection;
+using blocking::command_reply;
 
 // The scenario of nodes evicting keys under memory pressure (maxmemory-policy).
 constexpr const char* eviction_scenario = "S10";

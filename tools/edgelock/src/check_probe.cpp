@@ -10,8 +10,8 @@
 namespace edgelock::cli {
 namespace {
 
-using hiredis::command_connection;
-using hiredis::command_reply;
+using blocking::command_connection;
+using blocking::command_reply;
 
 long long wall_us() {
     timeval now{};

@@ -4,7 +4,7 @@
 #include <cctype>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/session/address.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
@@ -132,7 +132,7 @@ std::string describe(std::error_code ec) {
     return text;
 }
 
-std::string describe(std::error_code ec, const hiredis::lock& lock, std::size_t instance) {
+std::string describe(std::error_code ec, const blocking::lock& lock, std::size_t instance) {
     const std::string text =
         ec == errc::error_reply ? lock.instance_error_text(instance) : std::string();
     return text.empty() ? describe(ec) : describe(ec) + ": " + shown(text);

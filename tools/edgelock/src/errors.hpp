@@ -6,7 +6,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/tls_options.hpp"
 
 namespace edgelock::cli {
@@ -23,7 +23,7 @@ std::string describe(std::error_code ec);
 
 // describe(ec) of instance `instance` of `lock`, with Redis's own text when ec is an error
 // reply: "Redis answered with an error: ERR ..." (escaped as quote.hpp's shown() does).
-std::string describe(std::error_code ec, const hiredis::lock& lock, std::size_t instance);
+std::string describe(std::error_code ec, const blocking::lock& lock, std::size_t instance);
 
 // The TLS options of this process's command, read by describe() for its hints. Called once,
 // from main(), before any command runs.

@@ -71,7 +71,7 @@ struct metrics_snapshot {
 // something changed, and once more when it stops (the state at exit).
 //
 // Why a thread: the lock's on_event runs on the lock's I/O thread, must not block and must not
-// call the lock (hiredis_lock.hpp), yet the counters come from the lock (metrics()). So the
+// call the lock (blocking_lock.hpp), yet the counters come from the lock (metrics()). So the
 // event only raises a flag (notifier()), and this thread, which may wait, reads the lock and
 // writes the file; events that come while it writes are folded into the next write. A write
 // that fails is one line on stderr, once; the command goes on (metrics are not worth a job).

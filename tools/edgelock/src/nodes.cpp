@@ -16,8 +16,8 @@
 
 namespace edgelock::cli {
 
-using hiredis::command_connection;
-using hiredis::command_reply;
+using blocking::command_connection;
+using blocking::command_reply;
 
 std::string describe(const command_failure& f) {
     return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + shown(f.detail);
@@ -227,9 +227,9 @@ std::vector<node> nodes_of(const options& o) {
 std::string master_of_replica(const options& o, std::size_t i) {
     if (i >= o.redis_urls.size()) return "";
     node where = single_node(o, o.redis_urls[i]);
-    hiredis::command_connection c;
+    blocking::command_connection c;
     command_failure f;
-    hiredis::command_reply info;
+    blocking::command_reply info;
     if (!open(c, where, o, f) || c.call({"INFO", "replication"}, info) || error_reply(info, f))
         return "";
     const session::node_facts facts = session::parse_info(info.text);

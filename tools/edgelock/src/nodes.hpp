@@ -2,7 +2,7 @@
 // edgelock CLI: the Redis instances a command asks, and how their failures read.
 //
 // `status`, `release` and `check` ask every --redis instance, or the master the sentinels
-// name (one endpoint, opened through them), over hiredis::command_connection.
+// name (one endpoint, opened through them), over blocking::command_connection.
 //
 // A Redis Cluster (--cluster) is read node by node, each node as a single instance: the
 // admin connection refuses a cluster deployment, and a command about one key needs only the
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "edgelock/deployment.hpp"
-#include "edgelock/hiredis_commands.hpp"
+#include "edgelock/blocking_commands.hpp"
 #include "options.hpp"
 
 namespace edgelock::cli {
@@ -44,15 +44,15 @@ deployment deployment_of(const options& o);
 
 std::string describe(const command_failure& f);
 // True (with `f` filled) when `r` is an error reply.
-bool error_reply(const hiredis::command_reply& r, command_failure& f);
+bool error_reply(const blocking::command_reply& r, command_failure& f);
 std::vector<node> nodes_of(const options& o);
 // Opens a connection to `where` (its address then names the server reached); on failure fills
 // `f`, with what Sentinel said when asked.
-bool open(hiredis::command_connection& c, node& where, const options& o, command_failure& f);
+bool open(blocking::command_connection& c, node& where, const options& o, command_failure& f);
 // The same for a report about the node (`status`, `check`): its address is noted in
 // `r.address` whether the connection was made or not, a failure in `r.problem`.
 template <class Report>
-bool open_for(hiredis::command_connection& c, node& where, const options& o, Report& r) {
+bool open_for(blocking::command_connection& c, node& where, const options& o, Report& r) {
     const bool opened = open(c, where, o, r.problem);
     r.address = where.address;
     return opened;
@@ -90,6 +90,6 @@ std::string master_of_replica(const options& o, std::size_t i);
 
 // A MOVED reply of a cluster node: `where` becomes the node it names. False for any other
 // reply, and when `where` is not a cluster node.
-bool follow_moved(const hiredis::command_reply& r, node& where);
+bool follow_moved(const blocking::command_reply& r, node& where);
 
 }  // namespace edgelock::cli

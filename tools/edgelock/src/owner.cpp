@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "edgelock/hiredis_commands.hpp"
+#include "edgelock/blocking_commands.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "nodes.hpp"
@@ -77,10 +77,10 @@ void describe_holder(const options& o, const std::string& token, std::int64_t fe
                                            std::to_string(fence_ttl_ms),
                                            token};
     for (node where : nodes_of(o)) {
-        hiredis::command_connection c;
+        blocking::command_connection c;
         command_failure ignored;
         if (!open(c, where, o, ignored)) continue;
-        hiredis::command_reply reply;
+        blocking::command_reply reply;
         (void)c.call(args, reply);  // best effort (owner.hpp)
     }
 }

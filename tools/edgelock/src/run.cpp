@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "edgelock/error_code.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/session/reconnect.hpp"
 #include "nodes.hpp"
@@ -42,7 +42,7 @@ extern char** environ;
 namespace edgelock::cli {
 namespace {
 
-using hiredis::now_ms;
+using blocking::now_ms;
 
 constexpr std::int64_t progress_delay_ms = 1'000;  // a quick acquire shows nothing
 constexpr std::int64_t progress_period_ms = 250;
@@ -64,8 +64,8 @@ std::vector<int> inherited;
 int wake_read_fd = -1;
 int wake_write_fd = -1;
 volatile std::sig_atomic_t pending_signal = 0;
-// The lock whose acquire a stopping signal cancels (hiredis::lock::cancel is async-signal-safe).
-std::atomic<hiredis::lock*> cancel_on_signal{nullptr};
+// The lock whose acquire a stopping signal cancels (blocking::lock::cancel is async-signal-safe).
+std::atomic<blocking::lock*> cancel_on_signal{nullptr};
 // The signal edgelock ended by, for main() to raise once every object is destroyed.
 int ending_signal = 0;
 
@@ -83,7 +83,7 @@ void on_signal(int signal) {
 
 void on_stopping_signal(int signal) {
     pending_signal = signal;
-    if (hiredis::lock* waiting = cancel_on_signal.load(); waiting != nullptr) waiting->cancel();
+    if (blocking::lock* waiting = cancel_on_signal.load(); waiting != nullptr) waiting->cancel();
     wake();
 }
 
@@ -227,18 +227,18 @@ class verbose_printer {
 public:
     explicit verbose_printer(const options& o)
         : o_(o), up_(std::max<std::size_t>(o.redis_urls.size(), 1), false) {}
-    void operator()(const hiredis::lock_event& e);
+    void operator()(const blocking::lock_event& e);
 
 private:
-    void connection(const hiredis::lock_event& e);
+    void connection(const blocking::lock_event& e);
     options o_;
     std::vector<bool> up_;  // connected, as told
 };
 
-void verbose_printer::connection(const hiredis::lock_event& e) {
+void verbose_printer::connection(const blocking::lock_event& e) {
     const std::size_t i = std::min(e.instance, up_.size() - 1);
     const std::string node = instance_name(o_, i);
-    if (e.kind == hiredis::lock_event_kind::connected) {
+    if (e.kind == blocking::lock_event_kind::connected) {
         up_[i] = true;
         std::fprintf(stderr, "edgelock: connected to %s\n", node.c_str());
         return;
@@ -250,13 +250,13 @@ void verbose_printer::connection(const hiredis::lock_event& e) {
     up_[i] = false;
 }
 
-void verbose_printer::operator()(const hiredis::lock_event& e) {
+void verbose_printer::operator()(const blocking::lock_event& e) {
     if (verbose_silenced.load()) return;
     const std::string name = quote(o_.name);
     switch (e.kind) {
-        case hiredis::lock_event_kind::connected:
-        case hiredis::lock_event_kind::disconnected: return connection(e);
-        case hiredis::lock_event_kind::attempt:
+        case blocking::lock_event_kind::connected:
+        case blocking::lock_event_kind::disconnected: return connection(e);
+        case blocking::lock_event_kind::attempt:
             if (!e.code) {
                 std::fprintf(stderr, "edgelock: acquired lock %s (valid for %s)\n", name.c_str(),
                              valid_for(e.valid_until_ms).c_str());
@@ -265,18 +265,18 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
                              attempt_failure(o_, e.code).c_str());
             }
             return;
-        case hiredis::lock_event_kind::renewed:
+        case blocking::lock_event_kind::renewed:
             std::fprintf(stderr, "edgelock: renewed lock %s: valid for %s\n", name.c_str(),
                          valid_for(e.valid_until_ms).c_str());
             return;
-        case hiredis::lock_event_kind::renewal_failed:
+        case blocking::lock_event_kind::renewal_failed:
             std::fprintf(stderr,
                          "edgelock: renewal of lock %s failed on %s: %s; valid for another %s\n",
                          name.c_str(), instance_name(o_, e.instance).c_str(),
                          describe(e.code).c_str(), valid_for(e.valid_until_ms).c_str());
             return;
-        case hiredis::lock_event_kind::released: return;  // the command reports it itself
-        case hiredis::lock_event_kind::lost:
+        case blocking::lock_event_kind::released: return;  // the command reports it itself
+        case blocking::lock_event_kind::lost:
             std::fprintf(stderr, "edgelock: lock %s lost: %s\n", name.c_str(),
                          describe(e.code).c_str());
             return;
@@ -285,27 +285,27 @@ void verbose_printer::operator()(const hiredis::lock_event& e) {
 
 // What --metrics-file shows, read on the metrics writer's thread: metrics(), held() and fence()
 // are safe from any thread and never wait for I/O.
-metrics_snapshot snapshot_of(const hiredis::lock& lock) {
+metrics_snapshot snapshot_of(const blocking::lock& lock) {
     return metrics_snapshot{lock.metrics(), lock_state{lock.held(), lock.fence()}};
 }
 
 // -v's lines and --metrics-file's rewrites (`changed`: metrics_writer::notifier()), on the
 // lock's I/O thread: neither blocks nor calls the lock.
-std::function<void(const hiredis::lock_event&)> event_handler(const options& o,
-                                                              std::function<void()> changed) {
+std::function<void(const blocking::lock_event&)> event_handler(const options& o,
+                                                               std::function<void()> changed) {
     if (!o.verbose && !changed) return {};
     std::optional<verbose_printer> printer;
     if (o.verbose) printer.emplace(o);
-    return [printer, changed](const hiredis::lock_event& e) mutable {
+    return [printer, changed](const blocking::lock_event& e) mutable {
         if (printer) (*printer)(e);
         if (changed) changed();
     };
 }
 
 // The lock the parser already checked (run_lock_config), handed to the transport field by field.
-hiredis::lock_options lock_options_for(const options& o, std::function<void()> metrics_changed) {
+blocking::lock_options lock_options_for(const options& o, std::function<void()> metrics_changed) {
     const lock_config config = run_lock_config(o);
-    hiredis::lock_options lo;
+    blocking::lock_options lo;
     static_cast<deployment&>(lo) = deployment_of(o);
     lo.name = o.name;
     lo.ttl_ms = config.ttl_ms;
@@ -341,7 +341,7 @@ hiredis::lock_options lock_options_for(const options& o, std::function<void()> m
 // One Redis (or Sentinel's master) that did not answer in time: a short --ttl gives each
 // attempt little time (a slow connect, a failover under way), which "too few instances
 // answered" would hide.
-std::string single_instance_failure(const hiredis::lock& lock, const options& o,
+std::string single_instance_failure(const blocking::lock& lock, const options& o,
                                     std::error_code ec) {
     const std::error_code cause = ec == errc::no_quorum ? lock.instance_error(0) : ec;
     if (cause) return describe(cause, lock, 0);
@@ -359,7 +359,7 @@ std::string replica_failure(const options& o, std::size_t i) {
 }
 
 // "127.0.0.1:6379: connection refused", one entry per instance that reported an error.
-std::string instance_failures(const hiredis::lock& lock, const options& o, std::error_code ec) {
+std::string instance_failures(const blocking::lock& lock, const options& o, std::error_code ec) {
     if (!o.cluster_urls.empty()) {
         return std::string(cluster_instance) + ": " + single_instance_failure(lock, o, ec);
     }
@@ -398,7 +398,7 @@ std::string node_subject(const options& o, std::size_t i) {
 // client read. Neither the client nor the core can tell a first start from a restart that
 // lost everything (lock.hpp, "Restarts"), and the guard applies to both: "restarted" only when
 // this client saw the node's run_id change.
-std::string guarded_start(const hiredis::lock& lock, const options& o) {
+std::string guarded_start(const blocking::lock& lock, const options& o) {
     const std::size_t count = o.redis_urls.empty() ? 1 : o.redis_urls.size();
     node_start latest;
     std::size_t which = count;
@@ -419,7 +419,7 @@ std::string guarded_start(const hiredis::lock& lock, const options& o) {
 
 // The restart guard keeps a node that restarted without durable data out for a while: when
 // --wait reaches its end, says so (a wait of a whole TTL must not look like a hang) and waits.
-std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+std::error_code wait_out_restart_guard(blocking::lock& lock, const options& o, blocking::hold& hold,
                                        std::int64_t started_ms) {
     const std::int64_t left_ms = o.wait_ms - (now_ms() - started_ms);
     const std::int64_t guard_left_ms = std::max<std::int64_t>(lock.guard_until_ms() - now_ms(), 0);
@@ -441,7 +441,7 @@ std::error_code wait_out_restart_guard(hiredis::lock& lock, const options& o, hi
 // a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once,
 // and so do replicas named by --redis when too many are left for a quorum: unlike one a
 // sentinel named during a failover, such a replica stays one.
-bool outage(const hiredis::lock& lock, const options& o, std::error_code ec) {
+bool outage(const blocking::lock& lock, const options& o, std::error_code ec) {
     std::size_t replicas = 0;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
         if (lock.instance_error(i) == transport_errc::not_master) ++replicas;
@@ -452,7 +452,7 @@ bool outage(const hiredis::lock& lock, const options& o, std::error_code ec) {
 }
 
 // "Redis 127.0.0.1:6379 unreachable (connection refused), retrying", for the progress line.
-std::string outage_reason(const hiredis::lock& lock, const options& o, std::error_code ec) {
+std::string outage_reason(const blocking::lock& lock, const options& o, std::error_code ec) {
     if (o.sentinel_urls.empty() && o.redis_urls.size() == 1) {
         const std::error_code cause = lock.instance_error(0) ? lock.instance_error(0) : ec;
         return "Redis " + display_address(o.redis_urls[0]) + " unreachable (" + describe(cause) +
@@ -480,7 +480,7 @@ int conflict_code(const options& o, int code) {
 }
 
 // The one line a failed acquire prints; returns its exit code.
-int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
+int report_failure(blocking::lock& lock, const options& o, std::error_code ec) {
     if (ec == errc::busy) {
         if (o.wait_ms == 0) {
             std::fprintf(stderr, "edgelock: lock %s is held by another owner (--wait 0)\n",
@@ -512,7 +512,7 @@ int report_failure(hiredis::lock& lock, const options& o, std::error_code ec) {
 // Acquires within --wait: one attempt first, then, while --wait lasts, the client's wait on a
 // held lock, the restart guard's wait, and new attempts after an outage (the client's reconnect
 // delays between them). Returns the last attempt's error, or ok.
-std::error_code acquire_within_wait(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+std::error_code acquire_within_wait(blocking::lock& lock, const options& o, blocking::hold& hold) {
     const std::int64_t started_ms = now_ms();
     const std::int64_t deadline_ms = started_ms + o.wait_ms;
     std::error_code ec = lock.try_acquire(&hold);
@@ -554,7 +554,7 @@ struct acquire_outcome {
 };
 
 // Acquires within --wait, or prints why not.
-acquire_outcome acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold) {
+acquire_outcome acquire(blocking::lock& lock, const options& o, blocking::hold& hold) {
     const std::error_code ec = acquire_within_wait(lock, o, hold);
     if (!ec) return {true, exit_ok};
     if (ec == errc::cancelled || pending_signal != 0)
@@ -614,7 +614,7 @@ std::string lost_why(std::error_code reason) {
 
 // Waits for CMD while the helper thread renews; on a loss, signals CMD, then SIGKILL after
 // --kill-after. Returns CMD's wait status and whether the lock was lost meanwhile.
-int supervise(hiredis::lock& lock, const options& o, pid_t pid, bool& signalled_for_loss) {
+int supervise(blocking::lock& lock, const options& o, pid_t pid, bool& signalled_for_loss) {
     std::int64_t kill_at_ms = 0;
     bool killed = false;
     for (;;) {
@@ -676,7 +676,7 @@ int check_metrics_file(const options& o) {
 // Opens the lock and acquires it within --wait, a stopping signal cancelling the wait (the
 // client then leaves the line). Held, or not held with the code to exit with (after a signal,
 // ending_signal is set and the lock is released). `metrics` starts writing once the lock is open.
-acquire_outcome open_and_acquire(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+acquire_outcome open_and_acquire(blocking::lock& lock, const options& o, blocking::hold& hold,
                                  metrics_writer& metrics) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -708,7 +708,7 @@ acquire_outcome open_and_acquire(hiredis::lock& lock, const options& o, hiredis:
 // signal come, meanwhile. So the lock is looked at again after it, and only a lock still held
 // with no signal pending comes back held: CMD starts, and hold prints, only then. `what`
 // names what the lock was taken for, for the loss's message ("CMD started").
-acquire_outcome take_lock(hiredis::lock& lock, const options& o, hiredis::hold& hold,
+acquire_outcome take_lock(blocking::lock& lock, const options& o, blocking::hold& hold,
                           metrics_writer& metrics, const char* what) {
     const acquire_outcome acquired = open_and_acquire(lock, o, hold, metrics);
     if (!acquired.held) return acquired;
@@ -730,9 +730,9 @@ acquire_outcome take_lock(hiredis::lock& lock, const options& o, hiredis::hold& 
 // write (at every return, after a loss, a signal or CMD's end) reads the lock as the command
 // leaves it.
 struct taken_lock {
-    hiredis::lock lock;
+    blocking::lock lock;
     metrics_writer metrics;
-    hiredis::hold hold;
+    blocking::hold hold;
     acquire_outcome acquired;
     taken_lock(const options& o, const char* what)
         : metrics(o.metrics_file, o.name), acquired(take_lock(lock, o, hold, metrics, what)) {}
@@ -753,7 +753,7 @@ int hold_locked(const options& o) {
     if (const int code = check_metrics_file(o); code != exit_ok) return code;
     taken_lock taken(o, "its lines were printed");
     if (!taken.acquired.held) return taken.acquired.exit_code;
-    hiredis::lock& lock = taken.lock;
+    blocking::lock& lock = taken.lock;
     std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), taken.hold.token.c_str(),
                 static_cast<long long>(taken.hold.fence));
     std::fflush(stdout);
@@ -779,7 +779,7 @@ int run_locked(const options& o) {
     if (const int code = check_metrics_file(o); code != exit_ok) return code;
     taken_lock taken(o, "CMD started");
     if (!taken.acquired.held) return taken.acquired.exit_code;  // CMD never starts without it
-    hiredis::lock& lock = taken.lock;
+    blocking::lock& lock = taken.lock;
 
     install_handlers();
     pid_t pid = -1;

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/assert.hpp"
 #include "edgelock/entropy.hpp"
 #include "edgelock/lock.hpp"

@@ -12,7 +12,7 @@
 #include <system_error>
 #include <vector>
 
-#include "edgelock/asio_client.hpp"
+#include "edgelock/async_client.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/lock_metrics.hpp"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The definition Asio asks for under ASIO_NO_EXCEPTIONS, instantiated here for every
 // exception type Asio 1.22 can raise, so programs that include <asio.hpp> without
-// edgelock/asio_no_exceptions.hpp still link against edgelock::asio.
+// edgelock/asio_no_exceptions.hpp still link against edgelock::async.
 #include "edgelock/asio_no_exceptions.hpp"
 
 #include <asio/execution/bad_executor.hpp>

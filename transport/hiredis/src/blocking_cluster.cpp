@@ -10,7 +10,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 namespace {
 
 using session::slot_map;
@@ -281,4 +281,4 @@ bool lock::impl::place_subscriber() {
     return subscriber_set_up;
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

@@ -11,9 +11,9 @@
 #include <string>
 
 #include "edgelock/assert.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 namespace {
 
 // The handshake: AUTH, SELECT, PING, ROLE and the four scripts fit with room to spare.
@@ -205,4 +205,4 @@ void blocking_connection::close_socket() noexcept {
     read_size_ = 0;
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

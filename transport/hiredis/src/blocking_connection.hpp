@@ -23,7 +23,7 @@
 #include "edgelock/tls_context.hpp"
 #include "tls_channel.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 class blocking_connection final : public session::connection_io {
 public:
@@ -105,4 +105,4 @@ private:
     std::size_t nodes_capacity_ = 0;
 };
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

@@ -7,7 +7,7 @@
 
 #include "edgelock/session/outcome.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 void lock::impl::note_renewal_failed(std::uint8_t i, std::error_code code) {
     meter.renewal_failed();
@@ -160,4 +160,4 @@ void lock::impl::deliver_events(std::unique_lock<std::mutex>& held) {
     held.lock();
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

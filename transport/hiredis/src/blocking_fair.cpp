@@ -5,7 +5,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/session/pubsub.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 // ---- fair waiting: the subscriber connection -----------------------------------------------
 //
@@ -105,4 +105,4 @@ void lock::impl::on_subscriber_end() {
     if (cluster) links.map().mark_stale();
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

@@ -8,7 +8,7 @@
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/reconnect.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 // Writes every queued request: first on the connections already open (so they are on their
 // way before any slow connect), then on the ones that must be made.
@@ -161,4 +161,4 @@ void lock::impl::note_unsent_renewal(std::uint8_t i) {
     note_renewal_failed(i, last_errors[i]);
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

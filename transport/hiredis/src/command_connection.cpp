@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "edgelock/hiredis_commands.hpp"
+#include "edgelock/blocking_commands.hpp"
 
 #include <poll.h>
 
@@ -7,11 +7,11 @@
 #include <new>
 
 #include "blocking_connection.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/session/address.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 namespace {
 
 command_reply copy_reply(const reply_node* nodes, std::size_t& at) {
@@ -138,4 +138,4 @@ std::string command_connection::endpoint() const {
     return std::string(session::format_address(impl_->connection.connection().address()).view());
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

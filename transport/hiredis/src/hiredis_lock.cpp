@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
 #include <poll.h>
 #include <pthread.h>
@@ -24,7 +24,7 @@
 #include "edgelock/session/outcome.hpp"
 #include "edgelock/session/reconnect.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 namespace {
 
 // poll() never sleeps longer than this, so a stuck wait is re-checked against the clock.
@@ -616,4 +616,4 @@ std::string lock::instance_error_text(std::size_t i) const {
     return std::string(impl_->last_error_texts[i].view());
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

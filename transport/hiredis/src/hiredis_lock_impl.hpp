@@ -21,7 +21,7 @@
 #include <system_error>
 
 #include "blocking_connection.hpp"
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 #include "edgelock/lock.hpp"
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/cluster_links.hpp"
@@ -30,7 +30,7 @@
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/session/subscription.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 // The monotonic clock in milliseconds, which every deadline of the lock is on.
 std::int64_t now_ms() noexcept;
@@ -311,4 +311,4 @@ struct lock::impl {
     void finish_cleanups();
 };
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

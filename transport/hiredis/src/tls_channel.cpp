@@ -12,9 +12,9 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "edgelock/hiredis_lock.hpp"
+#include "edgelock/blocking_lock.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 namespace {
 
 int socket_of(BIO* bio) {
@@ -166,4 +166,4 @@ void tls_channel::close() noexcept {
     handshaking_ = false;
 }
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

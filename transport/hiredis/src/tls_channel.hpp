@@ -19,7 +19,7 @@
 #include "edgelock/session/transport_errc.hpp"
 #include "edgelock/tls_context.hpp"
 
-namespace edgelock::hiredis {
+namespace edgelock::blocking {
 
 class tls_channel {
 public:
@@ -62,4 +62,4 @@ private:
     short wanted_ = 0;
 };
 
-}  // namespace edgelock::hiredis
+}  // namespace edgelock::blocking

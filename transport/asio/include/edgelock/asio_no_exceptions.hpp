@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock: Asio without exceptions.
 //
-// edgelock::asio is built with -fno-exceptions and defines ASIO_NO_EXCEPTIONS and
+// edgelock::async is built with -fno-exceptions and defines ASIO_NO_EXCEPTIONS and
 // ASIO_NO_TYPEID for everything that links it. With ASIO_NO_EXCEPTIONS, Asio declares
 //
 //     namespace asio::detail { template <typename Exception> void throw_exception(const
@@ -22,7 +22,7 @@
 #include <asio/detail/throw_exception.hpp>
 
 #if !defined(ASIO_NO_EXCEPTIONS)
-#error "edgelock::asio expects ASIO_NO_EXCEPTIONS (link the edgelock::asio target)"
+#error "edgelock::async expects ASIO_NO_EXCEPTIONS (link the edgelock::async target)"
 #endif
 
 namespace edgelock::detail {

@@ -4,7 +4,7 @@
 // Both clients and the CLI describe where Redis is and how to reach it with this struct:
 // the asio client's client_config and the blocking client's lock_options derive from it
 // (so `config.instances`, `options.command_timeout_ms` and the rest read as before), and the
-// CLI's admin connection (hiredis::command_connection) opens one. validate() is the only
+// CLI's admin connection (blocking::command_connection) opens one. validate() is the only
 // place a deployment is checked, so every client answers the same bad input with the same
 // code; check_lock() is the only check of a lock against the deployment it runs on.
 //
