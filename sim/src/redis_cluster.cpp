@@ -5,6 +5,7 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
+#include "edgelock/sim/key_slot.hpp"
 #include "edgelock/sim/redis_model.hpp"
 #include "edgelock/sim/resp_text.hpp"
 
@@ -102,7 +103,8 @@ void redis_node::set_member_role(std::uint8_t member, int master, bool failed) {
 std::vector<std::string> redis_node::keys_in_slot(std::uint16_t slot, std::int64_t wall_ms) const {
     std::vector<std::string> keys;
     for (const redis_entry& e : data_) {
-        if (cluster_slot(e.key) == slot && peek(e.key, wall_ms) != nullptr) keys.push_back(e.key);
+        if (server_key_slot(e.key) == slot && peek(e.key, wall_ms) != nullptr)
+            keys.push_back(e.key);
     }
     return keys;
 }
@@ -126,10 +128,10 @@ bool redis_node::cluster_refuses(bool asking, const request_view& r, std::int64_
                                  std::string& reply) const {
     const request_keys keys = keys_of(r);
     if (keys.count == 0) return false;
-    const std::uint16_t slot = cluster_slot(keys.first[0]);
+    const std::uint16_t slot = server_key_slot(keys.first[0]);
     bool multiple_keys = false;
     for (std::size_t i = 1; i < keys.count; ++i) {
-        if (cluster_slot(keys.first[i]) != slot) {
+        if (server_key_slot(keys.first[i]) != slot) {
             append_error(reply, "CROSSSLOT Keys in request don't hash to the same slot");
             return true;
         }

@@ -2,6 +2,7 @@
 #include "edgelock/sim/redis_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 #include <initializer_list>
@@ -10,11 +11,11 @@
 
 #include "edgelock/assert.hpp"
 #include "edgelock/limits.hpp"
-#include "edgelock/resp_reader.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/sim/addresses.hpp"
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/resp_text.hpp"
+#include "edgelock/sim/script_digest.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -22,7 +23,24 @@ namespace {
 constexpr std::int64_t fsync_interval_us = 1'000'000;
 constexpr std::string_view noscript_reply = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
 
-std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
+// The model's own digest of each script it knows (script_digest.hpp), not the one the client
+// carries (script::digest): computed once, on first use, for every thread.
+std::string_view digest_of(const script& s) {
+    static const std::array<std::array<char, 40>, 6> digests = {
+        server_script_digest(acquire_script.text),
+        server_script_digest(raise_script.text),
+        server_script_digest(renew_script.text),
+        server_script_digest(release_script.text),
+        server_script_digest(fair_acquire_script.text),
+        server_script_digest(fair_release_script.text)};
+    const std::array<const script*, 6> known = {&acquire_script,      &raise_script,
+                                                &renew_script,        &release_script,
+                                                &fair_acquire_script, &fair_release_script};
+    for (std::size_t i = 0; i < known.size(); ++i) {
+        if (known[i] == &s) return {digests[i].data(), digests[i].size()};
+    }
+    return {};
+}
 
 char upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; }
 
@@ -82,29 +100,55 @@ const char* to_string(script_id id) noexcept {
     }
 }
 
-bool parse_request(const char* data, std::size_t size, request_view& out) noexcept {
-    std::array<reply_node, request_args_max + 1> nodes{};
-    const parse_result parsed = parse_reply(data, size, nodes.data(), nodes.size());
-    if (parsed.code != errc::ok || parsed.consumed != size) return false;
-    if (nodes[0].type != reply_type::array || nodes[0].elements == 0) return false;
-    if (nodes[0].elements > request_args_max || parsed.nodes != nodes[0].elements + 1) return false;
-    out.count = nodes[0].elements;
-    for (std::size_t i = 0; i < out.count; ++i) {
-        if (nodes[i + 1].type != reply_type::bulk_string) return false;
-        out.args[i] = nodes[i + 1].text;
-    }
+namespace {
+
+// "<kind><decimal>\r\n" at `at`: its number, and `at` moved past the line.
+bool read_header(std::string_view bytes, std::size_t& at, char kind, std::int64_t& value) noexcept {
+    if (at >= bytes.size() || bytes[at] != kind) return false;
+    const std::size_t end = bytes.find("\r\n", at + 1);
+    if (end == std::string_view::npos) return false;
+    if (!parse_integer(bytes.substr(at + 1, end - at - 1), value)) return false;
+    at = end + 2;
     return true;
 }
 
+// One request at the start of `bytes`, read as Redis reads a client's multibulk ("*<n>\r\n",
+// then n times "$<length>\r\n<bytes>\r\n") with the model's own code, not the client's RESP
+// reader, so a client's framing bug meets a model that disagrees with it: the bytes it took,
+// or 0 when they do not start with one whole request of 1 to request_args_max arguments.
+std::size_t read_multibulk(std::string_view bytes, request_view* out) noexcept {
+    std::size_t at = 0;
+    std::int64_t count = 0;
+    if (!read_header(bytes, at, '*', count) || count < 1 ||
+        count > static_cast<std::int64_t>(request_args_max)) {
+        return 0;
+    }
+    for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {
+        std::int64_t length = 0;
+        if (!read_header(bytes, at, '$', length) || length < 0) return 0;
+        const auto size = static_cast<std::size_t>(length);
+        if (bytes.size() - at < size + 2 || bytes.substr(at + size, 2) != "\r\n") return 0;
+        if (out != nullptr) out->args[i] = bytes.substr(at, size);
+        at += size + 2;
+    }
+    if (out != nullptr) out->count = static_cast<std::size_t>(count);
+    return at;
+}
+
+}  // namespace
+
+bool parse_request(const char* data, std::size_t size, request_view& out) noexcept {
+    const std::string_view bytes(data, size);
+    return read_multibulk(bytes, &out) == size;
+}
+
 bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out) {
-    std::array<reply_node, request_args_max + 1> nodes{};
     std::size_t offset = 0;
     while (offset < bytes.size()) {
-        const parse_result parsed =
-            parse_reply(bytes.data() + offset, bytes.size() - offset, nodes.data(), nodes.size());
-        if (parsed.code != errc::ok) return false;
-        out.push_back(bytes.substr(offset, parsed.consumed));
-        offset += parsed.consumed;
+        const std::size_t taken = read_multibulk(bytes.substr(offset), nullptr);
+        if (taken == 0) return false;
+        out.push_back(bytes.substr(offset, taken));
+        offset += taken;
     }
     return !out.empty();
 }

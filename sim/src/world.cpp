@@ -11,6 +11,7 @@
 #include "edgelock/assert.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/resp_reader.hpp"
+#include "edgelock/sim/key_slot.hpp"
 #include "world_text.hpp"
 
 namespace edgelock::sim {
@@ -168,7 +169,11 @@ bool scheduler::pop(event& out) {
 // ---- set-up -------------------------------------------------------------------------------
 
 world::world(const run_spec& spec)
-    : spec_(spec), config_(*spec.config), params_(spec.params), rng_(prng::stream(spec.seed, 1)) {
+    : spec_(spec),
+      config_(*spec.config),
+      lock_name_(config_.layout == topology::cluster ? lock_name_tagged : lock_name_untagged),
+      params_(spec.params),
+      rng_(prng::stream(spec.seed, 1)) {
     EDGELOCK_ASSERT(params_.clients >= 1 && params_.clients <= clients_max);
     EDGELOCK_ASSERT(config_.nodes >= 1 && config_.nodes <= nodes_max);
     EDGELOCK_ASSERT(config_.sentinels <= sentinel_processes_max);
@@ -199,11 +204,11 @@ world::world(const run_spec& spec)
     subscribed_epoch_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, 0);
     if (config_.fair) {
         std::array<char, 256> key{};
-        queue_key_.assign(key.data(),
-                          write_companion_key(lock_name, companion::queue, key.data(), key.size()));
-        qttl_key_.assign(key.data(), write_companion_key(lock_name, companion::queue_ttl,
+        queue_key_.assign(
+            key.data(), write_companion_key(lock_name_, companion::queue, key.data(), key.size()));
+        qttl_key_.assign(key.data(), write_companion_key(lock_name_, companion::queue_ttl,
                                                          key.data(), key.size()));
-        lock_key_ = lock_name;
+        lock_key_ = lock_name_;
         init_fair_checks();
     }
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
@@ -265,7 +270,7 @@ void world::make_cluster() {
         const std::string hex = "0123456789abcdef";
         members.push_back({node_host(n), redis_port, std::string(40, hex[n % hex.size()])});
     }
-    const std::uint16_t lock_slot = cluster_slot(lock_name);
+    const std::uint16_t lock_slot = server_key_slot(lock_name_);
     lock_slot_ = lock_slot;
     constexpr std::uint16_t shards = 3;
     std::array<std::uint16_t, shards + 1> bounds{};
@@ -291,7 +296,7 @@ void world::make_cluster() {
 // The lock every client of the run configures: the params' knobs and the configuration's.
 lock_config world::clients_lock_config() const {
     lock_config lc = params_lock(params_);
-    lc.name = lock_name;
+    lc.name = lock_name_;
     lc.instances = config_.instances;
     lc.fencing = config_.fencing;
     lc.replicas_to_wait = config_.replicas_to_wait;
@@ -306,7 +311,7 @@ run_result world::run() {
     if (recording()) {
         timeline_ += format("config %s, %u clients, %u Redis node(s), lock \"%s\"\n",
                             std::string(config_.name).c_str(), unsigned{params_.clients},
-                            unsigned{config_.nodes}, lock_name);
+                            unsigned{config_.nodes}, lock_name_);
     }
     prng starts = prng::stream(spec_.seed, 3);
     for (std::uint8_t c = 0; c < params_.clients; ++c) {

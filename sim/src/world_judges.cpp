@@ -15,7 +15,7 @@ namespace edgelock::sim {
 // ---- the lease oracle ---------------------------------------------------------------------
 
 bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noexcept {
-    const redis_entry* e = nodes_[node].peek(lock_name, node_wall_ms(node));
+    const redis_entry* e = nodes_[node].peek(lock_name_, node_wall_ms(node));
     return e != nullptr && e->value == token_hex;
 }
 

@@ -9,11 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "edgelock/keys.hpp"
 #include "edgelock/scripts.hpp"
+#include "edgelock/sim/key_slot.hpp"
 #include "edgelock/sim/redis_model.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
 #include "raw_connection.hpp"
@@ -144,6 +146,34 @@ TEST(cluster_conformance, moved_ask_asking_tryagain_and_cluster_slots_answer_as_
         pair.expect_same(i, *links[i], {"ASKING"});
         pair.expect_same(i, *links[i], {"GET", "{foo}"});
     }
+}
+
+// The model's key slots (sim/key_slot.hpp, its own CRC16, not the client's) are the
+// cluster's: CLUSTER KEYSLOT of names generated around hash tags (braces anywhere, empty
+// tags, a tag's first '}' only, bytes of every value, the empty name).
+TEST(cluster_conformance, the_models_key_slots_are_the_clusters) {
+    redis_cluster real(cluster_settings{});
+    raw_connection link(real.node(0).port());
+    std::mt19937 random(20261129);
+    using namespace std::string_literals;
+    const std::string bytes = "{}{}:ab\xff\x00\r\n z"s;
+    std::uniform_int_distribution<std::size_t> length(0, 24);
+    std::uniform_int_distribution<std::size_t> pick(0, bytes.size() - 1);
+    std::uniform_int_distribution<int> any_byte(0, 255);
+    int differing = 0;
+    for (int n = 0; n < 2000; ++n) {
+        std::string name(length(random), '\0');
+        for (char& c : name)
+            c = n % 4 == 0 ? static_cast<char>(any_byte(random)) : bytes[pick(random)];
+        const std::string real_slot = link.call(encode_request({"CLUSTER", "KEYSLOT", name}));
+        const std::string model_slot =
+            ":" + std::to_string(edgelock::sim::server_key_slot(name)) + "\r\n";
+        if (real_slot != model_slot && ++differing <= 5) {
+            ADD_FAILURE() << "name of " << name.size() << " bytes: model " << model_slot
+                          << " redis " << real_slot;
+        }
+    }
+    EXPECT_EQ(differing, 0);
 }
 
 }  // namespace

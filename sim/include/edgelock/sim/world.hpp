@@ -359,6 +359,7 @@ private:
 
     const run_spec& spec_;
     configuration config_;
+    const char* lock_name_;  // world_text.hpp
     world_params params_;
     scheduler events_;
     network net_;
