@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "edgelock/assert.hpp"
-#include "edgelock/keys.hpp"
 #include "edgelock/sim/key_slot.hpp"
 #include "edgelock/sim/redis_model.hpp"
 #include "edgelock/sim/resp_text.hpp"

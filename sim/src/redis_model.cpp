@@ -455,7 +455,7 @@ const redis_node::cached_script* redis_node::cache_script(std::string_view text,
     for (const cached_script& s : scripts_) {
         if (s.text == text) return &s;
     }
-    cached_script added{sha1(text), std::string(text)};
+    cached_script added{server_script_digest(text), std::string(text)};
     const std::string_view digest{added.digest.data(), added.digest.size()};
     if (engine_.get().load(digest, text, reply) == script_not_compiled) return nullptr;
     scripts_.push_back(std::move(added));

@@ -10,9 +10,9 @@
 #include <limits>
 
 #include "edgelock/assert.hpp"
-#include "edgelock/sha1.hpp"
 #include "edgelock/sim/redis_model.hpp"
 #include "edgelock/sim/resp_text.hpp"
+#include "edgelock/sim/script_digest.hpp"
 
 // Lua raises errors with longjmp: the C functions below that can raise keep no object with a
 // destructor alive on their own frames (the strings they need live in the engine).
@@ -22,8 +22,7 @@ namespace edgelock::sim {
 static_assert(script_not_compiled == LUA_NOREF);
 
 constexpr int hook_instructions = 1'000'000;
-constexpr int reply_depth_max = 8;            // nesting of a script's reply
-constexpr std::size_t call_nodes_max = 1024;  // RESP nodes of one redis.call reply
+constexpr int reply_depth_max = 8;  // nesting of a script's reply
 
 struct script_engine_access {
     static script_engine& of(lua_State* lua) {
@@ -33,7 +32,6 @@ struct script_engine_access {
     static std::int64_t& budget(script_engine& e) { return e.budget_chunks_; }
     static script_host* host(script_engine& e) { return e.host_; }
     static std::string& call_reply(script_engine& e) { return e.call_reply_; }
-    static std::vector<reply_node>& call_nodes(script_engine& e) { return e.call_nodes_; }
     static std::string& number_arg(script_engine& e, std::size_t i) { return e.number_args_[i]; }
 };
 
@@ -52,35 +50,6 @@ int push_error(lua_State* lua, const char* message, std::size_t size, bool raise
 
 int push_error(lua_State* lua, const char* message, bool raise) {
     return push_error(lua, message, std::char_traits<char>::length(message), raise);
-}
-
-// One RESP node (and its elements) as Redis 7.0 hands a reply to a script; returns the index
-// of the node after it.
-std::size_t push_node(lua_State* lua, const reply_node* nodes, std::size_t i) {
-    const reply_node& node = nodes[i];
-    switch (node.type) {
-        case reply_type::integer: lua_pushnumber(lua, static_cast<lua_Number>(node.integer)); break;
-        case reply_type::bulk_string:
-            lua_pushlstring(lua, node.text.data(), node.text.size());
-            break;
-        case reply_type::nil: lua_pushboolean(lua, 0); break;
-        case reply_type::simple_string:
-        case reply_type::error:
-            lua_createtable(lua, 0, 1);
-            lua_pushlstring(lua, node.text.data(), node.text.size());
-            lua_setfield(lua, -2, node.type == reply_type::error ? "err" : "ok");
-            break;
-        case reply_type::array: {
-            lua_createtable(lua, static_cast<int>(node.elements), 0);
-            std::size_t next = i + 1;
-            for (std::uint32_t k = 1; k <= node.elements; ++k) {
-                next = push_node(lua, nodes, next);
-                lua_rawseti(lua, -2, static_cast<int>(k));
-            }
-            return next;
-        }
-    }
-    return i + 1;
 }
 
 // The arguments of redis.call as strings, into `request`; false (nothing pushed) when one is
@@ -107,36 +76,44 @@ bool collect_arguments(lua_State* lua, script_engine& engine, int count, request
     return true;
 }
 
-// The common replies without the general parser: an integer, a bulk string or nil, a status
-// or an error (the model writes them well formed). False for an array.
-bool push_scalar(lua_State* lua, std::string_view reply) {
-    EDGELOCK_ASSERT(reply.size() >= 3);
-    const std::string_view line = reply.substr(1, reply.find('\r') - 1);
-    switch (reply[0]) {
-        case ':':
-        case '$': {
-            std::int64_t value = 0;
-            const auto [end, error] =
-                std::from_chars(line.data(), line.data() + line.size(), value);
-            EDGELOCK_ASSERT(error == std::errc{} && end == line.data() + line.size());
-            if (reply[0] == ':') {
-                lua_pushnumber(lua, static_cast<lua_Number>(value));
-            } else if (value < 0) {
-                lua_pushboolean(lua, 0);
-            } else {
-                lua_pushlstring(lua, reply.data() + line.size() + 3,
-                                static_cast<std::size_t>(value));
-            }
-            return true;
-        }
-        case '+':
-        case '-':
-            lua_createtable(lua, 0, 1);
-            lua_pushlstring(lua, line.data(), line.size());
-            lua_setfield(lua, -2, reply[0] == '-' ? "err" : "ok");
-            return true;
-        default: return false;
+// The model's reply at `at` (well formed: the model wrote it) pushed as Redis 7.0 hands a
+// reply to a script, read here rather than with the client's RESP reader: an integer as a
+// number, a bulk string as a string, nil as false, a status or an error as a table {ok = ...}
+// or {err = ...}, an array as a table of its elements. Returns the offset after it.
+std::size_t push_reply(lua_State* lua, std::string_view reply, std::size_t at) {
+    const std::size_t end = reply.find('\r', at);
+    EDGELOCK_ASSERT(at < reply.size() && end != std::string_view::npos);
+    const std::string_view line = reply.substr(at + 1, end - at - 1);
+    const std::size_t next = end + 2;
+    if (reply[at] == '+' || reply[at] == '-') {
+        lua_createtable(lua, 0, 1);
+        lua_pushlstring(lua, line.data(), line.size());
+        lua_setfield(lua, -2, reply[at] == '-' ? "err" : "ok");
+        return next;
     }
+    std::int64_t value = 0;
+    const auto [stop, error] = std::from_chars(line.data(), line.data() + line.size(), value);
+    EDGELOCK_ASSERT(error == std::errc{} && stop == line.data() + line.size());
+    if (reply[at] == ':') {
+        lua_pushnumber(lua, static_cast<lua_Number>(value));
+        return next;
+    }
+    EDGELOCK_ASSERT(reply[at] == '$' || reply[at] == '*');
+    if (value < 0) {
+        lua_pushboolean(lua, 0);
+        return next;
+    }
+    if (reply[at] == '$') {
+        lua_pushlstring(lua, reply.data() + next, static_cast<std::size_t>(value));
+        return next + static_cast<std::size_t>(value) + 2;
+    }
+    lua_createtable(lua, static_cast<int>(value), 0);
+    std::size_t element = next;
+    for (std::int64_t k = 1; k <= value; ++k) {
+        element = push_reply(lua, reply, element);
+        lua_rawseti(lua, -2, static_cast<int>(k));
+    }
+    return element;
 }
 
 int redis_command(lua_State* lua, bool raise) {
@@ -157,15 +134,9 @@ int redis_command(lua_State* lua, bool raise) {
     std::string& reply = access::call_reply(engine);
     reply.clear();
     access::host(engine)->script_command(request, reply);
-    if (push_scalar(lua, reply)) {
-        if (raise && reply[0] == '-') return lua_error(lua);
-        return 1;
-    }
-    std::vector<reply_node>& nodes = access::call_nodes(engine);
-    const parse_result parsed = parse_reply(reply.data(), reply.size(), nodes.data(), nodes.size());
-    EDGELOCK_ASSERT(parsed.code == errc::ok);
-    EDGELOCK_ASSERT(parsed.consumed == reply.size());
-    push_node(lua, nodes.data(), 0);
+    const std::size_t read = push_reply(lua, reply, 0);
+    EDGELOCK_ASSERT(read == reply.size());
+    if (raise && reply[0] == '-') return lua_error(lua);
     return 1;
 }
 
@@ -191,7 +162,7 @@ int redis_sha1hex(lua_State* lua) {
     std::size_t size = 0;
     const char* text = lua_tolstring(lua, 1, &size);
     if (text == nullptr) return luaL_error(lua, "wrong type of argument");
-    const sha1_hex digest = sha1(std::string_view(text, size));
+    const std::array<char, 40> digest = server_script_digest(std::string_view(text, size));
     lua_pushlstring(lua, digest.data(), digest.size());
     return 1;
 }
@@ -365,7 +336,7 @@ const char* string_field(lua_State* lua, int index, const char* name, std::size_
 }  // namespace
 
 script_engine::script_engine()
-    : lua_(luaL_newstate()), call_nodes_(call_nodes_max), number_args_(request_args_max) {
+    : lua_(luaL_newstate()), number_args_(request_args_max) {
     EDGELOCK_ASSERT(lua_ != nullptr);
     open_libraries(lua_, this);
     lua_pushcfunction(lua_, error_handler);

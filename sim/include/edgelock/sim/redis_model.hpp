@@ -91,7 +91,6 @@
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/sim/schedule.hpp"
 #include "edgelock/sim/script_engine.hpp"
-#include "edgelock/sha1.hpp"
 
 namespace edgelock::sim {
 
@@ -348,7 +347,7 @@ private:
 
     // Scripts (script_engine.hpp): EVAL, EVALSHA and SCRIPT LOAD.
     struct cached_script {
-        sha1_hex digest{};
+        std::array<char, 40> digest{};  // script_digest.hpp
         std::string text;
     };
     void eval(const request_view& r, bool by_text, std::int64_t wall_ms, std::string& reply,

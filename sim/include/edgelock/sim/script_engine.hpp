@@ -36,8 +36,6 @@
 #include <string_view>
 #include <vector>
 
-#include "edgelock/resp_reader.hpp"
-
 struct lua_State;
 
 namespace edgelock::sim {
@@ -93,7 +91,6 @@ private:
     std::int64_t budget_chunks_ = 0;
     std::vector<compiled> compiled_;
     std::string call_reply_;  // a redis.call's reply, reused
-    std::vector<reply_node> call_nodes_;
     std::vector<std::string> number_args_;  // numbers given to redis.call, as text
 };
 
