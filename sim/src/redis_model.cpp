@@ -23,29 +23,13 @@ namespace {
 constexpr std::int64_t fsync_interval_us = 1'000'000;
 constexpr std::string_view noscript_reply = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
 
-// The model's own digest of each script it knows (script_digest.hpp), not the one the client
-// carries (script::digest): computed once, on first use, for every thread.
-std::string_view digest_of(const script& s) {
-    static const std::array<std::array<char, 40>, 6> digests = {
-        server_script_digest(acquire_script.text),
-        server_script_digest(raise_script.text),
-        server_script_digest(renew_script.text),
-        server_script_digest(release_script.text),
-        server_script_digest(fair_acquire_script.text),
-        server_script_digest(fair_release_script.text)};
-    const std::array<const script*, 6> known = {&acquire_script,      &raise_script,
-                                                &renew_script,        &release_script,
-                                                &fair_acquire_script, &fair_release_script};
-    for (std::size_t i = 0; i < known.size(); ++i) {
-        if (known[i] == &s) return {digests[i].data(), digests[i].size()};
-    }
-    return {};
-}
+// The digest the client carries for a script (script::digest): what names the client's
+// EVALSHA in its traces and the scenarios' request hooks. The model's own digest
+// (script_digest.hpp) is what its cache answers to.
+std::string_view digest_of(const script& s) { return {s.digest.data(), s.digest.size()}; }
 
 char upper(char c) noexcept { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 32) : c; }
 
-// Redis's string2ll: an optional '-' and decimal digits without leading zeros that fit in
-// int64. from_chars takes the '-' and refuses what overflows; it takes no '+' or space.
 }  // namespace
 
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
@@ -76,18 +60,6 @@ script_id script_by_text(std::string_view text) noexcept {
     return script_id::none;
 }
 
-std::string_view script_digest(script_id id) noexcept {
-    switch (id) {
-        case script_id::acquire: return digest_of(acquire_script);
-        case script_id::raise: return digest_of(raise_script);
-        case script_id::renew: return digest_of(renew_script);
-        case script_id::release: return digest_of(release_script);
-        case script_id::fair_acquire: return digest_of(fair_acquire_script);
-        case script_id::fair_release: return digest_of(fair_release_script);
-        default: return {};
-    }
-}
-
 const char* to_string(script_id id) noexcept {
     switch (id) {
         case script_id::acquire: return "acquire";
@@ -115,23 +87,28 @@ bool read_header(std::string_view bytes, std::size_t& at, char kind, std::int64_
 // One request at the start of `bytes`, read as Redis reads a client's multibulk ("*<n>\r\n",
 // then n times "$<length>\r\n<bytes>\r\n") with the model's own code, not the client's RESP
 // reader, so a client's framing bug meets a model that disagrees with it: the bytes it took,
-// or 0 when they do not start with one whole request of 1 to request_args_max arguments.
+// with out->count, or 0 when they do not start with one whole request of at most
+// request_args_max arguments. A count of 0 or less is a whole request of none (Redis skips
+// it; parse_request refuses it, and the node answers a protocol error).
 std::size_t read_multibulk(std::string_view bytes, request_view* out) noexcept {
     std::size_t at = 0;
     std::int64_t count = 0;
-    if (!read_header(bytes, at, '*', count) || count < 1 ||
-        count > static_cast<std::int64_t>(request_args_max)) {
-        return 0;
-    }
-    for (std::size_t i = 0; i < static_cast<std::size_t>(count); ++i) {
+    if (!read_header(bytes, at, '*', count)) return 0;
+    if (count > static_cast<std::int64_t>(request_args_max)) return 0;
+    const std::size_t args = count > 0 ? static_cast<std::size_t>(count) : 0;
+    for (std::size_t i = 0; i < args; ++i) {
         std::int64_t length = 0;
-        if (!read_header(bytes, at, '$', length) || length < 0) return 0;
+        if (!read_header(bytes, at, '$', length)) return 0;
+        // Compared before any cast: a length past the bytes (2^32 and more on a 32-bit build
+        // among them) is no whole request.
+        const auto room = static_cast<std::int64_t>(bytes.size() - at) - 2;
+        if (length < 0 || length > room) return 0;
         const auto size = static_cast<std::size_t>(length);
-        if (bytes.size() - at < size + 2 || bytes.substr(at + size, 2) != "\r\n") return 0;
+        if (bytes.substr(at + size, 2) != "\r\n") return 0;
         if (out != nullptr) out->args[i] = bytes.substr(at, size);
         at += size + 2;
     }
-    if (out != nullptr) out->count = static_cast<std::size_t>(count);
+    if (out != nullptr) out->count = args;
     return at;
 }
 
@@ -139,7 +116,7 @@ std::size_t read_multibulk(std::string_view bytes, request_view* out) noexcept {
 
 bool parse_request(const char* data, std::size_t size, request_view& out) noexcept {
     const std::string_view bytes(data, size);
-    return read_multibulk(bytes, &out) == size;
+    return read_multibulk(bytes, &out) == size && out.count > 0;
 }
 
 bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out) {

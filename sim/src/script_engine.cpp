@@ -335,8 +335,7 @@ const char* string_field(lua_State* lua, int index, const char* name, std::size_
 
 }  // namespace
 
-script_engine::script_engine()
-    : lua_(luaL_newstate()), number_args_(request_args_max) {
+script_engine::script_engine() : lua_(luaL_newstate()), number_args_(request_args_max) {
     EDGELOCK_ASSERT(lua_ != nullptr);
     open_libraries(lua_, this);
     lua_pushcfunction(lua_, error_handler);

@@ -691,6 +691,35 @@ TEST(redis_model_requests, a_pipelined_write_splits_into_its_requests_in_order) 
     EXPECT_FALSE(split_pipeline(cut, parts)) << "a request cut short is no request";
 }
 
+// The model reads requests with its own multibulk reader: what is not one whole request is
+// refused, whatever its bulk lengths claim (2^32 and more wrapped on a 32-bit build once).
+TEST(redis_model_requests, what_is_not_a_whole_request_is_refused) {
+    request_view r;
+    const auto parses = [&](const std::string& bytes) {
+        return parse_request(bytes.data(), bytes.size(), r);
+    };
+    EXPECT_TRUE(parses("*1\r\n$4\r\nPING\r\n"));
+    EXPECT_FALSE(parses("*0\r\n")) << "no arguments";
+    EXPECT_FALSE(parses("*-1\r\n"));
+    EXPECT_FALSE(parses("*1\r\n$-1\r\n")) << "a nil is no argument";
+    EXPECT_FALSE(parses("*1\r\n$4294967299\r\nfoo\r\n"));
+    EXPECT_FALSE(parses("*1\r\n$4294967294\r\n"));
+    EXPECT_FALSE(parses("*1\r\n$18446744073709551615\r\nfoo\r\n"));
+    EXPECT_FALSE(parses("*1\r\n$4\r\nPINGXY")) << "no CRLF after the bytes";
+    EXPECT_FALSE(parses("*1\r\n$04\r\nPING\r\n")) << "a leading zero";
+    EXPECT_FALSE(parses("+PING\r\n"));
+    std::string many = "*17\r\n";
+    for (int i = 0; i < 17; ++i) many += "$1\r\nx\r\n";
+    EXPECT_FALSE(parses(many)) << "more than request_args_max arguments";
+    // An empty request in a pipeline is its own part, answered on its own.
+    const std::string ping = "*1\r\n$4\r\nPING\r\n";
+    const std::string written = ping + "*0\r\n" + ping;
+    std::vector<std::string_view> parts;
+    ASSERT_TRUE(split_pipeline(written, parts));
+    ASSERT_EQ(parts.size(), 3u);
+    EXPECT_EQ(parts[1], "*0\r\n");
+}
+
 TEST_F(node_fixture, script_load_caches_the_script_and_answers_its_digest) {
     EXPECT_EQ(send(command({"SCRIPT", "LOAD", std::string(edgelock::renew_script.text)})),
               "$40\r\n" + digest(edgelock::renew_script) + "\r\n");

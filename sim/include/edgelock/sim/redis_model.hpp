@@ -3,7 +3,7 @@
 //
 // The model receives the bytes the real lock and session wrote (RESP arrays of bulk strings;
 // the world hands it one request at a time, split_pipeline() cutting a write of several apart
-// as Redis's query buffer does), parses them with edgelock::parse_reply, and executes:
+// as Redis's query buffer does), reads them with a multibulk reader of its own, and executes:
 //   PING                                   +PONG (the session's handshake, session/
 //   ROLE                                   handshake.hpp: Redis 7's master or slave reply;
 //   SCRIPT LOAD text                       compiles and caches any script, answering its
@@ -152,8 +152,6 @@ bool parse_request(const char* data, std::size_t size, request_view& out) noexce
 bool split_pipeline(std::string_view bytes, std::vector<std::string_view>& out);
 // ASCII case-insensitive comparison, as Redis matches command and subcommand names.
 bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept;
-// The SHA1 digest of a script, as SCRIPT LOAD answers it (empty for none).
-std::string_view script_digest(script_id id) noexcept;
 // What a request is, for traces and workload points: the script it runs (SET NX PX GET is
 // the lock's acquire too), or none.
 script_id request_script(const request_view& request) noexcept;

@@ -90,7 +90,7 @@ private:
     std::uint64_t rand48_ = 0;     // math.random's state, reset at every call
     std::int64_t budget_chunks_ = 0;
     std::vector<compiled> compiled_;
-    std::string call_reply_;  // a redis.call's reply, reused
+    std::string call_reply_;                // a redis.call's reply, reused
     std::vector<std::string> number_args_;  // numbers given to redis.call, as text
 };
 
