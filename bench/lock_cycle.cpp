@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// lock_cycle: what the asio client costs over the physical limit of one Redis connection.
+// lock_cycle: what the async client costs over the physical limit of one Redis connection.
 //
 // Starts its own redis-server(s) (tests/support), pins every server thread and this process
 // to one CPU (cross-core wake-ups would otherwise dominate and vary), then measures in one run:

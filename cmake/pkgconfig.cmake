@@ -62,7 +62,7 @@ if(EDGELOCK_BUILD_CLIENTS)
   edgelock_pkg_config(edgelock-transport-common edgelock_transport_common
     "What edgelock's two clients share: TLS (OpenSSL), entropy, error codes"
     REQUIRES edgelock-session openssl)
-  # The asio client is compiled without exceptions and RTTI, and its headers are Asio's
+  # The async client is compiled without exceptions and RTTI, and its headers are Asio's
   # standalone ones: a consumer must see Asio configured the same way (these are the
   # CMake target's public definitions).
   get_target_property(asio_definitions edgelock_async INTERFACE_COMPILE_DEFINITIONS)

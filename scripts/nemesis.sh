@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The simulator's safety matrix checked against real processes under real faults, longer
 # than the ctest (`ctest -L nemesis`, two runs per cell, one of S2, S3, S8): builds the runner,
-# the holders (blocking client, asio client, and the edgelock CLI running a command; runs
+# the holders (blocking client, async client, and the edgelock CLI running a command; runs
 # rotate which holds first), the CLI and the simulator, then runs
 # every cell N times against real redis-server and redis-sentinel processes on loopback
 # (tests/nemesis/README.md says which faults) and prints the agreement table:

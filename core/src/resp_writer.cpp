@@ -59,7 +59,7 @@ resp_writer::resp_writer(char* out, std::size_t capacity) noexcept
 
 // Each element is written whole or not at all: its size is checked once, before any byte of
 // it is written, so size() never counts a torn element. One check and one copy per element
-// rather than four of each: encoding was a third of the asio client's instructions per lock
+// rather than four of each: encoding was a third of the async client's instructions per lock
 // operation (bench/lock_cycle, many locks).
 void resp_writer::array(std::size_t count) noexcept {
     element('*', count, std::string_view(), false);

@@ -65,7 +65,7 @@ acquire_outcome classify_acquire(const failure& heard) noexcept {
         case failure::domain::lock: return classify_lock_code(static_cast<errc>(heard.value));
         case failure::domain::transport: return acquire_outcome::unreachable;
         case failure::domain::system:
-            // ECANCELED: the asio client closed while the acquire ran.
+            // ECANCELED: the async client closed while the acquire ran.
             return heard.value == ECANCELED ? acquire_outcome::cancelled
                                             : acquire_outcome::unreachable;
     }

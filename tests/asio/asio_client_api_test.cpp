@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's API without a Redis: handler storage, error codes, misuse of handles.
+// The async client's API without a Redis: handler storage, error codes, misuse of handles.
 #include <gtest/gtest.h>
 
 #include <memory>

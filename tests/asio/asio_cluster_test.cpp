@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client against a real Redis Cluster on loopback (tests/support redis_cluster.hpp):
+// The async client against a real Redis Cluster on loopback (tests/support redis_cluster.hpp):
 // locks spread over every master, a slot migrated under held and contended locks (ASK, then
 // MOVED, and TRYAGAIN for a fenced lock whose keys the migration split), a master killed and
 // its replica followed, a cluster that lost a slot answering CLUSTERDOWN. A checker over every

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's wake-up channel table (transport/asio/src/fair_channels.hpp) driven by
+// The async client's wake-up channel table (transport/asio/src/fair_channels.hpp) driven by
 // hand against a subscriber connection and a model of what Redis has subscribed: random sequences
 // of locks joining and leaving, wanting wake-ups or not, confirmations and lost connections. After
 // every step the table finds each channel by name and lists exactly its locks; once the commands

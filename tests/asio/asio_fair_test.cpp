@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fair waiting in the asio client against one real redis-server: waiters of one name, in one
+// Fair waiting in the async client against one real redis-server: waiters of one name, in one
 // client and across two, are served in arrival order; a release wakes the head through the
 // client's subscriber connection, well before the re-check would have (recheck 5 s, each
 // handover asserted within 1 s: a check that the wake-up arrived, not a speed benchmark); a

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Bad input and network faults against the asio client: each ends in a clear error_code,
+// Bad input and network faults against the async client: each ends in a clear error_code,
 // within the configured timeouts, and the client works once the fault is gone.
 #include <gtest/gtest.h>
 

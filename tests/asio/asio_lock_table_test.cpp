@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's lock table against a real redis-server: what a slot carries over when a
+// The async client's lock table against a real redis-server: what a slot carries over when a
 // lock is removed and another added, and what a handle names across close() and open().
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client against one real redis-server: locking, contention, many locks on one
+// The async client against one real redis-server: locking, contention, many locks on one
 // connection, the watchdog, the lost callback, the RAII guard, the script cache, and time
 // spent in handlers.
 #include <gtest/gtest.h>
@@ -440,7 +440,7 @@ TEST_F(asio_lock, a_release_after_the_attempt_ran_out_completes_after_the_acquir
 
 namespace {
 
-// The restart guard through the asio client: a fresh server without AOF keeps the lock out
+// The restart guard through the async client: a fresh server without AOF keeps the lock out
 // until its start plus ttl + drift; the acquire says so and status() says until when, and a
 // wait that reaches it succeeds no earlier.
 TEST(asio_restart_guard, a_fresh_volatile_server_is_waited_out) {

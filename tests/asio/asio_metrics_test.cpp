@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's metrics (client::metrics(), per lock and for the client) and its event
+// The async client's metrics (client::metrics(), per lock and for the client) and its event
 // hook (client_config::on_event) against a real redis-server: what each acquire, release,
 // renewal, loss and reconnect adds; counts of removed locks stay in the client's; a fair
 // waiter's handover gap runs from the release's message.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Redlock over five independent masters through the asio client.
+// Redlock over five independent masters through the async client.
 #include <gtest/gtest.h>
 
 #include <string>

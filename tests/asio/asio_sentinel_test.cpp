@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Sentinel: what only the asio client has (its readiness, its instance endpoint, fair waiting
+// Sentinel: what only the async client has (its readiness, its instance endpoint, fair waiting
 // through its subscriber). What happens to held locks across a failover is the same for both
 // clients and is run through both in tests/redis/transport_table_test.cpp
 // (transport_sentinel.a_failover_keeps_replicated_holds_and_loses_expired_or_missing_ones).

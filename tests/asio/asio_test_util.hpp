@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers for the asio client's tests: run the io_context until an operation completes, and
+// Helpers for the async client's tests: run the io_context until an operation completes, and
 // short timings so faults resolve quickly.
 #pragma once
 

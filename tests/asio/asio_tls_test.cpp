@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client over TLS (rediss://) against real TLS-only redis-server and redis-sentinel
+// The async client over TLS (rediss://) against real TLS-only redis-server and redis-sentinel
 // processes: a lock held, renewed and released; Redlock over TLS masters; a Sentinel
 // deployment whose sentinels and servers speak only TLS, followed through a failover;
 // records without data (TLS 1.3 key updates, session tickets) from the server, through a TLS

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The nemesis holder on the asio client (edgelock::async::client): the same arguments, the
+// The nemesis holder on the async client (edgelock::async::client): the same arguments, the
 // same stdout lines and the same log as nemesis_holder.cpp (the blocking client), so the
 // runner can give either client either role. The work runs on a steady_timer: every step_ms
 // while status().held, a write to the fenced store. The gate (gate=1) blocks the io_context's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // What both nemesis holders share (nemesis_holder.cpp, blocking client; nemesis_holder_asio.cpp,
-// asio client): their arguments, the fenced store and the event log. See nemesis_holder.cpp
+// async client): their arguments, the fenced store and the event log. See nemesis_holder.cpp
 // for the arguments and the log's lines.
 #pragma once
 

@@ -10,7 +10,7 @@
 // loopback, runs each scenario N times with two holder processes, A and B, judges each run
 // from the holders' logs (nemesis_history.hpp) and prints the agreement table against
 // `edgelock-sim matrix`. The holders rotate over the kinds given (the blocking client, the
-// asio client, the edgelock CLI running a command): A on the kind (run + configuration)
+// async client, the edgelock CLI running a command): A on the kind (run + configuration)
 // modulo their count, B on the next. Exit status 1 when a cell disagrees.
 //
 // Faults, as the simulator's scenarios (docs/SIMULATION.md) land them:

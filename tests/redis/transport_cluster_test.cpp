@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // A held cluster lock kept through the cluster's own changes, written once and run through
-// both clients (the asio client and the blocking one, so the C API too) against a real Redis
+// both clients (the async client and the blocking one, so the C API too) against a real Redis
 // Cluster on loopback (tests/support redis_cluster.hpp):
 //   - the lock's master SIGKILLed mid-hold: its replica is promoted, the renewals go on there,
 //     and the release deletes the key on the promoted master;
@@ -75,7 +75,7 @@ public:
     virtual std::error_code release() = 0;
     virtual bool held() = 0;
     virtual std::uint64_t renewals() = 0;
-    // The client's counts (the asio client's over all its connections).
+    // The client's counts (the async client's over all its connections).
     virtual edgelock::session::lock_metrics metrics() = 0;
     // The code on_lost was called with; {} while it was not.
     virtual std::error_code lost_reported() = 0;

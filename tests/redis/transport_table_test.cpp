@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// One table of faults, each run through both clients: the asio client
+// One table of faults, each run through both clients: the async client
 // (edgelock::async::client) and the blocking client (edgelock::blocking::lock). Both drive the
 // same session layer (session/), so for the same fault they must report the same
 // std::error_code: from a single-instance acquire with zero wait, and from the instance's
-// last error (asio client::instance_last_error(0), blocking lock::instance_error(0)).
+// last error (async client::instance_last_error(0), blocking lock::instance_error(0)).
 //
 // Every row builds its fault from real redis-server / redis-sentinel processes on loopback
 // (tests/support), the fault proxy or the scripted fake server, once for each client: each
@@ -543,7 +543,7 @@ const std::vector<fault_row>& rows() {
 
 // ---- the two clients, one helper each ---------------------------------------------------------
 
-// The asio client: open, (prime), fault, one acquire with zero wait, then its instance's last
+// The async client: open, (prime), fault, one acquire with zero wait, then its instance's last
 // error (waited for up to 1 s to become the expected one: the connection may be dropped
 // just after the acquire's answer was delivered).
 observed run_asio(const fault_row& row, fault_env& env) {
@@ -781,7 +781,7 @@ public:
     // The code the lock's lost handler was called with; {} while it was not.
     virtual std::error_code lost_reported(failover_lock which) = 0;
     virtual std::int64_t validity_left_ms(failover_lock which) = 0;
-    // Lets the client work (the asio client's io_context runs) until done() or `timeout`.
+    // Lets the client work (the async client's io_context runs) until done() or `timeout`.
     virtual bool wait_until(const std::function<bool()>& done,
                             std::chrono::milliseconds timeout) = 0;
     // The sentinels named `port` the new master: what the client itself reports of that.
@@ -833,7 +833,7 @@ public:
     bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) override {
         return edgelock::asio_tests::run_until(io_, done, timeout);
     }
-    // The asio client names the server it is connected to.
+    // The async client names the server it is connected to.
     void check_follows(std::uint16_t port) override {
         const std::string endpoint = endpoint_of(port);
         EXPECT_TRUE(wait_until(

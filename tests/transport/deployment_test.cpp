@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // One deployment, one check: the same bad configuration fed to both clients' open() (and,
-// for a lock that does not fit its deployment, to the asio client's add_lock()) gives the
+// for a lock that does not fit its deployment, to the async client's add_lock()) gives the
 // same code, the one edgelock::validate() and check_lock() document. No Redis: every row is
 // refused before any connection is made (nothing listens on port 1 anyway).
 #include <gtest/gtest.h>
@@ -70,7 +70,7 @@ edgelock::blocking::lock_options options_of(const deployment& d, const lock_conf
     return options;
 }
 
-// The asio client: open(), then add_lock() of the lock when open() accepted the deployment.
+// The async client: open(), then add_lock() of the lock when open() accepted the deployment.
 std::error_code asio_verdict(const deployment& d, const lock_config& lc) {
     asio::io_context io;
     edgelock::async::client client(io);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client from the installed package (built with CMake or with pkg-config), against
+// The async client from the installed package (built with CMake or with pkg-config), against
 // a real Redis:
 //
 //   asio redis://127.0.0.1:PORT
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
     io.run();
 
     expect(second > first, "B's fence token is above A's");
-    std::printf("asio client: %s (fence tokens %lld then %lld)\n", failures == 0 ? "ok" : "FAILED",
+    std::printf("async client: %s (fence tokens %lld then %lld)\n", failures == 0 ? "ok" : "FAILED",
                 static_cast<long long>(first), static_cast<long long>(second));
     return failures == 0 ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client: opening and closing, readiness, the lock table, acquire and release, and the
+// The async client: opening and closing, readiness, the lock table, acquire and release, and the
 // public API. Events to handlers: client_dispatch.cpp; what connections tell the locks:
 // client_connections.cpp; fair locks' wake-ups: wake_ups.cpp; metrics: client_metrics.cpp.
 #include <asio/post.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client in a Redis Cluster deployment: a link per node of the slot map, made on first
+// The async client in a Redis Cluster deployment: a link per node of the slot map, made on first
 // use; the map read with CLUSTER SLOTS (from a seed first, then from a ready link) and read
 // again when stale; each lock's requests written to the node of its route. The rules are the
 // session's (edgelock/session/cluster_links.hpp, cluster_route.hpp); this is their asio

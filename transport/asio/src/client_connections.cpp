@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client: what the instances' connections tell the locks (replies, readiness, ends,
+// The async client: what the instances' connections tell the locks (replies, readiness, ends,
 // a node's start, a new master).
 #include "client_impl.hpp"
 

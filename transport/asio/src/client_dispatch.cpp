@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client: from the core's events to the caller's handlers (delivery passes, the lock
+// The async client: from the core's events to the caller's handlers (delivery passes, the lock
 // timer), and the locks' requests into the connections' write buffers.
 #include <asio/post.hpp>
 

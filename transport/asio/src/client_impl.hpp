@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's insides: one socket per instance (each carrying a session connection), and the
+// The async client's insides: one socket per instance (each carrying a session connection), and the
 // client that drives the locks of its lock table (lock_table.hpp) over them.
 #pragma once
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's metrics and event hook: each lock's meter (session/lock_metrics.hpp)
+// The async client's metrics and event hook: each lock's meter (session/lock_metrics.hpp)
 // hears its verdicts, renewals, losses and releases; the client's own meter hears the
 // instances' connections; client_config::on_event hears all of it as it happens.
 #include "client_impl.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's locks ordered by their next deadline, so one timer serves them all.
+// The async client's locks ordered by their next deadline, so one timer serves them all.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's wake-up channels for fair locks (edgelock/lock.hpp, "Fair waiting").
+// The async client's wake-up channels for fair locks (edgelock/lock.hpp, "Fair waiting").
 //
 // One channel per lock name that a fair lock of the table uses: the name's queue key, which
 // is also the pub/sub channel its releases publish on. A channel knows its locks (a list

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's fixed-capacity ring: allocated once when the client opens.
+// The async client's fixed-capacity ring: allocated once when the client opens.
 #pragma once
 
 #include <cstddef>

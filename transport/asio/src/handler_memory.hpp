@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Memory for the asio client's socket and timer operations, so that lock traffic allocates
+// Memory for the async client's socket and timer operations, so that lock traffic allocates
 // nothing once connected, over TLS too, and with a fair lock's subscriber connection, whose
 // timer and reads are outstanding beside the lock connection's.
 //

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's lock table: a fixed number of slots, allocated at open(), taken and given
+// The async client's lock table: a fixed number of slots, allocated at open(), taken and given
 // back without allocating. A handle names a slot and the generation it was taken in, so a
 // stale handle never reaches the lock now in its slot. The slots of a closed table stay alive
 // (retired) until the handlers running over them have returned.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The asio client's part in fair waiting (edgelock/lock.hpp, "Fair waiting"): the subscriber
+// The async client's part in fair waiting (edgelock/lock.hpp, "Fair waiting"): the subscriber
 // socket, which lock wants wake-ups (fair_channels.hpp decides the subscriptions), and the
 // routing of messages and confirmed subscriptions to the waiting locks.
 #include <memory>

@@ -122,7 +122,7 @@ void lock::impl::tell_moved(const session::lock_writes& writes) {
 }
 
 // Before writing on node k: the lock hears the start its connection read, when it has not yet
-// (it moved there, or the connection is new), as the asio client and the simulator do.
+// (it moved there, or the connection is new), as the async client and the simulator do.
 void lock::impl::hear_node_start(std::uint8_t k) {
     const session::connection& c = node_links[k].connection();
     if (place.heard_start(k) || !c.knows_node()) return;

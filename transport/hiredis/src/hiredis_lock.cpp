@@ -369,8 +369,8 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
 }  // namespace
 
 // Addresses, the core and one connection per instance. The connections point into `where`, which
-// stays put for the object's life. The checks and their order are the asio client's: the deployment
-// (validate()), then the lock against it (check_lock()), then the core's.
+// stays put for the object's life. The checks and their order are the async client's: the
+// deployment (validate()), then the lock against it (check_lock()), then the core's.
 std::error_code lock::impl::configure(const lock_options& given) {
     options = given;
     if (const std::error_code ec = validate(options, where, tls)) return ec;

@@ -34,7 +34,7 @@ inline constexpr std::size_t redirects_max = 5;
 // 5 per node of each slot range (13 with a replica), beyond the lock replies'
 // edgelock::nodes_max (256, about 19 ranges) once a cluster is resharded. This holds about
 // 315 ranges with one replica each (the reply's 64 KiB about as many): 128 KiB of nodes per
-// asio client, and per node connection of a blocking client's cluster lock.
+// async client, and per node connection of a blocking client's cluster lock.
 inline constexpr std::size_t cluster_reply_nodes_max = 4096;
 
 // An error reply's text kept for messages ("ERR ...", "OOM ..."): enough for Redis's own

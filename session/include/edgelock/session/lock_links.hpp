@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock session: one lock's side of its client's links, written once for the asio client,
+// edgelock session: one lock's side of its client's links, written once for the async client,
 // the blocking client and the simulator. The client keeps one lock_links beside each lock and
 // tells it what its links do; it decides what the lock hears, so no client decides it alone.
 // (The per-node side, the slot map and the links' addresses, is cluster_links.hpp.)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// edgelock session: what a lock did, counted. Both clients keep these (the asio client per
+// edgelock session: what a lock did, counted. Both clients keep these (the async client per
 // lock and for the whole client, the blocking client per lock) and hand them out as a plain
 // snapshot; the CLI writes them for Prometheus, the C API copies them out. Written once here
 // so that the two clients count the same things the same way.

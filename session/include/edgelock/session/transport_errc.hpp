@@ -31,12 +31,12 @@ enum class [[nodiscard]] transport_errc : std::uint8_t{
     master_changed,         // Sentinel: +switch-master announced another master
     out_of_memory,          // a transport could not allocate (hiredis)
     thread_failed,          // the blocking client's helper thread could not start
-    not_open,               // asio client: not open (never opened, or closed)
-    already_open,           // asio client: open() on an open client
-    table_full,             // asio client: every lock slot is in use
-    invalid_handle,         // asio client: a handle that is not (or no longer) in the table
+    not_open,               // async client: not open (never opened, or closed)
+    already_open,           // async client: open() on an open client
+    table_full,             // async client: every lock slot is in use
+    invalid_handle,         // async client: a handle that is not (or no longer) in the table
     operation_in_progress,  // an acquire or release is already running on that lock
-    lock_busy,              // asio client: remove_lock() of a lock held or busy
+    lock_busy,              // async client: remove_lock() of a lock held or busy
     node_info_refused,      // INFO refused (an ACL without +info): the restart guard cannot
                             // tell when the node started; grant it, or turn the guard off
     evicting_node,          // the node may evict keys (maxmemory with a policy other than

@@ -175,7 +175,7 @@ struct world_params {
     bool script_load_allowed = true;
     // Lock requests a client keeps unanswered on one connection. 0: no limit, every request
     // written as soon as it is queued (both real clients pipeline). 1: one at a time, as a
-    // transport whose socket buffer is full holds the next request back (the asio client's
+    // transport whose socket buffer is full holds the next request back (the async client's
     // waiters): a connection can then be lost with requests still queued unwritten behind
     // one in flight, which pipelining never shows.
     std::uint8_t write_window = 0;

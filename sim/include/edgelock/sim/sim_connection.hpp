@@ -62,7 +62,7 @@ public:
     session::connection& connection() noexcept { return driver_.connection(); }
     session::connection_state state() const noexcept { return connection().state(); }
     // The write window has room for another request (the handshake's steps count: with a
-    // window, requests wait for the handshake, as the asio client's do).
+    // window, requests wait for the handshake, as the async client's do).
     bool window_open() const noexcept {
         return write_window_ == 0 || connection().requests_in_flight() < write_window_;
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock: fixed-size storage for one completion handler, with no heap allocation.
 //
-// Every lock in the asio client's table owns three of these (acquire, release, lost), made
+// Every lock in the async client's table owns three of these (acquire, release, lost), made
 // when the table is built. Storing a handler is a placement-new into the slot; completing it
 // moves it out to the stack first (so the handler may start the next operation on the same
 // lock) and calls it. A handler that does not fit is refused at compile time, never

@@ -2,7 +2,7 @@
 // edgelock: the Redis deployment a client talks to, and the one check of it.
 //
 // Both clients and the CLI describe where Redis is and how to reach it with this struct:
-// the asio client's client_config and the blocking client's lock_options derive from it
+// the async client's client_config and the blocking client's lock_options derive from it
 // (so `config.instances`, `options.command_timeout_ms` and the rest read as before), and the
 // CLI's admin connection (blocking::command_connection) opens one. validate() is the only
 // place a deployment is checked, so every client answers the same bad input with the same

@@ -2,7 +2,7 @@
 // edgelock: what a lock's I/O did, one event at a time, for structured logs and verbose tools.
 //
 // Both clients report the same events through an optional hook (the blocking client's
-// lock_options::on_event, the asio client's client_config::on_event), and count them in the
+// lock_options::on_event, the async client's client_config::on_event), and count them in the
 // same metrics (edgelock/session/lock_metrics.hpp): the hook is the metrics' per-event view.
 #pragma once
 
@@ -20,7 +20,7 @@ enum class lock_event_kind : std::uint8_t {
     attempt,         // an acquire attempt ended: `code` empty and valid_until_ms on success,
                      // else what the acquire would report for it (busy, no_quorum, or one
                      // instance's error, ...). The blocking client tells every attempt (a wait
-                     // makes several); the asio client, with many locks on one thread, only
+                     // makes several); the async client, with many locks on one thread, only
                      // the one that decided the acquire, with the code its handler gets
     renewed,         // a renewal reached a quorum: the lease now ends at valid_until_ms
     renewal_failed,  // `instance` failed its part of a renewal (`code`); the lease still ends
@@ -41,7 +41,7 @@ struct lock_event {
     // How long, in milliseconds on the same clock: attempt, since the acquire call started;
     // renewed, lost and released, since the hold was acquired; 0 for the others.
     std::int64_t elapsed_ms = 0;
-    // The lock's name (valid during the call only). Empty for the asio client's connection
+    // The lock's name (valid during the call only). Empty for the async client's connection
     // events, which belong to no one lock.
     std::string_view lock;
 };

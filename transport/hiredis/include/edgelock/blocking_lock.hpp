@@ -6,7 +6,7 @@
 // masters (Redlock, N odd), the master a set of Sentinels points at, or the master of the
 // name's slot in a Redis Cluster (see "Redis Cluster" below). It drives the sans-IO
 // core (edgelock/lock.hpp) over one connection per instance, each driven by the session's
-// connection (edgelock/session/connection.hpp) exactly as the asio client's are; hiredis
+// connection (edgelock/session/connection.hpp) exactly as the async client's are; hiredis
 // only makes the TCP connection (name lookup, connect timeout, keepalive):
 //
 //   - acquire() sends the request to every instance first, then collects replies (poll() over
@@ -76,7 +76,7 @@
 //     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
 //     too_deep, io_error
-//   edgelock::transport_errc (transport_category(), shared with the asio client):
+//   edgelock::transport_errc (transport_category(), shared with the async client):
 //     unknown_host, connect_timeout (no connection), handshake_timeout (connected, but the
 //     server did not answer), command_timeout, auth_required (NOAUTH: no password sent),
 //     auth_failed (a wrong password or user), select_failed, connection_closed, not_master,
@@ -101,7 +101,7 @@
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
 // of earlier versions:
 //   - blocking::connection_errc and connection_category() are gone: transport_errc (shared
-//     with the asio client) replaces them; timeouts are connect_timeout / command_timeout
+//     with the async client) replaces them; timeouts are connect_timeout / command_timeout
 //     (were std::errc::timed_out), and both default to 2 s (were 1 s).
 //   - reconnect delays: reconnect_delay_min_ms / max_ms (100 ms / 5 s), full jitter (was a
 //     doubling 10-500 ms without jitter).
@@ -111,7 +111,7 @@
 //     succeeds only when a quorum deleted the key (was: any instance).
 //   - open() may return io_error (no random bytes for the jitter) and invalid_config for
 //     timings out of range or credentials too long; SIGPIPE need not be ignored any more.
-//   - open() checks the deployment as the asio client does (edgelock/deployment.hpp): fair
+//   - open() checks the deployment as the async client does (edgelock/deployment.hpp): fair
 //     with several instances is invalid_instances (was invalid_config), a replica_wait_ms
 //     not below command_timeout_ms is invalid_config (was accepted), an even instance
 //     count with a malformed URL is invalid_instances (was invalid_config).
@@ -263,7 +263,7 @@ public:
     // applies:
     //   errc::invalid_config     open() called twice
     //   the deployment's codes, as edgelock::validate() checks them (deployment.hpp), the
-    //   same the asio client's open() returns for the same deployment:
+    //   same the async client's open() returns for the same deployment:
     //   errc::invalid_config     not exactly one of instances, sentinels and cluster, master_name
     //                            missing or too long, too many sentinels, a timeout or
     //                            reconnect delay out of range, a malformed URL, master
@@ -273,7 +273,7 @@ public:
     //   transport_errc::tls_files  an address is rediss:// and a file of options.tls cannot
     //                            be loaded: tls_error() says which, and why
     //   transport_errc::out_of_memory
-    //   the lock against the deployment, edgelock::check_lock() (the asio client's
+    //   the lock against the deployment, edgelock::check_lock() (the async client's
     //   add_lock() returns the same): errc::invalid_instances (fair with several
     //   instances), invalid_config (replicas_to_wait set and the WAIT timeout,
     //   replica_wait_ms or by default half the attempt timeout, not below
