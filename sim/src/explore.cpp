@@ -103,9 +103,9 @@ private:
             candidate[i].reset = false;
             changed |= try_candidate(candidate);
         }
-        for (int n = 0; n < 8; ++n) {
-            const std::uint8_t nodes = best_.faults[i].nodes;
-            const auto without = static_cast<std::uint8_t>(nodes & ~(1u << n));
+        for (std::size_t n = 0; n < nodes_max; ++n) {
+            const node_mask nodes = best_.faults[i].nodes;
+            const auto without = static_cast<node_mask>(nodes & ~(1u << n));
             if (without == nodes || without == 0) continue;
             schedule candidate = best_.faults;
             candidate[i].nodes = without;

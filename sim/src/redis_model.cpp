@@ -656,11 +656,11 @@ void redis_node::apply(const repl_op& op, std::int64_t offset, std::int64_t now_
 }
 
 void redis_node::attach_replica(std::uint8_t replica) noexcept {
-    replicas_ = static_cast<std::uint8_t>(replicas_ | (1u << replica));
+    replicas_ = static_cast<std::uint16_t>(replicas_ | (1u << replica));
 }
 
 void redis_node::detach_replica(std::uint8_t replica) noexcept {
-    replicas_ = static_cast<std::uint8_t>(replicas_ & ~(1u << replica));
+    replicas_ = static_cast<std::uint16_t>(replicas_ & ~(1u << replica));
 }
 
 // ---- the keyspace -----------------------------------------------------------------------

@@ -9,11 +9,11 @@
 namespace edgelock::sim {
 namespace {
 
-std::uint8_t all_nodes(const configuration& config) {
-    return static_cast<std::uint8_t>((1u << config.nodes) - 1);
+node_mask all_nodes(const configuration& config) {
+    return static_cast<node_mask>((1u << config.nodes) - 1);
 }
 
-std::uint8_t bit(int node) { return static_cast<std::uint8_t>(1u << node); }
+node_mask bit(int node) { return static_cast<node_mask>(1u << node); }
 
 trigger at_time(std::int64_t ms) { return trigger{false, ms, 0, point::acquired, 1, 0}; }
 
@@ -21,7 +21,7 @@ trigger at_point(std::uint8_t client, point where, std::uint16_t nth, std::int64
     return trigger{true, 0, client, where, nth, offset_ms};
 }
 
-fault client_fault(fault_kind kind, std::uint8_t client, trigger when, std::uint8_t nodes,
+fault client_fault(fault_kind kind, std::uint8_t client, trigger when, node_mask nodes,
                    std::int64_t duration_ms, std::int64_t amount) {
     return fault{kind,  when,  false, client, nodes, false, duration_ms, amount, persistence::none,
                  false, false, 1};
@@ -56,14 +56,14 @@ fault migrate_slot(trigger when, std::int64_t gap_ms, std::int64_t learn_ms) {
 // only the other nodes and `shared`, so once `shared` forgets a's key, b gets a majority
 // of its own. Every other client is cut off for the window.
 void split_majorities(schedule& s, const configuration& config, std::uint8_t clients,
-                      std::uint8_t a, std::uint8_t b, std::uint8_t a_majority, int shared,
+                      std::uint8_t a, std::uint8_t b, node_mask a_majority, int shared,
                       std::int64_t window_ms) {
-    const std::uint8_t all = all_nodes(config);
-    const std::uint8_t b_majority = static_cast<std::uint8_t>((all & ~a_majority) | bit(shared));
+    const node_mask all = all_nodes(config);
+    const auto b_majority = static_cast<node_mask>((all & ~a_majority) | bit(shared));
     s.push_back(client_fault(fault_kind::partition, a, at_time(0),
-                             static_cast<std::uint8_t>(all & ~a_majority), window_ms, 0));
+                             static_cast<node_mask>(all & ~a_majority), window_ms, 0));
     s.push_back(client_fault(fault_kind::partition, b, at_time(0),
-                             static_cast<std::uint8_t>(all & ~b_majority), window_ms, 0));
+                             static_cast<node_mask>(all & ~b_majority), window_ms, 0));
     for (std::uint8_t c = 0; c < clients; ++c) {
         if (c != a && c != b)
             s.push_back(client_fault(fault_kind::partition, c, at_time(0), all, window_ms, 0));
@@ -76,7 +76,7 @@ std::uint8_t pick_client(const world_params& p, prng& rng) {
 
 // Message loss on a random client's paths to `nodes`, from a random instant for a window drawn
 // from `window_ms`, losing a rate drawn from `per_million`; connections reset or left silent.
-fault random_loss(const world_params& p, prng& rng, std::uint8_t nodes,
+fault random_loss(const world_params& p, prng& rng, node_mask nodes,
                   std::pair<std::int64_t, std::int64_t> window_ms,
                   std::pair<std::int64_t, std::int64_t> per_million) {
     const std::uint8_t who = pick_client(p, rng);
@@ -90,14 +90,14 @@ fault random_loss(const world_params& p, prng& rng, std::uint8_t nodes,
 
 std::uint16_t pick_nth(prng& rng) { return static_cast<std::uint16_t>(rng.between(1, 3)); }
 
-// A random majority of the Redlock nodes that contains `shared`.
-std::uint8_t random_majority(const configuration& config, int shared, prng& rng) {
-    std::uint8_t mask = bit(shared);
+// A random majority of the Redlock masters that contains `shared`.
+node_mask random_majority(const configuration& config, int shared, prng& rng) {
+    node_mask mask = bit(shared);
     int members = 1;
-    while (members < quorum_of(config.nodes)) {
-        const int n = static_cast<int>(rng.below(config.nodes));
+    while (members < quorum_of(config.instances)) {
+        const int n = static_cast<int>(rng.below(config.instances));
         if ((mask & bit(n)) != 0) continue;
-        mask = static_cast<std::uint8_t>(mask | bit(n));
+        mask = static_cast<node_mask>(mask | bit(n));
         ++members;
     }
     return mask;
@@ -109,7 +109,7 @@ void maybe_split_majorities(schedule& s, const configuration& config, const worl
                             std::uint8_t c, int node, prng& rng) {
     if (p.clients < 2 || !rng.chance(700'000)) return;
     const auto other = static_cast<std::uint8_t>((c + 1 + rng.below(p.clients - 1)) % p.clients);
-    const std::uint8_t majority = random_majority(config, node, rng);
+    const node_mask majority = random_majority(config, node, rng);
     const std::int64_t window = rng.between(2 * p.ttl_ms, 4 * p.ttl_ms);
     split_majorities(s, config, p.clients, c, other, majority, node, window);
 }
@@ -143,9 +143,9 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
 void split_network(schedule& s, const configuration& config, const world_params& p,
                    std::uint8_t holder, trigger when, std::int64_t window_ms,
                    std::uint8_t with_holder) {
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     const bool alone = config.layout == topology::single || config.layout == topology::cluster;
-    const std::uint8_t side = alone ? bit(0) : static_cast<std::uint8_t>(bit(0) | bit(1));
+    const node_mask side = alone ? bit(0) : static_cast<node_mask>(bit(0) | bit(1));
     if (config.layout == topology::sentinel) {
         s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
         s.back().nodes = bit(1);
@@ -154,7 +154,7 @@ void split_network(schedule& s, const configuration& config, const world_params&
         s.push_back(node_fault(fault_kind::isolate, 0, when, window_ms, 0));
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
-        const auto unreachable = static_cast<std::uint8_t>(minority ? all & ~side : side);
+        const auto unreachable = static_cast<node_mask>(minority ? all & ~side : side);
         if (unreachable != 0)
             s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
     }
@@ -168,7 +168,7 @@ void split_network(schedule& s, const configuration& config, const world_params&
 void redis_7_failover(schedule& s, const configuration& config, const world_params& p) {
     const std::int64_t ttl = p.ttl_ms;
     s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
-    s.back().nodes = static_cast<std::uint8_t>(all_nodes(config) & ~bit(0));
+    s.back().nodes = static_cast<node_mask>(all_nodes(config) & ~bit(0));
     const trigger when = at_point(0, point::acquired, 1, 10);
     s.push_back(node_fault(fault_kind::pause, 0, when, 3 * ttl / 10, 0));
     s.push_back(client_fault(fault_kind::partition, 1, when, bit(1), 3 * ttl, 0));
@@ -310,7 +310,7 @@ namespace {
 
 // S7: client 0's clock runs slow and steps back, client 1's steps forward, then client 0 is
 // cut off from every node while it holds.
-void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
+void push_clock_faults(schedule& s, node_mask all, std::int64_t ttl) {
     s.push_back(client_fault(fault_kind::clock_rate, 0, at_time(0), 0, 0, -80'000));
     s.push_back(client_fault(fault_kind::wall_step, 0, at_time(100), 0, 0, -10'000));
     s.push_back(client_fault(fault_kind::wall_step, 1, at_time(150), 0, 0, 5'000));
@@ -323,7 +323,7 @@ void push_clock_faults(schedule& s, std::uint8_t all, std::int64_t ttl) {
 // publishes before client 1 is subscribed and that message is lost: the confirmation must
 // start client 1's attempt. Then client 1, holding, pauses past its lease: its key expires
 // unannounced, and client 0, refused just before, must find the lock free by its re-check.
-void push_missed_wake_up(schedule& s, std::uint8_t all, const world_params& p) {
+void push_missed_wake_up(schedule& s, node_mask all, const world_params& p) {
     fault late =
         client_fault(fault_kind::slow_subscribe, 1, at_point(0, point::release_called, 1, 0), all,
                      p.duration_ms, p.io_timeout_ms * 2 / 3);
@@ -365,7 +365,7 @@ schedule scripted_schedule(scenario_id id, const configuration& config, const wo
     schedule s;
     const std::int64_t ttl = p.ttl_ms;
     const bool redlock = config.layout == topology::redlock;
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     switch (id) {
         case scenario_id::s1:
             s.push_back(pause(0, at_point(0, point::checked, 1, 0), 5 * ttl / 2));
@@ -473,7 +473,7 @@ void random_s2(schedule& s, const configuration& /*config*/, const world_params&
 void random_s3(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     if (rng.chance(333'333)) {
         paused_renewal(s, config, p, c, rng);
         return;
@@ -499,7 +499,7 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
                   std::uint8_t c, prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const bool redlock = config.layout == topology::redlock;
-    int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
+    int node = redlock ? static_cast<int>(rng.below(config.instances)) : 0;
     if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
     if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
     const std::uint16_t nth = pick_nth(rng);
@@ -523,11 +523,11 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
 void random_s6(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     if (config.layout == topology::sentinel || config.layout == topology::cluster) {
         const std::int64_t lag = rng.between(0, 200);
         s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));
-        s.back().nodes = static_cast<std::uint8_t>(all & ~bit(0));
+        s.back().nodes = static_cast<node_mask>(all & ~bit(0));
     }
     // Anywhere in a hold: early, just after a renewal went out (its replication
     // still lagging), or late in a long job.
@@ -544,7 +544,7 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
 void random_s7(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     const std::int64_t rate =
         rng.chance(800'000) ? -rng.between(20'000, 150'000) : rng.between(20'000, 150'000);
     s.push_back(client_fault(fault_kind::clock_rate, c, at_time(0), 0, 0, rate));
@@ -564,7 +564,7 @@ void random_s7(schedule& s, const configuration& config, const world_params& p, 
 
 void random_s8(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                prng& rng) {
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     const std::int64_t count = rng.between(1, 3);
     for (std::int64_t i = 0; i < count; ++i) {
         const std::uint8_t who = pick_client(p, rng);
@@ -619,7 +619,7 @@ void random_s9(schedule& s, const configuration& config, const world_params& p, 
 void random_s10(schedule& s, const configuration& config, const world_params& p, std::uint8_t c,
                 prng& rng) {
     const bool redlock = config.layout == topology::redlock;
-    const int node = redlock ? static_cast<int>(rng.below(config.nodes)) : 0;
+    const int node = redlock ? static_cast<int>(rng.below(config.instances)) : 0;
     if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
     const std::int64_t all_keys = rng.chance(500'000) ? 1 : 0;
     const std::int64_t count = rng.between(1, 2);
@@ -641,7 +641,7 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
 // are slow (their wake-ups, on the subscriber connection, are not), so a wake-up often arrives
 // while an attempt refused just before is still on its way back.
 void random_s11(schedule& s, const configuration& config, const world_params& p, prng& rng) {
-    const std::uint8_t all = all_nodes(config);
+    const node_mask all = all_nodes(config);
     const std::int64_t timeout_ms =
         std::min({lock_attempt_timeout_ms(p), p.io_timeout_ms, p.connect_timeout_ms});
     const std::int64_t slow_ms_max = std::max<std::int64_t>(2, timeout_ms / 6);

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "edgelock/assert.hpp"
+#include "edgelock/sim/configuration.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -143,8 +144,9 @@ bool parse_peers(reader& r, fault& f, std::string& error) {
         if (r.eat('R')) {
             f.resource = true;
         } else if (r.eat('n')) {
-            if (!r.number(node) || node < 0 || node > 7) return fail(error, "bad peer");
-            f.nodes = static_cast<std::uint8_t>(f.nodes | (1u << node));
+            if (!r.number(node) || node < 0 || node >= static_cast<std::int64_t>(nodes_max))
+                return fail(error, "bad peer");
+            f.nodes = static_cast<node_mask>(f.nodes | (1u << node));
         } else {
             return true;
         }
@@ -232,7 +234,7 @@ std::string to_text(const fault& f) {
     if (has_peers(f.kind) &&
         (f.kind != fault_kind::isolate || f.nodes != 0)) {  // isolate: its side, if any
         out += ",to=";
-        for (int n = 0; n < 8; ++n) {
+        for (std::size_t n = 0; n < nodes_max; ++n) {
             if ((f.nodes >> n) & 1u) {
                 out += 'n';
                 append_number(out, n);

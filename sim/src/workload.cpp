@@ -102,6 +102,7 @@ void client::setup_connections() {
     }
     if (config.layout == topology::cluster) {
         setup_cluster(s);
+        if (config.fair) setup_channel();  // the subscriber is placed once the map is read
         return;
     }
     for (std::uint8_t i = 0; i < instances_; ++i) {
@@ -117,14 +118,19 @@ void client::setup_connections() {
     if (config.fair) setup_subscriber(s);
 }
 
-// The subscriber reaches the node (or Sentinel's master) as instance 0's connection does, as
-// the blocking client's: the same address and timing; it reads no node facts.
-void client::setup_subscriber(session::connection_setup s) {
+// A fair lock's channel: its line's key, in the lock's slot.
+void client::setup_channel() {
     std::array<char, key_bytes_max> channel{};
     channel_.assign(channel.data(), write_companion_key(lock_name_, companion::queue,
                                                         channel.data(), channel.size()));
     EDGELOCK_ASSERT(!channel_.empty());
     fair_ = true;
+}
+
+// The subscriber reaches the node (or Sentinel's master) as instance 0's connection does, as
+// the blocking client's: the same address and timing; it reads no node facts.
+void client::setup_subscriber(session::connection_setup s) {
+    setup_channel();
     s.kind = session::connection_kind::subscriber;
     s.seed = rng_.next();
     s.read_node = false;
@@ -314,8 +320,9 @@ void client::drain() {
 void client::tend_subscriber() {
     if (!fair_ || paused()) return;
     wake_wanted_ = lock_.wants_wake_ups();
-    subscriber_made_ = subscriber_made_ || wake_wanted_;
-    if (!subscriber_made_) return;
+    if (!subscriber_made_ && !wake_wanted_) return;
+    if (cluster_ && !place_cluster_subscriber()) return;
+    subscriber_made_ = true;
     drive_subscription();
     subscriber_.settle(now_ms());
 }

@@ -229,7 +229,8 @@ world::world(const run_spec& spec)
 }
 
 // The nodes, each drawn from `setup` in turn (its persistence is the one its crash fault
-// names); under Sentinel every other node replicates node 0.
+// names); under Sentinel every other node replicates node 0; with WAIT over one Redis or
+// Redlock, instance i's replica is node instances + i (own_replicas()).
 void world::make_nodes(prng& setup) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         persistence persist = persistence::none;
@@ -256,6 +257,8 @@ void world::make_nodes(prng& setup) {
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
     }
+    for (std::uint8_t r = config_.instances; r < config_.nodes && own_replicas(); ++r)
+        nodes_[r].follow(nodes_[r - config_.instances], 0);
     if (config_.layout == topology::cluster) make_cluster();
 }
 

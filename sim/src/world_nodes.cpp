@@ -40,7 +40,7 @@ void world::activate_node_fault(const fault& f) {
             pause_node(f.target, end_us);
             break;
         case fault_kind::isolate:
-            isolate_side(static_cast<std::uint8_t>(f.nodes | (1u << f.target)), end_us);
+            isolate_side(static_cast<node_mask>(f.nodes | (1u << f.target)), end_us);
             break;
         case fault_kind::evict: evict(f.target); break;
         case fault_kind::migrate:
@@ -145,7 +145,7 @@ void world::deliver_held(std::uint8_t node, held_message&& h) {
 // The nodes of `side` (a bit mask) are cut off from the sentinels and from the nodes outside
 // it: replication and its acks across the cut are lost both ways, within the side they pass.
 // Clients still reach every node.
-void world::isolate_side(std::uint8_t side, std::int64_t until_us) {
+void world::isolate_side(node_mask side, std::int64_t until_us) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (((side >> n) & 1u) == 0 || until_us <= isolated_until_us_[n]) continue;
         isolated_until_us_[n] = until_us;
@@ -180,6 +180,23 @@ bool world::reachable(std::uint8_t node) const noexcept {
     return nodes_[node].up() && !paused(node) && !isolated(node);
 }
 
+// A master, or its own replica, answers again: the replica synchronises from the master
+// once both are reachable (a full copy: the master's data as it came back, even empty); a
+// replica that restarted while its master is away waits for it, refusing writes.
+void world::resync_own_replica(std::uint8_t node) {
+    const auto instances = config_.instances;
+    const bool replica = node >= instances;
+    const auto master = static_cast<std::uint8_t>(replica ? node - instances : node);
+    const auto r = static_cast<std::uint8_t>(master + instances);
+    if (!reachable(r)) return;
+    if (!reachable(master)) {
+        if (replica && nodes_[r].is_master()) nodes_[r].await_master(master);
+        return;
+    }
+    nodes_[r].follow(nodes_[master], now_us_);
+    if (recording()) note_node(r, "resynchronised from n" + std::to_string(master));
+}
+
 // ---- Sentinel -------------------------------------------------------------------------------
 
 void world::master_unreachable() {
@@ -199,6 +216,10 @@ void world::master_unreachable() {
 void world::node_back(std::uint8_t node) {
     if (config_.layout == topology::cluster && node >= 2) {
         other_shard_back(node);
+        return;
+    }
+    if (own_replicas()) {
+        resync_own_replica(node);
         return;
     }
     const bool fails_over =

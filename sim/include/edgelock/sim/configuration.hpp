@@ -24,7 +24,7 @@ namespace edgelock::sim {
 
 // Capacities of the simulated world (the containers are sized from them).
 inline constexpr std::size_t clients_max = 4;
-inline constexpr std::size_t nodes_max = 7;  // redlock-7, a one-off configuration
+inline constexpr std::size_t nodes_max = 14;  // redlock-7+WAIT: seven masters, a replica each
 inline constexpr std::size_t sentinel_processes_max = 3;
 // Everything a client may connect to: the Redis nodes, then the sentinels (addresses.hpp).
 inline constexpr std::size_t servers_max = nodes_max + sentinel_processes_max;
@@ -69,7 +69,7 @@ const std::array<configuration, configuration_count>& configurations() noexcept;
 // without WAIT, and Redis Cluster with fencing or the guard in every combination the CLI can
 // ask for. `edgelock check` simulates the row of the deployment it read, and the matrix (and
 // the README's grid, and soak) stays the rows it was.
-inline constexpr std::size_t one_off_configuration_count = 18;
+inline constexpr std::size_t one_off_configuration_count = 56;
 // The one-off rows before Redis Cluster's: their configuration_index is as it always was; the
 // later ones (cluster+fencing and the like) come after every matrix row.
 inline constexpr std::size_t first_one_off_configuration_count = 13;

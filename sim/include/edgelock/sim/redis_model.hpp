@@ -458,7 +458,7 @@ private:
     std::int64_t fsync_tick_ = -1;  // everysec: last fsync captured in durable_
     std::vector<redis_entry> data_;
     std::vector<redis_entry> durable_;  // what a restart comes back with
-    std::uint8_t replicas_ = 0;         // bit per attached replica node
+    std::uint16_t replicas_ = 0;        // bit per attached replica node
     std::array<std::int64_t, nodes_max> acked_{};
     // Redis Cluster: the members (empty: cluster mode off), the owner this node believes of
     // each slot, the slots it migrates or imports (slot, the other node), and what it

@@ -81,12 +81,15 @@ struct trigger {
     std::int64_t offset_ms = 0;  // fires this long after the point
 };
 
+// One bit per node (configuration.hpp, nodes_max).
+using node_mask = std::uint16_t;
+
 struct fault {
     fault_kind kind = fault_kind::pause;
     trigger when;
     bool on_node = false;  // the target is a node (else a client)
     std::uint8_t target = 0;
-    std::uint8_t nodes = 0;  // peers as a node bit mask
+    node_mask nodes = 0;  // peers as a node bit mask
     bool resource = false;   // slow_link: the resource is a peer
     std::int64_t duration_ms = 0;
     std::int64_t amount = 0;

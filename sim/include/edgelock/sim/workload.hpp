@@ -139,6 +139,7 @@ private:
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
     void on_subscriber_end();
+    void setup_channel();
     void setup_subscriber(session::connection_setup s);
     void tend_subscriber();
     void drive_subscription();
@@ -162,6 +163,7 @@ private:
     void on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                            const reply_node* nodes, std::size_t count);
     void on_cluster_connection_end(std::uint8_t index);
+    bool place_cluster_subscriber();
     // Calls f(connection) for each connection the lock's requests may use.
     template <typename F>
     void each_connection(F&& f);
@@ -216,6 +218,9 @@ private:
     bool wake_wanted_ = false;
     bool turn_passed_ = false;  // handle_wake was given our token (see handle_reply)
     std::string channel_;
+    // Redis Cluster: the node the subscriber was set up for (the slot's master then).
+    session::node_address subscriber_node_;
+    bool subscriber_placed_ = false;
     std::int64_t paused_until_us_ = 0;
     std::deque<delivery> inbox_;
     step pending_ = step::none;

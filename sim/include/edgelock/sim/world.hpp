@@ -275,7 +275,14 @@ private:
     void restart(std::uint8_t node);
     void pause_node(std::uint8_t node, std::int64_t until_us);
     void resume_node(std::uint8_t node);
-    void isolate_side(std::uint8_t side, std::int64_t until_us);
+    void isolate_side(node_mask side, std::int64_t until_us);
+    // One Redis or Redlock with WAIT: each master has a replica of its own, which no Sentinel
+    // manages: it follows its master again whenever either comes back (Redis's replicaof).
+    bool own_replicas() const noexcept {
+        return config_.nodes > config_.instances &&
+               (config_.layout == topology::single || config_.layout == topology::redlock);
+    }
+    void resync_own_replica(std::uint8_t node);
     void rejoin_node(std::uint8_t node);
     void deliver_held(std::uint8_t node, held_message&& h);
     bool paused(std::uint8_t node) const noexcept { return now_us_ < paused_until_us_[node]; }
@@ -379,7 +386,7 @@ private:
     int current_master_ = 0;                       // the master the sentinels name
     std::vector<std::int64_t> paused_until_us_;    // per node (true time)
     std::vector<std::int64_t> isolated_until_us_;  // per node (true time)
-    std::vector<std::uint8_t> side_of_;  // per node: the side (mask) of its latest cut-off
+    std::vector<node_mask> side_of_;  // per node: the side (mask) of its latest cut-off
     std::vector<std::vector<held_message>> held_;  // per node: what reached it while paused
     std::vector<std::int64_t> seen_offset_;        // per node: its offset at the last INFO
     std::vector<bool> demoted_;                    // per node: replaced while away, still a master
