@@ -14,7 +14,9 @@
 #      TSan in step 6); every one of them starts servers of its own on free loopback ports
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
-#      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe)
+#      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe), and
+#      2,000 over the configurations run only when named (`soak --one-off`, each against
+#      the matrix `edgelock check` prints for it)
 #   4. build-clang/ with Clang 14, without sanitizers: the core and what the tests labelled
 #      `core` need (core/, tests/core/, tests/checks/), then those tests (the core's unit
 #      tests and its sans-IO and flag checks on the Clang-built library); the whole tree's
@@ -90,6 +92,9 @@ step "simulator: mutation score"
 
 step "simulator: soak of 20,000 swarm runs"
 build/sim/edgelock-sim soak --runs 20000 --seed 1 --jobs "$jobs"
+
+step "simulator: soak of 2,000 swarm runs over the configurations run only when named"
+build/sim/edgelock-sim soak --one-off --runs 2000 --seed 1 --jobs "$jobs"
 
 step "configure build-clang/ (Clang 14, RelWithDebInfo)"
 cmake -S . -B build-clang -G "Unix Makefiles" -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -16,23 +16,44 @@ struct soak_run_result {
     std::uint32_t anomalies = 0;
 };
 
+constexpr std::uint64_t one_off_salt = 0x0ff5;
+
+// The matrix's verdict of every cell first: one matrix over the matrix's rows, or one per
+// configuration run only when named.
 void run_matrix_first(const soak_options& options, soak_result& result) {
     matrix_options m;
     m.random_runs = options.matrix_runs;
     m.seed = options.seed;
     m.jobs = options.jobs;
-    std::size_t index = 0;
-    run_matrix(m, [&](const matrix_cell& c) {
-        soak_cell& cell = result.cells[index / configuration_count][index % configuration_count];
-        cell.matrix = c.checks;
-        cell.runs = c.runs;
-        cell.violating_runs = c.violating_runs;
-        ++index;
-    });
+    const std::size_t rows = soak_row_count(options.rows);
+    const auto first_of = [&](std::size_t config) {
+        std::size_t scenario = 0;
+        return [&result, config, scenario](const matrix_cell& c) mutable {
+            soak_cell& cell = result.cells[scenario++][config];
+            cell.matrix = c.checks;
+            cell.runs = c.runs;
+            cell.violating_runs = c.violating_runs;
+        };
+    };
+    if (options.rows == soak_rows::matrix) {
+        std::size_t index = 0;
+        run_matrix(m, [&](const matrix_cell& c) {
+            soak_cell& cell = result.cells[index / rows][index % rows];
+            cell.matrix = c.checks;
+            cell.runs = c.runs;
+            cell.violating_runs = c.violating_runs;
+            ++index;
+        });
+        return;
+    }
+    for (std::size_t config = 0; config < rows; ++config) {
+        m.config = &soak_row(options.rows, config);
+        run_matrix(m, first_of(config));
+    }
 }
 
-void count(const soak_options& options, std::size_t index, const soak_run_result& r,
-           soak_result& result) {
+void count_run(const soak_options& options, std::size_t index, const soak_run_result& r,
+               soak_result& result) {
     ++result.runs;
     result.events += r.events;
     result.anomalies += r.anomalies;
@@ -43,19 +64,19 @@ void count(const soak_options& options, std::size_t index, const soak_run_result
         if (r.checks.checks[k].ok) continue;
         ++result.violations[r.config_index][k];
         if (cell.soak_violations[k]++ == 0)
-            cell.first_replay[k] = replay_command(soak_run(options.seed, index));
+            cell.first_replay[k] = replay_command(soak_run(options.seed, index, options.rows));
     }
 }
 
 void find_surprises(soak_result& result) {
     for (std::size_t s = 0; s < scenario_count; ++s) {
-        for (std::size_t c = 0; c < configuration_count; ++c) {
+        for (std::size_t c = 0; c < soak_row_count(result.rows); ++c) {
             const soak_cell& cell = result.cells[s][c];
             for (std::size_t k = 0; k < check_count; ++k) {
                 if (cell.soak_violations[k] == 0 || !cell.matrix.checks[k].ok) continue;
                 soak_surprise surprise;
                 surprise.scenario = &scenarios()[s];
-                surprise.config = &configurations()[c];
+                surprise.config = &soak_row(result.rows, c);
                 surprise.check = static_cast<check_kind>(k);
                 surprise.cell_claimed_safe = cell.matrix.all_ok();
                 surprise.runs = cell.soak_violations[k];
@@ -75,30 +96,41 @@ bool soak_result::claims_broken() const noexcept {
     return false;
 }
 
-run_request soak_run(std::uint64_t seed, std::size_t index) {
+std::size_t soak_row_count(soak_rows rows) noexcept {
+    return rows == soak_rows::matrix ? configuration_count : one_off_configuration_count;
+}
+
+const configuration& soak_row(soak_rows rows, std::size_t index) noexcept {
+    return rows == soak_rows::matrix ? configurations()[index] : one_off_configurations()[index];
+}
+
+run_request soak_run(std::uint64_t seed, std::size_t index, soak_rows rows) {
+    const std::size_t count = soak_row_count(rows);
     run_request request;
-    request.config = &configurations()[index % configuration_count];
-    request.scenario = &scenarios()[(index / configuration_count) % scenario_count];
+    request.config = &soak_row(rows, index % count);
+    request.scenario = &scenarios()[(index / count) % scenario_count];
     request.mode = run_mode::random;
-    request.seed = mix_seed(seed ^ soak_salt, index + 1);
+    const std::uint64_t salt = rows == soak_rows::matrix ? soak_salt : soak_salt ^ one_off_salt;
+    request.seed = mix_seed(seed ^ salt, index + 1);
     return request;
 }
 
 soak_result run_soak(const soak_options& options) {
-    static_assert(configuration_count ==
-                  std::tuple_size<std::decay_t<decltype(configurations())>>::value);
+    const std::size_t count = soak_row_count(options.rows);
     soak_result result;
+    result.rows = options.rows;
+    result.violations.assign(count, {});
+    for (std::vector<soak_cell>& row : result.cells) row.resize(count);
     run_matrix_first(options, result);
     run_in_order<soak_run_result>(
         options.runs, options.jobs,
         [&](std::size_t i) {
-            const run_result r = run(make_spec(soak_run(options.seed, i)));
-            return soak_run_result{i % configuration_count,
-                                   (i / configuration_count) % scenario_count, r.checks, r.events,
+            const run_result r = run(make_spec(soak_run(options.seed, i, options.rows)));
+            return soak_run_result{i % count, (i / count) % scenario_count, r.checks, r.events,
                                    r.anomalies};
         },
         [&](std::size_t i, soak_run_result&& r) {
-            count(options, i, r, result);
+            count_run(options, i, r, result);
             return true;
         });
     find_surprises(result);
@@ -107,9 +139,10 @@ soak_result run_soak(const soak_options& options) {
 
 std::string soak_cell_line(const soak_result& result, std::size_t scenario, std::size_t config) {
     const soak_cell& cell = result.cells[scenario][config];
-    std::string line =
-        std::string(scenarios()[scenario].code) + " " + std::string(configurations()[config].name) +
-        " runs=" + std::to_string(cell.runs) + " violating=" + std::to_string(cell.violating_runs);
+    std::string line = std::string(scenarios()[scenario].code) + " " +
+                       std::string(soak_row(result.rows, config).name) +
+                       " runs=" + std::to_string(cell.runs) +
+                       " violating=" + std::to_string(cell.violating_runs);
     for (std::size_t k = 0; k < check_count; ++k) {
         const bool ok = cell.matrix.checks[k].ok && cell.soak_violations[k] == 0;
         line +=

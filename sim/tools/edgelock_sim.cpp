@@ -61,6 +61,7 @@ struct options {
     bool random = false;
     bool has_schedule = false;
     bool quiet = false;
+    bool one_off = false;  // soak: the configurations run only when named
 };
 
 constexpr const char* usage_text =
@@ -72,20 +73,22 @@ constexpr const char* usage_text =
     "  edgelock-sim matrix [--runs N] [--seed N] [--scenario S] [--config NAME] [--jobs N]\n"
     "  edgelock-sim explore --config NAME --runs N [--seed N] [--check CHECK] [--family S]\n"
     "                   [--jobs N]\n"
-    "  edgelock-sim soak --runs N [--seed N] [--jobs N]\n"
+    "  edgelock-sim soak --runs N [--seed N] [--jobs N] [--one-off]\n"
     "  edgelock-sim --help\n"
     "checks: overlap stale order liveness oracle kept (fair: wakeup fifo)\n"
     "scenarios and families (--family): S1..S11\n"
     "--jobs: runs computed in parallel (default: the CPU count); the output is the same\n"
     "exit status: 0 every check held, 1 a check was violated (run, explore) or a cell the\n"
     "matrix calls safe broke (soak), 2 a usage error\n"
+    "soak --one-off: the configurations run only when named, each judged against its own\n"
+    "matrix (--runs 50 --seed 1, what edgelock check prints for it)\n"
     "configurations (the matrix):";
 
 void print_usage(std::FILE* out) {
     std::fputs(usage_text, out);
     for (const configuration& c : configurations())
         std::fprintf(out, " %s", std::string(c.name).c_str());
-    // Simulated only when named: not in the matrix, the soak or the README's grid.
+    // Simulated only when named: not in the matrix or the README's grid (soak --one-off).
     std::fputs("\nconfigurations run only when named (run, explore, matrix --config):", out);
     for (const configuration& c : one_off_configurations()) {
         std::fprintf(out, " %s", std::string(c.name).c_str());
@@ -149,6 +152,8 @@ bool parse_options(int argc, char** argv, options& o) {
             o.random = true;
         } else if (arg == "--quiet") {
             o.quiet = true;
+        } else if (arg == "--one-off") {
+            o.one_off = true;
         } else {
             std::fprintf(stderr, "unknown option %s\n", argv[i]);
             return false;
@@ -362,20 +367,29 @@ int command_explore(const options& o) {
     return 1;
 }
 
+// The claims `edgelock check` prints for a configuration run only when named
+// (tools/edgelock/src/check_matrix.hpp, matrix_runs).
+constexpr std::size_t check_matrix_runs = 50;
+
 int command_soak(const options& o) {
     soak_options so;
     so.runs = o.runs;
     so.seed = o.seed;
     so.jobs = o.jobs;
+    so.rows = o.one_off ? soak_rows::one_off : soak_rows::matrix;
+    if (o.one_off) so.matrix_runs = check_matrix_runs;
+    const std::size_t rows = soak_row_count(so.rows);
     const stopwatch clock;
     const soak_result r = run_soak(so);
     std::printf(
-        "soak: %zu swarm run(s) from seed %llu over %zu configurations, after the matrix (--runs "
-        "%zu)\n",
-        r.runs, static_cast<unsigned long long>(o.seed), configuration_count, so.matrix_runs);
+        "soak: %zu swarm run(s) from seed %llu over %zu configurations%s, after the matrix (--runs "
+        "%zu)%s\n",
+        r.runs, static_cast<unsigned long long>(o.seed), rows,
+        o.one_off ? " run only when named" : "", so.matrix_runs, o.one_off ? " of each" : "");
     std::printf("soak runs violating each check, per configuration:\n");
-    for (std::size_t c = 0; c < configuration_count; ++c) {
-        std::printf("  %-27s", std::string(configurations()[c].name).c_str());
+    for (std::size_t c = 0; c < rows; ++c) {
+        const int width = o.one_off ? 34 : 27;  // the longest name of the rows
+        std::printf("  %-*s", width, std::string(soak_row(so.rows, c).name).c_str());
         for (std::size_t k = 0; k < check_count; ++k) {
             std::printf(" %s=%zu", to_string(static_cast<check_kind>(k)), r.violations[c][k]);
         }
@@ -383,8 +397,7 @@ int command_soak(const options& o) {
     }
     std::printf("cells, the matrix and the soak together:\n");
     for (std::size_t s = 0; s < scenario_count; ++s) {
-        for (std::size_t c = 0; c < configuration_count; ++c)
-            std::printf("%s\n", soak_cell_line(r, s, c).c_str());
+        for (std::size_t c = 0; c < rows; ++c) std::printf("%s\n", soak_cell_line(r, s, c).c_str());
     }
     std::printf("violations of checks the matrix saw hold: %zu\n", r.surprises.size());
     for (const soak_surprise& s : r.surprises) {

@@ -71,11 +71,11 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
         {EDGELOCK_CLI, "check", "--cluster", joined(cluster.seed_urls())}, cli_options());
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_EQ(r.err, "");
-    // The row the defaults make (fencing and the guard on) is simulated: seen failing before,
-    // "not simulated, edgelock-sim has no configuration cluster+fencing+guard yet".
+    // The row the defaults make (fencing, the guard and the fair line on) is simulated: seen
+    // failing before, "not simulated, edgelock-sim has no configuration cluster+fencing+guard".
     EXPECT_EQ(first_line(r.out, "matrix row"),
-              "matrix row   cluster+fencing+guard (edgelock-sim matrix --config "
-              "cluster+fencing+guard --runs 20 --seed 1)");
+              "matrix row   cluster+fencing+guard+fair (edgelock-sim matrix --config "
+              "cluster+fencing+guard+fair --runs 50 --seed 1)");
     EXPECT_EQ(first_line(r.out, "seed "),
               "seed         " + address(cluster.node(0).port()) + " (CLUSTER SLOTS)");
     std::vector<std::string> expected;
@@ -101,7 +101,7 @@ TEST(CliCluster, CheckShowsEveryMasterWithItsReplicasAndEverySlotServed) {
     EXPECT_EQ(json.exit_code, 0) << json.err;
     const std::string first_master = std::to_string(cluster.slots_seen_by(0)[0].master_port);
     for (const std::string& part :
-         {std::string("\"row\":\"cluster+fencing+guard\",\"simulated\":true"),
+         {std::string("\"row\":\"cluster+fencing+guard+fair\",\"simulated\":true"),
           "\"masters\":[{\"address\":\"127.0.0.1:" + first_master + "\",\"slots\":[\"0-",
           std::string("\"slots_served\":16384,\"slots_missing\":[]"),
           std::string("\"verdict\":\"ok\"")}) {

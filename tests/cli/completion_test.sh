@@ -130,7 +130,9 @@ expect_among "edgelock run --name x ba" bash
 expect "edgelock run --name x -- bash $work/files/ca" "$work/files/ca.pem"
 expect "edgelock help s" sim status
 expect "edgelock sim " --help explore matrix run soak
-expect "edgelock sim run --config single+fe" single+fencing single+fencing+guard
+expect "edgelock sim run --config single+fe" single+fencing single+fencing+fair \
+  single+fencing+guard \
+  single+fencing+guard+fair
 expect "edgelock sim explore --check o" oracle order overlap
 echo "completion_test: examples checked"
 

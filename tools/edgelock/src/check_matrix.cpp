@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "simulated_row.hpp"
 #include "simulator.hpp"
 
 namespace edgelock::cli {
@@ -73,38 +74,30 @@ bool parse_cell(const std::string& line, verdict& v) {
 
 // The row named from the flags: every such name is a configuration of edgelock-sim (the
 // matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
-std::string exact_row(const options& o) {
-    std::string row;
-    if (!o.cluster_urls.empty()) {
-        row = std::string("cluster") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
-    } else if (!o.sentinel_urls.empty()) {
-        row = std::string("sentinel") + (o.replicas_to_wait > 0 ? "+WAIT" : "");
-    } else if (o.redis_urls.size() == 1) {
-        row = "single";
-    } else {
-        row = "redlock-" + std::to_string(o.redis_urls.size());
-    }
-    return row + (o.fencing ? "+fencing" : "") + (o.restart_guard ? "+guard" : "");
-}
+std::string exact_row(const options& o) { return simulated_row(o); }
 
 // Where the deployment read is not what the row models (Sentinel's replica count, a WAIT
 // count beyond the row's one), so a reader weighs the verdict knowing it.
 std::vector<std::string> row_differences(const options& o, const std::vector<node_report>& nodes) {
     std::vector<std::string> out;
-    if (o.sentinel_urls.empty()) {
-        if (o.replicas_to_wait > 0) {
-            out.push_back("--wait-replicas " + std::to_string(o.replicas_to_wait) +
-                          " is simulated with Sentinel only: this row has no WAIT");
-        }
-        return out;
-    }
     if (o.replicas_to_wait > 1) {
         out.push_back("the row waits for 1 replica, not " + std::to_string(o.replicas_to_wait));
     }
-    if (!nodes.empty() && !nodes[0].problem.ec && nodes[0].facts.replicas != simulated_replicas) {
-        out.push_back("the row's master has " + std::to_string(simulated_replicas) +
-                      " replicas behind 3 sentinels; this one has " +
-                      std::to_string(nodes[0].facts.replicas));
+    if (!o.sentinel_urls.empty()) {
+        if (!nodes.empty() && !nodes[0].problem.ec &&
+            nodes[0].facts.replicas != simulated_replicas) {
+            out.push_back("the row's master has " + std::to_string(simulated_replicas) +
+                          " replicas behind 3 sentinels; this one has " +
+                          std::to_string(nodes[0].facts.replicas));
+        }
+        return out;
+    }
+    if (o.replicas_to_wait == 0 || !o.cluster_urls.empty()) return out;
+    // One Redis or Redlock with WAIT: each master with one replica of its own, no failover.
+    for (const node_report& n : nodes) {
+        if (n.problem.ec || n.facts.replicas == 1) continue;
+        out.push_back("the row's masters have 1 replica each; " + n.address + " has " +
+                      std::to_string(n.facts.replicas));
     }
     return out;
 }

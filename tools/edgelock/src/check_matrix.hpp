@@ -11,9 +11,10 @@
 
 namespace edgelock::cli {
 
-// The simulator's sample behind the verdicts: enough runs per cell that every known failure
-// shows (the matrix's unsafe cells fail in far more than 1 run in 20), quick enough to wait for.
-constexpr const char* matrix_runs = "20";
+// The simulator's sample behind the verdicts: the README's grid's (50 random runs per cell),
+// so a row run only when named is judged as the matrix's rows are. With 20, S1 on
+// single+WAIT+fair read as survived, and `edgelock-sim soak --one-off` broke that claim.
+constexpr const char* matrix_runs = "50";
 
 // One scenario's verdict on the row.
 struct verdict {
@@ -32,7 +33,8 @@ struct row_choice {
 // matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
 std::string exact_row(const options& o);
 // Where the deployment read (`nodes`) is not what the row models (Sentinel's replica count, a
-// WAIT count beyond the row's one), so a reader weighs the verdict knowing it.
+// master's replicas under WAIT without Sentinel, a WAIT count beyond the row's one), so a
+// reader weighs the verdict knowing it.
 std::vector<std::string> row_differences(const options& o, const std::vector<node_report>& nodes);
 // Runs edgelock-sim on `row`: 0 with `out` filled, else the simulator's exit status (2: it
 // does not know the row) or -1, with `why` set.

@@ -118,7 +118,7 @@ constexpr std::array<flag_spec, 36> flags{{
     {"--wait-replicas", flag_id::wait_replicas, true, for_acquire | for_check},
     {"--json", flag_id::json, false, for_check | bit(command::status)},
     {"--prefix", flag_id::prefix, true, for_list},
-    {"--unfair", flag_id::unfair, false, for_acquire},
+    {"--unfair", flag_id::unfair, false, for_acquire | for_check},
     {"--tls-ca", flag_id::tls_ca, true, for_lock_commands},
     {"--tls-ca-dir", flag_id::tls_ca_dir, true, for_lock_commands},
     {"--tls-cert", flag_id::tls_cert, true, for_lock_commands},

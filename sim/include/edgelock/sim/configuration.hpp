@@ -52,8 +52,9 @@ struct configuration {
     bool delayed_restart = false;       // crashed nodes stay down longer than any lease
     std::uint8_t sentinels = 0;         // Sentinel processes the lock asks for the master
     bool restart_guard = false;         // lock_config::restart_guard_ms default (else 0: off)
-    // lock_config::fair: waiters line up in Redis and are woken by PUBLISH; every client
-    // keeps a subscriber connection to every node (world_pubsub.cpp). One instance only.
+    // lock_config::fair: waiters line up in Redis and are woken by PUBLISH; a client keeps a
+    // subscriber connection to its master (under Cluster, its slot's: world_pubsub.cpp).
+    // One instance only.
     bool fair = false;
 };
 
@@ -65,10 +66,11 @@ inline constexpr std::size_t first_configuration_count = 14;
 const std::array<configuration, configuration_count>& configurations() noexcept;
 
 // Deployments the matrix leaves out, each run only when asked for by name (`run`, `explore`,
-// `matrix --config`): Redlock over 3 or 7 masters, Sentinel with fencing, or the guard
-// without WAIT, and Redis Cluster with fencing or the guard in every combination the CLI can
-// ask for. `edgelock check` simulates the row of the deployment it read, and the matrix (and
-// the README's grid, and soak) stays the rows it was.
+// `matrix --config`) and soaked by `soak --one-off`: with the matrix's rows, every lock the
+// CLI and the core accept (tests/cli/cli_rows_test.cpp): Redlock over 3 or 7 masters, every
+// fencing / guard / WAIT / fair combination of each deployment, WAIT over one Redis or
+// Redlock (each master with a replica of its own). `edgelock check` simulates the row of the
+// deployment it read, and the matrix (and the README's grid, and soak) stays the rows it was.
 inline constexpr std::size_t one_off_configuration_count = 56;
 // The one-off rows before Redis Cluster's: their configuration_index is as it always was; the
 // later ones (cluster+fencing and the like) come after every matrix row.

@@ -89,8 +89,8 @@ struct fault {
     trigger when;
     bool on_node = false;  // the target is a node (else a client)
     std::uint8_t target = 0;
-    node_mask nodes = 0;  // peers as a node bit mask
-    bool resource = false;   // slow_link: the resource is a peer
+    node_mask nodes = 0;    // peers as a node bit mask
+    bool resource = false;  // slow_link: the resource is a peer
     std::int64_t duration_ms = 0;
     std::int64_t amount = 0;
     persistence persist = persistence::none;

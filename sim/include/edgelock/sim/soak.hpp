@@ -8,7 +8,8 @@
 // (scenario, configuration) what the matrix and the soak saw together. A violation of a
 // check the matrix saw hold is flagged: UNEXPECTED when the matrix called the whole cell
 // ok (a safety claim the soak broke), MISSED when the cell was already known unsafe (the
-// matrix's sample was too small to see every way it fails).
+// matrix's sample was too small to see every way it fails). The configurations run only when
+// named are soaked apart (soak_rows::one_off), each judged against its own matrix.
 #pragma once
 
 #include <array>
@@ -20,12 +21,22 @@
 
 namespace edgelock::sim {
 
+// The configurations a soak draws: the matrix's rows (the README's grid), or the ones run
+// only when named (configuration.hpp), whose claims are what `edgelock check` prints for them
+// (`matrix --config NAME --runs 20 --seed 1`).
+enum class soak_rows : std::uint8_t { matrix, one_off };
+
 struct soak_options {
     std::size_t runs = 1000;
     std::uint64_t seed = 1;
     unsigned jobs = 1;
     std::size_t matrix_runs = 50;  // random runs per matrix cell, run first
+    soak_rows rows = soak_rows::matrix;
 };
+
+// How many configurations `rows` holds, and the one at `index` (in its table's order).
+std::size_t soak_row_count(soak_rows rows) noexcept;
+const configuration& soak_row(soak_rows rows, std::size_t index) noexcept;
 
 struct soak_cell {
     std::size_t runs = 0;  // matrix and soak runs of this cell
@@ -45,18 +56,19 @@ struct soak_surprise {
 };
 
 struct soak_result {
+    soak_rows rows = soak_rows::matrix;
     std::size_t runs = 0;
     std::uint64_t events = 0;
     std::uint32_t anomalies = 0;
-    // violations[config][check]: soak runs on that configuration that violated that check.
-    std::array<std::array<std::size_t, check_count>, configuration_count> violations{};
-    std::array<std::array<soak_cell, configuration_count>, scenario_count> cells{};
-    std::vector<soak_surprise> surprises;  // in matrix order
-    bool claims_broken() const noexcept;   // some surprise is in a cell claimed safe
+    // violations[config][check]: soak runs on that configuration (its place among `rows`)
+    // that violated that check.
+    std::vector<std::array<std::size_t, check_count>> violations;
+    std::array<std::vector<soak_cell>, scenario_count> cells{};  // [scenario][config]
+    std::vector<soak_surprise> surprises;                        // in matrix order
+    bool claims_broken() const noexcept;  // some surprise is in a cell claimed safe
 };
 
-// The request of soak run `index` (from 0).
-run_request soak_run(std::uint64_t seed, std::size_t index);
+run_request soak_run(std::uint64_t seed, std::size_t index, soak_rows rows = soak_rows::matrix);
 
 soak_result run_soak(const soak_options& options);
 
