@@ -389,3 +389,39 @@ TEST(world_nodes, a_claim_whose_connection_sentinel_closed_before_its_wait_confi
 }
 
 }  // namespace
+
+// WAIT over one Redis, no Sentinel: the master's own replica synchronises from it again once
+// it restarted (empty), and the lock is taken with WAIT acknowledged there after the restart.
+TEST(world_nodes, a_masters_own_replica_follows_it_again_after_its_restart) {
+    const run_result r = run_recorded("single+WAIT", "crash.n0@c0.acquired#1+0,d=100,p=none", 2);
+    const std::string after = "restart with 0 key(s)";
+    ASSERT_NE(r.timeline.find(after), std::string::npos) << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"n1", "resynchronised from n0"}, after), 1u) << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"n0", "(unblocked) -> :1"}, after), 1u)
+        << "a WAIT after the restart is acknowledged by the replica";
+    EXPECT_TRUE(r.checks.ok(check_kind::liveness)) << checks_text(r.checks);
+    EXPECT_EQ(r.anomalies, 0u);
+}
+
+// Redlock with WAIT: a replica's crash costs its master's vote (its WAITs answer 0) until
+// it is back and synchronised, and only that master's.
+TEST(world_nodes, a_redlock_replica_away_costs_its_master_the_wait) {
+    const run_result r = run_recorded("redlock-3+WAIT", "crash.n3@t0,d=1500,p=none", 1);
+    EXPECT_GE(count_lines(r.timeline, {"n0", "(unblocked) -> :0"}), 1u) << r.timeline;
+    EXPECT_EQ(count_lines(r.timeline, {"n1", "(unblocked) -> :0"}), 0u) << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"n3", "resynchronised from n0"}), 1u) << r.timeline;
+    EXPECT_GE(r.past.holds.size(), 1u) << "a majority of masters still acknowledges";
+    EXPECT_EQ(r.anomalies, 0u);
+}
+
+// The fair line under Redis Cluster: the subscriber sits on the master the map names for the
+// lock's slot, and moves to the promoted replica after a failover (as the blocking client's).
+TEST(world_nodes, a_cluster_subscriber_moves_to_the_slots_new_master) {
+    const run_result r =
+        run_recorded("cluster+WAIT+fair", "crash.n0@c0.acquired#1+0,d=3000,p=none", 2);
+    EXPECT_GE(count_lines(r.timeline, {"connected to n0:6379 (subscriber)"}), 1u) << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"connected to n1:6379 (subscriber)"}), 1u) << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"n1", "SUBSCRIBE"}), 1u) << r.timeline;
+    EXPECT_TRUE(r.checks.ok(check_kind::wakeup)) << checks_text(r.checks);
+    EXPECT_EQ(r.anomalies, 0u);
+}
