@@ -140,6 +140,11 @@ const configuration& configuration_at(std::size_t index) noexcept {
 
 world_params scripted_params() noexcept { return world_params{}; }
 
+void draw_user_knobs(world_params& p, prng& rng) noexcept {
+    p.cancel_per_million =
+        rng.chance(300'000) ? static_cast<std::uint32_t>(rng.between(50'000, 400'000)) : 0;
+}
+
 namespace {
 
 // The lock's knobs. Half the runs take each default (the mutants of a default must be
@@ -353,6 +358,7 @@ std::string to_text(const world_params& p) {
     add("node_uptime", p.node_uptime_ms, "ms");
     add("old_servers", p.old_server_per_million, "/1e6");
     if (p.recheck_ms > 0) add("recheck", p.recheck_ms, "ms");
+    if (p.cancel_per_million > 0) add("cancels", p.cancel_per_million, "/1e6");
     return out;
 }
 

@@ -536,6 +536,7 @@ void client::react(const event& e) {
     }
     if (e.type == event_type::acquired || e.type == event_type::acquire_failed) {
         world_.end_wait(id_, e.type == event_type::acquired);
+        check_cancel_outcome(e);
     }
     if (e.type == event_type::released) world_.end_hold(id_);
     if (e.type == event_type::acquired || e.type == event_type::renewed) {
@@ -560,6 +561,7 @@ void client::run_job_timer() {
     job_due_ms_ = no_deadline_ms;
     switch (job_) {
         case job::thinking: start_job(); break;
+        case job::acquiring: cancel_acquire(); break;
         case job::working: check_and_write(); break;
         case job::reading:
         case job::writing:
@@ -595,7 +597,37 @@ void client::start_job() {
     job_ = job::acquiring;
     const std::array<char, token_hex_bytes> hex = lock_.token_hex();
     world_.begin_wait(id_, std::string_view(hex.data(), hex.size()));
+    const std::uint32_t cancels = world_.params().cancel_per_million;
+    if (cancels > 0 && rng_.chance(cancels))
+        job_due_ms_ = now_ms() + rng_.between(0, world_.params().acquire_wait_ms);
     drain();
+}
+
+// The user gives up waiting: release() while acquiring ends the attempt with acquire_failed
+// (cancelled), cleans up behind a request in flight and takes a fair waiter out of the line
+// (lock.hpp). An acquire that succeeded meanwhile is a hold, and the job goes on with it.
+void client::cancel_acquire() {
+    const lock_state s = lock_.state();
+    if (s != lock_state::acquiring && s != lock_state::backing_off &&
+        s != lock_state::confirming)
+        return;
+    if (world_.recording()) world_.note_client(id_, "cancels its acquire");
+    // not_held: the wait ran out at this same instant (release() reads the time first), and
+    // acquire_failed(wait_timeout) is queued instead.
+    const errc code = lock_.release(now_ms());
+    if (code != errc::ok && code != errc::not_held) anomaly("release", code);
+    cancelled_ = code == errc::ok;
+    drain();
+}
+
+// A cancelled acquire ends with acquire_failed(cancelled), and nothing else (lock.hpp,
+// release): not a grant, not another failure.
+void client::check_cancel_outcome(const event& e) {
+    if (!cancelled_) return;
+    cancelled_ = false;
+    if (e.type == event_type::acquire_failed && e.code == errc::cancelled) return;
+    anomaly(e.type == event_type::acquired ? "acquired after its cancel" : "cancel ended with",
+            e.type == event_type::acquired ? errc::ok : e.code);
 }
 
 void client::on_acquired(const event& e) {

@@ -195,6 +195,10 @@ struct world_params {
     // Fair locks: lock_config::recheck_ms (0: the lock's default). The line entry's expiry
     // is the lock's default, 2 * (recheck + attempt timeout).
     std::int64_t recheck_ms = 0;
+    // The chance, per million, that a client cancels an acquire (the CLI's SIGINT, the C
+    // API's edgelock_cancel: lock::release while acquiring), at an instant drawn within its
+    // wait: mid-backoff, mid-request, while first in line.
+    std::uint32_t cancel_per_million = 0;
 };
 
 // Clock rate errors the default drift allowance (ttl/100 + 2 ms) absorbs: a client clock
@@ -228,6 +232,10 @@ void draw_failover_knobs(world_params& params, prng& rng) noexcept;
 // How long a starting node loads its data set (up to half a second: a shared Redis with a
 // larger data set than the lock's takes that long), drawn apart for every configuration.
 void draw_server_knobs(world_params& params, prng& rng) noexcept;
+
+// What the users do beyond taking and releasing, drawn apart from random_params for the same
+// reason: in three runs of ten, clients cancel 5 to 40% of their acquires.
+void draw_user_knobs(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;

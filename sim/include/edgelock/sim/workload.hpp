@@ -171,6 +171,8 @@ private:
     void run_job_timer();
     void run_step(step s);
     void start_job();
+    void cancel_acquire();
+    void check_cancel_outcome(const event& e);
     void on_acquired(const event& e);
     void on_lost(const event& e);
     message resource_request(bool write);
@@ -217,6 +219,7 @@ private:
     bool subscriber_made_ = false;
     bool wake_wanted_ = false;
     bool turn_passed_ = false;  // handle_wake was given our token (see handle_reply)
+    bool cancelled_ = false;    // the running acquire was cancelled: its end must say so
     std::string channel_;
     // Redis Cluster: the node the subscriber was set up for (the slot's master then).
     session::node_address subscriber_node_;
