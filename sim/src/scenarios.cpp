@@ -103,6 +103,23 @@ node_mask random_majority(const configuration& config, int shared, prng& rng) {
     return mask;
 }
 
+// One Redis or Redlock with WAIT: each master has a replica of its own (node instances + i);
+// a quarter of the faults aimed at master `node` hit its replica instead, which costs that
+// master its WAITs. Other configurations: `node` itself, nothing drawn.
+int maybe_own_replica(const configuration& config, int node, prng& rng) {
+    const bool own = config.nodes > config.instances && node < config.instances &&
+                     (config.layout == topology::single || config.layout == topology::redlock);
+    return own && rng.chance(250'000) ? node + config.instances : node;
+}
+
+// The masters clients talk to: without Sentinel or Cluster, the instances (their own
+// replicas answer no client); otherwise every node may be one.
+std::uint64_t client_facing_nodes(const configuration& config) {
+    const bool instances_only =
+        config.layout == topology::single || config.layout == topology::redlock;
+    return instances_only ? config.instances : config.nodes;
+}
+
 // Redlock, in most runs with two clients or more: client c and another one, drawn, each
 // reach a different majority sharing `node` for 2 to 4 TTLs.
 void maybe_split_majorities(schedule& s, const configuration& config, const world_params& p,
@@ -503,7 +520,7 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
     if (!redlock && rng.chance(250'000)) node = static_cast<int>(rng.below(config.nodes));
     if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
     const std::uint16_t nth = pick_nth(rng);
-    const auto target = static_cast<std::uint8_t>(node);
+    const auto target = static_cast<std::uint8_t>(maybe_own_replica(config, node, rng));
     if (id == scenario_id::s4) {
         const std::int64_t offset = rng.between(0, 300);
         const std::int64_t step =
@@ -570,7 +587,7 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
         const std::uint8_t who = pick_client(p, rng);
         const point at = rng.chance(500'000) ? point::release_called : point::renew_sent;
         const std::uint16_t nth = pick_nth(rng);
-        const int node = static_cast<int>(rng.below(config.nodes));
+        const int node = static_cast<int>(rng.below(client_facing_nodes(config)));
         const bool everywhere = rng.chance(300'000);
         fault f = client_fault(fault_kind::drop_reply, who, at_point(who, at, nth, 0),
                                everywhere ? all : bit(node), 0, 0);
@@ -621,14 +638,15 @@ void random_s10(schedule& s, const configuration& config, const world_params& p,
     const bool redlock = config.layout == topology::redlock;
     const int node = redlock ? static_cast<int>(rng.below(config.instances)) : 0;
     if (redlock) maybe_split_majorities(s, config, p, c, node, rng);
+    const auto target = static_cast<std::uint8_t>(maybe_own_replica(config, node, rng));
     const std::int64_t all_keys = rng.chance(500'000) ? 1 : 0;
     const std::int64_t count = rng.between(1, 2);
     for (std::int64_t i = 0; i < count; ++i) {
         const point where = rng.chance(700'000) ? point::acquired : point::renew_sent;
         const std::uint16_t nth = pick_nth(rng);
         const std::int64_t offset = rng.between(0, 100);
-        s.push_back(node_fault(fault_kind::evict, static_cast<std::uint8_t>(node),
-                               at_point(c, where, nth, offset), 0, all_keys));
+        s.push_back(
+            node_fault(fault_kind::evict, target, at_point(c, where, nth, offset), 0, all_keys));
     }
 }
 

@@ -363,8 +363,13 @@ void client::on_wake_message(const reply_node* nodes, std::size_t count) {
     drain();
 }
 
-// Every subscription ended with its connection (Redis forgets them too).
-void client::on_subscriber_end() { sub_.on_connection_lost(); }
+// Every subscription ended with its connection (Redis forgets them too). In a cluster the
+// node may be gone (a failover): the slot map is read again before the lock's next attempt,
+// as the blocking client does.
+void client::on_subscriber_end() {
+    sub_.on_connection_lost();
+    if (cluster_) links_.map().mark_stale();
+}
 
 // Exactly the frame Redis sends for a PUBLISH of our token on the lock's channel.
 bool client::names_our_turn(const std::string& bytes) const {
@@ -608,8 +613,7 @@ void client::start_job() {
 // (lock.hpp). An acquire that succeeded meanwhile is a hold, and the job goes on with it.
 void client::cancel_acquire() {
     const lock_state s = lock_.state();
-    if (s != lock_state::acquiring && s != lock_state::backing_off &&
-        s != lock_state::confirming)
+    if (s != lock_state::acquiring && s != lock_state::backing_off && s != lock_state::confirming)
         return;
     if (world_.recording()) world_.note_client(id_, "cancels its acquire");
     // not_held: the wait ran out at this same instant (release() reads the time first), and

@@ -208,7 +208,7 @@ bool world::entry_live(const redis_node& n, std::string_view qttl_key, std::stri
 
 // The lock is free on every master that is up (and there is one), and no other live waiter
 // (nor a holder, who stands at the head until its release) is ahead of the client in the
-// line of the master the sentinels name.
+// line of the master the lock lives on (lease_home_now).
 bool world::due(std::uint8_t client) const {
     if (waiting_token_[client].empty() || clients_[client]->paused()) return false;
     bool any_master = false;
@@ -217,7 +217,9 @@ bool world::due(std::uint8_t client) const {
         if (paused(n) || nodes_[n].peek(lock_key_, node_wall_ms(n)) != nullptr) return false;
         any_master = true;
     }
-    const auto master = static_cast<std::uint8_t>(current_master_);
+    // The node the lock lives on: the master the sentinels name, or under Redis Cluster the
+    // slot's (after a migration, the node it moved to).
+    const std::uint8_t master = lease_home_now().first;
     if (!any_master || !nodes_[master].up() || !nodes_[master].is_master()) return false;
     const std::int64_t wall_ms = node_wall_ms(master);
     const redis_entry* line = nodes_[master].peek(queue_key_, wall_ms);

@@ -81,7 +81,7 @@ constexpr const char* usage_text =
     "exit status: 0 every check held, 1 a check was violated (run, explore) or a cell the\n"
     "matrix calls safe broke (soak), 2 a usage error\n"
     "soak --one-off: the configurations run only when named, each judged against its own\n"
-    "matrix (--runs 50 --seed 1, what edgelock check prints for it)\n"
+    "matrix (--runs 50 with the soak's seed: with --seed 1, what edgelock check prints)\n"
     "configurations (the matrix):";
 
 void print_usage(std::FILE* out) {

@@ -113,6 +113,8 @@ const char* letter_meaning(char letter) {
         case 'F': return "F a later holder got a lower fence token";
         case 'L': return "L the lock was never acquired again";
         case 'K': return "K a holder lost the lock while its master still kept it";
+        case 'W': return "W a waiter at its turn was not served within the fair line's bound";
+        case 'Q': return "Q the fair line served a waiter out of its order";
         default: return "H held() said yes after Redis lost the key";
     }
 }
@@ -212,9 +214,14 @@ std::string verdict_text(const report& r, const options& o) {
                " nodes hold locks (" + missing_text(r) + "); " + text;
     }
     std::string unsafe;
+    std::string fair_only;  // scenarios where only the fair line's promises fail (W, Q)
     std::vector<std::pair<std::string, std::string>> remedies;  // remedy, its scenarios
     for (const verdict& v : r.verdicts) {
         if (v.failed.empty()) continue;
+        if (v.failed.find_first_not_of("WQ") == std::string::npos) {
+            fair_only += (fair_only.empty() ? "" : " ") + v.scenario;
+            continue;
+        }
         unsafe += (unsafe.empty() ? "" : " ") + v.scenario;
         const std::string remedy = protection(v, o);
         auto at = std::find_if(remedies.begin(), remedies.end(),
@@ -222,12 +229,17 @@ std::string verdict_text(const report& r, const options& o) {
         if (at == remedies.end()) at = remedies.insert(remedies.end(), {remedy, ""});
         at->second += (at->second.empty() ? "" : " ") + v.scenario;
     }
-    if (unsafe.empty()) return text;
+    // The fair line's wake-up and order are not exclusion: waiters still re-check the lock.
+    const std::string fair_text = fair_only.empty()
+                                      ? ""
+                                      : "; the fair line's wake-up or order fails in " + fair_only +
+                                            " (exclusion holds there)";
+    if (unsafe.empty()) return text + fair_text;
     text += "; not safe against " + unsafe + "; protect with ";
     for (std::size_t i = 0; i < remedies.size(); ++i) {
         text += (i > 0 ? ", " : "") + remedies[i].first + " for " + remedies[i].second;
     }
-    return text;
+    return text + fair_text;
 }
 
 // The letters and the scenarios the `fails` line shows, in words.
@@ -243,7 +255,7 @@ void print_legend(const report& r) {
     }
     if (titles.empty()) return;
     std::string meanings;
-    for (const char letter : std::string("OSFLHK")) {
+    for (const char letter : std::string("OSFLHKWQ")) {
         if (letters.find(letter) == std::string::npos) continue;
         meanings += (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter));
     }
