@@ -103,6 +103,11 @@ const configuration* find_configuration(std::string_view name) noexcept {
     return nullptr;
 }
 
+bool has_own_replicas(const configuration& config) noexcept {
+    return config.nodes > config.instances &&
+           (config.layout == topology::single || config.layout == topology::redlock);
+}
+
 bool in_matrix(const configuration& config) noexcept {
     const configuration* const matrix = configurations().data();
     return &config >= matrix && &config < matrix + configuration_count;

@@ -103,21 +103,17 @@ node_mask random_majority(const configuration& config, int shared, prng& rng) {
     return mask;
 }
 
-// One Redis or Redlock with WAIT: each master has a replica of its own (node instances + i);
-// a quarter of the faults aimed at master `node` hit its replica instead, which costs that
-// master its WAITs. Other configurations: `node` itself, nothing drawn.
+// A quarter of the faults aimed at master `node` hit its own replica instead
+// (has_own_replicas), which costs that master its WAITs. Otherwise `node`, nothing drawn.
 int maybe_own_replica(const configuration& config, int node, prng& rng) {
-    const bool own = config.nodes > config.instances && node < config.instances &&
-                     (config.layout == topology::single || config.layout == topology::redlock);
+    const bool own = has_own_replicas(config) && node < config.instances;
     return own && rng.chance(250'000) ? node + config.instances : node;
 }
 
-// The masters clients talk to: without Sentinel or Cluster, the instances (their own
-// replicas answer no client); otherwise every node may be one.
+// The nodes clients talk to: every node may be a master under Sentinel or Cluster; an own
+// replica answers no client.
 std::uint64_t client_facing_nodes(const configuration& config) {
-    const bool instances_only =
-        config.layout == topology::single || config.layout == topology::redlock;
-    return instances_only ? config.instances : config.nodes;
+    return has_own_replicas(config) ? config.instances : config.nodes;
 }
 
 // Redlock, in most runs with two clients or more: client c and another one, drawn, each

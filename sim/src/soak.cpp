@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/sim/soak.hpp"
 
+#include "edgelock/assert.hpp"
 #include "edgelock/sim/parallel.hpp"
 
 namespace edgelock::sim {
@@ -19,36 +20,31 @@ struct soak_run_result {
 constexpr std::uint64_t one_off_salt = 0x0ff5;
 
 // The matrix's verdict of every cell first: one matrix over the matrix's rows, or one per
-// configuration run only when named.
+// configuration run only when named. Each cell lands at its scenario and its place among
+// the soak's rows.
 void run_matrix_first(const soak_options& options, soak_result& result) {
     matrix_options m;
     m.random_runs = options.matrix_runs;
     m.seed = options.seed;
     m.jobs = options.jobs;
     const std::size_t rows = soak_row_count(options.rows);
-    const auto first_of = [&](std::size_t config) {
-        std::size_t scenario = 0;
-        return [&result, config, scenario](const matrix_cell& c) mutable {
-            soak_cell& cell = result.cells[scenario++][config];
-            cell.matrix = c.checks;
-            cell.runs = c.runs;
-            cell.violating_runs = c.violating_runs;
-        };
+    const auto note = [&](const matrix_cell& c) {
+        std::size_t row = 0;
+        while (row < rows && &soak_row(options.rows, row) != c.config) ++row;
+        EDGELOCK_ASSERT(row < rows);
+        const auto scenario = static_cast<std::size_t>(c.scenario - scenarios().data());
+        soak_cell& cell = result.cells[scenario][row];
+        cell.matrix = c.checks;
+        cell.runs = c.runs;
+        cell.violating_runs = c.violating_runs;
     };
     if (options.rows == soak_rows::matrix) {
-        std::size_t index = 0;
-        run_matrix(m, [&](const matrix_cell& c) {
-            soak_cell& cell = result.cells[index / rows][index % rows];
-            cell.matrix = c.checks;
-            cell.runs = c.runs;
-            cell.violating_runs = c.violating_runs;
-            ++index;
-        });
+        run_matrix(m, note);
         return;
     }
-    for (std::size_t config = 0; config < rows; ++config) {
-        m.config = &soak_row(options.rows, config);
-        run_matrix(m, first_of(config));
+    for (std::size_t row = 0; row < rows; ++row) {
+        m.config = &soak_row(options.rows, row);
+        run_matrix(m, note);
     }
 }
 

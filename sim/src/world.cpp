@@ -230,7 +230,7 @@ world::world(const run_spec& spec)
 
 // The nodes, each drawn from `setup` in turn (its persistence is the one its crash fault
 // names); under Sentinel every other node replicates node 0; with WAIT over one Redis or
-// Redlock, instance i's replica is node instances + i (own_replicas()).
+// Redlock, instance i's replica is node instances + i (has_own_replicas).
 void world::make_nodes(prng& setup) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         persistence persist = persistence::none;
@@ -257,7 +257,7 @@ void world::make_nodes(prng& setup) {
     if (config_.layout == topology::sentinel) {
         for (std::uint8_t n = 1; n < config_.nodes; ++n) nodes_[n].follow(nodes_[0], 0);
     }
-    for (std::uint8_t r = config_.instances; r < config_.nodes && own_replicas(); ++r)
+    for (std::uint8_t r = config_.instances; r < config_.nodes && has_own_replicas(config_); ++r)
         nodes_[r].follow(nodes_[r - config_.instances], 0);
     if (config_.layout == topology::cluster) make_cluster();
 }

@@ -218,7 +218,7 @@ void world::node_back(std::uint8_t node) {
         other_shard_back(node);
         return;
     }
-    if (own_replicas()) {
+    if (has_own_replicas(config_)) {
         resync_own_replica(node);
         return;
     }

@@ -678,7 +678,7 @@ int check_cluster(const options& o) {
     }
     cluster_report r;
     r.seed = layout.seed.address;
-    r.base.row.name = exact_row(o);
+    r.base.row.name = simulated_row(o);
     for (const cluster_range& range : layout.ranges) add_range(layout, range, o, r.shards);
     for (const shard& s : r.shards) {
         r.base.nodes.push_back(s.master);
@@ -707,7 +707,7 @@ int check_cluster(const options& o) {
 int check_deployment(const options& o) {
     if (!o.cluster_urls.empty()) return check_cluster(o);
     report r;
-    r.row.name = exact_row(o);
+    r.row.name = simulated_row(o);
     read_nodes(o, r);
     r.row.differences = row_differences(o, r.nodes);
     if (quorum_left(r)) {

@@ -5,7 +5,6 @@
 #include <string_view>
 #include <utility>
 
-#include "simulated_row.hpp"
 #include "simulator.hpp"
 
 namespace edgelock::cli {
@@ -23,7 +22,7 @@ std::string nearest_matrix_row(const options& o) {
         if (o.replicas_to_wait == 0) return "sentinel";
         return o.restart_guard ? "sentinel+WAIT+guard" : "sentinel+WAIT";
     }
-    if (o.redis_urls.size() == 1) return exact_row(o);
+    if (o.redis_urls.size() == 1) return simulated_row(o);
     return std::string("redlock-5") + (o.fencing ? "+fencing" : "") +
            (o.restart_guard ? "+guard" : "");
 }
@@ -72,10 +71,6 @@ bool parse_cell(const std::string& line, verdict& v) {
 }
 
 }  // namespace
-
-// The row named from the flags: every such name is a configuration of edgelock-sim (the
-// matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
-std::string exact_row(const options& o) { return simulated_row(o); }
 
 // Where the deployment read is not what the row models (Sentinel's replica count, a WAIT
 // count beyond the row's one), so a reader weighs the verdict knowing it.

@@ -8,6 +8,7 @@
 
 #include "check_probe.hpp"
 #include "options.hpp"
+#include "simulated_row.hpp"
 
 namespace edgelock::cli {
 
@@ -29,9 +30,6 @@ struct row_choice {
     std::vector<std::string> differences;
 };
 
-// The row named from the flags: every such name is a configuration of edgelock-sim (the
-// matrix's, or one it runs only when named: sim/include/edgelock/sim/configuration.hpp).
-std::string exact_row(const options& o);
 // Where the deployment read (`nodes`) is not what the row models (Sentinel's replica count, a
 // master's replicas under WAIT without Sentinel, a WAIT count beyond the row's one), so a
 // reader weighs the verdict knowing it.

@@ -88,6 +88,9 @@ std::size_t configuration_index(const configuration& config) noexcept;
 const configuration& configuration_at(std::size_t index) noexcept;
 // Whether the matrix has a row of it (else it is one-off, run only when asked for by name).
 bool in_matrix(const configuration& config) noexcept;
+// One Redis or Redlock with WAIT: each master i has a replica of its own, node instances + i,
+// which no Sentinel manages and no client talks to.
+bool has_own_replicas(const configuration& config) noexcept;
 
 struct world_params {
     // The lock's own knobs (lock_config); zero or -1 mean the lock's default, as there.

@@ -276,12 +276,8 @@ private:
     void pause_node(std::uint8_t node, std::int64_t until_us);
     void resume_node(std::uint8_t node);
     void isolate_side(node_mask side, std::int64_t until_us);
-    // One Redis or Redlock with WAIT: each master has a replica of its own, which no Sentinel
-    // manages: it follows its master again whenever either comes back (Redis's replicaof).
-    bool own_replicas() const noexcept {
-        return config_.nodes > config_.instances &&
-               (config_.layout == topology::single || config_.layout == topology::redlock);
-    }
+    // A master's own replica (has_own_replicas) follows it again whenever either comes back
+    // (Redis's replicaof).
     void resync_own_replica(std::uint8_t node);
     void rejoin_node(std::uint8_t node);
     void deliver_held(std::uint8_t node, held_message&& h);
