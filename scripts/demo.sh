@@ -120,6 +120,7 @@ awk '
       if (kv[1] == "liveness") cell = cell "L"
       if (kv[1] == "oracle") cell = cell "H"
       if (kv[1] == "kept") cell = cell "K"
+      if (kv[1] == "available") cell = cell "A"
       if (kv[1] == "wakeup") cell = cell "W"
       if (kv[1] == "fifo") cell = cell "Q"
     }
@@ -144,8 +145,10 @@ awk '
 cat <<'EOF'
 ok: every run kept every promise. Violated: O two holders at once, S a stale write reached
 the protected storage, F fence tokens out of order, L the lock never came back, H held()
-said yes while Redis no longer kept the holder's key where it had to; fair locks only: W a
-waiter missed its wake-up at a free lock, Q the line was not served in order.
+said yes while Redis no longer kept the holder's key where it had to, K a holder lost the
+lock for no reason, A a holder lost it to a fault its configuration rides out (a slot moving
+between cluster masters); fair locks only: W a waiter missed its wake-up at a free lock,
+Q the line was not served in order.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover
 S7 client clock drift      S8 lost release/renew reply       S9 network partition

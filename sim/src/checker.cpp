@@ -173,6 +173,7 @@ const char* to_string(check_kind k) noexcept {
         case check_kind::wakeup: return "wakeup";
         case check_kind::fifo: return "fifo";
         case check_kind::kept: return "kept";
+        case check_kind::available: return "available";
         default: return "oracle";
     }
 }
@@ -204,6 +205,8 @@ verdict check_history(const history& h) {
         check_judged(h.oracle, "sampled instant(s) failed");
     v.checks[static_cast<std::size_t>(check_kind::kept)] =
         check_judged(h.kept, "hold(s) lost without a reason");
+    v.checks[static_cast<std::size_t>(check_kind::available)] =
+        check_judged(h.available, "hold(s) lost to a fault ridden out");
     v.checks[static_cast<std::size_t>(check_kind::wakeup)] =
         check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
     v.checks[static_cast<std::size_t>(check_kind::fifo)] =

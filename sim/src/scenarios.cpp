@@ -2,6 +2,7 @@
 #include "edgelock/sim/scenarios.hpp"
 
 #include "edgelock/limits.hpp"
+#include "edgelock/session/limits.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -50,6 +51,26 @@ fault migrate_slot(trigger when, std::int64_t gap_ms, std::int64_t learn_ms) {
     fault f = node_fault(fault_kind::migrate, 0, when, learn_ms, gap_ms);
     f.nodes = bit(2);
     return f;
+}
+
+// Redis Cluster: the lock's slot moves from n0 to n2 and back, session::redirects_max + 2
+// times in all (more than one request follows redirects in a row), each move starting a
+// drawn spell after the one before could have ended, its keys up to a twentieth of a lease
+// apart.
+void flap_slot(schedule& s, trigger first, std::int64_t learn_ms, const world_params& p,
+               prng& rng) {
+    std::int64_t at_ms = first.offset_ms;
+    for (std::size_t move = 0; move < session::redirects_max + 2; ++move) {
+        const std::int64_t gap_ms = rng.between(1, p.ttl_ms / 20);
+        trigger when = first;
+        when.offset_ms = at_ms;
+        s.push_back(migrate_slot(when, gap_ms, learn_ms));
+        if (move % 2 == 1) {  // back from n2 to n0
+            s.back().target = 2;
+            s.back().nodes = bit(0);
+        }
+        at_ms += 4 * gap_ms + rng.between(p.ttl_ms / 4, p.ttl_ms);
+    }
 }
 
 // Redlock's split: client a holds on a majority containing `shared`; client b can reach
@@ -595,13 +616,18 @@ void random_s8(schedule& s, const configuration& config, const world_params& p, 
     // Redis Cluster: the lock's slot moves to n2 anywhere in a hold, its keys a few ms to a
     // lease apart, the others hearing late or not; in half the runs it moves back later, and
     // then in half of those on to n2 again at once, slowly (a client idle through the move
-    // back still holds the ASK of the first move when the third begins).
+    // back still holds the ASK of the first move when the third begins). In a quarter of the
+    // others it moves back and forth more often than one request follows redirects.
     if (config.layout != topology::cluster) return;
     const std::int64_t gap_ms = rng.between(1, p.ttl_ms);
     const std::int64_t learn_ms = rng.between(0, 2 * p.ttl_ms);
     const point where = rng.chance(500'000) ? point::acquired : point::renew_sent;
     const std::int64_t offset_ms = rng.between(0, p.ttl_ms / 2);
     const std::uint16_t nth = pick_nth(rng);
+    if (rng.chance(250'000)) {
+        flap_slot(s, at_point(c, where, nth, offset_ms), learn_ms, p, rng);
+        return;
+    }
     s.push_back(migrate_slot(at_point(c, where, nth, offset_ms), gap_ms, learn_ms));
     if (!rng.chance(500'000)) return;
     const std::int64_t back_ms = offset_ms + rng.between(p.ttl_ms, 3 * p.ttl_ms);

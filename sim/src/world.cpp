@@ -369,11 +369,13 @@ void world::disturb_by_event(const scheduler::event& e) {
     disturbance d;
     d.to_us = now_us_;
     switch (e.what) {
+        case scheduler::kind::migrate_step:
+        case scheduler::kind::slot_learn:
+            d.ridden = true;  // the available check's: a slot moving is ridden out
+            [[fallthrough]];
         case scheduler::kind::sentinel_promote:
         case scheduler::kind::sentinel_learn:
-        case scheduler::kind::cluster_learn:
-        case scheduler::kind::migrate_step:
-        case scheduler::kind::slot_learn: d.everyone = true; break;
+        case scheduler::kind::cluster_learn: d.everyone = true; break;
         case scheduler::kind::node_restart:
         case scheduler::kind::node_resume:
         case scheduler::kind::node_rejoin:

@@ -112,6 +112,7 @@ void world::disturb_by(const fault& f, std::int64_t to_us) {
     // with it. A node's clock only moves its keys' expiry, which the judge reads at the loss.
     const bool clock = f.kind == fault_kind::clock_rate || f.kind == fault_kind::wall_step;
     if (f.kind == fault_kind::clock_rate && !f.on_node) d.to_us = never_us;
+    d.ridden = f.kind == fault_kind::migrate;
     d.everyone = f.kind == fault_kind::migrate ||
                  (f.kind == fault_kind::repl_lag ? config_.replicas_to_wait > 0
                                                  : f.on_node && !clock && node_news_concerns_all());
@@ -140,10 +141,11 @@ void world::disturb_by_tail(std::uint8_t client, std::int64_t arrives_us) {
 }
 
 bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
-                         std::int64_t to_us) const noexcept {
+                         std::int64_t to_us, bool but_ridden) const noexcept {
     return std::none_of(disturbed_.begin(), disturbed_.end(), [&](const disturbance& d) {
         const bool concerns = d.everyone || d.client == client || (d.nodes & nodes) != 0;
-        return !d.tail && concerns && d.from_us <= to_us && d.to_us >= from_us;
+        const bool counts = !d.tail && !(but_ridden && d.ridden);
+        return counts && concerns && d.from_us <= to_us && d.to_us >= from_us;
     });
 }
 
@@ -197,6 +199,9 @@ std::int64_t world::settle_us() const noexcept {
     return ms * 1000;
 }
 
+// A loss is the kept check's when nothing disturbed the holder or its keepers, the available
+// check's when only what the configuration rides out did (a slot moving: the node importing
+// it keeps the lease as the slot's owner does, as for the lease oracle).
 void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                        std::int64_t lost_us) {
     if (!renewals_have_room()) return;
@@ -211,31 +216,39 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
     std::uint8_t keeping = 0;
     std::uint32_t keepers = 0;
     std::string where;
-    for (std::uint8_t n = first; n < first + count; ++n) {
-        if (!would_renew(n, token_hex, h.start_us)) continue;
+    const auto keeps = [&](std::uint8_t n) {
+        if (!would_renew(n, token_hex, h.start_us)) return;
         ++keeping;
         keepers |= 1u << n;
         where += format(" n%u", unsigned{n});
-    }
+    };
+    for (std::uint8_t n = first; n < first + count; ++n) keeps(n);
+    if (keeping < needed && slot_moving_.importer >= 0)
+        keeps(static_cast<std::uint8_t>(slot_moving_.importer));
     const std::int64_t window_from_us = calm_from_us - settle_us();
-    if (keeping < needed || !calm_between(client, keepers, window_from_us, now_us_)) return;
+    if (keeping < needed) return;
     const std::size_t tails = tails_between(client, window_from_us, now_us_);
     if (static_cast<std::int64_t>(tails) >= renewal_tries()) return;
-    judged_record& k = history_.kept;
-    ++k.violations;
-    mix(0x4ee9700u + k.violations);
-    const std::string text = format(
-        "c%u lost hold #%u at %s while%s kept its token, up and answering, and nothing was "
-        "disturbed since %s (the last renewal interval, %lld ms, and what a broken connection "
-        "takes to notice and make again; fewer of its messages in the network's long tail than "
-        "the lease leaves renewal tries)",
-        unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
-        seconds_text(calm_from_us - settle_us()).c_str(), static_cast<long long>(interval_ms));
-    if (k.first_us < 0) {
-        k.first_us = now_us_;
-        k.first = text;
+    const bool calm = calm_between(client, keepers, window_from_us, now_us_);
+    if (!calm && !calm_between(client, keepers, window_from_us, now_us_, true)) return;
+    record_loss(calm ? history_.kept : history_.available, calm ? "KEPT" : "AVAILABLE",
+                format("c%u lost hold #%u at %s while%s kept its token, up and answering, and "
+                       "nothing %swas disturbed since %s (the last renewal interval, %lld ms, and "
+                       "what a broken connection takes to notice and make again; fewer of its "
+                       "messages in the network's long tail than the lease leaves renewal tries)",
+                       unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
+                       calm ? "" : "but the lock's slot moving ",
+                       seconds_text(window_from_us).c_str(), static_cast<long long>(interval_ms)));
+}
+
+void world::record_loss(judged_record& into, const char* label, std::string text) {
+    ++into.violations;
+    mix((&into == &history_.kept ? 0x4ee9700u : 0xa7a11000u) + into.violations);
+    if (recording()) note("!", nullptr, std::string(label) + ": " + text);
+    if (into.first_us < 0) {
+        into.first_us = now_us_;
+        into.first = std::move(text);
     }
-    if (recording()) note("!", nullptr, "KEPT: " + text);
 }
 
 }  // namespace edgelock::sim

@@ -152,3 +152,16 @@ TEST(checker, a_hold_lost_without_a_reason_is_reported_by_the_kept_check) {
               "c0 lost hold #1 (2 hold(s) lost without a reason)");
     EXPECT_TRUE(v.ok(check_kind::oracle)) << "each judged record has its own check";
 }
+
+TEST(checker, a_hold_lost_to_a_fault_ridden_out_is_reported_by_the_available_check) {
+    history h = clean();
+    EXPECT_TRUE(check_history(h).ok(check_kind::available));
+    h.available.violations = 1;
+    h.available.first_us = 900;
+    h.available.first = "c1 lost hold #3";
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::available));
+    EXPECT_EQ(v.checks[static_cast<std::size_t>(check_kind::available)].detail,
+              "c1 lost hold #3 (1 hold(s) lost to a fault ridden out)");
+    EXPECT_TRUE(v.ok(check_kind::kept)) << "a loss is judged by one of the two, not both";
+}

@@ -166,15 +166,15 @@ TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
     }
 }
 
-// In check_kind's order: overlap, stale, order, liveness, oracle, kept, wakeup, fifo.
-constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true, true};
-constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true,
+// In check_kind's order: overlap, stale, order, liveness, oracle, kept, available, wakeup, fifo.
+constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true, true, true};
+constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true, true,
                                                                 true, true, true, true};
-constexpr std::array<bool, check_count> fair_only = {false, false, false, false,
+constexpr std::array<bool, check_count> fair_only = {false, false, false, false, false,
                                                      false, false, true,  true};
-constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true,
+constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true,
                                                                 true,  true, true};
-constexpr std::array<bool, check_count> fencing_only = {false, true, true, true, false, true};
+constexpr std::array<bool, check_count> fencing_only = {false, true, true, true, false, true, true};
 
 INSTANTIATE_TEST_SUITE_P(
     sim, claimed_safe,
@@ -225,7 +225,10 @@ INSTANTIATE_TEST_SUITE_P(
         safe_cell{"S10", "sentinel+WAIT+guard+fair", fair_only},
         // Redis Cluster: validity from T1 and compare-and-* hold whatever node serves the
         // slot, and the guard keeps a restarted master out as it does under Sentinel.
-        safe_cell{"S3", "cluster", all_checks}, safe_cell{"S5", "cluster+WAIT+guard", all_checks}));
+        safe_cell{"S3", "cluster", all_checks}, safe_cell{"S5", "cluster+WAIT+guard", all_checks},
+        // A slot moving between masters, back and forth more often than one request follows
+        // redirects: MOVED and ASK are followed, each request's redirects counted afresh.
+        safe_cell{"S8", "cluster", all_checks}, safe_cell{"S8", "cluster+WAIT", all_checks}));
 
 // Found by the wakeup check: client 0 gives up (wait_timeout) while its line entry heads the
 // line; its leave-the-line fair_release meets NOSCRIPT after client 0 began its next

@@ -30,6 +30,14 @@
 //             leaves renewal attempts. Such a loss is the client's: it had a master that
 //             would have renewed and did not reach it. The world judges each loss as it
 //             happens (docs/SIMULATION.md, "The checks").
+//   available a hold is kept through what the configuration rides out: a holder whose
+//             watchdog renews it must not lose its lock while a master that keeps the key
+//             with its token (as for kept, the node importing the slot counting too) is up
+//             and answering through the last renewal interval, and the only disturbances
+//             then are ones the configuration is built to ride out: the lock's slot moving
+//             between Redis Cluster masters (MOVED and ASK followed, each request's
+//             redirects counted afresh). Judged with the kept check, on the losses it leaves
+//             out for a disturbance ridden out.
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.
@@ -109,6 +117,7 @@ struct history {
     std::vector<resource_record> resource_ops;
     judged_record oracle;
     judged_record kept;
+    judged_record available;
     fair_record fair;
     bool fencing = false;
     std::int64_t heal_us = 0;  // the last fault's effects ended
@@ -122,12 +131,13 @@ enum class check_kind : std::uint8_t {
     liveness,
     oracle,
     kept,
+    available,
     wakeup,
     fifo
 };
-inline constexpr std::size_t check_count = 8;
+inline constexpr std::size_t check_count = 9;
 // The checks every configuration is judged by; the rest (wakeup, fifo) judge fair ones only.
-inline constexpr std::size_t common_check_count = 6;
+inline constexpr std::size_t common_check_count = 7;
 const char* to_string(check_kind k) noexcept;
 // The check named `name` ("overlap", ...). False when there is none.
 bool parse_check(std::string_view name, check_kind& out) noexcept;

@@ -155,8 +155,9 @@ public:
                      std::int64_t mono_ms, std::int64_t valid_until_ms);
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
                               std::int64_t valid_until_ms);
-    // The kept check: the client's hold #`hold` with `token_hex` was lost (on_lost) at
-    // `lost_us`. Was there a reason? A loss without one is recorded in the history.
+    // The kept and available checks: the client's hold #`hold` with `token_hex` was lost
+    // (on_lost) at `lost_us`. Was there a reason, other than a fault the configuration rides
+    // out? A loss without one is recorded in the history.
     void judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                     std::int64_t lost_us);
 
@@ -337,6 +338,9 @@ private:
         int client = -1;
         std::uint32_t nodes = 0;
         bool tail = false;  // a message of the client's in the network's long tail
+        // What the configuration is built to ride out (the available check): the lock's slot
+        // moving between Redis Cluster masters.
+        bool ridden = false;
     };
     void disturb(disturbance d);
     void disturb_by(const fault& f, std::int64_t to_us);
@@ -346,9 +350,11 @@ private:
                               std::int64_t to_us) const noexcept;
     std::int64_t renewal_tries() const noexcept;
     bool node_news_concerns_all() const noexcept;
-    // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us].
+    // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us]
+    // (`but_ridden`: nothing but what the configuration rides out).
     bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
-                      std::int64_t to_us) const noexcept;
+                      std::int64_t to_us, bool but_ridden = false) const noexcept;
+    void record_loss(judged_record& into, const char* label, std::string text);
     bool would_renew(std::uint8_t node, std::string_view token_hex,
                      std::int64_t since_us) const noexcept;
     bool renewals_have_room() const noexcept;
