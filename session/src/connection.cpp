@@ -57,6 +57,7 @@ void connection::reset() noexcept {
     head_ = 0;
     count_ = 0;
     go_to_master_ = false;
+    to_announced_ = false;
     reconnect_now_ = false;
     asking_sentinel_ = false;
     attempt_deadline_ms_ = no_deadline_ms;
@@ -67,10 +68,23 @@ void connection::retry_now() noexcept {
     if (state_ == connection_state::idle) backoff_.skip_delay();
 }
 
+bool connection::follow_switch(const node_address& master, std::int64_t now) noexcept {
+    if (!via_sentinels() || !reaches_master() || serves(master)) return false;
+    discovered_.host = master.host;
+    discovered_.port = master.port;
+    discovered_.tls = sentinels_[0].tls;  // as start() sets it after asking a sentinel
+    to_announced_ = true;
+    retry_now();
+    if (state_ == connection_state::idle || state_ == connection_state::closing) return false;
+    close(failure::of(transport_errc::master_changed), now, true);
+    return true;
+}
+
 const node_address* connection::start(std::int64_t now) noexcept {
     if (state_ != connection_state::idle) return nullptr;
-    if (go_to_master_) {
+    if (go_to_master_ || to_announced_) {
         go_to_master_ = false;
+        to_announced_ = false;
         asking_sentinel_ = false;
         address_ = &discovered_;
     } else {
@@ -333,7 +347,7 @@ std::int64_t connection::next_deadline_ms() const noexcept {
         case connection_state::ready:
             return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
         case connection_state::idle:
-            if (go_to_master_) return no_deadline_ms;
+            if (go_to_master_ || to_announced_) return no_deadline_ms;
             return backoff_.failures() > 0 ? backoff_.not_before_ms() : no_deadline_ms;
         case connection_state::closing: return no_deadline_ms;
     }

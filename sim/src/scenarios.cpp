@@ -169,7 +169,8 @@ void paused_renewal(schedule& s, const configuration& config, const world_params
 }
 
 // S9: the network splits in two for `window_ms` from `when`. With Sentinel, the master and
-// one replica (n1) are on one side, cut off from the sentinels and the other replica; with
+// one replica (n1) are on one side, cut off from the sentinels and the other replica (the
+// clients on that side are cut off from the sentinels too); with
 // Redlock, nodes n0 and n1 (a minority); with Redis Cluster, the lock's master alone (its
 // replica, on the other side, is promoted); a single master's side is just itself. Client
 // `holder` is on the minority side, every client in `with_holder` (a bit mask) with it,
@@ -189,8 +190,9 @@ void split_network(schedule& s, const configuration& config, const world_params&
     for (std::uint8_t c = 0; c < p.clients; ++c) {
         const bool minority = c == holder || ((with_holder >> c) & 1u) != 0;
         const auto unreachable = static_cast<node_mask>(minority ? all & ~side : side);
-        if (unreachable != 0)
-            s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
+        if (unreachable == 0) continue;
+        s.push_back(client_fault(fault_kind::partition, c, when, unreachable, window_ms, 0));
+        s.back().sentinels = minority && config.layout == topology::sentinel;
     }
 }
 
@@ -199,6 +201,8 @@ void split_network(schedule& s, const configuration& config, const world_params&
 // re-pointed and before it is reconfigured itself. Client 1, which reaches only the old
 // master and the replica still following it, takes the lock there once client 0's key is
 // gone, and n2 acknowledges its WAIT; client 2 takes it on n1 once n2 is re-pointed there.
+// Client 0, the holder, is on the old master's side of the network, cut off from the
+// sentinels: no +switch-master reaches it.
 void redis_7_failover(schedule& s, const configuration& config, const world_params& p) {
     const std::int64_t ttl = p.ttl_ms;
     s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms, 40));
@@ -206,6 +210,10 @@ void redis_7_failover(schedule& s, const configuration& config, const world_para
     const trigger when = at_point(0, point::acquired, 1, 10);
     s.push_back(node_fault(fault_kind::pause, 0, when, 3 * ttl / 10, 0));
     s.push_back(client_fault(fault_kind::partition, 1, when, bit(1), 3 * ttl, 0));
+    // The holder is cut off from the sentinels meanwhile: their +switch-master never reaches
+    // it, so it stays with the old master once that one resumes.
+    s.push_back(client_fault(fault_kind::partition, 0, when, 0, 3 * ttl, 0));
+    s.back().sentinels = true;
 }
 
 // S6's master (node 0) goes away: it crashes, its host powers off (no reset: clients wait
@@ -312,6 +320,10 @@ world_params random_params(scenario_id id, prng& rng) noexcept {
         p.work_ms_max = p.work_ms_min + rng.between(0, p.ttl_ms);
         p.down_after_ms = rng.between(p.ttl_ms / 20, p.ttl_ms);
         p.failover_ms = rng.between(0, p.ttl_ms / 2);
+        if (id == scenario_id::s6 && rng.chance(250'000)) {  // a quick failover (random_s6)
+            p.down_after_ms = rng.between(p.ttl_ms / 40, p.ttl_ms / 10);
+            p.failover_ms = rng.between(0, p.ttl_ms / 20);
+        }
         p.info_period_ms = std::min(p.info_period_ms, p.down_after_ms);
         p.liveness_window_ms += p.work_ms_max;
     }
@@ -558,6 +570,16 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
                prng& rng) {
     const std::int64_t ttl = p.ttl_ms;
     const node_mask all = all_nodes(config);
+    // Sentinel, with a failover drawn quick (within a tenth of a lease, random_params): the
+    // master is cut off from the sentinels and its replicas just after a renewal, for longer
+    // than a lease, while every client still reaches it; no replication lag. The sentinels fail
+    // it over and announce it: a holder that follows the announcement renews on the promoted
+    // replica, one that waits for its old master to fail it loses a lock the new master keeps.
+    if (config.layout == topology::sentinel && p.down_after_ms * 10 <= ttl) {
+        const trigger when = at_point(c, point::renew_sent, pick_nth(rng), rng.between(0, 30));
+        s.push_back(node_fault(fault_kind::isolate, 0, when, rng.between(2 * ttl, 4 * ttl), 0));
+        return;
+    }
     if (config.layout == topology::sentinel || config.layout == topology::cluster) {
         const std::int64_t lag = rng.between(0, 200);
         s.push_back(node_fault(fault_kind::repl_lag, 0, at_time(0), p.duration_ms + 2 * ttl, lag));

@@ -135,14 +135,17 @@ bool parse_trigger(reader& r, trigger& when, std::string& error) {
     return true;
 }
 
-// "n0n3" or "R" after to=.
+// "n0n3", "R" or "S" (the sentinels) after to=.
 bool parse_peers(reader& r, fault& f, std::string& error) {
     f.nodes = 0;
     f.resource = false;
+    f.sentinels = false;
     for (;;) {
         std::int64_t node = 0;
         if (r.eat('R')) {
             f.resource = true;
+        } else if (r.eat('S')) {
+            f.sentinels = true;
         } else if (r.eat('n')) {
             if (!r.number(node) || node < 0 || node >= static_cast<std::int64_t>(nodes_max))
                 return fail(error, "bad peer");
@@ -208,9 +211,9 @@ bool fault::operator==(const fault& o) const noexcept {
     return kind == o.kind && when.at_point == o.when.at_point && when.at_ms == o.when.at_ms &&
            when.client == o.when.client && when.where == o.when.where && when.nth == o.when.nth &&
            when.offset_ms == o.when.offset_ms && on_node == o.on_node && target == o.target &&
-           nodes == o.nodes && resource == o.resource && duration_ms == o.duration_ms &&
-           amount == o.amount && persist == o.persist && wall == o.wall && reset == o.reset &&
-           count == o.count;
+           nodes == o.nodes && resource == o.resource && sentinels == o.sentinels &&
+           duration_ms == o.duration_ms && amount == o.amount && persist == o.persist &&
+           wall == o.wall && reset == o.reset && count == o.count;
 }
 
 std::string to_text(const fault& f) {
@@ -241,6 +244,7 @@ std::string to_text(const fault& f) {
             }
         }
         if (f.resource) out += 'R';
+        if (f.sentinels) out += 'S';
     }
     if (has_duration(f.kind)) {
         out += ",d=";

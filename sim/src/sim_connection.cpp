@@ -141,6 +141,7 @@ bool sim_connection::on_reply(const std::string& bytes, std::int64_t now_ms) noe
 
 void sim_connection::answered(const session::in_flight& entry, const reply_node* nodes,
                               std::size_t count) {
+    if (lane_ == lane::watch) return;  // the watch tracks no request of the client's
     if (lane_ == lane::subscriber) {
         owner_->on_subscription_answer(nodes, count);
         return;
@@ -155,6 +156,8 @@ void sim_connection::dropped(const session::in_flight& entry) {
 void sim_connection::pushed(session::routed_reply::kind what, const reply_node* nodes,
                             std::size_t count) {
     if (what == session::routed_reply::kind::message) owner_->on_wake_message(nodes, count);
+    if (what == session::routed_reply::kind::master_switched)
+        owner_->on_switch_master(connection().switched_to());
 }
 
 void sim_connection::node_read() { owner_->on_node_read(instance_); }
@@ -170,6 +173,7 @@ void sim_connection::ended(const session::connection_end& closed, bool lock_hear
                                          where() + (closed_connected_ ? " closed: " : " failed: ") +
                                          describe(closed.why));
     }
+    if (lane_ == lane::watch) return;  // nothing of the lock's on it
     if (lane_ == lane::subscriber) {
         owner_->on_subscriber_end();
         return;
@@ -202,6 +206,7 @@ std::int64_t sim_connection::wake_ms(std::int64_t now_ms, bool wanted) const noe
 std::string sim_connection::where() const {
     const std::string address(session::format_address(connection().address()).view());
     if (lane_ == lane::subscriber) return address + " (subscriber)";
+    if (lane_ == lane::watch) return address + " (watch)";
     return address + " (instance " + std::to_string(instance_) + ")";
 }
 

@@ -116,6 +116,7 @@ void client::setup_connections() {
         connections_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
     }
     if (config.fair) setup_subscriber(s);
+    if (config.sentinels > 0) setup_watch(s);
 }
 
 // A fair lock's channel: its line's key, in the lock's slot.
@@ -167,6 +168,7 @@ void client::each_connection(F&& f) {
 
 void client::start(std::int64_t first_job_ms) {
     each_connection([this](sim_connection& c) { c.settle(now_ms(), wants(c)); });
+    if (watching_) watcher_.settle(now_ms());
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
     reschedule();
@@ -262,6 +264,7 @@ void client::on_resume() {
 void client::connection_reset(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) {
     each_connection([&](sim_connection& c) { c.reset_arrives(server, epoch, at_us); });
     if (fair_) subscriber_.reset_arrives(server, epoch, at_us);
+    if (watching_) watcher_.reset_arrives(server, epoch, at_us);
     if (!paused()) reschedule();
 }
 
@@ -430,9 +433,11 @@ void client::reschedule() {
     // replies come back through on_reply, which writes it); only a gap's end is a deadline.
     if (map_read_wanted() && links_.next_read_ms() > local_now)
         local_ms = std::min(local_ms, links_.next_read_ms());
-    if (subscriber_made_) {
-        local_ms = std::min(local_ms, subscriber_.wake_ms(local_now));
-        if (subscriber_.reset_at_us() >= 0) wake = std::min(wake, subscriber_.reset_at_us());
+    for (const sim_connection* c :
+         {subscriber_made_ ? &subscriber_ : nullptr, watching_ ? &watcher_ : nullptr}) {
+        if (c == nullptr) continue;
+        local_ms = std::min(local_ms, c->wake_ms(local_now));
+        if (c->reset_at_us() >= 0) wake = std::min(wake, c->reset_at_us());
     }
     if (local_ms != no_deadline_ms) wake = std::min(wake, to_true_us(local_ms));
     if (wake == never_us) return;
@@ -458,9 +463,17 @@ void client::service_connections() {
         subscriber_.on_timer(now_ms(), now_us());
         tend_subscriber();
     }
+    if (watching_ && !paused()) {
+        watcher_.on_timer(now_ms(), now_us());
+        watcher_.settle(now_ms());
+    }
 }
 
 void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::string& bytes) {
+    if (watching_ && watcher_.carries(server, epoch)) {
+        if (!watcher_.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
+        return;
+    }
     if (subscriber_made_ && subscriber_.carries(server, epoch)) {
         // The release handing this waiter its turn must reach the lock at once (lock.hpp,
         // "Fair waiting": a release wakes the head at once). Recognised here from the bytes

@@ -196,6 +196,7 @@ world::world(const run_spec& spec)
     held_.resize(config_.nodes);
     seen_offset_.assign(config_.nodes, 0);
     demoted_.assign(config_.nodes, false);
+    replaced_us_.assign(config_.nodes, -1);
     powered_off_.assign(config_.nodes, false);
     restarted_us_.assign(config_.nodes, -1);
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
@@ -373,9 +374,12 @@ void world::disturb_by_event(const scheduler::event& e) {
         case scheduler::kind::slot_learn:
             d.ridden = true;  // the available check's: a slot moving is ridden out
             [[fallthrough]];
+        case scheduler::kind::cluster_learn: d.everyone = true; break;
         case scheduler::kind::sentinel_promote:
         case scheduler::kind::sentinel_learn:
-        case scheduler::kind::cluster_learn: d.everyone = true; break;
+            d.everyone = true;
+            d.failover_news = rides_failovers();
+            break;
         case scheduler::kind::node_restart:
         case scheduler::kind::node_resume:
         case scheduler::kind::node_rejoin:
@@ -386,6 +390,7 @@ void world::disturb_by_event(const scheduler::event& e) {
         case scheduler::kind::sentinel_repoint:
             d.nodes = 1u << e.who;
             d.everyone = node_news_concerns_all();
+            d.failover_news = e.what == scheduler::kind::sentinel_repoint && rides_failovers();
             break;
         default: return;
     }
@@ -481,6 +486,10 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
     const network::tcp_state& conn = net_.conn(client, server, m.on);
     if (!read_late && (!conn.open || conn.epoch != m.epoch)) return;
     if (!net_.is_node_server(server)) {
+        if (!read_late && partitioned(client, server)) {
+            break_connection(client, server, false, "partition", m.on);
+            return;
+        }
         deliver_sentinel_request(client, server, std::move(m));
         return;
     }
@@ -509,6 +518,8 @@ void world::deliver_request(std::uint8_t client, std::uint8_t server, message&& 
 void world::deliver_sentinel_request(std::uint8_t client, std::uint8_t server, message&& m) {
     const sentinel_node& sentinel = sentinels_[server - config_.nodes];
     for (const std::string_view request : split(m.bytes)) {
+        if (m.on == lane::watch && sentinel_node::subscribes_to_switches(request))
+            watchers_[sentinel.id()][client] = m.epoch;
         std::string reply = sentinel.answer(request);
         if (recording()) note_request(server, client, request, &reply);
         send_reply(server, client, m.epoch, std::move(reply), m.on);
@@ -695,7 +706,8 @@ world::connect_outcome world::try_connect(std::uint8_t client, const session::no
     const int found = resolve(to);
     if (found == no_server) return connect_outcome::unknown_host;
     server = static_cast<std::uint8_t>(found);
-    if (!net_.is_node_server(server)) return connect_outcome::ok;  // sentinels never fail (yet)
+    if (!net_.is_node_server(server))  // a sentinel: up, unless the client is cut off from it
+        return partitioned(client, server) ? connect_outcome::timeout : connect_outcome::ok;
     // A crashed process's host answers with a refusal; a host without power, not at all.
     if (!nodes_[server].up())
         return powered_off_[server] ? connect_outcome::timeout : connect_outcome::refused;

@@ -109,11 +109,12 @@ void world::heal_at(std::int64_t end_us) {
 }
 
 bool world::partitioned(std::uint8_t client, std::uint8_t server) const noexcept {
-    if (!net_.is_node_server(server)) return false;
+    const bool node = net_.is_node_server(server);
     for (const active_fault& a : active_) {
         const fault& f = spec_.faults[a.index];
-        if (f.kind == fault_kind::partition && f.target == client &&
-            ((f.nodes >> server) & 1u) != 0 && now_us_ >= a.start_us && now_us_ < a.end_us) {
+        const bool peer = node ? ((f.nodes >> server) & 1u) != 0 : f.sentinels;
+        if (f.kind == fault_kind::partition && f.target == client && peer &&
+            now_us_ >= a.start_us && now_us_ < a.end_us) {
             return true;
         }
     }

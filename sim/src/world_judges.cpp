@@ -113,6 +113,10 @@ void world::disturb_by(const fault& f, std::int64_t to_us) {
     const bool clock = f.kind == fault_kind::clock_rate || f.kind == fault_kind::wall_step;
     if (f.kind == fault_kind::clock_rate && !f.on_node) d.to_us = never_us;
     d.ridden = f.kind == fault_kind::migrate;
+    // Sentinel with WAIT: a master that goes away alone is what the failover is for.
+    const bool away = f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
+                      f.kind == fault_kind::pause || f.kind == fault_kind::isolate;
+    if (rides_failovers() && f.on_node && away && f.nodes == 0) d.replaced_node = f.target;
     d.everyone = f.kind == fault_kind::migrate ||
                  (f.kind == fault_kind::repl_lag ? config_.replicas_to_wait > 0
                                                  : f.on_node && !clock && node_news_concerns_all());
@@ -123,6 +127,10 @@ void world::disturb_by(const fault& f, std::int64_t to_us) {
         d.client = f.target;
     }
     disturb(d);
+}
+
+bool world::rides_failovers() const noexcept {
+    return config_.layout == topology::sentinel && config_.replicas_to_wait > 0;
 }
 
 bool world::node_news_concerns_all() const noexcept {
@@ -144,9 +152,19 @@ bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t 
                          std::int64_t to_us, bool but_ridden) const noexcept {
     return std::none_of(disturbed_.begin(), disturbed_.end(), [&](const disturbance& d) {
         const bool concerns = d.everyone || d.client == client || (d.nodes & nodes) != 0;
-        const bool counts = !d.tail && !(but_ridden && d.ridden);
+        const bool counts = !d.tail && !(but_ridden && rides_out(d, to_us));
         return counts && concerns && d.from_us <= to_us && d.to_us >= from_us;
     });
+}
+
+// A slot's move; a master's going away once a failover replaced it (since the fault began); the
+// failover's news once the holder had the time to act on it before the loss at `lost_us`.
+bool world::rides_out(const disturbance& d, std::int64_t lost_us) const noexcept {
+    if (d.ridden) return true;
+    if (d.failover_news)
+        return d.to_us < lost_us - settle_us() - lock_attempt_timeout_ms(params_) * 1000;
+    const auto replaced = static_cast<std::size_t>(d.replaced_node);
+    return d.replaced_node >= 0 && replaced_us_[replaced] >= d.from_us;
 }
 
 std::size_t world::tails_between(std::uint8_t client, std::int64_t from_us,
@@ -181,6 +199,17 @@ bool world::would_renew(std::uint8_t node, std::string_view token_hex,
            restarted_us_[node] < since_us && holds_token(node, token_hex);
 }
 
+// With WAIT, enough replicas follow `node`, reachable and synchronised, to acknowledge a
+// renewal there.
+bool world::wait_met(std::uint8_t node) const noexcept {
+    std::uint8_t following = 0;
+    for (std::uint8_t r = 0; r < config_.nodes; ++r) {
+        if (r == node || nodes_[r].is_master() || nodes_[r].master_id() != node) continue;
+        if (reachable(r) && master_link_up(r)) ++following;
+    }
+    return following >= config_.replicas_to_wait;
+}
+
 // Whether a renewal of this configuration has room to succeed: the interval leaves the attempt
 // timeout before the lease ends (the lock gives a request that long), and the watchdog renews.
 bool world::renewals_have_room() const noexcept {
@@ -201,7 +230,9 @@ std::int64_t world::settle_us() const noexcept {
 
 // A loss is the kept check's when nothing disturbed the holder or its keepers, the available
 // check's when only what the configuration rides out did (a slot moving: the node importing
-// it keeps the lease as the slot's owner does, as for the lease oracle).
+// it keeps the lease as the slot's owner does, as for the lease oracle; under Sentinel with
+// WAIT, the old master away once it was replaced). A keeper must have the replicas a renewal
+// waits for.
 void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                        std::int64_t lost_us) {
     if (!renewals_have_room()) return;
@@ -217,7 +248,7 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
     std::uint32_t keepers = 0;
     std::string where;
     const auto keeps = [&](std::uint8_t n) {
-        if (!would_renew(n, token_hex, h.start_us)) return;
+        if (!would_renew(n, token_hex, h.start_us) || !wait_met(n)) return;
         ++keeping;
         keepers |= 1u << n;
         where += format(" n%u", unsigned{n});
@@ -237,7 +268,7 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
                        "what a broken connection takes to notice and make again; fewer of its "
                        "messages in the network's long tail than the lease leaves renewal tries)",
                        unsigned{client}, hold, seconds_text(lost_us).c_str(), where.c_str(),
-                       calm ? "" : "but the lock's slot moving ",
+                       calm ? "" : "but what the configuration rides out ",
                        seconds_text(window_from_us).c_str(), static_cast<long long>(interval_ms)));
 }
 

@@ -292,6 +292,7 @@ void world::sentinel_promote(std::uint8_t node) {
     current_master_ = best;
     unreachable_since_us_ = -1;
     demoted_[node] = true;
+    replaced_us_[node] = now_us_;
     ++failover_epoch_;
     if (config_.layout == topology::cluster) cluster_promoted(node, promoted.id());
     tell_sentinels(promoted.id());
@@ -320,10 +321,24 @@ void world::tell_sentinels(std::uint8_t promoted) {
 
 void world::sentinel_learn(std::uint8_t sentinel, std::uint32_t news) {
     const auto promoted = static_cast<std::uint8_t>(news % 256);
+    const std::uint8_t before = sentinels_[sentinel].believed_master();
     sentinels_[sentinel].learn(promoted, news / 256);
+    const std::uint8_t after = sentinels_[sentinel].believed_master();
     if (recording()) {
         note(server_name(static_cast<std::uint8_t>(config_.nodes + sentinel)), nullptr,
-             "names n" + std::to_string(sentinels_[sentinel].believed_master()));
+             "names n" + std::to_string(after));
+    }
+    if (after != before) publish_switch(sentinel, before, after);
+}
+
+// The sentinel's +switch-master, to every client whose watch is subscribed to it now.
+void world::publish_switch(std::uint8_t sentinel, std::uint8_t from, std::uint8_t to) {
+    const auto server = static_cast<std::uint8_t>(config_.nodes + sentinel);
+    for (std::uint8_t c = 0; c < params_.clients; ++c) {
+        const std::uint32_t epoch = watchers_[sentinel][c];
+        const network::tcp_state& conn = net_.conn(c, server, lane::watch);
+        if (epoch == 0 || !conn.open || conn.epoch != epoch) continue;
+        send_reply(server, c, epoch, sentinels_[sentinel].switch_message(from, to), lane::watch);
     }
 }
 

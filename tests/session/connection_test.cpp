@@ -762,6 +762,68 @@ TEST_F(connection_test, a_close_with_reconnect_now_skips_the_delay) {
     EXPECT_NE(l.start(5), nullptr);
 }
 
+// The rule every client follows when its watch hears +switch-master.
+TEST_F(connection_test, a_switch_to_another_master_closes_the_connection_and_asks_again_at_once) {
+    set_up_sentinel();
+    connect(0);
+    reply(ok, 1);
+    reply("*2\r\n$8\r\n10.0.0.9\r\n$4\r\n6380\r\n", 1);
+    closed(1);
+    connect(2);
+    reply(ok, 3);
+    finish_server_handshake(3, true, true);
+    ASSERT_TRUE(l.ready());
+    const node_address same = address("10.0.0.9:6380");
+    EXPECT_TRUE(l.serves(same));
+    EXPECT_FALSE(l.follow_switch(same, 4)) << "already on the announced master";
+    EXPECT_TRUE(l.ready());
+
+    const node_address other = address("10.0.0.7:6380");
+    EXPECT_FALSE(l.serves(other));
+    EXPECT_TRUE(l.follow_switch(other, 4));
+    ASSERT_EQ(l.state(), connection_state::closing);
+    const connection_end end = closed(4);
+    EXPECT_TRUE(end.was_ready) << "the locks on it hear the end";
+    EXPECT_EQ(end.why, failure::of(transport_errc::master_changed));
+    const node_address* to = l.start(4);
+    ASSERT_NE(to, nullptr) << "made again at once";
+    EXPECT_FALSE(l.asking_sentinel()) << "to the announced master, not a sentinel still naming "
+                                         "the old one";
+    EXPECT_EQ(to->host.view(), "10.0.0.7");
+    EXPECT_EQ(to->port, 6380);
+    EXPECT_EQ(to->user.view(), "app") << "with the master's credentials";
+    std::array<char, 4096> out{};
+    const std::string hello(out.data(), l.on_connected(5, out.data(), out.size()));
+    EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos) << "its role is checked";
+    l.on_io_error(failure::system(111), 6);
+    closed(6);
+    const node_address* again = l.start(6);
+    ASSERT_NE(again, nullptr);
+    EXPECT_TRUE(l.asking_sentinel()) << "a failed attempt goes back to the sentinels";
+}
+
+TEST_F(connection_test, a_switch_leaves_a_direct_connection_and_hurries_an_idle_one) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    EXPECT_FALSE(l.follow_switch(address("10.0.0.7:6380"), 2)) << "no sentinel named this one";
+    EXPECT_TRUE(l.ready());
+
+    set_up_sentinel();
+    for (int sentinel = 0; sentinel < 2; ++sentinel) {
+        ASSERT_NE(l.start(10), nullptr);
+        l.on_io_error(failure::system(111), 11);
+        closed(11);
+    }
+    ASSERT_EQ(l.state(), connection_state::idle);
+    EXPECT_FALSE(l.may_start(11)) << "every sentinel failed: the reconnect delay";
+    EXPECT_FALSE(l.follow_switch(address("10.0.0.7:6380"), 11)) << "nothing to close";
+    EXPECT_TRUE(l.may_start(11)) << "the announcement ends the delay";
+    const node_address* to = l.start(11);
+    ASSERT_NE(to, nullptr);
+    EXPECT_EQ(to->host.view(), "10.0.0.7") << "straight to the announced master";
+}
+
 TEST_F(connection_test, a_handshake_that_does_not_fit_is_a_configuration_error) {
     set_up_direct("redis://:" + std::string(200, 'p') + "@h:1");
     ASSERT_NE(l.start(0), nullptr);

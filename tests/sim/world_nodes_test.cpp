@@ -95,12 +95,13 @@ TEST(world_nodes, a_host_that_powers_off_sends_no_reset_and_refuses_nothing) {
 }
 
 // Split brain: the master is cut off from the sentinels and replicas for 2.5 s while the
-// holder (c0) still reaches it and the other clients do not. The sentinels promote a
+// holder (c0) still reaches it, on its side of the network (cut off from the sentinels too:
+// no +switch-master reaches it), and the other clients do not. The sentinels promote a
 // replica; c0 keeps renewing on the old master, the others take the lock on the new one,
 // until the old master is reconfigured and answers c0 with READONLY.
 constexpr const char* split_brain =
-    "isolate.n0@c0.acquired#1+0,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
-    "partition.c2@c0.acquired#1+0,to=n0,d=2500";
+    "isolate.n0@c0.acquired#1+0,d=2500;partition.c0@c0.acquired#1+0,to=S,d=2500;"
+    "partition.c1@c0.acquired#1+0,to=n0,d=2500;partition.c2@c0.acquired#1+0,to=n0,d=2500";
 
 TEST(world_nodes, a_master_cut_off_from_the_sentinels_keeps_taking_writes_until_reconfigured) {
     const run_result r = run_recorded("sentinel", split_brain);
@@ -130,13 +131,32 @@ TEST(world_nodes, wait_gets_no_acknowledgement_on_a_master_cut_off_from_its_repl
     EXPECT_GE(r.past.holds.size(), 2u) << "the lock is taken again on the new master";
 }
 
+// A holder that still reaches the sentinels hears their +switch-master and leaves the cut-off
+// master for the promoted replica at once, where it goes on renewing.
+TEST(world_nodes, a_holder_that_hears_the_switch_leaves_the_cut_off_master) {
+    const run_result r = run_recorded("sentinel+WAIT",
+                                      "isolate.n0@c0.acquired#1+0,d=2500;"
+                                      "partition.c1@c0.acquired#1+0,to=n0,d=2500;"
+                                      "partition.c2@c0.acquired#1+0,to=n0,d=2500");
+    const world_mark* promoted = find_mark(r, world_mark::kind::promote);
+    ASSERT_NE(promoted, nullptr) << r.timeline;
+    const std::string target = "n" + std::to_string(promoted->target);
+    const std::string after = r.timeline.substr(r.timeline.find("promoted by Sentinel"));
+    const std::string heard = "heard +switch-master to " + target + ":6379";
+    EXPECT_GE(count_lines(after, {"c0", heard.c_str()}), 1u) << r.timeline;
+    EXPECT_GE(count_lines(after, {"c0", "closed: sentinel announced a new master"}), 1u);
+    const std::string reached = "connected to " + target + ":6379 (instance 0)";
+    EXPECT_GE(count_lines(after, {"c0", reached.c_str()}), 1u) << "straight to the new master";
+    EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n" << r.timeline;
+}
+
 // But not when a replica is cut off on the old master's side: it acknowledges the WAIT, the
 // old master keeps c0's lease alive while the others take the lock on the promoted replica.
 TEST(world_nodes, wait_does_not_help_when_a_replica_is_cut_off_with_the_old_master) {
     const run_result r = run_recorded(
         "sentinel+WAIT",
-        "isolate.n0@c0.acquired#1+0,to=n1,d=2500;partition.c1@c0.acquired#1+0,to=n0,d=2500;"
-        "partition.c2@c0.acquired#1+0,to=n0,d=2500");
+        "isolate.n0@c0.acquired#1+0,to=n1,d=2500;partition.c0@c0.acquired#1+0,to=S,d=2500;"
+        "partition.c1@c0.acquired#1+0,to=n0,d=2500;partition.c2@c0.acquired#1+0,to=n0,d=2500");
     const world_mark* promoted = find_mark(r, world_mark::kind::promote);
     ASSERT_NE(promoted, nullptr);
     EXPECT_EQ(promoted->target, 2u) << "n1 is on the cut-off side";

@@ -43,11 +43,6 @@ std::string asio_connection::address() const {
     return std::string(session::format_address(connection().address()).view());
 }
 
-bool asio_connection::serves(const node_address& master) const noexcept {
-    return connection().ready() && !connection().asking_sentinel() &&
-           connection().address().same_node(master);
-}
-
 void asio_connection::start() {
     stopped_ = false;
     settle();
@@ -70,9 +65,8 @@ void asio_connection::linger() {
     settle();
 }
 
-void asio_connection::follow_new_master() {
-    driver_.close(failure::of(transport_errc::master_changed), now_ms(), true);
-    connection().retry_now();
+void asio_connection::follow_switch(const node_address& master) {
+    connection().follow_switch(master, now_ms());
     settle();
 }
 

@@ -55,11 +55,7 @@ void client_impl::build_connections() {
         EDGELOCK_ASSERT(built == errc::ok);  // validate() refused what could fail here
     }
     if (!where_.by_sentinel()) return;
-    session::connection_setup setup = instance_setup(0);
-    setup.kind = session::connection_kind::watch;
-    setup.node = nullptr;
-    setup.read_node = false;
-    setup.seed = seed_bits_ + instance_count_;
+    const session::connection_setup setup = where_.watch_setup(seed_bits_ + instance_count_);
     connections_.push_back(std::make_unique<asio_connection>(
         *this, io_, static_cast<std::uint8_t>(instance_count_), connection_role::watcher));
     const errc built = connections_.back()->init(setup, 0, 2 * request_bytes_max, 1);

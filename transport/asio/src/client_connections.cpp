@@ -93,12 +93,8 @@ void client_impl::on_node_read(std::uint8_t link, const session::node_facts& nod
 
 void client_impl::on_switch_master(const node_address& master) {
     if (!sentinel_mode() || instance_count_ != 1) return;
-    asio_connection& c = *connections_[0];
-    if (!c.serves(master)) c.follow_new_master();
-    asio_connection* s = subscriber();
-    if (s != nullptr && s->connection().state() != session::connection_state::idle &&
-        !s->serves(master))
-        s->follow_new_master();
+    connections_[0]->follow_switch(master);
+    if (asio_connection* s = subscriber()) s->follow_switch(master);
 }
 
 }  // namespace detail

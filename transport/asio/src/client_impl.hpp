@@ -107,10 +107,8 @@ public:
     }
     std::string address() const;
     std::uint32_t attempts_finished() const noexcept { return connection().attempts_finished(); }
-    // Connected, past the sentinels, to `master`.
-    bool serves(const node_address& master) const noexcept;
-    // A new master was announced: connect to it now, whatever the reconnect delay.
-    void follow_new_master();
+    // A sentinel announced `master`: session::connection::follow_switch, then settle.
+    void follow_switch(const node_address& master);
 
     // Lock traffic (session::write_requests' sink): requests are encoded straight into the
     // write buffer, then committed to it, already tracked on connection().

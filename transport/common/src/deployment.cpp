@@ -86,6 +86,16 @@ session::connection_setup validated_deployment::instance_setup(std::size_t i,
     return setup;
 }
 
+session::connection_setup validated_deployment::watch_setup(std::uint64_t seed) const noexcept {
+    EDGELOCK_ASSERT(by_sentinel());
+    session::connection_setup setup = instance_setup(0, seed);
+    setup.kind = session::connection_kind::watch;
+    setup.node = nullptr;
+    setup.read_node = false;
+    setup.refuse_evicting = false;
+    return setup;
+}
+
 session::connection_setup validated_deployment::node_setup(const session::node_address& node,
                                                            std::uint64_t seed) const noexcept {
     session::connection_setup setup;

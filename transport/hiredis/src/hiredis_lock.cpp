@@ -153,7 +153,8 @@ void lock::impl::helper_loop() {
         if (wake <= now) {
             io_busy = true;
             run_io(
-                held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
+                held, [this] { return quiet(now_ms()) && !watch_due(now_ms()); }, no_deadline_ms,
+                true);
             end_io();
             continue;
         }
@@ -203,7 +204,13 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     }
     // The gap's end only: a read due now waits for the link that carries it (wants_link).
     if (map_wanted() && !links.read_due(now)) wake = std::min(wake, links.next_read_ms());
-    return fair && subscriber.busy() ? now : wake;
+    if (watching) wake = std::min(wake, session::wake_ms(watcher.connection(), true, now));
+    return (fair && subscriber.busy()) || watch_due(now) ? now : wake;
+}
+
+// The helper's rounds go on while the watch is open (they poll it) or may be made now.
+bool lock::impl::watch_due(std::int64_t now) const {
+    return watch_open() || (watching && watcher.connection().may_start(now));
 }
 
 // The I/O rounds, then the events they gathered for on_event, handed over while this thread
@@ -238,13 +245,15 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         drain_events();
         if (done()) return true;
         if (listening(background)) tend_subscriber(held);
+        if (background) tend_watch(held);  // a user's call never waits for a sentinel's connect
 
         const std::int64_t now = now_ms();
         poll_set set;
         const std::int64_t wake = fill_poll_set(
             set, background, now, std::min(core.next_deadline_ms(), hard_deadline_ms));
         // Nothing can happen any more.
-        if (set.instance_fds == 0 && wake == no_deadline_ms) return false;
+        if (set.instance_fds == 0 && set.watch_fd == set.count && wake == no_deadline_ms)
+            return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         deliver_events(held);  // before the wait, so what happened is told promptly
@@ -267,6 +276,8 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         if (set.read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
             read_wake_ups();
         }
+        const bool watch_ready = set.watch_fd < set.count && set.fds[set.watch_fd].revents != 0;
+        if (watch_ready || (watch_open() && watcher.has_buffered())) read_watch();
         check_timeouts();
     }
 }
@@ -300,6 +311,12 @@ std::int64_t lock::impl::fill_poll_set(poll_set& set, bool background, std::int6
         if (subscriber.has_buffered()) wake = now;
         wake =
             std::min(wake, session::wake_ms(subscriber.connection(), listen && must_wait(), now));
+    }
+    set.watch_fd = set.count;
+    if (watch_open()) {
+        set.fds[set.count++] = pollfd{watcher.fd(), watcher.events(), 0};
+        if (watcher.has_buffered()) wake = now;
+        wake = std::min(wake, watcher.connection().next_deadline_ms());
     }
     return wake;
 }
@@ -393,6 +410,9 @@ std::error_code lock::impl::configure(const lock_options& given) {
             errc::ok) {
             return make_error_code(errc::invalid_config);
         }
+    }
+    if (where.by_sentinel()) {
+        if (const std::error_code ec = set_up_watch(seed + instances + 1)) return ec;
     }
     if (!options.fair) return {};
     return set_up_subscriber(where.instance_setup(0, seed + instances));

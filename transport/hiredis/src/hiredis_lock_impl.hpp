@@ -4,6 +4,7 @@
 //   blocking_instances.cpp  each instance's connection: requests out, answers, starts and ends
 //                           told to the core
 //   blocking_fair.cpp       fair waiting: the subscriber connection
+//   blocking_watch.cpp      Sentinel: the watch of a sentinel's +switch-master
 //   blocking_events.cpp     what the core's events mean to the caller, on_event and the metrics
 //   blocking_cluster.cpp    Redis Cluster: the slot map, a connection per node, the lock's route
 #pragma once
@@ -79,6 +80,13 @@ struct lock::impl {
         }
         void ended(const session::connection_end&, bool) override { owner->on_subscriber_end(); }
     };
+    // Sentinel: what the watch connection delivers, a sentinel's +switch-master.
+    struct watch_events final : session::connection_events {
+        impl* owner = nullptr;
+        void pushed(session::routed_reply::kind what, const reply_node*, std::size_t) override {
+            if (what == session::routed_reply::kind::master_switched) owner->on_switch_master();
+        }
+    };
     // Redis Cluster: what node k's connection delivers. The slot map's read (CLUSTER SLOTS,
     // tracked under map_owner) goes to the map; everything else is the lock's (instance 0).
     struct node_events final : session::connection_events {
@@ -135,6 +143,12 @@ struct lock::impl {
     std::array<bool, session::cluster_masters_max> node_link_set_up{};  // for links.address(k)
     session::node_address subscriber_address;  // what the subscriber was set up for
     bool subscriber_set_up = false;
+    // Sentinel: a connection to one sentinel at a time, subscribed to +switch-master from
+    // open() to the end, so a master the sentinels replaced is left at once even while it
+    // still answers (cut off from the sentinels, not from us): the async client's watch.
+    bool watching = false;
+    watch_events watch_hooks;
+    blocking_connection watcher;
 
     mutable std::mutex mutex;
     std::condition_variable changed;
@@ -230,6 +244,14 @@ struct lock::impl {
     void on_wake_message(const reply_node* nodes, std::size_t count);
     void on_subscriber_end();
     void check_timeouts();
+    [[nodiscard]] std::error_code set_up_watch(std::uint64_t seed);
+    void tend_watch(std::unique_lock<std::mutex>& held);
+    void read_watch();
+    void on_switch_master();
+    // The watch's connection is open: every round polls it, and the helper never sleeps
+    // without it.
+    bool watch_open() const { return watching && watcher.fd() >= 0; }
+    bool watch_due(std::int64_t now) const;
     std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
     bool listening(bool background) const;
     bool must_wait() const;
@@ -291,15 +313,17 @@ struct lock::impl {
     bool run_rounds(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                     bool background);
     // What one round polls: the busy instances (owner maps each entry to its instance), then the
-    // helper's wake-up or a cancel, then the subscriber. Set up by fill_poll_set, apart from
-    // run_rounds, so that a round reads as wait-then-read and each stays short enough to follow.
+    // helper's wake-up or a cancel, then the subscriber, then the watch. Set up by fill_poll_set,
+    // apart from run_rounds, so that a round reads as wait-then-read and each stays short enough to
+    // follow.
     struct poll_set {
-        std::array<pollfd, links_max + 2> fds{};
+        std::array<pollfd, links_max + 3> fds{};
         std::array<std::uint8_t, links_max> owner{};
         nfds_t count = 0;
         nfds_t instance_fds = 0;   // fds[0, instance_fds) are the instances'
         nfds_t subscriber_fd = 0;  // the subscriber's entry, when it has one (< count)
         bool read_subscriber = false;
+        nfds_t watch_fd = 0;  // the watch's entry, when it has one (< count)
     };
     std::int64_t fill_poll_set(poll_set& set, bool background, std::int64_t now,
                                std::int64_t wake) const;

@@ -131,6 +131,10 @@ public:
     std::uint32_t attempts_finished() const noexcept { return attempts_finished_; }
     // A watch connection's last master_switched: the new master's host and port.
     const node_address& switched_to() const noexcept { return switched_; }
+    // Past the sentinels and ready on `master`.
+    bool serves(const node_address& master) const noexcept {
+        return ready() && !asking_sentinel_ && address().same_node(master);
+    }
     std::size_t requests_in_flight() const noexcept { return count_; }
     // read_node: what the node said on the current (or last) connection, and the start the
     // locks are told, valid from node_read on.
@@ -141,11 +145,12 @@ public:
 
     // Idle, and start() would connect now (a transport that connects on demand asks first).
     bool may_start(std::int64_t now) const noexcept {
-        return state_ == connection_state::idle && (go_to_master_ || backoff_.may_connect(now));
+        return state_ == connection_state::idle &&
+               (go_to_master_ || to_announced_ || backoff_.may_connect(now));
     }
     // Idle: when start() may connect (the end of the reconnect delay).
     std::int64_t start_not_before_ms() const noexcept {
-        return go_to_master_ ? 0 : backoff_.not_before_ms();
+        return go_to_master_ || to_announced_ ? 0 : backoff_.not_before_ms();
     }
 
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
@@ -202,6 +207,16 @@ public:
     // Skips the reconnect delay: the next start() connects at once (a new master was
     // announced, so the reason to wait has gone).
     void retry_now() noexcept;
+    // A sentinel announced `master` (a watch's master_switched, switched_to()). A connection
+    // that reaches its master through the sentinels and is not ready on `master` (on the old
+    // one, or on its way to a sentinel that may still name it) is closed with
+    // transport_errc::master_changed; its next attempt, at once, goes to `master` itself (with
+    // the master's credentials, and TLS as the sentinels speak it) and checks its ROLE, not
+    // to a sentinel, which may not have heard of the switch yet and name the old master
+    // again. An idle one does the same on its next attempt, without a reconnect delay. An
+    // attempt that fails goes back to the sentinels. Returns whether it closed the connection
+    // (the driver's settle() then reports the end). The rule every client follows.
+    bool follow_switch(const node_address& master, std::int64_t now) noexcept;
     // Forgets the connection without reconnecting (the owner is closing): idle, no delay,
     // nothing in flight.
     void reset() noexcept;
@@ -247,6 +262,7 @@ private:
     node_address switched_;    // watch: the master announced
     bool asking_sentinel_ = false;
     bool go_to_master_ = false;  // closing only to connect to the master just named
+    bool to_announced_ = false;  // follow_switch: the next attempt goes to the announced master
     bool reconnect_now_ = false;
     bool answered_ = false;         // this connection answered a lock request (or a watch message)
     bool heard_ = false;            // this connection received any byte

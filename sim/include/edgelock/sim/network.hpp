@@ -25,11 +25,11 @@
 
 namespace edgelock::sim {
 
-// A client holds up to two connections to one server: its command connection and a fair lock's
-// subscriber. Each has its own paths (the same latency, their own order and jitter), so the
-// one's messages never queue behind the other's.
-enum class lane : std::uint8_t { command, subscriber };
-inline constexpr std::size_t lanes = 2;
+// A client holds up to three connections to one server: its command connection, a fair lock's
+// subscriber and (to a sentinel) the watch of +switch-master. Each has its own paths (the same
+// latency, their own order and jitter), so the one's messages never queue behind another's.
+enum class lane : std::uint8_t { command, subscriber, watch };
+inline constexpr std::size_t lanes = 3;
 
 enum class message_kind : std::uint8_t {
     request,           // client -> server: RESP bytes (one or more requests)
@@ -87,7 +87,8 @@ public:
     std::uint8_t endpoint_count() const noexcept {
         return static_cast<std::uint8_t>(clients_ + servers() + 1);
     }
-    // The command lane's paths come first, so a run without subscribers draws as before.
+    // The command lane's paths come first, then the subscriber's, then the watch's, so a run
+    // without subscribers or watches draws as before.
     std::size_t path_id(std::uint8_t from, std::uint8_t to,
                         lane on = lane::command) const noexcept {
         return static_cast<std::size_t>(on) * pairs() +

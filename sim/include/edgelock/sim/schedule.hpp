@@ -97,6 +97,7 @@ struct fault {
     bool wall = false;
     bool reset = false;
     std::uint16_t count = 1;
+    bool sentinels = false;  // partition: every sentinel is a peer too (to=S)
 
     bool operator==(const fault& other) const noexcept;
 };

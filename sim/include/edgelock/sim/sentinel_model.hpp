@@ -7,6 +7,9 @@
 // PING) from its own view of which node is master, as a real sentinel answers from its own
 // state: the node it names may be down, or no longer the master, and the client's connection then
 // goes back to the sentinels. Everything else is refused, as Sentinel refuses data commands.
+// A client's watch subscribes to +switch-master, and the world publishes each change of view
+// to it as Redis 7.0's sentinels do: the leader at the failover's end, each other sentinel
+// when its hello messages teach it the new configuration.
 //
 // The views are set by the world, which plays Sentinel's failover (world::sentinel_promote):
 // each sentinel learns of a promotion at a time of its own (Redis 7.0's sentinels hear of it
@@ -28,8 +31,15 @@ public:
     //   SENTINEL get-master-addr-by-name <name>   [host, port] of the master it believes in,
     //                                              a nil array for a name it does not monitor
     //   PING                                       +PONG
+    //   SUBSCRIBE +switch-master                   the confirmation (the world then sends
+    //                                              this connection switch_message()s)
     // anything else an error reply.
     std::string answer(std::string_view request) const;
+    // The request subscribes to +switch-master.
+    static bool subscribes_to_switches(std::string_view request);
+    // What the sentinel publishes on +switch-master when it learns that `to` replaced `from`:
+    // "<name> <old host> <old port> <new host> <new port>", as a pub/sub message.
+    std::string switch_message(std::uint8_t from, std::uint8_t to) const;
 
     // A failover promoted `node`: this sentinel names it from now on.
     void believe(std::uint8_t node) noexcept { master_ = node; }

@@ -139,6 +139,9 @@ private:
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
     void on_subscriber_end();
+    // Sentinel: the watch of +switch-master (workload_watch.cpp), as both clients keep it.
+    void setup_watch(session::connection_setup s);
+    void on_switch_master(const session::node_address& master);
     void setup_channel();
     void setup_subscriber(session::connection_setup s);
     void tend_subscriber();
@@ -224,6 +227,10 @@ private:
     // Redis Cluster: the node the subscriber was set up for (the slot's master then).
     session::node_address subscriber_node_;
     bool subscriber_placed_ = false;
+    // Sentinel: a connection to one sentinel at a time, subscribed to +switch-master from the
+    // start, made again whenever it ends (the reconnect delay allowing).
+    bool watching_ = false;
+    sim_connection watcher_;
     std::int64_t paused_until_us_ = 0;
     std::deque<delivery> inbox_;
     step pending_ = step::none;

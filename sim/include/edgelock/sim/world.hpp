@@ -301,6 +301,7 @@ private:
     void sentinel_reconfigure(std::uint8_t node);
     void sentinel_repoint(std::uint8_t node);
     void sentinel_learn(std::uint8_t sentinel, std::uint32_t arg);
+    void publish_switch(std::uint8_t sentinel, std::uint8_t from, std::uint8_t to);
     void tell_sentinels(std::uint8_t promoted);
     // Redis Cluster (world_nodes.cpp): the promoted replica serves the old master's slots at
     // once; every other node hears of it after its gossip delay (an old master, when it is
@@ -339,8 +340,14 @@ private:
         std::uint32_t nodes = 0;
         bool tail = false;  // a message of the client's in the network's long tail
         // What the configuration is built to ride out (the available check): the lock's slot
-        // moving between Redis Cluster masters.
+        // moving between Redis Cluster masters, and under Sentinel with WAIT the master going
+        // away (replaced_node), once the sentinels replaced it.
         bool ridden = false;
+        int replaced_node = -1;
+        // Under Sentinel with WAIT, a promotion, the sentinels' news of it, a replica re-pointed
+        // to the new master: ridden out once the client had the time to reach the new master
+        // and renew there (settle_us and an attempt timeout before the loss).
+        bool failover_news = false;
     };
     void disturb(disturbance d);
     void disturb_by(const fault& f, std::int64_t to_us);
@@ -350,6 +357,8 @@ private:
                               std::int64_t to_us) const noexcept;
     std::int64_t renewal_tries() const noexcept;
     bool node_news_concerns_all() const noexcept;
+    // Sentinel with WAIT: a failover is what the configuration rides out (the available check).
+    bool rides_failovers() const noexcept;
     // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us]
     // (`but_ridden`: nothing but what the configuration rides out).
     bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,
@@ -357,6 +366,8 @@ private:
     void record_loss(judged_record& into, const char* label, std::string text);
     bool would_renew(std::uint8_t node, std::string_view token_hex,
                      std::int64_t since_us) const noexcept;
+    bool wait_met(std::uint8_t node) const noexcept;
+    bool rides_out(const disturbance& d, std::int64_t lost_us) const noexcept;
     bool renewals_have_room() const noexcept;
     std::int64_t settle_us() const noexcept;
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
@@ -375,6 +386,9 @@ private:
     std::vector<redis_node> nodes_;
     std::vector<process_clocks> node_clocks_;
     std::vector<sentinel_node> sentinels_;
+    // Per sentinel, per client: the epoch of the client's watch connection subscribed to its
+    // +switch-master (0: none). A closed or replaced connection's entry is stale, and skipped.
+    std::array<std::array<std::uint32_t, clients_max>, sentinel_processes_max> watchers_{};
     std::vector<std::string_view>
         pipeline_;  // split(): the requests of the message being delivered
     std::vector<std::unique_ptr<client>> clients_;
@@ -392,6 +406,7 @@ private:
     std::vector<std::vector<held_message>> held_;  // per node: what reached it while paused
     std::vector<std::int64_t> seen_offset_;        // per node: its offset at the last INFO
     std::vector<bool> demoted_;                    // per node: replaced while away, still a master
+    std::vector<std::int64_t> replaced_us_;   // per node: its last replacement by a failover, or -1
     std::vector<bool> powered_off_;           // per node: down without a word (connects time out)
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers

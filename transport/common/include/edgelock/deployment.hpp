@@ -115,6 +115,9 @@ struct validated_deployment {
     // reconnect jitter (distinct per connection). The caller adds its in-flight storage, and
     // changes the kind for a subscriber or watch connection.
     session::connection_setup instance_setup(std::size_t i, std::uint64_t seed) const noexcept;
+    // Sentinel: the setup of the watch connection (a sentinel's +switch-master), as
+    // instance_setup's; it reads no node and carries no lock request.
+    session::connection_setup watch_setup(std::uint64_t seed) const noexcept;
     // Redis Cluster: the setup of the lock connection to `node` (a seed, or a node of the slot
     // map), as instance_setup's.
     session::connection_setup node_setup(const session::node_address& node,
