@@ -15,9 +15,10 @@ constexpr std::array<const char*, point_count> point_names = {
     "acquire_sent", "acquired",       "read_done", "checked",
     "write_sent",   "release_called", "renew_sent"};
 
-constexpr std::array<const char*, 14> kind_names = {
-    "pause",      "slow_link", "partition", "drop_reply", "loss",  "crash",          "wall_step",
-    "clock_rate", "repl_lag",  "power_off", "isolate",    "evict", "slow_subscribe", "migrate"};
+constexpr std::array<const char*, 15> kind_names = {
+    "pause",   "slow_link", "partition",      "drop_reply", "loss",
+    "crash",   "wall_step", "clock_rate",     "repl_lag",   "power_off",
+    "isolate", "evict",     "slow_subscribe", "migrate",    "replace"};
 
 constexpr std::array<const char*, 3> persistence_names = {"none", "everysec", "always"};
 
@@ -25,15 +26,17 @@ bool has_duration(fault_kind k) {
     return k == fault_kind::pause || k == fault_kind::slow_link || k == fault_kind::partition ||
            k == fault_kind::loss || k == fault_kind::crash || k == fault_kind::repl_lag ||
            k == fault_kind::power_off || k == fault_kind::isolate ||
-           k == fault_kind::slow_subscribe || k == fault_kind::migrate;
+           k == fault_kind::slow_subscribe || k == fault_kind::migrate || k == fault_kind::replace;
 }
 
-bool has_persistence(fault_kind k) { return k == fault_kind::crash || k == fault_kind::power_off; }
+bool has_persistence(fault_kind k) {
+    return k == fault_kind::crash || k == fault_kind::power_off || k == fault_kind::replace;
+}
 
 bool has_amount(fault_kind k) {
     return k == fault_kind::slow_link || k == fault_kind::loss || k == fault_kind::wall_step ||
            k == fault_kind::clock_rate || k == fault_kind::repl_lag || k == fault_kind::evict ||
-           k == fault_kind::slow_subscribe || k == fault_kind::migrate;
+           k == fault_kind::slow_subscribe || k == fault_kind::migrate || k == fault_kind::replace;
 }
 
 bool has_peers(fault_kind k) {

@@ -514,6 +514,12 @@ void client::on_answer(std::uint8_t instance, const session::in_flight& entry,
 // send_cluster_requests tells it of one it moves to later).
 void client::on_node_read(std::uint8_t k) {
     const sim_connection& on = cluster_ ? cluster_connections_[k] : connections_[k];
+    if (world_.recording()) {
+        const node_start& s = on.connection().started();
+        world_.note_client(id_, "node read: started at mono " + std::to_string(s.started_ms) +
+                                    (s.restarted ? ", a restart" : "") +
+                                    (s.durable ? ", durable" : ""));
+    }
     drain();  // the lock refuses input while events wait
     const errc code = place_.node_read(lock_, k, on.connection().started(),
                                        world_.config().restart_guard, now_ms());

@@ -196,6 +196,7 @@ world::world(const run_spec& spec)
     held_.resize(config_.nodes);
     seen_offset_.assign(config_.nodes, 0);
     demoted_.assign(config_.nodes, false);
+    replacing_ms_.assign(config_.nodes, -1);
     replaced_us_.assign(config_.nodes, -1);
     powered_off_.assign(config_.nodes, false);
     restarted_us_.assign(config_.nodes, -1);
@@ -236,7 +237,8 @@ void world::make_nodes(prng& setup) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         persistence persist = persistence::none;
         for (const fault& f : spec_.faults) {
-            const bool restarts = f.kind == fault_kind::crash || f.kind == fault_kind::power_off;
+            const bool restarts = f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
+                                  f.kind == fault_kind::replace;
             if (restarts && f.on_node && f.target == n) {
                 persist = f.persist;
                 break;

@@ -24,7 +24,8 @@ void world::activate(std::size_t index) {
     std::int64_t end_us = now_us_;
     if (f.on_node && (f.kind == fault_kind::crash || f.kind == fault_kind::power_off ||
                       f.kind == fault_kind::pause || f.kind == fault_kind::isolate ||
-                      f.kind == fault_kind::evict || f.kind == fault_kind::migrate)) {
+                      f.kind == fault_kind::evict || f.kind == fault_kind::migrate ||
+                      f.kind == fault_kind::replace)) {
         if (node_ok) activate_node_fault(f);
         return;
     }
@@ -63,7 +64,8 @@ void world::activate(std::size_t index) {
         case fault_kind::power_off:
         case fault_kind::isolate:
         case fault_kind::evict:
-        case fault_kind::migrate: return;  // on a client: nothing to do
+        case fault_kind::migrate:
+        case fault_kind::replace: return;  // on a client: nothing to do
         case fault_kind::wall_step:
         case fault_kind::clock_rate:
             if (!node_ok && !client_ok) return;

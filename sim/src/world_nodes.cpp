@@ -33,6 +33,7 @@ void world::activate_node_fault(const fault& f) {
     switch (f.kind) {
         case fault_kind::crash:
         case fault_kind::power_off:
+        case fault_kind::replace:
             if (nodes_[f.target].up()) crash(f.target, f);
             return;
         case fault_kind::pause:
@@ -65,22 +66,29 @@ void world::evict(std::uint8_t node) {
 
 // A crash closes every connection with a reset (the kernel survives the process); a host
 // that loses power says nothing, and its clients learn it from their timeouts.
+// A replace fault is a crash (the old server's connections are reset) followed by another
+// server at the address, up for f.amount ms already (restart()).
 void world::crash(std::uint8_t node, const fault& f) {
     const bool power_off = f.kind == fault_kind::power_off;
+    const bool replaced = f.kind == fault_kind::replace;
+    replacing_ms_[node] = replaced ? std::max<std::int64_t>(f.amount, 0) : -1;
     nodes_[node].crash(now_us_);
     held_[node].clear();
     paused_until_us_[node] = 0;
     powered_off_[node] = power_off;
-    for (std::uint8_t c = 0; c < params_.clients; ++c) {
-        break_connections(c, node, !power_off, power_off ? "host powered off" : "node crashed");
-    }
+    const char* why = power_off  ? "host powered off"
+                      : replaced ? "server replaced"
+                                 : "node crashed";
+    for (std::uint8_t c = 0; c < params_.clients; ++c) break_connections(c, node, !power_off, why);
     std::int64_t down_us = f.duration_ms * 1000;
     if (config_.delayed_restart) down_us = std::max(down_us, params_.delayed_restart_ms * 1000);
     events_.push(now_us_ + down_us, scheduler::kind::node_restart, node, 0);
+    const std::string what = power_off ? "power off" : replaced ? "replaced" : "crash";
     mark(world_mark::kind::crash, true, node, now_us_ + down_us,
-         std::string(power_off ? "power off" : "crash") + " (persistence " + to_string(f.persist) +
-             ", down " + std::to_string(down_us / 1000) + " ms)");
-    if (recording()) note_node(node, (power_off ? "POWER OFF: " : "CRASH: ") + to_text(f));
+         what + " (persistence " + to_string(f.persist) + ", down " +
+             std::to_string(down_us / 1000) + " ms)");
+    const char* label = power_off ? "POWER OFF: " : replaced ? "REPLACED: " : "CRASH: ";
+    if (recording()) note_node(node, label + to_text(f));
     heal_at(now_us_ + down_us + params_.reconfigure_ms * 1000);
     // While down it misleads nobody (it answers nothing), but it may be the replica a renewal
     // waits for; its return may mislead (node_restart).
@@ -96,10 +104,17 @@ void world::restart(std::uint8_t node) {
     redis_node& n = nodes_[node];
     if (n.up()) return;
     n.restart(now_us_, node_wall_ms(node));
+    // Another server at the address: it started long ago, as far as its INFO says.
+    if (replacing_ms_[node] >= 0) n.set_started(node_wall_ms(node) - replacing_ms_[node]);
     n.load_until(now_us_ + rng_.between(0, params_.loading_ms_max) * 1000);
     powered_off_[node] = false;
     restarted_us_[node] = now_us_;
-    const std::string text = "restart with " + std::to_string(n.data().size()) + " key(s)";
+    const std::string text =
+        (replacing_ms_[node] >= 0
+             ? "another server, up " + std::to_string(replacing_ms_[node]) + " ms, with "
+             : std::string("restart with ")) +
+        std::to_string(n.data().size()) + " key(s)";
+    replacing_ms_[node] = -1;
     mark(world_mark::kind::restart, true, node, now_us_, text);
     if (recording()) note_node(node, text);
     node_back(node);

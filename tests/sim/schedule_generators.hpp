@@ -179,6 +179,13 @@ inline rc::Gen<fault> fault_gen(const configuration& config, const world_params&
                 f.target = static_cast<std::uint8_t>(*rc::gen::inRange<int>(0, config.nodes));
                 f.amount = *rc::gen::inRange<std::int64_t>(0, 2);
                 break;
+            case fault_kind::replace:  // not on the menu: world_nodes_test plays it
+                f.on_node = true;
+                f.target = 0;
+                f.when = *trigger_gen(p, {point::acquired});
+                f.duration_ms = *rc::gen::inRange<std::int64_t>(0, ttl);
+                f.amount = *rc::gen::inRange<std::int64_t>(ttl, 86'400'000);
+                break;
             case fault_kind::migrate:  // not on the menu: the cluster rows' S8 draws it
                 f.on_node = true;
                 f.target = 0;

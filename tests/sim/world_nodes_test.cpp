@@ -94,6 +94,33 @@ TEST(world_nodes, a_host_that_powers_off_sends_no_reset_and_refuses_nothing) {
     EXPECT_GE(count_lines(powered_off.timeline, {"c0", "failed: connect timed out"}), 1u);
 }
 
+// Another server put behind the node's address (a VIP or DNS name re-pointed, a container
+// replaced), empty and up for a day, while the holder (c0) is paused. Its INFO says nothing of
+// the swap but its run_id: a client that read the server before counts the new one from the
+// reading (the restart guard's wait), one whose first reading is the new server counts it from
+// the day-old start it reports, and takes the lock c0 still believes it holds (README, "The
+// restart guard": noticed only by clients that saw the one before).
+constexpr const char* replaced_under_a_paused_holder =
+    "pause.c0@c0.acquired#1+5,d=700;replace.n0@c0.acquired#1+10,d=20,x=86400000,p=none";
+
+TEST(world_nodes, a_server_replaced_behind_its_address_is_kept_out_by_a_client_that_knew_it) {
+    const run_result r = run_recorded("single+guard", replaced_under_a_paused_holder, 2);
+    EXPECT_GE(count_lines(r.timeline, {"n0", "another server, up 86400000 ms, with 0 key(s)"}), 1u)
+        << r.timeline;
+    EXPECT_GE(count_lines(r.timeline, {"c1", "node read", "a restart"}, "another server"), 1u)
+        << "its new run_id: a restart, counted from the reading";
+    EXPECT_TRUE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks) << r.timeline;
+    EXPECT_EQ(r.anomalies, 0u);
+}
+
+TEST(known_unsafe_scripted, a_server_replaced_behind_its_address_fools_a_client_reading_it_first) {
+    const std::string schedule =
+        std::string("partition.c1@t0,to=n0,d=60;") + replaced_under_a_paused_holder;
+    const run_result r = run_recorded("single+guard", schedule.c_str(), 2);
+    EXPECT_EQ(count_lines(r.timeline, {"c1", "node read", "a restart"}), 0u) << r.timeline;
+    EXPECT_FALSE(r.checks.ok(check_kind::overlap)) << checks_text(r.checks);
+}
+
 // Split brain: the master is cut off from the sentinels and replicas for 2.5 s while the
 // holder (c0) still reaches it, on its side of the network (cut off from the sentinels too:
 // no +switch-master reaches it), and the other clients do not. The sentinels promote a

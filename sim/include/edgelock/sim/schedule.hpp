@@ -66,6 +66,9 @@ enum class fault_kind : std::uint8_t {
                      // the master `to` as redis-cli moves it: SETSLOT IMPORTING on `to`, MIGRATING
     // on the node, then one MIGRATE per key, x ms apart, then SETSLOT NODE on both;
     // the other nodes hear of the new owner d ms later
+    replace,  // node: another server takes its address (a VIP or DNS name re-pointed, a
+              // container replaced) after d ms: a new run_id, up for x ms already, the data
+              // its persistence p kept (none: empty); the old one's connections are reset
 };
 const char* to_string(fault_kind kind) noexcept;
 

@@ -406,7 +406,9 @@ private:
     std::vector<std::vector<held_message>> held_;  // per node: what reached it while paused
     std::vector<std::int64_t> seen_offset_;        // per node: its offset at the last INFO
     std::vector<bool> demoted_;                    // per node: replaced while away, still a master
-    std::vector<std::int64_t> replaced_us_;   // per node: its last replacement by a failover, or -1
+    std::vector<std::int64_t> replaced_us_;  // per node: its last replacement by a failover, or -1
+    // per node: a replace fault's server comes up at its address, up for this long, or -1
+    std::vector<std::int64_t> replacing_ms_;
     std::vector<bool> powered_off_;           // per node: down without a word (connects time out)
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
