@@ -58,6 +58,7 @@ void connection::reset() noexcept {
     count_ = 0;
     go_to_master_ = false;
     to_announced_ = false;
+    announced_attempt_ = false;
     reconnect_now_ = false;
     asking_sentinel_ = false;
     attempt_deadline_ms_ = no_deadline_ms;
@@ -68,12 +69,16 @@ void connection::retry_now() noexcept {
     if (state_ == connection_state::idle) backoff_.skip_delay();
 }
 
-bool connection::follow_switch(const node_address& master, std::int64_t now) noexcept {
-    if (!via_sentinels() || !reaches_master() || serves(master)) return false;
-    discovered_.host = master.host;
-    discovered_.port = master.port;
-    discovered_.tls = sentinels_[0].tls;  // as start() sets it after asking a sentinel
+bool connection::follow_switch(const node_address& from, const node_address& to,
+                               std::int64_t now) noexcept {
+    if (!via_sentinels() || !reaches_master() || serves(to)) return false;
+    if (ready() && !asking_sentinel_ && !address().same_node(from)) return false;
+    announced_ = discovered_;  // the master's credentials and db
+    announced_.host = to.host;
+    announced_.port = to.port;
+    announced_.tls = sentinels_[0].tls;  // as start() sets it after asking a sentinel
     to_announced_ = true;
+    announced_until_ms_ = now + times_.connect_timeout_ms;
     retry_now();
     if (state_ == connection_state::idle || state_ == connection_state::closing) return false;
     close(failure::of(transport_errc::master_changed), now, true);
@@ -82,9 +87,11 @@ bool connection::follow_switch(const node_address& master, std::int64_t now) noe
 
 const node_address* connection::start(std::int64_t now) noexcept {
     if (state_ != connection_state::idle) return nullptr;
-    if (go_to_master_ || to_announced_) {
+    announced_attempt_ = !go_to_master_ && announced_at(now);
+    if (announced_attempt_) discovered_ = announced_;
+    to_announced_ = false;
+    if (go_to_master_ || announced_attempt_) {
         go_to_master_ = false;
-        to_announced_ = false;
         asking_sentinel_ = false;
         address_ = &discovered_;
     } else {
@@ -253,7 +260,8 @@ void connection::node_read() noexcept {
 routed_reply connection::on_message(const reply_node* nodes, std::size_t count) noexcept {
     answered_ = true;
     switched_ = discovered_;
-    if (!parse_switch_master(nodes, count, master_name_.view(), switched_)) return {};
+    if (!parse_switch_master(nodes, count, master_name_.view(), switched_, &switched_from_))
+        return {};
     return {routed_reply::kind::master_switched, {}};
 }
 
@@ -316,7 +324,11 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
         asking_sentinel_ && !tls_refused ? failure::of(transport_errc::no_master) : closing_why_;
     if (!was_ready) ++attempts_finished_;
     bool next_sentinel_now = false;
-    if (via_sentinels()) {
+    if (announced_attempt_) {
+        // The announced master failed us: the sentinels are asked at once, none passed over.
+        announced_attempt_ = false;
+        next_sentinel_now = !was_ready;
+    } else if (via_sentinels()) {
         // Ask the next sentinel, at once while this round has one left untried: one dead or
         // stale sentinel must not cost a reconnect delay while another can answer.
         ++sentinel_index_;
@@ -347,7 +359,7 @@ std::int64_t connection::next_deadline_ms() const noexcept {
         case connection_state::ready:
             return count_ > 0 ? front().sent_ms + times_.command_timeout_ms : no_deadline_ms;
         case connection_state::idle:
-            if (go_to_master_ || to_announced_) return no_deadline_ms;
+            if (go_to_master_) return no_deadline_ms;
             return backoff_.failures() > 0 ? backoff_.not_before_ms() : no_deadline_ms;
         case connection_state::closing: return no_deadline_ms;
     }

@@ -161,20 +161,27 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
 }
 
 bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
-                         node_address& master) noexcept {
+                         node_address& master, node_address* old) noexcept {
     const pubsub_frame frame = parse_pubsub(nodes, count);
     if (frame.kind != pubsub_kind::message || frame.channel != "+switch-master") return false;
     std::string_view payload = frame.payload;
     const std::string_view name = next_word(payload);
-    next_word(payload);  // old host
-    next_word(payload);  // old port
+    const std::string_view old_host = next_word(payload);
+    const std::string_view old_port_text = next_word(payload);
     const std::string_view host = next_word(payload);
     const std::string_view port_text = next_word(payload);
     std::uint16_t port = 0;
-    if (name != master_name || !payload.empty() || !parse_port(port_text, port)) return false;
+    std::uint16_t old_port = 0;
+    if (name != master_name || !payload.empty() || !parse_port(port_text, port) ||
+        !parse_port(old_port_text, old_port)) {
+        return false;
+    }
     node_address named = master;
+    node_address left = master;
     if (set_host_port(named, host, port).code != errc::ok) return false;
+    if (set_host_port(left, old_host, old_port).code != errc::ok) return false;
     master = named;
+    if (old != nullptr) *old = left;
     return true;
 }
 

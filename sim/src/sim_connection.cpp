@@ -157,7 +157,7 @@ void sim_connection::pushed(session::routed_reply::kind what, const reply_node* 
                             std::size_t count) {
     if (what == session::routed_reply::kind::message) owner_->on_wake_message(nodes, count);
     if (what == session::routed_reply::kind::master_switched)
-        owner_->on_switch_master(connection().switched_to());
+        owner_->on_switch_master(connection().switched_from(), connection().switched_to());
 }
 
 void sim_connection::node_read() { owner_->on_node_read(instance_); }

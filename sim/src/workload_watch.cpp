@@ -21,17 +21,17 @@ void client::setup_watch(session::connection_setup s) {
     watching_ = true;
 }
 
-void client::on_switch_master(const session::node_address& master) {
+void client::on_switch_master(const session::node_address& from, const session::node_address& to) {
     if (world_.recording()) {
         world_.note_client(id_, "heard +switch-master to " +
-                                    std::string(session::format_address(master).view()));
+                                    std::string(session::format_address(to).view()));
     }
     const std::int64_t now = now_ms();
     for (std::uint8_t i = 0; i < instances_; ++i) {
-        if (connections_[i].connection().follow_switch(master, now))
+        if (connections_[i].connection().follow_switch(from, to, now))
             connections_[i].settle(now, wants(connections_[i]));
     }
-    if (subscriber_made_ && subscriber_.connection().follow_switch(master, now))
+    if (subscriber_made_ && subscriber_.connection().follow_switch(from, to, now))
         subscriber_.settle(now);
     drain_and_write();
     reschedule();

@@ -133,6 +133,14 @@ bool world::rides_failovers() const noexcept {
     return config_.layout == topology::sentinel && config_.replicas_to_wait > 0;
 }
 
+// Every sentinel names the current master: a client can hear of the failover whichever
+// sentinel it watches or asks (their news is a disturbance until it is old enough).
+bool world::failover_told() const noexcept {
+    return std::all_of(sentinels_.begin(), sentinels_.end(), [&](const sentinel_node& s) {
+        return static_cast<int>(s.believed_master()) == current_master_;
+    });
+}
+
 bool world::node_news_concerns_all() const noexcept {
     return config_.replicas_to_wait > 0 || config_.layout == topology::cluster;
 }
@@ -157,11 +165,11 @@ bool world::calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t 
     });
 }
 
-// A slot's move; a master's going away once a failover replaced it (since the fault began); the
-// failover's news once the holder had the time to act on it before the loss at `lost_us`.
+// A slot's move and a failover's news, once the holder had the time to act on them before the
+// loss at `lost_us` (reach the node they point to and renew there); a master's going away,
+// once a failover replaced it (since the fault began).
 bool world::rides_out(const disturbance& d, std::int64_t lost_us) const noexcept {
-    if (d.ridden) return true;
-    if (d.failover_news)
+    if (d.ridden || d.failover_news)
         return d.to_us < lost_us - settle_us() - lock_attempt_timeout_ms(params_) * 1000;
     const auto replaced = static_cast<std::size_t>(d.replaced_node);
     return d.replaced_node >= 0 && replaced_us_[replaced] >= d.from_us;
@@ -261,7 +269,9 @@ void world::judge_loss(std::uint8_t client, std::uint32_t hold, std::string_view
     const std::size_t tails = tails_between(client, window_from_us, now_us_);
     if (static_cast<std::int64_t>(tails) >= renewal_tries()) return;
     const bool calm = calm_between(client, keepers, window_from_us, now_us_);
-    if (!calm && !calm_between(client, keepers, window_from_us, now_us_, true)) return;
+    if (!calm &&
+        (!failover_told() || !calm_between(client, keepers, window_from_us, now_us_, true)))
+        return;
     record_loss(calm ? history_.kept : history_.available, calm ? "KEPT" : "AVAILABLE",
                 format("c%u lost hold #%u at %s while%s kept its token, up and answering, and "
                        "nothing %swas disturbed since %s (the last renewal interval, %lld ms, and "

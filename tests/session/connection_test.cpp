@@ -774,13 +774,15 @@ TEST_F(connection_test, a_switch_to_another_master_closes_the_connection_and_ask
     finish_server_handshake(3, true, true);
     ASSERT_TRUE(l.ready());
     const node_address same = address("10.0.0.9:6380");
+    const node_address other = address("10.0.0.7:6380");
     EXPECT_TRUE(l.serves(same));
-    EXPECT_FALSE(l.follow_switch(same, 4)) << "already on the announced master";
+    EXPECT_FALSE(l.follow_switch(other, same, 4)) << "already on the announced master";
+    EXPECT_FALSE(l.follow_switch(address("10.0.0.5:6380"), other, 4))
+        << "an older switch, from a master it is not on: its sentinel knew better";
     EXPECT_TRUE(l.ready());
 
-    const node_address other = address("10.0.0.7:6380");
     EXPECT_FALSE(l.serves(other));
-    EXPECT_TRUE(l.follow_switch(other, 4));
+    EXPECT_TRUE(l.follow_switch(same, other, 4));
     ASSERT_EQ(l.state(), connection_state::closing);
     const connection_end end = closed(4);
     EXPECT_TRUE(end.was_ready) << "the locks on it hear the end";
@@ -806,7 +808,8 @@ TEST_F(connection_test, a_switch_leaves_a_direct_connection_and_hurries_an_idle_
     set_up_direct("h:1");
     connect(0);
     finish_server_handshake(1, false, false);
-    EXPECT_FALSE(l.follow_switch(address("10.0.0.7:6380"), 2)) << "no sentinel named this one";
+    EXPECT_FALSE(l.follow_switch(address("h:1"), address("10.0.0.7:6380"), 2))
+        << "no sentinel named this one";
     EXPECT_TRUE(l.ready());
 
     set_up_sentinel();
@@ -817,11 +820,32 @@ TEST_F(connection_test, a_switch_leaves_a_direct_connection_and_hurries_an_idle_
     }
     ASSERT_EQ(l.state(), connection_state::idle);
     EXPECT_FALSE(l.may_start(11)) << "every sentinel failed: the reconnect delay";
-    EXPECT_FALSE(l.follow_switch(address("10.0.0.7:6380"), 11)) << "nothing to close";
+    const node_address old_master = address("10.0.0.9:6380");
+    const node_address new_master = address("10.0.0.7:6380");
+    EXPECT_FALSE(l.follow_switch(old_master, new_master, 11)) << "nothing to close";
     EXPECT_TRUE(l.may_start(11)) << "the announcement ends the delay";
     const node_address* to = l.start(11);
     ASSERT_NE(to, nullptr);
     EXPECT_EQ(to->host.view(), "10.0.0.7") << "straight to the announced master";
+    l.on_io_error(failure::system(111), 12);
+    closed(12);
+    ASSERT_NE(l.start(12), nullptr) << "its failure costs no reconnect delay";
+    EXPECT_TRUE(l.asking_sentinel());
+    EXPECT_EQ(l.address().host.view(), "s1") << "and passes over no sentinel";
+}
+
+TEST_F(connection_test, an_announcement_is_used_within_a_connect_timeout_only) {
+    set_up_sentinel();
+    for (int sentinel = 0; sentinel < 2; ++sentinel) {
+        ASSERT_NE(l.start(10), nullptr);
+        l.on_io_error(failure::system(111), 11);
+        closed(11);
+    }
+    EXPECT_FALSE(l.follow_switch(address("10.0.0.9:6380"), address("10.0.0.7:6380"), 11));
+    const std::int64_t later = 12 + l.times().connect_timeout_ms;
+    const std::int64_t after_delay = std::max(later, l.start_not_before_ms());
+    ASSERT_NE(l.start(after_delay), nullptr);
+    EXPECT_TRUE(l.asking_sentinel()) << "a later attempt asks the sentinels, who know by then";
 }
 
 TEST_F(connection_test, a_handshake_that_does_not_fit_is_a_configuration_error) {

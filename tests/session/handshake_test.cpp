@@ -175,13 +175,16 @@ TEST(handshake, switch_master_messages_name_the_new_master_of_ours_only) {
     const std::string ours =
         message("mymaster 10.0.0.1 6379 10.0.0.2 6380");  // the nodes view into it
     std::vector<reply_node> n = parsed(ours);
-    ASSERT_TRUE(parse_switch_master(n.data(), n.size(), "mymaster", master));
+    node_address old;
+    ASSERT_TRUE(parse_switch_master(n.data(), n.size(), "mymaster", master, &old));
     EXPECT_EQ(master.host.view(), "10.0.0.2");
     EXPECT_EQ(master.port, 6380);
     EXPECT_EQ(master.user.view(), "app");
+    EXPECT_EQ(old.host.view(), "10.0.0.1") << "the master it replaced";
+    EXPECT_EQ(old.port, 6379);
     for (const std::string& other :
          {message("other 1 1 2 2"), message("mymaster 1 1 2"), message("mymaster 1 1 2 2 extra"),
-          message("mymaster 1 1 2 0")}) {
+          message("mymaster 1 1 2 0"), message("mymaster 1 0 2 2")}) {
         n = parsed(other);
         EXPECT_FALSE(parse_switch_master(n.data(), n.size(), "mymaster", master)) << other;
     }

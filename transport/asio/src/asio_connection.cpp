@@ -65,8 +65,8 @@ void asio_connection::linger() {
     settle();
 }
 
-void asio_connection::follow_switch(const node_address& master) {
-    connection().follow_switch(master, now_ms());
+void asio_connection::follow_switch(const node_address& from, const node_address& to) {
+    connection().follow_switch(from, to, now_ms());
     settle();
 }
 
@@ -135,7 +135,7 @@ void asio_connection::pushed(session::routed_reply::kind what, const reply_node*
     if (role_ == connection_role::leaving) return;
     if (what == session::routed_reply::kind::message) owner_.on_wake_message(nodes, count);
     if (what == session::routed_reply::kind::master_switched)
-        owner_.on_switch_master(connection().switched_to());
+        owner_.on_switch_master(connection().switched_from(), connection().switched_to());
 }
 
 void asio_connection::node_read() {

@@ -91,10 +91,10 @@ void client_impl::on_node_read(std::uint8_t link, const session::node_facts& nod
     });
 }
 
-void client_impl::on_switch_master(const node_address& master) {
+void client_impl::on_switch_master(const node_address& from, const node_address& to) {
     if (!sentinel_mode() || instance_count_ != 1) return;
-    connections_[0]->follow_switch(master);
-    if (asio_connection* s = subscriber()) s->follow_switch(master);
+    connections_[0]->follow_switch(from, to);
+    if (asio_connection* s = subscriber()) s->follow_switch(from, to);
 }
 
 }  // namespace detail

@@ -107,8 +107,9 @@ public:
     }
     std::string address() const;
     std::uint32_t attempts_finished() const noexcept { return connection().attempts_finished(); }
-    // A sentinel announced `master`: session::connection::follow_switch, then settle.
-    void follow_switch(const node_address& master);
+    // A sentinel announced that `to` replaced `from`: session::connection::follow_switch, then
+    // settle.
+    void follow_switch(const node_address& from, const node_address& to);
 
     // Lock traffic (session::write_requests' sink): requests are encoded straight into the
     // write buffer, then committed to it, already tracked on connection().
@@ -255,7 +256,7 @@ public:
     // Metrics and the event hook (client_metrics.cpp).
     void note_connected(std::uint8_t link);
     void note_disconnected(std::uint8_t link, const session::connection_end& closed);
-    void on_switch_master(const node_address& master);
+    void on_switch_master(const node_address& from, const node_address& to);
     void wake_waiters(std::uint8_t link);
     // The in-flight owner of CLUSTER SLOTS: above every lock slot, as script_load_owner.
     static constexpr std::uint32_t map_read_owner = session::cluster_links::map_owner;

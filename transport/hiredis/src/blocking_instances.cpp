@@ -121,7 +121,6 @@ void lock::impl::check_timeouts() {
         if (l.timed_out(now)) l.settle(now, false);
     }
     if (fair && subscriber.busy() && subscriber.timed_out(now)) subscriber.settle(now, false);
-    if (watching && watcher.busy() && watcher.timed_out(now)) watcher.settle(now, false);
 }
 
 // Instance i's connection (or an attempt at one) ended: its requests in flight are given up,

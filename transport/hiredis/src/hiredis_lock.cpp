@@ -41,6 +41,7 @@ std::int64_t now_ms() noexcept {
 lock::impl::~impl() {
     if (wake_fd >= 0) ::close(wake_fd);
     if (cancel_fd >= 0) ::close(cancel_fd);
+    if (watch_stop_fd >= 0) ::close(watch_stop_fd);
 }
 
 std::error_code lock::impl::start() {
@@ -57,7 +58,9 @@ std::error_code lock::impl::start() {
         this);
     if (rc != 0) return make_error_code(transport_errc::thread_failed);
     helper_started = true;
-    if (const std::error_code ec = start_notifier()) {
+    std::error_code ec = start_notifier();
+    if (!ec) ec = start_watch();
+    if (ec) {
         stop_threads();
         return ec;
     }
@@ -101,6 +104,7 @@ void lock::impl::stop_notifier() {
 }
 
 void lock::impl::stop_threads() {
+    stop_watch();
     {
         std::lock_guard<std::mutex> guard(mutex);
         stopping = true;
@@ -153,8 +157,7 @@ void lock::impl::helper_loop() {
         if (wake <= now) {
             io_busy = true;
             run_io(
-                held, [this] { return quiet(now_ms()) && !watch_due(now_ms()); }, no_deadline_ms,
-                true);
+                held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
             end_io();
             continue;
         }
@@ -204,13 +207,7 @@ std::int64_t lock::impl::background_wake(std::int64_t now) const {
     }
     // The gap's end only: a read due now waits for the link that carries it (wants_link).
     if (map_wanted() && !links.read_due(now)) wake = std::min(wake, links.next_read_ms());
-    if (watching) wake = std::min(wake, session::wake_ms(watcher.connection(), true, now));
-    return (fair && subscriber.busy()) || watch_due(now) ? now : wake;
-}
-
-// The helper's rounds go on while the watch is open (they poll it) or may be made now.
-bool lock::impl::watch_due(std::int64_t now) const {
-    return watch_open() || (watching && watcher.connection().may_start(now));
+    return (fair && subscriber.busy()) || switch_pending ? now : wake;
 }
 
 // The I/O rounds, then the events they gathered for on_event, handed over while this thread
@@ -229,7 +226,8 @@ template <typename Done>
 bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
                             std::int64_t hard_deadline_ms, bool background) {
     for (;;) {
-        drain_events();  // the core refuses input while its event queue lacks room
+        follow_switch();  // a +switch-master the watch heard (blocking_watch.cpp)
+        drain_events();   // the core refuses input while its event queue lacks room
         const errc timed = core.on_timer(now_ms());
         EDGELOCK_ASSERT(timed == errc::ok);
         drain_events();
@@ -245,15 +243,13 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         drain_events();
         if (done()) return true;
         if (listening(background)) tend_subscriber(held);
-        if (background) tend_watch(held);  // a user's call never waits for a sentinel's connect
 
         const std::int64_t now = now_ms();
         poll_set set;
         const std::int64_t wake = fill_poll_set(
             set, background, now, std::min(core.next_deadline_ms(), hard_deadline_ms));
         // Nothing can happen any more.
-        if (set.instance_fds == 0 && set.watch_fd == set.count && wake == no_deadline_ms)
-            return false;
+        if (set.instance_fds == 0 && wake == no_deadline_ms) return false;
         const std::int64_t timeout = std::clamp<std::int64_t>(wake - now, 0, poll_slice_ms_max);
 
         deliver_events(held);  // before the wait, so what happened is told promptly
@@ -276,8 +272,6 @@ bool lock::impl::run_rounds(std::unique_lock<std::mutex>& held, Done done,
         if (set.read_subscriber && (subscriber_ready || subscriber.has_buffered())) {
             read_wake_ups();
         }
-        const bool watch_ready = set.watch_fd < set.count && set.fds[set.watch_fd].revents != 0;
-        if (watch_ready || (watch_open() && watcher.has_buffered())) read_watch();
         check_timeouts();
     }
 }
@@ -311,12 +305,6 @@ std::int64_t lock::impl::fill_poll_set(poll_set& set, bool background, std::int6
         if (subscriber.has_buffered()) wake = now;
         wake =
             std::min(wake, session::wake_ms(subscriber.connection(), listen && must_wait(), now));
-    }
-    set.watch_fd = set.count;
-    if (watch_open()) {
-        set.fds[set.count++] = pollfd{watcher.fd(), watcher.events(), 0};
-        if (watcher.has_buffered()) wake = now;
-        wake = std::min(wake, watcher.connection().next_deadline_ms());
     }
     return wake;
 }

@@ -84,7 +84,7 @@ struct lock::impl {
     struct watch_events final : session::connection_events {
         impl* owner = nullptr;
         void pushed(session::routed_reply::kind what, const reply_node*, std::size_t) override {
-            if (what == session::routed_reply::kind::master_switched) owner->on_switch_master();
+            if (what == session::routed_reply::kind::master_switched) owner->on_switch_heard();
         }
     };
     // Redis Cluster: what node k's connection delivers. The slot map's read (CLUSTER SLOTS,
@@ -145,10 +145,19 @@ struct lock::impl {
     bool subscriber_set_up = false;
     // Sentinel: a connection to one sentinel at a time, subscribed to +switch-master from
     // open() to the end, so a master the sentinels replaced is left at once even while it
-    // still answers (cut off from the sentinels, not from us): the async client's watch.
+    // still answers (cut off from the sentinels, not from us): the async client's watch. It
+    // runs on a thread of its own (blocking_watch.cpp), which owns `watcher` and hands what it
+    // heard over under the mutex (switch_*); the thread that does the lock's I/O follows it.
     bool watching = false;
     watch_events watch_hooks;
     blocking_connection watcher;
+    pthread_t watch_thread{};
+    bool watch_started = false;
+    int watch_stop_fd = -1;
+    std::atomic<bool> watch_stopping{false};
+    bool switch_pending = false;
+    session::node_address switch_from;
+    session::node_address switch_to;
 
     mutable std::mutex mutex;
     std::condition_variable changed;
@@ -245,13 +254,11 @@ struct lock::impl {
     void on_subscriber_end();
     void check_timeouts();
     [[nodiscard]] std::error_code set_up_watch(std::uint64_t seed);
-    void tend_watch(std::unique_lock<std::mutex>& held);
-    void read_watch();
-    void on_switch_master();
-    // The watch's connection is open: every round polls it, and the helper never sleeps
-    // without it.
-    bool watch_open() const { return watching && watcher.fd() >= 0; }
-    bool watch_due(std::int64_t now) const;
+    [[nodiscard]] std::error_code start_watch();
+    void stop_watch();
+    void watch_loop();
+    void on_switch_heard();
+    void follow_switch();
     std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
     bool listening(bool background) const;
     bool must_wait() const;
@@ -313,17 +320,16 @@ struct lock::impl {
     bool run_rounds(std::unique_lock<std::mutex>& held, Done done, std::int64_t hard_deadline_ms,
                     bool background);
     // What one round polls: the busy instances (owner maps each entry to its instance), then the
-    // helper's wake-up or a cancel, then the subscriber, then the watch. Set up by fill_poll_set,
+    // helper's wake-up or a cancel, then the subscriber. Set up by fill_poll_set,
     // apart from run_rounds, so that a round reads as wait-then-read and each stays short enough to
     // follow.
     struct poll_set {
-        std::array<pollfd, links_max + 3> fds{};
+        std::array<pollfd, links_max + 2> fds{};
         std::array<std::uint8_t, links_max> owner{};
         nfds_t count = 0;
         nfds_t instance_fds = 0;   // fds[0, instance_fds) are the instances'
         nfds_t subscriber_fd = 0;  // the subscriber's entry, when it has one (< count)
         bool read_subscriber = false;
-        nfds_t watch_fd = 0;  // the watch's entry, when it has one (< count)
     };
     std::int64_t fill_poll_set(poll_set& set, bool background, std::int64_t now,
                                std::int64_t wake) const;

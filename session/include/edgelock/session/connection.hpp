@@ -129,8 +129,9 @@ public:
     // Attempts that ended (ready, or failed before it): lets a caller wait for every
     // instance to have tried once.
     std::uint32_t attempts_finished() const noexcept { return attempts_finished_; }
-    // A watch connection's last master_switched: the new master's host and port.
+    // A watch connection's last master_switched: the new master's host and port, and the old.
     const node_address& switched_to() const noexcept { return switched_; }
+    const node_address& switched_from() const noexcept { return switched_from_; }
     // Past the sentinels and ready on `master`.
     bool serves(const node_address& master) const noexcept {
         return ready() && !asking_sentinel_ && address().same_node(master);
@@ -146,11 +147,11 @@ public:
     // Idle, and start() would connect now (a transport that connects on demand asks first).
     bool may_start(std::int64_t now) const noexcept {
         return state_ == connection_state::idle &&
-               (go_to_master_ || to_announced_ || backoff_.may_connect(now));
+               (go_to_master_ || announced_at(now) || backoff_.may_connect(now));
     }
     // Idle: when start() may connect (the end of the reconnect delay).
     std::int64_t start_not_before_ms() const noexcept {
-        return go_to_master_ || to_announced_ ? 0 : backoff_.not_before_ms();
+        return go_to_master_ ? 0 : backoff_.not_before_ms();
     }
 
     // Begins an attempt when idle and the reconnect delay has passed: returns the address to
@@ -207,16 +208,18 @@ public:
     // Skips the reconnect delay: the next start() connects at once (a new master was
     // announced, so the reason to wait has gone).
     void retry_now() noexcept;
-    // A sentinel announced `master` (a watch's master_switched, switched_to()). A connection
-    // that reaches its master through the sentinels and is not ready on `master` (on the old
-    // one, or on its way to a sentinel that may still name it) is closed with
-    // transport_errc::master_changed; its next attempt, at once, goes to `master` itself (with
-    // the master's credentials, and TLS as the sentinels speak it) and checks its ROLE, not
-    // to a sentinel, which may not have heard of the switch yet and name the old master
-    // again. An idle one does the same on its next attempt, without a reconnect delay. An
-    // attempt that fails goes back to the sentinels. Returns whether it closed the connection
-    // (the driver's settle() then reports the end). The rule every client follows.
-    bool follow_switch(const node_address& master, std::int64_t now) noexcept;
+    // A sentinel announced that `to` replaced `from` (a watch's master_switched:
+    // switched_from(), switched_to()). A connection that reaches its master through the
+    // sentinels and is on `from`, or not ready on any master, is closed with
+    // transport_errc::master_changed; its next attempt goes to `to` itself (with the master's
+    // credentials, and TLS as the sentinels speak it) and checks its ROLE, not to a sentinel,
+    // which may not have heard of the switch yet and name the old master again. An idle one
+    // skips its reconnect delay the same way. The announcement is used for one attempt, within
+    // a connect timeout of it; an attempt that fails, or comes later, asks the sentinels. A
+    // connection ready on `to`, or on a third master (the announcement is older than what its
+    // sentinel told it), is left alone. Returns whether it closed the connection (the driver's
+    // settle() then reports the end). The rule every client follows.
+    bool follow_switch(const node_address& from, const node_address& to, std::int64_t now) noexcept;
     // Forgets the connection without reconnecting (the owner is closing): idle, no delay,
     // nothing in flight.
     void reset() noexcept;
@@ -240,6 +243,9 @@ private:
     routed_reply on_message(const reply_node* nodes, std::size_t count) noexcept;
     connection_end finish_close(std::int64_t now) noexcept;
     bool via_sentinels() const noexcept { return sentinel_count_ > 0; }
+    bool announced_at(std::int64_t now) const noexcept {
+        return to_announced_ && now <= announced_until_ms_;
+    }
     // Connects to the node itself (or the master the sentinels name), not to a sentinel.
     bool reaches_master() const noexcept {
         return kind_ == connection_kind::lock_traffic || kind_ == connection_kind::subscriber;
@@ -258,11 +264,16 @@ private:
     connection_state state_ = connection_state::idle;
     connection_state closing_from_ = connection_state::idle;
     const node_address* address_ = nullptr;
-    node_address discovered_;  // Sentinel: the master named (credentials from setup)
-    node_address switched_;    // watch: the master announced
+    node_address discovered_;     // Sentinel: the master named (credentials from setup)
+    node_address switched_;       // watch: the master announced
+    node_address switched_from_;  // watch: the master it replaced
     bool asking_sentinel_ = false;
     bool go_to_master_ = false;  // closing only to connect to the master just named
-    bool to_announced_ = false;  // follow_switch: the next attempt goes to the announced master
+    // follow_switch: the next attempt, until announced_until_ms_, goes to announced_
+    bool to_announced_ = false;
+    bool announced_attempt_ = false;  // this attempt went to an announced master
+    node_address announced_;
+    std::int64_t announced_until_ms_ = 0;
     bool reconnect_now_ = false;
     bool answered_ = false;         // this connection answered a lock request (or a watch message)
     bool heard_ = false;            // this connection received any byte

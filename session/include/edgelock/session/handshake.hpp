@@ -82,9 +82,10 @@ failure check_handshake_reply(handshake_step step, const reply_node* nodes, std:
                               node_address& master) noexcept;
 
 // A message on a watch connection: ["message", "+switch-master", "<name> <old-ip> <old-port>
-// <new-ip> <new-port>"]. True, with `master`'s host and port set, when it announces a new
-// master for `master_name`; false for anything else (other masters, other messages).
+// <new-ip> <new-port>"]. True, with `master`'s host and port set to the new master's (and
+// `old`'s, when given, to the old one's), when it announces a new master for `master_name`;
+// false for anything else (other masters, other messages).
 bool parse_switch_master(const reply_node* nodes, std::size_t count, std::string_view master_name,
-                         node_address& master) noexcept;
+                         node_address& master, node_address* old = nullptr) noexcept;
 
 }  // namespace edgelock::session

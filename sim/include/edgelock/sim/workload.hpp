@@ -141,7 +141,7 @@ private:
     void on_subscriber_end();
     // Sentinel: the watch of +switch-master (workload_watch.cpp), as both clients keep it.
     void setup_watch(session::connection_setup s);
-    void on_switch_master(const session::node_address& master);
+    void on_switch_master(const session::node_address& from, const session::node_address& to);
     void setup_channel();
     void setup_subscriber(session::connection_setup s);
     void tend_subscriber();

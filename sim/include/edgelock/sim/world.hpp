@@ -359,6 +359,7 @@ private:
     bool node_news_concerns_all() const noexcept;
     // Sentinel with WAIT: a failover is what the configuration rides out (the available check).
     bool rides_failovers() const noexcept;
+    bool failover_told() const noexcept;
     // Nothing that concerns `client` or the nodes of `nodes` was in force in [from_us, to_us]
     // (`but_ridden`: nothing but what the configuration rides out).
     bool calm_between(std::uint8_t client, std::uint32_t nodes, std::int64_t from_us,

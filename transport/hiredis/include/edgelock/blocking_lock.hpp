@@ -21,11 +21,12 @@
 //     the command timeout. A connection that ends (or answers READONLY, MASTERDOWN, LOADING,
 //     NOAUTH) is made again by the next request: at once when it had been up, after the
 //     reconnect delay when an attempt failed; through the sentinels, the next one first.
-//   - Sentinel: the helper thread also keeps one sentinel connection subscribed to
-//     +switch-master, from open() to the end; when a sentinel announces another master, the
-//     lock's connections leave the old one at once (even one that still answers: cut off
-//     from the sentinels, not from us) and ask the sentinels again. With it, the helper polls
-//     that connection between renewals rather than sleeping (one wake-up a second at most).
+//   - Sentinel: a third thread keeps one sentinel connection subscribed to +switch-master,
+//     from open() to the end (its connects never hold up a renewal or a call). When a sentinel
+//     announces another master, the lock's connections leave the old one at once (even one
+//     that still answers: cut off from the sentinels, not from us) and go to the announced
+//     master, checking its ROLE. Closing the lock waits for a connect of that thread under way
+//     (at most the connect timeout per sentinel).
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
 //   - Fair waiting (lock_options::fair, one instance): a waiting acquire() stands in line in
 //     Redis and, rather than sleeping until its next attempt, polls a second connection
