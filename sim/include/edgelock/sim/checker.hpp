@@ -37,11 +37,12 @@
 //             then are ones the configuration is built to ride out: the lock's slot moving
 //             between Redis Cluster masters (MOVED and ASK followed, each request's
 //             redirects counted afresh), and under Sentinel with WAIT the master going away
-//             once the sentinels replaced it (the promoted master, with the replicas WAIT
-//             needs, keeps the token; the promotion, the sentinels' news and the re-pointed
-//             replica older than what a client takes to reach it and renew there: a client
-//             that follows +switch-master does). Judged with the kept check, on the losses it
-//             leaves out for a disturbance ridden out.
+//             once the sentinels replaced it and all of them name the new master (the
+//             promoted master, with the replicas WAIT needs, keeps the token; the promotion,
+//             the sentinels' news and the re-pointed replica older than what a client takes to
+//             reach it and renew there: a client that follows +switch-master does). A slot's
+//             move counts as ridden out once it is that old too. Judged with the kept check,
+//             on the losses it leaves out for a disturbance ridden out.
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.
