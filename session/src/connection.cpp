@@ -324,10 +324,11 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
         asking_sentinel_ && !tls_refused ? failure::of(transport_errc::no_master) : closing_why_;
     if (!was_ready) ++attempts_finished_;
     bool next_sentinel_now = false;
-    if (announced_attempt_) {
+    const bool announced_failed = announced_attempt_ && !was_ready;
+    announced_attempt_ = false;
+    if (announced_failed) {
         // The announced master failed us: the sentinels are asked at once, none passed over.
-        announced_attempt_ = false;
-        next_sentinel_now = !was_ready;
+        next_sentinel_now = true;
     } else if (via_sentinels()) {
         // Ask the next sentinel, at once while this round has one left untried: one dead or
         // stale sentinel must not cost a reconnect delay while another can answer.

@@ -797,11 +797,15 @@ TEST_F(connection_test, a_switch_to_another_master_closes_the_connection_and_ask
     std::array<char, 4096> out{};
     const std::string hello(out.data(), l.on_connected(5, out.data(), out.size()));
     EXPECT_NE(hello.find("$4\r\nROLE\r\n"), std::string::npos) << "its role is checked";
-    l.on_io_error(failure::system(111), 6);
-    closed(6);
-    const node_address* again = l.start(6);
-    ASSERT_NE(again, nullptr);
-    EXPECT_TRUE(l.asking_sentinel()) << "a failed attempt goes back to the sentinels";
+    reply(ok, 5);
+    finish_server_handshake(5, true, true);
+    ASSERT_TRUE(l.serves(other)) << "once there, it is an ordinary connection to its master";
+    l.on_io_error(failure::of(transport_errc::connection_closed), 6);
+    EXPECT_TRUE(closed(6).was_ready);
+    const std::int64_t at = std::max<std::int64_t>(6, l.start_not_before_ms());
+    ASSERT_NE(l.start(at), nullptr);
+    EXPECT_TRUE(l.asking_sentinel()) << "its end goes back to the sentinels";
+    EXPECT_EQ(l.address().host.view(), "s1") << "the next in turn, as after any master's end";
 }
 
 TEST_F(connection_test, a_switch_leaves_a_direct_connection_and_hurries_an_idle_one) {
