@@ -576,7 +576,8 @@ void random_s6(schedule& s, const configuration& config, const world_params& p, 
     // it over and announce it: a holder that follows the announcement renews on the promoted
     // replica, one that waits for its old master to fail it loses a lock the new master keeps.
     if (config.layout == topology::sentinel && p.down_after_ms * 10 <= ttl) {
-        const trigger when = at_point(c, point::renew_sent, pick_nth(rng), rng.between(0, 30));
+        const std::uint16_t nth = pick_nth(rng);  // one draw per statement: a fixed order
+        const trigger when = at_point(c, point::renew_sent, nth, rng.between(0, 30));
         s.push_back(node_fault(fault_kind::isolate, 0, when, rng.between(2 * ttl, 4 * ttl), 0));
         return;
     }

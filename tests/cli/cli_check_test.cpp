@@ -141,7 +141,7 @@ TEST(CliCheck, SentinelRowFollowsFencingGuardAndWait) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 41),
               "matrix row   sentinel+fencing+guard+fair ");
-    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S6:OH S7:OH S9:OH");
+    EXPECT_EQ(first_line(r.out, "fails"), "fails        S1:O S4:OH S6:H S7:OH S9:OH");
 
     args.insert(args.end(), {"--wait-replicas", "2"});
     r = run_program(args, check_options());
