@@ -145,6 +145,11 @@ ssl_st* tls_context::new_connection(std::string_view host) const {
     return nullptr;
 }
 
+int tls_context::handshake_step(ssl_st* connection) const {
+    const std::lock_guard<std::mutex> turn(handshakes_);
+    return SSL_connect(connection);
+}
+
 const char* describe(tls_file file) noexcept {
     switch (file) {
         case tls_file::none: return "";

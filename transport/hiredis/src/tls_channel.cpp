@@ -76,6 +76,7 @@ failure tls_channel::start(int fd, const tls_context& context, std::string_view 
     }
     BIO_set_data(bio, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)));
     SSL_set_bio(ssl_, bio, bio);
+    context_ = &context;
     fd_ = fd;
     blocking_flags_ = ::fcntl(fd, F_GETFL);
     ::fcntl(fd, F_SETFL, blocking_flags_ | O_NONBLOCK);
@@ -88,7 +89,7 @@ bool tls_channel::handshake(failure& why) {
     why = {};
     ERR_clear_error();  // another library's leftovers on this thread would read as our failure
     errno = 0;
-    const int result = SSL_connect(ssl_);
+    const int result = context_->handshake_step(ssl_);
     if (result == 1) {
         ::fcntl(fd_, F_SETFL, blocking_flags_);
         handshaking_ = false;

@@ -56,6 +56,7 @@ private:
     failure failed(int result) noexcept;
 
     struct ssl_st* ssl_ = nullptr;
+    const tls_context* context_ = nullptr;  // ssl_'s: its handshake steps take turns there
     int fd_ = -1;
     int blocking_flags_ = 0;  // the socket's flags before the handshake
     bool handshaking_ = false;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -47,8 +48,17 @@ public:
     // refuses); the caller owns the result (SSL_free, or an asio::ssl::stream that takes it).
     ssl_st* new_connection(std::string_view host) const;
 
+    // One step of a client handshake (SSL_connect) on a connection made by new_connection(),
+    // taken under the context's lock: the SSL_connect result. Verifying a peer caches what
+    // OpenSSL parses in the context's own certificates, and OpenSSL 3.0 rewrites that cache
+    // while another thread's verification reads it (openssl/openssl#25202), so the threads of
+    // one client that handshake from one context take turns. A step never waits for the
+    // network: the socket is non-blocking during the handshake.
+    int handshake_step(ssl_st* connection) const;
+
 private:
     ssl_ctx_st* context_ = nullptr;
+    mutable std::mutex handshakes_;
     std::string server_name_;
     bool verify_ = true;
     tls_load_error error_;
