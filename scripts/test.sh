@@ -134,7 +134,7 @@ cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
 step "build build-tsan/: the blocking client's tests"
 hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test redis_redlock_test
   redis_script_cache_test redis_fence_test redis_tls_test redis_metrics_test transport_table_test
-  transport_cluster_test)
+  transport_cluster_test transport_switch_test)
 cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
 
 step "ctest build-tsan/ -L redis (only the tests built above exist there)"

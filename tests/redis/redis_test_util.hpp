@@ -2,9 +2,12 @@
 // Helpers shared by the integration tests of the blocking client against real Redis.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
@@ -48,6 +51,19 @@ inline std::int64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
                                                                  since)
         .count();
+}
+
+// Runs `fault` on a thread of its own while `wait_until(done, timeout)` keeps a client working
+// (an asio client's handlers run only inside it); returns once `fault` has.
+template <typename WaitUntil>
+void run_beside(const std::function<void()>& fault, WaitUntil&& wait_until) {
+    std::atomic<bool> done{false};
+    std::thread faulting([&] {
+        fault();
+        done = true;
+    });
+    wait_until([&] { return done.load(); }, std::chrono::seconds(60));
+    faulting.join();
 }
 
 }  // namespace edgelock::redis_tests

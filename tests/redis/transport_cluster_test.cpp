@@ -22,7 +22,6 @@
 // left in the line on the promoted replica until it expires.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,6 +40,7 @@
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
 
 namespace {
 
@@ -125,13 +125,10 @@ public:
     edgelock::session::lock_metrics metrics() override { return client_.metrics(); }
     std::error_code lost_reported() override { return lost_; }
     void run_while(const std::function<void()>& fault) override {
-        std::atomic<bool> done{false};
-        std::thread faulting([&] {
-            fault();
-            done = true;
-        });
-        wait_until([&] { return done.load(); }, 60s);
-        faulting.join();
+        edgelock::redis_tests::run_beside(
+            fault, [this](const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+                return wait_until(done, timeout);
+            });
     }
     bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) override {
         return edgelock::asio_tests::run_until(io_, done, timeout);

@@ -14,20 +14,19 @@
 // new master two leases after the failover, the hold still believed.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
-#include <thread>
 
 #include "../asio/asio_test_util.hpp"
 #include "edgelock/async_client.hpp"
 #include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "redis_test_util.hpp"
 
 namespace {
 
@@ -48,13 +47,10 @@ public:
     virtual bool held() = 0;
     // Runs `fault` on a thread of its own while the client works; returns when it is done.
     void run_while(const std::function<void()>& fault) {
-        std::atomic<bool> done{false};
-        std::thread faulting([&] {
-            fault();
-            done = true;
-        });
-        wait_until([&] { return done.load(); }, 60s);
-        faulting.join();
+        edgelock::redis_tests::run_beside(
+            fault, [this](const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+                return wait_until(done, timeout);
+            });
     }
     virtual bool wait_until(const std::function<bool()>& done,
                             std::chrono::milliseconds timeout) = 0;

@@ -41,16 +41,7 @@ std::error_code lock::impl::start_watch() {
     if (!watching) return {};
     watch_stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (watch_stop_fd < 0) return make_error_code(transport_errc::thread_failed);
-    const int rc = pthread_create(
-        &watch_thread, nullptr,
-        [](void* self) -> void* {
-            static_cast<impl*>(self)->watch_loop();
-            return nullptr;
-        },
-        this);
-    if (rc != 0) return make_error_code(transport_errc::thread_failed);
-    watch_started = true;
-    return {};
+    return start_thread<&impl::watch_loop>(watch_thread, watch_started);
 }
 
 void lock::impl::stop_watch() {

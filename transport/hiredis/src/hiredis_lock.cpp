@@ -49,16 +49,9 @@ std::error_code lock::impl::start() {
     wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     cancel_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (wake_fd < 0 || cancel_fd < 0) return make_error_code(transport_errc::thread_failed);
-    const int rc = pthread_create(
-        &helper, nullptr,
-        [](void* self) -> void* {
-            static_cast<impl*>(self)->helper_loop();
-            return nullptr;
-        },
-        this);
-    if (rc != 0) return make_error_code(transport_errc::thread_failed);
-    helper_started = true;
-    std::error_code ec = start_notifier();
+    std::error_code ec = start_thread<&impl::helper_loop>(helper, helper_started);
+    if (ec) return ec;
+    ec = start_notifier();
     if (!ec) ec = start_watch();
     if (ec) {
         stop_threads();
@@ -70,16 +63,7 @@ std::error_code lock::impl::start() {
 // Only a lock with an on_lost callback has the thread that calls it.
 std::error_code lock::impl::start_notifier() {
     if (!options.on_lost) return {};
-    const int rc = pthread_create(
-        &notifier, nullptr,
-        [](void* self) -> void* {
-            static_cast<impl*>(self)->notifier_loop();
-            return nullptr;
-        },
-        this);
-    if (rc != 0) return make_error_code(transport_errc::thread_failed);
-    notifier_started = true;
-    return {};
+    return start_thread<&impl::notifier_loop>(notifier, notifier_started);
 }
 
 // Closing: starts no other on_lost call, ends an acquire() the running one waits in (as

@@ -228,6 +228,20 @@ struct lock::impl {
     ~impl();
     [[nodiscard]] std::error_code start();
 
+    // Runs `loop` on a thread of its own; `started` says stop_threads() has one to join.
+    template <void (impl::*loop)()>
+    [[nodiscard]] std::error_code start_thread(pthread_t& thread, bool& started) {
+        const int rc = pthread_create(
+            &thread, nullptr,
+            [](void* self) -> void* {
+                (static_cast<impl*>(self)->*loop)();
+                return nullptr;
+            },
+            this);
+        if (rc != 0) return make_error_code(transport_errc::thread_failed);
+        started = true;
+        return {};
+    }
     void begin_io(std::unique_lock<std::mutex>& held, bool user);
     void end_io();
     void wake_helper();
