@@ -63,6 +63,13 @@ bool cluster_links::wanted(std::uint8_t k, std::uint8_t target, bool read_due,
     return k == target || (read_due && linked(k) && (ready || k == seed()));
 }
 
+std::uint8_t cluster_links::subscriber_move(std::uint16_t slot,
+                                            const node_address* at) const noexcept {
+    const std::uint8_t m = map_.master_of(slot);
+    if (m == none || (at != nullptr && at->same_node(map_.node(m)))) return none;
+    return m;
+}
+
 void cluster_links::link_ended(bool suspect) noexcept {
     if (suspect) map_.mark_stale();
 }

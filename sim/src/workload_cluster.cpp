@@ -196,22 +196,18 @@ void client::on_cluster_connection_end(std::uint8_t index) {
     drain();
 }
 
-// Fair waiting, as the blocking client places its subscriber: on the master the map has for
-// the lock's slot (Redis 7 propagates a PUBLISH to every node of a cluster, but the world
-// delivers it on the node that ran the release only, so a subscriber left behind misses it:
-// the model is the stricter). When the map names another master, the old connection is
-// closed (its subscription ends with it) and the next one subscribes there. False while the
-// map has named no master for the slot yet.
+// Fair waiting: the subscriber listens where session::cluster_links::subscriber_move says, as
+// in both clients. A move closes the old connection (its subscription ends with it); the next
+// one subscribes there. False while the map has named no master for the slot yet.
 bool client::place_cluster_subscriber() {
-    const std::uint8_t m = links_.map().master_of(place_.route().slot);
+    const std::uint8_t m = links_.subscriber_move(place_.route().slot,
+                                                  subscriber_placed_ ? &subscriber_node_ : nullptr);
     if (m == no_node) return subscriber_placed_;
-    const session::node_address& master = links_.map().node(m);
-    if (subscriber_placed_ && subscriber_node_.same_node(master)) return true;
     if (subscriber_placed_ && subscriber_.state() != session::connection_state::idle) {
         subscriber_.connection().close(failure::of(transport_errc::master_changed), now_ms(), true);
         subscriber_.settle(now_ms(), false);
     }
-    subscriber_node_ = master;
+    subscriber_node_ = links_.map().node(m);
     session::connection_setup s = cluster_setup_;
     s.node = &subscriber_node_;
     s.kind = session::connection_kind::subscriber;

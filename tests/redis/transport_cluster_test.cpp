@@ -308,6 +308,44 @@ void a_cancelled_waiters_leave_reaches_the_promoted_replica() {
         << "the waiter left the line on the promoted replica";
 }
 
+// How many of node n's clients are subscribed to a channel (CLIENT LIST's sub=).
+int subscribers_on(redis_cluster& cluster, std::size_t n) {
+    const std::string list = cluster.admin(n).command({"CLIENT", "LIST"}).text;
+    int count = 0;
+    for (std::size_t at = list.find(" sub="); at != std::string::npos;
+         at = list.find(" sub=", at + 1)) {
+        count += list.compare(at, 7, " sub=0 ") != 0 ? 1 : 0;
+    }
+    return count;
+}
+
+// A fair waiter's subscriber listens on the master of its lock's slot, not on the seed it was
+// given, and follows the slot to the replica promoted when that master is killed (the waiter's
+// re-check reads the map again).
+template <typename Holder>
+void a_fair_waiters_subscriber_follows_its_slots_master() {
+    redis_cluster cluster(cluster_settings{3, 1});
+    const std::string name = name_on(cluster, 2, "listener:");
+    cluster.admin(2).command({"SET", name, "another-owner", "PX", "60000"});
+    Holder waiter;
+    ASSERT_FALSE(waiter.open(url_of(cluster, 0), name, lock_shape{1500, false, true}));
+    waiter.start_waiting();
+    const bool listening =
+        waiter.wait_until([&] { return subscribers_on(cluster, 2) == 1; }, settle_timeout);
+    std::size_t promoted = 0;
+    if (listening) {
+        EXPECT_EQ(subscribers_on(cluster, 0), 0) << "nothing listens on the seed";
+        cluster.admin(2).command({"WAIT", "1", "2000"});
+        waiter.run_while([&] { promoted = cluster.kill_master(2); });
+    }
+    const bool followed =
+        listening &&
+        waiter.wait_until([&] { return subscribers_on(cluster, promoted) == 1; }, settle_timeout);
+    (void)waiter.cancel_waiting();
+    ASSERT_TRUE(listening) << "the subscriber listened on the slot's master";
+    EXPECT_TRUE(followed) << "the subscriber moved to the promoted replica";
+}
+
 TEST(transport_cluster, asio_keeps_a_hold_through_its_masters_failover) {
     a_killed_masters_hold_is_kept_on_its_promoted_replica<asio_holder>();
 }
@@ -330,6 +368,14 @@ TEST(transport_cluster, asio_cancelled_waiters_leave_reaches_the_promoted_replic
 
 TEST(transport_cluster, blocking_cancelled_waiters_leave_reaches_the_promoted_replica) {
     a_cancelled_waiters_leave_reaches_the_promoted_replica<blocking_holder>();
+}
+
+TEST(transport_cluster, asio_fair_waiters_subscriber_follows_its_slots_master) {
+    a_fair_waiters_subscriber_follows_its_slots_master<asio_holder>();
+}
+
+TEST(transport_cluster, blocking_fair_waiters_subscriber_follows_its_slots_master) {
+    a_fair_waiters_subscriber_follows_its_slots_master<blocking_holder>();
 }
 
 }  // namespace

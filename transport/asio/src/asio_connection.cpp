@@ -70,6 +70,12 @@ void asio_connection::follow_switch(const node_address& from, const node_address
     settle();
 }
 
+void asio_connection::move_on() {
+    if (connection().state() != session::connection_state::idle)
+        connection().close(failure::of(transport_errc::master_changed), now_ms(), true);
+    settle();
+}
+
 void asio_connection::close_socket() noexcept {
     epoch_ = owner_.next_epoch();
     timer_epoch_ = owner_.next_epoch();

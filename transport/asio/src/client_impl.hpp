@@ -110,6 +110,9 @@ public:
     // A sentinel announced that `to` replaced `from`: session::connection::follow_switch, then
     // settle.
     void follow_switch(const node_address& from, const node_address& to);
+    // Its node is no longer the one it must reach (the owner re-pointed its setup's address):
+    // closed now with master_changed, then connected again at once, where the setup points.
+    void move_on();
 
     // Lock traffic (session::write_requests' sink): requests are encoded straight into the
     // write buffer, then committed to it, already tracked on connection().
@@ -334,6 +337,7 @@ private:
     void note_wake_interest(std::uint32_t index) noexcept;
     void wake_channel(std::uint32_t channel, std::string_view message);
     void drive_subscriber();
+    bool place_cluster_subscriber(asio_connection& s);
     std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
     // Metrics and the event hook (client_metrics.cpp).
     void note_acquire_ended(lock_entry& e, std::error_code heard);
@@ -361,8 +365,8 @@ private:
     std::unique_ptr<session::cluster_links> cluster_links_;
     bool prune_links_ = false;  // a map was read: stop the links nothing needs
     failure map_failure_;
-    node_address subscriber_node_;  // the node the subscriber listens on (its setup's)
-    std::size_t next_listener_ = 0;
+    node_address subscriber_node_;    // the node the subscriber listens on (its setup's)
+    bool subscriber_placed_ = false;  // Cluster: subscriber_node_ is a slot's master already
     // Metrics over the client's life: the instances' connections, and the counts of locks
     // removed (or dropped by close()); the live locks keep their own (lock_entry::meter).
     session::lock_meter connection_meter_;

@@ -24,8 +24,9 @@ constexpr std::size_t subscriber_buffer_bytes = 8 * session::subscription_reques
 void client_impl::build_subscriber() {
     if (subscriber_index_ != no_socket) return;
     channels_.set_up(config_.locks_max);
-    // Redis Cluster: 7.0 sends a PUBLISH to every node, so the subscriber may listen on any;
-    // it starts on the first seed and moves to the map's next node when its connection ends.
+    // Redis Cluster: it connects once placed (place_cluster_subscriber); until then its setup
+    // points at the first seed.
+    subscriber_placed_ = false;
     if (cluster_) subscriber_node_ = where_.seeds.front();
     session::connection_setup setup =
         cluster_ ? where_.node_setup(subscriber_node_, 0) : instance_setup(0);
@@ -54,18 +55,37 @@ void client_impl::note_wake_interest(std::uint32_t index) noexcept {
 void client_impl::drive_subscriber() {
     asio_connection* s = subscriber();
     if (s == nullptr) return;
+    if (cluster_ && !place_cluster_subscriber(*s)) return;
     if (channels_.wanted() && s->connection().state() == session::connection_state::idle)
         s->start();
     if (channels_.has_work() && s->ready()) channels_.write_commands(s->connection(), now_ms(), *s);
 }
 
-void client_impl::on_subscriber_down() {
-    channels_.on_connection_lost();
-    if (cluster_ && cluster_links_->map().nodes() > 0) {
-        const session::slot_map& map = cluster_links_->map();
-        subscriber_node_ = map.node(next_listener_++ % map.nodes());
+// Redis Cluster: the subscriber listens where session::cluster_links::subscriber_move says, for
+// the first lock that wants wake-ups (the others' releases reach it over the cluster bus, or
+// their re-checks find them). A move closes the old connection (its subscriptions end with it);
+// the next one subscribes there. False while it was never placed.
+bool client_impl::place_cluster_subscriber(asio_connection& s) {
+    const lock_entry* listener = nullptr;
+    for (std::uint32_t index = 0; channels_.wanted() && index < locks_.capacity(); ++index) {
+        const lock_entry& e = locks_[index];
+        if (e.in_use && e.fair && e.core.wants_wake_ups()) {
+            listener = &e;
+            break;
+        }
     }
+    if (listener == nullptr) return subscriber_placed_;
+    const std::uint8_t m = cluster_links_->subscriber_move(
+        listener->place.route().slot, subscriber_placed_ ? &subscriber_node_ : nullptr);
+    if (m == session::cluster_links::none) return subscriber_placed_;
+    const bool moving = subscriber_placed_;
+    subscriber_node_ = cluster_links_->map().node(m);
+    subscriber_placed_ = true;
+    if (moving) s.move_on();
+    return true;
 }
+
+void client_impl::on_subscriber_down() { channels_.on_connection_lost(); }
 
 // A confirmed SUBSCRIBE: releases published before it are lost, so its locks look now.
 void client_impl::on_subscription_answer(const session::in_flight& entry, const reply_node* nodes,

@@ -258,20 +258,17 @@ void lock::impl::no_slot_map() {
     give_up_unsent(0);
 }
 
-// Fair waiting: the subscriber sits on the slot's master (Redis 7 propagates PUBLISH to every
-// node, so any would hear the release, but the master is the node the lock talks to anyway).
-// When the map names another master, the subscription moves there: the old connection is
-// closed (its subscription ends with it) and the next one subscribes again.
+// Fair waiting: the subscriber listens where session::cluster_links::subscriber_move says. A
+// move closes the old connection (its subscription ends with it); the next one subscribes there.
 bool lock::impl::place_subscriber() {
-    const std::uint8_t m = links.map().master_of(place.route().slot);
+    const std::uint8_t m = links.subscriber_move(place.route().slot,
+                                                 subscriber_set_up ? &subscriber_address : nullptr);
     if (m == slot_map::no_master) return subscriber_set_up;
-    const session::node_address& master = links.map().node(m);
-    if (subscriber_set_up && subscriber_address.same_node(master)) return true;
     if (subscriber_set_up && subscriber.connection().state() != session::connection_state::idle) {
         subscriber.connection().close(failure::of(transport_errc::master_changed), now_ms(), true);
         subscriber.settle(now_ms(), false);
     }
-    subscriber_address = master;
+    subscriber_address = links.map().node(m);
     session::connection_setup setup =
         where.node_setup(subscriber_address, link_seed + session::cluster_masters_max);
     setup.kind = session::connection_kind::subscriber;

@@ -21,6 +21,9 @@
 //                  or no_slot_map
 //   link ends      a link whose connection was ready, or failed, may have lost a node that
 //                  failed over or left: the map is read again
+//   subscriber     fair waiting's subscriber listens on the master the map has for the slot of
+//                  the lock it listens for (a client of many locks: the first that waits), and
+//                  moves when the map names another (subscriber_move)
 //   work           a client works on its links only while one of them has work (wanted) or
 //                  something in flight: the node its lock's requests target, linked or not
 //                  (a promoted replica, an importing master is linked for them), and, while a
@@ -101,6 +104,15 @@ public:
     // needs the map and map_refresh allows a read) and k's link is ready to carry it
     // (`ready`) or is the seed's.
     bool wanted(std::uint8_t k, std::uint8_t target, bool read_due, bool ready) const noexcept;
+
+    // Where fair waiting's subscriber listens: on the master the map has for `slot`, the slot
+    // of the lock it listens for (a client of many locks: the first that wants wake-ups). That
+    // node runs the release's PUBLISH and is the one whose loss the lock's route follows, so a
+    // wake-up never waits for the cluster bus (Redis 7 also sends a PUBLISH to every node; the
+    // simulator's cluster delivers it on its own node only, the stricter model). `at`: where
+    // the subscriber listens now (null: nowhere yet). Returns the map index of the master it
+    // must move to, or none while it stays (there already, or no master named for `slot`).
+    std::uint8_t subscriber_move(std::uint16_t slot, const node_address* at) const noexcept;
 
     // Node k's connection ended; `suspect` when it had been ready or failed (not a connection
     // closed on purpose): the map is read again.
