@@ -462,7 +462,8 @@ TEST(world_nodes, a_redlock_replica_away_costs_its_master_the_wait) {
 }
 
 // The fair line under Redis Cluster: the subscriber sits on the master the map names for the
-// lock's slot, and moves to the promoted replica after a failover (as the blocking client's).
+// lock's slot, and moves to the promoted replica after a failover (cluster_links::subscriber_move,
+// as in both clients).
 TEST(world_nodes, a_cluster_subscriber_moves_to_the_slots_new_master) {
     const run_result r =
         run_recorded("cluster+WAIT+fair", "crash.n0@c0.acquired#1+0,d=3000,p=none", 2);
