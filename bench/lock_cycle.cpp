@@ -27,9 +27,11 @@
 //      (the batches on the three overlapping): lock operations/s, `ratio cluster
 //      edgelock/raw-same-commands`, and the CPU per operation of the client and of the
 //      three masters together.
+//   6. The blocking client and the C API (blocking_cycle.hpp): the single-lock cycle of each
+//      against raw hiredis sending the same commands, and their heap allocations per cycle.
 //
 // Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
-//                   [--no-pin] [--only single|many|redlock|tls|cluster]
+//                   [--no-pin] [--only single|many|redlock|tls|cluster|blocking]
 #include <hiredis.h>
 #include <malloc.h>
 #include <sched.h>
@@ -62,10 +64,12 @@
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/tls_material.hpp"
 #include "edgelock/tls_context.hpp"
+#include "blocking_cycle.hpp"
+#include "cycle_measure.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using namespace edgelock::bench;
 using edgelock::async::client;
 using edgelock::async::lock_handle;
 
@@ -76,7 +80,7 @@ struct options {
     int redlock_cycles = 5'000;
     int cpu = 0;
     bool pin = true;
-    std::string only;  // "single", "many", "redlock", "tls" or "cluster": that section alone
+    std::string only;  // "single", "many", "redlock", "tls", "cluster" or "blocking": that alone
 };
 
 options parse(int argc, char** argv) {
@@ -105,274 +109,13 @@ options parse(int argc, char** argv) {
             throw std::runtime_error(
                 "unknown argument " + arg +
                 " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin "
-                "--only single|many|redlock|tls|cluster)");
+                "--only single|many|redlock|tls|cluster|blocking)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
         throw std::runtime_error("counts and durations must be positive");
     }
     return o;
-}
-
-// Pins every thread of `pid` (0: this process) to `cpu`, as `taskset -a -p -c <cpu> <pid>`.
-void pin_threads(pid_t pid, int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    const std::string tasks =
-        pid == 0 ? "/proc/self/task" : "/proc/" + std::to_string(pid) + "/task";
-    for (const auto& entry : std::filesystem::directory_iterator(tasks)) {
-        const pid_t tid = static_cast<pid_t>(std::stol(entry.path().filename().string()));
-        if (sched_setaffinity(tid, sizeof set, &set) != 0) {
-            throw std::runtime_error("sched_setaffinity(" + std::to_string(tid) +
-                                     ") failed: " + std::strerror(errno));
-        }
-    }
-}
-
-double seconds_since(clock_type::time_point start) {
-    return std::chrono::duration<double>(clock_type::now() - start).count();
-}
-
-// CPU time (user + system) of this process, in microseconds.
-double own_cpu_us() {
-    rusage usage{};
-    getrusage(RUSAGE_SELF, &usage);
-    auto us = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
-    };
-    return us(usage.ru_utime) + us(usage.ru_stime);
-}
-
-// CPU time (user + system) of another process, in microseconds (clock-tick resolution).
-double process_cpu_us(pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    std::getline(stat, line);
-    std::istringstream fields(line.substr(line.rfind(')') + 2));
-    std::string field;
-    double ticks = 0;
-    for (int i = 3; i <= 15 && fields >> field; ++i) {
-        if (i == 14 || i == 15) ticks += std::stod(field);  // utime, stime
-    }
-    return ticks * 1e6 / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// How many times another process's main thread gave up the CPU to wait
-// (voluntary_ctxt_switches): for the server, its event loop sleeping in epoll_wait.
-double process_sleeps(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    std::string line;
-    while (std::getline(status, line)) {
-        if (line.rfind("voluntary_ctxt_switches:", 0) != 0) continue;
-        return std::stod(line.substr(line.find(':') + 1));
-    }
-    return 0;
-}
-
-// The servers measured: one, or every master of a cluster (their CPU summed).
-pid_t measured_server = 0;
-std::vector<pid_t> measured_cluster;
-
-// CPU spent by this process and by the server(s) over one measured stretch.
-struct cpu_meter {
-    std::vector<pid_t> servers;
-    double own_start = 0;
-    double server_start = 0;
-    double sleeps_start = 0;
-    explicit cpu_meter(pid_t server_pid) : cpu_meter(std::vector<pid_t>{server_pid}) {}
-    explicit cpu_meter(std::vector<pid_t> pids)
-        : servers(std::move(pids)),
-          own_start(own_cpu_us()),
-          server_start(servers_cpu_us()),
-          sleeps_start(process_sleeps(servers.front())) {}
-    double servers_cpu_us() const {
-        double sum = 0;
-        for (const pid_t pid : servers) sum += process_cpu_us(pid);
-        return sum;
-    }
-    double own_us() const { return own_cpu_us() - own_start; }
-    double server_us() const { return servers_cpu_us() - server_start; }
-    double server_sleeps() const { return process_sleeps(servers.front()) - sleeps_start; }
-};
-
-std::unique_ptr<cpu_meter> measure_servers() {
-    return measured_cluster.empty() ? std::make_unique<cpu_meter>(measured_server)
-                                    : std::make_unique<cpu_meter>(measured_cluster);
-}
-
-struct latencies {
-    std::vector<double> us;
-    void reserve(std::size_t n) { us.reserve(n); }
-    double percentile(double p) const {
-        std::vector<double> sorted = us;
-        std::sort(sorted.begin(), sorted.end());
-        if (sorted.empty()) return 0;
-        const std::size_t at = std::min(
-            sorted.size() - 1, static_cast<std::size_t>(p * static_cast<double>(sorted.size())));
-        return sorted[at];
-    }
-};
-
-struct round_result {
-    double cycles_per_s = 0;
-    double client_cpu_us = 0;  // per cycle
-    double server_cpu_us = 0;  // per cycle
-    double server_sleeps = 0;  // per cycle: times the server waited for the client
-};
-
-std::string hex_token() {
-    edgelock::owner_token token{};
-    if (edgelock::random_token(token) != edgelock::errc::ok)
-        throw std::runtime_error("getrandom failed");
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string hex(32, '0');
-    for (std::size_t i = 0; i < token.size(); ++i) {
-        hex[2 * i] = digits[token[i] >> 4];
-        hex[2 * i + 1] = digits[token[i] & 0xf];
-    }
-    return hex;
-}
-
-// ---- raw hiredis ----------------------------------------------------------------------------
-
-class raw_connection {
-public:
-    explicit raw_connection(std::uint16_t port) {
-        context_ = redisConnect("127.0.0.1", port);
-        if (context_ == nullptr || context_->err != 0)
-            throw std::runtime_error("hiredis connect failed");
-        for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::release_script}) {
-            redisReply* reply = static_cast<redisReply*>(
-                redisCommand(context_, "SCRIPT LOAD %b", s->text.data(), s->text.size()));
-            if (reply == nullptr || reply->type != REDIS_REPLY_STRING)
-                throw std::runtime_error("SCRIPT LOAD failed");
-            freeReplyObject(reply);
-        }
-    }
-    ~raw_connection() { redisFree(context_); }
-    raw_connection(const raw_connection&) = delete;
-    raw_connection& operator=(const raw_connection&) = delete;
-
-    // One lock cycle: SET NX PX, then the compare-and-delete script by digest.
-    void cycle(const std::string& key, const std::string& token) {
-        const std::string sha(edgelock::release_script.digest.data(),
-                              edgelock::release_script.digest.size());
-        const char* set_argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
-        const std::size_t set_lens[] = {3, key.size(), token.size(), 2, 2, 5};
-        expect(static_cast<redisReply*>(redisCommandArgv(context_, 6, set_argv, set_lens)),
-               REDIS_REPLY_STATUS);
-        const char* del_argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
-        const std::size_t del_lens[] = {7, sha.size(), 1, key.size(), token.size()};
-        expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)),
-               REDIS_REPLY_INTEGER);
-    }
-
-    // The commands edgelock itself sends: SET NX PX GET, then the release script. The
-    // difference to cycle() is GET's cost alone.
-    void same_commands_cycle(const std::string& key, const std::string& token) {
-        append_acquire(key, token);
-        expect(take(), REDIS_REPLY_NIL);
-        append_release_script(key, token);
-        expect(take(), REDIS_REPLY_INTEGER);
-    }
-
-    // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations.
-    // The claims are SET NX PX, or with `same_commands` edgelock's SET NX PX GET.
-    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token,
-                         bool same_commands) {
-        for (const std::string& key : keys) {
-            if (same_commands) {
-                append_acquire(key, token);
-                continue;
-            }
-            const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000"};
-            const std::size_t lens[] = {3, key.size(), token.size(), 2, 2, 5};
-            redisAppendCommandArgv(context_, 6, argv, lens);
-        }
-        for (std::size_t i = 0; i < keys.size(); ++i) {
-            if (same_commands) {
-                expect(take(), REDIS_REPLY_NIL);
-            } else {
-                expect(take(), REDIS_REPLY_STATUS);
-            }
-        }
-        const std::string sha(edgelock::release_script.digest.data(),
-                              edgelock::release_script.digest.size());
-        for (const std::string& key : keys) {
-            const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
-            const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
-            redisAppendCommandArgv(context_, 5, argv, lens);
-        }
-        for (std::size_t i = 0; i < keys.size(); ++i) expect(take(), REDIS_REPLY_INTEGER);
-    }
-
-    // The halves of a pipelined batch of edgelock's own commands, so that batches on several
-    // connections can overlap: claims (SET NX PX GET) sent, their replies read, deletes
-    // (the compare-and-delete script) sent, their replies read.
-    void send_claims(const std::vector<std::string>& keys, const std::string& token) {
-        for (const std::string& key : keys) append_acquire(key, token);
-    }
-    void read_claims(std::size_t count) {
-        for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_NIL);
-    }
-    void send_deletes(const std::vector<std::string>& keys, const std::string& token) {
-        for (const std::string& key : keys) append_release_script(key, token);
-    }
-    void read_deletes(std::size_t count) {
-        for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_INTEGER);
-    }
-
-private:
-    void append_acquire(const std::string& key, const std::string& token) {
-        const char* argv[] = {"SET", key.c_str(), token.c_str(), "NX", "PX", "30000", "GET"};
-        const std::size_t lens[] = {3, key.size(), token.size(), 2, 2, 5, 3};
-        redisAppendCommandArgv(context_, 7, argv, lens);
-    }
-    void append_release_script(const std::string& key, const std::string& token) {
-        const std::string sha(edgelock::release_script.digest.data(),
-                              edgelock::release_script.digest.size());
-        const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
-        const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
-        redisAppendCommandArgv(context_, 5, argv, lens);
-    }
-    redisReply* take() {
-        void* reply = nullptr;
-        if (redisGetReply(context_, &reply) != REDIS_OK)
-            throw std::runtime_error("hiredis read failed");
-        return static_cast<redisReply*>(reply);
-    }
-    static void expect(redisReply* reply, int type, long long integer = 1) {
-        if (reply == nullptr) throw std::runtime_error("hiredis: no reply");
-        const bool good =
-            reply->type == type && (type != REDIS_REPLY_INTEGER || reply->integer == integer);
-        freeReplyObject(reply);
-        if (!good) throw std::runtime_error("hiredis: unexpected reply");
-    }
-
-    redisContext* context_ = nullptr;
-};
-
-round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
-                       bool same_commands = false) {
-    const std::string key = same_commands ? "bench:rawsame" : "bench:raw";
-    std::vector<std::string> tokens;
-    tokens.reserve(static_cast<std::size_t>(cycles));
-    for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
-    const cpu_meter cpu(measured_server);
-    const auto start = clock_type::now();
-    for (int i = 0; i < cycles; ++i) {
-        const auto t0 = clock_type::now();
-        if (same_commands) {
-            raw.same_commands_cycle(key, tokens[static_cast<std::size_t>(i)]);
-        } else {
-            raw.cycle(key, tokens[static_cast<std::size_t>(i)]);
-        }
-        lat.us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
-    }
-    const double elapsed = seconds_since(start);
-    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
-            cpu.server_sleeps() / cycles};
 }
 
 // ---- raw Asio -------------------------------------------------------------------------------
@@ -654,26 +397,6 @@ round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, dou
     const double ops = static_cast<double>(operations);
     return {ops / seconds_since(start), cpu.own_us() / ops, cpu.server_us() / ops};
 }
-
-// Each figure's median over the rounds, taken separately.
-round_result median_of(const std::vector<round_result>& rounds) {
-    auto pick = [&](double round_result::*field) {
-        std::vector<double> values;
-        for (const round_result& r : rounds) values.push_back(r.*field);
-        std::sort(values.begin(), values.end());
-        return values[values.size() / 2];
-    };
-    return {pick(&round_result::cycles_per_s), pick(&round_result::client_cpu_us),
-            pick(&round_result::server_cpu_us), pick(&round_result::server_sleeps)};
-}
-
-// One series of the single-lock bench: its rounds and every cycle's latency.
-struct series {
-    const char* label;
-    latencies lat;
-    std::vector<round_result> rounds;
-    round_result median() const { return median_of(rounds); }
-};
 
 void print_single(const options& o, const series& raw, const series& same, const series& asio_raw,
                   const series& edge) {
@@ -1038,6 +761,8 @@ int run(const options& o) {
     if (all || o.only == "redlock") bench_redlock(o);
     if (all || o.only == "tls") bench_tls(o, owner, single, server);
     if (all || o.only == "cluster") bench_cluster(o);
+    if (all || o.only == "blocking")
+        bench_blocking(o.cycles, o.rounds, server.url(), server.port());
     return 0;
 }
 

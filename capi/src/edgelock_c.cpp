@@ -147,7 +147,9 @@ int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) noexcept {
 
 int edgelock_acquire(edgelock_lock* lock, int64_t wait_ms, edgelock_hold* out) noexcept {
     if (lock == nullptr) return reported(EDGELOCK_E_INVALID_ARGUMENT);
-    edgelock::blocking::hold hold;
+    // One per thread, reused: its token's storage outlives the call, so an acquire allocates
+    // only on a thread's first (the calls of one lock may come from several threads at once).
+    thread_local edgelock::blocking::hold hold;
     // The C++ client takes the wait as it is: out-of-range values are its invalid_wait.
     const int rc = to_c_code(lock->lock.acquire(std::chrono::milliseconds(wait_ms), &hold));
     if (rc == EDGELOCK_OK && out != nullptr) to_c_hold(hold, *out);
