@@ -110,16 +110,24 @@ void lock::impl::wake_helper() {
 void lock::impl::begin_io(std::unique_lock<std::mutex>& held, bool user) {
     if (user) {
         ++users_waiting;
-        wake_helper();
+        // The helper's background I/O gives way once its poll sees the eventfd; asleep, the
+        // helper holds no I/O and need not wake.
+        if (helper_in_io) {
+            const std::uint64_t one = 1;
+            [[maybe_unused]] const ssize_t ignored = ::write(wake_fd, &one, sizeof one);
+        }
     }
     changed.wait(held, [this] { return !io_busy; });
     if (user) --users_waiting;
     io_busy = true;
 }
 
+// Wakes who waits for what this I/O changed: a user call waiting for the I/O, and the helper
+// only when its next task (a new hold's renewal, a cleanup left over) now comes before the
+// time it sleeps until. A call that leaves that as it was costs the helper no wake-up.
 void lock::impl::end_io() {
     io_busy = false;
-    changed.notify_all();
+    if (users_waiting > 0 || background_wake(now_ms()) < helper_sleeps_until) changed.notify_all();
 }
 
 void lock::impl::reset_backoff() {
@@ -132,7 +140,9 @@ void lock::impl::reset_backoff() {
 void lock::impl::helper_loop() {
     std::unique_lock<std::mutex> held(mutex);
     while (!stopping) {
+        helper_sleeps_until = helper_awake;
         if (io_busy || users_waiting > 0) {
+            helper_sleeps_until = no_deadline_ms;  // end_io() wakes it if it leaves work
             changed.wait(held);
             continue;
         }
@@ -140,11 +150,14 @@ void lock::impl::helper_loop() {
         const std::int64_t wake = background_wake(now);
         if (wake <= now) {
             io_busy = true;
+            helper_in_io = true;
             run_io(
                 held, [this] { return quiet(now_ms()); }, no_deadline_ms, true);
+            helper_in_io = false;
             end_io();
             continue;
         }
+        helper_sleeps_until = wake;
         if (wake == no_deadline_ms) {
             changed.wait(held);
         } else {
@@ -476,8 +489,7 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.meter.acquire_ended(to_failure(result), self.core.attempts(), self.core.valid_until_ms(),
                              now_ms());
     self.unsubscribe();
-    self.end_io();
-    self.wake_helper();  // it reads the UNSUBSCRIBE's confirmation
+    self.end_io();  // wakes the helper to read the UNSUBSCRIBE's confirmation
     return result;
 }
 

@@ -164,6 +164,12 @@ struct lock::impl {
     edgelock::lock core;
     bool io_busy = false;
     int users_waiting = 0;
+    // The helper's sleep, so that end_io() wakes it only when the I/O that ended brought its
+    // next task forward: the time it sleeps until (no_deadline_ms: until woken), or
+    // helper_awake while it runs (it looks at everything before it sleeps again).
+    static constexpr std::int64_t helper_awake = INT64_MIN;
+    std::int64_t helper_sleeps_until = helper_awake;
+    bool helper_in_io = false;  // its background I/O, which a user call's begin_io() interrupts
     bool stopping = false;
     // The destructor began: no on_lost call starts any more, and acquire() refuses to start a
     // hold (cancelled) that nothing would renew or release.
