@@ -107,18 +107,17 @@ void lock::impl::wake_helper() {
     changed.notify_all();
 }
 
-void lock::impl::begin_io(std::unique_lock<std::mutex>& held, bool user) {
-    if (user) {
-        ++users_waiting;
-        // The helper's background I/O gives way once its poll sees the eventfd; asleep, the
-        // helper holds no I/O and need not wake.
-        if (helper_in_io) {
-            const std::uint64_t one = 1;
-            [[maybe_unused]] const ssize_t ignored = ::write(wake_fd, &one, sizeof one);
-        }
+// A user call takes the I/O (the helper takes it in helper_loop, when no call waits).
+void lock::impl::begin_io(std::unique_lock<std::mutex>& held) {
+    ++users_waiting;
+    // The helper's background I/O gives way once its poll sees the eventfd; asleep, the helper
+    // holds no I/O and need not wake.
+    if (helper_in_io) {
+        const std::uint64_t one = 1;
+        [[maybe_unused]] const ssize_t ignored = ::write(wake_fd, &one, sizeof one);
     }
     changed.wait(held, [this] { return !io_busy; });
-    if (user) --users_waiting;
+    --users_waiting;
     io_busy = true;
 }
 
@@ -127,7 +126,9 @@ void lock::impl::begin_io(std::unique_lock<std::mutex>& held, bool user) {
 // time it sleeps until. A call that leaves that as it was costs the helper no wake-up.
 void lock::impl::end_io() {
     io_busy = false;
-    if (users_waiting > 0 || background_wake(now_ms()) < helper_sleeps_until) changed.notify_all();
+    const bool helper_asleep = helper_sleeps_until != helper_awake;
+    if (users_waiting > 0 || (helper_asleep && background_wake(now_ms()) < helper_sleeps_until))
+        changed.notify_all();
 }
 
 void lock::impl::reset_backoff() {
@@ -142,7 +143,8 @@ void lock::impl::helper_loop() {
     while (!stopping) {
         helper_sleeps_until = helper_awake;
         if (io_busy || users_waiting > 0) {
-            helper_sleeps_until = no_deadline_ms;  // end_io() wakes it if it leaves work
+            // Until the I/O ends: end_io() wakes it only if that leaves it a task (finite).
+            helper_sleeps_until = no_deadline_ms;
             changed.wait(held);
             continue;
         }
@@ -337,7 +339,7 @@ lock::~lock() {
 // expires (queue_entry_ttl_ms).
 void lock::impl::finish_cleanups() {
     std::unique_lock<std::mutex> held(mutex);
-    begin_io(held, true);
+    begin_io(held);
     reset_backoff();
     const std::int64_t until = now_ms() + timing.command_timeout_ms;
     run_io(
@@ -444,7 +446,7 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     if (random_token(token) != errc::ok) return make_error_code(errc::io_error);
 
     std::unique_lock<std::mutex> held(self.mutex);
-    self.begin_io(held, true);
+    self.begin_io(held);
     if (self.closing) {
         self.end_io();
         return make_error_code(errc::cancelled);
@@ -528,7 +530,7 @@ std::error_code lock::release() noexcept {
     if (!impl_) return make_error_code(errc::invalid_state);
     impl& self = *impl_;
     std::unique_lock<std::mutex> held(self.mutex);
-    self.begin_io(held, true);
+    self.begin_io(held);
     self.reset_backoff();
     self.call_error = {};
     self.released = {};

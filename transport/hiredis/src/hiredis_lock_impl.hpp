@@ -248,7 +248,7 @@ struct lock::impl {
         started = true;
         return {};
     }
-    void begin_io(std::unique_lock<std::mutex>& held, bool user);
+    void begin_io(std::unique_lock<std::mutex>& held);
     void end_io();
     void wake_helper();
     void helper_loop();
