@@ -36,7 +36,8 @@ line. The rules:
                    the kinds the project keeps (TRACKED_SUFFIXES, TRACKED_NAMES, or under
                    TRACKED_DIRECTORIES): a log, a core dump or an editor's backup committed by
                    mistake.
-Files under directories named build* or starting with a dot are never read.
+Files under directories named build* or node_modules (npm's, for bench/peers.sh), or starting
+with a dot, are never read.
 """
 
 import os
@@ -59,14 +60,16 @@ PATH_SUFFIXES = (".hpp", ".cpp", ".h", ".c", ".md", ".sh", ".txt", ".cmake", ".p
 TRACKED_SUFFIXES = (".cpp", ".hpp", ".h", ".c", ".txt", ".sh", ".cmake", ".py", ".md", ".in",
                     ".map", ".service", ".timer", ".env")
 TRACKED_NAMES = ("LICENSE", "Makefile", ".gitignore", ".clang-format", ".ci/run")
-TRACKED_DIRECTORIES = ("packaging/", "tests/fuzz/corpus/", "tools/edgelock/completion/")
+TRACKED_DIRECTORIES = ("packaging/", "tests/fuzz/corpus/", "tools/edgelock/completion/",
+                       "bench/peers/")  # the peers' clients: a Node.js script, npm's manifests
 
 
 def walk(root):
     """Every file under root, as a path relative to it, in a stable order."""
     for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = sorted(d for d in subdirectories
-                                   if not d.startswith(".") and not d.startswith("build"))
+                                   if not d.startswith(".") and not d.startswith("build")
+                                   and d != "node_modules")
         for name in sorted(files):
             yield os.path.relpath(os.path.join(directory, name), root)
 
