@@ -71,8 +71,11 @@ void asio_connection::follow_switch(const node_address& from, const node_address
 }
 
 void asio_connection::move_on() {
-    if (connection().state() != session::connection_state::idle)
+    if (connection().state() != session::connection_state::idle) {
         connection().close(failure::of(transport_errc::master_changed), now_ms(), true);
+    } else {
+        connection().retry_now();  // a delay earned at the old node does not hold for the new
+    }
     settle();
 }
 

@@ -62,24 +62,27 @@ void client_impl::drive_subscriber() {
 }
 
 // Redis Cluster: the subscriber listens where session::cluster_links::subscriber_move says, for
-// the first lock that wants wake-ups (the others' releases reach it over the cluster bus, or
-// their re-checks find them). A move closes the old connection (its subscriptions end with it);
-// the next one subscribes there. False while it was never placed.
+// the locks that want wake-ups: it stays while it listens on the master of any of their slots
+// (so locks on two masters taking turns do not move it back and forth), and otherwise moves to
+// the master of the first one's. The others' releases reach it over the cluster bus, or their
+// re-checks find them. A move closes the old connection (its subscriptions end with it); the
+// next one subscribes there. False while it was never placed.
 bool client_impl::place_cluster_subscriber(asio_connection& s) {
-    const lock_entry* listener = nullptr;
+    const session::node_address* at = subscriber_placed_ ? &subscriber_node_ : nullptr;
+    std::uint8_t move_to = session::cluster_links::none;
     for (std::uint32_t index = 0; channels_.wanted() && index < locks_.capacity(); ++index) {
         const lock_entry& e = locks_[index];
-        if (e.in_use && e.fair && e.core.wants_wake_ups()) {
-            listener = &e;
-            break;
-        }
+        if (!e.in_use || !e.fair || !e.core.wants_wake_ups()) continue;
+        const std::uint16_t slot = e.place.route().slot;
+        const std::uint8_t m = cluster_links_->subscriber_move(slot, at);
+        const bool there = m == session::cluster_links::none &&
+                           cluster_links_->map().master_of(slot) != session::cluster_links::none;
+        if (there && at != nullptr) return true;
+        if (move_to == session::cluster_links::none) move_to = m;
     }
-    if (listener == nullptr) return subscriber_placed_;
-    const std::uint8_t m = cluster_links_->subscriber_move(
-        listener->place.route().slot, subscriber_placed_ ? &subscriber_node_ : nullptr);
-    if (m == session::cluster_links::none) return subscriber_placed_;
+    if (move_to == session::cluster_links::none) return subscriber_placed_;
     const bool moving = subscriber_placed_;
-    subscriber_node_ = cluster_links_->map().node(m);
+    subscriber_node_ = cluster_links_->map().node(move_to);
     subscriber_placed_ = true;
     if (moving) s.move_on();
     return true;

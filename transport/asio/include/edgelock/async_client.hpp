@@ -124,14 +124,14 @@
 // the table has locks (names swapped faster than a round trip) does a new lock find none:
 // add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
 // free, then takes it at its next attempt. In a cluster the subscriber listens on one node
-// for every fair lock: the master of the slot of the first lock that waits, as the blocking
-// client's (session::cluster_links::subscriber_move). Redis 7.0 sends a PUBLISH to every node
-// of the cluster (the classic channels; not SPUBLISH), so the releases of locks on other
-// masters reach it too. When the map names another master for that slot (a failover, a
-// migration), the subscriber moves there, the subscriptions are made anew, and each waiter
-// looks at once, as after any lost subscriber. Plain and fair locks of one name
-// exclude each other (same key), but only fair ones wait in line. A zero wait makes one attempt and
-// leaves the line again.
+// for every fair lock: the master of a waiting lock's slot, as the blocking client's
+// (session::cluster_links::subscriber_move); it stays while any waiting lock's slot is on the
+// master it listens on, and otherwise moves to the first's. Redis 7.0 sends a PUBLISH to every
+// node of the cluster (the classic channels; not SPUBLISH), so the releases of locks on other
+// masters reach it too. When it moves (a failover, a migration, the waiters there done), the
+// subscriptions are made anew, and each waiter looks at once, as after any lost subscriber.
+// Plain and fair locks of one name exclude each other (same key), but only fair ones wait in
+// line. A zero wait makes one attempt and leaves the line again.
 //
 // Changes in behaviour since the clients share the session (edgelock/session/), for callers
 // of earlier versions:
