@@ -30,6 +30,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "../asio/asio_test_util.hpp"
@@ -344,6 +345,63 @@ void a_fair_waiters_subscriber_follows_its_slots_master() {
     (void)waiter.cancel_waiting();
     ASSERT_TRUE(listening) << "the subscriber listened on the slot's master";
     EXPECT_TRUE(followed) << "the subscriber moved to the promoted replica";
+}
+
+// The async client's one subscriber serves every fair lock: with locks waiting on two masters,
+// it stays on the master it listens on while a lock waits there. The second lock waits on
+// master 1 throughout; the first (master 0, and first in the client's table) waits, gets its
+// lock (the subscriber moves to master 1), and waits again: the subscriber stays on master 1
+// rather than moving back and forth with each turn of the first lock.
+TEST(transport_cluster, asio_subscriber_stays_while_a_lock_waits_on_its_master) {
+    namespace at = edgelock::asio_tests;
+    redis_cluster cluster;
+    const std::string first = name_on(cluster, 0, "stay-first:");
+    const std::string second = name_on(cluster, 1, "stay-second:");
+    cluster.admin(0).command({"SET", first, "another-owner", "PX", "60000"});
+    cluster.admin(1).command({"SET", second, "another-owner", "PX", "60000"});
+    asio::io_context io{1};
+    edgelock::async::client client(io);
+    edgelock::async::client_config config = at::config_for({});
+    config.cluster = {url_of(cluster, 2)};
+    config.restart_guard = false;
+    ASSERT_FALSE(client.open(config));
+    edgelock::async::lock_handle a{};
+    edgelock::async::lock_handle b{};
+    for (auto [name, handle] : {std::pair{&first, &a}, std::pair{&second, &b}}) {
+        edgelock::lock_config lock = at::lock_for(*name, 1500);
+        lock.fair = true;
+        lock.recheck_ms = 200;
+        ASSERT_FALSE(client.add_lock(lock, *handle));
+    }
+    const auto wait_for = [&](edgelock::async::lock_handle handle) {
+        auto result = std::make_shared<at::outcome>();
+        client.async_acquire(handle, 20s, [result](std::error_code ec, std::int64_t) {
+            result->done = true;
+            result->ec = ec;
+        });
+        return result;
+    };
+    const auto first_waited = wait_for(a);
+    const auto second_waited = wait_for(b);
+    ASSERT_TRUE(at::run_until(
+        io, [&] { return subscribers_on(cluster, 0) == 1; }, settle_timeout))
+        << "it listens on the first waiting lock's master";
+    cluster.admin(0).command({"DEL", first});
+    ASSERT_TRUE(at::run_until(
+        io, [&] { return first_waited->done; }, settle_timeout));
+    ASSERT_FALSE(first_waited->ec) << first_waited->ec.message();
+    ASSERT_TRUE(at::run_until(
+        io, [&] { return subscribers_on(cluster, 1) == 1; }, settle_timeout))
+        << "it moved to the master where a lock still waits";
+    ASSERT_FALSE(at::release(client, a).ec);
+    cluster.admin(0).command({"SET", first, "another-owner", "PX", "60000"});
+    const auto waited_again = wait_for(a);
+    EXPECT_FALSE(at::run_until(
+        io, [&] { return subscribers_on(cluster, 0) > 0; }, 1500ms))
+        << "it went back to the first lock's master while the second still waited";
+    EXPECT_EQ(subscribers_on(cluster, 1), 1);
+    EXPECT_FALSE(second_waited->done);
+    EXPECT_FALSE(waited_again->done);
 }
 
 TEST(transport_cluster, asio_keeps_a_hold_through_its_masters_failover) {
