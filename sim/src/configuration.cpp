@@ -150,6 +150,10 @@ void draw_user_knobs(world_params& p, prng& rng) noexcept {
         rng.chance(300'000) ? static_cast<std::uint32_t>(rng.between(50'000, 400'000)) : 0;
 }
 
+void draw_client_knobs(world_params& p, prng& rng) noexcept {
+    p.on_demand_clients = rng.chance(500'000) ? static_cast<std::uint32_t>(rng.next()) : 0;
+}
+
 namespace {
 
 // The lock's knobs. Half the runs take each default (the mutants of a default must be

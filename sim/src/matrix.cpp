@@ -15,15 +15,21 @@ constexpr std::uint64_t fair_stream = 9;
 constexpr std::uint64_t failover_stream = 10;
 constexpr std::uint64_t server_stream = 11;
 constexpr std::uint64_t user_stream = 12;
+constexpr std::uint64_t client_stream = 13;
 
 // Knobs added after the others, each from a stream of its own so the earlier draws keep their
-// values: the servers' loading, the users' cancels, and Sentinel's (only for Sentinel and
+// values: the servers' loading, the users' cancels, which client each process runs (not over
+// Redis Cluster, where both work their links alike) and Sentinel's (only for Sentinel and
 // Cluster configurations).
 void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_params& p) {
     prng server_rng = prng::stream(seed, server_stream);
     draw_server_knobs(p, server_rng);
     prng user_rng = prng::stream(seed, user_stream);
     draw_user_knobs(p, user_rng);
+    if (config.layout != topology::cluster) {
+        prng client_rng = prng::stream(seed, client_stream);
+        draw_client_knobs(p, client_rng);
+    }
     if (config.layout != topology::sentinel && config.layout != topology::cluster) return;
     prng failover_rng = prng::stream(seed, failover_stream);
     draw_failover_knobs(p, failover_rng);

@@ -81,6 +81,7 @@ client::client(world& w, std::uint8_t id, const lock_config& config, const proce
       clocks_(clocks),
       rng_(rng),
       behaviour_(b) {
+    if (((w.params().on_demand_clients >> id) & 1u) != 0) linking_ = session::linking::on_demand;
     const errc code = lock_.configure(config);
     EDGELOCK_ASSERT(code == errc::ok);
     setup_connections();
@@ -167,6 +168,8 @@ void client::each_connection(F&& f) {
 }
 
 void client::start(std::int64_t first_job_ms) {
+    if (world_.recording() && linking_ == session::linking::on_demand)
+        world_.note_client(id_, "links on demand (the blocking client)");
     each_connection([this](sim_connection& c) { c.settle(now_ms(), wants(c)); });
     if (watching_) watcher_.settle(now_ms());
     job_ = job::thinking;
@@ -406,7 +409,14 @@ bool client::send_requests() {
     sink.deletes_without_compare = behaviour_ == behaviour::deletes_without_compare;
     sink.jumps_the_line = behaviour_ == behaviour::jumps_the_line && id_ == 0;
     sink.lock_name = lock_name_;
+    bool gave_up = false;
     for (std::uint8_t i = 0; i < instances_; ++i) {
+        if (lock_.has_request(i) && !link_for_queued(i)) {
+            gave_up = true;
+            drain();  // the failure's events: the lock refuses input while they wait
+            if (paused()) return true;
+            continue;
+        }
         sink.to = &connections_[i];
         const session::write_report written =
             session::write_requests(lock_, i, connections_[i].connection(), 0, 0, now_ms(), sink);
@@ -415,7 +425,23 @@ bool client::send_requests() {
     }
     if (sink.sent_acquire) reach(point::acquire_sent);
     if (sink.sent_renew && !paused()) reach(point::renew_sent);
-    return sink.sent > 0;
+    return sink.sent > 0 || gave_up;
+}
+
+// The requests queued for instance i meet its link as session/linking.hpp says: an on-demand
+// link that is idle is connected first, or inside its reconnect delay the requests are given up
+// (session::give_up_unsent), as the blocking client does. Returns false when they were.
+bool client::link_for_queued(std::uint8_t i) {
+    sim_connection& l = connections_[i];
+    session::queued_step step = session::step_for_queued(linking_, l.connection(), now_ms());
+    if (step == session::queued_step::connect) {
+        l.settle(now_ms(), true);
+        step = session::step_for_queued(linking_, l.connection(), now_ms());
+    }
+    if (step != session::queued_step::give_up) return true;
+    const errc code = session::give_up_unsent(lock_, i, now_ms());
+    if (code != errc::ok) anomaly("give_up_unsent", code);
+    return false;
 }
 
 void client::reschedule() {

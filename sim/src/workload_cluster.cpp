@@ -67,7 +67,10 @@ bool client::map_read_wanted() const {
     return cluster_ && links_.read_wanted(lock_.has_request(0));
 }
 
-bool client::wants(const sim_connection& c) const { return !cluster_ || wants_link(c.instance()); }
+bool client::wants(const sim_connection& c) const {
+    if (cluster_) return wants_link(c.instance());
+    return session::link_wanted(linking_);
+}
 
 bool client::wants_link(std::uint8_t k) const {
     const std::uint8_t target = lock_.has_request(0) ? place_.target(links_).node : no_node;

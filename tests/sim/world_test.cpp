@@ -83,6 +83,31 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
     }
 }
 
+// The blocking client's schedule (session/linking.hpp): every client connects an instance only
+// for a request queued for it, and fails one queued inside the reconnect delay at once. Without
+// faults every configuration outside Redis Cluster stays as safe and live as with eager links,
+// and the trace names the schedule.
+TEST(world_run, clients_that_link_on_demand_are_safe_and_live_without_faults) {
+    for (const configuration& c : configurations()) {
+        if (c.layout == topology::cluster) continue;  // both clients work node links alike
+        for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+            run_request request;
+            request.config = &c;
+            request.mode = run_mode::schedule;
+            request.seed = seed;
+            run_spec spec = make_spec(request);
+            spec.params.on_demand_clients = ~0u;
+            spec.record = true;
+            const run_result r = run(spec);
+            const std::string where = std::string(c.name) + " seed " + std::to_string(seed);
+            EXPECT_TRUE(r.checks.all_ok()) << where << ": " << checks_text(r.checks);
+            EXPECT_GE(r.past.holds.size(), 2u) << where;
+            EXPECT_EQ(r.anomalies, 0u) << where;
+            EXPECT_NE(r.timeline.find("links on demand"), std::string::npos) << where;
+        }
+    }
+}
+
 // Without fencing the lock acquires with SET NX PX GET; a server before 7.0 refuses that with
 // a syntax error and gets the acquire script instead, on every configuration, and the runs
 // stay as safe and live as on new servers. With half the nodes old, a Sentinel failover or

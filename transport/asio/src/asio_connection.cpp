@@ -100,7 +100,9 @@ void asio_connection::close_socket() noexcept {
 void asio_connection::settle() {
     if (stopped_) return;
     if (role_ == connection_role::leaving) return settle_leaving();
-    const bool wanted = role_ != connection_role::subscriber || owner_.subscriber_wanted();
+    const bool wanted = role_ == connection_role::subscriber
+                            ? owner_.subscriber_wanted()
+                            : session::link_wanted(client_impl::linking);
     const std::int64_t wake_ms = driver_.settle(now_ms(), wanted);
     if (!stopped_) arm_timer(wake_ms);  // an end's handlers may have stopped this socket
 }

@@ -25,6 +25,7 @@
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
+#include "edgelock/session/linking.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 #include "edgelock/error_code.hpp"
 #include "edgelock/session/reconnect.hpp"
@@ -263,6 +264,9 @@ public:
     void wake_waiters(std::uint8_t link);
     // The in-flight owner of CLUSTER SLOTS: above every lock slot, as script_load_owner.
     static constexpr std::uint32_t map_read_owner = session::cluster_links::map_owner;
+    // Instance and node sockets connect eagerly (session/linking.hpp): at open() and again after
+    // each end, whatever the locks have queued, so a request finds its link up.
+    static constexpr session::linking linking = session::linking::eager;
     // Fair locks' wake-ups, from the subscriber socket.
     bool subscriber_wanted() const noexcept { return channels_.wanted(); }
     void on_subscriber_down();

@@ -25,17 +25,18 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
                 l.settle(now_ms(), false);
                 if (!core.has_request(i)) continue;
             }
-            if (l.connection().state() == session::connection_state::idle) {
+            // Connections are made on demand (a sentinel that cannot be reached is followed at
+            // once by the next one), after the open ones were written. Within the reconnect
+            // delay the instance fails at once, with its last error.
+            session::queued_step step = session::step_for_queued(linking, l.connection(), now_ms());
+            if (step == session::queued_step::connect) {
                 if (pass == 0) continue;
-                // Connections are made on demand (a sentinel that cannot be reached is
-                // followed at once by the next one). Within the reconnect delay the instance
-                // fails at once, with its last error: nothing waits in its queue to be sent
-                // much later.
                 l.settle(now_ms(), true, &held);
-                if (session::unreachable_now(l.connection(), now_ms())) {
-                    give_up_unsent(i);
-                    continue;
-                }
+                step = session::step_for_queued(linking, l.connection(), now_ms());
+            }
+            if (step == session::queued_step::give_up) {
+                give_up_unsent(i);
+                continue;
             }
             write_requests(i);  // asking a sentinel: they wait for the master it names
         }

@@ -26,6 +26,7 @@
 #include "edgelock/lock.hpp"
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/cluster_links.hpp"
+#include "edgelock/session/linking.hpp"
 #include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/lock_traffic.hpp"
@@ -111,6 +112,9 @@ struct lock::impl {
     // The owner value of the slot map's read on a node's connection: the lock's requests are
     // tracked under 0.
     static constexpr std::uint32_t map_owner = session::cluster_links::map_owner;
+    // An instance's connection is made when a request waits for it (session/linking.hpp): the
+    // client's threads run only while a call or the watchdog has work.
+    static constexpr session::linking linking = session::linking::on_demand;
     std::array<instance_events, instances_max> instance_hooks{};
     subscriber_events subscriber_hooks;
     std::array<blocking_connection, instances_max> connections;

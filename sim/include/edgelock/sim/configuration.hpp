@@ -202,6 +202,10 @@ struct world_params {
     // API's edgelock_cancel: lock::release while acquiring), at an instant drawn within its
     // wait: mid-backoff, mid-request, while first in line.
     std::uint32_t cancel_per_million = 0;
+    // Clients (bit i: client i) whose instances' links connect on demand, as the blocking
+    // client's and so the C API's do; the others connect eagerly, as the async client's
+    // (session/linking.hpp). Over Redis Cluster both kinds work their node links alike.
+    std::uint32_t on_demand_clients = 0;
 };
 
 // Clock rate errors the default drift allowance (ttl/100 + 2 ms) absorbs: a client clock
@@ -239,6 +243,9 @@ void draw_server_knobs(world_params& params, prng& rng) noexcept;
 // What the users do beyond taking and releasing, drawn apart from random_params for the same
 // reason: in three runs of ten, clients cancel 5 to 40% of their acquires.
 void draw_user_knobs(world_params& params, prng& rng) noexcept;
+// Which client each process runs, drawn apart for the same reason: in half the runs each
+// client is the blocking one (links on demand) by a coin, else every client is the async one.
+void draw_client_knobs(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;

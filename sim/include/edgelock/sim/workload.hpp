@@ -43,6 +43,7 @@
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/session/cluster_links.hpp"
+#include "edgelock/session/linking.hpp"
 #include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
@@ -157,9 +158,11 @@ private:
     void ensure_cluster_connection(std::uint8_t index);
     bool send_cluster_requests();
     bool cluster_quiet() const;
-    // Whether the client wants connection `c` up now: an instance's always, a cluster node's
-    // while its link has work (cluster_links.hpp, "work"), as the clients decide it.
+    // Whether the client wants connection `c` up now: an instance's as its linking says
+    // (session/linking.hpp), a cluster node's while its link has work (cluster_links.hpp,
+    // "work"), as the clients decide it.
     bool wants(const sim_connection& c) const;  // c set up (an instance's, or a linked node's)
+    bool link_for_queued(std::uint8_t instance);
     bool wants_link(std::uint8_t k) const;
     bool map_read_wanted() const;
     void read_map_if_due();
@@ -205,6 +208,9 @@ private:
     std::array<session::node_address, sentinel_processes_max> sentinels_{};
     session::node_address master_;  // the master's credentials and db: none in the sim
     std::array<sim_connection, instances_max> connections_{};
+    // How the instances' links connect: eager as the async client's, or on demand as the
+    // blocking client's (world_params::on_demand_clients).
+    session::linking linking_ = session::linking::eager;
     // What the links tell the lock (session/lock_links.hpp), as the clients keep it.
     session::lock_links place_;
     // Redis Cluster: the slot map, its reads and the nodes' links as the clients keep them
