@@ -148,6 +148,12 @@ world_params scripted_params() noexcept { return world_params{}; }
 void draw_user_knobs(world_params& p, prng& rng) noexcept {
     p.cancel_per_million =
         rng.chance(300'000) ? static_cast<std::uint32_t>(rng.between(50'000, 400'000)) : 0;
+    const bool leaves = rng.chance(333'333);
+    p.leave_per_million =
+        leaves && p.cancel_per_million > 0 ? static_cast<std::uint32_t>(rng.between(200'000, 600'000)) : 0;
+    const bool races = rng.chance(300'000);
+    p.release_at_renewal_per_million =
+        races ? static_cast<std::uint32_t>(rng.between(200'000, 1'000'000)) : 0;
 }
 
 void draw_client_knobs(world_params& p, prng& rng) noexcept {
@@ -368,6 +374,10 @@ std::string to_text(const world_params& p) {
     add("old_servers", p.old_server_per_million, "/1e6");
     if (p.recheck_ms > 0) add("recheck", p.recheck_ms, "ms");
     if (p.cancel_per_million > 0) add("cancels", p.cancel_per_million, "/1e6");
+    if (p.leave_per_million > 0) add("closes_after_cancel", p.leave_per_million, "/1e6");
+    if (p.release_at_renewal_per_million > 0)
+        add("release_at_renewal", p.release_at_renewal_per_million, "/1e6");
+    if (p.on_demand_clients != 0) add("on_demand_mask", p.on_demand_clients & 0xffu, "");
     return out;
 }
 

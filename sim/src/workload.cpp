@@ -293,7 +293,7 @@ void client::finish(std::int64_t end_us) {
 // The job runs before the lock's timer work: an application asks held() on its own
 // schedule, not after the lock has been told the time, and held() must be right then too.
 void client::run() {
-    if (paused()) return;
+    if (paused() || gone_) return;
     service_connections();
     if (paused()) return;
     run_job_timer();
@@ -311,8 +311,9 @@ void client::drain_and_write() {
         if (paused()) return;
         drain();
         if (paused()) return;
-        if (!send_requests()) return;
+        if (!send_requests()) break;
     }
+    if (leaving_) leave_when_clean();
 }
 
 void client::drain() {
@@ -423,8 +424,7 @@ bool client::send_requests() {
         // commit() never fails: a simulated connection takes every request its window lets through.
         EDGELOCK_ASSERT(written.stop != session::write_stop::failed);
     }
-    if (sink.sent_acquire) reach(point::acquire_sent);
-    if (sink.sent_renew && !paused()) reach(point::renew_sent);
+    after_sending(sink.sent_acquire, sink.sent_renew);
     return sink.sent > 0 || gave_up;
 }
 
@@ -445,11 +445,11 @@ bool client::link_for_queued(std::uint8_t i) {
 }
 
 void client::reschedule() {
-    if (paused()) return;
+    if (paused() || gone_) return;
     const std::int64_t now = now_us();
     const std::int64_t local_now = now_ms();
     // Every deadline but a reset's is on the monotonic clock: take the earliest, convert once.
-    std::int64_t local_ms = std::min(lock_.next_deadline_ms(), job_due_ms_);
+    std::int64_t local_ms = std::min({lock_.next_deadline_ms(), job_due_ms_, leave_by_ms_});
     std::int64_t wake = never_us;
     each_connection([&](const sim_connection& c) {
         local_ms = std::min(local_ms, c.wake_ms(local_now, wants(c)));
@@ -584,6 +584,12 @@ void client::react(const event& e) {
         }
         world_.note_client(id_, text);
     }
+    // A release of a held lock ends with `released`, and nothing comes before it: not the
+    // answer of a renewal that was on the wire, not a loss (lock.hpp, release).
+    if (release_pending_) {
+        release_pending_ = false;
+        if (e.type != event_type::released) anomaly("an event before released", errc::ok);
+    }
     if (e.type == event_type::acquired || e.type == event_type::acquire_failed) {
         world_.end_wait(id_, e.type == event_type::acquired);
         check_cancel_outcome(e);
@@ -611,8 +617,19 @@ void client::run_job_timer() {
     job_due_ms_ = no_deadline_ms;
     switch (job_) {
         case job::thinking: start_job(); break;
-        case job::acquiring: cancel_acquire(); break;
-        case job::working: check_and_write(); break;
+        case job::acquiring:
+            leaving_ = id_ != 0 && world_.params().leave_per_million > 0 &&
+                       rng_.chance(world_.params().leave_per_million);
+            cancel_acquire();
+            break;
+        case job::working:
+            if (!quit_work_) {
+                check_and_write();
+                break;
+            }
+            world_.note_client(id_, "ends its work as a renewal goes out: releases");
+            finish_job();
+            break;
         case job::reading:
         case job::writing:
             world_.note_client(id_, "resource request timed out: the job is given up");
@@ -667,6 +684,47 @@ void client::cancel_acquire() {
     if (code != errc::ok && code != errc::not_held) anomaly("release", code);
     cancelled_ = code == errc::ok;
     drain();
+}
+
+// The user closes the client for good after a cancel (the CLI on SIGINT, edgelock_close): no
+// job starts again; the cleanups the cancel queued (a claim's release, leaving the fair line)
+// get a command timeout, as the blocking client's close() gives them, then every connection is
+// dropped. Client 0 never leaves, so someone is always there to take the lock.
+void client::begin_leaving() {
+    job_ = job::thinking;
+    job_due_ms_ = no_deadline_ms;
+    if (leave_by_ms_ != no_deadline_ms) return;
+    leave_by_ms_ = now_ms() + world_.params().io_timeout_ms;
+    world_.note_client(id_, "closes: its cleanups first");
+}
+
+void client::leave_when_clean() {
+    if (gone_ || leave_by_ms_ == no_deadline_ms) return;
+    bool cleaning = false;
+    for (std::uint8_t i = 0; i < instances_; ++i)
+        cleaning = cleaning || lock_.has_request(i) || lock_.requests_in_flight(i) > 0;
+    if (cleaning && now_ms() < leave_by_ms_) return;
+    gone_ = true;
+    world_.note_client(id_, cleaning ? "closed, its cleanups unsent" : "closed");
+    each_connection([](sim_connection& c) { c.stop(); });
+    if (subscriber_made_) subscriber_.stop();
+    if (watching_) watcher_.stop();
+}
+
+// What went out: the fault points on the way, and a user who releases as its renewal goes out.
+void client::after_sending(bool acquire, bool renewal) {
+    if (acquire) reach(point::acquire_sent);
+    if (renewal && !paused()) reach(point::renew_sent);
+    if (renewal && !paused()) release_at_renewal();
+}
+
+// The user ends its work as a renewal goes out (world_params::release_at_renewal_per_million):
+// its release() runs while the renewal's answer is on its way back.
+void client::release_at_renewal() {
+    const std::uint32_t chance = world_.params().release_at_renewal_per_million;
+    if (chance == 0 || job_ != job::working || quit_work_ || !rng_.chance(chance)) return;
+    quit_work_ = true;
+    job_due_ms_ = now_ms();
 }
 
 // A cancelled acquire ends with acquire_failed(cancelled), and nothing else (lock.hpp,
@@ -746,6 +804,7 @@ void client::handle_resource_reply(const message& m) {
 
 void client::start_work() {
     job_ = job::working;
+    quit_work_ = false;
     job_due_ms_ = now_ms() + rng_.between(world_.params().work_ms_min, world_.params().work_ms_max);
 }
 
@@ -788,7 +847,9 @@ void client::finish_job() {
         close_hold(end, hold_end::released);
     }
     job_ = job::releasing;
+    const bool held_before = lock_.held(now_ms());  // else the call itself may find it lost
     const errc code = lock_.release(now_ms());
+    release_pending_ = code == errc::ok && held_before;
     if (code == errc::not_held) {
         think();
     } else if (code != errc::ok) {
@@ -800,6 +861,10 @@ void client::finish_job() {
 }
 
 void client::think() {
+    if (leaving_) {
+        begin_leaving();
+        return;
+    }
     job_ = job::thinking;
     job_due_ms_ =
         now_ms() + rng_.between(world_.params().think_ms_min, world_.params().think_ms_max);

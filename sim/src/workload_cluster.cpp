@@ -138,8 +138,7 @@ bool client::send_cluster_requests() {
     const session::write_report written = session::write_requests(
         lock_, 0, to.connection(), lock_owner, 0, now_ms(), sink, step.to.asking);
     EDGELOCK_ASSERT(written.stop != session::write_stop::failed);
-    if (sink.sent_acquire) reach(point::acquire_sent);
-    if (sink.sent_renew && !paused()) reach(point::renew_sent);
+    after_sending(sink.sent_acquire, sink.sent_renew);
     return sink.sent > 0;
 }
 

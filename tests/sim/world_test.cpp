@@ -108,6 +108,37 @@ TEST(world_run, clients_that_link_on_demand_are_safe_and_live_without_faults) {
     }
 }
 
+// What users do besides taking and releasing, turned all the way up: every client but client 0
+// cancels often and then closes for good (its cleanups first), and everyone working under the
+// lock releases as a renewal goes out. Without faults every property holds, the lock's next
+// event after each release is `released` (an anomaly otherwise), and the trace shows both.
+TEST(world_run, users_who_close_mid_acquire_or_release_as_a_renewal_goes_out_break_nothing) {
+    for (const char* name : {"single+fair", "sentinel+WAIT+guard+fair", "redlock-5", "cluster"}) {
+        bool raced = false;
+        bool closed = false;
+        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+            run_request request;
+            request.config = find_configuration(name);
+            ASSERT_NE(request.config, nullptr) << name;
+            request.mode = run_mode::schedule;
+            request.seed = seed;
+            run_spec spec = make_spec(request);
+            spec.params.cancel_per_million = 500'000;
+            spec.params.leave_per_million = 1'000'000;
+            spec.params.release_at_renewal_per_million = 1'000'000;
+            spec.record = true;
+            const run_result r = run(spec);
+            const std::string where = std::string(name) + " seed " + std::to_string(seed);
+            EXPECT_TRUE(r.checks.all_ok()) << where << ": " << checks_text(r.checks);
+            EXPECT_EQ(r.anomalies, 0u) << where;
+            raced = raced || r.timeline.find("as a renewal goes out") != std::string::npos;
+            closed = closed || r.timeline.find("] closed") != std::string::npos;
+        }
+        EXPECT_TRUE(raced) << name;
+        EXPECT_TRUE(closed) << name;
+    }
+}
+
 // Without fencing the lock acquires with SET NX PX GET; a server before 7.0 refuses that with
 // a syntax error and gets the acquire script instead, on every configuration, and the runs
 // stay as safe and live as on new servers. With half the nodes old, a Sentinel failover or

@@ -202,6 +202,13 @@ struct world_params {
     // API's edgelock_cancel: lock::release while acquiring), at an instant drawn within its
     // wait: mid-backoff, mid-request, while first in line.
     std::uint32_t cancel_per_million = 0;
+    // The chance, per million, that a client other than client 0 that cancels then closes for
+    // good, as the CLI does on SIGINT and a C API user with edgelock_close: its cleanups get a
+    // command timeout, then its connections close and it never comes back.
+    std::uint32_t leave_per_million = 0;
+    // The chance, per million, that a client working under the lock releases it at the instant
+    // a renewal goes out, so the release races the renewal's answer.
+    std::uint32_t release_at_renewal_per_million = 0;
     // Clients (bit i: client i) whose instances' links connect on demand, as the blocking
     // client's and so the C API's do; the others connect eagerly, as the async client's
     // (session/linking.hpp). Over Redis Cluster both kinds work their node links alike.

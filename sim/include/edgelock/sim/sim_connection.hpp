@@ -86,6 +86,8 @@ public:
     bool on_reply(const std::string& bytes, std::int64_t now_ms) noexcept;
     // The connection (server, epoch) was reset; the client notices at at_us (true time).
     void reset_arrives(std::uint8_t server, std::uint32_t epoch, std::int64_t at_us) noexcept;
+    // The client closes for good (its close()): the socket is dropped, nothing reconnects.
+    void stop() noexcept { driver_.stop(); }
 
     // The earliest instant on the client's clock this connection needs on_timer (no_deadline_ms
     // for none): a connect completing, a timeout, the end of a reconnect delay.

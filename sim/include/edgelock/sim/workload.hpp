@@ -178,6 +178,10 @@ private:
     void run_step(step s);
     void start_job();
     void cancel_acquire();
+    void begin_leaving();
+    void leave_when_clean();
+    void after_sending(bool acquire, bool renewal);
+    void release_at_renewal();
     void check_cancel_outcome(const event& e);
     void on_acquired(const event& e);
     void on_lost(const event& e);
@@ -229,6 +233,14 @@ private:
     bool wake_wanted_ = false;
     bool turn_passed_ = false;  // handle_wake was given our token (see handle_reply)
     bool cancelled_ = false;    // the running acquire was cancelled: its end must say so
+    // release() of a held lock went out: the lock's next event must be `released` (lock.hpp).
+    bool release_pending_ = false;
+    bool quit_work_ = false;  // the job ends without its write: released as a renewal went out
+    // Closing for good (world_params::leave_per_million): cleanups until leave_by_ms_, then
+    // every connection is dropped and the client does nothing more (gone_).
+    bool leaving_ = false;
+    bool gone_ = false;
+    std::int64_t leave_by_ms_ = no_deadline_ms;
     std::string channel_;
     // Redis Cluster: the node the subscriber was set up for (the slot's master then).
     session::node_address subscriber_node_;
