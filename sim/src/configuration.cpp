@@ -149,8 +149,9 @@ void draw_user_knobs(world_params& p, prng& rng) noexcept {
     p.cancel_per_million =
         rng.chance(300'000) ? static_cast<std::uint32_t>(rng.between(50'000, 400'000)) : 0;
     const bool leaves = rng.chance(333'333);
-    p.leave_per_million =
-        leaves && p.cancel_per_million > 0 ? static_cast<std::uint32_t>(rng.between(200'000, 600'000)) : 0;
+    p.leave_per_million = leaves && p.cancel_per_million > 0
+                              ? static_cast<std::uint32_t>(rng.between(200'000, 600'000))
+                              : 0;
     const bool races = rng.chance(300'000);
     p.release_at_renewal_per_million =
         races ? static_cast<std::uint32_t>(rng.between(200'000, 1'000'000)) : 0;
