@@ -170,7 +170,7 @@ void client::each_connection(F&& f) {
 void client::start(std::int64_t first_job_ms) {
     if (world_.recording() && linking_ == session::linking::on_demand)
         world_.note_client(id_, "links on demand (the blocking client)");
-    each_connection([this](sim_connection& c) { c.settle(now_ms(), wants(c)); });
+    each_connection([this](sim_connection& c) { c.settle(now_ms(), opens(c)); });
     if (watching_) watcher_.settle(now_ms());
     job_ = job::thinking;
     job_due_ms_ = now_ms() + first_job_ms;
@@ -178,6 +178,7 @@ void client::start(std::int64_t first_job_ms) {
 }
 
 void client::on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes) {
+    if (gone_) return;
     if (paused()) {
         delivery d;
         d.server = server;
@@ -194,6 +195,7 @@ void client::on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& by
 }
 
 void client::on_resource_reply(message&& m) {
+    if (gone_) return;
     if (paused()) {
         delivery d;
         d.m = std::move(m);
@@ -415,7 +417,7 @@ bool client::send_requests() {
         if (lock_.has_request(i) && !link_for_queued(i)) {
             gave_up = true;
             drain();  // the failure's events: the lock refuses input while they wait
-            if (paused()) return true;
+            if (paused()) break;
             continue;
         }
         sink.to = &connections_[i];
@@ -428,6 +430,14 @@ bool client::send_requests() {
     return sink.sent > 0 || gave_up;
 }
 
+// The user calls into the client (acquire, release, close): links made on demand may connect
+// at once, as the blocking client lets them (session::on_user_call).
+void client::user_call() {
+    if (cluster_) return;  // both clients work node links alike: eager here
+    for (std::uint8_t i = 0; i < instances_; ++i)
+        session::on_user_call(linking_, connections_[i].connection());
+}
+
 // The requests queued for instance i meet its link as session/linking.hpp says: an on-demand
 // link that is idle is connected first, or inside its reconnect delay the requests are given up
 // (session::give_up_unsent), as the blocking client does. Returns false when they were.
@@ -438,7 +448,7 @@ bool client::link_for_queued(std::uint8_t i) {
         l.settle(now_ms(), true);
         step = session::step_for_queued(linking_, l.connection(), now_ms());
     }
-    if (step != session::queued_step::give_up) return true;
+    if (step != session::queued_step::give_up || !lock_.has_request(i)) return true;
     const errc code = session::give_up_unsent(lock_, i, now_ms());
     if (code != errc::ok) anomaly("give_up_unsent", code);
     return false;
@@ -481,7 +491,7 @@ void client::service_connections() {
     each_connection([&](sim_connection& c) {
         if (stopped) return;
         c.on_timer(now_ms(), now_us());
-        c.settle(now_ms(), wants(c));
+        c.settle(now_ms(), opens(c));
         stopped = paused();
     });
     if (stopped) return;
@@ -519,7 +529,7 @@ void client::handle_reply(std::uint8_t server, std::uint32_t epoch, const std::s
     sim_connection& l = *carrier;
     if (!l.on_reply(bytes, now_ms())) anomaly("parse_reply", errc::protocol_error);
     // A pause the answer led to leaves a closing connection for the resume (run() settles it).
-    if (!paused()) l.settle(now_ms(), wants(l));
+    if (!paused()) l.settle(now_ms(), opens(l));
 }
 
 // ---- what an instance's connection delivers (sim_connection, the session's driver) ---------
@@ -655,6 +665,7 @@ void client::start_job() {
         for (std::size_t b = 0; b < 8; ++b)
             token[i + b] = static_cast<std::uint8_t>(bits >> (8 * b));
     }
+    user_call();
     const errc code = lock_.acquire(now_ms(), world_.params().acquire_wait_ms, token);
     if (code != errc::ok) {
         anomaly("acquire", code);
@@ -680,6 +691,7 @@ void client::cancel_acquire() {
     if (world_.recording()) world_.note_client(id_, "cancels its acquire");
     // not_held: the wait ran out at this same instant (release() reads the time first), and
     // acquire_failed(wait_timeout) is queued instead.
+    user_call();
     const errc code = lock_.release(now_ms());
     if (code != errc::ok && code != errc::not_held) anomaly("release", code);
     cancelled_ = code == errc::ok;
@@ -695,6 +707,7 @@ void client::begin_leaving() {
     job_due_ms_ = no_deadline_ms;
     if (leave_by_ms_ != no_deadline_ms) return;
     leave_by_ms_ = now_ms() + world_.params().io_timeout_ms;
+    user_call();
     world_.note_client(id_, "closes: its cleanups first");
 }
 
@@ -847,9 +860,12 @@ void client::finish_job() {
         close_hold(end, hold_end::released);
     }
     job_ = job::releasing;
-    const bool held_before = lock_.held(now_ms());  // else the call itself may find it lost
+    // Checked when the lock was held and the call did not find it lost (a renewal round that
+    // ran out with it queues lost, then released{expired_before}): it released, or did nothing.
+    const bool held_before = lock_.held(now_ms());
+    user_call();
     const errc code = lock_.release(now_ms());
-    release_pending_ = code == errc::ok && held_before;
+    release_pending_ = code == errc::ok && held_before && lock_.state() != lock_state::idle;
     if (code == errc::not_held) {
         think();
     } else if (code != errc::ok) {

@@ -69,7 +69,12 @@ bool client::map_read_wanted() const {
 
 bool client::wants(const sim_connection& c) const {
     if (cluster_) return wants_link(c.instance());
-    return session::link_wanted(linking_);
+    return session::link_wanted(linking_, lock_.has_request(c.instance()));
+}
+
+bool client::opens(const sim_connection& c) const {
+    if (cluster_) return wants_link(c.instance());
+    return session::opens_by_itself(linking_);
 }
 
 bool client::wants_link(std::uint8_t k) const {

@@ -29,7 +29,7 @@ void client::on_switch_master(const session::node_address& from, const session::
     const std::int64_t now = now_ms();
     for (std::uint8_t i = 0; i < instances_; ++i) {
         if (connections_[i].connection().follow_switch(from, to, now))
-            connections_[i].settle(now, wants(connections_[i]));
+            connections_[i].settle(now, opens(connections_[i]));
     }
     if (subscriber_made_ && subscriber_.connection().follow_switch(from, to, now))
         subscriber_.settle(now);

@@ -35,9 +35,13 @@ protected:
     connection link;
 };
 
-TEST(linking, only_an_eager_link_connects_by_itself) {
-    EXPECT_TRUE(link_wanted(linking::eager));
-    EXPECT_FALSE(link_wanted(linking::on_demand));
+TEST(linking, an_eager_link_is_always_wanted_an_on_demand_one_only_for_queued_requests) {
+    EXPECT_TRUE(link_wanted(linking::eager, false));
+    EXPECT_TRUE(link_wanted(linking::eager, true));
+    EXPECT_FALSE(link_wanted(linking::on_demand, false));
+    EXPECT_TRUE(link_wanted(linking::on_demand, true));
+    EXPECT_TRUE(opens_by_itself(linking::eager));
+    EXPECT_FALSE(opens_by_itself(linking::on_demand)) << "only step_for_queued's connect";
 }
 
 TEST_F(linking_test, an_idle_on_demand_link_connects_for_queued_requests) {
@@ -54,6 +58,15 @@ TEST_F(linking_test, inside_its_reconnect_delay_an_on_demand_link_gives_its_requ
     EXPECT_EQ(step_for_queued(linking::on_demand, link, link.start_not_before_ms()),
               queued_step::connect)
         << "the delay ended";
+}
+
+TEST_F(linking_test, a_users_call_lifts_the_delay_of_a_link_made_on_demand_only) {
+    refused_at(5);
+    on_user_call(linking::eager, link);
+    EXPECT_FALSE(link.may_start(5)) << "an eager link keeps its delay";
+    on_user_call(linking::on_demand, link);
+    EXPECT_TRUE(link.may_start(5));
+    EXPECT_EQ(step_for_queued(linking::on_demand, link, 5), queued_step::connect);
 }
 
 TEST_F(linking_test, a_link_connecting_or_up_takes_the_requests_whatever_the_linking) {

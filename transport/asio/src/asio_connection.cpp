@@ -102,7 +102,7 @@ void asio_connection::settle() {
     if (role_ == connection_role::leaving) return settle_leaving();
     const bool wanted = role_ == connection_role::subscriber
                             ? owner_.subscriber_wanted()
-                            : session::link_wanted(client_impl::linking);
+                            : session::opens_by_itself(client_impl::linking);
     const std::int64_t wake_ms = driver_.settle(now_ms(), wanted);
     if (!stopped_) arm_timer(wake_ms);  // an end's handlers may have stopped this socket
 }

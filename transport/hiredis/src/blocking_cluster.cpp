@@ -72,7 +72,7 @@ bool lock::impl::map_wanted() const { return cluster && links.read_wanted(core.h
 // ready connection to carry it or the seed tend_map() makes next (only that one: the others
 // would wake the loop for nothing while it connects).
 bool lock::impl::wants_link(std::uint8_t k) const {
-    if (!cluster) return core.has_request(k);
+    if (!cluster) return session::link_wanted(linking, core.has_request(k));
     const std::uint8_t target =
         core.has_request(0) ? place.target(links).node : slot_map::no_master;
     return links.wanted(k, target, map_wanted() && links.read_due(now_ms()), node_links[k].ready());

@@ -28,9 +28,10 @@ void lock::impl::send_requests(std::unique_lock<std::mutex>& held) {
             // Connections are made on demand (a sentinel that cannot be reached is followed at
             // once by the next one), after the open ones were written. Within the reconnect
             // delay the instance fails at once, with its last error.
+            const bool idle = l.connection().state() == session::connection_state::idle;
+            if (idle && pass == 0) continue;
             session::queued_step step = session::step_for_queued(linking, l.connection(), now_ms());
             if (step == session::queued_step::connect) {
-                if (pass == 0) continue;
                 l.settle(now_ms(), true, &held);
                 step = session::step_for_queued(linking, l.connection(), now_ms());
             }

@@ -132,8 +132,8 @@ void lock::impl::end_io() {
 }
 
 void lock::impl::reset_backoff() {
-    for (blocking_connection& l : connections) l.connection().retry_now();
-    for (blocking_connection& l : node_links) l.connection().retry_now();
+    for (blocking_connection& l : connections) session::on_user_call(linking, l.connection());
+    for (blocking_connection& l : node_links) session::on_user_call(linking, l.connection());
 }
 
 // The helper: renewals and I/O left over by user calls (late replies, cleanup after a failed

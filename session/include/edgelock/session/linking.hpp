@@ -32,14 +32,22 @@ enum class queued_step : std::uint8_t {
     give_up,  // the link is idle inside its reconnect delay: give_up_unsent
 };
 
-// Whether an idle link connects by itself when its reconnect delay allows (connection_driver's
-// settle, wanted): an eager one does; one made on demand connects only through
-// step_for_queued's connect.
-bool link_wanted(linking how) noexcept;
+// Whether the client looks at an idle link again when its reconnect delay ends (wake_ms's
+// wants_connection): an eager one always; one made on demand while requests are queued for its
+// instance (a release given up inside the delay is queued again, and goes once it ends).
+bool link_wanted(linking how, bool requests_queued) noexcept;
+// Whether the link's driver may open it by itself (connection_driver::settle's `wanted`): an
+// eager link's does; one made on demand is opened only by step_for_queued's connect.
+bool opens_by_itself(linking how) noexcept;
 
 // The step for requests queued for an instance whose link is `link`: write, unless the link is
 // idle and links are made on demand, when it connects or, inside its reconnect delay, gives
 // the requests up. An eager link reconnects by itself (link_wanted), so its requests wait.
 queued_step step_for_queued(linking how, const connection& link, std::int64_t now) noexcept;
+
+// A user's call (acquire, release, close): a link made on demand may connect at once
+// (connection::retry_now), so a call is not failed by a delay an earlier failure earned; the
+// watchdog's renewals get no such pass. An eager link keeps its delay: it reconnects by itself.
+void on_user_call(linking how, connection& link) noexcept;
 
 }  // namespace edgelock::session

@@ -158,11 +158,14 @@ private:
     void ensure_cluster_connection(std::uint8_t index);
     bool send_cluster_requests();
     bool cluster_quiet() const;
-    // Whether the client wants connection `c` up now: an instance's as its linking says
-    // (session/linking.hpp), a cluster node's while its link has work (cluster_links.hpp,
-    // "work"), as the clients decide it.
-    bool wants(const sim_connection& c) const;  // c set up (an instance's, or a linked node's)
+    // Whether the client looks at connection `c` when its reconnect delay ends (wants), and
+    // lets its driver open it (opens): an instance's as its linking says (session/linking.hpp),
+    // a cluster node's while its link has work (cluster_links.hpp, "work"), as the clients
+    // decide it. `c` set up: an instance's, or a linked node's.
+    bool wants(const sim_connection& c) const;
+    bool opens(const sim_connection& c) const;
     bool link_for_queued(std::uint8_t instance);
+    void user_call();
     bool wants_link(std::uint8_t k) const;
     bool map_read_wanted() const;
     void read_map_if_due();
