@@ -691,7 +691,6 @@ void client::cancel_acquire() {
     if (world_.recording()) world_.note_client(id_, "cancels its acquire");
     // not_held: the wait ran out at this same instant (release() reads the time first), and
     // acquire_failed(wait_timeout) is queued instead.
-    user_call();
     const errc code = lock_.release(now_ms());
     if (code != errc::ok && code != errc::not_held) anomaly("release", code);
     cancelled_ = code == errc::ok;
@@ -860,9 +859,12 @@ void client::finish_job() {
         close_hold(end, hold_end::released);
     }
     job_ = job::releasing;
-    // Checked when the lock was held and the call did not find it lost (a renewal round that
-    // ran out with it queues lost, then released{expired_before}): it released, or did nothing.
-    const bool held_before = lock_.held(now_ms());
+    // Events the lock queued before the call (a renewal answered while the client was paused)
+    // are heard first: the check below is of what the release itself is followed by. It is
+    // made when the lock was held and the call did not find it lost (a renewal round that ran
+    // out with it queues lost, then released{expired_before}): it released, or did nothing.
+    drain();
+    const bool held_before = lock_.held(now_ms()) && !paused();
     user_call();
     const errc code = lock_.release(now_ms());
     release_pending_ = code == errc::ok && held_before && lock_.state() != lock_state::idle;
