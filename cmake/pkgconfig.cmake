@@ -67,9 +67,13 @@ if(EDGELOCK_BUILD_CLIENTS)
   # CMake target's public definitions).
   get_target_property(asio_definitions edgelock_async INTERFACE_COMPILE_DEFINITIONS)
   list(TRANSFORM asio_definitions PREPEND -D)
+  set(asio_uring "")
+  if(EDGELOCK_IO_URING)
+    set(asio_uring liburing)
+  endif()
   edgelock_pkg_config(edgelock-async edgelock_async
     "edgelock's asynchronous lock client on standalone Asio"
-    REQUIRES edgelock-transport-common CFLAGS ${asio_definitions} LIBS -pthread)
+    REQUIRES edgelock-transport-common ${asio_uring} CFLAGS ${asio_definitions} LIBS -pthread)
   # hiredis 1.x laid out redisContext differently (its `err` moved): an archive built
   # against 0.14's headers must not meet it at link time.
   edgelock_pkg_config(edgelock-blocking edgelock_blocking

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages edgelock needs to build and test, only those missing.
 #
+#   scripts/setup.sh [--io-uring]
+#
+# --io-uring adds liburing-dev, for the async client on Asio's io_uring backend
+# (-DEDGELOCK_IO_URING=ON; scripts/test.sh builds build/ so where the kernel allows it).
+#
 # Silent and quick when everything is present (dpkg-query only). Otherwise runs
 # `apt-get update` once and installs the missing packages, non-interactively, as root or
 # through sudo. Services are kept from starting while packages install: the tests start
@@ -31,6 +36,12 @@ packages=(
   man-db           # man and lexgrog: tests/cli/man_pages_test.sh renders the pages as lintian does
   systemd          # systemd-analyze verify: tests/examples/systemd_units_test.sh
 )
+for argument in "$@"; do
+  case "$argument" in
+    --io-uring) packages+=(liburing-dev) ;;
+    *) echo "usage: $0 [--io-uring]" >&2; exit 2 ;;
+  esac
+done
 
 # promtool, for tests/cli's check of --metrics-file (`promtool check metrics`). Debian has it only
 # in the prometheus package, whose install starts a server on :9090; so the .deb is downloaded

@@ -58,6 +58,9 @@ const char* describe(transport_errc code) noexcept {
             return "Redis Cluster: no node serves the lock's slot (or none answered CLUSTER SLOTS)";
         case transport_errc::too_many_masters:
             return "Redis Cluster: more masters than one client can reach (16)";
+        case transport_errc::io_uring_refused:
+            return "io_uring refused by the kernel (this client was built with "
+                   "EDGELOCK_IO_URING=ON; rebuild without it, or allow io_uring_setup)";
     }
     return "unknown transport error";
 }

@@ -30,7 +30,7 @@ TEST(error_code, transport_errors_have_their_own_category_and_one_line_messages)
     EXPECT_EQ(ec.message(), "authentication refused: wrong password or user");
     EXPECT_NE(ec, std::error_code(errc::invalid_name));
     EXPECT_EQ(std::error_code(transport_errc::table_full).message(), "lock table full");
-    for (int v = 1; v <= static_cast<int>(transport_errc::auth_required); ++v) {
+    for (int v = 1; v <= static_cast<int>(transport_errc::io_uring_refused); ++v) {
         const std::string text = std::error_code(static_cast<transport_errc>(v)).message();
         EXPECT_FALSE(text.empty());
         EXPECT_EQ(text.find('\n'), std::string::npos);

@@ -5,6 +5,7 @@
 #include <openssl/ssl.h>
 
 #include <asio/connect.hpp>
+#include <asio/post.hpp>
 #include <asio/ssl/error.hpp>
 #include <asio/write.hpp>
 
@@ -30,9 +31,10 @@ errc asio_connection::init(session::connection_setup setup, std::size_t lock_req
     if (driver_.setup(setup, *this, *this) != errc::ok) return errc::invalid_config;
     waiters_.init(std::max<std::size_t>(waiters_max, 1));
     buffer_bytes_ = buffer_bytes;
-    for (auto& buffer : buffers_) buffer.reset(new char[buffer_bytes]);
     read_capacity_ = reply_bytes_max + buffer_bytes;
-    read_buffer_.reset(new char[read_capacity_]);
+    bytes_ = std::make_shared<io_bytes>();
+    bytes_->read.reset(new char[read_capacity_]);
+    for (auto& buffer : bytes_->writes) buffer.reset(new char[buffer_bytes]);
     return errc::ok;
 }
 
@@ -83,16 +85,38 @@ void asio_connection::close_socket() noexcept {
     epoch_ = owner_.next_epoch();
     timer_epoch_ = owner_.next_epoch();
     timer_ms_ = no_deadline_ms;
-    std::error_code ignored;
     resolver_.cancel();
-    socket_.close(ignored);
-    if (tls_) tls_->next_layer().close(ignored);
-    tls_.reset();  // its handlers still hold it until they have run
+    close_later();
     timer_.cancel();
     read_size_ = 0;
     pending_size_ = 0;
     writing_ = false;
     write_error_.clear();
+}
+
+// On io_uring an operation reaches the kernel by the socket's descriptor number when Asio
+// next submits its queue, which can come after this call; a number closed now and taken at
+// once by the next connection's socket would carry the old operation onto the new socket (the
+// old read then takes the new connection's first reply and drops it). So the socket's
+// operations are cancelled now and the socket is closed by a handler posted now, which runs
+// after the submission already queued. Under epoll nothing depends on it.
+void asio_connection::close_later() noexcept {
+    std::error_code ignored;
+    asio::ip::tcp::socket& open = tls_ ? tls_->next_layer() : socket_;
+    open.cancel(ignored);
+    const auto executor = open.get_executor();
+    if (tls_) {
+        // The stream's handlers hold it too, until they have run.
+        asio::post(executor, with_handler_memory([stream = std::move(tls_)] {
+                       std::error_code not_needed;
+                       stream->next_layer().close(not_needed);
+                   }));
+    } else if (socket_.is_open()) {
+        asio::post(executor, with_handler_memory([old = std::move(socket_)]() mutable {
+                       std::error_code not_needed;
+                       old.close(not_needed);
+                   }));
+    }
 }
 
 // After every input to the connection: the driver closes what it closed, reports what changed and
@@ -274,7 +298,7 @@ void asio_connection::flush() noexcept {
     if (state != session::connection_state::handshaking &&
         state != session::connection_state::ready)
         return;
-    char* data = buffers_[pending_].get();
+    char* data = bytes_->writes[pending_].get();
     std::error_code ec;
     // Over TLS every write is asynchronous: the stream encrypts and writes in one operation.
     std::size_t written = tls_ ? 0 : socket_.write_some(asio::buffer(data, pending_size_), ec);
@@ -302,8 +326,8 @@ void asio_connection::flush() noexcept {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    auto on_written =
-        with_handler_memory([self, i, epoch, keep = tls_](std::error_code result, std::size_t) {
+    auto on_written = with_handler_memory(
+        [self, i, epoch, keep = tls_, bytes = bytes_](std::error_code result, std::size_t) {
             if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
         });
     const asio::const_buffer rest(data + written, remaining);
@@ -339,10 +363,10 @@ void asio_connection::start_read() {
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
     auto on_read = with_handler_memory(
-        [self, i, epoch, keep = tls_](std::error_code result, std::size_t size) {
+        [self, i, epoch, keep = tls_, bytes = bytes_](std::error_code result, std::size_t size) {
             if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
         });
-    const asio::mutable_buffer room(read_buffer_.get() + read_size_, read_capacity_ - read_size_);
+    const asio::mutable_buffer room(read_buffer() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
         tls_->async_read_some(room, std::move(on_read));
     } else {
@@ -371,11 +395,11 @@ void asio_connection::on_read(std::uint32_t epoch, std::error_code ec, std::size
 bool asio_connection::route_replies(std::uint32_t epoch) {
     // The driver's clock for this read (its handshake and close times); each lock reads the
     // clock again when its reply reaches it, after the handlers before it ran.
-    const std::size_t consumed = driver_.on_bytes(read_buffer_.get(), read_size_, owner_.nodes(),
+    const std::size_t consumed = driver_.on_bytes(read_buffer(), read_size_, owner_.nodes(),
                                                   owner_.nodes_capacity(), now_ms());
     if (epoch != epoch_) return false;
     if (consumed > 0) {
-        std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
+        std::memmove(read_buffer(), read_buffer() + consumed, read_size_ - consumed);
         read_size_ -= consumed;
     }
     return true;

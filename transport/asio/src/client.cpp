@@ -10,6 +10,7 @@
 
 #include "client_impl.hpp"
 #include "handler_memory.hpp"
+#include "io_backend.hpp"
 #include "edgelock/resp_writer.hpp"
 #include "edgelock/scripts.hpp"
 #include "edgelock/session/outcome.hpp"
@@ -62,7 +63,7 @@ void client_impl::build_connections() {
     EDGELOCK_ASSERT(built == errc::ok);
 }
 
-client_impl::client_impl(asio::io_context& io) : io_(io), lock_timer_(io) {}
+client_impl::client_impl(asio::io_context& io) : io_(io) {}
 
 client_impl::~client_impl() {
     close(false, false);
@@ -93,6 +94,10 @@ std::error_code client_impl::open(const client_config& config) {
     if (const std::error_code refused = check_client_fields(config)) return refused;
     validated_deployment where;
     if (const std::error_code refused = validate(config, where, tls_)) return refused;
+    if (!lock_timer_) {
+        if (const std::error_code refused = io_backend_refusal()) return refused;
+        lock_timer_.emplace(io_);
+    }
     std::uint64_t seed_bits = 0;
     if (random_seed(seed_bits) != errc::ok) return make_error_code(errc::io_error);
     seed_bits_ = seed_bits;
@@ -144,7 +149,7 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
         }
     }
     lock_timer_epoch_ = next_epoch();
-    lock_timer_.cancel();
+    lock_timer_->cancel();
     lock_timer_ms_ = no_deadline_ms;
     const std::error_code aborted = std::make_error_code(std::errc::operation_canceled);
     for (std::uint32_t i = 0; i < locks_.capacity(); ++i) {

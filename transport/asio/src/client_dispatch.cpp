@@ -242,8 +242,8 @@ void client_impl::update_deadline(std::uint32_t index) noexcept {
 void client_impl::arm_lock_timer(std::int64_t deadline_ms) {
     lock_timer_ms_ = deadline_ms;
     lock_timer_epoch_ = next_epoch();
-    lock_timer_.expires_at(to_time_point(deadline_ms));
-    lock_timer_.async_wait(
+    lock_timer_->expires_at(to_time_point(deadline_ms));
+    lock_timer_->async_wait(
         with_handler_memory([self = shared_from_this(), epoch = lock_timer_epoch_](
                                 std::error_code ec) { self->on_lock_timer(epoch, ec); }));
 }

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -117,7 +118,7 @@ public:
 
     // Lock traffic (session::write_requests' sink): requests are encoded straight into the
     // write buffer, then committed to it, already tracked on connection().
-    char* cursor() noexcept { return buffers_[pending_].get() + pending_size_; }
+    char* cursor() noexcept { return bytes_->writes[pending_].get() + pending_size_; }
     std::size_t room() const noexcept { return buffer_bytes_ - pending_size_; }
     bool commit(std::size_t size) noexcept;
     // Sends what is buffered: synchronously when the socket takes it, else asynchronously.
@@ -160,6 +161,7 @@ private:
     void settle();
     void settle_leaving();
     void close_socket() noexcept;
+    void close_later() noexcept;
 
     client_impl& owner_;
     std::uint8_t index_;
@@ -178,10 +180,18 @@ private:
     std::uint32_t timer_epoch_ = 0;           // bumped whenever the timer is re-armed
     std::int64_t timer_ms_ = no_deadline_ms;  // when the armed timer fires
 
-    std::unique_ptr<char[]> read_buffer_;
+    // The bytes the kernel reads from and writes into. Every read and write handler holds them,
+    // as the TLS stream's do: on io_uring the kernel copies a reply into the read buffer (and
+    // takes a write's bytes) after the call that started it, until the completion is reaped,
+    // so they must outlive this object when it is retired with an operation in flight.
+    struct io_bytes {
+        std::unique_ptr<char[]> read;
+        std::array<std::unique_ptr<char[]>, 2> writes;
+    };
+    std::shared_ptr<io_bytes> bytes_;
+    char* read_buffer() const noexcept { return bytes_->read.get(); }
     std::size_t read_capacity_ = 0;
     std::size_t read_size_ = 0;
-    std::array<std::unique_ptr<char[]>, 2> buffers_;
     std::size_t buffer_bytes_ = 0;
     std::size_t pending_ = 0;  // the buffer requests are appended to
     std::size_t pending_size_ = 0;
@@ -388,7 +398,9 @@ private:
     lock_table locks_;
     fixed_ring<lock_ref> dirty_;
     deadline_heap deadlines_;
-    asio::steady_timer lock_timer_;
+    // Made by the first open(), after io_backend_refusal(): making it sets up the io_context's
+    // backend (io_uring_service.hpp), which must not be asked before the kernel is.
+    std::optional<asio::steady_timer> lock_timer_;
     std::int64_t lock_timer_ms_ = no_deadline_ms;
     std::uint32_t lock_timer_epoch_ = 0;
     std::unique_ptr<reply_node[]> nodes_;  // replies are parsed into these: nodes_capacity_

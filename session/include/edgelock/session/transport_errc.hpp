@@ -72,6 +72,9 @@ enum class [[nodiscard]] transport_errc : std::uint8_t{
                             // uncovered)
     too_many_masters,       // Redis Cluster: its slot map names more masters than one client
                             // can reach (session::cluster_masters_max)
+    io_uring_refused,       // async client built on io_uring (EDGELOCK_IO_URING): the kernel
+                            // refused to set up a ring (a seccomp profile such as a
+                            // container's, kernel.io_uring_disabled, a kernel before 5.6)
 };
 
 // True for the TLS codes (tls_files .. tls_handshake_failed): a refusal between this client
