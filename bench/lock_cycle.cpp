@@ -32,6 +32,7 @@
 //
 // Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
 //                   [--no-pin] [--only single|many|redlock|tls|cluster|blocking]
+//                   [--only edgelock-alone|raw-asio-alone]  (one loop of 1. alone, to be traced)
 #include <hiredis.h>
 #include <malloc.h>
 #include <sched.h>
@@ -80,7 +81,7 @@ struct options {
     int redlock_cycles = 5'000;
     int cpu = 0;
     bool pin = true;
-    std::string only;  // "single", "many", "redlock", "tls", "cluster" or "blocking": that alone
+    std::string only;  // "single", "many", ... or "blocking": that alone (or a loop, "...-alone")
 };
 
 options parse(int argc, char** argv) {
@@ -109,7 +110,7 @@ options parse(int argc, char** argv) {
             throw std::runtime_error(
                 "unknown argument " + arg +
                 " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin "
-                "--only single|many|redlock|tls|cluster|blocking)");
+                "--only single|many|redlock|tls|cluster|blocking|edgelock-alone|raw-asio-alone)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -455,6 +456,27 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     print_single(o, raw_s, same_s, asio_s, edge_s);
 }
 
+// One loop of the single-lock section alone, `--only edgelock-alone` or `raw-asio-alone`:
+// what `strace -c` or `perf` then counts is that loop's (and the setup's, which a run with
+// other --cycles subtracts). Prints its cycles/s.
+void bench_alone(const options& o, client& owner, lock_handle single,
+                 raw_asio_connection& asio_raw) {
+    const bool edgelock = o.only == "edgelock-alone";
+    latencies lat;
+    lat.reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    std::vector<round_result> rounds;
+    for (int r = 0; r < o.rounds; ++r) {
+        rounds.push_back(edgelock ? edgelock_round(owner, single, o.cycles, lat)
+                                  : raw_asio_round(asio_raw, o.cycles, lat));
+    }
+    std::sort(rounds.begin(), rounds.end(), [](const round_result& a, const round_result& b) {
+        return a.cycles_per_s < b.cycles_per_s;
+    });
+    std::printf("%s alone, %d rounds of %d cycles: median %.0f cycles/s\n",
+                edgelock ? "edgelock asio" : "raw asio", o.rounds, o.cycles,
+                rounds[rounds.size() / 2].cycles_per_s);
+}
+
 // 1000 locks on one connection, against raw hiredis pipelining batches of the same commands.
 void bench_many(const options& o, client& owner, raw_connection& raw) {
     constexpr std::size_t many = 1000;
@@ -755,6 +777,10 @@ int run(const options& o) {
     asio::io_context raw_io{1};
     raw_asio_connection asio_raw(raw_io, server.port());
 
+    if (o.only == "edgelock-alone" || o.only == "raw-asio-alone") {
+        bench_alone(o, owner, single, asio_raw);
+        return 0;
+    }
     const bool all = o.only.empty();
     if (all || o.only == "single") bench_single(o, owner, single, raw, asio_raw);
     if (all || o.only == "many") bench_many(o, owner, raw);

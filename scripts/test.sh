@@ -11,8 +11,9 @@
 #      two at a time, the two that judge the simulator against real processes (the
 #      conformance test of the simulated Redis against redis-server and the short nemesis
 #      run: real processes under real faults judged against the simulator's matrix), and the
-#      async client's tests that need Redis, on io_uring. The tests that need Redis all run
-#      in step 5, under the sanitizers and on epoll (and the blocking client's again under
+#      async client's tests that need Redis, on io_uring, and the CLI's check tests that
+#      simulate whole rows. The other tests that need Redis all run in step 5, under the
+#      sanitizers and on epoll (the async client's too, and the blocking client's again under
 #      TSan in step 6); every one of them starts servers of its own on free loopback ports
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
@@ -106,10 +107,16 @@ cmake --build build -j "$jobs"
 
 # The async client's tests that need Redis: its own and the ones run for both clients.
 async_tests='^(asio_|transport_|fault/transport_table[.]|old_server[.])'
-step "ctest build/ -LE redis, -L 'nemesis|conformance', the async client's ($io_uring io_uring)"
+# The CLI's check tests that simulate whole rows: the simulator's code, which build-asan/
+# runs under the sanitizers in its own tests, at about six times the time. They run here, once;
+# the other check tests (parsing, refusals, a short row) run in build-asan/.
+simulating_checks='^CliCheck[.](SentinelRow|RedlockIsSimulated|AnOlderSimulator'
+simulating_checks+='|ANodeThatMayEvict|ARedlockMasterDown|SaysHowLong)'
+step "ctest build/ -LE redis, -L 'nemesis|conformance', the async client's, the simulating checks"
 (cd build && ctest --output-on-failure --no-tests=error -LE redis -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L 'nemesis|conformance' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -R "$async_tests" -j "$jobs")
+  ctest --output-on-failure --no-tests=error -L redis -R "$async_tests|$simulating_checks" \
+    -j "$jobs")
 
 step "simulator: mutation score"
 ./scripts/mutation-score.sh --jobs "$jobs"
@@ -146,7 +153,8 @@ step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests und
 (cd build-asan &&
   ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' \
     -E '^(sim_properties|parallel)\.' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
+  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' \
+    -E "$simulating_checks" -j "$jobs")
 
 step "fuzz: each target 20 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 20
