@@ -5,7 +5,6 @@
 #include <openssl/ssl.h>
 
 #include <asio/connect.hpp>
-#include <asio/post.hpp>
 #include <asio/ssl/error.hpp>
 #include <asio/write.hpp>
 
@@ -20,7 +19,7 @@ namespace edgelock::async::detail {
 
 asio_connection::asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index,
                                  connection_role role)
-    : owner_(owner), index_(index), role_(role), socket_(io), resolver_(io), timer_(io) {}
+    : owner_(owner), index_(index), role_(role), io_(io), resolver_(io), timer_(io) {}
 
 errc asio_connection::init(session::connection_setup setup, std::size_t lock_requests_max,
                            std::size_t buffer_bytes, std::size_t waiters_max) {
@@ -86,7 +85,7 @@ void asio_connection::close_socket() noexcept {
     timer_epoch_ = owner_.next_epoch();
     timer_ms_ = no_deadline_ms;
     resolver_.cancel();
-    close_later();
+    release_socket();
     timer_.cancel();
     read_size_ = 0;
     pending_size_ = 0;
@@ -94,29 +93,26 @@ void asio_connection::close_socket() noexcept {
     write_error_.clear();
 }
 
-// On io_uring an operation reaches the kernel by the socket's descriptor number when Asio
-// next submits its queue, which can come after this call; a number closed now and taken at
-// once by the next connection's socket would carry the old operation onto the new socket (the
-// old read then takes the new connection's first reply and drops it). So the socket's
-// operations are cancelled now and the socket is closed by a handler posted now, which runs
-// after the submission already queued. Under epoll nothing depends on it.
-void asio_connection::close_later() noexcept {
-    std::error_code ignored;
-    asio::ip::tcp::socket& open = tls_ ? tls_->next_layer() : socket_;
-    open.cancel(ignored);
-    const auto executor = open.get_executor();
-    if (tls_) {
-        // The stream's handlers hold it too, until they have run.
-        asio::post(executor, with_handler_memory([stream = std::move(tls_)] {
-                       std::error_code not_needed;
-                       stream->next_layer().close(not_needed);
-                   }));
-    } else if (socket_.is_open()) {
-        asio::post(executor, with_handler_memory([old = std::move(socket_)]() mutable {
-                       std::error_code not_needed;
-                       old.close(not_needed);
-                   }));
+// Asio 1.22's io_uring backend frees a closed socket's record at once, with its cancelled
+// operation still queued in it; the next socket made takes the record, and the old operation
+// is armed again on the descriptor number it names, the new socket's (it then takes the new
+// connection's first reply, which its handler drops). So on io_uring a socket is closed only
+// when the last handler of its operations has gone (each holds the socket, as a TLS stream's
+// handlers hold the stream): now its operations are cancelled and its peer told (shutdown).
+// Under epoll it is closed now.
+void asio_connection::release_socket() noexcept {
+    asio::ip::tcp::socket* open = tls_ ? &tls_->next_layer() : socket_.get();
+    if (open != nullptr) {
+        std::error_code ignored;
+#if defined(ASIO_HAS_IO_URING_AS_DEFAULT)
+        open->shutdown(asio::socket_base::shutdown_both, ignored);
+        open->cancel(ignored);
+#else
+        open->close(ignored);
+#endif
     }
+    socket_.reset();
+    tls_.reset();
 }
 
 // After every input to the connection: the driver closes what it closed, reports what changed and
@@ -190,6 +186,7 @@ void asio_connection::connect_to(const node_address& to) {
     // A fresh epoch per attempt: handlers of an earlier socket at this index (one closed and
     // replaced by open()) can never pass for this one's.
     epoch_ = owner_.next_epoch();
+    socket_ = std::make_shared<asio::ip::tcp::socket>(io_);  // this attempt's, held by its handlers
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
@@ -197,11 +194,11 @@ void asio_connection::connect_to(const node_address& to) {
     std::error_code ec;
     const asio::ip::address address = asio::ip::make_address(host, ec);
     if (!ec) {
-        socket_.async_connect(asio::ip::tcp::endpoint(address, to.port),
-                              [self, i, epoch](std::error_code result) {
-                                  if (asio_connection* s = self->connection_at(i))
-                                      s->on_connected(epoch, result);
-                              });
+        socket_->async_connect(asio::ip::tcp::endpoint(address, to.port),
+                               [self, i, epoch, plain = socket_](std::error_code result) {
+                                   if (asio_connection* s = self->connection_at(i))
+                                       s->on_connected(epoch, result);
+                               });
         return;
     }
     resolver_.async_resolve(host, std::to_string(to.port),
@@ -219,11 +216,11 @@ void asio_connection::on_resolved(std::uint32_t epoch, std::error_code ec,
     if (ec) return fail(ec);
     auto self = owner_.self();
     const std::uint8_t i = index_;
-    asio::async_connect(socket_, results,
-                        [self, i, epoch](std::error_code result, const asio::ip::tcp::endpoint&) {
-                            if (asio_connection* s = self->connection_at(i))
-                                s->on_connected(epoch, result);
-                        });
+    asio::async_connect(
+        *socket_, results,
+        [self, i, epoch, plain = socket_](std::error_code result, const asio::ip::tcp::endpoint&) {
+            if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
+        });
 }
 
 void asio_connection::on_connected(std::uint32_t epoch, std::error_code ec) {
@@ -239,7 +236,8 @@ void asio_connection::on_connected(std::uint32_t epoch, std::error_code ec) {
 void asio_connection::start_tls(std::uint32_t epoch) {
     ssl_st* ssl = owner_.tls().new_connection(connection().address().host.view());
     if (ssl == nullptr) return fail(make_error_code(transport_errc::tls_handshake_failed));
-    tls_ = std::make_shared<tls_stream>(std::move(socket_), ssl);
+    tls_ = std::make_shared<tls_stream>(std::move(*socket_), ssl);
+    socket_.reset();  // the stream owns the connected socket now
     // Buffers kept for the connection's life: no allocation per record (Asio's stream asks
     // OpenSSL to release them between records).
     SSL_clear_mode(ssl, SSL_MODE_RELEASE_BUFFERS);
@@ -271,18 +269,19 @@ void asio_connection::start_session() {
 void asio_connection::set_socket_options() {
     const client_config& config = owner_.config();
     std::error_code ignored;
-    socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+    asio::ip::tcp::socket& socket = *socket_;
+    socket.set_option(asio::ip::tcp::no_delay(true), ignored);
     if (config.keepalive) {
         using keep_idle = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPIDLE>;
         using keep_interval = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPINTVL>;
         using keep_count = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_KEEPCNT>;
-        socket_.set_option(asio::socket_base::keep_alive(true), ignored);
-        socket_.set_option(keep_idle(static_cast<int>(config.keepalive_idle_s)), ignored);
-        socket_.set_option(keep_interval(static_cast<int>(config.keepalive_interval_s)), ignored);
-        socket_.set_option(keep_count(config.keepalive_probes), ignored);
+        socket.set_option(asio::socket_base::keep_alive(true), ignored);
+        socket.set_option(keep_idle(static_cast<int>(config.keepalive_idle_s)), ignored);
+        socket.set_option(keep_interval(static_cast<int>(config.keepalive_interval_s)), ignored);
+        socket.set_option(keep_count(config.keepalive_probes), ignored);
     }
     // Writes are tried synchronously first; a full socket buffer falls back to async_write.
-    socket_.non_blocking(true, ignored);
+    socket.non_blocking(true, ignored);
 }
 
 bool asio_connection::commit(std::size_t size) noexcept {
@@ -301,7 +300,7 @@ void asio_connection::flush() noexcept {
     char* data = bytes_->writes[pending_].get();
     std::error_code ec;
     // Over TLS every write is asynchronous: the stream encrypts and writes in one operation.
-    std::size_t written = tls_ ? 0 : socket_.write_some(asio::buffer(data, pending_size_), ec);
+    std::size_t written = tls_ ? 0 : socket_->write_some(asio::buffer(data, pending_size_), ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
         ec.clear();
         written = 0;
@@ -312,7 +311,7 @@ void asio_connection::flush() noexcept {
         write_error_ = ec;
         pending_size_ = 0;
         std::error_code ignored;
-        socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+        socket_->shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
         return;
     }
     if (written == pending_size_) {
@@ -326,15 +325,15 @@ void asio_connection::flush() noexcept {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    auto on_written = with_handler_memory(
-        [self, i, epoch, keep = tls_, bytes = bytes_](std::error_code result, std::size_t) {
-            if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
-        });
+    auto on_written = with_handler_memory([self, i, epoch, tls = tls_, plain = socket_,
+                                           bytes = bytes_](std::error_code result, std::size_t) {
+        if (asio_connection* s = self->connection_at(i, epoch)) s->on_write(epoch, result);
+    });
     const asio::const_buffer rest(data + written, remaining);
     if (tls_) {
         asio::async_write(*tls_, rest, std::move(on_written));
     } else {
-        asio::async_write(socket_, rest, std::move(on_written));
+        asio::async_write(*socket_, rest, std::move(on_written));
     }
 }
 
@@ -362,15 +361,15 @@ void asio_connection::start_read() {
     auto self = owner_.self();
     const std::uint8_t i = index_;
     const std::uint32_t epoch = epoch_;
-    auto on_read = with_handler_memory(
-        [self, i, epoch, keep = tls_, bytes = bytes_](std::error_code result, std::size_t size) {
-            if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
-        });
+    auto on_read = with_handler_memory([self, i, epoch, tls = tls_, plain = socket_,
+                                        bytes = bytes_](std::error_code result, std::size_t size) {
+        if (asio_connection* s = self->connection_at(i, epoch)) s->on_read(epoch, result, size);
+    });
     const asio::mutable_buffer room(read_buffer() + read_size_, read_capacity_ - read_size_);
     if (tls_) {
         tls_->async_read_some(room, std::move(on_read));
     } else {
-        socket_.async_read_some(room, std::move(on_read));
+        socket_->async_read_some(room, std::move(on_read));
     }
 }
 

@@ -77,10 +77,10 @@ enum class connection_role : std::uint8_t { instance, watcher, subscriber, leavi
 // the subscriber carries fair locks' wake-ups (fair_channels.hpp), and connects only while
 // a channel wants a subscription.
 //
-// rediss://: once connected, the socket moves into a TLS stream of its own for that
-// connection. Every handler of the stream holds it (a shared_ptr), so an operation that
-// completes after the connection was dropped, or the asio_connection retired, still finds its
-// stream and its socket, never the next connection's.
+// Each connection attempt has a socket of its own, which over rediss:// moves into a TLS stream
+// of its own once connected. Every handler of either holds it (a shared_ptr), and the buffers
+// too, so an operation that completes after the connection was dropped, or the asio_connection
+// retired, still finds its stream, its socket and its bytes, never the next connection's.
 class asio_connection final : public session::connection_io, public session::connection_events {
 public:
     asio_connection(client_impl& owner, asio::io_context& io, std::uint8_t index,
@@ -161,7 +161,7 @@ private:
     void settle();
     void settle_leaving();
     void close_socket() noexcept;
-    void close_later() noexcept;
+    void release_socket() noexcept;
 
     client_impl& owner_;
     std::uint8_t index_;
@@ -172,7 +172,10 @@ private:
 
     using tls_stream = asio::ssl::stream<asio::ip::tcp::socket>;
 
-    asio::ip::tcp::socket socket_;
+    asio::io_context& io_;
+    // This attempt's socket until TLS takes it (null between attempts). Every handler of its
+    // operations holds it, so that it closes only after they have run (release_socket()).
+    std::shared_ptr<asio::ip::tcp::socket> socket_;
     std::shared_ptr<tls_stream> tls_;  // rediss://: this connection's stream (it owns the socket)
     asio::ip::tcp::resolver resolver_;
     asio::steady_timer timer_;
