@@ -216,8 +216,14 @@ void asio_connection::on_resolved(std::uint32_t epoch, std::error_code ec,
     if (ec) return fail(ec);
     auto self = owner_.self();
     const std::uint8_t i = index_;
+    // The next address is tried only while this attempt is current: a dropped one's socket
+    // stays open on io_uring until its handler has run (release_socket()), and Asio's range
+    // connect stops by itself only on a closed socket.
+    const auto current = [self, i, epoch](const std::error_code&, const asio::ip::tcp::endpoint&) {
+        return self->connection_at(i, epoch) != nullptr;
+    };
     asio::async_connect(
-        *socket_, results,
+        *socket_, results, current,
         [self, i, epoch, plain = socket_](std::error_code result, const asio::ip::tcp::endpoint&) {
             if (asio_connection* s = self->connection_at(i)) s->on_connected(epoch, result);
         });
