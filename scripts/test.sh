@@ -2,19 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test.
 #
-#   1. scripts/setup.sh --io-uring (silent when the Debian packages are already there), the SPDX
+#   1. scripts/setup.sh (silent when the Debian packages are already there), the SPDX
 #      licence line in every source file (scripts/spdx.sh --check), and the house checks on
 #      the source text (scripts/tidy.sh: function length, columns, named paths, clang-format)
-#   2. build/ with the default compiler (GCC 12), RelWithDebInfo, its async client on Asio's
-#      io_uring backend (EDGELOCK_IO_URING=ON, unless the kernel refuses io_uring): build all,
-#      then the ctest labels that need no Redis (unit, property, install and sans-IO checks),
-#      two at a time, the two that judge the simulator against real processes (the
-#      conformance test of the simulated Redis against redis-server and the short nemesis
-#      run: real processes under real faults judged against the simulator's matrix), and the
-#      async client's tests that need Redis, on io_uring, and the CLI's check tests that
-#      simulate whole rows. The other tests that need Redis all run in step 5, under the
-#      sanitizers and on epoll (the async client's too, and the blocking client's again under
-#      TSan in step 6); every one of them starts servers of its own on free loopback ports
+#   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, then the ctest
+#      labels that need no Redis (unit, property, install and sans-IO checks), two at a time,
+#      the two that judge the simulator against real processes (the conformance test of the
+#      simulated Redis against redis-server and the short nemesis run: real processes under
+#      real faults judged against the simulator's matrix), and the CLI's check tests that
+#      simulate whole rows. The other tests that need Redis run once, in step 5, under the
+#      sanitizers (and the blocking client's again under TSan in step 6); every one of them
+#      starts servers of its own on free loopback ports
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
 #      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe), and
@@ -62,17 +60,7 @@ step() {
 }
 
 step "setup"
-./scripts/setup.sh --io-uring
-
-# Whether this kernel lets a process set up an io_uring (a container's seccomp profile or
-# kernel.io_uring_disabled may not): the io_uring_setup system call (425 on every Linux
-# architecture) asked for a one-entry ring.
-io_uring_allowed() {
-  python3 -c 'import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-fd = libc.syscall(425, 1, ctypes.create_string_buffer(120))
-sys.exit(0 if fd >= 0 and os.close(fd) is None else 1)'
-}
+./scripts/setup.sh
 
 # Every build directory configured from here on (this script's, the mutation score's copy, the
 # cross and package builds) compiles through ccache: the same sources are compiled by several
@@ -90,33 +78,21 @@ step "every source file names its licence (scripts/spdx.sh --check)"
 step "house checks on the source text (scripts/tidy.sh)"
 ./scripts/tidy.sh
 
-# build/'s async client runs on Asio's io_uring backend where the kernel allows it, so the
-# async client's tests run on both backends: io_uring here, epoll (the default, as packaged)
-# in build-asan/.
-io_uring=OFF
-if io_uring_allowed; then
-  io_uring=ON
-else
-  echo "test.sh: io_uring refused here; build/ on epoll"
-fi
-step "configure build/ (GCC, RelWithDebInfo, EDGELOCK_IO_URING=$io_uring)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_IO_URING="$io_uring"
+step "configure build/ (GCC, RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
 step "build build/"
 cmake --build build -j "$jobs"
 
-# The async client's tests that need Redis: its own and the ones run for both clients.
-async_tests='^(asio_|transport_|fault/transport_table[.]|old_server[.])'
 # The CLI's check tests that simulate whole rows: the simulator's code, which build-asan/
 # runs under the sanitizers in its own tests, at about six times the time. They run here, once;
 # the other check tests (parsing, refusals, a short row) run in build-asan/.
 simulating_checks='^CliCheck[.](SentinelRow|RedlockIsSimulated|AnOlderSimulator'
 simulating_checks+='|ANodeThatMayEvict|ARedlockMasterDown|SaysHowLong)'
-step "ctest build/ -LE redis, -L 'nemesis|conformance', the async client's, the simulating checks"
+step "ctest build/ -LE redis, then -L 'nemesis|conformance', then the simulating checks"
 (cd build && ctest --output-on-failure --no-tests=error -LE redis -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L 'nemesis|conformance' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -R "$async_tests|$simulating_checks" \
-    -j "$jobs")
+  ctest --output-on-failure --no-tests=error -L redis -R "$simulating_checks" -j "$jobs")
 
 step "simulator: mutation score"
 ./scripts/mutation-score.sh --jobs "$jobs"

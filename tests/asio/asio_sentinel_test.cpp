@@ -152,7 +152,8 @@ TEST(asio_sentinel, fair_waiters_are_woken_on_the_master_and_after_a_failover_on
 
     auto back = wait_for(first, a);
     ASSERT_TRUE(run_until(
-        io, [&] { return subscribed_on(old_master) == 1; }, 5s));
+        io, [&] { return subscribed_on(old_master) == 1; }, 5s))
+        << "subscribers: " << subscribed_on(old_master);
     {
         redis_client primary(old_master);
         primary.command({"WAIT", "1", "2000"});  // the holder's key is on the replica
