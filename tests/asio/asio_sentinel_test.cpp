@@ -132,12 +132,19 @@ TEST(asio_sentinel, fair_waiters_are_woken_on_the_master_and_after_a_failover_on
         });
         return result;
     };
+    // Until the release has completed too: the releasing client acquires its handle again next,
+    // which a release still running would refuse (operation_in_progress). The waiter's grant
+    // may be handled first, as completions on two sockets come in either order.
     const auto hand_over = [&](client& owner, lock_handle held,
                                const std::shared_ptr<outcome>& next) {
         const auto start = std::chrono::steady_clock::now();
-        owner.async_release(held, [](std::error_code) {});
+        bool released = false;
+        owner.async_release(held, [&](std::error_code ec) {
+            EXPECT_FALSE(ec) << ec.message();
+            released = true;
+        });
         run_until(
-            io, [&] { return next->done; }, 10s);
+            io, [&] { return released && next->done; }, 10s);
         return elapsed_ms(start);
     };
 
