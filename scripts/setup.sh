@@ -5,7 +5,7 @@
 #   scripts/setup.sh [--io-uring]
 #
 # --io-uring adds liburing-dev, for the async client on Asio's io_uring backend
-# (-DEDGELOCK_IO_URING=ON, bench/backends.sh).
+# (-DEDGELOCK_IO_URING=ON: scripts/test.sh's build-uring/, bench/backends.sh).
 #
 # Silent and quick when everything is present (dpkg-query only). Otherwise runs
 # `apt-get update` once and installs the missing packages, non-interactively, as root or

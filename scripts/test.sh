@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The test command: installs what is missing, builds, and runs every test.
 #
-#   1. scripts/setup.sh (silent when the Debian packages are already there), the SPDX
+#   1. scripts/setup.sh --io-uring (silent when the Debian packages are already there), the SPDX
 #      licence line in every source file (scripts/spdx.sh --check), and the house checks on
 #      the source text (scripts/tidy.sh: function length, columns, named paths, clang-format)
 #   2. build/ with the default compiler (GCC 12), RelWithDebInfo: build all, then the ctest
@@ -44,6 +44,9 @@
 #      pkg-config and run against a real Redis); scripts/package.sh arm64, its .debs checked
 #      for architecture and contents (armhf's, the same script for another triplet, by hand:
 #      step 7 builds the core and the simulator for 32-bit ARM already)
+#   9. build-uring/ with EDGELOCK_IO_URING=ON (the async client on Asio's io_uring backend),
+#      where the kernel allows io_uring: the async client's library and its tests alone (the
+#      option changes nothing else), then those tests, the ones that need Redis with them
 #
 # Exits non-zero on the first failure. Runs from any directory.
 set -euo pipefail
@@ -60,7 +63,17 @@ step() {
 }
 
 step "setup"
-./scripts/setup.sh
+./scripts/setup.sh --io-uring
+
+# Whether this kernel lets a process set up an io_uring (a container's seccomp profile or
+# kernel.io_uring_disabled may not): the io_uring_setup system call (425 on every Linux
+# architecture) asked for a one-entry ring.
+io_uring_allowed() {
+  python3 -c 'import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.syscall(425, 1, ctypes.create_string_buffer(120))
+sys.exit(0 if fd >= 0 and os.close(fd) is None else 1)'
+}
 
 # Every build directory configured from here on (this script's, the mutation score's copy, the
 # cross and package builds) compiles through ccache: the same sources are compiled by several
@@ -161,4 +174,19 @@ step "packages: arm64 .debs built and checked"
 debs=$(./scripts/package.sh arm64)
 mapfile -t debs <<<"$debs"
 tests/package/package_test.sh arm64 "${debs[@]}"
+# The async client on Asio's io_uring backend: its library and its tests alone, built again
+# with EDGELOCK_IO_URING=ON (everything else in the tree is unchanged by the option).
+async_test_targets=(asio_client_api_test asio_fair_channels_test asio_io_backend_test
+  asio_lock_test asio_lock_table_test asio_redlock_test asio_sentinel_test asio_faults_test
+  asio_allocation_test asio_tls_test asio_fair_test asio_metrics_test asio_cluster_test
+  transport_table_test transport_cluster_test transport_switch_test old_server_test)
+async_tests='^(asio_|handler_slot[.]|transport_|fault/transport_table[.]|old_server[.])'
+if io_uring_allowed; then
+  step "build-uring/: the async client's tests on Asio's io_uring backend"
+  cmake -S . -B build-uring -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEDGELOCK_IO_URING=ON
+  cmake --build build-uring -j "$jobs" --target "${async_test_targets[@]}"
+  (cd build-uring && ctest --output-on-failure --no-tests=error -R "$async_tests" -j "$jobs")
+else
+  step "build-uring/: skipped, this kernel refuses io_uring"
+fi
 step "all passed"
