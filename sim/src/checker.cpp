@@ -205,8 +205,9 @@ verdict check_history(const history& h) {
         check_judged(h.oracle, "sampled instant(s) failed");
     v.checks[static_cast<std::size_t>(check_kind::kept)] =
         check_judged(h.kept, "hold(s) lost without a reason");
-    v.checks[static_cast<std::size_t>(check_kind::available)] =
-        check_judged(h.available, "hold(s) lost to a fault ridden out");
+    v.checks[static_cast<std::size_t>(check_kind::available)] = check_judged(
+        h.available,
+        "hold(s) lost, or free lock(s) not taken, through what the configuration rides out");
     v.checks[static_cast<std::size_t>(check_kind::wakeup)] =
         check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
     v.checks[static_cast<std::size_t>(check_kind::fifo)] =

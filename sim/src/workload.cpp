@@ -694,6 +694,7 @@ void client::cancel_acquire() {
     const errc code = lock_.release(now_ms());
     if (code != errc::ok && code != errc::not_held) anomaly("release", code);
     cancelled_ = code == errc::ok;
+    if (cancelled_) world_.cancelled(id_);
     drain();
 }
 

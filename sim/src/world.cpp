@@ -213,6 +213,7 @@ world::world(const run_spec& spec)
         lock_key_ = lock_name_;
         init_fair_checks();
     }
+    acquiring_.assign(params_.clients, false);
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
@@ -338,8 +339,10 @@ run_result world::run() {
         }
         dispatch(e);
         if (config_.fair) judge_waiters();
+        judge_acquirers();
     }
     now_us_ = end_us_;
+    judge_acquirers();
     for (auto& c : clients_) {
         c->finish(end_us_);
         result.anomalies += c->anomalies();

@@ -109,18 +109,25 @@ void world::init_fair_checks() {
     holding_token_.assign(params_.clients, std::string());
     due_since_us_.assign(params_.clients, -1);
     told_us_.assign(params_.clients, -1);
-    const std::int64_t attempt_us = lock_attempt_timeout_ms(params_) * 1000;
     const std::int64_t recheck_us = lock_recheck_ms(params_) * 1000;
+    history_.fair.judged = true;
+    history_.fair.told_bound_us = attempt_slack_us();
+    history_.fair.due_bound_us =
+        recheck_us + recheck_us * params_.clock_ppm_max / 1'000'000 + 1000 + attempt_slack_us();
+}
+
+std::int64_t world::attempt_slack_us() const noexcept {
+    const std::int64_t attempt_us = lock_attempt_timeout_ms(params_) * 1000;
     const std::int64_t one_way_us = params_.path_us_max + params_.tail_ms_max * 1000;
     const std::int64_t replication_us = 2 * params_.repl_us_max;
-    std::int64_t attempt_slack_us = attempt_us + 4 * one_way_us + replication_us + 10'000;
+    std::int64_t slack_us = attempt_us + 4 * one_way_us + replication_us + 10'000;
     if (attempt_us <= 2 * one_way_us + replication_us) {
-        attempt_slack_us += attempt_us + std::min(params_.retry_delay_ms_max * 1000, recheck_us);
+        const std::int64_t retry_max_us = resolved_lock(params_).retry_delay_ms_max * 1000;
+        const std::int64_t retry_us =
+            config_.fair ? std::min(retry_max_us, lock_recheck_ms(params_) * 1000) : retry_max_us;
+        slack_us += attempt_us + retry_us;
     }
-    history_.fair.judged = true;
-    history_.fair.told_bound_us = attempt_slack_us;
-    history_.fair.due_bound_us =
-        recheck_us + recheck_us * params_.clock_ppm_max / 1'000'000 + 1000 + attempt_slack_us;
+    return slack_us;
 }
 
 // From the last fault's healing (slow_subscribe excepted, activate()) the connections come
@@ -157,12 +164,14 @@ bool world::times_out(std::int64_t extra_us) const noexcept {
 }
 
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
+    acquiring_[client] = true;
     if (!config_.fair) return;
     waiting_token_[client] = std::string(token_hex);
     holding_token_[client].clear();
 }
 
 void world::end_wait(std::uint8_t client, bool acquired) {
+    acquiring_[client] = false;
     if (!config_.fair) return;
     if (acquired) holding_token_[client] = waiting_token_[client];
     waiting_token_[client].clear();
@@ -174,6 +183,8 @@ void world::end_hold(std::uint8_t client) {
     if (!config_.fair) return;
     holding_token_[client].clear();
 }
+
+void world::cancelled(std::uint8_t client) { acquiring_[client] = false; }
 
 void world::told(std::uint8_t client) {
     if (!config_.fair || due_since_us_[client] < 0 || told_us_[client] >= 0) return;

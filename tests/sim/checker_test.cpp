@@ -162,6 +162,7 @@ TEST(checker, a_hold_lost_to_a_fault_ridden_out_is_reported_by_the_available_che
     const verdict v = check_history(h);
     EXPECT_FALSE(v.ok(check_kind::available));
     EXPECT_EQ(v.checks[static_cast<std::size_t>(check_kind::available)].detail,
-              "c1 lost hold #3 (1 hold(s) lost to a fault ridden out)");
+              "c1 lost hold #3 (1 hold(s) lost, or free lock(s) not taken, through what "
+              "the configuration rides out)");
     EXPECT_TRUE(v.ok(check_kind::kept)) << "a loss is judged by one of the two, not both";
 }

@@ -43,6 +43,19 @@
 //             reach it and renew there: a client that follows +switch-master does). A slot's
 //             move counts as ridden out once it is that old too. Judged with the kept check,
 //             on the losses it leaves out for a disturbance ridden out.
+//             Its acquirer half: a free lock that a client asks for is taken, by someone,
+//             within a bound, in calm and through what the configuration rides out alike.
+//             Free: no master that is up holds the key, and a request would be granted (the
+//             master, or a Redlock quorum, up, answering, with WAIT's replicas and counted by
+//             the restart guard; a slot that moves, on the importing node too; under fair
+//             waiting, every live entry of the line a waiter that can act). The bound: what a
+//             fault's effects take on a connection, three attempts at their worst and the
+//             retry delay's cap (fair: the wakeup check's due bound). Judged while nothing
+//             but what the configuration rides out concerned an asker or the granting nodes
+//             since that settling time before the lock was free, with at most one of the
+//             asker's messages in the network's long tail (fair: the lock counts as free only
+//             while no asker, any of whom may head the line, was disturbed within it); not
+//             while two ask for a Redlock lock (their attempts may split the votes, each time).
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.

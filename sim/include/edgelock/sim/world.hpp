@@ -171,6 +171,9 @@ public:
     void end_wait(std::uint8_t client, bool acquired);
     void end_hold(std::uint8_t client);
     void told(std::uint8_t client);
+    // The client's acquire() was cancelled: it no longer asks for the lock (the available
+    // check's acquirers), though its acquire_failed is still to come.
+    void cancelled(std::uint8_t client);
 
     // History.
     std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
@@ -373,6 +376,21 @@ private:
     bool rides_out(const disturbance& d, std::int64_t lost_us) const noexcept;
     bool renewals_have_room() const noexcept;
     std::int64_t settle_us() const noexcept;
+    // The available check's acquirer half (world_judges.cpp): a free lock asked for is taken
+    // within acquire_bound_us().
+    bool grants_now(std::uint8_t node) const noexcept;
+    bool line_open() const;
+    bool lock_free_now(std::uint32_t& granters) const;
+    std::int64_t acquire_bound_us() const noexcept;
+    enum class asker_state : std::uint8_t { disturbed, ridden, calm };
+    asker_state asker_since(std::uint8_t client, std::uint32_t granters,
+                            std::int64_t from_us) const noexcept;
+    bool line_held(std::uint32_t granters) const noexcept;
+    void judge_acquirers();
+    // What one attempt may take at worst: its timeout, two round trips (NOSCRIPT's fallback
+    // is one more) and WAIT's replication, and where the network's tail can outlast the
+    // attempt timeout, a failed attempt and its retry delay more.
+    std::int64_t attempt_slack_us() const noexcept;
     void note(const std::string& lane, const process_clocks* clocks, const std::string& text);
     void note_request(std::uint8_t server, std::uint8_t client, std::string_view request,
                       const std::string* reply);
@@ -434,6 +452,8 @@ private:
     std::vector<std::string> holding_token_;  // per client: its fair hold's token until released
     std::vector<std::int64_t> due_since_us_;  // per client: due since (true time), -1 when not
     std::vector<std::int64_t> told_us_;       // per client: told while due, -1 when not
+    std::vector<bool> acquiring_;             // per client: its acquire() runs, not cancelled
+    std::int64_t free_since_us_ = -1;  // the lock free and asked for since (true time), or -1
     std::string lock_key_;
     std::string queue_key_;  // the lock's line and its expiries
     std::string qttl_key_;
