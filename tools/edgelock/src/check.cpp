@@ -114,8 +114,8 @@ const char* letter_meaning(char letter) {
         case 'L': return "L the lock was never acquired again";
         case 'K': return "K a holder lost the lock while its master still kept it";
         case 'A':
-            return "A a holder lost the lock to a fault its configuration rides out (a slot "
-                   "moving, a failover with WAIT)";
+            return "A a holder lost the lock, or a free lock waited past its bound, through "
+                   "what its configuration rides out (a slot moving, a failover with WAIT)";
         case 'W': return "W a waiter at its turn was not served within the fair line's bound";
         case 'Q': return "Q the fair line served a waiter out of its order";
         default: return "H held() said yes after Redis lost the key";
