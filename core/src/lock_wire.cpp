@@ -184,7 +184,12 @@ void lock::handle_native_acquire_reply(std::uint8_t instance, request sent, cons
                                        errc& code) noexcept {
     if (is_syntax_error(reply)) {  // a server before 7.0: the script, on this connection
         scripted_acquire_ = static_cast<std::uint8_t>(scripted_acquire_ | 1u << instance);
-        if (sent.current) follow_up(instance, request_kind::acquire);
+        // Its text, whatever connection it goes out on: under Redis Cluster the refusal may
+        // come from the node an ASK sent the claim to, and the retry goes to the slot's owner
+        // first, a connection that never refused (and whose change forgets the mark): asked
+        // SET NX PX GET again there, the claim would bounce between the two for as long as
+        // the slot moves.
+        if (sent.current) follow_up(instance, request_kind::acquire, true);
         return;
     }
     const bool key_was_free = reply.type == reply_type::nil;
@@ -206,8 +211,8 @@ void lock::handle_native_acquire_reply(std::uint8_t instance, request sent, cons
 
 // Queues the running round's next request on an instance that answered but does not count
 // yet; without room for it (and for the release that may follow) the instance fails.
-void lock::follow_up(std::uint8_t instance, request_kind kind) noexcept {
-    if (!enqueue(instance, kind, true, false, 2)) record(instance, outcome::failed);
+void lock::follow_up(std::uint8_t instance, request_kind kind, bool eval) noexcept {
+    if (!enqueue(instance, kind, true, eval, 2)) record(instance, outcome::failed);
 }
 
 }  // namespace edgelock

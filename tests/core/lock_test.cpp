@@ -337,6 +337,12 @@ std::vector<std::string> script_request(const edgelock::script& s, std::string_v
     return {"EVALSHA", sha(s), "1", "orders:42", std::string(token_hex), "30000"};
 }
 
+// The same as EVAL, with the script's text.
+std::vector<std::string> script_text_request(const edgelock::script& s,
+                                             std::string_view token_hex) {
+    return {"EVAL", std::string(s.text), "1", "orders:42", std::string(token_hex), "30000"};
+}
+
 // How Redis before 7.0 refuses SET with both NX and GET.
 reply_node syntax_error() { return error("ERR syntax error"); }
 
@@ -481,7 +487,8 @@ TEST(lock_native_acquire, a_syntax_error_sends_the_script_now_and_for_the_next_a
         << "an answer about the form, not a failure";
     EXPECT_TRUE(take_events(l).empty());
     EXPECT_EQ(l.state(), lock_state::acquiring) << "the same attempt goes on";
-    EXPECT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
+    EXPECT_EQ(take_request(l, 0), script_text_request(edgelock::acquire_script, token_a_hex))
+        << "its own retry: the script's text";
     ASSERT_EQ(l.on_reply(0, nil(), 3), errc::ok);  // the script's refusal: another owner
     ASSERT_EQ(l.state(), lock_state::backing_off);
     EXPECT_FALSE(l.has_request(0)) << "refused: no cleanup";
@@ -510,7 +517,7 @@ TEST(lock_native_acquire, a_new_connection_is_asked_set_nx_px_get_again) {
     ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
     for (std::uint8_t i = 0; i < 3; ++i) take_request(l, i);
     ASSERT_EQ(l.on_reply(1, syntax_error(), 1), errc::ok);
-    EXPECT_EQ(take_request(l, 1), script_request(edgelock::acquire_script, token_a_hex));
+    EXPECT_EQ(take_request(l, 1), script_text_request(edgelock::acquire_script, token_a_hex));
     ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);
     ASSERT_EQ(l.on_reply(2, key_was_free(), 2), errc::ok);
     ASSERT_EQ(take_events(l).at(0).type, event_type::acquired);
@@ -540,6 +547,24 @@ TEST(lock_native_acquire, a_new_connection_is_asked_set_nx_px_get_again) {
         EXPECT_EQ(take_request(l, i), set_nx_request(token_a_hex)) << int{i};
 }
 
+// Redis Cluster with a slot moving to a node running a server before 7.0: the claim went to
+// the slot's owner, an ASK sent it to that node, which refused the form; the lock then moves
+// back to the owner (the client tells the core of the change of connection) before the retry
+// is written. The retry is the script all the same: asked SET NX PX GET on the owner's
+// connection again, it would be sent back to the node that refuses it, for as long as the
+// slot moves.
+TEST(lock_native_acquire, the_retry_after_a_syntax_error_is_the_script_on_any_connection) {
+    lock l;
+    configure(l, 1);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    ASSERT_EQ(take_request(l, 0), set_nx_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, syntax_error(), 1), errc::ok);
+    ASSERT_EQ(l.on_io_error(0, 2), errc::ok);  // the move back to the slot's owner
+    EXPECT_EQ(take_request(l, 0), script_text_request(edgelock::acquire_script, token_a_hex));
+    ASSERT_EQ(l.on_reply(0, integer(0), 3), errc::ok);
+    EXPECT_TRUE(l.held(3));
+}
+
 // A slow server: attempt 1 timed out and attempt 2 is queued behind its cleanup, unwritten,
 // when attempt 1's syntax error comes. The form is chosen when a request is written.
 TEST(lock_native_acquire,
@@ -559,36 +584,46 @@ TEST(lock_native_acquire,
     EXPECT_FALSE(l.has_request(0)) << "attempt 1 is over: its claim is not queued again";
 }
 
-TEST(lock_native_acquire, a_script_only_instance_without_the_script_cached_gets_its_text) {
-    lock l;
+// A script-only instance's next attempt after its refusal: the cached script (EVALSHA), or its
+// text when the server lost its cache. `retry_at`: when that attempt went out.
+void refuse_the_form_then_retry(lock& l, std::int64_t& retry_at) {
     configure(l, 1);
-    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     take_request(l, 0);
     ASSERT_EQ(l.on_reply(0, syntax_error(), 1), errc::ok);
     take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2), errc::ok);
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);  // busy: the attempt is over
+    retry_at = l.next_deadline_ms();
+    ASSERT_EQ(l.on_timer(retry_at), errc::ok);
+    ASSERT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
+}
+
+TEST(lock_native_acquire, a_script_only_instance_without_the_script_cached_gets_its_text) {
+    lock l;
+    std::int64_t retry_at = 0;
+    refuse_the_form_then_retry(l, retry_at);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), retry_at + 1),
+              errc::ok);
     const auto resent = take_request(l, 0);
     EXPECT_EQ(resent[0], "EVAL");
     EXPECT_EQ(resent[1], std::string(edgelock::acquire_script.text));
     EXPECT_EQ(resent[4], token_a_hex);
-    ASSERT_EQ(l.on_reply(0, integer(0), 3), errc::ok);
-    EXPECT_TRUE(l.held(3));
+    ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 2), errc::ok);
+    EXPECT_TRUE(l.held(retry_at + 2));
 }
 
 // The form is chosen when a request is written, but an EVAL re-send is the script's text
 // whatever the connection it goes out on.
 TEST(lock_native_acquire, an_eval_resend_stays_the_script_on_the_next_connection) {
     lock l;
-    configure(l, 1);
-    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
-    take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, syntax_error(), 1), errc::ok);
-    take_request(l, 0);
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), 2), errc::ok);
-    ASSERT_EQ(l.on_io_error(0, 3), errc::ok);  // before the EVAL was written
+    std::int64_t retry_at = 0;
+    refuse_the_form_then_retry(l, retry_at);
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), retry_at + 1),
+              errc::ok);
+    ASSERT_EQ(l.on_io_error(0, retry_at + 2), errc::ok);  // before the EVAL was written
     EXPECT_EQ(take_request(l, 0)[0], "EVAL");
-    ASSERT_EQ(l.on_reply(0, integer(0), 4), errc::ok);
-    EXPECT_TRUE(l.held(4));
+    ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 3), errc::ok);
+    EXPECT_TRUE(l.held(retry_at + 3));
 }
 
 TEST(lock_native_acquire, with_fencing_the_acquire_is_always_the_script) {

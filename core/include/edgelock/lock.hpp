@@ -139,7 +139,8 @@
 // is extended from this one by a renew (the renew script) before the instance counts. Any
 // other value is another owner's. An instance that answers the form with a syntax error (a
 // server before 7.0) gets the acquire script instead (scripts.hpp), which does all of that
-// in one step, from then on until its connection changes (on_io_error). With fencing the
+// in one step, from then on until its connection changes (on_io_error); the attempt's own
+// retry is the script's text (EVAL), whatever connection it then goes out on. With fencing the
 // acquire is always the script: the counter must move in the same atomic step.
 //
 // Fair waiting (lock_config::fair, one instance: a single Redis or Sentinel's master):
@@ -548,7 +549,7 @@ private:
                       const reply_node& reply, errc& code) noexcept;
     void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
                                      errc& code) noexcept;
-    void follow_up(std::uint8_t instance, request_kind kind) noexcept;
+    void follow_up(std::uint8_t instance, request_kind kind, bool eval = false) noexcept;
 
     // lock_fair.cpp: fair waiting.
     std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
