@@ -146,9 +146,9 @@ cat <<'EOF'
 ok: every run kept every promise. Violated: O two holders at once, S a stale write reached
 the protected storage, F fence tokens out of order, L the lock never came back, H held()
 said yes while Redis no longer kept the holder's key where it had to, K a holder lost the
-lock for no reason, A a holder lost it to a fault its configuration rides out (a slot moving
-between cluster masters, a failover with WAIT); fair locks only: W a waiter missed its
-wake-up at a free lock,
+lock for no reason, A a holder lost it, or a free lock waited past its bound, through what its
+configuration rides out (a slot moving between cluster masters, a failover with WAIT); fair
+locks only: W a waiter missed its wake-up at a free lock,
 Q the line was not served in order.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover

@@ -161,6 +161,11 @@ void draw_client_knobs(world_params& p, prng& rng) noexcept {
     p.on_demand_clients = rng.chance(500'000) ? static_cast<std::uint32_t>(rng.next()) : 0;
 }
 
+void draw_fault_points(world_params& p, prng& rng) noexcept {
+    p.fault_point_per_million =
+        rng.chance(250'000) ? static_cast<std::uint32_t>(rng.between(2'000, 40'000)) : 0;
+}
+
 namespace {
 
 // The lock's knobs. Half the runs take each default (the mutants of a default must be
@@ -378,6 +383,7 @@ std::string to_text(const world_params& p) {
     if (p.leave_per_million > 0) add("closes_after_cancel", p.leave_per_million, "/1e6");
     if (p.release_at_renewal_per_million > 0)
         add("release_at_renewal", p.release_at_renewal_per_million, "/1e6");
+    if (p.fault_point_per_million > 0) add("fault_points", p.fault_point_per_million, "/1e6");
     if (p.on_demand_clients != 0) add("on_demand_mask", p.on_demand_clients & 0xffu, "");
     return out;
 }

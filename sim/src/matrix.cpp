@@ -16,6 +16,7 @@ constexpr std::uint64_t failover_stream = 10;
 constexpr std::uint64_t server_stream = 11;
 constexpr std::uint64_t user_stream = 12;
 constexpr std::uint64_t client_stream = 13;
+constexpr std::uint64_t fault_point_stream = 14;
 
 // Knobs added after the others, each from a stream of its own so the earlier draws keep their
 // values: the servers' loading, the users' cancels, which client each process runs (not over
@@ -57,6 +58,8 @@ run_spec make_spec(const run_request& request) {
             spec.params = random_params(request.scenario->id, params_rng);
             if (request.config->fair) draw_fair_knobs(spec.params, fair_rng);
             draw_layout_knobs(*request.config, request.seed, spec.params);
+            prng fault_point_rng = prng::stream(request.seed, fault_point_stream);
+            draw_fault_points(spec.params, fault_point_rng);
             spec.faults =
                 random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
             break;

@@ -73,14 +73,15 @@ bool parse_behaviour(std::string_view text, behaviour& out) noexcept {
 }
 
 client::client(world& w, std::uint8_t id, const lock_config& config, const process_clocks& clocks,
-               prng rng, behaviour b)
+               prng rng, prng faults_rng, behaviour b)
     : world_(w),
       id_(id),
       lock_name_(config.name),
       instances_(config.instances),
       clocks_(clocks),
       rng_(rng),
-      behaviour_(b) {
+      behaviour_(b),
+      faults_(*this, w, faults_rng, w.params()) {
     if (((w.params().on_demand_clients >> id) & 1u) != 0) linking_ = session::linking::on_demand;
     const errc code = lock_.configure(config);
     EDGELOCK_ASSERT(code == errc::ok);
@@ -94,6 +95,7 @@ void client::setup_connections() {
     const configuration& config = world_.config();
     session::connection_setup s;
     s.times = connection_timing(world_.params());
+    s.faults = &faults_;
     if (config.sentinels > 0) {
         for (std::uint8_t j = 0; j < config.sentinels; ++j) sentinels_[j] = address_of_sentinel(j);
         s.sentinels = sentinels_.data();
@@ -116,6 +118,7 @@ void client::setup_connections() {
         s.read_node = config.restart_guard;
         connections_[i].setup(world_, *this, id_, i, s, world_.params().write_window);
     }
+    s.faults = nullptr;  // the fault points are the lock connections'
     if (config.fair) setup_subscriber(s);
     if (config.sentinels > 0) setup_watch(s);
 }
@@ -138,6 +141,21 @@ void client::setup_subscriber(session::connection_setup s) {
     s.read_node = false;
     s.refuse_evicting = false;
     subscriber_.setup(world_, *this, id_, 0, s, 0, lane::subscriber);
+}
+
+bool client_faults::fire(session::fault_point p) noexcept {
+    if (per_million_ == 0 || world_.now_us() >= until_us_ || !rng_.chance(per_million_))
+        return false;
+    owner_.fault_point_fired(p);
+    return true;
+}
+
+// The world hears of it as of a fault's start: the lock must ride it out, the checks that
+// judge what disturbs a client leave it out for the settling time, and the liveness window
+// runs from it.
+void client::fault_point_fired(session::fault_point p) {
+    (void)p;  // close_after_reply is the only point
+    world_.fault_point_fired(id_, "fault point: the connection fails right after an answer");
 }
 
 std::int64_t client::now_us() const noexcept { return world_.now_us(); }

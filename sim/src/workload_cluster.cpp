@@ -221,6 +221,7 @@ bool client::place_cluster_subscriber() {
     s.seed = rng_.next();
     s.read_node = false;
     s.refuse_evicting = false;
+    s.faults = nullptr;  // the fault points are the lock connections'
     subscriber_.setup(world_, *this, id_, m, s, 0, lane::subscriber);
     subscriber_placed_ = true;
     return true;

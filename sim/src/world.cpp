@@ -217,8 +217,9 @@ world::world(const run_spec& spec)
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
-        clients_.push_back(std::make_unique<client>(
-            *this, c, lc, clocks, prng::stream(spec.seed, 100 + c), spec.clients));
+        clients_.push_back(
+            std::make_unique<client>(*this, c, lc, clocks, prng::stream(spec.seed, 100 + c),
+                                     prng::stream(spec.seed, 200 + c), spec.clients));
     }
 
     end_us_ = std::max(params_.duration_ms, params_.liveness_window_ms) * 1000;

@@ -104,6 +104,18 @@ void world::change_clock(const fault& f) {
     if (!f.on_node) clients_[f.target]->clocks_changed();
 }
 
+// A fault point fired: a fault concerning the client, in force for what a broken connection
+// takes to be noticed and made again (settle_us), and healed then (the liveness window and
+// the fair checks run from there).
+void world::fault_point_fired(std::uint8_t client, const char* what) {
+    disturbance d;
+    d.client = client;
+    d.to_us = now_us_ + settle_us();
+    disturb(d);
+    heal_at(d.to_us);
+    if (recording()) note_client(client, what);
+}
+
 void world::heal_at(std::int64_t end_us) {
     heal_us_ = std::max(heal_us_, end_us);
     fair_heal_us_ = std::max(fair_heal_us_, end_us);

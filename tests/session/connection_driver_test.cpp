@@ -71,15 +71,27 @@ struct recorded_events final : connection_events {
     }
 };
 
+// The simulator's side of a fault point (fault_points.hpp): fires when told, counts calls.
+struct scripted_faults final : fault_points {
+    bool firing = false;
+    int asked = 0;
+    bool fire(fault_point p) noexcept override {
+        EXPECT_EQ(p, fault_point::close_after_reply);
+        ++asked;
+        return firing;
+    }
+};
+
 class connection_driver_test : public ::testing::Test {
 protected:
-    void set_up(const std::vector<std::string>& sentinel_urls) {
+    void set_up(const std::vector<std::string>& sentinel_urls, fault_points* faults = nullptr) {
         io.driver = &d;
         events.driver = &d;
         connection_setup s;
         s.in_flight_storage = storage.data();
         s.in_flight_capacity = storage.size();
         s.seed = 7;
+        s.faults = faults;
         if (sentinel_urls.empty()) {
             server = address("redis://n1:6379");
             s.node = &server;
@@ -147,6 +159,33 @@ TEST_F(connection_driver_test, answers_are_routed_and_a_closed_connection_drops_
     ASSERT_EQ(events.ends.size(), 1u);
     EXPECT_TRUE(events.lock_heard[0]);  // it was ready, and a request went with it
     EXPECT_EQ(io.opened.size(), 2u);    // it had served requests: made again at once
+}
+
+// close_after_reply: asked after each answer (never for the handshake's replies); when it
+// fires the connection fails at once, as if the server closed it, and the replies read with
+// that answer are left unrouted: the next request is dropped with the connection.
+TEST_F(connection_driver_test, a_fault_point_fails_the_connection_right_after_an_answer) {
+    scripted_faults faults;
+    set_up({}, &faults);
+    d.settle(0, true);
+    connected(0);
+    finish_handshake(1);
+    EXPECT_EQ(faults.asked, 0) << "the handshake's replies are no answers";
+    ASSERT_TRUE(d.connection().track(1, 1, 1));
+    ASSERT_TRUE(d.connection().track(2, 2, 1));
+    ASSERT_TRUE(d.connection().track(3, 3, 1));
+    EXPECT_EQ(feed(":1\r\n", 2), 4u);
+    EXPECT_EQ(faults.asked, 1);
+    EXPECT_TRUE(d.connection().ready());
+    faults.firing = true;
+    EXPECT_EQ(feed(":1\r\n:1\r\n", 3), 4u) << "nothing after the answer is read";
+    ASSERT_EQ(events.answers.size(), 2u);
+    EXPECT_EQ(events.answers[1].owner, 2u);
+    d.settle(3, true);
+    ASSERT_EQ(events.ends.size(), 1u);
+    EXPECT_EQ(d.connection().last_error(), failure::of(transport_errc::connection_closed));
+    ASSERT_EQ(events.drops.size(), 1u);
+    EXPECT_EQ(events.drops[0].owner, 3u);
 }
 
 TEST_F(connection_driver_test, routing_stops_when_a_delivery_replaces_the_connection) {

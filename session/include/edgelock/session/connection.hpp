@@ -52,6 +52,7 @@
 
 #include "edgelock/lock.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/handshake.hpp"
 #include "edgelock/session/node_facts.hpp"
 #include "edgelock/session/reconnect.hpp"
@@ -92,6 +93,7 @@ struct connection_setup {
                                              // fails the connection (evicting_node)
     bool refuse_replica = false;             // read_node: a node whose INFO says it is a
                                              // replica fails the connection (not_master)
+    fault_points* faults = nullptr;          // the simulator's (fault_points.hpp); else none
 };
 
 struct routed_reply {

@@ -13,6 +13,8 @@
 //   on_connected(...)    the socket is up (and secured): the handshake to send
 //   on_bytes(...)        bytes read: every complete reply is routed, answers, the node read,
 //                        pushed messages and master switches handed to the client's events
+//                        (under simulation, a fault point may fail the connection after an
+//                        answer: fault_points.hpp)
 //   on_io_error / on_timer / close   the connection failed, a deadline passed, or the client
 //                        drops it: settle() then closes it
 //
@@ -150,6 +152,7 @@ private:
     session::connection connection_;
     connection_io* io_ = nullptr;
     connection_events* events_ = nullptr;
+    fault_points* faults_ = nullptr;
     bool ready_reported_ = false;
     std::uint32_t closed_count_ = 0;
 };

@@ -213,6 +213,9 @@ struct world_params {
     // client's and so the C API's do; the others connect eagerly, as the async client's
     // (session/linking.hpp). Over Redis Cluster both kinds work their node links alike.
     std::uint32_t on_demand_clients = 0;
+    // The chance, per million, that a fault point (session/fault_points.hpp) a client's lock
+    // connection reaches fires: close_after_reply fails the connection right after an answer.
+    std::uint32_t fault_point_per_million = 0;
 };
 
 // Clock rate errors the default drift allowance (ttl/100 + 2 ms) absorbs: a client clock
@@ -253,6 +256,8 @@ void draw_user_knobs(world_params& params, prng& rng) noexcept;
 // Which client each process runs, drawn apart for the same reason: in half the runs each
 // client is the blocking one (links on demand) by a coin, else every client is the async one.
 void draw_client_knobs(world_params& params, prng& rng) noexcept;
+// The session's fault points: on in a quarter of the random runs.
+void draw_fault_points(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;

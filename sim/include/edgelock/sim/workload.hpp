@@ -43,6 +43,7 @@
 #include "edgelock/sim/clock.hpp"
 #include "edgelock/sim/configuration.hpp"
 #include "edgelock/session/cluster_links.hpp"
+#include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/linking.hpp"
 #include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/subscription.hpp"
@@ -67,14 +68,41 @@ enum class behaviour : std::uint8_t {
 const char* to_string(behaviour b) noexcept;
 bool parse_behaviour(std::string_view text, behaviour& out) noexcept;
 
+class client;
+
+// A client's fault points (session/fault_points.hpp) on its lock connections: each point
+// reached before the workload's duration ends fires with world_params::fault_point_per_million,
+// drawn from a PRNG stream of its own (so a run without them draws as before), and the world
+// hears of each that fires. After the duration none fires, so the liveness window that
+// follows the last one is the run's end.
+class client_faults final : public session::fault_points {
+public:
+    client_faults(client& owner, const world& w, prng rng, const world_params& p) noexcept
+        : owner_(owner),
+          world_(w),
+          rng_(rng),
+          per_million_(p.fault_point_per_million),
+          until_us_(p.duration_ms * 1000) {}
+    bool fire(session::fault_point p) noexcept override;
+
+private:
+    client& owner_;
+    const world& world_;
+    prng rng_;
+    std::uint32_t per_million_;
+    std::int64_t until_us_;
+};
+
 class client {
 public:
     client(world& w, std::uint8_t id, const lock_config& config, const process_clocks& clocks,
-           prng rng, behaviour b);
+           prng rng, prng faults_rng, behaviour b);
     client(const client&) = delete;
     client& operator=(const client&) = delete;
 
     void start(std::int64_t first_job_ms);
+    // A fault point of its lock connections fired (client_faults).
+    void fault_point_fired(session::fault_point p);
     // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
     void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
@@ -267,6 +295,7 @@ private:
     std::uint32_t request_id_ = 0;
 
     std::array<std::uint16_t, point_count> points_{};
+    client_faults faults_;
     std::uint32_t timer_generation_ = 0;
     std::uint32_t probe_generation_ = 0;
     std::int64_t timer_at_us_ = -1;

@@ -174,6 +174,8 @@ public:
     // The client's acquire() was cancelled: it no longer asks for the lock (the available
     // check's acquirers), though its acquire_failed is still to come.
     void cancelled(std::uint8_t client);
+    // A fault point of the client's lock connections fired (session/fault_points.hpp).
+    void fault_point_fired(std::uint8_t client, const char* what);
 
     // History.
     std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
