@@ -42,9 +42,9 @@ bool world::line_open() const {
 
 // An acquire would succeed now: enough of the lock's home grants it (the master, or a Redlock
 // quorum) and, while its slot moves between Redis Cluster masters, the importing node too (a
-// missing key is asked for there, after ASK). Outside Redlock no other master that is up holds
-// the key either: a client may still be sent to an old master (a stale sentinel names it, or
-// a node's stale view of the slots), and then the lock is not free where it asks.
+// missing key is asked for there, after ASK) for a one-key acquire. Outside Redlock no other master
+// that is up holds the key either: a client may still be sent to an old master (a stale sentinel
+// names it, or a node's stale view of the slots), and then the lock is not free where it asks.
 // `granters`: the nodes that would grant it.
 bool world::lock_free_now(std::uint32_t& granters) const {
     const auto [first, count, needed] = lease_home_now();
@@ -64,6 +64,10 @@ bool world::lock_free_now(std::uint32_t& granters) const {
     }
     if (granting < needed) return false;
     if (slot_moving_.importer >= 0) {
+        // A script of several keys (fencing's counter, the fair line's) is refused with
+        // TRYAGAIN while the slot moves: the source has them split, the importer lacks the lock
+        // key. Real Redis answers so too; the lock is free again once the move is done.
+        if (config_.fencing || config_.fair) return false;
         const auto importer = static_cast<std::uint8_t>(slot_moving_.importer);
         if (!grants_now(importer)) return false;
         granters |= 1u << importer;

@@ -47,7 +47,8 @@
 //             within a bound, in calm and through what the configuration rides out alike.
 //             Free: no master that is up holds the key, and a request would be granted (the
 //             master, or a Redlock quorum, up, answering, with WAIT's replicas and counted by
-//             the restart guard; a slot that moves, on the importing node too; under fair
+//             the restart guard; a slot that moves, on the importing node too, and never for
+//             a script of several keys, which Redis refuses with TRYAGAIN then; under fair
 //             waiting, every live entry of the line a waiter that can act). The bound: what a
 //             fault's effects take on a connection, three attempts at their worst and the
 //             retry delay's cap (fair: the wakeup check's due bound). Judged while nothing
