@@ -544,7 +544,9 @@ TEST_F(CliTls, SentinelsOverTlsNameAMasterReachedOverTls) {
     // check finds the master through the same sentinels, over TLS.
     std::vector<std::string> check_args = {"check"};
     check_args.insert(check_args.end(), where.begin(), where.end());
-    const program_result check = run_program(edgelock(check_args), clean_env());
+    program_options checking = clean_env();
+    checking.timeout = 120s;  // check simulates its row's matrix: slow under the sanitizers
+    const program_result check = run_program(edgelock(check_args), checking);
     expect_success(check);
     EXPECT_EQ(line_starting(check.out, "node "),
               "node         127.0.0.1:" + std::to_string(topology.master_port()))
