@@ -584,9 +584,9 @@ TEST(lock_native_acquire,
     EXPECT_FALSE(l.has_request(0)) << "attempt 1 is over: its claim is not queued again";
 }
 
-// A script-only instance's next attempt after its refusal: the cached script (EVALSHA), or its
-// text when the server lost its cache. `retry_at`: when that attempt went out.
-void refuse_the_form_then_retry(lock& l, std::int64_t& retry_at) {
+// A script-only instance's next attempt after its refusal: the cached script (EVALSHA), which
+// the server, having lost its cache, refuses with NOSCRIPT. `retry_at`: when it went out.
+void refuse_the_form_then_lose_the_script(lock& l, std::int64_t& retry_at) {
     configure(l, 1);
     ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
     take_request(l, 0);
@@ -596,14 +596,14 @@ void refuse_the_form_then_retry(lock& l, std::int64_t& retry_at) {
     retry_at = l.next_deadline_ms();
     ASSERT_EQ(l.on_timer(retry_at), errc::ok);
     ASSERT_EQ(take_request(l, 0), script_request(edgelock::acquire_script, token_a_hex));
+    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), retry_at + 1),
+              errc::ok);
 }
 
 TEST(lock_native_acquire, a_script_only_instance_without_the_script_cached_gets_its_text) {
     lock l;
     std::int64_t retry_at = 0;
-    refuse_the_form_then_retry(l, retry_at);
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), retry_at + 1),
-              errc::ok);
+    refuse_the_form_then_lose_the_script(l, retry_at);
     const auto resent = take_request(l, 0);
     EXPECT_EQ(resent[0], "EVAL");
     EXPECT_EQ(resent[1], std::string(edgelock::acquire_script.text));
@@ -617,9 +617,7 @@ TEST(lock_native_acquire, a_script_only_instance_without_the_script_cached_gets_
 TEST(lock_native_acquire, an_eval_resend_stays_the_script_on_the_next_connection) {
     lock l;
     std::int64_t retry_at = 0;
-    refuse_the_form_then_retry(l, retry_at);
-    ASSERT_EQ(l.on_reply(0, error("NOSCRIPT No matching script. Please use EVAL."), retry_at + 1),
-              errc::ok);
+    refuse_the_form_then_lose_the_script(l, retry_at);
     ASSERT_EQ(l.on_io_error(0, retry_at + 2), errc::ok);  // before the EVAL was written
     EXPECT_EQ(take_request(l, 0)[0], "EVAL");
     ASSERT_EQ(l.on_reply(0, integer(0), retry_at + 3), errc::ok);
