@@ -14,6 +14,11 @@
 # A mutant whose catalogue block names a `first-test` (one of `ctest -L sim`'s, known to kill
 # it where the matrix does not) runs that test alone first: when it fails, that is step 2's
 # verdict without the matrices (13 to 15 s each); when it passes, the steps run as above.
+# One whose block names a `first-cell` (a cell of the matrix, "S6 sentinel+WAIT+guard", known
+# to kill it late in the full matrix) runs that cell alone when the short matrix has not
+# killed it, with the full matrix's runs and seed: its runs are the full matrix's runs of that
+# cell (first_cell_kill), so a kill there is a kill of the full matrix; when it does not
+# kill, the full matrix runs as above.
 # Each mutant builds only what its verdict needs: the simulator, then the simulator's tests
 # only when the matrix did not kill it. With --core-tests, the core's and session's own unit
 # tests (lock_test, lock_fair_test, lock_model_test, restart_guard_test, node_facts_test,
@@ -94,14 +99,14 @@ record_baseline() {
 }
 
 # Reads a mutant's matrix as the simulator prints it and compares each cell with the
-# baseline's as it arrives (the matrix prints its cells in the baseline's order whatever
-# --jobs is). At the first cell with a check that differs (mode `changed`), or that is
-# violated where the baseline holds it (mode `new`), prints that cell's checks, as
-# "S1 single oracle=VIOLATED, S1 single overlap=VIOLATED", and stops reading: the simulator
-# then dies of SIGPIPE and the rest of the matrix is not computed. Every line read is kept in
-# $work/matrix.txt.
+# baseline's (file $2, the same cells in the same order: the matrix prints its cells in the
+# baseline's order whatever --jobs is) as it arrives. At the first cell with a check that
+# differs (mode `changed`), or that is violated where the baseline holds it (mode `new`),
+# prints that cell's checks, as "S1 single oracle=VIOLATED, S1 single overlap=VIOLATED", and
+# stops reading: the simulator then dies of SIGPIPE and the rest of the matrix is not
+# computed. Every line read is kept in $work/matrix.txt.
 first_changed_cell() {
-  awk -v mode="$1" -v base="$work/baseline.txt" -v out="$work/matrix.txt" '
+  awk -v mode="$1" -v base="$2" -v out="$work/matrix.txt" '
     { print > out }
     /^S[0-9]+ / {
       line = $1 " " $2
@@ -120,13 +125,15 @@ first_changed_cell() {
 
 # Why a matrix of $1 runs per cell kills the mutant, or nothing: the first cell $2 (mode of
 # first_changed_cell) finds against the baseline, or else a failed run (a crash, a hang,
-# anomalies).
+# anomalies). $3, when given, is the baseline's file (default: the whole matrix's), and the
+# arguments after it choose the matrix's cells (--scenario S --config NAME).
 matrix_kill() {
-  local cells status
+  local runs=$1 mode=$2 base=${3:-$work/baseline.txt} cells status
+  shift $(($# < 3 ? $# : 3))
   : >"$work/matrix.txt"
-  cells=$(timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$1" --seed 1 \
-    --jobs "$jobs" 2>&1 | first_changed_cell "$2"; exit "${PIPESTATUS[0]}") && status=0 ||
-    status=$?
+  cells=$(timeout "$command_timeout" "$build/sim/edgelock-sim" matrix --runs "$runs" --seed 1 \
+    --jobs "$jobs" "$@" 2>&1 | first_changed_cell "$mode" "$base"; exit "${PIPESTATUS[0]}") &&
+    status=0 || status=$?
   if [ -n "$cells" ]; then
     echo "killed by matrix: $cells"
   elif [ "$status" != 0 ] || grep -q '^anomalies=' "$work/matrix.txt"; then
@@ -151,6 +158,17 @@ quick_matrix_kill() {
     matrix_kill "$quick_runs" new
   fi
   return 0
+}
+
+# The cell $first_cell alone, at the full matrix's runs and seed, against its baseline line.
+# Run k of a cell has the same seed whatever else the matrix runs (sim/src/matrix.cpp:
+# cell_seed of the scenario, the configuration's place in the table and k), so these are the
+# full matrix's runs of that cell, and the program is deterministic: a verdict that differs
+# from the baseline's, a crash, a hang or anomalies in them are the full matrix's too.
+first_cell_kill() {
+  grep -m1 "^$first_cell " "$work/baseline.txt" >"$work/first-cell.txt"
+  matrix_kill "$runs" changed "$work/first-cell.txt" --scenario "${first_cell%% *}" \
+    --config "${first_cell#* }"
 }
 
 core_tests_catch() {
@@ -240,7 +258,7 @@ echo "baseline: matrix --runs $runs --seed 1, $(wc -l <"$work/baseline.txt") cel
 total=0
 killed=0
 core_caught=0
-name="" what="" file="" first_test="" pairs=()
+name="" what="" file="" first_test="" first_cell="" pairs=()
 
 run_mutant() {
   [ -z "$name" ] && return 0
@@ -250,11 +268,16 @@ run_mutant() {
   cp "$root/$file" "$src/$file"
   apply_mutant "$file" "${pairs[@]}" || exit 1
   local verdict="" core=""
+  if [ -n "$first_cell" ] && ! grep -q "^$first_cell " "$work/baseline.txt"; then
+    echo "mutant $name: no cell $first_cell in the matrix" >&2
+    exit 1
+  fi
   if [ -n "$first_test" ] && ! first_test_passes; then
     verdict="killed by ctest -L sim: $first_test"
   else
     build_mutant "${sim_targets[@]}"
     verdict=$(quick_matrix_kill)
+    [ -z "$verdict" ] && [ -n "$first_cell" ] && verdict=$(first_cell_kill)
     [ -z "$verdict" ] && verdict=$(matrix_kill "$runs" changed)
   fi
   if [ -z "$verdict" ]; then
@@ -283,11 +306,12 @@ run_mutant() {
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in
     '#'*) continue ;;
-    '') run_mutant; name="" what="" file="" first_test="" pairs=() ;;
+    '') run_mutant; name="" what="" file="" first_test="" first_cell="" pairs=() ;;
     name:*) name=${line#name: } ;;
     what:*) what=${line#what: } ;;
     file:*) file=${line#file: } ;;
     first-test:*) first_test=${line#first-test: } ;;
+    first-cell:*) first_cell=${line#first-cell: } ;;
     from:*) pairs+=("${line#from: }") ;;
     to:*) pairs+=("${line#to: }") ;;
     *) echo "bad catalogue line: $line" >&2; exit 2 ;;

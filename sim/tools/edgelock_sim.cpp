@@ -382,10 +382,12 @@ int command_soak(const options& o) {
     const stopwatch clock;
     const soak_result r = run_soak(so);
     std::printf(
-        "soak: %zu swarm run(s) from seed %llu over %zu configurations%s, after the matrix (--runs "
-        "%zu)%s\n",
+        "soak: %zu swarm run(s) from seed %llu over %zu configurations%s, %s (--runs %zu)\n",
         r.runs, static_cast<unsigned long long>(o.seed), rows,
-        o.one_off ? " run only when named" : "", so.matrix_runs, o.one_off ? " of each" : "");
+        o.one_off ? " run only when named" : "",
+        o.one_off ? "judged against the matrix of each cell where one violated a check"
+                  : "after the matrix",
+        so.matrix_runs);
     std::printf("soak runs violating each check, per configuration:\n");
     for (std::size_t c = 0; c < rows; ++c) {
         const int width = o.one_off ? 34 : 27;  // the longest name of the rows
