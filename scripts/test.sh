@@ -9,10 +9,9 @@
 #      labels that need no Redis (unit, property, install and sans-IO checks), two at a time,
 #      the two that judge the simulator against real processes (the conformance test of the
 #      simulated Redis against redis-server and the short nemesis run: real processes under
-#      real faults judged against the simulator's matrix), and the CLI's check tests that
-#      simulate whole rows. The other tests that need Redis run once, in step 5, under the
-#      sanitizers (and the blocking client's again under TSan in step 6); every one of them
-#      starts servers of its own on free loopback ports
+#      real faults judged against the simulator's matrix). The other tests that need Redis
+#      run once, in step 5, under the sanitizers (and the blocking client's again under TSan
+#      in step 6); every one of them starts servers of its own on free loopback ports
 #   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
 #      must be killed by the simulator alone) and a soak of 20,000 swarm runs
 #      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe), and
@@ -30,7 +29,9 @@
 #      conformance test (it judges the model's replies against a real server's timing, once),
 #      and of the simulator's tests the scenario, unit and determinism ones (its property
 #      runs over random schedules and its --jobs comparisons run the same code longer: step 2
-#      runs them), then scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus
+#      runs them). The CLI's `check` and `sim` there run build/'s simulator (EDGELOCK_SIM):
+#      the CLI is what those tests judge, and the simulator's matrices, which took six times
+#      as long under the sanitizers, are its own tests' to judge. Then scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus
 #      (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built, two at a
@@ -97,15 +98,9 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 step "build build/"
 cmake --build build -j "$jobs"
 
-# The CLI's check tests that simulate whole rows: the simulator's code, which build-asan/
-# runs under the sanitizers in its own tests, at about six times the time. They run here, once;
-# the other check tests (parsing, refusals, a short row) run in build-asan/.
-simulating_checks='^CliCheck[.](SentinelRow|RedlockIsSimulated|AnOlderSimulator'
-simulating_checks+='|ANodeThatMayEvict|ARedlockMasterDown|SaysHowLong)'
-step "ctest build/ -LE redis, then -L 'nemesis|conformance', then the simulating checks"
+step "ctest build/ -LE redis, then -L 'nemesis|conformance'"
 (cd build && ctest --output-on-failure --no-tests=error -LE redis -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L 'nemesis|conformance' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -R "$simulating_checks" -j "$jobs")
+  ctest --output-on-failure --no-tests=error -L 'nemesis|conformance' -j "$jobs")
 
 step "simulator: mutation score"
 ./scripts/mutation-score.sh --jobs "$jobs"
@@ -142,8 +137,8 @@ step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests und
 (cd build-asan &&
   ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' \
     -E '^(sim_properties|parallel)\.' -j "$jobs" &&
-  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' \
-    -E "$simulating_checks" -j "$jobs")
+  EDGELOCK_SIM="$root/build/sim/edgelock-sim" ctest --output-on-failure --no-tests=error \
+    -L redis -LE 'nemesis|conformance' -j "$jobs")
 
 step "fuzz: each target 20 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 20

@@ -261,7 +261,9 @@ TEST(CliCheck, AnOlderSimulatorGetsTheNearestRowAndTheDifferenceIsSaid) {
     redis_masters masters(3);
     std::vector<std::string> args = {(dir / "edgelock").string(), "check"};
     for (std::size_t i = 0; i < 3; ++i) args.insert(args.end(), {"--redis", masters[i].url()});
-    const program_result r = run_program(args, check_options());
+    program_options o = check_options();
+    o.env.push_back("EDGELOCK_SIM");  // the simulator beside the copy, not one named
+    const program_result r = run_program(args, o);
     std::filesystem::remove_all(dir);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 37),

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ std::vector<std::string> edgelock(std::vector<std::string> args) {
 // No EDGELOCK_* from the caller's shell.
 program_options clean_env() {
     program_options o;
-    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_CLUSTER", "EDGELOCK_MASTER"};
+    o.env = {"EDGELOCK_REDIS", "EDGELOCK_SENTINEL", "EDGELOCK_CLUSTER", "EDGELOCK_MASTER",
+             "EDGELOCK_SIM"};
     o.timeout = std::chrono::seconds(20);
     return o;
 }
@@ -269,6 +271,27 @@ TEST(CliSim, MissingSimulatorIsExit127) {
     const program_result r = run_program({copy.string(), "sim", "matrix"}, o);
     std::filesystem::remove_all(dir);
     expect_one_line_failure(r, 127, "edgelock-sim not found");
+}
+
+TEST(CliSim, EdgelockSimNamesTheSimulatorBeforeTheOneBesideIt) {
+    const std::filesystem::path script = std::filesystem::temp_directory_path() /
+                                         ("edgelock-sim-chosen-" + std::to_string(::getpid()));
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\necho \"chosen $*\"\nexit 3\n";
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    program_options o = clean_env();
+    o.env.push_back("EDGELOCK_SIM=" + script.string());
+    const program_result chosen = run_program(edgelock({"sim", "matrix", "--runs", "1"}), o);
+    o.env.back() = "EDGELOCK_SIM=";  // empty: as if unset
+    const program_result beside = run_program(
+        edgelock({"sim", "matrix", "--runs", "0", "--scenario", "S1", "--config", "single"}), o);
+    std::filesystem::remove(script);
+    EXPECT_EQ(chosen.exit_code, 3) << chosen.err;
+    EXPECT_EQ(chosen.out, "chosen matrix --runs 1\n");
+    EXPECT_EQ(beside.exit_code, 0) << beside.err;
+    EXPECT_EQ(beside.out.rfind("S1 single runs=1 ", 0), 0u) << beside.out;
 }
 
 }  // namespace

@@ -196,8 +196,8 @@ constexpr std::string_view check_help =
 constexpr std::string_view sim_help =
     "usage: edgelock sim run|matrix|explore|soak [ARGS...]\n"
     "\n"
-    "Runs the deterministic simulator, edgelock-sim, with ARGS (found next to the edgelock\n"
-    "binary, else on PATH). For example:\n"
+    "Runs the deterministic simulator, edgelock-sim, with ARGS (the one EDGELOCK_SIM names,\n"
+    "else the one next to the edgelock binary, else on PATH). For example:\n"
     "  edgelock sim matrix --runs 20\n"
     "  edgelock sim run --scenario S1 --config single --seed 1 --svg s1.svg\n"
     "  edgelock sim explore --config redlock-5 --runs 200 --check oracle\n"

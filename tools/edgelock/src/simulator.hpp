@@ -9,8 +9,9 @@ namespace edgelock::cli {
 
 inline constexpr const char* simulator_name = "edgelock-sim";
 
-// edgelock-sim next to this binary (as installed, and as the build tree links it), else on
-// PATH; "" when there is none.
+// The simulator named by EDGELOCK_SIM when it is set and not empty (a path, used as given:
+// one that cannot run fails where it is started), else edgelock-sim next to this binary (as
+// installed, and as the build tree links it), else on PATH; "" when there is none.
 std::string find_simulator();
 
 // Runs the simulator at `path` with `args` and collects its standard output. Returns its exit
