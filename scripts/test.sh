@@ -29,10 +29,10 @@
 #      conformance test (it judges the model's replies against a real server's timing, once),
 #      and of the simulator's tests the scenario, unit and determinism ones (its property
 #      runs over random schedules and its --jobs comparisons run the same code longer: step 2
-#      runs them). The CLI's `check` and `sim` there run build/'s simulator (EDGELOCK_SIM):
-#      the CLI is what those tests judge, and the simulator's matrices, which took six times
-#      as long under the sanitizers, are its own tests' to judge. Then scripts/fuzz.sh: each
-#      fuzz target for 20 s from its seed corpus (tests/fuzz)
+#      runs them). The CLI's tests that need Redis (`check` among them) run build/'s
+#      simulator there (EDGELOCK_SIM): the CLI is what they judge, and the simulator's
+#      matrices, six times as long under the sanitizers, are its own tests' to judge. Then
+#      scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built, two at a
 #      time (not the conformance and nemesis runs, whose programs are not built there)

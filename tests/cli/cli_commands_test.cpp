@@ -294,4 +294,12 @@ TEST(CliSim, EdgelockSimNamesTheSimulatorBeforeTheOneBesideIt) {
     EXPECT_EQ(beside.out.rfind("S1 single runs=1 ", 0), 0u) << beside.out;
 }
 
+TEST(CliSim, AnEdgelockSimThatCannotRunIsSaidInOneLine) {
+    program_options o = clean_env();
+    o.env.push_back("EDGELOCK_SIM=/nonexistent/edgelock-sim");
+    expect_one_line_failure(run_program(edgelock({"sim", "matrix"}), o), 127,
+                            "EDGELOCK_SIM names /nonexistent/edgelock-sim, which cannot be run: "
+                            "No such file or directory");
+}
+
 }  // namespace

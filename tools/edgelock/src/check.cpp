@@ -515,11 +515,8 @@ bool simulate_cluster(cluster_report& r, std::string& why) {
         r.not_simulated = "the cluster does not serve every slot";
         return true;
     }
-    const std::string path = find_simulator();
-    if (path.empty()) {
-        why = std::string(simulator_name) + " not found next to edgelock or on PATH";
-        return false;
-    }
+    const std::string path = find_simulator(why);
+    if (path.empty()) return false;
     std::string help;
     if (capture_simulator(path, {"--help"}, help) != 0 ||
         !names_configuration(help, r.base.row.name)) {

@@ -102,11 +102,8 @@ std::vector<std::string> row_differences(const options& o, const std::vector<nod
 // Runs edgelock-sim on `row`: 0 with `out` filled, else the simulator's exit status (2: it
 // does not know the row) or -1, with `why` set.
 int run_row(const std::string& row, std::vector<verdict>& out, std::string& why) {
-    const std::string path = find_simulator();
-    if (path.empty()) {
-        why = std::string(simulator_name) + " not found next to edgelock or on PATH";
-        return -1;
-    }
+    const std::string path = find_simulator(why);
+    if (path.empty()) return -1;
     std::string text;
     const int status = capture_simulator(
         path, {"matrix", "--config", row, "--runs", matrix_runs, "--seed", "1"}, text);

@@ -204,7 +204,8 @@ constexpr std::string_view sim_help =
     "  edgelock sim soak --runs 10000\n"
     "  edgelock sim --help\n"
     "Its exit status is edgelock-sim's (0 every check held, 1 one was violated, 2 a usage\n"
-    "error); 127 when edgelock-sim is not found.\n";
+    "error); 127 when edgelock-sim is not found, or EDGELOCK_SIM names a file that cannot\n"
+    "be run.\n";
 
 // exit_codes.hpp's table, each meaning wrapped beside its code.
 std::string format_exit_codes() {

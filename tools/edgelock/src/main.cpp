@@ -51,10 +51,10 @@ environment read_environment() {
 }
 
 int forward_to_simulator(const options& o) {
-    const std::string path = find_simulator();
+    std::string why;
+    const std::string path = find_simulator(why);
     if (path.empty()) {
-        std::fprintf(stderr, "edgelock: %s not found next to edgelock or on PATH\n",
-                     simulator_name);
+        std::fprintf(stderr, "edgelock: %s\n", why.c_str());
         return exit_not_found;
     }
     std::vector<char*> argv;

@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
+
+#include "quote.hpp"
 
 namespace edgelock::cli {
 namespace {
@@ -16,9 +19,15 @@ bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) =
 
 }  // namespace
 
-std::string find_simulator() {
+std::string find_simulator(std::string& why) {
     const char* chosen = std::getenv("EDGELOCK_SIM");
-    if (chosen != nullptr && *chosen != '\0') return chosen;
+    if (chosen != nullptr && *chosen != '\0') {
+        if (executable(chosen)) return chosen;
+        const int error = errno;
+        why = "EDGELOCK_SIM names " + shown(chosen) +
+              ", which cannot be run: " + std::strerror(error);
+        return "";
+    }
     std::vector<char> self(4096);
     const ssize_t size = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
     if (size > 0) {
@@ -35,6 +44,7 @@ std::string find_simulator() {
         if (colon > start && executable(candidate)) return candidate;
         start = colon + 1;
     }
+    why = std::string(simulator_name) + " not found next to edgelock or on PATH";
     return "";
 }
 

@@ -9,10 +9,11 @@ namespace edgelock::cli {
 
 inline constexpr const char* simulator_name = "edgelock-sim";
 
-// The simulator named by EDGELOCK_SIM when it is set and not empty (a path, used as given:
-// one that cannot run fails where it is started), else edgelock-sim next to this binary (as
-// installed, and as the build tree links it), else on PATH; "" when there is none.
-std::string find_simulator();
+// The simulator named by EDGELOCK_SIM when it is set and not empty (a path), else
+// edgelock-sim next to this binary (as installed, and as the build tree links it), else on
+// PATH. "" when there is none, with `why` set to the one-line reason (EDGELOCK_SIM names a
+// file that cannot be run, or none was found).
+std::string find_simulator(std::string& why);
 
 // Runs the simulator at `path` with `args` and collects its standard output. Returns its exit
 // status, or -1 when it could not be started or did not exit normally.

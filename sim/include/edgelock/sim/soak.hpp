@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock sim: the soak, many swarm runs over every configuration.
 //
-// Run i takes configuration i mod 12 and scenario family (i / 12) mod 9, draws every world
+// Run i takes configuration i mod R (R rows) and scenario family (i / R) mod 11, draws every world
 // knob and its fault schedule from its own seed (the matrix's random runs, many more of
 // them), and is judged by every check. The matrix runs first with the same seed; the soak
 // then reports, per configuration and check, the runs that violated it, and per cell
@@ -24,14 +24,14 @@ namespace edgelock::sim {
 
 // The configurations a soak draws: the matrix's rows (the README's grid), or the ones run
 // only when named (configuration.hpp), whose claims are what `edgelock check` prints for them
-// (`matrix --config NAME --runs 20 --seed 1`).
+// (`matrix --config NAME --runs 50 --seed 1`).
 enum class soak_rows : std::uint8_t { matrix, one_off };
 
 struct soak_options {
     std::size_t runs = 1000;
     std::uint64_t seed = 1;
     unsigned jobs = 1;
-    std::size_t matrix_runs = 50;  // random runs per matrix cell, run first
+    std::size_t matrix_runs = 50;  // random runs per matrix cell (of the matrix it is judged by)
     soak_rows rows = soak_rows::matrix;
 };
 
