@@ -10,7 +10,8 @@
 // ok (a safety claim the soak broke), MISSED when the cell was already known unsafe (the
 // matrix's sample was too small to see every way it fails). The configurations run only when
 // named are soaked apart (soak_rows::one_off), each judged against its own matrix, which is
-// run after the soak and only for the cells where a soak run violated a check.
+// run after the soak, whole only for the cells where a soak run violated a check (the
+// others run its scripted run).
 #pragma once
 
 #include <array>
@@ -42,8 +43,10 @@ const configuration& soak_row(soak_rows rows, std::size_t index) noexcept;
 struct soak_cell {
     std::size_t runs = 0;  // matrix and soak runs of this cell
     std::size_t violating_runs = 0;
-    verdict matrix;           // the matrix's verdict alone
-    bool matrix_run = false;  // one-off rows: only cells with a soak violation run the matrix
+    verdict matrix;  // the matrix's verdict alone
+    // One-off rows: a cell where no soak run violated a check runs only the matrix's scripted
+    // run.
+    bool matrix_scripted_only = false;
     std::array<std::size_t, check_count> soak_violations{};
     std::array<std::string, check_count> first_replay{};  // of the soak's first violation
 };
@@ -75,8 +78,9 @@ run_request soak_run(std::uint64_t seed, std::size_t index, soak_rows rows = soa
 soak_result run_soak(const soak_options& options);
 
 // "S1 single runs=1837 violating=52 overlap=VIOLATED ... oracle=ok": the cell as the matrix
-// and the soak saw it together, in the matrix's line format; " matrix=not-run" at the end
-// when the cell's matrix was not run (a one-off cell where no soak run violated a check).
+// and the soak saw it together, in the matrix's line format; " matrix=scripted-run" at the
+// end when the matrix ran only its scripted run (a one-off cell where no soak run violated a
+// check).
 std::string soak_cell_line(const soak_result& result, std::size_t scenario, std::size_t config);
 
 }  // namespace edgelock::sim
