@@ -121,6 +121,7 @@ awk '
       if (kv[1] == "oracle") cell = cell "H"
       if (kv[1] == "kept") cell = cell "K"
       if (kv[1] == "available") cell = cell "A"
+      if (kv[1] == "claim") cell = cell "C"
       if (kv[1] == "wakeup") cell = cell "W"
       if (kv[1] == "fifo") cell = cell "Q"
     }
@@ -147,8 +148,9 @@ ok: every run kept every promise. Violated: O two holders at once, S a stale wri
 the protected storage, F fence tokens out of order, L the lock never came back, H held()
 said yes while Redis no longer kept the holder's key where it had to, K a holder lost the
 lock for no reason, A a holder lost it, or a free lock waited past its bound, through what its
-configuration rides out (a slot moving between cluster masters, a failover with WAIT); fair
-locks only: W a waiter missed its wake-up at a free lock,
+configuration rides out (a slot moving between cluster masters, a failover with WAIT), C a
+claim counted without the server's evidence (a WAIT on another connection than the claim's, a
+replica never asked ROLE); fair locks only: W a waiter missed its wake-up at a free lock,
 Q the line was not served in order.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
 S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover

@@ -174,6 +174,7 @@ const char* to_string(check_kind k) noexcept {
         case check_kind::fifo: return "fifo";
         case check_kind::kept: return "kept";
         case check_kind::available: return "available";
+        case check_kind::claim: return "claim";
         default: return "oracle";
     }
 }
@@ -208,6 +209,8 @@ verdict check_history(const history& h) {
     v.checks[static_cast<std::size_t>(check_kind::available)] = check_judged(
         h.available,
         "hold(s) lost, or free lock(s) not taken, through what the configuration rides out");
+    v.checks[static_cast<std::size_t>(check_kind::claim)] =
+        check_judged(h.claim, "claim(s) counted without the server's evidence");
     v.checks[static_cast<std::size_t>(check_kind::wakeup)] =
         check_fair(h.fair.wakeup_violations, h.fair.first_wakeup);
     v.checks[static_cast<std::size_t>(check_kind::fifo)] =

@@ -206,6 +206,9 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
     if (refuse_unready(r, now_us, reply)) return;
     const std::string_view command = r.args[0];
     const bool by_text = equals_ignoring_case(command, "EVAL");
+    const std::size_t effects_before = out.effects.size();
+    const std::size_t grants_before = out.grants.size();
+    judge_claim_before(client, command, out);
     if (equals_ignoring_case(command, "WAIT")) {
         wait(client, r, now_us, reply, out);
         if (c.blocked) out.replies.pop_back();
@@ -220,6 +223,36 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
     // writes or not (processCommand: c->woff = server.master_repl_offset), and WAIT waits for
     // that: a read after another connection's write waits for that write too.
     c.wait_offset = offset_;
+    judge_claim_after(client, effects_before, grants_before, out);
+}
+
+// The claim check's two rules, as the node sees a client's connection (checker.hpp):
+//   - a WAIT follows a write of the connection's own since its last WAIT: WAIT counts the
+//     replicas that acknowledged what this connection wrote, so the lock confirms a claim on
+//     the connection that wrote it, never on a later one;
+//   - a replica gives the lock to a token only on a connection that asked it ROLE: a client
+//     that reaches a node through a sentinel checks its role before it counts a claim there.
+void redis_node::judge_claim_before(std::uint8_t client, std::string_view command,
+                                    node_output& out) {
+    client_state& c = clients_[client];
+    if (equals_ignoring_case(command, "ROLE")) c.asked_role = true;
+    if (!equals_ignoring_case(command, "WAIT")) return;
+    if (!c.wrote_since_wait) {
+        out.claim_faults.push_back("c" + std::to_string(client) + " sent node " +
+                                   std::to_string(id_) +
+                                   " a WAIT on a connection that wrote nothing since it was made "
+                                   "or since its last WAIT: it confirms no claim");
+    }
+    c.wrote_since_wait = false;
+}
+
+void redis_node::judge_claim_after(std::uint8_t client, std::size_t effects_before,
+                                   std::size_t grants_before, node_output& out) {
+    client_state& c = clients_[client];
+    if (out.effects.size() > effects_before) c.wrote_since_wait = true;
+    if (is_master() || out.grants.size() == grants_before || c.asked_role) return;
+    out.claim_faults.push_back("c" + std::to_string(client) + " took the lock on node " +
+                               std::to_string(id_) + ", a replica it never asked ROLE");
 }
 
 // ---- Redis 7.0's gates before a command runs ----------------------------------------------
@@ -576,9 +609,14 @@ void redis_node::on_wait_deadline(std::int64_t wall_ms, std::int64_t now_us, nod
 
 void redis_node::drop_connection(std::uint8_t client) {
     EDGELOCK_ASSERT(client < clients_.size());
-    const std::uint32_t epoch = clients_[client].epoch;
-    clients_[client] = client_state{};
-    clients_[client].epoch = epoch;
+    // The claim check's record stays with the epoch: bytes the client sent before it closed
+    // may still arrive (a paused node reads them on its return), as what they follow.
+    client_state& c = clients_[client];
+    client_state dropped;
+    dropped.epoch = c.epoch;
+    dropped.wrote_since_wait = c.wrote_since_wait;
+    dropped.asked_role = c.asked_role;
+    c = std::move(dropped);
 }
 
 // ---- lifecycle and replication -------------------------------------------------------------

@@ -607,6 +607,7 @@ void world::note_unblocked(std::uint8_t node) {
 void world::flush(std::uint8_t node) {
     if (!out_.effects.empty()) replicate(node);
     if (!out_.grants.empty()) judge_grants(node);
+    for (std::string& fault : out_.claim_faults) claim_failure(std::move(fault));
     if (!out_.published.empty()) publish(node);
     for (node_output::reply& r : out_.replies) {
         const lane on = r.client < clients_max ? lane::command : lane::subscriber;

@@ -89,6 +89,17 @@ void world::oracle_failure(std::string text) {
     if (recording()) note("!", nullptr, "ORACLE: " + text);
 }
 
+void world::claim_failure(std::string text) {
+    judged_record& c = history_.claim;
+    ++c.violations;
+    mix(0xc1a10000u + c.violations);
+    if (recording()) note("!", nullptr, "CLAIM: " + text);
+    if (c.first_us < 0) {
+        c.first_us = now_us_;
+        c.first = "at " + seconds_text(now_us_) + ": " + text;
+    }
+}
+
 // A node changed (crashed, restarted, was promoted): what every holder believes is sampled.
 void world::observe_all_clients() {
     for (auto& c : clients_) c->observe();

@@ -75,7 +75,7 @@ constexpr const char* usage_text =
     "                   [--jobs N]\n"
     "  edgelock-sim soak --runs N [--seed N] [--jobs N] [--one-off]\n"
     "  edgelock-sim --help\n"
-    "checks: overlap stale order liveness oracle kept available (fair: wakeup fifo)\n"
+    "checks: overlap stale order liveness oracle kept available claim (fair: wakeup fifo)\n"
     "scenarios and families (--family): S1..S11\n"
     "--jobs: runs computed in parallel (default: the CPU count); the output is the same\n"
     "exit status: 0 every check held, 1 a check was violated (run, explore) or a cell the\n"

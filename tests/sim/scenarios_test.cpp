@@ -166,16 +166,20 @@ TEST_P(claimed_safe, scripted_and_random_runs_keep_the_claimed_checks) {
     }
 }
 
-// In check_kind's order: overlap, stale, order, liveness, oracle, kept, available, wakeup, fifo.
-constexpr std::array<bool, check_count> all_checks = {true, true, true, true, true, true, true};
+// In check_kind's order: overlap, stale, order, liveness, oracle, kept, available, claim,
+// wakeup, fifo.
+constexpr std::array<bool, check_count> all_checks = {true, true, true, true,
+                                                      true, true, true, true};
 constexpr std::array<bool, check_count> all_checks_with_fair = {true, true, true, true, true,
-                                                                true, true, true, true};
+                                                                true, true, true, true, true};
 constexpr std::array<bool, check_count> fair_only = {false, false, false, false, false,
-                                                     false, false, true,  true};
+                                                     false, false, false, true,  true};
 constexpr std::array<bool, check_count> stale_order_liveness = {false, true, true, true,
-                                                                true,  true, true};
-constexpr std::array<bool, check_count> fencing_only = {false, true, true, true, false, true, true};
-constexpr std::array<bool, check_count> holds_kept = {false, false, false, true, false, true, true};
+                                                                true,  true, true, true};
+constexpr std::array<bool, check_count> fencing_only = {false, true, true, true,
+                                                        false, true, true, true};
+constexpr std::array<bool, check_count> holds_kept = {false, false, false, true,
+                                                      false, true,  true,  true};
 
 INSTANTIATE_TEST_SUITE_P(
     sim, claimed_safe,

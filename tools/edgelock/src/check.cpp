@@ -116,6 +116,9 @@ const char* letter_meaning(char letter) {
         case 'A':
             return "A a holder lost the lock, or a free lock waited past its bound, through "
                    "what its configuration rides out (a slot moving, a failover with WAIT)";
+        case 'C':
+            return "C a claim was counted without the server's evidence (a WAIT on another "
+                   "connection than the one that wrote it, a replica never asked ROLE)";
         case 'W': return "W a waiter at its turn was not served within the fair line's bound";
         case 'Q': return "Q the fair line served a waiter out of its order";
         default: return "H held() said yes after Redis lost the key";
@@ -258,7 +261,7 @@ void print_legend(const report& r) {
     }
     if (titles.empty()) return;
     std::string meanings;
-    for (const char letter : std::string("OSFLHKWQ")) {
+    for (const char letter : std::string("OSFLHKACWQ")) {
         if (letters.find(letter) == std::string::npos) continue;
         meanings += (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter));
     }

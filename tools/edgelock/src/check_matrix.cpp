@@ -64,8 +64,8 @@ bool parse_cell(const std::string& line, verdict& v) {
          {std::pair{"overlap=VIOLATED", 'O'}, std::pair{"stale=VIOLATED", 'S'},
           std::pair{"order=VIOLATED", 'F'}, std::pair{"liveness=VIOLATED", 'L'},
           std::pair{"oracle=VIOLATED", 'H'}, std::pair{"kept=VIOLATED", 'K'},
-          std::pair{"available=VIOLATED", 'A'}, std::pair{"wakeup=VIOLATED", 'W'},
-          std::pair{"fifo=VIOLATED", 'Q'}}) {
+          std::pair{"available=VIOLATED", 'A'}, std::pair{"claim=VIOLATED", 'C'},
+          std::pair{"wakeup=VIOLATED", 'W'}, std::pair{"fifo=VIOLATED", 'Q'}}) {
         if (line.find(check) != std::string::npos) v.failed += letter;
     }
     return true;

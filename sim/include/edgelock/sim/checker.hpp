@@ -57,6 +57,17 @@
 //             asker's messages in the network's long tail (fair: the lock counts as free only
 //             while no asker, any of whom may head the line, was disturbed within it); not
 //             while two ask for a Redlock lock (their attempts may split the votes, each time).
+//   claim     a claim is counted only on the server's evidence, two rules the simulated
+//             server judges on each client connection as the commands arrive: a WAIT
+//             follows a write of its own connection since that connection's last WAIT (WAIT
+//             counts the replicas that acknowledged the connection's own writes, so a claim
+//             is confirmed on the connection that wrote it, never on a later one that may
+//             reach another master); and a replica gives the lock to a token only on a
+//             connection that asked it ROLE (a client sent to a node by a sentinel, which
+//             may be stale, checks the role before it counts a claim there). Stricter than
+//             the outcome: a WAIT on a new connection to the same master confirms as much
+//             as the old one would have, and still fails the check, so a soak finds the
+//             mistake wherever it happens, not only where a failover makes it cost a lease.
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.
@@ -137,6 +148,7 @@ struct history {
     judged_record oracle;
     judged_record kept;
     judged_record available;
+    judged_record claim;
     fair_record fair;
     bool fencing = false;
     std::int64_t heal_us = 0;  // the last fault's effects ended
@@ -151,12 +163,13 @@ enum class check_kind : std::uint8_t {
     oracle,
     kept,
     available,
+    claim,
     wakeup,
     fifo
 };
-inline constexpr std::size_t check_count = 9;
+inline constexpr std::size_t check_count = 10;
 // The checks every configuration is judged by; the rest (wakeup, fifo) judge fair ones only.
-inline constexpr std::size_t common_check_count = 7;
+inline constexpr std::size_t common_check_count = 8;
 const char* to_string(check_kind k) noexcept;
 // The check named `name` ("overlap", ...). False when there is none.
 bool parse_check(std::string_view name, check_kind& out) noexcept;

@@ -194,11 +194,15 @@ struct node_output {
         std::int64_t queued_score = -1;
     };
     std::vector<grant> grants;
+    // The claim check (checker.hpp): a client counted on what this node cannot vouch for, in
+    // words ("c1 sent WAIT on a connection that wrote nothing since ...").
+    std::vector<std::string> claim_faults;
     void clear() {
         replies.clear();
         effects.clear();
         published.clear();
         grants.clear();
+        claim_faults.clear();
         wait_deadline_us = -1;
     }
 };
@@ -332,10 +336,17 @@ private:
         std::int64_t wait_deadline_us = 0;
         std::deque<std::string> queued;  // requests that arrived while blocked
         bool asking = false;             // Redis Cluster: ASKING was its last command
+        // The claim check: a write ran on the connection since it was made or since its last
+        // WAIT (what a WAIT confirms), and the connection asked ROLE.
+        bool wrote_since_wait = false;
+        bool asked_role = false;
     };
 
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                  std::int64_t now_us, node_output& out);
+    void judge_claim_before(std::uint8_t client, std::string_view command, node_output& out);
+    void judge_claim_after(std::uint8_t client, std::size_t effects_before,
+                           std::size_t grants_before, node_output& out);
     bool answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply);
     void answer_auth_or_select(const request_view& r, std::string& reply) const;
     bool refuse_unready(const request_view& r, std::int64_t now_us, std::string& reply) const;

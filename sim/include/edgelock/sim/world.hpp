@@ -337,6 +337,8 @@ private:
     bool guard_keeps_out(std::uint8_t node) const noexcept;
     void observe_all_clients();
     void oracle_failure(std::string text);
+    // The claim check: a node saw a client count on what it cannot vouch for (redis_model.hpp).
+    void claim_failure(std::string text);
     // The kept check's record of what disturbed the run, from now until `to_us`: everyone,
     // one client, or the nodes of a mask; `f` from its start until `to_us`.
     struct disturbance {
