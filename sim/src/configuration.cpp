@@ -166,6 +166,13 @@ void draw_fault_points(world_params& p, prng& rng) noexcept {
         rng.chance(250'000) ? static_cast<std::uint32_t>(rng.between(2'000, 40'000)) : 0;
 }
 
+void draw_stale_sentinels(world_params& p, prng& rng) noexcept {
+    if (!rng.chance(250'000)) return;
+    const std::int64_t drawn_before = p.sentinel_lag_ms_max;
+    p.sentinel_lag_ms_max = rng.between(p.reconfigure_ms, 2 * p.reconfigure_ms);
+    p.liveness_window_ms += p.sentinel_lag_ms_max - drawn_before;
+}
+
 namespace {
 
 // The lock's knobs. Half the runs take each default (the mutants of a default must be

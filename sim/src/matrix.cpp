@@ -17,6 +17,7 @@ constexpr std::uint64_t server_stream = 11;
 constexpr std::uint64_t user_stream = 12;
 constexpr std::uint64_t client_stream = 13;
 constexpr std::uint64_t fault_point_stream = 14;
+constexpr std::uint64_t stale_sentinel_stream = 15;
 
 // Knobs added after the others, each from a stream of its own so the earlier draws keep their
 // values: the servers' loading, the users' cancels, which client each process runs (not over
@@ -60,6 +61,12 @@ run_spec make_spec(const run_request& request) {
             draw_layout_knobs(*request.config, request.seed, spec.params);
             prng fault_point_rng = prng::stream(request.seed, fault_point_stream);
             draw_fault_points(spec.params, fault_point_rng);
+            const scenario_id family = request.scenario->id;
+            if (request.config->layout == topology::sentinel &&
+                (family == scenario_id::s6 || family == scenario_id::s9)) {
+                prng stale_rng = prng::stream(request.seed, stale_sentinel_stream);
+                draw_stale_sentinels(spec.params, stale_rng);
+            }
             spec.faults =
                 random_schedule(request.scenario->id, *request.config, spec.params, schedule_rng);
             break;

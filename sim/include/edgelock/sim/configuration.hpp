@@ -258,6 +258,12 @@ void draw_user_knobs(world_params& params, prng& rng) noexcept;
 void draw_client_knobs(world_params& params, prng& rng) noexcept;
 // The session's fault points: on in a quarter of the random runs.
 void draw_fault_points(world_params& params, prng& rng) noexcept;
+// Sentinels cut off from the others' hello messages, in a quarter of the runs of the families
+// that lose a master (S6, S9) over Sentinel: the sentinels other than the failover's leader
+// hear of it up to twice the reconfiguration delay late (draw_failover_knobs: within a hello
+// period), so one may still name the old master after the others reconfigured it as a
+// replica, and send clients there.
+void draw_stale_sentinels(world_params& params, prng& rng) noexcept;
 
 // The fixed parameters of the scripted scenarios.
 world_params scripted_params() noexcept;
