@@ -67,6 +67,11 @@ bool request_ring::drop_unsent_current() noexcept {
 }
 
 void request_ring::clear_current() noexcept {
+    // A WAIT of the decided round not written yet would confirm nothing now: written later,
+    // perhaps on the next connection, it would hold back what follows it for its timeout.
+    drop_unsent_if([](const lock_request& r) {
+        return r.current != 0 && r.kind() == request_kind::replicate;
+    });
     for (std::uint8_t n = 0; n < count_; ++n) slots_[index(n)].current = 0;
 }
 

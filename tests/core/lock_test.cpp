@@ -986,6 +986,25 @@ TEST(lock_replicas,
     EXPECT_TRUE(take_events(l).empty());
 }
 
+// A round decided while a WAIT of it was still unwritten (its connection not ready yet, the
+// attempt timed out) drops that WAIT: written later, perhaps on the instance's next
+// connection, it would confirm nothing and hold back what follows it for its whole timeout.
+TEST(lock_replicas, a_wait_still_unwritten_when_its_round_is_decided_is_dropped) {
+    lock l;
+    ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, key_was_free(), 2), errc::ok);  // SET done; WAIT queued, unwritten
+    ASSERT_EQ(l.on_timer(l.next_deadline_ms()), errc::ok);  // the attempt times out
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    ASSERT_TRUE(l.has_request(0));
+    EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script))
+        << "the cleanup goes first: the decided round's WAIT is not written any more";
+    EXPECT_FALSE(l.has_request(0));
+}
+
 TEST(lock_replicas, an_acquire_whose_connection_drops_before_its_wait_fails) {
     lock l;
     ASSERT_EQ(l.configure(config_waiting_for(1)), errc::ok);

@@ -73,7 +73,8 @@ public:
     // Removes the unsent requests of the running round (current), keeping the order of the
     // rest; true when there were any.
     bool drop_unsent_current() noexcept;
-    // The running round is decided: none of the requests belongs to it any more.
+    // The running round is decided: none of the requests belongs to it any more, and its
+    // WAITs not written yet are dropped.
     void clear_current() noexcept;
     // A new token goes into token slot `slot`: the requests in flight that carry the slot's
     // old token are marked replaced, and the unsent ones are dropped (their keys expire by
