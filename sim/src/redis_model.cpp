@@ -207,7 +207,6 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
     const std::string_view command = r.args[0];
     const bool by_text = equals_ignoring_case(command, "EVAL");
     const std::size_t effects_before = out.effects.size();
-    const std::size_t grants_before = out.grants.size();
     judge_claim_before(client, command, out);
     if (equals_ignoring_case(command, "WAIT")) {
         wait(client, r, now_us, reply, out);
@@ -223,15 +222,18 @@ void redis_node::execute(std::uint8_t client, std::string_view bytes, std::int64
     // writes or not (processCommand: c->woff = server.master_repl_offset), and WAIT waits for
     // that: a read after another connection's write waits for that write too.
     c.wait_offset = offset_;
-    judge_claim_after(client, effects_before, grants_before, out);
+    judge_claim_after(client, effects_before, out);
 }
 
 // The claim check's two rules, as the node sees a client's connection (checker.hpp):
 //   - a WAIT follows a write of the connection's own since its last WAIT: WAIT counts the
 //     replicas that acknowledged what this connection wrote, so the lock confirms a claim on
 //     the connection that wrote it, never on a later one;
-//   - a replica gives the lock to a token only on a connection that asked it ROLE: a client
-//     that reaches a node through a sentinel checks its role before it counts a claim there.
+//   - a replica runs a write (a claim, a renewal, a fence's raise) only on a connection that
+//     asked it ROLE: a client that reaches a node through a sentinel checks its role before it
+//     counts anything there. The node cannot tell a client that ignores a "slave" answer from
+//     one that pipelined a claim behind the question and drops its answer: that is left to
+//     the outcome checks (overlap, oracle).
 void redis_node::judge_claim_before(std::uint8_t client, std::string_view command,
                                     node_output& out) {
     client_state& c = clients_[client];
@@ -247,12 +249,14 @@ void redis_node::judge_claim_before(std::uint8_t client, std::string_view comman
 }
 
 void redis_node::judge_claim_after(std::uint8_t client, std::size_t effects_before,
-                                   std::size_t grants_before, node_output& out) {
+                                   node_output& out) {
     client_state& c = clients_[client];
-    if (out.effects.size() > effects_before) c.wrote_since_wait = true;
-    if (is_master() || out.grants.size() == grants_before || c.asked_role) return;
-    out.claim_faults.push_back("c" + std::to_string(client) + " took the lock on node " +
-                               std::to_string(id_) + ", a replica it never asked ROLE");
+    if (out.effects.size() == effects_before) return;
+    c.wrote_since_wait = true;
+    if (is_master() || c.asked_role) return;
+    out.claim_faults.push_back("c" + std::to_string(client) + " wrote " +
+                               out.effects[effects_before].key + " on node " + std::to_string(id_) +
+                               ", a replica it never asked ROLE");
 }
 
 // ---- Redis 7.0's gates before a command runs ----------------------------------------------

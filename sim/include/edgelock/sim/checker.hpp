@@ -62,9 +62,10 @@
 //             follows a write of its own connection since that connection's last WAIT (WAIT
 //             counts the replicas that acknowledged the connection's own writes, so a claim
 //             is confirmed on the connection that wrote it, never on a later one that may
-//             reach another master); and a replica gives the lock to a token only on a
-//             connection that asked it ROLE (a client sent to a node by a sentinel, which
-//             may be stale, checks the role before it counts a claim there). Stricter than
+//             reach another master); and a replica runs a client's write (a claim, a
+//             renewal, a fence's raise) only on a connection that asked it ROLE (a client
+//             sent to a node by a sentinel, which may be stale, checks the role before it
+//             counts anything there). Stricter than
 //             the outcome: a WAIT on a new connection to the same master confirms as much
 //             as the old one would have, and still fails the check, so a soak finds the
 //             mistake wherever it happens, not only where a failover makes it cost a lease.

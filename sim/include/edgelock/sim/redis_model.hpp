@@ -345,8 +345,7 @@ private:
     void execute(std::uint8_t client, std::string_view bytes, std::int64_t wall_ms,
                  std::int64_t now_us, node_output& out);
     void judge_claim_before(std::uint8_t client, std::string_view command, node_output& out);
-    void judge_claim_after(std::uint8_t client, std::size_t effects_before,
-                           std::size_t grants_before, node_output& out);
+    void judge_claim_after(std::uint8_t client, std::size_t effects_before, node_output& out);
     bool answer_handshake(const request_view& r, std::int64_t wall_ms, std::string& reply);
     void answer_auth_or_select(const request_view& r, std::string& reply) const;
     bool refuse_unready(const request_view& r, std::int64_t now_us, std::string& reply) const;
