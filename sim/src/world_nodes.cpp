@@ -533,6 +533,10 @@ void world::start_migration(const fault& f) {
     if (target < 0 || target == f.target || slot_moving_.source >= 0) return;
     disturb_by(f, now_us_);  // until its last step: each is a disturbance of its own
     if (nodes_[f.target].slot_owner(slot) != f.target) return;  // not its slot to move
+    // SETSLOT is for masters only ("ERR Please use SETSLOT only with masters."): a move between
+    // nodes a failover left as replicas never starts.
+    if (!nodes_[f.target].is_master() || !nodes_[static_cast<std::size_t>(target)].is_master())
+        return;
     slot_moving_.source = f.target;
     slot_moving_.importer = target;
     slot_moving_.gap_us = std::max<std::int64_t>(1, f.amount) * 1000;
