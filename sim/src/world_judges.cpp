@@ -79,24 +79,23 @@ void world::check_event_validity(std::uint8_t client, const char* event_name, st
 }
 
 void world::oracle_failure(std::string text) {
-    judged_record& o = history_.oracle;
-    ++o.violations;
-    mix(0x0dac1e00u + o.violations);
-    if (o.first_us < 0) {
-        o.first_us = now_us_;
-        o.first = "at " + seconds_text(now_us_) + ": " + text;
-    }
-    if (recording()) note("!", nullptr, "ORACLE: " + text);
+    record_judged(history_.oracle, 0x0dac1e00u, "ORACLE", std::move(text));
 }
 
 void world::claim_failure(std::string text) {
-    judged_record& c = history_.claim;
-    ++c.violations;
-    mix(0xc1a10000u + c.violations);
-    if (recording()) note("!", nullptr, "CLAIM: " + text);
-    if (c.first_us < 0) {
-        c.first_us = now_us_;
-        c.first = "at " + seconds_text(now_us_) + ": " + text;
+    record_judged(history_.claim, 0xc1a10000u, "CLAIM", std::move(text));
+}
+
+// A violation the world judged as the run went: counted, mixed into the run's fingerprint
+// (`salt` apart per check), noted on the timeline, and the first one kept with its instant.
+void world::record_judged(judged_record& into, std::uint32_t salt, const char* label,
+                          std::string text) {
+    ++into.violations;
+    mix(salt + into.violations);
+    if (recording()) note("!", nullptr, std::string(label) + ": " + text);
+    if (into.first_us < 0) {
+        into.first_us = now_us_;
+        into.first = "at " + seconds_text(now_us_) + ": " + std::move(text);
     }
 }
 

@@ -65,10 +65,10 @@
 //             reach another master); and a replica runs a client's write (a claim, a
 //             renewal, a fence's raise) only on a connection that asked it ROLE (a client
 //             sent to a node by a sentinel, which may be stale, checks the role before it
-//             counts anything there). Stricter than
-//             the outcome: a WAIT on a new connection to the same master confirms as much
-//             as the old one would have, and still fails the check, so a soak finds the
-//             mistake wherever it happens, not only where a failover makes it cost a lease.
+//             counts anything there). Stricter than the outcome: a WAIT on a new
+//             connection to the same master confirms as much as the old one would have,
+//             and still fails the check, so a soak finds the mistake wherever it happens,
+//             not only where a failover makes it cost a lease.
 //   wakeup    fair configurations: no missed wake-up. A fair waiter is due when its
 //             acquire() runs, the lock key is free on every master that is up, and no other
 //             live waiter (one whose acquire() runs) is ahead of it in the master's line.

@@ -195,7 +195,7 @@ struct node_output {
     };
     std::vector<grant> grants;
     // The claim check (checker.hpp): a client counted on what this node cannot vouch for, in
-    // words ("c1 sent WAIT on a connection that wrote nothing since ...").
+    // words ("c1 sent node 0 a WAIT on a connection that wrote nothing since ...").
     std::vector<std::string> claim_faults;
     void clear() {
         replies.clear();

@@ -339,6 +339,8 @@ private:
     void oracle_failure(std::string text);
     // The claim check: a node saw a client count on what it cannot vouch for (redis_model.hpp).
     void claim_failure(std::string text);
+    void record_judged(judged_record& into, std::uint32_t salt, const char* label,
+                       std::string text);
     // The kept check's record of what disturbed the run, from now until `to_us`: everyone,
     // one client, or the nodes of a mask; `f` from its start until `to_us`.
     struct disturbance {
