@@ -76,8 +76,10 @@ void cluster_links::link_ended(bool suspect) noexcept {
 
 failure cluster_links::read_answered(std::uint8_t k, const reply_node* nodes, std::size_t count,
                                      node_set in_use, std::int64_t now) noexcept {
-    refresh_.ended(now);
-    const errc read = map_.read_slots(nodes, count, addresses_[k], in_use);
+    const bool fails = faults_ != nullptr && faults_->fire(fault_point::fail_map_read);
+    const errc read =
+        fails ? errc::unexpected_reply : map_.read_slots(nodes, count, addresses_[k], in_use);
+    refresh_.ended(now);  // read or not: the next read may go after the gap
     if (read == errc::ok) return {};
     // A cluster of more masters than one client reaches: no later read helps.
     if (read == errc::invalid_instances) return failure::of(transport_errc::too_many_masters);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/session/connection.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "edgelock/assert.hpp"
@@ -41,6 +42,7 @@ errc connection::setup(const connection_setup& s) noexcept {
     read_node_ = s.read_node && s.kind == connection_kind::lock_traffic;
     refuse_evicting_ = s.refuse_evicting;
     refuse_replica_ = s.refuse_replica;
+    faults_ = s.faults;
     node_ = node_facts{};
     last_host_ = fixed_text<host_bytes_max>{};
     last_port_ = 0;
@@ -62,6 +64,7 @@ void connection::reset() noexcept {
     reconnect_now_ = false;
     asking_sentinel_ = false;
     attempt_deadline_ms_ = no_deadline_ms;
+    wait_held_ = false;
     backoff_.reset();
 }
 
@@ -276,6 +279,7 @@ void connection::on_io_error(failure why, std::int64_t now) noexcept {
 }
 
 void connection::on_timer(std::int64_t now) noexcept {
+    if (wait_held_ && now >= wait_held_until_ms_) wait_held_ = false;  // the WAIT may go
     const bool attempting =
         state_ == connection_state::connecting || state_ == connection_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
@@ -313,6 +317,7 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == connection_state::closing);
     state_ = connection_state::idle;
     head_ = 0;
+    wait_held_ = false;
     const bool was_ready = closing_from_ == connection_state::ready;
     if (go_to_master_) return {false, failure{}};
     // A sentinel that could not be asked, or named no usable master, is reported as such:
@@ -353,7 +358,24 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
     return {was_ready, closing_why_};
 }
 
+bool connection::holds_wait(std::int64_t now) noexcept {
+    if (wait_held_) {
+        wait_held_ = now < wait_held_until_ms_;  // once it passed, the held WAIT goes
+        return wait_held_;
+    }
+    if (faults_ == nullptr || !faults_->fire(fault_point::delay_wait)) return false;
+    wait_held_ = true;
+    wait_held_until_ms_ =
+        now + std::max<std::int64_t>(1, faults_->delay_ms(fault_point::delay_wait));
+    return true;
+}
+
 std::int64_t connection::next_deadline_ms() const noexcept {
+    const std::int64_t deadline = state_deadline_ms();
+    return wait_held_ ? std::min(deadline, wait_held_until_ms_) : deadline;
+}
+
+std::int64_t connection::state_deadline_ms() const noexcept {
     switch (state_) {
         case connection_state::connecting:
         case connection_state::handshaking: return attempt_deadline_ms_;

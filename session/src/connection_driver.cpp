@@ -17,7 +17,6 @@ errc connection_driver::setup(const connection_setup& s, connection_io& io,
     if (connection_.setup(s) != errc::ok) return errc::invalid_config;
     io_ = &io;
     events_ = &events;
-    faults_ = s.faults;
     ready_reported_ = false;
     return errc::ok;
 }
@@ -60,8 +59,9 @@ std::size_t connection_driver::on_bytes(const char* data, std::size_t size, repl
         const routed_reply routed = connection_.on_reply(nodes, parsed.nodes, now);
         deliver(routed, nodes, parsed.nodes);
         if (closed_count_ != closed_before || io_->suspended()) break;
-        if (routed.what == routed_reply::kind::answer && faults_ != nullptr &&
-            faults_->fire(fault_point::close_after_reply)) {
+        fault_points* faults = connection_.faults();
+        if (routed.what == routed_reply::kind::answer && faults != nullptr &&
+            faults->fire(fault_point::close_after_reply)) {
             connection_.on_io_error(failure::of(transport_errc::connection_closed), now);
             break;
         }

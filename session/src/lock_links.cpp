@@ -41,10 +41,11 @@ errc lock_links::hear_start(lock& core, std::uint8_t k, const connection& c, boo
 }
 
 errc lock_links::node_read(lock& core, std::uint8_t k, const node_start& start, bool guard,
-                           std::int64_t now) noexcept {
+                           std::int64_t now, fault_points* faults) noexcept {
     heard_ &= ~bit(k);
     const std::uint8_t instance = instance_on(k);
     if (!guard || instance == none) return errc::ok;
+    if (faults != nullptr && faults->fire(fault_point::late_node_start)) return errc::ok;
     const errc code = tell_node_started(core, instance, start, guard, now);
     if (code == errc::ok) heard_ |= bit(k);
     return code;

@@ -161,9 +161,32 @@ void draw_client_knobs(world_params& p, prng& rng) noexcept {
     p.on_demand_clients = rng.chance(500'000) ? static_cast<std::uint32_t>(rng.next()) : 0;
 }
 
+namespace {
+
+// Each point's chance when it is on, per million: a point on a path every answer takes fires
+// rarely (a run would be all reconnects), one on a path a run takes a few times often.
+struct fault_point_range {
+    std::int64_t low;
+    std::int64_t high;
+};
+constexpr std::array<fault_point_range, session::fault_point_count> fault_point_ranges{{
+    {2'000, 40'000},       // close_after_reply: every answer
+    {20'000, 200'000},     // delay_wait: every claim's and renewal's WAIT
+    {250'000, 1'000'000},  // late_node_start: every connection's node read
+    {100'000, 500'000},    // fail_map_read: every slot map read
+}};
+
+}  // namespace
+
+// A quarter of the runs have fault points, each on in half of those, so a run shows one
+// point's path alone as often as with the others.
 void draw_fault_points(world_params& p, prng& rng) noexcept {
-    p.fault_point_per_million =
-        rng.chance(250'000) ? static_cast<std::uint32_t>(rng.between(2'000, 40'000)) : 0;
+    if (!rng.chance(250'000)) return;
+    for (std::size_t i = 0; i < fault_point_ranges.size(); ++i) {
+        if (!rng.chance(500'000)) continue;
+        const fault_point_range r = fault_point_ranges[i];
+        p.fault_point_per_million[i] = static_cast<std::uint32_t>(rng.between(r.low, r.high));
+    }
 }
 
 void draw_stale_sentinels(world_params& p, prng& rng) noexcept {
@@ -325,6 +348,22 @@ world_params random_params(prng& rng) noexcept {
     return p;
 }
 
+namespace {
+
+// " delay_wait=84012/1e6" for each fault point on.
+std::string fault_points_text(const world_params& p) {
+    std::string out;
+    for (std::uint8_t i = 0; i < session::fault_point_count; ++i) {
+        const std::uint32_t chance = p.fault_point_per_million[i];
+        if (chance == 0) continue;
+        out += std::string(" ") + session::to_string(session::fault_point{i}) + '=' +
+               std::to_string(chance) + "/1e6";
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string to_text(const world_params& p) {
     std::string out;
     const auto add = [&out](const char* name, std::int64_t value, const char* unit) {
@@ -390,7 +429,7 @@ std::string to_text(const world_params& p) {
     if (p.leave_per_million > 0) add("closes_after_cancel", p.leave_per_million, "/1e6");
     if (p.release_at_renewal_per_million > 0)
         add("release_at_renewal", p.release_at_renewal_per_million, "/1e6");
-    if (p.fault_point_per_million > 0) add("fault_points", p.fault_point_per_million, "/1e6");
+    out += fault_points_text(p);
     if (p.on_demand_clients != 0) add("on_demand_mask", p.on_demand_clients & 0xffu, "");
     return out;
 }

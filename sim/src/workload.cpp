@@ -144,18 +144,38 @@ void client::setup_subscriber(session::connection_setup s) {
 }
 
 bool client_faults::fire(session::fault_point p) noexcept {
-    if (per_million_ == 0 || world_.now_us() >= until_us_ || !rng_.chance(per_million_))
-        return false;
-    owner_.fault_point_fired(p);
+    const std::uint32_t per_million = per_million_[static_cast<std::size_t>(p)];
+    if (per_million == 0 || world_.now_us() >= until_us_ || !rng_.chance(per_million)) return false;
+    drawn_delay_ms_ = p == session::fault_point::delay_wait ? rng_.between(1, delay_ms_max_) : 0;
+    owner_.fault_point_fired(p, drawn_delay_ms_);
     return true;
 }
 
+std::int64_t client_faults::delay_ms(session::fault_point) noexcept { return drawn_delay_ms_; }
+
+namespace {
+
+const char* fault_point_text(session::fault_point p) {
+    switch (p) {
+        case session::fault_point::close_after_reply:
+            return "fault point: the connection fails right after an answer";
+        case session::fault_point::delay_wait: return "fault point: a WAIT is held back";
+        case session::fault_point::late_node_start:
+            return "fault point: the node's start is told at the next write";
+        case session::fault_point::fail_map_read: return "fault point: a slot map read fails";
+    }
+    return "fault point";
+}
+
+}  // namespace
+
 // The world hears of it as of a fault's start: the lock must ride it out, the checks that
-// judge what disturbs a client leave it out for the settling time, and the liveness window
-// runs from it.
-void client::fault_point_fired(session::fault_point p) {
-    (void)p;  // close_after_reply is the only point
-    world_.fault_point_fired(id_, "fault point: the connection fails right after an answer");
+// judge what disturbs a client leave it out for the settling time (and what the point
+// delays, or a failed map read's gap before the next), and the liveness window runs from it.
+void client::fault_point_fired(session::fault_point p, std::int64_t delay_ms) {
+    std::int64_t lasting_ms = delay_ms;
+    if (p == session::fault_point::fail_map_read) lasting_ms = session::cluster_links::read_gap_ms;
+    world_.fault_point_fired(id_, fault_point_text(p), lasting_ms * 1000);
 }
 
 std::int64_t client::now_us() const noexcept { return world_.now_us(); }
@@ -439,6 +459,7 @@ bool client::send_requests() {
             continue;
         }
         sink.to = &connections_[i];
+        hear_start_before_writes(i);
         const session::write_report written =
             session::write_requests(lock_, i, connections_[i].connection(), 0, 0, now_ms(), sink);
         // commit() never fails: a simulated connection takes every request its window lets through.
@@ -446,6 +467,17 @@ bool client::send_requests() {
     }
     after_sending(sink.sent_acquire, sink.sent_renew);
     return sink.sent > 0 || gave_up;
+}
+
+// The fault point late_node_start keeps a node's start from the lock until its next write
+// on that link (session::lock_links::node_read): it hears it here, before anything is written.
+void client::hear_start_before_writes(std::uint8_t i) {
+    if (!lock_.has_request(i)) return;
+    drain();
+    const errc told = place_.hear_start(lock_, i, connections_[i].connection(),
+                                        world_.config().restart_guard, now_ms());
+    if (told != errc::ok) anomaly("on_node_started", told);
+    drain();
 }
 
 // The user calls into the client (acquire, release, close): links made on demand may connect
@@ -576,7 +608,7 @@ void client::on_node_read(std::uint8_t k) {
     }
     drain();  // the lock refuses input while events wait
     const errc code = place_.node_read(lock_, k, on.connection().started(),
-                                       world_.config().restart_guard, now_ms());
+                                       world_.config().restart_guard, now_ms(), &faults_);
     if (code != errc::ok) anomaly("on_node_started", code);
     drain();
 }

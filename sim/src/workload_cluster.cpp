@@ -37,6 +37,7 @@ void client::setup_cluster(const session::connection_setup& s) {
     cluster_ = true;
     cluster_setup_ = s;
     place_ = session::lock_links::in_cluster(lock_name_);
+    links_.set_faults(&faults_);
     std::array<session::node_address, seed_nodes.size()> seeds{};
     for (std::size_t n = 0; n < seeds.size(); ++n) seeds[n] = address_of_node(seed_nodes[n]);
     const bool seeded = links_.set_seeds(seeds.data(), seeds.size());

@@ -104,13 +104,13 @@ void world::change_clock(const fault& f) {
     if (!f.on_node) clients_[f.target]->clocks_changed();
 }
 
-// A fault point fired: a fault concerning the client, in force for what a broken connection
-// takes to be noticed and made again (settle_us), and healed then (the liveness window and
-// the fair checks run from there).
-void world::fault_point_fired(std::uint8_t client, const char* what) {
+// A fault point fired: a fault concerning the client, in force for what it delays
+// (lasting_us) and what a broken connection takes to be noticed and made again (settle_us),
+// and healed then (the liveness window and the fair checks run from there).
+void world::fault_point_fired(std::uint8_t client, const char* what, std::int64_t lasting_us) {
     disturbance d;
     d.client = client;
-    d.to_us = now_us_ + settle_us();
+    d.to_us = now_us_ + lasting_us + settle_us();
     disturb(d);
     heal_at(d.to_us);
     if (recording()) note_client(client, what);

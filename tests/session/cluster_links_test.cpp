@@ -7,6 +7,7 @@
 
 #include "cluster_testing.hpp"
 #include "edgelock/session/cluster_links.hpp"
+#include "scripted_faults.hpp"
 
 namespace {
 
@@ -90,6 +91,27 @@ TEST_F(cluster_links_test, an_unreadable_answer_says_what_the_locks_meet) {
     EXPECT_TRUE(links.map().stale());
     EXPECT_EQ(read(links.seed(), ranges_to(17, 7101)),
               failure::of(transport_errc::too_many_masters));
+    EXPECT_FALSE(read(links.seed(), one_master(7101)));
+    EXPECT_FALSE(links.map().stale());
+    EXPECT_EQ(links.map().node(links.map().master_of(0)).port, 7101);
+}
+
+// The fault point fail_map_read (fault_points.hpp): an answer the map could read is not, the
+// map stays stale, and the read is over: the next goes after the gap.
+TEST_F(cluster_links_test, a_read_the_fault_point_fails_leaves_the_map_stale_until_the_next) {
+    scripted_faults faults(fault_point::fail_map_read);
+    faults.firing = true;
+    links.set_faults(&faults);
+    links.read_sent(links.seed());
+    const parsed reply(one_master(7101));
+    EXPECT_EQ(links.read_answered(links.seed(), reply.nodes.data(), reply.count, 0, 10),
+              failure::of(transport_errc::no_slot_map));
+    EXPECT_EQ(faults.asked, 1);
+    EXPECT_TRUE(links.map().stale());
+    EXPECT_FALSE(links.read_due(10 + map_refresh::refresh_gap_ms - 1));
+    EXPECT_TRUE(links.read_due(10 + map_refresh::refresh_gap_ms)) << "the failed read ended";
+
+    faults.firing = false;
     EXPECT_FALSE(read(links.seed(), one_master(7101)));
     EXPECT_FALSE(links.map().stale());
     EXPECT_EQ(links.map().node(links.map().master_of(0)).port, 7101);

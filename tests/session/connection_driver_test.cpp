@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "scripted_faults.hpp"
+
 namespace {
 
 using namespace edgelock;
@@ -68,17 +70,6 @@ struct recorded_events final : connection_events {
     void ended(const connection_end& closed, bool lock_hears) override {
         ends.push_back(closed);
         lock_heard.push_back(lock_hears);
-    }
-};
-
-// The simulator's side of a fault point (fault_points.hpp): fires when told, counts calls.
-struct scripted_faults final : fault_points {
-    bool firing = false;
-    int asked = 0;
-    bool fire(fault_point p) noexcept override {
-        EXPECT_EQ(p, fault_point::close_after_reply);
-        ++asked;
-        return firing;
     }
 };
 

@@ -10,6 +10,7 @@
 #include "../core/lock_driving.hpp"
 #include "cluster_testing.hpp"
 #include "edgelock/session/lock_links.hpp"
+#include "scripted_faults.hpp"
 
 namespace {
 
@@ -121,6 +122,28 @@ TEST(lock_links_test, the_guard_tells_a_nodes_start_once_per_connection) {
 
     EXPECT_EQ(place.link_closed(core, 0, fresh.c, false, 2), errc::ok);
     EXPECT_FALSE(place.heard_start(0)) << "the next connection's reading is heard anew";
+}
+
+TEST(lock_links_test, a_late_node_start_is_told_at_the_next_write_instead) {
+    read_node_connection fresh(0);  // the guard keeps a node that just started out
+    lock core;
+    configure(core, 1);
+    lock_links place;
+    scripted_faults faults(fault_point::late_node_start);
+    faults.firing = true;
+    EXPECT_EQ(place.node_read(core, 0, fresh.c.started(), true, 0, &faults), errc::ok);
+    EXPECT_EQ(faults.asked, 1);
+    EXPECT_FALSE(place.heard_start(0)) << "not told when the connection read it";
+    ASSERT_EQ(core.acquire(1, 0, token_a), errc::ok);
+    EXPECT_TRUE(core.has_request(0)) << "the lock knows nothing against the node yet";
+
+    // Before its first write the lock hears it, and the attempt leaves the node out.
+    EXPECT_EQ(place.hear_start(core, 0, fresh.c, true, 2), errc::ok);
+    EXPECT_TRUE(place.heard_start(0));
+    const std::vector<event> events = take_events(core);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquire_failed);
+    EXPECT_EQ(events[0].code, errc::restart_guard);
 }
 
 TEST(lock_links_test, without_the_guard_or_a_reading_the_lock_hears_nothing) {

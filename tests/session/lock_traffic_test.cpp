@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "edgelock/session/lock_traffic.hpp"
+#include "scripted_faults.hpp"
 
 namespace {
 
@@ -144,6 +145,69 @@ TEST_F(lock_traffic_test,
     EXPECT_FALSE(core.has_request(0));
     EXPECT_EQ(connection.requests_in_flight(), 1u)
         << "in flight: the connection's close gives it up";
+}
+
+// The fault point delay_wait (fault_points.hpp): the claim's WAIT waits on the connection for
+// the point's delay, the transport is woken at its end, and a connection that ends drops the hold.
+TEST_F(lock_traffic_test, a_wait_the_fault_point_holds_goes_once_its_delay_passed) {
+    scripted_faults faults(fault_point::delay_wait);
+    faults.firing = true;
+    faults.delay = 50;
+    connection_setup s;
+    s.node = &server;
+    s.in_flight_storage = storage.data();
+    s.in_flight_capacity = storage.size();
+    s.faults = &faults;
+    ASSERT_EQ(connection.setup(s), errc::ok);
+    lock_config c;
+    c.name = "job";
+    c.ttl_ms = 1000;
+    c.replicas_to_wait = 1;
+    ASSERT_EQ(core.configure(c), errc::ok);
+    connect(0);
+    ASSERT_EQ(core.acquire(1, 0, token), errc::ok);
+    recording_sink sink;
+    ASSERT_EQ(write_requests(core, 0, connection, 0, 0, 1, sink).written, 1u);
+    EXPECT_EQ(faults.asked, 0) << "the claim is no WAIT";
+    EXPECT_EQ(reply("$-1\r\n", 2).what, routed_reply::kind::answer);
+    reply_node free_key{};
+    free_key.type = reply_type::nil;  // SET ... NX GET: the key was free, ours now
+    failure last;
+    ASSERT_EQ(deliver_answer(core, 0, free_key, 2, last), errc::ok);
+    ASSERT_TRUE(core.next_request_waits(0));
+
+    EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 2, sink).stop, write_stop::not_accepting);
+    EXPECT_EQ(faults.asked, 1);
+    EXPECT_EQ(connection.next_deadline_ms(), 52) << "the transport looks again at the hold's end";
+    EXPECT_EQ(write_requests(core, 0, connection, 0, 0, 51, sink).stop, write_stop::not_accepting)
+        << "still held, and the point not asked again";
+    EXPECT_EQ(faults.asked, 1);
+    connection.on_timer(52);
+    faults.firing = false;
+    const write_report r = write_requests(core, 0, connection, 0, 0, 52, sink);
+    EXPECT_EQ(r.written, 1u);
+    ASSERT_EQ(sink.committed.size(), 2u);
+    EXPECT_EQ(sink.committed[1].rfind("*3\r\n$4\r\nWAIT\r\n", 0), 0u);
+    EXPECT_EQ(faults.asked, 2) << "its delay over, the WAIT met the point once more";
+}
+
+TEST_F(lock_traffic_test, a_connection_that_ends_drops_the_hold_on_a_wait) {
+    scripted_faults faults(fault_point::delay_wait);
+    faults.firing = true;
+    faults.delay = 500;
+    connection_setup s;
+    s.node = &server;
+    s.in_flight_storage = storage.data();
+    s.in_flight_capacity = storage.size();
+    s.faults = &faults;
+    ASSERT_EQ(connection.setup(s), errc::ok);
+    connect(0);
+    EXPECT_TRUE(connection.holds_wait(1));
+    EXPECT_EQ(connection.next_deadline_ms(), 501);
+    connection.close(failure::of(transport_errc::connection_closed), 2);
+    (void)connection.on_closed(2, [](const in_flight&) {});
+    faults.firing = false;
+    EXPECT_FALSE(connection.holds_wait(3)) << "the next connection's WAIT goes at once";
 }
 
 TEST_F(lock_traffic_test, an_error_reply_is_kept_as_the_instances_failure) {

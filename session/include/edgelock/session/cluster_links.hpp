@@ -42,6 +42,7 @@
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/connection.hpp"
+#include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/limits.hpp"
 #include "edgelock/session/transport_errc.hpp"
 
@@ -66,6 +67,9 @@ public:
     // next_seed() moves on to the following one, after a seed that could not be reached.
     std::uint8_t seed() const noexcept;
     void next_seed() noexcept;
+
+    // The simulator's fault points (fault_points.hpp); a client sets none.
+    void set_faults(fault_points* faults) noexcept { faults_ = faults; }
 
     slot_map& map() noexcept { return map_; }
     const slot_map& map() const noexcept { return map_; }
@@ -93,7 +97,8 @@ public:
     void read_sent(std::uint8_t k) noexcept;
     // Its answer, nodes[0, count), from node k: read into the map, keeping the indices of the
     // links in `in_use`. Returns ok, or what the locks meet while the map stays unread:
-    // transport_errc::too_many_masters or no_slot_map.
+    // transport_errc::too_many_masters or no_slot_map (also when the fault point fail_map_read
+    // fires: fault_points.hpp).
     failure read_answered(std::uint8_t k, const reply_node* nodes, std::size_t count,
                           node_set in_use, std::int64_t now) noexcept;
     // The read was dropped with its connection.
@@ -128,6 +133,7 @@ private:
     std::size_t seed_count_ = 0;
     std::size_t seed_next_ = 0;
     std::uint8_t last_reader_ = none;
+    fault_points* faults_ = nullptr;
 };
 
 }  // namespace edgelock::session

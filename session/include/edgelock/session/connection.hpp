@@ -173,6 +173,12 @@ public:
         return state_ == connection_state::ready ||
                (state_ == connection_state::handshaking && !asking_sentinel_ && !read_node_);
     }
+    // Fault point delay_wait (fault_points.hpp): whether a WAIT about to be written now is held
+    // back, the point firing now or a delay it drew before still running. The delay ends with
+    // the first call, or on_timer(), once it passed (next_deadline_ms() wakes the transport for
+    // it). Without fault points, false.
+    bool holds_wait(std::int64_t now) noexcept;
+    fault_points* faults() const noexcept { return faults_; }
     // A lock request was written while accepts_requests(). Returns false when the in-flight
     // storage is full (the caller sized it: a bug).
     bool track(std::uint32_t owner, std::uint32_t tag, std::int64_t now) noexcept;
@@ -188,7 +194,8 @@ public:
     // closed or reset before it received a byte is closed_before_reply (what a TLS-only
     // Redis port does to a client without TLS).
     void on_io_error(failure why, std::int64_t now) noexcept;
-    // Connect and reply timeouts: state closing when one passed. The attempt's deadline
+    // Connect and reply timeouts: state closing when one passed. A held WAIT's delay that
+    // passed ends (holds_wait). The attempt's deadline
     // (connect_timeout_ms from start()) ends it with connect_timeout while connecting,
     // tls_handshake_timeout during the TLS handshake, and handshake_timeout once connected
     // (the node took the connection but did not answer the handshake); a late reply to a
@@ -226,11 +233,12 @@ public:
     // nothing in flight.
     void reset() noexcept;
 
-    // When on_timer must run: the connect or oldest reply's deadline, or the end of the
-    // reconnect delay; no_deadline_ms when nothing is timed.
+    // When on_timer must run: the connect or oldest reply's deadline, the end of a held WAIT's
+    // delay (holds_wait), or the end of the reconnect delay; no_deadline_ms when nothing is timed.
     std::int64_t next_deadline_ms() const noexcept;
 
 private:
+    std::int64_t state_deadline_ms() const noexcept;
     void push(const in_flight& entry) noexcept;
     in_flight pop() noexcept;
     const in_flight& front() const noexcept { return storage_[head_]; }
@@ -297,6 +305,10 @@ private:
     bool last_durable_ = false;                    // that process ran AOF appendfsync always
     std::int64_t last_started_ms_ = 0;             // the start told for it
     std::int64_t start_floor_ms_ = -now_ms_limit;  // it counts from here at the earliest
+
+    fault_points* faults_ = nullptr;
+    bool wait_held_ = false;  // holds_wait: a WAIT is held back until wait_held_until_ms_
+    std::int64_t wait_held_until_ms_ = 0;
 
     in_flight* storage_ = nullptr;
     std::size_t capacity_ = 0;

@@ -152,7 +152,6 @@ private:
     session::connection connection_;
     connection_io* io_ = nullptr;
     connection_events* events_ = nullptr;
-    fault_points* faults_ = nullptr;
     bool ready_reported_ = false;
     std::uint32_t closed_count_ = 0;
 };

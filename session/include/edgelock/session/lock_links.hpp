@@ -13,7 +13,9 @@
 //   hear_start     the restart guard: the lock hears the start of the node its link k
 //                  reaches once that link's connection read it, once per connection. A lock
 //                  added later, or moved to a node already linked, hears it at its first write
-//   node_read      link k's connection read its node (the connection event node_read): heard anew
+//   node_read      link k's connection read its node (the connection event node_read): heard anew,
+//                  or, when the fault point late_node_start fires, at the lock's next write on
+//                  link k (hear_start), as a lock added later hears it
 //   answer         a reply to one of the lock's requests: deliver_answer, or under Cluster
 //                  deliver_cluster_answer (MOVED and ASK followed)
 //   link_lost      link k's connection ended: the start it read is forgotten, and under
@@ -34,6 +36,7 @@
 #include "edgelock/session/cluster_links.hpp"
 #include "edgelock/session/cluster_route.hpp"
 #include "edgelock/session/connection.hpp"
+#include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/lock_traffic.hpp"
 
 namespace edgelock::session {
@@ -71,9 +74,11 @@ public:
     // the lock has not heard this connection's reading yet.
     errc hear_start(lock& core, std::uint8_t k, const connection& c, bool guard,
                     std::int64_t now) noexcept;
-    // Link k's connection read its node now, `start`: heard when k carries the lock's traffic.
+    // Link k's connection read its node now, `start`: heard when k carries the lock's traffic
+    // (`faults`: the simulator's, fault_points.hpp; a client passes none). A caller that lets
+    // late_node_start fire calls hear_start before each write on link k.
     errc node_read(lock& core, std::uint8_t k, const node_start& start, bool guard,
-                   std::int64_t now) noexcept;
+                   std::int64_t now, fault_points* faults = nullptr) noexcept;
 
     // A reply from link k (`links`: the cluster's, null over instances).
     errc answer(lock& core, std::uint8_t k, const reply_node& reply, cluster_links* links,

@@ -45,7 +45,8 @@ namespace edgelock::session {
 enum class write_stop : std::uint8_t {
     done,           // nothing queued any more for this instance
     not_accepting,  // the connection takes no lock requests now (connecting, asking a sentinel,
-                    // reading the node, closing): they stay queued for the next one
+                    // reading the node, closing, or holding a WAIT back: fault_points.hpp's
+                    // delay_wait): they stay queued for the next one, or for the hold's end
     full,           // the sink has no room for the next request: write again once it drained
     failed,         // the sink's write failed: the connection is closing, the request is in flight
                     // on it and is given up with it (lock_hears_close)
@@ -67,11 +68,11 @@ struct [[nodiscard]] write_report {
 // the next call.
 // Returns the requests written and why it stopped: done when nothing is queued for the
 // instance any more (or, asking, once its one request is written), not_accepting when the
-// connection takes no lock requests now, full when the sink lacks room for the next request, failed
-// when the sink's commit failed. The lock's write_request() cannot refuse a queued request
-// otherwise (invalid_instance, invalid_state): that is asserted, as is room on the connection for
-// every request the lock can have out. ASKING as a request, into out[0, capacity). Returns its
-// size, or 0 when it does not fit.
+// connection takes no lock requests now (or holds the next, a WAIT, back), full when the sink lacks
+// room for the next request, failed when the sink's commit failed. The lock's write_request()
+// cannot refuse a queued request otherwise (invalid_instance, invalid_state): that is asserted, as
+// is room on the connection for every request the lock can have out. ASKING as a request, into
+// out[0, capacity). Returns its size, or 0 when it does not fit.
 std::size_t write_asking(char* out, std::size_t capacity) noexcept;
 
 template <typename Sink>
@@ -80,7 +81,8 @@ write_report write_requests(lock& core, std::uint8_t instance, connection& conne
                             bool asking = false) noexcept {
     write_report report;
     while (core.has_request(instance)) {
-        if (!connection.accepts_requests() || (asking && !connection.ready())) {
+        if (!connection.accepts_requests() || (asking && !connection.ready()) ||
+            (core.next_request_waits(instance) && connection.holds_wait(now))) {
             report.stop = write_stop::not_accepting;
             return report;
         }

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "edgelock/lock.hpp"
+#include "edgelock/session/fault_points.hpp"
 #include "edgelock/sim/prng.hpp"
 
 namespace edgelock::sim {
@@ -213,9 +214,12 @@ struct world_params {
     // client's and so the C API's do; the others connect eagerly, as the async client's
     // (session/linking.hpp). Over Redis Cluster both kinds work their node links alike.
     std::uint32_t on_demand_clients = 0;
-    // The chance, per million, that a fault point (session/fault_points.hpp) a client's lock
-    // connection reaches fires: close_after_reply fails the connection right after an answer.
-    std::uint32_t fault_point_per_million = 0;
+    // The chance, per million, that each fault point (session/fault_points.hpp, indexed by
+    // session::fault_point) fires when a client's lock links reach it; 0: off.
+    // close_after_reply fails the connection right after an answer, delay_wait holds a WAIT
+    // back for up to half a lease, late_node_start tells the lock a node's start at its next
+    // write there, fail_map_read leaves a read slot map stale.
+    std::array<std::uint32_t, session::fault_point_count> fault_point_per_million{};
 };
 
 // Clock rate errors the default drift allowance (ttl/100 + 2 ms) absorbs: a client clock

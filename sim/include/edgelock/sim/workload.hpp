@@ -33,6 +33,7 @@
 // checks must catch it.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -70,11 +71,12 @@ bool parse_behaviour(std::string_view text, behaviour& out) noexcept;
 
 class client;
 
-// A client's fault points (session/fault_points.hpp) on its lock connections: each point
-// reached before the workload's duration ends fires with world_params::fault_point_per_million,
+// A client's fault points (session/fault_points.hpp) on its lock links: each point reached
+// before the workload's duration ends fires with its world_params::fault_point_per_million,
 // drawn from a PRNG stream of its own (so a run without them draws as before), and the world
-// hears of each that fires. After the duration none fires, so the liveness window that
-// follows the last one is the run's end.
+// hears of each that fires. After the duration none
+// fires, so the liveness window that follows the last one is the run's end. A WAIT is held
+// back for up to half a lease: long enough to outlast its round.
 class client_faults final : public session::fault_points {
 public:
     client_faults(client& owner, const world& w, prng rng, const world_params& p) noexcept
@@ -82,15 +84,19 @@ public:
           world_(w),
           rng_(rng),
           per_million_(p.fault_point_per_million),
-          until_us_(p.duration_ms * 1000) {}
+          until_us_(p.duration_ms * 1000),
+          delay_ms_max_(std::max<std::int64_t>(1, p.ttl_ms / 2)) {}
     bool fire(session::fault_point p) noexcept override;
+    std::int64_t delay_ms(session::fault_point p) noexcept override;
 
 private:
     client& owner_;
     const world& world_;
     prng rng_;
-    std::uint32_t per_million_;
+    std::array<std::uint32_t, session::fault_point_count> per_million_;
     std::int64_t until_us_;
+    std::int64_t delay_ms_max_;
+    std::int64_t drawn_delay_ms_ = 0;  // fire() draws it, delay_ms() hands it over
 };
 
 class client {
@@ -102,7 +108,7 @@ public:
 
     void start(std::int64_t first_job_ms);
     // A fault point of its lock connections fired (client_faults).
-    void fault_point_fired(session::fault_point p);
+    void fault_point_fired(session::fault_point p, std::int64_t delay_ms);
     // A reply from `server` (a node or a sentinel, addresses.hpp) on connection `epoch`.
     void on_reply(std::uint8_t server, std::uint32_t epoch, std::string&& bytes);
     void on_resource_reply(message&& m);
@@ -193,6 +199,7 @@ private:
     bool wants(const sim_connection& c) const;
     bool opens(const sim_connection& c) const;
     bool link_for_queued(std::uint8_t instance);
+    void hear_start_before_writes(std::uint8_t instance);
     void user_call();
     bool wants_link(std::uint8_t k) const;
     bool map_read_wanted() const;

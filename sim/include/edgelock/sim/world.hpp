@@ -175,7 +175,7 @@ public:
     // check's acquirers), though its acquire_failed is still to come.
     void cancelled(std::uint8_t client);
     // A fault point of the client's lock connections fired (session/fault_points.hpp).
-    void fault_point_fired(std::uint8_t client, const char* what);
+    void fault_point_fired(std::uint8_t client, const char* what, std::int64_t lasting_us);
 
     // History.
     std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
