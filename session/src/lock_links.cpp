@@ -43,11 +43,23 @@ errc lock_links::hear_start(lock& core, std::uint8_t k, const connection& c, boo
 errc lock_links::node_read(lock& core, std::uint8_t k, const node_start& start, bool guard,
                            std::int64_t now, fault_points* faults) noexcept {
     heard_ &= ~bit(k);
+    late_ &= ~bit(k);
     const std::uint8_t instance = instance_on(k);
     if (!guard || instance == none) return errc::ok;
-    if (faults != nullptr && faults->fire(fault_point::late_node_start)) return errc::ok;
+    if (faults != nullptr && faults->fire(fault_point::late_node_start)) {
+        late_ |= bit(k);
+        return errc::ok;
+    }
     const errc code = tell_node_started(core, instance, start, guard, now);
     if (code == errc::ok) heard_ |= bit(k);
+    return code;
+}
+
+errc lock_links::hear_late_start(lock& core, std::uint8_t k, const connection& c, bool guard,
+                                 std::int64_t now) noexcept {
+    if ((late_ & bit(k)) == 0) return errc::ok;
+    const errc code = hear_start(core, k, c, guard, now);
+    if (code == errc::ok) late_ &= ~bit(k);
     return code;
 }
 
@@ -61,6 +73,7 @@ errc lock_links::answer(lock& core, std::uint8_t k, const reply_node& reply, clu
 
 void lock_links::link_lost(std::uint8_t k) noexcept {
     heard_ &= ~bit(k);
+    late_ &= ~bit(k);
     if (clustered_ && k == route_.home) home_lost_ = true;
 }
 

@@ -474,8 +474,8 @@ bool client::send_requests() {
 void client::hear_start_before_writes(std::uint8_t i) {
     if (!lock_.has_request(i)) return;
     drain();
-    const errc told = place_.hear_start(lock_, i, connections_[i].connection(),
-                                        world_.config().restart_guard, now_ms());
+    const errc told = place_.hear_late_start(lock_, i, connections_[i].connection(),
+                                             world_.config().restart_guard, now_ms());
     if (told != errc::ok) anomaly("on_node_started", told);
     drain();
 }

@@ -138,12 +138,31 @@ TEST(lock_links_test, a_late_node_start_is_told_at_the_next_write_instead) {
     EXPECT_TRUE(core.has_request(0)) << "the lock knows nothing against the node yet";
 
     // Before its first write the lock hears it, and the attempt leaves the node out.
-    EXPECT_EQ(place.hear_start(core, 0, fresh.c, true, 2), errc::ok);
+    EXPECT_EQ(place.hear_late_start(core, 0, fresh.c, true, 2), errc::ok);
     EXPECT_TRUE(place.heard_start(0));
     const std::vector<event> events = take_events(core);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].type, event_type::acquire_failed);
     EXPECT_EQ(events[0].code, errc::restart_guard);
+}
+
+// Only a start the fault point kept back is told late: one node_read did not tell (its link
+// carried none of the lock's traffic then, or the guard was off) stays untold.
+TEST(lock_links_test, only_a_start_kept_back_by_the_fault_point_is_told_late) {
+    read_node_connection fresh(0);
+    lock core;
+    configure(core, 1);
+    lock_links place;
+    EXPECT_EQ(place.node_read(core, 0, fresh.c.started(), false, 0), errc::ok);
+    EXPECT_EQ(place.hear_late_start(core, 0, fresh.c, true, 1), errc::ok);
+    EXPECT_FALSE(place.heard_start(0));
+
+    scripted_faults faults(fault_point::late_node_start);
+    faults.firing = true;
+    EXPECT_EQ(place.node_read(core, 0, fresh.c.started(), true, 2, &faults), errc::ok);
+    place.link_lost(0);
+    EXPECT_EQ(place.hear_late_start(core, 0, fresh.c, true, 3), errc::ok);
+    EXPECT_FALSE(place.heard_start(0)) << "a start of a connection that ended is not told";
 }
 
 TEST(lock_links_test, without_the_guard_or_a_reading_the_lock_hears_nothing) {

@@ -15,7 +15,7 @@
 //                  added later, or moved to a node already linked, hears it at its first write
 //   node_read      link k's connection read its node (the connection event node_read): heard anew,
 //                  or, when the fault point late_node_start fires, at the lock's next write on
-//                  link k (hear_start), as a lock added later hears it
+//                  link k (hear_late_start), as a lock added later hears it
 //   answer         a reply to one of the lock's requests: deliver_answer, or under Cluster
 //                  deliver_cluster_answer (MOVED and ASK followed)
 //   link_lost      link k's connection ended: the start it read is forgotten, and under
@@ -76,9 +76,13 @@ public:
                     std::int64_t now) noexcept;
     // Link k's connection read its node now, `start`: heard when k carries the lock's traffic
     // (`faults`: the simulator's, fault_points.hpp; a client passes none). A caller that lets
-    // late_node_start fire calls hear_start before each write on link k.
+    // late_node_start fire calls hear_late_start before each write on link k.
     errc node_read(lock& core, std::uint8_t k, const node_start& start, bool guard,
                    std::int64_t now, fault_points* faults = nullptr) noexcept;
+    // Before a write on link k: a start late_node_start kept from the lock is heard now
+    // (hear_start); any other, never: a start node_read did not tell stays untold.
+    errc hear_late_start(lock& core, std::uint8_t k, const connection& c, bool guard,
+                         std::int64_t now) noexcept;
 
     // A reply from link k (`links`: the cluster's, null over instances).
     errc answer(lock& core, std::uint8_t k, const reply_node& reply, cluster_links* links,
@@ -99,6 +103,7 @@ private:
 
     lock_route route_;
     link_bits heard_ = 0;  // links whose current connection's start the lock heard
+    link_bits late_ = 0;   // links whose start late_node_start kept from the lock
     bool home_lost_ = false;
     bool clustered_ = false;
 };
