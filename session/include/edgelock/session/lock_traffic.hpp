@@ -75,6 +75,14 @@ struct [[nodiscard]] write_report {
 // out[0, capacity). Returns its size, or 0 when it does not fit.
 std::size_t write_asking(char* out, std::size_t capacity) noexcept;
 
+// The fault point delay_wait (fault_points.hpp): the lock's next request is a WAIT, held back
+// now. A client, without fault points, tests one pointer.
+inline bool wait_held_back(const lock& core, std::uint8_t instance, connection& connection,
+                           std::int64_t now) noexcept {
+    return connection.faults() != nullptr && core.next_request_waits(instance) &&
+           connection.holds_wait(now);
+}
+
 template <typename Sink>
 write_report write_requests(lock& core, std::uint8_t instance, connection& connection,
                             std::uint32_t owner, std::uint32_t tag, std::int64_t now, Sink& sink,
@@ -82,7 +90,7 @@ write_report write_requests(lock& core, std::uint8_t instance, connection& conne
     write_report report;
     while (core.has_request(instance)) {
         if (!connection.accepts_requests() || (asking && !connection.ready()) ||
-            (core.next_request_waits(instance) && connection.holds_wait(now))) {
+            wait_held_back(core, instance, connection, now)) {
             report.stop = write_stop::not_accepting;
             return report;
         }
