@@ -64,7 +64,7 @@ void connection::reset() noexcept {
     reconnect_now_ = false;
     asking_sentinel_ = false;
     attempt_deadline_ms_ = no_deadline_ms;
-    wait_held_ = false;
+    wait_hold_ = wait_hold::none;
     backoff_.reset();
 }
 
@@ -279,7 +279,7 @@ void connection::on_io_error(failure why, std::int64_t now) noexcept {
 }
 
 void connection::on_timer(std::int64_t now) noexcept {
-    if (wait_held_ && now >= wait_held_until_ms_) wait_held_ = false;  // the WAIT may go
+    if (wait_hold_ == wait_hold::held && now >= wait_held_until_ms_) wait_hold_ = wait_hold::over;
     const bool attempting =
         state_ == connection_state::connecting || state_ == connection_state::handshaking;
     if (attempting && now >= attempt_deadline_ms_) {
@@ -317,7 +317,7 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
     EDGELOCK_ASSERT(state_ == connection_state::closing);
     state_ = connection_state::idle;
     head_ = 0;
-    wait_held_ = false;
+    wait_hold_ = wait_hold::none;
     const bool was_ready = closing_from_ == connection_state::ready;
     if (go_to_master_) return {false, failure{}};
     // A sentinel that could not be asked, or named no usable master, is reported as such:
@@ -359,12 +359,15 @@ connection_end connection::finish_close(std::int64_t now) noexcept {
 }
 
 bool connection::holds_wait(std::int64_t now) noexcept {
-    if (wait_held_) {
-        wait_held_ = now < wait_held_until_ms_;  // once it passed, the held WAIT goes
-        return wait_held_;
+    switch (wait_hold_) {
+        case wait_hold::held:
+            if (now < wait_held_until_ms_) return true;
+            [[fallthrough]];
+        case wait_hold::over: wait_hold_ = wait_hold::none; return false;  // it goes, undrawn
+        case wait_hold::none: break;
     }
     if (faults_ == nullptr || !faults_->fire(fault_point::delay_wait)) return false;
-    wait_held_ = true;
+    wait_hold_ = wait_hold::held;
     wait_held_until_ms_ =
         now + std::max<std::int64_t>(1, faults_->delay_ms(fault_point::delay_wait));
     return true;
@@ -372,7 +375,7 @@ bool connection::holds_wait(std::int64_t now) noexcept {
 
 std::int64_t connection::next_deadline_ms() const noexcept {
     const std::int64_t deadline = state_deadline_ms();
-    return wait_held_ ? std::min(deadline, wait_held_until_ms_) : deadline;
+    return wait_hold_ == wait_hold::held ? std::min(deadline, wait_held_until_ms_) : deadline;
 }
 
 std::int64_t connection::state_deadline_ms() const noexcept {

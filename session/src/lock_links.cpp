@@ -59,7 +59,7 @@ errc lock_links::hear_late_start(lock& core, std::uint8_t k, const connection& c
                                  std::int64_t now) noexcept {
     if ((late_ & bit(k)) == 0) return errc::ok;
     const errc code = hear_start(core, k, c, guard, now);
-    if (code == errc::ok) late_ &= ~bit(k);
+    if (heard_start(k)) late_ &= ~bit(k);  // told; else it waits for the next write
     return code;
 }
 

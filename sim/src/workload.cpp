@@ -472,7 +472,7 @@ bool client::send_requests() {
 // The fault point late_node_start keeps a node's start from the lock until its next write
 // on that link (session::lock_links::node_read): it hears it here, before anything is written.
 void client::hear_start_before_writes(std::uint8_t i) {
-    if (!lock_.has_request(i)) return;
+    if (!place_.start_late(i) || !lock_.has_request(i)) return;
     drain();
     const errc told = place_.hear_late_start(lock_, i, connections_[i].connection(),
                                              world_.config().restart_guard, now_ms());

@@ -174,9 +174,9 @@ public:
                (state_ == connection_state::handshaking && !asking_sentinel_ && !read_node_);
     }
     // Fault point delay_wait (fault_points.hpp): whether a WAIT about to be written now is held
-    // back, the point firing now or a delay it drew before still running. The delay ends with
-    // the first call, or on_timer(), once it passed (next_deadline_ms() wakes the transport for
-    // it). Without fault points, false.
+    // back, the point firing now or a delay it drew before still running (next_deadline_ms()
+    // wakes the transport at its end). Once the delay passed, the next call lets the WAIT go
+    // without asking the point again. Without fault points, false.
     bool holds_wait(std::int64_t now) noexcept;
     fault_points* faults() const noexcept { return faults_; }
     // A lock request was written while accepts_requests(). Returns false when the in-flight
@@ -195,7 +195,7 @@ public:
     // Redis port does to a client without TLS).
     void on_io_error(failure why, std::int64_t now) noexcept;
     // Connect and reply timeouts: state closing when one passed. A held WAIT's delay that
-    // passed ends (holds_wait). The attempt's deadline
+    // passed is over (holds_wait lets it go). The attempt's deadline
     // (connect_timeout_ms from start()) ends it with connect_timeout while connecting,
     // tls_handshake_timeout during the TLS handshake, and handshake_timeout once connected
     // (the node took the connection but did not answer the handshake); a late reply to a
@@ -307,7 +307,10 @@ private:
     std::int64_t start_floor_ms_ = -now_ms_limit;  // it counts from here at the earliest
 
     fault_points* faults_ = nullptr;
-    bool wait_held_ = false;  // holds_wait: a WAIT is held back until wait_held_until_ms_
+    // holds_wait: a WAIT is held back until wait_held_until_ms_, or that passed (over) and the
+    // next WAIT, the held one, goes without the point being asked again.
+    enum class wait_hold : std::uint8_t { none, held, over };
+    wait_hold wait_hold_ = wait_hold::none;
     std::int64_t wait_held_until_ms_ = 0;
 
     in_flight* storage_ = nullptr;

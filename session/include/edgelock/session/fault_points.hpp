@@ -17,8 +17,9 @@
 //                       before it goes, and a WAIT still unwritten then must not go at all
 //   late_node_start     lock_links::node_read: the restart guard's notice of the node's start
 //                       is not told when the connection read it but at the lock's next write
-//                       on that link (lock_links::hear_start), as a lock added to the client
-//                       later hears it: after the attempt began, its timers ran, other links
+//                       on that link (lock_links::hear_late_start), as a client whose links
+//                       connect on demand hears it when an attempt's first request makes the
+//                       connection: after the attempt began, its timers ran, other links
 //                       answered
 //   fail_map_read       cluster_links::read_answered: a CLUSTER SLOTS answer is not read (as
 //                       if the node answered an error): the map stays as it was, stale, until

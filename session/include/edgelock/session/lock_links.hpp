@@ -15,7 +15,8 @@
 //                  added later, or moved to a node already linked, hears it at its first write
 //   node_read      link k's connection read its node (the connection event node_read): heard anew,
 //                  or, when the fault point late_node_start fires, at the lock's next write on
-//                  link k (hear_late_start), as a lock added later hears it
+//                  link k (hear_late_start), as a client linking on demand hears it when an
+//                  attempt's first request makes the connection
 //   answer         a reply to one of the lock's requests: deliver_answer, or under Cluster
 //                  deliver_cluster_answer (MOVED and ASK followed)
 //   link_lost      link k's connection ended: the start it read is forgotten, and under
@@ -66,6 +67,8 @@ public:
     std::uint8_t instance_on(std::uint8_t k) const noexcept;
     // The lock heard the start of the node link k's current connection read.
     bool heard_start(std::uint8_t k) const noexcept { return (heard_ & bit(k)) != 0; }
+    // The fault point late_node_start kept that start from the lock: hear_late_start tells it.
+    bool start_late(std::uint8_t k) const noexcept { return (late_ & bit(k)) != 0; }
 
     lock_writes route_writes(lock& core, cluster_links& links, std::int64_t now) noexcept;
 
