@@ -61,6 +61,15 @@ protected:
         c.ttl_ms = 1000;
         ASSERT_EQ(core.configure(c), errc::ok);
     }
+    // A plain connection that asks `faults` at its fault points.
+    void set_up_with(scripted_faults& faults) {
+        connection_setup s;
+        s.node = &server;
+        s.in_flight_storage = storage.data();
+        s.in_flight_capacity = storage.size();
+        s.faults = &faults;
+        ASSERT_EQ(connection.setup(s), errc::ok);
+    }
     routed_reply reply(const std::string& resp, std::int64_t now) {
         std::array<reply_node, nodes_max> n{};
         const parse_result r = parse_reply(resp.data(), resp.size(), n.data(), n.size());
@@ -153,12 +162,7 @@ TEST_F(lock_traffic_test, a_wait_the_fault_point_holds_goes_once_its_delay_passe
     scripted_faults faults(fault_point::delay_wait);
     faults.firing = true;
     faults.delay = 50;
-    connection_setup s;
-    s.node = &server;
-    s.in_flight_storage = storage.data();
-    s.in_flight_capacity = storage.size();
-    s.faults = &faults;
-    ASSERT_EQ(connection.setup(s), errc::ok);
+    set_up_with(faults);
     lock_config c;
     c.name = "job";
     c.ttl_ms = 1000;
@@ -195,12 +199,7 @@ TEST_F(lock_traffic_test, a_connection_that_ends_drops_the_hold_on_a_wait) {
     scripted_faults faults(fault_point::delay_wait);
     faults.firing = true;
     faults.delay = 500;
-    connection_setup s;
-    s.node = &server;
-    s.in_flight_storage = storage.data();
-    s.in_flight_capacity = storage.size();
-    s.faults = &faults;
-    ASSERT_EQ(connection.setup(s), errc::ok);
+    set_up_with(faults);
     connect(0);
     EXPECT_TRUE(connection.holds_wait(1));
     EXPECT_EQ(connection.next_deadline_ms(), 501);
