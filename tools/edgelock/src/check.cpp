@@ -131,7 +131,7 @@ const char* scenario_title(const std::string& scenario) {
         {"S2", "a holder's write is delayed past it"},
         {"S3", "a pause while replies are in flight"},
         {"S4", "a Redis clock jumps forward"},
-        {"S5", "Redis restarts without persistence"},
+        {"S5", "Redis restarts empty, or a new server takes its address"},
         {"S6", "the master goes, Sentinel fails over"},
         {"S7", "a client clock runs slow"},
         {"S8", "release and renew replies are lost"},
