@@ -141,6 +141,10 @@ bool redis_node::cluster_refuses(bool asking, const request_view& r, std::int64_
         append_error(reply, "CLUSTERDOWN Hash slot not served");
         return true;
     }
+    if (cluster_down_) {
+        append_error(reply, "CLUSTERDOWN The cluster is down");
+        return true;
+    }
     const std::uint8_t migrating_to = owner == id_ ? peer_of(migrating_, slot) : no_cluster_node;
     const bool importing = peer_of(importing_, slot) != no_cluster_node;
     std::size_t missing = 0;

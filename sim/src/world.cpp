@@ -380,7 +380,8 @@ void world::disturb_by_event(const scheduler::event& e) {
         case scheduler::kind::slot_learn:
             d.ridden = true;  // the available check's: a slot moving is ridden out
             [[fallthrough]];
-        case scheduler::kind::cluster_learn: d.everyone = true; break;
+        case scheduler::kind::cluster_learn:
+        case scheduler::kind::cluster_fail_undo: d.everyone = true; break;
         case scheduler::kind::sentinel_promote:
         case scheduler::kind::sentinel_learn:
             d.everyone = true;
@@ -418,6 +419,7 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;
         case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
         case scheduler::kind::cluster_learn: cluster_learn(e.who, e.arg); break;
+        case scheduler::kind::cluster_fail_undo: cluster_fail_undo(e.who, e.arg); break;
         case scheduler::kind::migrate_step: migrate_step(); break;
         case scheduler::kind::slot_learn: slot_learn(e.who); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;

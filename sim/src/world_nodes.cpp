@@ -241,13 +241,22 @@ void world::node_back(std::uint8_t node) {
         config_.layout == topology::sentinel || config_.layout == topology::cluster;
     if (!fails_over || !reachable(node)) return;
     if (demoted_[node]) {
-        events_.push(now_us_ + params_.reconfigure_ms * 1000, scheduler::kind::sentinel_reconfigure,
-                     node, 0);
+        // Redis Cluster: the first gossip it exchanges carries the newer configuration (a
+        // command already waiting in its sockets is served first).
+        const std::int64_t hears_ms = config_.layout == topology::cluster
+                                          ? rng_.between(1, params_.cluster_gossip_ms_max)
+                                          : params_.reconfigure_ms;
+        events_.push(now_us_ + hears_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
         return;
     }
     redis_node& n = nodes_[node];
     if (node == current_master_) {
         unreachable_since_us_ = -1;
+        if (config_.layout == topology::cluster && cluster_failed_us_ >= 0) {
+            const std::int64_t undo_us = cluster_failed_us_ + 2 * params_.down_after_ms * 1000;
+            events_.push(std::max(now_us_, undo_us), scheduler::kind::cluster_fail_undo, node,
+                         failover_epoch_);
+        }
         for (std::uint8_t r = 0; r < config_.nodes; ++r) {
             if (r != node && reachable(r) && nodes_[r].master_id() == node)
                 nodes_[r].follow(n, now_us_);
@@ -275,6 +284,7 @@ void world::sentinel_check(std::uint8_t node) {
     if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
     if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) return;  // it came and went
     events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node, 0);
+    if (config_.layout == topology::cluster) cluster_fail(node);
 }
 
 // The reachable replica of `master` whose last INFO showed the highest offset (the lowest
@@ -308,6 +318,7 @@ void world::sentinel_promote(std::uint8_t node) {
     unreachable_since_us_ = -1;
     demoted_[node] = true;
     replaced_us_[node] = now_us_;
+    cluster_failed_us_ = -1;
     ++failover_epoch_;
     if (config_.layout == topology::cluster) cluster_promoted(node, promoted.id());
     tell_sentinels(promoted.id());
@@ -460,13 +471,14 @@ void world::sentinel_reconfigure(std::uint8_t node) {
 // ---- Redis Cluster ----------------------------------------------------------------------------
 //
 // Redis Cluster, as modelled for the lock's shard (nodes 0 and 1; the scenarios fault no
-// other master): its master unreachable for down_after (the node timeout) is replaced by its
-// replica failover_ms after that is noticed, exactly as the Sentinel model promotes one (the
-// writes not yet replicated are lost, the old master believes itself master and serves its
-// clients until it hears otherwise). The promoted replica serves the slots at once; each
-// other node believes the old master until its gossip delay (up to cluster_gossip_ms_max)
-// has passed, and answers MOVED to it meanwhile; the old master hears of it reconfigure_ms
-// after it is back, as under Sentinel, and only then turns into a replica.
+// other master): its master unreachable for down_after (the node timeout) is marked FAIL,
+// and every other node answers keyed commands with CLUSTERDOWN (cluster_fail()); its replica
+// is promoted failover_ms later, as the Sentinel model promotes one (the writes not yet
+// replicated are lost). The promoted replica serves the slots at once; each other node
+// believes the old master until its gossip delay (up to cluster_gossip_ms_max) has passed,
+// and stays down meanwhile; the old master, back, serves what already waited in its sockets
+// and hears of it within a gossip delay too, then turns into a replica (tests/conformance's
+// cluster failover, on a real cluster).
 
 void world::cluster_promoted(std::uint8_t old_master, std::uint8_t promoted) {
     cluster_view(promoted, promoted, old_master, true);
@@ -504,6 +516,31 @@ void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t re
     }
     n.set_member_role(master, -1, false);
     n.set_member_role(replica, master, failed);
+    n.set_cluster_down(false);  // the slots have a master again
+}
+
+// The lock's master unreachable for the node timeout is marked FAIL: every other node's
+// cluster_state turns fail (cluster-require-full-coverage yes, the default) until it hears of
+// the promotion, or, when the master answers again first, until its FAIL is undone (Redis
+// clears a master's FAIL once it is reachable and the FAIL is older than twice the node
+// timeout). Until then every client is disturbed.
+void world::cluster_fail(std::uint8_t master) {
+    cluster_failed_us_ = now_us_;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (n != master) nodes_[n].set_cluster_down(true);
+    }
+    disturbance d;
+    d.to_us = now_us_ + 2 * params_.down_after_ms * 1000;
+    d.everyone = true;
+    disturb(d);
+    if (recording()) note_node(master, "marked FAIL: cluster_state fail on every other node");
+}
+
+void world::cluster_fail_undo(std::uint8_t master, std::uint32_t epoch) {
+    if (epoch != failover_epoch_ || !reachable(master) || current_master_ != master) return;
+    cluster_failed_us_ = -1;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) nodes_[n].set_cluster_down(false);
+    if (recording()) note_node(master, "FAIL undone: cluster_state ok");
 }
 
 // A master or replica of another shard answers again: the replica resynchronises from its

@@ -8,6 +8,7 @@
 // model's own rules.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <random>
 #include <string>
@@ -177,3 +178,65 @@ TEST(cluster_conformance, the_models_key_slots_are_the_clusters) {
 }
 
 }  // namespace
+
+// A failover as Redis Cluster runs it, the lock's master stopped by SIGSTOP past the node
+// timeout: another master answers MOVED to it, then, once it is marked FAIL and until its
+// replica is promoted, CLUSTERDOWN (cluster_state fail); then MOVED to the promoted replica.
+// The old master, resumed, answers what waited in its socket as the master it believed it was,
+// and the next request with MOVED: the configuration it missed waited in its cluster bus.
+// The world drives the model through the same steps (world::cluster_fail, cluster_promoted,
+// sentinel_reconfigure); here each step is told to the models as the real nodes show it.
+TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_redis_7_does) {
+    cluster_settings settings;
+    settings.replicas_per_master = 1;
+    cluster_pair pair(settings);
+    const std::uint16_t slot = edgelock::cluster_slot("{foo}");
+    const std::size_t master = pair.real.owner_of(slot);
+    const std::size_t replica = pair.real.replica_of(master);
+    const std::size_t other = (master + 1) % pair.real.masters_at_start();
+    raw_connection at_other(pair.real.node(other).port());
+    raw_connection at_master(pair.real.node(master).port());
+    const std::vector<std::string> write = {"SET", "{foo}", "1"};
+    pair.expect_same(other, at_other, write);
+    pair.expect_same(master, at_master, write);
+
+    pair.real.node(master).freeze();
+    const auto answers_with = [&](const std::string& prefix) {
+        return edgelock::testing::eventually(
+            [&] { return at_other.call(encode_request(write)).rfind(prefix, 0) == 0; },
+            settings.ready_timeout);
+    };
+    ASSERT_TRUE(answers_with("-CLUSTERDOWN")) << pair.real.node(other).log_tail();
+    for (std::size_t i = 0; i < pair.models.size(); ++i) {
+        if (i != master) pair.models[i].set_cluster_down(true);
+    }
+    pair.expect_same(other, at_other, write);
+    pair.expect_same(other, at_other, {"GET", "{foo}"});
+    pair.expect_same(other, at_other, release_both(slot_keys));
+    pair.expect_same(other, at_other, {"PING"});
+
+    ASSERT_TRUE(answers_with("-MOVED")) << pair.real.node(other).log_tail();
+    for (std::size_t i = 0; i < pair.models.size(); ++i) {
+        if (i == master) continue;
+        pair.models[i].set_slot_owner(slot, slot, static_cast<std::uint8_t>(replica));
+        pair.models[i].set_cluster_down(false);
+    }
+    pair.expect_same(other, at_other, write);
+
+    at_master.send_only(encode_request(write));
+    pair.real.node(master).thaw();
+    EXPECT_EQ(pair.model_call(master, write), at_master.next_reply());
+    // Until it has read the newer configuration it answers as the master it was: never
+    // CLUSTERDOWN (the model's old master serves until it hears, a gossip delay).
+    std::string answer;
+    EXPECT_TRUE(edgelock::testing::eventually(
+        [&] {
+            answer = at_master.call(encode_request(write));
+            return answer != "+OK\r\n";
+        },
+        std::chrono::milliseconds(2000)));
+    EXPECT_EQ(answer.rfind("-MOVED", 0), 0U) << answer;
+    pair.models[master].set_slot_owner(slot, slot, static_cast<std::uint8_t>(replica));
+    pair.expect_same(master, at_master, write);
+    pair.expect_same(master, at_master, {"GET", "{foo}"});
+}

@@ -58,6 +58,13 @@ public:
 
     // Writes `request` and returns the bytes of the next whole reply.
     std::string call(std::string_view request) {
+        send_only(request);
+        return next_reply();
+    }
+
+    // Writes `request` without waiting for its reply (a server stopped by SIGSTOP finds it in
+    // its socket when it resumes).
+    void send_only(std::string_view request) {
         std::size_t sent = 0;
         while (sent < request.size()) {
             const ssize_t n =
@@ -65,7 +72,6 @@ public:
             if (n <= 0) throw std::runtime_error("send failed");
             sent += static_cast<std::size_t>(n);
         }
-        return next_reply();
     }
 
     // The bytes of the next whole reply (what was read beyond it stays for the next call).

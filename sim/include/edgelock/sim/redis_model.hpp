@@ -301,6 +301,11 @@ public:
     // What this node believes of `member`: the master it replicates (-1: a master), and
     // whether it is failed (CLUSTER SLOTS leaves a failed replica out).
     void set_member_role(std::uint8_t member, int master, bool failed);
+    // cluster_state:fail (a slot's master marked FAIL and not yet replaced): every keyed
+    // command is answered -CLUSTERDOWN The cluster is down, after CROSSSLOT and a slot with
+    // no owner, before the redirections (cluster-allow-reads-when-down no, the default).
+    void set_cluster_down(bool down) noexcept { cluster_down_ = down; }
+    bool cluster_down() const noexcept { return cluster_down_; }
     // The keys of the slot this node holds now, in its order (for MIGRATE).
     std::vector<std::string> keys_in_slot(std::uint16_t slot, std::int64_t wall_ms) const;
     // MIGRATE's two halves: a copy of the key (value and expiry) to the target, which
@@ -478,6 +483,7 @@ private:
     std::vector<std::pair<std::uint16_t, std::uint8_t>> migrating_;
     std::vector<std::pair<std::uint16_t, std::uint8_t>> importing_;
     std::vector<std::pair<int, bool>> member_roles_;  // (master or -1, failed)
+    bool cluster_down_ = false;
     // Per connection: each client's command connection, then its subscriber (world.hpp's
     // model_client).
     std::array<client_state, 2 * clients_max> clients_{};

@@ -91,6 +91,7 @@ public:
         node_rejoin,           // who: node (a cut-off may have ended)
         fault_start,           // arg: fault index
         cluster_learn,         // who: node, arg: failover epoch * 256 + the promoted node
+        cluster_fail_undo,     // who: node (a failed master back unreplaced), arg: failover epoch
         migrate_step,          // the lock's slot migration: the next MIGRATE, or SETSLOT NODE
         slot_learn,            // who: node (hears the lock's slot has its new owner)
     };
@@ -315,6 +316,8 @@ private:
     // reconfigured); a node of another shard that is back resynchronises its own replica.
     void cluster_promoted(std::uint8_t old_master, std::uint8_t promoted);
     void cluster_learn(std::uint8_t node, std::uint32_t news);
+    void cluster_fail(std::uint8_t master);
+    void cluster_fail_undo(std::uint8_t master, std::uint32_t epoch);
     void cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t replica, bool failed);
     void other_shard_back(std::uint8_t node);
     // A migrate fault: the lock's slot moves from f.target to the first node of f.nodes.
@@ -440,6 +443,7 @@ private:
     std::vector<std::int64_t> restarted_us_;  // per node: its last restart (true time), or -1
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
     std::uint32_t failover_epoch_ = 0;        // promotions so far (Sentinel's config epoch)
+    std::int64_t cluster_failed_us_ = -1;     // Redis Cluster: the lock's master marked FAIL
     // Redis Cluster: each shard's slots (shard k: nodes 2k and 2k + 1; shard 0 the lock's).
     std::array<std::pair<std::uint16_t, std::uint16_t>, 3> cluster_ranges_{};
     struct slot_migration {
