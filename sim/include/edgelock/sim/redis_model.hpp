@@ -65,7 +65,8 @@
 //   migration, the slots it is MIGRATING to or IMPORTING from another node. Before the
 //   gates above, as processCommand asks getNodeByQuery: a keyed command (SET and the
 //   keyspace commands by their keys, EVAL and EVALSHA by their KEYS) whose keys hash to
-//   different slots answers -CROSSSLOT; for a slot with no owner -CLUSTERDOWN; a node
+//   different slots answers -CROSSSLOT; for a slot with no owner -CLUSTERDOWN, and while
+//   the cluster is down (set_cluster_down) -CLUSTERDOWN The cluster is down; a node
 //   MIGRATING the slot answers -ASK <slot> <endpoint>:<port> of the target when every key is
 //   absent, -TRYAGAIN when some are and some are not; a node IMPORTING it serves it right
 //   after ASKING on that connection (ASKING: +OK, for the next command only), -TRYAGAIN
