@@ -315,6 +315,12 @@ void draw_failover_knobs(world_params& p, prng& rng) noexcept {
     p.replica_read_only = !rng.chance(200'000);
 }
 
+void draw_cluster_election(world_params& p, prng& rng) noexcept {
+    const std::int64_t drawn_before = p.failover_ms;
+    p.failover_ms = rng.between(500, 1000);
+    p.liveness_window_ms += std::max<std::int64_t>(0, p.failover_ms - drawn_before);
+}
+
 void draw_server_knobs(world_params& p, prng& rng) noexcept {
     p.loading_ms_max = rng.between(0, 500);
     p.liveness_window_ms += p.loading_ms_max;

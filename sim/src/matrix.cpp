@@ -18,6 +18,7 @@ constexpr std::uint64_t user_stream = 12;
 constexpr std::uint64_t client_stream = 13;
 constexpr std::uint64_t fault_point_stream = 14;
 constexpr std::uint64_t stale_sentinel_stream = 15;
+constexpr std::uint64_t cluster_election_stream = 16;
 
 // Knobs added after the others, each from a stream of its own so the earlier draws keep their
 // values: the servers' loading, the users' cancels, which client each process runs (not over
@@ -35,6 +36,9 @@ void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_pa
     if (config.layout != topology::sentinel && config.layout != topology::cluster) return;
     prng failover_rng = prng::stream(seed, failover_stream);
     draw_failover_knobs(p, failover_rng);
+    if (config.layout != topology::cluster) return;
+    prng election_rng = prng::stream(seed, cluster_election_stream);
+    draw_cluster_election(p, election_rng);
 }
 
 }  // namespace

@@ -192,6 +192,9 @@ world::world(const run_spec& spec)
         sentinels_.emplace_back(j, monitored_master_name, 0);
     paused_until_us_.assign(config_.nodes, 0);
     isolated_until_us_.assign(config_.nodes, 0);
+    fail_down_.assign(config_.nodes, false);
+    minority_down_.assign(config_.nodes, false);
+    cut_since_us_.assign(config_.nodes, -1);
     side_of_.assign(config_.nodes, 0);
     held_.resize(config_.nodes);
     seen_offset_.assign(config_.nodes, 0);
@@ -420,6 +423,8 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::sentinel_learn: sentinel_learn(e.who, e.arg); break;
         case scheduler::kind::cluster_learn: cluster_learn(e.who, e.arg); break;
         case scheduler::kind::cluster_fail_undo: cluster_fail_undo(e.who, e.arg); break;
+        case scheduler::kind::cluster_minority: cluster_minority(e.who); break;
+        case scheduler::kind::cluster_rejoined: cluster_rejoined(e.who); break;
         case scheduler::kind::migrate_step: migrate_step(); break;
         case scheduler::kind::slot_learn: slot_learn(e.who); break;
         case scheduler::kind::node_resume: resume_node(e.who); break;

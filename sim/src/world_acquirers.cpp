@@ -14,7 +14,8 @@ namespace edgelock::sim {
 // client takes to make its connection again and read that start.
 bool world::grants_now(std::uint8_t node) const noexcept {
     const redis_node& n = nodes_[node];
-    if (!n.up() || paused(node) || isolated(node) || !n.is_master()) return false;
+    if (!n.up() || paused(node) || isolated(node) || !n.is_master() || n.cluster_down())
+        return false;
     if (n.peek(lock_name_, node_wall_ms(node)) != nullptr || !wait_met(node)) return false;
     if (!config_.restart_guard || restarted_us_[node] < 0) return true;
     const std::int64_t guard_us =

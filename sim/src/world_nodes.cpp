@@ -163,8 +163,12 @@ void world::deliver_held(std::uint8_t node, held_message&& h) {
 void world::isolate_side(node_mask side, std::int64_t until_us) {
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (((side >> n) & 1u) == 0 || until_us <= isolated_until_us_[n]) continue;
+        if (!isolated(n)) cut_since_us_[n] = now_us_;
         isolated_until_us_[n] = until_us;
         side_of_[n] = side;
+        if (config_.layout == topology::cluster)
+            events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::cluster_minority,
+                         n, 0);
         events_.push(until_us, scheduler::kind::node_rejoin, n, 0);
         if (recording())
             note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) +
@@ -176,6 +180,7 @@ void world::isolate_side(node_mask side, std::int64_t until_us) {
 void world::rejoin_node(std::uint8_t node) {
     if (isolated(node)) return;
     if (recording()) note_node(node, "reachable again");
+    if (config_.layout == topology::cluster) cluster_rejoin(node);
     if (nodes_[node].up()) node_back(node);
 }
 
@@ -516,7 +521,9 @@ void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t re
     }
     n.set_member_role(master, -1, false);
     n.set_member_role(replica, master, failed);
-    n.set_cluster_down(false);  // the slots have a master again
+    fail_down_[node] = false;      // the slots have a master again,
+    minority_down_[node] = false;  // which it heard from the majority
+    refresh_cluster_down(node);
 }
 
 // The lock's master unreachable for the node timeout is marked FAIL: every other node's
@@ -527,7 +534,8 @@ void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t re
 void world::cluster_fail(std::uint8_t master) {
     cluster_failed_us_ = now_us_;
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
-        if (n != master) nodes_[n].set_cluster_down(true);
+        fail_down_[n] = n != master;
+        refresh_cluster_down(n);
     }
     disturbance d;
     d.to_us = now_us_ + 2 * params_.down_after_ms * 1000;
@@ -539,8 +547,61 @@ void world::cluster_fail(std::uint8_t master) {
 void world::cluster_fail_undo(std::uint8_t master, std::uint32_t epoch) {
     if (epoch != failover_epoch_ || !reachable(master) || current_master_ != master) return;
     cluster_failed_us_ = -1;
-    for (std::uint8_t n = 0; n < config_.nodes; ++n) nodes_[n].set_cluster_down(false);
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        fail_down_[n] = false;
+        refresh_cluster_down(n);
+    }
     if (recording()) note_node(master, "FAIL undone: cluster_state ok");
+}
+
+// A node cut off for the node timeout counts the masters it still reaches (itself among
+// them, when it is one); fewer than a majority of the masters serving slots, and its
+// cluster_state turns fail: it answers keyed commands with CLUSTERDOWN, master or replica.
+// This is what narrows a cluster's split brain: the old master stops taking writes.
+void world::cluster_minority(std::uint8_t node) {
+    if (!isolated(node) || now_us_ - cut_since_us_[node] < params_.down_after_ms * 1000) return;
+    std::uint8_t masters = 0;
+    std::uint8_t reached = 0;
+    for (std::uint8_t m = 0; m < config_.nodes; ++m) {
+        if (!nodes_[m].is_master() || demoted_[m]) continue;
+        ++masters;
+        const bool same_side = m == node || (isolated(m) && side_of_[m] == side_of_[node]);
+        reached = static_cast<std::uint8_t>(reached + (same_side ? 1 : 0));
+    }
+    if (reached > masters / 2) return;
+    minority_down_[node] = true;
+    refresh_cluster_down(node);
+    if (recording()) note_node(node, "in the minority: cluster_state fail");
+}
+
+// Back from a cut: a replica sees the majority and is up again at once; a master waits its
+// rejoin delay (the node timeout, 500 ms to 5 s) for news of a failover, answering
+// CLUSTERDOWN meanwhile; a demoted one stays down until it hears (cluster_view).
+void world::cluster_rejoin(std::uint8_t node) {
+    cut_since_us_[node] = -1;
+    if (!minority_down_[node]) return;
+    if (!nodes_[node].is_master()) {
+        minority_down_[node] = false;
+        refresh_cluster_down(node);
+        return;
+    }
+    const std::int64_t delay_ms = std::clamp<std::int64_t>(params_.down_after_ms, 500, 5000);
+    events_.push(now_us_ + delay_ms * 1000, scheduler::kind::cluster_rejoined, node, 0);
+    disturbance d;
+    d.to_us = now_us_ + delay_ms * 1000;
+    d.everyone = true;
+    disturb(d);
+}
+
+void world::cluster_rejoined(std::uint8_t node) {
+    if (isolated(node) || demoted_[node] || !minority_down_[node]) return;
+    minority_down_[node] = false;
+    refresh_cluster_down(node);
+    if (recording()) note_node(node, "rejoin delay over: cluster_state ok");
+}
+
+void world::refresh_cluster_down(std::uint8_t node) {
+    nodes_[node].set_cluster_down(fail_down_[node] || minority_down_[node]);
 }
 
 // A master or replica of another shard answers again: the replica resynchronises from its

@@ -240,3 +240,55 @@ TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_
     pair.expect_same(master, at_master, write);
     pair.expect_same(master, at_master, {"GET", "{foo}"});
 }
+
+// A master cut off from the majority of masters (here: every other master and replica
+// stopped with SIGSTOP, the master and its replica left running) turns its cluster_state to
+// fail once the node timeout passed: it and its replica answer keyed commands with
+// CLUSTERDOWN, so the old master takes no more writes. Once the others answer again the
+// replica is up at once; the master stays down for its rejoin delay (the node timeout) in
+// case a failover happened meanwhile, then serves again (world::cluster_minority, cluster_rejoin).
+TEST(cluster_conformance, a_master_in_the_minority_answers_clusterdown_as_redis_7_does) {
+    cluster_settings settings;
+    settings.replicas_per_master = 1;
+    cluster_pair pair(settings);
+    const std::uint16_t slot = edgelock::cluster_slot("{foo}");
+    const std::size_t master = pair.real.owner_of(slot);
+    const std::size_t replica = pair.real.replica_of(master);
+    raw_connection at_master(pair.real.node(master).port());
+    raw_connection at_replica(pair.real.node(replica).port());
+    const std::vector<std::string> write = {"SET", "{foo}", "1"};
+    const std::vector<std::string> read = {"GET", "{foo}"};
+    pair.expect_same(master, at_master, write);
+    pair.expect_same(replica, at_replica, read);
+    const auto answers_with = [&](raw_connection& link, const std::vector<std::string>& args,
+                                  const std::string& prefix) {
+        return edgelock::testing::eventually(
+            [&] { return link.call(encode_request(args)).rfind(prefix, 0) == 0; },
+            settings.ready_timeout);
+    };
+
+    for (std::size_t i = 0; i < pair.real.size(); ++i) {
+        if (i != master && i != replica) pair.real.node(i).freeze();
+    }
+    ASSERT_TRUE(answers_with(at_master, write, "-CLUSTERDOWN"))
+        << pair.real.node(master).log_tail();
+    ASSERT_TRUE(answers_with(at_replica, read, "-CLUSTERDOWN"));
+    pair.models[master].set_cluster_down(true);
+    pair.models[replica].set_cluster_down(true);
+    pair.expect_same(master, at_master, write);
+    pair.expect_same(master, at_master, release_both(slot_keys));
+    pair.expect_same(master, at_master, {"PING"});
+    pair.expect_same(replica, at_replica, read);
+
+    for (std::size_t i = 0; i < pair.real.size(); ++i) {
+        if (i != master && i != replica) pair.real.node(i).thaw();
+    }
+    pair.expect_same(master, at_master, write);  // its rejoin delay: still down
+    ASSERT_TRUE(answers_with(at_replica, read, "-MOVED"));
+    pair.models[replica].set_cluster_down(false);
+    pair.expect_same(replica, at_replica, read);
+    ASSERT_TRUE(answers_with(at_master, write, "+OK")) << pair.real.node(master).log_tail();
+    pair.models[master].set_cluster_down(false);
+    pair.expect_same(master, at_master, write);
+    pair.expect_same(master, at_master, read);
+}

@@ -16,7 +16,9 @@ namespace {
 using namespace edgelock::sim;
 
 constexpr std::uint64_t base_seed = 1;
-constexpr std::size_t seeds_to_find_max = 60;
+// The rarest known-unsafe cell, S6 cluster's overlap, is found at seed 86: a Redis Cluster
+// election waits 500 to 1,000 ms after FAIL, so most leases end before the promotion.
+constexpr std::size_t seeds_to_find_max = 200;
 constexpr std::size_t safe_random_runs = 40;
 
 // Its configuration_index: the matrix's cells draw their seeds from it.
@@ -98,9 +100,9 @@ INSTANTIATE_TEST_SUITE_P(sim, known_unsafe,
                                            cell{"S10", "single", check_kind::overlap},
                                            cell{"S10", "sentinel+WAIT+guard", check_kind::overlap},
                                            cell{"S10", "redlock-5+guard", check_kind::overlap},
-                                           // Redis Cluster fails a shard over as Sentinel does:
-                                           // a promoted replica lacks the writes it had not
-                                           // received, an acknowledged lock among them.
+                                           // A Redis Cluster failover: a promoted replica
+                                           // lacks the writes it had not received, an
+                                           // acknowledged lock among them.
                                            cell{"S6", "cluster", check_kind::overlap}));
 
 // The scripted failover of the lock's shard: the replica, 40 ms behind, is promoted a node

@@ -260,6 +260,11 @@ void draw_user_knobs(world_params& params, prng& rng) noexcept;
 // Which client each process runs, drawn apart for the same reason: in half the runs each
 // client is the blocking one (links on demand) by a coin, else every client is the async one.
 void draw_client_knobs(world_params& params, prng& rng) noexcept;
+// Redis Cluster's election, drawn apart for the same reason: its replica is promoted 500 to
+// 1,000 ms after the master is marked FAIL (the shard's one replica has rank 0: Redis waits
+// 500 ms plus up to 500 at random plus a second per rank), where Sentinel's failover time is
+// drawn up to a lease.
+void draw_cluster_election(world_params& params, prng& rng) noexcept;
 // The session's fault points: on in a quarter of the random runs.
 void draw_fault_points(world_params& params, prng& rng) noexcept;
 // Sentinels cut off from the others' hello messages, in a quarter of the runs of the families

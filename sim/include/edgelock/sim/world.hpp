@@ -92,6 +92,8 @@ public:
         fault_start,           // arg: fault index
         cluster_learn,         // who: node, arg: failover epoch * 256 + the promoted node
         cluster_fail_undo,     // who: node (a failed master back unreplaced), arg: failover epoch
+        cluster_minority,      // who: node (cut off a node timeout ago: in the minority?)
+        cluster_rejoined,      // who: node (a master back from the minority: its rejoin delay over)
         migrate_step,          // the lock's slot migration: the next MIGRATE, or SETSLOT NODE
         slot_learn,            // who: node (hears the lock's slot has its new owner)
     };
@@ -318,6 +320,10 @@ private:
     void cluster_learn(std::uint8_t node, std::uint32_t news);
     void cluster_fail(std::uint8_t master);
     void cluster_fail_undo(std::uint8_t master, std::uint32_t epoch);
+    void cluster_minority(std::uint8_t node);
+    void cluster_rejoin(std::uint8_t node);
+    void cluster_rejoined(std::uint8_t node);
+    void refresh_cluster_down(std::uint8_t node);
     void cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t replica, bool failed);
     void other_shard_back(std::uint8_t node);
     // A migrate fault: the lock's slot moves from f.target to the first node of f.nodes.
@@ -444,6 +450,12 @@ private:
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
     std::uint32_t failover_epoch_ = 0;        // promotions so far (Sentinel's config epoch)
     std::int64_t cluster_failed_us_ = -1;     // Redis Cluster: the lock's master marked FAIL
+    // Redis Cluster, per node: down for a master marked FAIL (until it hears of the promotion
+    // or the FAIL is undone), down in a minority (until its rejoin delay after the cut ends),
+    // and since when it is cut off.
+    std::vector<bool> fail_down_;
+    std::vector<bool> minority_down_;
+    std::vector<std::int64_t> cut_since_us_;
     // Redis Cluster: each shard's slots (shard k: nodes 2k and 2k + 1; shard 0 the lock's).
     std::array<std::pair<std::uint16_t, std::uint16_t>, 3> cluster_ranges_{};
     struct slot_migration {
