@@ -153,7 +153,8 @@ claim counted without the server's evidence (a WAIT on another connection than t
 replica never asked ROLE); fair locks only: W a waiter missed its wake-up at a free lock,
 Q the line was not served in order.
 S1 GC pause after acquire  S2 write delayed past the TTL  S3 pause during acquire
-S4 Redis wall-clock jump   S5 Redis restart, no persistence  S6 master lost, failover
+S4 Redis wall-clock jump   S5 Redis restart empty, or another server at its address
+S6 master lost, failover
 S7 client clock drift      S8 lost release/renew reply       S9 network partition
 S10 a node evicts keys (maxmemory-policy volatile-* or allkeys-*)
 S11 a waiter subscribes after the release published its wake-up (fair waiting)
