@@ -416,7 +416,7 @@ void world::dispatch(const scheduler::event& e) {
         case scheduler::kind::client_probe: clients_[e.who]->on_probe(e.arg); break;
         case scheduler::kind::node_restart: restart(e.who); break;
         case scheduler::kind::sentinel_check: sentinel_check(e.who); break;
-        case scheduler::kind::sentinel_promote: sentinel_promote(e.who); break;
+        case scheduler::kind::sentinel_promote: sentinel_promote(e.who, e.arg); break;
         case scheduler::kind::sentinel_info: sentinel_info(); break;
         case scheduler::kind::sentinel_reconfigure: sentinel_reconfigure(e.who); break;
         case scheduler::kind::sentinel_repoint: sentinel_repoint(e.who); break;

@@ -166,9 +166,13 @@ void world::isolate_side(node_mask side, std::int64_t until_us) {
         if (!isolated(n)) cut_since_us_[n] = now_us_;
         isolated_until_us_[n] = until_us;
         side_of_[n] = side;
-        if (config_.layout == topology::cluster)
-            events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::cluster_minority,
-                         n, 0);
+        if (config_.layout == topology::cluster) {
+            // Its pings go unanswered for the node timeout from when it sent them: up to half
+            // a node timeout (and a cron period) after the cut.
+            const std::int64_t seen_ms =
+                params_.down_after_ms + rng_.between(0, params_.down_after_ms / 2 + 100);
+            events_.push(now_us_ + seen_ms * 1000, scheduler::kind::cluster_minority, n, 0);
+        }
         events_.push(until_us, scheduler::kind::node_rejoin, n, 0);
         if (recording())
             note_node(n, "CUT OFF from the sentinels until " + std::to_string(until_us / 1000) +
@@ -258,9 +262,13 @@ void world::node_back(std::uint8_t node) {
     if (node == current_master_) {
         unreachable_since_us_ = -1;
         if (config_.layout == topology::cluster && cluster_failed_us_ >= 0) {
-            const std::int64_t undo_us = cluster_failed_us_ + 2 * params_.down_after_ms * 1000;
-            events_.push(std::max(now_us_, undo_us), scheduler::kind::cluster_fail_undo, node,
-                         failover_epoch_);
+            const std::int64_t undo_us =
+                std::max(now_us_, cluster_failed_us_ + 2 * params_.down_after_ms * 1000);
+            events_.push(undo_us, scheduler::kind::cluster_fail_undo, node, failover_epoch_);
+            disturbance d;  // the others stay down until the election or the undo
+            d.to_us = undo_us;
+            d.everyone = true;
+            disturb(d);
         }
         for (std::uint8_t r = 0; r < config_.nodes; ++r) {
             if (r != node && reachable(r) && nodes_[r].master_id() == node)
@@ -288,8 +296,9 @@ void world::node_back(std::uint8_t node) {
 void world::sentinel_check(std::uint8_t node) {
     if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
     if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) return;  // it came and went
-    events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node, 0);
     if (config_.layout == topology::cluster) cluster_fail(node);
+    events_.push(now_us_ + params_.failover_ms * 1000, scheduler::kind::sentinel_promote, node,
+                 cluster_fail_episode_);
 }
 
 // The reachable replica of `master` whose last INFO showed the highest offset (the lowest
@@ -305,10 +314,16 @@ int world::best_replica_seen(std::uint8_t master) const noexcept {
 
 // Promotes the best replica as the sentinels saw it; without one, tries again a down_after
 // later. A master that answers again meanwhile stays master.
-void world::sentinel_promote(std::uint8_t node) {
-    if (current_master_ != node || reachable(node) || unreachable_since_us_ < 0) return;
-    if (now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000)
-        return;  // an earlier episode's
+void world::sentinel_promote(std::uint8_t node, std::uint32_t fail_episode) {
+    if (current_master_ != node) return;
+    const bool cluster = config_.layout == topology::cluster;
+    if (cluster) {
+        // Redis Cluster's election goes on while the FAIL flag stands, the master back or not.
+        if (fail_episode != cluster_fail_episode_ || cluster_failed_us_ < 0) return;
+    } else if (reachable(node) || unreachable_since_us_ < 0 ||
+               now_us_ - unreachable_since_us_ < params_.down_after_ms * 1000) {
+        return;  // back, or an earlier episode's
+    }
     const int best = best_replica_seen(node);
     if (best < 0) {
         events_.push(now_us_ + params_.down_after_ms * 1000, scheduler::kind::sentinel_check, node,
@@ -318,17 +333,22 @@ void world::sentinel_promote(std::uint8_t node) {
     redis_node& promoted = nodes_[static_cast<std::size_t>(best)];
     promoted.promote();
     nodes_[node].detach_replica(promoted.id());  // REPLICAOF NO ONE left the old master
-    if (config_.layout != topology::cluster) sentinel_kills_clients(promoted.id());
+    if (!cluster) sentinel_kills_clients(promoted.id());
     current_master_ = best;
     unreachable_since_us_ = -1;
     demoted_[node] = true;
     replaced_us_[node] = now_us_;
     cluster_failed_us_ = -1;
     ++failover_epoch_;
-    if (config_.layout == topology::cluster) cluster_promoted(node, promoted.id());
+    if (cluster) cluster_promoted(node, promoted.id());
+    if (cluster && reachable(node)) {
+        // Back before the election ended: it hears at its next gossip, serving until then.
+        const std::int64_t hears_ms = rng_.between(1, params_.cluster_gossip_ms_max);
+        events_.push(now_us_ + hears_ms * 1000, scheduler::kind::sentinel_reconfigure, node, 0);
+    }
     tell_sentinels(promoted.id());
     schedule_repoints(node, promoted.id());
-    const char* const by = config_.layout == topology::cluster ? "its failover" : "Sentinel";
+    const char* const by = cluster ? "its failover" : "Sentinel";
     const std::string text = std::string("promoted by ") + by + " (offset " +
                              std::to_string(promoted.offset()) + ", seen " +
                              std::to_string(seen_offset_[static_cast<std::size_t>(best)]) + ", " +
@@ -533,12 +553,13 @@ void world::cluster_view(std::uint8_t node, std::uint8_t master, std::uint8_t re
 // timeout). Until then every client is disturbed.
 void world::cluster_fail(std::uint8_t master) {
     cluster_failed_us_ = now_us_;
+    ++cluster_fail_episode_;
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         fail_down_[n] = n != master;
         refresh_cluster_down(n);
     }
-    disturbance d;
-    d.to_us = now_us_ + 2 * params_.down_after_ms * 1000;
+    disturbance d;  // until the promotion's news (the promotion and the news disturb too)
+    d.to_us = now_us_ + (params_.failover_ms + params_.cluster_gossip_ms_max) * 1000;
     d.everyone = true;
     disturb(d);
     if (recording()) note_node(master, "marked FAIL: cluster_state fail on every other node");

@@ -81,7 +81,7 @@ public:
         client_probe,          // who: client, arg: generation (the last instant of a validity)
         node_restart,          // who: node
         sentinel_check,        // who: node (the master the sentinels stopped reaching)
-        sentinel_promote,      // who: node (the master being failed over)
+        sentinel_promote,      // who: node (the master being failed over), arg: FAIL episode
         sentinel_info,         // the sentinels' periodic look at the replicas' offsets
         sentinel_reconfigure,  // who: node (an old master that is back)
         sentinel_repoint,      // who: node (a replica of a replaced master)
@@ -306,7 +306,7 @@ private:
     // A node that was unreachable answers again: a master the sentinels replaced is reconfigured.
     void node_back(std::uint8_t node);
     void sentinel_check(std::uint8_t node);
-    void sentinel_promote(std::uint8_t node);
+    void sentinel_promote(std::uint8_t node, std::uint32_t fail_episode);
     void sentinel_info();
     void sentinel_reconfigure(std::uint8_t node);
     void sentinel_repoint(std::uint8_t node);
@@ -450,6 +450,7 @@ private:
     std::int64_t unreachable_since_us_ = -1;  // the current master's, -1 while it answers
     std::uint32_t failover_epoch_ = 0;        // promotions so far (Sentinel's config epoch)
     std::int64_t cluster_failed_us_ = -1;     // Redis Cluster: the lock's master marked FAIL
+    std::uint32_t cluster_fail_episode_ = 0;  // Redis Cluster: FAILs marked so far
     // Redis Cluster, per node: down for a master marked FAIL (until it hears of the promotion
     // or the FAIL is undone), down in a minority (until its rejoin delay after the cut ends),
     // and since when it is cut off.
