@@ -179,6 +179,32 @@ TEST(cluster_conformance, the_models_key_slots_are_the_clusters) {
 
 }  // namespace
 
+// The lock's shard ("{foo}") in a cluster of three masters with a replica each.
+struct lock_shard {
+    explicit lock_shard(redis_cluster& real)
+        : slot(edgelock::cluster_slot("{foo}")),
+          master(real.owner_of(slot)),
+          replica(real.replica_of(master)) {}
+    std::uint16_t slot;
+    std::size_t master;
+    std::size_t replica;
+};
+
+cluster_settings with_replicas() {
+    cluster_settings settings;
+    settings.replicas_per_master = 1;
+    return settings;
+}
+
+// Sends `args` on `link` until the reply starts with `prefix` (bounded by the cluster's
+// ready timeout): a node's state changing on its own clock.
+bool answers_with(raw_connection& link, const std::vector<std::string>& args,
+                  const std::string& prefix) {
+    return edgelock::testing::eventually(
+        [&] { return link.call(encode_request(args)).rfind(prefix, 0) == 0; },
+        cluster_settings{}.ready_timeout);
+}
+
 // A failover as Redis Cluster runs it, the lock's master stopped by SIGSTOP past the node
 // timeout: another master answers MOVED to it, then, once it is marked FAIL and until its
 // replica is promoted, CLUSTERDOWN (cluster_state fail); then MOVED to the promoted replica.
@@ -187,12 +213,8 @@ TEST(cluster_conformance, the_models_key_slots_are_the_clusters) {
 // The world drives the model through the same steps (world::cluster_fail, cluster_promoted,
 // sentinel_reconfigure); here each step is told to the models as the real nodes show it.
 TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_redis_7_does) {
-    cluster_settings settings;
-    settings.replicas_per_master = 1;
-    cluster_pair pair(settings);
-    const std::uint16_t slot = edgelock::cluster_slot("{foo}");
-    const std::size_t master = pair.real.owner_of(slot);
-    const std::size_t replica = pair.real.replica_of(master);
+    cluster_pair pair(with_replicas());
+    const auto [slot, master, replica] = lock_shard(pair.real);
     const std::size_t other = (master + 1) % pair.real.masters_at_start();
     raw_connection at_other(pair.real.node(other).port());
     raw_connection at_master(pair.real.node(master).port());
@@ -201,12 +223,7 @@ TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_
     pair.expect_same(master, at_master, write);
 
     pair.real.node(master).freeze();
-    const auto answers_with = [&](const std::string& prefix) {
-        return edgelock::testing::eventually(
-            [&] { return at_other.call(encode_request(write)).rfind(prefix, 0) == 0; },
-            settings.ready_timeout);
-    };
-    ASSERT_TRUE(answers_with("-CLUSTERDOWN")) << pair.real.node(other).log_tail();
+    ASSERT_TRUE(answers_with(at_other, write, "-CLUSTERDOWN")) << pair.real.node(other).log_tail();
     for (std::size_t i = 0; i < pair.models.size(); ++i) {
         if (i != master) pair.models[i].set_cluster_down(true);
     }
@@ -215,7 +232,7 @@ TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_
     pair.expect_same(other, at_other, release_both(slot_keys));
     pair.expect_same(other, at_other, {"PING"});
 
-    ASSERT_TRUE(answers_with("-MOVED")) << pair.real.node(other).log_tail();
+    ASSERT_TRUE(answers_with(at_other, write, "-MOVED")) << pair.real.node(other).log_tail();
     for (std::size_t i = 0; i < pair.models.size(); ++i) {
         if (i == master) continue;
         pair.models[i].set_slot_owner(slot, slot, static_cast<std::uint8_t>(replica));
@@ -248,24 +265,14 @@ TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_
 // replica is up at once; the master stays down for its rejoin delay (the node timeout) in
 // case a failover happened meanwhile, then serves again (world::cluster_minority, cluster_rejoin).
 TEST(cluster_conformance, a_master_in_the_minority_answers_clusterdown_as_redis_7_does) {
-    cluster_settings settings;
-    settings.replicas_per_master = 1;
-    cluster_pair pair(settings);
-    const std::uint16_t slot = edgelock::cluster_slot("{foo}");
-    const std::size_t master = pair.real.owner_of(slot);
-    const std::size_t replica = pair.real.replica_of(master);
+    cluster_pair pair(with_replicas());
+    const auto [slot, master, replica] = lock_shard(pair.real);
     raw_connection at_master(pair.real.node(master).port());
     raw_connection at_replica(pair.real.node(replica).port());
     const std::vector<std::string> write = {"SET", "{foo}", "1"};
     const std::vector<std::string> read = {"GET", "{foo}"};
     pair.expect_same(master, at_master, write);
     pair.expect_same(replica, at_replica, read);
-    const auto answers_with = [&](raw_connection& link, const std::vector<std::string>& args,
-                                  const std::string& prefix) {
-        return edgelock::testing::eventually(
-            [&] { return link.call(encode_request(args)).rfind(prefix, 0) == 0; },
-            settings.ready_timeout);
-    };
 
     for (std::size_t i = 0; i < pair.real.size(); ++i) {
         if (i != master && i != replica) pair.real.node(i).freeze();
