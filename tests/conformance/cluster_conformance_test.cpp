@@ -8,7 +8,6 @@
 // model's own rules.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
 #include <random>
 #include <string>
@@ -251,7 +250,7 @@ TEST(cluster_conformance, a_failover_answers_clusterdown_until_the_promotion_as_
             answer = at_master.call(encode_request(write));
             return answer != "+OK\r\n";
         },
-        std::chrono::milliseconds(2000)));
+        cluster_settings{}.ready_timeout));
     EXPECT_EQ(answer.rfind("-MOVED", 0), 0U) << answer;
     pair.models[master].set_slot_owner(slot, slot, static_cast<std::uint8_t>(replica));
     pair.expect_same(master, at_master, write);
