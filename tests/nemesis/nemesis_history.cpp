@@ -31,7 +31,6 @@ void read_one_log(const std::string& path, std::vector<hold_record>& holds) {
             hold_record hold;
             hold.holder = holder;
             words >> hold.fence >> hold.start_us;
-            hold.belief_end_us = hold.start_us;
             holds.push_back(hold);
             in_hold = true;
         } else if ((kind == "write" || kind == "landed") && in_hold) {
@@ -39,22 +38,29 @@ void read_one_log(const std::string& path, std::vector<hold_record>& holds) {
             std::int64_t fence = 0;
             int accepted = 0;
             words >> fence >> write.t_us >> accepted;
+            if (!(words >> write.checked_us)) write.checked_us = write.t_us;
             write.accepted = accepted != 0;
+            write.landed = kind == "landed";
             holds.back().writes.push_back(write);
-            // A write that landed late was sent while held; the holder's belief ended before.
-            if (kind == "write") {
-                holds.back().belief_end_us = std::max(holds.back().belief_end_us, write.t_us);
-            }
         } else if (kind == "end" && in_hold) {
-            std::int64_t t_us = 0;
-            words >> t_us;
-            holds.back().belief_end_us = std::max(holds.back().belief_end_us, t_us);
+            words >> holds.back().end_us;
         }
     }
 }
 
-bool overlaps(const hold_record& a, const hold_record& b) {
-    return std::max(a.start_us, b.start_us) < std::min(a.belief_end_us, b.belief_end_us);
+std::int64_t belief_end_us(const hold_record& hold, belief_rule rule) {
+    std::int64_t end = std::max(hold.start_us, hold.end_us);
+    for (const write_record& write : hold.writes) {
+        // A write that landed late was sent while held; the holder's belief ended before.
+        if (write.landed) continue;
+        end = std::max(end, rule == belief_rule::through_checks ? write.checked_us : write.t_us);
+    }
+    return end;
+}
+
+bool overlaps(const hold_record& a, const hold_record& b, belief_rule rule) {
+    return std::max(a.start_us, b.start_us) <
+           std::min(belief_end_us(a, rule), belief_end_us(b, rule));
 }
 
 // A hold of another holder, acquired later than `hold`, that the store had already served
@@ -80,11 +86,11 @@ std::vector<hold_record> read_holds(const std::vector<std::string>& log_paths) {
 }
 
 verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us,
-              std::int64_t heal_us, std::int64_t bound_us) {
+              std::int64_t heal_us, std::int64_t bound_us, belief_rule rule) {
     verdict out;
     for (std::size_t i = 0; i < holds.size(); ++i) {
         for (std::size_t j = i + 1; j < holds.size(); ++j) {
-            if (holds[i].holder == holds[j].holder || !overlaps(holds[i], holds[j])) continue;
+            if (holds[i].holder == holds[j].holder || !overlaps(holds[i], holds[j], rule)) continue;
             if (!out.overlap && out.detail.empty()) {
                 out.detail = "overlap " + holds[i].holder + "(fence " +
                              std::to_string(holds[i].fence) + ") and " + holds[j].holder +

@@ -7,9 +7,11 @@
 //   overlap   two holders believed they held the lock at one instant: a hold's belief runs
 //             from "hold" (logged after acquire() returned) to its last "write" or its "end"
 //             (logged before release()), whichever is later. A write made after a pause on
-//             the strength of an earlier held() check extends the belief to that write.
-//             A "landed" write (S2: sent while held, delivered by the network after the
-//             holder released) counts for stale but not for the belief.
+//             the strength of an earlier held() check extends the belief to that write (S1).
+//             Judged by checks (S3), a write's belief ends at the held() check it followed:
+//             a pause that lands between a check and its write is S1's fault, not a reply
+//             read late. A "landed" write (S2: sent while held, delivered by the network
+//             after the holder released) counts for stale but not for the belief.
 //   stale     the fenced store accepted a write of a hold after it had accepted one of a
 //             hold acquired later (the simulator's check, sim/src/checker.cpp): the resource
 //             served a superseded holder. With fencing the store refuses it (a lower token).
@@ -27,16 +29,22 @@ namespace edgelock::nemesis {
 
 struct write_record {
     std::int64_t t_us = 0;
+    std::int64_t checked_us = 0;  // the held() check the write followed (t_us if not logged)
     bool accepted = false;
+    bool landed = false;  // delivered by the network after the holder released (S2)
 };
 
 struct hold_record {
     std::string holder;
     std::int64_t fence = 0;
     std::int64_t start_us = 0;
-    std::int64_t belief_end_us = 0;
+    std::int64_t end_us = 0;  // the "end" line; 0 when the hold was lost or cut short
     std::vector<write_record> writes;
 };
+
+// Where a hold's belief ends: at its last write (S1: a write after a pause on an earlier
+// check is a belief) or at the last held() check a write followed (S3).
+enum class belief_rule { through_writes, through_checks };
 
 struct verdict {
     bool overlap = false;
@@ -50,7 +58,8 @@ std::vector<hold_record> read_holds(const std::vector<std::string>& log_paths);
 
 // Judges the holds. Liveness looks for a hold started in [fault_start_us, heal_us + bound_us].
 verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us,
-              std::int64_t heal_us, std::int64_t bound_us);
+              std::int64_t heal_us, std::int64_t bound_us,
+              belief_rule rule = belief_rule::through_writes);
 
 std::int64_t monotonic_us();
 

@@ -13,6 +13,7 @@
 
 namespace {
 
+using edgelock::nemesis::belief_rule;
 using edgelock::nemesis::judge;
 using edgelock::nemesis::read_holds;
 
@@ -74,6 +75,25 @@ TEST(NemesisHistory, WriteAfterPauseOverlapsAndIsStale) {
     const auto v = judge(read_holds(l.paths()), 120, 450, bound_us);
     EXPECT_TRUE(v.overlap);
     EXPECT_TRUE(v.stale);
+}
+
+TEST(NemesisHistory, WriteCheckedBeforeAPauseIsABeliefOnlyThroughWrites) {
+    // A checked held() at 110, was stopped, and wrote at 500 after B held (S1's shape):
+    // a belief through its writes, none through its checks (S3 asks about replies).
+    const logs l("hold A 5 100\nwrite A 5 500 0 110\nlost A 520\n",
+                 "hold B 9 300\nwrite B 9 310 1 309\nend B 400\n");
+    const auto holds = read_holds(l.paths());
+    EXPECT_TRUE(judge(holds, 120, 450, bound_us).overlap);
+    EXPECT_FALSE(judge(holds, 120, 450, bound_us, belief_rule::through_checks).overlap);
+}
+
+TEST(NemesisHistory, WriteCheckedAfterAPauseIsABeliefEitherWay) {
+    // A resumed at 490 and its held() said yes at 495: a reply read late.
+    const logs l("hold A 5 100\nwrite A 5 500 0 495\nlost A 520\n",
+                 "hold B 9 300\nwrite B 9 310 1 309\nend B 400\n");
+    const auto holds = read_holds(l.paths());
+    EXPECT_TRUE(judge(holds, 120, 450, bound_us).overlap);
+    EXPECT_TRUE(judge(holds, 120, 450, bound_us, belief_rule::through_checks).overlap);
 }
 
 TEST(NemesisHistory, FencedWriteRefusedIsNotStale) {

@@ -20,8 +20,11 @@
 //
 // Log lines (one per event, appended):
 //   hold <id> <fence> <t_us>          after acquire() returned ok
-//   write <id> <fence> <t_us> <0|1>   t taken under the store's lock; 1 = accepted
-//   landed <id> <fence> <t_us> <0|1>  the same for the write delivered late (delay_write=1)
+//   write <id> <fence> <t_us> <0|1> <checked_us>
+//                                     t taken under the store's lock; 1 = accepted; checked_us
+//                                     read just before the held() check the write followed
+//   landed <id> <fence> <t_us> <0|1> <t_us>
+//                                     the same for the write delivered late (delay_write=1)
 //   lost <id> <t_us>                  held() found false during the work
 //   end <id> <t_us>                   before release()
 //   fail <id> <t_us> <message>        acquire() failed
@@ -78,11 +81,12 @@ bool work(edgelock::blocking::lock& lock, const holder_args& args, event_log& lo
     const std::int64_t until_us = monotonic_us() + args.number("work_ms", 500) * 1000;
     const auto step = std::chrono::milliseconds(args.number("step_ms", 20));
     while (monotonic_us() < until_us) {
+        const std::int64_t checked_us = monotonic_us();
         if (!lock.held()) {
             log.line("lost " + id + " " + std::to_string(monotonic_us()));
             return false;
         }
-        logged_write(args, log, fence);
+        logged_write(args, log, fence, checked_us);
         std::this_thread::sleep_for(step);
     }
     return true;
@@ -91,11 +95,12 @@ bool work(edgelock::blocking::lock& lock, const holder_args& args, event_log& lo
 // The gated first write: held() is checked, then the runner freezes us before the write.
 void gated_write(edgelock::blocking::lock& lock, const holder_args& args, event_log& log,
                  std::int64_t fence) {
+    const std::int64_t checked_us = monotonic_us();
     if (!lock.held()) return;
     std::cout << "checked" << std::endl;
     std::string go;
     std::getline(std::cin, go);
-    logged_write(args, log, fence);
+    logged_write(args, log, fence, checked_us);
 }
 
 int run(const holder_args& args) {

@@ -106,11 +106,12 @@ private:
         log_.line("hold " + id() + " " + std::to_string(fence) + " " +
                   std::to_string(monotonic_us()));
         std::cout << "held " << fence << std::endl;
+        const std::int64_t checked_us = monotonic_us();
         if (first_hold_ && args_.number("gate", 0) != 0 && client_.held(handle_)) {
             std::cout << "checked" << std::endl;
             std::string go;
             std::getline(std::cin, go);
-            logged_write(args_, log_, fence_);
+            logged_write(args_, log_, fence_, checked_us);
         }
         // As the blocking holder's delay_write=1 (S2): the write leaves, the job ends at once.
         in_flight_ = first_hold_ && args_.number("delay_write", 0) != 0 && client_.held(handle_);
@@ -129,12 +130,13 @@ private:
             release();
             return;
         }
+        const std::int64_t checked_us = monotonic_us();
         if (!client_.held(handle_)) {
             log_.line("lost " + id() + " " + std::to_string(monotonic_us()));
             release();
             return;
         }
-        logged_write(args_, log_, fence_);
+        logged_write(args_, log_, fence_, checked_us);
         timer_.expires_after(std::chrono::milliseconds(args_.number("step_ms", 20)));
         timer_.async_wait([this](const std::error_code& ec) {
             if (!ec) step();

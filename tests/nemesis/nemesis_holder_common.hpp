@@ -142,13 +142,15 @@ inline bool parse_holder_args(int argc, char** argv, holder_args& args) {
     return true;
 }
 
-// Writes `fence` to the store and logs the write ("landed": one the network delivered
-// after the holder released, S2).
+// Writes `fence` to the store and logs the write with the time of the held() check it
+// follows, read before that check ("landed": one the network delivered after the holder
+// released, S2).
 inline void logged_write(const holder_args& args, event_log& log, std::int64_t fence,
-                         const std::string& kind = "write") {
+                         std::int64_t checked_us, const std::string& kind = "write") {
     const store_result wrote = fenced_store_write(args.text("store"), fence);
     log.line(kind + " " + args.text("id") + " " + std::to_string(fence) + " " +
-             std::to_string(wrote.t_us) + " " + (wrote.accepted ? "1" : "0"));
+             std::to_string(wrote.t_us) + " " + (wrote.accepted ? "1" : "0") + " " +
+             std::to_string(checked_us));
 }
 
 // S2's write in flight: sent while held, it reaches the store when the runner says so (a
@@ -158,7 +160,7 @@ inline void logged_write(const holder_args& args, event_log& log, std::int64_t f
 inline void land_delayed_write(const holder_args& args, event_log& log, std::int64_t fence) {
     std::string go;
     if (!std::getline(std::cin, go)) return;
-    logged_write(args, log, fence, "landed");
+    logged_write(args, log, fence, monotonic_us(), "landed");  // a belief of no one's
     std::cout << "landed" << std::endl;
 }
 

@@ -22,7 +22,8 @@
 //   S3  A is SIGSTOPped right after its acquire (even variants) or, holding, its renewal
 //       (odd) went to the server (a proxy hook on a request naming the lock), for 1.5 TTL:
 //       it resumes on a reply older than its TTL. Never the CLI as A for a renewal (its
-//       command has no held(): a pause during its hold is S1 for it).
+//       command has no held(): a pause during its hold is S1 for it). A belief ends at the
+//       held() check a write followed: the stop may land between a check and its write.
 //   S5  during A's hold the node (Redlock: the node two majorities share) is killed with
 //       SIGKILL and restarted without persistence (delayed-restart: after 1.5 TTL).
 //   S6  Sentinel: split brain after a forced promotion: the master n0 is SIGSTOPped, replica
@@ -231,6 +232,9 @@ struct run_context {
     holder_kind a_kind = holder_kind::blocking;
     holder_kind b_kind = holder_kind::blocking;
     bool renewal_in_flight = false;  // S3: which reply A is paused on
+    // S3 judges a belief by the held() checks: its pause may land between a check and its
+    // write, which is S1's question (a check made before a pause), not a reply read late.
+    edgelock::nemesis::belief_rule belief = edgelock::nemesis::belief_rule::through_writes;
 
     holder_kind kind(const std::string& who) const { return who == "A" ? a_kind : b_kind; }
 
@@ -294,7 +298,7 @@ struct run_times {
 edgelock::nemesis::verdict judge_run(const run_context& ctx, const run_times& times) {
     const auto holds = edgelock::nemesis::read_holds({ctx.log("A"), ctx.log("B")});
     return edgelock::nemesis::judge(holds, times.fault_us, times.heal_us,
-                                    acquire_bound(ctx.ttl_ms).count() * 1000);
+                                    acquire_bound(ctx.ttl_ms).count() * 1000, ctx.belief);
 }
 
 // S1: A is frozen between its held() check and its write, until B has held and released.
@@ -612,11 +616,21 @@ bool scenario_applies(const std::string& scenario) {
 // (once a second) and then resynced, and WAIT needs that replica: with a short TTL the
 // holder's renewal (every ttl/3) always finds the restart first. A TTL of several seconds
 // lets the real timing land where the simulator's does.
+//
+// S6 and S9 with WAIT break the lock only when the holders' WAITs are answered on both sides.
+// A WAIT's timeout is a fraction of the TTL (the CLI's ttl/20, the holders' ttl/8), and
+// redis-server 7.0 here answered WAIT 1 on a master with a linked replica in 80-100 ms in
+// about half the runs (0 after its 62 ms timeout, then 1 within 9 ms; a loop of SET and
+// WAIT 1 62 from the runner): with a 500 ms TTL the renewal fails and the lock is lost
+// before the split can show. 3 s gives the CLI's WAIT 150 ms.
 std::int64_t ttl_for(const std::string& scenario, const config_spec& spec,
                      const runner_options& options) {
     constexpr std::int64_t resync_ttl_ms = 6000;
-    if (scenario == "S5" && spec.kind == topology_kind::sentinel && spec.wait > 0) {
-        return std::max(options.ttl_ms, resync_ttl_ms);
+    constexpr std::int64_t slow_wait_ttl_ms = 3000;
+    const bool sentinel_wait = spec.kind == topology_kind::sentinel && spec.wait > 0;
+    if (scenario == "S5" && sentinel_wait) return std::max(options.ttl_ms, resync_ttl_ms);
+    if ((scenario == "S6" || scenario == "S9") && sentinel_wait) {
+        return std::max(options.ttl_ms, slow_wait_ttl_ms);
     }
     return options.ttl_ms;
 }
@@ -662,6 +676,7 @@ void run_cell_once(const runner_options& options, const config_spec& spec, std::
     ctx.a_kind = kinds[first];
     ctx.b_kind = kinds[(first + 1) % kinds.size()];
     ctx.renewal_in_flight = (static_cast<std::size_t>(run) + config_index) % 2 == 1;
+    if (scenario == "S3") ctx.belief = edgelock::nemesis::belief_rule::through_checks;
     // The CLI's command has no held() of its own: paused with edgelock during a hold, it
     // writes on its old belief until edgelock's SIGTERM lands, which is S1, not S3. The CLI
     // waits there (its acquire, before the command starts, is paused like any client's).
