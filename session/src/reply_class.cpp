@@ -36,4 +36,8 @@ reply_verdict classify(const reply_node& reply) noexcept {
     return {};
 }
 
+bool cluster_settling(std::string_view error_text) noexcept {
+    return has_prefix(error_text, "TRYAGAIN") || has_prefix(error_text, "CLUSTERDOWN");
+}
+
 }  // namespace edgelock::session

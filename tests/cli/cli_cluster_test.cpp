@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "edgelock/testing/key_slot.hpp"
@@ -26,6 +27,7 @@ using edgelock::cli_tests::program_result;
 using edgelock::cli_tests::run_program;
 using edgelock::testing::cluster_settings;
 using edgelock::testing::key_slot;
+using edgelock::testing::migration;
 using edgelock::testing::redis_client;
 using edgelock::testing::redis_cluster;
 using edgelock::testing::redis_server;
@@ -185,6 +187,33 @@ TEST(CliCluster, RunHoldsTheLockOnTheMasterOfItsSlot) {
     EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
     EXPECT_EQ(r.out, "1\n") << "held on the slot's master while the command ran";
     EXPECT_FALSE(cluster.admin(owner).exists("ops")) << "released after";
+}
+
+// A fenced acquire while the lock's slot is half-migrated (its fence counter moved, the lock's
+// key on neither master) is asked to the importing master, which answers TRYAGAIN until the
+// move completes: run --wait rides that out and runs the command on the slot's new master.
+// Seen failing before: exit 69 at once, "cannot acquire lock "ops": the master of the lock's
+// slot: Redis answered with an error: TRYAGAIN Multiple keys request during rehashing of slot".
+TEST(CliCluster, RunWaitsOutASlotHalfMigrated) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::uint16_t slot = key_slot("ops");
+    const std::size_t owner = cluster.owner_of(slot);
+    const std::size_t target = (owner + 1) % cluster.size();
+    ASSERT_TRUE(cluster.admin(owner).command({"SET", "{ops}:fence", "5"}).text == "OK");
+    ASSERT_EQ(cluster.migrate_slot(slot, owner, target, migration::half_way), 1u);
+    edgelock::cli_tests::program run({EDGELOCK_CLI, "run", "--name", "ops", "--wait", "30s",
+                                      "--restart-guard", "off", "--cluster",
+                                      joined(cluster.seed_urls()), "--", "redis-cli", "-p",
+                                      std::to_string(cluster.node(target).port()), "EXISTS", "ops"},
+                                     cli_options());
+    // Its tries meet TRYAGAIN meanwhile (the length of the move, not a synchronization).
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    cluster.migrate_slot(slot, owner, target, migration::complete);
+    const program_result r = run.wait();
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_EQ(r.out, "1\n") << "held on the slot's new master while the command ran";
+    // The counter moved with the slot, and the fenced acquire raised it there.
+    EXPECT_GT(std::stoll(cluster.admin(target).command({"GET", "{ops}:fence"}).text), 5);
 }
 
 // A cluster of 17 masters is one more than a client reaches (session::cluster_masters_max):

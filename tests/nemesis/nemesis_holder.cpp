@@ -7,6 +7,7 @@
 //   nemesis_holder key=value ...
 //     id=A log=<file> store=<file> name=<lock name> ttl=<ms> fencing=0|1 guard=0|1
 //     wait=<replicas for WAIT> instances=<url,url,...> | sentinels=<url,...> master=<name>
+//     | cluster=<seed url,...>
 //     holds=<count> work_ms=<ms> step_ms=<ms> gate=0|1 delay_write=0|1 acquire_wait_ms=<ms>
 //
 // Each hold: acquire (waiting), print "held <fence>", then every step_ms while held() write
@@ -52,6 +53,7 @@ edgelock::blocking::lock_options options_from(const holder_args& args) {
     options.name = settings.name;
     options.instances = settings.instances;
     options.sentinels = settings.sentinels;
+    options.cluster = settings.cluster;
     if (!settings.sentinels.empty()) options.master_name = settings.master_name;
     options.ttl_ms = settings.ttl_ms;
     options.fencing = settings.fencing;

@@ -26,6 +26,7 @@ edgelock::async::client_config client_config_from(const holder_settings& setting
     edgelock::async::client_config config;
     config.instances = settings.instances;
     config.sentinels = settings.sentinels;
+    config.cluster = settings.cluster;
     if (!settings.sentinels.empty()) config.master_name = settings.master_name;
     config.restart_guard = settings.restart_guard;
     config.connect_timeout_ms = holder_settings::connect_timeout_ms;
@@ -67,7 +68,8 @@ public:
         const auto config = client_config_from(settings_);
         std::error_code ec = client_.open(config);
         if (!ec) {
-            const std::size_t instances = config.sentinels.empty() ? config.instances.size() : 1;
+            // Sentinel's master and a cluster's slot master are one instance each.
+            const std::size_t instances = config.instances.empty() ? 1 : config.instances.size();
             ec = client_.add_lock(lock_config_from(settings_, instances), handle_);
         }
         if (ec) {

@@ -16,7 +16,8 @@
 //
 // Every flag maps a holder argument: instances= (--redis each; --unfair when there is one,
 // as the matrix's configurations are not fair), sentinels= and master= (--sentinel,
-// --master, --unfair), guard= (--restart-guard), wait= (--wait-replicas), acquire_wait_ms=
+// --master, --unfair), cluster= (--cluster each, --unfair), guard= (--restart-guard), wait=
+// (--wait-replicas), acquire_wait_ms=
 // (--wait). edgelock's own lines (-v) go to stderr, which the runner keeps beside the log.
 #include <signal.h>
 #include <sys/prctl.h>
@@ -77,8 +78,9 @@ std::vector<std::string> edgelock_argv(const holder_args& args, const std::strin
                     {"--sentinel", join(settings.sentinels), "--master", settings.master_name});
     }
     for (const std::string& url : settings.instances) argv.insert(argv.end(), {"--redis", url});
+    for (const std::string& url : settings.cluster) argv.insert(argv.end(), {"--cluster", url});
     // The matrix's configurations are not fair; Redlock never is, and takes no --unfair.
-    if (!settings.sentinels.empty() || settings.instances.size() == 1) argv.push_back("--unfair");
+    if (settings.instances.size() <= 1) argv.push_back("--unfair");
     if (settings.replicas_to_wait > 0) {
         argv.insert(argv.end(), {"--wait-replicas", std::to_string(settings.replicas_to_wait)});
     }

@@ -81,7 +81,8 @@ struct holder_settings {
     std::string name;
     std::vector<std::string> instances;
     std::vector<std::string> sentinels;
-    std::string master_name;  // with sentinels only
+    std::vector<std::string> cluster;  // Redis Cluster seeds
+    std::string master_name;           // with sentinels only
     std::int64_t ttl_ms = 1000;
     bool fencing = false;
     bool restart_guard = false;
@@ -103,6 +104,7 @@ inline holder_settings settings_from(const holder_args& args) {
     settings.name = args.text("name", "nemesis");
     settings.instances = split_commas(args.text("instances"));
     settings.sentinels = split_commas(args.text("sentinels"));
+    settings.cluster = split_commas(args.text("cluster"));
     if (!settings.sentinels.empty()) settings.master_name = args.text("master", "mymaster");
     settings.ttl_ms = args.number("ttl", 1000);
     settings.fencing = args.number("fencing", 0) != 0;

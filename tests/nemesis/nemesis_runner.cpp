@@ -40,7 +40,12 @@
 //       master and one replica, and the other side promotes a replica of its own (see
 //       run_sentinel_partition).
 // Redlock runs partition the holders as the simulator does: A reaches n0..n2 only, B n2..n4
-// only (the other two addresses are ports nothing listens on).
+// only (the other two addresses are ports nothing listens on). Redis Cluster (three masters
+// with a replica each) plays S1 and S2 as above, and:
+//   S6  (with WAIT) the lock's master SIGSTOPped during A's hold until its replica is
+//       promoted, then SIGCONTed (it rejoins as the new master's replica).
+//   S8  the lock's slot migrated during A's hold: A's key moved under IMPORTING/MIGRATING
+//       (ASK), the move completed half a TTL later (MOVED).
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -59,6 +64,8 @@
 #include <vector>
 
 #include "edgelock/testing/child_process.hpp"
+#include "edgelock/testing/key_slot.hpp"
+#include "edgelock/testing/redis_cluster.hpp"
 #include "edgelock/testing/redis_client.hpp"
 #include "edgelock/testing/redis_process.hpp"
 #include "edgelock/testing/refused_port.hpp"
@@ -72,12 +79,13 @@ using edgelock::nemesis::monotonic_us;
 using edgelock::testing::child_process;
 using edgelock::testing::persistence;
 using edgelock::testing::redis_client;
+using edgelock::testing::redis_cluster;
 using edgelock::testing::redis_masters;
 using edgelock::testing::redis_server;
 using edgelock::testing::sentinel_topology;
 using edgelock::testing::tcp_proxy;
 
-enum class topology_kind { single, sentinel, redlock };
+enum class topology_kind { single, sentinel, redlock, cluster };
 
 struct config_spec {
     std::string name;
@@ -102,6 +110,9 @@ const std::vector<config_spec>& all_configs() {
         {"redlock-5+guard", topology_kind::redlock, false, true, false, 0},
         {"redlock-5+fencing+guard", topology_kind::redlock, true, true, false, 0},
         {"redlock-5+delayed-restart", topology_kind::redlock, false, false, true, 0},
+        {"cluster", topology_kind::cluster, false, false, false, 0},
+        {"cluster+WAIT", topology_kind::cluster, false, false, false, 1},
+        {"cluster+WAIT+guard", topology_kind::cluster, false, true, false, 1},
     };
     return configs;
 }
@@ -160,6 +171,8 @@ struct deployment {
     std::unique_ptr<redis_server> single;
     std::unique_ptr<redis_masters> masters;
     std::unique_ptr<sentinel_topology> topology;
+    // Three masters with a replica each (WAIT 1 has one to count), the node timeout 1 s.
+    std::unique_ptr<redis_cluster> cluster;
     // Ports kept bound and never listened on: connections to them are refused (a partition),
     // and no server of a test running beside this one can take them.
     std::vector<edgelock::testing::refused_port> dead_ports;
@@ -171,6 +184,10 @@ struct deployment {
             single =
                 std::make_unique<redis_server>(std::vector<std::string>{}, persistence::volatile_);
             proxies.push_back(std::make_unique<tcp_proxy>(single->port()));
+        } else if (spec.kind == topology_kind::cluster) {
+            edgelock::testing::cluster_settings settings;
+            settings.replicas_per_master = 1;
+            cluster = std::make_unique<redis_cluster>(settings);
         } else if (spec.kind == topology_kind::redlock) {
             masters = std::make_unique<redis_masters>(5, std::vector<std::string>{},
                                                       persistence::volatile_);
@@ -190,6 +207,7 @@ struct deployment {
     // through a proxy made by proxy_to_master()).
     std::vector<std::string> where(const std::string& who, bool proxied = false) const {
         const bool via = proxied && who == "A";
+        if (cluster) return {"cluster=" + join(cluster->seed_urls())};
         if (single) return {"instances=" + (via ? proxies[0]->url() : single->url())};
         if (topology && via) return {"instances=" + proxies[0]->url()};
         if (topology) return {"sentinels=" + join(topology->sentinel_urls()), "master=mymaster"};
@@ -606,8 +624,59 @@ edgelock::nemesis::verdict run_sentinel_partition(const run_context& ctx) {
     return judge_run(ctx, times);
 }
 
-// The scenarios real processes can play (docs: tests/nemesis/README.md, "Faults").
-bool scenario_applies(const std::string& scenario) {
+// S6 on Redis Cluster: the lock's master is SIGSTOPped during A's hold until its replica is
+// promoted (the node timeout, then the election), then SIGCONTed: it learns its demotion and
+// replicates from the new master.
+edgelock::nemesis::verdict run_cluster_failover(const run_context& ctx, deployment& where) {
+    hold_fault fault;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.b_first = true;
+    fault.heal_at_once = true;
+    fault.start = [&](child_process&) {
+        redis_cluster& cluster = *where.cluster;
+        cluster.pause_master(cluster.owner_of(edgelock::testing::key_slot(ctx.name)));
+    };
+    return run_fault(ctx, where, fault);
+}
+
+// A master of `cluster` other than `not_this`, as the nodes' roles are now (S6 moves them).
+std::size_t another_master(redis_cluster& cluster, std::size_t not_this) {
+    for (std::size_t n = 0; n < cluster.size(); ++n) {
+        if (n != not_this && cluster.admin(n).role() == "master") return n;
+    }
+    throw std::runtime_error("nemesis: the cluster has one master");
+}
+
+// S8 on Redis Cluster: during A's hold the lock's slot moves to another master, as the
+// simulator's cluster family of S8 moves it: IMPORTING and MIGRATING with A's key moved
+// (the old master answers ASK for it), half a TTL later the move completed (MOVED).
+edgelock::nemesis::verdict run_cluster_migration(const run_context& ctx, deployment& where) {
+    hold_fault fault;
+    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.b_first = true;
+    fault.heal_at_once = true;
+    fault.start = [&](child_process&) {
+        redis_cluster& cluster = *where.cluster;
+        const std::uint16_t slot = edgelock::testing::key_slot(ctx.name);
+        const std::size_t from = cluster.owner_of(slot);
+        const std::size_t to = another_master(cluster, from);
+        cluster.migrate_slot(slot, from, to, edgelock::testing::migration::half_way);
+        // The fault's shape: a renewal (every ttl/3) meets the slot half moved.
+        std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms / 2));
+        cluster.migrate_slot(slot, from, to, edgelock::testing::migration::complete);
+    };
+    return run_fault(ctx, where, fault);
+}
+
+// The scenarios real processes can play (docs: tests/nemesis/README.md, "Faults"). A cluster
+// client reaches the nodes its slot map names, never a proxy, so S3 and S9 have no path to
+// cut there and S8 is the slot's migration; S5 and the cluster row's S6 are left out for the
+// reasons the README gives.
+bool scenario_applies(const std::string& scenario, const config_spec& spec) {
+    if (spec.kind == topology_kind::cluster) {
+        return scenario == "S1" || scenario == "S2" || scenario == "S8" ||
+               (scenario == "S6" && spec.wait > 0);
+    }
     return scenario == "S1" || scenario == "S2" || scenario == "S3" || scenario == "S5" ||
            scenario == "S6" || scenario == "S8" || scenario == "S9";
 }
@@ -653,6 +722,8 @@ edgelock::nemesis::verdict run_once(const std::string& scenario, const run_conte
     if (scenario == "S6" && sentinel) return run_s6(ctx);
     if (scenario == "S9" && sentinel) return run_sentinel_partition(ctx);
     if (!where) where = std::make_unique<deployment>(*ctx.spec);
+    if (where->cluster && scenario == "S6") return run_cluster_failover(ctx, *where);
+    if (where->cluster && scenario == "S8") return run_cluster_migration(ctx, *where);
     if (scenario == "S6") return run_node_pause(ctx, *where);
     if (scenario == "S9") return run_partition(ctx, *where);
     if (scenario == "S8") return run_lost_replies(ctx, *where);
@@ -700,7 +771,7 @@ void run_config(const runner_options& options, const config_spec& spec, std::siz
                 std::vector<edgelock::nemesis::table_row>& rows) {
     std::unique_ptr<deployment> where;  // started on first use (S6 starts its own)
     for (const std::string& scenario : options.scenarios) {
-        if (!scenario_applies(scenario)) continue;
+        if (!scenario_applies(scenario, spec)) continue;
         edgelock::nemesis::table_row row;
         row.configuration = spec.name;
         row.scenario = scenario;

@@ -36,6 +36,20 @@ TEST(reply_class, the_wrong_server_errors_end_the_connection_with_their_reason) 
     }
 }
 
+// A cluster moving a slot or failing a master over answers so for a while; any other error,
+// and a word that only begins like one of these, is an answer a wait does not change.
+TEST(reply_class, tryagain_and_clusterdown_say_a_cluster_is_settling) {
+    using edgelock::session::cluster_settling;
+    EXPECT_TRUE(cluster_settling("TRYAGAIN Multiple keys request during rehashing of slot"));
+    EXPECT_TRUE(cluster_settling("CLUSTERDOWN The cluster is down"));
+    EXPECT_TRUE(cluster_settling("CLUSTERDOWN Hash slot not served"));
+    EXPECT_FALSE(cluster_settling("CROSSSLOT Keys in request don't hash to the same slot"));
+    EXPECT_FALSE(cluster_settling("ERR Error running script"));
+    EXPECT_FALSE(cluster_settling("TRYAGAINX"));
+    EXPECT_FALSE(cluster_settling(""));
+    EXPECT_EQ(classify(error("TRYAGAIN Multiple keys request")).what, reply_class::answer);
+}
+
 // Redis sends this on connect when maxclients is reached, then closes: the connection never
 // served, and another try (after the reconnect delay) may find a free slot.
 TEST(reply_class, a_full_server_refuses_the_connection_itself) {

@@ -217,24 +217,25 @@ std::size_t redis_cluster::owner_of(std::uint16_t slot) {
     throw std::runtime_error("redis_cluster: no node running");
 }
 
-std::size_t redis_cluster::kill_master(std::size_t i) {
+std::vector<std::size_t> redis_cluster::replicas_of(std::size_t i) {
     std::vector<std::size_t> replicas;
     for (std::size_t n = 0; n < size(); ++n) {
         if (n == i || !nodes_[n]->running()) continue;
         if (admin(n).info_field("replication", "master_port") == std::to_string(node(i).port()))
             replicas.push_back(n);
     }
-    if (replicas.empty()) fail("kill_master: the master has no replica");
-    std::uint16_t slot = 0;
-    bool has_slot = false;
-    for (const slot_range& r : slots_seen_by(replicas.front())) {
-        if (r.master_port == node(i).port()) {
-            slot = r.first;
-            has_slot = true;
-        }
+    return replicas;
+}
+
+std::uint16_t redis_cluster::a_slot_of(std::size_t master, std::size_t asked) {
+    for (const slot_range& r : slots_seen_by(asked)) {
+        if (r.master_port == node(master).port()) return r.first;
     }
-    if (!has_slot) fail("kill_master: the master serves no slot");
-    node(i).stop();
+    fail("the master serves no slot");
+}
+
+std::size_t redis_cluster::wait_promoted(const std::vector<std::size_t>& replicas,
+                                         const char* what) {
     std::size_t promoted = 0;
     const bool done = eventually(
         [&] {
@@ -250,8 +251,41 @@ std::size_t redis_cluster::kill_master(std::size_t i) {
             return false;
         },
         settings_.ready_timeout);
-    if (!done) fail("kill_master: no replica promoted");
+    if (!done) fail(std::string(what) + ": no replica promoted");
+    return promoted;
+}
+
+std::size_t redis_cluster::kill_master(std::size_t i) {
+    const std::vector<std::size_t> replicas = replicas_of(i);
+    if (replicas.empty()) fail("kill_master: the master has no replica");
+    const std::uint16_t slot = a_slot_of(i, replicas.front());
+    node(i).stop();
+    const std::size_t promoted = wait_promoted(replicas, "kill_master");
     wait_until_owner(slot, promoted, "kill_master");
+    return promoted;
+}
+
+std::size_t redis_cluster::pause_master(std::size_t i) {
+    const std::vector<std::size_t> replicas = replicas_of(i);
+    if (replicas.empty()) fail("pause_master: the master has no replica");
+    const std::uint16_t slot = a_slot_of(i, replicas.front());
+    node(i).freeze();
+    const std::size_t promoted = wait_promoted(replicas, "pause_master");
+    node(i).thaw();
+    wait_until_owner(slot, promoted, "pause_master");
+    const bool linked = eventually(
+        [&] {
+            try {
+                redis_client old = admin(i);
+                return old.info_field("replication", "master_port") ==
+                           std::to_string(node(promoted).port()) &&
+                       old.info_field("replication", "master_link_status") == "up";
+            } catch (const std::exception&) {
+                return false;
+            }
+        },
+        settings_.ready_timeout);
+    if (!linked) fail("pause_master: the old master did not become the new one's replica");
     return promoted;
 }
 

@@ -30,6 +30,7 @@
 #include "edgelock/blocking_lock.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/session/reconnect.hpp"
+#include "edgelock/session/reply_class.hpp"
 #include "nodes.hpp"
 #include "errors.hpp"
 #include "exit_codes.hpp"
@@ -436,12 +437,20 @@ std::error_code wait_out_restart_guard(blocking::lock& lock, const options& o, b
     return lock.acquire(std::chrono::milliseconds(left_ms), &hold);
 }
 
+// A cluster moving the lock's slot or electing its master answers TRYAGAIN or CLUSTERDOWN for
+// a while (the lock lives on one master there, instance 0).
+bool cluster_settling(const blocking::lock& lock, const options& o, std::error_code ec) {
+    return !o.cluster_urls.empty() && ec == errc::error_reply &&
+           session::cluster_settling(lock.instance_error_text(0));
+}
+
 // Failures worth another try within --wait: Redis could not be reached or could not serve
 // yet (refused, timed out, closed, LOADING, MASTERDOWN, no master or too few instances during
-// a failover). A refusal that another try cannot mend (AUTH, TLS, a bad reply) fails at once,
-// and so do replicas named by --redis when too many are left for a quorum: unlike one a
-// sentinel named during a failover, such a replica stays one.
+// a failover, a cluster settling). A refusal that another try cannot mend (AUTH, TLS, a bad
+// reply) fails at once, and so do replicas named by --redis when too many are left for a
+// quorum: unlike one a sentinel named during a failover, such a replica stays one.
 bool outage(const blocking::lock& lock, const options& o, std::error_code ec) {
+    if (cluster_settling(lock, o, ec)) return true;
     std::size_t replicas = 0;
     for (std::size_t i = 0; i < o.redis_urls.size(); ++i) {
         if (lock.instance_error(i) == transport_errc::not_master) ++replicas;
@@ -458,8 +467,10 @@ std::string outage_reason(const blocking::lock& lock, const options& o, std::err
         return "Redis " + display_address(o.redis_urls[0]) + " unreachable (" + describe(cause) +
                "), retrying";
     }
-    return "Redis unreachable for lock " + quote(o.name) + " (" + instance_failures(lock, o, ec) +
-           "), retrying";
+    const char* what =
+        cluster_settling(lock, o, ec) ? "Redis Cluster settling" : "Redis unreachable";
+    return std::string(what) + " for lock " + quote(o.name) + " (" +
+           instance_failures(lock, o, ec) + "), retrying";
 }
 
 // Waits out the client's reconnect delay after an outage (full jitter below a cap that

@@ -19,8 +19,13 @@
 // free slot:
 //   ERR max number of clients reached            -> max_clients
 // NOSCRIPT (a flushed or restarted node's script cache) is an answer: the lock falls back to
-// EVAL itself. Every other error reply is an answer too.
+// EVAL itself. Every other error reply is an answer too. Two of them say a Redis Cluster is
+// settling, so the same request may succeed once it has (cluster_settling()):
+//   TRYAGAIN     a slot half-migrated splits a request's keys between two masters
+//   CLUSTERDOWN  the cluster has no master for the slot, or is down (a failover under way)
 #pragma once
+
+#include <string_view>
 
 #include "edgelock/resp_reader.hpp"
 #include "edgelock/session/transport_errc.hpp"
@@ -40,5 +45,8 @@ struct [[nodiscard]] reply_verdict {
 };
 
 reply_verdict classify(const reply_node& reply) noexcept;
+
+// Whether an error reply's text is TRYAGAIN or CLUSTERDOWN: an answer a wait may outlast.
+bool cluster_settling(std::string_view error_text) noexcept;
 
 }  // namespace edgelock::session

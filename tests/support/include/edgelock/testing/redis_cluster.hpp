@@ -90,6 +90,10 @@ public:
     // Returns the promoted node. Throws when master i has no replica or nothing is promoted
     // within ready_timeout.
     std::size_t kill_master(std::size_t i);
+    // SIGSTOPs master i until one of its replicas is promoted (cluster-node-timeout, then the
+    // election), SIGCONTs it, and waits until every running node names the promoted one for
+    // its slots and the old master replicates from it, its link up. Returns the promoted node.
+    std::size_t pause_master(std::size_t i);
     // CLUSTER FAILOVER on `replica` (its master must be up) and the same wait as above.
     void failover(std::size_t replica);
     // Moves `slot` from master `from` to master `to`, as the Redis Cluster specification
@@ -110,6 +114,10 @@ private:
     bool ready();
     bool node_ready(std::size_t i);
     void wait_until_owner(std::uint16_t slot, std::size_t owner, const char* what);
+    std::vector<std::size_t> replicas_of(std::size_t master);
+    // The first slot `asked` says `master` serves; fails when none.
+    std::uint16_t a_slot_of(std::size_t master, std::size_t asked);
+    std::size_t wait_promoted(const std::vector<std::size_t>& replicas, const char* what);
     std::size_t move_keys(std::uint16_t slot, std::size_t from, std::size_t to, bool all);
     [[noreturn]] void fail(const std::string& what);
 
