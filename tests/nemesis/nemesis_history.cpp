@@ -44,6 +44,8 @@ void read_one_log(const std::string& path, std::vector<hold_record>& holds) {
             holds.back().writes.push_back(write);
         } else if (kind == "end" && in_hold) {
             words >> holds.back().end_us;
+        } else if (kind == "lost" && in_hold) {
+            words >> holds.back().lost_us;
         }
     }
 }
@@ -100,7 +102,9 @@ verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us
         }
         for (const write_record& write : holds[i].writes) {
             if (!write.accepted) continue;
-            const hold_record* later = superseded_by(holds, holds[i], write.t_us);
+            const std::int64_t acted_us =
+                rule == belief_rule::through_checks ? write.checked_us : write.t_us;
+            const hold_record* later = superseded_by(holds, holds[i], acted_us);
             if (later == nullptr) continue;
             if (!out.stale) {
                 out.detail += (out.detail.empty() ? "" : "; ") + std::string("stale write of ") +
@@ -117,6 +121,19 @@ verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us
     out.liveness_violated = !live;
     if (!live) out.detail += (out.detail.empty() ? "" : "; ") + std::string("nobody acquired");
     return out;
+}
+
+void lost_holds(const std::vector<hold_record>& holds, verdict& out) {
+    for (const hold_record& hold : holds) {
+        if (hold.lost_us == 0) continue;
+        if (!out.kept_violated) {
+            out.detail += (out.detail.empty() ? "" : "; ") + hold.holder + "(fence " +
+                          std::to_string(hold.fence) + ") lost its hold " +
+                          std::to_string((hold.lost_us - hold.start_us) / 1000) +
+                          " ms after taking it";
+        }
+        out.kept_violated = true;
+    }
 }
 
 }  // namespace edgelock::nemesis

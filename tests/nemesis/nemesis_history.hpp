@@ -8,10 +8,11 @@
 //             from "hold" (logged after acquire() returned) to its last "write" or its "end"
 //             (logged before release()), whichever is later. A write made after a pause on
 //             the strength of an earlier held() check extends the belief to that write (S1).
-//             Judged by checks (S3), a write's belief ends at the held() check it followed:
-//             a pause that lands between a check and its write is S1's fault, not a reply
-//             read late. A "landed" write (S2: sent while held, delivered by the network
-//             after the holder released) counts for stale but not for the belief.
+//             Judged by checks (S3), a write's belief ends at the held() check it followed,
+//             and the write is judged stale or not as of that check: a pause that lands
+//             between a check and its write is S1's fault, not a reply read late. A "landed" write
+//             (S2: sent while held, delivered by the network after the holder released) counts for
+//             stale but not for the belief.
 //   stale     the fenced store accepted a write of a hold after it had accepted one of a
 //             hold acquired later (the simulator's check, sim/src/checker.cpp): the resource
 //             served a superseded holder. With fencing the store refuses it (a lower token).
@@ -19,6 +20,10 @@
 //             holder's first write is accepted even with fencing, and is not stale.
 //   liveness  some holder started a hold after the fault began and no later than the bound
 //             after the fault ended.
+//   kept      no hold was lost ("lost": held() said no before the job ended), judged only in
+//             runs whose fault the deployment is built to ride out and whose lease outlasts
+//             it (the runner says which): the simulator's check of the same name, for a
+//             master that kept the key while the holder could reach it.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +43,8 @@ struct hold_record {
     std::string holder;
     std::int64_t fence = 0;
     std::int64_t start_us = 0;
-    std::int64_t end_us = 0;  // the "end" line; 0 when the hold was lost or cut short
+    std::int64_t end_us = 0;   // the "end" line; 0 when the hold was lost or cut short
+    std::int64_t lost_us = 0;  // the "lost" line; 0 when the hold was not lost
     std::vector<write_record> writes;
 };
 
@@ -50,7 +56,8 @@ struct verdict {
     bool overlap = false;
     bool stale = false;
     bool liveness_violated = false;
-    std::string detail;  // the first violation seen, for the report
+    bool kept_violated = false;  // set by lost_holds(), where the run judges it
+    std::string detail;          // the first violation seen, for the report
 };
 
 // The holds in the log files, in the order they were logged (a file per holder).
@@ -60,6 +67,9 @@ std::vector<hold_record> read_holds(const std::vector<std::string>& log_paths);
 verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us,
               std::int64_t heal_us, std::int64_t bound_us,
               belief_rule rule = belief_rule::through_writes);
+
+// Marks `out` kept-violated when a hold was lost, with the first one in its detail.
+void lost_holds(const std::vector<hold_record>& holds, verdict& out);
 
 std::int64_t monotonic_us();
 

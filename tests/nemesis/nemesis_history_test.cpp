@@ -87,6 +87,16 @@ TEST(NemesisHistory, WriteCheckedBeforeAPauseIsABeliefOnlyThroughWrites) {
     EXPECT_FALSE(judge(holds, 120, 450, bound_us, belief_rule::through_checks).overlap);
 }
 
+TEST(NemesisHistory, WriteCheckedBeforeAPauseIsStaleOnlyThroughWrites) {
+    // Without fencing the store takes A's late write (token 0) after B's: stale as S1 judges
+    // it, not as S3 does (A checked before B held).
+    const logs l("hold A 0 100\nwrite A 0 500 1 110\nlost A 520\n",
+                 "hold B 0 300\nwrite B 0 310 1 309\nend B 400\n");
+    const auto holds = read_holds(l.paths());
+    EXPECT_TRUE(judge(holds, 120, 450, bound_us).stale);
+    EXPECT_FALSE(judge(holds, 120, 450, bound_us, belief_rule::through_checks).stale);
+}
+
 TEST(NemesisHistory, WriteCheckedAfterAPauseIsABeliefEitherWay) {
     // A resumed at 490 and its held() said yes at 495: a reply read late.
     const logs l("hold A 5 100\nwrite A 5 500 0 495\nlost A 520\n",
@@ -94,6 +104,27 @@ TEST(NemesisHistory, WriteCheckedAfterAPauseIsABeliefEitherWay) {
     const auto holds = read_holds(l.paths());
     EXPECT_TRUE(judge(holds, 120, 450, bound_us).overlap);
     EXPECT_TRUE(judge(holds, 120, 450, bound_us, belief_rule::through_checks).overlap);
+    const logs unfenced("hold A 0 100\nwrite A 0 500 1 495\nlost A 520\n",
+                        "hold B 0 300\nwrite B 0 310 1 309\nend B 400\n");
+    const auto late = read_holds(unfenced.paths());
+    EXPECT_TRUE(judge(late, 120, 450, bound_us, belief_rule::through_checks).stale);
+}
+
+TEST(NemesisHistory, ALostHoldBreaksKeptOnlyWhereTheRunJudgesIt) {
+    const logs l("hold A 7 100000\nwrite A 7 110000 1 109000\nlost A 3100000\n",
+                 "hold B 9 3200000\nwrite B 9 3210000 1 3209000\nend B 3300000\n");
+    const auto holds = read_holds(l.paths());
+    auto v = judge(holds, 120000, 450000, 10 * bound_us);
+    EXPECT_FALSE(v.kept_violated);
+    EXPECT_FALSE(v.overlap);
+    edgelock::nemesis::lost_holds(holds, v);
+    EXPECT_TRUE(v.kept_violated);
+    EXPECT_EQ(v.detail, "A(fence 7) lost its hold 3000 ms after taking it");
+    const logs kept("hold A 7 100000\nwrite A 7 110000 1 109000\nend A 3100000\n",
+                    "hold B 9 3200000\nwrite B 9 3210000 1 3209000\nend B 3300000\n");
+    auto w = judge(read_holds(kept.paths()), 120000, 450000, 10 * bound_us);
+    edgelock::nemesis::lost_holds(read_holds(kept.paths()), w);
+    EXPECT_FALSE(w.kept_violated);
 }
 
 TEST(NemesisHistory, FencedWriteRefusedIsNotStale) {
@@ -141,6 +172,20 @@ TEST(NemesisMatrix, AViolationTheMatrixShowsIsLookedForUntilSeen) {
     EXPECT_TRUE(edgelock::nemesis::violation_unseen(row)) << "the stale write is still unseen";
     row.real.stale = 1;
     EXPECT_FALSE(edgelock::nemesis::violation_unseen(row));
+}
+
+// A lost hold counts only in the runs that judge it: elsewhere (a paused holder, a cut-off
+// one) losing the lock is the right outcome, and the matrix's kept says nothing about it.
+TEST(NemesisMatrix, KeptIsComparedOnlyWhereRunsJudgedIt) {
+    edgelock::nemesis::table_row row;
+    row.matrix_known = true;
+    row.real.runs = 1;
+    row.real.kept = 1;
+    EXPECT_TRUE(edgelock::nemesis::agrees(row)) << "not judged: not compared";
+    row.real.kept_judged = true;
+    EXPECT_FALSE(edgelock::nemesis::agrees(row)) << "the matrix keeps every hold";
+    row.real.kept = 0;
+    EXPECT_TRUE(edgelock::nemesis::agrees(row));
 }
 
 }  // namespace

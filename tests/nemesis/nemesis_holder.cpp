@@ -23,7 +23,7 @@
 //   hold <id> <fence> <t_us>          after acquire() returned ok
 //   write <id> <fence> <t_us> <0|1> <checked_us>
 //                                     t taken under the store's lock; 1 = accepted; checked_us
-//                                     read just before the held() check the write followed
+//                                     read just after the held() check the write followed
 //   landed <id> <fence> <t_us> <0|1> <t_us>
 //                                     the same for the write delivered late (delay_write=1)
 //   lost <id> <t_us>                  held() found false during the work
@@ -83,12 +83,11 @@ bool work(edgelock::blocking::lock& lock, const holder_args& args, event_log& lo
     const std::int64_t until_us = monotonic_us() + args.number("work_ms", 500) * 1000;
     const auto step = std::chrono::milliseconds(args.number("step_ms", 20));
     while (monotonic_us() < until_us) {
-        const std::int64_t checked_us = monotonic_us();
         if (!lock.held()) {
             log.line("lost " + id + " " + std::to_string(monotonic_us()));
             return false;
         }
-        logged_write(args, log, fence, checked_us);
+        logged_write(args, log, fence, monotonic_us());
         std::this_thread::sleep_for(step);
     }
     return true;
@@ -97,8 +96,8 @@ bool work(edgelock::blocking::lock& lock, const holder_args& args, event_log& lo
 // The gated first write: held() is checked, then the runner freezes us before the write.
 void gated_write(edgelock::blocking::lock& lock, const holder_args& args, event_log& log,
                  std::int64_t fence) {
-    const std::int64_t checked_us = monotonic_us();
     if (!lock.held()) return;
+    const std::int64_t checked_us = monotonic_us();
     std::cout << "checked" << std::endl;
     std::string go;
     std::getline(std::cin, go);

@@ -108,8 +108,8 @@ private:
         log_.line("hold " + id() + " " + std::to_string(fence) + " " +
                   std::to_string(monotonic_us()));
         std::cout << "held " << fence << std::endl;
-        const std::int64_t checked_us = monotonic_us();
         if (first_hold_ && args_.number("gate", 0) != 0 && client_.held(handle_)) {
+            const std::int64_t checked_us = monotonic_us();
             std::cout << "checked" << std::endl;
             std::string go;
             std::getline(std::cin, go);
@@ -132,13 +132,12 @@ private:
             release();
             return;
         }
-        const std::int64_t checked_us = monotonic_us();
         if (!client_.held(handle_)) {
             log_.line("lost " + id() + " " + std::to_string(monotonic_us()));
             release();
             return;
         }
-        logged_write(args_, log_, fence_, checked_us);
+        logged_write(args_, log_, fence_, monotonic_us());
         timer_.expires_after(std::chrono::milliseconds(args_.number("step_ms", 20)));
         timer_.async_wait([this](const std::error_code& ec) {
             if (!ec) step();

@@ -116,12 +116,11 @@ void work(const holder_args& args, event_log& log, std::int64_t token) {
     const std::int64_t until_us = monotonic_us() + args.number("work_ms", 500) * 1000;
     const auto step = std::chrono::milliseconds(args.number("step_ms", 20));
     while (monotonic_us() < until_us) {
-        const std::int64_t checked_us = monotonic_us();
         if (lost != 0) {
             log.line("lost " + id + " " + std::to_string(monotonic_us()));
             return;
         }
-        logged_write(args, log, token, checked_us);
+        logged_write(args, log, token, monotonic_us());
         std::this_thread::sleep_for(step);
     }
     log.line("end " + id + " " + std::to_string(monotonic_us()));
@@ -137,8 +136,8 @@ int child(const holder_args& args) {
     log.line("hold " + args.text("id") + " " + std::to_string(token) + " " +
              std::to_string(monotonic_us()));
     std::cout << "held " << token << std::endl;
-    const std::int64_t checked_us = monotonic_us();
     if (args.number("gate", 0) != 0 && lost == 0) {
+        const std::int64_t checked_us = monotonic_us();
         std::cout << "checked" << std::endl;
         std::string go;
         std::getline(std::cin, go);

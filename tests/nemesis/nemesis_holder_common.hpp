@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -110,7 +111,12 @@ inline holder_settings settings_from(const holder_args& args) {
     settings.fencing = args.number("fencing", 0) != 0;
     settings.restart_guard = args.number("guard", 0) != 0;
     settings.replicas_to_wait = args.number("wait", 0);
-    if (settings.replicas_to_wait > 0) settings.attempt_timeout_ms = settings.ttl_ms / 4;
+    // WAIT blocks on the server for half the attempt, which must end within the command
+    // timeout (a longer one is refused as invalid_config).
+    if (settings.replicas_to_wait > 0) {
+        settings.attempt_timeout_ms =
+            std::min(settings.ttl_ms / 4, holder_settings::command_timeout_ms);
+    }
     return settings;
 }
 
@@ -145,8 +151,9 @@ inline bool parse_holder_args(int argc, char** argv, holder_args& args) {
 }
 
 // Writes `fence` to the store and logs the write with the time of the held() check it
-// follows, read before that check ("landed": one the network delivered after the holder
-// released, S2).
+// follows, read just after that check said yes ("landed": one the network delivered after
+// the holder released, S2). After, not before: a holder stopped while its check waits for the
+// lock's mutex checks on resuming, and that check is what S3 judges.
 inline void logged_write(const holder_args& args, event_log& log, std::int64_t fence,
                          std::int64_t checked_us, const std::string& kind = "write") {
     const store_result wrote = fenced_store_write(args.text("store"), fence);

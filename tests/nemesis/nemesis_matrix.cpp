@@ -20,12 +20,14 @@ std::string matrix_text(const matrix_cell& cell) {
     if (cell.overlap) text += "overlap ";
     if (cell.stale) text += "stale ";
     if (cell.liveness) text += "liveness ";
+    if (cell.kept) text += "kept ";
     return text.empty() ? "ok" : text.substr(0, text.size() - 1);
 }
 
 std::string real_text(const real_cell& cell) {
     std::ostringstream out;
     out << "overlap " << cell.overlap << ", stale " << cell.stale << ", liveness " << cell.liveness;
+    if (cell.kept_judged) out << ", lost " << cell.kept;
     return out.str();
 }
 
@@ -52,6 +54,7 @@ matrix_verdicts read_matrix(const std::string& sim_path, int runs) {
         cell.overlap = violated(line, "overlap");
         cell.stale = violated(line, "stale");
         cell.liveness = violated(line, "liveness");
+        cell.kept = violated(line, "kept");
         verdicts[{scenario, configuration}] = cell;
     }
     return verdicts;
@@ -60,15 +63,17 @@ matrix_verdicts read_matrix(const std::string& sim_path, int runs) {
 bool violation_unseen(const table_row& row) {
     const matrix_cell& m = row.matrix;
     const real_cell& r = row.real;
-    return row.matrix_known && ((m.overlap && r.overlap == 0) || (m.stale && r.stale == 0) ||
-                                (m.liveness && r.liveness == 0));
+    return row.matrix_known &&
+           ((m.overlap && r.overlap == 0) || (m.stale && r.stale == 0) ||
+            (m.liveness && r.liveness == 0) || (r.kept_judged && m.kept && r.kept == 0));
 }
 
 bool agrees(const table_row& row) {
     return row.matrix_known && row.real.runs > 0 &&
            check_agrees(row.matrix.overlap, row.real.overlap) &&
            check_agrees(row.matrix.stale, row.real.stale) &&
-           check_agrees(row.matrix.liveness, row.real.liveness);
+           check_agrees(row.matrix.liveness, row.real.liveness) &&
+           (!row.real.kept_judged || check_agrees(row.matrix.kept, row.real.kept));
 }
 
 int print_table(const std::vector<table_row>& rows) {
@@ -76,7 +81,7 @@ int print_table(const std::vector<table_row>& rows) {
     std::cout << "\nnemesis agreement (matrix verdict vs real processes; real: runs with each "
                  "violation)\n";
     std::cout << std::left << std::setw(28) << "configuration" << std::setw(5) << "scen"
-              << std::setw(24) << "matrix" << std::setw(6) << "runs" << std::setw(36)
+              << std::setw(24) << "matrix" << std::setw(6) << "runs" << std::setw(44)
               << "real violations"
               << "agreement\n";
     for (const table_row& row : rows) {
@@ -86,7 +91,7 @@ int print_table(const std::vector<table_row>& rows) {
         if (!ok) ++disagreeing;
         std::cout << std::left << std::setw(28) << row.configuration << std::setw(5) << row.scenario
                   << std::setw(24) << matrix_text(row.matrix) << std::setw(6) << row.real.runs
-                  << std::setw(36) << real_text(row.real) << word << "\n";
+                  << std::setw(44) << real_text(row.real) << word << "\n";
         if (!row.real.first_detail.empty()) {
             std::cout << "    first violation: " << row.real.first_detail << "\n";
         }

@@ -15,6 +15,7 @@ struct matrix_cell {
     bool overlap = false;
     bool stale = false;
     bool liveness = false;
+    bool kept = false;
 };
 
 using matrix_verdicts = std::map<std::pair<std::string, std::string>, matrix_cell>;
@@ -29,6 +30,8 @@ struct real_cell {
     int overlap = 0;
     int stale = 0;
     int liveness = 0;
+    int kept = 0;
+    bool kept_judged = false;  // the runs judged kept (nemesis_history.hpp)
     std::string first_detail;
 };
 

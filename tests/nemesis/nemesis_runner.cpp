@@ -253,6 +253,9 @@ struct run_context {
     // S3 judges a belief by the held() checks: its pause may land between a check and its
     // write, which is S1's question (a check made before a pause), not a reply read late.
     edgelock::nemesis::belief_rule belief = edgelock::nemesis::belief_rule::through_writes;
+    // A lost hold is a violation (kept): the fault is one the deployment rides out, and the
+    // lease outlasts it (Redis Cluster's S6 with WAIT and S8).
+    bool judge_kept = false;
 
     holder_kind kind(const std::string& who) const { return who == "A" ? a_kind : b_kind; }
 
@@ -315,8 +318,10 @@ struct run_times {
 
 edgelock::nemesis::verdict judge_run(const run_context& ctx, const run_times& times) {
     const auto holds = edgelock::nemesis::read_holds({ctx.log("A"), ctx.log("B")});
-    return edgelock::nemesis::judge(holds, times.fault_us, times.heal_us,
-                                    acquire_bound(ctx.ttl_ms).count() * 1000, ctx.belief);
+    auto verdict = edgelock::nemesis::judge(holds, times.fault_us, times.heal_us,
+                                            acquire_bound(ctx.ttl_ms).count() * 1000, ctx.belief);
+    if (ctx.judge_kept) edgelock::nemesis::lost_holds(holds, verdict);
+    return verdict;
 }
 
 // S1: A is frozen between its held() check and its write, until B has held and released.
@@ -624,12 +629,28 @@ edgelock::nemesis::verdict run_sentinel_partition(const run_context& ctx) {
     return judge_run(ctx, times);
 }
 
+// Waits (bounded) until every node of `cluster` has been up for longer than `age_ms`.
+void wait_until_older_than(redis_cluster& cluster, std::int64_t age_ms) {
+    const auto old_enough = [&] {
+        for (std::size_t n = 0; n < cluster.size(); ++n) {
+            const std::string up = cluster.admin(n).info_field("server", "uptime_in_seconds");
+            if (std::stoll(up) * 1000 <= age_ms) return false;
+        }
+        return true;
+    };
+    edgelock::testing::eventually(old_enough, std::chrono::milliseconds(age_ms + 5000));
+}
+
 // S6 on Redis Cluster: the lock's master is SIGSTOPped during A's hold until its replica is
 // promoted (the node timeout, then the election), then SIGCONTed: it learns its demotion and
-// replicates from the new master.
+// replicates from the new master. A's lease (ttl_for: 10 s) outlasts the failover, so A must
+// keep its hold by renewing on the promoted master (kept).
 edgelock::nemesis::verdict run_cluster_failover(const run_context& ctx, deployment& where) {
+    // The restart guard counts a node only a lease after its start, and the replica started
+    // with the cluster moments ago: as the simulator's nodes, the cluster is older than that.
+    if (ctx.spec->guard) wait_until_older_than(*where.cluster, ctx.ttl_ms * 11 / 10 + 1000);
     hold_fault fault;
-    fault.a_work_ms = 3 * ctx.ttl_ms;
+    fault.a_work_ms = ctx.ttl_ms;  // the failover (2-3 s) and the renewals after it
     fault.b_first = true;
     fault.heal_at_once = true;
     fault.start = [&](child_process&) {
@@ -648,8 +669,8 @@ std::size_t another_master(redis_cluster& cluster, std::size_t not_this) {
 }
 
 // S8 on Redis Cluster: during A's hold the lock's slot moves to another master, as the
-// simulator's cluster family of S8 moves it: IMPORTING and MIGRATING with A's key moved
-// (the old master answers ASK for it), half a TTL later the move completed (MOVED).
+// simulator's cluster family of S8 moves it once: IMPORTING and MIGRATING with A's key moved
+// (the old master answers ASK for it), 1.5 TTL later the move completed (MOVED).
 edgelock::nemesis::verdict run_cluster_migration(const run_context& ctx, deployment& where) {
     hold_fault fault;
     fault.a_work_ms = 3 * ctx.ttl_ms;
@@ -661,8 +682,9 @@ edgelock::nemesis::verdict run_cluster_migration(const run_context& ctx, deploym
         const std::size_t from = cluster.owner_of(slot);
         const std::size_t to = another_master(cluster, from);
         cluster.migrate_slot(slot, from, to, edgelock::testing::migration::half_way);
-        // The fault's shape: a renewal (every ttl/3) meets the slot half moved.
-        std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms / 2));
+        // The fault's shape: for longer than a lease, every renewal (ttl/3 apart) is asked
+        // to the importing master, so a holder that does not follow ASK loses its lock.
+        std::this_thread::sleep_for(std::chrono::milliseconds(ctx.ttl_ms * 3 / 2));
         cluster.migrate_slot(slot, from, to, edgelock::testing::migration::complete);
     };
     return run_fault(ctx, where, fault);
@@ -691,24 +713,33 @@ bool scenario_applies(const std::string& scenario, const config_spec& spec) {
 // redis-server 7.0 here answered WAIT 1 on a master with a linked replica in 80-100 ms in
 // about half the runs (0 after its 62 ms timeout, then 1 within 9 ms; a loop of SET and
 // WAIT 1 62 from the runner): with a 500 ms TTL the renewal fails and the lock is lost
-// before the split can show. 3 s gives the CLI's WAIT 150 ms.
+// before the split can show. 3 s gives the CLI's WAIT 150 ms. Redis Cluster's S8 with WAIT
+// judges every lost hold (kept), so a WAIT answered late must not cost one there either.
+//
+// Redis Cluster's S6 judges lost holds too: the lease must outlast the failover (the node
+// timeout of 1 s, the failure's report, the election's 0.5-1 s, the old master's return).
 std::int64_t ttl_for(const std::string& scenario, const config_spec& spec,
                      const runner_options& options) {
     constexpr std::int64_t resync_ttl_ms = 6000;
     constexpr std::int64_t slow_wait_ttl_ms = 3000;
+    constexpr std::int64_t cluster_failover_ttl_ms = 10'000;
     const bool sentinel_wait = spec.kind == topology_kind::sentinel && spec.wait > 0;
+    const bool cluster = spec.kind == topology_kind::cluster;
     if (scenario == "S5" && sentinel_wait) return std::max(options.ttl_ms, resync_ttl_ms);
-    if ((scenario == "S6" || scenario == "S9") && sentinel_wait) {
-        return std::max(options.ttl_ms, slow_wait_ttl_ms);
-    }
-    return options.ttl_ms;
+    if (scenario == "S6" && cluster) return std::max(options.ttl_ms, cluster_failover_ttl_ms);
+    const bool slow_wait = (sentinel_wait && (scenario == "S6" || scenario == "S9")) ||
+                           (cluster && spec.wait > 0 && scenario == "S8");
+    return slow_wait ? std::max(options.ttl_ms, slow_wait_ttl_ms) : options.ttl_ms;
 }
 
 std::string clients_of(const run_context& ctx) {
     return std::string(kind_name(ctx.a_kind)) + ", B " + kind_name(ctx.b_kind);
 }
 
-void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict) {
+void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict,
+            bool kept_judged) {
+    cell.kept += verdict.kept_violated ? 1 : 0;
+    cell.kept_judged = cell.kept_judged || kept_judged;
     ++cell.runs;
     cell.overlap += verdict.overlap ? 1 : 0;
     cell.stale += verdict.stale ? 1 : 0;
@@ -748,6 +779,7 @@ void run_cell_once(const runner_options& options, const config_spec& spec, std::
     ctx.b_kind = kinds[(first + 1) % kinds.size()];
     ctx.renewal_in_flight = (static_cast<std::size_t>(run) + config_index) % 2 == 1;
     if (scenario == "S3") ctx.belief = edgelock::nemesis::belief_rule::through_checks;
+    ctx.judge_kept = spec.kind == topology_kind::cluster && (scenario == "S6" || scenario == "S8");
     // The CLI's command has no held() of its own: paused with edgelock during a hold, it
     // writes on its old belief until edgelock's SIGTERM lands, which is S1, not S3. The CLI
     // waits there (its acquire, before the command starts, is paused like any client's).
@@ -760,7 +792,7 @@ void run_cell_once(const runner_options& options, const config_spec& spec, std::
     const auto verdict = run_once(scenario, ctx, where);
     std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A " << clients_of(ctx)
               << "): " << (verdict.detail.empty() ? "no violation" : verdict.detail) << std::endl;
-    record(cell, verdict);
+    record(cell, verdict, ctx.judge_kept);
 }
 
 constexpr int extra_runs_max = 4;

@@ -270,7 +270,13 @@ std::size_t redis_cluster::pause_master(std::size_t i) {
     if (replicas.empty()) fail("pause_master: the master has no replica");
     const std::uint16_t slot = a_slot_of(i, replicas.front());
     node(i).freeze();
-    const std::size_t promoted = wait_promoted(replicas, "pause_master");
+    std::size_t promoted = 0;
+    try {
+        promoted = wait_promoted(replicas, "pause_master");
+    } catch (...) {
+        node(i).thaw();  // a failed wait leaves no server stopped behind it
+        throw;
+    }
     node(i).thaw();
     wait_until_owner(slot, promoted, "pause_master");
     const bool linked = eventually(
