@@ -5,6 +5,7 @@
 // there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -220,6 +221,25 @@ TEST(CliCluster, RunWaitsOutASlotHalfMigrated) {
     EXPECT_EQ(r.out, "1\n") << "held on the slot's new master while the command ran";
     // The counter moved with the slot, and the fenced acquire raised it there.
     EXPECT_GT(std::stoll(cluster.admin(target).command({"GET", "{ops}:fence"}).text), 5);
+}
+
+// A slot left half-moved (a reshard that stopped) answers TRYAGAIN for as long: when --wait
+// runs out, run exits 69 (unavailable: another try later may find it settled), not 76 (a
+// refusal no retry mends), quoting Redis's answer on its one line.
+TEST(CliCluster, RunWaitingOnASlotLeftHalfMovedEndsUnavailable) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::uint16_t slot = key_slot("ops");
+    const std::size_t owner = cluster.owner_of(slot);
+    ASSERT_TRUE(cluster.admin(owner).command({"SET", "{ops}:fence", "5"}).text == "OK");
+    ASSERT_EQ(cluster.migrate_slot(slot, owner, (owner + 1) % cluster.size(), migration::half_way),
+              1u);
+    const program_result r =
+        run_program({EDGELOCK_CLI, "run", "--name", "ops", "--wait", "1s", "--restart-guard", "off",
+                     "--cluster", joined(cluster.seed_urls()), "--", "true"},
+                    cli_options());
+    EXPECT_EQ(r.exit_code, 69) << r.err;
+    EXPECT_NE(r.err.find("TRYAGAIN"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 // A cluster of 17 masters is one more than a client reaches (session::cluster_masters_max):

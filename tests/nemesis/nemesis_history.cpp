@@ -123,16 +123,16 @@ verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us
     return out;
 }
 
-void lost_holds(const std::vector<hold_record>& holds, verdict& out) {
+void lost_holds(const std::vector<hold_record>& holds, std::int64_t from_us, verdict& out) {
     for (const hold_record& hold : holds) {
-        if (hold.lost_us == 0) continue;
-        if (!out.kept_violated) {
+        if (hold.lost_us == 0 || hold.lost_us < from_us) continue;
+        if (!out.lost) {
             out.detail += (out.detail.empty() ? "" : "; ") + hold.holder + "(fence " +
                           std::to_string(hold.fence) + ") lost its hold " +
                           std::to_string((hold.lost_us - hold.start_us) / 1000) +
                           " ms after taking it";
         }
-        out.kept_violated = true;
+        out.lost = true;
     }
 }
 

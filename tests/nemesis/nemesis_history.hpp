@@ -20,10 +20,12 @@
 //             holder's first write is accepted even with fencing, and is not stale.
 //   liveness  some holder started a hold after the fault began and no later than the bound
 //             after the fault ended.
-//   kept      no hold was lost ("lost": held() said no before the job ended), judged only in
-//             runs whose fault the deployment is built to ride out and whose lease outlasts
-//             it (the runner says which): the simulator's check of the same name, for a
-//             master that kept the key while the holder could reach it.
+//   lost      a hold was lost ("lost": held() said no before the job ended) at or after a
+//             time the runner gives, judged only in runs whose fault the deployment is built
+//             to ride out (the runner says which and against which matrix check: kept, for a
+//             loss a renewal interval and its timeouts after a cluster's failover ended, when
+//             the promoted master had been reachable and unfaulted all along; available, for
+//             a loss while or after the lock's slot moved).
 #pragma once
 
 #include <cstdint>
@@ -56,8 +58,8 @@ struct verdict {
     bool overlap = false;
     bool stale = false;
     bool liveness_violated = false;
-    bool kept_violated = false;  // set by lost_holds(), where the run judges it
-    std::string detail;          // the first violation seen, for the report
+    bool lost = false;   // set by lost_holds(), where the run judges it
+    std::string detail;  // the first violation seen, for the report
 };
 
 // The holds in the log files, in the order they were logged (a file per holder).
@@ -68,8 +70,8 @@ verdict judge(const std::vector<hold_record>& holds, std::int64_t fault_start_us
               std::int64_t heal_us, std::int64_t bound_us,
               belief_rule rule = belief_rule::through_writes);
 
-// Marks `out` kept-violated when a hold was lost, with the first one in its detail.
-void lost_holds(const std::vector<hold_record>& holds, verdict& out);
+// Marks `out` lost when a hold was lost at or after `from_us`, the first one in its detail.
+void lost_holds(const std::vector<hold_record>& holds, std::int64_t from_us, verdict& out);
 
 std::int64_t monotonic_us();
 

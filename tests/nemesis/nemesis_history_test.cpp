@@ -110,21 +110,23 @@ TEST(NemesisHistory, WriteCheckedAfterAPauseIsABeliefEitherWay) {
     EXPECT_TRUE(judge(late, 120, 450, bound_us, belief_rule::through_checks).stale);
 }
 
-TEST(NemesisHistory, ALostHoldBreaksKeptOnlyWhereTheRunJudgesIt) {
+TEST(NemesisHistory, ALostHoldCountsOnlyFromTheTimeTheRunJudgesFrom) {
     const logs l("hold A 7 100000\nwrite A 7 110000 1 109000\nlost A 3100000\n",
                  "hold B 9 3200000\nwrite B 9 3210000 1 3209000\nend B 3300000\n");
     const auto holds = read_holds(l.paths());
     auto v = judge(holds, 120000, 450000, 10 * bound_us);
-    EXPECT_FALSE(v.kept_violated);
+    EXPECT_FALSE(v.lost);
     EXPECT_FALSE(v.overlap);
-    edgelock::nemesis::lost_holds(holds, v);
-    EXPECT_TRUE(v.kept_violated);
+    edgelock::nemesis::lost_holds(holds, 3200000, v);
+    EXPECT_FALSE(v.lost) << "lost before the time the run judges from";
+    edgelock::nemesis::lost_holds(holds, 3100000, v);
+    EXPECT_TRUE(v.lost);
     EXPECT_EQ(v.detail, "A(fence 7) lost its hold 3000 ms after taking it");
     const logs kept("hold A 7 100000\nwrite A 7 110000 1 109000\nend A 3100000\n",
                     "hold B 9 3200000\nwrite B 9 3210000 1 3209000\nend B 3300000\n");
     auto w = judge(read_holds(kept.paths()), 120000, 450000, 10 * bound_us);
-    edgelock::nemesis::lost_holds(read_holds(kept.paths()), w);
-    EXPECT_FALSE(w.kept_violated);
+    edgelock::nemesis::lost_holds(read_holds(kept.paths()), 0, w);
+    EXPECT_FALSE(w.lost);
 }
 
 TEST(NemesisHistory, FencedWriteRefusedIsNotStale) {
@@ -176,16 +178,22 @@ TEST(NemesisMatrix, AViolationTheMatrixShowsIsLookedForUntilSeen) {
 
 // A lost hold counts only in the runs that judge it: elsewhere (a paused holder, a cut-off
 // one) losing the lock is the right outcome, and the matrix's kept says nothing about it.
-TEST(NemesisMatrix, KeptIsComparedOnlyWhereRunsJudgedIt) {
+TEST(NemesisMatrix, ALostHoldIsComparedOnlyWhereRunsJudgedItAgainstItsCheck) {
+    using edgelock::nemesis::lost_check;
     edgelock::nemesis::table_row row;
     row.matrix_known = true;
     row.real.runs = 1;
-    row.real.kept = 1;
+    row.real.lost = 1;
     EXPECT_TRUE(edgelock::nemesis::agrees(row)) << "not judged: not compared";
-    row.real.kept_judged = true;
+    row.real.lost_against = lost_check::kept;
     EXPECT_FALSE(edgelock::nemesis::agrees(row)) << "the matrix keeps every hold";
-    row.real.kept = 0;
+    row.matrix.available = true;
+    EXPECT_FALSE(edgelock::nemesis::agrees(row)) << "set against kept, not available";
+    row.real.lost_against = lost_check::available;
     EXPECT_TRUE(edgelock::nemesis::agrees(row));
+    row.real.lost = 0;
+    EXPECT_FALSE(edgelock::nemesis::agrees(row));
+    EXPECT_TRUE(edgelock::nemesis::violation_unseen(row));
 }
 
 }  // namespace

@@ -115,7 +115,7 @@ inline holder_settings settings_from(const holder_args& args) {
     // timeout (a longer one is refused as invalid_config).
     if (settings.replicas_to_wait > 0) {
         settings.attempt_timeout_ms =
-            std::min(settings.ttl_ms / 4, holder_settings::command_timeout_ms);
+            std::min(settings.ttl_ms / 4, 2 * holder_settings::command_timeout_ms - 2);
     }
     return settings;
 }

@@ -21,18 +21,25 @@ std::string matrix_text(const matrix_cell& cell) {
     if (cell.stale) text += "stale ";
     if (cell.liveness) text += "liveness ";
     if (cell.kept) text += "kept ";
+    if (cell.available) text += "available ";
     return text.empty() ? "ok" : text.substr(0, text.size() - 1);
 }
 
 std::string real_text(const real_cell& cell) {
     std::ostringstream out;
     out << "overlap " << cell.overlap << ", stale " << cell.stale << ", liveness " << cell.liveness;
-    if (cell.kept_judged) out << ", lost " << cell.kept;
+    if (cell.lost_against != lost_check::none) out << ", lost " << cell.lost;
     return out.str();
 }
 
 bool check_agrees(bool matrix_violated, int real_count) {
     return matrix_violated ? real_count > 0 : real_count == 0;
+}
+
+// What the matrix says of the check a cell's lost holds are set against.
+bool matrix_lost(const table_row& row) {
+    if (row.real.lost_against == lost_check::kept) return row.matrix.kept;
+    return row.real.lost_against == lost_check::available && row.matrix.available;
 }
 
 }  // namespace
@@ -55,6 +62,7 @@ matrix_verdicts read_matrix(const std::string& sim_path, int runs) {
         cell.stale = violated(line, "stale");
         cell.liveness = violated(line, "liveness");
         cell.kept = violated(line, "kept");
+        cell.available = violated(line, "available");
         verdicts[{scenario, configuration}] = cell;
     }
     return verdicts;
@@ -65,7 +73,7 @@ bool violation_unseen(const table_row& row) {
     const real_cell& r = row.real;
     return row.matrix_known &&
            ((m.overlap && r.overlap == 0) || (m.stale && r.stale == 0) ||
-            (m.liveness && r.liveness == 0) || (r.kept_judged && m.kept && r.kept == 0));
+            (m.liveness && r.liveness == 0) || (matrix_lost(row) && r.lost == 0));
 }
 
 bool agrees(const table_row& row) {
@@ -73,7 +81,8 @@ bool agrees(const table_row& row) {
            check_agrees(row.matrix.overlap, row.real.overlap) &&
            check_agrees(row.matrix.stale, row.real.stale) &&
            check_agrees(row.matrix.liveness, row.real.liveness) &&
-           (!row.real.kept_judged || check_agrees(row.matrix.kept, row.real.kept));
+           (row.real.lost_against == lost_check::none ||
+            check_agrees(matrix_lost(row), row.real.lost));
 }
 
 int print_table(const std::vector<table_row>& rows) {

@@ -3,6 +3,7 @@
 // agreement table that sets them beside what real processes did.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -16,7 +17,12 @@ struct matrix_cell {
     bool stale = false;
     bool liveness = false;
     bool kept = false;
+    bool available = false;
 };
+
+// The matrix check a cell's lost holds are set against, in the runs that judge them
+// (nemesis_history.hpp, lost_holds()): none elsewhere.
+enum class lost_check : std::uint8_t { none, kept, available };
 
 using matrix_verdicts = std::map<std::pair<std::string, std::string>, matrix_cell>;
 
@@ -30,8 +36,8 @@ struct real_cell {
     int overlap = 0;
     int stale = 0;
     int liveness = 0;
-    int kept = 0;
-    bool kept_judged = false;  // the runs judged kept (nemesis_history.hpp)
+    int lost = 0;  // runs with a hold lost where the runs judge it
+    lost_check lost_against = lost_check::none;
     std::string first_detail;
 };
 

@@ -375,6 +375,14 @@ std::size_t redis_cluster::move_keys(std::uint16_t slot, std::size_t from, std::
     fail("migrate_slot: keys kept coming");
 }
 
+void redis_cluster::migrate_key(const std::string& key, std::size_t from, std::size_t to) {
+    const redis_reply reply =
+        admin(from).command({"MIGRATE", loopback_host, std::to_string(node(to).port()), "", "0",
+                             std::to_string(migrate_timeout_ms), "KEYS", key});
+    const bool gone = reply.type == redis_reply::kind::status && reply.text == "NOKEY";
+    if (!gone && !is_ok(reply)) fail("migrate_key: MIGRATE failed: " + reply.text);
+}
+
 // Every running node says cluster_state:ok and names `owner` for `slot`.
 void redis_cluster::wait_until_owner(std::uint16_t slot, std::size_t owner, const char* what) {
     const bool seen = eventually(

@@ -103,6 +103,9 @@ public:
     // half_way finishes the same migration. Returns the number of keys moved by this call.
     std::size_t migrate_slot(std::uint16_t slot, std::size_t from, std::size_t to,
                              migration stop = migration::complete);
+    // MIGRATEs `key` from master `from` to `to` while its slot is half-way there (the choice
+    // of keys migrate_slot() leaves to GETKEYSINSLOT's order, made for one key).
+    void migrate_key(const std::string& key, std::size_t from, std::size_t to);
 
     redis_client admin(std::size_t i);
 
