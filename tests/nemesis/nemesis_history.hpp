@@ -58,8 +58,9 @@ struct verdict {
     bool overlap = false;
     bool stale = false;
     bool liveness_violated = false;
-    bool lost = false;   // set by lost_holds(), where the run judges it
-    std::string detail;  // the first violation seen, for the report
+    bool lost = false;           // set by lost_holds(), where the run judges it
+    bool harness_error = false;  // the run did not happen as planned (the runner's to say)
+    std::string detail;          // the first violation seen, for the report
 };
 
 // The holds in the log files, in the order they were logged (a file per holder).

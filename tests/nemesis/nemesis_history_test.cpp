@@ -196,4 +196,14 @@ TEST(NemesisMatrix, ALostHoldIsComparedOnlyWhereRunsJudgedItAgainstItsCheck) {
     EXPECT_TRUE(edgelock::nemesis::violation_unseen(row));
 }
 
+// A run the harness could not carry out says nothing about the matrix: the cell disagrees.
+TEST(NemesisMatrix, ARunTheHarnessCouldNotCarryOutIsNeverAgreement) {
+    edgelock::nemesis::table_row row;
+    row.matrix_known = true;
+    row.real.runs = 1;
+    EXPECT_TRUE(edgelock::nemesis::agrees(row));
+    row.real.errors = 1;
+    EXPECT_FALSE(edgelock::nemesis::agrees(row));
+}
+
 }  // namespace

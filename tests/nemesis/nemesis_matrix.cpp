@@ -29,6 +29,7 @@ std::string real_text(const real_cell& cell) {
     std::ostringstream out;
     out << "overlap " << cell.overlap << ", stale " << cell.stale << ", liveness " << cell.liveness;
     if (cell.lost_against != lost_check::none) out << ", lost " << cell.lost;
+    if (cell.errors > 0) out << ", errors " << cell.errors;
     return out.str();
 }
 
@@ -77,7 +78,7 @@ bool violation_unseen(const table_row& row) {
 }
 
 bool agrees(const table_row& row) {
-    return row.matrix_known && row.real.runs > 0 &&
+    return row.matrix_known && row.real.runs > 0 && row.real.errors == 0 &&
            check_agrees(row.matrix.overlap, row.real.overlap) &&
            check_agrees(row.matrix.stale, row.real.stale) &&
            check_agrees(row.matrix.liveness, row.real.liveness) &&

@@ -38,6 +38,7 @@ struct real_cell {
     int liveness = 0;
     int lost = 0;  // runs with a hold lost where the runs judge it
     lost_check lost_against = lost_check::none;
+    int errors = 0;  // runs the harness could not carry out: never agreement
     std::string first_detail;
 };
 

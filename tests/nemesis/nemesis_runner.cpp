@@ -760,6 +760,7 @@ std::string clients_of(const run_context& ctx) {
 
 void record(edgelock::nemesis::real_cell& cell, const edgelock::nemesis::verdict& verdict,
             edgelock::nemesis::lost_check lost_against) {
+    cell.errors += verdict.harness_error ? 1 : 0;
     cell.lost += verdict.lost ? 1 : 0;
     if (lost_against != edgelock::nemesis::lost_check::none) cell.lost_against = lost_against;
     ++cell.runs;
@@ -787,9 +788,26 @@ edgelock::nemesis::verdict run_once(const std::string& scenario, const run_conte
 
 // One run of a cell. Runs rotate the holder kinds: A on kinds[(run + config) % n] and B on
 // the next, so every kind holds first in some configuration even with one run per cell.
-void run_cell_once(const runner_options& options, const config_spec& spec, std::size_t config_index,
-                   const std::string& scenario, int run, std::unique_ptr<deployment>& where,
-                   edgelock::nemesis::real_cell& cell) {
+// One run's verdict. A harness failure (a server that would not start, a failover that did not
+// come within the fixture's bound) is the run's error, on one line, not the end of the table;
+// the deployment is started afresh for the next run.
+edgelock::nemesis::verdict run_guarded(const std::string& scenario, const run_context& ctx,
+                                       std::unique_ptr<deployment>& where) {
+    try {
+        return run_once(scenario, ctx, where);
+    } catch (const std::exception& e) {
+        where.reset();
+        edgelock::nemesis::verdict failed;
+        failed.harness_error = true;
+        const std::string what = e.what();
+        failed.detail = "harness error: " + what.substr(0, what.find('\n'));
+        return failed;
+    }
+}
+
+// The context of one run of a cell.
+run_context context_for(const runner_options& options, const config_spec& spec,
+                        std::size_t config_index, const std::string& scenario, int run) {
     const std::vector<holder_kind> kinds = options.kinds();
     const std::size_t first = (static_cast<std::size_t>(run) + config_index) % kinds.size();
     run_context ctx;
@@ -814,8 +832,15 @@ void run_cell_once(const runner_options& options, const config_spec& spec, std::
     }
     ctx.name = "nemesis:" + scenario + ":" + spec.name + ":" + std::to_string(run);
     ctx.dir = options.dir + "/" + spec.name + "-" + scenario + "-" + std::to_string(run);
+    return ctx;
+}
+
+void run_cell_once(const runner_options& options, const config_spec& spec, std::size_t config_index,
+                   const std::string& scenario, int run, std::unique_ptr<deployment>& where,
+                   edgelock::nemesis::real_cell& cell) {
+    const run_context ctx = context_for(options, spec, config_index, scenario, run);
     ::mkdir(ctx.dir.c_str(), 0755);
-    const auto verdict = run_once(scenario, ctx, where);
+    const auto verdict = run_guarded(scenario, ctx, where);
     std::cout << scenario << " " << spec.name << " run " << run + 1 << " (A " << clients_of(ctx)
               << "): " << (verdict.detail.empty() ? "no violation" : verdict.detail) << std::endl;
     record(cell, verdict, ctx.lost_against);
