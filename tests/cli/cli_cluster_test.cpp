@@ -157,6 +157,29 @@ TEST(CliCluster, StatusAsksTheMasterOfTheNamesSlot) {
             << "node " << i << " was asked for another's key";
 }
 
+// A cluster that lost a master (no replica to promote) answers CLUSTERDOWN on every node:
+// status exits 69 (unavailable: another try once it is back may answer), not 76 (a refusal),
+// quoting Redis on its one line. Seen failing before: exit 76.
+TEST(CliCluster, StatusOnAClusterThatIsDownEndsUnavailable) {
+    redis_cluster cluster(cluster_settings{3, 0});
+    const std::size_t owner = cluster.owner_of(key_slot("ops"));
+    const std::size_t other = (owner + 1) % cluster.size();
+    const std::string owner_url = "redis://" + address(cluster.node(owner).port());
+    cluster.node(other).stop();
+    ASSERT_TRUE(edgelock::testing::eventually(
+        [&] {
+            const auto reply = cluster.admin(owner).command({"GET", "ops"});
+            return reply.text.rfind("CLUSTERDOWN", 0) == 0;
+        },
+        std::chrono::seconds(20)))
+        << "the cluster never went down";
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "status", "--name", "ops", "--cluster", owner_url}, cli_options());
+    EXPECT_EQ(r.exit_code, 69) << r.err << r.out;
+    EXPECT_NE(r.err.find("CLUSTERDOWN"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+}
+
 TEST(CliCluster, ReleaseDeletesOnTheMasterOfTheNamesSlot) {
     redis_cluster cluster(cluster_settings{3, 0});
     const std::size_t owner = cluster.owner_of(key_slot("ops"));
