@@ -181,7 +181,7 @@ int report_unreachable(const char* verb, const std::string& what,
         text += addresses[i] + ": " + describe(*failures[i]);
     }
     std::fprintf(stderr, "edgelock: cannot %s %s: %s\n", verb, what.c_str(), text.c_str());
-    return exit_code_of(*failures.front());
+    return exit_code_for(failures.front()->ec, failures.front()->detail);
 }
 
 void print_instance_text(const instance_status& s) {

@@ -6,6 +6,7 @@
 #include "edgelock/error_code.hpp"
 #include "edgelock/blocking_lock.hpp"
 #include "edgelock/session/address.hpp"
+#include "edgelock/session/reply_class.hpp"
 #include "exit_codes.hpp"
 #include "quote.hpp"
 
@@ -42,6 +43,11 @@ const char* describe_errc(errc code) {
 }
 
 }  // namespace
+
+int exit_code_for(std::error_code ec, std::string_view redis_text) {
+    const bool settling = ec == errc::error_reply && session::cluster_settling(redis_text);
+    return settling ? exit_unavailable : exit_code_for(ec);
+}
 
 int exit_code_for(std::error_code ec) {
     if (ec.category() == error_category()) {

@@ -15,6 +15,9 @@ namespace edgelock::cli {
 // no quorum, no master), exit_redis_refused (AUTH, SELECT, error replies, protocol errors),
 // exit_usage (configuration the transport refused), exit_internal (anything else).
 int exit_code_for(std::error_code ec);
+// The same for a failure that may carry Redis's answer (`redis_text`): a cluster's TRYAGAIN or
+// CLUSTERDOWN is exit_unavailable, an answer another try later may not get.
+int exit_code_for(std::error_code ec, std::string_view redis_text);
 
 // A short lower-case phrase: "connection refused", "the key no longer holds our token". A TLS
 // refusal for want of a trusted CA, with --tls-ca-dir given (note_tls_options), adds how to

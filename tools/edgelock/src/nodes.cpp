@@ -11,9 +11,7 @@
 #include "edgelock/session/address.hpp"
 #include "edgelock/session/cluster.hpp"
 #include "edgelock/session/node_facts.hpp"
-#include "edgelock/session/reply_class.hpp"
 #include "errors.hpp"
-#include "exit_codes.hpp"
 #include "quote.hpp"
 
 namespace edgelock::cli {
@@ -23,11 +21,6 @@ using blocking::command_reply;
 
 std::string describe(const command_failure& f) {
     return f.detail.empty() ? cli::describe(f.ec) : cli::describe(f.ec) + ": " + shown(f.detail);
-}
-
-int exit_code_of(const command_failure& f) {
-    const bool settling = f.ec == errc::error_reply && session::cluster_settling(f.detail);
-    return settling ? exit_unavailable : exit_code_for(f.ec);
 }
 
 bool error_reply(const command_reply& r, command_failure& f) {

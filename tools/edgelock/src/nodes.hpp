@@ -43,9 +43,6 @@ struct node {
 deployment deployment_of(const options& o);
 
 std::string describe(const command_failure& f);
-// The exit code for `f`: as exit_code_for(f.ec), but 69 (unavailable) for a cluster's
-// TRYAGAIN or CLUSTERDOWN, an answer another try later may not get.
-int exit_code_of(const command_failure& f);
 // True (with `f` filled) when `r` is an error reply.
 bool error_reply(const blocking::command_reply& r, command_failure& f);
 std::vector<node> nodes_of(const options& o);

@@ -517,8 +517,7 @@ int report_failure(blocking::lock& lock, const options& o, std::error_code ec) {
     }
     std::fprintf(stderr, "edgelock: cannot acquire lock %s: %s\n", quote(o.name).c_str(),
                  instance_failures(lock, o, ec).c_str());
-    // An answer a wait may outlast is the deployment's unavailability, not a refusal.
-    return cluster_settling(lock, o, ec) ? exit_unavailable : exit_code_for(ec);
+    return exit_code_for(ec, lock.instance_error_text(0));
 }
 
 // Acquires within --wait: one attempt first, then, while --wait lasts, the client's wait on a
