@@ -54,12 +54,13 @@ void cluster_links::read_sent(std::uint8_t k) noexcept {
     last_reader_ = k;
 }
 
-bool cluster_links::read_wanted(bool lock_has_requests) const noexcept {
-    return lock_has_requests && map_.stale();
+bool cluster_links::read_wanted(linking how, bool lock_has_requests) const noexcept {
+    return (how == linking::eager || lock_has_requests) && map_.stale();
 }
 
-bool cluster_links::wanted(std::uint8_t k, std::uint8_t target, bool read_due,
+bool cluster_links::wanted(linking how, std::uint8_t k, std::uint8_t target, bool read_due,
                            bool ready) const noexcept {
+    if (how == linking::eager && linked(k) && ((pruned_ >> k) & 1u) == 0) return true;
     return k == target || (read_due && linked(k) && (ready || k == seed()));
 }
 
@@ -70,8 +71,8 @@ std::uint8_t cluster_links::subscriber_move(std::uint16_t slot,
     return m;
 }
 
-void cluster_links::link_ended(bool suspect) noexcept {
-    if (suspect) map_.mark_stale();
+void cluster_links::link_ended(const connection_end& ended) noexcept {
+    if (ended.was_ready || ended.why) map_.mark_stale();
 }
 
 failure cluster_links::read_answered(std::uint8_t k, const reply_node* nodes, std::size_t count,
@@ -80,10 +81,91 @@ failure cluster_links::read_answered(std::uint8_t k, const reply_node* nodes, st
     const errc read =
         fails ? errc::unexpected_reply : map_.read_slots(nodes, count, addresses_[k], in_use);
     refresh_.ended(now);  // read or not: the next read may go after the gap
+    read_failed_ = read != errc::ok;
+    prune_due_ = !read_failed_;
     if (read == errc::ok) return {};
     // A cluster of more masters than one client reaches: no later read helps.
     if (read == errc::invalid_instances) return failure::of(transport_errc::too_many_masters);
     return failure::of(transport_errc::no_slot_map);
+}
+
+cluster_links::node_set cluster_links::in_use(const node_port& port) const {
+    node_set used = 0;
+    for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
+        const connection* c = port.link(k);
+        if (linked(k) && c != nullptr && c->state() != connection_state::idle)
+            used |= node_set{1} << k;
+    }
+    return used;
+}
+
+cluster_links::node_set cluster_links::ready_links(const node_port& port) const {
+    node_set ready = 0;
+    for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
+        const connection* c = port.link(k);
+        if (linked(k) && !needs_setup(k) && c != nullptr && c->ready()) ready |= node_set{1} << k;
+    }
+    return ready;
+}
+
+bool cluster_links::link_on_its_way(const node_port& port) const {
+    for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
+        const connection* c = port.link(k);
+        if (linked(k) && c != nullptr && !c->ready() && c->state() != connection_state::idle)
+            return true;
+    }
+    return false;
+}
+
+map_tending cluster_links::tend_map(node_port& port, bool wanted, std::int64_t now) {
+    if (prune_due_) prune(port);
+    if (!wanted || !read_due(now)) return map_tending::idle;
+    if (read_failed_) (void)open_seed(port, now);
+    // A link whose write failed is not tried again in this pass.
+    node_set tried = 0;
+    for (;;) {
+        const std::uint8_t k = reader(ready_links(port) & ~tried);
+        if (k == none) break;
+        tried |= node_set{1} << k;
+        if (!port.send_map_read(k)) continue;
+        read_sent(k);
+        return map_tending::sent;
+    }
+    if (link_on_its_way(port) || open_seed(port, now)) return map_tending::waiting;
+    return map_tending::unreachable;
+}
+
+// The cursor stays on the seed made, so a client that finds it unreachable later moves on.
+bool cluster_links::open_seed(node_port& port, std::int64_t now) {
+    for (std::size_t tried = 0; tried < seed_count_; ++tried, next_seed()) {
+        const std::uint8_t k = seed();
+        if (k == none) continue;
+        const connection* c = needs_setup(k) ? nullptr : port.link(k);
+        if (c != nullptr && c->ready()) continue;  // it can carry a read already
+        if (c != nullptr && c->state() != connection_state::idle) return true;
+        if (c != nullptr && !c->may_start(now)) continue;
+        keep_up(k);
+        port.open(k);
+        c = port.link(k);
+        if (c != nullptr && c->state() != connection_state::idle) return true;
+    }
+    return false;
+}
+
+void cluster_links::prune(node_port& port) {
+    prune_due_ = false;
+    node_set needed = port.routed();
+    for (std::uint16_t slot = 0; slot < cluster_slots; ++slot) {
+        const std::uint8_t owner = map_.master_of(slot);
+        if (owner != none) needed |= node_set{1} << owner;
+    }
+    for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
+        const connection* c = port.link(k);
+        if (!linked(k) || c == nullptr || ((needed >> k) & 1u) != 0) continue;
+        if (c->state() == connection_state::idle || c->requests_in_flight() > 0) continue;
+        pruned_ |= node_set{1} << k;
+        port.stop(k);
+    }
 }
 
 }  // namespace edgelock::session

@@ -19,9 +19,19 @@ std::uint8_t lock_links::instance_on(std::uint8_t k) const noexcept {
     return k == route_.home ? 0 : none;
 }
 
+std::uint32_t lock_links::routes() const noexcept {
+    link_bits nodes = 0;
+    for (const std::uint8_t k : {route_.home, route_.ask}) {
+        if (clustered_ && k != none) nodes |= bit(k);
+    }
+    return nodes;
+}
+
 lock_writes lock_links::route_writes(lock& core, cluster_links& links, std::int64_t now) noexcept {
     lock_writes writes;
     writes.step = session::begin_writes(core, 0, route_, links.map(), now);
+    if (writes.step.code == errc::ok && writes.step.to.node != none)
+        links.keep_up(writes.step.to.node);
     if (writes.step.code != errc::ok || !writes.step.moved) return writes;
     writes.failed_over = is_failover(writes.step, home_lost_);
     home_lost_ = false;

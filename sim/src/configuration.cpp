@@ -157,8 +157,9 @@ void draw_user_knobs(world_params& p, prng& rng) noexcept {
         races ? static_cast<std::uint32_t>(rng.between(200'000, 1'000'000)) : 0;
 }
 
-void draw_client_knobs(world_params& p, prng& rng) noexcept {
-    p.on_demand_clients = rng.chance(500'000) ? static_cast<std::uint32_t>(rng.next()) : 0;
+void draw_client_knobs(world_params& p, prng& rng, bool cluster) noexcept {
+    const bool mixed = rng.chance(500'000) || cluster;
+    p.on_demand_clients = mixed ? static_cast<std::uint32_t>(rng.next()) : 0;
 }
 
 namespace {

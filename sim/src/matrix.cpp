@@ -21,18 +21,15 @@ constexpr std::uint64_t stale_sentinel_stream = 15;
 constexpr std::uint64_t cluster_election_stream = 16;
 
 // Knobs added after the others, each from a stream of its own so the earlier draws keep their
-// values: the servers' loading, the users' cancels, which client each process runs (not over
-// Redis Cluster, where both work their links alike) and Sentinel's (only for Sentinel and
-// Cluster configurations).
+// values: the servers' loading, the users' cancels, which client each process runs and
+// Sentinel's (only for Sentinel and Cluster configurations).
 void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_params& p) {
     prng server_rng = prng::stream(seed, server_stream);
     draw_server_knobs(p, server_rng);
     prng user_rng = prng::stream(seed, user_stream);
     draw_user_knobs(p, user_rng);
-    if (config.layout != topology::cluster) {
-        prng client_rng = prng::stream(seed, client_stream);
-        draw_client_knobs(p, client_rng);
-    }
+    prng client_rng = prng::stream(seed, client_stream);
+    draw_client_knobs(p, client_rng, config.layout == topology::cluster);
     if (config.layout != topology::sentinel && config.layout != topology::cluster) return;
     prng failover_rng = prng::stream(seed, failover_stream);
     draw_failover_knobs(p, failover_rng);

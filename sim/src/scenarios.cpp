@@ -571,9 +571,10 @@ void random_s4_s5(scenario_id id, schedule& s, const configuration& config, cons
         // server behind the address instead (a VIP or DNS name re-pointed, a container
         // replaced): up for less than half a lease, or for hours, when only its run_id tells
         // it from the one the clients knew. A client whose first reading is the new server
-        // (cut off at first, linking on demand as cluster clients do) cannot tell: the guard's
-        // promise leaves it out, and a scripted run shows it (world_nodes_test). So the
-        // replacement waits for c's second hold at least, when every client linked long ago.
+        // (cut off at first, linking on demand, or linking a cluster node on first need) cannot
+        // tell: the guard's promise leaves it out, and a scripted run shows it
+        // (world_nodes_test). So the replacement waits for c's second hold at least, when
+        // every client linked long ago.
         const bool all_read_first = !split && config.layout != topology::cluster &&
                                     (p.on_demand_clients & every_client(p)) == 0;
         if (all_read_first && rng.chance(250'000)) {

@@ -178,6 +178,7 @@ void sim_connection::ended(const session::connection_end& closed, bool lock_hear
         owner_->on_subscriber_end();
         return;
     }
+    owner_->on_link_ended(closed);
     if (lock_hears) owner_->on_connection_end(instance_);
 }
 

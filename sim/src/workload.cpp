@@ -483,9 +483,7 @@ void client::hear_start_before_writes(std::uint8_t i) {
 // The user calls into the client (acquire, release, close): links made on demand may connect
 // at once, as the blocking client lets them (session::on_user_call).
 void client::user_call() {
-    if (cluster_) return;  // both clients work node links alike: eager here
-    for (std::uint8_t i = 0; i < instances_; ++i)
-        session::on_user_call(linking_, connections_[i].connection());
+    each_connection([this](sim_connection& c) { session::on_user_call(linking_, c.connection()); });
 }
 
 // The requests queued for instance i meet its link as session/linking.hpp says: an on-demand

@@ -42,9 +42,8 @@ void client::setup_cluster(const session::connection_setup& s) {
     for (std::size_t n = 0; n < seeds.size(); ++n) seeds[n] = address_of_node(seed_nodes[n]);
     const bool seeded = links_.set_seeds(seeds.data(), seeds.size());
     EDGELOCK_ASSERT(seeded);
-    for (std::size_t n = 0; n < seeds.size(); ++n, links_.next_seed()) {
-        ensure_cluster_connection(links_.seed());
-    }
+    // The first seed's link; tend_map makes the others' when the map must be read elsewhere.
+    ensure_cluster_connection(links_.seed());
 }
 
 // The connection of node index `index`, set up at the address cluster_links keeps for it. The
@@ -53,10 +52,9 @@ void client::setup_cluster(const session::connection_setup& s) {
 // changes node.
 void client::ensure_cluster_connection(std::uint8_t index) {
     EDGELOCK_ASSERT(index < cluster_connections_.size());
-    if (links_.linked(index)) {
-        EDGELOCK_ASSERT(!links_.needs_setup(index));
-        return;
-    }
+    if (!links_.needs_setup(index)) return;
+    // An index the map gave to another node (its connection was idle) is set up anew.
+    EDGELOCK_ASSERT(cluster_connections_[index].state() == session::connection_state::idle);
     session::connection_setup s = cluster_setup_;
     s.node = &links_.set_up(index);
     s.seed = rng_.next();
@@ -65,7 +63,7 @@ void client::ensure_cluster_connection(std::uint8_t index) {
 }
 
 bool client::map_read_wanted() const {
-    return cluster_ && links_.read_wanted(lock_.has_request(0));
+    return cluster_ && links_.read_wanted(linking_, lock_.has_request(0));
 }
 
 bool client::wants(const sim_connection& c) const {
@@ -82,26 +80,61 @@ bool client::wants_link(std::uint8_t k) const {
     const std::uint8_t target = lock_.has_request(0) ? place_.target(links_).node : no_node;
     const bool read_due = map_read_wanted() && links_.read_due(now_ms());
     const bool ready = links_.linked(k) && cluster_connections_[k].connection().ready();
-    return links_.wanted(k, target, read_due, ready);
+    return links_.wanted(linking_, k, target, read_due, ready);
 }
 
-// CLUSTER SLOTS on the ready connection cluster_links::reader() names.
-void client::read_map_if_due() {
-    if (!map_read_wanted() || !links_.read_due(now_ms())) return;
-    session::slot_map::node_set ready = 0;
-    for (std::uint8_t i = 0; i < cluster_connections_.size(); ++i) {
-        if (links_.linked(i) && cluster_connections_[i].connection().ready())
-            ready |= session::slot_map::node_set{1} << i;
+class client::cluster_port final : public session::node_port {
+public:
+    explicit cluster_port(client& c) : c_(c) {}
+
+    const session::connection* link(std::uint8_t k) const override {
+        return c_.links_.linked(k) ? &c_.cluster_connections_[k].connection() : nullptr;
     }
-    const std::uint8_t on = links_.reader(ready);
-    if (on == no_node) return;
+    void open(std::uint8_t k) override {
+        c_.ensure_cluster_connection(k);
+        c_.cluster_connections_[k].settle(c_.now_ms(), true);
+    }
+    bool send_map_read(std::uint8_t k) override { return c_.send_map_read(k); }
+    void stop(std::uint8_t k) override {
+        c_.cluster_connections_[k].stop();
+        c_.place_.link_lost(k);
+        if (c_.world_.recording())
+            c_.world_.note_client(c_.id_, "link to " + text_of(c_.links_.address(k)) + " pruned");
+    }
+    std::uint32_t routed() const override { return c_.place_.routes(); }
+
+private:
+    client& c_;
+};
+
+// The map's drive is the session's (cluster_links::tend_map), as in both clients. With no node
+// to read it from now and none named for the lock's slot, a client linking on demand fails the
+// lock's requests at once (as the blocking client does); an eager one waits for its links.
+void client::read_map_if_due() {
+    cluster_port port(*this);
+    const session::map_tending tended = links_.tend_map(port, map_read_wanted(), now_ms());
+    if (tended == session::map_tending::unreachable && linking_ == session::linking::on_demand &&
+        place_.target(links_).node == no_node)
+        give_up_cluster_requests();
+}
+
+void client::give_up_cluster_requests() {
+    if (!lock_.has_request(0)) return;
+    drain();
+    const errc given_up = session::give_up_unsent(lock_, 0, now_ms());
+    if (given_up != errc::ok) anomaly("on_io_error", given_up);
+    drain();
+}
+
+// CLUSTER SLOTS on node `index`'s ready connection, tracked as the map's.
+bool client::send_map_read(std::uint8_t index) {
     std::array<char, cluster_slots_request_bytes_max> request{};
     const std::size_t size = session::write_cluster_slots(request.data(), request.size());
     EDGELOCK_ASSERT(size > 0);
-    const bool tracked = cluster_connections_[on].connection().track(map_owner, 0, now_ms());
+    const bool tracked = cluster_connections_[index].connection().track(map_owner, 0, now_ms());
     EDGELOCK_ASSERT(tracked);
-    cluster_connections_[on].send(std::string(request.data(), size));
-    links_.read_sent(on);
+    cluster_connections_[index].send(std::string(request.data(), size));
+    return true;
 }
 
 // The lock's queued requests go where its route says (lock_links::route_writes), each after
@@ -118,14 +151,15 @@ bool client::send_cluster_requests() {
     if (step.code != errc::ok || step.to.node == no_node) return false;
     ensure_cluster_connection(step.to.node);
     sim_connection& to = cluster_connections_[step.to.node];
-    // Made now, for the requests that wait for it; in its reconnect delay, they fail at once
-    // (as the blocking client makes a node's link, and gives up on it).
-    if (to.state() == session::connection_state::idle) to.settle(now_ms(), true);
-    if (session::unreachable_now(to.connection(), now_ms())) {
-        drain();
-        const errc given_up = session::give_up_unsent(lock_, 0, now_ms());
-        if (given_up != errc::ok) anomaly("on_io_error", given_up);
-        drain();
+    // As the client's linking says (session/linking.hpp): on demand the link is made now for
+    // the requests, which fail at once inside its reconnect delay; an eager link made now
+    // connects by itself, and they wait for it.
+    session::queued_step queued = session::step_for_queued(linking_, to.connection(), now_ms());
+    if (queued == session::queued_step::connect) to.settle(now_ms(), true);
+    if (queued == session::queued_step::write) to.settle(now_ms(), opens(to));
+    queued = session::step_for_queued(linking_, to.connection(), now_ms());
+    if (queued == session::queued_step::give_up) {
+        give_up_cluster_requests();
         return false;
     }
     if (step.moved && world_.recording()) {
@@ -166,11 +200,9 @@ bool client::cluster_quiet() const {
 void client::on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                                const reply_node* nodes, std::size_t count) {
     if (entry.owner == map_owner) {
-        session::slot_map::node_set in_use = 0;  // every node with a connection
-        for (std::uint8_t i = 0; i < cluster_connections_.size(); ++i) {
-            if (links_.linked(i)) in_use |= session::slot_map::node_set{1} << i;
-        }
-        const failure unread = links_.read_answered(index, nodes, count, in_use, now_ms());
+        const cluster_port port(*this);
+        const failure unread =
+            links_.read_answered(index, nodes, count, links_.in_use(port), now_ms());
         if (world_.recording()) {
             world_.note_client(id_, std::string("slot map read from ") +
                                         text_of(links_.address(index)) + ": " +
@@ -190,13 +222,14 @@ void client::on_dropped(std::uint8_t, const session::in_flight& entry) {
     if (cluster_ && entry.owner == map_owner) links_.read_lost(now_ms());
 }
 
-// A lost connection may mean a node that moved on: the map is read again. The lock hears of
-// its own node's only.
+// A node's connection that ended may mean a node that moved on: the map is read again
+// (cluster_links::link_ended), whether or not the lock hears of it.
+void client::on_link_ended(const session::connection_end& closed) {
+    if (cluster_) links_.link_ended(closed);
+}
+
+// The lock hears of its own node's only.
 void client::on_cluster_connection_end(std::uint8_t index) {
-    links_.link_ended(true);
-    // A seed that could not be reached: the map is read from the next one (as the clients do).
-    if (index == links_.seed() && !cluster_connections_[index].connection().may_start(now_ms()))
-        links_.next_seed();
     drain();
     const errc code =
         place_.link_closed(lock_, index, cluster_connections_[index].connection(), true, now_ms());

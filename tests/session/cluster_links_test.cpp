@@ -144,9 +144,12 @@ TEST_F(cluster_links_test, the_map_is_read_from_the_next_ready_link_after_the_la
 
 TEST_F(cluster_links_test, a_link_end_that_may_mean_a_failover_makes_the_map_stale) {
     ASSERT_FALSE(read(links.seed(), one_master(7101)));
-    links.link_ended(false);
+    links.link_ended(connection_end{});
     EXPECT_FALSE(links.map().stale()) << "a connection closed on purpose";
-    links.link_ended(true);
+    links.link_ended(connection_end{true, {}});
+    EXPECT_TRUE(links.map().stale()) << "traffic was flowing";
+    ASSERT_FALSE(read(links.seed(), one_master(7101)));
+    links.link_ended(connection_end{false, failure::system(111)});
     EXPECT_TRUE(links.map().stale());
 }
 
@@ -156,24 +159,29 @@ TEST_F(cluster_links_test, the_target_has_work_linked_or_not) {
     ASSERT_FALSE(read(links.seed(), one_master(7101)));
     const std::uint8_t target = links.map().master_of(0);
     ASSERT_FALSE(links.linked(target));
-    EXPECT_TRUE(links.wanted(target, target, false, false));
-    EXPECT_FALSE(links.wanted(target, none, false, false)) << "no request: no work";
+    EXPECT_TRUE(links.wanted(linking::on_demand, target, target, false, false));
+    EXPECT_FALSE(links.wanted(linking::on_demand, target, none, false, false))
+        << "no request: no work";
 }
 
 // A read of the map that is due goes on a ready link, or on the seed's link made for it; the
 // other seeds wait their turn.
 TEST_F(cluster_links_test, a_due_read_wants_a_ready_link_or_the_seed) {
     const std::uint8_t seed = links.seed();
-    EXPECT_FALSE(links.wanted(seed, none, true, false)) << "a seed never linked waits for tend_map";
+    EXPECT_FALSE(links.wanted(linking::on_demand, seed, none, true, false))
+        << "a seed never linked waits for tend_map";
     (void)links.set_up(seed);
-    EXPECT_TRUE(links.wanted(seed, none, true, false)) << "the seed to read the map from";
-    EXPECT_FALSE(links.wanted(seed, none, false, false)) << "no read due";
+    EXPECT_TRUE(links.wanted(linking::on_demand, seed, none, true, false))
+        << "the seed to read the map from";
+    EXPECT_FALSE(links.wanted(linking::on_demand, seed, none, false, false)) << "no read due";
     links.next_seed();
     const std::uint8_t other = links.seed();
     (void)links.set_up(other);
-    EXPECT_FALSE(links.wanted(seed, none, true, false)) << "only the seed in turn";
-    EXPECT_TRUE(links.wanted(seed, none, true, true)) << "a ready link carries the read";
-    EXPECT_TRUE(links.wanted(other, none, true, false));
+    EXPECT_FALSE(links.wanted(linking::on_demand, seed, none, true, false))
+        << "only the seed in turn";
+    EXPECT_TRUE(links.wanted(linking::on_demand, seed, none, true, true))
+        << "a ready link carries the read";
+    EXPECT_TRUE(links.wanted(linking::on_demand, other, none, true, false));
 }
 
 }  // namespace

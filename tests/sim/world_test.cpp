@@ -83,13 +83,12 @@ TEST(world_run, without_faults_every_configuration_is_safe_and_live) {
     }
 }
 
-// The blocking client's schedule (session/linking.hpp): every client connects an instance only
-// for a request queued for it, and fails one queued inside the reconnect delay at once. Without
-// faults every configuration outside Redis Cluster stays as safe and live as with eager links,
-// and the trace names the schedule.
+// The blocking client's schedule (session/linking.hpp): every client connects an instance (or a
+// cluster node) only for a request queued for it, and fails one queued inside the reconnect
+// delay at once. Without faults every configuration stays as safe and live as with eager
+// links, and the trace names the schedule.
 TEST(world_run, clients_that_link_on_demand_are_safe_and_live_without_faults) {
     for (const configuration& c : configurations()) {
-        if (c.layout == topology::cluster) continue;  // both clients work node links alike
         for (std::uint64_t seed = 1; seed <= 3; ++seed) {
             run_request request;
             request.config = &c;

@@ -142,7 +142,7 @@ void asio_connection::dropped(const session::in_flight& entry) {
 
 void asio_connection::ended(const session::connection_end& closed, bool lock_hears) {
     owner_.on_attempt_finished();
-    if (role_ == connection_role::instance) owner_.note_disconnected(index_, closed);
+    if (role_ == connection_role::instance) owner_.on_link_ended(index_, closed);
     if (role_ == connection_role::instance && lock_hears) {
         waiters_.clear();
         owner_.on_connection_down(index_);  // runs handlers: this socket may be stopped after

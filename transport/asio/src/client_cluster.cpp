@@ -17,12 +17,12 @@ void client_impl::build_cluster_links() {
     EDGELOCK_ASSERT(seeded);
     map_failure_ = failure{};
     connections_.resize(links_);
-    make_seed_link();
+    (void)make_link(cluster_links_->seed());
 }
 
 // The link of node `node`, made (and started) if new. Its connection points at the address
 // cluster_links keeps for the index, which serves one node while the link is in use
-// (links_in_use()); a stopped link whose index went to another node starts there.
+// (cluster_links::in_use); a stopped link whose index went to another node starts there.
 asio_connection& client_impl::make_link(std::uint8_t node) {
     std::unique_ptr<asio_connection>& link = connections_[node];
     if (cluster_links_->needs_setup(node)) point_link(node);
@@ -48,16 +48,38 @@ void client_impl::point_link(std::uint8_t node) {
     link_records_[node] = {};
 }
 
-// A link carries something now: its node keeps its index through the next map read.
-link_set client_impl::links_in_use() const noexcept {
-    link_set in_use = 0;
-    for (std::size_t i = 0; i < links_; ++i) {
-        if (connections_[i] &&
-            connections_[i]->connection().state() != session::connection_state::idle)
-            in_use |= link_set{1} << i;
+class client_impl::cluster_port final : public session::node_port {
+public:
+    explicit cluster_port(client_impl& c) : c_(c) {}
+
+    const session::connection* link(std::uint8_t k) const override {
+        const std::unique_ptr<asio_connection>& l = c_.connections_[k];
+        return l ? &l->connection() : nullptr;
     }
-    return in_use;
-}
+    void open(std::uint8_t k) override { (void)c_.make_link(k); }
+    bool send_map_read(std::uint8_t k) override {
+        asio_connection& l = *c_.connections_[k];
+        const std::size_t size = session::write_cluster_slots(l.cursor(), l.room());
+        if (size == 0 || !l.connection().track(map_read_owner, 0, now_ms())) return false;
+        return l.commit(size);  // always true: the write happens at flush()
+    }
+    // A link some lock waits on for room stays: the lock is queued there.
+    void stop(std::uint8_t k) override {
+        asio_connection& l = *c_.connections_[k];
+        if (l.waiters().empty()) l.stop();
+    }
+    std::uint32_t routed() const override {
+        std::uint32_t nodes = 0;
+        for (std::uint32_t index = 0; index < c_.locks_.capacity(); ++index) {
+            const lock_entry& e = c_.locks_[index];
+            if (e.in_use || e.draining) nodes |= e.place.routes();
+        }
+        return nodes;
+    }
+
+private:
+    client_impl& c_;
+};
 
 // The lock's requests go to the node of its route (session::lock_links): after its requests
 // in flight elsewhere came back, and once it heard the move as a new connection.
@@ -94,76 +116,21 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
     write_link(e, index, step.to.node, 0, now, step.to.asking);
 }
 
-// Reads the map when it is stale and no read is on its way: on the ready link
-// cluster_links::reader() names, or, with none ready, by making the next seed's link (one
-// seed at a time, each in turn).
+// The map's drive is the session's (cluster_links::tend_map): an eager client reads a stale
+// map whatever its locks have queued (read_wanted). Too soon after the last read, the lock
+// timer comes back.
 void client_impl::drive_map() {
-    if (prune_links_) prune_links();
-    const std::int64_t now = now_ms();
-    if (!cluster_links_->read_due(now)) {
-        // Too soon after the last read: the lock timer comes back for it.
-        const std::int64_t next = cluster_links_->next_read_ms();
-        if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
-        return;
-    }
-    link_set ready = 0;
-    for (std::size_t i = 0; i < links_; ++i) {
-        if (connections_[i] && connections_[i]->ready()) ready |= link_set{1} << i;
-    }
-    const std::uint8_t reader = cluster_links_->reader(ready);
-    if (reader != session::cluster_links::none) {
-        asio_connection& c = *connections_[reader];
-        const std::size_t size = session::write_cluster_slots(c.cursor(), c.room());
-        if (size == 0 || !c.connection().track(map_read_owner, 0, now)) return;
-        (void)c.commit(size);  // always true: the write happens at flush()
-        cluster_links_->read_sent(reader);
-        // A node that answered with no usable map: another seed gets its chance too.
-        if (map_failure_) make_seed_link();
-        return;
-    }
-    for (std::size_t i = 0; i < links_; ++i) {
-        const asio_connection* c = connections_[i].get();
-        if (c != nullptr && c->connection().state() != session::connection_state::idle) return;
-    }
-    make_seed_link();
-}
-
-// The next seed's link (cluster_links::seed() finds the seed's index again: a full map
-// reuses the indices of nodes nobody uses).
-void client_impl::make_seed_link() {
-    const std::uint8_t node = cluster_links_->seed();
-    cluster_links_->next_seed();
-    if (node != session::slot_map::no_master) (void)make_link(node);
-}
-
-// After a map read: links to nodes that serve no slot, carry nothing and route no lock are
-// stopped, so their indices may serve the nodes a cluster gains (old masters now replicas,
-// importing nodes, seeds named another way). make_link() starts one again when needed.
-void client_impl::prune_links() {
-    prune_links_ = false;
-    link_set needed = 0;
-    for (std::uint16_t slot = 0; slot < cluster_slots; ++slot) {
-        const std::uint8_t owner = cluster_links_->map().master_of(slot);
-        if (owner != session::slot_map::no_master) needed |= link_set{1} << owner;
-    }
-    for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        const lock_entry& e = locks_[index];
-        if (!e.in_use && !e.draining) continue;
-        for (const std::uint8_t node : {e.place.route().home, e.place.route().ask}) {
-            if (node != session::slot_map::no_master) needed |= link_set{1} << node;
-        }
-    }
-    for (std::size_t i = 0; i < links_; ++i) {
-        asio_connection* c = connections_[i].get();
-        if (c == nullptr || c->stopped() || (needed >> i & 1u) != 0) continue;
-        if (c->connection().requests_in_flight() > 0 || !c->waiters().empty()) continue;
-        c->stop();
-    }
+    cluster_port port(*this);
+    const bool wanted = cluster_links_->read_wanted(linking, true);
+    if (cluster_links_->tend_map(port, wanted, now_ms()) != session::map_tending::idle) return;
+    const std::int64_t next = cluster_links_->next_read_ms();
+    if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
 }
 
 void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std::size_t count) {
-    map_failure_ = cluster_links_->read_answered(link, nodes, count, links_in_use(), now_ms());
-    prune_links_ = !map_failure_;
+    const cluster_port port(*this);
+    map_failure_ =
+        cluster_links_->read_answered(link, nodes, count, cluster_links_->in_use(port), now_ms());
     // A link whose index the map gave to another node (it was idle) reaches that node from
     // its next connection on.
     for (std::uint8_t k = 0; k < links_; ++k) {
@@ -174,6 +141,13 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         if (locks_[index].in_use) write_requests(index);
     }
+}
+
+// The metrics count the end; under Cluster a connection that ended may mean a node that moved
+// on, and the map is read again (cluster_links::link_ended).
+void client_impl::on_link_ended(std::uint8_t link, const session::connection_end& closed) {
+    note_disconnected(link, closed);
+    if (cluster_) cluster_links_->link_ended(closed);
 }
 
 void client_impl::on_map_read_lost() { cluster_links_->read_lost(now_ms()); }

@@ -57,7 +57,6 @@ bool client_impl::tell_locks_on(std::uint8_t link, Tell&& tell) {
 void client_impl::on_connection_down(std::uint8_t link) {
     const link_set bit = link_set{1} << link;
     connections_[link]->waiters().clear();
-    if (cluster_) cluster_links_->link_ended(true);  // the node may have failed over: ask again
     // Every lock first (a handler below may move one off the link before it hears the end).
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         locks_[index].waiting_mask &= ~bit;

@@ -273,6 +273,8 @@ public:
     // Metrics and the event hook (client_metrics.cpp).
     void note_connected(std::uint8_t link);
     void note_disconnected(std::uint8_t link, const session::connection_end& closed);
+    // Every end of a link's connection, heard by the locks or not (client_cluster.cpp).
+    void on_link_ended(std::uint8_t link, const session::connection_end& closed);
     void on_switch_master(const node_address& from, const node_address& to);
     void wake_waiters(std::uint8_t link);
     // The in-flight owner of CLUSTER SLOTS: above every lock slot, as script_load_owner.
@@ -328,10 +330,9 @@ private:
     asio_connection& make_link(std::uint8_t node);
     void write_cluster_requests(std::uint32_t index) noexcept;
     void drive_map();
-    void make_seed_link();
-    void prune_links();
     void check_cluster_ready();
-    link_set links_in_use() const noexcept;
+    // The links as session::cluster_links::tend_map drives them.
+    class cluster_port;
     failure cluster_failure(const lock_entry& e) const;
     void update_deadline(std::uint32_t index) noexcept;
     void arm_lock_timer(std::int64_t deadline_ms);
@@ -380,7 +381,6 @@ private:
     // point into it), and why the last read failed.
     bool cluster_ = false;
     std::unique_ptr<session::cluster_links> cluster_links_;
-    bool prune_links_ = false;  // a map was read: stop the links nothing needs
     failure map_failure_;
     node_address subscriber_node_;    // the node the subscriber listens on (its setup's)
     bool subscriber_placed_ = false;  // Cluster: subscriber_node_ is a slot's master already

@@ -65,7 +65,9 @@ const blocking_connection* lock::impl::instance_link(std::uint8_t i) const {
 
 // The map is read only for a lock that has requests to route: a stale map of an idle lock
 // waits for its next acquire() or renewal.
-bool lock::impl::map_wanted() const { return cluster && links.read_wanted(core.has_request(0)); }
+bool lock::impl::map_wanted() const {
+    return cluster && links.read_wanted(linking, core.has_request(0));
+}
 
 // In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
 // importing master: send_cluster_requests() links it), and while a read of the map is due, a
@@ -75,7 +77,8 @@ bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return session::link_wanted(linking, core.has_request(k));
     const std::uint8_t target =
         core.has_request(0) ? place.target(links).node : slot_map::no_master;
-    return links.wanted(k, target, map_wanted() && links.read_due(now_ms()), node_links[k].ready());
+    return links.wanted(linking, k, target, map_wanted() && links.read_due(now_ms()),
+                        node_links[k].ready());
 }
 
 // The map first (its read goes out before the lock's requests, which may need it), then the
@@ -106,10 +109,13 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
         l.settle(now_ms(), false);
         if (!core.has_request(0)) return;
     }
-    if (l.connection().state() == session::connection_state::idle) {
+    // Made now for the requests, which fail at once inside its reconnect delay (linking.hpp).
+    if (session::step_for_queued(linking, l.connection(), now_ms()) ==
+        session::queued_step::connect)
         l.settle(now_ms(), true, &held);
-        if (session::unreachable_now(l.connection(), now_ms())) return give_up_unsent(0);
-    }
+    if (session::step_for_queued(linking, l.connection(), now_ms()) ==
+        session::queued_step::give_up)
+        return give_up_unsent(0);
     hear_node_start(k);
     write_requests(0, step.to.asking);
 }
@@ -134,43 +140,50 @@ void lock::impl::hear_node_start(std::uint8_t k) {
     drain_events();
 }
 
-// Reads the slot map when it is stale and the refresh gap allows: on a ready connection (the
-// one links.reader() names), else on a seed's, made now (the next seed after one that cannot
-// be reached). With every seed in its reconnect delay, nothing answers now.
+class lock::impl::cluster_port final : public session::node_port {
+public:
+    // `held`: the mutex a connect lets go of meanwhile (null: nothing is opened).
+    cluster_port(impl& lock, std::unique_lock<std::mutex>* held) : lock_(lock), held_(held) {}
+
+    const session::connection* link(std::uint8_t k) const override {
+        if (!lock_.links.linked(k) || !lock_.node_link_set_up[k]) return nullptr;
+        return &lock_.node_links[k].connection();
+    }
+    // Connects now (the mutex is let go meanwhile); the map is read once it is ready.
+    void open(std::uint8_t k) override {
+        if (held_ != nullptr && lock_.set_up_node_link(k))
+            lock_.node_links[k].settle(now_ms(), true, held_);
+    }
+    bool send_map_read(std::uint8_t k) override { return lock_.send_map_read(k); }
+    // A pruned link's next connection is its node's first since then, as after an end.
+    void stop(std::uint8_t k) override {
+        lock_.node_links[k].stop();
+        lock_.link_counted[k] = false;
+        lock_.place.link_lost(k);
+    }
+    std::uint32_t routed() const override { return lock_.place.routes(); }
+
+private:
+    impl& lock_;
+    std::unique_lock<std::mutex>* held_;
+};
+
+// The map's drive is the session's (cluster_links::tend_map), after the connections the server
+// closed while they were idle are settled (they read as ready). An on-demand client wants the
+// map only for a lock with requests to route; with no node to read it from now, they fail.
 void lock::impl::tend_map(std::unique_lock<std::mutex>& held) {
-    if (!map_wanted() || !links.read_due(now_ms())) return;
-    for (;;) {
-        const std::uint8_t k = links.reader(ready_node_links());
-        if (k == slot_map::no_master) break;
-        if (send_map_read(k)) return;
-    }
-    for (std::size_t tried = 0; tried < links.seed_count(); ++tried, links.next_seed()) {
-        const std::uint8_t k = links.seed();
-        if (k == slot_map::no_master || !set_up_node_link(k)) continue;
-        blocking_connection& l = node_links[k];
-        if (l.connection().state() != session::connection_state::idle) return;
-        if (!l.connection().may_start(now_ms())) continue;
-        l.settle(now_ms(), true, &held);
-        // Connecting or handshaking: the map is read once it is ready.
-        if (l.connection().state() != session::connection_state::idle) return;
-    }
-    no_slot_map();
+    settle_closed_while_idle();
+    cluster_port port(*this, &held);
+    if (links.tend_map(port, map_wanted(), now_ms()) == session::map_tending::unreachable)
+        no_slot_map();
 }
 
-// The nodes whose connections are ready to carry a map read now (one closed by the server while
-// it was idle is settled first, and is not).
-slot_map::node_set lock::impl::ready_node_links() {
-    slot_map::node_set ready = 0;
+void lock::impl::settle_closed_while_idle() {
     for (std::uint8_t k = 0; k < session::cluster_masters_max; ++k) {
         blocking_connection& l = node_links[k];
-        if (!links.linked(k) || !l.ready()) continue;
-        if (l.closed_while_idle(now_ms())) {
+        if (links.linked(k) && l.ready() && l.closed_while_idle(now_ms()))
             l.settle(now_ms(), false);
-            continue;
-        }
-        ready |= slot_map::node_set{1} << k;
     }
-    return ready;
 }
 
 // CLUSTER SLOTS on node k's ready connection, tracked as the map's (map_owner). A write that
@@ -201,13 +214,8 @@ void lock::impl::on_node_answer(std::uint8_t k, const session::in_flight& entry,
 // that cannot be read stays stale (read again after the gap, until the attempt ends with
 // no_slot_map); one without a master for the lock's slot fails the requests at once.
 void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count) {
-    slot_map::node_set in_use = 0;
-    for (std::uint8_t j = 0; j < session::cluster_masters_max; ++j) {
-        if (links.linked(j) &&
-            node_links[j].connection().state() != session::connection_state::idle)
-            in_use |= slot_map::node_set{1} << j;
-    }
-    const failure unread = links.read_answered(k, nodes, count, in_use, now_ms());
+    const cluster_port port(*this, nullptr);
+    const failure unread = links.read_answered(k, nodes, count, links.in_use(port), now_ms());
     const bool routed = place.target(links).node != slot_map::no_master;
     if (unread == failure::of(transport_errc::too_many_masters)) {  // no retry helps
         note_error(0, unread);
@@ -239,7 +247,7 @@ void lock::impl::on_cluster_answer(std::uint8_t k, const reply_node& node) {
 void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ended,
                              std::size_t dropped, bool lock_hears) {
     link_counted[k] = false;
-    links.link_ended(ended.was_ready || ended.why);
+    links.link_ended(ended);
     if (k == place.route().home) return on_connection_end(0, ended, dropped, lock_hears);
     // Not the lock's link: it hears nothing, but forgets what it heard of the node there.
     const errc forgot = place.link_closed(core, k, node_links[k].connection(), false, now_ms());

@@ -55,6 +55,8 @@ public:
     // Bytes already read (and decrypted) that poll(2) on fd() cannot see: receive() at once.
     bool has_buffered() const noexcept { return tls_.buffered() > 0; }
 
+    // Closes the connection, carrying nothing, without telling the events (a link pruned).
+    void stop() noexcept { driver_.stop(); }
     // session::connection_driver::settle: a connection given up is closed and its end
     // told to the events; when `wanted`, an idle one is connected if the reconnect delay
     // allows (blocking, at most the connect timeout per attempt: a TCP connect, no round trip

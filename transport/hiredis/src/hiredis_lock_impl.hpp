@@ -316,7 +316,9 @@ struct lock::impl {
     void send_cluster_requests(std::unique_lock<std::mutex>& held);
     void tend_map(std::unique_lock<std::mutex>& held);
     bool send_map_read(std::uint8_t k);
-    session::slot_map::node_set ready_node_links();
+    void settle_closed_while_idle();
+    // The node links as session::cluster_links::tend_map drives them (blocking_cluster.cpp).
+    class cluster_port;
     void on_node_answer(std::uint8_t k, const session::in_flight& entry, const reply_node* nodes,
                         std::size_t count);
     void on_slots_answer(std::uint8_t k, const reply_node* nodes, std::size_t count);

@@ -27,7 +27,16 @@
 //   work           a client works on its links only while one of them has work (wanted) or
 //                  something in flight: the node its lock's requests target, linked or not
 //                  (a promoted replica, an importing master is linked for them), and, while a
-//                  read of the map is due, a ready link to carry it or the seed to make
+//                  read of the map is due, a ready link to carry it or the seed to make. The
+//                  clients' linking (linking.hpp) decides the rest: an eager client (async)
+//                  keeps every link it made up, and reads a stale map at once, until a read
+//                  prunes the link; an on-demand one (blocking) reads the map only for a lock
+//                  with requests to route
+//   tending        tend_map is the one drive of the map for every client: through the client's
+//                  node_port it sends the read, makes a seed's link, or says why neither can
+//                  happen now; after a read it stops links nothing needs any more (prune: the
+//                  node serves no slot, no lock routes there, nothing is in flight), so their
+//                  indices may serve the nodes a cluster gains
 //
 // No allocation, no I/O, no clock (the caller passes its milliseconds). About 22 KiB, most of
 // it the slot map: one per client. The rules are out of line (cluster_links.cpp), so a change
@@ -44,9 +53,39 @@
 #include "edgelock/session/connection.hpp"
 #include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/limits.hpp"
+#include "edgelock/session/linking.hpp"
 #include "edgelock/session/transport_errc.hpp"
 
 namespace edgelock::session {
+
+// A client's side of its nodes' links, as tend_map drives them. The client keeps the links
+// (sockets, TLS, threads, timers); each holds a session::connection.
+class node_port {
+public:
+    // Node k's connection, or null while k's link was never set up.
+    virtual const connection* link(std::uint8_t k) const = 0;
+    // Sets node k's link up when it needs it (cluster_links::needs_setup, set_up) and starts
+    // connecting it now: the map is read on it once it is ready.
+    virtual void open(std::uint8_t k) = 0;
+    // Writes CLUSTER SLOTS on node k's ready link, tracked under cluster_links::map_owner.
+    // False when it could not: the next ready link is tried.
+    virtual bool send_map_read(std::uint8_t k) = 0;
+    // Closes node k's link, idle and carrying nothing, without telling anyone (prune).
+    virtual void stop(std::uint8_t k) = 0;
+    // The nodes the client's locks route to (lock_links::routes of each): never pruned.
+    virtual std::uint32_t routed() const = 0;
+
+protected:
+    ~node_port() = default;
+};
+
+// What tend_map did, or why it could not.
+enum class map_tending : std::uint8_t {
+    idle,         // no read is wanted, or none is due yet (next_read_ms)
+    sent,         // a read is on its way
+    waiting,      // a link is on its way to ready (a seed's was made): the read goes on it then
+    unreachable,  // no link is ready or on its way, and every seed is inside its reconnect delay
+};
 
 class cluster_links {
 public:
@@ -83,9 +122,10 @@ public:
     bool linked(std::uint8_t k) const noexcept { return ((linked_ >> k) & 1u) != 0; }
     const node_address& address(std::uint8_t k) const noexcept { return addresses_[k]; }
 
-    // The map is read only for a lock that has requests to route: a stale map of an idle lock
-    // waits for its next acquire() or renewal.
-    bool read_wanted(bool lock_has_requests) const noexcept;
+    // The stale map is read at once by an eager client; by one that links on demand only for a
+    // lock that has requests to route: a stale map of an idle lock waits for its next
+    // acquire() or renewal.
+    bool read_wanted(linking how, bool lock_has_requests) const noexcept;
     // A read of the map should go out now, and when one may next (cluster.hpp's map_refresh).
     bool read_due(std::int64_t now) const noexcept { return refresh_.due(map_, now); }
     std::int64_t next_read_ms() const noexcept { return refresh_.next_ms(map_); }
@@ -103,12 +143,27 @@ public:
                           node_set in_use, std::int64_t now) noexcept;
     // The read was dropped with its connection.
     void read_lost(std::int64_t now) noexcept { refresh_.ended(now); }
+    // The links a map read keeps the indices of: set up, and not idle.
+    node_set in_use(const node_port& port) const;
+
+    // The map's drive, the same in every client. First the links a read made needless are
+    // stopped. Then, when the client wants the map (`wanted`: an on-demand client only for a
+    // lock with requests to route, read_wanted) and a read is due: it goes on reader()'s link;
+    // with none ready, and none on its way, the next seed's link is made (one that cannot be
+    // reached now is passed over). After a node answered with no usable map, another seed's
+    // link is made too, so one node with a wrong view is not asked forever.
+    map_tending tend_map(node_port& port, bool wanted, std::int64_t now);
 
     // Node k's link has work now: the lock's requests target it (`target`: target_of(), or
     // none while the lock has no request), or a read of the map is due (`read_due`: the lock
     // needs the map and map_refresh allows a read) and k's link is ready to carry it
-    // (`ready`) or is the seed's.
-    bool wanted(std::uint8_t k, std::uint8_t target, bool read_due, bool ready) const noexcept;
+    // (`ready`) or is the seed's; or the client links eagerly and made k's link, which no
+    // read pruned since.
+    bool wanted(linking how, std::uint8_t k, std::uint8_t target, bool read_due,
+                bool ready) const noexcept;
+    // Node k's link is needed again (a lock's requests go there, lock_links::route_writes, or
+    // a seed's link is made for a read): a link a read pruned is kept up again.
+    void keep_up(std::uint8_t k) noexcept { pruned_ &= ~(node_set{1} << k); }
 
     // Where fair waiting's subscriber listens: on the master the map has for `slot`, the slot
     // of the lock it listens for (a client of many locks: the first that wants wake-ups). That
@@ -119,11 +174,19 @@ public:
     // must move to, or none while it stays (there already, or no master named for `slot`).
     std::uint8_t subscriber_move(std::uint16_t slot, const node_address* at) const noexcept;
 
-    // Node k's connection ended; `suspect` when it had been ready or failed (not a connection
-    // closed on purpose): the map is read again.
-    void link_ended(bool suspect) noexcept;
+    // A node's connection ended: one that had been ready or failed (not one closed on purpose)
+    // may have lost a node that failed over or left, so the map is read again. Every client
+    // tells every end of a node's link, whether or not its locks hear it.
+    void link_ended(const connection_end& ended) noexcept;
 
 private:
+    node_set ready_links(const node_port& port) const;
+    bool link_on_its_way(const node_port& port) const;
+    // Makes the next seed's link that is not ready and may connect now; true when one is on
+    // its way (made now, or already).
+    bool open_seed(node_port& port, std::int64_t now);
+    void prune(node_port& port);
+
     slot_map map_;
     map_refresh refresh_;
     std::array<node_address, cluster_masters_max> addresses_{};
@@ -133,6 +196,9 @@ private:
     std::size_t seed_count_ = 0;
     std::size_t seed_next_ = 0;
     std::uint8_t last_reader_ = none;
+    bool read_failed_ = false;  // the last answer left the map unread
+    bool prune_due_ = false;    // the last answer read the map: stop what it made needless
+    node_set pruned_ = 0;       // links stopped by prune, not needed since
     fault_points* faults_ = nullptr;
 };
 

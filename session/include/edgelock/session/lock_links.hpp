@@ -63,6 +63,9 @@ public:
     route_target target(const cluster_links& links) const noexcept {
         return target_of(route_, links.map());
     }
+    // Under Cluster: the nodes its route writes to, one bit each (home, and an ASK's node),
+    // which the links keep (node_port::routed).
+    std::uint32_t routes() const noexcept;
     // The lock's instance whose traffic link k carries now, or none.
     std::uint8_t instance_on(std::uint8_t k) const noexcept;
     // The lock heard the start of the node link k's current connection read.

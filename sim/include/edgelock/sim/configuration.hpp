@@ -259,7 +259,10 @@ void draw_server_knobs(world_params& params, prng& rng) noexcept;
 void draw_user_knobs(world_params& params, prng& rng) noexcept;
 // Which client each process runs, drawn apart for the same reason: in half the runs each
 // client is the blocking one (links on demand) by a coin, else every client is the async one.
-void draw_client_knobs(world_params& params, prng& rng) noexcept;
+// Under Redis Cluster (`cluster`), where the two differ most (a node's link kept up or made
+// for each request, the map read at once or only for a lock with requests), every run draws
+// the coin, so most runs mix both clients.
+void draw_client_knobs(world_params& params, prng& rng, bool cluster) noexcept;
 // Redis Cluster's election, drawn apart for the same reason: its replica is promoted 500 to
 // 1,000 ms after the master is marked FAIL (the shard's one replica has rank 0: Redis waits
 // 500 ms plus up to 500 at random plus a second per rank), where Sentinel's failover time is

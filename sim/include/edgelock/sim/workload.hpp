@@ -170,6 +170,8 @@ private:
     void on_dropped(std::uint8_t instance, const session::in_flight& entry);
     void on_node_read(std::uint8_t k);
     void on_connection_end(std::uint8_t instance);
+    // Every end of an instance's or a node's connection, heard by the lock or not.
+    void on_link_ended(const session::connection_end& closed);
     // What the subscriber connection of a fair lock delivers.
     void on_subscription_answer(const reply_node* nodes, std::size_t count);
     void on_wake_message(const reply_node* nodes, std::size_t count);
@@ -204,6 +206,10 @@ private:
     bool wants_link(std::uint8_t k) const;
     bool map_read_wanted() const;
     void read_map_if_due();
+    void give_up_cluster_requests();
+    bool send_map_read(std::uint8_t index);
+    // The node links as session::cluster_links::tend_map drives them (workload_cluster.cpp).
+    class cluster_port;
     void on_cluster_answer(std::uint8_t index, const session::in_flight& entry,
                            const reply_node* nodes, std::size_t count);
     void on_cluster_connection_end(std::uint8_t index);
