@@ -58,6 +58,12 @@ bool cluster_links::read_wanted(linking how, bool lock_has_requests) const noexc
     return (how == linking::eager || lock_has_requests) && map_.stale();
 }
 
+bool cluster_links::requests_fail_after_read(linking how, const failure& unread,
+                                             bool routed) const noexcept {
+    if (how != linking::on_demand) return false;
+    return unread == failure::of(transport_errc::too_many_masters) || (!unread && !routed);
+}
+
 bool cluster_links::wanted(linking how, std::uint8_t k, std::uint8_t target, bool read_due,
                            bool ready) const noexcept {
     if (how == linking::eager && linked(k) && ((pruned_ >> k) & 1u) == 0) return true;
@@ -108,19 +114,13 @@ cluster_links::node_set cluster_links::ready_links(const node_port& port) const 
     return ready;
 }
 
-bool cluster_links::link_on_its_way(const node_port& port) const {
-    for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
-        const connection* c = port.link(k);
-        if (linked(k) && c != nullptr && !c->ready() && c->state() != connection_state::idle)
-            return true;
-    }
-    return false;
-}
-
-map_tending cluster_links::tend_map(node_port& port, bool wanted, std::int64_t now) {
+map_tending cluster_links::tend_map(node_port& port, linking how, bool lock_has_requests,
+                                    std::int64_t now) {
     if (prune_due_) prune(port);
-    if (!wanted || !read_due(now)) return map_tending::idle;
-    if (read_failed_) (void)open_seed(port, now);
+    if (!read_wanted(how, lock_has_requests) || !read_due(now)) return map_tending::idle;
+    // Only an eager client makes it beside the read: one linking on demand connects before it
+    // writes, and would hold its lock's requests back for the connect.
+    if (read_failed_ && how == linking::eager) (void)open_seed(port, now);
     // A link whose write failed is not tried again in this pass.
     node_set tried = 0;
     for (;;) {
@@ -131,8 +131,7 @@ map_tending cluster_links::tend_map(node_port& port, bool wanted, std::int64_t n
         read_sent(k);
         return map_tending::sent;
     }
-    if (link_on_its_way(port) || open_seed(port, now)) return map_tending::waiting;
-    return map_tending::unreachable;
+    return open_seed(port, now) ? map_tending::waiting : map_tending::unreachable;
 }
 
 // The cursor stays on the seed made, so a client that finds it unreachable later moves on.
@@ -142,9 +141,9 @@ bool cluster_links::open_seed(node_port& port, std::int64_t now) {
         if (k == none) continue;
         const connection* c = needs_setup(k) ? nullptr : port.link(k);
         if (c != nullptr && c->ready()) continue;  // it can carry a read already
+        if (c != nullptr && !c->may_start(now) && c->state() == connection_state::idle) continue;
+        keep_up(k);  // the read waits for it: an eager client keeps it up
         if (c != nullptr && c->state() != connection_state::idle) return true;
-        if (c != nullptr && !c->may_start(now)) continue;
-        keep_up(k);
         port.open(k);
         c = port.link(k);
         if (c != nullptr && c->state() != connection_state::idle) return true;
@@ -161,9 +160,11 @@ void cluster_links::prune(node_port& port) {
     }
     for (std::uint8_t k = 0; k < cluster_masters_max; ++k) {
         const connection* c = port.link(k);
-        if (!linked(k) || c == nullptr || ((needed >> k) & 1u) != 0) continue;
-        if (c->state() == connection_state::idle || c->requests_in_flight() > 0) continue;
-        pruned_ |= node_set{1} << k;
+        const node_set bit = node_set{1} << k;
+        if (!linked(k) || c == nullptr || ((needed | pruned_) & bit) != 0) continue;
+        // An idle link too: an eager one is waiting out its delay before it tries again.
+        if (c->requests_in_flight() > 0) continue;
+        pruned_ |= bit;
         port.stop(k);
     }
 }

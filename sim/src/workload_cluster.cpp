@@ -112,7 +112,8 @@ private:
 // lock's requests at once (as the blocking client does); an eager one waits for its links.
 void client::read_map_if_due() {
     cluster_port port(*this);
-    const session::map_tending tended = links_.tend_map(port, map_read_wanted(), now_ms());
+    const session::map_tending tended =
+        links_.tend_map(port, linking_, lock_.has_request(0), now_ms());
     if (tended == session::map_tending::unreachable && linking_ == session::linking::on_demand &&
         place_.target(links_).node == no_node)
         give_up_cluster_requests();
@@ -208,6 +209,9 @@ void client::on_cluster_answer(std::uint8_t index, const session::in_flight& ent
                                         text_of(links_.address(index)) + ": " +
                                         (unread ? describe(unread) : std::string("ok")));
         }
+        // A client linking on demand fails what no read soon routes, as the blocking one does.
+        const bool routed = place_.target(links_).node != no_node;
+        if (links_.requests_fail_after_read(linking_, unread, routed)) give_up_cluster_requests();
         return;
     }
     drain();  // the lock refuses input while events wait

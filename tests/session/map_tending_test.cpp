@@ -113,25 +113,68 @@ protected:
 };
 
 TEST_F(map_tending_test, with_no_link_the_seeds_link_is_made_once_and_waited_for) {
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::waiting);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::waiting);
     EXPECT_EQ(port.opened, std::vector<std::uint8_t>{first});
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::waiting);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::waiting);
     EXPECT_EQ(port.opened.size(), 1u) << "on its way: no second link for the same read";
     EXPECT_TRUE(port.sent.empty());
 }
 
 TEST_F(map_tending_test, a_read_goes_on_a_ready_link_one_at_a_time) {
     port.ready(second);
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     EXPECT_EQ(port.sent, std::vector<std::uint8_t>{second});
     EXPECT_TRUE(port.opened.empty()) << "a ready link carries it: no seed made";
     EXPECT_TRUE(links.read_in_flight());
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::idle) << "one read at a time";
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::idle)
+        << "one read at a time";
 }
 
+// The map is wanted by an eager client whenever it is stale, by one linking on demand only
+// while its lock has requests to route (read_wanted).
 TEST_F(map_tending_test, nothing_is_done_for_a_map_the_client_does_not_want) {
-    EXPECT_EQ(links.tend_map(port, false, 0), map_tending::idle);
+    EXPECT_EQ(links.tend_map(port, linking::on_demand, false, 0), map_tending::idle);
     EXPECT_TRUE(port.opened.empty());
+    EXPECT_EQ(links.tend_map(port, linking::on_demand, true, 0), map_tending::waiting);
+    EXPECT_EQ(port.opened, std::vector<std::uint8_t>{first});
+}
+
+// A seed's link is made when no link is ready, even while another link is still connecting
+// (it may never be ready): the read goes on whichever is ready first.
+TEST_F(map_tending_test, a_link_connecting_elsewhere_does_not_hold_the_seed_back) {
+    const std::uint8_t node_of_a_lock = links.map().add_node(node("redis://127.0.0.1:7101"));
+    port.open(node_of_a_lock);  // connecting
+    port.opened.clear();
+    EXPECT_EQ(links.tend_map(port, linking::on_demand, true, 0), map_tending::waiting);
+    EXPECT_EQ(port.opened, std::vector<std::uint8_t>{first});
+}
+
+// One linking on demand connects before it writes its lock's requests: after an answer with
+// no usable map it does not make another seed's link beside the read, it asks the next ready
+// link, as the reader rotation has it.
+TEST_F(map_tending_test, one_linking_on_demand_makes_no_extra_seed_link_after_a_bad_answer) {
+    port.ready(first);
+    ASSERT_EQ(links.tend_map(port, linking::on_demand, true, 0), map_tending::sent);
+    ASSERT_TRUE(answer(first, "-ERR This instance has cluster support disabled\r\n"));
+    EXPECT_EQ(links.tend_map(port, linking::on_demand, true, map_refresh::refresh_gap_ms),
+              map_tending::sent);
+    EXPECT_TRUE(port.opened.empty());
+}
+
+// After a read, a client linking on demand fails its lock's requests at once when no read soon
+// routes them; an eager one lets them wait.
+TEST_F(map_tending_test, requests_fail_after_a_read_that_cannot_route_them_when_linking_on_demand) {
+    const failure none_read{};
+    const failure too_many = failure::of(transport_errc::too_many_masters);
+    const failure unread = failure::of(transport_errc::no_slot_map);
+    EXPECT_TRUE(links.requests_fail_after_read(linking::on_demand, too_many, true));
+    EXPECT_TRUE(links.requests_fail_after_read(linking::on_demand, none_read, false))
+        << "read, and no master for the slot";
+    EXPECT_FALSE(links.requests_fail_after_read(linking::on_demand, none_read, true));
+    EXPECT_FALSE(links.requests_fail_after_read(linking::on_demand, unread, false))
+        << "unread: the next read may name one";
+    EXPECT_FALSE(links.requests_fail_after_read(linking::eager, too_many, true));
+    EXPECT_FALSE(links.requests_fail_after_read(linking::eager, none_read, false));
 }
 
 // A write that fails leaves its link not ready: the next ready one carries the read.
@@ -139,20 +182,20 @@ TEST_F(map_tending_test, a_failed_write_passes_the_read_to_the_next_ready_link) 
     port.ready(first);
     port.ready(second);
     port.write_fails = 1;
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     ASSERT_EQ(port.sent.size(), 2u);
     EXPECT_NE(port.sent[0], port.sent[1]);
 }
 
 TEST_F(map_tending_test, a_seed_in_its_reconnect_delay_is_passed_over_and_with_all_none_answers) {
     port.refused(first);
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::waiting);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::waiting);
     EXPECT_EQ(port.opened, std::vector<std::uint8_t>{second});
     EXPECT_EQ(links.seed(), second) << "the cursor stays on the seed made";
 
     port.at(second).on_io_error(failure::system(111), 0);
     (void)port.at(second).on_closed(0, [](const in_flight&) {});
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::unreachable);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::unreachable);
     EXPECT_EQ(port.opened.size(), 1u) << "no seed may connect now";
 }
 
@@ -160,17 +203,17 @@ TEST_F(map_tending_test, a_seed_in_its_reconnect_delay_is_passed_over_and_with_a
 // beside the next read.
 TEST_F(map_tending_test, after_an_answer_without_a_map_another_seed_gets_its_chance) {
     port.ready(first);
-    ASSERT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    ASSERT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     EXPECT_EQ(answer(first, "-ERR This instance has cluster support disabled\r\n"),
               failure::of(transport_errc::no_slot_map));
     port.now = map_refresh::refresh_gap_ms;
-    EXPECT_EQ(links.tend_map(port, true, port.now), map_tending::sent);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, port.now), map_tending::sent);
     EXPECT_EQ(port.opened, std::vector<std::uint8_t>{second});
     port.ready(second);
     ASSERT_EQ(answer(first, "-ERR This instance has cluster support disabled\r\n"),
               failure::of(transport_errc::no_slot_map));
     port.now += map_refresh::refresh_gap_ms;
-    EXPECT_EQ(links.tend_map(port, true, port.now), map_tending::sent);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, port.now), map_tending::sent);
     EXPECT_EQ(port.sent.back(), second) << "the new seed's link carries the next read";
 }
 
@@ -179,7 +222,7 @@ TEST_F(map_tending_test, after_an_answer_without_a_map_another_seed_gets_its_cha
 TEST_F(map_tending_test, a_read_prunes_the_links_nothing_needs) {
     port.ready(first);
     port.ready(second);
-    ASSERT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    ASSERT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     const std::uint8_t reader = port.sent.back();
     ASSERT_FALSE(answer(reader, one_master(7101)));
     const std::uint8_t master = links.map().master_of(0);
@@ -187,11 +230,12 @@ TEST_F(map_tending_test, a_read_prunes_the_links_nothing_needs) {
     ASSERT_NE(master, second);
     port.ready(master);
     port.routes = std::uint32_t{1} << second;
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::idle) << "the map is read";
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::idle)
+        << "the map is read";
     EXPECT_EQ(port.stopped, std::vector<std::uint8_t>{first});
 
     port.stopped.clear();
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::idle);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::idle);
     EXPECT_TRUE(port.stopped.empty()) << "once per read";
 }
 
@@ -201,9 +245,9 @@ TEST_F(map_tending_test, an_eager_client_keeps_its_links_up_but_not_a_pruned_one
     port.ready(first);
     EXPECT_TRUE(links.wanted(linking::eager, first, none_, false, false));
     EXPECT_FALSE(links.wanted(linking::on_demand, first, none_, false, false));
-    ASSERT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    ASSERT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     ASSERT_FALSE(answer(first, one_master(7101)));
-    ASSERT_EQ(links.tend_map(port, true, 0), map_tending::idle);
+    ASSERT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::idle);
     ASSERT_EQ(port.stopped, std::vector<std::uint8_t>{first});
     EXPECT_FALSE(links.wanted(linking::eager, first, none_, false, false)) << "pruned";
     links.keep_up(first);
@@ -212,10 +256,10 @@ TEST_F(map_tending_test, an_eager_client_keeps_its_links_up_but_not_a_pruned_one
 
 TEST_F(map_tending_test, a_link_with_a_request_in_flight_is_not_pruned) {
     port.ready(first);
-    ASSERT_EQ(links.tend_map(port, true, 0), map_tending::sent);
+    ASSERT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::sent);
     ASSERT_TRUE(port.at(first).track(0, 0, 0));  // a lock's request, still out
     ASSERT_FALSE(answer(first, one_master(7101)));
-    EXPECT_EQ(links.tend_map(port, true, 0), map_tending::idle);
+    EXPECT_EQ(links.tend_map(port, linking::eager, true, 0), map_tending::idle);
     EXPECT_TRUE(port.stopped.empty());
 }
 

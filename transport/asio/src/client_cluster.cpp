@@ -121,8 +121,8 @@ void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
 // timer comes back.
 void client_impl::drive_map() {
     cluster_port port(*this);
-    const bool wanted = cluster_links_->read_wanted(linking, true);
-    if (cluster_links_->tend_map(port, wanted, now_ms()) != session::map_tending::idle) return;
+    const session::map_tending tended = cluster_links_->tend_map(port, linking, true, now_ms());
+    if (tended != session::map_tending::idle) return;
     const std::int64_t next = cluster_links_->next_read_ms();
     if (next != no_deadline_ms && next < lock_timer_ms_) arm_lock_timer(next);
 }

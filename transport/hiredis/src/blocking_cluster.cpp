@@ -174,7 +174,8 @@ private:
 void lock::impl::tend_map(std::unique_lock<std::mutex>& held) {
     settle_closed_while_idle();
     cluster_port port(*this, &held);
-    if (links.tend_map(port, map_wanted(), now_ms()) == session::map_tending::unreachable)
+    const bool requests = core.has_request(0);
+    if (links.tend_map(port, linking, requests, now_ms()) == session::map_tending::unreachable)
         no_slot_map();
 }
 
@@ -217,12 +218,11 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
     const cluster_port port(*this, nullptr);
     const failure unread = links.read_answered(k, nodes, count, links.in_use(port), now_ms());
     const bool routed = place.target(links).node != slot_map::no_master;
-    if (unread == failure::of(transport_errc::too_many_masters)) {  // no retry helps
-        note_error(0, unread);
-        return give_up_unsent(0);
-    }
-    if (unread && !routed) return note_error(0, unread);
-    if (!routed) no_slot_map();
+    const bool hopeless = unread == failure::of(transport_errc::too_many_masters);
+    if (unread && (!routed || hopeless)) note_error(0, unread);
+    if (!links.requests_fail_after_read(linking, unread, routed)) return;
+    if (unread) return give_up_unsent(0);
+    no_slot_map();
 }
 
 // A reply to the lock's request from node k (its home: the route moves only with nothing in

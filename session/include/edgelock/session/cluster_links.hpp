@@ -83,8 +83,9 @@ protected:
 enum class map_tending : std::uint8_t {
     idle,         // no read is wanted, or none is due yet (next_read_ms)
     sent,         // a read is on its way
-    waiting,      // a link is on its way to ready (a seed's was made): the read goes on it then
-    unreachable,  // no link is ready or on its way, and every seed is inside its reconnect delay
+    waiting,      // a seed's link is on its way to ready (made now, or before): the read goes
+                  // on it then
+    unreachable,  // no link is ready, and every seed's is inside its reconnect delay
 };
 
 class cluster_links {
@@ -147,12 +148,19 @@ public:
     node_set in_use(const node_port& port) const;
 
     // The map's drive, the same in every client. First the links a read made needless are
-    // stopped. Then, when the client wants the map (`wanted`: an on-demand client only for a
-    // lock with requests to route, read_wanted) and a read is due: it goes on reader()'s link;
-    // with none ready, and none on its way, the next seed's link is made (one that cannot be
-    // reached now is passed over). After a node answered with no usable map, another seed's
-    // link is made too, so one node with a wrong view is not asked forever.
-    map_tending tend_map(node_port& port, bool wanted, std::int64_t now);
+    // stopped. Then, when the client wants the map (read_wanted: for a client that links on
+    // demand, only while its lock has requests) and a read is due: it goes on reader()'s link;
+    // with none ready, the seed's link is made, or waited for while it connects (a seed that
+    // cannot be reached now is passed over). After a node answered with no usable map, an
+    // eager client makes another seed's link too, so one node with a wrong view is not asked
+    // forever.
+    map_tending tend_map(node_port& port, linking how, bool lock_has_requests, std::int64_t now);
+    // After a read (read_answered's `unread`; `routed`: target_of names a node for the lock):
+    // whether a client that links on demand fails its lock's queued requests now rather than
+    // at the round's deadline, as no read soon will route them: the cluster has more masters
+    // than a map holds, or the map, read, names no master for the lock's slot. An eager
+    // client's requests wait.
+    bool requests_fail_after_read(linking how, const failure& unread, bool routed) const noexcept;
 
     // Node k's link has work now: the lock's requests target it (`target`: target_of(), or
     // none while the lock has no request), or a read of the map is due (`read_due`: the lock
@@ -181,7 +189,6 @@ public:
 
 private:
     node_set ready_links(const node_port& port) const;
-    bool link_on_its_way(const node_port& port) const;
     // Makes the next seed's link that is not ready and may connect now; true when one is on
     // its way (made now, or already).
     bool open_seed(node_port& port, std::int64_t now);
