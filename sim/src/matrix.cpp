@@ -148,10 +148,7 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
         request.mode = i == 0 ? run_mode::scripted : run_mode::random;
         request.seed = i == 0 ? seed : cell_seed(seed, scenario.id, config_index, i - 1);
         const run_result r = run(make_spec(request));
-        ++cell.runs;
-        cell.events += r.events;
-        cell.simulated_us += r.simulated_us;
-        cell.anomalies += r.anomalies;
+        cell.add(run_tally{1, r.events, r.simulated_us, r.anomalies});
         for (std::size_t k = 0; k < check_count; ++k) {
             if (!r.checks.checks[k].ok && cell.checks.checks[k].ok)
                 cell.checks.checks[k] = r.checks.checks[k];
@@ -166,8 +163,8 @@ matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
     return cell;
 }
 
-matrix_totals run_matrix(const matrix_options& options,
-                         const std::function<void(const matrix_cell&)>& on_cell) {
+run_tally run_matrix(const matrix_options& options,
+                     const std::function<void(const matrix_cell&)>& on_cell) {
     struct cell_ref {
         const scenario_info* scenario;
         std::size_t config_index;
@@ -185,7 +182,7 @@ matrix_totals run_matrix(const matrix_options& options,
             cells.push_back(cell_ref{&scenario, configuration_index(configurations()[c])});
         }
     }
-    matrix_totals totals;
+    run_tally totals;
     run_in_order<matrix_cell>(
         cells.size(), options.jobs,
         [&](std::size_t i) {
@@ -193,10 +190,7 @@ matrix_totals run_matrix(const matrix_options& options,
                             options.seed);
         },
         [&](std::size_t, matrix_cell&& cell) {
-            totals.runs += cell.runs;
-            totals.events += cell.events;
-            totals.simulated_us += cell.simulated_us;
-            totals.anomalies += cell.anomalies;
+            totals.add(cell);
             on_cell(cell);
             return true;
         });

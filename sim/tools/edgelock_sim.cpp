@@ -300,7 +300,7 @@ int command_matrix(const options& o) {
         return usage();
     }
     const stopwatch clock;
-    const matrix_totals totals = run_matrix(m, [](const matrix_cell& cell) {
+    const run_tally totals = run_matrix(m, [](const matrix_cell& cell) {
         std::printf("%s\n", cell_line(cell).c_str());
         std::fflush(stdout);
     });

@@ -44,28 +44,32 @@ std::string checks_text(const verdict& v, bool fair = true);
 std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,
                         std::size_t index) noexcept;
 
-struct matrix_cell {
+// What runs add up to: a cell's, and the whole matrix's.
+struct run_tally {
+    std::size_t runs = 0;
+    std::uint64_t events = 0;
+    std::int64_t simulated_us = 0;
+    std::uint32_t anomalies = 0;
+
+    void add(const run_tally& more) noexcept {
+        runs += more.runs;
+        events += more.events;
+        simulated_us += more.simulated_us;
+        anomalies += more.anomalies;
+    }
+};
+
+struct matrix_cell : run_tally {
     const scenario_info* scenario = nullptr;
     const configuration* config = nullptr;
-    std::size_t runs = 0;
     std::size_t violating_runs = 0;  // runs that violated at least one check
     verdict checks;                  // a check is VIOLATED if any run violated it
     std::uint64_t seed = 0;          // the first violating run's seed, else the scripted one
     std::string replay;              // the command replaying that run
-    std::uint32_t anomalies = 0;
-    std::uint64_t events = 0;
-    std::int64_t simulated_us = 0;
 };
 
 // "S1 single runs=51 violating=12 overlap=VIOLATED ... oracle=ok seed=7 replay=\"...\""
 std::string cell_line(const matrix_cell& cell);
-
-struct matrix_totals {
-    std::size_t runs = 0;
-    std::uint64_t events = 0;
-    std::int64_t simulated_us = 0;
-    std::uint32_t anomalies = 0;
-};
 
 struct matrix_options {
     std::size_t random_runs = 50;
@@ -78,8 +82,8 @@ struct matrix_options {
 // Every scenario on every configuration (or the ones selected), the scripted run and
 // random_runs random ones; on_cell is called on the calling thread for each cell, in
 // matrix order, whatever `jobs` is.
-matrix_totals run_matrix(const matrix_options& options,
-                         const std::function<void(const matrix_cell&)>& on_cell);
+run_tally run_matrix(const matrix_options& options,
+                     const std::function<void(const matrix_cell&)>& on_cell);
 
 // One cell of the matrix (used by run_matrix, and by tests that check single cells).
 matrix_cell run_cell(const scenario_info& scenario, std::size_t config_index,
