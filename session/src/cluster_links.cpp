@@ -58,15 +58,18 @@ bool cluster_links::read_wanted(linking how, bool lock_has_requests) const noexc
     return (how == linking::eager || lock_has_requests) && map_.stale();
 }
 
-bool cluster_links::requests_fail_after_read(linking how, const failure& unread,
-                                             bool routed) const noexcept {
+bool cluster_links::route_lost_after_read(linking how, const failure& unread,
+                                          bool routed) noexcept {
+    if (routed) return false;
+    // Read, with no master for the slot: read again after the gap, the slot may be served again.
+    if (!unread) map_.mark_stale();
     if (how != linking::on_demand) return false;
-    return unread == failure::of(transport_errc::too_many_masters) || (!unread && !routed);
+    return !unread || unread == failure::of(transport_errc::too_many_masters);
 }
 
 bool cluster_links::wanted(linking how, std::uint8_t k, std::uint8_t target, bool read_due,
                            bool ready) const noexcept {
-    if (how == linking::eager && linked(k) && ((pruned_ >> k) & 1u) == 0) return true;
+    if (kept_up(how, k)) return true;
     return k == target || (read_due && linked(k) && (ready || k == seed()));
 }
 
@@ -134,20 +137,31 @@ map_tending cluster_links::tend_map(node_port& port, linking how, bool lock_has_
     return open_seed(port, now) ? map_tending::waiting : map_tending::unreachable;
 }
 
-// The cursor stays on the seed made, so a client that finds it unreachable later moves on.
+// The cursor stays on the seed made, so a client that finds it unreachable later moves on. With
+// none able to connect, it is left on the one whose reconnect delay ends first: the seed a
+// client linking on demand wakes up for (wanted).
 bool cluster_links::open_seed(node_port& port, std::int64_t now) {
+    std::size_t soonest = seed_next_;
+    std::int64_t soonest_ms = no_deadline_ms;
     for (std::size_t tried = 0; tried < seed_count_; ++tried, next_seed()) {
         const std::uint8_t k = seed();
         if (k == none) continue;
         const connection* c = needs_setup(k) ? nullptr : port.link(k);
         if (c != nullptr && c->ready()) continue;  // it can carry a read already
-        if (c != nullptr && !c->may_start(now) && c->state() == connection_state::idle) continue;
+        if (c != nullptr && !c->may_start(now) && c->state() == connection_state::idle) {
+            if (c->start_not_before_ms() < soonest_ms) {
+                soonest = seed_next_;
+                soonest_ms = c->start_not_before_ms();
+            }
+            continue;
+        }
         keep_up(k);  // the read waits for it: an eager client keeps it up
         if (c != nullptr && c->state() != connection_state::idle) return true;
         port.open(k);
         c = port.link(k);
         if (c != nullptr && c->state() != connection_state::idle) return true;
     }
+    seed_next_ = soonest;
     return false;
 }
 

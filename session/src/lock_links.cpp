@@ -19,6 +19,12 @@ std::uint8_t lock_links::instance_on(std::uint8_t k) const noexcept {
     return k == route_.home ? 0 : none;
 }
 
+std::uint8_t lock_links::next_node(const lock& core, const cluster_links& links) const noexcept {
+    if (!core.has_request(0)) return none;
+    const std::uint8_t node = target(links).node;
+    return node == route_.home || core.requests_in_flight(0) == 0 ? node : none;
+}
+
 std::uint32_t lock_links::routes() const noexcept {
     link_bits nodes = 0;
     for (const std::uint8_t k : {route_.home, route_.ask}) {

@@ -71,13 +71,15 @@ bool client::wants(const sim_connection& c) const {
     return session::link_wanted(linking_, lock_.has_request(c.instance()));
 }
 
+// A node's link opens by itself only when an eager client keeps it up; otherwise the requests
+// (send_cluster_requests) or a read (tend_map) open it, as in both clients.
 bool client::opens(const sim_connection& c) const {
-    if (cluster_) return wants_link(c.instance());
+    if (cluster_) return links_.kept_up(linking_, c.instance());
     return session::opens_by_itself(linking_);
 }
 
 bool client::wants_link(std::uint8_t k) const {
-    const std::uint8_t target = lock_.has_request(0) ? place_.target(links_).node : no_node;
+    const std::uint8_t target = place_.next_node(lock_, links_);
     const bool read_due = map_read_wanted() && links_.read_due(now_ms());
     const bool ready = links_.linked(k) && cluster_connections_[k].connection().ready();
     return links_.wanted(linking_, k, target, read_due, ready);
@@ -119,8 +121,9 @@ void client::read_map_if_due() {
         give_up_cluster_requests();
 }
 
+// Requests still in flight are answered on their link: what is queued waits for them.
 void client::give_up_cluster_requests() {
-    if (!lock_.has_request(0)) return;
+    if (!lock_.has_request(0) || lock_.requests_in_flight(0) > 0) return;
     drain();
     const errc given_up = session::give_up_unsent(lock_, 0, now_ms());
     if (given_up != errc::ok) anomaly("on_io_error", given_up);
@@ -211,7 +214,7 @@ void client::on_cluster_answer(std::uint8_t index, const session::in_flight& ent
         }
         // A client linking on demand fails what no read soon routes, as the blocking one does.
         const bool routed = place_.target(links_).node != no_node;
-        if (links_.requests_fail_after_read(linking_, unread, routed)) give_up_cluster_requests();
+        if (links_.route_lost_after_read(linking_, unread, routed)) give_up_cluster_requests();
         return;
     }
     drain();  // the lock refuses input while events wait

@@ -221,6 +221,24 @@ TEST_F(lock_links_cluster_test, a_move_off_a_node_still_reached_is_no_failover) 
     EXPECT_FALSE(w.failed_over);
 }
 
+// The node the lock's queued requests go to next waits for its requests in flight on another
+// node (a move waits for them), so a client does not work a link that cannot take them yet.
+TEST_F(lock_links_cluster_test, the_next_node_waits_for_the_requests_in_flight_elsewhere) {
+    held_on_the_first_master();
+    EXPECT_EQ(place.next_node(core, links), none) << "nothing queued";
+    const lock_writes w = renew();
+    ASSERT_EQ(w.step.to.node, index_of(7101));
+    (void)take_request(core, 0);  // the renewal, in flight on 7101
+    EXPECT_EQ(place.next_node(core, links), none) << "nothing queued";
+    ASSERT_EQ(core.release(core.next_deadline_ms() - 1), errc::ok);
+    ASSERT_TRUE(core.has_request(0)) << "the release waits behind the renewal";
+    EXPECT_EQ(place.next_node(core, links), index_of(7101)) << "its home takes it";
+    read_map(7102);  // the slot moved on
+    EXPECT_EQ(place.next_node(core, links), none) << "the renewal's answer comes first";
+    ASSERT_EQ(place.answer(core, index_of(7101), integer(1), &links, 30, last), errc::ok);
+    EXPECT_EQ(place.next_node(core, links), index_of(7102));
+}
+
 TEST_F(lock_links_cluster_test, the_start_of_its_own_node_is_heard_and_again_after_a_move) {
     held_on_the_first_master();
     const std::uint8_t first = index_of(7101);

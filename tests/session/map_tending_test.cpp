@@ -76,6 +76,7 @@ private:
         s.in_flight_storage = storage_[k].data();
         s.in_flight_capacity = storage_[k].size();
         s.seed = 1 + k;
+        s.times.reconnect_delay_min_ms = 1000;  // a refused link waits up to a second
         ASSERT_EQ(c_[k].setup(s), errc::ok);
         made_[k] = true;
     }
@@ -161,20 +162,54 @@ TEST_F(map_tending_test, one_linking_on_demand_makes_no_extra_seed_link_after_a_
     EXPECT_TRUE(port.opened.empty());
 }
 
-// After a read, a client linking on demand fails its lock's requests at once when no read soon
-// routes them; an eager one lets them wait.
-TEST_F(map_tending_test, requests_fail_after_a_read_that_cannot_route_them_when_linking_on_demand) {
+// After a read that leaves the lock no node, a client linking on demand fails its lock's
+// requests at once when no read soon routes them; an eager one lets them wait. A lock still
+// routed goes on (its requests in flight are answered on its link).
+TEST_F(map_tending_test, a_read_that_leaves_the_lock_no_node_fails_its_requests_when_linking_on_demand) {
     const failure none_read{};
     const failure too_many = failure::of(transport_errc::too_many_masters);
     const failure unread = failure::of(transport_errc::no_slot_map);
-    EXPECT_TRUE(links.requests_fail_after_read(linking::on_demand, too_many, true));
-    EXPECT_TRUE(links.requests_fail_after_read(linking::on_demand, none_read, false))
+    EXPECT_TRUE(links.route_lost_after_read(linking::on_demand, too_many, false));
+    EXPECT_TRUE(links.route_lost_after_read(linking::on_demand, none_read, false))
         << "read, and no master for the slot";
-    EXPECT_FALSE(links.requests_fail_after_read(linking::on_demand, none_read, true));
-    EXPECT_FALSE(links.requests_fail_after_read(linking::on_demand, unread, false))
+    EXPECT_FALSE(links.route_lost_after_read(linking::on_demand, unread, false))
         << "unread: the next read may name one";
-    EXPECT_FALSE(links.requests_fail_after_read(linking::eager, too_many, true));
-    EXPECT_FALSE(links.requests_fail_after_read(linking::eager, none_read, false));
+    EXPECT_FALSE(links.route_lost_after_read(linking::on_demand, too_many, true)) << "routed";
+    EXPECT_FALSE(links.route_lost_after_read(linking::on_demand, none_read, true));
+    EXPECT_FALSE(links.route_lost_after_read(linking::eager, too_many, false));
+    EXPECT_FALSE(links.route_lost_after_read(linking::eager, none_read, false));
+}
+
+// A map read that names no master for the lock's slot is read again after the gap: the slot
+// may be served again, and a lock whose requests wait on no link would not ask for it.
+TEST_F(map_tending_test, a_map_with_no_master_for_the_lock_is_read_again) {
+    port.ready(first);
+    ASSERT_EQ(links.tend_map(port, linking::on_demand, true, 0), map_tending::sent);
+    ASSERT_FALSE(answer(first, one_master(7101)));
+    ASSERT_FALSE(links.map().stale());
+    EXPECT_FALSE(links.route_lost_after_read(linking::on_demand, failure{}, true));
+    EXPECT_FALSE(links.map().stale()) << "routed: nothing to read again";
+    EXPECT_TRUE(links.route_lost_after_read(linking::on_demand, failure{}, false));
+    EXPECT_TRUE(links.map().stale());
+    EXPECT_FALSE(links.read_due(map_refresh::refresh_gap_ms - 1)) << "the gap first";
+    EXPECT_TRUE(links.read_due(map_refresh::refresh_gap_ms));
+}
+
+// With no seed able to connect, the cursor is left on the seed whose reconnect delay ends
+// first: the one a client linking on demand wakes up for (wanted's seed).
+TEST_F(map_tending_test, with_every_seed_in_its_delay_the_cursor_waits_on_the_soonest) {
+    port.now = 1000;
+    port.refused(second);
+    port.now = 1200;  // the first seed refused later: its delay ends last (the jitter is seeded)
+    port.refused(first);
+    ASSERT_FALSE(port.at(second).may_start(port.now)) << "still in its delay";
+    ASSERT_EQ(links.tend_map(port, linking::on_demand, true, port.now), map_tending::unreachable);
+    const std::uint8_t soonest =
+        port.at(first).start_not_before_ms() <= port.at(second).start_not_before_ms() ? first
+                                                                                      : second;
+    ASSERT_EQ(soonest, second);
+    EXPECT_EQ(links.seed(), soonest);
+    EXPECT_TRUE(links.wanted(linking::on_demand, soonest, none_, true, false));
 }
 
 // A write that fails leaves its link not ready: the next ready one carries the read.

@@ -69,16 +69,15 @@ bool lock::impl::map_wanted() const {
     return cluster && links.read_wanted(linking, core.has_request(0));
 }
 
-// In a cluster: the node the lock's requests go to, linked or not yet (a promoted replica, an
-// importing master: send_cluster_requests() links it), and while a read of the map is due, a
-// ready connection to carry it or the seed tend_map() makes next (only that one: the others
-// would wake the loop for nothing while it connects).
+// In a cluster: the node the lock's requests go to next, linked or not yet (a promoted
+// replica, an importing master: send_cluster_requests() links it) once its requests in flight
+// elsewhere came back (lock_links::next_node), and while a read of the map is due, a ready
+// connection to carry it or the seed tend_map() makes next (only that one: the others would
+// wake the loop for nothing while it connects).
 bool lock::impl::wants_link(std::uint8_t k) const {
     if (!cluster) return session::link_wanted(linking, core.has_request(k));
-    const std::uint8_t target =
-        core.has_request(0) ? place.target(links).node : slot_map::no_master;
-    return links.wanted(linking, k, target, map_wanted() && links.read_due(now_ms()),
-                        node_links[k].ready());
+    return links.wanted(linking, k, place.next_node(core, links),
+                        map_wanted() && links.read_due(now_ms()), node_links[k].ready());
 }
 
 // The map first (its read goes out before the lock's requests, which may need it), then the
@@ -92,11 +91,9 @@ void lock::impl::send_cluster_requests(std::unique_lock<std::mutex>& held) {
     EDGELOCK_ASSERT(step.code == errc::ok);
     drain_events();
     const std::uint8_t k = step.to.node;
-    if (k == slot_map::no_master) {
-        // A map read since the slot was looked for has no master for it.
-        if (!links.map().stale() && place.target(links).node == slot_map::no_master) no_slot_map();
-        return;  // or requests are still out on the node the lock leaves
-    }
+    // No node known (the map is read again: begin_writes marked it stale), or requests still
+    // out on the node the lock leaves.
+    if (k == slot_map::no_master) return;
     if (!set_up_node_link(k)) {
         // A node in use keeps its index, so only a connection that cannot be set up (no
         // memory) comes here: the requests fail rather than wait on it.
@@ -220,7 +217,9 @@ void lock::impl::on_slots_answer(std::uint8_t k, const reply_node* nodes, std::s
     const bool routed = place.target(links).node != slot_map::no_master;
     const bool hopeless = unread == failure::of(transport_errc::too_many_masters);
     if (unread && (!routed || hopeless)) note_error(0, unread);
-    if (!links.requests_fail_after_read(linking, unread, routed)) return;
+    if (!links.route_lost_after_read(linking, unread, routed)) return;
+    // Requests still in flight are answered on their link: what is queued waits for them.
+    if (core.requests_in_flight(0) > 0) return;
     if (unread) return give_up_unsent(0);
     no_slot_map();
 }
@@ -262,6 +261,8 @@ void lock::impl::on_node_end(std::uint8_t k, const session::connection_end& ende
 void lock::impl::no_slot_map() {
     // A stale map that still names the slot's master routes them: nothing failed.
     if (place.target(links).node != slot_map::no_master) return;
+    // Requests still in flight are answered on their link: what is queued waits for them.
+    if (core.requests_in_flight(0) > 0) return;
     note_error(0, failure::of(transport_errc::no_slot_map));
     give_up_unsent(0);
 }

@@ -155,12 +155,14 @@ public:
     // eager client makes another seed's link too, so one node with a wrong view is not asked
     // forever.
     map_tending tend_map(node_port& port, linking how, bool lock_has_requests, std::int64_t now);
-    // After a read (read_answered's `unread`; `routed`: target_of names a node for the lock):
-    // whether a client that links on demand fails its lock's queued requests now rather than
-    // at the round's deadline, as no read soon will route them: the cluster has more masters
-    // than a map holds, or the map, read, names no master for the lock's slot. An eager
-    // client's requests wait.
-    bool requests_fail_after_read(linking how, const failure& unread, bool routed) const noexcept;
+    // After a read (read_answered's `unread`) that leaves the lock no node (`routed`: whether
+    // target_of names one): a map read with no master for the lock's slot is read again after
+    // the gap (the slot may be served again; else nothing would read it for a lock whose
+    // requests wait on no link). Returns whether a client that links on demand fails its
+    // lock's queued requests now rather than at the round's deadline, as no read soon will
+    // route them: the map names no master for the slot, or the cluster has more masters than
+    // a map holds. An eager client's requests wait. A lock still routed goes on.
+    bool route_lost_after_read(linking how, const failure& unread, bool routed) noexcept;
 
     // Node k's link has work now: the lock's requests target it (`target`: target_of(), or
     // none while the lock has no request), or a read of the map is due (`read_due`: the lock
@@ -169,6 +171,12 @@ public:
     // read pruned since.
     bool wanted(linking how, std::uint8_t k, std::uint8_t target, bool read_due,
                 bool ready) const noexcept;
+    // An eager client keeps node k's link up, reconnecting by itself after each end: it made
+    // the link and no read pruned it since. A client linking on demand opens a link only for
+    // a lock's requests (linking.hpp's step_for_queued) or a read (tend_map).
+    bool kept_up(linking how, std::uint8_t k) const noexcept {
+        return how == linking::eager && linked(k) && ((pruned_ >> k) & 1u) == 0;
+    }
     // Node k's link is needed again (a lock's requests go there, lock_links::route_writes, or
     // a seed's link is made for a read): a link a read pruned is kept up again.
     void keep_up(std::uint8_t k) noexcept { pruned_ &= ~(node_set{1} << k); }
