@@ -165,7 +165,8 @@ TEST_F(map_tending_test, one_linking_on_demand_makes_no_extra_seed_link_after_a_
 // After a read that leaves the lock no node, a client linking on demand fails its lock's
 // requests at once when no read soon routes them; an eager one lets them wait. A lock still
 // routed goes on (its requests in flight are answered on its link).
-TEST_F(map_tending_test, a_read_that_leaves_the_lock_no_node_fails_its_requests_when_linking_on_demand) {
+TEST_F(map_tending_test,
+       a_read_that_leaves_the_lock_no_node_fails_its_requests_when_linking_on_demand) {
     const failure none_read{};
     const failure too_many = failure::of(transport_errc::too_many_masters);
     const failure unread = failure::of(transport_errc::no_slot_map);
