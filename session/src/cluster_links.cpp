@@ -60,10 +60,10 @@ bool cluster_links::read_wanted(linking how, bool lock_has_requests) const noexc
 
 bool cluster_links::route_lost_after_read(linking how, const failure& unread,
                                           bool routed) noexcept {
-    if (routed) return false;
+    // An eager client reads the map again by itself: its locks' writes mark it stale.
+    if (routed || how != linking::on_demand) return false;
     // Read, with no master for the slot: read again after the gap, the slot may be served again.
     if (!unread) map_.mark_stale();
-    if (how != linking::on_demand) return false;
     return !unread || unread == failure::of(transport_errc::too_many_masters);
 }
 

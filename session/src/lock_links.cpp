@@ -21,6 +21,8 @@ std::uint8_t lock_links::instance_on(std::uint8_t k) const noexcept {
 
 std::uint8_t lock_links::next_node(const lock& core, const cluster_links& links) const noexcept {
     if (!core.has_request(0)) return none;
+    // A WAIT goes where the writes it confirms went, whatever the map says (begin_writes).
+    if (core.next_request_waits(0) && route_.home != none) return route_.home;
     const std::uint8_t node = target(links).node;
     return node == route_.home || core.requests_in_flight(0) == 0 ? node : none;
 }

@@ -239,6 +239,23 @@ TEST_F(lock_links_cluster_test, the_next_node_waits_for_the_requests_in_flight_e
     EXPECT_EQ(place.next_node(core, links), index_of(7102));
 }
 
+// A WAIT goes to the lock's home, where the writes it confirms went, whatever the map says
+// since: that is the node whose link has work for it.
+TEST_F(lock_links_cluster_test, a_queued_wait_goes_to_the_home_whatever_the_map_says) {
+    lock waits;
+    lock_config config = config_for(1);
+    config.replicas_to_wait = 1;
+    ASSERT_EQ(waits.configure(config), errc::ok);
+    ASSERT_EQ(waits.acquire(0, 0, token_a), errc::ok);
+    ASSERT_EQ(place.route_writes(waits, links, 0).step.to.node, index_of(7101));
+    (void)take_request(waits, 0);  // the claim
+    ASSERT_EQ(place.answer(waits, index_of(7101), key_was_free(), &links, 10, last), errc::ok);
+    ASSERT_TRUE(waits.next_request_waits(0)) << "its WAIT is queued";
+    read_map(7102);  // an answer naming another master for the slot
+    EXPECT_EQ(place.target(links).node, index_of(7102));
+    EXPECT_EQ(place.next_node(waits, links), index_of(7101));
+}
+
 TEST_F(lock_links_cluster_test, the_start_of_its_own_node_is_heard_and_again_after_a_move) {
     held_on_the_first_master();
     const std::uint8_t first = index_of(7101);

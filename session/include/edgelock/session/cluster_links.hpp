@@ -155,13 +155,14 @@ public:
     // eager client makes another seed's link too, so one node with a wrong view is not asked
     // forever.
     map_tending tend_map(node_port& port, linking how, bool lock_has_requests, std::int64_t now);
-    // After a read (read_answered's `unread`) that leaves the lock no node (`routed`: whether
-    // target_of names one): a map read with no master for the lock's slot is read again after
-    // the gap (the slot may be served again; else nothing would read it for a lock whose
-    // requests wait on no link). Returns whether a client that links on demand fails its
-    // lock's queued requests now rather than at the round's deadline, as no read soon will
-    // route them: the map names no master for the slot, or the cluster has more masters than
-    // a map holds. An eager client's requests wait. A lock still routed goes on.
+    // After a read (read_answered's `unread`) that leaves a lock of a client linking on
+    // demand no node (`routed`: whether target_of names one): a map read with no master for
+    // the lock's slot is read again after the gap (the slot may be served again; nothing else
+    // would read it for a lock whose requests wait on no link). Returns whether the client
+    // fails the lock's queued requests now rather than at the round's deadline, as no read
+    // soon will route them: the map names no master for the slot, or the cluster has more
+    // masters than a map holds. An eager client's requests wait (its locks' writes mark the
+    // map stale); a lock still routed goes on.
     bool route_lost_after_read(linking how, const failure& unread, bool routed) noexcept;
 
     // Node k's link has work now: the lock's requests target it (`target`: target_of(), or

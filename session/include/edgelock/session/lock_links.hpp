@@ -63,9 +63,11 @@ public:
     route_target target(const cluster_links& links) const noexcept {
         return target_of(route_, links.map());
     }
-    // Under Cluster: the node the lock's queued requests go to next (none: no request, no node
-    // known, or requests still in flight on another node, whose answers come first, as
-    // begin_writes moves the lock only then). A client's links have work for it (wanted).
+    // Under Cluster: the node the lock's queued requests go to next, as begin_writes routes
+    // them: a WAIT to its home, where the writes it confirms went; anything else to the
+    // target, or none (no request, no node known, or requests still in flight on another
+    // node, whose answers come first, as the lock moves only then). A client's links have work
+    // for it (wanted).
     std::uint8_t next_node(const lock& core, const cluster_links& links) const noexcept;
     // Under Cluster: the nodes its route writes to, one bit each (home, and an ASK's node),
     // which the links keep (node_port::routed).
