@@ -112,9 +112,12 @@ enum edgelock_error {
     EDGELOCK_E_EVENTS_PENDING = -26,
     EDGELOCK_E_INVALID_TIME = -27,
     EDGELOCK_E_CLOCK_STEPPED_BACK = -28,
-    EDGELOCK_E_FENCE_EXHAUSTED = -29, /* the fence counter is at 2^63-1 */
-    EDGELOCK_E_RESTART_GUARD = -30,   /* too few instances count yet (restart guard) */
-    EDGELOCK_E_NODE_RESTARTED = -31,  /* an instance restarted during the hold */
+    EDGELOCK_E_FENCE_EXHAUSTED = -29,  /* the fence counter is at 2^63-1 */
+    EDGELOCK_E_RESTART_GUARD = -30,    /* too few instances count yet (restart guard) */
+    EDGELOCK_E_NODE_RESTARTED = -31,   /* an instance restarted during the hold */
+    EDGELOCK_E_WRONG_KIND = -32,       /* the name's key holds another kind: a lock's name used
+                                          as a semaphore, or the reverse */
+    EDGELOCK_E_PERMITS_MISMATCH = -33, /* the semaphore is held with another permit count */
 
     /* The connections. */
     EDGELOCK_E_UNKNOWN_HOST = -101,

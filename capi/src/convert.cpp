@@ -15,7 +15,7 @@ namespace {
 thread_local int os_error_value = 0;
 
 constexpr int transport_offset = 100;
-constexpr int errc_last = static_cast<int>(errc::node_restarted);
+constexpr int errc_last = static_cast<int>(errc::permits_mismatch);
 constexpr int transport_errc_last = static_cast<int>(transport_errc::too_many_masters);
 
 // The C values are the C++ ones at fixed offsets (edgelock.h promises they never change):
@@ -25,7 +25,8 @@ static_assert(EDGELOCK_E_BUSY == -static_cast<int>(errc::busy));
 static_assert(EDGELOCK_E_EXPIRED == -static_cast<int>(errc::expired));
 static_assert(EDGELOCK_E_IO_ERROR == -static_cast<int>(errc::io_error));
 static_assert(EDGELOCK_E_FENCE_EXHAUSTED == -static_cast<int>(errc::fence_exhausted));
-static_assert(EDGELOCK_E_NODE_RESTARTED == -errc_last);
+static_assert(EDGELOCK_E_NODE_RESTARTED == -static_cast<int>(errc::node_restarted));
+static_assert(EDGELOCK_E_PERMITS_MISMATCH == -errc_last);
 static_assert(EDGELOCK_E_UNKNOWN_HOST ==
               -(transport_offset + static_cast<int>(transport_errc::unknown_host)));
 static_assert(EDGELOCK_E_OUT_OF_MEMORY ==

@@ -88,7 +88,7 @@ extern "C" {
 const char* edgelock_strerror(int code) noexcept {
     constexpr int transport_offset = 100;
     if (code == EDGELOCK_OK) return "ok";
-    if (code <= EDGELOCK_E_INVALID_NAME && code >= EDGELOCK_E_NODE_RESTARTED) {
+    if (code <= EDGELOCK_E_INVALID_NAME && code >= EDGELOCK_E_PERMITS_MISMATCH) {
         return edgelock::to_string(static_cast<edgelock::errc>(-code));
     }
     if (code <= EDGELOCK_E_UNKNOWN_HOST && code >= EDGELOCK_E_TOO_MANY_MASTERS) {

@@ -37,6 +37,8 @@ const char* to_string(errc code) noexcept {
         case errc::fence_exhausted: return "fence_exhausted";
         case errc::restart_guard: return "restart_guard";
         case errc::node_restarted: return "node_restarted";
+        case errc::wrong_kind: return "wrong_kind";
+        case errc::permits_mismatch: return "permits_mismatch";
     }
     return "unknown";
 }

@@ -17,6 +17,20 @@ namespace {
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
+// Refusals no retry can mend: an exhausted fence counter, a name held as the other kind (a
+// lock used as a semaphore, or the reverse), a semaphore held with another number of permits.
+// A semaphore's permit count. Quorums of independent masters do not bound its holders
+// (lock.hpp, "Semaphores").
+errc check_permits(const lock_config& config) noexcept {
+    if (config.permits == 0 || config.permits > permits_max) return errc::invalid_config;
+    return config.permits > 1 && config.instances > 1 ? errc::invalid_instances : errc::ok;
+}
+
+bool is_incurable(errc cause) noexcept {
+    return cause == errc::fence_exhausted || cause == errc::wrong_kind ||
+           cause == errc::permits_mismatch;
+}
+
 }  // namespace
 
 // ---- configuration and calls in --------------------------------------------------------
@@ -35,6 +49,7 @@ errc lock::configure(const lock_config& config) noexcept {
     if (config.instances == 0 || config.instances % 2 == 0 || config.instances > instances_max) {
         return errc::invalid_instances;
     }
+    if (const errc permits = check_permits(config); permits != errc::ok) return permits;
     const lock_config resolved = resolve(config);
     const std::int64_t ttl = config.ttl_ms;
     const std::int64_t drift = resolved.drift_ms;
@@ -85,6 +100,7 @@ errc lock::configure(const lock_config& config) noexcept {
     replica_wait_ms_ = replica_wait;
     restart_guard_ms_ = guard;
     fair_ = config.fair;
+    permits_ = config.permits;
     recheck_ms_ = recheck;
     queue_entry_ttl_ms_ = entry_ttl;
     state_ = lock_state::idle;
@@ -522,10 +538,11 @@ void lock::decide() noexcept {
 void lock::decide_attempt() noexcept {
     if (joining_) {
         // Joined (or not): the lock may not be taken before the guard ends either way. An
-        // exhausted fence counter refuses before the script joins, and waiting cannot help.
+        // incurable refusal (an exhausted fence counter, a name of the other kind) comes before
+        // the script joins, and waiting cannot help.
         if (tally_.pending > 0) return;
-        const bool exhausted = tally_.exhausted > instances_ - quorum();
-        fail_attempt(exhausted ? errc::fence_exhausted : errc::restart_guard);
+        const bool incurable = tally_.incurable > instances_ - quorum();
+        fail_attempt(incurable ? tally_.incurable_why : errc::restart_guard);
         return;
     }
     const std::uint8_t needed = quorum();
@@ -540,10 +557,10 @@ void lock::decide_attempt() noexcept {
     }
     const bool quorum_impossible = tally_.ok + tally_.pending < needed;
     if (quorum_impossible) {
-        // Exhausted counters that leave no possible quorum need an operator (no retry can
+        // Incurable refusals that leave no possible quorum need an operator (no retry can
         // help): say so before "busy". A minority of them fails like any other instance.
-        if (tally_.exhausted > instances_ - needed) {
-            fail_attempt(errc::fence_exhausted);
+        if (tally_.incurable > instances_ - needed) {
+            fail_attempt(tally_.incurable_why);
         } else if (tally_.refused > 0) {
             fail_attempt(errc::busy);
         } else if (guard_until_ms() > now_ms_) {
@@ -627,7 +644,7 @@ void lock::start_renewal_confirmation() noexcept {
 
 // ---- transitions -----------------------------------------------------------------------
 
-// An exhausted fence counter stays exhausted: waiting cannot help. The restart guard ends at
+// An incurable refusal (is_incurable) stays: waiting cannot help. The restart guard ends at
 // guard_until_ms(): waiting helps when the wait reaches it, and the next attempt starts no
 // earlier.
 void lock::fail_attempt(errc cause) noexcept {
@@ -635,8 +652,8 @@ void lock::fail_attempt(errc cause) noexcept {
     last_cause_ = cause;
     const bool guarded = cause == errc::restart_guard;
     const std::int64_t guard_until = guard_until_ms();
-    const bool waiting_helps = retrying_ && cause != errc::fence_exhausted &&
-                               !(guarded && guard_until > wait_deadline_ms_);
+    const bool waiting_helps =
+        retrying_ && !is_incurable(cause) && !(guarded && guard_until > wait_deadline_ms_);
     const bool backing_off = waiting_helps && now_ms_ < wait_deadline_ms_;
     clean_up_everywhere(backing_off ? line::keep_place : line::leave);
     if (backing_off) {

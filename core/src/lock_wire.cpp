@@ -14,10 +14,11 @@
 
 namespace edgelock {
 
-// The longest request: EVAL with the fair acquire script's text, four keys of the longest
-// name, the token and two numbers, with room for RESP's framing.
-static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
-              "request_bytes_max must hold EVAL with the fair acquire script");
+// The longest request: EVAL with the fair semaphore's acquire script, four keys of the
+// longest name, the token and three numbers, with room for RESP's framing.
+static_assert(request_bytes_max >= fair_permit_acquire_script.text.size() + 4 * key_bytes_max + 256,
+              "request_bytes_max must hold EVAL with the fair semaphore's acquire script");
+static_assert(fair_permit_acquire_script.text.size() >= fair_acquire_script.text.size());
 
 namespace {
 
@@ -34,9 +35,15 @@ bool is_syntax_error(const reply_node& reply) {
     return is_error_with_code(reply, "ERR syntax error");
 }
 
-// The acquire script's answer when the fence counter is at 2^63-1 (scripts.hpp).
-bool is_fence_exhausted(const reply_node& reply) {
-    return is_error_with_code(reply, "FENCE_EXHAUSTED");
+// An acquire's error that no retry can mend (lock.hpp, "Semaphores"): the fence counter at
+// 2^63-1 (scripts.hpp), the name held as the other kind (Redis's WRONGTYPE, from SET ... GET
+// or from a script's first touch of the key), or a semaphore held with another N. ok for
+// any other reply.
+errc incurable_refusal(const reply_node& reply) {
+    if (is_error_with_code(reply, "FENCE_EXHAUSTED")) return errc::fence_exhausted;
+    if (is_error_with_code(reply, "WRONGTYPE")) return errc::wrong_kind;
+    if (is_error_with_code(reply, "PERMITS_MISMATCH")) return errc::permits_mismatch;
+    return errc::ok;
 }
 
 // A fence value as the acquire script returns it: GET's decimal string of a counter in
@@ -92,8 +99,10 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     }
     if (fenced) companions[companion_count++] = companion::fence;
     // ARGV: the token, and the number(s) the script needs.
+    const bool counted = permits_ > 1 && r.kind() == request_kind::acquire;
     std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
     if (queued && r.kind() == request_kind::acquire) ++number_count;
+    if (counted) ++number_count;
     // The fair scripts' optional last argument: "stay" for a release, "join" for an acquire.
     const bool in_line_only = queued && r.in_line_only;
     if (in_line_only) ++number_count;
@@ -116,11 +125,20 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         writer.bulk(ttl_ms_);
     }
     if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
+    if (counted) writer.bulk(std::int64_t{permits_});
     if (in_line_only) writer.bulk(r.kind() == request_kind::acquire ? "join" : "stay");
     return writer.status() == errc::ok ? writer.size() : 0;
 }
 
 const script& lock::script_for(request_kind kind) const noexcept {
+    if (permits_ > 1) {
+        switch (kind) {
+            case request_kind::acquire:
+                return fair_ ? fair_permit_acquire_script : permit_acquire_script;
+            case request_kind::renew: return permit_renew_script;
+            default: return fair_ ? fair_permit_release_script : permit_release_script;
+        }
+    }
     switch (kind) {
         case request_kind::acquire: return fair_ ? fair_acquire_script : acquire_script;
         case request_kind::raise: return raise_script;
@@ -130,7 +148,15 @@ const script& lock::script_for(request_kind kind) const noexcept {
 }
 
 bool lock::native_acquire(std::uint8_t instance) const noexcept {
-    return !fencing_ && !fair_ && ((scripted_acquire_ >> instance) & 1u) == 0;
+    return !fencing_ && !fair_ && permits_ == 1 && ((scripted_acquire_ >> instance) & 1u) == 0;
+}
+
+void lock::note_incurable(const request& sent, const reply_node& reply) noexcept {
+    if (!sent.current || sent.kind() != request_kind::acquire) return;
+    const errc why = incurable_refusal(reply);
+    if (why == errc::ok) return;
+    ++tally_.incurable;
+    tally_.incurable_why = why;
 }
 
 void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced,
@@ -152,9 +178,7 @@ void lock::handle_reply(std::uint8_t instance, request sent, bool token_replaced
     std::int64_t fence = 0;
     if (reply.type == reply_type::error) {
         code = errc::error_reply;
-        if (sent.current && sent.kind() == request_kind::acquire && is_fence_exhausted(reply)) {
-            ++tally_.exhausted;
-        }
+        note_incurable(sent, reply);
     } else if (sent.kind() == request_kind::acquire) {
         if (reply.type == reply_type::nil) {
             result = outcome::refused;
@@ -204,6 +228,7 @@ void lock::handle_native_acquire_reply(std::uint8_t instance, request sent, cons
     }
     if (!key_was_free && !key_held) {
         code = reply.type == reply_type::error ? errc::error_reply : errc::unexpected_reply;
+        note_incurable(sent, reply);
     }
     if (!sent.current) return;
     record(instance, key_was_free ? outcome::ok : key_held ? outcome::refused : outcome::failed);

@@ -40,36 +40,48 @@ bool equals_ignoring_case(std::string_view a, std::string_view b) noexcept {
     return true;
 }
 
+namespace {
+
+struct known_script {
+    script_id id;
+    const script* which;
+    const char* name;
+};
+
+// In script_id's order.
+constexpr std::array<known_script, static_cast<std::size_t>(script_id::none)> known_scripts{{
+    {script_id::acquire, &acquire_script, "acquire"},
+    {script_id::raise, &raise_script, "raise"},
+    {script_id::renew, &renew_script, "renew"},
+    {script_id::release, &release_script, "release"},
+    {script_id::fair_acquire, &fair_acquire_script, "fair_acquire"},
+    {script_id::fair_release, &fair_release_script, "fair_release"},
+    {script_id::permit_acquire, &permit_acquire_script, "permit_acquire"},
+    {script_id::permit_renew, &permit_renew_script, "permit_renew"},
+    {script_id::permit_release, &permit_release_script, "permit_release"},
+    {script_id::fair_permit_acquire, &fair_permit_acquire_script, "fair_permit_acquire"},
+    {script_id::fair_permit_release, &fair_permit_release_script, "fair_permit_release"},
+}};
+
+}  // namespace
+
 script_id script_by_digest(std::string_view digest) noexcept {
-    if (digest == digest_of(acquire_script)) return script_id::acquire;
-    if (digest == digest_of(raise_script)) return script_id::raise;
-    if (digest == digest_of(renew_script)) return script_id::renew;
-    if (digest == digest_of(release_script)) return script_id::release;
-    if (digest == digest_of(fair_acquire_script)) return script_id::fair_acquire;
-    if (digest == digest_of(fair_release_script)) return script_id::fair_release;
+    for (const known_script& k : known_scripts) {
+        if (digest == digest_of(*k.which)) return k.id;
+    }
     return script_id::none;
 }
 
 script_id script_by_text(std::string_view text) noexcept {
-    if (text == acquire_script.text) return script_id::acquire;
-    if (text == raise_script.text) return script_id::raise;
-    if (text == renew_script.text) return script_id::renew;
-    if (text == release_script.text) return script_id::release;
-    if (text == fair_acquire_script.text) return script_id::fair_acquire;
-    if (text == fair_release_script.text) return script_id::fair_release;
+    for (const known_script& k : known_scripts) {
+        if (text == k.which->text) return k.id;
+    }
     return script_id::none;
 }
 
 const char* to_string(script_id id) noexcept {
-    switch (id) {
-        case script_id::acquire: return "acquire";
-        case script_id::raise: return "raise";
-        case script_id::renew: return "renew";
-        case script_id::release: return "release";
-        case script_id::fair_acquire: return "fair_acquire";
-        case script_id::fair_release: return "fair_release";
-        default: return "none";
-    }
+    const auto index = static_cast<std::size_t>(id);
+    return index < known_scripts.size() ? known_scripts[index].name : "none";
 }
 
 namespace {

@@ -157,9 +157,9 @@ TEST(asio_faults, the_database_comes_from_the_url) {
 TEST(asio_faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
     redis_server server;
     redis_client admin(server.port());
-    admin.command({"HSET", "typed", "field", "value"});  // the acquire script's GET: WRONGTYPE
+    admin.command({"HSET", "typed", "field", "value"});  // SET ... GET's answer: WRONGTYPE
     fixture f(server.url(), 1000, "typed");
-    EXPECT_EQ(acquire(f.owner, f.handle, 0ms).ec, errc::error_reply);
+    EXPECT_EQ(acquire(f.owner, f.handle, 0ms).ec, errc::wrong_kind) << "the key holds another kind";
     EXPECT_TRUE(f.owner.instance_connected(0)) << "an error reply is not a broken connection";
     admin.command({"DEL", "typed"});
     ASSERT_FALSE(acquire(f.owner, f.handle, 0ms).ec);

@@ -19,7 +19,7 @@ namespace {
 using edgelock::errc;
 using edgelock::transport_errc;
 
-constexpr int errc_last = static_cast<int>(errc::node_restarted);
+constexpr int errc_last = static_cast<int>(errc::permits_mismatch);
 constexpr int transport_errc_last = static_cast<int>(transport_errc::too_many_masters);
 
 TEST(CapiCodes, EveryCodeMapsToItsOwnNamedCCode) {

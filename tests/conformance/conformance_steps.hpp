@@ -68,16 +68,36 @@ inline const std::vector<std::string>& keys() {
     return all;
 }
 
+// The lock's scripts (0-5), then the semaphore's (6-10).
+inline constexpr int script_count = 11;
+
 inline const script* script_by_index(int i) {
-    static const std::array<const script*, 6> all = {&acquire_script,      &raise_script,
-                                                     &renew_script,        &release_script,
-                                                     &fair_acquire_script, &fair_release_script};
+    static const std::array<const script*, script_count> all = {&acquire_script,
+                                                                &raise_script,
+                                                                &renew_script,
+                                                                &release_script,
+                                                                &fair_acquire_script,
+                                                                &fair_release_script,
+                                                                &permit_acquire_script,
+                                                                &permit_renew_script,
+                                                                &permit_release_script,
+                                                                &fair_permit_acquire_script,
+                                                                &fair_permit_release_script};
     return all[static_cast<std::size_t>(i)];
 }
 
 inline const char* script_name(int i) {
-    static const std::array<const char*, 6> names = {"acquire", "raise",        "renew",
-                                                     "release", "fair_acquire", "fair_release"};
+    static const std::array<const char*, script_count> names = {"acquire",
+                                                                "raise",
+                                                                "renew",
+                                                                "release",
+                                                                "fair_acquire",
+                                                                "fair_release",
+                                                                "permit_acquire",
+                                                                "permit_renew",
+                                                                "permit_release",
+                                                                "fair_permit_acquire",
+                                                                "fair_permit_release"};
     return names[static_cast<std::size_t>(i)];
 }
 
@@ -91,7 +111,7 @@ inline void showValue(const step& s, std::ostream& os) {
     if (s.what == action::reconnect) os << " (reconnects)";
     for (const std::string& a : s.args) {
         bool named = false;
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 0; i < script_count; ++i) {
             if (a == script_by_index(i)->text) {
                 os << " <" << script_name(i) << " script>";
                 named = true;
@@ -154,10 +174,11 @@ inline rc::Gen<std::vector<std::string>> set_args() {
 }
 
 // A script's request as lock::encode() writes it (KEYS: lock, a fair lock's queue keys, the
-// fence key; ARGV: token, then the numbers), by EVAL, EVALSHA or EVALSHA in capitals.
+// fence key; ARGV: token, then the numbers: ttl, a fair acquire's entry ttl, a semaphore's
+// permits), by EVAL, EVALSHA or EVALSHA in capitals.
 inline rc::Gen<std::vector<std::string>> script_args() {
     return rc::gen::exec([] {
-        const int which = *rc::gen::inRange(0, 6);
+        const int which = *rc::gen::inRange(0, script_count);
         const script& s = *script_by_index(which);
         const int how = *rc::gen::inRange(0, 3);
         std::string digest(s.digest.data(), s.digest.size());
@@ -166,9 +187,10 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         }
         std::vector<std::string> a = {how == 0 ? "EVAL" : "EVALSHA",
                                       how == 0 ? std::string(s.text) : digest};
-        const bool fair = which >= 4;
-        const bool fenced =
-            which == 1 || ((which == 0 || which == 4) && *rc::gen::arbitrary<bool>());
+        const bool fair = which == 4 || which == 5 || which == 9 || which == 10;
+        const bool acquires = which == 0 || which == 4 || which == 6 || which == 9;
+        const bool releases = which == 3 || which == 5 || which == 8 || which == 10;
+        const bool fenced = which == 1 || (acquires && *rc::gen::arbitrary<bool>());
         std::vector<std::string> k = {lock_name};
         if (fair)
             k.insert(k.end(), {companion_of(companion::queue), companion_of(companion::queue_ttl)});
@@ -178,11 +200,12 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         a.push_back(*any_token());
         if (which == 1) {
             a.push_back(*rc::gen::element<std::string>("5", "9000000000000001", "1"));
-        } else if (which != 3 && which != 5) {
+        } else if (!releases) {
             a.push_back(*ttl_ms());
         }
-        if (which == 4) a.push_back(*ttl_ms());
-        if (fair && *rc::gen::arbitrary<bool>()) a.push_back(which == 4 ? "join" : "stay");
+        if (fair && acquires) a.push_back(*ttl_ms());
+        if (which >= 6 && acquires) a.push_back(*rc::gen::element<std::string>("1", "2", "3"));
+        if (fair && *rc::gen::arbitrary<bool>()) a.push_back(acquires ? "join" : "stay");
         return a;
     });
 }
@@ -223,7 +246,8 @@ inline rc::Gen<std::vector<std::string>> sorted_set_args() {
         const std::string key = *any_key();
         switch (*rc::gen::inRange(0, 7)) {
             case 0:
-                return {"ZADD", key, *rc::gen::element<std::string>("5", "-3", "70"), *any_token()};
+                return {"ZADD", key, *rc::gen::element<std::string>("5", "-3", "70"),
+                        *rc::gen::oneOf(any_token(), rc::gen::just(std::string("permits")))};
             case 1: return {"ZREM", key, *any_token()};
             case 2: return {"ZSCORE", key, *any_token()};
             case 3: return {"ZRANGE", key, "0", "-1", "WITHSCORES"};
@@ -296,7 +320,7 @@ inline rc::Gen<step> step_gen(bool replicated) {
             case 3: s.args = *sorted_set_args(); break;
             case 4: s.args = *wait_args(replicated && s.client != replica_client); break;
             case 5: {
-                const script& sc = *script_by_index(*rc::gen::inRange(0, 6));
+                const script& sc = *script_by_index(*rc::gen::inRange(0, script_count));
                 s.args = {"SCRIPT", "LOAD", std::string(sc.text)};
                 break;
             }

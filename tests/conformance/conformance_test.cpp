@@ -87,7 +87,7 @@ std::string kind_of(const step& s) {
     if ((name == "SCRIPT" || name == "CONFIG") && args.size() > 1) name += " " + args[1];
     if (name == "CONFIG GET" && args.size() > 2) name += " " + args[2];
     if (name == "EVAL" || name == "EVALSHA") {
-        for (int i = 0; i < 6; ++i) {
+        for (int i = 0; i < script_count; ++i) {
             const edgelock::script& s = *script_by_index(i);
             const std::string digest(s.digest.data(), s.digest.size());
             if (args[1] == s.text || edgelock::sim::equals_ignoring_case(args[1], digest)) {

@@ -620,12 +620,14 @@ private:
                 if (!one_of(e.code,
                             {errc::busy, errc::no_quorum, errc::validity_expired, errc::token_gone,
                              errc::not_replicated, errc::fence_exhausted, errc::restart_guard,
-                             errc::wait_timeout, errc::cancelled, errc::clock_stepped_back})) {
+                             errc::wait_timeout, errc::cancelled, errc::clock_stepped_back,
+                             errc::wrong_kind, errc::permits_mismatch})) {
                     fail("(e) acquire_failed with an undocumented code");
                 }
-                if (!one_of(e.cause, {errc::ok, errc::busy, errc::no_quorum, errc::validity_expired,
-                                      errc::token_gone, errc::not_replicated, errc::fence_exhausted,
-                                      errc::restart_guard})) {
+                if (!one_of(e.cause,
+                            {errc::ok, errc::busy, errc::no_quorum, errc::validity_expired,
+                             errc::token_gone, errc::not_replicated, errc::fence_exhausted,
+                             errc::restart_guard, errc::wrong_kind, errc::permits_mismatch})) {
                     fail("(e) acquire_failed with an undocumented cause");
                 }
                 holds_seen_ = 0;

@@ -3,8 +3,6 @@
 // lock, the line's order and expiry, leaving it, and the wake-ups published on its channel.
 // The simulator's Redis model implements the same scripts; this is what it must agree with.
 #include <gtest/gtest.h>
-#include <hiredis.h>
-#include <poll.h>
 
 #include <chrono>
 #include <memory>
@@ -12,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "channel_listener.hpp"
 #include "edgelock/keys.hpp"
 #include "edgelock/limits.hpp"
 #include "edgelock/scripts.hpp"
@@ -78,39 +77,10 @@ std::vector<std::string> line(redis_client& c) {
 }
 
 // A second connection subscribed to the lock's channel (the queue key's name).
-class channel_listener {
+class channel_listener : public edgelock::testing::channel_listener {
 public:
-    explicit channel_listener(std::uint16_t port) {
-        const timeval connect_timeout{2, 0};
-        context_.reset(redisConnectWithTimeout("127.0.0.1", port, connect_timeout));
-        if (!context_ || context_->err) throw std::runtime_error("cannot connect the listener");
-        auto* reply = static_cast<redisReply*>(
-            redisCommand(context_.get(), "SUBSCRIBE %b", queue_key.data(), queue_key.size()));
-        if (reply == nullptr) throw std::runtime_error("SUBSCRIBE failed");
-        freeReplyObject(reply);
-    }
-
-    // The payload of the next message, or "" when none comes within 300 ms. (A hiredis read
-    // timeout would break the connection for good: poll first.)
-    std::string next() {
-        void* raw = nullptr;
-        if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return "";
-        if (raw == nullptr) {
-            pollfd readable{context_->fd, POLLIN, 0};
-            if (poll(&readable, 1, 300) != 1) return "";
-            if (redisGetReply(context_.get(), &raw) != REDIS_OK || raw == nullptr) return "";
-        }
-        const std::unique_ptr<redisReply, decltype(&freeReplyObject)> reply(
-            static_cast<redisReply*>(raw), freeReplyObject);
-        if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 3) return "";
-        return std::string(reply->element[2]->str, reply->element[2]->len);
-    }
-
-private:
-    struct free_context {
-        void operator()(redisContext* c) const { redisFree(c); }
-    };
-    std::unique_ptr<redisContext, free_context> context_;
+    explicit channel_listener(std::uint16_t port)
+        : edgelock::testing::channel_listener(port, queue_key) {}
 };
 
 TEST(fair_scripts, the_taker_of_a_free_lock_stands_at_the_head_until_its_release) {

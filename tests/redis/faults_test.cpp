@@ -208,10 +208,10 @@ TEST(faults, malformed_urls_and_options_are_refused_by_open) {
 TEST(faults, an_error_reply_is_reported_and_the_lock_works_afterwards) {
     redis_server server;
     redis_client client(server.port());
-    client.command({"HSET", "typed", "field", "value"});  // the acquire script's GET: WRONGTYPE
+    client.command({"HSET", "typed", "field", "value"});  // SET ... GET's answer: WRONGTYPE
     edgelock::blocking::lock lock;
     ASSERT_FALSE(lock.open(options_for("typed", {server.url()})));
-    EXPECT_EQ(lock.try_acquire(), edgelock::errc::error_reply);
+    EXPECT_EQ(lock.try_acquire(), edgelock::errc::wrong_kind) << "the key holds another kind";
     EXPECT_EQ(lock.instance_error(0), edgelock::errc::error_reply);
     client.command({"DEL", "typed"});
     ASSERT_FALSE(lock.try_acquire());

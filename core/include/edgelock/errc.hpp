@@ -23,7 +23,7 @@ enum class [[nodiscard]] errc : std::uint8_t{
     invalid_name,       // lock name empty, longer than name_bytes_max, or a fence key (keys.hpp)
     invalid_ttl,        // ttl_ms <= 0 or > ttl_ms_max
     invalid_wait,       // wait_ms < 0 or > wait_ms_max
-    invalid_instances,  // instance count even, zero, or > instances_max
+    invalid_instances,  // instance count even, zero, > instances_max, or > 1 with permits > 1
     invalid_instance,   // an instance index >= the lock's instance count
     invalid_config,     // another lock_config field out of its documented range
     invalid_state,      // the call does not fit the lock's state (e.g. acquire while releasing)
@@ -62,6 +62,11 @@ enum class [[nodiscard]] errc : std::uint8_t{
     restart_guard,   // too few instances count yet: one restarted without durable data less
                      // than the guard ago (the event's guard_until_ms says until when)
     node_restarted,  // an instance restarted during the hold, and too few are left to hold it
+
+    // Semaphores (lock.hpp, "Semaphores"). Added last: earlier values stay stable.
+    wrong_kind,        // the name's key holds another kind of value (Redis's WRONGTYPE): a
+                       // semaphore's for a lock, a lock's for a semaphore, or a hash
+    permits_mismatch,  // the semaphore is held with another number of permits
 };
 
 // A short, stable, lower-case name for logs and CLI messages ("busy", "no_quorum", ...).

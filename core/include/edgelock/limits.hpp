@@ -58,10 +58,13 @@ inline constexpr std::size_t requests_per_instance_max = 4;
 inline constexpr std::size_t events_max = 4;
 inline constexpr std::size_t events_per_call_max = 2;
 
-// The largest request the core encodes: EVAL with the longest script (fair_acquire, about
-// 1.5 KB), four keys at key_bytes_max, the token and two integer arguments, with RESP framing
-// (lock.cpp checks the sum).
-inline constexpr std::size_t request_bytes_max = 3072;
+// The largest request the core encodes: EVAL with the longest script (the fair semaphore's
+// acquire, about 2.5 KB), four keys at key_bytes_max, the token and three integer arguments,
+// with RESP framing (lock_wire.cpp checks the sum).
+inline constexpr std::size_t request_bytes_max = 4096;
+
+// A semaphore's permits (lock_config::permits): the holders one name may have at once.
+inline constexpr std::uint16_t permits_max = 1000;
 
 // Replies. The core's own replies are a few bytes; the limits leave room for the
 // transports' discovery and status commands while refusing hostile input early.

@@ -198,6 +198,25 @@
 //   of queues that can each see waiters arrive in another order; edgelock does not attempt
 //   it: fair needs instances = 1.
 //
+// Semaphores (lock_config::permits = N > 1): up to N owners hold the name at once, each with
+//   its own token, lease and fence token. The name's key is then a sorted set of the holders'
+//   tokens, each scored by its lease's expiry on the server's clock, and every call is a script
+//   (scripts.hpp): acquire takes a lease while fewer than N live ones are left (expired ones
+//   are dropped first), renew extends only ours, release removes only ours. The rest is the
+//   lock's: each holder's validity counts from its own attempt's t0, the watchdog, WAIT for
+//   replicas, the restart guard, reentrancy, and fair waiting (a freed permit goes to the
+//   waiters at the head of the line that hold none). N goes with every acquire: while leases
+//   are held, an acquire with another N fails with permits_mismatch, and a lock on a
+//   semaphore's name, or a semaphore on a lock's, fails with wrong_kind (Redis's WRONGTYPE).
+//   Neither is retried, whatever the wait: the configuration needs mending. permits = 1 is the
+//   lock, unchanged on the wire. Over independent masters (Redlock) a quorum does not bound
+//   the holders: with N >= 2, N + 1 owners can each hold a majority of 5 masters while no
+//   master has more than N leases (3(N + 1) <= 5N), so permits > 1 needs instances = 1.
+//   Fencing: every grant takes the counter's next value, so tokens increase in grant order,
+//   but up to N holders are current at once. A resource that remembers the N highest tokens
+//   it accepted and refuses any lower one accepts writes from at most N owners at a time; a
+//   holder whose lease ended is refused once N later holders have written.
+//
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
 // whole hold; a new acquire() after a release or a loss must bring a new token.
@@ -267,6 +286,10 @@ struct lock_config {
     bool fair = false;
     std::int64_t recheck_ms = 0;
     std::int64_t queue_entry_ttl_ms = 0;
+
+    // A semaphore (see "Semaphores" above): up to this many owners hold the name at once,
+    // each with its own lease and token. 1 is the lock; 2..permits_max needs instances = 1.
+    std::uint16_t permits = 1;
 };
 
 // `config` with every default above filled in, exactly as configure() will run it: the
@@ -301,7 +324,7 @@ enum class event_type : std::uint8_t {
     acquired,        // fence, valid_until_ms
     acquire_failed,  // code (busy, no_quorum, validity_expired, token_gone, not_replicated,
                      // fence_exhausted, restart_guard (with guard_until_ms), wait_timeout,
-                     // cancelled, clock_stepped_back),
+                     // cancelled, clock_stepped_back, wrong_kind, permits_mismatch),
                      // cause (with wait_timeout: the last attempt's failure)
     renewed,         // valid_until_ms
     lost,            // code: expired (no quorum confirmed in time), token_gone,
@@ -338,13 +361,14 @@ public:
     // lost, with no request queued or in flight (cleanups after a loss or a failed attempt
     // included: their replies or io errors must come first).
     // Returns ok, invalid_name (empty, too long, or another lock's fence or queue key),
-    // invalid_ttl, invalid_instances, invalid_config, invalid_state. On error the lock keeps
+    // invalid_ttl, invalid_instances (also: permits > 1 over more than one instance),
+    // invalid_config, invalid_state. On error the lock keeps
     // its previous configuration.
     errc configure(const lock_config& config) noexcept;
 
     // Starts acquiring (from idle or lost): wait_ms = 0 makes one attempt; otherwise attempts
     // repeat, with exponential backoff and full jitter, while they can start by now + wait_ms
-    // (not after fence_exhausted, which no retry can mend). The result
+    // (not after fence_exhausted, wrong_kind or permits_mismatch: no retry mends them). The result
     // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
     // and queues `acquired` at once (the token is then ignored).
     // Returns ok, invalid_wait, invalid_time, events_pending (the event queue lacks room),
@@ -485,7 +509,9 @@ private:
         std::uint8_t ok = 0;
         std::uint8_t refused = 0;
         std::uint8_t failed = 0;
-        std::uint8_t exhausted = 0;  // failed acquires whose fence counter is at 2^63-1
+        std::uint8_t incurable = 0;     // failed acquires no retry can mend, the latest
+        errc incurable_why = errc::ok;  // for why: fence_exhausted, wrong_kind or
+                                        // permits_mismatch
     };
 
     using instance_set = std::array<bool, instances_max>;
@@ -550,6 +576,7 @@ private:
     void handle_native_acquire_reply(std::uint8_t instance, request sent, const reply_node& reply,
                                      errc& code) noexcept;
     void follow_up(std::uint8_t instance, request_kind kind, bool eval = false) noexcept;
+    void note_incurable(const request& sent, const reply_node& reply) noexcept;
 
     // lock_fair.cpp: fair waiting.
     std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
@@ -595,6 +622,7 @@ private:
     std::int64_t recheck_ms_ = 0;
     std::int64_t queue_entry_ttl_ms_ = 0;
     bool fair_ = false;
+    std::uint16_t permits_ = 1;
     bool wake_pending_ = false;
     bool joining_ = false;         // the running attempt only joins the line (restart guard)
     bool may_be_in_line_ = false;  // this acquire() sent a fair acquire: its token may be queued

@@ -69,6 +69,31 @@
 //            given (the cleanup of a failed attempt by a waiter that goes on waiting keeps
 //            its place), and then, when the lock is free, publishes the head waiter's token
 //            on the channel named like the queue key. Returns 1 when it deleted the lock, or 0.
+//
+// A semaphore (lock.hpp, "Semaphores") keeps its leases in a sorted set under the name: each
+// holder's token scored by its lease's expiry on the server's clock in ms, and one member
+// "permits" scored -N. Each script first drops the leases whose expiry has passed. A key of
+// another type under the name (a lock's string) fails the first command that touches it with
+// WRONGTYPE, as the set fails the lock's SET ... GET: each refuses the other's names.
+//   permit_acquire  KEYS: set [fence]   ARGV: token ttl_ms permits
+//            Takes a lease when fewer than N are held, or refreshes ours (a retried acquire
+//            whose reply was lost), and stores N with the leases. While leases are held, an
+//            N that differs answers the error "PERMITS_MISMATCH ..." and changes nothing. The
+//            set lives at least as long as its longest lease. Fence handling and answers as
+//            acquire's (nil when N others hold leases).
+//   permit_renew    KEYS: set           ARGV: token ttl_ms
+//            Extends our lease if it is still live. Returns 1, or 0.
+//   permit_release  KEYS: set           ARGV: token
+//            Removes our lease, and the set once no lease is left. Returns 1 when our lease
+//            was live, or 0.
+//   fair_permit_acquire  KEYS: set queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms
+//                                                              permits ["join"]
+//            fair_acquire with permits: a waiter takes a lease only when fewer waiters that
+//            hold none are ahead of it in the line than permits are free, and otherwise
+//            wakes those waiters (their wake-ups may have been lost).
+//   fair_permit_release  KEYS: set queue qttl   ARGV: token ["stay"]
+//            permit_release, then the line as fair_release keeps it, and then as many waiters
+//            that hold no lease as permits are free are woken, from the head of the line.
 #pragma once
 
 #include <cstdint>
@@ -144,9 +169,10 @@ inline constexpr std::string_view release_script_text =
 // The queue's housekeeping, shared by both fair scripts: `now` on the server's clock in ms,
 // the waiters whose entry expired dropped from both keys, and then heads that have no entry
 // at all (deleted, or evicted by a volatile-* policy) dropped too, as they could never expire.
-#define EDGELOCK_FAIR_PROLOGUE                                                      \
-    "local time = redis.call('TIME')\n"                                             \
-    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n" \
+#define EDGELOCK_SERVER_NOW             \
+    "local time = redis.call('TIME')\n" \
+    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n"
+#define EDGELOCK_LINE_CLEANUP                                                       \
     "for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do\n" \
     "  redis.call('ZREM', KEYS[2], gone)\n"                                         \
     "end\n"                                                                         \
@@ -156,12 +182,41 @@ inline constexpr std::string_view release_script_text =
     "  redis.call('ZREM', KEYS[2], first[1])\n"                                     \
     "  first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')\n"                 \
     "end\n"
+#define EDGELOCK_FAIR_PROLOGUE EDGELOCK_SERVER_NOW EDGELOCK_LINE_CLEANUP
+
+// An acquire's first step when KEYS[fence] is given (the script has more than `before` keys):
+// refuse at once when the counter is exhausted (see acquire above).
+#define EDGELOCK_FENCE_GUARD(before, fence)                                          \
+    "if #KEYS > " before " and redis.call('GET', KEYS[" fence                        \
+    "]) == '9223372036854775807' "                                                   \
+    "then\n"                                                                         \
+    "  redis.call('PERSIST', KEYS[" fence                                            \
+    "])\n"                                                                           \
+    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n" \
+    "end\n"
+// An acquire's last step after a take: 0 without a fence key, else the counter moved up and
+// floored at the server's clock in microseconds (`time`, read by EDGELOCK_SERVER_NOW).
+#define EDGELOCK_FENCE_TAKE(before, fence)                                                        \
+    "if #KEYS == " before                                                                         \
+    " then return 0 end\n"                                                                        \
+    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"                         \
+    "if redis.call('INCR', KEYS[" fence "]) < tonumber(clock) then redis.call('SET', KEYS[" fence \
+    "], clock) end\n"                                                                             \
+    "redis.call('PEXPIRE', KEYS[" fence "], '" EDGELOCK_FENCE_TTL_MS                              \
+    "')\n"                                                                                        \
+    "return redis.call('GET', KEYS[" fence "])\n"
+// A fair acquire's entry in the line: it expires ARGV[3] ms from now, and both line keys
+// live at least that long.
+#define EDGELOCK_LINE_ENTRY                                   \
+    "local entry_ttl = tonumber(ARGV[3])\n"                   \
+    "redis.call('ZADD', KEYS[3], now + entry_ttl, ARGV[1])\n" \
+    "for i = 2, 3 do\n"                                       \
+    "  if redis.call('PTTL', KEYS[i]) < entry_ttl then "      \
+    "redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"         \
+    "end\n"
 
 inline constexpr std::string_view fair_acquire_script_text =
-    "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
-    "  redis.call('PERSIST', KEYS[4])\n"
-    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
-    "end\n" EDGELOCK_FAIR_PROLOGUE
+    EDGELOCK_FENCE_GUARD("3", "4") EDGELOCK_FAIR_PROLOGUE
     "local holder = redis.call('GET', KEYS[1])\n"
     "local head = first[1]\n"
     "local took = ARGV[4] ~= 'join' and (holder == ARGV[1] or not (holder or "
@@ -176,23 +231,11 @@ inline constexpr std::string_view fair_acquire_script_text =
     "end\n"
     "if took and head ~= ARGV[1] then\n"
     "  redis.call('ZADD', KEYS[2], (tonumber(first[2]) or now + 1) - 1, ARGV[1])\n"
-    "end\n"
-    "local entry_ttl = tonumber(ARGV[3])\n"
-    "redis.call('ZADD', KEYS[3], now + entry_ttl, ARGV[1])\n"
-    "for i = 2, 3 do\n"
-    "  if redis.call('PTTL', KEYS[i]) < entry_ttl then "
-    "redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"
-    "end\n"
+    "end\n" EDGELOCK_LINE_ENTRY
     "if not took then\n"
     "  if not holder and head and head ~= ARGV[1] then redis.call('PUBLISH', KEYS[2], head) end\n"
     "  return false\n"
-    "end\n"
-    "if #KEYS == 3 then return 0 end\n"
-    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
-    "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
-    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS
-    "')\n"
-    "return redis.call('GET', KEYS[4])\n";
+    "end\n" EDGELOCK_FENCE_TAKE("3", "4");
 
 inline constexpr std::string_view fair_release_script_text =
     "local released = 0\n"
@@ -206,7 +249,101 @@ inline constexpr std::string_view fair_release_script_text =
     "end\n"
     "return released\n";
 
+// The semaphore's leases (lock_config::permits > 1): KEYS[1] is a sorted set whose members are
+// the holders' tokens, each scored by its lease's expiry on the server's clock in ms, and one
+// member "permits" scored -N. Expired leases go first; `limit` is that member's score, `held`
+// the leases left.
+#define EDGELOCK_SEM_LEASES                                    \
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)\n"        \
+    "local limit = redis.call('ZSCORE', KEYS[1], 'permits')\n" \
+    "local held = redis.call('ZCARD', KEYS[1]) - (limit and 1 or 0)\n"
+// Two callers that disagree about N while leases are held get an error, not a mix.
+#define EDGELOCK_SEM_AGREE                                                                \
+    "if held > 0 and limit and -tonumber(limit) ~= permits then\n"                        \
+    "  return redis.error_reply('PERMITS_MISMATCH the name has ' .. -tonumber(limit) .. " \
+    "' permits, not ' .. permits)\n"                                                      \
+    "end\n"
+// Our lease (new or refreshed) expires ARGV[2] ms from now; the set lives at least as long.
+#define EDGELOCK_SEM_EXTEND                                           \
+    "redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])\n" \
+    "if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then "        \
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) end\n"
+#define EDGELOCK_SEM_TAKE "redis.call('ZADD', KEYS[1], -permits, 'permits')\n" EDGELOCK_SEM_EXTEND
+// Our lease removed (`released` 1 when it was live); an empty set goes with its N.
+#define EDGELOCK_SEM_GIVE_BACK                                \
+    "local released = redis.call('ZREM', KEYS[1], ARGV[1])\n" \
+    "held = held - released\n"                                \
+    "if held == 0 then redis.call('DEL', KEYS[1]) end\n"
+
+inline constexpr std::string_view permit_acquire_script_text =
+    EDGELOCK_FENCE_GUARD("1", "2") EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES
+    "local permits = tonumber(ARGV[3])\n" EDGELOCK_SEM_AGREE
+    "if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then\n"
+    "  return false\n"
+    "end\n" EDGELOCK_SEM_TAKE EDGELOCK_FENCE_TAKE("1", "2");
+
+inline constexpr std::string_view permit_renew_script_text = EDGELOCK_SERVER_NOW
+    "redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)\n"
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" EDGELOCK_SEM_EXTEND
+    "return 1\n";
+
+inline constexpr std::string_view permit_release_script_text =
+    EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES EDGELOCK_SEM_GIVE_BACK "return released\n";
+
+// The fair semaphore: a free permit goes to a waiter only when fewer waiters that hold none
+// are ahead of it in the line than permits are free (`wake`, the ones ahead, are woken when
+// it may not take). A taker keeps its place in the line (or is put at its head) until its
+// release, as the fair lock's taker does.
+inline constexpr std::string_view fair_permit_acquire_script_text =
+    EDGELOCK_FENCE_GUARD("3", "4") EDGELOCK_FAIR_PROLOGUE EDGELOCK_SEM_LEASES
+    "local permits = tonumber(ARGV[4])\n" EDGELOCK_SEM_AGREE
+    "local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
+    "local wake = {}\n"
+    "for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
+    "  if w == ARGV[1] or #wake >= permits - held then break end\n"
+    "  if not redis.call('ZSCORE', KEYS[1], w) then wake[#wake + 1] = w end\n"
+    "end\n"
+    "local took = ARGV[5] ~= 'join' and (mine or #wake < permits - held)\n"
+    "if took then\n" EDGELOCK_SEM_TAKE
+    "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
+    "    redis.call('ZADD', KEYS[2], (tonumber(first[2]) or now + 1) - 1, ARGV[1])\n"
+    "  end\n"
+    "elseif not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
+    "  local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')[2]\n"
+    "  redis.call('ZADD', KEYS[2], math.max(now, (tonumber(last) or 0) + 1), ARGV[1])\n"
+    "end\n" EDGELOCK_LINE_ENTRY
+    "if not took then\n"
+    "  for _, w in ipairs(wake) do redis.call('PUBLISH', KEYS[2], w) end\n"
+    "  return false\n"
+    "end\n" EDGELOCK_FENCE_TAKE("3", "4");
+
+inline constexpr std::string_view fair_permit_release_script_text =
+    EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES EDGELOCK_SEM_GIVE_BACK
+    "if ARGV[2] ~= 'stay' then\n"
+    "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
+    "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
+    "end\n" EDGELOCK_LINE_CLEANUP
+    "local free = (limit and -tonumber(limit) or 1) - held\n"
+    "for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
+    "  if free <= 0 then break end\n"
+    "  if w ~= ARGV[1] and not redis.call('ZSCORE', KEYS[1], w) then\n"
+    "    redis.call('PUBLISH', KEYS[2], w)\n"
+    "    free = free - 1\n"
+    "  end\n"
+    "end\n"
+    "return released\n";
+
+#undef EDGELOCK_SEM_GIVE_BACK
+#undef EDGELOCK_SEM_TAKE
+#undef EDGELOCK_SEM_EXTEND
+#undef EDGELOCK_SEM_AGREE
+#undef EDGELOCK_SEM_LEASES
+#undef EDGELOCK_LINE_ENTRY
+#undef EDGELOCK_FENCE_TAKE
+#undef EDGELOCK_FENCE_GUARD
 #undef EDGELOCK_FAIR_PROLOGUE
+#undef EDGELOCK_LINE_CLEANUP
+#undef EDGELOCK_SERVER_NOW
 #undef EDGELOCK_FENCE_TTL_MS
 
 inline constexpr script acquire_script{acquire_script_text, sha1(acquire_script_text)};
@@ -217,5 +354,15 @@ inline constexpr script fair_acquire_script{fair_acquire_script_text,
                                             sha1(fair_acquire_script_text)};
 inline constexpr script fair_release_script{fair_release_script_text,
                                             sha1(fair_release_script_text)};
+inline constexpr script permit_acquire_script{permit_acquire_script_text,
+                                              sha1(permit_acquire_script_text)};
+inline constexpr script permit_renew_script{permit_renew_script_text,
+                                            sha1(permit_renew_script_text)};
+inline constexpr script permit_release_script{permit_release_script_text,
+                                              sha1(permit_release_script_text)};
+inline constexpr script fair_permit_acquire_script{fair_permit_acquire_script_text,
+                                                   sha1(fair_permit_acquire_script_text)};
+inline constexpr script fair_permit_release_script{fair_permit_release_script_text,
+                                                   sha1(fair_permit_release_script_text)};
 
 }  // namespace edgelock

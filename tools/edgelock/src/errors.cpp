@@ -31,6 +31,10 @@ const char* describe_errc(errc code) {
             return "a Redis node started without durable data too recently to count (restart "
                    "guard)";
         case errc::node_restarted: return "a Redis node restarted during the hold";
+        case errc::wrong_kind:
+            return "the name's key holds another kind (a lock's name used as a semaphore, or the "
+                   "reverse)";
+        case errc::permits_mismatch: return "the semaphore is held with another number of permits";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";
         case errc::unexpected_reply: return "Redis sent an unexpected reply";
@@ -62,6 +66,8 @@ int exit_code_for(std::error_code ec) {
             case errc::io_error: return exit_unavailable;
             case errc::protocol_error:
             case errc::fence_exhausted:
+            case errc::wrong_kind:
+            case errc::permits_mismatch:
             case errc::error_reply:
             case errc::unexpected_reply:
             case errc::reply_too_large:

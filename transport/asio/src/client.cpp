@@ -224,17 +224,20 @@ link_set client_impl::leave_lines() noexcept {
 
 // The core sends the fair release as EVALSHA and, on NOSCRIPT (a server that never ran it;
 // the handshake loads only the plain scripts), again as EVAL. A lingering connection hands
-// no reply back to the core, so the script is loaded ahead of the releases instead. Its
-// reply goes to no lock: the owner is beyond every slot.
+// no reply back to the core, so the scripts (the lock's and the semaphore's) are loaded ahead
+// of the releases instead. Their replies go to no lock: the owner is beyond every slot.
 void client_impl::load_fair_release(asio_connection& c, std::int64_t now) noexcept {
-    if (!c.connection().accepts_requests()) return;
-    resp_writer writer(c.cursor(), c.room());
-    writer.array(3);
-    writer.bulk("SCRIPT");
-    writer.bulk("LOAD");
-    writer.bulk(fair_release_script.text);
-    if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now)) return;
-    (void)c.commit(writer.size());  // always true: the write happens at flush()
+    for (const script* s : {&fair_release_script, &fair_permit_release_script}) {
+        if (!c.connection().accepts_requests()) return;
+        resp_writer writer(c.cursor(), c.room());
+        writer.array(3);
+        writer.bulk("SCRIPT");
+        writer.bulk("LOAD");
+        writer.bulk(s->text);
+        if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now))
+            return;
+        (void)c.commit(writer.size());  // always true: the write happens at flush()
+    }
 }
 
 asio_connection* client_impl::connection_at(std::size_t i, std::uint32_t epoch) noexcept {

@@ -125,7 +125,7 @@ enum class eviction_policy : std::uint8_t {
     all_keys,       // allkeys-lru and the like: any key
 };
 
-// Which of the six scripts a request runs, recognised by digest or text: for traces and the
+// Which of the scripts a request runs, recognised by digest or text: for traces and the
 // workload's points only (a request's execution never depends on it).
 enum class script_id : std::uint8_t {
     acquire,
@@ -134,6 +134,11 @@ enum class script_id : std::uint8_t {
     release,
     fair_acquire,
     fair_release,
+    permit_acquire,
+    permit_renew,
+    permit_release,
+    fair_permit_acquire,
+    fair_permit_release,
     none
 };
 script_id script_by_digest(std::string_view digest) noexcept;

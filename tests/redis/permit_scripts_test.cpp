@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// The semaphore's scripts (scripts.hpp, permit_*) run by a real redis-server, called by hand:
+// at most N leases, expired ones dropped first, renew and release only our own, a retried
+// acquire, N agreed, the lock and the semaphore refusing each other's names, fence tokens in
+// grant order, and the fair line's wake-ups. The simulator's Redis model runs the same text.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "channel_listener.hpp"
+#include "edgelock/keys.hpp"
+#include "edgelock/scripts.hpp"
+#include "edgelock/testing/redis_client.hpp"
+#include "edgelock/testing/redis_process.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+using edgelock::testing::channel_listener;
+using edgelock::testing::redis_client;
+using edgelock::testing::redis_reply;
+using edgelock::testing::redis_server;
+
+const std::string name = "uplink:site-7";
+
+std::string companion_key(edgelock::companion which) {
+    std::array<char, edgelock::key_bytes_max> out{};
+    const std::size_t size = edgelock::write_companion_key(name, which, out.data(), out.size());
+    return std::string(out.data(), size);
+}
+
+const std::string fence_key = companion_key(edgelock::companion::fence);
+const std::string queue_key = companion_key(edgelock::companion::queue);
+const std::string qttl_key = companion_key(edgelock::companion::queue_ttl);
+
+std::string token(char c) { return std::string(32, c); }
+
+redis_reply eval(redis_client& c, const edgelock::script& s, std::vector<std::string> keys,
+                 std::vector<std::string> args) {
+    std::vector<std::string> command = {"EVAL", std::string(s.text), std::to_string(keys.size())};
+    command.insert(command.end(), keys.begin(), keys.end());
+    command.insert(command.end(), args.begin(), args.end());
+    return c.command(command);
+}
+
+redis_reply take(redis_client& c, const std::string& who, int permits = 3,
+                 long long ttl_ms = 30'000, bool fenced = false) {
+    std::vector<std::string> keys = {name};
+    if (fenced) keys.push_back(fence_key);
+    return eval(c, edgelock::permit_acquire_script, keys,
+                {who, std::to_string(ttl_ms), std::to_string(permits)});
+}
+
+redis_reply renew(redis_client& c, const std::string& who, long long ttl_ms = 30'000) {
+    return eval(c, edgelock::permit_renew_script, {name}, {who, std::to_string(ttl_ms)});
+}
+
+redis_reply give_back(redis_client& c, const std::string& who) {
+    return eval(c, edgelock::permit_release_script, {name}, {who});
+}
+
+redis_reply fair_take(redis_client& c, const std::string& who, int permits = 2) {
+    return eval(c, edgelock::fair_permit_acquire_script, {name, queue_key, qttl_key},
+                {who, "30000", "10000", std::to_string(permits)});
+}
+
+redis_reply fair_give_back(redis_client& c, const std::string& who, bool stay = false) {
+    std::vector<std::string> args = {who};
+    if (stay) args.push_back("stay");
+    return eval(c, edgelock::fair_permit_release_script, {name, queue_key, qttl_key}, args);
+}
+
+bool took(const redis_reply& r) { return r.type == redis_reply::kind::integer && r.integer == 0; }
+
+bool refused_with(const redis_reply& r, const std::string& code) {
+    return r.type == redis_reply::kind::error && r.text.rfind(code, 0) == 0;
+}
+
+std::vector<std::string> holders(redis_client& c) {
+    std::vector<std::string> out;
+    for (const redis_reply& e : c.command({"ZRANGEBYSCORE", name, "0", "+inf"}).elements)
+        out.push_back(e.text);
+    return out;
+}
+
+TEST(permit_scripts, n_owners_hold_at_once_and_the_next_waits_for_a_release) {
+    redis_server server;
+    redis_client c(server.port());
+    for (const char who : {'a', 'b', 'c'}) EXPECT_TRUE(took(take(c, token(who)))) << who;
+    EXPECT_TRUE(take(c, token('d')).is_nil()) << "three permits, three leases";
+    EXPECT_EQ(holders(c).size(), 3u);
+    EXPECT_EQ(c.command({"ZSCORE", name, "permits"}).text, "-3") << "N kept with the leases";
+    EXPECT_EQ(give_back(c, token('b')).integer, 1);
+    EXPECT_TRUE(took(take(c, token('d'))));
+    EXPECT_TRUE(take(c, token('b')).is_nil()) << "a released owner queues like anyone";
+}
+
+TEST(permit_scripts, expired_leases_are_dropped_before_each_decision) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(take(c, token('a'), 2, 100)));
+    ASSERT_TRUE(took(take(c, token('b'), 2)));
+    ASSERT_TRUE(take(c, token('c'), 2).is_nil());
+    std::this_thread::sleep_for(150ms);  // on purpose: a's 100 ms lease runs out
+    EXPECT_EQ(renew(c, token('a')).integer, 0) << "an expired lease is not brought back";
+    EXPECT_TRUE(took(take(c, token('c'), 2))) << "a's permit is free again";
+    EXPECT_EQ(holders(c), (std::vector<std::string>{token('b'), token('c')}));
+}
+
+TEST(permit_scripts, renew_and_release_touch_only_a_lease_we_hold) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(take(c, token('a'), 3, 1'000)));
+    EXPECT_EQ(renew(c, token('x')).integer, 0);
+    EXPECT_EQ(give_back(c, token('x')).integer, 0);
+    EXPECT_EQ(holders(c), (std::vector<std::string>{token('a')}));
+    EXPECT_EQ(renew(c, token('a'), 60'000).integer, 1);
+    EXPECT_GT(c.pttl(name), 59'000) << "the set lives as long as its longest lease";
+    EXPECT_EQ(give_back(c, token('a')).integer, 1);
+    EXPECT_FALSE(c.exists(name)) << "the last release leaves nothing, N included";
+    EXPECT_EQ(give_back(c, token('a')).integer, 0) << "a retried release finds nothing";
+}
+
+TEST(permit_scripts, a_retried_acquire_of_a_lease_we_hold_refreshes_it_even_when_full) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(take(c, token('a'), 2, 1'000)));
+    ASSERT_TRUE(took(take(c, token('b'), 2)));
+    EXPECT_TRUE(took(take(c, token('a'), 2, 60'000))) << "its first answer was lost";
+    EXPECT_EQ(holders(c).size(), 2u) << "still one lease for a";
+    const long long expiry = std::stoll(c.command({"ZSCORE", name, token('a')}).text);
+    const long long now_ms = std::stoll(c.command({"TIME"}).elements[0].text) * 1000;
+    EXPECT_GT(expiry - now_ms, 55'000) << "measured from the retry";
+}
+
+TEST(permit_scripts, another_n_is_refused_while_leases_are_held_and_taken_when_none_are) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(take(c, token('a'), 3)));
+    const redis_reply mixed = take(c, token('b'), 5);
+    EXPECT_TRUE(refused_with(mixed, "PERMITS_MISMATCH")) << mixed.text;
+    EXPECT_NE(mixed.text.find("3 permits, not 5"), std::string::npos) << mixed.text;
+    EXPECT_EQ(holders(c).size(), 1u) << "the refusal changed nothing";
+    ASSERT_EQ(give_back(c, token('a')).integer, 1);
+    EXPECT_TRUE(took(take(c, token('b'), 5))) << "no holder: the new N stands";
+    EXPECT_EQ(c.command({"ZSCORE", name, "permits"}).text, "-5");
+}
+
+TEST(permit_scripts, a_lock_and_a_semaphore_refuse_each_others_names) {
+    redis_server server;
+    redis_client c(server.port());
+    c.set(name, token('l'));
+    EXPECT_TRUE(refused_with(take(c, token('a')), "WRONGTYPE"));
+    EXPECT_TRUE(refused_with(renew(c, token('a')), "WRONGTYPE"));
+    EXPECT_TRUE(refused_with(give_back(c, token('a')), "WRONGTYPE"));
+    EXPECT_EQ(c.get(name), token('l')) << "the lock is untouched";
+    c.command({"DEL", name});
+    ASSERT_TRUE(took(take(c, token('a'))));
+    const redis_reply native = c.command({"SET", name, token('l'), "NX", "PX", "30000", "GET"});
+    EXPECT_TRUE(refused_with(native, "WRONGTYPE")) << "the lock's own acquire";
+    const redis_reply scripted =
+        eval(c, edgelock::acquire_script, {name, fence_key}, {token('l'), "30000"});
+    EXPECT_TRUE(refused_with(scripted, "WRONGTYPE")) << "the lock's fenced acquire";
+    EXPECT_EQ(holders(c), (std::vector<std::string>{token('a')}));
+}
+
+TEST(permit_scripts, fence_tokens_rise_in_grant_order_and_an_exhausted_counter_refuses) {
+    redis_server server;
+    redis_client c(server.port());
+    long long last = 0;
+    for (const char who : {'a', 'b', 'c'}) {
+        const redis_reply r = take(c, token(who), 3, 30'000, true);
+        ASSERT_EQ(r.type, redis_reply::kind::string) << r.text;
+        EXPECT_GT(std::stoll(r.text), last) << who;
+        last = std::stoll(r.text);
+    }
+    c.set(fence_key, "9223372036854775807");
+    ASSERT_EQ(give_back(c, token('c')).integer, 1);
+    EXPECT_TRUE(refused_with(take(c, token('d'), 3, 30'000, true), "FENCE_EXHAUSTED"));
+    EXPECT_EQ(holders(c).size(), 2u) << "no lease without a token";
+}
+
+TEST(permit_scripts, a_fair_release_wakes_as_many_waiters_as_permits_are_free) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port(), queue_key);
+    ASSERT_TRUE(took(fair_take(c, token('a'))));
+    ASSERT_TRUE(took(fair_take(c, token('b'))));
+    for (const char w : {'c', 'd', 'e'}) ASSERT_TRUE(fair_take(c, token(w)).is_nil()) << w;
+    ASSERT_EQ(fair_give_back(c, token('a')).integer, 1);
+    EXPECT_EQ(listener.next(), token('c')) << "one permit free: the first waiter";
+    EXPECT_EQ(listener.next(), "");
+    EXPECT_TRUE(fair_take(c, token('d')).is_nil()) << "d may not take c's turn";
+    EXPECT_EQ(listener.next(), token('c')) << "the refused look wakes c again";
+    EXPECT_TRUE(took(fair_take(c, token('c'))));
+    ASSERT_EQ(fair_give_back(c, token('b')).integer, 1);
+    ASSERT_EQ(fair_give_back(c, token('c')).integer, 1);
+    EXPECT_EQ(listener.next(), token('d'));
+    EXPECT_EQ(listener.next(), token('d')) << "c's release: two free, d still ahead of e";
+    EXPECT_EQ(listener.next(), token('e'));
+    EXPECT_TRUE(took(fair_take(c, token('e')))) << "two free permits, one waiter ahead";
+    EXPECT_TRUE(took(fair_take(c, token('d'))));
+}
+
+TEST(permit_scripts, a_taker_whose_answer_was_lost_keeps_its_place_through_its_cleanup) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(fair_take(c, token('h'), 1 + 1)));
+    ASSERT_TRUE(took(fair_take(c, token('i'))));
+    ASSERT_TRUE(fair_take(c, token('a')).is_nil());
+    ASSERT_TRUE(fair_take(c, token('b')).is_nil());
+    ASSERT_EQ(fair_give_back(c, token('h')).integer, 1);
+    ASSERT_TRUE(took(fair_take(c, token('a'))));  // its answer never reaches a
+    EXPECT_EQ(fair_give_back(c, token('a'), true).integer, 1) << "the cleanup frees the permit";
+    EXPECT_TRUE(fair_take(c, token('b')).is_nil()) << "b may not take a's turn";
+    EXPECT_TRUE(took(fair_take(c, token('a'))));
+}
+
+TEST(permit_scripts, the_keys_share_the_names_cluster_slot) {
+    const std::uint16_t slot = edgelock::cluster_slot(name);
+    for (const std::string& key : {fence_key, queue_key, qttl_key})
+        EXPECT_EQ(edgelock::cluster_slot(key), slot) << key;
+}
+
+}  // namespace
