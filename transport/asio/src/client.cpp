@@ -234,8 +234,7 @@ void client_impl::load_fair_release(asio_connection& c, std::int64_t now) noexce
         writer.bulk("SCRIPT");
         writer.bulk("LOAD");
         writer.bulk(s->text);
-        if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now))
-            return;
+        if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now)) return;
         (void)c.commit(writer.size());  // always true: the write happens at flush()
     }
 }
