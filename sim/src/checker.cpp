@@ -23,6 +23,49 @@ std::string seconds(std::int64_t us) {
     return text;
 }
 
+// A semaphore's overlap: more clients than permits believed at one instant. Each client's
+// beliefs are counted once, whichever of them (a hold, an action window) is in force.
+check_outcome check_permits_overlap(const std::vector<belief>& beliefs, std::uint16_t permits) {
+    struct edge {
+        std::int64_t at_us;
+        bool starts;
+        const belief* b;
+    };
+    std::vector<edge> edges;
+    edges.reserve(2 * beliefs.size());
+    for (const belief& b : beliefs) {
+        edges.push_back({b.start_us, true, &b});
+        edges.push_back({b.end_us, false, &b});
+    }
+    std::sort(edges.begin(), edges.end(), [](const edge& a, const edge& b) {
+        return a.at_us != b.at_us ? a.at_us < b.at_us : a.starts < b.starts;  // ends first
+    });
+    std::array<std::uint32_t, clients_max> in_force{};
+    std::array<const belief*, clients_max> latest{};
+    std::size_t believing = 0;
+    for (const edge& e : edges) {
+        const std::uint8_t c = e.b->client;
+        if (!e.starts) {
+            if (--in_force[c] == 0) --believing;
+            continue;
+        }
+        if (in_force[c]++ == 0) ++believing;
+        latest[c] = e.b;
+        if (believing <= permits) continue;
+        check_outcome out;
+        out.ok = false;
+        out.detail = std::to_string(believing) + " clients believed they held one of the " +
+                     std::to_string(permits) + " permits at " + seconds(e.at_us) + ":";
+        for (std::size_t k = 0; k < clients_max; ++k) {
+            if (in_force[k] == 0) continue;
+            out.detail += " c" + std::to_string(k) + " (hold #" + std::to_string(latest[k]->hold) +
+                          ", from " + seconds(latest[k]->start_us) + ")";
+        }
+        return out;
+    }
+    return {};
+}
+
 check_outcome check_overlap(const history& h) {
     std::vector<belief> beliefs;
     beliefs.reserve(h.holds.size() + h.actions.size());
@@ -32,6 +75,7 @@ check_outcome check_overlap(const history& h) {
     for (const action_record& a : h.actions) {
         if (a.send_us > a.check_us) beliefs.push_back({a.check_us, a.send_us, a.client, a.hold});
     }
+    if (h.permits > 1) return check_permits_overlap(beliefs, h.permits);
     std::sort(beliefs.begin(), beliefs.end(), [](const belief& a, const belief& b) {
         if (a.start_us != b.start_us) return a.start_us < b.start_us;
         return a.client < b.client;
@@ -57,7 +101,49 @@ check_outcome check_overlap(const history& h) {
     return {};
 }
 
+// When each hold was over: its belief ended and no write of it was still to go out, and no
+// sooner than just after it began (one the run's end cut off at its first instant is not over
+// before itself).
+std::vector<std::int64_t> holds_done_us(const history& h) {
+    std::vector<std::int64_t> done_us(h.holds.size());
+    for (std::size_t i = 0; i < h.holds.size(); ++i) {
+        done_us[i] = std::max(h.holds[i].end_us, h.holds[i].start_us + 1);
+    }
+    for (const action_record& a : h.actions) {
+        if (a.hold < done_us.size()) done_us[a.hold] = std::max(done_us[a.hold], a.send_us);
+    }
+    return done_us;
+}
+
+// A semaphore's stale write: the resource accepted it from a hold after serving N holds
+// acquired later that all still held, so N + 1 owners were at the resource at once.
+check_outcome check_permits_stale(const history& h) {
+    const std::vector<std::int64_t> done_us = holds_done_us(h);
+    std::vector<std::uint32_t> served;
+    for (const resource_record& op : h.resource_ops) {
+        if (!op.accepted) continue;
+        std::size_t later_current = 0;
+        for (const std::uint32_t g : served) {
+            if (g > op.hold && g < done_us.size() && done_us[g] > op.at_us) ++later_current;
+        }
+        if (op.write && later_current >= h.permits) {
+            check_outcome out;
+            out.ok = false;
+            out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
+                         ", token " + std::to_string(op.token) + ") from c" +
+                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
+                         seconds(op.at_us) + ", after serving " + std::to_string(later_current) +
+                         " later holds that still held";
+            return out;
+        }
+        if (std::find(served.begin(), served.end(), op.hold) == served.end())
+            served.push_back(op.hold);
+    }
+    return {};
+}
+
 check_outcome check_stale(const history& h) {
+    if (h.permits > 1) return check_permits_stale(h);
     bool served_any = false;
     std::uint32_t latest_hold = 0;  // the latest-acquired hold the resource served
     for (const resource_record& op : h.resource_ops) {
@@ -82,15 +168,12 @@ check_outcome check_stale(const history& h) {
 // overlap check's business; between them no order is promised.
 check_outcome check_order(const history& h) {
     if (!h.fencing) return {};
-    // A hold is over no sooner than just after it began: one the run's end cut off at its first
-    // instant is not over before itself.
-    std::vector<std::int64_t> done_us(h.holds.size());
-    for (std::size_t i = 0; i < h.holds.size(); ++i) {
-        done_us[i] = std::max(h.holds[i].end_us, h.holds[i].start_us + 1);
-    }
-    for (const action_record& a : h.actions) {
-        if (a.hold < done_us.size()) done_us[a.hold] = std::max(done_us[a.hold], a.send_us);
-    }
+    const std::vector<std::int64_t> done_us = holds_done_us(h);
+    // A semaphore's grant may reach its holder after a later grant's holder stopped: what
+    // must come after the other stopped is the winning attempt's request (checker.hpp).
+    const auto began_us = [&h](std::size_t i) {
+        return h.permits > 1 ? h.holds[i].attempt_us : h.holds[i].start_us;
+    };
     std::vector<std::size_t> by_done(h.holds.size());
     for (std::size_t i = 0; i < by_done.size(); ++i) by_done[i] = i;
     std::sort(by_done.begin(), by_done.end(), [&](std::size_t a, std::size_t b) {
@@ -98,15 +181,13 @@ check_outcome check_order(const history& h) {
     });
     std::vector<std::size_t> by_start = by_done;
     std::sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) {
-        return h.holds[a].start_us != h.holds[b].start_us
-                   ? h.holds[a].start_us < h.holds[b].start_us
-                   : a < b;
+        return began_us(a) != began_us(b) ? began_us(a) < began_us(b) : a < b;
     });
     std::size_t next_done = 0;
     const hold_record* highest = nullptr;  // the largest token among holds already over
     for (const std::size_t i : by_start) {
         const hold_record& later = h.holds[i];
-        while (next_done < by_done.size() && done_us[by_done[next_done]] <= later.start_us) {
+        while (next_done < by_done.size() && done_us[by_done[next_done]] <= began_us(i)) {
             const hold_record& over = h.holds[by_done[next_done]];
             if (highest == nullptr || over.fence > highest->fence) highest = &over;
             ++next_done;
@@ -115,7 +196,7 @@ check_outcome check_order(const history& h) {
         check_outcome out;
         out.ok = false;
         out.detail = "hold #" + std::to_string(later.index) + " (c" + std::to_string(later.client) +
-                     ", from " + seconds(later.start_us) + ") got token " +
+                     ", from " + seconds(began_us(i)) + ") got token " +
                      std::to_string(later.fence) + ", not above token " +
                      std::to_string(highest->fence) + " of hold #" +
                      std::to_string(highest->index) + " (c" + std::to_string(highest->client) +

@@ -2,6 +2,7 @@
 #include "edgelock/sim/configuration.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "edgelock/assert.hpp"
 
@@ -26,6 +27,10 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
         {"cluster", topology::cluster, 1, 6, false, 0, false},
         {"cluster+WAIT", topology::cluster, 1, 6, false, 1, false},
         {"cluster+WAIT+guard", topology::cluster, 1, 6, false, 1, false, 0, true},
+        {"single+permits-3", topology::single, 1, 1, false, 0, false, 0, false, false, 3},
+        {"single+fencing+permits-3", topology::single, 1, 1, true, 0, false, 0, false, false, 3},
+        {"sentinel+WAIT+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, false, false, 3},
+        {"cluster+WAIT+permits-3", topology::cluster, 1, 6, false, 1, false, 0, false, false, 3},
     }};
     return all;
 }
@@ -113,34 +118,49 @@ bool in_matrix(const configuration& config) noexcept {
     return &config >= matrix && &config < matrix + configuration_count;
 }
 
-// Indices in the order the rows were added, so a row keeps its index (and its cells' seeds)
-// when rows come: the first matrix rows, the first one-off rows, the later matrix rows, the
-// later one-off rows.
+namespace {
+
+// The rows in the order they were added, so a row keeps its index (and its cells' seeds) when
+// rows come: each block is a run of matrix (or one-off) rows, from place `first` to `end`.
+struct row_block {
+    bool matrix;
+    std::size_t first;
+    std::size_t end;
+};
+constexpr std::array<row_block, 5> row_blocks{{
+    {true, 0, first_configuration_count},
+    {false, 0, first_one_off_configuration_count},
+    {true, first_configuration_count, second_configuration_count},
+    {false, first_one_off_configuration_count, one_off_configuration_count},
+    {true, second_configuration_count, configuration_count},
+}};
+
+const configuration* rows_of(bool matrix) noexcept {
+    return matrix ? configurations().data() : one_off_configurations().data();
+}
+
+}  // namespace
+
 std::size_t configuration_index(const configuration& config) noexcept {
-    constexpr std::size_t later_rows =
-        first_configuration_count + first_one_off_configuration_count;
-    if (in_matrix(config)) {
-        const auto place = static_cast<std::size_t>(&config - configurations().data());
-        return place < first_configuration_count ? place
-                                                 : later_rows + (place - first_configuration_count);
+    const bool matrix = in_matrix(config);
+    const auto place = static_cast<std::size_t>(&config - rows_of(matrix));
+    std::size_t before = 0;
+    for (const row_block& b : row_blocks) {
+        if (b.matrix == matrix && place >= b.first && place < b.end)
+            return before + (place - b.first);
+        before += b.end - b.first;
     }
-    const configuration* const one_off = one_off_configurations().data();
-    EDGELOCK_ASSERT(&config >= one_off && &config < one_off + one_off_configuration_count);
-    const auto place = static_cast<std::size_t>(&config - one_off);
-    return place < first_one_off_configuration_count ? first_configuration_count + place
-                                                     : configuration_count + place;
+    EDGELOCK_ASSERT(false);
+    return 0;
 }
 
 const configuration& configuration_at(std::size_t index) noexcept {
-    constexpr std::size_t later_rows =
-        first_configuration_count + first_one_off_configuration_count;
-    constexpr std::size_t later_one_offs = configuration_count + first_one_off_configuration_count;
-    if (index < first_configuration_count) return configurations()[index];
-    if (index < later_rows) return one_off_configurations()[index - first_configuration_count];
-    if (index < later_one_offs)
-        return configurations()[first_configuration_count + (index - later_rows)];
-    EDGELOCK_ASSERT(index - configuration_count < one_off_configuration_count);
-    return one_off_configurations()[index - configuration_count];
+    for (const row_block& b : row_blocks) {
+        if (index < b.end - b.first) return rows_of(b.matrix)[b.first + index];
+        index -= b.end - b.first;
+    }
+    EDGELOCK_ASSERT(false);
+    return configurations()[0];
 }
 
 world_params scripted_params() noexcept { return world_params{}; }

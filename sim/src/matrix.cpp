@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/sim/matrix.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "edgelock/assert.hpp"
@@ -38,6 +39,13 @@ void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_pa
     draw_cluster_election(p, election_rng);
 }
 
+// A semaphore's row runs one client more than it has permits, so that one of them waits and
+// a holder too many shows (set before the schedule, which picks among the clients).
+void fit_clients(const configuration& config, world_params& p) {
+    if (config.permits <= 1) return;
+    p.clients = static_cast<std::uint8_t>(std::min<std::size_t>(config.permits + 1u, clients_max));
+}
+
 }  // namespace
 
 run_spec make_spec(const run_request& request) {
@@ -50,6 +58,7 @@ run_spec make_spec(const run_request& request) {
         case run_mode::scripted:
             EDGELOCK_ASSERT(request.scenario != nullptr);
             spec.params = scripted_params(request.scenario->id);
+            fit_clients(*request.config, spec.params);
             spec.faults = scripted_schedule(request.scenario->id, *request.config, spec.params);
             break;
         case run_mode::random: {
@@ -60,6 +69,7 @@ run_spec make_spec(const run_request& request) {
             spec.params = random_params(request.scenario->id, params_rng);
             if (request.config->fair) draw_fair_knobs(spec.params, fair_rng);
             draw_layout_knobs(*request.config, request.seed, spec.params);
+            fit_clients(*request.config, spec.params);
             prng fault_point_rng = prng::stream(request.seed, fault_point_stream);
             draw_fault_points(spec.params, fault_point_rng);
             const scenario_id family = request.scenario->id;
@@ -80,6 +90,7 @@ run_spec make_spec(const run_request& request) {
                 draw_fair_knobs(spec.params, fair_rng);
             }
             draw_layout_knobs(*request.config, request.seed, spec.params);
+            fit_clients(*request.config, spec.params);
             spec.faults = request.faults;
             break;
         }

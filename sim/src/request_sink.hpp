@@ -41,9 +41,10 @@ struct request_sink {
         const std::size_t prefix = written.substr(0, asking.size()) == asking ? asking.size() : 0;
         std::string bytes(written.substr(prefix));
         const script_id kind = classify_request(bytes);
-        sent_acquire =
-            sent_acquire || kind == script_id::acquire || kind == script_id::fair_acquire;
-        sent_renew = sent_renew || kind == script_id::renew;
+        sent_acquire = sent_acquire || kind == script_id::acquire ||
+                       kind == script_id::fair_acquire || kind == script_id::permit_acquire ||
+                       kind == script_id::fair_permit_acquire;
+        sent_renew = sent_renew || kind == script_id::renew || kind == script_id::permit_renew;
         if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
         if (kind == script_id::release && deletes_without_compare) {
             std::array<char, request_bytes_max> del{};

@@ -181,8 +181,9 @@ world::world(const run_spec& spec)
     // unavailable that much longer after a fault, and still be live.
     if (config_.restart_guard) params_.liveness_window_ms += lock_restart_guard_ms(params_);
     net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
-    resource_ = fenced_resource(params_.stock);
+    resource_ = fenced_resource(params_.stock, config_.permits);
     history_.fencing = config_.fencing;
+    history_.permits = config_.permits;
     fired_.assign(spec.faults.size(), false);
 
     prng setup = prng::stream(spec.seed, 2);
@@ -217,6 +218,7 @@ world::world(const run_spec& spec)
         init_fair_checks();
     }
     acquiring_.assign(params_.clients, false);
+    asking_since_us_.assign(params_.clients, 0);
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);
@@ -313,6 +315,7 @@ lock_config world::clients_lock_config() const {
     lc.replicas_to_wait = config_.replicas_to_wait;
     lc.restart_guard_ms = config_.restart_guard ? -1 : 0;
     lc.fair = config_.fair;
+    lc.permits = config_.permits;
     return lc;
 }
 
@@ -817,9 +820,13 @@ void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     }
 }
 
-std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence,
-                              std::int64_t valid_until_ms) {
+std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
+                              std::int64_t attempt_us) {
+    // Taken: the available check's acquirer half waits afresh (a semaphore may still have a
+    // permit free for the next asker).
+    free_since_us_ = -1;
     hold_record r;
+    r.attempt_us = attempt_us;
     r.client = client;
     r.index = static_cast<std::uint32_t>(history_.holds.size());
     r.start_us = now_us_;

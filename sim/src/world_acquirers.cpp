@@ -3,20 +3,22 @@
 // taken, by someone, within a bound, through what the configuration rides out as in calm.
 // The world samples it after every event; a violation is recorded into the same record as
 // the holder half's (a hold lost to a fault ridden out), world_judges.cpp.
+#include <algorithm>
+
 #include "edgelock/sim/world.hpp"
 #include "world_text.hpp"
 
 namespace edgelock::sim {
 
 // Node n would grant the lock to a request now: up, answering, a master without the lock's
-// key (by its own clock) and with the replicas WAIT asks for. With the restart guard, a node
-// that restarted counts from its start plus the guard (on the slowest client clock) and what a
-// client takes to make its connection again and read that start.
+// key (a semaphore's: with a permit free) by its own clock and with the replicas WAIT asks for.
+// With the restart guard, a node that restarted counts from its start plus the guard (on the
+// slowest client clock) and what a client takes to make its connection again and read that start.
 bool world::grants_now(std::uint8_t node) const noexcept {
     const redis_node& n = nodes_[node];
     if (!n.up() || paused(node) || isolated(node) || !n.is_master() || n.cluster_down())
         return false;
-    if (n.peek(lock_name_, node_wall_ms(node)) != nullptr || !wait_met(node)) return false;
+    if (!has_free_permit(node) || !wait_met(node)) return false;
     if (!config_.restart_guard || restarted_us_[node] < 0) return true;
     const std::int64_t guard_us =
         lock_restart_guard_ms(params_) * (1'000'000 + params_.clock_ppm_max) / 1'000;
@@ -52,8 +54,7 @@ bool world::lock_free_now(std::uint32_t& granters) const {
     if (config_.layout != topology::redlock) {
         for (std::uint8_t n = 0; n < config_.nodes; ++n) {
             const redis_node& node = nodes_[n];
-            if (node.up() && node.is_master() && node.peek(lock_name_, node_wall_ms(n)) != nullptr)
-                return false;
+            if (node.up() && node.is_master() && !has_free_permit(n)) return false;
         }
     }
     granters = 0;
@@ -132,12 +133,20 @@ void world::judge_acquirers() {
     if (now_us_ - free_since_us_ <= bound_us) return;
     const std::int64_t from_us = free_since_us_ - settle_us();
     int judged = -1;
+    std::int64_t judged_from_us = from_us;
     bool calm = true;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         if (!acquiring_[c] || clients_[c]->paused()) continue;
-        const asker_state state = asker_since(c, granters, from_us);
+        // An asker waits from the later of its asking and the lock's freeing (a semaphore's
+        // holder may ask again while a permit stayed free for others all along).
+        if (now_us_ - asking_since_us_[c] <= bound_us) continue;
+        const std::int64_t since_us = std::max(from_us, asking_since_us_[c] - settle_us());
+        const asker_state state = asker_since(c, granters, since_us);
         if (state == asker_state::disturbed) continue;
-        if (judged < 0) judged = c;
+        if (judged < 0) {
+            judged = c;
+            judged_from_us = since_us;
+        }
         calm = calm && state == asker_state::calm;
     }
     if (judged < 0) return;
@@ -148,7 +157,7 @@ void world::judge_acquirers() {
                        judged, seconds_text(free_since_us_).c_str(), seconds_text(now_us_).c_str(),
                        static_cast<long long>(bound_us / 1000),
                        calm ? "" : "but what the configuration rides out ",
-                       seconds_text(from_us).c_str()));
+                       seconds_text(judged_from_us).c_str()));
     free_since_us_ = now_us_;  // counted again only after another bound
 }
 

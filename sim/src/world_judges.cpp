@@ -14,9 +14,44 @@ namespace edgelock::sim {
 
 // ---- the lease oracle ---------------------------------------------------------------------
 
-bool world::holds_token(std::uint8_t node, std::string_view token_hex) const noexcept {
-    const redis_entry* e = nodes_[node].peek(lock_name_, node_wall_ms(node));
-    return e != nullptr && e->value == token_hex;
+// A lock's key holds the token; a semaphore's set has it as a lease that has not expired by
+// the node's own clock (scripts.hpp).
+bool world::holds_token(std::uint8_t node, std::string_view token_hex) const {
+    const std::int64_t wall_ms = node_wall_ms(node);
+    const redis_entry* e = nodes_[node].peek(lock_name_, wall_ms);
+    if (e == nullptr) return false;
+    if (config_.permits == 1) return e->value == token_hex;
+    for (const zset_member& m : decode_zset(e->value)) {
+        if (m.member == token_hex) return m.score > wall_ms;
+    }
+    return false;
+}
+
+// The leases node n keeps that have not expired by its own clock: 0 or 1 for a lock.
+std::size_t world::live_leases(std::uint8_t node) const {
+    const std::int64_t wall_ms = node_wall_ms(node);
+    const redis_entry* e = nodes_[node].peek(lock_name_, wall_ms);
+    if (e == nullptr) return 0;
+    if (config_.permits == 1) return 1;
+    std::size_t live = 0;
+    for (const zset_member& m : decode_zset(e->value)) live += m.score > wall_ms ? 1 : 0;
+    return live;
+}
+
+// A request for the lock (a permit) would find one free on node n.
+bool world::has_free_permit(std::uint8_t node) const { return live_leases(node) < config_.permits; }
+
+// A semaphore's second promise, sampled with the first: no master keeps more leases than it
+// has permits.
+void world::check_permits_kept() {
+    if (config_.permits == 1) return;
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        if (!nodes_[n].up() || !nodes_[n].is_master()) continue;
+        const std::size_t live = live_leases(n);
+        if (live <= config_.permits) continue;
+        oracle_failure(format("master n%u keeps %u live leases of %u permits", unsigned{n},
+                              static_cast<unsigned>(live), unsigned{config_.permits}));
+    }
 }
 
 // A guarded lock counts a node that restarted without durable data (AOF always) only from its start
@@ -43,6 +78,7 @@ world::lease_home world::lease_home_now() const noexcept {
 // the restart guard, once the guard lets clients count them again).
 void world::check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                         std::int64_t mono_ms, std::int64_t valid_until_ms) {
+    check_permits_kept();
     const bool redlock = config_.layout == topology::redlock;
     // Redis Cluster: the lock's slot may have moved to another shard; while it moves, a key
     // MIGRATE copied to the importing node backs the lease there.

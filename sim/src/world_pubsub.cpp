@@ -165,6 +165,7 @@ bool world::times_out(std::int64_t extra_us) const noexcept {
 
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
     acquiring_[client] = true;
+    asking_since_us_[client] = now_us_;
     if (!config_.fair) return;
     waiting_token_[client] = std::string(token_hex);
     holding_token_[client].clear();

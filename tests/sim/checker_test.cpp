@@ -57,6 +57,57 @@ TEST(checker, overlap_of_two_clients_is_caught_but_touching_holds_are_fine) {
     EXPECT_TRUE(v.ok(check_kind::stale));
 }
 
+// A semaphore of 3 permits: three clients believing at once are fine, a fourth is not; and a
+// client's hold and action window at once count it once.
+TEST(checker, a_semaphore_overlaps_only_beyond_its_permits) {
+    history h;
+    h.permits = 3;
+    h.holds = {hold(0, 0, 100, 400), hold(1, 1, 150, 400), hold(2, 2, 200, 400),
+               hold(3, 3, 400, 500)};
+    h.actions = {{0, 0, 300, 390}};
+    h.heal_us = 100;
+    h.end_us = 1000;
+    EXPECT_TRUE(check_history(h).ok(check_kind::overlap));
+    h.holds[3].start_us = 399;
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::overlap));
+    EXPECT_NE(v.checks[0].detail.find("4 clients believed they held one of the 3 permits"),
+              std::string::npos)
+        << v.checks[0].detail;
+}
+
+// The resource served three later holders that all still held, then took a write from an
+// earlier one: four owners at once. Served holders that had stopped do not count.
+TEST(checker, a_semaphores_stale_write_is_one_after_n_later_holders_that_still_hold) {
+    history h;
+    h.permits = 3;
+    h.holds = {hold(0, 0, 100, 200), hold(1, 1, 110, 900), hold(2, 2, 120, 900),
+               hold(3, 3, 210, 900)};
+    h.resource_ops = {op(130, 1, 1, true), op(140, 2, 2, true), op(220, 3, 3, true),
+                      op(250, 0, 0, true)};
+    h.heal_us = 100;
+    h.end_us = 1000;
+    EXPECT_FALSE(check_history(h).ok(check_kind::stale));
+    h.holds[1].end_us = 240;  // one of the three stopped before the late write
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale));
+}
+
+// A semaphore's holder may begin after another stopped with a lower token (its grant came
+// first, its answer later); not when its winning attempt went out after the other stopped.
+TEST(checker, a_semaphores_token_order_counts_from_the_winning_attempt) {
+    history h;
+    h.permits = 3;
+    h.fencing = true;
+    h.holds = {hold(0, 0, 100, 200, 8), hold(1, 1, 250, 400, 7)};
+    h.holds[0].attempt_us = 90;
+    h.holds[1].attempt_us = 80;
+    h.heal_us = 100;
+    h.end_us = 1000;
+    EXPECT_TRUE(check_history(h).ok(check_kind::order));
+    h.holds[1].attempt_us = 210;
+    EXPECT_FALSE(check_history(h).ok(check_kind::order));
+}
+
 TEST(checker, acting_on_an_old_check_counts_as_believing) {
     history h = clean();
     h.actions.push_back(action_record{0, 0, 150, 250});  // checked at 150, wrote at 250

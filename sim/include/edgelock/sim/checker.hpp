@@ -6,12 +6,17 @@
 // had checked earlier (held() said yes, then the write went out), and every request the
 // resource saw. The checks are judged on true time, which no process can read:
 //
-//   overlap   two clients believed they held the lock at one true instant
+//   overlap   two clients believed they held the lock at one true instant (a semaphore of
+//             N permits: N + 1 clients)
 //   stale     the resource accepted a write from a holder after it had already served a
-//             later holder (the lost update fencing exists to prevent)
+//             later holder (the lost update fencing exists to prevent); a semaphore's: after
+//             serving N later holders that all still held (N + 1 owners at the resource)
 //   order     with fencing: tokens of successive holders strictly increase; a holder that
 //             began after another one had stopped (lease over, no write still to go out)
-//             carries the larger token (holders that overlap are already an overlap)
+//             carries the larger token (holders that overlap are already an overlap). A
+//             semaphore's holders overlap by design, and a grant may reach its holder after
+//             a later grant's holder stopped: there the winning attempt's first send, not the
+//             hold's start, must come after the other stopped
 //   liveness  after the last fault healed, some client acquired the lock again
 //   oracle    the lease oracle: whenever a client's held() is true, its token is live (by
 //             each node's own clock) where it must be: on a quorum of the Redlock nodes, or
@@ -101,6 +106,7 @@ struct hold_record {
     std::int64_t fence = 0;
     std::int64_t valid_until_ms = 0;  // latest validity, on the client's monotonic clock
     hold_end end = hold_end::open;
+    std::int64_t attempt_us = 0;  // the winning attempt's acquire went out (its grant is later)
 };
 
 // The client checked held() at check_us and acted on it at send_us: in between it believed
@@ -152,8 +158,9 @@ struct history {
     judged_record claim;
     fair_record fair;
     bool fencing = false;
-    std::int64_t heal_us = 0;  // the last fault's effects ended
-    std::int64_t end_us = 0;   // the run ended
+    std::uint16_t permits = 1;  // a semaphore's (1: the lock)
+    std::int64_t heal_us = 0;   // the last fault's effects ended
+    std::int64_t end_us = 0;    // the run ended
 };
 
 enum class check_kind : std::uint8_t {

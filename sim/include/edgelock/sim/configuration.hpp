@@ -57,11 +57,16 @@ struct configuration {
     // subscriber connection to its master (under Cluster, its slot's: world_pubsub.cpp).
     // One instance only.
     bool fair = false;
+    // lock_config::permits: a semaphore of this many holders (1: the lock). One instance
+    // only; the world's clients number one more (make_spec), so that one of them waits.
+    std::uint16_t permits = 1;
 };
 
-inline constexpr std::size_t configuration_count = 17;
+inline constexpr std::size_t configuration_count = 21;
 // The rows before Redis Cluster's: their configuration_index is their place, as it always was.
 inline constexpr std::size_t first_configuration_count = 14;
+// The rows before the semaphore's (the first ones and Redis Cluster's).
+inline constexpr std::size_t second_configuration_count = 17;
 
 // The configurations of the safety matrix, in matrix order.
 const std::array<configuration, configuration_count>& configurations() noexcept;
@@ -81,9 +86,9 @@ const std::array<configuration, one_off_configuration_count>& one_off_configurat
 // The configuration named `name` (in the matrix or one-off), or null.
 const configuration* find_configuration(std::string_view name) noexcept;
 // Its index: 0..first_configuration_count-1 for the matrix's first rows, then the one-off
-// ones in their order, then the matrix's later rows (Redis Cluster's), so that every
-// configuration that was there keeps its index; the random runs of a cell draw their seeds
-// from it (matrix.hpp, cell_seed).
+// ones in their order, then the matrix's later rows (Redis Cluster's), then the later one-off
+// rows, then the semaphore's matrix rows, so that every configuration that was there keeps its
+// index; the random runs of a cell draw their seeds from it (matrix.hpp, cell_seed).
 std::size_t configuration_index(const configuration& config) noexcept;
 // The configuration at configuration_index `index`.
 const configuration& configuration_at(std::size_t index) noexcept;

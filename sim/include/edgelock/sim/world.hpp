@@ -155,7 +155,8 @@ public:
 
     // The lease oracle. The client's held() is true now with `token_hex`: is the lease
     // backed where it must be? And an `acquired`/`renewed` event must not arrive with its
-    // validity over. Failures are recorded in the history.
+    // validity over. A semaphore's masters keep no more live leases than it has permits.
+    // Failures are recorded in the history.
     void check_lease(std::uint8_t client, std::uint32_t hold, std::string_view token_hex,
                      std::int64_t mono_ms, std::int64_t valid_until_ms);
     void check_event_validity(std::uint8_t client, const char* event_name, std::int64_t mono_ms,
@@ -181,7 +182,9 @@ public:
     void fault_point_fired(std::uint8_t client, const char* what, std::int64_t lasting_us);
 
     // History.
-    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
+    // attempt_us: when the winning attempt's acquire went out (checker.hpp, order).
+    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
+                           std::int64_t attempt_us);
     hold_record& hold(std::size_t slot) noexcept { return history_.holds[slot]; }
     void record_action(std::uint8_t client, std::uint32_t hold, std::int64_t check_us,
                        std::int64_t send_us);
@@ -334,7 +337,10 @@ private:
     std::int64_t repoint_delay_us();
     int best_replica_seen(std::uint8_t master) const noexcept;
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
-    bool holds_token(std::uint8_t node, std::string_view token_hex) const noexcept;
+    bool holds_token(std::uint8_t node, std::string_view token_hex) const;
+    std::size_t live_leases(std::uint8_t node) const;
+    bool has_free_permit(std::uint8_t node) const;
+    void check_permits_kept();
     // Where a lease must live: `needed` of the nodes [first, first + count) (a Redlock quorum,
     // or the master: the slot's owner once a migration moved it, else the sentinels' choice).
     struct lease_home {
@@ -471,11 +477,12 @@ private:
     // nodes x clients: the epoch of the client's subscriber connection the node counts among
     // the lock's channel's subscribers; 0 for none.
     std::vector<std::uint32_t> subscribed_epoch_;
-    std::vector<std::string> waiting_token_;  // per client: its acquire()'s token, "" when none
-    std::vector<std::string> holding_token_;  // per client: its fair hold's token until released
-    std::vector<std::int64_t> due_since_us_;  // per client: due since (true time), -1 when not
-    std::vector<std::int64_t> told_us_;       // per client: told while due, -1 when not
-    std::vector<bool> acquiring_;             // per client: its acquire() runs, not cancelled
+    std::vector<std::string> waiting_token_;     // per client: its acquire()'s token, "" when none
+    std::vector<std::string> holding_token_;     // per client: its fair hold's token until released
+    std::vector<std::int64_t> due_since_us_;     // per client: due since (true time), -1 when not
+    std::vector<std::int64_t> told_us_;          // per client: told while due, -1 when not
+    std::vector<bool> acquiring_;                // per client: its acquire() runs, not cancelled
+    std::vector<std::int64_t> asking_since_us_;  // per client: its acquire() began
     std::int64_t free_since_us_ = -1;  // the lock free and asked for since (true time), or -1
     std::string lock_key_;
     std::string queue_key_;  // the lock's line and its expiries
