@@ -19,10 +19,11 @@ constexpr int due_timer_steps_max = 4;
 
 // Refusals no retry can mend: an exhausted fence counter, a name held as the other kind (a
 // lock used as a semaphore, or the reverse), a semaphore held with another number of permits.
-// A semaphore's permit count. Quorums of independent masters do not bound its holders
-// (lock.hpp, "Semaphores").
+// A semaphore's permit count. Quorums of independent masters do not bound its holders, and
+// one counter's tokens do not fence N holders (lock.hpp, "Semaphores").
 errc check_permits(const lock_config& config) noexcept {
     if (config.permits == 0 || config.permits > permits_max) return errc::invalid_config;
+    if (config.permits > 1 && config.fencing) return errc::invalid_config;
     return config.permits > 1 && config.instances > 1 ? errc::invalid_instances : errc::ok;
 }
 

@@ -14,11 +14,13 @@
 
 namespace edgelock {
 
-// The longest request: EVAL with the fair semaphore's acquire script, four keys of the
-// longest name, the token and three numbers, with room for RESP's framing.
-static_assert(request_bytes_max >= fair_permit_acquire_script.text.size() + 4 * key_bytes_max + 256,
+// The longest requests: EVAL with a fair acquire script (the lock's with four keys, the
+// semaphore's longer one with three) of the longest name, the token and up to three numbers,
+// with room for RESP's framing.
+static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
+              "request_bytes_max must hold EVAL with the fair acquire script");
+static_assert(request_bytes_max >= fair_permit_acquire_script.text.size() + 3 * key_bytes_max + 256,
               "request_bytes_max must hold EVAL with the fair semaphore's acquire script");
-static_assert(fair_permit_acquire_script.text.size() >= fair_acquire_script.text.size());
 
 namespace {
 
@@ -99,7 +101,9 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     }
     if (fenced) companions[companion_count++] = companion::fence;
     // ARGV: the token, and the number(s) the script needs.
-    const bool counted = permits_ > 1 && r.kind() == request_kind::acquire;
+    // A semaphore's acquire, and its fair release (which wakes as many waiters as permits are
+    // free, even once the set has gone), carry N.
+    const bool counted = permits_ > 1 && (r.kind() == request_kind::acquire || queued);
     std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
     if (queued && r.kind() == request_kind::acquire) ++number_count;
     if (counted) ++number_count;
@@ -135,6 +139,7 @@ const script& lock::script_for(request_kind kind) const noexcept {
         switch (kind) {
             case request_kind::acquire:
                 return fair_ ? fair_permit_acquire_script : permit_acquire_script;
+            case request_kind::raise: return raise_script;  // never sent: no fencing
             case request_kind::renew: return permit_renew_script;
             default: return fair_ ? fair_permit_release_script : permit_release_script;
         }

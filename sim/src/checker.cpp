@@ -115,25 +115,29 @@ std::vector<std::int64_t> holds_done_us(const history& h) {
     return done_us;
 }
 
-// A semaphore's stale write: the resource accepted it from a hold after serving N holds
-// acquired later that all still held, so N + 1 owners were at the resource at once.
+// A semaphore's stale write: the resource accepted a write that arrived after its holder's
+// belief had ended, while N other holders it had served still held: N + 1 owners at the
+// resource at once. (Later grants alone prove nothing: the other permits may change hands
+// many times around one long hold.)
 check_outcome check_permits_stale(const history& h) {
     const std::vector<std::int64_t> done_us = holds_done_us(h);
     std::vector<std::uint32_t> served;
     for (const resource_record& op : h.resource_ops) {
-        if (!op.accepted) continue;
-        std::size_t later_current = 0;
+        if (!op.accepted || op.hold >= h.holds.size()) continue;
+        std::size_t current = 0;
         for (const std::uint32_t g : served) {
-            if (g > op.hold && g < done_us.size() && done_us[g] > op.at_us) ++later_current;
+            const bool holds = h.holds[g].start_us <= op.at_us && done_us[g] > op.at_us;
+            current += g != op.hold && holds ? 1 : 0;
         }
-        if (op.write && later_current >= h.permits) {
+        const bool late = h.holds[op.hold].end_us < op.at_us;
+        if (op.write && late && current >= h.permits) {
             check_outcome out;
             out.ok = false;
             out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
-                         ", token " + std::to_string(op.token) + ") from c" +
-                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
-                         seconds(op.at_us) + ", after serving " + std::to_string(later_current) +
-                         " later holds that still held";
+                         ") from c" + std::to_string(op.client) + " hold #" +
+                         std::to_string(op.hold) + " at " + seconds(op.at_us) +
+                         ", after its hold ended, while " + std::to_string(current) +
+                         " holders it had served still held";
             return out;
         }
         if (std::find(served.begin(), served.end(), op.hold) == served.end())
@@ -169,11 +173,6 @@ check_outcome check_stale(const history& h) {
 check_outcome check_order(const history& h) {
     if (!h.fencing) return {};
     const std::vector<std::int64_t> done_us = holds_done_us(h);
-    // A semaphore's grant may reach its holder after a later grant's holder stopped: what
-    // must come after the other stopped is the winning attempt's request (checker.hpp).
-    const auto began_us = [&h](std::size_t i) {
-        return h.permits > 1 ? h.holds[i].attempt_us : h.holds[i].start_us;
-    };
     std::vector<std::size_t> by_done(h.holds.size());
     for (std::size_t i = 0; i < by_done.size(); ++i) by_done[i] = i;
     std::sort(by_done.begin(), by_done.end(), [&](std::size_t a, std::size_t b) {
@@ -181,13 +180,15 @@ check_outcome check_order(const history& h) {
     });
     std::vector<std::size_t> by_start = by_done;
     std::sort(by_start.begin(), by_start.end(), [&](std::size_t a, std::size_t b) {
-        return began_us(a) != began_us(b) ? began_us(a) < began_us(b) : a < b;
+        return h.holds[a].start_us != h.holds[b].start_us
+                   ? h.holds[a].start_us < h.holds[b].start_us
+                   : a < b;
     });
     std::size_t next_done = 0;
     const hold_record* highest = nullptr;  // the largest token among holds already over
     for (const std::size_t i : by_start) {
         const hold_record& later = h.holds[i];
-        while (next_done < by_done.size() && done_us[by_done[next_done]] <= began_us(i)) {
+        while (next_done < by_done.size() && done_us[by_done[next_done]] <= later.start_us) {
             const hold_record& over = h.holds[by_done[next_done]];
             if (highest == nullptr || over.fence > highest->fence) highest = &over;
             ++next_done;
@@ -196,7 +197,7 @@ check_outcome check_order(const history& h) {
         check_outcome out;
         out.ok = false;
         out.detail = "hold #" + std::to_string(later.index) + " (c" + std::to_string(later.client) +
-                     ", from " + seconds(began_us(i)) + ") got token " +
+                     ", from " + seconds(later.start_us) + ") got token " +
                      std::to_string(later.fence) + ", not above token " +
                      std::to_string(highest->fence) + " of hold #" +
                      std::to_string(highest->index) + " (c" + std::to_string(highest->client) +

@@ -28,7 +28,6 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
         {"cluster+WAIT", topology::cluster, 1, 6, false, 1, false},
         {"cluster+WAIT+guard", topology::cluster, 1, 6, false, 1, false, 0, true},
         {"single+permits-3", topology::single, 1, 1, false, 0, false, 0, false, false, 3},
-        {"single+fencing+permits-3", topology::single, 1, 1, true, 0, false, 0, false, false, 3},
         {"sentinel+WAIT+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, false, false, 3},
         {"cluster+WAIT+permits-3", topology::cluster, 1, 6, false, 1, false, 0, false, false, 3},
     }};

@@ -43,7 +43,8 @@ void draw_layout_knobs(const configuration& config, std::uint64_t seed, world_pa
 // a holder too many shows (set before the schedule, which picks among the clients).
 void fit_clients(const configuration& config, world_params& p) {
     if (config.permits <= 1) return;
-    p.clients = static_cast<std::uint8_t>(std::min<std::size_t>(config.permits + 1u, clients_max));
+    EDGELOCK_ASSERT(config.permits + 1u <= clients_max);
+    p.clients = static_cast<std::uint8_t>(config.permits + 1u);
 }
 
 }  // namespace
@@ -125,6 +126,10 @@ std::string checks_text(const verdict& v, bool fair) {
     }
     return out;
 }
+
+// A configuration index of 80 would share its cells' seeds with the next scenario's 16.
+static_assert(configuration_count + one_off_configuration_count <= 16 + 64,
+              "cell_seed numbers the cells of at most 80 configurations");
 
 std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,
                         std::size_t index) noexcept {

@@ -774,7 +774,6 @@ void client::leave_when_clean() {
 
 // What went out: the fault points on the way, and a user who releases as its renewal goes out.
 void client::after_sending(bool acquire, bool renewal) {
-    if (acquire) acquire_sent_us_ = now_us();
     if (acquire) reach(point::acquire_sent);
     if (renewal && !paused()) reach(point::renew_sent);
     if (renewal && !paused()) release_at_renewal();
@@ -800,7 +799,7 @@ void client::check_cancel_outcome(const event& e) {
 }
 
 void client::on_acquired(const event& e) {
-    hold_slot_ = world_.begin_hold(id_, e.fence, e.valid_until_ms, acquire_sent_us_);
+    hold_slot_ = world_.begin_hold(id_, e.fence, e.valid_until_ms);
     hold_index_ = world_.hold(hold_slot_).index;
     holding_ = true;
     fence_ = e.fence;

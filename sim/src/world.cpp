@@ -181,7 +181,7 @@ world::world(const run_spec& spec)
     // unavailable that much longer after a fault, and still be live.
     if (config_.restart_guard) params_.liveness_window_ms += lock_restart_guard_ms(params_);
     net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
-    resource_ = fenced_resource(params_.stock, config_.permits);
+    resource_ = fenced_resource(params_.stock);
     history_.fencing = config_.fencing;
     history_.permits = config_.permits;
     fired_.assign(spec.faults.size(), false);
@@ -820,13 +820,12 @@ void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     }
 }
 
-std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
-                              std::int64_t attempt_us) {
+std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence,
+                              std::int64_t valid_until_ms) {
     // Taken: the available check's acquirer half waits afresh (a semaphore may still have a
     // permit free for the next asker).
     free_since_us_ = -1;
     hold_record r;
-    r.attempt_us = attempt_us;
     r.client = client;
     r.index = static_cast<std::uint32_t>(history_.holds.size());
     r.start_us = now_us_;

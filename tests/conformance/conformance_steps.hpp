@@ -175,7 +175,7 @@ inline rc::Gen<std::vector<std::string>> set_args() {
 
 // A script's request as lock::encode() writes it (KEYS: lock, a fair lock's queue keys, the
 // fence key; ARGV: token, then the numbers: ttl, a fair acquire's entry ttl, a semaphore's
-// permits), by EVAL, EVALSHA or EVALSHA in capitals.
+// permits for its acquires and its fair release), by EVAL, EVALSHA or EVALSHA in capitals.
 inline rc::Gen<std::vector<std::string>> script_args() {
     return rc::gen::exec([] {
         const int which = *rc::gen::inRange(0, script_count);
@@ -190,7 +190,7 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         const bool fair = which == 4 || which == 5 || which == 9 || which == 10;
         const bool acquires = which == 0 || which == 4 || which == 6 || which == 9;
         const bool releases = which == 3 || which == 5 || which == 8 || which == 10;
-        const bool fenced = which == 1 || (acquires && *rc::gen::arbitrary<bool>());
+        const bool fenced = which == 1 || (acquires && which < 6 && *rc::gen::arbitrary<bool>());
         std::vector<std::string> k = {lock_name};
         if (fair)
             k.insert(k.end(), {companion_of(companion::queue), companion_of(companion::queue_ttl)});
@@ -204,7 +204,8 @@ inline rc::Gen<std::vector<std::string>> script_args() {
             a.push_back(*ttl_ms());
         }
         if (fair && acquires) a.push_back(*ttl_ms());
-        if (which >= 6 && acquires) a.push_back(*rc::gen::element<std::string>("1", "2", "3"));
+        if (which >= 6 && (acquires || which == 10))
+            a.push_back(*rc::gen::element<std::string>("1", "2", "3"));
         if (fair && *rc::gen::arbitrary<bool>()) a.push_back(acquires ? "join" : "stay");
         return a;
     });

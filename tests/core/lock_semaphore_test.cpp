@@ -40,6 +40,13 @@ TEST(lock_semaphore_config, permits_from_one_to_the_maximum_are_accepted) {
     EXPECT_EQ(l.configure(semaphore_config(edgelock::permits_max)), errc::ok);
 }
 
+TEST(lock_semaphore_config, permits_with_fencing_are_refused) {
+    lock l;
+    EXPECT_EQ(l.configure(semaphore_config(3, true)), errc::invalid_config)
+        << "one counter's tokens do not fence N holders";
+    EXPECT_EQ(l.configure(semaphore_config(1, true)), errc::ok);
+}
+
 TEST(lock_semaphore_config, permits_over_independent_masters_are_refused) {
     lock l;
     lock_config config = semaphore_config(3);
@@ -77,21 +84,6 @@ TEST(lock_semaphore_wire, acquire_renew_and_release_are_the_permit_scripts_with_
                                         "orders:42", token_a_hex}));
 }
 
-TEST(lock_semaphore_wire, a_fenced_acquire_names_the_counter_and_hands_out_its_value) {
-    lock l;
-    ASSERT_EQ(l.configure(semaphore_config(3, true)), errc::ok);
-    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
-    const std::vector<std::string> sent = take_request(l, 0);
-    EXPECT_EQ(sent, (std::vector<std::string>{
-                        "EVALSHA", sha(edgelock::permit_acquire_script), "2", "orders:42",
-                        companion_key(edgelock::companion::fence), token_a_hex, "30000", "3"}));
-    ASSERT_EQ(l.on_reply(0, bulk("1733000000000042"), 1010), errc::ok);
-    const std::vector<event> events = take_events(l);
-    ASSERT_EQ(events.size(), 1u);
-    EXPECT_EQ(events[0].type, event_type::acquired);
-    EXPECT_EQ(events[0].fence, 1733000000000042);
-}
-
 TEST(lock_semaphore_wire, a_fair_acquire_sends_the_entry_ttl_then_n_then_join) {
     lock l;
     ASSERT_EQ(l.configure(semaphore_config(3, false, true)), errc::ok);
@@ -107,11 +99,12 @@ TEST(lock_semaphore_wire, a_fair_acquire_sends_the_entry_ttl_then_n_then_join) {
     const std::vector<event> events = take_events(l);
     ASSERT_EQ(events.size(), 1u);
     EXPECT_EQ(events[0].code, errc::busy) << "nil: all permits held";
-    EXPECT_EQ(take_request(l, 0), (std::vector<std::string>{
-                                      "EVALSHA", sha(edgelock::fair_permit_release_script), "3",
-                                      "orders:42", companion_key(edgelock::companion::queue),
-                                      companion_key(edgelock::companion::queue_ttl), token_a_hex}))
-        << "a waiter that gives up leaves the line";
+    EXPECT_EQ(
+        take_request(l, 0),
+        (std::vector<std::string>{"EVALSHA", sha(edgelock::fair_permit_release_script), "3",
+                                  "orders:42", companion_key(edgelock::companion::queue),
+                                  companion_key(edgelock::companion::queue_ttl), token_a_hex, "3"}))
+        << "a waiter that gives up leaves the line, and wakes as many as permits are free";
 }
 
 TEST(lock_semaphore_refusals, a_name_held_as_the_other_kind_fails_at_once_whatever_the_wait) {

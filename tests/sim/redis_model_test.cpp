@@ -205,6 +205,25 @@ TEST_F(node_fixture, raise_only_moves_the_counter_up_and_only_for_the_owner) {
     EXPECT_EQ(node.peek("{lock}:fence", wall_ms)->value, "7");
 }
 
+// The semaphore's renew on the model, as on a real server (permit_scripts_test): it extends a
+// live lease of ours and nothing else, neither a token it never held nor one whose lease ran
+// out (and went to another owner meanwhile).
+TEST_F(node_fixture, a_permit_renew_extends_only_a_live_lease_of_ours) {
+    const auto take = [&](const std::string& token) {
+        return eval(edgelock::permit_acquire_script, {"1", "sem", token, "1000", "1"});
+    };
+    const auto renew = [&](const std::string& token) {
+        return eval(edgelock::permit_renew_script, {"1", "sem", token, "1000"});
+    };
+    EXPECT_EQ(take(token_a), ":0\r\n");
+    EXPECT_EQ(renew(token_b), ":0\r\n") << "never held";
+    wall_ms += 1001;
+    EXPECT_EQ(take(token_b), ":0\r\n") << "a's lease ran out: its permit is b's";
+    EXPECT_EQ(renew(token_a), ":0\r\n") << "a's lease is not brought back";
+    EXPECT_EQ(take(token_a), "$-1\r\n") << "one permit, held by b";
+    EXPECT_EQ(renew(token_b), ":1\r\n");
+}
+
 // As the real scripts do (scripts.hpp): every write of the counter sets its expiry to
 // fence_ttl_ms, which INCR would otherwise keep and SET would clear.
 TEST_F(node_fixture, acquire_and_raise_give_the_counter_the_fence_expiry) {

@@ -64,8 +64,8 @@ enum class [[nodiscard]] errc : std::uint8_t{
     node_restarted,  // an instance restarted during the hold, and too few are left to hold it
 
     // Semaphores (lock.hpp, "Semaphores"). Added last: earlier values stay stable.
-    wrong_kind,        // the name's key holds another kind of value (Redis's WRONGTYPE): a
-                       // semaphore's for a lock, a lock's for a semaphore, or a hash
+    wrong_kind,        // a key of the lock's holds another kind of value (Redis's WRONGTYPE):
+                       // mostly a lock's name used as a semaphore, or the reverse
     permits_mismatch,  // the semaphore is held with another number of permits
 };
 

@@ -58,10 +58,10 @@ inline constexpr std::size_t requests_per_instance_max = 4;
 inline constexpr std::size_t events_max = 4;
 inline constexpr std::size_t events_per_call_max = 2;
 
-// The largest request the core encodes: EVAL with the longest script (the fair semaphore's
-// acquire, about 2.5 KB), four keys at key_bytes_max, the token and three integer arguments,
-// with RESP framing (lock_wire.cpp checks the sum).
-inline constexpr std::size_t request_bytes_max = 4096;
+// The largest request the core encodes: EVAL with a fair acquire script (the lock's, about
+// 1.9 KB, with four keys at key_bytes_max; the semaphore's, about 2.1 KB, with three), the
+// token and up to three integer arguments, with RESP framing (lock_wire.cpp checks the sums).
+inline constexpr std::size_t request_bytes_max = 3072;
 
 // A semaphore's permits (lock_config::permits): the holders one name may have at once.
 inline constexpr std::uint16_t permits_max = 1000;

@@ -199,7 +199,7 @@
 //   it: fair needs instances = 1.
 //
 // Semaphores (lock_config::permits = N > 1): up to N owners hold the name at once, each with
-//   its own token, lease and fence token. The name's key is then a sorted set of the holders'
+//   its own token and lease. The name's key is then a sorted set of the holders'
 //   tokens, each scored by its lease's expiry on the server's clock, and every call is a script
 //   (scripts.hpp): acquire takes a lease while fewer than N live ones are left (expired ones
 //   are dropped first), renew extends only ours, release removes only ours. The rest is the
@@ -212,10 +212,10 @@
 //   lock, unchanged on the wire. Over independent masters (Redlock) a quorum does not bound
 //   the holders: with N >= 2, N + 1 owners can each hold a majority of 5 masters while no
 //   master has more than N leases (3(N + 1) <= 5N), so permits > 1 needs instances = 1.
-//   Fencing: every grant takes the counter's next value, so tokens increase in grant order,
-//   but up to N holders are current at once. A resource that remembers the N highest tokens
-//   it accepted and refuses any lower one accepts writes from at most N owners at a time; a
-//   holder whose lease ended is refused once N later holders have written.
+//   Nor does it fence (permits > 1 with fencing is refused): one counter's tokens rise in
+//   grant order, but N holders come and go, and a resource that sees a token below N later
+//   ones cannot tell a holder whose lease ended from one that holds a long job while the
+//   other permits changed hands (it would refuse a live holder, or let an expired one in).
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
@@ -288,7 +288,8 @@ struct lock_config {
     std::int64_t queue_entry_ttl_ms = 0;
 
     // A semaphore (see "Semaphores" above): up to this many owners hold the name at once,
-    // each with its own lease and token. 1 is the lock; 2..permits_max needs instances = 1.
+    // each with its own lease and token. 1 is the lock; 2..permits_max needs instances = 1
+    // and fencing off.
     std::uint16_t permits = 1;
 };
 

@@ -75,25 +75,26 @@
 // "permits" scored -N. Each script first drops the leases whose expiry has passed. A key of
 // another type under the name (a lock's string) fails the first command that touches it with
 // WRONGTYPE, as the set fails the lock's SET ... GET: each refuses the other's names.
-//   permit_acquire  KEYS: set [fence]   ARGV: token ttl_ms permits
+//   permit_acquire  KEYS: set           ARGV: token ttl_ms permits
 //            Takes a lease when fewer than N are held, or refreshes ours (a retried acquire
 //            whose reply was lost), and stores N with the leases. While leases are held, an
 //            N that differs answers the error "PERMITS_MISMATCH ..." and changes nothing. The
-//            set lives at least as long as its longest lease. Fence handling and answers as
-//            acquire's (nil when N others hold leases).
+//            set lives at least as long as its longest lease. Returns 0, or nil when N others
+//            hold leases. (No fence: lock.hpp, "Semaphores".)
 //   permit_renew    KEYS: set           ARGV: token ttl_ms
 //            Extends our lease if it is still live. Returns 1, or 0.
 //   permit_release  KEYS: set           ARGV: token
 //            Removes our lease, and the set once no lease is left. Returns 1 when our lease
 //            was live, or 0.
-//   fair_permit_acquire  KEYS: set queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms
-//                                                              permits ["join"]
+//   fair_permit_acquire  KEYS: set queue qttl   ARGV: token ttl_ms entry_ttl_ms permits
+//                                                      ["join"]
 //            fair_acquire with permits: a waiter takes a lease only when fewer waiters that
 //            hold none are ahead of it in the line than permits are free, and otherwise
 //            wakes those waiters (their wake-ups may have been lost).
-//   fair_permit_release  KEYS: set queue qttl   ARGV: token ["stay"]
+//   fair_permit_release  KEYS: set queue qttl   ARGV: token permits ["stay"]
 //            permit_release, then the line as fair_release keeps it, and then as many waiters
-//            that hold no lease as permits are free are woken, from the head of the line.
+//            that hold no lease as permits are free are woken, from the head of the line (N
+//            comes with the call: the set and its N may have gone with the last lease).
 #pragma once
 
 #include <cstdint>
@@ -276,11 +277,11 @@ inline constexpr std::string_view fair_release_script_text =
     "if held == 0 then redis.call('DEL', KEYS[1]) end\n"
 
 inline constexpr std::string_view permit_acquire_script_text =
-    EDGELOCK_FENCE_GUARD("1", "2") EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES
+    EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES
     "local permits = tonumber(ARGV[3])\n" EDGELOCK_SEM_AGREE
     "if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then\n"
     "  return false\n"
-    "end\n" EDGELOCK_SEM_TAKE EDGELOCK_FENCE_TAKE("1", "2");
+    "end\n" EDGELOCK_SEM_TAKE "return 0\n";
 
 inline constexpr std::string_view permit_renew_script_text = EDGELOCK_SERVER_NOW
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)\n"
@@ -295,7 +296,7 @@ inline constexpr std::string_view permit_release_script_text =
 // it may not take). A taker keeps its place in the line (or is put at its head) until its
 // release, as the fair lock's taker does.
 inline constexpr std::string_view fair_permit_acquire_script_text =
-    EDGELOCK_FENCE_GUARD("3", "4") EDGELOCK_FAIR_PROLOGUE EDGELOCK_SEM_LEASES
+    EDGELOCK_FAIR_PROLOGUE EDGELOCK_SEM_LEASES
     "local permits = tonumber(ARGV[4])\n" EDGELOCK_SEM_AGREE
     "local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])\n"
     "local wake = {}\n"
@@ -315,15 +316,16 @@ inline constexpr std::string_view fair_permit_acquire_script_text =
     "if not took then\n"
     "  for _, w in ipairs(wake) do redis.call('PUBLISH', KEYS[2], w) end\n"
     "  return false\n"
-    "end\n" EDGELOCK_FENCE_TAKE("3", "4");
+    "end\n"
+    "return 0\n";
 
 inline constexpr std::string_view fair_permit_release_script_text =
     EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES EDGELOCK_SEM_GIVE_BACK
-    "if ARGV[2] ~= 'stay' then\n"
+    "if ARGV[3] ~= 'stay' then\n"
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
     "end\n" EDGELOCK_LINE_CLEANUP
-    "local free = (limit and -tonumber(limit) or 1) - held\n"
+    "local free = tonumber(ARGV[2]) - held\n"
     "for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
     "  if free <= 0 then break end\n"
     "  if w ~= ARGV[1] and not redis.call('ZSCORE', KEYS[1], w) then\n"

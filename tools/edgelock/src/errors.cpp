@@ -32,8 +32,8 @@ const char* describe_errc(errc code) {
                    "guard)";
         case errc::node_restarted: return "a Redis node restarted during the hold";
         case errc::wrong_kind:
-            return "the name's key holds another kind (a lock's name used as a semaphore, or the "
-                   "reverse)";
+            return "a key of the lock holds another kind of value (a lock's name used as a "
+                   "semaphore, or the reverse)";
         case errc::permits_mismatch: return "the semaphore is held with another number of permits";
         case errc::protocol_error: return "the server does not speak RESP (protocol error)";
         case errc::error_reply: return "Redis answered with an error";

@@ -367,6 +367,7 @@ lock_config core_config_of(const lock_options& options, std::uint8_t instances) 
     config.fair = options.fair;
     config.recheck_ms = options.recheck_ms;
     config.queue_entry_ttl_ms = options.queue_entry_ttl_ms;
+    config.permits = options.permits;
     return config;
 }
 

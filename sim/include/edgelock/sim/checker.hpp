@@ -9,14 +9,12 @@
 //   overlap   two clients believed they held the lock at one true instant (a semaphore of
 //             N permits: N + 1 clients)
 //   stale     the resource accepted a write from a holder after it had already served a
-//             later holder (the lost update fencing exists to prevent); a semaphore's: after
-//             serving N later holders that all still held (N + 1 owners at the resource)
+//             later holder (the lost update fencing exists to prevent); a semaphore's: a
+//             write that arrived after its holder's belief ended, while N other holders the
+//             resource had served still held (N + 1 owners at the resource)
 //   order     with fencing: tokens of successive holders strictly increase; a holder that
 //             began after another one had stopped (lease over, no write still to go out)
-//             carries the larger token (holders that overlap are already an overlap). A
-//             semaphore's holders overlap by design, and a grant may reach its holder after
-//             a later grant's holder stopped: there the winning attempt's first send, not the
-//             hold's start, must come after the other stopped
+//             carries the larger token (holders that overlap are already an overlap)
 //   liveness  after the last fault healed, some client acquired the lock again
 //   oracle    the lease oracle: whenever a client's held() is true, its token is live (by
 //             each node's own clock) where it must be: on a quorum of the Redlock nodes, or
@@ -106,7 +104,6 @@ struct hold_record {
     std::int64_t fence = 0;
     std::int64_t valid_until_ms = 0;  // latest validity, on the client's monotonic clock
     hold_end end = hold_end::open;
-    std::int64_t attempt_us = 0;  // the winning attempt's acquire went out (its grant is later)
 };
 
 // The client checked held() at check_us and acted on it at send_us: in between it believed

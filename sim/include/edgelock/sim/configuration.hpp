@@ -62,7 +62,7 @@ struct configuration {
     std::uint16_t permits = 1;
 };
 
-inline constexpr std::size_t configuration_count = 21;
+inline constexpr std::size_t configuration_count = 20;
 // The rows before Redis Cluster's: their configuration_index is their place, as it always was.
 inline constexpr std::size_t first_configuration_count = 14;
 // The rows before the semaphore's (the first ones and Redis Cluster's).

@@ -302,7 +302,6 @@ private:
     bool holding_ = false;
     std::size_t hold_slot_ = 0;  // index of the open hold in the history
     std::uint32_t hold_index_ = 0;
-    std::int64_t acquire_sent_us_ = 0;  // the latest acquire request went out (true time)
     std::int64_t fence_ = 0;
     std::int64_t read_value_ = 0;
     std::int64_t check_us_ = 0;

@@ -182,9 +182,7 @@ public:
     void fault_point_fired(std::uint8_t client, const char* what, std::int64_t lasting_us);
 
     // History.
-    // attempt_us: when the winning attempt's acquire went out (checker.hpp, order).
-    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
-                           std::int64_t attempt_us);
+    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
     hold_record& hold(std::size_t slot) noexcept { return history_.holds[slot]; }
     void record_action(std::uint8_t client, std::uint32_t hold, std::int64_t check_us,
                        std::int64_t send_us);

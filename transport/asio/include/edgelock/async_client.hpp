@@ -321,8 +321,10 @@ public:
 
     // Adds a lock to the table. `config.instances` is ignored: the lock spans all of this
     // client's instances. Every other field is the core's (lock.hpp), including fencing,
-    // the watchdog, replicas_to_wait / replica_wait_ms for WAIT after the acquire, and fair /
-    // recheck_ms / queue_entry_ttl_ms for fair waiting (see "Fair waiting" above).
+    // the watchdog, replicas_to_wait / replica_wait_ms for WAIT after the acquire, fair /
+    // recheck_ms / queue_entry_ttl_ms for fair waiting (see "Fair waiting" above), and permits
+    // for a semaphore (lock.hpp, "Semaphores": the core's errc::invalid_instances with more
+    // than one permit on a client of several instances).
     // Returns {}, transport_errc::not_open, transport_errc::table_full, the codes of
     // edgelock::check_lock() (deployment.hpp, the blocking client's open() returns the same):
     // errc::invalid_instances when fair is set on a client of several instances (Redlock has

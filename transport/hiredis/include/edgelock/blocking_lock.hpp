@@ -209,6 +209,15 @@ struct lock_options : deployment {
     std::int64_t recheck_ms = 0;
     std::int64_t queue_entry_ttl_ms = 0;
 
+    // A semaphore (edgelock/lock.hpp, "Semaphores"): up to this many owners hold the name at
+    // once, each with its own lease and renewal. 1 is the lock, unchanged on the wire. More
+    // needs one instance (open() returns errc::invalid_instances otherwise) and fencing off
+    // (errc::invalid_config; lock.hpp says why), and
+    // every owner of the name must give the same count: acquire() fails with
+    // errc::permits_mismatch while leases with another count are held, and with
+    // errc::wrong_kind when the name is held as a lock (or, for a lock, as a semaphore).
+    std::uint16_t permits = 1;
+
     // The restart guard's length for this lock (deployment::restart_guard says whether
     // there is one): a node that restarted without AOF appendfsync always counts toward a
     // quorum only restart_guard_ms after its start (-1: ttl + drift; it must cover the
