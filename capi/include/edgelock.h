@@ -279,6 +279,14 @@ typedef struct edgelock_options {
      * failovers are followed. Last in the struct: a caller built before it leaves it zero. */
     const char* const* cluster;
     size_t cluster_count;
+
+    /* A semaphore (lock.hpp, "Semaphores"): up to this many owners hold the name at once,
+     * each with its own lease and renewal. 1 (the default; 0 reads as 1) is the lock. More
+     * needs one instance (EDGELOCK_E_INVALID_INSTANCES) and fencing 0
+     * (EDGELOCK_E_INVALID_CONFIG, as above 1000); every owner of the name must give the
+     * same count (edgelock_acquire() fails with EDGELOCK_E_PERMITS_MISMATCH while leases of
+     * another count are held, and with EDGELOCK_E_WRONG_KIND on a lock's name). */
+    int permits;
 } edgelock_options;
 
 /* Zeroes the caller's struct_size bytes (pass sizeof(edgelock_options): the size the caller

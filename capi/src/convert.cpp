@@ -147,6 +147,7 @@ void default_options(edgelock_options& out) noexcept {
     out.recheck_ms = defaults.recheck_ms;
     out.queue_entry_ttl_ms = defaults.queue_entry_ttl_ms;
     out.restart_guard_ms = defaults.restart_guard_ms;
+    out.permits = defaults.permits;
 }
 
 int read_options(const edgelock_options* given, edgelock_options& out) noexcept {
@@ -185,6 +186,9 @@ int to_lock_options(const edgelock_options& given, blocking::lock_options& out) 
     out.recheck_ms = given.recheck_ms;
     out.queue_entry_ttl_ms = given.queue_entry_ttl_ms;
     out.restart_guard_ms = given.restart_guard_ms;
+    // 0 (a caller that zeroed the struct itself) is the lock, as 1; the core checks the rest.
+    if (given.permits < 0 || given.permits > UINT16_MAX) return EDGELOCK_E_INVALID_CONFIG;
+    out.permits = static_cast<std::uint16_t>(given.permits == 0 ? 1 : given.permits);
     if (given.on_lost != nullptr) {
         auto* const call = given.on_lost;
         void* const user = given.on_lost_user;

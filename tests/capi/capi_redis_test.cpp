@@ -22,6 +22,7 @@
 
 namespace {
 
+using namespace std::chrono_literals;
 using edgelock::cli_tests::program;
 using edgelock::cli_tests::program_options;
 using edgelock::cli_tests::program_result;
@@ -154,6 +155,43 @@ TEST(CapiQuickstart, TakesTheLockWithAFenceToken) {
     edgelock::testing::redis_client redis(server.port());
     EXPECT_EQ(r.out,
               "holding reports:daily, fence token " + redis.get("{reports:daily}:fence") + "\n");
+}
+
+// The semaphore example: two of its processes download at once, each with a lease of its own
+// in the name's set; a third finds both permits taken, and gets one once a download ended.
+TEST(CapiUplink, TwoDownloadAtOnceAndAThirdWaitsForAPermit) {
+    edgelock::testing::redis_server server;
+    edgelock::testing::redis_client redis(server.port());
+    program first({UPLINK_C, server.url(), "0", "1500"});
+    program second({UPLINK_C, server.url(), "0", "1500"});
+    const auto leases = [&] {
+        return redis.command({"ZRANGEBYSCORE", "uplink:site-7", "0", "+inf"}).elements.size();
+    };
+    for (int i = 0; i < 100 && leases() < 2; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_EQ(leases(), 2u) << "both holders have a lease of their own";
+    const program_result third = run_program({UPLINK_C, server.url(), "0"});
+    EXPECT_EQ(third.exit_code, 75) << third.err;
+    EXPECT_EQ(third.out, "both permits of uplink:site-7 are taken\n");
+    const program_result patient = run_program({UPLINK_C, server.url(), "5000"});
+    EXPECT_EQ(patient.exit_code, 0) << patient.err;
+    EXPECT_EQ(patient.out, "holding one of the 2 permits of uplink:site-7\n");
+    for (program* p : {&first, &second}) {
+        const program_result r = p->wait();
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_EQ(r.out, "holding one of the 2 permits of uplink:site-7\n");
+    }
+    EXPECT_FALSE(redis.exists("uplink:site-7")) << "every lease released, the set gone";
+}
+
+// A lock's name is no semaphore's: the example refuses it at once, with the reason.
+TEST(CapiUplink, RefusesANameHeldAsALock) {
+    edgelock::testing::redis_server server;
+    edgelock::testing::redis_client redis(server.port());
+    redis.set("uplink:site-7", std::string(32, 'a'));
+    const program_result r = run_program({UPLINK_C, server.url(), "5000"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_LT(r.elapsed.count(), 3000) << "no retry mends it";
+    EXPECT_EQ(r.err, "uplink: wrong_kind\n");
 }
 
 TEST(CapiQuickstart, SaysWhyItCouldNotTakeTheLock) {

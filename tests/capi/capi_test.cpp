@@ -82,7 +82,27 @@ TEST(CapiOptions, DefaultsAreTheCppClients) {
     EXPECT_EQ(converted.watchdog, defaults.watchdog);
     EXPECT_EQ(converted.drift_ms, defaults.drift_ms);
     EXPECT_EQ(converted.restart_guard_ms, defaults.restart_guard_ms);
+    EXPECT_EQ(o.permits, 1);
+    EXPECT_EQ(converted.permits, defaults.permits);
     EXPECT_FALSE(converted.on_lost);
+}
+
+// A semaphore's count reaches the C++ options; 0 (a struct zeroed by hand) is the lock, and a
+// count no uint16 holds is refused before the core sees it.
+TEST(CapiOptions, PermitsReachTheCppOptions) {
+    edgelock_options o;
+    edgelock_options_init(&o, sizeof o);
+    edgelock::blocking::lock_options c;
+    o.permits = 3;
+    ASSERT_EQ(edgelock::capi::to_lock_options(o, c), EDGELOCK_OK);
+    EXPECT_EQ(c.permits, 3);
+    o.permits = 0;
+    ASSERT_EQ(edgelock::capi::to_lock_options(o, c), EDGELOCK_OK);
+    EXPECT_EQ(c.permits, 1);
+    for (const int bad : {-1, 65536}) {
+        o.permits = bad;
+        EXPECT_EQ(edgelock::capi::to_lock_options(o, c), EDGELOCK_E_INVALID_CONFIG) << bad;
+    }
 }
 
 TEST(CapiOptions, FieldsReachTheCppOptions) {

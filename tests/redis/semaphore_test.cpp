@@ -83,6 +83,36 @@ TEST(semaphore, a_holder_that_stops_renewing_gives_its_permit_back_after_its_lea
     EXPECT_EQ(leases(admin), 2u);
 }
 
+// Fair waiting: a waiter stands in line and is woken by the release that frees a permit,
+// long before its re-check (5 s here) would have looked again.
+TEST(semaphore, a_fair_waiter_is_woken_by_the_release_that_frees_a_permit) {
+    redis_server server;
+    std::vector<std::unique_ptr<edgelock::blocking::lock>> owners;
+    for (int i = 0; i < 3; ++i) {
+        auto options = permit_options(server, 2, 2000);
+        options.fair = true;
+        options.recheck_ms = 5000;
+        options.queue_entry_ttl_ms = 20'000;
+        owners.push_back(std::make_unique<edgelock::blocking::lock>());
+        ASSERT_FALSE(owners.back()->open(options));
+    }
+    ASSERT_FALSE(owners[0]->try_acquire());
+    ASSERT_FALSE(owners[1]->try_acquire());
+    std::chrono::steady_clock::time_point freed{};
+    std::thread releaser([&] {
+        std::this_thread::sleep_for(300ms);  // on purpose: the waiter is in line by then
+        freed = std::chrono::steady_clock::now();
+        EXPECT_FALSE(owners[0]->release());
+    });
+    const std::error_code waited = owners[2]->acquire(4s);
+    const auto got = std::chrono::steady_clock::now();
+    releaser.join();
+    ASSERT_FALSE(waited) << waited.message();
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(got - freed).count(), 1000)
+        << "woken by the release, not by its 5 s re-check";
+    EXPECT_TRUE(owners[1]->held());
+}
+
 TEST(semaphore, a_lock_and_a_semaphore_of_one_name_refuse_each_other_at_once) {
     redis_server server;
     auto owners = open_owners(server, 1);
