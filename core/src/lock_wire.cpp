@@ -37,13 +37,22 @@ bool is_syntax_error(const reply_node& reply) {
     return is_error_with_code(reply, "ERR syntax error");
 }
 
+// Redis's WRONGTYPE: as SET ... GET answers it, as a script's redis.call raises it on 7.0
+// and later, or wrapped by a server before 7.0 ("ERR Error running script (call to f_...):
+// @user_script:3: WRONGTYPE Operation against ...").
+bool is_wrong_type(const reply_node& reply) {
+    if (is_error_with_code(reply, "WRONGTYPE")) return true;
+    return is_error_with_code(reply, "ERR Error running script") &&
+           reply.text.find(": WRONGTYPE ") != std::string_view::npos;
+}
+
 // An acquire's error that no retry can mend (lock.hpp, "Semaphores"): the fence counter at
-// 2^63-1 (scripts.hpp), the name held as the other kind (Redis's WRONGTYPE, from SET ... GET
-// or from a script's first touch of the key), or a semaphore held with another N. ok for
-// any other reply.
+// 2^63-1 (scripts.hpp), the name held as the other kind (WRONGTYPE, from SET ... GET or from
+// a script's first touch of the key), or a semaphore held with another N. ok for any other
+// reply.
 errc incurable_refusal(const reply_node& reply) {
     if (is_error_with_code(reply, "FENCE_EXHAUSTED")) return errc::fence_exhausted;
-    if (is_error_with_code(reply, "WRONGTYPE")) return errc::wrong_kind;
+    if (is_wrong_type(reply)) return errc::wrong_kind;
     if (is_error_with_code(reply, "PERMITS_MISMATCH")) return errc::permits_mismatch;
     return errc::ok;
 }

@@ -2,6 +2,7 @@
 #include "edgelock/sim/checker.hpp"
 
 #include <algorithm>
+#include <bitset>
 #include <cstdio>
 
 #include "edgelock/sim/configuration.hpp"
@@ -116,7 +117,7 @@ std::vector<std::int64_t> holds_done_us(const history& h) {
 }
 
 // A semaphore's stale write: the resource accepted a write that arrived after its holder's
-// belief had ended, while N other holders it had served still held: N + 1 owners at the
+// belief had ended, while N other clients it had served still held: N + 1 owners at the
 // resource at once. (Later grants alone prove nothing: the other permits may change hands
 // many times around one long hold.)
 check_outcome check_permits_stale(const history& h) {
@@ -124,11 +125,13 @@ check_outcome check_permits_stale(const history& h) {
     std::vector<std::uint32_t> served;
     for (const resource_record& op : h.resource_ops) {
         if (!op.accepted || op.hold >= h.holds.size()) continue;
-        std::size_t current = 0;
+        std::bitset<clients_max> holding;  // clients other than the writer's
         for (const std::uint32_t g : served) {
-            const bool holds = h.holds[g].start_us <= op.at_us && done_us[g] > op.at_us;
-            current += g != op.hold && holds ? 1 : 0;
+            const hold_record& other = h.holds[g];
+            const bool holds = other.start_us <= op.at_us && done_us[g] > op.at_us;
+            if (holds && other.client != op.client) holding.set(other.client);
         }
+        const std::size_t current = holding.count();
         const bool late = h.holds[op.hold].end_us < op.at_us;
         if (op.write && late && current >= h.permits) {
             check_outcome out;
@@ -137,7 +140,7 @@ check_outcome check_permits_stale(const history& h) {
                          ") from c" + std::to_string(op.client) + " hold #" +
                          std::to_string(op.hold) + " at " + seconds(op.at_us) +
                          ", after its hold ended, while " + std::to_string(current) +
-                         " holders it had served still held";
+                         " other clients it had served still held";
             return out;
         }
         if (std::find(served.begin(), served.end(), op.hold) == served.end())

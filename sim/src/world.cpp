@@ -219,6 +219,7 @@ world::world(const run_spec& spec)
     }
     acquiring_.assign(params_.clients, false);
     asking_since_us_.assign(params_.clients, 0);
+    asked_in_vain_.assign(params_.clients, false);
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         // Client wall clocks are not kept in sync (seconds apart); the lock never reads them.
         const process_clocks clocks = draw_clocks(setup, 2'000'000, ppm, ppm);

@@ -137,10 +137,13 @@ void world::judge_acquirers() {
     bool calm = true;
     for (std::uint8_t c = 0; c < params_.clients; ++c) {
         if (!acquiring_[c] || clients_[c]->paused()) continue;
-        // An asker waits from the later of its asking and the lock's freeing (a semaphore's
-        // holder may ask again while a permit stayed free for others all along).
-        if (now_us_ - asking_since_us_[c] <= bound_us) continue;
-        const std::int64_t since_us = std::max(from_us, asking_since_us_[c] - settle_us());
+        // A semaphore's asker waits from the later of its asking and the permit's freeing: a
+        // holder may ask again while a permit stayed free for others all along. (A lock is
+        // free only while nobody holds it: its askers all wait from its freeing.)
+        const bool semaphore = config_.permits > 1;
+        if (semaphore && now_us_ - asking_since_us_[c] <= bound_us) continue;
+        const std::int64_t since_us =
+            semaphore ? std::max(from_us, asking_since_us_[c] - settle_us()) : from_us;
         const asker_state state = asker_since(c, granters, since_us);
         if (state == asker_state::disturbed) continue;
         if (judged < 0) {

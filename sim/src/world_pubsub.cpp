@@ -165,7 +165,9 @@ bool world::times_out(std::int64_t extra_us) const noexcept {
 
 void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
     acquiring_[client] = true;
-    asking_since_us_[client] = now_us_;
+    // An acquire() right after one that failed asks on: the wait counts from the first.
+    if (!asked_in_vain_[client]) asking_since_us_[client] = now_us_;
+    asked_in_vain_[client] = false;
     if (!config_.fair) return;
     waiting_token_[client] = std::string(token_hex);
     holding_token_[client].clear();
@@ -173,6 +175,7 @@ void world::begin_wait(std::uint8_t client, std::string_view token_hex) {
 
 void world::end_wait(std::uint8_t client, bool acquired) {
     acquiring_[client] = false;
+    asked_in_vain_[client] = !acquired;
     if (!config_.fair) return;
     if (acquired) holding_token_[client] = waiting_token_[client];
     waiting_token_[client].clear();
@@ -185,7 +188,10 @@ void world::end_hold(std::uint8_t client) {
     holding_token_[client].clear();
 }
 
-void world::cancelled(std::uint8_t client) { acquiring_[client] = false; }
+void world::cancelled(std::uint8_t client) {
+    acquiring_[client] = false;
+    asked_in_vain_[client] = false;  // the user gave up: a later acquire() asks afresh
+}
 
 void world::told(std::uint8_t client) {
     if (!config_.fair || due_since_us_[client] < 0 || told_us_[client] >= 0) return;

@@ -398,4 +398,53 @@ TEST_F(asio_fair, a_waiter_whose_client_is_closed_leaves_the_line) {
     EXPECT_FALSE(release(third, behind).ec);
 }
 
+// The same for a semaphore's waiter: close() loads the semaphore's fair release script on the
+// lingering connection (here flushed from the server's cache first), so the waiter leaves the
+// line, and the one behind it gets the permit the next release frees.
+TEST_F(asio_fair, a_semaphore_waiter_whose_client_is_closed_leaves_the_line) {
+    const std::string name = "fair:permits";
+    const auto permit = [&](std::int64_t entry_ttl_ms) {
+        edgelock::lock_config config = fair_lock(name);
+        config.permits = 2;
+        config.queue_entry_ttl_ms = entry_ttl_ms;
+        return config;
+    };
+    const auto waiting = [&] {  // the line's members that hold no lease
+        long long count = 0;
+        for (const auto& m : admin.command({"ZRANGE", queue_key(name), "0", "-1"}).elements) {
+            if (admin.command({"ZSCORE", name, m.text}).is_nil()) ++count;
+        }
+        return count;
+    };
+    client third(io);
+    ASSERT_FALSE(third.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(third).ec);
+    std::array<lock_handle, 2> holders{};
+    for (lock_handle& h : holders) {
+        ASSERT_FALSE(first.add_lock(permit(20'000), h));
+        ASSERT_FALSE(acquire(first, h, 0ms).ec);
+    }
+    lock_handle closed_waiter;
+    ASSERT_FALSE(second.add_lock(permit(20'000), closed_waiter));
+    lock_handle behind;
+    ASSERT_FALSE(third.add_lock(permit(20'000), behind));
+    const waiter closed = start_waiting(second, closed_waiter, 30s);
+    ASSERT_TRUE(run_until(
+        io, [&] { return waiting() == 1; }, 3s));
+    const waiter next = start_waiting(third, behind, 5s);
+    ASSERT_TRUE(run_until(
+        io, [&] { return waiting() == 2; }, 3s));
+    admin.command({"SCRIPT", "FLUSH"});
+    second.close();
+    ASSERT_TRUE(run_until(
+        io, [&] { return closed.result->done; }, 2s));
+    ASSERT_TRUE(run_until(
+        io, [&] { return waiting() == 1; }, 2s))
+        << "the closed waiter's release, by its loaded script, took it out of the line";
+    EXPECT_FALSE(release(first, holders[0]).ec);
+    ASSERT_TRUE(run_until(
+        io, [&] { return next.result->done; }, 10s));
+    EXPECT_FALSE(next.result->ec) << next.result->ec.message();
+}
+
 }  // namespace

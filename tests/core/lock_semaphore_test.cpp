@@ -128,6 +128,18 @@ TEST(lock_semaphore_refusals, a_lock_on_a_semaphores_name_fails_with_wrong_kind)
     EXPECT_EQ(events[0].code, errc::wrong_kind) << "SET ... GET's refusal of a sorted set";
 }
 
+// A server before 7.0 wraps an error raised inside a script.
+TEST(lock_semaphore_refusals, a_wrong_type_wrapped_by_an_older_server_is_wrong_kind_too) {
+    lock l;
+    ASSERT_EQ(l.configure(semaphore_config(3)), errc::ok);
+    const std::vector<event> events = answer_attempt(
+        l, 60'000,
+        error("ERR Error running script (call to f_8d3c): @user_script:3: WRONGTYPE Operation "
+              "against a key holding the wrong kind of value"));
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].code, errc::wrong_kind);
+}
+
 TEST(lock_semaphore_refusals, another_n_fails_at_once_with_permits_mismatch) {
     lock l;
     ASSERT_EQ(l.configure(semaphore_config(3)), errc::ok);

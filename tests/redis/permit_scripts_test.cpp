@@ -221,6 +221,22 @@ TEST(permit_scripts, a_release_after_the_set_expired_wakes_a_waiter_per_free_per
     EXPECT_EQ(listener.next(), token('d')) << "two permits free, two waiters woken";
 }
 
+// A waiter whose name turned into a lock's meanwhile still leaves the line: its release
+// removes the entry before the lease set's WRONGTYPE ends the script.
+TEST(permit_scripts, a_waiter_leaves_the_line_even_when_the_name_became_a_lock) {
+    redis_server server;
+    redis_client c(server.port());
+    ASSERT_TRUE(took(fair_take(c, token('a'))));
+    ASSERT_TRUE(took(fair_take(c, token('b'))));
+    ASSERT_TRUE(fair_take(c, token('w')).is_nil());
+    ASSERT_EQ(fair_give_back(c, token('a')).integer, 1);
+    ASSERT_EQ(fair_give_back(c, token('b')).integer, 1);
+    c.set(name, token('l'));
+    EXPECT_TRUE(refused_with(fair_give_back(c, token('w')), "WRONGTYPE"));
+    EXPECT_TRUE(c.command({"ZSCORE", queue_key, token('w')}).is_nil()) << "w left the line";
+    EXPECT_TRUE(c.command({"ZSCORE", qttl_key, token('w')}).is_nil());
+}
+
 TEST(permit_scripts, the_keys_share_the_names_cluster_slot) {
     const std::uint16_t slot = edgelock::cluster_slot(name);
     for (const std::string& key : {queue_key, qttl_key})

@@ -90,13 +90,16 @@ TEST(checker, a_semaphores_stale_write_is_a_late_one_while_n_served_holders_hold
     h.end_us = 1000;
     const verdict v = check_history(h);
     EXPECT_FALSE(v.ok(check_kind::stale));
-    EXPECT_NE(v.checks[1].detail.find("while 3 holders it had served still held"),
+    EXPECT_NE(v.checks[1].detail.find("while 3 other clients it had served still held"),
               std::string::npos)
         << v.checks[1].detail;
     h.holds[1].end_us = 240;  // one of the three stopped before the late write
     EXPECT_TRUE(check_history(h).ok(check_kind::stale));
     h.holds[1].end_us = 900;
     h.holds[0].end_us = 260;  // the write came while its holder still believed
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale));
+    h.holds[0].end_us = 200;
+    h.holds[3].client = 0;  // the writer's own later hold is not another owner
     EXPECT_TRUE(check_history(h).ok(check_kind::stale));
 }
 

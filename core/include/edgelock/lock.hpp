@@ -496,6 +496,7 @@ public:
     std::uint16_t attempts() const noexcept { return attempts_; }
     errc last_cause() const noexcept { return last_cause_; }
     std::uint8_t instance_count() const noexcept { return instances_; }
+    std::uint16_t permits() const noexcept { return permits_; }  // 1: a lock
     std::uint8_t quorum() const noexcept { return quorum_of(instances_); }
     std::string_view name() const noexcept { return {name_.data(), name_size_}; }
     // The token of the current or last acquire(), as 32 hex characters sent to Redis.

@@ -92,9 +92,13 @@
 //            hold none are ahead of it in the line than permits are free, and otherwise
 //            wakes those waiters (their wake-ups may have been lost).
 //   fair_permit_release  KEYS: set queue qttl   ARGV: token permits ["stay"]
-//            permit_release, then the line as fair_release keeps it, and then as many waiters
-//            that hold no lease as permits are free are woken, from the head of the line (N
-//            comes with the call: the set and its N may have gone with the last lease).
+//            Leaves the line unless "stay" is given (first: a waiter leaves it even when the
+//            name turned out to hold a lock, whose WRONGTYPE then ends the script), then
+//            permit_release, the line as fair_release keeps it, and then as many waiters that
+//            hold no lease as permits are free are woken, from the head of the line (N comes
+//            with the call: the set and its N may have gone with the last lease). The fair
+//            lock's release, unchanged on the wire, touches the lock key first: a fair lock's
+//            waiter that meets a semaphore's name keeps its entry until it expires.
 #pragma once
 
 #include <cstdint>
@@ -319,12 +323,11 @@ inline constexpr std::string_view fair_permit_acquire_script_text =
     "end\n"
     "return 0\n";
 
-inline constexpr std::string_view fair_permit_release_script_text =
-    EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES EDGELOCK_SEM_GIVE_BACK
+inline constexpr std::string_view fair_permit_release_script_text = EDGELOCK_SERVER_NOW
     "if ARGV[3] ~= 'stay' then\n"
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
-    "end\n" EDGELOCK_LINE_CLEANUP
+    "end\n" EDGELOCK_SEM_LEASES EDGELOCK_SEM_GIVE_BACK EDGELOCK_LINE_CLEANUP
     "local free = tonumber(ARGV[2]) - held\n"
     "for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
     "  if free <= 0 then break end\n"

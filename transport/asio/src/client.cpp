@@ -191,17 +191,19 @@ link_set client_impl::leave_lines() noexcept {
     const auto fair_waiter = [](const lock_entry& e) {
         return e.in_use && e.fair && attempt_running(e.core.state());
     };
-    bool any_waiter = false;
+    std::array<bool, 2> waiting{};  // fair waiters of a lock, of a semaphore
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        any_waiter = any_waiter || fair_waiter(locks_[index]);
+        const lock_entry& e = locks_[index];
+        if (fair_waiter(e)) waiting[e.core.permits() > 1 ? 1 : 0] = true;
     }
-    if (!any_waiter) return 0;
+    if (!waiting[0] && !waiting[1]) return 0;
     std::array<std::size_t, links_max> in_flight_before{};
     const std::int64_t now = now_ms();
     for (std::size_t i = 0; i < links_; ++i) {
         if (!connections_[i]) continue;
         in_flight_before[i] = connections_[i]->connection().requests_in_flight();
-        load_fair_release(*connections_[i], now);
+        if (waiting[0]) load_script(*connections_[i], fair_release_script, now);
+        if (waiting[1]) load_script(*connections_[i], fair_permit_release_script, now);
     }
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
         lock_entry& e = locks_[index];
@@ -224,19 +226,18 @@ link_set client_impl::leave_lines() noexcept {
 
 // The core sends the fair release as EVALSHA and, on NOSCRIPT (a server that never ran it;
 // the handshake loads only the plain scripts), again as EVAL. A lingering connection hands
-// no reply back to the core, so the scripts (the lock's and the semaphore's) are loaded ahead
-// of the releases instead. Their replies go to no lock: the owner is beyond every slot.
-void client_impl::load_fair_release(asio_connection& c, std::int64_t now) noexcept {
-    for (const script* s : {&fair_release_script, &fair_permit_release_script}) {
-        if (!c.connection().accepts_requests()) return;
-        resp_writer writer(c.cursor(), c.room());
-        writer.array(3);
-        writer.bulk("SCRIPT");
-        writer.bulk("LOAD");
-        writer.bulk(s->text);
-        if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now)) return;
-        (void)c.commit(writer.size());  // always true: the write happens at flush()
-    }
+// no reply back to the core, so the release script the waiters need (the lock's, the
+// semaphore's) is loaded ahead of the releases instead. Its reply goes to no lock: the owner
+// is beyond every slot.
+void client_impl::load_script(asio_connection& c, const script& s, std::int64_t now) noexcept {
+    if (!c.connection().accepts_requests()) return;
+    resp_writer writer(c.cursor(), c.room());
+    writer.array(3);
+    writer.bulk("SCRIPT");
+    writer.bulk("LOAD");
+    writer.bulk(s.text);
+    if (writer.status() != errc::ok || !c.connection().track(script_load_owner, 0, now)) return;
+    (void)c.commit(writer.size());  // always true: the write happens at flush()
 }
 
 asio_connection* client_impl::connection_at(std::size_t i, std::uint32_t epoch) noexcept {

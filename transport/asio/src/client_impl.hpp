@@ -345,7 +345,7 @@ private:
     void post_completion(handler_slot handler, std::error_code code);
     void reset_entry(lock_entry& entry) noexcept;
     link_set leave_lines() noexcept;
-    void load_fair_release(asio_connection& c, std::int64_t now) noexcept;
+    void load_script(asio_connection& c, const script& s, std::int64_t now) noexcept;
     // The in-flight owner of close()'s SCRIPT LOAD: above every lock slot (locks_max_limit),
     // so no reply or dropped request of it reaches a lock.
     static constexpr std::uint32_t script_load_owner = session::in_flight::internal - 1;

@@ -10,7 +10,7 @@
 //             N permits: N + 1 clients)
 //   stale     the resource accepted a write from a holder after it had already served a
 //             later holder (the lost update fencing exists to prevent); a semaphore's: a
-//             write that arrived after its holder's belief ended, while N other holders the
+//             write that arrived after its holder's belief ended, while N other clients the
 //             resource had served still held (N + 1 owners at the resource)
 //   order     with fencing: tokens of successive holders strictly increase; a holder that
 //             began after another one had stopped (lease over, no write still to go out)

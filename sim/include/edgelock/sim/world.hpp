@@ -480,7 +480,9 @@ private:
     std::vector<std::int64_t> due_since_us_;     // per client: due since (true time), -1 when not
     std::vector<std::int64_t> told_us_;          // per client: told while due, -1 when not
     std::vector<bool> acquiring_;                // per client: its acquire() runs, not cancelled
-    std::vector<std::int64_t> asking_since_us_;  // per client: its acquire() began
+    std::vector<std::int64_t> asking_since_us_;  // per client: its acquire() began (or the
+                                                 // first of failed ones in a row)
+    std::vector<bool> asked_in_vain_;            // per client: its last acquire() failed
     std::int64_t free_since_us_ = -1;  // the lock free and asked for since (true time), or -1
     std::string lock_key_;
     std::string queue_key_;  // the lock's line and its expiries
