@@ -2,7 +2,7 @@
 #include "edgelock/sim/checker.hpp"
 
 #include <algorithm>
-#include <bitset>
+#include <array>
 #include <cstdio>
 
 #include "edgelock/sim/configuration.hpp"
@@ -125,13 +125,14 @@ check_outcome check_permits_stale(const history& h) {
     std::vector<std::uint32_t> served;
     for (const resource_record& op : h.resource_ops) {
         if (!op.accepted || op.hold >= h.holds.size()) continue;
-        std::bitset<clients_max> holding;  // clients other than the writer's
+        std::array<bool, clients_max> holding{};  // clients other than the writer's
         for (const std::uint32_t g : served) {
             const hold_record& other = h.holds[g];
             const bool holds = other.start_us <= op.at_us && done_us[g] > op.at_us;
-            if (holds && other.client != op.client) holding.set(other.client);
+            if (holds && other.client != op.client) holding[other.client] = true;
         }
-        const std::size_t current = holding.count();
+        const auto current =
+            static_cast<std::size_t>(std::count(holding.begin(), holding.end(), true));
         const bool late = h.holds[op.hold].end_us < op.at_us;
         if (op.write && late && current >= h.permits) {
             check_outcome out;
