@@ -174,7 +174,8 @@ tests/package/package_test.sh arm64 "${debs[@]}"
 async_test_targets=(asio_client_api_test asio_fair_channels_test asio_io_backend_test
   asio_lock_test asio_lock_table_test asio_redlock_test asio_sentinel_test asio_faults_test
   asio_allocation_test asio_tls_test asio_fair_test asio_metrics_test asio_cluster_test
-  asio_semaphore_test transport_table_test transport_cluster_test transport_switch_test old_server_test)
+  asio_semaphore_test transport_table_test transport_cluster_test transport_switch_test
+  old_server_test)
 async_tests='^(asio_|handler_slot[.]|transport_(tls_files|sentinel|cluster|switch)[.]'
 async_tests+='|fault/transport_table[.]|old_server[.])'
 if io_uring_allowed; then
