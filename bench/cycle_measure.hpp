@@ -155,7 +155,9 @@ public:
         context_ = redisConnect("127.0.0.1", port);
         if (context_ == nullptr || context_->err != 0)
             throw std::runtime_error("hiredis connect failed");
-        for (const edgelock::script* s : {&edgelock::acquire_script, &edgelock::release_script}) {
+        for (const edgelock::script* s :
+             {&edgelock::acquire_script, &edgelock::release_script,
+              &edgelock::permit_acquire_script, &edgelock::permit_release_script}) {
             redisReply* reply = static_cast<redisReply*>(
                 redisCommand(context_, "SCRIPT LOAD %b", s->text.data(), s->text.size()));
             if (reply == nullptr || reply->type != REDIS_REPLY_STRING)
@@ -178,6 +180,24 @@ public:
         const char* del_argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
         const std::size_t del_lens[] = {7, sha.size(), 1, key.size(), token.size()};
         expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, del_argv, del_lens)),
+               REDIS_REPLY_INTEGER);
+    }
+
+    // One semaphore cycle, the scripts edgelock sends for `permits` > 1, by digest: the
+    // permit acquire (answers 0), then the permit release (answers 1).
+    void permit_cycle(const std::string& key, const std::string& token, const std::string& n) {
+        const std::string take(edgelock::permit_acquire_script.digest.data(),
+                               edgelock::permit_acquire_script.digest.size());
+        const std::string give(edgelock::permit_release_script.digest.data(),
+                               edgelock::permit_release_script.digest.size());
+        const char* take_argv[] = {"EVALSHA",     take.c_str(), "1",      key.c_str(),
+                                   token.c_str(), "30000",      n.c_str()};
+        const std::size_t take_lens[] = {7, take.size(), 1, key.size(), token.size(), 5, n.size()};
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 7, take_argv, take_lens)),
+               REDIS_REPLY_INTEGER, 0);
+        const char* give_argv[] = {"EVALSHA", give.c_str(), "1", key.c_str(), token.c_str()};
+        const std::size_t give_lens[] = {7, give.size(), 1, key.size(), token.size()};
+        expect(static_cast<redisReply*>(redisCommandArgv(context_, 5, give_argv, give_lens)),
                REDIS_REPLY_INTEGER);
     }
 
@@ -266,9 +286,9 @@ private:
     redisContext* context_ = nullptr;
 };
 
-inline round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
-                              bool same_commands = false) {
-    const std::string key = same_commands ? "bench:rawsame" : "bench:raw";
+// `cycles` calls of cycle(token), each with a fresh token, timed one by one.
+template <typename Cycle>
+round_result timed_round(int cycles, latencies& lat, Cycle&& cycle) {
     std::vector<std::string> tokens;
     tokens.reserve(static_cast<std::size_t>(cycles));
     for (int i = 0; i < cycles; ++i) tokens.push_back(hex_token());
@@ -276,16 +296,24 @@ inline round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
     const auto start = clock_type::now();
     for (int i = 0; i < cycles; ++i) {
         const auto t0 = clock_type::now();
-        if (same_commands) {
-            raw.same_commands_cycle(key, tokens[static_cast<std::size_t>(i)]);
-        } else {
-            raw.cycle(key, tokens[static_cast<std::size_t>(i)]);
-        }
+        cycle(tokens[static_cast<std::size_t>(i)]);
         lat.us.push_back(std::chrono::duration<double, std::micro>(clock_type::now() - t0).count());
     }
     const double elapsed = seconds_since(start);
     return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
             cpu.server_sleeps() / cycles};
+}
+
+inline round_result raw_round(raw_connection& raw, int cycles, latencies& lat,
+                              bool same_commands = false) {
+    const std::string key = same_commands ? "bench:rawsame" : "bench:raw";
+    return timed_round(cycles, lat, [&](const std::string& token) {
+        if (same_commands) {
+            raw.same_commands_cycle(key, token);
+        } else {
+            raw.cycle(key, token);
+        }
+    });
 }
 
 // Each figure's median over the rounds, taken separately.

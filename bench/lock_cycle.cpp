@@ -31,7 +31,7 @@
 //      against raw hiredis sending the same commands, and their heap allocations per cycle.
 //
 // Usage: lock_cycle [--cycles N] [--rounds R] [--seconds S] [--redlock-cycles N] [--cpu C]
-//                   [--no-pin] [--only single|many|redlock|tls|cluster|blocking]
+//                   [--no-pin] [--only single|many|redlock|tls|cluster|blocking|semaphore]
 //                   [--only edgelock-alone|raw-asio-alone]  (one loop of 1. alone, to be traced)
 #include <hiredis.h>
 #include <malloc.h>
@@ -110,7 +110,8 @@ options parse(int argc, char** argv) {
             throw std::runtime_error(
                 "unknown argument " + arg +
                 " (use --cycles N --rounds R --seconds S --redlock-cycles N --cpu C --no-pin "
-                "--only single|many|redlock|tls|cluster|blocking|edgelock-alone|raw-asio-alone)");
+                "--only single|many|redlock|tls|cluster|blocking|semaphore|edgelock-alone|"
+                "raw-asio-alone)");
         }
     }
     if (o.cycles <= 0 || o.rounds <= 0 || o.seconds <= 0 || o.redlock_cycles <= 0) {
@@ -456,6 +457,41 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     print_single(o, raw_s, same_s, asio_s, edge_s);
 }
 
+// A semaphore of three permits, one holder cycling (issue: its cost against raw hiredis
+// running the same scripts): the permit acquire and release by digest, both sides.
+void bench_semaphore(const options& o, client& owner, raw_connection& raw) {
+    edgelock::lock_config config = lock_named("bench:permits");
+    config.permits = 3;
+    lock_handle handle;
+    if (owner.add_lock(config, handle)) throw std::runtime_error("add_lock (permits) failed");
+    const auto raw_permits = [&raw](int cycles, latencies& lat) {
+        return timed_round(cycles, lat, [&raw](const std::string& token) {
+            raw.permit_cycle("bench:rawpermits", token, "3");
+        });
+    };
+    latencies warm;
+    warm.reserve(static_cast<std::size_t>(4000));
+    raw_permits(2000, warm);
+    edgelock_round(owner, handle, 2000, warm);
+    series raw_s{"raw hiredis EVALSHA permit acquire + release", {}, {}};
+    series edge_s{"edgelock asio semaphore acquire + release", {}, {}};
+    for (series* s : {&raw_s, &edge_s})
+        s->lat.reserve(static_cast<std::size_t>(o.cycles * o.rounds));
+    for (int r = 0; r < o.rounds; ++r) {
+        raw_s.rounds.push_back(raw_permits(o.cycles, raw_s.lat));
+        edge_s.rounds.push_back(edgelock_round(owner, handle, o.cycles, edge_s.lat));
+    }
+    std::printf("semaphore of 3 permits, one holder, one connection, %d rounds x %d cycles:\n",
+                o.rounds, o.cycles);
+    for (const series* s : {&raw_s, &edge_s}) {
+        std::printf("  %-44s %9.0f cycles/s   p50 %6.1f us   p99 %7.1f us   client %5.1f us\n",
+                    s->label, s->median().cycles_per_s, s->lat.percentile(0.50),
+                    s->lat.percentile(0.99), s->median().client_cpu_us);
+    }
+    std::printf("ratio edgelock/raw-same-scripts (semaphore) = %.2f\n",
+                edge_s.median().cycles_per_s / raw_s.median().cycles_per_s);
+}
+
 // One loop of the single-lock section alone, `--only edgelock-alone` or `raw-asio-alone`:
 // what `strace -c` or `perf` then counts is that loop's (and the setup's, which a run with
 // other --cycles subtracts). Prints its cycles/s.
@@ -768,7 +804,7 @@ int run(const options& o) {
     edgelock::async::client_config config;
     config.instances = {server.url()};
     config.restart_guard = false;
-    config.locks_max = 1001;  // 1000 for the many-lock run, one for the single lock
+    config.locks_max = 1002;  // 1000 for the many-lock run, the single lock, the semaphore
     connect(owner, config);
     lock_handle single;
     if (owner.add_lock(lock_named("bench:edgelock"), single))
@@ -789,6 +825,7 @@ int run(const options& o) {
     if (all || o.only == "cluster") bench_cluster(o);
     if (all || o.only == "blocking")
         bench_blocking(o.cycles, o.rounds, server.url(), server.port());
+    if (all || o.only == "semaphore") bench_semaphore(o, owner, raw);
     return 0;
 }
 

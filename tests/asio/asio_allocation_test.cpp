@@ -212,6 +212,24 @@ TEST(asio_allocation, connecting_allocates_and_ten_thousand_cycles_allocate_noth
     EXPECT_GE(events, 22'000u) << "an attempt and a release event per cycle";
 }
 
+// A semaphore's cycles (the permit scripts, answered by EVAL once after each NOSCRIPT of the
+// warm-up) allocate nothing either, two of its three permits taken by two locks at once.
+TEST(asio_allocation, semaphore_cycles_allocate_nothing_either) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    ASSERT_FALSE(owner.open(config_for({server.url()})));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    std::vector<lock_handle> handles(2);
+    for (lock_handle& h : handles) {
+        edgelock::lock_config config = lock_for("steady:permits", 30'000);
+        config.permits = 3;
+        ASSERT_FALSE(owner.add_lock(config, h));
+    }
+    const std::size_t counted = run_cycles(owner, io, handles, 1000, 10'000, driver::run, true);
+    EXPECT_EQ(counted, 0u) << "allocations during 10,000 steady-state semaphore cycles";
+}
+
 TEST(asio_allocation, the_same_cycles_under_run_one_do_allocate_and_are_counted) {
     // The counter sees allocations made deep inside the client's completions: driven by
     // run_one() calls, Asio's handler memory is not recycled and every completion allocates.
