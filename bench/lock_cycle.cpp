@@ -457,8 +457,8 @@ void bench_single(const options& o, client& owner, lock_handle single, raw_conne
     print_single(o, raw_s, same_s, asio_s, edge_s);
 }
 
-// A semaphore of three permits, one holder cycling (issue: its cost against raw hiredis
-// running the same scripts): the permit acquire and release by digest, both sides.
+// A semaphore of three permits, one holder cycling: its cost against raw hiredis
+// running the same scripts, the permit acquire and release by digest on both sides.
 void bench_semaphore(const options& o, client& owner, raw_connection& raw) {
     edgelock::lock_config config = lock_named("bench:permits");
     config.permits = 3;
