@@ -368,6 +368,10 @@ public:
     // attempt finished at all):
     //   errc::busy               another owner holds it
     //   errc::fence_exhausted    the fence counter is at 2^63-1 (ends any wait at once)
+    //   errc::wrong_kind         the name is held as the other kind (a lock's as a semaphore's,
+    //                            or the reverse; ends any wait at once)
+    //   errc::permits_mismatch   the semaphore is held with another count of permits (ends
+    //                            any wait at once)
     //   errc::restart_guard      too few instances count yet: one restarted without durable
     //                            data less than its guard ago (client_config::restart_guard);
     //                            status().guard_until says until when. A wait that reaches

@@ -78,6 +78,7 @@
 //   edgelock::errc (edgelock::error_category()): the lock's verdicts and bad input:
 //     busy, no_quorum, validity_expired, token_gone, not_replicated, expired, not_held,
 //     fence_exhausted (the fence counter is at 2^63-1; an operator must reset it),
+//     wrong_kind and permits_mismatch (see lock_options::permits),
 //     restart_guard (too few nodes count yet, see restart_guard below), node_restarted,
 //     cancelled, invalid_config, invalid_name, invalid_ttl, invalid_instances, invalid_state,
 //     error_reply, unexpected_reply, protocol_error, reply_too_large, too_many_elements,
