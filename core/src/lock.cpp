@@ -17,8 +17,6 @@ namespace {
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
-// Refusals no retry can mend: an exhausted fence counter, a name held as the other kind (a
-// lock used as a semaphore, or the reverse), a semaphore held with another number of permits.
 // A semaphore's permit count. Quorums of independent masters do not bound its holders, and
 // one counter's tokens do not fence N holders (lock.hpp, "Semaphores").
 errc check_permits(const lock_config& config) noexcept {
@@ -27,6 +25,8 @@ errc check_permits(const lock_config& config) noexcept {
     return config.permits > 1 && config.instances > 1 ? errc::invalid_instances : errc::ok;
 }
 
+// Refusals no retry can mend: an exhausted fence counter, a name held as the other kind (a
+// lock used as a semaphore, or the reverse), a semaphore held with another number of permits.
 bool is_incurable(errc cause) noexcept {
     return cause == errc::fence_exhausted || cause == errc::wrong_kind ||
            cause == errc::permits_mismatch;

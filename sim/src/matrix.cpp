@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "edgelock/sim/matrix.hpp"
 
-#include <algorithm>
 #include <vector>
 
 #include "edgelock/assert.hpp"

@@ -189,27 +189,6 @@ inline constexpr std::string_view release_script_text =
     "end\n"
 #define EDGELOCK_FAIR_PROLOGUE EDGELOCK_SERVER_NOW EDGELOCK_LINE_CLEANUP
 
-// An acquire's first step when KEYS[fence] is given (the script has more than `before` keys):
-// refuse at once when the counter is exhausted (see acquire above).
-#define EDGELOCK_FENCE_GUARD(before, fence)                                          \
-    "if #KEYS > " before " and redis.call('GET', KEYS[" fence                        \
-    "]) == '9223372036854775807' "                                                   \
-    "then\n"                                                                         \
-    "  redis.call('PERSIST', KEYS[" fence                                            \
-    "])\n"                                                                           \
-    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n" \
-    "end\n"
-// An acquire's last step after a take: 0 without a fence key, else the counter moved up and
-// floored at the server's clock in microseconds (`time`, read by EDGELOCK_SERVER_NOW).
-#define EDGELOCK_FENCE_TAKE(before, fence)                                                        \
-    "if #KEYS == " before                                                                         \
-    " then return 0 end\n"                                                                        \
-    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"                         \
-    "if redis.call('INCR', KEYS[" fence "]) < tonumber(clock) then redis.call('SET', KEYS[" fence \
-    "], clock) end\n"                                                                             \
-    "redis.call('PEXPIRE', KEYS[" fence "], '" EDGELOCK_FENCE_TTL_MS                              \
-    "')\n"                                                                                        \
-    "return redis.call('GET', KEYS[" fence "])\n"
 // A fair acquire's entry in the line: it expires ARGV[3] ms from now, and both line keys
 // live at least that long.
 #define EDGELOCK_LINE_ENTRY                                   \
@@ -221,7 +200,10 @@ inline constexpr std::string_view release_script_text =
     "end\n"
 
 inline constexpr std::string_view fair_acquire_script_text =
-    EDGELOCK_FENCE_GUARD("3", "4") EDGELOCK_FAIR_PROLOGUE
+    "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
+    "  redis.call('PERSIST', KEYS[4])\n"
+    "  return redis.error_reply('FENCE_EXHAUSTED the fence counter is at 2^63-1')\n"
+    "end\n" EDGELOCK_FAIR_PROLOGUE
     "local holder = redis.call('GET', KEYS[1])\n"
     "local head = first[1]\n"
     "local took = ARGV[4] ~= 'join' and (holder == ARGV[1] or not (holder or "
@@ -240,7 +222,13 @@ inline constexpr std::string_view fair_acquire_script_text =
     "if not took then\n"
     "  if not holder and head and head ~= ARGV[1] then redis.call('PUBLISH', KEYS[2], head) end\n"
     "  return false\n"
-    "end\n" EDGELOCK_FENCE_TAKE("3", "4");
+    "end\n"
+    "if #KEYS == 3 then return 0 end\n"
+    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
+    "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
+    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS
+    "')\n"
+    "return redis.call('GET', KEYS[4])\n";
 
 inline constexpr std::string_view fair_release_script_text =
     "local released = 0\n"
@@ -344,8 +332,6 @@ inline constexpr std::string_view fair_permit_release_script_text = EDGELOCK_SER
 #undef EDGELOCK_SEM_AGREE
 #undef EDGELOCK_SEM_LEASES
 #undef EDGELOCK_LINE_ENTRY
-#undef EDGELOCK_FENCE_TAKE
-#undef EDGELOCK_FENCE_GUARD
 #undef EDGELOCK_FAIR_PROLOGUE
 #undef EDGELOCK_LINE_CLEANUP
 #undef EDGELOCK_SERVER_NOW
