@@ -78,7 +78,8 @@ enum class flag_id {
     password_file,
     verbose,
     prefix,
-    metrics_file
+    metrics_file,
+    permits
 };
 
 struct flag_spec {
@@ -88,7 +89,7 @@ struct flag_spec {
     unsigned commands;
 };
 
-constexpr std::array<flag_spec, 36> flags{{
+constexpr std::array<flag_spec, 37> flags{{
     {"--help", flag_id::help, false, for_lock_commands},
     {"-h", flag_id::help, false, for_lock_commands},
     {"--name", flag_id::name, true, for_lock_commands & ~for_list},
@@ -115,6 +116,7 @@ constexpr std::array<flag_spec, 36> flags{{
     {"--token", flag_id::token, true, bit(command::release)},
     {"--restart-guard", flag_id::restart_guard, true, for_acquire | for_check},
     {"--fencing", flag_id::fencing, true, for_check},
+    {"--permits", flag_id::permits, true, for_acquire | for_check},
     {"--wait-replicas", flag_id::wait_replicas, true, for_acquire | for_check},
     {"--json", flag_id::json, false, for_check | bit(command::status)},
     {"--prefix", flag_id::prefix, true, for_list},
@@ -490,6 +492,34 @@ std::string apply_exit_code(options& o, std::string_view text) {
     return "";
 }
 
+// --permits N: 1 (the lock) up to the core's permits_max.
+std::string apply_permits(options& o, std::string_view text) {
+    unsigned permits = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), permits);
+    if (error != std::errc{} || end != text.data() + text.size() || permits < 1 ||
+        permits > permits_max) {
+        return "bad --permits " + quote(text) + " (a count, 1 to " + std::to_string(permits_max) +
+               ")";
+    }
+    o.permits = static_cast<std::uint16_t>(permits);
+    return "";
+}
+
+// A semaphore (--permits above 1) lives on one Redis, behind Sentinel or in a cluster, and has
+// no fencing tokens (lock.hpp, "Semaphores"): `check` then judges it without them.
+std::string check_permits(options& o) {
+    if (o.permits == 1) return "";
+    if (o.redis_urls.size() > 1) {
+        return "--permits " + std::to_string(o.permits) +
+               " needs one Redis, Sentinel or a cluster: Redlock's majorities do not bound the "
+               "holders to N";
+    }
+    if (o.fencing_given && o.fencing)
+        return "--fencing on needs --permits 1: a semaphore has no fencing tokens";
+    o.fencing = false;
+    return "";
+}
+
 // A flag whose value is a duration.
 std::string apply_duration_flag(options& o, const flag_spec& f, const std::string& value) {
     std::int64_t ms = 0;
@@ -542,8 +572,10 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             if (value != "on" && value != "off")
                 return "bad " + std::string(f.text) + " " + quote(value) + " (use on or off)";
             (f.id == flag_id::fencing ? o.fencing : o.restart_guard) = value == "on";
+            o.fencing_given = o.fencing_given || f.id == flag_id::fencing;
             return "";
         }
+        case flag_id::permits: return apply_permits(o, value);
         case flag_id::wait_replicas:
             if (value.size() != 1 || value[0] < '0' || value[0] > '9') {
                 return "bad --wait-replicas " + quote(value) + " (a count, 0 to 9)";
@@ -669,6 +701,8 @@ parse_result parse_lock_command(command c, const std::vector<std::string>& args,
         return usage_error(std::move(problem));
     if (std::string problem = resolve_tls(o, env); !problem.empty())
         return usage_error(std::move(problem));
+    if (std::string problem = check_permits(o); !problem.empty())
+        return usage_error(std::move(problem));
     if (std::string problem = check_replica_wait(o); !problem.empty())
         return usage_error(std::move(problem));
     if (c == command::run || c == command::hold) {
@@ -728,7 +762,9 @@ lock_config run_lock_config(const options& o) {
     config.ttl_ms = o.ttl_ms;
     // Sentinel's master, and a cluster's master of the name's slot, are one instance each.
     config.instances = static_cast<std::uint8_t>(o.redis_urls.empty() ? 1 : o.redis_urls.size());
-    config.fencing = true;
+    // A lock fences; a semaphore has no tokens (lock.hpp, "Semaphores").
+    config.permits = o.permits;
+    config.fencing = o.permits == 1;
     config.watchdog = true;
     config.restart_guard_ms = o.restart_guard ? -1 : 0;
     config.replicas_to_wait = o.replicas_to_wait;

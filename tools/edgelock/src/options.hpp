@@ -71,8 +71,12 @@ struct options {
     int lost_signal = SIGTERM;
     std::int64_t kill_after_ms = 10'000;  // then SIGKILL
     std::string token;                    // release: the holder's token
-    bool restart_guard = true;          // run, check: --restart-guard on|off (lock.hpp, "Restarts")
-    bool fencing = true;                // check: --fencing on|off (run always fences)
+    bool restart_guard = true;  // run, check: --restart-guard on|off (lock.hpp, "Restarts")
+    bool fencing = true;  // check: --fencing on|off (run fences a lock; a semaphore has no tokens)
+    bool fencing_given = false;  // check: --fencing was on the command line
+    // run, hold, check: --permits N, at most N holders at once (a semaphore: lock.hpp,
+    // "Semaphores"); 1 is the lock.
+    std::uint16_t permits = 1;
     std::uint8_t replicas_to_wait = 0;  // run, hold, check: --wait-replicas N (Sentinel's WAIT)
     std::int64_t replica_wait_ms = 0;   // --wait-replicas-timeout; 0: the core's default
     bool json = false;                  // check, status: --json
@@ -102,12 +106,12 @@ struct parse_result {
 // and, for --ttl, the range the lock accepts.
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
 
-// The core configuration of `edgelock run`'s lock: the name, TTL and deployment of `o`, fence
-// tokens on, the watchdog on, the restart guard as --restart-guard says, fair waiting with one
-// instance unless --unfair, every other field the
-// core's default. run.cpp hands exactly
-// these to the hiredis transport, and the parser checks them with lock::configure on a
-// scratch lock, so the command line and the lock cannot disagree. `name` points into `o`.
+// The core configuration of `edgelock run`'s lock: the name, TTL, permits and deployment of
+// `o`, fence tokens on for a lock (a semaphore has none), the watchdog on, the restart guard
+// as --restart-guard says, fair waiting with one instance unless --unfair, every other field
+// the core's default. run.cpp hands exactly these to the hiredis transport, and the parser
+// checks them with lock::configure on a scratch lock, so the command line and the lock
+// cannot disagree. `name` points into `o`.
 lock_config run_lock_config(const options& o);
 
 // "0", "500ms", "30s", "2m", "1h", "1m30s", "1h2m3s" -> milliseconds: integers with units, the

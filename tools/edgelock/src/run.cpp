@@ -311,6 +311,7 @@ blocking::lock_options lock_options_for(const options& o, std::function<void()> 
     lo.name = o.name;
     lo.ttl_ms = config.ttl_ms;
     lo.fencing = config.fencing;
+    lo.permits = config.permits;
     lo.watchdog = config.watchdog;
     lo.replicas_to_wait = config.replicas_to_wait;
     lo.replica_wait_ms = config.replica_wait_ms;
@@ -574,13 +575,15 @@ acquire_outcome acquire(blocking::lock& lock, const options& o, blocking::hold& 
     return {false, report_failure(lock, o, ec)};
 }
 
+// CMD's environment: ours, with the fence token in --fence-env for a lock. A semaphore has no
+// token, so the variable is left out (not inherited from whoever started edgelock).
 std::vector<std::string> child_environment(const options& o, std::int64_t fence) {
     std::vector<std::string> env;
     const std::string prefix = o.fence_env + "=";
     for (char** entry = environ; *entry != nullptr; ++entry) {
         if (std::strncmp(*entry, prefix.c_str(), prefix.size()) != 0) env.emplace_back(*entry);
     }
-    env.push_back(prefix + std::to_string(fence));
+    if (o.permits == 1) env.push_back(prefix + std::to_string(fence));
     return env;
 }
 
@@ -765,8 +768,10 @@ int hold_locked(const options& o) {
     taken_lock taken(o, "its lines were printed");
     if (!taken.acquired.held) return taken.acquired.exit_code;
     blocking::lock& lock = taken.lock;
-    std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), taken.hold.token.c_str(),
-                static_cast<long long>(taken.hold.fence));
+    std::printf("name=%s\ntoken=%s\n", o.name.c_str(), taken.hold.token.c_str());
+    // A semaphore's holder has no fence token; it says how many hold the name with it.
+    if (o.permits == 1) std::printf("fence=%lld\n", static_cast<long long>(taken.hold.fence));
+    else std::printf("permits=%u\n", unsigned{o.permits});
     std::fflush(stdout);
     // The stopping handlers stay: SIGINT, SIGTERM or SIGHUP ends the hold with a release.
     while (pending_signal == 0 && !lock.lost()) {

@@ -19,6 +19,9 @@ std::string simulated_row(const options& o) {
     if (o.fencing) row += "+fencing";  // run always fences; check asks --fencing
     if (lock.restart_guard_ms != 0) row += "+guard";
     if (lock.fair) row += "+fair";
+    // The simulator's semaphores have 3 permits (N + 1 clients, one of them waiting): what
+    // its rows find for N = 3 is what edgelock claims of every N above 1.
+    if (lock.permits > 1) row += "+permits-3";
     return row;
 }
 

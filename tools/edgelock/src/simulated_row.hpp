@@ -14,7 +14,7 @@ namespace edgelock::cli {
 // The topology (single, redlock-N, sentinel, cluster), then +WAIT, +fencing, +guard and
 // +fair as run_lock_config configures the lock: WAIT with --wait-replicas 1 or more (the row
 // waits for one), fencing unless check's --fencing off, fair unless --unfair with one
-// instance (Redlock waits unfairly).
+// instance (Redlock waits unfairly), and +permits-3 for a semaphore of any N above 1.
 std::string simulated_row(const options& o);
 
 }  // namespace edgelock::cli
