@@ -30,6 +30,7 @@ const std::array<configuration, configuration_count>& configurations() noexcept 
         {"single+permits-3", topology::single, 1, 1, false, 0, false, 0, false, false, 3},
         {"sentinel+WAIT+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, false, false, 3},
         {"cluster+WAIT+permits-3", topology::cluster, 1, 6, false, 1, false, 0, false, false, 3},
+        {"single+fair+permits-3", topology::single, 1, 1, false, 0, false, 0, false, true, 3},
     }};
     return all;
 }
@@ -93,6 +94,35 @@ const std::array<configuration, one_off_configuration_count>& one_off_configurat
         {"redlock-7+WAIT+guard", topology::redlock, 7, 14, false, 1, false, 0, true},
         {"redlock-7+WAIT+fencing", topology::redlock, 7, 14, true, 1, false, 0, false},
         {"redlock-7+WAIT+fencing+guard", topology::redlock, 7, 14, true, 1, false, 0, true},
+        {"single+guard+permits-3", topology::single, 1, 1, false, 0, false, 0, true, false, 3},
+        {"single+guard+fair+permits-3", topology::single, 1, 1, false, 0, false, 0, true, true, 3},
+        {"single+WAIT+permits-3", topology::single, 1, 2, false, 1, false, 0, false, false, 3},
+        {"single+WAIT+fair+permits-3", topology::single, 1, 2, false, 1, false, 0, false, true, 3},
+        {"single+WAIT+guard+permits-3", topology::single, 1, 2, false, 1, false, 0, true, false, 3},
+        {"single+WAIT+guard+fair+permits-3", topology::single, 1, 2, false, 1, false, 0, true, true,
+         3},
+        {"sentinel+permits-3", topology::sentinel, 1, 3, false, 0, false, 3, false, false, 3},
+        {"sentinel+fair+permits-3", topology::sentinel, 1, 3, false, 0, false, 3, false, true, 3},
+        {"sentinel+guard+permits-3", topology::sentinel, 1, 3, false, 0, false, 3, true, false, 3},
+        {"sentinel+guard+fair+permits-3", topology::sentinel, 1, 3, false, 0, false, 3, true, true,
+         3},
+        {"sentinel+WAIT+fair+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, false, true,
+         3},
+        {"sentinel+WAIT+guard+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, true, false,
+         3},
+        {"sentinel+WAIT+guard+fair+permits-3", topology::sentinel, 1, 3, false, 1, false, 3, true,
+         true, 3},
+        {"cluster+permits-3", topology::cluster, 1, 6, false, 0, false, 0, false, false, 3},
+        {"cluster+fair+permits-3", topology::cluster, 1, 6, false, 0, false, 0, false, true, 3},
+        {"cluster+guard+permits-3", topology::cluster, 1, 6, false, 0, false, 0, true, false, 3},
+        {"cluster+guard+fair+permits-3", topology::cluster, 1, 6, false, 0, false, 0, true, true,
+         3},
+        {"cluster+WAIT+fair+permits-3", topology::cluster, 1, 6, false, 1, false, 0, false, true,
+         3},
+        {"cluster+WAIT+guard+permits-3", topology::cluster, 1, 6, false, 1, false, 0, true, false,
+         3},
+        {"cluster+WAIT+guard+fair+permits-3", topology::cluster, 1, 6, false, 1, false, 0, true,
+         true, 3},
     }};
     return all;
 }
@@ -126,12 +156,13 @@ struct row_block {
     std::size_t first;
     std::size_t end;
 };
-constexpr std::array<row_block, 5> row_blocks{{
+constexpr std::array<row_block, 6> row_blocks{{
     {true, 0, first_configuration_count},
     {false, 0, first_one_off_configuration_count},
     {true, first_configuration_count, second_configuration_count},
-    {false, first_one_off_configuration_count, one_off_configuration_count},
+    {false, first_one_off_configuration_count, second_one_off_configuration_count},
     {true, second_configuration_count, configuration_count},
+    {false, second_one_off_configuration_count, one_off_configuration_count},
 }};
 
 const configuration* rows_of(bool matrix) noexcept {

@@ -126,19 +126,22 @@ std::string checks_text(const verdict& v, bool fair) {
     return out;
 }
 
-// A configuration index of 80 would share its cells' seeds with the next scenario's 16.
-static_assert(configuration_count + one_off_configuration_count <= 16 + 64,
-              "cell_seed numbers the cells of at most 80 configurations");
+// A configuration index of 144 would share its cells' seeds with the next scenario's 80.
+static_assert(configuration_count + one_off_configuration_count <= 16 + 64 + 64,
+              "cell_seed numbers the cells of at most 144 configurations");
+static_assert(scenario_count <= 16, "cell_seed numbers the cells of at most 16 scenarios");
 
 std::uint64_t cell_seed(std::uint64_t seed, scenario_id scenario, std::size_t config_index,
                         std::size_t index) noexcept {
-    // The matrix's cells keep the seeds they always had; a one-off configuration's cells get
-    // numbers past every matrix cell's, so no two cells share a seed.
+    // The matrix's cells keep the seeds they always had; a later configuration's cells get
+    // numbers past every earlier cell's (the first 80 configurations' past the first 16's,
+    // the next 64's past those), so no two cells share a seed.
     constexpr std::uint64_t matrix_cells_max = 16 * 16;
-    const std::uint64_t cell =
-        config_index < 16
-            ? static_cast<std::uint64_t>(scenario) * 16 + config_index
-            : matrix_cells_max + static_cast<std::uint64_t>(scenario) * 64 + config_index;
+    constexpr std::uint64_t second_cells_max = matrix_cells_max + 16 * 64;
+    const auto s = static_cast<std::uint64_t>(scenario);
+    std::uint64_t cell = s * 16 + config_index;
+    if (config_index >= 80) cell = second_cells_max + s * 64 + (config_index - 80);
+    else if (config_index >= 16) cell = matrix_cells_max + s * 64 + config_index;
     return mix_seed(seed, cell * 1'000'003 + index + 1);
 }
 

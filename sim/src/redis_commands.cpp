@@ -279,6 +279,12 @@ void redis_node::set_command(const request_view& r, std::int64_t wall_ms, std::s
     set(r.args[1], r.args[2], expire_at_ms, out.effects);
 }
 
+// A semaphore's acquire adds a token to the set under its first key (scripts.hpp): a new
+// member of that set, other than its N, is a lease granted (a renewal only changes a score).
+bool redis_node::takes_lease(std::string_view key, std::string_view member) const noexcept {
+    return script_keys_count_ >= 1 && script_keys_[0] == key && member != "permits";
+}
+
 // A lock key given to a value that did not hold it. Set by a script called with a line of
 // waiters (KEYS lock queue qttl: the fair acquire), it carries the new holder's place in that
 // line at the moment of the SET (-1 when not in it), before the script moves it to the head.
@@ -439,7 +445,10 @@ void redis_node::zadd_command(const request_view& r, std::int64_t wall_ms, std::
     if (!load_zset(r.args[1], wall_ms, set, reply, out.effects)) return;
     std::int64_t added = 0;
     for (std::size_t i = 2; i < r.count; i += 2) {
-        if (zadd(set, scores[i / 2 - 1], r.args[i + 1])) ++added;
+        if (!zadd(set, scores[i / 2 - 1], r.args[i + 1])) continue;
+        ++added;
+        if (takes_lease(r.args[1], r.args[i + 1]))
+            note_grant(r.args[1], r.args[i + 1], wall_ms, out);
     }
     store_zset(r.args[1], set, wall_ms, out.effects);
     append_integer(reply, added);

@@ -21,7 +21,8 @@ namespace edgelock::sim {
 // its own, and what was sent is noted for the workload's points. The write window closed
 // reads as a full buffer. A client that deletes without comparing (the mutation tests'
 // broken one) sends a plain DEL for each release; one that jumps the line sends the plain
-// acquire script for each fair acquire (same answers: 0 or nil).
+// acquire script for each fair acquire, a semaphore's plain permit_acquire for each fair one
+// (same answers: 0 or nil).
 struct request_sink {
     sim_connection* to = nullptr;
     bool deletes_without_compare = false;
@@ -45,7 +46,9 @@ struct request_sink {
                        kind == script_id::fair_acquire || kind == script_id::permit_acquire ||
                        kind == script_id::fair_permit_acquire;
         sent_renew = sent_renew || kind == script_id::renew || kind == script_id::permit_renew;
-        if (kind == script_id::fair_acquire && jumps_the_line) bytes = plain_acquire(bytes);
+        if (jumps_the_line && kind == script_id::fair_acquire) bytes = plain_acquire(bytes);
+        if (jumps_the_line && kind == script_id::fair_permit_acquire)
+            bytes = plain_permit_acquire(bytes);
         if (kind == script_id::release && deletes_without_compare) {
             std::array<char, request_bytes_max> del{};
             resp_writer writer(del.data(), del.size());
@@ -73,6 +76,25 @@ struct request_sink {
         writer.bulk(r.args[3]);
         writer.bulk(r.args[argv]);
         writer.bulk(r.args[argv + 1]);
+        return std::string(out.data(), writer.size());
+    }
+
+    // EVAL(SHA) fair_permit_acquire 3 set queue qttl token ttl entry_ttl permits
+    //   -> EVAL permit_acquire 1 set token ttl permits
+    static std::string plain_permit_acquire(const std::string& fair) {
+        request_view r;
+        EDGELOCK_ASSERT(parse_request(fair.data(), fair.size(), r) && r.count >= 10);
+        const std::size_t argv = 3 + static_cast<std::size_t>(r.args[2][0] - '0');
+        std::array<char, request_bytes_max> out{};
+        resp_writer writer(out.data(), out.size());
+        writer.array(7);
+        writer.bulk("EVAL");
+        writer.bulk(permit_acquire_script.text);
+        writer.bulk("1");
+        writer.bulk(r.args[3]);
+        writer.bulk(r.args[argv]);
+        writer.bulk(r.args[argv + 1]);
+        writer.bulk(r.args[argv + 3]);
         return std::string(out.data(), writer.size());
     }
 };

@@ -36,6 +36,8 @@ bool world::line_open() const {
     if (line == nullptr) return true;
     for (const zset_member& m : decode_zset(line->value)) {
         if (!entry_live(nodes_[home], qttl_key_, m.member, wall_ms)) continue;
+        // A semaphore's holders stand in its line until they release, and keep nobody out.
+        if (config_.permits > 1 && holds_token(home, m.member)) continue;
         const int c = waiter_of(m.member);
         if (c < 0 || !acquiring_[static_cast<std::size_t>(c)] || clients_[c]->paused())
             return false;

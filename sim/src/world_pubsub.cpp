@@ -224,15 +224,16 @@ bool world::entry_live(const redis_node& n, std::string_view qttl_key, std::stri
     return false;
 }
 
-// The lock is free on every master that is up (and there is one), and no other live waiter
-// (nor a holder, who stands at the head until its release) is ahead of the client in the
-// line of the master the lock lives on (lease_home_now).
+// The lock is free (a semaphore: has a permit free) on every master that is up (and there is
+// one), and fewer live waiters (or holders without a lease: one stands at the head until its
+// release) are ahead of the client in the line of the master the lock lives on
+// (lease_home_now) than permits are free there: for a lock, none.
 bool world::due(std::uint8_t client) const {
     if (waiting_token_[client].empty() || clients_[client]->paused()) return false;
     bool any_master = false;
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (!nodes_[n].up() || !nodes_[n].is_master()) continue;
-        if (paused(n) || nodes_[n].peek(lock_key_, node_wall_ms(n)) != nullptr) return false;
+        if (paused(n) || !has_free_permit(n)) return false;
         any_master = true;
     }
     // The node the lock lives on: the master the sentinels name, or under Redis Cluster the
@@ -242,12 +243,16 @@ bool world::due(std::uint8_t client) const {
     const std::int64_t wall_ms = node_wall_ms(master);
     const redis_entry* line = nodes_[master].peek(queue_key_, wall_ms);
     if (line == nullptr) return true;
+    const std::size_t free = config_.permits - live_leases(master);
+    std::size_t ahead = 0;
     for (const zset_member& m : decode_zset(line->value)) {
         if (!entry_live(nodes_[master], qttl_key_, m.member, wall_ms)) continue;
-        if (m.member == waiting_token_[client]) return true;
-        if (waiter_of(m.member) >= 0 || holder_of(m.member) >= 0) return false;
+        if (m.member == waiting_token_[client]) break;
+        if (waiter_of(m.member) < 0 && holder_of(m.member) < 0) continue;
+        if (config_.permits > 1 && holds_token(master, m.member)) continue;
+        ++ahead;
     }
-    return true;
+    return ahead < free;
 }
 
 void world::judge_waiters() {
@@ -285,7 +290,8 @@ void world::judge_waiters() {
 }
 
 // A grant with a live waiter ahead in the line (after the script: the grant's own purge is
-// done), or in it at all when the new holder was not queued.
+// done), or in it at all when the new holder was not queued; for a semaphore, with as many
+// waiters ahead (that hold no lease) as permits were free before the grant.
 void world::judge_grants(std::uint8_t node) {
     const std::int64_t wall_ms = node_wall_ms(node);
     for (const node_output::grant& g : out_.grants) {
@@ -299,15 +305,20 @@ void world::judge_grants(std::uint8_t node) {
                 if (m.member == g.token) ours = m.score;
             }
         }
+        const std::size_t free_before = config_.permits + 1 - live_leases(node);
+        std::size_t ahead = 0;
         for (const zset_member& m : members) {
             if (m.member == g.token || waiter_of(m.member) < 0) continue;
             if (!entry_live(nodes_[node], qttl_key_, m.member, wall_ms)) continue;
             if (ours >= 0 && m.score > ours) continue;
+            if (config_.permits > 1 && holds_token(node, m.member)) continue;
+            if (++ahead < free_before) continue;
             fair_record& record = history_.fair;
             if (record.fifo_violations++ == 0) {
                 const int holder = waiter_of(g.token);
                 record.first_fifo =
-                    "n" + std::to_string(node) + " gave the lock to " +
+                    "n" + std::to_string(node) + " gave the " +
+                    (config_.permits > 1 ? std::string("permit") : std::string("lock")) + " to " +
                     (holder >= 0 ? "c" + std::to_string(holder) : g.token.substr(0, 8)) + " at " +
                     seconds(now_us_) + " while c" + std::to_string(waiter_of(m.member)) +
                     " waited ahead of it in the line";

@@ -77,6 +77,29 @@ TEST(CliCheck, WithoutFencingTheVerdictAsksForIt) {
         "protect with fencing (--fencing on) and storage that checks the token for S1 S2 S4 S7");
 }
 
+// A semaphore (--permits 3) is judged on its own row, which has no fencing to offer: the
+// overlap letter speaks of permits, and the protection of work that bears one holder more.
+TEST(CliCheck, ASemaphoreIsJudgedOnItsOwnRowWithoutFencing) {
+    redis_server server;
+    const program_result r = run_program(
+        {EDGELOCK_CLI, "check", "--redis", server.url(), "--permits", "3"}, check_options());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 41),
+              "matrix row   single+guard+fair+permits-3 ");
+    EXPECT_NE(first_line(r.out, "legend")
+                  .find("O more clients held a permit at once than there are permits"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(first_line(r.out, "advice"),
+              "advice       a semaphore has no fence tokens: make its holders' work safe for one "
+              "holder more than it has permits");
+    EXPECT_NE(first_line(r.out, "verdict")
+                  .find("protect with work that is safe with one holder more than the permits"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("enable fencing"), std::string::npos) << r.out;
+}
+
 TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {
     redis_masters masters(4);  // and one that may evict: five masters, Redlock's row
     redis_server evicting({"--maxmemory", "100mb", "--maxmemory-policy", "allkeys-lru"});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Every lock the command line and the C API accept is simulated: each combination of
-// deployment, fencing, WAIT, restart guard and fair waiting either has a configuration of
+// deployment, fencing, WAIT, restart guard, fair waiting and permits (a lock, or a semaphore:
+// the simulator's have 3 permits, simulated_row.hpp) either has a configuration of
 // edgelock-sim (a matrix row, soaked by `edgelock-sim soak`, or one run only when named,
 // soaked by `soak --one-off`) that models exactly that lock, or is refused with one line.
 #include <gtest/gtest.h>
@@ -59,6 +60,7 @@ void expect_simulated(const options& o, const std::string& command_line) {
     EXPECT_EQ(c->replicas_to_wait > 0, lock.replicas_to_wait > 0) << row;
     EXPECT_EQ(c->restart_guard, lock.restart_guard_ms != 0) << row;
     EXPECT_EQ(c->fair, lock.fair) << row;
+    EXPECT_EQ(c->permits > 1, lock.permits > 1) << row;
     EXPECT_FALSE(c->delayed_restart) << row;
 }
 
@@ -80,8 +82,9 @@ TEST(CliRows, EveryLockTheParserAcceptsIsSimulatedAndEveryOtherIsRefusedInOneLin
             for (const char* wait : {"0", "1", "2"}) {
                 for (const char* guard : {"on", "off"}) {
                     for (const bool unfair : {false, true}) {
-                        for (const char* fencing : {"on", "off"}) {
+                        for (const char* fencing : {"on", "off", "permits"}) {
                             const bool checking = command == "check";
+                            const bool permits = std::string(fencing) == "permits";
                             if (!checking && std::string(fencing) == "off") continue;
                             std::vector<std::string> args{command};
                             if (!checking) args.insert(args.end(), {"--name", "job"});
@@ -89,7 +92,9 @@ TEST(CliRows, EveryLockTheParserAcceptsIsSimulatedAndEveryOtherIsRefusedInOneLin
                             args.insert(args.end(),
                                         {"--wait-replicas", wait, "--restart-guard", guard});
                             if (unfair) args.push_back("--unfair");
-                            if (checking) args.insert(args.end(), {"--fencing", fencing});
+                            if (checking && !permits)
+                                args.insert(args.end(), {"--fencing", fencing});
+                            if (permits) args.insert(args.end(), {"--permits", "3"});
                             if (command == "run") args.insert(args.end(), {"--", "true"});
                             std::string line;
                             for (const std::string& a : args) line += a + " ";
@@ -113,55 +118,64 @@ TEST(CliRows, EveryLockTheParserAcceptsIsSimulatedAndEveryOtherIsRefusedInOneLin
     EXPECT_GT(refused, 0u);
 }
 
+// The configuration that models `config` on `layout`, or null.
+const sim::configuration* row_for(sim::topology layout, const lock_config& config) {
+    const sim::configuration* found = nullptr;
+    for (std::size_t i = 0;
+         i < sim::soak_row_count(sim::soak_rows::one_off) + sim::configuration_count; ++i) {
+        const sim::configuration& c = sim::configuration_at(i);
+        if (c.layout == layout && c.instances == config.instances && c.fencing == config.fencing &&
+            (c.replicas_to_wait > 0) == (config.replicas_to_wait > 0) &&
+            c.restart_guard == (config.restart_guard_ms != 0) && c.fair == config.fair &&
+            (c.permits > 1) == (config.permits > 1) && !c.delayed_restart)
+            found = &c;
+    }
+    return found;
+}
+
+// Every lock_config the core accepts over these fields: instances, fencing, WAIT, guard, fair
+// waiting and permits (1, or 3 for any semaphore).
+std::vector<lock_config> accepted_locks() {
+    std::vector<lock_config> accepted;
+    for (unsigned bits = 0; bits < 32; ++bits) {
+        for (std::uint8_t instances = 1; instances <= instances_max + 1; ++instances) {
+            lock_config config;
+            config.name = "job";
+            config.ttl_ms = 10'000;
+            config.instances = instances;
+            config.fencing = (bits & 1u) != 0;
+            config.replicas_to_wait = (bits & 2u) != 0 ? 1 : 0;
+            config.restart_guard_ms = (bits & 4u) != 0 ? -1 : 0;
+            config.fair = (bits & 8u) != 0;
+            config.permits = (bits & 16u) != 0 ? 3 : 1;
+            lock l;
+            if (l.configure(config) == errc::ok) accepted.push_back(config);
+        }
+    }
+    return accepted;
+}
+
 // The C API (and both clients) take the lock's fields as the core's configure() accepts
 // them: every such lock, on each deployment its instance count allows, is a configuration.
 TEST(CliRows, EveryLockTheCoreAcceptsIsSimulatedOnEachDeployment) {
-    std::size_t accepted = 0;
-    for (std::uint8_t instances = 1; instances <= instances_max + 1; ++instances) {
-        for (const bool fencing : {false, true}) {
-            for (const std::uint8_t wait : {0, 1}) {
-                for (const bool guard : {false, true}) {
-                    for (const bool fair : {false, true}) {
-                        lock_config config;
-                        config.name = "job";
-                        config.ttl_ms = 10'000;
-                        config.instances = instances;
-                        config.fencing = fencing;
-                        config.replicas_to_wait = wait;
-                        config.restart_guard_ms = guard ? -1 : 0;
-                        config.fair = fair;
-                        lock l;
-                        if (l.configure(config) != errc::ok) continue;
-                        std::vector<sim::topology> layouts{sim::topology::redlock};
-                        if (instances == 1)
-                            layouts = {sim::topology::single, sim::topology::sentinel,
-                                       sim::topology::cluster};
-                        for (const sim::topology layout : layouts) {
-                            const sim::configuration* found = nullptr;
-                            for (std::size_t i = 0;
-                                 i < sim::soak_row_count(sim::soak_rows::one_off) +
-                                         sim::configuration_count;
-                                 ++i) {
-                                const sim::configuration& c = sim::configuration_at(i);
-                                if (c.layout == layout && c.instances == instances &&
-                                    c.fencing == fencing &&
-                                    (c.replicas_to_wait > 0) == (wait > 0) &&
-                                    c.restart_guard == guard && c.fair == fair &&
-                                    !c.delayed_restart)
-                                    found = &c;
-                            }
-                            ASSERT_NE(found, nullptr)
-                                << "instances=" << int{instances} << " fencing=" << fencing
-                                << " wait=" << int{wait} << " guard=" << guard << " fair=" << fair;
-                            EXPECT_TRUE(soaked(*found)) << found->name;
-                            ++accepted;
-                        }
-                    }
-                }
-            }
+    std::size_t semaphores = 0;
+    const std::vector<lock_config> accepted = accepted_locks();
+    for (const lock_config& config : accepted) {
+        std::vector<sim::topology> layouts{sim::topology::redlock};
+        if (config.instances == 1)
+            layouts = {sim::topology::single, sim::topology::sentinel, sim::topology::cluster};
+        for (const sim::topology layout : layouts) {
+            const sim::configuration* found = row_for(layout, config);
+            ASSERT_NE(found, nullptr)
+                << "instances=" << int{config.instances} << " fencing=" << config.fencing
+                << " wait=" << int{config.replicas_to_wait} << " guard=" << config.restart_guard_ms
+                << " fair=" << config.fair << " permits=" << config.permits;
+            EXPECT_TRUE(soaked(*found)) << found->name;
+            semaphores += config.permits > 1 ? 1 : 0;
         }
     }
-    EXPECT_GT(accepted, 0u);
+    EXPECT_GT(accepted.size(), 0u);
+    EXPECT_EQ(semaphores, 24u) << "one Redis, Sentinel, a cluster: WAIT x guard x fair";
 }
 
 }  // namespace

@@ -394,6 +394,45 @@ TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_p
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
 }
 
+// The fair semaphore (2 permits) on the model: each new lease is a grant the fifo check
+// judges (a renewal is none), and a release wakes as many waiters that hold no lease as
+// permits are free, from the head of the line.
+TEST_F(fair_fixture, a_permit_release_wakes_a_waiter_per_free_permit_and_each_lease_is_a_grant) {
+    const auto take = [&](const std::string& token) {
+        return eval(edgelock::fair_permit_acquire_script,
+                    {"3", "sem", "{sem}:queue", "{sem}:qttl", token, "1000", "500", "2"});
+    };
+    const auto give_back = [&](const std::string& token) {
+        return eval(edgelock::fair_permit_release_script,
+                    {"3", "sem", "{sem}:queue", "{sem}:qttl", token, "2"});
+    };
+    const auto woken = [&] {
+        std::vector<std::string> messages;
+        for (const node_output::publication& p : out.published) messages.push_back(p.message);
+        return messages;
+    };
+    const std::string token_d(32, 'd');
+    EXPECT_EQ(take(token_a), ":0\r\n");
+    ASSERT_EQ(out.grants.size(), 1u);
+    EXPECT_EQ(out.grants[0].token, token_a);
+    EXPECT_TRUE(out.grants[0].fair);
+    EXPECT_EQ(take(token_b), ":0\r\n");
+    EXPECT_EQ(out.grants.size(), 1u);
+    EXPECT_EQ(take(token_a), ":0\r\n") << "a renews its own lease";
+    EXPECT_TRUE(out.grants.empty()) << "a renewal grants nothing";
+    ++wall_ms;
+    EXPECT_EQ(take(token_c), "$-1\r\n");
+    ++wall_ms;
+    EXPECT_EQ(take(token_d), "$-1\r\n");
+    EXPECT_EQ(give_back(token_a), ":1\r\n");
+    EXPECT_EQ(woken(), (std::vector<std::string>{token_c})) << "one permit free: the head";
+    EXPECT_EQ(give_back(token_b), ":1\r\n");
+    EXPECT_EQ(woken(), (std::vector<std::string>{token_c, token_d})) << "two free: both waiters";
+    EXPECT_EQ(take(token_c), ":0\r\n");
+    ASSERT_EQ(out.grants.size(), 1u);
+    EXPECT_GE(out.grants[0].queued_score, 0) << "c took its permit from its place in line";
+}
+
 TEST_F(fair_fixture, a_head_without_an_expiry_entry_drops_out) {
     fair_acquire(token_a);
     fair_acquire(token_b);

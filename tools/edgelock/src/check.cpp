@@ -82,13 +82,18 @@ std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const
     }
     bool stale = false;
     for (const verdict& v : verdicts) stale = stale || v.failed.find('S') != std::string::npos;
-    if (stale && !o.fencing) {
+    const bool semaphore = o.permits > 1;
+    if (stale && !o.fencing && !semaphore) {
         advice.push_back("enable fencing, and have the storage check the token");
+    } else if (stale) {
+        advice.push_back(
+            "a semaphore has no fence tokens: make its holders' work safe for one "
+            "holder more than it has permits");
     }
     if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) {
         advice.push_back("use WAIT (--wait-replicas 1): a failover loses keys without it");
     }
-    if (!o.sentinel_urls.empty() && !o.fencing) {
+    if (!o.sentinel_urls.empty() && !o.fencing && !semaphore) {
         // Redis 7.0's Sentinel re-points replicas after the promotion: an old master that
         // comes back first has its WAITs acknowledged, and grants a lock a second time.
         advice.push_back("a failover can grant a lock twice, WAIT or not: enable fencing");
@@ -106,9 +111,11 @@ std::string scenarios(const std::vector<verdict>& verdicts, bool failed) {
 }
 
 // The README's letters and scenarios, short, for the legend under `fails`.
-const char* letter_meaning(char letter) {
+const char* letter_meaning(char letter, bool semaphore) {
     switch (letter) {
-        case 'O': return "O two clients held the lock at once";
+        case 'O':
+            return semaphore ? "O more clients held a permit at once than there are permits"
+                             : "O two clients held the lock at once";
         case 'S': return "S the storage accepted a stale holder's write";
         case 'F': return "F a later holder got a lower fence token";
         case 'L': return "L the lock was never acquired again";
@@ -155,6 +162,7 @@ std::string protection(const verdict& v, const options& o) {
     // master back before it is reconfigured still has its WAITs acknowledged.
     // The overlap itself (O) no Redis deployment avoids: only the storage can refuse the
     // stale holder's write, with a fence token.
+    if (o.permits > 1) return "work that is safe with one holder more than the permits";
     return o.fencing ? "storage that refuses a stale fence token"
                      : "fencing (--fencing on) and storage that checks the token";
 }
@@ -249,7 +257,7 @@ std::string verdict_text(const report& r, const options& o) {
 }
 
 // The letters and the scenarios the `fails` line shows, in words.
-void print_legend(const report& r) {
+void print_legend(const report& r, const options& o) {
     std::string letters;
     std::string titles;
     for (const verdict& v : r.verdicts) {
@@ -263,7 +271,8 @@ void print_legend(const report& r) {
     std::string meanings;
     for (const char letter : std::string("OSFLHKACWQ")) {
         if (letters.find(letter) == std::string::npos) continue;
-        meanings += (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter));
+        meanings +=
+            (meanings.empty() ? "" : "; ") + std::string(letter_meaning(letter, o.permits > 1));
     }
     std::printf("legend       %s\nscenarios    %s\n", meanings.c_str(), titles.c_str());
 }
@@ -341,7 +350,7 @@ void print_text(const report& r, const options& o) {
     if (r.simulated) {
         std::printf("survives     %s\nfails        %s\n", scenarios(r.verdicts, false).c_str(),
                     scenarios(r.verdicts, true).c_str());
-        print_legend(r);
+        print_legend(r, o);
     }
     for (const std::string& s : r.not_exposed) {
         std::printf("not exposed  %s: no node may evict keys\n", s.c_str());
@@ -590,7 +599,7 @@ void print_cluster_text(const cluster_report& r, const options& o) {
     if (r.base.simulated) {
         std::printf("survives     %s\nfails        %s\n", scenarios(r.base.verdicts, false).c_str(),
                     scenarios(r.base.verdicts, true).c_str());
-        print_legend(r.base);
+        print_legend(r.base, o);
     }
     for (const std::string& s : r.base.not_exposed) {
         std::printf("not exposed  %s: no node may evict keys\n", s.c_str());

@@ -62,7 +62,7 @@ struct configuration {
     std::uint16_t permits = 1;
 };
 
-inline constexpr std::size_t configuration_count = 20;
+inline constexpr std::size_t configuration_count = 21;
 // The rows before Redis Cluster's: their configuration_index is their place, as it always was.
 inline constexpr std::size_t first_configuration_count = 14;
 // The rows before the semaphore's (the first ones and Redis Cluster's).
@@ -75,20 +75,24 @@ const std::array<configuration, configuration_count>& configurations() noexcept;
 // `matrix --config`) and soaked by `soak --one-off`: with the matrix's rows, every lock the
 // CLI and the core accept (tests/cli/cli_rows_test.cpp): Redlock over 3 or 7 masters, every
 // fencing / guard / WAIT / fair combination of each deployment, WAIT over one Redis or
-// Redlock (each master with a replica of its own). `edgelock check` simulates the row of the
+// Redlock (each master with a replica of its own), and every guard / WAIT / fair combination
+// of a semaphore on one Redis, Sentinel and a cluster. `edgelock check` simulates the row of the
 // deployment it read, and the matrix (and the README's grid, and soak) stays the rows it was.
-inline constexpr std::size_t one_off_configuration_count = 56;
+inline constexpr std::size_t one_off_configuration_count = 76;
 // The one-off rows before Redis Cluster's: their configuration_index is as it always was; the
 // later ones (cluster+fencing and the like) come after every matrix row.
 inline constexpr std::size_t first_one_off_configuration_count = 13;
+// The one-off rows before the semaphore's.
+inline constexpr std::size_t second_one_off_configuration_count = 56;
 const std::array<configuration, one_off_configuration_count>& one_off_configurations() noexcept;
 
 // The configuration named `name` (in the matrix or one-off), or null.
 const configuration* find_configuration(std::string_view name) noexcept;
 // Its index: 0..first_configuration_count-1 for the matrix's first rows, then the one-off
 // ones in their order, then the matrix's later rows (Redis Cluster's), then the later one-off
-// rows, then the semaphore's matrix rows, so that every configuration that was there keeps its
-// index; the random runs of a cell draw their seeds from it (matrix.hpp, cell_seed).
+// rows, then the semaphore's matrix rows, then its one-off rows, so that every configuration
+// that was there keeps its index; the random runs of a cell draw their seeds from it (matrix.hpp,
+// cell_seed).
 std::size_t configuration_index(const configuration& config) noexcept;
 // The configuration at configuration_index `index`.
 const configuration& configuration_at(std::size_t index) noexcept;

@@ -190,7 +190,8 @@ struct node_output {
         std::string message;
     };
     std::vector<publication> published;
-    // A lock key given to a token that did not hold it (for the FIFO check): by the fair
+    // A lock key given to a token that did not hold it, or a semaphore's new lease (for the
+    // FIFO check): by the fair
     // acquire (queued_score: the token's place in the line it just left, -1 when it was not
     // in it) or by a plain one (SET NX, the acquire script), which leaves the line alone.
     struct grant {
@@ -426,7 +427,9 @@ private:
     // Stores the set keeping the key's expiry (ZADD, ZREM); an empty set deletes the key.
     void store_zset(std::string_view key, const std::vector<zset_member>& members,
                     std::int64_t wall_ms, std::vector<repl_op>& effects);
-    // A SET that gave `key` a new value: a grant for the FIFO check.
+    // Whether ZADD's new `member` of `key` is a semaphore's lease granted (note_grant).
+    bool takes_lease(std::string_view key, std::string_view member) const noexcept;
+    // A SET that gave `key` a new value, or a semaphore's new lease: a grant for the FIFO check.
     void note_grant(std::string_view key, std::string_view value, std::int64_t wall_ms,
                     node_output& out) const;
     // Redis Cluster: true, with the redirect or refusal in `reply`, when this node does not
