@@ -282,8 +282,9 @@ typedef struct edgelock_options {
 
     /* A semaphore (lock.hpp, "Semaphores"): up to this many owners hold the name at once,
      * each with its own lease and renewal. 1 (the default; 0 reads as 1) is the lock. More
-     * needs one instance (EDGELOCK_E_INVALID_INSTANCES) and fencing 0
-     * (EDGELOCK_E_INVALID_CONFIG, as above 1000); every owner of the name must give the
+     * needs one instance (EDGELOCK_E_INVALID_INSTANCES; above 1000: EDGELOCK_E_INVALID_CONFIG).
+     * With fencing, a holder's fence token modulo permits is its permit (0..permits-1), for a
+     * store that keeps the highest token per permit. Every owner of the name must give the
      * same count (edgelock_acquire() fails with EDGELOCK_E_PERMITS_MISMATCH while leases of
      * another count are held, and with EDGELOCK_E_WRONG_KIND on a lock's name). */
     int permits;

@@ -10,8 +10,8 @@ namespace edgelock {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> companion_suffixes = {":fence", ":queue", ":qttl",
-                                                                ":owner"};
+constexpr std::array<std::string_view, 5> companion_suffixes = {":fence", ":queue", ":qttl",
+                                                                ":owner", ":slots"};
 constexpr std::uint16_t slot_count = cluster_slots;
 
 // CRC16-XMODEM (polynomial 0x1021, initial value 0), the hash of Redis Cluster.
@@ -150,8 +150,8 @@ bool is_fence_key(std::string_view name) noexcept {
 }
 
 bool is_companion_key(std::string_view name) noexcept {
-    for (const companion which :
-         {companion::fence, companion::queue, companion::queue_ttl, companion::owner}) {
+    for (const companion which : {companion::fence, companion::queue, companion::queue_ttl,
+                                  companion::owner, companion::slots}) {
         if (is_companion_key_of(name, which)) return true;
     }
     return false;

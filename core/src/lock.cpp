@@ -17,11 +17,10 @@ namespace {
 // Timer work one call may cascade through (a backoff ending starts an attempt, and so on).
 constexpr int due_timer_steps_max = 4;
 
-// A semaphore's permit count. Quorums of independent masters do not bound its holders, and
-// one counter's tokens do not fence N holders (lock.hpp, "Semaphores").
+// A semaphore's permit count. Quorums of independent masters do not bound its holders
+// (lock.hpp, "Semaphores").
 errc check_permits(const lock_config& config) noexcept {
     if (config.permits == 0 || config.permits > permits_max) return errc::invalid_config;
-    if (config.permits > 1 && config.fencing) return errc::invalid_config;
     return config.permits > 1 && config.instances > 1 ? errc::invalid_instances : errc::ok;
 }
 

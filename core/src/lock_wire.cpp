@@ -15,11 +15,11 @@
 namespace edgelock {
 
 // The longest requests: EVAL with a fair acquire script (the lock's with four keys, the
-// semaphore's longer one with three) of the longest name, the token and up to three numbers,
+// semaphore's longer one with five) of the longest name, the token and up to three numbers,
 // with room for RESP's framing.
 static_assert(request_bytes_max >= fair_acquire_script.text.size() + 4 * key_bytes_max + 256,
               "request_bytes_max must hold EVAL with the fair acquire script");
-static_assert(request_bytes_max >= fair_permit_acquire_script.text.size() + 3 * key_bytes_max + 256,
+static_assert(request_bytes_max >= fair_permit_acquire_script.text.size() + 5 * key_bytes_max + 256,
               "request_bytes_max must hold EVAL with the fair semaphore's acquire script");
 
 namespace {
@@ -72,6 +72,28 @@ bool parse_fence(const reply_node& reply, std::int64_t& fence) {
     return true;
 }
 
+// The keys a script gets after the name: a fair lock's queue keys (for its acquire and
+// release), the fence key (for the raise, and an acquire with fencing), and a fenced
+// semaphore's slots key (its acquire and renew: it numbers its leases).
+struct key_list {
+    std::array<companion, 4> companions{};
+    std::size_t count = 0;
+};
+
+key_list companions_for(request_kind kind, bool fair, bool fencing,
+                        std::uint16_t permits) noexcept {
+    key_list keys;
+    if (fair && (kind == request_kind::acquire || kind == request_kind::release)) {
+        keys.companions[keys.count++] = companion::queue;
+        keys.companions[keys.count++] = companion::queue_ttl;
+    }
+    if (kind == request_kind::raise || (kind == request_kind::acquire && fencing))
+        keys.companions[keys.count++] = companion::fence;
+    if (fencing && permits > 1 && (kind == request_kind::acquire || kind == request_kind::renew))
+        keys.companions[keys.count++] = companion::slots;
+    return keys;
+}
+
 }  // namespace
 
 std::size_t lock::encode(const request& r, char* out, std::size_t capacity) const noexcept {
@@ -96,19 +118,11 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
         return writer.status() == errc::ok ? writer.size() : 0;
     }
     const script& s = script_for(r.kind());
-    // KEYS: the lock, a fair lock's queue keys (for its acquire and release), the fence key
-    // (for the raise, and an acquire with fencing).
     const bool queued =
         fair_ && (r.kind() == request_kind::acquire || r.kind() == request_kind::release);
-    const bool fenced =
-        r.kind() == request_kind::raise || (r.kind() == request_kind::acquire && fencing_);
-    std::array<companion, 3> companions{};
-    std::size_t companion_count = 0;
-    if (queued) {
-        companions[companion_count++] = companion::queue;
-        companions[companion_count++] = companion::queue_ttl;
-    }
-    if (fenced) companions[companion_count++] = companion::fence;
+    const key_list keys = companions_for(r.kind(), fair_, fencing_, permits_);
+    const std::array<companion, 4>& companions = keys.companions;
+    const std::size_t companion_count = keys.count;
     // ARGV: the token, and the number(s) the script needs.
     // A semaphore's acquire, and its fair release (which wakes as many waiters as permits are
     // free, even once the set has gone), carry N.
@@ -148,7 +162,7 @@ const script& lock::script_for(request_kind kind) const noexcept {
         switch (kind) {
             case request_kind::acquire:
                 return fair_ ? fair_permit_acquire_script : permit_acquire_script;
-            case request_kind::raise: return raise_script;  // never sent: no fencing
+            case request_kind::raise: return raise_script;  // never sent: one instance
             case request_kind::renew: return permit_renew_script;
             default: return fair_ ? fair_permit_release_script : permit_release_script;
         }

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "edgelock/sim/configuration.hpp"
+#include "edgelock/sim/resource.hpp"
 
 namespace edgelock::sim {
 namespace {
@@ -150,8 +151,33 @@ check_outcome check_permits_stale(const history& h) {
     return {};
 }
 
+// A fenced semaphore's stale write, per permit as the lock's: the resource accepted a write
+// from a hold after serving a later-acquired hold of the same permit (as the server numbered
+// them). Holds of other permits may come and go around a long one.
+check_outcome check_fenced_permits_stale(const history& h) {
+    std::array<std::int64_t, resource_permits_max> latest{};  // a hold index + 1; 0: none
+    for (const resource_record& op : h.resource_ops) {
+        if (!op.accepted || op.hold >= h.holds.size()) continue;
+        const std::uint16_t permit = h.holds[op.hold].permit;
+        if (permit >= latest.size()) continue;
+        std::int64_t& served = latest[permit];
+        if (op.write && served > 0 && op.hold + 1 < served) {
+            check_outcome out;
+            out.ok = false;
+            out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
+                         ", token " + std::to_string(op.token) + ") from c" +
+                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
+                         seconds(op.at_us) + ", after serving hold #" + std::to_string(served - 1) +
+                         " of its permit " + std::to_string(permit);
+            return out;
+        }
+        served = std::max<std::int64_t>(served, op.hold + 1);
+    }
+    return {};
+}
+
 check_outcome check_stale(const history& h) {
-    if (h.permits > 1) return check_permits_stale(h);
+    if (h.permits > 1) return h.fencing ? check_fenced_permits_stale(h) : check_permits_stale(h);
     bool served_any = false;
     std::uint32_t latest_hold = 0;  // the latest-acquired hold the resource served
     for (const resource_record& op : h.resource_ops) {

@@ -142,6 +142,7 @@ bool redis_node::keyspace_command(const request_view& r, bool from_script, std::
         {"persist", 2, true, &n::persist_command},
         {"pttl", 2, false, &n::pttl_command},
         {"incr", 2, true, &n::incr_command},
+        {"incrby", 3, true, &n::incrby_command},
         {"time", 1, false, &n::time_command},
         {"publish", 3, false, &n::publish_command},
         {"zadd", -4, true, &n::zadd_command},
@@ -368,7 +369,23 @@ void redis_node::pttl_command(const request_view& r, std::int64_t wall_ms, std::
 // INCR: keeps the key's expiry, as Redis does.
 void redis_node::incr_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                               node_output& out) {
-    const redis_entry* e = find(r.args[1], wall_ms, out.effects);
+    add_to_integer(r.args[1], 1, wall_ms, reply, out);
+}
+
+// INCRBY key increment: Redis's int64 arithmetic, an overflow refused.
+void redis_node::incrby_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                                node_output& out) {
+    std::int64_t by = 0;
+    if (!parse_integer(r.args[2], by)) {
+        reply += not_integer;
+        return;
+    }
+    add_to_integer(r.args[1], by, wall_ms, reply, out);
+}
+
+void redis_node::add_to_integer(std::string_view key, std::int64_t by, std::int64_t wall_ms,
+                                std::string& reply, node_output& out) {
+    const redis_entry* e = find(key, wall_ms, out.effects);
     std::int64_t value = 0;
     if (e != nullptr && is_zset(e->value)) {
         reply += wrongtype;
@@ -378,12 +395,14 @@ void redis_node::incr_command(const request_view& r, std::int64_t wall_ms, std::
         reply += not_integer;
         return;
     }
-    if (value == std::numeric_limits<std::int64_t>::max()) {
+    constexpr std::int64_t top = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t bottom = std::numeric_limits<std::int64_t>::min();
+    if ((by > 0 && value > top - by) || (by < 0 && value < bottom - by)) {
         reply += "-ERR increment or decrement would overflow\r\n";
         return;
     }
-    ++value;
-    set(r.args[1], std::to_string(value), e != nullptr ? e->expire_at_ms : -1, out.effects);
+    value += by;
+    set(key, std::to_string(value), e != nullptr ? e->expire_at_ms : -1, out.effects);
     append_integer(reply, value);
 }
 

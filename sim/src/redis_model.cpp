@@ -285,8 +285,8 @@ bool named_one_of(std::string_view command, std::initializer_list<std::string_vi
 // The write commands of the model: on a replica they go on to READONLY, which Redis checks
 // before the stale-data gate.
 bool is_write_command(std::string_view command) {
-    return named_one_of(
-        command, {"SET", "DEL", "PEXPIRE", "PERSIST", "INCR", "ZADD", "ZREM", "ZREMRANGEBYSCORE"});
+    return named_one_of(command, {"SET", "DEL", "PEXPIRE", "PERSIST", "INCR", "INCRBY", "ZADD",
+                                  "ZREM", "ZREMRANGEBYSCORE"});
 }
 
 // Flagged ok-stale in Redis 7.0's command table (EVAL and EVALSHA are too, but a script

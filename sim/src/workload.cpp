@@ -799,7 +799,9 @@ void client::check_cancel_outcome(const event& e) {
 }
 
 void client::on_acquired(const event& e) {
-    hold_slot_ = world_.begin_hold(id_, e.fence, e.valid_until_ms);
+    const std::array<char, token_hex_bytes> token = lock_.token_hex();
+    hold_slot_ = world_.begin_hold(id_, e.fence, e.valid_until_ms,
+                                   std::string_view(token.data(), token.size()));
     hold_index_ = world_.hold(hold_slot_).index;
     holding_ = true;
     fence_ = e.fence;

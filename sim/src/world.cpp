@@ -181,7 +181,7 @@ world::world(const run_spec& spec)
     // unavailable that much longer after a fault, and still be live.
     if (config_.restart_guard) params_.liveness_window_ms += lock_restart_guard_ms(params_);
     net_.init(params_.clients, config_.nodes, config_.sentinels, params_, spec.seed);
-    resource_ = fenced_resource(params_.stock);
+    resource_ = fenced_resource(params_.stock, config_.permits);
     history_.fencing = config_.fencing;
     history_.permits = config_.permits;
     fired_.assign(spec.faults.size(), false);
@@ -208,6 +208,11 @@ world::world(const run_spec& spec)
 
     const lock_config lc = clients_lock_config();
     subscribed_epoch_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, 0);
+    if (config_.fencing && config_.permits > 1) {
+        std::array<char, 256> key{};
+        slots_key_.assign(
+            key.data(), write_companion_key(lock_name_, companion::slots, key.data(), key.size()));
+    }
     if (config_.fair) {
         std::array<char, 256> key{};
         queue_key_.assign(
@@ -821,8 +826,8 @@ void world::reach_point(std::uint8_t client, point p, std::uint16_t nth) {
     }
 }
 
-std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence,
-                              std::int64_t valid_until_ms) {
+std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
+                              std::string_view token_hex) {
     // Taken: the available check's acquirer half waits afresh (a semaphore may still have a
     // permit free for the next asker).
     free_since_us_ = -1;
@@ -832,6 +837,7 @@ std::size_t world::begin_hold(std::uint8_t client, std::int64_t fence,
     r.start_us = now_us_;
     r.end_us = now_us_;
     r.fence = fence;
+    if (!slots_key_.empty()) r.permit = numbered_permit(token_hex, fence);
     r.valid_until_ms = valid_until_ms;
     history_.holds.push_back(r);
     return history_.holds.size() - 1;

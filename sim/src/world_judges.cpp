@@ -38,6 +38,17 @@ std::size_t world::live_leases(std::uint8_t node) const {
     return live;
 }
 
+std::uint16_t world::numbered_permit(std::string_view token_hex, std::int64_t fence) const {
+    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+        const redis_entry* e = nodes_[n].peek(slots_key_, node_wall_ms(n));
+        if (e == nullptr) continue;
+        for (const zset_member& m : decode_zset(e->value)) {
+            if (m.member == token_hex) return static_cast<std::uint16_t>(m.score);
+        }
+    }
+    return permit_of(fence, config_.permits);
+}
+
 // A request for the lock (a permit) would find one free on node n.
 bool world::has_free_permit(std::uint8_t node) const { return live_leases(node) < config_.permits; }
 

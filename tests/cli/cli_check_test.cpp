@@ -77,27 +77,32 @@ TEST(CliCheck, WithoutFencingTheVerdictAsksForIt) {
         "protect with fencing (--fencing on) and storage that checks the token for S1 S2 S4 S7");
 }
 
-// A semaphore (--permits 3) is judged on its own row, which has no fencing to offer: the
-// overlap letter speaks of permits, and the protection of work that bears one holder more.
-TEST(CliCheck, ASemaphoreIsJudgedOnItsOwnRowWithoutFencing) {
+// A semaphore (--permits 3) is judged on its own row, fenced as `edgelock run` fences it:
+// the overlap letter speaks of permits, and the protection of a token per permit.
+TEST(CliCheck, ASemaphoreIsJudgedOnItsOwnRow) {
     redis_server server;
     const program_result r = run_program(
         {EDGELOCK_CLI, "check", "--redis", server.url(), "--permits", "3"}, check_options());
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 41),
-              "matrix row   single+guard+fair+permits-3 ");
+    EXPECT_EQ(first_line(r.out, "matrix row").substr(0, 49),
+              "matrix row   single+fencing+guard+fair+permits-3 ");
     EXPECT_NE(first_line(r.out, "legend")
                   .find("O more clients held a permit at once than there are permits"),
               std::string::npos)
         << r.out;
-    EXPECT_EQ(first_line(r.out, "advice"),
-              "advice       a semaphore has no fence tokens: make its holders' work safe for one "
-              "holder more than it has permits");
     EXPECT_NE(first_line(r.out, "verdict")
-                  .find("protect with work that is safe with one holder more than the permits"),
+                  .find("protect with storage that refuses a stale fence token of its permit"),
               std::string::npos)
         << r.out;
-    EXPECT_EQ(r.out.find("enable fencing"), std::string::npos) << r.out;
+    const program_result unfenced = run_program(
+        {EDGELOCK_CLI, "check", "--redis", server.url(), "--permits", "3", "--fencing", "off"},
+        check_options());
+    EXPECT_EQ(first_line(unfenced.out, "matrix row").substr(0, 41),
+              "matrix row   single+guard+fair+permits-3 ");
+    EXPECT_NE(first_line(unfenced.out, "verdict")
+                  .find("fencing (--fencing on) and storage that checks the token per permit"),
+              std::string::npos)
+        << unfenced.out;
 }
 
 TEST(CliCheck, ANodeThatMayEvictMakesRedlockWorseAndIsNamedInJson) {

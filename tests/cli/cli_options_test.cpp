@@ -173,27 +173,24 @@ TEST(Run, WaitsInLineWithOneInstanceUnlessUnfair) {
     EXPECT_NE(help_text("run").find("--unfair"), std::string::npos);
 }
 
-// --permits N: a semaphore of N holders for run, hold and check, without fence tokens; 1 is
-// the lock, fenced as ever. Redlock, a fenced check, and counts outside 1..permits_max are
-// refused in one line.
-TEST(Run, PermitsMakeASemaphoreWithoutFencing) {
+// --permits N: a semaphore of N holders for run, hold and check, fenced as the lock is; 1 is
+// the lock. Redlock, and counts outside 1..permits_max, are refused in one line.
+TEST(Run, PermitsMakeAFencedSemaphore) {
     const parse_result lock = parse({"run", "--name", "x", "--", "true"});
     ASSERT_EQ(lock.exit_code, 0) << lock.error;
     EXPECT_EQ(run_lock_config(lock.parsed).permits, 1);
-    EXPECT_TRUE(run_lock_config(lock.parsed).fencing);
     const parse_result three = parse({"run", "--name", "x", "--permits", "3", "--", "true"});
     ASSERT_EQ(three.exit_code, 0) << three.error;
     EXPECT_EQ(run_lock_config(three.parsed).permits, 3);
-    EXPECT_FALSE(run_lock_config(three.parsed).fencing);
+    EXPECT_TRUE(run_lock_config(three.parsed).fencing);
     EXPECT_TRUE(run_lock_config(three.parsed).fair);
     const parse_result hold = parse({"hold", "--name", "x", "--permits=1000"});
     ASSERT_EQ(hold.exit_code, 0) << hold.error;
     EXPECT_EQ(hold.parsed.permits, 1000);
-    const parse_result check = parse({"check", "--permits", "2"});
+    const parse_result check = parse({"check", "--permits", "2", "--fencing", "off"});
     ASSERT_EQ(check.exit_code, 0) << check.error;
-    EXPECT_FALSE(check.parsed.fencing) << "a semaphore is judged without fence tokens";
-    expect_usage_error({"check", "--permits", "2", "--fencing", "on"},
-                       "--fencing on needs --permits 1");
+    EXPECT_EQ(check.parsed.permits, 2);
+    EXPECT_FALSE(check.parsed.fencing);
     for (const char* bad : {"0", "1001", "-1", "3x", "", " 3"}) {
         expect_usage_error({"hold", "--name", "x", "--permits", bad}, "bad --permits");
     }

@@ -131,8 +131,8 @@ expect "edgelock run --name x -- bash $work/files/ca" "$work/files/ca.pem"
 expect "edgelock help s" sim status
 expect "edgelock sim " --help explore matrix run soak
 expect "edgelock sim run --config single+fe" single+fencing single+fencing+fair \
-  single+fencing+guard \
-  single+fencing+guard+fair
+  single+fencing+fair+permits-3 single+fencing+guard single+fencing+guard+fair \
+  single+fencing+guard+fair+permits-3 single+fencing+guard+permits-3 single+fencing+permits-3
 expect "edgelock sim explore --check o" oracle order overlap
 echo "completion_test: examples checked"
 

@@ -62,9 +62,12 @@ inline std::string companion_of(companion which) {
 
 // Every key a compared step may touch; their state is compared after each step.
 inline const std::vector<std::string>& keys() {
-    static const std::vector<std::string> all = {lock_name, companion_of(companion::fence),
+    static const std::vector<std::string> all = {lock_name,
+                                                 companion_of(companion::fence),
                                                  companion_of(companion::queue),
-                                                 companion_of(companion::queue_ttl), "other"};
+                                                 companion_of(companion::queue_ttl),
+                                                 companion_of(companion::slots),
+                                                 "other"};
     return all;
 }
 
@@ -174,8 +177,9 @@ inline rc::Gen<std::vector<std::string>> set_args() {
 }
 
 // A script's request as lock::encode() writes it (KEYS: lock, a fair lock's queue keys, the
-// fence key; ARGV: token, then the numbers: ttl, a fair acquire's entry ttl, a semaphore's
-// permits for its acquires and its fair release), by EVAL, EVALSHA or EVALSHA in capitals.
+// fence key, a fenced semaphore's slots key; ARGV: token, then the numbers: ttl, a fair acquire's
+// entry ttl, a semaphore's permits for its acquires and its fair release), by EVAL, EVALSHA or
+// EVALSHA in capitals.
 inline rc::Gen<std::vector<std::string>> script_args() {
     return rc::gen::exec([] {
         const int which = *rc::gen::inRange(0, script_count);
@@ -190,11 +194,15 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         const bool fair = which == 4 || which == 5 || which == 9 || which == 10;
         const bool acquires = which == 0 || which == 4 || which == 6 || which == 9;
         const bool releases = which == 3 || which == 5 || which == 8 || which == 10;
-        const bool fenced = which == 1 || (acquires && which < 6 && *rc::gen::arbitrary<bool>());
+        const bool fenced = which == 1 || (acquires && *rc::gen::arbitrary<bool>());
+        // A fenced semaphore's acquire and renew keep its slots key, last.
+        const bool numbered =
+            which >= 6 && ((acquires && fenced) || (which == 7 && *rc::gen::arbitrary<bool>()));
         std::vector<std::string> k = {lock_name};
         if (fair)
             k.insert(k.end(), {companion_of(companion::queue), companion_of(companion::queue_ttl)});
         if (fenced) k.push_back(companion_of(companion::fence));
+        if (numbered) k.push_back(companion_of(companion::slots));
         a.push_back(std::to_string(k.size()));
         a.insert(a.end(), k.begin(), k.end());
         a.push_back(*any_token());
@@ -233,7 +241,10 @@ inline rc::Gen<std::vector<std::string>> keyspace_args() {
                         *rc::gen::oneOf(ttl_ms(), rc::gen::element<std::string>("0", "-1", "x"))};
             case 3: return {"EXISTS", *any_key()};
             case 4: return {"PERSIST", *any_key()};
-            case 5: return {"INCR", *any_key()};
+            case 5:
+                if (*rc::gen::arbitrary<bool>()) return {"INCR", *any_key()};
+                return {"INCRBY", *any_key(),
+                        *rc::gen::element<std::string>("3", "-2", "1000", "x")};
             case 6: return {"DEL", *any_key()};
             default: return {"PTTL", *any_key()};
         }

@@ -113,12 +113,12 @@ std::string companion_key(std::string_view name, edgelock::companion which) {
     return std::string(out.data(), size);
 }
 
-// A fair lock's queue keys and the owner key lie in the name's slot and are refused as lock
-// names.
+// A fair lock's queue keys, the owner key and a fenced semaphore's slots key lie in the
+// name's slot and are refused as lock names.
 RC_GTEST_PROP(keys, the_queue_keys_hash_to_the_names_slot_and_are_refused_as_names, ()) {
     const std::string name = *name_gen();
-    for (const auto which :
-         {edgelock::companion::queue, edgelock::companion::queue_ttl, edgelock::companion::owner}) {
+    for (const auto which : {edgelock::companion::queue, edgelock::companion::queue_ttl,
+                             edgelock::companion::owner, edgelock::companion::slots}) {
         const std::string key = companion_key(name, which);
         RC_ASSERT(!key.empty());
         RC_ASSERT(key_slot(key) == key_slot(name));
@@ -157,7 +157,10 @@ RC_GTEST_PROP(keys, each_line_key_belongs_to_one_name, ()) {
                    companion_key(name, edgelock::companion::queue_ttl)) == same_name);
         RC_ASSERT((companion_key(candidate, edgelock::companion::owner) ==
                    companion_key(name, edgelock::companion::owner)) == same_name);
+        RC_ASSERT((companion_key(candidate, edgelock::companion::slots) ==
+                   companion_key(name, edgelock::companion::slots)) == same_name);
     }
+    RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::slots), ":slots") == name);
     RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::owner), ":owner") == name);
     RC_ASSERT(name_of_line_key(queue, ":queue") == name);
     RC_ASSERT(name_of_line_key(companion_key(name, edgelock::companion::queue_ttl), ":qttl") ==
@@ -178,13 +181,13 @@ TEST(keys, a_name_and_its_hash_tag_form_have_lines_of_their_own) {
     EXPECT_EQ(fence_key("{x}"), fence_key("x"));
 }
 
-TEST(keys, only_the_four_suffixes_after_a_hash_tag_make_a_companion_key) {
+TEST(keys, only_the_five_suffixes_after_a_hash_tag_make_a_companion_key) {
     for (const std::string_view name :
-         {"{x}:queue", "{x}:qttl", "{x}:fence", "job{7}:queue", "{x}:owner"}) {
+         {"{x}:queue", "{x}:qttl", "{x}:fence", "job{7}:queue", "{x}:owner", "{x}:slots"}) {
         EXPECT_TRUE(edgelock::is_companion_key(name)) << name;
     }
     for (const std::string_view name : {"x:queue", "{}:qttl", "{x}:queues", "{x}:Queue", "{x}qttl",
-                                        "queue", "x:owner", "{x}:owners"}) {
+                                        "queue", "x:owner", "{x}:owners", "x:slots"}) {
         EXPECT_FALSE(edgelock::is_companion_key(name)) << name;
     }
 }
@@ -198,6 +201,8 @@ TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     EXPECT_EQ(companion_key(tagged, edgelock::companion::queue).size(),
               tagged.size() + edgelock::fence_suffix_bytes_max);
     EXPECT_EQ(companion_key(tagged, edgelock::companion::owner).size(),
+              tagged.size() + edgelock::fence_suffix_bytes_max);
+    EXPECT_EQ(companion_key(tagged, edgelock::companion::slots).size(),
               tagged.size() + edgelock::fence_suffix_bytes_max);
     std::array<char, 10> small{};
     EXPECT_EQ(edgelock::write_fence_key("orders:42", small.data(), small.size()), 0u);

@@ -40,11 +40,44 @@ TEST(lock_semaphore_config, permits_from_one_to_the_maximum_are_accepted) {
     EXPECT_EQ(l.configure(semaphore_config(edgelock::permits_max)), errc::ok);
 }
 
-TEST(lock_semaphore_config, permits_with_fencing_are_refused) {
+// A fenced semaphore numbers its leases: its acquire (plain or fair) sends the fence counter
+// and the slots key last, its renew the slots key; the answer is the fence token, and the
+// permit it stands for is its remainder by N.
+TEST(lock_semaphore_wire, a_fenced_semaphore_sends_the_fence_and_slots_keys_and_takes_the_token) {
     lock l;
-    EXPECT_EQ(l.configure(semaphore_config(3, true)), errc::invalid_config)
-        << "one counter's tokens do not fence N holders";
-    EXPECT_EQ(l.configure(semaphore_config(1, true)), errc::ok);
+    ASSERT_EQ(l.configure(semaphore_config(3, true)), errc::ok);
+    ASSERT_EQ(l.acquire(1000, 0, token_a), errc::ok);
+    const std::string fence = companion_key(edgelock::companion::fence);
+    const std::string slots = companion_key(edgelock::companion::slots);
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::permit_acquire_script), "3",
+                                        "orders:42", fence, slots, token_a_hex, "30000", "3"}));
+    ASSERT_EQ(l.on_reply(0, bulk("1700000000000002"), 1010), errc::ok);
+    const std::vector<event> events = take_events(l);
+    ASSERT_EQ(events.at(0).type, event_type::acquired);
+    EXPECT_EQ(l.fence(), 1'700'000'000'000'002);
+    EXPECT_EQ(edgelock::permit_of(l.fence(), l.permits()), 1) << "1700000000000002 % 3";
+    ASSERT_EQ(l.on_timer(1000 + 10'000), errc::ok);
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::permit_renew_script), "2",
+                                        "orders:42", slots, token_a_hex, "30000"}));
+    lock fair;
+    ASSERT_EQ(fair.configure(semaphore_config(3, true, true)), errc::ok);
+    ASSERT_EQ(fair.acquire(1000, 0, token_a), errc::ok);
+    const std::vector<std::string> request = take_request(fair, 0);
+    ASSERT_GE(request.size(), 8u);
+    EXPECT_EQ(
+        std::vector<std::string>(request.begin() + 2, request.begin() + 8),
+        (std::vector<std::string>{"5", "orders:42", companion_key(edgelock::companion::queue),
+                                  companion_key(edgelock::companion::queue_ttl), fence, slots}));
+    ASSERT_EQ(fair.on_reply(0, integer(0), 1010), errc::unexpected_reply)
+        << "a fenced acquire answers its token, not 0";
+}
+
+TEST(lock_semaphore_config, permit_of_is_the_tokens_remainder) {
+    EXPECT_EQ(edgelock::permit_of(10, 3), 1);
+    EXPECT_EQ(edgelock::permit_of(9'223'372'036'854'775'807, 1000), 807);
+    EXPECT_EQ(edgelock::permit_of(41, 1), 0) << "the lock has one permit";
 }
 
 TEST(lock_semaphore_config, permits_over_independent_masters_are_refused) {

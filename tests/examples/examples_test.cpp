@@ -62,6 +62,25 @@ TEST_F(Examples, OrderGrabWithoutFencingAcceptsTheLateWrite) {
     EXPECT_NE(summary(r).find("late write was NOT refused"), std::string::npos) << r.out;
 }
 
+// A fenced semaphore's store keeps the highest token per permit: the live holders of both
+// permits write, the paused one whose permit passed on is refused. One highest token for all
+// permits refuses a live holder; no fencing lets the stale one in.
+TEST_F(Examples, UplinkStoreRefusesTheStaleHolderOfAPermitAndNoLiveOne) {
+    const program_result r = run(EXAMPLE_UPLINK_STORE);
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_EQ(summary(r),
+              "uplink_store: OK: the live holders' writes were accepted; the paused holder's late "
+              "write was refused")
+        << r.out;
+    const program_result one = run(EXAMPLE_UPLINK_STORE, {"--one-highest"});
+    EXPECT_EQ(one.exit_code, 1) << one.out << one.err;
+    EXPECT_NE(summary(one).find("writes were NOT all accepted"), std::string::npos) << one.out;
+    const program_result trusting = run(EXAMPLE_UPLINK_STORE, {"--no-fencing"});
+    EXPECT_EQ(trusting.exit_code, 1) << trusting.out << trusting.err;
+    EXPECT_NE(summary(trusting).find("late write was NOT refused"), std::string::npos)
+        << trusting.out;
+}
+
 TEST_F(Examples, InventoryNeverOversells) {
     const program_result r = run(EXAMPLE_INVENTORY);
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -2,7 +2,8 @@
 // The semaphore's scripts (scripts.hpp, permit_*) run by a real redis-server, called by hand:
 // at most N leases, expired ones dropped first, renew and release only our own, a retried
 // acquire, N agreed, the lock and the semaphore refusing each other's names, and the fair
-// line's wake-ups. The simulator's Redis model runs the same text.
+// line's wake-ups, and a fenced semaphore's numbered permits and tokens. The simulator's Redis
+// model runs the same text.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -35,6 +36,7 @@ std::string companion_key(edgelock::companion which) {
 const std::string fence_key = companion_key(edgelock::companion::fence);
 const std::string queue_key = companion_key(edgelock::companion::queue);
 const std::string qttl_key = companion_key(edgelock::companion::queue_ttl);
+const std::string slots_key = companion_key(edgelock::companion::slots);
 
 std::string token(char c) { return std::string(32, c); }
 
@@ -83,6 +85,63 @@ std::vector<std::string> holders(redis_client& c) {
     for (const redis_reply& e : c.command({"ZRANGEBYSCORE", name, "0", "+inf"}).elements)
         out.push_back(e.text);
     return out;
+}
+
+// A fenced acquire: KEYS set fence slots; answers the fence token (GET's decimal string).
+redis_reply fenced_take(redis_client& c, const std::string& who, int permits = 3) {
+    return eval(c, edgelock::permit_acquire_script, {name, fence_key, slots_key},
+                {who, "30000", std::to_string(permits)});
+}
+
+unsigned long long token_value(const redis_reply& r) {
+    EXPECT_EQ(r.type, redis_reply::kind::string) << r.text;
+    return std::stoull(r.text);
+}
+
+// Each fenced lease holds the lowest permit no live lease holds, and its token is the first
+// value above the counter whose remainder by N is that permit: tokens rise in grant order,
+// and a permit freed passes on with a higher token. A retried acquire keeps its permit.
+TEST(permit_scripts, fenced_leases_hold_the_lowest_free_permit_and_tokens_rise_with_it) {
+    redis_server server;
+    redis_client c(server.port());
+    const unsigned long long a = token_value(fenced_take(c, token('a')));
+    const unsigned long long b = token_value(fenced_take(c, token('b')));
+    const unsigned long long cc = token_value(fenced_take(c, token('c')));
+    EXPECT_EQ(a % 3, 0u);
+    EXPECT_EQ(b % 3, 1u);
+    EXPECT_EQ(cc % 3, 2u);
+    EXPECT_LT(a, b);
+    EXPECT_LT(b, cc);
+    EXPECT_GE(a, 1'000'000'000'000'000ULL) << "the counter starts from the clock in us";
+    EXPECT_EQ(std::to_string(cc), c.command({"GET", fence_key}).text) << "the counter";
+    EXPECT_TRUE(fenced_take(c, token('d')).is_nil());
+    EXPECT_EQ(give_back(c, token('b')).integer, 1);
+    const unsigned long long d = token_value(fenced_take(c, token('d')));
+    EXPECT_EQ(d % 3, 1u) << "b's permit";
+    EXPECT_GT(d, cc);
+    const unsigned long long again = token_value(fenced_take(c, token('a')));
+    EXPECT_EQ(again % 3, 0u) << "a retried acquire keeps its permit";
+    EXPECT_GT(again, d);
+    EXPECT_GT(c.command({"PTTL", slots_key}).integer, 29'000) << "numbers live as the leases";
+    EXPECT_EQ(
+        eval(c, edgelock::permit_renew_script, {name, slots_key}, {token('a'), "90000"}).integer,
+        1);
+    EXPECT_GT(c.command({"PTTL", slots_key}).integer, 89'000) << "and a renewal extends them";
+}
+
+// The tokens are exact up to 2^63-1 (a Lua number is not past 2^53): the last token of a
+// permit is given, and a permit with none left is refused without taking a lease.
+TEST(permit_scripts, fenced_tokens_are_exact_to_the_top_and_refused_past_it) {
+    redis_server server;
+    redis_client c(server.port());
+    // 2^63-1 leaves 1 by 3: 9223372036854775805 leaves 2, so permit 0's next is ...806.
+    c.command({"SET", fence_key, "9223372036854775805"});
+    EXPECT_EQ(fenced_take(c, token('a')).text, "9223372036854775806");
+    EXPECT_EQ(fenced_take(c, token('b')).text, "9223372036854775807") << "permit 1's";
+    EXPECT_TRUE(refused_with(fenced_take(c, token('c')), "FENCE_EXHAUSTED"))
+        << "permit 2's next would be 2^63+1";
+    EXPECT_EQ(holders(c).size(), 2u) << "no lease taken";
+    EXPECT_EQ(c.command({"PTTL", fence_key}).integer, -1) << "the counter kept for good";
 }
 
 TEST(permit_scripts, n_owners_hold_at_once_and_the_next_waits_for_a_release) {
@@ -239,7 +298,7 @@ TEST(permit_scripts, a_waiter_leaves_the_line_even_when_the_name_became_a_lock) 
 
 TEST(permit_scripts, the_keys_share_the_names_cluster_slot) {
     const std::uint16_t slot = edgelock::cluster_slot(name);
-    for (const std::string& key : {queue_key, qttl_key})
+    for (const std::string& key : {queue_key, qttl_key, fence_key, slots_key})
         EXPECT_EQ(edgelock::cluster_slot(key), slot) << key;
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -137,7 +138,7 @@ TEST(semaphore, two_counts_for_one_name_are_refused_while_leases_are_held) {
     EXPECT_FALSE(five[0]->try_acquire()) << "no holder left: the new count stands";
 }
 
-TEST(semaphore, permits_over_several_instances_or_with_fencing_are_refused_at_open) {
+TEST(semaphore, permits_over_several_instances_are_refused_at_open) {
     redis_server a;
     redis_server b;
     redis_server c;
@@ -145,9 +146,34 @@ TEST(semaphore, permits_over_several_instances_or_with_fencing_are_refused_at_op
     options.instances = {a.url(), b.url(), c.url()};
     edgelock::blocking::lock lock;
     EXPECT_EQ(lock.open(options), edgelock::errc::invalid_instances);
-    auto fenced = permit_options(a);
-    fenced.fencing = true;
-    EXPECT_EQ(lock.open(fenced), edgelock::errc::invalid_config);
+}
+
+// A fenced semaphore's holders get rising tokens, each naming a permit of its own
+// (edgelock::permit_of): the one a holder's lease holds, passed on with a higher token.
+TEST(semaphore, fenced_holders_hold_permits_of_their_own_named_by_their_tokens) {
+    redis_server server;
+    std::vector<std::unique_ptr<edgelock::blocking::lock>> owners;
+    std::vector<edgelock::blocking::hold> holds(4);
+    for (std::size_t i = 0; i < 4; ++i) {
+        owners.push_back(std::make_unique<edgelock::blocking::lock>());
+        auto options = permit_options(server);
+        options.fencing = true;
+        ASSERT_FALSE(owners.back()->open(options)) << i;
+    }
+    std::set<std::uint16_t> permits;
+    for (std::size_t i = 0; i < 3; ++i) {
+        ASSERT_FALSE(owners[i]->acquire(0ms, &holds[i])) << i;
+        permits.insert(edgelock::permit_of(holds[i].fence, 3));
+        if (i > 0) {
+            EXPECT_GT(holds[i].fence, holds[i - 1].fence);
+        }
+    }
+    EXPECT_EQ(permits, (std::set<std::uint16_t>{0, 1, 2})) << "a permit each";
+    const std::uint16_t freed = edgelock::permit_of(holds[1].fence, 3);
+    ASSERT_FALSE(owners[1]->release());
+    ASSERT_FALSE(owners[3]->acquire(0ms, &holds[3]));
+    EXPECT_EQ(edgelock::permit_of(holds[3].fence, 3), freed) << "the freed permit, passed on";
+    EXPECT_GT(holds[3].fence, holds[2].fence);
 }
 
 }  // namespace

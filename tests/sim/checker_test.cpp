@@ -103,6 +103,33 @@ TEST(checker, a_semaphores_stale_write_is_a_late_one_while_n_served_holders_hold
     EXPECT_TRUE(check_history(h).ok(check_kind::stale));
 }
 
+// A fenced semaphore's stale write is the lock's, per permit (as numbered): hold #0's permit 0
+// passed to hold #2, and #0's write after the resource served #2 is stale; hold #1's write
+// after #2 is not (another permit, held all along).
+TEST(checker, a_fenced_semaphores_stale_write_is_judged_per_permit) {
+    history h;
+    h.permits = 3;
+    h.fencing = true;
+    h.holds = {hold(0, 0, 100, 200, 30), hold(1, 1, 110, 900, 31), hold(2, 2, 210, 900, 33)};
+    for (hold_record& r : h.holds) r.permit = static_cast<std::uint16_t>(r.fence % 3);
+    h.resource_ops = {op(130, 1, 1, true), op(220, 2, 2, true), op(230, 1, 1, true)};
+    h.heal_us = 100;
+    h.end_us = 1000;
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale)) << "permit 1's holder writes on";
+    h.resource_ops.push_back(op(240, 0, 0, true));
+    const verdict v = check_history(h);
+    EXPECT_FALSE(v.ok(check_kind::stale));
+    EXPECT_NE(v.checks[1].detail.find("after serving hold #2 of its permit 0"), std::string::npos)
+        << v.checks[1].detail;
+    // Tokens that do not name their permit (a wrong script's) mislead a resource, not the
+    // check: it judges by the permits the server numbered.
+    h.resource_ops.pop_back();
+    h.holds[2].fence = 35;
+    EXPECT_TRUE(check_history(h).ok(check_kind::stale));
+    h.resource_ops.push_back(op(240, 0, 0, true));
+    EXPECT_FALSE(check_history(h).ok(check_kind::stale)) << "hold #2 still holds permit 0";
+}
+
 TEST(checker, acting_on_an_old_check_counts_as_believing) {
     history h = clean();
     h.actions.push_back(action_record{0, 0, 150, 250});  // checked at 150, wrote at 250

@@ -224,6 +224,35 @@ TEST_F(node_fixture, a_permit_renew_extends_only_a_live_lease_of_ours) {
     EXPECT_EQ(renew(token_b), ":1\r\n");
 }
 
+// The fenced semaphore on the model, as on a real server (permit_scripts_test): each lease
+// holds the lowest permit no live lease holds, its token is the first above the counter whose
+// remainder by N is that permit, and a retried acquire keeps its permit.
+TEST_F(node_fixture, fenced_leases_hold_the_lowest_free_permit_and_tokens_name_it) {
+    const auto take = [&](const std::string& token) {
+        const std::string reply =
+            eval(edgelock::permit_acquire_script,
+                 {"3", "sem", "{sem}:fence", "{sem}:slots", token, "1000", "3"});
+        EXPECT_EQ(reply[0], '$') << reply;
+        return std::stoll(reply.substr(reply.find("\r\n") + 2));
+    };
+    const std::string token_d(32, 'd');
+    const std::int64_t a = take(token_a);
+    const std::int64_t b = take(token_b);
+    const std::int64_t c = take(token_c);
+    EXPECT_EQ(a % 3, 0);
+    EXPECT_EQ(b % 3, 1);
+    EXPECT_EQ(c % 3, 2);
+    EXPECT_LT(a, b);
+    EXPECT_LT(b, c);
+    EXPECT_EQ(eval(edgelock::permit_release_script, {"1", "sem", token_b}), ":1\r\n");
+    const std::int64_t d = take(token_d);
+    EXPECT_EQ(d % 3, 1) << "b's permit, free again";
+    EXPECT_GT(d, c);
+    const std::int64_t again = take(token_a);
+    EXPECT_EQ(again % 3, 0) << "a retried acquire keeps its permit";
+    EXPECT_GT(again, d);
+}
+
 // As the real scripts do (scripts.hpp): every write of the counter sets its expiry to
 // fence_ttl_ms, which INCR would otherwise keep and SET would clear.
 TEST_F(node_fixture, acquire_and_raise_give_the_counter_the_fence_expiry) {

@@ -28,14 +28,17 @@
 // Each line key names its lock: after the first tag comes nothing (the tag is the name), a
 // name without a hash tag, or a name with one; so no two names share a line.
 // The owner key (":owner") has the form of the line keys, for the same reason: it describes
-// one name's holder, so "x" and "{x}" must not share it.
+// one name's holder, so "x" and "{x}" must not share it. So has a fenced semaphore's
+// ":slots" key (a sorted set: each holder's token scored by its permit number, scripts.hpp):
+// two names sharing it would number each other's leases.
 //
 // Lock names and fence keys never meet: every fence key is some P + ":fence" where P has a
 // hash tag, and every such string is the fence key of the lock named P. So a name of that
 // form is refused (lock::configure returns invalid_name): "{x}:fence" is lock x's counter, a
 // key without TTL, which as a lock would look held forever, while lock x with fencing would
 // fail every attempt on it. Other names ending in ":fence" ("db:fence", "{}:fence") are fine.
-// The queue keys and the owner key are refused alike: "{x}:queue" is lock x's line of waiters.
+// The queue keys, the owner key and the slots key are refused alike: "{x}:queue" is lock x's
+// line of waiters.
 #pragma once
 
 #include <cstddef>
@@ -54,9 +57,10 @@ inline constexpr std::uint16_t cluster_slots = 16384;
 std::uint16_t cluster_slot(std::string_view key) noexcept;
 
 // The keys that live beside a lock: its fence counter, a fair lock's queue and the queue
-// entries' expiries, and the owner key, where `edgelock run` describes the holder (a hash:
-// the token it describes, host, pid, command, since; the library never writes it).
-enum class companion : std::uint8_t { fence, queue, queue_ttl, owner };
+// entries' expiries, the owner key, where `edgelock run` describes the holder (a hash: the
+// token it describes, host, pid, command, since; for a semaphore, each holder's fields named
+// after its token; the library never writes it), and a fenced semaphore's permit numbers.
+enum class companion : std::uint8_t { fence, queue, queue_ttl, owner, slots };
 
 // Writes `which` key for `name` into out[0, capacity) and returns its length, or 0 when it
 // does not fit. With capacity >= name.size() + fence_suffix_bytes_max it always fits. The key
@@ -69,8 +73,8 @@ std::size_t write_fence_key(std::string_view name, char* out, std::size_t capaci
 // before that have a hash tag. lock::configure refuses such names (invalid_name).
 bool is_fence_key(std::string_view name) noexcept;
 
-// True when `name` is a companion key of some lock name (fence, queue, queue_ttl or owner): lock::
-// configure refuses such names (invalid_name).
+// True when `name` is a companion key of some lock name (fence, queue, queue_ttl, owner or
+// slots): lock::configure refuses such names (invalid_name).
 bool is_companion_key(std::string_view name) noexcept;
 
 }  // namespace edgelock

@@ -10,10 +10,10 @@
 
 namespace edgelock {
 
-// Lock names. A companion key (the fence counter, a fair lock's queue keys, the owner key) is
-// the name plus at most fence_suffix_bytes_max bytes (":fence", ":queue", ":qttl" or ":owner"
-// after it, and before it "{" "}" or "{" plus a 4-byte tag plus "}": keys.hpp), so every key
-// fits in key_bytes_max.
+// Lock names. A companion key (the fence counter, a fair lock's queue keys, the owner key, a
+// fenced semaphore's slots key) is the name plus at most fence_suffix_bytes_max bytes
+// (":fence", ":queue", ":qttl", ":owner" or ":slots" after it, and before it "{" "}" or "{" plus a
+// 4-byte tag plus "}": keys.hpp), so every key fits in key_bytes_max.
 inline constexpr std::size_t name_bytes_max = 128;
 inline constexpr std::size_t fence_suffix_bytes_max = 12;
 inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes_max;
@@ -59,9 +59,10 @@ inline constexpr std::size_t events_max = 4;
 inline constexpr std::size_t events_per_call_max = 2;
 
 // The largest request the core encodes: EVAL with a fair acquire script (the lock's, about
-// 1.9 KB, with four keys at key_bytes_max; the semaphore's, about 2.1 KB, with three), the
-// token and up to three integer arguments, with RESP framing (lock_wire.cpp checks the sums).
-inline constexpr std::size_t request_bytes_max = 3072;
+// 1.9 KB, with four keys at key_bytes_max; the fenced semaphore's, about 3.5 KB, with five),
+// the token and up to three integer arguments, with RESP framing (lock_wire.cpp checks the
+// sums). Only a first contact (NOSCRIPT) sends a script's text; every other call its digest.
+inline constexpr std::size_t request_bytes_max = 4608;
 
 // A semaphore's permits (lock_config::permits): the holders one name may have at once.
 inline constexpr std::uint16_t permits_max = 1000;

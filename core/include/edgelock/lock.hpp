@@ -212,10 +212,17 @@
 //   lock, unchanged on the wire. Over independent masters (Redlock) a quorum does not bound
 //   the holders: with N >= 2, N + 1 owners can each hold a majority of 5 masters while no
 //   master has more than N leases (3(N + 1) <= 5N), so permits > 1 needs instances = 1.
-//   Nor does it fence (permits > 1 with fencing is refused): one counter's tokens rise in
-//   grant order, but N holders come and go, and a resource that sees a token below N later
-//   ones cannot tell a holder whose lease ended from one that holds a long job while the
-//   other permits changed hands (it would refuse a live holder, or let an expired one in).
+//   Fencing numbers the permits: each lease holds a permit p in 0..N-1 that no other live
+//   lease holds (the lowest free one), and its fence token is the first value above the
+//   name's counter whose remainder by N is p (permit_of). Tokens still rise strictly in grant
+//   order, exact to 2^63-1, and a permit passes from one holder to the next as the lock
+//   does, with a higher token each time. So the resource keeps the highest token it has
+//   accepted per permit and refuses a lower one of the same permit: a holder whose lease
+//   ended is refused once the next holder of its permit has touched the resource, exactly
+//   as the lock's fencing refuses it. (One highest token for all permits would refuse a
+//   live holder of a long job while the other permits changed hands, and a count of later
+//   tokens would let an expired holder in.) All holders of a name fence, or none: an
+//   unfenced lease holds no permit number.
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
@@ -244,6 +251,12 @@ namespace edgelock {
 struct script;
 
 inline constexpr std::int64_t no_deadline_ms = std::numeric_limits<std::int64_t>::max();
+
+// The permit a fenced semaphore's fence token stands for (see "Semaphores" above): 0..N-1, as
+// a resource keys the highest token it has accepted. 0 for the lock (permits = 1).
+constexpr std::uint16_t permit_of(std::int64_t fence, std::uint16_t permits) noexcept {
+    return permits == 0 || fence < 0 ? 0 : static_cast<std::uint16_t>(fence % permits);
+}
 
 struct lock_config {
     // 1..name_bytes_max bytes, copied; the Redis key as is. Not another lock's fence or queue
@@ -288,8 +301,7 @@ struct lock_config {
     std::int64_t queue_entry_ttl_ms = 0;
 
     // A semaphore (see "Semaphores" above): up to this many owners hold the name at once,
-    // each with its own lease and token. 1 is the lock; 2..permits_max needs instances = 1
-    // and fencing off.
+    // each with its own lease and token. 1 is the lock; 2..permits_max needs instances = 1.
     std::uint16_t permits = 1;
 };
 

@@ -75,22 +75,30 @@
 // "permits" scored -N. Each script first drops the leases whose expiry has passed. A key of
 // another type under the name (a lock's string) fails the first command that touches it with
 // WRONGTYPE, as the set fails the lock's SET ... GET: each refuses the other's names.
-//   permit_acquire  KEYS: set           ARGV: token ttl_ms permits
+//   permit_acquire  KEYS: set [fence permits]   ARGV: token ttl_ms permits
 //            Takes a lease when fewer than N are held, or refreshes ours (a retried acquire
 //            whose reply was lost), and stores N with the leases. While leases are held, an
 //            N that differs answers the error "PERMITS_MISMATCH ..." and changes nothing. The
 //            set lives at least as long as its longest lease. Returns 0, or nil when N others
-//            hold leases. (No fence: lock.hpp, "Semaphores".)
-//   permit_renew    KEYS: set           ARGV: token ttl_ms
-//            Extends our lease if it is still live. Returns 1, or 0.
+//            hold leases. With the fence and permits keys (fencing: lock.hpp, "Semaphores"),
+//            the lease is numbered with a permit p in 0..N-1 that no other live lease holds
+//            (its own, for a retried acquire), kept in the permits key (a sorted set of
+//            tokens scored by their permit, living as long as the leases), and the answer is
+//            the fence token: the first value above the fence counter (or above the server's
+//            clock in microseconds, when the counter lags it) whose remainder by N is p, now
+//            the counter; "FENCE_EXHAUSTED ..." when that would pass 2^63-1.
+//   permit_renew    KEYS: set [permits]  ARGV: token ttl_ms
+//            Extends our lease if it is still live (and the permits key with it). Returns 1,
+//            or 0.
 //   permit_release  KEYS: set           ARGV: token
 //            Removes our lease, and the set once no lease is left. Returns 1 when our lease
 //            was live, or 0.
-//   fair_permit_acquire  KEYS: set queue qttl   ARGV: token ttl_ms entry_ttl_ms permits
-//                                                      ["join"]
+//   fair_permit_acquire  KEYS: set queue qttl [fence permits]
+//                        ARGV: token ttl_ms entry_ttl_ms permits ["join"]
 //            fair_acquire with permits: a waiter takes a lease only when fewer waiters that
 //            hold none are ahead of it in the line than permits are free, and otherwise
-//            wakes those waiters (their wake-ups may have been lost).
+//            wakes those waiters (their wake-ups may have been lost). Fenced as
+//            permit_acquire is, with the same two keys last.
 //   fair_permit_release  KEYS: set queue qttl   ARGV: token permits ["stay"]
 //            Leaves the line unless "stay" is given (first: a waiter leaves it even when the
 //            name turned out to hold a lock, whose WRONGTYPE then ends the script), then
@@ -268,16 +276,63 @@ inline constexpr std::string_view fair_release_script_text =
     "held = held - released\n"                                \
     "if held == 0 then redis.call('DEL', KEYS[1]) end\n"
 
+// A fenced semaphore's permit numbers (the last key: a sorted set of the holders' tokens, each
+// scored by its permit, 0..N-1): ours when our lease holds one (a retried acquire), else the
+// lowest that no live lease holds. Entries of leases gone are dropped on the way.
+#define EDGELOCK_SEM_PERMIT                                                                \
+    "local taken, numbered = {}, redis.call('ZRANGE', KEYS[#KEYS], 0, -1, 'WITHSCORES')\n" \
+    "for i = 1, #numbered, 2 do\n"                                                         \
+    "  local t, p = numbered[i], tonumber(numbered[i + 1])\n"                              \
+    "  if not redis.call('ZSCORE', KEYS[1], t) then redis.call('ZREM', KEYS[#KEYS], t)\n"  \
+    "  elseif t == ARGV[1] then permit = p\n"                                              \
+    "  else taken[p] = true end\n"                                                         \
+    "end\n"                                                                                \
+    "if not permit then\n"                                                                 \
+    "  permit = 0\n"                                                                       \
+    "  while taken[permit] do permit = permit + 1 end\n"                                   \
+    "end\n"
+// The next fence token (the counter is the key before the last): the first value above the
+// counter, or above the server's clock in microseconds when the counter lags it (as the
+// lock's), whose remainder by N is our permit; `base` and `step` in exact decimal, as Lua's
+// numbers are not past 2^53. Refused when it would pass 2^63-1.
+#define EDGELOCK_SEM_FENCE_CHECK                                                               \
+    "base = redis.call('GET', KEYS[#KEYS - 1]) or '0'\n"                                       \
+    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"                      \
+    "if #clock > #base or (#clock == #base and clock > base) then base = clock end\n"          \
+    "local rest = 0\n"                                                                         \
+    "for i = 1, #base do rest = (rest * 10 + string.byte(base, i) - 48) % permits end\n"       \
+    "step = (permit - rest - 1) % permits + 1\n"                                               \
+    "if #base == 19 and base > '9223372036854' .. string.format('%06d', 775807 - step) then\n" \
+    "  redis.call('PERSIST', KEYS[#KEYS - 1])\n"                                               \
+    "  return redis.error_reply('FENCE_EXHAUSTED no fence token of this permit is left')\n"    \
+    "end\n"
+// Takes the token, numbers our lease (the numbers live as long as the leases), and answers it.
+#define EDGELOCK_SEM_FENCE_TAKE                                      \
+    "redis.call('SET', KEYS[#KEYS - 1], base)\n"                     \
+    "redis.call('INCRBY', KEYS[#KEYS - 1], step)\n"                  \
+    "redis.call('PEXPIRE', KEYS[#KEYS - 1], '" EDGELOCK_FENCE_TTL_MS \
+    "')\n"                                                           \
+    "redis.call('ZADD', KEYS[#KEYS], permit, ARGV[1])\n"             \
+    "if redis.call('PTTL', KEYS[#KEYS]) < tonumber(ARGV[2]) then "   \
+    "redis.call('PEXPIRE', KEYS[#KEYS], ARGV[2]) end\n"              \
+    "return redis.call('GET', KEYS[#KEYS - 1])\n"
+
 inline constexpr std::string_view permit_acquire_script_text =
     EDGELOCK_SERVER_NOW EDGELOCK_SEM_LEASES
     "local permits = tonumber(ARGV[3])\n" EDGELOCK_SEM_AGREE
     "if held >= permits and not redis.call('ZSCORE', KEYS[1], ARGV[1]) then\n"
     "  return false\n"
-    "end\n" EDGELOCK_SEM_TAKE "return 0\n";
+    "end\n"
+    "local permit, base, step\n"
+    "if #KEYS > 1 then\n" EDGELOCK_SEM_PERMIT EDGELOCK_SEM_FENCE_CHECK "end\n" EDGELOCK_SEM_TAKE
+    "if #KEYS == 1 then return 0 end\n" EDGELOCK_SEM_FENCE_TAKE;
 
 inline constexpr std::string_view permit_renew_script_text = EDGELOCK_SERVER_NOW
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)\n"
     "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" EDGELOCK_SEM_EXTEND
+    "if #KEYS > 1 and redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then\n"
+    "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
+    "end\n"
     "return 1\n";
 
 inline constexpr std::string_view permit_release_script_text =
@@ -297,6 +352,9 @@ inline constexpr std::string_view fair_permit_acquire_script_text =
     "  if not redis.call('ZSCORE', KEYS[1], w) then wake[#wake + 1] = w end\n"
     "end\n"
     "local took = ARGV[5] ~= 'join' and (mine or #wake < permits - held)\n"
+    "local permit, base, step\n"
+    "if took and #KEYS > 3 then\n" EDGELOCK_SEM_PERMIT EDGELOCK_SEM_FENCE_CHECK
+    "end\n"
     "if took then\n" EDGELOCK_SEM_TAKE
     "  if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
     "    redis.call('ZADD', KEYS[2], (tonumber(first[2]) or now + 1) - 1, ARGV[1])\n"
@@ -309,7 +367,7 @@ inline constexpr std::string_view fair_permit_acquire_script_text =
     "  for _, w in ipairs(wake) do redis.call('PUBLISH', KEYS[2], w) end\n"
     "  return false\n"
     "end\n"
-    "return 0\n";
+    "if #KEYS == 3 then return 0 end\n" EDGELOCK_SEM_FENCE_TAKE;
 
 inline constexpr std::string_view fair_permit_release_script_text = EDGELOCK_SERVER_NOW
     "if ARGV[3] ~= 'stay' then\n"
@@ -326,6 +384,9 @@ inline constexpr std::string_view fair_permit_release_script_text = EDGELOCK_SER
     "end\n"
     "return released\n";
 
+#undef EDGELOCK_SEM_FENCE_TAKE
+#undef EDGELOCK_SEM_FENCE_CHECK
+#undef EDGELOCK_SEM_PERMIT
 #undef EDGELOCK_SEM_GIVE_BACK
 #undef EDGELOCK_SEM_TAKE
 #undef EDGELOCK_SEM_EXTEND

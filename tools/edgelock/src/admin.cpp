@@ -39,6 +39,9 @@ constexpr std::size_t waiters_read_max = 100;         // line entries status loo
 constexpr long long scan_keys_examined_max = 10'000;  // keys list looks at per instance
 // SCAN's COUNT hint per call: its reply stays well inside the reader's array_elements_max.
 constexpr const char* scan_count = "20";
+// A semaphore's live leases per ZRANGEBYSCORE ... WITHSCORES: two elements each, within the
+// reader's array_elements_max. At most permits_max of them are read.
+constexpr long long leases_per_read = 30;
 
 // What `edgelock run` wrote in the owner key (owner.hpp), shown only for the token it names.
 struct owner_info {
@@ -47,6 +50,14 @@ struct owner_info {
     std::string pid;
     std::string command;
     long long since_ms = 0;  // the server's clock
+};
+
+// One live lease of a semaphore (lock.hpp, "Semaphores"): a member of the name's sorted set.
+struct lease {
+    std::string token;
+    long long ttl_ms = 0;  // its score (the expiry) less the server's clock
+    owner_info owner;
+    long long permit = -1;  // a fenced semaphore's number for it (the slots key); -1: none
 };
 
 struct waiter {
@@ -65,6 +76,9 @@ struct instance_status {
     owner_info owner;
     std::vector<waiter> waiters;  // in line order, the holder left out
     long long line_entries = 0;   // ZCARD of the queue key: waiters_read_max of them are read
+    bool semaphore = false;       // the name is a sorted set: token and fence do not apply
+    long long permits = 0;        // the set's N (its "permits" member), 0 when it has none
+    std::vector<lease> holders;   // the semaphore's live leases, soonest expiry first
 };
 
 bool ask(command_connection& c, const std::vector<std::string>& args, command_reply& out,
@@ -97,9 +111,70 @@ owner_info read_owner(command_connection& c, const std::string& name, const std:
     return owner;
 }
 
+// A semaphore holder's description (owner.hpp): its four fields, when `edgelock` wrote them.
+owner_info read_permit_owner(command_connection& c, const std::string& name,
+                             const std::string& token) {
+    owner_info owner;
+    command_reply r;
+    command_failure ignored;
+    if (!ask(c,
+             {"HMGET", owner_key(name), permit_field(token, "host"), permit_field(token, "pid"),
+              permit_field(token, "command"), permit_field(token, "since_ms")},
+             r, ignored)) {
+        return owner;
+    }
+    if (r.elements.size() != 4) return owner;
+    for (const command_reply& field : r.elements) {
+        if (field.type != reply_type::bulk_string) return owner;
+    }
+    owner.known = true;
+    owner.host = r.elements[0].text;
+    owner.pid = r.elements[1].text;
+    owner.command = r.elements[2].text;
+    owner.since_ms = integer_of(r.elements[3].text);
+    return owner;
+}
+
+// The N a semaphore's set stores as its "permits" member's score, -N; 0 when it has none.
+bool read_permits(command_connection& c, const std::string& name, long long& permits,
+                  command_failure& f) {
+    command_reply limit;
+    if (!ask(c, {"ZSCORE", name, "permits"}, limit, f)) return false;
+    permits = limit.type == reply_type::bulk_string ? -integer_of(limit.text) : 0;
+    return true;
+}
+
+// The members of `name` scored above `now_ms`: the leases not yet expired (the scripts drop
+// the others at their next call). The "permits" member is scored below zero, so never one.
+bool read_leases(command_connection& c, const std::string& name, long long now_ms,
+                 std::vector<lease>& out, command_failure& f) {
+    for (long long offset = 0; offset < permits_max; offset += leases_per_read) {
+        command_reply page;
+        if (!ask(c,
+                 {"ZRANGEBYSCORE", name, "(" + std::to_string(now_ms), "+inf", "WITHSCORES",
+                  "LIMIT", std::to_string(offset), std::to_string(leases_per_read)},
+                 page, f)) {
+            return false;
+        }
+        for (std::size_t i = 0; i + 1 < page.elements.size(); i += 2) {
+            out.push_back({page.elements[i].text, integer_of(page.elements[i + 1].text) - now_ms,
+                           owner_info{}});
+        }
+        if (page.elements.size() < 2 * static_cast<std::size_t>(leases_per_read)) break;
+    }
+    return true;
+}
+
+// Whether `token` holds the name on this instance: the lock's holder or a live lease.
+bool holds(const instance_status& s, const std::string& token) {
+    if (!s.semaphore) return s.held && token == s.token;
+    return std::any_of(s.holders.begin(), s.holders.end(),
+                       [&](const lease& l) { return l.token == token; });
+}
+
 // The fair line (keys.hpp): entries in order, each with its expiry from the qttl key. Those
-// whose place lapsed or that have none are out of line for the scripts too; the holder
-// stands at the head until its release, and is no waiter.
+// whose place lapsed or that have none are out of line for the scripts too; a holder (the
+// lock's, or each of a semaphore's) stands in line until its release, and is no waiter.
 void read_line(command_connection& c, const std::string& name, instance_status& s) {
     const std::string queue = companion_of(name, companion::queue);
     const std::string qttl = companion_of(name, companion::queue_ttl);
@@ -111,7 +186,7 @@ void read_line(command_connection& c, const std::string& name, instance_status& 
     if (ask(c, {"ZCARD", queue}, count, ignored)) s.line_entries = count.integer;
     for (const command_reply& entry : entries.elements) {
         command_reply expiry;
-        if (entry.text == s.token && s.held) continue;
+        if (holds(s, entry.text)) continue;
         if (!ask(c, {"ZSCORE", qttl, entry.text}, expiry, ignored)) continue;
         if (expiry.type != reply_type::bulk_string) continue;
         const long long expires_in_ms = integer_of(expiry.text) - s.now_ms;
@@ -124,33 +199,74 @@ long long server_now_ms(const command_reply& time) {
     return integer_of(time.elements[0].text) * 1000 + integer_of(time.elements[1].text) / 1000;
 }
 
-// A cluster node that answers MOVED (the slot moved since CLUSTER SLOTS was read) is left for
+// The lock's key (a string): its token and the holder's description, ttl and fence counter.
+void read_lock(command_connection& c, const std::string& name, instance_status& s) {
+    command_reply token;
+    command_reply ttl;
+    command_reply fence;
+    for (auto [args, out] : {std::pair{std::vector<std::string>{"GET", name}, &token},
+                             std::pair{std::vector<std::string>{"PTTL", name}, &ttl},
+                             std::pair{std::vector<std::string>{"GET", fence_key(name)}, &fence}}) {
+        if (!ask(c, args, *out, s.problem)) return;
+    }
+    if (token.type == reply_type::bulk_string) {
+        s.held = true;
+        s.token = token.text;
+        s.owner = read_owner(c, name, s.token);
+    }
+    if (ttl.type == reply_type::integer) s.ttl_ms = ttl.integer;
+    if (fence.type == reply_type::bulk_string) s.fence = fence.text;
+}
+
+// A fenced lease's permit number (keys.hpp, the slots key); -1 when it has none.
+long long read_permit_number(command_connection& c, const std::string& name,
+                             const std::string& token) {
+    command_reply number;
+    command_failure ignored;
+    if (!ask(c, {"ZSCORE", companion_of(name, companion::slots), token}, number, ignored) ||
+        number.type != reply_type::bulk_string) {
+        return -1;
+    }
+    return integer_of(number.text);
+}
+
+// A semaphore's set: its N, the fence counter, and each live lease with its permit and its
+// holder's description.
+void read_semaphore(command_connection& c, const std::string& name, instance_status& s) {
+    s.semaphore = true;
+    if (!read_permits(c, name, s.permits, s.problem)) return;
+    if (!read_leases(c, name, s.now_ms, s.holders, s.problem)) return;
+    command_reply fence;
+    if (!ask(c, {"GET", fence_key(name)}, fence, s.problem)) return;
+    if (fence.type == reply_type::bulk_string) s.fence = fence.text;
+    for (lease& l : s.holders) {
+        l.owner = read_permit_owner(c, name, l.token);
+        l.permit = read_permit_number(c, name, l.token);
+    }
+}
+
+// TYPE tells a semaphore's sorted set from the lock's string (or no key: a free lock). A
+// cluster node that answers MOVED (the slot moved since CLUSTER SLOTS was read) is left for
 // the node it names, once.
 instance_status read_status(node where, const options& o, bool may_follow = true) {
     instance_status s;
     command_connection c;
     if (!open_for(c, where, o, s)) return s;
-    command_reply token;
-    command_reply ttl;
-    command_reply fence;
+    command_reply type;
     command_reply time;
-    for (auto [args, out] : {std::pair{std::vector<std::string>{"GET", o.name}, &token},
-                             std::pair{std::vector<std::string>{"PTTL", o.name}, &ttl},
-                             std::pair{std::vector<std::string>{"GET", fence_key(o.name)}, &fence},
+    for (auto [args, out] : {std::pair{std::vector<std::string>{"TYPE", o.name}, &type},
                              std::pair{std::vector<std::string>{"TIME"}, &time}}) {
         if (ask(c, args, *out, s.problem)) continue;
         if (may_follow && follow_moved(*out, where)) return read_status(where, o, false);
         return s;
     }
-    if (token.type == reply_type::bulk_string) {
-        s.held = true;
-        s.token = token.text;
-        s.owner = read_owner(c, o.name, s.token);
-    }
-    if (ttl.type == reply_type::integer) s.ttl_ms = ttl.integer;
-    if (fence.type == reply_type::bulk_string) s.fence = fence.text;
     s.now_ms = server_now_ms(time);
-    read_line(c, o.name, s);
+    if (type.text == "zset") {
+        read_semaphore(c, o.name, s);
+    } else {
+        read_lock(c, o.name, s);
+    }
+    if (!s.problem.ec) read_line(c, o.name, s);
     return s;
 }
 
@@ -184,16 +300,15 @@ int report_unreachable(const char* verb, const std::string& what,
     return exit_code_for(failures.front()->ec, failures.front()->detail);
 }
 
-void print_instance_text(const instance_status& s) {
-    std::printf("holder   %s\n", s.held ? shown(s.token).c_str() : "none");
-    if (s.owner.known) {
-        std::printf("host     %s\n", shown(s.owner.host).c_str());
-        std::printf("pid      %s\n", shown(s.owner.pid).c_str());
-        std::printf("command  %s\n", shown(s.owner.command).c_str());
-        std::printf("since    %s\n", since_text(s.owner.since_ms, s.now_ms).c_str());
-    }
-    std::printf("ttl      %s\n", ttl_text(s.ttl_ms).c_str());
-    std::printf("fence    %s\n", shown(s.fence).c_str());
+void print_owner_text(const owner_info& owner, long long now_ms) {
+    if (!owner.known) return;
+    std::printf("host     %s\n", shown(owner.host).c_str());
+    std::printf("pid      %s\n", shown(owner.pid).c_str());
+    std::printf("command  %s\n", shown(owner.command).c_str());
+    std::printf("since    %s\n", since_text(owner.since_ms, now_ms).c_str());
+}
+
+void print_waiters_text(const instance_status& s) {
     std::printf("waiters  %zu", s.waiters.size());
     if (s.line_entries > static_cast<long long>(waiters_read_max)) {
         std::printf(" (of the first %zu of %lld entries in line)", waiters_read_max,
@@ -206,27 +321,87 @@ void print_instance_text(const instance_status& s) {
     }
 }
 
-void print_instance_json(const instance_status& s) {
-    std::printf("{\"address\":%s", json_string(s.address).c_str());
-    if (s.problem.ec) {
-        std::printf(",\"error\":%s}", json_string(describe(s.problem)).c_str());
+// A semaphore has no single holder: its N, the fence counter, then each holder as the lock's
+// is shown, with its permit when fenced.
+void print_semaphore_text(const instance_status& s) {
+    std::printf("permits  %s\n", s.permits > 0 ? std::to_string(s.permits).c_str() : "-");
+    std::printf("held     %zu\n", s.holders.size());
+    std::printf("fence    %s\n", shown(s.fence).c_str());
+    for (const lease& l : s.holders) {
+        std::printf("holder   %s\n", shown(l.token).c_str());
+        if (l.permit >= 0) std::printf("permit   %lld\n", l.permit);
+        print_owner_text(l.owner, s.now_ms);
+        std::printf("ttl      %s\n", ttl_text(l.ttl_ms).c_str());
+    }
+    print_waiters_text(s);
+}
+
+void print_instance_text(const instance_status& s) {
+    if (s.semaphore) {
+        print_semaphore_text(s);
         return;
     }
-    std::printf(",\"token\":%s", s.held ? json_string(s.token).c_str() : "null");
-    std::printf(",\"ttl_ms\":%lld,\"fence\":%s,\"owner\":", s.ttl_ms, json_string(s.fence).c_str());
-    if (s.owner.known) {
-        std::printf("{\"host\":%s,\"pid\":%lld,\"command\":%s,\"since_ms\":%lld}",
-                    json_string(s.owner.host).c_str(), integer_of(s.owner.pid),
-                    json_string(s.owner.command).c_str(), s.owner.since_ms);
-    } else {
+    std::printf("holder   %s\n", s.held ? shown(s.token).c_str() : "none");
+    print_owner_text(s.owner, s.now_ms);
+    std::printf("ttl      %s\n", ttl_text(s.ttl_ms).c_str());
+    std::printf("fence    %s\n", shown(s.fence).c_str());
+    print_waiters_text(s);
+}
+
+void print_owner_json(const owner_info& owner) {
+    if (!owner.known) {
         std::printf("null");
+        return;
     }
+    std::printf("{\"host\":%s,\"pid\":%lld,\"command\":%s,\"since_ms\":%lld}",
+                json_string(owner.host).c_str(), integer_of(owner.pid),
+                json_string(owner.command).c_str(), owner.since_ms);
+}
+
+void print_waiters_json(const instance_status& s) {
     std::printf(",\"line_entries\":%lld,\"waiters\":[", s.line_entries);
     for (std::size_t i = 0; i < s.waiters.size(); ++i) {
         std::printf("%s{\"position\":%zu,\"token\":%s,\"expires_in_ms\":%lld}", i > 0 ? "," : "",
                     i + 1, json_string(s.waiters[i].token).c_str(), s.waiters[i].expires_in_ms);
     }
     std::printf("]}");
+}
+
+// "permits" (null without one), "fence" and "holders" (each with its "permit", null when
+// unfenced) where the lock has "token", "ttl_ms", "fence" and "owner".
+void print_semaphore_json(const instance_status& s) {
+    if (s.permits > 0) {
+        std::printf(",\"permits\":%lld", s.permits);
+    } else {
+        std::printf(",\"permits\":null");
+    }
+    std::printf(",\"fence\":%s,\"holders\":[", json_string(s.fence).c_str());
+    for (std::size_t i = 0; i < s.holders.size(); ++i) {
+        const lease& l = s.holders[i];
+        const std::string permit = l.permit >= 0 ? std::to_string(l.permit) : "null";
+        std::printf("%s{\"token\":%s,\"permit\":%s,\"ttl_ms\":%lld,\"owner\":", i > 0 ? "," : "",
+                    json_string(l.token).c_str(), permit.c_str(), l.ttl_ms);
+        print_owner_json(s.holders[i].owner);
+        std::printf("}");
+    }
+    std::printf("]");
+}
+
+void print_instance_json(const instance_status& s) {
+    std::printf("{\"address\":%s", json_string(s.address).c_str());
+    if (s.problem.ec) {
+        std::printf(",\"error\":%s}", json_string(describe(s.problem)).c_str());
+        return;
+    }
+    if (s.semaphore) {
+        print_semaphore_json(s);
+    } else {
+        std::printf(",\"token\":%s", s.held ? json_string(s.token).c_str() : "null");
+        std::printf(",\"ttl_ms\":%lld,\"fence\":%s,\"owner\":", s.ttl_ms,
+                    json_string(s.fence).c_str());
+        print_owner_json(s.owner);
+    }
+    print_waiters_json(s);
 }
 
 // How many instances agree on one holder's token: the most that do.
@@ -241,6 +416,20 @@ std::size_t most_agreeing(const std::vector<instance_status>& states) {
     return most_held;
 }
 
+// How many instances hold a semaphore's permit: its holders are many, so agreeing means only
+// that some lease is live there.
+std::size_t holding_permits(const std::vector<instance_status>& states) {
+    return static_cast<std::size_t>(
+        std::count_if(states.begin(), states.end(), [](const instance_status& s) {
+            return s.semaphore && !s.problem.ec && !s.holders.empty();
+        }));
+}
+
+bool any_semaphore(const std::vector<instance_status>& states) {
+    return std::any_of(states.begin(), states.end(),
+                       [](const instance_status& s) { return s.semaphore; });
+}
+
 void print_status(const options& o, const std::vector<instance_status>& states, bool held) {
     if (o.json) {
         std::printf("{\"lock\":%s,\"held\":%s,\"instances\":[", json_string(o.name).c_str(),
@@ -252,7 +441,11 @@ void print_status(const options& o, const std::vector<instance_status>& states, 
         std::printf("]}\n");
         return;
     }
-    std::printf("lock     %s\n", shown(o.name).c_str());
+    if (any_semaphore(states)) {
+        std::printf("semaphore %s\n", shown(o.name).c_str());
+    } else {
+        std::printf("lock     %s\n", shown(o.name).c_str());
+    }
     for (const instance_status& s : states) {
         std::printf("\ninstance %s\n", s.address.c_str());
         if (s.problem.ec) {
@@ -287,6 +480,8 @@ struct listed_lock {
     std::string name;
     long long ttl_ms = -2;
     owner_info owner;
+    long long permits = 0;       // a semaphore's N; 0 for a lock
+    std::vector<lease> holders;  // a semaphore's live leases
 };
 
 struct instance_list {
@@ -296,12 +491,38 @@ struct instance_list {
     bool capped = false;  // stopped at scan_keys_examined_max with keys left
 };
 
+// A key that is no string: a held semaphore when it is a sorted set with a "permits" member
+// scored below zero and a live lease of a token's shape. Another sorted set, or a key of
+// another type (ZSCORE answers WRONGTYPE), is none.
+void examine_semaphore(command_connection& c, const std::string& key, instance_list& l) {
+    listed_lock semaphore;
+    command_reply time;
+    command_failure ignored;
+    if (!read_permits(c, key, semaphore.permits, ignored) || semaphore.permits <= 0) return;
+    if (!ask(c, {"TIME"}, time, ignored)) return;
+    const long long now_ms = server_now_ms(time);
+    std::vector<lease> leases;
+    if (!read_leases(c, key, now_ms, leases, ignored)) return;
+    for (lease& held : leases) {
+        if (!looks_like_token(held.token)) continue;
+        held.owner = read_permit_owner(c, key, held.token);
+        semaphore.holders.push_back(std::move(held));
+    }
+    if (semaphore.holders.empty()) return;
+    semaphore.name = key;
+    l.locks.push_back(std::move(semaphore));
+}
+
 // One key SCAN returned: a held lock when it holds a token and is no companion key.
 void examine_key(command_connection& c, const std::string& key, instance_list& l) {
     if (is_companion_key(key)) return;
     command_reply value;
     command_failure ignored;
-    if (!ask(c, {"GET", key}, value, ignored)) return;  // another type: WRONGTYPE
+    if (!ask(c, {"GET", key}, value, ignored)) {
+        // Another type answers WRONGTYPE: it may be a semaphore's set.
+        if (value.type == reply_type::error) examine_semaphore(c, key, l);
+        return;
+    }
     if (value.type != reply_type::bulk_string || !looks_like_token(value.text)) return;
     listed_lock lock;
     lock.name = key;
@@ -334,6 +555,23 @@ instance_list scan_locks(node where, const options& o) {
     return l;
 }
 
+void print_listed_owner(const owner_info& owner) {
+    if (!owner.known) return;
+    std::printf("  %s pid %s %s", shown(owner.host).c_str(), shown(owner.pid).c_str(),
+                quote(owner.command).c_str());
+}
+
+// "uplink  2 of 3 permits held", then one indented line per holder, as a lock's line reads.
+void print_listed_semaphore(const listed_lock& semaphore) {
+    std::printf("%s  %zu of %lld permits held\n", shown(semaphore.name).c_str(),
+                semaphore.holders.size(), semaphore.permits);
+    for (const lease& held : semaphore.holders) {
+        std::printf("  %s  %s", shown(held.token).c_str(), ttl_text(held.ttl_ms).c_str());
+        print_listed_owner(held.owner);
+        std::printf("\n");
+    }
+}
+
 void print_list(const instance_list& l) {
     std::printf("instance %s\n", l.address.c_str());
     if (l.problem.ec) {
@@ -341,11 +579,12 @@ void print_list(const instance_list& l) {
         return;
     }
     for (const listed_lock& lock : l.locks) {
-        std::printf("%s  %s", shown(lock.name).c_str(), ttl_text(lock.ttl_ms).c_str());
-        if (lock.owner.known) {
-            std::printf("  %s pid %s %s", shown(lock.owner.host).c_str(),
-                        shown(lock.owner.pid).c_str(), quote(lock.owner.command).c_str());
+        if (lock.permits > 0) {
+            print_listed_semaphore(lock);
+            continue;
         }
+        std::printf("%s  %s", shown(lock.name).c_str(), ttl_text(lock.ttl_ms).c_str());
+        print_listed_owner(lock.owner);
         std::printf("\n");
     }
     if (l.locks.empty()) std::printf("no locks held\n");
@@ -354,6 +593,48 @@ void print_list(const instance_list& l) {
             "stopped after examining %lld keys: more may be held (narrow it with --prefix)\n",
             scan_keys_examined_max);
     }
+}
+
+// Removes o.token's lease from the semaphore's set on `c`: true when it was live. The fair
+// release rather than permit_release, fair or not: a holder stays in the name's line until its
+// release (scripts.hpp), and an entry left there would count as a waiter ahead of the others
+// until its place lapsed; the waiters the freed permit lets in are woken now rather than at
+// their next recheck. The line keys of an unfair semaphore are absent, and that part does
+// nothing. N goes with the call: the set's own, or 1 (wake the head) when it has none.
+bool release_permit_on(command_connection& c, const options& o, command_failure& f) {
+    long long permits = 0;
+    if (!read_permits(c, o.name, permits, f)) return false;
+    command_reply r;
+    f.ec =
+        c.call({"EVAL", std::string(fair_permit_release_script.text), "3", o.name,
+                companion_of(o.name, companion::queue), companion_of(o.name, companion::queue_ttl),
+                o.token, std::to_string(std::max(permits, 1LL))},
+               r);
+    if (f.ec || error_reply(r, f)) return false;
+    return r.type == reply_type::integer && r.integer == 1;
+}
+
+// The release on `where`: true when it deleted the lock key or removed the lease, with
+// `semaphore` set when the name there is a semaphore's set (TYPE). A cluster node's MOVED (the
+// slot moved meanwhile) is followed once; `where` then names the node that answered.
+bool release_on(node& where, const options& o, command_failure& f, bool& semaphore,
+                bool may_follow = true) {
+    command_connection c;
+    if (!open(c, where, o, f)) return false;
+    command_reply type;
+    f.ec = c.call({"TYPE", o.name}, type);
+    if (!f.ec && may_follow && follow_moved(type, where)) {
+        return release_on(where, o, f, semaphore, false);
+    }
+    if (f.ec || error_reply(type, f)) return false;
+    if (type.text == "zset") {
+        semaphore = true;
+        return release_permit_on(c, o, f);
+    }
+    command_reply r;
+    f.ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
+    if (f.ec || error_reply(r, f)) return false;
+    return r.type == reply_type::integer && r.integer == 1;
 }
 
 }  // namespace
@@ -374,7 +655,7 @@ int show_status(const options& o) {
     if (states.size() - failures.size() < quorum) {
         return report_unreachable("read", "lock " + quote(o.name), failures, failed_addresses);
     }
-    const bool held = most_agreeing(states) >= quorum;
+    const bool held = most_agreeing(states) >= quorum || holding_permits(states) >= quorum;
     print_status(o, states, held);
     return held ? exit_ok : exit_negative;
 }
@@ -403,26 +684,15 @@ int list_locks(const options& o) {
     return found ? exit_ok : exit_negative;
 }
 
-// The release script on `where`: true when it deleted the key. A cluster node's MOVED (the
-// slot moved meanwhile) is followed once; `where` then names the node that answered.
-bool release_on(node& where, const options& o, command_failure& f, bool may_follow = true) {
-    command_connection c;
-    if (!open(c, where, o, f)) return false;
-    command_reply r;
-    f.ec = c.call({"EVAL", std::string(release_script.text), "1", o.name, o.token}, r);
-    if (!f.ec && may_follow && follow_moved(r, where)) return release_on(where, o, f, false);
-    if (f.ec || error_reply(r, f)) return false;
-    return r.type == reply_type::integer && r.integer == 1;
-}
-
 int release_token(const options& o) {
     std::vector<node> nodes = nodes_of(o);
     std::size_t deleted = 0;
+    bool semaphore = false;
     std::vector<command_failure> problems(nodes.size());
     std::vector<const command_failure*> failures;
     std::vector<std::string> failed_addresses;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (release_on(nodes[i], o, problems[i])) ++deleted;
+        if (release_on(nodes[i], o, problems[i], semaphore)) ++deleted;
     }
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (problems[i].ec) {
@@ -430,17 +700,18 @@ int release_token(const options& o) {
             failed_addresses.push_back(nodes[i].address);
         }
     }
+    const std::string what = (semaphore ? "semaphore " : "lock ") + quote(o.name);
     const std::size_t quorum = quorum_of(nodes.size());
     if (deleted < quorum && nodes.size() - failures.size() < quorum) {
-        return report_unreachable("release", "lock " + quote(o.name), failures, failed_addresses);
+        return report_unreachable("release", what, failures, failed_addresses);
     }
     if (deleted >= quorum) {
-        std::printf("released lock %s (deleted on %zu of %zu instances)\n", quote(o.name).c_str(),
-                    deleted, nodes.size());
+        std::printf("released %s%s (%s on %zu of %zu instances)\n", semaphore ? "permit of " : "",
+                    what.c_str(), semaphore ? "removed" : "deleted", deleted, nodes.size());
         return exit_ok;
     }
-    std::printf("not released: token %s does not hold lock %s", shown(o.token).c_str(),
-                quote(o.name).c_str());
+    std::printf("not released: token %s %s %s", shown(o.token).c_str(),
+                semaphore ? "holds no permit of" : "does not hold", what.c_str());
     if (deleted > 0) std::printf(" (removed it from %zu of %zu instances)", deleted, nodes.size());
     std::printf("\n");
     return exit_negative;

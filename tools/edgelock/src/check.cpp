@@ -82,18 +82,13 @@ std::vector<std::string> advice_for(const std::vector<node_report>& nodes, const
     }
     bool stale = false;
     for (const verdict& v : verdicts) stale = stale || v.failed.find('S') != std::string::npos;
-    const bool semaphore = o.permits > 1;
-    if (stale && !o.fencing && !semaphore) {
+    if (stale && !o.fencing) {
         advice.push_back("enable fencing, and have the storage check the token");
-    } else if (stale) {
-        advice.push_back(
-            "a semaphore has no fence tokens: make its holders' work safe for one "
-            "holder more than it has permits");
     }
     if (!o.sentinel_urls.empty() && o.replicas_to_wait == 0) {
         advice.push_back("use WAIT (--wait-replicas 1): a failover loses keys without it");
     }
-    if (!o.sentinel_urls.empty() && !o.fencing && !semaphore) {
+    if (!o.sentinel_urls.empty() && !o.fencing) {
         // Redis 7.0's Sentinel re-points replicas after the promotion: an old master that
         // comes back first has its WAITs acknowledged, and grants a lock a second time.
         advice.push_back("a failover can grant a lock twice, WAIT or not: enable fencing");
@@ -162,7 +157,10 @@ std::string protection(const verdict& v, const options& o) {
     // master back before it is reconfigured still has its WAITs acknowledged.
     // The overlap itself (O) no Redis deployment avoids: only the storage can refuse the
     // stale holder's write, with a fence token.
-    if (o.permits > 1) return "work that is safe with one holder more than the permits";
+    if (o.permits > 1) {
+        return o.fencing ? "storage that refuses a stale fence token of its permit"
+                         : "fencing (--fencing on) and storage that checks the token per permit";
+    }
     return o.fencing ? "storage that refuses a stale fence token"
                      : "fencing (--fencing on) and storage that checks the token";
 }

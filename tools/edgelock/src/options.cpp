@@ -505,19 +505,13 @@ std::string apply_permits(options& o, std::string_view text) {
     return "";
 }
 
-// A semaphore (--permits above 1) lives on one Redis, behind Sentinel or in a cluster, and has
-// no fencing tokens (lock.hpp, "Semaphores"): `check` then judges it without them.
-std::string check_permits(options& o) {
-    if (o.permits == 1) return "";
-    if (o.redis_urls.size() > 1) {
-        return "--permits " + std::to_string(o.permits) +
-               " needs one Redis, Sentinel or a cluster: Redlock's majorities do not bound the "
-               "holders to N";
-    }
-    if (o.fencing_given && o.fencing)
-        return "--fencing on needs --permits 1: a semaphore has no fencing tokens";
-    o.fencing = false;
-    return "";
+// A semaphore (--permits above 1) lives on one Redis, behind Sentinel or in a cluster
+// (lock.hpp, "Semaphores").
+std::string check_permits(const options& o) {
+    if (o.permits == 1 || o.redis_urls.size() <= 1) return "";
+    return "--permits " + std::to_string(o.permits) +
+           " needs one Redis, Sentinel or a cluster: Redlock's majorities do not bound the "
+           "holders to N";
 }
 
 // A flag whose value is a duration.
@@ -572,7 +566,6 @@ std::string apply(options& o, const flag_spec& f, const std::string& value) {
             if (value != "on" && value != "off")
                 return "bad " + std::string(f.text) + " " + quote(value) + " (use on or off)";
             (f.id == flag_id::fencing ? o.fencing : o.restart_guard) = value == "on";
-            o.fencing_given = o.fencing_given || f.id == flag_id::fencing;
             return "";
         }
         case flag_id::permits: return apply_permits(o, value);
@@ -762,9 +755,8 @@ lock_config run_lock_config(const options& o) {
     config.ttl_ms = o.ttl_ms;
     // Sentinel's master, and a cluster's master of the name's slot, are one instance each.
     config.instances = static_cast<std::uint8_t>(o.redis_urls.empty() ? 1 : o.redis_urls.size());
-    // A lock fences; a semaphore has no tokens (lock.hpp, "Semaphores").
     config.permits = o.permits;
-    config.fencing = o.permits == 1;
+    config.fencing = true;
     config.watchdog = true;
     config.restart_guard_ms = o.restart_guard ? -1 : 0;
     config.replicas_to_wait = o.replicas_to_wait;

@@ -72,8 +72,7 @@ struct options {
     std::int64_t kill_after_ms = 10'000;  // then SIGKILL
     std::string token;                    // release: the holder's token
     bool restart_guard = true;  // run, check: --restart-guard on|off (lock.hpp, "Restarts")
-    bool fencing = true;  // check: --fencing on|off (run fences a lock; a semaphore has no tokens)
-    bool fencing_given = false;  // check: --fencing was on the command line
+    bool fencing = true;        // check: --fencing on|off (run always fences)
     // run, hold, check: --permits N, at most N holders at once (a semaphore: lock.hpp,
     // "Semaphores"); 1 is the lock.
     std::uint16_t permits = 1;
@@ -107,11 +106,11 @@ struct parse_result {
 parse_result parse_command_line(const std::vector<std::string>& args, const environment& env);
 
 // The core configuration of `edgelock run`'s lock: the name, TTL, permits and deployment of
-// `o`, fence tokens on for a lock (a semaphore has none), the watchdog on, the restart guard
-// as --restart-guard says, fair waiting with one instance unless --unfair, every other field
-// the core's default. run.cpp hands exactly these to the hiredis transport, and the parser
-// checks them with lock::configure on a scratch lock, so the command line and the lock
-// cannot disagree. `name` points into `o`.
+// `o`, fence tokens on, the watchdog on, the restart guard as --restart-guard says, fair
+// waiting with one instance unless --unfair, every other field the core's default. run.cpp
+// hands exactly these to the hiredis transport, and the parser checks them with
+// lock::configure on a scratch lock, so the command line and the lock cannot disagree.
+// `name` points into `o`.
 lock_config run_lock_config(const options& o);
 
 // "0", "500ms", "30s", "2m", "1h", "1m30s", "1h2m3s" -> milliseconds: integers with units, the

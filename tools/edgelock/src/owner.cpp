@@ -30,6 +30,32 @@ constexpr std::string_view write_owner_script =
     "redis.call('PEXPIRE', KEYS[2], ARGV[5])\n"
     "return 1\n";
 
+// KEYS: set owner. ARGV: host pid command ttl_ms token. A semaphore holder's fields
+// (owner.hpp), written only while its lease is live; the fields of every token without a live
+// lease go first, so the hash stays as small as the set. A name that is no sorted set (a
+// lock's, or gone) is left alone.
+constexpr std::string_view write_permit_owner_script =
+    "if redis.call('TYPE', KEYS[1]).ok ~= 'zset' then return 0 end\n"
+    "local time = redis.call('TIME')\n"
+    "local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)\n"
+    "local function live(token)\n"
+    "  local expiry = redis.call('ZSCORE', KEYS[1], token)\n"
+    "  return expiry and tonumber(expiry) > now\n"
+    "end\n"
+    "if not live(ARGV[5]) then return 0 end\n"
+    "for _, field in ipairs(redis.call('HKEYS', KEYS[2])) do\n"
+    "  if string.sub(field, 33, 33) ~= ':' or not live(string.sub(field, 1, 32)) then\n"
+    "    redis.call('HDEL', KEYS[2], field)\n"
+    "  end\n"
+    "end\n"
+    "local t = ARGV[5] .. ':'\n"
+    "redis.call('HSET', KEYS[2], t .. 'host', ARGV[1], t .. 'pid', ARGV[2], t .. 'command',\n"
+    "  ARGV[3], t .. 'since_ms', string.format('%d', now))\n"
+    "redis.call('PEXPIRE', KEYS[2], ARGV[4])\n"
+    "return 1\n";
+// The script cuts a field's token at 32 bytes.
+static_assert(token_hex_bytes == 32, "write_permit_owner_script's token length");
+
 // A command line longer than this is cut: the description is for a person to recognise.
 constexpr std::size_t command_bytes_max = 512;
 
@@ -60,22 +86,30 @@ std::string host_name() {
     return std::string(host.data());
 }
 
+// The EVAL that describes this hold: the lock's script with the fence token, or a semaphore
+// holder's, which has none.
+std::vector<std::string> describe_call(const options& o, const std::string& token,
+                                       std::int64_t fence) {
+    std::vector<std::string> args = {"EVAL", "", "2", o.name, owner_key(o.name)};
+    if (o.permits == 1) {
+        args[1] = std::string(write_owner_script);
+        args.push_back(std::to_string(fence));
+    } else {
+        args[1] = std::string(write_permit_owner_script);
+    }
+    args.insert(args.end(), {host_name(), std::to_string(::getpid()), holder_command(o),
+                             std::to_string(fence_ttl_ms), token});
+    return args;
+}
+
 }  // namespace
 
 std::string owner_key(const std::string& name) { return companion_of(name, companion::owner); }
 
+std::string permit_field(const std::string& token, const char* what) { return token + ":" + what; }
+
 void describe_holder(const options& o, const std::string& token, std::int64_t fence) {
-    const std::vector<std::string> args = {"EVAL",
-                                           std::string(write_owner_script),
-                                           "2",
-                                           o.name,
-                                           owner_key(o.name),
-                                           std::to_string(fence),
-                                           host_name(),
-                                           std::to_string(::getpid()),
-                                           holder_command(o),
-                                           std::to_string(fence_ttl_ms),
-                                           token};
+    const std::vector<std::string> args = describe_call(o, token, fence);
     for (node where : nodes_of(o)) {
         blocking::command_connection c;
         command_failure ignored;

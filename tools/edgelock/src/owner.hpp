@@ -14,6 +14,14 @@
 // own, higher or lower, and its description would be missing (it was, on one of three). The key
 // expires fence_ttl_ms (a week) after the write, as the counter does: names used once leave nothing
 // for good, and a hold longer than a week shows no description after that.
+//
+// A semaphore's (--permits N above 1) holders share the owner key, four fields each, named
+// after the holder's token T: `T:host`, `T:pid`, `T:command` and `T:since_ms` (permit_field
+// below): no encoding for values that may hold any byte (a command line), and `status` reads
+// one holder's four with an HMGET. Each holder's script writes its fields only while T has a live
+// lease in the set (its score, the lease's expiry, above the server's clock), and first drops every
+// field whose token has none, so the hash describes at most the N holders of the moment, and
+// expires as the lock's does. A lock's description on the name (its `token` field) goes with them.
 #pragma once
 
 #include <cstdint>
@@ -26,9 +34,14 @@ namespace edgelock::cli {
 // The owner key of lock `name`.
 std::string owner_key(const std::string& name);
 
+// The owner key's field `what` ("host", "pid", "command", "since_ms") for the semaphore's
+// holder of token `token`.
+std::string permit_field(const std::string& token, const char* what);
+
 // Writes the owner key of o.name on every instance (a connection of its own each, bounded by
 // --redis-timeout), for the hold of owner token `token` (32 hex characters) and fence token
-// `fence`. Best effort: a failure only leaves the holder undescribed, and is not reported.
+// `fence`; with o.permits above 1, the fields of that holder of the semaphore's permits (no
+// fence). Best effort: a failure only leaves the holder undescribed, and is not reported.
 void describe_holder(const options& o, const std::string& token, std::int64_t fence);
 
 }  // namespace edgelock::cli

@@ -49,6 +49,7 @@ constexpr std::int64_t progress_delay_ms = 1'000;  // a quick acquire shows noth
 constexpr std::int64_t progress_period_ms = 250;
 constexpr std::int64_t supervise_poll_ms_max = 1'000;  // re-check even if a wake-up were missed
 constexpr std::size_t inherited_fds_max = 1'024;
+constexpr const char* permit_env = "EDGELOCK_PERMIT";    // a semaphore's permit, for CMD
 constexpr std::int64_t restart_guard_note_ms_min = 100;  // shorter restart guard waits: silent
 
 // Signals edgelock handles while CMD runs. CMD starts with all of them at their defaults.
@@ -575,15 +576,20 @@ acquire_outcome acquire(blocking::lock& lock, const options& o, blocking::hold& 
     return {false, report_failure(lock, o, ec)};
 }
 
-// CMD's environment: ours, with the fence token in --fence-env for a lock. A semaphore has no
-// token, so the variable is left out (not inherited from whoever started edgelock).
+// CMD's environment: ours, with the fence token in --fence-env and, for a semaphore, the
+// permit it stands for (0..N-1) in EDGELOCK_PERMIT; neither inherited from whoever started
+// edgelock.
 std::vector<std::string> child_environment(const options& o, std::int64_t fence) {
     std::vector<std::string> env;
     const std::string prefix = o.fence_env + "=";
+    const std::string permit_prefix = std::string(permit_env) + "=";
     for (char** entry = environ; *entry != nullptr; ++entry) {
-        if (std::strncmp(*entry, prefix.c_str(), prefix.size()) != 0) env.emplace_back(*entry);
+        if (std::strncmp(*entry, prefix.c_str(), prefix.size()) == 0) continue;
+        if (std::strncmp(*entry, permit_prefix.c_str(), permit_prefix.size()) == 0) continue;
+        env.emplace_back(*entry);
     }
-    if (o.permits == 1) env.push_back(prefix + std::to_string(fence));
+    env.push_back(prefix + std::to_string(fence));
+    if (o.permits > 1) env.push_back(permit_prefix + std::to_string(permit_of(fence, o.permits)));
     return env;
 }
 
@@ -768,10 +774,9 @@ int hold_locked(const options& o) {
     taken_lock taken(o, "its lines were printed");
     if (!taken.acquired.held) return taken.acquired.exit_code;
     blocking::lock& lock = taken.lock;
-    std::printf("name=%s\ntoken=%s\n", o.name.c_str(), taken.hold.token.c_str());
-    // A semaphore's holder has no fence token; it says how many hold the name with it.
-    if (o.permits == 1) std::printf("fence=%lld\n", static_cast<long long>(taken.hold.fence));
-    else std::printf("permits=%u\n", unsigned{o.permits});
+    std::printf("name=%s\ntoken=%s\nfence=%lld\n", o.name.c_str(), taken.hold.token.c_str(),
+                static_cast<long long>(taken.hold.fence));
+    if (o.permits > 1) std::printf("permit=%u\n", unsigned{permit_of(taken.hold.fence, o.permits)});
     std::fflush(stdout);
     // The stopping handlers stay: SIGINT, SIGTERM or SIGHUP ends the hold with a release.
     while (pending_signal == 0 && !lock.lost()) {

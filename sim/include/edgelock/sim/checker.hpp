@@ -11,7 +11,8 @@
 //   stale     the resource accepted a write from a holder after it had already served a
 //             later holder (the lost update fencing exists to prevent); a semaphore's: a
 //             write that arrived after its holder's belief ended, while N other clients the
-//             resource had served still held (N + 1 owners at the resource)
+//             resource had served still held (N + 1 owners at the resource); a fenced
+//             semaphore's, the lock's per permit (as the server numbered each lease)
 //   order     with fencing: tokens of successive holders strictly increase; a holder that
 //             began after another one had stopped (lease over, no write still to go out)
 //             carries the larger token (holders that overlap are already an overlap)
@@ -102,6 +103,10 @@ struct hold_record {
     std::int64_t start_us = 0;  // the `acquired` event reached the client
     std::int64_t end_us = 0;    // the belief ended (valid while `end` is not open)
     std::int64_t fence = 0;
+    // A fenced semaphore's permit, as the server numbered the lease (its slots key), which
+    // the stale check judges by: not the token's remainder a resource reads, which a wrong
+    // token would skew.
+    std::uint16_t permit = 0;
     std::int64_t valid_until_ms = 0;  // latest validity, on the client's monotonic clock
     hold_end end = hold_end::open;
 };

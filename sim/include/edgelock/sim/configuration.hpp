@@ -62,7 +62,7 @@ struct configuration {
     std::uint16_t permits = 1;
 };
 
-inline constexpr std::size_t configuration_count = 21;
+inline constexpr std::size_t configuration_count = 22;
 // The rows before Redis Cluster's: their configuration_index is their place, as it always was.
 inline constexpr std::size_t first_configuration_count = 14;
 // The rows before the semaphore's (the first ones and Redis Cluster's).
@@ -75,10 +75,11 @@ const std::array<configuration, configuration_count>& configurations() noexcept;
 // `matrix --config`) and soaked by `soak --one-off`: with the matrix's rows, every lock the
 // CLI and the core accept (tests/cli/cli_rows_test.cpp): Redlock over 3 or 7 masters, every
 // fencing / guard / WAIT / fair combination of each deployment, WAIT over one Redis or
-// Redlock (each master with a replica of its own), and every guard / WAIT / fair combination
-// of a semaphore on one Redis, Sentinel and a cluster. `edgelock check` simulates the row of the
-// deployment it read, and the matrix (and the README's grid, and soak) stays the rows it was.
-inline constexpr std::size_t one_off_configuration_count = 76;
+// Redlock (each master with a replica of its own), and every fencing / guard / WAIT / fair
+// combination of a semaphore on one Redis, Sentinel and a cluster. `edgelock check` simulates the
+// row of the deployment it read, and the matrix (and the README's grid, and soak) stays the rows it
+// was.
+inline constexpr std::size_t one_off_configuration_count = 99;
 // The one-off rows before Redis Cluster's: their configuration_index is as it always was; the
 // later ones (cluster+fencing and the like) come after every matrix row.
 inline constexpr std::size_t first_one_off_configuration_count = 13;

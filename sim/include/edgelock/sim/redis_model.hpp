@@ -395,6 +395,11 @@ private:
                       node_output& out);
     void incr_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                       node_output& out);
+    void incrby_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
+                        node_output& out);
+    // INCR and INCRBY: `key`'s integer plus `by`, as Redis refuses a non-integer or an overflow.
+    void add_to_integer(std::string_view key, std::int64_t by, std::int64_t wall_ms,
+                        std::string& reply, node_output& out);
     void time_command(const request_view& r, std::int64_t wall_ms, std::string& reply,
                       node_output& out);
     void publish_command(const request_view& r, std::int64_t wall_ms, std::string& reply,

@@ -182,7 +182,8 @@ public:
     void fault_point_fired(std::uint8_t client, const char* what, std::int64_t lasting_us);
 
     // History.
-    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms);
+    std::size_t begin_hold(std::uint8_t client, std::int64_t fence, std::int64_t valid_until_ms,
+                           std::string_view token_hex);
     hold_record& hold(std::size_t slot) noexcept { return history_.holds[slot]; }
     void record_action(std::uint8_t client, std::uint32_t hold, std::int64_t check_us,
                        std::int64_t send_us);
@@ -337,6 +338,9 @@ private:
     std::int64_t node_wall_ms(std::uint8_t node) const noexcept;
     bool holds_token(std::uint8_t node, std::string_view token_hex) const;
     std::size_t live_leases(std::uint8_t node) const;
+    // The permit a server numbered `token_hex`'s lease with (its slots key), the first node
+    // that has it; else the fence token's remainder.
+    std::uint16_t numbered_permit(std::string_view token_hex, std::int64_t fence) const;
     bool has_free_permit(std::uint8_t node) const;
     void check_permits_kept();
     // Where a lease must live: `needed` of the nodes [first, first + count) (a Redlock quorum,
@@ -485,6 +489,7 @@ private:
     std::vector<bool> asked_in_vain_;            // per client: its last acquire() failed
     std::int64_t free_since_us_ = -1;  // the lock free and asked for since (true time), or -1
     std::string lock_key_;
+    std::string slots_key_;  // a fenced semaphore's permit numbers
     std::string queue_key_;  // the lock's line and its expiries
     std::string qttl_key_;
     std::int64_t now_us_ = 0;

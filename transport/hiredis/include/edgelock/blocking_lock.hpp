@@ -212,9 +212,10 @@ struct lock_options : deployment {
 
     // A semaphore (edgelock/lock.hpp, "Semaphores"): up to this many owners hold the name at
     // once, each with its own lease and renewal. 1 is the lock, unchanged on the wire. More
-    // needs one instance (open() returns errc::invalid_instances otherwise) and fencing off
-    // (errc::invalid_config; lock.hpp says why), and
-    // every owner of the name must give the same count: acquire() fails with
+    // needs one instance (open() returns errc::invalid_instances otherwise). With fencing,
+    // each holder's fence token names its permit (edgelock::permit_of(hold::fence, permits)),
+    // for a store that keeps the highest token per permit. Every owner of the name must give
+    // the same count: acquire() fails with
     // errc::permits_mismatch while leases with another count are held, and with
     // errc::wrong_kind when the name is held as a lock (or, for a lock, as a semaphore).
     std::uint16_t permits = 1;
