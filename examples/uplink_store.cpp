@@ -37,12 +37,14 @@ const std::string store = "uplink:site-7:downloads";
 
 // Records `gateway`'s download with its token unless the store has seen a higher token of the
 // same permit (ARGV[3] "check"), or of any permit ("one": the wrong rule), or trusts it
-// ("trust"). Returns 1 (recorded) or 0.
+// ("trust"). Tokens compare as decimal strings, shorter first: exact past 2^53, where a Lua
+// number is not. Returns 1 (recorded) or 0.
 const std::string fenced_record =
+    "local function below(a, b) return #a < #b or (#a == #b and a < b) end\n"
     "local field = ARGV[3] == 'one' and 'highest' or ('highest:' .. ARGV[4])\n"
-    "local seen = tonumber(redis.call('HGET', KEYS[1], field) or '0')\n"
-    "if ARGV[3] ~= 'trust' and tonumber(ARGV[1]) < seen then return 0 end\n"
-    "if tonumber(ARGV[1]) > seen then redis.call('HSET', KEYS[1], field, ARGV[1]) end\n"
+    "local seen = redis.call('HGET', KEYS[1], field) or '0'\n"
+    "if ARGV[3] ~= 'trust' and below(ARGV[1], seen) then return 0 end\n"
+    "if below(seen, ARGV[1]) then redis.call('HSET', KEYS[1], field, ARGV[1]) end\n"
     "redis.call('HSET', KEYS[1], 'last', ARGV[2])\n"
     "return 1\n";
 

@@ -127,9 +127,11 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     // A semaphore's acquire, and its fair release (which wakes as many waiters as permits are
     // free, even once the set has gone), carry N.
     const bool counted = permits_ > 1 && (r.kind() == request_kind::acquire || queued);
+    // A fenced semaphore's renewal names its permit, to put its number back if it was lost.
+    const bool renews_permit = fencing_ && permits_ > 1 && r.kind() == request_kind::renew;
     std::size_t number_count = r.kind() == request_kind::release ? 0 : 1;
     if (queued && r.kind() == request_kind::acquire) ++number_count;
-    if (counted) ++number_count;
+    if (counted || renews_permit) ++number_count;
     // The fair scripts' optional last argument: "stay" for a release, "join" for an acquire.
     const bool in_line_only = queued && r.in_line_only;
     if (in_line_only) ++number_count;
@@ -153,6 +155,7 @@ std::size_t lock::encode(const request& r, char* out, std::size_t capacity) cons
     }
     if (queued && r.kind() == request_kind::acquire) writer.bulk(queue_entry_ttl_ms_);
     if (counted) writer.bulk(std::int64_t{permits_});
+    if (renews_permit) writer.bulk(std::int64_t{permit_of(fence_, permits_)});
     if (in_line_only) writer.bulk(r.kind() == request_kind::acquire ? "join" : "stay");
     return writer.status() == errc::ok ? writer.size() : 0;
 }

@@ -200,8 +200,27 @@ check_outcome check_stale(const history& h) {
 // Holders that do not overlap: whoever began after another had stopped (its lease over and
 // no write of it still to go out) must carry the larger token. Overlapping holders are the
 // overlap check's business; between them no order is promised.
+// A fenced semaphore's token names its lease's permit, as the server numbered it (lock.hpp):
+// a store keeping the highest token per permit judges each holder against its own permit.
+check_outcome check_tokens_name_permits(const history& h) {
+    for (const hold_record& r : h.holds) {
+        if (permit_of(r.fence, h.permits) == r.permit) continue;
+        check_outcome out;
+        out.ok = false;
+        out.detail = "hold #" + std::to_string(r.index) + " (c" + std::to_string(r.client) +
+                     ") got token " + std::to_string(r.fence) + ", which names permit " +
+                     std::to_string(permit_of(r.fence, h.permits)) + ", not its permit " +
+                     std::to_string(r.permit);
+        return out;
+    }
+    return {};
+}
+
 check_outcome check_order(const history& h) {
     if (!h.fencing) return {};
+    if (h.permits > 1) {
+        if (check_outcome named = check_tokens_name_permits(h); !named.ok) return named;
+    }
     const std::vector<std::int64_t> done_us = holds_done_us(h);
     std::vector<std::size_t> by_done(h.holds.size());
     for (std::size_t i = 0; i < by_done.size(); ++i) by_done[i] = i;
@@ -215,14 +234,19 @@ check_outcome check_order(const history& h) {
                    : a < b;
     });
     std::size_t next_done = 0;
-    const hold_record* highest = nullptr;  // the largest token among holds already over
+    // The largest token among holds already over, per permit: a semaphore's other permits
+    // change hands around a grant its holder hears of late (S3), and only holds of one
+    // permit follow each other (the lock has one).
+    std::array<const hold_record*, resource_permits_max> highest_of{};
     for (const std::size_t i : by_start) {
         const hold_record& later = h.holds[i];
         while (next_done < by_done.size() && done_us[by_done[next_done]] <= later.start_us) {
             const hold_record& over = h.holds[by_done[next_done]];
+            const hold_record*& highest = highest_of[over.permit % highest_of.size()];
             if (highest == nullptr || over.fence > highest->fence) highest = &over;
             ++next_done;
         }
+        const hold_record* highest = highest_of[later.permit % highest_of.size()];
         if (highest == nullptr || later.fence > highest->fence) continue;
         check_outcome out;
         out.ok = false;

@@ -79,19 +79,22 @@ struct request_sink {
         return std::string(out.data(), writer.size());
     }
 
-    // EVAL(SHA) fair_permit_acquire 3 set queue qttl token ttl entry_ttl permits
-    //   -> EVAL permit_acquire 1 set token ttl permits
+    // EVAL(SHA) fair_permit_acquire K set queue qttl [fence slots] token ttl entry_ttl permits
+    //   -> EVAL permit_acquire K-2 set [fence slots] token ttl permits
     static std::string plain_permit_acquire(const std::string& fair) {
         request_view r;
         EDGELOCK_ASSERT(parse_request(fair.data(), fair.size(), r) && r.count >= 10);
-        const std::size_t argv = 3 + static_cast<std::size_t>(r.args[2][0] - '0');
+        const auto keys = static_cast<std::size_t>(r.args[2][0] - '0');
+        const std::size_t argv = 3 + keys;
+        const std::size_t fenced_keys = keys - 3;  // the fence counter and the slots key, or none
         std::array<char, request_bytes_max> out{};
         resp_writer writer(out.data(), out.size());
-        writer.array(7);
+        writer.array(7 + fenced_keys);
         writer.bulk("EVAL");
         writer.bulk(permit_acquire_script.text);
-        writer.bulk("1");
+        writer.bulk(static_cast<std::int64_t>(1 + fenced_keys));
         writer.bulk(r.args[3]);
+        for (std::size_t k = 0; k < fenced_keys; ++k) writer.bulk(r.args[6 + k]);
         writer.bulk(r.args[argv]);
         writer.bulk(r.args[argv + 1]);
         writer.bulk(r.args[argv + 3]);

@@ -2,6 +2,7 @@
 #include "edgelock/sim/svg.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -160,15 +161,19 @@ void draw_beliefs(canvas& c, const history& past) {
     }
 }
 
-// The resource: reads as squares, writes as circles; refused in red, stale in a red ring.
+// The resource: reads as squares, writes as circles; refused in red, stale in a red ring:
+// as the stale check judges it, the lock's rule, per permit for a fenced semaphore (an
+// unfenced one's needs the holders' beliefs, and its writes are not ringed).
 void draw_resource(canvas& c, const history& past, std::size_t resource_lane) {
-    bool served_any = false;
-    std::uint32_t latest_hold = 0;
+    std::array<std::uint32_t, resource_permits_max> latest{};  // a hold index + 1; 0: none
+    const bool ringed = past.permits == 1 || past.fencing;
     for (const resource_record& op : past.resource_ops) {
         const double x = c.x(op.at_us);
         const double y = canvas::y(resource_lane) + lane_px / 2;
         const char* fill = op.accepted ? "#2a9d2a" : "#e02020";
-        const bool stale = op.accepted && op.write && served_any && op.hold < latest_hold;
+        const std::size_t permit =
+            op.hold < past.holds.size() ? past.holds[op.hold].permit % latest.size() : 0;
+        const bool stale = ringed && op.accepted && op.write && op.hold + 1 < latest[permit];
         char shape[256];
         if (op.write) {
             std::snprintf(
@@ -180,10 +185,7 @@ void draw_resource(canvas& c, const history& past, std::size_t resource_lane) {
                           x - 2.5, y - 12, fill);
         }
         c.out += shape;
-        if (op.accepted) {
-            latest_hold = served_any ? std::max(latest_hold, op.hold) : op.hold;
-            served_any = true;
-        }
+        if (op.accepted) latest[permit] = std::max(latest[permit], op.hold + 1);
     }
 }
 

@@ -39,7 +39,10 @@ std::size_t world::live_leases(std::uint8_t node) const {
 }
 
 std::uint16_t world::numbered_permit(std::string_view token_hex, std::int64_t fence) const {
-    for (std::uint8_t n = 0; n < config_.nodes; ++n) {
+    // The master the lease lives on first: an old master may still hold the token's entry.
+    const std::uint8_t home = lease_home_now().first;
+    for (std::uint8_t i = 0; i < config_.nodes; ++i) {
+        const auto n = static_cast<std::uint8_t>((home + i) % config_.nodes);
         const redis_entry* e = nodes_[n].peek(slots_key_, node_wall_ms(n));
         if (e == nullptr) continue;
         for (const zset_member& m : decode_zset(e->value)) {
@@ -53,16 +56,38 @@ std::uint16_t world::numbered_permit(std::string_view token_hex, std::int64_t fe
 bool world::has_free_permit(std::uint8_t node) const { return live_leases(node) < config_.permits; }
 
 // A semaphore's second promise, sampled with the first: no master keeps more leases than it
-// has permits.
+// has permits, nor (fenced) numbers two live leases with one permit.
 void world::check_permits_kept() {
     if (config_.permits == 1) return;
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (!nodes_[n].up() || !nodes_[n].is_master()) continue;
         const std::size_t live = live_leases(n);
-        if (live <= config_.permits) continue;
-        oracle_failure(format("master n%u keeps %u live leases of %u permits", unsigned{n},
-                              static_cast<unsigned>(live), unsigned{config_.permits}));
+        if (live > config_.permits) {
+            oracle_failure(format("master n%u keeps %u live leases of %u permits", unsigned{n},
+                                  static_cast<unsigned>(live), unsigned{config_.permits}));
+        }
+        const int shared = shared_permit(n);
+        if (shared >= 0) {
+            oracle_failure(
+                format("master n%u numbers two live leases with permit %d", unsigned{n}, shared));
+        }
     }
+}
+
+// A permit that node n's slots key gives two live leases, or -1.
+int world::shared_permit(std::uint8_t node) const {
+    if (slots_key_.empty()) return -1;
+    const std::int64_t wall_ms = node_wall_ms(node);
+    const redis_entry* numbers = nodes_[node].peek(slots_key_, wall_ms);
+    if (numbers == nullptr) return -1;
+    std::array<bool, resource_permits_max> seen{};
+    for (const zset_member& m : decode_zset(numbers->value)) {
+        if (m.score < 0 || m.score >= static_cast<std::int64_t>(seen.size())) continue;
+        if (!holds_token(node, m.member)) continue;
+        if (seen[static_cast<std::size_t>(m.score)]) return static_cast<int>(m.score);
+        seen[static_cast<std::size_t>(m.score)] = true;
+    }
+    return -1;
 }
 
 // A guarded lock counts a node that restarted without durable data (AOF always) only from its start

@@ -198,6 +198,9 @@ TEST(Run, PermitsMakeAFencedSemaphore) {
                         "redis://b", "--redis", "redis://c", "--", "true"},
                        "Redlock's majorities do not bound the holders");
     expect_usage_error({"status", "--name", "x", "--permits", "3"}, "unknown flag");
+    expect_usage_error(
+        {"run", "--name", "x", "--permits", "3", "--fence-env", "EDGELOCK_PERMIT", "--", "true"},
+        "is where a semaphore's CMD gets its permit");
     EXPECT_NE(help_text("run").find("--permits"), std::string::npos);
     EXPECT_NE(help_text("hold").find("--permits"), std::string::npos);
     EXPECT_NE(help_text("check").find("--permits"), std::string::npos);

@@ -300,9 +300,11 @@ TEST(CliSemaphoreSentinel, HoldersWithWaitRideOutAFailoverAndStayAtMostN) {
                                    ("edgelock-semaphore-done-" + std::to_string(::getpid())))
                                       .string();
     const std::string cmd = "while [ ! -e " + done_file + " ]; do sleep 0.05; done; echo done";
-    constexpr auto ttl = 8s;
+    // Long enough for the failover, the old master's resync and a renewal WAIT confirms, on
+    // a loaded machine too (an 8s lease ran out there).
+    constexpr auto ttl = 16s;
     const std::vector<std::string> holder_args = {
-        "--name", "fo", "--permits", "2", "--wait-replicas", "1", "--ttl", "8s",
+        "--name", "fo", "--permits", "2", "--wait-replicas", "1", "--ttl", "16s",
         "--",     "sh", "-c",        cmd};
     program a(sentinel_run(topology, holder_args), cli_env());
     program b(sentinel_run(topology, holder_args), cli_env());

@@ -133,6 +133,14 @@ inline rc::Gen<std::vector<std::string>> one_of(std::vector<std::vector<std::str
 inline std::string token(int i) { return std::string(32, static_cast<char>('a' + i)); }
 
 inline rc::Gen<std::string> any_key() { return rc::gen::elementOf(keys()); }
+// Any key but the slots key, whose scores (permits) each side picks from its own clock.
+inline rc::Gen<std::string> unnumbered_key() {
+    std::vector<std::string> others;
+    for (const std::string& k : keys()) {
+        if (k != companion_of(companion::slots)) others.push_back(k);
+    }
+    return rc::gen::elementOf(others);
+}
 inline rc::Gen<std::string> any_token() {
     return rc::gen::map(rc::gen::inRange(0, 3), [](int i) { return token(i); });
 }
@@ -214,6 +222,7 @@ inline rc::Gen<std::vector<std::string>> script_args() {
         if (fair && acquires) a.push_back(*ttl_ms());
         if (which >= 6 && (acquires || which == 10))
             a.push_back(*rc::gen::element<std::string>("1", "2", "3"));
+        if (which == 7 && numbered) a.push_back(*rc::gen::element<std::string>("0", "1", "2"));
         if (fair && *rc::gen::arbitrary<bool>()) a.push_back(acquires ? "join" : "stay");
         return a;
     });
@@ -255,7 +264,7 @@ inline rc::Gen<std::vector<std::string>> keyspace_args() {
 // numbers: the model keeps no others (docs/SIMULATION.md, "Where the model differs").
 inline rc::Gen<std::vector<std::string>> sorted_set_args() {
     return rc::gen::exec([]() -> std::vector<std::string> {
-        const std::string key = *any_key();
+        const std::string key = *unnumbered_key();
         switch (*rc::gen::inRange(0, 7)) {
             case 0:
                 return {"ZADD", key, *rc::gen::element<std::string>("5", "-3", "70"),

@@ -78,6 +78,26 @@ inline std::string compare_exact(std::string_view model, std::string_view real) 
     return "";
 }
 
+// A fenced semaphore's slots key (ZRANGE 0 -1 WITHSCORES): the same members, each scored
+// with a permit either side picked from its own clock's reading (scripts.hpp: the nearest
+// free permit above the counter, which follows the clock), so the scores are not compared.
+inline std::string compare_members(std::string_view model, std::string_view real) {
+    bool model_ok = false;
+    bool real_ok = false;
+    const std::vector<reply_node> m = parse_all(model, model_ok);
+    const std::vector<reply_node> r = parse_all(real, real_ok);
+    if (!model_ok || !real_ok || m.empty() || r.empty() || m[0].type != reply_type::array ||
+        r[0].type != reply_type::array) {
+        return compare_exact(model, real);
+    }
+    const auto members = [](const std::vector<reply_node>& nodes) {
+        std::map<std::string, int> out;
+        for (std::size_t i = 1; i < nodes.size(); i += 2) ++out[std::string(nodes[i].text)];
+        return out;
+    };
+    return members(m) == members(r) ? "" : differs("members", model, real);
+}
+
 // rule::pttl: the same sign; a remaining TTL within `tolerance_ms` (the model and the server
 // read their clocks at different instants of the steps that set and read it).
 inline std::string compare_pttl(std::string_view model, std::string_view real,

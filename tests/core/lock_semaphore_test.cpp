@@ -60,7 +60,8 @@ TEST(lock_semaphore_wire, a_fenced_semaphore_sends_the_fence_and_slots_keys_and_
     ASSERT_EQ(l.on_timer(1000 + 10'000), errc::ok);
     EXPECT_EQ(take_request(l, 0),
               (std::vector<std::string>{"EVALSHA", sha(edgelock::permit_renew_script), "2",
-                                        "orders:42", slots, token_a_hex, "30000"}));
+                                        "orders:42", slots, token_a_hex, "30000", "1"}))
+        << "the renewal names its permit";
     lock fair;
     ASSERT_EQ(fair.configure(semaphore_config(3, true, true)), errc::ok);
     ASSERT_EQ(fair.acquire(1000, 0, token_a), errc::ok);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -98,18 +99,16 @@ unsigned long long token_value(const redis_reply& r) {
     return std::stoull(r.text);
 }
 
-// Each fenced lease holds the lowest permit no live lease holds, and its token is the first
-// value above the counter whose remainder by N is that permit: tokens rise in grant order,
-// and a permit freed passes on with a higher token. A retried acquire keeps its permit.
-TEST(permit_scripts, fenced_leases_hold_the_lowest_free_permit_and_tokens_rise_with_it) {
+// Each fenced lease holds a permit no other live lease holds, and its token is the first
+// value above the counter whose remainder by N is a free permit: tokens rise in grant order,
+// a permit freed passes on with a higher token, and a retried acquire keeps its permit.
+TEST(permit_scripts, fenced_leases_hold_permits_of_their_own_and_tokens_rise_with_them) {
     redis_server server;
     redis_client c(server.port());
     const unsigned long long a = token_value(fenced_take(c, token('a')));
     const unsigned long long b = token_value(fenced_take(c, token('b')));
     const unsigned long long cc = token_value(fenced_take(c, token('c')));
-    EXPECT_EQ(a % 3, 0u);
-    EXPECT_EQ(b % 3, 1u);
-    EXPECT_EQ(cc % 3, 2u);
+    EXPECT_EQ((std::set<unsigned long long>{a % 3, b % 3, cc % 3}).size(), 3u) << "a permit each";
     EXPECT_LT(a, b);
     EXPECT_LT(b, cc);
     EXPECT_GE(a, 1'000'000'000'000'000ULL) << "the counter starts from the clock in us";
@@ -117,16 +116,53 @@ TEST(permit_scripts, fenced_leases_hold_the_lowest_free_permit_and_tokens_rise_w
     EXPECT_TRUE(fenced_take(c, token('d')).is_nil());
     EXPECT_EQ(give_back(c, token('b')).integer, 1);
     const unsigned long long d = token_value(fenced_take(c, token('d')));
-    EXPECT_EQ(d % 3, 1u) << "b's permit";
+    EXPECT_EQ(d % 3, b % 3) << "b's permit, the one free";
     EXPECT_GT(d, cc);
     const unsigned long long again = token_value(fenced_take(c, token('a')));
-    EXPECT_EQ(again % 3, 0u) << "a retried acquire keeps its permit";
+    EXPECT_EQ(again % 3, a % 3) << "a retried acquire keeps its permit";
     EXPECT_GT(again, d);
     EXPECT_GT(c.command({"PTTL", slots_key}).integer, 29'000) << "numbers live as the leases";
-    EXPECT_EQ(
-        eval(c, edgelock::permit_renew_script, {name, slots_key}, {token('a'), "90000"}).integer,
-        1);
+    EXPECT_EQ(eval(c, edgelock::permit_renew_script, {name, slots_key},
+                   {token('a'), "90000", std::to_string(a % 3)})
+                  .integer,
+              1);
     EXPECT_GT(c.command({"PTTL", slots_key}).integer, 89'000) << "and a renewal extends them";
+}
+
+// A lone taker moves the counter by one, whatever N: the nearest free permit above it.
+TEST(permit_scripts, a_lone_taker_moves_the_counter_by_one) {
+    redis_server server;
+    redis_client c(server.port());
+    c.command({"SET", fence_key, "4000000000000000"});  // far past the clock: the counter decides
+    for (unsigned long long i = 1; i <= 5; ++i) {
+        const std::string who = token(static_cast<char>('a' + i));
+        EXPECT_EQ(token_value(fenced_take(c, who, 1000)), 4'000'000'000'000'000ULL + i);
+        EXPECT_EQ(give_back(c, who).integer, 1);
+    }
+}
+
+// A renewal puts its permit's number back when the numbers were lost (an eviction, a flush),
+// so no later taker is numbered with it; when another live lease took that permit meanwhile,
+// the renewal fails: its holder is told it lost the lease.
+TEST(permit_scripts, a_renewal_puts_a_lost_number_back_or_fails_when_it_was_taken) {
+    redis_server server;
+    redis_client c(server.port());
+    const unsigned long long a = token_value(fenced_take(c, token('a'), 2));
+    const auto renew_fenced = [&](char who, unsigned long long permit) {
+        return eval(c, edgelock::permit_renew_script, {name, slots_key},
+                    {token(who), "30000", std::to_string(permit)})
+            .integer;
+    };
+    c.command({"DEL", slots_key});
+    EXPECT_EQ(renew_fenced('a', a % 2), 1);
+    EXPECT_EQ(c.command({"ZSCORE", slots_key, token('a')}).text, std::to_string(a % 2));
+    const unsigned long long b = token_value(fenced_take(c, token('b'), 2));
+    EXPECT_NE(b % 2, a % 2) << "b is numbered with the other permit";
+    c.command({"DEL", slots_key});
+    EXPECT_EQ(renew_fenced('b', b % 2), 1);
+    c.command({"ZADD", slots_key, std::to_string(a % 2), token('x')});  // a number misplaced...
+    c.command({"ZADD", name, "99999999999999", token('x')});            // ...for a live lease
+    EXPECT_EQ(renew_fenced('a', a % 2), 0) << "its permit is another live lease's";
 }
 
 // The tokens are exact up to 2^63-1 (a Lua number is not past 2^53): the last token of a

@@ -130,6 +130,30 @@ TEST(checker, a_fenced_semaphores_stale_write_is_judged_per_permit) {
     EXPECT_FALSE(check_history(h).ok(check_kind::stale)) << "hold #2 still holds permit 0";
 }
 
+// A fenced semaphore's order is judged per permit: hold #1 (permit 0) heard of its grant late,
+// after hold #0 of another permit, granted later with a higher token, was over; hold #2 of
+// permit 0 after it with a lower token is out of order.
+TEST(checker, a_fenced_semaphores_order_is_judged_per_permit) {
+    history h;
+    h.permits = 3;
+    h.fencing = true;
+    h.holds = {hold(0, 0, 100, 200, 31), hold(1, 1, 500, 600, 30)};
+    h.holds[0].permit = 1;
+    h.holds[1].permit = 0;
+    h.heal_us = 100;
+    h.end_us = 1000;
+    EXPECT_TRUE(check_history(h).ok(check_kind::order)) << "another permit's later token";
+    h.holds.push_back(hold(2, 2, 700, 800, 27));
+    h.holds[2].permit = 0;
+    EXPECT_FALSE(check_history(h).ok(check_kind::order)) << "permit 0's token went down";
+    h.holds[2].fence = 34;  // above 30, but naming permit 1 while its lease holds permit 0
+    const verdict misnamed = check_history(h);
+    EXPECT_FALSE(misnamed.ok(check_kind::order));
+    EXPECT_NE(misnamed.checks[2].detail.find("which names permit 1, not its permit 0"),
+              std::string::npos)
+        << misnamed.checks[2].detail;
+}
+
 TEST(checker, acting_on_an_old_check_counts_as_believing) {
     history h = clean();
     h.actions.push_back(action_record{0, 0, 150, 250});  // checked at 150, wrote at 250

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <initializer_list>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -225,9 +226,9 @@ TEST_F(node_fixture, a_permit_renew_extends_only_a_live_lease_of_ours) {
 }
 
 // The fenced semaphore on the model, as on a real server (permit_scripts_test): each lease
-// holds the lowest permit no live lease holds, its token is the first above the counter whose
-// remainder by N is that permit, and a retried acquire keeps its permit.
-TEST_F(node_fixture, fenced_leases_hold_the_lowest_free_permit_and_tokens_name_it) {
+// holds a permit no other live lease holds, its token is the first above the counter whose
+// remainder by N is a free permit, and a retried acquire keeps its permit.
+TEST_F(node_fixture, fenced_leases_hold_permits_of_their_own_and_tokens_name_them) {
     const auto take = [&](const std::string& token) {
         const std::string reply =
             eval(edgelock::permit_acquire_script,
@@ -239,17 +240,15 @@ TEST_F(node_fixture, fenced_leases_hold_the_lowest_free_permit_and_tokens_name_i
     const std::int64_t a = take(token_a);
     const std::int64_t b = take(token_b);
     const std::int64_t c = take(token_c);
-    EXPECT_EQ(a % 3, 0);
-    EXPECT_EQ(b % 3, 1);
-    EXPECT_EQ(c % 3, 2);
-    EXPECT_LT(a, b);
-    EXPECT_LT(b, c);
+    EXPECT_EQ((std::set<std::int64_t>{a % 3, b % 3, c % 3}).size(), 3u) << "a permit each";
+    EXPECT_EQ(b, a + 1) << "the nearest free permit: the counter moves by one";
+    EXPECT_EQ(c, b + 1);
     EXPECT_EQ(eval(edgelock::permit_release_script, {"1", "sem", token_b}), ":1\r\n");
     const std::int64_t d = take(token_d);
-    EXPECT_EQ(d % 3, 1) << "b's permit, free again";
+    EXPECT_EQ(d % 3, b % 3) << "b's permit, the one free";
     EXPECT_GT(d, c);
     const std::int64_t again = take(token_a);
-    EXPECT_EQ(again % 3, 0) << "a retried acquire keeps its permit";
+    EXPECT_EQ(again % 3, a % 3) << "a retried acquire keeps its permit";
     EXPECT_GT(again, d);
 }
 

@@ -213,16 +213,22 @@
 //   the holders: with N >= 2, N + 1 owners can each hold a majority of 5 masters while no
 //   master has more than N leases (3(N + 1) <= 5N), so permits > 1 needs instances = 1.
 //   Fencing numbers the permits: each lease holds a permit p in 0..N-1 that no other live
-//   lease holds (the lowest free one), and its fence token is the first value above the
-//   name's counter whose remainder by N is p (permit_of). Tokens still rise strictly in grant
-//   order, exact to 2^63-1, and a permit passes from one holder to the next as the lock
-//   does, with a higher token each time. So the resource keeps the highest token it has
-//   accepted per permit and refuses a lower one of the same permit: a holder whose lease
-//   ended is refused once the next holder of its permit has touched the resource, exactly
-//   as the lock's fencing refuses it. (One highest token for all permits would refuse a
-//   live holder of a long job while the other permits changed hands, and a count of later
-//   tokens would let an expired holder in.) All holders of a name fence, or none: an
-//   unfenced lease holds no permit number.
+//   lease holds, and its fence token is the first value above the name's counter whose
+//   remainder by N is a free permit, p (permit_of): the nearest, so a lone taker moves the
+//   counter by one, as the lock does, and no grant by more than N. Tokens still rise
+//   strictly in grant order, exact to 2^63-1, and a permit passes from one holder to the
+//   next as the lock does, with a higher token each time. So the resource keeps the highest
+//   token it has accepted per permit and refuses a lower one of the same permit: a holder
+//   whose lease ended is refused once the next holder of its permit has touched the
+//   resource, as the lock's fencing refuses it. (One highest token for all permits would
+//   refuse a live holder of a long job while the other permits changed hands, and a count
+//   of later tokens would let an expired holder in.) The numbers live in the name's slots
+//   key (keys.hpp) as long as its leases; a renewal puts its own back if the key was lost
+//   (evicted, flushed) and fails, losing the lease, if another live lease took that permit
+//   meanwhile: run with maxmemory-policy noeviction. All holders of a name fence, or none:
+//   an unfenced lease holds no permit number. N can change only while no lease is held;
+//   a resource that learns of a new N starts every permit's highest token at the highest it
+//   accepted under the old one (every later token is above it).
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the

@@ -85,10 +85,12 @@
 //            (its own, for a retried acquire), kept in the permits key (a sorted set of
 //            tokens scored by their permit, living as long as the leases), and the answer is
 //            the fence token: the first value above the fence counter (or above the server's
-//            clock in microseconds, when the counter lags it) whose remainder by N is p, now
-//            the counter; "FENCE_EXHAUSTED ..." when that would pass 2^63-1.
-//   permit_renew    KEYS: set [permits]  ARGV: token ttl_ms
-//            Extends our lease if it is still live (and the permits key with it). Returns 1,
+//            clock in microseconds, when the counter lags it) whose remainder by N is such a
+//            p, now the counter; "FENCE_EXHAUSTED ..." when that would pass 2^63-1.
+//   permit_renew    KEYS: set [permits]  ARGV: token ttl_ms [permit]
+//            Extends our lease if it is still live (and the permits key with it). Fenced,
+//            our permit's entry is put back when it is missing (the key evicted or flushed),
+//            and the renewal fails when another live lease holds that permit. Returns 1,
 //            or 0.
 //   permit_release  KEYS: set           ARGV: token
 //            Removes our lease, and the set once no lease is left. Returns 1 when our lease
@@ -277,8 +279,8 @@ inline constexpr std::string_view fair_release_script_text =
     "if held == 0 then redis.call('DEL', KEYS[1]) end\n"
 
 // A fenced semaphore's permit numbers (the last key: a sorted set of the holders' tokens, each
-// scored by its permit, 0..N-1): ours when our lease holds one (a retried acquire), else the
-// lowest that no live lease holds. Entries of leases gone are dropped on the way.
+// scored by its permit, 0..N-1): `taken`, those of the other live leases, and `permit`, ours
+// when our lease holds one (a retried acquire). Entries of leases gone are dropped on the way.
 #define EDGELOCK_SEM_PERMIT                                                                \
     "local taken, numbered = {}, redis.call('ZRANGE', KEYS[#KEYS], 0, -1, 'WITHSCORES')\n" \
     "for i = 1, #numbered, 2 do\n"                                                         \
@@ -286,21 +288,23 @@ inline constexpr std::string_view fair_release_script_text =
     "  if not redis.call('ZSCORE', KEYS[1], t) then redis.call('ZREM', KEYS[#KEYS], t)\n"  \
     "  elseif t == ARGV[1] then permit = p\n"                                              \
     "  else taken[p] = true end\n"                                                         \
-    "end\n"                                                                                \
-    "if not permit then\n"                                                                 \
-    "  permit = 0\n"                                                                       \
-    "  while taken[permit] do permit = permit + 1 end\n"                                   \
     "end\n"
 // The next fence token (the counter is the key before the last): the first value above the
 // counter, or above the server's clock in microseconds when the counter lags it (as the
-// lock's), whose remainder by N is our permit; `base` and `step` in exact decimal, as Lua's
-// numbers are not past 2^53. Refused when it would pass 2^63-1.
+// lock's), whose remainder by N is a permit no other live lease holds (ours, on a retry): the
+// nearest, so the counter moves by one for a lone taker and by at most N, as little as it can.
+// `base` and `step` in exact decimal, as Lua's numbers are not past 2^53. Refused when it would
+// pass 2^63-1.
 #define EDGELOCK_SEM_FENCE_CHECK                                                               \
     "base = redis.call('GET', KEYS[#KEYS - 1]) or '0'\n"                                       \
     "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"                      \
     "if #clock > #base or (#clock == #base and clock > base) then base = clock end\n"          \
     "local rest = 0\n"                                                                         \
     "for i = 1, #base do rest = (rest * 10 + string.byte(base, i) - 48) % permits end\n"       \
+    "for k = 1, permits do\n"                                                                  \
+    "  if permit then break end\n"                                                             \
+    "  if not taken[(rest + k) % permits] then permit = (rest + k) % permits end\n"            \
+    "end\n"                                                                                    \
     "step = (permit - rest - 1) % permits + 1\n"                                               \
     "if #base == 19 and base > '9223372036854' .. string.format('%06d', 775807 - step) then\n" \
     "  redis.call('PERSIST', KEYS[#KEYS - 1])\n"                                               \
@@ -327,9 +331,17 @@ inline constexpr std::string_view permit_acquire_script_text =
     "if #KEYS > 1 then\n" EDGELOCK_SEM_PERMIT EDGELOCK_SEM_FENCE_CHECK "end\n" EDGELOCK_SEM_TAKE
     "if #KEYS == 1 then return 0 end\n" EDGELOCK_SEM_FENCE_TAKE;
 
+// A fenced renewal keeps our permit's number: put back when the numbers were lost (evicted,
+// flushed), unless another live lease has taken that permit meanwhile, which loses ours.
 inline constexpr std::string_view permit_renew_script_text = EDGELOCK_SERVER_NOW
     "redis.call('ZREMRANGEBYSCORE', KEYS[1], 0, now)\n"
-    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n" EDGELOCK_SEM_EXTEND
+    "if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return 0 end\n"
+    "if #KEYS > 1 and not redis.call('ZSCORE', KEYS[2], ARGV[1]) then\n"
+    "  for _, t in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], ARGV[3], ARGV[3])) do\n"
+    "    if redis.call('ZSCORE', KEYS[1], t) then return 0 end\n"
+    "  end\n"
+    "  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])\n"
+    "end\n" EDGELOCK_SEM_EXTEND
     "if #KEYS > 1 and redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then\n"
     "  redis.call('PEXPIRE', KEYS[2], ARGV[2])\n"
     "end\n"

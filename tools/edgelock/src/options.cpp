@@ -508,10 +508,15 @@ std::string apply_permits(options& o, std::string_view text) {
 // A semaphore (--permits above 1) lives on one Redis, behind Sentinel or in a cluster
 // (lock.hpp, "Semaphores").
 std::string check_permits(const options& o) {
-    if (o.permits == 1 || o.redis_urls.size() <= 1) return "";
-    return "--permits " + std::to_string(o.permits) +
-           " needs one Redis, Sentinel or a cluster: Redlock's majorities do not bound the "
-           "holders to N";
+    if (o.permits == 1) return "";
+    if (o.redis_urls.size() > 1) {
+        return "--permits " + std::to_string(o.permits) +
+               " needs one Redis, Sentinel or a cluster: Redlock's majorities do not bound the "
+               "holders to N";
+    }
+    if (o.fence_env == "EDGELOCK_PERMIT")
+        return "--fence-env EDGELOCK_PERMIT is where a semaphore's CMD gets its permit";
+    return "";
 }
 
 // A flag whose value is a duration.

@@ -15,7 +15,9 @@
 //             semaphore's, the lock's per permit (as the server numbered each lease)
 //   order     with fencing: tokens of successive holders strictly increase; a holder that
 //             began after another one had stopped (lease over, no write still to go out)
-//             carries the larger token (holders that overlap are already an overlap)
+//             carries the larger token (holders that overlap are already an overlap); a
+//             semaphore's, per permit (as the server numbered each lease), and each token
+//             names its lease's permit (its remainder by N)
 //   liveness  after the last fault healed, some client acquired the lock again
 //   oracle    the lease oracle: whenever a client's held() is true, its token is live (by
 //             each node's own clock) where it must be: on a quorum of the Redlock nodes, or

@@ -343,6 +343,7 @@ private:
     std::uint16_t numbered_permit(std::string_view token_hex, std::int64_t fence) const;
     bool has_free_permit(std::uint8_t node) const;
     void check_permits_kept();
+    int shared_permit(std::uint8_t node) const;
     // Where a lease must live: `needed` of the nodes [first, first + count) (a Redlock quorum,
     // or the master: the slot's owner once a migration moved it, else the sentinels' choice).
     struct lease_home {
