@@ -151,14 +151,16 @@ check_outcome check_permits_stale(const history& h) {
     return {};
 }
 
-// A fenced semaphore's stale write, per permit as the lock's: the resource accepted a write
-// from a hold after serving a later-acquired hold of the same permit (as the server numbered
-// them). Holds of other permits may come and go around a long one.
-check_outcome check_fenced_permits_stale(const history& h) {
+// The lock's stale write, and a fenced semaphore's per permit (as the server numbered its
+// leases): the resource accepted a write from a hold after serving a later-acquired hold of
+// the same permit (the lock has one). Holds of other permits may come and go around a long one.
+check_outcome check_stale_per_permit(const history& h) {
     std::array<std::int64_t, resource_permits_max> latest{};  // a hold index + 1; 0: none
     for (const resource_record& op : h.resource_ops) {
-        if (!op.accepted || op.hold >= h.holds.size()) continue;
-        const std::uint16_t permit = h.holds[op.hold].permit;
+        if (!op.accepted) continue;
+        const bool numbered = h.permits > 1;
+        if (numbered && op.hold >= h.holds.size()) continue;
+        const std::uint16_t permit = numbered ? h.holds[op.hold].permit : 0;
         if (permit >= latest.size()) continue;
         std::int64_t& served = latest[permit];
         if (op.write && served > 0 && op.hold + 1 < served) {
@@ -168,7 +170,7 @@ check_outcome check_fenced_permits_stale(const history& h) {
                          ", token " + std::to_string(op.token) + ") from c" +
                          std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
                          seconds(op.at_us) + ", after serving hold #" + std::to_string(served - 1) +
-                         " of its permit " + std::to_string(permit);
+                         (numbered ? " of its permit " + std::to_string(permit) : std::string());
             return out;
         }
         served = std::max<std::int64_t>(served, op.hold + 1);
@@ -177,29 +179,10 @@ check_outcome check_fenced_permits_stale(const history& h) {
 }
 
 check_outcome check_stale(const history& h) {
-    if (h.permits > 1) return h.fencing ? check_fenced_permits_stale(h) : check_permits_stale(h);
-    bool served_any = false;
-    std::uint32_t latest_hold = 0;  // the latest-acquired hold the resource served
-    for (const resource_record& op : h.resource_ops) {
-        if (!op.accepted) continue;
-        if (op.write && served_any && op.hold < latest_hold) {
-            check_outcome out;
-            out.ok = false;
-            out.detail = "the resource accepted a write (value " + std::to_string(op.value) +
-                         ", token " + std::to_string(op.token) + ") from c" +
-                         std::to_string(op.client) + " hold #" + std::to_string(op.hold) + " at " +
-                         seconds(op.at_us) + ", after serving hold #" + std::to_string(latest_hold);
-            return out;
-        }
-        latest_hold = served_any ? std::max(latest_hold, op.hold) : op.hold;
-        served_any = true;
-    }
-    return {};
+    if (h.permits > 1 && !h.fencing) return check_permits_stale(h);
+    return check_stale_per_permit(h);
 }
 
-// Holders that do not overlap: whoever began after another had stopped (its lease over and
-// no write of it still to go out) must carry the larger token. Overlapping holders are the
-// overlap check's business; between them no order is promised.
 // A fenced semaphore's token names its lease's permit, as the server numbered it (lock.hpp):
 // a store keeping the highest token per permit judges each holder against its own permit.
 check_outcome check_tokens_name_permits(const history& h) {
@@ -216,6 +199,9 @@ check_outcome check_tokens_name_permits(const history& h) {
     return {};
 }
 
+// Holders that do not overlap: whoever began after another had stopped (its lease over and
+// no write of it still to go out) must carry the larger token. Overlapping holders are the
+// overlap check's business; between them no order is promised.
 check_outcome check_order(const history& h) {
     if (!h.fencing) return {};
     if (h.permits > 1) {
