@@ -15,7 +15,9 @@
 //   2. many locks: 1000 locks on one connection, each acquiring and releasing in a loop;
 //      lock operations (acquires + releases) per second, beside raw hiredis pipelining
 //      batches of 1000 (SET NX PX, and SET NX PX GET) with the compare-and-delete.
-//   3. Redlock: one lock over 5 local masters, acquire + release cycles/s.
+//   3. Redlock: one lock over 5 local masters, acquire + release cycles/s, the masters sharing
+//      the CPU and the client on another (so the masters are the limit: `ratio redlock
+//      edgelock/masters-limit`, against one cycle per the five masters' CPU per cycle).
 //   4. TLS: the single-lock cycle over rediss:// (verified against a test CA) beside the same
 //      cycle over plain TCP, each against its own server, rounds alternating: cycles/s and
 //      `ratio tls/plain`; then what one connection costs, TLS against plain: the time to
@@ -276,15 +278,15 @@ round_result edgelock_round(client& owner, lock_handle handle, int cycles, laten
     c.handle = handle;
     c.target = cycles;
     c.lat = &lat;
-    const cpu_meter cpu(measured_server);
+    const std::unique_ptr<cpu_meter> cpu = measure_servers();
     const auto start = clock_type::now();
     c.next();
     owner.context().restart();
     owner.context().run();
     if (c.error) throw std::runtime_error("edgelock cycle failed: " + c.error.message());
     const double elapsed = seconds_since(start);
-    return {cycles / elapsed, cpu.own_us() / cycles, cpu.server_us() / cycles,
-            cpu.server_sleeps() / cycles};
+    return {cycles / elapsed, cpu->own_us() / cycles, cpu->server_us() / cycles,
+            cpu->server_sleeps() / cycles};
 }
 
 void connect(client& owner, const edgelock::async::client_config& config) {
@@ -626,12 +628,24 @@ void bench_cluster(const options& o) {
         edge_r.client_cpu_us, edge_r.server_cpu_us);
 }
 
-// One lock over five local masters (Redlock).
+// The CPU other than `cpu` the client takes while the servers share `cpu`.
+int other_cpu(int cpu) {
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 1 ? static_cast<int>((cpu + 1) % cpus) : cpu;
+}
+
+// One lock over five local masters (Redlock), the masters sharing one CPU and the client on
+// another: the masters' CPU is then the limit, one cycle per the five masters' CPU per cycle
+// (all measured in the same rounds).
 void bench_redlock(const options& o) {
     edgelock::testing::redis_masters masters(5, {}, edgelock::testing::persistence::volatile_);
-    if (o.pin) {
-        for (std::size_t i = 0; i < masters.size(); ++i) pin_threads(masters[i].pid(), o.cpu);
+    std::vector<pid_t> pids;
+    for (std::size_t i = 0; i < masters.size(); ++i) {
+        pids.push_back(masters[i].pid());
+        if (o.pin) pin_threads(pids.back(), o.cpu);
     }
+    const int client_cpu = other_cpu(o.cpu);
+    if (o.pin) pin_threads(0, client_cpu);
     asio::io_context redlock_io{1};
     client redlock(redlock_io);
     edgelock::async::client_config redlock_config;
@@ -645,17 +659,25 @@ void bench_redlock(const options& o) {
     redlock_lat.reserve(static_cast<std::size_t>(o.redlock_cycles + 1000));
     edgelock_round(redlock, spread, std::min(o.redlock_cycles, 1000), redlock_lat);
     redlock_lat.us.clear();
-    const pid_t single_server = measured_server;
-    measured_server = masters[0].pid();
+    measured_cluster = pids;
     const round_result redlock_r = edgelock_round(redlock, spread, o.redlock_cycles, redlock_lat);
-    measured_server = single_server;  // the masters stop with this function
-    std::printf("redlock, 5 local masters, %d cycles:\n", o.redlock_cycles);
+    measured_cluster.clear();
+    if (o.pin) pin_threads(0, o.cpu);
+    const double limit = 1e6 / redlock_r.server_cpu_us;
+    std::printf("redlock, 5 local masters, %d cycles; %s:\n", o.redlock_cycles,
+                o.pin ? ("masters on CPU " + std::to_string(o.cpu) + ", client on CPU " +
+                         std::to_string(client_cpu))
+                            .c_str()
+                      : "not pinned");
     std::printf(
         "  edgelock asio acquire + release              %9.0f cycles/s"
         "   p50 %6.1f us   p99 %7.1f us\n",
         redlock_r.cycles_per_s, redlock_lat.percentile(0.50), redlock_lat.percentile(0.99));
-    std::printf("  CPU per cycle: client %.1f us, each master about %.1f us\n",
+    std::printf("  the masters' limit, one cycle per %.1f us   %9.0f cycles/s\n",
+                redlock_r.server_cpu_us, limit);
+    std::printf("  CPU per cycle: client %.1f us, the five masters %.1f us\n",
                 redlock_r.client_cpu_us, redlock_r.server_cpu_us);
+    std::printf("ratio redlock edgelock/masters-limit = %.2f\n", redlock_r.cycles_per_s / limit);
 }
 
 // A client of one instance at `url`, TLS verified against `ca_file` when it is rediss://.

@@ -43,16 +43,29 @@ route_step begin_writes(lock& core, std::uint8_t instance, lock_route& route, sl
     return step;
 }
 
+namespace {
+
+// An answer that is not followed elsewhere: the lock's, and the route's redirect count ends.
+errc deliver_here(lock& core, std::uint8_t instance, lock_route& route, const reply_node& reply,
+                  std::int64_t now, failure& last, error_text* text) noexcept {
+    const errc code = deliver_answer(core, instance, reply, now, last, text);
+    if (code != errc::events_pending) route.redirects = 0;
+    return code;
+}
+
+}  // namespace
+
 errc deliver_cluster_answer(lock& core, std::uint8_t instance, lock_route& route, slot_map& map,
                             const reply_node& reply, const node_address& from, std::int64_t now,
                             failure& last, error_text* text) noexcept {
-    const redirect r = parse_redirect(reply, from);
     route.followed = redirect::kind::none;
-    if (r.what == redirect::kind::none) {
-        const errc code = deliver_answer(core, instance, reply, now, last, text);
-        if (code != errc::events_pending) route.redirects = 0;
-        return code;
-    }
+    // Only an error redirects: every other answer skips building a redirect (its address is
+    // half a kilobyte of fixed storage, cleared).
+    if (reply.type != reply_type::error)
+        return deliver_here(core, instance, route, reply, now, last, text);
+    const redirect r = parse_redirect(reply, from);
+    if (r.what == redirect::kind::none)
+        return deliver_here(core, instance, route, reply, now, last, text);
     // Decided before anything changes: a refused call (events_pending) leaves map and route.
     const bool unroutable = r.what == redirect::kind::ask && !map.has_room_for(r.to);
     if (unroutable || route.redirects >= redirects_max) {

@@ -19,6 +19,11 @@ namespace {
 // The handshake: AUTH, SELECT, PING, ROLE and the four scripts fit with room to spare.
 constexpr std::size_t handshake_bytes_max = 8 * 1024;
 constexpr std::size_t read_buffer_bytes = reply_bytes_max + request_bytes_max;
+// A connection that answered this recently is not asked whether it was closed before the next
+// write: a server that closed it so soon is one restarting (whose new connection would be
+// refused too) or one that killed it, and a close just after the question is as likely. It
+// saves a system call per request of back-to-back calls.
+constexpr std::int64_t answered_recently_ms = 10;
 
 timeval to_timeval(std::int64_t ms) {
     timeval tv{};
@@ -168,6 +173,7 @@ void blocking_connection::receive(std::int64_t now) {
     const std::size_t consumed =
         driver_.on_bytes(read_buffer_.get(), read_size_, nodes_.get(), nodes_capacity_, now);
     if (context_ == nullptr) return;  // a delivery closed the connection: its bytes went with it
+    if (consumed > 0) answered_ms_ = now;
     std::memmove(read_buffer_.get(), read_buffer_.get() + consumed, read_size_ - consumed);
     read_size_ -= consumed;
 }
@@ -190,7 +196,7 @@ bool blocking_connection::read_some(std::int64_t now) {
 }
 
 bool blocking_connection::closed_while_idle(std::int64_t now) {
-    if (!connection().ready() || busy()) return false;
+    if (!connection().ready() || busy() || now - answered_ms_ < answered_recently_ms) return false;
     pollfd p{fd(), POLLIN, 0};
     if (::poll(&p, 1, 0) <= 0) return false;
     // Nothing is owed to us: readable means closed (end of stream), reset, or a stray reply.
@@ -203,6 +209,7 @@ void blocking_connection::close_socket() noexcept {
     if (context_ != nullptr) redisFree(context_);
     context_ = nullptr;
     read_size_ = 0;
+    answered_ms_ = never_answered;
 }
 
 }  // namespace edgelock::blocking

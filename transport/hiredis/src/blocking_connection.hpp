@@ -76,7 +76,8 @@ public:
         driver_.on_timer(now);
         return connection().state() == session::connection_state::closing;
     }
-    // The node closed an idle connection (a restart): true, with the connection closing.
+    // The node closed an idle connection (a restart): true, with the connection closing. Not
+    // asked of one that answered within the last few milliseconds.
     bool closed_while_idle(std::int64_t now);
 
 private:
@@ -103,6 +104,8 @@ private:
     tls_channel tls_;
     std::unique_ptr<char[]> read_buffer_;
     std::size_t read_size_ = 0;
+    static constexpr std::int64_t never_answered = INT64_MIN / 2;
+    std::int64_t answered_ms_ = never_answered;  // when the connection last consumed a reply
     std::unique_ptr<reply_node[]> nodes_;
     std::size_t nodes_capacity_ = 0;
 };
