@@ -11,9 +11,10 @@
 //     acquire() returning (the key is deleted somewhere within the release call, so this
 //     includes up to one round trip of the release itself);
 //   per-worker min/max acquisitions, and max/min;
-//   the gap over two round trips after H ms idle (a PING after sleeping H ms, 200 times,
-//     measured first): a handover is a release and an acquire after a hold, each meeting an
-//     idle server, an idle thread and perhaps an idle core.
+//   the gap over a raw hiredis lock cycle after H ms idle (SET NX PX and the compare-and-delete
+//     script after sleeping H ms, 200 times, measured first): a handover is a release and an
+//     acquire after a hold, each meeting an idle server, an idle thread and perhaps an idle
+//     core.
 // It runs twice, with the same W, H and S, on the same server (each run on a name of its own):
 //   polling mode: a busy acquire backs off (the lock's retry_delay) and tries again, so who
 //     gets the lock next and how soon depends on backoff, not on when it became free. This is
@@ -39,6 +40,7 @@
 
 #include "edgelock/blocking_lock.hpp"
 #include "edgelock/testing/redis_process.hpp"
+#include "cycle_measure.hpp"
 
 namespace {
 
@@ -177,26 +179,25 @@ figures measure(const options& o, const std::vector<std::vector<acquisition>>& p
     return f;
 }
 
-// PING round trips after the connection, the server and this thread sat idle for `idle_ms`,
-// as a handover meets them after a hold (an idle core may be slow to wake, a virtual one
-// slower): p50 and p99, in microseconds.
-struct idle_trips {
+// Raw hiredis lock cycles (SET NX PX, then the compare-and-delete script by digest: what a
+// lock's acquire and release cost with nothing around them) after the connection, the server
+// and this thread sat idle for `idle_ms`, as a handover meets them after a hold (an idle core
+// may be slow to wake, a virtual one slower): p50 and p99, in microseconds.
+struct idle_cycles {
     double p50_us = 0;
     double p99_us = 0;
 };
 
-idle_trips idle_round_trips(const edgelock::testing::redis_server& server, int idle_ms) {
-    redisContext* c = redisConnect("127.0.0.1", server.port());
-    if (c == nullptr || c->err != 0) return {};
+idle_cycles raw_cycles_after_idle(const edgelock::testing::redis_server& server, int idle_ms) {
+    edgelock::bench::raw_connection raw(server.port());
     std::vector<std::int64_t> samples;
     for (int i = 0; i < 200; ++i) {
+        const std::string token = edgelock::bench::hex_token();
         std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
         const std::int64_t start = now_us();
-        auto* reply = static_cast<redisReply*>(redisCommand(c, "PING"));
+        raw.cycle("bench:contention:raw", token);
         samples.push_back(now_us() - start);
-        freeReplyObject(reply);
     }
-    redisFree(c);
     return {percentile(samples, 0.50), percentile(samples, 0.99)};
 }
 
@@ -254,10 +255,10 @@ int main(int argc, char** argv) {
     }
     const edgelock::testing::redis_server server({}, edgelock::testing::persistence::volatile_);
     const double rtt_us = round_trip_us(server);
-    const idle_trips idle = idle_round_trips(server, o.hold_ms);
+    const idle_cycles idle = raw_cycles_after_idle(server, o.hold_ms);
     std::printf(
-        "%d workers, hold %d ms, %.1f s per mode, round trip %.0f us (after %d ms idle: "
-        "p50 %.0f us, p99 %.0f us)\n",
+        "%d workers, hold %d ms, %.1f s per mode, round trip %.0f us; raw hiredis lock cycle "
+        "after %d ms idle: p50 %.0f us, p99 %.0f us\n",
         o.workers, o.hold_ms, o.seconds, rtt_us, o.hold_ms, idle.p50_us, idle.p99_us);
     figures polling;
     figures fair;
@@ -270,11 +271,10 @@ int main(int argc, char** argv) {
             return 1;
         }
         print(fair_mode ? "fair" : "polling", f);
-        // A handover is at least two round trips after a hold: the release's and the next
-        // holder's acquire (fair: and the wake-up between them).
-        std::printf("  gap / two idle round trips %7.2f / %.2f   (p50 / p99)\n",
-                    f.gap_p50_ms * 1000 / (2 * idle.p50_us),
-                    f.gap_p99_ms * 1000 / (2 * idle.p99_us));
+        // A handover is at least a lock cycle's two round trips after a hold: the release's
+        // and the next holder's acquire (fair: and the wake-up between them).
+        std::printf("  gap / raw cycle after idle %7.2f / %.2f   (p50 / p99)\n",
+                    f.gap_p50_ms * 1000 / idle.p50_us, f.gap_p99_ms * 1000 / idle.p99_us);
     }
     if (o.only.empty()) print_ratios(fair, polling);
     return 0;
