@@ -19,11 +19,13 @@ namespace {
 // The handshake: AUTH, SELECT, PING, ROLE and the four scripts fit with room to spare.
 constexpr std::size_t handshake_bytes_max = 8 * 1024;
 constexpr std::size_t read_buffer_bytes = reply_bytes_max + request_bytes_max;
-// A connection that answered this recently is not asked whether it was closed before the next
-// write: a server that closed it so soon is one restarting (whose new connection would be
-// refused too) or one that killed it, and a close just after the question is as likely. It
-// saves a system call per request of back-to-back calls.
-constexpr std::int64_t answered_recently_ms = 10;
+// A connection that answered within this many milliseconds (the current or the last tick of
+// the clock) is not asked whether it was closed before the next write: a server that closed
+// it so soon is one restarting (whose new connection would be refused too) or one that killed
+// it, and a close just after the question is as likely. It saves a system call per request of
+// back-to-back calls; a request that meets such a close fails as any request on a connection
+// that ends does, and is retried as such.
+constexpr std::int64_t answered_recently_ms = 2;
 
 timeval to_timeval(std::int64_t ms) {
     timeval tv{};
