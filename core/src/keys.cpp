@@ -132,6 +132,15 @@ std::size_t write_fence_key(std::string_view name, char* out, std::size_t capaci
     return write_companion_key(name, companion::fence, out, capacity);
 }
 
+std::size_t write_wake_channel(std::string_view name, std::string_view token_hex, char* out,
+                               std::size_t capacity) noexcept {
+    if (token_hex.size() != token_hex_bytes) return 0;
+    const std::size_t line = write_companion_key(name, companion::queue, out, capacity);
+    if (line == 0) return 0;
+    const std::size_t tail = write_parts(out + line, capacity - line, {":", token_hex});
+    return tail == 0 ? 0 : line + tail;
+}
+
 namespace {
 
 bool is_companion_key_of(std::string_view name, companion which) noexcept {

@@ -322,6 +322,12 @@ std::array<char, token_hex_bytes> lock::token_hex() const noexcept {
     return tokens_.hex(tokens_.current());
 }
 
+std::size_t lock::wake_channel(char* out, std::size_t capacity) const noexcept {
+    if (state_ == lock_state::unconfigured) return 0;
+    const std::array<char, token_hex_bytes> token = token_hex();
+    return write_wake_channel(name(), std::string_view(token.data(), token.size()), out, capacity);
+}
+
 // ---- time ------------------------------------------------------------------------------
 
 // Why a call in at now_ms is refused, if it is; changes nothing.

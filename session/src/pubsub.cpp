@@ -27,7 +27,7 @@ pubsub_frame parse_pubsub(const reply_node* nodes, std::size_t count) noexcept {
 
 std::size_t write_subscription(bool subscribe, std::string_view channel, char* out,
                                std::size_t capacity) noexcept {
-    if (channel.empty() || channel.size() > key_bytes_max) return 0;
+    if (channel.empty() || channel.size() > wake_channel_bytes_max) return 0;
     resp_writer writer(out, capacity);
     writer.array(2);
     writer.bulk(subscribe ? std::string_view("SUBSCRIBE") : std::string_view("UNSUBSCRIBE"));

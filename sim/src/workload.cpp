@@ -105,7 +105,7 @@ void client::setup_connections() {
     }
     if (config.layout == topology::cluster) {
         setup_cluster(s);
-        if (config.fair) setup_channel();  // the subscriber is placed once the map is read
+        if (config.fair) setup_fair();  // the subscriber is placed once the map is read
         return;
     }
     for (std::uint8_t i = 0; i < instances_; ++i) {
@@ -123,19 +123,19 @@ void client::setup_connections() {
     if (config.sentinels > 0) setup_watch(s);
 }
 
-// A fair lock's channel: its line's key, in the lock's slot.
-void client::setup_channel() {
-    std::array<char, key_bytes_max> channel{};
-    channel_.assign(channel.data(), write_companion_key(lock_name_, companion::queue,
-                                                        channel.data(), channel.size()));
-    EDGELOCK_ASSERT(!channel_.empty());
+// A fair lock: its waits' channels begin with its line's key, in the lock's slot.
+void client::setup_fair() {
+    std::array<char, key_bytes_max> line{};
+    const std::size_t line_size =
+        write_companion_key(lock_name_, companion::queue, line.data(), line.size());
+    EDGELOCK_ASSERT(line_size > 0);
     fair_ = true;
 }
 
 // The subscriber reaches the node (or Sentinel's master) as instance 0's connection does, as
 // the blocking client's: the same address and timing; it reads no node facts.
 void client::setup_subscriber(session::connection_setup s) {
-    setup_channel();
+    setup_fair();
     s.kind = session::connection_kind::subscriber;
     s.seed = rng_.next();
     s.read_node = false;
@@ -375,15 +375,25 @@ void client::tend_subscriber() {
 }
 
 // Writes the SUBSCRIBE or UNSUBSCRIBE the subscription policy asks for now, on a ready
-// connection (one in flight at most; its confirmation decides again).
+// connection (one in flight at most; its confirmation decides again). A wait subscribes its
+// acquire()'s own channel, after the last wait's is dropped.
 void client::drive_subscription() {
     if (!subscriber_.connection().ready()) return;
-    const session::subscription::command due = sub_.due(wake_wanted_);
+    write_subscription_due();
+    // On a ready connection the policy never leaves a wait without a subscription on its
+    // way: a new wait's channel waits only for the last one's command in flight.
+    if (wake_wanted_ && sub_.current() == session::subscription::state::off)
+        anomaly("a waiting lock left unsubscribed", errc::ok);
+}
+
+void client::write_subscription_due() {
+    const std::string wanted = wake_wanted_ ? wake_channel() : std::string();
+    const session::subscription::command due = sub_.due(wanted);
     if (due == session::subscription::command::none) return;
     std::array<char, session::subscription_request_bytes_max> command{};
     const bool subscribe = due == session::subscription::command::subscribe;
     const std::size_t size =
-        session::write_subscription(subscribe, channel_, command.data(), command.size());
+        session::write_subscription(subscribe, sub_.channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
     const bool tracked = subscriber_.connection().track(0, 0, now_ms());
     EDGELOCK_ASSERT(tracked);
@@ -393,7 +403,7 @@ void client::drive_subscription() {
 
 // A confirmed SUBSCRIBE is itself a wake-up: what was published before it is lost.
 void client::on_subscription_answer(const reply_node* nodes, std::size_t count) {
-    const session::subscription::answer answered = sub_.on_answer(channel_, nodes, count);
+    const session::subscription::answer answered = sub_.on_answer(nodes, count);
     if (answered.violation) {
         anomaly("subscription", errc::unexpected_reply);
         subscriber_.connection().close(failure::of(errc::unexpected_reply), now_ms());
@@ -406,7 +416,7 @@ void client::on_subscription_answer(const reply_node* nodes, std::size_t count) 
 
 void client::on_wake_message(const reply_node* nodes, std::size_t count) {
     std::string_view payload;
-    if (sub_.message_for(channel_, nodes, count, payload) && wake_wanted_) handle_wake(payload);
+    if (sub_.message_for(nodes, count, payload) && wake_wanted_) handle_wake(payload);
     drain();
 }
 
@@ -418,11 +428,18 @@ void client::on_subscriber_end() {
     if (cluster_) links_.map().mark_stale();
 }
 
-// Exactly the frame Redis sends for a PUBLISH of our token on the lock's channel.
+// The channel of the running acquire()'s wake-ups (lock::wake_channel).
+std::string client::wake_channel() const {
+    std::array<char, wake_channel_bytes_max> channel{};
+    return std::string(channel.data(), lock_.wake_channel(channel.data(), channel.size()));
+}
+
+// Exactly the frame Redis sends for a PUBLISH of our token on our acquire()'s channel.
 bool client::names_our_turn(const std::string& bytes) const {
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
-    const std::string frame = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel_.size()) +
-                              "\r\n" + channel_ + "\r\n$" + std::to_string(token.size()) + "\r\n" +
+    const std::string channel = wake_channel();
+    const std::string frame = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" +
+                              channel + "\r\n$" + std::to_string(token.size()) + "\r\n" +
                               std::string(token.data(), token.size()) + "\r\n";
     return bytes == frame;
 }

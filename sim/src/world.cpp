@@ -207,7 +207,8 @@ world::world(const run_spec& spec)
     if (config_.layout == topology::sentinel) events_.push(0, scheduler::kind::sentinel_info, 0, 0);
 
     const lock_config lc = clients_lock_config();
-    subscribed_epoch_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes, 0);
+    subscribers_.assign(static_cast<std::size_t>(params_.clients) * config_.nodes,
+                        node_subscriber{});
     if (config_.fencing && config_.permits > 1) {
         std::array<char, 256> key{};
         slots_key_.assign(
@@ -754,7 +755,7 @@ void world::close_connection(std::uint8_t client, std::uint8_t server, std::uint
 void world::forget_connection(std::uint8_t client, std::uint8_t server, lane on) {
     if (!net_.is_node_server(server)) return;
     nodes_[server].drop_connection(model_client(client, on));
-    if (on == lane::subscriber) subscribed_epoch(server, client) = 0;
+    if (on == lane::subscriber) subscriber_at(server, client) = node_subscriber{};
 }
 
 std::int64_t world::connect_us(std::uint8_t client, std::uint8_t server) const noexcept {

@@ -50,36 +50,51 @@ bool world::pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t
     if (!parse_request(request.data(), request.size(), r) || r.count != 2) return false;
     const bool subscribe = same_command(r.args[0], "SUBSCRIBE");
     if (!subscribe && !same_command(r.args[0], "UNSUBSCRIBE")) return false;
-    // One channel matters here, the lock's line; a SUBSCRIBE of another is confirmed, and
-    // nothing published reaches it.
     // (A SUBSCRIBE read late, from a paused node's socket, on a connection the client has
     // since given up, subscribes nothing: Redis frees a closed connection's subscriptions.)
-    std::uint32_t& subscribed = subscribed_epoch(node, client);
+    node_subscriber& subscriber = subscriber_at(node, client);
     const network::tcp_state& conn = net_.conn(client, node, lane::subscriber);
-    if (r.args[1] == queue_key_ && conn.open && conn.epoch == epoch)
-        subscribed = subscribe ? epoch : 0;
-    const int subscriptions = subscribe ? 1 : 0;
+    if (conn.open && conn.epoch == epoch) {
+        if (subscriber.epoch != epoch) subscriber = node_subscriber{epoch, {}};
+        std::vector<std::string>& channels = subscriber.channels;
+        const auto found = std::find(channels.begin(), channels.end(), r.args[1]);
+        if (subscribe && found == channels.end()) channels.emplace_back(r.args[1]);
+        if (!subscribe && found != channels.end()) channels.erase(found);
+    }
+    const int subscriptions =
+        subscriber.epoch == epoch ? static_cast<int>(subscriber.channels.size()) : 0;
     out_.replies.push_back(node_output::reply{
         model_client(client, lane::subscriber), epoch,
         confirmation(subscribe ? "subscribe" : "unsubscribe", r.args[1], subscriptions)});
     return true;
 }
 
+bool world::subscribed(std::uint8_t node, std::uint8_t client, std::string_view channel) const {
+    const node_subscriber& subscriber =
+        subscribers_[static_cast<std::size_t>(node) * params_.clients + client];
+    return subscriber.epoch != 0 &&
+           std::find(subscriber.channels.begin(), subscriber.channels.end(), channel) !=
+               subscriber.channels.end();
+}
+
 // PUBLISH: to the connections subscribed to the channel on this node now.
 void world::publish(std::uint8_t node) {
     for (const node_output::publication& p : out_.published) {
-        if (recording())
-            note_node(node, "PUBLISH " + p.channel + " " + p.message.substr(0, 8) + "...");
-        if (p.channel != queue_key_) continue;
+        if (recording()) {
+            // A waiter's channel ends in its token: shown cut as the token is.
+            const std::size_t shown = std::min(p.channel.size(), queue_key_.size() + 9);
+            note_node(node, "PUBLISH " + p.channel.substr(0, shown) +
+                                (shown < p.channel.size() ? "... " : " ") + p.message.substr(0, 8) +
+                                "...");
+        }
         std::string frame = "*3\r\n";
         append_bulk(frame, "message");
         append_bulk(frame, p.channel);
         append_bulk(frame, p.message);
         for (std::uint8_t c = 0; c < params_.clients; ++c) {
-            const std::uint32_t epoch = subscribed_epoch(node, c);
-            if (epoch != 0)
-                out_.replies.push_back(
-                    node_output::reply{model_client(c, lane::subscriber), epoch, frame});
+            if (subscribed(node, c, p.channel))
+                out_.replies.push_back(node_output::reply{model_client(c, lane::subscriber),
+                                                          subscriber_at(node, c).epoch, frame});
         }
     }
 }

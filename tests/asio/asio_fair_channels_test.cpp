@@ -64,7 +64,7 @@ public:
 
     void attach(std::uint32_t lock, const std::string& name) {
         if (lock_name_.count(lock) != 0) return;
-        ASSERT_TRUE(channels_.attach(lock, name));
+        ASSERT_TRUE(channels_.attach(lock, queue_key(name)));
         lock_name_[lock] = name;
     }
     void detach(std::uint32_t lock) {
@@ -225,13 +225,16 @@ RC_GTEST_PROP(asio_fair_channels, lists_locks_by_name_and_subscribes_exactly_wha
 TEST(asio_fair_channels, the_subscriber_message_kinds_reach_the_right_channel) {
     fair_channels channels;
     channels.set_up(4);
-    ASSERT_TRUE(channels.attach(0, "x"));
-    ASSERT_TRUE(channels.attach(1, "x"));
-    ASSERT_TRUE(channels.attach(2, "y"));
+    ASSERT_TRUE(channels.attach(0, "{x}:queue"));
+    ASSERT_TRUE(channels.attach(1, "{x}:queue"));
+    ASSERT_TRUE(channels.attach(2, "{y}:queue"));
+    EXPECT_FALSE(channels.attach(3, "")) << "no channel";
+    EXPECT_FALSE(channels.attach(3, std::string(edgelock::wake_channel_bytes_max + 1, 'k')))
+        << "longer than any wait's channel";
     EXPECT_EQ(channels.channels(), 2u);
     const std::uint32_t x = channels.find("{x}:queue");
     ASSERT_NE(x, fair_channels::none);
-    EXPECT_EQ(channels.find("x"), fair_channels::none) << "found by channel, not by lock name";
+    EXPECT_EQ(channels.channel_name(1), "{x}:queue");
     EXPECT_FALSE(channels.wanted());
     channels.set_wants(1, true);
     EXPECT_TRUE(channels.wanted());
@@ -245,13 +248,14 @@ TEST(asio_fair_channels, the_subscriber_message_kinds_reach_the_right_channel) {
 }
 
 // A channel whose last lock left stays until Redis confirms its UNSUBSCRIBE, while the
-// lock's slot in the client's table is free at once: a lock of another name added meanwhile
-// must still find a channel (the client's add_lock() did abort here). Only channels leaving
-// beyond one per lock make a new name wait for a free one, and it gets it once one leaves.
+// lock goes on to its next wait's channel (or its slot in the client's table is free at once
+// for another lock), which must still find a channel (the client's add_lock() did abort here). Only
+// channels leaving beyond one per lock make a new name wait for a free one, and it gets it once one
+// leaves.
 TEST(asio_fair_channels, a_channel_still_leaving_leaves_room_for_a_new_name) {
     harness h(1);
     fair_channels& table = h.table();
-    ASSERT_TRUE(table.attach(0, "a"));
+    ASSERT_TRUE(table.attach(0, "{a}:queue"));
     table.set_wants(0, true);
     h.exchange(1);
     ASSERT_EQ(table.state(table.find("{a}:queue")), fair_channels::subscription::on);
@@ -260,7 +264,7 @@ TEST(asio_fair_channels, a_channel_still_leaving_leaves_room_for_a_new_name) {
     h.exchange(0);
     ASSERT_EQ(table.state(table.find("{a}:queue")), fair_channels::subscription::unsubscribing);
 
-    ASSERT_TRUE(table.attach(0, "b")) << "the table's one lock gets a channel for its new name";
+    ASSERT_TRUE(table.attach(0, "{b}:queue")) << "the table's one lock gets its next channel";
     EXPECT_EQ(table.channels(), 2u);
     table.set_wants(0, true);
     h.exchange(0);
@@ -269,11 +273,11 @@ TEST(asio_fair_channels, a_channel_still_leaving_leaves_room_for_a_new_name) {
     table.detach(0);
     EXPECT_EQ(h.unanswered(), 2u) << "both channels leave, their commands unanswered";
 
-    EXPECT_FALSE(table.attach(0, "c")) << "a second channel leaving for the one lock: no room";
+    EXPECT_FALSE(table.attach(0, "{c}:queue")) << "a second channel leaving for one lock: no room";
     EXPECT_FALSE(table.attached(0));
     h.exchange(1);  // the UNSUBSCRIBE of {a}:queue confirmed: its channel goes
     EXPECT_EQ(table.find("{a}:queue"), fair_channels::none);
-    ASSERT_TRUE(table.attach(0, "c"));
+    ASSERT_TRUE(table.attach(0, "{c}:queue"));
     table.set_wants(0, true);
     for (int n = 0; n < 8 && (table.has_work() || h.unanswered() > 0); ++n) h.exchange(1);
     EXPECT_EQ(table.find("{b}:queue"), fair_channels::none) << "subscribed, then dropped: gone";

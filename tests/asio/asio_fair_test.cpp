@@ -84,9 +84,11 @@ protected:
         }
         return waiters;
     }
+    // The waiters' channels of `name` with a subscriber: each waiting acquire() has its own
+    // (the queue key, ":" and its token).
     long long subscribers(const std::string& name) {
-        const auto reply = admin.command({"PUBSUB", "NUMSUB", queue_key(name)});
-        return reply.elements.size() == 2 ? reply.elements[1].integer : -1;
+        const auto reply = admin.command({"PUBSUB", "CHANNELS", queue_key(name) + ":*"});
+        return static_cast<long long>(reply.elements.size());
     }
     // Runs the io_context until `count` waiters are in the line of `name`.
     long long pubsub_connections() {
@@ -137,7 +139,8 @@ TEST_F(asio_fair, waiters_in_one_client_are_served_in_arrival_order_each_woken_b
         waiters[i] = start_waiting(first, locks[i], 30s, &order, std::to_string(i));
         ASSERT_TRUE(until_queued(name, i)) << "waiter " << i << " joins the line";
     }
-    ASSERT_TRUE(until_subscribed(name, 1)) << "one subscription for the client's four waiters";
+    ASSERT_TRUE(until_subscribed(name, 4)) << "a channel for each of the client's four waiters";
+    EXPECT_EQ(pubsub_connections(), 1) << "on one subscriber connection";
     run_for(io, 100ms);
     for (int i = 1; i < 5; ++i) EXPECT_FALSE(waiters[i].result->done);
 
@@ -151,7 +154,7 @@ TEST_F(asio_fair, waiters_in_one_client_are_served_in_arrival_order_each_woken_b
     EXPECT_EQ(order, (std::vector<std::string>{"1", "2", "3", "4"}));
     EXPECT_FALSE(release(first, locks[4]).ec);
     EXPECT_EQ(queued(name), 0);
-    ASSERT_TRUE(until_subscribed(name, 0)) << "no waiter left: the channel is unsubscribed";
+    ASSERT_TRUE(until_subscribed(name, 0)) << "no waiter left: every channel is unsubscribed";
 }
 
 TEST_F(asio_fair, waiters_across_two_clients_are_served_in_arrival_order) {
@@ -172,8 +175,8 @@ TEST_F(asio_fair, waiters_across_two_clients_are_served_in_arrival_order) {
         ASSERT_TRUE(until_queued(name, static_cast<long long>(i + 1)))
             << "waiter " << i << " joins the line";
     }
-    ASSERT_TRUE(until_subscribed(name, 2)) << "one subscriber connection per client";
-    EXPECT_EQ(pubsub_connections(), 2);
+    ASSERT_TRUE(until_subscribed(name, 4)) << "a channel for each waiter";
+    EXPECT_EQ(pubsub_connections(), 2) << "one subscriber connection per client";
 
     client* owner = &first;
     lock_handle held = holder;

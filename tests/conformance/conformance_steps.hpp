@@ -358,12 +358,17 @@ inline rc::Gen<step> step_gen(bool replicated) {
                                   {"AUTH", "secret"},
                                   {"AUTH", "edge", "secret"}});
                 break;
-            case 9: s.args = {"PUBLISH", companion_of(companion::queue), *any_token()}; break;
+            case 9: {
+                // On a waiter's channel (keys.hpp, write_wake_channel), as the scripts publish.
+                const std::string woken = *any_token();
+                s.args = {"PUBLISH", companion_of(companion::queue) + ":" + woken, woken};
+                break;
+            }
             case 10:
                 // Pub/sub: the world's connections (sim/src/world_pubsub.cpp), not the model.
                 s.client = subscriber_client;
                 s.args = {*rc::gen::element<std::string>("SUBSCRIBE", "UNSUBSCRIBE"),
-                          *rc::gen::element(companion_of(companion::queue),
+                          *rc::gen::element(companion_of(companion::queue) + ":" + *any_token(),
                                             std::string("+switch-master"))};
                 break;
             case 11: s.what = action::reconnect; break;

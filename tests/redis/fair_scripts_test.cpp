@@ -76,7 +76,7 @@ std::vector<std::string> line(redis_client& c) {
     return members;
 }
 
-// A second connection subscribed to the lock's channel (the queue key's name).
+// A second connection listening to the channels of the lock's waiters.
 class channel_listener : public edgelock::testing::channel_listener {
 public:
     explicit channel_listener(std::uint16_t port)

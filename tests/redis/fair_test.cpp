@@ -51,10 +51,17 @@ long long waiters_in_line(edgelock::testing::redis_client& client) {
     }
     return waiters;
 }
-// Connections subscribed to the lock's channel: waiters that will hear the release.
+// The waiters' channels with a subscriber: each waiting acquire() listens on its own (the
+// queue key, ":" and its token), where the release that makes it the holder wakes it.
+std::vector<std::string> waiting_channels(redis_client& client) {
+    std::vector<std::string> channels;
+    for (const auto& c :
+         client.command({"PUBSUB", "CHANNELS", std::string(queue_key) + ":*"}).elements)
+        channels.push_back(c.text);
+    return channels;
+}
 long long channel_subscribers(redis_client& client) {
-    const auto numsub = client.command({"PUBSUB", "NUMSUB", queue_key});
-    return numsub.elements.size() == 2 ? numsub.elements[1].integer : -1;
+    return static_cast<long long>(waiting_channels(client).size());
 }
 
 // Error replies the server sent so far with the ERR prefix (an unknown command among them).
@@ -198,16 +205,19 @@ TEST(fair_waiting, a_waiter_killed_at_the_head_of_the_line_does_not_strand_the_o
 // comes back as stale wake-ups on the next wait, which subscribes again and is woken as fast.
 
 // One waiter, woken only by the release: its re-checks and backoff are a minute apart.
-void wait_until_woken(edgelock::blocking::lock& waiter, edgelock::blocking::lock& holder,
-                      redis_client& client) {
+// Returns the channel it waited on.
+std::string wait_until_woken(edgelock::blocking::lock& waiter, edgelock::blocking::lock& holder,
+                             redis_client& client) {
     std::error_code result = make_error_code(edgelock::errc::busy);
     std::thread waiting([&] { result = waiter.acquire(std::chrono::seconds(20)); });
     EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 1; },
                                               std::chrono::seconds(5)))
         << "the waiter subscribes while it waits";
+    const std::vector<std::string> channels = waiting_channels(client);
     EXPECT_FALSE(holder.release());
     waiting.join();
     EXPECT_FALSE(result) << result.message();
+    return channels.empty() ? std::string() : channels[0];
 }
 
 TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle) {
@@ -224,14 +234,14 @@ TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle
     ASSERT_FALSE(holder.open(options));
     ASSERT_FALSE(waiter.open(options));
     ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
-    wait_until_woken(waiter, holder, client);
+    const std::string first_wait = wait_until_woken(waiter, holder, client);
     ASSERT_TRUE(waiter.held());
 
     EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
                                               std::chrono::seconds(5)))
         << "a holder is not subscribed";
     const std::string payload(1024, 'x');
-    for (int i = 0; i < 2000; ++i) client.command({"PUBLISH", queue_key, payload});
+    for (int i = 0; i < 2000; ++i) client.command({"PUBLISH", first_wait, payload});
     const std::string clients = client.command({"CLIENT", "LIST", "TYPE", "pubsub"}).text;
     EXPECT_EQ(clients.find(" sub=1 "), std::string::npos) << clients;
     EXPECT_EQ(clients.find("omem=0"), clients.find("omem="))
@@ -241,7 +251,7 @@ TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle
     // again, and only the release wakes the new waiter.
     ASSERT_FALSE(waiter.release());
     ASSERT_FALSE(holder.acquire(std::chrono::seconds(0)));
-    wait_until_woken(waiter, holder, client);
+    EXPECT_NE(wait_until_woken(waiter, holder, client), first_wait) << "a channel per wait";
     EXPECT_TRUE(waiter.held());
     EXPECT_FALSE(waiter.release());
     EXPECT_TRUE(edgelock::testing::eventually([&] { return channel_subscribers(client) == 0; },
@@ -414,8 +424,9 @@ TEST(fair_waiting, behind_sentinel_with_a_password_and_a_db_the_release_wakes_th
     redis_client master("127.0.0.1", topology.master_port(), "pw");
     const bool subscribed = edgelock::testing::eventually(
         [&] {
-            const auto numsub = master.command({"PUBSUB", "NUMSUB", queue_key});
-            return numsub.elements.size() == 2 && numsub.elements[1].integer == 1;
+            const auto channels =
+                master.command({"PUBSUB", "CHANNELS", std::string(queue_key) + ":*"});
+            return channels.elements.size() == 1;
         },
         std::chrono::seconds(5));
     EXPECT_TRUE(subscribed) << "the waiter's subscriber on the master";

@@ -70,11 +70,11 @@ TEST(pubsub, writes_one_channel_per_command_within_its_bound) {
     EXPECT_EQ(std::string(out.data(), size), "*2\r\n$9\r\nSUBSCRIBE\r\n$9\r\n{x}:queue\r\n");
     size = write_subscription(false, "{x}:queue", out.data(), out.size());
     EXPECT_EQ(std::string(out.data(), size), "*2\r\n$11\r\nUNSUBSCRIBE\r\n$9\r\n{x}:queue\r\n");
-    const std::string longest(key_bytes_max, 'k');
+    const std::string longest(wake_channel_bytes_max, 'k');
     EXPECT_GT(write_subscription(false, longest, out.data(), out.size()), 0u)
         << "the bound holds the longest";
     EXPECT_EQ(write_subscription(true, longest + "k", out.data(), out.size()), 0u)
-        << "longer than any queue key";
+        << "longer than any wake-up channel";
     EXPECT_EQ(write_subscription(true, "", out.data(), out.size()), 0u);
     EXPECT_EQ(write_subscription(true, "{x}:queue", out.data(), 20), 0u) << "does not fit";
 }

@@ -322,7 +322,7 @@ struct fair_fixture : node_fixture {
     std::vector<std::string> published() const {
         std::vector<std::string> messages;
         for (const node_output::publication& p : out.published) {
-            EXPECT_EQ(p.channel, "{lock}:queue");
+            EXPECT_EQ(p.channel, "{lock}:queue:" + p.message) << "the woken waiter's own channel";
             messages.push_back(p.message);
         }
         return messages;

@@ -17,12 +17,13 @@
 // INCR and the raise only move it up, so the tokens of each lock still increase.
 //
 // A fair lock (lock_config::fair) keeps its waiters in two more keys of the same slot, with
-// the suffixes ":queue" (a sorted set: the waiters' tokens in arrival order; also the pub/sub
-// channel its wake-ups go to) and ":qttl" (a sorted set: each waiter's expiry, so a waiter
-// that died drops out of the line). Unlike a counter, a line must belong to one name alone:
-// "x" and "{x}" sharing one would keep each other's waiters out of a free lock. So a name
-// without a '}' has the tag form ("orders:42" -> "{orders:42}:queue"), and every other name,
-// a name with a hash tag included, comes after the computed 4-byte tag of its slot:
+// the suffixes ":queue" (a sorted set: the waiters' tokens in arrival order; with ":" and a
+// waiter's token after it, the pub/sub channel of that waiter's wake-ups) and ":qttl" (a
+// sorted set: each waiter's expiry, so a waiter that died drops out of the line). Unlike a
+// counter, a line must belong to one name alone: "x" and "{x}" sharing one would keep each
+// other's waiters out of a free lock. So a name without a '}' has the tag form
+// ("orders:42" -> "{orders:42}:queue"), and every other name, a name with a hash tag
+// included, comes after the computed 4-byte tag of its slot:
 //                                                           "{x}"       -> "{BJN@}{x}:queue"
 //                                                           "x}y"       -> "{BN@B}x}y:queue"
 // Each line key names its lock: after the first tag comes nothing (the tag is the name), a
@@ -44,6 +45,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "edgelock/limits.hpp"
 
 namespace edgelock {
 
@@ -68,6 +71,13 @@ enum class companion : std::uint8_t { fence, queue, queue_ttl, owner, slots };
 std::size_t write_companion_key(std::string_view name, companion which, char* out,
                                 std::size_t capacity) noexcept;
 std::size_t write_fence_key(std::string_view name, char* out, std::size_t capacity) noexcept;
+
+// A fair waiter's wake-up channel: the line's key (companion::queue), ":" and the waiter's
+// token as the scripts send it (32 hex characters), so a release publishes the head's turn to
+// the head alone (scripts.hpp). Written into out[0, capacity); returns its length, or 0 when
+// it does not fit (wake_channel_bytes_max always does) or the token is not 32 bytes.
+std::size_t write_wake_channel(std::string_view name, std::string_view token_hex, char* out,
+                               std::size_t capacity) noexcept;
 
 // True when `name` is the fence key of some lock name: it ends in ":fence" and the bytes
 // before that have a hash tag. lock::configure refuses such names (invalid_name).

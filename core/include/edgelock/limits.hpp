@@ -22,6 +22,9 @@ inline constexpr std::size_t key_bytes_max = name_bytes_max + fence_suffix_bytes
 inline constexpr std::size_t token_bytes = 16;
 inline constexpr std::size_t token_hex_bytes = 2 * token_bytes;
 
+// A fair waiter's wake-up channel: its line's key, ":" and its token (keys.hpp).
+inline constexpr std::size_t wake_channel_bytes_max = key_bytes_max + 1 + token_hex_bytes;
+
 // Redis instances one lock spans: 1 (single/Sentinel) or an odd count (Redlock).
 inline constexpr std::size_t instances_max = 7;
 // A majority of them: what an acquire, a renewal and a release must reach. The one formula,

@@ -155,10 +155,11 @@
 //   renewed by the take: if the answer is lost, the cleanup that deletes the key leaves it
 //   first in line, and its next attempt takes the lock again. A fair release (and the
 //   cleanup of an acquire() that gave up, or of a hold that was lost) removes our token and
-//   publishes the new head's token on the channel named like the queue key
-//   (write_companion_key(name, companion::queue)).
-//   The caller subscribes to that channel while wants_wake_ups() is true and passes each
-//   message to on_wake(); a message naming our token starts the next attempt at once. So
+//   publishes the new head's token on that waiter's own channel (keys.hpp,
+//   write_wake_channel: the queue key, ":" and the token), so a release wakes one waiter.
+//   The caller subscribes to its acquire()'s channel (wake_channel()) while wants_wake_ups()
+//   is true and passes each message to on_wake(); a message naming our token starts the
+//   next attempt at once. Each acquire() brings a new token and so a new channel. So
 //   that a lost message (a dropped subscriber connection, or a release published before the
 //   subscription took effect) never strands a waiter, the caller also calls on_wake() with
 //   an empty message whenever its subscription is (re)confirmed, and attempts repeat at
@@ -477,8 +478,12 @@ public:
     errc on_wake(std::int64_t now_ms, std::string_view message) noexcept;
 
     // True while a fair acquire() with a wait is running: the caller should be subscribed to
-    // the lock's channel and pass its messages to on_wake().
+    // the acquire()'s channel (wake_channel) and pass its messages to on_wake().
     bool wants_wake_ups() const noexcept;
+    // Writes the channel of the current (or last) acquire()'s wake-ups, the queue key, ":"
+    // and token_hex() (keys.hpp, write_wake_channel), into out[0, capacity) and returns its
+    // length: 0 when unconfigured or when it does not fit (wake_channel_bytes_max does).
+    std::size_t wake_channel(char* out, std::size_t capacity) const noexcept;
 
     // True when write_request(instance, ...) has a request to write.
     bool has_request(std::uint8_t instance) const noexcept;

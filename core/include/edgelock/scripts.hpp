@@ -49,7 +49,9 @@
 // KEYS[3] (qttl) each one's expiry on the server's clock in milliseconds. Both first drop
 // the waiters whose expiry has passed (a waiter that died or gave up without a word), and
 // then any head of the line without an expiry (its entry deleted or evicted: it could never
-// expire and would block the line for good).
+// expire and would block the line for good). A waiter is woken by its token published on its
+// own channel, the queue key, ":" and the token (keys.hpp, write_wake_channel): a release
+// wakes the waiter whose turn it is, and no other.
 //   fair_acquire  KEYS: lock queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms ["join"]
 //            Takes the lock as acquire does, but only when it is free and the queue is empty
 //            or has our token at its head, and "join" is not given (a waiter the restart
@@ -57,7 +59,7 @@
 //            our token at the tail (once: a waiter keeps its place) and answers nil, as
 //            acquire does for a busy lock; when
 //            the lock is free but another waiter heads the queue, it publishes that waiter's
-//            token on the queue's channel (its wake-up may have been lost). Either way our
+//            token on its channel (its wake-up may have been lost). Either way our
 //            token's expiry is set to now + entry_ttl_ms and both queue keys live at least
 //            that long. The taker stays at the head of the line (put there if it was not in
 //            it) until its release: if the answer is lost, the cleanup that deletes the key
@@ -68,7 +70,7 @@
 //            type cannot keep the lock), removes our token from the queue unless "stay" is
 //            given (the cleanup of a failed attempt by a waiter that goes on waiting keeps
 //            its place), and then, when the lock is free, publishes the head waiter's token
-//            on the channel named like the queue key. Returns 1 when it deleted the lock, or 0.
+//            on its channel. Returns 1 when it deleted the lock, or 0.
 //
 // A semaphore (lock.hpp, "Semaphores") keeps its leases in a sorted set under the name: each
 // holder's token scored by its lease's expiry on the server's clock in ms, and one member
@@ -230,7 +232,9 @@ inline constexpr std::string_view fair_acquire_script_text =
     "  redis.call('ZADD', KEYS[2], (tonumber(first[2]) or now + 1) - 1, ARGV[1])\n"
     "end\n" EDGELOCK_LINE_ENTRY
     "if not took then\n"
-    "  if not holder and head and head ~= ARGV[1] then redis.call('PUBLISH', KEYS[2], head) end\n"
+    "  if not holder and head and head ~= ARGV[1] then\n"
+    "    redis.call('PUBLISH', KEYS[2] .. ':' .. head, head)\n"
+    "  end\n"
     "  return false\n"
     "end\n"
     "if #KEYS == 3 then return 0 end\n"
@@ -248,7 +252,7 @@ inline constexpr std::string_view fair_release_script_text =
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
     "end\n" EDGELOCK_FAIR_PROLOGUE
     "if first[1] and redis.call('EXISTS', KEYS[1]) == 0 then\n"
-    "  redis.call('PUBLISH', KEYS[2], first[1])\n"
+    "  redis.call('PUBLISH', KEYS[2] .. ':' .. first[1], first[1])\n"
     "end\n"
     "return released\n";
 
@@ -376,7 +380,7 @@ inline constexpr std::string_view fair_permit_acquire_script_text =
     "  redis.call('ZADD', KEYS[2], math.max(now, (tonumber(last) or 0) + 1), ARGV[1])\n"
     "end\n" EDGELOCK_LINE_ENTRY
     "if not took then\n"
-    "  for _, w in ipairs(wake) do redis.call('PUBLISH', KEYS[2], w) end\n"
+    "  for _, w in ipairs(wake) do redis.call('PUBLISH', KEYS[2] .. ':' .. w, w) end\n"
     "  return false\n"
     "end\n"
     "if #KEYS == 3 then return 0 end\n" EDGELOCK_SEM_FENCE_TAKE;
@@ -390,7 +394,7 @@ inline constexpr std::string_view fair_permit_release_script_text = EDGELOCK_SER
     "for _, w in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do\n"
     "  if free <= 0 then break end\n"
     "  if w ~= ARGV[1] and not redis.call('ZSCORE', KEYS[1], w) then\n"
-    "    redis.call('PUBLISH', KEYS[2], w)\n"
+    "    redis.call('PUBLISH', KEYS[2] .. ':' .. w, w)\n"
     "    free = free - 1\n"
     "  end\n"
     "end\n"

@@ -336,10 +336,7 @@ std::error_code client_impl::add_lock(const lock_config& config, lock_handle& ou
     e.lost_handler.reset();
     if (config.fair) build_subscriber();
     out = locks_.take();
-    e.fair = config.fair;
-    // The core accepted the name, so its queue key fits: a refusal means every channel is
-    // taken, and note_wake_interest() attaches the lock once one is free.
-    if (config.fair) (void)channels_.attach(out.index, e.core.name());
+    e.fair = config.fair;  // its waits join their channels (note_wake_interest)
     e.renewals = 0;
     e.last_cause = errc::ok;
     // A cluster lock hears its node's start when it moves there (write_cluster_requests); a

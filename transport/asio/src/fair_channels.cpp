@@ -2,7 +2,6 @@
 #include "fair_channels.hpp"
 
 #include "edgelock/assert.hpp"
-#include "edgelock/keys.hpp"
 
 namespace edgelock::async::detail {
 namespace {
@@ -82,13 +81,10 @@ std::uint32_t fair_channels::make(std::string_view name) noexcept {
     return channel;
 }
 
-bool fair_channels::attach(std::uint32_t lock, std::string_view lock_name) noexcept {
+bool fair_channels::attach(std::uint32_t lock, std::string_view name) noexcept {
     EDGELOCK_ASSERT(lock < locks_max_);
     EDGELOCK_ASSERT(channel_of_[lock] == none);
-    char key[key_bytes_max];
-    const std::size_t size = write_companion_key(lock_name, companion::queue, key, sizeof key);
-    if (size == 0) return false;
-    const std::string_view name(key, size);
+    if (name.empty() || name.size() > wake_channel_bytes_max) return false;
     std::uint32_t channel = find(name);
     if (channel == none) channel = make(name);
     if (channel == none) return false;

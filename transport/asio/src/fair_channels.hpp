@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The async client's wake-up channels for fair locks (edgelock/lock.hpp, "Fair waiting").
 //
-// One channel per lock name that a fair lock of the table uses: the name's queue key, which
-// is also the pub/sub channel its releases publish on. A channel knows its locks (a list
-// through per-lock links), how many of them want wake-ups now, and where its subscription on
-// the client's subscriber connection stands. Sized once (set_up: as many channels as the
-// table has locks); attaching, detaching, subscribing and routing allocate nothing.
+// A release wakes the waiter whose turn it is on that waiter's own channel, the line's key,
+// ":" and its token (keys.hpp, write_wake_channel), so each waiting acquire() has a channel
+// of its own, and a lock moves to a new one with each acquire()'s token (client_impl's
+// note_wake_interest). A channel knows its locks (a list through per-lock links: one, as
+// tokens are random, though nothing here relies on it), how many of them want wake-ups now,
+// and where its subscription on the client's subscriber connection stands. Sized once
+// (set_up: as many channels as the table has locks); attaching, detaching, subscribing and
+// routing allocate nothing.
 //
 // Each channel's subscription follows session::subscription (subscribed exactly while one of
 // its locks wants wake-ups, one command in flight, decided again at each confirmation), the
@@ -14,11 +17,12 @@
 // confirmations wake their locks.
 //
 // A channel whose last lock left stays until its UNSUBSCRIBE is confirmed (or the connection
-// drops), while the lock's slot in the client's table is free again at once: a lock of
-// another name may be added before that. So the table has two channels per lock: every lock's
-// own, and one more leaving per lock. A name that finds no free channel even so (more channels
-// leaving than locks: names swapped faster than the subscriber's round trip) is not attached:
-// attach() says so, the lock waits with its re-checks alone, and its caller tries again later.
+// drops), while the lock goes on to its next wait's channel, or its slot in the client's table
+// is free again at once for another lock. So the table has two channels per lock: every
+// lock's own, and one more leaving per lock. A channel that finds no free slot even so (more
+// channels leaving than locks: waits begun faster than the subscriber's round trip) is not
+// attached: attach() says so, the lock waits with its re-checks alone, and its caller tries
+// again later.
 #pragma once
 
 #include <cstddef>
@@ -61,16 +65,20 @@ public:
     // Forgets everything (the client closed); keeps the storage.
     void clear() noexcept;
 
-    // A fair lock `lock` named `lock_name` joins its name's channel (made when new). False,
-    // leaving it unattached, when the name's queue key cannot be formed (a name the core
-    // would refuse) or when the channel is new and every channel is taken (by locks and
-    // channels still leaving): a call once a channel has left succeeds.
-    bool attach(std::uint32_t lock, std::string_view lock_name) noexcept;
+    // A fair lock `lock` joins the channel `name` (its wait's, made when new). False, leaving
+    // it unattached, for an empty name or one longer than wake_channel_bytes_max, or when the
+    // channel is new and every channel is taken (by locks and channels still leaving): a call
+    // once a channel has left succeeds.
+    bool attach(std::uint32_t lock, std::string_view name) noexcept;
     // The lock leaves its channel (no-op for a lock never attached); the channel goes when
     // its last lock left and no command of it is in flight.
     void detach(std::uint32_t lock) noexcept;
     bool attached(std::uint32_t lock) const noexcept {
         return lock < locks_max_ && channel_of_[lock] != none;
+    }
+    // The channel an attached lock is on.
+    std::string_view channel_name(std::uint32_t lock) const noexcept {
+        return slots_[channel_of_[lock]].name.view();
     }
     // Whether `lock` wants wake-ups now (lock::wants_wake_ups after each call into it).
     void set_wants(std::uint32_t lock, bool wants) noexcept;
@@ -107,7 +115,7 @@ public:
 
 private:
     struct slot {
-        session::fixed_text<key_bytes_max> name;  // the queue key: the pub/sub channel
+        session::fixed_text<wake_channel_bytes_max> name;  // the pub/sub channel
         std::uint32_t first_lock = none;
         std::uint32_t locks = 0;       // attached
         std::uint32_t wanting = 0;     // of them, wanting wake-ups

@@ -2,6 +2,7 @@
 // The async client's part in fair waiting (edgelock/lock.hpp, "Fair waiting"): the subscriber
 // socket, which lock wants wake-ups (fair_channels.hpp decides the subscriptions), and the
 // routing of messages and confirmed subscriptions to the waiting locks.
+#include <array>
 #include <memory>
 #include <string_view>
 
@@ -42,14 +43,23 @@ void client_impl::build_subscriber() {
 }
 
 // After every call into a fair lock: whether it wants wake-ups decides its channel's
-// subscription (written at the end of the dispatch, drive_subscriber). A lock that found no
-// free channel when added (fair_channels.hpp) joins one here once one is free; until then
-// its re-checks alone find the lock freed.
+// subscription (written at the end of the dispatch, drive_subscriber). A wait joins its
+// acquire()'s channel, leaving the last wait's; a lock that finds no free channel
+// (fair_channels.hpp) joins one at a later call once one is free, and until then its
+// re-checks alone find the lock freed.
 void client_impl::note_wake_interest(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
     if (!e.fair || !channels_.ready()) return;
-    if (!channels_.attached(index) && !channels_.attach(index, e.core.name())) return;
-    channels_.set_wants(index, e.core.wants_wake_ups());
+    const bool wants = e.core.wants_wake_ups();
+    if (wants) {
+        std::array<char, wake_channel_bytes_max> bytes{};
+        const std::string_view channel(bytes.data(),
+                                       e.core.wake_channel(bytes.data(), bytes.size()));
+        if (channels_.attached(index) && channels_.channel_name(index) != channel)
+            channels_.detach(index);
+        if (!channels_.attached(index) && !channels_.attach(index, channel)) return;
+    }
+    channels_.set_wants(index, wants);
 }
 
 void client_impl::drive_subscriber() {

@@ -33,9 +33,9 @@ std::error_code lock::impl::configure_cluster() {
         if (!set_up_node_link(links.seed())) return make_error_code(errc::invalid_config);
     }
     if (!options.fair) return {};
-    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(),
-                                       channel_bytes.size());
-    if (channel_size == 0) return make_error_code(errc::invalid_name);
+    std::array<char, key_bytes_max> line{};  // the waiters' channels begin with it
+    if (write_companion_key(options.name, companion::queue, line.data(), line.size()) == 0)
+        return make_error_code(errc::invalid_name);
     fair = true;
     subscriber_hooks.owner = this;
     return {};

@@ -46,7 +46,7 @@ void lock::impl::read_wake_ups() {
 }
 
 void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t count) {
-    const session::subscription::answer answered = sub.on_answer(channel(), nodes, count);
+    const session::subscription::answer answered = sub.on_answer(nodes, count);
     if (answered.violation) {
         subscriber.connection().close(failure::of(errc::unexpected_reply), now_ms());
         return;
@@ -56,7 +56,7 @@ void lock::impl::on_subscription_answer(const reply_node* nodes, std::size_t cou
 
 void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
     std::string_view payload;
-    if (sub.message_for(channel(), nodes, count, payload) && wake_wanted) wake_core(payload);
+    if (sub.message_for(nodes, count, payload) && wake_wanted) wake_core(payload);
 }
 
 void lock::impl::wake_core(std::string_view message) {
@@ -69,15 +69,19 @@ void lock::impl::wake_core(std::string_view message) {
 }
 
 // Writes the SUBSCRIBE or UNSUBSCRIBE the subscription policy asks for now, on a ready
-// connection (one in flight at most; its confirmation decides again).
+// connection (one in flight at most; its confirmation decides again). A wait subscribes its
+// acquire()'s own channel (core::lock::wake_channel), after the last wait's is dropped.
 void lock::impl::drive_subscription() {
     if (!fair || !subscriber.connection().ready()) return;
-    const session::subscription::command due = sub.due(wake_wanted);
+    std::array<char, wake_channel_bytes_max> wanted{};
+    const std::size_t wanted_size =
+        wake_wanted ? core.wake_channel(wanted.data(), wanted.size()) : 0;
+    const session::subscription::command due = sub.due({wanted.data(), wanted_size});
     if (due == session::subscription::command::none) return;
     std::array<char, session::subscription_request_bytes_max> command{};
     const bool subscribe = due == session::subscription::command::subscribe;
     const std::size_t size =
-        session::write_subscription(subscribe, channel(), command.data(), command.size());
+        session::write_subscription(subscribe, sub.channel(), command.data(), command.size());
     EDGELOCK_ASSERT(size > 0);
     if (!subscriber.send(command.data(), size, 0, now_ms())) return end_subscriber_if_closing();
     sub.sent(due);

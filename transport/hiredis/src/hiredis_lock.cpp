@@ -409,9 +409,9 @@ std::error_code lock::impl::configure(const lock_options& given) {
 // The subscriber reaches the server (or Sentinel's master) as the command connection does:
 // the same address, credentials, db, TLS and timing; it reads no node facts.
 std::error_code lock::impl::set_up_subscriber(session::connection_setup setup) {
-    channel_size = write_companion_key(options.name, companion::queue, channel_bytes.data(),
-                                       channel_bytes.size());
-    if (channel_size == 0) return make_error_code(errc::invalid_name);
+    std::array<char, key_bytes_max> line{};  // the waiters' channels begin with it
+    if (write_companion_key(options.name, companion::queue, line.data(), line.size()) == 0)
+        return make_error_code(errc::invalid_name);
     fair = true;
     setup.kind = session::connection_kind::subscriber;
     setup.read_node = false;

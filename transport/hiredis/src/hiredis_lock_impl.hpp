@@ -30,7 +30,7 @@
 #include "edgelock/session/lock_links.hpp"
 #include "edgelock/session/lock_metrics.hpp"
 #include "edgelock/session/lock_traffic.hpp"
-#include "edgelock/session/subscription.hpp"
+#include "edgelock/session/wake_subscription.hpp"
 
 namespace edgelock::blocking {
 
@@ -126,10 +126,8 @@ struct lock::impl {
     // while an acquire() waits (see "fair waiting" below).
     bool fair = false;
     blocking_connection subscriber;
-    session::subscription sub;  // the channel's, on the subscriber connection
-    bool wake_wanted = false;   // an acquire() waits: the channel should be subscribed
-    std::array<char, key_bytes_max> channel_bytes{};
-    std::size_t channel_size = 0;
+    session::wake_subscription sub;  // the acquire()'s channel, on the subscriber connection
+    bool wake_wanted = false;        // an acquire() waits: its channel should be subscribed
 
     // What the links tell the core (session/lock_links.hpp): link i is instance i, or under
     // Cluster the lock's route's home.
@@ -283,7 +281,6 @@ struct lock::impl {
     void watch_loop();
     void on_switch_heard();
     void follow_switch();
-    std::string_view channel() const { return {channel_bytes.data(), channel_size}; }
     bool listening(bool background) const;
     bool must_wait() const;
     void tend_subscriber(std::unique_lock<std::mutex>& held);

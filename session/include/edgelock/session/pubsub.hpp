@@ -39,12 +39,13 @@ struct pubsub_frame {
 // Reads one reply (nodes as parse_reply gave them).
 pubsub_frame parse_pubsub(const reply_node* nodes, std::size_t count) noexcept;
 
-// SUBSCRIBE or UNSUBSCRIBE of one channel of at most key_bytes_max bytes: the longest fits in
+// SUBSCRIBE or UNSUBSCRIBE of one channel of at most wake_channel_bytes_max bytes (a fair
+// waiter's channel is the longest: limits.hpp): the longest fits in
 // subscription_request_bytes_max.
-inline constexpr std::size_t subscription_request_bytes_max = 64 + key_bytes_max;
+inline constexpr std::size_t subscription_request_bytes_max = 64 + wake_channel_bytes_max;
 
 // Writes the command into out[0, capacity) and returns its size, or 0 when it does not fit
-// (or the channel is empty or longer than key_bytes_max).
+// (or the channel is empty or longer than wake_channel_bytes_max).
 std::size_t write_subscription(bool subscribe, std::string_view channel, char* out,
                                std::size_t capacity) noexcept;
 

@@ -47,7 +47,7 @@
 #include "edgelock/session/fault_points.hpp"
 #include "edgelock/session/linking.hpp"
 #include "edgelock/session/lock_links.hpp"
-#include "edgelock/session/subscription.hpp"
+#include "edgelock/session/wake_subscription.hpp"
 #include "edgelock/sim/sim_connection.hpp"
 #include "edgelock/sim/network.hpp"
 #include "edgelock/sim/prng.hpp"
@@ -179,10 +179,12 @@ private:
     // Sentinel: the watch of +switch-master (workload_watch.cpp), as both clients keep it.
     void setup_watch(session::connection_setup s);
     void on_switch_master(const session::node_address& from, const session::node_address& to);
-    void setup_channel();
+    void setup_fair();
     void setup_subscriber(session::connection_setup s);
     void tend_subscriber();
     void drive_subscription();
+    void write_subscription_due();
+    std::string wake_channel() const;
     bool names_our_turn(const std::string& bytes) const;
     void handle_resource_reply(const message& m);
     // A wake-up for the lock: the payload of a message on its channel (a releaser's token),
@@ -272,7 +274,7 @@ private:
     // the lock wants wake-ups and kept, its channel subscribed exactly while it wants them.
     bool fair_ = false;
     sim_connection subscriber_;
-    session::subscription sub_;
+    session::wake_subscription sub_;  // the running acquire()'s channel
     bool subscriber_made_ = false;
     bool wake_wanted_ = false;
     bool turn_passed_ = false;  // handle_wake was given our token (see handle_reply)
@@ -285,7 +287,6 @@ private:
     bool leaving_ = false;
     bool gone_ = false;
     std::int64_t leave_by_ms_ = no_deadline_ms;
-    std::string channel_;
     // Redis Cluster: the node the subscriber was set up for (the slot's master then).
     session::node_address subscriber_node_;
     bool subscriber_placed_ = false;

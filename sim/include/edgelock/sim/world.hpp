@@ -227,9 +227,17 @@ private:
     // (into out_.replies, in order with the model's). False for any other request.
     bool pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t epoch,
                         std::string_view request);
-    std::uint32_t& subscribed_epoch(std::uint8_t node, std::uint8_t client) noexcept {
-        return subscribed_epoch_[static_cast<std::size_t>(node) * params_.clients + client];
+    // A client's subscriber connection as a node counts it among channels' subscribers: the
+    // connection's epoch (0 for none) and the channels it subscribed.
+    struct node_subscriber {
+        std::uint32_t epoch = 0;
+        std::vector<std::string> channels;
+    };
+    node_subscriber& subscriber_at(std::uint8_t node, std::uint8_t client) noexcept {
+        return subscribers_[static_cast<std::size_t>(node) * params_.clients + client];
     }
+    // The client's subscriber connection is subscribed to `channel` on the node.
+    bool subscribed(std::uint8_t node, std::uint8_t client, std::string_view channel) const;
     std::int64_t subscribe_extra_us(std::uint8_t client, std::uint8_t node) const noexcept;
     void publish(std::uint8_t node);
     void judge_grants(std::uint8_t node);
@@ -477,9 +485,7 @@ private:
     };
     slot_migration slot_moving_;
     std::uint16_t lock_slot_ = 0;  // the slot of the lock's name (and its companion keys')
-    // nodes x clients: the epoch of the client's subscriber connection the node counts among
-    // the lock's channel's subscribers; 0 for none.
-    std::vector<std::uint32_t> subscribed_epoch_;
+    std::vector<node_subscriber> subscribers_;   // nodes x clients
     std::vector<std::string> waiting_token_;     // per client: its acquire()'s token, "" when none
     std::vector<std::string> holding_token_;     // per client: its fair hold's token until released
     std::vector<std::int64_t> due_since_us_;     // per client: due since (true time), -1 when not

@@ -107,23 +107,24 @@
 // The wake-ups come over pub/sub, which a RESP2 connection carrying commands cannot do, so
 // the client keeps one more connection to the server: the subscriber, one per client whatever
 // the number of fair locks, made (with the same address, AUTH, TLS and Sentinel lookup as the
-// lock connection) only once a fair lock first waits, and kept open from then on. Its
-// channel for a name (the line's key, "{name}:queue") is subscribed while a lock of that name
-// waits and unsubscribed when none does, so Redis sends a client only the releases it waits
-// for. A confirmed subscription makes the name's waiters look at once (a release published
-// before it was missed). Nothing about the subscriber fails a lock: when its connection is
+// lock connection) only once a fair lock first waits, and kept open from then on. A release
+// wakes only the waiter whose turn it is, on the channel of that waiter's acquire (the line's
+// key, ":" and the acquire's token: "{name}:queue:<token>"), which is subscribed while the
+// acquire waits and unsubscribed when it stops, so Redis sends a client only its own turns.
+// A confirmed subscription makes its waiter look at once (a release published before it was
+// missed). Nothing about the subscriber fails a lock: when its connection is
 // lost it is made again with the reconnect delays above, and meanwhile, or when Redis refuses
 // the subscription (an ACL without the channel), waiters find a freed lock at their next
 // re-check, recheck_ms at the latest. Memory: the first add_lock() with fair = true allocates
 // the subscriber connection (about 73 KiB, mostly one reply's worth of read buffer) and a
-// channel table of about 410 bytes per lock of locks_max (100,520 bytes in all with 64);
+// channel table of about 470 bytes per lock of locks_max (107,128 bytes in all with 64);
 // waiting, waking and handing over allocate nothing. The table has two channels per lock: a
-// removed lock's channel stays until Redis confirms its UNSUBSCRIBE, while the lock's slot is
-// free at once, so a fair lock of a new name added meanwhile (remove_lock() then add_lock(),
-// e.g. in a release handler) still gets its channel. Only when more channels are leaving than
-// the table has locks (names swapped faster than a round trip) does a new lock find none:
-// add_lock() still succeeds, and the lock waits with its re-checks alone until a channel is
-// free, then takes it at its next attempt. In a cluster the subscriber listens on one node
+// channel stays until Redis confirms its UNSUBSCRIBE, while its lock goes on to its next
+// wait, or the lock's slot is free at once, so that wait, or a fair lock added meanwhile
+// (remove_lock() then add_lock(), e.g. in a release handler), still gets its channel. Only
+// when more channels are leaving than the table has locks (waits begun faster than a round
+// trip) does a wait find none: it waits with its re-checks alone until a channel is free,
+// then takes it at its next attempt. In a cluster the subscriber listens on one node
 // for every fair lock: the master of a waiting lock's slot, as the blocking client's
 // (session::cluster_links::subscriber_move); it stays while any waiting lock's slot is on the
 // master it listens on, and otherwise moves to the first's. Redis 7.0 sends a PUBLISH to every
