@@ -12,7 +12,8 @@
 //
 // Each channel's subscription follows session::subscription (subscribed exactly while one of
 // its locks wants wake-ups, one command in flight, decided again at each confirmation), the
-// policy the blocking client follows for its one channel too. A lost connection forgets every
+// policy the blocking client follows for its one channel at a time too
+// (session::wake_subscription). A lost connection forgets every
 // subscription; the wanted ones are subscribed again on the next connection, whose
 // confirmations wake their locks.
 //
@@ -166,7 +167,7 @@ void fair_channels::write_commands(session::connection& connection, std::int64_t
         const bool subscribe = due == session::subscription::command::subscribe;
         const std::size_t size =
             session::write_subscription(subscribe, s.name.view(), sink.cursor(), sink.room());
-        EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by key_bytes_max
+        EDGELOCK_ASSERT(size > 0);  // room checked, names bounded by wake_channel_bytes_max
         const bool tracked = connection.track(channel, s.generation, now);
         EDGELOCK_ASSERT(tracked);  // one command per channel, storage sized for every channel
         s.sub.sent(due);

@@ -44,8 +44,11 @@ void client_impl::build_subscriber() {
 
 // After every call into a fair lock: whether it wants wake-ups decides its channel's
 // subscription (written at the end of the dispatch, drive_subscriber). A wait joins its
-// acquire()'s channel, leaving the last wait's; a lock that finds no free channel
-// (fair_channels.hpp) joins one at a later call once one is free, and until then its
+// acquire()'s channel, leaving the last wait's, once its first attempt has been answered
+// without the lock (nothing of it queued or in flight), as the blocking client does: an
+// acquire that finds the lock free subscribes nothing, and one refused is woken by the
+// confirmation ("look now") of whatever was published before it. A lock that finds no free
+// channel (fair_channels.hpp) joins one at a later call once one is free, and until then its
 // re-checks alone find the lock freed.
 void client_impl::note_wake_interest(std::uint32_t index) noexcept {
     lock_entry& e = locks_[index];
@@ -55,9 +58,11 @@ void client_impl::note_wake_interest(std::uint32_t index) noexcept {
         std::array<char, wake_channel_bytes_max> bytes{};
         const std::string_view channel(bytes.data(),
                                        e.core.wake_channel(bytes.data(), bytes.size()));
-        if (channels_.attached(index) && channels_.channel_name(index) != channel)
-            channels_.detach(index);
-        if (!channels_.attached(index) && !channels_.attach(index, channel)) return;
+        const bool joined = channels_.attached(index) && channels_.channel_name(index) == channel;
+        const bool refused = !e.core.has_request(0) && e.core.requests_in_flight(0) == 0;
+        if (!joined && !refused) return;
+        if (!joined) channels_.detach(index);
+        if (!joined && !channels_.attach(index, channel)) return;
     }
     channels_.set_wants(index, wants);
 }

@@ -121,7 +121,7 @@ struct lock::impl {
     std::array<std::error_code, instances_max> last_errors{};
     // The text of each instance's last error reply, while last_errors holds error_reply.
     std::array<session::error_text, instances_max> last_error_texts{};
-    // Fair waiting: the connection to the lock's channel (set up only when fair), made the
+    // Fair waiting: the connection to the acquire()'s channel (set up only when fair), made the
     // first time an acquire() waits and kept until the lock is destroyed, subscribed only
     // while an acquire() waits (see "fair waiting" below).
     bool fair = false;

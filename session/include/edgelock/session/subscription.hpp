@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // edgelock session: one pub/sub channel's subscription on one subscriber connection, the
-// policy both clients follow for fair locks' wake-ups (edgelock/lock.hpp, "Fair waiting").
+// policy both clients follow for fair locks' wake-ups (edgelock/lock.hpp, "Fair waiting";
+// wake_subscription.hpp moves it from one acquire's channel to the next).
 //
 // A channel is subscribed exactly while a lock wants its wake-ups, and unsubscribed when none
 // does, so Redis sends a client only the releases it waits for. At most one SUBSCRIBE or

@@ -30,8 +30,9 @@
 //   - EVALSHA falls back to EVAL when a restarted or flushed server answers NOSCRIPT.
 //   - Fair waiting (lock_options::fair, one instance): a waiting acquire() stands in line in
 //     Redis and, rather than sleeping until its next attempt, polls a second connection
-//     subscribed to the lock's channel beside the first, so the release before it wakes it at
-//     once (see lock_options::fair for what it costs and how it falls back).
+//     subscribed to its own channel (the queue key, ":" and its token) beside the first, so
+//     the release before it wakes it at once (see lock_options::fair for what it costs and how it
+//     falls back).
 //
 // Sentinel failover during a hold: the hold is kept when the promoted replica has our key and
 // a renewal reaches it before validity ends (the client finds the new master through the
@@ -188,24 +189,24 @@ struct lock_options : deployment {
     // backoff. Needs one instance (a single Redis, Sentinel's master, or a cluster's master of
     // the name's slot): open() returns invalid_instances with several. While an acquire()
     // with a wait has to wait, the lock holds a second connection to the same server (same
-    // address, credentials, db and TLS), subscribed to the lock's channel; it is made the
-    // first time an acquire() waits and kept until the lock is destroyed (a loop that
-    // acquires again reuses it). It is subscribed
-    // only while an acquire() waits: UNSUBSCRIBE when the acquire() returns (the helper reads
-    // the confirmation), SUBSCRIBE again on the kept connection at the next wait, whose
-    // confirmation starts an attempt. So a held or idle lock is sent nothing, and a message
-    // published for an earlier wait is never taken as a wake-up. A subscriber
-    // connection that fails never fails acquire(): the attempts then repeat every recheck_ms.
-    // In a Redis Cluster, Redis (7.0) propagates PUBLISH to every node; the subscriber sits
-    // on the master of the name's slot, and moves when the slot map names another. A
-    // failover while an acquire() waits ends the subscriber's connection with the old master.
-    // The loss marks the slot map stale; the lock's next attempt (at the latest recheck_ms
-    // later) reads it again, and the subscriber is made again on the master it names. As
-    // after any reconnect, the SUBSCRIBE's confirmation makes the lock look again at once, so
-    // a release published while it was away is caught then; until then the re-checks every
-    // recheck_ms stand in.
-    // recheck_ms (0: 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a
-    // waiter that died leaves the line after it) are the core's lock_config fields.
+    // address, credentials, db and TLS), subscribed to the acquire()'s own channel (the queue
+    // key, ":" and its token: a release wakes only the waiter whose turn it is); it is made
+    // the first time an acquire() waits and kept until the lock is destroyed (a loop that
+    // acquires again reuses it). It is subscribed only while an acquire() waits: UNSUBSCRIBE
+    // when the acquire() returns (the helper reads the confirmation), SUBSCRIBE of the next
+    // acquire()'s channel on the kept connection at the next wait (after that confirmation,
+    // if it has not come yet), whose confirmation starts an attempt. So a held or idle lock is sent
+    // nothing, and a message published for an earlier wait is never taken as a wake-up. A
+    // subscriber connection that fails never fails acquire(): the attempts then repeat every
+    // recheck_ms. In a Redis Cluster, Redis (7.0) propagates PUBLISH to every node; the subscriber
+    // sits on the master of the name's slot, and moves when the slot map names another. A failover
+    // while an acquire() waits ends the subscriber's connection with the old master. The loss marks
+    // the slot map stale; the lock's next attempt (at the latest recheck_ms later) reads it again,
+    // and the subscriber is made again on the master it names. As after any reconnect, the
+    // SUBSCRIBE's confirmation makes the lock look again at once, so a release published while it
+    // was away is caught then; until then the re-checks every recheck_ms stand in. recheck_ms (0:
+    // 1000) and queue_entry_ttl_ms (0: 2 * (recheck + attempt timeout); a waiter that died leaves
+    // the line after it) are the core's lock_config fields.
     bool fair = false;
     std::int64_t recheck_ms = 0;
     std::int64_t queue_entry_ttl_ms = 0;
