@@ -9,7 +9,10 @@
 //   acquire wait p50/p99: from the acquire() call to its return;
 //   handover gap p50/p99: from the start of one holder's release() to the next holder's
 //     acquire() returning (the key is deleted somewhere within the release call, so this
-//     includes up to one round trip of the release itself);
+//     includes up to one round trip of the release itself), and split where the releaser's
+//     release() returned: the release's own round trip, and what follows it to the next
+//     holder's acquire() returning (its wake-up and acquire round trip, less whatever of
+//     them overlapped the release; negative when the next holder had the lock first);
 //   per-worker min/max acquisitions, and max/min;
 //   the gap over a raw hiredis lock cycle after H ms idle (SET NX PX and the compare-and-delete
 //     script after sleeping H ms, 200 times, measured first): a handover is a release and an
@@ -60,6 +63,12 @@ struct figures {
     double wait_p99_ms = 0;
     double gap_p50_ms = 0;
     double gap_p99_ms = 0;
+    // The gap split at the releaser's release() returning: its round trip, and what follows
+    // it (the next holder's wake-up and acquire round trip, less what overlapped the release).
+    double release_p50_ms = 0;
+    double release_p99_ms = 0;
+    double after_release_p50_ms = 0;
+    double after_release_p99_ms = 0;
     std::size_t fewest = 0;
     std::size_t most = 0;
 };
@@ -68,6 +77,7 @@ struct acquisition {
     std::int64_t called_us = 0;    // acquire() called
     std::int64_t acquired_us = 0;  // acquire() returned with the lock
     std::int64_t release_us = 0;   // release() called
+    std::int64_t released_us = 0;  // release() returned
 };
 
 std::int64_t now_us() {
@@ -132,6 +142,7 @@ bool work(const std::string& url, const options& o, bool fair, std::int64_t end_
         std::this_thread::sleep_for(std::chrono::milliseconds(o.hold_ms));
         a.release_us = now_us();
         if (lock.release()) return false;
+        a.released_us = now_us();
         out.push_back(a);
     }
     return true;
@@ -161,9 +172,14 @@ figures measure(const options& o, const std::vector<std::vector<acquisition>>& p
     });
     std::vector<std::int64_t> waits;
     std::vector<std::int64_t> gaps;
+    std::vector<std::int64_t> releases;
+    std::vector<std::int64_t> after_releases;
     for (std::size_t i = 0; i < all.size(); ++i) {
         waits.push_back(all[i].acquired_us - all[i].called_us);
-        if (i > 0) gaps.push_back(all[i].acquired_us - all[i - 1].release_us);
+        releases.push_back(all[i].released_us - all[i].release_us);
+        if (i == 0) continue;
+        gaps.push_back(all[i].acquired_us - all[i - 1].release_us);
+        after_releases.push_back(all[i].acquired_us - all[i - 1].released_us);
     }
     const auto in_window = std::count_if(
         all.begin(), all.end(), [end_us](const acquisition& a) { return a.acquired_us < end_us; });
@@ -174,6 +190,10 @@ figures measure(const options& o, const std::vector<std::vector<acquisition>>& p
     f.wait_p99_ms = percentile(waits, 0.99) / 1000;
     f.gap_p50_ms = percentile(gaps, 0.50) / 1000;
     f.gap_p99_ms = percentile(gaps, 0.99) / 1000;
+    f.release_p50_ms = percentile(releases, 0.50) / 1000;
+    f.release_p99_ms = percentile(releases, 0.99) / 1000;
+    f.after_release_p50_ms = percentile(after_releases, 0.50) / 1000;
+    f.after_release_p99_ms = percentile(after_releases, 0.99) / 1000;
     f.fewest = fewest;
     f.most = most;
     return f;
@@ -212,6 +232,10 @@ void print(const char* mode, const figures& f) {
         f.rate, f.ideal, f.rate / f.ideal);
     std::printf("  acquire wait p50/p99      %8.2f / %.2f ms\n", f.wait_p50_ms, f.wait_p99_ms);
     std::printf("  handover gap p50/p99      %8.2f / %.2f ms\n", f.gap_p50_ms, f.gap_p99_ms);
+    std::printf("    release() p50/p99       %8.2f / %.2f ms\n", f.release_p50_ms,
+                f.release_p99_ms);
+    std::printf("    after it returned       %8.2f / %.2f ms\n", f.after_release_p50_ms,
+                f.after_release_p99_ms);
     std::printf("  per worker min/max        %8zu / %zu   (max/min %.2f)\n", f.fewest, f.most,
                 spread(f));
 }
