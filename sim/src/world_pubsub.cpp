@@ -70,8 +70,7 @@ bool world::pubsub_command(std::uint8_t client, std::uint8_t node, std::uint32_t
 }
 
 bool world::subscribed(std::uint8_t node, std::uint8_t client, std::string_view channel) const {
-    const node_subscriber& subscriber =
-        subscribers_[static_cast<std::size_t>(node) * params_.clients + client];
+    const node_subscriber& subscriber = subscriber_at(node, client);
     return subscriber.epoch != 0 &&
            std::find(subscriber.channels.begin(), subscriber.channels.end(), channel) !=
                subscriber.channels.end();

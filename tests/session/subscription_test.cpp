@@ -5,38 +5,20 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <string>
 
-#include "edgelock/resp_reader.hpp"
+#include "pubsub_replies.hpp"
 
 namespace {
 
-using edgelock::reply_node;
 using edgelock::session::subscription;
+using edgelock::testing::confirmation;
+using edgelock::testing::message;
+using edgelock::testing::reply;
 using command = subscription::command;
 using state = subscription::state;
 
 constexpr std::string_view channel = "{job}:queue";
-
-// The nodes of one RESP reply, kept with their bytes.
-struct reply {
-    std::string bytes;
-    std::array<reply_node, 8> nodes{};
-    std::size_t count = 0;
-
-    explicit reply(std::string text) : bytes(std::move(text)) {
-        const edgelock::parse_result parsed =
-            edgelock::parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
-        EXPECT_EQ(parsed.code, edgelock::errc::ok);
-        count = parsed.nodes;
-    }
-};
-
-reply confirmation(std::string_view kind, std::string_view name) {
-    return reply("*3\r\n$" + std::to_string(kind.size()) + "\r\n" + std::string(kind) + "\r\n$" +
-                 std::to_string(name.size()) + "\r\n" + std::string(name) + "\r\n:1\r\n");
-}
 
 TEST(subscription, subscribes_while_wanted_and_unsubscribes_when_not) {
     subscription s;
@@ -98,12 +80,6 @@ TEST(subscription, a_lost_connection_forgets_the_subscription) {
 }  // namespace
 
 namespace {
-
-reply message(std::string_view name, std::string_view payload) {
-    return reply("*3\r\n$7\r\nmessage\r\n$" + std::to_string(name.size()) + "\r\n" +
-                 std::string(name) + "\r\n$" + std::to_string(payload.size()) + "\r\n" +
-                 std::string(payload) + "\r\n");
-}
 
 TEST(subscription, routes_the_payload_of_its_channels_messages_while_live) {
     subscription s;

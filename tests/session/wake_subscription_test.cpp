@@ -5,44 +5,21 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
 #include <string>
 
-#include "edgelock/resp_reader.hpp"
+#include "pubsub_replies.hpp"
 
 namespace {
 
-using edgelock::reply_node;
 using edgelock::session::wake_subscription;
+using edgelock::testing::confirmation;
+using edgelock::testing::message;
+using edgelock::testing::reply;
 using command = wake_subscription::command;
 using state = edgelock::session::subscription::state;
 
 constexpr std::string_view first_wait = "{job}:queue:0123456789abcdef0123456789abcdef";
 constexpr std::string_view second_wait = "{job}:queue:fedcba9876543210fedcba9876543210";
-
-struct reply {
-    std::string bytes;
-    std::array<reply_node, 8> nodes{};
-    std::size_t count = 0;
-
-    explicit reply(std::string text) : bytes(std::move(text)) {
-        const edgelock::parse_result parsed =
-            edgelock::parse_reply(bytes.data(), bytes.size(), nodes.data(), nodes.size());
-        EXPECT_EQ(parsed.code, edgelock::errc::ok);
-        count = parsed.nodes;
-    }
-};
-
-reply frame(std::string_view kind, std::string_view name, std::string_view last) {
-    return reply("*3\r\n$" + std::to_string(kind.size()) + "\r\n" + std::string(kind) + "\r\n$" +
-                 std::to_string(name.size()) + "\r\n" + std::string(name) + "\r\n" +
-                 std::string(last) + "\r\n");
-}
-reply confirmation(std::string_view kind, std::string_view name) { return frame(kind, name, ":1"); }
-reply message(std::string_view name, std::string_view payload) {
-    return frame("message", name,
-                 "$" + std::to_string(payload.size()) + "\r\n" + std::string(payload));
-}
 
 // Subscribes `wanted` from quiet and confirms it.
 void subscribe(wake_subscription& s, std::string_view wanted) {

@@ -236,6 +236,9 @@ private:
     node_subscriber& subscriber_at(std::uint8_t node, std::uint8_t client) noexcept {
         return subscribers_[static_cast<std::size_t>(node) * params_.clients + client];
     }
+    const node_subscriber& subscriber_at(std::uint8_t node, std::uint8_t client) const noexcept {
+        return subscribers_[static_cast<std::size_t>(node) * params_.clients + client];
+    }
     // The client's subscriber connection is subscribed to `channel` on the node.
     bool subscribed(std::uint8_t node, std::uint8_t client, std::string_view channel) const;
     std::int64_t subscribe_extra_us(std::uint8_t client, std::uint8_t node) const noexcept;
