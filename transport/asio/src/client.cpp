@@ -155,7 +155,7 @@ void client_impl::close(bool call_handlers, bool leave_lines_first) {
     for (std::uint32_t i = 0; i < locks_.capacity(); ++i) {
         lock_entry& e = locks_[i];
         if (call_handlers) {
-            if (!e.acquire_handler.empty()) note_acquire_ended(e, aborted);
+            if (!e.acquire_handler.empty()) note_acquire_ended(e, aborted, now_ms());
             post_completion(std::move(e.acquire_handler), aborted);
             post_completion(std::move(e.release_handler), aborted);
         }
@@ -213,7 +213,8 @@ link_set client_impl::leave_lines() noexcept {
         event ignored;
         while (e.core.poll_event(ignored)) {
         }
-        if (e.core.release(now) == errc::ok) write_requests(index);
+        step_clock clock(now);
+        if (e.core.release(now) == errc::ok) write_requests(index, clock);
     }
     link_set written = 0;
     for (std::size_t i = 0; i < links_; ++i) {
@@ -430,7 +431,8 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
-        after_call(handle.index);  // the refusal may follow events the call produced
+        after_call(handle.index,
+                   step_clock(now));  // the refusal may follow events the call produced
         // The core refuses while the last hold's release runs: to the caller that is an
         // operation in progress, like a running acquire, and ends by itself.
         const bool releasing =
@@ -444,7 +446,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     e->failure.clear();
     // Read after the call: an overdue lease the call itself ended makes this a new hold.
     if (e->core.state() != lock_state::held) e->meter.acquire_started(now);
-    after_call(handle.index);
+    after_call(handle.index, step_clock(now));
 }
 
 void client_impl::release(lock_handle handle, handler_slot handler, bool detached) {
@@ -466,7 +468,7 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
     if (const errc code = e->core.release(now); code != errc::ok) {
         // The call may have moved the lock on before refusing (an attempt whose deadline had
         // passed ends with not_held): its events are delivered first, then this completion.
-        after_call(handle.index);
+        after_call(handle.index, step_clock(now));
         if (!detached) post_completion(std::move(handler), code);
         return;
     }
@@ -477,7 +479,7 @@ void client_impl::release(lock_handle handle, handler_slot handler, bool detache
     if ((before == lock_state::held && after == lock_state::held) || attempt_running(before)) {
         e->release_after_events = true;
     }
-    after_call(handle.index);
+    after_call(handle.index, step_clock(now));
 }
 
 lock_status client_impl::status(lock_handle handle) const noexcept {

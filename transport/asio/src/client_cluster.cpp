@@ -83,10 +83,10 @@ private:
 
 // The lock's requests go to the node of its route (session::lock_links): after its requests
 // in flight elsewhere came back, and once it heard the move as a new connection.
-void client_impl::write_cluster_requests(std::uint32_t index) noexcept {
+void client_impl::write_cluster_requests(std::uint32_t index, step_clock& clock) noexcept {
     lock_entry& e = locks_[index];
     if (!e.core.has_request(0)) return;
-    const std::int64_t now = now_ms();
+    const std::int64_t now = clock.now();
     const std::uint8_t home = e.place.route().home;
     const session::lock_writes writes = e.place.route_writes(e.core, *cluster_links_, now);
     const session::route_step& step = writes.step;
@@ -138,8 +138,9 @@ void client_impl::on_map_answer(std::uint8_t link, const reply_node* nodes, std:
     }
     ready_check_ = true;
     // Locks waiting for a node may go now.
+    step_clock clock;  // one for all: writing runs no handler
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        if (locks_[index].in_use) write_requests(index);
+        if (locks_[index].in_use) write_requests(index, clock);
     }
 }
 

@@ -14,25 +14,33 @@ void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& ent
     on_request_done(entry.owner);
     lock_entry& e = locks_[entry.owner];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
-    if (!deliver_pending(entry.owner)) return;
-    // Read after the handlers above, and after those of earlier replies in the same read:
-    // the time they took is subtracted from the lease like any other wait.
+    // The answer's time is read after the handlers deliver_pending runs, and after those of
+    // earlier replies in the same read: the time they took is subtracted from the lease like
+    // any other wait. The answer's own events are told at that time, no code of the user's
+    // having run between.
+    step_clock clock;
+    if (!deliver_pending(entry.owner, clock)) return;
     failure refused;
     const bool renewing = e.core.state() == lock_state::held;
     const std::uint8_t instance = cluster_ ? 0 : link;
-    const errc code = e.place.answer(e.core, link, reply, cluster_links_.get(), now_ms(), refused);
+    const errc code =
+        e.place.answer(e.core, link, reply, cluster_links_.get(), clock.now(), refused);
     // The core refuses a reply only when its event queue is full, and it was just emptied.
     EDGELOCK_ASSERT(code != errc::events_pending);
     if (cluster_) e.meter.redirected(e.place.route().followed);
     if (refused) e.failure = to_error_code(refused);
-    if (refused && renewing) note_renewal_failed(e, instance, e.failure);
-    service(entry.owner);
+    if (refused && renewing) {
+        note_renewal_failed(e, instance, e.failure);
+        clock = step_clock();  // the event hook ran
+    }
+    service(entry.owner, clock);
 }
 
 void client_impl::on_connection_ready(std::uint8_t link) {
     note_connected(link);
+    step_clock clock;  // one for all: writing runs no handler
     for (std::uint32_t index = 0; index < locks_.capacity(); ++index) {
-        if (locks_[index].in_use) write_requests(index);
+        if (locks_[index].in_use) write_requests(index, clock);
     }
     ready_check_ = true;
 }
@@ -45,9 +53,10 @@ bool client_impl::tell_locks_on(std::uint8_t link, Tell&& tell) {
         if (!e.in_use) continue;
         const std::uint8_t instance = instance_on(e, link);
         if (instance == no_instance) continue;
-        if (deliver_pending(index)) {
+        step_clock clock;
+        if (deliver_pending(index, clock)) {
             tell(e, instance);
-            service(index);
+            service(index, clock);
         }
         if (open_epoch_ != open_epoch) return false;
     }

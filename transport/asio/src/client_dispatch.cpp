@@ -28,10 +28,11 @@ constexpr int dispatch_passes_max = 4;
 // After a call in from the user, whether the core accepted it or not: events wait for the
 // next delivery pass (never delivered inside the caller's call), which comes before any
 // completion the call posts; requests go out at once.
-void client_impl::after_call(std::uint32_t index) noexcept {
+// `clock` holds the time the call gave the core: its requests went out no earlier.
+void client_impl::after_call(std::uint32_t index, step_clock clock) noexcept {
     lock_entry& e = locks_[index];
     defer_events(index);
-    write_requests(index);
+    write_requests(index, clock);
     update_deadline(index);
     note_wake_interest(index);
     if (depth_ == 0) {
@@ -55,8 +56,9 @@ void client_impl::defer_events(std::uint32_t index) noexcept {
 }
 
 // Delivers every pending event of a lock. False when a handler closed the client or
-// removed the lock (the caller must not touch it then).
-bool client_impl::deliver_pending(std::uint32_t index) {
+// removed the lock (the caller must not touch it then). `clock` is the caller's step: the
+// first event is told at its time, and it starts afresh after every handler.
+bool client_impl::deliver_pending(std::uint32_t index, step_clock& clock) {
     lock_entry& e = locks_[index];
     const std::uint32_t generation = e.generation;
     const std::uint32_t open_epoch = open_epoch_;
@@ -70,35 +72,37 @@ bool client_impl::deliver_pending(std::uint32_t index) {
         } else if (!e.core.poll_event(ev)) {
             break;
         }
-        deliver(e, ev);
+        deliver(e, ev, clock);
+        clock = step_clock();
         if (open_epoch_ != open_epoch || e.generation != generation) return false;
     }
     if (e.release_after_events && e.deferred_count == 0) {
         e.release_after_events = false;
         e.release_handler.complete({});
+        clock = step_clock();
         if (open_epoch_ != open_epoch || e.generation != generation) return false;
     }
     return true;
 }
 
-void client_impl::deliver(lock_entry& e, const event& ev) {
+void client_impl::deliver(lock_entry& e, const event& ev, step_clock& clock) {
     switch (ev.type) {
-        case event_type::acquired: deliver_acquired(e, ev); break;
+        case event_type::acquired: deliver_acquired(e, ev, clock.now()); break;
         case event_type::acquire_failed:
             e.last_cause = ev.code == errc::wait_timeout ? ev.cause : ev.code;
             e.guard_until_ms = ev.guard_until_ms;
-            deliver_acquire_failed(e, ev);
+            deliver_acquire_failed(e, ev, clock.now());
             break;
-        case event_type::renewed: note_renewed(e, ev); break;
+        case event_type::renewed: note_renewed(e, ev, clock.now()); break;
         case event_type::lost: deliver_lost(e, ev.code); break;
         case event_type::released: deliver_released(e, ev); break;
     }
 }
 
-void client_impl::deliver_acquire_failed(lock_entry& e, const event& ev) {
+void client_impl::deliver_acquire_failed(lock_entry& e, const event& ev, std::int64_t now) {
     const std::error_code heard =
         to_error_code(session::acquire_result(ev, instance_count_, instance_failure(e)));
-    note_acquire_ended(e, heard);
+    note_acquire_ended(e, heard, now);
     e.acquire_handler.complete(heard, 0);
 }
 
@@ -113,13 +117,12 @@ void client_impl::deliver_released(lock_entry& e, const event& ev) {
 // The core decided at its last input, and handlers may have run since (those of earlier
 // replies in the same read, or whatever ran before a reentrant acquire's posted delivery):
 // success is told only while the lease still runs.
-void client_impl::deliver_acquired(lock_entry& e, const event& ev) {
-    const std::int64_t now = now_ms();
+void client_impl::deliver_acquired(lock_entry& e, const event& ev, std::int64_t now) {
     if (!e.core.held(now)) return fail_late_acquire(e, now);
     if (e.core.hold_count() <= 1) e.renewals = 0;
     e.last_cause = errc::ok;
     e.hold_reported = true;
-    note_acquire_ended(e, {});
+    note_acquire_ended(e, {}, now);
     e.acquire_handler.complete({}, ev.fence);
 }
 
@@ -137,7 +140,7 @@ void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {
         e.lost_unreported = true;
     }
     e.last_cause = errc::validity_expired;
-    note_acquire_ended(e, make_error_code(errc::validity_expired));
+    note_acquire_ended(e, make_error_code(errc::validity_expired), now);
     e.acquire_handler.complete(make_error_code(errc::validity_expired), 0);
 }
 
@@ -170,31 +173,24 @@ failure client_impl::instance_failure(const lock_entry& e) const {
 }
 
 // Inside a completion: deliver what is pending, then send and re-arm.
-void client_impl::service(std::uint32_t index) {
-    if (!deliver_pending(index)) return;
-    write_requests(index);
+void client_impl::service(std::uint32_t index, step_clock& clock) {
+    if (!deliver_pending(index, clock)) return;
+    write_requests(index, clock);
     update_deadline(index);
     note_wake_interest(index);
 }
 
 // Encodes the lock's queued requests into the write buffers of the sockets that take them
 // (session::write_requests); a full buffer puts the lock on that socket's waiters.
-void client_impl::write_requests(std::uint32_t index) noexcept {
-    if (cluster_) return write_cluster_requests(index);
+// `clock` gives when the requests go out (their command timeout); it is read only once one
+// does, since most calls (the service() after every reply) find nothing queued.
+void client_impl::write_requests(std::uint32_t index, step_clock& clock) noexcept {
+    if (cluster_) return write_cluster_requests(index, clock);
     lock_entry& e = locks_[index];
-    // When the requests go out (their command timeout), read only once one does: most calls
-    // (the service() after every reply) find nothing queued, and on a VM a clock read is
-    // among the dearest things a lock operation does.
-    std::int64_t now = 0;
-    bool now_read = false;
     for (std::size_t i = 0; i < instance_count_; ++i) {
         const auto instance = static_cast<std::uint8_t>(i);
         if ((e.waiting_mask >> i & 1u) != 0 || !e.core.has_request(instance)) continue;
-        if (!now_read) {
-            now = now_ms();
-            now_read = true;
-        }
-        write_link(e, index, i, instance, now, false);
+        write_link(e, index, i, instance, clock.now(), false);
     }
 }
 
@@ -217,6 +213,7 @@ void client_impl::wake_waiters(std::uint8_t link) {
     asio_connection& c = *connections_[link];
     fixed_ring<lock_ref>& waiters = c.waiters();
     const link_set bit = link_set{1} << link;
+    step_clock clock;  // one for all: writing runs no handler
     for (std::size_t budget = waiters.size(); budget > 0 && !waiters.empty(); --budget) {
         if (c.room() < request_bytes_max) return;
         const lock_ref ref = waiters.front();
@@ -224,7 +221,7 @@ void client_impl::wake_waiters(std::uint8_t link) {
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
         e.waiting_mask &= ~bit;
-        write_requests(ref.index);
+        write_requests(ref.index, clock);
     }
 }
 
@@ -262,10 +259,11 @@ void client_impl::on_lock_timer(std::uint32_t epoch, std::error_code ec) {
             deadlines_.set(index, e.deadline_ms);  // a stale key: the deadline moved later
             continue;
         }
-        if (deliver_pending(index)) {
-            const errc timed = e.core.on_timer(now_ms());
+        step_clock clock(now);
+        if (deliver_pending(index, clock)) {
+            const errc timed = e.core.on_timer(clock.now());
             EDGELOCK_ASSERT(timed == errc::ok);  // the event queue was just emptied
-            service(index);
+            service(index, clock);
         }
         if (open_epoch_ != open_epoch) return;
         if (e.in_use && deadlines_.key(index) <= now) {
@@ -298,7 +296,8 @@ void client_impl::drain_dirty() {
         lock_entry& e = locks_[ref.index];
         if (!e.in_use || e.generation != ref.generation) continue;
         e.dirty = false;
-        service(ref.index);
+        step_clock clock;
+        service(ref.index, clock);
         if (open_epoch_ != open_epoch) return;
     }
 }

@@ -42,6 +42,28 @@ namespace edgelock::async::detail {
 
 std::int64_t now_ms() noexcept;
 
+// The time of one step of the client (a call in, or one lock's share of a completion), read
+// at its first use and kept for the rest of the step: on a VM a clock read is among the
+// dearest things a lock operation does. Only for a step that runs no handler between its
+// uses, since a handler's time must count against the lease.
+class step_clock {
+public:
+    step_clock() = default;
+    explicit step_clock(std::int64_t read_ms) noexcept : now_ms_(read_ms), read_(true) {}
+
+    std::int64_t now() noexcept {
+        if (!read_) {
+            now_ms_ = now_ms();
+            read_ = true;
+        }
+        return now_ms_;
+    }
+
+private:
+    std::int64_t now_ms_ = 0;
+    bool read_ = false;
+};
+
 // now_ms()'s milliseconds as a steady_clock instant (Asio's timers and lock_status take these).
 inline std::chrono::steady_clock::time_point to_time_point(std::int64_t ms) {
     return std::chrono::steady_clock::time_point(
@@ -305,18 +327,18 @@ public:
 private:
     session::connection_setup instance_setup(std::size_t instance) const;
     void build_connections();
-    void after_call(std::uint32_t index) noexcept;
+    void after_call(std::uint32_t index, step_clock clock) noexcept;
     void defer_events(std::uint32_t index) noexcept;
-    void service(std::uint32_t index);
-    bool deliver_pending(std::uint32_t index);
-    void deliver(lock_entry& entry, const event& e);
-    void deliver_acquired(lock_entry& entry, const event& e);
-    void deliver_acquire_failed(lock_entry& entry, const event& e);
+    void service(std::uint32_t index, step_clock& clock);
+    bool deliver_pending(std::uint32_t index, step_clock& clock);
+    void deliver(lock_entry& entry, const event& e, step_clock& clock);
+    void deliver_acquired(lock_entry& entry, const event& e, std::int64_t now);
+    void deliver_acquire_failed(lock_entry& entry, const event& e, std::int64_t now);
     void deliver_released(lock_entry& entry, const event& e);
     void fail_late_acquire(lock_entry& entry, std::int64_t now);
     void deliver_lost(lock_entry& entry, errc why);
     failure instance_failure(const lock_entry& entry) const;
-    void write_requests(std::uint32_t index) noexcept;
+    void write_requests(std::uint32_t index, step_clock& clock) noexcept;
     void write_link(lock_entry& e, std::uint32_t index, std::size_t link, std::uint8_t instance,
                     std::int64_t now, bool asking) noexcept;
     // The core instance of the lock at `link`, or no_instance (a cluster lock elsewhere).
@@ -328,7 +350,7 @@ private:
     // Redis Cluster (client_cluster.cpp).
     void build_cluster_links();
     asio_connection& make_link(std::uint8_t node);
-    void write_cluster_requests(std::uint32_t index) noexcept;
+    void write_cluster_requests(std::uint32_t index, step_clock& clock) noexcept;
     void drive_map();
     void check_cluster_ready();
     // The links as session::cluster_links::tend_map drives them.
@@ -358,8 +380,8 @@ private:
     bool place_cluster_subscriber(asio_connection& s);
     std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
     // Metrics and the event hook (client_metrics.cpp).
-    void note_acquire_ended(lock_entry& e, std::error_code heard);
-    void note_renewed(lock_entry& e, const event& ev);
+    void note_acquire_ended(lock_entry& e, std::error_code heard, std::int64_t now);
+    void note_renewed(lock_entry& e, const event& ev, std::int64_t now);
     void note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code);
     void note_renewal_cut_off(lock_entry& e, std::uint8_t link);
     void note_lost(lock_entry& e, errc why);

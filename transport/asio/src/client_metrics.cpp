@@ -17,8 +17,7 @@ void client_impl::tell(lock_event_kind kind, std::size_t instance, std::error_co
 
 // A reentrant acquire is counted, but told as no attempt: it made none (as the blocking
 // client, which tells attempts only).
-void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard) {
-    const std::int64_t now = now_ms();
+void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard, std::int64_t now) {
     const std::int64_t elapsed_ms = e.meter.since_acquire_started_ms(now);
     const bool attempted = e.meter.acquiring();
     e.meter.acquire_ended(to_failure(heard), e.core.attempts(), e.core.valid_until_ms(), now);
@@ -27,9 +26,8 @@ void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard) {
          heard ? 0 : e.core.valid_until_ms(), elapsed_ms, e.core.name());
 }
 
-void client_impl::note_renewed(lock_entry& e, const event& ev) {
+void client_impl::note_renewed(lock_entry& e, const event& ev, std::int64_t now) {
     ++e.renewals;
-    const std::int64_t now = now_ms();
     e.meter.renewed(ev.valid_until_ms, now);
     tell(lock_event_kind::renewed, lock_event::any_instance, {}, ev.valid_until_ms,
          e.meter.held_for_ms(now), e.core.name());
@@ -49,6 +47,7 @@ void client_impl::note_lost(lock_entry& e, errc why) {
 
 void client_impl::note_released(lock_entry& e, std::error_code heard) {
     e.meter.released(to_failure(heard));
+    if (!config_.on_event) return;  // spares the clock read
     tell(lock_event_kind::released, lock_event::any_instance, heard, 0,
          e.meter.held_for_ms(now_ms()), e.core.name());
 }

@@ -142,7 +142,7 @@ void client_impl::wake_channel(std::uint32_t channel, std::string_view message) 
             // Refused only while the lock's events fill both of its queues (their handlers
             // not yet run): this wake-up is then lost, and the lock's re-check stands in.
             (void)e.core.on_wake(now, message);
-            after_call(index);
+            after_call(index, step_clock(now));
         }
         index = next;
     }
