@@ -152,6 +152,36 @@ TEST(asio_metrics, an_acquire_after_an_unnoticed_expiry_is_a_new_hold) {
         << "measured from the third call, not the first";
 }
 
+// The event hook is the user's code too: a slow one must not come between the lease's check
+// and the acquire's handler, which hears of success only while the lease runs.
+TEST(asio_metrics, a_slow_event_hook_never_makes_a_success_of_an_ended_lease) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    auto config = config_for({server.url()});
+    config.on_event = [](const edgelock::lock_event& e) {
+        if (e.kind == edgelock::lock_event_kind::attempt) std::this_thread::sleep_for(400ms);
+    };
+    ASSERT_FALSE(owner.open(config));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    lock_handle handle;
+    edgelock::lock_config short_lease = lock_for("hooked", 300);  // shorter than the hook
+    short_lease.watchdog = false;
+    ASSERT_FALSE(owner.add_lock(short_lease, handle));
+    bool done = false;
+    std::error_code heard;
+    bool held_when_heard = false;
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) {
+        done = true;
+        heard = ec;
+        held_when_heard = owner.held(handle);
+    });
+    ASSERT_TRUE(run_until(
+        io, [&] { return done; }, 3s));
+    EXPECT_TRUE(heard || held_when_heard) << "success told for a lease that had already ended";
+    EXPECT_FALSE(heard) << "the hook ran after the handler: " << heard.message();
+}
+
 TEST(asio_metrics, an_acquire_ended_by_close_counts_as_cancelled) {
     redis_server server;
     asio::io_context io{1};

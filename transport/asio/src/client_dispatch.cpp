@@ -122,8 +122,11 @@ void client_impl::deliver_acquired(lock_entry& e, const event& ev, std::int64_t 
     if (e.core.hold_count() <= 1) e.renewals = 0;
     e.last_cause = errc::ok;
     e.hold_reported = true;
-    note_acquire_ended(e, {}, now);
+    // The event hook is the user's code too: what it takes must not come between the lease's
+    // check and the handler, so it hears of the hold after the handler.
+    const attempt_told told = end_acquire(e, {}, now);
     e.acquire_handler.complete({}, ev.fence);
+    tell_attempt(told);
 }
 
 void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {

@@ -32,6 +32,8 @@
 #include "edgelock/session/reconnect.hpp"
 #include "edgelock/session/connection_driver.hpp"
 #include "edgelock/session/connection.hpp"
+#include "edgelock/session/fixed_text.hpp"
+#include "edgelock/limits.hpp"
 #include "edgelock/tls_context.hpp"
 #include "deadline_heap.hpp"
 #include "fair_channels.hpp"
@@ -380,6 +382,17 @@ private:
     bool place_cluster_subscriber(asio_connection& s);
     std::uint8_t quorum() const noexcept { return quorum_of(instance_count_); }
     // Metrics and the event hook (client_metrics.cpp).
+    // What the event hook hears of an ended acquire, kept apart from the lock (whose handler
+    // may remove it before the hook hears of it).
+    struct attempt_told {
+        bool to_tell = false;  // an attempt ended, and a hook listens
+        std::error_code heard;
+        std::int64_t valid_until_ms = 0;
+        std::int64_t elapsed_ms = 0;
+        session::fixed_text<name_bytes_max> lock;
+    };
+    attempt_told end_acquire(lock_entry& e, std::error_code heard, std::int64_t now);
+    void tell_attempt(const attempt_told& told) const;
     void note_acquire_ended(lock_entry& e, std::error_code heard, std::int64_t now);
     void note_renewed(lock_entry& e, const event& ev, std::int64_t now);
     void note_renewal_failed(lock_entry& e, std::uint8_t instance, std::error_code code);

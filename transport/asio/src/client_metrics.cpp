@@ -17,13 +17,26 @@ void client_impl::tell(lock_event_kind kind, std::size_t instance, std::error_co
 
 // A reentrant acquire is counted, but told as no attempt: it made none (as the blocking
 // client, which tells attempts only).
-void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard, std::int64_t now) {
-    const std::int64_t elapsed_ms = e.meter.since_acquire_started_ms(now);
-    const bool attempted = e.meter.acquiring();
+client_impl::attempt_told client_impl::end_acquire(lock_entry& e, std::error_code heard,
+                                                   std::int64_t now) {
+    attempt_told told;
+    told.to_tell = e.meter.acquiring() && config_.on_event;
+    told.heard = heard;
+    told.valid_until_ms = heard ? 0 : e.core.valid_until_ms();
+    told.elapsed_ms = e.meter.since_acquire_started_ms(now);
+    if (told.to_tell) told.lock.assign_prefix(e.core.name());
     e.meter.acquire_ended(to_failure(heard), e.core.attempts(), e.core.valid_until_ms(), now);
-    if (!attempted) return;
-    tell(lock_event_kind::attempt, lock_event::any_instance, heard,
-         heard ? 0 : e.core.valid_until_ms(), elapsed_ms, e.core.name());
+    return told;
+}
+
+void client_impl::tell_attempt(const attempt_told& told) const {
+    if (!told.to_tell) return;
+    tell(lock_event_kind::attempt, lock_event::any_instance, told.heard, told.valid_until_ms,
+         told.elapsed_ms, told.lock.view());
+}
+
+void client_impl::note_acquire_ended(lock_entry& e, std::error_code heard, std::int64_t now) {
+    tell_attempt(end_acquire(e, heard, now));
 }
 
 void client_impl::note_renewed(lock_entry& e, const event& ev, std::int64_t now) {
