@@ -4,6 +4,8 @@
 // the event hook's timings and lock name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <mutex>
@@ -154,6 +156,43 @@ TEST(metrics, the_event_hook_carries_the_lock_name_and_elapsed_times) {
     for (const edgelock::lock_event& e : seen) EXPECT_EQ(e.lock, "timed");
     EXPECT_FALSE(seen.back().code) << "released on the quorum";
     EXPECT_GE(seen.back().elapsed_ms, released_ms - acquired_ms) << "the hold's length";
+}
+
+// The event hook is the caller's code too: a slow one must not come between the lease's check
+// and acquire()'s return, which tells success only while the lease runs.
+TEST(metrics, a_slow_event_hook_never_makes_a_success_of_an_ended_lease) {
+    redis_server server;
+    auto options = options_for("hooked", {server.url()}, 300);  // shorter than the hook
+    options.watchdog = false;
+    std::atomic<int> slow_attempts{1};
+    std::atomic<int> losses{0};
+    std::mutex mutex;
+    std::vector<edgelock::lock_event_kind> kinds;
+    options.on_event = [&](const edgelock::lock_event& e) {
+        {
+            std::lock_guard<std::mutex> guard(mutex);
+            kinds.push_back(e.kind);
+        }
+        if (e.kind == edgelock::lock_event_kind::attempt && slow_attempts.fetch_sub(1) > 0)
+            std::this_thread::sleep_for(400ms);
+    };
+    options.on_lost = [&](std::error_code) { ++losses; };
+    edgelock::blocking::lock lock;
+    ASSERT_FALSE(lock.open(options));
+    const std::error_code heard = lock.try_acquire();
+    EXPECT_TRUE(heard || lock.held()) << "success told for a lease that had already ended";
+    EXPECT_EQ(heard, edgelock::errc::validity_expired) << heard.message();
+    EXPECT_FALSE(lock.lost()) << "a hold never told of is not lost to the caller";
+    {
+        std::lock_guard<std::mutex> guard(mutex);
+        const auto lost_at = std::find(kinds.begin(), kinds.end(), edgelock::lock_event_kind::lost);
+        EXPECT_NE(lost_at, kinds.end()) << "the hook heard the attempt succeed, then the end";
+    }
+    // The next acquire starts afresh, and the first hold's end never reaches on_lost.
+    ASSERT_FALSE(lock.try_acquire());
+    ASSERT_FALSE(lock.release());
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(losses.load(), 0);
 }
 
 }  // namespace

@@ -477,7 +477,10 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.cancellable = true;
     const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
     self.cancellable = false;
-    const std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
+    std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
+    // The event hook heard the verdict last (run_io), and its time counts against the lease
+    // like any other: success is told only while the lease still runs.
+    if (!result && !self.core.held(now_ms())) result = self.end_late_hold(new_hold);
     if (result) {
         // Delete what the failed attempt may have written before reporting (after a cancel
         // too: a fair waiter's leave of the line goes out here).
@@ -504,6 +507,20 @@ std::error_code lock::impl::abandon_acquire() {
     [[maybe_unused]] const errc cancelled = core.release(now_ms());
     drain_events();
     return make_error_code(errc::invalid_state);
+}
+
+// The lease ran out before acquire() could tell of it (the event hook outlasted it): the core
+// sees the end now. A new hold's loss is stale before on_lost hears of it, since the caller
+// hears validity_expired instead; a reentrant acquire's is the outer hold's, told as usual.
+std::error_code lock::impl::end_late_hold(bool new_hold) {
+    [[maybe_unused]] const errc timed = core.on_timer(now_ms());
+    drain_events();
+    if (new_hold) {
+        ++hold_serial;
+        lost_flag = false;
+        lost_code = errc::ok;
+    }
+    return make_error_code(errc::validity_expired);
 }
 
 // cancel() was called: the core gives up the attempt (acquire_failed with cancelled) and

@@ -360,6 +360,7 @@ struct lock::impl {
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
     [[nodiscard]] std::error_code abandon_acquire();
+    [[nodiscard]] std::error_code end_late_hold(bool new_hold);
     void take_cancel();
     void finish_cleanups();
 };

@@ -247,7 +247,10 @@ struct lock_options : deployment {
     // waits in poll() and when its round of I/O ends, so they come a little after the fact,
     // never out of order. While a call runs, no I/O of this lock makes progress: renewals
     // wait. So it must not block, and must not call this lock (acquire() or release() would
-    // wait for the very thread that runs it). Unset: nothing is gathered.
+    // wait for the very thread that runs it). Its time counts against the lease: an
+    // acquire() whose lease ran out while the calls ran returns validity_expired (the hook
+    // heard its attempt succeed, then the hold lost; on_lost does not). Unset: nothing is
+    // gathered.
     std::function<void(const lock_event&)> on_event;
 };
 
