@@ -182,6 +182,42 @@ TEST(asio_metrics, a_slow_event_hook_never_makes_a_success_of_an_ended_lease) {
     EXPECT_FALSE(heard) << "the hook ran after the handler: " << heard.message();
 }
 
+// A handler that closes the client and opens it again: the new session's hook hears nothing
+// of the old session's locks.
+TEST(asio_metrics, a_hook_of_the_next_session_hears_nothing_of_the_last) {
+    redis_server server;
+    asio::io_context io{1};
+    client owner(io);
+    int first_heard = 0;
+    int second_heard = 0;
+    auto first = config_for({server.url()});
+    first.on_event = [&](const edgelock::lock_event& e) {
+        if (e.kind == edgelock::lock_event_kind::attempt) ++first_heard;
+    };
+    auto second = config_for({server.url()});
+    second.on_event = [&](const edgelock::lock_event& e) {
+        if (e.kind == edgelock::lock_event_kind::attempt) ++second_heard;
+    };
+    ASSERT_FALSE(owner.open(first));
+    ASSERT_FALSE(wait_ready(owner).ec);
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(lock_for("reopened", 5000), handle));
+    bool done = false;
+    std::error_code reopened;
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) {
+        done = true;
+        EXPECT_FALSE(ec) << ec.message();
+        owner.close();
+        reopened = owner.open(second);
+    });
+    ASSERT_TRUE(run_until(
+        io, [&] { return done; }, 3s));
+    ASSERT_FALSE(reopened) << reopened.message();
+    io.run_for(50ms);
+    EXPECT_EQ(second_heard, 0) << "the old session's attempt reached the new session's hook";
+    EXPECT_EQ(first_heard, 0) << "the hook heard of the hold after its session ended";
+}
+
 TEST(asio_metrics, an_acquire_ended_by_close_counts_as_cancelled) {
     redis_server server;
     asio::io_context io{1};

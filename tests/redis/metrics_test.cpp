@@ -167,11 +167,11 @@ TEST(metrics, a_slow_event_hook_never_makes_a_success_of_an_ended_lease) {
     std::atomic<int> slow_attempts{1};
     std::atomic<int> losses{0};
     std::mutex mutex;
-    std::vector<edgelock::lock_event_kind> kinds;
+    std::vector<edgelock::lock_event> seen;
     options.on_event = [&](const edgelock::lock_event& e) {
         {
             std::lock_guard<std::mutex> guard(mutex);
-            kinds.push_back(e.kind);
+            seen.push_back(e);
         }
         if (e.kind == edgelock::lock_event_kind::attempt && slow_attempts.fetch_sub(1) > 0)
             std::this_thread::sleep_for(400ms);
@@ -185,9 +185,15 @@ TEST(metrics, a_slow_event_hook_never_makes_a_success_of_an_ended_lease) {
     EXPECT_FALSE(lock.lost()) << "a hold never told of is not lost to the caller";
     {
         std::lock_guard<std::mutex> guard(mutex);
-        const auto lost_at = std::find(kinds.begin(), kinds.end(), edgelock::lock_event_kind::lost);
-        EXPECT_NE(lost_at, kinds.end()) << "the hook heard the attempt succeed, then the end";
+        const auto lost_at = std::find_if(seen.begin(), seen.end(), [](const auto& e) {
+            return e.kind == edgelock::lock_event_kind::lost;
+        });
+        ASSERT_NE(lost_at, seen.end()) << "the hook heard the attempt succeed, then the end";
+        EXPECT_EQ(lost_at->elapsed_ms, 0) << "a hold the caller never had lasted no time";
     }
+    const edgelock::session::lock_metrics m = lock.metrics();
+    EXPECT_EQ(acquires(m, acquire_outcome::validity_expired), 1u);
+    for (const std::uint64_t count : m.losses) EXPECT_EQ(count, 0u) << "no hold was lost";
     // The next acquire starts afresh, and the first hold's end never reaches on_lost.
     ASSERT_FALSE(lock.try_acquire());
     ASSERT_FALSE(lock.release());

@@ -124,9 +124,11 @@ void client_impl::deliver_acquired(lock_entry& e, const event& ev, std::int64_t 
     e.hold_reported = true;
     // The event hook is the user's code too: what it takes must not come between the lease's
     // check and the handler, so it hears of the hold after the handler.
+    // A handler that closed the client ended the hook's session with it.
     const attempt_told told = end_acquire(e, {}, now);
+    const std::uint32_t open_epoch = open_epoch_;
     e.acquire_handler.complete({}, ev.fence);
-    tell_attempt(told);
+    if (open_epoch_ == open_epoch) tell_attempt(told);
 }
 
 void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {

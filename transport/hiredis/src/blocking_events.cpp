@@ -32,6 +32,26 @@ void lock::impl::note_released(const event& e) {
     emit(lock_event_kind::released, lock_event::any_instance, to_error_code(why), 0);
 }
 
+// A hold acquire() has not told of ends as the call's verdict: the observer, which heard its
+// attempt succeed, hears it end (held for no time, as far as the caller goes), and nothing
+// else does.
+void lock::impl::note_lost(const event& e) {
+    const std::error_code code = make_error_code(e.code);
+    if (hold_untold) {
+        if (options.on_event) {
+            push_event(lock_event{lock_event_kind::lost, lock_event::any_instance, code,
+                                  core.valid_until_ms(), 0, options.name});
+        }
+        return;
+    }
+    meter.lost(e.code);
+    emit(lock_event_kind::lost, lock_event::any_instance, code, core.valid_until_ms());
+    lost_flag = true;
+    lost_code = e.code;
+    notice = {true, hold_serial, e.code};
+    notice_changed.notify_all();
+}
+
 void lock::impl::drain_events() {
     event e;
     while (core.poll_event(e)) {
@@ -54,15 +74,7 @@ void lock::impl::drain_events() {
                 meter.renewed(e.valid_until_ms, now_ms());
                 emit(lock_event_kind::renewed, lock_event::any_instance, {}, e.valid_until_ms);
                 break;
-            case event_type::lost:
-                meter.lost(e.code);
-                emit(lock_event_kind::lost, lock_event::any_instance, make_error_code(e.code),
-                     core.valid_until_ms());
-                lost_flag = true;
-                lost_code = e.code;
-                notice = {true, hold_serial, e.code};
-                notice_changed.notify_all();
-                break;
+            case event_type::lost: note_lost(e); break;
             case event_type::released: note_released(e); break;
         }
     }
@@ -90,10 +102,6 @@ void lock::impl::note_attempt(const event* ended) {
 void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_code code,
                       std::int64_t valid_until_ms) {
     if (!options.on_event) return;  // no observer: nothing gathered
-    if (pending_count == pending_events.size()) {
-        ++events_dropped;
-        return;
-    }
     const std::int64_t now = now_ms();
     std::int64_t elapsed_ms = 0;
     if (kind == lock_event_kind::attempt) elapsed_ms = meter.since_acquire_started_ms(now);
@@ -101,8 +109,15 @@ void lock::impl::emit(lock_event_kind kind, std::size_t instance, std::error_cod
         kind == lock_event_kind::released) {
         elapsed_ms = meter.held_for_ms(now);
     }
-    pending_events[pending_count++] =
-        lock_event{kind, instance, code, valid_until_ms, elapsed_ms, options.name};
+    push_event(lock_event{kind, instance, code, valid_until_ms, elapsed_ms, options.name});
+}
+
+void lock::impl::push_event(const lock_event& e) {
+    if (pending_count == pending_events.size()) {
+        ++events_dropped;
+        return;
+    }
+    pending_events[pending_count++] = e;
 }
 
 // Instance i reaches a ready connection: its link is counted, and the lock told `connected`

@@ -472,6 +472,7 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
         self.drain_events();
         ++self.hold_serial;  // the previous hold, lost or not, is over
         self.meter.acquire_started(started_ms);
+        self.hold_untold = true;
     }
     const auto decided_now = [&self] { return self.acquired.decided; };
     self.cancellable = true;
@@ -480,7 +481,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     std::error_code result = decided ? self.acquired.code : self.abandon_acquire();
     // The event hook heard the verdict last (run_io), and its time counts against the lease
     // like any other: success is told only while the lease still runs.
-    if (!result && !self.core.held(now_ms())) result = self.end_late_hold(new_hold);
+    if (!result && !self.core.held(now_ms())) result = self.end_late_hold();
+    self.hold_untold = false;  // told (or never held): its loss from here on is on_lost's
     if (result) {
         // Delete what the failed attempt may have written before reporting (after a cancel
         // too: a fair waiter's leave of the line goes out here).
@@ -510,16 +512,11 @@ std::error_code lock::impl::abandon_acquire() {
 }
 
 // The lease ran out before acquire() could tell of it (the event hook outlasted it): the core
-// sees the end now. A new hold's loss is stale before on_lost hears of it, since the caller
-// hears validity_expired instead; a reentrant acquire's is the outer hold's, told as usual.
-std::error_code lock::impl::end_late_hold(bool new_hold) {
+// sees the end now. A new hold's end is this verdict alone (hold_untold); a reentrant
+// acquire's is the outer hold's loss, told as usual.
+std::error_code lock::impl::end_late_hold() {
     [[maybe_unused]] const errc timed = core.on_timer(now_ms());
     drain_events();
-    if (new_hold) {
-        ++hold_serial;
-        lost_flag = false;
-        lost_code = errc::ok;
-    }
     return make_error_code(errc::validity_expired);
 }
 

@@ -215,6 +215,9 @@ struct lock::impl {
         errc code = errc::ok;  // captured at the loss: a later acquire() resets lost_code
     };
     lost_notice notice;
+    // A new hold that acquire() has not told of yet: its end is the call's verdict
+    // (validity_expired), not a loss for on_lost, lost() or the loss counts.
+    bool hold_untold = false;
     std::error_code call_error;  // the latest instance error during the running call
     // on_event: gathered under the mutex, handed over without it by the I/O thread.
     std::array<lock_event, lock_events_pending_max> pending_events{};
@@ -329,9 +332,11 @@ struct lock::impl {
     [[nodiscard]] std::error_code set_up_subscriber(session::connection_setup setup);
     void drain_events();
     void note_released(const event& e);
+    void note_lost(const event& e);
     void note_attempt(const event* ended);
     void emit(lock_event_kind kind, std::size_t instance, std::error_code code,
               std::int64_t valid_until_ms);
+    void push_event(const lock_event& e);
     void note_connected(std::uint8_t i);
     void note_link_ready(std::uint8_t k);
     void note_disconnected(std::uint8_t i, std::error_code why, bool renewal_dropped);
@@ -360,7 +365,7 @@ struct lock::impl {
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
     [[nodiscard]] std::error_code abandon_acquire();
-    [[nodiscard]] std::error_code end_late_hold(bool new_hold);
+    [[nodiscard]] std::error_code end_late_hold();
     void take_cancel();
     void finish_cleanups();
 };

@@ -220,8 +220,9 @@ struct client_config : deployment {
     // acquire's verdict (attempt: one per acquire, the attempt that decided it, with the
     // time since the call), each renewal confirmed, each instance that failed its part of a
     // renewal, each loss and each release that ended a hold (with the hold's length). An
-    // acquire that took the lock is told right after its handler ran, so the hook's time never
-    // comes between the lease's last check and the handler. It runs inside the client's own
+    // acquire that took the lock is told right after its handler ran (unless the handler
+    // closed the client), so the hook's time never comes between the lease's last check and
+    // the handler. It runs inside the client's own
     // I/O: it must not call the client, and should be quick (it holds up every lock's I/O).
     // Copied at open(); calling it allocates nothing.
     std::function<void(const lock_event&)> on_event;

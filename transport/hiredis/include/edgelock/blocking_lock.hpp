@@ -249,8 +249,8 @@ struct lock_options : deployment {
     // wait. So it must not block, and must not call this lock (acquire() or release() would
     // wait for the very thread that runs it). Its time counts against the lease: an
     // acquire() whose lease ran out while the calls ran returns validity_expired (the hook
-    // heard its attempt succeed, then the hold lost; on_lost does not). Unset: nothing is
-    // gathered.
+    // heard its attempt succeed, then the hold lost after 0 ms; on_lost, lost() and the loss
+    // counts do not). Unset: nothing is gathered.
     std::function<void(const lock_event&)> on_event;
 };
 
