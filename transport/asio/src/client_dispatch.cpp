@@ -123,8 +123,8 @@ void client_impl::deliver_acquired(lock_entry& e, const event& ev, std::int64_t 
     e.last_cause = errc::ok;
     e.hold_reported = true;
     // The event hook is the user's code too: what it takes must not come between the lease's
-    // check and the handler, so it hears of the hold after the handler.
-    // A handler that closed the client ended the hook's session with it.
+    // check and the handler, so it hears of the hold after the handler, unless the handler
+    // closed the client (a hook of the session it opened next must not hear of this one).
     const attempt_told told = end_acquire(e, {}, now);
     const std::uint32_t open_epoch = open_epoch_;
     e.acquire_handler.complete({}, ev.fence);
