@@ -431,8 +431,8 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
-        after_call(handle.index,
-                   step_clock(now));  // the refusal may follow events the call produced
+        // The refusal may follow events the call produced.
+        after_call(handle.index, step_clock(now));
         // The core refuses while the last hold's release runs: to the caller that is an
         // operation in progress, like a running acquire, and ends by itself.
         const bool releasing =
