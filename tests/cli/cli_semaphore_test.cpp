@@ -296,10 +296,13 @@ std::vector<std::string> sentinel_run(sentinel_topology& topology, std::vector<s
 TEST(CliSemaphoreSentinel, HoldersWithWaitRideOutAFailoverAndStayAtMostN) {
     sentinel_topology topology;
     const std::uint16_t old_port = topology.master_port();
-    const std::string done_file = (std::filesystem::temp_directory_path() /
-                                   ("edgelock-semaphore-done-" + std::to_string(::getpid())))
-                                      .string();
-    const std::string cmd = "while [ ! -e " + done_file + " ]; do sleep 0.05; done; echo done";
+    const std::filesystem::path files = std::filesystem::temp_directory_path() /
+                                        ("edgelock-semaphore-fo-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(files);
+    const std::string done_file = (files / "done").string();
+    // Each CMD says it started (it holds a permit) by a file of its own.
+    const std::string cmd = "touch " + (files / "started.").string() + "$$; while [ ! -e " +
+                            done_file + " ]; do sleep 0.05; done; echo done";
     // Long enough for the failover, the old master's resync and a renewal WAIT confirms, on
     // a loaded machine too (an 8s lease ran out there).
     constexpr auto ttl = 16s;
@@ -309,9 +312,18 @@ TEST(CliSemaphoreSentinel, HoldersWithWaitRideOutAFailoverAndStayAtMostN) {
     program a(sentinel_run(topology, holder_args), cli_env());
     program b(sentinel_run(topology, holder_args), cli_env());
     redis_client primary(old_port);
-    ASSERT_TRUE(eventually([&] { return holders(primary, "fo").size() == 2; }, 10s));
+    // Both CMDs started, not two leases in the set: an attempt whose reply timed out (a loaded
+    // machine) leaves a lease its cleanup removes later, and its holder tries again.
+    const auto started = [&] {
+        std::size_t n = 0;
+        for (const auto& f : std::filesystem::directory_iterator(files))
+            n += f.path().filename().string().rfind("started.", 0) == 0 ? 1 : 0;
+        return n;
+    };
+    ASSERT_TRUE(eventually([&] { return started() == 2; }, 20s)) << "both holders ran CMD";
     const auto acquired_at = clock_type::now();
     const std::vector<std::string> tokens = holders(primary, "fo");
+    ASSERT_EQ(tokens.size(), 2u) << "two permits, the two holders' leases";
 
     topology.primary().freeze();
     const std::uint16_t new_port = topology.wait_for_failover(old_port);
@@ -346,7 +358,7 @@ TEST(CliSemaphoreSentinel, HoldersWithWaitRideOutAFailoverAndStayAtMostN) {
     std::ofstream(done_file).put('x');
     const program_result ra = a.wait();
     const program_result rb = b.wait();
-    std::filesystem::remove(done_file);
+    std::filesystem::remove_all(files);
     for (const program_result* r : {&ra, &rb}) {
         EXPECT_EQ(r->exit_code, 0) << r->err;
         EXPECT_EQ(r->out, "done\n") << "CMD ran to its end, never signalled";
