@@ -25,8 +25,14 @@
 # lock_traffic_test, lock_links_test) are built and run too, and reported separately: the
 # score counts the simulator alone.
 #
+# With --share K/M, only a share of the catalogue runs: the mutants whose place in it (0, 1,
+# ...) is K modulo M, and with --changed-since REV also every mutant of a file changed since
+# REV (in the working tree); every mutant when the judge itself changed since REV (sim/,
+# tests/sim/ or the catalogue), as a change there may spare any of them. ./scripts/test.sh
+# runs a share (a third, turning with each commit); without --share every mutant runs.
+#
 #   scripts/mutation-score.sh [--runs N] [--quick-runs N] [--jobs N] [--only NAME[,NAME...]]
-#                             [--core-tests]
+#                             [--core-tests] [--share K/M [--changed-since REV]]
 #
 # Prints one line per mutant and last `mutants killed K/N`; exits 1 when any survived.
 # Works in build-mutants/ (a copy of the working tree and its build), never in the tree.
@@ -42,6 +48,8 @@ quick_runs=5
 jobs=$(nproc)
 only=""
 core_tests=false
+share=""
+changed_since=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
@@ -49,10 +57,16 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --core-tests) core_tests=true; shift ;;
+    --share) share=$2; shift 2 ;;
+    --changed-since) changed_since=$2; shift 2 ;;
     *) echo "usage: $0 [--runs N] [--quick-runs N] [--jobs N] [--only NAME[,NAME...]]" \
-      "[--core-tests]" >&2; exit 2 ;;
+      "[--core-tests] [--share K/M [--changed-since REV]]" >&2; exit 2 ;;
   esac
 done
+if [ -n "$share" ] && ! [[ "$share" =~ ^([0-9]+)/([1-9][0-9]*)$ ]]; then
+  echo "--share wants K/M, as 1/3: $share" >&2
+  exit 2
+fi
 
 src="$work/src"
 # The build directory sits in the copy as build/ sits in the tree, and ccache rewrites paths
@@ -255,14 +269,40 @@ if [ "$core_tests" = true ] && core_tests_catch; then
 fi
 echo "baseline: matrix --runs $runs --seed 1, $(wc -l <"$work/baseline.txt") cells"
 
+# The share's selection (--share, --changed-since): the files changed since REV, and whether
+# the judge is among them (then every mutant runs).
+changed_files=""
+judge_changed=false
+if [ -n "$share" ] && [ -n "$changed_since" ]; then
+  changed_files=$(git -C "$root" diff --name-only "$changed_since" --) || {
+    echo "--changed-since: no revision $changed_since" >&2
+    exit 2
+  }
+  if grep -qE '^(sim/|tests/sim/|scripts/mutants\.txt$)' <<<"$changed_files"; then
+    judge_changed=true
+    echo "the simulator or the catalogue changed since $changed_since: every mutant runs"
+  fi
+fi
+
+# Whether the mutant at catalogue place $1 (of file $file) is in the share.
+in_share() {
+  [ -z "$share" ] && return 0
+  [ "$judge_changed" = true ] && return 0
+  [ $(($1 % ${share#*/})) -eq "${share%/*}" ] && return 0
+  [ -n "$changed_files" ] && grep -qxF -- "$file" <<<"$changed_files"
+}
+
 total=0
 killed=0
 core_caught=0
+place=-1
 name="" what="" file="" first_test="" first_cell="" pairs=()
 
 run_mutant() {
   [ -z "$name" ] && return 0
+  place=$((place + 1))
   if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then return 0; fi
+  in_share "$place" || return 0
   total=$((total + 1))
   local began=$SECONDS
   cp "$root/$file" "$src/$file"
@@ -321,5 +361,10 @@ run_mutant
 
 build_targets  # leave the copy unmutated
 if [ "$core_tests" = true ]; then echo "core unit tests caught $core_caught/$total"; fi
+if [ -n "$share" ] && [ "$judge_changed" = false ]; then
+  also=""
+  [ -n "$changed_since" ] && also=", and the mutants of files changed since $changed_since"
+  echo "share $share of the catalogue's $((place + 1)) mutants$also"
+fi
 echo "mutants killed $killed/$total"
 [ "$killed" = "$total" ]

@@ -12,8 +12,11 @@
 #      real faults judged against the simulator's matrix). The other tests that need Redis
 #      run once, in step 5, under the sanitizers (and the blocking client's again under TSan
 #      in step 6); every one of them starts servers of its own on free loopback ports
-#   3. the simulator judged: scripts/mutation-score.sh (every mutant of scripts/mutants.txt
-#      must be killed by the simulator alone) and a soak of 20,000 swarm runs
+#   3. the simulator judged: scripts/mutation-score.sh (every mutant it runs must be killed
+#      by the simulator alone: a third of scripts/mutants.txt, turning with each commit, and
+#      every mutant of a file changed in the day before HEAD's commit, or all of them when the
+#      simulator or the catalogue changed then or EDGELOCK_MUTANTS=all) and a soak of 20,000
+#      swarm runs
 #      (`edgelock-sim soak`, which fails on a violation in a cell the matrix calls safe), and
 #      2,000 over the configurations run only when named (`soak --one-off`, each against
 #      the matrix `edgelock check` prints for it)
@@ -25,17 +28,18 @@
 #      libFuzzer targets (EDGELOCK_FUZZ=ON): every ctest label but the sans-IO symbol checks
 #      (label `symbols`: the sanitizer runtime is called from every object), the install
 #      test (its consumer project links the installed, instrumented library without the
-#      runtime; the plain build runs it), the nemesis run (it judges the matrix, once) and the
-#      conformance test (it judges the model's replies against a real server's timing, once),
-#      and of the simulator's tests the scenario, unit and determinism ones (its property
-#      runs over random schedules and its --jobs comparisons run the same code longer: step 2
-#      runs them). The CLI's tests that need Redis (`check` among them) run build/'s
-#      simulator there (EDGELOCK_SIM): the CLI is what they judge, and the simulator's
+#      runtime; the plain build runs it), and of the simulator's tests the scenario, unit and
+#      determinism ones (its --jobs comparisons run the same code longer: step 2 runs them).
+#      A sanitizer build does not build the nemesis run (it judges the matrix, once), the
+#      conformance test (it judges the model's replies against a real server's timing, once)
+#      and the simulator's property runs over random schedules (the same code, longer).
+#      The CLI's tests that need Redis (`check` among them) run build/'s simulator there
+#      (EDGELOCK_SIM): the CLI is what they judge, and the simulator's
 #      matrices, six times as long under the sanitizers, are its own tests' to judge. Then
 #      scripts/fuzz.sh: each fuzz target for 20 s from its seed corpus (tests/fuzz)
 #   6. build-tsan/ with Clang and TSan: the blocking client and its tests (its
 #      renewal thread runs beside the caller's), `ctest -L redis` on what was built, two at a
-#      time (not the conformance and nemesis runs, whose programs are not built there)
+#      time
 #   7. scripts/cross.sh armhf --quick: the core and the simulator cross-built for 32-bit ARM,
 #      the core's tests under qemu, and the simulator's runs compared with build/'s
 #      (docs/EMBEDDED.md). 64-bit ARM is built whole by step 8's arm64 packages; the full
@@ -102,8 +106,20 @@ step "ctest build/ -LE redis, then -L 'nemesis|conformance'"
 (cd build && ctest --output-on-failure --no-tests=error -LE redis -j "$jobs" &&
   ctest --output-on-failure --no-tests=error -L 'nemesis|conformance' -j "$jobs")
 
-step "simulator: mutation score"
-./scripts/mutation-score.sh --jobs "$jobs"
+# A third of the mutation catalogue, turning with each commit (the whole of it over three),
+# with every mutant of a file changed in the day before HEAD's commit, and the whole catalogue
+# when the simulator or the catalogue changed then (scripts/mutation-score.sh --share);
+# EDGELOCK_MUTANTS=all, or a history younger than a day, runs the whole catalogue.
+mutation_share=()
+if [ "${EDGELOCK_MUTANTS:-}" != all ] && git rev-parse -q --verify HEAD >/dev/null 2>&1; then
+  day_before=$(($(git log -1 --format=%ct HEAD) - 86400))
+  since=$(git rev-list -1 --before="$day_before" HEAD)
+  if [ -n "$since" ]; then
+    mutation_share=(--share "$(($(git rev-list --count HEAD) % 3))/3" --changed-since "$since")
+  fi
+fi
+step "simulator: mutation score ${mutation_share[*]}"
+./scripts/mutation-score.sh --jobs "$jobs" "${mutation_share[@]}"
 
 step "simulator: soak of 20,000 swarm runs"
 build/sim/edgelock-sim soak --runs 20000 --seed 1 --jobs "$jobs"
@@ -131,14 +147,15 @@ step "build build-asan/"
 cmake --build build-asan -j "$jobs"
 
 # The nemesis runs judge the matrix with real processes, and the conformance test the model's
-# replies against a real server's, timed: once, natively. The model's memory is the
-# simulator's tests' to judge here.
-step "ctest build-asan/ -LE 'symbols|install|nemesis|conformance' (the tests under ASan and UBSan)"
+# replies against a real server's, timed: once, natively (a sanitizer build does not build
+# them, nor the simulator's property tests). The model's memory is the simulator's tests' to
+# judge here.
+step "ctest build-asan/ -LE 'symbols|install' (the tests under ASan and UBSan)"
 (cd build-asan &&
-  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis|nemesis' \
-    -E '^(sim_properties|parallel)\.' -j "$jobs" &&
+  ctest --output-on-failure --no-tests=error -LE 'symbols|install|redis' -E '^parallel\.' \
+    -j "$jobs" &&
   EDGELOCK_SIM="$root/build/sim/edgelock-sim" ctest --output-on-failure --no-tests=error \
-    -L redis -LE 'nemesis|conformance' -j "$jobs")
+    -L redis -j "$jobs")
 
 step "fuzz: each target 20 s under ASan and UBSan"
 ./scripts/fuzz.sh build-asan 20
@@ -154,8 +171,7 @@ hiredis_tests=(redis_watchdog_test redis_mutual_exclusion_test redis_faults_test
 cmake --build build-tsan -j "$jobs" --target "${hiredis_tests[@]}"
 
 step "ctest build-tsan/ -L redis (only the tests built above exist there)"
-(cd build-tsan &&
-  ctest --output-on-failure --no-tests=error -L redis -LE 'nemesis|conformance' -j "$jobs")
+(cd build-tsan && ctest --output-on-failure --no-tests=error -L redis -j "$jobs")
 
 step "cross: armhf under qemu, core tests, simulator determinism"
 ./scripts/cross.sh armhf --quick
