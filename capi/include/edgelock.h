@@ -337,8 +337,12 @@ typedef struct edgelock_hold {
 EDGELOCK_API int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) EDGELOCK_NOEXCEPT;
 
 /* Acquires, retrying with backoff while attempts can start within wait_ms. On success fills
- * *out (when not NULL). On a lock this one already holds, counts one more hold. Returns
- * EDGELOCK_OK, or the reason the last attempt failed:
+ * *out (when not NULL). On a lock this one already holds, counts one more hold. After a hold
+ * is lost, returns EDGELOCK_E_EXPIRED and starts nothing until on_lost has been called for
+ * the loss (without on_lost: until edgelock_release() has returned EDGELOCK_E_EXPIRED), also
+ * when the lease ran out unnoticed just before the call: no new hold takes the place of one
+ * whose loss the caller has not heard. Returns EDGELOCK_OK, or the reason the last attempt
+ * failed:
  *   EDGELOCK_E_BUSY, EDGELOCK_E_RESTART_GUARD, EDGELOCK_E_VALIDITY_EXPIRED,
  *   EDGELOCK_E_TOKEN_GONE, EDGELOCK_E_NOT_REPLICATED, EDGELOCK_E_FENCE_EXHAUSTED
  *   one instance's connection error (EDGELOCK_E_OS with edgelock_last_os_error() = e.g.
@@ -366,7 +370,8 @@ EDGELOCK_API int edgelock_release(edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 
 /* 1 while held and within validity, else 0 (also for NULL). */
 EDGELOCK_API int edgelock_held(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;
-/* 1 once the current hold was lost (until the next acquire), else 0. */
+/* 1 once the current hold was lost (until edgelock_release(), or the next hold an acquire
+ * starts once on_lost was called for the loss), else 0. */
 EDGELOCK_API int edgelock_lost(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 /* The fence token of the current or last hold; 0 without one (or NULL). */
 EDGELOCK_API int64_t edgelock_fence(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;

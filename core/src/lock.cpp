@@ -108,9 +108,15 @@ errc lock::configure(const lock_config& config) noexcept {
 }
 
 errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept {
-    if (const errc code = check_input(now_ms); code != errc::ok) return code;
     if (wait_ms < 0 || wait_ms > wait_ms_max) return errc::invalid_wait;
+    const bool holding = state_ == lock_state::held;  // as far as the caller has heard
+    if (const errc code = check_input(now_ms); code != errc::ok) return code;
     advance();
+    // A reentrant acquire whose hold ended before it (its lease ran out, or the clock
+    // stepped back), unnoticed until this call, nests in a hold that is gone: that hold is
+    // lost (the event says so) and the call fails, rather than start a new hold its caller
+    // would take for the old one, kept all along.
+    if (holding && state_ != lock_state::held) return errc::expired;
     if (state_ == lock_state::held) {
         if (hold_count_ == holds_max) return errc::invalid_state;
         ++hold_count_;

@@ -397,6 +397,52 @@ TEST_F(asio_lock, a_reentrant_acquire_delivered_after_the_lease_ended_fails) {
     EXPECT_EQ(release(owner, handle).ec, errc::expired);
 }
 
+// The call itself comes after the lease ended (the io_context did not run, so no timer saw
+// it): the acquire nests in a hold that is gone. The lost handler hears the loss first, the
+// acquire fails with expired, no new hold starts, and the key is deleted.
+TEST_F(asio_lock, a_reentrant_acquire_called_after_the_lease_ended_loses_the_hold) {
+    lock_handle handle;
+    ASSERT_FALSE(owner.add_lock(unwatched("reentrant:over"), handle));
+    std::vector<std::string> order;
+    ASSERT_FALSE(owner.set_lost_handler(handle, [&](std::error_code ec) {
+        order.push_back(std::string("lost ") + (ec == errc::expired ? "expired" : ec.message()));
+    }));
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    std::this_thread::sleep_for(400ms);  // the lease (300 ms) ends unseen
+    seen again;
+    owner.async_acquire(handle, 0ms, [&](std::error_code ec, std::int64_t) {
+        order.push_back("acquire");
+        again = {true, ec, owner.held(handle)};
+    });
+    ASSERT_TRUE(run_until(
+        io, [&] { return again.done; }, 2s));
+    EXPECT_EQ(again.ec, errc::expired) << "a new hold took the lost one's place";
+    EXPECT_FALSE(again.held);
+    EXPECT_EQ(order, (std::vector<std::string>{"lost expired", "acquire"}));
+    EXPECT_EQ(owner.status(handle).state, lock_state::lost);
+    EXPECT_EQ(release(owner, handle).ec, errc::expired) << "release() reports the loss";
+    EXPECT_FALSE(acquire(owner, handle, 0ms).ec) << "a new acquire once released";
+    EXPECT_FALSE(release(owner, handle).ec);
+}
+
+// Without a lost handler the caller hears of a loss only from release(): until then an
+// acquire (a reentrant one, as here) completes with expired and starts no hold.
+TEST_F(asio_lock, without_a_lost_handler_an_acquire_after_a_loss_fails_until_released) {
+    const lock_handle handle = add("unheard", 600);
+    ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
+    admin.command({"DEL", "unheard"});
+    ASSERT_TRUE(run_until(
+        io, [&] { return owner.status(handle).state == lock_state::lost; }, 3s))
+        << "the renewal finds the key gone";
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, errc::expired)
+        << "a new hold took the place of one whose loss was never heard";
+    EXPECT_FALSE(admin.exists("unheard"));
+    EXPECT_EQ(release(owner, handle).ec, errc::expired);
+    EXPECT_FALSE(acquire(owner, handle, 0ms).ec) << "a new hold once release() reported it";
+    EXPECT_TRUE(admin.exists("unheard"));
+    EXPECT_FALSE(release(owner, handle).ec);
+}
+
 TEST_F(asio_lock, an_acquire_while_the_release_runs_is_an_operation_in_progress) {
     const lock_handle handle = add("mid-release");
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);

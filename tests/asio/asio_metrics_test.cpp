@@ -119,9 +119,10 @@ TEST(asio_metrics, renewals_a_loss_and_a_reconnect_are_counted) {
 }
 
 // A lease that ran out while the io_context did not run is ended by the next acquire call
-// itself: that call starts a new hold, measured as one (not a reentrant acquire), and a
-// reentrant acquire is counted but told as no attempt.
-TEST(asio_metrics, an_acquire_after_an_unnoticed_expiry_is_a_new_hold) {
+// itself: that call fails with expired (a loss, counted as one) and starts nothing; after the
+// release the next call starts a new hold, measured as one from its own call (not as a
+// reentrant acquire), and a reentrant acquire is counted but told as no attempt.
+TEST(asio_metrics, an_acquire_after_an_unnoticed_expiry_is_refused_and_the_next_is_a_new_hold) {
     redis_server server;
     asio::io_context io{1};
     client owner(io);
@@ -140,16 +141,19 @@ TEST(asio_metrics, an_acquire_after_an_unnoticed_expiry_is_a_new_hold) {
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec) << "reentrant";
     EXPECT_EQ(attempts.size(), 1u) << "the reentrant acquire made no attempt";
     std::this_thread::sleep_for(300ms);  // the lease runs out with nothing running to see it
-    const auto third_call = std::chrono::steady_clock::now();
+    EXPECT_EQ(acquire(owner, handle, 0ms).ec, errc::expired);
+    EXPECT_EQ(release(owner, handle).ec, errc::expired);
+    const auto fourth_call = std::chrono::steady_clock::now();
     ASSERT_FALSE(acquire(owner, handle, 0ms).ec);
-    const std::int64_t third_call_ms = elapsed_ms(third_call);
+    const std::int64_t fourth_call_ms = elapsed_ms(fourth_call);
     const edgelock::session::lock_metrics m = owner.metrics(handle);
     EXPECT_EQ(acquires(m, acquire_outcome::acquired), 3u);
-    EXPECT_EQ(m.acquire_latency.count, 2u) << "the third acquire started a hold of its own";
+    EXPECT_EQ(m.losses[static_cast<std::size_t>(loss_cause::expired)], 1u);
+    EXPECT_EQ(m.acquire_latency.count, 2u) << "the fourth acquire started a hold of its own";
     ASSERT_EQ(attempts.size(), 2u);
     // + 1: the client's readings and this difference are each cut to the millisecond.
-    EXPECT_LE(attempts.back().elapsed_ms, third_call_ms + 1)
-        << "measured from the third call, not the first";
+    EXPECT_LE(attempts.back().elapsed_ms, fourth_call_ms + 1)
+        << "measured from the fourth call, not the first";
 }
 
 // The event hook is the user's code too: a slow one must not come between the lease's check

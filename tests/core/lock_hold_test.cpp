@@ -389,6 +389,36 @@ TEST(lock_reentrancy, nested_holds_cost_no_traffic_and_only_the_last_release_tal
     EXPECT_FALSE(l.held(1700));
 }
 
+// The caller holds as far as it has heard, but the lease ran out (or the clock stepped back)
+// before this acquire(): it nests in nothing, so the hold is lost and the call fails; no
+// attempt starts with the new token, and release() then reports the loss.
+TEST(lock_reentrancy, one_over_a_hold_that_already_ended_loses_it_and_starts_nothing) {
+    for (const bool stepped_back : {false, true}) {
+        SCOPED_TRACE(stepped_back ? "the clock stepped back" : "the lease ran out");
+        lock l;
+        configure(l, 1);
+        acquire_single(l);
+        const std::int64_t at = stepped_back ? 900 : l.valid_until_ms();
+        EXPECT_EQ(l.acquire(at, 5000, token_b), errc::expired);
+        const auto events = take_events(l);
+        ASSERT_EQ(events.size(), 1u);
+        EXPECT_EQ(events[0].type, event_type::lost);
+        EXPECT_EQ(events[0].code, stepped_back ? errc::clock_stepped_back : errc::expired);
+        EXPECT_EQ(l.state(), lock_state::lost);
+        EXPECT_EQ(l.hold_count(), 0);
+        EXPECT_EQ(std::string(l.token_hex().data(), l.token_hex().size()), token_a_hex)
+            << "no attempt took the new token";
+        while (l.has_request(0))
+            EXPECT_EQ(take_request(l, 0)[1], sha(edgelock::release_script)) << "cleanup only";
+
+        ASSERT_EQ(l.release(at), errc::ok);
+        const auto released = take_events(l);
+        ASSERT_EQ(released.size(), 1u);
+        EXPECT_EQ(released[0].type, event_type::released);
+        EXPECT_TRUE(released[0].expired_before);
+    }
+}
+
 // ---- bad input -----------------------------------------------------------------------------
 
 TEST(lock_bad_input, is_refused_with_a_code_and_leaves_the_lock_usable) {

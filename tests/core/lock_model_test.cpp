@@ -21,7 +21,8 @@
 //       carries exactly attempt start + ttl - drift, and renewals never shorten the lease;
 //   (c) reentrant holds: hold_count() follows the calls, a reentrant acquire queues
 //       `acquired` at once with the same fence and validity, only the last release() sends
-//       releases;
+//       releases; one on a hold whose lease ended before the call loses it and returns
+//       expired (never a new hold in its place);
 //   (d) every request carries a token acquire() started with; claims carry the current one;
 //       renewals start only in a call that began with the lock held;
 //   (e) every call returns a code its comment documents, under the condition it names
@@ -185,7 +186,9 @@ public:
         }
         std::ostringstream call;
         call << "acquire(wait_ms=" << wait_ms << ", token #" << id << ")";
-        finish(facts, call.str(), got, {errc::ok, errc::invalid_wait, errc::invalid_state});
+        finish(facts, call.str(), got,
+               {errc::ok, errc::expired, errc::invalid_wait, errc::invalid_state});
+        check_reentrant_over_an_ended_hold(facts, got);
         const bool wait_valid = wait_ms >= 0 && wait_ms <= edgelock::wait_ms_max;
         if (!wait_valid && got == errc::ok)
             fail("(e) acquire() took a wait outside [0, wait_ms_max]");
@@ -203,6 +206,18 @@ public:
         if (facts.reentrant_acquire && !facts.reentrant_acquired_seen) {
             fail("(c) a reentrant acquire() queued no acquired event at once");
         }
+    }
+
+    // (c) An acquire() on a hold whose lease had ended before the call (its loss not yet
+    // heard) nests in nothing: it loses that hold and returns expired, never a new hold.
+    void check_reentrant_over_an_ended_hold(const call_facts& facts, errc got) {
+        const bool ended_hold = facts.phase_before == phase::holding && !facts.was_held;
+        if (got == errc::expired && !ended_hold)
+            fail("(c) acquire() returned expired with no hold that had ended");
+        if (ended_hold && got == errc::ok)
+            fail("(c) an acquire() on a hold whose lease had ended started a new hold");
+        if (got == errc::expired && phase_ != phase::lost)
+            fail("(c) acquire() returned expired but the hold was not lost");
     }
 
     void release() {

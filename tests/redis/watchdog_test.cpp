@@ -238,6 +238,61 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
     EXPECT_EQ(handler.codes[0], edgelock::errc::token_gone);
 }
 
+// The second hold is lost while the callback for the first still runs, so its notice waits.
+// A reentrant acquire() then nests in a hold that is gone: it returns expired rather than
+// start a new hold that would make the notice stale, and on_lost hears the loss once free.
+TEST(watchdog, a_reentrant_acquire_over_a_loss_not_yet_told_fails_and_the_loss_is_told) {
+    redis_server server;
+    redis_client client(server.port());
+    slow_lost_handler handler;
+    {
+        edgelock::blocking::lock lock;
+        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
+            << "the first loss is reported";
+        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});  // lost while the first callback runs
+        ASSERT_TRUE(eventually([&] { return lock.lost(); }, 5s)) << "the second loss is noticed";
+        EXPECT_EQ(lock.try_acquire(), edgelock::errc::expired)
+            << "a new hold took the place of one whose loss was never told";
+        EXPECT_TRUE(lock.lost());
+        handler.open_gate();
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 2; }, 5s))
+            << "the second loss is told";
+        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+        ASSERT_FALSE(lock.try_acquire()) << "a new hold once the loss was told and released";
+        EXPECT_FALSE(lock.release());
+    }
+    std::lock_guard<std::mutex> held(handler.mutex);
+    ASSERT_EQ(handler.codes.size(), 2u);
+    EXPECT_EQ(handler.codes[1], edgelock::errc::token_gone);
+}
+
+// Without on_lost, the caller hears of a loss from lost() or release(): until release() has
+// reported it, an acquire() (a reentrant one, as here) starts no hold in its place.
+TEST(watchdog, without_on_lost_an_acquire_after_a_loss_fails_until_release_reports_it) {
+    redis_server server;
+    redis_client client(server.port());
+    edgelock::blocking::lock lock;
+    ASSERT_FALSE(lock.open(options_for("job", {server.url()}, ttl_ms)));
+    ASSERT_FALSE(lock.try_acquire());
+    client.command({"DEL", "job"});
+    ASSERT_TRUE(eventually([&] { return lock.lost(); }, 5s)) << "the renewal finds it gone";
+    EXPECT_EQ(lock.try_acquire(), edgelock::errc::expired)
+        << "a new hold took the place of one whose loss was never heard";
+    EXPECT_FALSE(client.exists("job"));
+    EXPECT_TRUE(lock.lost());
+    EXPECT_EQ(lock.release(), edgelock::errc::expired);
+    EXPECT_FALSE(lock.lost());
+    ASSERT_FALSE(lock.try_acquire()) << "a new hold once release() reported the loss";
+    EXPECT_TRUE(client.exists("job"));
+    EXPECT_FALSE(lock.release());
+}
+
 // An on_lost that acquires again, as a job that wants its lock back would: at the first loss
 // it waits until the test lets it go (bounded), then calls acquire(wait) and keeps the result.
 struct reacquiring_handler {

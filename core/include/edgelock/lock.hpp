@@ -390,10 +390,13 @@ public:
     // repeat, with exponential backoff and full jitter, while they can start by now + wait_ms
     // (not after fence_exhausted, wrong_kind or permits_mismatch: no retry mends them). The result
     // comes as an `acquired` or `acquire_failed` event. On a held lock it counts another hold
-    // and queues `acquired` at once (the token is then ignored).
-    // Returns ok, invalid_wait, invalid_time, events_pending (the event queue lacks room),
-    // invalid_state (unconfigured, or already acquiring, confirming or releasing, or the
-    // hold count is at holds_max).
+    // and queues `acquired` at once (the token is then ignored). On a held lock whose lease
+    // has run out by now_ms, or whose clock stepped back (no call noticed it yet), the hold
+    // is lost first (`lost`) and the call returns expired: a reentrant acquire never starts
+    // a new hold in place of the one it was meant to nest in.
+    // Returns ok, expired (that case), invalid_wait, invalid_time, events_pending (the event
+    // queue lacks room), invalid_state (unconfigured, or already acquiring, confirming or
+    // releasing, or the hold count is at holds_max).
     errc acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token& token) noexcept;
 
     // Drops one hold. The last one deletes the key on every instance (compare-and-delete,

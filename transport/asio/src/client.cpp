@@ -430,6 +430,13 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     owner_token token{};
     if (tokens_.next(token) != errc::ok) return post_completion(std::move(handler), errc::io_error);
     const std::int64_t now = now_ms();
+    // A hold the caller was told of is gone, and the caller has not heard it: a new hold now
+    // would pass for the old one, kept all along (a reentrant acquire counts on it). Its loss,
+    // when not delivered yet (deferred), is told first.
+    if (e->hold_reported && e->core.state() == lock_state::lost) {
+        after_call(handle.index, step_clock(now));
+        return post_completion(std::move(handler), errc::expired);
+    }
     if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
         // The refusal may follow events the call produced.
         after_call(handle.index, step_clock(now));
@@ -444,7 +451,6 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     }
     e->acquire_handler = std::move(handler);
     e->failure.clear();
-    // Read after the call: an overdue lease the call itself ended makes this a new hold.
     if (e->core.state() != lock_state::held) e->meter.acquire_started(now);
     after_call(handle.index, step_clock(now));
 }

@@ -152,12 +152,15 @@ void client_impl::fail_late_acquire(lock_entry& e, std::int64_t now) {
 // The handler stays installed for the next hold, unless it installed another, removed its
 // lock (the slot may already hold a new lock) or closed the client.
 void client_impl::deliver_lost(lock_entry& e, errc why) {
-    e.hold_reported = false;
     if (e.lost_unreported) {
+        e.hold_reported = false;
         e.lost_unreported = false;
         return;
     }
     note_lost(e, why);
+    // The loss is heard by the lost handler; with none, the hold's end is heard only from
+    // release(), and until then acquire() completes with expired (client_impl::acquire).
+    e.hold_reported = e.lost_handler.empty();
     handler_slot running(std::move(e.lost_handler));
     const std::uint32_t generation = e.generation;
     const std::uint32_t open_epoch = open_epoch_;

@@ -50,8 +50,10 @@ struct lock_entry {
     bool draining = false;  // removed, the slot freed once requests_in_flight is 0
     bool fair = false;      // lock_config::fair: has (or waits for) a wake-up channel
     bool in_use = false;
-    bool dirty = false;            // has deferred events to deliver
-    bool hold_reported = false;    // the running hold's acquire completed with success
+    bool dirty = false;  // has deferred events to deliver
+    // A hold the caller was told of (its acquire completed with success) whose end it has
+    // not heard: release() not called, no lost handler called for its loss.
+    bool hold_reported = false;
     bool lost_unreported = false;  // skip the next `lost`: its hold was never reported
     bool release_after_events = false;
 };

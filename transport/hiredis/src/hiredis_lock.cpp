@@ -181,6 +181,7 @@ void lock::impl::notifier_loop() {
         const lost_notice due = notice;
         notice.due = false;
         if (due.hold_serial != hold_serial) continue;
+        hold_owed = false;  // heard: a new hold may follow
         held.unlock();
         options.on_lost(make_error_code(due.code));
         held.lock();
@@ -448,27 +449,21 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
 
     std::unique_lock<std::mutex> held(self.mutex);
     self.begin_io(held);
-    if (self.closing) {
-        self.end_io();
-        return make_error_code(errc::cancelled);
-    }
+    if (self.closing) return self.refuse_acquire(held, errc::cancelled);
     self.reset_backoff();
+    if (self.hold_gone_unheard()) return self.refuse_acquire(held, errc::expired);
     self.call_error = {};
     self.acquired = {};
     const std::int64_t started_ms = now_ms();
     const errc code = self.core.acquire(started_ms, static_cast<std::int64_t>(wait.count()), token);
-    if (code != errc::ok) {
-        self.end_io();
-        return make_error_code(code);
-    }
-    // Read after the call: a lease that ran out unnoticed (the helper had not run yet) is
-    // ended by the call itself, which then starts a new hold.
+    if (code != errc::ok) return self.refuse_acquire(held, code);
     const bool new_hold = self.core.state() != lock_state::held;
     // A reentrant acquire makes no attempt: its `acquired` is not told as one.
     self.attempts_reported = new_hold ? 0 : self.core.attempts();
     if (new_hold) {
-        // Such a loss is the previous hold's: heard with its serial, stale from the next line
-        // on, so on_lost is never called for the new hold because of it.
+        // What the previous hold left queued is drained with its serial, stale from the next
+        // line on (its loss was heard, or it was never told of: hold_gone_unheard), so on_lost
+        // is never called for the new hold because of it.
         self.drain_events();
         ++self.hold_serial;  // the previous hold, lost or not, is over
         self.meter.acquire_started(started_ms);
@@ -483,6 +478,7 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     // like any other: success is told only while the lease still runs.
     if (!result && !self.core.held(now_ms())) result = self.end_late_hold();
     self.hold_untold = false;  // told (or never held): its loss from here on is on_lost's
+    if (!result) self.hold_owed = true;
     if (result) {
         // Delete what the failed attempt may have written before reporting (after a cancel
         // too: a fair waiter's leave of the line goes out here).
@@ -499,6 +495,25 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     self.unsubscribe();
     self.end_io();  // wakes the helper to read the UNSUBSCRIBE's confirmation
     return result;
+}
+
+// The caller's hold is lost, and the caller has not heard it: no on_lost call for it has
+// started, and release() has not ended it. A new hold now would pass for the old one, kept
+// all along (a reentrant acquire counts on it), and make the loss's notice stale.
+bool lock::impl::hold_gone_unheard() const { return hold_owed && core.state() == lock_state::lost; }
+
+// acquire() refused before any attempt. expired: a hold the caller has not heard the end of
+// is gone (hold_gone_unheard), or its lease ran out unnoticed and the core lost it in this
+// call. The loss is told (on_lost, the hook) and its key deleted, as after any loss, before
+// the call returns.
+std::error_code lock::impl::refuse_acquire(std::unique_lock<std::mutex>& held, errc code) {
+    if (code == errc::expired) {
+        const std::int64_t until = now_ms() + timing.command_timeout_ms;
+        run_io(
+            held, [this] { return quiet(now_ms()); }, until, false);
+    }
+    end_io();
+    return make_error_code(code);
 }
 
 // The I/O loop ended without the core deciding the attempt. The core always has a deadline
@@ -560,6 +575,7 @@ std::error_code lock::release() noexcept {
         return {};  // an inner hold of a reentrant acquire
     }
     ++self.hold_serial;  // from here on, a notice of this hold's loss is stale
+    self.hold_owed = false;
     const auto decided_now = [&self] { return self.released.decided; };
     const bool decided = self.run_io(held, decided_now, no_deadline_ms, false);
     self.end_io();

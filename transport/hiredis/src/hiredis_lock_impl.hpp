@@ -218,6 +218,9 @@ struct lock::impl {
     // A new hold that acquire() has not told of yet: its end is the call's verdict
     // (validity_expired), not a loss for on_lost, lost() or the loss counts.
     bool hold_untold = false;
+    // A hold acquire() told of whose end the caller has not met: not ended by release(),
+    // and no on_lost call for its loss started. While it is lost, acquire() returns expired.
+    bool hold_owed = false;
     std::error_code call_error;  // the latest instance error during the running call
     // on_event: gathered under the mutex, handed over without it by the I/O thread.
     std::array<lock_event, lock_events_pending_max> pending_events{};
@@ -364,6 +367,8 @@ struct lock::impl {
     bool quiet(std::int64_t now) const;
     std::int64_t background_wake(std::int64_t now) const;
     void reset_backoff();
+    bool hold_gone_unheard() const;
+    [[nodiscard]] std::error_code refuse_acquire(std::unique_lock<std::mutex>& held, errc code);
     [[nodiscard]] std::error_code abandon_acquire();
     [[nodiscard]] std::error_code end_late_hold();
     void take_cancel();

@@ -350,9 +350,10 @@ public:
     // errc::expired (no quorum confirmed a renewal before validity ran out),
     // errc::token_gone (a quorum said the key no longer holds our token) or
     // errc::node_restarted (instances restarted during the hold, fewer than a quorum are
-    // left: client_config::restart_guard). Called at most once
-    // per hold; after it, release() completes at once with errc::expired, and a new acquire
-    // is allowed. Replaces the previous one. The handler stays installed across holds until
+    // left: client_config::restart_guard). Called at most once per hold; after it, release()
+    // completes at once with errc::expired, and a new acquire is allowed. Without a handler,
+    // an acquire after a loss completes with errc::expired until release() has reported the
+    // loss. Replaces the previous one. The handler stays installed across holds until
     // replaced, or until its lock is removed (also from inside the handler itself: a lock
     // added later in the same slot starts without one). Returns {} or invalid_handle.
     template <typename Handler>
@@ -366,7 +367,8 @@ public:
     // attempt; otherwise attempts repeat with backoff while they can start within `wait` (a
     // fair lock waits in line instead: it tries again when woken, and every recheck_ms).
     // A new random token is drawn for every acquire. On a lock this owner already holds, it
-    // counts one more hold and completes at once (posted) with the same fence.
+    // counts one more hold and completes at once (posted) with the same fence; when that
+    // hold is gone unheard, it completes with errc::expired below.
     // Error codes (edgelock/session/outcome.hpp: the rules both clients share): the reason
     // the last attempt failed, also when a wait ran out (never wait_timeout, unless no
     // attempt finished at all):
@@ -392,6 +394,11 @@ public:
     //                            for a lease that has ended. The lock is then lost; the lost
     //                            handler is called only for a hold already reported (this
     //                            acquire was a reentrant one)
+    //   errc::expired            a hold this owner was told of is lost, unheard: its lease
+    //                            ran out before this call, unnoticed, or no lost handler has
+    //                            heard its loss yet (none installed: until release()). The
+    //                            lost handler is called first; release() then completes with
+    //                            errc::expired. No new hold takes the place of the old one
     //   errc::token_gone         (fencing, Redlock) the keys vanished while confirming
     //   errc::not_replicated     (replicas_to_wait) too few replicas acknowledged in time
     //   errc::cancelled          release() was called before the acquire finished

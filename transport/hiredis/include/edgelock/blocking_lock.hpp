@@ -234,10 +234,11 @@ struct lock_options : deployment {
     // renewed before validity ended), edgelock::errc::token_gone (Redis no longer has our
     // token) or edgelock::errc::node_restarted (see restart_guard). A call is always about
     // the current hold: a loss whose hold has ended before its call could start (release()
-    // returned, or a new acquire() began) is not reported (release() reports it: expired),
-    // and only the latest loss waits while an earlier call still runs. A call that started
-    // runs to its end even if another thread releases meanwhile, or destroys the object: the
-    // destructor waits for it, and refuses it a new hold (see "Threads" above).
+    // returned) is not reported (release() reports it: expired), and only the latest loss
+    // waits while an earlier call still runs. No new hold starts before the call for the
+    // loss of the current one has started (acquire() returns expired meanwhile). A call that
+    // started runs to its end even if another thread releases meanwhile, or destroys the
+    // object: the destructor waits for it, and refuses it a new hold (see "Threads" above).
     std::function<void(std::error_code)> on_lost;
 
     // Observation (lock_event above): called on the thread doing the lock's I/O at the time
@@ -309,7 +310,12 @@ public:
 
     // Acquires, retrying with exponential backoff and full jitter while attempts can start
     // within `wait`. On success fills `out` (when given) and returns ok. On a lock this object
-    // already holds, counts one more hold (reentrancy) and returns ok at once.
+    // already holds, counts one more hold (reentrancy) and returns ok at once. After a hold
+    // is lost, its caller must hear of it before a new hold starts: until an on_lost call for
+    // that loss has started (without on_lost: until release() reports it), acquire() returns
+    // expired and starts nothing, also when the lease ran out unnoticed just before the call
+    // (the helper not yet run). A reentrant acquire is never answered with a new hold in
+    // place of the one it nests in.
     // Returns the reason the last attempt failed:
     //   busy              another owner holds the lock (on too many instances)
     //   restart_guard     too few instances count yet (restart_guard): guard_until_ms() says
@@ -361,7 +367,8 @@ public:
 
     // True while held and within validity (never after valid_until).
     bool held() const noexcept;
-    // True once the current hold was lost (until the next acquire()).
+    // True once the current hold was lost (until release(), or the next hold acquire()
+    // starts once on_lost was called for the loss).
     bool lost() const noexcept;
     // Why it was lost: expired or token_gone; empty when not lost.
     [[nodiscard]] std::error_code lost_reason() const noexcept;
