@@ -269,8 +269,9 @@ typedef struct edgelock_options {
      * current hold (a loss whose hold already ended is not reported). When another thread
      * calls edgelock_close() meanwhile, an edgelock_acquire() the callback makes from then on,
      * or is waiting in, returns EDGELOCK_E_CANCELLED, so a callback that retries until it
-     * acquires must stop at that code; a hold it already got is released by the close once
-     * the callback returns. NULL: not called. */
+     * acquires must stop at that code (and after EDGELOCK_E_EXPIRED, a hold it took being
+     * lost, release before it tries again); a hold it already got is released by the close
+     * once the callback returns. NULL: not called. */
     void (*on_lost)(int code, void* user);
     void* on_lost_user;
 
@@ -338,11 +339,11 @@ EDGELOCK_API int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) E
 
 /* Acquires, retrying with backoff while attempts can start within wait_ms. On success fills
  * *out (when not NULL). On a lock this one already holds, counts one more hold. After a hold
- * is lost, returns EDGELOCK_E_EXPIRED and starts nothing until on_lost has been called for
- * the loss (without on_lost: until edgelock_release() has returned EDGELOCK_E_EXPIRED), also
- * when the lease ran out unnoticed just before the call: no new hold takes the place of one
- * whose loss the caller has not heard. Returns EDGELOCK_OK, or the reason the last attempt
- * failed:
+ * is lost, returns EDGELOCK_E_EXPIRED at once and starts nothing until the on_lost call for
+ * the loss has returned (on_lost itself may acquire again) or edgelock_release() has
+ * returned EDGELOCK_E_EXPIRED, also when the lease ran out unnoticed just before the call:
+ * no new hold takes the place of one whose loss the caller has not heard. Returns
+ * EDGELOCK_OK, or the reason the last attempt failed:
  *   EDGELOCK_E_BUSY, EDGELOCK_E_RESTART_GUARD, EDGELOCK_E_VALIDITY_EXPIRED,
  *   EDGELOCK_E_TOKEN_GONE, EDGELOCK_E_NOT_REPLICATED, EDGELOCK_E_FENCE_EXHAUSTED
  *   one instance's connection error (EDGELOCK_E_OS with edgelock_last_os_error() = e.g.
@@ -350,6 +351,7 @@ EDGELOCK_API int edgelock_try_acquire(edgelock_lock* lock, edgelock_hold* out) E
  *     EDGELOCK_E_ERROR_REPLY, ...), or with several instances EDGELOCK_E_NO_QUORUM
  *   EDGELOCK_E_CANCELLED        edgelock_cancel() was called, or, from on_lost,
  *                               edgelock_close() began
+ *   EDGELOCK_E_EXPIRED          the hold this lock had is lost, unheard (above): release it
  *   EDGELOCK_E_INVALID_WAIT     wait_ms negative or above a day
  *   EDGELOCK_E_INVALID_STATE    another call is releasing
  *   EDGELOCK_E_IO_ERROR         no random bytes for the token
@@ -371,7 +373,7 @@ EDGELOCK_API int edgelock_release(edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 /* 1 while held and within validity, else 0 (also for NULL). */
 EDGELOCK_API int edgelock_held(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 /* 1 once the current hold was lost (until edgelock_release(), or the next hold an acquire
- * starts once on_lost was called for the loss), else 0. */
+ * starts once on_lost has heard the loss), else 0. */
 EDGELOCK_API int edgelock_lost(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;
 /* The fence token of the current or last hold; 0 without one (or NULL). */
 EDGELOCK_API int64_t edgelock_fence(const edgelock_lock* lock) EDGELOCK_NOEXCEPT;

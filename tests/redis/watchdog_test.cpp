@@ -272,6 +272,32 @@ TEST(watchdog, a_reentrant_acquire_over_a_loss_not_yet_told_fails_and_the_loss_i
     EXPECT_EQ(handler.codes[1], edgelock::errc::token_gone);
 }
 
+// While on_lost runs for a loss, the thread that took the hold may not have heard yet, and
+// an on_lost that calls release() would end whatever hold it finds: another thread's
+// acquire() starts no hold until the call has returned.
+TEST(watchdog, an_acquire_while_on_lost_runs_for_the_loss_waits_for_its_return) {
+    redis_server server;
+    redis_client client(server.port());
+    slow_lost_handler handler;
+    {
+        edgelock::blocking::lock lock;
+        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+        ASSERT_FALSE(lock.try_acquire());
+        client.command({"DEL", "job"});
+        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s)) << "the loss is told";
+        EXPECT_EQ(lock.try_acquire(), edgelock::errc::expired)
+            << "a new hold began while on_lost was still telling of the loss";
+        EXPECT_FALSE(client.exists("job"));
+        handler.open_gate();
+        EXPECT_TRUE(eventually([&] { return !lock.try_acquire(); }, 5s))
+            << "a new hold once on_lost returned";
+        EXPECT_TRUE(client.exists("job"));
+        EXPECT_FALSE(lock.release());
+    }
+    std::lock_guard<std::mutex> held(handler.mutex);
+    EXPECT_EQ(handler.codes.size(), 1u);
+}
+
 // Without on_lost, the caller hears of a loss from lost() or release(): until release() has
 // reported it, an acquire() (a reentrant one, as here) starts no hold in its place.
 TEST(watchdog, without_on_lost_an_acquire_after_a_loss_fails_until_release_reports_it) {

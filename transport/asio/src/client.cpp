@@ -437,7 +437,7 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
         after_call(handle.index, step_clock(now));
         return post_completion(std::move(handler), errc::expired);
     }
-    if (const errc code = e->core.acquire(now, wait.count(), token); code != errc::ok) {
+    if (const errc code = acquire_in_core(*e, now, wait, token); code != errc::ok) {
         // The refusal may follow events the call produced.
         after_call(handle.index, step_clock(now));
         // The core refuses while the last hold's release runs: to the caller that is an
@@ -453,6 +453,16 @@ void client_impl::acquire(lock_handle handle, std::chrono::milliseconds wait,
     e->failure.clear();
     if (e->core.state() != lock_state::held) e->meter.acquire_started(now);
     after_call(handle.index, step_clock(now));
+}
+
+// The core's acquire. Its expired means a hold the caller was told of ran out unnoticed;
+// a hold the caller was never told of (its acquire ended validity_expired while the core
+// lacked room to see the lease end) is none a call nests in: lost now, it starts afresh.
+errc client_impl::acquire_in_core(lock_entry& e, std::int64_t now, std::chrono::milliseconds wait,
+                                  const owner_token& token) {
+    const errc code = e.core.acquire(now, wait.count(), token);
+    if (code != errc::expired || e.hold_reported) return code;
+    return e.core.acquire(now, wait.count(), token);
 }
 
 void client_impl::release(lock_handle handle, handler_slot handler, bool detached) {

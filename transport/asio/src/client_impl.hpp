@@ -244,6 +244,8 @@ public:
     [[nodiscard]] std::error_code remove_lock(lock_handle handle);
     [[nodiscard]] std::error_code set_lost_handler(lock_handle handle, handler_slot handler);
     void acquire(lock_handle handle, std::chrono::milliseconds wait, handler_slot handler);
+    errc acquire_in_core(lock_entry& e, std::int64_t now, std::chrono::milliseconds wait,
+                         const owner_token& token);
     void release(lock_handle handle, handler_slot handler, bool detached);
     lock_status status(lock_handle handle) const noexcept;
     session::lock_metrics metrics() const noexcept;

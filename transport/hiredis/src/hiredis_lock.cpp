@@ -181,10 +181,13 @@ void lock::impl::notifier_loop() {
         const lost_notice due = notice;
         notice.due = false;
         if (due.hold_serial != hold_serial) continue;
-        hold_owed = false;  // heard: a new hold may follow
+        hearing_serial = due.hold_serial;  // the callback itself may acquire again
         held.unlock();
         options.on_lost(make_error_code(due.code));
         held.lock();
+        hearing_serial = no_hold_serial;
+        // Heard once the callback returned: other threads may start a new hold from here.
+        if (hold_serial == due.hold_serial) hold_owed = false;
     }
 }
 
@@ -450,8 +453,8 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
     std::unique_lock<std::mutex> held(self.mutex);
     self.begin_io(held);
     if (self.closing) return self.refuse_acquire(held, errc::cancelled);
-    self.reset_backoff();
     if (self.hold_gone_unheard()) return self.refuse_acquire(held, errc::expired);
+    self.reset_backoff();
     self.call_error = {};
     self.acquired = {};
     const std::int64_t started_ms = now_ms();
@@ -498,19 +501,23 @@ std::error_code lock::acquire(std::chrono::milliseconds wait, hold* out) noexcep
 }
 
 // The caller's hold is lost, and the caller has not heard it: no on_lost call for it has
-// started, and release() has not ended it. A new hold now would pass for the old one, kept
-// all along (a reentrant acquire counts on it), and make the loss's notice stale.
-bool lock::impl::hold_gone_unheard() const { return hold_owed && core.state() == lock_state::lost; }
+// returned, and release() has not ended it. A new hold now would pass for the old one, kept
+// all along (a reentrant acquire counts on it), and make the loss's notice stale. The
+// on_lost call for that loss has heard it, and may acquire again.
+bool lock::impl::hold_gone_unheard() const {
+    const bool hearing = hearing_serial == hold_serial && notifier_started &&
+                         pthread_equal(pthread_self(), notifier) != 0;
+    return hold_owed && core.state() == lock_state::lost && !hearing;
+}
 
-// acquire() refused before any attempt. expired: a hold the caller has not heard the end of
-// is gone (hold_gone_unheard), or its lease ran out unnoticed and the core lost it in this
-// call. The loss is told (on_lost, the hook) and its key deleted, as after any loss, before
-// the call returns.
+// acquire() refused before any attempt, at once. expired: a hold the caller has not heard
+// the end of is gone (hold_gone_unheard), or its lease ran out unnoticed and the core lost
+// it in this call: that loss is handed to on_lost and the hook now, and the helper sends its
+// cleanup (end_io() wakes it).
 std::error_code lock::impl::refuse_acquire(std::unique_lock<std::mutex>& held, errc code) {
     if (code == errc::expired) {
-        const std::int64_t until = now_ms() + timing.command_timeout_ms;
-        run_io(
-            held, [this] { return quiet(now_ms()); }, until, false);
+        drain_events();
+        deliver_events(held);
     }
     end_io();
     return make_error_code(code);

@@ -219,8 +219,11 @@ struct lock::impl {
     // (validity_expired), not a loss for on_lost, lost() or the loss counts.
     bool hold_untold = false;
     // A hold acquire() told of whose end the caller has not met: not ended by release(),
-    // and no on_lost call for its loss started. While it is lost, acquire() returns expired.
+    // and no on_lost call for its loss returned. While it is lost, acquire() returns expired
+    // (but to that on_lost call itself, running for hearing_serial's hold).
     bool hold_owed = false;
+    static constexpr std::uint64_t no_hold_serial = ~std::uint64_t{0};
+    std::uint64_t hearing_serial = no_hold_serial;
     std::error_code call_error;  // the latest instance error during the running call
     // on_event: gathered under the mutex, handed over without it by the I/O thread.
     std::array<lock_event, lock_events_pending_max> pending_events{};

@@ -69,7 +69,8 @@
 // in ends with cancelled (as after cancel()); an acquire() that had already succeeded keeps
 // its hold, renewed, until the callback returns; then the destructor releases it with the
 // rest. So the destructor waits for the callback: one that loops until it acquires must stop
-// at cancelled. No on_lost call starts once the destructor has begun. The callback must not
+// at cancelled (and after expired, a hold it took being lost, release() before it tries
+// again). No on_lost call starts once the destructor has begun. The callback must not
 // destroy the object itself (it would wait for its own return): that aborts the process.
 //
 // Signals: the client writes with send(MSG_NOSIGNAL), so a connection Redis has reset never
@@ -236,9 +237,10 @@ struct lock_options : deployment {
     // the current hold: a loss whose hold has ended before its call could start (release()
     // returned) is not reported (release() reports it: expired), and only the latest loss
     // waits while an earlier call still runs. No new hold starts before the call for the
-    // loss of the current one has started (acquire() returns expired meanwhile). A call that
-    // started runs to its end even if another thread releases meanwhile, or destroys the
-    // object: the destructor waits for it, and refuses it a new hold (see "Threads" above).
+    // loss of the current one has returned (acquire() returns expired meanwhile), but from
+    // the call itself. A call that started runs to its end even if another thread releases
+    // meanwhile, or destroys the object: the destructor waits for it, and refuses it a new
+    // hold (see "Threads" above).
     std::function<void(std::error_code)> on_lost;
 
     // Observation (lock_event above): called on the thread doing the lock's I/O at the time
@@ -311,16 +313,17 @@ public:
     // Acquires, retrying with exponential backoff and full jitter while attempts can start
     // within `wait`. On success fills `out` (when given) and returns ok. On a lock this object
     // already holds, counts one more hold (reentrancy) and returns ok at once. After a hold
-    // is lost, its caller must hear of it before a new hold starts: until an on_lost call for
-    // that loss has started (without on_lost: until release() reports it), acquire() returns
-    // expired and starts nothing, also when the lease ran out unnoticed just before the call
-    // (the helper not yet run). A reentrant acquire is never answered with a new hold in
-    // place of the one it nests in.
+    // is lost, its caller must hear of it before a new hold starts: until the on_lost call
+    // for that loss has returned, or release() has reported it, acquire() returns expired at
+    // once and starts nothing (the on_lost call itself may acquire again), also when the
+    // lease ran out unnoticed just before the call (the helper not yet run). A reentrant
+    // acquire is never answered with a new hold in place of the one it nests in.
     // Returns the reason the last attempt failed:
     //   busy              another owner holds the lock (on too many instances)
     //   restart_guard     too few instances count yet (restart_guard): guard_until_ms() says
     //                     until when; a wait that reaches it waits instead
     //   validity_expired  a quorum agreed, but only after the lease had run out
+    //   expired           the hold this object had is lost, unheard (above): release() it
     //   token_gone, not_replicated  the fence raise or the WAIT failed (see lock.hpp)
     //   with a single instance (or Sentinel's master), that instance's error when it failed
     //     and said why: e.g. std::errc::connection_refused, std::errc::connection_reset, and
@@ -368,7 +371,7 @@ public:
     // True while held and within validity (never after valid_until).
     bool held() const noexcept;
     // True once the current hold was lost (until release(), or the next hold acquire()
-    // starts once on_lost was called for the loss).
+    // starts once on_lost has heard the loss).
     bool lost() const noexcept;
     // Why it was lost: expired or token_gone; empty when not lost.
     [[nodiscard]] std::error_code lost_reason() const noexcept;
