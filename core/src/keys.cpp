@@ -141,6 +141,13 @@ std::size_t write_wake_channel(std::string_view name, std::string_view token_hex
     return tail == 0 ? 0 : line + tail;
 }
 
+bool wake_names(std::string_view message, std::string_view token_hex) noexcept {
+    if (message.size() < token_hex.size()) return false;
+    const std::string_view head(message.data(), token_hex.size());  // not substr(): it throws
+    return head == token_hex &&
+           (message.size() == token_hex.size() || message[token_hex.size()] == ' ');
+}
+
 namespace {
 
 bool is_companion_key_of(std::string_view name, companion which) noexcept {

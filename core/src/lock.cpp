@@ -131,6 +131,8 @@ errc lock::acquire(std::int64_t now_ms, std::int64_t wait_ms, const owner_token&
 
     take_token(token);
     retrying_ = wait_ms > 0;
+    acquire_started_ms_ = now_ms_;
+    grants_trusted_ = true;
     wait_deadline_ms_ = now_ms_ + wait_ms;
     attempts_ = 0;
     last_cause_ = errc::ok;
@@ -204,6 +206,7 @@ errc lock::on_io_error(std::uint8_t instance, std::int64_t now_ms) noexcept {
     if (instance >= instances_) return errc::invalid_instance;
     advance();
     give_up_in_flight(instance);
+    grants_trusted_ = false;  // the next connection may reach a restarted node (lock_fair.cpp)
     return errc::ok;
 }
 

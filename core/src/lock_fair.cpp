@@ -1,28 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
-// Fair waiting (lock.hpp, "Fair waiting"): wake-ups, when a waiter looks again after a failed
-// attempt, and the cleanup that leaves the line or keeps a waiter's place in it.
+// Fair waiting (lock.hpp, "Fair waiting"): wake-ups and grants, when a waiter looks again after
+// a failed attempt, and the cleanup that leaves the line or keeps a waiter's place in it.
 #include <algorithm>
+#include <charconv>
 #include <string_view>
 
+#include "edgelock/keys.hpp"
 #include "edgelock/lock.hpp"
 
 namespace edgelock {
+
+namespace {
+
+// A grant names a waiter's token, a space and the fence token of the hold (0 unfenced), in
+// decimal without a sign or a leading zero; the fence goes to `fence`.
+bool is_grant_for(std::string_view message, std::string_view token, std::int64_t& fence) {
+    const std::size_t at = token.size() + 1;
+    if (message.size() <= at || !wake_names(message, token)) return false;
+    // Not substr(): its out-of-range check would link a throwing path into the core.
+    const std::string_view digits(message.data() + at, message.size() - at);
+    if (digits.size() > 1 && digits[0] == '0') return false;
+    if (digits[0] < '0' || digits[0] > '9') return false;
+    std::int64_t value = 0;
+    const char* const last = digits.data() + digits.size();
+    const auto [end, error] = std::from_chars(digits.data(), last, value);
+    if (error != std::errc{} || end != last) return false;
+    fence = value;
+    return true;
+}
+
+}  // namespace
 
 errc lock::on_wake(std::int64_t now_ms, std::string_view message) noexcept {
     if (const errc code = check_input(now_ms); code != errc::ok) return code;
     advance();
     const std::array<char, token_hex_bytes> token = token_hex();
-    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    const std::string_view ours(token.data(), token.size());
+    std::int64_t fence = -1;  // a grant's, or -1 for a wake-up
+    const bool for_us = message.empty() || message == ours || is_grant_for(message, ours, fence);
     if (!wants_wake_ups() || !for_us) return errc::ok;
     // In line under the restart guard: the lock may not be taken before it ends.
     if (joining_) return errc::ok;
     if (state_ == lock_state::backing_off) {
-        timer_ms_ = now_ms_;
+        // A grant we cannot take as it is is a wake-up: the attempt takes the key it holds.
+        if (fence < 0 || !take_grant(fence)) timer_ms_ = now_ms_;
         advance();
     } else {
         wake_pending_ = true;  // the attempt in flight may have been refused just before
     }
     return errc::ok;
+}
+
+// A release handed us the free lock (scripts.hpp, fair_release): the key holds our token
+// until our entry in the line expires. That entry was last renewed by an attempt of this
+// acquire(), so it expires at least entry_ttl after acquire() began: the lease counts from
+// there, as an attempt's counts from its send (see "Lease arithmetic"). Not from the last
+// refused attempt: a grant made before it, and gone by then, may be read after its refusal.
+// It is taken only when nothing else has to happen first: no WAIT (the replicas may lack the
+// grant), grants still trusted (no cleanup of ours, which would delete a granted key, and no
+// new connection, which may reach a node restarted under the guard: "Fair waiting"), a
+// fence when fencing, the watchdog on (the grant is shorter than ttl; renewals soon restore
+// it), and validity left.
+bool lock::take_grant(std::int64_t fence) noexcept {
+    const std::int64_t start = acquire_started_ms_;
+    const std::int64_t until = start + std::min(queue_entry_ttl_ms_, ttl_ms_) - drift_ms_;
+    const bool takes = permits_ == 1 && replicas_to_wait_ == 0 && watchdog_ && grants_trusted_ &&
+                       (!fencing_ || fence > 0) && now_ms_ < until;
+    if (!takes) return false;
+    end_round(lock_state::held, 1);
+    fence_ = fencing_ ? fence : 0;
+    lease_start_ms_ = start;
+    valid_until_ms_ = until;
+    timer_ms_ = start + std::min(renew_interval_ms_, (until - start) / 3);
+    event e;
+    e.type = event_type::acquired;
+    e.fence = fence_;
+    e.valid_until_ms = valid_until_ms_;
+    push_event(e);
+    return true;
 }
 
 bool lock::wants_wake_ups() const noexcept {
@@ -67,6 +122,7 @@ void lock::clean_up_everywhere(line place) noexcept {
         const bool not_asked = round_kind_ == request_kind::acquire && result == outcome::none;
         if ((other_token || not_asked) && !leave_line) continue;
         enqueue(i, request_kind::release, false, false, 1, place == line::keep_place);
+        grants_trusted_ = false;  // it deletes our key, a granted one too (take_grant)
     }
 }
 

@@ -73,7 +73,8 @@ bool parse_fence(const reply_node& reply, std::int64_t& fence) {
 }
 
 // The keys a script gets after the name: a fair lock's queue keys (for its acquire and
-// release), the fence key (for the raise, and an acquire with fencing), and a fenced
+// release), the fence key (for the raise, and with fencing an acquire or a fair lock's
+// release, which numbers the hold it hands over), and a fenced
 // semaphore's slots key (its acquire and renew: it numbers its leases).
 struct key_list {
     std::array<companion, 4> companions{};
@@ -87,7 +88,9 @@ key_list companions_for(request_kind kind, bool fair, bool fencing,
         keys.companions[keys.count++] = companion::queue;
         keys.companions[keys.count++] = companion::queue_ttl;
     }
-    if (kind == request_kind::raise || (kind == request_kind::acquire && fencing))
+    // A fenced fair lock's release numbers the hold it hands to the head of the line.
+    const bool grants = fair && permits == 1 && kind == request_kind::release;
+    if (kind == request_kind::raise || ((kind == request_kind::acquire || grants) && fencing))
         keys.companions[keys.count++] = companion::fence;
     if (fencing && permits > 1 && (kind == request_kind::acquire || kind == request_kind::renew))
         keys.companions[keys.count++] = companion::slots;

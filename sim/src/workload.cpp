@@ -434,19 +434,28 @@ std::string client::wake_channel() const {
     return std::string(channel.data(), lock_.wake_channel(channel.data(), channel.size()));
 }
 
-// Exactly the frame Redis sends for a PUBLISH of our token on our acquire()'s channel.
+// Exactly the frame Redis sends for a PUBLISH on our acquire()'s channel of a message naming
+// us: our token, or a grant of our turn (the token, a space and the fence).
 bool client::names_our_turn(const std::string& bytes) const {
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
     const std::string channel = wake_channel();
-    const std::string frame = "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" +
-                              channel + "\r\n$" + std::to_string(token.size()) + "\r\n" +
-                              std::string(token.data(), token.size()) + "\r\n";
-    return bytes == frame;
+    const std::string head =
+        "*3\r\n$7\r\nmessage\r\n$" + std::to_string(channel.size()) + "\r\n" + channel + "\r\n$";
+    if (bytes.compare(0, head.size(), head) != 0 || bytes.size() < head.size() + 2) return false;
+    const std::size_t length_end = bytes.find("\r\n", head.size());
+    if (length_end == std::string::npos) return false;
+    const std::string length = bytes.substr(head.size(), length_end - head.size());
+    const std::string payload = bytes.substr(length_end + 2);
+    if (payload.size() < 2 || payload.compare(payload.size() - 2, 2, "\r\n") != 0) return false;
+    const std::string message = payload.substr(0, payload.size() - 2);
+    return length == std::to_string(message.size()) &&
+           wake_names(message, std::string_view(token.data(), token.size()));
 }
 
 void client::handle_wake(std::string_view message) {
     const std::array<char, token_hex_bytes> token = lock_.token_hex();
-    const bool for_us = message.empty() || message == std::string_view(token.data(), token.size());
+    const bool for_us =
+        message.empty() || wake_names(message, std::string_view(token.data(), token.size()));
     turn_passed_ = turn_passed_ || (!message.empty() && for_us);
     if (for_us && lock_.wants_wake_ups()) world_.told(id_);
     if (world_.recording()) {

@@ -238,16 +238,21 @@ bool world::entry_live(const redis_node& n, std::string_view qttl_key, std::stri
     return false;
 }
 
-// The lock is free (a semaphore: has a permit free) on every master that is up (and there is
-// one), and fewer live waiters (or holders without a lease: one stands at the head until its
-// release) are ahead of the client in the line of the master the lock lives on
+// The lock is free (a semaphore: has a permit free), or a lock handed to the client by a
+// release (a grant: the key holds its waiting token), on every master that is up (and there
+// is one), and fewer live waiters (or holders without a lease: one stands at the head until
+// its release) are ahead of the client in the line of the master the lock lives on
 // (lease_home_now) than permits are free there: for a lock, none.
 bool world::due(std::uint8_t client) const {
     if (waiting_token_[client].empty() || clients_[client]->paused()) return false;
+    const auto free_for_it = [&](std::uint8_t n) {
+        return has_free_permit(n) ||
+               (config_.permits == 1 && holds_token(n, waiting_token_[client]));
+    };
     bool any_master = false;
     for (std::uint8_t n = 0; n < config_.nodes; ++n) {
         if (!nodes_[n].up() || !nodes_[n].is_master()) continue;
-        if (paused(n) || !has_free_permit(n)) return false;
+        if (paused(n) || !free_for_it(n)) return false;
         any_master = true;
     }
     // The node the lock lives on: the master the sentinels name, or under Redis Cluster the
@@ -257,7 +262,9 @@ bool world::due(std::uint8_t client) const {
     const std::int64_t wall_ms = node_wall_ms(master);
     const redis_entry* line = nodes_[master].peek(queue_key_, wall_ms);
     if (line == nullptr) return true;
-    const std::size_t free = config_.permits - live_leases(master);
+    const std::size_t granted =
+        config_.permits == 1 && holds_token(master, waiting_token_[client]) ? 1 : 0;
+    const std::size_t free = config_.permits - live_leases(master) + granted;
     std::size_t ahead = 0;
     for (const zset_member& m : decode_zset(line->value)) {
         if (!entry_live(nodes_[master], qttl_key_, m.member, wall_ms)) continue;

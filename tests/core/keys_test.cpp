@@ -208,4 +208,14 @@ TEST(keys, the_longest_name_fits_and_a_short_buffer_is_refused) {
     EXPECT_EQ(edgelock::write_fence_key("orders:42", small.data(), small.size()), 0u);
 }
 
+TEST(wake_names, a_token_alone_or_before_a_space_names_its_waiter) {
+    const std::string token(32, 'a');
+    EXPECT_TRUE(edgelock::wake_names(token, token)) << "a wake-up";
+    EXPECT_TRUE(edgelock::wake_names(token + " 17", token)) << "a grant";
+    EXPECT_FALSE(edgelock::wake_names("", token));
+    EXPECT_FALSE(edgelock::wake_names(token.substr(1), token)) << "one short";
+    EXPECT_FALSE(edgelock::wake_names(token + "b", token)) << "another, longer token";
+    EXPECT_FALSE(edgelock::wake_names(std::string(32, 'b') + " 17", token));
+}
+
 }  // namespace

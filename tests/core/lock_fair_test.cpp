@@ -249,6 +249,175 @@ TEST(lock_fair_waiting, a_wake_up_during_an_attempt_retries_at_once_after_a_refu
     EXPECT_EQ(l.next_deadline_ms(), 2 + recheck + 3 + recheck) << "the wake-up was used once";
 }
 
+std::string grant(std::string_view token_hex, std::string_view fence) {
+    return std::string(token_hex) + " " + std::string(fence);
+}
+
+// acquire() was called at t=0 and our entry lasts entry_ttl after each attempt: the granted
+// key lives at least until 0 + entry_ttl on the server, so the lease counts from 0.
+TEST(lock_fair_grant, a_grant_of_ours_holds_at_once_with_the_lease_from_the_acquire_call) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_wake(50, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_TRUE(l.held(50));
+    EXPECT_FALSE(l.has_request(0)) << "no round trip";
+    const auto events = take_events(l);
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].type, event_type::acquired);
+    EXPECT_EQ(events[0].valid_until_ms, entry_ttl - 302) << "from the call, not the message";
+    EXPECT_EQ(l.fence(), 0);
+    const std::int64_t first_renewal = (entry_ttl - 302) / 3;
+    EXPECT_EQ(l.next_deadline_ms(), first_renewal) << "within a third of the granted lease";
+    ASSERT_EQ(l.on_timer(first_renewal), errc::ok);
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::renew_script), "1", "orders:42",
+                                        token_a_hex, "30000"}));
+    ASSERT_EQ(l.on_reply(0, integer(1), first_renewal + 1), errc::ok);
+    EXPECT_EQ(l.valid_until_ms(), first_renewal + 30'000 - 302) << "the renewal restores ttl";
+    ASSERT_EQ(l.release(first_renewal + 2), errc::ok);
+    EXPECT_EQ(take_request(l, 0), fair_release_request(token_a_hex)) << "and leaves the line";
+}
+
+TEST(lock_fair_grant, a_fenced_grant_hands_out_its_fence_token) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config(true)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+    ASSERT_EQ(l.on_wake(50, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_EQ(l.state(), lock_state::acquiring) << "no fence: the attempt takes the key";
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 51), errc::ok);
+    ASSERT_EQ(l.on_wake(60, grant(token_a_hex, "1700000000000009")), errc::ok);
+    EXPECT_TRUE(l.held(60));
+    EXPECT_EQ(l.fence(), 1700000000000009);
+    EXPECT_EQ(take_events(l).back().fence, 1700000000000009);
+}
+
+TEST(lock_fair_grant, a_grant_that_comes_once_its_lease_may_have_ended_is_a_wake_up) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);  // re-checks keep the entry alive
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 3 + recheck), errc::ok);
+    const std::int64_t late = entry_ttl - 302;
+    ASSERT_EQ(l.on_wake(late, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_FALSE(l.held(late));
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+}
+
+// The cleanup of an attempt that timed out deletes the key if it holds our token, a granted
+// one too, and a grant's message is not ordered with the cleanup's reply: once a cleanup went
+// out, no grant of this wait is taken, even after a later refusal.
+TEST(lock_fair_grant, after_a_cleanup_of_ours_every_grant_of_the_wait_is_a_wake_up) {
+    lock l;
+    wait_in_line(l);
+    std::int64_t t = 2 + recheck;
+    ASSERT_EQ(l.on_timer(t), errc::ok);
+    take_request(l, 0);
+    t += 3000;
+    ASSERT_EQ(l.on_timer(t), errc::ok);  // timed out: its cleanup is queued
+    ASSERT_EQ(l.state(), lock_state::backing_off);
+    EXPECT_EQ(take_request(l, 0), staying_cleanup_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), ++t), errc::ok);       // the attempt's late refusal
+    ASSERT_EQ(l.on_reply(0, integer(1), ++t), errc::ok);  // the cleanup deleted the grant
+    ASSERT_EQ(l.on_timer(t + recheck), errc::ok);
+    t += recheck;
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), ++t), errc::ok);  // another client took the free key
+    ASSERT_EQ(l.on_wake(++t, grant(token_a_hex, "0")), errc::ok);  // the deleted grant
+    EXPECT_FALSE(l.held(t));
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << "a wake-up";
+}
+
+// A new connection may reach a node that restarted, whose start the lock is told of only
+// when a request goes out on it: no grant of this wait is taken from then on.
+TEST(lock_fair_grant, after_a_lost_connection_every_grant_of_the_wait_is_a_wake_up) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_io_error(0, 10), errc::ok);
+    ASSERT_EQ(l.on_wake(50, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_FALSE(l.held(50));
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+    ASSERT_EQ(l.on_reply(0, nil(), 51), errc::ok);
+    ASSERT_EQ(l.on_wake(60, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_FALSE(l.held(60));
+    EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex));
+}
+
+// The next acquire() trusts grants again: its token is new, and so are its entries.
+TEST(lock_fair_grant, a_new_acquire_trusts_grants_again) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_io_error(0, 10), errc::ok);
+    ASSERT_EQ(l.release(20), errc::ok);  // cancels the wait and leaves the line
+    take_events(l);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, integer(0), 21), errc::ok);
+    ASSERT_EQ(l.acquire(30, 10'000, token_b), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, nil(), 31), errc::ok);
+    ASSERT_EQ(l.on_wake(40, grant(token_b_hex, "0")), errc::ok);
+    EXPECT_TRUE(l.held(40));
+    EXPECT_EQ(l.valid_until_ms(), 30 + entry_ttl - 302);
+}
+
+TEST(lock_fair_grant, without_the_watchdog_or_with_wait_a_grant_is_a_wake_up) {
+    for (const bool waits_for_replicas : {false, true}) {
+        lock l;
+        lock_config config = fair_config();
+        if (waits_for_replicas) {
+            config.replicas_to_wait = 1;
+        } else {
+            config.watchdog = false;
+        }
+        ASSERT_EQ(l.configure(config), errc::ok);
+        ASSERT_EQ(l.acquire(0, 10'000, token_a), errc::ok);
+        take_request(l, 0);
+        ASSERT_EQ(l.on_reply(0, nil(), 2), errc::ok);
+        ASSERT_EQ(l.on_wake(50, grant(token_a_hex, "0")), errc::ok);
+        EXPECT_FALSE(l.held(50)) << waits_for_replicas;
+        EXPECT_EQ(take_request(l, 0), fair_acquire_request(token_a_hex)) << waits_for_replicas;
+    }
+}
+
+TEST(lock_fair_grant, a_grant_during_an_attempt_retries_at_once_after_a_refusal) {
+    lock l;
+    wait_in_line(l);
+    ASSERT_EQ(l.on_timer(2 + recheck), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_wake(2 + recheck + 1, grant(token_a_hex, "0")), errc::ok);
+    EXPECT_FALSE(l.held(2 + recheck + 1)) << "the attempt in flight decides";
+    ASSERT_EQ(l.on_reply(0, nil(), 2 + recheck + 2), errc::ok);
+    EXPECT_EQ(l.next_deadline_ms(), 2 + recheck + 2);
+}
+
+TEST(lock_fair_grant, grants_for_others_and_malformed_ones_change_nothing) {
+    lock l;
+    wait_in_line(l);
+    const std::string ours = token_a_hex;
+    for (const std::string& message :
+         {grant(token_b_hex, "0"), ours + " ", ours + " -1", ours + " 01", ours + " 1x",
+          ours + "  1", ours + "x1", ours + " 99999999999999999999"}) {
+        ASSERT_EQ(l.on_wake(50, message), errc::ok) << message;
+        EXPECT_EQ(l.state(), lock_state::backing_off) << message;
+        EXPECT_FALSE(l.has_request(0)) << message;
+    }
+}
+
+TEST(lock_fair_wire, a_fenced_release_carries_the_fence_key_to_number_the_hold_it_hands_over) {
+    lock l;
+    ASSERT_EQ(l.configure(fair_config(true)), errc::ok);
+    ASSERT_EQ(l.acquire(0, 0, token_a), errc::ok);
+    take_request(l, 0);
+    ASSERT_EQ(l.on_reply(0, bulk("7"), 1), errc::ok);
+    ASSERT_EQ(l.release(2), errc::ok);
+    EXPECT_EQ(take_request(l, 0),
+              (std::vector<std::string>{"EVALSHA", sha(edgelock::fair_release_script), "4",
+                                        "orders:42", "{orders:42}:queue", "{orders:42}:qttl",
+                                        "{orders:42}:fence", token_a_hex}));
+}
+
 TEST(lock_fair_waiting, an_attempt_lost_with_its_connection_is_cleaned_up_keeping_our_place) {
     lock l;
     wait_in_line(l);

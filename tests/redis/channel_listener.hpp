@@ -28,9 +28,10 @@ public:
         freeReplyObject(reply);
     }
 
-    // The payload (the token woken) of the next message, or "" when none comes within 300 ms,
-    // or "published on <channel>" when it came on another channel than its token's. (A hiredis
-    // read timeout would break the connection for good: poll first.)
+    // The payload of the next message (the token woken, or a grant: the token, a space and
+    // the fence), or "" when none comes within 300 ms, or "published on <channel>" when it
+    // came on another channel than its token's. (A hiredis read timeout would break the
+    // connection for good: poll first.)
     std::string next() {
         void* raw = nullptr;
         if (redisGetReplyFromReader(context_.get(), &raw) != REDIS_OK) return "";
@@ -44,7 +45,8 @@ public:
         if (reply->type != REDIS_REPLY_ARRAY || reply->elements != 4) return "";
         const std::string channel(reply->element[2]->str, reply->element[2]->len);
         std::string payload(reply->element[3]->str, reply->element[3]->len);
-        if (channel != line_ + ":" + payload) return "published on " + channel;
+        if (channel != line_ + ":" + payload.substr(0, payload.find(' ')))
+            return "published on " + channel;
         return payload;
     }
 

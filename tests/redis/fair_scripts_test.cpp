@@ -57,12 +57,23 @@ redis_reply join_line(redis_client& c, const std::string& who) {
     return fair_acquire(c, who, 10'000, false, true);
 }
 
-redis_reply fair_release(redis_client& c, const std::string& who, bool stay = false) {
-    std::vector<std::string> args = {
-        "EVAL", std::string(edgelock::fair_release_script.text), "3", lock_key, queue_key, qttl_key,
-        who};
+redis_reply fair_release(redis_client& c, const std::string& who, bool stay = false,
+                         bool fenced = false) {
+    std::vector<std::string> args = {"EVAL",
+                                     std::string(edgelock::fair_release_script.text),
+                                     fenced ? "4" : "3",
+                                     lock_key,
+                                     queue_key,
+                                     qttl_key};
+    if (fenced) args.push_back(fence_key);
+    args.push_back(who);
     if (stay) args.push_back("stay");
     return c.command(args);
+}
+
+// What a release publishes when it hands the lock to `who` (fence 0: unfenced).
+std::string grant(const std::string& who, const std::string& fence = "0") {
+    return who + " " + fence;
 }
 
 bool took_it(const redis_reply& r) {
@@ -123,7 +134,7 @@ TEST(fair_scripts, a_head_without_an_expiry_entry_drops_out) {
     ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
     ASSERT_EQ(c.command({"ZREM", qttl_key, token('a')}).integer, 1);
     ASSERT_EQ(fair_release(c, token('h')).integer, 1);
-    EXPECT_EQ(listener.next(), token('b')) << "the release wakes the first live waiter";
+    EXPECT_EQ(listener.next(), grant(token('b'))) << "the release serves the first live waiter";
     EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
     c.command({"DEL", qttl_key});
     EXPECT_EQ(fair_release(c, token('b')).integer, 1);
@@ -162,7 +173,7 @@ TEST(fair_scripts, waiters_line_up_in_arrival_order_and_keep_their_place) {
     EXPECT_GT(c.pttl(qttl_key), 9'000);
 }
 
-TEST(fair_scripts, a_release_wakes_the_head_and_only_the_head_may_take_the_free_lock) {
+TEST(fair_scripts, a_release_hands_the_lock_to_the_head_until_its_entry_would_expire) {
     redis_server server;
     redis_client c(server.port());
     channel_listener listener(server.port());
@@ -170,15 +181,19 @@ TEST(fair_scripts, a_release_wakes_the_head_and_only_the_head_may_take_the_free_
     ASSERT_TRUE(fair_acquire(c, token('b')).is_nil());
     ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
     EXPECT_EQ(listener.next(), "") << "nothing is published while the lock is held";
+    const long long entry_left = c.pttl(qttl_key);
 
     EXPECT_EQ(fair_release(c, token('a')).integer, 1);
-    EXPECT_EQ(listener.next(), token('b')) << "the release names the head";
-    EXPECT_TRUE(fair_acquire(c, token('c')).is_nil()) << "the free lock is the head's";
-    EXPECT_TRUE(fair_acquire(c, token('a')).is_nil()) << "and the releaser goes to the back";
-    EXPECT_EQ(listener.next(), token('b'))
-        << "a waiter that finds the head's turn unused wakes it again";
-    EXPECT_EQ(listener.next(), token('b'));
-    EXPECT_TRUE(took_it(fair_acquire(c, token('b'))));
+    EXPECT_EQ(listener.next(), grant(token('b'))) << "the release names the head and the fence";
+    EXPECT_EQ(c.get(lock_key), token('b')) << "the lock is the head's already";
+    const long long lease = c.pttl(lock_key);
+    EXPECT_GT(lease, 8'000);
+    EXPECT_LE(lease, entry_left) << "it lasts as long as the head's entry in the line, no longer";
+    EXPECT_TRUE(fair_acquire(c, token('c')).is_nil());
+    EXPECT_TRUE(fair_acquire(c, token('a')).is_nil()) << "the releaser goes to the back";
+    EXPECT_EQ(listener.next(), "") << "the lock is not free: nobody is woken again";
+    EXPECT_TRUE(took_it(fair_acquire(c, token('b')))) << "the head's attempt takes its key";
+    EXPECT_GT(c.pttl(lock_key), 29'000) << "for its own ttl";
     EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c'), token('a')}))
         << "the taker heads the line until its release";
     EXPECT_NE(c.command({"ZSCORE", qttl_key, token('b')}).type, redis_reply::kind::nil);
@@ -193,7 +208,7 @@ TEST(fair_scripts, a_waiter_whose_entry_expired_drops_out_and_the_next_is_served
     ASSERT_TRUE(fair_acquire(c, token('c')).is_nil());
     std::this_thread::sleep_for(150ms);  // on purpose: b's 100 ms entry TTL runs out
     EXPECT_EQ(fair_release(c, token('a')).integer, 1);
-    EXPECT_EQ(listener.next(), token('c')) << "the expired head is skipped";
+    EXPECT_EQ(listener.next(), grant(token('c'))) << "the expired head is skipped";
     EXPECT_TRUE(took_it(fair_acquire(c, token('c'))));
     EXPECT_EQ(line(c), (std::vector<std::string>{token('c')}));
 }
@@ -209,8 +224,8 @@ TEST(fair_scripts, leaving_the_line_wakes_the_next_when_the_lock_is_free) {
     EXPECT_EQ(listener.next(), "") << "the lock is held: nobody to wake";
     EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b')}));
     ASSERT_EQ(fair_release(c, token('a')).integer, 1);
-    EXPECT_EQ(listener.next(), token('b'));
-    EXPECT_EQ(fair_release(c, token('b')).integer, 0) << "the head gives up its turn";
+    EXPECT_EQ(listener.next(), grant(token('b')));
+    EXPECT_EQ(fair_release(c, token('b')).integer, 1) << "the head gives up the lock it was given";
     EXPECT_EQ(listener.next(), "") << "and the line is empty";
     EXPECT_FALSE(c.exists(queue_key));
     EXPECT_TRUE(took_it(fair_acquire(c, token('d'))));
@@ -227,12 +242,12 @@ TEST(fair_scripts, a_waiters_cleanup_that_stays_keeps_its_place_and_frees_a_key_
     EXPECT_EQ(line(c), (std::vector<std::string>{token('a'), token('b'), token('c')}))
         << "b keeps its place behind the holder";
     EXPECT_EQ(listener.next(), "");
-    // b's attempt that timed out had in fact taken the lock after a's release: its cleanup
-    // frees it and wakes b itself, still the head.
+    // a's release hands the lock to b, whose attempt meanwhile timed out: its cleanup frees
+    // the key and only wakes b, still the head (a cleanup hands nothing over).
     ASSERT_EQ(fair_release(c, token('a')).integer, 1);
-    EXPECT_EQ(listener.next(), token('b'));
-    c.set(lock_key, token('b'));
+    EXPECT_EQ(listener.next(), grant(token('b')));
     EXPECT_EQ(fair_release(c, token('b'), true).integer, 1);
+    EXPECT_FALSE(c.exists(lock_key));
     EXPECT_EQ(listener.next(), token('b'));
     EXPECT_EQ(line(c), (std::vector<std::string>{token('b'), token('c')}));
 }
@@ -275,17 +290,41 @@ TEST(fair_scripts, with_a_fence_key_the_counter_moves_when_the_lock_is_taken) {
     ASSERT_EQ(first.type, redis_reply::kind::string) << first.text;
     EXPECT_TRUE(fair_acquire(c, token('b'), 10'000, true).is_nil());
     EXPECT_EQ(c.get(fence_key), first.text) << "a refused waiter moves no counter";
-    ASSERT_EQ(fair_release(c, token('a')).integer, 1);
+    ASSERT_EQ(fair_release(c, token('a'), false, true).integer, 1);
     const redis_reply second = fair_acquire(c, token('b'), 10'000, true);
     ASSERT_EQ(second.type, redis_reply::kind::string) << second.text;
     EXPECT_GT(std::stoll(second.text), std::stoll(first.text));
     c.set(fence_key, "9223372036854775807");
-    ASSERT_EQ(fair_release(c, token('b')).integer, 1);
+    ASSERT_EQ(fair_release(c, token('b'), false, true).integer, 1);
     const redis_reply exhausted = fair_acquire(c, token('c'), 10'000, true);
     EXPECT_TRUE(exhausted.is_error());
     EXPECT_EQ(exhausted.text.rfind("FENCE_EXHAUSTED", 0), 0u) << exhausted.text;
     EXPECT_FALSE(c.exists(lock_key));
     EXPECT_FALSE(c.exists(queue_key)) << "refused before anything changed";
+}
+
+// A fenced release numbers the hold it hands over, above the counter as an acquire would; with
+// the counter exhausted it hands nothing over and only wakes the head, whose own attempt then
+// meets the error.
+TEST(fair_scripts, a_fenced_grant_moves_the_counter_and_an_exhausted_one_only_wakes) {
+    redis_server server;
+    redis_client c(server.port());
+    channel_listener listener(server.port());
+    const redis_reply first = fair_acquire(c, token('a'), 10'000, true);
+    ASSERT_EQ(first.type, redis_reply::kind::string) << first.text;
+    ASSERT_TRUE(fair_acquire(c, token('b'), 10'000, true).is_nil());
+    ASSERT_EQ(fair_release(c, token('a'), false, true).integer, 1);
+    const std::string granted = listener.next();
+    ASSERT_EQ(granted.rfind(token('b') + " ", 0), 0u) << granted;
+    const std::string fence = granted.substr(token('b').size() + 1);
+    EXPECT_GT(std::stoll(fence), std::stoll(first.text));
+    EXPECT_EQ(c.get(fence_key), fence) << "the counter is at the fence handed out";
+
+    ASSERT_TRUE(fair_acquire(c, token('c'), 10'000, true).is_nil());
+    c.set(fence_key, "9223372036854775807");
+    ASSERT_EQ(fair_release(c, token('b'), false, true).integer, 1);
+    EXPECT_EQ(listener.next(), token('c')) << "a wake-up, not a grant";
+    EXPECT_FALSE(c.exists(lock_key));
 }
 
 }  // namespace

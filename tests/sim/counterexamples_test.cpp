@@ -102,6 +102,35 @@ TEST(counterexamples, a_wake_up_during_an_attempt_starts_the_next_one) {
     }
 }
 
+// grant-fence-dropped. A fenced fair lock's release hands the lock to the head of the line and
+// numbers the hold (scripts.hpp, fair_release); the head, taking the grant without a round
+// trip, must hand out that fence token: 0 comes after the previous holder's (order). No
+// fault is needed: every handover of this run is a grant.
+TEST(counterexamples, a_granted_fenced_hold_hands_out_the_fence_its_release_numbered) {
+    const kept_run k{"single+fencing+fair", 7271246366510462669ULL, "",
+                     "lock: acquired fence=1700000000554000"};
+    const run_result r = replay(k);
+    EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                   << replay_command(request_of(k));
+}
+
+// grant-taken-before-replicas-confirm. With WAIT, a grant is only a wake-up: the release's
+// SET of the head's token is on the master alone until a WAIT confirms it. Here the
+// replication to both replicas lags, the master is paused and a replica promoted; a grant
+// taken at once leaves c2 believing while c3 takes the lock on the new master (overlap,
+// stale, oracle). Found by explore --config sentinel+WAIT+fair --family S6 --check overlap
+// with the mutant.
+TEST(counterexamples, a_grant_is_not_a_hold_before_replicas_confirm_it) {
+    const kept_run k{"sentinel+WAIT+fair", 18385743275796729586ULL,
+                     "repl_lag.n0@t0,to=n1n2,d=2377,x=52;pause.n0@c0.renew_sent#3+7,d=740;"
+                     "partition.c1@c0.renew_sent#1+0,to=n1,d=1071;"
+                     "partition.c3@c0.renew_sent#1+0,to=n1,d=1072",
+                     "c2  [mono 6934570 wall 1700000005500] on_wake(5745819a...)"};
+    const run_result r = replay(k);
+    EXPECT_TRUE(r.checks.all_ok()) << checks_text(r.checks) << "\n"
+                                   << replay_command(request_of(k));
+}
+
 // confirmation-past-validity. The acquire's confirmation (WAIT, or the fence raise) must end
 // within the attempt's validity: a holder paused while its acquire is in flight resumes to
 // a confirmation that came after the lease it was for had ended. Counting it reports

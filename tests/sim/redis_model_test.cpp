@@ -319,10 +319,12 @@ struct fair_fixture : node_fixture {
         for (const zset_member& m : decode_zset(e->value)) members.push_back(m.member);
         return members;
     }
+    // Each message: a waiter's token (a wake-up), or its token and fence (a grant).
     std::vector<std::string> published() const {
         std::vector<std::string> messages;
         for (const node_output::publication& p : out.published) {
-            EXPECT_EQ(p.channel, "{lock}:queue:" + p.message) << "the woken waiter's own channel";
+            EXPECT_EQ(p.channel, "{lock}:queue:" + p.message.substr(0, p.message.find(' ')))
+                << "the woken waiter's own channel";
             messages.push_back(p.message);
         }
         return messages;
@@ -346,19 +348,24 @@ TEST_F(fair_fixture,
     EXPECT_EQ(node.peek("lock", wall_ms)->expire_at_ms, wall_ms + 2000);
 }
 
-TEST_F(fair_fixture, a_release_wakes_the_head_and_only_the_head_takes_the_free_lock) {
+TEST_F(fair_fixture, a_release_hands_the_lock_to_the_head_until_its_entry_would_expire) {
     fair_acquire(token_a);
     fair_acquire(token_b);
     fair_acquire(token_c);
+    wall_ms += 100;
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
-    EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
-    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b + " 0"})) << "a grant, unfenced";
+    ASSERT_EQ(out.grants.size(), 1u) << "the fifo check judges it";
+    EXPECT_TRUE(out.grants[0].fair);
+    EXPECT_EQ(out.grants[0].token, token_b);
+    ASSERT_NE(node.peek("lock", wall_ms), nullptr);
+    EXPECT_EQ(node.peek("lock", wall_ms)->value, token_b);
+    EXPECT_EQ(node.peek("lock", wall_ms)->expire_at_ms, wall_ms - 100 + 500)
+        << "it ends with b's entry in the line";
     EXPECT_EQ(fair_acquire(token_c), "$-1\r\n") << "c is not at the head";
-    EXPECT_EQ(published(), (std::vector<std::string>{token_b}))
-        << "the head's wake-up is sent again";
-    EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
-    ASSERT_EQ(out.grants.size(), 1u);
-    EXPECT_GE(out.grants[0].queued_score, wall_ms);
+    EXPECT_TRUE(published().empty()) << "the lock is not free: nobody is woken again";
+    EXPECT_EQ(fair_acquire(token_b), ":0\r\n") << "b's attempt takes its key";
+    EXPECT_EQ(node.peek("lock", wall_ms)->expire_at_ms, wall_ms + 1000) << "for its own ttl";
     EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c})) << "the taker heads the line";
     EXPECT_NE(node.peek("{lock}:qttl", wall_ms)->value.find(token_b), std::string::npos);
     EXPECT_EQ(fair_release(token_a), ":0\r\n") << "not the holder: the lock stays";
@@ -373,11 +380,12 @@ TEST_F(fair_fixture, waiters_whose_entry_expired_leave_the_line_by_the_nodes_clo
     EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_b, token_c}));
     wall_ms += 50;  // b's entry expires at this very instant: the purge takes score <= now
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
-    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c + " 0"}));
     EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
-    wall_ms += 1000;  // both queue keys expire with the last entry
+    wall_ms += 1000;  // both queue keys expire with the last entry, and the grant with them
     EXPECT_EQ(node.peek("{lock}:queue", wall_ms), nullptr);
     EXPECT_EQ(node.peek("{lock}:qttl", wall_ms), nullptr);
+    EXPECT_EQ(node.peek("lock", wall_ms), nullptr);
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n") << "an empty line: anyone takes the free lock";
 }
 
@@ -402,7 +410,7 @@ TEST_F(fair_fixture, a_release_by_a_waiter_leaving_the_line_wakes_the_next_one) 
     EXPECT_TRUE(published().empty()) << "the lock is still held";
     EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_c}));
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
-    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c + " 0"}));
 }
 
 TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_place) {
@@ -412,9 +420,9 @@ TEST_F(fair_fixture, a_cleanup_that_stays_frees_the_lock_and_keeps_the_waiters_p
     EXPECT_EQ(fair_release(token_b, true), ":0\r\n");
     EXPECT_EQ(line(), (std::vector<std::string>{token_a, token_b, token_c})) << "b keeps its place";
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
-    EXPECT_EQ(published(), (std::vector<std::string>{token_b}));
+    EXPECT_EQ(published(), (std::vector<std::string>{token_b + " 0"}));
     EXPECT_EQ(fair_acquire(token_b), ":0\r\n");
-    EXPECT_EQ(fair_release(token_b, true), ":1\r\n") << "a key the attempt set is deleted";
+    EXPECT_EQ(fair_release(token_b, true), ":1\r\n") << "a key the attempt took is deleted";
     EXPECT_EQ(published(), (std::vector<std::string>{token_b}))
         << "b, whose answer was lost, is still first";
     EXPECT_EQ(line(), (std::vector<std::string>{token_b, token_c}));
@@ -468,7 +476,7 @@ TEST_F(fair_fixture, a_head_without_an_expiry_entry_drops_out) {
     // b's entry goes, as an eviction or a DEL would take it.
     EXPECT_EQ(send(command({"ZREM", "{lock}:qttl", token_b})), ":1\r\n");
     EXPECT_EQ(fair_release(token_a), ":1\r\n");
-    EXPECT_EQ(published(), (std::vector<std::string>{token_c}));
+    EXPECT_EQ(published(), (std::vector<std::string>{token_c + " 0"}));
     EXPECT_EQ(line(), (std::vector<std::string>{token_c}));
 }
 

@@ -79,6 +79,11 @@ std::size_t write_fence_key(std::string_view name, char* out, std::size_t capaci
 std::size_t write_wake_channel(std::string_view name, std::string_view token_hex, char* out,
                                std::size_t capacity) noexcept;
 
+// True when a message on a waiter's channel names the waiter of `token_hex`: the token alone
+// (a wake-up), or the token, a space and what follows (a grant: the release handed it the
+// lock, scripts.hpp, fair_release; lock::on_wake reads its fence).
+bool wake_names(std::string_view message, std::string_view token_hex) noexcept;
+
 // True when `name` is the fence key of some lock name: it ends in ":fence" and the bytes
 // before that have a hash tag. lock::configure refuses such names (invalid_name).
 bool is_fence_key(std::string_view name) noexcept;

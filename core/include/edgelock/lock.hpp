@@ -155,8 +155,27 @@
 //   renewed by the take: if the answer is lost, the cleanup that deletes the key leaves it
 //   first in line, and its next attempt takes the lock again. A fair release (and the
 //   cleanup of an acquire() that gave up, or of a hold that was lost) removes our token and
-//   publishes the new head's token on that waiter's own channel (keys.hpp,
-//   write_wake_channel: the queue key, ":" and the token), so a release wakes one waiter.
+//   hands the free lock to the new head (a grant): the key takes its token, expiring when
+//   its entry in the line does, and "<token> <fence>" is published on that waiter's own
+//   channel (keys.hpp, write_wake_channel: the queue key, ":" and the token), so a release
+//   wakes one waiter, which holds the lock without another round trip. Its lease counts
+//   from its acquire() call (every entry of its token was set after it), for
+//   min(queue_entry_ttl_ms, ttl) - drift, and its first renewal comes within a third of
+//   that. A grant is taken only while backing off, without WAIT (no replica confirmed the
+//   grant), with the watchdog on, with a fence when fencing, with validity left, and only
+//   while this acquire() has sent no cleanup and lost no connection to the node: a cleanup
+//   deletes the key when it holds our token, a granted one too, and a pub/sub message is
+//   not ordered with our replies, so a grant it deleted could still be read after it; a new
+//   connection may reach a restarted node whose start the lock has not been told of yet, or
+//   whose grant would need the restart guard. Otherwise it is a wake-up, and the next
+//   attempt takes the key that holds our token (as a retried acquire does). The grant's key
+//   ends when the entry does, by the clock of the node that runs the release: after a slot
+//   migration (Redis Cluster) another node's clock reads the entry's expiry, so the nodes'
+//   clocks must agree within drift, as they must for a failover already (replicas keep
+//   absolute expiries). A head that died holds the granted lock until its entry would have
+//   expired, as long as it would have kept the free lock from the line. A waiter of an
+//   earlier version, which knows no grants, hears its token and more, not its token: it
+//   takes the lock granted to it at its next re-check.
 //   The caller subscribes to its acquire()'s channel (wake_channel()) while wants_wake_ups()
 //   is true and passes each message to on_wake(); a message naming our token starts the
 //   next attempt at once. Each acquire() brings a new token and so a new channel. So
@@ -473,11 +492,13 @@ public:
     errc on_timer(std::int64_t now_ms) noexcept;
 
     // A message on a fair lock's channel (see "Fair waiting"): the token (32 hex characters)
-    // of the waiter whose turn it is, or empty for "look now" (the caller's subscription was
-    // just confirmed, so messages before it may be lost). Our token or an empty message
-    // starts the next attempt at once when backing off, or marks the running attempt so that
-    // a refusal is retried at once. Anything else, and any message when not waiting fairly,
-    // changes nothing. Returns ok, invalid_state (unconfigured), invalid_time, events_pending.
+    // of the waiter whose turn it is, a grant ("<token> <fence>": the lock is that waiter's),
+    // or empty for "look now" (the caller's subscription was just confirmed, so messages
+    // before it may be lost). A grant of ours that can be taken queues `acquired` at once;
+    // our token, any other grant of ours or an empty message starts the next attempt at once
+    // when backing off, or marks the running attempt so that a refusal is retried at once.
+    // Anything else, and any message when not waiting fairly, changes nothing.
+    // Returns ok, invalid_state (unconfigured), invalid_time, events_pending.
     errc on_wake(std::int64_t now_ms, std::string_view message) noexcept;
 
     // True while a fair acquire() with a wait is running: the caller should be subscribed to
@@ -608,6 +629,7 @@ private:
 
     // lock_fair.cpp: fair waiting.
     std::int64_t resume_ms(errc cause, std::int64_t guard_until) noexcept;
+    bool take_grant(std::int64_t fence) noexcept;
     void clean_up_everywhere(line place) noexcept;
 
     // lock_restart_guard.cpp: the restart guard.
@@ -654,6 +676,7 @@ private:
     bool wake_pending_ = false;
     bool joining_ = false;         // the running attempt only joins the line (restart guard)
     bool may_be_in_line_ = false;  // this acquire() sent a fair acquire: its token may be queued
+    bool grants_trusted_ = false;  // no cleanup or lost connection yet in this acquire()
     // Instances whose connection refused SET NX PX GET (a Redis before 7.0): acquires go there
     // as the script until the connection changes (bit i: i).
     std::uint8_t scripted_acquire_ = 0;
@@ -664,6 +687,7 @@ private:
     std::int64_t lease_start_ms_ = 0;  // t0 of the attempt that won the hold
     std::int64_t round_deadline_ms_ = no_deadline_ms;
     std::int64_t timer_ms_ = no_deadline_ms;  // backoff end, or the next renewal
+    std::int64_t acquire_started_ms_ = 0;     // the running (or last) acquire()'s call
     std::int64_t wait_deadline_ms_ = 0;
     std::int64_t valid_until_ms_ = 0;
     std::int64_t fence_ = 0;

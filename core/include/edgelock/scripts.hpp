@@ -51,7 +51,7 @@
 // then any head of the line without an expiry (its entry deleted or evicted: it could never
 // expire and would block the line for good). A waiter is woken by its token published on its
 // own channel, the queue key, ":" and the token (keys.hpp, write_wake_channel): a release
-// wakes the waiter whose turn it is, and no other.
+// hands the lock to the waiter whose turn it is (a grant), and wakes no other.
 //   fair_acquire  KEYS: lock queue qttl [fence]   ARGV: token ttl_ms entry_ttl_ms ["join"]
 //            Takes the lock as acquire does, but only when it is free and the queue is empty
 //            or has our token at its head, and "join" is not given (a waiter the restart
@@ -65,12 +65,17 @@
 //            it) until its release: if the answer is lost, the cleanup that deletes the key
 //            leaves it first in line, and it takes the lock again at its next attempt.
 //            Fence handling and answers as acquire's.
-//   fair_release  KEYS: lock queue qttl           ARGV: token ["stay"]
+//   fair_release  KEYS: lock queue qttl [fence]   ARGV: token ["stay"]
 //            Deletes the lock if it holds our token (first, so that a queue key of the wrong
 //            type cannot keep the lock), removes our token from the queue unless "stay" is
 //            given (the cleanup of a failed attempt by a waiter that goes on waiting keeps
-//            its place), and then, when the lock is free, publishes the head waiter's token
-//            on its channel. Returns 1 when it deleted the lock, or 0.
+//            its place), and then, when the lock is free and someone waits, hands it to the
+//            head waiter: sets the lock to its token, to expire when its entry in the line
+//            does, moves the fence counter as acquire does (with the fence key; not once it
+//            is exhausted) and publishes "<token> <fence>" on its channel (fence 0 without
+//            the key). With "stay", or an exhausted counter, it hands nothing over and
+//            publishes the head's token alone, a wake-up. Returns 1 when it deleted the
+//            lock, or 0.
 //
 // A semaphore (lock.hpp, "Semaphores") keeps its leases in a sorted set under the name: each
 // holder's token scored by its lease's expiry on the server's clock in ms, and one member
@@ -211,6 +216,13 @@ inline constexpr std::string_view release_script_text =
     "redis.call('PEXPIRE', KEYS[i], entry_ttl) end\n"         \
     "end\n"
 
+// The fair scripts' next fence token (KEYS[4], the counter), as the acquire script moves it.
+#define EDGELOCK_FAIR_FENCE_NEXT                                          \
+    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n" \
+    "if redis.call('INCR', KEYS[4]) < tonumber(clock) then "              \
+    "redis.call('SET', KEYS[4], clock) end\n"                             \
+    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS "')\n"
+
 inline constexpr std::string_view fair_acquire_script_text =
     "if #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807' then\n"
     "  redis.call('PERSIST', KEYS[4])\n"
@@ -237,11 +249,7 @@ inline constexpr std::string_view fair_acquire_script_text =
     "  end\n"
     "  return false\n"
     "end\n"
-    "if #KEYS == 3 then return 0 end\n"
-    "local clock = time[1] .. string.format('%06d', tonumber(time[2]))\n"
-    "if redis.call('INCR', KEYS[4]) < tonumber(clock) then redis.call('SET', KEYS[4], clock) end\n"
-    "redis.call('PEXPIRE', KEYS[4], '" EDGELOCK_FENCE_TTL_MS
-    "')\n"
+    "if #KEYS == 3 then return 0 end\n" EDGELOCK_FAIR_FENCE_NEXT
     "return redis.call('GET', KEYS[4])\n";
 
 inline constexpr std::string_view fair_release_script_text =
@@ -251,9 +259,19 @@ inline constexpr std::string_view fair_release_script_text =
     "  redis.call('ZREM', KEYS[2], ARGV[1])\n"
     "  redis.call('ZREM', KEYS[3], ARGV[1])\n"
     "end\n" EDGELOCK_FAIR_PROLOGUE
-    "if first[1] and redis.call('EXISTS', KEYS[1]) == 0 then\n"
-    "  redis.call('PUBLISH', KEYS[2] .. ':' .. first[1], first[1])\n"
+    "if not first[1] or redis.call('EXISTS', KEYS[1]) == 1 then return released end\n"
+    "local message = first[1]\n"
+    "local exhausted = #KEYS > 3 and redis.call('GET', KEYS[4]) == '9223372036854775807'\n"
+    "if ARGV[2] ~= 'stay' and not exhausted then\n"
+    "  local ends = tonumber(redis.call('ZSCORE', KEYS[3], first[1]))\n"
+    "  redis.call('SET', KEYS[1], first[1], 'PX', ends - now)\n"
+    "  local fence = '0'\n"
+    "  if #KEYS > 3 then\n" EDGELOCK_FAIR_FENCE_NEXT
+    "    fence = redis.call('GET', KEYS[4])\n"
+    "  end\n"
+    "  message = first[1] .. ' ' .. fence\n"
     "end\n"
+    "redis.call('PUBLISH', KEYS[2] .. ':' .. first[1], message)\n"
     "return released\n";
 
 // The semaphore's leases (lock_config::permits > 1): KEYS[1] is a sorted set whose members are

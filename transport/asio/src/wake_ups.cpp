@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "client_impl.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/session/pubsub.hpp"
 
 namespace edgelock::async::detail {
@@ -138,7 +139,7 @@ void client_impl::wake_channel(std::uint32_t channel, std::string_view message) 
                 e.deferred[e.deferred_count++] = ev;
             // A release naming this waiter: its handover starts (see lock_metrics.hpp).
             const std::array<char, token_hex_bytes> ours = e.core.token_hex();
-            if (message == std::string_view(ours.data(), ours.size())) e.meter.woken(now);
+            if (wake_names(message, std::string_view(ours.data(), ours.size()))) e.meter.woken(now);
             // Refused only while the lock's events fill both of its queues (their handlers
             // not yet run): this wake-up is then lost, and the lock's re-check stands in.
             (void)e.core.on_wake(now, message);

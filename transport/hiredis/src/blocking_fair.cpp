@@ -3,6 +3,7 @@
 #include "hiredis_lock_impl.hpp"
 
 #include "edgelock/assert.hpp"
+#include "edgelock/keys.hpp"
 #include "edgelock/session/pubsub.hpp"
 
 namespace edgelock::blocking {
@@ -62,7 +63,7 @@ void lock::impl::on_wake_message(const reply_node* nodes, std::size_t count) {
 void lock::impl::wake_core(std::string_view message) {
     const std::array<char, token_hex_bytes> ours = core.token_hex();
     // A release naming us: the handover starts (an empty "look now" is no release).
-    if (message == std::string_view(ours.data(), ours.size())) meter.woken(now_ms());
+    if (wake_names(message, std::string_view(ours.data(), ours.size()))) meter.woken(now_ms());
     drain_events();
     [[maybe_unused]] const errc told = core.on_wake(now_ms(), message);
     drain_events();

@@ -108,9 +108,11 @@
 // the client keeps one more connection to the server: the subscriber, one per client whatever
 // the number of fair locks, made (with the same address, AUTH, TLS and Sentinel lookup as the
 // lock connection) only once a fair lock first waits, and kept open from then on. A release
-// wakes only the waiter whose turn it is, on the channel of that waiter's acquire (the line's
-// key, ":" and the acquire's token: "{name}:queue:<token>"), which is subscribed while the
-// acquire waits and unsubscribed when it stops, so Redis sends a client only its own turns.
+// hands the lock to the waiter whose turn it is and tells only it (its acquire completes
+// without another round trip where the core can take the grant), on the channel of that
+// waiter's acquire (the line's key, ":" and the acquire's token: "{name}:queue:<token>"),
+// which is subscribed while the acquire waits and unsubscribed when it stops, so Redis sends
+// a client only its own turns.
 // A confirmed subscription makes its waiter look at once (a release published before it was
 // missed). Nothing about the subscriber fails a lock: when its connection is
 // lost it is made again with the reconnect delays above, and meanwhile, or when Redis refuses
