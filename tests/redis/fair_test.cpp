@@ -16,10 +16,12 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -218,6 +220,58 @@ std::string wait_until_woken(edgelock::blocking::lock& waiter, edgelock::blockin
     waiting.join();
     EXPECT_FALSE(result) << result.message();
     return channels.empty() ? std::string() : channels[0];
+}
+
+// The release hands the lock to the head of the line and the head's acquire() returns on the
+// message alone (lock.hpp, "Fair waiting"): no attempt of its own ends the wait, yet the
+// event hook hears the acquisition as the attempt that succeeded, as for any other.
+TEST(fair_waiting, a_waiter_handed_the_lock_by_the_release_reports_its_acquisition) {
+    redis_server server;
+    redis_client client(server.port());
+    std::mutex mutex;
+    std::vector<edgelock::blocking::lock_event> events;
+    edgelock::blocking::lock waiter;
+    auto options = options_for(lock_name, {server.url()}, 5000);
+    options.fair = true;
+    options.recheck_ms = 60'000;  // only the release can end the wait in time
+    options.queue_entry_ttl_ms = 130'000;
+    options.on_event = [&](const edgelock::blocking::lock_event& e) {
+        const std::lock_guard<std::mutex> guard(mutex);
+        events.push_back(e);
+    };
+    ASSERT_FALSE(waiter.open(options));
+    ASSERT_FALSE(waiter.acquire(std::chrono::seconds(0)));  // connected before the wait
+    ASSERT_FALSE(waiter.release());
+    auto holder = hold_lock(server);
+    std::error_code acquired = make_error_code(edgelock::errc::invalid_state);
+    std::thread waiting([&] { acquired = waiter.acquire(std::chrono::seconds(30)); });
+    ASSERT_TRUE(
+        eventually([&] { return channel_subscribers(client) == 1; }, std::chrono::seconds(5)));
+    // The refused attempt is told after everything before it: what comes next is the wait's.
+    ASSERT_TRUE(eventually(
+        [&] {
+            const std::lock_guard<std::mutex> guard(mutex);
+            return std::any_of(events.begin(), events.end(), [](const auto& e) {
+                return e.kind == edgelock::blocking::lock_event_kind::attempt && e.code;
+            });
+        },
+        std::chrono::seconds(5)));
+    {
+        const std::lock_guard<std::mutex> guard(mutex);
+        events.clear();
+    }
+    ASSERT_FALSE(holder->release());
+    waiting.join();
+    EXPECT_FALSE(acquired) << acquired.message();
+    ASSERT_TRUE(eventually(
+        [&] {
+            const std::lock_guard<std::mutex> guard(mutex);
+            return std::any_of(events.begin(), events.end(), [](const auto& e) {
+                return e.kind == edgelock::blocking::lock_event_kind::attempt && !e.code;
+            });
+        },
+        std::chrono::seconds(5)))
+        << "the acquisition is told";
 }
 
 TEST(fair_waiting, the_subscriber_is_unsubscribed_while_the_lock_is_held_or_idle) {

@@ -252,7 +252,8 @@
 //
 // Tokens: 128 random bits from the caller per acquire() (the core reads no entropy), sent as
 // 32 hex characters. The same token is kept across the retries of one acquire() and for the
-// whole hold; a new acquire() after a release or a loss must bring a new token.
+// whole hold; every acquire() must bring a new token (a grant of a reused one could be taken,
+// and a cleanup of the earlier acquire() still queued would then delete it).
 //
 // Reentrancy: acquire() on a held lock counts one more hold and queues `acquired` at once,
 // with no traffic; release() counts down and only the last one talks to Redis.

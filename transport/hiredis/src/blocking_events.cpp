@@ -83,9 +83,12 @@ void lock::impl::drain_events() {
 
 // An attempt ended: with an event (the acquire's verdict), or by a move to backing_off,
 // which has none. Each is told once: a verdict after the backoff (the wait ran out, a
-// cancel) ends no attempt of its own.
+// cancel) ends no attempt of its own, but a grant (a release handed the waiter the lock,
+// lock.hpp "Fair waiting") ends the wait as its successful attempt would have.
 void lock::impl::note_attempt(const event* ended) {
-    if (!options.on_event || core.attempts() == attempts_reported) return;
+    if (!options.on_event) return;
+    const bool granted = ended != nullptr && ended->type == event_type::acquired && hold_untold;
+    if (core.attempts() == attempts_reported && !granted) return;
     if (ended == nullptr && core.state() != lock_state::backing_off) return;
     attempts_reported = core.attempts();
     if (ended != nullptr && ended->type == event_type::acquired) {
