@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -147,6 +148,29 @@ inline std::string hex_token() {
     return hex;
 }
 
+// One token per key of a pipelined batch, all new at every batch, as a lock client brings a
+// new token to every acquire: the raw side sends the same commands as edgelock, token
+// included (the single-lock rounds draw one per cycle too). Distinct by a counter after a
+// random prefix, so that making them costs no system call.
+class batch_tokens {
+public:
+    explicit batch_tokens(std::size_t count)
+        : prefix_(hex_token().substr(0, 16)), tokens_(count, prefix_ + std::string(16, '0')) {}
+    void renew() {
+        static constexpr char digits[] = "0123456789abcdef";
+        for (std::string& token : tokens_) {
+            std::uint64_t n = next_++;
+            for (std::size_t i = 31; i >= 16; --i, n >>= 4) token[i] = digits[n & 0xf];
+        }
+    }
+    const std::string& operator[](std::size_t i) const { return tokens_[i]; }
+
+private:
+    std::string prefix_;
+    std::vector<std::string> tokens_;
+    std::uint64_t next_ = 0;
+};
+
 // ---- raw hiredis ----------------------------------------------------------------------------
 
 class raw_connection {
@@ -210,11 +234,14 @@ public:
         expect(take(), REDIS_REPLY_INTEGER);
     }
 
-    // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations.
-    // The claims are SET NX PX, or with `same_commands` edgelock's SET NX PX GET.
-    void pipelined_batch(const std::vector<std::string>& keys, const std::string& token,
+    // `keys.size()` claims pipelined, then as many deletes: 2 * keys.size() lock operations,
+    // key i with token i. The claims are SET NX PX, or with `same_commands` edgelock's
+    // SET NX PX GET.
+    void pipelined_batch(const std::vector<std::string>& keys, const batch_tokens& tokens,
                          bool same_commands) {
-        for (const std::string& key : keys) {
+        for (std::size_t k = 0; k < keys.size(); ++k) {
+            const std::string& key = keys[k];
+            const std::string& token = tokens[k];
             if (same_commands) {
                 append_acquire(key, token);
                 continue;
@@ -232,7 +259,9 @@ public:
         }
         const std::string sha(edgelock::release_script.digest.data(),
                               edgelock::release_script.digest.size());
-        for (const std::string& key : keys) {
+        for (std::size_t k = 0; k < keys.size(); ++k) {
+            const std::string& key = keys[k];
+            const std::string& token = tokens[k];
             const char* argv[] = {"EVALSHA", sha.c_str(), "1", key.c_str(), token.c_str()};
             const std::size_t lens[] = {7, sha.size(), 1, key.size(), token.size()};
             redisAppendCommandArgv(context_, 5, argv, lens);
@@ -243,14 +272,14 @@ public:
     // The halves of a pipelined batch of edgelock's own commands, so that batches on several
     // connections can overlap: claims (SET NX PX GET) sent, their replies read, deletes
     // (the compare-and-delete script) sent, their replies read.
-    void send_claims(const std::vector<std::string>& keys, const std::string& token) {
-        for (const std::string& key : keys) append_acquire(key, token);
+    void send_claims(const std::vector<std::string>& keys, const batch_tokens& tokens) {
+        for (std::size_t k = 0; k < keys.size(); ++k) append_acquire(keys[k], tokens[k]);
     }
     void read_claims(std::size_t count) {
         for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_NIL);
     }
-    void send_deletes(const std::vector<std::string>& keys, const std::string& token) {
-        for (const std::string& key : keys) append_release_script(key, token);
+    void send_deletes(const std::vector<std::string>& keys, const batch_tokens& tokens) {
+        for (std::size_t k = 0; k < keys.size(); ++k) append_release_script(keys[k], tokens[k]);
     }
     void read_deletes(std::size_t count) {
         for (std::size_t i = 0; i < count; ++i) expect(take(), REDIS_REPLY_INTEGER);

@@ -388,14 +388,18 @@ round_result raw_pipelined_ops_per_s(raw_connection& raw, std::size_t locks, dou
                                      bool same_commands) {
     std::vector<std::string> keys;
     for (std::size_t i = 0; i < locks; ++i) keys.push_back("bench:rawmany:" + std::to_string(i));
-    const std::string token = hex_token();
+    batch_tokens tokens(locks);
+    const auto batch = [&] {
+        tokens.renew();
+        raw.pipelined_batch(keys, tokens, same_commands);
+    };
     const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);
-    while (clock_type::now() < warm_until) raw.pipelined_batch(keys, token, same_commands);
+    while (clock_type::now() < warm_until) batch();
     std::size_t operations = 0;
     const cpu_meter cpu(measured_server);
     const auto start = clock_type::now();
     while (seconds_since(start) < window_s) {
-        raw.pipelined_batch(keys, token, same_commands);
+        batch();
         operations += 2 * locks;
     }
     const double ops = static_cast<double>(operations);
@@ -556,13 +560,17 @@ void bench_many(const options& o, client& owner, raw_connection& raw) {
 round_result raw_cluster_ops_per_s(std::vector<std::unique_ptr<raw_connection>>& raw,
                                    const std::vector<std::vector<std::string>>& keys,
                                    double window_s) {
-    const std::string token = hex_token();
+    std::vector<batch_tokens> tokens;
     std::size_t per_batch = 0;
-    for (const auto& k : keys) per_batch += 2 * k.size();
+    for (const auto& k : keys) {
+        tokens.emplace_back(k.size());
+        per_batch += 2 * k.size();
+    }
     const auto batch = [&] {
-        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_claims(keys[n], token);
+        for (batch_tokens& t : tokens) t.renew();
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_claims(keys[n], tokens[n]);
         for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->read_claims(keys[n].size());
-        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_deletes(keys[n], token);
+        for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->send_deletes(keys[n], tokens[n]);
         for (std::size_t n = 0; n < raw.size(); ++n) raw[n]->read_deletes(keys[n].size());
     };
     const auto warm_until = clock_type::now() + std::chrono::milliseconds(300);

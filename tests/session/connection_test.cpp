@@ -356,6 +356,25 @@ TEST_F(connection_test, lock_replies_are_routed_in_order_and_a_late_one_times_th
     EXPECT_EQ(dropped[0].owner, 8u);
 }
 
+TEST_F(connection_test, in_flight_at_names_what_each_coming_reply_answers_in_order) {
+    set_up_direct("h:1");
+    connect(0);
+    finish_server_handshake(1, false, false);
+    ASSERT_TRUE(l.track(7, 70, 100));
+    ASSERT_TRUE(l.track(8, 80, 150));
+    ASSERT_NE(l.in_flight_at(0), nullptr);
+    ASSERT_NE(l.in_flight_at(1), nullptr);
+    EXPECT_EQ(l.in_flight_at(0)->owner, 7u);
+    EXPECT_EQ(l.in_flight_at(1)->owner, 8u);
+    EXPECT_EQ(l.in_flight_at(2), nullptr) << "only two in flight";
+    EXPECT_EQ(reply(":1\r\n", 120).entry.owner, 7u);
+    ASSERT_NE(l.in_flight_at(0), nullptr);
+    EXPECT_EQ(l.in_flight_at(0)->owner, 8u) << "the next reply answers the second request";
+    EXPECT_EQ(l.in_flight_at(1), nullptr);
+    EXPECT_EQ(reply(":1\r\n", 130).entry.owner, 8u);
+    EXPECT_EQ(l.in_flight_at(0), nullptr);
+}
+
 TEST_F(connection_test,
        lock_requests_are_pipelined_behind_a_server_handshake_not_a_sentinel_query) {
     set_up_direct("h:1");

@@ -12,6 +12,9 @@ void client_impl::on_lock_reply(std::uint8_t link, const session::in_flight& ent
                                 const reply_node& reply) {
     if (entry.owner >= locks_.capacity()) return;
     on_request_done(entry.owner);
+    // The lock two replies on is loaded while this one and the next are handled.
+    if (const session::in_flight* later = connections_[link]->connection().in_flight_at(1))
+        locks_.prefetch(later->owner);
     lock_entry& e = locks_[entry.owner];
     if (!e.in_use || e.generation != entry.tag) return;  // the lock was removed meanwhile
     // The answer's time is read after the handlers deliver_pending runs, and after those of

@@ -139,6 +139,11 @@ public:
         return ready() && !asking_sentinel_ && address().same_node(master);
     }
     std::size_t requests_in_flight() const noexcept { return count_; }
+    // The request the k-th reply from now will answer (0: the next), or null when fewer are
+    // in flight: a client may bring that lock's state into its cache before the reply comes.
+    const in_flight* in_flight_at(std::size_t k) const noexcept {
+        return k < count_ ? &storage_[(head_ + k) % capacity_] : nullptr;
+    }
     // read_node: what the node said on the current (or last) connection, and the start the
     // locks are told, valid from node_read on.
     const node_facts& node() const noexcept { return node_; }
