@@ -179,25 +179,35 @@ struct slow_lost_handler {
     }
 };
 
-edgelock::blocking::lock_options slow_handler_options(const redis_server& server,
-                                                      slow_lost_handler& handler) {
-    auto options = options_for("job", {server.url()}, ttl_ms);
-    options.on_lost = [&handler](std::error_code ec) { handler(ec); };
-    return options;
-}
-
-TEST(watchdog, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) {
-    redis_server server;
-    redis_client client(server.port());
-    slow_lost_handler handler;
-    {
-        edgelock::blocking::lock lock;
-        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+// A server of its own and an on_lost callback that blocks until the test opens its gate. The
+// fixture outlives each test's lock, whose destructor waits for the callback thread.
+class watchdog_slow_on_lost : public ::testing::Test {
+protected:
+    edgelock::blocking::lock_options options() {
+        auto options = options_for("job", {server.url()}, ttl_ms);
+        options.on_lost = [this](std::error_code ec) { handler(ec); };
+        return options;
+    }
+    // Takes a hold and loses it to an outside delete: on_lost is told (and blocks there),
+    // and release() reports the hold expired.
+    void lose_a_hold(edgelock::blocking::lock& lock) {
         ASSERT_FALSE(lock.try_acquire());
-        client.command({"DEL", "job"});  // the first hold is lost to an outside delete
+        client.command({"DEL", "job"});
         ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
             << "the first loss is reported";
         EXPECT_EQ(lock.release(), edgelock::errc::expired);
+    }
+
+    redis_server server;
+    redis_client client{server.port()};
+    slow_lost_handler handler;
+};
+
+TEST_F(watchdog_slow_on_lost, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) {
+    {
+        edgelock::blocking::lock lock;
+        ASSERT_FALSE(lock.open(options()));
+        ASSERT_NO_FATAL_FAILURE(lose_a_hold(lock));
 
         ASSERT_FALSE(lock.try_acquire()) << "a new hold while the callback still runs";
         EXPECT_EQ(polls_missing(client, "job", std::chrono::milliseconds(3 * ttl_ms + 100)), 0)
@@ -212,18 +222,12 @@ TEST(watchdog, a_slow_lost_callback_does_not_stop_the_renewal_of_the_next_hold) 
     EXPECT_EQ(handler.codes[0], edgelock::errc::token_gone);
 }
 
-TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_not_reported) {
-    redis_server server;
-    redis_client client(server.port());
-    slow_lost_handler handler;
+TEST_F(watchdog_slow_on_lost,
+       a_loss_whose_hold_was_released_before_its_callback_could_run_is_not_reported) {
     {
         edgelock::blocking::lock lock;
-        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
-        ASSERT_FALSE(lock.try_acquire());
-        client.command({"DEL", "job"});
-        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
-            << "the first loss is reported";
-        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+        ASSERT_FALSE(lock.open(options()));
+        ASSERT_NO_FATAL_FAILURE(lose_a_hold(lock));
 
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});  // the second hold is lost while the first callback runs
@@ -241,18 +245,12 @@ TEST(watchdog, a_loss_whose_hold_was_released_before_its_callback_could_run_is_n
 // The second hold is lost while the callback for the first still runs, so its notice waits.
 // A reentrant acquire() then nests in a hold that is gone: it returns expired rather than
 // start a new hold that would make the notice stale, and on_lost hears the loss once free.
-TEST(watchdog, a_reentrant_acquire_over_a_loss_not_yet_told_fails_and_the_loss_is_told) {
-    redis_server server;
-    redis_client client(server.port());
-    slow_lost_handler handler;
+TEST_F(watchdog_slow_on_lost,
+       a_reentrant_acquire_over_a_loss_not_yet_told_fails_and_the_loss_is_told) {
     {
         edgelock::blocking::lock lock;
-        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
-        ASSERT_FALSE(lock.try_acquire());
-        client.command({"DEL", "job"});
-        ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s))
-            << "the first loss is reported";
-        EXPECT_EQ(lock.release(), edgelock::errc::expired);
+        ASSERT_FALSE(lock.open(options()));
+        ASSERT_NO_FATAL_FAILURE(lose_a_hold(lock));
 
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});  // lost while the first callback runs
@@ -275,13 +273,10 @@ TEST(watchdog, a_reentrant_acquire_over_a_loss_not_yet_told_fails_and_the_loss_i
 // While on_lost runs for a loss, the thread that took the hold may not have heard yet, and
 // an on_lost that calls release() would end whatever hold it finds: another thread's
 // acquire() starts no hold until the call has returned.
-TEST(watchdog, an_acquire_while_on_lost_runs_for_the_loss_waits_for_its_return) {
-    redis_server server;
-    redis_client client(server.port());
-    slow_lost_handler handler;
+TEST_F(watchdog_slow_on_lost, an_acquire_while_on_lost_runs_for_the_loss_waits_for_its_return) {
     {
         edgelock::blocking::lock lock;
-        ASSERT_FALSE(lock.open(slow_handler_options(server, handler)));
+        ASSERT_FALSE(lock.open(options()));
         ASSERT_FALSE(lock.try_acquire());
         client.command({"DEL", "job"});
         ASSERT_TRUE(eventually([&] { return handler.calls() == 1; }, 5s)) << "the loss is told";
