@@ -155,7 +155,7 @@ inline std::string hex_token() {
 class batch_tokens {
 public:
     explicit batch_tokens(std::size_t count)
-        : prefix_(hex_token().substr(0, 16)), tokens_(count, prefix_ + std::string(16, '0')) {}
+        : tokens_(count, hex_token().substr(0, 16) + std::string(16, '0')) {}
     void renew() {
         static constexpr char digits[] = "0123456789abcdef";
         for (std::string& token : tokens_) {
@@ -166,7 +166,6 @@ public:
     const std::string& operator[](std::size_t i) const { return tokens_[i]; }
 
 private:
-    std::string prefix_;
     std::vector<std::string> tokens_;
     std::uint64_t next_ = 0;
 };

@@ -60,8 +60,6 @@ struct lock_entry {
 
 class lock_table {
 public:
-    static constexpr std::size_t cache_line_bytes = 64;
-
     // Fresh slots, all free (the previous ones are retired).
     void open(std::size_t capacity);
     // No slots (find() finds nothing); the old ones are retired.
@@ -75,8 +73,7 @@ public:
     const lock_entry& operator[](std::uint32_t index) const noexcept { return slots_[index]; }
     // Starts loading a slot into the cache, every line of it (a reply's handling touches the
     // core, the handlers, the meter and the flags after them). With a thousand locks the
-    // table outgrows the cache, and a slot read cold cost the many-lock client over a cluster
-    // several per cent of its time (bench/lock_cycle --only cluster).
+    // table outgrows the cache (docs/BENCHMARKS.md, "A lock's slot loaded before its reply").
     void prefetch(std::uint32_t index) const noexcept {
         if (index >= capacity_) return;
         const char* slot = reinterpret_cast<const char*>(&slots_[index]);
@@ -97,6 +94,8 @@ public:
     const lock_entry* find(lock_handle handle) const noexcept;
 
 private:
+    static constexpr std::size_t cache_line_bytes = 64;
+
     std::unique_ptr<lock_entry[]> slots_;
     std::size_t capacity_ = 0;
     std::vector<std::uint32_t> free_;  // reserved to capacity_: push/pop never allocate
